@@ -81,3 +81,15 @@ type Release interface {
 	// PrefixNoise is the integer noise added to prefix count i (1 ≤ i ≤ N).
 	PrefixNoise(i int) int64
 }
+
+// Params selects and configures a mechanism. Name is one of "tree",
+// "kary", "cascade", "auto" (see New); K is the arity of "kary" (0 picks
+// the best); Delta is used by approximate (ε,δ) mechanisms only.
+type Params struct {
+	Name     string
+	Bins     int
+	Epsilon  float64
+	Delta    float64
+	K        int
+	Relation Relation
+}
