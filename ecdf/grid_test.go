@@ -111,8 +111,8 @@ func TestBinRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := []struct {
-		x      float64
-		want   string
+		x          float64
+		want       string
 		outOfRange bool
 	}{
 		{math.NaN(), "NaN", false},

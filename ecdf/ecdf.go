@@ -1,0 +1,149 @@
+package ecdf
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/ecdf/noise"
+)
+
+// Histogram counts the instances in each bin: h[i−1] = |{j : bins[j] = i}|
+// for i = 1..nBins. A bin outside [1, nBins] is an error naming its position.
+func Histogram(bins []int, nBins int) ([]int64, error) {
+	if nBins < 1 {
+		return nil, fmt.Errorf("number of bins %d is not positive", nBins)
+	}
+	h := make([]int64, nBins)
+	for j, b := range bins {
+		if b < 1 || b > nBins {
+			return nil, fmt.Errorf("instance #%d: bin %d is not in [1, %d]", j+1, b, nBins)
+		}
+		h[b-1]++
+	}
+	return h, nil
+}
+
+// PrefixCounts returns the prefix counts c_i = h_1 + … + h_i, i = 1..N, of a
+// histogram: c_i is the number of instances x with x ≤ τ_i.
+func PrefixCounts(hist []int64) []int64 {
+	c := make([]int64, len(hist))
+	var sum int64
+	for i, h := range hist {
+		sum += h
+		c[i] = sum
+	}
+	return c
+}
+
+// ECDF returns the exact, non-private ECDF at the thresholds,
+// F(τ_i) = c_i/n with n = c_N (dp-ecdf Definition 3). An empty histogram
+// gives NaN values.
+func ECDF(hist []int64) []float64 {
+	c := PrefixCounts(hist)
+	f := make([]float64, len(c))
+	if len(c) == 0 {
+		return f
+	}
+	n := float64(c[len(c)-1])
+	for i, ci := range c {
+		f[i] = float64(ci) / n
+	}
+	return f
+}
+
+// Private is one differentially private release of an ECDF over N bins:
+// the noisy prefix counts ĉ_i = c_i + η(i), where η(i) = PrefixNoise(i) is
+// the integer noise a mechanism adds to prefix i (for the tree mechanism,
+// the path sum of dp-ecdf Eq. 2), and the private ECDF
+//
+//	F̂(τ_i) = ĉ_i / n.
+//
+// The noise is fixed by the release seed, so every value may be queried
+// any number of times at no further privacy cost, and all N values
+// together are (ε, δ)-DP under the mechanism's neighbouring relation.
+//
+// The normaliser n is the public number of instances under the
+// replace-one relation (dp-ecdf §2). Under add/remove the number of
+// instances is itself private, so n is the noisy total ĉ_N instead, a
+// post-processing of the same release. F̂ is neither clipped to [0, 1]
+// nor made monotone: that is the job of smoothing (dp-ecdf §3.2).
+//
+// A Private holds the exact counts, so it belongs to whoever holds the
+// data (the curator); only its outputs are private.
+type Private struct {
+	mech    mechanism.Mechanism
+	prefix  []int64
+	release mechanism.Release
+	total   int64
+}
+
+// NewPrivate releases the ECDF of the histogram hist (instances per bin,
+// see Histogram) with mechanism m, whose noise is derived from seed. The
+// histogram must have m.Bins() bins. Each call with a fresh seed (see
+// noise.NewSeed) spends the mechanism's privacy budget once.
+func NewPrivate(m mechanism.Mechanism, hist []int64, seed noise.Seed) (*Private, error) {
+	if len(hist) != m.Bins() {
+		return nil, fmt.Errorf("histogram has %d bins but mechanism %s is set up for %d", len(hist), m.Name(), m.Bins())
+	}
+	for i, h := range hist {
+		if h < 0 {
+			return nil, fmt.Errorf("bin %d has a negative count %d", i+1, h)
+		}
+	}
+	p := &Private{mech: m, prefix: PrefixCounts(hist), release: m.NewRelease(seed)}
+	switch m.Relation() {
+	case mechanism.ReplaceOne:
+		p.total = p.prefix[len(p.prefix)-1]
+		if p.total == 0 {
+			return nil, fmt.Errorf("no instances: the ECDF of an empty data set is undefined")
+		}
+	default:
+		p.total = p.Count(p.Bins())
+		if p.total <= 0 {
+			return nil, fmt.Errorf("the noisy number of instances is %d under %s neighbours: too few instances for ε = %g", p.total, m.Relation(), m.Epsilon())
+		}
+	}
+	return p, nil
+}
+
+// Mechanism returns the mechanism of the release.
+func (p *Private) Mechanism() mechanism.Mechanism { return p.mech }
+
+// Bins returns N.
+func (p *Private) Bins() int { return len(p.prefix) }
+
+// Total returns the normaliser n of F̂: the public number of instances
+// under replace-one, the noisy total ĉ_N under add/remove.
+func (p *Private) Total() int64 { return p.total }
+
+// Count returns the noisy prefix count ĉ_i = c_i + η(i), 1 ≤ i ≤ N.
+func (p *Private) Count(i int) int64 {
+	return p.prefix[i-1] + p.release.PrefixNoise(i)
+}
+
+// Value returns F̂(τ_i) = ĉ_i/n, 1 ≤ i ≤ N (raw: not clipped to [0, 1]).
+func (p *Private) Value(i int) float64 {
+	return float64(p.Count(i)) / float64(p.total)
+}
+
+// Curve returns F̂(τ_1), …, F̂(τ_N).
+func (p *Private) Curve() []float64 {
+	f := make([]float64, p.Bins())
+	for i := range f {
+		f[i] = p.Value(i + 1)
+	}
+	return f
+}
+
+// StdDev returns the standard deviation of F̂(τ_i), √Var(η(i))/n. Under
+// add/remove it treats the noisy normaliser as exact.
+func (p *Private) StdDev(i int) float64 {
+	return math.Sqrt(p.mech.PrefixVariance(i)) / float64(p.total)
+}
+
+// MeanStdDev returns √(mean_i Var(η(i)))/n, the root mean squared error
+// of F̂ over the thresholds.
+func (p *Private) MeanStdDev() float64 {
+	return math.Sqrt(p.mech.MeanVariance()) / float64(p.total)
+}
