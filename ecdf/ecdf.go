@@ -117,7 +117,9 @@ func (p *Private) Bins() int { return len(p.prefix) }
 // under replace-one, the noisy total ĉ_N under add/remove.
 func (p *Private) Total() int64 { return p.total }
 
-// Count returns the noisy prefix count ĉ_i = c_i + η(i), 1 ≤ i ≤ N.
+// Count returns the noisy prefix count ĉ_i = c_i + η(i), 1 ≤ i ≤ N; like
+// Value, StdDev and Grid.Threshold it panics for other i, as an
+// out-of-range index does.
 func (p *Private) Count(i int) int64 {
 	return p.prefix[i-1] + p.release.PrefixNoise(i)
 }

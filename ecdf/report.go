@@ -1,8 +1,11 @@
 package ecdf
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -78,8 +81,8 @@ const summaryRows = 10
 
 // WriteText writes a readable summary: the privacy guarantee, the noise
 // level, F̂ at about ten evenly spaced thresholds, and the quantiles in
-// the order of probs (the probabilities given to NewReport).
-func (r *Report) WriteText(w io.Writer, probs []float64) error {
+// increasing order of probability.
+func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	n := len(r.Thresholds)
 	fmt.Fprintf(&b, "private ECDF of n = %d instances", r.N)
@@ -96,10 +99,14 @@ func (r *Report) WriteText(w io.Writer, probs []float64) error {
 		fmt.Fprintf(tw, "%.6g\t%.4f\t%.4f\t\n", r.Thresholds[i-1], r.ECDF[i-1], r.Smoothed[i-1])
 	}
 	tw.Flush()
-	if len(probs) > 0 {
+	if len(r.Quantiles) > 0 {
 		b.WriteString("\nquantiles (of the smoothed curve, to one bin):\n")
-		for _, p := range probs {
-			key := formatProbability(p)
+		keys := slices.SortedFunc(maps.Keys(r.Quantiles), func(a, b string) int {
+			pa, _ := strconv.ParseFloat(a, 64)
+			pb, _ := strconv.ParseFloat(b, 64)
+			return cmp.Compare(pa, pb)
+		})
+		for _, key := range keys {
 			fmt.Fprintf(&b, "  p = %-6s %.6g\n", key, r.Quantiles[key])
 		}
 	}

@@ -22,7 +22,7 @@ func testReport(t *testing.T) (*Report, *Private) {
 		t.Fatal(err)
 	}
 	smoothed := ECDF(hist) // stands in for a smoothed curve
-	r, err := NewReport(p, g, "l2", smoothed, []float64{0.25, 0.5})
+	r, err := NewReport(p, g, "l2", smoothed, []float64{0.5, 0.25})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestReportJSON(t *testing.T) {
 func TestReportText(t *testing.T) {
 	r, _ := testReport(t)
 	var b strings.Builder
-	if err := r.WriteText(&b, []float64{0.25, 0.5}); err != nil {
+	if err := r.WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -72,6 +72,9 @@ func TestReportText(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("text output lacks %q:\n%s", want, out)
 		}
+	}
+	if strings.Index(out, "p = 0.25") > strings.Index(out, "p = 0.5 ") {
+		t.Errorf("quantiles are not in increasing order of probability:\n%s", out)
 	}
 	// Ten rows follow the table header, up to the blank line.
 	lines := strings.Split(out, "\n")
