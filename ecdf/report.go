@@ -94,7 +94,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "noise: expected std dev of F̂ per threshold %.3g (%.3g instances)\n", r.PrefixStdDev, r.PrefixStdDev*float64(r.N))
 	fmt.Fprintf(&b, "smoothing: %s\n\n", r.Smoothing)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "threshold\tF̂ (raw)\tsmoothed\t")
+	fmt.Fprintln(tw, "threshold\tprivate\tsmoothed\t")
 	for _, i := range evenlySpaced(n, summaryRows) {
 		fmt.Fprintf(tw, "%.6g\t%.4f\t%.4f\t\n", r.Thresholds[i-1], r.ECDF[i-1], r.Smoothed[i-1])
 	}

@@ -78,7 +78,7 @@ func TestReportText(t *testing.T) {
 	}
 	// Ten rows follow the table header, up to the blank line.
 	lines := strings.Split(out, "\n")
-	header := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, "F̂ (raw)") })
+	header := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, "threshold") && strings.Contains(l, "private") })
 	rows := slices.Index(lines[header:], "") - 1
 	if header < 0 || rows != 10 {
 		t.Errorf("table has %d rows, want 10:\n%s", rows, out)
