@@ -28,25 +28,25 @@ func histogram(draws int, sample func() int64) map[int64]int {
 }
 
 // chiSquareZ is Pearson's χ² statistic of the histogram h of draws
-// values against pmf, with cells {x} for |x| ≤ K (K the largest value
-// whose expected count is at least 10) and the two pooled tails, turned
-// into a standard normal deviate by the Wilson–Hilferty transform
-// ((χ²/k)^{1/3} − 1 + 2/(9k)) / √(2/(9k)), k the degrees of freedom.
-// Under the null hypothesis it is approximately N(0, 1).
+// values against pmf, with cells {x} for |x| ≤ K and the two pooled
+// tails {x < −K}, {x > K}, K the largest value such that every cell's
+// expected count is at least 10. It is turned into a standard normal
+// deviate by the Wilson–Hilferty transform
+// ((χ²/k)^{1/3} − 1 + 2/(9k)) / √(2/(9k)), k the degrees of freedom:
+// under the null hypothesis z is approximately N(0, 1).
 func chiSquareZ(h map[int64]int, draws int, pmf symmetricPMF) (z, stat float64, cells int) {
 	n := float64(draws)
 	var k int64
-	for n*pmf(k+1) >= 10 {
+	inner := pmf(0)
+	for n*pmf(k+1) >= 10 && n*(1-inner-2*pmf(k+1))/2 >= 10 {
 		k++
+		inner += 2 * pmf(k)
 	}
-	inner := 0.0
 	for x := -k; x <= k; x++ {
 		e := n * pmf(x)
 		d := float64(h[x]) - e
 		stat += d * d / e
-		inner += pmf(x)
 	}
-	tail := (1 - inner) / 2
 	var low, high int
 	for x, c := range h {
 		switch {
@@ -56,13 +56,11 @@ func chiSquareZ(h map[int64]int, draws int, pmf symmetricPMF) (z, stat float64, 
 			high += c
 		}
 	}
-	cells = int(2*k + 1)
+	tail := n * (1 - inner) / 2
 	for _, c := range []int{low, high} {
-		if e := n * tail; e > 0 {
-			stat += (float64(c) - e) * (float64(c) - e) / e
-			cells++
-		}
+		stat += (float64(c) - tail) * (float64(c) - tail) / tail
 	}
+	cells = int(2*k + 3)
 	df := float64(cells - 1)
 	v := 2 / (9 * df)
 	z = (math.Cbrt(stat/df) - 1 + v) / math.Sqrt(v)
