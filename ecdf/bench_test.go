@@ -105,3 +105,13 @@ func baselineNsPerOp(f func()) float64 {
 	}
 	return float64(time.Since(start).Nanoseconds()) / float64(runs)
 }
+
+// BenchmarkReleaseTree measures a release of the tree mechanism of
+// dp-ecdf Eq. 2 over N = 2^15 bins, evaluated at every prefix.
+func BenchmarkReleaseTree(b *testing.B) {
+	m, err := mechanism.NewTree(mechanism.Params{Name: "tree", Bins: PoissonBins, Epsilon: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchmarkRelease(b, m)
+}
