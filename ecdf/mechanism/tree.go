@@ -27,11 +27,12 @@ import (
 //
 //   - Replace-one (n public): moving one instance from bin a to bin b
 //     changes the prefixes [min(a,b), max(a,b) − 1] by ±1. Thm 3.1 (via
-//     Lemma 1 and Eq. 9) explains any interval with ‖χ‖₁ ≤ L + 1, so
-//     Δ = L + 1 and η_{j,l} ~ Lap((L+1)/ε), as in Eq. (2). The proof
-//     actually gives 2⌈L/2⌉ (the split level l_m is at most L − 1), one
-//     less than L + 1 for even L; tree_test.go checks both by
-//     enumeration. Δ = L + 1 is kept to match the paper.
+//     Lemma 1 and Eq. 9) explains any such interval with ‖χ‖₁ ≤ L + 1,
+//     so Δ = L + 1 and η_{j,l} ~ Lap((L+1)/ε), as in Eq. (2). The
+//     proof's construction reaches L + 1 for odd L; the least ‖χ‖₁ over
+//     all moves is exactly L for 1 ≤ L ≤ 6 (tree_test.go enumerates
+//     both), so Δ = L would likely do, but only L + 1 is proved for
+//     every L and it is what the paper uses.
 //   - Add/remove: adding one instance in bin a adds 1 to the suffix of
 //     prefixes [a, N], i.e. 1_{[a, 2^L]} on the released indices. Lemma 1
 //     (χ⁺ with d = 0, b = a) writes it with ⌈(L+1)/2⌉ signed nodes: the
