@@ -1,0 +1,53 @@
+package dataset
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestReadScored(t *testing.T) {
+	path := writeTemp(t, "scored.csv", "\"p\";\"y\";\"r\"\n0.9;1;\"yes\"\n0.2;0;\"no\"\n0.6; 1 ;\"NO\"\n")
+	for _, tc := range []struct {
+		label, positive string
+		want            []int
+	}{
+		{"y", "", []int{1, 0, 1}},
+		{"r", "yes", []int{1, 0, 0}},
+		{"r", "!NO", []int{1, 1, 0}},
+		{"r", "NO", []int{0, 0, 1}},
+	} {
+		scores, labels, err := ReadScored(path, "p", tc.label, tc.positive)
+		if err != nil {
+			t.Fatalf("label %q positive %q: %v", tc.label, tc.positive, err)
+		}
+		if !slices.Equal(scores, []float64{0.9, 0.2, 0.6}) || !slices.Equal(labels, tc.want) {
+			t.Errorf("label %q positive %q: got %v %v, want labels %v", tc.label, tc.positive, scores, labels, tc.want)
+		}
+	}
+}
+
+func TestReadScoredErrors(t *testing.T) {
+	for _, tc := range []struct {
+		content, score, label, positive string
+		want                            []string
+	}{
+		{"p,y\n0.5,1\n0.4,2\n", "p", "y", "", []string{"in.csv:3:", `column "y"`, `label "2" is not 0 or 1`}},
+		{"p,y\n0.5,yes\n", "p", "y", "", []string{"in.csv:2:", `label "yes" is not 0 or 1`}},
+		{"p,y\n0.5,1\nnan,0\n", "p", "y", "", []string{"in.csv:3:", `column "p"`, "not a finite number"}},
+		{"p,y\n0.5,1\n", "q", "y", "", []string{`no column "q"`, `"p", "y"`}},
+		{"p,y\n0.5,1\n", "p", "z", "", []string{`no column "z"`}},
+		{"p,y\n", "p", "y", "", []string{"no data rows"}},
+	} {
+		_, _, err := ReadScored(writeTemp(t, "in.csv", tc.content), tc.score, tc.label, tc.positive)
+		if err == nil {
+			t.Errorf("%q: no error", tc.content)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%q: error %q does not contain %q", tc.content, err, w)
+			}
+		}
+	}
+}
