@@ -1,6 +1,8 @@
 package mechanism
 
 import (
+	"encoding/binary"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -339,5 +341,160 @@ func TestTreeSensitivityIsTight(t *testing.T) {
 		if m := mustTree(t, bins, 1, AddRemove); worst != m.Sensitivity() {
 			t.Errorf("add/remove, L=%d: worst least ‖χ‖₁ = %d, Δ = %d", levels, worst, m.Sensitivity())
 		}
+	}
+}
+
+// laplaceMoments returns the variance and fourth moment of Lap_Z(scale)
+// by summing its probability mass function.
+func laplaceMoments(scale float64) (mu2, mu4 float64) {
+	r := math.Exp(-1 / scale)
+	c := -math.Expm1(-1/scale) / (1 + r)
+	for x := 1.0; x <= 80*scale+10; x++ {
+		p := 2 * c * math.Pow(r, x)
+		mu2 += x * x * p
+		mu4 += x * x * x * x * p
+	}
+	return mu2, mu4
+}
+
+// sumMoments returns the variance and fourth moment of the sum of k
+// independent copies of a symmetric variable with moments mu2, mu4.
+func sumMoments(k int, mu2, mu4 float64) (v, m4 float64) {
+	kf := float64(k)
+	return kf * mu2, kf*mu4 + 3*kf*(kf-1)*mu2*mu2
+}
+
+// TestTreePrefixVariance compares the Monte-Carlo variance of the noise
+// n·(F̂ − F) = η(i) over 3000 releases at N = 2^10, ε = 1 with the exact
+// (L+1)·Var(Lap_Z(Δ/ε)), within 5 standard errors √((μ4 − σ⁴)/R) of a
+// sample variance, μ4 the exact fourth moment of the sum of L + 1 node
+// noises; and checks that a node scale off by a factor of 2 (variance
+// ×4) or a variance off by a factor of 2 would lie outside that band.
+func TestTreePrefixVariance(t *testing.T) {
+	const releases = 3000
+	for _, relation := range []Relation{ReplaceOne, AddRemove} {
+		m := mustTree(t, 1<<10, 1, relation)
+		L := m.Levels()
+		mu2, mu4 := laplaceMoments(m.Scale())
+		if rel := math.Abs(m.NodeVariance()-mu2) / mu2; rel > 1e-9 {
+			t.Errorf("%v: NodeVariance() = %v, pmf sum gives %v", relation, m.NodeVariance(), mu2)
+		}
+		want, m4 := sumMoments(L+1, mu2, mu4)
+		se := math.Sqrt((m4 - want*want) / releases)
+		prefixes := []int{1, 2, 333, 512, 513, 1024}
+		sumSq := make([]float64, len(prefixes))
+		var cross12, cross512 float64 // Σ η(1)η(2), Σ η(512)η(513)
+		for r := range releases {
+			release := m.NewRelease(seedOf(r))
+			noise := make([]float64, len(prefixes))
+			for k, i := range prefixes {
+				noise[k] = float64(release.PrefixNoise(i))
+				sumSq[k] += noise[k] * noise[k]
+			}
+			cross12 += noise[0] * noise[1]
+			cross512 += noise[3] * noise[4]
+		}
+		for k, i := range prefixes {
+			if math.Abs(m.PrefixVariance(i)-want) > 1e-9*want {
+				t.Errorf("%v: PrefixVariance(%d) = %v, want %v", relation, i, m.PrefixVariance(i), want)
+			}
+			got := sumSq[k] / releases
+			if z := (got - want) / se; math.Abs(z) > 5 {
+				t.Errorf("%v: prefix %d: Monte-Carlo variance %.1f is %.1f s.e. from %.1f", relation, i, got, z, want)
+			}
+		}
+		// A factor-2 error in the node scale (variance ×4) or in the
+		// variance itself would fall outside the 5 s.e. band.
+		for _, wrong := range []float64{4 * want, 2 * want, want / 2} {
+			if math.Abs(wrong-want) < 10*se {
+				t.Errorf("%v: the test cannot tell variance %.0f from %.0f (s.e. %.1f)", relation, wrong, want, se)
+			}
+		}
+		// Shared nodes: prefixes 1 and 2 share L nodes, 512 and 513 only
+		// the root. The s.e. of a sample covariance is about σ²/√R.
+		for _, c := range []struct {
+			name   string
+			cross  float64
+			shared int
+		}{{"η(1)η(2)", cross12, L}, {"η(512)η(513)", cross512, 1}} {
+			got, wantCov := c.cross/releases, float64(c.shared)*mu2
+			if math.Abs(got-wantCov) > 5*want/math.Sqrt(releases) {
+				t.Errorf("%v: mean %s = %.1f, want %d·NodeVariance = %.1f", relation, c.name, got, c.shared, wantCov)
+			}
+		}
+		t.Logf("%v: Δ=%d, exact prefix variance %.1f (continuous 2(L+1)Δ²/ε² = %.1f), s.e. of a sample variance %.1f",
+			relation, m.Sensitivity(), want, 2*float64(L+1)*m.Scale()*m.Scale(), se)
+	}
+}
+
+func seedOf(r int) [32]byte {
+	var s [32]byte
+	binary.LittleEndian.PutUint64(s[:], uint64(r)+1)
+	return s
+}
+
+// TestTreeVarianceMatchesTheorem checks the exact discrete variance
+// against Thm 3.1's continuous 2(L+1)³/ε²: the discrete one is lower by
+// the relative amount 1/(12t²) + O(t⁻⁴), t = (L+1)/ε.
+func TestTreeVarianceMatchesTheorem(t *testing.T) {
+	for _, c := range []struct {
+		bins    int
+		epsilon float64
+	}{{1 << 10, 1}, {1 << 10, 0.1}, {1 << 16, 2}, {3, 5}} {
+		m := mustTree(t, c.bins, c.epsilon, ReplaceOne)
+		tt := m.Scale()
+		continuous := 2 * math.Pow(float64(m.Levels()+1), 3) / (c.epsilon * c.epsilon)
+		rel := 1 - m.PrefixVariance(1)/continuous
+		if math.Abs(rel-1/(12*tt*tt)) > 1/(tt*tt*tt*tt) {
+			t.Errorf("N=%d ε=%v: discrete variance is %.3g below 2(L+1)³/ε², want ≈ 1/(12t²) = %.3g",
+				c.bins, c.epsilon, rel, 1/(12*tt*tt))
+		}
+	}
+}
+
+// TestTreeReleaseSumsItsTerms checks, node by node, that the noise of
+// every prefix is the sum of the node noises Terms names, and that a
+// release draws only the nodes of the prefixes queried.
+func TestTreeReleaseSumsItsTerms(t *testing.T) {
+	m := mustTree(t, 777, 0.7, AddRemove)
+	r := m.NewRelease(seedOf(9)).(*treeRelease)
+	r.PrefixNoise(500)
+	if len(r.nodes) != m.Levels()+1 {
+		t.Fatalf("one query drew %d nodes, want L+1 = %d", len(r.nodes), m.Levels()+1)
+	}
+	for i := 1; i <= m.Bins(); i++ {
+		got := r.PrefixNoise(i)
+		var sum int64
+		for _, term := range m.Terms(i, nil) {
+			sum += r.nodes[term.Node] * int64(term.Coef)
+		}
+		if got != sum {
+			t.Fatalf("prefix %d: noise %d, sum of its terms %d", i, got, sum)
+		}
+	}
+	if len(r.nodes) != m.Nodes() {
+		t.Errorf("all prefixes drew %d nodes, want Nodes() = %d", len(r.nodes), m.Nodes())
+	}
+}
+
+// BenchmarkTreeRelease times one release answering all N prefixes and
+// reports the time per node noise drawn, to compare with
+// BenchmarkDiscreteLaplace in package noise (the rest is the ChaCha20
+// stream set-up and the node cache).
+func BenchmarkTreeRelease(b *testing.B) {
+	for _, bins := range []int{1 << 10, 1 << 16} {
+		m := mustTree(b, bins, 1, ReplaceOne)
+		b.Run(fmt.Sprintf("N=%d", bins), func(b *testing.B) {
+			var seed [32]byte
+			for b.Loop() {
+				seed[0]++
+				r := m.NewRelease(seed)
+				for i := 1; i <= bins; i++ {
+					r.PrefixNoise(i)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*m.Nodes()), "ns/node")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*bins), "ns/prefix")
+		})
 	}
 }
