@@ -27,6 +27,6 @@ func ExampleNewTree() {
 	// Output:
 	// tree: N=1000 L=10 Δ=11 ε=1 under replace neighbours
 	// prefix variance 2660.2 counts² (continuous Laplace: 2(L+1)³/ε² = 2662)
-	// terms of prefix 5: 11 of 2004 nodes
+	// terms of prefix 5: 11 of 2001 nodes
 	// same noise on a repeated query: true
 }
