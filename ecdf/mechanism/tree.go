@@ -170,16 +170,25 @@ func (t *Tree) checkPrefix(i int) {
 // NewRelease returns the release whose node noise η_{j,l} is drawn, on
 // first use, from noise.Seed(seed).Stream(domain "tree", node index).
 func (t *Tree) NewRelease(seed [32]byte) Release {
-	return &treeRelease{tree: t, seed: seed, nodes: make(map[int]int64)}
+	path := make([]int, t.levels+1)
+	for l := range path {
+		path[l] = -1
+	}
+	return &treeRelease{tree: t, seed: seed, nodes: make(map[int]int64), path: path, pathNoise: make([]int64, t.levels+1)}
 }
 
 // treeRelease caches the node noises drawn so far: memory grows with the
-// nodes queried, not with N. It is safe for concurrent use.
+// nodes queried, not with N. The nodes of the last prefix queried are
+// also kept by level, so that a scan over consecutive prefixes, which
+// share all but a few nodes, rarely touches the map. It is safe for
+// concurrent use.
 type treeRelease struct {
-	tree  *Tree
-	seed  noise.Seed
-	mu    sync.Mutex
-	nodes map[int]int64
+	tree      *Tree
+	seed      noise.Seed
+	mu        sync.Mutex
+	nodes     map[int]int64
+	path      []int   // path[l]: node index at level l of the last prefix, or −1
+	pathNoise []int64 // pathNoise[l]: its noise
 }
 
 // PrefixNoise returns η(i) = Σ_{l=0..L} η_{⌈i/2^l⌉,l}. It panics unless
@@ -190,7 +199,10 @@ func (r *treeRelease) PrefixNoise(i int) int64 {
 	defer r.mu.Unlock()
 	var sum int64
 	for l := 0; l <= r.tree.levels; l++ {
-		sum += r.nodeNoise(r.tree.nodeIndex(i, l))
+		if node := r.tree.nodeIndex(i, l); r.path[l] != node {
+			r.path[l], r.pathNoise[l] = node, r.nodeNoise(node)
+		}
+		sum += r.pathNoise[l]
 	}
 	return sum
 }
