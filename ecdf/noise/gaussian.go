@@ -22,6 +22,7 @@ import (
 // exact binary fraction num/den; sampling uses only integer arithmetic.
 type DiscreteGaussian struct {
 	sigma2   float64
+	variance float64
 	laplace  *DiscreteLaplace // Lap_Z(t), t = ⌊σ⌋ + 1
 	num      *big.Int         // σ² = num/den
 	denT     *big.Int         // den·t
@@ -48,24 +49,28 @@ func NewDiscreteGaussian(sigma2 float64) (*DiscreteGaussian, error) {
 	denT := new(big.Int).Mul(den, t)
 	gammaDen := new(big.Int).Mul(num, denT)
 	gammaDen.Mul(gammaDen, t).Lsh(gammaDen, 1)
-	return &DiscreteGaussian{sigma2: sigma2, laplace: laplace, num: num, denT: denT, gammaDen: gammaDen}, nil
+	return &DiscreteGaussian{sigma2: sigma2, variance: discreteGaussianVariance(sigma2), laplace: laplace, num: num, denT: denT, gammaDen: gammaDen}, nil
 }
 
 // Sigma2 returns σ², the variance parameter (not exactly the variance).
 func (g *DiscreteGaussian) Sigma2() float64 { return g.sigma2 }
 
-// Variance returns the variance of N_Z(0, σ²), by direct summation of
-// the probability mass function for σ ≤ 100 (terms beyond |x| = 40σ + 1
-// are below e^{−800}), and σ² beyond, where the two differ by a relative
-// e^{−2π²σ²} < e^{−10^5}. It is used for reporting, not for sampling.
-func (g *DiscreteGaussian) Variance() float64 {
-	if g.sigma2 > 100*100 {
-		return g.sigma2
+// Variance returns the variance of N_Z(0, σ²) (computed once by
+// discreteGaussianVariance; it is used for reporting, not for sampling).
+func (g *DiscreteGaussian) Variance() float64 { return g.variance }
+
+// discreteGaussianVariance sums the probability mass function of
+// N_Z(0, σ²) for σ ≤ 100 (terms beyond |x| = 40σ + 1 are below e^{−800})
+// and returns σ² beyond, where the two differ by a relative
+// e^{−2π²σ²} < e^{−10^5}.
+func discreteGaussianVariance(sigma2 float64) float64 {
+	if sigma2 > 100*100 {
+		return sigma2
 	}
-	limit := int(40*math.Sqrt(g.sigma2)) + 1
+	limit := int(40*math.Sqrt(sigma2)) + 1
 	mass, second := 1.0, 0.0 // the x = 0 term
 	for x := 1; x <= limit; x++ {
-		w := math.Exp(-float64(x*x) / (2 * g.sigma2))
+		w := math.Exp(-float64(x*x) / (2 * sigma2))
 		mass += 2 * w
 		second += 2 * float64(x*x) * w
 	}
