@@ -1,0 +1,199 @@
+package mechanism
+
+import (
+	"fmt"
+	"math"
+)
+
+// This file holds the (ε, δ) calibrations of the approximate mechanisms.
+// Each takes a sensitivity and the target (ε, δ) and returns a noise
+// parameter; each is checked in calibrate_test.go against its defining
+// condition.
+
+// checkApprox validates an (ε, δ) target with δ in (0, 1).
+func checkApprox(epsilon, delta float64) error {
+	if math.IsNaN(epsilon) || math.IsInf(epsilon, 0) || epsilon <= 0 {
+		return fmt.Errorf("epsilon %v: must be positive and finite", epsilon)
+	}
+	if math.IsNaN(delta) || delta <= 0 || delta >= 1 {
+		return fmt.Errorf("delta %v: must be in (0, 1)", delta)
+	}
+	return nil
+}
+
+func checkSensitivity(what string, s float64) error {
+	if math.IsNaN(s) || math.IsInf(s, 0) || s <= 0 {
+		return fmt.Errorf("%s %v: must be positive and finite", what, s)
+	}
+	return nil
+}
+
+// ClassicalGaussianSigma returns σ = Δ₂·√(2 ln(1.25/δ))/ε, the Gaussian
+// mechanism of Dwork and Roth (Thm A.1; count-on-your-elders Lemma 25),
+// (ε, δ)-DP for ε in (0, 1).
+func ClassicalGaussianSigma(l2Sensitivity, epsilon, delta float64) (float64, error) {
+	if err := checkSensitivity("ℓ2 sensitivity", l2Sensitivity); err != nil {
+		return 0, err
+	}
+	if err := checkApprox(epsilon, delta); err != nil {
+		return 0, err
+	}
+	if epsilon >= 1 {
+		return 0, fmt.Errorf("epsilon %v: the classical Gaussian mechanism needs ε < 1", epsilon)
+	}
+	return l2Sensitivity * math.Sqrt(2*math.Log(1.25/delta)) / epsilon, nil
+}
+
+// GaussianDelta returns the exact δ(ε) of the continuous Gaussian
+// mechanism with noise N(0, σ²) and ℓ2 sensitivity Δ₂ (Balle and Wang
+// 2018, Thm 8):
+//
+//	δ = Φ(Δ₂/(2σ) − εσ/Δ₂) − e^ε·Φ(−Δ₂/(2σ) − εσ/Δ₂).
+func GaussianDelta(l2Sensitivity, sigma, epsilon float64) float64 {
+	a, b := l2Sensitivity/(2*sigma), epsilon*sigma/l2Sensitivity
+	return normalCDF(a-b) - math.Exp(epsilon)*normalCDF(-a-b)
+}
+
+// normalCDF is Φ(x) = erfc(−x/√2)/2.
+func normalCDF(x float64) float64 { return math.Erfc(-x/math.Sqrt2) / 2 }
+
+// AnalyticGaussianSigma returns the least σ whose GaussianDelta is at
+// most δ (the analytic Gaussian mechanism of Balle and Wang 2018,
+// Algorithm 1, by bisection; valid for every ε > 0), up to a relative
+// 1e−12 (rounded up).
+func AnalyticGaussianSigma(l2Sensitivity, epsilon, delta float64) (float64, error) {
+	if err := checkSensitivity("ℓ2 sensitivity", l2Sensitivity); err != nil {
+		return 0, err
+	}
+	if err := checkApprox(epsilon, delta); err != nil {
+		return 0, err
+	}
+	ok := func(s float64) bool { return GaussianDelta(l2Sensitivity, s, epsilon) <= delta }
+	return leastSatisfying(ok, l2Sensitivity), nil
+}
+
+// leastSatisfying returns the least x > 0 (relative precision 1e−12,
+// rounded up) with ok(x), for ok monotone (false below, true above),
+// starting the search at guess.
+func leastSatisfying(ok func(float64) bool, guess float64) float64 {
+	lo, hi := guess, guess
+	for ok(lo) {
+		lo /= 2
+	}
+	for !ok(hi) {
+		hi *= 2
+	}
+	for hi-lo > 1e-12*hi {
+		mid := (lo + hi) / 2
+		if ok(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
+
+// ZCDPDelta returns the δ at which ρ-zCDP implies (ε, δ)-DP, by the
+// conversion of Canonne, Kamath and Steinke 2020 (Cor. 13, valid for any
+// ρ-zCDP mechanism):
+//
+//	δ = inf_{α>1} exp((α−1)(αρ−ε))/(α−1) · (1 − 1/α)^α,
+//
+// minimised numerically over α (relative precision ~1e−9 in α).
+func ZCDPDelta(rho, epsilon float64) float64 {
+	logDelta := func(u float64) float64 { // α = 1 + e^u
+		am1 := math.Exp(u)
+		alpha := 1 + am1
+		// log(1 − 1/α) = u − log α, exact near α = 1.
+		return am1*(alpha*rho-epsilon) - u + alpha*(u-math.Log1p(am1))
+	}
+	// The objective is convex in α; a grid bracket then golden section.
+	best := -40.0
+	for u := -40.0; u <= 40; u += 0.25 {
+		if logDelta(u) < logDelta(best) {
+			best = u
+		}
+	}
+	lo, hi := best-0.25, best+0.25
+	const phi = 0.6180339887498949
+	for hi-lo > 1e-10 {
+		x1, x2 := hi-phi*(hi-lo), lo+phi*(hi-lo)
+		if logDelta(x1) < logDelta(x2) {
+			hi = x2
+		} else {
+			lo = x1
+		}
+	}
+	return math.Min(1, math.Exp(logDelta((lo+hi)/2)))
+}
+
+// ZCDPRho returns the largest ρ (relative precision 1e−12, rounded
+// down) such that every ρ-zCDP mechanism is (ε, δ)-DP by ZCDPDelta.
+func ZCDPRho(epsilon, delta float64) (float64, error) {
+	if err := checkApprox(epsilon, delta); err != nil {
+		return 0, err
+	}
+	// ρ ↦ ZCDPDelta(ρ, ε) is increasing; bisect on 1/ρ.
+	inv := leastSatisfying(func(x float64) bool { return ZCDPDelta(1/x, epsilon) <= delta }, 1/epsilon)
+	return 1 / inv, nil
+}
+
+// DiscreteGaussianSigma2 returns the variance parameter σ² of discrete
+// Gaussian noise N_Z(0, σ²) (independent per coordinate, unit-scaled)
+// for a query whose integer shifts have ‖χ‖₂² ≤ l2Squared: each
+// coordinate is χ_j²/(2σ²)-zCDP (CKS20 Thm 4), they add up to
+// ρ = l2Squared/(2σ²), and σ² = l2Squared/(2·ZCDPRho(ε, δ)).
+func DiscreteGaussianSigma2(l2Squared, epsilon, delta float64) (float64, error) {
+	if err := checkSensitivity("squared ℓ2 sensitivity", l2Squared); err != nil {
+		return 0, err
+	}
+	rho, err := ZCDPRho(epsilon, delta)
+	if err != nil {
+		return 0, err
+	}
+	return l2Squared / (2 * rho), nil
+}
+
+// LaplaceL2Scale returns the scale Δ₂/a_{ε,δ} of count-on-your-elders
+// Lemma 21 (the ℓ2 Laplace mechanism), with
+//
+//	a_{ε,δ} = √(2 ln(1/δ))·(√(1 + ε/ln(1/δ)) − 1),
+//
+// the positive root of ε = a²/2 + a·√(2 ln(1/δ)): Laplace noise of this
+// scale on every coordinate is (ε, δ)-DP for ε, δ in (0, 1). The proof
+// composes per-coordinate ε_j = |χ_j|/scale guarantees (Lemma 20), so it
+// holds for the discrete Laplace on integer shifts as well.
+func LaplaceL2Scale(l2Sensitivity, epsilon, delta float64) (float64, error) {
+	if err := checkSensitivity("ℓ2 sensitivity", l2Sensitivity); err != nil {
+		return 0, err
+	}
+	if err := checkApprox(epsilon, delta); err != nil {
+		return 0, err
+	}
+	if epsilon > 1 {
+		return 0, fmt.Errorf("epsilon %v: Lemma 21 needs ε ≤ 1", epsilon)
+	}
+	l := math.Log(1 / delta)
+	x := epsilon / l
+	a := math.Sqrt(2*l) * x / (math.Sqrt(1+x) + 1) // √(1+x) − 1 without cancellation
+	return l2Sensitivity / a, nil
+}
+
+// LaplaceTheorem3Epsilon returns the ε of count-on-your-elders Theorem 3
+// for Laplace noise of scale λ on a query of sensitivities Δ₁, Δ₂:
+//
+//	ε = min{Δ₁/λ, (Δ₂/λ)·(Δ₂/(2λ) + √(2 ln(1/δ)))}.
+func LaplaceTheorem3Epsilon(l1Sensitivity, l2Sensitivity, scale, delta float64) float64 {
+	r := l2Sensitivity / scale
+	return math.Min(l1Sensitivity/scale, r*(r/2+math.Sqrt(2*math.Log(1/delta))))
+}
+
+// CascadeTheorem38Sigma2 returns σ² = 2·M·ln(2/δ)/ε² of cascade-sampling
+// Theorem 3.8 (ε ≤ 1, δ ≤ 1/2), where M = max ΔᵀC⁻¹Δ over neighbours
+// (the paper's ‖diag(C⁻¹)‖∞ for unit add/remove changes; M = 1 + L/3
+// gives Theorem 3.9). It is a reference for the continuous Gaussian;
+// Cascade calibrates its discrete noise with DiscreteGaussianSigma2.
+func CascadeTheorem38Sigma2(m, epsilon, delta float64) float64 {
+	return 2 * m * math.Log(2/delta) / (epsilon * epsilon)
+}

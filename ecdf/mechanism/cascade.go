@@ -1,0 +1,290 @@
+package mechanism
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"sync"
+
+	"github.com/fedecdf/fedecdf/ecdf/noise"
+)
+
+// Cascade is Cascade Sampling (cascade-sampling Algorithm 1): consistent,
+// correlated Gaussian noise on the perfect binary tree over 2^L bins,
+// L = ⌈log2 N⌉, added to the histogram, so that every node and every
+// prefix is the exact sum of its noisy bins.
+//
+// Algorithm 1 draws the root X_∅ ~ N(0, σ²) and, at each internal node
+// v, Y_v ~ N(0, σ²) and X_{v0} = X_v/2 + (√3/2)Y_v, X_{v1} = X_v/2 −
+// (√3/2)Y_v; the leaves are the noise of the bins. Every node then has
+// variance σ² (Theorem 3.3), siblings covariance −σ²/2 and two leaves
+// whose lowest common ancestor is at height h covariance −σ²·2^{−(2h−1)}
+// (Definition 3.1, Proposition 3.5).
+//
+// Exact integer sampling. We draw R = X_∅ ~ N_Z(0, σ²) and D_v =
+// √3·Y_v = X_{v0} − X_{v1} ~ N_Z(0, 3σ²), exact discrete Gaussians
+// (package noise) from Seed.Stream("casc", node): node 0 is R, node
+// v = 1…2^L−1 (heap order: root 1, children 2v, 2v+1) is D_v. Every
+// node value is then a dyadic rational, X_v = R/2^d + Σ ±D_u/2^{d−d(u)}
+// over its ancestors u, and prefix t has the exact value
+//
+//	S_t = (t·R + Σ_{d=0..L−1} 2^d·min(a_d, s_d − a_d)·D_{v_d}) / 2^L,
+//
+// v_d the depth-d node containing bin t, s_d = 2^{L−d} its size and
+// a_d the number of its bins ≤ t. The release is round(c_t + S_t) =
+// c_t + round(S_t) (counts are integers), rounding half to even.
+//
+// Privacy. Leaves x + noise are an invertible linear image of
+// (Σx + R, (x(v0) − x(v1)) + D_v): the integer statistics total and
+// left-minus-right differences plus independent discrete Gaussians.
+// A neighbour shifts them by an integer vector s, so the release is
+// ρ-zCDP with ρ = Σ s_j²/(2σ_j²) = M/(2σ²) (CKS20 Thm 4 and
+// composition), M = s_R² + Σ s_v²/3 = max ΔᵀC⁻¹Δ (C the leaf
+// correlation matrix of Definition 3.1):
+//   - add/remove one instance in bin a: s_R = 1 and s_v = ±1 on the L
+//     ancestors of a, so M = 1 + L/3 (Corollary B.3, Theorem 3.9);
+//   - replace-one, a → b with lowest common ancestor at height h: s_R = 0,
+//     the ancestor at height h shifts by ±2, the h−1 nodes below it on
+//     each side by ±1, those above by 0, so M = (4 + 2(h−1))/3, largest
+//     at h = L: M = 2(L+1)/3 (about twice the add/remove value).
+//
+// σ² = M/(2ρ) with ρ = ZCDPRho(ε, δ) (DiscreteGaussianSigma2); for ε ≤ 1
+// it is below Theorem 3.8's continuous bound 2M·ln(2/δ)/ε².
+//
+// Variance. Var(S_t) = Var(R)(t/2^L)² + Var(D)·Σ_d (min(a_d, s_d−a_d)/s_d)²
+// with the exact discrete variances. The rounding error e = round(S_t) −
+// S_t is uniform on the 2^m points of (2^{−m})Z in (−1/2, 1/2], m = L −
+// v2(t) (v2 the 2-adic valuation; m = 0 when t = 2^L): for each frequency
+// a depth-d D has a half-integer coefficient, so the characteristic
+// function of S_t mod 1 is bounded by E[(−1)^D] ≈ 2e^{−3π²σ²/2}, and e
+// is uncorrelated with S_t (ties round to even, so E[e | S_t] does not
+// lean on S_t's sign). Hence PrefixVariance = Var(S_t) + (4^m + 2)/(12·4^m)
+// for m ≥ 1 (1/12 in the limit, 1/8 for m = 1), up to that e^{−3π²σ²/2}.
+//
+// Memory. A prefix needs R and the L values D on the path of bin t, each
+// drawn from its own stream: a release holds only the nodes queried.
+type Cascade struct {
+	bins, levels     int
+	epsilon, delta   float64
+	relation         Relation
+	mahalanobis      float64 // M = max ΔᵀC⁻¹Δ
+	sigma2           float64
+	root, diff       *noise.DiscreteGaussian
+	rootVar, diffVar float64
+	meanVariance     float64
+}
+
+const (
+	// cascadeNoiseDomain is the ASCII "casc".
+	cascadeNoiseDomain uint32 = 0x63617363
+	// maxCascadeBins and maxCascadeSigma2 keep 2^L·Σ|coef·Z| far below
+	// 2^63 (|Z| > 2^27 has probability below e^{−9000} at σ² ≤ 10^12).
+	maxCascadeBins   = 1 << 30
+	maxCascadeSigma2 = 1e12
+)
+
+// NewCascade returns Cascade Sampling for p.Bins prefixes, (ε, δ) =
+// (p.Epsilon, p.Delta) under p.Relation; δ must be in (0, 1).
+func NewCascade(p Params) (*Cascade, error) {
+	if err := checkParams("cascade", p); err != nil {
+		return nil, err
+	}
+	if p.Bins > maxCascadeBins {
+		return nil, fmt.Errorf("cascade: bins %d: must be at most 2^30", p.Bins)
+	}
+	if p.Delta <= 0 {
+		return nil, fmt.Errorf("cascade: delta %v: an (ε, δ) mechanism needs δ in (0, 1)", p.Delta)
+	}
+	L := bits.Len(uint(p.Bins - 1))
+	c := &Cascade{bins: p.Bins, levels: L, epsilon: p.Epsilon, delta: p.Delta, relation: p.Relation,
+		mahalanobis: CascadeMahalanobis(L, p.Relation)}
+	var err error
+	if c.sigma2, err = DiscreteGaussianSigma2(c.mahalanobis, p.Epsilon, p.Delta); err != nil {
+		return nil, fmt.Errorf("cascade: %w", err)
+	}
+	if c.sigma2 > maxCascadeSigma2 {
+		return nil, fmt.Errorf("cascade: epsilon %v, delta %v: σ² = %.3g exceeds the supported 10^12", p.Epsilon, p.Delta, c.sigma2)
+	}
+	if c.root, err = noise.NewDiscreteGaussian(c.sigma2); err != nil {
+		return nil, fmt.Errorf("cascade: %w", err)
+	}
+	if c.diff, err = noise.NewDiscreteGaussian(3 * c.sigma2); err != nil {
+		return nil, fmt.Errorf("cascade: %w", err)
+	}
+	c.rootVar, c.diffVar = c.root.Variance(), c.diff.Variance()
+	var sum float64
+	for t := 1; t <= c.bins; t++ {
+		sum += c.PrefixVariance(t)
+	}
+	c.meanVariance = sum / float64(c.bins)
+	return c, nil
+}
+
+// CascadeMahalanobis returns M = max ΔᵀC⁻¹Δ over neighbours for the
+// tree of height L: 1 + L/3 (add/remove), 2(L+1)/3 (replace-one, L ≥ 1;
+// with L = 0 there is a single bin and no two distinct values, and 1 is
+// returned).
+func CascadeMahalanobis(L int, r Relation) float64 {
+	if r == AddRemove || L == 0 {
+		return 1 + float64(L)/3
+	}
+	return 2 * float64(L+1) / 3
+}
+
+// Name returns "cascade".
+func (c *Cascade) Name() string { return "cascade" }
+
+// Bins returns N.
+func (c *Cascade) Bins() int { return c.bins }
+
+// Epsilon returns ε of the (ε, δ) guarantee.
+func (c *Cascade) Epsilon() float64 { return c.epsilon }
+
+// Delta returns δ of the (ε, δ) guarantee.
+func (c *Cascade) Delta() float64 { return c.delta }
+
+// Relation returns the neighbouring relation of the guarantee.
+func (c *Cascade) Relation() Relation { return c.relation }
+
+// Levels returns L = ⌈log2 N⌉.
+func (c *Cascade) Levels() int { return c.levels }
+
+// Sigma2 returns σ², the variance parameter of the root and of every Y_v.
+func (c *Cascade) Sigma2() float64 { return c.sigma2 }
+
+// Mahalanobis returns M = max ΔᵀC⁻¹Δ, the squared ℓ2 sensitivity in
+// whitened units (see CascadeMahalanobis).
+func (c *Cascade) Mahalanobis() float64 { return c.mahalanobis }
+
+// NodeVariance returns Var(R) = Var(N_Z(0, σ²)); the variables of Terms
+// (R and the scaled D_v) all have this variance.
+func (c *Cascade) NodeVariance() float64 { return c.rootVar }
+
+// Nodes returns 2^L: R and the 2^L − 1 differences D_v.
+func (c *Cascade) Nodes() int { return 1 << c.levels }
+
+// coefficients calls visit(node, coef) for the nonzero integer
+// coefficients of 2^L·S_t on R (node 0) and the D_v (node v).
+func (c *Cascade) coefficients(t int, visit func(node int, coef int64)) {
+	visit(0, int64(t))
+	L := c.levels
+	for d := 0; d < L; d++ {
+		j := (t - 1) >> (L - d)
+		a := t - j<<(L-d)
+		if m := min(a, 1<<(L-d)-a); m > 0 {
+			visit(1<<d+j, int64(m)<<d)
+		}
+	}
+}
+
+// Terms appends the terms of the real-valued prefix noise S_t (before
+// rounding) on independent variables of variance NodeVariance(): node
+// 0 is R, node v is D_v·√(Var R/Var D) with its coefficient scaled up
+// accordingly. It panics unless 1 ≤ i ≤ N.
+func (c *Cascade) Terms(i int, dst []Term) []Term {
+	c.checkPrefix(i)
+	unit := math.Ldexp(1, -c.levels)
+	scale := math.Sqrt(c.diffVar / c.rootVar)
+	c.coefficients(i, func(node int, coef int64) {
+		f := float64(coef) * unit
+		if node > 0 {
+			f *= scale
+		}
+		dst = append(dst, Term{Node: node, Coef: f})
+	})
+	return dst
+}
+
+// PrefixVariance returns Var(S_i) + the rounding variance (see Cascade).
+func (c *Cascade) PrefixVariance(i int) float64 {
+	c.checkPrefix(i)
+	unit := math.Ldexp(1, -c.levels)
+	var v float64
+	c.coefficients(i, func(node int, coef int64) {
+		f := float64(coef) * unit
+		if node == 0 {
+			v += c.rootVar * f * f
+		} else {
+			v += c.diffVar * f * f
+		}
+	})
+	return v + roundingVariance(c.levels-min(bits.TrailingZeros(uint(i)), c.levels))
+}
+
+// roundingVariance is E[e²] for e uniform on the 2^m points of
+// (2^{−m})Z in (−1/2, 1/2]: (4^m + 2)/(12·4^m), and 0 for m = 0.
+func roundingVariance(m int) float64 {
+	if m == 0 {
+		return 0
+	}
+	return 1.0/12 + math.Ldexp(1, -2*m)/6
+}
+
+// MeanVariance returns the mean of PrefixVariance over i = 1…N.
+func (c *Cascade) MeanVariance() float64 { return c.meanVariance }
+
+func (c *Cascade) checkPrefix(i int) {
+	if i < 1 || i > c.bins {
+		panic(fmt.Sprintf("cascade: prefix %d out of range [1, %d]", i, c.bins))
+	}
+}
+
+// NewRelease returns the release whose variables R and D_v are drawn, on
+// first use, from noise.Seed(seed).Stream(domain "casc", node).
+func (c *Cascade) NewRelease(seed [32]byte) Release {
+	return &cascadeRelease{c: c, seed: seed, vars: make(map[int]int64)}
+}
+
+// cascadeRelease caches the variables drawn so far. It is safe for
+// concurrent use.
+type cascadeRelease struct {
+	c    *Cascade
+	seed noise.Seed
+	mu   sync.Mutex
+	vars map[int]int64
+}
+
+// PrefixNoise returns round(S_i), ties to even. It panics unless
+// 1 ≤ i ≤ N.
+func (r *cascadeRelease) PrefixNoise(i int) int64 {
+	r.c.checkPrefix(i)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return roundDyadic(r.scaledPrefix(i), r.c.levels)
+}
+
+// scaledPrefix returns 2^L·S_t exactly.
+func (r *cascadeRelease) scaledPrefix(t int) int64 {
+	var num int64
+	r.c.coefficients(t, func(node int, coef int64) { num += coef * r.variable(node) })
+	return num
+}
+
+// variable returns R (node 0) or D_v (node v ≥ 1).
+func (r *cascadeRelease) variable(node int) int64 {
+	v, ok := r.vars[node]
+	if !ok {
+		dist := r.c.diff
+		if node == 0 {
+			dist = r.c.root
+		}
+		v = dist.Sample(r.seed.Stream(cascadeNoiseDomain, uint64(node)))
+		r.vars[node] = v
+	}
+	return v
+}
+
+// roundDyadic returns num/2^L rounded to the nearest integer, ties to
+// even.
+func roundDyadic(num int64, L int) int64 {
+	if L == 0 {
+		return num
+	}
+	q := num >> L // floor
+	rem := num - q<<L
+	half := int64(1) << (L - 1)
+	if rem > half || (rem == half && q&1 == 1) {
+		q++
+	}
+	return q
+}

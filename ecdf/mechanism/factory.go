@@ -1,0 +1,77 @@
+package mechanism
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Names lists the mechanism names New accepts.
+var Names = []string{"tree", "kary", "cascade", "gaussian-tree", "auto"}
+
+// New returns the mechanism named p.Name:
+//
+//   - "tree": NewTree, the binary tree of dp-ecdf Eq. (2), pure ε-DP;
+//   - "kary": NewKAry, the k-ary tree with subtraction (k = p.K, 0 for
+//     the best k), pure ε-DP (or Theorem 3's (ε, δ) scale when δ > 0);
+//   - "cascade": NewCascade, Cascade Sampling, (ε, δ)-DP;
+//   - "gaussian-tree": NewGaussianTree, the binary tree with discrete
+//     Gaussian nodes, (ε, δ)-DP;
+//   - "auto": among the pure ε-DP mechanisms when p.Delta = 0, and all of
+//     them when p.Delta > 0, the one with the least MeanVariance for
+//     p.Bins, ε, δ and relation (for "kary", over every k).
+func New(p Params) (Mechanism, error) {
+	switch p.Name {
+	case "tree":
+		return NewTree(p)
+	case "kary":
+		return NewKAry(p)
+	case "cascade":
+		return NewCascade(p)
+	case "gaussian-tree":
+		return NewGaussianTree(p)
+	case "auto":
+		return newAuto(p)
+	}
+	return nil, fmt.Errorf("unknown mechanism %q (valid: %s)", p.Name, strings.Join(Names, ", "))
+}
+
+// newAuto builds every candidate and keeps the least mean variance.
+func newAuto(p Params) (Mechanism, error) {
+	names := []string{"tree", "kary"}
+	if p.Delta > 0 {
+		names = append(names, "cascade", "gaussian-tree")
+	}
+	var best Mechanism
+	for _, name := range names {
+		q := p
+		q.Name, q.K = name, 0
+		if name == "kary" {
+			q.K = p.K
+		}
+		m, err := New(q)
+		if err != nil {
+			return nil, fmt.Errorf("auto: %w", err)
+		}
+		if best == nil || m.MeanVariance() < best.MeanVariance() {
+			best = m
+		}
+	}
+	return best, nil
+}
+
+// checkParams validates the parameters common to every mechanism; mech
+// prefixes the error.
+func checkParams(mech string, p Params) error {
+	switch {
+	case p.Bins < 1 || p.Bins > maxKAryBins:
+		return fmt.Errorf("%s: bins %d: must be between 1 and 2^40", mech, p.Bins)
+	case math.IsNaN(p.Epsilon) || math.IsInf(p.Epsilon, 0) || p.Epsilon <= 0:
+		return fmt.Errorf("%s: epsilon %v: must be positive and finite", mech, p.Epsilon)
+	case math.IsNaN(p.Delta) || p.Delta < 0 || p.Delta >= 1:
+		return fmt.Errorf("%s: delta %v: must be in [0, 1)", mech, p.Delta)
+	case p.Relation != ReplaceOne && p.Relation != AddRemove:
+		return fmt.Errorf("%s: unknown neighbouring relation %v", mech, p.Relation)
+	}
+	return nil
+}

@@ -1,0 +1,422 @@
+package mechanism
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/fedecdf/fedecdf/ecdf/noise"
+)
+
+// KAry is the k-ary tree mechanism with subtraction of Andersson, Pagh,
+// Steiner and Torkamani ("Count on your elders", Algorithm 2; Appendix C
+// for even k), and, with digits 0…k−1, their Algorithm 1.
+//
+// Tree. Leaves are the bins 1…k^h (bins beyond N hold nothing); level
+// ℓ = 1…h+1 has the nodes [j·k^(ℓ−1)+1, (j+1)·k^(ℓ−1)], whose value is
+// the count of instances in those bins. The root (level h+1) is never
+// used. Prefix t is written with h balanced digits
+//
+//	t = Σ_{ℓ=1..h} t_ℓ·k^(ℓ−1),  t_ℓ ∈ [lo, hi],
+//
+// [lo, hi] = [−(k−1)/2, (k−1)/2] for odd k (Definition 10),
+// [−k/2+1, k/2] for even k (Definition 26) and [0, k−1] without
+// subtraction (Definition 6); h is the smallest height whose largest
+// representable value T_h = hi·(k^h−1)/(k−1) is at least N. The walk
+// of t (Algorithm 2, line 11) goes from p = 0, level h down to 1: a
+// digit t_ℓ > 0 adds the t_ℓ nodes [p+1, p+k^(ℓ−1)], p += k^(ℓ−1) after
+// each; t_ℓ < 0 subtracts |t_ℓ| nodes [p−k^(ℓ−1)+1, p], p −= k^(ℓ−1)
+// after each. The walk ends at p = t and uses ‖t‖₁ = Σ|t_ℓ| nodes. A
+// node is keyed by p right after its step (Proposition 12): keys are
+// 1…T_h, each node appears in every walk with the same sign.
+//
+// Noise. Every used node gets an independent exact discrete Laplace
+// Lap_Z(Δ/ε) (package noise); prefix t is the signed sum of its walk's
+// noisy nodes, so its variance is exactly ‖t‖₁·2r/(1−r)², r = e^{−ε/Δ}
+// (Lemma 14 with the discrete Laplace variance in place of 2(Δ/ε)²).
+//
+// Privacy. The released prefixes are a post-processing of the noisy
+// used-node values; a neighbour shifts the vector of true used-node
+// values by an integer vector χ, and the release is ε-DP when
+// ‖χ‖₁ ≤ Δ (Lemma 13).
+//   - Add/remove (the paper's relation): an instance lies in one node per
+//     level below the root, so ‖χ‖₁ ≤ h; bin 1 lies in h used nodes, so
+//     Δ = h exactly.
+//   - Replace-one: moving an instance from bin a to bin b shifts by ±1
+//     exactly the used nodes containing one of a, b but not both, so
+//     Δ = max_{a≠b ≤ N} |U(a) △ U(b)|, U(x) the used nodes containing x.
+//     Below the level where a and b first share a node the two paths are
+//     disjoint, above it they coincide, so Δ = max over nodes v of the
+//     sum of the two largest g(c) over distinct children c of v, where
+//     g(c) counts the used nodes on the path from a bin x ≤ N up to c.
+//     A node with key p and lowest nonzero digit d at level ℓ is used by
+//     exactly the prefixes sharing p's digits above ℓ with t_ℓ between d
+//     and hi (d > 0) or lo and d (d < 0): an interval of integers that
+//     contains p ≥ 1, so the node is used iff its least element is at
+//     most N. The dynamic programme costs O(N·k/(k−1)). Δ ≤ 2h, with
+//     equality for most N (2h − 1 when k = 3: only one child of the root
+//     is used); kary_test.go checks it against every pair for small k, N.
+//
+// With δ > 0 and ε ≤ 1 the node scale is instead min(Δ/ε, Δ₂/a_{ε,δ})
+// (Theorem 3 via Lemma 21, LaplaceL2Scale), Δ₂ = √Δ since χ has ±1
+// entries; the release is then (ε, δ)-DP and Delta reports δ.
+type KAry struct {
+	bins, k, h int
+	lo, hi     int // digit range
+	pow        []int
+	maxKey     int // T_h
+	epsilon    float64
+	delta      float64 // δ of the guarantee (0: pure ε-DP)
+	relation   Relation
+	sens       int // Δ = max ‖χ‖₁ = max ‖χ‖₂² over neighbours
+	node       nodeSampler
+	normSum    int64 // Σ_{t=1..N} ‖t‖₁
+	name       string
+	domain     uint32
+}
+
+// nodeSampler is an exact integer noise distribution of package noise.
+type nodeSampler interface {
+	Sample(src noise.Source) int64
+	Variance() float64
+}
+
+const (
+	// karyNoiseDomain and gaussianTreeNoiseDomain separate the node
+	// streams of the two mechanisms built on KAry: ASCII "kary", "gtre".
+	karyNoiseDomain         uint32 = 0x6b617279
+	gaussianTreeNoiseDomain uint32 = 0x67747265
+	// maxArity bounds k (and maxKAryBins N) so that k^(h+1) < 2^62.
+	maxArity    = 1024
+	maxKAryBins = 1 << 40
+)
+
+// NewKAry returns the k-ary tree mechanism with subtraction for p.Bins
+// prefixes, k = p.K (odd or even, 2 ≤ k ≤ 1024; 0 picks the k with the
+// smallest MeanVariance), ε = p.Epsilon under p.Relation. With
+// p.Delta = 0 it is pure ε-DP; with δ = p.Delta > 0 it uses Theorem 3's
+// scale when that is smaller (see KAry).
+func NewKAry(p Params) (*KAry, error) {
+	if err := checkParams("kary", p); err != nil {
+		return nil, err
+	}
+	if p.K == 0 {
+		return bestKAry(p)
+	}
+	if p.K < 2 || p.K > maxArity {
+		return nil, fmt.Errorf("kary: k %d: must be 0 (best) or between 2 and %d", p.K, maxArity)
+	}
+	lo, hi := -(p.K-1)/2, p.K/2 // odd: ±(k−1)/2; even: −k/2+1 … k/2
+	m := newKAryShape(p, p.K, lo, hi)
+	scale, delta := laplaceNodeScale(m.sens, p.Epsilon, p.Delta)
+	node, err := noise.NewDiscreteLaplace(scale)
+	if err != nil {
+		return nil, fmt.Errorf("kary: epsilon %v with sensitivity %d: %w", p.Epsilon, m.sens, err)
+	}
+	m.node, m.delta, m.domain = node, delta, karyNoiseDomain
+	m.name = fmt.Sprintf("kary(k=%d)", p.K)
+	if delta > 0 {
+		m.name = fmt.Sprintf("kary(k=%d,l2)", p.K)
+	}
+	return m, nil
+}
+
+// laplaceNodeScale is Theorem 3's node scale for ℓ1 sensitivity Δ (and
+// ℓ2 sensitivity √Δ): Δ/ε for pure ε-DP, or Lemma 21's Δ₂/a_{ε,δ} when δ
+// > 0, ε ≤ 1 and it is smaller. It returns the δ of the guarantee.
+func laplaceNodeScale(sens int, epsilon, delta float64) (scale, guaranteeDelta float64) {
+	pure := float64(sens) / epsilon
+	if delta <= 0 || epsilon > 1 {
+		return pure, 0
+	}
+	l2, err := LaplaceL2Scale(math.Sqrt(float64(sens)), epsilon, delta)
+	if err != nil || l2 >= pure {
+		return pure, 0
+	}
+	return l2, delta
+}
+
+// bestKAry builds NewKAry for every k from 2 to min(64, 2N+1) and keeps
+// the one of least MeanVariance (the smaller k on ties).
+func bestKAry(p Params) (*KAry, error) {
+	var best *KAry
+	for k := 2; k <= min(64, 2*p.Bins+1); k++ {
+		q := p
+		q.K = k
+		m, err := NewKAry(q)
+		if err != nil {
+			return nil, err
+		}
+		if best == nil || m.MeanVariance() < best.MeanVariance() {
+			best = m
+		}
+	}
+	return best, nil
+}
+
+// newKAryShape computes the tree, the sensitivity and Σ‖t‖₁ of a k-ary
+// mechanism with digits lo…hi; the caller sets the node noise.
+func newKAryShape(p Params, k, lo, hi int) *KAry {
+	m := &KAry{bins: p.Bins, k: k, lo: lo, hi: hi, epsilon: p.Epsilon, relation: p.Relation, pow: []int{1}}
+	for m.maxKey = 0; m.maxKey < p.Bins; m.h++ {
+		m.pow = append(m.pow, m.pow[m.h]*k)
+		m.maxKey = hi * (m.pow[m.h+1] - 1) / (k - 1)
+	}
+	m.pow = append(m.pow, m.pow[m.h]*k) // k^(h+1), the root's size
+	addRemove, replace := m.sensitivities()
+	m.sens = max(replace, 1) // N = 1 has no two distinct bins
+	if p.Relation == AddRemove {
+		m.sens = addRemove
+	}
+	m.normSum = m.digitNormSum(int64(p.Bins))
+	return m
+}
+
+// Digits returns the h balanced digits of t, least significant first.
+func (m *KAry) Digits(t int) []int {
+	d := make([]int, m.h)
+	for l := range d {
+		r := t % m.k // t ≥ 0 throughout
+		if r > m.hi {
+			r -= m.k
+		}
+		d[l] = r
+		t = (t - r) / m.k
+	}
+	return d
+}
+
+// walk calls visit(key, sign) for every node of prefix t's walk, in order.
+func (m *KAry) walk(t int, visit func(key, sign int)) {
+	digits := m.Digits(t)
+	p := 0
+	for l := m.h - 1; l >= 0; l-- {
+		w := m.pow[l]
+		for d := digits[l]; d > 0; d-- {
+			p += w
+			visit(p, 1)
+		}
+		for d := digits[l]; d < 0; d++ {
+			p -= w
+			visit(p, -1)
+		}
+	}
+}
+
+// used reports whether node j of level l (1-based level) is used by some
+// prefix t ≤ N (see KAry, Privacy).
+func (m *KAry) used(l, j int) bool {
+	w := m.pow[l-1]
+	c := j % m.k
+	var d, key int
+	switch {
+	case c < m.hi:
+		d, key = c+1, (j+1)*w
+	case c > m.hi:
+		d, key = c-m.k, j*w
+	default:
+		return false // child hi is never a step of a walk
+	}
+	if key < 1 || key > m.maxKey {
+		return false
+	}
+	first := d // least digit t_ℓ of a prefix through this node
+	if d < 0 {
+		first = m.lo
+	}
+	least := key - d*w + first*w + m.lo*(w-1)/(m.k-1)
+	return least <= m.bins
+}
+
+// sensitivities returns the exact ℓ1 sensitivities of the used-node
+// vector: max_x |U(x)| (add/remove) and max_{a≠b} |U(a) △ U(b)|
+// (replace-one), by the dynamic programme of KAry (Privacy).
+func (m *KAry) sensitivities() (addRemove, replace int) {
+	g := make([]int, m.bins) // level 1: g(leaf) = [leaf used]
+	for j := range g {
+		g[j] = b2int(m.used(1, j))
+	}
+	for l := 2; l <= m.h+1; l++ {
+		parents := make([]int, (len(g)+m.k-1)/m.k)
+		for jp := range parents {
+			first, second := -1, -1
+			for j := jp * m.k; j < min((jp+1)*m.k, len(g)); j++ {
+				if g[j] > first {
+					first, second = g[j], first
+				} else if g[j] > second {
+					second = g[j]
+				}
+			}
+			if second >= 0 {
+				replace = max(replace, first+second)
+			}
+			parents[jp] = first
+			if l <= m.h {
+				parents[jp] += b2int(m.used(l, jp))
+			}
+		}
+		g = parents
+	}
+	return g[0], replace
+}
+
+func b2int(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// digitNormSum returns Σ_{t=1..n} ‖t‖₁. With off = −lo·(k^h−1)/(k−1),
+// t + off has the ordinary base-k digits t_ℓ − lo, so it counts each
+// digit value at each position over [off+1, off+n].
+func (m *KAry) digitNormSum(n int64) int64 {
+	off := int64(-m.lo) * int64(m.pow[m.h]-1) / int64(m.k-1)
+	return m.digitCount(off+n+1) - m.digitCount(off+1)
+}
+
+// digitCount returns Σ_{u=0..M−1} Σ_ℓ |e_ℓ(u) + lo|, e_ℓ the base-k
+// digits of u.
+func (m *KAry) digitCount(bound int64) int64 {
+	var s int64
+	k := int64(m.k)
+	for l := 0; l < m.h; l++ {
+		w := int64(m.pow[l])
+		full, rest := bound/(w*k), bound%(w*k)
+		for e := int64(0); e < k; e++ {
+			count := full*w + min(max(rest-e*w, 0), w)
+			s += count * absInt64(e+int64(m.lo))
+		}
+	}
+	return s
+}
+
+func absInt64(x int64) int64 { return max(x, -x) }
+
+// Name returns "kary(k=…)" ("gaussian-tree" for the Gaussian baseline).
+func (m *KAry) Name() string { return m.name }
+
+// Bins returns N.
+func (m *KAry) Bins() int { return m.bins }
+
+// Epsilon returns ε of the guarantee under Relation.
+func (m *KAry) Epsilon() float64 { return m.epsilon }
+
+// Delta returns δ of the guarantee: 0 when the release is pure ε-DP.
+func (m *KAry) Delta() float64 { return m.delta }
+
+// Relation returns the neighbouring relation of the guarantee.
+func (m *KAry) Relation() Relation { return m.relation }
+
+// Arity returns k.
+func (m *KAry) Arity() int { return m.k }
+
+// Height returns h, the number of levels below the (unused) root.
+func (m *KAry) Height() int { return m.h }
+
+// Sensitivity returns Δ, the largest ‖χ‖₁ (= ‖χ‖₂²) of a neighbour's
+// shift of the used-node vector under Relation.
+func (m *KAry) Sensitivity() int { return m.sens }
+
+// NodeVariance returns the exact variance of one node noise.
+func (m *KAry) NodeVariance() float64 { return m.node.Variance() }
+
+// PrefixVariance returns ‖t‖₁·NodeVariance() for prefix t = i.
+func (m *KAry) PrefixVariance(i int) float64 {
+	m.checkPrefix(i)
+	var n int
+	for _, d := range m.Digits(i) {
+		n += max(d, -d)
+	}
+	return float64(n) * m.NodeVariance()
+}
+
+// MeanVariance returns NodeVariance()·(1/N)·Σ_{t=1..N} ‖t‖₁, the exact
+// mean of PrefixVariance (Lemma 14 when N = T_h, odd k).
+func (m *KAry) MeanVariance() float64 {
+	return m.NodeVariance() * m.MeanNodesPerPrefix()
+}
+
+// MeanNodesPerPrefix returns (1/N)·Σ_{t=1..N} ‖t‖₁, the mean number of
+// node noises a prefix sums.
+func (m *KAry) MeanNodesPerPrefix() float64 { return float64(m.normSum) / float64(m.bins) }
+
+// Nodes returns T_h: nodes are keyed 1…T_h and numbered key − 1. Keys
+// used by no prefix t ≤ N never get noise.
+func (m *KAry) Nodes() int { return m.maxKey }
+
+// Terms appends the ‖i‖₁ nodes of prefix i's walk with coefficients ±1.
+// It panics unless 1 ≤ i ≤ N, as an out-of-range index does.
+func (m *KAry) Terms(i int, dst []Term) []Term {
+	m.checkPrefix(i)
+	m.walk(i, func(key, sign int) { dst = append(dst, Term{Node: key - 1, Coef: float64(sign)}) })
+	return dst
+}
+
+func (m *KAry) checkPrefix(i int) {
+	if i < 1 || i > m.bins {
+		panic(fmt.Sprintf("%s: prefix %d out of range [1, %d]", m.name, i, m.bins))
+	}
+}
+
+// NewRelease returns the release whose node noise is drawn, on first
+// use, from noise.Seed(seed).Stream(domain, node index).
+func (m *KAry) NewRelease(seed [32]byte) Release {
+	return &karyRelease{m: m, seed: seed, nodes: make(map[int]int64)}
+}
+
+// karyRelease caches the node noises drawn so far: memory grows with the
+// nodes queried, not with N. It is safe for concurrent use.
+type karyRelease struct {
+	m     *KAry
+	seed  noise.Seed
+	mu    sync.Mutex
+	nodes map[int]int64
+}
+
+// PrefixNoise returns Σ ±η over the walk of prefix i. It panics unless
+// 1 ≤ i ≤ N.
+func (r *karyRelease) PrefixNoise(i int) int64 {
+	r.m.checkPrefix(i)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var sum int64
+	r.m.walk(i, func(key, sign int) { sum += int64(sign) * r.nodeNoise(key-1) })
+	return sum
+}
+
+func (r *karyRelease) nodeNoise(node int) int64 {
+	v, ok := r.nodes[node]
+	if !ok {
+		v = r.m.node.Sample(r.seed.Stream(r.m.domain, uint64(node)))
+		r.nodes[node] = v
+	}
+	return v
+}
+
+// NewGaussianTree returns the (ε, δ)-DP baseline "gaussian-tree": the
+// binary tree of Algorithm 1 (k = 2, digits 0/1, h = ⌈log2(N+1)⌉, only
+// left children used), each used node with an exact discrete Gaussian
+// N_Z(0, σ²). The shift χ of the used-node vector has ±1 entries, so
+// ‖χ‖₂² = Δ (computed as for KAry); σ² = Δ/(2ρ) with ρ the largest
+// zCDP parameter that converts to (ε, δ) (DiscreteGaussianSigma2).
+// p.Delta must be in (0, 1).
+func NewGaussianTree(p Params) (*KAry, error) {
+	if err := checkParams("gaussian-tree", p); err != nil {
+		return nil, err
+	}
+	if p.Delta <= 0 {
+		return nil, fmt.Errorf("gaussian-tree: delta %v: an (ε, δ) mechanism needs δ in (0, 1)", p.Delta)
+	}
+	m := newKAryShape(p, 2, 0, 1)
+	sigma2, err := DiscreteGaussianSigma2(float64(m.sens), p.Epsilon, p.Delta)
+	if err != nil {
+		return nil, fmt.Errorf("gaussian-tree: %w", err)
+	}
+	node, err := noise.NewDiscreteGaussian(sigma2)
+	if err != nil {
+		return nil, fmt.Errorf("gaussian-tree: epsilon %v, delta %v: %w", p.Epsilon, p.Delta, err)
+	}
+	m.node, m.delta, m.domain, m.name = node, p.Delta, gaussianTreeNoiseDomain, "gaussian-tree"
+	return m, nil
+}
