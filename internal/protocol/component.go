@@ -1,0 +1,177 @@
+package protocol
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/ecdf/noise"
+)
+
+// Component names one entry of a party's payload vector.
+type Component uint8
+
+const (
+	// Count is 1 for every instance: its prefix sums are ECDF counts.
+	Count Component = iota
+	// Label is the instance's label y ∈ {0, 1}.
+	Label
+	// NotLabel is 1 − y.
+	NotLabel
+	// Probability is the predicted probability p ∈ [0, 1] in fixed point,
+	// round(p·ProbabilityScale).
+	Probability
+	// NumComponents is m, the length of every payload vector.
+	NumComponents = 4
+)
+
+// ProbabilityScale is the fixed-point scale 2^32 of the Probability
+// component: a sum over n < 2^31 parties fits in int64 with room for noise.
+const ProbabilityScale = 1 << 32
+
+var componentNames = [NumComponents]string{"count", "label", "notlabel", "probability"}
+
+// String returns the component's command-line name.
+func (c Component) String() string {
+	if c < NumComponents {
+		return componentNames[c]
+	}
+	return fmt.Sprintf("Component(%d)", uint8(c))
+}
+
+// ParseComponent parses count, label, notlabel or probability.
+func ParseComponent(s string) (Component, error) {
+	for i, n := range componentNames {
+		if s == n {
+			return Component(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown payload component %q (want %s)", s, strings.Join(componentNames[:], ", "))
+}
+
+// Valid reports whether c is one of the NumComponents components.
+func (c Component) Valid() bool { return c < NumComponents }
+
+// Scale is the number of integer units per unit of the component: 1 for
+// the counts, ProbabilityScale for Probability.
+func (c Component) Scale() float64 {
+	if c == Probability {
+		return ProbabilityScale
+	}
+	return 1
+}
+
+// NewMechanism builds the noise mechanism p names (mechanism.New; an
+// empty name means "tree", the mechanism of dp-ecdf Eq. 2).
+func NewMechanism(p mechanism.Params) (mechanism.Mechanism, error) {
+	if p.Name == "" {
+		p.Name = "tree"
+	}
+	return mechanism.New(p)
+}
+
+// ComponentMechanism returns the mechanism whose noise is added to the
+// prefix sums of component c, so that their release is (ε, δ)-DP under
+// p.Relation with (ε, δ) = (p.Epsilon, p.Delta), in the component's
+// integer units.
+//
+//   - Count: p itself. One instance changes the prefix counts exactly as
+//     the mechanism's relation assumes.
+//   - Label, NotLabel, Probability: adding an instance with weight
+//     w ∈ [0, 1] in bin a adds w·1[i ≥ a] to every prefix i, a weighted
+//     suffix, which the mechanism's add/remove guarantee covers (its node
+//     shift scaled by w has ℓ1 norm at most Δ). Under replace-one, a
+//     change of bin or of weight is one removal and one addition, hence
+//     the add/remove mechanism at ε/2 (group privacy for 2 steps, with
+//     δ/(1 + e^{ε/2}) so that the pair is (ε, δ)). For the tree
+//     mechanism this costs nothing: 2⌈(L+1)/2⌉ = L+1 for odd L.
+//   - Probability is in fixed point: its sensitivity is ProbabilityScale
+//     integer units, so the mechanism runs at ε/ProbabilityScale (noise
+//     2^32 times larger, on the fixed-point lattice).
+func ComponentMechanism(p mechanism.Params, c Component) (mechanism.Mechanism, error) {
+	if !c.Valid() {
+		return nil, fmt.Errorf("unknown payload component %d", c)
+	}
+	if c != Count {
+		if p.Relation == mechanism.ReplaceOne {
+			p.Epsilon /= 2
+			p.Delta /= 1 + math.Exp(p.Epsilon)
+		}
+		p.Relation = mechanism.AddRemove
+	}
+	if c == Probability {
+		p.Epsilon /= ProbabilityScale
+	}
+	m, err := NewMechanism(p)
+	if err != nil {
+		return nil, fmt.Errorf("noise of component %v: %w", c, err)
+	}
+	return m, nil
+}
+
+// componentSeedDomain separates the derivation of component seeds from
+// the mechanisms' own uses of a seed: the ASCII bytes "comp".
+const componentSeedDomain uint32 = 0x636f6d70
+
+// ComponentSeed derives the seed of component c's noise from a release
+// seed, so that the components of one release get independent noise
+// (reusing one noise across components would reveal their difference).
+func ComponentSeed(s noise.Seed, c Component) noise.Seed {
+	st := s.Stream(componentSeedDomain, uint64(c))
+	var out noise.Seed
+	for i := 0; i < len(out); i += 8 {
+		v := st.Uint64()
+		for j := range 8 {
+			out[i+j] = byte(v >> (8 * j))
+		}
+	}
+	return out
+}
+
+// ID is a random 16-byte identifier of a report, release or query.
+type ID [16]byte
+
+// ReportID identifies one party's report; ReleaseID one release; QueryID
+// one additive query batch.
+type (
+	ReportID  = ID
+	ReleaseID = ID
+	QueryID   = ID
+)
+
+// NewID draws an ID from crypto/rand.
+func NewID() (ID, error) {
+	var id ID
+	if _, err := rand.Read(id[:]); err != nil {
+		return id, fmt.Errorf("drawing an identifier from crypto/rand: %w", err)
+	}
+	return id, nil
+}
+
+// String returns the hexadecimal form of the ID.
+func (id ID) String() string { return hex.EncodeToString(id[:]) }
+
+// IsZero reports whether id is all zeros.
+func (id ID) IsZero() bool { return id == ID{} }
+
+// CompareIDs orders IDs bytewise.
+func CompareIDs(a, b ID) int { return strings.Compare(string(a[:]), string(b[:])) }
+
+// Digest is SHA-256 over the sorted concatenation of ids: two servers
+// holding the same set of reports compute the same digest.
+func Digest(ids []ID) [32]byte {
+	sorted := slices.Clone(ids)
+	slices.SortFunc(sorted, CompareIDs)
+	h := sha256.New()
+	for _, id := range sorted {
+		h.Write(id[:])
+	}
+	var d [32]byte
+	h.Sum(d[:0])
+	return d
+}

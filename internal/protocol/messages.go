@@ -1,0 +1,457 @@
+package protocol
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/transport"
+	"github.com/fedecdf/fedecdf/internal/wire"
+)
+
+// Version is the first byte of every message.
+const Version = 1
+
+// Limits on decoded messages: anything larger is rejected before it is
+// allocated.
+const (
+	MaxMessageSize = 1 << 28 // bytes of one encoded message
+	MaxNameLen     = 256     // dataset and mechanism names
+	MaxTextLen     = 4096    // error texts
+	MaxPrefixes    = 1 << 22 // prefixes of one query
+	MaxKeySize     = 1 << 20 // bytes of one DCF key
+	MaxReports     = 1 << 22 // report IDs in one message
+	MaxBins        = 1 << 40 // N of a mechanism spec
+)
+
+// Kind is the second byte of every message.
+type Kind uint8
+
+// Message kinds.
+const (
+	KindError Kind = 1 + iota
+	KindAck
+	KindUpload
+	KindOpenQuery
+	KindShares
+	KindCreateRelease
+	KindReleaseCreated
+	KindQuery
+	KindAnswer
+)
+
+// Message is one protocol message.
+type Message interface {
+	Kind() Kind
+	encode(w *wire.Writer)
+	decode(r *wire.Reader)
+}
+
+// Error is the response to a request that failed; Text says why.
+type Error struct{ Text string }
+
+// Ack acknowledges an upload or share; Duplicate reports that the server
+// already held this report and dropped the copy.
+type Ack struct{ Duplicate bool }
+
+// Upload carries one party's report to one server: its DCF key share for
+// the dcf backend, or an empty key to enrol for the additive backend.
+type Upload struct {
+	Dataset string
+	Report  ReportID
+	Key     []byte
+}
+
+// OpenQuery announces an additive query batch: the parties then send
+// Shares of payload_c·1[bin ≤ i] for every prefix i.
+type OpenQuery struct {
+	Dataset   string
+	Query     QueryID
+	Component Component
+	Prefixes  []int
+}
+
+// Shares carries one party's additive shares (mod 2^64) of the kernel
+// values of an open query, one per prefix.
+type Shares struct {
+	Dataset string
+	Query   QueryID
+	Report  ReportID
+	Values  []uint64
+}
+
+// CreateRelease asks a server to fix a new release: the mechanism, the
+// components it covers, and the report set it is computed over, given by
+// its size and digest, and by the full list of IDs once the servers'
+// sets are found to differ.
+type CreateRelease struct {
+	Dataset    string
+	Release    ReleaseID
+	Mechanism  mechanism.Params
+	Components []Component
+	Reports    int
+	Digest     [32]byte
+	IDs        []ReportID
+}
+
+// ReleaseCreated answers CreateRelease. NeedIDs asks the leader for its
+// full list of report IDs; otherwise Missing lists the leader's IDs the
+// helper does not hold, and Reports is the size of the agreed set.
+type ReleaseCreated struct {
+	Reports int
+	NeedIDs bool
+	Missing []ReportID
+}
+
+// Query asks for the noisy prefix sums of one component of a release at
+// the given prefixes; Query is the additive batch holding the shares
+// (zero for the dcf backend).
+type Query struct {
+	Dataset   string
+	Release   ReleaseID
+	Query     QueryID
+	Component Component
+	Prefixes  []int
+}
+
+// Answer carries, per queried prefix, a server's noisy share (helper to
+// leader) or the combined noisy sum (leader to analyst), as two's
+// complement mod 2^64, and the number of reports summed.
+type Answer struct {
+	Reports int
+	Values  []uint64
+}
+
+func (*Error) Kind() Kind          { return KindError }
+func (*Ack) Kind() Kind            { return KindAck }
+func (*Upload) Kind() Kind         { return KindUpload }
+func (*OpenQuery) Kind() Kind      { return KindOpenQuery }
+func (*Shares) Kind() Kind         { return KindShares }
+func (*CreateRelease) Kind() Kind  { return KindCreateRelease }
+func (*ReleaseCreated) Kind() Kind { return KindReleaseCreated }
+func (*Query) Kind() Kind          { return KindQuery }
+func (*Answer) Kind() Kind         { return KindAnswer }
+
+// Encode returns the binary form of m: Version, Kind, then its fields.
+func Encode(m Message) []byte {
+	var w wire.Writer
+	w.Uint8(Version)
+	w.Uint8(uint8(m.Kind()))
+	m.encode(&w)
+	return w.Bytes()
+}
+
+// Decode parses one message, checking the version, every length cap and
+// the well-formedness of components, prefixes and IDs.
+func Decode(b []byte) (Message, error) {
+	if len(b) > MaxMessageSize {
+		return nil, fmt.Errorf("message of %d bytes exceeds the limit %d", len(b), MaxMessageSize)
+	}
+	r := wire.NewReader(b)
+	if v := r.Uint8("version"); r.Err() == nil && v != Version {
+		return nil, fmt.Errorf("protocol version %d is not supported (want %d)", v, Version)
+	}
+	kind := Kind(r.Uint8("kind"))
+	if err := r.Err(); err != nil {
+		return nil, err
+	}
+	m := newMessage(kind)
+	if m == nil {
+		return nil, fmt.Errorf("unknown message kind %d", kind)
+	}
+	m.decode(r)
+	if err := r.Finish(); err != nil {
+		return nil, fmt.Errorf("%T: %w", m, err)
+	}
+	return m, nil
+}
+
+func newMessage(k Kind) Message {
+	switch k {
+	case KindError:
+		return new(Error)
+	case KindAck:
+		return new(Ack)
+	case KindUpload:
+		return new(Upload)
+	case KindOpenQuery:
+		return new(OpenQuery)
+	case KindShares:
+		return new(Shares)
+	case KindCreateRelease:
+		return new(CreateRelease)
+	case KindReleaseCreated:
+		return new(ReleaseCreated)
+	case KindQuery:
+		return new(Query)
+	case KindAnswer:
+		return new(Answer)
+	}
+	return nil
+}
+
+// RemoteError is an Error message returned by a peer.
+type RemoteError struct {
+	Peer transport.PeerID
+	Text string
+}
+
+func (e *RemoteError) Error() string { return fmt.Sprintf("%s: %s", e.Peer, e.Text) }
+
+// Call sends req to peer to and returns its response decoded as a T; an
+// Error response becomes a *RemoteError.
+func Call[T Message](ctx context.Context, c transport.Conn, to transport.PeerID, req Message) (T, error) {
+	var zero T
+	b, err := c.Call(ctx, to, Encode(req))
+	if err != nil {
+		return zero, err
+	}
+	resp, err := Decode(b)
+	if err != nil {
+		return zero, fmt.Errorf("malformed response from %s: %w", to, err)
+	}
+	if e, ok := resp.(*Error); ok {
+		return zero, &RemoteError{Peer: to, Text: e.Text}
+	}
+	t, ok := resp.(T)
+	if !ok {
+		return zero, fmt.Errorf("unexpected %T response from %s", resp, to)
+	}
+	return t, nil
+}
+
+func (m *Error) encode(w *wire.Writer) { w.String(m.Text) }
+func (m *Error) decode(r *wire.Reader) { m.Text = r.String("error text", MaxTextLen) }
+
+func (m *Ack) encode(w *wire.Writer) { writeBool(w, m.Duplicate) }
+func (m *Ack) decode(r *wire.Reader) { m.Duplicate = readBool(r, "duplicate") }
+
+func (m *Upload) encode(w *wire.Writer) {
+	w.String(m.Dataset)
+	w.Fixed(m.Report[:])
+	w.Blob(m.Key)
+}
+
+func (m *Upload) decode(r *wire.Reader) {
+	m.Dataset = r.String("dataset", MaxNameLen)
+	r.Fixed("report ID", m.Report[:])
+	m.Key = r.Blob("key", MaxKeySize)
+}
+
+func (m *OpenQuery) encode(w *wire.Writer) {
+	w.String(m.Dataset)
+	w.Fixed(m.Query[:])
+	w.Uint8(uint8(m.Component))
+	writePrefixes(w, m.Prefixes)
+}
+
+func (m *OpenQuery) decode(r *wire.Reader) {
+	m.Dataset = r.String("dataset", MaxNameLen)
+	r.Fixed("query ID", m.Query[:])
+	m.Component = readComponent(r)
+	m.Prefixes = readPrefixes(r)
+}
+
+func (m *Shares) encode(w *wire.Writer) {
+	w.String(m.Dataset)
+	w.Fixed(m.Query[:])
+	w.Fixed(m.Report[:])
+	w.Uint64s(m.Values)
+}
+
+func (m *Shares) decode(r *wire.Reader) {
+	m.Dataset = r.String("dataset", MaxNameLen)
+	r.Fixed("query ID", m.Query[:])
+	r.Fixed("report ID", m.Report[:])
+	m.Values = r.Uint64s("shares", MaxPrefixes)
+}
+
+func (m *CreateRelease) encode(w *wire.Writer) {
+	w.String(m.Dataset)
+	w.Fixed(m.Release[:])
+	writeParams(w, m.Mechanism)
+	comps := make([]byte, len(m.Components))
+	for i, c := range m.Components {
+		comps[i] = byte(c)
+	}
+	w.Blob(comps)
+	w.Uint32(uint32(m.Reports))
+	w.Fixed(m.Digest[:])
+	writeIDs(w, m.IDs)
+}
+
+func (m *CreateRelease) decode(r *wire.Reader) {
+	m.Dataset = r.String("dataset", MaxNameLen)
+	r.Fixed("release ID", m.Release[:])
+	m.Mechanism = readParams(r)
+	comps := r.Blob("components", NumComponents)
+	if len(comps) == 0 {
+		failf(r, "components: a release covers at least one component")
+	}
+	for i, b := range comps {
+		c := Component(b)
+		if !c.Valid() {
+			failf(r, "components: unknown component %d", b)
+		} else if i > 0 && c <= m.Components[i-1] {
+			failf(r, "components: not strictly increasing at %v", c)
+		}
+		m.Components = append(m.Components, c)
+	}
+	m.Reports = int(r.Uint32("reports"))
+	r.Fixed("digest", m.Digest[:])
+	m.IDs = readIDs(r, "report IDs")
+}
+
+func (m *ReleaseCreated) encode(w *wire.Writer) {
+	w.Uint32(uint32(m.Reports))
+	writeBool(w, m.NeedIDs)
+	writeIDs(w, m.Missing)
+}
+
+func (m *ReleaseCreated) decode(r *wire.Reader) {
+	m.Reports = int(r.Uint32("reports"))
+	m.NeedIDs = readBool(r, "need IDs")
+	m.Missing = readIDs(r, "missing report IDs")
+}
+
+func (m *Query) encode(w *wire.Writer) {
+	w.String(m.Dataset)
+	w.Fixed(m.Release[:])
+	w.Fixed(m.Query[:])
+	w.Uint8(uint8(m.Component))
+	writePrefixes(w, m.Prefixes)
+}
+
+func (m *Query) decode(r *wire.Reader) {
+	m.Dataset = r.String("dataset", MaxNameLen)
+	r.Fixed("release ID", m.Release[:])
+	r.Fixed("query ID", m.Query[:])
+	m.Component = readComponent(r)
+	m.Prefixes = readPrefixes(r)
+}
+
+func (m *Answer) encode(w *wire.Writer) {
+	w.Uint32(uint32(m.Reports))
+	w.Uint64s(m.Values)
+}
+
+func (m *Answer) decode(r *wire.Reader) {
+	m.Reports = int(r.Uint32("reports"))
+	m.Values = r.Uint64s("values", MaxPrefixes)
+}
+
+// failf records a semantic decoding error unless one is already recorded.
+func failf(r *wire.Reader, format string, args ...any) {
+	if r.Err() == nil {
+		r.Fail(fmt.Errorf(format, args...))
+	}
+}
+
+func writeBool(w *wire.Writer, b bool) {
+	if b {
+		w.Uint8(1)
+	} else {
+		w.Uint8(0)
+	}
+}
+
+func readBool(r *wire.Reader, field string) bool {
+	switch v := r.Uint8(field); v {
+	case 0:
+		return false
+	case 1:
+		return true
+	default:
+		failf(r, "%s: byte %d is not a boolean", field, v)
+		return false
+	}
+}
+
+func readComponent(r *wire.Reader) Component {
+	c := Component(r.Uint8("component"))
+	if !c.Valid() {
+		failf(r, "component: unknown component %d", uint8(c))
+	}
+	return c
+}
+
+func writePrefixes(w *wire.Writer, prefixes []int) {
+	v := make([]uint64, len(prefixes))
+	for i, p := range prefixes {
+		v[i] = uint64(p)
+	}
+	w.Uint64s(v)
+}
+
+// readPrefixes reads a strictly increasing list of prefixes ≥ 1.
+func readPrefixes(r *wire.Reader) []int {
+	v := r.Uint64s("prefixes", MaxPrefixes)
+	p := make([]int, len(v))
+	for i, x := range v {
+		if x < 1 || x > MaxBins {
+			failf(r, "prefixes: prefix %d is not in [1, 2^40]", x)
+			return nil
+		}
+		if i > 0 && x <= v[i-1] {
+			failf(r, "prefixes: not strictly increasing at position %d (%d after %d)", i+1, x, v[i-1])
+			return nil
+		}
+		p[i] = int(x)
+	}
+	return p
+}
+
+func writeParams(w *wire.Writer, p mechanism.Params) {
+	w.String(p.Name)
+	w.Uint64(uint64(p.Bins))
+	w.Float64(p.Epsilon)
+	w.Float64(p.Delta)
+	w.Uint32(uint32(p.K))
+	w.Uint8(uint8(p.Relation))
+}
+
+func readParams(r *wire.Reader) mechanism.Params {
+	var p mechanism.Params
+	p.Name = r.String("mechanism name", MaxNameLen)
+	bins := r.Uint64("bins")
+	if bins < 1 || bins > MaxBins {
+		failf(r, "bins: %d is not in [1, 2^40]", bins)
+	}
+	p.Bins = int(bins)
+	p.Epsilon = r.Float64("epsilon")
+	if math.IsNaN(p.Epsilon) || math.IsInf(p.Epsilon, 0) || p.Epsilon <= 0 {
+		failf(r, "epsilon: %v is not positive and finite", p.Epsilon)
+	}
+	p.Delta = r.Float64("delta")
+	if !(p.Delta >= 0 && p.Delta < 1) {
+		failf(r, "delta: %v is not in [0, 1)", p.Delta)
+	}
+	p.K = int(r.Uint32("k"))
+	p.Relation = mechanism.Relation(r.Uint8("relation"))
+	if p.Relation != mechanism.ReplaceOne && p.Relation != mechanism.AddRemove {
+		failf(r, "relation: unknown neighbouring relation %d", p.Relation)
+	}
+	return p
+}
+
+func writeIDs(w *wire.Writer, ids []ReportID) {
+	b := make([]byte, 0, 16*len(ids))
+	for _, id := range ids {
+		b = append(b, id[:]...)
+	}
+	w.Blob(b)
+}
+
+func readIDs(r *wire.Reader, field string) []ReportID {
+	b := r.Blob(field, 16*MaxReports)
+	if len(b)%16 != 0 {
+		failf(r, "%s: %d bytes is not a whole number of 16-byte IDs", field, len(b))
+		return nil
+	}
+	ids := make([]ReportID, len(b)/16)
+	for i := range ids {
+		copy(ids[i][:], b[16*i:])
+	}
+	return ids
+}

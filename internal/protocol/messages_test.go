@@ -1,0 +1,109 @@
+package protocol
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+)
+
+func sampleMessages() []Message {
+	id := ID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	return []Message{
+		&Error{Text: "budget exhausted"},
+		&Ack{Duplicate: true},
+		&Upload{Dataset: "d", Report: id, Key: []byte{1, 2, 3}},
+		&OpenQuery{Dataset: "d", Query: id, Component: Label, Prefixes: []int{1, 5, 9}},
+		&Shares{Dataset: "d", Query: id, Report: id, Values: []uint64{7, 1 << 63}},
+		&CreateRelease{Dataset: "d", Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: 256, Epsilon: 1}, Components: []Component{Count, Probability}, Reports: 3, IDs: []ReportID{id}},
+		&ReleaseCreated{Reports: 2, Missing: []ReportID{id}},
+		&Query{Dataset: "d", Release: id, Component: Count, Prefixes: []int{256}},
+		&Answer{Reports: 9, Values: []uint64{1, 2}},
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	for _, m := range sampleMessages() {
+		b := Encode(m)
+		got, err := Decode(b)
+		if err != nil {
+			t.Fatalf("%T: %v", m, err)
+		}
+		if !bytes.Equal(Encode(got), b) {
+			t.Errorf("%T: re-encoding differs", m)
+		}
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	valid := Encode(&Query{Dataset: "d", Component: Count, Prefixes: []int{1, 2}})
+	tests := []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"empty", nil, "version: truncated"},
+		{"version", append([]byte{2}, valid[1:]...), "protocol version 2"},
+		{"kind", []byte{Version, 99}, "unknown message kind 99"},
+		{"truncated", valid[:len(valid)-1], "truncated"},
+		{"trailing", append(valid, 0), "trailing"},
+		{"unsorted", Encode(&Query{Dataset: "d", Prefixes: []int{3, 2}}), "not strictly increasing"},
+		{"zero prefix", Encode(&Query{Dataset: "d", Prefixes: []int{0}}), "not in [1, 2^40]"},
+		{"component", Encode(&Query{Dataset: "d", Component: 9}), "unknown component 9"},
+		{"epsilon", Encode(&CreateRelease{Dataset: "d", Mechanism: mechanism.Params{Bins: 4, Epsilon: -1}, Components: []Component{Count}}), "epsilon"},
+		{"oversize", []byte{Version, byte(KindUpload), 0xff, 0xff, 0xff, 0xff}, "exceeds the limit"},
+	}
+	for _, tt := range tests {
+		_, err := Decode(tt.in)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want one containing %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	for _, m := range sampleMessages() {
+		f.Add(Encode(m))
+	}
+	f.Add([]byte{Version, byte(KindAnswer), 0xff, 0xff, 0xff, 0x7f})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := Decode(b)
+		if err != nil {
+			return
+		}
+		again, err := Decode(Encode(m))
+		if err != nil {
+			t.Fatalf("re-decoding an accepted %T: %v", m, err)
+		}
+		if !bytes.Equal(Encode(again), Encode(m)) {
+			t.Fatalf("%T does not round-trip", m)
+		}
+	})
+}
+
+func TestComponentMechanismScales(t *testing.T) {
+	p := mechanism.Params{Name: "tree", Bins: 256, Epsilon: 1}
+	count, err := ComponentMechanism(p, Count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prob, err := ComponentMechanism(p, Probability)
+	if err != nil {
+		t.Fatal(err)
+	}
+	label, err := ComponentMechanism(p, Label)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// N = 256: L = 8, Δ = 9 replace-one; add/remove Δ = 5 at ε/2, scale 10.
+	if count.Epsilon() != 1 || label.Epsilon() != 0.5 || label.Relation() != mechanism.AddRemove {
+		t.Errorf("count ε %v, label ε %v %v", count.Epsilon(), label.Epsilon(), label.Relation())
+	}
+	if r := prob.MeanVariance() / label.MeanVariance(); r < 0.999*ProbabilityScale*ProbabilityScale || r > 1.001*ProbabilityScale*ProbabilityScale {
+		t.Errorf("probability/label variance ratio %g, want 2^64", r)
+	}
+	if ComponentSeed([32]byte{1}, Count) == ComponentSeed([32]byte{1}, Label) {
+		t.Error("components share a seed")
+	}
+}

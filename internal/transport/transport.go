@@ -1,0 +1,129 @@
+// Package transport is the seam between the protocol logic of parties,
+// servers and analysts and the network that carries their messages. The
+// logic sees only Conn (send one request, wait for its response) and
+// Handler (answer one request); messages are opaque, already-encoded
+// byte strings (package protocol). Network is the in-process
+// implementation, used by the simulator and the tests; a networked one
+// (libp2p) can replace it without touching the logic.
+//
+// Network counts, for every peer, the bytes it sends and receives and the
+// round trips it initiates, which is the cost model of dp-ecdf §4.1–4.2.
+package transport
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// PeerID names a participant: a server ("leader", "helper"), an analyst
+// or a party.
+type PeerID string
+
+// Handler answers one request from peer from. It must not retain req.
+type Handler func(ctx context.Context, from PeerID, req []byte) []byte
+
+// Conn is one participant's view of the network.
+type Conn interface {
+	// Self is the caller's own peer ID.
+	Self() PeerID
+	// Call sends req to peer to and returns its response.
+	Call(ctx context.Context, to PeerID, req []byte) ([]byte, error)
+}
+
+// Stats is the traffic of one peer.
+type Stats struct {
+	BytesSent     int64 // request bytes it sent plus response bytes it returned
+	BytesReceived int64 // request bytes it was sent plus response bytes it got
+	Calls         int64 // round trips it initiated
+}
+
+// Network is an in-process message network. It copies every message, so
+// peers share no memory, and it is safe for concurrent use.
+type Network struct {
+	mu       sync.RWMutex
+	handlers map[PeerID]Handler
+	stats    map[PeerID]*counters
+}
+
+type counters struct {
+	sent, received, calls atomic.Int64
+}
+
+// NewNetwork returns an empty network.
+func NewNetwork() *Network {
+	return &Network{handlers: make(map[PeerID]Handler), stats: make(map[PeerID]*counters)}
+}
+
+// Register makes h answer the requests sent to id.
+func (n *Network) Register(id PeerID, h Handler) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.handlers[id] = h
+}
+
+// Conn returns the connection of peer id.
+func (n *Network) Conn(id PeerID) Conn { return &conn{net: n, self: id} }
+
+func (n *Network) counters(id PeerID) *counters {
+	n.mu.RLock()
+	c, ok := n.stats[id]
+	n.mu.RUnlock()
+	if ok {
+		return c
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if c, ok = n.stats[id]; !ok {
+		c = new(counters)
+		n.stats[id] = c
+	}
+	return c
+}
+
+// Stats returns the traffic of peer id so far.
+func (n *Network) Stats(id PeerID) Stats {
+	c := n.counters(id)
+	return Stats{BytesSent: c.sent.Load(), BytesReceived: c.received.Load(), Calls: c.calls.Load()}
+}
+
+// Peers returns the peers that have sent or received anything, sorted.
+func (n *Network) Peers() []PeerID {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	ids := make([]PeerID, 0, len(n.stats))
+	for id := range n.stats {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+type conn struct {
+	net  *Network
+	self PeerID
+}
+
+func (c *conn) Self() PeerID { return c.self }
+
+func (c *conn) Call(ctx context.Context, to PeerID, req []byte) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c.net.mu.RLock()
+	h, ok := c.net.handlers[to]
+	c.net.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("transport: no peer %q", to)
+	}
+	from, dst := c.net.counters(c.self), c.net.counters(to)
+	from.calls.Add(1)
+	from.sent.Add(int64(len(req)))
+	dst.received.Add(int64(len(req)))
+	resp := h(ctx, c.self, append([]byte(nil), req...))
+	dst.sent.Add(int64(len(resp)))
+	from.received.Add(int64(len(resp)))
+	return append([]byte(nil), resp...), nil
+}
