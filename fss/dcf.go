@@ -1,0 +1,138 @@
+package fss
+
+import (
+	crand "crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Gen returns the two keys of the distributed comparison function
+// f_{α,β}(x) = β·1[x < α] on n-bit inputs, nbits = n ∈ [1, 64], α < 2^n,
+// β ∈ (Z_{2^64})^m with 1 ≤ m ≤ MaxComponents: for every x < 2^n,
+// Eval(k0, x) + Eval(k1, x) = f_{α,β}(x) componentwise mod 2^64. The two
+// 128-bit initial seeds are read from rand (crypto/rand when nil); each key
+// alone is pseudorandom and reveals nothing about α or β beyond n and m.
+func Gen(alpha uint64, beta []uint64, nbits int, rand io.Reader) (k0, k1 *Key, err error) {
+	if nbits < 1 || nbits > MaxBits {
+		return nil, nil, fmt.Errorf("fss: Gen: nbits = %d, want 1 to %d", nbits, MaxBits)
+	}
+	if !inDomain(alpha, nbits) {
+		return nil, nil, fmt.Errorf("fss: Gen: alpha = %d is not below 2^%d", alpha, nbits)
+	}
+	m := len(beta)
+	if m < 1 || m > MaxComponents {
+		return nil, nil, fmt.Errorf("fss: Gen: beta has %d components, want 1 to %d", m, MaxComponents)
+	}
+	if rand == nil {
+		rand = crand.Reader
+	}
+	var buf [32]byte
+	if _, err := io.ReadFull(rand, buf[:]); err != nil {
+		return nil, nil, fmt.Errorf("fss: Gen: reading the initial seeds: %w", err)
+	}
+	s := [2]block{
+		{binary.LittleEndian.Uint64(buf[0:]), binary.LittleEndian.Uint64(buf[8:])},
+		{binary.LittleEndian.Uint64(buf[16:]), binary.LittleEndian.Uint64(buf[24:])},
+	}
+	k0 = &Key{party: 0, nbits: nbits, m: m, seed: s[0], cw: make([]uint64, nbits*(2+m)), final: make([]uint64, m)}
+	genCorrections(k0, s, alpha, beta)
+	k1 = &Key{party: 1, nbits: nbits, m: m, seed: s[1], tcw: k0.tcw,
+		cw: append([]uint64(nil), k0.cw...), final: append([]uint64(nil), k0.final...)}
+	return k0, k1, nil
+}
+
+// genCorrections fills the correction words of k from the initial seeds
+// s[0], s[1], following BCG+21 Fig. 3 as restated in specs/dcf.md.
+func genCorrections(k *Key, s [2]block, alpha uint64, beta []uint64) {
+	n, m := k.nbits, k.m
+	t := [2]uint64{0, 1}
+	vAlpha := make([]uint64, m)
+	var v [2][2][]uint64 // v[party][side]: Convert of the value material
+	for b := range v {
+		for side := range v[b] {
+			v[b][side] = make([]uint64, m)
+		}
+	}
+	for d := 0; d < n; d++ {
+		a := pathBit(alpha, n, d)
+		keep, lose := int(a), int(1-a)
+		var cs [2][2]block
+		var ct [2][2]uint64
+		for b := range cs {
+			for side := range cs[b] {
+				cs[b][side], ct[b][side] = childSeed(s[b], side)
+				valueWords(s[b], side, m, v[b][side])
+			}
+		}
+		sCW := block{cs[0][lose][0] ^ cs[1][lose][0], cs[0][lose][1] ^ cs[1][lose][1]}
+		cw := k.cw[d*k.stride() : (d+1)*k.stride()]
+		cw[0], cw[1] = sCW[0], sCW[1]
+		neg := -t[1] // all ones when t1 = 1: (−1)^{t1}·y = (y ⊕ neg) − neg
+		for c := 0; c < m; c++ {
+			vcw := v[1][lose][c] - v[0][lose][c] - vAlpha[c]
+			if lose == 0 { // α_i = 1: every x with x_i = 0 here is below α
+				vcw += beta[c]
+			}
+			vcw = (vcw ^ neg) - neg
+			cw[2+c] = vcw
+			vAlpha[c] = vAlpha[c] - v[1][keep][c] + v[0][keep][c] + (vcw ^ neg - neg)
+		}
+		tCW := [2]uint64{ct[0][0] ^ ct[1][0] ^ a ^ 1, ct[0][1] ^ ct[1][1] ^ a}
+		k.tcw[0] |= tCW[0] << uint(d)
+		k.tcw[1] |= tCW[1] << uint(d)
+		for b := range s {
+			mask := -t[b]
+			s[b] = block{cs[b][keep][0] ^ sCW[0]&mask, cs[b][keep][1] ^ sCW[1]&mask}
+			t[b] = ct[b][keep] ^ t[b]&tCW[keep]
+		}
+	}
+	var leaf [2][]uint64
+	for b := range leaf {
+		leaf[b] = make([]uint64, m)
+		valueWords(s[b], 0, m, leaf[b])
+	}
+	neg := -t[1]
+	for c := 0; c < m; c++ {
+		k.final[c] = (leaf[1][c] - leaf[0][c] - vAlpha[c]) ^ neg - neg
+	}
+}
+
+// errNilKey is returned when a nil *Key is evaluated or encoded.
+var errNilKey = errors.New("fss: nil key")
+
+// Eval returns party k.Party()'s share of f_{α,β}(x): m words that add up
+// componentwise mod 2^64 with the other key's share to β·1[x < α]. It
+// expands one tree node per input bit (n + ⌈m/2⌉·(n+1) + n AES blocks);
+// use SumBatch to evaluate many keys at many points.
+func Eval(k *Key, x uint64) ([]uint64, error) {
+	if k == nil {
+		return nil, errNilKey
+	}
+	if !inDomain(x, k.nbits) {
+		return nil, fmt.Errorf("fss: Eval: x = %d is not below 2^%d", x, k.nbits)
+	}
+	n, m := k.nbits, k.m
+	out := make([]uint64, m)
+	conv := make([]uint64, m)
+	s, t := k.seed, uint64(k.party)
+	for d := 0; d < n; d++ {
+		side := pathBit(x, n, d)
+		child, ct := childSeed(s, int(side))
+		valueWords(s, int(side), m, conv)
+		mask := -t
+		cw := k.cw[d*k.stride() : (d+1)*k.stride()]
+		for c := 0; c < m; c++ {
+			out[c] += conv[c] + cw[2+c]&mask
+		}
+		s = block{child[0] ^ cw[0]&mask, child[1] ^ cw[1]&mask}
+		t = ct ^ t&(k.tcw[side]>>uint(d))&1
+	}
+	valueWords(s, 0, m, conv)
+	neg := -uint64(k.party)
+	for c := 0; c < m; c++ {
+		out[c] = (out[c] + conv[c] + k.final[c]&-t) ^ neg - neg
+	}
+	return out, nil
+}

@@ -1,0 +1,46 @@
+package fss_test
+
+import (
+	"fmt"
+
+	"github.com/fedecdf/fedecdf/fss"
+)
+
+// Three parties, in bins 0, 2 and 2 of a 4-bin ECDF, contribute a count
+// and a label each; the two servers sum their shares of every prefix and
+// only the sum of both shares is meaningful.
+func Example() {
+	dom, err := fss.NewPrefixDomain(4)
+	if err != nil {
+		panic(err)
+	}
+	parties := []struct {
+		bin     int
+		payload []uint64 // count, label
+	}{{0, []uint64{1, 1}}, {2, []uint64{1, 0}}, {2, []uint64{1, 1}}}
+	var server0, server1 []*fss.Key
+	for _, p := range parties {
+		k0, k1, err := dom.Gen(p.bin, p.payload, nil) // crypto/rand seeds
+		if err != nil {
+			panic(err)
+		}
+		server0, server1 = append(server0, k0), append(server1, k1)
+	}
+	prefixes := []int{0, 1, 2, 3}
+	share0 := make([]uint64, len(prefixes)*2)
+	share1 := make([]uint64, len(prefixes)*2)
+	if err := dom.SumPrefixes(server0, prefixes, share0); err != nil {
+		panic(err)
+	}
+	if err := dom.SumPrefixes(server1, prefixes, share1); err != nil {
+		panic(err)
+	}
+	for r, j := range prefixes {
+		fmt.Printf("bins ≤ %d: count %d, positives %d\n", j, share0[2*r]+share1[2*r], share0[2*r+1]+share1[2*r+1])
+	}
+	// Output:
+	// bins ≤ 0: count 1, positives 1
+	// bins ≤ 1: count 1, positives 1
+	// bins ≤ 2: count 3, positives 2
+	// bins ≤ 3: count 3, positives 2
+}
