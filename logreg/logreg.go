@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/optimize"
 )
 
@@ -17,11 +18,11 @@ type Options struct {
 	// C·Σ_i loss_i + ‖w‖²/2. Zero means 1; +Inf fits without penalty
 	// (maximum likelihood).
 	C float64
-	// MaxIterations bounds the L-BFGS iterations; zero means 1000.
+	// MaxIterations bounds the Newton iterations; zero means 100.
 	MaxIterations int
-	// GradientTolerance stops L-BFGS when every component of the gradient
-	// of the mean objective (loss_i averaged, penalty ‖w‖²/(2Cn)) is
-	// below it in absolute value; zero means 1e-8.
+	// GradientTolerance stops the iterations when every component of the
+	// gradient of the mean objective (loss_i averaged, penalty ‖w‖²/(2Cn))
+	// is below it in absolute value; zero means 1e-8.
 	GradientTolerance float64
 }
 
@@ -30,7 +31,7 @@ type Options struct {
 type Model struct {
 	Intercept float64
 	Coef      []float64
-	// Iterations is the number of L-BFGS iterations Fit took.
+	// Iterations is the number of Newton iterations Fit took.
 	Iterations int
 }
 
@@ -56,9 +57,10 @@ func (m *Model) Predict(x []float64) float64 {
 
 // Fit trains an L2-regularised logistic regression on the rows of X with
 // labels y ∈ {0, 1}, minimising C·Σ_i loss_i + ‖w‖²/2 (the intercept is not
-// penalised) by L-BFGS, as scikit-learn's LogisticRegression(C) does with
-// its default lbfgs solver. Rows must all have the same, non-zero length and
-// finite entries, and both classes must occur.
+// penalised), the objective of scikit-learn's LogisticRegression(C), by
+// Newton's method with a line search. Rows must all have the same,
+// non-zero length and finite entries, and both classes must occur. X is
+// read, never modified.
 func Fit(X [][]float64, y []int, opts Options) (*Model, error) {
 	obj, err := newObjective(X, y, opts.C)
 	if err != nil {
@@ -66,7 +68,7 @@ func Fit(X [][]float64, y []int, opts Options) (*Model, error) {
 	}
 	maxIter := opts.MaxIterations
 	if maxIter == 0 {
-		maxIter = 1000
+		maxIter = 100
 	}
 	tol := opts.GradientTolerance
 	if tol == 0 {
@@ -75,22 +77,22 @@ func Fit(X [][]float64, y []int, opts Options) (*Model, error) {
 	if maxIter < 0 || tol < 0 || math.IsNaN(tol) {
 		return nil, fmt.Errorf("logreg: invalid options: MaxIterations %d, GradientTolerance %v", maxIter, tol)
 	}
-	problem := optimize.Problem{Func: obj.value, Grad: obj.gradient}
+	problem := optimize.Problem{Func: obj.value, Grad: obj.gradient, Hess: obj.hessian}
 	settings := &optimize.Settings{
 		GradientThreshold: tol,
 		MajorIterations:   maxIter,
 		Converger:         optimize.NeverTerminate{},
 	}
-	result, err := optimize.Minimize(problem, obj.start(), settings, &optimize.LBFGS{})
+	result, err := optimize.Minimize(problem, obj.initial(), settings, &optimize.Newton{})
 	if result == nil {
-		return nil, fmt.Errorf("logreg: L-BFGS failed: %w", err)
+		return nil, fmt.Errorf("logreg: Newton's method failed: %w", err)
 	}
 	// A line search can fail to improve a point that is already optimal to
 	// floating-point precision; accept any end whose gradient is small.
 	grad := make([]float64, len(result.X))
 	obj.gradient(grad, result.X)
 	if g := floats.Norm(grad, math.Inf(1)); g > math.Max(tol, stalledTolerance) {
-		return nil, fmt.Errorf("logreg: L-BFGS stopped (%v, %v) after %d iterations with gradient norm %.3g > %.3g",
+		return nil, fmt.Errorf("logreg: Newton's method stopped (%v, %v) after %d iterations with gradient norm %.3g > %.3g",
 			result.Status, err, result.Stats.MajorIterations, g, tol)
 	}
 	return &Model{
@@ -100,29 +102,39 @@ func Fit(X [][]float64, y []int, opts Options) (*Model, error) {
 	}, nil
 }
 
-// stalledTolerance is the largest gradient component accepted when L-BFGS
-// stops before GradientTolerance is reached (line-search failure near the
+// stalledTolerance is the largest gradient component accepted when the
+// line search stops before GradientTolerance is reached (line-search failure near the
 // optimum).
 const stalledTolerance = 1e-6
 
 // objective is the mean penalised log-loss
 //
-//	f(β) = (1/n)·Σ_i [log(1+e^{z_i}) − y_i·z_i] + ‖w‖²/(2Cn),  z_i = β_0 + w·x_i,
+//	f(β) = (1/n)·Σ_i [log(1+e^{z_i}) − y_i·z_i] + ‖w‖²/(2Cn),  z_i = β·x̃_i,
 //
-// scikit-learn's objective divided by C·n, with β = (β_0, w). Its gradient
-// is (1/n)·Σ_i (σ(z_i) − y_i)·(1, x_i) + (0, w)/(Cn).
+// scikit-learn's objective divided by C·n, with β = (b, w) and
+// x̃_i = (1, x_i). Its gradient and Hessian are
+//
+//	∇f = (1/n)·Σ_i (σ(z_i) − y_i)·x̃_i + (0, w)/(Cn),
+//	∇²f = (1/n)·Σ_i σ(z_i)(1 − σ(z_i))·x̃_i x̃_iᵀ + diag(0, 1, …, 1)/(Cn).
+//
+// The rows x̃_i are stored sparsely (one-hot features are mostly zero), so
+// an evaluation costs O(nnz) and a Hessian O(Σ_i nnz_i²).
 type objective struct {
-	n, d    int
-	x       []float64 // n×d, row-major
+	n, dim int // rows, parameters (features + 1)
+	// Row i's non-zeros are at cols[start[i]:start[i+1]], values vals[…];
+	// column 0 is the constant 1 of the intercept.
+	start   []int
+	cols    []int32
+	vals    []float64
 	y       []float64
 	penalty float64 // 1/(C·n), 0 without penalty
-	// cache of the last evaluation, as L-BFGS asks for value and gradient
-	// at the same point.
-	at, grad []float64
-	val      float64
+	// Cache of the last evaluation: the optimiser asks for value,
+	// gradient and Hessian at the same point.
+	at, grad, z []float64
+	val         float64
 }
 
-// newObjective validates X, y and C and copies X into row-major storage.
+// newObjective validates X, y and C and stores the non-zeros of X.
 func newObjective(X [][]float64, y []int, c float64) (*objective, error) {
 	if c == 0 {
 		c = 1
@@ -141,18 +153,27 @@ func newObjective(X [][]float64, y []int, c float64) (*objective, error) {
 	if d == 0 {
 		return nil, errors.New("logreg: rows have no features")
 	}
-	o := &objective{n: n, d: d, x: make([]float64, 0, n*d), y: make([]float64, n), penalty: 1 / (c * float64(n))}
+	if d >= math.MaxInt32 {
+		return nil, fmt.Errorf("logreg: %d features are too many", d)
+	}
+	o := &objective{n: n, dim: d + 1, start: make([]int, 1, n+1), y: make([]float64, n), penalty: 1 / (c * float64(n))}
 	var positives int
 	for i, row := range X {
 		if len(row) != d {
 			return nil, fmt.Errorf("logreg: row %d has %d features, row 0 has %d", i, len(row), d)
 		}
+		o.cols = append(o.cols, 0)
+		o.vals = append(o.vals, 1)
 		for j, v := range row {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return nil, fmt.Errorf("logreg: row %d feature %d is %v", i, j, v)
 			}
+			if v != 0 {
+				o.cols = append(o.cols, int32(j+1))
+				o.vals = append(o.vals, v)
+			}
 		}
-		o.x = append(o.x, row...)
+		o.start = append(o.start, len(o.cols))
 		switch y[i] {
 		case 0:
 		case 1:
@@ -168,14 +189,14 @@ func newObjective(X [][]float64, y []int, c float64) (*objective, error) {
 	return o, nil
 }
 
-// start returns the initial point: w = 0 and the intercept fitting the
+// initial returns the initial point: w = 0 and the intercept fitting the
 // class frequency, the optimum of the intercept-only model.
-func (o *objective) start() []float64 {
+func (o *objective) initial() []float64 {
 	var positives float64
 	for _, v := range o.y {
 		positives += v
 	}
-	beta := make([]float64, o.d+1)
+	beta := make([]float64, o.dim)
 	beta[0] = math.Log(positives / (float64(o.n) - positives))
 	return beta
 }
@@ -192,40 +213,69 @@ func (o *objective) gradient(grad, beta []float64) {
 	copy(grad, o.grad)
 }
 
-// evaluate computes value and gradient at beta unless they are cached.
+// hessian stores ∇²f(beta) in hess.
+func (o *objective) hessian(hess *mat.SymDense, beta []float64) {
+	o.evaluate(beta)
+	// Accumulate the upper triangle of Σ_i s_i·x̃_i x̃_iᵀ; the columns of a
+	// row are increasing, so (cols[a], cols[b]) with a ≤ b is upper.
+	upper := make([]float64, o.dim*o.dim)
+	for i := range o.n {
+		p := sigmoid(o.z[i])
+		s := p * (1 - p)
+		cols, vals := o.cols[o.start[i]:o.start[i+1]], o.vals[o.start[i]:o.start[i+1]]
+		for a, ca := range cols {
+			sa := s * vals[a]
+			line := upper[int(ca)*o.dim:]
+			for b := a; b < len(cols); b++ {
+				line[cols[b]] += sa * vals[b]
+			}
+		}
+	}
+	invN := 1 / float64(o.n)
+	for j := range o.dim {
+		for k := j; k < o.dim; k++ {
+			hess.SetSym(j, k, upper[j*o.dim+k]*invN)
+		}
+		if j > 0 {
+			hess.SetSym(j, j, hess.At(j, j)+o.penalty)
+		}
+	}
+}
+
+// evaluate computes the value, gradient and linear predictors z_i at beta
+// unless they are cached.
 func (o *objective) evaluate(beta []float64) {
 	if o.at != nil && slices.Equal(o.at, beta) {
 		return
 	}
 	if o.at == nil {
-		o.at = make([]float64, o.d+1)
-		o.grad = make([]float64, o.d+1)
+		o.at = make([]float64, o.dim)
+		o.grad = make([]float64, o.dim)
+		o.z = make([]float64, o.n)
 	}
 	copy(o.at, beta)
 	clear(o.grad)
-	w := beta[1:]
-	gw := o.grad[1:]
 	var loss float64
 	for i := range o.n {
-		row := o.x[i*o.d : (i+1)*o.d]
-		z := beta[0]
-		for j, v := range row {
-			z += w[j] * v
+		cols, vals := o.cols[o.start[i]:o.start[i+1]], o.vals[o.start[i]:o.start[i+1]]
+		var z float64
+		for a, c := range cols {
+			z += beta[c] * vals[a]
 		}
+		o.z[i] = z
 		loss += softplus(z) - o.y[i]*z
 		r := sigmoid(z) - o.y[i]
-		o.grad[0] += r
-		for j, v := range row {
-			gw[j] += r * v
+		for a, c := range cols {
+			o.grad[c] += r * vals[a]
 		}
 	}
 	invN := 1 / float64(o.n)
 	var norm2 float64
-	for j, v := range w {
-		norm2 += v * v
-		gw[j] = gw[j]*invN + o.penalty*v
-	}
 	o.grad[0] *= invN
+	for j := 1; j < o.dim; j++ {
+		norm2 += beta[j] * beta[j]
+		o.grad[j] = o.grad[j]*invN + o.penalty*beta[j]
+	}
 	o.val = loss*invN + o.penalty*norm2/2
 }
 

@@ -55,6 +55,33 @@ func TestGradientMatchesFiniteDifferences(t *testing.T) {
 	}
 }
 
+func TestHessianMatchesFiniteDifferences(t *testing.T) {
+	X, y := generate(300, 0.3, []float64{1, -0.5, 2, 0}, 5)
+	X[0][1] = 0 // exercise the sparse storage
+	obj, err := newObjective(X, y, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	beta := []float64{-0.2, 0.7, 0.1, -1.3, 0.4}
+	hess := mat.NewSymDense(len(beta), nil)
+	obj.hessian(hess, beta)
+	const h = 1e-5
+	plus, minus := make([]float64, len(beta)), make([]float64, len(beta))
+	for k := range beta {
+		b := append([]float64(nil), beta...)
+		b[k] += h
+		obj.gradient(plus, b)
+		b[k] -= 2 * h
+		obj.gradient(minus, b)
+		for j := range beta {
+			numeric := (plus[j] - minus[j]) / (2 * h)
+			if math.Abs(numeric-hess.At(j, k)) > 1e-7 {
+				t.Errorf("∂²f/∂β_%d∂β_%d = %.10f, finite difference %.10f", j, k, hess.At(j, k), numeric)
+			}
+		}
+	}
+}
+
 // standardErrors returns √diag((X̃ᵀ W X̃)⁻¹), X̃ = (1, X), W = diag(p(1−p)) at
 // the fitted model: the asymptotic standard errors of the maximum
 // likelihood estimate.
@@ -174,7 +201,7 @@ func TestFitReportsNonConvergence(t *testing.T) {
 	X, y := generate(500, 0.5, []float64{1.5, -1, 0.5}, 4)
 	_, err := Fit(X, y, Options{MaxIterations: 1})
 	if err == nil || !strings.Contains(err.Error(), "gradient norm") {
-		t.Errorf("one L-BFGS iteration: error %v, want a non-convergence error", err)
+		t.Errorf("one Newton iteration: error %v, want a non-convergence error", err)
 	}
 }
 
