@@ -63,7 +63,9 @@ func openFile(path string) (r io.ReadCloser, name string, err error) {
 
 // newRecords reads the header line of r, detecting the separator when sep
 // is 0, and returns an iterator over the data rows. Quoted fields follow
-// RFC 4180; stray quotes inside unquoted fields are kept as text.
+// RFC 4180 strictly: a quote inside an unquoted field or an unterminated
+// quoted field is an error, rather than a guess that could silently merge
+// rows.
 func newRecords(r io.Reader, name string, sep rune) (*records, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	first, err := br.ReadString('\n')
@@ -81,7 +83,6 @@ func newRecords(r io.Reader, name string, sep rune) (*records, error) {
 	}
 	c := csv.NewReader(io.MultiReader(strings.NewReader(first), br))
 	c.Comma = sep
-	c.LazyQuotes = true
 	header, err := c.Read()
 	if err != nil {
 		return nil, csvError(name, err)
