@@ -1,0 +1,43 @@
+// Package aggregation is the UStat operation of dp-ecdf §2: compute and
+// publish
+//
+//	Û_φ(X, I) = U_φ(X) + Σ_{i∈I} η_i
+//
+// for the kernels φ_i(x) = payload_c(x)·1[bin(x) ≤ i] of Eq. (4), in
+// batch form: a Query names a payload component c (count, label,
+// 1 − label, or fixed-point probability), a sorted list of prefixes
+// i ∈ [1, N], and a Release, whose secret noise η(i) (the noise pattern
+// of an ecdf/mechanism, e.g. the tree path of Eq. 2) is added to prefix
+// i. The sums are returned unnormalised, in the component's integer
+// units; dividing by n gives the U-statistic.
+//
+// A release fixes its noise once, when it is created, and charges its
+// privacy budget then: ε (and δ) per component it covers, under the
+// mechanism's neighbouring relation (replace-one by default, n public).
+// Every later query of the release reuses the same noise and the same
+// set of reports, so re-querying a prefix, or binary-searching the
+// inverse ECDF (Algorithm 1), costs nothing more.
+//
+// Backends:
+//
+//   - Plain: a trusted curator that sees every instance and adds the
+//     mechanism's noise once; the reference every other backend matches
+//     exactly when the noise is off.
+//   - Remote with the additive backend (§4.1): for each query batch every
+//     party sends each of the two servers an additive share mod 2^64 of
+//     its kernel values; the servers sum, each adds its own noise, and
+//     the leader combines. Communication O(n·|B|); all parties online.
+//   - Remote with the dcf backend (§4.2): each party uploads once a pair
+//     of distributed-comparison-function keys for its bin and payload
+//     vector (package fss); the servers then answer any number of
+//     queries alone. Communication O(n + m·|B|) after the upload.
+//
+// With two servers, each draws its own noise seed per release (crypto/
+// rand) at the mechanism's full scale and adds its noise to its share:
+// the output stays (ε, δ)-DP even if one server is corrupt and removes
+// its own noise, at twice the mechanism's variance. Result.Variance and
+// Result.Guarantee state this.
+//
+// Local wires parties, two servers and an analyst in one process over
+// the in-process transport, counting bytes and round trips.
+package aggregation

@@ -1,0 +1,179 @@
+package aggregation
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/transport"
+	"github.com/fedecdf/fedecdf/party"
+	"github.com/fedecdf/fedecdf/server"
+)
+
+// Peer IDs of a Local deployment.
+const (
+	LeaderPeer  transport.PeerID = "leader"
+	HelperPeer  transport.PeerID = "helper"
+	AnalystPeer transport.PeerID = "analyst"
+)
+
+// PartyPeer returns the peer ID of party k.
+func PartyPeer(k int) transport.PeerID { return transport.PeerID(fmt.Sprintf("party-%d", k)) }
+
+// LocalConfig configures a one-process deployment.
+type LocalConfig struct {
+	Backend    string // "plain", "additive" or "dcf"
+	Dataset    string
+	Bins       int
+	Budget     server.Budget
+	MinReports int
+	// Ledgers of the leader and the helper (the curator uses the
+	// leader's); nil means in memory.
+	LeaderLedger, HelperLedger server.Ledger
+}
+
+// Local is parties, two servers and an analyst in one process, talking
+// over an in-process transport that counts their traffic.
+type Local struct {
+	UStat
+	Network        *transport.Network
+	Leader, Helper *server.Server
+	Parties        []*party.Party
+}
+
+// NewLocal deploys cfg and has every party report: upload its DCF keys
+// (dcf), enrol (additive), or hand its instance to the curator (plain).
+func NewLocal(ctx context.Context, cfg LocalConfig, parties []*party.Party) (*Local, error) {
+	if cfg.LeaderLedger == nil {
+		cfg.LeaderLedger = server.NewMemoryLedger()
+	}
+	if cfg.HelperLedger == nil {
+		cfg.HelperLedger = server.NewMemoryLedger()
+	}
+	l := &Local{Network: transport.NewNetwork(), Parties: parties}
+	if cfg.Backend == "plain" {
+		p, err := NewPlain(cfg.Dataset, cfg.Bins, parties, cfg.Budget, cfg.LeaderLedger)
+		if err != nil {
+			return nil, err
+		}
+		l.UStat = p
+		return l, nil
+	}
+	backend := server.Backend(cfg.Backend)
+	ds := server.Dataset{Name: cfg.Dataset, Backend: backend, Bins: cfg.Bins, Budget: cfg.Budget, MinReports: cfg.MinReports}
+	var err error
+	l.Leader, err = server.New(server.Config{Role: server.Leader, Peer: HelperPeer, Conn: l.Network.Conn(LeaderPeer), Ledger: cfg.LeaderLedger, Datasets: []server.Dataset{ds}})
+	if err != nil {
+		return nil, err
+	}
+	l.Helper, err = server.New(server.Config{Role: server.Helper, Peer: LeaderPeer, Ledger: cfg.HelperLedger, Datasets: []server.Dataset{ds}})
+	if err != nil {
+		return nil, err
+	}
+	l.Network.Register(LeaderPeer, l.Leader.Handle)
+	l.Network.Register(HelperPeer, l.Helper.Handle)
+	group := &localParties{net: l.Network, dataset: cfg.Dataset, parties: parties}
+	if err := group.each(ctx, func(ctx context.Context, p *party.Party, s party.Servers) error {
+		if backend == server.DCF {
+			return p.UploadKeys(ctx, s)
+		}
+		return p.Enrol(ctx, s)
+	}); err != nil {
+		return nil, err
+	}
+	l.UStat, err = NewRemote(backend, l.Network.Conn(AnalystPeer), LeaderPeer, cfg.Dataset, group)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// localParties runs the parties of a Local deployment, each over its own
+// connection, on GOMAXPROCS workers.
+type localParties struct {
+	net     *transport.Network
+	dataset string
+	parties []*party.Party
+}
+
+func (g *localParties) SendShares(ctx context.Context, q *protocol.OpenQuery) error {
+	return g.each(ctx, func(ctx context.Context, p *party.Party, s party.Servers) error {
+		return p.SendShares(ctx, s, q)
+	})
+}
+
+// each runs fn for every party and returns the first error.
+func (g *localParties) each(ctx context.Context, fn func(context.Context, *party.Party, party.Servers) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan int)
+	errs := make(chan error, 1)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range next {
+				s := party.Servers{Conn: g.net.Conn(PartyPeer(k)), Leader: LeaderPeer, Helper: HelperPeer, Dataset: g.dataset}
+				if err := fn(ctx, g.parties[k], s); err != nil {
+					select {
+					case errs <- err:
+						cancel()
+					default:
+					}
+				}
+			}
+		}()
+	}
+feed:
+	for k := range g.parties {
+		select {
+		case next <- k:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+		return ctx.Err()
+	}
+}
+
+// Cost is the traffic of a Local deployment so far.
+type Cost struct {
+	BytesPerParty   float64 // mean over parties of bytes sent + received
+	PartyRounds     float64 // mean over parties of round trips initiated
+	LeaderBytes     int64   // bytes sent + received by the leader
+	HelperBytes     int64
+	AnalystBytes    int64
+	AnalystRounds   int64 // round trips the analyst initiated
+	ServerRounds    int64 // round trips between the servers
+	TotalPartyBytes int64
+}
+
+// Cost returns the traffic counted by the transport.
+func (l *Local) Cost() Cost {
+	var c Cost
+	for k := range l.Parties {
+		s := l.Network.Stats(PartyPeer(k))
+		c.TotalPartyBytes += s.BytesSent + s.BytesReceived
+		c.PartyRounds += float64(s.Calls)
+	}
+	if n := len(l.Parties); n > 0 {
+		c.BytesPerParty = float64(c.TotalPartyBytes) / float64(n)
+		c.PartyRounds /= float64(n)
+	}
+	leader, helper, analyst := l.Network.Stats(LeaderPeer), l.Network.Stats(HelperPeer), l.Network.Stats(AnalystPeer)
+	c.LeaderBytes = leader.BytesSent + leader.BytesReceived
+	c.HelperBytes = helper.BytesSent + helper.BytesReceived
+	c.AnalystBytes = analyst.BytesSent + analyst.BytesReceived
+	c.AnalystRounds = analyst.Calls
+	c.ServerRounds = leader.Calls
+	return c
+}

@@ -1,0 +1,105 @@
+package aggregation
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/ecdf/noise"
+	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/party"
+	"github.com/fedecdf/fedecdf/server"
+)
+
+// Plain is the trusted-curator backend: it holds every party's bin and
+// payload, and adds one full-scale draw of the mechanism's noise.
+type Plain struct {
+	dataset string
+	bins    int
+	budget  server.Budget
+	ledger  server.Ledger
+	prefix  [protocol.NumComponents][]uint64 // prefix[c][i−1] = Σ payload_c·1[bin ≤ i]
+	reports int
+	mu      sync.Mutex
+	noise   map[ReleaseID]map[Component]mechanism.Release
+}
+
+// NewPlain returns a curator over the parties' instances on a grid of
+// bins bins, charging releases of dataset to ledger within budget.
+func NewPlain(dataset string, bins int, parties []*party.Party, budget server.Budget, ledger server.Ledger) (*Plain, error) {
+	p := &Plain{dataset: dataset, bins: bins, budget: budget, ledger: ledger, reports: len(parties), noise: make(map[ReleaseID]map[Component]mechanism.Release)}
+	for c := range p.prefix {
+		p.prefix[c] = make([]uint64, bins)
+	}
+	for k, q := range parties {
+		if q.Bin() < 1 || q.Bin() > bins {
+			return nil, fmt.Errorf("plain: party %d (report %v): bin %d is not in [1, %d]", k, q.ReportID(), q.Bin(), bins)
+		}
+		for c := range p.prefix {
+			p.prefix[c][q.Bin()-1] += q.Payload(Component(c))
+		}
+	}
+	for c := range p.prefix {
+		for i := 1; i < bins; i++ {
+			p.prefix[c][i] += p.prefix[c][i-1]
+		}
+	}
+	return p, nil
+}
+
+// Backend returns "plain".
+func (p *Plain) Backend() string { return "plain" }
+
+// NewRelease implements UStat.
+func (p *Plain) NewRelease(_ context.Context, spec ReleaseSpec) (*Release, error) {
+	spec, err := spec.normalize()
+	if err != nil {
+		return nil, fmt.Errorf("plain: %w", err)
+	}
+	if spec.Mechanism.Bins != p.bins {
+		return nil, fmt.Errorf("plain: mechanism over %d bins, but the grid has %d", spec.Mechanism.Bins, p.bins)
+	}
+	id, err := protocol.NewID()
+	if err != nil {
+		return nil, err
+	}
+	rel, err := newRelease(id, spec, p.reports, 1)
+	if err != nil {
+		return nil, fmt.Errorf("plain: %w", err)
+	}
+	seed, err := noise.NewSeed()
+	if err != nil {
+		return nil, err
+	}
+	cost := server.Budget{Epsilon: rel.Epsilon(), Delta: rel.Delta()}
+	if err := p.ledger.Charge(p.dataset, id, cost, p.budget); err != nil {
+		return nil, fmt.Errorf("plain: release refused: %w", err)
+	}
+	noise := make(map[Component]mechanism.Release)
+	for _, c := range spec.Components {
+		noise[c] = rel.mechanisms[c].NewRelease(protocol.ComponentSeed(seed, c))
+	}
+	p.mu.Lock()
+	p.noise[id] = noise
+	p.mu.Unlock()
+	return rel, nil
+}
+
+// Sum implements UStat.
+func (p *Plain) Sum(_ context.Context, q Query) (*Result, error) {
+	if err := q.check(); err != nil {
+		return nil, fmt.Errorf("plain: %w", err)
+	}
+	p.mu.Lock()
+	rel, ok := p.noise[q.Release.ID]
+	p.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("plain: unknown release %v", q.Release.ID)
+	}
+	sums := make([]int64, len(q.Prefixes))
+	for j, i := range q.Prefixes {
+		sums[j] = int64(p.prefix[q.Component][i-1] + uint64(rel[q.Component].PrefixNoise(i)))
+	}
+	return &Result{Query: q, Sums: sums}, nil
+}

@@ -1,0 +1,97 @@
+package aggregation
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/transport"
+	"github.com/fedecdf/fedecdf/server"
+)
+
+// Participants reaches the parties of an additive deployment: for each
+// query batch, every party must send its shares (dp-ecdf §4.1).
+type Participants interface {
+	SendShares(ctx context.Context, q *protocol.OpenQuery) error
+}
+
+// Remote is the analyst's client of the two servers: a UStat over the
+// additive or dcf backend. It talks to the leader only.
+type Remote struct {
+	backend server.Backend
+	conn    transport.Conn
+	leader  transport.PeerID
+	dataset string
+	parties Participants // additive backend only
+}
+
+// NewRemote returns the analyst's client of dataset at leader. parties is
+// needed by the additive backend only (nil for dcf).
+func NewRemote(backend server.Backend, conn transport.Conn, leader transport.PeerID, dataset string, parties Participants) (*Remote, error) {
+	switch {
+	case backend != server.Additive && backend != server.DCF:
+		return nil, fmt.Errorf("unknown secure-sum backend %q (want additive or dcf)", backend)
+	case backend == server.Additive && parties == nil:
+		return nil, fmt.Errorf("the additive backend needs the parties online for every query")
+	}
+	return &Remote{backend: backend, conn: conn, leader: leader, dataset: dataset, parties: parties}, nil
+}
+
+// Backend returns "additive" or "dcf".
+func (r *Remote) Backend() string { return string(r.backend) }
+
+// NewRelease implements UStat: both servers agree on the report set,
+// charge their ledgers and draw their own seeds.
+func (r *Remote) NewRelease(ctx context.Context, spec ReleaseSpec) (*Release, error) {
+	spec, err := spec.normalize()
+	if err != nil {
+		return nil, err
+	}
+	id, err := protocol.NewID()
+	if err != nil {
+		return nil, err
+	}
+	msg := &protocol.CreateRelease{Dataset: r.dataset, Release: id, Mechanism: spec.Mechanism, Components: spec.Components}
+	resp, err := protocol.Call[*protocol.ReleaseCreated](ctx, r.conn, r.leader, msg)
+	if err != nil {
+		return nil, err
+	}
+	return newRelease(id, spec, resp.Reports, 2)
+}
+
+// Sum implements UStat. With the additive backend it first opens a query
+// batch at the servers and has every party send its shares.
+func (r *Remote) Sum(ctx context.Context, q Query) (*Result, error) {
+	if err := q.check(); err != nil {
+		return nil, err
+	}
+	msg := &protocol.Query{Dataset: r.dataset, Release: q.Release.ID, Component: q.Component, Prefixes: q.Prefixes}
+	if r.backend == server.Additive {
+		var err error
+		if msg.Query, err = protocol.NewID(); err != nil {
+			return nil, err
+		}
+		open := &protocol.OpenQuery{Dataset: r.dataset, Query: msg.Query, Component: q.Component, Prefixes: q.Prefixes}
+		if _, err := protocol.Call[*protocol.Ack](ctx, r.conn, r.leader, open); err != nil {
+			return nil, err
+		}
+		if err := r.parties.SendShares(ctx, open); err != nil {
+			return nil, err
+		}
+	}
+	ans, err := protocol.Call[*protocol.Answer](ctx, r.conn, r.leader, msg)
+	if err != nil {
+		return nil, err
+	}
+	if len(ans.Values) != len(q.Prefixes) {
+		return nil, fmt.Errorf("leader answered %d values for %d prefixes", len(ans.Values), len(q.Prefixes))
+	}
+	if ans.Reports != q.Release.Reports {
+		return nil, fmt.Errorf("leader summed %d reports, but release %v has %d", ans.Reports, q.Release.ID, q.Release.Reports)
+	}
+	sums := make([]int64, len(ans.Values))
+	for j, v := range ans.Values {
+		sums[j] = int64(v)
+	}
+	return &Result{Query: q, Sums: sums}, nil
+}

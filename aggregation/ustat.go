@@ -1,0 +1,171 @@
+package aggregation
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/protocol"
+)
+
+// Component names one entry of the parties' payload vectors.
+type Component = protocol.Component
+
+// The payload components.
+const (
+	Count       = protocol.Count
+	Label       = protocol.Label
+	NotLabel    = protocol.NotLabel
+	Probability = protocol.Probability
+)
+
+// ProbabilityScale is the fixed-point scale of the Probability component.
+const ProbabilityScale = protocol.ProbabilityScale
+
+// ReleaseID identifies a release.
+type ReleaseID = protocol.ReleaseID
+
+// UStat computes noisy prefix sums of the parties' payloads.
+type UStat interface {
+	// Backend is "plain", "additive" or "dcf".
+	Backend() string
+	// NewRelease fixes the secret noise of a new release and charges its
+	// privacy cost to the dataset's budget (at every server).
+	NewRelease(ctx context.Context, spec ReleaseSpec) (*Release, error)
+	// Sum answers q with the release's noise.
+	Sum(ctx context.Context, q Query) (*Result, error)
+}
+
+// ReleaseSpec describes a release: its noise mechanism (Bins must be the
+// grid size) and the components it covers (Count when empty).
+type ReleaseSpec struct {
+	Mechanism  mechanism.Params
+	Components []Component
+}
+
+// normalize returns the spec with sorted components, checking them.
+func (s ReleaseSpec) normalize() (ReleaseSpec, error) {
+	comps := slices.Clone(s.Components)
+	if len(comps) == 0 {
+		comps = []Component{Count}
+	}
+	slices.Sort(comps)
+	for i, c := range comps {
+		if !c.Valid() {
+			return s, fmt.Errorf("unknown payload component %d", c)
+		}
+		if i > 0 && c == comps[i-1] {
+			return s, fmt.Errorf("component %v listed twice", c)
+		}
+	}
+	s.Components = comps
+	if s.Mechanism.Name == "" {
+		s.Mechanism.Name = "tree"
+	}
+	return s, nil
+}
+
+// Release is a fixed draw of secret noise over a fixed set of reports.
+type Release struct {
+	ID      ReleaseID
+	Spec    ReleaseSpec
+	Reports int // n, the number of reports it sums
+	// Servers is the number of independent full-scale noise draws added
+	// to each value: 1 for a trusted curator, 2 for two servers.
+	Servers    int
+	mechanisms map[Component]mechanism.Mechanism
+}
+
+// newRelease builds the per-component mechanisms of spec.
+func newRelease(id ReleaseID, spec ReleaseSpec, reports, servers int) (*Release, error) {
+	r := &Release{ID: id, Spec: spec, Reports: reports, Servers: servers, mechanisms: make(map[Component]mechanism.Mechanism)}
+	for _, c := range spec.Components {
+		m, err := protocol.ComponentMechanism(spec.Mechanism, c)
+		if err != nil {
+			return nil, err
+		}
+		r.mechanisms[c] = m
+	}
+	return r, nil
+}
+
+// Mechanism returns the mechanism whose noise component c receives (see
+// protocol.ComponentMechanism), or nil if the release does not cover c.
+func (r *Release) Mechanism(c Component) mechanism.Mechanism { return r.mechanisms[c] }
+
+// Epsilon and Delta return the privacy cost of the release: ε and δ of
+// the spec for each component covered (basic composition).
+func (r *Release) Epsilon() float64 {
+	return float64(len(r.Spec.Components)) * r.Spec.Mechanism.Epsilon
+}
+
+// Delta: see Epsilon.
+func (r *Release) Delta() float64 {
+	return float64(len(r.Spec.Components)) * r.Spec.Mechanism.Delta
+}
+
+// Guarantee states the privacy of the release and its noise.
+func (r *Release) Guarantee() string {
+	g := fmt.Sprintf("(ε=%g, δ=%g)-DP under %s neighbours (%s mechanism; ε=%g per component × %d)",
+		r.Epsilon(), r.Delta(), r.Spec.Mechanism.Relation, r.Spec.Mechanism.Name, r.Spec.Mechanism.Epsilon, len(r.Spec.Components))
+	if r.Servers > 1 {
+		g += fmt.Sprintf("; each of %d servers adds its own full-scale noise, so the output stays private against one corrupt server, at %d× the mechanism's variance", r.Servers, r.Servers)
+	}
+	return g
+}
+
+// Variance returns the variance of the noise of prefix i of component c,
+// in the component's units (probabilities for Probability):
+// Servers × PrefixVariance(i) / scale².
+func (r *Release) Variance(c Component, i int) float64 {
+	m := r.mechanisms[c]
+	return float64(r.Servers) * m.PrefixVariance(i) / (c.Scale() * c.Scale())
+}
+
+// Query is one batch of prefix sums.
+type Query struct {
+	Release   *Release
+	Component Component
+	Prefixes  []int // strictly increasing, in [1, N]
+}
+
+func (q Query) check() error {
+	if q.Release == nil {
+		return fmt.Errorf("query without a release")
+	}
+	if q.Release.mechanisms[q.Component] == nil {
+		return fmt.Errorf("release %v does not cover component %v", q.Release.ID, q.Component)
+	}
+	if len(q.Prefixes) == 0 {
+		return fmt.Errorf("query without prefixes")
+	}
+	bins := q.Release.Spec.Mechanism.Bins
+	for j, i := range q.Prefixes {
+		if i < 1 || i > bins {
+			return fmt.Errorf("prefix %d is not in [1, %d]", i, bins)
+		}
+		if j > 0 && i <= q.Prefixes[j-1] {
+			return fmt.Errorf("prefixes are not strictly increasing at position %d (%d after %d)", j+1, i, q.Prefixes[j-1])
+		}
+	}
+	return nil
+}
+
+// Result is the answer to a Query.
+type Result struct {
+	Query
+	// Sums are the noisy prefix sums Σ payload_c·1[bin ≤ i] + η(i), in
+	// integer units (fixed point with scale ProbabilityScale for
+	// Probability).
+	Sums []int64
+}
+
+// Value returns Sums[j] in the component's units.
+func (r *Result) Value(j int) float64 { return float64(r.Sums[j]) / r.Component.Scale() }
+
+// Variance returns the noise variance of Value(j).
+func (r *Result) Variance(j int) float64 { return r.Release.Variance(r.Component, r.Prefixes[j]) }
+
+// Guarantee states the privacy of the result (that of its release).
+func (r *Result) Guarantee() string { return r.Release.Guarantee() }

@@ -1,0 +1,191 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/fedecdf/fedecdf/internal/protocol"
+)
+
+// Budget is an amount of privacy loss (ε, δ).
+type Budget struct {
+	Epsilon float64 `json:"epsilon"`
+	Delta   float64 `json:"delta"`
+}
+
+// ErrBudgetExhausted is wrapped by the error of a charge that would exceed
+// the dataset's total budget.
+var ErrBudgetExhausted = errors.New("budget exhausted")
+
+// Ledger records, per dataset, the privacy budget spent by releases. A
+// release is charged once, when it is created; charging the same release
+// again is a no-op, so re-querying a release is free (its noise is fixed).
+// Implementations must make a charge durable before returning nil.
+type Ledger interface {
+	// Charge adds cost to the spending of dataset for release if the new
+	// total stays within total, and fails wrapping ErrBudgetExhausted
+	// otherwise, with nothing recorded.
+	Charge(dataset string, release protocol.ReleaseID, cost, total Budget) error
+	// Spent returns what dataset has spent so far.
+	Spent(dataset string) (Budget, error)
+}
+
+// ledgerSlack absorbs floating-point rounding when releases add up
+// exactly to the total (ten releases at ε = 0.1 spend ε = 1).
+const ledgerSlack = 1e-9
+
+type ledgerEntry struct {
+	Spent    Budget   `json:"spent"`
+	Releases []string `json:"releases"` // hexadecimal release IDs, in charge order
+}
+
+type ledgerState map[string]*ledgerEntry
+
+// charge returns the state after the charge, leaving s untouched, and
+// whether anything changed.
+func (s ledgerState) charge(dataset string, release protocol.ReleaseID, cost, total Budget) (ledgerState, bool, error) {
+	if err := checkBudget("cost", cost); err != nil {
+		return nil, false, err
+	}
+	e := s[dataset]
+	if e == nil {
+		e = &ledgerEntry{}
+	}
+	if slices.Contains(e.Releases, release.String()) {
+		return s, false, nil
+	}
+	after := Budget{e.Spent.Epsilon + cost.Epsilon, e.Spent.Delta + cost.Delta}
+	if after.Epsilon > total.Epsilon*(1+ledgerSlack) || after.Delta > total.Delta*(1+ledgerSlack) {
+		return nil, false, fmt.Errorf("%w: dataset %q has spent ε=%g, δ=%g of total ε=%g, δ=%g; this release needs ε=%g, δ=%g",
+			ErrBudgetExhausted, dataset, e.Spent.Epsilon, e.Spent.Delta, total.Epsilon, total.Delta, cost.Epsilon, cost.Delta)
+	}
+	next := make(ledgerState, len(s)+1)
+	for k, v := range s {
+		next[k] = v
+	}
+	next[dataset] = &ledgerEntry{Spent: after, Releases: append(slices.Clip(e.Releases), release.String())}
+	return next, true, nil
+}
+
+func checkBudget(what string, b Budget) error {
+	if math.IsNaN(b.Epsilon) || math.IsInf(b.Epsilon, 0) || b.Epsilon < 0 {
+		return fmt.Errorf("%s ε=%v is not a non-negative finite number", what, b.Epsilon)
+	}
+	if !(b.Delta >= 0 && b.Delta < 1) {
+		return fmt.Errorf("%s δ=%v is not in [0, 1)", what, b.Delta)
+	}
+	return nil
+}
+
+// MemoryLedger is a Ledger held in memory only (tests, simulations).
+type MemoryLedger struct {
+	mu    sync.Mutex
+	state ledgerState
+}
+
+// NewMemoryLedger returns an empty in-memory ledger.
+func NewMemoryLedger() *MemoryLedger { return &MemoryLedger{state: ledgerState{}} }
+
+// Charge implements Ledger.
+func (l *MemoryLedger) Charge(dataset string, release protocol.ReleaseID, cost, total Budget) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	next, _, err := l.state.charge(dataset, release, cost, total)
+	if err != nil {
+		return err
+	}
+	l.state = next
+	return nil
+}
+
+// Spent implements Ledger.
+func (l *MemoryLedger) Spent(dataset string) (Budget, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e := l.state[dataset]; e != nil {
+		return e.Spent, nil
+	}
+	return Budget{}, nil
+}
+
+// FileLedger is a Ledger kept in a JSON file. Every charge writes the
+// whole ledger to a temporary file in the same directory, syncs it and
+// renames it over the old one, so the file always holds either the old or
+// the new ledger, and a charge is durable when Charge returns.
+type FileLedger struct {
+	path string
+	mem  MemoryLedger
+}
+
+// OpenFileLedger loads the ledger at path, or starts an empty one if the
+// file does not exist.
+func OpenFileLedger(path string) (*FileLedger, error) {
+	l := &FileLedger{path: path, mem: MemoryLedger{state: ledgerState{}}}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return l, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("budget ledger: %w", err)
+	}
+	if err := json.Unmarshal(b, &l.mem.state); err != nil {
+		return nil, fmt.Errorf("budget ledger %s: %w", path, err)
+	}
+	for name, e := range l.mem.state {
+		if e == nil {
+			return nil, fmt.Errorf("budget ledger %s: dataset %q has no entry", path, name)
+		}
+		if err := checkBudget("dataset "+name+" spent", e.Spent); err != nil {
+			return nil, fmt.Errorf("budget ledger %s: %w", path, err)
+		}
+	}
+	return l, nil
+}
+
+// Charge implements Ledger.
+func (l *FileLedger) Charge(dataset string, release protocol.ReleaseID, cost, total Budget) error {
+	l.mem.mu.Lock()
+	defer l.mem.mu.Unlock()
+	next, changed, err := l.mem.state.charge(dataset, release, cost, total)
+	if err != nil || !changed {
+		return err
+	}
+	if err := writeAtomically(l.path, next); err != nil {
+		return fmt.Errorf("budget ledger: recording the charge of release %v: %w", release, err)
+	}
+	l.mem.state = next
+	return nil
+}
+
+// Spent implements Ledger.
+func (l *FileLedger) Spent(dataset string) (Budget, error) { return l.mem.Spent(dataset) }
+
+func writeAtomically(path string, state ledgerState) error {
+	b, err := json.MarshalIndent(state, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,544 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/ecdf/noise"
+	"github.com/fedecdf/fedecdf/fss"
+	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/transport"
+)
+
+// Role is a server's place in the protocol.
+type Role int
+
+const (
+	// Leader talks to analysts, drives the helper, and combines shares.
+	Leader Role = iota
+	// Helper answers only the leader.
+	Helper
+)
+
+// String returns "leader" or "helper".
+func (r Role) String() string {
+	if r == Leader {
+		return "leader"
+	}
+	return "helper"
+}
+
+// Backend is how parties report: "additive" (dp-ecdf §4.1) or "dcf" (§4.2).
+type Backend string
+
+// The secure-sum backends a server runs.
+const (
+	Additive Backend = "additive"
+	DCF      Backend = "dcf"
+)
+
+// Dataset configures one dataset a server aggregates.
+type Dataset struct {
+	Name    string
+	Backend Backend
+	Bins    int    // N, the grid size every release and query uses
+	Budget  Budget // total privacy budget of all its releases
+	// MinReports is the least number of agreed reports a release needs
+	// before any answer is given.
+	MinReports int
+}
+
+// Config configures a server.
+type Config struct {
+	Role Role
+	// Peer is the other server: the helper for the leader (which Conn
+	// reaches), the leader for the helper (the only peer it answers
+	// release and query requests from).
+	Peer     transport.PeerID
+	Conn     transport.Conn
+	Ledger   Ledger
+	Datasets []Dataset
+}
+
+// Server is a leader or helper of the two-server secure sum. Its Handle
+// method answers protocol messages; it is safe for concurrent use.
+type Server struct {
+	cfg      Config
+	mu       sync.Mutex
+	datasets map[string]*dataset
+}
+
+type dataset struct {
+	Dataset
+	reports  map[protocol.ReportID]*fss.Key // nil key: additive enrolment
+	queries  map[protocol.QueryID]*openQuery
+	releases map[protocol.ReleaseID]*release
+}
+
+type openQuery struct {
+	component protocol.Component
+	prefixes  []int
+	shares    map[protocol.ReportID][]uint64
+}
+
+// release is the state a server keeps for the life of a release: the
+// agreed report set and its own secret noise, drawn from a seed of its
+// own (crypto/rand) at full scale for every component.
+type release struct {
+	reports []protocol.ReportID // sorted
+	noise   map[protocol.Component]mechanism.Release
+}
+
+// New returns a server for cfg.
+func New(cfg Config) (*Server, error) {
+	if cfg.Role != Leader && cfg.Role != Helper {
+		return nil, fmt.Errorf("server: unknown role %d", cfg.Role)
+	}
+	if cfg.Ledger == nil {
+		return nil, fmt.Errorf("server: no budget ledger")
+	}
+	if cfg.Role == Leader && cfg.Conn == nil {
+		return nil, fmt.Errorf("server: the leader needs a connection to the helper")
+	}
+	s := &Server{cfg: cfg, datasets: make(map[string]*dataset)}
+	for _, d := range cfg.Datasets {
+		if err := checkDataset(d); err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+		if _, dup := s.datasets[d.Name]; dup {
+			return nil, fmt.Errorf("server: dataset %q configured twice", d.Name)
+		}
+		s.datasets[d.Name] = &dataset{
+			Dataset:  d,
+			reports:  make(map[protocol.ReportID]*fss.Key),
+			queries:  make(map[protocol.QueryID]*openQuery),
+			releases: make(map[protocol.ReleaseID]*release),
+		}
+	}
+	return s, nil
+}
+
+func checkDataset(d Dataset) error {
+	switch {
+	case d.Name == "" || len(d.Name) > protocol.MaxNameLen:
+		return fmt.Errorf("dataset name %q is empty or longer than %d bytes", d.Name, protocol.MaxNameLen)
+	case d.Backend != Additive && d.Backend != DCF:
+		return fmt.Errorf("dataset %q: unknown backend %q (want additive or dcf)", d.Name, d.Backend)
+	case d.Bins < 1 || d.Bins > protocol.MaxPrefixes:
+		return fmt.Errorf("dataset %q: bins %d not in [1, %d]", d.Name, d.Bins, protocol.MaxPrefixes)
+	case d.MinReports < 1:
+		return fmt.Errorf("dataset %q: minimum number of reports %d is not positive", d.Name, d.MinReports)
+	}
+	return checkBudget("dataset "+d.Name+" total", d.Budget)
+}
+
+// Handle answers one encoded request; it is the server's transport.Handler.
+func (s *Server) Handle(ctx context.Context, from transport.PeerID, req []byte) []byte {
+	resp, err := s.handle(ctx, from, req)
+	if err != nil {
+		resp = &protocol.Error{Text: err.Error()}
+	}
+	return protocol.Encode(resp)
+}
+
+func (s *Server) handle(ctx context.Context, from transport.PeerID, req []byte) (protocol.Message, error) {
+	msg, err := protocol.Decode(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: malformed request: %w", s.cfg.Role, err)
+	}
+	switch m := msg.(type) {
+	case *protocol.Upload:
+		return s.upload(m)
+	case *protocol.Shares:
+		return s.shares(m)
+	case *protocol.OpenQuery:
+		return s.openQuery(ctx, from, m)
+	case *protocol.CreateRelease:
+		return s.createRelease(ctx, from, m)
+	case *protocol.Query:
+		return s.query(ctx, from, m)
+	}
+	return nil, fmt.Errorf("%s: unexpected %T request", s.cfg.Role, msg)
+}
+
+// dataset returns the named dataset; the caller holds s.mu.
+func (s *Server) dataset(name string) (*dataset, error) {
+	d, ok := s.datasets[name]
+	if !ok {
+		return nil, fmt.Errorf("%s: unknown dataset %q", s.cfg.Role, name)
+	}
+	return d, nil
+}
+
+// fromLeader checks that a helper-only request comes from the leader.
+func (s *Server) fromLeader(from transport.PeerID, what string) error {
+	if s.cfg.Role == Helper && from != s.cfg.Peer {
+		return fmt.Errorf("helper: %s from %q refused: only the leader %q may send it", what, from, s.cfg.Peer)
+	}
+	return nil
+}
+
+// upload accepts a report; a duplicate report ID is dropped.
+func (s *Server) upload(m *protocol.Upload) (protocol.Message, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, err := s.dataset(m.Dataset)
+	if err != nil {
+		return nil, err
+	}
+	key, err := s.parseReport(d, m)
+	if err != nil {
+		return nil, fmt.Errorf("%s: report %v rejected: %w", s.cfg.Role, m.Report, err)
+	}
+	if _, dup := d.reports[m.Report]; dup {
+		return &protocol.Ack{Duplicate: true}, nil
+	}
+	d.reports[m.Report] = key
+	return &protocol.Ack{}, nil
+}
+
+// parseReport checks the body of an upload against the dataset.
+func (s *Server) parseReport(d *dataset, m *protocol.Upload) (*fss.Key, error) {
+	if d.Backend == Additive {
+		if len(m.Key) != 0 {
+			return nil, fmt.Errorf("dataset %q uses the additive backend, but the report carries a %d-byte key", d.Name, len(m.Key))
+		}
+		return nil, nil
+	}
+	if len(m.Key) == 0 {
+		return nil, fmt.Errorf("missing DCF key")
+	}
+	key, err := fss.Decode(m.Key)
+	if err != nil {
+		return nil, fmt.Errorf("malformed DCF key: %w", err)
+	}
+	wantParty := int(s.cfg.Role)
+	switch {
+	case key.Bits() != dcfBits(d.Bins):
+		return nil, fmt.Errorf("malformed DCF key: %d input bits, want %d for %d bins", key.Bits(), dcfBits(d.Bins), d.Bins)
+	case key.Components() != protocol.NumComponents:
+		return nil, fmt.Errorf("malformed DCF key: %d payload components, want %d", key.Components(), protocol.NumComponents)
+	case key.Party() != wantParty:
+		return nil, fmt.Errorf("DCF key is party %d's, but the %s holds party %d's", key.Party(), s.cfg.Role, wantParty)
+	}
+	return key, nil
+}
+
+// shares accepts one party's additive shares of an open query.
+func (s *Server) shares(m *protocol.Shares) (protocol.Message, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, err := s.dataset(m.Dataset)
+	if err != nil {
+		return nil, err
+	}
+	q, ok := d.queries[m.Query]
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("%s: report %v: unknown query %v", s.cfg.Role, m.Report, m.Query)
+	case len(m.Values) != len(q.prefixes):
+		return nil, fmt.Errorf("%s: report %v rejected: %d shares for %d prefixes", s.cfg.Role, m.Report, len(m.Values), len(q.prefixes))
+	}
+	if _, enrolled := d.reports[m.Report]; !enrolled {
+		return nil, fmt.Errorf("%s: report %v rejected: not enrolled in dataset %q", s.cfg.Role, m.Report, d.Name)
+	}
+	if _, dup := q.shares[m.Report]; dup {
+		return &protocol.Ack{Duplicate: true}, nil
+	}
+	q.shares[m.Report] = m.Values
+	return &protocol.Ack{}, nil
+}
+
+// openQuery registers an additive query batch (leader: then forwards it).
+func (s *Server) openQuery(ctx context.Context, from transport.PeerID, m *protocol.OpenQuery) (protocol.Message, error) {
+	if err := s.fromLeader(from, "query batch"); err != nil {
+		return nil, err
+	}
+	if err := s.registerQuery(m); err != nil {
+		return nil, err
+	}
+	if s.cfg.Role == Leader {
+		if _, err := protocol.Call[*protocol.Ack](ctx, s.cfg.Conn, s.cfg.Peer, m); err != nil {
+			return nil, err
+		}
+	}
+	return &protocol.Ack{}, nil
+}
+
+func (s *Server) registerQuery(m *protocol.OpenQuery) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, err := s.dataset(m.Dataset)
+	if err != nil {
+		return err
+	}
+	if d.Backend != Additive {
+		return fmt.Errorf("%s: dataset %q uses the %s backend: no query batches", s.cfg.Role, d.Name, d.Backend)
+	}
+	if err := checkPrefixes(m.Prefixes, d.Bins); err != nil {
+		return fmt.Errorf("%s: query %v: %w", s.cfg.Role, m.Query, err)
+	}
+	if _, dup := d.queries[m.Query]; dup {
+		return fmt.Errorf("%s: query %v is already open", s.cfg.Role, m.Query)
+	}
+	d.queries[m.Query] = &openQuery{component: m.Component, prefixes: m.Prefixes, shares: make(map[protocol.ReportID][]uint64)}
+	return nil
+}
+
+func checkPrefixes(prefixes []int, bins int) error {
+	if len(prefixes) == 0 {
+		return fmt.Errorf("no prefixes")
+	}
+	if last := prefixes[len(prefixes)-1]; last > bins {
+		return fmt.Errorf("prefix %d is beyond the %d bins", last, bins)
+	}
+	return nil
+}
+
+// releaseCost is what a release charges: ε and δ for each component.
+func releaseCost(m *protocol.CreateRelease) Budget {
+	k := float64(len(m.Components))
+	return Budget{Epsilon: k * m.Mechanism.Epsilon, Delta: k * m.Mechanism.Delta}
+}
+
+// createRelease fixes a release over the report set both servers hold.
+// The leader sends the helper the size and digest of its set, and the
+// full list if they differ; the helper keeps the intersection and returns
+// the leader's IDs it lacks, so both use the same set. Each server then
+// charges its own ledger and draws its own seed.
+func (s *Server) createRelease(ctx context.Context, from transport.PeerID, m *protocol.CreateRelease) (protocol.Message, error) {
+	if err := s.fromLeader(from, "release"); err != nil {
+		return nil, err
+	}
+	noise, err := newReleaseNoise(m)
+	if err != nil {
+		return nil, fmt.Errorf("%s: release %v: %w", s.cfg.Role, m.Release, err)
+	}
+	s.mu.Lock()
+	d, ids, err := s.releaseCandidates(m)
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	var agreed []protocol.ReportID
+	var resp *protocol.ReleaseCreated
+	if s.cfg.Role == Leader {
+		if agreed, err = s.agreeWithHelper(ctx, m, ids); err != nil {
+			return nil, err
+		}
+		resp = &protocol.ReleaseCreated{Reports: len(agreed)}
+	} else {
+		if len(m.IDs) == 0 && (len(ids) != m.Reports || protocol.Digest(ids) != m.Digest) {
+			return &protocol.ReleaseCreated{NeedIDs: true}, nil
+		}
+		agreed, resp = ids, &protocol.ReleaseCreated{}
+		if len(m.IDs) != 0 {
+			agreed, resp.Missing = intersect(m.IDs, ids)
+		}
+		resp.Reports = len(agreed)
+	}
+	if len(agreed) < d.MinReports {
+		return nil, fmt.Errorf("%s: dataset %q: %d reports held by both servers, fewer than the minimum %d", s.cfg.Role, d.Name, len(agreed), d.MinReports)
+	}
+	if err := s.cfg.Ledger.Charge(d.Name, m.Release, releaseCost(m), d.Budget); err != nil {
+		return nil, fmt.Errorf("%s: release %v refused: %w", s.cfg.Role, m.Release, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, dup := d.releases[m.Release]; dup {
+		return nil, fmt.Errorf("%s: release %v already exists", s.cfg.Role, m.Release)
+	}
+	d.releases[m.Release] = &release{reports: agreed, noise: noise}
+	return resp, nil
+}
+
+// releaseCandidates validates a release request and returns the sorted
+// report IDs this server holds; the caller holds s.mu.
+func (s *Server) releaseCandidates(m *protocol.CreateRelease) (*dataset, []protocol.ReportID, error) {
+	d, err := s.dataset(m.Dataset)
+	if err != nil {
+		return nil, nil, err
+	}
+	if m.Mechanism.Bins != d.Bins {
+		return nil, nil, fmt.Errorf("%s: release %v: mechanism over %d bins, but dataset %q has %d", s.cfg.Role, m.Release, m.Mechanism.Bins, d.Name, d.Bins)
+	}
+	if _, dup := d.releases[m.Release]; dup {
+		return nil, nil, fmt.Errorf("%s: release %v already exists", s.cfg.Role, m.Release)
+	}
+	spent, err := s.cfg.Ledger.Spent(d.Name)
+	if err != nil {
+		return nil, nil, err
+	}
+	cost := releaseCost(m)
+	if spent.Epsilon+cost.Epsilon > d.Budget.Epsilon*(1+ledgerSlack) || spent.Delta+cost.Delta > d.Budget.Delta*(1+ledgerSlack) {
+		return nil, nil, fmt.Errorf("%s: release %v refused: %w: dataset %q has spent ε=%g, δ=%g of total ε=%g, δ=%g; this release needs ε=%g, δ=%g",
+			s.cfg.Role, m.Release, ErrBudgetExhausted, d.Name, spent.Epsilon, spent.Delta, d.Budget.Epsilon, d.Budget.Delta, cost.Epsilon, cost.Delta)
+	}
+	ids := make([]protocol.ReportID, 0, len(d.reports))
+	for id := range d.reports {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, protocol.CompareIDs)
+	return d, ids, nil
+}
+
+// agreeWithHelper runs the release at the helper and returns the agreed
+// report set: the leader's IDs minus those the helper lacks.
+func (s *Server) agreeWithHelper(ctx context.Context, m *protocol.CreateRelease, ids []protocol.ReportID) ([]protocol.ReportID, error) {
+	req := *m
+	req.Reports, req.Digest, req.IDs = len(ids), protocol.Digest(ids), nil
+	resp, err := protocol.Call[*protocol.ReleaseCreated](ctx, s.cfg.Conn, s.cfg.Peer, &req)
+	if err == nil && resp.NeedIDs {
+		req.IDs = ids
+		resp, err = protocol.Call[*protocol.ReleaseCreated](ctx, s.cfg.Conn, s.cfg.Peer, &req)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if resp.NeedIDs {
+		return nil, fmt.Errorf("leader: the helper asked again for the report IDs of release %v", m.Release)
+	}
+	agreed, extra := intersect(ids, ids, resp.Missing...)
+	if len(extra) != len(resp.Missing) || len(agreed) != resp.Reports {
+		return nil, fmt.Errorf("leader: the helper's report set for release %v (%d reports, %d missing) is inconsistent with the leader's %d", m.Release, resp.Reports, len(resp.Missing), len(ids))
+	}
+	return agreed, nil
+}
+
+// intersect returns the IDs of want that are in have and not in drop
+// (sorted, as want), and the others.
+func intersect(want, have []protocol.ReportID, drop ...protocol.ReportID) (in, out []protocol.ReportID) {
+	set := make(map[protocol.ReportID]bool, len(have))
+	for _, id := range have {
+		set[id] = true
+	}
+	for _, id := range drop {
+		delete(set, id)
+	}
+	for _, id := range want {
+		if set[id] {
+			in = append(in, id)
+		} else {
+			out = append(out, id)
+		}
+	}
+	slices.SortFunc(in, protocol.CompareIDs)
+	return in, out
+}
+
+// newReleaseNoise draws this server's secret seed for a release and
+// derives each component's noise from it (protocol.ComponentSeed), at the
+// full scale of the component's mechanism.
+func newReleaseNoise(m *protocol.CreateRelease) (map[protocol.Component]mechanism.Release, error) {
+	seed, err := noise.NewSeed()
+	if err != nil {
+		return nil, err
+	}
+	rel := make(map[protocol.Component]mechanism.Release, len(m.Components))
+	for _, c := range m.Components {
+		mech, err := protocol.ComponentMechanism(m.Mechanism, c)
+		if err != nil {
+			return nil, err
+		}
+		rel[c] = mech.NewRelease(protocol.ComponentSeed(seed, c))
+	}
+	return rel, nil
+}
+
+// query answers a prefix query of a release: this server's share of the
+// prefix sums plus its own noise; the leader adds the helper's answer.
+func (s *Server) query(ctx context.Context, from transport.PeerID, m *protocol.Query) (protocol.Message, error) {
+	if err := s.fromLeader(from, "query"); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	d, rel, batch, err := s.queryInputs(m)
+	s.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.cfg.Role, err)
+	}
+	values, err := s.shareSums(d, rel, batch, m)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.cfg.Role, err)
+	}
+	noise := rel.noise[m.Component]
+	for j, i := range m.Prefixes {
+		values[j] += uint64(noise.PrefixNoise(i))
+	}
+	if s.cfg.Role == Leader {
+		other, err := protocol.Call[*protocol.Answer](ctx, s.cfg.Conn, s.cfg.Peer, m)
+		if err != nil {
+			return nil, err
+		}
+		if len(other.Values) != len(values) || other.Reports != len(rel.reports) {
+			return nil, fmt.Errorf("leader: the helper answered %d values over %d reports, want %d over %d", len(other.Values), other.Reports, len(values), len(rel.reports))
+		}
+		for j := range values {
+			values[j] += other.Values[j]
+		}
+	}
+	if batch != nil {
+		s.mu.Lock()
+		delete(d.queries, m.Query)
+		s.mu.Unlock()
+	}
+	return &protocol.Answer{Reports: len(rel.reports), Values: values}, nil
+}
+
+// queryInputs validates a query; the caller holds s.mu.
+func (s *Server) queryInputs(m *protocol.Query) (*dataset, *release, *openQuery, error) {
+	d, err := s.dataset(m.Dataset)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	rel, ok := d.releases[m.Release]
+	switch {
+	case !ok:
+		return nil, nil, nil, fmt.Errorf("unknown release %v of dataset %q", m.Release, d.Name)
+	case rel.noise[m.Component] == nil:
+		return nil, nil, nil, fmt.Errorf("release %v does not cover component %v", m.Release, m.Component)
+	}
+	if err := checkPrefixes(m.Prefixes, d.Bins); err != nil {
+		return nil, nil, nil, fmt.Errorf("release %v: %w", m.Release, err)
+	}
+	if d.Backend == DCF {
+		return d, rel, nil, nil
+	}
+	batch, ok := d.queries[m.Query]
+	switch {
+	case !ok:
+		return nil, nil, nil, fmt.Errorf("unknown query batch %v", m.Query)
+	case batch.component != m.Component || !slices.Equal(batch.prefixes, m.Prefixes):
+		return nil, nil, nil, fmt.Errorf("query %v asks for other prefixes or another component than its batch", m.Query)
+	}
+	for _, id := range rel.reports {
+		if batch.shares[id] == nil {
+			return nil, nil, nil, fmt.Errorf("query %v: report %v of release %v sent no shares (the additive backend needs every report of the release online)", m.Query, id, m.Release)
+		}
+	}
+	return d, rel, batch, nil
+}
+
+// shareSums returns Σ over the release's reports of this server's share
+// of payload_c·1[bin ≤ i], for each queried prefix i.
+func (s *Server) shareSums(d *dataset, rel *release, batch *openQuery, m *protocol.Query) ([]uint64, error) {
+	sums := make([]uint64, len(m.Prefixes))
+	if batch != nil {
+		for _, id := range rel.reports {
+			for j, v := range batch.shares[id] {
+				sums[j] += v
+			}
+		}
+		return sums, nil
+	}
+	s.mu.Lock()
+	keys := make([]*fss.Key, len(rel.reports))
+	for i, id := range rel.reports {
+		keys[i] = d.reports[id]
+	}
+	s.mu.Unlock()
+	return dcfSums(keys, m.Component, m.Prefixes, d.Bins)
+}
