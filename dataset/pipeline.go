@@ -73,7 +73,8 @@ type Scored struct {
 // training rows to predict labelCol, and scores the test rows. positive
 // names the positive class as for ReadScored: "" for a 0/1 column, "v" for
 // label = 1 iff the value is v, "!v" for label = 1 iff it is not v. The
-// features are encoded by an Encoder fit on the training rows only.
+// features are encoded by an Encoder fit on the training rows only. Every
+// row must have one field per column.
 func ScoreTable(t *Table, labelCol, positive string, opts SplitOptions) (*Scored, error) {
 	lc, err := t.Column(labelCol)
 	if err != nil {
@@ -82,6 +83,9 @@ func ScoreTable(t *Table, labelCol, positive string, opts SplitOptions) (*Scored
 	rule := newLabelRule(positive)
 	labels := make([]int, len(t.Rows))
 	for i, row := range t.Rows {
+		if len(row) != len(t.Columns) {
+			return nil, fmt.Errorf("%s: %d fields, the header has %d", t.where(i), len(row), len(t.Columns))
+		}
 		if labels[i], err = rule.label(row[lc]); err != nil {
 			return nil, fmt.Errorf("%s: column %q: %v", t.where(i), labelCol, err)
 		}
