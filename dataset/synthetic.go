@@ -32,7 +32,8 @@ var (
 //
 // with a missing income contributing +0.5 instead and a missing plan −0.6:
 // a model that Encoder and logreg can represent exactly, whose test AUC is
-// about 0.8. The same seed gives the same table.
+// about 0.8. The same seed gives the same table. n must not be negative
+// (it panics, as make does).
 func Synthetic(n int, seed uint64) *Table {
 	rng := rand.New(rand.NewPCG(seed, syntheticStream))
 	t := &Table{Name: "synthetic", Columns: syntheticColumns, Rows: make([][]string, n)}
