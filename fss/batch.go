@@ -24,13 +24,14 @@ const chunkKeys = 32
 // keys walked in lockstep on GOMAXPROCS goroutines. Memory is allocated
 // per call and per worker, never per evaluation.
 func SumBatch(keys []*Key, points []uint64, acc []uint64) error {
-	_, err := sumBatch(keys, points, acc, false)
+	_, err := sumBatch(keys, points, acc, false, runtime.GOMAXPROCS(0))
 	return err
 }
 
-// sumBatch is SumBatch, adding point j to row len(points)−1−j of acc when
-// reverse is set. It returns the number of AES blocks encrypted.
-func sumBatch(keys []*Key, points []uint64, acc []uint64, reverse bool) (int, error) {
+// sumBatch is SumBatch on at most the given number of goroutines, adding
+// point j to row len(points)−1−j of acc when reverse is set. It returns the
+// number of AES blocks encrypted.
+func sumBatch(keys []*Key, points []uint64, acc []uint64, reverse bool, workers int) (int, error) {
 	if len(keys) == 0 {
 		return 0, errors.New("fss: SumBatch: no keys")
 	}
@@ -57,7 +58,7 @@ func sumBatch(keys []*Key, points []uint64, acc []uint64, reverse bool) (int, er
 		return 0, nil
 	}
 	chunks := (len(keys) + chunkKeys - 1) / chunkKeys
-	walkers := make([]*walker, min(runtime.GOMAXPROCS(0), chunks))
+	walkers := make([]*walker, max(1, min(workers, chunks)))
 	var next atomic.Int64
 	work := func(w *walker) {
 		for c := int(next.Add(1) - 1); c < chunks; c = int(next.Add(1) - 1) {
@@ -84,7 +85,7 @@ func sumBatch(keys []*Key, points []uint64, acc []uint64, reverse bool) (int, er
 				dst = rows - 1 - j
 			}
 			for c := 0; c < m; c++ {
-				acc[dst*m+c] += w.acc[j*m+c] ^ neg - neg
+				acc[dst*m+c] += negateIf(w.acc[j*m+c], neg)
 			}
 		}
 	}
@@ -156,127 +157,154 @@ func batchCost(n, m int, points []uint64, d, lo, hi int) (nodes, blocks int) {
 	return nodes, blocks
 }
 
-// nodeStates holds the evaluation state of one tree node for each key of
-// a chunk: seed (two words per key), control bit t and the unsigned value
-// sum V (m words per key) accumulated on the path from the root.
-type nodeStates struct {
-	seed, t, v []uint64
-}
-
-func newNodeStates(m int) nodeStates {
-	return nodeStates{
-		seed: make([]uint64, 2*chunkKeys),
-		t:    make([]uint64, chunkKeys),
-		v:    make([]uint64, m*chunkKeys),
-	}
-}
-
 // walker evaluates chunks of keys at a sorted list of points by a
-// depth-first walk of the tree, accumulating unsigned sums per point.
+// depth-first walk of the tree, accumulating unsigned sums per point. All
+// its buffers are allocated once, so the walk allocates nothing.
+//
+// A node's state holds, for each key i of the chunk, the words
+// [s_lo, s_hi, t, V_0 … V_{m−1}] at i·(m+3): seed, control bit and the
+// unsigned value sum accumulated on the path from the root. The PRG runs
+// on lanes (keys rounded up to a multiple of 8); lanes past the chunk's
+// keys hold stale seeds whose outputs are never read.
 type walker struct {
 	n, m   int
 	points []uint64
-	keys   []*Key
-	acc    []uint64        // unsigned sums, len(points)·m
-	root   nodeStates      // level 0
-	levels [][2]nodeStates // levels[d][side]: children states at level d
-	// seedOut[side] receives the child seeds from the PRG; vals receives
-	// value block j of key i at words j·2·chunkKeys + 2i, +1.
-	seedOut [2][]uint64
-	vals    []uint64
-	blocks  int
+	acc    []uint64 // unsigned sums, len(points)·m
+	keys   int      // keys in the current chunk
+	lanes  int
+	// state[0][0] is the root; state[d][side] the child states at depth d.
+	state [][2][]uint64
+	// cw holds the chunk's correction words of depth d for key i at
+	// (d·chunkKeys + i)·(m+3): [sCW_lo | tCW_L, sCW_lo | tCW_R, sCW_hi,
+	// VCW_0 … VCW_{m−1}] (sCW_lo has a zero low bit, so applying the
+	// seed correction also applies the control-bit correction).
+	cw    []uint64
+	final []uint64 // CW^(n+1) of key i at i·m
+	prg   []uint64 // PRG output: lane i's blocks at i·2·(m+2)
+	// blocks counts AES blocks of the chunks' keys (not padding lanes).
+	blocks int
 }
 
 func newWalker(n, m int, points []uint64) *walker {
+	size := chunkKeys * (m + 3)
 	w := &walker{
 		n: n, m: m, points: points,
-		acc:     make([]uint64, len(points)*m),
-		root:    newNodeStates(m),
-		levels:  make([][2]nodeStates, n+1),
-		seedOut: [2][]uint64{make([]uint64, 2*chunkKeys), make([]uint64, 2*chunkKeys)},
-		vals:    make([]uint64, 2*chunkKeys*m),
+		acc:   make([]uint64, len(points)*m),
+		state: make([][2][]uint64, n+1),
+		cw:    make([]uint64, n*size),
+		final: make([]uint64, chunkKeys*m),
+		prg:   make([]uint64, chunkKeys*2*(m+2)),
 	}
+	w.state[0][0] = make([]uint64, size)
 	for d := 1; d <= n; d++ {
-		w.levels[d] = [2]nodeStates{newNodeStates(m), newNodeStates(m)}
+		w.state[d] = [2][]uint64{make([]uint64, size), make([]uint64, size)}
 	}
 	return w
 }
 
 // run adds the unsigned sums of up to chunkKeys keys at all points.
 func (w *walker) run(keys []*Key) {
-	w.keys = keys
-	for i, k := range keys {
-		w.root.seed[2*i], w.root.seed[2*i+1] = k.seed[0], k.seed[1]
-		w.root.t[i] = uint64(k.party)
+	n, m, stride := w.n, w.m, w.m+3
+	w.keys, w.lanes = len(keys), (len(keys)+7)&^7
+	root := w.state[0][0]
+	for i, key := range keys {
+		st := root[i*stride : (i+1)*stride]
+		st[0], st[1], st[2] = key.seed[0], key.seed[1], uint64(key.party)
+		clear(st[3:])
+		for d := 0; d < n; d++ {
+			src := key.cw[d*key.stride() : (d+1)*key.stride()]
+			dst := w.cw[(d*chunkKeys+i)*stride : (d*chunkKeys+i+1)*stride]
+			dst[0] = src[0] | key.tcw[0]>>uint(d)&1
+			dst[1] = src[0] | key.tcw[1]>>uint(d)&1
+			dst[2] = src[1]
+			copy(dst[3:], src[2:])
+		}
+		copy(w.final[i*m:(i+1)*m], key.final)
 	}
-	clear(w.root.v)
-	w.walk(0, &w.root, 0, len(w.points))
+	w.walk(0, root, 0, len(w.points))
 }
 
-// walk visits the node at depth d whose subtree holds points[lo:hi].
-func (w *walker) walk(d int, st *nodeStates, lo, hi int) {
+// walk visits the node at depth d whose subtree holds points[lo:hi]; st
+// is its state.
+func (w *walker) walk(d int, st []uint64, lo, hi int) {
 	if d == w.n {
 		w.leaf(st, lo)
 		return
 	}
-	k2 := 2 * len(w.keys)
-	seeds := st.seed[:k2]
+	m := w.m
 	mid := splitPoints(w.points, lo, hi, w.n-1-d)
-	need := [2]bool{lo < mid, mid < hi}
-	first, last := valueBlockRange(w.m, need[0], need[1])
-	for j := first; j <= last; j++ {
-		mmo(prgValue+j, w.vals[j*2*chunkKeys:j*2*chunkKeys+k2], seeds)
+	needL, needR := lo < mid, mid < hi
+	// PRG keys first…last: the needed child seeds and value blocks.
+	vFirst, vLast := valueBlockRange(m, needL, needR)
+	first, last := 1+vFirst, 1+vLast
+	if needL {
+		first = 0
 	}
-	w.blocks += (last - first + 1) * len(w.keys)
-	for side := range need {
-		if need[side] {
-			mmo(prgLeft+side, w.seedOut[side][:k2], seeds)
-			w.blocks += len(w.keys)
-			w.expand(d, st, &w.levels[d+1][side], side)
-		}
+	if needR {
+		last = rightSeedKey(m)
 	}
-	if need[0] {
-		w.walk(d+1, &w.levels[d+1][0], lo, mid)
+	nk := last - first + 1
+	prgExpand(first, nk, w.prg, st, m+3, w.lanes)
+	w.blocks += nk * w.keys
+	// Within a lane's output, key k's block starts at word 2(k − first);
+	// value word v (0…2m−1) of value block v/2 (key 1 + v/2) at 2 + v − 2·first.
+	// Both children are expanded before descending: the walk below
+	// reuses w.prg.
+	if needL {
+		w.expand(d, st, w.state[d+1][0], 0, nk, 0, 2-2*first)
 	}
-	if need[1] {
-		w.walk(d+1, &w.levels[d+1][1], mid, hi)
+	if needR {
+		w.expand(d, st, w.state[d+1][1], 1, nk, 2*(rightSeedKey(m)-first), 2+m-2*first)
+	}
+	if needL {
+		w.walk(d+1, w.state[d+1][0], lo, mid)
+	}
+	if needR {
+		w.walk(d+1, w.state[d+1][1], mid, hi)
 	}
 }
 
-// expand fills child with the states of child side of st for every key,
-// from the PRG outputs in seedOut[side] and vals (Eval's loop body).
-func (w *walker) expand(d int, st, child *nodeStates, side int) {
-	m, stride := w.m, 2+w.m
-	out := w.seedOut[side]
-	for i, key := range w.keys {
-		t := st.t[i]
-		mask := -t
-		cw := key.cw[d*stride : (d+1)*stride]
-		lo := out[2*i] ^ cw[0]&mask
-		child.seed[2*i] = lo &^ 1
-		child.seed[2*i+1] = out[2*i+1] ^ cw[1]&mask
-		child.t[i] = lo&1 ^ t&(key.tcw[side]>>uint(d))&1
-		pv, cv := st.v[i*m:(i+1)*m], child.v[i*m:(i+1)*m]
-		for c := range cv {
-			word := side*m + c
-			cv[c] = pv[c] + w.vals[(word>>1)*2*chunkKeys+2*i+word&1] + cw[2+c]&mask
+// expand writes to child the states of child side of every key's node
+// with state parent, from the PRG output (nk blocks per lane, the child
+// seed at word seedOff and its value words at valOff): Eval's loop body.
+func (w *walker) expand(d int, parent, child []uint64, side, nk, seedOff, valOff int) {
+	m, stride, out := w.m, w.m+3, 2*nk
+	cws := w.cw[d*chunkKeys*stride : (d+1)*chunkKeys*stride]
+	for i := 0; i < w.keys; i++ {
+		p := parent[i*stride : (i+1)*stride]
+		c := child[i*stride : (i+1)*stride]
+		cw := cws[i*stride : (i+1)*stride]
+		o := w.prg[i*out : (i+1)*out]
+		mask := -p[2]
+		lo := o[seedOff] ^ cw[side]&mask
+		c[0] = lo &^ 1
+		c[1] = o[seedOff+1] ^ cw[2]&mask
+		c[2] = lo & 1
+		v := o[valOff : valOff+m]
+		for j, x := range v {
+			c[3+j] = p[3+j] + x + cw[3+j]&mask
 		}
 	}
 }
 
 // leaf adds the unsigned leaf values of every key to the row of point p.
-func (w *walker) leaf(st *nodeStates, p int) {
-	m, k2 := w.m, 2*len(w.keys)
-	for j := 0; j < (m+1)/2; j++ {
-		mmo(prgValue+j, w.vals[j*2*chunkKeys:j*2*chunkKeys+k2], st.seed[:k2])
-	}
-	w.blocks += (m + 1) / 2 * len(w.keys)
+func (w *walker) leaf(st []uint64, p int) {
+	m, stride, nk := w.m, w.m+3, (w.m+1)/2
+	prgExpand(1, nk, w.prg, st, stride, w.lanes)
+	w.blocks += nk * w.keys
 	row := w.acc[p*m : (p+1)*m]
-	for i, key := range w.keys {
-		mask := -st.t[i]
-		v := st.v[i*m : (i+1)*m]
+	for i := 0; i < w.keys; i++ {
+		s := st[i*stride : (i+1)*stride]
+		o := w.prg[i*2*nk : i*2*nk+m]
+		f := w.final[i*m : (i+1)*m]
+		mask := -s[2]
 		for c := range row {
-			row[c] += v[c] + w.vals[(c>>1)*2*chunkKeys+2*i+c&1] + key.final[c]&mask
+			row[c] += s[3+c] + o[c] + f[c]&mask
 		}
 	}
+}
+
+// negateIf returns −x when mask is all ones and x when it is zero.
+func negateIf(x, mask uint64) uint64 {
+	return (x ^ mask) - mask
 }

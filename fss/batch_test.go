@@ -80,7 +80,7 @@ func TestSumBatchCountsBlocks(t *testing.T) {
 	for _, count := range []int{1, 5, 256} {
 		points := sortedPoints(r, count, n)
 		k0, _, _ := genMany(t, r, 40, n, m, points)
-		blocks, err := sumBatch(k0, points, make([]uint64, count*m), false)
+		blocks, err := sumBatch(k0, points, make([]uint64, count*m), false, 2)
 		if err != nil {
 			t.Fatal(err)
 		}

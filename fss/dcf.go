@@ -62,22 +62,22 @@ func genCorrections(k *Key, s [2]block, alpha uint64, beta []uint64) {
 		var ct [2][2]uint64
 		for b := range cs {
 			for side := range cs[b] {
-				cs[b][side], ct[b][side] = childSeed(s[b], side)
+				cs[b][side], ct[b][side] = childSeed(s[b], side, m)
 				valueWords(s[b], side, m, v[b][side])
 			}
 		}
 		sCW := block{cs[0][lose][0] ^ cs[1][lose][0], cs[0][lose][1] ^ cs[1][lose][1]}
 		cw := k.cw[d*k.stride() : (d+1)*k.stride()]
 		cw[0], cw[1] = sCW[0], sCW[1]
-		neg := -t[1] // all ones when t1 = 1: (−1)^{t1}·y = (y ⊕ neg) − neg
+		neg := -t[1] // all ones when t1 = 1: (−1)^{t1}·y = negateIf(y, neg)
 		for c := 0; c < m; c++ {
 			vcw := v[1][lose][c] - v[0][lose][c] - vAlpha[c]
 			if lose == 0 { // α_i = 1: every x with x_i = 0 here is below α
 				vcw += beta[c]
 			}
-			vcw = (vcw ^ neg) - neg
+			vcw = negateIf(vcw, neg)
 			cw[2+c] = vcw
-			vAlpha[c] = vAlpha[c] - v[1][keep][c] + v[0][keep][c] + (vcw ^ neg - neg)
+			vAlpha[c] = vAlpha[c] - v[1][keep][c] + v[0][keep][c] + negateIf(vcw, neg)
 		}
 		tCW := [2]uint64{ct[0][0] ^ ct[1][0] ^ a ^ 1, ct[0][1] ^ ct[1][1] ^ a}
 		k.tcw[0] |= tCW[0] << uint(d)
@@ -95,7 +95,7 @@ func genCorrections(k *Key, s [2]block, alpha uint64, beta []uint64) {
 	}
 	neg := -t[1]
 	for c := 0; c < m; c++ {
-		k.final[c] = (leaf[1][c] - leaf[0][c] - vAlpha[c]) ^ neg - neg
+		k.final[c] = negateIf(leaf[1][c]-leaf[0][c]-vAlpha[c], neg)
 	}
 }
 
@@ -119,7 +119,7 @@ func Eval(k *Key, x uint64) ([]uint64, error) {
 	s, t := k.seed, uint64(k.party)
 	for d := 0; d < n; d++ {
 		side := pathBit(x, n, d)
-		child, ct := childSeed(s, int(side))
+		child, ct := childSeed(s, int(side), m)
 		valueWords(s, int(side), m, conv)
 		mask := -t
 		cw := k.cw[d*k.stride() : (d+1)*k.stride()]
@@ -132,7 +132,7 @@ func Eval(k *Key, x uint64) ([]uint64, error) {
 	valueWords(s, 0, m, conv)
 	neg := -uint64(k.party)
 	for c := 0; c < m; c++ {
-		out[c] = (out[c] + conv[c] + k.final[c]&-t) ^ neg - neg
+		out[c] = negateIf(out[c]+conv[c]+k.final[c]&-t, neg)
 	}
 	return out, nil
 }

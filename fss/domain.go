@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"runtime"
 )
 
 // PrefixDomain maps the prefix sums of an ECDF over a fixed number of bins
@@ -86,6 +87,6 @@ func (p PrefixDomain) SumPrefixes(keys []*Key, prefixes []int, acc []uint64) err
 			return fmt.Errorf("fss: SumPrefixes: key %d has n = %d, the domain of %d bins has n = %d", i, k.nbits, p.bins, p.nbits)
 		}
 	}
-	_, err := sumBatch(keys, points, acc, true)
+	_, err := sumBatch(keys, points, acc, true, runtime.GOMAXPROCS(0))
 	return err
 }

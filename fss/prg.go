@@ -13,16 +13,21 @@ import (
 // the control bit of a seed), block[1] bytes 8–15.
 type block = [2]uint64
 
-// Indices of the fixed public AES-128 keys of the PRG. Key prgLeft yields
-// the left child seed, prgRight the right child seed, and prgValue+j the
-// j-th block of value material (words 2j and 2j+1 of the 2m value words:
-// words 0…m−1 for the left child, m…2m−1 for the right child).
-const (
-	prgLeft  = 0
-	prgRight = 1
-	prgValue = 2
-	prgKeys  = prgValue + MaxComponents
-)
+// The PRG with m payload components uses m + 2 fixed public AES-128 keys,
+// in this order so that every set of outputs evaluated together is a
+// contiguous run of keys:
+//
+//	key 0        the left child seed,
+//	key 1+j      value block j < m: words 2j and 2j+1 of the 2m value words
+//	             (words 0…m−1 for the left child, m…2m−1 for the right),
+//	key 1+m      the right child seed.
+//
+// The left child alone needs keys 0…⌈m/2⌉, the right child alone keys
+// 1+⌊m/2⌋…1+m, the leaf value (left value words) keys 1…⌈m/2⌉.
+const prgKeys = MaxComponents + 2
+
+// rightSeedKey is the index of the key of the right child seed.
+func rightSeedKey(m int) int { return 1 + m }
 
 // fixedKeys are the public AES-128 keys, SHA-256("fedecdf/fss PRG key " ‖ i)
 // truncated to 16 bytes: nothing-up-my-sleeve constants.
@@ -51,40 +56,57 @@ func sigma(x block) block {
 	return block{x[1], x[0] ^ x[1]}
 }
 
-// mmo writes to dst the Matyas–Meyer–Oseas hash with the σ permutation,
-// H_k(x) = AES_k(σ(x)) ⊕ σ(x), of every block of src under fixed key k.
-// src and dst hold len(src)/2 blocks; dst may be src.
-func mmo(k int, dst, src []uint64) {
-	if len(src) == 0 {
+// prgExpand computes the MMO hash with the σ permutation,
+// H_k(x) = AES_k(σ(x)) ⊕ σ(x), of n seeds under nk consecutive fixed keys
+// first, …, first+nk−1: seed i is src[i·stride], src[i·stride+1], and
+// H_{first+j}(seed i) goes to dst[2(i·nk+j)], dst[2(i·nk+j)+1].
+func prgExpand(first, nk int, dst, src []uint64, stride, n int) {
+	if n == 0 || nk == 0 {
 		return
 	}
-	if mmoAccel(k, dst, src) {
+	_ = src[(n-1)*stride+1]
+	_ = dst[2*n*nk-1]
+	_ = fixedCiphers[first+nk-1]
+	if prgExpandAccel(first, nk, dst, src, stride, n) {
 		return
 	}
-	mmoPortable(k, dst, src)
+	prgExpandPortable(first, nk, dst, src, stride, n)
 }
 
-// mmoPortable is mmo on the standard library's constant-time AES, one
-// block per call.
-func mmoPortable(k int, dst, src []uint64) {
+// prgExpandPortable is prgExpand on the standard library's constant-time
+// AES, one block per call.
+func prgExpandPortable(first, nk int, dst, src []uint64, stride, n int) {
 	var buf [16]byte
-	c := fixedCiphers[k]
-	for i := 0; i+1 < len(src); i += 2 {
-		x := sigma(block{src[i], src[i+1]})
-		binary.LittleEndian.PutUint64(buf[0:8], x[0])
-		binary.LittleEndian.PutUint64(buf[8:16], x[1])
-		c.Encrypt(buf[:], buf[:])
-		dst[i] = binary.LittleEndian.Uint64(buf[0:8]) ^ x[0]
-		dst[i+1] = binary.LittleEndian.Uint64(buf[8:16]) ^ x[1]
+	for i := 0; i < n; i++ {
+		x := sigma(block{src[i*stride], src[i*stride+1]})
+		for j := 0; j < nk; j++ {
+			binary.LittleEndian.PutUint64(buf[0:8], x[0])
+			binary.LittleEndian.PutUint64(buf[8:16], x[1])
+			fixedCiphers[first+j].Encrypt(buf[:], buf[:])
+			o := 2 * (i*nk + j)
+			dst[o] = binary.LittleEndian.Uint64(buf[0:8]) ^ x[0]
+			dst[o+1] = binary.LittleEndian.Uint64(buf[8:16]) ^ x[1]
+		}
 	}
+}
+
+// mmo writes to dst the hash H_k of every block of src (len(src)/2
+// blocks) under fixed key k.
+func mmo(k int, dst, src []uint64) {
+	prgExpand(k, 1, dst, src, 2, len(src)/2)
 }
 
 // childSeed returns the seed and control bit of child side (0 left, 1
-// right) of the node with seed s: the control bit is the least
-// significant bit of the PRG block, cleared in the returned seed.
-func childSeed(s block, side int) (block, uint64) {
+// right) of the node with seed s in the PRG with m components: the control
+// bit is the least significant bit of the PRG block, cleared in the
+// returned seed.
+func childSeed(s block, side, m int) (block, uint64) {
+	k := 0
+	if side == 1 {
+		k = rightSeedKey(m)
+	}
 	var out block
-	mmo(prgLeft+side, out[:], s[:])
+	mmo(k, out[:], s[:])
 	t := out[0] & 1
 	out[0] &^= 1
 	return out, t
@@ -94,16 +116,11 @@ func childSeed(s block, side int) (block, uint64) {
 // of the node with seed s (Convert(v^side) in the notation of BCG+21).
 // The leaf value Convert(s^(n)) is valueWords(s^(n), 0, m, v).
 func valueWords(s block, side, m int, v []uint64) {
-	first := side * m
-	var out block
-	for j := first / 2; j <= (first+m-1)/2; j++ {
-		mmo(prgValue+j, out[:], s[:])
-		for w := range out {
-			if i := 2*j + w - first; i >= 0 && i < m {
-				v[i] = out[w]
-			}
-		}
-	}
+	first, last := valueBlockRange(m, side == 0, side == 1)
+	var buf [MaxComponents + 2]uint64
+	out := buf[:2*(last-first+1)]
+	prgExpand(1+first, last-first+1, out, s[:], 2, 1)
+	copy(v, out[side*m-2*first:])
 }
 
 // valueBlockRange returns the inclusive range of value blocks that hold

@@ -2,12 +2,13 @@
 
 package fss
 
-// AES-NI path. The standard library exposes pipelined AES only as CTR and
-// GCM keystreams, which encrypt counters, not the arbitrary inputs σ(s) the
-// fixed-key PRG needs; crypto/aes's Block.Encrypt runs one block per call.
-// mmoBlocksAsm encrypts eight independent blocks in flight with AESENC,
-// as the standard library's own CTR assembly does, so the PRG runs at the
-// CTR keystream's speed. AESENC is constant time and the keys are public.
+// AES-NI path. The standard library pipelines AES only in its CTR and GCM
+// keystreams, which encrypt counters, not the arbitrary inputs σ(s) the
+// fixed-key PRG needs, and crypto/aes's Block.Encrypt runs one block per
+// call. prgExpandAsm keeps eight independent blocks in flight through
+// AESENC, as the standard library's own CTR assembly does, so the PRG runs
+// at the CTR keystream's speed. AESENC is constant time and the keys are
+// public.
 
 // roundKeys are the AES-128 key schedules of fixedKeys, 11 round keys of
 // 16 bytes each, in the byte order AESENC expects.
@@ -15,8 +16,11 @@ var roundKeys [prgKeys][176]byte
 
 var useAESNI bool
 
+// prgExpandAsm is prgExpand with the seed stride in bytes and a 16-word
+// scratch buffer for the σ of eight seeds.
+//
 //go:noescape
-func mmoBlocksAsm(rk *[176]byte, dst, src *uint64, n int)
+func prgExpandAsm(rk *[176]byte, nk int, dst, src *uint64, strideBytes, n int, scratch *[16]uint64)
 
 func hasAESNI() bool
 
@@ -27,12 +31,11 @@ func initAccel() {
 	}
 }
 
-func mmoAccel(k int, dst, src []uint64) bool {
+func prgExpandAccel(first, nk int, dst, src []uint64, stride, n int) bool {
 	if !useAESNI {
 		return false
 	}
-	n := len(src) / 2
-	_ = dst[2*n-1]
-	mmoBlocksAsm(&roundKeys[k], &dst[0], &src[0], n)
+	var scratch [16]uint64
+	prgExpandAsm(&roundKeys[first], nk, &dst[0], &src[0], 8*stride, n, &scratch)
 	return true
 }

@@ -13,49 +13,94 @@ GLOBL hiMask<>(SB), RODATA|NOPTR, $16
 	PAND   X15, x        \
 	PXOR   tmp, x
 
-#define LOAD(i, x) \
-	MOVOU (i*16)(SI), x \
-	SIGMA(x, X9)        \
+// SIGMA_TO_SCRATCH(i): scratch[i] = σ(seed at R12); R12 += seed stride.
+#define SIGMA_TO_SCRATCH(i) \
+	MOVOU (R12), X0         \
+	SIGMA(X0, X9)           \
+	MOVOU X0, (i*16)(R9)    \
+	ADDQ  DX, R12
+
+#define WHITEN(i, x) \
+	MOVOU (i*16)(R9), x \
 	PXOR  X8, x
 
-#define FINISH(i, x) \
-	MOVOU (i*16)(SI), X10 \
-	SIGMA(X10, X11)       \
-	PXOR  X10, x          \
-	MOVOU x, (i*16)(DI)
-
 #define ROUND8(off) \
-	MOVOU off(AX), X8 \
-	AESENC X8, X0 \
-	AESENC X8, X1 \
-	AESENC X8, X2 \
-	AESENC X8, X3 \
-	AESENC X8, X4 \
-	AESENC X8, X5 \
-	AESENC X8, X6 \
+	MOVOU  off(R10), X8 \
+	AESENC X8, X0       \
+	AESENC X8, X1       \
+	AESENC X8, X2       \
+	AESENC X8, X3       \
+	AESENC X8, X4       \
+	AESENC X8, X5       \
+	AESENC X8, X6       \
 	AESENC X8, X7
 
-// func mmoBlocksAsm(rk *[176]byte, dst, src *uint64, n int)
-// dst[i] = AES_rk(σ(src[i])) ⊕ σ(src[i]) for n blocks, eight in flight.
-TEXT ·mmoBlocksAsm(SB), NOSPLIT, $0-32
-	MOVQ rk+0(FP), AX
-	MOVQ dst+8(FP), DI
-	MOVQ src+16(FP), SI
-	MOVQ n+24(FP), CX
-	MOVOU hiMask<>(SB), X15
+#define LAST8 \
+	MOVOU      160(R10), X8 \
+	AESENCLAST X8, X0       \
+	AESENCLAST X8, X1       \
+	AESENCLAST X8, X2       \
+	AESENCLAST X8, X3       \
+	AESENCLAST X8, X4       \
+	AESENCLAST X8, X5       \
+	AESENCLAST X8, X6       \
+	AESENCLAST X8, X7
 
-loop8:
+// FEED_STORE(i, x): x ^= scratch[i] (the MMO feed-forward); store x at
+// R12 and step R12 to the next seed's output.
+#define FEED_STORE(i, x) \
+	MOVOU (i*16)(R9), X9 \
+	PXOR  X9, x          \
+	MOVOU x, (R12)       \
+	ADDQ  R8, R12
+
+#define ROUND1(off) \
+	MOVOU  off(R10), X8 \
+	AESENC X8, X0
+
+// func prgExpandAsm(rk *[176]byte, nk int, dst, src *uint64, strideBytes, n int, scratch *[16]uint64)
+//
+// For seed i < n at src + i·strideBytes and key j < nk (schedule rk + 176j):
+// dst block i·nk + j = AES_j(σ(seed)) ⊕ σ(seed). Eight seeds in flight.
+TEXT ·prgExpandAsm(SB), NOSPLIT, $0-56
+	MOVQ  rk+0(FP), AX
+	MOVQ  nk+8(FP), BX
+	MOVQ  dst+16(FP), DI
+	MOVQ  src+24(FP), SI
+	MOVQ  strideBytes+32(FP), DX
+	MOVQ  n+40(FP), CX
+	MOVQ  scratch+48(FP), R9
+	MOVOU hiMask<>(SB), X15
+	MOVQ  BX, R8
+	SHLQ  $4, R8 // output bytes per seed
+
+group8:
 	CMPQ CX, $8
-	JB   loop1
-	MOVOU (AX), X8
-	LOAD(0, X0)
-	LOAD(1, X1)
-	LOAD(2, X2)
-	LOAD(3, X3)
-	LOAD(4, X4)
-	LOAD(5, X5)
-	LOAD(6, X6)
-	LOAD(7, X7)
+	JB   tail
+	MOVQ SI, R12
+	SIGMA_TO_SCRATCH(0)
+	SIGMA_TO_SCRATCH(1)
+	SIGMA_TO_SCRATCH(2)
+	SIGMA_TO_SCRATCH(3)
+	SIGMA_TO_SCRATCH(4)
+	SIGMA_TO_SCRATCH(5)
+	SIGMA_TO_SCRATCH(6)
+	SIGMA_TO_SCRATCH(7)
+	MOVQ R12, SI
+	MOVQ AX, R10 // key schedule j
+	MOVQ DI, R11 // output of key j for seed 0
+	MOVQ BX, R13 // keys left
+
+key8:
+	MOVOU (R10), X8
+	WHITEN(0, X0)
+	WHITEN(1, X1)
+	WHITEN(2, X2)
+	WHITEN(3, X3)
+	WHITEN(4, X4)
+	WHITEN(5, X5)
+	WHITEN(6, X6)
+	WHITEN(7, X7)
 	ROUND8(16)
 	ROUND8(32)
 	ROUND8(48)
@@ -65,58 +110,58 @@ loop8:
 	ROUND8(112)
 	ROUND8(128)
 	ROUND8(144)
-	MOVOU 160(AX), X8
-	AESENCLAST X8, X0
-	AESENCLAST X8, X1
-	AESENCLAST X8, X2
-	AESENCLAST X8, X3
-	AESENCLAST X8, X4
-	AESENCLAST X8, X5
-	AESENCLAST X8, X6
-	AESENCLAST X8, X7
-	FINISH(0, X0)
-	FINISH(1, X1)
-	FINISH(2, X2)
-	FINISH(3, X3)
-	FINISH(4, X4)
-	FINISH(5, X5)
-	FINISH(6, X6)
-	FINISH(7, X7)
-	ADDQ $128, SI
-	ADDQ $128, DI
+	LAST8
+	MOVQ R11, R12
+	FEED_STORE(0, X0)
+	FEED_STORE(1, X1)
+	FEED_STORE(2, X2)
+	FEED_STORE(3, X3)
+	FEED_STORE(4, X4)
+	FEED_STORE(5, X5)
+	FEED_STORE(6, X6)
+	FEED_STORE(7, X7)
+	ADDQ $176, R10
+	ADDQ $16, R11
+	DECQ R13
+	JNZ  key8
+	LEAQ (DI)(R8*8), DI
 	SUBQ $8, CX
-	JMP  loop8
+	JMP  group8
 
-loop1:
+tail:
 	TESTQ CX, CX
 	JZ    done
-	MOVOU (AX), X8
-	LOAD(0, X0)
-	MOVOU 16(AX), X8
-	AESENC X8, X0
-	MOVOU 32(AX), X8
-	AESENC X8, X0
-	MOVOU 48(AX), X8
-	AESENC X8, X0
-	MOVOU 64(AX), X8
-	AESENC X8, X0
-	MOVOU 80(AX), X8
-	AESENC X8, X0
-	MOVOU 96(AX), X8
-	AESENC X8, X0
-	MOVOU 112(AX), X8
-	AESENC X8, X0
-	MOVOU 128(AX), X8
-	AESENC X8, X0
-	MOVOU 144(AX), X8
-	AESENC X8, X0
-	MOVOU 160(AX), X8
+	MOVQ  SI, R12
+	SIGMA_TO_SCRATCH(0)
+	MOVQ  R12, SI
+	MOVQ  AX, R10
+	MOVQ  DI, R12
+	MOVQ  BX, R13
+
+key1:
+	MOVOU (R10), X8
+	WHITEN(0, X0)
+	ROUND1(16)
+	ROUND1(32)
+	ROUND1(48)
+	ROUND1(64)
+	ROUND1(80)
+	ROUND1(96)
+	ROUND1(112)
+	ROUND1(128)
+	ROUND1(144)
+	MOVOU      160(R10), X8
 	AESENCLAST X8, X0
-	FINISH(0, X0)
-	ADDQ $16, SI
-	ADDQ $16, DI
-	DECQ CX
-	JMP  loop1
+	MOVOU      (R9), X9
+	PXOR       X9, X0
+	MOVOU      X0, (R12)
+	ADDQ       $16, R12
+	ADDQ       $176, R10
+	DECQ       R13
+	JNZ        key1
+	ADDQ       R8, DI
+	DECQ       CX
+	JMP        tail
 
 done:
 	RET

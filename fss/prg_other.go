@@ -4,4 +4,4 @@ package fss
 
 func initAccel() {}
 
-func mmoAccel(k int, dst, src []uint64) bool { return false }
+func prgExpandAccel(first, nk int, dst, src []uint64, stride, n int) bool { return false }

@@ -19,7 +19,7 @@ func TestMMOMatchesStandardLibrary(t *testing.T) {
 			}
 			got, want := make([]uint64, 2*n), make([]uint64, 2*n)
 			mmo(k, got, src)
-			mmoPortable(k, want, src)
+			prgExpandPortable(k, 1, want, src, 2, n)
 			if !slices.Equal(got, want) {
 				t.Fatalf("key %d, %d blocks: accelerated MMO differs from crypto/aes", k, n)
 			}
@@ -27,6 +27,30 @@ func TestMMOMatchesStandardLibrary(t *testing.T) {
 			mmo(k, inPlace, inPlace)
 			if !slices.Equal(inPlace, want) {
 				t.Fatalf("key %d, %d blocks: in-place MMO differs", k, n)
+			}
+		}
+	}
+}
+
+// TestPRGExpandMatchesStandardLibrary checks the multi-key, strided
+// expansion against the portable path for seed counts around the 8-seed
+// groups, strides and key runs the batch evaluator uses.
+func TestPRGExpandMatchesStandardLibrary(t *testing.T) {
+	r := rand.New(testRand(42))
+	for _, n := range []int{1, 5, 8, 13, 32} {
+		for _, stride := range []int{2, 6} {
+			for _, keys := range [][2]int{{0, 1}, {0, 5}, {2, 3}, {prgKeys - 4, 4}} {
+				src := make([]uint64, n*stride)
+				for i := range src {
+					src[i] = r.Uint64()
+				}
+				got := make([]uint64, 2*n*keys[1])
+				want := make([]uint64, 2*n*keys[1])
+				prgExpand(keys[0], keys[1], got, src, stride, n)
+				prgExpandPortable(keys[0], keys[1], want, src, stride, n)
+				if !slices.Equal(got, want) {
+					t.Fatalf("%d seeds, stride %d, keys %v: accelerated expansion differs from crypto/aes", n, stride, keys)
+				}
 			}
 		}
 	}

@@ -1,0 +1,74 @@
+package fss
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+func BenchmarkGen(b *testing.B) {
+	src := testRand(70)
+	beta := []uint64{1, 2, 3}
+	for b.Loop() {
+		if _, _, err := Gen(12345, beta, 16, src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkEval(b *testing.B) {
+	k0, _, _ := Gen(12345, []uint64{1, 2, 3}, 16, testRand(71))
+	for b.Loop() {
+		if _, err := Eval(k0, 4321); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSumBatch reports ns per key and point and the ratio of ns per
+// AES block in the batch evaluator (one goroutine) to ns per block of the
+// crypto/aes CTR keystream, measured in the same run.
+func BenchmarkSumBatch(b *testing.B) {
+	const n, m, keys = 16, 3, 64
+	ctr := ctrNsPerBlock(100 * time.Millisecond)
+	r := rand.New(testRand(72))
+	k0, _, _ := genMany(b, r, keys, n, m, nil)
+	for _, count := range []int{64, 1024, 1 << n} {
+		points := evenPoints(count, n)
+		_, perKey, _ := BatchCost(n, m, points)
+		acc := make([]uint64, count*m)
+		b.Run(fmt.Sprintf("B=%d", count), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := sumBatch(k0, points, acc, false, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+			b.ReportMetric(ns/float64(keys*count), "ns/key-point")
+			b.ReportMetric(ns/float64(keys*perKey)/ctr, "ratio")
+		})
+	}
+}
+
+// BenchmarkPRG is the MMO hash on 1024-block batches.
+func BenchmarkPRG(b *testing.B) {
+	buf := make([]uint64, 2*refBlocks)
+	b.SetBytes(16 * refBlocks)
+	for b.Loop() {
+		mmo(0, buf, buf)
+	}
+}
+
+// BenchmarkAESCTR is the reference: the crypto/aes CTR keystream.
+func BenchmarkAESCTR(b *testing.B) {
+	c, _ := aes.NewCipher(make([]byte, 16))
+	s := cipher.NewCTR(c, make([]byte, 16))
+	buf := make([]byte, 16*refBlocks)
+	b.SetBytes(int64(len(buf)))
+	for b.Loop() {
+		s.XORKeyStream(buf, buf)
+	}
+}
