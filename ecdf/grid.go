@@ -220,9 +220,9 @@ func (g *Grid) BinClamped(x float64) (bin int, clamped bool, err error) {
 }
 
 // BinAll bins every value of xs. With clamp false, the first value outside
-// [Min, Max] is an error naming its position and value; with clamp true
-// such values are clamped to the end bins and counted in clamped. NaN and
-// ±Inf are always errors.
+// [Min, Max] is an error naming its position ("instance #j", from 1) and
+// value; with clamp true such values are clamped to the end bins and
+// counted in clamped. NaN and ±Inf are always errors.
 func (g *Grid) BinAll(xs []float64, clamp bool) (bins []int, clamped int, err error) {
 	bins = make([]int, len(xs))
 	for j, x := range xs {
@@ -233,7 +233,7 @@ func (g *Grid) BinAll(xs []float64, clamp bool) (bins []int, clamped int, err er
 			bins[j], err = g.Bin(x)
 		}
 		if err != nil {
-			return nil, 0, fmt.Errorf("value #%d: %w", j+1, err)
+			return nil, 0, fmt.Errorf("instance #%d: %w", j+1, err)
 		}
 		if c {
 			clamped++

@@ -163,7 +163,7 @@ func TestBinAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	xs := []float64{0.5, -1, 10, 11, 3}
-	if _, _, err := g.BinAll(xs, false); err == nil || !strings.Contains(err.Error(), "value #2: value -1 is below") {
+	if _, _, err := g.BinAll(xs, false); err == nil || !strings.Contains(err.Error(), "instance #2: value -1 is below") {
 		t.Errorf("BinAll without clamping: error %v, want one naming value #2", err)
 	}
 	bins, clamped, err := g.BinAll(xs, true)
@@ -180,7 +180,7 @@ func TestBinAll(t *testing.T) {
 	if clamped != 2 {
 		t.Errorf("clamped = %d, want 2", clamped)
 	}
-	if _, _, err := g.BinAll([]float64{1, math.NaN()}, true); err == nil || !strings.Contains(err.Error(), "value #2") {
+	if _, _, err := g.BinAll([]float64{1, math.NaN()}, true); err == nil || !strings.Contains(err.Error(), "instance #2") {
 		t.Errorf("BinAll with NaN: error %v", err)
 	}
 }

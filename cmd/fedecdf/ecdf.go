@@ -120,10 +120,11 @@ func runECDF(cmd *cobra.Command, o *ecdfOptions) error {
 	}
 	bins, clamped, err := grid.BinAll(xs, o.clamp)
 	if err != nil {
+		err = fmt.Errorf("%s: %w", inputName(o), err)
 		if errors.Is(err, ecdf.ErrOutOfRange) {
-			return fmt.Errorf("%s: %w (give --clamp to clamp such values to the grid)", inputName(o), err)
+			err = fmt.Errorf("%w (give --clamp to clamp such values to the grid)", err)
 		}
-		return fmt.Errorf("%s: %w", inputName(o), err)
+		return err
 	}
 	if clamped > 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "fedecdf: clamped %d of %d values to [%g, %g] (this count is not differentially private: do not publish it)\n", clamped, len(xs), o.min, o.max)
@@ -173,11 +174,16 @@ func smoothCurve(method string, f []float64) ([]float64, error) {
 	return f, nil
 }
 
+// inputName names the input in errors: the file (or stdin) and column.
 func inputName(o *ecdfOptions) string {
-	if o.input == "" || o.input == "-" {
-		return "stdin"
+	name := o.input
+	if name == "" || name == "-" {
+		name = "stdin"
 	}
-	return o.input
+	if o.column != "" {
+		name += fmt.Sprintf(", column %q", o.column)
+	}
+	return name
 }
 
 // readValues reads the column from the input file or from stdin; without
