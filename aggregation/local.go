@@ -155,6 +155,7 @@ type Cost struct {
 	AnalystRounds   int64 // round trips the analyst initiated
 	ServerRounds    int64 // round trips between the servers
 	TotalPartyBytes int64
+	TotalBytesSent  int64 // by every peer
 }
 
 // Cost returns the traffic counted by the transport.
@@ -175,5 +176,8 @@ func (l *Local) Cost() Cost {
 	c.AnalystBytes = analyst.BytesSent + analyst.BytesReceived
 	c.AnalystRounds = analyst.Calls
 	c.ServerRounds = leader.Calls
+	for _, id := range l.Network.Peers() {
+		c.TotalBytesSent += l.Network.Stats(id).BytesSent
+	}
 	return c
 }

@@ -108,7 +108,7 @@ func (r *Release) Delta() float64 {
 // Guarantee states the privacy of the release and its noise.
 func (r *Release) Guarantee() string {
 	g := fmt.Sprintf("(ε=%g, δ=%g)-DP under %s neighbours (%s mechanism; ε=%g per component × %d)",
-		r.Epsilon(), r.Delta(), r.Spec.Mechanism.Relation, r.Spec.Mechanism.Name, r.Spec.Mechanism.Epsilon, len(r.Spec.Components))
+		r.Epsilon(), r.Delta(), r.Spec.Mechanism.Relation, r.mechanisms[r.Spec.Components[0]].Name(), r.Spec.Mechanism.Epsilon, len(r.Spec.Components))
 	if r.Servers > 1 {
 		g += fmt.Sprintf("; each of %d servers adds its own full-scale noise, so the output stays private against one corrupt server, at %d× the mechanism's variance", r.Servers, r.Servers)
 	}

@@ -1,0 +1,280 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fedecdf/fedecdf/ecdf"
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/transport"
+	"github.com/fedecdf/fedecdf/party"
+)
+
+const bins = 16
+
+type pair struct {
+	net            *transport.Network
+	leader, helper *Server
+	servers        party.Servers
+}
+
+func newPair(t *testing.T, backend Backend, budget float64, minReports int, leaderLedger Ledger) *pair {
+	t.Helper()
+	if leaderLedger == nil {
+		leaderLedger = NewMemoryLedger()
+	}
+	ds := []Dataset{{Name: "d", Backend: backend, Bins: bins, Budget: Budget{Epsilon: budget}, MinReports: minReports}}
+	net := transport.NewNetwork()
+	leader, err := New(Config{Role: Leader, Peer: "helper", Conn: net.Conn("leader"), Ledger: leaderLedger, Datasets: ds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	helper, err := New(Config{Role: Helper, Peer: "leader", Ledger: NewMemoryLedger(), Datasets: ds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	net.Register("leader", leader.Handle)
+	net.Register("helper", helper.Handle)
+	return &pair{net: net, leader: leader, helper: helper, servers: party.Servers{Conn: net.Conn("party"), Leader: "leader", Helper: "helper", Dataset: "d"}}
+}
+
+func newParty(t *testing.T, score float64) *party.Party {
+	t.Helper()
+	g, _ := ecdf.NewLinearGrid(0, 1, bins)
+	p, err := party.New(party.Instance{Score: score, Label: 1}, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// release creates a release at ε with an infinite-ish budget check, and
+// returns its report count.
+func (p *pair) release(eps float64) (protocol.ReleaseID, int, error) {
+	id, _ := protocol.NewID()
+	msg := &protocol.CreateRelease{Dataset: "d", Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: eps}, Components: []protocol.Component{protocol.Count}}
+	resp, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", msg)
+	if err != nil {
+		return id, 0, err
+	}
+	return id, resp.Reports, nil
+}
+
+// total queries prefix N of a release at ε = 2^48 (no noise): the count.
+func (p *pair) total(t *testing.T, rel protocol.ReleaseID) int {
+	t.Helper()
+	msg := &protocol.Query{Dataset: "d", Release: rel, Component: protocol.Count, Prefixes: []int{bins}}
+	ans, err := protocol.Call[*protocol.Answer](context.Background(), p.net.Conn("analyst"), "leader", msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(ans.Values[0])
+}
+
+func TestBudgetExhausted(t *testing.T) {
+	p := newPair(t, DCF, 1, 1, nil)
+	if err := newParty(t, 0.3).UploadKeys(context.Background(), p.servers); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.release(0.6); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := p.release(0.6)
+	if err == nil || !strings.Contains(err.Error(), `budget exhausted: dataset "d" has spent ε=0.6, δ=0 of total ε=1, δ=0; this release needs ε=0.6`) {
+		t.Fatalf("second release: %v", err)
+	}
+	if _, _, err := p.release(0.4); err != nil {
+		t.Fatalf("release using the rest of the budget: %v", err)
+	}
+	for _, s := range []*Server{p.leader, p.helper} {
+		if spent, _ := s.cfg.Ledger.Spent("d"); spent.Epsilon != 1 {
+			t.Errorf("%s spent ε=%g, want 1", s.cfg.Role, spent.Epsilon)
+		}
+	}
+}
+
+// TestHelperRefusesBeyondItsBudget: the helper enforces its own ledger
+// even when the leader's has room.
+func TestHelperRefusesBeyondItsBudget(t *testing.T) {
+	p := newPair(t, DCF, 1, 1, nil)
+	if err := newParty(t, 0.3).UploadKeys(context.Background(), p.servers); err != nil {
+		t.Fatal(err)
+	}
+	id, _ := protocol.NewID()
+	if err := p.helper.cfg.Ledger.Charge("d", id, Budget{Epsilon: 0.9}, Budget{Epsilon: 1}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := p.release(0.5)
+	if err == nil || !strings.Contains(err.Error(), "helper") || !strings.Contains(err.Error(), "budget exhausted") {
+		t.Fatalf("release beyond the helper's budget: %v", err)
+	}
+	if spent, _ := p.leader.cfg.Ledger.Spent("d"); spent.Epsilon != 0 {
+		t.Errorf("the leader charged ε=%g for a refused release", spent.Epsilon)
+	}
+}
+
+func TestFileLedgerSurvivesRestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.json")
+	l, err := OpenFileLedger(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := Budget{Epsilon: 1}
+	rel, _ := protocol.NewID()
+	if err := l.Charge("d", rel, Budget{Epsilon: 0.7}, total); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Charge("d", rel, Budget{Epsilon: 0.7}, total); err != nil {
+		t.Fatalf("charging the same release again: %v", err)
+	}
+	reloaded, err := OpenFileLedger(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spent, _ := reloaded.Spent("d"); spent.Epsilon != 0.7 {
+		t.Fatalf("reloaded ledger spent ε=%g, want 0.7", spent.Epsilon)
+	}
+	other, _ := protocol.NewID()
+	if err := reloaded.Charge("d", other, Budget{Epsilon: 0.5}, total); !errors.Is(err, ErrBudgetExhausted) {
+		t.Fatalf("charge beyond the reloaded budget: %v", err)
+	}
+	// A server restarted on the reloaded ledger refuses the release too.
+	p := newPair(t, DCF, 1, 1, reloaded)
+	if err := newParty(t, 0.3).UploadKeys(context.Background(), p.servers); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.release(0.5); err == nil || !strings.Contains(err.Error(), "budget exhausted") {
+		t.Fatalf("release after restart: %v", err)
+	}
+}
+
+func TestDuplicateReportsCountedOnce(t *testing.T) {
+	ctx := context.Background()
+	p := newPair(t, DCF, 1<<50, 1, nil)
+	a, b := newParty(t, 0.1), newParty(t, 0.9)
+	for _, q := range []*party.Party{a, b, a} {
+		if err := q.UploadKeys(ctx, p.servers); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rel, n, err := p.release(1 << 48)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 || p.total(t, rel) != 2 {
+		t.Fatalf("release over %d reports with total %d, want 2 and 2", n, p.total(t, rel))
+	}
+}
+
+// TestReportMissingAtOneServer: a report only the leader holds, and one
+// only the helper holds, are both excluded at both servers.
+func TestReportMissingAtOneServer(t *testing.T) {
+	ctx := context.Background()
+	p := newPair(t, DCF, 1<<50, 1, nil)
+	both, leaderOnly, helperOnly := newParty(t, 0.1), newParty(t, 0.5), newParty(t, 0.7)
+	if err := both.UploadKeys(ctx, p.servers); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		q  *party.Party
+		to transport.PeerID
+		k  int
+	}{{leaderOnly, "leader", 0}, {helperOnly, "helper", 1}} {
+		keys := make([][]byte, 2)
+		keys[0], keys[1], _ = c.q.DCFKeys(nil)
+		msg := &protocol.Upload{Dataset: "d", Report: c.q.ReportID(), Key: keys[c.k]}
+		if _, err := protocol.Call[*protocol.Ack](ctx, p.servers.Conn, c.to, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rel, n, err := p.release(1 << 48)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Had either server summed a report the other lacks, the total would
+	// be a random 64-bit share, not 1.
+	if n != 1 || p.total(t, rel) != 1 {
+		t.Fatalf("release over %d reports with total %d, want 1 and 1", n, p.total(t, rel))
+	}
+}
+
+func TestMinimumReports(t *testing.T) {
+	p := newPair(t, DCF, 10, 3, nil)
+	for range 2 {
+		if err := newParty(t, 0.5).UploadKeys(context.Background(), p.servers); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := p.release(1); err == nil || !strings.Contains(err.Error(), "fewer than the minimum 3") {
+		t.Fatalf("release with 2 of 3 reports: %v", err)
+	}
+}
+
+func TestMalformedKeyNamesReport(t *testing.T) {
+	ctx := context.Background()
+	p := newPair(t, DCF, 1, 1, nil)
+	q := newParty(t, 0.5)
+	k0, k1, err := q.DCFKeys(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, key := range map[string][]byte{
+		"truncated":   k0[:len(k0)-3],
+		"wrong party": k1,
+		"empty":       nil,
+	} {
+		msg := &protocol.Upload{Dataset: "d", Report: q.ReportID(), Key: key}
+		_, err := protocol.Call[*protocol.Ack](ctx, p.servers.Conn, "leader", msg)
+		if err == nil || !strings.Contains(err.Error(), q.ReportID().String()) {
+			t.Errorf("%s key: error %v does not name report %v", name, err, q.ReportID())
+		}
+	}
+	if resp := p.leader.Handle(ctx, "x", []byte{9, 9}); !strings.Contains(string(resp), "protocol version 9") {
+		t.Errorf("garbage request answered %q", resp)
+	}
+}
+
+// TestAdditiveNeedsEveryReport: an additive query is refused when a
+// report of the release sent no shares (its noise would otherwise be
+// reused over a different data set).
+func TestAdditiveNeedsEveryReport(t *testing.T) {
+	ctx := context.Background()
+	p := newPair(t, Additive, 10, 1, nil)
+	a, b := newParty(t, 0.2), newParty(t, 0.8)
+	for _, q := range []*party.Party{a, b} {
+		if err := q.Enrol(ctx, p.servers); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rel, _, err := p.release(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qid, _ := protocol.NewID()
+	open := &protocol.OpenQuery{Dataset: "d", Query: qid, Component: protocol.Count, Prefixes: []int{4, bins}}
+	if _, err := protocol.Call[*protocol.Ack](ctx, p.net.Conn("analyst"), "leader", open); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SendShares(ctx, p.servers, open); err != nil {
+		t.Fatal(err)
+	}
+	msg := &protocol.Query{Dataset: "d", Release: rel, Query: qid, Component: protocol.Count, Prefixes: []int{4, bins}}
+	_, err = protocol.Call[*protocol.Answer](ctx, p.net.Conn("analyst"), "leader", msg)
+	if err == nil || !strings.Contains(err.Error(), b.ReportID().String()) {
+		t.Fatalf("query with a silent report: %v", err)
+	}
+}
+
+func TestHelperAnswersOnlyTheLeader(t *testing.T) {
+	p := newPair(t, DCF, 1, 1, nil)
+	id, _ := protocol.NewID()
+	msg := &protocol.CreateRelease{Dataset: "d", Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1}, Components: []protocol.Component{protocol.Count}}
+	_, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("mallory"), "helper", msg)
+	if err == nil || !strings.Contains(err.Error(), "only the leader") {
+		t.Fatalf("release request from a stranger: %v", err)
+	}
+}

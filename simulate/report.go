@@ -1,0 +1,45 @@
+package simulate
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// WriteText prints a readable summary: the setting and its privacy, the
+// error of the private ECDF, the cost, and the curves at up to 11
+// thresholds.
+func (r *Report) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	p := func(format string, args ...any) { fmt.Fprintf(tw, format, args...) }
+	p("parties\t%d\n", r.N)
+	p("backend\t%s\n", r.Backend)
+	p("mechanism\t%s over %d bins, %d thresholds queried\n", r.Mechanism, r.Bins, len(r.Prefixes))
+	p("privacy\t%s\n", r.Guarantee)
+	p("error\tmax |F̂−F| %.4f, RMSE %.4f (expected s.d. %.4f); smoothed: max %.4f, RMSE %.4f (%s)\n",
+		r.Error.MaxAbs, r.Error.RMSE, r.ECDF.StdDev, r.Error.SmoothedMaxAbs, r.Error.SmoothedRMSE, r.ECDF.Smoothing)
+	p("bytes\tper party %.0f; leader %d, helper %d; total %d\n", r.Cost.BytesPerParty, r.Cost.BytesPerServer["leader"], r.Cost.BytesPerServer["helper"], r.Cost.BytesTotal)
+	p("round trips\tper party %.0f; analyst %d; leader→helper %d\n", r.Cost.Rounds.PerParty, r.Cost.Rounds.Analyst, r.Cost.Rounds.Servers)
+	p("seconds\tsetup %.3f, upload %.3f, release %.3f, query %.3f\n",
+		r.Cost.Seconds["setup"], r.Cost.Seconds["upload"], r.Cost.Seconds["release"], r.Cost.Seconds["query"])
+	p("\n threshold\ttrue F\tprivate F̂\tsmoothed\n")
+	for _, j := range sample(len(r.Prefixes), 11) {
+		p(" %.4g\t%.4f\t%.4f\t%.4f\n", r.Thresholds[j], r.ECDF.True[j], r.ECDF.Private[j], r.ECDF.Smoothed[j])
+	}
+	return tw.Flush()
+}
+
+// sample returns up to k indices spread over 0..n−1, including the last.
+func sample(n, k int) []int {
+	if n <= k {
+		k = n
+	}
+	idx := make([]int, 0, k)
+	for j := 1; j <= k; j++ {
+		i := j*n/k - 1
+		if len(idx) == 0 || i != idx[len(idx)-1] {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}

@@ -1,0 +1,232 @@
+package simulate
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/dataset"
+	"github.com/fedecdf/fedecdf/ecdf"
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/party"
+	"github.com/fedecdf/fedecdf/server"
+)
+
+// Config configures one simulation.
+type Config struct {
+	Parties   int     // n; 0 with Data means every row
+	Backend   string  // plain, additive or dcf
+	Data      string  // CSV path; empty for the built-in data
+	ScoreCol  string  // score column of Data
+	LabelCol  string  // label column of Data
+	Positive  string  // positive label value of Data (see dataset.ReadScored)
+	Epsilon   float64 // ε of the release (the dataset's whole budget)
+	Mechanism string  // mechanism name (mechanism.New)
+	Bins      int     // N
+	Min, Max  float64 // grid domain
+	Prefixes  int     // |B|: number of evenly spaced prefixes queried; 0 means all N
+	Seed      uint64  // seed of the built-in data
+}
+
+// Report is the outcome of one simulation. Its JSON form is the output of
+// `fedecdf simulate --format json`.
+type Report struct {
+	N          int       `json:"n"`
+	Backend    string    `json:"backend"`
+	Mechanism  string    `json:"mechanism"`
+	Epsilon    float64   `json:"epsilon"`
+	Delta      float64   `json:"delta"`
+	Relation   string    `json:"relation"`
+	Guarantee  string    `json:"guarantee"`
+	Bins       int       `json:"bins"`
+	Prefixes   []int     `json:"prefixes"`
+	Thresholds []float64 `json:"thresholds"`
+	ECDF       Curves    `json:"ecdf"`
+	Error      Errors    `json:"error"`
+	Cost       Cost      `json:"cost"`
+}
+
+// Curves are the ECDF values at the queried thresholds.
+type Curves struct {
+	True      []float64 `json:"true"`
+	Private   []float64 `json:"private"`
+	Smoothed  []float64 `json:"smoothed"`
+	Smoothing string    `json:"smoothing"`
+	// StdDev is the standard deviation of each private value, from the
+	// mechanism's closed form times the number of servers.
+	StdDev float64 `json:"stddev"`
+}
+
+// Errors compares the private curves with the true one.
+type Errors struct {
+	MaxAbs         float64 `json:"max_abs"`
+	RMSE           float64 `json:"rmse"`
+	SmoothedMaxAbs float64 `json:"smoothed_max_abs"`
+	SmoothedRMSE   float64 `json:"smoothed_rmse"`
+}
+
+// Cost is the communication and time of the run.
+type Cost struct {
+	BytesPerParty  float64            `json:"bytes_per_party"`
+	BytesPerServer map[string]int64   `json:"bytes_per_server"`
+	BytesTotal     int64              `json:"bytes_total"`
+	Rounds         Rounds             `json:"rounds"`
+	Seconds        map[string]float64 `json:"seconds"`
+}
+
+// Rounds counts the round trips each role initiated.
+type Rounds struct {
+	PerParty float64 `json:"per_party"`
+	Analyst  int64   `json:"analyst"`
+	Servers  int64   `json:"leader_to_helper"`
+}
+
+// Run performs the simulation.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	seconds := map[string]float64{}
+	start := time.Now()
+	phase := func(name string) {
+		now := time.Now()
+		seconds[name] = now.Sub(start).Seconds()
+		start = now
+	}
+	g, err := ecdf.NewLinearGrid(cfg.Min, cfg.Max, cfg.Bins)
+	if err != nil {
+		return nil, err
+	}
+	instances, err := loadInstances(cfg)
+	if err != nil {
+		return nil, err
+	}
+	parties := make([]*party.Party, len(instances))
+	for k, inst := range instances {
+		if parties[k], err = party.New(inst, g); err != nil {
+			return nil, fmt.Errorf("instance %d: %w", k+1, err)
+		}
+	}
+	phase("setup")
+	l, err := aggregation.NewLocal(ctx, aggregation.LocalConfig{
+		Backend: cfg.Backend, Dataset: "simulation", Bins: cfg.Bins,
+		Budget: server.Budget{Epsilon: cfg.Epsilon}, MinReports: 1,
+	}, parties)
+	if err != nil {
+		return nil, err
+	}
+	phase("upload")
+	rel, err := l.NewRelease(ctx, aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: cfg.Mechanism, Bins: cfg.Bins, Epsilon: cfg.Epsilon}})
+	if err != nil {
+		return nil, err
+	}
+	phase("release")
+	prefixes := evenlySpaced(cfg.Bins, cfg.Prefixes)
+	res, err := l.Sum(ctx, aggregation.Query{Release: rel, Component: aggregation.Count, Prefixes: prefixes})
+	if err != nil {
+		return nil, err
+	}
+	phase("query")
+	return newReport(cfg, g, l, rel, res, parties, seconds), nil
+}
+
+func newReport(cfg Config, g *ecdf.Grid, l *aggregation.Local, rel *aggregation.Release, res *aggregation.Result, parties []*party.Party, seconds map[string]float64) *Report {
+	n := float64(len(parties))
+	r := &Report{
+		N: len(parties), Backend: l.Backend(), Mechanism: rel.Mechanism(aggregation.Count).Name(),
+		Epsilon: rel.Epsilon(), Delta: rel.Delta(), Relation: rel.Spec.Mechanism.Relation.String(),
+		Guarantee: rel.Guarantee(), Bins: cfg.Bins, Prefixes: res.Prefixes,
+	}
+	bins := make([]int, len(parties))
+	for k, p := range parties {
+		bins[k] = p.Bin()
+	}
+	hist, _ := ecdf.Histogram(bins, cfg.Bins)
+	exact := ecdf.ECDF(hist)
+	var sumVar float64
+	for j, i := range res.Prefixes {
+		r.Thresholds = append(r.Thresholds, g.Threshold(i))
+		r.ECDF.True = append(r.ECDF.True, exact[i-1])
+		r.ECDF.Private = append(r.ECDF.Private, float64(res.Sums[j])/n)
+		sumVar += res.Variance(j)
+	}
+	r.ECDF.StdDev = math.Sqrt(sumVar/float64(len(res.Prefixes))) / n
+	r.ECDF.Smoothed, r.ECDF.Smoothing = smooth(r.ECDF.Private)
+	r.Error.MaxAbs, r.Error.RMSE = compare(r.ECDF.Private, r.ECDF.True)
+	r.Error.SmoothedMaxAbs, r.Error.SmoothedRMSE = compare(r.ECDF.Smoothed, r.ECDF.True)
+	c := l.Cost()
+	r.Cost = Cost{
+		BytesPerParty:  c.BytesPerParty,
+		BytesPerServer: map[string]int64{"leader": c.LeaderBytes, "helper": c.HelperBytes},
+		BytesTotal:     c.TotalBytesSent,
+		Rounds:         Rounds{PerParty: c.PartyRounds, Analyst: c.AnalystRounds, Servers: c.ServerRounds},
+		Seconds:        seconds,
+	}
+	return r
+}
+
+// evenlySpaced returns k prefixes spread evenly over 1..n, ending at n
+// (all of them when k is 0 or at least n).
+func evenlySpaced(n, k int) []int {
+	if k <= 0 || k >= n {
+		k = n
+	}
+	p := make([]int, k)
+	for j := range p {
+		p[j] = int(math.Round(float64(j+1) * float64(n) / float64(k)))
+	}
+	return slices.Compact(p)
+}
+
+func compare(f, truth []float64) (maxAbs, rmse float64) {
+	for j := range f {
+		d := math.Abs(f[j] - truth[j])
+		maxAbs = math.Max(maxAbs, d)
+		rmse += d * d
+	}
+	return maxAbs, math.Sqrt(rmse / float64(len(f)))
+}
+
+// loadInstances reads cfg.Data or generates the built-in data.
+func loadInstances(cfg Config) ([]party.Instance, error) {
+	if cfg.Data == "" {
+		if cfg.Parties < 1 {
+			return nil, fmt.Errorf("number of parties %d is not positive", cfg.Parties)
+		}
+		return Synthetic(cfg.Parties, cfg.Seed), nil
+	}
+	scores, labels, err := dataset.ReadScored(cfg.Data, cfg.ScoreCol, cfg.LabelCol, cfg.Positive)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Parties > 0 && cfg.Parties < len(scores) {
+		scores, labels = scores[:cfg.Parties], labels[:cfg.Parties]
+	}
+	inst := make([]party.Instance, len(scores))
+	for k := range inst {
+		inst[k] = party.Instance{Score: scores[k], Label: labels[k]}
+	}
+	return inst, nil
+}
+
+// Synthetic returns n seeded instances: label y ~ Bernoulli(0.3), score
+// Beta(5, 2) if y = 1 and Beta(2, 5) if y = 0, probability = score.
+func Synthetic(n int, seed uint64) []party.Instance {
+	rng := rand.New(rand.NewPCG(seed, 0x73696d))
+	inst := make([]party.Instance, n)
+	var u [6]float64
+	for k := range inst {
+		for j := range u {
+			u[j] = rng.Float64()
+		}
+		slices.Sort(u[:])
+		y := 0
+		score := u[1] // 2nd of 6 uniforms: Beta(2, 5)
+		if rng.Float64() < 0.3 {
+			y, score = 1, u[4] // 5th of 6: Beta(5, 2)
+		}
+		inst[k] = party.Instance{Score: score, Label: y, Probability: score, HasProbability: true}
+	}
+	return inst
+}
