@@ -161,11 +161,14 @@ func batchCost(n, m int, points []uint64, d, lo, hi int) (nodes, blocks int) {
 // depth-first walk of the tree, accumulating unsigned sums per point. All
 // its buffers are allocated once, so the walk allocates nothing.
 //
-// A node's state holds, for each key i of the chunk, the words
-// [s_lo, s_hi, t, V_0 … V_{m−1}] at i·(m+3): seed, control bit and the
-// unsigned value sum accumulated on the path from the root. The PRG runs
-// on lanes (keys rounded up to a multiple of 8); lanes past the chunk's
-// keys hold stale seeds whose outputs are never read.
+// A node's state for the keys i < chunkKeys of a chunk is one slice: seeds
+// (two words per key) at 2i and the control bit as a mask (0 or all ones)
+// at maskField + i. Since only the sum over keys is wanted, the value
+// words are not carried per key: valField + c holds V_c summed over the
+// chunk's keys on the path from the root (unsigned; the (−1)^b of Eval is
+// applied once to the final sums). The PRG runs on lanes (keys rounded up
+// to a multiple of 8); lanes past the chunk's keys hold stale seeds whose
+// outputs are never read.
 type walker struct {
 	n, m   int
 	points []uint64
@@ -174,26 +177,35 @@ type walker struct {
 	lanes  int
 	// state[0][0] is the root; state[d][side] the child states at depth d.
 	state [][2][]uint64
-	// cw holds the chunk's correction words of depth d for key i at
-	// (d·chunkKeys + i)·(m+3): [sCW_lo | tCW_L, sCW_lo | tCW_R, sCW_hi,
-	// VCW_0 … VCW_{m−1}] (sCW_lo has a zero low bit, so applying the
-	// seed correction also applies the control-bit correction).
+	// cw holds the chunk's correction words of depth d, field f, key i at
+	// ((m+3)·d + f)·chunkKeys + i, fields sCW_lo | tCW_L, sCW_lo | tCW_R,
+	// sCW_hi, VCW_0 … VCW_{m−1}: sCW_lo has a zero low bit, so applying the
+	// seed correction also applies the control-bit correction.
 	cw    []uint64
-	final []uint64 // CW^(n+1) of key i at i·m
-	prg   []uint64 // PRG output: lane i's blocks at i·2·(m+2)
+	final []uint64 // CW^(n+1) component c of key i at c·chunkKeys + i
+	prg   []uint64 // PRG output block j of lane i at words 2(j·lanes + i)
 	// blocks counts AES blocks of the chunks' keys (not padding lanes).
 	blocks int
 }
 
+// Offsets of the fields of a node state and of a level's correction words.
+const (
+	seedField = 0             // seeds
+	maskField = 2 * chunkKeys // control-bit masks
+	valField  = 3 * chunkKeys // V_0; V_c at valField + c
+	cwSeedHi  = 2 * chunkKeys // sCW_hi
+	cwValue   = 3 * chunkKeys // VCW_0; VCW_c at cwValue + c·chunkKeys
+)
+
 func newWalker(n, m int, points []uint64) *walker {
-	size := chunkKeys * (m + 3)
+	size := valField + m
 	w := &walker{
 		n: n, m: m, points: points,
 		acc:   make([]uint64, len(points)*m),
 		state: make([][2][]uint64, n+1),
-		cw:    make([]uint64, n*size),
-		final: make([]uint64, chunkKeys*m),
-		prg:   make([]uint64, chunkKeys*2*(m+2)),
+		cw:    make([]uint64, n*(m+3)*chunkKeys),
+		final: make([]uint64, m*chunkKeys),
+		prg:   make([]uint64, (m+2)*2*chunkKeys),
 	}
 	w.state[0][0] = make([]uint64, size)
 	for d := 1; d <= n; d++ {
@@ -204,22 +216,26 @@ func newWalker(n, m int, points []uint64) *walker {
 
 // run adds the unsigned sums of up to chunkKeys keys at all points.
 func (w *walker) run(keys []*Key) {
-	n, m, stride := w.n, w.m, w.m+3
+	n, m := w.n, w.m
 	w.keys, w.lanes = len(keys), (len(keys)+7)&^7
 	root := w.state[0][0]
+	clear(root[valField:])
 	for i, key := range keys {
-		st := root[i*stride : (i+1)*stride]
-		st[0], st[1], st[2] = key.seed[0], key.seed[1], uint64(key.party)
-		clear(st[3:])
+		root[2*i], root[2*i+1] = key.seed[0], key.seed[1]
+		root[maskField+i] = -uint64(key.party)
 		for d := 0; d < n; d++ {
 			src := key.cw[d*key.stride() : (d+1)*key.stride()]
-			dst := w.cw[(d*chunkKeys+i)*stride : (d*chunkKeys+i+1)*stride]
-			dst[0] = src[0] | key.tcw[0]>>uint(d)&1
-			dst[1] = src[0] | key.tcw[1]>>uint(d)&1
-			dst[2] = src[1]
-			copy(dst[3:], src[2:])
+			dst := w.cw[d*(m+3)*chunkKeys:]
+			dst[i] = src[0] | key.tcw[0]>>uint(d)&1
+			dst[chunkKeys+i] = src[0] | key.tcw[1]>>uint(d)&1
+			dst[cwSeedHi+i] = src[1]
+			for c, v := range src[2:] {
+				dst[cwValue+c*chunkKeys+i] = v
+			}
 		}
-		copy(w.final[i*m:(i+1)*m], key.final)
+		for c, v := range key.final {
+			w.final[c*chunkKeys+i] = v
+		}
 	}
 	w.walk(0, root, 0, len(w.points))
 }
@@ -244,17 +260,16 @@ func (w *walker) walk(d int, st []uint64, lo, hi int) {
 		last = rightSeedKey(m)
 	}
 	nk := last - first + 1
-	prgExpand(first, nk, w.prg, st, m+3, w.lanes)
+	prgExpand(first, nk, w.prg, st[seedField:maskField], 2, w.lanes)
 	w.blocks += nk * w.keys
-	// Within a lane's output, key k's block starts at word 2(k − first);
-	// value word v (0…2m−1) of value block v/2 (key 1 + v/2) at 2 + v − 2·first.
-	// Both children are expanded before descending: the walk below
-	// reuses w.prg.
+	// In a lane's output, key k's block is block k − first; value word v
+	// (0…2m−1, in value block v/2 = key 1 + v/2) is word 2 + v − 2·first.
+	// Both children are expanded before descending: the walk reuses w.prg.
 	if needL {
-		w.expand(d, st, w.state[d+1][0], 0, nk, 0, 2-2*first)
+		w.expand(d, st, w.state[d+1][0], 0, 0, 2-2*first)
 	}
 	if needR {
-		w.expand(d, st, w.state[d+1][1], 1, nk, 2*(rightSeedKey(m)-first), 2+m-2*first)
+		w.expand(d, st, w.state[d+1][1], 1, rightSeedKey(m)-first, 2+m-2*first)
 	}
 	if needL {
 		w.walk(d+1, w.state[d+1][0], lo, mid)
@@ -264,43 +279,55 @@ func (w *walker) walk(d int, st []uint64, lo, hi int) {
 	}
 }
 
-// expand writes to child the states of child side of every key's node
-// with state parent, from the PRG output (nk blocks per lane, the child
-// seed at word seedOff and its value words at valOff): Eval's loop body.
-func (w *walker) expand(d int, parent, child []uint64, side, nk, seedOff, valOff int) {
-	m, stride, out := w.m, w.m+3, 2*nk
-	cws := w.cw[d*chunkKeys*stride : (d+1)*chunkKeys*stride]
-	for i := 0; i < w.keys; i++ {
-		p := parent[i*stride : (i+1)*stride]
-		c := child[i*stride : (i+1)*stride]
-		cw := cws[i*stride : (i+1)*stride]
-		o := w.prg[i*out : (i+1)*out]
-		mask := -p[2]
-		lo := o[seedOff] ^ cw[side]&mask
-		c[0] = lo &^ 1
-		c[1] = o[seedOff+1] ^ cw[2]&mask
-		c[2] = lo & 1
-		v := o[valOff : valOff+m]
-		for j, x := range v {
-			c[3+j] = p[3+j] + x + cw[3+j]&mask
+// prgWords returns the PRG output words at word offset word of every
+// lane's output (block word/2, half word%2), lane i at index 2i.
+func (w *walker) prgWords(word int) []uint64 {
+	start := (word>>1)*2*w.lanes + word&1
+	return w.prg[start : start+2*w.keys-1]
+}
+
+// expand writes to child the state of child side of the node with state
+// parent, from the PRG output (the child seed in block seedBlock, its
+// value words from word valWord on): Eval's loop body, for every key.
+func (w *walker) expand(d int, parent, child []uint64, side, seedBlock, valWord int) {
+	k := w.keys
+	cw := w.cw[d*(w.m+3)*chunkKeys : (d+1)*(w.m+3)*chunkKeys]
+	pMask := parent[maskField : maskField+k]
+	out := w.prg[2*seedBlock*w.lanes : 2*seedBlock*w.lanes+2*k]
+	cwLo, cwHi := cw[side*chunkKeys:side*chunkKeys+k], cw[cwSeedHi:cwSeedHi+k]
+	cSeed, cMask := child[seedField:seedField+2*k], child[maskField:maskField+k]
+	for i, mask := range pMask {
+		lo := out[2*i] ^ cwLo[i]&mask
+		cSeed[2*i] = lo &^ 1
+		cSeed[2*i+1] = out[2*i+1] ^ cwHi[i]&mask
+		cMask[i] = -(lo & 1)
+	}
+	for c := 0; c < w.m; c++ {
+		v := w.prgWords(valWord + c)
+		vcw := cw[cwValue+c*chunkKeys : cwValue+c*chunkKeys+k]
+		sum := parent[valField+c]
+		for i, mask := range pMask {
+			sum += v[2*i] + vcw[i]&mask
 		}
+		child[valField+c] = sum
 	}
 }
 
 // leaf adds the unsigned leaf values of every key to the row of point p.
 func (w *walker) leaf(st []uint64, p int) {
-	m, stride, nk := w.m, w.m+3, (w.m+1)/2
-	prgExpand(1, nk, w.prg, st, stride, w.lanes)
-	w.blocks += nk * w.keys
-	row := w.acc[p*m : (p+1)*m]
-	for i := 0; i < w.keys; i++ {
-		s := st[i*stride : (i+1)*stride]
-		o := w.prg[i*2*nk : i*2*nk+m]
-		f := w.final[i*m : (i+1)*m]
-		mask := -s[2]
-		for c := range row {
-			row[c] += s[3+c] + o[c] + f[c]&mask
+	k, nk := w.keys, (w.m+1)/2
+	prgExpand(1, nk, w.prg, st[seedField:maskField], 2, w.lanes)
+	w.blocks += nk * k
+	mask := st[maskField : maskField+k]
+	row := w.acc[p*w.m : (p+1)*w.m]
+	for c := range row {
+		v := w.prgWords(c)
+		f := w.final[c*chunkKeys : c*chunkKeys+k]
+		sum := st[valField+c]
+		for i, mk := range mask {
+			sum += v[2*i] + f[i]&mk
 		}
+		row[c] += sum
 	}
 }
 

@@ -59,7 +59,7 @@ func sigma(x block) block {
 // prgExpand computes the MMO hash with the σ permutation,
 // H_k(x) = AES_k(σ(x)) ⊕ σ(x), of n seeds under nk consecutive fixed keys
 // first, …, first+nk−1: seed i is src[i·stride], src[i·stride+1], and
-// H_{first+j}(seed i) goes to dst[2(i·nk+j)], dst[2(i·nk+j)+1].
+// H_{first+j}(seed i) goes to dst[2(j·n+i)], dst[2(j·n+i)+1].
 func prgExpand(first, nk int, dst, src []uint64, stride, n int) {
 	if n == 0 || nk == 0 {
 		return
@@ -83,7 +83,7 @@ func prgExpandPortable(first, nk int, dst, src []uint64, stride, n int) {
 			binary.LittleEndian.PutUint64(buf[0:8], x[0])
 			binary.LittleEndian.PutUint64(buf[8:16], x[1])
 			fixedCiphers[first+j].Encrypt(buf[:], buf[:])
-			o := 2 * (i*nk + j)
+			o := 2 * (j*n + i)
 			dst[o] = binary.LittleEndian.Uint64(buf[0:8]) ^ x[0]
 			dst[o+1] = binary.LittleEndian.Uint64(buf[8:16]) ^ x[1]
 		}

@@ -46,13 +46,12 @@ GLOBL hiMask<>(SB), RODATA|NOPTR, $16
 	AESENCLAST X8, X6       \
 	AESENCLAST X8, X7
 
-// FEED_STORE(i, x): x ^= scratch[i] (the MMO feed-forward); store x at
-// R12 and step R12 to the next seed's output.
+// FEED_STORE(i, x): x ^= scratch[i] (the MMO feed-forward); store x as
+// block i of the run at R11.
 #define FEED_STORE(i, x) \
 	MOVOU (i*16)(R9), X9 \
 	PXOR  X9, x          \
-	MOVOU x, (R12)       \
-	ADDQ  R8, R12
+	MOVOU x, (i*16)(R11)
 
 #define ROUND1(off) \
 	MOVOU  off(R10), X8 \
@@ -61,7 +60,7 @@ GLOBL hiMask<>(SB), RODATA|NOPTR, $16
 // func prgExpandAsm(rk *[176]byte, nk int, dst, src *uint64, strideBytes, n int, scratch *[16]uint64)
 //
 // For seed i < n at src + i·strideBytes and key j < nk (schedule rk + 176j):
-// dst block i·nk + j = AES_j(σ(seed)) ⊕ σ(seed). Eight seeds in flight.
+// dst block j·n + i = AES_j(σ(seed)) ⊕ σ(seed). Eight seeds in flight.
 TEXT ·prgExpandAsm(SB), NOSPLIT, $0-56
 	MOVQ  rk+0(FP), AX
 	MOVQ  nk+8(FP), BX
@@ -71,8 +70,8 @@ TEXT ·prgExpandAsm(SB), NOSPLIT, $0-56
 	MOVQ  n+40(FP), CX
 	MOVQ  scratch+48(FP), R9
 	MOVOU hiMask<>(SB), X15
-	MOVQ  BX, R8
-	SHLQ  $4, R8 // output bytes per seed
+	MOVQ  CX, R8
+	SHLQ  $4, R8 // output bytes per key
 
 group8:
 	CMPQ CX, $8
@@ -111,7 +110,6 @@ key8:
 	ROUND8(128)
 	ROUND8(144)
 	LAST8
-	MOVQ R11, R12
 	FEED_STORE(0, X0)
 	FEED_STORE(1, X1)
 	FEED_STORE(2, X2)
@@ -121,10 +119,10 @@ key8:
 	FEED_STORE(6, X6)
 	FEED_STORE(7, X7)
 	ADDQ $176, R10
-	ADDQ $16, R11
+	ADDQ R8, R11
 	DECQ R13
 	JNZ  key8
-	LEAQ (DI)(R8*8), DI
+	ADDQ $128, DI
 	SUBQ $8, CX
 	JMP  group8
 
@@ -155,11 +153,11 @@ key1:
 	MOVOU      (R9), X9
 	PXOR       X9, X0
 	MOVOU      X0, (R12)
-	ADDQ       $16, R12
+	ADDQ       R8, R12
 	ADDQ       $176, R10
 	DECQ       R13
 	JNZ        key1
-	ADDQ       R8, DI
+	ADDQ       $16, DI
 	DECQ       CX
 	JMP        tail
 
