@@ -1,0 +1,30 @@
+package server_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/server"
+)
+
+// A file-backed ledger charges each release once and refuses a release
+// that would exceed the dataset's total; a reopened ledger remembers.
+func ExampleOpenFileLedger() {
+	dir, _ := os.MkdirTemp("", "ledger")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "ledger.json")
+	total := server.Budget{Epsilon: 1}
+
+	l, _ := server.OpenFileLedger(path)
+	first, _ := protocol.NewID()
+	fmt.Println(l.Charge("heart", first, server.Budget{Epsilon: 0.75}, total))
+
+	reopened, _ := server.OpenFileLedger(path)
+	second, _ := protocol.NewID()
+	fmt.Println(reopened.Charge("heart", second, server.Budget{Epsilon: 0.5}, total))
+	// Output:
+	// <nil>
+	// budget exhausted: dataset "heart" has spent ε=0.75, δ=0 of total ε=1, δ=0; this release needs ε=0.5, δ=0
+}
