@@ -157,18 +157,34 @@ func batchCost(n, m int, points []uint64, d, lo, hi int) (nodes, blocks int) {
 	return nodes, blocks
 }
 
+// nodeState is the state of one tree node for every key of a chunk. Since
+// only the sum over keys is wanted, the value words are not carried per
+// key: val[c] is V_c summed over the chunk's keys on the path from the
+// root (unsigned; the (−1)^b of Eval is applied once to the final sums).
+type nodeState struct {
+	seed []block  // per key: the node's seed
+	mask []uint64 // per key: the control bit t as a mask, 0 or all ones
+	val  []uint64 // per component c: Σ_keys V_c
+}
+
+func newNodeState(m int) nodeState {
+	return nodeState{seed: make([]block, chunkKeys), mask: make([]uint64, chunkKeys), val: make([]uint64, m)}
+}
+
+// levelCW holds the correction words of one depth for every key of a
+// chunk. sCW_lo has a zero low bit, so storing sCW_lo | tCW_side in seedLo
+// makes applying the seed correction also apply the control-bit one.
+type levelCW struct {
+	seedLo [2][]uint64 // per side, per key: sCW_lo | tCW_side
+	seedHi []uint64    // per key: sCW_hi
+	val    [][]uint64  // per component, per key: VCW_c
+}
+
 // walker evaluates chunks of keys at a sorted list of points by a
 // depth-first walk of the tree, accumulating unsigned sums per point. All
-// its buffers are allocated once, so the walk allocates nothing.
-//
-// A node's state for the keys i < chunkKeys of a chunk is one slice: seeds
-// (two words per key) at 2i and the control bit as a mask (0 or all ones)
-// at maskField + i. Since only the sum over keys is wanted, the value
-// words are not carried per key: valField + c holds V_c summed over the
-// chunk's keys on the path from the root (unsigned; the (−1)^b of Eval is
-// applied once to the final sums). The PRG runs on lanes (keys rounded up
-// to a multiple of 8); lanes past the chunk's keys hold stale seeds whose
-// outputs are never read.
+// its buffers are allocated once, so the walk allocates nothing. The PRG
+// runs on lanes (keys rounded up to a multiple of 8); lanes past the
+// chunk's keys hold stale seeds whose outputs are never read.
 type walker struct {
 	n, m   int
 	points []uint64
@@ -176,65 +192,64 @@ type walker struct {
 	keys   int      // keys in the current chunk
 	lanes  int
 	// state[0][0] is the root; state[d][side] the child states at depth d.
-	state [][2][]uint64
-	// cw holds the chunk's correction words of depth d, field f, key i at
-	// ((m+3)·d + f)·chunkKeys + i, fields sCW_lo | tCW_L, sCW_lo | tCW_R,
-	// sCW_hi, VCW_0 … VCW_{m−1}: sCW_lo has a zero low bit, so applying the
-	// seed correction also applies the control-bit correction.
-	cw    []uint64
-	final []uint64 // CW^(n+1) component c of key i at c·chunkKeys + i
-	prg   []uint64 // PRG output block j of lane i at words 2(j·lanes + i)
+	state [][2]nodeState
+	cw    []levelCW  // per depth
+	final [][]uint64 // per component, per key: CW^(n+1)_c
+	prg   []block    // PRG output block j of lane i at j·lanes + i
 	// blocks counts AES blocks of the chunks' keys (not padding lanes).
 	blocks int
 }
 
-// Offsets of the fields of a node state and of a level's correction words.
-const (
-	seedField = 0             // seeds
-	maskField = 2 * chunkKeys // control-bit masks
-	valField  = 3 * chunkKeys // V_0; V_c at valField + c
-	cwSeedHi  = 2 * chunkKeys // sCW_hi
-	cwValue   = 3 * chunkKeys // VCW_0; VCW_c at cwValue + c·chunkKeys
-)
-
 func newWalker(n, m int, points []uint64) *walker {
-	size := valField + m
+	perKey := func() [][]uint64 {
+		rows := make([][]uint64, m)
+		for c := range rows {
+			rows[c] = make([]uint64, chunkKeys)
+		}
+		return rows
+	}
 	w := &walker{
 		n: n, m: m, points: points,
 		acc:   make([]uint64, len(points)*m),
-		state: make([][2][]uint64, n+1),
-		cw:    make([]uint64, n*(m+3)*chunkKeys),
-		final: make([]uint64, m*chunkKeys),
-		prg:   make([]uint64, (m+2)*2*chunkKeys),
+		state: make([][2]nodeState, n+1),
+		cw:    make([]levelCW, n),
+		final: perKey(),
+		prg:   make([]block, (m+2)*chunkKeys),
 	}
-	w.state[0][0] = make([]uint64, size)
+	w.state[0][0] = newNodeState(m)
 	for d := 1; d <= n; d++ {
-		w.state[d] = [2][]uint64{make([]uint64, size), make([]uint64, size)}
+		w.state[d] = [2]nodeState{newNodeState(m), newNodeState(m)}
+	}
+	for d := range w.cw {
+		w.cw[d] = levelCW{
+			seedLo: [2][]uint64{make([]uint64, chunkKeys), make([]uint64, chunkKeys)},
+			seedHi: make([]uint64, chunkKeys),
+			val:    perKey(),
+		}
 	}
 	return w
 }
 
 // run adds the unsigned sums of up to chunkKeys keys at all points.
 func (w *walker) run(keys []*Key) {
-	n, m := w.n, w.m
 	w.keys, w.lanes = len(keys), (len(keys)+7)&^7
-	root := w.state[0][0]
-	clear(root[valField:])
+	root := &w.state[0][0]
+	clear(root.val)
 	for i, key := range keys {
-		root[2*i], root[2*i+1] = key.seed[0], key.seed[1]
-		root[maskField+i] = -uint64(key.party)
-		for d := 0; d < n; d++ {
-			src := key.cw[d*key.stride() : (d+1)*key.stride()]
-			dst := w.cw[d*(m+3)*chunkKeys:]
-			dst[i] = src[0] | key.tcw[0]>>uint(d)&1
-			dst[chunkKeys+i] = src[0] | key.tcw[1]>>uint(d)&1
-			dst[cwSeedHi+i] = src[1]
-			for c, v := range src[2:] {
-				dst[cwValue+c*chunkKeys+i] = v
+		root.seed[i] = key.seed
+		root.mask[i] = -uint64(key.party)
+		for d := range w.cw {
+			cw := key.cw[d*key.stride() : (d+1)*key.stride()]
+			lvl := &w.cw[d]
+			lvl.seedLo[0][i] = cw[0] | key.tcw[0]>>uint(d)&1
+			lvl.seedLo[1][i] = cw[0] | key.tcw[1]>>uint(d)&1
+			lvl.seedHi[i] = cw[1]
+			for c, v := range cw[2:] {
+				lvl.val[c][i] = v
 			}
 		}
 		for c, v := range key.final {
-			w.final[c*chunkKeys+i] = v
+			w.final[c][i] = v
 		}
 	}
 	w.walk(0, root, 0, len(w.points))
@@ -242,7 +257,7 @@ func (w *walker) run(keys []*Key) {
 
 // walk visits the node at depth d whose subtree holds points[lo:hi]; st
 // is its state.
-func (w *walker) walk(d int, st []uint64, lo, hi int) {
+func (w *walker) walk(d int, st *nodeState, lo, hi int) {
 	if d == w.n {
 		w.leaf(st, lo)
 		return
@@ -260,74 +275,68 @@ func (w *walker) walk(d int, st []uint64, lo, hi int) {
 		last = rightSeedKey(m)
 	}
 	nk := last - first + 1
-	prgExpand(first, nk, w.prg, st[seedField:maskField], 2, w.lanes)
+	prgExpand(first, nk, w.prg, st.seed[:w.lanes])
 	w.blocks += nk * w.keys
 	// In a lane's output, key k's block is block k − first; value word v
 	// (0…2m−1, in value block v/2 = key 1 + v/2) is word 2 + v − 2·first.
 	// Both children are expanded before descending: the walk reuses w.prg.
+	children := &w.state[d+1]
 	if needL {
-		w.expand(d, st, w.state[d+1][0], 0, 0, 2-2*first)
+		w.expand(d, st, &children[0], 0, 0, 2-2*first)
 	}
 	if needR {
-		w.expand(d, st, w.state[d+1][1], 1, rightSeedKey(m)-first, 2+m-2*first)
+		w.expand(d, st, &children[1], 1, rightSeedKey(m)-first, 2+m-2*first)
 	}
 	if needL {
-		w.walk(d+1, w.state[d+1][0], lo, mid)
+		w.walk(d+1, &children[0], lo, mid)
 	}
 	if needR {
-		w.walk(d+1, w.state[d+1][1], mid, hi)
+		w.walk(d+1, &children[1], mid, hi)
 	}
 }
 
-// prgWords returns the PRG output words at word offset word of every
-// lane's output (block word/2, half word%2), lane i at index 2i.
-func (w *walker) prgWords(word int) []uint64 {
-	start := (word>>1)*2*w.lanes + word&1
-	return w.prg[start : start+2*w.keys-1]
+// sumWords returns sum plus, over the chunk's keys i, word `word` of lane
+// i's PRG output (block word/2, half word%2) plus add[i]&mask[i].
+func (w *walker) sumWords(sum uint64, word int, add, mask []uint64) uint64 {
+	out := w.prg[(word>>1)*w.lanes:]
+	out = out[:len(mask)]
+	add = add[:len(mask)]
+	half := word & 1
+	for i, mk := range mask {
+		sum += out[i][half] + add[i]&mk
+	}
+	return sum
 }
 
 // expand writes to child the state of child side of the node with state
 // parent, from the PRG output (the child seed in block seedBlock, its
 // value words from word valWord on): Eval's loop body, for every key.
-func (w *walker) expand(d int, parent, child []uint64, side, seedBlock, valWord int) {
-	k := w.keys
-	cw := w.cw[d*(w.m+3)*chunkKeys : (d+1)*(w.m+3)*chunkKeys]
-	pMask := parent[maskField : maskField+k]
-	out := w.prg[2*seedBlock*w.lanes : 2*seedBlock*w.lanes+2*k]
-	cwLo, cwHi := cw[side*chunkKeys:side*chunkKeys+k], cw[cwSeedHi:cwSeedHi+k]
-	cSeed, cMask := child[seedField:seedField+2*k], child[maskField:maskField+k]
-	for i, mask := range pMask {
-		lo := out[2*i] ^ cwLo[i]&mask
-		cSeed[2*i] = lo &^ 1
-		cSeed[2*i+1] = out[2*i+1] ^ cwHi[i]&mask
+func (w *walker) expand(d int, parent, child *nodeState, side, seedBlock, valWord int) {
+	cw := &w.cw[d]
+	mask := parent.mask[:w.keys]
+	out := w.prg[seedBlock*w.lanes:]
+	out = out[:len(mask)]
+	cwLo, cwHi := cw.seedLo[side][:len(mask)], cw.seedHi[:len(mask)]
+	cSeed, cMask := child.seed[:len(mask)], child.mask[:len(mask)]
+	for i, mk := range mask {
+		lo := out[i][0] ^ cwLo[i]&mk
+		cSeed[i] = block{lo &^ 1, out[i][1] ^ cwHi[i]&mk}
 		cMask[i] = -(lo & 1)
 	}
-	for c := 0; c < w.m; c++ {
-		v := w.prgWords(valWord + c)
-		vcw := cw[cwValue+c*chunkKeys : cwValue+c*chunkKeys+k]
-		sum := parent[valField+c]
-		for i, mask := range pMask {
-			sum += v[2*i] + vcw[i]&mask
-		}
-		child[valField+c] = sum
+	for c := range child.val {
+		child.val[c] = w.sumWords(parent.val[c], valWord+c, cw.val[c], mask)
 	}
 }
 
 // leaf adds the unsigned leaf values of every key to the row of point p.
-func (w *walker) leaf(st []uint64, p int) {
-	k, nk := w.keys, (w.m+1)/2
-	prgExpand(1, nk, w.prg, st[seedField:maskField], 2, w.lanes)
-	w.blocks += nk * k
-	mask := st[maskField : maskField+k]
+func (w *walker) leaf(st *nodeState, p int) {
+	nk := (w.m + 1) / 2
+	prgExpand(1, nk, w.prg, st.seed[:w.lanes])
+	w.blocks += nk * w.keys
+	mask := st.mask[:w.keys]
 	row := w.acc[p*w.m : (p+1)*w.m]
 	for c := range row {
-		v := w.prgWords(c)
-		f := w.final[c*chunkKeys : c*chunkKeys+k]
-		sum := st[valField+c]
-		for i, mk := range mask {
-			sum += v[2*i] + f[i]&mk
-		}
-		row[c] += sum
+		row[c] += w.sumWords(st.val[c], c, w.final[c], mask)
 	}
 }
 

@@ -44,7 +44,7 @@ func sortedPoints(r *rand.Rand, count, n int) []uint64 {
 func TestSumBatchEqualsPointwise(t *testing.T) {
 	r := rand.New(testRand(20))
 	for _, tc := range []struct{ n, m, keys, points int }{
-		{1, 1, 3, 2}, {5, 3, 40, 32}, {10, 1, 70, 1024}, {10, 3, 33, 100}, {32, 3, 65, 50}, {64, 2, 5, 20},
+		{1, 1, 3, 2}, {5, 3, 40, 32}, {8, 3, 40, 256}, {6, 4, 9, 64}, {10, 1, 70, 1024}, {10, 3, 33, 100}, {32, 3, 65, 50}, {64, 2, 5, 20},
 	} {
 		points := sortedPoints(r, tc.points, tc.n)
 		k0, k1, want := genMany(t, r, tc.keys, tc.n, tc.m, points)

@@ -55,10 +55,10 @@ func BenchmarkSumBatch(b *testing.B) {
 
 // BenchmarkPRG is the MMO hash on 1024-block batches.
 func BenchmarkPRG(b *testing.B) {
-	buf := make([]uint64, 2*refBlocks)
+	buf := make([]block, refBlocks)
 	b.SetBytes(16 * refBlocks)
 	for b.Loop() {
-		mmo(0, buf, buf)
+		prgExpand(0, 1, buf, buf)
 	}
 }
 

@@ -61,10 +61,7 @@ func genCorrections(k *Key, s [2]block, alpha uint64, beta []uint64) {
 		var cs [2][2]block
 		var ct [2][2]uint64
 		for b := range cs {
-			for side := range cs[b] {
-				cs[b][side], ct[b][side] = childSeed(s[b], side, m)
-				valueWords(s[b], side, m, v[b][side])
-			}
+			cs[b], ct[b] = expandNode(s[b], m, v[b])
 		}
 		sCW := block{cs[0][lose][0] ^ cs[1][lose][0], cs[0][lose][1] ^ cs[1][lose][1]}
 		cw := k.cw[d*k.stride() : (d+1)*k.stride()]
@@ -104,8 +101,10 @@ var errNilKey = errors.New("fss: nil key")
 
 // Eval returns party k.Party()'s share of f_{α,β}(x): m words that add up
 // componentwise mod 2^64 with the other key's share to β·1[x < α]. It
-// expands one tree node per input bit (n + ⌈m/2⌉·(n+1) + n AES blocks);
-// use SumBatch to evaluate many keys at many points.
+// expands the path of x only: per level the child seed and that child's
+// ⌈m/2⌉ value blocks, then ⌈m/2⌉ blocks at the leaf, (n + 1)·⌈m/2⌉ + n
+// AES blocks in all. Use SumBatch to evaluate many
+// keys at many points.
 func Eval(k *Key, x uint64) ([]uint64, error) {
 	if k == nil {
 		return nil, errNilKey

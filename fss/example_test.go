@@ -44,3 +44,24 @@ func Example() {
 	// bins ≤ 2: count 3, positives 2
 	// bins ≤ 3: count 3, positives 2
 }
+
+// Gen shares β·1[x < α]; each server evaluates its key alone and only the
+// sum of the two shares means anything.
+func ExampleGen() {
+	alpha, beta := uint64(10), []uint64{5, 7}
+	k0, k1, err := fss.Gen(alpha, beta, 8, nil)
+	if err != nil {
+		panic(err)
+	}
+	for _, x := range []uint64{9, 10} {
+		y0, _ := fss.Eval(k0, x)
+		y1, _ := fss.Eval(k1, x)
+		fmt.Printf("x = %d: %d %d\n", x, y0[0]+y1[0], y0[1]+y1[1])
+	}
+	enc, _ := k0.MarshalBinary()
+	fmt.Println("key bytes:", len(enc), "=", fss.EncodedSize(8, 2))
+	// Output:
+	// x = 9: 5 7
+	// x = 10: 0 0
+	// key bytes: 294 = 294
+}

@@ -81,6 +81,9 @@ func TestOneKeyLooksUniform(t *testing.T) {
 		sum := make([]uint64, len(points))
 		for x := range sum {
 			sum[x] = shares[0][x*m] + shares[1][x*m]
+			if want := reference(alpha, beta, uint64(x))[0]; sum[x] != want {
+				t.Fatalf("full domain: shares at %d add to %d, want %d", x, sum[x], want)
+			}
 		}
 		if stat, df := test(sum); stat <= chiSquareLimit(df) {
 			t.Errorf("χ² %s of β·1[x<α] = %.1f, not above %.1f: the test has no power", name, stat, chiSquareLimit(df))

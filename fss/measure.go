@@ -184,8 +184,8 @@ func blockEncryptNsPerBlock(minTime time.Duration) float64 {
 
 // prgNsPerBlock times this package's MMO hash on batches of blocks.
 func prgNsPerBlock(minTime time.Duration) float64 {
-	buf := make([]uint64, 2*refBlocks)
-	return timeNs(minTime, func() { mmo(0, buf, buf) }) / refBlocks
+	buf := make([]block, refBlocks)
+	return timeNs(minTime, func() { prgExpand(0, 1, buf, buf) }) / refBlocks
 }
 
 // WriteText writes the report as a table.

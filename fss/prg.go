@@ -57,43 +57,33 @@ func sigma(x block) block {
 }
 
 // prgExpand computes the MMO hash with the σ permutation,
-// H_k(x) = AES_k(σ(x)) ⊕ σ(x), of n seeds under nk consecutive fixed keys
-// first, …, first+nk−1: seed i is src[i·stride], src[i·stride+1], and
-// H_{first+j}(seed i) goes to dst[2(j·n+i)], dst[2(j·n+i)+1].
-func prgExpand(first, nk int, dst, src []uint64, stride, n int) {
-	if n == 0 || nk == 0 {
+// H_k(x) = AES_k(σ(x)) ⊕ σ(x), of the seeds src under nk consecutive fixed
+// keys first, …, first+nk−1: H_{first+j}(src[i]) goes to dst[j·len(src)+i].
+func prgExpand(first, nk int, dst, src []block) {
+	if len(src) == 0 || nk == 0 {
 		return
 	}
-	_ = src[(n-1)*stride+1]
-	_ = dst[2*n*nk-1]
+	_ = dst[nk*len(src)-1]
 	_ = fixedCiphers[first+nk-1]
-	if prgExpandAccel(first, nk, dst, src, stride, n) {
+	if prgExpandAccel(first, nk, dst, src) {
 		return
 	}
-	prgExpandPortable(first, nk, dst, src, stride, n)
+	prgExpandPortable(first, nk, dst, src)
 }
 
 // prgExpandPortable is prgExpand on the standard library's constant-time
 // AES, one block per call.
-func prgExpandPortable(first, nk int, dst, src []uint64, stride, n int) {
+func prgExpandPortable(first, nk int, dst, src []block) {
 	var buf [16]byte
-	for i := 0; i < n; i++ {
-		x := sigma(block{src[i*stride], src[i*stride+1]})
+	for i, seed := range src {
+		x := sigma(seed)
 		for j := 0; j < nk; j++ {
 			binary.LittleEndian.PutUint64(buf[0:8], x[0])
 			binary.LittleEndian.PutUint64(buf[8:16], x[1])
 			fixedCiphers[first+j].Encrypt(buf[:], buf[:])
-			o := 2 * (j*n + i)
-			dst[o] = binary.LittleEndian.Uint64(buf[0:8]) ^ x[0]
-			dst[o+1] = binary.LittleEndian.Uint64(buf[8:16]) ^ x[1]
+			dst[j*len(src)+i] = block{binary.LittleEndian.Uint64(buf[0:8]) ^ x[0], binary.LittleEndian.Uint64(buf[8:16]) ^ x[1]}
 		}
 	}
-}
-
-// mmo writes to dst the hash H_k of every block of src (len(src)/2
-// blocks) under fixed key k.
-func mmo(k int, dst, src []uint64) {
-	prgExpand(k, 1, dst, src, 2, len(src)/2)
 }
 
 // childSeed returns the seed and control bit of child side (0 left, 1
@@ -105,11 +95,28 @@ func childSeed(s block, side, m int) (block, uint64) {
 	if side == 1 {
 		k = rightSeedKey(m)
 	}
-	var out block
-	mmo(k, out[:], s[:])
-	t := out[0] & 1
-	out[0] &^= 1
-	return out, t
+	var out [1]block
+	prgExpand(k, 1, out[:], []block{s})
+	t := out[0][0] & 1
+	out[0][0] &^= 1
+	return out[0], t
+}
+
+// expandNode is G of BCG+21 on the node with seed s: both children's
+// seeds and control bits, and their value words v[0] (left) and v[1]
+// (right), m words each, from one expansion under all m + 2 keys.
+func expandNode(s block, m int, v [2][]uint64) (seeds [2]block, t [2]uint64) {
+	var out [MaxComponents + 2]block
+	prgExpand(0, m+2, out[:m+2], []block{s})
+	for side, b := range [2]block{out[0], out[rightSeedKey(m)]} {
+		t[side] = b[0] & 1
+		b[0] &^= 1
+		seeds[side] = b
+	}
+	for word := 0; word < 2*m; word++ {
+		v[word/m][word%m] = out[1+word/2][word%2]
+	}
+	return seeds, t
 }
 
 // valueWords writes to v the m value words of child side (0 left, 1 right)
@@ -117,10 +124,12 @@ func childSeed(s block, side, m int) (block, uint64) {
 // The leaf value Convert(s^(n)) is valueWords(s^(n), 0, m, v).
 func valueWords(s block, side, m int, v []uint64) {
 	first, last := valueBlockRange(m, side == 0, side == 1)
-	var buf [MaxComponents + 2]uint64
-	out := buf[:2*(last-first+1)]
-	prgExpand(1+first, last-first+1, out, s[:], 2, 1)
-	copy(v, out[side*m-2*first:])
+	var out [MaxComponents/2 + 1]block
+	prgExpand(1+first, last-first+1, out[:], []block{s})
+	for i := range v {
+		word := side*m + i - 2*first
+		v[i] = out[word/2][word%2]
+	}
 }
 
 // valueBlockRange returns the inclusive range of value blocks that hold

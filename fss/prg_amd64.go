@@ -16,11 +16,11 @@ var roundKeys [prgKeys][176]byte
 
 var useAESNI bool
 
-// prgExpandAsm is prgExpand with the seed stride in bytes and a 16-word
-// scratch buffer for the σ of eight seeds.
+// prgExpandAsm is prgExpand on n seeds, with a scratch buffer for the σ
+// of eight seeds.
 //
 //go:noescape
-func prgExpandAsm(rk *[176]byte, nk int, dst, src *uint64, strideBytes, n int, scratch *[16]uint64)
+func prgExpandAsm(rk *[176]byte, nk int, dst, src *block, n int, scratch *[8]block)
 
 func hasAESNI() bool
 
@@ -31,11 +31,11 @@ func initAccel() {
 	}
 }
 
-func prgExpandAccel(first, nk int, dst, src []uint64, stride, n int) bool {
+func prgExpandAccel(first, nk int, dst, src []block) bool {
 	if !useAESNI {
 		return false
 	}
-	var scratch [16]uint64
-	prgExpandAsm(&roundKeys[first], nk, &dst[0], &src[0], 8*stride, n, &scratch)
+	var scratch [8]block
+	prgExpandAsm(&roundKeys[first], nk, &dst[0], &src[0], len(src), &scratch)
 	return true
 }

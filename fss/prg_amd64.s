@@ -13,12 +13,11 @@ GLOBL hiMask<>(SB), RODATA|NOPTR, $16
 	PAND   X15, x        \
 	PXOR   tmp, x
 
-// SIGMA_TO_SCRATCH(i): scratch[i] = σ(seed at R12); R12 += seed stride.
+// SIGMA_TO_SCRATCH(i): scratch[i] = σ(seed i at SI).
 #define SIGMA_TO_SCRATCH(i) \
-	MOVOU (R12), X0         \
+	MOVOU (i*16)(SI), X0    \
 	SIGMA(X0, X9)           \
-	MOVOU X0, (i*16)(R9)    \
-	ADDQ  DX, R12
+	MOVOU X0, (i*16)(R9)
 
 #define WHITEN(i, x) \
 	MOVOU (i*16)(R9), x \
@@ -57,18 +56,17 @@ GLOBL hiMask<>(SB), RODATA|NOPTR, $16
 	MOVOU  off(R10), X8 \
 	AESENC X8, X0
 
-// func prgExpandAsm(rk *[176]byte, nk int, dst, src *uint64, strideBytes, n int, scratch *[16]uint64)
+// func prgExpandAsm(rk *[176]byte, nk int, dst, src *block, n int, scratch *[8]block)
 //
-// For seed i < n at src + i·strideBytes and key j < nk (schedule rk + 176j):
+// For seed i < n at src + 16i and key j < nk (schedule rk + 176j):
 // dst block j·n + i = AES_j(σ(seed)) ⊕ σ(seed). Eight seeds in flight.
-TEXT ·prgExpandAsm(SB), NOSPLIT, $0-56
+TEXT ·prgExpandAsm(SB), NOSPLIT, $0-48
 	MOVQ  rk+0(FP), AX
 	MOVQ  nk+8(FP), BX
 	MOVQ  dst+16(FP), DI
 	MOVQ  src+24(FP), SI
-	MOVQ  strideBytes+32(FP), DX
-	MOVQ  n+40(FP), CX
-	MOVQ  scratch+48(FP), R9
+	MOVQ  n+32(FP), CX
+	MOVQ  scratch+40(FP), R9
 	MOVOU hiMask<>(SB), X15
 	MOVQ  CX, R8
 	SHLQ  $4, R8 // output bytes per key
@@ -76,7 +74,6 @@ TEXT ·prgExpandAsm(SB), NOSPLIT, $0-56
 group8:
 	CMPQ CX, $8
 	JB   tail
-	MOVQ SI, R12
 	SIGMA_TO_SCRATCH(0)
 	SIGMA_TO_SCRATCH(1)
 	SIGMA_TO_SCRATCH(2)
@@ -85,7 +82,7 @@ group8:
 	SIGMA_TO_SCRATCH(5)
 	SIGMA_TO_SCRATCH(6)
 	SIGMA_TO_SCRATCH(7)
-	MOVQ R12, SI
+	ADDQ $128, SI
 	MOVQ AX, R10 // key schedule j
 	MOVQ DI, R11 // output of key j for seed 0
 	MOVQ BX, R13 // keys left
@@ -129,9 +126,8 @@ key8:
 tail:
 	TESTQ CX, CX
 	JZ    done
-	MOVQ  SI, R12
 	SIGMA_TO_SCRATCH(0)
-	MOVQ  R12, SI
+	ADDQ  $16, SI
 	MOVQ  AX, R10
 	MOVQ  DI, R12
 	MOVQ  BX, R13

@@ -4,4 +4,4 @@ package fss
 
 func initAccel() {}
 
-func prgExpandAccel(first, nk int, dst, src []uint64, stride, n int) bool { return false }
+func prgExpandAccel(first, nk int, dst, src []block) bool { return false }

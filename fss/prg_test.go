@@ -6,50 +6,33 @@ import (
 	"testing"
 )
 
-// TestMMOMatchesStandardLibrary checks the accelerated MMO path (when the
-// platform has one) against the portable path on crypto/aes, for every
-// fixed key and batch lengths that exercise the 8-block and 1-block loops.
-func TestMMOMatchesStandardLibrary(t *testing.T) {
-	r := rand.New(testRand(40))
-	for k := 0; k < prgKeys; k++ {
-		for _, n := range []int{1, 7, 8, 9, 17} {
-			src := make([]uint64, 2*n)
-			for i := range src {
-				src[i] = r.Uint64()
-			}
-			got, want := make([]uint64, 2*n), make([]uint64, 2*n)
-			mmo(k, got, src)
-			prgExpandPortable(k, 1, want, src, 2, n)
-			if !slices.Equal(got, want) {
-				t.Fatalf("key %d, %d blocks: accelerated MMO differs from crypto/aes", k, n)
-			}
-			inPlace := slices.Clone(src)
-			mmo(k, inPlace, inPlace)
-			if !slices.Equal(inPlace, want) {
-				t.Fatalf("key %d, %d blocks: in-place MMO differs", k, n)
-			}
-		}
-	}
-}
-
-// TestPRGExpandMatchesStandardLibrary checks the multi-key, strided
-// expansion against the portable path for seed counts around the 8-seed
-// groups, strides and key runs the batch evaluator uses.
+// TestPRGExpandMatchesStandardLibrary checks the accelerated expansion
+// (when the platform has one) against the portable path on crypto/aes, for
+// every fixed key, seed counts around the 8-seed groups and the key runs
+// the evaluators use, and in place.
 func TestPRGExpandMatchesStandardLibrary(t *testing.T) {
-	r := rand.New(testRand(42))
-	for _, n := range []int{1, 5, 8, 13, 32} {
-		for _, stride := range []int{2, 6} {
-			for _, keys := range [][2]int{{0, 1}, {0, 5}, {2, 3}, {prgKeys - 4, 4}} {
-				src := make([]uint64, n*stride)
+	r := rand.New(testRand(40))
+	for first := 0; first < prgKeys; first++ {
+		for _, nk := range []int{1, 3, 5} {
+			if first+nk > prgKeys {
+				continue
+			}
+			for _, n := range []int{1, 7, 8, 9, 17, 32} {
+				src := make([]block, n)
 				for i := range src {
-					src[i] = r.Uint64()
+					src[i] = block{r.Uint64(), r.Uint64()}
 				}
-				got := make([]uint64, 2*n*keys[1])
-				want := make([]uint64, 2*n*keys[1])
-				prgExpand(keys[0], keys[1], got, src, stride, n)
-				prgExpandPortable(keys[0], keys[1], want, src, stride, n)
+				got, want := make([]block, n*nk), make([]block, n*nk)
+				prgExpand(first, nk, got, src)
+				prgExpandPortable(first, nk, want, src)
 				if !slices.Equal(got, want) {
-					t.Fatalf("%d seeds, stride %d, keys %v: accelerated expansion differs from crypto/aes", n, stride, keys)
+					t.Fatalf("keys %d…%d, %d seeds: accelerated expansion differs from crypto/aes", first, first+nk-1, n)
+				}
+				if nk == 1 {
+					prgExpand(first, 1, src, src)
+					if !slices.Equal(src, want) {
+						t.Fatalf("key %d, %d seeds: in-place expansion differs", first, n)
+					}
 				}
 			}
 		}
