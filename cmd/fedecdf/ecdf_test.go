@@ -252,3 +252,25 @@ func TestECDFCommandBankAge(t *testing.T) {
 		}
 	}
 }
+
+// TestECDFCommandAddRemove checks that under add/remove neighbours the
+// release is normalised by the noisy total (n is private there), so the
+// reported n is within 6σ of the true count and F̂(τ_N) = 1.
+func TestECDFCommandAddRemove(t *testing.T) {
+	path := writeCSV(t, 1000)
+	out, _, err := runECDFCommand(t, "", "--input", path, "--column", "age", "--min", "0", "--max", "1000",
+		"--bins", "100", "--neighbours", "addremove", "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r ecdfJSON
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	// Tree under add/remove: L = 7, Δ = ⌈8/2⌉ = 4, prefix variance
+	// 8·2·4² (continuous bound) at ε = 1.
+	sigma := math.Sqrt(8 * 2 * 4 * 4)
+	if r.Neighbours != "addremove" || math.Abs(float64(r.N)-1000) > 6*sigma || r.ECDF[99] != 1 {
+		t.Errorf("neighbours %q, n = %d (want 1000 ± %v), F̂(τ_N) = %v", r.Neighbours, r.N, 6*sigma, r.ECDF[99])
+	}
+}
