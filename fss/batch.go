@@ -9,8 +9,8 @@ import (
 )
 
 // chunkKeys is the number of keys one worker carries down the tree in
-// lockstep: every AES call then encrypts chunkKeys independent blocks
-// under one fixed key, enough to keep the AES pipeline full.
+// lockstep: every AES call then encrypts chunkKeys independent blocks per
+// fixed key, enough to keep the AES pipeline full.
 const chunkKeys = 32
 
 // SumBatch adds to acc the sum over all keys of their shares at every
@@ -182,21 +182,22 @@ type levelCW struct {
 
 // walker evaluates chunks of keys at a sorted list of points by a
 // depth-first walk of the tree, accumulating unsigned sums per point. All
-// its buffers are allocated once, so the walk allocates nothing. The PRG
-// runs on lanes (keys rounded up to a multiple of 8); lanes past the
-// chunk's keys hold stale seeds whose outputs are never read.
+// its buffers are allocated once, so the walk allocates nothing.
 type walker struct {
 	n, m   int
 	points []uint64
 	acc    []uint64 // unsigned sums, len(points)·m
 	keys   int      // keys in the current chunk
-	lanes  int
 	// state[0][0] is the root; state[d][side] the child states at depth d.
 	state [][2]nodeState
 	cw    []levelCW  // per depth
 	final [][]uint64 // per component, per key: CW^(n+1)_c
-	prg   []block    // PRG output block j of lane i at j·lanes + i
-	// blocks counts AES blocks of the chunks' keys (not padding lanes).
+	// Scratch of one node: the PRG's child seeds per side and key, the
+	// sums over keys of the value blocks, Σ_keys t·VCW_c.
+	seedOut [2][]block
+	valSum  []block
+	cwSum   []uint64
+	// blocks counts the AES blocks encrypted.
 	blocks int
 }
 
@@ -210,11 +211,13 @@ func newWalker(n, m int, points []uint64) *walker {
 	}
 	w := &walker{
 		n: n, m: m, points: points,
-		acc:   make([]uint64, len(points)*m),
-		state: make([][2]nodeState, n+1),
-		cw:    make([]levelCW, n),
-		final: perKey(),
-		prg:   make([]block, (m+2)*chunkKeys),
+		acc:     make([]uint64, len(points)*m),
+		state:   make([][2]nodeState, n+1),
+		cw:      make([]levelCW, n),
+		final:   perKey(),
+		seedOut: [2][]block{make([]block, chunkKeys), make([]block, chunkKeys)},
+		valSum:  make([]block, m),
+		cwSum:   make([]uint64, m),
 	}
 	w.state[0][0] = newNodeState(m)
 	for d := 1; d <= n; d++ {
@@ -232,7 +235,7 @@ func newWalker(n, m int, points []uint64) *walker {
 
 // run adds the unsigned sums of up to chunkKeys keys at all points.
 func (w *walker) run(keys []*Key) {
-	w.keys, w.lanes = len(keys), (len(keys)+7)&^7
+	w.keys = len(keys)
 	root := &w.state[0][0]
 	clear(root.val)
 	for i, key := range keys {
@@ -262,60 +265,53 @@ func (w *walker) walk(d int, st *nodeState, lo, hi int) {
 		w.leaf(st, lo)
 		return
 	}
-	m := w.m
+	m, seeds := w.m, st.seed[:w.keys]
 	mid := splitPoints(w.points, lo, hi, w.n-1-d)
-	needL, needR := lo < mid, mid < hi
-	// PRG keys first…last: the needed child seeds and value blocks.
-	vFirst, vLast := valueBlockRange(m, needL, needR)
-	first, last := 1+vFirst, 1+vLast
-	if needL {
-		first = 0
+	need := [2]bool{lo < mid, mid < hi}
+	vFirst, vLast := valueBlockRange(m, need[0], need[1])
+	valSum := w.valSum[:vLast-vFirst+1]
+	clear(valSum)
+	prgSum(1+vFirst, valSum, seeds)
+	w.blocks += len(valSum) * w.keys
+	mask := st.mask[:w.keys]
+	for c, vcw := range w.cw[d].val {
+		w.cwSum[c] = maskedSum(vcw, mask)
 	}
-	if needR {
-		last = rightSeedKey(m)
-	}
-	nk := last - first + 1
-	prgExpand(first, nk, w.prg, st.seed[:w.lanes])
-	w.blocks += nk * w.keys
-	// In a lane's output, key k's block is block k − first; value word v
-	// (0…2m−1, in value block v/2 = key 1 + v/2) is word 2 + v − 2·first.
-	// Both children are expanded before descending: the walk reuses w.prg.
+	// Both children are expanded before descending: the walk reuses the
+	// scratch.
 	children := &w.state[d+1]
-	if needL {
-		w.expand(d, st, &children[0], 0, 0, 2-2*first)
+	for side := range need {
+		if need[side] {
+			prgExpand(side*rightSeedKey(m), 1, w.seedOut[side][:w.keys], seeds)
+			w.blocks += w.keys
+			w.expand(d, st, &children[side], side, vFirst)
+		}
 	}
-	if needR {
-		w.expand(d, st, &children[1], 1, rightSeedKey(m)-first, 2+m-2*first)
-	}
-	if needL {
+	if need[0] {
 		w.walk(d+1, &children[0], lo, mid)
 	}
-	if needR {
+	if need[1] {
 		w.walk(d+1, &children[1], mid, hi)
 	}
 }
 
-// sumWords returns sum plus, over the chunk's keys i, word `word` of lane
-// i's PRG output (block word/2, half word%2) plus add[i]&mask[i].
-func (w *walker) sumWords(sum uint64, word int, add, mask []uint64) uint64 {
-	out := w.prg[(word>>1)*w.lanes:]
-	out = out[:len(mask)]
+// maskedSum returns Σ_i add[i] & mask[i] over the chunk's keys.
+func maskedSum(add, mask []uint64) uint64 {
 	add = add[:len(mask)]
-	half := word & 1
+	var sum uint64
 	for i, mk := range mask {
-		sum += out[i][half] + add[i]&mk
+		sum += add[i] & mk
 	}
 	return sum
 }
 
 // expand writes to child the state of child side of the node with state
-// parent, from the PRG output (the child seed in block seedBlock, its
-// value words from word valWord on): Eval's loop body, for every key.
-func (w *walker) expand(d int, parent, child *nodeState, side, seedBlock, valWord int) {
+// parent, from the PRG's child seeds, the value-block sums from block
+// vFirst on and Σ t·VCW: Eval's loop body, for every key.
+func (w *walker) expand(d int, parent, child *nodeState, side, vFirst int) {
 	cw := &w.cw[d]
 	mask := parent.mask[:w.keys]
-	out := w.prg[seedBlock*w.lanes:]
-	out = out[:len(mask)]
+	out := w.seedOut[side][:len(mask)]
 	cwLo, cwHi := cw.seedLo[side][:len(mask)], cw.seedHi[:len(mask)]
 	cSeed, cMask := child.seed[:len(mask)], child.mask[:len(mask)]
 	for i, mk := range mask {
@@ -324,19 +320,21 @@ func (w *walker) expand(d int, parent, child *nodeState, side, seedBlock, valWor
 		cMask[i] = -(lo & 1)
 	}
 	for c := range child.val {
-		child.val[c] = w.sumWords(parent.val[c], valWord+c, cw.val[c], mask)
+		word := side*w.m + c - 2*vFirst // value word side·m + c, in block word/2 − vFirst
+		child.val[c] = parent.val[c] + w.valSum[word>>1][word&1] + w.cwSum[c]
 	}
 }
 
 // leaf adds the unsigned leaf values of every key to the row of point p.
 func (w *walker) leaf(st *nodeState, p int) {
-	nk := (w.m + 1) / 2
-	prgExpand(1, nk, w.prg, st.seed[:w.lanes])
-	w.blocks += nk * w.keys
+	leafSum := w.valSum[:(w.m+1)/2]
+	clear(leafSum)
+	prgSum(1, leafSum, st.seed[:w.keys])
+	w.blocks += len(leafSum) * w.keys
 	mask := st.mask[:w.keys]
 	row := w.acc[p*w.m : (p+1)*w.m]
 	for c := range row {
-		row[c] += w.sumWords(st.val[c], c, w.final[c], mask)
+		row[c] += st.val[c] + leafSum[c>>1][c&1] + maskedSum(w.final[c], mask)
 	}
 }
 

@@ -86,6 +86,27 @@ func prgExpandPortable(first, nk int, dst, src []block) {
 	}
 }
 
+// prgSum adds to sums[j], for j < len(sums), the sum over the seeds src of
+// H_{first+j}(seed), componentwise mod 2^64: the batch evaluator needs
+// only the sum over keys of their value words, so they are never stored.
+func prgSum(first int, sums, src []block) {
+	if len(src) == 0 || len(sums) == 0 {
+		return
+	}
+	_ = fixedCiphers[first+len(sums)-1]
+	if prgSumAccel(first, sums, src) {
+		return
+	}
+	var out [1]block
+	for j := range sums {
+		for _, seed := range src {
+			prgExpandPortable(first+j, 1, out[:], []block{seed})
+			sums[j][0] += out[0][0]
+			sums[j][1] += out[0][1]
+		}
+	}
+}
+
 // childSeed returns the seed and control bit of child side (0 left, 1
 // right) of the node with seed s in the PRG with m components: the control
 // bit is the least significant bit of the PRG block, cleared in the

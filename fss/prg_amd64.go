@@ -22,6 +22,12 @@ var useAESNI bool
 //go:noescape
 func prgExpandAsm(rk *[176]byte, nk int, dst, src *block, n int, scratch *[8]block)
 
+// prgSumAsm is prgSum on n seeds, with a scratch buffer for the σ of
+// eight seeds.
+//
+//go:noescape
+func prgSumAsm(rk *[176]byte, nk int, dst, src *block, n int, scratch *[8]block)
+
 func hasAESNI() bool
 
 func initAccel() {
@@ -37,5 +43,14 @@ func prgExpandAccel(first, nk int, dst, src []block) bool {
 	}
 	var scratch [8]block
 	prgExpandAsm(&roundKeys[first], nk, &dst[0], &src[0], len(src), &scratch)
+	return true
+}
+
+func prgSumAccel(first int, sums, src []block) bool {
+	if !useAESNI {
+		return false
+	}
+	var scratch [8]block
+	prgSumAsm(&roundKeys[first], len(sums), &sums[0], &src[0], len(src), &scratch)
 	return true
 }

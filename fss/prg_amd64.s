@@ -45,83 +45,117 @@ GLOBL hiMask<>(SB), RODATA|NOPTR, $16
 	AESENCLAST X8, X6       \
 	AESENCLAST X8, X7
 
-// FEED_STORE(i, x): x ^= scratch[i] (the MMO feed-forward); store x as
-// block i of the run at R11.
-#define FEED_STORE(i, x) \
+// FEED(i, x): x ^= scratch[i], the MMO feed-forward.
+#define FEED(i, x) \
 	MOVOU (i*16)(R9), X9 \
-	PXOR  X9, x          \
-	MOVOU x, (i*16)(R11)
+	PXOR  X9, x
 
 #define ROUND1(off) \
 	MOVOU  off(R10), X8 \
 	AESENC X8, X0
+
+// ENC8 encrypts X0…X7 = scratch blocks 0…7 under the schedule at R10 and
+// adds the MMO feed-forward: Xi = AES(σ_i) ⊕ σ_i.
+#define ENC8 \
+	MOVOU (R10), X8   \
+	WHITEN(0, X0)     \
+	WHITEN(1, X1)     \
+	WHITEN(2, X2)     \
+	WHITEN(3, X3)     \
+	WHITEN(4, X4)     \
+	WHITEN(5, X5)     \
+	WHITEN(6, X6)     \
+	WHITEN(7, X7)     \
+	ROUND8(16)        \
+	ROUND8(32)        \
+	ROUND8(48)        \
+	ROUND8(64)        \
+	ROUND8(80)        \
+	ROUND8(96)        \
+	ROUND8(112)       \
+	ROUND8(128)       \
+	ROUND8(144)       \
+	LAST8             \
+	FEED(0, X0)       \
+	FEED(1, X1)       \
+	FEED(2, X2)       \
+	FEED(3, X3)       \
+	FEED(4, X4)       \
+	FEED(5, X5)       \
+	FEED(6, X6)       \
+	FEED(7, X7)
+
+// ENC1 is ENC8 for X0 alone.
+#define ENC1 \
+	MOVOU      (R10), X8 \
+	WHITEN(0, X0)        \
+	ROUND1(16)           \
+	ROUND1(32)           \
+	ROUND1(48)           \
+	ROUND1(64)           \
+	ROUND1(80)           \
+	ROUND1(96)           \
+	ROUND1(112)          \
+	ROUND1(128)          \
+	ROUND1(144)          \
+	MOVOU      160(R10), X8 \
+	AESENCLAST X8, X0    \
+	FEED(0, X0)
+
+#define SIGMA8 \
+	SIGMA_TO_SCRATCH(0) \
+	SIGMA_TO_SCRATCH(1) \
+	SIGMA_TO_SCRATCH(2) \
+	SIGMA_TO_SCRATCH(3) \
+	SIGMA_TO_SCRATCH(4) \
+	SIGMA_TO_SCRATCH(5) \
+	SIGMA_TO_SCRATCH(6) \
+	SIGMA_TO_SCRATCH(7) \
+	ADDQ $128, SI
+
+#define LOAD_ARGS \
+	MOVQ  rk+0(FP), AX       \
+	MOVQ  nk+8(FP), BX       \
+	MOVQ  dst+16(FP), DI     \
+	MOVQ  src+24(FP), SI     \
+	MOVQ  n+32(FP), CX       \
+	MOVQ  scratch+40(FP), R9 \
+	MOVOU hiMask<>(SB), X15
 
 // func prgExpandAsm(rk *[176]byte, nk int, dst, src *block, n int, scratch *[8]block)
 //
 // For seed i < n at src + 16i and key j < nk (schedule rk + 176j):
 // dst block j·n + i = AES_j(σ(seed)) ⊕ σ(seed). Eight seeds in flight.
 TEXT ·prgExpandAsm(SB), NOSPLIT, $0-48
-	MOVQ  rk+0(FP), AX
-	MOVQ  nk+8(FP), BX
-	MOVQ  dst+16(FP), DI
-	MOVQ  src+24(FP), SI
-	MOVQ  n+32(FP), CX
-	MOVQ  scratch+40(FP), R9
-	MOVOU hiMask<>(SB), X15
-	MOVQ  CX, R8
-	SHLQ  $4, R8 // output bytes per key
+	LOAD_ARGS
+	MOVQ CX, R8
+	SHLQ $4, R8 // output bytes per key
 
 group8:
 	CMPQ CX, $8
 	JB   tail
-	SIGMA_TO_SCRATCH(0)
-	SIGMA_TO_SCRATCH(1)
-	SIGMA_TO_SCRATCH(2)
-	SIGMA_TO_SCRATCH(3)
-	SIGMA_TO_SCRATCH(4)
-	SIGMA_TO_SCRATCH(5)
-	SIGMA_TO_SCRATCH(6)
-	SIGMA_TO_SCRATCH(7)
-	ADDQ $128, SI
+	SIGMA8
 	MOVQ AX, R10 // key schedule j
-	MOVQ DI, R11 // output of key j for seed 0
+	MOVQ DI, R11 // output of key j for the group's first seed
 	MOVQ BX, R13 // keys left
 
 key8:
-	MOVOU (R10), X8
-	WHITEN(0, X0)
-	WHITEN(1, X1)
-	WHITEN(2, X2)
-	WHITEN(3, X3)
-	WHITEN(4, X4)
-	WHITEN(5, X5)
-	WHITEN(6, X6)
-	WHITEN(7, X7)
-	ROUND8(16)
-	ROUND8(32)
-	ROUND8(48)
-	ROUND8(64)
-	ROUND8(80)
-	ROUND8(96)
-	ROUND8(112)
-	ROUND8(128)
-	ROUND8(144)
-	LAST8
-	FEED_STORE(0, X0)
-	FEED_STORE(1, X1)
-	FEED_STORE(2, X2)
-	FEED_STORE(3, X3)
-	FEED_STORE(4, X4)
-	FEED_STORE(5, X5)
-	FEED_STORE(6, X6)
-	FEED_STORE(7, X7)
-	ADDQ $176, R10
-	ADDQ R8, R11
-	DECQ R13
-	JNZ  key8
-	ADDQ $128, DI
-	SUBQ $8, CX
-	JMP  group8
+	ENC8
+	MOVOU X0, 0(R11)
+	MOVOU X1, 16(R11)
+	MOVOU X2, 32(R11)
+	MOVOU X3, 48(R11)
+	MOVOU X4, 64(R11)
+	MOVOU X5, 80(R11)
+	MOVOU X6, 96(R11)
+	MOVOU X7, 112(R11)
+	ADDQ  $176, R10
+	ADDQ  R8, R11
+	DECQ  R13
+	JNZ   key8
+	ADDQ  $128, DI
+	SUBQ  $8, CX
+	JMP   group8
 
 tail:
 	TESTQ CX, CX
@@ -129,35 +163,79 @@ tail:
 	SIGMA_TO_SCRATCH(0)
 	ADDQ  $16, SI
 	MOVQ  AX, R10
-	MOVQ  DI, R12
+	MOVQ  DI, R11
 	MOVQ  BX, R13
 
 key1:
-	MOVOU (R10), X8
-	WHITEN(0, X0)
-	ROUND1(16)
-	ROUND1(32)
-	ROUND1(48)
-	ROUND1(64)
-	ROUND1(80)
-	ROUND1(96)
-	ROUND1(112)
-	ROUND1(128)
-	ROUND1(144)
-	MOVOU      160(R10), X8
-	AESENCLAST X8, X0
-	MOVOU      (R9), X9
-	PXOR       X9, X0
-	MOVOU      X0, (R12)
-	ADDQ       R8, R12
-	ADDQ       $176, R10
-	DECQ       R13
-	JNZ        key1
-	ADDQ       $16, DI
-	DECQ       CX
-	JMP        tail
+	ENC1
+	MOVOU X0, (R11)
+	ADDQ  R8, R11
+	ADDQ  $176, R10
+	DECQ  R13
+	JNZ   key1
+	ADDQ  $16, DI
+	DECQ  CX
+	JMP   tail
 
 done:
+	RET
+
+// func prgSumAsm(rk *[176]byte, nk int, dst, src *block, n int, scratch *[8]block)
+//
+// For key j < nk (schedule rk + 176j): dst block j += Σ_{i<n} AES_j(σ(seed i)) ⊕ σ(seed i)
+// in two 64-bit lanes mod 2^64, seed i at src + 16i. Eight seeds in flight.
+TEXT ·prgSumAsm(SB), NOSPLIT, $0-48
+	LOAD_ARGS
+
+sgroup8:
+	CMPQ CX, $8
+	JB   stail
+	SIGMA8
+	MOVQ AX, R10
+	MOVQ DI, R11
+	MOVQ BX, R13
+
+skey8:
+	ENC8
+	PADDQ X1, X0
+	PADDQ X3, X2
+	PADDQ X5, X4
+	PADDQ X7, X6
+	PADDQ X2, X0
+	PADDQ X6, X4
+	PADDQ X4, X0
+	MOVOU (R11), X9
+	PADDQ X9, X0
+	MOVOU X0, (R11)
+	ADDQ  $176, R10
+	ADDQ  $16, R11
+	DECQ  R13
+	JNZ   skey8
+	SUBQ  $8, CX
+	JMP   sgroup8
+
+stail:
+	TESTQ CX, CX
+	JZ    sdone
+	SIGMA_TO_SCRATCH(0)
+	ADDQ  $16, SI
+	MOVQ  AX, R10
+	MOVQ  DI, R11
+	MOVQ  BX, R13
+
+skey1:
+	ENC1
+	MOVOU (R11), X9
+	PADDQ X9, X0
+	MOVOU X0, (R11)
+	ADDQ  $176, R10
+	ADDQ  $16, R11
+	DECQ  R13
+	JNZ   skey1
+	DECQ  CX
+	JMP   stail
+
+sdone:
 	RET
 
 // func hasAESNI() bool
