@@ -85,13 +85,15 @@
 // about 2 + m + ⌈m/2⌉ blocks per point and key). For B ≪ 2^n the node
 // count is about B·(n − log₂ B) + 2B, not B·n.
 //
-// Keys are processed in chunks of 32 walked in lockstep, so one AES call
-// per node encrypts every needed output of every key of the chunk (eight
-// blocks in flight), and the non-AES work per node is a few word
-// operations per key. Only Σ_keys is wanted and Eval is linear in the value
-// words, so the value sums are carried per node, summed over the chunk,
-// rather than per key. Chunks are spread over GOMAXPROCS goroutines, each
-// with its own accumulator, merged at the end; the walk allocates nothing.
+// Keys are processed in chunks of 32 walked in lockstep, so each AES call
+// at a node encrypts one output for every key of the chunk, eight blocks in
+// flight. Only Σ_keys is wanted and Eval is linear in the value words, so
+// the value sums are carried per node, summed over the chunk, rather than
+// per key: the value blocks are summed across keys inside the AES routine
+// (never stored), Σ_keys t·VCW is computed once per node for both
+// children, and the per-key work is the seed and control-bit update.
+// Chunks are spread over GOMAXPROCS goroutines, each with its own
+// accumulator, merged at the end; the walk allocates nothing.
 // `fedecdf bench fss` reports the time per AES block in SumBatch as a ratio
 // to the crypto/aes CTR keystream measured in the same process.
 package fss

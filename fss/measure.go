@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"text/tabwriter"
 	"time"
 )
@@ -36,7 +37,7 @@ type BatchFigure struct {
 	NsPerKeyPoint   float64 `json:"batch_ns_per_key_point"`
 	NsPerKeyNode    float64 `json:"batch_ns_per_key_node"`
 	NsPerAESBlock   float64 `json:"batch_ns_per_aes_block"`
-	Ratio           float64 `json:"ratio"` // NsPerAESBlock ÷ AES CTR ns per block
+	Ratio           float64 `json:"ratio"` // median over rounds of NsPerAESBlock ÷ AES CTR ns per block timed just before
 }
 
 // Report holds the figures of one Measure run; times are in nanoseconds
@@ -97,7 +98,7 @@ func Measure(cfg MeasureConfig) (Report, error) {
 	_, rep.EvalAESBlocks, _ = BatchCost(n, m, []uint64{x})
 	rep.EvalNs = timeNs(cfg.MinTime, func() { _, genErr = Eval(keys[0], x) })
 	for _, count := range cfg.Points {
-		fig, err := measureBatch(keys, n, m, count, cfg.MinTime, rep.AESCTRNsPerBlock)
+		fig, err := measureBatch(keys, n, m, count, cfg.MinTime)
 		if err != nil {
 			return Report{}, err
 		}
@@ -111,7 +112,12 @@ func Measure(cfg MeasureConfig) (Report, error) {
 	return rep, nil
 }
 
-func measureBatch(keys []*Key, n, m, count int, minTime time.Duration, ctr float64) (BatchFigure, error) {
+// measureRounds is the number of alternating (CTR, batch) timings behind
+// each batch figure: the median of their ratios resists changes of load
+// on a shared machine between the two timings.
+const measureRounds = 5
+
+func measureBatch(keys []*Key, n, m, count int, minTime time.Duration) (BatchFigure, error) {
 	if count < 1 || count > 1<<min(n, 24) {
 		return BatchFigure{}, fmt.Errorf("fss: Measure: batch of %d points in a domain of 2^%d", count, n)
 	}
@@ -121,15 +127,26 @@ func measureBatch(keys []*Key, n, m, count int, minTime time.Duration, ctr float
 		return BatchFigure{}, err
 	}
 	acc := make([]uint64, count*m)
-	ns := timeNs(minTime, func() { sumBatch(keys, points, acc, false, 1) })
-	fig := BatchFigure{
-		Points: count, Nodes: nodes, AESBlocksPerKey: perKey,
-		NsPerKeyPoint: ns / float64(len(keys)*count),
-		NsPerKeyNode:  ns / float64(len(keys)*nodes),
-		NsPerAESBlock: ns / float64(len(keys)*perKey),
+	var ns, ratios [measureRounds]float64
+	for r := range ns {
+		ctr := ctrNsPerBlock(minTime / measureRounds)
+		ns[r] = timeNs(minTime/measureRounds, func() { sumBatch(keys, points, acc, false, 1) })
+		ratios[r] = ns[r] / float64(len(keys)*perKey) / ctr
 	}
-	fig.Ratio = fig.NsPerAESBlock / ctr
-	return fig, nil
+	t := median(ns[:])
+	return BatchFigure{
+		Points: count, Nodes: nodes, AESBlocksPerKey: perKey,
+		NsPerKeyPoint: t / float64(len(keys)*count),
+		NsPerKeyNode:  t / float64(len(keys)*nodes),
+		NsPerAESBlock: t / float64(len(keys)*perKey),
+		Ratio:         median(ratios[:]),
+	}, nil
+}
+
+// median returns the median of xs (odd length), reordering xs.
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	return xs[len(xs)/2]
 }
 
 // evenPoints returns count points spread evenly over [0, 2^n):
