@@ -1,0 +1,32 @@
+// Package p2p carries fedecdf protocol messages between libp2p hosts: it
+// implements transport.Conn (Call) and registers transport.Handler
+// functions, so the party, server and analyst logic runs unchanged over
+// the network (DESIGN.md, "Deployment").
+//
+// Every host has an Ed25519 identity; connections are TCP secured by the
+// Noise XX handshake (which authenticates the remote peer ID) and
+// multiplexed by yamux. Nothing reaches beyond the given addresses: no
+// circuit relay, NAT port mapping, hole punching, mDNS or DHT, and a
+// connection gater lets a host dial only the peers of its address book
+// (the deployment manifest).
+//
+// One call is one stream of a versioned protocol (ReportProtocol,
+// QueryProtocol, PeerProtocol) carrying one request frame and one
+// response frame:
+//
+//	version (1 byte, FrameVersion) | kind (1 byte) | length (uint32, big-endian) | payload
+//
+// with the length capped (Config.MaxMessage) before anything is
+// allocated. A handler may be restricted to named peers of the address
+// book; a stream from any other peer is answered by a refusal frame,
+// which Call returns as a RefusedError without retrying. Other failures
+// (dial, reset, timeout) are retried a bounded number of times, each
+// attempt under its own timeout; a retry may deliver a request twice, so
+// the protocol's handlers are idempotent (reports are keyed by report
+// ID and duplicates dropped).
+//
+// The DP guarantee does not depend on this package: it protects the
+// parties' data in transit and pins who may ask the servers for
+// releases (only the analysts of the manifest) and who may drive the
+// helper (only the leader).
+package p2p

@@ -1,0 +1,315 @@
+package p2p
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/libp2p/go-libp2p"
+	"github.com/libp2p/go-libp2p/core/control"
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/peerstore"
+	"github.com/libp2p/go-libp2p/core/protocol"
+	"github.com/libp2p/go-libp2p/p2p/muxer/yamux"
+	"github.com/libp2p/go-libp2p/p2p/security/noise"
+	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
+	ma "github.com/multiformats/go-multiaddr"
+
+	"github.com/fedecdf/fedecdf/internal/transport"
+)
+
+// The protocol IDs of fedecdf streams. The trailing number is the
+// protocol version; a peer speaking another version fails negotiation.
+const (
+	ReportProtocol protocol.ID = "/fedecdf/report/1" // party → server
+	QueryProtocol  protocol.ID = "/fedecdf/query/1"  // analyst → leader
+	PeerProtocol   protocol.ID = "/fedecdf/peer/1"   // leader → helper
+)
+
+// Defaults of Config.
+const (
+	DefaultMaxMessage  = 1 << 28
+	DefaultCallTimeout = 5 * time.Minute
+	DefaultReadTimeout = 30 * time.Second
+	DefaultAttempts    = 3
+	DefaultBackoff     = 200 * time.Millisecond
+)
+
+// Config configures a Host.
+type Config struct {
+	// Key is the host's libp2p identity; its peer ID is what others pin.
+	Key crypto.PrivKey
+	// Self is the host's name in the protocol ("leader", "helper"); the
+	// peer ID's string form when empty.
+	Self transport.PeerID
+	// Listen are the multiaddrs to listen on; none for a host that only
+	// dials (parties, analysts).
+	Listen []ma.Multiaddr
+	// Peers is the address book: every peer the host may dial or
+	// recognise by name. Peers without addresses (analysts) are only
+	// recognised. The host dials no peer outside this book.
+	Peers map[transport.PeerID]peer.AddrInfo
+	// MaxMessage caps a request or response (DefaultMaxMessage if 0).
+	MaxMessage int
+	// CallTimeout bounds one attempt of a call, connection included
+	// (DefaultCallTimeout if 0).
+	CallTimeout time.Duration
+	// ReadTimeout bounds the reading of a request by a handler
+	// (DefaultReadTimeout if 0).
+	ReadTimeout time.Duration
+	// Attempts is how many times Call tries (DefaultAttempts if 0).
+	Attempts int
+	// Backoff is the wait before the second attempt; it doubles after
+	// every failed attempt (DefaultBackoff if 0).
+	Backoff time.Duration
+	// Logger receives refusals and handler failures (slog.Default if nil).
+	Logger *slog.Logger
+}
+
+// Host is one participant's libp2p host: authenticated, encrypted
+// streams (Noise over TCP, yamux), nothing that reaches beyond the given
+// addresses (no relay, NAT port mapping, hole punching, mDNS or DHT).
+type Host struct {
+	cfg   Config
+	h     host.Host
+	names map[peer.ID]transport.PeerID
+	log   *slog.Logger
+	wg    sync.WaitGroup
+}
+
+// New starts a host.
+func New(cfg Config) (*Host, error) {
+	if cfg.Key == nil {
+		return nil, errors.New("p2p: no identity key")
+	}
+	cfg = withDefaults(cfg)
+	names := make(map[peer.ID]transport.PeerID, len(cfg.Peers))
+	for name, info := range cfg.Peers {
+		if err := info.ID.Validate(); err != nil {
+			return nil, fmt.Errorf("p2p: peer %q: %w", name, err)
+		}
+		if other, dup := names[info.ID]; dup {
+			return nil, fmt.Errorf("p2p: peers %q and %q have the same peer ID %s", other, name, info.ID)
+		}
+		names[info.ID] = name
+	}
+	opts := []libp2p.Option{
+		libp2p.Identity(cfg.Key),
+		libp2p.Security(noise.ID, noise.New),
+		libp2p.Transport(tcp.NewTCPTransport),
+		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
+		libp2p.DisableRelay(),
+		libp2p.DisableMetrics(),
+		libp2p.DisableIdentifyAddressDiscovery(),
+		libp2p.Ping(false),
+		libp2p.ConnectionGater(&gater{known: names}),
+	}
+	if len(cfg.Listen) == 0 {
+		opts = append(opts, libp2p.NoListenAddrs)
+	} else {
+		opts = append(opts, libp2p.ListenAddrs(cfg.Listen...))
+	}
+	h, err := libp2p.New(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("p2p: starting the host: %w", err)
+	}
+	for _, info := range cfg.Peers {
+		h.Peerstore().AddAddrs(info.ID, info.Addrs, peerstore.PermanentAddrTTL)
+	}
+	if cfg.Self == "" {
+		cfg.Self = transport.PeerID(h.ID().String())
+	}
+	return &Host{cfg: cfg, h: h, names: names, log: cfg.Logger}, nil
+}
+
+func withDefaults(cfg Config) Config {
+	if cfg.MaxMessage == 0 {
+		cfg.MaxMessage = DefaultMaxMessage
+	}
+	if cfg.CallTimeout == 0 {
+		cfg.CallTimeout = DefaultCallTimeout
+	}
+	if cfg.ReadTimeout == 0 {
+		cfg.ReadTimeout = DefaultReadTimeout
+	}
+	if cfg.Attempts == 0 {
+		cfg.Attempts = DefaultAttempts
+	}
+	if cfg.Backoff == 0 {
+		cfg.Backoff = DefaultBackoff
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return cfg
+}
+
+// ID returns the host's peer ID.
+func (h *Host) ID() peer.ID { return h.h.ID() }
+
+// Addrs returns the addresses the host listens on.
+func (h *Host) Addrs() []ma.Multiaddr { return h.h.Addrs() }
+
+// Close stops the host: no new streams are served, handlers still
+// running are waited for, and every connection is closed.
+func (h *Host) Close() error {
+	for _, p := range []protocol.ID{ReportProtocol, QueryProtocol, PeerProtocol} {
+		h.h.RemoveStreamHandler(p)
+	}
+	h.wg.Wait()
+	return h.h.Close()
+}
+
+// name returns the book name of p, or its peer ID string if unknown.
+func (h *Host) name(p peer.ID) (transport.PeerID, bool) {
+	if name, ok := h.names[p]; ok {
+		return name, true
+	}
+	return transport.PeerID(p.String()), false
+}
+
+// Handle serves protocol proto with handler. allowed lists the book
+// names that may call; nil allows any peer, known or not (parties). A
+// stream from any other peer is answered with a refusal frame and never
+// reaches handler. The remote peer is identified by the Noise handshake.
+func (h *Host) Handle(proto protocol.ID, allowed []transport.PeerID, handler transport.Handler) {
+	h.h.SetStreamHandler(proto, func(s network.Stream) {
+		h.wg.Add(1)
+		defer h.wg.Done()
+		h.serve(s, allowed, handler)
+	})
+}
+
+func (h *Host) serve(s network.Stream, allowed []transport.PeerID, handler transport.Handler) {
+	defer s.Close()
+	from, known := h.name(s.Conn().RemotePeer())
+	proto := s.Protocol()
+	if allowed != nil && !(known && contains(allowed, from)) {
+		h.log.Warn("refused a stream from an unauthorised peer", "protocol", proto, "peer", from)
+		_ = s.SetWriteDeadline(time.Now().Add(h.cfg.ReadTimeout))
+		_ = writeFrame(s, frameRefusal, []byte(fmt.Sprintf("peer %s may not use %s", from, proto)), maxRefusalLen)
+		return
+	}
+	_ = s.SetReadDeadline(time.Now().Add(h.cfg.ReadTimeout))
+	kind, req, err := readFrame(s, h.cfg.MaxMessage)
+	if err == nil && kind != frameMessage {
+		err = fmt.Errorf("p2p: a request cannot be a refusal frame")
+	}
+	if err != nil {
+		h.log.Warn("dropped a malformed request", "protocol", proto, "peer", from, "err", err)
+		_ = s.Reset()
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.CallTimeout)
+	defer cancel()
+	resp := handler(ctx, from, req)
+	_ = s.SetWriteDeadline(time.Now().Add(h.cfg.ReadTimeout))
+	if err := writeFrame(s, frameMessage, resp, h.cfg.MaxMessage); err != nil {
+		h.log.Warn("could not send a response", "protocol", proto, "peer", from, "err", err)
+		_ = s.Reset()
+	}
+}
+
+func contains(list []transport.PeerID, p transport.PeerID) bool {
+	for _, q := range list {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// Conn returns the host's transport.Conn over protocol proto: Call
+// reaches a peer of the address book by name.
+func (h *Host) Conn(proto protocol.ID) transport.Conn { return &conn{h: h, proto: proto} }
+
+type conn struct {
+	h     *Host
+	proto protocol.ID
+}
+
+func (c *conn) Self() transport.PeerID { return c.h.cfg.Self }
+
+// Call sends req and waits for the response, trying up to Attempts times
+// with a timeout per attempt and a doubling backoff in between. A retry
+// may deliver req twice (the response of the first delivery may be the
+// one lost), so the handlers behind fedecdf protocols are idempotent:
+// uploads and shares are keyed by report ID, queries by release.
+func (c *conn) Call(ctx context.Context, to transport.PeerID, req []byte) ([]byte, error) {
+	info, ok := c.h.cfg.Peers[to]
+	if !ok || len(info.Addrs) == 0 {
+		return nil, fmt.Errorf("p2p: no address for peer %q in the manifest", to)
+	}
+	if len(req) > c.h.cfg.MaxMessage {
+		return nil, fmt.Errorf("p2p: request of %d bytes to %s exceeds the limit %d", len(req), to, c.h.cfg.MaxMessage)
+	}
+	wait := c.h.cfg.Backoff
+	var err error
+	for attempt := 1; ; attempt++ {
+		var resp []byte
+		resp, err = c.attempt(ctx, info.ID, to, req)
+		if err == nil || IsRefused(err) || attempt == c.h.cfg.Attempts {
+			return resp, err
+		}
+		c.h.log.Debug("call failed; retrying", "peer", to, "protocol", c.proto, "attempt", attempt, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("p2p: call to %s: %w (last attempt: %v)", to, ctx.Err(), err)
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+}
+
+func (c *conn) attempt(ctx context.Context, id peer.ID, to transport.PeerID, req []byte) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.h.cfg.CallTimeout)
+	defer cancel()
+	s, err := c.h.h.NewStream(ctx, id, c.proto)
+	if err != nil {
+		return nil, fmt.Errorf("p2p: opening a %s stream to %s: %w", c.proto, to, err)
+	}
+	defer s.Close()
+	stop := context.AfterFunc(ctx, func() { _ = s.Reset() })
+	defer stop()
+	if err := writeFrame(s, frameMessage, req, c.h.cfg.MaxMessage); err != nil {
+		_ = s.Reset()
+		return nil, fmt.Errorf("p2p: sending to %s: %w", to, err)
+	}
+	if err := s.CloseWrite(); err != nil {
+		_ = s.Reset()
+		return nil, fmt.Errorf("p2p: sending to %s: %w", to, err)
+	}
+	kind, resp, err := readFrame(s, c.h.cfg.MaxMessage)
+	if err != nil {
+		_ = s.Reset()
+		return nil, fmt.Errorf("p2p: response from %s: %w", to, err)
+	}
+	if kind == frameRefusal {
+		return nil, &RefusedError{Peer: string(to), Reason: string(resp)}
+	}
+	return resp, nil
+}
+
+// gater lets a host dial only the peers of its address book; inbound
+// connections are accepted from anyone (parties are not in the book)
+// and authorised per protocol by Handle.
+type gater struct {
+	known map[peer.ID]transport.PeerID
+}
+
+func (g *gater) InterceptPeerDial(p peer.ID) bool { _, ok := g.known[p]; return ok }
+func (g *gater) InterceptAddrDial(p peer.ID, _ ma.Multiaddr) bool {
+	_, ok := g.known[p]
+	return ok
+}
+func (g *gater) InterceptAccept(network.ConnMultiaddrs) bool { return true }
+func (g *gater) InterceptSecured(network.Direction, peer.ID, network.ConnMultiaddrs) bool {
+	return true
+}
+func (g *gater) InterceptUpgraded(network.Conn) (bool, control.DisconnectReason) { return true, 0 }
