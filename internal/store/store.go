@@ -1,0 +1,188 @@
+package store
+
+import (
+	"encoding/json"
+
+	"fmt"
+	"math"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/server"
+)
+
+// Bucket layout: reports/<dataset>/<report ID> = encoded Upload;
+// ledger/<dataset> = spent (JSON) and ledger/<dataset>/releases/<release ID>.
+var (
+	reportsBucket  = []byte("reports")
+	ledgerBucket   = []byte("ledger")
+	releasesBucket = []byte("releases")
+	spentKey       = []byte("spent")
+)
+
+// ledgerSlack absorbs floating-point rounding when releases add up
+// exactly to the total, as server.MemoryLedger does.
+const ledgerSlack = 1e-9
+
+// Store is a server's durable state in one bbolt file. Every write is
+// committed (and fsynced) before the method returns, so a caller that
+// acknowledges after it never loses what it acknowledged. It is safe for
+// concurrent use; writes are serialised by bbolt.
+type Store struct {
+	db *bolt.DB
+}
+
+// Open opens or creates the store at path (mode 0600). A second process
+// opening the same file waits at most a second for its lock and fails.
+func Open(path string) (*Store, error) {
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{reportsBucket, ledgerBucket} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store %s: %w", path, err)
+	}
+	return &Store{db: db}, nil
+}
+
+// Close closes the file.
+func (s *Store) Close() error { return s.db.Close() }
+
+// PutReport records the upload of report id to dataset. Writing the same
+// report again is harmless.
+func (s *Store) PutReport(dataset string, id protocol.ReportID, upload []byte) error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.Bucket(reportsBucket).CreateBucketIfNotExists([]byte(dataset))
+		if err != nil {
+			return err
+		}
+		return b.Put(id[:], upload)
+	})
+	if err != nil {
+		return fmt.Errorf("store: recording report %v of dataset %q: %w", id, dataset, err)
+	}
+	return nil
+}
+
+// Reports calls fn with every recorded upload of dataset, in report ID
+// order. The upload slice is valid only during the call.
+func (s *Store) Reports(dataset string, fn func(id protocol.ReportID, upload []byte) error) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(reportsBucket).Bucket([]byte(dataset))
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			var id protocol.ReportID
+			if len(k) != len(id) {
+				return fmt.Errorf("store: dataset %q holds a report key of %d bytes, want %d", dataset, len(k), len(id))
+			}
+			copy(id[:], k)
+			return fn(id, v)
+		})
+	})
+}
+
+// NumReports returns the number of recorded reports of dataset.
+func (s *Store) NumReports(dataset string) (int, error) {
+	n := 0
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(reportsBucket).Bucket([]byte(dataset)); b != nil {
+			n = b.Stats().KeyN
+		}
+		return nil
+	})
+	return n, err
+}
+
+// Charge implements server.Ledger: in one transaction it checks that the
+// release is new and that the dataset stays within total, then records
+// both. Charging a recorded release again is a no-op.
+func (s *Store) Charge(dataset string, release protocol.ReleaseID, cost, total server.Budget) error {
+	if err := checkBudget("cost", cost); err != nil {
+		return err
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		d, err := tx.Bucket(ledgerBucket).CreateBucketIfNotExists([]byte(dataset))
+		if err != nil {
+			return err
+		}
+		rels, err := d.CreateBucketIfNotExists(releasesBucket)
+		if err != nil {
+			return err
+		}
+		if rels.Get(release[:]) != nil {
+			return nil
+		}
+		spent, err := readSpent(d, dataset)
+		if err != nil {
+			return err
+		}
+		after := server.Budget{Epsilon: spent.Epsilon + cost.Epsilon, Delta: spent.Delta + cost.Delta}
+		if after.Epsilon > total.Epsilon*(1+ledgerSlack) || after.Delta > total.Delta*(1+ledgerSlack) {
+			return fmt.Errorf("%w: dataset %q has spent ε=%g, δ=%g of total ε=%g, δ=%g; this release needs ε=%g, δ=%g",
+				server.ErrBudgetExhausted, dataset, spent.Epsilon, spent.Delta, total.Epsilon, total.Delta, cost.Epsilon, cost.Delta)
+		}
+		b, err := json.Marshal(after)
+		if err != nil {
+			return err
+		}
+		if err := d.Put(spentKey, b); err != nil {
+			return err
+		}
+		return rels.Put(release[:], []byte(time.Now().UTC().Format(time.RFC3339)))
+	})
+}
+
+// Spent implements server.Ledger.
+func (s *Store) Spent(dataset string) (server.Budget, error) {
+	var spent server.Budget
+	err := s.db.View(func(tx *bolt.Tx) error {
+		d := tx.Bucket(ledgerBucket).Bucket([]byte(dataset))
+		if d == nil {
+			return nil
+		}
+		var err error
+		spent, err = readSpent(d, dataset)
+		return err
+	})
+	return spent, err
+}
+
+func readSpent(d *bolt.Bucket, dataset string) (server.Budget, error) {
+	var spent server.Budget
+	b := d.Get(spentKey)
+	if b == nil {
+		return spent, nil
+	}
+	if err := json.Unmarshal(b, &spent); err != nil {
+		return spent, fmt.Errorf("store: ledger of dataset %q: %w", dataset, err)
+	}
+	if err := checkBudget("ledger of dataset "+dataset+": spent", spent); err != nil {
+		return spent, fmt.Errorf("store: %w", err)
+	}
+	return spent, nil
+}
+
+func checkBudget(what string, b server.Budget) error {
+	if math.IsNaN(b.Epsilon) || math.IsInf(b.Epsilon, 0) || b.Epsilon < 0 {
+		return fmt.Errorf("%s ε=%v is not a non-negative finite number", what, b.Epsilon)
+	}
+	if !(b.Delta >= 0 && b.Delta < 1) {
+		return fmt.Errorf("%s δ=%v is not in [0, 1)", what, b.Delta)
+	}
+	return nil
+}
+
+var _ server.Ledger = (*Store)(nil)

@@ -1,0 +1,104 @@
+package store
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/server"
+)
+
+func openTemp(t *testing.T) (*Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "server.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, path
+}
+
+func reportID(i byte) protocol.ReportID { return protocol.ReportID{i, 0xaa} }
+
+func TestReportsAndLedgerSurviveReopen(t *testing.T) {
+	s, path := openTemp(t)
+	for i := byte(1); i <= 5; i++ {
+		if err := s.PutReport("d", reportID(i), []byte{i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.PutReport("d", reportID(3), []byte{3}); err != nil { // a retried upload
+		t.Fatal(err)
+	}
+	total := server.Budget{Epsilon: 1}
+	rel := protocol.ReleaseID{7}
+	if err := s.Charge("d", rel, server.Budget{Epsilon: 0.6}, total); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var got []byte
+	err = s.Reports("d", func(id protocol.ReportID, upload []byte) error {
+		if id != reportID(upload[0]) {
+			t.Errorf("report %v holds upload %x", id, upload)
+		}
+		got = append(got, upload[0])
+		return nil
+	})
+	if err != nil || string(got) != "\x01\x02\x03\x04\x05" {
+		t.Fatalf("reports after reopening: %x, %v; want 01..05 once each", got, err)
+	}
+	if n, err := s.NumReports("d"); n != 5 || err != nil {
+		t.Fatalf("NumReports = %d, %v", n, err)
+	}
+	if spent, err := s.Spent("d"); spent.Epsilon != 0.6 || err != nil {
+		t.Fatalf("Spent after reopening = %+v, %v; want ε=0.6", spent, err)
+	}
+	if err := s.Charge("d", rel, server.Budget{Epsilon: 0.6}, total); err != nil {
+		t.Fatalf("charging the same release again: %v", err)
+	}
+	err = s.Charge("d", protocol.ReleaseID{8}, server.Budget{Epsilon: 0.6}, total)
+	if !errors.Is(err, server.ErrBudgetExhausted) {
+		t.Fatalf("charge beyond the total: %v, want ErrBudgetExhausted", err)
+	}
+	if spent, _ := s.Spent("d"); spent.Epsilon != 0.6 {
+		t.Fatalf("a refused charge was recorded: spent ε=%g", spent.Epsilon)
+	}
+	if err := s.Charge("d", protocol.ReleaseID{9}, server.Budget{Epsilon: 0.4}, total); err != nil {
+		t.Fatalf("charge up to exactly the total: %v", err)
+	}
+	if n, _ := s.NumReports("other"); n != 0 {
+		t.Fatalf("dataset other has %d reports", n)
+	}
+}
+
+func TestBadCostRefused(t *testing.T) {
+	s, _ := openTemp(t)
+	defer s.Close()
+	for _, c := range []server.Budget{{Epsilon: -1}, {Epsilon: 1, Delta: 1}} {
+		if err := s.Charge("d", protocol.ReleaseID{1}, c, server.Budget{Epsilon: 10}); err == nil {
+			t.Errorf("cost %+v accepted", c)
+		}
+	}
+}
+
+func TestFileMode(t *testing.T) {
+	s, path := openTemp(t)
+	s.Close()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("store file mode %v, want 0600", fi.Mode().Perm())
+	}
+}
