@@ -9,8 +9,12 @@
 // transport (bytes per party and per server, round trips) and the wall
 // time of each phase.
 //
-// Built-in data (no --data) is a seeded binary-classification sample:
-// labels Bernoulli(0.3), scores Beta(5, 2) for positives and Beta(2, 5)
-// for negatives (k-th order statistics of 6 uniforms), and the score is
-// also the party's predicted probability.
+// # Data
+//
+// The parties' scores are, as in dp-ecdf §6.1, the predicted
+// probabilities of a logistic regression on the held-out rows of a table
+// (LoadData): the built-in dataset.Synthetic table when no file is given,
+// or any CSV table with a label column (dataset.ScoreTable: standardised
+// numeric columns, one-hot categoricals, missing values, seeded split).
+// A CSV with a score column can also be used as it is.
 package simulate

@@ -12,6 +12,10 @@ import (
 func (r *Report) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	p := func(format string, args ...any) { fmt.Fprintf(tw, format, args...) }
+	p("data\t%s\n", r.Data.Source)
+	if m := r.Data.Model; m != nil {
+		p("model\tlogistic regression on %d rows, %d features; test accuracy %.3f, AUC %.3f on %d rows\n", m.TrainRows, m.Features, m.Accuracy, m.AUC, m.TestRows)
+	}
 	p("parties\t%d\n", r.N)
 	p("backend\t%s\n", r.Backend)
 	p("mechanism\t%s over %d bins, %d thresholds queried\n", r.Mechanism, r.Bins, len(r.Prefixes))
@@ -20,8 +24,8 @@ func (r *Report) WriteText(w io.Writer) error {
 		r.Error.MaxAbs, r.Error.RMSE, r.ECDF.StdDev, r.Error.SmoothedMaxAbs, r.Error.SmoothedRMSE, r.ECDF.Smoothing)
 	p("bytes\tper party %.0f; leader %d, helper %d; total %d\n", r.Cost.BytesPerParty, r.Cost.BytesPerServer["leader"], r.Cost.BytesPerServer["helper"], r.Cost.BytesTotal)
 	p("round trips\tper party %.0f; analyst %d; leader→helper %d\n", r.Cost.Rounds.PerParty, r.Cost.Rounds.Analyst, r.Cost.Rounds.Servers)
-	p("seconds\tsetup %.3f, upload %.3f, release %.3f, query %.3f\n",
-		r.Cost.Seconds["setup"], r.Cost.Seconds["upload"], r.Cost.Seconds["release"], r.Cost.Seconds["query"])
+	p("seconds\tdata %.3f, setup %.3f, upload %.3f, release %.3f, query %.3f\n",
+		r.Cost.Seconds["data"], r.Cost.Seconds["setup"], r.Cost.Seconds["upload"], r.Cost.Seconds["release"], r.Cost.Seconds["query"])
 	p("\n threshold\ttrue F\tprivate F̂\tsmoothed\n")
 	for _, j := range sample(len(r.Prefixes), 11) {
 		p(" %.4g\t%.4f\t%.4f\t%.4f\n", r.Thresholds[j], r.ECDF.True[j], r.ECDF.Private[j], r.ECDF.Smoothed[j])

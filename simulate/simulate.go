@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"time"
 
 	"github.com/fedecdf/fedecdf/aggregation"
-	"github.com/fedecdf/fedecdf/dataset"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/party"
@@ -18,24 +16,40 @@ import (
 
 // Config configures one simulation.
 type Config struct {
-	Parties   int     // n; 0 with Data means every row
-	Backend   string  // plain, additive or dcf
-	Data      string  // CSV path; empty for the built-in data
-	ScoreCol  string  // score column of Data
-	LabelCol  string  // label column of Data
-	Positive  string  // positive label value of Data (see dataset.ReadScored)
-	Epsilon   float64 // ε of the release (the dataset's whole budget)
-	Mechanism string  // mechanism name (mechanism.New)
-	Bins      int     // N
-	Min, Max  float64 // grid domain
-	Prefixes  int     // |B|: number of evenly spaced prefixes queried; 0 means all N
-	Seed      uint64  // seed of the built-in data
+	Parties  int      // n; 0 with Data means every (test) row
+	Backend  string   // plain, additive or dcf
+	Data     string   // CSV path; empty for the built-in data
+	ScoreCol string   // score column of Data; empty: train a logistic regression on Data
+	LabelCol string   // label column of Data
+	Positive string   // positive label value of Data (see dataset.ReadScored)
+	Drop     []string // columns of Data that are not features (identifiers)
+	// TestFraction is the held-out share of a table whose test rows become
+	// the parties (0: dataset.DefaultTestFraction).
+	TestFraction float64
+	Epsilon      float64 // ε of the release (the dataset's whole budget)
+	Mechanism    string  // mechanism name (mechanism.New)
+	Bins         int     // N
+	Min, Max     float64 // grid domain
+	Prefixes     int     // |B|: number of evenly spaced prefixes queried; 0 means all N
+	Seed         uint64  // seed of the built-in data and of the train/test split
+	// Progress, if not nil, is told of each phase.
+	Progress Progress
+}
+
+// Progress follows the phases of a run: Start(phase, total) begins a
+// phase of total units of work (−1 when unknown), Add(k) reports k more
+// units done, Finish ends the phase.
+type Progress interface {
+	Start(phase string, total int)
+	Add(k int)
+	Finish()
 }
 
 // Report is the outcome of one simulation. Its JSON form is the output of
 // `fedecdf simulate --format json`.
 type Report struct {
 	N          int       `json:"n"`
+	Data       *Data     `json:"data"`
 	Backend    string    `json:"backend"`
 	Mechanism  string    `json:"mechanism"`
 	Epsilon    float64   `json:"epsilon"`
@@ -85,50 +99,98 @@ type Rounds struct {
 	Servers  int64   `json:"leader_to_helper"`
 }
 
+// phases times the phases of a run and tells cfg.Progress about them.
+type phases struct {
+	progress Progress
+	seconds  map[string]float64
+	name     string
+	start    time.Time
+}
+
+func (p *phases) begin(name string, total int) {
+	p.name, p.start = name, time.Now()
+	if p.progress != nil {
+		p.progress.Start(name, total)
+	}
+}
+
+func (p *phases) add(k int) {
+	if p.progress != nil {
+		p.progress.Add(k)
+	}
+}
+
+func (p *phases) end() {
+	p.seconds[p.name] += time.Since(p.start).Seconds()
+	if p.progress != nil {
+		p.progress.Finish()
+	}
+}
+
 // Run performs the simulation.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
-	seconds := map[string]float64{}
-	start := time.Now()
-	phase := func(name string) {
-		now := time.Now()
-		seconds[name] = now.Sub(start).Seconds()
-		start = now
-	}
+	ph := &phases{progress: cfg.Progress, seconds: map[string]float64{}}
 	g, err := ecdf.NewLinearGrid(cfg.Min, cfg.Max, cfg.Bins)
 	if err != nil {
 		return nil, err
 	}
-	instances, err := loadInstances(cfg)
+	ph.begin("data", -1)
+	data, err := LoadData(cfg)
+	ph.end()
 	if err != nil {
 		return nil, err
 	}
-	parties := make([]*party.Party, len(instances))
-	for k, inst := range instances {
-		if parties[k], err = party.New(inst, g); err != nil {
-			return nil, fmt.Errorf("instance %d: %w", k+1, err)
-		}
+	ph.begin("setup", len(data.Scores))
+	parties, err := newParties(data, g, ph)
+	ph.end()
+	if err != nil {
+		return nil, err
 	}
-	phase("setup")
+	ph.begin("upload", -1)
 	l, err := aggregation.NewLocal(ctx, aggregation.LocalConfig{
 		Backend: cfg.Backend, Dataset: "simulation", Bins: cfg.Bins,
 		Budget: server.Budget{Epsilon: cfg.Epsilon}, MinReports: 1,
 	}, parties)
+	ph.end()
 	if err != nil {
 		return nil, err
 	}
-	phase("upload")
+	ph.begin("release", -1)
 	rel, err := l.NewRelease(ctx, aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: cfg.Mechanism, Bins: cfg.Bins, Epsilon: cfg.Epsilon}})
+	ph.end()
 	if err != nil {
 		return nil, err
 	}
-	phase("release")
+	ph.begin("query", -1)
 	prefixes := evenlySpaced(cfg.Bins, cfg.Prefixes)
 	res, err := l.Sum(ctx, aggregation.Query{Release: rel, Component: aggregation.Count, Prefixes: prefixes})
+	ph.end()
 	if err != nil {
 		return nil, err
 	}
-	phase("query")
-	return newReport(cfg, g, l, rel, res, parties, seconds), nil
+	r := newReport(cfg, g, l, rel, res, parties, ph.seconds)
+	r.Data = data
+	return r, nil
+}
+
+// newParties gives each instance of d to a party on grid g.
+func newParties(d *Data, g *ecdf.Grid, ph *phases) ([]*party.Party, error) {
+	parties := make([]*party.Party, len(d.Scores))
+	for k := range parties {
+		inst := party.Instance{Score: d.Scores[k], Label: d.Labels[k]}
+		if d.Probabilities {
+			inst.Probability, inst.HasProbability = d.Scores[k], true
+		}
+		var err error
+		if parties[k], err = party.New(inst, g); err != nil {
+			return nil, fmt.Errorf("instance %d: %w", k+1, err)
+		}
+		if k%1024 == 1023 {
+			ph.add(1024)
+		}
+	}
+	ph.add(len(parties) % 1024)
+	return parties, nil
 }
 
 func newReport(cfg Config, g *ecdf.Grid, l *aggregation.Local, rel *aggregation.Release, res *aggregation.Result, parties []*party.Party, seconds map[string]float64) *Report {
@@ -186,47 +248,4 @@ func compare(f, truth []float64) (maxAbs, rmse float64) {
 		rmse += d * d
 	}
 	return maxAbs, math.Sqrt(rmse / float64(len(f)))
-}
-
-// loadInstances reads cfg.Data or generates the built-in data.
-func loadInstances(cfg Config) ([]party.Instance, error) {
-	if cfg.Data == "" {
-		if cfg.Parties < 1 {
-			return nil, fmt.Errorf("number of parties %d is not positive", cfg.Parties)
-		}
-		return Synthetic(cfg.Parties, cfg.Seed), nil
-	}
-	scores, labels, err := dataset.ReadScored(cfg.Data, cfg.ScoreCol, cfg.LabelCol, cfg.Positive)
-	if err != nil {
-		return nil, err
-	}
-	if cfg.Parties > 0 && cfg.Parties < len(scores) {
-		scores, labels = scores[:cfg.Parties], labels[:cfg.Parties]
-	}
-	inst := make([]party.Instance, len(scores))
-	for k := range inst {
-		inst[k] = party.Instance{Score: scores[k], Label: labels[k]}
-	}
-	return inst, nil
-}
-
-// Synthetic returns n seeded instances: label y ~ Bernoulli(0.3), score
-// Beta(5, 2) if y = 1 and Beta(2, 5) if y = 0, probability = score.
-func Synthetic(n int, seed uint64) []party.Instance {
-	rng := rand.New(rand.NewPCG(seed, 0x73696d))
-	inst := make([]party.Instance, n)
-	var u [6]float64
-	for k := range inst {
-		for j := range u {
-			u[j] = rng.Float64()
-		}
-		slices.Sort(u[:])
-		y := 0
-		score := u[1] // 2nd of 6 uniforms: Beta(2, 5)
-		if rng.Float64() < 0.3 {
-			y, score = 1, u[4] // 5th of 6: Beta(5, 2)
-		}
-		inst[k] = party.Instance{Score: score, Label: y, Probability: score, HasProbability: true}
-	}
-	return inst
 }

@@ -11,21 +11,47 @@ import (
 
 func init() {
 	var cfg simulate.Config
-	var format string
+	var format, out string
 	cmd := &cobra.Command{
 		Use:   "simulate",
-		Short: "Run parties, two servers and an analyst in one process and compare the private ECDF with the true one",
-		Args:  cobra.NoArgs,
+		Short: "Run parties, two servers and an analyst in one process and compare the private statistics with the true ones",
+		Long: `simulate runs n parties, the leader and helper servers and an analyst in one
+process over a counting in-process transport, and compares the private
+outputs with the exact ones.
+
+Data: without --data, a built-in synthetic table is scored by a logistic
+regression (its test rows become the parties). With --data and --score, the
+score column and --label are read as they are. With --data and no --score,
+the file is a table with a label column: a logistic regression is trained on
+a seeded split (--drop names identifier columns) and the test rows' predicted
+probabilities become the parties' scores, as in dp-ecdf §6.`,
+		Example: `  fedecdf simulate
+  fedecdf simulate --data ../shared/data/bank-full.csv --label y --positive yes
+  fedecdf simulate --data ../shared/data/diabetic_data.csv --label readmitted --positive '!NO' --drop encounter_id,patient_nbr
+  fedecdf simulate --data scores.csv --score score --label label --format json --out plots/`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cfg.Data != "" && !cmd.Flags().Changed("parties") {
-				cfg.Parties = 0 // every row of the file
+				cfg.Parties = 0 // every (test) row of the file
 			}
 			if format != "text" && format != "json" {
 				return fmt.Errorf("--format %q: want text or json", format)
 			}
+			if p := newProgress(cfg.Data != "" || cfg.Parties >= 10000); p != nil {
+				cfg.Progress = p
+			}
 			r, err := simulate.Run(cmd.Context(), cfg)
 			if err != nil {
 				return err
+			}
+			if out != "" {
+				paths, err := r.WritePlots(out)
+				if err != nil {
+					return err
+				}
+				for _, p := range paths {
+					fmt.Fprintln(os.Stderr, "fedecdf: wrote", p)
+				}
 			}
 			if format == "json" {
 				enc := json.NewEncoder(os.Stdout)
@@ -38,17 +64,20 @@ func init() {
 	f := cmd.Flags()
 	f.IntVar(&cfg.Parties, "parties", 1000, "number of parties n (with --data: the first n rows; default every row)")
 	f.StringVar(&cfg.Backend, "backend", "dcf", "secure-sum backend: plain, additive or dcf")
-	f.StringVar(&cfg.Data, "data", "", "CSV file of scores and labels (default: built-in synthetic data)")
-	f.StringVar(&cfg.ScoreCol, "score", "score", "score column of --data")
+	f.StringVar(&cfg.Data, "data", "", "CSV file (default: built-in synthetic table scored by logistic regression)")
+	f.StringVar(&cfg.ScoreCol, "score", "", "score column of --data (default: train a logistic regression on the table)")
 	f.StringVar(&cfg.LabelCol, "label", "label", "label column of --data")
 	f.StringVar(&cfg.Positive, "positive", "", `positive label value of --data ("" means 0/1 labels, "!v" means not v)`)
-	f.Float64Var(&cfg.Epsilon, "epsilon", 1, "privacy budget ε of the release")
+	f.StringSliceVar(&cfg.Drop, "drop", nil, "columns of --data that are not features (identifiers), comma-separated")
+	f.Float64Var(&cfg.TestFraction, "test-fraction", 0, "share of the table's rows held out and scored (default 0.3)")
+	f.Float64Var(&cfg.Epsilon, "epsilon", 1, "total privacy budget ε")
 	f.StringVar(&cfg.Mechanism, "mechanism", "auto", "noise mechanism: tree, kary, cascade, gaussian-tree or auto")
 	f.IntVar(&cfg.Bins, "bins", 256, "number of bins N of the grid")
 	f.Float64Var(&cfg.Min, "min", 0, "grid minimum")
 	f.Float64Var(&cfg.Max, "max", 1, "grid maximum")
 	f.IntVar(&cfg.Prefixes, "prefixes", 0, "number |B| of evenly spaced thresholds queried (default all N)")
-	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the built-in data")
+	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the built-in data and of the train/test split")
 	f.StringVar(&format, "format", "text", "output format: text or json")
+	f.StringVar(&out, "out", "", "directory for PNG plots (none by default)")
 	rootCmd.AddCommand(cmd)
 }

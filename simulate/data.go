@@ -1,0 +1,107 @@
+package simulate
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fedecdf/fedecdf/dataset"
+)
+
+// Data is what the parties hold: one score and label each, and, when the
+// scores are predicted probabilities, the probability payload of the
+// Hosmer–Lemeshow statistic.
+type Data struct {
+	// Source says where the scores come from.
+	Source string `json:"source"`
+	// Scores and Labels are the parties' instances, one per party.
+	Scores []float64 `json:"-"`
+	Labels []int     `json:"-"`
+	// Probabilities says whether the scores are predicted probabilities
+	// of the positive class (then they are also the parties' HL payload).
+	Probabilities bool `json:"probabilities"`
+	// Model describes the logistic regression that produced the scores,
+	// when one was trained (built-in data, or a table without --score).
+	Model *ModelSummary `json:"model,omitempty"`
+}
+
+// ModelSummary describes a logistic regression trained on the training
+// split of a table and evaluated on its test split, whose rows become
+// the parties.
+type ModelSummary struct {
+	TrainRows int      `json:"train_rows"`
+	TestRows  int      `json:"test_rows"`
+	Features  int      `json:"features"`
+	Dropped   []string `json:"dropped_columns"`
+	Accuracy  float64  `json:"accuracy"`
+	AUC       float64  `json:"auc"`
+}
+
+// LoadData returns the parties' data for cfg:
+//
+//   - no cfg.Data: the built-in table (dataset.Synthetic) with enough rows
+//     for cfg.Parties test rows, scored by a logistic regression trained on
+//     the other rows;
+//   - cfg.Data with cfg.ScoreCol: that score column and the label
+//     (dataset.ReadScored); scores are probabilities iff the grid lies in
+//     [0, 1];
+//   - cfg.Data without cfg.ScoreCol: a table with a label column; a
+//     logistic regression is trained on a seeded split (dataset.ScoreTable,
+//     dropping cfg.Drop) and the test rows' predicted probabilities become
+//     the parties' scores, as in dp-ecdf §6.1.
+//
+// With cfg.Parties > 0 only the first cfg.Parties instances are kept.
+func LoadData(cfg Config) (*Data, error) {
+	var d *Data
+	var err error
+	switch {
+	case cfg.Data == "":
+		if cfg.Parties < 1 {
+			return nil, fmt.Errorf("number of parties %d is not positive", cfg.Parties)
+		}
+		rows := int(math.Ceil(float64(cfg.Parties)/testFraction(cfg))) + 1
+		d, err = scoreTable(dataset.Synthetic(rows, cfg.Seed), dataset.SyntheticLabel, "", cfg)
+		if d != nil {
+			d.Source = fmt.Sprintf("built-in synthetic table (%d rows, seed %d) → logistic regression → test-set probabilities", rows, cfg.Seed)
+		}
+	case cfg.ScoreCol != "":
+		d = &Data{Source: fmt.Sprintf("%s: score column %q, label column %q", cfg.Data, cfg.ScoreCol, cfg.LabelCol)}
+		d.Scores, d.Labels, err = dataset.ReadScored(cfg.Data, cfg.ScoreCol, cfg.LabelCol, cfg.Positive)
+		d.Probabilities = cfg.Min >= 0 && cfg.Max <= 1
+	default:
+		var t *dataset.Table
+		if t, err = dataset.ReadTable(cfg.Data, 0); err != nil {
+			return nil, err
+		}
+		d, err = scoreTable(t, cfg.LabelCol, cfg.Positive, cfg)
+		if d != nil {
+			d.Source = fmt.Sprintf("%s (%d rows) → logistic regression on label %q → test-set probabilities", cfg.Data, len(t.Rows), cfg.LabelCol)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Parties > 0 && cfg.Parties < len(d.Scores) {
+		d.Scores, d.Labels = d.Scores[:cfg.Parties], d.Labels[:cfg.Parties]
+	}
+	return d, nil
+}
+
+func testFraction(cfg Config) float64 {
+	if cfg.TestFraction == 0 {
+		return dataset.DefaultTestFraction
+	}
+	return cfg.TestFraction
+}
+
+// scoreTable trains the logistic regression on t and keeps its test rows.
+func scoreTable(t *dataset.Table, label, positive string, cfg Config) (*Data, error) {
+	s, err := dataset.ScoreTable(t, label, positive, dataset.SplitOptions{TestFraction: cfg.TestFraction, Seed: cfg.Seed, Drop: cfg.Drop})
+	if err != nil {
+		return nil, err
+	}
+	m := &ModelSummary{TrainRows: s.TrainSize, TestRows: s.TestSize, Features: s.Encoder.Dim(), Accuracy: s.Accuracy, AUC: s.AUC}
+	for _, c := range s.Encoder.Dropped {
+		m.Dropped = append(m.Dropped, c.Name)
+	}
+	return &Data{Scores: s.Scores, Labels: s.Labels, Probabilities: true, Model: m}, nil
+}
