@@ -11,7 +11,7 @@ import (
 // chunkKeys is the number of keys one worker carries down the tree in
 // lockstep: every AES call then encrypts chunkKeys independent blocks per
 // fixed key, enough to keep the AES pipeline full.
-const chunkKeys = 32
+const chunkKeys = 64
 
 // SumBatch adds to acc the sum over all keys of their shares at every
 // point: acc[j·m + c] += Σ_k Eval(k, points[j])[c] mod 2^64, with m the
@@ -271,7 +271,14 @@ func (w *walker) walk(d int, st *nodeState, lo, hi int) {
 	vFirst, vLast := valueBlockRange(m, need[0], need[1])
 	valSum := w.valSum[:vLast-vFirst+1]
 	clear(valSum)
-	prgSum(1+vFirst, valSum, seeds)
+	var out [2][]block
+	for side := range need {
+		if need[side] {
+			out[side] = w.seedOut[side][:w.keys]
+			w.blocks += w.keys
+		}
+	}
+	prgNode(m, seeds, out[0], out[1], vFirst, valSum)
 	w.blocks += len(valSum) * w.keys
 	mask := st.mask[:w.keys]
 	for c, vcw := range w.cw[d].val {
@@ -282,8 +289,6 @@ func (w *walker) walk(d int, st *nodeState, lo, hi int) {
 	children := &w.state[d+1]
 	for side := range need {
 		if need[side] {
-			prgExpand(side*rightSeedKey(m), 1, w.seedOut[side][:w.keys], seeds)
-			w.blocks += w.keys
 			w.expand(d, st, &children[side], side, vFirst)
 		}
 	}
@@ -329,7 +334,7 @@ func (w *walker) expand(d int, parent, child *nodeState, side, vFirst int) {
 func (w *walker) leaf(st *nodeState, p int) {
 	leafSum := w.valSum[:(w.m+1)/2]
 	clear(leafSum)
-	prgSum(1, leafSum, st.seed[:w.keys])
+	prgNode(w.m, st.seed[:w.keys], nil, nil, 0, leafSum)
 	w.blocks += len(leafSum) * w.keys
 	mask := st.mask[:w.keys]
 	row := w.acc[p*w.m : (p+1)*w.m]

@@ -55,10 +55,10 @@ func BenchmarkSumBatch(b *testing.B) {
 
 // BenchmarkPRG is the MMO hash on 1024-block batches.
 func BenchmarkPRG(b *testing.B) {
-	buf := make([]block, refBlocks)
+	seeds, out := make([]block, refBlocks), make([]block, refBlocks)
 	b.SetBytes(16 * refBlocks)
 	for b.Loop() {
-		prgExpand(0, 1, buf, buf)
+		prgNode(1, seeds, out, nil, 0, nil)
 	}
 }
 

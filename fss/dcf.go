@@ -118,8 +118,7 @@ func Eval(k *Key, x uint64) ([]uint64, error) {
 	s, t := k.seed, uint64(k.party)
 	for d := 0; d < n; d++ {
 		side := pathBit(x, n, d)
-		child, ct := childSeed(s, int(side), m)
-		valueWords(s, int(side), m, conv)
+		child, ct := expandChild(s, int(side), m, conv)
 		mask := -t
 		cw := k.cw[d*k.stride() : (d+1)*k.stride()]
 		for c := 0; c < m; c++ {

@@ -85,7 +85,7 @@
 // about 2 + m + ⌈m/2⌉ blocks per point and key). For B ≪ 2^n the node
 // count is about B·(n − log₂ B) + 2B, not B·n.
 //
-// Keys are processed in chunks of 32 walked in lockstep, so each AES call
+// Keys are processed in chunks of 64 walked in lockstep, so each AES call
 // at a node encrypts one output for every key of the chunk, eight blocks in
 // flight. Only Σ_keys is wanted and Eval is linear in the value words, so
 // the value sums are carried per node, summed over the chunk, rather than

@@ -201,8 +201,8 @@ func blockEncryptNsPerBlock(minTime time.Duration) float64 {
 
 // prgNsPerBlock times this package's MMO hash on batches of blocks.
 func prgNsPerBlock(minTime time.Duration) float64 {
-	buf := make([]block, refBlocks)
-	return timeNs(minTime, func() { prgExpand(0, 1, buf, buf) }) / refBlocks
+	seeds, out := make([]block, refBlocks), make([]block, refBlocks)
+	return timeNs(minTime, func() { prgNode(1, seeds, out, nil, 0, nil) }) / refBlocks
 }
 
 // WriteText writes the report as a table.

@@ -56,100 +56,106 @@ func sigma(x block) block {
 	return block{x[1], x[0] ^ x[1]}
 }
 
-// prgExpand computes the MMO hash with the σ permutation,
-// H_k(x) = AES_k(σ(x)) ⊕ σ(x), of the seeds src under nk consecutive fixed
-// keys first, …, first+nk−1: H_{first+j}(src[i]) goes to dst[j·len(src)+i].
-func prgExpand(first, nk int, dst, src []block) {
-	if len(src) == 0 || nk == 0 {
-		return
-	}
-	_ = dst[nk*len(src)-1]
-	_ = fixedCiphers[first+nk-1]
-	if prgExpandAccel(first, nk, dst, src) {
-		return
-	}
-	prgExpandPortable(first, nk, dst, src)
-}
-
-// prgExpandPortable is prgExpand on the standard library's constant-time
-// AES, one block per call.
-func prgExpandPortable(first, nk int, dst, src []block) {
+// hashPortable is the MMO hash with the σ permutation,
+// H_k(x) = AES_k(σ(x)) ⊕ σ(x), under fixed key k, on the standard
+// library's constant-time AES.
+func hashPortable(k int, x block) block {
 	var buf [16]byte
-	for i, seed := range src {
-		x := sigma(seed)
-		for j := 0; j < nk; j++ {
-			binary.LittleEndian.PutUint64(buf[0:8], x[0])
-			binary.LittleEndian.PutUint64(buf[8:16], x[1])
-			fixedCiphers[first+j].Encrypt(buf[:], buf[:])
-			dst[j*len(src)+i] = block{binary.LittleEndian.Uint64(buf[0:8]) ^ x[0], binary.LittleEndian.Uint64(buf[8:16]) ^ x[1]}
+	x = sigma(x)
+	binary.LittleEndian.PutUint64(buf[0:8], x[0])
+	binary.LittleEndian.PutUint64(buf[8:16], x[1])
+	fixedCiphers[k].Encrypt(buf[:], buf[:])
+	return block{binary.LittleEndian.Uint64(buf[0:8]) ^ x[0], binary.LittleEndian.Uint64(buf[8:16]) ^ x[1]}
+}
+
+// prgNode expands the seeds of one tree node, one seed per key, with the
+// PRG of m components: when non-nil, left[i] and right[i] receive the
+// left and right child seed blocks H_0(seeds[i]) and H_{1+m}(seeds[i])
+// (control bit not yet split off), and sums[j] += Σ_i H_{1+valueFirst+j}(seeds[i])
+// componentwise mod 2^64 for every j < len(sums): the value blocks are
+// needed only summed over keys, so they are never stored. With one seed
+// the sums are that seed's value blocks.
+func prgNode(m int, seeds, left, right []block, valueFirst int, sums []block) {
+	if len(seeds) == 0 {
+		return
+	}
+	_ = fixedCiphers[1+valueFirst+len(sums)-1]
+	_ = fixedCiphers[rightSeedKey(m)]
+	if left != nil {
+		_ = left[len(seeds)-1]
+	}
+	if right != nil {
+		_ = right[len(seeds)-1]
+	}
+	if prgNodeAccel(m, seeds, left, right, valueFirst, sums) {
+		return
+	}
+	for i, s := range seeds {
+		if left != nil {
+			left[i] = hashPortable(0, s)
+		}
+		if right != nil {
+			right[i] = hashPortable(rightSeedKey(m), s)
+		}
+		for j := range sums {
+			h := hashPortable(1+valueFirst+j, s)
+			sums[j][0] += h[0]
+			sums[j][1] += h[1]
 		}
 	}
 }
 
-// prgSum adds to sums[j], for j < len(sums), the sum over the seeds src of
-// H_{first+j}(seed), componentwise mod 2^64: the batch evaluator needs
-// only the sum over keys of their value words, so they are never stored.
-func prgSum(first int, sums, src []block) {
-	if len(src) == 0 || len(sums) == 0 {
-		return
-	}
-	_ = fixedCiphers[first+len(sums)-1]
-	if prgSumAccel(first, sums, src) {
-		return
-	}
-	var out [1]block
-	for j := range sums {
-		for _, seed := range src {
-			prgExpandPortable(first+j, 1, out[:], []block{seed})
-			sums[j][0] += out[0][0]
-			sums[j][1] += out[0][1]
-		}
-	}
-}
-
-// childSeed returns the seed and control bit of child side (0 left, 1
-// right) of the node with seed s in the PRG with m components: the control
-// bit is the least significant bit of the PRG block, cleared in the
-// returned seed.
-func childSeed(s block, side, m int) (block, uint64) {
-	k := 0
-	if side == 1 {
-		k = rightSeedKey(m)
-	}
-	var out [1]block
-	prgExpand(k, 1, out[:], []block{s})
-	t := out[0][0] & 1
-	out[0][0] &^= 1
-	return out[0], t
+// splitSeed splits a child seed block into the seed, with its least
+// significant bit cleared, and the control bit, that bit.
+func splitSeed(b block) (block, uint64) {
+	return block{b[0] &^ 1, b[1]}, b[0] & 1
 }
 
 // expandNode is G of BCG+21 on the node with seed s: both children's
 // seeds and control bits, and their value words v[0] (left) and v[1]
-// (right), m words each, from one expansion under all m + 2 keys.
+// (right), m words each.
 func expandNode(s block, m int, v [2][]uint64) (seeds [2]block, t [2]uint64) {
-	var out [MaxComponents + 2]block
-	prgExpand(0, m+2, out[:m+2], []block{s})
-	for side, b := range [2]block{out[0], out[rightSeedKey(m)]} {
-		t[side] = b[0] & 1
-		b[0] &^= 1
-		seeds[side] = b
+	var out [2][1]block
+	var sums [MaxComponents]block
+	prgNode(m, []block{s}, out[0][:], out[1][:], 0, sums[:m])
+	for side := range out {
+		seeds[side], t[side] = splitSeed(out[side][0])
 	}
 	for word := 0; word < 2*m; word++ {
-		v[word/m][word%m] = out[1+word/2][word%2]
+		v[word/m][word%m] = sums[word/2][word%2]
 	}
 	return seeds, t
 }
 
+// expandChild is G of BCG+21 on the node with seed s restricted to child
+// side (0 left, 1 right): that child's seed and control bit, and its m
+// value words in v (Convert(v^side)).
+func expandChild(s block, side, m int, v []uint64) (block, uint64) {
+	var out [1]block
+	expandSide(s, side, m, v, out[:])
+	return splitSeed(out[0])
+}
+
 // valueWords writes to v the m value words of child side (0 left, 1 right)
-// of the node with seed s (Convert(v^side) in the notation of BCG+21).
-// The leaf value Convert(s^(n)) is valueWords(s^(n), 0, m, v).
+// of the node with seed s. The leaf value Convert(s^(n)) is
+// valueWords(s^(n), 0, m, v).
 func valueWords(s block, side, m int, v []uint64) {
+	expandSide(s, side, m, v, nil)
+}
+
+// expandSide writes to v the m value words of child side of the node with
+// seed s and, when out is non-nil, that child's seed block to out[0].
+func expandSide(s block, side, m int, v []uint64, out []block) {
 	first, last := valueBlockRange(m, side == 0, side == 1)
-	var out [MaxComponents/2 + 1]block
-	prgExpand(1+first, last-first+1, out[:], []block{s})
+	var sums [MaxComponents/2 + 1]block
+	left, right := out, []block(nil)
+	if side == 1 {
+		left, right = nil, out
+	}
+	prgNode(m, []block{s}, left, right, first, sums[:last-first+1])
 	for i := range v {
 		word := side*m + i - 2*first
-		v[i] = out[word/2][word%2]
+		v[i] = sums[word/2][word%2]
 	}
 }
 

@@ -5,7 +5,7 @@ package fss
 // AES-NI path. The standard library pipelines AES only in its CTR and GCM
 // keystreams, which encrypt counters, not the arbitrary inputs σ(s) the
 // fixed-key PRG needs, and crypto/aes's Block.Encrypt runs one block per
-// call. prgExpandAsm keeps eight independent blocks in flight through
+// call. prgNodeAsm keeps eight independent blocks in flight through
 // AESENC, as the standard library's own CTR assembly does, so the PRG runs
 // at the CTR keystream's speed. AESENC is constant time and the keys are
 // public.
@@ -16,17 +16,23 @@ var roundKeys [prgKeys][176]byte
 
 var useAESNI bool
 
-// prgExpandAsm is prgExpand on n seeds, with a scratch buffer for the σ
-// of eight seeds.
-//
-//go:noescape
-func prgExpandAsm(rk *[176]byte, nk int, dst, src *block, n int, scratch *[8]block)
+// prgNodeArgs are the arguments of prgNodeAsm; the assembly reads the
+// fields at offsets 0, 8, …, 72.
+type prgNodeArgs struct {
+	leftKey, rightKey *[176]byte // nil: that child seed is not wanted
+	valueKeys         *[176]byte // schedules of the summed value keys
+	values            int        // number of summed value keys
+	left, right       *block     // child seed outputs, one per seed
+	sums              *block     // one per value key
+	seeds             *block
+	n                 int // number of seeds
+	scratch           *[8]block
+}
 
-// prgSumAsm is prgSum on n seeds, with a scratch buffer for the σ of
-// eight seeds.
+// prgNodeAsm is prgNode on AES-NI.
 //
 //go:noescape
-func prgSumAsm(rk *[176]byte, nk int, dst, src *block, n int, scratch *[8]block)
+func prgNodeAsm(a *prgNodeArgs)
 
 func hasAESNI() bool
 
@@ -37,20 +43,27 @@ func initAccel() {
 	}
 }
 
-func prgExpandAccel(first, nk int, dst, src []block) bool {
+func prgNodeAccel(m int, seeds, left, right []block, valueFirst int, sums []block) bool {
 	if !useAESNI {
 		return false
 	}
 	var scratch [8]block
-	prgExpandAsm(&roundKeys[first], nk, &dst[0], &src[0], len(src), &scratch)
-	return true
-}
-
-func prgSumAccel(first int, sums, src []block) bool {
-	if !useAESNI {
-		return false
+	a := prgNodeArgs{
+		valueKeys: &roundKeys[1+valueFirst],
+		values:    len(sums),
+		seeds:     &seeds[0],
+		n:         len(seeds),
+		scratch:   &scratch,
 	}
-	var scratch [8]block
-	prgSumAsm(&roundKeys[first], len(sums), &sums[0], &src[0], len(src), &scratch)
+	if len(sums) > 0 {
+		a.sums = &sums[0]
+	}
+	if left != nil {
+		a.leftKey, a.left = &roundKeys[0], &left[0]
+	}
+	if right != nil {
+		a.rightKey, a.right = &roundKeys[rightSeedKey(m)], &right[0]
+	}
+	prgNodeAsm(&a)
 	return true
 }

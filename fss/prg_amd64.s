@@ -113,129 +113,104 @@ GLOBL hiMask<>(SB), RODATA|NOPTR, $16
 	SIGMA_TO_SCRATCH(7) \
 	ADDQ $128, SI
 
-#define LOAD_ARGS \
-	MOVQ  rk+0(FP), AX       \
-	MOVQ  nk+8(FP), BX       \
-	MOVQ  dst+16(FP), DI     \
-	MOVQ  src+24(FP), SI     \
-	MOVQ  n+32(FP), CX       \
-	MOVQ  scratch+40(FP), R9 \
-	MOVOU hiMask<>(SB), X15
+#define STORE8 \
+	MOVOU X0, 0(R11)   \
+	MOVOU X1, 16(R11)  \
+	MOVOU X2, 32(R11)  \
+	MOVOU X3, 48(R11)  \
+	MOVOU X4, 64(R11)  \
+	MOVOU X5, 80(R11)  \
+	MOVOU X6, 96(R11)  \
+	MOVOU X7, 112(R11)
 
-// func prgExpandAsm(rk *[176]byte, nk int, dst, src *block, n int, scratch *[8]block)
+// SUM8 adds X0 + … + X7 to the block at R11 (two 64-bit lanes).
+#define SUM8 \
+	PADDQ X1, X0    \
+	PADDQ X3, X2    \
+	PADDQ X5, X4    \
+	PADDQ X7, X6    \
+	PADDQ X2, X0    \
+	PADDQ X6, X4    \
+	PADDQ X4, X0    \
+	MOVOU (R11), X9 \
+	PADDQ X9, X0    \
+	MOVOU X0, (R11)
+
+// SEEDS(enc, store, args, keyOff, outOff, skip): if the schedule at
+// keyOff(args) is not nil, encrypt the scratch seeds under it and store
+// them at outOff(args) + R8.
+#define SEEDS(enc, store, keyOff, outOff, skip) \
+	MOVQ  keyOff(DX), R10 \
+	TESTQ R10, R10        \
+	JZ    skip            \
+	enc                   \
+	MOVQ  outOff(DX), R11 \
+	ADDQ  R8, R11         \
+	store                 \
+skip:
+
+#define STORE1 MOVOU X0, (R11)
+
+#define SUM1 \
+	MOVOU (R11), X9 \
+	PADDQ X9, X0    \
+	MOVOU X0, (R11)
+
+// VALUES(enc, sum, loop, skip): for each value key j, add the seeds'
+// hashes to sums[j].
+#define VALUES(enc, sum, loop, skip) \
+	MOVQ  24(DX), R13 \
+	TESTQ R13, R13    \
+	JZ    skip        \
+	MOVQ  16(DX), R10 \
+	MOVQ  48(DX), R11 \
+loop:                 \
+	enc               \
+	sum               \
+	ADDQ  $176, R10   \
+	ADDQ  $16, R11    \
+	DECQ  R13         \
+	JNZ   loop        \
+skip:
+
+// func prgNodeAsm(a *prgNodeArgs)
 //
-// For seed i < n at src + 16i and key j < nk (schedule rk + 176j):
-// dst block j·n + i = AES_j(σ(seed)) ⊕ σ(seed). Eight seeds in flight.
-TEXT ·prgExpandAsm(SB), NOSPLIT, $0-48
-	LOAD_ARGS
-	MOVQ CX, R8
-	SHLQ $4, R8 // output bytes per key
+// For the n seeds at a.seeds: a.left[i] = H(leftKey, seed i) and
+// a.right[i] = H(rightKey, seed i) when those keys are not nil, and
+// a.sums[j] += Σ_i H(valueKeys[j], seed i) for j < a.values, where
+// H(k, x) = AES_k(σ(x)) ⊕ σ(x). Eight seeds in flight, then one at a time.
+TEXT ·prgNodeAsm(SB), NOSPLIT, $0-8
+	MOVQ  a+0(FP), DX
+	MOVQ  56(DX), SI // seeds
+	MOVQ  64(DX), CX // seeds left
+	MOVQ  72(DX), R9 // scratch
+	XORQ  R8, R8     // byte offset of the current seeds' outputs
+	MOVOU hiMask<>(SB), X15
 
 group8:
 	CMPQ CX, $8
 	JB   tail
 	SIGMA8
-	MOVQ AX, R10 // key schedule j
-	MOVQ DI, R11 // output of key j for the group's first seed
-	MOVQ BX, R13 // keys left
-
-key8:
-	ENC8
-	MOVOU X0, 0(R11)
-	MOVOU X1, 16(R11)
-	MOVOU X2, 32(R11)
-	MOVOU X3, 48(R11)
-	MOVOU X4, 64(R11)
-	MOVOU X5, 80(R11)
-	MOVOU X6, 96(R11)
-	MOVOU X7, 112(R11)
-	ADDQ  $176, R10
-	ADDQ  R8, R11
-	DECQ  R13
-	JNZ   key8
-	ADDQ  $128, DI
-	SUBQ  $8, CX
-	JMP   group8
+	SEEDS(ENC8, STORE8, 0, 32, left8)
+	SEEDS(ENC8, STORE8, 8, 40, right8)
+	VALUES(ENC8, SUM8, values8, done8)
+	ADDQ $128, R8
+	SUBQ $8, CX
+	JMP  group8
 
 tail:
 	TESTQ CX, CX
 	JZ    done
 	SIGMA_TO_SCRATCH(0)
 	ADDQ  $16, SI
-	MOVQ  AX, R10
-	MOVQ  DI, R11
-	MOVQ  BX, R13
-
-key1:
-	ENC1
-	MOVOU X0, (R11)
-	ADDQ  R8, R11
-	ADDQ  $176, R10
-	DECQ  R13
-	JNZ   key1
-	ADDQ  $16, DI
+	SEEDS(ENC1, STORE1, 0, 32, left1)
+	SEEDS(ENC1, STORE1, 8, 40, right1)
+	VALUES(ENC1, SUM1, values1, done1)
+	ADDQ  $16, R8
 	DECQ  CX
 	JMP   tail
 
 done:
-	RET
-
-// func prgSumAsm(rk *[176]byte, nk int, dst, src *block, n int, scratch *[8]block)
-//
-// For key j < nk (schedule rk + 176j): dst block j += Σ_{i<n} AES_j(σ(seed i)) ⊕ σ(seed i)
-// in two 64-bit lanes mod 2^64, seed i at src + 16i. Eight seeds in flight.
-TEXT ·prgSumAsm(SB), NOSPLIT, $0-48
-	LOAD_ARGS
-
-sgroup8:
-	CMPQ CX, $8
-	JB   stail
-	SIGMA8
-	MOVQ AX, R10
-	MOVQ DI, R11
-	MOVQ BX, R13
-
-skey8:
-	ENC8
-	PADDQ X1, X0
-	PADDQ X3, X2
-	PADDQ X5, X4
-	PADDQ X7, X6
-	PADDQ X2, X0
-	PADDQ X6, X4
-	PADDQ X4, X0
-	MOVOU (R11), X9
-	PADDQ X9, X0
-	MOVOU X0, (R11)
-	ADDQ  $176, R10
-	ADDQ  $16, R11
-	DECQ  R13
-	JNZ   skey8
-	SUBQ  $8, CX
-	JMP   sgroup8
-
-stail:
-	TESTQ CX, CX
-	JZ    sdone
-	SIGMA_TO_SCRATCH(0)
-	ADDQ  $16, SI
-	MOVQ  AX, R10
-	MOVQ  DI, R11
-	MOVQ  BX, R13
-
-skey1:
-	ENC1
-	MOVOU (R11), X9
-	PADDQ X9, X0
-	MOVOU X0, (R11)
-	ADDQ  $176, R10
-	ADDQ  $16, R11
-	DECQ  R13
-	JNZ   skey1
-	DECQ  CX
-	JMP   stail
-
-sdone:
 	RET
 
 // func hasAESNI() bool

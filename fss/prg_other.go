@@ -4,6 +4,6 @@ package fss
 
 func initAccel() {}
 
-func prgExpandAccel(first, nk int, dst, src []block) bool { return false }
-
-func prgSumAccel(first int, sums, src []block) bool { return false }
+func prgNodeAccel(m int, seeds, left, right []block, valueFirst int, sums []block) bool {
+	return false
+}

@@ -6,67 +6,61 @@ import (
 	"testing"
 )
 
-// TestPRGExpandMatchesStandardLibrary checks the accelerated expansion
-// (when the platform has one) against the portable path on crypto/aes, for
-// every fixed key, seed counts around the 8-seed groups and the key runs
-// the evaluators use, and in place.
-func TestPRGExpandMatchesStandardLibrary(t *testing.T) {
-	r := rand.New(testRand(40))
-	for first := 0; first < prgKeys; first++ {
-		for _, nk := range []int{1, 3, 5} {
-			if first+nk > prgKeys {
-				continue
-			}
-			for _, n := range []int{1, 7, 8, 9, 17, 32} {
-				src := make([]block, n)
-				for i := range src {
-					src[i] = block{r.Uint64(), r.Uint64()}
-				}
-				got, want := make([]block, n*nk), make([]block, n*nk)
-				prgExpand(first, nk, got, src)
-				prgExpandPortable(first, nk, want, src)
-				if !slices.Equal(got, want) {
-					t.Fatalf("keys %d…%d, %d seeds: accelerated expansion differs from crypto/aes", first, first+nk-1, n)
-				}
-				if nk == 1 {
-					prgExpand(first, 1, src, src)
-					if !slices.Equal(src, want) {
-						t.Fatalf("key %d, %d seeds: in-place expansion differs", first, n)
-					}
-				}
-			}
+// portableNode is prgNode on crypto/aes alone, the reference for the
+// accelerated path.
+func portableNode(m int, seeds, left, right []block, valueFirst int, sums []block) {
+	for i, s := range seeds {
+		if left != nil {
+			left[i] = hashPortable(0, s)
+		}
+		if right != nil {
+			right[i] = hashPortable(rightSeedKey(m), s)
+		}
+		for j := range sums {
+			h := hashPortable(1+valueFirst+j, s)
+			sums[j][0] += h[0]
+			sums[j][1] += h[1]
 		}
 	}
 }
 
-// TestPRGSumMatchesExpansion checks the summing path against the sum of
-// the portable expansion's outputs.
-func TestPRGSumMatchesExpansion(t *testing.T) {
-	r := rand.New(testRand(43))
-	for _, n := range []int{1, 7, 8, 9, 31, 32} {
-		for _, keys := range [][2]int{{1, 1}, {1, 3}, {4, 2}} {
-			src := make([]block, n)
-			for i := range src {
-				src[i] = block{r.Uint64(), r.Uint64()}
-			}
-			start := block{r.Uint64(), r.Uint64()}
-			want := make([]block, keys[1])
-			out := make([]block, n*keys[1])
-			prgExpandPortable(keys[0], keys[1], out, src)
-			for j := range want {
-				want[j] = start
-				for i := 0; i < n; i++ {
-					want[j][0] += out[j*n+i][0]
-					want[j][1] += out[j*n+i][1]
+// TestPRGNodeMatchesStandardLibrary checks prgNode (accelerated when the
+// platform allows) against crypto/aes for seed counts around the 8-seed
+// groups, every combination of outputs the evaluators use, and the first
+// and last fixed keys.
+func TestPRGNodeMatchesStandardLibrary(t *testing.T) {
+	r := rand.New(testRand(40))
+	for _, m := range []int{1, 2, 3, MaxComponents} {
+		for _, n := range []int{1, 7, 8, 9, 17, 32} {
+			for _, tc := range []struct {
+				left, right   bool
+				first, values int
+			}{{true, true, 0, m}, {true, false, 0, (m + 1) / 2}, {false, true, m / 2, (m + 1) / 2}, {false, false, 0, (m + 1) / 2}, {true, false, 0, 0}} {
+				seeds := make([]block, n)
+				for i := range seeds {
+					seeds[i] = block{r.Uint64(), r.Uint64()}
 				}
-			}
-			got := make([]block, keys[1])
-			for j := range got {
-				got[j] = start
-			}
-			prgSum(keys[0], got, src)
-			if !slices.Equal(got, want) {
-				t.Fatalf("%d seeds, keys %v: sums differ", n, keys)
+				start := block{r.Uint64(), r.Uint64()}
+				outs := func() (left, right, sums []block) {
+					if tc.left {
+						left = make([]block, n)
+					}
+					if tc.right {
+						right = make([]block, n)
+					}
+					sums = make([]block, tc.values)
+					for j := range sums {
+						sums[j] = start
+					}
+					return left, right, sums
+				}
+				gl, gr, gs := outs()
+				wl, wr, ws := outs()
+				prgNode(m, seeds, gl, gr, tc.first, gs)
+				portableNode(m, seeds, wl, wr, tc.first, ws)
+				if !slices.Equal(gl, wl) || !slices.Equal(gr, wr) || !slices.Equal(gs, ws) {
+					t.Fatalf("m=%d, %d seeds, %+v: prgNode differs from crypto/aes", m, n, tc)
+				}
 			}
 		}
 	}
