@@ -1,0 +1,343 @@
+package deploy
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	ma "github.com/multiformats/go-multiaddr"
+
+	"github.com/fedecdf/fedecdf/ecdf"
+	"github.com/fedecdf/fedecdf/internal/p2p"
+	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/party"
+	"github.com/fedecdf/fedecdf/server"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// fast are the transport settings of the tests: loopback only, short backoff.
+var fast = p2p.Config{Logger: quiet, Backoff: time.Millisecond, CallTimeout: time.Minute}
+
+const bins = 64
+
+// hugeEpsilon makes the noise vanish (scale ~ 2^-45), as in the simulate tests.
+const hugeEpsilon = 1 << 48
+
+// deployment is two servers on 127.0.0.1 and an analyst identity.
+type deployment struct {
+	t                  *testing.T
+	m                  *Manifest
+	leaderID, helperID *Identity
+	analystID          *Identity
+	leader, helper     *Server
+	dir                string
+}
+
+func newIdentity(t *testing.T) *Identity {
+	t.Helper()
+	id, err := NewIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func newDeployment(t *testing.T, epsilon float64, minReports int) *deployment {
+	t.Helper()
+	d := &deployment{t: t, leaderID: newIdentity(t), helperID: newIdentity(t), analystID: newIdentity(t), dir: t.TempDir()}
+	d.m = &Manifest{
+		Version: ManifestVersion, Protocol: protocol.Version, Dataset: "test", Backend: string(server.DCF), Upload: UploadDirect,
+		Leader:     Endpoint{Public: d.leaderID.Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
+		Helper:     Endpoint{Public: d.helperID.Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
+		Analysts:   []string{d.analystID.PeerID.String()},
+		Grid:       Grid{Scale: "linear", Min: 0, Max: 1, Bins: bins},
+		Payload:    PayloadLayout(),
+		Mechanism:  Mech{Name: "tree", Epsilon: epsilon, Relation: "replace-one"},
+		Budget:     Budget{Epsilon: 4 * epsilon},
+		MinReports: minReports,
+	}
+	if err := d.m.Check(); err != nil {
+		t.Fatal(err)
+	}
+	d.helper = d.start(server.Helper, "/ip4/127.0.0.1/tcp/0")
+	d.m.Helper.Addrs = addrStrings(d.helper.Addrs())
+	d.leader = d.start(server.Leader, "/ip4/127.0.0.1/tcp/0")
+	d.m.Leader.Addrs = addrStrings(d.leader.Addrs())
+	t.Cleanup(func() {
+		d.leader.Close()
+		d.helper.Close()
+	})
+	return d
+}
+
+func addrStrings(addrs []ma.Multiaddr) []string {
+	var s []string
+	for _, a := range addrs {
+		s = append(s, a.String())
+	}
+	return s
+}
+
+func (d *deployment) start(role server.Role, listen string) *Server {
+	d.t.Helper()
+	id := d.leaderID
+	if role == server.Helper {
+		id = d.helperID
+	}
+	s, err := StartServer(ServerConfig{
+		Role: role, Identity: id, Manifest: d.m, Listen: []ma.Multiaddr{ma.StringCast(listen)},
+		Store: filepath.Join(d.dir, role.String()+".db"), Logger: quiet, Transport: fast,
+	})
+	if err != nil {
+		d.t.Fatalf("starting the %s: %v", role, err)
+	}
+	return s
+}
+
+func (d *deployment) newParty() *Party {
+	d.t.Helper()
+	p, err := NewParty(d.m, nil, fast)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	d.t.Cleanup(func() { p.Close() })
+	return p
+}
+
+func (d *deployment) query() *ECDF {
+	d.t.Helper()
+	a, err := NewAnalyst(d.m, d.analystID, fast)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	defer a.Close()
+	e, err := a.ECDF(context.Background())
+	if err != nil {
+		d.t.Fatalf("analyst query: %v", err)
+	}
+	return e
+}
+
+// plainCounts is the in-process reference: the exact prefix counts of
+// the instances on the manifest's grid.
+func plainCounts(t *testing.T, m *Manifest, inst []party.Instance) []int64 {
+	t.Helper()
+	g, err := m.NewGrid()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]int, len(inst))
+	for k, x := range inst {
+		if b[k], err = g.Bin(x.Score); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hist, err := ecdf.Histogram(b, g.Len())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ecdf.PrefixCounts(hist)
+}
+
+func checkExact(t *testing.T, got *ECDF, want []int64) {
+	t.Helper()
+	if got.N != int(want[len(want)-1]) {
+		t.Fatalf("release over %d reports, want %d", got.N, want[len(want)-1])
+	}
+	for i := range want {
+		if got.Counts[i] != want[i] {
+			t.Fatalf("prefix %d: released count %d, plain count %d", i+1, got.Counts[i], want[i])
+		}
+	}
+}
+
+// TestEndToEnd: 120 parties, each its own libp2p host, upload to both
+// servers over Noise on 127.0.0.1; at ε = 2^48 the analyst's counts
+// equal the plain counts exactly.
+func TestEndToEnd(t *testing.T) {
+	const n = 120
+	d := newDeployment(t, hugeEpsilon, n)
+	inst := instances(n, 1)
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	sem := make(chan struct{}, 16)
+	for _, x := range inst {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			p, err := NewParty(d.m, nil, fast)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer p.Close()
+			_, err = p.Submit(context.Background(), x)
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkExact(t, d.query(), plainCounts(t, d.m, inst))
+}
+
+// TestEndToEndEpsilonOne: at ε = 1 the pipeline completes and the error
+// of F̂ is of the size the mechanism's variance predicts.
+func TestEndToEndEpsilonOne(t *testing.T) {
+	const n = 100
+	d := newDeployment(t, 1, n)
+	p := d.newParty()
+	inst := instances(n, 2)
+	for _, x := range inst {
+		if _, err := p.Submit(context.Background(), x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := d.query()
+	want := plainCounts(t, d.m, inst)
+	if got.N != n || got.Epsilon != 1 || got.StdDev <= 0 {
+		t.Fatalf("release: n=%d ε=%g s.d.=%g", got.N, got.Epsilon, got.StdDev)
+	}
+	// Mean squared error over the prefixes against the mean variance
+	// (StdDev²): a factor 25 leaves room for one heavy-tailed draw.
+	var mse float64
+	for i := range want {
+		e := got.ECDF[i] - float64(want[i])/n
+		mse += e * e
+	}
+	mse /= float64(len(want))
+	if mse > 25*got.StdDev*got.StdDev || math.IsNaN(mse) {
+		t.Fatalf("mean squared error %g, predicted %g", mse, got.StdDev*got.StdDev)
+	}
+}
+
+// TestLeaderRestart: the leader is stopped after k acknowledged reports
+// and restarted from its store: all k are there, retried uploads (an
+// acknowledgement lost in transit) are dropped as duplicates, the
+// budget spent is kept, and the release counts every report once.
+func TestLeaderRestart(t *testing.T) {
+	const k, more = 30, 20
+	d := newDeployment(t, hugeEpsilon, k+more)
+	p := d.newParty()
+	inst := instances(k+more, 3)
+	reports := make([]*Report, len(inst))
+	for j, x := range inst {
+		var err error
+		if reports[j], err = p.NewReport(x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range reports[:k] {
+		if _, err := p.Send(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A lost acknowledgement: the party sends the same report again.
+	if dup, err := p.Send(context.Background(), reports[0]); err != nil || !dup {
+		t.Fatalf("resending an acknowledged report: duplicate=%v, %v", dup, err)
+	}
+
+	listen := d.leader.Addrs()[0].String()
+	if err := d.leader.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d.leader = d.start(server.Leader, listen)
+	if got, err := d.leader.NumReports(); got != k || err != nil {
+		t.Fatalf("after the restart the leader holds %d reports (%v), want %d", got, err, k)
+	}
+	for _, r := range reports[:5] { // retries after the restart
+		if dup, err := p.Send(context.Background(), r); err != nil || !dup {
+			t.Fatalf("retry after the restart: duplicate=%v, %v", dup, err)
+		}
+	}
+	for _, r := range reports[k:] {
+		if _, err := p.Send(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkExact(t, d.query(), plainCounts(t, d.m, inst))
+
+	listen = d.leader.Addrs()[0].String()
+	d.leader.Close()
+	d.leader = d.start(server.Leader, listen)
+	spent, err := d.leader.store.Spent(d.m.Dataset)
+	if err != nil || spent.Epsilon != hugeEpsilon {
+		t.Fatalf("budget spent after a second restart: %+v, %v; want ε=%g", spent, err, float64(hugeEpsilon))
+	}
+}
+
+// TestUnknownPeersRefused: a query from a peer that is not an analyst of
+// the manifest and a peer message to the helper from anyone but the
+// leader are refused before reaching the server logic.
+func TestUnknownPeersRefused(t *testing.T) {
+	d := newDeployment(t, 1, 1)
+	stranger := newIdentity(t)
+	if _, err := NewAnalyst(d.m, stranger, fast); err == nil {
+		t.Fatal("NewAnalyst accepted a key that is not in the manifest")
+	}
+	book, err := d.m.book(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []*Identity{stranger, d.analystID} {
+		tc := fast
+		tc.Key, tc.Peers = key.Key, book
+		h, err := p2p.New(tc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer h.Close()
+		req := protocol.Encode(&protocol.Query{Dataset: d.m.Dataset, Component: protocol.Count, Prefixes: []int{1}})
+		if key == stranger {
+			_, err = h.Conn(p2p.QueryProtocol).Call(context.Background(), LeaderName, req)
+			if !p2p.IsRefused(err) {
+				t.Errorf("query from an unknown peer: %v, want a refusal", err)
+			}
+		}
+		_, err = h.Conn(p2p.PeerProtocol).Call(context.Background(), HelperName, req)
+		if !p2p.IsRefused(err) {
+			t.Errorf("peer message to the helper from %s: %v, want a refusal", key.PeerID, err)
+		}
+	}
+}
+
+// TestReportProtocolCarriesOnlyUploads: a party cannot create releases
+// through the report protocol.
+func TestReportProtocolCarriesOnlyUploads(t *testing.T) {
+	d := newDeployment(t, 1, 1)
+	p := d.newParty()
+	req := &protocol.CreateRelease{Dataset: d.m.Dataset, Release: protocol.ReleaseID{1}, Components: []protocol.Component{protocol.Count}}
+	_, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.host.Conn(p2p.ReportProtocol), LeaderName, req)
+	if err == nil {
+		t.Fatal("a release request over the report protocol was accepted")
+	}
+}
+
+// instances returns n seeded instances: label y ~ Bernoulli(0.3), score
+// uniform on [0, 1), probability = score.
+func instances(n int, seed uint64) []party.Instance {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	inst := make([]party.Instance, n)
+	for k := range inst {
+		y := 0
+		if rng.Float64() < 0.3 {
+			y = 1
+		}
+		s := rng.Float64()
+		inst[k] = party.Instance{Score: s, Label: y, Probability: s, HasProbability: true}
+	}
+	return inst
+}

@@ -1,0 +1,39 @@
+// Package deploy runs fedecdf across machines: the deployment manifest,
+// the servers' and analysts' identities, and the wiring of the
+// party/server/analyst logic onto libp2p hosts (internal/p2p) with a
+// durable store (internal/store). See DESIGN.md, "Deployment".
+//
+// Identities. Each server and analyst has a key file (NewIdentity,
+// WriteIdentity; mode 0600): an Ed25519 libp2p identity, whose peer ID
+// the manifest pins, and an HPKE key pair (RFC 9180,
+// X25519-HKDF-SHA256 / HKDF-SHA256 / AES-128-GCM, cloudflare/circl)
+// whose public key the manifest publishes for reports relayed through
+// the other server.
+//
+// Manifest. One JSON file every participant holds: protocol version,
+// both servers' peer IDs, multiaddrs and HPKE public keys, the analysts'
+// peer IDs, the grid, the payload layout, the mechanism (ε, δ per
+// release and component, neighbouring relation), the dataset's total
+// budget enforced by each server's ledger, and the minimum number of
+// reports before any release.
+//
+// Upload mode "direct": a party validates its record, draws a report ID
+// and the DCF key pair of its bin and payload vector (dp-ecdf §4.2,
+// BCG+21), and sends each server its own key over a Noise channel to
+// that server; it is then free to go offline. The same encoded upload is
+// resent on retries, and servers drop duplicates by report ID, so a
+// lost acknowledgement never counts a party twice.
+//
+// Servers. A server accepts a report only after writing it to its bbolt
+// store, charges releases to a ledger in the same store, and on restart
+// replays the stored reports into a fresh server.Server. The leader
+// answers the manifest's analysts only (QueryProtocol), the helper the
+// leader only (PeerProtocol); reports (ReportProtocol) are accepted from
+// any peer and may carry only uploads.
+//
+// Privacy. Every release is (ε, δ)-DP per component under the manifest's
+// neighbouring relation (replace-one by default, n public), with each
+// server adding its own full-scale noise (twice the variance of one
+// curator; aggregation.Release.Guarantee states it). Neither server alone
+// learns a party's bin: each holds one DCF key.
+package deploy

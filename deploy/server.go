@@ -1,0 +1,223 @@
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+	ma "github.com/multiformats/go-multiaddr"
+
+	"github.com/fedecdf/fedecdf/internal/p2p"
+	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/store"
+	"github.com/fedecdf/fedecdf/internal/transport"
+	"github.com/fedecdf/fedecdf/server"
+)
+
+// ServerConfig configures one server process.
+type ServerConfig struct {
+	Role     server.Role
+	Identity *Identity
+	Manifest *Manifest
+	Listen   []ma.Multiaddr
+	Store    string // bbolt file
+	Logger   *slog.Logger
+	// Progress is the interval of the progress line logged while a
+	// query is evaluated (10 s if 0).
+	Progress time.Duration
+	// Transport overrides the timeouts and retries of the host; its Key,
+	// Self, Listen, Peers and Logger are set from the fields above.
+	Transport p2p.Config
+}
+
+// Server is a running leader or helper: a libp2p host serving the
+// protocol, a server.Server holding the reports and releases, and a
+// store holding everything it acknowledged.
+type Server struct {
+	cfg   ServerConfig
+	role  server.Role
+	name  transport.PeerID
+	host  *p2p.Host
+	srv   *server.Server
+	store *store.Store
+	log   *slog.Logger
+}
+
+// StartServer opens the store, replays the reports it holds into a fresh
+// server, and starts serving.
+func StartServer(cfg ServerConfig) (*Server, error) {
+	m := cfg.Manifest
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Progress == 0 {
+		cfg.Progress = 10 * time.Second
+	}
+	s := &Server{cfg: cfg, role: cfg.Role, name: LeaderName, log: cfg.Logger.With("role", cfg.Role.String())}
+	self, peerName, endpoint := LeaderName, HelperName, m.Leader
+	if cfg.Role == server.Helper {
+		self, peerName, endpoint = HelperName, LeaderName, m.Helper
+	}
+	s.name = self
+	if cfg.Identity.PeerID.String() != endpoint.PeerID {
+		return nil, fmt.Errorf("the key's peer ID %s is not the %s's %s in the manifest", cfg.Identity.PeerID, self, endpoint.PeerID)
+	}
+	book, err := m.book(true)
+	if err != nil {
+		return nil, err
+	}
+	if s.store, err = store.Open(cfg.Store); err != nil {
+		return nil, err
+	}
+	tc := cfg.Transport
+	tc.Key, tc.Self, tc.Listen, tc.Peers, tc.Logger = cfg.Identity.Key, self, cfg.Listen, book, s.log
+	if tc.MaxMessage == 0 {
+		tc.MaxMessage = protocol.MaxMessageSize
+	}
+	if s.host, err = p2p.New(tc); err != nil {
+		s.store.Close()
+		return nil, err
+	}
+	s.srv, err = server.New(server.Config{
+		Role: cfg.Role, Peer: peerName, Conn: s.host.Conn(p2p.PeerProtocol),
+		Ledger: s.store, Datasets: []server.Dataset{m.serverDataset()},
+	})
+	if err == nil {
+		err = s.replay()
+	}
+	if err != nil {
+		s.host.Close()
+		s.store.Close()
+		return nil, err
+	}
+	s.host.Handle(p2p.ReportProtocol, nil, s.handleReport)
+	if cfg.Role == server.Leader {
+		s.host.Handle(p2p.QueryProtocol, m.analystNames(), s.handleRelease)
+	} else {
+		s.host.Handle(p2p.PeerProtocol, []transport.PeerID{LeaderName}, s.handleRelease)
+	}
+	s.log.Info("serving", "peer_id", s.host.ID().String(), "addrs", fmt.Sprint(s.host.Addrs()), "dataset", m.Dataset)
+	return s, nil
+}
+
+// replay feeds the stored uploads to the fresh server.
+func (s *Server) replay() error {
+	n := 0
+	err := s.store.Reports(s.cfg.Manifest.Dataset, func(id protocol.ReportID, upload []byte) error {
+		resp, err := protocol.Decode(s.srv.Handle(context.Background(), "store", upload))
+		if err == nil {
+			if e, isErr := resp.(*protocol.Error); isErr {
+				err = errors.New(e.Text)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("store: replaying report %v: %w", id, err)
+		}
+		n++
+		return nil
+	})
+	if err == nil {
+		s.log.Info("restored from the store", "reports", n)
+	}
+	return err
+}
+
+// ID returns the server's peer ID.
+func (s *Server) ID() peer.ID { return s.host.ID() }
+
+// Addrs returns the addresses the server listens on.
+func (s *Server) Addrs() []ma.Multiaddr { return s.host.Addrs() }
+
+// NumReports returns the number of reports the server has made durable.
+func (s *Server) NumReports() (int, error) { return s.store.NumReports(s.cfg.Manifest.Dataset) }
+
+// Close stops serving, waits for running requests and closes the store.
+func (s *Server) Close() error {
+	err := s.host.Close()
+	return errors.Join(err, s.store.Close())
+}
+
+func errorResponse(format string, args ...any) []byte {
+	return protocol.Encode(&protocol.Error{Text: fmt.Sprintf(format, args...)})
+}
+
+// handleReport accepts an upload: the server checks it, the store makes
+// it durable, and only then is it acknowledged. A duplicate is written
+// again (harmlessly) so that its acknowledgement, too, follows durability.
+func (s *Server) handleReport(ctx context.Context, from transport.PeerID, req []byte) []byte {
+	msg, err := protocol.Decode(req)
+	if err != nil {
+		return errorResponse("%s: malformed report: %v", s.name, err)
+	}
+	up, ok := msg.(*protocol.Upload)
+	if !ok {
+		return errorResponse("%s: %T is not a report", s.name, msg)
+	}
+	resp := s.srv.Handle(ctx, from, req)
+	ack, err := protocol.Decode(resp)
+	if _, isAck := ack.(*protocol.Ack); err != nil || !isAck {
+		return resp
+	}
+	if err := s.store.PutReport(up.Dataset, up.Report, req); err != nil {
+		s.log.Error("could not persist a report", "report", up.Report.String(), "err", err)
+		return errorResponse("%s: report %v not stored: %v", s.name, up.Report, err)
+	}
+	s.log.Debug("report accepted", "report", up.Report.String(), "duplicate", ack.(*protocol.Ack).Duplicate)
+	return resp
+}
+
+// handleRelease serves release creation and queries (from the analysts
+// at the leader, from the leader at the helper), logging a progress line
+// while a query is evaluated.
+func (s *Server) handleRelease(ctx context.Context, from transport.PeerID, req []byte) []byte {
+	msg, err := protocol.Decode(req)
+	if err != nil {
+		return errorResponse("%s: malformed request: %v", s.name, err)
+	}
+	switch m := msg.(type) {
+	case *protocol.CreateRelease:
+		resp := s.srv.Handle(ctx, from, req)
+		s.log.Info("release request", "from", from, "release", m.Release.String(), "result", describe(resp))
+		return resp
+	case *protocol.Query:
+		return s.evaluate(ctx, from, m, req)
+	}
+	return errorResponse("%s: %T is not a release or query request", s.name, msg)
+}
+
+func (s *Server) evaluate(ctx context.Context, from transport.PeerID, m *protocol.Query, req []byte) []byte {
+	start := time.Now()
+	s.log.Info("evaluating query", "from", from, "release", m.Release.String(), "component", m.Component.String(), "prefixes", len(m.Prefixes))
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(s.cfg.Progress)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				s.log.Info("still evaluating", "release", m.Release.String(), "elapsed", time.Since(start).Round(time.Second).String())
+			}
+		}
+	}()
+	resp := s.srv.Handle(ctx, from, req)
+	close(done)
+	s.log.Info("query answered", "release", m.Release.String(), "seconds", time.Since(start).Seconds(), "result", describe(resp))
+	return resp
+}
+
+// describe summarises a response for the log.
+func describe(resp []byte) string {
+	msg, err := protocol.Decode(resp)
+	if err != nil {
+		return "malformed"
+	}
+	if e, ok := msg.(*protocol.Error); ok {
+		return "error: " + e.Text
+	}
+	return "ok"
+}
