@@ -64,7 +64,7 @@ var palette = []color.RGBA{
 	{213, 94, 0, 255}, {0, 114, 178, 255}, {204, 121, 167, 255}, {240, 228, 66, 255},
 }
 
-// Save draws c into a PNG file of 5 × 3.5 inches at 96 dpi.
+// Save draws c into a PNG file of 6 × 4 inches at 96 dpi.
 func (c *Chart) Save(path string) error {
 	p := plot.New()
 	p.Title.Text = c.Title
@@ -78,13 +78,13 @@ func (c *Chart) Save(path string) error {
 	if c.Legend == BottomRight {
 		p.Legend.YOffs = vg.Points(4)
 	}
-	p.Legend.TextStyle.Font.Size = vg.Points(8)
+	p.Legend.TextStyle.Font.Size = vg.Points(7)
 	p.Add(plotter.NewGrid())
 	if c.LogX {
-		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: 1}
 	}
 	if c.LogY {
-		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: 1}
 	}
 	for k, s := range c.Series {
 		if err := c.add(p, s, palette[k%len(palette)]); err != nil {
@@ -97,7 +97,7 @@ func (c *Chart) Save(path string) error {
 	if c.YMax > c.YMin {
 		p.Y.Min, p.Y.Max = c.YMin, c.YMax
 	}
-	if err := p.Save(5*vg.Inch, 3.5*vg.Inch, path); err != nil {
+	if err := p.Save(6*vg.Inch, 4*vg.Inch, path); err != nil {
 		return fmt.Errorf("chart %q: %w", c.Title, err)
 	}
 	return nil
