@@ -125,3 +125,23 @@ func TestSumBatchRejectsBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestSumBatchAllocatesPerCallOnly checks that allocations do not grow
+// with the number of keys or points: buffers are per call and per worker.
+func TestSumBatchAllocatesPerCallOnly(t *testing.T) {
+	r := rand.New(testRand(24))
+	allocs := func(keys, points int) float64 {
+		p := sortedPoints(r, points, 10)
+		k0, _, _ := genMany(t, r, keys, 10, 3, nil)
+		acc := make([]uint64, points*3)
+		return testing.AllocsPerRun(5, func() {
+			if _, err := sumBatch(k0, p, acc, false, 2); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	small, large := allocs(2*chunkKeys, 16), allocs(20*chunkKeys, 1024)
+	if small != large {
+		t.Errorf("%v allocations for %d keys at 16 points, %v for %d keys at 1024 points", small, 2*chunkKeys, large, 20*chunkKeys)
+	}
+}
