@@ -1,0 +1,139 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fedecdf/fedecdf/deploy"
+	"github.com/fedecdf/fedecdf/internal/p2p"
+)
+
+func init() {
+	var manifestPath, keyPath, outDir, format, logLevel string
+	cmd := &cobra.Command{
+		Use:   "query --manifest FILE --key FILE ecdf|quantile P|roc|pr|hosmer",
+		Short: "Ask the servers for a new release (charging the manifest's ε) and print the private result",
+		Args:  cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "text" && format != "json" {
+				return fmt.Errorf("--format %q: want text or json", format)
+			}
+			probs, err := queryProbabilities(args)
+			if err != nil {
+				return err
+			}
+			logger, err := newLogger(logLevel)
+			if err != nil {
+				return err
+			}
+			m, err := deploy.ReadManifest(manifestPath)
+			if err != nil {
+				return err
+			}
+			id, err := deploy.ReadIdentity(keyPath)
+			if err != nil {
+				return err
+			}
+			a, err := deploy.NewAnalyst(m, id, p2p.Config{Logger: logger})
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			e, err := a.ECDF(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if err := e.AddQuantiles(a.Grid(), probs); err != nil {
+				return err
+			}
+			if outDir != "" {
+				if err := writeJSONFile(filepath.Join(outDir, "ecdf.json"), e); err != nil {
+					return err
+				}
+			}
+			if format == "json" {
+				return writeJSON(cmd.OutOrStdout(), e)
+			}
+			return writeECDFText(cmd.OutOrStdout(), e)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&manifestPath, "manifest", "manifest.json", "deployment manifest")
+	f.StringVar(&keyPath, "key", "", "the analyst's key file (keygen)")
+	f.StringVar(&outDir, "out", "", "directory to write ecdf.json into")
+	f.StringVar(&format, "format", "text", "output format: text or json")
+	f.StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn or error")
+	rootCmd.AddCommand(cmd)
+}
+
+// queryProbabilities returns the quantile probabilities the statistic
+// asks for, or an error for a statistic not available over the network.
+func queryProbabilities(args []string) ([]float64, error) {
+	switch stat := args[0]; stat {
+	case "ecdf":
+		if len(args) != 1 {
+			return nil, fmt.Errorf("ecdf takes no argument")
+		}
+		return []float64{0.1, 0.25, 0.5, 0.75, 0.9}, nil
+	case "quantile":
+		if len(args) != 2 {
+			return nil, fmt.Errorf("quantile needs a probability P")
+		}
+		p, err := strconv.ParseFloat(args[1], 64)
+		if err != nil || !(p >= 0 && p <= 1) {
+			return nil, fmt.Errorf("quantile probability %q is not a number in [0, 1]", args[1])
+		}
+		return []float64{p}, nil
+	case "roc", "pr", "hosmer":
+		return nil, fmt.Errorf("%s: not available yet: the roc/ and hosmer/ packages are not in the repository", stat)
+	default:
+		return nil, fmt.Errorf("unknown statistic %q (want ecdf, quantile, roc, pr or hosmer)", stat)
+	}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func writeJSONFile(path string, v any) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := writeJSON(f, v); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// writeECDFText prints the guarantee, the quantiles and F̂ at up to 21
+// evenly spaced thresholds.
+func writeECDFText(w io.Writer, e *deploy.ECDF) error {
+	fmt.Fprintf(w, "dataset %q, n = %d reports, release %s\n%s\nnoise s.d. of F̂ ≈ %.4f (both servers)\n\n", e.Dataset, e.N, e.Release, e.Guarantee, e.StdDev)
+	for _, p := range sortedKeys(e.Quantiles) {
+		fmt.Fprintf(w, "quantile %s\t%.6g\n", p, e.Quantiles[p])
+	}
+	fmt.Fprintf(w, "\n threshold\tprivate F̂\n")
+	n := len(e.Thresholds)
+	step := max(1, n/20)
+	for i := step - 1; i < n; i += step {
+		fmt.Fprintf(w, "%10.4g\t%.4f\n", e.Thresholds[i], e.ECDF[i])
+	}
+	_, err := fmt.Fprintln(w)
+	return err
+}
+
+func sortedKeys(m map[string]float64) []string {
+	return slices.Sorted(maps.Keys(m))
+}
