@@ -19,8 +19,10 @@
 // The ECDF needs the opposite direction: a party in 0-based bin b adds β to
 // every prefix sum ending with a bin j ≥ b (dp-ecdf Eq. 4, φ_{≤t}). With N
 // bins and n = bits.Len(N), the party generates keys for α = N − b and the
-// servers evaluate prefix j at x = N − 1 − j, since x < α ⟺ b ≤ j.
-// PrefixDomain implements this mapping (Alpha, Point, Gen, SumPrefixes).
+// servers evaluate prefix j at x = N − 1 − j, since x < α ⟺ b ≤ j. Both
+// lie in [0, 2^n) because N < 2^n: a power of two N = 2^L of bins takes
+// n = L + 1 bits. PrefixDomain implements this mapping (Alpha, Point, Gen,
+// SumPrefixes).
 //
 // # Construction
 //
@@ -54,13 +56,12 @@
 // where the 2m value words (two per block) are the left child's (words
 // 0…m−1) then the right child's (m…2m−1), read as uniform elements of
 // Z_{2^64}. Each child's control bit is the least significant bit of its
-// seed block, then cleared in the seed. The order makes every set of
-// outputs evaluated together a contiguous run of keys: the left child
-// alone (Eval), the right child alone, both (Gen, and the batch evaluator
-// where both subtrees hold points). The leaf value Convert(s^(n)) is the
-// left value words of G(s^(n)), so no seed bit is used both as seed and as
-// value. Key i is SHA-256("fedecdf/fss PRG key " ‖ i) truncated to 16
-// bytes.
+// seed block, then cleared in the seed. The value blocks of one child are
+// a contiguous run of keys (left: blocks 0…⌈m/2⌉−1, right: ⌊m/2⌋…m−1),
+// so one AES call per node serves Eval, Gen and the batch evaluator. The
+// leaf value Convert(s^(n)) is the left value words of G(s^(n)), so no
+// seed bit is used both as seed and as value. Key i is
+// SHA-256("fedecdf/fss PRG key " ‖ i) truncated to 16 bytes.
 //
 // The standard library pipelines AES only in its CTR and GCM keystreams,
 // which encrypt counters, not the arbitrary inputs σ(s), and its
