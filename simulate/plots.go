@@ -10,14 +10,15 @@ import (
 
 // WritePlots draws the report's curves as PNG files in dir (created if
 // missing) and returns their paths: ecdf.png, the true, private and
-// smoothed ECDF of the scores.
+// smoothed ECDF of the scores, and roc.png, the true, private and
+// smoothed ROC curves (as dp-ecdf Fig. 1).
 func (r *Report) WritePlots(dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("plot directory: %w", err)
 	}
-	charts := map[string]*plot.Chart{"ecdf.png": r.ecdfChart()}
+	charts := map[string]*plot.Chart{"ecdf.png": r.ecdfChart(), "roc.png": r.rocChart()}
 	var paths []string
-	for _, name := range []string{"ecdf.png"} {
+	for _, name := range []string{"ecdf.png", "roc.png"} {
 		path := filepath.Join(dir, name)
 		if err := charts[name].Save(path); err != nil {
 			return paths, err
@@ -35,6 +36,19 @@ func (r *Report) ecdfChart() *plot.Chart {
 			{Name: "true", X: r.Thresholds, Y: r.ECDF.True, Style: plot.Step},
 			{Name: "private", X: r.Thresholds, Y: r.ECDF.Private, Style: plot.Step},
 			{Name: "smoothed", X: r.Thresholds, Y: r.ECDF.Smoothed, Style: plot.Dashed},
+		},
+	}
+}
+
+func (r *Report) rocChart() *plot.Chart {
+	return &plot.Chart{
+		Title:  fmt.Sprintf("ROC, n = %d, %s, ε = %g for ROC", r.N, r.Mechanism, r.Budget.ROC),
+		XLabel: "false positive rate", YLabel: "true positive rate", Legend: plot.BottomRight,
+		XMin: 0, XMax: 1, YMin: 0, YMax: 1,
+		Series: []plot.Series{
+			{Name: fmt.Sprintf("true (AUC %.3f)", r.ROC.AUCTrue), X: r.ROC.True.FPR, Y: r.ROC.True.TPR},
+			{Name: fmt.Sprintf("private (AUC %.3f)", r.ROC.AUCPrivate), X: r.ROC.FPR, Y: r.ROC.TPR},
+			{Name: fmt.Sprintf("smoothed (AUC %.3f, area error %.3f)", r.ROC.AUCSmoothed, r.ROC.AreaError), X: r.ROC.Smoothed.FPR, Y: r.ROC.Smoothed.TPR, Style: plot.Dashed},
 		},
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/dataset"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/party"
@@ -26,12 +27,16 @@ type Config struct {
 	// TestFraction is the held-out share of a table whose test rows become
 	// the parties (0: dataset.DefaultTestFraction).
 	TestFraction float64
-	Epsilon      float64 // ε of the release (the dataset's whole budget)
-	Mechanism    string  // mechanism name (mechanism.New)
-	Bins         int     // N
-	Min, Max     float64 // grid domain
-	Prefixes     int     // |B|: number of evenly spaced prefixes queried; 0 means all N
-	Seed         uint64  // seed of the built-in data and of the train/test split
+	Epsilon      float64 // total ε: the dataset's whole budget, split by ECDFShare
+	// ECDFShare is the share of Epsilon spent on the ECDF of the scores;
+	// the rest goes to the ROC/PR release (positives and negatives
+	// vectors, half of it each).
+	ECDFShare float64
+	Mechanism string  // mechanism name (mechanism.New)
+	Bins      int     // N
+	Min, Max  float64 // grid domain
+	Prefixes  int     // |B|: number of evenly spaced prefixes queried; 0 means all N
+	Seed      uint64  // seed of the built-in data and of the train/test split
 	// Progress, if not nil, is told of each phase.
 	Progress Progress
 }
@@ -53,6 +58,7 @@ type Report struct {
 	Backend    string    `json:"backend"`
 	Mechanism  string    `json:"mechanism"`
 	Epsilon    float64   `json:"epsilon"`
+	Budget     Budget    `json:"budget"`
 	Delta      float64   `json:"delta"`
 	Relation   string    `json:"relation"`
 	Guarantee  string    `json:"guarantee"`
@@ -61,7 +67,42 @@ type Report struct {
 	Thresholds []float64 `json:"thresholds"`
 	ECDF       Curves    `json:"ecdf"`
 	Error      Errors    `json:"error"`
+	ROC        ROCReport `json:"roc"`
+	PR         PRReport  `json:"pr"`
 	Cost       Cost      `json:"cost"`
+}
+
+// Budget says how the total ε was split: each entry is the ε of one
+// release, and they add up to the total (basic composition).
+type Budget struct {
+	ECDF float64 `json:"ecdf"`
+	// ROC is the ε of the positives and negatives vectors together
+	// (ROC/2 each); the PR curve is post-processing of the same release.
+	ROC        float64  `json:"roc_pr"`
+	Guarantees []string `json:"guarantees"`
+}
+
+// ROCReport is the private ROC curve next to the true one.
+type ROCReport struct {
+	ROC                 // raw private curve (may cross itself)
+	True        ROC     `json:"true"`
+	Smoothed    ROC     `json:"smoothed"`
+	AUCTrue     float64 `json:"auc_true"`
+	AUCPrivate  float64 `json:"auc_private"`
+	AUCSmoothed float64 `json:"auc_smoothed"`
+	// AreaError is ∫|TPR_true − TPR_smoothed| dFPR, the area of the
+	// symmetric difference of the regions under the true and the
+	// smoothed private curve (dp-ecdf §6.5).
+	AreaError float64 `json:"area_error"`
+	// AUCExact is the AUC of the unbinned scores (Mann–Whitney).
+	AUCExact float64 `json:"auc_exact_unbinned"`
+}
+
+// PRReport is the private precision–recall curve next to the true one.
+type PRReport struct {
+	PR
+	True     PR `json:"true"`
+	Smoothed PR `json:"smoothed"`
 }
 
 // Curves are the ECDF values at the queried thresholds.
@@ -130,6 +171,9 @@ func (p *phases) end() {
 // Run performs the simulation.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	ph := &phases{progress: cfg.Progress, seconds: map[string]float64{}}
+	if !(cfg.ECDFShare > 0 && cfg.ECDFShare < 1) {
+		return nil, fmt.Errorf("ECDF share %g of ε is not in (0, 1)", cfg.ECDFShare)
+	}
 	g, err := ecdf.NewLinearGrid(cfg.Min, cfg.Max, cfg.Bins)
 	if err != nil {
 		return nil, err
@@ -149,28 +193,97 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	ph.begin("upload", -1)
 	l, err := aggregation.NewLocal(ctx, aggregation.LocalConfig{
 		Backend: cfg.Backend, Dataset: "simulation", Bins: cfg.Bins,
-		Budget: server.Budget{Epsilon: cfg.Epsilon}, MinReports: 1,
+		// The slack absorbs rounding in ε_ECDF + ε_ROC = ε.
+		Budget: server.Budget{Epsilon: cfg.Epsilon * (1 + 1e-12)}, MinReports: 1,
 	}, parties)
 	ph.end()
 	if err != nil {
 		return nil, err
 	}
+	epsECDF := cfg.Epsilon * cfg.ECDFShare
+	epsROC := cfg.Epsilon - epsECDF
 	ph.begin("release", -1)
-	rel, err := l.NewRelease(ctx, aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: cfg.Mechanism, Bins: cfg.Bins, Epsilon: cfg.Epsilon}})
+	rel, err := l.NewRelease(ctx, aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: cfg.Mechanism, Bins: cfg.Bins, Epsilon: epsECDF}})
+	var rocRel *aggregation.Release
+	if err == nil {
+		rocRel, err = l.NewRelease(ctx, aggregation.ReleaseSpec{
+			Mechanism:  mechanism.Params{Name: cfg.Mechanism, Bins: cfg.Bins, Epsilon: epsROC / 2},
+			Components: []aggregation.Component{aggregation.Label, aggregation.NotLabel},
+		})
+	}
 	ph.end()
 	if err != nil {
 		return nil, err
 	}
-	ph.begin("query", -1)
+	ph.begin("query", 3)
 	prefixes := evenlySpaced(cfg.Bins, cfg.Prefixes)
-	res, err := l.Sum(ctx, aggregation.Query{Release: rel, Component: aggregation.Count, Prefixes: prefixes})
+	var res [3]*aggregation.Result
+	for k, q := range []aggregation.Query{
+		{Release: rel, Component: aggregation.Count, Prefixes: prefixes},
+		{Release: rocRel, Component: aggregation.Label, Prefixes: prefixes},
+		{Release: rocRel, Component: aggregation.NotLabel, Prefixes: prefixes},
+	} {
+		if res[k], err = l.Sum(ctx, q); err != nil {
+			break
+		}
+		ph.add(1)
+	}
 	ph.end()
 	if err != nil {
 		return nil, err
 	}
-	r := newReport(cfg, g, l, rel, res, parties, ph.seconds)
+	r := newReport(cfg, g, l, rel, res[0], parties, ph.seconds)
 	r.Data = data
+	r.Epsilon = rel.Epsilon() + rocRel.Epsilon()
+	r.Budget = Budget{ECDF: rel.Epsilon(), ROC: rocRel.Epsilon(), Guarantees: []string{"ECDF: " + rel.Guarantee(), "ROC/PR: " + rocRel.Guarantee()}}
+	r.Guarantee = fmt.Sprintf("(ε=%g, δ=%g)-DP in all under %s neighbours: ECDF ε=%g, ROC/PR ε=%g (basic composition)", r.Epsilon, rel.Delta()+rocRel.Delta(), r.Relation, rel.Epsilon(), rocRel.Epsilon())
+	r.ROC, r.PR = rocReport(parties, res[1], res[2])
+	if r.ROC.AUCExact, err = dataset.AUC(data.Scores[:len(parties)], data.Labels[:len(parties)]); err != nil {
+		return nil, err
+	}
 	return r, nil
+}
+
+// rocReport builds the true, private and smoothed ROC and PR curves from
+// the parties' exact positives/negatives and the released vectors.
+func rocReport(parties []*party.Party, pos, neg *aggregation.Result) (ROCReport, PRReport) {
+	bins := pos.Release.Spec.Mechanism.Bins
+	exactPos, exactNeg := make([]float64, bins+1), make([]float64, bins+1)
+	for _, p := range parties {
+		if p.Payload(aggregation.Label) == 1 {
+			exactPos[p.Bin()]++
+		} else {
+			exactNeg[p.Bin()]++
+		}
+	}
+	for i := 1; i <= bins; i++ {
+		exactPos[i] += exactPos[i-1]
+		exactNeg[i] += exactNeg[i-1]
+	}
+	truePos, trueNeg, privPos, privNeg := make([]float64, len(pos.Prefixes)), make([]float64, len(pos.Prefixes)), make([]float64, len(pos.Prefixes)), make([]float64, len(pos.Prefixes))
+	for j, i := range pos.Prefixes {
+		truePos[j], trueNeg[j] = exactPos[i], exactNeg[i]
+		privPos[j], privNeg[j] = pos.Value(j), neg.Value(j)
+	}
+	var rr ROCReport
+	var pr PRReport
+	rr.True, pr.True = rocFromPrefixes(truePos, trueNeg)
+	rr.ROC, pr.PR = rocFromPrefixes(privPos, privNeg)
+	smoothPos, _ := smooth(normalise(privPos))
+	smoothNeg, _ := smooth(normalise(privNeg))
+	rr.Smoothed, pr.Smoothed = rocFromPrefixes(smoothPos, smoothNeg)
+	rr.AUCTrue, rr.AUCPrivate, rr.AUCSmoothed = rr.True.AUC(), rr.ROC.AUC(), rr.Smoothed.AUC()
+	rr.AreaError = areaBetween(rr.True, rr.Smoothed)
+	return rr, pr
+}
+
+// normalise divides v by its last value.
+func normalise(v []float64) []float64 {
+	out := make([]float64, len(v))
+	for j := range v {
+		out[j] = v[j] / v[len(v)-1]
+	}
+	return out
 }
 
 // newParties gives each instance of d to a party on grid g.

@@ -3,6 +3,10 @@ package simulate
 import (
 	"context"
 	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -11,7 +15,7 @@ import (
 // is the true one, and the report carries the documented JSON keys.
 func TestRunExactWithoutNoise(t *testing.T) {
 	for _, backend := range []string{"plain", "additive", "dcf"} {
-		cfg := Config{Parties: 200, Backend: backend, Epsilon: 1 << 48, Mechanism: "tree", Bins: 16, Min: 0, Max: 1, Seed: 5}
+		cfg := Config{Parties: 200, Backend: backend, Epsilon: 1 << 48, ECDFShare: 0.25, Mechanism: "tree", Bins: 16, Min: 0, Max: 1, Seed: 5}
 		r, err := Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatalf("%s: %v", backend, err)
@@ -19,8 +23,16 @@ func TestRunExactWithoutNoise(t *testing.T) {
 		if len(r.ECDF.Private) != 16 || r.ECDF.True[15] != 1 || r.Error.MaxAbs != 0 {
 			t.Errorf("%s: %d values, F(max) = %g, max error %g", backend, len(r.ECDF.Private), r.ECDF.True[15], r.Error.MaxAbs)
 		}
+		if !slices.Equal(r.ROC.FPR, r.ROC.True.FPR) || !slices.Equal(r.ROC.TPR, r.ROC.True.TPR) || r.ROC.AUCPrivate != r.ROC.AUCTrue || r.ROC.AreaError > 1e-12 {
+			t.Errorf("%s: private ROC (AUC %g, area error %g) is not the true one (AUC %g)", backend, r.ROC.AUCPrivate, r.ROC.AreaError, r.ROC.AUCTrue)
+		}
+		// Binning at 16 bins only adds ties: the binned AUC is within
+		// the mass of the tied pairs of the exact one; 0.05 is loose.
+		if math.Abs(r.ROC.AUCTrue-r.ROC.AUCExact) > 0.05 || len(r.ROC.FPR) != 17 {
+			t.Errorf("%s: binned AUC %g vs exact %g, %d ROC points", backend, r.ROC.AUCTrue, r.ROC.AUCExact, len(r.ROC.FPR))
+		}
 		b, _ := json.Marshal(r)
-		for _, key := range []string{`"n":200`, `"backend":"` + backend, `"thresholds"`, `"smoothed"`, `"bytes_per_party"`, `"bytes_per_server"`, `"rounds"`, `"seconds"`} {
+		for _, key := range []string{`"n":200`, `"backend":"` + backend, `"thresholds"`, `"smoothed"`, `"bytes_per_party"`, `"bytes_per_server"`, `"rounds"`, `"seconds"`, `"roc":{"fpr"`, `"tpr"`, `"auc_true"`, `"auc_private"`, `"area_error"`, `"pr":{"recall"`, `"precision"`, `"budget"`, `"epsilon":`, `"bins":16`, `"mechanism":"tree"`} {
 			if !strings.Contains(string(b), key) {
 				t.Errorf("%s: JSON lacks %s", backend, key)
 			}
@@ -32,10 +44,37 @@ func TestRunRejectsBadInput(t *testing.T) {
 	for _, cfg := range []Config{
 		{Parties: 10, Backend: "dcf", Epsilon: 1, Mechanism: "tree", Bins: 16, Min: 0, Max: 0.5, Seed: 1}, // scores above max
 		{Parties: 10, Backend: "carrier-pigeon", Epsilon: 1, Mechanism: "tree", Bins: 16, Min: 0, Max: 1},
-		{Parties: 0, Backend: "dcf", Epsilon: 1, Mechanism: "tree", Bins: 16, Min: 0, Max: 1},
+		{Parties: 0, Backend: "dcf", Epsilon: 1, ECDFShare: 0.5, Mechanism: "tree", Bins: 16, Min: 0, Max: 1},
+		{Parties: 10, Backend: "dcf", Epsilon: 1, ECDFShare: 1, Mechanism: "tree", Bins: 16, Min: 0, Max: 1},
 	} {
 		if _, err := Run(context.Background(), cfg); err == nil {
 			t.Errorf("%+v accepted", cfg)
+		}
+	}
+}
+
+// TestRunEpsilonOne: the default pipeline at ε = 1 completes, spends
+// exactly ε in all, keeps the private AUC within a plausible distance of
+// the true one, and draws its plots.
+func TestRunEpsilonOne(t *testing.T) {
+	cfg := Config{Parties: 2000, Backend: "plain", Epsilon: 1, ECDFShare: 0.25, Mechanism: "auto", Bins: 64, Min: 0, Max: 1, Seed: 7}
+	r, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(r.Epsilon-1) > 1e-12 || r.Budget.ECDF != 0.25 || r.Budget.ROC != 0.75 {
+		t.Errorf("spent ε = %g (ECDF %g, ROC %g), want 1 = 0.25 + 0.75", r.Epsilon, r.Budget.ECDF, r.Budget.ROC)
+	}
+	if r.ROC.AreaError <= 0 || r.ROC.AreaError > 0.5 || r.ROC.AUCSmoothed <= 0.5 {
+		t.Errorf("area error %g, smoothed AUC %g", r.ROC.AreaError, r.ROC.AUCSmoothed)
+	}
+	paths, err := r.WritePlots(t.TempDir())
+	if err != nil || len(paths) != 2 {
+		t.Fatalf("plots %v: %v", paths, err)
+	}
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err != nil || fi.Size() == 0 || filepath.Ext(p) != ".png" {
+			t.Errorf("%s: %v", p, err)
 		}
 	}
 }

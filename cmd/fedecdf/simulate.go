@@ -71,6 +71,7 @@ probabilities become the parties' scores, as in dp-ecdf §6.`,
 	f.StringSliceVar(&cfg.Drop, "drop", nil, "columns of --data that are not features (identifiers), comma-separated")
 	f.Float64Var(&cfg.TestFraction, "test-fraction", 0, "share of the table's rows held out and scored (default 0.3)")
 	f.Float64Var(&cfg.Epsilon, "epsilon", 1, "total privacy budget ε")
+	f.Float64Var(&cfg.ECDFShare, "ecdf-share", 0.25, "share of ε spent on the ECDF of the scores; the rest on the ROC/PR release")
 	f.StringVar(&cfg.Mechanism, "mechanism", "auto", "noise mechanism: tree, kary, cascade, gaussian-tree or auto")
 	f.IntVar(&cfg.Bins, "bins", 256, "number of bins N of the grid")
 	f.Float64Var(&cfg.Min, "min", 0, "grid minimum")
