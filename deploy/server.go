@@ -38,7 +38,6 @@ type ServerConfig struct {
 // store holding everything it acknowledged.
 type Server struct {
 	cfg   ServerConfig
-	role  server.Role
 	name  transport.PeerID
 	host  *p2p.Host
 	srv   *server.Server
@@ -56,7 +55,7 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	if cfg.Progress == 0 {
 		cfg.Progress = 10 * time.Second
 	}
-	s := &Server{cfg: cfg, role: cfg.Role, name: LeaderName, log: cfg.Logger.With("role", cfg.Role.String())}
+	s := &Server{cfg: cfg, log: cfg.Logger.With("role", cfg.Role.String())}
 	self, peerName, endpoint := LeaderName, HelperName, m.Leader
 	if cfg.Role == server.Helper {
 		self, peerName, endpoint = HelperName, LeaderName, m.Helper

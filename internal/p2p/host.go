@@ -80,7 +80,10 @@ type Host struct {
 	h     host.Host
 	names map[peer.ID]transport.PeerID
 	log   *slog.Logger
-	wg    sync.WaitGroup
+
+	mu      sync.Mutex // guards closed and the Add side of running
+	closed  bool
+	running sync.WaitGroup
 }
 
 // New starts a host.
@@ -159,10 +162,10 @@ func (h *Host) Addrs() []ma.Multiaddr { return h.h.Addrs() }
 // Close stops the host: no new streams are served, handlers still
 // running are waited for, and every connection is closed.
 func (h *Host) Close() error {
-	for _, p := range []protocol.ID{ReportProtocol, QueryProtocol, PeerProtocol} {
-		h.h.RemoveStreamHandler(p)
-	}
-	h.wg.Wait()
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+	h.running.Wait()
 	return h.h.Close()
 }
 
@@ -180,8 +183,15 @@ func (h *Host) name(p peer.ID) (transport.PeerID, bool) {
 // reaches handler. The remote peer is identified by the Noise handshake.
 func (h *Host) Handle(proto protocol.ID, allowed []transport.PeerID, handler transport.Handler) {
 	h.h.SetStreamHandler(proto, func(s network.Stream) {
-		h.wg.Add(1)
-		defer h.wg.Done()
+		h.mu.Lock()
+		if h.closed {
+			h.mu.Unlock()
+			_ = s.Reset()
+			return
+		}
+		h.running.Add(1)
+		h.mu.Unlock()
+		defer h.running.Done()
 		h.serve(s, allowed, handler)
 	})
 }

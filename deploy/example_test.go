@@ -1,0 +1,72 @@
+package deploy_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	ma "github.com/multiformats/go-multiaddr"
+
+	"github.com/fedecdf/fedecdf/deploy"
+	"github.com/fedecdf/fedecdf/internal/p2p"
+	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/party"
+	"github.com/fedecdf/fedecdf/server"
+)
+
+// Two servers on 127.0.0.1, three parties and an analyst: at a huge ε
+// the released prefix counts are the exact ones.
+func Example() {
+	dir, _ := os.MkdirTemp("", "deploy")
+	defer os.RemoveAll(dir)
+	quiet := p2p.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	leaderID, _ := deploy.NewIdentity()
+	helperID, _ := deploy.NewIdentity()
+	analystID, _ := deploy.NewIdentity()
+	m := &deploy.Manifest{
+		Version: deploy.ManifestVersion, Protocol: protocol.Version, Dataset: "example", Backend: "dcf", Upload: deploy.UploadDirect,
+		Leader:     deploy.Endpoint{Public: leaderID.Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
+		Helper:     deploy.Endpoint{Public: helperID.Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
+		Analysts:   []string{analystID.PeerID.String()},
+		Grid:       deploy.Grid{Scale: "linear", Min: 0, Max: 1, Bins: 4},
+		Payload:    deploy.PayloadLayout(),
+		Mechanism:  deploy.Mech{Name: "tree", Epsilon: 1 << 48, Relation: "replace-one"},
+		Budget:     deploy.Budget{Epsilon: 1 << 48},
+		MinReports: 3,
+	}
+	start := func(role server.Role, id *deploy.Identity) *deploy.Server {
+		s, err := deploy.StartServer(deploy.ServerConfig{
+			Role: role, Identity: id, Manifest: m, Listen: []ma.Multiaddr{ma.StringCast("/ip4/127.0.0.1/tcp/0")},
+			Store: filepath.Join(dir, role.String()+".db"), Logger: quiet.Logger, Transport: quiet,
+		})
+		if err != nil {
+			panic(err)
+		}
+		return s
+	}
+	helper := start(server.Helper, helperID)
+	defer helper.Close()
+	m.Helper.Addrs = []string{helper.Addrs()[0].String()}
+	leader := start(server.Leader, leaderID)
+	defer leader.Close()
+	m.Leader.Addrs = []string{leader.Addrs()[0].String()}
+
+	records := []party.Instance{{Score: 0.1}, {Score: 0.6, Label: 1}, {Score: 0.9}}
+	if _, err := deploy.SubmitAll(context.Background(), m, records, quiet, 3, true); err != nil {
+		panic(err)
+	}
+	a, err := deploy.NewAnalyst(m, analystID, quiet)
+	if err != nil {
+		panic(err)
+	}
+	defer a.Close()
+	e, err := a.ECDF(context.Background())
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(e.N, e.Counts)
+	// Output: 3 [1 1 2 3]
+}
