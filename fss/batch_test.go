@@ -140,8 +140,8 @@ func TestSumBatchAllocatesPerCallOnly(t *testing.T) {
 			}
 		})
 	}
-	small, large := allocs(2*chunkKeys, 16), allocs(20*chunkKeys, 1024)
+	small, large := allocs(2*chunkKeys, 16), allocs(6*chunkKeys, 256)
 	if small != large {
-		t.Errorf("%v allocations for %d keys at 16 points, %v for %d keys at 1024 points", small, 2*chunkKeys, large, 20*chunkKeys)
+		t.Errorf("%v allocations for %d keys at 16 points, %v for %d keys at 256 points", small, 2*chunkKeys, large, 6*chunkKeys)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"strconv"
+	"sync"
 )
 
 // block is one 128-bit PRG block as two little-endian 64-bit words:
@@ -56,11 +57,15 @@ func sigma(x block) block {
 	return block{x[1], x[0] ^ x[1]}
 }
 
+// blockBuffers recycles the buffers of hashPortable: a buffer passed to
+// cipher.Block.Encrypt escapes, and the evaluators must not allocate per
+// evaluation.
+var blockBuffers = sync.Pool{New: func() any { return new([16]byte) }}
+
 // hashPortable is the MMO hash with the σ permutation,
 // H_k(x) = AES_k(σ(x)) ⊕ σ(x), under fixed key k, on the standard
-// library's constant-time AES.
-func hashPortable(k int, x block) block {
-	var buf [16]byte
+// library's constant-time AES, with buf as scratch.
+func hashPortable(k int, x block, buf *[16]byte) block {
 	x = sigma(x)
 	binary.LittleEndian.PutUint64(buf[0:8], x[0])
 	binary.LittleEndian.PutUint64(buf[8:16], x[1])
@@ -90,15 +95,22 @@ func prgNode(m int, seeds, left, right []block, valueFirst int, sums []block) {
 	if prgNodeAccel(m, seeds, left, right, valueFirst, sums) {
 		return
 	}
+	prgNodePortable(m, seeds, left, right, valueFirst, sums)
+}
+
+// prgNodePortable is prgNode on the standard library's AES alone.
+func prgNodePortable(m int, seeds, left, right []block, valueFirst int, sums []block) {
+	buf := blockBuffers.Get().(*[16]byte)
+	defer blockBuffers.Put(buf)
 	for i, s := range seeds {
 		if left != nil {
-			left[i] = hashPortable(0, s)
+			left[i] = hashPortable(0, s, buf)
 		}
 		if right != nil {
-			right[i] = hashPortable(rightSeedKey(m), s)
+			right[i] = hashPortable(rightSeedKey(m), s, buf)
 		}
 		for j := range sums {
-			h := hashPortable(1+valueFirst+j, s)
+			h := hashPortable(1+valueFirst+j, s, buf)
 			sums[j][0] += h[0]
 			sums[j][1] += h[1]
 		}

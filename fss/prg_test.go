@@ -6,24 +6,6 @@ import (
 	"testing"
 )
 
-// portableNode is prgNode on crypto/aes alone, the reference for the
-// accelerated path.
-func portableNode(m int, seeds, left, right []block, valueFirst int, sums []block) {
-	for i, s := range seeds {
-		if left != nil {
-			left[i] = hashPortable(0, s)
-		}
-		if right != nil {
-			right[i] = hashPortable(rightSeedKey(m), s)
-		}
-		for j := range sums {
-			h := hashPortable(1+valueFirst+j, s)
-			sums[j][0] += h[0]
-			sums[j][1] += h[1]
-		}
-	}
-}
-
 // TestPRGNodeMatchesStandardLibrary checks prgNode (accelerated when the
 // platform allows) against crypto/aes for seed counts around the 8-seed
 // groups, every combination of outputs the evaluators use, and the first
@@ -57,7 +39,7 @@ func TestPRGNodeMatchesStandardLibrary(t *testing.T) {
 				gl, gr, gs := outs()
 				wl, wr, ws := outs()
 				prgNode(m, seeds, gl, gr, tc.first, gs)
-				portableNode(m, seeds, wl, wr, tc.first, ws)
+				prgNodePortable(m, seeds, wl, wr, tc.first, ws)
 				if !slices.Equal(gl, wl) || !slices.Equal(gr, wr) || !slices.Equal(gs, ws) {
 					t.Fatalf("m=%d, %d seeds, %+v: prgNode differs from crypto/aes", m, n, tc)
 				}
