@@ -1,0 +1,290 @@
+package smooth
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/fedecdf/fedecdf/ecdf"
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/ecdf/noise"
+)
+
+func noisyCurve(rng *rand.Rand, n int, sd float64) []float64 {
+	f := make([]float64, n)
+	for i := range f {
+		f[i] = float64(i+1)/float64(n) + sd*rng.NormFloat64()
+	}
+	return f
+}
+
+func requireFeasible(t *testing.T, g []float64) {
+	t.Helper()
+	require.GreaterOrEqual(t, g[0], 0.0)
+	require.LessOrEqual(t, g[len(g)-1], 1.0)
+	for i := 1; i < len(g); i++ {
+		require.LessOrEqual(t, g[i-1], g[i], "not monotone at %d", i)
+	}
+}
+
+// bruteL1 is the exact bounded L1 isotonic regression by dynamic
+// programming over candidate values (an optimal solution takes values among
+// the data and the bounds).
+func bruteL1(f []float64) float64 {
+	cand := []float64{0, 1}
+	for _, v := range f {
+		cand = append(cand, clip(v))
+	}
+	slices.Sort(cand)
+	cost := make([]float64, len(cand))
+	for i, v := range f {
+		best := math.Inf(1)
+		for k, c := range cand {
+			best = min(best, cost[k])
+			if i == 0 {
+				best = 0
+			}
+			cost[k] = best + math.Abs(c-v)
+		}
+	}
+	return slices.Min(cost)
+}
+
+func l1(a, b []float64) float64 {
+	s := 0.0
+	for i := range a {
+		s += math.Abs(a[i] - b[i])
+	}
+	return s
+}
+
+func TestPointwiseL1IsOptimal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 300 {
+		n := 1 + trial%12
+		f := noisyCurve(rng, n, 0.4)
+		g := PointwiseL1(f)
+		requireFeasible(t, g)
+		require.InDelta(t, bruteL1(f), l1(f, g), 1e-12, "f=%v g=%v", f, g)
+	}
+}
+
+// bruteL2 minimises Σ(z−f)² over bounded monotone z by enumerating which
+// adjacent pairs are pooled and which values are clipped: every optimum is
+// a sequence of constant blocks each at its mean, clipped.
+func bruteL2(f []float64) float64 {
+	n := len(f)
+	best := math.Inf(1)
+	for mask := 0; mask < 1<<(n-1); mask++ {
+		z := make([]float64, n)
+		start := 0
+		for i := 1; i <= n; i++ {
+			if i == n || mask&(1<<(i-1)) == 0 {
+				mean := 0.0
+				for _, v := range f[start:i] {
+					mean += v
+				}
+				mean /= float64(i - start)
+				for k := start; k < i; k++ {
+					z[k] = clip(mean)
+				}
+				start = i
+			}
+		}
+		if slices.IsSorted(z) {
+			best = min(best, sqDist(f, z))
+		}
+	}
+	return best
+}
+
+func TestPointwiseL2IsOptimal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 300 {
+		n := 1 + trial%10
+		f := noisyCurve(rng, n, 0.4)
+		g := PointwiseL2(f)
+		requireFeasible(t, g)
+		require.InDelta(t, bruteL2(f), sqDist(f, g), 1e-12)
+	}
+}
+
+// bruteTree solves min ½‖ν‖² s.t. Aν ≥ b by enumerating active sets: the
+// optimum is the minimum-norm solution of its active equalities, so it is
+// the feasible candidate of least norm.
+func bruteTree(p *problem) float64 {
+	a := mat.NewDense(p.rows, p.cols, nil)
+	for r := 0; r < p.rows; r++ {
+		for k := p.aPtr[r]; k < p.aPtr[r+1]; k++ {
+			a.Set(r, p.aIdx[k], p.aVal[k])
+		}
+	}
+	best := math.Inf(1)
+	for mask := 0; mask < 1<<p.rows; mask++ {
+		var rows []int
+		for r := 0; r < p.rows; r++ {
+			if mask&(1<<r) != 0 {
+				rows = append(rows, r)
+			}
+		}
+		nu := make([]float64, p.cols)
+		if len(rows) > 0 {
+			as := mat.NewDense(len(rows), p.cols, nil)
+			bs := mat.NewVecDense(len(rows), nil)
+			for i, r := range rows {
+				as.SetRow(i, a.RawRowView(r))
+				bs.SetVec(i, p.b[r])
+			}
+			var svd mat.SVD
+			if !svd.Factorize(as, mat.SVDThin) {
+				continue
+			}
+			var x mat.Dense
+			rank := svd.Rank(1e-10)
+			svd.SolveTo(&x, bs, rank)
+			var check mat.VecDense
+			check.MulVec(as, x.ColView(0))
+			if mat.Norm(check.SliceVec(0, len(rows)), math.Inf(1)) > 0 {
+				check.SubVec(&check, bs)
+				if mat.Norm(&check, math.Inf(1)) > 1e-9 {
+					continue // inconsistent active set
+				}
+			}
+			for j := range nu {
+				nu[j] = x.At(j, 0)
+			}
+		}
+		if p.violation(nu) <= 1e-9 {
+			sq := 0.0
+			for _, v := range nu {
+				sq += v * v
+			}
+			best = min(best, sq/2)
+		}
+	}
+	return best
+}
+
+func smallMechanisms(t *testing.T, n int) []mechanism.Mechanism {
+	var ms []mechanism.Mechanism
+	for _, p := range []mechanism.Params{
+		{Name: "tree", Bins: n, Epsilon: 1},
+		{Name: "kary", Bins: n, Epsilon: 1, K: 3},
+		{Name: "cascade", Bins: n, Epsilon: 1, Delta: 1e-6},
+	} {
+		m, err := mechanism.New(p)
+		require.NoError(t, err)
+		ms = append(ms, m)
+	}
+	return ms
+}
+
+func TestTreeL2MatchesBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	active := 0
+	defer func() { require.Greater(t, active, 30, "too few cases with active constraints") }()
+	for _, n := range []int{2, 4, 6, 8} {
+		for _, m := range smallMechanisms(t, n) {
+			for range 4 {
+				f := noisyCurve(rng, n, 0.5)
+				p := newProblem(f, m)
+				want := bruteTree(p)
+				if want > 0 {
+					active++
+				}
+				g, st, err := TreeL2(f, m, TreeOptions{Tolerance: 1e-11})
+				require.NoError(t, err)
+				require.True(t, st.Converged, "%s n=%d: %+v", m.Name(), n, st)
+				requireFeasible(t, g)
+				require.InDelta(t, want, st.Objective, 1e-7*max(1, want), "%s n=%d", m.Name(), n)
+			}
+		}
+	}
+}
+
+func TestTreeL2KeepsFeasibleCurve(t *testing.T) {
+	m := smallMechanisms(t, 16)[0]
+	f := make([]float64, 16)
+	for i := range f {
+		f[i] = float64(i) / 16
+	}
+	g, st, err := TreeL2(f, m, TreeOptions{})
+	require.NoError(t, err)
+	require.Equal(t, f, g)
+	require.Zero(t, st.Iterations)
+}
+
+func poissonHist(t testing.TB, lambda float64, n int, seed uint64) []int64 {
+	h, err := ecdf.PoissonHistogram(lambda, n, seed)
+	require.NoError(t, err)
+	return h
+}
+
+// The pointwise p = 2 smoothing is a Euclidean projection onto a convex set
+// that contains the true ECDF, so it can never increase the L2 error.
+func TestPointwiseL2NeverIncreasesError(t *testing.T) {
+	const n = 1 << 10
+	hist := poissonHist(t, 3, n, 7)
+	truth := ecdf.ECDF(hist)
+	for _, eps := range []float64{0.01, 0.1, 1} {
+		m, err := mechanism.New(mechanism.Params{Name: "tree", Bins: n, Epsilon: eps})
+		require.NoError(t, err)
+		for r := range 50 {
+			var seed noise.Seed
+			seed[0], seed[1] = byte(r), byte(eps*100)
+			p, err := ecdf.NewPrivate(m, hist, seed)
+			require.NoError(t, err)
+			raw := p.Curve()
+			require.LessOrEqual(t, sqDist(truth, PointwiseL2(raw)), sqDist(truth, raw)*(1+1e-12))
+		}
+	}
+}
+
+func TestTreeL2OnTreeRelease(t *testing.T) {
+	const n = 1 << 10
+	hist := poissonHist(t, 3, n, 9)
+	m, err := mechanism.New(mechanism.Params{Name: "tree", Bins: n, Epsilon: 0.5})
+	require.NoError(t, err)
+	p, err := ecdf.NewPrivate(m, hist, noise.Seed{1})
+	require.NoError(t, err)
+	g, st, err := TreeL2(p.Curve(), m, TreeOptions{Tolerance: 1e-9})
+	require.NoError(t, err)
+	require.True(t, st.Converged, "%+v", st)
+	requireFeasible(t, g)
+}
+
+func TestApply(t *testing.T) {
+	m := smallMechanisms(t, 4)[0]
+	f := []float64{0.3, 0.2, 0.9, 1.2}
+	for _, method := range Methods {
+		g, err := Apply(method, f, m)
+		require.NoError(t, err, method)
+		require.Len(t, g, 4)
+		if method != "none" {
+			requireFeasible(t, g)
+		}
+	}
+	_, err := Apply("l3", f, m)
+	require.ErrorContains(t, err, `"l3"`)
+	_, err = Apply("tree-l2", f, nil)
+	require.Error(t, err)
+	_, _, err = TreeL2(f[:3], m, TreeOptions{})
+	require.ErrorContains(t, err, "3 points")
+}
+
+func TestErrorRatio(t *testing.T) {
+	const n = 256
+	hist := poissonHist(t, 3, n, 11)
+	m, err := mechanism.New(mechanism.Params{Name: "tree", Bins: n, Epsilon: 0.1})
+	require.NoError(t, err)
+	r, err := ErrorRatio(hist, m, []string{"none", "l2"}, 5)
+	require.NoError(t, err)
+	require.Equal(t, 1.0, r["none"])
+	require.Less(t, r["l2"], 1.0)
+	_, err = ErrorRatio(hist, m, Methods, 0)
+	require.Error(t, err)
+}

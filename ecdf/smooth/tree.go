@@ -1,0 +1,253 @@
+package smooth
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+)
+
+// TreeOptions controls the tree form of dp-ecdf Eq. 3 (TreeL2).
+type TreeOptions struct {
+	// Tolerance bounds, at the stopping point, both the largest violation
+	// of a constraint (in ECDF units) and the duality gap relative to
+	// max(1, ½‖ν‖²). Zero means 1e-9.
+	Tolerance float64
+	// MaxIterations caps the accelerated projected-gradient iterations.
+	// Zero means 100000.
+	MaxIterations int
+}
+
+// TreeStats reports how TreeL2 ended.
+type TreeStats struct {
+	Iterations int
+	Converged  bool
+	// Violation is the largest constraint violation of F̂ + Zν before the
+	// final clean-up, and Gap the duality gap ½‖ν‖² − dual value.
+	Violation, Gap float64
+	// Objective is ½‖ν‖², in ECDF units squared.
+	Objective float64
+}
+
+// TreeL2 solves the tree form of dp-ecdf Eq. 3 for p = 2: it finds the node
+// correction ν of least Euclidean norm such that F́ = F̂ + Zν is
+// non-decreasing with F́_1 ≥ 0 and F́_N ≤ 1, where Z is the mechanism's
+// prefix–node pattern (Terms). f is F̂ normalised by n; ν is in the same
+// units (the minimiser does not depend on that scale, since every noise
+// variable has the same variance).
+//
+// Written with the (N+1)×N difference operator D and bounds c, the
+// constraints are A ν ≥ b with A = DZ and b = c − DF̂. The dual problem
+// max_{λ≥0} λᵀb − ½‖Aᵀλ‖² is solved by accelerated projected gradient with
+// adaptive restart (O'Donoghue and Candès 2015); ν = Aᵀλ. Every column of A
+// has at most two non-zeros per term of the pattern, so one iteration costs
+// O(N log N) for tree and k-ary patterns, and ‖A‖² ≤ ‖A‖₁‖A‖_∞ gives the
+// step. It stops when the primal violation and the duality gap are both
+// below the tolerance; the result is then made exactly feasible by
+// PointwiseL2, which moves it by at most the violation.
+func TreeL2(f []float64, m mechanism.Mechanism, opts TreeOptions) ([]float64, TreeStats, error) {
+	if m.Bins() != len(f) {
+		return nil, TreeStats{}, fmt.Errorf("smoothing a curve of %d points with a mechanism over %d bins", len(f), m.Bins())
+	}
+	if opts.Tolerance == 0 {
+		opts.Tolerance = 1e-9
+	}
+	if opts.MaxIterations == 0 {
+		opts.MaxIterations = 100000
+	}
+	if !(opts.Tolerance > 0) || opts.MaxIterations < 0 {
+		return nil, TreeStats{}, fmt.Errorf("invalid tree smoothing options %+v", opts)
+	}
+	p := newProblem(f, m)
+	if p.violation(make([]float64, p.cols)) == 0 {
+		return slices.Clone(f), TreeStats{Converged: true}, nil
+	}
+	nu, st := p.solve(opts)
+	g := slices.Clone(f)
+	p.addZ(g, nu)
+	return PointwiseL2(g), st, nil
+}
+
+// problem holds A = DZ in compressed sparse rows, b = c − DF̂, and the
+// prefix pattern Z (to form F́ = F̂ + Zν).
+type problem struct {
+	rows, cols int
+	aPtr       []int
+	aIdx       []int
+	aVal       []float64
+	b          []float64
+	zPtr       []int
+	zIdx       []int
+	zVal       []float64
+	lip        float64
+}
+
+func newProblem(f []float64, m mechanism.Mechanism) *problem {
+	n := len(f)
+	p := &problem{rows: n + 1, zPtr: []int{0}, aPtr: []int{0}}
+	compact := make(map[int]int)
+	var terms []mechanism.Term
+	for i := 1; i <= n; i++ {
+		terms = m.Terms(i, terms[:0])
+		for _, t := range terms {
+			j, ok := compact[t.Node]
+			if !ok {
+				j = len(compact)
+				compact[t.Node] = j
+			}
+			p.zIdx = append(p.zIdx, j)
+			p.zVal = append(p.zVal, t.Coef)
+		}
+		p.zPtr = append(p.zPtr, len(p.zIdx))
+	}
+	p.cols = len(compact)
+	// Row 0: F́_1 ≥ 0. Row r (1..N−1): F́_{r+1} − F́_r ≥ 0. Row N: −F́_N ≥ −1.
+	acc := make(map[int]float64)
+	for r := 0; r <= n; r++ {
+		clear(acc)
+		if r < n {
+			p.addRow(acc, r, 1)
+		}
+		if r > 0 {
+			p.addRow(acc, r-1, -1)
+		}
+		keys := make([]int, 0, len(acc))
+		for j, v := range acc {
+			if v != 0 {
+				keys = append(keys, j)
+			}
+		}
+		sort.Ints(keys)
+		for _, j := range keys {
+			p.aIdx = append(p.aIdx, j)
+			p.aVal = append(p.aVal, acc[j])
+		}
+		p.aPtr = append(p.aPtr, len(p.aIdx))
+	}
+	p.b = make([]float64, n+1)
+	p.b[0] = -f[0]
+	for r := 1; r < n; r++ {
+		p.b[r] = -(f[r] - f[r-1])
+	}
+	p.b[n] = -1 + f[n-1]
+	p.lip = p.lipschitz()
+	return p
+}
+
+// addRow adds s times prefix row i (0-based) of Z to acc.
+func (p *problem) addRow(acc map[int]float64, i int, s float64) {
+	for k := p.zPtr[i]; k < p.zPtr[i+1]; k++ {
+		acc[p.zIdx[k]] += s * p.zVal[k]
+	}
+}
+
+// lipschitz bounds ‖A‖₂² by ‖A‖₁·‖A‖_∞.
+func (p *problem) lipschitz() float64 {
+	col := make([]float64, p.cols)
+	maxRow := 0.0
+	for r := 0; r < p.rows; r++ {
+		s := 0.0
+		for k := p.aPtr[r]; k < p.aPtr[r+1]; k++ {
+			s += math.Abs(p.aVal[k])
+			col[p.aIdx[k]] += math.Abs(p.aVal[k])
+		}
+		maxRow = max(maxRow, s)
+	}
+	return max(maxRow*slices.Max(col), 1e-300)
+}
+
+// atLambda sets nu = Aᵀλ.
+func (p *problem) atLambda(nu, lambda []float64) {
+	clear(nu)
+	for r, l := range lambda {
+		if l == 0 {
+			continue
+		}
+		for k := p.aPtr[r]; k < p.aPtr[r+1]; k++ {
+			nu[p.aIdx[k]] += p.aVal[k] * l
+		}
+	}
+}
+
+// slack sets s = Aν − b (≥ 0 where the constraints hold).
+func (p *problem) slack(s, nu []float64) {
+	for r := range s {
+		v := -p.b[r]
+		for k := p.aPtr[r]; k < p.aPtr[r+1]; k++ {
+			v += p.aVal[k] * nu[p.aIdx[k]]
+		}
+		s[r] = v
+	}
+}
+
+func (p *problem) violation(nu []float64) float64 {
+	s := make([]float64, p.rows)
+	p.slack(s, nu)
+	return max(0, -slices.Min(s))
+}
+
+// addZ adds Zν to g.
+func (p *problem) addZ(g, nu []float64) {
+	for i := range g {
+		for k := p.zPtr[i]; k < p.zPtr[i+1]; k++ {
+			g[i] += p.zVal[k] * nu[p.zIdx[k]]
+		}
+	}
+}
+
+// solve runs accelerated projected gradient ascent on the dual.
+func (p *problem) solve(opts TreeOptions) ([]float64, TreeStats) {
+	lambda := make([]float64, p.rows)
+	y := make([]float64, p.rows)
+	next := make([]float64, p.rows)
+	nu := make([]float64, p.cols)
+	s := make([]float64, p.rows)
+	t := 1.0
+	var st TreeStats
+	for st.Iterations = 1; st.Iterations <= opts.MaxIterations; st.Iterations++ {
+		p.atLambda(nu, y)
+		p.slack(s, nu) // the dual gradient at y is −s
+		restart := 0.0
+		for r := range next {
+			next[r] = max(0, y[r]-s[r]/p.lip)
+			restart += -s[r] * (next[r] - lambda[r])
+		}
+		tNext, momentum := (1+math.Sqrt(1+4*t*t))/2, 0.0
+		if restart < 0 { // gradient-based adaptive restart: drop the momentum
+			tNext = 1
+		} else {
+			momentum = (t - 1) / tNext
+		}
+		for r := range y {
+			y[r] = next[r] + momentum*(next[r]-lambda[r])
+		}
+		lambda, next = next, lambda
+		t = tNext
+		if st.Iterations%16 == 0 && p.converged(lambda, nu, s, opts.Tolerance, &st) {
+			return nu, st
+		}
+	}
+	st.Iterations--
+	p.converged(lambda, nu, s, opts.Tolerance, &st)
+	return nu, st
+}
+
+// converged evaluates the primal violation and duality gap at λ.
+func (p *problem) converged(lambda, nu, s []float64, tol float64, st *TreeStats) bool {
+	p.atLambda(nu, lambda)
+	p.slack(s, nu)
+	sq, gap := 0.0, 0.0
+	for _, v := range nu {
+		sq += v * v
+	}
+	for r, l := range lambda {
+		gap += l * s[r] // ‖ν‖² − λᵀb = λᵀ(Aν − b)
+	}
+	st.Violation = max(0, -slices.Min(s))
+	st.Gap = math.Abs(gap)
+	st.Objective = sq / 2
+	st.Converged = st.Violation <= tol && st.Gap <= tol*max(1, st.Objective)
+	return st.Converged
+}
