@@ -21,8 +21,9 @@ const chunkKeys = 64
 //
 // Each key's tree is walked once for all points, expanding each distinct
 // node on the points' paths once (BatchCost counts them), with chunks of
-// keys walked in lockstep on GOMAXPROCS goroutines. Memory is allocated
-// per call and per worker, never per evaluation.
+// keys walked in lockstep on GOMAXPROCS goroutines. Each worker's buffers
+// are reused across calls (a pool per n, m); nothing is allocated per
+// evaluation.
 func SumBatch(keys []*Key, points []uint64, acc []uint64) error {
 	_, err := sumBatch(keys, points, acc, false, runtime.GOMAXPROCS(0))
 	return err
@@ -67,7 +68,8 @@ func sumBatch(keys []*Key, points []uint64, acc []uint64, reverse bool, workers 
 	}
 	var wg sync.WaitGroup
 	for i := range walkers {
-		walkers[i] = newWalker(first.nbits, first.m, points)
+		walkers[i] = getWalker(first.nbits, first.m, points)
+		defer putWalker(walkers[i])
 		if i > 0 {
 			wg.Go(func() { work(walkers[i]) })
 		}
@@ -167,10 +169,6 @@ type nodeState struct {
 	val  []uint64 // per component c: Σ_keys V_c
 }
 
-func newNodeState(m int) nodeState {
-	return nodeState{seed: make([]block, chunkKeys), mask: make([]uint64, chunkKeys), val: make([]uint64, m)}
-}
-
 // levelCW holds the correction words of one depth for every key of a
 // chunk. sCW_lo has a zero low bit, so storing sCW_lo | tCW_side in seedLo
 // makes applying the seed correction also apply the control-bit one.
@@ -181,8 +179,9 @@ type levelCW struct {
 }
 
 // walker evaluates chunks of keys at a sorted list of points by a
-// depth-first walk of the tree, accumulating unsigned sums per point. All
-// its buffers are allocated once, so the walk allocates nothing.
+// depth-first walk of the tree, accumulating unsigned sums per point. Its
+// buffers are allocated once per shape (n, m) and reused from a pool, so
+// the walk allocates nothing.
 type walker struct {
 	n, m   int
 	points []uint64
@@ -201,32 +200,81 @@ type walker struct {
 	blocks int
 }
 
-func newWalker(n, m int, points []uint64) *walker {
+// walkerPools holds idle walkers per shape [2]int{n, m}, so that repeated
+// queries reuse their buffers.
+var walkerPools sync.Map
+
+// getWalker returns a walker for keys of shape (n, m) at the points, with
+// a zero accumulator.
+func getWalker(n, m int, points []uint64) *walker {
+	pool, ok := walkerPools.Load([2]int{n, m})
+	if !ok {
+		pool, _ = walkerPools.LoadOrStore([2]int{n, m}, new(sync.Pool))
+	}
+	w, _ := pool.(*sync.Pool).Get().(*walker)
+	if w == nil {
+		w = newWalker(n, m)
+	}
+	w.points, w.blocks = points, 0
+	if size := len(points) * m; cap(w.acc) >= size {
+		w.acc = w.acc[:size]
+		clear(w.acc)
+	} else {
+		w.acc = make([]uint64, size)
+	}
+	return w
+}
+
+// putWalker returns w to its pool, without its references to the caller's
+// points.
+func putWalker(w *walker) {
+	w.points = nil
+	pool, _ := walkerPools.Load([2]int{w.n, w.m})
+	pool.(*sync.Pool).Put(w)
+}
+
+func newWalker(n, m int) *walker {
+	// All per-key buffers are cut from two slabs, one allocation each.
+	states := 1 + 2*n
+	blocks := make([]block, (states+2)*chunkKeys+m)
+	words := make([]uint64, states*(chunkKeys+m)+(n*(3+m)+m)*chunkKeys+m)
+	takeBlocks := func(k int) []block {
+		b := blocks[:k:k]
+		blocks = blocks[k:]
+		return b
+	}
+	take := func(k int) []uint64 {
+		w := words[:k:k]
+		words = words[k:]
+		return w
+	}
 	perKey := func() [][]uint64 {
 		rows := make([][]uint64, m)
 		for c := range rows {
-			rows[c] = make([]uint64, chunkKeys)
+			rows[c] = take(chunkKeys)
 		}
 		return rows
 	}
+	newState := func() nodeState {
+		return nodeState{seed: takeBlocks(chunkKeys), mask: take(chunkKeys), val: take(m)}
+	}
 	w := &walker{
-		n: n, m: m, points: points,
-		acc:     make([]uint64, len(points)*m),
+		n: n, m: m,
 		state:   make([][2]nodeState, n+1),
 		cw:      make([]levelCW, n),
 		final:   perKey(),
-		seedOut: [2][]block{make([]block, chunkKeys), make([]block, chunkKeys)},
-		valSum:  make([]block, m),
-		cwSum:   make([]uint64, m),
+		seedOut: [2][]block{takeBlocks(chunkKeys), takeBlocks(chunkKeys)},
+		valSum:  takeBlocks(m),
+		cwSum:   take(m),
 	}
-	w.state[0][0] = newNodeState(m)
+	w.state[0][0] = newState()
 	for d := 1; d <= n; d++ {
-		w.state[d] = [2]nodeState{newNodeState(m), newNodeState(m)}
+		w.state[d] = [2]nodeState{newState(), newState()}
 	}
 	for d := range w.cw {
 		w.cw[d] = levelCW{
-			seedLo: [2][]uint64{make([]uint64, chunkKeys), make([]uint64, chunkKeys)},
-			seedHi: make([]uint64, chunkKeys),
+			seedLo: [2][]uint64{take(chunkKeys), take(chunkKeys)},
+			seedHi: take(chunkKeys),
 			val:    perKey(),
 		}
 	}

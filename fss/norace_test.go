@@ -1,0 +1,5 @@
+//go:build !race
+
+package fss
+
+const raceEnabled = false
