@@ -1,0 +1,70 @@
+// Package roc computes differentially private ROC and precision–recall
+// curves and the area under the ROC curve from released prefix sums,
+// following dp-ecdf §5.1 (Barczewski, Mawass, Ramon).
+//
+// # Convention
+//
+// A higher score means more likely positive (dp-ecdf §5.1 uses the
+// opposite, lower-is-positive, convention; the curves are the same up
+// to that reflection). On the public score grid τ_1 < … < τ_N with
+// bin(x) = min{i : x ≤ τ_i}, let P(i) and M(i) be the numbers of
+// positives and negatives with bin ≤ i, i.e. with score ≤ τ_i. Threshold
+// τ_i classifies as positive the instances with score > τ_i, so
+//
+//	TPR(τ_i) = #{positives with score > τ_i} / #positives = 1 − P(i)/P(N) = 1 − F_pos(τ_i)
+//	FPR(τ_i) = 1 − M(i)/M(N) = 1 − F_neg(τ_i)
+//
+// the ratio form of §5.1 (TPR = F_φTP(t)/F_φTP(c_max), reflected). The
+// curve has N+1 points: i = 0 (a threshold below the grid: (1, 1)) to
+// i = N (nothing above τ_N: (0, 0)); both ends are data-independent and
+// exact.
+//
+// # Private release and its ε
+//
+// P and M are the prefix sums of the payload components label y and
+// 1 − y (aggregation.Label, aggregation.NotLabel), released with noise by
+// a mechanism (dp-ecdf Eq. 2 for the tree). Under the replace-one
+// relation of dp-ecdf §2 (n public), replacing one instance (bin a,
+// label y) by (bin b, label y') changes the pair of vectors in one of two
+// ways:
+//
+//   - same label: one vector sees a move of one instance from bin a to
+//     bin b (prefixes between a and b change by 1), the other nothing;
+//   - label flips: one vector loses an instance at a (a suffix of its
+//     prefixes drops by 1) and the other gains one at b.
+//
+// So if each vector's release is ε/2-DP both for a move and for one
+// added or removed instance, the pair is ε-DP by sequential composition
+// (the label flip is the worst case: ε/2 + ε/2). Both usual calibrations
+// satisfy this: a replace-one tree at ε/2 (Δ = L+1 for a move, and
+// ⌈(L+1)/2⌉ ≤ L+1 for an added instance, mechanism package), or an
+// add/remove mechanism at ε/4 per added or removed instance, a move
+// being one removal and one addition.
+//
+// The latter is what aggregation does for the Label and NotLabel
+// components of a release whose spec says ε_c (protocol.
+// ComponentMechanism: add/remove at ε_c/2 each). By the argument above,
+// with the weights y + (1 − y) = 1 of one instance spread over the two
+// components, such a release of {Label, NotLabel} is ε_c-DP under
+// replace-one — every replacement is one unit-weight removal and one
+// unit-weight addition across the pair — although the ledger charges
+// 2ε_c (ε_c per component). A curve that must be ε-DP can therefore use
+// spec ε_c = ε: the guarantee holds, only the ledger is conservative.
+//
+// Normalising by the released totals P̂(N), M̂(N) (not public under
+// either relation), smoothing each normalised ECDF into a non-decreasing
+// curve in [0, 1] (dp-ecdf Eq. 3 with p = 1 or 2; Smoother) and every
+// quantity derived from them — TPR/FPR at every threshold, AUC, the PR
+// curve — are post-processing and cost nothing more.
+//
+// # AUC, PR curve and errors
+//
+// AUC is the trapezoid rule over the curve's points. On the exact curve
+// of scores lying on grid thresholds it equals the Mann–Whitney statistic
+// P(s⁺ > s⁻) + ½P(s⁺ = s⁻) (ties within a bin are the diagonal segments
+// of the curve). Precision TP/(TP+FP), with TP = P̂(N)·TPR and
+// FP = M̂(N)·FPR, is only kept where TP+FP is at least one instance (see
+// Curve.PR). AreaError is the error measure of dp-ecdf §6.5,
+// ∫|ROC_true − ROC_private| dFPR, integrated exactly between the two
+// piecewise-linear curves; AUCError is |AUC_true − AUC_private|.
+package roc

@@ -1,0 +1,74 @@
+package roc
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fedecdf/fedecdf/aggregation"
+)
+
+// Source releases noisy prefix sums of one payload component at sorted
+// 1-based bins, in the component's units (counts, or probabilities for
+// aggregation.Probability). Values of one component come from one
+// release: asking again returns the same noise.
+type Source interface {
+	Prefixes(c aggregation.Component, bins []int) ([]float64, error)
+}
+
+// UStatSource is a Source answering through a UStat: component c is
+// taken from the first of Releases that covers it.
+type UStatSource struct {
+	Ctx      context.Context
+	UStat    aggregation.UStat
+	Releases []*aggregation.Release
+}
+
+// Prefixes implements Source.
+func (s UStatSource) Prefixes(c aggregation.Component, bins []int) ([]float64, error) {
+	for _, rel := range s.Releases {
+		if rel.Mechanism(c) == nil {
+			continue
+		}
+		res, err := s.UStat.Sum(s.Ctx, aggregation.Query{Release: rel, Component: c, Prefixes: bins})
+		if err != nil {
+			return nil, err
+		}
+		v := make([]float64, len(bins))
+		for j := range v {
+			v[j] = res.Value(j)
+		}
+		return v, nil
+	}
+	return nil, fmt.Errorf("no release covers payload component %v", c)
+}
+
+// AllBins returns 1, 2, …, n: every prefix of a grid of n bins.
+func AllBins(n int) []int {
+	b := make([]int, n)
+	for i := range b {
+		b[i] = i + 1
+	}
+	return b
+}
+
+// Private computes the private ROC curve over a grid of nBins score bins
+// from src: the positives are the prefix sums of the aggregation.Label
+// component, the negatives those of aggregation.NotLabel, both asked at
+// every bin (FromPrefixes does the rest). Its privacy is that of the
+// release(s) behind src; see the package documentation for the
+// accounting of the pair.
+func Private(src Source, nBins int, smooth Smoother) (*Curve, error) {
+	if nBins < 1 {
+		return nil, fmt.Errorf("roc: number of bins %d is not positive", nBins)
+	}
+	bins := AllBins(nBins)
+	pos, err := src.Prefixes(aggregation.Label, bins)
+	if err != nil {
+		return nil, fmt.Errorf("roc: positives: %w", err)
+	}
+	neg, err := src.Prefixes(aggregation.NotLabel, bins)
+	if err != nil {
+		return nil, fmt.Errorf("roc: negatives: %w", err)
+	}
+	return FromPrefixes(pos, neg, smooth)
+}
