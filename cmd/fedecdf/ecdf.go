@@ -18,6 +18,7 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
+	"github.com/fedecdf/fedecdf/ecdf/smooth"
 )
 
 // ecdfOptions are the flags of "fedecdf ecdf".
@@ -80,7 +81,7 @@ from the data would leak it outside the privacy guarantee.`,
 	f.StringVar(&o.mechanism, "mechanism", "tree", "noise mechanism: "+strings.Join(mechanism.Names, ", "))
 	f.IntVar(&o.k, "k", 0, "arity of the kary mechanism (0: the best for N)")
 	f.StringVar(&o.neighbours, "neighbours", "replace", "neighbouring relation: replace (n public) or addremove")
-	f.StringVar(&o.smooth, "smooth", "none", "post-processing of F̂: none (l1, l2, tree-l2 once package ecdf/smooth lands)")
+	f.StringVar(&o.smooth, "smooth", "l2", "post-processing of F̂ into a monotone curve in [0, 1] (dp-ecdf Eq. 3): "+strings.Join(smooth.Methods, ", "))
 	f.StringVar(&o.quantiles, "quantiles", "0.25,0.5,0.75", "comma-separated probabilities whose quantiles to print")
 	f.StringVar(&o.format, "format", "text", "output format: text or json")
 	f.StringVar(&o.plot, "plot", "", "write a PNG plot of the private and smoothed curves to this file")
@@ -141,7 +142,7 @@ func runECDF(cmd *cobra.Command, o *ecdfOptions) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", inputName(o), err)
 	}
-	smoothed, err := smoothCurve(o.smooth, private.Curve())
+	smoothed, err := smooth.Apply(o.smooth, private.Curve(), m)
 	if err != nil {
 		return err
 	}
@@ -161,17 +162,6 @@ func runECDF(cmd *cobra.Command, o *ecdfOptions) error {
 		return enc.Encode(report)
 	}
 	return report.WriteText(out)
-}
-
-// smoothCurve post-processes the raw curve. Package ecdf/smooth (dp-ecdf
-// Eq. 3: l1, l2, tree-l2) is not in the repository yet; until it is, only
-// "none" is offered, and the quantiles are read from the raw F̂ (Algorithm
-// 1 still ends at a crossing).
-func smoothCurve(method string, f []float64) ([]float64, error) {
-	if method != "none" {
-		return nil, fmt.Errorf("--smooth %q is not available yet (package ecdf/smooth is pending); use --smooth none", method)
-	}
-	return f, nil
 }
 
 // inputName names the input in errors: the file (or stdin) and column.
