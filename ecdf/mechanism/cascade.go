@@ -232,16 +232,15 @@ func (c *Cascade) checkPrefix(i int) {
 // NewRelease returns the release whose variables R and D_v are drawn, on
 // first use, from noise.Seed(seed).Stream(domain "casc", node).
 func (c *Cascade) NewRelease(seed [32]byte) Release {
-	return &cascadeRelease{c: c, seed: seed, vars: make(map[int]int64)}
+	return &cascadeRelease{c: c, vars: newNodeNoises(seed, cascadeNoiseDomain)}
 }
 
 // cascadeRelease caches the variables drawn so far. It is safe for
 // concurrent use.
 type cascadeRelease struct {
 	c    *Cascade
-	seed noise.Seed
 	mu   sync.Mutex
-	vars map[int]int64
+	vars nodeNoises
 }
 
 // PrefixNoise returns round(S_i), ties to even. It panics unless
@@ -262,16 +261,10 @@ func (r *cascadeRelease) scaledPrefix(t int) int64 {
 
 // variable returns R (node 0) or D_v (node v ≥ 1).
 func (r *cascadeRelease) variable(node int) int64 {
-	v, ok := r.vars[node]
-	if !ok {
-		dist := r.c.diff
-		if node == 0 {
-			dist = r.c.root
-		}
-		v = dist.Sample(r.seed.Stream(cascadeNoiseDomain, uint64(node)))
-		r.vars[node] = v
+	if node == 0 {
+		return r.vars.get(0, r.c.root)
 	}
-	return v
+	return r.vars.get(node, r.c.diff)
 }
 
 // roundDyadic returns num/2^L rounded to the nearest integer, ties to

@@ -362,16 +362,15 @@ func (m *KAry) checkPrefix(i int) {
 // NewRelease returns the release whose node noise is drawn, on first
 // use, from noise.Seed(seed).Stream(domain, node index).
 func (m *KAry) NewRelease(seed [32]byte) Release {
-	return &karyRelease{m: m, seed: seed, nodes: make(map[int]int64)}
+	return &karyRelease{m: m, nodes: newNodeNoises(seed, m.domain)}
 }
 
 // karyRelease caches the node noises drawn so far: memory grows with the
 // nodes queried, not with N. It is safe for concurrent use.
 type karyRelease struct {
 	m     *KAry
-	seed  noise.Seed
 	mu    sync.Mutex
-	nodes map[int]int64
+	nodes nodeNoises
 }
 
 // PrefixNoise returns Σ ±η over the walk of prefix i. It panics unless
@@ -381,17 +380,8 @@ func (r *karyRelease) PrefixNoise(i int) int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var sum int64
-	r.m.walk(i, func(key, sign int) { sum += int64(sign) * r.nodeNoise(key-1) })
+	r.m.walk(i, func(key, sign int) { sum += int64(sign) * r.nodes.get(key-1, r.m.node) })
 	return sum
-}
-
-func (r *karyRelease) nodeNoise(node int) int64 {
-	v, ok := r.nodes[node]
-	if !ok {
-		v = r.m.node.Sample(r.seed.Stream(r.m.domain, uint64(node)))
-		r.nodes[node] = v
-	}
-	return v
 }
 
 // NewGaussianTree returns the (ε, δ)-DP baseline "gaussian-tree": the

@@ -317,14 +317,14 @@ func TestKAryReleaseSumsItsTerms(t *testing.T) {
 		got := rel.PrefixNoise(i)
 		var want int64
 		for _, term := range m.Terms(i, nil) {
-			want += int64(term.Coef) * rel.nodeNoise(term.Node)
+			want += int64(term.Coef) * rel.nodes.get(term.Node, m.node)
 		}
 		if got != want || got != rel.PrefixNoise(i) {
 			t.Fatalf("prefix %d: noise %d, Σ terms %d", i, got, want)
 		}
 	}
-	if len(rel.nodes) > m.Nodes() {
-		t.Errorf("release drew %d nodes, more than Nodes() = %d", len(rel.nodes), m.Nodes())
+	if len(rel.nodes.vals) > m.Nodes() {
+		t.Errorf("release drew %d nodes, more than Nodes() = %d", len(rel.nodes.vals), m.Nodes())
 	}
 }
 

@@ -174,7 +174,7 @@ func (t *Tree) NewRelease(seed [32]byte) Release {
 	for l := range path {
 		path[l] = -1
 	}
-	return &treeRelease{tree: t, seed: seed, nodes: make(map[int]int64), path: path, pathNoise: make([]int64, t.levels+1)}
+	return &treeRelease{tree: t, nodes: newNodeNoises(seed, treeNoiseDomain), path: path, pathNoise: make([]int64, t.levels+1)}
 }
 
 // treeRelease caches the node noises drawn so far: memory grows with the
@@ -184,9 +184,8 @@ func (t *Tree) NewRelease(seed [32]byte) Release {
 // concurrent use.
 type treeRelease struct {
 	tree      *Tree
-	seed      noise.Seed
 	mu        sync.Mutex
-	nodes     map[int]int64
+	nodes     nodeNoises
 	path      []int   // path[l]: node index at level l of the last prefix, or −1
 	pathNoise []int64 // pathNoise[l]: its noise
 }
@@ -200,18 +199,9 @@ func (r *treeRelease) PrefixNoise(i int) int64 {
 	var sum int64
 	for l := 0; l <= r.tree.levels; l++ {
 		if node := r.tree.nodeIndex(i, l); r.path[l] != node {
-			r.path[l], r.pathNoise[l] = node, r.nodeNoise(node)
+			r.path[l], r.pathNoise[l] = node, r.nodes.get(node, r.tree.node)
 		}
 		sum += r.pathNoise[l]
 	}
 	return sum
-}
-
-func (r *treeRelease) nodeNoise(node int) int64 {
-	v, ok := r.nodes[node]
-	if !ok {
-		v = r.tree.node.Sample(r.seed.Stream(treeNoiseDomain, uint64(node)))
-		r.nodes[node] = v
-	}
-	return v
 }

@@ -459,21 +459,21 @@ func TestTreeReleaseSumsItsTerms(t *testing.T) {
 	m := mustTree(t, 777, 0.7, AddRemove)
 	r := m.NewRelease(seedOf(9)).(*treeRelease)
 	r.PrefixNoise(500)
-	if len(r.nodes) != m.Levels()+1 {
-		t.Fatalf("one query drew %d nodes, want L+1 = %d", len(r.nodes), m.Levels()+1)
+	if len(r.nodes.vals) != m.Levels()+1 {
+		t.Fatalf("one query drew %d nodes, want L+1 = %d", len(r.nodes.vals), m.Levels()+1)
 	}
 	for i := 1; i <= m.Bins(); i++ {
 		got := r.PrefixNoise(i)
 		var sum int64
 		for _, term := range m.Terms(i, nil) {
-			sum += r.nodes[term.Node] * int64(term.Coef)
+			sum += r.nodes.vals[term.Node] * int64(term.Coef)
 		}
 		if got != sum {
 			t.Fatalf("prefix %d: noise %d, sum of its terms %d", i, got, sum)
 		}
 	}
-	if len(r.nodes) != m.Nodes() {
-		t.Errorf("all prefixes drew %d nodes, want Nodes() = %d", len(r.nodes), m.Nodes())
+	if len(r.nodes.vals) != m.Nodes() {
+		t.Errorf("all prefixes drew %d nodes, want Nodes() = %d", len(r.nodes.vals), m.Nodes())
 	}
 }
 
