@@ -78,7 +78,7 @@ from the data would leak it outside the privacy guarantee.`,
 	f.Float64Var(&o.min, "min", 0, "lower end of the public grid (required)")
 	f.Float64Var(&o.max, "max", 0, "upper end of the public grid (required)")
 	f.StringVar(&o.scale, "scale", "linear", "grid spacing: linear or log")
-	f.StringVar(&o.mechanism, "mechanism", "tree", "noise mechanism: "+strings.Join(mechanism.Names, ", "))
+	f.StringVar(&o.mechanism, "mechanism", "auto", "noise mechanism: "+strings.Join(mechanism.Names, ", "))
 	f.IntVar(&o.k, "k", 0, "arity of the kary mechanism (0: the best for N)")
 	f.StringVar(&o.neighbours, "neighbours", "replace", "neighbouring relation: replace (n public) or addremove")
 	f.StringVar(&o.smooth, "smooth", "l2", "post-processing of F̂ into a monotone curve in [0, 1] (dp-ecdf Eq. 3): "+strings.Join(smooth.Methods, ", "))

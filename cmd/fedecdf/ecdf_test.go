@@ -12,6 +12,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/dataset"
 	"github.com/fedecdf/fedecdf/ecdf"
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 )
 
 // runECDFCommand runs "fedecdf ecdf args…" in-process and returns its
@@ -76,7 +77,7 @@ func TestECDFCommandJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.N != 1000 || r.Epsilon != 2 || r.Neighbours != "replace" || !strings.HasPrefix(r.Mechanism, "tree") {
+	if r.N != 1000 || r.Epsilon != 2 || r.Neighbours != "replace" || r.Mechanism != autoName(t, 100, 2) {
 		t.Errorf("n, ε, neighbours, mechanism = %d, %v, %q, %q", r.N, r.Epsilon, r.Neighbours, r.Mechanism)
 	}
 	if len(r.Thresholds) != 100 || len(r.ECDF) != 100 || len(r.Smoothed) != 100 {
@@ -111,7 +112,7 @@ func TestECDFCommandText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"n = 500", "ε = 1", "replace neighbours", "mechanism tree", "50 linear bins over [0, 500]", "std dev", "p = 0.25", "p = 0.5", "p = 0.75"} {
+	for _, want := range []string{"n = 500", "ε = 1", "replace neighbours", "mechanism " + autoName(t, 50, 1), "50 linear bins over [0, 500]", "std dev", "p = 0.25", "p = 0.5", "p = 0.75"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text output lacks %q:\n%s", want, out)
 		}
@@ -275,4 +276,14 @@ func TestECDFCommandAddRemove(t *testing.T) {
 	if r.Neighbours != "addremove" || math.Abs(float64(r.N)-1000) > 6*sigma || r.ECDF[99] != 1 {
 		t.Errorf("neighbours %q, n = %d (want 1000 ± %v), F̂(τ_N) = %v", r.Neighbours, r.N, 6*sigma, r.ECDF[99])
 	}
+}
+
+// autoName is the mechanism the default --mechanism auto picks.
+func autoName(t *testing.T, bins int, epsilon float64) string {
+	t.Helper()
+	m, err := mechanism.New(mechanism.Params{Name: "auto", Bins: bins, Epsilon: epsilon})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Name()
 }
