@@ -1,0 +1,170 @@
+package hosmer
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fedecdf/fedecdf/aggregation"
+)
+
+// Source releases noisy prefix sums of one payload component at sorted
+// 1-based bins, in the component's units (probabilities for
+// aggregation.Probability). roc.UStatSource implements it over a UStat.
+type Source interface {
+	Prefixes(c aggregation.Component, bins []int) ([]float64, error)
+}
+
+// Smoother post-processes a noisy ECDF into a non-decreasing curve in
+// [0, 1] (dp-ecdf Eq. 3, e.g. ecdf/smooth); free under DP.
+type Smoother func(f []float64) ([]float64, error)
+
+// Config configures Private.
+type Config struct {
+	// Bins is N, the size of the public grid over predicted probabilities.
+	Bins int
+	// Reports is n, the public number of instances (replace-one).
+	Reports int
+	// Groups is Q, 10 when 0.
+	Groups int
+	// Smooth, when not nil, smooths the released ECDF before the
+	// quantile search.
+	Smooth Smoother
+	// CountFromLabels takes the counts from the Label and NotLabel
+	// components (count = y + (1 − y)) instead of a Count component, as
+	// JointPlan's single release requires.
+	CountFromLabels bool
+	// MinExpected, when positive, clips every released expected count
+	// E_1, E_0 of a group to at least MinExpected instances (post-
+	// processing that keeps H finite when noise drives a small expected
+	// count to or below 0; dp-ecdf §6.6 traces the large errors of H to
+	// exactly these denominators). 0 leaves them, and Statistic then
+	// fails on a non-positive one.
+	MinExpected float64
+}
+
+// Result is a private Hosmer–Lemeshow test.
+type Result struct {
+	Boundaries []int   // last bin of each group
+	Groups     []Group // released group sums, after clipping
+	H          float64 // dp-ecdf Eq. 5 on Groups
+	PValue     float64 // P(χ²_{G−2} ≥ H), G = len(Groups)
+}
+
+// Private runs dp-ecdf Algorithm 2 on released prefix sums: the ECDF of
+// the predicted probabilities F̂(τ_i) = count(i)/n at every bin
+// (smoothed when cfg.Smooth is set), its quantiles q/Q by Algorithm 1
+// (Boundaries), then the counts, Σy and Σp at the group boundaries,
+// differenced into groups (FromPrefixes), projected onto the feasible
+// set 0 ≤ O_1, E_1 ≤ Size (each released sum clipped; exact sums are
+// unchanged) and into H and its p-value. Everything after the release
+// of src is post-processing: the result is as private as src's releases
+// (PaperPlan, JointPlan).
+func Private(src Source, cfg Config) (*Result, error) {
+	if cfg.Groups == 0 {
+		cfg.Groups = 10
+	}
+	if cfg.Bins < 1 || cfg.Reports < 1 {
+		return nil, fmt.Errorf("hosmer: bins %d and reports %d must be positive", cfg.Bins, cfg.Reports)
+	}
+	counts, err := countPrefixes(src, allBins(cfg.Bins), cfg.CountFromLabels)
+	if err != nil {
+		return nil, err
+	}
+	f := make([]float64, len(counts))
+	for i, c := range counts {
+		f[i] = c / float64(cfg.Reports)
+	}
+	if cfg.Smooth != nil {
+		if f, err = cfg.Smooth(f); err != nil {
+			return nil, fmt.Errorf("hosmer: smoothing the ECDF of probabilities: %w", err)
+		}
+	}
+	bounds, err := Boundaries(f, cfg.Groups)
+	if err != nil {
+		return nil, err
+	}
+	groups, err := releasedGroups(src, bounds, counts, cfg.MinExpected)
+	if err != nil {
+		return nil, err
+	}
+	h, err := Statistic(groups)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Boundaries: bounds, Groups: groups, H: h, PValue: math.NaN()}
+	if len(groups) >= 3 {
+		res.PValue, _ = PValue(h, len(groups))
+	}
+	return res, nil
+}
+
+// releasedGroups asks src for Σy and Σp at bounds, takes the counts at
+// bounds from counts (the same release: no new query) and clips.
+func releasedGroups(src Source, bounds []int, counts []float64, minExpected float64) ([]Group, error) {
+	pos, err := src.Prefixes(aggregation.Label, bounds)
+	if err != nil {
+		return nil, fmt.Errorf("hosmer: observed positives: %w", err)
+	}
+	exp, err := src.Prefixes(aggregation.Probability, bounds)
+	if err != nil {
+		return nil, fmt.Errorf("hosmer: expected positives: %w", err)
+	}
+	atBounds := make([]float64, len(bounds))
+	for k, b := range bounds {
+		atBounds[k] = counts[b-1]
+	}
+	groups, err := FromPrefixes(bounds, atBounds, pos, exp)
+	if err != nil {
+		return nil, err
+	}
+	for k := range groups {
+		clip(&groups[k], minExpected)
+	}
+	return groups, nil
+}
+
+// clip projects released group sums onto what sums of instances can be:
+// 0 ≤ Positives, Expected ≤ Size, and, when minExpected > 0 and the
+// group holds at least 2·minExpected instances, minExpected ≤ E_1, E_0.
+func clip(g *Group, minExpected float64) {
+	g.Size = max(g.Size, 0)
+	g.Positives = min(max(g.Positives, 0), g.Size)
+	lo := 0.0
+	if minExpected > 0 && g.Size >= 2*minExpected {
+		lo = minExpected
+	}
+	g.Expected = min(max(g.Expected, lo), g.Size-lo)
+}
+
+// countPrefixes returns the released counts at bins, from Count or as
+// Label + NotLabel.
+func countPrefixes(src Source, bins []int, fromLabels bool) ([]float64, error) {
+	if !fromLabels {
+		c, err := src.Prefixes(aggregation.Count, bins)
+		if err != nil {
+			return nil, fmt.Errorf("hosmer: counts: %w", err)
+		}
+		return c, nil
+	}
+	pos, err := src.Prefixes(aggregation.Label, bins)
+	if err != nil {
+		return nil, fmt.Errorf("hosmer: positives: %w", err)
+	}
+	neg, err := src.Prefixes(aggregation.NotLabel, bins)
+	if err != nil {
+		return nil, fmt.Errorf("hosmer: negatives: %w", err)
+	}
+	sum := make([]float64, len(pos))
+	for i := range pos {
+		sum[i] = pos[i] + neg[i]
+	}
+	return sum, nil
+}
+
+func allBins(n int) []int {
+	b := make([]int, n)
+	for i := range b {
+		b[i] = i + 1
+	}
+	return b
+}
