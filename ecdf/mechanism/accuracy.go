@@ -44,6 +44,12 @@ type AccuracyRow struct {
 	VarianceRatio float64 `json:"mean_variance_ratio"`
 	MSERatio      float64 `json:"mc_mse_ratio"`
 	MaxErrorRatio float64 `json:"mc_max_error_ratio"`
+	// SmoothedMSE maps "lambda=1", "lambda=3" to the Monte-Carlo MSE per
+	// prefix after pointwise p = 2 smoothing of releases on X_pois(λ), when
+	// measured (filled by the caller: smoothing lives above this package).
+	SmoothedMSE map[string]float64 `json:"smoothed_mse,omitempty"`
+	// Params rebuilds the mechanism measured (New(Params)).
+	Params Params `json:"-"`
 }
 
 // Accuracy runs cfg, writing one progress line per row to progress (nil
@@ -93,7 +99,7 @@ func accuracyRow(cfg AccuracyConfig, p Params, rng *rand.Rand) (AccuracyRow, err
 	if err != nil {
 		return AccuracyRow{}, err
 	}
-	row := AccuracyRow{Bins: p.Bins, Epsilon: p.Epsilon, Delta: m.Delta(), Mechanism: m.Name(),
+	row := AccuracyRow{Params: p, Bins: p.Bins, Epsilon: p.Epsilon, Delta: m.Delta(), Mechanism: m.Name(),
 		MeanVariance: m.MeanVariance(), Runs: cfg.Runs, Prefixes: p.Bins}
 	for i := 1; i <= p.Bins; i++ {
 		row.MaxVariance = max(row.MaxVariance, m.PrefixVariance(i))

@@ -14,34 +14,66 @@ import (
 // the effect of smoothing on the DP error plotted in dp-ecdf Figs. 2–3.
 // A ratio below 1 means smoothing reduced the error.
 func ErrorRatio(hist []int64, m mechanism.Mechanism, methods []string, runs int) (map[string]float64, error) {
-	if runs < 1 {
-		return nil, fmt.Errorf("error ratio over %d runs: need at least 1", runs)
-	}
 	truth := ecdf.ECDF(hist)
 	sum := make(map[string]float64, len(methods))
-	for range runs {
-		seed, err := noise.NewSeed()
-		if err != nil {
-			return nil, err
-		}
-		p, err := ecdf.NewPrivate(m, hist, seed)
-		if err != nil {
-			return nil, err
-		}
-		raw := p.Curve()
+	err := eachRelease(hist, m, runs, noise.NewSeed, func(raw []float64) error {
 		base := sqDist(truth, raw)
 		for _, method := range methods {
 			g, err := Apply(method, raw, m)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			sum[method] += sqDist(truth, g) / base
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	for k := range sum {
 		sum[k] /= float64(runs)
 	}
 	return sum, nil
+}
+
+// SmoothedMSE returns the mean over runs of (1/N)·Σ_i (n·(F́_i − F_i))²:
+// the mean squared error per prefix, in counts², of releases of m on hist
+// smoothed by method. Release seeds come from seeds (noise.NewSeed in
+// production; a simulation generator for reproducible benchmarks).
+func SmoothedMSE(hist []int64, m mechanism.Mechanism, method string, runs int, seeds func() (noise.Seed, error)) (float64, error) {
+	truth := ecdf.ECDF(hist)
+	n := float64(ecdf.PrefixCounts(hist)[len(hist)-1])
+	sum := 0.0
+	err := eachRelease(hist, m, runs, seeds, func(raw []float64) error {
+		g, err := Apply(method, raw, m)
+		if err != nil {
+			return err
+		}
+		sum += sqDist(truth, g) * n * n / float64(len(g))
+		return nil
+	})
+	return sum / float64(runs), err
+}
+
+// eachRelease calls fn with the raw curve F̂ of runs releases of m on hist.
+func eachRelease(hist []int64, m mechanism.Mechanism, runs int, seeds func() (noise.Seed, error), fn func(raw []float64) error) error {
+	if runs < 1 {
+		return fmt.Errorf("%d runs: need at least 1 release", runs)
+	}
+	for range runs {
+		seed, err := seeds()
+		if err != nil {
+			return err
+		}
+		p, err := ecdf.NewPrivate(m, hist, seed)
+		if err != nil {
+			return err
+		}
+		if err := fn(p.Curve()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func sqDist(a, b []float64) float64 {

@@ -288,3 +288,37 @@ func TestErrorRatio(t *testing.T) {
 	_, err = ErrorRatio(hist, m, Methods, 0)
 	require.Error(t, err)
 }
+
+// With smoothing "none" the smoothed MSE is the raw MSE, whose mean over
+// prefixes has expectation the mechanism's exact mean variance: the mean of
+// 300 single-release values lies within 5 standard errors of it, and a noise
+// scale off by a factor 2 (variance ×4 or ÷4) would lie outside.
+func TestSmoothedMSEOfRawCurveMatchesTheory(t *testing.T) {
+	const n, runs = 1 << 10, 300
+	hist := poissonHist(t, 3, n, 13)
+	m, err := mechanism.New(mechanism.Params{Name: "kary", Bins: n, Epsilon: 1})
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(1, 1))
+	seeds := func() (noise.Seed, error) {
+		var s noise.Seed
+		for i := range s {
+			s[i] = byte(rng.Uint32())
+		}
+		return s, nil
+	}
+	var sum, sumSq float64
+	for range runs {
+		v, err := SmoothedMSE(hist, m, "none", 1, seeds)
+		require.NoError(t, err)
+		sum, sumSq = sum+v, sumSq+v*v
+	}
+	mean := sum / runs
+	se := math.Sqrt((sumSq/runs - mean*mean) / (runs - 1))
+	want := m.MeanVariance()
+	require.InDelta(t, want, mean, 5*se)
+	require.Greater(t, math.Abs(4*want-mean), 5*se)
+	require.Greater(t, math.Abs(want/4-mean), 5*se)
+	smoothed, err := SmoothedMSE(hist, m, "l2", 20, seeds)
+	require.NoError(t, err)
+	require.Less(t, smoothed, mean)
+}
