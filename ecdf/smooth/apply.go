@@ -1,8 +1,11 @@
 package smooth
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 )
@@ -12,9 +15,17 @@ var Methods = []string{"none", "l1", "l2", "tree-l2"}
 
 // Apply post-processes the raw private curve f (F̂ normalised by n) with the
 // named method: "none" (a copy), "l1" (PointwiseL1), "l2" (PointwiseL2) or
-// "tree-l2" (TreeL2 over m's noise pattern, default options). Smoothing is
-// post-processing: it costs no privacy budget.
+// "tree-l2" (TreeL2 over m's noise pattern, default options; m is needed
+// only for this method). Smoothing is post-processing: the result has the
+// ε (δ) and neighbouring relation of the release of f.
+//
+// The public data size n is not an argument: every method's minimiser is
+// the same whether F̂ is expressed in counts or normalised by n (see the
+// package documentation), so f in ECDF units is all that is needed.
 func Apply(method string, f []float64, m mechanism.Mechanism) ([]float64, error) {
+	if err := checkCurve(f); err != nil {
+		return nil, err
+	}
 	switch method {
 	case "none":
 		return slices.Clone(f), nil
@@ -23,9 +34,6 @@ func Apply(method string, f []float64, m mechanism.Mechanism) ([]float64, error)
 	case "l2":
 		return PointwiseL2(f), nil
 	case "tree-l2":
-		if m == nil {
-			return nil, fmt.Errorf("smoothing tree-l2 needs the release's mechanism")
-		}
 		g, st, err := TreeL2(f, m, TreeOptions{})
 		if err != nil {
 			return nil, err
@@ -35,5 +43,18 @@ func Apply(method string, f []float64, m mechanism.Mechanism) ([]float64, error)
 		}
 		return g, nil
 	}
-	return nil, fmt.Errorf("unknown smoothing method %q (want one of %v)", method, Methods)
+	return nil, fmt.Errorf("unknown smoothing method %q (valid: %s)", method, strings.Join(Methods, ", "))
+}
+
+// checkCurve rejects an empty curve and non-finite points.
+func checkCurve(f []float64) error {
+	if len(f) == 0 {
+		return errors.New("smoothing an empty private curve: need at least one point")
+	}
+	for i, v := range f {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("point %d of the private curve is %g, not a finite number", i+1, v)
+		}
+	}
+	return nil
 }

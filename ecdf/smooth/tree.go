@@ -20,34 +20,48 @@ type TreeOptions struct {
 	MaxIterations int
 }
 
-// TreeStats reports how TreeL2 ended.
+// TreeStats reports how TreeL2 ended. Stationarity (ν = Aᵀλ) and dual
+// feasibility (λ ≥ 0) hold exactly at every iterate, so Violation (primal
+// feasibility) and Gap (complementary slackness, λᵀ(Aν − b)) are the whole
+// KKT residual.
 type TreeStats struct {
 	Iterations int
 	Converged  bool
-	// Violation is the largest constraint violation of F̂ + Zν before the
-	// final clean-up, and Gap the duality gap ½‖ν‖² − dual value.
+	// Violation is the largest constraint violation of F̂ + Zν, in ECDF
+	// units, and Gap the duality gap ½‖ν‖² − dual value = |λᵀ(Aν − b)|.
 	Violation, Gap float64
-	// Objective is ½‖ν‖², in ECDF units squared.
+	// Objective is ½‖ν‖², with ν in ECDF units (multiply by n² for counts²).
 	Objective float64
+	// Repair is the largest change, max_i |F́_i − (F̂ + Zν)_i|, made by the
+	// final PointwiseL2 pass that makes the result exactly feasible; it is
+	// at most N·Violation.
+	Repair float64
 }
 
 // TreeL2 solves the tree form of dp-ecdf Eq. 3 for p = 2: it finds the node
 // correction ν of least Euclidean norm such that F́ = F̂ + Zν is
 // non-decreasing with F́_1 ≥ 0 and F́_N ≤ 1, where Z is the mechanism's
-// prefix–node pattern (Terms). f is F̂ normalised by n; ν is in the same
-// units (the minimiser does not depend on that scale, since every noise
-// variable has the same variance).
+// prefix–node pattern (m.Terms, any real coefficients). f is F̂ normalised
+// by n and ν is in the same ECDF units: node noise in counts is n·ν, and
+// since every node has the same variance (m.NodeVariance) the minimiser
+// F́ does not depend on n.
 //
 // Written with the (N+1)×N difference operator D and bounds c, the
 // constraints are A ν ≥ b with A = DZ and b = c − DF̂. The dual problem
 // max_{λ≥0} λᵀb − ½‖Aᵀλ‖² is solved by accelerated projected gradient with
-// adaptive restart (O'Donoghue and Candès 2015); ν = Aᵀλ. Every column of A
-// has at most two non-zeros per term of the pattern, so one iteration costs
-// O(N log N) for tree and k-ary patterns, and ‖A‖² ≤ ‖A‖₁‖A‖_∞ gives the
-// step. It stops when the primal violation and the duality gap are both
-// below the tolerance; the result is then made exactly feasible by
-// PointwiseL2, which moves it by at most the violation.
+// gradient-based adaptive restart (O'Donoghue and Candès 2015); ν = Aᵀλ.
+// One iteration applies A and Aᵀ once each, O(nnz(A)) ≤ O(N·terms) work:
+// O(N log N) for the tree, k-ary and cascade patterns. The step is
+// 1/‖A‖₁‖A‖_∞ ≥ 1/‖A‖₂². It stops when the violation is at most
+// opts.Tolerance and the gap at most opts.Tolerance·max(1, ½‖ν‖²); the
+// result is then made exactly feasible by PointwiseL2 (TreeStats.Repair).
 func TreeL2(f []float64, m mechanism.Mechanism, opts TreeOptions) ([]float64, TreeStats, error) {
+	if m == nil {
+		return nil, TreeStats{}, fmt.Errorf("smoothing tree-l2 needs the mechanism of the release (got nil)")
+	}
+	if err := checkCurve(f); err != nil {
+		return nil, TreeStats{}, err
+	}
 	if m.Bins() != len(f) {
 		return nil, TreeStats{}, fmt.Errorf("smoothing a curve of %d points with a mechanism over %d bins", len(f), m.Bins())
 	}
@@ -58,7 +72,7 @@ func TreeL2(f []float64, m mechanism.Mechanism, opts TreeOptions) ([]float64, Tr
 		opts.MaxIterations = 100000
 	}
 	if !(opts.Tolerance > 0) || opts.MaxIterations < 0 {
-		return nil, TreeStats{}, fmt.Errorf("invalid tree smoothing options %+v", opts)
+		return nil, TreeStats{}, fmt.Errorf("invalid tree smoothing options %+v: tolerance must be positive, iterations non-negative", opts)
 	}
 	p := newProblem(f, m)
 	if p.violation(make([]float64, p.cols)) == 0 {
@@ -67,7 +81,11 @@ func TreeL2(f []float64, m mechanism.Mechanism, opts TreeOptions) ([]float64, Tr
 	nu, st := p.solve(opts)
 	g := slices.Clone(f)
 	p.addZ(g, nu)
-	return PointwiseL2(g), st, nil
+	smoothed := PointwiseL2(g)
+	for i := range g {
+		st.Repair = max(st.Repair, math.Abs(smoothed[i]-g[i]))
+	}
+	return smoothed, st, nil
 }
 
 // problem holds A = DZ in compressed sparse rows, b = c − DF̂, and the
