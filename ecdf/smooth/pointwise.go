@@ -1,10 +1,5 @@
 package smooth
 
-import (
-	"container/heap"
-	"slices"
-)
-
 // PointwiseL2 returns the non-decreasing curve z with 0 ≤ z_1 and z_N ≤ 1
 // that minimises Σ (z_i − f_i)²: the pointwise p = 2 form of dp-ecdf
 // Eq. 3, as the authors' code solves it.
@@ -50,16 +45,14 @@ func PointwiseL2(f []float64) []float64 {
 // PointwiseL2 (the loss is separable and convex).
 func PointwiseL1(f []float64) []float64 {
 	h := make(maxHeap, 0, len(f))
-	tops := make([]float64, len(f))
+	z := make([]float64, len(f))
 	for i, v := range f {
-		heap.Push(&h, v)
+		h.push(v)
 		if h[0] > v {
-			heap.Pop(&h)
-			heap.Push(&h, v)
+			h.replaceTop(v)
 		}
-		tops[i] = h[0]
+		z[i] = h[0]
 	}
-	z := slices.Clone(tops)
 	for i := len(z) - 2; i >= 0; i-- {
 		z[i] = min(z[i], z[i+1])
 	}
@@ -71,15 +64,37 @@ func PointwiseL1(f []float64) []float64 {
 
 func clip(v float64) float64 { return min(max(v, 0), 1) }
 
+// maxHeap is a binary max-heap of float64 (no interface boxing, unlike
+// container/heap).
 type maxHeap []float64
 
-func (h maxHeap) Len() int           { return len(h) }
-func (h maxHeap) Less(i, j int) bool { return h[i] > h[j] }
-func (h maxHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *maxHeap) Push(x any)        { *h = append(*h, x.(float64)) }
-func (h *maxHeap) Pop() any {
-	old := *h
-	v := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return v
+func (h *maxHeap) push(v float64) {
+	*h = append(*h, v)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if s[parent] >= s[i] {
+			break
+		}
+		s[parent], s[i] = s[i], s[parent]
+		i = parent
+	}
+}
+
+// replaceTop replaces the maximum by v and restores the heap order.
+func (h maxHeap) replaceTop(v float64) {
+	h[0] = v
+	for i := 0; ; {
+		largest := i
+		for _, c := range []int{2*i + 1, 2*i + 2} {
+			if c < len(h) && h[c] > h[largest] {
+				largest = c
+			}
+		}
+		if largest == i {
+			return
+		}
+		h[i], h[largest] = h[largest], h[i]
+		i = largest
+	}
 }

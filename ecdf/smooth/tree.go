@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 )
@@ -51,8 +50,10 @@ type TreeStats struct {
 // max_{λ≥0} λᵀb − ½‖Aᵀλ‖² is solved by accelerated projected gradient with
 // gradient-based adaptive restart (O'Donoghue and Candès 2015); ν = Aᵀλ.
 // One iteration applies A and Aᵀ once each, O(nnz(A)) ≤ O(N·terms) work:
-// O(N log N) for the tree, k-ary and cascade patterns. The step is
-// 1/‖A‖₁‖A‖_∞ ≥ 1/‖A‖₂². It stops when the violation is at most
+// O(N log N) for the tree, k-ary and cascade patterns. The step is 1/L
+// with L a power-iteration estimate of ‖A‖₂², doubled whenever an
+// iteration fails the descent condition ‖Aᵀ(λ⁺ − y)‖² ≤ L‖λ⁺ − y‖² (which
+// for this quadratic is exact), and never above ‖A‖₁‖A‖_∞. It stops when the violation is at most
 // opts.Tolerance and the gap at most opts.Tolerance·max(1, ½‖ν‖²); the
 // result is then made exactly feasible by PointwiseL2 (TreeStats.Repair).
 func TreeL2(f []float64, m mechanism.Mechanism, opts TreeOptions) ([]float64, TreeStats, error) {
@@ -74,7 +75,10 @@ func TreeL2(f []float64, m mechanism.Mechanism, opts TreeOptions) ([]float64, Tr
 	if !(opts.Tolerance > 0) || opts.MaxIterations < 0 {
 		return nil, TreeStats{}, fmt.Errorf("invalid tree smoothing options %+v: tolerance must be positive, iterations non-negative", opts)
 	}
-	p := newProblem(f, m)
+	p, err := newProblem(f, m)
+	if err != nil {
+		return nil, TreeStats{}, err
+	}
 	if p.violation(make([]float64, p.cols)) == 0 {
 		return slices.Clone(f), TreeStats{Converged: true}, nil
 	}
@@ -89,7 +93,8 @@ func TreeL2(f []float64, m mechanism.Mechanism, opts TreeOptions) ([]float64, Tr
 }
 
 // problem holds A = DZ in compressed sparse rows, b = c − DF̂, and the
-// prefix pattern Z (to form F́ = F̂ + Zν).
+// prefix pattern Z (to form F́ = F̂ + Zν). Columns are the noise nodes
+// used by some prefix, numbered in order of first use.
 type problem struct {
 	rows, cols int
 	aPtr       []int
@@ -99,48 +104,49 @@ type problem struct {
 	zPtr       []int
 	zIdx       []int
 	zVal       []float64
-	lip        float64
 }
 
-func newProblem(f []float64, m mechanism.Mechanism) *problem {
+func newProblem(f []float64, m mechanism.Mechanism) (*problem, error) {
 	n := len(f)
 	p := &problem{rows: n + 1, zPtr: []int{0}, aPtr: []int{0}}
-	compact := make(map[int]int)
+	column := make([]int, m.Nodes())
+	for j := range column {
+		column[j] = -1
+	}
 	var terms []mechanism.Term
 	for i := 1; i <= n; i++ {
 		terms = m.Terms(i, terms[:0])
 		for _, t := range terms {
-			j, ok := compact[t.Node]
-			if !ok {
-				j = len(compact)
-				compact[t.Node] = j
+			if t.Node < 0 || t.Node >= len(column) || math.IsNaN(t.Coef) || math.IsInf(t.Coef, 0) {
+				return nil, fmt.Errorf("mechanism %s gives prefix %d the term %+v: want a node in [0, %d) and a finite coefficient", m.Name(), i, t, len(column))
 			}
-			p.zIdx = append(p.zIdx, j)
+			if column[t.Node] < 0 {
+				column[t.Node] = p.cols
+				p.cols++
+			}
+			p.zIdx = append(p.zIdx, column[t.Node])
 			p.zVal = append(p.zVal, t.Coef)
 		}
 		p.zPtr = append(p.zPtr, len(p.zIdx))
 	}
-	p.cols = len(compact)
 	// Row 0: F́_1 ≥ 0. Row r (1..N−1): F́_{r+1} − F́_r ≥ 0. Row N: −F́_N ≥ −1.
-	acc := make(map[int]float64)
+	acc := make([]float64, p.cols)
+	var touched []int
 	for r := 0; r <= n; r++ {
-		clear(acc)
+		touched = touched[:0]
 		if r < n {
-			p.addRow(acc, r, 1)
+			touched = p.addRow(acc, touched, r, 1)
 		}
 		if r > 0 {
-			p.addRow(acc, r-1, -1)
+			touched = p.addRow(acc, touched, r-1, -1)
 		}
-		keys := make([]int, 0, len(acc))
-		for j, v := range acc {
-			if v != 0 {
-				keys = append(keys, j)
+		slices.Sort(touched)
+		for _, j := range slices.Compact(touched) {
+			if acc[j] != 0 {
+				p.aIdx = append(p.aIdx, j)
+				p.aVal = append(p.aVal, acc[j])
 			}
-		}
-		sort.Ints(keys)
-		for _, j := range keys {
-			p.aIdx = append(p.aIdx, j)
-			p.aVal = append(p.aVal, acc[j])
+			acc[j] = 0
 		}
 		p.aPtr = append(p.aPtr, len(p.aIdx))
 	}
@@ -150,19 +156,21 @@ func newProblem(f []float64, m mechanism.Mechanism) *problem {
 		p.b[r] = -(f[r] - f[r-1])
 	}
 	p.b[n] = -1 + f[n-1]
-	p.lip = p.lipschitz()
-	return p
+	return p, nil
 }
 
-// addRow adds s times prefix row i (0-based) of Z to acc.
-func (p *problem) addRow(acc map[int]float64, i int, s float64) {
+// addRow adds s times prefix row i (0-based) of Z to acc and appends the
+// columns it touches.
+func (p *problem) addRow(acc []float64, touched []int, i int, s float64) []int {
 	for k := p.zPtr[i]; k < p.zPtr[i+1]; k++ {
 		acc[p.zIdx[k]] += s * p.zVal[k]
+		touched = append(touched, p.zIdx[k])
 	}
+	return touched
 }
 
-// lipschitz bounds ‖A‖₂² by ‖A‖₁·‖A‖_∞.
-func (p *problem) lipschitz() float64 {
+// normBound bounds ‖A‖₂² from above by ‖A‖₁·‖A‖_∞.
+func (p *problem) normBound() float64 {
 	col := make([]float64, p.cols)
 	maxRow := 0.0
 	for r := 0; r < p.rows; r++ {
@@ -173,7 +181,31 @@ func (p *problem) lipschitz() float64 {
 		}
 		maxRow = max(maxRow, s)
 	}
-	return max(maxRow*slices.Max(col), 1e-300)
+	return maxRow * slices.Max(append(col, 0))
+}
+
+// normEstimate estimates ‖A‖₂² = λ_max(AAᵀ) from below by power iteration.
+func (p *problem) normEstimate() float64 {
+	x := make([]float64, p.rows)
+	ax := make([]float64, p.rows)
+	nu := make([]float64, p.cols)
+	for r := range x {
+		x[r] = 1 + 0.5*math.Sin(float64(r))
+	}
+	est := 0.0
+	for range 30 {
+		p.atLambda(nu, x)
+		p.apply(ax, nu)
+		est = math.Sqrt(dot(ax, ax) / dot(x, x))
+		norm := math.Sqrt(dot(ax, ax))
+		if norm == 0 {
+			return 0
+		}
+		for r := range x {
+			x[r] = ax[r] / norm
+		}
+	}
+	return est
 }
 
 // atLambda sets nu = Aᵀλ.
@@ -189,14 +221,22 @@ func (p *problem) atLambda(nu, lambda []float64) {
 	}
 }
 
-// slack sets s = Aν − b (≥ 0 where the constraints hold).
-func (p *problem) slack(s, nu []float64) {
-	for r := range s {
-		v := -p.b[r]
+// apply sets out = Aν.
+func (p *problem) apply(out, nu []float64) {
+	for r := range out {
+		v := 0.0
 		for k := p.aPtr[r]; k < p.aPtr[r+1]; k++ {
 			v += p.aVal[k] * nu[p.aIdx[k]]
 		}
-		s[r] = v
+		out[r] = v
+	}
+}
+
+// slack sets s = Aν − b (≥ 0 where the constraints hold).
+func (p *problem) slack(s, nu []float64) {
+	p.apply(s, nu)
+	for r := range s {
+		s[r] -= p.b[r]
 	}
 }
 
@@ -215,25 +255,35 @@ func (p *problem) addZ(g, nu []float64) {
 	}
 }
 
-// solve runs accelerated projected gradient ascent on the dual.
+// solve runs accelerated projected gradient ascent on the dual, tracking
+// ν = Aᵀ· of both the iterate λ and the extrapolated point y, so that one
+// iteration costs one product with Aᵀ and one with A.
 func (p *problem) solve(opts TreeOptions) ([]float64, TreeStats) {
-	lambda := make([]float64, p.rows)
-	y := make([]float64, p.rows)
-	next := make([]float64, p.rows)
-	nu := make([]float64, p.cols)
+	bound := p.normBound()
+	lip := max(min(1.1*p.normEstimate(), bound), 1e-300)
+	lambda, y, next := make([]float64, p.rows), make([]float64, p.rows), make([]float64, p.rows)
+	nuLambda, nuY, nuNext := make([]float64, p.cols), make([]float64, p.cols), make([]float64, p.cols)
 	s := make([]float64, p.rows)
 	t := 1.0
 	var st TreeStats
 	for st.Iterations = 1; st.Iterations <= opts.MaxIterations; st.Iterations++ {
-		p.atLambda(nu, y)
-		p.slack(s, nu) // the dual gradient at y is −s
+		p.slack(s, nuY) // the gradient of the (minimised) negative dual at y
+		for {
+			for r := range next {
+				next[r] = max(0, y[r]-s[r]/lip)
+			}
+			p.atLambda(nuNext, next)
+			if lip >= bound || sqDist(nuNext, nuY) <= lip*sqDist(next, y)*(1+1e-9) {
+				break
+			}
+			lip = min(2*lip, bound)
+		}
 		restart := 0.0
 		for r := range next {
-			next[r] = max(0, y[r]-s[r]/p.lip)
-			restart += -s[r] * (next[r] - lambda[r])
+			restart += s[r] * (next[r] - lambda[r])
 		}
 		tNext, momentum := (1+math.Sqrt(1+4*t*t))/2, 0.0
-		if restart < 0 { // gradient-based adaptive restart: drop the momentum
+		if restart > 0 { // gradient-based adaptive restart: drop the momentum
 			tNext = 1
 		} else {
 			momentum = (t - 1) / tNext
@@ -241,31 +291,37 @@ func (p *problem) solve(opts TreeOptions) ([]float64, TreeStats) {
 		for r := range y {
 			y[r] = next[r] + momentum*(next[r]-lambda[r])
 		}
+		for j := range nuY {
+			nuY[j] = nuNext[j] + momentum*(nuNext[j]-nuLambda[j])
+		}
 		lambda, next = next, lambda
+		nuLambda, nuNext = nuNext, nuLambda
 		t = tNext
-		if st.Iterations%16 == 0 && p.converged(lambda, nu, s, opts.Tolerance, &st) {
-			return nu, st
+		if st.Iterations%16 == 0 && p.converged(lambda, nuLambda, s, opts.Tolerance, &st) {
+			return nuLambda, st
 		}
 	}
 	st.Iterations--
-	p.converged(lambda, nu, s, opts.Tolerance, &st)
-	return nu, st
+	p.converged(lambda, nuLambda, s, opts.Tolerance, &st)
+	return nuLambda, st
 }
 
-// converged evaluates the primal violation and duality gap at λ.
+// converged recomputes ν = Aᵀλ exactly and evaluates the primal violation
+// and duality gap at λ.
 func (p *problem) converged(lambda, nu, s []float64, tol float64, st *TreeStats) bool {
 	p.atLambda(nu, lambda)
 	p.slack(s, nu)
-	sq, gap := 0.0, 0.0
-	for _, v := range nu {
-		sq += v * v
-	}
-	for r, l := range lambda {
-		gap += l * s[r] // ‖ν‖² − λᵀb = λᵀ(Aν − b)
-	}
 	st.Violation = max(0, -slices.Min(s))
-	st.Gap = math.Abs(gap)
-	st.Objective = sq / 2
+	st.Gap = math.Abs(dot(lambda, s)) // ‖ν‖² − λᵀb = λᵀ(Aν − b)
+	st.Objective = dot(nu, nu) / 2
 	st.Converged = st.Violation <= tol && st.Gap <= tol*max(1, st.Objective)
 	return st.Converged
+}
+
+func dot(a, b []float64) float64 {
+	s := 0.0
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
 }
