@@ -5,10 +5,9 @@ package smooth
 // Eq. 3, as the authors' code solves it.
 //
 // It runs the pool-adjacent-violators algorithm (O(N)) and clips the result
-// to [0, 1]. Clipping is exact: for a separable convex loss the isotonic
-// solution under constant bounds is the clipped unbounded one (Barlow,
-// Bartholomew, Bremner and Brunk 1972, Thm 1.6, via the min–max formula
-// z_i = max_{j≤i} min_{k≥i} mean(f_j..f_k)).
+// to [0, 1]; the package documentation proves that clipping the unbounded
+// isotonic fit gives the bounded optimum exactly. f must be finite (Apply
+// checks it).
 func PointwiseL2(f []float64) []float64 {
 	type block struct {
 		sum   float64
@@ -42,7 +41,7 @@ func PointwiseL2(f []float64) []float64 {
 // (O(N log N)): after reading f_1..f_i, the heap's maximum m_i is an
 // optimal last value of the prefix problem; an optimal solution is then
 // z_N = m_N, z_i = min(z_{i+1}, m_i). Clipping to [0, 1] is exact as for
-// PointwiseL2 (the loss is separable and convex).
+// PointwiseL2 (the loss is separable and convex). f must be finite.
 func PointwiseL1(f []float64) []float64 {
 	h := make(maxHeap, 0, len(f))
 	z := make([]float64, len(f))

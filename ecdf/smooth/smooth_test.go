@@ -328,6 +328,63 @@ func TestPointwiseL2NeverIncreasesError(t *testing.T) {
 	}
 }
 
+// The tree form is the projection onto the same convex set in the metric
+// Σ⁻¹ of the noise covariance Σ ∝ ZZᵀ, so it is non-expansive in that
+// metric: ‖F − F́‖_Σ⁻¹ ≤ ‖F − F̂‖_Σ⁻¹ for every release, since F lies in
+// the set. (It is not non-expansive in the Euclidean norm.)
+func TestTreeL2NeverIncreasesErrorInNoiseMetric(t *testing.T) {
+	const n = 64
+	hist := poissonHist(t, 3, n, 17)
+	truth := ecdf.ECDF(hist)
+	for _, name := range []string{"tree", "kary", "cascade"} {
+		for _, eps := range []float64{0.1, 1, 10} {
+			m, err := mechanism.New(mechanism.Params{Name: name, Bins: n, Epsilon: eps, Delta: 1e-9})
+			require.NoError(t, err)
+			var chol mat.Cholesky
+			for r := range 20 {
+				rel, err := ecdf.NewPrivate(m, hist, noise.Seed{byte(r), byte(eps * 10), name[0], 1})
+				require.NoError(t, err)
+				raw := rel.Curve()
+				if r == 0 {
+					p, err := newProblem(raw, m)
+					require.NoError(t, err)
+					require.True(t, chol.Factorize(covariance(p)), "%s: ZZᵀ not positive definite", name)
+				}
+				g, st, err := TreeL2(raw, m, TreeOptions{Tolerance: 1e-12})
+				require.NoError(t, err)
+				require.True(t, st.Converged)
+				before, after := mahalanobis(t, &chol, truth, raw), mahalanobis(t, &chol, truth, g)
+				require.LessOrEqual(t, after, before*(1+1e-6), "%s ε=%g release %d", name, eps, r)
+			}
+		}
+	}
+}
+
+// covariance returns ZZᵀ, the noise covariance up to the node variance.
+func covariance(p *problem) *mat.SymDense {
+	n := len(p.zPtr) - 1
+	z := mat.NewDense(n, p.cols, nil)
+	for i := range n {
+		for k := p.zPtr[i]; k < p.zPtr[i+1]; k++ {
+			z.Set(i, p.zIdx[k], p.zVal[k])
+		}
+	}
+	var zzt mat.SymDense
+	zzt.SymOuterK(1, z)
+	return &zzt
+}
+
+// mahalanobis returns (a − b)ᵀ Σ⁻¹ (a − b) with Σ given by its Cholesky factor.
+func mahalanobis(t *testing.T, chol *mat.Cholesky, a, b []float64) float64 {
+	d := mat.NewVecDense(len(a), nil)
+	for i := range a {
+		d.SetVec(i, a[i]-b[i])
+	}
+	var x mat.VecDense
+	require.NoError(t, chol.SolveVecTo(&x, d))
+	return mat.Dot(d, &x)
+}
+
 func TestTreeL2OnTreeRelease(t *testing.T) {
 	const n = 1 << 10
 	hist := poissonHist(t, 3, n, 9)
