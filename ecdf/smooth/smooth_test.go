@@ -430,6 +430,15 @@ func TestApplyRejectsBadInput(t *testing.T) {
 	require.ErrorContains(t, err, "3 points")
 	_, _, err = TreeL2(f, m, TreeOptions{Tolerance: -1})
 	require.ErrorContains(t, err, "tolerance")
+	_, _, err = TreeL2(f, outOfRangeNode{m}, TreeOptions{})
+	require.ErrorContains(t, err, "prefix 1")
+}
+
+// outOfRangeNode is a broken mechanism whose prefixes use node Nodes().
+type outOfRangeNode struct{ mechanism.Mechanism }
+
+func (o outOfRangeNode) Terms(i int, dst []mechanism.Term) []mechanism.Term {
+	return append(dst, mechanism.Term{Node: o.Nodes(), Coef: 1})
 }
 
 func TestErrorRatio(t *testing.T) {
