@@ -57,9 +57,12 @@ type Config struct {
 	// Peer is the other server: the helper for the leader (which Conn
 	// reaches), the leader for the helper (the only peer it answers
 	// release and query requests from).
-	Peer     transport.PeerID
-	Conn     transport.Conn
-	Ledger   Ledger
+	Peer   transport.PeerID
+	Conn   transport.Conn
+	Ledger Ledger
+	// Releases keeps each release's seed and report set, saved before the
+	// release is acknowledged and loaded by New (a MemoryReleases if nil).
+	Releases ReleaseStore
 	Datasets []Dataset
 }
 
@@ -103,6 +106,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Role == Leader && cfg.Conn == nil {
 		return nil, fmt.Errorf("server: the leader needs a connection to the helper")
 	}
+	if cfg.Releases == nil {
+		cfg.Releases = NewMemoryReleases()
+	}
 	s := &Server{cfg: cfg, datasets: make(map[string]*dataset)}
 	for _, d := range cfg.Datasets {
 		if err := checkDataset(d); err != nil {
@@ -117,8 +123,30 @@ func New(cfg Config) (*Server, error) {
 			queries:  make(map[protocol.QueryID]*openQuery),
 			releases: make(map[protocol.ReleaseID]*release),
 		}
+		if err := s.loadReleases(s.datasets[d.Name]); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
+}
+
+// loadReleases restores the recorded releases of d with their noise.
+func (s *Server) loadReleases(d *dataset) error {
+	err := s.cfg.Releases.LoadReleases(d.Name, func(r *ReleaseRecord) error {
+		if r.Dataset != d.Name || r.Mechanism.Bins != d.Bins {
+			return fmt.Errorf("release %v is of dataset %q over %d bins, want %q over %d", r.Release, r.Dataset, r.Mechanism.Bins, d.Name, d.Bins)
+		}
+		componentNoise, err := r.noise()
+		if err != nil {
+			return fmt.Errorf("release %v: %w", r.Release, err)
+		}
+		d.releases[r.Release] = &release{reports: r.Reports, noise: componentNoise}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("server: loading the releases of dataset %q: %w", d.Name, err)
+	}
+	return nil
 }
 
 func checkDataset(d Dataset) error {
@@ -308,20 +336,25 @@ func releaseCost(m *protocol.CreateRelease) Budget {
 // The leader sends the helper the size and digest of its set, and the
 // full list if they differ; the helper keeps the intersection and returns
 // the leader's IDs it lacks, so both use the same set. Each server then
-// charges its own ledger and draws its own seed.
+// charges its own ledger, draws its own seed and records the release
+// (ReleaseStore) before acknowledging it.
 func (s *Server) createRelease(ctx context.Context, from transport.PeerID, m *protocol.CreateRelease) (protocol.Message, error) {
 	if err := s.fromLeader(from, "release"); err != nil {
 		return nil, err
-	}
-	noise, err := newReleaseNoise(m)
-	if err != nil {
-		return nil, fmt.Errorf("%s: release %v: %w", s.cfg.Role, m.Release, err)
 	}
 	s.mu.Lock()
 	d, ids, err := s.releaseCandidates(m)
 	s.mu.Unlock()
 	if err != nil {
 		return nil, err
+	}
+	rec := &ReleaseRecord{Dataset: m.Dataset, Release: m.Release, Mechanism: m.Mechanism, Components: m.Components}
+	if rec.Seed, err = noise.NewSeed(); err != nil {
+		return nil, fmt.Errorf("%s: release %v: %w", s.cfg.Role, m.Release, err)
+	}
+	componentNoise, err := rec.noise()
+	if err != nil {
+		return nil, fmt.Errorf("%s: release %v: %w", s.cfg.Role, m.Release, err)
 	}
 	var agreed []protocol.ReportID
 	var resp *protocol.ReleaseCreated
@@ -351,7 +384,13 @@ func (s *Server) createRelease(ctx context.Context, from transport.PeerID, m *pr
 	if _, dup := d.releases[m.Release]; dup {
 		return nil, fmt.Errorf("%s: release %v already exists", s.cfg.Role, m.Release)
 	}
-	d.releases[m.Release] = &release{reports: agreed, noise: noise}
+	// Charged before saved: a crash in between wastes budget but never
+	// leaves a release whose cost is not on the ledger.
+	rec.Reports = agreed
+	if err := s.cfg.Releases.SaveRelease(rec); err != nil {
+		return nil, fmt.Errorf("%s: release %v not recorded: %w", s.cfg.Role, m.Release, err)
+	}
+	d.releases[m.Release] = &release{reports: agreed, noise: componentNoise}
 	return resp, nil
 }
 
@@ -427,25 +466,6 @@ func intersect(want, have []protocol.ReportID, drop ...protocol.ReportID) (in, o
 	}
 	slices.SortFunc(in, protocol.CompareIDs)
 	return in, out
-}
-
-// newReleaseNoise draws this server's secret seed for a release and
-// derives each component's noise from it (protocol.ComponentSeed), at the
-// full scale of the component's mechanism.
-func newReleaseNoise(m *protocol.CreateRelease) (map[protocol.Component]mechanism.Release, error) {
-	seed, err := noise.NewSeed()
-	if err != nil {
-		return nil, err
-	}
-	rel := make(map[protocol.Component]mechanism.Release, len(m.Components))
-	for _, c := range m.Components {
-		mech, err := protocol.ComponentMechanism(m.Mechanism, c)
-		if err != nil {
-			return nil, err
-		}
-		rel[c] = mech.NewRelease(protocol.ComponentSeed(seed, c))
-	}
-	return rel, nil
 }
 
 // query answers a prefix query of a release: this server's share of the
@@ -537,7 +557,10 @@ func (s *Server) shareSums(d *dataset, rel *release, batch *openQuery, m *protoc
 	s.mu.Lock()
 	keys := make([]*fss.Key, len(rel.reports))
 	for i, id := range rel.reports {
-		keys[i] = d.reports[id]
+		if keys[i] = d.reports[id]; keys[i] == nil {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("release %v: report %v is not held (store incomplete?)", m.Release, id)
+		}
 	}
 	s.mu.Unlock()
 	return dcfSums(keys, m.Component, m.Prefixes, d.Bins)

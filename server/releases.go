@@ -1,0 +1,156 @@
+package server
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/ecdf/noise"
+	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/wire"
+)
+
+// ReleaseRecord is everything a server needs to answer later queries of a
+// release with the same noise: the release's mechanism and components,
+// the agreed report set, and the server's secret seed, from which every
+// component's noise is derived (protocol.ComponentSeed).
+//
+// The seed is a secret: whoever learns it can subtract this server's
+// noise from every answer of the release. A record must be kept where
+// only the server can read it (internal/store: a 0600 file).
+type ReleaseRecord struct {
+	Dataset    string
+	Release    protocol.ReleaseID
+	Mechanism  mechanism.Params
+	Components []protocol.Component
+	Reports    []protocol.ReportID // sorted
+	Seed       noise.Seed
+}
+
+// ReleaseStore keeps release records. SaveRelease must make the record
+// durable before returning nil: the server acknowledges a release only
+// after it, so a restarted server answers every acknowledged release with
+// its original noise and never draws a second noise for it.
+type ReleaseStore interface {
+	// SaveRelease records r; a record of the same release is replaced.
+	SaveRelease(r *ReleaseRecord) error
+	// LoadReleases calls fn with every record of dataset.
+	LoadReleases(dataset string, fn func(*ReleaseRecord) error) error
+}
+
+// releaseRecordVersion is the first byte of an encoded ReleaseRecord.
+const releaseRecordVersion = 1
+
+// MarshalBinary encodes r: a version byte, the seed, then the release as
+// a protocol.CreateRelease message whose IDs are the agreed reports.
+func (r *ReleaseRecord) MarshalBinary() ([]byte, error) {
+	if len(r.Reports) > protocol.MaxReports {
+		return nil, fmt.Errorf("release %v: %d reports exceed the %d a record holds", r.Release, len(r.Reports), protocol.MaxReports)
+	}
+	var w wire.Writer
+	w.Uint8(releaseRecordVersion)
+	w.Fixed(r.Seed[:])
+	w.Blob(protocol.Encode(&protocol.CreateRelease{
+		Dataset: r.Dataset, Release: r.Release, Mechanism: r.Mechanism, Components: r.Components,
+		Reports: len(r.Reports), Digest: protocol.Digest(r.Reports), IDs: r.Reports,
+	}))
+	return w.Bytes(), nil
+}
+
+// ParseReleaseRecord decodes a record written by MarshalBinary, checking
+// its version and its report list against the recorded size and digest.
+// The mechanism is checked when the server restores the release (its
+// bins must be the dataset's before anything of that size is built).
+func ParseReleaseRecord(b []byte) (*ReleaseRecord, error) {
+	r := wire.NewReader(b)
+	if v := r.Uint8("record version"); r.Err() == nil && v != releaseRecordVersion {
+		return nil, fmt.Errorf("release record: version %d is not supported (want %d)", v, releaseRecordVersion)
+	}
+	var rec ReleaseRecord
+	r.Fixed("seed", rec.Seed[:])
+	body := r.Blob("release", protocol.MaxMessageSize)
+	if err := r.Finish(); err != nil {
+		return nil, fmt.Errorf("release record: %w", err)
+	}
+	msg, err := protocol.Decode(body)
+	if err != nil {
+		return nil, fmt.Errorf("release record: %w", err)
+	}
+	m, ok := msg.(*protocol.CreateRelease)
+	if !ok {
+		return nil, fmt.Errorf("release record: holds a %T, want a release", msg)
+	}
+	switch {
+	case len(m.IDs) != m.Reports || protocol.Digest(m.IDs) != m.Digest:
+		return nil, fmt.Errorf("release record %v: its %d report IDs do not match the recorded size %d and digest", m.Release, len(m.IDs), m.Reports)
+	case !slices.IsSortedFunc(m.IDs, protocol.CompareIDs):
+		return nil, fmt.Errorf("release record %v: report IDs not sorted", m.Release)
+	case len(m.Components) == 0:
+		return nil, fmt.Errorf("release record %v: no components", m.Release)
+	}
+	rec.Dataset, rec.Release, rec.Mechanism, rec.Components, rec.Reports = m.Dataset, m.Release, m.Mechanism, m.Components, m.IDs
+	return &rec, nil
+}
+
+// noise derives each component's noise from the record's seed, at the
+// full scale of the component's mechanism.
+func (r *ReleaseRecord) noise() (map[protocol.Component]mechanism.Release, error) {
+	rel := make(map[protocol.Component]mechanism.Release, len(r.Components))
+	for _, c := range r.Components {
+		mech, err := protocol.ComponentMechanism(r.Mechanism, c)
+		if err != nil {
+			return nil, err
+		}
+		rel[c] = mech.NewRelease(protocol.ComponentSeed(r.Seed, c))
+	}
+	return rel, nil
+}
+
+// MemoryReleases is a ReleaseStore held in memory only (tests,
+// simulations): a server restarted with a new one forgets its releases.
+type MemoryReleases struct {
+	mu      sync.Mutex
+	records map[string]map[protocol.ReleaseID][]byte
+}
+
+// NewMemoryReleases returns an empty in-memory release store.
+func NewMemoryReleases() *MemoryReleases {
+	return &MemoryReleases{records: make(map[string]map[protocol.ReleaseID][]byte)}
+}
+
+// SaveRelease implements ReleaseStore; it keeps the encoded record, so
+// loading goes through the same decoder as a durable store.
+func (s *MemoryReleases) SaveRelease(r *ReleaseRecord) error {
+	b, err := r.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.records[r.Dataset] == nil {
+		s.records[r.Dataset] = make(map[protocol.ReleaseID][]byte)
+	}
+	s.records[r.Dataset][r.Release] = b
+	return nil
+}
+
+// LoadReleases implements ReleaseStore.
+func (s *MemoryReleases) LoadReleases(dataset string, fn func(*ReleaseRecord) error) error {
+	s.mu.Lock()
+	encoded := make([][]byte, 0, len(s.records[dataset]))
+	for _, b := range s.records[dataset] {
+		encoded = append(encoded, b)
+	}
+	s.mu.Unlock()
+	for _, b := range encoded {
+		r, err := ParseReleaseRecord(b)
+		if err != nil {
+			return err
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
