@@ -75,7 +75,8 @@
 // one with Aᵀ, O(nnz A) = O(N log N) for the tree, k-ary and cascade
 // patterns. It stops when the KKT residual — the primal violation and the
 // duality gap λᵀ(Aν − b); stationarity and λ ≥ 0 hold by construction —
-// is below the tolerance (TreeOptions, default 1e-9), and reports the
+// is below a relative tolerance (TreeOptions, default 1e-9: violation
+// relative to that of F̂, gap relative to ½‖ν‖²), and reports the
 // iterations and residuals in TreeStats. A final PointwiseL2 pass makes the
 // curve exactly feasible (it moves it by at most N times the violation).
 // Tests check the solution against active-set enumeration for N ≤ 8 and an

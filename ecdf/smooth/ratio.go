@@ -20,7 +20,9 @@ type Ratio struct {
 // of m (seeds from crypto/rand, so each run spends m's budget on hist once)
 // and F́ its smoothing by the method: the effect of smoothing on the DP
 // error plotted in dp-ecdf Figs. 2 and 3. A ratio below 1 means smoothing
-// reduced the error. runs ≥ 2 gives a standard error.
+// reduced the error. A release without error (F̂ = F, possible with
+// integer noise at large ε) counts as 1: smoothing leaves a feasible curve
+// unchanged. runs ≥ 2 gives a standard error.
 func ErrorRatio(hist []int64, m mechanism.Mechanism, methods []string, runs int) (map[string]Ratio, error) {
 	truth := ecdf.ECDF(hist)
 	sum := make(map[string]float64, len(methods))
@@ -32,7 +34,10 @@ func ErrorRatio(hist []int64, m mechanism.Mechanism, methods []string, runs int)
 			if err != nil {
 				return err
 			}
-			r := sqDist(truth, g) / base
+			r := 1.0 // F̂ = F is feasible, so every method returns it: no effect
+			if base > 0 {
+				r = sqDist(truth, g) / base
+			}
 			sum[method] += r
 			sumSq[method] += r * r
 		}

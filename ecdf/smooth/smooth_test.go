@@ -280,7 +280,7 @@ func TestTreeL2PassesKKTCertificate(t *testing.T) {
 				g, st, err := TreeL2(f, m, TreeOptions{Tolerance: 1e-12})
 				require.NoError(t, err)
 				require.True(t, st.Converged, "%s n=%d: %+v", m.Name(), n, st)
-				nu, _ := p.solve(TreeOptions{Tolerance: 1e-12, MaxIterations: 100000})
+				nu, _ := p.solve(TreeOptions{Tolerance: 1e-12, MaxIterations: 100000}, p.violation(make([]float64, p.cols)))
 				star := certify(t, p, nu)
 				require.InDeltaSlice(t, curveOf(p, f, star), g, 1e-5, "%s n=%d sd=%g", m.Name(), n, sd)
 				require.InDelta(t, floats.Dot(star, star)/2, st.Objective, 1e-8*max(1, st.Objective))
@@ -453,6 +453,13 @@ func TestErrorRatio(t *testing.T) {
 	require.Positive(t, r["l2"].StdErr)
 	_, err = ErrorRatio(hist, m, Methods, 0)
 	require.Error(t, err)
+	exact, err := mechanism.New(mechanism.Params{Name: "tree", Bins: n, Epsilon: 1 << 48})
+	require.NoError(t, err)
+	r, err = ErrorRatio(hist, exact, Methods, 2)
+	require.NoError(t, err)
+	for _, method := range Methods {
+		require.Equal(t, Ratio{Mean: 1}, r[method], "%s on noise-free releases", method)
+	}
 }
 
 // With smoothing "none" the smoothed MSE is the raw MSE, whose mean over

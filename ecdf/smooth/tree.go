@@ -10,9 +10,10 @@ import (
 
 // TreeOptions controls the tree form of dp-ecdf Eq. 3 (TreeL2).
 type TreeOptions struct {
-	// Tolerance bounds, at the stopping point, both the largest violation
-	// of a constraint (in ECDF units) and the duality gap relative to
-	// max(1, ½‖ν‖²). Zero means 1e-9.
+	// Tolerance is the relative KKT residual at which TreeL2 stops: the
+	// largest constraint violation relative to that of F̂ itself, and the
+	// duality gap relative to ½‖ν‖². Both ratios are free of the units of
+	// F̂, as the minimiser is. Zero means 1e-9.
 	Tolerance float64
 	// MaxIterations caps the accelerated projected-gradient iterations.
 	// Zero means 100000.
@@ -29,6 +30,8 @@ type TreeStats struct {
 	// Violation is the largest constraint violation of F̂ + Zν, in ECDF
 	// units, and Gap the duality gap ½‖ν‖² − dual value = |λᵀ(Aν − b)|.
 	Violation, Gap float64
+	// InitialViolation is the largest constraint violation of F̂ (ν = 0).
+	InitialViolation float64
 	// Objective is ½‖ν‖², with ν in ECDF units (multiply by n² for counts²).
 	Objective float64
 	// Repair is the largest change, max_i |F́_i − (F̂ + Zν)_i|, made by the
@@ -53,9 +56,10 @@ type TreeStats struct {
 // O(N log N) for the tree, k-ary and cascade patterns. The step is 1/L
 // with L a power-iteration estimate of ‖A‖₂², doubled whenever an
 // iteration fails the descent condition ‖Aᵀ(λ⁺ − y)‖² ≤ L‖λ⁺ − y‖² (which
-// for this quadratic is exact), and never above ‖A‖₁‖A‖_∞. It stops when the violation is at most
-// opts.Tolerance and the gap at most opts.Tolerance·max(1, ½‖ν‖²); the
-// result is then made exactly feasible by PointwiseL2 (TreeStats.Repair).
+// for this quadratic is exact), and never above ‖A‖₁‖A‖_∞. It stops when
+// the violation is at most opts.Tolerance times that of F̂ and the gap at
+// most opts.Tolerance·½‖ν‖²; the result is then made exactly feasible by
+// PointwiseL2 (TreeStats.Repair).
 func TreeL2(f []float64, m mechanism.Mechanism, opts TreeOptions) ([]float64, TreeStats, error) {
 	if m == nil {
 		return nil, TreeStats{}, fmt.Errorf("smoothing tree-l2 needs the mechanism of the release (got nil)")
@@ -79,10 +83,11 @@ func TreeL2(f []float64, m mechanism.Mechanism, opts TreeOptions) ([]float64, Tr
 	if err != nil {
 		return nil, TreeStats{}, err
 	}
-	if p.violation(make([]float64, p.cols)) == 0 {
+	initial := p.violation(make([]float64, p.cols))
+	if initial == 0 {
 		return slices.Clone(f), TreeStats{Converged: true}, nil
 	}
-	nu, st := p.solve(opts)
+	nu, st := p.solve(opts, initial)
 	g := slices.Clone(f)
 	p.addZ(g, nu)
 	smoothed := PointwiseL2(g)
@@ -258,14 +263,16 @@ func (p *problem) addZ(g, nu []float64) {
 // solve runs accelerated projected gradient ascent on the dual, tracking
 // ν = Aᵀ· of both the iterate λ and the extrapolated point y, so that one
 // iteration costs one product with Aᵀ and one with A.
-func (p *problem) solve(opts TreeOptions) ([]float64, TreeStats) {
+// It stops at the relative tolerance of opts, violations measured against
+// initial, the violation at ν = 0.
+func (p *problem) solve(opts TreeOptions, initial float64) ([]float64, TreeStats) {
 	bound := p.normBound()
 	lip := max(min(1.1*p.normEstimate(), bound), 1e-300)
 	lambda, y, next := make([]float64, p.rows), make([]float64, p.rows), make([]float64, p.rows)
 	nuLambda, nuY, nuNext := make([]float64, p.cols), make([]float64, p.cols), make([]float64, p.cols)
 	s := make([]float64, p.rows)
 	t := 1.0
-	var st TreeStats
+	st := TreeStats{InitialViolation: initial}
 	for st.Iterations = 1; st.Iterations <= opts.MaxIterations; st.Iterations++ {
 		p.slack(s, nuY) // the gradient of the (minimised) negative dual at y
 		for {
@@ -314,7 +321,7 @@ func (p *problem) converged(lambda, nu, s []float64, tol float64, st *TreeStats)
 	st.Violation = max(0, -slices.Min(s))
 	st.Gap = math.Abs(dot(lambda, s)) // ‖ν‖² − λᵀb = λᵀ(Aν − b)
 	st.Objective = dot(nu, nu) / 2
-	st.Converged = st.Violation <= tol && st.Gap <= tol*max(1, st.Objective)
+	st.Converged = st.Violation <= tol*st.InitialViolation && st.Gap <= tol*st.Objective
 	return st.Converged
 }
 
