@@ -70,8 +70,9 @@
 //
 // TreeL2 solves min ½‖ν‖² s.t. Aν ≥ b, with A = DZ, D the (N+1) × N
 // difference operator of K and b = c − DF̂, on its dual
-// max_{λ ≥ 0} λᵀb − ½‖Aᵀλ‖² by accelerated projected gradient with
-// adaptive restart; ν = Aᵀλ. An iteration costs one product with A and
+// max_{λ ≥ 0} λᵀb − ½‖Aᵀλ‖² by accelerated projected gradient
+// (diagonally preconditioned by W = |A||A|ᵀ1 ≽ AAᵀ) with adaptive restart;
+// ν = Aᵀλ. An iteration costs one product with A and
 // one with Aᵀ, O(nnz A) = O(N log N) for the tree, k-ary and cascade
 // patterns. It stops when the KKT residual — the primal violation and the
 // duality gap λᵀ(Aν − b); stationarity and λ ≥ 0 hold by construction —
