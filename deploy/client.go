@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"strconv"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/ecdf"
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/ecdf/smooth"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
@@ -162,19 +165,29 @@ func (a *Analyst) Close() error { return a.host.Close() }
 // ECDF is a private ECDF released by the two servers: every field is
 // public configuration or post-processing of one release.
 type ECDF struct {
-	Dataset    string             `json:"dataset"`
-	N          int                `json:"n"` // reports summed (public under replace-one)
-	Epsilon    float64            `json:"epsilon"`
-	Delta      float64            `json:"delta"`
-	Mechanism  string             `json:"mechanism"`
-	Relation   string             `json:"relation"`
-	Guarantee  string             `json:"guarantee"`
-	Release    string             `json:"release"`
+	Dataset   string  `json:"dataset"`
+	N         int     `json:"n"` // reports summed (public under replace-one)
+	Epsilon   float64 `json:"epsilon"`
+	Delta     float64 `json:"delta"`
+	Mechanism string  `json:"mechanism"`
+	Relation  string  `json:"relation"`
+	Guarantee string  `json:"guarantee"`
+	// Release is the release's ID: give it to Analyst.ReadRelease (fedecdf
+	// query --release) to read the same noisy curve again for free.
+	Release string `json:"release"`
+	// Charged is true when this query created the release and spent its
+	// ε, δ; false for a re-read of an existing release.
+	Charged    bool               `json:"charged"`
 	StdDev     float64            `json:"stddev"` // root mean noise s.d. of F̂, both servers' noise
 	Thresholds []float64          `json:"thresholds"`
 	Counts     []int64            `json:"counts"` // noisy prefix counts
 	ECDF       []float64          `json:"ecdf"`   // Counts / N, not clipped
+	Smoothing  string             `json:"smoothing,omitempty"`
+	Smoothed   []float64          `json:"smoothed,omitempty"` // ECDF post-processed by Smoothing
 	Quantiles  map[string]float64 `json:"quantiles,omitempty"`
+
+	grid *ecdf.Grid
+	mech mechanism.Mechanism // the noise pattern of the Count component
 }
 
 // ECDF creates a release of the Count component (charging the manifest's
@@ -188,42 +201,99 @@ func (a *Analyst) ECDF(ctx context.Context) (*ECDF, error) {
 	if err != nil {
 		return nil, err
 	}
+	e, err := a.read(ctx, rel.ID, params)
+	if err != nil {
+		return nil, err
+	}
+	e.Charged = true
+	return e, nil
+}
+
+// ReadRelease reads all N noisy prefix counts of an existing release
+// again: the servers answer with the release's fixed noise, so this costs
+// no budget and returns the curve first read. The release is assumed to
+// use the manifest's mechanism (as every release made by ECDF does): the
+// stated guarantee and s.d. come from it.
+func (a *Analyst) ReadRelease(ctx context.Context, id protocol.ReleaseID) (*ECDF, error) {
+	params, err := a.m.MechanismParams()
+	if err != nil {
+		return nil, err
+	}
+	return a.read(ctx, id, params)
+}
+
+// ParseReleaseID parses the hexadecimal release ID that ECDF.Release
+// prints.
+func ParseReleaseID(s string) (protocol.ReleaseID, error) {
+	var id protocol.ReleaseID
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != len(id) {
+		return id, fmt.Errorf("release ID %q is not %d hexadecimal bytes", s, len(id))
+	}
+	copy(id[:], b)
+	return id, nil
+}
+
+// read queries every prefix of the Count component of release id.
+func (a *Analyst) read(ctx context.Context, id protocol.ReleaseID, params mechanism.Params) (*ECDF, error) {
+	mech, err := protocol.ComponentMechanism(params, protocol.Count)
+	if err != nil {
+		return nil, err
+	}
 	n := a.grid.Len()
 	prefixes := make([]int, n)
 	for i := range prefixes {
 		prefixes[i] = i + 1
 	}
-	res, err := a.remote.Sum(ctx, aggregation.Query{Release: rel, Component: aggregation.Count, Prefixes: prefixes})
+	q := &protocol.Query{Dataset: a.m.Dataset, Release: id, Component: protocol.Count, Prefixes: prefixes}
+	ans, err := protocol.Call[*protocol.Answer](ctx, a.host.Conn(p2p.QueryProtocol), LeaderName, q)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("release %v: %w", id, err)
+	}
+	if len(ans.Values) != n || ans.Reports < 1 {
+		return nil, fmt.Errorf("release %v: the leader answered %d values over %d reports, want %d over at least one", id, len(ans.Values), ans.Reports, n)
 	}
 	out := &ECDF{
-		Dataset: a.m.Dataset, N: rel.Reports, Epsilon: rel.Epsilon(), Delta: rel.Delta(),
-		Mechanism: rel.Mechanism(aggregation.Count).Name(), Relation: params.Relation.String(),
-		Guarantee: rel.Guarantee(), Release: rel.ID.String(), Thresholds: a.grid.Thresholds(), Counts: res.Sums,
+		Dataset: a.m.Dataset, N: ans.Reports, Epsilon: params.Epsilon, Delta: params.Delta,
+		Mechanism: mech.Name(), Relation: params.Relation.String(), Guarantee: guarantee(params, mech),
+		Release: id.String(), Thresholds: a.grid.Thresholds(), grid: a.grid, mech: mech,
 	}
 	var sumVar float64
-	for j, c := range res.Sums {
-		out.ECDF = append(out.ECDF, float64(c)/float64(rel.Reports))
-		sumVar += res.Variance(j)
+	for i, v := range ans.Values {
+		out.Counts = append(out.Counts, int64(v))
+		out.ECDF = append(out.ECDF, float64(int64(v))/float64(ans.Reports))
+		sumVar += servers * mech.PrefixVariance(i+1)
 	}
-	out.StdDev = math.Sqrt(sumVar/float64(n)) / float64(rel.Reports)
+	out.StdDev = math.Sqrt(sumVar/float64(n)) / float64(ans.Reports)
 	return out, nil
 }
 
-// AddQuantiles reads the p-quantiles of the private curve (dp-ecdf
-// Algorithm 1; post-processing, no budget).
-func (e *ECDF) AddQuantiles(g *ecdf.Grid, ps []float64) error {
-	qs, err := ecdf.Quantiles(ecdf.CurveAt(e.ECDF), g, ps)
+// servers is the number of independent full-scale noises in an answer.
+const servers = 2
+
+// guarantee states the privacy of a Count release and its noise.
+func guarantee(p mechanism.Params, m mechanism.Mechanism) string {
+	return fmt.Sprintf("(ε=%g, δ=%g)-DP under %s neighbours (%s mechanism, count component); each of the %d servers adds its own full-scale noise, so the output stays private against one corrupt server, at %d× the mechanism's variance",
+		p.Epsilon, p.Delta, p.Relation, m.Name(), servers, servers)
+}
+
+// Smooth post-processes the private curve with the named method of
+// ecdf/smooth (dp-ecdf Eq. 3: none, l1, l2 or tree-l2) and reads the
+// p-quantiles of the smoothed curve (Algorithm 1), as fedecdf simulate
+// and fedecdf ecdf do. Post-processing: no budget, same guarantee.
+func (e *ECDF) Smooth(method string, ps []float64) error {
+	g, err := smooth.Apply(method, e.ECDF, e.mech)
 	if err != nil {
 		return err
 	}
+	qs, err := ecdf.Quantiles(ecdf.CurveAt(g), e.grid, ps)
+	if err != nil {
+		return err
+	}
+	e.Smoothing, e.Smoothed = method, g
 	e.Quantiles = make(map[string]float64, len(ps))
 	for j, p := range ps {
 		e.Quantiles[strconv.FormatFloat(p, 'g', -1, 64)] = qs[j]
 	}
 	return nil
 }
-
-// Grid returns the manifest's grid.
-func (a *Analyst) Grid() *ecdf.Grid { return a.grid }

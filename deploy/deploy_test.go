@@ -7,6 +7,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -191,7 +194,30 @@ func TestEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	checkExact(t, d.query(), plainCounts(t, d.m, inst))
+	got, want := d.query(), plainCounts(t, d.m, inst)
+	checkExact(t, got, want)
+	// Smoothing the exact curve changes nothing: the quantiles are the
+	// exact ones.
+	ps := []float64{0.1, 0.5, 0.9}
+	if err := got.Smooth("l2", ps); err != nil {
+		t.Fatal(err)
+	}
+	exact := make([]float64, len(want))
+	for i, c := range want {
+		exact[i] = float64(c) / n
+	}
+	wantQ, err := ecdf.Quantiles(ecdf.CurveAt(exact), got.grid, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, p := range ps {
+		if q := got.Quantiles[strconv.FormatFloat(p, 'g', -1, 64)]; q != wantQ[j] {
+			t.Errorf("%g-quantile %g, exact %g", p, q, wantQ[j])
+		}
+	}
+	if err := got.Smooth("l3", ps); err == nil || !strings.Contains(err.Error(), `unknown smoothing method "l3"`) {
+		t.Errorf("smoothing method l3: %v", err)
+	}
 }
 
 // TestEndToEndEpsilonOne: at ε = 1 the pipeline completes and the error
@@ -221,6 +247,20 @@ func TestEndToEndEpsilonOne(t *testing.T) {
 	mse /= float64(len(want))
 	if mse > 25*got.StdDev*got.StdDev || math.IsNaN(mse) {
 		t.Fatalf("mean squared error %g, predicted %g", mse, got.StdDev*got.StdDev)
+	}
+	// Every smoothing gives a non-decreasing curve in [0, 1] (dp-ecdf
+	// Eq. 3), so the quantiles read from it are ordered.
+	ps := []float64{0.1, 0.5, 0.9}
+	for _, method := range []string{"l1", "l2", "tree-l2"} {
+		if err := got.Smooth(method, ps); err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		if !slices.IsSorted(got.Smoothed) || got.Smoothed[0] < 0 || got.Smoothed[len(got.Smoothed)-1] > 1 {
+			t.Errorf("%s: smoothed curve not non-decreasing in [0, 1]: %v", method, got.Smoothed)
+		}
+		if q := got.Quantiles; !(q["0.1"] <= q["0.5"] && q["0.5"] <= q["0.9"]) {
+			t.Errorf("%s: quantiles out of order: %v", method, q)
+		}
 	}
 }
 
@@ -340,4 +380,68 @@ func instances(n int, seed uint64) []party.Instance {
 		inst[k] = party.Instance{Score: s, Label: y, Probability: s, HasProbability: true}
 	}
 	return inst
+}
+
+// TestReleaseReadAfterRestart: a release at ε = 1 read, both servers
+// restarted from their stores, read again by ID: identical noisy counts,
+// no budget spent by the re-read, and an unknown ID is refused.
+func TestReleaseReadAfterRestart(t *testing.T) {
+	const n = 20
+	d := newDeployment(t, 1, n)
+	p := d.newParty()
+	for _, x := range instances(n, 4) {
+		if _, err := p.Submit(context.Background(), x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := d.query()
+	if !first.Charged {
+		t.Fatal("a new release is not marked as charged")
+	}
+	id, err := ParseReleaseID(first.Release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []**Server{&d.helper, &d.leader} {
+		role, listen := (*s).cfg.Role, (*s).Addrs()[0].String()
+		if err := (*s).Close(); err != nil {
+			t.Fatal(err)
+		}
+		*s = d.start(role, listen)
+	}
+	a, err := NewAnalyst(d.m, d.analystID, fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	again, err := a.ReadRelease(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Charged || again.N != n || !slices.Equal(again.Counts, first.Counts) {
+		t.Fatalf("re-read after restart: charged=%v n=%d counts %v; want uncharged, n=%d, counts %v", again.Charged, again.N, again.Counts, n, first.Counts)
+	}
+	for _, s := range []*Server{d.leader, d.helper} {
+		if spent, err := s.store.Spent(d.m.Dataset); err != nil || spent.Epsilon != 1 {
+			t.Errorf("%s spent %+v (%v) after the re-read, want ε=1", s.cfg.Role, spent, err)
+		}
+	}
+	if second := d.query(); slices.Equal(second.Counts, first.Counts) {
+		t.Fatal("a new release at ε = 1 repeats the first one's noisy counts")
+	}
+	if _, err := a.ReadRelease(context.Background(), protocol.ReleaseID{1}); err == nil || !strings.Contains(err.Error(), "unknown release") {
+		t.Fatalf("reading an unknown release: %v", err)
+	}
+}
+
+func TestParseReleaseID(t *testing.T) {
+	id := protocol.ReleaseID{0xab, 1}
+	if got, err := ParseReleaseID(id.String()); got != id || err != nil {
+		t.Fatalf("ParseReleaseID(%s) = %v, %v", id, got, err)
+	}
+	for _, bad := range []string{"", "zz", id.String()[2:], id.String() + "00"} {
+		if _, err := ParseReleaseID(bad); err == nil {
+			t.Errorf("ParseReleaseID(%q) accepted", bad)
+		}
+	}
 }

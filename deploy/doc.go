@@ -25,8 +25,15 @@
 // lost acknowledgement never counts a party twice.
 //
 // Servers. A server accepts a report only after writing it to its bbolt
-// store, charges releases to a ledger in the same store, and on restart
-// replays the stored reports into a fresh server.Server. The leader
+// store, charges releases to a ledger in the same store and records each
+// release's noise seed, mechanism and agreed report set there before
+// acknowledging it; on restart it restores the releases and replays the
+// stored reports into a fresh server.Server, so an old release answers
+// with its original noise (Analyst.ReadRelease, fedecdf query --release)
+// and is never charged twice. The store file (mode 0600) holds the
+// server's secret seeds: anyone who reads it can strip that server's
+// noise from its releases, so it must stay private to the server, as
+// its key file. The leader
 // answers the manifest's analysts only (QueryProtocol), the helper the
 // leader only (PeerProtocol); reports (ReportProtocol) are accepted from
 // any peer and may carry only uploads.

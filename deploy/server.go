@@ -35,7 +35,8 @@ type ServerConfig struct {
 
 // Server is a running leader or helper: a libp2p host serving the
 // protocol, a server.Server holding the reports and releases, and a
-// store holding everything it acknowledged.
+// store holding everything it acknowledged (reports, the ledger, and the
+// secret noise seed of every release).
 type Server struct {
 	cfg   ServerConfig
 	name  transport.PeerID
@@ -45,8 +46,9 @@ type Server struct {
 	log   *slog.Logger
 }
 
-// StartServer opens the store, replays the reports it holds into a fresh
-// server, and starts serving.
+// StartServer opens the store, restores the releases (with their noise
+// seeds) and replays the reports it holds into a fresh server, and
+// starts serving.
 func StartServer(cfg ServerConfig) (*Server, error) {
 	m := cfg.Manifest
 	if cfg.Logger == nil {
@@ -82,7 +84,7 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	}
 	s.srv, err = server.New(server.Config{
 		Role: cfg.Role, Peer: peerName, Conn: s.host.Conn(p2p.PeerProtocol),
-		Ledger: s.store, Datasets: []server.Dataset{m.serverDataset()},
+		Ledger: s.store, Releases: s.store, Datasets: []server.Dataset{m.serverDataset()},
 	})
 	if err == nil {
 		err = s.replay()

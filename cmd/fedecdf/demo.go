@@ -125,7 +125,7 @@ func runDemo(ctx context.Context, cmd *cobra.Command, dir string, parties, bins 
 		return err
 	}
 	fmt.Fprintf(out, "release and query of %d prefixes in %.2f s\n\n", bins, time.Since(start).Seconds())
-	if err := e.AddQuantiles(a.Grid(), []float64{0.1, 0.25, 0.5, 0.75, 0.9}); err != nil {
+	if err := e.Smooth("l2", []float64{0.1, 0.25, 0.5, 0.75, 0.9}); err != nil {
 		return err
 	}
 	return writeECDFText(out, e)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,19 +10,28 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fedecdf/fedecdf/deploy"
+	"github.com/fedecdf/fedecdf/ecdf/smooth"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 )
 
 func init() {
-	var manifestPath, keyPath, outDir, format, logLevel string
+	var manifestPath, keyPath, outDir, format, logLevel, method, releaseID string
 	cmd := &cobra.Command{
-		Use:   "query --manifest FILE --key FILE ecdf|quantile P|roc|pr|hosmer",
-		Short: "Ask the servers for a new release (charging the manifest's ε) and print the private result",
-		Args:  cobra.RangeArgs(1, 2),
+		Use:   "query --manifest FILE --key FILE [--release ID] ecdf|quantile P|roc|pr|hosmer",
+		Short: "Ask the servers for a new release (charging the manifest's ε), or re-read one by --release for free, and print the private result",
+		Long: `Without --release, the servers create a new release of the count component,
+each charging the manifest's ε (δ) to its budget ledger, and answer all N
+prefixes. With --release ID (printed by every query), they answer the
+same release again with its original noise (kept in their stores across
+restarts): no budget is spent and the curve is the one first read.
+The curve is smoothed (--smooth, dp-ecdf Eq. 3) and quantiles are read
+from the smoothed curve by Algorithm 1; both are post-processing.`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "text" && format != "json" {
 				return fmt.Errorf("--format %q: want text or json", format)
@@ -47,12 +57,12 @@ func init() {
 				return err
 			}
 			defer a.Close()
-			e, err := a.ECDF(cmd.Context())
+			e, err := readECDF(cmd.Context(), a, releaseID)
 			if err != nil {
 				return err
 			}
-			if err := e.AddQuantiles(a.Grid(), probs); err != nil {
-				return err
+			if err := e.Smooth(method, probs); err != nil {
+				return fmt.Errorf("--smooth: %w", err)
 			}
 			if outDir != "" {
 				if err := writeJSONFile(filepath.Join(outDir, "ecdf.json"), e); err != nil {
@@ -71,7 +81,21 @@ func init() {
 	f.StringVar(&outDir, "out", "", "directory to write ecdf.json into")
 	f.StringVar(&format, "format", "text", "output format: text or json")
 	f.StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn or error")
+	f.StringVar(&method, "smooth", "l2", "smoothing of the private curve: "+strings.Join(smooth.Methods, ", "))
+	f.StringVar(&releaseID, "release", "", "re-read this existing release (its ID, as printed) instead of creating one: no budget spent")
 	rootCmd.AddCommand(cmd)
+}
+
+// readECDF creates a new release, or re-reads release id when given.
+func readECDF(ctx context.Context, a *deploy.Analyst, id string) (*deploy.ECDF, error) {
+	if id == "" {
+		return a.ECDF(ctx)
+	}
+	rel, err := deploy.ParseReleaseID(id)
+	if err != nil {
+		return nil, fmt.Errorf("--release: %w", err)
+	}
+	return a.ReadRelease(ctx, rel)
 }
 
 // queryProbabilities returns the quantile probabilities the statistic
@@ -117,18 +141,24 @@ func writeJSONFile(path string, v any) error {
 	return f.Close()
 }
 
-// writeECDFText prints the guarantee, the quantiles and F̂ at up to 21
-// evenly spaced thresholds.
+// writeECDFText prints the release ID (for --release), the guarantee,
+// the quantiles of the smoothed curve, and F̂ and its smoothing at up to
+// 20 evenly spaced thresholds.
 func writeECDFText(w io.Writer, e *deploy.ECDF) error {
-	fmt.Fprintf(w, "dataset %q, n = %d reports, release %s\n%s\nnoise s.d. of F̂ ≈ %.4f (both servers)\n\n", e.Dataset, e.N, e.Release, e.Guarantee, e.StdDev)
-	for _, p := range sortedKeys(e.Quantiles) {
-		fmt.Fprintf(w, "quantile %s\t%.6g\n", p, e.Quantiles[p])
+	spent := "new release: ε, δ charged at both servers"
+	if !e.Charged {
+		spent = "existing release re-read: no budget spent"
 	}
-	fmt.Fprintf(w, "\n threshold\tprivate F̂\n")
+	fmt.Fprintf(w, "release %s (%s; re-read it with --release %s)\n", e.Release, spent, e.Release)
+	fmt.Fprintf(w, "dataset %q, n = %d reports\n%s\nnoise s.d. of F̂ ≈ %.4f (both servers)\n\n", e.Dataset, e.N, e.Guarantee, e.StdDev)
+	for _, p := range sortedKeys(e.Quantiles) {
+		fmt.Fprintf(w, "quantile %s\t%.6g\t(of the curve smoothed by %s)\n", p, e.Quantiles[p], e.Smoothing)
+	}
+	fmt.Fprintf(w, "\n threshold\tprivate F̂\tsmoothed (%s)\n", e.Smoothing)
 	n := len(e.Thresholds)
 	step := max(1, n/20)
 	for i := step - 1; i < n; i += step {
-		fmt.Fprintf(w, "%10.4g\t%.4f\n", e.Thresholds[i], e.ECDF[i])
+		fmt.Fprintf(w, "%10.4g\t%.4f\t%.4f\n", e.Thresholds[i], e.ECDF[i], e.Smoothed[i])
 	}
 	_, err := fmt.Fprintln(w)
 	return err

@@ -1,12 +1,20 @@
 // Package store is a server's durable state in an embedded bbolt file:
 // the reports it accepted (the encoded uploads, keyed by dataset and
-// report ID) and its privacy-budget ledger (server.Ledger: per dataset,
-// the ε and δ spent and the IDs of the releases charged).
+// report ID), its privacy-budget ledger (server.Ledger: per dataset,
+// the ε and δ spent and the IDs of the releases charged) and its
+// releases (server.ReleaseStore: per release, the server's noise seed,
+// the mechanism, the components and the agreed report set).
 //
 // A server writes a report here before acknowledging it, and a release's
-// cost before answering it, so nothing acknowledged is lost on a crash
-// (DESIGN.md, "Deployment"); on restart the reports are replayed into a
-// fresh server and the ledger continues where it stopped. The ledger
+// cost and then its record before acknowledging the release, so nothing
+// acknowledged is lost on a crash (DESIGN.md, "Deployment"); on restart
+// the releases are restored with their original noise, the reports are
+// replayed into the fresh server, and the ledger continues where it
+// stopped: re-querying an old release costs no budget.
+//
+// The file holds secrets: with a server's seed of a release, its noise
+// can be subtracted from every answer of that release. Open creates it
+// with mode 0600; keep it (and its backups) readable by the server only. The ledger
 // follows basic composition over releases, as server.MemoryLedger:
 // every release of a dataset adds its (ε, δ), and a release beyond the
 // dataset's total is refused with nothing recorded.

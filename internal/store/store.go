@@ -14,11 +14,13 @@ import (
 )
 
 // Bucket layout: reports/<dataset>/<report ID> = encoded Upload;
-// ledger/<dataset> = spent (JSON) and ledger/<dataset>/releases/<release ID>.
+// ledger/<dataset> = spent (JSON) and ledger/<dataset>/releases/<release ID>;
+// seeds/<dataset>/<release ID> = encoded server.ReleaseRecord (secret).
 var (
 	reportsBucket  = []byte("reports")
 	ledgerBucket   = []byte("ledger")
 	releasesBucket = []byte("releases")
+	seedsBucket    = []byte("seeds")
 	spentKey       = []byte("spent")
 )
 
@@ -42,7 +44,7 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{reportsBucket, ledgerBucket} {
+		for _, b := range [][]byte{reportsBucket, ledgerBucket, seedsBucket} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -185,4 +187,47 @@ func checkBudget(what string, b server.Budget) error {
 	return nil
 }
 
-var _ server.Ledger = (*Store)(nil)
+// SaveRelease implements server.ReleaseStore: the record, with the
+// server's secret seed of the release, is committed before it returns.
+func (s *Store) SaveRelease(r *server.ReleaseRecord) error {
+	b, err := r.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		d, err := tx.Bucket(seedsBucket).CreateBucketIfNotExists([]byte(r.Dataset))
+		if err != nil {
+			return err
+		}
+		return d.Put(r.Release[:], b)
+	})
+	if err != nil {
+		return fmt.Errorf("store: recording release %v of dataset %q: %w", r.Release, r.Dataset, err)
+	}
+	return nil
+}
+
+// LoadReleases implements server.ReleaseStore, in release ID order.
+func (s *Store) LoadReleases(dataset string, fn func(*server.ReleaseRecord) error) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		d := tx.Bucket(seedsBucket).Bucket([]byte(dataset))
+		if d == nil {
+			return nil
+		}
+		return d.ForEach(func(k, v []byte) error {
+			r, err := server.ParseReleaseRecord(v)
+			if err != nil {
+				return fmt.Errorf("store: dataset %q: %w", dataset, err)
+			}
+			if string(k) != string(r.Release[:]) || r.Dataset != dataset {
+				return fmt.Errorf("store: dataset %q: the record under key %x is release %v of dataset %q", dataset, k, r.Release, r.Dataset)
+			}
+			return fn(r)
+		})
+	})
+}
+
+var (
+	_ server.Ledger       = (*Store)(nil)
+	_ server.ReleaseStore = (*Store)(nil)
+)

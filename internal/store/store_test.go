@@ -4,8 +4,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/server"
 )
@@ -100,5 +102,35 @@ func TestFileMode(t *testing.T) {
 	}
 	if fi.Mode().Perm() != 0o600 {
 		t.Fatalf("store file mode %v, want 0600", fi.Mode().Perm())
+	}
+}
+
+func TestReleasesSurviveReopen(t *testing.T) {
+	s, path := openTemp(t)
+	rec := &server.ReleaseRecord{
+		Dataset: "d", Release: protocol.ReleaseID{3}, Seed: [32]byte{1, 2, 3},
+		Mechanism:  mechanism.Params{Name: "tree", Bins: 8, Epsilon: 1},
+		Components: []protocol.Component{protocol.Count}, Reports: []protocol.ReportID{reportID(1), reportID(2)},
+	}
+	if err := s.SaveRelease(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var got []*server.ReleaseRecord
+	if err := s.LoadReleases("d", func(r *server.ReleaseRecord) error { got = append(got, r); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Seed != rec.Seed || got[0].Release != rec.Release || !slices.Equal(got[0].Reports, rec.Reports) || got[0].Mechanism != rec.Mechanism {
+		t.Fatalf("releases after reopening: %+v, want %+v", got, rec)
+	}
+	if err := s.LoadReleases("other", func(*server.ReleaseRecord) error { t.Fatal("dataset other has a release"); return nil }); err != nil {
+		t.Fatal(err)
 	}
 }
