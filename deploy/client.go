@@ -85,9 +85,14 @@ func (p *Party) NewReport(inst party.Instance) (*Report, error) {
 	}, nil
 }
 
-// Send uploads r to both servers (direct upload mode) and returns once
-// both have made it durable; dup reports whether a server already held it.
+// Send uploads r in the manifest's mode — to each server directly, or
+// through the leader with the helper's key sealed to the helper — and
+// returns once both servers have made it durable; dup reports whether a
+// server already held it.
 func (p *Party) Send(ctx context.Context, r *Report) (dup bool, err error) {
+	if p.m.Upload == UploadRelay {
+		return p.sendRelayed(ctx, r)
+	}
 	conn := p.host.Conn(p2p.ReportProtocol)
 	for _, to := range []struct {
 		peer transport.PeerID

@@ -43,7 +43,7 @@ type deployment struct {
 	dir                string
 }
 
-func newIdentity(t *testing.T) *Identity {
+func newIdentity(t testing.TB) *Identity {
 	t.Helper()
 	id, err := NewIdentity()
 	if err != nil {
@@ -54,9 +54,15 @@ func newIdentity(t *testing.T) *Identity {
 
 func newDeployment(t *testing.T, epsilon float64, minReports int) *deployment {
 	t.Helper()
+	return newDeploymentMode(t, epsilon, minReports, UploadDirect)
+}
+
+// newDeploymentMode starts a deployment whose parties upload in mode.
+func newDeploymentMode(t *testing.T, epsilon float64, minReports int, mode string) *deployment {
+	t.Helper()
 	d := &deployment{t: t, leaderID: newIdentity(t), helperID: newIdentity(t), analystID: newIdentity(t), dir: t.TempDir()}
 	d.m = &Manifest{
-		Version: ManifestVersion, Protocol: protocol.Version, Dataset: "test", Backend: string(server.DCF), Upload: UploadDirect,
+		Version: ManifestVersion, Protocol: protocol.Version, Dataset: "test", Backend: string(server.DCF), Upload: mode,
 		Leader:     Endpoint{Public: d.leaderID.Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
 		Helper:     Endpoint{Public: d.helperID.Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
 		Analysts:   []string{d.analystID.PeerID.String()},

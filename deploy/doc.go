@@ -24,6 +24,21 @@
 // resent on retries, and servers drop duplicates by report ID, so a
 // lost acknowledgement never counts a party twice.
 //
+// Upload mode "relay" (manifest "upload": "relay"): the party talks to
+// the leader only, as an IETF DAP client. It sends the leader, over
+// Noise, its own DCF key in the clear and the helper's upload sealed
+// with HPKE (base mode, the suite above) to the helper's public key in
+// the manifest; the dataset and report ID are the AEAD's associated
+// data, so the leader can neither read the helper's key nor move it to
+// another report. The leader stores its key, relays the sealed share to
+// the helper (SealedProtocol, leader only), which opens and stores it,
+// and acknowledges the party only when both have. Retries are safe as in
+// direct mode: each server drops a duplicate report ID. The relay adds
+// no trust in the leader for privacy (it sees one key, as in direct
+// mode); it does let the leader drop a party's sealed share, which only
+// removes that report from every release (both servers sum the agreed
+// set).
+//
 // Servers. A server accepts a report only after writing it to its bbolt
 // store, charges releases to a ledger in the same store and records each
 // release's noise seed, mechanism and agreed report set there before

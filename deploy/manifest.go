@@ -38,7 +38,7 @@ type Manifest struct {
 	Protocol   int      `json:"protocol"` // protocol.Version
 	Dataset    string   `json:"dataset"`
 	Backend    string   `json:"backend"` // "dcf": parties upload once and go offline
-	Upload     string   `json:"upload"`  // UploadDirect
+	Upload     string   `json:"upload"`  // UploadDirect or UploadRelay
 	Leader     Endpoint `json:"leader"`
 	Helper     Endpoint `json:"helper"`
 	Analysts   []string `json:"analysts"` // peer IDs allowed to create releases and query
@@ -122,8 +122,8 @@ func (m *Manifest) Check() error {
 		return fmt.Errorf("protocol %d is not supported (want %d)", m.Protocol, protocol.Version)
 	case m.Backend != string(server.DCF):
 		return fmt.Errorf("backend %q: deployments run the dcf backend", m.Backend)
-	case m.Upload != UploadDirect:
-		return fmt.Errorf("upload %q: want %q", m.Upload, UploadDirect)
+	case m.Upload != UploadDirect && m.Upload != UploadRelay:
+		return fmt.Errorf("upload %q: want %q or %q", m.Upload, UploadDirect, UploadRelay)
 	case !slices.Equal(m.Payload, PayloadLayout()):
 		return fmt.Errorf("payload %v: this protocol version's layout is %v", m.Payload, PayloadLayout())
 	case m.MinReports < 1:

@@ -95,10 +95,17 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 		return nil, err
 	}
 	s.host.Handle(p2p.ReportProtocol, nil, s.handleReport)
+	relay := m.Upload == UploadRelay
 	if cfg.Role == server.Leader {
 		s.host.Handle(p2p.QueryProtocol, m.analystNames(), s.handleRelease)
+		if relay {
+			s.host.Handle(p2p.RelayProtocol, nil, s.handleRelayed)
+		}
 	} else {
 		s.host.Handle(p2p.PeerProtocol, []transport.PeerID{LeaderName}, s.handleRelease)
+		if relay {
+			s.host.Handle(p2p.SealedProtocol, []transport.PeerID{LeaderName}, s.handleSealed)
+		}
 	}
 	s.log.Info("serving", "peer_id", s.host.ID().String(), "addrs", fmt.Sprint(s.host.Addrs()), "dataset", m.Dataset)
 	return s, nil

@@ -22,6 +22,7 @@ func init() {
 	var parties, bins int
 	var epsilon float64
 	var keep bool
+	var upload string
 	cmd := &cobra.Command{
 		Use:   "demo [--parties 200]",
 		Short: "Run two server processes, the parties and an analyst on 127.0.0.1, print the private ECDF and stop",
@@ -37,18 +38,19 @@ func init() {
 			if !keep {
 				defer os.RemoveAll(dir)
 			}
-			return runDemo(cmd.Context(), cmd, dir, parties, bins, epsilon)
+			return runDemo(cmd.Context(), cmd, dir, parties, bins, epsilon, upload)
 		},
 	}
 	f := cmd.Flags()
 	f.IntVar(&parties, "parties", 200, "number of parties, each its own libp2p host")
 	f.IntVar(&bins, "bins", 64, "number of bins N")
 	f.Float64Var(&epsilon, "epsilon", 1, "ε of the release")
+	f.StringVar(&upload, "upload", deploy.UploadDirect, "upload mode: direct or relay (through the leader, HPKE-sealed to the helper)")
 	f.BoolVar(&keep, "keep", false, "keep the keys, manifest, stores and logs in the temporary directory")
 	rootCmd.AddCommand(cmd)
 }
 
-func runDemo(ctx context.Context, cmd *cobra.Command, dir string, parties, bins int, epsilon float64) error {
+func runDemo(ctx context.Context, cmd *cobra.Command, dir string, parties, bins int, epsilon float64, upload string) error {
 	out := cmd.OutOrStdout()
 	ids := map[string]*deploy.Identity{}
 	for _, name := range []string{"leader", "helper", "analyst"} {
@@ -70,7 +72,7 @@ func runDemo(ctx context.Context, cmd *cobra.Command, dir string, parties, bins 
 		addrs[name] = fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", port)
 	}
 	m := &deploy.Manifest{
-		Version: deploy.ManifestVersion, Protocol: protocol.Version, Dataset: "demo", Backend: string(server.DCF), Upload: deploy.UploadDirect,
+		Version: deploy.ManifestVersion, Protocol: protocol.Version, Dataset: "demo", Backend: string(server.DCF), Upload: upload,
 		Leader:     deploy.Endpoint{Public: ids["leader"].Public(), Addrs: []string{addrs["leader"]}},
 		Helper:     deploy.Endpoint{Public: ids["helper"].Public(), Addrs: []string{addrs["helper"]}},
 		Analysts:   []string{ids["analyst"].PeerID.String()},

@@ -66,5 +66,6 @@ func init() {
 	f.Float64Var(&m.Budget.Epsilon, "budget-epsilon", 4, "total ε of all releases of the dataset")
 	f.Float64Var(&m.Budget.Delta, "budget-delta", 0, "total δ of all releases of the dataset")
 	f.IntVar(&m.MinReports, "min-reports", 100, "minimum number of reports before any release")
+	f.StringVar(&m.Upload, "upload", deploy.UploadDirect, "how parties upload: direct (each server its key over Noise) or relay (through the leader, the helper's key HPKE-sealed to the helper)")
 	rootCmd.AddCommand(cmd)
 }

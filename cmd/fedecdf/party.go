@@ -18,9 +18,12 @@ func init() {
 	cmd := &cobra.Command{
 		Use:   "party --manifest FILE (--score S --label Y [--probability P] | --csv FILE)",
 		Short: "Submit one record (or one report per CSV row, each a separate party) to both servers",
-		Long: `Submit reports in the "direct" upload mode: each server receives its own DCF key
-over a Noise channel to it; the exit status is 0 only if both servers
-acknowledged (durably stored) every report.`,
+		Long: `Submit reports in the manifest's upload mode: "direct", each server receives
+its own DCF key over a Noise channel to it; or "relay", the party talks to
+the leader only and the helper's key is HPKE-sealed to the helper's public
+key in the manifest (RFC 9180, as in IETF DAP), so the leader relays it
+without reading it. The exit status is 0 only if both servers acknowledged
+(durably stored) every report.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			logger, err := newLogger(logLevel)

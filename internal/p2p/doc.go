@@ -11,7 +11,8 @@
 // (the deployment manifest).
 //
 // One call is one stream of a versioned protocol (ReportProtocol,
-// QueryProtocol, PeerProtocol) carrying one request frame and one
+// QueryProtocol, PeerProtocol, and RelayProtocol and SealedProtocol for
+// reports relayed through the leader) carrying one request frame and one
 // response frame:
 //
 //	version (1 byte, FrameVersion) | kind (1 byte) | length (uint32, big-endian) | payload

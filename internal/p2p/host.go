@@ -30,6 +30,8 @@ const (
 	ReportProtocol protocol.ID = "/fedecdf/report/1" // party → server
 	QueryProtocol  protocol.ID = "/fedecdf/query/1"  // analyst → leader
 	PeerProtocol   protocol.ID = "/fedecdf/peer/1"   // leader → helper
+	RelayProtocol  protocol.ID = "/fedecdf/relay/1"  // party → leader, helper's share sealed
+	SealedProtocol protocol.ID = "/fedecdf/sealed/1" // leader → helper, a relayed sealed share
 )
 
 // Defaults of Config.

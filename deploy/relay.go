@@ -1,0 +1,266 @@
+package deploy
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+
+	"github.com/cloudflare/circl/hpke"
+
+	"github.com/fedecdf/fedecdf/internal/p2p"
+	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/transport"
+	"github.com/fedecdf/fedecdf/internal/wire"
+)
+
+// UploadRelay is the upload mode in which a party talks to the leader
+// only: it sends the leader its own DCF key and the helper's key sealed
+// to the helper's HPKE public key (RFC 9180, as IETF DAP's input
+// shares), which the leader relays to the helper without being able to
+// read it.
+const UploadRelay = "relay"
+
+// relayInfo is the HPKE info string: it binds a sealed share to this
+// protocol and version.
+const relayInfo = "fedecdf relayed upload v1"
+
+// relayVersion is the first byte of a relayed report and a sealed upload.
+const relayVersion = 1
+
+// Limits of the sealed fields: an X25519 encapsulated key is 32 bytes;
+// the ciphertext is an encoded upload plus the AEAD tag.
+const (
+	maxEncLen        = 256
+	maxCiphertextLen = protocol.MaxKeySize + protocol.MaxNameLen + 1024
+)
+
+// sealedUpload is the helper's upload of one report, HPKE-sealed to the
+// helper. The dataset and report ID travel in the clear (the leader
+// needs them, and holds the same ones in its own upload) and are the
+// AEAD's associated data, so the leader cannot move a sealed share to
+// another report.
+type sealedUpload struct {
+	Dataset    string
+	Report     protocol.ReportID
+	Enc        []byte // HPKE encapsulated key
+	Ciphertext []byte // sealed protocol.Encode(helper's Upload)
+}
+
+// relayedReport is what a party sends the leader in relay mode: the
+// leader's encoded upload and the helper's sealed one.
+type relayedReport struct {
+	Leader []byte
+	Helper sealedUpload
+}
+
+func (s *sealedUpload) encode(w *wire.Writer) {
+	w.String(s.Dataset)
+	w.Fixed(s.Report[:])
+	w.Blob(s.Enc)
+	w.Blob(s.Ciphertext)
+}
+
+func (s *sealedUpload) decode(r *wire.Reader) {
+	s.Dataset = r.String("dataset", protocol.MaxNameLen)
+	r.Fixed("report", s.Report[:])
+	s.Enc = r.Blob("encapsulated key", maxEncLen)
+	s.Ciphertext = r.Blob("ciphertext", maxCiphertextLen)
+}
+
+// marshal returns the version byte and the fields of s.
+func (s *sealedUpload) marshal() []byte {
+	var w wire.Writer
+	w.Uint8(relayVersion)
+	s.encode(&w)
+	return w.Bytes()
+}
+
+// parseSealedUpload decodes a sealed upload relayed by the leader.
+func parseSealedUpload(b []byte) (*sealedUpload, error) {
+	var s sealedUpload
+	r := wire.NewReader(b)
+	if err := readRelayVersion(r); err != nil {
+		return nil, fmt.Errorf("sealed upload: %w", err)
+	}
+	s.decode(r)
+	if err := r.Finish(); err != nil {
+		return nil, fmt.Errorf("sealed upload: %w", err)
+	}
+	return &s, nil
+}
+
+func (rr *relayedReport) marshal() []byte {
+	var w wire.Writer
+	w.Uint8(relayVersion)
+	w.Blob(rr.Leader)
+	rr.Helper.encode(&w)
+	return w.Bytes()
+}
+
+// parseRelayedReport decodes a party's relayed report and checks that
+// the leader's upload is for the same dataset and report as the sealed
+// one.
+func parseRelayedReport(b []byte) (*relayedReport, error) {
+	var rr relayedReport
+	r := wire.NewReader(b)
+	if err := readRelayVersion(r); err != nil {
+		return nil, fmt.Errorf("relayed report: %w", err)
+	}
+	rr.Leader = r.Blob("leader upload", protocol.MaxKeySize+protocol.MaxNameLen+64)
+	rr.Helper.decode(r)
+	if err := r.Finish(); err != nil {
+		return nil, fmt.Errorf("relayed report: %w", err)
+	}
+	msg, err := protocol.Decode(rr.Leader)
+	if err != nil {
+		return nil, fmt.Errorf("relayed report: leader upload: %w", err)
+	}
+	up, ok := msg.(*protocol.Upload)
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("relayed report: the leader's part is a %T, not an upload", msg)
+	case up.Dataset != rr.Helper.Dataset || up.Report != rr.Helper.Report:
+		return nil, fmt.Errorf("relayed report: the leader's upload is report %v of %q, the sealed one report %v of %q", up.Report, up.Dataset, rr.Helper.Report, rr.Helper.Dataset)
+	}
+	return &rr, nil
+}
+
+func readRelayVersion(r *wire.Reader) error {
+	if v := r.Uint8("version"); r.Err() == nil && v != relayVersion {
+		return fmt.Errorf("version %d is not supported (want %d)", v, relayVersion)
+	}
+	return r.Err()
+}
+
+// sealAAD is the associated data of a sealed upload: its dataset and
+// report ID.
+func sealAAD(dataset string, report protocol.ReportID) []byte {
+	var w wire.Writer
+	w.String(dataset)
+	w.Fixed(report[:])
+	return w.Bytes()
+}
+
+// sealUpload seals the helper's upload to the helper's HPKE public key.
+func sealUpload(helperPublic []byte, up *protocol.Upload) (*sealedUpload, error) {
+	pk, err := hpke.KEM_X25519_HKDF_SHA256.Scheme().UnmarshalBinaryPublicKey(helperPublic)
+	if err != nil {
+		return nil, fmt.Errorf("the helper's HPKE public key: %w", err)
+	}
+	sender, err := HPKESuite.NewSender(pk, []byte(relayInfo))
+	if err != nil {
+		return nil, err
+	}
+	enc, sealer, err := sender.Setup(rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("sealing report %v to the helper: %w", up.Report, err)
+	}
+	ct, err := sealer.Seal(protocol.Encode(up), sealAAD(up.Dataset, up.Report))
+	if err != nil {
+		return nil, fmt.Errorf("sealing report %v to the helper: %w", up.Report, err)
+	}
+	return &sealedUpload{Dataset: up.Dataset, Report: up.Report, Enc: enc, Ciphertext: ct}, nil
+}
+
+// open decrypts s with the helper's HPKE private key and returns the
+// encoded upload, checked to be the report s names.
+func (s *sealedUpload) open(helperPrivate []byte) ([]byte, error) {
+	sk, err := hpke.KEM_X25519_HKDF_SHA256.Scheme().UnmarshalBinaryPrivateKey(helperPrivate)
+	if err != nil {
+		return nil, fmt.Errorf("the helper's HPKE private key: %w", err)
+	}
+	receiver, err := HPKESuite.NewReceiver(sk, []byte(relayInfo))
+	if err != nil {
+		return nil, err
+	}
+	opener, err := receiver.Setup(s.Enc)
+	if err != nil {
+		return nil, fmt.Errorf("sealed report %v: encapsulated key: %w", s.Report, err)
+	}
+	pt, err := opener.Open(s.Ciphertext, sealAAD(s.Dataset, s.Report))
+	if err != nil {
+		return nil, fmt.Errorf("sealed report %v does not open with the helper's key (tampered, or sealed to another key): %w", s.Report, err)
+	}
+	msg, err := protocol.Decode(pt)
+	if err != nil {
+		return nil, fmt.Errorf("sealed report %v: %w", s.Report, err)
+	}
+	if up, ok := msg.(*protocol.Upload); !ok || up.Dataset != s.Dataset || up.Report != s.Report {
+		return nil, fmt.Errorf("sealed report %v of %q holds another message or report", s.Report, s.Dataset)
+	}
+	return pt, nil
+}
+
+// sendRelayed uploads r through the leader: its own key in the clear
+// (over Noise), the helper's sealed to the helper. The leader answers
+// once both servers have made the report durable.
+func (p *Party) sendRelayed(ctx context.Context, r *Report) (dup bool, err error) {
+	sealed, err := sealUpload(p.m.Helper.HPKEPublicKey, r.Helper)
+	if err != nil {
+		return false, err
+	}
+	rr := &relayedReport{Leader: protocol.Encode(r.Leader), Helper: *sealed}
+	resp, err := p.host.Conn(p2p.RelayProtocol).Call(ctx, LeaderName, rr.marshal())
+	if err != nil {
+		return false, fmt.Errorf("report %v: relayed upload to the leader: %w", r.ID, err)
+	}
+	ack, err := decodeAck(resp)
+	if err != nil {
+		return false, fmt.Errorf("report %v: relayed upload: %w", r.ID, err)
+	}
+	return ack.Duplicate, nil
+}
+
+// decodeAck returns the Ack in resp, or the error it carries.
+func decodeAck(resp []byte) (*protocol.Ack, error) {
+	msg, err := protocol.Decode(resp)
+	if err != nil {
+		return nil, err
+	}
+	switch m := msg.(type) {
+	case *protocol.Ack:
+		return m, nil
+	case *protocol.Error:
+		return nil, errors.New(m.Text)
+	}
+	return nil, fmt.Errorf("unexpected %T response", msg)
+}
+
+// handleRelayed is the leader's side of a relayed report: it stores its
+// own upload as a direct one, relays the sealed share to the helper, and
+// acknowledges only when both servers have stored the report.
+func (s *Server) handleRelayed(ctx context.Context, from transport.PeerID, req []byte) []byte {
+	rr, err := parseRelayedReport(req)
+	if err != nil {
+		return errorResponse("%s: %v", s.name, err)
+	}
+	resp := s.handleReport(ctx, from, rr.Leader)
+	mine, err := decodeAck(resp)
+	if err != nil {
+		return resp
+	}
+	helperResp, err := s.host.Conn(p2p.SealedProtocol).Call(ctx, HelperName, rr.Helper.marshal())
+	if err != nil {
+		return errorResponse("%s: report %v: relaying to the helper: %v", s.name, rr.Helper.Report, err)
+	}
+	theirs, err := decodeAck(helperResp)
+	if err != nil {
+		return errorResponse("%s: report %v: the helper refused it: %v", s.name, rr.Helper.Report, err)
+	}
+	return protocol.Encode(&protocol.Ack{Duplicate: mine.Duplicate || theirs.Duplicate})
+}
+
+// handleSealed is the helper's side: it opens the sealed upload with its
+// HPKE private key and accepts it as a direct one.
+func (s *Server) handleSealed(ctx context.Context, from transport.PeerID, req []byte) []byte {
+	sealed, err := parseSealedUpload(req)
+	if err != nil {
+		return errorResponse("%s: %v", s.name, err)
+	}
+	upload, err := sealed.open(s.cfg.Identity.HPKEPrivate)
+	if err != nil {
+		return errorResponse("%s: %v", s.name, err)
+	}
+	return s.handleReport(ctx, from, upload)
+}
