@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/store"
 	"github.com/fedecdf/fedecdf/server"
@@ -27,4 +28,28 @@ func Example() {
 	spent, _ := s.Spent("ds")
 	fmt.Println(n, spent.Epsilon)
 	// Output: 1 0.5
+}
+
+// A release's secret seed, saved before the release is acknowledged, is
+// loaded back after a restart, so the release answers with the same noise.
+func ExampleStore_SaveRelease() {
+	dir, _ := os.MkdirTemp("", "store")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "helper.db")
+
+	s, _ := store.Open(path)
+	_ = s.SaveRelease(&server.ReleaseRecord{
+		Dataset: "ds", Release: protocol.ReleaseID{1}, Seed: [32]byte{42},
+		Mechanism:  mechanism.Params{Name: "tree", Bins: 64, Epsilon: 1},
+		Components: []protocol.Component{protocol.Count}, Reports: []protocol.ReportID{{7}},
+	})
+	s.Close()
+
+	s, _ = store.Open(path)
+	defer s.Close()
+	_ = s.LoadReleases("ds", func(r *server.ReleaseRecord) error {
+		fmt.Println(r.Release, r.Seed[0], len(r.Reports))
+		return nil
+	})
+	// Output: 01000000000000000000000000000000 42 1
 }
