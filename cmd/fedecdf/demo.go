@@ -78,7 +78,7 @@ func runDemo(ctx context.Context, cmd *cobra.Command, dir string, parties, bins 
 		Analysts:   []string{ids["analyst"].PeerID.String()},
 		Grid:       deploy.Grid{Scale: "linear", Min: 0, Max: 1, Bins: bins},
 		Payload:    deploy.PayloadLayout(),
-		Mechanism:  deploy.Mech{Name: "tree", Epsilon: epsilon, Relation: "replace-one"},
+		Mechanism:  deploy.Mech{Name: "auto", Epsilon: epsilon, Relation: "replace-one"},
 		Budget:     deploy.Budget{Epsilon: epsilon},
 		MinReports: parties,
 	}

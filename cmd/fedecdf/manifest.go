@@ -58,7 +58,7 @@ func init() {
 	f.Float64Var(&m.Grid.Min, "min", 0, "grid minimum")
 	f.Float64Var(&m.Grid.Max, "max", 1, "grid maximum")
 	f.IntVar(&m.Grid.Bins, "bins", 256, "number of bins N")
-	f.StringVar(&m.Mechanism.Name, "mechanism", "tree", "noise mechanism: tree, kary, cascade, gaussian-tree or auto")
+	f.StringVar(&m.Mechanism.Name, "mechanism", "auto", "noise mechanism: tree, kary, cascade, gaussian-tree or auto")
 	f.Float64Var(&m.Mechanism.Epsilon, "epsilon", 1, "ε of each release (per payload component)")
 	f.Float64Var(&m.Mechanism.Delta, "delta", 0, "δ of each release (approximate mechanisms)")
 	f.IntVar(&m.Mechanism.K, "k", 0, "arity of the kary mechanism (0: best)")
