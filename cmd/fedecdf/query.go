@@ -57,6 +57,9 @@ from the smoothed curve by Algorithm 1; both are post-processing.`,
 				return err
 			}
 			defer a.Close()
+			if args[0] == "roc" || args[0] == "pr" {
+				return queryROC(cmd, a, args[0], releaseID, method, format, outDir)
+			}
 			e, err := readECDF(cmd.Context(), a, releaseID)
 			if err != nil {
 				return err
@@ -78,7 +81,7 @@ from the smoothed curve by Algorithm 1; both are post-processing.`,
 	f := cmd.Flags()
 	f.StringVar(&manifestPath, "manifest", "manifest.json", "deployment manifest")
 	f.StringVar(&keyPath, "key", "", "the analyst's key file (keygen)")
-	f.StringVar(&outDir, "out", "", "directory to write ecdf.json into")
+	f.StringVar(&outDir, "out", "", "directory to write the result as JSON into (ecdf.json, roc.json or pr.json)")
 	f.StringVar(&format, "format", "text", "output format: text or json")
 	f.StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn or error")
 	f.StringVar(&method, "smooth", "l2", "smoothing of the private curve: "+strings.Join(smooth.Methods, ", "))
@@ -116,8 +119,13 @@ func queryProbabilities(args []string) ([]float64, error) {
 			return nil, fmt.Errorf("quantile probability %q is not a number in [0, 1]", args[1])
 		}
 		return []float64{p}, nil
-	case "roc", "pr", "hosmer":
-		return nil, fmt.Errorf("%s: not available yet: the roc/ and hosmer/ packages are not in the repository", stat)
+	case "roc", "pr":
+		if len(args) != 1 {
+			return nil, fmt.Errorf("%s takes no argument", stat)
+		}
+		return nil, nil
+	case "hosmer":
+		return nil, fmt.Errorf("hosmer: not available over the network yet (run it in fedecdf simulate): the servers' query protocol does not yet carry the probability-quantile grouping step")
 	default:
 		return nil, fmt.Errorf("unknown statistic %q (want ecdf, quantile, roc, pr or hosmer)", stat)
 	}
@@ -166,4 +174,40 @@ func writeECDFText(w io.Writer, e *deploy.ECDF) error {
 
 func sortedKeys(m map[string]float64) []string {
 	return slices.Sorted(maps.Keys(m))
+}
+
+// queryROC creates a release of the positives' and negatives' prefix
+// counts and prints the private ROC curve (or its PR curve).
+func queryROC(cmd *cobra.Command, a *deploy.Analyst, stat, releaseID, method, format, outDir string) error {
+	if releaseID != "" {
+		return fmt.Errorf("--release: re-reading is available for ecdf and quantile only")
+	}
+	r, err := a.ROC(cmd.Context(), method)
+	if err != nil {
+		return err
+	}
+	if outDir != "" {
+		if err := writeJSONFile(filepath.Join(outDir, stat+".json"), r); err != nil {
+			return err
+		}
+	}
+	w := cmd.OutOrStdout()
+	if format == "json" {
+		return writeJSON(w, r)
+	}
+	fmt.Fprintf(w, "release %s (new release of the label and 1−label components)\ndataset %q, n = %d reports\n%s\n\n", r.Release, r.Dataset, r.N, r.Guarantee)
+	xs, ys, xName, yName := r.FPR, r.TPR, "FPR", "TPR"
+	if stat == "pr" {
+		xs, ys, xName, yName = r.Recall, r.Precision, "recall", "precision"
+		fmt.Fprintf(w, "average precision %.4f (curves smoothed by %s)\n\n", r.AveragePrecision, r.Smoothing)
+	} else {
+		fmt.Fprintf(w, "AUC %.4f (curves smoothed by %s)\n\n", r.AUC, r.Smoothing)
+	}
+	fmt.Fprintf(w, "%10s\t%s\n", xName, yName)
+	step := max(1, len(xs)/20)
+	for i := 0; i < len(xs); i += step {
+		fmt.Fprintf(w, "%10.4f\t%.4f\n", xs[i], ys[i])
+	}
+	_, err = fmt.Fprintln(w)
+	return err
 }

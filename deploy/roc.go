@@ -1,0 +1,67 @@
+package deploy
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/ecdf/smooth"
+	"github.com/fedecdf/fedecdf/roc"
+)
+
+// ROC is a private ROC curve (and the PR curve derived from it) released
+// by the two servers: higher score = more likely positive. Every field is
+// public configuration or post-processing of one release.
+type ROC struct {
+	Dataset   string  `json:"dataset"`
+	N         int     `json:"n"`
+	Epsilon   float64 `json:"epsilon"`
+	Mechanism string  `json:"mechanism"`
+	Guarantee string  `json:"guarantee"`
+	Release   string  `json:"release"`
+	Smoothing string  `json:"smoothing"`
+	// FPR and TPR run from (1, 1) at the lowest threshold to (0, 0).
+	FPR []float64 `json:"fpr"`
+	TPR []float64 `json:"tpr"`
+	AUC float64   `json:"auc"`
+	// Recall and Precision are the PR points with at least one predicted
+	// positive; AveragePrecision summarises them.
+	Recall           []float64 `json:"recall"`
+	Precision        []float64 `json:"precision"`
+	AveragePrecision float64   `json:"average_precision"`
+}
+
+// ROC creates one release of the Label and NotLabel components — the
+// positives' and the negatives' prefix counts — and returns the ROC and PR
+// curves, each count vector smoothed by method (ecdf/smooth). Under
+// replace-one the pair is ε-DP at the manifest's ε (roc/doc.go: a replaced
+// instance moves within one vector, or leaves one and joins the other, each
+// an add/remove at ε/2); the servers' ledgers, which charge per component,
+// record 2ε, erring on the safe side.
+func (a *Analyst) ROC(ctx context.Context, method string) (*ROC, error) {
+	params, err := a.m.MechanismParams()
+	if err != nil {
+		return nil, err
+	}
+	spec := aggregation.ReleaseSpec{Mechanism: params, Components: []aggregation.Component{aggregation.Label, aggregation.NotLabel}}
+	rel, err := a.remote.NewRelease(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	mech := rel.Mechanism(aggregation.Label)
+	smoother := func(f []float64) ([]float64, error) { return smooth.Apply(method, f, mech) }
+	src := roc.UStatSource{Ctx: ctx, UStat: a.remote, Releases: []*aggregation.Release{rel}}
+	c, err := roc.Private(src, a.grid.Len(), smoother)
+	if err != nil {
+		return nil, fmt.Errorf("release %v: %w", rel.ID, err)
+	}
+	pr := c.PR(0)
+	return &ROC{
+		Dataset: a.m.Dataset, N: rel.Reports, Epsilon: params.Epsilon, Mechanism: mech.Name(),
+		Guarantee: fmt.Sprintf("(ε=%g, δ=%g)-DP under %s neighbours for the pair of count vectors (%s mechanism); each of the %d servers adds its own full-scale noise, at %d× the mechanism's variance",
+			params.Epsilon, params.Delta, params.Relation, mech.Name(), servers, servers),
+		Release: rel.ID.String(), Smoothing: method,
+		FPR: c.FPR, TPR: c.TPR, AUC: c.AUC(),
+		Recall: pr.Recall, Precision: pr.Precision, AveragePrecision: pr.AveragePrecision(),
+	}, nil
+}

@@ -1,0 +1,84 @@
+package deploy
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/fedecdf/fedecdf/party"
+	"github.com/fedecdf/fedecdf/roc"
+)
+
+// rocOf queries the deployment's ROC curve, smoothed by method.
+func (d *deployment) rocOf(method string) *ROC {
+	d.t.Helper()
+	a, err := NewAnalyst(d.m, d.analystID, fast)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	defer a.Close()
+	r, err := a.ROC(context.Background(), method)
+	if err != nil {
+		d.t.Fatalf("analyst ROC query: %v", err)
+	}
+	return r
+}
+
+// exactROC is the in-process reference curve of the instances on the
+// manifest's grid.
+func exactROC(t *testing.T, d *deployment, inst []party.Instance) *roc.Curve {
+	t.Helper()
+	grid, err := d.m.NewGrid()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bins, labels := make([]int, len(inst)), make([]int, len(inst))
+	for k, x := range inst {
+		if bins[k], err = grid.Bin(x.Score); err != nil {
+			t.Fatal(err)
+		}
+		labels[k] = x.Label
+	}
+	pos, neg, err := roc.ExactPrefixes(bins, labels, grid.Len())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := roc.FromPrefixes(pos, neg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// At a huge ε the ROC curve released over libp2p is the exact one; at
+// ε = 1 it is monotone and in [0, 1] with an AUC in [0, 1].
+func TestROCOverTheNetwork(t *testing.T) {
+	for _, eps := range []float64{hugeEpsilon, 1} {
+		const n = 100
+		d := newDeployment(t, eps, n)
+		p := d.newParty()
+		inst := instances(n, 3)
+		for _, x := range inst {
+			if _, err := p.Submit(context.Background(), x); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := d.rocOf("l2")
+		if eps == hugeEpsilon {
+			want := exactROC(t, d, inst)
+			if math.Abs(got.AUC-want.AUC()) > 1e-12 || !slices.Equal(got.TPR, want.TPR) || !slices.Equal(got.FPR, want.FPR) {
+				t.Fatalf("ROC at huge ε: AUC %v, exact %v", got.AUC, want.AUC())
+			}
+			continue
+		}
+		if got.N != n || !(got.AUC >= 0 && got.AUC <= 1) {
+			t.Fatalf("ROC at ε = 1: n = %d, AUC %v", got.N, got.AUC)
+		}
+		for i := 1; i < len(got.TPR); i++ {
+			if got.TPR[i] > got.TPR[i-1] || got.FPR[i] > got.FPR[i-1] || got.TPR[i] < 0 || got.FPR[i] < 0 {
+				t.Fatalf("ROC at ε = 1 is not monotone in [0, 1] at %d", i)
+			}
+		}
+	}
+}
