@@ -51,10 +51,12 @@ func exactROC(t *testing.T, d *deployment, inst []party.Instance) *roc.Curve {
 	return c
 }
 
-// At a huge ε the ROC curve released over libp2p is the exact one; at
-// ε = 1 it is monotone and in [0, 1] with an AUC in [0, 1].
+// At a huge ε the ROC curve released over libp2p is the exact one; with
+// real noise (ε = 20: with only 30 positives among 100 reports, ε = 1 can
+// release a negative number of positives, which roc refuses by design) it
+// is monotone and in [0, 1] with an AUC in [0, 1].
 func TestROCOverTheNetwork(t *testing.T) {
-	for _, eps := range []float64{hugeEpsilon, 1} {
+	for _, eps := range []float64{hugeEpsilon, 20} {
 		const n = 100
 		d := newDeployment(t, eps, n)
 		p := d.newParty()
@@ -73,11 +75,11 @@ func TestROCOverTheNetwork(t *testing.T) {
 			continue
 		}
 		if got.N != n || !(got.AUC >= 0 && got.AUC <= 1) {
-			t.Fatalf("ROC at ε = 1: n = %d, AUC %v", got.N, got.AUC)
+			t.Fatalf("ROC at ε = 20: n = %d, AUC %v", got.N, got.AUC)
 		}
 		for i := 1; i < len(got.TPR); i++ {
 			if got.TPR[i] > got.TPR[i-1] || got.FPR[i] > got.FPR[i-1] || got.TPR[i] < 0 || got.FPR[i] < 0 {
-				t.Fatalf("ROC at ε = 1 is not monotone in [0, 1] at %d", i)
+				t.Fatalf("ROC at ε = 20 is not monotone in [0, 1] at %d", i)
 			}
 		}
 	}
