@@ -9,37 +9,14 @@ import (
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/ecdf/smooth"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/server"
 )
 
-// isotonic is the test's smoother: least-squares non-decreasing fit
-// (pool adjacent violators, the pointwise p = 2 smoothing) clipped to
-// [0, 1]. Production callers pass ecdf/smooth.
-func isotonic(f []float64) ([]float64, error) {
-	type block struct {
-		sum float64
-		n   int
-	}
-	var st []block
-	for _, v := range f {
-		st = append(st, block{v, 1})
-		for len(st) > 1 {
-			a, b := st[len(st)-2], st[len(st)-1]
-			if a.sum/float64(a.n) <= b.sum/float64(b.n) {
-				break
-			}
-			st = append(st[:len(st)-2], block{a.sum + b.sum, a.n + b.n})
-		}
-	}
-	out := make([]float64, 0, len(f))
-	for _, b := range st {
-		for range b.n {
-			out = append(out, min(max(b.sum/float64(b.n), 0), 1))
-		}
-	}
-	return out, nil
-}
+// isotonic is the test's smoother: ecdf/smooth's pointwise p = 2
+// smoothing (PAVA clipped to [0, 1]).
+func isotonic(f []float64) ([]float64, error) { return smooth.PointwiseL2(f), nil }
 
 // mannWhitney is the AUC by brute force over all (positive, negative)
 // pairs: P(s⁺ > s⁻) + ½ P(s⁺ = s⁻).
