@@ -269,8 +269,8 @@ func rocReport(parties []*party.Party, pos, neg *aggregation.Result) (ROCReport,
 	var pr PRReport
 	rr.True, pr.True = rocFromPrefixes(truePos, trueNeg)
 	rr.ROC, pr.PR = rocFromPrefixes(privPos, privNeg)
-	smoothPos, _ := smooth(normalise(privPos))
-	smoothNeg, _ := smooth(normalise(privNeg))
+	smoothPos, _ := smoothCurve(normalise(privPos))
+	smoothNeg, _ := smoothCurve(normalise(privNeg))
 	rr.Smoothed, pr.Smoothed = rocFromPrefixes(smoothPos, smoothNeg)
 	rr.AUCTrue, rr.AUCPrivate, rr.AUCSmoothed = rr.True.AUC(), rr.ROC.AUC(), rr.Smoothed.AUC()
 	rr.AreaError = areaBetween(rr.True, rr.Smoothed)
@@ -327,7 +327,7 @@ func newReport(cfg Config, g *ecdf.Grid, l *aggregation.Local, rel *aggregation.
 		sumVar += res.Variance(j)
 	}
 	r.ECDF.StdDev = math.Sqrt(sumVar/float64(len(res.Prefixes))) / n
-	r.ECDF.Smoothed, r.ECDF.Smoothing = smooth(r.ECDF.Private)
+	r.ECDF.Smoothed, r.ECDF.Smoothing = smoothCurve(r.ECDF.Private)
 	r.Error.MaxAbs, r.Error.RMSE = compare(r.ECDF.Private, r.ECDF.True)
 	r.Error.SmoothedMaxAbs, r.Error.SmoothedRMSE = compare(r.ECDF.Smoothed, r.ECDF.True)
 	c := l.Cost()
