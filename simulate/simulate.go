@@ -11,6 +11,7 @@ import (
 	"github.com/fedecdf/fedecdf/dataset"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/ecdf/smooth"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/server"
 )
@@ -37,6 +38,10 @@ type Config struct {
 	Min, Max  float64 // grid domain
 	Prefixes  int     // |B|: number of evenly spaced prefixes queried; 0 means all N
 	Seed      uint64  // seed of the built-in data and of the train/test split
+	// Smoothing post-processes every private curve (smooth.Apply: none,
+	// l1, l2 or tree-l2; empty means l2). tree-l2 follows the release
+	// mechanism's noise pattern, so it needs every prefix (Prefixes 0).
+	Smoothing string
 	// Progress, if not nil, is told of each phase.
 	Progress Progress
 }
@@ -174,6 +179,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if !(cfg.ECDFShare > 0 && cfg.ECDFShare < 1) {
 		return nil, fmt.Errorf("ECDF share %g of ε is not in (0, 1)", cfg.ECDFShare)
 	}
+	if err := checkSmoothing(&cfg); err != nil {
+		return nil, err
+	}
 	g, err := ecdf.NewLinearGrid(cfg.Min, cfg.Max, cfg.Bins)
 	if err != nil {
 		return nil, err
@@ -232,12 +240,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := newReport(cfg, g, l, rel, res[0], parties, ph.seconds)
+	r, err := newReport(cfg, g, l, rel, res[0], parties, ph.seconds)
+	if err != nil {
+		return nil, err
+	}
 	r.Data = data
 	r.Epsilon = rel.Epsilon() + rocRel.Epsilon()
 	r.Budget = Budget{ECDF: rel.Epsilon(), ROC: rocRel.Epsilon(), Guarantees: []string{"ECDF: " + rel.Guarantee(), "ROC/PR: " + rocRel.Guarantee()}}
 	r.Guarantee = fmt.Sprintf("(ε=%g, δ=%g)-DP in all under %s neighbours: ECDF ε=%g, ROC/PR ε=%g (basic composition)", r.Epsilon, rel.Delta()+rocRel.Delta(), r.Relation, rel.Epsilon(), rocRel.Epsilon())
-	r.ROC, r.PR = rocReport(parties, res[1], res[2])
+	if r.ROC, r.PR, err = rocReport(cfg.Smoothing, parties, res[1], res[2]); err != nil {
+		return nil, err
+	}
 	if r.ROC.AUCExact, err = dataset.AUC(data.Scores[:len(parties)], data.Labels[:len(parties)]); err != nil {
 		return nil, err
 	}
@@ -246,7 +259,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 // rocReport builds the true, private and smoothed ROC and PR curves from
 // the parties' exact positives/negatives and the released vectors.
-func rocReport(parties []*party.Party, pos, neg *aggregation.Result) (ROCReport, PRReport) {
+func rocReport(method string, parties []*party.Party, pos, neg *aggregation.Result) (ROCReport, PRReport, error) {
 	bins := pos.Release.Spec.Mechanism.Bins
 	exactPos, exactNeg := make([]float64, bins+1), make([]float64, bins+1)
 	for _, p := range parties {
@@ -269,12 +282,18 @@ func rocReport(parties []*party.Party, pos, neg *aggregation.Result) (ROCReport,
 	var pr PRReport
 	rr.True, pr.True = rocFromPrefixes(truePos, trueNeg)
 	rr.ROC, pr.PR = rocFromPrefixes(privPos, privNeg)
-	smoothPos, _ := smoothCurve(normalise(privPos))
-	smoothNeg, _ := smoothCurve(normalise(privNeg))
+	smoothPos, err := smooth.Apply(method, normalise(privPos), pos.Release.Mechanism(aggregation.Label))
+	if err != nil {
+		return rr, pr, fmt.Errorf("smoothing the positives' ECDF: %w", err)
+	}
+	smoothNeg, err := smooth.Apply(method, normalise(privNeg), neg.Release.Mechanism(aggregation.NotLabel))
+	if err != nil {
+		return rr, pr, fmt.Errorf("smoothing the negatives' ECDF: %w", err)
+	}
 	rr.Smoothed, pr.Smoothed = rocFromPrefixes(smoothPos, smoothNeg)
 	rr.AUCTrue, rr.AUCPrivate, rr.AUCSmoothed = rr.True.AUC(), rr.ROC.AUC(), rr.Smoothed.AUC()
 	rr.AreaError = areaBetween(rr.True, rr.Smoothed)
-	return rr, pr
+	return rr, pr, nil
 }
 
 // normalise divides v by its last value.
@@ -306,7 +325,7 @@ func newParties(d *Data, g *ecdf.Grid, ph *phases) ([]*party.Party, error) {
 	return parties, nil
 }
 
-func newReport(cfg Config, g *ecdf.Grid, l *aggregation.Local, rel *aggregation.Release, res *aggregation.Result, parties []*party.Party, seconds map[string]float64) *Report {
+func newReport(cfg Config, g *ecdf.Grid, l *aggregation.Local, rel *aggregation.Release, res *aggregation.Result, parties []*party.Party, seconds map[string]float64) (*Report, error) {
 	n := float64(len(parties))
 	r := &Report{
 		N: len(parties), Backend: l.Backend(), Mechanism: rel.Mechanism(aggregation.Count).Name(),
@@ -327,7 +346,11 @@ func newReport(cfg Config, g *ecdf.Grid, l *aggregation.Local, rel *aggregation.
 		sumVar += res.Variance(j)
 	}
 	r.ECDF.StdDev = math.Sqrt(sumVar/float64(len(res.Prefixes))) / n
-	r.ECDF.Smoothed, r.ECDF.Smoothing = smoothCurve(r.ECDF.Private)
+	var err error
+	if r.ECDF.Smoothed, err = smooth.Apply(cfg.Smoothing, r.ECDF.Private, rel.Mechanism(aggregation.Count)); err != nil {
+		return nil, fmt.Errorf("smoothing the ECDF: %w", err)
+	}
+	r.ECDF.Smoothing = smoothingNames[cfg.Smoothing]
 	r.Error.MaxAbs, r.Error.RMSE = compare(r.ECDF.Private, r.ECDF.True)
 	r.Error.SmoothedMaxAbs, r.Error.SmoothedRMSE = compare(r.ECDF.Smoothed, r.ECDF.True)
 	c := l.Cost()
@@ -338,7 +361,7 @@ func newReport(cfg Config, g *ecdf.Grid, l *aggregation.Local, rel *aggregation.
 		Rounds:         Rounds{PerParty: c.PartyRounds, Analyst: c.AnalystRounds, Servers: c.ServerRounds},
 		Seconds:        seconds,
 	}
-	return r
+	return r, nil
 }
 
 // evenlySpaced returns k prefixes spread evenly over 1..n, ending at n

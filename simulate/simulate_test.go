@@ -46,6 +46,8 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{Parties: 10, Backend: "carrier-pigeon", Epsilon: 1, Mechanism: "tree", Bins: 16, Min: 0, Max: 1},
 		{Parties: 0, Backend: "dcf", Epsilon: 1, ECDFShare: 0.5, Mechanism: "tree", Bins: 16, Min: 0, Max: 1},
 		{Parties: 10, Backend: "dcf", Epsilon: 1, ECDFShare: 1, Mechanism: "tree", Bins: 16, Min: 0, Max: 1},
+		{Parties: 10, Backend: "plain", Epsilon: 1, ECDFShare: 0.5, Mechanism: "tree", Bins: 16, Min: 0, Max: 1, Smoothing: "l3"},
+		{Parties: 10, Backend: "plain", Epsilon: 1, ECDFShare: 0.5, Mechanism: "tree", Bins: 16, Min: 0, Max: 1, Smoothing: "tree-l2", Prefixes: 8},
 	} {
 		if _, err := Run(context.Background(), cfg); err == nil {
 			t.Errorf("%+v accepted", cfg)
@@ -75,6 +77,35 @@ func TestRunEpsilonOne(t *testing.T) {
 	for _, p := range paths {
 		if fi, err := os.Stat(p); err != nil || fi.Size() == 0 || filepath.Ext(p) != ".png" {
 			t.Errorf("%s: %v", p, err)
+		}
+	}
+}
+
+// TestRunSmoothingMethods: every smoothing method of smooth.Apply runs
+// through the pipeline; all but none give non-decreasing curves in [0, 1]
+// (ECDF and both ROC rates), and none leaves the private curve as it is.
+func TestRunSmoothingMethods(t *testing.T) {
+	for _, method := range []string{"none", "l1", "l2", "tree-l2"} {
+		cfg := Config{Parties: 500, Backend: "plain", Epsilon: 0.5, ECDFShare: 0.5, Mechanism: "kary", Bins: 64, Min: 0, Max: 1, Seed: 3, Smoothing: method}
+		r, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		if method == "none" {
+			if !slices.Equal(r.ECDF.Smoothed, r.ECDF.Private) {
+				t.Errorf("none changed the private curve")
+			}
+			continue
+		}
+		for name, f := range map[string][]float64{"ECDF": r.ECDF.Smoothed, "FPR": r.ROC.Smoothed.FPR, "TPR": r.ROC.Smoothed.TPR} {
+			for j, v := range f {
+				if v < 0 || v > 1 || (j > 0 && v < f[j-1]) {
+					t.Fatalf("%s: smoothed %s at %d is %g after %g", method, name, j, v, f[max(j-1, 0)])
+				}
+			}
+		}
+		if !strings.Contains(r.ECDF.Smoothing, "Eq. 3") {
+			t.Errorf("%s: smoothing described as %q", method, r.ECDF.Smoothing)
 		}
 	}
 }

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
+
+	"github.com/fedecdf/fedecdf/ecdf/smooth"
 
 	"github.com/fedecdf/fedecdf/simulate"
 	"github.com/spf13/cobra"
@@ -78,6 +81,7 @@ probabilities become the parties' scores, as in dp-ecdf §6.`,
 	f.Float64Var(&cfg.Max, "max", 1, "grid maximum")
 	f.IntVar(&cfg.Prefixes, "prefixes", 0, "number |B| of evenly spaced thresholds queried (default all N)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the built-in data and of the train/test split")
+	f.StringVar(&cfg.Smoothing, "smooth", "l2", "smoothing of the private curves: "+strings.Join(smooth.Methods, ", ")+" (tree-l2 needs every prefix)")
 	f.StringVar(&format, "format", "text", "output format: text or json")
 	f.StringVar(&out, "out", "", "directory for PNG plots (none by default)")
 	rootCmd.AddCommand(cmd)
