@@ -60,7 +60,7 @@ func DefaultConfig() Config {
 		Lambdas:    []float64{0.01, 0.03, 0.1, 0.3, 1, 3, 10, 30, 100},
 		Lambda:     3,
 		Bins:       ecdf.PoissonBins,
-		Sizes:      []int{1 << 6, 1 << 8, 1 << 10, 1 << 12, 1 << 14, 1 << 16},
+		Sizes:      []int{1 << 10, 1 << 11, 1 << 12, 1 << 13, 1 << 14, 1 << 15, 1 << 16},
 		Mechanisms: []string{"tree", "kary", "cascade", "auto"},
 		Delta:      1e-6,
 		Quantiles:  200,
@@ -108,12 +108,28 @@ func (c Config) withDefaults() Config {
 // An experiment computes one figure.
 type experiment struct {
 	id, what string
-	run      func(context.Context, Config) (*Figure, error)
+	run      func(context.Context, Config) ([]*Figure, error)
 }
 
 // experiments lists the figures of dp-ecdf §6 in order.
 var experiments = []experiment{
-	{"fig4", "MSE of the ECDF and of its inverse vs ε on X_pois (dp-ecdf Fig. 4)", Fig4},
+	{"fig2", "smoothing effect ‖F−F́‖²/‖F−F̂‖² vs ε on X_pois, tree (dp-ecdf Fig. 2)", one(Fig2)},
+	{"fig2-kary", "Fig. 2 for k-ary tree releases (tree-l2 over the k-ary terms)", one(smoothingVsEpsilon("fig2-kary", "kary"))},
+	{"fig2-cascade", "Fig. 2 for Cascade Sampling releases (tree-l2 over the dyadic terms)", one(smoothingVsEpsilon("fig2-cascade", "cascade"))},
+	{"fig3", "smoothing effect vs λ of X_pois at ε = 1, tree (dp-ecdf Fig. 3)", one(Fig3)},
+	{"fig4", "MSE of the ECDF and of its inverse vs ε on X_pois (dp-ecdf Fig. 4)", one(Fig4)},
+	{"fig7", "smoothing time vs N, absolute and relative to pointwise l2 (dp-ecdf Fig. 7)", Fig7},
+}
+
+// one adapts an experiment that computes a single figure.
+func one(run func(context.Context, Config) (*Figure, error)) func(context.Context, Config) ([]*Figure, error) {
+	return func(ctx context.Context, cfg Config) ([]*Figure, error) {
+		f, err := run(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return []*Figure{f}, nil
+	}
 }
 
 // IDs lists the figures Run can compute, with what each shows.
@@ -142,7 +158,7 @@ func Run(ctx context.Context, cfg Config, only []string) ([]*Figure, error) {
 		if err != nil {
 			return figs, fmt.Errorf("%s: %w", e.id, err)
 		}
-		figs = append(figs, f)
+		figs = append(figs, f...)
 	}
 	return figs, nil
 }

@@ -69,3 +69,74 @@ func TestAutoDroppedWhenDuplicate(t *testing.T) {
 		t.Errorf("names %v, notes %v: every mechanism is either kept or explained", names, notes)
 	}
 }
+
+// TestFig2Ratios: pointwise l2 (PAVA + clip) is the Euclidean projection
+// onto a convex set that contains F, so it never moves F̂ away from F:
+// every run's ratio, hence the mean, is at most 1. At ε = 2^40 the tree's
+// and k-ary's integer noise is 0, F̂ = F and every ratio is exactly 1
+// (cascade's discrete Gaussian cannot be sampled at that scale).
+func TestFig2Ratios(t *testing.T) {
+	cfg := tiny()
+	cfg.Runs = 10
+	for _, name := range []string{"tree", "kary", "cascade"} {
+		cfg.Epsilons = []float64{0.5, 1 << 40}
+		if name == "cascade" {
+			cfg.Epsilons = cfg.Epsilons[:1]
+		}
+		f, err := smoothingVsEpsilon("fig2-"+name, name)(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(f.Series) != len(smoothingMethods)+1 || f.Series[1].Name != "l2" {
+			t.Fatalf("%s: %d series", f.ID, len(f.Series))
+		}
+		if l2 := f.Series[1].Y[0]; !(l2 <= 1) {
+			t.Errorf("%s: l2 ratio %g above 1", f.ID, l2)
+		}
+		for _, s := range f.Series {
+			if len(s.Y) != len(cfg.Epsilons) || (len(s.Y) == 2 && s.Y[1] != 1) {
+				t.Errorf("%s, %s: ratios %v, want one per ε, exactly 1 at ε = 2^40", f.ID, s.Name, s.Y)
+			}
+		}
+	}
+}
+
+// TestFig3Ratios: one point per λ, l2 never above 1.
+func TestFig3Ratios(t *testing.T) {
+	cfg := tiny()
+	cfg.Lambdas = []float64{1, 30}
+	cfg.Runs = 5
+	f, err := Fig3(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l2 := f.Series[1]
+	if l2.Name != "l2" || len(l2.Y) != 2 || l2.Y[0] > 1 || l2.Y[1] > 1 {
+		t.Errorf("series %q: %v", l2.Name, l2.Y)
+	}
+}
+
+// TestFig7Timing: seconds and ratios for each method and N; l2 over
+// itself is exactly 1.
+func TestFig7Timing(t *testing.T) {
+	cfg := tiny()
+	cfg.Sizes = []int{64, 128}
+	figs, err := Fig7(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(figs) != 2 || figs[1].ID != "fig7-ratio" {
+		t.Fatalf("%d figures", len(figs))
+	}
+	for k, s := range figs[0].Series {
+		r := figs[1].Series[k]
+		for j := range s.Y {
+			if !(s.Y[j] > 0) || !(r.Y[j] > 0) {
+				t.Errorf("%s at N = %g: %g s, ratio %g", s.Name, s.X[j], s.Y[j], r.Y[j])
+			}
+			if s.Name == "l2" && r.Y[j] != 1 {
+				t.Errorf("l2 / l2 = %g", r.Y[j])
+			}
+		}
+	}
+}
