@@ -1,85 +1,105 @@
 package simulate
 
 import (
-	"math"
-	"sort"
+	"fmt"
+
+	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/ecdf/smooth"
+	"github.com/fedecdf/fedecdf/party"
+	"github.com/fedecdf/fedecdf/roc"
 )
 
-// ROC is a ROC curve: the false and true positive rates of the rule
-// "positive iff score > τ_i" at each queried threshold, from the highest
-// threshold down (so FPR and TPR rise), starting at (0, 0) and ending at
-// (1, 1).
+// ROC is a ROC curve in the order of package roc: index 0 is the
+// threshold below the grid (FPR = TPR = 1), the last index the top of the
+// grid (FPR = TPR = 0); a higher score means more likely positive.
 type ROC struct {
 	FPR []float64 `json:"fpr"`
 	TPR []float64 `json:"tpr"`
 }
 
-// PR is a precision–recall curve at the same thresholds as the ROC.
+// PR is a precision–recall curve at the thresholds of the ROC curve that
+// predict at least one instance positive (roc.Curve.PR).
 type PR struct {
 	Recall    []float64 `json:"recall"`
 	Precision []float64 `json:"precision"`
 }
 
-// rocFromPrefixes builds the ROC and PR curves from the prefix counts of
-// positives pos[j] = #{y = 1, score ≤ τ_j} and negatives neg[j] at the
-// queried thresholds (the last one the grid's maximum, so pos[last] and
-// neg[last] are the totals). Exact or private counts alike: private ones
-// are pure post-processing of the two released vectors (dp-ecdf §5.1).
-func rocFromPrefixes(pos, neg []float64) (ROC, PR) {
-	last := len(pos) - 1
-	np, nn := pos[last], neg[last]
-	r := ROC{FPR: []float64{0}, TPR: []float64{0}}
-	var pr PR
-	for j := last - 1; j >= -1; j-- {
-		tp, fp := np, nn // every instance above the threshold below the first
-		if j >= 0 {
-			tp, fp = np-pos[j], nn-neg[j]
+func rocOf(c *roc.Curve) ROC { return ROC{FPR: c.FPR, TPR: c.TPR} }
+
+func prOf(c *roc.Curve) PR {
+	p := c.PR(1)
+	return PR{Recall: p.Recall, Precision: p.Precision}
+}
+
+// rocReport builds the true, private and smoothed ROC and PR curves with
+// package roc from the parties' exact positives/negatives and the
+// released vectors at the queried prefixes, smoothing each vector's ECDF
+// with method (over the release's own noise terms for tree-l2).
+func rocReport(method string, parties []*party.Party, pos, neg *aggregation.Result) (ROCReport, PRReport, error) {
+	var rr ROCReport
+	var pr PRReport
+	bins, labels := make([]int, len(parties)), make([]int, len(parties))
+	for k, p := range parties {
+		bins[k], labels[k] = p.Bin(), int(p.Payload(aggregation.Label))
+	}
+	exactPos, exactNeg, err := roc.ExactPrefixes(bins, labels, pos.Release.Spec.Mechanism.Bins)
+	if err != nil {
+		return rr, pr, err
+	}
+	truePos, trueNeg, privPos, privNeg := make([]float64, len(pos.Prefixes)), make([]float64, len(pos.Prefixes)), make([]float64, len(pos.Prefixes)), make([]float64, len(pos.Prefixes))
+	for j, i := range pos.Prefixes {
+		truePos[j], trueNeg[j] = exactPos[i-1], exactNeg[i-1]
+		privPos[j], privNeg[j] = pos.Value(j), neg.Value(j)
+	}
+	clampTotal(privPos)
+	clampTotal(privNeg)
+	var smoother roc.Smoother // none: the smoothed curve is the raw one
+	if method != "none" {
+		m := pos.Release.Mechanism(aggregation.Label)
+		smoother = func(f []float64) ([]float64, error) {
+			g, err := smooth.Apply(method, f, m)
+			if err != nil {
+				return nil, err
+			}
+			return nonDecreasing(g), nil
 		}
-		r.FPR = append(r.FPR, fp/nn)
-		r.TPR = append(r.TPR, tp/np)
-		if tp+fp > 0 {
-			pr.Recall = append(pr.Recall, tp/np)
-			pr.Precision = append(pr.Precision, tp/(tp+fp))
-		}
 	}
-	return r, pr
+	exact, err := roc.FromPrefixes(truePos, trueNeg, nil)
+	if err != nil {
+		return rr, pr, fmt.Errorf("true ROC curve: %w", err)
+	}
+	raw, err := roc.FromPrefixes(privPos, privNeg, nil)
+	if err != nil {
+		return rr, pr, fmt.Errorf("private ROC curve: %w", err)
+	}
+	smoothed, err := roc.FromPrefixes(privPos, privNeg, smoother)
+	if err != nil {
+		return rr, pr, fmt.Errorf("smoothed private ROC curve: %w", err)
+	}
+	rr = ROCReport{ROC: rocOf(raw), True: rocOf(exact), Smoothed: rocOf(smoothed), AUCTrue: exact.AUC(), AUCPrivate: raw.AUC(), AUCSmoothed: smoothed.AUC()}
+	pr = PRReport{PR: prOf(raw), True: prOf(exact), Smoothed: prOf(smoothed)}
+	if smoothed.Monotone() {
+		rr.AreaError, err = roc.AreaError(exact, smoothed)
+	} else {
+		rr.AreaError, err = -1, nil // none: the raw curve may cross itself
+	}
+	return rr, pr, err
 }
 
-// AUC is the trapezoidal area under the curve (exact for the ROC of
-// binned scores, ties counted one half).
-func (r ROC) AUC() float64 {
-	var a float64
-	for j := 1; j < len(r.FPR); j++ {
-		a += (r.FPR[j] - r.FPR[j-1]) * (r.TPR[j] + r.TPR[j-1]) / 2
-	}
-	return a
+// clampTotal raises a released total (the last prefix) below one instance
+// to 1, so that the rates stay defined when noise drives a small class's
+// count to 0 or below: post-processing of the release, free under DP.
+func clampTotal(prefix []float64) {
+	last := len(prefix) - 1
+	prefix[last] = max(prefix[last], 1)
 }
 
-// areaBetween is ∫₀¹ |a(f) − b(f)| df, the area of the symmetric
-// difference of the regions under two ROC curves (dp-ecdf §6.5), with
-// each curve linearly interpolated in FPR; it evaluates both on a
-// uniform grid of 2000 FPR values. The curves must have non-decreasing
-// FPR (smoothed or exact).
-func areaBetween(a, b ROC) float64 {
-	const steps = 2000
-	var s float64
-	for k := range steps {
-		f := (float64(k) + 0.5) / steps
-		s += math.Abs(a.at(f) - b.at(f))
+// nonDecreasing removes the rounding-level decreases (one ulp, from block
+// means) that a smoothed curve can carry, which package roc refuses:
+// g[i] = max(g[i], g[i−1]).
+func nonDecreasing(g []float64) []float64 {
+	for i := 1; i < len(g); i++ {
+		g[i] = max(g[i], g[i-1])
 	}
-	return s / steps
-}
-
-// at returns the TPR of r at false positive rate f (the highest TPR
-// among points with FPR = f, linear in between).
-func (r ROC) at(f float64) float64 {
-	j := sort.Search(len(r.FPR), func(j int) bool { return r.FPR[j] > f })
-	if j == 0 {
-		return r.TPR[0]
-	}
-	if j == len(r.FPR) {
-		return r.TPR[len(r.TPR)-1]
-	}
-	f0, f1 := r.FPR[j-1], r.FPR[j]
-	return r.TPR[j-1] + (r.TPR[j]-r.TPR[j-1])*(f-f0)/(f1-f0)
+	return g
 }

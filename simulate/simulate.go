@@ -257,54 +257,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	return r, nil
 }
 
-// rocReport builds the true, private and smoothed ROC and PR curves from
-// the parties' exact positives/negatives and the released vectors.
-func rocReport(method string, parties []*party.Party, pos, neg *aggregation.Result) (ROCReport, PRReport, error) {
-	bins := pos.Release.Spec.Mechanism.Bins
-	exactPos, exactNeg := make([]float64, bins+1), make([]float64, bins+1)
-	for _, p := range parties {
-		if p.Payload(aggregation.Label) == 1 {
-			exactPos[p.Bin()]++
-		} else {
-			exactNeg[p.Bin()]++
-		}
-	}
-	for i := 1; i <= bins; i++ {
-		exactPos[i] += exactPos[i-1]
-		exactNeg[i] += exactNeg[i-1]
-	}
-	truePos, trueNeg, privPos, privNeg := make([]float64, len(pos.Prefixes)), make([]float64, len(pos.Prefixes)), make([]float64, len(pos.Prefixes)), make([]float64, len(pos.Prefixes))
-	for j, i := range pos.Prefixes {
-		truePos[j], trueNeg[j] = exactPos[i], exactNeg[i]
-		privPos[j], privNeg[j] = pos.Value(j), neg.Value(j)
-	}
-	var rr ROCReport
-	var pr PRReport
-	rr.True, pr.True = rocFromPrefixes(truePos, trueNeg)
-	rr.ROC, pr.PR = rocFromPrefixes(privPos, privNeg)
-	smoothPos, err := smooth.Apply(method, normalise(privPos), pos.Release.Mechanism(aggregation.Label))
-	if err != nil {
-		return rr, pr, fmt.Errorf("smoothing the positives' ECDF: %w", err)
-	}
-	smoothNeg, err := smooth.Apply(method, normalise(privNeg), neg.Release.Mechanism(aggregation.NotLabel))
-	if err != nil {
-		return rr, pr, fmt.Errorf("smoothing the negatives' ECDF: %w", err)
-	}
-	rr.Smoothed, pr.Smoothed = rocFromPrefixes(smoothPos, smoothNeg)
-	rr.AUCTrue, rr.AUCPrivate, rr.AUCSmoothed = rr.True.AUC(), rr.ROC.AUC(), rr.Smoothed.AUC()
-	rr.AreaError = areaBetween(rr.True, rr.Smoothed)
-	return rr, pr, nil
-}
-
-// normalise divides v by its last value.
-func normalise(v []float64) []float64 {
-	out := make([]float64, len(v))
-	for j := range v {
-		out[j] = v[j] / v[len(v)-1]
-	}
-	return out
-}
-
 // newParties gives each instance of d to a party on grid g.
 func newParties(d *Data, g *ecdf.Grid, ph *phases) ([]*party.Party, error) {
 	parties := make([]*party.Party, len(d.Scores))

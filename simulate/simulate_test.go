@@ -97,15 +97,27 @@ func TestRunSmoothingMethods(t *testing.T) {
 			}
 			continue
 		}
-		for name, f := range map[string][]float64{"ECDF": r.ECDF.Smoothed, "FPR": r.ROC.Smoothed.FPR, "TPR": r.ROC.Smoothed.TPR} {
+		// The ECDF rises; the ROC rates fall with the threshold.
+		for name, f := range map[string][]float64{"ECDF": r.ECDF.Smoothed, "1−FPR": complement(r.ROC.Smoothed.FPR), "1−TPR": complement(r.ROC.Smoothed.TPR)} {
 			for j, v := range f {
 				if v < 0 || v > 1 || (j > 0 && v < f[j-1]) {
 					t.Fatalf("%s: smoothed %s at %d is %g after %g", method, name, j, v, f[max(j-1, 0)])
 				}
 			}
 		}
+		if !(r.ROC.AreaError >= 0 && r.ROC.AreaError < 0.5) {
+			t.Errorf("%s: area error %g", method, r.ROC.AreaError)
+		}
 		if !strings.Contains(r.ECDF.Smoothing, "Eq. 3") {
 			t.Errorf("%s: smoothing described as %q", method, r.ECDF.Smoothing)
 		}
 	}
+}
+
+func complement(f []float64) []float64 {
+	out := make([]float64, len(f))
+	for j, v := range f {
+		out[j] = 1 - v
+	}
+	return out
 }
