@@ -11,14 +11,20 @@ import (
 // WritePlots draws the report's curves as PNG files in dir (created if
 // missing) and returns their paths: ecdf.png, the true, private and
 // smoothed ECDF of the scores, and roc.png, the true, private and
-// smoothed ROC curves (as dp-ecdf Fig. 1).
+// smoothed ROC curves (as dp-ecdf Fig. 1), and, with a Hosmer–Lemeshow
+// test, calibration.png, observed against expected positives per group.
 func (r *Report) WritePlots(dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("plot directory: %w", err)
 	}
 	charts := map[string]*plot.Chart{"ecdf.png": r.ecdfChart(), "roc.png": r.rocChart()}
+	names := []string{"ecdf.png", "roc.png"}
+	if r.Hosmer != nil {
+		charts["calibration.png"] = r.calibrationChart()
+		names = append(names, "calibration.png")
+	}
 	var paths []string
-	for _, name := range []string{"ecdf.png", "roc.png"} {
+	for _, name := range names {
 		path := filepath.Join(dir, name)
 		if err := charts[name].Save(path); err != nil {
 			return paths, err
@@ -51,4 +57,38 @@ func (r *Report) rocChart() *plot.Chart {
 			{Name: fmt.Sprintf("smoothed (AUC %.3f, area error %.3f)", r.ROC.AUCSmoothed, r.ROC.AreaError), X: r.ROC.Smoothed.FPR, Y: r.ROC.Smoothed.TPR, Style: plot.Dashed},
 		},
 	}
+}
+
+// calibrationChart plots each Hosmer–Lemeshow group's observed positive
+// rate O_1/size against its expected rate E_1/size, exact and for each
+// private allocation, next to the diagonal of perfect calibration.
+func (r *Report) calibrationChart() *plot.Chart {
+	h := r.Hosmer
+	c := &plot.Chart{
+		Title:  fmt.Sprintf("Calibration, %d groups, n = %d, %s", h.Groups, r.N, r.Mechanism),
+		XLabel: "expected positive rate E₁/size", YLabel: "observed positive rate O₁/size", Legend: plot.TopLeft,
+		XMin: 0, XMax: 1, YMin: 0, YMax: 1,
+		Series: []plot.Series{
+			{Name: "perfect calibration", X: []float64{0, 1}, Y: []float64{0, 1}, Style: plot.Dashed},
+			rates(fmt.Sprintf("true (H %.2f)", h.StatisticTrue), h.True),
+		},
+	}
+	for _, a := range h.Allocations {
+		if a.StatisticPrivate != nil {
+			c.Series = append(c.Series, rates(fmt.Sprintf("private, %s, ε %.3g (H %.2f)", a.Plan, a.Epsilon, *a.StatisticPrivate), a.Groups))
+		}
+	}
+	return c
+}
+
+// rates is the calibration points of groups (a group with a released
+// size below one instance has no rate and is left out).
+func rates(name string, groups []CalibrationGroup) plot.Series {
+	s := plot.Series{Name: name, Style: plot.Points}
+	for _, g := range groups {
+		if g.Size >= 1 {
+			s.X, s.Y = append(s.X, g.Expected/g.Size), append(s.Y, g.Observed/g.Size)
+		}
+	}
+	return s
 }

@@ -20,7 +20,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	p("backend\t%s\n", r.Backend)
 	p("mechanism\t%s over %d bins, %d thresholds queried\n", r.Mechanism, r.Bins, len(r.Prefixes))
 	p("privacy\t%s\n", r.Guarantee)
-	p("ε split\tECDF of scores %g; ROC/PR %g (positives vector %g + negatives vector %g; PR is post-processing)\n", r.Budget.ECDF, r.Budget.ROC, r.Budget.ROC/2, r.Budget.ROC/2)
+	p("ε split\tECDF of scores %g; ROC/PR %g (positives vector %g + negatives vector %g; PR is post-processing); Hosmer–Lemeshow %g\n", r.Budget.ECDF, r.Budget.ROC, r.Budget.ROC/2, r.Budget.ROC/2, r.Budget.Hosmer)
 	for _, g := range r.Budget.Guarantees {
 		p("\t%s\n", g)
 	}
@@ -28,6 +28,16 @@ func (r *Report) WriteText(w io.Writer) error {
 		r.Error.MaxAbs, r.Error.RMSE, r.ECDF.StdDev, r.Error.SmoothedMaxAbs, r.Error.SmoothedRMSE, r.ECDF.Smoothing)
 	p("ROC\tAUC true %.4f (unbinned %.4f), private raw %.4f, smoothed %.4f; area between true and smoothed curves %.4f\n",
 		r.ROC.AUCTrue, r.ROC.AUCExact, r.ROC.AUCPrivate, r.ROC.AUCSmoothed, r.ROC.AreaError)
+	if h := r.Hosmer; h != nil {
+		p("Hosmer–Lemeshow\tQ = %d: true H %.3f (p %s)\n", h.Groups, h.StatisticTrue, pValue(h.PValueTrue))
+		for _, a := range h.Allocations {
+			if a.Error != "" {
+				p("\t%s allocation, ε %g: private H undefined: %s\n", a.Plan, a.Epsilon, a.Error)
+				continue
+			}
+			p("\t%s allocation, ε %g: private H %.3f (p %s)\n", a.Plan, a.Epsilon, *a.StatisticPrivate, pValue(a.PValuePrivate))
+		}
+	}
 	p("bytes\tper party %.0f; leader %d, helper %d; total %d\n", r.Cost.BytesPerParty, r.Cost.BytesPerServer["leader"], r.Cost.BytesPerServer["helper"], r.Cost.BytesTotal)
 	p("round trips\tper party %.0f; analyst %d; leader→helper %d\n", r.Cost.Rounds.PerParty, r.Cost.Rounds.Analyst, r.Cost.Rounds.Servers)
 	p("seconds\tdata %.3f, setup %.3f, upload %.3f, release %.3f, query %.3f\n",
@@ -52,4 +62,11 @@ func sample(n, k int) []int {
 		}
 	}
 	return idx
+}
+
+func pValue(p *float64) string {
+	if p == nil {
+		return "undefined"
+	}
+	return fmt.Sprintf("%.4f", *p)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
+	"github.com/fedecdf/fedecdf/hosmer"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/server"
 )
@@ -33,11 +34,17 @@ type Config struct {
 	// the rest goes to the ROC/PR release (positives and negatives
 	// vectors, half of it each).
 	ECDFShare float64
-	Mechanism string  // mechanism name (mechanism.New)
-	Bins      int     // N
-	Min, Max  float64 // grid domain
-	Prefixes  int     // |B|: number of evenly spaced prefixes queried; 0 means all N
-	Seed      uint64  // seed of the built-in data and of the train/test split
+	// HosmerShare is the share of Epsilon spent on the Hosmer–Lemeshow
+	// test (0: none; needs probability scores), split evenly among
+	// HosmerPlans ("paper": hosmer.PaperPlan, dp-ecdf's ε/(L+9);
+	// "joint": hosmer.JointPlan). The ROC/PR release gets the rest.
+	HosmerShare float64
+	HosmerPlans []string
+	Mechanism   string  // mechanism name (mechanism.New)
+	Bins        int     // N
+	Min, Max    float64 // grid domain
+	Prefixes    int     // |B|: number of evenly spaced prefixes queried; 0 means all N
+	Seed        uint64  // seed of the built-in data and of the train/test split
 	// Smoothing post-processes every private curve (smooth.Apply: none,
 	// l1, l2 or tree-l2; empty means l2). tree-l2 follows the release
 	// mechanism's noise pattern, so it needs every prefix (Prefixes 0).
@@ -74,7 +81,9 @@ type Report struct {
 	Error      Errors    `json:"error"`
 	ROC        ROCReport `json:"roc"`
 	PR         PRReport  `json:"pr"`
-	Cost       Cost      `json:"cost"`
+	// Hosmer is the Hosmer–Lemeshow test; nil when HosmerShare is 0.
+	Hosmer *HosmerReport `json:"hosmer,omitempty"`
+	Cost   Cost          `json:"cost"`
 }
 
 // Budget says how the total ε was split: each entry is the ε of one
@@ -83,7 +92,10 @@ type Budget struct {
 	ECDF float64 `json:"ecdf"`
 	// ROC is the ε of the positives and negatives vectors together
 	// (ROC/2 each); the PR curve is post-processing of the same release.
-	ROC        float64  `json:"roc_pr"`
+	ROC float64 `json:"roc_pr"`
+	// Hosmer is the proved ε of the Hosmer–Lemeshow releases, all
+	// allocations together (0 when not computed).
+	Hosmer     float64  `json:"hosmer"`
 	Guarantees []string `json:"guarantees"`
 }
 
@@ -179,6 +191,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if !(cfg.ECDFShare > 0 && cfg.ECDFShare < 1) {
 		return nil, fmt.Errorf("ECDF share %g of ε is not in (0, 1)", cfg.ECDFShare)
 	}
+	if !(cfg.HosmerShare >= 0 && cfg.ECDFShare+cfg.HosmerShare < 1) {
+		return nil, fmt.Errorf("Hosmer–Lemeshow share %g of ε is negative or leaves nothing for ROC/PR after the ECDF share %g", cfg.HosmerShare, cfg.ECDFShare)
+	}
+	plans, err := hosmerPlans(cfg)
+	if err != nil {
+		return nil, err
+	}
 	if err := checkSmoothing(&cfg); err != nil {
 		return nil, err
 	}
@@ -192,6 +211,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(plans) > 0 && !data.Probabilities {
+		return nil, fmt.Errorf("Hosmer–Lemeshow needs predicted probabilities on a grid within [0, 1] (grid [%g, %g]); set its share to 0", cfg.Min, cfg.Max)
+	}
 	ph.begin("setup", len(data.Scores))
 	parties, err := newParties(data, g, ph)
 	ph.end()
@@ -201,15 +223,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	ph.begin("upload", -1)
 	l, err := aggregation.NewLocal(ctx, aggregation.LocalConfig{
 		Backend: cfg.Backend, Dataset: "simulation", Bins: cfg.Bins,
-		// The slack absorbs rounding in ε_ECDF + ε_ROC = ε.
-		Budget: server.Budget{Epsilon: cfg.Epsilon * (1 + 1e-12)}, MinReports: 1,
+		// The slack absorbs rounding in ε_ECDF + ε_ROC + ε_HL = ε.
+		Budget: server.Budget{Epsilon: ledgerBudget(cfg.Epsilon, plans) * (1 + 1e-12)}, MinReports: 1,
 	}, parties)
 	ph.end()
 	if err != nil {
 		return nil, err
 	}
-	epsECDF := cfg.Epsilon * cfg.ECDFShare
-	epsROC := cfg.Epsilon - epsECDF
+	epsECDF, epsHL := cfg.Epsilon*cfg.ECDFShare, cfg.Epsilon*cfg.HosmerShare
+	epsROC := cfg.Epsilon - epsECDF - epsHL
 	ph.begin("release", -1)
 	rel, err := l.NewRelease(ctx, aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: cfg.Mechanism, Bins: cfg.Bins, Epsilon: epsECDF}})
 	var rocRel *aggregation.Release
@@ -245,9 +267,21 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	r.Data = data
-	r.Epsilon = rel.Epsilon() + rocRel.Epsilon()
 	r.Budget = Budget{ECDF: rel.Epsilon(), ROC: rocRel.Epsilon(), Guarantees: []string{"ECDF: " + rel.Guarantee(), "ROC/PR: " + rocRel.Guarantee()}}
-	r.Guarantee = fmt.Sprintf("(ε=%g, δ=%g)-DP in all under %s neighbours: ECDF ε=%g, ROC/PR ε=%g (basic composition)", r.Epsilon, rel.Delta()+rocRel.Delta(), r.Relation, rel.Epsilon(), rocRel.Epsilon())
+	if len(plans) > 0 {
+		ph.begin("hosmer", -1)
+		r.Hosmer, err = hosmerReport(ctx, l, plans, cfg.Smoothing, parties, data.Scores, cfg.Bins)
+		ph.end()
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range r.Hosmer.Allocations {
+			r.Budget.Hosmer += a.Epsilon
+			r.Budget.Guarantees = append(r.Budget.Guarantees, fmt.Sprintf("Hosmer–Lemeshow, %s allocation: ε=%g under replace-one (ledger charged %g)", a.Plan, a.Epsilon, a.LedgerCharge))
+		}
+	}
+	r.Epsilon = r.Budget.ECDF + r.Budget.ROC + r.Budget.Hosmer
+	r.Guarantee = fmt.Sprintf("(ε=%g, δ=%g)-DP in all under %s neighbours: ECDF ε=%g, ROC/PR ε=%g, Hosmer–Lemeshow ε=%g (basic composition)", r.Epsilon, rel.Delta()+rocRel.Delta(), r.Relation, r.Budget.ECDF, r.Budget.ROC, r.Budget.Hosmer)
 	if r.ROC, r.PR, err = rocReport(cfg.Smoothing, parties, res[1], res[2]); err != nil {
 		return nil, err
 	}
@@ -255,6 +289,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// ledgerBudget is what the servers' ledgers must allow for a total ε:
+// the ECDF and ROC/PR releases are charged what they spend, the
+// Hosmer–Lemeshow plans their (possibly looser) ledger charge.
+func ledgerBudget(epsilon float64, plans []*hosmer.Plan) float64 {
+	for _, p := range plans {
+		epsilon += p.Charged - p.Epsilon
+	}
+	return epsilon
 }
 
 // newParties gives each instance of d to a party on grid g.

