@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/csv"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -138,5 +140,72 @@ func TestFig7Timing(t *testing.T) {
 				t.Errorf("l2 / l2 = %g", r.Y[j])
 			}
 		}
+	}
+}
+
+// bankConfig reads ../shared/data relative to the repository root, or
+// skips the test when the data are absent.
+func bankConfig(t *testing.T) Config {
+	dir := filepath.Join("..", "..", "shared", "data")
+	if _, err := os.Stat(filepath.Join(dir, bank.file)); err != nil {
+		t.Skipf("Bank data absent: %v", err)
+	}
+	cfg := tiny()
+	cfg.DataDir, cfg.DataBins, cfg.Runs = dir, 256, 3
+	cfg.Epsilons = []float64{1, 1 << 10} // at 2^10 the discrete noise is 0 with overwhelming probability
+	return cfg
+}
+
+// TestFig5Bank: without noise (ε = 2^40) every smoothing returns the
+// exact curve and the area error is 0 (up to rounding); at ε = 1 it is
+// positive and below the whole unit square.
+func TestFig5Bank(t *testing.T) {
+	f, err := Fig5(context.Background(), bankConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Series) != len(dataMechanisms)*len(smoothingMethods) {
+		t.Fatalf("%d series", len(f.Series))
+	}
+	for _, s := range f.Series {
+		if !(s.Y[0] > 0 && s.Y[0] < 1) || s.Y[1] > 1e-9 {
+			t.Errorf("%s: area errors %v, want in (0, 1) at ε = 1 and 0 without noise (ε = 2^10)", s.Name, s.Y)
+		}
+	}
+}
+
+// TestFig6Bank: one series per plan and mechanism; the relative MSE
+// falls as 1/ε² for small noise (factor 10^6 from ε = 1 to 2^10, where
+// the node noise is rarely more than one instance): it must fall by at
+// least 10^3 and be below 10^-3 at ε = 2^10.
+func TestFig6Bank(t *testing.T) {
+	f, err := Fig6(context.Background(), bankConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Series) != 4 {
+		t.Fatalf("%d series, want paper and joint for tree and kary", len(f.Series))
+	}
+	for _, s := range f.Series {
+		if len(s.Y) != 2 || s.Y[1] > 1e-3 || s.Y[1] > 1e-3*s.Y[0] {
+			t.Errorf("%s: relative MSE %v at ε %v", s.Name, s.Y, s.X)
+		}
+	}
+}
+
+// TestRunSkipsMissingData: the real-data figures are skipped with a note
+// naming the file when the data directory lacks it.
+func TestRunSkipsMissingData(t *testing.T) {
+	cfg := tiny()
+	cfg.DataDir = t.TempDir()
+	figs, err := Run(context.Background(), cfg, []string{"fig5", "fig10"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(figs) != 2 || !figs[0].Skipped || !figs[1].Skipped || !strings.Contains(figs[1].Notes[0], "diabetic_data.csv") {
+		t.Fatalf("figures %+v", figs)
+	}
+	if paths, err := figs[0].Save(t.TempDir()); err != nil || len(paths) != 0 {
+		t.Errorf("skipped figure saved %v, %v", paths, err)
 	}
 }

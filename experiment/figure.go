@@ -22,6 +22,9 @@ type Figure struct {
 	Runs int
 	// Notes say what the figure leaves out or how to read it.
 	Notes []string
+	// Skipped says the figure was not computed (its data set is absent);
+	// Notes say why. It has no series and Save writes nothing.
+	Skipped bool
 }
 
 // Series is one curve of a Figure: Y[j] is the mean over the runs at
@@ -54,6 +57,9 @@ func (f *Figure) WriteCSV(w io.Writer) error {
 
 // Save writes dir/ID.csv and dir/ID.png and returns their paths.
 func (f *Figure) Save(dir string) ([]string, error) {
+	if f.Skipped {
+		return nil, nil
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("output directory: %w", err)
 	}

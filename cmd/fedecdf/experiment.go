@@ -61,7 +61,8 @@ MSE here, and nothing else. Figures: ` + figureList(),
 	f.StringSliceVar(&cfg.Mechanisms, "mechanisms", cfg.Mechanisms, "mechanisms compared (tree is the paper's)")
 	f.Float64Var(&cfg.Delta, "delta", cfg.Delta, "δ of the (ε, δ) mechanisms (cascade)")
 	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the simulated data and train/test split (noise: crypto/rand)")
-	f.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory of bank-full.csv and diabetic_data.csv")
+	f.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory of bank-full.csv and diabetic_data.csv (figures needing an absent file are skipped)")
+	f.IntVar(&cfg.DataBins, "data-bins", cfg.DataBins, "N of the probability grid of fig5, fig6, fig10")
 	rootCmd.AddCommand(cmd)
 }
 

@@ -1,0 +1,143 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/ecdf"
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/ecdf/smooth"
+	"github.com/fedecdf/fedecdf/hosmer"
+	"github.com/fedecdf/fedecdf/party"
+	"github.com/fedecdf/fedecdf/roc"
+)
+
+// hlGroups is Q of dp-ecdf §6.6.
+const hlGroups = 10
+
+// hlMinExpected clips each released expected count to at least one
+// instance (hosmer.Config.MinExpected), keeping H finite when noise
+// drives a small E_1 to 0 or below (the failure §6.6 describes).
+const hlMinExpected = 1
+
+// Fig6 reproduces dp-ecdf Fig. 6 (§6.6) on the Bank data and Fig10 the
+// appendix's Fig. 10 on Diabetes: for each ε the relative mean squared
+// error E[(Ĥ − H)²]/H² of the private Hosmer–Lemeshow statistic (Q = 10,
+// dp-ecdf Algorithm 2 with the released ECDF of predicted probabilities
+// smoothed by pointwise l2 before the quantile search), for the paper's
+// allocation ε/(L+9) and the joint one-release plan (package hosmer),
+// each with the tree and the k-ary mechanism. Runs whose Ĥ is undefined
+// (a released group left without expected negatives) are left out of the
+// mean and counted in the figure's notes.
+func Fig6(ctx context.Context, cfg Config) (*Figure, error) { return hlFigure(ctx, cfg, "fig6", bank) }
+
+// Fig10 is Fig6 on the Diabetes data (dp-ecdf appendix, Fig. 10).
+func Fig10(ctx context.Context, cfg Config) (*Figure, error) {
+	return hlFigure(ctx, cfg, "fig10", diabetes)
+}
+
+func hlFigure(ctx context.Context, cfg Config, id string, d realData) (*Figure, error) {
+	cfg = cfg.withDefaults()
+	parties, auc, err := scoredParties(cfg, d)
+	if err != nil {
+		return nil, err
+	}
+	h, err := exactHL(parties, cfg.DataBins)
+	if err != nil {
+		return nil, err
+	}
+	u, err := curator(parties, cfg.DataBins)
+	if err != nil {
+		return nil, err
+	}
+	fig := &Figure{ID: id, Title: fmt.Sprintf("Hosmer–Lemeshow relative MSE, %s (n=%d, AUC %.3f, H=%.1f), N=%d", d.name, len(parties), auc, h, cfg.DataBins),
+		XLabel: "ε", YLabel: "E[(Ĥ−H)²] / H²", LogX: true, LogY: true, Runs: cfg.Runs}
+	plans := []func(float64, int, mechanism.Params) (*hosmer.Plan, error){hosmer.PaperPlan, hosmer.JointPlan}
+	pr := progress{cfg.Progress}
+	pr.start(id, len(dataMechanisms)*len(plans)*len(cfg.Epsilons)*cfg.Runs)
+	defer pr.finish()
+	for _, name := range dataMechanisms {
+		for _, mk := range plans {
+			var s Series
+			for _, eps := range cfg.Epsilons {
+				plan, err := mk(eps, cfg.DataBins, mechanism.Params{Name: name})
+				if err != nil {
+					return nil, err
+				}
+				s.Name = plan.Name + " " + name
+				var mse meanSE
+				undefined := 0
+				for range cfg.Runs {
+					if err := ctx.Err(); err != nil {
+						return nil, err
+					}
+					hp, err := privateHL(ctx, u, plan, len(parties), cfg.DataBins)
+					if err != nil {
+						return nil, err
+					}
+					if math.IsNaN(hp) {
+						undefined++
+					} else {
+						mse.add((hp - h) * (hp - h) / (h * h))
+					}
+					pr.add()
+				}
+				if undefined > 0 {
+					fig.Notes = append(fig.Notes, fmt.Sprintf("%s, ε = %g: Ĥ undefined in %d of %d runs (left out)", s.Name, eps, undefined, cfg.Runs))
+				}
+				if mse.n == 0 {
+					continue
+				}
+				s.X, s.Y, s.StdErr = append(s.X, eps), append(s.Y, mse.mean()), append(s.StdErr, mse.stderr())
+			}
+			fig.Series = append(fig.Series, s)
+		}
+	}
+	return fig, nil
+}
+
+// exactHL is the textbook statistic on the grid (groups at the exact
+// quantiles of the binned probabilities).
+func exactHL(parties []*party.Party, bins int) (float64, error) {
+	b, labels, probs := make([]int, len(parties)), make([]int, len(parties)), make([]float64, len(parties))
+	for k, p := range parties {
+		b[k], labels[k] = p.Bin(), int(p.Payload(aggregation.Label))
+		probs[k] = float64(p.Payload(aggregation.Probability)) / aggregation.Probability.Scale()
+	}
+	hist, err := ecdf.Histogram(b, bins)
+	if err != nil {
+		return 0, err
+	}
+	bounds, err := hosmer.Boundaries(ecdf.ECDF(hist), hlGroups)
+	if err != nil {
+		return 0, err
+	}
+	groups, err := hosmer.Exact(b, labels, probs, bounds)
+	if err != nil {
+		return 0, err
+	}
+	return hosmer.Statistic(groups)
+}
+
+// privateHL creates plan's releases on u and returns Algorithm 2's Ĥ, or
+// NaN when the released groups leave it undefined.
+func privateHL(ctx context.Context, u aggregation.UStat, plan *hosmer.Plan, n, bins int) (float64, error) {
+	var rels []*aggregation.Release
+	for _, spec := range plan.Releases {
+		rel, err := u.NewRelease(ctx, spec)
+		if err != nil {
+			return 0, err
+		}
+		rels = append(rels, rel)
+	}
+	res, err := hosmer.Private(roc.UStatSource{Ctx: ctx, UStat: u, Releases: rels}, hosmer.Config{
+		Bins: bins, Reports: n, Groups: hlGroups, CountFromLabels: plan.CountFromLabels, MinExpected: hlMinExpected,
+		Smooth: func(f []float64) ([]float64, error) { return smooth.PointwiseL2(f), nil },
+	})
+	if err != nil {
+		return math.NaN(), nil // the statistic, not the run, failed
+	}
+	return res.H, nil
+}
