@@ -5,6 +5,14 @@
 // mechanism (Eq. 2) and, next to it, the better mechanisms of package
 // ecdf/mechanism (k-ary tree with subtraction, Cascade Sampling, auto).
 //
+// Figures: fig2 (smoothing ratio ‖F−F́‖²/‖F−F̂‖² vs ε, tree; fig2-kary
+// and fig2-cascade for the other mechanisms, with tree-l2 over their own
+// noise terms), fig3 (the same vs λ at ε = 1), fig4 (ECDF and inverse
+// ECDF MSE), fig5 (ROC area error on Bank), fig6 and fig10
+// (Hosmer–Lemeshow relative MSE on Bank and Diabetes), fig7 and
+// fig7-ratio (smoothing time vs N, absolute and relative to the O(N)
+// PAVA in the same run).
+//
 // The experiments run in the trusted-curator setting: one noise draw per
 // release, straight from the ecdf releases. A two-server deployment
 // (aggregation's additive or dcf backends) computes the same prefix sums

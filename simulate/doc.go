@@ -9,6 +9,21 @@
 // transport (bytes per party and per server, round trips) and the wall
 // time of each phase.
 //
+// # Statistics and budget
+//
+// The total ε is split (basic composition, replace-one neighbours):
+// ECDFShare to the ECDF of the scores, HosmerShare to the
+// Hosmer–Lemeshow test (dp-ecdf Eq. 5, Algorithm 2, package hosmer; its
+// ε shared evenly by the allocations named, the paper's ε/(L+9) and the
+// joint one-release plan), the rest to one release of the positives' and
+// negatives' prefix vectors (ε/2 each), from which package roc builds the
+// ROC and PR curves, their AUC and the area error of dp-ecdf §6.5. Every
+// private curve is smoothed by ecdf/smooth (Config.Smoothing; tree-l2
+// follows the release mechanism's noise terms), which is post-processing.
+// A released class total below one instance is raised to 1 and each
+// released expected count of an HL group to at least one instance, both
+// post-processing as well.
+//
 // # Data
 //
 // The parties' scores are, as in dp-ecdf §6.1, the predicted
