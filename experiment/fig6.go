@@ -90,7 +90,7 @@ func hlFigure(ctx context.Context, cfg Config, id string, d realData) (*Figure, 
 				if mse.n == 0 {
 					continue
 				}
-				s.X, s.Y, s.StdErr = append(s.X, eps), append(s.Y, mse.mean()), append(s.StdErr, mse.stderr())
+				s.X, s.Y, s.StdErr, s.Runs = append(s.X, eps), append(s.Y, mse.mean()), append(s.StdErr, mse.stderr()), append(s.Runs, mse.n)
 			}
 			fig.Series = append(fig.Series, s)
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/fedecdf/fedecdf/internal/plot"
 )
@@ -35,6 +36,9 @@ type Series struct {
 	StdErr    []float64
 	Dashed    bool // a theoretical curve, drawn dashed
 	Mechanism string
+	// Runs[j], when Runs is not nil, is the number of runs averaged at
+	// X[j], if some runs gave no value there (else Figure.Runs).
+	Runs []int
 }
 
 // WriteCSV writes f as the columns series, x, mean, stderr, runs.
@@ -48,14 +52,19 @@ func (f *Figure) WriteCSV(w io.Writer) error {
 			if s.StdErr != nil {
 				se = g(s.StdErr[j])
 			}
-			cw.Write([]string{s.Name, g(s.X[j]), g(s.Y[j]), se, strconv.Itoa(f.Runs)})
+			runs := f.Runs
+			if s.Runs != nil {
+				runs = s.Runs[j]
+			}
+			cw.Write([]string{s.Name, g(s.X[j]), g(s.Y[j]), se, strconv.Itoa(runs)})
 		}
 	}
 	cw.Flush()
 	return cw.Error()
 }
 
-// Save writes dir/ID.csv and dir/ID.png and returns their paths.
+// Save writes dir/ID.csv, dir/ID.png and, when f has notes,
+// dir/ID.notes.txt, and returns their paths.
 func (f *Figure) Save(dir string) ([]string, error) {
 	if f.Skipped {
 		return nil, nil
@@ -75,8 +84,18 @@ func (f *Figure) Save(dir string) ([]string, error) {
 	if err := out.Close(); err != nil {
 		return nil, err
 	}
-	pngPath := filepath.Join(dir, f.ID+".png")
-	return []string{csvPath, pngPath}, f.Chart().Save(pngPath)
+	paths := []string{csvPath, filepath.Join(dir, f.ID+".png")}
+	if err := f.Chart().Save(paths[1]); err != nil {
+		return nil, err
+	}
+	if len(f.Notes) > 0 {
+		notesPath := filepath.Join(dir, f.ID+".notes.txt")
+		if err := os.WriteFile(notesPath, []byte(strings.Join(f.Notes, "\n")+"\n"), 0o644); err != nil {
+			return nil, err
+		}
+		paths = append(paths, notesPath)
+	}
+	return paths, nil
 }
 
 // Chart returns the plot of f.
