@@ -7,8 +7,8 @@ import (
 	"github.com/fedecdf/fedecdf/experiment"
 )
 
-// Fig. 4 on a small grid: for each mechanism, the ECDF and inverse-ECDF
-// MSE series (and the tree's exact expectation), one point per ε.
+// Fig. 4 on a small grid: for each mechanism, the ECDF, inverse-ECDF and
+// smoothed inverse-ECDF MSE series (and the tree's exact expectation), one point per ε.
 func ExampleFig4() {
 	cfg := experiment.Config{Runs: 5, Epsilons: []float64{0.1, 1, 10}, Bins: 256, Mechanisms: []string{"tree", "kary"}}
 	fig, err := experiment.Fig4(context.Background(), cfg)
@@ -21,7 +21,9 @@ func ExampleFig4() {
 	// Output:
 	// ECDF tree: 3 points
 	// inverse tree: 3 points
+	// inverse smoothed tree: 3 points
 	// ECDF tree theory: 3 points
 	// ECDF kary(k=16): 3 points
 	// inverse kary(k=16): 3 points
+	// inverse smoothed kary(k=16): 3 points
 }

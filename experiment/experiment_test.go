@@ -16,23 +16,23 @@ func tiny() Config {
 	return Config{Runs: 40, Epsilons: []float64{0.5, 8}, Bins: 64, Lambda: 20, Quantiles: 50, Mechanisms: []string{"tree", "kary"}, Seed: 2}
 }
 
-// TestFig4Shapes: one ECDF and one inverse series per mechanism plus the
-// tree's theory, each with one point per ε; the ECDF MSE agrees with its
+// TestFig4Shapes: one ECDF, one raw and one smoothed inverse series per
+// mechanism plus the tree's theory, each with one point per ε; the ECDF MSE agrees with its
 // exact expectation within 5 standard errors, and falls with ε.
 func TestFig4Shapes(t *testing.T) {
 	f, err := Fig4(context.Background(), tiny())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Series) != 5 {
-		t.Fatalf("%d series, want 5 (ECDF+inverse for tree and kary, tree theory)", len(f.Series))
+	if len(f.Series) != 7 {
+		t.Fatalf("%d series, want 7 (ECDF, inverse, smoothed inverse for tree and kary; tree theory)", len(f.Series))
 	}
 	for _, s := range f.Series {
 		if len(s.X) != 2 || len(s.Y) != 2 {
 			t.Errorf("series %q has %d x and %d y, want 2", s.Name, len(s.X), len(s.Y))
 		}
 	}
-	tree, theory := f.Series[0], f.Series[2]
+	tree, theory := f.Series[0], f.Series[3]
 	if !strings.Contains(theory.Name, "theory") {
 		t.Fatalf("series 2 is %q, want the tree's theory", theory.Name)
 	}
@@ -49,8 +49,8 @@ func TestFig4Shapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows, err := csv.NewReader(&b).ReadAll()
-	if err != nil || len(rows) != 1+5*2 {
-		t.Errorf("CSV: %d rows (%v), want header + 10", len(rows), err)
+	if err != nil || len(rows) != 1+7*2 {
+		t.Errorf("CSV: %d rows (%v), want header + 14", len(rows), err)
 	}
 }
 

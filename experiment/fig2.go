@@ -7,6 +7,7 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
+	"github.com/fedecdf/fedecdf/internal/plot"
 )
 
 // smoothingMethods are the smoothings compared in Figs 2, 3 and 7:
@@ -83,7 +84,7 @@ func Fig3(ctx context.Context, cfg Config) (*Figure, error) {
 // newRatioFigure is an empty Fig. 2/3 figure: one series per smoothing
 // method and the no-effect line y = 1.
 func newRatioFigure(id, xLabel string, runs int) *Figure {
-	fig := &Figure{ID: id, XLabel: xLabel, YLabel: "‖F−F́‖² / ‖F−F̂‖²", LogX: true, Runs: runs}
+	fig := &Figure{ID: id, XLabel: xLabel, YLabel: "‖F−F́‖² / ‖F−F̂‖²", LogX: true, Runs: runs, Legend: plot.BottomRight}
 	for _, method := range smoothingMethods {
 		fig.Series = append(fig.Series, Series{Name: method})
 	}

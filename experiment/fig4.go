@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/fedecdf/fedecdf/ecdf"
+	"github.com/fedecdf/fedecdf/ecdf/smooth"
 )
 
 // Fig4 reproduces dp-ecdf Fig. 4 on X_pois(λ) (§6.4): for each ε and
@@ -15,7 +16,9 @@ import (
 //   - the inverse ECDF's mean squared error E_p[(F⁻¹(p) − F̂⁻¹(p))²] over
 //     uniform p, with F̂⁻¹ found by Algorithm 1 on the raw F̂, and the
 //     domain [0, N] rescaled to [0, 1] so that both errors are on the same
-//     scale (the paper finds them "of the same order of magnitude").
+//     scale (the paper finds them "of the same order of magnitude");
+//   - the same for the inverse of the smoothed F́ (pointwise l2, PAVA),
+//     the paper's third curve.
 func Fig4(ctx context.Context, cfg Config) (*Figure, error) {
 	cfg = cfg.withDefaults()
 	hist, err := ecdf.PoissonHistogram(cfg.Lambda, cfg.Bins, cfg.Seed)
@@ -37,13 +40,13 @@ func Fig4(ctx context.Context, cfg Config) (*Figure, error) {
 	pr.start("fig4", len(names)*len(cfg.Epsilons)*cfg.Runs)
 	defer pr.finish()
 	for _, name := range names {
-		var fwd, inv, theory Series
+		var fwd, inv, invSmooth, theory Series
 		for _, eps := range cfg.Epsilons {
 			m, err := newMechanism(name, cfg.Bins, eps, cfg.Delta)
 			if err != nil {
 				return nil, err
 			}
-			var fm, im meanSE
+			var fm, im, sm meanSE
 			for range cfg.Runs {
 				if err := ctx.Err(); err != nil {
 					return nil, err
@@ -55,16 +58,18 @@ func Fig4(ctx context.Context, cfg Config) (*Figure, error) {
 				f := p.Curve()
 				fm.add(meanSquaredDiff(f, exact))
 				im.add(inverseMSE(f, exact, cfg.Quantiles, rng))
+				sm.add(inverseMSE(smooth.PointwiseL2(f), exact, cfg.Quantiles, rng))
 				pr.add()
 			}
 			label := seriesName(name, m)
-			fwd.Name, inv.Name, theory.Name = "ECDF "+label, "inverse "+label, "ECDF "+label+" theory"
-			fwd.X, inv.X, theory.X = append(fwd.X, eps), append(inv.X, eps), append(theory.X, eps)
+			fwd.Name, inv.Name, invSmooth.Name, theory.Name = "ECDF "+label, "inverse "+label, "inverse smoothed "+label, "ECDF "+label+" theory"
+			fwd.X, inv.X, invSmooth.X, theory.X = append(fwd.X, eps), append(inv.X, eps), append(invSmooth.X, eps), append(theory.X, eps)
+			invSmooth.Y, invSmooth.StdErr = append(invSmooth.Y, sm.mean()), append(invSmooth.StdErr, sm.stderr())
 			fwd.Y, fwd.StdErr = append(fwd.Y, fm.mean()), append(fwd.StdErr, fm.stderr())
 			inv.Y, inv.StdErr = append(inv.Y, im.mean()), append(inv.StdErr, im.stderr())
 			theory.Y = append(theory.Y, m.MeanVariance()/float64(n)/float64(n))
 		}
-		fig.Series = append(fig.Series, fwd, inv)
+		fig.Series = append(fig.Series, fwd, inv, invSmooth)
 		if name == "tree" {
 			theory.Dashed = true
 			fig.Series = append(fig.Series, theory)

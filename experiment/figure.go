@@ -23,6 +23,8 @@ type Figure struct {
 	Runs int
 	// Notes say what the figure leaves out or how to read it.
 	Notes []string
+	// Legend is the corner of the legend (plot.TopRight by default).
+	Legend plot.Corner
 	// Skipped says the figure was not computed (its data set is absent);
 	// Notes say why. It has no series and Save writes nothing.
 	Skipped bool
@@ -100,7 +102,7 @@ func (f *Figure) Save(dir string) ([]string, error) {
 
 // Chart returns the plot of f.
 func (f *Figure) Chart() *plot.Chart {
-	c := &plot.Chart{Title: f.Title, XLabel: f.XLabel, YLabel: f.YLabel, LogX: f.LogX, LogY: f.LogY}
+	c := &plot.Chart{Title: f.Title, XLabel: f.XLabel, YLabel: f.YLabel, LogX: f.LogX, LogY: f.LogY, Legend: f.Legend}
 	for _, s := range f.Series {
 		style := plot.Line
 		if s.Dashed {
