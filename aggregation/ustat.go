@@ -75,11 +75,16 @@ type Release struct {
 	// to each value: 1 for a trusted curator, 2 for two servers.
 	Servers    int
 	mechanisms map[Component]mechanism.Mechanism
+	units      int // protocol.PrivacyUnits of the components
 }
 
 // newRelease builds the per-component mechanisms of spec.
 func newRelease(id ReleaseID, spec ReleaseSpec, reports, servers int) (*Release, error) {
-	r := &Release{ID: id, Spec: spec, Reports: reports, Servers: servers, mechanisms: make(map[Component]mechanism.Mechanism)}
+	units, err := protocol.PrivacyUnits(spec.Components)
+	if err != nil {
+		return nil, err
+	}
+	r := &Release{ID: id, Spec: spec, Reports: reports, Servers: servers, mechanisms: make(map[Component]mechanism.Mechanism), units: units}
 	for _, c := range spec.Components {
 		m, err := protocol.ComponentMechanism(spec.Mechanism, c)
 		if err != nil {
@@ -95,20 +100,22 @@ func newRelease(id ReleaseID, spec ReleaseSpec, reports, servers int) (*Release,
 func (r *Release) Mechanism(c Component) mechanism.Mechanism { return r.mechanisms[c] }
 
 // Epsilon and Delta return the privacy cost of the release: ε and δ of
-// the spec for each component covered (basic composition).
+// the spec once per privacy unit of its components (protocol.
+// PrivacyUnits: Count, the pair {Label, NotLabel} and Probability are one
+// unit each, composed by basic composition).
 func (r *Release) Epsilon() float64 {
-	return float64(len(r.Spec.Components)) * r.Spec.Mechanism.Epsilon
+	return float64(r.units) * r.Spec.Mechanism.Epsilon
 }
 
 // Delta: see Epsilon.
 func (r *Release) Delta() float64 {
-	return float64(len(r.Spec.Components)) * r.Spec.Mechanism.Delta
+	return float64(r.units) * r.Spec.Mechanism.Delta
 }
 
 // Guarantee states the privacy of the release and its noise.
 func (r *Release) Guarantee() string {
-	g := fmt.Sprintf("(ε=%g, δ=%g)-DP under %s neighbours (%s mechanism; ε=%g per component × %d)",
-		r.Epsilon(), r.Delta(), r.Spec.Mechanism.Relation, r.mechanisms[r.Spec.Components[0]].Name(), r.Spec.Mechanism.Epsilon, len(r.Spec.Components))
+	g := fmt.Sprintf("(ε=%g, δ=%g)-DP under %s neighbours (%s mechanism; ε=%g per privacy unit × %d: %v)",
+		r.Epsilon(), r.Delta(), r.Spec.Mechanism.Relation, r.mechanisms[r.Spec.Components[0]].Name(), r.Spec.Mechanism.Epsilon, r.units, r.Spec.Components)
 	if r.Servers > 1 {
 		g += fmt.Sprintf("; each of %d servers adds its own full-scale noise, so the output stays private against one corrupt server, at %d× the mechanism's variance", r.Servers, r.Servers)
 	}

@@ -326,10 +326,16 @@ func checkPrefixes(prefixes []int, bins int) error {
 	return nil
 }
 
-// releaseCost is what a release charges: ε and δ for each component.
-func releaseCost(m *protocol.CreateRelease) Budget {
-	k := float64(len(m.Components))
-	return Budget{Epsilon: k * m.Mechanism.Epsilon, Delta: k * m.Mechanism.Delta}
+// releaseCost is what a release charges: its spec (ε, δ) once per
+// privacy unit of its components (protocol.PrivacyUnits: Count, the
+// {Label, NotLabel} pair and Probability are one unit each).
+func releaseCost(m *protocol.CreateRelease) (Budget, error) {
+	units, err := protocol.PrivacyUnits(m.Components)
+	if err != nil {
+		return Budget{}, err
+	}
+	k := float64(units)
+	return Budget{Epsilon: k * m.Mechanism.Epsilon, Delta: k * m.Mechanism.Delta}, nil
 }
 
 // createRelease fixes a release over the report set both servers hold.
@@ -343,7 +349,7 @@ func (s *Server) createRelease(ctx context.Context, from transport.PeerID, m *pr
 		return nil, err
 	}
 	s.mu.Lock()
-	d, ids, err := s.releaseCandidates(m)
+	d, ids, cost, err := s.releaseCandidates(m)
 	s.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -376,7 +382,7 @@ func (s *Server) createRelease(ctx context.Context, from transport.PeerID, m *pr
 	if len(agreed) < d.MinReports {
 		return nil, fmt.Errorf("%s: dataset %q: %d reports held by both servers, fewer than the minimum %d", s.cfg.Role, d.Name, len(agreed), d.MinReports)
 	}
-	if err := s.cfg.Ledger.Charge(d.Name, m.Release, releaseCost(m), d.Budget); err != nil {
+	if err := s.cfg.Ledger.Charge(d.Name, m.Release, cost, d.Budget); err != nil {
 		return nil, fmt.Errorf("%s: release %v refused: %w", s.cfg.Role, m.Release, err)
 	}
 	s.mu.Lock()
@@ -395,25 +401,29 @@ func (s *Server) createRelease(ctx context.Context, from transport.PeerID, m *pr
 }
 
 // releaseCandidates validates a release request and returns the sorted
-// report IDs this server holds; the caller holds s.mu.
-func (s *Server) releaseCandidates(m *protocol.CreateRelease) (*dataset, []protocol.ReportID, error) {
+// report IDs this server holds and the release's cost; the caller holds
+// s.mu.
+func (s *Server) releaseCandidates(m *protocol.CreateRelease) (*dataset, []protocol.ReportID, Budget, error) {
 	d, err := s.dataset(m.Dataset)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, Budget{}, err
 	}
 	if m.Mechanism.Bins != d.Bins {
-		return nil, nil, fmt.Errorf("%s: release %v: mechanism over %d bins, but dataset %q has %d", s.cfg.Role, m.Release, m.Mechanism.Bins, d.Name, d.Bins)
+		return nil, nil, Budget{}, fmt.Errorf("%s: release %v: mechanism over %d bins, but dataset %q has %d", s.cfg.Role, m.Release, m.Mechanism.Bins, d.Name, d.Bins)
 	}
 	if _, dup := d.releases[m.Release]; dup {
-		return nil, nil, fmt.Errorf("%s: release %v already exists", s.cfg.Role, m.Release)
+		return nil, nil, Budget{}, fmt.Errorf("%s: release %v already exists", s.cfg.Role, m.Release)
 	}
 	spent, err := s.cfg.Ledger.Spent(d.Name)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, Budget{}, err
 	}
-	cost := releaseCost(m)
+	cost, err := releaseCost(m)
+	if err != nil {
+		return nil, nil, Budget{}, fmt.Errorf("%s: release %v: %w", s.cfg.Role, m.Release, err)
+	}
 	if spent.Epsilon+cost.Epsilon > d.Budget.Epsilon*(1+ledgerSlack) || spent.Delta+cost.Delta > d.Budget.Delta*(1+ledgerSlack) {
-		return nil, nil, fmt.Errorf("%s: release %v refused: %w: dataset %q has spent ε=%g, δ=%g of total ε=%g, δ=%g; this release needs ε=%g, δ=%g",
+		return nil, nil, Budget{}, fmt.Errorf("%s: release %v refused: %w: dataset %q has spent ε=%g, δ=%g of total ε=%g, δ=%g; this release needs ε=%g, δ=%g",
 			s.cfg.Role, m.Release, ErrBudgetExhausted, d.Name, spent.Epsilon, spent.Delta, d.Budget.Epsilon, d.Budget.Delta, cost.Epsilon, cost.Delta)
 	}
 	ids := make([]protocol.ReportID, 0, len(d.reports))
@@ -421,7 +431,7 @@ func (s *Server) releaseCandidates(m *protocol.CreateRelease) (*dataset, []proto
 		ids = append(ids, id)
 	}
 	slices.SortFunc(ids, protocol.CompareIDs)
-	return d, ids, nil
+	return d, ids, cost, nil
 }
 
 // agreeWithHelper runs the release at the helper and returns the agreed
