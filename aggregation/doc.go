@@ -12,8 +12,10 @@
 // units; dividing by n gives the U-statistic.
 //
 // A release fixes its noise once, when it is created, and charges its
-// privacy budget then: ε (and δ) per component it covers, under the
-// mechanism's neighbouring relation (replace-one by default, n public).
+// privacy budget then: ε (and δ) per privacy unit of the components it
+// covers (protocol.PrivacyUnits: Count, the {Label, NotLabel} pair and
+// Probability are one unit each), under the mechanism's neighbouring
+// relation (replace-one by default, n public).
 // Every later query of the release reuses the same noise and the same
 // set of reports, so re-querying a prefix, or binary-searching the
 // inverse ECDF (Algorithm 1), costs nothing more.

@@ -53,8 +53,9 @@
 // leader only (PeerProtocol); reports (ReportProtocol) are accepted from
 // any peer and may carry only uploads.
 //
-// Privacy. Every release is (ε, δ)-DP per component under the manifest's
-// neighbouring relation (replace-one by default, n public), with each
+// Privacy. Every release is (ε, δ)-DP per privacy unit of its components
+// (protocol.PrivacyUnits: the ROC pair {Label, NotLabel} is one unit)
+// under the manifest's neighbouring relation (replace-one by default, n public), with each
 // server adding its own full-scale noise (twice the variance of one
 // curator; aggregation.Release.Guarantee states it). Neither server alone
 // learns a party's bin: each holds one DCF key.

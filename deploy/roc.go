@@ -36,8 +36,8 @@ type ROC struct {
 // curves, each count vector smoothed by method (ecdf/smooth). Under
 // replace-one the pair is ε-DP at the manifest's ε (roc/doc.go: a replaced
 // instance moves within one vector, or leaves one and joins the other, each
-// an add/remove at ε/2); the servers' ledgers, which charge per component,
-// record 2ε, erring on the safe side.
+// an add/remove at ε/2), and that is what the servers' ledgers charge
+// (protocol.PrivacyUnits).
 func (a *Analyst) ROC(ctx context.Context, method string) (*ROC, error) {
 	params, err := a.m.MechanismParams()
 	if err != nil {

@@ -164,7 +164,7 @@ func TestFig5Bank(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Series) != len(dataMechanisms)*len(smoothingMethods) {
+	if len(f.Series) != len(rocVariants)*len(smoothingMethods) {
 		t.Fatalf("%d series", len(f.Series))
 	}
 	for _, s := range f.Series {

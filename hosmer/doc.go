@@ -59,7 +59,10 @@
 // component's units, where Δ is the mechanism's add/remove sensitivity
 // (⌈(L+1)/2⌉ for the tree).
 //
-// Claim: this release is ε-DP under replace-one (the ledger charges 3ε/2).
+// Claim: this release is ε-DP under replace-one, which is what the
+// aggregation ledger charges (protocol.PrivacyUnits: the {Label,
+// NotLabel} pair and Probability, one unit each at ε/2; that rule's
+// group-privacy argument is another proof of the claim).
 // Proof sketch. Replacing (a, w) by (b, w') changes component c's prefix
 // vector by w'_c·1[i ≥ b] − w_c·1[i ≥ a]. If χ(a) is a node shift of ℓ1
 // norm ≤ Δ explaining the unit suffix 1[i ≥ a] (it exists: that is the
@@ -74,7 +77,7 @@
 // discrete noise the shifts must be integers in the components' units:
 // they are, because counts are integers and Probability is in fixed point
 // with p·2^32 integer.) The ROC pair {Label, NotLabel} is the special case
-// Σ w_c = 1: 2Δ, so spec ε_c gives ε_c-DP, not the 2ε_c charged.
+// Σ w_c = 1: 2Δ, so spec ε_c gives ε_c-DP (one privacy unit).
 // TestJointSensitivityByEnumeration checks every step on the real tree
 // mechanism for N = 2^L ≤ 16: the suffix shifts, Z·χ_c equal to each
 // component's change for every (bin, label, probability) replacement

@@ -44,15 +44,15 @@ func ExamplePaperPlan() {
 		if err != nil {
 			panic(err)
 		}
-		fmt.Printf("%s: ε=%g, ledger charge %g\n", plan.Name, plan.Epsilon, plan.Charged)
+		fmt.Printf("%s: ε=%g\n", plan.Name, plan.Epsilon)
 		for _, r := range plan.Releases {
 			fmt.Printf("  %v at ε=%.4f each\n", r.Components, r.Mechanism.Epsilon)
 		}
 	}
 	// Output:
-	// paper: ε=1, ledger charge 1
+	// paper: ε=1
 	//   [count] at ε=0.5789 each
 	//   [label probability] at ε=0.2105 each
-	// joint: ε=1, ledger charge 1.5
+	// joint: ε=1
 	//   [label notlabel probability] at ε=0.5000 each
 }

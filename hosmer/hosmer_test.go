@@ -157,7 +157,7 @@ func TestPlansThroughUStat(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		u, err := aggregation.NewPlain("hl", nBins, parties, server.Budget{Epsilon: plan.Charged}, server.NewMemoryLedger())
+		u, err := aggregation.NewPlain("hl", nBins, parties, server.Budget{Epsilon: plan.Epsilon}, server.NewMemoryLedger())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -193,19 +193,17 @@ func TestPlans(t *testing.T) {
 	if got := paper.Releases[1].Mechanism.Epsilon; math.Abs(got-4.0/19) > 1e-15 {
 		t.Errorf("paper group release ε = %v per component, want 4/19", got)
 	}
-	var charged float64
-	for _, r := range paper.Releases {
-		charged += r.Mechanism.Epsilon * float64(len(r.Components))
-	}
-	if math.Abs(charged-1) > 1e-12 || paper.Charged != 1 {
-		t.Errorf("paper plan charges %v (stated %v), want ε = 1", charged, paper.Charged)
-	}
 	joint, err := JointPlan(1, 1024, mechanism.Params{Name: "tree"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := joint.Releases[0]; r.Mechanism.Epsilon != 0.5 || len(r.Components) != 3 || joint.Charged != 1.5 || !joint.CountFromLabels {
+	if r := joint.Releases[0]; r.Mechanism.Epsilon != 0.5 || len(r.Components) != 3 || !joint.CountFromLabels {
 		t.Errorf("joint plan %+v", joint)
+	}
+	for _, plan := range []*Plan{paper, joint} {
+		if got := ledgerCharge(t, plan); math.Abs(got-plan.Epsilon) > 1e-12 {
+			t.Errorf("%s plan: the ledger charges ε = %v, want its ε = %v", plan.Name, got, plan.Epsilon)
+		}
 	}
 	if _, err := JointPlan(1, 1024, mechanism.Params{Name: "cascade", Delta: 1e-9}); err == nil {
 		t.Error("joint plan accepted an (ε, δ) mechanism")
@@ -261,4 +259,25 @@ func TestClip(t *testing.T) {
 	if g.Size != 0 || g.Positives != 0 || g.Expected != 0 {
 		t.Errorf("clipped to %+v", g)
 	}
+}
+
+// ledgerCharge creates plan's releases on an aggregation with an ample
+// budget and returns what its ledger charged.
+func ledgerCharge(t *testing.T, plan *Plan) float64 {
+	t.Helper()
+	ledger := server.NewMemoryLedger()
+	u, err := aggregation.NewPlain("hl", plan.Releases[0].Mechanism.Bins, nil, server.Budget{Epsilon: 10 * plan.Epsilon}, ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, spec := range plan.Releases {
+		if _, err := u.NewRelease(context.Background(), spec); err != nil {
+			t.Fatalf("%s plan: %v", plan.Name, err)
+		}
+	}
+	spent, err := ledger.Spent("hl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spent.Epsilon
 }

@@ -19,12 +19,10 @@ type Plan struct {
 	// CountFromLabels tells Private to take counts from Label + NotLabel.
 	CountFromLabels bool
 	// Epsilon is the proved replace-one guarantee of all releases
-	// together (see the package documentation).
+	// together (see the package documentation), and exactly what an
+	// aggregation ledger charges for them (Σ over releases of spec ε ×
+	// protocol.PrivacyUnits of its components).
 	Epsilon float64
-	// Charged is what an aggregation ledger charges for them:
-	// Σ_releases (spec ε × number of components). It exceeds Epsilon
-	// when the ledger's per-component composition is loose.
-	Charged float64
 }
 
 // PaperPlan is the allocation of dp-ecdf Algorithm 2 (line 3 and the
@@ -35,8 +33,8 @@ type Plan struct {
 // four statistics (O_0, O_1, E_0, E_1) in each, ε' each. Here the group
 // sizes come from the count release (free), so O_0 = Size − O_1 and
 // E_0 = Size − E_1 and only Σy and Σp are released: one release of
-// {Label, Probability} at spec ε_c = 4ε' per component, which the ledger
-// charges 8ε' and which is 8ε'-DP (weights y + p ≤ 2 removed and added).
+// {Label, Probability} at spec ε_c = 4ε' per component, two privacy
+// units that the ledger charges 8ε' and which is 8ε'-DP (weights y + p ≤ 2 removed and added).
 // template supplies the mechanism name, k and δ; its Bins, Epsilon and
 // Relation are set here.
 func PaperPlan(epsilon float64, bins int, template mechanism.Params) (*Plan, error) {
@@ -52,7 +50,6 @@ func PaperPlan(epsilon float64, bins int, template mechanism.Params) (*Plan, err
 			spec(template, bins, 4*unit, aggregation.Label, aggregation.Probability),
 		},
 		Epsilon: epsilon,
-		Charged: epsilon,
 	}, nil
 }
 
@@ -60,7 +57,8 @@ func PaperPlan(epsilon float64, bins int, template mechanism.Params) (*Plan, err
 // ε/2 per component, and takes everything from it: counts as
 // y + (1 − y) for the quantiles and group sizes, Σy and Σp per group.
 // It is ε-DP under replace-one (package documentation, checked by
-// enumeration in the tests), although the ledger charges 3ε/2.
+// enumeration in the tests), and the ledger charges exactly ε: two
+// privacy units, the {Label, NotLabel} pair and Probability, at ε/2.
 func JointPlan(epsilon float64, bins int, template mechanism.Params) (*Plan, error) {
 	if err := checkPlan(epsilon, bins); err != nil {
 		return nil, err
@@ -73,7 +71,6 @@ func JointPlan(epsilon float64, bins int, template mechanism.Params) (*Plan, err
 		Releases:        []aggregation.ReleaseSpec{spec(template, bins, epsilon/2, aggregation.Label, aggregation.NotLabel, aggregation.Probability)},
 		CountFromLabels: true,
 		Epsilon:         epsilon,
-		Charged:         3 * epsilon / 2,
 	}, nil
 }
 

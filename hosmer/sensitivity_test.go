@@ -173,7 +173,7 @@ func TestJointPlanNodeScales(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := aggregation.NewPlain("hl", nBins, nil, server.Budget{Epsilon: plan.Charged}, server.NewMemoryLedger())
+	u, err := aggregation.NewPlain("hl", nBins, nil, server.Budget{Epsilon: plan.Epsilon}, server.NewMemoryLedger())
 	if err != nil {
 		t.Fatal(err)
 	}

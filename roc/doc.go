@@ -47,9 +47,10 @@
 // with the weights y + (1 − y) = 1 of one instance spread over the two
 // components, such a release of {Label, NotLabel} is ε_c-DP under
 // replace-one — every replacement is one unit-weight removal and one
-// unit-weight addition across the pair — although the ledger charges
-// 2ε_c (ε_c per component). A curve that must be ε-DP can therefore use
-// spec ε_c = ε: the guarantee holds, only the ledger is conservative.
+// unit-weight addition across the pair — and the ledger charges exactly
+// ε_c (one privacy unit, protocol.PrivacyUnits). A curve that must be
+// ε-DP therefore uses spec ε_c = ε, where dp-ecdf §5.1's composition
+// (each vector at ε/2) would leave 4 times the noise variance.
 //
 // Normalising by the released totals P̂(N), M̂(N) (not public under
 // either relation), smoothing each normalised ECDF into a non-decreasing

@@ -14,8 +14,9 @@
 // from it (protocol.ComponentSeed, ChaCha20 streams through exact integer
 // samplers), so re-querying a release — a point again, or a binary search
 // of the inverse (Algorithm 1) — returns the same noise and costs no
-// further budget. Creating a release charges its (ε, δ) per component to
-// the dataset's Ledger (basic composition; refused beyond the dataset's
+// further budget. Creating a release charges its (ε, δ) once per privacy
+// unit of its components (protocol.PrivacyUnits: Count, the {Label,
+// NotLabel} pair, Probability) to the dataset's Ledger (basic composition; refused beyond the dataset's
 // total), then records the seed, mechanism, components and report set in
 // the ReleaseStore, and only then acknowledges. A restarted server loads
 // its releases and answers them with the original noise; a crash between

@@ -52,11 +52,16 @@ func newParty(t *testing.T, score float64) *party.Party {
 	return p
 }
 
-// release creates a release at ε with an infinite-ish budget check, and
-// returns its report count.
+// release creates a release of the Count component at ε and returns its
+// report count.
 func (p *pair) release(eps float64) (protocol.ReleaseID, int, error) {
+	return p.releaseOf(eps, protocol.Count)
+}
+
+// releaseOf creates a release of comps at spec ε.
+func (p *pair) releaseOf(eps float64, comps ...protocol.Component) (protocol.ReleaseID, int, error) {
 	id, _ := protocol.NewID()
-	msg := &protocol.CreateRelease{Dataset: "d", Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: eps}, Components: []protocol.Component{protocol.Count}}
+	msg := &protocol.CreateRelease{Dataset: "d", Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: eps}, Components: comps}
 	resp, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", msg)
 	if err != nil {
 		return id, 0, err
@@ -93,6 +98,30 @@ func TestBudgetExhausted(t *testing.T) {
 	for _, s := range []*Server{p.leader, p.helper} {
 		if spent, _ := s.cfg.Ledger.Spent("d"); spent.Epsilon != 1 {
 			t.Errorf("%s spent ε=%g, want 1", s.cfg.Role, spent.Epsilon)
+		}
+	}
+}
+
+// TestReleaseChargedPerPrivacyUnit: both servers charge the ROC pair
+// {Label, NotLabel} once and {Label, NotLabel, Probability} twice
+// (protocol.PrivacyUnits), and refuse what exceeds the rest.
+func TestReleaseChargedPerPrivacyUnit(t *testing.T) {
+	p := newPair(t, DCF, 1, 1, nil)
+	if err := newParty(t, 0.3).UploadKeys(context.Background(), p.servers); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.releaseOf(0.5, protocol.Label, protocol.NotLabel); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.releaseOf(0.3, protocol.Label, protocol.NotLabel, protocol.Probability); err == nil || !strings.Contains(err.Error(), "budget exhausted") || !strings.Contains(err.Error(), "this release needs ε=0.6") {
+		t.Fatalf("two units at 0.3 after spending 0.5 of 1: %v, want refused (needs ε=0.6)", err)
+	}
+	if _, _, err := p.releaseOf(0.25, protocol.Label, protocol.NotLabel, protocol.Probability); err != nil {
+		t.Fatalf("two units at 0.25 after spending 0.5 of 1: %v", err)
+	}
+	for _, s := range []*Server{p.leader, p.helper} {
+		if spent, _ := s.cfg.Ledger.Spent("d"); spent.Epsilon != 1 {
+			t.Errorf("%s spent ε=%g, want 0.5 + 2·0.25 = 1", s.cfg.Role, spent.Epsilon)
 		}
 	}
 }

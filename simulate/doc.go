@@ -16,7 +16,8 @@
 // Hosmer–Lemeshow test (dp-ecdf Eq. 5, Algorithm 2, package hosmer; its
 // ε shared evenly by the allocations named, the paper's ε/(L+9) and the
 // joint one-release plan), the rest to one release of the positives' and
-// negatives' prefix vectors (ε/2 each), from which package roc builds the
+// negatives' prefix vectors (the pair at that ε is ε-DP: protocol.
+// PrivacyUnits), from which package roc builds the
 // ROC and PR curves, their AUC and the area error of dp-ecdf §6.5. Every
 // private curve is smoothed by ecdf/smooth (Config.Smoothing; tree-l2
 // follows the release mechanism's noise terms), which is post-processing.

@@ -39,10 +39,9 @@ type HosmerReport struct {
 // spending its ε (hosmer.PaperPlan or hosmer.JointPlan).
 type HosmerAllocation struct {
 	Plan string `json:"plan"`
-	// Epsilon is the proved replace-one guarantee of the plan's releases;
-	// LedgerCharge what the servers' per-component ledgers charged.
+	// Epsilon is the proved replace-one guarantee of the plan's releases,
+	// which is what the servers' ledgers charged.
 	Epsilon          float64            `json:"epsilon"`
-	LedgerCharge     float64            `json:"ledger_charge"`
 	Releases         []string           `json:"releases"`
 	StatisticPrivate *float64           `json:"statistic_private"`
 	PValuePrivate    *float64           `json:"p_value_private"`
@@ -148,7 +147,7 @@ func exactHosmer(parties []*party.Party, probs []float64, bins int) (*hosmer.Res
 // privateHosmer creates plan's releases on u and runs hosmer.Private on
 // them, smoothing the released ECDF of probabilities with method.
 func privateHosmer(ctx context.Context, u aggregation.UStat, plan *hosmer.Plan, method string, n, bins int) (*HosmerAllocation, error) {
-	a := &HosmerAllocation{Plan: plan.Name, Epsilon: plan.Epsilon, LedgerCharge: plan.Charged}
+	a := &HosmerAllocation{Plan: plan.Name, Epsilon: plan.Epsilon}
 	var rels []*aggregation.Release
 	for _, spec := range plan.Releases {
 		rel, err := u.NewRelease(ctx, spec)

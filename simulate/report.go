@@ -20,7 +20,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	p("backend\t%s\n", r.Backend)
 	p("mechanism\t%s over %d bins, %d thresholds queried\n", r.Mechanism, r.Bins, len(r.Prefixes))
 	p("privacy\t%s\n", r.Guarantee)
-	p("ε split\tECDF of scores %g; ROC/PR %g (positives vector %g + negatives vector %g; PR is post-processing); Hosmer–Lemeshow %g\n", r.Budget.ECDF, r.Budget.ROC, r.Budget.ROC/2, r.Budget.ROC/2, r.Budget.Hosmer)
+	p("ε split\tECDF of scores %g; ROC/PR %g (positives and negatives vectors in one release: a replaced record leaves one and joins one, so the pair costs ε once; PR is post-processing); Hosmer–Lemeshow %g\n", r.Budget.ECDF, r.Budget.ROC, r.Budget.Hosmer)
 	for _, g := range r.Budget.Guarantees {
 		p("\t%s\n", g)
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
-	"github.com/fedecdf/fedecdf/hosmer"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/server"
 )
@@ -32,7 +31,8 @@ type Config struct {
 	Epsilon      float64 // total ε: the dataset's whole budget, split by ECDFShare
 	// ECDFShare is the share of Epsilon spent on the ECDF of the scores;
 	// the rest goes to the ROC/PR release (positives and negatives
-	// vectors, half of it each).
+	// vectors released together at that ε: one privacy unit, protocol.
+	// PrivacyUnits).
 	ECDFShare float64
 	// HosmerShare is the share of Epsilon spent on the Hosmer–Lemeshow
 	// test (0: none; needs probability scores), split evenly among
@@ -91,7 +91,8 @@ type Report struct {
 type Budget struct {
 	ECDF float64 `json:"ecdf"`
 	// ROC is the ε of the positives and negatives vectors together
-	// (ROC/2 each); the PR curve is post-processing of the same release.
+	// (one release of the pair at spec ε ROC, which is ROC-DP: protocol.
+	// PrivacyUnits); the PR curve is post-processing of the same release.
 	ROC float64 `json:"roc_pr"`
 	// Hosmer is the proved ε of the Hosmer–Lemeshow releases, all
 	// allocations together (0 when not computed).
@@ -224,7 +225,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	l, err := aggregation.NewLocal(ctx, aggregation.LocalConfig{
 		Backend: cfg.Backend, Dataset: "simulation", Bins: cfg.Bins,
 		// The slack absorbs rounding in ε_ECDF + ε_ROC + ε_HL = ε.
-		Budget: server.Budget{Epsilon: ledgerBudget(cfg.Epsilon, plans) * (1 + 1e-12)}, MinReports: 1,
+		Budget: server.Budget{Epsilon: cfg.Epsilon * (1 + 1e-12)}, MinReports: 1,
 	}, parties)
 	ph.end()
 	if err != nil {
@@ -237,7 +238,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	var rocRel *aggregation.Release
 	if err == nil {
 		rocRel, err = l.NewRelease(ctx, aggregation.ReleaseSpec{
-			Mechanism:  mechanism.Params{Name: cfg.Mechanism, Bins: cfg.Bins, Epsilon: epsROC / 2},
+			Mechanism:  mechanism.Params{Name: cfg.Mechanism, Bins: cfg.Bins, Epsilon: epsROC},
 			Components: []aggregation.Component{aggregation.Label, aggregation.NotLabel},
 		})
 	}
@@ -277,7 +278,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		for _, a := range r.Hosmer.Allocations {
 			r.Budget.Hosmer += a.Epsilon
-			r.Budget.Guarantees = append(r.Budget.Guarantees, fmt.Sprintf("Hosmer–Lemeshow, %s allocation: ε=%g under replace-one (ledger charged %g)", a.Plan, a.Epsilon, a.LedgerCharge))
+			r.Budget.Guarantees = append(r.Budget.Guarantees, fmt.Sprintf("Hosmer–Lemeshow, %s allocation: ε=%g under replace-one", a.Plan, a.Epsilon))
 		}
 	}
 	r.Epsilon = r.Budget.ECDF + r.Budget.ROC + r.Budget.Hosmer
@@ -289,16 +290,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	return r, nil
-}
-
-// ledgerBudget is what the servers' ledgers must allow for a total ε:
-// the ECDF and ROC/PR releases are charged what they spend, the
-// Hosmer–Lemeshow plans their (possibly looser) ledger charge.
-func ledgerBudget(epsilon float64, plans []*hosmer.Plan) float64 {
-	for _, p := range plans {
-		epsilon += p.Charged - p.Epsilon
-	}
-	return epsilon
 }
 
 // newParties gives each instance of d to a party on grid g.
