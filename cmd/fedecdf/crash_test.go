@@ -1,0 +1,399 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/peer"
+	ma "github.com/multiformats/go-multiaddr"
+
+	"github.com/fedecdf/fedecdf/deploy"
+	"github.com/fedecdf/fedecdf/internal/p2p"
+	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/transport"
+	"github.com/fedecdf/fedecdf/server"
+)
+
+// asCommand is the environment variable that makes the test binary run
+// as the fedecdf command (os.Args[1:] are its arguments), so the crash
+// tests start real server processes without building the binary.
+const asCommand = "FEDECDF_TEST_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asCommand) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// crashEpsilon is ε per release: the noise (scale ~ 2^-45 per prefix)
+// rounds away, so released counts are exact. The budget allows two
+// releases.
+const (
+	crashEpsilon = 1 << 48
+	crashBins    = 64
+)
+
+// crashTransport are the clients' transport settings: loopback only,
+// short backoff, bounded calls.
+var crashTransport = p2p.Config{
+	Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Backoff: 20 * time.Millisecond, Attempts: 4, CallTimeout: 10 * time.Second,
+}
+
+// serverLog collects the standard error of every run of one server
+// process, safe for the process's writes and the test's reads.
+type serverLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *serverLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *serverLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// serverProc is one run of `fedecdf server` (the re-executed test binary).
+type serverProc struct {
+	cmd    *exec.Cmd
+	exited chan struct{} // closed when the process has exited
+	err    error         // its exit status, once exited is closed
+}
+
+// crashCluster is a leader and a helper process on 127.0.0.1 with their
+// key files, manifest and stores in one directory.
+type crashCluster struct {
+	t        *testing.T
+	ctx      context.Context
+	dir      string
+	manifest string // its path
+	m        *deploy.Manifest
+	ids      map[string]*deploy.Identity // leader, helper, analyst
+	addrs    map[string]string           // the servers' listen multiaddrs
+	procs    map[string]*serverProc
+	logs     map[string]*serverLog
+	starts   map[string]int // runs started per server
+}
+
+// fedecdf runs the command with args through the test binary.
+func (c *crashCluster) fedecdf(args ...string) string {
+	c.t.Helper()
+	out, err := c.command(args...).CombinedOutput()
+	if err != nil {
+		c.t.Fatalf("fedecdf %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func (c *crashCluster) command(args ...string) *exec.Cmd {
+	c.t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	cmd := exec.CommandContext(c.ctx, self, args...)
+	cmd.Env = append(os.Environ(), asCommand+"=1")
+	return cmd
+}
+
+// newCrashCluster makes the keys and the manifest with `fedecdf keygen`
+// and `fedecdf manifest` and starts both servers.
+func newCrashCluster(t *testing.T, ctx context.Context, minReports int) *crashCluster {
+	c := &crashCluster{
+		t: t, ctx: ctx, dir: t.TempDir(), ids: map[string]*deploy.Identity{}, addrs: map[string]string{},
+		procs: map[string]*serverProc{}, logs: map[string]*serverLog{}, starts: map[string]int{},
+	}
+	t.Cleanup(func() {
+		for _, role := range []string{"leader", "helper"} {
+			if c.procs[role] != nil {
+				c.kill(role)
+			}
+			if t.Failed() && c.logs[role] != nil {
+				t.Logf("%s standard error:\n%s", role, c.logs[role])
+			}
+		}
+	})
+	for _, name := range []string{"leader", "helper", "analyst"} {
+		key := filepath.Join(c.dir, name+".key")
+		c.fedecdf("keygen", "--out", key)
+		id, err := deploy.ReadIdentity(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.ids[name] = id
+	}
+	for _, role := range []string{"leader", "helper"} {
+		port, err := freeLoopbackPort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.addrs[role] = fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", port)
+		c.logs[role] = &serverLog{}
+	}
+	c.manifest = filepath.Join(c.dir, "manifest.json")
+	float := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+	c.fedecdf("manifest", "--out", c.manifest, "--dataset", "crash",
+		"--leader", filepath.Join(c.dir, "leader.key.pub"), "--leader-addr", c.addrs["leader"],
+		"--helper", filepath.Join(c.dir, "helper.key.pub"), "--helper-addr", c.addrs["helper"],
+		"--analyst", filepath.Join(c.dir, "analyst.key.pub"),
+		"--bins", strconv.Itoa(crashBins), "--mechanism", "tree", "--epsilon", float(crashEpsilon),
+		"--budget-epsilon", float(2*crashEpsilon), "--min-reports", strconv.Itoa(minReports))
+	var err error
+	if c.m, err = deploy.ReadManifest(c.manifest); err != nil {
+		t.Fatal(err)
+	}
+	c.start("helper")
+	c.start("leader")
+	return c
+}
+
+// start runs `fedecdf server` for role on its port and store and waits
+// until it logs that it is serving (after its store is replayed and its
+// handlers are installed).
+func (c *crashCluster) start(role string) {
+	c.t.Helper()
+	cmd := c.command("server", "--role", role, "--key", filepath.Join(c.dir, role+".key"), "--manifest", c.manifest,
+		"--listen", c.addrs[role], "--store", filepath.Join(c.dir, role+".db"), "--log-level", "info")
+	fmt.Fprintf(c.logs[role], "--- run %d\n", c.starts[role]+1)
+	cmd.Stderr = c.logs[role]
+	if err := cmd.Start(); err != nil {
+		c.t.Fatalf("starting the %s: %v", role, err)
+	}
+	p := &serverProc{cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	c.procs[role] = p
+	c.starts[role]++
+	for tick := time.NewTicker(20 * time.Millisecond); strings.Count(c.logs[role].String(), "msg=serving") < c.starts[role]; {
+		select {
+		case <-p.exited:
+			c.t.Fatalf("the %s exited before serving: %v", role, p.err)
+		case <-c.ctx.Done():
+			c.t.Fatalf("the %s is not serving: %v", role, c.ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// kill sends the server of role SIGKILL (no shutdown code runs: its
+// store is as the last acknowledged write left it) and waits for it.
+func (c *crashCluster) kill(role string) {
+	c.t.Helper()
+	p := c.procs[role]
+	c.procs[role] = nil
+	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		c.t.Errorf("killing the %s: %v", role, err)
+	}
+	select {
+	case <-p.exited:
+	case <-time.After(10 * time.Second):
+		c.t.Errorf("the %s did not exit 10 s after SIGKILL", role)
+	}
+}
+
+// crash kills the server of role and starts it again on the same port
+// and store.
+func (c *crashCluster) crash(role string) {
+	c.t.Helper()
+	c.kill(role)
+	c.start(role)
+}
+
+func (c *crashCluster) newParty() *deploy.Party {
+	c.t.Helper()
+	p, err := deploy.NewParty(c.m, nil, crashTransport)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// rawHost is a dial-only host with key that knows both servers: it
+// sends single protocol messages no client of package deploy sends.
+func (c *crashCluster) rawHost(key crypto.PrivKey, self transport.PeerID) *p2p.Host {
+	c.t.Helper()
+	book := map[transport.PeerID]peer.AddrInfo{}
+	for name, e := range map[transport.PeerID]deploy.Endpoint{deploy.LeaderName: c.m.Leader, deploy.HelperName: c.m.Helper} {
+		id, err := peer.Decode(e.PeerID)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		book[name] = peer.AddrInfo{ID: id, Addrs: []ma.Multiaddr{ma.StringCast(e.Addrs[0])}}
+	}
+	tc := crashTransport
+	tc.Key, tc.Self, tc.Peers = key, self, book
+	h, err := p2p.New(tc)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// release creates a release as the analyst and reads its counts.
+func (c *crashCluster) release() (*deploy.ECDF, error) {
+	c.t.Helper()
+	a, err := deploy.NewAnalyst(c.m, c.ids["analyst"], crashTransport)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer a.Close()
+	return a.ECDF(c.ctx)
+}
+
+// exactCounts are the prefix counts of the reports' 1-based bins:
+// counts[i−1] is the number of reports in bins 1..i.
+func exactCounts(m *deploy.Manifest, reports []*deploy.Report, bins map[*deploy.Report]int) []int64 {
+	want := make([]int64, m.Grid.Bins)
+	for _, r := range reports {
+		for i := bins[r] - 1; i < len(want); i++ {
+			want[i]++
+		}
+	}
+	return want
+}
+
+func wantBudgetRefusal(t *testing.T, who string, err error) {
+	t.Helper()
+	if err == nil || !strings.Contains(err.Error(), server.ErrBudgetExhausted.Error()) {
+		t.Fatalf("%s: release after the budget is spent: %v, want %q", who, err, server.ErrBudgetExhausted)
+	}
+}
+
+// TestLeaderSIGKILL runs the leader and the helper as `fedecdf server`
+// processes on 127.0.0.1 and crashes them with SIGKILL. After k
+// acknowledged reports the leader is killed and restarted from its
+// store: all k are released, none twice; retries of acknowledged
+// reports (lost acknowledgements) come back as duplicates, a report the
+// leader stored but the helper never received completes on retry and
+// counts once, and a report held by the leader alone is left out. The
+// two releases the budget allows are spent; after SIGKILL and restart
+// of both servers, each refuses a new release on its own ledger, and
+// the first release reads back with its counts at no cost.
+func TestLeaderSIGKILL(t *testing.T) {
+	const k, retried, fresh = 24, 8, 8
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := newCrashCluster(t, ctx, k)
+	g, err := c.m.NewGrid()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := c.newParty()
+	inst := deploy.DemoInstances(k+2+fresh, 11)
+	reports := make([]*deploy.Report, len(inst))
+	bins := map[*deploy.Report]int{}
+	for j, x := range inst {
+		if reports[j], err = p.NewReport(x); err != nil {
+			t.Fatal(err)
+		}
+		if bins[reports[j]], err = g.Bin(x.Score); err != nil {
+			t.Fatal(err)
+		}
+	}
+	acked, partial, leaderOnly, later := reports[:k], reports[k], reports[k+1], reports[k+2:]
+	for _, r := range acked {
+		if dup, err := p.Send(ctx, r); err != nil || dup {
+			t.Fatalf("report %v: duplicate=%v, %v; want a new acknowledged report", r.ID, dup, err)
+		}
+	}
+	// Two uploads reach the leader only (the party stops before the
+	// helper): one is retried after the crash, the other never.
+	stray := c.rawHost(c.newIdentityKey(), "")
+	for _, r := range []*deploy.Report{partial, leaderOnly} {
+		if ack, err := protocol.Call[*protocol.Ack](ctx, stray.Conn(p2p.ReportProtocol), deploy.LeaderName, r.Leader); err != nil || ack.Duplicate {
+			t.Fatalf("upload of report %v to the leader alone: %+v, %v", r.ID, ack, err)
+		}
+	}
+
+	c.crash("leader")
+	for _, r := range append(slices.Clone(acked[:retried]), partial) {
+		if dup, err := p.Send(ctx, r); err != nil || !dup {
+			t.Fatalf("retry of report %v after the leader's crash: duplicate=%v, %v; want a duplicate", r.ID, dup, err)
+		}
+	}
+	for _, r := range later {
+		if dup, err := p.Send(ctx, r); err != nil || dup {
+			t.Fatalf("report %v after the crash: duplicate=%v, %v; want a new acknowledged report", r.ID, dup, err)
+		}
+	}
+	released := append(append(slices.Clone(acked), partial), later...)
+	first, err := c.release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := exactCounts(c.m, released, bins)
+	if first.N != len(released) || !slices.Equal(first.Counts, want) {
+		t.Fatalf("release over %d reports with counts\n%v\nwant %d reports (each distinct report both servers hold, once):\n%v", first.N, first.Counts, len(released), want)
+	}
+
+	if _, err := c.release(); err != nil {
+		t.Fatalf("second release, within the budget: %v", err)
+	}
+	_, err = c.release()
+	wantBudgetRefusal(t, "leader", err)
+
+	c.kill("leader")
+	c.crash("helper")
+	// The helper enforces its own ledger: a release request signed with
+	// the leader's key (the leader is down) is refused there too.
+	leader := c.rawHost(c.ids["leader"].Key, deploy.LeaderName)
+	params, err := c.m.MechanismParams()
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &protocol.CreateRelease{Dataset: c.m.Dataset, Release: protocol.ReleaseID{0xc7}, Mechanism: params, Components: []protocol.Component{protocol.Count}}
+	_, err = protocol.Call[*protocol.ReleaseCreated](ctx, leader.Conn(p2p.PeerProtocol), deploy.HelperName, req)
+	wantBudgetRefusal(t, "helper", err)
+	leader.Close()
+
+	c.start("leader")
+	_, err = c.release()
+	wantBudgetRefusal(t, "leader", err)
+	a, err := deploy.NewAnalyst(c.m, c.ids["analyst"], crashTransport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	id, err := deploy.ParseReleaseID(first.Release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := a.ReadRelease(ctx, id)
+	if err != nil || again.Charged || again.N != first.N || !slices.Equal(again.Counts, first.Counts) {
+		t.Fatalf("first release read after both crashes: %+v, %v; want its %d reports and counts, uncharged", again, err, first.N)
+	}
+}
+
+func (c *crashCluster) newIdentityKey() crypto.PrivKey {
+	c.t.Helper()
+	id, err := deploy.NewIdentity()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return id.Key
+}
