@@ -91,8 +91,10 @@ type openQuery struct {
 // agreed report set and its own secret noise, drawn from a seed of its
 // own (crypto/rand) at full scale for every component.
 type release struct {
-	reports []protocol.ReportID // sorted
-	noise   map[protocol.Component]mechanism.Release
+	reports    []protocol.ReportID // sorted
+	mechanism  mechanism.Params
+	components []protocol.Component
+	noise      map[protocol.Component]mechanism.Release
 }
 
 // New returns a server for cfg.
@@ -140,7 +142,7 @@ func (s *Server) loadReleases(d *dataset) error {
 		if err != nil {
 			return fmt.Errorf("release %v: %w", r.Release, err)
 		}
-		d.releases[r.Release] = &release{reports: r.Reports, noise: componentNoise}
+		d.releases[r.Release] = &release{reports: r.Reports, mechanism: r.Mechanism, components: r.Components, noise: componentNoise}
 		return nil
 	})
 	if err != nil {
@@ -343,10 +345,16 @@ func releaseCost(m *protocol.CreateRelease) (Budget, error) {
 // full list if they differ; the helper keeps the intersection and returns
 // the leader's IDs it lacks, so both use the same set. Each server then
 // charges its own ledger, draws its own seed and records the release
-// (ReleaseStore) before acknowledging it.
+// (ReleaseStore) before acknowledging it. The helper answers a retry of a
+// release it has recorded from the record (retriedRelease).
 func (s *Server) createRelease(ctx context.Context, from transport.PeerID, m *protocol.CreateRelease) (protocol.Message, error) {
 	if err := s.fromLeader(from, "release"); err != nil {
 		return nil, err
+	}
+	if s.cfg.Role == Helper {
+		if resp, recorded, err := s.retriedRelease(m); recorded {
+			return resp, err
+		}
 	}
 	s.mu.Lock()
 	d, ids, cost, err := s.releaseCandidates(m)
@@ -396,8 +404,44 @@ func (s *Server) createRelease(ctx context.Context, from transport.PeerID, m *pr
 	if err := s.cfg.Releases.SaveRelease(rec); err != nil {
 		return nil, fmt.Errorf("%s: release %v not recorded: %w", s.cfg.Role, m.Release, err)
 	}
-	d.releases[m.Release] = &release{reports: agreed, noise: componentNoise}
+	d.releases[m.Release] = &release{reports: agreed, mechanism: m.Mechanism, components: m.Components, noise: componentNoise}
 	return resp, nil
+}
+
+// retriedRelease answers, at the helper, a release request whose release
+// it has already recorded: the leader retrying after it crashed between
+// the helper's acknowledgement and its own record. The answer is the
+// recorded agreement — no new charge, no new seed, the record untouched
+// — and only if the spec is the recorded one and the leader still offers
+// every recorded report: the IDs beyond them are returned as missing, so
+// the leader sums exactly the recorded set. Anything else is refused:
+// answering with the same noise over another report set would reveal
+// the difference of the two sums exactly. recorded is false when the
+// release is unknown (or the dataset, left to releaseCandidates).
+func (s *Server) retriedRelease(m *protocol.CreateRelease) (resp *protocol.ReleaseCreated, recorded bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, ok := s.datasets[m.Dataset]
+	if !ok {
+		return nil, false, nil
+	}
+	rel, ok := d.releases[m.Release]
+	switch {
+	case !ok:
+		return nil, false, nil
+	case m.Mechanism != rel.mechanism || !slices.Equal(m.Components, rel.components):
+		return nil, true, fmt.Errorf("%s: release %v already exists with another mechanism or components", s.cfg.Role, m.Release)
+	case len(m.IDs) == 0 && (m.Reports != len(rel.reports) || m.Digest != protocol.Digest(rel.reports)):
+		return &protocol.ReleaseCreated{NeedIDs: true}, true, nil
+	}
+	resp = &protocol.ReleaseCreated{Reports: len(rel.reports)}
+	if len(m.IDs) != 0 {
+		if _, unoffered := intersect(rel.reports, m.IDs); len(unoffered) != 0 {
+			return nil, true, fmt.Errorf("%s: release %v already exists over %d reports the leader no longer offers", s.cfg.Role, m.Release, len(unoffered))
+		}
+		_, resp.Missing = intersect(m.IDs, rel.reports)
+	}
+	return resp, true, nil
 }
 
 // releaseCandidates validates a release request and returns the sorted

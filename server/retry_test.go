@@ -1,0 +1,116 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/party"
+)
+
+// helperRecord is the helper's stored record of rel, encoded: its seed
+// (hence its noise) and its report set.
+func (p *pair) helperRecord(t *testing.T, rel protocol.ReleaseID) []byte {
+	t.Helper()
+	var rec []byte
+	err := p.helper.cfg.Releases.LoadReleases("d", func(r *ReleaseRecord) error {
+		if r.Release != rel {
+			return nil
+		}
+		var err error
+		rec, err = r.MarshalBinary()
+		return err
+	})
+	if err != nil || rec == nil {
+		t.Fatalf("the helper's record of release %v: %v", rel, err)
+	}
+	return rec
+}
+
+// askHelper sends the helper a release request as the leader.
+func (p *pair) askHelper(m *protocol.CreateRelease) (*protocol.ReleaseCreated, error) {
+	return protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("leader"), "helper", m)
+}
+
+// TestHelperAnswersRetriedRelease: the leader crashes after the helper
+// recorded a release and before the leader charged and recorded it, and
+// is asked for the
+// same release again. The helper answers from its record — same report
+// set, same noise, no second charge, even with its whole budget spent by
+// that release — so the release completes over exactly the recorded
+// reports, also when the leader has received more since. A retry with
+// another spec, or without every recorded report, is refused: the same
+// noise over another set would reveal the difference of two sums.
+func TestHelperAnswersRetriedRelease(t *testing.T) {
+	p := newPair(t, DCF, 1, 3, nil)
+	var parties []*party.Party
+	for _, x := range []float64{0.1, 0.5, 0.9} {
+		pt := newParty(t, x)
+		if err := pt.UploadKeys(context.Background(), p.servers); err != nil {
+			t.Fatal(err)
+		}
+		parties = append(parties, pt)
+	}
+	spec := mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1}
+	create := &protocol.CreateRelease{Dataset: "d", Release: protocol.ReleaseID{0x5e}, Mechanism: spec, Components: []protocol.Component{protocol.Count}}
+	if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", create); err != nil {
+		t.Fatal(err)
+	}
+	recorded := p.helper.datasets["d"].releases[create.Release].reports
+	before := p.helperRecord(t, create.Release)
+
+	late := newParty(t, 0.7) // arrives after the release
+	if err := late.UploadKeys(context.Background(), p.servers); err != nil {
+		t.Fatal(err)
+	}
+	parties = append(parties, late)
+	// The leader crashed after the helper's acknowledgement, before its
+	// own charge and record; the analyst retries the same release.
+	p.leader.cfg.Ledger, p.leader.cfg.Releases = NewMemoryLedger(), NewMemoryReleases()
+	p.restart(t, parties)
+	resp, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", create)
+	if err != nil {
+		t.Fatalf("retried release: %v", err)
+	}
+	if resp.Reports != len(recorded) {
+		t.Fatalf("retried release over %d reports, want the recorded %d", resp.Reports, len(recorded))
+	}
+	if got := p.leader.datasets["d"].releases[create.Release].reports; !slices.Equal(got, recorded) {
+		t.Fatalf("the leader's retried release is over %v, the helper's record over %v", got, recorded)
+	}
+	if !bytes.Equal(p.helperRecord(t, create.Release), before) {
+		t.Fatal("the retry changed the helper's record (its seed or report set)")
+	}
+	p.noisyPrefixes(t, create.Release) // both servers answer over the same set
+	for _, s := range []*Server{p.leader, p.helper} {
+		if spent, _ := s.cfg.Ledger.Spent("d"); spent.Epsilon != 1 {
+			t.Errorf("%s spent ε=%g after the retry, want 1", s.cfg.Role, spent.Epsilon)
+		}
+	}
+
+	all := append(slices.Clone(recorded), late.ReportID())
+	slices.SortFunc(all, protocol.CompareIDs)
+	refused := map[string]*protocol.CreateRelease{
+		"another ε":                 {Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: 2}, Components: create.Components},
+		"another component":         {Mechanism: spec, Components: []protocol.Component{protocol.Label, protocol.NotLabel}},
+		"a recorded report dropped": {Mechanism: spec, Components: create.Components, IDs: all[1:], Reports: len(all) - 1, Digest: protocol.Digest(all[1:])},
+	}
+	for name, m := range refused {
+		m.Dataset, m.Release = "d", create.Release
+		if _, err := p.askHelper(m); err == nil || !strings.Contains(err.Error(), "already exists") {
+			t.Errorf("retry with %s: %v, want a refusal", name, err)
+		}
+	}
+	digestOnly := *create
+	digestOnly.Reports, digestOnly.Digest = len(all), protocol.Digest(all)
+	if resp, err := p.askHelper(&digestOnly); err != nil || !resp.NeedIDs {
+		t.Errorf("retry offering another report set by digest: %+v, %v; want a request for the IDs", resp, err)
+	}
+	if !bytes.Equal(p.helperRecord(t, create.Release), before) {
+		t.Fatal("a refused retry changed the helper's record")
+	}
+}
