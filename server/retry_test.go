@@ -31,6 +31,19 @@ func (p *pair) helperRecord(t *testing.T, rel protocol.ReleaseID) []byte {
 	return rec
 }
 
+// upload has one party per score upload its DCF keys to both servers.
+func (p *pair) upload(t *testing.T, scores ...float64) []*party.Party {
+	t.Helper()
+	parties := make([]*party.Party, len(scores))
+	for j, x := range scores {
+		parties[j] = newParty(t, x)
+		if err := parties[j].UploadKeys(context.Background(), p.servers); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return parties
+}
+
 // askHelper sends the helper a release request as the leader.
 func (p *pair) askHelper(m *protocol.CreateRelease) (*protocol.ReleaseCreated, error) {
 	return protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("leader"), "helper", m)
@@ -47,14 +60,7 @@ func (p *pair) askHelper(m *protocol.CreateRelease) (*protocol.ReleaseCreated, e
 // noise over another set would reveal the difference of two sums.
 func TestHelperAnswersRetriedRelease(t *testing.T) {
 	p := newPair(t, DCF, 1, 3, nil)
-	var parties []*party.Party
-	for _, x := range []float64{0.1, 0.5, 0.9} {
-		pt := newParty(t, x)
-		if err := pt.UploadKeys(context.Background(), p.servers); err != nil {
-			t.Fatal(err)
-		}
-		parties = append(parties, pt)
-	}
+	parties := p.upload(t, 0.1, 0.5, 0.9)
 	spec := mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1}
 	create := &protocol.CreateRelease{Dataset: "d", Release: protocol.ReleaseID{0x5e}, Mechanism: spec, Components: []protocol.Component{protocol.Count}}
 	if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", create); err != nil {
@@ -63,10 +69,7 @@ func TestHelperAnswersRetriedRelease(t *testing.T) {
 	recorded := p.helper.datasets["d"].releases[create.Release].reports
 	before := p.helperRecord(t, create.Release)
 
-	late := newParty(t, 0.7) // arrives after the release
-	if err := late.UploadKeys(context.Background(), p.servers); err != nil {
-		t.Fatal(err)
-	}
+	late := p.upload(t, 0.7)[0] // arrives after the release
 	parties = append(parties, late)
 	// The leader crashed after the helper's acknowledgement, before its
 	// own charge and record; the analyst retries the same release.
