@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -11,7 +12,6 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
 	"github.com/fedecdf/fedecdf/hosmer"
 	"github.com/fedecdf/fedecdf/party"
-	"github.com/fedecdf/fedecdf/roc"
 )
 
 // hlGroups is Q of dp-ecdf §6.6.
@@ -27,7 +27,8 @@ const hlMinExpected = 1
 // error E[(Ĥ − H)²]/H² of the private Hosmer–Lemeshow statistic (Q = 10,
 // dp-ecdf Algorithm 2 with the released ECDF of predicted probabilities
 // smoothed by pointwise l2 before the quantile search), for the paper's
-// allocation ε/(L+9) and the joint one-release plan (package hosmer),
+// allocation ε/(L+9), the joint one-release plan and the grid plan that
+// releases only the ROC pair {Label, NotLabel} (package hosmer),
 // each with the tree and the k-ary mechanism. Runs whose Ĥ is undefined
 // (a released group left without expected negatives) are left out of the
 // mean and counted in the figure's notes.
@@ -54,7 +55,11 @@ func hlFigure(ctx context.Context, cfg Config, id string, d realData) (*Figure, 
 	}
 	fig := &Figure{ID: id, Title: fmt.Sprintf("Hosmer–Lemeshow relative MSE, %s (n=%d, AUC %.3f, H=%.1f), N=%d", d.name, len(parties), auc, h, cfg.DataBins),
 		XLabel: "ε", YLabel: "E[(Ĥ−H)²] / H²", LogX: true, LogY: true, Runs: cfg.Runs}
-	plans := []func(float64, int, mechanism.Params) (*hosmer.Plan, error){hosmer.PaperPlan, hosmer.JointPlan}
+	g, err := ecdf.NewLinearGrid(0, 1, cfg.DataBins)
+	if err != nil {
+		return nil, err
+	}
+	plans := []func(float64, int, mechanism.Params) (*hosmer.Plan, error){hosmer.PaperPlan, hosmer.JointPlan, hosmer.GridPlan}
 	pr := progress{cfg.Progress}
 	pr.start(id, len(dataMechanisms)*len(plans)*len(cfg.Epsilons)*cfg.Runs)
 	defer pr.finish()
@@ -73,7 +78,7 @@ func hlFigure(ctx context.Context, cfg Config, id string, d realData) (*Figure, 
 					if err := ctx.Err(); err != nil {
 						return nil, err
 					}
-					hp, err := privateHL(ctx, u, plan, len(parties), cfg.DataBins)
+					hp, err := privateHL(ctx, u, g, plan, len(parties))
 					if err != nil {
 						return nil, err
 					}
@@ -121,23 +126,18 @@ func exactHL(parties []*party.Party, bins int) (float64, error) {
 	return hosmer.Statistic(groups)
 }
 
-// privateHL creates plan's releases on u and returns Algorithm 2's Ĥ, or
-// NaN when the released groups leave it undefined.
-func privateHL(ctx context.Context, u aggregation.UStat, plan *hosmer.Plan, n, bins int) (float64, error) {
-	var rels []*aggregation.Release
-	for _, spec := range plan.Releases {
-		rel, err := u.NewRelease(ctx, spec)
-		if err != nil {
-			return 0, err
-		}
-		rels = append(rels, rel)
-	}
-	res, err := hosmer.Private(roc.UStatSource{Ctx: ctx, UStat: u, Releases: rels}, hosmer.Config{
-		Bins: bins, Reports: n, Groups: hlGroups, CountFromLabels: plan.CountFromLabels, MinExpected: hlMinExpected,
+// privateHL runs plan on u and returns Algorithm 2's Ĥ, or NaN when the
+// released groups leave it undefined.
+func privateHL(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, plan *hosmer.Plan, n int) (float64, error) {
+	res, _, err := plan.Run(ctx, u, g, hosmer.Config{
+		Bins: g.Len(), Reports: n, Groups: hlGroups, MinExpected: hlMinExpected,
 		Smooth: func(f []float64) ([]float64, error) { return smooth.PointwiseL2(f), nil },
 	})
-	if err != nil {
+	switch {
+	case errors.Is(err, hosmer.ErrUndefined):
 		return math.NaN(), nil // the statistic, not the run, failed
+	case err != nil:
+		return 0, err
 	}
 	return res.H, nil
 }

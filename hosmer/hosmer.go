@@ -1,6 +1,7 @@
 package hosmer
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -21,12 +22,17 @@ type Group struct {
 	Expected    float64
 }
 
+// ErrUndefined is wrapped by the error of Statistic when a group has no
+// positive expected count of positives or of negatives: H is undefined.
+// On released groups this is an outcome of the noise, not a fault.
+var ErrUndefined = errors.New("Hosmer–Lemeshow statistic undefined")
+
 // Statistic returns the Hosmer–Lemeshow statistic of dp-ecdf Eq. 5,
 //
 //	H = Σ_g (O_1g − E_1g)²/E_1g + (O_0g − E_0g)²/E_0g.
 //
-// Every expected count must be positive (H is undefined otherwise); the
-// error names the group.
+// Every expected count must be positive (H is undefined otherwise: the
+// error wraps ErrUndefined and names the group).
 func Statistic(groups []Group) (float64, error) {
 	if len(groups) == 0 {
 		return 0, fmt.Errorf("hosmer: no groups")
@@ -36,7 +42,7 @@ func Statistic(groups []Group) (float64, error) {
 		e1, e0 := g.Expected, g.Size-g.Expected
 		o1, o0 := g.Positives, g.Size-g.Positives
 		if !(e1 > 0 && e0 > 0) {
-			return 0, fmt.Errorf("hosmer: group %d (bins %d..%d): expected positives %v and negatives %v must both be positive", k+1, g.First, g.Last, e1, e0)
+			return 0, fmt.Errorf("hosmer: %w: group %d (bins %d..%d): expected positives %v and negatives %v must both be positive", ErrUndefined, k+1, g.First, g.Last, e1, e0)
 		}
 		h += (o1-e1)*(o1-e1)/e1 + (o0-e0)*(o0-e0)/e0
 	}

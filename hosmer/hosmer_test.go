@@ -266,7 +266,7 @@ func TestClip(t *testing.T) {
 func ledgerCharge(t *testing.T, plan *Plan) float64 {
 	t.Helper()
 	ledger := server.NewMemoryLedger()
-	u, err := aggregation.NewPlain("hl", plan.Releases[0].Mechanism.Bins, nil, server.Budget{Epsilon: 10 * plan.Epsilon}, ledger)
+	u, err := aggregation.NewPlain("hl", plan.Releases[0].Mechanism.Bins, nil, server.Budget{Epsilon: 10 * plan.Epsilon, Delta: 1}, ledger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 )
 
@@ -18,6 +19,10 @@ type Plan struct {
 	Releases []aggregation.ReleaseSpec
 	// CountFromLabels tells Private to take counts from Label + NotLabel.
 	CountFromLabels bool
+	// ExpectedFromGrid tells Private to estimate the expected positives
+	// from the released counts and the bins' centre probabilities
+	// (Config.Centers) instead of a Probability component.
+	ExpectedFromGrid bool
 	// Epsilon is the proved replace-one guarantee of all releases
 	// together (see the package documentation), and exactly what an
 	// aggregation ledger charges for them (Σ over releases of spec ε ×
@@ -72,6 +77,43 @@ func JointPlan(epsilon float64, bins int, template mechanism.Params) (*Plan, err
 		CountFromLabels: true,
 		Epsilon:         epsilon,
 	}, nil
+}
+
+// GridPlan releases only {Label, NotLabel}, once, at spec ε — one privacy
+// unit, ε-DP under replace-one (protocol.PrivacyUnits), the very release
+// of a private ROC curve on the same grid — and estimates everything from
+// it: counts as Label + NotLabel, O_1 from Label, and E_1 = Σ_i ĉ_i·m_i
+// over the group's bins from the released per-bin counts ĉ_i and the
+// bins' centre probabilities m_i (Config.Centers). The grid must be over
+// the predicted probabilities. E_1 then carries a binning error of at
+// most half a bin width per instance, and its noise is the count noise
+// scaled by the probabilities — small exactly where E_1 is small (the
+// low-risk groups whose denominators blow H up, dp-ecdf §6.6) — instead
+// of the full noise of a Probability release. See the package
+// documentation for the comparison.
+func GridPlan(epsilon float64, bins int, template mechanism.Params) (*Plan, error) {
+	if err := checkPlan(epsilon, bins); err != nil {
+		return nil, err
+	}
+	return &Plan{
+		Name:             "grid",
+		Releases:         []aggregation.ReleaseSpec{spec(template, bins, epsilon, aggregation.Label, aggregation.NotLabel)},
+		CountFromLabels:  true,
+		ExpectedFromGrid: true,
+		Epsilon:          epsilon,
+	}, nil
+}
+
+// BinCenters returns the centre probability (τ_{i−1} + τ_i)/2 of every
+// bin of g (τ_0 = g.Min()), the m_i of GridPlan.
+func BinCenters(g *ecdf.Grid) []float64 {
+	t := g.Thresholds()
+	m := make([]float64, len(t))
+	prev := g.Min()
+	for i, ti := range t {
+		m[i], prev = (prev+ti)/2, ti
+	}
+	return m
 }
 
 func spec(template mechanism.Params, bins int, epsilon float64, comps ...aggregation.Component) aggregation.ReleaseSpec {

@@ -40,6 +40,12 @@ type Config struct {
 	// exactly these denominators). 0 leaves them, and Statistic then
 	// fails on a non-positive one.
 	MinExpected float64
+	// Centers, when not nil, holds the centre probability of every bin
+	// (BinCenters), and E_1 of each group is estimated as Σ ĉ_i·Centers[i]
+	// over its bins from the per-bin counts of the released (smoothed)
+	// ECDF, with the group sizes from the same counts; no Probability
+	// component is read (GridPlan).
+	Centers []float64
 }
 
 // Result is a private Hosmer–Lemeshow test.
@@ -66,6 +72,9 @@ func Private(src Source, cfg Config) (*Result, error) {
 	if cfg.Bins < 1 || cfg.Reports < 1 {
 		return nil, fmt.Errorf("hosmer: bins %d and reports %d must be positive", cfg.Bins, cfg.Reports)
 	}
+	if cfg.Centers != nil && len(cfg.Centers) != cfg.Bins {
+		return nil, fmt.Errorf("hosmer: %d bin centres for %d bins", len(cfg.Centers), cfg.Bins)
+	}
 	counts, err := countPrefixes(src, allBins(cfg.Bins), cfg.CountFromLabels)
 	if err != nil {
 		return nil, err
@@ -83,7 +92,19 @@ func Private(src Source, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	groups, err := releasedGroups(src, bounds, counts, cfg.MinExpected)
+	var sizes, expected []float64
+	if cfg.Centers != nil {
+		sizes, expected = gridPrefixes(f, float64(cfg.Reports), cfg.Centers, bounds)
+	} else {
+		sizes = make([]float64, len(bounds))
+		for k, b := range bounds {
+			sizes[k] = counts[b-1]
+		}
+		if expected, err = src.Prefixes(aggregation.Probability, bounds); err != nil {
+			return nil, fmt.Errorf("hosmer: expected positives: %w", err)
+		}
+	}
+	groups, err := releasedGroups(src, bounds, sizes, expected, cfg.MinExpected)
 	if err != nil {
 		return nil, err
 	}
@@ -98,22 +119,14 @@ func Private(src Source, cfg Config) (*Result, error) {
 	return res, nil
 }
 
-// releasedGroups asks src for Σy and Σp at bounds, takes the counts at
-// bounds from counts (the same release: no new query) and clips.
-func releasedGroups(src Source, bounds []int, counts []float64, minExpected float64) ([]Group, error) {
+// releasedGroups asks src for Σy at bounds, forms the groups from those
+// and the count and expected-positive prefixes at bounds, and clips.
+func releasedGroups(src Source, bounds []int, sizes, expected []float64, minExpected float64) ([]Group, error) {
 	pos, err := src.Prefixes(aggregation.Label, bounds)
 	if err != nil {
 		return nil, fmt.Errorf("hosmer: observed positives: %w", err)
 	}
-	exp, err := src.Prefixes(aggregation.Probability, bounds)
-	if err != nil {
-		return nil, fmt.Errorf("hosmer: expected positives: %w", err)
-	}
-	atBounds := make([]float64, len(bounds))
-	for k, b := range bounds {
-		atBounds[k] = counts[b-1]
-	}
-	groups, err := FromPrefixes(bounds, atBounds, pos, exp)
+	groups, err := FromPrefixes(bounds, sizes, pos, expected)
 	if err != nil {
 		return nil, err
 	}
@@ -134,6 +147,24 @@ func clip(g *Group, minExpected float64) {
 		lo = minExpected
 	}
 	g.Expected = min(max(g.Expected, lo), g.Size-lo)
+}
+
+// gridPrefixes returns the count and expected-positive prefixes at bounds
+// implied by the ECDF f of n instances: per-bin counts ĉ_i = n·(f_i −
+// f_{i−1}), weighted by the bins' centre probabilities for E_1. On a
+// smoothed (non-decreasing) f every ĉ_i ≥ 0, so 0 ≤ E_1 ≤ size.
+func gridPrefixes(f []float64, n float64, centers []float64, bounds []int) (sizes, expected []float64) {
+	sizes, expected = make([]float64, len(bounds)), make([]float64, len(bounds))
+	var e, prev float64
+	i := 0
+	for k, b := range bounds {
+		for ; i < b; i++ {
+			e += n * (f[i] - prev) * centers[i]
+			prev = f[i]
+		}
+		sizes[k], expected[k] = n*f[b-1], e
+	}
+	return sizes, expected
 }
 
 // countPrefixes returns the released counts at bins, from Count or as
