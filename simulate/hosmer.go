@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -42,6 +43,7 @@ type HosmerAllocation struct {
 	// Epsilon is the proved replace-one guarantee of the plan's releases,
 	// which is what the servers' ledgers charged.
 	Epsilon          float64            `json:"epsilon"`
+	Delta            float64            `json:"delta"`
 	Releases         []string           `json:"releases"`
 	StatisticPrivate *float64           `json:"statistic_private"`
 	PValuePrivate    *float64           `json:"p_value_private"`
@@ -62,47 +64,65 @@ type CalibrationGroup struct {
 	Expected float64 `json:"expected"`
 }
 
-// hosmerPlans builds the plans named in cfg.HosmerPlans, each with an
-// equal share of ε_HL = cfg.Epsilon·cfg.HosmerShare.
-func hosmerPlans(cfg Config) ([]*hosmer.Plan, error) {
-	if cfg.HosmerShare == 0 {
-		return nil, nil
-	}
-	if len(cfg.HosmerPlans) == 0 {
-		return nil, fmt.Errorf("Hosmer–Lemeshow share %g of ε but no allocation plan named (paper, joint)", cfg.HosmerShare)
-	}
-	eps := cfg.Epsilon * cfg.HosmerShare / float64(len(cfg.HosmerPlans))
-	template := mechanism.Params{Name: cfg.Mechanism}
-	var plans []*hosmer.Plan
+// hosmerROC names the allocation that reuses the ROC/PR release: the
+// grid plan (hosmer.GridPlan) is exactly that release, so the test is
+// post-processing and costs no ε of its own.
+const hosmerROC = "roc"
+
+// hosmerPlans builds the plans named in cfg.HosmerPlans other than
+// hosmerROC, each with an equal share of ε_HL = cfg.Epsilon·cfg.HosmerShare,
+// and reports whether hosmerROC is named.
+func hosmerPlans(cfg Config) (plans []*hosmer.Plan, fromROC bool, err error) {
+	var names []string
 	for _, name := range cfg.HosmerPlans {
-		var p *hosmer.Plan
-		var err error
 		switch name {
-		case "paper":
-			p, err = hosmer.PaperPlan(eps, cfg.Bins, template)
-		case "joint":
-			p, err = hosmer.JointPlan(eps, cfg.Bins, template)
+		case hosmerROC:
+			fromROC = true
+		case "grid", "joint", "paper":
+			names = append(names, name)
 		default:
-			err = fmt.Errorf("Hosmer–Lemeshow allocation %q is unknown (valid: paper, joint)", name)
+			return nil, false, fmt.Errorf("Hosmer–Lemeshow allocation %q is unknown (valid: roc, grid, joint, paper)", name)
 		}
+	}
+	switch {
+	case cfg.HosmerShare > 0 && len(names) == 0:
+		return nil, false, fmt.Errorf("Hosmer–Lemeshow share %g of ε but no allocation that spends it (grid, joint or paper; roc is free)", cfg.HosmerShare)
+	case cfg.HosmerShare == 0 && len(names) > 0:
+		return nil, false, fmt.Errorf("Hosmer–Lemeshow allocations %v need a share of ε (--hosmer-share); roc alone is free", names)
+	}
+	template := mechanism.Params{Name: cfg.Mechanism}
+	for _, name := range names {
+		eps := cfg.Epsilon * cfg.HosmerShare / float64(len(names))
+		p, err := map[string]func(float64, int, mechanism.Params) (*hosmer.Plan, error){
+			"grid": hosmer.GridPlan, "joint": hosmer.JointPlan, "paper": hosmer.PaperPlan,
+		}[name](eps, cfg.Bins, template)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		plans = append(plans, p)
 	}
-	return plans, nil
+	return plans, fromROC, nil
 }
 
-// hosmerReport runs Algorithm 2 under each plan (creating its releases
-// on u) and computes the exact statistic on the same grid.
-func hosmerReport(ctx context.Context, u aggregation.UStat, plans []*hosmer.Plan, method string, parties []*party.Party, probs []float64, bins int) (*HosmerReport, error) {
-	exact, err := exactHosmer(parties, probs, bins)
+// hosmerReport runs Algorithm 2 on the ROC release when fromROC, then
+// under each plan (creating its releases on u), and computes the exact
+// statistic on the same grid g of probabilities.
+func hosmerReport(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, plans []*hosmer.Plan, rocRel *aggregation.Release, method string, parties []*party.Party, probs []float64) (*HosmerReport, error) {
+	exact, err := exactHosmer(parties, probs, g.Len())
 	if err != nil {
 		return nil, err
 	}
 	r := &HosmerReport{Groups: hosmerGroups, StatisticTrue: exact.H, PValueTrue: finite(exact.PValue), True: calibration(exact.Groups)}
+	base := hosmer.Config{Bins: g.Len(), Reports: len(parties), Groups: hosmerGroups, MinExpected: hosmerMinExpected}
+	if rocRel != nil {
+		a, err := rocHosmer(ctx, u, g, rocRel, method, base)
+		if err != nil {
+			return nil, fmt.Errorf("Hosmer–Lemeshow on the ROC release: %w", err)
+		}
+		r.Allocations = append(r.Allocations, *a)
+	}
 	for _, plan := range plans {
-		a, err := privateHosmer(ctx, u, plan, method, len(parties), bins)
+		a, err := privateHosmer(ctx, u, g, plan, method, base)
 		if err != nil {
 			return nil, fmt.Errorf("Hosmer–Lemeshow, %s allocation: %w", plan.Name, err)
 		}
@@ -144,39 +164,82 @@ func exactHosmer(parties []*party.Party, probs []float64, bins int) (*hosmer.Res
 	return res, nil
 }
 
-// privateHosmer creates plan's releases on u and runs hosmer.Private on
-// them, smoothing the released ECDF of probabilities with method.
-func privateHosmer(ctx context.Context, u aggregation.UStat, plan *hosmer.Plan, method string, n, bins int) (*HosmerAllocation, error) {
-	a := &HosmerAllocation{Plan: plan.Name, Epsilon: plan.Epsilon}
-	var rels []*aggregation.Release
-	for _, spec := range plan.Releases {
-		rel, err := u.NewRelease(ctx, spec)
-		if err != nil {
-			return nil, err
-		}
-		rels = append(rels, rel)
-		a.Releases = append(a.Releases, fmt.Sprintf("%v at ε=%.4g each: %s", spec.Components, spec.Mechanism.Epsilon, rel.Guarantee()))
-	}
-	countMech := rels[0].Mechanism(aggregation.Count)
-	if plan.CountFromLabels {
-		// Count = Label + NotLabel: two independent draws of one noise
-		// pattern, so tree-l2 follows the same terms.
-		countMech = rels[0].Mechanism(aggregation.Label)
-	}
-	var smoother hosmer.Smoother
-	if method != "none" {
-		smoother = func(f []float64) ([]float64, error) { return smooth.Apply(method, f, countMech) }
-	}
-	res, err := hosmer.Private(roc.UStatSource{Ctx: ctx, UStat: u, Releases: rels}, hosmer.Config{
-		Bins: bins, Reports: n, Groups: hosmerGroups, Smooth: smoother,
-		CountFromLabels: plan.CountFromLabels, MinExpected: hosmerMinExpected,
-	})
+// rocHosmer runs the grid plan's Algorithm 2 on the ROC/PR release
+// itself ({Label, NotLabel} over the same grid): post-processing, no ε.
+func rocHosmer(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, rocRel *aggregation.Release, method string, base hosmer.Config) (*HosmerAllocation, error) {
+	plan, err := hosmer.GridPlan(rocRel.Spec.Mechanism.Epsilon, g.Len(), rocRel.Spec.Mechanism)
 	if err != nil {
-		a.Error = err.Error() // noise made the statistic undefined
-		return a, nil
+		return nil, err
+	}
+	cfg, err := plan.Configure(g, base)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Smooth = hosmerSmoother(method, rocRel, plan)
+	res, err := hosmer.Private(roc.UStatSource{Ctx: ctx, UStat: u, Releases: []*aggregation.Release{rocRel}}, cfg)
+	a := &HosmerAllocation{Plan: hosmerROC, Releases: []string{"the ROC/PR release, post-processed (grid plan: counts and E_1 = Σ counts × bin centre)"}}
+	return a, a.fill(res, err)
+}
+
+// privateHosmer creates plan's releases on u and runs Algorithm 2 on
+// them, smoothing the released ECDF of probabilities with method.
+func privateHosmer(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, plan *hosmer.Plan, method string, base hosmer.Config) (*HosmerAllocation, error) {
+	a := &HosmerAllocation{Plan: plan.Name, Epsilon: plan.Epsilon}
+	// The smoother needs the first release's mechanism: create the
+	// releases, then run Private on them.
+	rels, err := plan.Create(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	for k, rel := range rels {
+		a.Delta += rel.Delta()
+		a.Releases = append(a.Releases, fmt.Sprintf("%v at ε=%.4g each: %s", plan.Releases[k].Components, plan.Releases[k].Mechanism.Epsilon, rel.Guarantee()))
+	}
+	cfg, err := plan.Configure(g, base)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Smooth = hosmerSmoother(method, rels[0], plan)
+	res, err := hosmer.Private(roc.UStatSource{Ctx: ctx, UStat: u, Releases: rels}, cfg)
+	return a, a.fill(res, err)
+}
+
+// hosmerSmoother smooths the released ECDF of probabilities with method
+// over the noise of the counts: the Count component of rel, or Label
+// when the counts are Label + NotLabel (two independent draws of one
+// noise pattern, so tree-l2 follows the same terms).
+func hosmerSmoother(method string, rel *aggregation.Release, plan *hosmer.Plan) hosmer.Smoother {
+	if method == "none" {
+		return nil
+	}
+	m := rel.Mechanism(aggregation.Count)
+	if plan.CountFromLabels {
+		m = rel.Mechanism(aggregation.Label)
+	}
+	return func(f []float64) ([]float64, error) { return smooth.Apply(method, f, m) }
+}
+
+// describe names the allocation and what it spent.
+func (a *HosmerAllocation) describe() string {
+	if a.Plan == hosmerROC {
+		return "roc allocation: post-processing of the ROC/PR release (no ε of its own)"
+	}
+	return fmt.Sprintf("%s allocation: (ε=%g, δ=%g) under replace-one", a.Plan, a.Epsilon, a.Delta)
+}
+
+// fill records the outcome of Private: the statistic, or why noise left
+// it undefined (the releases are spent all the same); other errors are
+// returned.
+func (a *HosmerAllocation) fill(res *hosmer.Result, err error) error {
+	switch {
+	case errors.Is(err, hosmer.ErrUndefined):
+		a.Error = err.Error()
+		return nil
+	case err != nil:
+		return err
 	}
 	a.StatisticPrivate, a.PValuePrivate, a.Groups = finite(res.H), finite(res.PValue), calibration(res.Groups)
-	return a, nil
+	return nil
 }
 
 func calibration(groups []hosmer.Group) []CalibrationGroup {

@@ -32,11 +32,14 @@ func (r *Report) WriteText(w io.Writer) error {
 		p("Hosmer–Lemeshow\tQ = %d: true H %.3f (p %s)\n", h.Groups, h.StatisticTrue, pValue(h.PValueTrue))
 		for _, a := range h.Allocations {
 			if a.Error != "" {
-				p("\t%s allocation, ε %g: private H undefined: %s\n", a.Plan, a.Epsilon, a.Error)
+				p("\t%s: private H undefined: %s\n", a.describe(), a.Error)
 				continue
 			}
-			p("\t%s allocation, ε %g: private H %.3f (p %s)\n", a.Plan, a.Epsilon, *a.StatisticPrivate, pValue(a.PValuePrivate))
+			p("\t%s: private H %.3f (p %s)\n", a.describe(), *a.StatisticPrivate, pValue(a.PValuePrivate))
 		}
+	}
+	for _, n := range r.Notes {
+		p("note\t%s\n", n)
 	}
 	p("bytes\tper party %.0f; leader %d, helper %d; total %d\n", r.Cost.BytesPerParty, r.Cost.BytesPerServer["leader"], r.Cost.BytesPerServer["helper"], r.Cost.BytesTotal)
 	p("round trips\tper party %.0f; analyst %d; leader→helper %d\n", r.Cost.Rounds.PerParty, r.Cost.Rounds.Analyst, r.Cost.Rounds.Servers)

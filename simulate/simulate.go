@@ -34,10 +34,13 @@ type Config struct {
 	// vectors released together at that ε: one privacy unit, protocol.
 	// PrivacyUnits).
 	ECDFShare float64
-	// HosmerShare is the share of Epsilon spent on the Hosmer–Lemeshow
-	// test (0: none; needs probability scores), split evenly among
-	// HosmerPlans ("paper": hosmer.PaperPlan, dp-ecdf's ε/(L+9);
-	// "joint": hosmer.JointPlan). The ROC/PR release gets the rest.
+	// HosmerPlans are the Hosmer–Lemeshow allocations to run (needs
+	// probability scores on a grid within [0, 1]): "roc" post-processes
+	// the ROC/PR release with hosmer.GridPlan's estimator at no ε of its
+	// own; "grid" (hosmer.GridPlan), "joint" (hosmer.JointPlan) and
+	// "paper" (hosmer.PaperPlan, dp-ecdf's ε/(L+9)) make releases of
+	// their own, sharing HosmerShare of Epsilon evenly (0 when none is
+	// named). The ROC/PR release gets what the ECDF and these leave.
 	HosmerShare float64
 	HosmerPlans []string
 	Mechanism   string  // mechanism name (mechanism.New)
@@ -81,9 +84,12 @@ type Report struct {
 	Error      Errors    `json:"error"`
 	ROC        ROCReport `json:"roc"`
 	PR         PRReport  `json:"pr"`
-	// Hosmer is the Hosmer–Lemeshow test; nil when HosmerShare is 0.
+	// Hosmer is the Hosmer–Lemeshow test; nil when not computed (Notes
+	// says why).
 	Hosmer *HosmerReport `json:"hosmer,omitempty"`
-	Cost   Cost          `json:"cost"`
+	// Notes are remarks on what was not computed, and why.
+	Notes []string `json:"notes,omitempty"`
+	Cost  Cost     `json:"cost"`
 }
 
 // Budget says how the total ε was split: each entry is the ε of one
@@ -195,7 +201,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if !(cfg.HosmerShare >= 0 && cfg.ECDFShare+cfg.HosmerShare < 1) {
 		return nil, fmt.Errorf("Hosmer–Lemeshow share %g of ε is negative or leaves nothing for ROC/PR after the ECDF share %g", cfg.HosmerShare, cfg.ECDFShare)
 	}
-	plans, err := hosmerPlans(cfg)
+	plans, hosmerFromROC, err := hosmerPlans(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -212,8 +218,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(plans) > 0 && !data.Probabilities {
-		return nil, fmt.Errorf("Hosmer–Lemeshow needs predicted probabilities on a grid within [0, 1] (grid [%g, %g]); set its share to 0", cfg.Min, cfg.Max)
+	var notes []string
+	if !data.Probabilities {
+		if len(plans) > 0 {
+			return nil, fmt.Errorf("Hosmer–Lemeshow needs predicted probabilities on a grid within [0, 1] (grid [%g, %g]); set its share to 0", cfg.Min, cfg.Max)
+		}
+		if hosmerFromROC {
+			hosmerFromROC = false
+			notes = append(notes, fmt.Sprintf("Hosmer–Lemeshow not computed: the scores are not predicted probabilities on a grid within [0, 1] (grid [%g, %g])", cfg.Min, cfg.Max))
+		}
 	}
 	ph.begin("setup", len(data.Scores))
 	parties, err := newParties(data, g, ph)
@@ -267,22 +280,28 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.Data = data
+	r.Data, r.Notes = data, notes
 	r.Budget = Budget{ECDF: rel.Epsilon(), ROC: rocRel.Epsilon(), Guarantees: []string{"ECDF: " + rel.Guarantee(), "ROC/PR: " + rocRel.Guarantee()}}
-	if len(plans) > 0 {
+	delta := rel.Delta() + rocRel.Delta()
+	if len(plans) > 0 || hosmerFromROC {
 		ph.begin("hosmer", -1)
-		r.Hosmer, err = hosmerReport(ctx, l, plans, cfg.Smoothing, parties, data.Scores, cfg.Bins)
+		var fromROC *aggregation.Release
+		if hosmerFromROC {
+			fromROC = rocRel
+		}
+		r.Hosmer, err = hosmerReport(ctx, l, g, plans, fromROC, cfg.Smoothing, parties, data.Scores)
 		ph.end()
 		if err != nil {
 			return nil, err
 		}
 		for _, a := range r.Hosmer.Allocations {
 			r.Budget.Hosmer += a.Epsilon
-			r.Budget.Guarantees = append(r.Budget.Guarantees, fmt.Sprintf("Hosmer–Lemeshow, %s allocation: ε=%g under replace-one", a.Plan, a.Epsilon))
+			delta += a.Delta
+			r.Budget.Guarantees = append(r.Budget.Guarantees, "Hosmer–Lemeshow, "+a.describe())
 		}
 	}
 	r.Epsilon = r.Budget.ECDF + r.Budget.ROC + r.Budget.Hosmer
-	r.Guarantee = fmt.Sprintf("(ε=%g, δ=%g)-DP in all under %s neighbours: ECDF ε=%g, ROC/PR ε=%g, Hosmer–Lemeshow ε=%g (basic composition)", r.Epsilon, rel.Delta()+rocRel.Delta(), r.Relation, r.Budget.ECDF, r.Budget.ROC, r.Budget.Hosmer)
+	r.Guarantee = fmt.Sprintf("(ε=%g, δ=%g)-DP in all under %s neighbours: ECDF ε=%g, ROC/PR ε=%g, Hosmer–Lemeshow ε=%g (basic composition)", r.Epsilon, delta, r.Relation, r.Budget.ECDF, r.Budget.ROC, r.Budget.Hosmer)
 	if r.ROC, r.PR, err = rocReport(cfg.Smoothing, parties, res[1], res[2]); err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ import (
 // is the true one, and the report carries the documented JSON keys.
 func TestRunExactWithoutNoise(t *testing.T) {
 	for _, backend := range []string{"plain", "additive", "dcf"} {
-		cfg := Config{Parties: 200, Backend: backend, Epsilon: 1 << 48, ECDFShare: 0.25, HosmerShare: 0.25, HosmerPlans: []string{"joint", "paper"}, Mechanism: "tree", Bins: 16, Min: 0, Max: 1, Seed: 5}
+		cfg := Config{Parties: 200, Backend: backend, Epsilon: 1 << 48, ECDFShare: 0.25, HosmerShare: 0.25, HosmerPlans: []string{"roc", "joint", "paper"}, Mechanism: "tree", Bins: 16, Min: 0, Max: 1, Seed: 5}
 		r, err := Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatalf("%s: %v", backend, err)
@@ -31,13 +31,25 @@ func TestRunExactWithoutNoise(t *testing.T) {
 		if math.Abs(r.ROC.AUCTrue-r.ROC.AUCExact) > 0.05 || len(r.ROC.FPR) != 17 {
 			t.Errorf("%s: binned AUC %g vs exact %g, %d ROC points", backend, r.ROC.AUCTrue, r.ROC.AUCExact, len(r.ROC.FPR))
 		}
-		// Without noise both allocations give the textbook statistic, up
-		// to the parties' 2^-32 fixed point of p (relative 1e-6 is loose).
+		// Without noise the joint and paper allocations give the textbook
+		// statistic, up to the parties' 2^-32 fixed point of p (relative
+		// 1e-6 is loose); the roc allocation's groups have the true sizes
+		// and positives, and E_1 within half a bin width per instance.
 		h := r.Hosmer
-		if h == nil || len(h.Allocations) != 2 || h.Allocations[0].Plan != "joint" || h.Allocations[1].Plan != "paper" {
+		if h == nil || len(h.Allocations) != 3 || h.Allocations[0].Plan != "roc" || h.Allocations[1].Plan != "joint" || h.Allocations[2].Plan != "paper" {
 			t.Fatalf("%s: Hosmer–Lemeshow report %+v", backend, h)
 		}
-		for _, a := range h.Allocations {
+		if a := h.Allocations[0]; a.Epsilon != 0 || len(a.Groups) != len(h.True) {
+			t.Errorf("%s: roc allocation ε %g, %d groups (true %d)", backend, a.Epsilon, len(a.Groups), len(h.True))
+		} else {
+			for k, g := range a.Groups {
+				tg := h.True[k]
+				if math.Abs(g.Size-tg.Size) > 1e-6 || math.Abs(g.Observed-tg.Observed) > 1e-6 || math.Abs(g.Expected-tg.Expected) > tg.Size/32+1e-6 {
+					t.Errorf("%s: roc allocation group %d %+v, true %+v", backend, k+1, g, tg)
+				}
+			}
+		}
+		for _, a := range h.Allocations[1:] {
 			if a.StatisticPrivate == nil || math.Abs(*a.StatisticPrivate-h.StatisticTrue) > 1e-6*h.StatisticTrue || len(a.Groups) != len(h.True) {
 				t.Errorf("%s: %s allocation H %v (%s), true %g", backend, a.Plan, a.StatisticPrivate, a.Error, h.StatisticTrue)
 			}
@@ -64,6 +76,8 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{Parties: 10, Backend: "plain", Epsilon: 1, ECDFShare: 0.5, HosmerShare: 0.5, HosmerPlans: []string{"joint"}, Mechanism: "tree", Bins: 16, Min: 0, Max: 1},
 		{Parties: 10, Backend: "plain", Epsilon: 1, ECDFShare: 0.5, HosmerShare: 0.25, HosmerPlans: []string{"wishful"}, Mechanism: "tree", Bins: 16, Min: 0, Max: 1},
 		{Parties: 10, Backend: "plain", Epsilon: 1, ECDFShare: 0.5, HosmerShare: 0.25, Mechanism: "tree", Bins: 16, Min: 0, Max: 1},
+		{Parties: 10, Backend: "plain", Epsilon: 1, ECDFShare: 0.5, HosmerShare: 0.25, HosmerPlans: []string{"roc"}, Mechanism: "tree", Bins: 16, Min: 0, Max: 1},
+		{Parties: 10, Backend: "plain", Epsilon: 1, ECDFShare: 0.5, HosmerPlans: []string{"grid"}, Mechanism: "tree", Bins: 16, Min: 0, Max: 1},
 		{Parties: 10, Backend: "plain", Epsilon: 1, ECDFShare: 0.5, Mechanism: "tree", Bins: 16, Min: 0, Max: 1, Smoothing: "tree-l2", Prefixes: 8},
 	} {
 		if _, err := Run(context.Background(), cfg); err == nil {
@@ -73,16 +87,20 @@ func TestRunRejectsBadInput(t *testing.T) {
 }
 
 // TestRunEpsilonOne: the default pipeline at ε = 1 completes, spends
-// exactly ε in all, keeps the private AUC within a plausible distance of
-// the true one, and draws its plots.
+// exactly ε in all (the Hosmer–Lemeshow test from the ROC release costs
+// nothing more), keeps the private AUC within a plausible distance of the
+// true one, and draws its plots.
 func TestRunEpsilonOne(t *testing.T) {
-	cfg := Config{Parties: 2000, Backend: "plain", Epsilon: 1, ECDFShare: 0.25, HosmerShare: 0.25, HosmerPlans: []string{"joint"}, Mechanism: "auto", Bins: 64, Min: 0, Max: 1, Seed: 7}
+	cfg := Config{Parties: 2000, Backend: "plain", Epsilon: 1, ECDFShare: 0.25, HosmerPlans: []string{"roc"}, Mechanism: "auto", Bins: 64, Min: 0, Max: 1, Seed: 7}
 	r, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if math.Abs(r.Epsilon-1) > 1e-12 || r.Budget.ECDF != 0.25 || r.Budget.ROC != 0.5 || r.Budget.Hosmer != 0.25 {
-		t.Errorf("spent ε = %g (ECDF %g, ROC %g, HL %g), want 1 = 0.25 + 0.5 + 0.25", r.Epsilon, r.Budget.ECDF, r.Budget.ROC, r.Budget.Hosmer)
+	if math.Abs(r.Epsilon-1) > 1e-12 || r.Budget.ECDF != 0.25 || r.Budget.ROC != 0.75 || r.Budget.Hosmer != 0 {
+		t.Errorf("spent ε = %g (ECDF %g, ROC %g, HL %g), want 1 = 0.25 + 0.75 + 0", r.Epsilon, r.Budget.ECDF, r.Budget.ROC, r.Budget.Hosmer)
+	}
+	if h := r.Hosmer; h == nil || len(h.Allocations) != 1 || h.Allocations[0].Plan != "roc" {
+		t.Errorf("Hosmer–Lemeshow report %+v, want the roc allocation", h)
 	}
 	if r.ROC.AreaError <= 0 || r.ROC.AreaError > 0.5 || r.ROC.AUCSmoothed <= 0.5 {
 		t.Errorf("area error %g, smoothed AUC %g", r.ROC.AreaError, r.ROC.AUCSmoothed)
