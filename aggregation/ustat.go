@@ -125,9 +125,13 @@ func (r *Release) Guarantee() string {
 // Variance returns the variance of the noise of prefix i of component c,
 // in the component's units (probabilities for Probability):
 // Servers × PrefixVariance(i) / scale².
-func (r *Release) Variance(c Component, i int) float64 {
-	m := r.mechanisms[c]
-	return float64(r.Servers) * m.PrefixVariance(i) / (c.Scale() * c.Scale())
+func (r *Release) Variance(c Component, i int) float64 { return r.RangeVariance(c, 0, i) }
+
+// RangeVariance returns the variance of the noise of the range sum
+// prefix(to) − prefix(from) of component c (from = 0: prefix to), in the
+// component's units: Servers × mechanism.RangeVariance / scale².
+func (r *Release) RangeVariance(c Component, from, to int) float64 {
+	return float64(r.Servers) * mechanism.RangeVariance(r.mechanisms[c], from, to) / (c.Scale() * c.Scale())
 }
 
 // Query is one batch of prefix sums.

@@ -183,8 +183,8 @@ func TestFig6Bank(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Series) != 6 {
-		t.Fatalf("%d series, want paper, joint and grid for tree and kary", len(f.Series))
+	if len(f.Series) != 8 {
+		t.Fatalf("%d series, want paper, joint, grid and grid debiased for tree and kary", len(f.Series))
 	}
 	for _, s := range f.Series {
 		if len(s.Y) != 2 || s.Y[1] > 1e-3 || s.Y[1] > 1e-3*s.Y[0] {

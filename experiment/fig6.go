@@ -12,6 +12,7 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
 	"github.com/fedecdf/fedecdf/hosmer"
 	"github.com/fedecdf/fedecdf/party"
+	"github.com/fedecdf/fedecdf/roc"
 )
 
 // hlGroups is Q of dp-ecdf §6.6.
@@ -65,42 +66,63 @@ func hlFigure(ctx context.Context, cfg Config, id string, d realData) (*Figure, 
 	defer pr.finish()
 	for _, name := range dataMechanisms {
 		for _, mk := range plans {
-			var s Series
-			for _, eps := range cfg.Epsilons {
-				plan, err := mk(eps, cfg.DataBins, mechanism.Params{Name: name})
-				if err != nil {
-					return nil, err
-				}
-				s.Name = plan.Name + " " + name
-				var mse meanSE
-				undefined := 0
-				for range cfg.Runs {
-					if err := ctx.Err(); err != nil {
-						return nil, err
-					}
-					hp, err := privateHL(ctx, u, g, plan, len(parties))
-					if err != nil {
-						return nil, err
-					}
-					if math.IsNaN(hp) {
-						undefined++
-					} else {
-						mse.add((hp - h) * (hp - h) / (h * h))
-					}
-					pr.add()
-				}
-				if undefined > 0 {
-					fig.Notes = append(fig.Notes, fmt.Sprintf("%s, ε = %g: Ĥ undefined in %d of %d runs (left out)", s.Name, eps, undefined, cfg.Runs))
-				}
-				if mse.n == 0 {
-					continue
-				}
-				s.X, s.Y, s.StdErr, s.Runs = append(s.X, eps), append(s.Y, mse.mean()), append(s.StdErr, mse.stderr()), append(s.Runs, mse.n)
+			series, notes, err := hlSeries(ctx, cfg, u, g, h, len(parties), mk, name, &pr)
+			if err != nil {
+				return nil, err
 			}
-			fig.Series = append(fig.Series, s)
+			fig.Series, fig.Notes = append(fig.Series, series...), append(fig.Notes, notes...)
 		}
 	}
 	return fig, nil
+}
+
+// hlSeries measures one plan with one mechanism at every ε: the raw Ĥ
+// and, for the grid plan, the debiased Ĥ (hosmer.Config.Debias) of the
+// same releases, so the two series are paired.
+func hlSeries(ctx context.Context, cfg Config, u aggregation.UStat, g *ecdf.Grid, h float64, n int,
+	mk func(float64, int, mechanism.Params) (*hosmer.Plan, error), name string, pr *progress) ([]Series, []string, error) {
+	var series [2]Series
+	var notes []string
+	variants := 1
+	for _, eps := range cfg.Epsilons {
+		plan, err := mk(eps, cfg.DataBins, mechanism.Params{Name: name})
+		if err != nil {
+			return nil, nil, err
+		}
+		if plan.ExpectedFromGrid {
+			variants = 2
+		}
+		series[0].Name, series[1].Name = plan.Name+" "+name, plan.Name+" "+name+", debiased"
+		var mse [2]meanSE
+		var undefined [2]int
+		for range cfg.Runs {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+			hp, err := privateHL(ctx, u, g, plan, n, variants)
+			if err != nil {
+				return nil, nil, err
+			}
+			for v := range variants {
+				if math.IsNaN(hp[v]) {
+					undefined[v]++
+				} else {
+					mse[v].add((hp[v] - h) * (hp[v] - h) / (h * h))
+				}
+			}
+			pr.add()
+		}
+		for v := range variants {
+			s := &series[v]
+			if undefined[v] > 0 {
+				notes = append(notes, fmt.Sprintf("%s, ε = %g: Ĥ undefined in %d of %d runs (left out)", s.Name, eps, undefined[v], cfg.Runs))
+			}
+			if mse[v].n > 0 {
+				s.X, s.Y, s.StdErr, s.Runs = append(s.X, eps), append(s.Y, mse[v].mean()), append(s.StdErr, mse[v].stderr()), append(s.Runs, mse[v].n)
+			}
+		}
+	}
+	return series[:variants], notes, nil
 }
 
 // exactHL is the textbook statistic on the grid (groups at the exact
@@ -126,18 +148,32 @@ func exactHL(parties []*party.Party, bins int) (float64, error) {
 	return hosmer.Statistic(groups)
 }
 
-// privateHL runs plan on u and returns Algorithm 2's Ĥ, or NaN when the
-// released groups leave it undefined.
-func privateHL(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, plan *hosmer.Plan, n int) (float64, error) {
-	res, _, err := plan.Run(ctx, u, g, hosmer.Config{
+// privateHL creates plan's releases on u and returns Algorithm 2's Ĥ on
+// them, raw and (when variants is 2) debiased, NaN where the released
+// groups leave it undefined.
+func privateHL(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, plan *hosmer.Plan, n, variants int) ([2]float64, error) {
+	out := [2]float64{math.NaN(), math.NaN()}
+	rels, err := plan.Create(ctx, u)
+	if err != nil {
+		return out, err
+	}
+	cfg, err := plan.Configure(g, hosmer.Config{
 		Bins: g.Len(), Reports: n, Groups: hlGroups, MinExpected: hlMinExpected,
 		Smooth: func(f []float64) ([]float64, error) { return smooth.PointwiseL2(f), nil },
 	})
-	switch {
-	case errors.Is(err, hosmer.ErrUndefined):
-		return math.NaN(), nil // the statistic, not the run, failed
-	case err != nil:
-		return 0, err
+	if err != nil {
+		return out, err
 	}
-	return res.H, nil
+	for v := range variants {
+		cfg.Debias = v == 1
+		res, err := hosmer.Private(roc.UStatSource{Ctx: ctx, UStat: u, Releases: rels}, cfg)
+		switch {
+		case errors.Is(err, hosmer.ErrUndefined):
+			continue // the statistic, not the run, failed
+		case err != nil:
+			return out, err
+		}
+		out[v] = res.H
+	}
+	return out, nil
 }

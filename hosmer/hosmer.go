@@ -52,6 +52,31 @@ func Statistic(groups []Group) (float64, error) {
 	return h, nil
 }
 
+// DebiasedStatistic returns H with the noise's expected contribution
+// removed: on released groups D_g = O_1g − E_1g = −(O_0g − E_0g), so
+//
+//	H = Σ_g D_g²·(1/E_1g + 1/E_0g),
+//
+// and a noise of variance V_g in D_g adds V_g·(1/E_1g + 1/E_0g) to it on
+// average (dp-ecdf §6.6's overestimates at small ε). With variances[g] =
+// V_g this returns max(0, Σ_g (D_g² − V_g)·(1/E_1g + 1/E_0g)), unbiased
+// for the statistic on the released denominators whenever the maximum
+// does not bind. Expected counts must be positive, as for Statistic.
+func DebiasedStatistic(groups []Group, variances []float64) (float64, error) {
+	if len(variances) != len(groups) {
+		return 0, fmt.Errorf("hosmer: %d noise variances for %d groups", len(variances), len(groups))
+	}
+	if _, err := Statistic(groups); err != nil {
+		return 0, err
+	}
+	var h float64
+	for k, g := range groups {
+		d := g.Positives - g.Expected
+		h += (d*d - variances[k]) * (1/g.Expected + 1/(g.Size-g.Expected))
+	}
+	return max(h, 0), nil
+}
+
 // PValue returns P(χ²_{Q−2} ≥ h), the p-value of the Hosmer–Lemeshow
 // test with Q groups (dp-ecdf §5.2). It needs Q ≥ 3.
 func PValue(h float64, groups int) (float64, error) {

@@ -173,6 +173,11 @@ func TestPlansThroughUStat(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", plan.Name, err)
 		}
+		// The noise variance at ε = 2^48 is ~2^-90: debiasing is a no-op.
+		deb, err := Private(src, Config{Bins: nBins, Reports: n, CountFromLabels: plan.CountFromLabels, Debias: true})
+		if err != nil || math.Abs(deb.H-res.H) > 1e-9*res.H {
+			t.Errorf("%s plan: debiased H %v (%v), raw %v", plan.Name, deb, err, res.H)
+		}
 		groups, _ := Exact(bins, labels, probs, res.Boundaries)
 		want, _ := Statistic(groups)
 		if math.Abs(res.H-want) > 1e-6*want {

@@ -46,6 +46,22 @@ type Config struct {
 	// ECDF, with the group sizes from the same counts; no Probability
 	// component is read (GridPlan).
 	Centers []float64
+	// Debias subtracts the noise's expected contribution from H
+	// (DebiasedStatistic), with each group's V_g = Var(Ô_1g − Ê_1g)
+	// from the source's noise variances (src must implement
+	// NoiseSource): Var(Ô_1g) + Var(Ê_1g) when E_1 is released
+	// (independent components), and (1 − m̄)²·Var(Ô_1g) + m̄²·Var(Ô_0g)
+	// with m̄ = E_1g/size on the grid (Centers; E_1 ≈ m̄·size moves with
+	// the count noise, smoothing ignored, which overstates V_g).
+	// Post-processing, like everything after the release.
+	Debias bool
+}
+
+// NoiseSource is a Source that knows the noise variance of its range
+// sums prefix(to) − prefix(from) (roc.UStatSource does).
+type NoiseSource interface {
+	Source
+	RangeVariance(c aggregation.Component, from, to int) (float64, error)
 }
 
 // Result is a private Hosmer–Lemeshow test.
@@ -109,6 +125,9 @@ func Private(src Source, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	h, err := Statistic(groups)
+	if err == nil && cfg.Debias {
+		h, err = debiased(src, groups, cfg.Centers != nil)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -147,6 +166,32 @@ func clip(g *Group, minExpected float64) {
 		lo = minExpected
 	}
 	g.Expected = min(max(g.Expected, lo), g.Size-lo)
+}
+
+// debiased returns DebiasedStatistic with Config.Debias's V_g.
+func debiased(src Source, groups []Group, grid bool) (float64, error) {
+	ns, ok := src.(NoiseSource)
+	if !ok {
+		return 0, fmt.Errorf("hosmer: debiasing needs the noise variances of the release (a NoiseSource)")
+	}
+	v := make([]float64, len(groups))
+	for k, g := range groups {
+		vy, err := ns.RangeVariance(aggregation.Label, g.First-1, g.Last)
+		if err != nil {
+			return 0, err
+		}
+		other, weight := aggregation.Probability, 1.0
+		if grid {
+			m := g.Expected / g.Size
+			other, vy, weight = aggregation.NotLabel, vy*(1-m)*(1-m), m*m
+		}
+		vo, err := ns.RangeVariance(other, g.First-1, g.Last)
+		if err != nil {
+			return 0, err
+		}
+		v[k] = vy + weight*vo
+	}
+	return DebiasedStatistic(groups, v)
 }
 
 // gridPrefixes returns the count and expected-positive prefixes at bounds

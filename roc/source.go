@@ -42,6 +42,18 @@ func (s UStatSource) Prefixes(c aggregation.Component, bins []int) ([]float64, e
 	return nil, fmt.Errorf("no release covers payload component %v", c)
 }
 
+// RangeVariance returns the noise variance of the range sum prefix(to) −
+// prefix(from) of component c, from the release that answers c
+// (aggregation.Release.RangeVariance).
+func (s UStatSource) RangeVariance(c aggregation.Component, from, to int) (float64, error) {
+	for _, rel := range s.Releases {
+		if rel.Mechanism(c) != nil {
+			return rel.RangeVariance(c, from, to), nil
+		}
+	}
+	return 0, fmt.Errorf("no release covers payload component %v", c)
+}
+
 // AllBins returns 1, 2, …, n: every prefix of a grid of n bins.
 func AllBins(n int) []int {
 	b := make([]int, n)
