@@ -227,6 +227,14 @@ func (a *HosmerAllocation) describe() string {
 	return fmt.Sprintf("%s allocation: (ε=%g, δ=%g) under replace-one", a.Plan, a.Epsilon, a.Delta)
 }
 
+// label is a short name of the allocation for plot legends.
+func (a *HosmerAllocation) label() string {
+	if a.Plan == hosmerROC {
+		return "from the ROC release"
+	}
+	return fmt.Sprintf("%s, ε %.3g", a.Plan, a.Epsilon)
+}
+
 // fill records the outcome of Private: the statistic, or why noise left
 // it undefined (the releases are spent all the same); other errors are
 // returned.

@@ -75,7 +75,7 @@ func (r *Report) calibrationChart() *plot.Chart {
 	}
 	for _, a := range h.Allocations {
 		if a.StatisticPrivate != nil {
-			c.Series = append(c.Series, rates(fmt.Sprintf("private, %s, ε %.3g (H %.2f)", a.Plan, a.Epsilon, *a.StatisticPrivate), a.Groups))
+			c.Series = append(c.Series, rates(fmt.Sprintf("private, %s (H %.2f)", a.label(), *a.StatisticPrivate), a.Groups))
 		}
 	}
 	return c
