@@ -27,7 +27,15 @@ regression (its test rows become the parties). With --data and --score, the
 score column and --label are read as they are. With --data and no --score,
 the file is a table with a label column: a logistic regression is trained on
 a seeded split (--drop names identifier columns) and the test rows' predicted
-probabilities become the parties' scores, as in dp-ecdf §6.`,
+probabilities become the parties' scores, as in dp-ecdf §6.
+
+Privacy: one total --epsilon (replace-one neighbours) buys the ECDF of the
+scores (--ecdf-share of it) and one release of the positives' and
+negatives' prefix counts (the rest), from which come the ROC and PR curves,
+the AUC and — when the scores are probabilities on a grid within [0, 1] —
+the Hosmer–Lemeshow test (Q = 10, hosmer.GridPlan) at no extra ε
+(--hosmer-plans roc). --hosmer-plans grid,joint,paper with --hosmer-share S
+adds allocations with releases of their own, for comparison.`,
 		Example: `  fedecdf simulate
   fedecdf simulate --data ../shared/data/bank-full.csv --label y --positive yes
   fedecdf simulate --data ../shared/data/diabetic_data.csv --label readmitted --positive '!NO' --drop encounter_id,patient_nbr
@@ -65,7 +73,7 @@ probabilities become the parties' scores, as in dp-ecdf §6.`,
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&cfg.Parties, "parties", 1000, "number of parties n (with --data: the first n rows; default every row)")
+	f.IntVar(&cfg.Parties, "parties", 10000, "number of parties n (with --data: the first n rows; default every row)")
 	f.StringVar(&cfg.Backend, "backend", "dcf", "secure-sum backend: plain, additive or dcf")
 	f.StringVar(&cfg.Data, "data", "", "CSV file (default: built-in synthetic table scored by logistic regression)")
 	f.StringVar(&cfg.ScoreCol, "score", "", "score column of --data (default: train a logistic regression on the table)")
