@@ -116,8 +116,11 @@
 // average (V_g = Var D_g). DebiasedStatistic subtracts it using the
 // mechanism's exact range-sum variances (mechanism.RangeVariance,
 // Config.Debias). It removes the dominant error at small ε (Fig. 6 tree,
-// ε = 1: relative MSE 12 → 4.9), but at larger ε, where the error is no
-// longer mostly noise bias (the private quantile groups differ from the
-// true ones, and V_g is overstated on the grid because smoothing is
-// ignored), it can cost up to 3 times in MSE; it is off by default.
+// ε = 1: relative MSE 12 → 4.9), but at larger ε it can cost up to 3
+// times in MSE, and it is off by default. V_g is the unconditional
+// variance, while the groups are cut where the same noisy counts cross
+// q/Q: a group's released size is ≈ n/Q by construction and absorbs part
+// of the noise of its sums, so the noise left in D_g is smaller than V_g
+// (on the grid, smoothing ignored overstates it further). A variance
+// conditional on the cut would be needed to debias well.
 package hosmer
