@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	var manifestPath, csvPath, scoreCol, labelCol, positive, logLevel string
+	var manifestPath, csvPath, scoreCol, labelCol, probCol, positive, logLevel string
 	var inst party.Instance
 	var concurrency int
 	cmd := &cobra.Command{
@@ -43,8 +43,16 @@ without reading it. The exit status is 0 only if both servers acknowledged
 				if err != nil {
 					return err
 				}
+				probs, err := csvProbabilities(csvPath, probCol, len(scores))
+				if err != nil {
+					return err
+				}
 				for k := range scores {
-					all = append(all, party.Instance{Score: scores[k], Label: labels[k]})
+					inst := party.Instance{Score: scores[k], Label: labels[k]}
+					if probs != nil {
+						inst.Probability, inst.HasProbability = probs[k], true
+					}
+					all = append(all, inst)
 				}
 			case cmd.Flags().Changed("score") && cmd.Flags().Changed("label"):
 				inst.HasProbability = cmd.Flags().Changed("probability")
@@ -65,8 +73,25 @@ without reading it. The exit status is 0 only if both servers acknowledged
 	f.StringVar(&csvPath, "csv", "", "CSV file: one report per row")
 	f.StringVar(&scoreCol, "score-column", "score", "score column of --csv")
 	f.StringVar(&labelCol, "label-column", "label", "label column of --csv")
+	f.StringVar(&probCol, "probability-column", "", "predicted-probability column of --csv (needed by the Hosmer–Lemeshow query; may be the score column)")
 	f.StringVar(&positive, "positive", "", `positive label value of --csv ("" means 0/1 labels, "!v" means not v)`)
 	f.IntVar(&concurrency, "concurrency", 8, "reports in flight at once with --csv")
 	f.StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn or error")
 	rootCmd.AddCommand(cmd)
+}
+
+// csvProbabilities reads column of path, one probability per report, or
+// returns nil when column is empty.
+func csvProbabilities(path, column string, n int) ([]float64, error) {
+	if column == "" {
+		return nil, nil
+	}
+	probs, err := dataset.ReadColumn(path, column, 0)
+	if err != nil {
+		return nil, err
+	}
+	if len(probs) != n {
+		return nil, fmt.Errorf("%s: %d probabilities in column %q for %d scored rows", path, len(probs), column, n)
+	}
+	return probs, nil
 }
