@@ -1,0 +1,241 @@
+package deploy
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/fedecdf/fedecdf/ecdf"
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/hosmer"
+	"github.com/fedecdf/fedecdf/party"
+)
+
+// calibratedInstances returns n seeded instances of a calibrated model:
+// probability p = score uniform on [0, 1), label y ~ Bernoulli(p).
+func calibratedInstances(n int, seed uint64) []party.Instance {
+	rng := rand.New(rand.NewPCG(seed, 11))
+	inst := make([]party.Instance, n)
+	for k := range inst {
+		p := rng.Float64()
+		y := 0
+		if rng.Float64() < p {
+			y = 1
+		}
+		inst[k] = party.Instance{Score: p, Label: y, Probability: p, HasProbability: true}
+	}
+	return inst
+}
+
+// submitAll uploads inst through one party host.
+func (d *deployment) submitAll(inst []party.Instance) {
+	d.t.Helper()
+	p := d.newParty()
+	for _, x := range inst {
+		if _, err := p.Submit(context.Background(), x); err != nil {
+			d.t.Fatal(err)
+		}
+	}
+}
+
+// hosmerOf runs the deployment's Hosmer–Lemeshow query.
+func (d *deployment) hosmerOf(plan, method string, groups int) (*Hosmer, error) {
+	d.t.Helper()
+	a, err := NewAnalyst(d.m, d.analystID, fast)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	defer a.Close()
+	return a.Hosmer(context.Background(), plan, method, groups)
+}
+
+// spent checks that both servers' ledgers hold exactly ε.
+func (d *deployment) checkSpent(epsilon float64) {
+	d.t.Helper()
+	for _, s := range []*Server{d.leader, d.helper} {
+		spent, err := s.store.Spent(d.m.Dataset)
+		if err != nil || math.Abs(spent.Epsilon-epsilon) > 1e-12*epsilon || spent.Delta != 0 {
+			d.t.Fatalf("the %s spent %+v (%v), want ε=%g, δ=0", s.cfg.Role, spent, err, epsilon)
+		}
+	}
+}
+
+// exactHosmer is the textbook test of inst on the manifest's grid: groups
+// at the quantiles of the exact histogram (hosmer.Boundaries), sums
+// taken from the instances (hosmer.Exact).
+func exactHosmer(t *testing.T, m *Manifest, inst []party.Instance, groups int) (*hosmer.Result, error) {
+	t.Helper()
+	g, err := m.NewGrid()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bins, labels, probs := make([]int, len(inst)), make([]int, len(inst)), make([]float64, len(inst))
+	for k, x := range inst {
+		if bins[k], err = g.Bin(x.Score); err != nil {
+			t.Fatal(err)
+		}
+		labels[k], probs[k] = x.Label, x.Probability
+	}
+	hist, err := ecdf.Histogram(bins, g.Len())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bounds, err := hosmer.Boundaries(ecdf.ECDF(hist), groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs, err := hosmer.Exact(bins, labels, probs, bounds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := hosmer.Statistic(gs)
+	if err != nil {
+		return nil, err
+	}
+	p, err := hosmer.PValue(h, len(gs))
+	return &hosmer.Result{Boundaries: bounds, Groups: gs, H: h, PValue: p}, err
+}
+
+// At a huge ε the network test is the textbook one: same groups (cut at
+// the exact quantiles), same sums, same H and p-value, for both plans;
+// and each query charges exactly the plan's ε at both servers.
+func TestHosmerOverTheNetworkExact(t *testing.T) {
+	const n, groups = 150, 5
+	d := newDeployment(t, hugeEpsilon, n)
+	inst := calibratedInstances(n, 1)
+	d.submitAll(inst)
+	want, err := exactHosmer(t, d.m, inst, groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range want.Groups {
+		// MinExpected clipping must not bind, or the comparison would
+		// test the clipping instead.
+		if g.Expected < hosmerMinExpected || g.Size-g.Expected < hosmerMinExpected {
+			t.Fatalf("exact group %+v has an expected count below %d: pick other instances", g, hosmerMinExpected)
+		}
+	}
+	for k, plan := range HosmerPlans {
+		got, err := d.hosmerOf(plan, "l2", groups)
+		if err != nil {
+			t.Fatalf("%s plan: %v", plan, err)
+		}
+		d.checkSpent(float64(k+1) * hugeEpsilon)
+		if got.Plan != plan || got.N != n || got.Epsilon != hugeEpsilon || got.Error != "" || got.Statistic == nil || got.PValue == nil {
+			t.Fatalf("%s plan: %+v", plan, got)
+		}
+		if len(got.Groups) != len(want.Groups) {
+			t.Fatalf("%s plan: %d groups, exact %d", plan, len(got.Groups), len(want.Groups))
+		}
+		// Probabilities travel in fixed point with 32 fractional bits:
+		// each Σp is exact to n·2^-33.
+		const tol = n * 0x1p-32
+		for j, w := range want.Groups {
+			g := got.Groups[j]
+			if g.FirstBin != w.First || g.LastBin != w.Last || g.Size != w.Size || g.Observed != w.Positives || math.Abs(g.Expected-w.Expected) > tol {
+				t.Errorf("%s plan, group %d: %+v, exact %+v", plan, j+1, g, w)
+			}
+		}
+		if math.Abs(*got.Statistic-want.H) > 1e-6*want.H || math.Abs(*got.PValue-want.PValue) > 1e-6 {
+			t.Errorf("%s plan: H %v, p %v; exact H %v, p %v", plan, *got.Statistic, *got.PValue, want.H, want.PValue)
+		}
+		if len(got.Releases) != len(got.ReleaseSpecs) || len(got.Releases) != map[string]int{"joint": 1, "paper": 2}[plan] {
+			t.Errorf("%s plan: releases %v, specs %v", plan, got.Releases, got.ReleaseSpecs)
+		}
+		if !strings.Contains(got.Guarantee, "replace-one") || !strings.Contains(got.Guarantee, "each of the 2 servers adds its own full-scale noise") {
+			t.Errorf("%s plan: guarantee %q", plan, got.Guarantee)
+		}
+	}
+}
+
+// At ε = 1 with 120 parties the pipeline completes under both plans —
+// a statistic with its p-value, or the documented undefined outcome —
+// and the ledgers hold exactly the plans' ε (1 + 1).
+func TestHosmerOverTheNetworkEpsilonOne(t *testing.T) {
+	const n, groups = 120, 10
+	d := newDeployment(t, 1, n)
+	d.submitAll(calibratedInstances(n, 2))
+	for k, plan := range HosmerPlans {
+		got, err := d.hosmerOf(plan, "l2", groups)
+		if err != nil {
+			t.Fatalf("%s plan: %v", plan, err)
+		}
+		d.checkSpent(float64(k + 1))
+		t.Logf("%s plan at ε = 1: H %v, p %v, %d groups, error %q", plan, deref(got.Statistic), deref(got.PValue), len(got.Groups), got.Error)
+		if got.Error != "" {
+			if !strings.Contains(got.Error, hosmer.ErrUndefined.Error()) || got.Statistic != nil {
+				t.Fatalf("%s plan: error %q with statistic %v", plan, got.Error, got.Statistic)
+			}
+			continue
+		}
+		if got.N != n || got.Statistic == nil || !(*got.Statistic >= 0) || len(got.Groups) < 1 || len(got.Groups) > groups {
+			t.Fatalf("%s plan: %+v", plan, got)
+		}
+		if len(got.Groups) >= 3 && (got.PValue == nil || !(*got.PValue >= 0 && *got.PValue <= 1)) {
+			t.Fatalf("%s plan: p-value %v with %d groups", plan, got.PValue, len(got.Groups))
+		}
+		var size float64
+		for _, g := range got.Groups {
+			size += g.Size
+			if g.Observed < 0 || g.Observed > g.Size || g.Expected < 0 || g.Expected > g.Size {
+				t.Errorf("%s plan: group %+v outside 0 ≤ O₁, E₁ ≤ size", plan, g)
+			}
+		}
+		// The group sizes telescope to the released count at the last
+		// bin: n plus the noise of one prefix, tens of instances at most.
+		if math.Abs(size-n) > n {
+			t.Errorf("%s plan: groups hold %v instances, n = %d", plan, size, n)
+		}
+	}
+}
+
+// Bad arguments are refused before any release: nothing is charged.
+func TestHosmerRefusals(t *testing.T) {
+	d := newDeployment(t, 1, 1)
+	d.submitAll(calibratedInstances(1, 3))
+	for _, c := range []struct {
+		plan, method string
+		groups       int
+		want         string
+	}{
+		{"grid", "l2", 10, `plan "grid" is unknown`},
+		{"joint", "l3", 10, `smoothing method "l3" is unknown`},
+		{"joint", "l2", 2, "number of groups 2"},
+		{"paper", "l2", bins + 1, "number of groups 65"},
+	} {
+		if _, err := d.hosmerOf(c.plan, c.method, c.groups); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("plan %q, smoothing %q, %d groups: %v, want %q", c.plan, c.method, c.groups, err, c.want)
+		}
+	}
+	d.checkSpent(0)
+}
+
+// The joint plan's refusal of δ > 0 points to the paper plan, and only
+// replace-one manifests are accepted.
+func TestHosmerPlanChoice(t *testing.T) {
+	gauss := mechanism.Params{Name: "gaussian-tree", Bins: bins, Epsilon: 1, Delta: 1e-6, Relation: mechanism.ReplaceOne}
+	if _, err := hosmerPlan("joint", gauss, 10); err == nil || !strings.Contains(err.Error(), "--plan paper") {
+		t.Errorf("joint plan with δ > 0: %v", err)
+	}
+	if p, err := hosmerPlan("paper", gauss, 10); err != nil || p.Epsilon != 1 {
+		t.Errorf("paper plan with δ > 0: %v, %v", p, err)
+	}
+	tree := mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1, Relation: mechanism.ReplaceOne}
+	if p, err := hosmerPlan("", tree, 10); err != nil || p.Name != "joint" {
+		t.Errorf("default plan: %v, %v", p, err)
+	}
+	tree.Relation = mechanism.AddRemove
+	if _, err := hosmerPlan("joint", tree, 10); err == nil || !strings.Contains(err.Error(), "replace-one") {
+		t.Errorf("add-remove manifest: %v", err)
+	}
+}
+
+// deref returns *v, or NaN for nil.
+func deref(v *float64) float64 {
+	if v == nil {
+		return math.NaN()
+	}
+	return *v
+}
