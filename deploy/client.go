@@ -206,7 +206,7 @@ func (a *Analyst) ECDF(ctx context.Context) (*ECDF, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := a.read(ctx, rel.ID, params)
+	e, err := a.read(ctx, rel.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -216,15 +216,11 @@ func (a *Analyst) ECDF(ctx context.Context) (*ECDF, error) {
 
 // ReadRelease reads all N noisy prefix counts of an existing release
 // again: the servers answer with the release's fixed noise, so this costs
-// no budget and returns the curve first read. The release is assumed to
-// use the manifest's mechanism (as every release made by ECDF does): the
-// stated guarantee and s.d. come from it.
+// no budget and returns the curve first read. The stated guarantee, s.d.
+// and smoothing follow the mechanism the servers recorded for the
+// release, whatever the manifest now says.
 func (a *Analyst) ReadRelease(ctx context.Context, id protocol.ReleaseID) (*ECDF, error) {
-	params, err := a.m.MechanismParams()
-	if err != nil {
-		return nil, err
-	}
-	return a.read(ctx, id, params)
+	return a.read(ctx, id)
 }
 
 // ParseReleaseID parses the hexadecimal release ID that ECDF.Release
@@ -240,11 +236,7 @@ func ParseReleaseID(s string) (protocol.ReleaseID, error) {
 }
 
 // read queries every prefix of the Count component of release id.
-func (a *Analyst) read(ctx context.Context, id protocol.ReleaseID, params mechanism.Params) (*ECDF, error) {
-	mech, err := protocol.ComponentMechanism(params, protocol.Count)
-	if err != nil {
-		return nil, err
-	}
+func (a *Analyst) read(ctx context.Context, id protocol.ReleaseID) (*ECDF, error) {
 	n := a.grid.Len()
 	prefixes := make([]int, n)
 	for i := range prefixes {
@@ -257,6 +249,11 @@ func (a *Analyst) read(ctx context.Context, id protocol.ReleaseID, params mechan
 	}
 	if len(ans.Values) != n || ans.Reports < 1 {
 		return nil, fmt.Errorf("release %v: the leader answered %d values over %d reports, want %d over at least one", id, len(ans.Values), ans.Reports, n)
+	}
+	params := ans.Mechanism
+	mech, err := protocol.ComponentMechanism(params, protocol.Count)
+	if err != nil {
+		return nil, fmt.Errorf("release %v: %w", id, err)
 	}
 	out := &ECDF{
 		Dataset: a.m.Dataset, N: ans.Reports, Epsilon: params.Epsilon, Delta: params.Delta,

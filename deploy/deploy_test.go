@@ -389,8 +389,10 @@ func instances(n int, seed uint64) []party.Instance {
 }
 
 // TestReleaseReadAfterRestart: a release at ε = 1 read, both servers
-// restarted from their stores, read again by ID: identical noisy counts,
-// no budget spent by the re-read, and an unknown ID is refused.
+// restarted from their stores, read again by ID — by an analyst whose
+// manifest now names another ε — gives identical noisy counts under the
+// release's own mechanism, no budget spent by the re-read, and an unknown
+// ID is refused.
 func TestReleaseReadAfterRestart(t *testing.T) {
 	const n = 20
 	d := newDeployment(t, 1, n)
@@ -415,7 +417,9 @@ func TestReleaseReadAfterRestart(t *testing.T) {
 		}
 		*s = d.start(role, listen)
 	}
-	a, err := NewAnalyst(d.m, d.analystID, fast)
+	edited := *d.m
+	edited.Mechanism.Epsilon = 7
+	a, err := NewAnalyst(&edited, d.analystID, fast)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,6 +430,9 @@ func TestReleaseReadAfterRestart(t *testing.T) {
 	}
 	if again.Charged || again.N != n || !slices.Equal(again.Counts, first.Counts) {
 		t.Fatalf("re-read after restart: charged=%v n=%d counts %v; want uncharged, n=%d, counts %v", again.Charged, again.N, again.Counts, n, first.Counts)
+	}
+	if again.Epsilon != first.Epsilon || again.Mechanism != first.Mechanism || again.StdDev != first.StdDev || again.Guarantee != first.Guarantee {
+		t.Errorf("re-read states ε=%g, %s, s.d. %g; the release was ε=%g, %s, s.d. %g", again.Epsilon, again.Mechanism, again.StdDev, first.Epsilon, first.Mechanism, first.StdDev)
 	}
 	for _, s := range []*Server{d.leader, d.helper} {
 		if spent, err := s.store.Spent(d.m.Dataset); err != nil || spent.Epsilon != 1 {

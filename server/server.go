@@ -547,8 +547,8 @@ func (s *Server) query(ctx context.Context, from transport.PeerID, m *protocol.Q
 		if err != nil {
 			return nil, err
 		}
-		if len(other.Values) != len(values) || other.Reports != len(rel.reports) {
-			return nil, fmt.Errorf("leader: the helper answered %d values over %d reports, want %d over %d", len(other.Values), other.Reports, len(values), len(rel.reports))
+		if len(other.Values) != len(values) || other.Reports != len(rel.reports) || other.Mechanism != rel.mechanism {
+			return nil, fmt.Errorf("leader: the helper answered %d values over %d reports with mechanism %+v, want %d over %d with %+v", len(other.Values), other.Reports, other.Mechanism, len(values), len(rel.reports), rel.mechanism)
 		}
 		for j := range values {
 			values[j] += other.Values[j]
@@ -559,7 +559,7 @@ func (s *Server) query(ctx context.Context, from transport.PeerID, m *protocol.Q
 		delete(d.queries, m.Query)
 		s.mu.Unlock()
 	}
-	return &protocol.Answer{Reports: len(rel.reports), Values: values}, nil
+	return &protocol.Answer{Reports: len(rel.reports), Values: values, Mechanism: rel.mechanism}, nil
 }
 
 // queryInputs validates a query; the caller holds s.mu.

@@ -11,7 +11,7 @@ import (
 )
 
 // Version is the first byte of every message.
-const Version = 1
+const Version = 2
 
 // Limits on decoded messages: anything larger is rejected before it is
 // allocated.
@@ -117,10 +117,13 @@ type Query struct {
 
 // Answer carries, per queried prefix, a server's noisy share (helper to
 // leader) or the combined noisy sum (leader to analyst), as two's
-// complement mod 2^64, and the number of reports summed.
+// complement mod 2^64, the number of reports summed, and the mechanism
+// the release was created with (its noise pattern and guarantee), so a
+// reader of an old release need not know how it was made.
 type Answer struct {
-	Reports int
-	Values  []uint64
+	Reports   int
+	Values    []uint64
+	Mechanism mechanism.Params
 }
 
 func (*Error) Kind() Kind          { return KindError }
@@ -334,11 +337,13 @@ func (m *Query) decode(r *wire.Reader) {
 func (m *Answer) encode(w *wire.Writer) {
 	w.Uint32(uint32(m.Reports))
 	w.Uint64s(m.Values)
+	writeParams(w, m.Mechanism)
 }
 
 func (m *Answer) decode(r *wire.Reader) {
 	m.Reports = int(r.Uint32("reports"))
 	m.Values = r.Uint64s("values", MaxPrefixes)
+	m.Mechanism = readParams(r)
 }
 
 // failf records a semantic decoding error unless one is already recorded.

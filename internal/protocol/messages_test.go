@@ -19,7 +19,7 @@ func sampleMessages() []Message {
 		&CreateRelease{Dataset: "d", Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: 256, Epsilon: 1}, Components: []Component{Count, Probability}, Reports: 3, IDs: []ReportID{id}},
 		&ReleaseCreated{Reports: 2, Missing: []ReportID{id}},
 		&Query{Dataset: "d", Release: id, Component: Count, Prefixes: []int{256}},
-		&Answer{Reports: 9, Values: []uint64{1, 2}},
+		&Answer{Reports: 9, Values: []uint64{1, 2}, Mechanism: mechanism.Params{Name: "kary", Bins: 256, Epsilon: 0.5, K: 16}},
 	}
 }
 
@@ -44,7 +44,7 @@ func TestDecodeErrors(t *testing.T) {
 		want string
 	}{
 		{"empty", nil, "version: truncated"},
-		{"version", append([]byte{2}, valid[1:]...), "protocol version 2"},
+		{"version", append([]byte{1}, valid[1:]...), "protocol version 1"},
 		{"kind", []byte{Version, 99}, "unknown message kind 99"},
 		{"truncated", valid[:len(valid)-1], "truncated"},
 		{"trailing", append(valid, 0), "trailing"},
