@@ -17,76 +17,116 @@ import (
 	"github.com/fedecdf/fedecdf/deploy"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
 	"github.com/fedecdf/fedecdf/internal/p2p"
+	"github.com/fedecdf/fedecdf/internal/plot"
 )
 
-func init() {
-	var manifestPath, keyPath, outDir, format, logLevel, method, releaseID string
+func init() { rootCmd.AddCommand(newQueryCommand()) }
+
+// queryFlags are the flags of fedecdf query.
+type queryFlags struct {
+	manifest, key, outDir, format, logLevel, method, release, plan string
+	groups                                                         int
+}
+
+func newQueryCommand() *cobra.Command {
+	var q queryFlags
 	cmd := &cobra.Command{
 		Use:   "query --manifest FILE --key FILE [--release ID] ecdf|quantile P|roc|pr|hosmer",
 		Short: "Ask the servers for a new release (charging the manifest's ε), or re-read one by --release for free, and print the private result",
-		Long: `Without --release, the servers create a new release of the count component,
-each charging the manifest's ε (δ) to its budget ledger, and answer all N
-prefixes. With --release ID (printed by every query), they answer the
+		Long: `Without --release, the servers create a new release, each charging its
+ε (δ) to its budget ledger, and answer its prefixes:
+
+  ecdf, quantile P  the count component at the manifest's ε; the curve is
+                    smoothed (--smooth, dp-ecdf Eq. 3) and quantiles are
+                    read from the smoothed curve by Algorithm 1.
+  roc, pr           the label and 1−label components as one privacy unit
+                    at the manifest's ε: the ROC curve and its PR curve.
+  hosmer            the Hosmer–Lemeshow calibration test (dp-ecdf Eq. 5,
+                    Algorithm 2) at the manifest's ε in total, under
+                    replace-one neighbours: --plan joint (default; one
+                    release of label, 1−label and probability at ε/2) or
+                    paper (the paper's split; needed for δ > 0). Prints
+                    the --groups quantile groups (bins, size, observed and
+                    expected positives), H and its p-value (χ² with G−2
+                    degrees of freedom). The groups are quantiles of the
+                    grid's score bins: the score must be monotone in the
+                    predicted probability, and every party must have sent
+                    its probability (fedecdf party --probability). Noise
+                    can leave H undefined (a released group too small):
+                    it says so, and the ε is spent all the same.
+
+With --release ID (printed by every ecdf query), the servers answer the
 same release again with its original noise (kept in their stores across
 restarts): no budget is spent and the curve is the one first read.
-The curve is smoothed (--smooth, dp-ecdf Eq. 3) and quantiles are read
-from the smoothed curve by Algorithm 1; both are post-processing.`,
+Smoothing and quantiles are post-processing. --out DIR writes the result
+as JSON (ecdf.json, roc.json, pr.json or hosmer.json) and, for hosmer,
+calibration.png (observed against expected positive rate per group).`,
 		Args: cobra.RangeArgs(1, 2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "text" && format != "json" {
-				return fmt.Errorf("--format %q: want text or json", format)
-			}
-			probs, err := queryProbabilities(args)
-			if err != nil {
-				return err
-			}
-			logger, err := newLogger(logLevel)
-			if err != nil {
-				return err
-			}
-			m, err := deploy.ReadManifest(manifestPath)
-			if err != nil {
-				return err
-			}
-			id, err := deploy.ReadIdentity(keyPath)
-			if err != nil {
-				return err
-			}
-			a, err := deploy.NewAnalyst(m, id, p2p.Config{Logger: logger})
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			if args[0] == "roc" || args[0] == "pr" {
-				return queryROC(cmd, a, args[0], releaseID, method, format, outDir)
-			}
-			e, err := readECDF(cmd.Context(), a, releaseID)
-			if err != nil {
-				return err
-			}
-			if err := e.Smooth(method, probs); err != nil {
-				return fmt.Errorf("--smooth: %w", err)
-			}
-			if outDir != "" {
-				if err := writeJSONFile(filepath.Join(outDir, "ecdf.json"), e); err != nil {
-					return err
-				}
-			}
-			if format == "json" {
-				return writeJSON(cmd.OutOrStdout(), e)
-			}
-			return writeECDFText(cmd.OutOrStdout(), e)
-		},
+		RunE: q.run,
 	}
 	f := cmd.Flags()
-	f.StringVar(&manifestPath, "manifest", "manifest.json", "deployment manifest")
-	f.StringVar(&keyPath, "key", "", "the analyst's key file (keygen)")
-	f.StringVar(&outDir, "out", "", "directory to write the result as JSON into (ecdf.json, roc.json or pr.json)")
-	f.StringVar(&format, "format", "text", "output format: text or json")
-	f.StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn or error")
-	f.StringVar(&method, "smooth", "l2", "smoothing of the private curve: "+strings.Join(smooth.Methods, ", "))
-	f.StringVar(&releaseID, "release", "", "re-read this existing release (its ID, as printed) instead of creating one: no budget spent")
-	rootCmd.AddCommand(cmd)
+	f.StringVar(&q.manifest, "manifest", "manifest.json", "deployment manifest")
+	f.StringVar(&q.key, "key", "", "the analyst's key file (keygen)")
+	f.StringVar(&q.outDir, "out", "", "directory to write the result into (ecdf.json, roc.json, pr.json, or hosmer.json and calibration.png)")
+	f.StringVar(&q.format, "format", "text", "output format: text or json")
+	f.StringVar(&q.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
+	f.StringVar(&q.method, "smooth", "l2", "smoothing of the private curve (for hosmer: of the ECDF the groups are cut from): "+strings.Join(smooth.Methods, ", "))
+	f.StringVar(&q.release, "release", "", "re-read this existing release (its ID, as printed) instead of creating one: no budget spent (ecdf and quantile)")
+	f.StringVar(&q.plan, "plan", deploy.HosmerPlans[0], "hosmer: allocation of ε over the releases: "+strings.Join(deploy.HosmerPlans, " or "))
+	f.IntVar(&q.groups, "groups", 10, "hosmer: number Q of quantile groups (at least 3)")
+	return cmd
+}
+
+func (q *queryFlags) run(cmd *cobra.Command, args []string) error {
+	if q.format != "text" && q.format != "json" {
+		return fmt.Errorf("--format %q: want text or json", q.format)
+	}
+	probs, err := queryProbabilities(args)
+	if err != nil {
+		return err
+	}
+	if q.release != "" && args[0] != "ecdf" && args[0] != "quantile" {
+		return fmt.Errorf("--release: re-reading is available for ecdf and quantile only")
+	}
+	logger, err := newLogger(q.logLevel)
+	if err != nil {
+		return err
+	}
+	m, err := deploy.ReadManifest(q.manifest)
+	if err != nil {
+		return err
+	}
+	id, err := deploy.ReadIdentity(q.key)
+	if err != nil {
+		return err
+	}
+	a, err := deploy.NewAnalyst(m, id, p2p.Config{Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	switch args[0] {
+	case "roc", "pr":
+		return queryROC(cmd, a, args[0], q.method, q.format, q.outDir)
+	case "hosmer":
+		return q.hosmer(cmd, a)
+	}
+	e, err := readECDF(cmd.Context(), a, q.release)
+	if err != nil {
+		return err
+	}
+	if err := e.Smooth(q.method, probs); err != nil {
+		return fmt.Errorf("--smooth: %w", err)
+	}
+	if q.outDir != "" {
+		if err := writeJSONFile(filepath.Join(q.outDir, "ecdf.json"), e); err != nil {
+			return err
+		}
+	}
+	if q.format == "json" {
+		return writeJSON(cmd.OutOrStdout(), e)
+	}
+	return writeECDFText(cmd.OutOrStdout(), e)
 }
 
 // readECDF creates a new release, or re-reads release id when given.
@@ -125,7 +165,10 @@ func queryProbabilities(args []string) ([]float64, error) {
 		}
 		return nil, nil
 	case "hosmer":
-		return nil, fmt.Errorf("hosmer: not available over the network yet (run it in fedecdf simulate): the servers' query protocol does not yet carry the probability-quantile grouping step")
+		if len(args) != 1 {
+			return nil, fmt.Errorf("hosmer takes no argument (--groups sets the number of groups)")
+		}
+		return nil, nil
 	default:
 		return nil, fmt.Errorf("unknown statistic %q (want ecdf, quantile, roc, pr or hosmer)", stat)
 	}
@@ -178,10 +221,7 @@ func sortedKeys(m map[string]float64) []string {
 
 // queryROC creates a release of the positives' and negatives' prefix
 // counts and prints the private ROC curve (or its PR curve).
-func queryROC(cmd *cobra.Command, a *deploy.Analyst, stat, releaseID, method, format, outDir string) error {
-	if releaseID != "" {
-		return fmt.Errorf("--release: re-reading is available for ecdf and quantile only")
-	}
+func queryROC(cmd *cobra.Command, a *deploy.Analyst, stat, method, format, outDir string) error {
 	r, err := a.ROC(cmd.Context(), method)
 	if err != nil {
 		return err
@@ -209,5 +249,65 @@ func queryROC(cmd *cobra.Command, a *deploy.Analyst, stat, releaseID, method, fo
 		fmt.Fprintf(w, "%10.4f\t%.4f\n", xs[i], ys[i])
 	}
 	_, err = fmt.Fprintln(w)
+	return err
+}
+
+// hosmer runs the Hosmer–Lemeshow test and prints it, writing hosmer.json
+// and calibration.png into --out.
+func (q *queryFlags) hosmer(cmd *cobra.Command, a *deploy.Analyst) error {
+	h, err := a.Hosmer(cmd.Context(), q.plan, q.method, q.groups)
+	if err != nil {
+		return err
+	}
+	if q.outDir != "" {
+		if err := writeHosmerFiles(q.outDir, h); err != nil {
+			return err
+		}
+	}
+	if q.format == "json" {
+		return writeJSON(cmd.OutOrStdout(), h)
+	}
+	return writeHosmerText(cmd.OutOrStdout(), h)
+}
+
+// writeHosmerFiles writes hosmer.json and calibration.png into dir
+// (created if missing); with H undefined there is no chart to draw.
+func writeHosmerFiles(dir string, h *deploy.Hosmer) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	if err := writeJSONFile(filepath.Join(dir, "hosmer.json"), h); err != nil {
+		return err
+	}
+	if h.Statistic == nil {
+		return nil
+	}
+	groups := make([]plot.CalibrationGroup, len(h.Groups))
+	for k, g := range h.Groups {
+		groups[k] = plot.CalibrationGroup{Size: g.Size, Observed: g.Observed, Expected: g.Expected}
+	}
+	title := fmt.Sprintf("Calibration, %d groups, n = %d, %s plan, ε = %g", len(h.Groups), h.N, h.Plan, h.Epsilon)
+	c := plot.CalibrationChart(title, plot.CalibrationSeries(fmt.Sprintf("private (H %.2f)", *h.Statistic), groups))
+	return c.Save(filepath.Join(dir, "calibration.png"))
+}
+
+// writeHosmerText prints the releases, the guarantee, the groups table
+// and H with its p-value, or why H is undefined.
+func writeHosmerText(w io.Writer, h *deploy.Hosmer) error {
+	fmt.Fprintf(w, "Hosmer–Lemeshow test, %s plan: new release(s) %s (ε charged at both servers)\n", h.Plan, strings.Join(h.Releases, ", "))
+	fmt.Fprintf(w, "dataset %q, n = %d reports, %s mechanism, ECDF smoothed by %s\n%s\n\n", h.Dataset, h.N, h.Mechanism, h.Smoothing, h.Guarantee)
+	if h.Error != "" {
+		_, err := fmt.Fprintf(w, "H undefined: %s\n(the noise left a released group without positive expected counts; %d groups asked for, n = %d: more reports or a larger ε give larger groups)\n", h.Error, h.GroupsAsked, h.N)
+		return err
+	}
+	fmt.Fprintf(w, "%5s  %9s  %9s  %9s  %9s\n", "group", "bins", "size", "observed", "expected")
+	for k, g := range h.Groups {
+		fmt.Fprintf(w, "%5d  %9s  %9.1f  %9.1f  %9.1f\n", k+1, fmt.Sprintf("%d-%d", g.FirstBin, g.LastBin), g.Size, g.Observed, g.Expected)
+	}
+	pValue := "undefined (fewer than 3 groups)"
+	if h.PValue != nil {
+		pValue = strconv.FormatFloat(*h.PValue, 'g', 4, 64)
+	}
+	_, err := fmt.Fprintf(w, "\nH = %.4g with %d groups (χ² with %d degrees of freedom), p-value %s\n", *h.Statistic, len(h.Groups), len(h.Groups)-2, pValue)
 	return err
 }

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	ma "github.com/multiformats/go-multiaddr"
+
+	"github.com/fedecdf/fedecdf/deploy"
+	"github.com/fedecdf/fedecdf/internal/p2p"
+	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/party"
+	"github.com/fedecdf/fedecdf/server"
+)
+
+// runQuery runs "fedecdf query args…" in-process.
+func runQuery(args ...string) (string, error) {
+	cmd := newQueryCommand()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(io.Discard)
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	return out.String(), err
+}
+
+// inProcessDeployment starts a leader and a helper on 127.0.0.1 in this
+// process (no child processes) with a tree mechanism at epsilon, submits
+// n calibrated reports (probability = score), and returns the manifest
+// and analyst key paths.
+func inProcessDeployment(t *testing.T, epsilon float64, n int) (manifest, key string) {
+	t.Helper()
+	dir := t.TempDir()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	tc := p2p.Config{Logger: quiet, Backoff: time.Millisecond, CallTimeout: time.Minute}
+	ids := map[string]*deploy.Identity{}
+	for _, name := range []string{"leader", "helper", "analyst"} {
+		id, err := deploy.NewIdentity()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[name] = id
+	}
+	m := &deploy.Manifest{
+		Version: deploy.ManifestVersion, Protocol: protocol.Version, Dataset: "cli", Backend: string(server.DCF), Upload: deploy.UploadDirect,
+		Leader:     deploy.Endpoint{Public: ids["leader"].Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
+		Helper:     deploy.Endpoint{Public: ids["helper"].Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
+		Analysts:   []string{ids["analyst"].PeerID.String()},
+		Grid:       deploy.Grid{Scale: "linear", Min: 0, Max: 1, Bins: 32},
+		Payload:    deploy.PayloadLayout(),
+		Mechanism:  deploy.Mech{Name: "tree", Epsilon: epsilon, Relation: "replace-one"},
+		Budget:     deploy.Budget{Epsilon: 2 * epsilon},
+		MinReports: n,
+	}
+	for _, s := range []struct {
+		role server.Role
+		ep   *deploy.Endpoint
+	}{{server.Helper, &m.Helper}, {server.Leader, &m.Leader}} {
+		srv, err := deploy.StartServer(deploy.ServerConfig{
+			Role: s.role, Identity: ids[s.role.String()], Manifest: m, Listen: []ma.Multiaddr{ma.StringCast("/ip4/127.0.0.1/tcp/0")},
+			Store: filepath.Join(dir, s.role.String()+".db"), Logger: quiet, Transport: tc,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { srv.Close() })
+		s.ep.Addrs = nil
+		for _, a := range srv.Addrs() {
+			s.ep.Addrs = append(s.ep.Addrs, a.String())
+		}
+	}
+	p, err := deploy.NewParty(m, nil, tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	rng := rand.New(rand.NewPCG(5, 5))
+	for range n {
+		x := rng.Float64()
+		y := 0
+		if rng.Float64() < x {
+			y = 1
+		}
+		if _, err := p.Submit(context.Background(), party.Instance{Score: x, Label: y, Probability: x, HasProbability: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	manifest, key = filepath.Join(dir, "manifest.json"), filepath.Join(dir, "analyst.key")
+	if err := m.Write(manifest); err != nil {
+		t.Fatal(err)
+	}
+	if err := deploy.WriteIdentity(key, ids["analyst"]); err != nil {
+		t.Fatal(err)
+	}
+	return manifest, key
+}
+
+// fedecdf query hosmer over an in-process deployment at a huge ε: the
+// JSON result, the text table and the files of --out agree, and
+// arguments the query cannot use are refused before anything is spent.
+func TestQueryHosmer(t *testing.T) {
+	manifest, key := inProcessDeployment(t, 1<<48, 120)
+	dir := filepath.Join(t.TempDir(), "out")
+	out, err := runQuery("--manifest", manifest, "--key", key, "--format", "json", "--groups", "4", "--out", dir, "hosmer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h deploy.Hosmer
+	if err := json.Unmarshal([]byte(out), &h); err != nil {
+		t.Fatalf("JSON output: %v\n%s", err, out)
+	}
+	if h.Plan != "joint" || h.N != 120 || h.Statistic == nil || h.PValue == nil || len(h.Groups) != 4 || len(h.Releases) != 1 {
+		t.Fatalf("hosmer JSON: %+v", h)
+	}
+	png, err := os.ReadFile(filepath.Join(dir, "calibration.png"))
+	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
+		t.Fatalf("calibration.png: %v", err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "hosmer.json")); err != nil || !json.Valid(b) {
+		t.Fatalf("hosmer.json: %v", err)
+	}
+
+	text, err := runQuery("--manifest", manifest, "--key", key, "--plan", "paper", "--groups", "4", "hosmer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("fedecdf query --plan paper --groups 4 hosmer:\n%s", text)
+	// At a huge ε both plans release the exact groups: the same H.
+	wantH := "H = " + strconv.FormatFloat(*h.Statistic, 'g', 4, 64) + " with 4 groups"
+	for _, want := range []string{"paper plan", "group       bins", "replace-one", wantH, "p-value " + strconv.FormatFloat(*h.PValue, 'g', 4, 64)} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text output lacks %q:\n%s", want, text)
+		}
+	}
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"hosmer", "3"}, "hosmer takes no argument"},
+		{[]string{"--release", "ab", "hosmer"}, "re-reading is available for ecdf and quantile only"},
+		{[]string{"--plan", "grid", "hosmer"}, `plan "grid" is unknown`},
+		{[]string{"--groups", "2", "hosmer"}, "number of groups 2"},
+		{[]string{"--smooth", "l3", "hosmer"}, `smoothing method "l3" is unknown`},
+		// The budget is 2ε and both queries above spent ε each.
+		{[]string{"hosmer"}, "budget"},
+	} {
+		if _, err := runQuery(append([]string{"--manifest", manifest, "--key", key}, c.args...)...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("query %v: %v, want an error containing %q", c.args, err, c.want)
+		}
+	}
+}
+
+// The text output of an undefined H says why, and --out writes the JSON
+// (statistic null) but no chart.
+func TestWriteHosmerUndefined(t *testing.T) {
+	h := &deploy.Hosmer{Dataset: "d", N: 100, Plan: "joint", Releases: []string{"ab"}, GroupsAsked: 10, Error: "hosmer: Hosmer–Lemeshow statistic undefined: group 3"}
+	var b bytes.Buffer
+	if err := writeHosmerText(&b, h); err != nil || !strings.Contains(b.String(), "H undefined: hosmer: Hosmer–Lemeshow statistic undefined: group 3") {
+		t.Fatalf("text: %v\n%s", err, b.String())
+	}
+	dir := t.TempDir()
+	if err := writeHosmerFiles(dir, h); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "hosmer.json"))
+	if err != nil || !strings.Contains(string(raw), `"statistic": null`) || !strings.Contains(string(raw), `"p_value": null`) {
+		t.Fatalf("hosmer.json: %v\n%s", err, raw)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "calibration.png")); !os.IsNotExist(err) {
+		t.Errorf("calibration.png written for an undefined H: %v", err)
+	}
+}
