@@ -117,21 +117,15 @@ func (a *Analyst) Hosmer(ctx context.Context, plan, method string, groups int) (
 	}
 	rels, err := p.Create(ctx, a.remote)
 	out := &Hosmer{Dataset: a.m.Dataset, Epsilon: p.Epsilon, Plan: p.Name, Mechanism: countMech.Name(), Smoothing: method, GroupsAsked: groups}
-	for k, rel := range rels {
-		out.Delta += rel.Delta()
-		out.Releases = append(out.Releases, rel.ID.String())
-		out.ReleaseSpecs = append(out.ReleaseSpecs, fmt.Sprintf("%v at ε=%.4g per privacy unit: %s", p.Releases[k].Components, p.Releases[k].Mechanism.Epsilon, rel.Guarantee()))
-	}
+	out.record(p, rels)
 	if err != nil {
 		return nil, fmt.Errorf("%s plan: creating release %d of %d (releases created and charged: %v): %w", p.Name, len(rels)+1, len(p.Releases), out.Releases, err)
 	}
 	out.N = rels[0].Reports
 	out.Guarantee = fmt.Sprintf("(ε=%g, δ=%g)-DP under replace-one neighbours (n public) for all %d release(s) of the %s plan together, which is what each server's ledger charged; each of the %d servers adds its own full-scale noise, so the output stays private against one corrupt server, at %d× the mechanism's variance",
 		out.Epsilon, out.Delta, len(rels), p.Name, servers, servers)
-	for k, rel := range rels {
-		if rel.Reports != out.N || out.N < 1 {
-			return nil, fmt.Errorf("%s plan: release %s sums %d reports and release %s %d: the groups need one non-empty report set (a party uploaded between the releases? query again once uploads have stopped)", p.Name, out.Releases[0], out.N, out.Releases[k], rel.Reports)
-		}
+	if err := sameReports(rels); err != nil {
+		return nil, fmt.Errorf("%s plan: %w", p.Name, err)
 	}
 	cfg.Reports = out.N
 	if cfg, err = p.Configure(a.grid, cfg); err != nil {
@@ -148,6 +142,27 @@ func (a *Analyst) Hosmer(ctx context.Context, plan, method string, groups int) (
 		out.Groups = hosmerGroups(res.Groups)
 	}
 	return out, nil
+}
+
+// record states what the plan's releases rels (all, or those created
+// before an error) are and what they cost.
+func (h *Hosmer) record(p *hosmer.Plan, rels []*aggregation.Release) {
+	for k, rel := range rels {
+		h.Delta += rel.Delta()
+		h.Releases = append(h.Releases, rel.ID.String())
+		h.ReleaseSpecs = append(h.ReleaseSpecs, fmt.Sprintf("%v at ε=%.4g per privacy unit: %s", p.Releases[k].Components, p.Releases[k].Mechanism.Epsilon, rel.Guarantee()))
+	}
+}
+
+// sameReports checks that rels sum one non-empty report set, as the
+// groups of one test need.
+func sameReports(rels []*aggregation.Release) error {
+	for _, rel := range rels {
+		if rel.Reports != rels[0].Reports || rel.Reports < 1 {
+			return fmt.Errorf("release %v sums %d reports and release %v %d: the groups need one non-empty report set (a party uploaded between the releases? query again once uploads have stopped)", rels[0].ID, rels[0].Reports, rel.ID, rel.Reports)
+		}
+	}
+	return nil
 }
 
 // hosmerPlan checks the arguments of Analyst.Hosmer and builds the plan
