@@ -57,11 +57,7 @@ func rocReport(method string, parties []*party.Party, pos, neg *aggregation.Resu
 	if method != "none" {
 		m := pos.Release.Mechanism(aggregation.Label)
 		smoother = func(f []float64) ([]float64, error) {
-			g, err := smooth.Apply(method, f, m)
-			if err != nil {
-				return nil, err
-			}
-			return nonDecreasing(g), nil
+			return smooth.Apply(method, f, m)
 		}
 	}
 	exact, err := roc.FromPrefixes(truePos, trueNeg, nil)
@@ -92,14 +88,4 @@ func rocReport(method string, parties []*party.Party, pos, neg *aggregation.Resu
 func clampTotal(prefix []float64) {
 	last := len(prefix) - 1
 	prefix[last] = max(prefix[last], 1)
-}
-
-// nonDecreasing removes the rounding-level decreases (one ulp, from block
-// means) that a smoothed curve can carry, which package roc refuses:
-// g[i] = max(g[i], g[i−1]).
-func nonDecreasing(g []float64) []float64 {
-	for i := 1; i < len(g); i++ {
-		g[i] = max(g[i], g[i-1])
-	}
-	return g
 }

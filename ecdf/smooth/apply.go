@@ -22,6 +22,11 @@ var Methods = []string{"none", "l1", "l2", "tree-l2"}
 // The public data size n is not an argument: every method's minimiser is
 // the same whether F̂ is expressed in counts or normalised by n (see the
 // package documentation), so f in ECDF units is all that is needed.
+//
+// Every smoothed curve is exactly non-decreasing: the few-ulp decreases
+// that floating-point block means (l2) or the solver's 1e-9 tolerance
+// (tree-l2) can leave are lifted by a running maximum, so consumers that
+// demand monotone curves (package roc) can rely on it.
 func Apply(method string, f []float64, m mechanism.Mechanism) ([]float64, error) {
 	if err := checkCurve(f); err != nil {
 		return nil, err
@@ -30,7 +35,7 @@ func Apply(method string, f []float64, m mechanism.Mechanism) ([]float64, error)
 	case "none":
 		return slices.Clone(f), nil
 	case "l1":
-		return PointwiseL1(f), nil
+		return nonDecreasing(PointwiseL1(f)), nil
 	case "l2":
 		return PointwiseL2(f), nil
 	case "tree-l2":
@@ -41,7 +46,7 @@ func Apply(method string, f []float64, m mechanism.Mechanism) ([]float64, error)
 		if !st.Converged {
 			return nil, fmt.Errorf("smoothing tree-l2 did not converge in %d iterations (violation %.3g, gap %.3g); use l2", st.Iterations, st.Violation, st.Gap)
 		}
-		return g, nil
+		return nonDecreasing(g), nil
 	}
 	return nil, fmt.Errorf("unknown smoothing method %q (valid: %s)", method, strings.Join(Methods, ", "))
 }
@@ -57,4 +62,14 @@ func checkCurve(f []float64) error {
 		}
 	}
 	return nil
+}
+
+// nonDecreasing lifts every point to at least its predecessor, g[i] =
+// max(g[i], g[i−1]): on a smoothed curve it moves points only by the
+// rounding-level decreases of its computation.
+func nonDecreasing(g []float64) []float64 {
+	for i := 1; i < len(g); i++ {
+		g[i] = max(g[i], g[i-1])
+	}
+	return g
 }
