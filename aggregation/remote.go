@@ -59,6 +59,31 @@ func (r *Remote) NewRelease(ctx context.Context, spec ReleaseSpec) (*Release, er
 	return newRelease(id, spec, resp.Reports, 2)
 }
 
+// OpenRelease returns an existing release id of the given components, as
+// the servers recorded it (mechanism and report count from the leader's
+// answers to a one-prefix query of each component, which re-reads the
+// release's fixed noise and costs no budget), so that it can be queried
+// again (Sum) after the analyst that created it is gone. With the
+// additive backend the probe needs the parties' shares, so use dcf.
+func (r *Remote) OpenRelease(ctx context.Context, id ReleaseID, components []Component) (*Release, error) {
+	spec, err := ReleaseSpec{Components: components}.normalize()
+	if err != nil {
+		return nil, err
+	}
+	var first *protocol.Answer
+	for _, c := range spec.Components {
+		ans, err := protocol.Call[*protocol.Answer](ctx, r.conn, r.leader, &protocol.Query{Dataset: r.dataset, Release: id, Component: c, Prefixes: []int{1}})
+		if err != nil {
+			return nil, fmt.Errorf("release %v, component %v: %w", id, c, err)
+		}
+		if first == nil {
+			first = ans
+		}
+	}
+	spec.Mechanism = first.Mechanism
+	return newRelease(id, spec, first.Reports, 2)
+}
+
 // Sum implements UStat. With the additive backend it first opens a query
 // batch at the servers and has every party send its shares.
 func (r *Remote) Sum(ctx context.Context, q Query) (*Result, error) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
 	"github.com/fedecdf/fedecdf/hosmer"
@@ -17,9 +18,11 @@ import (
 )
 
 // HosmerPlans are the allocations Analyst.Hosmer accepts, the default
-// first: hosmer.JointPlan (one release of {Label, NotLabel, Probability})
-// and hosmer.PaperPlan (dp-ecdf Algorithm 2's own split).
-var HosmerPlans = []string{"joint", "paper"}
+// first: hosmer.GridPlan (one release of {Label, NotLabel}, the ROC
+// release; E_1 from the counts and the bins' centre probabilities),
+// hosmer.JointPlan (one release of {Label, NotLabel, Probability}) and
+// hosmer.PaperPlan (dp-ecdf Algorithm 2's own split).
+var HosmerPlans = []string{"grid", "joint", "paper"}
 
 // hosmerMinExpected clips every released expected count of a group to at
 // least one instance (hosmer.Config.MinExpected), as fedecdf simulate
@@ -45,10 +48,14 @@ type Hosmer struct {
 	Releases     []string `json:"releases"`
 	ReleaseSpecs []string `json:"release_specs"`
 	Smoothing    string   `json:"smoothing"`
+	// Charged is true when the query created the releases and spent
+	// their ε; false when it post-processed an existing release.
+	Charged bool `json:"charged"`
 	// GroupsAsked is Q; Groups has at most Q groups (quantiles falling in
-	// one bin are merged, hosmer.Boundaries).
-	GroupsAsked int           `json:"groups_asked"`
-	Groups      []HosmerGroup `json:"groups"`
+	// one bin are merged, hosmer.Boundaries), with their released size,
+	// observed and expected positives after hosmer.Private's clipping.
+	GroupsAsked int            `json:"groups_asked"`
+	Groups      []hosmer.Group `json:"groups"`
 	// Statistic is H and PValue P(χ²_{G−2} ≥ H); PValue is null with
 	// fewer than 3 groups, and both are null when Error is set.
 	Statistic *float64 `json:"statistic"`
@@ -59,68 +66,82 @@ type Hosmer struct {
 	Error string `json:"error,omitempty"`
 }
 
-// HosmerGroup is one released group: grid bins FirstBin..LastBin, its
-// size and its observed (Σy) and expected (Σp) positives, after the
-// clipping of hosmer.Private.
-type HosmerGroup struct {
-	FirstBin int     `json:"first_bin"`
-	LastBin  int     `json:"last_bin"`
-	Size     float64 `json:"size"`
-	Observed float64 `json:"observed"`
-	Expected float64 `json:"expected"`
-}
-
 // Hosmer runs the Hosmer–Lemeshow test over the network: it builds the
-// named plan (hosmer.JointPlan, "joint" or "", the default, or
-// hosmer.PaperPlan, "paper") at the manifest's per-release ε, creates
-// each of its releases at both servers — the ledgers charge exactly the
-// plan's ε — and runs hosmer.Private on them: the released ECDF of the
-// scores, smoothed by method (ecdf/smooth, over the noise of the count
-// component), cut at its q/groups quantiles, and the released counts, Σy
-// and Σp of each group, with expected counts clipped to at least one
-// instance (hosmer.Config.MinExpected).
+// named plan (HosmerPlans; "" is the grid plan) at the manifest's
+// per-release ε, creates each of its releases at both servers — the
+// ledgers charge exactly the plan's ε — and runs hosmer.Private on them:
+// the released ECDF of the scores, smoothed by method (ecdf/smooth, over
+// the noise of the counts), cut at its q/groups quantiles, and the
+// released counts, Σy and expected positives of each group, with
+// expected counts clipped to at least one instance
+// (hosmer.Config.MinExpected).
 //
 // The groups are quantile groups of the grid's score bins, so the test is
 // the Hosmer–Lemeshow test only when the grid's score is monotone
-// (non-decreasing) in the predicted probability — the score is the
-// probability itself, or a monotone transform such as its logit. The
-// expected positives are the sums of the Probability component: every
-// party must have sent its predicted probability (fedecdf party
-// --probability, or --probability-column); a party that did not counts
-// as p = 0, which no noise-free check can tell apart.
+// (non-decreasing) in the predicted probability. The grid plan further
+// takes each bin's centre as its instances' probability, so it needs the
+// score to be the probability itself on a grid within [0, 1]; the joint
+// and paper plans read Σp from the Probability component, which every
+// party must have sent (fedecdf party --probability, or
+// --probability-column); a party that did not counts as p = 0.
 //
-// Both plans are proved under replace-one neighbours (n public; hosmer
+// All plans are proved under replace-one neighbours (n public; hosmer
 // package documentation), so a manifest with another relation is
 // refused. The joint plan is proved for pure ε-DP mechanisms only; with
-// δ > 0 use the paper plan. Bad arguments are refused before any budget
-// is spent. When the noise leaves H undefined (hosmer.ErrUndefined) the
-// result says so in Error, with no statistic, and the error is nil.
+// δ > 0 use the grid or paper plan. Bad arguments are refused before any
+// budget is spent. When the noise leaves H undefined (hosmer.ErrUndefined)
+// the result says so in Error, with no statistic, and the error is nil.
 func (a *Analyst) Hosmer(ctx context.Context, plan, method string, groups int) (*Hosmer, error) {
 	params, err := a.m.MechanismParams()
 	if err != nil {
 		return nil, err
 	}
-	p, err := hosmerPlan(plan, params, groups)
+	p, err := hosmerPlan(plan, params, groups, a.grid)
 	if err != nil {
 		return nil, err
 	}
-	if !slices.Contains(smooth.Methods, method) {
-		return nil, fmt.Errorf("smoothing method %q is unknown (valid: %s)", method, strings.Join(smooth.Methods, ", "))
-	}
-	countMech, err := hosmerCountMechanism(p)
-	if err != nil {
+	if err := checkSmoothing(method); err != nil {
 		return nil, err
-	}
-	cfg := hosmer.Config{Bins: a.grid.Len(), Groups: groups, MinExpected: hosmerMinExpected}
-	if method != "none" {
-		cfg.Smooth = func(f []float64) ([]float64, error) { return smooth.Apply(method, f, countMech) }
 	}
 	rels, err := p.Create(ctx, a.remote)
-	out := &Hosmer{Dataset: a.m.Dataset, Epsilon: p.Epsilon, Plan: p.Name, Mechanism: countMech.Name(), Smoothing: method, GroupsAsked: groups}
-	out.record(p, rels)
 	if err != nil {
+		out := &Hosmer{}
+		out.record(p, rels)
 		return nil, fmt.Errorf("%s plan: creating release %d of %d (releases created and charged: %v): %w", p.Name, len(rels)+1, len(p.Releases), out.Releases, err)
 	}
+	out, err := a.hosmer(ctx, p, rels, method, groups)
+	if out != nil {
+		out.Charged = true
+	}
+	return out, err
+}
+
+// HosmerRelease runs the grid plan's Hosmer–Lemeshow test on an existing
+// release id of {Label, NotLabel} — the release of a ROC query (fedecdf
+// query roc prints its ID) — at no further cost: the servers answer it
+// with its fixed noise, and everything after is post-processing. The
+// stated ε is the release's own, already spent. The same conditions on
+// the grid and the relation as for Hosmer apply.
+func (a *Analyst) HosmerRelease(ctx context.Context, id protocol.ReleaseID, method string, groups int) (*Hosmer, error) {
+	if err := checkSmoothing(method); err != nil {
+		return nil, err
+	}
+	rel, err := a.remote.OpenRelease(ctx, id, []aggregation.Component{aggregation.Label, aggregation.NotLabel})
+	if err != nil {
+		return nil, err
+	}
+	p, err := hosmerPlan("grid", rel.Spec.Mechanism, groups, a.grid)
+	if err != nil {
+		return nil, fmt.Errorf("release %v: %w", id, err)
+	}
+	return a.hosmer(ctx, p, []*aggregation.Release{rel}, method, groups)
+}
+
+// hosmer runs hosmer.Private on the plan's releases rels.
+func (a *Analyst) hosmer(ctx context.Context, p *hosmer.Plan, rels []*aggregation.Release, method string, groups int) (*Hosmer, error) {
+	cfg := hosmer.Config{Bins: a.grid.Len(), Groups: groups, MinExpected: hosmerMinExpected, Smooth: p.Smoother(method, rels[0])}
+	out := &Hosmer{Dataset: a.m.Dataset, Epsilon: p.Epsilon, Plan: p.Name, Mechanism: p.CountMechanism(rels[0]).Name(), Smoothing: method, GroupsAsked: groups}
+	out.record(p, rels)
 	out.N = rels[0].Reports
 	out.Guarantee = fmt.Sprintf("(ε=%g, δ=%g)-DP under replace-one neighbours (n public) for all %d release(s) of the %s plan together, which is what each server's ledger charged; each of the %d servers adds its own full-scale noise, so the output stays private against one corrupt server, at %d× the mechanism's variance",
 		out.Epsilon, out.Delta, len(rels), p.Name, servers, servers)
@@ -128,7 +149,8 @@ func (a *Analyst) Hosmer(ctx context.Context, plan, method string, groups int) (
 		return nil, fmt.Errorf("%s plan: %w", p.Name, err)
 	}
 	cfg.Reports = out.N
-	if cfg, err = p.Configure(a.grid, cfg); err != nil {
+	cfg, err := p.Configure(a.grid, cfg)
+	if err != nil {
 		return nil, err
 	}
 	res, err := hosmer.Private(roc.UStatSource{Ctx: ctx, UStat: a.remote, Releases: rels}, cfg)
@@ -138,10 +160,16 @@ func (a *Analyst) Hosmer(ctx context.Context, plan, method string, groups int) (
 	case err != nil:
 		return nil, fmt.Errorf("releases %v: %w", out.Releases, err)
 	default:
-		out.Statistic, out.PValue = finite(res.H), finite(res.PValue)
-		out.Groups = hosmerGroups(res.Groups)
+		out.Statistic, out.PValue, out.Groups = finite(res.H), finite(res.PValue), res.Groups
 	}
 	return out, nil
+}
+
+func checkSmoothing(method string) error {
+	if !slices.Contains(smooth.Methods, method) {
+		return fmt.Errorf("smoothing method %q is unknown (valid: %s)", method, strings.Join(smooth.Methods, ", "))
+	}
+	return nil
 }
 
 // record states what the plan's releases rels (all, or those created
@@ -167,45 +195,29 @@ func sameReports(rels []*aggregation.Release) error {
 
 // hosmerPlan checks the arguments of Analyst.Hosmer and builds the plan
 // at the manifest's per-release ε.
-func hosmerPlan(name string, params mechanism.Params, groups int) (*hosmer.Plan, error) {
+func hosmerPlan(name string, params mechanism.Params, groups int, g *ecdf.Grid) (*hosmer.Plan, error) {
 	if params.Relation != mechanism.ReplaceOne {
-		return nil, fmt.Errorf("the manifest's neighbouring relation is %s: the Hosmer–Lemeshow plans are proved under replace-one only (n public)", params.Relation)
+		return nil, fmt.Errorf("the neighbouring relation is %s: the Hosmer–Lemeshow plans are proved under replace-one only (n public)", params.Relation)
 	}
 	if groups < 3 || groups > params.Bins {
 		return nil, fmt.Errorf("number of groups %d: want 3 (one degree of freedom) to the %d bins of the grid", groups, params.Bins)
 	}
 	switch name {
-	case "", "joint":
+	case "", "grid":
+		if g.Min() < 0 || g.Max() > 1 {
+			return nil, fmt.Errorf("the grid plan takes the bins' centres as probabilities, but the manifest's grid is [%g, %g], not within [0, 1]: use --plan joint or paper", g.Min(), g.Max())
+		}
+		return hosmer.GridPlan(params.Epsilon, params.Bins, params)
+	case "joint":
 		p, err := hosmer.JointPlan(params.Epsilon, params.Bins, params)
 		if err != nil && params.Delta != 0 {
-			return nil, fmt.Errorf("%w; the manifest's %s mechanism has δ = %g: use the paper plan (--plan paper)", err, params.Name, params.Delta)
+			return nil, fmt.Errorf("%w; the manifest's %s mechanism has δ = %g: use the grid or paper plan", err, params.Name, params.Delta)
 		}
 		return p, err
 	case "paper":
 		return hosmer.PaperPlan(params.Epsilon, params.Bins, params)
 	}
 	return nil, fmt.Errorf("Hosmer–Lemeshow plan %q is unknown (valid: %s)", name, strings.Join(HosmerPlans, ", "))
-}
-
-// hosmerCountMechanism returns the mechanism whose noise the released
-// counts carry, for the smoother: the Count component of the first
-// release, or Label when counts are Label + NotLabel (two independent
-// draws of one noise pattern).
-func hosmerCountMechanism(p *hosmer.Plan) (mechanism.Mechanism, error) {
-	c := aggregation.Count
-	if p.CountFromLabels {
-		c = aggregation.Label
-	}
-	return protocol.ComponentMechanism(p.Releases[0].Mechanism, c)
-}
-
-// hosmerGroups converts released groups to their JSON form.
-func hosmerGroups(groups []hosmer.Group) []HosmerGroup {
-	out := make([]HosmerGroup, len(groups))
-	for k, g := range groups {
-		out[k] = HosmerGroup{FirstBin: g.First, LastBin: g.Last, Size: g.Size, Observed: g.Positives, Expected: g.Expected}
-	}
-	return out
 }
 
 // finite returns &v, or nil (JSON null, which unlike NaN JSON can

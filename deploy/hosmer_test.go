@@ -11,6 +11,7 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/hosmer"
+	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/party"
 )
 
@@ -131,18 +132,27 @@ func TestHosmerOverTheNetworkExact(t *testing.T) {
 			t.Fatalf("%s plan: %d groups, exact %d", plan, len(got.Groups), len(want.Groups))
 		}
 		// Probabilities travel in fixed point with 32 fractional bits:
-		// each Σp is exact to n·2^-33.
-		const tol = n * 0x1p-32
+		// each Σp is exact to n·2^-33. The grid plan's E_1 is within half
+		// a bin width per instance instead (hosmer.GridPlan).
 		for j, w := range want.Groups {
 			g := got.Groups[j]
-			if g.FirstBin != w.First || g.LastBin != w.Last || g.Size != w.Size || g.Observed != w.Positives || math.Abs(g.Expected-w.Expected) > tol {
+			tol := n * 0x1p-32
+			if plan == "grid" {
+				tol += w.Size * 0.5 / bins
+			}
+			if g.First != w.First || g.Last != w.Last || g.Size != w.Size || g.Positives != w.Positives || math.Abs(g.Expected-w.Expected) > tol {
 				t.Errorf("%s plan, group %d: %+v, exact %+v", plan, j+1, g, w)
 			}
 		}
-		if math.Abs(*got.Statistic-want.H) > 1e-6*want.H || math.Abs(*got.PValue-want.PValue) > 1e-6 {
-			t.Errorf("%s plan: H %v, p %v; exact H %v, p %v", plan, *got.Statistic, *got.PValue, want.H, want.PValue)
+		wantH, wantP := want.H, want.PValue
+		if plan == "grid" { // the textbook statistic of the groups released
+			wantH, _ = hosmer.Statistic(got.Groups)
+			wantP, _ = hosmer.PValue(wantH, len(got.Groups))
 		}
-		if len(got.Releases) != len(got.ReleaseSpecs) || len(got.Releases) != map[string]int{"joint": 1, "paper": 2}[plan] {
+		if math.Abs(*got.Statistic-wantH) > 1e-6*wantH || math.Abs(*got.PValue-wantP) > 1e-6 {
+			t.Errorf("%s plan: H %v, p %v; exact H %v, p %v", plan, *got.Statistic, *got.PValue, wantH, wantP)
+		}
+		if len(got.Releases) != len(got.ReleaseSpecs) || len(got.Releases) != map[string]int{"grid": 1, "joint": 1, "paper": 2}[plan] {
 			t.Errorf("%s plan: releases %v, specs %v", plan, got.Releases, got.ReleaseSpecs)
 		}
 		if !strings.Contains(got.Guarantee, "replace-one") || !strings.Contains(got.Guarantee, "each of the 2 servers adds its own full-scale noise") {
@@ -151,9 +161,9 @@ func TestHosmerOverTheNetworkExact(t *testing.T) {
 	}
 }
 
-// At ε = 1 with 120 parties the pipeline completes under both plans —
+// At ε = 1 with 120 parties the pipeline completes under every plan —
 // a statistic with its p-value, or the documented undefined outcome —
-// and the ledgers hold exactly the plans' ε (1 + 1).
+// and the ledgers hold exactly the plans' ε (1 + 1 + 1).
 func TestHosmerOverTheNetworkEpsilonOne(t *testing.T) {
 	const n, groups = 120, 10
 	d := newDeployment(t, 1, n)
@@ -180,7 +190,7 @@ func TestHosmerOverTheNetworkEpsilonOne(t *testing.T) {
 		var size float64
 		for _, g := range got.Groups {
 			size += g.Size
-			if g.Observed < 0 || g.Observed > g.Size || g.Expected < 0 || g.Expected > g.Size {
+			if g.Positives < 0 || g.Positives > g.Size || g.Expected < 0 || g.Expected > g.Size {
 				t.Errorf("%s plan: group %+v outside 0 ≤ O₁, E₁ ≤ size", plan, g)
 			}
 		}
@@ -201,7 +211,7 @@ func TestHosmerRefusals(t *testing.T) {
 		groups       int
 		want         string
 	}{
-		{"grid", "l2", 10, `plan "grid" is unknown`},
+		{"wishful", "l2", 10, `plan "wishful" is unknown`},
 		{"joint", "l3", 10, `smoothing method "l3" is unknown`},
 		{"joint", "l2", 2, "number of groups 2"},
 		{"paper", "l2", bins + 1, "number of groups 65"},
@@ -216,19 +226,26 @@ func TestHosmerRefusals(t *testing.T) {
 // The joint plan's refusal of δ > 0 points to the paper plan, and only
 // replace-one manifests are accepted.
 func TestHosmerPlanChoice(t *testing.T) {
+	unit, _ := ecdf.NewLinearGrid(0, 1, bins)
 	gauss := mechanism.Params{Name: "gaussian-tree", Bins: bins, Epsilon: 1, Delta: 1e-6, Relation: mechanism.ReplaceOne}
-	if _, err := hosmerPlan("joint", gauss, 10); err == nil || !strings.Contains(err.Error(), "--plan paper") {
+	if _, err := hosmerPlan("joint", gauss, 10, unit); err == nil || !strings.Contains(err.Error(), "use the grid or paper plan") {
 		t.Errorf("joint plan with δ > 0: %v", err)
 	}
-	if p, err := hosmerPlan("paper", gauss, 10); err != nil || p.Epsilon != 1 {
-		t.Errorf("paper plan with δ > 0: %v, %v", p, err)
+	for _, name := range []string{"grid", "paper"} {
+		if p, err := hosmerPlan(name, gauss, 10, unit); err != nil || p.Epsilon != 1 {
+			t.Errorf("%s plan with δ > 0: %v, %v", name, p, err)
+		}
 	}
 	tree := mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1, Relation: mechanism.ReplaceOne}
-	if p, err := hosmerPlan("", tree, 10); err != nil || p.Name != "joint" {
+	if p, err := hosmerPlan("", tree, 10, unit); err != nil || p.Name != "grid" {
 		t.Errorf("default plan: %v, %v", p, err)
 	}
+	scores, _ := ecdf.NewLinearGrid(-5, 5, bins)
+	if _, err := hosmerPlan("grid", tree, 10, scores); err == nil || !strings.Contains(err.Error(), "not within [0, 1]") {
+		t.Errorf("grid plan on a grid over [-5, 5]: %v", err)
+	}
 	tree.Relation = mechanism.AddRemove
-	if _, err := hosmerPlan("joint", tree, 10); err == nil || !strings.Contains(err.Error(), "replace-one") {
+	if _, err := hosmerPlan("joint", tree, 10, unit); err == nil || !strings.Contains(err.Error(), "replace-one") {
 		t.Errorf("add-remove manifest: %v", err)
 	}
 }
@@ -255,5 +272,43 @@ func TestHosmerSameReports(t *testing.T) {
 	a.Reports, b.Reports = 0, 0
 	if err := sameReports([]*aggregation.Release{a, b}); err == nil {
 		t.Fatal("releases of no reports accepted")
+	}
+}
+
+// The grid plan's test of an existing ROC release costs nothing more and,
+// at huge ε, gives the groups the grid plan gives on a new release.
+func TestHosmerFromROCRelease(t *testing.T) {
+	const n, groups = 150, 5
+	d := newDeployment(t, hugeEpsilon, n)
+	d.submitAll(calibratedInstances(n, 1))
+	a, err := NewAnalyst(d.m, d.analystID, fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ctx := context.Background()
+	r, err := a.ROC(ctx, "l2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := ParseReleaseID(r.Release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	free, err := a.HosmerRelease(ctx, id, "l2", groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.checkSpent(hugeEpsilon)
+	paid, err := a.Hosmer(ctx, "grid", "l2", groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.checkSpent(2 * hugeEpsilon)
+	if free.Charged || !paid.Charged || free.Plan != "grid" || free.Releases[0] != r.Release || free.N != n || len(free.Groups) != len(paid.Groups) || *free.Statistic != *paid.Statistic {
+		t.Fatalf("from the ROC release %+v; new grid release %+v", free, paid)
+	}
+	if _, err := a.HosmerRelease(ctx, protocol.ReleaseID{1}, "l2", groups); err == nil || !strings.Contains(err.Error(), "unknown release") {
+		t.Errorf("unknown release: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
+	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/roc"
 )
 
@@ -19,7 +20,10 @@ type ROC struct {
 	Mechanism string  `json:"mechanism"`
 	Guarantee string  `json:"guarantee"`
 	Release   string  `json:"release"`
-	Smoothing string  `json:"smoothing"`
+	// Charged is true when this query created the release and spent its
+	// ε; false for a re-read of an existing release.
+	Charged   bool   `json:"charged"`
+	Smoothing string `json:"smoothing"`
 	// FPR and TPR run from (1, 1) at the lowest threshold to (0, 0).
 	FPR []float64 `json:"fpr"`
 	TPR []float64 `json:"tpr"`
@@ -43,11 +47,35 @@ func (a *Analyst) ROC(ctx context.Context, method string) (*ROC, error) {
 	if err != nil {
 		return nil, err
 	}
-	spec := aggregation.ReleaseSpec{Mechanism: params, Components: []aggregation.Component{aggregation.Label, aggregation.NotLabel}}
-	rel, err := a.remote.NewRelease(ctx, spec)
+	rel, err := a.remote.NewRelease(ctx, aggregation.ReleaseSpec{Mechanism: params, Components: rocComponents})
 	if err != nil {
 		return nil, err
 	}
+	r, err := a.roc(ctx, rel, method)
+	if r != nil {
+		r.Charged = true
+	}
+	return r, err
+}
+
+// rocComponents are the components of a ROC release: the positives' and
+// the negatives' prefix counts.
+var rocComponents = []aggregation.Component{aggregation.Label, aggregation.NotLabel}
+
+// ROCRelease reads the ROC and PR curves of an existing ROC release id
+// again, at no cost: the servers answer with its fixed noise, and the
+// mechanism and ε are the ones the servers recorded for it.
+func (a *Analyst) ROCRelease(ctx context.Context, id protocol.ReleaseID, method string) (*ROC, error) {
+	rel, err := a.remote.OpenRelease(ctx, id, rocComponents)
+	if err != nil {
+		return nil, err
+	}
+	return a.roc(ctx, rel, method)
+}
+
+// roc computes the curves of the ROC release rel.
+func (a *Analyst) roc(ctx context.Context, rel *aggregation.Release, method string) (*ROC, error) {
+	params := rel.Spec.Mechanism
 	mech := rel.Mechanism(aggregation.Label)
 	smoother := func(f []float64) ([]float64, error) { return smooth.Apply(method, f, mech) }
 	src := roc.UStatSource{Ctx: ctx, UStat: a.remote, Releases: []*aggregation.Release{rel}}

@@ -16,10 +16,22 @@ import (
 // E_1 = Σp. The negatives are O_0 = Size − Positives and
 // E_0 = Size − Expected.
 type Group struct {
-	First, Last int
-	Size        float64
-	Positives   float64
-	Expected    float64
+	First     int     `json:"first_bin"`
+	Last      int     `json:"last_bin"`
+	Size      float64 `json:"size"`
+	Positives float64 `json:"observed"`
+	Expected  float64 `json:"expected"`
+}
+
+// Rates returns the group's expected and observed positive rates
+// E_1/size and O_1/size — a point of a calibration chart — and false when
+// the group holds less than one instance (a released size can), so has
+// no rate.
+func (g Group) Rates() (expected, observed float64, ok bool) {
+	if g.Size < 1 {
+		return 0, 0, false
+	}
+	return g.Expected / g.Size, g.Positives / g.Size, true
 }
 
 // ErrUndefined is wrapped by the error of Statistic when a group has no

@@ -6,6 +6,8 @@ import (
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/ecdf"
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/ecdf/smooth"
 	"github.com/fedecdf/fedecdf/roc"
 )
 
@@ -23,6 +25,28 @@ func (p *Plan) Configure(g *ecdf.Grid, cfg Config) (Config, error) {
 		cfg.Centers = BinCenters(g)
 	}
 	return cfg, nil
+}
+
+// CountMechanism returns the mechanism whose noise the released counts
+// of the plan carry, from its first release rel — its Count component,
+// or Label when the counts are Label + NotLabel (two independent draws
+// of one noise pattern) — for smoothing over the noise's terms.
+func (p *Plan) CountMechanism(rel *aggregation.Release) mechanism.Mechanism {
+	if p.CountFromLabels {
+		return rel.Mechanism(aggregation.Label)
+	}
+	return rel.Mechanism(aggregation.Count)
+}
+
+// Smoother returns the smoothing of the released ECDF of probabilities
+// by method (ecdf/smooth.Apply: none, l1, l2 or tree-l2, the last over the
+// terms of CountMechanism(rel)), or nil for "none".
+func (p *Plan) Smoother(method string, rel *aggregation.Release) Smoother {
+	if method == "none" {
+		return nil
+	}
+	m := p.CountMechanism(rel)
+	return func(f []float64) ([]float64, error) { return smooth.Apply(method, f, m) }
 }
 
 // Run creates the plan's releases on u (charging its ε to u's ledger)

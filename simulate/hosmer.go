@@ -9,7 +9,6 @@ import (
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
-	"github.com/fedecdf/fedecdf/ecdf/smooth"
 	"github.com/fedecdf/fedecdf/hosmer"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/roc"
@@ -32,7 +31,7 @@ type HosmerReport struct {
 	PValueTrue       *float64           `json:"p_value_true"`
 	StatisticPrivate *float64           `json:"statistic_private"`
 	PValuePrivate    *float64           `json:"p_value_private"`
-	True             []CalibrationGroup `json:"true_groups"`
+	True             []hosmer.Group     `json:"true_groups"`
 	Allocations      []HosmerAllocation `json:"allocations"`
 }
 
@@ -42,26 +41,16 @@ type HosmerAllocation struct {
 	Plan string `json:"plan"`
 	// Epsilon is the proved replace-one guarantee of the plan's releases,
 	// which is what the servers' ledgers charged.
-	Epsilon          float64            `json:"epsilon"`
-	Delta            float64            `json:"delta"`
-	Releases         []string           `json:"releases"`
-	StatisticPrivate *float64           `json:"statistic_private"`
-	PValuePrivate    *float64           `json:"p_value_private"`
-	Groups           []CalibrationGroup `json:"groups"`
+	Epsilon          float64        `json:"epsilon"`
+	Delta            float64        `json:"delta"`
+	Releases         []string       `json:"releases"`
+	StatisticPrivate *float64       `json:"statistic_private"`
+	PValuePrivate    *float64       `json:"p_value_private"`
+	Groups           []hosmer.Group `json:"groups"`
 	// Error says why the private statistic is undefined (null), e.g. a
 	// released group whose expected negatives are not positive; the
 	// release is spent all the same.
 	Error string `json:"error,omitempty"`
-}
-
-// CalibrationGroup is one group's size and observed and expected
-// positives, exact or released.
-type CalibrationGroup struct {
-	FirstBin int     `json:"first_bin"`
-	LastBin  int     `json:"last_bin"`
-	Size     float64 `json:"size"`
-	Observed float64 `json:"observed"`
-	Expected float64 `json:"expected"`
 }
 
 // hosmerROC names the allocation that reuses the ROC/PR release: the
@@ -112,7 +101,7 @@ func hosmerReport(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, plans 
 	if err != nil {
 		return nil, err
 	}
-	r := &HosmerReport{Groups: hosmerGroups, StatisticTrue: exact.H, PValueTrue: finite(exact.PValue), True: calibration(exact.Groups)}
+	r := &HosmerReport{Groups: hosmerGroups, StatisticTrue: exact.H, PValueTrue: finite(exact.PValue), True: exact.Groups}
 	base := hosmer.Config{Bins: g.Len(), Reports: len(parties), Groups: hosmerGroups, MinExpected: hosmerMinExpected}
 	if rocRel != nil {
 		a, err := rocHosmer(ctx, u, g, rocRel, method, base)
@@ -175,7 +164,7 @@ func rocHosmer(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, rocRel *a
 	if err != nil {
 		return nil, err
 	}
-	cfg.Smooth = hosmerSmoother(method, rocRel, plan)
+	cfg.Smooth = plan.Smoother(method, rocRel)
 	res, err := hosmer.Private(roc.UStatSource{Ctx: ctx, UStat: u, Releases: []*aggregation.Release{rocRel}}, cfg)
 	a := &HosmerAllocation{Plan: hosmerROC, Releases: []string{"the ROC/PR release, post-processed (grid plan: counts and E_1 = Σ counts × bin centre)"}}
 	return a, a.fill(res, err)
@@ -199,24 +188,9 @@ func privateHosmer(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, plan 
 	if err != nil {
 		return nil, err
 	}
-	cfg.Smooth = hosmerSmoother(method, rels[0], plan)
+	cfg.Smooth = plan.Smoother(method, rels[0])
 	res, err := hosmer.Private(roc.UStatSource{Ctx: ctx, UStat: u, Releases: rels}, cfg)
 	return a, a.fill(res, err)
-}
-
-// hosmerSmoother smooths the released ECDF of probabilities with method
-// over the noise of the counts: the Count component of rel, or Label
-// when the counts are Label + NotLabel (two independent draws of one
-// noise pattern, so tree-l2 follows the same terms).
-func hosmerSmoother(method string, rel *aggregation.Release, plan *hosmer.Plan) hosmer.Smoother {
-	if method == "none" {
-		return nil
-	}
-	m := rel.Mechanism(aggregation.Count)
-	if plan.CountFromLabels {
-		m = rel.Mechanism(aggregation.Label)
-	}
-	return func(f []float64) ([]float64, error) { return smooth.Apply(method, f, m) }
 }
 
 // describe names the allocation and what it spent.
@@ -246,16 +220,8 @@ func (a *HosmerAllocation) fill(res *hosmer.Result, err error) error {
 	case err != nil:
 		return err
 	}
-	a.StatisticPrivate, a.PValuePrivate, a.Groups = finite(res.H), finite(res.PValue), calibration(res.Groups)
+	a.StatisticPrivate, a.PValuePrivate, a.Groups = finite(res.H), finite(res.PValue), res.Groups
 	return nil
-}
-
-func calibration(groups []hosmer.Group) []CalibrationGroup {
-	out := make([]CalibrationGroup, len(groups))
-	for k, g := range groups {
-		out[k] = CalibrationGroup{FirstBin: g.First, LastBin: g.Last, Size: g.Size, Observed: g.Positives, Expected: g.Expected}
-	}
-	return out
 }
 
 // finite returns &v, or nil (JSON null) when v is NaN or infinite.

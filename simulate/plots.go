@@ -64,31 +64,11 @@ func (r *Report) rocChart() *plot.Chart {
 // private allocation, next to the diagonal of perfect calibration.
 func (r *Report) calibrationChart() *plot.Chart {
 	h := r.Hosmer
-	c := &plot.Chart{
-		Title:  fmt.Sprintf("Calibration, %d groups, n = %d, %s", h.Groups, r.N, r.Mechanism),
-		XLabel: "expected positive rate E₁/size", YLabel: "observed positive rate O₁/size", Legend: plot.TopLeft,
-		XMin: 0, XMax: 1, YMin: 0, YMax: 1,
-		Series: []plot.Series{
-			{Name: "perfect calibration", X: []float64{0, 1}, Y: []float64{0, 1}, Style: plot.Dashed},
-			rates(fmt.Sprintf("true (H %.2f)", h.StatisticTrue), h.True),
-		},
-	}
+	series := []plot.Series{plot.CalibrationSeries(fmt.Sprintf("true (H %.2f)", h.StatisticTrue), h.True)}
 	for _, a := range h.Allocations {
 		if a.StatisticPrivate != nil {
-			c.Series = append(c.Series, rates(fmt.Sprintf("private, %s (H %.2f)", a.label(), *a.StatisticPrivate), a.Groups))
+			series = append(series, plot.CalibrationSeries(fmt.Sprintf("private, %s (H %.2f)", a.label(), *a.StatisticPrivate), a.Groups))
 		}
 	}
-	return c
-}
-
-// rates is the calibration points of groups (a group with a released
-// size below one instance has no rate and is left out).
-func rates(name string, groups []CalibrationGroup) plot.Series {
-	s := plot.Series{Name: name, Style: plot.Points}
-	for _, g := range groups {
-		if g.Size >= 1 {
-			s.X, s.Y = append(s.X, g.Expected/g.Size), append(s.Y, g.Observed/g.Size)
-		}
-	}
-	return s
+	return plot.CalibrationChart(fmt.Sprintf("Calibration, %d groups, n = %d, %s", h.Groups, r.N, r.Mechanism), series...)
 }

@@ -44,7 +44,7 @@ func TestRunExactWithoutNoise(t *testing.T) {
 		} else {
 			for k, g := range a.Groups {
 				tg := h.True[k]
-				if math.Abs(g.Size-tg.Size) > 1e-6 || math.Abs(g.Observed-tg.Observed) > 1e-6 || math.Abs(g.Expected-tg.Expected) > tg.Size/32+1e-6 {
+				if math.Abs(g.Size-tg.Size) > 1e-6 || math.Abs(g.Positives-tg.Positives) > 1e-6 || math.Abs(g.Expected-tg.Expected) > tg.Size/32+1e-6 {
 					t.Errorf("%s: roc allocation group %d %+v, true %+v", backend, k+1, g, tg)
 				}
 			}

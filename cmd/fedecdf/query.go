@@ -18,6 +18,7 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/plot"
+	"github.com/fedecdf/fedecdf/internal/protocol"
 )
 
 func init() { rootCmd.AddCommand(newQueryCommand()) }
@@ -43,22 +44,27 @@ func newQueryCommand() *cobra.Command {
                     at the manifest's ε: the ROC curve and its PR curve.
   hosmer            the Hosmer–Lemeshow calibration test (dp-ecdf Eq. 5,
                     Algorithm 2) at the manifest's ε in total, under
-                    replace-one neighbours: --plan joint (default; one
-                    release of label, 1−label and probability at ε/2) or
-                    paper (the paper's split; needed for δ > 0). Prints
-                    the --groups quantile groups (bins, size, observed and
+                    replace-one neighbours: --plan grid (default; one
+                    release of label and 1−label, exactly a roc query's,
+                    with each bin's centre as its records' probability —
+                    the score must be the predicted probability on a grid
+                    within [0, 1]), joint (label, 1−label and probability
+                    at ε/2) or paper (the paper's split). Prints the
+                    --groups quantile groups (bins, size, observed and
                     expected positives), H and its p-value (χ² with G−2
                     degrees of freedom). The groups are quantiles of the
                     grid's score bins: the score must be monotone in the
-                    predicted probability, and every party must have sent
-                    its probability (fedecdf party --probability). Noise
-                    can leave H undefined (a released group too small):
-                    it says so, and the ε is spent all the same.
+                    predicted probability; joint and paper also need every
+                    party's probability (fedecdf party --probability).
+                    Noise can leave H undefined (a released group too
+                    small): it says so, and the ε is spent all the same.
 
-With --release ID (printed by every ecdf query), the servers answer the
-same release again with its original noise (kept in their stores across
-restarts): no budget is spent and the curve is the one first read.
-Smoothing and quantiles are post-processing. --out DIR writes the result
+With --release ID (printed by every query), the servers answer the same
+release again with its original noise (kept in their stores across
+restarts): no budget is spent and the result is the one first read.
+"roc --release ID" re-reads a ROC release, and "hosmer --release ID" runs
+the grid plan's test on it: the Hosmer–Lemeshow test comes free with the
+ROC curve. Smoothing and quantiles are post-processing. --out DIR writes the result
 as JSON (ecdf.json, roc.json, pr.json or hosmer.json) and, for hosmer,
 calibration.png (observed against expected positive rate per group).`,
 		Args: cobra.RangeArgs(1, 2),
@@ -71,7 +77,7 @@ calibration.png (observed against expected positive rate per group).`,
 	f.StringVar(&q.format, "format", "text", "output format: text or json")
 	f.StringVar(&q.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
 	f.StringVar(&q.method, "smooth", "l2", "smoothing of the private curve (for hosmer: of the ECDF the groups are cut from): "+strings.Join(smooth.Methods, ", "))
-	f.StringVar(&q.release, "release", "", "re-read this existing release (its ID, as printed) instead of creating one: no budget spent (ecdf and quantile)")
+	f.StringVar(&q.release, "release", "", "re-read this existing release (its ID, as printed) instead of creating one: no budget spent (ecdf and quantile: an ecdf release; roc, pr and hosmer: a roc release)")
 	f.StringVar(&q.plan, "plan", deploy.HosmerPlans[0], "hosmer: allocation of ε over the releases: "+strings.Join(deploy.HosmerPlans, " or "))
 	f.IntVar(&q.groups, "groups", 10, "hosmer: number Q of quantile groups (at least 3)")
 	return cmd
@@ -85,8 +91,11 @@ func (q *queryFlags) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if q.release != "" && args[0] != "ecdf" && args[0] != "quantile" {
-		return fmt.Errorf("--release: re-reading is available for ecdf and quantile only")
+	var release protocol.ReleaseID
+	if q.release != "" {
+		if release, err = deploy.ParseReleaseID(q.release); err != nil {
+			return fmt.Errorf("--release: %w", err)
+		}
 	}
 	logger, err := newLogger(q.logLevel)
 	if err != nil {
@@ -107,11 +116,11 @@ func (q *queryFlags) run(cmd *cobra.Command, args []string) error {
 	defer a.Close()
 	switch args[0] {
 	case "roc", "pr":
-		return queryROC(cmd, a, args[0], q.method, q.format, q.outDir)
+		return q.roc(cmd, a, args[0], release)
 	case "hosmer":
-		return q.hosmer(cmd, a)
+		return q.hosmer(cmd, a, release)
 	}
-	e, err := readECDF(cmd.Context(), a, q.release)
+	e, err := readECDF(cmd.Context(), a, q.release != "", release)
 	if err != nil {
 		return err
 	}
@@ -129,16 +138,12 @@ func (q *queryFlags) run(cmd *cobra.Command, args []string) error {
 	return writeECDFText(cmd.OutOrStdout(), e)
 }
 
-// readECDF creates a new release, or re-reads release id when given.
-func readECDF(ctx context.Context, a *deploy.Analyst, id string) (*deploy.ECDF, error) {
-	if id == "" {
+// readECDF creates a new release, or re-reads release id when reread.
+func readECDF(ctx context.Context, a *deploy.Analyst, reread bool, id protocol.ReleaseID) (*deploy.ECDF, error) {
+	if !reread {
 		return a.ECDF(ctx)
 	}
-	rel, err := deploy.ParseReleaseID(id)
-	if err != nil {
-		return nil, fmt.Errorf("--release: %w", err)
-	}
-	return a.ReadRelease(ctx, rel)
+	return a.ReadRelease(ctx, id)
 }
 
 // queryProbabilities returns the quantile probabilities the statistic
@@ -219,23 +224,31 @@ func sortedKeys(m map[string]float64) []string {
 	return slices.Sorted(maps.Keys(m))
 }
 
-// queryROC creates a release of the positives' and negatives' prefix
-// counts and prints the private ROC curve (or its PR curve).
-func queryROC(cmd *cobra.Command, a *deploy.Analyst, stat, method, format, outDir string) error {
-	r, err := a.ROC(cmd.Context(), method)
+// roc creates a release of the positives' and negatives' prefix counts,
+// or re-reads release id when set, and prints the private ROC curve (or
+// its PR curve).
+func (q *queryFlags) roc(cmd *cobra.Command, a *deploy.Analyst, stat string, id protocol.ReleaseID) error {
+	var r *deploy.ROC
+	var err error
+	if q.release != "" {
+		r, err = a.ROCRelease(cmd.Context(), id, q.method)
+	} else {
+		r, err = a.ROC(cmd.Context(), q.method)
+	}
 	if err != nil {
 		return err
 	}
-	if outDir != "" {
-		if err := writeJSONFile(filepath.Join(outDir, stat+".json"), r); err != nil {
+	if q.outDir != "" {
+		if err := writeJSONFile(filepath.Join(q.outDir, stat+".json"), r); err != nil {
 			return err
 		}
 	}
 	w := cmd.OutOrStdout()
-	if format == "json" {
+	if q.format == "json" {
 		return writeJSON(w, r)
 	}
-	fmt.Fprintf(w, "release %s (new release of the label and 1−label components)\ndataset %q, n = %d reports\n%s\n\n", r.Release, r.Dataset, r.N, r.Guarantee)
+	fmt.Fprintf(w, "release %s (%s; re-read it with --release %s, and \"hosmer --release %s\" gives the Hosmer–Lemeshow test from it for free)\ndataset %q, n = %d reports\n%s\n\n",
+		r.Release, spentNote(r.Charged, "label and 1−label components"), r.Release, r.Release, r.Dataset, r.N, r.Guarantee)
 	xs, ys, xName, yName := r.FPR, r.TPR, "FPR", "TPR"
 	if stat == "pr" {
 		xs, ys, xName, yName = r.Recall, r.Precision, "recall", "precision"
@@ -252,10 +265,20 @@ func queryROC(cmd *cobra.Command, a *deploy.Analyst, stat, method, format, outDi
 	return err
 }
 
-// hosmer runs the Hosmer–Lemeshow test and prints it, writing hosmer.json
-// and calibration.png into --out.
-func (q *queryFlags) hosmer(cmd *cobra.Command, a *deploy.Analyst) error {
-	h, err := a.Hosmer(cmd.Context(), q.plan, q.method, q.groups)
+// hosmer runs the Hosmer–Lemeshow test — on new releases of --plan, or on
+// the ROC release id when --release is set — and prints it, writing
+// hosmer.json and calibration.png into --out.
+func (q *queryFlags) hosmer(cmd *cobra.Command, a *deploy.Analyst, id protocol.ReleaseID) error {
+	var h *deploy.Hosmer
+	var err error
+	if q.release != "" {
+		if cmd.Flags().Changed("plan") && q.plan != "grid" {
+			return fmt.Errorf("--release runs the grid plan on an existing ROC release; --plan %s needs releases of its own (drop --release)", q.plan)
+		}
+		h, err = a.HosmerRelease(cmd.Context(), id, q.method, q.groups)
+	} else {
+		h, err = a.Hosmer(cmd.Context(), q.plan, q.method, q.groups)
+	}
 	if err != nil {
 		return err
 	}
@@ -282,19 +305,15 @@ func writeHosmerFiles(dir string, h *deploy.Hosmer) error {
 	if h.Statistic == nil {
 		return nil
 	}
-	groups := make([]plot.CalibrationGroup, len(h.Groups))
-	for k, g := range h.Groups {
-		groups[k] = plot.CalibrationGroup{Size: g.Size, Observed: g.Observed, Expected: g.Expected}
-	}
 	title := fmt.Sprintf("Calibration, %d groups, n = %d, %s plan, ε = %g", len(h.Groups), h.N, h.Plan, h.Epsilon)
-	c := plot.CalibrationChart(title, plot.CalibrationSeries(fmt.Sprintf("private (H %.2f)", *h.Statistic), groups))
+	c := plot.CalibrationChart(title, plot.CalibrationSeries(fmt.Sprintf("private (H %.2f)", *h.Statistic), h.Groups))
 	return c.Save(filepath.Join(dir, "calibration.png"))
 }
 
 // writeHosmerText prints the releases, the guarantee, the groups table
 // and H with its p-value, or why H is undefined.
 func writeHosmerText(w io.Writer, h *deploy.Hosmer) error {
-	fmt.Fprintf(w, "Hosmer–Lemeshow test, %s plan: new release(s) %s (ε charged at both servers)\n", h.Plan, strings.Join(h.Releases, ", "))
+	fmt.Fprintf(w, "Hosmer–Lemeshow test, %s plan: release(s) %s (%s)\n", h.Plan, strings.Join(h.Releases, ", "), spentNote(h.Charged, "plan"))
 	fmt.Fprintf(w, "dataset %q, n = %d reports, %s mechanism, ECDF smoothed by %s\n%s\n\n", h.Dataset, h.N, h.Mechanism, h.Smoothing, h.Guarantee)
 	if h.Error != "" {
 		_, err := fmt.Fprintf(w, "H undefined: %s\n(the noise left a released group without positive expected counts; %d groups asked for, n = %d: more reports or a larger ε give larger groups)\n", h.Error, h.GroupsAsked, h.N)
@@ -302,7 +321,7 @@ func writeHosmerText(w io.Writer, h *deploy.Hosmer) error {
 	}
 	fmt.Fprintf(w, "%5s  %9s  %9s  %9s  %9s\n", "group", "bins", "size", "observed", "expected")
 	for k, g := range h.Groups {
-		fmt.Fprintf(w, "%5d  %9s  %9.1f  %9.1f  %9.1f\n", k+1, fmt.Sprintf("%d-%d", g.FirstBin, g.LastBin), g.Size, g.Observed, g.Expected)
+		fmt.Fprintf(w, "%5d  %9s  %9.1f  %9.1f  %9.1f\n", k+1, fmt.Sprintf("%d-%d", g.First, g.Last), g.Size, g.Positives, g.Expected)
 	}
 	pValue := "undefined (fewer than 3 groups)"
 	if h.PValue != nil {
@@ -310,4 +329,13 @@ func writeHosmerText(w io.Writer, h *deploy.Hosmer) error {
 	}
 	_, err := fmt.Fprintf(w, "\nH = %.4g with %d groups (χ² with %d degrees of freedom), p-value %s\n", *h.Statistic, len(h.Groups), len(h.Groups)-2, pValue)
 	return err
+}
+
+// spentNote says whether a result spent budget: a new release of what,
+// or a re-read of an existing one.
+func spentNote(charged bool, what string) string {
+	if charged {
+		return "new release of the " + what + ": ε charged at both servers"
+	}
+	return "existing release re-read: no budget spent"
 }

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -111,7 +112,7 @@ func inProcessDeployment(t *testing.T, epsilon float64, n int) (manifest, key st
 func TestQueryHosmer(t *testing.T) {
 	manifest, key := inProcessDeployment(t, 1<<48, 120)
 	dir := filepath.Join(t.TempDir(), "out")
-	out, err := runQuery("--manifest", manifest, "--key", key, "--format", "json", "--groups", "4", "--out", dir, "hosmer")
+	out, err := runQuery("--manifest", manifest, "--key", key, "--format", "json", "--plan", "joint", "--groups", "4", "--out", dir, "hosmer")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,8 +149,9 @@ func TestQueryHosmer(t *testing.T) {
 		want string
 	}{
 		{[]string{"hosmer", "3"}, "hosmer takes no argument"},
-		{[]string{"--release", "ab", "hosmer"}, "re-reading is available for ecdf and quantile only"},
-		{[]string{"--plan", "grid", "hosmer"}, `plan "grid" is unknown`},
+		{[]string{"--release", "ab", "hosmer"}, `release ID "ab" is not 16 hexadecimal bytes`},
+		{[]string{"--release", strings.Repeat("ab", 16), "--plan", "paper", "hosmer"}, "drop --release"},
+		{[]string{"--plan", "wishful", "hosmer"}, `plan "wishful" is unknown`},
 		{[]string{"--groups", "2", "hosmer"}, "number of groups 2"},
 		{[]string{"--smooth", "l3", "hosmer"}, `smoothing method "l3" is unknown`},
 		// The budget is 2ε and both queries above spent ε each.
@@ -158,6 +160,38 @@ func TestQueryHosmer(t *testing.T) {
 		if _, err := runQuery(append([]string{"--manifest", manifest, "--key", key}, c.args...)...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("query %v: %v, want an error containing %q", c.args, err, c.want)
 		}
+	}
+}
+
+// fedecdf query roc then hosmer --release on its ID: the Hosmer–Lemeshow
+// test of the grid plan comes from the ROC release, marked uncharged (no
+// new release), and re-reading the ROC release gives the same curve.
+func TestQueryHosmerFromROCRelease(t *testing.T) {
+	manifest, key := inProcessDeployment(t, 1<<48, 120)
+	base := []string{"--manifest", manifest, "--key", key, "--format", "json"}
+	out, err := runQuery(append(base, "roc")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r deploy.ROC
+	if err := json.Unmarshal([]byte(out), &r); err != nil || !r.Charged {
+		t.Fatalf("roc JSON (%v): %s", err, out)
+	}
+	out, err = runQuery(append(base, "--release", r.Release, "--groups", "4", "hosmer")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h deploy.Hosmer
+	if err := json.Unmarshal([]byte(out), &h); err != nil || h.Charged || h.Plan != "grid" || h.Statistic == nil || len(h.Releases) != 1 || h.Releases[0] != r.Release {
+		t.Fatalf("hosmer --release (%v): %s", err, out)
+	}
+	out, err = runQuery(append(base, "--release", r.Release, "roc")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again deploy.ROC
+	if err := json.Unmarshal([]byte(out), &again); err != nil || again.Charged || again.AUC != r.AUC || !slices.Equal(again.TPR, r.TPR) {
+		t.Fatalf("roc --release (%v): %s", err, out)
 	}
 }
 

@@ -1,20 +1,22 @@
 package plot
 
 // CalibrationGroup is one Hosmer–Lemeshow group as a calibration chart
-// shows it: its size and its observed (O₁ = Σy) and expected (E₁ = Σp)
-// positives, exact or released.
-type CalibrationGroup struct {
-	Size, Observed, Expected float64
+// shows it (hosmer.Group implements it).
+type CalibrationGroup interface {
+	// Rates returns the group's expected and observed positive rates
+	// E₁/size and O₁/size, and false when it has no rate (a size below
+	// one instance, as a released size can be).
+	Rates() (expected, observed float64, ok bool)
 }
 
 // CalibrationSeries returns the points (E₁/size, O₁/size) of groups, the
-// expected against the observed positive rate; a group with a size below
-// one instance (a released size can be) has no rate and is left out.
-func CalibrationSeries(name string, groups []CalibrationGroup) Series {
+// expected against the observed positive rate, leaving out the groups
+// without a rate.
+func CalibrationSeries[G CalibrationGroup](name string, groups []G) Series {
 	s := Series{Name: name, Style: Points}
 	for _, g := range groups {
-		if g.Size >= 1 {
-			s.X, s.Y = append(s.X, g.Expected/g.Size), append(s.Y, g.Observed/g.Size)
+		if x, y, ok := g.Rates(); ok {
+			s.X, s.Y = append(s.X, x), append(s.Y, y)
 		}
 	}
 	return s
