@@ -91,6 +91,11 @@ func (q *queryFlags) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	if q.outDir != "" { // before any release: a bad --out must not cost budget
+		if err := os.MkdirAll(q.outDir, 0o755); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+	}
 	var release protocol.ReleaseID
 	if q.release != "" {
 		if release, err = deploy.ParseReleaseID(q.release); err != nil {

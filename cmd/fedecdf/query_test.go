@@ -215,3 +215,27 @@ func TestWriteHosmerUndefined(t *testing.T) {
 		t.Errorf("calibration.png written for an undefined H: %v", err)
 	}
 }
+
+// --out creates its directory; a path that cannot be a directory is
+// refused before any release, so the whole budget (2ε) remains for two
+// queries afterwards.
+func TestQueryOutDirectory(t *testing.T) {
+	manifest, key := inProcessDeployment(t, 1<<48, 120)
+	base := []string{"--manifest", manifest, "--key", key}
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runQuery(append(base, "--out", filepath.Join(file, "sub"), "ecdf")...); err == nil || !strings.Contains(err.Error(), "--out") {
+		t.Fatalf("--out under a file: %v", err)
+	}
+	for _, stat := range []string{"ecdf", "roc"} {
+		dir := filepath.Join(t.TempDir(), "new", "results")
+		if _, err := runQuery(append(base, "--out", dir, stat)...); err != nil {
+			t.Fatalf("%s: %v", stat, err)
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, stat+".json")); err != nil || !json.Valid(b) {
+			t.Errorf("%s.json: %v", stat, err)
+		}
+	}
+}
