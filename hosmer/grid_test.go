@@ -7,6 +7,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/ecdf/smooth"
 )
 
 func TestBinCenters(t *testing.T) {
@@ -72,5 +73,36 @@ func TestGridPlan(t *testing.T) {
 	}
 	if _, err := Private(newExactSource(nil, nil, nil, 8), Config{Bins: 8, Reports: 1, Centers: make([]float64, 7)}); err == nil {
 		t.Error("7 centres for 8 bins accepted")
+	}
+}
+
+// With CountFromLabels and a smoother, each class's prefix curve is
+// smoothed on its own; on exact (monotone) prefixes that changes
+// nothing: the groups and H are the textbook ones, for the joint-style
+// counts and for the grid estimate on centred probabilities.
+func TestClassSmoothingNoiseFree(t *testing.T) {
+	const n, nBins = 800, 64
+	g, bins, labels, probs := data(n, nBins, 9)
+	centers := BinCenters(g)
+	for j, b := range bins {
+		probs[j] = centers[b-1]
+	}
+	l2 := func(f []float64) ([]float64, error) { return smooth.PointwiseL2(f), nil }
+	for _, c := range []*Config{
+		{Bins: nBins, Reports: n, CountFromLabels: true, Smooth: l2},
+		{Bins: nBins, Reports: n, CountFromLabels: true, Smooth: l2, Centers: centers},
+	} {
+		res, err := Private(newExactSource(bins, labels, probs, nBins), *c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exact, err := Exact(bins, labels, probs, res.Boundaries)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := Statistic(exact)
+		if math.Abs(res.H-want) > 1e-9*want {
+			t.Errorf("grid %v: H = %v, textbook %v", c.Centers != nil, res.H, want)
+		}
 	}
 }
