@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/transport"
@@ -200,7 +201,14 @@ type RemoteError struct {
 	Text string
 }
 
-func (e *RemoteError) Error() string { return fmt.Sprintf("%s: %s", e.Peer, e.Text) }
+// Error names the peer, unless the text already starts with its name (a
+// server's errors name its role).
+func (e *RemoteError) Error() string {
+	if strings.HasPrefix(e.Text, string(e.Peer)+": ") {
+		return e.Text
+	}
+	return fmt.Sprintf("%s: %s", e.Peer, e.Text)
+}
 
 // Call sends req to peer to and returns its response decoded as a T; an
 // Error response becomes a *RemoteError.

@@ -107,3 +107,15 @@ func TestComponentMechanismScales(t *testing.T) {
 		t.Error("components share a seed")
 	}
 }
+
+func TestRemoteErrorNamesPeerOnce(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"leader: budget exhausted", "leader: budget exhausted"},
+		{"budget exhausted", "leader: budget exhausted"},
+		{"leaderless: x", "leader: leaderless: x"},
+	} {
+		if got := (&RemoteError{Peer: "leader", Text: c.text}).Error(); got != c.want {
+			t.Errorf("%q: %q, want %q", c.text, got, c.want)
+		}
+	}
+}
