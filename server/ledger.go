@@ -34,6 +34,9 @@ type Ledger interface {
 	Charge(dataset string, release protocol.ReleaseID, cost, total Budget) error
 	// Spent returns what dataset has spent so far.
 	Spent(dataset string) (Budget, error)
+	// Charged reports whether release is already on dataset's ledger (a
+	// retry of a release whose charge outlived a crash costs nothing).
+	Charged(dataset string, release protocol.ReleaseID) (bool, error)
 }
 
 // ledgerSlack absorbs floating-point rounding when releases add up
@@ -104,6 +107,14 @@ func (l *MemoryLedger) Charge(dataset string, release protocol.ReleaseID, cost, 
 	return nil
 }
 
+// Charged implements Ledger.
+func (l *MemoryLedger) Charged(dataset string, release protocol.ReleaseID) (bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := l.state[dataset]
+	return e != nil && slices.Contains(e.Releases, release.String()), nil
+}
+
 // Spent implements Ledger.
 func (l *MemoryLedger) Spent(dataset string) (Budget, error) {
 	l.mu.Lock()
@@ -165,6 +176,11 @@ func (l *FileLedger) Charge(dataset string, release protocol.ReleaseID, cost, to
 
 // Spent implements Ledger.
 func (l *FileLedger) Spent(dataset string) (Budget, error) { return l.mem.Spent(dataset) }
+
+// Charged implements Ledger.
+func (l *FileLedger) Charged(dataset string, release protocol.ReleaseID) (bool, error) {
+	return l.mem.Charged(dataset, release)
+}
 
 func writeAtomically(path string, state ledgerState) error {
 	b, err := json.MarshalIndent(state, "", "  ")

@@ -466,7 +466,14 @@ func (s *Server) releaseCandidates(m *protocol.CreateRelease) (*dataset, []proto
 	if err != nil {
 		return nil, nil, Budget{}, fmt.Errorf("%s: release %v: %w", s.cfg.Role, m.Release, err)
 	}
-	if spent.Epsilon+cost.Epsilon > d.Budget.Epsilon*(1+ledgerSlack) || spent.Delta+cost.Delta > d.Budget.Delta*(1+ledgerSlack) {
+	// A release charged before a crash but never recorded is retried at
+	// no further cost (Charge is a no-op for it); only new ones are
+	// checked against the rest of the budget here.
+	charged, err := s.cfg.Ledger.Charged(d.Name, m.Release)
+	if err != nil {
+		return nil, nil, Budget{}, err
+	}
+	if !charged && spent.Epsilon+cost.Epsilon > d.Budget.Epsilon*(1+ledgerSlack) || spent.Delta+cost.Delta > d.Budget.Delta*(1+ledgerSlack) {
 		return nil, nil, Budget{}, fmt.Errorf("%s: release %v refused: %w: dataset %q has spent ε=%g, δ=%g of total ε=%g, δ=%g; this release needs ε=%g, δ=%g",
 			s.cfg.Role, m.Release, ErrBudgetExhausted, d.Name, spent.Epsilon, spent.Delta, d.Budget.Epsilon, d.Budget.Delta, cost.Epsilon, cost.Delta)
 	}

@@ -162,6 +162,22 @@ func (s *Store) Spent(dataset string) (server.Budget, error) {
 	return spent, err
 }
 
+// Charged implements server.Ledger.
+func (s *Store) Charged(dataset string, release protocol.ReleaseID) (bool, error) {
+	var charged bool
+	err := s.db.View(func(tx *bolt.Tx) error {
+		d := tx.Bucket(ledgerBucket).Bucket([]byte(dataset))
+		if d == nil {
+			return nil
+		}
+		if rels := d.Bucket(releasesBucket); rels != nil {
+			charged = rels.Get(release[:]) != nil
+		}
+		return nil
+	})
+	return charged, err
+}
+
 func readSpent(d *bolt.Bucket, dataset string) (server.Budget, error) {
 	var spent server.Budget
 	b := d.Get(spentKey)

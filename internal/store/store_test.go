@@ -134,3 +134,24 @@ func TestReleasesSurviveReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestCharged(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rel := protocol.ReleaseID{9}
+	if c, err := s.Charged("d", rel); c || err != nil {
+		t.Fatalf("before any charge: %v, %v", c, err)
+	}
+	if err := s.Charge("d", rel, server.Budget{Epsilon: 1}, server.Budget{Epsilon: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := s.Charged("d", rel); !c || err != nil {
+		t.Fatalf("after the charge: %v, %v", c, err)
+	}
+	if c, _ := s.Charged("d", protocol.ReleaseID{8}); c {
+		t.Fatal("another release reported charged")
+	}
+}
