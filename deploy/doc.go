@@ -45,7 +45,18 @@
 // acknowledging it; on restart it restores the releases and replays the
 // stored reports into a fresh server.Server, so an old release answers
 // with its original noise (Analyst.ReadRelease, fedecdf query --release)
-// and is never charged twice. The store file (mode 0600) holds the
+// and is never charged twice. Every answer carries the mechanism the
+// servers recorded for the release, so a re-read states its own
+// guarantee whatever the manifest says now. A release retried after a
+// leader crash is answered from the helper's record (same report set,
+// same noise) and charged at most once at each server.
+//
+// Analyses. Analyst.ECDF (count component), Analyst.ROC (the pair {Label,
+// NotLabel}, one privacy unit) and Analyst.Hosmer (dp-ecdf Algorithm 2
+// under hosmer's grid, joint or paper plan, replace-one only) create
+// releases; ReadRelease, ROCRelease and HosmerRelease re-read existing
+// ones at no cost — HosmerRelease runs the grid plan on a ROC release, so
+// the Hosmer–Lemeshow test comes with the ROC curve for free. The store file (mode 0600) holds the
 // server's secret seeds: anyone who reads it can strip that server's
 // noise from its releases, so it must stay private to the server, as
 // its key file. The leader
@@ -55,7 +66,8 @@
 //
 // Privacy. Every release is (ε, δ)-DP per privacy unit of its components
 // (protocol.PrivacyUnits: the ROC pair {Label, NotLabel} is one unit)
-// under the manifest's neighbouring relation (replace-one by default, n public), with each
+// under the manifest's neighbouring relation (replace-one by default, n
+// public), with each
 // server adding its own full-scale noise (twice the variance of one
 // curator; aggregation.Release.Guarantee states it). Neither server alone
 // learns a party's bin: each holds one DCF key.
