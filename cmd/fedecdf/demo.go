@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -25,7 +26,7 @@ func init() {
 	var upload string
 	cmd := &cobra.Command{
 		Use:   "demo [--parties 200]",
-		Short: "Run two server processes, the parties and an analyst on 127.0.0.1, print the private ECDF and stop",
+		Short: "Run two server processes, the parties and an analyst on 127.0.0.1, print the private ECDF, ROC AUC and Hosmer–Lemeshow test, and stop",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if parties < 1 {
@@ -79,7 +80,7 @@ func runDemo(ctx context.Context, cmd *cobra.Command, dir string, parties, bins 
 		Grid:       deploy.Grid{Scale: "linear", Min: 0, Max: 1, Bins: bins},
 		Payload:    deploy.PayloadLayout(),
 		Mechanism:  deploy.Mech{Name: "auto", Epsilon: epsilon, Relation: "replace-one"},
-		Budget:     deploy.Budget{Epsilon: epsilon},
+		Budget:     deploy.Budget{Epsilon: 2 * epsilon}, // the ECDF and the ROC release
 		MinReports: parties,
 	}
 	manifest := filepath.Join(dir, "manifest.json")
@@ -130,7 +131,34 @@ func runDemo(ctx context.Context, cmd *cobra.Command, dir string, parties, bins 
 	if err := e.Smooth("l2", []float64{0.1, 0.25, 0.5, 0.75, 0.9}); err != nil {
 		return err
 	}
-	return writeECDFText(out, e)
+	if err := writeECDFText(out, e); err != nil {
+		return err
+	}
+	return demoROC(ctx, out, a)
+}
+
+// demoROC releases the ROC pair and prints its AUC and the Hosmer–Lemeshow
+// test computed from the same release (the grid plan, no further ε).
+func demoROC(ctx context.Context, out io.Writer, a *deploy.Analyst) error {
+	r, err := a.ROC(ctx, "l2")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nROC release %s (label and 1−label, ε=%g): private AUC %.4f, average precision %.4f\n", r.Release, r.Epsilon, r.AUC, r.AveragePrecision)
+	id, err := deploy.ParseReleaseID(r.Release)
+	if err != nil {
+		return err
+	}
+	h, err := a.HosmerRelease(ctx, id, "l2", 10)
+	if err != nil {
+		return err
+	}
+	if h.Error != "" {
+		_, err = fmt.Fprintf(out, "Hosmer–Lemeshow from the same release (no further ε): undefined at this n and ε (%s)\n", h.Error)
+		return err
+	}
+	_, err = fmt.Fprintf(out, "Hosmer–Lemeshow from the same release (no further ε): H = %.3g over %d groups\n", *h.Statistic, len(h.Groups))
+	return err
 }
 
 // freeLoopbackPort returns a TCP port on 127.0.0.1 that was free a moment ago.
