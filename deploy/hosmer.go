@@ -14,7 +14,6 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
 	"github.com/fedecdf/fedecdf/hosmer"
 	"github.com/fedecdf/fedecdf/internal/protocol"
-	"github.com/fedecdf/fedecdf/roc"
 )
 
 // HosmerPlans are the allocations Analyst.Hosmer accepts, the default
@@ -139,7 +138,6 @@ func (a *Analyst) HosmerRelease(ctx context.Context, id protocol.ReleaseID, meth
 
 // hosmer runs hosmer.Private on the plan's releases rels.
 func (a *Analyst) hosmer(ctx context.Context, p *hosmer.Plan, rels []*aggregation.Release, method string, groups int) (*Hosmer, error) {
-	cfg := hosmer.Config{Bins: a.grid.Len(), Groups: groups, MinExpected: hosmerMinExpected, Smooth: p.Smoother(method, rels[0])}
 	out := &Hosmer{Dataset: a.m.Dataset, Epsilon: p.Epsilon, Plan: p.Name, Mechanism: p.CountMechanism(rels[0]).Name(), Smoothing: method, GroupsAsked: groups}
 	out.record(p, rels)
 	out.N = rels[0].Reports
@@ -148,12 +146,8 @@ func (a *Analyst) hosmer(ctx context.Context, p *hosmer.Plan, rels []*aggregatio
 	if err := sameReports(rels); err != nil {
 		return nil, fmt.Errorf("%s plan: %w", p.Name, err)
 	}
-	cfg.Reports = out.N
-	cfg, err := p.Configure(a.grid, cfg)
-	if err != nil {
-		return nil, err
-	}
-	res, err := hosmer.Private(roc.UStatSource{Ctx: ctx, UStat: a.remote, Releases: rels}, cfg)
+	cfg := hosmer.Config{Bins: a.grid.Len(), Reports: out.N, Groups: groups, MinExpected: hosmerMinExpected}
+	res, err := p.Evaluate(ctx, a.remote, rels, a.grid, method, cfg)
 	switch {
 	case errors.Is(err, hosmer.ErrUndefined):
 		out.Error = err.Error()

@@ -9,10 +9,8 @@ import (
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
-	"github.com/fedecdf/fedecdf/ecdf/smooth"
 	"github.com/fedecdf/fedecdf/hosmer"
 	"github.com/fedecdf/fedecdf/party"
-	"github.com/fedecdf/fedecdf/roc"
 )
 
 // hlGroups is Q of dp-ecdf §6.6.
@@ -157,16 +155,10 @@ func privateHL(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, plan *hos
 	if err != nil {
 		return out, err
 	}
-	cfg, err := plan.Configure(g, hosmer.Config{
-		Bins: g.Len(), Reports: n, Groups: hlGroups, MinExpected: hlMinExpected,
-		Smooth: func(f []float64) ([]float64, error) { return smooth.PointwiseL2(f), nil },
-	})
-	if err != nil {
-		return out, err
-	}
+	cfg := hosmer.Config{Bins: g.Len(), Reports: n, Groups: hlGroups, MinExpected: hlMinExpected}
 	for v := range variants {
 		cfg.Debias = v == 1
-		res, err := hosmer.Private(roc.UStatSource{Ctx: ctx, UStat: u, Releases: rels}, cfg)
+		res, err := plan.Evaluate(ctx, u, rels, g, "l2", cfg)
 		switch {
 		case errors.Is(err, hosmer.ErrUndefined):
 			continue // the statistic, not the run, failed

@@ -10,7 +10,6 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/party"
-	"github.com/fedecdf/fedecdf/roc"
 	"github.com/fedecdf/fedecdf/server"
 )
 
@@ -161,20 +160,16 @@ func TestPlansThroughUStat(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		src := roc.UStatSource{Ctx: ctx, UStat: u}
-		for _, spec := range plan.Releases {
-			rel, err := u.NewRelease(ctx, spec)
-			if err != nil {
-				t.Fatalf("%s: %v", plan.Name, err)
-			}
-			src.Releases = append(src.Releases, rel)
+		rels, err := plan.Create(ctx, u)
+		if err != nil {
+			t.Fatalf("%s: %v", plan.Name, err)
 		}
-		res, err := Private(src, Config{Bins: nBins, Reports: n, CountFromLabels: plan.CountFromLabels})
+		res, err := plan.Evaluate(ctx, u, rels, g, "none", Config{Bins: nBins, Reports: n})
 		if err != nil {
 			t.Fatalf("%s: %v", plan.Name, err)
 		}
 		// The noise variance at ε = 2^48 is ~2^-90: debiasing is a no-op.
-		deb, err := Private(src, Config{Bins: nBins, Reports: n, CountFromLabels: plan.CountFromLabels, Debias: true})
+		deb, err := plan.Evaluate(ctx, u, rels, g, "none", Config{Bins: nBins, Reports: n, Debias: true})
 		if err != nil || math.Abs(deb.H-res.H) > 1e-9*res.H {
 			t.Errorf("%s plan: debiased H %v (%v), raw %v", plan.Name, deb, err, res.H)
 		}
@@ -182,6 +177,9 @@ func TestPlansThroughUStat(t *testing.T) {
 		want, _ := Statistic(groups)
 		if math.Abs(res.H-want) > 1e-6*want {
 			t.Errorf("%s plan: H = %v, textbook %v", plan.Name, res.H, want)
+		}
+		if _, err := plan.Evaluate(ctx, u, append(rels, rels[0]), g, "none", Config{Bins: nBins, Reports: n}); err == nil {
+			t.Errorf("%s plan: Evaluate accepted one release too many", plan.Name)
 		}
 	}
 }

@@ -11,11 +11,11 @@ import (
 	"github.com/fedecdf/fedecdf/roc"
 )
 
-// Configure returns cfg completed for the plan's releases: its
+// configure returns cfg completed for the plan's releases: its
 // CountFromLabels, and for a plan that estimates expected positives from
 // the grid (GridPlan) the Centers of g, which must be the grid of the
 // reports' bins, over the predicted probabilities.
-func (p *Plan) Configure(g *ecdf.Grid, cfg Config) (Config, error) {
+func (p *Plan) configure(g *ecdf.Grid, cfg Config) (Config, error) {
 	cfg.CountFromLabels = p.CountFromLabels
 	cfg.Centers = nil
 	if p.ExpectedFromGrid {
@@ -38,10 +38,10 @@ func (p *Plan) CountMechanism(rel *aggregation.Release) mechanism.Mechanism {
 	return rel.Mechanism(aggregation.Count)
 }
 
-// Smoother returns the smoothing of the released ECDF of probabilities
+// smoother returns the smoothing of the released ECDF of probabilities
 // by method (ecdf/smooth.Apply: none, l1, l2 or tree-l2, the last over the
 // terms of CountMechanism(rel)), or nil for "none".
-func (p *Plan) Smoother(method string, rel *aggregation.Release) Smoother {
+func (p *Plan) smoother(method string, rel *aggregation.Release) Smoother {
 	if method == "none" {
 		return nil
 	}
@@ -49,23 +49,22 @@ func (p *Plan) Smoother(method string, rel *aggregation.Release) Smoother {
 	return func(f []float64) ([]float64, error) { return smooth.Apply(method, f, m) }
 }
 
-// Run creates the plan's releases on u (charging its ε to u's ledger)
-// and runs Private on them with cfg completed by Configure. It returns
-// the releases created even when it fails, so the caller can state what
-// was spent; an error wrapping ErrUndefined means the releases left H
-// undefined (a group without expected negatives), an outcome of the
-// noise rather than a fault.
-func (p *Plan) Run(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, cfg Config) (*Result, []*aggregation.Release, error) {
-	cfg, err := p.Configure(g, cfg)
-	if err != nil {
-		return nil, nil, err
+// Evaluate runs Private on the plan's releases rels (Create, or an
+// existing release of the same spec, such as a ROC release for
+// GridPlan) through u, with cfg completed by configure for grid g and the
+// released ECDF smoothed by method (smoother). An error wrapping
+// ErrUndefined means the releases left H undefined (a group without
+// expected negatives), an outcome of the noise rather than a fault.
+func (p *Plan) Evaluate(ctx context.Context, u aggregation.UStat, rels []*aggregation.Release, g *ecdf.Grid, method string, cfg Config) (*Result, error) {
+	if len(rels) != len(p.Releases) {
+		return nil, fmt.Errorf("hosmer: the %s plan has %d release(s), got %d", p.Name, len(p.Releases), len(rels))
 	}
-	rels, err := p.Create(ctx, u)
+	cfg, err := p.configure(g, cfg)
 	if err != nil {
-		return nil, rels, err
+		return nil, err
 	}
-	res, err := Private(roc.UStatSource{Ctx: ctx, UStat: u, Releases: rels}, cfg)
-	return res, rels, err
+	cfg.Smooth = p.smoother(method, rels[0])
+	return Private(roc.UStatSource{Ctx: ctx, UStat: u, Releases: rels}, cfg)
 }
 
 // Create creates the plan's releases on u, charging its ε to u's ledger,

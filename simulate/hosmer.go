@@ -11,7 +11,6 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/hosmer"
 	"github.com/fedecdf/fedecdf/party"
-	"github.com/fedecdf/fedecdf/roc"
 )
 
 // hosmerGroups is Q, the number of Hosmer–Lemeshow groups (dp-ecdf §6.6).
@@ -160,12 +159,7 @@ func rocHosmer(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, rocRel *a
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := plan.Configure(g, base)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Smooth = plan.Smoother(method, rocRel)
-	res, err := hosmer.Private(roc.UStatSource{Ctx: ctx, UStat: u, Releases: []*aggregation.Release{rocRel}}, cfg)
+	res, err := plan.Evaluate(ctx, u, []*aggregation.Release{rocRel}, g, method, base)
 	a := &HosmerAllocation{Plan: hosmerROC, Releases: []string{"the ROC/PR release, post-processed (grid plan: counts and E_1 = Σ counts × bin centre)"}}
 	return a, a.fill(res, err)
 }
@@ -174,8 +168,6 @@ func rocHosmer(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, rocRel *a
 // them, smoothing the released ECDF of probabilities with method.
 func privateHosmer(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, plan *hosmer.Plan, method string, base hosmer.Config) (*HosmerAllocation, error) {
 	a := &HosmerAllocation{Plan: plan.Name, Epsilon: plan.Epsilon}
-	// The smoother needs the first release's mechanism: create the
-	// releases, then run Private on them.
 	rels, err := plan.Create(ctx, u)
 	if err != nil {
 		return nil, err
@@ -184,12 +176,7 @@ func privateHosmer(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, plan 
 		a.Delta += rel.Delta()
 		a.Releases = append(a.Releases, fmt.Sprintf("%v at ε=%.4g each: %s", plan.Releases[k].Components, plan.Releases[k].Mechanism.Epsilon, rel.Guarantee()))
 	}
-	cfg, err := plan.Configure(g, base)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Smooth = plan.Smoother(method, rels[0])
-	res, err := hosmer.Private(roc.UStatSource{Ctx: ctx, UStat: u, Releases: rels}, cfg)
+	res, err := plan.Evaluate(ctx, u, rels, g, method, base)
 	return a, a.fill(res, err)
 }
 
