@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -154,7 +153,8 @@ func (a *Analyst) hosmer(ctx context.Context, p *hosmer.Plan, rels []*aggregatio
 	case err != nil:
 		return nil, fmt.Errorf("releases %v: %w", out.Releases, err)
 	default:
-		out.Statistic, out.PValue, out.Groups = finite(res.H), finite(res.PValue), res.Groups
+		out.Statistic, out.PValue = res.Finite()
+		out.Groups = res.Groups
 	}
 	return out, nil
 }
@@ -212,13 +212,4 @@ func hosmerPlan(name string, params mechanism.Params, groups int, g *ecdf.Grid) 
 		return hosmer.PaperPlan(params.Epsilon, params.Bins, params)
 	}
 	return nil, fmt.Errorf("Hosmer–Lemeshow plan %q is unknown (valid: %s)", name, strings.Join(HosmerPlans, ", "))
-}
-
-// finite returns &v, or nil (JSON null, which unlike NaN JSON can
-// encode) when v is NaN or infinite.
-func finite(v float64) *float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
-	}
-	return &v
 }

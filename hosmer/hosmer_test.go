@@ -284,3 +284,13 @@ func ledgerCharge(t *testing.T, plan *Plan) float64 {
 	}
 	return spent.Epsilon
 }
+
+func TestResultFinite(t *testing.T) {
+	h, p := (&Result{H: 3.5, PValue: math.NaN()}).Finite()
+	if h == nil || *h != 3.5 || p != nil {
+		t.Errorf("Finite() = %v, %v; want 3.5, nil", h, p)
+	}
+	if h, _ := (&Result{H: math.Inf(1)}).Finite(); h != nil {
+		t.Errorf("infinite H gave %v", *h)
+	}
+}

@@ -76,6 +76,19 @@ type Result struct {
 	PValue     float64 // P(χ²_{G−2} ≥ H), G = len(Groups)
 }
 
+// Finite returns &H and &PValue, each nil (JSON null, where NaN has no
+// JSON form) when not a finite number — PValue with fewer than 3 groups.
+func (r *Result) Finite() (statistic, pValue *float64) {
+	return finite(r.H), finite(r.PValue)
+}
+
+func finite(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
 // Private runs dp-ecdf Algorithm 2 on released prefix sums: the ECDF of
 // the predicted probabilities F̂(τ_i) = count(i)/n at every bin
 // (smoothed when cfg.Smooth is set; see Config.Smooth), its quantiles q/Q

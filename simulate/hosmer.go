@@ -100,7 +100,8 @@ func hosmerReport(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, plans 
 	if err != nil {
 		return nil, err
 	}
-	r := &HosmerReport{Groups: hosmerGroups, StatisticTrue: exact.H, PValueTrue: finite(exact.PValue), True: exact.Groups}
+	_, pTrue := exact.Finite()
+	r := &HosmerReport{Groups: hosmerGroups, StatisticTrue: exact.H, PValueTrue: pTrue, True: exact.Groups}
 	base := hosmer.Config{Bins: g.Len(), Reports: len(parties), Groups: hosmerGroups, MinExpected: hosmerMinExpected}
 	if rocRel != nil {
 		a, err := rocHosmer(ctx, u, g, rocRel, method, base)
@@ -207,14 +208,7 @@ func (a *HosmerAllocation) fill(res *hosmer.Result, err error) error {
 	case err != nil:
 		return err
 	}
-	a.StatisticPrivate, a.PValuePrivate, a.Groups = finite(res.H), finite(res.PValue), res.Groups
+	a.StatisticPrivate, a.PValuePrivate = res.Finite()
+	a.Groups = res.Groups
 	return nil
-}
-
-// finite returns &v, or nil (JSON null) when v is NaN or infinite.
-func finite(v float64) *float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
-	}
-	return &v
 }
