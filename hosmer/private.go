@@ -109,55 +109,15 @@ func Private(src Source, cfg Config) (*Result, error) {
 	if cfg.Centers != nil && len(cfg.Centers) != cfg.Bins {
 		return nil, fmt.Errorf("hosmer: %d bin centres for %d bins", len(cfg.Centers), cfg.Bins)
 	}
-	var counts, smoothedPos []float64
-	var err error
-	if cfg.CountFromLabels && cfg.Smooth != nil {
-		counts, smoothedPos, err = classPrefixes(src, cfg.Bins, float64(cfg.Reports), cfg.Smooth)
-	} else {
-		counts, err = countPrefixes(src, allBins(cfg.Bins), cfg.CountFromLabels)
-	}
+	f, counts, smoothedPos, err := releasedECDF(src, cfg)
 	if err != nil {
 		return nil, err
-	}
-	f := make([]float64, len(counts))
-	for i, c := range counts {
-		f[i] = c / float64(cfg.Reports)
-	}
-	if cfg.Smooth != nil && smoothedPos == nil {
-		if f, err = cfg.Smooth(f); err != nil {
-			return nil, fmt.Errorf("hosmer: smoothing the ECDF of probabilities: %w", err)
-		}
 	}
 	bounds, err := Boundaries(f, cfg.Groups)
 	if err != nil {
 		return nil, err
 	}
-	var sizes, expected []float64
-	if cfg.Centers != nil {
-		sizes, expected = gridPrefixes(f, float64(cfg.Reports), cfg.Centers, bounds)
-	} else {
-		sizes = make([]float64, len(bounds))
-		for k, b := range bounds {
-			sizes[k] = counts[b-1]
-		}
-		if expected, err = src.Prefixes(aggregation.Probability, bounds); err != nil {
-			return nil, fmt.Errorf("hosmer: expected positives: %w", err)
-		}
-	}
-	var groups []Group
-	if smoothedPos != nil {
-		pos := make([]float64, len(bounds))
-		for k, b := range bounds {
-			pos[k] = smoothedPos[b-1]
-		}
-		if groups, err = FromPrefixes(bounds, sizes, pos, expected); err == nil {
-			for k := range groups {
-				clip(&groups[k], cfg.MinExpected)
-			}
-		}
-	} else {
-		groups, err = releasedGroups(src, bounds, sizes, expected, cfg.MinExpected)
-	}
+	groups, err := releasedGroups(src, cfg, f, counts, smoothedPos, bounds)
 	if err != nil {
 		return nil, err
 	}
@@ -175,11 +135,49 @@ func Private(src Source, cfg Config) (*Result, error) {
 	return res, nil
 }
 
-// releasedGroups asks src for Σy at bounds, forms the groups from those
-// and the count and expected-positive prefixes at bounds, and clips.
-func releasedGroups(src Source, bounds []int, sizes, expected []float64, minExpected float64) ([]Group, error) {
-	pos, err := src.Prefixes(aggregation.Label, bounds)
+// releasedECDF returns the released ECDF of the probabilities f (smoothed
+// when cfg.Smooth is set), the raw count prefixes behind it at every bin,
+// and, when the counts are the two smoothed classes (Config.Smooth), the
+// smoothed positives' prefixes.
+func releasedECDF(src Source, cfg Config) (f, counts, smoothedPos []float64, err error) {
+	if cfg.CountFromLabels && cfg.Smooth != nil {
+		counts, smoothedPos, err = classPrefixes(src, cfg.Bins, float64(cfg.Reports), cfg.Smooth)
+	} else {
+		counts, err = countPrefixes(src, allBins(cfg.Bins), cfg.CountFromLabels)
+	}
 	if err != nil {
+		return nil, nil, nil, err
+	}
+	f = make([]float64, len(counts))
+	for i, c := range counts {
+		f[i] = c / float64(cfg.Reports)
+	}
+	if cfg.Smooth != nil && smoothedPos == nil {
+		if f, err = cfg.Smooth(f); err != nil {
+			return nil, nil, nil, fmt.Errorf("hosmer: smoothing the ECDF of probabilities: %w", err)
+		}
+	}
+	return f, counts, smoothedPos, nil
+}
+
+// releasedGroups forms the groups ending at bounds and clips them: sizes
+// and E_1 from the grid (Config.Centers) or from the counts and the
+// Probability component, O_1 from the smoothed positives or the Label
+// component.
+func releasedGroups(src Source, cfg Config, f, counts, smoothedPos []float64, bounds []int) ([]Group, error) {
+	var sizes, expected, pos []float64
+	var err error
+	if cfg.Centers != nil {
+		sizes, expected = gridPrefixes(f, float64(cfg.Reports), cfg.Centers, bounds)
+	} else {
+		sizes = atBounds(counts, bounds)
+		if expected, err = src.Prefixes(aggregation.Probability, bounds); err != nil {
+			return nil, fmt.Errorf("hosmer: expected positives: %w", err)
+		}
+	}
+	if smoothedPos != nil {
+		pos = atBounds(smoothedPos, bounds)
+	} else if pos, err = src.Prefixes(aggregation.Label, bounds); err != nil {
 		return nil, fmt.Errorf("hosmer: observed positives: %w", err)
 	}
 	groups, err := FromPrefixes(bounds, sizes, pos, expected)
@@ -187,9 +185,18 @@ func releasedGroups(src Source, bounds []int, sizes, expected []float64, minExpe
 		return nil, err
 	}
 	for k := range groups {
-		clip(&groups[k], minExpected)
+		clip(&groups[k], cfg.MinExpected)
 	}
 	return groups, nil
+}
+
+// atBounds returns prefix[b−1] for every bin b of bounds.
+func atBounds(prefix []float64, bounds []int) []float64 {
+	v := make([]float64, len(bounds))
+	for k, b := range bounds {
+		v[k] = prefix[b-1]
+	}
+	return v
 }
 
 // clip projects released group sums onto what sums of instances can be:
