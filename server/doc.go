@@ -90,7 +90,10 @@
 //     of its own. The party's helper enrolment is then refused
 //     (ErrWrongSender), its data never reaches the helper — it is
 //     excluded, not exposed — and the adversary controls that report.
-//   - Both servers know the number of enrolled and agreed reports.
+//   - Participation is not hidden from the servers: each sees which peers
+//     enrolled and the exact number of agreed reports. Under add/remove
+//     neighbours the guarantee against a corrupt server thus covers a
+//     party's record, not the fact that it took part.
 //   - The fixed share sums and the enrolling peers are kept in memory
 //     only, like the additive backend's enrolments themselves (package
 //     deploy runs the dcf backend only).
