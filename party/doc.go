@@ -11,8 +11,13 @@
 //
 // It never sends its instance. With the additive backend (§4.1) it
 // answers every query batch with additive shares mod 2^64 of its kernel
-// values payload_c·1[bin ≤ i], one random share to the leader and the
-// difference to the helper; each share alone is uniform. With the dcf
+// values payload_c·1[bin ≤ i], a pseudorandom share to the leader
+// (ChaCha20 under a secret seed of its own, at the component and prefix)
+// and the difference to the helper; each share alone reveals nothing,
+// and a prefix's shares are the same in every batch. It sends them from
+// the peer it enrolled from, bound to the batch by its digest, so the
+// servers can refuse shares forged in its name or computed for another
+// batch (package server). With the dcf
 // backend (§4.2) it uploads once the two keys of a distributed comparison
 // function for its bin and whole payload vector, and is then done. Every
 // report carries a random 16-byte report ID (crypto/rand) by which the

@@ -9,7 +9,7 @@ import (
 )
 
 // A party bins its score and splits its kernel values into two additive
-// shares, one per server; each share alone is uniformly random.
+// shares, one per server; each share alone is pseudorandom.
 func ExampleParty_AdditiveShares() {
 	g, _ := ecdf.NewLinearGrid(0, 1, 4) // thresholds 0.25, 0.5, 0.75, 1
 	p, err := party.New(party.Instance{Score: 0.6, Label: 1}, g)
@@ -17,7 +17,7 @@ func ExampleParty_AdditiveShares() {
 		panic(err)
 	}
 	prefixes := []int{1, 2, 3, 4}
-	leader, helper, _ := p.AdditiveShares(protocol.Label, prefixes, nil)
+	leader, helper, _ := p.AdditiveShares(protocol.Label, prefixes)
 	sum := make([]uint64, len(prefixes))
 	for j := range sum {
 		sum[j] = leader[j] + helper[j]

@@ -5,8 +5,9 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"math"
+
+	"golang.org/x/crypto/chacha20"
 
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -27,6 +28,7 @@ type Instance struct {
 // Party is one validated instance, binned, with its report ID.
 type Party struct {
 	report  protocol.ReportID
+	seed    [32]byte // keys the leader's additive shares (leaderShares)
 	bin     int
 	bins    int
 	payload [protocol.NumComponents]uint64
@@ -55,7 +57,11 @@ func New(inst Instance, g *ecdf.Grid) (*Party, error) {
 		return nil, err
 	}
 	y := uint64(inst.Label)
-	return &Party{report: id, bin: bin, bins: g.Len(), payload: [protocol.NumComponents]uint64{1, y, 1 - y, prob}}, nil
+	p := &Party{report: id, bin: bin, bins: g.Len(), payload: [protocol.NumComponents]uint64{1, y, 1 - y, prob}}
+	if _, err := rand.Read(p.seed[:]); err != nil {
+		return nil, fmt.Errorf("drawing the share seed from crypto/rand: %w", err)
+	}
+	return p, nil
 }
 
 // ReportID returns the party's report ID.
@@ -80,29 +86,51 @@ func (p *Party) Kernel(c protocol.Component, prefixes []int) []uint64 {
 }
 
 // AdditiveShares splits the kernel values of component c at prefixes into
-// two additive shares mod 2^64: leader is uniform (read from rand,
-// crypto/rand when nil) and leader + helper = Kernel(c, prefixes).
-func (p *Party) AdditiveShares(c protocol.Component, prefixes []int, rand io.Reader) (leader, helper []uint64, err error) {
+// two additive shares mod 2^64, leader + helper = Kernel(c, prefixes).
+// The leader's share at prefix i is word i−1 of the ChaCha20 keystream
+// keyed by the party's secret share seed (crypto/rand, drawn by New) with
+// the component as nonce: pseudorandom to whoever lacks the seed, so each
+// share alone reveals nothing, and the same for every call. A party thus
+// sends the same shares of a prefix in every query batch: a re-send is
+// an exact duplicate, and no two batches give a server two different
+// share sums of one prefix to difference.
+func (p *Party) AdditiveShares(c protocol.Component, prefixes []int) (leader, helper []uint64, err error) {
 	if err := p.checkQuery(c, prefixes); err != nil {
 		return nil, nil, err
 	}
-	if rand == nil {
-		rand = cryptoReader
-	}
-	buf := make([]byte, 8*len(prefixes))
-	if _, err := io.ReadFull(rand, buf); err != nil {
-		return nil, nil, fmt.Errorf("drawing additive shares: %w", err)
-	}
+	leader = p.leaderShares(c, prefixes)
 	helper = p.Kernel(c, prefixes)
-	leader = make([]uint64, len(prefixes))
-	for j := range leader {
-		leader[j] = binary.LittleEndian.Uint64(buf[8*j:])
+	for j := range helper {
 		helper[j] -= leader[j]
 	}
 	return leader, helper, nil
 }
 
-var cryptoReader = rand.Reader
+// leaderShares returns keystream word i−1 for every (increasing) prefix i
+// of the party's share stream of component c: ChaCha20 under the share
+// seed with nonce (c, 0, …), word w in 64-byte block w/8, which is the
+// cipher's 32-bit counter (a grid has at most 2^26 bins).
+func (p *Party) leaderShares(c protocol.Component, prefixes []int) []uint64 {
+	var nonce [chacha20.NonceSize]byte
+	nonce[0] = byte(c)
+	cipher, err := chacha20.NewUnauthenticatedCipher(p.seed[:], nonce[:])
+	if err != nil {
+		panic(err) // unreachable: key and nonce sizes are fixed
+	}
+	var block [64]byte
+	cur := -1
+	shares := make([]uint64, len(prefixes))
+	for j, i := range prefixes {
+		if b := (i - 1) / 8; b != cur {
+			cipher.SetCounter(uint32(b))
+			clear(block[:])
+			cipher.XORKeyStream(block[:], block[:])
+			cur = b
+		}
+		shares[j] = binary.LittleEndian.Uint64(block[8*((i-1)%8):])
+	}
+	return shares
+}
 
 // checkQuery validates a query batch against the party's grid.
 func (p *Party) checkQuery(c protocol.Component, prefixes []int) error {
@@ -122,6 +150,9 @@ func (p *Party) checkQuery(c protocol.Component, prefixes []int) error {
 
 // Servers is how a party reaches the two servers of one dataset.
 type Servers struct {
+	// Conn is the party's own connection. With the additive backend the
+	// servers accept a report's shares only from the peer that enrolled
+	// it, so Enrol and every SendShares must use the same peer.
 	Conn           transport.Conn
 	Leader, Helper transport.PeerID
 	Dataset        string
@@ -149,17 +180,21 @@ func (p *Party) upload(ctx context.Context, s Servers, leaderKey, helperKey []by
 }
 
 // SendShares answers an open additive query batch: one share vector to
-// each server.
+// each server, from the connection the party enrolled over (the servers
+// accept a report's shares only from the peer that enrolled it), bound
+// to the batch by its digest (the servers refuse shares computed for
+// any other prefixes or component than the batch they registered).
 func (p *Party) SendShares(ctx context.Context, s Servers, q *protocol.OpenQuery) error {
-	leader, helper, err := p.AdditiveShares(q.Component, q.Prefixes, nil)
+	leader, helper, err := p.AdditiveShares(q.Component, q.Prefixes)
 	if err != nil {
 		return fmt.Errorf("report %v: query %v: %w", p.report, q.Query, err)
 	}
+	batch := q.Digest()
 	for _, to := range []struct {
 		peer   transport.PeerID
 		shares []uint64
 	}{{s.Leader, leader}, {s.Helper, helper}} {
-		msg := &protocol.Shares{Dataset: s.Dataset, Query: q.Query, Report: p.report, Values: to.shares}
+		msg := &protocol.Shares{Dataset: s.Dataset, Query: q.Query, Batch: batch, Report: p.report, Values: to.shares}
 		if _, err := protocol.Call[*protocol.Ack](ctx, s.Conn, to.peer, msg); err != nil {
 			return fmt.Errorf("report %v: shares to %s: %w", p.report, to.peer, err)
 		}

@@ -1,10 +1,12 @@
 package party
 
 import (
-	"bytes"
+	"encoding/binary"
 	"math"
 	"strings"
 	"testing"
+
+	"golang.org/x/crypto/chacha20"
 
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -48,7 +50,7 @@ func TestPayloadAndShares(t *testing.T) {
 		}
 	}
 	prefixes := []int{3, 4, 10}
-	leader, helper, err := p.AdditiveShares(protocol.Probability, prefixes, bytes.NewReader(bytes.Repeat([]byte{0xab}, 24)))
+	leader, helper, err := p.AdditiveShares(protocol.Probability, prefixes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +59,68 @@ func TestPayloadAndShares(t *testing.T) {
 			t.Errorf("prefix %d: shares add to %d, want %d", prefixes[j], leader[j]+helper[j], k)
 		}
 	}
-	if _, _, err := p.AdditiveShares(protocol.Count, []int{11}, nil); err == nil {
+	if _, _, err := p.AdditiveShares(protocol.Count, []int{11}); err == nil {
 		t.Error("prefix beyond the grid accepted")
 	}
+}
+
+// TestSharesFixedPerPrefix: the leader's share of (component, prefix) is
+// the same in every call and whatever other prefixes are asked with it
+// (so every batch carries the same shares), differs between components
+// and parties, and is the keystream word the doc names.
+func TestSharesFixedPerPrefix(t *testing.T) {
+	g, _ := ecdf.NewLinearGrid(0, 1, 100)
+	p, _ := New(Instance{Score: 0.5, Label: 1}, g)
+	q, _ := New(Instance{Score: 0.5, Label: 1}, g)
+	all := make([]int, 100)
+	for j := range all {
+		all[j] = j + 1
+	}
+	full, _, _ := p.AdditiveShares(protocol.Count, all)
+	c := chacha20Words(t, p.seed, protocol.Count, 100)
+	for _, tc := range []struct {
+		name     string
+		prefixes []int
+	}{
+		{"one", []int{50}},
+		{"sparse", []int{1, 9, 16, 17, 64, 100}},
+		{"same block", []int{3, 4, 5}},
+		{"all", all},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			leader, helper, _ := p.AdditiveShares(protocol.Count, tc.prefixes)
+			again, helperAgain, _ := p.AdditiveShares(protocol.Count, tc.prefixes)
+			label, _, _ := p.AdditiveShares(protocol.Label, tc.prefixes)
+			other, _, _ := q.AdditiveShares(protocol.Count, tc.prefixes)
+			for j, i := range tc.prefixes {
+				switch {
+				case leader[j] != full[i-1] || leader[j] != c[i-1]:
+					t.Errorf("prefix %d: leader share %#x, want %#x (with all prefixes) and keystream word %#x", i, leader[j], full[i-1], c[i-1])
+				case again[j] != leader[j] || helperAgain[j] != helper[j]:
+					t.Errorf("prefix %d: a second call gave other shares", i)
+				case label[j] == leader[j] || other[j] == leader[j]:
+					t.Errorf("prefix %d: the same share for another component or party", i)
+				}
+			}
+		})
+	}
+}
+
+// chacha20Words returns the first n words of the ChaCha20 keystream under
+// key with nonce (c, 0…), read straight through.
+func chacha20Words(t *testing.T, key [32]byte, c protocol.Component, n int) []uint64 {
+	t.Helper()
+	var nonce [chacha20.NonceSize]byte
+	nonce[0] = byte(c)
+	cipher, err := chacha20.NewUnauthenticatedCipher(key[:], nonce[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 8*n)
+	cipher.XORKeyStream(buf, buf)
+	words := make([]uint64, n)
+	for j := range words {
+		words[j] = binary.LittleEndian.Uint64(buf[8*j:])
+	}
+	return words
 }

@@ -7,7 +7,8 @@
 // mechanisms). The leader adds the helper's answer to its own, so the
 // analyst sees the exact sum plus two independent noises: the output is
 // (ε, δ)-DP under the release's neighbouring relation even against one
-// corrupt server, at twice the variance of a trusted curator.
+// corrupt server, at twice the variance of a trusted curator (for the
+// additive backend on the terms stated below).
 //
 // Releases. A release fixes, at each server, the agreed report set and a
 // 32-byte seed drawn from crypto/rand; every component's noise is derived
@@ -21,6 +22,81 @@
 // the ReleaseStore, and only then acknowledges. A restarted server loads
 // its releases and answers them with the original noise; a crash between
 // charge and record wastes budget but never releases uncharged noise.
+//
+// The additive backend against one corrupt server. With §4.1 the parties
+// send shares afresh for every query batch, while a release's noise is
+// fixed per prefix; so a server must never answer one prefix of a
+// release from two different share sums, or the difference of the two
+// answers is noise-free. Three rules close this (additive.go):
+//
+//   - A report is bound to the transport peer that enrolled it (Upload):
+//     a server accepts shares of report R only from that peer, and a
+//     second enrolment of R from another peer is refused
+//     (ErrWrongSender). The transport authenticates peer IDs (the Noise
+//     handshake of internal/p2p; the in-process Network by
+//     construction), so neither the other server nor anyone else can
+//     send shares in a party's name.
+//   - Shares are bound to their batch: Shares.Batch must be the digest of
+//     the OpenQuery the server registered under that query ID, and the
+//     batch must be open (ErrOtherBatch, ErrNoBatch). Whoever relays the
+//     batch to the parties cannot make a party's shares count at other
+//     prefixes or for another component. An identical re-send is
+//     acknowledged as a duplicate, a different second copy refused
+//     (ErrConflictingShares).
+//   - Each server answers every (release, component, prefix) from the
+//     share sum it first answered it with (release.fixedSums), whatever
+//     batch a later query of it comes in.
+//
+// Parties derive their leader shares from a secret per-party ChaCha20
+// seed at (component, prefix) (party.Party.AdditiveShares), so an honest
+// party sends the same shares of a prefix in every batch and the two
+// servers' fixed sums always belong together.
+//
+// Why mixing prefixes across batches reveals nothing: let S be the honest
+// server and r an honest party enrolled at S from its own peer. Every
+// share S holds of r at (c, i) is K_r(c, i) − o_r(c, i), r's kernel
+// payload_c·1[bin ≤ i] minus the share o_r r sent the other server, for
+// the very (c, i) S registered. S's fixed sum at (c, i) is thus
+// Σ_honest (K_r − o_r) + Σ_controlled v_r, where the v_r of the reports
+// the adversary controls (its own parties, or IDs it enrolled first) are
+// known to it. The corrupt server knows every o_r, so its view of S's
+// answers is, after subtracting known values, Σ_honest K_r(c, i) +
+// η_S(c, i) at each asked (c, i): coordinates of one evaluation of the
+// release's mechanism on the release's fixed report set with S's noise,
+// however the prefixes were split into batches. That is a post-processing
+// of one (ε, δ)-DP release, charged once, at one server's noise
+// (variance Mechanism.PrefixVariance, not twice it).
+//
+// What holds, and what does not, for the additive backend against one
+// corrupt server (leader or helper, colluding with any analysts and
+// parties; the other server honest):
+//
+//   - Holds: every released number of a release is (ε, δ)-DP for each
+//     honest party that enrolled at the honest server from its own peer,
+//     under the release's neighbouring relation and at the release's
+//     charged cost, with the honest server's noise alone; re-querying,
+//     opening more batches, mixing prefixes across batches, forging or
+//     re-sending shares, and relaying a party a different batch reveal
+//     nothing more.
+//   - Does not hold: integrity. The corrupt server can add anything to
+//     its own share sum or drop its noise, so the answers it takes part
+//     in can be wrong, undetectably; it can refuse or fail any query. The
+//     contributions of parties the adversary controls are arbitrary
+//     values mod 2^64 (no proof that a report is a valid one-hot kernel:
+//     the verified one-shot upload of the robust-reports issue).
+//   - Does not hold: inclusion. Report IDs are not bound to a party's
+//     key: a corrupt leader that sees a report ID arrive (parties enrol
+//     at the leader first) can enrol it at the helper first from a peer
+//     of its own. The party's helper enrolment is then refused
+//     (ErrWrongSender), its data never reaches the helper — it is
+//     excluded, not exposed — and the adversary controls that report.
+//   - Participation is not hidden from the servers: each sees which peers
+//     enrolled and the exact number of agreed reports. Under add/remove
+//     neighbours the guarantee against a corrupt server thus covers a
+//     party's record, not the fact that it took part.
+//   - The fixed share sums and the enrolling peers are kept in memory
+//     only, like the additive backend's enrolments themselves (package
+//     deploy runs the dcf backend only).
 //
 // Seeds are secrets: whoever reads a server's seed of a release can
 // remove that server's noise from every answer of it, leaving only the

@@ -76,14 +76,18 @@ type Server struct {
 
 type dataset struct {
 	Dataset
-	reports  map[protocol.ReportID]*fss.Key // nil key: additive enrolment
-	queries  map[protocol.QueryID]*openQuery
-	releases map[protocol.ReleaseID]*release
+	reports map[protocol.ReportID]*fss.Key // nil key: additive enrolment
+	// enrolledBy is the peer each additive report was enrolled from, the
+	// only one whose shares of it are accepted.
+	enrolledBy map[protocol.ReportID]transport.PeerID
+	queries    map[protocol.QueryID]*openQuery
+	releases   map[protocol.ReleaseID]*release
 }
 
 type openQuery struct {
 	component protocol.Component
 	prefixes  []int
+	digest    [32]byte // of the OpenQuery: what Shares.Batch must be
 	shares    map[protocol.ReportID][]uint64
 }
 
@@ -95,6 +99,10 @@ type release struct {
 	mechanism  mechanism.Params
 	components []protocol.Component
 	noise      map[protocol.Component]mechanism.Release
+	// fixed holds, for the additive backend, the share sum this server
+	// first answered each (component, prefix) with; every later query of
+	// it is answered from here, whatever batch it comes in (fixedSums).
+	fixed map[protocol.Component]map[int]uint64
 }
 
 // New returns a server for cfg.
@@ -120,10 +128,11 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("server: dataset %q configured twice", d.Name)
 		}
 		s.datasets[d.Name] = &dataset{
-			Dataset:  d,
-			reports:  make(map[protocol.ReportID]*fss.Key),
-			queries:  make(map[protocol.QueryID]*openQuery),
-			releases: make(map[protocol.ReleaseID]*release),
+			Dataset:    d,
+			reports:    make(map[protocol.ReportID]*fss.Key),
+			enrolledBy: make(map[protocol.ReportID]transport.PeerID),
+			queries:    make(map[protocol.QueryID]*openQuery),
+			releases:   make(map[protocol.ReleaseID]*release),
 		}
 		if err := s.loadReleases(s.datasets[d.Name]); err != nil {
 			return nil, err
@@ -181,9 +190,9 @@ func (s *Server) handle(ctx context.Context, from transport.PeerID, req []byte) 
 	}
 	switch m := msg.(type) {
 	case *protocol.Upload:
-		return s.upload(m)
+		return s.upload(from, m)
 	case *protocol.Shares:
-		return s.shares(m)
+		return s.shares(from, m)
 	case *protocol.OpenQuery:
 		return s.openQuery(ctx, from, m)
 	case *protocol.CreateRelease:
@@ -211,8 +220,10 @@ func (s *Server) fromLeader(from transport.PeerID, what string) error {
 	return nil
 }
 
-// upload accepts a report; a duplicate report ID is dropped.
-func (s *Server) upload(m *protocol.Upload) (protocol.Message, error) {
+// upload accepts a report; a duplicate report ID is dropped. An additive
+// report is bound to the peer it is enrolled from: a second enrolment of
+// its ID from another peer is refused (ErrWrongSender).
+func (s *Server) upload(from transport.PeerID, m *protocol.Upload) (protocol.Message, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d, err := s.dataset(m.Dataset)
@@ -223,10 +234,16 @@ func (s *Server) upload(m *protocol.Upload) (protocol.Message, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: report %v rejected: %w", s.cfg.Role, m.Report, err)
 	}
+	if err := checkSender(d, from, m.Report); err != nil {
+		return nil, fmt.Errorf("%s: enrolment of report %v from %q refused: %w; enrol under a fresh report ID (party.New)", s.cfg.Role, m.Report, from, err)
+	}
 	if _, dup := d.reports[m.Report]; dup {
 		return &protocol.Ack{Duplicate: true}, nil
 	}
 	d.reports[m.Report] = key
+	if d.Backend == Additive {
+		d.enrolledBy[m.Report] = from
+	}
 	return &protocol.Ack{}, nil
 }
 
@@ -257,25 +274,37 @@ func (s *Server) parseReport(d *dataset, m *protocol.Upload) (*fss.Key, error) {
 	return key, nil
 }
 
-// shares accepts one party's additive shares of an open query.
-func (s *Server) shares(m *protocol.Shares) (protocol.Message, error) {
+// shares accepts one party's additive shares of an open query batch:
+// only from the peer that enrolled the report (ErrWrongSender), only for
+// a batch that is open (ErrNoBatch) and only if computed for it
+// (ErrOtherBatch). An identical re-send is acknowledged as a duplicate; a
+// different second copy is refused (ErrConflictingShares).
+func (s *Server) shares(from transport.PeerID, m *protocol.Shares) (protocol.Message, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d, err := s.dataset(m.Dataset)
 	if err != nil {
 		return nil, err
 	}
-	q, ok := d.queries[m.Query]
-	switch {
-	case !ok:
-		return nil, fmt.Errorf("%s: report %v: unknown query %v", s.cfg.Role, m.Report, m.Query)
-	case len(m.Values) != len(q.prefixes):
-		return nil, fmt.Errorf("%s: report %v rejected: %d shares for %d prefixes", s.cfg.Role, m.Report, len(m.Values), len(q.prefixes))
-	}
 	if _, enrolled := d.reports[m.Report]; !enrolled {
 		return nil, fmt.Errorf("%s: report %v rejected: not enrolled in dataset %q", s.cfg.Role, m.Report, d.Name)
 	}
-	if _, dup := q.shares[m.Report]; dup {
+	if err := checkSender(d, from, m.Report); err != nil {
+		return nil, fmt.Errorf("%s: shares of report %v from %q refused: %w; send them from the peer that enrolled it", s.cfg.Role, m.Report, from, err)
+	}
+	q, ok := d.queries[m.Query]
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("%s: shares of report %v refused: %w: query %v is not open (never opened, or already answered)", s.cfg.Role, m.Report, ErrNoBatch, m.Query)
+	case m.Batch != q.digest:
+		return nil, fmt.Errorf("%s: shares of report %v refused: %w: they were not computed for query %v as opened (%v at %d prefixes); compute them from that batch", s.cfg.Role, m.Report, ErrOtherBatch, m.Query, q.component, len(q.prefixes))
+	case len(m.Values) != len(q.prefixes):
+		return nil, fmt.Errorf("%s: report %v rejected: %d shares for %d prefixes", s.cfg.Role, m.Report, len(m.Values), len(q.prefixes))
+	}
+	if first, dup := q.shares[m.Report]; dup {
+		if !slices.Equal(first, m.Values) {
+			return nil, fmt.Errorf("%s: shares of report %v refused: %w: query %v already holds other shares of it", s.cfg.Role, m.Report, ErrConflictingShares, m.Query)
+		}
 		return &protocol.Ack{Duplicate: true}, nil
 	}
 	q.shares[m.Report] = m.Values
@@ -314,7 +343,7 @@ func (s *Server) registerQuery(m *protocol.OpenQuery) error {
 	if _, dup := d.queries[m.Query]; dup {
 		return fmt.Errorf("%s: query %v is already open", s.cfg.Role, m.Query)
 	}
-	d.queries[m.Query] = &openQuery{component: m.Component, prefixes: m.Prefixes, shares: make(map[protocol.ReportID][]uint64)}
+	d.queries[m.Query] = &openQuery{component: m.Component, prefixes: m.Prefixes, digest: m.Digest(), shares: make(map[protocol.ReportID][]uint64)}
 	return nil
 }
 
@@ -604,16 +633,13 @@ func (s *Server) queryInputs(m *protocol.Query) (*dataset, *release, *openQuery,
 }
 
 // shareSums returns Σ over the release's reports of this server's share
-// of payload_c·1[bin ≤ i], for each queried prefix i.
+// of payload_c·1[bin ≤ i], for each queried prefix i: for the additive
+// backend, the sums fixed at the first answer of each prefix (fixedSums).
 func (s *Server) shareSums(d *dataset, rel *release, batch *openQuery, m *protocol.Query) ([]uint64, error) {
-	sums := make([]uint64, len(m.Prefixes))
 	if batch != nil {
-		for _, id := range rel.reports {
-			for j, v := range batch.shares[id] {
-				sums[j] += v
-			}
-		}
-		return sums, nil
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return rel.fixedSums(batch, m), nil
 	}
 	s.mu.Lock()
 	keys := make([]*fss.Key, len(rel.reports))

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"math"
 	"strings"
@@ -74,10 +75,15 @@ type OpenQuery struct {
 }
 
 // Shares carries one party's additive shares (mod 2^64) of the kernel
-// values of an open query, one per prefix.
+// values of an open query, one per prefix. Batch is the Digest of the
+// OpenQuery the party computed them for: a server accepts the shares only
+// if it is the digest of the batch it registered under Query, so a party
+// told other prefixes or another component than the servers hold has its
+// shares refused rather than counted at the wrong prefixes.
 type Shares struct {
 	Dataset string
 	Query   QueryID
+	Batch   [32]byte
 	Report  ReportID
 	Values  []uint64
 }
@@ -264,9 +270,14 @@ func (m *OpenQuery) decode(r *wire.Reader) {
 	m.Prefixes = readPrefixes(r)
 }
 
+// Digest is SHA-256 of the encoded batch: what Shares.Batch binds the
+// shares of a party to.
+func (m *OpenQuery) Digest() [32]byte { return sha256.Sum256(Encode(m)) }
+
 func (m *Shares) encode(w *wire.Writer) {
 	w.String(m.Dataset)
 	w.Fixed(m.Query[:])
+	w.Fixed(m.Batch[:])
 	w.Fixed(m.Report[:])
 	w.Uint64s(m.Values)
 }
@@ -274,6 +285,7 @@ func (m *Shares) encode(w *wire.Writer) {
 func (m *Shares) decode(r *wire.Reader) {
 	m.Dataset = r.String("dataset", MaxNameLen)
 	r.Fixed("query ID", m.Query[:])
+	r.Fixed("batch digest", m.Batch[:])
 	r.Fixed("report ID", m.Report[:])
 	m.Values = r.Uint64s("shares", MaxPrefixes)
 }

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,7 +16,7 @@ func sampleMessages() []Message {
 		&Ack{Duplicate: true},
 		&Upload{Dataset: "d", Report: id, Key: []byte{1, 2, 3}},
 		&OpenQuery{Dataset: "d", Query: id, Component: Label, Prefixes: []int{1, 5, 9}},
-		&Shares{Dataset: "d", Query: id, Report: id, Values: []uint64{7, 1 << 63}},
+		&Shares{Dataset: "d", Query: id, Batch: [32]byte{9}, Report: id, Values: []uint64{7, 1 << 63}},
 		&CreateRelease{Dataset: "d", Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: 256, Epsilon: 1}, Components: []Component{Count, Probability}, Reports: 3, IDs: []ReportID{id}},
 		&ReleaseCreated{Reports: 2, Missing: []ReportID{id}},
 		&Query{Dataset: "d", Release: id, Component: Count, Prefixes: []int{256}},
@@ -117,5 +118,33 @@ func TestRemoteErrorNamesPeerOnce(t *testing.T) {
 		if got := (&RemoteError{Peer: "leader", Text: c.text}).Error(); got != c.want {
 			t.Errorf("%q: %q, want %q", c.text, got, c.want)
 		}
+	}
+}
+
+// TestOpenQueryDigestBindsEveryField: a batch differing in any field has
+// another digest, so shares bound to one batch cannot pass for another's.
+func TestOpenQueryDigestBindsEveryField(t *testing.T) {
+	base := OpenQuery{Dataset: "d", Query: ID{1}, Component: Count, Prefixes: []int{4, 16}}
+	for _, tc := range []struct {
+		name   string
+		change func(*OpenQuery)
+	}{
+		{"dataset", func(q *OpenQuery) { q.Dataset = "e" }},
+		{"query", func(q *OpenQuery) { q.Query = ID{2} }},
+		{"component", func(q *OpenQuery) { q.Component = Label }},
+		{"prefix", func(q *OpenQuery) { q.Prefixes = []int{5, 16} }},
+		{"prefix added", func(q *OpenQuery) { q.Prefixes = []int{4, 16, 17} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := base
+			q.Prefixes = slices.Clone(base.Prefixes)
+			tc.change(&q)
+			if q.Digest() == base.Digest() {
+				t.Errorf("%+v has the digest of %+v", q, base)
+			}
+		})
+	}
+	if again := base; again.Digest() != base.Digest() {
+		t.Error("the digest of one batch is not deterministic")
 	}
 }
