@@ -2,9 +2,11 @@ package store
 
 import (
 	"encoding/json"
-
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
+	"os"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -21,8 +23,27 @@ var (
 	ledgerBucket   = []byte("ledger")
 	releasesBucket = []byte("releases")
 	seedsBucket    = []byte("seeds")
+	metaBucket     = []byte("meta")
 	spentKey       = []byte("spent")
+	formatKey      = []byte("format")
 )
+
+// FormatVersion is the version of the store's layout and of the records
+// in it (server.ReleaseRecord, the ledger entries). It is written into a
+// new store and checked on every open: a store written under another
+// version is refused (ErrFormat), never read with other rules — a
+// release whose seed derived other noise could be averaged over two
+// draws. Changing the layout or any record encoding is a breaking change
+// that bumps it.
+const FormatVersion = 1
+
+// ErrFormat is wrapped by the error of Open for a store written under
+// another FormatVersion (or holding no version at all).
+var ErrFormat = errors.New("store format not supported")
+
+// ErrPermissions is wrapped by the error of Open for a store file that
+// group or others may read or write: it holds secret release seeds.
+var ErrPermissions = errors.New("store file readable by others")
 
 // ledgerSlack absorbs floating-point rounding when releases add up
 // exactly to the total, as server.MemoryLedger does.
@@ -36,26 +57,66 @@ type Store struct {
 	db *bolt.DB
 }
 
-// Open opens or creates the store at path (mode 0600). A second process
-// opening the same file waits at most a second for its lock and fails.
+// Open opens or creates the store at path (mode 0600). An existing file
+// must not be accessible to group or others (ErrPermissions) and must
+// hold this FormatVersion (ErrFormat). A second process opening the same
+// file waits at most a second for its lock and fails.
 func Open(path string) (*Store, error) {
+	if err := checkMode(path); err != nil {
+		return nil, err
+	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{reportsBucket, ledgerBucket, seedsBucket} {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := db.Update(initBuckets); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
 	return &Store{db: db}, nil
+}
+
+// checkMode refuses an existing store file with any group or other
+// permission bit, as deploy refuses key files.
+func checkMode(path string) error {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("store %s: %w", path, err)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return fmt.Errorf("store %s has mode %v: %w: it holds secret release seeds; make it readable by the server only (chmod 600 %s)", path, perm, ErrPermissions, path)
+	}
+	return nil
+}
+
+// initBuckets creates the buckets of a new store and writes its format
+// version, or checks the version of an existing one.
+func initBuckets(tx *bolt.Tx) error {
+	meta := tx.Bucket(metaBucket)
+	if meta == nil {
+		if tx.Bucket(reportsBucket) != nil {
+			return fmt.Errorf("%w: the file has no format version (written before version %d); start the server on a new store file", ErrFormat, FormatVersion)
+		}
+		var err error
+		if meta, err = tx.CreateBucket(metaBucket); err != nil {
+			return err
+		}
+		if err := meta.Put(formatKey, []byte{FormatVersion}); err != nil {
+			return err
+		}
+	}
+	if v := meta.Get(formatKey); len(v) != 1 || v[0] != FormatVersion {
+		return fmt.Errorf("%w: the file is format %v, this fedecdf reads format %d; use the fedecdf version that wrote it, or start on a new store file", ErrFormat, v, FormatVersion)
+	}
+	for _, b := range [][]byte{reportsBucket, ledgerBucket, seedsBucket} {
+		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Close closes the file.

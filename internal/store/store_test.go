@@ -5,7 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -153,5 +156,99 @@ func TestCharged(t *testing.T) {
 	}
 	if c, _ := s.Charged("d", protocol.ReleaseID{8}); c {
 		t.Fatal("another release reported charged")
+	}
+}
+
+func TestOpenRefusesUnsafeOrForeignFiles(t *testing.T) {
+	tests := []struct {
+		name    string
+		prepare func(t *testing.T, path string)
+		want    error
+	}{
+		{"group-readable", func(t *testing.T, path string) {
+			s, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+			if err := os.Chmod(path, 0o640); err != nil {
+				t.Fatal(err)
+			}
+		}, ErrPermissions},
+		{"world-writable", func(t *testing.T, path string) {
+			s, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+			if err := os.Chmod(path, 0o602); err != nil {
+				t.Fatal(err)
+			}
+		}, ErrPermissions},
+		{"written before format versions", func(t *testing.T, path string) {
+			db, err := bolt.Open(path, 0o600, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			err = db.Update(func(tx *bolt.Tx) error {
+				_, err := tx.CreateBucket(reportsBucket)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}, ErrFormat},
+		{"another format version", func(t *testing.T, path string) {
+			s, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = s.db.Update(func(tx *bolt.Tx) error {
+				return tx.Bucket(metaBucket).Put(formatKey, []byte{FormatVersion + 1})
+			})
+			s.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}, ErrFormat},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "server.db")
+			tt.prepare(t, path)
+			s, err := Open(path)
+			if err == nil {
+				s.Close()
+				t.Fatalf("Open accepted the file")
+			}
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("Open: %v, want an error wrapping %v", err, tt.want)
+			}
+			if !strings.Contains(err.Error(), path) {
+				t.Errorf("error %q does not name the file", err)
+			}
+		})
+	}
+}
+
+func TestOpenCreatesPrivateVersionedFile(t *testing.T) {
+	s, path := openTemp(t)
+	defer s.Close()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := fi.Mode().Perm(); perm != 0o600 {
+		t.Errorf("new store has mode %v, want 0600", perm)
+	}
+	err = s.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(metaBucket).Get(formatKey); len(v) != 1 || v[0] != FormatVersion {
+			t.Errorf("format version %v, want %d", v, FormatVersion)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
