@@ -24,10 +24,16 @@ func PartyPeer(k int) transport.PeerID { return transport.PeerID(fmt.Sprintf("pa
 
 // LocalConfig configures a one-process deployment.
 type LocalConfig struct {
-	Backend    string // "plain", "additive" or "dcf"
-	Dataset    string
-	Bins       int
-	Budget     server.Budget
+	Backend string // "plain", "additive" or "dcf"
+	Dataset string
+	Bins    int
+	Budget  server.Budget
+	// Policy is the privacy policy both servers enforce on every
+	// release: its neighbouring relation (the zero value: replace-one),
+	// the mechanisms, δ and ε a release may ask for (server.Policy; the
+	// zero value allows any pure ε-DP mechanism). The trusted curator of
+	// the plain backend does not check it.
+	Policy     server.Policy
 	MinReports int
 	// Ledgers of the leader and the helper (the curator uses the
 	// leader's); nil means in memory.
@@ -62,7 +68,7 @@ func NewLocal(ctx context.Context, cfg LocalConfig, parties []*party.Party) (*Lo
 		return l, nil
 	}
 	backend := server.Backend(cfg.Backend)
-	ds := server.Dataset{Name: cfg.Dataset, Backend: backend, Bins: cfg.Bins, Budget: cfg.Budget, MinReports: cfg.MinReports}
+	ds := server.Dataset{Name: cfg.Dataset, Backend: backend, Bins: cfg.Bins, Budget: cfg.Budget, Policy: cfg.Policy, MinReports: cfg.MinReports}
 	var err error
 	l.Leader, err = server.New(server.Config{Role: server.Leader, Peer: HelperPeer, Conn: l.Network.Conn(LeaderPeer), Ledger: cfg.LeaderLedger, Datasets: []server.Dataset{ds}})
 	if err != nil {

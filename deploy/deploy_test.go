@@ -68,7 +68,7 @@ func newDeploymentMode(t *testing.T, epsilon float64, minReports int, mode strin
 		Analysts:   []string{d.analystID.PeerID.String()},
 		Grid:       Grid{Scale: "linear", Min: 0, Max: 1, Bins: bins},
 		Payload:    PayloadLayout(),
-		Mechanism:  Mech{Name: "tree", Epsilon: epsilon, Relation: "replace-one"},
+		Mechanism:  Mech{Name: "tree", Epsilon: epsilon, Neighbours: "replace", Allowed: []string{"tree"}},
 		Budget:     Budget{Epsilon: 4 * epsilon},
 		MinReports: minReports,
 	}

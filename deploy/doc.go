@@ -10,12 +10,26 @@
 // whose public key the manifest publishes for reports relayed through
 // the other server.
 //
-// Manifest. One JSON file every participant holds: protocol version,
-// both servers' peer IDs, multiaddrs and HPKE public keys, the analysts'
-// peer IDs, the grid, the payload layout, the mechanism (ε, δ per
-// release and component, neighbouring relation), the dataset's total
-// budget enforced by each server's ledger, and the minimum number of
-// reports before any release.
+// Manifest. One JSON file every participant holds (version 2; an older
+// one is refused: regenerate it with fedecdf manifest): protocol
+// version, both servers' peer IDs, multiaddrs and HPKE public keys, the
+// analysts' peer IDs, the grid, the payload layout, the dataset's
+// privacy policy (Mech: the neighbouring relation "neighbours", replace
+// or addremove; the mechanisms "allowed"; the largest δ and ε of one
+// release, "max_delta" with 0 for pure ε-DP only, and "max_epsilon"),
+// the release the analyst commands ask for within it (mechanism name,
+// ε and δ per release and component), the dataset's total budget, and
+// the minimum number of reports before any release.
+//
+// The servers own the privacy contract: each builds its server.Dataset
+// from the manifest, so the relation, the mechanisms allowed, the δ
+// policy and the budget are the servers' configuration, and each refuses
+// on its own, before charging anything, a release that asks for another
+// relation, a mechanism not allowed, or an ε or δ beyond the policy
+// (server.ErrPolicy), whoever sends it: an analyst with a modified
+// client, or a corrupt leader forwarding to the helper. An analyst
+// chooses only ε and δ within the policy, and which components and
+// prefixes to read.
 //
 // Upload mode "direct": a party validates its record, draws a report ID
 // and the DCF key pair of its bin and payload vector (dp-ecdf §4.2,
@@ -49,7 +63,8 @@
 // servers recorded for the release, so a re-read states its own
 // guarantee whatever the manifest says now. A release retried after a
 // leader crash is answered from the helper's record (same report set,
-// same noise) and charged at most once at each server.
+// same noise) and charged at most once at each server; the leader, too,
+// answers a retried release from its record.
 //
 // Analyses. Analyst.ECDF (count component), Analyst.ROC (the pair {Label,
 // NotLabel}, one privacy unit) and Analyst.Hosmer (dp-ecdf Algorithm 2
@@ -66,8 +81,8 @@
 //
 // Privacy. Every release is (ε, δ)-DP per privacy unit of its components
 // (protocol.PrivacyUnits: the ROC pair {Label, NotLabel} is one unit)
-// under the manifest's neighbouring relation (replace-one by default, n
-// public), with each
+// under the manifest's neighbouring relation (replace by default, n
+// public), which both servers enforce and charge in, with each
 // server adding its own full-scale noise (twice the variance of one
 // curator; aggregation.Release.Guarantee states it). Neither server alone
 // learns a party's bin: each holds one DCF key.

@@ -33,7 +33,7 @@ func Example() {
 		Analysts:   []string{analystID.PeerID.String()},
 		Grid:       deploy.Grid{Scale: "linear", Min: 0, Max: 1, Bins: 4},
 		Payload:    deploy.PayloadLayout(),
-		Mechanism:  deploy.Mech{Name: "tree", Epsilon: 1 << 48, Relation: "replace-one"},
+		Mechanism:  deploy.Mech{Name: "tree", Epsilon: 1 << 48, Neighbours: "replace", Allowed: []string{"tree"}},
 		Budget:     deploy.Budget{Epsilon: 1 << 48},
 		MinReports: 3,
 	}

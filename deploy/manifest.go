@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
@@ -16,8 +17,10 @@ import (
 	"github.com/fedecdf/fedecdf/server"
 )
 
-// ManifestVersion is the version of the manifest format.
-const ManifestVersion = 1
+// ManifestVersion is the version of the manifest format. Version 2
+// pins the dataset's privacy policy (Mech: neighbours, allowed, max_delta,
+// max_epsilon), which version 1 left to the analyst's requests.
+const ManifestVersion = 2
 
 // UploadDirect is the upload mode in which a party sends each server its
 // own DCF key directly, over a Noise channel to that server.
@@ -32,7 +35,7 @@ const (
 // Manifest is the public description of one deployment that every
 // participant holds: who the servers and analysts are (pinned by peer
 // ID), where the servers listen, and the dataset's grid, payload,
-// mechanism and budget.
+// privacy policy and budget.
 type Manifest struct {
 	Version    int      `json:"version"`
 	Protocol   int      `json:"protocol"` // protocol.Version
@@ -63,14 +66,25 @@ type Grid struct {
 	Bins  int     `json:"bins"`
 }
 
-// Mech is the noise mechanism of every release: ε and δ per payload
-// component released, under the neighbouring relation.
+// Mech is the dataset's privacy policy, which both servers enforce on
+// every release whoever asks (server.Policy), and the release the
+// analyst commands ask for within it. The policy: Neighbours, the
+// neighbouring relation every release is private under and charged in
+// ("replace": n public, or "addremove"); Allowed, the mechanisms a
+// release may use (mechanism.Names; "auto" lets the servers choose);
+// MaxDelta, the largest δ per privacy unit of a release (0: pure ε-DP
+// releases only); MaxEpsilon, the largest ε per privacy unit (0: the
+// budget alone bounds it). The release: Name (one of Allowed), ε and δ
+// per payload component released (per privacy unit), and K for kary.
 type Mech struct {
-	Name     string  `json:"name"`
-	Epsilon  float64 `json:"epsilon"`
-	Delta    float64 `json:"delta"`
-	K        int     `json:"k,omitempty"`
-	Relation string  `json:"relation"`
+	Name       string   `json:"name"`
+	Epsilon    float64  `json:"epsilon"`
+	Delta      float64  `json:"delta"`
+	K          int      `json:"k,omitempty"`
+	Neighbours string   `json:"neighbours"`
+	Allowed    []string `json:"allowed"`
+	MaxDelta   float64  `json:"max_delta"`
+	MaxEpsilon float64  `json:"max_epsilon,omitempty"`
 }
 
 // Budget is the total (ε, δ) of all releases of the dataset, enforced by
@@ -117,7 +131,7 @@ func (m *Manifest) Write(path string) error {
 func (m *Manifest) Check() error {
 	switch {
 	case m.Version != ManifestVersion:
-		return fmt.Errorf("version %d is not supported (want %d)", m.Version, ManifestVersion)
+		return fmt.Errorf("version %d is not supported (want %d): regenerate the manifest with `fedecdf manifest` (version 2 pins the neighbouring relation, mechanisms and δ the servers accept)", m.Version, ManifestVersion)
 	case m.Protocol != protocol.Version:
 		return fmt.Errorf("protocol %d is not supported (want %d)", m.Protocol, protocol.Version)
 	case m.Backend != string(server.DCF):
@@ -193,14 +207,31 @@ func (m *Manifest) NewGrid() (*ecdf.Grid, error) {
 	return ecdf.NewGrid(scale, m.Grid.Min, m.Grid.Max, m.Grid.Bins)
 }
 
-// MechanismParams returns the mechanism of every release, checked by
-// building it.
+// Policy returns the dataset's privacy policy, which both servers
+// enforce.
+func (m *Manifest) Policy() (server.Policy, error) {
+	rel, err := mechanism.ParseRelation(m.Mechanism.Neighbours)
+	if err != nil || rel.String() != m.Mechanism.Neighbours {
+		return server.Policy{}, fmt.Errorf("neighbours %q: want replace or addremove", m.Mechanism.Neighbours)
+	}
+	if len(m.Mechanism.Allowed) == 0 {
+		return server.Policy{}, fmt.Errorf("no allowed mechanisms: list those releases may use (%s)", strings.Join(mechanism.Names, ", "))
+	}
+	p := server.Policy{Relation: rel, Mechanisms: m.Mechanism.Allowed, MaxDelta: m.Mechanism.MaxDelta, MaxEpsilon: m.Mechanism.MaxEpsilon}
+	return p, p.Validate()
+}
+
+// MechanismParams returns the mechanism of the analyst commands'
+// releases, checked against the policy and by building it.
 func (m *Manifest) MechanismParams() (mechanism.Params, error) {
-	rel, err := mechanism.ParseRelation(m.Mechanism.Relation)
+	policy, err := m.Policy()
 	if err != nil {
 		return mechanism.Params{}, err
 	}
-	p := mechanism.Params{Name: m.Mechanism.Name, Bins: m.Grid.Bins, Epsilon: m.Mechanism.Epsilon, Delta: m.Mechanism.Delta, K: m.Mechanism.K, Relation: rel}
+	p := mechanism.Params{Name: m.Mechanism.Name, Bins: m.Grid.Bins, Epsilon: m.Mechanism.Epsilon, Delta: m.Mechanism.Delta, K: m.Mechanism.K, Relation: policy.Relation}
+	if err := policy.Allow(p); err != nil {
+		return p, fmt.Errorf("the analysts' release (name, epsilon, delta) does not fit the servers' policy: %w", err)
+	}
 	if _, err := protocol.NewMechanism(p); err != nil {
 		return p, err
 	}
@@ -208,12 +239,17 @@ func (m *Manifest) MechanismParams() (mechanism.Params, error) {
 }
 
 // serverDataset is the dataset both servers run.
-func (m *Manifest) serverDataset() server.Dataset {
+func (m *Manifest) serverDataset() (server.Dataset, error) {
+	policy, err := m.Policy()
+	if err != nil {
+		return server.Dataset{}, fmt.Errorf("manifest: mechanism: %w", err)
+	}
 	return server.Dataset{
 		Name: m.Dataset, Backend: server.DCF, Bins: m.Grid.Bins,
 		Budget:     server.Budget{Epsilon: m.Budget.Epsilon, Delta: m.Budget.Delta},
+		Policy:     policy,
 		MinReports: m.MinReports,
-	}
+	}, nil
 }
 
 // analystName is the address-book name of the i-th analyst.

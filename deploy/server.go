@@ -70,6 +70,10 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	dataset, err := m.serverDataset()
+	if err != nil {
+		return nil, err
+	}
 	if s.store, err = store.Open(cfg.Store); err != nil {
 		return nil, err
 	}
@@ -84,7 +88,7 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	}
 	s.srv, err = server.New(server.Config{
 		Role: cfg.Role, Peer: peerName, Conn: s.host.Conn(p2p.PeerProtocol),
-		Ledger: s.store, Releases: s.store, Datasets: []server.Dataset{m.serverDataset()},
+		Ledger: s.store, Releases: s.store, Datasets: []server.Dataset{dataset},
 	})
 	if err == nil {
 		err = s.replay()

@@ -26,5 +26,5 @@ func ExampleOpenFileLedger() {
 	fmt.Println(reopened.Charge("heart", second, server.Budget{Epsilon: 0.5}, total))
 	// Output:
 	// <nil>
-	// budget exhausted: dataset "heart" has spent ε=0.75, δ=0 of total ε=1, δ=0; this release needs ε=0.5, δ=0
+	// dataset "heart": budget exhausted: spent ε=0.75, δ=0 of the total ε=1, δ=0; this release needs ε=0.5, δ=0
 }

@@ -28,15 +28,39 @@ var ErrBudgetExhausted = errors.New("budget exhausted")
 // again is a no-op, so re-querying a release is free (its noise is fixed).
 // Implementations must make a charge durable before returning nil.
 type Ledger interface {
-	// Charge adds cost to the spending of dataset for release if the new
-	// total stays within total, and fails wrapping ErrBudgetExhausted
-	// otherwise, with nothing recorded.
+	// Charge adds cost to the spending of dataset for release if Admit
+	// admits it (charged: release is already on the ledger; spent: the
+	// dataset's spending so far), and otherwise fails with Admit's
+	// error, with nothing recorded.
 	Charge(dataset string, release protocol.ReleaseID, cost, total Budget) error
 	// Spent returns what dataset has spent so far.
 	Spent(dataset string) (Budget, error)
 	// Charged reports whether release is already on dataset's ledger (a
 	// retry of a release whose charge outlived a crash costs nothing).
 	Charged(dataset string, release protocol.ReleaseID) (bool, error)
+}
+
+// Admit is the budget rule, the one every Ledger and the servers' check
+// before a release apply (basic composition): a release already charged
+// (charged: a retry after a crash or a lost reply) is admitted at no
+// further cost, whatever remains of the budget; a new release when
+// spent + cost stays within total in both ε and δ, up to a relative
+// rounding slack (ten releases at ε = 0.1 spend exactly ε = 1). A
+// refusal wraps ErrBudgetExhausted; a cost that is not a valid budget
+// is refused with another error.
+func Admit(charged bool, spent, cost, total Budget) error {
+	if err := cost.Valid(); err != nil {
+		return fmt.Errorf("cost: %w", err)
+	}
+	if charged {
+		return nil
+	}
+	after := spent.Add(cost)
+	if after.Epsilon > total.Epsilon*(1+ledgerSlack) || after.Delta > total.Delta*(1+ledgerSlack) {
+		return fmt.Errorf("%w: spent ε=%g, δ=%g of the total ε=%g, δ=%g; this release needs ε=%g, δ=%g",
+			ErrBudgetExhausted, spent.Epsilon, spent.Delta, total.Epsilon, total.Delta, cost.Epsilon, cost.Delta)
+	}
+	return nil
 }
 
 // ledgerSlack absorbs floating-point rounding when releases add up
@@ -53,35 +77,36 @@ type ledgerState map[string]*ledgerEntry
 // charge returns the state after the charge, leaving s untouched, and
 // whether anything changed.
 func (s ledgerState) charge(dataset string, release protocol.ReleaseID, cost, total Budget) (ledgerState, bool, error) {
-	if err := checkBudget("cost", cost); err != nil {
-		return nil, false, err
-	}
 	e := s[dataset]
 	if e == nil {
 		e = &ledgerEntry{}
 	}
-	if slices.Contains(e.Releases, release.String()) {
-		return s, false, nil
+	charged := slices.Contains(e.Releases, release.String())
+	if err := Admit(charged, e.Spent, cost, total); err != nil {
+		return nil, false, fmt.Errorf("dataset %q: %w", dataset, err)
 	}
-	after := Budget{e.Spent.Epsilon + cost.Epsilon, e.Spent.Delta + cost.Delta}
-	if after.Epsilon > total.Epsilon*(1+ledgerSlack) || after.Delta > total.Delta*(1+ledgerSlack) {
-		return nil, false, fmt.Errorf("%w: dataset %q has spent ε=%g, δ=%g of total ε=%g, δ=%g; this release needs ε=%g, δ=%g",
-			ErrBudgetExhausted, dataset, e.Spent.Epsilon, e.Spent.Delta, total.Epsilon, total.Delta, cost.Epsilon, cost.Delta)
+	if charged {
+		return s, false, nil
 	}
 	next := make(ledgerState, len(s)+1)
 	for k, v := range s {
 		next[k] = v
 	}
-	next[dataset] = &ledgerEntry{Spent: after, Releases: append(slices.Clip(e.Releases), release.String())}
+	next[dataset] = &ledgerEntry{Spent: e.Spent.Add(cost), Releases: append(slices.Clip(e.Releases), release.String())}
 	return next, true, nil
 }
 
-func checkBudget(what string, b Budget) error {
+// Add returns b + c (basic composition).
+func (b Budget) Add(c Budget) Budget { return Budget{b.Epsilon + c.Epsilon, b.Delta + c.Delta} }
+
+// Valid returns nil if b is a budget: ε non-negative and finite, δ in
+// [0, 1).
+func (b Budget) Valid() error {
 	if math.IsNaN(b.Epsilon) || math.IsInf(b.Epsilon, 0) || b.Epsilon < 0 {
-		return fmt.Errorf("%s ε=%v is not a non-negative finite number", what, b.Epsilon)
+		return fmt.Errorf("ε=%v is not a non-negative finite number", b.Epsilon)
 	}
 	if !(b.Delta >= 0 && b.Delta < 1) {
-		return fmt.Errorf("%s δ=%v is not in [0, 1)", what, b.Delta)
+		return fmt.Errorf("δ=%v is not in [0, 1)", b.Delta)
 	}
 	return nil
 }
@@ -152,8 +177,8 @@ func OpenFileLedger(path string) (*FileLedger, error) {
 		if e == nil {
 			return nil, fmt.Errorf("budget ledger %s: dataset %q has no entry", path, name)
 		}
-		if err := checkBudget("dataset "+name+" spent", e.Spent); err != nil {
-			return nil, fmt.Errorf("budget ledger %s: %w", path, err)
+		if err := e.Spent.Valid(); err != nil {
+			return nil, fmt.Errorf("budget ledger %s: dataset %q spent %w", path, name, err)
 		}
 	}
 	return l, nil

@@ -45,8 +45,8 @@ const releaseRecordVersion = 1
 // MarshalBinary encodes r: a version byte, the seed, then the release as
 // a protocol.CreateRelease message whose IDs are the agreed reports.
 func (r *ReleaseRecord) MarshalBinary() ([]byte, error) {
-	if len(r.Reports) > protocol.MaxReports {
-		return nil, fmt.Errorf("release %v: %d reports exceed the %d a record holds", r.Release, len(r.Reports), protocol.MaxReports)
+	if err := r.checkSize(); err != nil {
+		return nil, err
 	}
 	var w wire.Writer
 	w.Uint8(releaseRecordVersion)
@@ -56,6 +56,14 @@ func (r *ReleaseRecord) MarshalBinary() ([]byte, error) {
 		Reports: len(r.Reports), Digest: protocol.Digest(r.Reports), IDs: r.Reports,
 	}))
 	return w.Bytes(), nil
+}
+
+// checkSize returns an error if the record cannot hold its reports.
+func (r *ReleaseRecord) checkSize() error {
+	if len(r.Reports) > protocol.MaxReports {
+		return fmt.Errorf("release %v: %d reports exceed the %d a record holds", r.Release, len(r.Reports), protocol.MaxReports)
+	}
+	return nil
 }
 
 // ParseReleaseRecord decodes a record written by MarshalBinary, checking

@@ -93,9 +93,9 @@ func TestReleaseSurvivesRestart(t *testing.T) {
 			t.Errorf("%s spent ε=%g after the restart, want 2", s.cfg.Role, spent.Epsilon)
 		}
 	}
-	msg := &protocol.CreateRelease{Dataset: "d", Release: rel, Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1}, Components: []protocol.Component{protocol.Count}}
+	msg := &protocol.CreateRelease{Dataset: "d", Release: rel, Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: 0.5}, Components: []protocol.Component{protocol.Count}}
 	if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", msg); err == nil || !strings.Contains(err.Error(), "already exists") {
-		t.Fatalf("re-creating a restored release: %v", err)
+		t.Fatalf("re-creating a restored release with another ε: %v", err)
 	}
 
 	p.leader.cfg.Releases = NewMemoryReleases()

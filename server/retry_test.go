@@ -126,26 +126,38 @@ func TestHelperAnswersRetriedRelease(t *testing.T) {
 // retry of that release is not refused by the leader's budget check (the
 // release is already on its ledger, and Charge is a no-op for it), and
 // completes at both servers without a second charge; a new release is
-// still refused.
+// still refused. With δ > 0 the check used to refuse the retry (it read
+// !charged && εover || δover).
 func TestLeaderRetriesChargedRelease(t *testing.T) {
-	p := newPair(t, DCF, 1, 3, nil)
-	parties := p.upload(t, 0.1, 0.5, 0.9)
-	create := &protocol.CreateRelease{Dataset: "d", Release: protocol.ReleaseID{0x7a}, Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1}, Components: []protocol.Component{protocol.Count}}
-	if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", create); err != nil {
-		t.Fatal(err)
-	}
-	p.leader.cfg.Releases = NewMemoryReleases() // the record is lost, the charge kept
-	p.restart(t, parties)
-	if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", create); err != nil {
-		t.Fatalf("retry of the charged release: %v", err)
-	}
-	p.noisyPrefixes(t, create.Release)
-	for _, s := range []*Server{p.leader, p.helper} {
-		if spent, _ := s.cfg.Ledger.Spent("d"); spent.Epsilon != 1 {
-			t.Errorf("%s spent ε=%g, want 1", s.cfg.Role, spent.Epsilon)
-		}
-	}
-	if _, _, err := p.release(1); err == nil || !strings.Contains(err.Error(), "budget exhausted") {
-		t.Errorf("a new release after the budget is spent: %v", err)
+	for _, c := range []struct {
+		name   string
+		budget Budget
+		spec   mechanism.Params
+	}{
+		{"pure", Budget{Epsilon: 1}, mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1}},
+		{"δ > 0", Budget{Epsilon: 1, Delta: 1e-6}, mechanism.Params{Name: "cascade", Bins: bins, Epsilon: 1, Delta: 1e-6}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: c.budget, Policy: Policy{MaxDelta: c.spec.Delta}, MinReports: 3}, nil)
+			parties := p.upload(t, 0.1, 0.5, 0.9)
+			create := &protocol.CreateRelease{Dataset: "d", Release: protocol.ReleaseID{0x7a}, Mechanism: c.spec, Components: []protocol.Component{protocol.Count}}
+			if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", create); err != nil {
+				t.Fatal(err)
+			}
+			p.leader.cfg.Releases = NewMemoryReleases() // the record is lost, the charge kept
+			p.restart(t, parties)
+			if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", create); err != nil {
+				t.Fatalf("retry of the charged release: %v", err)
+			}
+			p.noisyPrefixes(t, create.Release)
+			for _, s := range []*Server{p.leader, p.helper} {
+				if spent, _ := s.cfg.Ledger.Spent("d"); spent != c.budget {
+					t.Errorf("%s spent %+v, want %+v", s.cfg.Role, spent, c.budget)
+				}
+			}
+			if _, _, err := p.release(1); err == nil || !strings.Contains(err.Error(), "budget exhausted") {
+				t.Errorf("a new release after the budget is spent: %v", err)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -46,10 +47,24 @@ type Dataset struct {
 	Backend Backend
 	Bins    int    // N, the grid size every release and query uses
 	Budget  Budget // total privacy budget of all its releases
+	// Policy is the privacy contract of every release of the dataset:
+	// its neighbouring relation and the mechanisms, δ and ε a release
+	// may ask for; both servers refuse any other release before anything
+	// is charged (ErrPolicy).
+	Policy Policy
 	// MinReports is the least number of agreed reports a release needs
 	// before any answer is given.
 	MinReports int
+	// MaxReports is the most reports the dataset accepts (0: the
+	// protocol.MaxReports a release record holds, also the most it may
+	// be): an upload beyond it is refused (ErrTooManyReports), so that
+	// every release over the reports can be recorded.
+	MaxReports int
 }
+
+// ErrTooManyReports is wrapped by the refusal of an upload to a dataset
+// that holds its Dataset.MaxReports reports.
+var ErrTooManyReports = errors.New("too many reports")
 
 // Config configures a server.
 type Config struct {
@@ -124,6 +139,9 @@ func New(cfg Config) (*Server, error) {
 		if err := checkDataset(d); err != nil {
 			return nil, fmt.Errorf("server: %w", err)
 		}
+		if d.MaxReports == 0 {
+			d.MaxReports = protocol.MaxReports
+		}
 		if _, dup := s.datasets[d.Name]; dup {
 			return nil, fmt.Errorf("server: dataset %q configured twice", d.Name)
 		}
@@ -146,6 +164,12 @@ func (s *Server) loadReleases(d *dataset) error {
 	err := s.cfg.Releases.LoadReleases(d.Name, func(r *ReleaseRecord) error {
 		if r.Dataset != d.Name || r.Mechanism.Bins != d.Bins {
 			return fmt.Errorf("release %v is of dataset %q over %d bins, want %q over %d", r.Release, r.Dataset, r.Mechanism.Bins, d.Name, d.Bins)
+		}
+		// The helper records a release before charging it (commit): a
+		// record whose charge a crash prevented was never acknowledged,
+		// and its noise never used.
+		if charged, err := s.cfg.Ledger.Charged(d.Name, r.Release); err != nil || !charged {
+			return err
 		}
 		componentNoise, err := r.noise()
 		if err != nil {
@@ -170,8 +194,16 @@ func checkDataset(d Dataset) error {
 		return fmt.Errorf("dataset %q: bins %d not in [1, %d]", d.Name, d.Bins, protocol.MaxPrefixes)
 	case d.MinReports < 1:
 		return fmt.Errorf("dataset %q: minimum number of reports %d is not positive", d.Name, d.MinReports)
+	case d.MaxReports < 0 || d.MaxReports > protocol.MaxReports:
+		return fmt.Errorf("dataset %q: maximum number of reports %d not in [0, %d] (0: %d)", d.Name, d.MaxReports, protocol.MaxReports, protocol.MaxReports)
 	}
-	return checkBudget("dataset "+d.Name+" total", d.Budget)
+	if err := d.Budget.Valid(); err != nil {
+		return fmt.Errorf("dataset %q: total budget %w", d.Name, err)
+	}
+	if err := d.Policy.Validate(); err != nil {
+		return fmt.Errorf("dataset %q: %w", d.Name, err)
+	}
+	return nil
 }
 
 // Handle answers one encoded request; it is the server's transport.Handler.
@@ -239,6 +271,9 @@ func (s *Server) upload(from transport.PeerID, m *protocol.Upload) (protocol.Mes
 	}
 	if _, dup := d.reports[m.Report]; dup {
 		return &protocol.Ack{Duplicate: true}, nil
+	}
+	if len(d.reports) >= d.MaxReports {
+		return nil, fmt.Errorf("%s: report %v refused: %w: dataset %q holds its maximum of %d reports; configure another dataset for more", s.cfg.Role, m.Report, ErrTooManyReports, d.Name, d.MaxReports)
 	}
 	d.reports[m.Report] = key
 	if d.Backend == Additive {
@@ -357,10 +392,17 @@ func checkPrefixes(prefixes []int, bins int) error {
 	return nil
 }
 
-// releaseCost is what a release charges: its spec (ε, δ) once per
-// privacy unit of its components (protocol.PrivacyUnits: Count, the
-// {Label, NotLabel} pair and Probability are one unit each).
-func releaseCost(m *protocol.CreateRelease) (Budget, error) {
+// releaseCost is what a release of dataset d charges: its spec (ε, δ)
+// once per privacy unit of its components (protocol.PrivacyUnits: Count,
+// the {Label, NotLabel} pair and Probability are one unit each). The
+// ledger accounts in d's neighbouring relation, and the spec is a
+// release's privacy loss only under the relation it is calibrated for:
+// a release outside d's policy (Policy.Allow), another relation among
+// others, has no cost here and is refused, wrapping ErrPolicy.
+func releaseCost(d *dataset, m *protocol.CreateRelease) (Budget, error) {
+	if err := d.Policy.Allow(m.Mechanism); err != nil {
+		return Budget{}, fmt.Errorf("dataset %q: %w", d.Name, err)
+	}
 	units, err := protocol.PrivacyUnits(m.Components)
 	if err != nil {
 		return Budget{}, err
@@ -369,149 +411,211 @@ func releaseCost(m *protocol.CreateRelease) (Budget, error) {
 	return Budget{Epsilon: k * m.Mechanism.Epsilon, Delta: k * m.Mechanism.Delta}, nil
 }
 
+// pendingRelease is a release request that passed this server's checks,
+// with its noise built: what remains is to agree on the report set,
+// charge and record it.
+type pendingRelease struct {
+	d     *dataset
+	ids   []protocol.ReportID // the reports this server holds, sorted
+	cost  Budget
+	rec   *ReleaseRecord // Reports set once agreed
+	noise map[protocol.Component]mechanism.Release
+}
+
 // createRelease fixes a release over the report set both servers hold.
-// The leader sends the helper the size and digest of its set, and the
-// full list if they differ; the helper keeps the intersection and returns
-// the leader's IDs it lacks, so both use the same set. Each server then
-// charges its own ledger, draws its own seed and records the release
-// (ReleaseStore) before acknowledging it. The helper answers a retry of a
-// release it has recorded from the record (retriedRelease).
+// Each server first checks the request against the dataset's policy, its
+// budget and bins, and builds the release's noise (prepareRelease). The
+// leader then sends the helper the size and digest of its set, and the
+// full list if they differ; the helper keeps the intersection and
+// returns the leader's IDs it lacks, so both use the same set. Each
+// server checks the agreed set (its minimum size, what a record holds),
+// then charges its own ledger and records the release (commit) before
+// acknowledging it. A server answers a retry of a release it has
+// recorded from the record (retriedRelease), at no further cost.
 func (s *Server) createRelease(ctx context.Context, from transport.PeerID, m *protocol.CreateRelease) (protocol.Message, error) {
 	if err := s.fromLeader(from, "release"); err != nil {
 		return nil, err
 	}
-	if s.cfg.Role == Helper {
-		if resp, recorded, err := s.retriedRelease(m); recorded {
-			return resp, err
-		}
-	}
-	s.mu.Lock()
-	d, ids, cost, err := s.releaseCandidates(m)
-	s.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
-	rec := &ReleaseRecord{Dataset: m.Dataset, Release: m.Release, Mechanism: m.Mechanism, Components: m.Components}
-	if rec.Seed, err = noise.NewSeed(); err != nil {
-		return nil, fmt.Errorf("%s: release %v: %w", s.cfg.Role, m.Release, err)
-	}
-	componentNoise, err := rec.noise()
-	if err != nil {
-		return nil, fmt.Errorf("%s: release %v: %w", s.cfg.Role, m.Release, err)
-	}
-	var agreed []protocol.ReportID
-	var resp *protocol.ReleaseCreated
-	if s.cfg.Role == Leader {
-		if agreed, err = s.agreeWithHelper(ctx, m, ids); err != nil {
-			return nil, err
-		}
-		resp = &protocol.ReleaseCreated{Reports: len(agreed)}
-	} else {
-		if len(m.IDs) == 0 && (len(ids) != m.Reports || protocol.Digest(ids) != m.Digest) {
-			return &protocol.ReleaseCreated{NeedIDs: true}, nil
-		}
-		agreed, resp = ids, &protocol.ReleaseCreated{}
-		if len(m.IDs) != 0 {
-			agreed, resp.Missing = intersect(m.IDs, ids)
-		}
-		resp.Reports = len(agreed)
-	}
-	if len(agreed) < d.MinReports {
-		return nil, fmt.Errorf("%s: dataset %q: %d reports held by both servers, fewer than the minimum %d", s.cfg.Role, d.Name, len(agreed), d.MinReports)
-	}
-	if err := s.cfg.Ledger.Charge(d.Name, m.Release, cost, d.Budget); err != nil {
-		return nil, fmt.Errorf("%s: release %v refused: %w", s.cfg.Role, m.Release, err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, dup := d.releases[m.Release]; dup {
-		return nil, fmt.Errorf("%s: release %v already exists", s.cfg.Role, m.Release)
-	}
-	// Charged before saved: a crash in between wastes budget but never
-	// leaves a release whose cost is not on the ledger.
-	rec.Reports = agreed
-	if err := s.cfg.Releases.SaveRelease(rec); err != nil {
-		return nil, fmt.Errorf("%s: release %v not recorded: %w", s.cfg.Role, m.Release, err)
-	}
-	d.releases[m.Release] = &release{reports: agreed, mechanism: m.Mechanism, components: m.Components, noise: componentNoise}
-	return resp, nil
-}
-
-// retriedRelease answers, at the helper, a release request whose release
-// it has already recorded: the leader retrying after it crashed between
-// the helper's acknowledgement and its own record. The answer is the
-// recorded agreement — no new charge, no new seed, the record untouched
-// — and only if the spec is the recorded one and the leader still offers
-// every recorded report: the IDs beyond them are returned as missing, so
-// the leader sums exactly the recorded set. Anything else is refused:
-// answering with the same noise over another report set would reveal
-// the difference of the two sums exactly. recorded is false when the
-// release is unknown (or the dataset, left to releaseCandidates).
-func (s *Server) retriedRelease(m *protocol.CreateRelease) (resp *protocol.ReleaseCreated, recorded bool, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	d, ok := s.datasets[m.Dataset]
-	if !ok {
-		return nil, false, nil
-	}
-	rel, ok := d.releases[m.Release]
+	p, answer, err := s.prepareRelease(m)
 	switch {
-	case !ok:
-		return nil, false, nil
-	case m.Mechanism != rel.mechanism || !slices.Equal(m.Components, rel.components):
-		return nil, true, fmt.Errorf("%s: release %v already exists with another mechanism or components", s.cfg.Role, m.Release)
-	case len(m.IDs) == 0 && (m.Reports != len(rel.reports) || m.Digest != protocol.Digest(rel.reports)):
-		return &protocol.ReleaseCreated{NeedIDs: true}, true, nil
+	case err != nil:
+		return nil, err
+	case answer != nil:
+		return answer, nil
 	}
-	resp = &protocol.ReleaseCreated{Reports: len(rel.reports)}
-	if len(m.IDs) != 0 {
-		if _, unoffered := intersect(rel.reports, m.IDs); len(unoffered) != 0 {
-			return nil, true, fmt.Errorf("%s: release %v already exists over %d reports the leader no longer offers", s.cfg.Role, m.Release, len(unoffered))
-		}
-		_, resp.Missing = intersect(m.IDs, rel.reports)
+	agreed, resp, err := s.agree(ctx, m, p.ids)
+	switch {
+	case err != nil:
+		return nil, err
+	case resp.NeedIDs:
+		return resp, nil
 	}
-	return resp, true, nil
+	p.rec.Reports = agreed
+	if len(agreed) < p.d.MinReports {
+		return nil, fmt.Errorf("%s: dataset %q: %d reports held by both servers, fewer than the minimum %d", s.cfg.Role, p.d.Name, len(agreed), p.d.MinReports)
+	}
+	if err := p.rec.checkSize(); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.cfg.Role, err)
+	}
+	return s.commit(p, m, resp)
 }
 
-// releaseCandidates validates a release request and returns the sorted
-// report IDs this server holds and the release's cost; the caller holds
-// s.mu.
-func (s *Server) releaseCandidates(m *protocol.CreateRelease) (*dataset, []protocol.ReportID, Budget, error) {
+// prepareRelease checks a release request (releaseCandidates) and draws
+// its seed and builds its noise, so that after it only the agreement,
+// the charge and the record can fail. A retry of a release this server
+// has recorded is answered from the record instead (answer).
+func (s *Server) prepareRelease(m *protocol.CreateRelease) (p *pendingRelease, answer *protocol.ReleaseCreated, err error) {
+	s.mu.Lock()
+	p, answer, err = s.releaseCandidates(m)
+	s.mu.Unlock()
+	if p == nil {
+		return nil, answer, err
+	}
+	p.rec = &ReleaseRecord{Dataset: m.Dataset, Release: m.Release, Mechanism: m.Mechanism, Components: m.Components}
+	if p.rec.Seed, err = noise.NewSeed(); err != nil {
+		return nil, nil, fmt.Errorf("%s: release %v: %w", s.cfg.Role, m.Release, err)
+	}
+	if p.noise, err = p.rec.noise(); err != nil {
+		return nil, nil, fmt.Errorf("%s: release %v: %w", s.cfg.Role, m.Release, err)
+	}
+	return p, nil, nil
+}
+
+// releaseCandidates validates a release request against the dataset —
+// its bins, its policy (releaseCost) and the rest of its budget (Admit)
+// — and returns it pending over the sorted report IDs this server
+// holds, or the answer from the record to a retry of a recorded
+// release; the caller holds s.mu.
+func (s *Server) releaseCandidates(m *protocol.CreateRelease) (*pendingRelease, *protocol.ReleaseCreated, error) {
 	d, err := s.dataset(m.Dataset)
 	if err != nil {
-		return nil, nil, Budget{}, err
+		return nil, nil, err
 	}
 	if m.Mechanism.Bins != d.Bins {
-		return nil, nil, Budget{}, fmt.Errorf("%s: release %v: mechanism over %d bins, but dataset %q has %d", s.cfg.Role, m.Release, m.Mechanism.Bins, d.Name, d.Bins)
+		return nil, nil, fmt.Errorf("%s: release %v: mechanism over %d bins, but dataset %q has %d", s.cfg.Role, m.Release, m.Mechanism.Bins, d.Name, d.Bins)
 	}
-	if _, dup := d.releases[m.Release]; dup {
-		return nil, nil, Budget{}, fmt.Errorf("%s: release %v already exists", s.cfg.Role, m.Release)
+	cost, err := releaseCost(d, m)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: release %v refused: %w", s.cfg.Role, m.Release, err)
+	}
+	if rel, recorded := d.releases[m.Release]; recorded {
+		answer, err := s.retriedRelease(rel, m)
+		return nil, answer, err
 	}
 	spent, err := s.cfg.Ledger.Spent(d.Name)
 	if err != nil {
-		return nil, nil, Budget{}, err
-	}
-	cost, err := releaseCost(m)
-	if err != nil {
-		return nil, nil, Budget{}, fmt.Errorf("%s: release %v: %w", s.cfg.Role, m.Release, err)
+		return nil, nil, err
 	}
 	// A release charged before a crash but never recorded is retried at
-	// no further cost (Charge is a no-op for it); only new ones are
-	// checked against the rest of the budget here.
+	// no further cost (Admit, as Charge, admits it whatever remains).
 	charged, err := s.cfg.Ledger.Charged(d.Name, m.Release)
 	if err != nil {
-		return nil, nil, Budget{}, err
+		return nil, nil, err
 	}
-	if !charged && spent.Epsilon+cost.Epsilon > d.Budget.Epsilon*(1+ledgerSlack) || spent.Delta+cost.Delta > d.Budget.Delta*(1+ledgerSlack) {
-		return nil, nil, Budget{}, fmt.Errorf("%s: release %v refused: %w: dataset %q has spent ε=%g, δ=%g of total ε=%g, δ=%g; this release needs ε=%g, δ=%g",
-			s.cfg.Role, m.Release, ErrBudgetExhausted, d.Name, spent.Epsilon, spent.Delta, d.Budget.Epsilon, d.Budget.Delta, cost.Epsilon, cost.Delta)
+	if err := Admit(charged, spent, cost, d.Budget); err != nil {
+		return nil, nil, fmt.Errorf("%s: release %v refused: dataset %q: %w", s.cfg.Role, m.Release, d.Name, err)
 	}
 	ids := make([]protocol.ReportID, 0, len(d.reports))
 	for id := range d.reports {
 		ids = append(ids, id)
 	}
 	slices.SortFunc(ids, protocol.CompareIDs)
-	return d, ids, cost, nil
+	return &pendingRelease{d: d, ids: ids, cost: cost}, nil, nil
+}
+
+// agree returns the report set of a release both servers hold and the
+// answer to the request: the leader asks the helper (agreeWithHelper);
+// the helper asks the leader for its full list when the size and digest
+// differ from its own (NeedIDs, and no set yet), and otherwise keeps
+// the intersection and returns the leader's IDs it lacks.
+func (s *Server) agree(ctx context.Context, m *protocol.CreateRelease, ids []protocol.ReportID) ([]protocol.ReportID, *protocol.ReleaseCreated, error) {
+	if s.cfg.Role == Leader {
+		agreed, err := s.agreeWithHelper(ctx, m, ids)
+		if err != nil {
+			return nil, nil, err
+		}
+		return agreed, &protocol.ReleaseCreated{Reports: len(agreed)}, nil
+	}
+	if len(m.IDs) == 0 && (len(ids) != m.Reports || protocol.Digest(ids) != m.Digest) {
+		return nil, &protocol.ReleaseCreated{NeedIDs: true}, nil
+	}
+	agreed, resp := ids, &protocol.ReleaseCreated{}
+	if len(m.IDs) != 0 {
+		agreed, resp.Missing = intersect(m.IDs, ids)
+	}
+	resp.Reports = len(agreed)
+	return agreed, resp, nil
+}
+
+// commit charges and records a pending release, installs it and returns
+// resp. The helper records before it charges, the leader charges before
+// it records, so whichever step fails the two ledgers agree: the helper,
+// which commits first, charges nothing unless its record is durable (a
+// record whose charge a crash prevented is never loaded: loadReleases),
+// and the leader, which commits only after the helper has, keeps its
+// charge when its own record fails, as the helper keeps its; a retry of
+// the release then completes at no further cost at either. A release
+// recorded meanwhile by a concurrent request is answered from its record.
+func (s *Server) commit(p *pendingRelease, m *protocol.CreateRelease, resp *protocol.ReleaseCreated) (*protocol.ReleaseCreated, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rel, dup := p.d.releases[m.Release]; dup {
+		return s.retriedRelease(rel, m)
+	}
+	charge := func() error {
+		if err := s.cfg.Ledger.Charge(p.d.Name, m.Release, p.cost, p.d.Budget); err != nil {
+			return fmt.Errorf("%s: release %v refused: %w", s.cfg.Role, m.Release, err)
+		}
+		return nil
+	}
+	save := func() error {
+		if err := s.cfg.Releases.SaveRelease(p.rec); err != nil {
+			return fmt.Errorf("%s: release %v not recorded: %w", s.cfg.Role, m.Release, err)
+		}
+		return nil
+	}
+	steps := []func() error{save, charge}
+	if s.cfg.Role == Leader {
+		steps = []func() error{charge, save}
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	p.d.releases[m.Release] = &release{reports: p.rec.Reports, mechanism: m.Mechanism, components: m.Components, noise: p.noise}
+	return resp, nil
+}
+
+// retriedRelease answers a request for a release this server has
+// recorded, rel, from the record: no new charge, no new seed, the record
+// untouched. At the leader, it answers an analyst retrying after a lost
+// reply; at the helper, the leader retrying after it crashed between the
+// helper's acknowledgement and its own record. The spec must be the
+// recorded one, and at the helper the leader must still offer every
+// recorded report: the IDs beyond them are returned as missing, so the
+// leader sums exactly the recorded set. Anything else is refused:
+// answering with the same noise over another report set would reveal
+// the difference of the two sums exactly.
+func (s *Server) retriedRelease(rel *release, m *protocol.CreateRelease) (*protocol.ReleaseCreated, error) {
+	if m.Mechanism != rel.mechanism || !slices.Equal(m.Components, rel.components) {
+		return nil, fmt.Errorf("%s: release %v already exists with another mechanism or components: ask for a new release ID", s.cfg.Role, m.Release)
+	}
+	resp := &protocol.ReleaseCreated{Reports: len(rel.reports)}
+	if s.cfg.Role == Leader {
+		return resp, nil
+	}
+	if len(m.IDs) == 0 {
+		if m.Reports != len(rel.reports) || m.Digest != protocol.Digest(rel.reports) {
+			return &protocol.ReleaseCreated{NeedIDs: true}, nil
+		}
+		return resp, nil
+	}
+	if _, unoffered := intersect(rel.reports, m.IDs); len(unoffered) != 0 {
+		return nil, fmt.Errorf("%s: release %v already exists over %d reports the leader no longer offers", s.cfg.Role, m.Release, len(unoffered))
+	}
+	_, resp.Missing = intersect(m.IDs, rel.reports)
+	return resp, nil
 }
 
 // agreeWithHelper runs the release at the helper and returns the agreed

@@ -24,10 +24,16 @@ type pair struct {
 
 func newPair(t *testing.T, backend Backend, budget float64, minReports int, leaderLedger Ledger) *pair {
 	t.Helper()
+	return newPairOf(t, Dataset{Name: "d", Backend: backend, Bins: bins, Budget: Budget{Epsilon: budget}, MinReports: minReports}, leaderLedger)
+}
+
+// newPairOf returns a leader and a helper serving dataset d (named "d").
+func newPairOf(t *testing.T, d Dataset, leaderLedger Ledger) *pair {
+	t.Helper()
 	if leaderLedger == nil {
 		leaderLedger = NewMemoryLedger()
 	}
-	ds := []Dataset{{Name: "d", Backend: backend, Bins: bins, Budget: Budget{Epsilon: budget}, MinReports: minReports}}
+	ds := []Dataset{d}
 	net := transport.NewNetwork()
 	leader, err := New(Config{Role: Leader, Peer: "helper", Conn: net.Conn("leader"), Ledger: leaderLedger, Datasets: ds})
 	if err != nil {
@@ -89,7 +95,7 @@ func TestBudgetExhausted(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err := p.release(0.6)
-	if err == nil || !strings.Contains(err.Error(), `budget exhausted: dataset "d" has spent ε=0.6, δ=0 of total ε=1, δ=0; this release needs ε=0.6`) {
+	if err == nil || !strings.Contains(err.Error(), `refused: dataset "d": budget exhausted: spent ε=0.6, δ=0 of the total ε=1, δ=0; this release needs ε=0.6, δ=0`) {
 		t.Fatalf("second release: %v", err)
 	}
 	if _, _, err := p.release(0.4); err != nil {

@@ -79,7 +79,7 @@ func runDemo(ctx context.Context, cmd *cobra.Command, dir string, parties, bins 
 		Analysts:   []string{ids["analyst"].PeerID.String()},
 		Grid:       deploy.Grid{Scale: "linear", Min: 0, Max: 1, Bins: bins},
 		Payload:    deploy.PayloadLayout(),
-		Mechanism:  deploy.Mech{Name: "auto", Epsilon: epsilon, Relation: "replace-one"},
+		Mechanism:  deploy.Mech{Name: "auto", Epsilon: epsilon, Neighbours: "replace", Allowed: []string{"auto"}},
 		Budget:     deploy.Budget{Epsilon: 2 * epsilon}, // the ECDF and the ROC release
 		MinReports: parties,
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/fedecdf/fedecdf/deploy"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -9,7 +10,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() {
+func init() { rootCmd.AddCommand(newManifestCommand()) }
+
+// newManifestCommand returns the "manifest" command.
+func newManifestCommand() *cobra.Command {
 	m := deploy.Manifest{
 		Version: deploy.ManifestVersion, Protocol: protocol.Version, Backend: string(server.DCF),
 		Upload: deploy.UploadDirect, Payload: deploy.PayloadLayout(),
@@ -19,8 +23,25 @@ func init() {
 	cmd := &cobra.Command{
 		Use:   "manifest --out FILE --leader PUB --leader-addr MULTIADDR --helper PUB --helper-addr MULTIADDR --analyst PUB ...",
 		Short: "Write the deployment manifest every server, party and analyst holds",
-		Args:  cobra.NoArgs,
+		Long: `Write the deployment manifest every server, party and analyst holds.
+
+The manifest pins the dataset's privacy policy, which both servers
+enforce on every release whoever asks: the neighbouring relation every
+release is private under and charged in (--neighbours), the mechanisms a
+release may use (--allow), the largest δ and ε of one release
+(--max-delta, --max-epsilon) and the total budget (--budget-epsilon,
+--budget-delta). --mechanism, --epsilon, --delta and --k are the release
+the analyst commands ask for; it must fit the policy.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// The policy allows, unless told otherwise, exactly the
+			// release the analyst commands ask for.
+			if !cmd.Flags().Changed("allow") {
+				m.Mechanism.Allowed = []string{m.Mechanism.Name}
+			}
+			if !cmd.Flags().Changed("max-delta") {
+				m.Mechanism.MaxDelta = m.Mechanism.Delta
+			}
 			for _, e := range []struct {
 				path string
 				dst  *deploy.Endpoint
@@ -41,8 +62,9 @@ func init() {
 			if err := m.Write(out); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "manifest %s: dataset %q, %d bins, %s ε=%g per release, total ε=%g, at least %d reports, %d analyst(s)\n",
-				out, m.Dataset, m.Grid.Bins, m.Mechanism.Name, m.Mechanism.Epsilon, m.Budget.Epsilon, m.MinReports, len(m.Analysts))
+			fmt.Fprintf(cmd.OutOrStdout(), "manifest %s: dataset %q, %d bins, %s ε=%g δ=%g per release under %s neighbours (servers allow %s, δ ≤ %g), total ε=%g δ=%g, at least %d reports, %d analyst(s)\n",
+				out, m.Dataset, m.Grid.Bins, m.Mechanism.Name, m.Mechanism.Epsilon, m.Mechanism.Delta, m.Mechanism.Neighbours,
+				strings.Join(m.Mechanism.Allowed, ", "), m.Mechanism.MaxDelta, m.Budget.Epsilon, m.Budget.Delta, m.MinReports, len(m.Analysts))
 			return nil
 		},
 	}
@@ -58,14 +80,17 @@ func init() {
 	f.Float64Var(&m.Grid.Min, "min", 0, "grid minimum")
 	f.Float64Var(&m.Grid.Max, "max", 1, "grid maximum")
 	f.IntVar(&m.Grid.Bins, "bins", 256, "number of bins N")
-	f.StringVar(&m.Mechanism.Name, "mechanism", "auto", "noise mechanism: tree, kary, cascade, gaussian-tree or auto")
+	f.StringVar(&m.Mechanism.Name, "mechanism", "auto", "noise mechanism of the analysts' releases: tree, kary, cascade, gaussian-tree or auto")
 	f.Float64Var(&m.Mechanism.Epsilon, "epsilon", 1, "ε of each release (per payload component)")
 	f.Float64Var(&m.Mechanism.Delta, "delta", 0, "δ of each release (approximate mechanisms)")
 	f.IntVar(&m.Mechanism.K, "k", 0, "arity of the kary mechanism (0: best)")
-	f.StringVar(&m.Mechanism.Relation, "relation", "replace-one", "neighbouring relation: replace-one or add-remove")
+	f.StringVar(&m.Mechanism.Neighbours, "neighbours", "replace", "neighbouring relation every release is private under and charged in: replace (n public) or addremove")
+	f.StringSliceVar(&m.Mechanism.Allowed, "allow", nil, "mechanisms the servers accept in a release (repeatable; default: --mechanism)")
+	f.Float64Var(&m.Mechanism.MaxDelta, "max-delta", 0, "largest δ per release the servers accept; 0 allows pure ε-DP releases only (default: --delta)")
+	f.Float64Var(&m.Mechanism.MaxEpsilon, "max-epsilon", 0, "largest ε per release the servers accept (0: bounded by the budget alone)")
 	f.Float64Var(&m.Budget.Epsilon, "budget-epsilon", 4, "total ε of all releases of the dataset")
 	f.Float64Var(&m.Budget.Delta, "budget-delta", 0, "total δ of all releases of the dataset")
 	f.IntVar(&m.MinReports, "min-reports", 100, "minimum number of reports before any release")
 	f.StringVar(&m.Upload, "upload", deploy.UploadDirect, "how parties upload: direct (each server its key over Noise) or relay (through the leader, the helper's key HPKE-sealed to the helper)")
-	rootCmd.AddCommand(cmd)
+	return cmd
 }

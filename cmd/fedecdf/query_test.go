@@ -59,7 +59,7 @@ func inProcessDeployment(t *testing.T, epsilon float64, n int) (manifest, key st
 		Analysts:   []string{ids["analyst"].PeerID.String()},
 		Grid:       deploy.Grid{Scale: "linear", Min: 0, Max: 1, Bins: 32},
 		Payload:    deploy.PayloadLayout(),
-		Mechanism:  deploy.Mech{Name: "tree", Epsilon: epsilon, Relation: "replace-one"},
+		Mechanism:  deploy.Mech{Name: "tree", Epsilon: epsilon, Neighbours: "replace", Allowed: []string{"tree"}},
 		Budget:     deploy.Budget{Epsilon: 2 * epsilon},
 		MinReports: n,
 	}

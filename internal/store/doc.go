@@ -6,8 +6,9 @@
 // the mechanism, the components and the agreed report set).
 //
 // A server writes a report here before acknowledging it, and a release's
-// cost and then its record before acknowledging the release, so nothing
-// acknowledged is lost on a crash (DESIGN.md, "Deployment"); on restart
+// cost and its record (in the order package server gives) before
+// acknowledging the release, so nothing acknowledged is lost on a crash
+// (DESIGN.md, "Deployment"); on restart
 // the releases are restored with their original noise, the reports are
 // replayed into the fresh server, and the ledger continues where it
 // stopped: re-querying an old release costs no budget.
@@ -15,7 +16,8 @@
 // The file holds secrets: with a server's seed of a release, its noise
 // can be subtracted from every answer of that release. Open creates it
 // with mode 0600; keep it (and its backups) readable by the server only. The ledger
-// follows basic composition over releases, as server.MemoryLedger:
-// every release of a dataset adds its (ε, δ), and a release beyond the
-// dataset's total is refused with nothing recorded.
+// follows basic composition over releases by server.Admit, the rule of
+// every server.Ledger: every release of a dataset adds its (ε, δ) once,
+// and a release beyond the dataset's total is refused with nothing
+// recorded.
 package store

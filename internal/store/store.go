@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"time"
 
@@ -44,10 +43,6 @@ var ErrFormat = errors.New("store format not supported")
 // ErrPermissions is wrapped by the error of Open for a store file that
 // group or others may read or write: it holds secret release seeds.
 var ErrPermissions = errors.New("store file readable by others")
-
-// ledgerSlack absorbs floating-point rounding when releases add up
-// exactly to the total, as server.MemoryLedger does.
-const ledgerSlack = 1e-9
 
 // Store is a server's durable state in one bbolt file. Every write is
 // committed (and fsynced) before the method returns, so a caller that
@@ -169,13 +164,11 @@ func (s *Store) NumReports(dataset string) (int, error) {
 	return n, err
 }
 
-// Charge implements server.Ledger: in one transaction it checks that the
-// release is new and that the dataset stays within total, then records
-// both. Charging a recorded release again is a no-op.
+// Charge implements server.Ledger: in one transaction it applies
+// server.Admit to the dataset's spending and whether the release is
+// recorded, then records both. Charging a recorded release again is a
+// no-op.
 func (s *Store) Charge(dataset string, release protocol.ReleaseID, cost, total server.Budget) error {
-	if err := checkBudget("cost", cost); err != nil {
-		return err
-	}
 	return s.db.Update(func(tx *bolt.Tx) error {
 		d, err := tx.Bucket(ledgerBucket).CreateBucketIfNotExists([]byte(dataset))
 		if err != nil {
@@ -185,19 +178,18 @@ func (s *Store) Charge(dataset string, release protocol.ReleaseID, cost, total s
 		if err != nil {
 			return err
 		}
-		if rels.Get(release[:]) != nil {
-			return nil
-		}
 		spent, err := readSpent(d, dataset)
 		if err != nil {
 			return err
 		}
-		after := server.Budget{Epsilon: spent.Epsilon + cost.Epsilon, Delta: spent.Delta + cost.Delta}
-		if after.Epsilon > total.Epsilon*(1+ledgerSlack) || after.Delta > total.Delta*(1+ledgerSlack) {
-			return fmt.Errorf("%w: dataset %q has spent ε=%g, δ=%g of total ε=%g, δ=%g; this release needs ε=%g, δ=%g",
-				server.ErrBudgetExhausted, dataset, spent.Epsilon, spent.Delta, total.Epsilon, total.Delta, cost.Epsilon, cost.Delta)
+		charged := rels.Get(release[:]) != nil
+		if err := server.Admit(charged, spent, cost, total); err != nil {
+			return fmt.Errorf("dataset %q: %w", dataset, err)
 		}
-		b, err := json.Marshal(after)
+		if charged {
+			return nil
+		}
+		b, err := json.Marshal(spent.Add(cost))
 		if err != nil {
 			return err
 		}
@@ -248,20 +240,10 @@ func readSpent(d *bolt.Bucket, dataset string) (server.Budget, error) {
 	if err := json.Unmarshal(b, &spent); err != nil {
 		return spent, fmt.Errorf("store: ledger of dataset %q: %w", dataset, err)
 	}
-	if err := checkBudget("ledger of dataset "+dataset+": spent", spent); err != nil {
-		return spent, fmt.Errorf("store: %w", err)
+	if err := spent.Valid(); err != nil {
+		return spent, fmt.Errorf("store: ledger of dataset %q: spent %w", dataset, err)
 	}
 	return spent, nil
-}
-
-func checkBudget(what string, b server.Budget) error {
-	if math.IsNaN(b.Epsilon) || math.IsInf(b.Epsilon, 0) || b.Epsilon < 0 {
-		return fmt.Errorf("%s ε=%v is not a non-negative finite number", what, b.Epsilon)
-	}
-	if !(b.Delta >= 0 && b.Delta < 1) {
-		return fmt.Errorf("%s δ=%v is not in [0, 1)", what, b.Delta)
-	}
-	return nil
 }
 
 // SaveRelease implements server.ReleaseStore: the record, with the

@@ -86,6 +86,42 @@ func TestReportsAndLedgerSurviveReopen(t *testing.T) {
 	}
 }
 
+// TestChargeFollowsAdmit: the store's ledger applies server.Admit, the
+// one budget rule: a charged release is free even when its δ, or its ε,
+// would not fit again; a new one is refused beyond the total in ε or δ
+// (δ > 0 on a pure budget included), and admitted up to rounding.
+func TestChargeFollowsAdmit(t *testing.T) {
+	s, _ := openTemp(t)
+	defer s.Close()
+	for _, c := range []struct {
+		name               string
+		charged            bool
+		spent, cost, total server.Budget
+	}{
+		{"charged, over δ", true, server.Budget{Epsilon: 0.5, Delta: 1e-6}, server.Budget{Epsilon: 0.5, Delta: 1e-6}, server.Budget{Epsilon: 1, Delta: 1e-6}},
+		{"charged, over ε", true, server.Budget{Epsilon: 1}, server.Budget{Epsilon: 1}, server.Budget{Epsilon: 1}},
+		{"new, over δ", false, server.Budget{Epsilon: 0.1, Delta: 1e-6}, server.Budget{Epsilon: 0.1, Delta: 1e-6}, server.Budget{Epsilon: 1, Delta: 1e-6}},
+		{"new, δ > 0 on a pure budget", false, server.Budget{}, server.Budget{Epsilon: 0.1, Delta: 1e-12}, server.Budget{Epsilon: 1}},
+		{"new, the rest of ε up to rounding", false, server.Budget{Epsilon: 0.1}, server.Budget{Epsilon: 0.2}, server.Budget{Epsilon: 0.3}},
+		{"new, over ε", false, server.Budget{Epsilon: 0.6}, server.Budget{Epsilon: 0.6}, server.Budget{Epsilon: 1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			first, next := protocol.ReleaseID{1}, protocol.ReleaseID{2}
+			if err := s.Charge(c.name, first, c.spent, server.Budget{Epsilon: 10, Delta: 0.5}); err != nil {
+				t.Fatal(err)
+			}
+			if c.charged {
+				next = first
+			}
+			want := server.Admit(c.charged, c.spent, c.cost, c.total)
+			got := s.Charge(c.name, next, c.cost, c.total)
+			if (got == nil) != (want == nil) || errors.Is(got, server.ErrBudgetExhausted) != errors.Is(want, server.ErrBudgetExhausted) {
+				t.Fatalf("Charge: %v; Admit: %v", got, want)
+			}
+		})
+	}
+}
+
 func TestBadCostRefused(t *testing.T) {
 	s, _ := openTemp(t)
 	defer s.Close()

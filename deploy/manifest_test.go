@@ -1,0 +1,155 @@
+package deploy
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/server"
+)
+
+// testManifest is a valid manifest of a pure, tree-only, replace-one
+// dataset (no servers started).
+func testManifest(t *testing.T) *Manifest {
+	t.Helper()
+	m := &Manifest{
+		Version: ManifestVersion, Protocol: protocol.Version, Dataset: "test", Backend: string(server.DCF), Upload: UploadDirect,
+		Leader:     Endpoint{Public: newIdentity(t).Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
+		Helper:     Endpoint{Public: newIdentity(t).Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/2"}},
+		Grid:       Grid{Scale: "linear", Min: 0, Max: 1, Bins: bins},
+		Payload:    PayloadLayout(),
+		Mechanism:  Mech{Name: "tree", Epsilon: 1, Neighbours: "replace", Allowed: []string{"tree"}},
+		Budget:     Budget{Epsilon: 4},
+		MinReports: 1,
+	}
+	if err := m.Check(); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestManifestPolicy: the manifest's mechanism section is the policy
+// both servers run (server.Dataset.Policy), under the JSON keys
+// neighbours, allowed, max_delta and max_epsilon; a policy the manifest's
+// own release does not fit, or an unknown relation, is refused.
+func TestManifestPolicy(t *testing.T) {
+	m := testManifest(t)
+	m.Mechanism = Mech{Name: "cascade", Epsilon: 0.5, Delta: 1e-7, Neighbours: "addremove", Allowed: []string{"cascade", "tree"}, MaxDelta: 1e-6, MaxEpsilon: 2}
+	path := filepath.Join(t.TempDir(), "manifest.json")
+	if err := m.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{`"neighbours": "addremove"`, `"allowed": [`, `"max_delta": 0.000001`, `"max_epsilon": 2`} {
+		if !strings.Contains(string(b), key) {
+			t.Errorf("the manifest file lacks %s:\n%s", key, b)
+		}
+	}
+	read, err := ReadManifest(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := read.serverDataset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := server.Policy{Relation: mechanism.AddRemove, Mechanisms: []string{"cascade", "tree"}, MaxDelta: 1e-6, MaxEpsilon: 2}
+	if got := ds.Policy; got.Relation != want.Relation || !slices.Equal(got.Mechanisms, want.Mechanisms) || got.MaxDelta != want.MaxDelta || got.MaxEpsilon != want.MaxEpsilon {
+		t.Fatalf("the servers' policy %+v, want %+v", got, want)
+	}
+
+	for _, c := range []struct {
+		name string
+		edit func(*Mech)
+		want string
+	}{
+		{"the old relation spelling", func(x *Mech) { x.Neighbours = "replace-one" }, `neighbours "replace-one"`},
+		{"no relation", func(x *Mech) { x.Neighbours = "" }, `neighbours ""`},
+		{"no allowed mechanisms", func(x *Mech) { x.Allowed = nil }, "no allowed mechanisms"},
+		{"a release outside the allowed mechanisms", func(x *Mech) { x.Allowed = []string{"tree"} }, "allows the mechanisms tree"},
+		{"a release δ above the maximum", func(x *Mech) { x.MaxDelta = 1e-8 }, "δ ≤ 1e-08"},
+		{"a release ε above the maximum", func(x *Mech) { x.MaxEpsilon = 0.25 }, "ε ≤ 0.25"},
+		{"an unknown allowed mechanism", func(x *Mech) { x.Allowed = append(x.Allowed, "laplace") }, `unknown mechanism "laplace"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			bad := *read
+			bad.Mechanism.Allowed = slices.Clone(read.Mechanism.Allowed)
+			c.edit(&bad.Mechanism)
+			if err := bad.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Check: %v, want an error with %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestOldManifestRefused: a version 1 manifest (the analyst's requests
+// chose the relation) is refused with the command that regenerates it.
+func TestOldManifestRefused(t *testing.T) {
+	var v1 map[string]any
+	b, err := json.Marshal(testManifest(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &v1); err != nil {
+		t.Fatal(err)
+	}
+	v1["version"] = 1
+	mech := v1["mechanism"].(map[string]any)
+	mech["relation"] = "replace-one"
+	for _, k := range []string{"neighbours", "allowed", "max_delta"} {
+		delete(mech, k)
+	}
+	path := filepath.Join(t.TempDir(), "manifest.json")
+	if err := writeNewJSON(path, 0o644, v1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadManifest(path); err == nil || !strings.Contains(err.Error(), "version 1 is not supported") || !strings.Contains(err.Error(), "fedecdf manifest") {
+		t.Fatalf("a version 1 manifest: %v, want a refusal naming `fedecdf manifest`", err)
+	}
+}
+
+// TestDeploymentEnforcesManifestPolicy: an analyst of a deployment asks
+// the leader for releases outside the manifest's policy (add/remove on a
+// replace-one dataset, a mechanism the manifest does not allow, δ > 0
+// on a pure one); the servers refuse each and neither charges anything.
+func TestDeploymentEnforcesManifestPolicy(t *testing.T) {
+	d := newDeployment(t, 1, 1)
+	if _, err := d.newParty().Submit(context.Background(), instances(1, 1)[0]); err != nil {
+		t.Fatal(err)
+	}
+	a, err := NewAnalyst(d.m, d.analystID, fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	params, err := d.m.MechanismParams()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, edit := range map[string]func(*mechanism.Params){
+		"add/remove":          func(p *mechanism.Params) { p.Relation = mechanism.AddRemove },
+		"a mechanism refused": func(p *mechanism.Params) { p.Name = "kary" },
+		"δ > 0":               func(p *mechanism.Params) { p.Delta = 1e-6 },
+	} {
+		p := params
+		edit(&p)
+		if _, err := a.remote.NewRelease(context.Background(), aggregation.ReleaseSpec{Mechanism: p}); err == nil || !strings.Contains(err.Error(), server.ErrPolicy.Error()) {
+			t.Errorf("a release with %s: %v, want the policy refusal", name, err)
+		}
+	}
+	for _, s := range []*Server{d.leader, d.helper} {
+		if spent, err := s.store.Spent(d.m.Dataset); err != nil || spent != (server.Budget{}) {
+			t.Errorf("%s spent %+v (%v) on refused releases", s.cfg.Role, spent, err)
+		}
+	}
+}
