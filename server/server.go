@@ -376,7 +376,7 @@ func (s *Server) createRelease(ctx context.Context, from transport.PeerID, m *pr
 		if agreed, err = s.agreeWithHelper(ctx, m, ids); err != nil {
 			return nil, err
 		}
-		resp = &protocol.ReleaseCreated{Reports: len(agreed)}
+		resp = &protocol.ReleaseCreated{Reports: s.analystReports(rec.Mechanism, len(agreed))}
 	} else {
 		if len(m.IDs) == 0 && (len(ids) != m.Reports || protocol.Digest(ids) != m.Digest) {
 			return &protocol.ReleaseCreated{NeedIDs: true}, nil
@@ -388,7 +388,7 @@ func (s *Server) createRelease(ctx context.Context, from transport.PeerID, m *pr
 		resp.Reports = len(agreed)
 	}
 	if len(agreed) < d.MinReports {
-		return nil, fmt.Errorf("%s: dataset %q: %d reports held by both servers, fewer than the minimum %d", s.cfg.Role, d.Name, len(agreed), d.MinReports)
+		return nil, fmt.Errorf("%s: dataset %q: %s held by both servers, fewer than the minimum %d", s.cfg.Role, d.Name, reportsHeld(rec.Mechanism, len(agreed)), d.MinReports)
 	}
 	if err := s.cfg.Ledger.Charge(d.Name, m.Release, cost, d.Budget); err != nil {
 		return nil, fmt.Errorf("%s: release %v refused: %w", s.cfg.Role, m.Release, err)
@@ -566,7 +566,38 @@ func (s *Server) query(ctx context.Context, from transport.PeerID, m *protocol.Q
 		delete(d.queries, m.Query)
 		s.mu.Unlock()
 	}
-	return &protocol.Answer{Reports: len(rel.reports), Values: values, Mechanism: rel.mechanism}, nil
+	return &protocol.Answer{Reports: s.analystReports(rel.mechanism, len(rel.reports)), Values: values, Mechanism: rel.mechanism}, nil
+}
+
+// analystReports is the report count a server puts in its answers about
+// a release of mechanism p over n reports: n, or 0 when it hides n
+// (hidesReports).
+func (s *Server) analystReports(p mechanism.Params, n int) int {
+	if s.hidesReports(p) {
+		return 0
+	}
+	return n
+}
+
+// hidesReports reports whether this server's answers about a release of
+// mechanism p must not tell its number of reports n. The helper answers
+// only the leader and tells it n: the servers know n anyway, and the
+// leader checks the helper's n against its own. The leader answers
+// analysts, and tells them n only under replace-one, where n is public;
+// under add/remove n itself tells D from D + x, so analysts get 0 and
+// normalise by a noisy total instead (ecdf.NewNormaliser).
+func (s *Server) hidesReports(p mechanism.Params) bool {
+	return s.cfg.Role == Leader && p.Relation != mechanism.ReplaceOne
+}
+
+// reportsHeld states the n reports of a release of mechanism p in an
+// error, which the leader relays to the analyst from either server:
+// exactly under replace-one, not at all under add/remove (hidesReports).
+func reportsHeld(p mechanism.Params, n int) string {
+	if p.Relation != mechanism.ReplaceOne {
+		return "fewer reports"
+	}
+	return fmt.Sprintf("%d reports", n)
 }
 
 // queryInputs validates a query; the caller holds s.mu.
