@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
 	"github.com/fedecdf/fedecdf/party"
@@ -29,6 +30,11 @@ type LocalConfig struct {
 	Bins       int
 	Budget     server.Budget
 	MinReports int
+	// Neighbours is the dataset's neighbouring relation: every release
+	// must be made under it (Local.NewRelease), so that its stated
+	// guarantee and what the analyst learns of n (Release.Reports) are
+	// those of the dataset.
+	Neighbours mechanism.Relation
 	// Ledgers of the leader and the helper (the curator uses the
 	// leader's); nil means in memory.
 	LeaderLedger, HelperLedger server.Ledger
@@ -41,6 +47,16 @@ type Local struct {
 	Network        *transport.Network
 	Leader, Helper *server.Server
 	Parties        []*party.Party
+	neighbours     mechanism.Relation
+}
+
+// NewRelease implements UStat, refusing a release under another
+// neighbouring relation than the dataset's (LocalConfig.Neighbours).
+func (l *Local) NewRelease(ctx context.Context, spec ReleaseSpec) (*Release, error) {
+	if r := spec.Mechanism.Relation; r != l.neighbours {
+		return nil, fmt.Errorf("release under %s neighbours refused: the dataset is released under %s neighbours", r, l.neighbours)
+	}
+	return l.UStat.NewRelease(ctx, spec)
 }
 
 // NewLocal deploys cfg and has every party report: upload its DCF keys
@@ -52,7 +68,7 @@ func NewLocal(ctx context.Context, cfg LocalConfig, parties []*party.Party) (*Lo
 	if cfg.HelperLedger == nil {
 		cfg.HelperLedger = server.NewMemoryLedger()
 	}
-	l := &Local{Network: transport.NewNetwork(), Parties: parties}
+	l := &Local{Network: transport.NewNetwork(), Parties: parties, neighbours: cfg.Neighbours}
 	if cfg.Backend == "plain" {
 		p, err := NewPlain(cfg.Dataset, cfg.Bins, parties, cfg.Budget, cfg.LeaderLedger)
 		if err != nil {
