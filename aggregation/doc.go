@@ -9,13 +9,18 @@
 // i ∈ [1, N], and a Release, whose secret noise η(i) (the noise pattern
 // of an ecdf/mechanism, e.g. the tree path of Eq. 2) is added to prefix
 // i. The sums are returned unnormalised, in the component's integer
-// units; dividing by n gives the U-statistic.
+// units; dividing by n gives the U-statistic. Under the replace-one
+// relation n is public (Release.Reports); under add/remove no backend
+// tells it — adding one record changes it — and the analyst divides by a
+// released noisy total instead (Release.Normaliser: the Count prefix N,
+// or the {Label, NotLabel} prefixes N together).
 //
 // A release fixes its noise once, when it is created, and charges its
 // privacy budget then: ε (and δ) per privacy unit of the components it
 // covers (protocol.PrivacyUnits: Count, the {Label, NotLabel} pair and
 // Probability are one unit each), under the mechanism's neighbouring
-// relation (replace-one by default, n public).
+// relation (replace-one by default, n public), which a Local deployment
+// requires to be the dataset's (LocalConfig.Policy.Relation).
 // Every later query of the release reuses the same noise and the same
 // set of reports, so re-querying a prefix, or binary-searching the
 // inverse ECDF (Algorithm 1), costs nothing more.

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
 	"github.com/fedecdf/fedecdf/party"
@@ -32,7 +33,10 @@ type LocalConfig struct {
 	// release: its neighbouring relation (the zero value: replace-one),
 	// the mechanisms, δ and ε a release may ask for (server.Policy; the
 	// zero value allows any pure ε-DP mechanism). The trusted curator of
-	// the plain backend does not check it.
+	// the plain backend checks only the relation: every release of a
+	// Local must be made under it (Local.NewRelease), so that its stated
+	// guarantee and what the analyst learns of n (Release.Reports) are
+	// those of the dataset.
 	Policy     server.Policy
 	MinReports int
 	// Ledgers of the leader and the helper (the curator uses the
@@ -47,6 +51,16 @@ type Local struct {
 	Network        *transport.Network
 	Leader, Helper *server.Server
 	Parties        []*party.Party
+	neighbours     mechanism.Relation
+}
+
+// NewRelease implements UStat, refusing a release under another
+// neighbouring relation than the dataset's (LocalConfig.Policy.Relation).
+func (l *Local) NewRelease(ctx context.Context, spec ReleaseSpec) (*Release, error) {
+	if r := spec.Mechanism.Relation; r != l.neighbours {
+		return nil, fmt.Errorf("release under %s neighbours refused: the dataset is released under %s neighbours", r, l.neighbours)
+	}
+	return l.UStat.NewRelease(ctx, spec)
 }
 
 // NewLocal deploys cfg and has every party report: upload its DCF keys
@@ -58,7 +72,7 @@ func NewLocal(ctx context.Context, cfg LocalConfig, parties []*party.Party) (*Lo
 	if cfg.HelperLedger == nil {
 		cfg.HelperLedger = server.NewMemoryLedger()
 	}
-	l := &Local{Network: transport.NewNetwork(), Parties: parties}
+	l := &Local{Network: transport.NewNetwork(), Parties: parties, neighbours: cfg.Policy.Relation}
 	if cfg.Backend == "plain" {
 		p, err := NewPlain(cfg.Dataset, cfg.Bins, parties, cfg.Budget, cfg.LeaderLedger)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 )
@@ -68,9 +69,13 @@ func (s ReleaseSpec) normalize() (ReleaseSpec, error) {
 
 // Release is a fixed draw of secret noise over a fixed set of reports.
 type Release struct {
-	ID      ReleaseID
-	Spec    ReleaseSpec
-	Reports int // n, the number of reports it sums
+	ID   ReleaseID
+	Spec ReleaseSpec
+	// Reports is n, the number of reports the release sums, when it is
+	// public: under replace-one neighbours. Under add/remove n itself
+	// tells D from D + x, so no backend tells the analyst (Reports is 0)
+	// and curves are normalised by a noisy total instead (Normaliser).
+	Reports int
 	// Servers is the number of independent full-scale noise draws added
 	// to each value: 1 for a trusted curator, 2 for two servers.
 	Servers    int
@@ -78,11 +83,15 @@ type Release struct {
 	units      int // protocol.PrivacyUnits of the components
 }
 
-// newRelease builds the per-component mechanisms of spec.
+// newRelease builds the per-component mechanisms of spec; reports is
+// kept only when public (Release.Reports).
 func newRelease(id ReleaseID, spec ReleaseSpec, reports, servers int) (*Release, error) {
 	units, err := protocol.PrivacyUnits(spec.Components)
 	if err != nil {
 		return nil, err
+	}
+	if spec.Mechanism.Relation != mechanism.ReplaceOne {
+		reports = 0
 	}
 	r := &Release{ID: id, Spec: spec, Reports: reports, Servers: servers, mechanisms: make(map[Component]mechanism.Mechanism), units: units}
 	for _, c := range spec.Components {
@@ -93,6 +102,14 @@ func newRelease(id ReleaseID, spec ReleaseSpec, reports, servers int) (*Release,
 		r.mechanisms[c] = m
 	}
 	return r, nil
+}
+
+// Normaliser returns the n the release's curves are divided by
+// (ecdf.NewNormaliser): Reports under replace-one; under add/remove
+// noisyTotal, a released total of this release — the Count prefix N, or
+// the sum of the Label and NotLabel prefixes N — raised to 1 if below.
+func (r *Release) Normaliser(noisyTotal int64) (ecdf.Normaliser, error) {
+	return ecdf.NewNormaliser(r.Spec.Mechanism.Relation, int64(r.Reports), noisyTotal)
 }
 
 // Mechanism returns the mechanism whose noise component c receives (see

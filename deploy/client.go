@@ -167,22 +167,33 @@ func contains(list []string, s string) bool {
 // Close stops the host.
 func (a *Analyst) Close() error { return a.host.Close() }
 
-// ECDF is a private ECDF released by the two servers: every field is
-// public configuration or post-processing of one release.
-type ECDF struct {
-	Dataset   string  `json:"dataset"`
-	N         int     `json:"n"` // reports summed (public under replace-one)
-	Epsilon   float64 `json:"epsilon"`
-	Delta     float64 `json:"delta"`
-	Mechanism string  `json:"mechanism"`
-	Relation  string  `json:"relation"`
-	Guarantee string  `json:"guarantee"`
-	// Release is the release's ID: give it to Analyst.ReadRelease (fedecdf
-	// query --release) to read the same noisy curve again for free.
+// ReleaseInfo describes the release behind a result (ECDF, ROC): every
+// field is public configuration or post-processing of it.
+type ReleaseInfo struct {
+	Dataset string `json:"dataset"`
+	// Normaliser is n: the reports summed under replace-one, where n is
+	// public; under add/remove, where the leader does not tell n, a
+	// released noisy total — the Count prefix N of an ECDF, P̂(N) + M̂(N)
+	// of a ROC release (JSON keys n, n_public, n_note).
+	ecdf.Normaliser
+	Epsilon    float64 `json:"epsilon"`
+	Delta      float64 `json:"delta"`
+	Mechanism  string  `json:"mechanism"`
+	Neighbours string  `json:"neighbours"`
+	Guarantee  string  `json:"guarantee"`
+	// Release is the release's ID: give it to Analyst.ReadRelease or
+	// ROCRelease (fedecdf query --release) to read the same noisy result
+	// again for free.
 	Release string `json:"release"`
 	// Charged is true when this query created the release and spent its
 	// ε, δ; false for a re-read of an existing release.
-	Charged    bool               `json:"charged"`
+	Charged bool `json:"charged"`
+}
+
+// ECDF is a private ECDF released by the two servers: every field is
+// public configuration or post-processing of one release.
+type ECDF struct {
+	ReleaseInfo
 	StdDev     float64            `json:"stddev"` // root mean noise s.d. of F̂, both servers' noise
 	Thresholds []float64          `json:"thresholds"`
 	Counts     []int64            `json:"counts"` // noisy prefix counts
@@ -247,27 +258,39 @@ func (a *Analyst) read(ctx context.Context, id protocol.ReleaseID) (*ECDF, error
 	if err != nil {
 		return nil, fmt.Errorf("release %v: %w", id, err)
 	}
-	if len(ans.Values) != n || ans.Reports < 1 {
-		return nil, fmt.Errorf("release %v: the leader answered %d values over %d reports, want %d over at least one", id, len(ans.Values), ans.Reports, n)
+	if len(ans.Values) != n {
+		return nil, fmt.Errorf("release %v: the leader answered %d values, want %d", id, len(ans.Values), n)
 	}
 	params := ans.Mechanism
 	mech, err := protocol.ComponentMechanism(params, protocol.Count)
 	if err != nil {
 		return nil, fmt.Errorf("release %v: %w", id, err)
 	}
+	total, err := ecdf.NewNormaliser(params.Relation, int64(ans.Reports), int64(ans.Values[n-1]))
+	if err != nil {
+		return nil, fmt.Errorf("release %v: %w", id, err)
+	}
 	out := &ECDF{
-		Dataset: a.m.Dataset, N: ans.Reports, Epsilon: params.Epsilon, Delta: params.Delta,
-		Mechanism: mech.Name(), Relation: params.Relation.String(), Guarantee: guarantee(params, mech),
-		Release: id.String(), Thresholds: a.grid.Thresholds(), grid: a.grid, mech: mech,
+		ReleaseInfo: a.releaseInfo(id, total, params, mech, guarantee(params, mech)),
+		Thresholds:  a.grid.Thresholds(), grid: a.grid, mech: mech,
 	}
 	var sumVar float64
 	for i, v := range ans.Values {
 		out.Counts = append(out.Counts, int64(v))
-		out.ECDF = append(out.ECDF, float64(int64(v))/float64(ans.Reports))
+		out.ECDF = append(out.ECDF, float64(int64(v))/float64(total.N))
 		sumVar += servers * mech.PrefixVariance(i+1)
 	}
-	out.StdDev = math.Sqrt(sumVar/float64(n)) / float64(ans.Reports)
+	out.StdDev = math.Sqrt(sumVar/float64(n)) / float64(total.N)
 	return out, nil
+}
+
+// releaseInfo describes release id of the manifest's dataset, with
+// params and the mechanism mech of its noise.
+func (a *Analyst) releaseInfo(id protocol.ReleaseID, n ecdf.Normaliser, params mechanism.Params, mech mechanism.Mechanism, guarantee string) ReleaseInfo {
+	return ReleaseInfo{
+		Dataset: a.m.Dataset, Normaliser: n, Epsilon: params.Epsilon, Delta: params.Delta,
+		Mechanism: mech.Name(), Neighbours: params.Relation.String(), Guarantee: guarantee, Release: id.String(),
+	}
 }
 
 // servers is the number of independent full-scale noises in an answer.

@@ -60,6 +60,13 @@ func newDeployment(t *testing.T, epsilon float64, minReports int) *deployment {
 // newDeploymentMode starts a deployment whose parties upload in mode.
 func newDeploymentMode(t *testing.T, epsilon float64, minReports int, mode string) *deployment {
 	t.Helper()
+	return newDeploymentOf(t, epsilon, minReports, mode, "replace")
+}
+
+// newDeploymentOf starts a deployment whose parties upload in mode and
+// whose manifest names the neighbouring relation.
+func newDeploymentOf(t *testing.T, epsilon float64, minReports int, mode, relation string) *deployment {
+	t.Helper()
 	d := &deployment{t: t, leaderID: newIdentity(t), helperID: newIdentity(t), analystID: newIdentity(t), dir: t.TempDir()}
 	d.m = &Manifest{
 		Version: ManifestVersion, Protocol: protocol.Version, Dataset: "test", Backend: string(server.DCF), Upload: mode,
@@ -68,7 +75,7 @@ func newDeploymentMode(t *testing.T, epsilon float64, minReports int, mode strin
 		Analysts:   []string{d.analystID.PeerID.String()},
 		Grid:       Grid{Scale: "linear", Min: 0, Max: 1, Bins: bins},
 		Payload:    PayloadLayout(),
-		Mechanism:  Mech{Name: "tree", Epsilon: epsilon, Neighbours: "replace", Allowed: []string{"tree"}},
+		Mechanism:  Mech{Name: "tree", Epsilon: epsilon, Neighbours: relation, Allowed: []string{"tree"}},
 		Budget:     Budget{Epsilon: 4 * epsilon},
 		MinReports: minReports,
 	}
@@ -157,7 +164,7 @@ func plainCounts(t *testing.T, m *Manifest, inst []party.Instance) []int64 {
 
 func checkExact(t *testing.T, got *ECDF, want []int64) {
 	t.Helper()
-	if got.N != int(want[len(want)-1]) {
+	if got.N != want[len(want)-1] {
 		t.Fatalf("release over %d reports, want %d", got.N, want[len(want)-1])
 	}
 	for i := range want {

@@ -82,7 +82,10 @@
 // Privacy. Every release is (ε, δ)-DP per privacy unit of its components
 // (protocol.PrivacyUnits: the ROC pair {Label, NotLabel} is one unit)
 // under the manifest's neighbouring relation (replace by default, n
-// public), which both servers enforce and charge in, with each
+// public; under add/remove the leader does not tell the analyst n, and
+// curves are normalised by a released noisy total: ecdf.Normaliser, which
+// every result embeds as n and n_public), which both servers enforce and
+// charge in, with each
 // server adding its own full-scale noise (twice the variance of one
 // curator; aggregation.Release.Guarantee states it). Neither server alone
 // learns a party's bin: each holds one DCF key.

@@ -32,10 +32,13 @@ const hosmerMinExpected = 1
 // Algorithm 2) released by the two servers. Every field is public
 // configuration or post-processing of the plan's releases.
 type Hosmer struct {
-	Dataset string  `json:"dataset"`
-	N       int     `json:"n"` // reports summed (public under replace-one)
-	Epsilon float64 `json:"epsilon"`
-	Delta   float64 `json:"delta"`
+	Dataset string `json:"dataset"`
+	// Normaliser is n, the reports summed: public, as every plan is
+	// proved under replace-one only (JSON keys n, n_public).
+	ecdf.Normaliser
+	Neighbours string  `json:"neighbours"`
+	Epsilon    float64 `json:"epsilon"`
+	Delta      float64 `json:"delta"`
 	// Plan names the allocation of ε over the releases (HosmerPlans).
 	Plan      string `json:"plan"`
 	Mechanism string `json:"mechanism"`
@@ -137,15 +140,18 @@ func (a *Analyst) HosmerRelease(ctx context.Context, id protocol.ReleaseID, meth
 
 // hosmer runs hosmer.Private on the plan's releases rels.
 func (a *Analyst) hosmer(ctx context.Context, p *hosmer.Plan, rels []*aggregation.Release, method string, groups int) (*Hosmer, error) {
-	out := &Hosmer{Dataset: a.m.Dataset, Epsilon: p.Epsilon, Plan: p.Name, Mechanism: p.CountMechanism(rels[0]).Name(), Smoothing: method, GroupsAsked: groups}
+	out := &Hosmer{Dataset: a.m.Dataset, Neighbours: mechanism.ReplaceOne.String(), Epsilon: p.Epsilon, Plan: p.Name, Mechanism: p.CountMechanism(rels[0]).Name(), Smoothing: method, GroupsAsked: groups}
 	out.record(p, rels)
-	out.N = rels[0].Reports
 	out.Guarantee = fmt.Sprintf("(ε=%g, δ=%g)-DP under replace-one neighbours (n public) for all %d release(s) of the %s plan together, which is what each server's ledger charged; each of the %d servers adds its own full-scale noise, so the output stays private against one corrupt server, at %d× the mechanism's variance",
 		out.Epsilon, out.Delta, len(rels), p.Name, servers, servers)
 	if err := sameReports(rels); err != nil {
 		return nil, fmt.Errorf("%s plan: %w", p.Name, err)
 	}
-	cfg := hosmer.Config{Bins: a.grid.Len(), Reports: out.N, Groups: groups, MinExpected: hosmerMinExpected}
+	var err error
+	if out.Normaliser, err = rels[0].Normaliser(0); err != nil { // replace-one (hosmerPlan): n public
+		return nil, fmt.Errorf("%s plan: %w", p.Name, err)
+	}
+	cfg := hosmer.Config{Bins: a.grid.Len(), Reports: int(out.N), Groups: groups, MinExpected: hosmerMinExpected}
 	res, err := p.Evaluate(ctx, a.remote, rels, a.grid, method, cfg)
 	switch {
 	case errors.Is(err, hosmer.ErrUndefined):

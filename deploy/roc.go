@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
@@ -14,15 +15,10 @@ import (
 // by the two servers: higher score = more likely positive. Every field is
 // public configuration or post-processing of one release.
 type ROC struct {
-	Dataset   string  `json:"dataset"`
-	N         int     `json:"n"`
-	Epsilon   float64 `json:"epsilon"`
-	Mechanism string  `json:"mechanism"`
-	Guarantee string  `json:"guarantee"`
-	Release   string  `json:"release"`
-	// Charged is true when this query created the release and spent its
-	// ε; false for a re-read of an existing release.
-	Charged   bool   `json:"charged"`
+	// ReleaseInfo's n is P̂(N) + M̂(N) under add/remove; the curves are
+	// normalised by each vector's own released total either way
+	// (package roc).
+	ReleaseInfo
 	Smoothing string `json:"smoothing"`
 	// FPR and TPR run from (1, 1) at the lowest threshold to (0, 0).
 	FPR []float64 `json:"fpr"`
@@ -41,7 +37,9 @@ type ROC struct {
 // replace-one the pair is ε-DP at the manifest's ε (roc/doc.go: a replaced
 // instance moves within one vector, or leaves one and joins the other, each
 // an add/remove at ε/2), and that is what the servers' ledgers charge
-// (protocol.PrivacyUnits).
+// (protocol.PrivacyUnits). Under add/remove it is ε-DP as well (an added
+// instance joins exactly one vector, each noised at ε), and the analyst
+// is told no n: ROC.N is the noisy total of the pair.
 func (a *Analyst) ROC(ctx context.Context, method string) (*ROC, error) {
 	params, err := a.m.MechanismParams()
 	if err != nil {
@@ -83,13 +81,17 @@ func (a *Analyst) roc(ctx context.Context, rel *aggregation.Release, method stri
 	if err != nil {
 		return nil, fmt.Errorf("release %v: %w", rel.ID, err)
 	}
+	total, err := rel.Normaliser(int64(math.Round(c.Positives + c.Negatives)))
+	if err != nil {
+		return nil, fmt.Errorf("release %v: %w", rel.ID, err)
+	}
 	pr := c.PR(0)
+	g := fmt.Sprintf("(ε=%g, δ=%g)-DP under %s neighbours for the pair of count vectors (%s mechanism); each of the %d servers adds its own full-scale noise, at %d× the mechanism's variance",
+		params.Epsilon, params.Delta, params.Relation, mech.Name(), servers, servers)
 	return &ROC{
-		Dataset: a.m.Dataset, N: rel.Reports, Epsilon: params.Epsilon, Mechanism: mech.Name(),
-		Guarantee: fmt.Sprintf("(ε=%g, δ=%g)-DP under %s neighbours for the pair of count vectors (%s mechanism); each of the %d servers adds its own full-scale noise, at %d× the mechanism's variance",
-			params.Epsilon, params.Delta, params.Relation, mech.Name(), servers, servers),
-		Release: rel.ID.String(), Smoothing: method,
-		FPR: c.FPR, TPR: c.TPR, AUC: c.AUC(),
+		ReleaseInfo: a.releaseInfo(rel.ID, total, params, mech, g),
+		Smoothing:   method,
+		FPR:         c.FPR, TPR: c.TPR, AUC: c.AUC(),
 		Recall: pr.Recall, Precision: pr.Precision, AveragePrecision: pr.AveragePrecision(),
 	}, nil
 }

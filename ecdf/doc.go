@@ -35,7 +35,8 @@
 //
 // normalised by the public number of instances n under the replace-one
 // relation of dp-ecdf §2, and by the noisy total c_N + η(N) under
-// add/remove, where n is private. It is not clipped to [0, 1] and need not
+// add/remove, where n is private (raised to 1 when noise drives it
+// below; Normaliser, which every output embeds to say which n it is). It is not clipped to [0, 1] and need not
 // be monotone. The noises are drawn once per release from a secret seed,
 // so F̂ may be evaluated any number of times, at any thresholds, for the
 // budget of one release (Private).

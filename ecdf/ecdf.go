@@ -66,8 +66,9 @@ func ECDF(hist []int64) []float64 {
 // The normaliser n is the public number of instances under the
 // replace-one relation (dp-ecdf §2). Under add/remove the number of
 // instances is itself private, so n is the noisy total ĉ_N instead, a
-// post-processing of the same release. F̂ is neither clipped to [0, 1]
-// nor made monotone: that is the job of smoothing (dp-ecdf §3.2).
+// post-processing of the same release, raised to 1 if noise drove it
+// below (Normaliser). F̂ is neither clipped to [0, 1] nor made monotone:
+// that is the job of smoothing (dp-ecdf §3.2).
 //
 // A Private holds the exact counts, so it belongs to whoever holds the
 // data (the curator); only its outputs are private.
@@ -75,7 +76,7 @@ type Private struct {
 	mech    mechanism.Mechanism
 	prefix  []int64
 	release mechanism.Release
-	total   int64
+	total   Normaliser
 }
 
 // NewPrivate releases the ECDF of the histogram hist (instances per bin,
@@ -92,17 +93,9 @@ func NewPrivate(m mechanism.Mechanism, hist []int64, seed noise.Seed) (*Private,
 		}
 	}
 	p := &Private{mech: m, prefix: PrefixCounts(hist), release: m.NewRelease(seed)}
-	switch m.Relation() {
-	case mechanism.ReplaceOne:
-		p.total = p.prefix[len(p.prefix)-1]
-		if p.total == 0 {
-			return nil, fmt.Errorf("no instances: the ECDF of an empty data set is undefined")
-		}
-	default:
-		p.total = p.Count(p.Bins())
-		if p.total <= 0 {
-			return nil, fmt.Errorf("the noisy number of instances is %d under %s neighbours: too few instances for ε = %g", p.total, m.Relation(), m.Epsilon())
-		}
+	var err error
+	if p.total, err = NewNormaliser(m.Relation(), p.prefix[len(p.prefix)-1], p.Count(p.Bins())); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -114,8 +107,12 @@ func (p *Private) Mechanism() mechanism.Mechanism { return p.mech }
 func (p *Private) Bins() int { return len(p.prefix) }
 
 // Total returns the normaliser n of F̂: the public number of instances
-// under replace-one, the noisy total ĉ_N under add/remove.
-func (p *Private) Total() int64 { return p.total }
+// under replace-one, the noisy total ĉ_N (at least 1) under add/remove.
+func (p *Private) Total() int64 { return p.total.N }
+
+// Normaliser returns Total with what may be said of it (public or noisy,
+// raised to 1 or not).
+func (p *Private) Normaliser() Normaliser { return p.total }
 
 // Count returns the noisy prefix count ĉ_i = c_i + η(i), 1 ≤ i ≤ N; like
 // Value, StdDev and Grid.Threshold it panics for other i, as an
@@ -126,7 +123,7 @@ func (p *Private) Count(i int) int64 {
 
 // Value returns F̂(τ_i) = ĉ_i/n, 1 ≤ i ≤ N (raw: not clipped to [0, 1]).
 func (p *Private) Value(i int) float64 {
-	return float64(p.Count(i)) / float64(p.total)
+	return float64(p.Count(i)) / float64(p.total.N)
 }
 
 // Curve returns F̂(τ_1), …, F̂(τ_N).
@@ -141,11 +138,11 @@ func (p *Private) Curve() []float64 {
 // StdDev returns the standard deviation of F̂(τ_i), √Var(η(i))/n. Under
 // add/remove it treats the noisy normaliser as exact.
 func (p *Private) StdDev(i int) float64 {
-	return math.Sqrt(p.mech.PrefixVariance(i)) / float64(p.total)
+	return math.Sqrt(p.mech.PrefixVariance(i)) / float64(p.total.N)
 }
 
 // MeanStdDev returns √(mean_i Var(η(i)))/n, the root mean squared error
 // of F̂ over the thresholds.
 func (p *Private) MeanStdDev() float64 {
-	return math.Sqrt(p.mech.MeanVariance()) / float64(p.total)
+	return math.Sqrt(p.mech.MeanVariance()) / float64(p.total.N)
 }

@@ -82,10 +82,17 @@ func TestPrivateAddRemoveNormalisesByNoisyTotal(t *testing.T) {
 	if p.Value(2) != 1 {
 		t.Errorf("F̂(τ_N) = %v, want 1", p.Value(2))
 	}
-	// A noisy total that is not positive is an error, not a division by
-	// a non-positive number.
-	if _, err := NewPrivate(uniformMechanism{bins: 1, a: 1000, relation: mechanism.AddRemove}, []int64{0}, findSeed(t, 1000)); err == nil || !strings.Contains(err.Error(), "noisy number of instances") {
-		t.Errorf("non-positive noisy total: error %v", err)
+	if nz := p.Normaliser(); nz.Public || nz.N != p.Count(2) || nz.Note != "" {
+		t.Errorf("normaliser %+v, want the private noisy total %d without a note", nz, p.Count(2))
+	}
+	// A noisy total that is not positive is raised to 1, with a note, not
+	// divided by.
+	q, err := NewPrivate(uniformMechanism{bins: 1, a: 1000, relation: mechanism.AddRemove}, []int64{0}, findSeed(t, 1000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nz := q.Normaliser(); q.Total() != 1 || nz.Public || !strings.Contains(nz.Note, "raised to 1") || q.Value(1) != float64(q.Count(1)) {
+		t.Errorf("non-positive noisy total %d: normaliser %+v, F̂ = %v", q.Count(1), nz, q.Value(1))
 	}
 }
 
@@ -152,5 +159,44 @@ func TestPrivateErrorMatchesStdDev(t *testing.T) {
 		if se := sigma2 * math.Sqrt(2.0/releases); math.Abs(variance-sigma2) > 5*se {
 			t.Errorf("prefix %d: error variance %v, want %v ± 5·%v", i+1, variance, sigma2, se)
 		}
+	}
+}
+
+// TestNewNormaliser: n is the public count under replace-one and the
+// noisy total under add/remove, where the count must not be used; a
+// noisy total below 1 is raised to 1 with a note, and the text says
+// which it is.
+func TestNewNormaliser(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		relation   mechanism.Relation
+		n, noisy   int64
+		want       Normaliser
+		wantErr    bool
+		wantString string
+	}{
+		{"replace-one: n", mechanism.ReplaceOne, 10000, 9987, Normaliser{N: 10000, Public: true}, false, "n = 10000 (public under replace-one)"},
+		{"replace-one: empty", mechanism.ReplaceOne, 0, 5, Normaliser{}, true, ""},
+		{"add/remove: noisy total, n ignored", mechanism.AddRemove, 10000, 9987, Normaliser{N: 9987}, false, "n ≈ 9987 (noisy total; n is private under add/remove)"},
+		{"add/remove: no n needed", mechanism.AddRemove, 0, 1, Normaliser{N: 1}, false, "n ≈ 1 (noisy total"},
+		{"add/remove: zero raised", mechanism.AddRemove, 0, 0, Normaliser{N: 1}, false, "the noisy total 0 is below one instance and was raised to 1"},
+		{"add/remove: negative raised", mechanism.AddRemove, 0, -7, Normaliser{N: 1}, false, "the noisy total -7 is below"},
+		{"unknown relation", mechanism.Relation(9), 5, 5, Normaliser{}, true, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := NewNormaliser(c.relation, c.n, c.noisy)
+			if (err != nil) != c.wantErr {
+				t.Fatalf("error %v, want error %v", err, c.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if got.N != c.want.N || got.Public != c.want.Public || (got.Note != "") != (c.noisy < 1 && !c.want.Public) {
+				t.Errorf("got %+v, want %+v", got, c.want)
+			}
+			if !strings.Contains(got.String(), c.wantString) {
+				t.Errorf("String() = %q, want it to contain %q", got.String(), c.wantString)
+			}
+		})
 	}
 }

@@ -16,9 +16,10 @@ import (
 // the release, so a Report as a whole has the release's (ε, δ) guarantee
 // under the stated neighbouring relation.
 type Report struct {
-	// N is the normaliser of F̂ (Private.Total): the public number of
-	// instances under replace-one, the noisy total under add/remove.
-	N          int64   `json:"n"`
+	// Normaliser is n, the normaliser of F̂ (Private.Normaliser): the
+	// public number of instances under replace-one, the noisy total under
+	// add/remove (JSON keys n, n_public and n_note).
+	Normaliser
 	Epsilon    float64 `json:"epsilon"`
 	Delta      float64 `json:"delta"`
 	Mechanism  string  `json:"mechanism"`
@@ -53,7 +54,7 @@ func NewReport(p *Private, g *Grid, smoothing string, smoothed []float64, probs 
 	}
 	m := p.Mechanism()
 	r := &Report{
-		N:            p.Total(),
+		Normaliser:   p.Normaliser(),
 		Epsilon:      m.Epsilon(),
 		Delta:        m.Delta(),
 		Mechanism:    m.Name(),
@@ -85,10 +86,7 @@ const summaryRows = 10
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	n := len(r.Thresholds)
-	fmt.Fprintf(&b, "private ECDF of n = %d instances", r.N)
-	if r.Neighbours != "replace" {
-		b.WriteString(" (noisy count)")
-	}
+	fmt.Fprintf(&b, "private ECDF, %s", r.Normaliser)
 	fmt.Fprintf(&b, "\nprivacy: ε = %g, δ = %g, %s neighbours, mechanism %s\n", r.Epsilon, r.Delta, r.Neighbours, r.Mechanism)
 	fmt.Fprintf(&b, "grid: %d %s bins over [%g, %g]\n", n, r.Scale, r.Min, r.Max)
 	fmt.Fprintf(&b, "noise: expected std dev of F̂ per threshold %.3g (%.3g instances)\n", r.PrefixStdDev, r.PrefixStdDev*float64(r.N))

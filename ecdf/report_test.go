@@ -39,7 +39,7 @@ func TestReportJSON(t *testing.T) {
 	if err := json.Unmarshal(data, &got); err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{"n", "epsilon", "delta", "mechanism", "neighbours", "thresholds", "ecdf", "smoothed", "quantiles"} {
+	for _, key := range []string{"n", "n_public", "epsilon", "delta", "mechanism", "neighbours", "thresholds", "ecdf", "smoothed", "quantiles"} {
 		if _, ok := got[key]; !ok {
 			t.Errorf("JSON lacks key %q", key)
 		}
@@ -56,7 +56,7 @@ func TestReportJSON(t *testing.T) {
 	if len(q) != 2 || q["0.25"] == nil || q["0.5"] == nil {
 		t.Errorf("quantiles = %v", q)
 	}
-	if got["n"].(float64) != 19 || got["neighbours"] != "replace" || got["mechanism"] != "uniform(a=2)" {
+	if got["n"].(float64) != 19 || got["n_public"] != true || got["neighbours"] != "replace" || got["mechanism"] != "uniform(a=2)" {
 		t.Errorf("n, neighbours, mechanism = %v, %v, %v", got["n"], got["neighbours"], got["mechanism"])
 	}
 }
@@ -68,7 +68,7 @@ func TestReportText(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"n = 19 instances", "ε = 1", "replace neighbours", "mechanism uniform(a=2)", "20 linear bins over [0, 20]", "p = 0.25", "p = 0.5"} {
+	for _, want := range []string{"n = 19 (public under replace-one)", "ε = 1", "replace neighbours", "mechanism uniform(a=2)", "20 linear bins over [0, 20]", "p = 0.25", "p = 0.5"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text output lacks %q:\n%s", want, out)
 		}

@@ -22,7 +22,9 @@ type Smoother func(f []float64) ([]float64, error)
 type Config struct {
 	// Bins is N, the size of the public grid over predicted probabilities.
 	Bins int
-	// Reports is n, the public number of instances (replace-one).
+	// Reports is n: the public number of instances under replace-one, or
+	// under add/remove, where n is private, a released noisy total
+	// (ecdf.Normaliser), for post-processing an add/remove release.
 	Reports int
 	// Groups is Q, 10 when 0.
 	Groups int

@@ -128,4 +128,12 @@
 // other server's. A durable ReleaseStore must be readable by the server
 // alone (internal/store keeps them in a 0600 bbolt file, with the
 // reports and the ledger).
+//
+// The report count. Under replace-one neighbours n is public, and the
+// leader tells the analyst the n a release sums (ReleaseCreated.Reports,
+// Answer.Reports). Under add/remove n itself tells D from D + x, so the
+// leader tells analysts nothing of it — 0 in both fields, and no count in
+// a refusal for too few reports — and they normalise by a released noisy
+// total instead (ecdf.Normaliser). The helper answers only the leader and
+// still tells it n, which the leader checks against its own.
 package server

@@ -452,7 +452,7 @@ func (s *Server) createRelease(ctx context.Context, from transport.PeerID, m *pr
 	}
 	p.rec.Reports = agreed
 	if len(agreed) < p.d.MinReports {
-		return nil, fmt.Errorf("%s: dataset %q: %d reports held by both servers, fewer than the minimum %d", s.cfg.Role, p.d.Name, len(agreed), p.d.MinReports)
+		return nil, fmt.Errorf("%s: dataset %q: %s held by both servers, fewer than the minimum %d", s.cfg.Role, p.d.Name, reportsHeld(m.Mechanism, len(agreed)), p.d.MinReports)
 	}
 	if err := p.rec.checkSize(); err != nil {
 		return nil, fmt.Errorf("%s: %w", s.cfg.Role, err)
@@ -534,7 +534,7 @@ func (s *Server) agree(ctx context.Context, m *protocol.CreateRelease, ids []pro
 		if err != nil {
 			return nil, nil, err
 		}
-		return agreed, &protocol.ReleaseCreated{Reports: len(agreed)}, nil
+		return agreed, &protocol.ReleaseCreated{Reports: s.analystReports(m.Mechanism, len(agreed))}, nil
 	}
 	if len(m.IDs) == 0 && (len(ids) != m.Reports || protocol.Digest(ids) != m.Digest) {
 		return nil, &protocol.ReleaseCreated{NeedIDs: true}, nil
@@ -601,7 +601,7 @@ func (s *Server) retriedRelease(rel *release, m *protocol.CreateRelease) (*proto
 	if m.Mechanism != rel.mechanism || !slices.Equal(m.Components, rel.components) {
 		return nil, fmt.Errorf("%s: release %v already exists with another mechanism or components: ask for a new release ID", s.cfg.Role, m.Release)
 	}
-	resp := &protocol.ReleaseCreated{Reports: len(rel.reports)}
+	resp := &protocol.ReleaseCreated{Reports: s.analystReports(rel.mechanism, len(rel.reports))}
 	if s.cfg.Role == Leader {
 		return resp, nil
 	}
@@ -699,7 +699,38 @@ func (s *Server) query(ctx context.Context, from transport.PeerID, m *protocol.Q
 		delete(d.queries, m.Query)
 		s.mu.Unlock()
 	}
-	return &protocol.Answer{Reports: len(rel.reports), Values: values, Mechanism: rel.mechanism}, nil
+	return &protocol.Answer{Reports: s.analystReports(rel.mechanism, len(rel.reports)), Values: values, Mechanism: rel.mechanism}, nil
+}
+
+// analystReports is the report count a server puts in its answers about
+// a release of mechanism p over n reports: n, or 0 when it hides n
+// (hidesReports).
+func (s *Server) analystReports(p mechanism.Params, n int) int {
+	if s.hidesReports(p) {
+		return 0
+	}
+	return n
+}
+
+// hidesReports reports whether this server's answers about a release of
+// mechanism p must not tell its number of reports n. The helper answers
+// only the leader and tells it n: the servers know n anyway, and the
+// leader checks the helper's n against its own. The leader answers
+// analysts, and tells them n only under replace-one, where n is public;
+// under add/remove n itself tells D from D + x, so analysts get 0 and
+// normalise by a noisy total instead (ecdf.NewNormaliser).
+func (s *Server) hidesReports(p mechanism.Params) bool {
+	return s.cfg.Role == Leader && p.Relation != mechanism.ReplaceOne
+}
+
+// reportsHeld states the n reports of a release of mechanism p in an
+// error, which the leader relays to the analyst from either server:
+// exactly under replace-one, not at all under add/remove (hidesReports).
+func reportsHeld(p mechanism.Params, n int) string {
+	if p.Relation != mechanism.ReplaceOne {
+		return "fewer reports"
+	}
+	return fmt.Sprintf("%d reports", n)
 }
 
 // queryInputs validates a query; the caller holds s.mu.

@@ -11,7 +11,9 @@
 //
 // # Statistics and budget
 //
-// The total ε is split (basic composition, replace-one neighbours):
+// The total ε is split (basic composition, under Config.Neighbours:
+// replace-one by default), every release having δ = Config.Delta per
+// privacy unit:
 // ECDFShare to the ECDF of the scores, HosmerShare to the
 // Hosmer–Lemeshow test (dp-ecdf Eq. 5, Algorithm 2, package hosmer; its
 // ε shared evenly by the allocations named, the paper's ε/(L+9) and the
@@ -24,6 +26,14 @@
 // A released class total below one instance is raised to 1 and each
 // released expected count of an HL group to at least one instance, both
 // post-processing as well.
+//
+// Under replace-one n is public, and the analyst normalises the ECDF (and
+// sizes the HL groups) by it. Under add/remove the servers do not tell the
+// analyst n (package server), who normalises by the released noisy total
+// instead — the ECDF's Count prefix N, the ROC pair's prefixes N together
+// for the HL groups — and the report says which (Report.Normaliser); the
+// HL allocations with releases of their own are proved under replace-one
+// only and are refused there.
 //
 // # Data
 //

@@ -78,7 +78,10 @@ func hosmerPlans(cfg Config) (plans []*hosmer.Plan, fromROC bool, err error) {
 	case cfg.HosmerShare == 0 && len(names) > 0:
 		return nil, false, fmt.Errorf("Hosmer–Lemeshow allocations %v need a share of ε (--hosmer-share); roc alone is free", names)
 	}
-	template := mechanism.Params{Name: cfg.Mechanism}
+	if len(names) > 0 && cfg.Neighbours != mechanism.ReplaceOne {
+		return nil, false, fmt.Errorf("Hosmer–Lemeshow allocations %v are proved under replace-one neighbours only (n public), not %s: drop them (roc, post-processing of the ROC/PR release, runs under either)", names, cfg.Neighbours)
+	}
+	template := mechanism.Params{Name: cfg.Mechanism, Delta: cfg.Delta}
 	for _, name := range names {
 		eps := cfg.Epsilon * cfg.HosmerShare / float64(len(names))
 		p, err := map[string]func(float64, int, mechanism.Params) (*hosmer.Plan, error){
@@ -94,15 +97,17 @@ func hosmerPlans(cfg Config) (plans []*hosmer.Plan, fromROC bool, err error) {
 
 // hosmerReport runs Algorithm 2 on the ROC release when fromROC, then
 // under each plan (creating its releases on u), and computes the exact
-// statistic on the same grid g of probabilities.
-func hosmerReport(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, plans []*hosmer.Plan, rocRel *aggregation.Release, method string, parties []*party.Party, probs []float64) (*HosmerReport, error) {
+// statistic on the same grid g of probabilities. n is the ROC release's
+// normaliser: the public number of parties under replace-one (the only
+// relation of the plans), the noisy total of the pair under add/remove.
+func hosmerReport(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, plans []*hosmer.Plan, rocRel *aggregation.Release, method string, parties []*party.Party, probs []float64, n ecdf.Normaliser) (*HosmerReport, error) {
 	exact, err := exactHosmer(parties, probs, g.Len())
 	if err != nil {
 		return nil, err
 	}
 	_, pTrue := exact.Finite()
 	r := &HosmerReport{Groups: hosmerGroups, StatisticTrue: exact.H, PValueTrue: pTrue, True: exact.Groups}
-	base := hosmer.Config{Bins: g.Len(), Reports: len(parties), Groups: hosmerGroups, MinExpected: hosmerMinExpected}
+	base := hosmer.Config{Bins: g.Len(), Reports: int(n.N), Groups: hosmerGroups, MinExpected: hosmerMinExpected}
 	if rocRel != nil {
 		a, err := rocHosmer(ctx, u, g, rocRel, method, base)
 		if err != nil {

@@ -36,7 +36,7 @@ func (r *Report) WritePlots(dir string) ([]string, error) {
 
 func (r *Report) ecdfChart() *plot.Chart {
 	return &plot.Chart{
-		Title:  fmt.Sprintf("ECDF of the scores, n = %d, %s, ε = %g", r.N, r.Mechanism, r.Epsilon),
+		Title:  fmt.Sprintf("ECDF of the scores, %s, %s, ε = %g", r.Short(), r.Mechanism, r.Epsilon),
 		XLabel: "score threshold τ", YLabel: "F(τ)", Legend: plot.TopLeft,
 		Series: []plot.Series{
 			{Name: "true", X: r.Thresholds, Y: r.ECDF.True, Style: plot.Step},
@@ -48,7 +48,7 @@ func (r *Report) ecdfChart() *plot.Chart {
 
 func (r *Report) rocChart() *plot.Chart {
 	return &plot.Chart{
-		Title:  fmt.Sprintf("ROC, n = %d, %s, ε = %g for ROC", r.N, r.Mechanism, r.Budget.ROC),
+		Title:  fmt.Sprintf("ROC, %s, %s, ε = %g for ROC", r.Short(), r.Mechanism, r.Budget.ROC),
 		XLabel: "false positive rate", YLabel: "true positive rate", Legend: plot.BottomRight,
 		XMin: 0, XMax: 1, YMin: 0, YMax: 1,
 		Series: []plot.Series{
@@ -70,5 +70,5 @@ func (r *Report) calibrationChart() *plot.Chart {
 			series = append(series, plot.CalibrationSeries(fmt.Sprintf("private, %s (H %.2f)", a.label(), *a.StatisticPrivate), a.Groups))
 		}
 	}
-	return plot.CalibrationChart(fmt.Sprintf("Calibration, %d groups, n = %d, %s", h.Groups, r.N, r.Mechanism), series...)
+	return plot.CalibrationChart(fmt.Sprintf("Calibration, %d groups, %s, %s", h.Groups, r.Short(), r.Mechanism), series...)
 }

@@ -16,11 +16,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	if m := r.Data.Model; m != nil {
 		p("model\tlogistic regression on %d rows, %d features; test accuracy %.3f, AUC %.3f on %d rows\n", m.TrainRows, m.Features, m.Accuracy, m.AUC, m.TestRows)
 	}
-	p("parties\t%d\n", r.N)
+	p("parties\t%d; the analyst normalises by %s\n", r.Parties, r.Normaliser)
 	p("backend\t%s\n", r.Backend)
 	p("mechanism\t%s over %d bins, %d thresholds queried\n", r.Mechanism, r.Bins, len(r.Prefixes))
 	p("privacy\t%s\n", r.Guarantee)
-	p("ε split\tECDF of scores %g; ROC/PR %g (positives and negatives vectors in one release: a replaced record leaves one and joins one, so the pair costs ε once; PR is post-processing); Hosmer–Lemeshow %g\n", r.Budget.ECDF, r.Budget.ROC, r.Budget.Hosmer)
+	p("ε split\tECDF of scores %g; ROC/PR %g (positives and negatives vectors in one release: a record is in exactly one of them, so the pair costs ε once; PR is post-processing); Hosmer–Lemeshow %g\n", r.Budget.ECDF, r.Budget.ROC, r.Budget.Hosmer)
 	for _, g := range r.Budget.Guarantees {
 		p("\t%s\n", g)
 	}

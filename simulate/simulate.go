@@ -12,6 +12,8 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
+	"github.com/fedecdf/fedecdf/hosmer"
+	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/server"
 )
@@ -43,11 +45,22 @@ type Config struct {
 	// named). The ROC/PR release gets what the ECDF and these leave.
 	HosmerShare float64
 	HosmerPlans []string
-	Mechanism   string  // mechanism name (mechanism.New)
-	Bins        int     // N
-	Min, Max    float64 // grid domain
-	Prefixes    int     // |B|: number of evenly spaced prefixes queried; 0 means all N
-	Seed        uint64  // seed of the built-in data and of the train/test split
+	Mechanism   string // mechanism name (mechanism.New)
+	// Delta is the δ of every release, per privacy unit (protocol.
+	// PrivacyUnits); the (ε, δ) mechanisms cascade and gaussian-tree need
+	// it positive, and auto considers them only then.
+	Delta float64
+	// Neighbours is the neighbouring relation of the dataset and of every
+	// release. Under replace-one (the default) n is public and the ECDF
+	// is normalised by it; under add/remove the analyst is not told n and
+	// normalises by the released noisy total (ecdf.Normaliser), and only
+	// the roc Hosmer–Lemeshow allocation runs (the others are proved
+	// under replace-one only).
+	Neighbours mechanism.Relation
+	Bins       int     // N
+	Min, Max   float64 // grid domain
+	Prefixes   int     // |B|: number of evenly spaced prefixes queried; 0 means all N
+	Seed       uint64  // seed of the built-in data and of the train/test split
 	// Smoothing post-processes every private curve (smooth.Apply: none,
 	// l1, l2 or tree-l2; empty means l2). tree-l2 follows the release
 	// mechanism's noise pattern, so it needs every prefix (Prefixes 0).
@@ -68,14 +81,21 @@ type Progress interface {
 // Report is the outcome of one simulation. Its JSON form is the output of
 // `fedecdf simulate --format json`.
 type Report struct {
-	N          int       `json:"n"`
+	// Parties is the number of parties: the simulation's ground truth,
+	// like the true curves.
+	Parties int `json:"parties"`
+	// Normaliser is n as the analyst knows it and divides the ECDF by:
+	// the number of parties under replace-one, where it is public; the
+	// released noisy total under add/remove (JSON keys n, n_public,
+	// n_note).
+	ecdf.Normaliser
 	Data       *Data     `json:"data"`
 	Backend    string    `json:"backend"`
 	Mechanism  string    `json:"mechanism"`
 	Epsilon    float64   `json:"epsilon"`
 	Budget     Budget    `json:"budget"`
 	Delta      float64   `json:"delta"`
-	Relation   string    `json:"relation"`
+	Neighbours string    `json:"neighbours"`
 	Guarantee  string    `json:"guarantee"`
 	Bins       int       `json:"bins"`
 	Prefixes   []int     `json:"prefixes"`
@@ -205,6 +225,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	budget, err := budgetOf(cfg, plans)
+	if err != nil {
+		return nil, err
+	}
 	if err := checkSmoothing(&cfg); err != nil {
 		return nil, err
 	}
@@ -237,23 +261,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	ph.begin("upload", -1)
 	l, err := aggregation.NewLocal(ctx, aggregation.LocalConfig{
 		Backend: cfg.Backend, Dataset: "simulation", Bins: cfg.Bins,
-		// The slack absorbs rounding in ε_ECDF + ε_ROC + ε_HL = ε.
-		Budget: server.Budget{Epsilon: cfg.Epsilon * (1 + 1e-12)}, MinReports: 1,
+		Budget: budget, MinReports: 1, Policy: server.Policy{Relation: cfg.Neighbours, MaxDelta: cfg.Delta},
 	}, parties)
 	ph.end()
 	if err != nil {
 		return nil, err
 	}
-	epsECDF, epsHL := cfg.Epsilon*cfg.ECDFShare, cfg.Epsilon*cfg.HosmerShare
-	epsROC := cfg.Epsilon - epsECDF - epsHL
 	ph.begin("release", -1)
-	rel, err := l.NewRelease(ctx, aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: cfg.Mechanism, Bins: cfg.Bins, Epsilon: epsECDF}})
+	rel, err := l.NewRelease(ctx, ecdfSpec(cfg))
 	var rocRel *aggregation.Release
 	if err == nil {
-		rocRel, err = l.NewRelease(ctx, aggregation.ReleaseSpec{
-			Mechanism:  mechanism.Params{Name: cfg.Mechanism, Bins: cfg.Bins, Epsilon: epsROC},
-			Components: []aggregation.Component{aggregation.Label, aggregation.NotLabel},
-		})
+		rocRel, err = l.NewRelease(ctx, rocSpec(cfg))
 	}
 	ph.end()
 	if err != nil {
@@ -281,6 +299,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	r.Data, r.Notes = data, notes
+	if r.Note != "" {
+		r.Notes = append(r.Notes, "ECDF: "+r.Note)
+	}
+	rocTotal, err := rocRel.Normaliser(lastSum(res[1]) + lastSum(res[2]))
+	if err != nil {
+		return nil, err
+	}
 	r.Budget = Budget{ECDF: rel.Epsilon(), ROC: rocRel.Epsilon(), Guarantees: []string{"ECDF: " + rel.Guarantee(), "ROC/PR: " + rocRel.Guarantee()}}
 	delta := rel.Delta() + rocRel.Delta()
 	if len(plans) > 0 || hosmerFromROC {
@@ -289,7 +314,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if hosmerFromROC {
 			fromROC = rocRel
 		}
-		r.Hosmer, err = hosmerReport(ctx, l, g, plans, fromROC, cfg.Smoothing, parties, data.Scores)
+		r.Hosmer, err = hosmerReport(ctx, l, g, plans, fromROC, cfg.Smoothing, parties, data.Scores, rocTotal)
 		ph.end()
 		if err != nil {
 			return nil, err
@@ -301,7 +326,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	r.Epsilon = r.Budget.ECDF + r.Budget.ROC + r.Budget.Hosmer
-	r.Guarantee = fmt.Sprintf("(ε=%g, δ=%g)-DP in all under %s neighbours: ECDF ε=%g, ROC/PR ε=%g, Hosmer–Lemeshow ε=%g (basic composition)", r.Epsilon, delta, r.Relation, r.Budget.ECDF, r.Budget.ROC, r.Budget.Hosmer)
+	r.Guarantee = fmt.Sprintf("(ε=%g, δ=%g)-DP in all under %s neighbours: ECDF ε=%g, ROC/PR ε=%g, Hosmer–Lemeshow ε=%g (basic composition)", r.Epsilon, delta, r.Neighbours, r.Budget.ECDF, r.Budget.ROC, r.Budget.Hosmer)
 	if r.ROC, r.PR, err = rocReport(cfg.Smoothing, parties, res[1], res[2]); err != nil {
 		return nil, err
 	}
@@ -310,6 +335,53 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	return r, nil
 }
+
+// params are the mechanism parameters of a release at ε under cfg.
+func params(cfg Config, epsilon float64) mechanism.Params {
+	return mechanism.Params{Name: cfg.Mechanism, Bins: cfg.Bins, Epsilon: epsilon, Delta: cfg.Delta, Relation: cfg.Neighbours}
+}
+
+// ecdfSpec is the release of the scores' ECDF: the Count component at
+// cfg.ECDFShare of ε.
+func ecdfSpec(cfg Config) aggregation.ReleaseSpec {
+	return aggregation.ReleaseSpec{Mechanism: params(cfg, cfg.Epsilon*cfg.ECDFShare), Components: []aggregation.Component{aggregation.Count}}
+}
+
+// rocSpec is the ROC/PR release: the {Label, NotLabel} pair at what the
+// ECDF and the Hosmer–Lemeshow allocations leave of ε.
+func rocSpec(cfg Config) aggregation.ReleaseSpec {
+	eps := cfg.Epsilon - cfg.Epsilon*cfg.ECDFShare - cfg.Epsilon*cfg.HosmerShare
+	return aggregation.ReleaseSpec{Mechanism: params(cfg, eps), Components: []aggregation.Component{aggregation.Label, aggregation.NotLabel}}
+}
+
+// budgetOf is the dataset's budget: ε, and δ once per privacy unit of the
+// ECDF, ROC/PR and plans' releases (what the ledgers charge), with a
+// slack that absorbs rounding in ε_ECDF + ε_ROC + ε_HL = ε. It builds
+// every component's mechanism first, so that bad mechanism parameters
+// are refused before any work.
+func budgetOf(cfg Config, plans []*hosmer.Plan) (server.Budget, error) {
+	specs := []aggregation.ReleaseSpec{ecdfSpec(cfg), rocSpec(cfg)}
+	for _, p := range plans {
+		specs = append(specs, p.Releases...)
+	}
+	var delta float64
+	for _, spec := range specs {
+		for _, c := range spec.Components {
+			if _, err := protocol.ComponentMechanism(spec.Mechanism, c); err != nil {
+				return server.Budget{}, fmt.Errorf("mechanism %q: %w", cfg.Mechanism, err)
+			}
+		}
+		units, err := protocol.PrivacyUnits(spec.Components)
+		if err != nil {
+			return server.Budget{}, err
+		}
+		delta += float64(units) * spec.Mechanism.Delta
+	}
+	return server.Budget{Epsilon: cfg.Epsilon * (1 + 1e-12), Delta: delta * (1 + 1e-12)}, nil
+}
+
+// lastSum is the released sum at the last queried prefix of res.
+func lastSum(res *aggregation.Result) int64 { return res.Sums[len(res.Sums)-1] }
 
 // newParties gives each instance of d to a party on grid g.
 func newParties(d *Data, g *ecdf.Grid, ph *phases) ([]*party.Party, error) {
@@ -331,11 +403,18 @@ func newParties(d *Data, g *ecdf.Grid, ph *phases) ([]*party.Party, error) {
 	return parties, nil
 }
 
+// newReport reports the ECDF release rel and its answer res, whose last
+// prefix is N (evenlySpaced), normalised as the analyst can (Release.
+// Normaliser).
 func newReport(cfg Config, g *ecdf.Grid, l *aggregation.Local, rel *aggregation.Release, res *aggregation.Result, parties []*party.Party, seconds map[string]float64) (*Report, error) {
-	n := float64(len(parties))
+	total, err := rel.Normaliser(lastSum(res))
+	if err != nil {
+		return nil, err
+	}
+	n := float64(total.N)
 	r := &Report{
-		N: len(parties), Backend: l.Backend(), Mechanism: rel.Mechanism(aggregation.Count).Name(),
-		Epsilon: rel.Epsilon(), Delta: rel.Delta(), Relation: rel.Spec.Mechanism.Relation.String(),
+		Parties: len(parties), Normaliser: total, Backend: l.Backend(), Mechanism: rel.Mechanism(aggregation.Count).Name(),
+		Epsilon: rel.Epsilon(), Delta: rel.Delta(), Neighbours: rel.Spec.Mechanism.Relation.String(),
 		Guarantee: rel.Guarantee(), Bins: cfg.Bins, Prefixes: res.Prefixes,
 	}
 	bins := make([]int, len(parties))
@@ -352,7 +431,6 @@ func newReport(cfg Config, g *ecdf.Grid, l *aggregation.Local, rel *aggregation.
 		sumVar += res.Variance(j)
 	}
 	r.ECDF.StdDev = math.Sqrt(sumVar/float64(len(res.Prefixes))) / n
-	var err error
 	if r.ECDF.Smoothed, err = smooth.Apply(cfg.Smoothing, r.ECDF.Private, rel.Mechanism(aggregation.Count)); err != nil {
 		return nil, fmt.Errorf("smoothing the ECDF: %w", err)
 	}

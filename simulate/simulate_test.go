@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 )
 
 // TestRunExactWithoutNoise: at ε = 2^48 the private ECDF of every backend
@@ -58,7 +60,7 @@ func TestRunExactWithoutNoise(t *testing.T) {
 			t.Errorf("%s: spent ε = %g with %g on Hosmer–Lemeshow, want %g with a quarter", backend, r.Epsilon, r.Budget.Hosmer, cfg.Epsilon)
 		}
 		b, _ := json.Marshal(r)
-		for _, key := range []string{`"n":200`, `"backend":"` + backend, `"thresholds"`, `"smoothed"`, `"bytes_per_party"`, `"bytes_per_server"`, `"rounds"`, `"seconds"`, `"roc":{"fpr"`, `"tpr"`, `"auc_true"`, `"auc_private"`, `"area_error"`, `"pr":{"recall"`, `"precision"`, `"budget"`, `"epsilon":`, `"bins":16`, `"mechanism":"tree"`, `"hosmer":{"groups":10`, `"statistic_true"`, `"statistic_private"`, `"p_value_true"`, `"p_value_private"`, `"allocations"`, `"plan":"paper"`} {
+		for _, key := range []string{`"n":200`, `"parties":200`, `"n_public":true`, `"neighbours":"replace"`, `"backend":"` + backend, `"thresholds"`, `"smoothed"`, `"bytes_per_party"`, `"bytes_per_server"`, `"rounds"`, `"seconds"`, `"roc":{"fpr"`, `"tpr"`, `"auc_true"`, `"auc_private"`, `"area_error"`, `"pr":{"recall"`, `"precision"`, `"budget"`, `"epsilon":`, `"bins":16`, `"mechanism":"tree"`, `"hosmer":{"groups":10`, `"statistic_true"`, `"statistic_private"`, `"p_value_true"`, `"p_value_private"`, `"allocations"`, `"plan":"paper"`} {
 			if !strings.Contains(string(b), key) {
 				t.Errorf("%s: JSON lacks %s", backend, key)
 			}
@@ -79,6 +81,9 @@ func TestRunRejectsBadInput(t *testing.T) {
 		{Parties: 10, Backend: "plain", Epsilon: 1, ECDFShare: 0.5, HosmerShare: 0.25, HosmerPlans: []string{"roc"}, Mechanism: "tree", Bins: 16, Min: 0, Max: 1},
 		{Parties: 10, Backend: "plain", Epsilon: 1, ECDFShare: 0.5, HosmerPlans: []string{"grid"}, Mechanism: "tree", Bins: 16, Min: 0, Max: 1},
 		{Parties: 10, Backend: "plain", Epsilon: 1, ECDFShare: 0.5, Mechanism: "tree", Bins: 16, Min: 0, Max: 1, Smoothing: "tree-l2", Prefixes: 8},
+		{Parties: 10, Backend: "plain", Epsilon: 1, ECDFShare: 0.5, Mechanism: "cascade", Bins: 16, Min: 0, Max: 1},                                                                                  // δ = 0
+		{Parties: 10, Backend: "plain", Epsilon: 1, ECDFShare: 0.5, HosmerShare: 0.25, HosmerPlans: []string{"paper"}, Mechanism: "tree", Bins: 16, Min: 0, Max: 1, Neighbours: mechanism.AddRemove}, // replace-one plan
+		{Parties: 10, Backend: "plain", Epsilon: 1, ECDFShare: 0.5, HosmerShare: 0.25, HosmerPlans: []string{"joint"}, Mechanism: "tree", Delta: 1e-6, Bins: 16, Min: 0, Max: 1},                     // joint needs δ = 0
 	} {
 		if _, err := Run(context.Background(), cfg); err == nil {
 			t.Errorf("%+v accepted", cfg)
@@ -155,4 +160,29 @@ func complement(f []float64) []float64 {
 		out[j] = 1 - v
 	}
 	return out
+}
+
+// TestRunAddRemove: under add/remove neighbours the analyst is not told n
+// with any backend: the ECDF is normalised by its noisy total (exact at
+// ε = 2^48, so the curve is the true one) and the report says n is not
+// public; the Hosmer–Lemeshow test from the ROC release sizes its groups
+// by the pair's noisy total and, without noise, finds the true groups.
+func TestRunAddRemove(t *testing.T) {
+	for _, backend := range []string{"plain", "dcf"} {
+		cfg := Config{Parties: 200, Backend: backend, Epsilon: 1 << 48, ECDFShare: 0.25, HosmerPlans: []string{"roc"}, Mechanism: "tree", Bins: 16, Min: 0, Max: 1, Seed: 5, Neighbours: mechanism.AddRemove}
+		r, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", backend, err)
+		}
+		if r.Public || r.N != 200 || r.Parties != 200 || r.Neighbours != "addremove" || r.Error.MaxAbs != 0 {
+			t.Errorf("%s: normaliser %+v of %d parties under %s neighbours, max error %g", backend, r.Normaliser, r.Parties, r.Neighbours, r.Error.MaxAbs)
+		}
+		a := r.Hosmer.Allocations[0]
+		if len(a.Groups) != len(r.Hosmer.True) || math.Abs(a.Groups[0].Size-r.Hosmer.True[0].Size) > 1e-6 {
+			t.Errorf("%s: roc allocation groups %+v, true %+v", backend, a.Groups, r.Hosmer.True)
+		}
+		if !strings.Contains(r.Guarantee, "under addremove neighbours") {
+			t.Errorf("%s: guarantee %q", backend, r.Guarantee)
+		}
+	}
 }

@@ -19,7 +19,7 @@ import (
 )
 
 func init() {
-	var format, relation string
+	var format, neighbours string
 	var runs, maxPrefixes int
 	cmd := &cobra.Command{
 		Use:   "accuracy",
@@ -33,9 +33,9 @@ more than --max-prefixes bins are evaluated at that many prefixes drawn
 uniformly (the MSE stays unbiased; the max is over the sample).
 Progress goes to stderr.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rel, err := mechanism.ParseRelation(relation)
+			rel, err := mechanism.ParseRelation(neighbours)
 			if err != nil {
-				return err
+				return fmt.Errorf("--neighbours: %w", err)
 			}
 			if format != "text" && format != "json" {
 				return fmt.Errorf("format %q: want text or json", format)
@@ -59,7 +59,7 @@ Progress goes to stderr.`,
 			if format == "json" {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(map[string]any{"relation": rel.String(), "rows": rows})
+				return enc.Encode(map[string]any{"neighbours": rel.String(), "rows": rows})
 			}
 			return writeAccuracyText(rows, rel)
 		},
@@ -67,7 +67,7 @@ Progress goes to stderr.`,
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	cmd.Flags().IntVar(&runs, "runs", 10, "releases per mechanism and (N, ε)")
 	cmd.Flags().IntVar(&maxPrefixes, "max-prefixes", 1<<15, "prefixes evaluated per release beyond which they are sampled")
-	cmd.Flags().StringVar(&relation, "relation", "replace", "neighbouring relation: replace or addremove")
+	cmd.Flags().StringVar(&neighbours, "neighbours", "replace", "neighbouring relation: replace or addremove")
 	benchCmd.AddCommand(cmd)
 }
 

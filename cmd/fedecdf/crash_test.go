@@ -347,7 +347,7 @@ func TestLeaderSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := exactCounts(c.m, released, bins)
-	if first.N != len(released) || !slices.Equal(first.Counts, want) {
+	if first.N != int64(len(released)) || !slices.Equal(first.Counts, want) {
 		t.Fatalf("release over %d reports with counts\n%v\nwant %d reports (each distinct report both servers hold, once):\n%v", first.N, first.Counts, len(released), want)
 	}
 

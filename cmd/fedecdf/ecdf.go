@@ -100,7 +100,7 @@ func runECDF(cmd *cobra.Command, o *ecdfOptions) error {
 	}
 	relation, err := mechanism.ParseRelation(o.neighbours)
 	if err != nil {
-		return err
+		return fmt.Errorf("--neighbours: %w", err)
 	}
 	if o.format != "text" && o.format != "json" {
 		return fmt.Errorf("unknown --format %q (want text or json)", o.format)
@@ -109,7 +109,7 @@ func runECDF(cmd *cobra.Command, o *ecdfOptions) error {
 	if err != nil {
 		return err
 	}
-	m, err := mechanism.New(mechanism.Params{
+	m, err := newMechanism(mechanism.Params{
 		Name: o.mechanism, Bins: grid.Len(), Epsilon: o.epsilon, Delta: o.delta, K: o.k, Relation: relation,
 	})
 	if err != nil {
@@ -164,6 +164,20 @@ func runECDF(cmd *cobra.Command, o *ecdfOptions) error {
 	return report.WriteText(out)
 }
 
+// newMechanism builds the mechanism of p (mechanism.New). When it fails
+// at δ = 0 only for want of a positive δ — cascade and gaussian-tree are
+// (ε, δ)-DP — the error says to give --delta.
+func newMechanism(p mechanism.Params) (mechanism.Mechanism, error) {
+	m, err := mechanism.New(p)
+	if err != nil && p.Delta == 0 {
+		p.Delta = 1e-6
+		if _, other := mechanism.New(p); other == nil {
+			err = fmt.Errorf("%w: --mechanism %s is (ε, δ)-DP: give --delta > 0, e.g. --delta 1e-6", err, p.Name)
+		}
+	}
+	return m, err
+}
+
 // inputName names the input in errors: the file (or stdin) and column.
 func inputName(o *ecdfOptions) string {
 	name := o.input
@@ -215,7 +229,7 @@ func parseProbabilities(s string) ([]float64, error) {
 // the raw private ECDF and the smoothed curve.
 func plotCurves(file string, r *ecdf.Report) error {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("private ECDF (ε = %g, %s, n = %d)", r.Epsilon, r.Mechanism, r.N)
+	p.Title.Text = fmt.Sprintf("private ECDF (ε = %g, %s, %s)", r.Epsilon, r.Mechanism, r.Short())
 	p.X.Label.Text = "threshold"
 	p.Y.Label.Text = "F"
 	if r.Scale == ecdf.Log.String() {

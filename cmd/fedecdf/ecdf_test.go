@@ -47,6 +47,7 @@ func writeCSV(t *testing.T, n int) string {
 
 type ecdfJSON struct {
 	N          int64              `json:"n"`
+	NPublic    *bool              `json:"n_public"`
 	Epsilon    float64            `json:"epsilon"`
 	Delta      *float64           `json:"delta"`
 	Mechanism  string             `json:"mechanism"`
@@ -68,7 +69,7 @@ func TestECDFCommandJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &raw); err != nil {
 		t.Fatalf("output is not JSON: %v\n%s", err, out)
 	}
-	for _, key := range []string{"n", "epsilon", "delta", "mechanism", "neighbours", "thresholds", "ecdf", "smoothed", "quantiles"} {
+	for _, key := range []string{"n", "n_public", "epsilon", "delta", "mechanism", "neighbours", "thresholds", "ecdf", "smoothed", "quantiles"} {
 		if _, ok := raw[key]; !ok {
 			t.Errorf("JSON lacks %q", key)
 		}
@@ -77,8 +78,8 @@ func TestECDFCommandJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.N != 1000 || r.Epsilon != 2 || r.Neighbours != "replace" || r.Mechanism != autoName(t, 100, 2) {
-		t.Errorf("n, ε, neighbours, mechanism = %d, %v, %q, %q", r.N, r.Epsilon, r.Neighbours, r.Mechanism)
+	if r.N != 1000 || r.NPublic == nil || !*r.NPublic || r.Epsilon != 2 || r.Neighbours != "replace" || r.Mechanism != autoName(t, 100, 2) {
+		t.Errorf("n, n_public, ε, neighbours, mechanism = %d, %v, %v, %q, %q", r.N, r.NPublic, r.Epsilon, r.Neighbours, r.Mechanism)
 	}
 	if len(r.Thresholds) != 100 || len(r.ECDF) != 100 || len(r.Smoothed) != 100 {
 		t.Fatalf("lengths %d, %d, %d, want 100", len(r.Thresholds), len(r.ECDF), len(r.Smoothed))
@@ -112,7 +113,7 @@ func TestECDFCommandText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"n = 500", "ε = 1", "replace neighbours", "mechanism " + autoName(t, 50, 1), "50 linear bins over [0, 500]", "std dev", "p = 0.25", "p = 0.5", "p = 0.75"} {
+	for _, want := range []string{"n = 500 (public under replace-one)", "ε = 1", "replace neighbours", "mechanism " + autoName(t, 50, 1), "50 linear bins over [0, 500]", "std dev", "p = 0.25", "p = 0.5", "p = 0.75"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text output lacks %q:\n%s", want, out)
 		}
@@ -137,7 +138,9 @@ func TestECDFCommandErrors(t *testing.T) {
 		{"bad scale", []string{"--input", path, "--column", "age", "--min", "0", "--max", "100", "--scale", "cubic"}, []string{"cubic"}},
 		{"bad quantile", []string{"--input", path, "--column", "age", "--min", "0", "--max", "100", "--quantiles", "0.5,1.5"}, []string{"1.5"}},
 		{"bad format", []string{"--input", path, "--column", "age", "--min", "0", "--max", "100", "--format", "xml"}, []string{"xml"}},
-		{"bad neighbours", []string{"--input", path, "--column", "age", "--min", "0", "--max", "100", "--neighbours", "swap"}, []string{"swap"}},
+		{"bad neighbours", []string{"--input", path, "--column", "age", "--min", "0", "--max", "100", "--neighbours", "swap"}, []string{"--neighbours", "swap"}},
+		{"cascade without delta", []string{"--input", path, "--column", "age", "--min", "0", "--max", "100", "--mechanism", "cascade"}, []string{"--delta"}},
+		{"gaussian-tree without delta", []string{"--input", path, "--column", "age", "--min", "0", "--max", "100", "--mechanism", "gaussian-tree"}, []string{"--delta"}},
 		{"bad epsilon", []string{"--input", path, "--column", "age", "--min", "0", "--max", "100", "--epsilon", "-1"}, []string{"-1"}},
 		{"unknown mechanism", []string{"--input", path, "--column", "age", "--min", "0", "--max", "100", "--mechanism", "magic"}, []string{"magic"}},
 		{"bad separator", []string{"--input", path, "--column", "age", "--min", "0", "--max", "100", "--sep", "|"}, []string{"--sep"}},
@@ -273,8 +276,13 @@ func TestECDFCommandAddRemove(t *testing.T) {
 	// Tree under add/remove: L = 7, Δ = ⌈8/2⌉ = 4, prefix variance
 	// 8·2·4² (continuous bound) at ε = 1.
 	sigma := math.Sqrt(8 * 2 * 4 * 4)
-	if r.Neighbours != "addremove" || math.Abs(float64(r.N)-1000) > 6*sigma || r.ECDF[99] != 1 {
-		t.Errorf("neighbours %q, n = %d (want 1000 ± %v), F̂(τ_N) = %v", r.Neighbours, r.N, 6*sigma, r.ECDF[99])
+	if r.Neighbours != "addremove" || math.Abs(float64(r.N)-1000) > 6*sigma || r.ECDF[99] != 1 || r.NPublic == nil || *r.NPublic {
+		t.Errorf("neighbours %q, n = %d (want 1000 ± %v), F̂(τ_N) = %v, n_public %v (want false)", r.Neighbours, r.N, 6*sigma, r.ECDF[99], r.NPublic)
+	}
+	text, _, err := runECDFCommand(t, "", "--input", path, "--column", "age", "--min", "0", "--max", "1000",
+		"--bins", "100", "--neighbours", "addremove")
+	if err != nil || !strings.Contains(text, "(noisy total; n is private under add/remove)") || !strings.Contains(text, "n ≈ ") {
+		t.Errorf("text output under add/remove (%v) does not say n is a noisy total:\n%s", err, text)
 	}
 }
 

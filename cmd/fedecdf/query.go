@@ -211,7 +211,7 @@ func writeECDFText(w io.Writer, e *deploy.ECDF) error {
 		spent = "existing release re-read: no budget spent"
 	}
 	fmt.Fprintf(w, "release %s (%s; re-read it with --release %s)\n", e.Release, spent, e.Release)
-	fmt.Fprintf(w, "dataset %q, n = %d reports\n%s\nnoise s.d. of F̂ ≈ %.4f (both servers)\n\n", e.Dataset, e.N, e.Guarantee, e.StdDev)
+	fmt.Fprintf(w, "dataset %q, %s\n%s\nnoise s.d. of F̂ ≈ %.4f (both servers)\n\n", e.Dataset, e.Normaliser, e.Guarantee, e.StdDev)
 	for _, p := range sortedKeys(e.Quantiles) {
 		fmt.Fprintf(w, "quantile %s\t%.6g\t(of the curve smoothed by %s)\n", p, e.Quantiles[p], e.Smoothing)
 	}
@@ -252,8 +252,8 @@ func (q *queryFlags) roc(cmd *cobra.Command, a *deploy.Analyst, stat string, id 
 	if q.format == "json" {
 		return writeJSON(w, r)
 	}
-	fmt.Fprintf(w, "release %s (%s; re-read it with --release %s, and \"hosmer --release %s\" gives the Hosmer–Lemeshow test from it for free)\ndataset %q, n = %d reports\n%s\n\n",
-		r.Release, spentNote(r.Charged, "label and 1−label components"), r.Release, r.Release, r.Dataset, r.N, r.Guarantee)
+	fmt.Fprintf(w, "release %s (%s; re-read it with --release %s, and \"hosmer --release %s\" gives the Hosmer–Lemeshow test from it for free)\ndataset %q, %s\n%s\n\n",
+		r.Release, spentNote(r.Charged, "label and 1−label components"), r.Release, r.Release, r.Dataset, r.Normaliser, r.Guarantee)
 	xs, ys, xName, yName := r.FPR, r.TPR, "FPR", "TPR"
 	if stat == "pr" {
 		xs, ys, xName, yName = r.Recall, r.Precision, "recall", "precision"
@@ -319,7 +319,7 @@ func writeHosmerFiles(dir string, h *deploy.Hosmer) error {
 // and H with its p-value, or why H is undefined.
 func writeHosmerText(w io.Writer, h *deploy.Hosmer) error {
 	fmt.Fprintf(w, "Hosmer–Lemeshow test, %s plan: release(s) %s (%s)\n", h.Plan, strings.Join(h.Releases, ", "), spentNote(h.Charged, "plan"))
-	fmt.Fprintf(w, "dataset %q, n = %d reports, %s mechanism, ECDF smoothed by %s\n%s\n\n", h.Dataset, h.N, h.Mechanism, h.Smoothing, h.Guarantee)
+	fmt.Fprintf(w, "dataset %q, %s, %s mechanism, ECDF smoothed by %s\n%s\n\n", h.Dataset, h.Normaliser, h.Mechanism, h.Smoothing, h.Guarantee)
 	if h.Error != "" {
 		_, err := fmt.Fprintf(w, "H undefined: %s\n(the noise left a released group without positive expected counts; %d groups asked for, n = %d: more reports or a larger ε give larger groups)\n", h.Error, h.GroupsAsked, h.N)
 		return err

@@ -16,8 +16,10 @@ import (
 	"time"
 
 	ma "github.com/multiformats/go-multiaddr"
+	"github.com/spf13/cobra"
 
 	"github.com/fedecdf/fedecdf/deploy"
+	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/party"
@@ -25,8 +27,11 @@ import (
 )
 
 // runQuery runs "fedecdf query args…" in-process.
-func runQuery(args ...string) (string, error) {
-	cmd := newQueryCommand()
+func runQuery(args ...string) (string, error) { return runCommand(newQueryCommand(), args...) }
+
+// runCommand runs cmd with args in-process and returns its standard
+// output.
+func runCommand(cmd *cobra.Command, args ...string) (string, error) {
 	var out bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(io.Discard)
@@ -40,6 +45,13 @@ func runQuery(args ...string) (string, error) {
 // n calibrated reports (probability = score), and returns the manifest
 // and analyst key paths.
 func inProcessDeployment(t *testing.T, epsilon float64, n int) (manifest, key string) {
+	t.Helper()
+	return inProcessDeploymentUnder(t, epsilon, n, "replace")
+}
+
+// inProcessDeploymentUnder is inProcessDeployment with a manifest of the
+// given neighbouring relation.
+func inProcessDeploymentUnder(t *testing.T, epsilon float64, n int, relation string) (manifest, key string) {
 	t.Helper()
 	dir := t.TempDir()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -59,7 +71,7 @@ func inProcessDeployment(t *testing.T, epsilon float64, n int) (manifest, key st
 		Analysts:   []string{ids["analyst"].PeerID.String()},
 		Grid:       deploy.Grid{Scale: "linear", Min: 0, Max: 1, Bins: 32},
 		Payload:    deploy.PayloadLayout(),
-		Mechanism:  deploy.Mech{Name: "tree", Epsilon: epsilon, Neighbours: "replace", Allowed: []string{"tree"}},
+		Mechanism:  deploy.Mech{Name: "tree", Epsilon: epsilon, Neighbours: relation, Allowed: []string{"tree"}},
 		Budget:     deploy.Budget{Epsilon: 2 * epsilon},
 		MinReports: n,
 	}
@@ -198,7 +210,7 @@ func TestQueryHosmerFromROCRelease(t *testing.T) {
 // The text output of an undefined H says why, and --out writes the JSON
 // (statistic null) but no chart.
 func TestWriteHosmerUndefined(t *testing.T) {
-	h := &deploy.Hosmer{Dataset: "d", N: 100, Plan: "joint", Releases: []string{"ab"}, GroupsAsked: 10, Error: "hosmer: Hosmer–Lemeshow statistic undefined: group 3"}
+	h := &deploy.Hosmer{Dataset: "d", Normaliser: ecdf.Normaliser{N: 100, Public: true}, Plan: "joint", Releases: []string{"ab"}, GroupsAsked: 10, Error: "hosmer: Hosmer–Lemeshow statistic undefined: group 3"}
 	var b bytes.Buffer
 	if err := writeHosmerText(&b, h); err != nil || !strings.Contains(b.String(), "H undefined: hosmer: Hosmer–Lemeshow statistic undefined: group 3") {
 		t.Fatalf("text: %v\n%s", err, b.String())
@@ -237,5 +249,45 @@ func TestQueryOutDirectory(t *testing.T) {
 		if b, err := os.ReadFile(filepath.Join(dir, stat+".json")); err != nil || !json.Valid(b) {
 			t.Errorf("%s.json: %v", stat, err)
 		}
+	}
+}
+
+// fedecdf query says in every output whether n is public: under
+// replace-one the number of reports (JSON n_public true, text "public
+// under replace-one"); under add/remove a noisy total the leader did not
+// tell (n_public false, "n is private under add/remove"). The re-read of
+// --release is free, so one release per statistic serves both formats.
+func TestQuerySaysWhetherNIsPublic(t *testing.T) {
+	const n = 120
+	for _, c := range []struct {
+		relation string
+		public   bool
+		text     string
+	}{
+		{"replace", true, "n = 120 (public under replace-one)"},
+		{"addremove", false, "(noisy total; n is private under add/remove)"},
+	} {
+		t.Run(c.relation, func(t *testing.T) {
+			manifest, key := inProcessDeploymentUnder(t, 4, n, c.relation)
+			base := []string{"--manifest", manifest, "--key", key}
+			for _, stat := range []string{"ecdf", "roc"} {
+				out, err := runQuery(append(base, "--format", "json", stat)...)
+				if err != nil {
+					t.Fatalf("%s: %v", stat, err)
+				}
+				var r struct {
+					N       int64  `json:"n"`
+					NPublic *bool  `json:"n_public"`
+					Release string `json:"release"`
+				}
+				if err := json.Unmarshal([]byte(out), &r); err != nil || r.NPublic == nil || *r.NPublic != c.public || (c.public && r.N != n) {
+					t.Errorf("%s JSON (%v): n %d, n_public %v; want public %v\n%s", stat, err, r.N, r.NPublic, c.public, out)
+				}
+				text, err := runQuery(append(base, "--release", r.Release, stat)...)
+				if err != nil || !strings.Contains(text, c.text) {
+					t.Errorf("%s text (%v) lacks %q:\n%s", stat, err, c.text, text)
+				}
+			}
+		})
 	}
 }

@@ -3,18 +3,22 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 
-	"github.com/fedecdf/fedecdf/ecdf/smooth"
-
-	"github.com/fedecdf/fedecdf/simulate"
 	"github.com/spf13/cobra"
+
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/ecdf/smooth"
+	"github.com/fedecdf/fedecdf/simulate"
 )
 
-func init() {
+func init() { rootCmd.AddCommand(newSimulateCommand()) }
+
+// newSimulateCommand builds the "simulate" command with its own options,
+// so tests can run it in-process.
+func newSimulateCommand() *cobra.Command {
 	var cfg simulate.Config
-	var format, out string
+	var format, out, neighbours string
 	cmd := &cobra.Command{
 		Use:   "simulate",
 		Short: "Run parties, two servers and an analyst in one process and compare the private statistics with the true ones",
@@ -29,14 +33,22 @@ the file is a table with a label column: a logistic regression is trained on
 a seeded split (--drop names identifier columns) and the test rows' predicted
 probabilities become the parties' scores, as in dp-ecdf §6.
 
-Privacy: one total --epsilon (replace-one neighbours) buys the ECDF of the
-scores (--ecdf-share of it) and one release of the positives' and
-negatives' prefix counts (the rest), from which come the ROC and PR curves,
-the AUC and — when the scores are probabilities on a grid within [0, 1] —
-the Hosmer–Lemeshow test (Q = 10, hosmer.GridPlan) at no extra ε
-(--hosmer-plans roc). --hosmer-plans grid,joint,paper with --hosmer-share S
-adds allocations with releases of their own, for comparison.`,
+Privacy: one total --epsilon buys the ECDF of the scores (--ecdf-share of
+it) and one release of the positives' and negatives' prefix counts (the
+rest), from which come the ROC and PR curves, the AUC and — when the scores
+are probabilities on a grid within [0, 1] — the Hosmer–Lemeshow test
+(Q = 10, hosmer.GridPlan) at no extra ε (--hosmer-plans roc).
+--hosmer-plans grid,joint,paper with --hosmer-share S adds allocations with
+releases of their own, for comparison (replace-one only). Every release has
+δ = --delta per privacy unit; cascade and gaussian-tree need it positive.
+
+Neighbours: under --neighbours replace (the default) n is public and the
+analyst normalises the ECDF by it; under addremove the servers do not tell
+the analyst n, which normalises by the released noisy total instead. The
+output says which.`,
 		Example: `  fedecdf simulate
+  fedecdf simulate --neighbours addremove
+  fedecdf simulate --mechanism cascade --delta 1e-6
   fedecdf simulate --data ../shared/data/bank-full.csv --label y --positive yes
   fedecdf simulate --data ../shared/data/diabetic_data.csv --label readmitted --positive '!NO' --drop encounter_id,patient_nbr
   fedecdf simulate --data scores.csv --score score --label label --format json --out plots/`,
@@ -47,6 +59,13 @@ adds allocations with releases of their own, for comparison.`,
 			}
 			if format != "text" && format != "json" {
 				return fmt.Errorf("--format %q: want text or json", format)
+			}
+			var err error
+			if cfg.Neighbours, err = mechanism.ParseRelation(neighbours); err != nil {
+				return fmt.Errorf("--neighbours: %w", err)
+			}
+			if _, err := newMechanism(mechanism.Params{Name: cfg.Mechanism, Bins: cfg.Bins, Epsilon: cfg.Epsilon * cfg.ECDFShare, Delta: cfg.Delta, Relation: cfg.Neighbours}); err != nil {
+				return err
 			}
 			if p := newProgress(cfg.Data != "" || cfg.Parties >= 10000); p != nil {
 				cfg.Progress = p
@@ -61,15 +80,15 @@ adds allocations with releases of their own, for comparison.`,
 					return err
 				}
 				for _, p := range paths {
-					fmt.Fprintln(os.Stderr, "fedecdf: wrote", p)
+					fmt.Fprintln(cmd.ErrOrStderr(), "fedecdf: wrote", p)
 				}
 			}
 			if format == "json" {
-				enc := json.NewEncoder(os.Stdout)
+				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
 				return enc.Encode(r)
 			}
-			return r.WriteText(os.Stdout)
+			return r.WriteText(cmd.OutOrStdout())
 		},
 	}
 	f := cmd.Flags()
@@ -81,11 +100,13 @@ adds allocations with releases of their own, for comparison.`,
 	f.StringVar(&cfg.Positive, "positive", "", `positive label value of --data ("" means 0/1 labels, "!v" means not v)`)
 	f.StringSliceVar(&cfg.Drop, "drop", nil, "columns of --data that are not features (identifiers), comma-separated")
 	f.Float64Var(&cfg.TestFraction, "test-fraction", 0, "share of the table's rows held out and scored (default 0.3)")
-	f.Float64Var(&cfg.Epsilon, "epsilon", 1, "total privacy budget ε")
+	f.Float64Var(&cfg.Epsilon, "epsilon", 1, "total privacy budget ε (δ: see --delta)")
 	f.Float64Var(&cfg.ECDFShare, "ecdf-share", 0.25, "share of ε spent on the ECDF of the scores")
 	f.StringSliceVar(&cfg.HosmerPlans, "hosmer-plans", []string{"roc"}, "Hosmer–Lemeshow allocations: roc (from the ROC/PR release, no ε of its own), and with --hosmer-share: grid (its own {y, 1−y} release), joint (one release of y, 1−y, p), paper (dp-ecdf Algorithm 2's ε/(L+9))")
 	f.Float64Var(&cfg.HosmerShare, "hosmer-share", 0, "share of ε spent on the Hosmer–Lemeshow allocations grid, joint and paper (split evenly); the rest goes to the ROC/PR release")
-	f.StringVar(&cfg.Mechanism, "mechanism", "auto", "noise mechanism: tree, kary, cascade, gaussian-tree or auto")
+	f.StringVar(&cfg.Mechanism, "mechanism", "auto", "noise mechanism: "+strings.Join(mechanism.Names, ", "))
+	f.Float64Var(&cfg.Delta, "delta", 0, "δ of every release, per privacy unit: cascade and gaussian-tree need δ > 0 (auto considers them only then)")
+	f.StringVar(&neighbours, "neighbours", "replace", "neighbouring relation: replace (n public) or addremove (the analyst normalises by a noisy total)")
 	f.IntVar(&cfg.Bins, "bins", 256, "number of bins N of the grid")
 	f.Float64Var(&cfg.Min, "min", 0, "grid minimum")
 	f.Float64Var(&cfg.Max, "max", 1, "grid maximum")
@@ -94,5 +115,5 @@ adds allocations with releases of their own, for comparison.`,
 	f.StringVar(&cfg.Smoothing, "smooth", "l2", "smoothing of the private curves: "+strings.Join(smooth.Methods, ", ")+" (tree-l2 needs every prefix)")
 	f.StringVar(&format, "format", "text", "output format: text or json")
 	f.StringVar(&out, "out", "", "directory for PNG plots (none by default)")
-	rootCmd.AddCommand(cmd)
+	return cmd
 }

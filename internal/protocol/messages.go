@@ -104,7 +104,9 @@ type CreateRelease struct {
 
 // ReleaseCreated answers CreateRelease. NeedIDs asks the leader for its
 // full list of report IDs; otherwise Missing lists the leader's IDs the
-// helper does not hold, and Reports is the size of the agreed set.
+// helper does not hold, and Reports is the size of the agreed set — to
+// the analyst only under replace-one, where it is public; the leader
+// sends analysts 0 for an add/remove release (server: hidesReports).
 type ReleaseCreated struct {
 	Reports int
 	NeedIDs bool
@@ -124,9 +126,11 @@ type Query struct {
 
 // Answer carries, per queried prefix, a server's noisy share (helper to
 // leader) or the combined noisy sum (leader to analyst), as two's
-// complement mod 2^64, the number of reports summed, and the mechanism
-// the release was created with (its noise pattern and guarantee), so a
-// reader of an old release need not know how it was made.
+// complement mod 2^64, the number of reports summed (0 from the leader
+// to the analyst under add/remove, where it is private: see
+// ReleaseCreated), and the mechanism the release was created with (its
+// noise pattern and guarantee), so a reader of an old release need not
+// know how it was made.
 type Answer struct {
 	Reports   int
 	Values    []uint64
