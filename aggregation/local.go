@@ -58,7 +58,7 @@ type Local struct {
 // neighbouring relation than the dataset's (LocalConfig.Policy.Relation).
 func (l *Local) NewRelease(ctx context.Context, spec ReleaseSpec) (*Release, error) {
 	if r := spec.Mechanism.Relation; r != l.neighbours {
-		return nil, fmt.Errorf("release under %s neighbours refused: the dataset is released under %s neighbours", r, l.neighbours)
+		return nil, fmt.Errorf("aggregation: release under %s neighbours refused: %w: the dataset is released under %s neighbours", r, server.ErrPolicy, l.neighbours)
 	}
 	return l.UStat.NewRelease(ctx, spec)
 }
