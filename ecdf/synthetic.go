@@ -20,7 +20,7 @@ const PoissonBins = 1 << 15
 // PoissonGrid(n) as its grid, and Values to list its instances.
 func PoissonHistogram(lambda float64, n int, seed uint64) ([]int64, error) {
 	if math.IsNaN(lambda) || math.IsInf(lambda, 0) || lambda <= 0 {
-		return nil, fmt.Errorf("Poisson rate λ = %g is not a positive finite number", lambda)
+		return nil, fmt.Errorf("ecdf: Poisson rate λ = %g is not a positive finite number", lambda)
 	}
 	if n < 1 || n > maxBins {
 		return nil, fmt.Errorf("number of values %d is not in [1, %d]", n, maxBins)

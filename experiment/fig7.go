@@ -51,7 +51,7 @@ func Fig7(ctx context.Context, cfg Config) ([]*Figure, error) {
 		}
 		seconds, ratios, err := timeMethods(ctx, p.Curve(), m, pr)
 		if err != nil {
-			return nil, fmt.Errorf("N = %d: %w", n, err)
+			return nil, fmt.Errorf("fig7: N = %d: %w", n, err)
 		}
 		for k := range smoothingMethods {
 			a, r := &abs.Series[k], &rel.Series[k]
