@@ -70,15 +70,15 @@ func exactFraction(what string, x float64) (*big.Rat, error) {
 	return r, nil
 }
 
-// RoundUpScale returns the least float64 x ≥ target that is a multiple
-// of 2^−62: the least scale (or σ²) at least target that the samplers
-// represent exactly (NewDiscreteLaplace, NewDiscreteGaussian). Above
-// 2^−10 it is target rounded up to the next float64; below, where a
-// float64 can be finer than 2^−62, it is ⌈target·2^62⌉·2^−62, at least
-// 2^−62. Noise of a larger scale than needed is still private at the
-// claimed level, so calibrations round up, never to nearest. target
-// must be positive; a target beyond the float64 range gives +Inf, which
-// the samplers refuse.
+// RoundUpScale returns the least positive float64 x ≥ target that is a
+// multiple of 2^−62: the least scale (or σ²) at least target that the
+// samplers represent exactly (NewDiscreteLaplace, NewDiscreteGaussian).
+// Above 2^−10 it is target rounded up to the next float64; below, where
+// a float64 can be finer than 2^−62, it is ⌈target·2^62⌉·2^−62, and at
+// least 2^−62 (also for a target ≤ 0). Noise of a larger scale than
+// needed is still private at the claimed level, so calibrations round
+// up, never to nearest. A target beyond the float64 range gives +Inf,
+// which the samplers refuse.
 func RoundUpScale(target *big.Rat) float64 {
 	x, exact := target.Float64()
 	if !exact && new(big.Rat).SetFloat64(x).Cmp(target) < 0 {
@@ -89,6 +89,9 @@ func RoundUpScale(target *big.Rat) float64 {
 	}
 	k := new(big.Int).Lsh(target.Num(), 62)
 	k.Add(k, target.Denom()).Sub(k, big.NewInt(1)).Quo(k, target.Denom()) // ⌈target·2^62⌉ ≤ 2^52
+	if k.Sign() <= 0 {
+		return 0x1p-62
+	}
 	return math.Ldexp(float64(k.Uint64()), -62)
 }
 

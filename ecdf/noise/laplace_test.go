@@ -199,6 +199,7 @@ func TestRoundUpScale(t *testing.T) {
 		{"2^-40", new(big.Rat).SetFloat64(0x1p-40), 0x1p-40},
 		{"below 2^-62", big.NewRat(1, 3<<61), 0x1p-62},
 		{"far below float64", new(big.Rat).SetFrac(big.NewInt(1), new(big.Int).Lsh(big.NewInt(1), 2000)), 0x1p-62},
+		{"zero", new(big.Rat), 0x1p-62},
 		{"2^64 times a third", new(big.Rat).SetFrac(new(big.Int).Lsh(big.NewInt(1), 64), big.NewInt(3)), math.Nextafter(0x1p64/3, math.Inf(1))},
 	} {
 		t.Run(c.name, func(t *testing.T) {
