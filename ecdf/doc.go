@@ -28,8 +28,9 @@
 // A mechanism (package mechanism) adds to each prefix count a
 // data-independent integer noise η(i), linear in secret node noises: for
 // the tree mechanism of dp-ecdf Eq. 2, η(i) = Σ_{l=0..L} η_{⌈i/2^l⌉,l}
-// with η_{j,l} ~ Lap((L+1)/ε) and L = ⌈log2 N⌉, which makes all N values
-// ε-DP (Theorem 3.1). The released quantity is
+// with η_{j,l} ~ Lap_Z(L/ε) and L = ⌈log2 N⌉, which makes all N values
+// ε-DP under replace-one (Theorem 3.1 proves it for Lap((L+1)/ε); the
+// exact sensitivity is L, package mechanism). The released quantity is
 //
 //	F̂(τ_i) = (c_i + η(i)) / n,
 //

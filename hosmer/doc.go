@@ -38,9 +38,14 @@
 //
 // PaperPlan keeps this split on the prefix releases of the aggregation
 // layer: a Count release at (L+1)ε' (a replace-one tree at that ε has
-// exactly Lap(1/ε') nodes), and one release of {Label, Probability} at
+// Lap(L/((L+1)ε')) nodes, a little less noise than the paper's Lap(1/ε'),
+// since the tree's exact replace-one sensitivity is L, not Theorem 3.1's
+// L + 1: package mechanism), and one release of {Label, Probability} at
 // 4ε' per component, 8ε' in total, which also pays for O_0 and E_0
-// because the group sizes come from the Count release.
+// because the group sizes come from the Count release. The Probability
+// component's noise is calibrated by its fixed-point sensitivity
+// (protocol.ComponentMechanism), so the plan holds for the (ε, δ)
+// mechanisms too.
 //
 // (The paper's 8ε' is itself loose: an instance adds (y, 1−y, p, 1−p) to
 // its group's four statistics, of ℓ1 norm exactly 2, so a replacement

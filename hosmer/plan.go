@@ -33,7 +33,9 @@ type Plan struct {
 // PaperPlan is the allocation of dp-ecdf Algorithm 2 (line 3 and the
 // proof of Theorem 5.1, Appendix 0.A.2): ε' = ε/(L+9) with L = ⌈log2 N⌉;
 // the ECDF of predicted probabilities for the quantiles is a tree release
-// with Lap(1/ε') node noise, (L+1)ε'-DP by Theorem 3.1; the group
+// with Lap(1/ε') node noise, (L+1)ε'-DP by Theorem 3.1 (here a release
+// at (L+1)ε', whose node noise Lap(L/((L+1)ε')) is a little smaller since
+// the tree's exact sensitivity is L); the group
 // statistics get 8ε', since one replaced instance touches two groups and
 // four statistics (O_0, O_1, E_0, E_1) in each, ε' each. Here the group
 // sizes come from the count release (free), so O_0 = Size − O_1 and

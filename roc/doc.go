@@ -36,8 +36,8 @@
 // So if each vector's release is ε/2-DP both for a move and for one
 // added or removed instance, the pair is ε-DP by sequential composition
 // (the label flip is the worst case: ε/2 + ε/2). Both usual calibrations
-// satisfy this: a replace-one tree at ε/2 (Δ = L+1 for a move, and
-// ⌈(L+1)/2⌉ ≤ L+1 for an added instance, mechanism package), or an
+// satisfy this: a replace-one tree at ε/2 (Δ = L for a move, and
+// ⌈(L+1)/2⌉ ≤ L for an added instance when L ≥ 1, mechanism package), or an
 // add/remove mechanism at ε/4 per added or removed instance, a move
 // being one removal and one addition.
 //

@@ -3,12 +3,51 @@ package mechanism
 import (
 	"fmt"
 	"math"
+	"math/big"
+
+	"github.com/fedecdf/fedecdf/ecdf/noise"
 )
 
-// This file holds the (ε, δ) calibrations of the approximate mechanisms.
-// Each takes a sensitivity and the target (ε, δ) and returns a noise
-// parameter; each is checked in calibrate_test.go against its defining
-// condition.
+// This file holds the calibrations of the mechanisms. Each takes a
+// sensitivity and the target (ε, δ) and returns a noise parameter; each
+// is checked in calibrate_test.go against its defining condition.
+//
+// Rounding. Every noise parameter is rounded up, never to nearest: the
+// Laplace scale b of a sensitivity Δ at ε is the least exactly sampled
+// scale with b·ε ≥ Unit·Δ, checked in exact rational arithmetic
+// (noise.RoundUpScale), and the Gaussian σ² the least with
+// σ²·2ρ ≥ Unit²·M, so the realised ε never exceeds the claim; and a
+// scale finer than the samplers represent (2^−62) becomes 2^−62 (more
+// noise, still ε-DP), so a huge ε gives noise that is 0 except with
+// negligible probability instead of an error.
+
+// ratOf returns x as an exact rational.
+func ratOf(x float64) *big.Rat { return new(big.Rat).SetFloat64(x) }
+
+// ratUnit returns the rational u (u = Params.unit()).
+func ratUnit(u uint64) *big.Rat { return new(big.Rat).SetInt(new(big.Int).SetUint64(u)) }
+
+// laplaceScale returns the node scale of a discrete Laplace noise for ℓ1
+// sensitivity sens (in units of one record) at ε: the least exactly
+// sampled b with b·ε ≥ unit·sens.
+func laplaceScale(unit uint64, sens, epsilon *big.Rat) float64 {
+	target := new(big.Rat).Mul(ratUnit(unit), sens)
+	return noise.RoundUpScale(target.Quo(target, epsilon))
+}
+
+// gaussianSigma2 returns the variance parameter of discrete Gaussian
+// noise for squared ℓ2 sensitivity l2Squared (in units of one record)
+// at zCDP parameter ρ: the least exactly sampled σ² with
+// σ²·2ρ ≥ unit²·l2Squared.
+func gaussianSigma2(unit uint64, l2Squared *big.Rat, rho float64) float64 {
+	u := ratUnit(unit)
+	target := new(big.Rat).Mul(l2Squared, u)
+	target.Mul(target, u)
+	if math.IsInf(rho, 1) {
+		return noise.RoundUpScale(new(big.Rat)) // any σ² is ∞-zCDP: the finest
+	}
+	return noise.RoundUpScale(target.Quo(target, new(big.Rat).Mul(ratOf(rho), big.NewRat(2, 1))))
+}
 
 // checkApprox validates an (ε, δ) target with δ in (0, 1).
 func checkApprox(epsilon, delta float64) error {
@@ -134,25 +173,37 @@ func ZCDPRho(epsilon, delta float64) (float64, error) {
 	if err := checkApprox(epsilon, delta); err != nil {
 		return 0, err
 	}
-	// ρ ↦ ZCDPDelta(ρ, ε) is increasing; bisect on 1/ρ.
+	// ρ ↦ ZCDPDelta(ρ, ε) is increasing; bisect on 1/ρ, then round 1/x
+	// down so that ρ ≤ 1/x exactly.
 	inv := leastSatisfying(func(x float64) bool { return ZCDPDelta(1/x, epsilon) <= delta }, 1/epsilon)
-	return 1 / inv, nil
+	rho := 1 / inv
+	if new(big.Rat).Mul(ratOf(rho), ratOf(inv)).Cmp(big.NewRat(1, 1)) > 0 {
+		rho = math.Nextafter(rho, 0)
+	}
+	return rho, nil
 }
 
 // DiscreteGaussianSigma2 returns the variance parameter σ² of discrete
 // Gaussian noise N_Z(0, σ²) (independent per coordinate, unit-scaled)
 // for a query whose integer shifts have ‖χ‖₂² ≤ l2Squared: each
 // coordinate is χ_j²/(2σ²)-zCDP (CKS20 Thm 4), they add up to
-// ρ = l2Squared/(2σ²), and σ² = l2Squared/(2·ZCDPRho(ε, δ)).
+// ρ = l2Squared/(2σ²), and σ² = l2Squared/(2·ZCDPRho(ε, δ)), rounded
+// up to an exactly sampled value (noise.RoundUpScale).
 func DiscreteGaussianSigma2(l2Squared, epsilon, delta float64) (float64, error) {
 	if err := checkSensitivity("squared ℓ2 sensitivity", l2Squared); err != nil {
 		return 0, err
 	}
+	return discreteGaussianSigma2(1, ratOf(l2Squared), epsilon, delta)
+}
+
+// discreteGaussianSigma2 is DiscreteGaussianSigma2 for an exact squared
+// sensitivity l2Squared and Params.Unit unit.
+func discreteGaussianSigma2(unit uint64, l2Squared *big.Rat, epsilon, delta float64) (float64, error) {
 	rho, err := ZCDPRho(epsilon, delta)
 	if err != nil {
 		return 0, err
 	}
-	return l2Squared / (2 * rho), nil
+	return gaussianSigma2(unit, l2Squared, rho), nil
 }
 
 // LaplaceL2Scale returns the scale Δ₂/a_{ε,δ} of count-on-your-elders
@@ -163,7 +214,11 @@ func DiscreteGaussianSigma2(l2Squared, epsilon, delta float64) (float64, error) 
 // the positive root of ε = a²/2 + a·√(2 ln(1/δ)): Laplace noise of this
 // scale on every coordinate is (ε, δ)-DP for ε, δ in (0, 1). The proof
 // composes per-coordinate ε_j = |χ_j|/scale guarantees (Lemma 20), so it
-// holds for the discrete Laplace on integer shifts as well.
+// holds for the discrete Laplace on integer shifts as well. The scale
+// is rounded up: a, computed in floating point to a few units in the
+// last place, is first lowered by a relative 2^−50, and the scale is the
+// least float64 with scale·a ≥ Δ₂ exactly, so the realised ε at this
+// scale is at most ε.
 func LaplaceL2Scale(l2Sensitivity, epsilon, delta float64) (float64, error) {
 	if err := checkSensitivity("ℓ2 sensitivity", l2Sensitivity); err != nil {
 		return 0, err
@@ -177,7 +232,21 @@ func LaplaceL2Scale(l2Sensitivity, epsilon, delta float64) (float64, error) {
 	l := math.Log(1 / delta)
 	x := epsilon / l
 	a := math.Sqrt(2*l) * x / (math.Sqrt(1+x) + 1) // √(1+x) − 1 without cancellation
-	return l2Sensitivity / a, nil
+	a *= 1 - 0x1p-50
+	scale := l2Sensitivity / a
+	if new(big.Rat).Mul(ratOf(scale), ratOf(a)).Cmp(ratOf(l2Sensitivity)) < 0 {
+		scale = math.Nextafter(scale, math.Inf(1))
+	}
+	return scale, nil
+}
+
+// sqrtUp returns the least float64 s with s² ≥ n.
+func sqrtUp(n int) float64 {
+	s := math.Sqrt(float64(n))
+	if r := ratOf(s); r.Mul(r, r).Cmp(big.NewRat(int64(n), 1)) < 0 {
+		s = math.Nextafter(s, math.Inf(1))
+	}
+	return s
 }
 
 // LaplaceTheorem3Epsilon returns the ε of count-on-your-elders Theorem 3

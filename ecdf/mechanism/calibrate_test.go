@@ -2,6 +2,7 @@ package mechanism
 
 import (
 	"math"
+	"math/big"
 	"strings"
 	"testing"
 )
@@ -90,10 +91,15 @@ func TestZCDP(t *testing.T) {
 	}
 }
 
+// TestDiscreteGaussianSigma2 checks that σ² is 6/(2ρ) rounded up: the
+// least float64 with σ²·2ρ ≥ 6 in exact arithmetic.
 func TestDiscreteGaussianSigma2(t *testing.T) {
 	rho, _ := ZCDPRho(1, 1e-9)
-	if got, _ := DiscreteGaussianSigma2(6, 1, 1e-9); got != 6/(2*rho) {
-		t.Errorf("σ² = %v, want 6/(2ρ) = %v", got, 6/(2*rho))
+	got, _ := DiscreteGaussianSigma2(6, 1, 1e-9)
+	twoRho := new(big.Rat).Mul(ratOf(rho), big.NewRat(2, 1))
+	if new(big.Rat).Mul(ratOf(got), twoRho).Cmp(big.NewRat(6, 1)) < 0 ||
+		new(big.Rat).Mul(ratOf(math.Nextafter(got, 0)), twoRho).Cmp(big.NewRat(6, 1)) >= 0 {
+		t.Errorf("σ² = %v, want 6/(2ρ) = %v rounded up", got, 6/(2*rho))
 	}
 	if _, err := DiscreteGaussianSigma2(0, 1, 1e-9); err == nil {
 		t.Error("zero sensitivity accepted")

@@ -3,8 +3,8 @@ package mechanism
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"math/bits"
-	"sync"
 
 	"github.com/fedecdf/fedecdf/ecdf/noise"
 )
@@ -49,7 +49,12 @@ import (
 //     at h = L: M = 2(L+1)/3 (about twice the add/remove value).
 //
 // σ² = M/(2ρ) with ρ = ZCDPRho(ε, δ) (DiscreteGaussianSigma2); for ε ≤ 1
-// it is below Theorem 3.8's continuous bound 2M·ln(2/δ)/ε².
+// it is below Theorem 3.8's continuous bound 2M·ln(2/δ)/ε². With Unit
+// integer units per record (Params.Unit) a record shifts the statistics
+// by at most Unit times as much, so R has σ_R² = Unit²·M/(2ρ) and D
+// σ_D² = 3·Unit²·M/(2ρ), each computed exactly from the rational M and
+// rounded up to an exactly sampled value (never below its target, so
+// ρ = Σ s_j²/(2σ_j²) stays at most the target).
 //
 // Variance. Var(S_t) = Var(R)(t/2^L)² + Var(D)·Σ_d (min(a_d, s_d−a_d)/s_d)²
 // with the exact discrete variances. The rounding error e = round(S_t) −
@@ -61,8 +66,11 @@ import (
 // lean on S_t's sign). Hence PrefixVariance = Var(S_t) + (4^m + 2)/(12·4^m)
 // for m ≥ 1 (1/12 in the limit, 1/8 for m = 1), up to that e^{−3π²σ²/2}.
 //
-// Memory. A prefix needs R and the L values D on the path of bin t, each
-// drawn from its own stream: a release holds only the nodes queried.
+// Release. NewRelease draws all 2^L variables R and D_v, each from its
+// own stream; a prefix needs R and the L values D on the path of bin t.
+// 2^L·S_t is summed exactly in 128-bit arithmetic and the rounded noise
+// returned modulo 2^64, the share domain (it fits an int64 except with
+// negligible probability, see MaxPrefixStdDev).
 type Cascade struct {
 	bins, levels     int
 	epsilon, delta   float64
@@ -77,14 +85,14 @@ type Cascade struct {
 const (
 	// cascadeNoiseDomain is the ASCII "casc".
 	cascadeNoiseDomain uint32 = 0x63617363
-	// maxCascadeBins and maxCascadeSigma2 keep 2^L·Σ|coef·Z| far below
-	// 2^63 (|Z| > 2^27 has probability below e^{−9000} at σ² ≤ 10^12).
-	maxCascadeBins   = 1 << 30
-	maxCascadeSigma2 = 1e12
+	// maxCascadeBins keeps the coefficients of 2^L·S_t below 2^31.
+	maxCascadeBins = 1 << 30
 )
 
 // NewCascade returns Cascade Sampling for p.Bins prefixes, (ε, δ) =
-// (p.Epsilon, p.Delta) under p.Relation; δ must be in (0, 1).
+// (p.Epsilon, p.Delta) under p.Relation, with p.Unit integer units per
+// record; δ must be in (0, 1). It returns an error wrapping
+// ErrNoiseTooLarge if the prefix noise would exceed MaxPrefixStdDev.
 func NewCascade(p Params) (*Cascade, error) {
 	if err := checkParams("cascade", p); err != nil {
 		return nil, err
@@ -98,17 +106,21 @@ func NewCascade(p Params) (*Cascade, error) {
 	L := bits.Len(uint(p.Bins - 1))
 	c := &Cascade{bins: p.Bins, levels: L, epsilon: p.Epsilon, delta: p.Delta, relation: p.Relation,
 		mahalanobis: CascadeMahalanobis(L, p.Relation)}
-	var err error
-	if c.sigma2, err = DiscreteGaussianSigma2(c.mahalanobis, p.Epsilon, p.Delta); err != nil {
+	rho, err := ZCDPRho(p.Epsilon, p.Delta)
+	if err != nil {
 		return nil, fmt.Errorf("cascade: %w", err)
 	}
-	if c.sigma2 > maxCascadeSigma2 {
-		return nil, fmt.Errorf("cascade: epsilon %v, delta %v: σ² = %.3g exceeds the supported 10^12", p.Epsilon, p.Delta, c.sigma2)
+	m := cascadeMahalanobis(L, p.Relation)
+	c.sigma2 = gaussianSigma2(p.unit(), m, rho)
+	diffSigma2 := gaussianSigma2(p.unit(), m.Mul(m, big.NewRat(3, 1)), rho)
+	// Var(S_t) ≤ σ_R² + σ_D²·L/4, plus the rounding's 1/8.
+	if err := checkNoise("cascade", p, c.sigma2+diffSigma2*float64(L)/4+1.0/8); err != nil {
+		return nil, err
 	}
 	if c.root, err = noise.NewDiscreteGaussian(c.sigma2); err != nil {
 		return nil, fmt.Errorf("cascade: %w", err)
 	}
-	if c.diff, err = noise.NewDiscreteGaussian(3 * c.sigma2); err != nil {
+	if c.diff, err = noise.NewDiscreteGaussian(diffSigma2); err != nil {
 		return nil, fmt.Errorf("cascade: %w", err)
 	}
 	c.rootVar, c.diffVar = c.root.Variance(), c.diff.Variance()
@@ -125,10 +137,17 @@ func NewCascade(p Params) (*Cascade, error) {
 // with L = 0 there is a single bin and no two distinct values, and 1 is
 // returned).
 func CascadeMahalanobis(L int, r Relation) float64 {
+	m, _ := cascadeMahalanobis(L, r).Float64()
+	return m
+}
+
+// cascadeMahalanobis is CascadeMahalanobis as an exact rational:
+// (L + 3)/3 or 2(L + 1)/3.
+func cascadeMahalanobis(L int, r Relation) *big.Rat {
 	if r == AddRemove || L == 0 {
-		return 1 + float64(L)/3
+		return big.NewRat(int64(L+3), 3)
 	}
-	return 2 * float64(L+1) / 3
+	return big.NewRat(int64(2*(L+1)), 3)
 }
 
 // Name returns "cascade".
@@ -149,7 +168,8 @@ func (c *Cascade) Relation() Relation { return c.relation }
 // Levels returns L = ⌈log2 N⌉.
 func (c *Cascade) Levels() int { return c.levels }
 
-// Sigma2 returns σ², the variance parameter of the root and of every Y_v.
+// Sigma2 returns σ², the variance parameter of the root and of every Y_v
+// (in integer units: Unit²·M/(2ρ), rounded up).
 func (c *Cascade) Sigma2() float64 { return c.sigma2 }
 
 // Mahalanobis returns M = max ΔᵀC⁻¹Δ, the squared ℓ2 sensitivity in
@@ -229,55 +249,63 @@ func (c *Cascade) checkPrefix(i int) {
 	}
 }
 
-// NewRelease returns the release whose variables R and D_v are drawn, on
-// first use, from noise.Seed(seed).Stream(domain "casc", node).
+// NewRelease draws all 2^L variables of a release, R (node 0) and D_v
+// (node v), from noise.Seed(seed).Stream(domain "casc", node).
 func (c *Cascade) NewRelease(seed [32]byte) Release {
-	return &cascadeRelease{c: c, vars: newNodeNoises(seed, cascadeNoiseDomain)}
+	return &cascadeRelease{c: c, vars: drawNodes(seed, cascadeNoiseDomain, c.Nodes(), identity, func(node int) sampler {
+		if node == 0 {
+			return c.root
+		}
+		return c.diff
+	})}
 }
 
-// cascadeRelease caches the variables drawn so far. It is safe for
-// concurrent use.
+// cascadeRelease holds R (vars[0]) and every D_v (vars[v]) of one
+// release. It is read-only, hence safe for concurrent use.
 type cascadeRelease struct {
 	c    *Cascade
-	mu   sync.Mutex
-	vars nodeNoises
+	vars []int64
 }
 
-// PrefixNoise returns round(S_i), ties to even. It panics unless
-// 1 ≤ i ≤ N.
+// PrefixNoise returns round(S_i), ties to even, modulo 2^64. It panics
+// unless 1 ≤ i ≤ N.
 func (r *cascadeRelease) PrefixNoise(i int) int64 {
 	r.c.checkPrefix(i)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return roundDyadic(r.scaledPrefix(i), r.c.levels)
+	return r.scaledPrefix(i).roundDyadic(r.c.levels)
 }
 
 // scaledPrefix returns 2^L·S_t exactly.
-func (r *cascadeRelease) scaledPrefix(t int) int64 {
-	var num int64
-	r.c.coefficients(t, func(node int, coef int64) { num += coef * r.variable(node) })
+func (r *cascadeRelease) scaledPrefix(t int) int128 {
+	var num int128
+	r.c.coefficients(t, func(node int, coef int64) { num.addMul(uint64(coef), r.vars[node]) })
 	return num
 }
 
-// variable returns R (node 0) or D_v (node v ≥ 1).
-func (r *cascadeRelease) variable(node int) int64 {
-	if node == 0 {
-		return r.vars.get(0, r.c.root)
+// int128 is a signed 128-bit integer in two's complement, hi:lo.
+type int128 struct{ hi, lo uint64 }
+
+// addMul adds c·v to x.
+func (x *int128) addMul(c uint64, v int64) {
+	hi, lo := bits.Mul64(c, uint64(v))
+	if v < 0 {
+		hi -= c // uint64(v) = v + 2^64
 	}
-	return r.vars.get(node, r.c.diff)
+	var carry uint64
+	x.lo, carry = bits.Add64(x.lo, lo, 0)
+	x.hi += hi + carry
 }
 
-// roundDyadic returns num/2^L rounded to the nearest integer, ties to
-// even.
-func roundDyadic(num int64, L int) int64 {
+// roundDyadic returns x/2^L (0 ≤ L ≤ 62) rounded to the nearest integer,
+// ties to even, modulo 2^64, without branching on x (the answer's time
+// must not depend on the noise).
+func (x int128) roundDyadic(L int) int64 {
 	if L == 0 {
-		return num
+		return int64(x.lo)
 	}
-	q := num >> L // floor
-	rem := num - q<<L
-	half := int64(1) << (L - 1)
-	if rem > half || (rem == half && q&1 == 1) {
-		q++
-	}
-	return q
+	q := x.lo>>L | x.hi<<(64-L) // ⌊x/2^L⌋ mod 2^64
+	rem := x.lo & (1<<L - 1)
+	half := uint64(1) << (L - 1)
+	above := (half - rem) >> 63     // rem > half (both below 2^62)
+	tie := ((rem ^ half) - 1) >> 63 // rem = half
+	return int64(q + (above | tie&q&1))
 }

@@ -174,9 +174,9 @@ func TestCascadeReleaseFollowsAlgorithm1(t *testing.T) {
 		rel := c.NewRelease(karySeed(bins)).(*cascadeRelease)
 		n := 1 << c.levels
 		x := make([]float64, 2*n)
-		x[1] = float64(rel.variable(0))
+		x[1] = float64(rel.vars[0])
 		for v := 1; v < n; v++ {
-			d := float64(rel.variable(v))
+			d := float64(rel.vars[v])
 			x[2*v], x[2*v+1] = x[v]/2+d/2, x[v]/2-d/2
 			if x[2*v]+x[2*v+1] != x[v] {
 				t.Fatalf("N=%d node %d: children sum %v, parent %v", bins, v, x[2*v]+x[2*v+1], x[v])
@@ -185,7 +185,7 @@ func TestCascadeReleaseFollowsAlgorithm1(t *testing.T) {
 		var sum float64
 		for i := 1; i <= bins; i++ {
 			sum += x[n+i-1]
-			exact := math.Ldexp(float64(rel.scaledPrefix(i)), -c.levels)
+			exact := math.Ldexp(rel.scaledPrefix(i).toFloat(t), -c.levels)
 			if exact != sum {
 				t.Fatalf("N=%d prefix %d: S = %v, Σ leaves = %v", bins, i, exact, sum)
 			}
@@ -196,17 +196,40 @@ func TestCascadeReleaseFollowsAlgorithm1(t *testing.T) {
 	}
 }
 
+// toFloat returns x as a float64; x must fit an int64.
+func (x int128) toFloat(t testing.TB) float64 {
+	t.Helper()
+	if int64(x.hi) != int64(x.lo)>>63 {
+		t.Fatalf("int128 %x:%x does not fit an int64", x.hi, x.lo)
+	}
+	return float64(int64(x.lo))
+}
+
+// TestRoundDyadic checks the 128-bit sum c1·v1 + c2·v2 and its rounding
+// x/2^L, ties to even, with sums beyond 2^64 in both signs.
 func TestRoundDyadic(t *testing.T) {
 	for _, c := range []struct {
-		num  int64
+		c1   uint64
+		v1   int64
+		c2   uint64
+		v2   int64
 		L    int
 		want int64
 	}{
-		{5, 0, 5}, {1, 1, 0}, {3, 1, 2}, {-1, 1, 0}, {-3, 1, -2}, {5, 2, 1}, {6, 2, 2}, {7, 2, 2},
-		{-5, 2, -1}, {-6, 2, -2}, {-7, 2, -2}, {10, 2, 2}, {-10, 2, -2}, {1 << 40, 20, 1 << 20},
+		{1, 5, 0, 0, 0, 5}, {1, 1, 0, 0, 1, 0}, {1, 3, 0, 0, 1, 2}, {1, -1, 0, 0, 1, 0}, {1, -3, 0, 0, 1, -2},
+		{1, 5, 0, 0, 2, 1}, {1, 6, 0, 0, 2, 2}, {1, 7, 0, 0, 2, 2}, {1, -5, 0, 0, 2, -1}, {1, -6, 0, 0, 2, -2},
+		{1, -7, 0, 0, 2, -2}, {1, 10, 0, 0, 2, 2}, {1, -10, 0, 0, 2, -2}, {1, 1 << 40, 0, 0, 20, 1 << 20},
+		{1 << 40, 1 << 40, 1, 3 << 19, 20, 1<<60 + 2},            // 2^80 + 1.5·2^20: tie, to even
+		{1 << 40, -(1 << 40), 1, -(5 << 18), 20, -(1 << 60) - 1}, // −2^80 − 1.25·2^20
+		{1 << 35, 1 << 35, 1, 1 << 29, 30, 1 << 40},              // 2^70 + 2^29: tie, to even
+		{1 << 35, -(1 << 35), 1, -(3 << 29), 30, -(1 << 40) - 2}, // −2^70 − 1.5·2^30: tie, to even
+		{1 << 30, -(1 << 62), 1 << 30, 1 << 62, 30, 0},           // cancels beyond 2^64
 	} {
-		if got := roundDyadic(c.num, c.L); got != c.want {
-			t.Errorf("round(%d/2^%d) = %d, want %d", c.num, c.L, got, c.want)
+		var x int128
+		x.addMul(c.c1, c.v1)
+		x.addMul(c.c2, c.v2)
+		if got := x.roundDyadic(c.L); got != c.want {
+			t.Errorf("round((%d·%d + %d·%d)/2^%d) = %d, want %d", c.c1, c.v1, c.c2, c.v2, c.L, got, c.want)
 		}
 	}
 }
@@ -223,7 +246,7 @@ func TestCascadeMonteCarlo(t *testing.T) {
 	for r := range runs {
 		rel := c.NewRelease(karySeed(r)).(*cascadeRelease)
 		for j, i := range prefixes {
-			s := math.Ldexp(float64(rel.scaledPrefix(i)), -c.levels)
+			s := math.Ldexp(rel.scaledPrefix(i).toFloat(t), -c.levels)
 			x := float64(rel.PrefixNoise(i))
 			sq[j] += x * x
 			e2[j] += (x - s) * (x - s)
@@ -319,7 +342,7 @@ func TestCascadeRejectsBadParams(t *testing.T) {
 		{Params{Bins: 0, Epsilon: 1, Delta: 1e-6}, "bins 0"},
 		{Params{Bins: 1 << 31, Epsilon: 1, Delta: 1e-6}, "bins 2147483648"},
 		{Params{Bins: 8, Epsilon: math.Inf(1), Delta: 1e-6}, "epsilon +Inf"},
-		{Params{Bins: 8, Epsilon: 1e-12, Delta: 1e-12}, "epsilon 1e-12, delta 1e-12: σ²"},
+		{Params{Bins: 8, Epsilon: 1e-6, Delta: 1e-12, Unit: 1 << 32}, "epsilon 1e-06"},
 		{Params{Bins: 8, Epsilon: 1, Delta: 1e-6, Relation: Relation(3)}, "Relation(3)"},
 	} {
 		if _, err := NewCascade(c.p); err == nil || !strings.Contains(err.Error(), c.want) {

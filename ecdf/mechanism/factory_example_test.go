@@ -30,8 +30,8 @@ func ExampleNew() {
 	_, err = mechanism.New(mechanism.Params{Name: "laplace", Bins: 8, Epsilon: 1})
 	fmt.Println(err)
 	// Output:
-	// kary(k=17)    ε=1 δ=0 replace: mean prefix variance 0.25× tree's
-	// kary(k=32)    ε=1 δ=0 replace: mean prefix variance 0.21× tree's
-	// cascade       ε=1 δ=1e-09 replace: mean prefix variance 0.18× tree's
+	// kary(k=17)    ε=1 δ=0 replace: mean prefix variance 0.29× tree's
+	// kary(k=32)    ε=1 δ=0 replace: mean prefix variance 0.24× tree's
+	// cascade       ε=1 δ=1e-09 replace: mean prefix variance 0.21× tree's
 	// unknown mechanism "laplace" (valid: tree, kary, cascade, gaussian-tree, auto)
 }

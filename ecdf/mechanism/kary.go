@@ -2,7 +2,8 @@ package mechanism
 
 import (
 	"fmt"
-	"math"
+	"math/big"
+	"slices"
 	"sync"
 
 	"github.com/fedecdf/fedecdf/ecdf/noise"
@@ -31,9 +32,11 @@ import (
 // 1…T_h, each node appears in every walk with the same sign.
 //
 // Noise. Every used node gets an independent exact discrete Laplace
-// Lap_Z(Δ/ε) (package noise); prefix t is the signed sum of its walk's
-// noisy nodes, so its variance is exactly ‖t‖₁·2r/(1−r)², r = e^{−ε/Δ}
-// (Lemma 14 with the discrete Laplace variance in place of 2(Δ/ε)²).
+// Lap_Z(b), b = Unit·Δ/ε rounded up to an exactly sampled scale (package
+// noise), all drawn by NewRelease; prefix t is the signed sum of its
+// walk's noisy nodes, so its variance is exactly ‖t‖₁·2r/(1−r)²,
+// r = e^{−1/b} (Lemma 14 with the discrete Laplace variance in place of
+// 2(Δ/ε)²).
 //
 // Privacy. The released prefixes are a post-processing of the noisy
 // used-node values; a neighbour shifts the vector of true used-node
@@ -57,9 +60,11 @@ import (
 //     equality for most N (2h − 1 when k = 3: only one child of the root
 //     is used); kary_test.go checks it against every pair for small k, N.
 //
-// With δ > 0 and ε ≤ 1 the node scale is instead min(Δ/ε, Δ₂/a_{ε,δ})
-// (Theorem 3 via Lemma 21, LaplaceL2Scale), Δ₂ = √Δ since χ has ±1
-// entries; the release is then (ε, δ)-DP and Delta reports δ.
+// With δ > 0 and ε ≤ 1 the node scale is instead Unit·min(Δ/ε,
+// Δ₂/a_{ε,δ}) (Theorem 3 via Lemma 21, LaplaceL2Scale), Δ₂ = √Δ since χ
+// has ±1 entries; the release is then (ε, δ)-DP and Delta reports δ.
+// Unit multiplies the scale, not ε: Lemma 21's scale is not
+// proportional to 1/ε.
 type KAry struct {
 	bins, k, h int
 	lo, hi     int // digit range
@@ -73,6 +78,8 @@ type KAry struct {
 	normSum    int64 // Σ_{t=1..N} ‖t‖₁
 	name       string
 	domain     uint32
+	keysOnce   sync.Once
+	keys       []int // sorted keys of the used nodes (usedKeys), on first release
 }
 
 // nodeSampler is an exact integer noise distribution of package noise.
@@ -93,9 +100,11 @@ const (
 
 // NewKAry returns the k-ary tree mechanism with subtraction for p.Bins
 // prefixes, k = p.K (odd or even, 2 ≤ k ≤ 1024; 0 picks the k with the
-// smallest MeanVariance), ε = p.Epsilon under p.Relation. With
-// p.Delta = 0 it is pure ε-DP; with δ = p.Delta > 0 it uses Theorem 3's
-// scale when that is smaller (see KAry).
+// smallest MeanVariance), ε = p.Epsilon under p.Relation, with p.Unit
+// integer units per record. With p.Delta = 0 it is pure ε-DP; with
+// δ = p.Delta > 0 it uses Theorem 3's scale when that is smaller (see
+// KAry). It returns an error wrapping ErrNoiseTooLarge if the prefix
+// noise would exceed MaxPrefixStdDev.
 func NewKAry(p Params) (*KAry, error) {
 	if err := checkParams("kary", p); err != nil {
 		return nil, err
@@ -108,7 +117,10 @@ func NewKAry(p Params) (*KAry, error) {
 	}
 	lo, hi := -(p.K-1)/2, p.K/2 // odd: ±(k−1)/2; even: −k/2+1 … k/2
 	m := newKAryShape(p, p.K, lo, hi)
-	scale, delta := laplaceNodeScale(m.sens, p.Epsilon, p.Delta)
+	scale, delta := laplaceNodeScale(m.sens, p.Epsilon, p.Delta, p.unit())
+	if err := checkNoise("kary", p, float64(m.h*m.hi)*2*scale*scale); err != nil { // ‖t‖₁ ≤ h·hi, hi ≥ |lo|
+		return nil, err
+	}
 	node, err := noise.NewDiscreteLaplace(scale)
 	if err != nil {
 		return nil, fmt.Errorf("kary: epsilon %v with sensitivity %d: %w", p.Epsilon, m.sens, err)
@@ -122,18 +134,23 @@ func NewKAry(p Params) (*KAry, error) {
 }
 
 // laplaceNodeScale is Theorem 3's node scale for ℓ1 sensitivity Δ (and
-// ℓ2 sensitivity √Δ): Δ/ε for pure ε-DP, or Lemma 21's Δ₂/a_{ε,δ} when δ
-// > 0, ε ≤ 1 and it is smaller. It returns the δ of the guarantee.
-func laplaceNodeScale(sens int, epsilon, delta float64) (scale, guaranteeDelta float64) {
-	pure := float64(sens) / epsilon
+// ℓ2 sensitivity √Δ) in units of unit: unit·Δ/ε for pure ε-DP, or
+// unit·(Lemma 21's Δ₂/a_{ε,δ}) when δ > 0, ε ≤ 1 and it is smaller, each
+// rounded up to an exactly sampled scale. It returns the δ of the
+// guarantee.
+func laplaceNodeScale(sens int, epsilon, delta float64, unit uint64) (scale, guaranteeDelta float64) {
+	pure := laplaceScale(unit, big.NewRat(int64(sens), 1), ratOf(epsilon))
 	if delta <= 0 || epsilon > 1 {
 		return pure, 0
 	}
-	l2, err := LaplaceL2Scale(math.Sqrt(float64(sens)), epsilon, delta)
-	if err != nil || l2 >= pure {
+	l2, err := LaplaceL2Scale(sqrtUp(sens), epsilon, delta)
+	if err != nil {
 		return pure, 0
 	}
-	return l2, delta
+	if scale := laplaceScale(unit, ratOf(l2), big.NewRat(1, 1)); scale < pure {
+		return scale, delta
+	}
+	return pure, 0
 }
 
 // bestKAry builds NewKAry for every k from 2 to min(64, 2N+1) and keeps
@@ -342,7 +359,8 @@ func (m *KAry) MeanVariance() float64 {
 func (m *KAry) MeanNodesPerPrefix() float64 { return float64(m.normSum) / float64(m.bins) }
 
 // Nodes returns T_h: nodes are keyed 1…T_h and numbered key − 1. Keys
-// used by no prefix t ≤ N never get noise.
+// used by no prefix t ≤ N never get noise (a release draws the used
+// ones only).
 func (m *KAry) Nodes() int { return m.maxKey }
 
 // Terms appends the ‖i‖₁ nodes of prefix i's walk with coefficients ±1.
@@ -359,28 +377,70 @@ func (m *KAry) checkPrefix(i int) {
 	}
 }
 
-// NewRelease returns the release whose node noise is drawn, on first
-// use, from noise.Seed(seed).Stream(domain, node index).
+// NewRelease draws the noise of every node some prefix t ≤ N uses, node
+// key − 1 from noise.Seed(seed).Stream(domain, key − 1).
 func (m *KAry) NewRelease(seed [32]byte) Release {
-	return &karyRelease{m: m, nodes: newNodeNoises(seed, m.domain)}
+	m.keysOnce.Do(func() { m.keys = m.usedKeys() })
+	keys := m.keys
+	return &karyRelease{m: m, keys: keys,
+		vals: drawNodes(seed, m.domain, len(keys), func(j int) int { return keys[j] - 1 }, func(int) sampler { return m.node })}
 }
 
-// karyRelease caches the node noises drawn so far: memory grows with the
-// nodes queried, not with N. It is safe for concurrent use.
+// usedKeys returns the sorted keys of the nodes visited by the walk of
+// some prefix t ∈ [1, N], by a depth-first search over the digits from
+// the most significant down. With p the value of the digits above level
+// ℓ (width w = k^(ℓ−1)), digit d is feasible if some t ∈ [1, N] has
+// these digits, i.e. p + d·w plus the range [lo, hi]·(w − 1)/(k − 1) of
+// the lower digits meets [1, N]; the feasible digits form an interval
+// [dlo, dhi], and the walks through p visit the keys p + s·w for
+// s = 1…dhi and s = dlo…−1 (a digit d steps through s = 1…d or
+// s = −1…d). Balanced digits are unique, so every key is visited once;
+// the search costs O(N + h·k).
+func (m *KAry) usedKeys() []int {
+	var keys []int
+	var search func(l, p int)
+	search = func(l, p int) {
+		w := m.pow[l]
+		restLo, restHi := m.lo*(w-1)/(m.k-1), m.hi*(w-1)/(m.k-1)
+		dlo, dhi := 0, 0
+		for d := m.lo; d <= m.hi; d++ {
+			q := p + d*w
+			if q+restHi < 1 || q+restLo > m.bins {
+				continue
+			}
+			dlo, dhi = min(dlo, d), max(dhi, d)
+			if l > 0 {
+				search(l-1, q)
+			}
+		}
+		for s := dlo; s <= dhi; s++ {
+			if s != 0 {
+				keys = append(keys, p+s*w)
+			}
+		}
+	}
+	search(m.h-1, 0)
+	slices.Sort(keys)
+	return keys
+}
+
+// karyRelease holds the noise of every used node of one release, vals[j]
+// that of key keys[j]. It is read-only, hence safe for concurrent use.
 type karyRelease struct {
-	m     *KAry
-	mu    sync.Mutex
-	nodes nodeNoises
+	m    *KAry
+	keys []int
+	vals []int64
 }
 
 // PrefixNoise returns Σ ±η over the walk of prefix i. It panics unless
 // 1 ≤ i ≤ N.
 func (r *karyRelease) PrefixNoise(i int) int64 {
 	r.m.checkPrefix(i)
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	var sum int64
-	r.m.walk(i, func(key, sign int) { sum += int64(sign) * r.nodes.get(key-1, r.m.node) })
+	r.m.walk(i, func(key, sign int) {
+		j, _ := slices.BinarySearch(r.keys, key)
+		sum += int64(sign) * r.vals[j]
+	})
 	return sum
 }
 
@@ -388,9 +448,9 @@ func (r *karyRelease) PrefixNoise(i int) int64 {
 // binary tree of Algorithm 1 (k = 2, digits 0/1, h = ⌈log2(N+1)⌉, only
 // left children used), each used node with an exact discrete Gaussian
 // N_Z(0, σ²). The shift χ of the used-node vector has ±1 entries, so
-// ‖χ‖₂² = Δ (computed as for KAry); σ² = Δ/(2ρ) with ρ the largest
-// zCDP parameter that converts to (ε, δ) (DiscreteGaussianSigma2).
-// p.Delta must be in (0, 1).
+// ‖χ‖₂² = Δ (computed as for KAry); σ² = Unit²·Δ/(2ρ), rounded up to an
+// exactly sampled value, with ρ the largest zCDP parameter that converts
+// to (ε, δ) (DiscreteGaussianSigma2). p.Delta must be in (0, 1).
 func NewGaussianTree(p Params) (*KAry, error) {
 	if err := checkParams("gaussian-tree", p); err != nil {
 		return nil, err
@@ -399,9 +459,12 @@ func NewGaussianTree(p Params) (*KAry, error) {
 		return nil, fmt.Errorf("gaussian-tree: delta %v: an (ε, δ) mechanism needs δ in (0, 1)", p.Delta)
 	}
 	m := newKAryShape(p, 2, 0, 1)
-	sigma2, err := DiscreteGaussianSigma2(float64(m.sens), p.Epsilon, p.Delta)
+	sigma2, err := discreteGaussianSigma2(p.unit(), big.NewRat(int64(m.sens), 1), p.Epsilon, p.Delta)
 	if err != nil {
 		return nil, fmt.Errorf("gaussian-tree: %w", err)
+	}
+	if err := checkNoise("gaussian-tree", p, float64(m.h)*sigma2); err != nil { // ‖t‖₁ ≤ h
+		return nil, err
 	}
 	node, err := noise.NewDiscreteGaussian(sigma2)
 	if err != nil {

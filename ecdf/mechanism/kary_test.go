@@ -141,6 +141,14 @@ func TestKAryWalksAndSensitivity(t *testing.T) {
 				t.Fatalf("%s N=%d: key %d (level %d, node %d) is used but used() says no", m.name, m.bins, key, l, j)
 			}
 		}
+		var walked []int
+		for key := range nodes {
+			walked = append(walked, key)
+		}
+		slices.Sort(walked)
+		if keys := m.usedKeys(); !slices.Equal(keys, walked) {
+			t.Fatalf("%s N=%d: usedKeys %v, the walks use %v", m.name, m.bins, keys, walked)
+		}
 		countUsed := 0
 		for l := 1; l <= m.h; l++ {
 			for j := 0; j*m.pow[l-1] <= m.maxKey; j++ { // padding nodes beyond N too
@@ -310,21 +318,25 @@ func TestKAryMonteCarlo(t *testing.T) {
 	}
 }
 
+// TestKAryReleaseSumsItsTerms checks that every prefix noise is the
+// signed sum of the node noises Terms names, each node's value being
+// the first draw of its own stream.
 func TestKAryReleaseSumsItsTerms(t *testing.T) {
 	m := mustKAry(t, Params{Bins: 300, Epsilon: 1, K: 6})
-	rel := m.NewRelease(karySeed(1)).(*karyRelease)
+	seed := karySeed(1)
+	rel := m.NewRelease(seed).(*karyRelease)
+	if len(rel.vals) > m.Nodes() {
+		t.Errorf("release drew %d nodes, more than Nodes() = %d", len(rel.vals), m.Nodes())
+	}
 	for i := 1; i <= 300; i++ {
 		got := rel.PrefixNoise(i)
 		var want int64
 		for _, term := range m.Terms(i, nil) {
-			want += int64(term.Coef) * rel.nodes.get(term.Node, m.node)
+			want += int64(term.Coef) * m.node.Sample(nodeStream(seed, karyNoiseDomain, term.Node))
 		}
 		if got != want || got != rel.PrefixNoise(i) {
 			t.Fatalf("prefix %d: noise %d, Σ terms %d", i, got, want)
 		}
-	}
-	if len(rel.nodes.vals) > m.Nodes() {
-		t.Errorf("release drew %d nodes, more than Nodes() = %d", len(rel.nodes.vals), m.Nodes())
 	}
 }
 
@@ -401,7 +413,7 @@ func TestGaussianTree(t *testing.T) {
 	const runs = 3000
 	var sum float64
 	for r := range runs {
-		x := float64(m.NewRelease(karySeed(r)).PrefixNoise(999))
+		x := float64(termNoise(m, karySeed(r), 999))
 		sum += x * x
 	}
 	want := m.PrefixVariance(999) // Gaussian sum: 4th moment 3σ⁴

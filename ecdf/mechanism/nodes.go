@@ -1,6 +1,11 @@
 package mechanism
 
-import "github.com/fedecdf/fedecdf/ecdf/noise"
+import (
+	"runtime"
+	"sync"
+
+	"github.com/fedecdf/fedecdf/ecdf/noise"
+)
 
 // sampler draws one integer noise from a cryptographic Source
 // (noise.DiscreteLaplace, noise.DiscreteGaussian).
@@ -8,27 +13,42 @@ type sampler interface {
 	Sample(src noise.Source) int64
 }
 
-// nodeNoises is the secret noise of one release, one variable per node:
-// each is drawn on first use from its own stream of the release seed,
-// noise.Seed.Stream(domain, node), and cached, so memory grows with the
-// nodes queried, not with N, and a node always has the same value. The
-// caller serialises access.
-type nodeNoises struct {
-	seed   noise.Seed
-	domain uint32
-	vals   map[int]int64
+// nodeStream is the Source of one node's noise: the stream
+// noise.Seed.Stream(domain, node) of the release seed. It is a variable
+// only so that tests can count the words a release reads.
+var nodeStream = func(seed noise.Seed, domain uint32, node int) noise.Source {
+	return seed.Stream(domain, uint64(node))
 }
 
-func newNodeNoises(seed noise.Seed, domain uint32) nodeNoises {
-	return nodeNoises{seed: seed, domain: domain, vals: make(map[int]int64)}
-}
-
-// get returns the noise of node, drawn from dist on first use.
-func (n *nodeNoises) get(node int, dist sampler) int64 {
-	v, ok := n.vals[node]
-	if !ok {
-		v = dist.Sample(n.seed.Stream(n.domain, uint64(node)))
-		n.vals[node] = v
+// drawNodes draws, when a release is created, the noise of all count
+// nodes it can ever use: vals[j] is the noise of node(j), drawn by
+// dist(node(j)) from that node's own stream. Each node's value depends
+// only on the seed, the domain and the node, never on which other nodes
+// are drawn or in what order, so large releases are drawn in parallel
+// blocks (about 0.5 µs a node on one core).
+func drawNodes(seed noise.Seed, domain uint32, count int, node func(j int) int, dist func(node int) sampler) []int64 {
+	vals := make([]int64, count)
+	draw := func(from, to int) {
+		for j := from; j < to; j++ {
+			v := node(j)
+			vals[j] = dist(v).Sample(nodeStream(seed, domain, v))
+		}
 	}
-	return v
+	workers := min(runtime.GOMAXPROCS(0), count/minNodesPerWorker)
+	if workers <= 1 {
+		draw(0, count)
+		return vals
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() { draw(w*count/workers, (w+1)*count/workers) })
+	}
+	wg.Wait()
+	return vals
 }
+
+// minNodesPerWorker is the least block of nodes worth a goroutine.
+const minNodesPerWorker = 4096
+
+// identity is the node numbering of mechanisms whose every node is used.
+func identity(j int) int { return j }

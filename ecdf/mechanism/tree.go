@@ -3,8 +3,8 @@ package mechanism
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"math/bits"
-	"sync"
 
 	"github.com/fedecdf/fedecdf/ecdf/noise"
 )
@@ -20,19 +20,49 @@ import (
 // sum of indicators of dyadic intervals of prefix indices.
 //
 // Privacy. Neighbouring data sets change the vector of prefix counts by
-// an indicator vector D of prefix indices, and the release of every
+// an integer vector D of prefix indices, and the release of every
 // prefix is ε-DP as soon as D = χ·Z_{L,0} for an integer node shift χ
 // with ‖χ‖₁ ≤ Δ and η_{j,l} ~ Lap_Z(Δ/ε): the noise shifted by χ explains
 // the difference, at a likelihood ratio of at most e^{ε‖χ‖₁/Δ}.
 //
+// The least ‖χ‖₁ is a minimum cut. Prefix i's noise is the sum of the
+// node noises on the path from leaf i to the root, so χ realises D iff
+// χ_v = g(v) − g(parent v) for a labelling g of the nodes with
+// g(leaf i) = D_i and g = 0 on the virtual parent of the root (g(v) is
+// the sum of χ over v and its ancestors). Then ‖χ‖₁ = Σ_v |g(v) −
+// g(parent v)| is the total variation of g over the tree's edges. For
+// D ∈ {0, 1}^N, clamping an integer g to [0, 1] changes neither the
+// leaves nor the virtual parent and does not increase any |g(v) −
+// g(parent v)| (the coarea formula gives the same for real g), so an
+// optimal g takes values in {0, 1}: the least ‖χ‖₁ is the least number
+// of edges cut between the leaves labelled 1 and those labelled 0 with
+// the virtual parent. Leaves beyond N are free, which only lowers the
+// cost.
+//
 //   - Replace-one (n public): moving one instance from bin a to bin b
-//     changes the prefixes [min(a,b), max(a,b) − 1] by ±1. Thm 3.1 (via
-//     Lemma 1 and Eq. 9) explains any such interval with ‖χ‖₁ ≤ L + 1,
-//     so Δ = L + 1 and η_{j,l} ~ Lap((L+1)/ε), as in Eq. (2). The
-//     proof's construction reaches L + 1 for odd L; the least ‖χ‖₁ over
-//     all moves is exactly L for 1 ≤ L ≤ 6 (tree_test.go enumerates
-//     both), so Δ = L would likely do, but only L + 1 is proved for
-//     every L and it is what the paper uses.
+//     changes the prefixes [min(a,b), max(a,b) − 1] by ±1, an interval.
+//     Suffix lemma: for a subtree of height h whose leaves carry 1 on a
+//     suffix and 0 elsewhere, let c0 (c1) be its least cut cost,
+//     counting the edge above its root, when that root's parent is
+//     labelled 0 (1); then c0 + c1 ≤ h + 1. By induction on h: a leaf
+//     has c0 + c1 = 1; if the suffix starts in the right half (the left
+//     child's subtree all 0), c0 = min(c0', 2 + c1') and
+//     c1 = 1 + min(c0', c1') with (c0', c1') the right child's, and if
+//     it starts in the left half (the right all 1), c0 = 1 + min(c0', c1')
+//     and c1 = min(2 + c0', c1') with the left child's; either way
+//     c0 + c1 ≤ 1 + c0' + c1' ≤ h + 1. By mirror symmetry the same
+//     holds for prefixes. An interval of at least two prefixes whose
+//     ends first meet below node v at level m is a suffix of v's left
+//     subtree (A0, A1) and a prefix of its right subtree (B0, B1), both
+//     of height m − 1; labelling everything outside v's subtree 0, it
+//     costs at most min(A0 + B0, 1 + A1 + B1) ≤ (1 + A0 + A1 + B0 + B1)/2
+//     ≤ (1 + 2m)/2, so at most m ≤ L, an integer; a single prefix costs
+//     1. Hence Δ = max(L, 1) (N = 1 has no move at all), and it is
+//     tight: tree_test.go enumerates every move for N ≤ 2^8 and finds
+//     the worst least ‖χ‖₁ exactly L. dp-ecdf Thm 3.1 (Lemma 1, Eq. 9)
+//     proves L + 1 with a construction that reaches it for odd L, and
+//     Eq. (2) uses Lap((L+1)/ε); Lap_Z(L/ε) is ε-DP as well, with
+//     (L/(L+1))² of the variance.
 //   - Add/remove: adding one instance in bin a adds 1 to the suffix of
 //     prefixes [a, N], i.e. 1_{[a, 2^L]} on the released indices. Lemma 1
 //     (χ⁺ with d = 0, b = a) writes it with ⌈(L+1)/2⌉ signed nodes: the
@@ -40,19 +70,23 @@ import (
 //     end. So Δ = ⌈(L+1)/2⌉, not the L + 1 of "each instance lies in
 //     L + 1 tree nodes", which holds for trees over bins, not for the
 //     path sums over prefixes used here (dp-ecdf Thm 0.A.1 uses the same
-//     bound for continual counting).
+//     bound for continual counting); the enumeration finds it tight.
 //
-// Noise. Each η_{j,l} is an exact discrete Laplace Lap_Z(Δ/ε) (package
-// noise), so prefix i has variance exactly (L+1)·2r/(1−r)², r = e^{−ε/Δ}
-// — slightly below Thm 3.1's continuous 2(L+1)³/ε² (replace-one), by
-// the relative amount 1/(12 t²) + O(t^{−4}), t = Δ/ε.
+// Noise. Each η_{j,l} is an exact discrete Laplace Lap_Z(b) (package
+// noise), b = Unit·Δ/ε rounded up to an exactly sampled scale, so prefix
+// i has variance exactly (L+1)·2r/(1−r)², r = e^{−1/b} — slightly below
+// the continuous 2(L+1)b² (2(L+1)L²/ε² for counts under replace-one,
+// Thm 3.1's 2(L+1)³/ε² with the tight Δ), by the relative amount
+// 1/(12b²) + O(b^{−4}). All node noises of a release are drawn by
+// NewRelease.
 type Tree struct {
 	bins     int
 	levels   int // L
 	epsilon  float64
 	relation Relation
-	delta    int   // ℓ1 sensitivity Δ in node units
-	offsets  []int // offsets[l] is the index of node (1, l); offsets[L+1] = Nodes()
+	delta    int     // ℓ1 sensitivity Δ of one record, in node units
+	scale    float64 // b ≥ Unit·Δ/ε
+	offsets  []int   // offsets[l] is the index of node (1, l); offsets[L+1] = Nodes()
 	node     *noise.DiscreteLaplace
 }
 
@@ -64,8 +98,10 @@ const maxBins = 1 << 48
 const treeNoiseDomain uint32 = 0x74726565
 
 // NewTree returns the tree mechanism for p.Bins prefixes at ε = p.Epsilon
-// under p.Relation. It is pure ε-DP: p.Delta must be 0 or a valid δ in
-// [0, 1) (it is not used); p.Name and p.K are not used.
+// under p.Relation, with p.Unit integer units per record. It is pure
+// ε-DP: p.Delta must be 0 or a valid δ in [0, 1) (it is not used); p.Name
+// and p.K are not used. It returns an error wrapping ErrNoiseTooLarge if
+// the prefix noise would exceed MaxPrefixStdDev.
 func NewTree(p Params) (*Tree, error) {
 	if p.Bins < 1 || p.Bins > maxBins {
 		return nil, fmt.Errorf("tree: bins %d: must be between 1 and 2^48", p.Bins)
@@ -91,8 +127,12 @@ func NewTree(p Params) (*Tree, error) {
 	for l := 0; l <= levels; l++ {
 		t.offsets[l+1] = t.offsets[l] + (p.Bins-1)>>l + 1 // ⌈N/2^l⌉ nodes at level l
 	}
+	t.scale = laplaceScale(p.unit(), big.NewRat(int64(t.delta), 1), ratOf(p.Epsilon))
+	if err := checkNoise("tree", p, float64(levels+1)*2*t.scale*t.scale); err != nil {
+		return nil, err
+	}
 	var err error
-	if t.node, err = noise.NewDiscreteLaplace(t.Scale()); err != nil {
+	if t.node, err = noise.NewDiscreteLaplace(t.scale); err != nil {
 		return nil, fmt.Errorf("tree: epsilon %v with sensitivity %d: %w", p.Epsilon, t.delta, err)
 	}
 	return t, nil
@@ -104,7 +144,7 @@ func treeSensitivity(levels int, r Relation) int {
 	if r == AddRemove {
 		return (levels + 2) / 2 // ⌈(L+1)/2⌉
 	}
-	return levels + 1
+	return max(levels, 1)
 }
 
 // Name returns "tree".
@@ -125,20 +165,21 @@ func (t *Tree) Relation() Relation { return t.relation }
 // Levels returns L = ⌈log2 N⌉; every prefix sums L + 1 node noises.
 func (t *Tree) Levels() int { return t.levels }
 
-// Sensitivity returns Δ: L + 1 under replace-one, ⌈(L+1)/2⌉ under
-// add/remove.
+// Sensitivity returns Δ, the ℓ1 sensitivity of one record: max(L, 1)
+// under replace-one, ⌈(L+1)/2⌉ under add/remove.
 func (t *Tree) Sensitivity() int { return t.delta }
 
-// Scale returns Δ/ε, the scale of each node's discrete Laplace noise.
-func (t *Tree) Scale() float64 { return float64(t.delta) / t.epsilon }
+// Scale returns b, the scale of each node's discrete Laplace noise: the
+// least exactly sampled scale with b·ε ≥ Unit·Δ.
+func (t *Tree) Scale() float64 { return t.scale }
 
-// NodeVariance returns the exact variance 2r/(1−r)², r = e^{−ε/Δ}, of one
-// node noise Lap_Z(Δ/ε) (the continuous Lap(Δ/ε) would have 2(Δ/ε)²).
+// NodeVariance returns the exact variance 2r/(1−r)², r = e^{−1/b}, of one
+// node noise Lap_Z(b) (the continuous Lap(b) would have 2b²).
 func (t *Tree) NodeVariance() float64 { return t.node.Variance() }
 
 // PrefixVariance returns (L+1)·NodeVariance(), the same for every prefix
-// i: Thm 3.1's 2(L+1)³/ε² under replace-one, up to the discrete
-// correction (see Tree).
+// i: 2(L+1)L²/ε² for counts under replace-one (Thm 3.1's 2(L+1)³/ε²
+// with the tight Δ = L), up to the discrete correction (see Tree).
 func (t *Tree) PrefixVariance(i int) float64 { return t.MeanVariance() }
 
 // MeanVariance returns (L+1)·NodeVariance().
@@ -167,41 +208,26 @@ func (t *Tree) checkPrefix(i int) {
 	}
 }
 
-// NewRelease returns the release whose node noise η_{j,l} is drawn, on
-// first use, from noise.Seed(seed).Stream(domain "tree", node index).
+// NewRelease draws all Nodes() node noises of a release: η_{j,l} from
+// noise.Seed(seed).Stream(domain "tree", node index).
 func (t *Tree) NewRelease(seed [32]byte) Release {
-	path := make([]int, t.levels+1)
-	for l := range path {
-		path[l] = -1
-	}
-	return &treeRelease{tree: t, nodes: newNodeNoises(seed, treeNoiseDomain), path: path, pathNoise: make([]int64, t.levels+1)}
+	return &treeRelease{tree: t, nodes: drawNodes(seed, treeNoiseDomain, t.Nodes(), identity, func(int) sampler { return t.node })}
 }
 
-// treeRelease caches the node noises drawn so far: memory grows with the
-// nodes queried, not with N. The nodes of the last prefix queried are
-// also kept by level, so that a scan over consecutive prefixes, which
-// share all but a few nodes, rarely touches the map. It is safe for
-// concurrent use.
+// treeRelease holds every node noise of one release. It is read-only,
+// hence safe for concurrent use.
 type treeRelease struct {
-	tree      *Tree
-	mu        sync.Mutex
-	nodes     nodeNoises
-	path      []int   // path[l]: node index at level l of the last prefix, or −1
-	pathNoise []int64 // pathNoise[l]: its noise
+	tree  *Tree
+	nodes []int64 // by node index
 }
 
 // PrefixNoise returns η(i) = Σ_{l=0..L} η_{⌈i/2^l⌉,l}. It panics unless
 // 1 ≤ i ≤ N.
 func (r *treeRelease) PrefixNoise(i int) int64 {
 	r.tree.checkPrefix(i)
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	var sum int64
 	for l := 0; l <= r.tree.levels; l++ {
-		if node := r.tree.nodeIndex(i, l); r.path[l] != node {
-			r.path[l], r.pathNoise[l] = node, r.nodes.get(node, r.tree.node)
-		}
-		sum += r.pathNoise[l]
+		sum += r.nodes[r.tree.nodeIndex(i, l)]
 	}
 	return sum
 }

@@ -2,6 +2,7 @@ package mechanism
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -9,14 +10,15 @@ import (
 
 // TestTreePrefixVarianceMonteCarlo checks PrefixVariance and MeanVariance
 // of the tree at the setting of EXPERIMENTS.md Fig. 4's ε = 10 point
-// (N = 2^15, L = 15, node scale (L+1)/ε = 1.6) against the prefix noises
+// (N = 2^15, L = 15, node scale Δ/ε = L/ε = 1.5) against the prefix noises
 // of 4000 releases, each read at the same 12 prefixes (1, N and 10 drawn
 // uniformly). Per prefix, the sample mean of η(i)² must lie within 5
 // standard errors (from the sample fourth moment) of PrefixVariance(i);
 // over prefixes, the per-release average of η(i)², i.i.d. across
 // releases, within 5 standard errors of MeanVariance, which for the tree
 // is the expectation of the ECDF MSE times n² (the experiment's dashed
-// line). The same average must reject a doubled node scale.
+// line). The same average must reject a doubled node scale. The noises
+// are drawn node by node (termNoise), as a release would draw them.
 func TestTreePrefixVarianceMonteCarlo(t *testing.T) {
 	const releases = 4000
 	m := mustTree(t, 1<<15, 10, ReplaceOne)
@@ -33,9 +35,8 @@ func TestTreePrefixVarianceMonteCarlo(t *testing.T) {
 	for r := range releases {
 		var seed [32]byte
 		binary.LittleEndian.PutUint64(seed[16:], uint64(r)+0x7472656576)
-		rel := m.NewRelease(seed)
 		for j, i := range prefixes {
-			x := float64(rel.PrefixNoise(i))
+			x := float64(termNoise(m, seed, i))
 			squares[j][r] = x * x
 			averages[r] += x * x / float64(len(prefixes))
 		}
@@ -53,11 +54,35 @@ func TestTreePrefixVarianceMonteCarlo(t *testing.T) {
 	if math.Abs(got-want) > 5*se {
 		t.Errorf("Monte-Carlo mean prefix variance %.2f ± %.2f, MeanVariance %.2f", got, se, want)
 	}
-	doubled := mustTree(t, 1<<15, 5, ReplaceOne) // node scale 3.2
+	doubled := mustTree(t, 1<<15, 5, ReplaceOne) // node scale 3.0
 	if math.Abs(got-doubled.MeanVariance()) < 5*se {
 		t.Errorf("Monte-Carlo mean prefix variance %.2f ± %.2f also fits the doubled scale's %.2f",
 			got, se, doubled.MeanVariance())
 	}
+}
+
+// termNoise returns NewRelease(seed).PrefixNoise(i) of a tree or k-ary
+// mechanism m while drawing only the nodes prefix i uses: the signed sum
+// over Terms(i) of each node's draw from its own stream (equal to the
+// release's by TestTreeReleaseSumsItsTerms and
+// TestKAryReleaseSumsItsTerms). Monte-Carlo tests over thousands of
+// releases use it to skip the other nodes a release draws.
+func termNoise(m Mechanism, seed [32]byte, i int) int64 {
+	var domain uint32
+	var dist sampler
+	switch m := m.(type) {
+	case *Tree:
+		domain, dist = treeNoiseDomain, m.node
+	case *KAry:
+		domain, dist = m.domain, m.node
+	default:
+		panic(fmt.Sprintf("termNoise: %T has non-integer terms", m))
+	}
+	var sum int64
+	for _, term := range m.Terms(i, nil) {
+		sum += int64(term.Coef) * dist.Sample(nodeStream(seed, domain, term.Node))
+	}
+	return sum
 }
 
 // meanAndStdErr returns the sample mean of xs and its standard error,

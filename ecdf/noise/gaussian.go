@@ -30,19 +30,25 @@ type DiscreteGaussian struct {
 }
 
 // NewDiscreteGaussian returns N_Z(0, sigma2). sigma2 must be positive and
-// finite, and its exact binary fraction must have numerator and
-// denominator at most 2^62 (true of every σ² in [2^−10, 2^62) and of
-// every dyadic σ² such as 2^−40).
+// finite with σ below 2^52, and the denominator of its exact binary
+// fraction at most 2^62: true of every σ² above 2^−10 and of every
+// multiple of 2^−62 such as 2^−40 (RoundUpScale gives the least such σ²
+// above a target). The numerator is not bounded: σ² = s²·2^64, the
+// variance of a fixed-point component with 2^32 units per count, is
+// sampled exactly.
 func NewDiscreteGaussian(sigma2 float64) (*DiscreteGaussian, error) {
-	n, d, err := exactFraction("discrete Gaussian variance σ²", sigma2)
+	r, err := exactFraction("discrete Gaussian variance σ²", sigma2)
 	if err != nil {
 		return nil, err
 	}
-	num, den := new(big.Int).SetUint64(n), new(big.Int).SetUint64(d)
+	num, den := r.Num(), r.Denom()
 	// ⌊σ⌋ = ⌊√⌊σ²⌋⌋ for any real σ² ≥ 0.
 	t := new(big.Int).Quo(num, den)
 	t.Sqrt(t).Add(t, big.NewInt(1))
-	laplace, err := NewDiscreteLaplace(float64(t.Uint64())) // t ≤ 2^31 + 1: exact
+	if t.Cmp(big.NewInt(maxLaplaceScale)) > 0 {
+		return nil, fmt.Errorf("discrete Gaussian variance σ² %v: σ must be below 2^52: use a larger ε or δ", sigma2)
+	}
+	laplace, err := NewDiscreteLaplace(float64(t.Uint64())) // t ≤ 2^52: exact
 	if err != nil {
 		return nil, fmt.Errorf("discrete Gaussian variance σ² %v: %w", sigma2, err)
 	}

@@ -66,6 +66,39 @@ func TestDiscreteGaussianVariance(t *testing.T) {
 	}
 }
 
+// TestDiscreteGaussianFixedPointVariance draws N_Z(0, s²·2^64), the
+// noise of a fixed-point component with 2^32 units per count, whose σ²
+// has a numerator far above 2^62, and checks the sample variance against
+// σ² within 5 standard errors σ²·√(2/n) (Gaussian fourth moment 3σ⁴;
+// the discrete one differs by a relative e^{−2π²σ²}): at n = 20000 the
+// band is ±5 %, so a factor of 2 in σ² or in the multiplier is caught.
+func TestDiscreteGaussianFixedPointVariance(t *testing.T) {
+	const draws = 20000
+	for _, s2 := range []float64{3.7, 1234.5} {
+		sigma2 := s2 * 0x1p64 // exact: a power-of-two multiple
+		g, err := NewDiscreteGaussian(sigma2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.Variance() != sigma2 {
+			t.Errorf("σ² = %v: Variance() = %v, want σ²", sigma2, g.Variance())
+		}
+		src := rand.NewPCG(uint64(s2*10), 17)
+		var sum float64
+		for range draws {
+			x := float64(g.Sample(src))
+			sum += x * x
+		}
+		se := sigma2 * math.Sqrt(2.0/draws)
+		if z := (sum/draws - sigma2) / se; math.Abs(z) > 5 {
+			t.Errorf("σ² = %v·2^64: sample variance %.4g is %.1f standard errors from σ²", s2, sum/draws, z)
+		}
+		if 2*sigma2-sigma2 < 10*se {
+			t.Errorf("σ² = %v·2^64: the test cannot tell σ² from 2σ²", s2)
+		}
+	}
+}
+
 func TestDiscreteGaussianTinyVariance(t *testing.T) {
 	// σ² = 2^−40: P(X ≠ 0) ≈ 2e^{−2^39}, so every draw is 0.
 	g, err := NewDiscreteGaussian(0x1p-40)
@@ -90,7 +123,7 @@ func TestNewDiscreteGaussianRejectsBadVariances(t *testing.T) {
 		{math.NaN(), "σ² NaN"},
 		{math.Inf(1), "σ² +Inf"},
 		{1e-5, "needs more than 62 bits"},
-		{1e30, "needs more than 62 bits"},
+		{1e32, "σ must be below 2^52"},
 	} {
 		if _, err := NewDiscreteGaussian(c.sigma2); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("NewDiscreteGaussian(%v) error = %v, want one containing %q", c.sigma2, err, c.want)

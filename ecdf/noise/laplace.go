@@ -32,7 +32,9 @@ type DiscreteLaplace struct {
 
 // maxRationalPart bounds the numerator and denominator of a scale, and
 // maxLaplaceScale the scale itself, so that Sample's integer arithmetic
-// never overflows except with probability below e^{−2^10}.
+// never overflows except with probability below e^{−2^10}. The discrete
+// Gaussian bounds only the denominator of σ² by maxRationalPart (its
+// arithmetic is in big.Int) and σ by maxLaplaceScale.
 const (
 	maxRationalPart = 1 << 62
 	maxLaplaceScale = 1 << 52
@@ -40,32 +42,57 @@ const (
 
 // NewDiscreteLaplace returns Lap_Z(scale). The scale must be positive and
 // finite, at most 2^52, and its exact binary fraction must have numerator
-// and denominator at most 2^62 (true of every scale above 2^−10 and of
-// every dyadic scale such as 0.5 or 2^−40).
+// and denominator at most 2^62: true of every scale above 2^−10 and of
+// every multiple of 2^−62 such as 0.5 or 2^−40. RoundUpScale turns any
+// target scale into the least such scale above it.
 func NewDiscreteLaplace(scale float64) (*DiscreteLaplace, error) {
-	num, den, err := exactFraction("discrete Laplace scale", scale)
+	r, err := exactFraction("discrete Laplace scale", scale)
 	if err != nil {
 		return nil, err
 	}
 	if scale > maxLaplaceScale {
-		return nil, fmt.Errorf("discrete Laplace scale %v is above the supported maximum 2^52", scale)
+		return nil, fmt.Errorf("discrete Laplace scale %v is above the supported maximum 2^52: use a larger ε or fewer bins", scale)
 	}
-	return &DiscreteLaplace{scale: scale, num: num, den: den}, nil
+	return &DiscreteLaplace{scale: scale, num: r.Num().Uint64(), den: r.Denom().Uint64()}, nil
 }
 
-// exactFraction writes a positive finite float64 as num/den in lowest
-// terms, both at most maxRationalPart.
-func exactFraction(what string, x float64) (num, den uint64, err error) {
+// exactFraction writes a positive finite float64 as the fraction num/den
+// in lowest terms and checks den ≤ maxRationalPart; num ≤ 2^53 when
+// x ≤ 2^52.
+func exactFraction(what string, x float64) (*big.Rat, error) {
 	if math.IsNaN(x) || math.IsInf(x, 0) || x <= 0 {
-		return 0, 0, fmt.Errorf("%s %v: must be positive and finite", what, x)
+		return nil, fmt.Errorf("%s %v: must be positive and finite", what, x)
 	}
 	r := new(big.Rat).SetFloat64(x)
-	n, d := r.Num(), r.Denom()
-	limit := big.NewInt(maxRationalPart)
-	if n.Cmp(limit) > 0 || d.Cmp(limit) > 0 {
-		return 0, 0, fmt.Errorf("%s %v: its exact binary fraction %v needs more than 62 bits", what, x, r)
+	if r.Denom().Cmp(big.NewInt(maxRationalPart)) > 0 {
+		return nil, fmt.Errorf("%s %v: its exact binary fraction %v needs more than 62 bits: round it up to a multiple of 2^−62 (RoundUpScale)", what, x, r)
 	}
-	return n.Uint64(), d.Uint64(), nil
+	return r, nil
+}
+
+// RoundUpScale returns the least positive float64 x ≥ target that is a
+// multiple of 2^−62: the least scale (or σ²) at least target that the
+// samplers represent exactly (NewDiscreteLaplace, NewDiscreteGaussian).
+// Above 2^−10 it is target rounded up to the next float64; below, where
+// a float64 can be finer than 2^−62, it is ⌈target·2^62⌉·2^−62, and at
+// least 2^−62 (also for a target ≤ 0). Noise of a larger scale than
+// needed is still private at the claimed level, so calibrations round
+// up, never to nearest. A target beyond the float64 range gives +Inf,
+// which the samplers refuse.
+func RoundUpScale(target *big.Rat) float64 {
+	x, exact := target.Float64()
+	if !exact && new(big.Rat).SetFloat64(x).Cmp(target) < 0 {
+		x = math.Nextafter(x, math.Inf(1))
+	}
+	if x >= 0x1p-10 {
+		return x // its unit in the last place is at least 2^−62
+	}
+	k := new(big.Int).Lsh(target.Num(), 62)
+	k.Add(k, target.Denom()).Sub(k, big.NewInt(1)).Quo(k, target.Denom()) // ⌈target·2^62⌉ ≤ 2^52
+	if k.Sign() <= 0 {
+		return 0x1p-62
+	}
+	return math.Ldexp(float64(k.Uint64()), -62)
 }
 
 // Scale returns t.

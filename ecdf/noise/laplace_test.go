@@ -2,6 +2,7 @@ package noise
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -179,6 +180,52 @@ func TestNewDiscreteLaplaceRejectsBadScales(t *testing.T) {
 		if _, err := NewDiscreteLaplace(ok); err != nil {
 			t.Errorf("NewDiscreteLaplace(%v): %v", ok, err)
 		}
+	}
+}
+
+// TestRoundUpScale checks that RoundUpScale returns the least multiple
+// of 2^−62 representable as a float64 at or above the target, and that
+// both samplers accept it.
+func TestRoundUpScale(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		target *big.Rat
+		want   float64
+	}{
+		{"exact float", big.NewRat(5, 2), 2.5},
+		{"one third", big.NewRat(1, 3), math.Nextafter(1.0/3, 1)}, // 1/3 rounds down to nearest
+		{"one tenth", big.NewRat(1, 10), 0.1},                     // 1/10 rounds up to nearest
+		{"1e-5 is finer than 2^-62", new(big.Rat).SetFloat64(1e-5), math.Ldexp(46116860184274, -62)},
+		{"2^-40", new(big.Rat).SetFloat64(0x1p-40), 0x1p-40},
+		{"below 2^-62", big.NewRat(1, 3<<61), 0x1p-62},
+		{"far below float64", new(big.Rat).SetFrac(big.NewInt(1), new(big.Int).Lsh(big.NewInt(1), 2000)), 0x1p-62},
+		{"zero", new(big.Rat), 0x1p-62},
+		{"2^64 times a third", new(big.Rat).SetFrac(new(big.Int).Lsh(big.NewInt(1), 64), big.NewInt(3)), math.Nextafter(0x1p64/3, math.Inf(1))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := RoundUpScale(c.target)
+			if got != c.want {
+				t.Errorf("RoundUpScale(%v) = %v, want %v", c.target, got, c.want)
+			}
+			if new(big.Rat).SetFloat64(got).Cmp(c.target) < 0 {
+				t.Errorf("RoundUpScale(%v) = %v is below the target", c.target, got)
+			}
+			prev := math.Nextafter(got, 0) // the representable value just below got
+			if got <= 0x1p-10 {
+				prev = got - 0x1p-62
+			}
+			if prev > 0 && new(big.Rat).SetFloat64(prev).Cmp(c.target) >= 0 {
+				t.Errorf("RoundUpScale(%v) = %v, but %v is representable and not below the target", c.target, got, prev)
+			}
+			if got < 0x1p52 {
+				if _, err := NewDiscreteLaplace(got); err != nil {
+					t.Errorf("NewDiscreteLaplace(%v): %v", got, err)
+				}
+			}
+			if _, err := NewDiscreteGaussian(got); err != nil {
+				t.Errorf("NewDiscreteGaussian(%v): %v", got, err)
+			}
+		})
 	}
 }
 

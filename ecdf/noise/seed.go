@@ -17,8 +17,8 @@ type Source interface {
 }
 
 // Seed is the 256-bit secret of one release. Node noises are derived from
-// it lazily and deterministically (Stream), so a server keeps only the
-// seed to answer any later query of the release with the same noise.
+// it deterministically (Stream), so a server keeps only the seed to
+// answer any later query of the release with the same noise.
 type Seed [32]byte
 
 // NewSeed draws a fresh seed from crypto/rand.

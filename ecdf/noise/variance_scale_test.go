@@ -27,9 +27,9 @@ func secondMomentZ(draws []int64, want float64) (m2, se, z float64) {
 // mechanisms draw node noise, the first sample of a fresh ChaCha20
 // stream Seed.Stream(domain, i) per draw, and checks that the sample
 // variance matches Variance() = 2r/(1 − r)², r = e^{−1/t}, within 5
-// standard errors (about ±2.5 % at 200 000 draws). Scale 1.6 is the
+// standard errors (about ±2.5 % at 200 000 draws). Scale 1.6 was the
 // tree's node scale (L + 1)/ε at N = 2^15, ε = 10 (EXPERIMENTS.md,
-// Fig. 4). The same draws must reject Lap_Z(2t), and, where the discrete
+// Fig. 4; with the tight replace-one Δ = L it is now 1.5). The same draws must reject Lap_Z(2t), and, where the discrete
 // correction 2t² − Variance() ≈ 1/6 is at least 10 expected standard
 // errors, the continuous Laplace variance 2t².
 func TestDiscreteLaplaceVarianceFromSeedStreams(t *testing.T) {

@@ -31,7 +31,10 @@ const (
 )
 
 // ProbabilityScale is the fixed-point scale 2^32 of the Probability
-// component: a sum over n < 2^31 parties fits in int64 with room for noise.
+// component: a sum over n ≤ 2^30 parties lies in [0, 2^62], so with the
+// noise, whose standard deviation mechanism.MaxPrefixStdDev bounds by
+// 2^50 (|noise| < 2^62 except with negligible probability), it decodes
+// exactly from the 64-bit share domain as an int64.
 const ProbabilityScale = 1 << 32
 
 var componentNames = [NumComponents]string{"count", "label", "notlabel", "probability"}
@@ -59,7 +62,10 @@ func (c Component) Valid() bool { return c < NumComponents }
 
 // Scale is the number of integer units per unit of the component: 1 for
 // the counts, ProbabilityScale for Probability.
-func (c Component) Scale() float64 {
+func (c Component) Scale() float64 { return float64(c.unit()) }
+
+// unit is Scale as the mechanism's sensitivity multiplier Params.Unit.
+func (c Component) unit() uint64 {
 	if c == Probability {
 		return ProbabilityScale
 	}
@@ -85,14 +91,24 @@ func NewMechanism(p mechanism.Params) (mechanism.Mechanism, error) {
 //   - Label, NotLabel, Probability: adding an instance with weight
 //     w ∈ [0, 1] in bin a adds w·1[i ≥ a] to every prefix i, a weighted
 //     suffix, which the mechanism's add/remove guarantee covers (its node
-//     shift scaled by w has ℓ1 norm at most Δ). Under replace-one, a
-//     change of bin or of weight is one removal and one addition, hence
-//     the add/remove mechanism at ε/2 (group privacy for 2 steps, with
-//     δ/(1 + e^{ε/2}) so that the pair is (ε, δ)). For the tree
-//     mechanism this costs nothing: 2⌈(L+1)/2⌉ = L+1 for odd L.
-//   - Probability is in fixed point: its sensitivity is ProbabilityScale
-//     integer units, so the mechanism runs at ε/ProbabilityScale (noise
-//     2^32 times larger, on the fixed-point lattice).
+//     shift scaled by w has ℓ1 norm at most Δ and ℓ2 norm at most Δ₂).
+//     Under replace-one, a change of bin or of weight is one removal and
+//     one addition, hence the add/remove mechanism at ε/2 (group privacy
+//     for 2 steps, with δ/(1 + e^{ε/2}) so that the pair is (ε, δ)). For
+//     the tree mechanism this costs 2⌈(L+1)/2⌉ against the replace-one
+//     Δ = L: L + 1 for odd L, L + 2 for even L.
+//   - Probability is in fixed point: one instance moves its prefix sums
+//     by up to ProbabilityScale integer units, so the mechanism runs with
+//     the sensitivity multiplier Unit = ProbabilityScale (mechanism.Params):
+//     every Laplace scale and Gaussian σ is 2^32 times that of Label, at
+//     the same ε and δ, and the variance 2^64 times. (Dividing ε by 2^32
+//     instead, as before, is right only for noise proportional to 1/ε: it
+//     under-noised the Gaussian and ℓ2-Laplace mechanisms by a factor
+//     10^4–10^7.)
+//
+// The error wraps mechanism.ErrNoiseTooLarge when the component's noise
+// would not fit the 64-bit share domain (mechanism.MaxPrefixStdDev).
+// p.Unit is ignored: the component decides it.
 func ComponentMechanism(p mechanism.Params, c Component) (mechanism.Mechanism, error) {
 	if !c.Valid() {
 		return nil, fmt.Errorf("unknown payload component %d", c)
@@ -104,9 +120,7 @@ func ComponentMechanism(p mechanism.Params, c Component) (mechanism.Mechanism, e
 		}
 		p.Relation = mechanism.AddRemove
 	}
-	if c == Probability {
-		p.Epsilon /= ProbabilityScale
-	}
+	p.Unit = c.unit()
 	m, err := NewMechanism(p)
 	if err != nil {
 		return nil, fmt.Errorf("noise of component %v: %w", c, err)

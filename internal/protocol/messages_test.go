@@ -83,32 +83,6 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-func TestComponentMechanismScales(t *testing.T) {
-	p := mechanism.Params{Name: "tree", Bins: 256, Epsilon: 1}
-	count, err := ComponentMechanism(p, Count)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prob, err := ComponentMechanism(p, Probability)
-	if err != nil {
-		t.Fatal(err)
-	}
-	label, err := ComponentMechanism(p, Label)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// N = 256: L = 8, Δ = 9 replace-one; add/remove Δ = 5 at ε/2, scale 10.
-	if count.Epsilon() != 1 || label.Epsilon() != 0.5 || label.Relation() != mechanism.AddRemove {
-		t.Errorf("count ε %v, label ε %v %v", count.Epsilon(), label.Epsilon(), label.Relation())
-	}
-	if r := prob.MeanVariance() / label.MeanVariance(); r < 0.999*ProbabilityScale*ProbabilityScale || r > 1.001*ProbabilityScale*ProbabilityScale {
-		t.Errorf("probability/label variance ratio %g, want 2^64", r)
-	}
-	if ComponentSeed([32]byte{1}, Count) == ComponentSeed([32]byte{1}, Label) {
-		t.Error("components share a seed")
-	}
-}
-
 func TestRemoteErrorNamesPeerOnce(t *testing.T) {
 	for _, c := range []struct{ text, want string }{
 		{"leader: budget exhausted", "leader: budget exhausted"},
