@@ -40,7 +40,12 @@ type ReleaseStore interface {
 }
 
 // releaseRecordVersion is the first byte of an encoded ReleaseRecord.
-const releaseRecordVersion = 1
+// A record and the noise a server re-derives from its seed are pinned by
+// TestReleaseRecordKnownAnswer; a change to either is a breaking change
+// that bumps this version, so that an old record is refused rather than
+// answered with other noise (an analyst could average the two draws).
+// Version 2: the replace-one tree's Δ = L and scales rounded up.
+const releaseRecordVersion = 2
 
 // MarshalBinary encodes r: a version byte, the seed, then the release as
 // a protocol.CreateRelease message whose IDs are the agreed reports.
@@ -73,7 +78,7 @@ func (r *ReleaseRecord) checkSize() error {
 func ParseReleaseRecord(b []byte) (*ReleaseRecord, error) {
 	r := wire.NewReader(b)
 	if v := r.Uint8("record version"); r.Err() == nil && v != releaseRecordVersion {
-		return nil, fmt.Errorf("release record: version %d is not supported (want %d)", v, releaseRecordVersion)
+		return nil, fmt.Errorf("release record: version %d is not supported (want %d): it was written by another fedecdf version, whose noise for the release would differ; read it with that version, or start on a new store", v, releaseRecordVersion)
 	}
 	var rec ReleaseRecord
 	r.Fixed("seed", rec.Seed[:])

@@ -164,7 +164,8 @@ func TestReleaseRecordRoundTrip(t *testing.T) {
 		want string
 	}{
 		{"truncated", b[:len(b)-1], "release record"},
-		{"version", append([]byte{2}, b[1:]...), "version 2 is not supported"},
+		{"old version", append([]byte{1}, b[1:]...), "version 1 is not supported"},
+		{"next version", append([]byte{releaseRecordVersion + 1}, b[1:]...), "is not supported"},
 		{"trailing", append(slices.Clone(b), 0), "release record"},
 		{"empty", nil, "release record"},
 	} {

@@ -1,0 +1,60 @@
+package server
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"testing"
+
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/protocol"
+)
+
+// TestReleaseRecordKnownAnswer pins the stored release record and the
+// noise a restarted server re-derives from it: SHA-256 over the encoded
+// record, then every component's noise at every prefix, for each
+// mechanism. A server answers an old release from its stored seed; if
+// the encoding or the seed → noise derivation changed, an old release
+// would get new noise and an analyst could average two draws. Changing
+// either is a breaking change: bump releaseRecordVersion (and the store
+// format) and update this hash.
+func TestReleaseRecordKnownAnswer(t *testing.T) {
+	const want = "2f7296fa72a5aefb16f127f6cb6a879838dd173bba441ef1ad8696f2086f373e"
+	h := sha256.New()
+	for i, p := range []mechanism.Params{
+		{Name: "tree", Bins: 37, Epsilon: 1, Relation: mechanism.ReplaceOne},
+		{Name: "kary", Bins: 37, Epsilon: 0.3, K: 5, Relation: mechanism.AddRemove},
+		{Name: "cascade", Bins: 37, Epsilon: 2, Delta: 1e-6, Relation: mechanism.ReplaceOne},
+		{Name: "gaussian-tree", Bins: 37, Epsilon: 0.7, Delta: 1e-9, Relation: mechanism.AddRemove},
+	} {
+		rec := &ReleaseRecord{
+			Dataset: "kat", Release: protocol.ReleaseID{byte(i), 0xee}, Mechanism: p,
+			Components: []protocol.Component{protocol.Count, protocol.Label, protocol.NotLabel, protocol.Probability},
+			Reports:    []protocol.ReportID{{1}, {2}, {3}},
+		}
+		for j := range rec.Seed {
+			rec.Seed[j] = byte(31*i + j)
+		}
+		b, err := rec.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Write(b)
+		back, err := ParseReleaseRecord(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		componentNoise, err := back.noise()
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		for _, c := range rec.Components {
+			for prefix := 1; prefix <= p.Bins; prefix++ {
+				h.Write(binary.LittleEndian.AppendUint64(nil, uint64(componentNoise[c].PrefixNoise(prefix))))
+			}
+		}
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != want {
+		t.Errorf("release records and their noise hash to %s, want %s: a stored release would get other noise (bump releaseRecordVersion and the store format, then update this hash)", got, want)
+	}
+}
