@@ -141,7 +141,11 @@ func newModel(m mechanism.Mechanism, unit float64) (model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &laplaceModel{tr: tr, b: laplaceScale(m.NodeVariance()) / unit, unit: unit}, nil
+	// The scale in record units, from the variance in record units: exact
+	// when the noise is Lap_Z(b) times unit, and above b by 1/(24b) when it
+	// is Lap_Z(b·unit) (a finer lattice, with a slightly larger variance
+	// per unit²), which only makes the pair's ε smaller.
+	return &laplaceModel{tr: tr, b: laplaceScale(m.NodeVariance() / (unit * unit)), unit: unit}, nil
 }
 
 // gaussianNoise reports whether m's node noise is (discrete) Gaussian.
