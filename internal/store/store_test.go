@@ -201,26 +201,8 @@ func TestOpenRefusesUnsafeOrForeignFiles(t *testing.T) {
 		prepare func(t *testing.T, path string)
 		want    error
 	}{
-		{"group-readable", func(t *testing.T, path string) {
-			s, err := Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.Close()
-			if err := os.Chmod(path, 0o640); err != nil {
-				t.Fatal(err)
-			}
-		}, ErrPermissions},
-		{"world-writable", func(t *testing.T, path string) {
-			s, err := Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s.Close()
-			if err := os.Chmod(path, 0o602); err != nil {
-				t.Fatal(err)
-			}
-		}, ErrPermissions},
+		{"group-readable", createWithMode(0o640), ErrPermissions},
+		{"world-writable", createWithMode(0o602), ErrPermissions},
 		{"written before format versions", func(t *testing.T, path string) {
 			db, err := bolt.Open(path, 0o600, nil)
 			if err != nil {
@@ -265,6 +247,21 @@ func TestOpenRefusesUnsafeOrForeignFiles(t *testing.T) {
 				t.Errorf("error %q does not name the file", err)
 			}
 		})
+	}
+}
+
+// createWithMode returns a preparation that creates a store and then
+// gives its file mode perm.
+func createWithMode(perm os.FileMode) func(t *testing.T, path string) {
+	return func(t *testing.T, path string) {
+		s, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if err := os.Chmod(path, perm); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
