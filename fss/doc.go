@@ -97,4 +97,13 @@
 // accumulator, merged at the end; the walk allocates nothing.
 // `fedecdf bench fss` reports the time per AES block in SumBatch as a ratio
 // to the crypto/aes CTR keystream measured in the same process.
+//
+// # Stability
+//
+// Gen, the key encoding (codec.go) and Eval are a stability contract:
+// parties and servers of one deployment must agree on them, and servers
+// store the encoded keys they accepted. TestGenKnownAnswer pins all three
+// with a SHA-256 transcript under a deterministic reader (the same with
+// -tags purego). Changing any of them is a breaking change: bump
+// internal/protocol.Version, and regenerate the transcript.
 package fss

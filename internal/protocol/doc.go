@@ -11,4 +11,12 @@
 // prefixes i, plus the secret noise of a release (dp-ecdf Eq. 4: the
 // U-statistic Û_φ(X, I) of §2 with φ = payload_c·1[bin ≤ τ_i] and I the
 // mechanism's noise indices for prefix i).
+//
+// # Stability
+//
+// Every message encoding is pinned by TestEncodingKnownAnswer, and the
+// noise of a release by the seed derivation (ComponentSeed) and the
+// mechanisms' own known-answer tests. Changing an encoding is a
+// breaking change that bumps Version; a message of another version is
+// refused on decoding.
 package protocol

@@ -20,4 +20,13 @@
 // every server.Ledger: every release of a dataset adds its (ε, δ) once,
 // and a release beyond the dataset's total is refused with nothing
 // recorded.
+//
+// Stability. The store's layout and records are versioned
+// (FormatVersion, written into a new file and checked on every open),
+// and each release record carries its own version (server's
+// TestReleaseRecordKnownAnswer pins a record and the noise re-derived
+// from it). A store or record of another version is refused with an
+// error saying what to do, never read under other rules: an old release
+// answered with new noise would let an analyst average two draws. Open
+// also refuses a file that group or others may access (ErrPermissions).
 package store
