@@ -24,7 +24,8 @@ func ExampleNewTree() {
 
 	var seed [32]byte // in production: noise.NewSeed()
 	release := m.NewRelease(seed)
-	fmt.Println("same noise on a repeated query:", release.PrefixNoise(500) == release.PrefixNoise(500))
+	first := release.PrefixNoise(500)
+	fmt.Println("same noise on a repeated query:", release.PrefixNoise(500) == first)
 	// Output:
 	// tree: N=1000 L=10 Δ=10 ε=1 under replace neighbours
 	// prefix variance 2198.2 counts² (continuous Laplace: 2(L+1)L²/ε² = 2200)
