@@ -1,7 +1,7 @@
 // Package deploy runs fedecdf across machines: the deployment manifest,
 // the servers' and analysts' identities, and the wiring of the
 // party/server/analyst logic onto libp2p hosts (internal/p2p) with a
-// durable store (internal/store). See DESIGN.md, "Deployment".
+// durable store (internal/store). See ARCHITECTURE.md, "Data flow".
 //
 // Identities. Each server and analyst has a key file (NewIdentity,
 // WriteIdentity; mode 0600): an Ed25519 libp2p identity, whose peer ID

@@ -44,7 +44,7 @@ func Gen(alpha uint64, beta []uint64, nbits int, rand io.Reader) (k0, k1 *Key, e
 }
 
 // genCorrections fills the correction words of k from the initial seeds
-// s[0], s[1], following BCG+21 Fig. 3 as restated in specs/dcf.md.
+// s[0], s[1], following BCG+21 Fig. 3 (IACR ePrint 2020/1392).
 func genCorrections(k *Key, s [2]block, alpha uint64, beta []uint64) {
 	n, m := k.nbits, k.m
 	t := [2]uint64{0, 1}

@@ -1,7 +1,7 @@
 // Package p2p carries fedecdf protocol messages between libp2p hosts: it
 // implements transport.Conn (Call) and registers transport.Handler
 // functions, so the party, server and analyst logic runs unchanged over
-// the network (DESIGN.md, "Deployment").
+// the network (ARCHITECTURE.md, "Data flow").
 //
 // Every host has an Ed25519 identity; connections are TCP secured by the
 // Noise XX handshake (which authenticates the remote peer ID) and

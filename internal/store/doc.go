@@ -8,7 +8,7 @@
 // A server writes a report here before acknowledging it, and a release's
 // cost and its record (in the order package server gives) before
 // acknowledging the release, so nothing acknowledged is lost on a crash
-// (DESIGN.md, "Deployment"); on restart
+// (ARCHITECTURE.md, "Data flow"); on restart
 // the releases are restored with their original noise, the reports are
 // replayed into the fresh server, and the ledger continues where it
 // stopped: re-querying an old release costs no budget.
