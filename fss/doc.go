@@ -36,8 +36,8 @@
 // (−1)^b, form party b's share. Off the path of α the two parties' seeds
 // coincide and their shares cancel; on it, Gen chooses VCW so that leaving
 // the path of α to the left (x_i = 0, α_i = 1, hence x < α) adds β to the
-// sum and leaving to the right adds 0 (BCG+21 Fig. 3 states Gen and Eval
-// in this notation). The encoded key has
+// sum and leaving to the right adds 0 (BCG+21 Fig. 3 gives Gen and Eval).
+// The encoded key has
 // λ + n(λ + ℓ + 2) + ℓ bits, λ = 128, ℓ = 64m, plus a 4-byte header:
 // 688 bytes for n = 16, m = 3 (EncodedSize).
 //
