@@ -83,9 +83,9 @@
 // of package noise, whose work grows with the value drawn. PrefixNoise
 // then only adds stored values and reads no randomness, so the time a
 // server takes to answer, and in particular its first answers, does not
-// depend on the noise. A release costs about 0.5 µs per node (a tree
-// over 2^15 bins: 2^16 nodes, some 30 ms on one core; large releases are
-// drawn on all cores) and 8 bytes per node.
+// depend on the noise. A release costs one sample and 8 bytes per node
+// (BenchmarkNewRelease; figures in EXPERIMENTS.md); large releases are
+// drawn on all cores.
 //
 // # Stability
 //

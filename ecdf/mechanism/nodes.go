@@ -25,7 +25,7 @@ var nodeStream = func(seed noise.Seed, domain uint32, node int) noise.Source {
 // dist(node(j)) from that node's own stream. Each node's value depends
 // only on the seed, the domain and the node, never on which other nodes
 // are drawn or in what order, so large releases are drawn in parallel
-// blocks (about 0.5 µs a node on one core).
+// blocks.
 func drawNodes(seed noise.Seed, domain uint32, count int, node func(j int) int, dist func(node int) sampler) []int64 {
 	vals := make([]int64, count)
 	draw := func(from, to int) {
