@@ -21,14 +21,13 @@ import (
 	"github.com/fedecdf/fedecdf/internal/protocol"
 )
 
-func init() { rootCmd.AddCommand(newQueryCommand()) }
-
 // queryFlags are the flags of fedecdf query.
 type queryFlags struct {
 	manifest, key, outDir, format, logLevel, method, release, plan string
 	groups                                                         int
 }
 
+// newQueryCommand builds the "query" command.
 func newQueryCommand() *cobra.Command {
 	var q queryFlags
 	cmd := &cobra.Command{
@@ -67,6 +66,15 @@ the grid plan's test on it: the Hosmer–Lemeshow test comes free with the
 ROC curve. Smoothing and quantiles are post-processing. --out DIR writes the result
 as JSON (ecdf.json, roc.json, pr.json or hosmer.json) and, for hosmer,
 calibration.png (observed against expected positive rate per group).`,
+		Example: `  # A new ECDF release (charges the manifest's ε), then its median, re-read
+  # for free by the ID the first query printed
+  fedecdf query --manifest manifest.json --key analyst.key ecdf
+  fedecdf query --manifest manifest.json --key analyst.key --release ID quantile 0.5
+
+  # A new ROC release written as JSON into results/, then the
+  # Hosmer–Lemeshow test from the same release at no further ε
+  fedecdf query --manifest manifest.json --key analyst.key --out results roc
+  fedecdf query --manifest manifest.json --key analyst.key --release ID hosmer`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: q.run,
 	}
@@ -102,19 +110,7 @@ func (q *queryFlags) run(cmd *cobra.Command, args []string) error {
 			return fmt.Errorf("--release: %w", err)
 		}
 	}
-	logger, err := newLogger(q.logLevel)
-	if err != nil {
-		return err
-	}
-	m, err := deploy.ReadManifest(q.manifest)
-	if err != nil {
-		return err
-	}
-	id, err := deploy.ReadIdentity(q.key)
-	if err != nil {
-		return err
-	}
-	a, err := deploy.NewAnalyst(m, id, p2p.Config{Logger: logger})
+	a, err := q.analyst(cmd)
 	if err != nil {
 		return err
 	}
@@ -141,6 +137,24 @@ func (q *queryFlags) run(cmd *cobra.Command, args []string) error {
 		return writeJSON(cmd.OutOrStdout(), e)
 	}
 	return writeECDFText(cmd.OutOrStdout(), e)
+}
+
+// analyst connects to the servers of --manifest as the analyst of --key,
+// logging to the command's standard error.
+func (q *queryFlags) analyst(cmd *cobra.Command) (*deploy.Analyst, error) {
+	logger, err := newLogger(cmd.ErrOrStderr(), q.logLevel)
+	if err != nil {
+		return nil, err
+	}
+	m, err := deploy.ReadManifest(q.manifest)
+	if err != nil {
+		return nil, err
+	}
+	id, err := deploy.ReadIdentity(q.key)
+	if err != nil {
+		return nil, err
+	}
+	return deploy.NewAnalyst(m, id, p2p.Config{Logger: logger})
 }
 
 // readECDF creates a new release, or re-reads release id when reread.
