@@ -27,13 +27,8 @@ type queryFlags struct {
 	groups                                                         int
 }
 
-// newQueryCommand builds the "query" command.
-func newQueryCommand() *cobra.Command {
-	var q queryFlags
-	cmd := &cobra.Command{
-		Use:   "query --manifest FILE --key FILE [--release ID] ecdf|quantile P|roc|pr|hosmer",
-		Short: "Ask the servers for a new release (charging the manifest's ε), or re-read one by --release for free, and print the private result",
-		Long: `Without --release, the servers create a new release, each charging its
+// queryLong is the Long help of the query command.
+const queryLong = `Without --release, the servers create a new release, each charging its
 ε (δ) to its budget ledger, and answer its prefixes:
 
   ecdf, quantile P  the count component at the manifest's ε; the curve is
@@ -65,7 +60,15 @@ restarts): no budget is spent and the result is the one first read.
 the grid plan's test on it: the Hosmer–Lemeshow test comes free with the
 ROC curve. Smoothing and quantiles are post-processing. --out DIR writes the result
 as JSON (ecdf.json, roc.json, pr.json or hosmer.json) and, for hosmer,
-calibration.png (observed against expected positive rate per group).`,
+calibration.png (observed against expected positive rate per group).`
+
+// newQueryCommand builds the "query" command.
+func newQueryCommand() *cobra.Command {
+	var q queryFlags
+	cmd := &cobra.Command{
+		Use:   "query --manifest FILE --key FILE [--release ID] ecdf|quantile P|roc|pr|hosmer",
+		Short: "Ask the servers for a new release (charging the manifest's ε), or re-read one by --release for free, and print the private result",
+		Long:  queryLong,
 		Example: `  # A new ECDF release (charges the manifest's ε), then its median, re-read
   # for free by the ID the first query printed
   fedecdf query --manifest manifest.json --key analyst.key ecdf
