@@ -212,128 +212,217 @@ func (p *phases) end() {
 	}
 }
 
-// Run performs the simulation.
+// Run performs the simulation in four steps: the data, the parties
+// holding it (uploaded to the servers), the releases and their answers,
+// and the report comparing them with the truth.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
-	ph := &phases{progress: cfg.Progress, seconds: map[string]float64{}}
+	r, err := newRun(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.readData(); err != nil {
+		return nil, err
+	}
+	if err := r.startParties(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.release(ctx); err != nil {
+		return nil, err
+	}
+	return r.report(ctx)
+}
+
+// run is one simulation as it goes through the steps of Run.
+type run struct {
+	cfg Config
+	ph  *phases
+	g   *ecdf.Grid
+	// plans are the Hosmer–Lemeshow allocations with releases of their
+	// own; fromROC says whether the test also runs on the ROC release.
+	plans   []*hosmer.Plan
+	fromROC bool
+	budget  server.Budget
+	data    *Data
+	notes   []string
+	parties []*party.Party
+	local   *aggregation.Local
+	// ecdfRel and rocRel are the ECDF and ROC/PR releases; counts,
+	// positives and negatives their answers at the queried prefixes.
+	ecdfRel, rocRel              *aggregation.Release
+	counts, positives, negatives *aggregation.Result
+}
+
+// newRun checks cfg and derives from it the Hosmer–Lemeshow plans, the
+// budget and the grid, before any work.
+func newRun(cfg Config) (*run, error) {
 	if !(cfg.ECDFShare > 0 && cfg.ECDFShare < 1) {
 		return nil, fmt.Errorf("ECDF share %g of ε is not in (0, 1)", cfg.ECDFShare)
 	}
 	if !(cfg.HosmerShare >= 0 && cfg.ECDFShare+cfg.HosmerShare < 1) {
 		return nil, fmt.Errorf("Hosmer–Lemeshow share %g of ε is negative or leaves nothing for ROC/PR after the ECDF share %g", cfg.HosmerShare, cfg.ECDFShare)
 	}
-	plans, hosmerFromROC, err := hosmerPlans(cfg)
-	if err != nil {
+	r := &run{ph: &phases{progress: cfg.Progress, seconds: map[string]float64{}}}
+	var err error
+	if r.plans, r.fromROC, err = hosmerPlans(cfg); err != nil {
 		return nil, err
 	}
-	budget, err := budgetOf(cfg, plans)
-	if err != nil {
+	if r.budget, err = budgetOf(cfg, r.plans); err != nil {
 		return nil, err
 	}
 	if err := checkSmoothing(&cfg); err != nil {
 		return nil, err
 	}
-	g, err := ecdf.NewLinearGrid(cfg.Min, cfg.Max, cfg.Bins)
-	if err != nil {
+	if r.g, err = ecdf.NewLinearGrid(cfg.Min, cfg.Max, cfg.Bins); err != nil {
 		return nil, err
 	}
-	ph.begin("data", -1)
-	data, err := LoadData(cfg)
-	ph.end()
-	if err != nil {
-		return nil, err
-	}
-	var notes []string
-	if !data.Probabilities {
-		if len(plans) > 0 {
-			return nil, fmt.Errorf("Hosmer–Lemeshow needs predicted probabilities on a grid within [0, 1] (grid [%g, %g]); set its share to 0", cfg.Min, cfg.Max)
-		}
-		if hosmerFromROC {
-			hosmerFromROC = false
-			notes = append(notes, fmt.Sprintf("Hosmer–Lemeshow not computed: the scores are not predicted probabilities on a grid within [0, 1] (grid [%g, %g])", cfg.Min, cfg.Max))
-		}
-	}
-	ph.begin("setup", len(data.Scores))
-	parties, err := newParties(data, g, ph)
-	ph.end()
-	if err != nil {
-		return nil, err
-	}
-	ph.begin("upload", -1)
-	l, err := aggregation.NewLocal(ctx, aggregation.LocalConfig{
-		Backend: cfg.Backend, Dataset: "simulation", Bins: cfg.Bins,
-		Budget: budget, MinReports: 1, Policy: server.Policy{Relation: cfg.Neighbours, MaxDelta: cfg.Delta},
-	}, parties)
-	ph.end()
-	if err != nil {
-		return nil, err
-	}
-	ph.begin("release", -1)
-	rel, err := l.NewRelease(ctx, ecdfSpec(cfg))
-	var rocRel *aggregation.Release
-	if err == nil {
-		rocRel, err = l.NewRelease(ctx, rocSpec(cfg))
-	}
-	ph.end()
-	if err != nil {
-		return nil, err
-	}
-	ph.begin("query", 3)
-	prefixes := evenlySpaced(cfg.Bins, cfg.Prefixes)
-	var res [3]*aggregation.Result
-	for k, q := range []aggregation.Query{
-		{Release: rel, Component: aggregation.Count, Prefixes: prefixes},
-		{Release: rocRel, Component: aggregation.Label, Prefixes: prefixes},
-		{Release: rocRel, Component: aggregation.NotLabel, Prefixes: prefixes},
-	} {
-		if res[k], err = l.Sum(ctx, q); err != nil {
-			break
-		}
-		ph.add(1)
-	}
-	ph.end()
-	if err != nil {
-		return nil, err
-	}
-	r, err := newReport(cfg, g, l, rel, res[0], parties, ph.seconds)
-	if err != nil {
-		return nil, err
-	}
-	r.Data, r.Notes = data, notes
-	if r.Note != "" {
-		r.Notes = append(r.Notes, "ECDF: "+r.Note)
-	}
-	rocTotal, err := rocRel.Normaliser(lastSum(res[1]) + lastSum(res[2]))
-	if err != nil {
-		return nil, err
-	}
-	r.Budget = Budget{ECDF: rel.Epsilon(), ROC: rocRel.Epsilon(), Guarantees: []string{"ECDF: " + rel.Guarantee(), "ROC/PR: " + rocRel.Guarantee()}}
-	delta := rel.Delta() + rocRel.Delta()
-	if len(plans) > 0 || hosmerFromROC {
-		ph.begin("hosmer", -1)
-		var fromROC *aggregation.Release
-		if hosmerFromROC {
-			fromROC = rocRel
-		}
-		r.Hosmer, err = hosmerReport(ctx, l, g, plans, fromROC, cfg.Smoothing, parties, data.Scores, rocTotal)
-		ph.end()
-		if err != nil {
-			return nil, err
-		}
-		for _, a := range r.Hosmer.Allocations {
-			r.Budget.Hosmer += a.Epsilon
-			delta += a.Delta
-			r.Budget.Guarantees = append(r.Budget.Guarantees, "Hosmer–Lemeshow, "+a.describe())
-		}
-	}
-	r.Epsilon = r.Budget.ECDF + r.Budget.ROC + r.Budget.Hosmer
-	r.Guarantee = fmt.Sprintf("(ε=%g, δ=%g)-DP in all under %s neighbours: ECDF ε=%g, ROC/PR ε=%g, Hosmer–Lemeshow ε=%g (basic composition)", r.Epsilon, delta, r.Neighbours, r.Budget.ECDF, r.Budget.ROC, r.Budget.Hosmer)
-	if r.ROC, r.PR, err = rocReport(cfg.Smoothing, parties, res[1], res[2]); err != nil {
-		return nil, err
-	}
-	if r.ROC.AUCExact, err = dataset.AUC(data.Scores[:len(parties)], data.Labels[:len(parties)]); err != nil {
-		return nil, err
-	}
+	r.cfg = cfg
 	return r, nil
+}
+
+// readData loads the data. Scores that are not probabilities rule the
+// Hosmer–Lemeshow test out: an error when a plan spends ε on it, a note
+// when it would only have post-processed the ROC release.
+func (r *run) readData() error {
+	r.ph.begin("data", -1)
+	data, err := LoadData(r.cfg)
+	r.ph.end()
+	if err != nil {
+		return err
+	}
+	r.data = data
+	if data.Probabilities {
+		return nil
+	}
+	if len(r.plans) > 0 {
+		return fmt.Errorf("Hosmer–Lemeshow needs predicted probabilities on a grid within [0, 1] (grid [%g, %g]); set its share to 0", r.cfg.Min, r.cfg.Max)
+	}
+	if r.fromROC {
+		r.fromROC = false
+		r.notes = append(r.notes, fmt.Sprintf("Hosmer–Lemeshow not computed: the scores are not predicted probabilities on a grid within [0, 1] (grid [%g, %g])", r.cfg.Min, r.cfg.Max))
+	}
+	return nil
+}
+
+// startParties gives each record to a party and uploads the parties'
+// reports to in-process servers.
+func (r *run) startParties(ctx context.Context) error {
+	r.ph.begin("setup", len(r.data.Scores))
+	parties, err := newParties(r.data, r.g, r.ph)
+	r.ph.end()
+	if err != nil {
+		return err
+	}
+	r.parties = parties
+	r.ph.begin("upload", -1)
+	defer r.ph.end()
+	r.local, err = aggregation.NewLocal(ctx, aggregation.LocalConfig{
+		Backend: r.cfg.Backend, Dataset: "simulation", Bins: r.cfg.Bins,
+		Budget: r.budget, MinReports: 1, Policy: server.Policy{Relation: r.cfg.Neighbours, MaxDelta: r.cfg.Delta},
+	}, parties)
+	return err
+}
+
+// release makes the ECDF and the ROC/PR releases and queries them.
+func (r *run) release(ctx context.Context) error {
+	r.ph.begin("release", -1)
+	rel, err := r.local.NewRelease(ctx, ecdfSpec(r.cfg))
+	if err == nil {
+		r.ecdfRel = rel
+		r.rocRel, err = r.local.NewRelease(ctx, rocSpec(r.cfg))
+	}
+	r.ph.end()
+	if err != nil {
+		return err
+	}
+	return r.query(ctx)
+}
+
+// query asks for the released counts, positives and negatives at the
+// evenly spaced prefixes.
+func (r *run) query(ctx context.Context) error {
+	r.ph.begin("query", 3)
+	defer r.ph.end()
+	prefixes := evenlySpaced(r.cfg.Bins, r.cfg.Prefixes)
+	for _, q := range []struct {
+		dst *(*aggregation.Result)
+		rel *aggregation.Release
+		c   aggregation.Component
+	}{
+		{&r.counts, r.ecdfRel, aggregation.Count},
+		{&r.positives, r.rocRel, aggregation.Label},
+		{&r.negatives, r.rocRel, aggregation.NotLabel},
+	} {
+		res, err := r.local.Sum(ctx, aggregation.Query{Release: q.rel, Component: q.c, Prefixes: prefixes})
+		if err != nil {
+			return err
+		}
+		*q.dst = res
+		r.ph.add(1)
+	}
+	return nil
+}
+
+// report compares the answers with the truth: the ECDF, the budget with
+// the Hosmer–Lemeshow test, and the ROC and PR curves.
+func (r *run) report(ctx context.Context) (*Report, error) {
+	rep, err := newReport(r.cfg, r.g, r.local, r.ecdfRel, r.counts, r.parties, r.ph.seconds)
+	if err != nil {
+		return nil, err
+	}
+	rep.Data, rep.Notes = r.data, r.notes
+	if rep.Note != "" {
+		rep.Notes = append(rep.Notes, "ECDF: "+rep.Note)
+	}
+	if err := r.reportBudget(ctx, rep); err != nil {
+		return nil, err
+	}
+	n := len(r.parties)
+	if rep.ROC, rep.PR, err = rocReport(r.cfg.Smoothing, r.parties, r.positives, r.negatives); err != nil {
+		return nil, err
+	}
+	if rep.ROC.AUCExact, err = dataset.AUC(r.data.Scores[:n], r.data.Labels[:n]); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// reportBudget fills in how the releases spent ε and δ, running the
+// Hosmer–Lemeshow test (which may make releases of its own) on the way.
+func (r *run) reportBudget(ctx context.Context, rep *Report) error {
+	rocTotal, err := r.rocRel.Normaliser(lastSum(r.positives) + lastSum(r.negatives))
+	if err != nil {
+		return err
+	}
+	rep.Budget = Budget{ECDF: r.ecdfRel.Epsilon(), ROC: r.rocRel.Epsilon(), Guarantees: []string{"ECDF: " + r.ecdfRel.Guarantee(), "ROC/PR: " + r.rocRel.Guarantee()}}
+	delta := r.ecdfRel.Delta() + r.rocRel.Delta()
+	if rep.Hosmer, err = r.hosmer(ctx, rocTotal); err != nil {
+		return err
+	}
+	if rep.Hosmer != nil {
+		for _, a := range rep.Hosmer.Allocations {
+			rep.Budget.Hosmer += a.Epsilon
+			delta += a.Delta
+			rep.Budget.Guarantees = append(rep.Budget.Guarantees, "Hosmer–Lemeshow, "+a.describe())
+		}
+	}
+	rep.Epsilon = rep.Budget.ECDF + rep.Budget.ROC + rep.Budget.Hosmer
+	rep.Guarantee = fmt.Sprintf("(ε=%g, δ=%g)-DP in all under %s neighbours: ECDF ε=%g, ROC/PR ε=%g, Hosmer–Lemeshow ε=%g (basic composition)", rep.Epsilon, delta, rep.Neighbours, rep.Budget.ECDF, rep.Budget.ROC, rep.Budget.Hosmer)
+	return nil
+}
+
+// hosmer runs the Hosmer–Lemeshow allocations, or returns nil when there
+// are none. rocTotal is the ROC release's normaliser.
+func (r *run) hosmer(ctx context.Context, rocTotal ecdf.Normaliser) (*HosmerReport, error) {
+	if len(r.plans) == 0 && !r.fromROC {
+		return nil, nil
+	}
+	r.ph.begin("hosmer", -1)
+	defer r.ph.end()
+	var fromROC *aggregation.Release
+	if r.fromROC {
+		fromROC = r.rocRel
+	}
+	return hosmerReport(ctx, r.local, r.g, r.plans, fromROC, r.cfg.Smoothing, r.parties, r.data.Scores, rocTotal)
 }
 
 // params are the mechanism parameters of a release at ε under cfg.

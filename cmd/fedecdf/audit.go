@@ -18,8 +18,6 @@ type auditOptions struct {
 	neighbours, component, format string
 }
 
-func init() { rootCmd.AddCommand(newAuditCommand()) }
-
 // newAuditCommand builds the "audit" command with its own options, so
 // tests can run it in-process.
 func newAuditCommand() *cobra.Command {
@@ -89,7 +87,7 @@ func runAudit(cmd *cobra.Command, cfg audit.Config, o auditOptions) error {
 	if o.format != "text" && o.format != "json" {
 		return fmt.Errorf("--format %q: want text or json", o.format)
 	}
-	if p := newProgress(true); p != nil {
+	if p := newProgress(cmd.ErrOrStderr(), true); p != nil {
 		cfg.Progress = p
 	}
 	res, err := audit.Run(cmd.Context(), cfg)

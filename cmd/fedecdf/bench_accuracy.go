@@ -2,11 +2,9 @@ package main
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -18,7 +16,8 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
 )
 
-func init() {
+// newBenchAccuracyCommand builds the "bench accuracy" command.
+func newBenchAccuracyCommand() *cobra.Command {
 	var format, neighbours string
 	var runs, maxPrefixes int
 	cmd := &cobra.Command{
@@ -57,22 +56,22 @@ Progress goes to stderr.`,
 				return err
 			}
 			if format == "json" {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(map[string]any{"neighbours": rel.String(), "rows": rows})
+				return writeJSON(cmd.OutOrStdout(), map[string]any{"neighbours": rel.String(), "rows": rows})
 			}
-			return writeAccuracyText(rows, rel)
+			return writeAccuracyText(cmd.OutOrStdout(), rows, rel)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	cmd.Flags().IntVar(&runs, "runs", 10, "releases per mechanism and (N, ε)")
 	cmd.Flags().IntVar(&maxPrefixes, "max-prefixes", 1<<15, "prefixes evaluated per release beyond which they are sampled")
 	cmd.Flags().StringVar(&neighbours, "neighbours", "replace", "neighbouring relation: replace or addremove")
-	benchCmd.AddCommand(cmd)
+	return cmd
 }
 
-func writeAccuracyText(rows []mechanism.AccuracyRow, rel mechanism.Relation) error {
-	w := tabwriter.NewWriter(os.Stdout, 2, 0, 2, ' ', tabwriter.AlignRight)
+// writeAccuracyText prints the rows as two tables to out: the prefix
+// errors, then the MSE after smoothing.
+func writeAccuracyText(out io.Writer, rows []mechanism.AccuracyRow, rel mechanism.Relation) error {
+	w := tabwriter.NewWriter(out, 2, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "N\teps\tmechanism\tdelta\tmean var\tmax var\tvar/tree\tMC MSE\ts.e.\tz\tMSE/tree\tmax err\tmax/tree\tprefixes\truns\t\n")
 	for _, r := range rows {
 		fmt.Fprintf(w, "%d\t%g\t%s\t%g\t%.1f\t%.1f\t%.3f\t%.1f\t%.1f\t%+.1f\t%.3f\t%.1f\t%.3f\t%d\t%d\t\n",
@@ -82,9 +81,9 @@ func writeAccuracyText(rows []mechanism.AccuracyRow, rel mechanism.Relation) err
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	fmt.Printf("\nneighbours: %s. MSE in counts² per prefix; Monte-Carlo over the releases of each row.\n", rel)
-	fmt.Printf("\nAfter p = 2 smoothing (PAVA + clip) on X_pois(λ), N = %d:\n", smoothBins)
-	w = tabwriter.NewWriter(os.Stdout, 2, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(out, "\nneighbours: %s. MSE in counts² per prefix; Monte-Carlo over the releases of each row.\n", rel)
+	fmt.Fprintf(out, "\nAfter p = 2 smoothing (PAVA + clip) on X_pois(λ), N = %d:\n", smoothBins)
+	w = tabwriter.NewWriter(out, 2, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "eps\tmechanism\tλ=1 MSE\t/tree\tλ=3 MSE\t/tree\t\n")
 	var ref map[string]float64
 	for _, r := range rows {

@@ -9,7 +9,8 @@ import (
 	"github.com/fedecdf/fedecdf/fss"
 )
 
-func init() {
+// newBenchFSSCommand builds the "bench fss" command.
+func newBenchFSSCommand() *cobra.Command {
 	var format string
 	var keys int
 	var minTime time.Duration
@@ -45,5 +46,5 @@ GOMAXPROCS goroutines.`,
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	cmd.Flags().IntVar(&keys, "keys", 256, "keys summed by each batch evaluation")
 	cmd.Flags().DurationVar(&minTime, "min-time", 300*time.Millisecond, "minimum duration of each timing")
-	benchCmd.AddCommand(cmd)
+	return cmd
 }

@@ -19,50 +19,61 @@ import (
 	"github.com/fedecdf/fedecdf/server"
 )
 
-func init() {
-	var parties, bins int
-	var epsilon float64
-	var keep bool
-	var upload string
+// demoOptions are the flags of "fedecdf demo".
+type demoOptions struct {
+	parties, bins int
+	epsilon       float64
+	keep          bool
+	upload        string
+}
+
+// newDemoCommand builds the "demo" command.
+func newDemoCommand() *cobra.Command {
+	var o demoOptions
 	cmd := &cobra.Command{
 		Use:   "demo [--parties 200]",
 		Short: "Run two server processes, the parties and an analyst on 127.0.0.1, print the private ECDF, ROC AUC and Hosmer–Lemeshow test, and stop",
-		Args:  cobra.NoArgs,
+		Long: `demo runs a whole deployment on this machine: it makes the keys and the
+manifest in a temporary directory, starts the leader and the helper as
+server processes on 127.0.0.1, uploads --parties synthetic records (each
+party its own libp2p host), and as the analyst prints the private ECDF with
+its quantiles, the ROC AUC and the Hosmer–Lemeshow test from the same ROC
+release; then it stops the servers and, without --keep, removes the
+directory.`,
+		Example: `  fedecdf demo
+  fedecdf demo --parties 1000 --bins 128 --epsilon 2 --upload relay --keep`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if parties < 1 {
-				return fmt.Errorf("--parties %d is not positive", parties)
+			if o.parties < 1 {
+				return fmt.Errorf("--parties %d is not positive", o.parties)
 			}
 			dir, err := os.MkdirTemp("", "fedecdf-demo")
 			if err != nil {
 				return err
 			}
-			if !keep {
+			if !o.keep {
 				defer os.RemoveAll(dir)
 			}
-			return runDemo(cmd.Context(), cmd, dir, parties, bins, epsilon, upload)
+			return runDemo(cmd.Context(), cmd, dir, o)
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&parties, "parties", 200, "number of parties, each its own libp2p host")
-	f.IntVar(&bins, "bins", 64, "number of bins N")
-	f.Float64Var(&epsilon, "epsilon", 1, "ε of the release")
-	f.StringVar(&upload, "upload", deploy.UploadDirect, "upload mode: direct or relay (through the leader, HPKE-sealed to the helper)")
-	f.BoolVar(&keep, "keep", false, "keep the keys, manifest, stores and logs in the temporary directory")
-	rootCmd.AddCommand(cmd)
+	f.IntVar(&o.parties, "parties", 200, "number of parties, each its own libp2p host")
+	f.IntVar(&o.bins, "bins", 64, "number of bins N")
+	f.Float64Var(&o.epsilon, "epsilon", 1, "ε of the release")
+	f.StringVar(&o.upload, "upload", deploy.UploadDirect, "upload mode: direct or relay (through the leader, HPKE-sealed to the helper)")
+	f.BoolVar(&o.keep, "keep", false, "keep the keys, manifest, stores and logs in the temporary directory")
+	return cmd
 }
 
-func runDemo(ctx context.Context, cmd *cobra.Command, dir string, parties, bins int, epsilon float64, upload string) error {
+// runDemo runs the demo of o in dir: keys and manifest, the two server
+// processes (their standard error is the command's), the parties and
+// the analyst's queries.
+func runDemo(ctx context.Context, cmd *cobra.Command, dir string, o demoOptions) error {
 	out := cmd.OutOrStdout()
-	ids := map[string]*deploy.Identity{}
-	for _, name := range []string{"leader", "helper", "analyst"} {
-		id, err := deploy.NewIdentity()
-		if err != nil {
-			return err
-		}
-		if err := deploy.WriteIdentity(filepath.Join(dir, name+".key"), id); err != nil {
-			return err
-		}
-		ids[name] = id
+	ids, err := demoIdentities(dir)
+	if err != nil {
+		return err
 	}
 	addrs := map[string]string{}
 	for _, name := range []string{"leader", "helper"} {
@@ -72,52 +83,93 @@ func runDemo(ctx context.Context, cmd *cobra.Command, dir string, parties, bins 
 		}
 		addrs[name] = fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", port)
 	}
-	m := &deploy.Manifest{
-		Version: deploy.ManifestVersion, Protocol: protocol.Version, Dataset: "demo", Backend: string(server.DCF), Upload: upload,
-		Leader:     deploy.Endpoint{Public: ids["leader"].Public(), Addrs: []string{addrs["leader"]}},
-		Helper:     deploy.Endpoint{Public: ids["helper"].Public(), Addrs: []string{addrs["helper"]}},
-		Analysts:   []string{ids["analyst"].PeerID.String()},
-		Grid:       deploy.Grid{Scale: "linear", Min: 0, Max: 1, Bins: bins},
-		Payload:    deploy.PayloadLayout(),
-		Mechanism:  deploy.Mech{Name: "auto", Epsilon: epsilon, Neighbours: "replace", Allowed: []string{"auto"}},
-		Budget:     deploy.Budget{Epsilon: 2 * epsilon}, // the ECDF and the ROC release
-		MinReports: parties,
-	}
+	m := demoManifest(ids, addrs, o)
 	manifest := filepath.Join(dir, "manifest.json")
 	if err := m.Write(manifest); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "demo in %s: leader %s, helper %s\n", dir, addrs["leader"], addrs["helper"])
-	self, err := os.Executable()
+	stop, err := startDemoServers(ctx, cmd.ErrOrStderr(), dir, manifest, addrs)
+	defer stop()
 	if err != nil {
 		return err
 	}
+	return demoAnalyst(ctx, out, m, ids["analyst"], o)
+}
+
+// demoIdentities makes the leader's, helper's and analyst's identities
+// and writes each to dir/NAME.key.
+func demoIdentities(dir string) (map[string]*deploy.Identity, error) {
+	ids := map[string]*deploy.Identity{}
+	for _, name := range []string{"leader", "helper", "analyst"} {
+		id, err := deploy.NewIdentity()
+		if err != nil {
+			return nil, err
+		}
+		if err := deploy.WriteIdentity(filepath.Join(dir, name+".key"), id); err != nil {
+			return nil, err
+		}
+		ids[name] = id
+	}
+	return ids, nil
+}
+
+// demoManifest is the demo's manifest: the servers at addrs, one
+// analyst, a budget for the ECDF and the ROC release.
+func demoManifest(ids map[string]*deploy.Identity, addrs map[string]string, o demoOptions) *deploy.Manifest {
+	return &deploy.Manifest{
+		Version: deploy.ManifestVersion, Protocol: protocol.Version, Dataset: "demo", Backend: string(server.DCF), Upload: o.upload,
+		Leader:     deploy.Endpoint{Public: ids["leader"].Public(), Addrs: []string{addrs["leader"]}},
+		Helper:     deploy.Endpoint{Public: ids["helper"].Public(), Addrs: []string{addrs["helper"]}},
+		Analysts:   []string{ids["analyst"].PeerID.String()},
+		Grid:       deploy.Grid{Scale: "linear", Min: 0, Max: 1, Bins: o.bins},
+		Payload:    deploy.PayloadLayout(),
+		Mechanism:  deploy.Mech{Name: "auto", Epsilon: o.epsilon, Neighbours: "replace", Allowed: []string{"auto"}},
+		Budget:     deploy.Budget{Epsilon: 2 * o.epsilon}, // the ECDF and the ROC release
+		MinReports: o.parties,
+	}
+}
+
+// startDemoServers starts the helper and the leader as processes of this
+// executable, writing to stderr, and waits until each listens. stop,
+// never nil, terminates those started.
+func startDemoServers(ctx context.Context, stderr io.Writer, dir, manifest string, addrs map[string]string) (stop func(), err error) {
+	self, err := os.Executable()
+	if err != nil {
+		return func() {}, err
+	}
 	var procs []*exec.Cmd
-	defer func() {
+	stop = func() {
 		for _, p := range procs {
 			_ = p.Process.Signal(syscall.SIGTERM)
 			_ = p.Wait()
 		}
-	}()
+	}
 	for _, role := range []string{"helper", "leader"} {
 		p := exec.CommandContext(ctx, self, "server", "--role", role, "--key", filepath.Join(dir, role+".key"),
 			"--manifest", manifest, "--listen", addrs[role], "--store", filepath.Join(dir, role+".db"))
-		p.Stderr = os.Stderr
+		p.Stderr = stderr
 		if err := p.Start(); err != nil {
-			return fmt.Errorf("starting the %s: %w", role, err)
+			return stop, fmt.Errorf("starting the %s: %w", role, err)
 		}
 		procs = append(procs, p)
 		if err := waitListening(ctx, addrs[role]); err != nil {
-			return fmt.Errorf("the %s: %w", role, err)
+			return stop, fmt.Errorf("the %s: %w", role, err)
 		}
 	}
+	return stop, nil
+}
+
+// demoAnalyst uploads the demo's parties, then as the analyst releases
+// and prints the ECDF, the ROC AUC and the Hosmer–Lemeshow test.
+func demoAnalyst(ctx context.Context, out io.Writer, m *deploy.Manifest, id *deploy.Identity, o demoOptions) error {
 	start := time.Now()
-	n, err := deploy.SubmitAll(ctx, m, deploy.DemoInstances(parties, 1), p2p.Config{}, 16, true)
+	n, err := deploy.SubmitAll(ctx, m, deploy.DemoInstances(o.parties, 1), p2p.Config{}, 16, true)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "%d parties uploaded in %.2f s (each its own libp2p host)\n", n, time.Since(start).Seconds())
-	a, err := deploy.NewAnalyst(m, ids["analyst"], p2p.Config{})
+	a, err := deploy.NewAnalyst(m, id, p2p.Config{})
 	if err != nil {
 		return err
 	}
@@ -127,7 +179,7 @@ func runDemo(ctx context.Context, cmd *cobra.Command, dir string, parties, bins 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "release and query of %d prefixes in %.2f s\n\n", bins, time.Since(start).Seconds())
+	fmt.Fprintf(out, "release and query of %d prefixes in %.2f s\n\n", o.bins, time.Since(start).Seconds())
 	if err := e.Smooth("l2", []float64{0.1, 0.25, 0.5, 0.75, 0.9}); err != nil {
 		return err
 	}

@@ -20,7 +20,7 @@ func TestDemo(t *testing.T) {
 	var out bytes.Buffer
 	cmd := &cobra.Command{}
 	cmd.SetOut(&out)
-	if err := runDemo(ctx, cmd, t.TempDir(), 120, 32, 1, "direct"); err != nil {
+	if err := runDemo(ctx, cmd, t.TempDir(), demoOptions{parties: 120, bins: 32, epsilon: 1, upload: "direct"}); err != nil {
 		t.Fatalf("demo: %v\n%s", err, out.String())
 	}
 	for _, want := range []string{"120 parties uploaded", "quantile 0.5", "private AUC", "Hosmer–Lemeshow from the same release"} {

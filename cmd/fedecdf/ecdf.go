@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"image/color"
@@ -34,8 +33,6 @@ type ecdfOptions struct {
 	format, plot       string
 	clamp              bool
 }
-
-func init() { rootCmd.AddCommand(newECDFCommand()) }
 
 // newECDFCommand builds the "ecdf" command with its own options, so tests
 // can run it in-process.
@@ -89,48 +86,17 @@ from the data would leak it outside the privacy guarantee.`,
 	return cmd
 }
 
+// runECDF releases the ECDF of the input as o says and prints it.
 func runECDF(cmd *cobra.Command, o *ecdfOptions) error {
 	probs, err := parseProbabilities(o.quantiles)
 	if err != nil {
 		return err
 	}
-	scale, err := ecdf.ParseScale(o.scale)
+	grid, m, err := o.setup()
 	if err != nil {
 		return err
 	}
-	relation, err := mechanism.ParseRelation(o.neighbours)
-	if err != nil {
-		return fmt.Errorf("--neighbours: %w", err)
-	}
-	if o.format != "text" && o.format != "json" {
-		return fmt.Errorf("unknown --format %q (want text or json)", o.format)
-	}
-	grid, err := ecdf.NewGrid(scale, o.min, o.max, o.bins)
-	if err != nil {
-		return err
-	}
-	m, err := newMechanism(mechanism.Params{
-		Name: o.mechanism, Bins: grid.Len(), Epsilon: o.epsilon, Delta: o.delta, K: o.k, Relation: relation,
-	})
-	if err != nil {
-		return err
-	}
-	xs, err := readValues(cmd.InOrStdin(), o)
-	if err != nil {
-		return err
-	}
-	bins, clamped, err := grid.BinAll(xs, o.clamp)
-	if err != nil {
-		err = fmt.Errorf("%s: %w", inputName(o), err)
-		if errors.Is(err, ecdf.ErrOutOfRange) {
-			err = fmt.Errorf("%w (give --clamp to clamp such values to the grid)", err)
-		}
-		return err
-	}
-	if clamped > 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "fedecdf: clamped %d of %d values to [%g, %g] (this count is not differentially private: do not publish it)\n", clamped, len(xs), o.min, o.max)
-	}
-	hist, err := ecdf.Histogram(bins, grid.Len())
+	hist, err := o.histogram(cmd, grid)
 	if err != nil {
 		return err
 	}
@@ -155,13 +121,57 @@ func runECDF(cmd *cobra.Command, o *ecdfOptions) error {
 			return err
 		}
 	}
-	out := cmd.OutOrStdout()
 	if o.format == "json" {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(report)
+		return writeJSON(cmd.OutOrStdout(), report)
 	}
-	return report.WriteText(out)
+	return report.WriteText(cmd.OutOrStdout())
+}
+
+// setup checks the flags and builds the grid and the mechanism.
+func (o *ecdfOptions) setup() (*ecdf.Grid, mechanism.Mechanism, error) {
+	scale, err := ecdf.ParseScale(o.scale)
+	if err != nil {
+		return nil, nil, err
+	}
+	relation, err := mechanism.ParseRelation(o.neighbours)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--neighbours: %w", err)
+	}
+	if o.format != "text" && o.format != "json" {
+		return nil, nil, fmt.Errorf("unknown --format %q (want text or json)", o.format)
+	}
+	grid, err := ecdf.NewGrid(scale, o.min, o.max, o.bins)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := newMechanism(mechanism.Params{
+		Name: o.mechanism, Bins: grid.Len(), Epsilon: o.epsilon, Delta: o.delta, K: o.k, Relation: relation,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return grid, m, nil
+}
+
+// histogram reads the input and bins it on grid, clamping (and saying
+// so on the command's standard error) when --clamp is given.
+func (o *ecdfOptions) histogram(cmd *cobra.Command, grid *ecdf.Grid) ([]int64, error) {
+	xs, err := readValues(cmd.InOrStdin(), o)
+	if err != nil {
+		return nil, err
+	}
+	bins, clamped, err := grid.BinAll(xs, o.clamp)
+	if err != nil {
+		err = fmt.Errorf("%s: %w", inputName(o), err)
+		if errors.Is(err, ecdf.ErrOutOfRange) {
+			err = fmt.Errorf("%w (give --clamp to clamp such values to the grid)", err)
+		}
+		return nil, err
+	}
+	if clamped > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "fedecdf: clamped %d of %d values to [%g, %g] (this count is not differentially private: do not publish it)\n", clamped, len(xs), o.min, o.max)
+	}
+	return ecdf.Histogram(bins, grid.Len())
 }
 
 // newMechanism builds the mechanism of p (mechanism.New). When it fails

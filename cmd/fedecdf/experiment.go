@@ -2,13 +2,15 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"sort"
 
 	"github.com/fedecdf/fedecdf/experiment"
 	"github.com/spf13/cobra"
 )
 
-func init() {
+// newExperimentCommand builds the "experiment" command.
+func newExperimentCommand() *cobra.Command {
 	cfg := experiment.DefaultConfig()
 	var out string
 	var only []string
@@ -30,21 +32,12 @@ MSE here, and nothing else. Figures: ` + figureList(),
 			if cfg.Runs < 1 {
 				return fmt.Errorf("--runs %d is not positive", cfg.Runs)
 			}
-			if p := newProgress(true); p != nil {
+			if p := newProgress(cmd.ErrOrStderr(), true); p != nil {
 				cfg.Progress = p
 			}
 			figs, err := experiment.Run(cmd.Context(), cfg, only)
-			for _, f := range figs {
-				paths, serr := f.Save(out)
-				if serr != nil {
-					return serr
-				}
-				for _, p := range paths {
-					fmt.Println("wrote", p)
-				}
-				for _, n := range f.Notes {
-					fmt.Printf("%s: %s\n", f.ID, n)
-				}
+			if serr := saveFigures(cmd.OutOrStdout(), figs, out); serr != nil {
+				return serr
 			}
 			return err
 		},
@@ -63,7 +56,25 @@ MSE here, and nothing else. Figures: ` + figureList(),
 	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the simulated data and train/test split (noise: crypto/rand)")
 	f.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory of bank-full.csv and diabetic_data.csv (figures needing an absent file are skipped)")
 	f.IntVar(&cfg.DataBins, "data-bins", cfg.DataBins, "N of the probability grid of fig5, fig6, fig10")
-	rootCmd.AddCommand(cmd)
+	return cmd
+}
+
+// saveFigures saves figs into dir, printing to w each file written and
+// each figure's notes.
+func saveFigures(w io.Writer, figs []*experiment.Figure, dir string) error {
+	for _, f := range figs {
+		paths, err := f.Save(dir)
+		if err != nil {
+			return err
+		}
+		for _, p := range paths {
+			fmt.Fprintln(w, "wrote", p)
+		}
+		for _, n := range f.Notes {
+			fmt.Fprintf(w, "%s: %s\n", f.ID, n)
+		}
+	}
+	return nil
 }
 
 // figureList lists the figures experiment can compute.

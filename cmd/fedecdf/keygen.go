@@ -7,12 +7,20 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() {
+// newKeygenCommand builds the "keygen" command.
+func newKeygenCommand() *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
 		Use:   "keygen --out FILE",
 		Short: "Make a server's or analyst's identity: an Ed25519 libp2p key and an HPKE key pair (FILE, mode 0600; public part in FILE.pub)",
-		Args:  cobra.NoArgs,
+		Long: `keygen makes the identity of a server or an analyst: an Ed25519 key, whose
+libp2p peer ID names it on the network, and an X25519 HPKE key pair, to
+which parties seal what only it may read. The private keys go to --out
+(mode 0600, never overwritten); the public part goes to FILE.pub, which
+"fedecdf manifest" reads.`,
+		Example: `  fedecdf keygen --out leader.key
+  fedecdf keygen --out analyst.key`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
 				return fmt.Errorf("--out: no key file given")
@@ -29,5 +37,5 @@ func init() {
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "key file to create (refuses to overwrite)")
-	rootCmd.AddCommand(cmd)
+	return cmd
 }

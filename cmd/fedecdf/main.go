@@ -10,20 +10,39 @@ import (
 	"github.com/spf13/cobra"
 )
 
-var rootCmd = &cobra.Command{
-	Use:   "fedecdf",
-	Short: "Federated, differentially private ECDFs, quantiles, ROC/PR curves and Hosmer–Lemeshow",
-	Long: `fedecdf lets many parties, each holding one private record, compute together
+func main() {
+	root := newRootCommand()
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(root.ErrOrStderr(), "fedecdf:", err)
+		os.Exit(1)
+	}
+}
+
+// newRootCommand builds the fedecdf command and its subcommands, each
+// with flags of its own, so tests can run any of them in-process.
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "fedecdf",
+		Short: "Federated, differentially private ECDFs, quantiles, ROC/PR curves and Hosmer–Lemeshow",
+		Long: `fedecdf lets many parties, each holding one private record, compute together
 with differential privacy a complete empirical CDF, its inverse (quantiles),
 ROC and PR curves and the Hosmer–Lemeshow calibration statistic, through two
 non-colluding servers that never see a record.`,
-	SilenceUsage:  true,
-	SilenceErrors: true,
-}
-
-func main() {
-	if err := rootCmd.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "fedecdf:", err)
-		os.Exit(1)
+		SilenceUsage:  true,
+		SilenceErrors: true,
 	}
+	root.AddCommand(
+		newECDFCommand(),
+		newSimulateCommand(),
+		newExperimentCommand(),
+		newAuditCommand(),
+		newBenchCommand(),
+		newKeygenCommand(),
+		newManifestCommand(),
+		newServerCommand(),
+		newPartyCommand(),
+		newQueryCommand(),
+		newDemoCommand(),
+	)
+	return root
 }

@@ -10,16 +10,20 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { rootCmd.AddCommand(newManifestCommand()) }
+// manifestOptions are the flags of "fedecdf manifest": the manifest's
+// fields, and the files its keys and its destination come from.
+type manifestOptions struct {
+	m                         deploy.Manifest
+	out, leaderPub, helperPub string
+	analystPubs               []string
+}
 
 // newManifestCommand returns the "manifest" command.
 func newManifestCommand() *cobra.Command {
-	m := deploy.Manifest{
+	o := manifestOptions{m: deploy.Manifest{
 		Version: deploy.ManifestVersion, Protocol: protocol.Version, Backend: string(server.DCF),
 		Upload: deploy.UploadDirect, Payload: deploy.PayloadLayout(),
-	}
-	var out, leaderPub, helperPub string
-	var analystPubs []string
+	}}
 	cmd := &cobra.Command{
 		Use:   "manifest --out FILE --leader PUB --leader-addr MULTIADDR --helper PUB --helper-addr MULTIADDR --analyst PUB ...",
 		Short: "Write the deployment manifest every server, party and analyst holds",
@@ -32,50 +36,65 @@ release may use (--allow), the largest δ and ε of one release
 (--max-delta, --max-epsilon) and the total budget (--budget-epsilon,
 --budget-delta). --mechanism, --epsilon, --delta and --k are the release
 the analyst commands ask for; it must fit the policy.`,
+		Example: `  fedecdf manifest --out manifest.json --dataset scores --bins 128 \
+    --leader leader.key.pub --leader-addr /ip4/10.0.0.1/tcp/4001 \
+    --helper helper.key.pub --helper-addr /ip4/10.0.0.2/tcp/4001 \
+    --analyst analyst.key.pub --epsilon 1 --budget-epsilon 4 --min-reports 100`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			// The policy allows, unless told otherwise, exactly the
-			// release the analyst commands ask for.
-			if !cmd.Flags().Changed("allow") {
-				m.Mechanism.Allowed = []string{m.Mechanism.Name}
-			}
-			if !cmd.Flags().Changed("max-delta") {
-				m.Mechanism.MaxDelta = m.Mechanism.Delta
-			}
-			for _, e := range []struct {
-				path string
-				dst  *deploy.Endpoint
-			}{{leaderPub, &m.Leader}, {helperPub, &m.Helper}} {
-				p, err := deploy.ReadPublic(e.path)
-				if err != nil {
-					return err
-				}
-				e.dst.Public = p
-			}
-			for _, path := range analystPubs {
-				p, err := deploy.ReadPublic(path)
-				if err != nil {
-					return err
-				}
-				m.Analysts = append(m.Analysts, p.PeerID)
-			}
-			if err := m.Write(out); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "manifest %s: dataset %q, %d bins, %s ε=%g δ=%g per release under %s neighbours (servers allow %s, δ ≤ %g), total ε=%g δ=%g, at least %d reports, %d analyst(s)\n",
-				out, m.Dataset, m.Grid.Bins, m.Mechanism.Name, m.Mechanism.Epsilon, m.Mechanism.Delta, m.Mechanism.Neighbours,
-				strings.Join(m.Mechanism.Allowed, ", "), m.Mechanism.MaxDelta, m.Budget.Epsilon, m.Budget.Delta, m.MinReports, len(m.Analysts))
-			return nil
-		},
+		RunE: o.run,
 	}
+	o.addFlags(cmd)
+	return cmd
+}
+
+// run completes the manifest from the key files and writes it.
+func (o *manifestOptions) run(cmd *cobra.Command, _ []string) error {
+	m, out := &o.m, o.out
+	// The policy allows, unless told otherwise, exactly the
+	// release the analyst commands ask for.
+	if !cmd.Flags().Changed("allow") {
+		m.Mechanism.Allowed = []string{m.Mechanism.Name}
+	}
+	if !cmd.Flags().Changed("max-delta") {
+		m.Mechanism.MaxDelta = m.Mechanism.Delta
+	}
+	for _, e := range []struct {
+		path string
+		dst  *deploy.Endpoint
+	}{{o.leaderPub, &m.Leader}, {o.helperPub, &m.Helper}} {
+		p, err := deploy.ReadPublic(e.path)
+		if err != nil {
+			return err
+		}
+		e.dst.Public = p
+	}
+	for _, path := range o.analystPubs {
+		p, err := deploy.ReadPublic(path)
+		if err != nil {
+			return err
+		}
+		m.Analysts = append(m.Analysts, p.PeerID)
+	}
+	if err := m.Write(out); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "manifest %s: dataset %q, %d bins, %s ε=%g δ=%g per release under %s neighbours (servers allow %s, δ ≤ %g), total ε=%g δ=%g, at least %d reports, %d analyst(s)\n",
+		out, m.Dataset, m.Grid.Bins, m.Mechanism.Name, m.Mechanism.Epsilon, m.Mechanism.Delta, m.Mechanism.Neighbours,
+		strings.Join(m.Mechanism.Allowed, ", "), m.Mechanism.MaxDelta, m.Budget.Epsilon, m.Budget.Delta, m.MinReports, len(m.Analysts))
+	return nil
+}
+
+// addFlags binds the flags of cmd to o.
+func (o *manifestOptions) addFlags(cmd *cobra.Command) {
+	m := &o.m
 	f := cmd.Flags()
-	f.StringVar(&out, "out", "manifest.json", "manifest file to create (refuses to overwrite)")
+	f.StringVar(&o.out, "out", "manifest.json", "manifest file to create (refuses to overwrite)")
 	f.StringVar(&m.Dataset, "dataset", "fedecdf", "dataset name")
-	f.StringVar(&leaderPub, "leader", "", "the leader's public key file (keygen's FILE.pub)")
+	f.StringVar(&o.leaderPub, "leader", "", "the leader's public key file (keygen's FILE.pub)")
 	f.StringSliceVar(&m.Leader.Addrs, "leader-addr", nil, "the leader's multiaddr, e.g. /ip4/10.0.0.1/tcp/4001 (repeatable)")
-	f.StringVar(&helperPub, "helper", "", "the helper's public key file")
+	f.StringVar(&o.helperPub, "helper", "", "the helper's public key file")
 	f.StringSliceVar(&m.Helper.Addrs, "helper-addr", nil, "the helper's multiaddr (repeatable)")
-	f.StringSliceVar(&analystPubs, "analyst", nil, "an analyst's public key file (repeatable)")
+	f.StringSliceVar(&o.analystPubs, "analyst", nil, "an analyst's public key file (repeatable)")
 	f.StringVar(&m.Grid.Scale, "scale", "linear", "grid scale: linear or log")
 	f.Float64Var(&m.Grid.Min, "min", 0, "grid minimum")
 	f.Float64Var(&m.Grid.Max, "max", 1, "grid maximum")
@@ -92,5 +111,4 @@ the analyst commands ask for; it must fit the policy.`,
 	f.Float64Var(&m.Budget.Delta, "budget-delta", 0, "total δ of all releases of the dataset")
 	f.IntVar(&m.MinReports, "min-reports", 100, "minimum number of reports before any release")
 	f.StringVar(&m.Upload, "upload", deploy.UploadDirect, "how parties upload: direct (each server its key over Noise) or relay (through the leader, the helper's key HPKE-sealed to the helper)")
-	return cmd
 }

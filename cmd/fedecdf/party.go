@@ -11,10 +11,16 @@ import (
 	"github.com/fedecdf/fedecdf/party"
 )
 
-func init() {
-	var manifestPath, csvPath, scoreCol, labelCol, probCol, positive, logLevel string
-	var inst party.Instance
-	var concurrency int
+// partyOptions are the flags of "fedecdf party".
+type partyOptions struct {
+	manifest, csv, scoreCol, labelCol, probCol, positive, logLevel string
+	inst                                                           party.Instance
+	concurrency                                                    int
+}
+
+// newPartyCommand builds the "party" command.
+func newPartyCommand() *cobra.Command {
+	var o partyOptions
 	cmd := &cobra.Command{
 		Use:   "party --manifest FILE (--score S --label Y [--probability P] | --csv FILE)",
 		Short: "Submit one record (or one report per CSV row, each a separate party) to both servers",
@@ -24,60 +30,82 @@ the leader only and the helper's key is HPKE-sealed to the helper's public
 key in the manifest (RFC 9180, as in IETF DAP), so the leader relays it
 without reading it. The exit status is 0 only if both servers acknowledged
 (durably stored) every report.`,
+		Example: `  fedecdf party --manifest manifest.json --score 0.83 --label 1 --probability 0.83
+  fedecdf party --manifest manifest.json --csv scores.csv --score-column score --label-column y --positive yes`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			logger, err := newLogger(logLevel)
-			if err != nil {
-				return err
-			}
-			m, err := deploy.ReadManifest(manifestPath)
-			if err != nil {
-				return err
-			}
-			var all []party.Instance
-			switch {
-			case csvPath != "" && (cmd.Flags().Changed("score") || cmd.Flags().Changed("label")):
-				return fmt.Errorf("give either --csv or --score/--label, not both")
-			case csvPath != "":
-				scores, labels, err := dataset.ReadScored(csvPath, scoreCol, labelCol, positive)
-				if err != nil {
-					return err
-				}
-				probs, err := csvProbabilities(csvPath, probCol, len(scores))
-				if err != nil {
-					return err
-				}
-				for k := range scores {
-					inst := party.Instance{Score: scores[k], Label: labels[k]}
-					if probs != nil {
-						inst.Probability, inst.HasProbability = probs[k], true
-					}
-					all = append(all, inst)
-				}
-			case cmd.Flags().Changed("score") && cmd.Flags().Changed("label"):
-				inst.HasProbability = cmd.Flags().Changed("probability")
-				all = []party.Instance{inst}
-			default:
-				return fmt.Errorf("give --score and --label, or --csv")
-			}
-			n, err := deploy.SubmitAll(cmd.Context(), m, all, p2p.Config{Logger: logger}, concurrency, false)
-			fmt.Fprintf(cmd.OutOrStdout(), "%d of %d report(s) acknowledged by both servers\n", n, len(all))
-			return err
-		},
+		RunE: o.run,
 	}
 	f := cmd.Flags()
-	f.StringVar(&manifestPath, "manifest", "manifest.json", "deployment manifest")
-	f.Float64Var(&inst.Score, "score", 0, "the record's score")
-	f.IntVar(&inst.Label, "label", 0, "the record's label, 0 or 1")
-	f.Float64Var(&inst.Probability, "probability", 0, "the record's predicted probability of label 1, in [0, 1]")
-	f.StringVar(&csvPath, "csv", "", "CSV file: one report per row")
-	f.StringVar(&scoreCol, "score-column", "score", "score column of --csv")
-	f.StringVar(&labelCol, "label-column", "label", "label column of --csv")
-	f.StringVar(&probCol, "probability-column", "", "predicted-probability column of --csv (needed by the Hosmer–Lemeshow query; may be the score column)")
-	f.StringVar(&positive, "positive", "", `positive label value of --csv ("" means 0/1 labels, "!v" means not v)`)
-	f.IntVar(&concurrency, "concurrency", 8, "reports in flight at once with --csv")
-	f.StringVar(&logLevel, "log-level", "warn", "log level: debug, info, warn or error")
-	rootCmd.AddCommand(cmd)
+	f.StringVar(&o.manifest, "manifest", "manifest.json", "deployment manifest")
+	f.Float64Var(&o.inst.Score, "score", 0, "the record's score")
+	f.IntVar(&o.inst.Label, "label", 0, "the record's label, 0 or 1")
+	f.Float64Var(&o.inst.Probability, "probability", 0, "the record's predicted probability of label 1, in [0, 1]")
+	f.StringVar(&o.csv, "csv", "", "CSV file: one report per row")
+	f.StringVar(&o.scoreCol, "score-column", "score", "score column of --csv")
+	f.StringVar(&o.labelCol, "label-column", "label", "label column of --csv")
+	f.StringVar(&o.probCol, "probability-column", "", "predicted-probability column of --csv (needed by the Hosmer–Lemeshow query; may be the score column)")
+	f.StringVar(&o.positive, "positive", "", `positive label value of --csv ("" means 0/1 labels, "!v" means not v)`)
+	f.IntVar(&o.concurrency, "concurrency", 8, "reports in flight at once with --csv")
+	f.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
+	return cmd
+}
+
+// run submits the records and says how many both servers acknowledged.
+func (o *partyOptions) run(cmd *cobra.Command, _ []string) error {
+	logger, err := newLogger(cmd.ErrOrStderr(), o.logLevel)
+	if err != nil {
+		return err
+	}
+	m, err := deploy.ReadManifest(o.manifest)
+	if err != nil {
+		return err
+	}
+	all, err := o.instances(cmd)
+	if err != nil {
+		return err
+	}
+	n, err := deploy.SubmitAll(cmd.Context(), m, all, p2p.Config{Logger: logger}, o.concurrency, false)
+	fmt.Fprintf(cmd.OutOrStdout(), "%d of %d report(s) acknowledged by both servers\n", n, len(all))
+	return err
+}
+
+// instances are the records to submit: one per row of --csv, or the one
+// given by --score and --label.
+func (o *partyOptions) instances(cmd *cobra.Command) ([]party.Instance, error) {
+	changed := cmd.Flags().Changed
+	switch {
+	case o.csv != "" && (changed("score") || changed("label")):
+		return nil, fmt.Errorf("give either --csv or --score/--label, not both")
+	case o.csv != "":
+		return o.csvInstances()
+	case changed("score") && changed("label"):
+		inst := o.inst
+		inst.HasProbability = changed("probability")
+		return []party.Instance{inst}, nil
+	default:
+		return nil, fmt.Errorf("give --score and --label, or --csv")
+	}
+}
+
+// csvInstances reads one record per row of --csv.
+func (o *partyOptions) csvInstances() ([]party.Instance, error) {
+	scores, labels, err := dataset.ReadScored(o.csv, o.scoreCol, o.labelCol, o.positive)
+	if err != nil {
+		return nil, err
+	}
+	probs, err := csvProbabilities(o.csv, o.probCol, len(scores))
+	if err != nil {
+		return nil, err
+	}
+	var all []party.Instance
+	for k := range scores {
+		inst := party.Instance{Score: scores[k], Label: labels[k]}
+		if probs != nil {
+			inst.Probability, inst.HasProbability = probs[k], true
+		}
+		all = append(all, inst)
+	}
+	return all, nil
 }
 
 // csvProbabilities reads column of path, one probability per report, or

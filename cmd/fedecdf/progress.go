@@ -9,23 +9,27 @@ import (
 	"github.com/schollz/progressbar/v3"
 )
 
-// stderrIsTerminal says whether standard error is a terminal, where a
-// progress bar can redraw itself.
-func stderrIsTerminal() bool {
-	fi, err := os.Stderr.Stat()
+// isTerminal says whether w is a terminal, where a progress bar can
+// redraw itself.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// newProgress returns a progress display on standard error: a bar (or a
-// spinner for phases of unknown length) on a terminal, one line per
-// finished phase otherwise when verbose is set (long runs whose output is
-// redirected), and nothing else.
-func newProgress(verbose bool) *progress {
+// newProgress returns a progress display on w (a command's standard
+// error): a bar (or a spinner for phases of unknown length) on a
+// terminal, one line per finished phase otherwise when verbose is set
+// (long runs whose output is redirected), and nothing else.
+func newProgress(w io.Writer, verbose bool) *progress {
 	switch {
-	case stderrIsTerminal():
-		return &progress{w: os.Stderr, bars: true}
+	case isTerminal(w):
+		return &progress{w: w, bars: true}
 	case verbose:
-		return &progress{w: os.Stderr}
+		return &progress{w: w}
 	}
 	return nil
 }

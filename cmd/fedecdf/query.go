@@ -21,20 +21,14 @@ import (
 	"github.com/fedecdf/fedecdf/internal/protocol"
 )
 
-func init() { rootCmd.AddCommand(newQueryCommand()) }
-
 // queryFlags are the flags of fedecdf query.
 type queryFlags struct {
 	manifest, key, outDir, format, logLevel, method, release, plan string
 	groups                                                         int
 }
 
-func newQueryCommand() *cobra.Command {
-	var q queryFlags
-	cmd := &cobra.Command{
-		Use:   "query --manifest FILE --key FILE [--release ID] ecdf|quantile P|roc|pr|hosmer",
-		Short: "Ask the servers for a new release (charging the manifest's ε), or re-read one by --release for free, and print the private result",
-		Long: `Without --release, the servers create a new release, each charging its
+// queryLong is the Long help of the query command.
+const queryLong = `Without --release, the servers create a new release, each charging its
 ε (δ) to its budget ledger, and answer its prefixes:
 
   ecdf, quantile P  the count component at the manifest's ε; the curve is
@@ -66,7 +60,24 @@ restarts): no budget is spent and the result is the one first read.
 the grid plan's test on it: the Hosmer–Lemeshow test comes free with the
 ROC curve. Smoothing and quantiles are post-processing. --out DIR writes the result
 as JSON (ecdf.json, roc.json, pr.json or hosmer.json) and, for hosmer,
-calibration.png (observed against expected positive rate per group).`,
+calibration.png (observed against expected positive rate per group).`
+
+// newQueryCommand builds the "query" command.
+func newQueryCommand() *cobra.Command {
+	var q queryFlags
+	cmd := &cobra.Command{
+		Use:   "query --manifest FILE --key FILE [--release ID] ecdf|quantile P|roc|pr|hosmer",
+		Short: "Ask the servers for a new release (charging the manifest's ε), or re-read one by --release for free, and print the private result",
+		Long:  queryLong,
+		Example: `  # A new ECDF release (charges the manifest's ε), then its median, re-read
+  # for free by the ID the first query printed
+  fedecdf query --manifest manifest.json --key analyst.key ecdf
+  fedecdf query --manifest manifest.json --key analyst.key --release ID quantile 0.5
+
+  # A new ROC release written as JSON into results/, then the
+  # Hosmer–Lemeshow test from the same release at no further ε
+  fedecdf query --manifest manifest.json --key analyst.key --out results roc
+  fedecdf query --manifest manifest.json --key analyst.key --release ID hosmer`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: q.run,
 	}
@@ -102,19 +113,7 @@ func (q *queryFlags) run(cmd *cobra.Command, args []string) error {
 			return fmt.Errorf("--release: %w", err)
 		}
 	}
-	logger, err := newLogger(q.logLevel)
-	if err != nil {
-		return err
-	}
-	m, err := deploy.ReadManifest(q.manifest)
-	if err != nil {
-		return err
-	}
-	id, err := deploy.ReadIdentity(q.key)
-	if err != nil {
-		return err
-	}
-	a, err := deploy.NewAnalyst(m, id, p2p.Config{Logger: logger})
+	a, err := q.analyst(cmd)
 	if err != nil {
 		return err
 	}
@@ -141,6 +140,24 @@ func (q *queryFlags) run(cmd *cobra.Command, args []string) error {
 		return writeJSON(cmd.OutOrStdout(), e)
 	}
 	return writeECDFText(cmd.OutOrStdout(), e)
+}
+
+// analyst connects to the servers of --manifest as the analyst of --key,
+// logging to the command's standard error.
+func (q *queryFlags) analyst(cmd *cobra.Command) (*deploy.Analyst, error) {
+	logger, err := newLogger(cmd.ErrOrStderr(), q.logLevel)
+	if err != nil {
+		return nil, err
+	}
+	m, err := deploy.ReadManifest(q.manifest)
+	if err != nil {
+		return nil, err
+	}
+	id, err := deploy.ReadIdentity(q.key)
+	if err != nil {
+		return nil, err
+	}
+	return deploy.NewAnalyst(m, id, p2p.Config{Logger: logger})
 }
 
 // readECDF creates a new release, or re-reads release id when reread.

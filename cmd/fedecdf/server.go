@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -14,72 +15,100 @@ import (
 	"github.com/fedecdf/fedecdf/server"
 )
 
-func init() {
-	var role, keyPath, manifestPath, storePath, logLevel string
-	var listen []string
+// serverOptions are the flags of "fedecdf server".
+type serverOptions struct {
+	role, key, manifest, store, logLevel string
+	listen                               []string
+}
+
+// newServerCommand builds the "server" command.
+func newServerCommand() *cobra.Command {
+	var o serverOptions
 	cmd := &cobra.Command{
 		Use:   "server --role leader|helper --key FILE --manifest FILE --listen MULTIADDR --store FILE",
 		Short: "Run the leader or the helper: accept reports, persist them, answer releases until SIGINT/SIGTERM",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			logger, err := newLogger(logLevel)
-			if err != nil {
-				return err
-			}
-			cfg := deploy.ServerConfig{Store: storePath, Logger: logger}
-			switch role {
-			case "leader":
-				cfg.Role = server.Leader
-			case "helper":
-				cfg.Role = server.Helper
-			default:
-				return fmt.Errorf("--role %q: want leader or helper", role)
-			}
-			if storePath == "" {
-				return fmt.Errorf("--store: no store file given")
-			}
-			if cfg.Identity, err = deploy.ReadIdentity(keyPath); err != nil {
-				return err
-			}
-			if cfg.Manifest, err = deploy.ReadManifest(manifestPath); err != nil {
-				return err
-			}
-			for _, s := range listen {
-				a, err := ma.NewMultiaddr(s)
-				if err != nil {
-					return fmt.Errorf("--listen %q: %w", s, err)
-				}
-				cfg.Listen = append(cfg.Listen, a)
-			}
-			if len(cfg.Listen) == 0 {
-				return fmt.Errorf("--listen: no address given")
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			s, err := deploy.StartServer(cfg)
-			if err != nil {
-				return err
-			}
-			<-ctx.Done()
-			logger.Info("shutting down", "role", role)
-			return s.Close()
-		},
+		Long: `server runs one of the two non-colluding servers of the manifest: the leader
+or the helper, as --role says, under the identity in --key. It accepts the
+parties' reports, stores them and its budget ledger in --store (a bbolt
+file, kept across restarts), and answers the analysts' releases within the
+manifest's privacy policy and budget, until SIGINT or SIGTERM. Logs go to
+standard error.`,
+		Example: `  fedecdf server --role leader --key leader.key --manifest manifest.json --listen /ip4/0.0.0.0/tcp/4001 --store leader.db
+  fedecdf server --role helper --key helper.key --manifest manifest.json --listen /ip4/0.0.0.0/tcp/4002 --store helper.db`,
+		Args: cobra.NoArgs,
+		RunE: o.run,
 	}
 	f := cmd.Flags()
-	f.StringVar(&role, "role", "", "leader or helper")
-	f.StringVar(&keyPath, "key", "", "the server's key file (keygen)")
-	f.StringVar(&manifestPath, "manifest", "manifest.json", "deployment manifest")
-	f.StringSliceVar(&listen, "listen", nil, "multiaddr to listen on, e.g. /ip4/0.0.0.0/tcp/4001 (repeatable)")
-	f.StringVar(&storePath, "store", "", "bbolt file holding accepted reports and the budget ledger")
-	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	rootCmd.AddCommand(cmd)
+	f.StringVar(&o.role, "role", "", "leader or helper")
+	f.StringVar(&o.key, "key", "", "the server's key file (keygen)")
+	f.StringVar(&o.manifest, "manifest", "manifest.json", "deployment manifest")
+	f.StringSliceVar(&o.listen, "listen", nil, "multiaddr to listen on, e.g. /ip4/0.0.0.0/tcp/4001 (repeatable)")
+	f.StringVar(&o.store, "store", "", "bbolt file holding accepted reports and the budget ledger")
+	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	return cmd
 }
 
-// newLogger returns a text slog logger on stderr at the named level.
-func newLogger(level string) (*slog.Logger, error) {
+// run starts the server and serves until the context ends or a signal
+// arrives.
+func (o *serverOptions) run(cmd *cobra.Command, _ []string) error {
+	logger, err := newLogger(cmd.ErrOrStderr(), o.logLevel)
+	if err != nil {
+		return err
+	}
+	cfg, err := o.config(logger)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	s, err := deploy.StartServer(cfg)
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	logger.Info("shutting down", "role", o.role)
+	return s.Close()
+}
+
+// config checks the flags and reads the key and the manifest.
+func (o *serverOptions) config(logger *slog.Logger) (deploy.ServerConfig, error) {
+	cfg := deploy.ServerConfig{Store: o.store, Logger: logger}
+	switch o.role {
+	case "leader":
+		cfg.Role = server.Leader
+	case "helper":
+		cfg.Role = server.Helper
+	default:
+		return cfg, fmt.Errorf("--role %q: want leader or helper", o.role)
+	}
+	if o.store == "" {
+		return cfg, fmt.Errorf("--store: no store file given")
+	}
+	var err error
+	if cfg.Identity, err = deploy.ReadIdentity(o.key); err != nil {
+		return cfg, err
+	}
+	if cfg.Manifest, err = deploy.ReadManifest(o.manifest); err != nil {
+		return cfg, err
+	}
+	for _, s := range o.listen {
+		a, err := ma.NewMultiaddr(s)
+		if err != nil {
+			return cfg, fmt.Errorf("--listen %q: %w", s, err)
+		}
+		cfg.Listen = append(cfg.Listen, a)
+	}
+	if len(cfg.Listen) == 0 {
+		return cfg, fmt.Errorf("--listen: no address given")
+	}
+	return cfg, nil
+}
+
+// newLogger returns a text slog logger writing to w at the named level.
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("--log-level %q: %w", level, err)
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
 }

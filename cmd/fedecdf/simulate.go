@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -12,17 +11,29 @@ import (
 	"github.com/fedecdf/fedecdf/simulate"
 )
 
-func init() { rootCmd.AddCommand(newSimulateCommand()) }
+// simulateOptions are the flags of "fedecdf simulate".
+type simulateOptions struct {
+	cfg                     simulate.Config
+	format, out, neighbours string
+}
 
 // newSimulateCommand builds the "simulate" command with its own options,
 // so tests can run it in-process.
 func newSimulateCommand() *cobra.Command {
-	var cfg simulate.Config
-	var format, out, neighbours string
+	var o simulateOptions
 	cmd := &cobra.Command{
-		Use:   "simulate",
-		Short: "Run parties, two servers and an analyst in one process and compare the private statistics with the true ones",
-		Long: `simulate runs n parties, the leader and helper servers and an analyst in one
+		Use:     "simulate",
+		Short:   "Run parties, two servers and an analyst in one process and compare the private statistics with the true ones",
+		Long:    simulateLong,
+		Example: simulateExample,
+		Args:    cobra.NoArgs,
+		RunE:    o.run,
+	}
+	o.addFlags(cmd)
+	return cmd
+}
+
+const simulateLong = `simulate runs n parties, the leader and helper servers and an analyst in one
 process over a counting in-process transport, and compares the private
 outputs with the exact ones.
 
@@ -45,75 +56,77 @@ releases of their own, for comparison (replace-one only). Every release has
 Neighbours: under --neighbours replace (the default) n is public and the
 analyst normalises the ECDF by it; under addremove the servers do not tell
 the analyst n, which normalises by the released noisy total instead. The
-output says which.`,
-		Example: `  fedecdf simulate
+output says which.`
+
+const simulateExample = `  fedecdf simulate
   fedecdf simulate --neighbours addremove
   fedecdf simulate --mechanism cascade --delta 1e-6
   fedecdf simulate --data ../shared/data/bank-full.csv --label y --positive yes
   fedecdf simulate --data ../shared/data/diabetic_data.csv --label readmitted --positive '!NO' --drop encounter_id,patient_nbr
-  fedecdf simulate --data scores.csv --score score --label label --format json --out plots/`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if cfg.Data != "" && !cmd.Flags().Changed("parties") {
-				cfg.Parties = 0 // every (test) row of the file
-			}
-			if format != "text" && format != "json" {
-				return fmt.Errorf("--format %q: want text or json", format)
-			}
-			var err error
-			if cfg.Neighbours, err = mechanism.ParseRelation(neighbours); err != nil {
-				return fmt.Errorf("--neighbours: %w", err)
-			}
-			if _, err := newMechanism(mechanism.Params{Name: cfg.Mechanism, Bins: cfg.Bins, Epsilon: cfg.Epsilon * cfg.ECDFShare, Delta: cfg.Delta, Relation: cfg.Neighbours}); err != nil {
-				return err
-			}
-			if p := newProgress(cfg.Data != "" || cfg.Parties >= 10000); p != nil {
-				cfg.Progress = p
-			}
-			r, err := simulate.Run(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			if out != "" {
-				paths, err := r.WritePlots(out)
-				if err != nil {
-					return err
-				}
-				for _, p := range paths {
-					fmt.Fprintln(cmd.ErrOrStderr(), "fedecdf: wrote", p)
-				}
-			}
-			if format == "json" {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(r)
-			}
-			return r.WriteText(cmd.OutOrStdout())
-		},
-	}
+  fedecdf simulate --data scores.csv --score score --label label --format json --out plots/`
+
+// addFlags binds the flags of cmd to o.
+func (o *simulateOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.IntVar(&cfg.Parties, "parties", 10000, "number of parties n (with --data: the first n rows; default every row)")
-	f.StringVar(&cfg.Backend, "backend", "dcf", "secure-sum backend: plain, additive or dcf")
-	f.StringVar(&cfg.Data, "data", "", "CSV file (default: built-in synthetic table scored by logistic regression)")
-	f.StringVar(&cfg.ScoreCol, "score", "", "score column of --data (default: train a logistic regression on the table)")
-	f.StringVar(&cfg.LabelCol, "label", "label", "label column of --data")
-	f.StringVar(&cfg.Positive, "positive", "", `positive label value of --data ("" means 0/1 labels, "!v" means not v)`)
-	f.StringSliceVar(&cfg.Drop, "drop", nil, "columns of --data that are not features (identifiers), comma-separated")
-	f.Float64Var(&cfg.TestFraction, "test-fraction", 0, "share of the table's rows held out and scored (default 0.3)")
-	f.Float64Var(&cfg.Epsilon, "epsilon", 1, "total privacy budget ε (δ: see --delta)")
-	f.Float64Var(&cfg.ECDFShare, "ecdf-share", 0.25, "share of ε spent on the ECDF of the scores")
-	f.StringSliceVar(&cfg.HosmerPlans, "hosmer-plans", []string{"roc"}, "Hosmer–Lemeshow allocations: roc (from the ROC/PR release, no ε of its own), and with --hosmer-share: grid (its own {y, 1−y} release), joint (one release of y, 1−y, p), paper (dp-ecdf Algorithm 2's ε/(L+9))")
-	f.Float64Var(&cfg.HosmerShare, "hosmer-share", 0, "share of ε spent on the Hosmer–Lemeshow allocations grid, joint and paper (split evenly); the rest goes to the ROC/PR release")
-	f.StringVar(&cfg.Mechanism, "mechanism", "auto", "noise mechanism: "+strings.Join(mechanism.Names, ", "))
-	f.Float64Var(&cfg.Delta, "delta", 0, "δ of every release, per privacy unit: cascade and gaussian-tree need δ > 0 (auto considers them only then)")
-	f.StringVar(&neighbours, "neighbours", "replace", "neighbouring relation: replace (n public) or addremove (the analyst normalises by a noisy total)")
-	f.IntVar(&cfg.Bins, "bins", 256, "number of bins N of the grid")
-	f.Float64Var(&cfg.Min, "min", 0, "grid minimum")
-	f.Float64Var(&cfg.Max, "max", 1, "grid maximum")
-	f.IntVar(&cfg.Prefixes, "prefixes", 0, "number |B| of evenly spaced thresholds queried (default all N)")
-	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the built-in data and of the train/test split")
-	f.StringVar(&cfg.Smoothing, "smooth", "l2", "smoothing of the private curves: "+strings.Join(smooth.Methods, ", ")+" (tree-l2 needs every prefix)")
-	f.StringVar(&format, "format", "text", "output format: text or json")
-	f.StringVar(&out, "out", "", "directory for PNG plots (none by default)")
-	return cmd
+	f.IntVar(&o.cfg.Parties, "parties", 10000, "number of parties n (with --data: the first n rows; default every row)")
+	f.StringVar(&o.cfg.Backend, "backend", "dcf", "secure-sum backend: plain, additive or dcf")
+	f.StringVar(&o.cfg.Data, "data", "", "CSV file (default: built-in synthetic table scored by logistic regression)")
+	f.StringVar(&o.cfg.ScoreCol, "score", "", "score column of --data (default: train a logistic regression on the table)")
+	f.StringVar(&o.cfg.LabelCol, "label", "label", "label column of --data")
+	f.StringVar(&o.cfg.Positive, "positive", "", `positive label value of --data ("" means 0/1 labels, "!v" means not v)`)
+	f.StringSliceVar(&o.cfg.Drop, "drop", nil, "columns of --data that are not features (identifiers), comma-separated")
+	f.Float64Var(&o.cfg.TestFraction, "test-fraction", 0, "share of the table's rows held out and scored (default 0.3)")
+	f.Float64Var(&o.cfg.Epsilon, "epsilon", 1, "total privacy budget ε (δ: see --delta)")
+	f.Float64Var(&o.cfg.ECDFShare, "ecdf-share", 0.25, "share of ε spent on the ECDF of the scores")
+	f.StringSliceVar(&o.cfg.HosmerPlans, "hosmer-plans", []string{"roc"}, "Hosmer–Lemeshow allocations: roc (from the ROC/PR release, no ε of its own), and with --hosmer-share: grid (its own {y, 1−y} release), joint (one release of y, 1−y, p), paper (dp-ecdf Algorithm 2's ε/(L+9))")
+	f.Float64Var(&o.cfg.HosmerShare, "hosmer-share", 0, "share of ε spent on the Hosmer–Lemeshow allocations grid, joint and paper (split evenly); the rest goes to the ROC/PR release")
+	f.StringVar(&o.cfg.Mechanism, "mechanism", "auto", "noise mechanism: "+strings.Join(mechanism.Names, ", "))
+	f.Float64Var(&o.cfg.Delta, "delta", 0, "δ of every release, per privacy unit: cascade and gaussian-tree need δ > 0 (auto considers them only then)")
+	f.StringVar(&o.neighbours, "neighbours", "replace", "neighbouring relation: replace (n public) or addremove (the analyst normalises by a noisy total)")
+	f.IntVar(&o.cfg.Bins, "bins", 256, "number of bins N of the grid")
+	f.Float64Var(&o.cfg.Min, "min", 0, "grid minimum")
+	f.Float64Var(&o.cfg.Max, "max", 1, "grid maximum")
+	f.IntVar(&o.cfg.Prefixes, "prefixes", 0, "number |B| of evenly spaced thresholds queried (default all N)")
+	f.Uint64Var(&o.cfg.Seed, "seed", 1, "seed of the built-in data and of the train/test split")
+	f.StringVar(&o.cfg.Smoothing, "smooth", "l2", "smoothing of the private curves: "+strings.Join(smooth.Methods, ", ")+" (tree-l2 needs every prefix)")
+	f.StringVar(&o.format, "format", "text", "output format: text or json")
+	f.StringVar(&o.out, "out", "", "directory for PNG plots (none by default)")
+}
+
+// run checks the flags, runs the simulation and prints its report.
+func (o *simulateOptions) run(cmd *cobra.Command, _ []string) error {
+	cfg := o.cfg
+	if cfg.Data != "" && !cmd.Flags().Changed("parties") {
+		cfg.Parties = 0 // every (test) row of the file
+	}
+	if o.format != "text" && o.format != "json" {
+		return fmt.Errorf("--format %q: want text or json", o.format)
+	}
+	var err error
+	if cfg.Neighbours, err = mechanism.ParseRelation(o.neighbours); err != nil {
+		return fmt.Errorf("--neighbours: %w", err)
+	}
+	if _, err := newMechanism(mechanism.Params{Name: cfg.Mechanism, Bins: cfg.Bins, Epsilon: cfg.Epsilon * cfg.ECDFShare, Delta: cfg.Delta, Relation: cfg.Neighbours}); err != nil {
+		return err
+	}
+	if p := newProgress(cmd.ErrOrStderr(), cfg.Data != "" || cfg.Parties >= 10000); p != nil {
+		cfg.Progress = p
+	}
+	r, err := simulate.Run(cmd.Context(), cfg)
+	if err != nil {
+		return err
+	}
+	if o.out != "" {
+		paths, err := r.WritePlots(o.out)
+		if err != nil {
+			return err
+		}
+		for _, p := range paths {
+			fmt.Fprintln(cmd.ErrOrStderr(), "fedecdf: wrote", p)
+		}
+	}
+	if o.format == "json" {
+		return writeJSON(cmd.OutOrStdout(), r)
+	}
+	return r.WriteText(cmd.OutOrStdout())
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"io"
 	"strings"
 	"testing"
 )
@@ -120,11 +119,10 @@ func TestBenchAccuracyNeighboursFlag(t *testing.T) {
 		{[]string{"bench", "accuracy", "--neighbours", "swap"}, "--neighbours"},
 		{[]string{"bench", "accuracy", "--relation", "replace"}, "unknown flag: --relation"},
 	} {
-		rootCmd.SetArgs(c.args)
-		rootCmd.SetOut(io.Discard)
-		rootCmd.SetErr(io.Discard)
-		if err := rootCmd.Execute(); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%v: error %v, want it to name %q", c.args, err, c.want)
-		}
+		t.Run(strings.Join(c.args[2:], " "), func(t *testing.T) {
+			if _, err := runCommand(newRootCommand(), c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%v: error %v, want it to name %q", c.args, err, c.want)
+			}
+		})
 	}
 }

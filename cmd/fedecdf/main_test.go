@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// commands returns every command under c, depth first, c excluded.
+func commands(c *cobra.Command) []*cobra.Command {
+	var all []*cobra.Command
+	for _, sub := range c.Commands() {
+		all = append(all, sub)
+		all = append(all, commands(sub)...)
+	}
+	return all
+}
+
+// redirectStd points os.Stdout and os.Stderr at a temporary file until
+// the test ends, and returns a function reading what was written there.
+func redirectStd(t *testing.T) func() string {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "std")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr := os.Stdout, os.Stderr
+	os.Stdout, os.Stderr = f, f
+	t.Cleanup(func() {
+		os.Stdout, os.Stderr = stdout, stderr
+		f.Close()
+	})
+	return func() string {
+		b, err := os.ReadFile(f.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+}
+
+// TestCommandsHelp: every subcommand says what it does (Short, and Long
+// or Example) and prints its help, with that text, into the writer the
+// command was given, leaving the process's standard output and error
+// alone.
+func TestCommandsHelp(t *testing.T) {
+	for _, c := range commands(newRootCommand()) {
+		args := strings.Fields(c.CommandPath())[1:]
+		t.Run(strings.Join(args, "_"), func(t *testing.T) {
+			if c.Short == "" {
+				t.Error("no Short")
+			}
+			if c.Long == "" && c.Example == "" {
+				t.Error("neither Long nor Example")
+			}
+			written := redirectStd(t)
+			var out bytes.Buffer
+			root := newRootCommand()
+			root.SetOut(&out)
+			root.SetErr(&out)
+			root.SetArgs(append(args, "--help"))
+			if err := root.Execute(); err != nil {
+				t.Fatalf("--help: %v", err)
+			}
+			help := out.String()
+			want := c.Long
+			if want == "" {
+				want = c.Short
+			}
+			for _, w := range []string{"Usage:", strings.TrimSpace(want), c.Example} {
+				if !strings.Contains(help, w) {
+					t.Errorf("help lacks %q:\n%s", w, help)
+				}
+			}
+			if s := written(); s != "" {
+				t.Errorf("--help wrote to os.Stdout or os.Stderr:\n%s", s)
+			}
+		})
+	}
+}
+
+// flagSample is a valid value, different from any default, of each
+// flag type the commands use.
+var flagSample = map[string]string{
+	"string": "x", "stringSlice": "x", "bool": "true", "int": "7", "intSlice": "7",
+	"uint64": "7", "float64": "0.5", "float64Slice": "0.5", "duration": "2s",
+}
+
+// TestCommandsShareNoFlags: each constructor binds its flags to
+// variables of its own, so setting every flag of one command tree leaves
+// another tree's flags at their defaults.
+func TestCommandsShareNoFlags(t *testing.T) {
+	set, other := commands(newRootCommand()), commands(newRootCommand())
+	for i, c := range set {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			v, ok := flagSample[f.Value.Type()]
+			if !ok {
+				t.Fatalf("%s --%s: no sample value of type %s", c.CommandPath(), f.Name, f.Value.Type())
+			}
+			if err := f.Value.Set(v); err != nil {
+				t.Fatalf("%s --%s %s: %v", c.CommandPath(), f.Name, v, err)
+			}
+		})
+		t.Run(strings.Join(strings.Fields(c.CommandPath())[1:], "_"), func(t *testing.T) {
+			other[i].Flags().VisitAll(func(f *pflag.Flag) {
+				if got := f.Value.String(); got != f.DefValue {
+					t.Errorf("--%s is %s, not its default %s, after the other tree's was set", f.Name, got, f.DefValue)
+				}
+			})
+		})
+	}
+}
