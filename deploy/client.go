@@ -129,7 +129,7 @@ type Analyst struct {
 // one of the manifest's analysts (the leader refuses any other).
 func NewAnalyst(m *Manifest, id *Identity, tc p2p.Config) (*Analyst, error) {
 	if !contains(m.Analysts, id.PeerID.String()) {
-		return nil, fmt.Errorf("the key's peer ID %s is not an analyst of the manifest", id.PeerID)
+		return nil, fmt.Errorf("the key's peer ID %s %w", id.PeerID, ErrNotAnalyst)
 	}
 	g, err := m.NewGrid()
 	if err != nil {

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"math"
@@ -338,7 +339,7 @@ func TestLeaderRestart(t *testing.T) {
 func TestUnknownPeersRefused(t *testing.T) {
 	d := newDeployment(t, 1, 1)
 	stranger := newIdentity(t)
-	if _, err := NewAnalyst(d.m, stranger, fast); err == nil {
+	if _, err := NewAnalyst(d.m, stranger, fast); !errors.Is(err, ErrNotAnalyst) {
 		t.Fatal("NewAnalyst accepted a key that is not in the manifest")
 	}
 	book, err := d.m.book(false)
@@ -449,7 +450,7 @@ func TestReleaseReadAfterRestart(t *testing.T) {
 	if second := d.query(); slices.Equal(second.Counts, first.Counts) {
 		t.Fatal("a new release at ε = 1 repeats the first one's noisy counts")
 	}
-	if _, err := a.ReadRelease(context.Background(), protocol.ReleaseID{1}); err == nil || !strings.Contains(err.Error(), "unknown release") {
+	if _, err := a.ReadRelease(context.Background(), protocol.ReleaseID{1}); !errors.Is(err, server.ErrUnknownRelease) {
 		t.Fatalf("reading an unknown release: %v", err)
 	}
 }
@@ -460,8 +461,10 @@ func TestParseReleaseID(t *testing.T) {
 		t.Fatalf("ParseReleaseID(%s) = %v, %v", id, got, err)
 	}
 	for _, bad := range []string{"", "zz", id.String()[2:], id.String() + "00"} {
-		if _, err := ParseReleaseID(bad); err == nil {
-			t.Errorf("ParseReleaseID(%q) accepted", bad)
-		}
+		t.Run(bad, func(t *testing.T) {
+			if _, err := ParseReleaseID(bad); err == nil {
+				t.Errorf("ParseReleaseID(%q) accepted", bad)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/fedecdf/fedecdf/hosmer"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/party"
+	"github.com/fedecdf/fedecdf/server"
 )
 
 // calibratedInstances returns n seeded instances of a calibrated model:
@@ -218,9 +220,11 @@ func TestHosmerRefusals(t *testing.T) {
 		{"joint", "l2", 2, "number of groups 2"},
 		{"paper", "l2", bins + 1, "number of groups 65"},
 	} {
-		if _, err := d.hosmerOf(c.plan, c.method, c.groups); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("plan %q, smoothing %q, %d groups: %v, want %q", c.plan, c.method, c.groups, err, c.want)
-		}
+		t.Run(c.want, func(t *testing.T) {
+			if _, err := d.hosmerOf(c.plan, c.method, c.groups); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("plan %q, smoothing %q, %d groups: %v, want %q", c.plan, c.method, c.groups, err, c.want)
+			}
+		})
 	}
 	d.checkSpent(0)
 }
@@ -310,7 +314,7 @@ func TestHosmerFromROCRelease(t *testing.T) {
 	if free.Charged || !paid.Charged || free.Plan != "grid" || free.Releases[0] != r.Release || free.N != n || len(free.Groups) != len(paid.Groups) || *free.Statistic != *paid.Statistic {
 		t.Fatalf("from the ROC release %+v; new grid release %+v", free, paid)
 	}
-	if _, err := a.HosmerRelease(ctx, protocol.ReleaseID{1}, "l2", groups); err == nil || !strings.Contains(err.Error(), "unknown release") {
+	if _, err := a.HosmerRelease(ctx, protocol.ReleaseID{1}, "l2", groups); !errors.Is(err, server.ErrUnknownRelease) {
 		t.Errorf("unknown release: %v", err)
 	}
 }

@@ -76,8 +76,14 @@ func (s *sealedUpload) marshal() []byte {
 	return w.Bytes()
 }
 
-// parseSealedUpload decodes a sealed upload relayed by the leader.
+// parseSealedUpload decodes a sealed upload relayed by the leader; its
+// errors match protocol.ErrMalformed.
 func parseSealedUpload(b []byte) (*sealedUpload, error) {
+	s, err := decodeSealedUpload(b)
+	return s, protocol.Malformed(err)
+}
+
+func decodeSealedUpload(b []byte) (*sealedUpload, error) {
 	var s sealedUpload
 	r := wire.NewReader(b)
 	if err := readRelayVersion(r); err != nil {
@@ -100,8 +106,13 @@ func (rr *relayedReport) marshal() []byte {
 
 // parseRelayedReport decodes a party's relayed report and checks that
 // the leader's upload is for the same dataset and report as the sealed
-// one.
+// one. Its errors match protocol.ErrMalformed.
 func parseRelayedReport(b []byte) (*relayedReport, error) {
+	rr, err := decodeRelayedReport(b)
+	return rr, protocol.Malformed(err)
+}
+
+func decodeRelayedReport(b []byte) (*relayedReport, error) {
 	var rr relayedReport
 	r := wire.NewReader(b)
 	if err := readRelayVersion(r); err != nil {
@@ -180,7 +191,7 @@ func (s *sealedUpload) open(helperPrivate []byte) ([]byte, error) {
 	}
 	pt, err := opener.Open(s.Ciphertext, sealAAD(s.Dataset, s.Report))
 	if err != nil {
-		return nil, fmt.Errorf("sealed report %v does not open with the helper's key (tampered, or sealed to another key): %w", s.Report, err)
+		return nil, fmt.Errorf("sealed report %v %w (tampered, or sealed to another key): %w", s.Report, ErrUnsealable, err)
 	}
 	msg, err := protocol.Decode(pt)
 	if err != nil {

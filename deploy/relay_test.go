@@ -3,6 +3,7 @@ package deploy
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -85,7 +86,7 @@ func TestSealedUpload(t *testing.T) {
 	if err != nil || !bytes.Equal(got, protocol.Encode(up)) {
 		t.Fatalf("open: %x, %v; want the encoded upload", got, err)
 	}
-	if _, err := s.open(other.HPKEPrivate); err == nil || !strings.Contains(err.Error(), "does not open") {
+	if _, err := s.open(other.HPKEPrivate); !errors.Is(err, ErrUnsealable) {
 		t.Errorf("opened with another key: %v", err)
 	}
 	for name, tamper := range map[string]func(*sealedUpload){
@@ -94,11 +95,13 @@ func TestSealedUpload(t *testing.T) {
 		"ciphertext": func(s *sealedUpload) { s.Ciphertext[3] ^= 1 },
 		"enc":        func(s *sealedUpload) { s.Enc[3] ^= 1 },
 	} {
-		_, s := testSealed(t, helper)
-		tamper(s)
-		if _, err := s.open(helper.HPKEPrivate); err == nil {
-			t.Errorf("a sealed share with a changed %s opened", name)
-		}
+		t.Run(name, func(t *testing.T) {
+			_, s := testSealed(t, helper)
+			tamper(s)
+			if _, err := s.open(helper.HPKEPrivate); err == nil {
+				t.Errorf("a sealed share with a changed %s opened", name)
+			}
+		})
 	}
 }
 
@@ -113,16 +116,16 @@ func TestRelayedReportParse(t *testing.T) {
 	}
 	mine.Report[0] ^= 1
 	rr.Leader = protocol.Encode(&mine)
-	if _, err := parseRelayedReport(rr.marshal()); err == nil || !strings.Contains(err.Error(), "the sealed one report") {
+	if _, err := parseRelayedReport(rr.marshal()); !errors.Is(err, protocol.ErrMalformed) || !strings.Contains(err.Error(), "the sealed one report") {
 		t.Errorf("leader and sealed uploads of different reports: %v", err)
 	}
 	rr.Leader = protocol.Encode(&protocol.Ack{})
-	if _, err := parseRelayedReport(rr.marshal()); err == nil || !strings.Contains(err.Error(), "not an upload") {
+	if _, err := parseRelayedReport(rr.marshal()); !errors.Is(err, protocol.ErrMalformed) || !strings.Contains(err.Error(), "not an upload") {
 		t.Errorf("leader part not an upload: %v", err)
 	}
 	b := rr.marshal()
 	b[0] = 9
-	if _, err := parseRelayedReport(b); err == nil || !strings.Contains(err.Error(), "version 9") {
+	if _, err := parseRelayedReport(b); !errors.Is(err, protocol.ErrMalformed) || !strings.Contains(err.Error(), "version 9") {
 		t.Errorf("version 9: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package ecdf
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -25,9 +26,11 @@ func TestHistogramPrefixECDF(t *testing.T) {
 		t.Fatalf("ECDF = %v, want %v", f, want)
 	}
 	for _, bad := range [][]int{{0}, {5}, {-1}} {
-		if _, err := Histogram(bad, 4); err == nil || !strings.Contains(err.Error(), "instance #1") {
-			t.Errorf("Histogram(%v): error %v", bad, err)
-		}
+		t.Run(fmt.Sprint(bad), func(t *testing.T) {
+			if _, err := Histogram(bad, 4); err == nil || !strings.Contains(err.Error(), "instance #1") {
+				t.Errorf("Histogram(%v): error %v", bad, err)
+			}
+		})
 	}
 	if _, err := Histogram(nil, 0); err == nil {
 		t.Error("Histogram accepted 0 bins")
@@ -118,9 +121,11 @@ func TestNewPrivateRejects(t *testing.T) {
 		{[]int64{0, 0, 0}, "no instances"},
 	}
 	for _, c := range cases {
-		if _, err := NewPrivate(m, c.hist, seedOf(0)); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("NewPrivate(%v): error %v, want %q", c.hist, err, c.want)
-		}
+		t.Run(c.want, func(t *testing.T) {
+			if _, err := NewPrivate(m, c.hist, seedOf(0)); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("NewPrivate(%v): error %v, want %q", c.hist, err, c.want)
+			}
+		})
 	}
 }
 

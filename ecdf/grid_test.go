@@ -2,6 +2,7 @@ package ecdf
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -64,10 +65,12 @@ func TestBinEdges(t *testing.T) {
 		{95, 77}, // exactly τ_N = max
 	}
 	for _, c := range cases {
-		got, err := g.Bin(c.x)
-		if err != nil || got != c.want {
-			t.Errorf("Bin(%v) = %d, %v; want %d", c.x, got, err, c.want)
-		}
+		t.Run(fmt.Sprint(c), func(t *testing.T) {
+			got, err := g.Bin(c.x)
+			if err != nil || got != c.want {
+				t.Errorf("Bin(%v) = %d, %v; want %d", c.x, got, err, c.want)
+			}
+		})
 	}
 	// Every threshold is in its own bin and the next float above it is
 	// in the next bin: bins are (τ_{i−1}, τ_i].
@@ -122,13 +125,15 @@ func TestBinRejects(t *testing.T) {
 		{10.5, "value 10.5 is above the grid maximum 10", true},
 	}
 	for _, c := range cases {
-		_, err := g.Bin(c.x)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("Bin(%v) error = %v, want one containing %q", c.x, err, c.want)
-		}
-		if errors.Is(err, ErrOutOfRange) != c.outOfRange {
-			t.Errorf("Bin(%v): errors.Is(ErrOutOfRange) = %v", c.x, !c.outOfRange)
-		}
+		t.Run(c.want, func(t *testing.T) {
+			_, err := g.Bin(c.x)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Bin(%v) error = %v, want one containing %q", c.x, err, c.want)
+			}
+			if errors.Is(err, ErrOutOfRange) != c.outOfRange {
+				t.Errorf("Bin(%v): errors.Is(ErrOutOfRange) = %v", c.x, !c.outOfRange)
+			}
+		})
 	}
 }
 
@@ -145,10 +150,12 @@ func TestBinClamped(t *testing.T) {
 		{-3, 1, true}, {0, 1, false}, {5, 5, false}, {10, 10, false}, {1e300, 10, true},
 	}
 	for _, c := range cases {
-		b, cl, err := g.BinClamped(c.x)
-		if err != nil || b != c.bin || cl != c.clamped {
-			t.Errorf("BinClamped(%v) = %d, %v, %v; want %d, %v", c.x, b, cl, err, c.bin, c.clamped)
-		}
+		t.Run(fmt.Sprint(c), func(t *testing.T) {
+			b, cl, err := g.BinClamped(c.x)
+			if err != nil || b != c.bin || cl != c.clamped {
+				t.Errorf("BinClamped(%v) = %d, %v, %v; want %d, %v", c.x, b, cl, err, c.bin, c.clamped)
+			}
+		})
 	}
 	for _, x := range []float64{math.NaN(), math.Inf(1)} {
 		if _, _, err := g.BinClamped(x); err == nil {
@@ -203,9 +210,11 @@ func TestLogGrid(t *testing.T) {
 		x    float64
 		want int
 	}{{1, 1}, {10.5, 2}, {99, 2}, {1000, 3}} {
-		if b, err := g.Bin(c.x); err != nil || b != c.want {
-			t.Errorf("Bin(%v) = %d, %v; want %d", c.x, b, err, c.want)
-		}
+		t.Run(fmt.Sprint(c), func(t *testing.T) {
+			if b, err := g.Bin(c.x); err != nil || b != c.want {
+				t.Errorf("Bin(%v) = %d, %v; want %d", c.x, b, err, c.want)
+			}
+		})
 	}
 	if _, err := NewLogGrid(0, 10, 4); err == nil {
 		t.Error("NewLogGrid accepted min = 0")
@@ -224,14 +233,16 @@ func TestLinearGridStep(t *testing.T) {
 		{0, 0.5, 1, 1, 0.5}, // step wider than the range: one bin
 	}
 	for _, c := range cases {
-		g, err := NewLinearGridStep(c.min, c.max, c.step)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if g.Len() != c.n || g.Threshold(1) != c.tau1 || g.Threshold(g.Len()) != c.max {
-			t.Errorf("step %v over [%v, %v]: N = %d, τ_1 = %v, τ_N = %v; want %d, %v, %v",
-				c.step, c.min, c.max, g.Len(), g.Threshold(1), g.Threshold(g.Len()), c.n, c.tau1, c.max)
-		}
+		t.Run(fmt.Sprint(c), func(t *testing.T) {
+			g, err := NewLinearGridStep(c.min, c.max, c.step)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g.Len() != c.n || g.Threshold(1) != c.tau1 || g.Threshold(g.Len()) != c.max {
+				t.Errorf("step %v over [%v, %v]: N = %d, τ_1 = %v, τ_N = %v; want %d, %v, %v",
+					c.step, c.min, c.max, g.Len(), g.Threshold(1), g.Threshold(g.Len()), c.n, c.tau1, c.max)
+			}
+		})
 	}
 	for _, step := range []float64{0, -1, math.NaN(), math.Inf(1), 1e-30} {
 		if _, err := NewLinearGridStep(0, 1, step); err == nil {
@@ -256,10 +267,12 @@ func TestGridRejects(t *testing.T) {
 		{"negative log min", func() (*Grid, error) { return NewLogGrid(-1, 1, 4) }, "not positive"},
 	}
 	for _, c := range cases {
-		_, err := c.f()
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			_, err := c.f()
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
+			}
+		})
 	}
 }
 

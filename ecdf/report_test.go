@@ -2,6 +2,7 @@ package ecdf
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -104,8 +105,10 @@ func TestEvenlySpaced(t *testing.T) {
 		{1024, 4, []int{256, 512, 768, 1024}},
 	}
 	for _, c := range cases {
-		if got := evenlySpaced(c.n, c.k); !slices.Equal(got, c.want) {
-			t.Errorf("evenlySpaced(%d, %d) = %v, want %v", c.n, c.k, got, c.want)
-		}
+		t.Run(fmt.Sprint(c), func(t *testing.T) {
+			if got := evenlySpaced(c.n, c.k); !slices.Equal(got, c.want) {
+				t.Errorf("evenlySpaced(%d, %d) = %v, want %v", c.n, c.k, got, c.want)
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package fss
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -46,31 +47,33 @@ func TestSumBatchEqualsPointwise(t *testing.T) {
 	for _, tc := range []struct{ n, m, keys, points int }{
 		{1, 1, 3, 2}, {5, 3, 40, 32}, {8, 3, 40, 256}, {6, 4, 9, 64}, {10, 1, 70, 1024}, {10, 3, 33, 100}, {32, 3, 65, 50}, {64, 2, 5, 20},
 	} {
-		points := sortedPoints(r, tc.points, tc.n)
-		k0, k1, want := genMany(t, r, tc.keys, tc.n, tc.m, points)
-		acc0 := make([]uint64, len(want))
-		acc1 := make([]uint64, len(want))
-		if err := SumBatch(k0, points, acc0); err != nil {
-			t.Fatal(err)
-		}
-		if err := SumBatch(k1, points, acc1); err != nil {
-			t.Fatal(err)
-		}
-		for j, x := range points {
-			for c := 0; c < tc.m; c++ {
-				var pointwise uint64
-				for _, k := range k0 {
-					y, _ := Eval(k, x)
-					pointwise += y[c]
-				}
-				if acc0[j*tc.m+c] != pointwise {
-					t.Fatalf("%+v: party 0 batch %d ≠ pointwise %d at x=%d", tc, acc0[j*tc.m+c], pointwise, x)
-				}
-				if got := acc0[j*tc.m+c] + acc1[j*tc.m+c]; got != want[j*tc.m+c] {
-					t.Fatalf("%+v: Σ shares = %d, Σ f = %d at x=%d", tc, got, want[j*tc.m+c], x)
+		t.Run(fmt.Sprint(tc), func(t *testing.T) {
+			points := sortedPoints(r, tc.points, tc.n)
+			k0, k1, want := genMany(t, r, tc.keys, tc.n, tc.m, points)
+			acc0 := make([]uint64, len(want))
+			acc1 := make([]uint64, len(want))
+			if err := SumBatch(k0, points, acc0); err != nil {
+				t.Fatal(err)
+			}
+			if err := SumBatch(k1, points, acc1); err != nil {
+				t.Fatal(err)
+			}
+			for j, x := range points {
+				for c := 0; c < tc.m; c++ {
+					var pointwise uint64
+					for _, k := range k0 {
+						y, _ := Eval(k, x)
+						pointwise += y[c]
+					}
+					if acc0[j*tc.m+c] != pointwise {
+						t.Fatalf("%+v: party 0 batch %d ≠ pointwise %d at x=%d", tc, acc0[j*tc.m+c], pointwise, x)
+					}
+					if got := acc0[j*tc.m+c] + acc1[j*tc.m+c]; got != want[j*tc.m+c] {
+						t.Fatalf("%+v: Σ shares = %d, Σ f = %d at x=%d", tc, got, want[j*tc.m+c], x)
+					}
 				}
 			}
-		}
+		})
 	}
 }
 

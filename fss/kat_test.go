@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"testing"
 
 	"golang.org/x/crypto/chacha20"
@@ -49,26 +50,28 @@ func TestGenKnownAnswer(t *testing.T) {
 		{16, 40000, []uint64{^uint64(0), 7, 1 << 63}},
 		{64, 1 << 62, []uint64{5}},
 	} {
-		k0, k1, err := Gen(tc.alpha, tc.beta, tc.nbits, rand)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, k := range []*Key{k0, k1} {
-			enc, err := k.MarshalBinary()
+		t.Run(fmt.Sprint(tc), func(t *testing.T) {
+			k0, k1, err := Gen(tc.alpha, tc.beta, tc.nbits, rand)
 			if err != nil {
 				t.Fatal(err)
 			}
-			h.Write(enc)
-			for _, x := range katPoints(tc.nbits) {
-				share, err := Eval(k, x)
+			for _, k := range []*Key{k0, k1} {
+				enc, err := k.MarshalBinary()
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, v := range share {
-					h.Write(binary.LittleEndian.AppendUint64(nil, v))
+				h.Write(enc)
+				for _, x := range katPoints(tc.nbits) {
+					share, err := Eval(k, x)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, v := range share {
+						h.Write(binary.LittleEndian.AppendUint64(nil, v))
+					}
 				}
 			}
-		}
+		})
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != want {
 		t.Errorf("Gen/Marshal/Eval transcript hash = %s, want %s: the DCF changed (a breaking protocol change: bump protocol.Version and regenerate)", got, want)

@@ -3,6 +3,7 @@ package fss
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"testing"
 )
 
@@ -45,10 +46,12 @@ func TestMeasureReportsConsistentFigures(t *testing.T) {
 
 func TestEvenPoints(t *testing.T) {
 	for _, tc := range []struct{ count, n int }{{1, 1}, {4, 4}, {16, 4}, {64, 16}, {5, 64}} {
-		points := evenPoints(tc.count, tc.n)
-		if err := checkPoints(points, tc.n); err != nil {
-			t.Errorf("%+v: %v", tc, err)
-		}
+		t.Run(fmt.Sprint(tc), func(t *testing.T) {
+			points := evenPoints(tc.count, tc.n)
+			if err := checkPoints(points, tc.n); err != nil {
+				t.Errorf("%+v: %v", tc, err)
+			}
+		})
 	}
 	if p := evenPoints(4, 64); p[1] != 1<<62 || p[3] != 3<<62 {
 		t.Errorf("evenPoints(4, 64) = %x", p)

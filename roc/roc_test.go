@@ -163,13 +163,15 @@ func TestAreaErrorKnownCurves(t *testing.T) {
 		// 0.2·0.6/2 + 0.4·1.5/2 + 0.4·1.9/2 − 1/2 = 0.24.
 		{"bent vs diagonal", bent, diagonal, 0.24},
 	} {
-		got, err := AreaError(tc.a, tc.b)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		if math.Abs(got-tc.want) > 1e-12 {
-			t.Errorf("%s: area error %v, want %v", tc.name, got, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := AreaError(tc.a, tc.b)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			if math.Abs(got-tc.want) > 1e-12 {
+				t.Errorf("%s: area error %v, want %v", tc.name, got, tc.want)
+			}
+		})
 	}
 	if e := AUCError(bent, diagonal); math.Abs(e-0.24) > 1e-12 {
 		t.Errorf("AUC error %v, want 0.24", e)

@@ -310,7 +310,7 @@ func TestAnalystCannotMisdirectAVictimsShares(t *testing.T) {
 				told = &protocol.OpenQuery{Dataset: "d", Query: open.Query, Component: protocol.Count, Prefixes: []int{bins}}
 			}
 			err := q.SendShares(ctx, p.servers, told)
-			if lie && q == victim && (err == nil || !strings.Contains(err.Error(), ErrOtherBatch.Error())) {
+			if lie && q == victim && !errors.Is(err, ErrOtherBatch) {
 				t.Errorf("the victim's shares for a misdirected batch: %v, want refused (%v)", err, ErrOtherBatch)
 			}
 		}

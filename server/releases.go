@@ -75,7 +75,13 @@ func (r *ReleaseRecord) checkSize() error {
 // its version and its report list against the recorded size and digest.
 // The mechanism is checked when the server restores the release (its
 // bins must be the dataset's before anything of that size is built).
+// Its errors match protocol.ErrMalformed.
 func ParseReleaseRecord(b []byte) (*ReleaseRecord, error) {
+	rec, err := parseReleaseRecord(b)
+	return rec, protocol.Malformed(err)
+}
+
+func parseReleaseRecord(b []byte) (*ReleaseRecord, error) {
 	r := wire.NewReader(b)
 	if v := r.Uint8("record version"); r.Err() == nil && v != releaseRecordVersion {
 		return nil, fmt.Errorf("release record: version %d is not supported (want %d): it was written by another fedecdf version, whose noise for the release would differ; read it with that version, or start on a new store", v, releaseRecordVersion)

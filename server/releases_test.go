@@ -94,14 +94,14 @@ func TestReleaseSurvivesRestart(t *testing.T) {
 		}
 	}
 	msg := &protocol.CreateRelease{Dataset: "d", Release: rel, Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: 0.5}, Components: []protocol.Component{protocol.Count}}
-	if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", msg); err == nil || !strings.Contains(err.Error(), "already exists") {
+	if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", msg); !errors.Is(err, ErrReleaseExists) {
 		t.Fatalf("re-creating a restored release with another ε: %v", err)
 	}
 
 	p.leader.cfg.Releases = NewMemoryReleases()
 	p.restart(t, parties)
 	q := &protocol.Query{Dataset: "d", Release: rel, Component: protocol.Count, Prefixes: []int{1}}
-	if _, err := protocol.Call[*protocol.Answer](context.Background(), p.net.Conn("analyst"), "leader", q); err == nil || !strings.Contains(err.Error(), "unknown release") {
+	if _, err := protocol.Call[*protocol.Answer](context.Background(), p.net.Conn("analyst"), "leader", q); !errors.Is(err, ErrUnknownRelease) {
 		t.Fatalf("query of a release the leader's store lost: %v", err)
 	}
 }
@@ -122,7 +122,7 @@ func TestUnsavedReleaseNotAcknowledged(t *testing.T) {
 		t.Fatal(err)
 	}
 	rel, _, err := p.release(1)
-	if err == nil || !strings.Contains(err.Error(), "not recorded") {
+	if !errors.Is(err, errFull) || !strings.Contains(err.Error(), "not recorded") {
 		t.Fatalf("release with a failing store: %v", err)
 	}
 	q := &protocol.Query{Dataset: "d", Release: rel, Component: protocol.Count, Prefixes: []int{1}}
@@ -169,9 +169,11 @@ func TestReleaseRecordRoundTrip(t *testing.T) {
 		{"trailing", append(slices.Clone(b), 0), "release record"},
 		{"empty", nil, "release record"},
 	} {
-		if _, err := ParseReleaseRecord(bad.b); err == nil || !strings.Contains(err.Error(), bad.want) {
-			t.Errorf("%s record: %v, want an error with %q", bad.name, err, bad.want)
-		}
+		t.Run(bad.name, func(t *testing.T) {
+			if _, err := ParseReleaseRecord(bad.b); !errors.Is(err, protocol.ErrMalformed) || !strings.Contains(err.Error(), bad.want) {
+				t.Errorf("%v, want %q with %q", err, protocol.ErrMalformed, bad.want)
+			}
+		})
 	}
 	unsorted := testRecord(t)
 	unsorted.Reports = []protocol.ReportID{{9}, {1}}
@@ -179,7 +181,7 @@ func TestReleaseRecordRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ParseReleaseRecord(b); err == nil || !strings.Contains(err.Error(), "not sorted") {
+	if _, err := ParseReleaseRecord(b); !errors.Is(err, protocol.ErrMalformed) || !strings.Contains(err.Error(), "not sorted") {
 		t.Errorf("record with unsorted reports: %v", err)
 	}
 }

@@ -3,8 +3,8 @@ package server
 import (
 	"bytes"
 	"context"
+	"errors"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
@@ -106,10 +106,12 @@ func TestHelperAnswersRetriedRelease(t *testing.T) {
 		"a recorded report dropped": {Mechanism: spec, Components: create.Components, IDs: dropped, Reports: len(dropped), Digest: protocol.Digest(dropped)},
 	}
 	for name, m := range refused {
-		m.Dataset, m.Release = "d", create.Release
-		if _, err := p.askHelper(m); err == nil || !strings.Contains(err.Error(), "already exists") {
-			t.Errorf("retry with %s: %v, want a refusal", name, err)
-		}
+		t.Run(name, func(t *testing.T) {
+			m.Dataset, m.Release = "d", create.Release
+			if _, err := p.askHelper(m); !errors.Is(err, ErrReleaseExists) {
+				t.Errorf("retry: %v, want %q", err, ErrReleaseExists)
+			}
+		})
 	}
 	digestOnly := *create
 	digestOnly.Reports, digestOnly.Digest = len(all), protocol.Digest(all)
@@ -155,7 +157,7 @@ func TestLeaderRetriesChargedRelease(t *testing.T) {
 					t.Errorf("%s spent %+v, want %+v", s.cfg.Role, spent, c.budget)
 				}
 			}
-			if _, _, err := p.release(1); err == nil || !strings.Contains(err.Error(), "budget exhausted") {
+			if _, _, err := p.release(1); !errors.Is(err, ErrBudgetExhausted) {
 				t.Errorf("a new release after the budget is spent: %v", err)
 			}
 		})

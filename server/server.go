@@ -239,7 +239,7 @@ func (s *Server) handle(ctx context.Context, from transport.PeerID, req []byte) 
 func (s *Server) dataset(name string) (*dataset, error) {
 	d, ok := s.datasets[name]
 	if !ok {
-		return nil, fmt.Errorf("%s: unknown dataset %q", s.cfg.Role, name)
+		return nil, fmt.Errorf("%s: %w %q", s.cfg.Role, ErrUnknownDataset, name)
 	}
 	return d, nil
 }
@@ -247,7 +247,7 @@ func (s *Server) dataset(name string) (*dataset, error) {
 // fromLeader checks that a helper-only request comes from the leader.
 func (s *Server) fromLeader(from transport.PeerID, what string) error {
 	if s.cfg.Role == Helper && from != s.cfg.Peer {
-		return fmt.Errorf("helper: %s from %q refused: only the leader %q may send it", what, from, s.cfg.Peer)
+		return fmt.Errorf("helper: %s from %q refused: %w (%q)", what, from, ErrNotLeader, s.cfg.Peer)
 	}
 	return nil
 }
@@ -452,7 +452,7 @@ func (s *Server) createRelease(ctx context.Context, from transport.PeerID, m *pr
 	}
 	p.rec.Reports = agreed
 	if len(agreed) < p.d.MinReports {
-		return nil, fmt.Errorf("%s: dataset %q: %s held by both servers, fewer than the minimum %d", s.cfg.Role, p.d.Name, reportsHeld(m.Mechanism, len(agreed)), p.d.MinReports)
+		return nil, fmt.Errorf("%s: dataset %q: %s held by both servers, %w %d", s.cfg.Role, p.d.Name, reportsHeld(m.Mechanism, len(agreed)), ErrTooFewReports, p.d.MinReports)
 	}
 	if err := p.rec.checkSize(); err != nil {
 		return nil, fmt.Errorf("%s: %w", s.cfg.Role, err)
@@ -599,7 +599,7 @@ func (s *Server) commit(p *pendingRelease, m *protocol.CreateRelease, resp *prot
 // the difference of the two sums exactly.
 func (s *Server) retriedRelease(rel *release, m *protocol.CreateRelease) (*protocol.ReleaseCreated, error) {
 	if m.Mechanism != rel.mechanism || !slices.Equal(m.Components, rel.components) {
-		return nil, fmt.Errorf("%s: release %v already exists with another mechanism or components: ask for a new release ID", s.cfg.Role, m.Release)
+		return nil, fmt.Errorf("%s: release %v %w with another mechanism or components: ask for a new release ID", s.cfg.Role, m.Release, ErrReleaseExists)
 	}
 	resp := &protocol.ReleaseCreated{Reports: s.analystReports(rel.mechanism, len(rel.reports))}
 	if s.cfg.Role == Leader {
@@ -612,7 +612,7 @@ func (s *Server) retriedRelease(rel *release, m *protocol.CreateRelease) (*proto
 		return resp, nil
 	}
 	if _, unoffered := intersect(rel.reports, m.IDs); len(unoffered) != 0 {
-		return nil, fmt.Errorf("%s: release %v already exists over %d reports the leader no longer offers", s.cfg.Role, m.Release, len(unoffered))
+		return nil, fmt.Errorf("%s: release %v %w over %d reports the leader no longer offers", s.cfg.Role, m.Release, ErrReleaseExists, len(unoffered))
 	}
 	_, resp.Missing = intersect(m.IDs, rel.reports)
 	return resp, nil
@@ -742,7 +742,7 @@ func (s *Server) queryInputs(m *protocol.Query) (*dataset, *release, *openQuery,
 	rel, ok := d.releases[m.Release]
 	switch {
 	case !ok:
-		return nil, nil, nil, fmt.Errorf("unknown release %v of dataset %q", m.Release, d.Name)
+		return nil, nil, nil, fmt.Errorf("%w %v of dataset %q", ErrUnknownRelease, m.Release, d.Name)
 	case rel.noise[m.Component] == nil:
 		return nil, nil, nil, fmt.Errorf("release %v does not cover component %v", m.Release, m.Component)
 	}

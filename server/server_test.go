@@ -95,7 +95,7 @@ func TestBudgetExhausted(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err := p.release(0.6)
-	if err == nil || !strings.Contains(err.Error(), `refused: dataset "d": budget exhausted: spent ε=0.6, δ=0 of the total ε=1, δ=0; this release needs ε=0.6, δ=0`) {
+	if !errors.Is(err, ErrBudgetExhausted) || !strings.Contains(err.Error(), `refused: dataset "d": budget exhausted: spent ε=0.6, δ=0 of the total ε=1, δ=0; this release needs ε=0.6, δ=0`) {
 		t.Fatalf("second release: %v", err)
 	}
 	if _, _, err := p.release(0.4); err != nil {
@@ -119,7 +119,7 @@ func TestReleaseChargedPerPrivacyUnit(t *testing.T) {
 	if _, _, err := p.releaseOf(0.5, protocol.Label, protocol.NotLabel); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := p.releaseOf(0.3, protocol.Label, protocol.NotLabel, protocol.Probability); err == nil || !strings.Contains(err.Error(), "budget exhausted") || !strings.Contains(err.Error(), "this release needs ε=0.6") {
+	if _, _, err := p.releaseOf(0.3, protocol.Label, protocol.NotLabel, protocol.Probability); !errors.Is(err, ErrBudgetExhausted) || !strings.Contains(err.Error(), "this release needs ε=0.6") {
 		t.Fatalf("two units at 0.3 after spending 0.5 of 1: %v, want refused (needs ε=0.6)", err)
 	}
 	if _, _, err := p.releaseOf(0.25, protocol.Label, protocol.NotLabel, protocol.Probability); err != nil {
@@ -144,7 +144,7 @@ func TestHelperRefusesBeyondItsBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err := p.release(0.5)
-	if err == nil || !strings.Contains(err.Error(), "helper") || !strings.Contains(err.Error(), "budget exhausted") {
+	if !errors.Is(err, ErrBudgetExhausted) || !strings.Contains(err.Error(), "helper: ") {
 		t.Fatalf("release beyond the helper's budget: %v", err)
 	}
 	if spent, _ := p.leader.cfg.Ledger.Spent("d"); spent.Epsilon != 0 {
@@ -182,7 +182,7 @@ func TestFileLedgerSurvivesRestart(t *testing.T) {
 	if err := newParty(t, 0.3).UploadKeys(context.Background(), p.servers); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := p.release(0.5); err == nil || !strings.Contains(err.Error(), "budget exhausted") {
+	if _, _, err := p.release(0.5); !errors.Is(err, ErrBudgetExhausted) {
 		t.Fatalf("release after restart: %v", err)
 	}
 }
@@ -244,7 +244,7 @@ func TestMinimumReports(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, _, err := p.release(1); err == nil || !strings.Contains(err.Error(), "fewer than the minimum 3") {
+	if _, _, err := p.release(1); !errors.Is(err, ErrTooFewReports) || !strings.Contains(err.Error(), "minimum 3") {
 		t.Fatalf("release with 2 of 3 reports: %v", err)
 	}
 }
@@ -262,11 +262,13 @@ func TestMalformedKeyNamesReport(t *testing.T) {
 		"wrong party": k1,
 		"empty":       nil,
 	} {
-		msg := &protocol.Upload{Dataset: "d", Report: q.ReportID(), Key: key}
-		_, err := protocol.Call[*protocol.Ack](ctx, p.servers.Conn, "leader", msg)
-		if err == nil || !strings.Contains(err.Error(), q.ReportID().String()) {
-			t.Errorf("%s key: error %v does not name report %v", name, err, q.ReportID())
-		}
+		t.Run(name, func(t *testing.T) {
+			msg := &protocol.Upload{Dataset: "d", Report: q.ReportID(), Key: key}
+			_, err := protocol.Call[*protocol.Ack](ctx, p.servers.Conn, "leader", msg)
+			if err == nil || !strings.Contains(err.Error(), q.ReportID().String()) {
+				t.Errorf("error %v does not name report %v", err, q.ReportID())
+			}
+		})
 	}
 	if resp := p.leader.Handle(ctx, "x", []byte{9, 9}); !strings.Contains(string(resp), "protocol version 9") {
 		t.Errorf("garbage request answered %q", resp)
@@ -309,7 +311,7 @@ func TestHelperAnswersOnlyTheLeader(t *testing.T) {
 	id, _ := protocol.NewID()
 	msg := &protocol.CreateRelease{Dataset: "d", Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1}, Components: []protocol.Component{protocol.Count}}
 	_, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("mallory"), "helper", msg)
-	if err == nil || !strings.Contains(err.Error(), "only the leader") {
+	if !errors.Is(err, ErrNotLeader) {
 		t.Fatalf("release request from a stranger: %v", err)
 	}
 }

@@ -279,7 +279,7 @@ func exactCounts(m *deploy.Manifest, reports []*deploy.Report, bins map[*deploy.
 
 func wantBudgetRefusal(t *testing.T, who string, err error) {
 	t.Helper()
-	if err == nil || !strings.Contains(err.Error(), server.ErrBudgetExhausted.Error()) {
+	if !errors.Is(err, server.ErrBudgetExhausted) {
 		t.Fatalf("%s: release after the budget is spent: %v, want %q", who, err, server.ErrBudgetExhausted)
 	}
 }

@@ -1,6 +1,7 @@
 package mechanism
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"strings"
@@ -13,9 +14,11 @@ func TestClassicalGaussianSigma(t *testing.T) {
 		t.Errorf("σ = %v, %v; want %v", got, err, want)
 	}
 	for _, c := range []struct{ s, e, d float64 }{{1, 1, 1e-5}, {1, 0.5, 0}, {0, 0.5, 1e-5}, {1, -1, 1e-5}} {
-		if _, err := ClassicalGaussianSigma(c.s, c.e, c.d); err == nil {
-			t.Errorf("ClassicalGaussianSigma(%v, %v, %v) accepted", c.s, c.e, c.d)
-		}
+		t.Run(fmt.Sprint(c), func(t *testing.T) {
+			if _, err := ClassicalGaussianSigma(c.s, c.e, c.d); err == nil {
+				t.Errorf("ClassicalGaussianSigma(%v, %v, %v) accepted", c.s, c.e, c.d)
+			}
+		})
 	}
 }
 
@@ -48,43 +51,47 @@ func TestAnalyticGaussianSigma(t *testing.T) {
 		t.Errorf("AnalyticGaussianSigma(1, 1, 1e-5) = %v, %v; want 3.7306316", s, err)
 	}
 	for _, c := range []struct{ l2, eps, delta float64 }{{1, 1, 1e-5}, {3, 0.1, 1e-9}, {2, 0.5, 1e-6}, {1, 4, 1e-3}} {
-		s, err := AnalyticGaussianSigma(c.l2, c.eps, c.delta)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := GaussianDelta(c.l2, s, c.eps); d > c.delta || d < c.delta*(1-1e-9) {
-			t.Errorf("%+v: δ(σ*) = %v, want the target %v at the boundary", c, d, c.delta)
-		}
-		if d := GaussianDelta(c.l2, s*(1-1e-9), c.eps); d <= c.delta {
-			t.Errorf("%+v: a smaller σ also meets δ", c)
-		}
-		if got := privacyLossDelta(c.l2, s, c.eps); math.Abs(got-c.delta) > 1e-4*c.delta {
-			t.Errorf("%+v: integrated privacy loss gives δ = %v, want %v", c, got, c.delta)
-		}
-		if cl, err := ClassicalGaussianSigma(c.l2, c.eps, c.delta); err == nil && s > cl {
-			t.Errorf("%+v: analytic σ %v above classical %v", c, s, cl)
-		}
+		t.Run(fmt.Sprint(c), func(t *testing.T) {
+			s, err := AnalyticGaussianSigma(c.l2, c.eps, c.delta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := GaussianDelta(c.l2, s, c.eps); d > c.delta || d < c.delta*(1-1e-9) {
+				t.Errorf("%+v: δ(σ*) = %v, want the target %v at the boundary", c, d, c.delta)
+			}
+			if d := GaussianDelta(c.l2, s*(1-1e-9), c.eps); d <= c.delta {
+				t.Errorf("%+v: a smaller σ also meets δ", c)
+			}
+			if got := privacyLossDelta(c.l2, s, c.eps); math.Abs(got-c.delta) > 1e-4*c.delta {
+				t.Errorf("%+v: integrated privacy loss gives δ = %v, want %v", c, got, c.delta)
+			}
+			if cl, err := ClassicalGaussianSigma(c.l2, c.eps, c.delta); err == nil && s > cl {
+				t.Errorf("%+v: analytic σ %v above classical %v", c, s, cl)
+			}
+		})
 	}
 }
 
 func TestZCDP(t *testing.T) {
 	for _, c := range []struct{ eps, delta float64 }{{1, 1e-9}, {0.1, 1e-6}, {2, 1e-5}, {0.5, 1e-12}} {
-		rho, err := ZCDPRho(c.eps, c.delta)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d := ZCDPDelta(rho, c.eps); d > c.delta || d < c.delta*(1-1e-6) {
-			t.Errorf("%+v: ZCDPDelta(ρ*) = %v, want the target", c, d)
-		}
-		// The classical conversion ε = ρ + 2√(ρ ln(1/δ)) is looser.
-		if classic := math.Pow(math.Sqrt(math.Log(1/c.delta)+c.eps)-math.Sqrt(math.Log(1/c.delta)), 2); classic > rho {
-			t.Errorf("%+v: ρ* %v below the classical conversion's %v", c, rho, classic)
-		}
-		// A Gaussian of sensitivity 1 and σ² = 1/(2ρ) is ρ-zCDP, and its
-		// exact δ cannot exceed what any zCDP conversion claims.
-		if exact := GaussianDelta(1, math.Sqrt(1/(2*rho)), c.eps); exact > c.delta {
-			t.Errorf("%+v: exact Gaussian δ %v exceeds the zCDP bound %v", c, exact, c.delta)
-		}
+		t.Run(fmt.Sprint(c), func(t *testing.T) {
+			rho, err := ZCDPRho(c.eps, c.delta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := ZCDPDelta(rho, c.eps); d > c.delta || d < c.delta*(1-1e-6) {
+				t.Errorf("%+v: ZCDPDelta(ρ*) = %v, want the target", c, d)
+			}
+			// The classical conversion ε = ρ + 2√(ρ ln(1/δ)) is looser.
+			if classic := math.Pow(math.Sqrt(math.Log(1/c.delta)+c.eps)-math.Sqrt(math.Log(1/c.delta)), 2); classic > rho {
+				t.Errorf("%+v: ρ* %v below the classical conversion's %v", c, rho, classic)
+			}
+			// A Gaussian of sensitivity 1 and σ² = 1/(2ρ) is ρ-zCDP, and its
+			// exact δ cannot exceed what any zCDP conversion claims.
+			if exact := GaussianDelta(1, math.Sqrt(1/(2*rho)), c.eps); exact > c.delta {
+				t.Errorf("%+v: exact Gaussian δ %v exceeds the zCDP bound %v", c, exact, c.delta)
+			}
+		})
 	}
 	if _, err := ZCDPRho(1, 1); err == nil || !strings.Contains(err.Error(), "delta 1") {
 		t.Errorf("ZCDPRho(1, 1) error %v", err)
@@ -111,17 +118,19 @@ func TestDiscreteGaussianSigma2(t *testing.T) {
 // variance 2(Δ₂/a)² over the Gaussian 2 ln(1/δ)Δ₂²/ε² tends to 2 as ε → 0.
 func TestLaplaceL2(t *testing.T) {
 	for _, c := range []struct{ l2, eps, delta float64 }{{1, 1, 1e-9}, {3, 0.1, 1e-6}, {2, 1e-6, 1e-5}} {
-		scale, err := LaplaceL2Scale(c.l2, c.eps, c.delta)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a := c.l2 / scale
-		if got := a*a/2 + a*math.Sqrt(2*math.Log(1/c.delta)); math.Abs(got-c.eps) > 1e-12*c.eps {
-			t.Errorf("%+v: a = %v gives ε = %v", c, a, got)
-		}
-		if got := LaplaceTheorem3Epsilon(100*c.l2, c.l2, scale, c.delta); math.Abs(got-c.eps) > 1e-12*c.eps {
-			t.Errorf("%+v: Theorem 3 ε = %v", c, got)
-		}
+		t.Run(fmt.Sprint(c), func(t *testing.T) {
+			scale, err := LaplaceL2Scale(c.l2, c.eps, c.delta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := c.l2 / scale
+			if got := a*a/2 + a*math.Sqrt(2*math.Log(1/c.delta)); math.Abs(got-c.eps) > 1e-12*c.eps {
+				t.Errorf("%+v: a = %v gives ε = %v", c, a, got)
+			}
+			if got := LaplaceTheorem3Epsilon(100*c.l2, c.l2, scale, c.delta); math.Abs(got-c.eps) > 1e-12*c.eps {
+				t.Errorf("%+v: Theorem 3 ε = %v", c, got)
+			}
+		})
 	}
 	scale, _ := LaplaceL2Scale(1, 1e-8, 1e-6)
 	ratio := 2 * scale * scale / (2 * math.Log(1e6) / 1e-16)

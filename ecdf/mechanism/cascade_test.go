@@ -1,6 +1,7 @@
 package mechanism
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -225,12 +226,14 @@ func TestRoundDyadic(t *testing.T) {
 		{1 << 35, -(1 << 35), 1, -(3 << 29), 30, -(1 << 40) - 2}, // −2^70 − 1.5·2^30: tie, to even
 		{1 << 30, -(1 << 62), 1 << 30, 1 << 62, 30, 0},           // cancels beyond 2^64
 	} {
-		var x int128
-		x.addMul(c.c1, c.v1)
-		x.addMul(c.c2, c.v2)
-		if got := x.roundDyadic(c.L); got != c.want {
-			t.Errorf("round((%d·%d + %d·%d)/2^%d) = %d, want %d", c.c1, c.v1, c.c2, c.v2, c.L, got, c.want)
-		}
+		t.Run(fmt.Sprint(c), func(t *testing.T) {
+			var x int128
+			x.addMul(c.c1, c.v1)
+			x.addMul(c.c2, c.v2)
+			if got := x.roundDyadic(c.L); got != c.want {
+				t.Errorf("round((%d·%d + %d·%d)/2^%d) = %d, want %d", c.c1, c.v1, c.c2, c.v2, c.L, got, c.want)
+			}
+		})
 	}
 }
 
@@ -345,8 +348,10 @@ func TestCascadeRejectsBadParams(t *testing.T) {
 		{Params{Bins: 8, Epsilon: 1e-6, Delta: 1e-12, Unit: 1 << 32}, "epsilon 1e-06"},
 		{Params{Bins: 8, Epsilon: 1, Delta: 1e-6, Relation: Relation(3)}, "Relation(3)"},
 	} {
-		if _, err := NewCascade(c.p); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("NewCascade(%+v) error = %v, want one naming %q", c.p, err, c.want)
-		}
+		t.Run(c.want, func(t *testing.T) {
+			if _, err := NewCascade(c.p); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("NewCascade(%+v) error = %v, want one naming %q", c.p, err, c.want)
+			}
+		})
 	}
 }

@@ -170,15 +170,17 @@ func TestErrNoiseTooLarge(t *testing.T) {
 		unit       uint64
 		fail       bool
 	}{{1e-4, 1e-12, 1, false}, {1e-4, 1e-12, 1 << 32, true}, {1e-14, 1e-16, 1, true}} {
-		for _, p := range allMechanisms(1<<16, c.eps, c.delta, c.unit) {
-			_, err := New(p)
-			if c.fail != errors.Is(err, ErrNoiseTooLarge) {
-				t.Errorf("%s %v ε=%v unit %d: error %v, want ErrNoiseTooLarge: %v", p.Name, p.Relation, c.eps, c.unit, err, c.fail)
+		t.Run(fmt.Sprint(c), func(t *testing.T) {
+			for _, p := range allMechanisms(1<<16, c.eps, c.delta, c.unit) {
+				_, err := New(p)
+				if c.fail != errors.Is(err, ErrNoiseTooLarge) {
+					t.Errorf("%s %v ε=%v unit %d: error %v, want ErrNoiseTooLarge: %v", p.Name, p.Relation, c.eps, c.unit, err, c.fail)
+				}
+				if !c.fail && err != nil {
+					t.Errorf("%s %v ε=%v unit %d: %v", p.Name, p.Relation, c.eps, c.unit, err)
+				}
 			}
-			if !c.fail && err != nil {
-				t.Errorf("%s %v ε=%v unit %d: %v", p.Name, p.Relation, c.eps, c.unit, err)
-			}
-		}
+		})
 	}
 }
 

@@ -16,10 +16,12 @@ func TestNewNames(t *testing.T) {
 		{Params{Name: "cascade", Bins: 100, Epsilon: 1, Delta: 1e-6}, "cascade"},
 		{Params{Name: "gaussian-tree", Bins: 100, Epsilon: 1, Delta: 1e-6}, "gaussian-tree"},
 	} {
-		m, err := New(c.p)
-		if err != nil || m.Name() != c.want || m.Bins() != 100 || m.Epsilon() != 1 {
-			t.Errorf("New(%+v) = %v, %v; want %s", c.p, m, err, c.want)
-		}
+		t.Run(c.want, func(t *testing.T) {
+			m, err := New(c.p)
+			if err != nil || m.Name() != c.want || m.Bins() != 100 || m.Epsilon() != 1 {
+				t.Errorf("New(%+v) = %v, %v; want %s", c.p, m, err, c.want)
+			}
+		})
 	}
 	_, err := New(Params{Name: "laplace", Bins: 10, Epsilon: 1})
 	if err == nil || !strings.Contains(err.Error(), `"laplace"`) || !strings.Contains(err.Error(), strings.Join(Names, ", ")) {

@@ -2,6 +2,7 @@ package mechanism
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -48,27 +49,29 @@ func TestKAryDigitsAndWalks(t *testing.T) {
 		{19, 1000, 3, []int{3, -4, -7}, nil},
 		{4, 40, 3, []int{2, 2, 0}, nil},
 	} {
-		m := mustKAry(t, Params{Bins: c.t, Epsilon: 1, K: c.k})
-		if m.Height() != c.h {
-			t.Errorf("k=%d N=%d: h = %d, want %d", c.k, c.t, m.Height(), c.h)
-		}
-		d := m.Digits(c.t)
-		slices.Reverse(d)
-		if !slices.Equal(d, c.digits) {
-			t.Errorf("k=%d t=%d: digits %v, want %v", c.k, c.t, d, c.digits)
-		}
-		var keys []int
-		m.walk(c.t, func(key, _ int) { keys = append(keys, key) })
-		if c.walk != nil && !slices.Equal(keys, c.walk) {
-			t.Errorf("k=%d t=%d: walk %v, want %v", c.k, c.t, keys, c.walk)
-		}
-		var norm int
-		for _, x := range d {
-			norm += max(x, -x)
-		}
-		if len(keys) != norm {
-			t.Errorf("k=%d t=%d: walk uses %d nodes, want ‖t‖₁ = %d", c.k, c.t, len(keys), norm)
-		}
+		t.Run(fmt.Sprintf("k=%d/t=%d", c.k, c.t), func(t *testing.T) {
+			m := mustKAry(t, Params{Bins: c.t, Epsilon: 1, K: c.k})
+			if m.Height() != c.h {
+				t.Errorf("k=%d N=%d: h = %d, want %d", c.k, c.t, m.Height(), c.h)
+			}
+			d := m.Digits(c.t)
+			slices.Reverse(d)
+			if !slices.Equal(d, c.digits) {
+				t.Errorf("k=%d t=%d: digits %v, want %v", c.k, c.t, d, c.digits)
+			}
+			var keys []int
+			m.walk(c.t, func(key, _ int) { keys = append(keys, key) })
+			if c.walk != nil && !slices.Equal(keys, c.walk) {
+				t.Errorf("k=%d t=%d: walk %v, want %v", c.k, c.t, keys, c.walk)
+			}
+			var norm int
+			for _, x := range d {
+				norm += max(x, -x)
+			}
+			if len(keys) != norm {
+				t.Errorf("k=%d t=%d: walk uses %d nodes, want ‖t‖₁ = %d", c.k, c.t, len(keys), norm)
+			}
+		})
 	}
 }
 
@@ -223,9 +226,11 @@ func TestKAryMeanMSEVectors(t *testing.T) {
 		{mustKAry(t, Params{Bins: 62, Epsilon: 1, K: 5, Relation: AddRemove}), 3, 65.3226},
 		{plainKAry(t, 1023, 2), 10, 1000.9775},
 	} {
-		if got := continuousMeanMSE(c.m); c.m.h != c.h || math.Abs(got-c.want) > 5e-5 {
-			t.Errorf("%s N=%d: h=%d, mean MSE %.4f, want h=%d, %.4f", c.m.name, c.m.bins, c.m.h, got, c.h, c.want)
-		}
+		t.Run(fmt.Sprint(c.h), func(t *testing.T) {
+			if got := continuousMeanMSE(c.m); c.m.h != c.h || math.Abs(got-c.want) > 5e-5 {
+				t.Errorf("%s N=%d: h=%d, mean MSE %.4f, want h=%d, %.4f", c.m.name, c.m.bins, c.m.h, got, c.h, c.want)
+			}
+		})
 	}
 	// Lemma 14: odd k, N = (k^h−1)/2, add/remove.
 	for _, k := range []int{3, 5, 7, 9, 19} {
@@ -366,9 +371,11 @@ func TestKAryRejectsBadParams(t *testing.T) {
 		{Params{Bins: 8, Epsilon: 1, K: 5000}, "k 5000"},
 		{Params{Bins: 8, Epsilon: 1, K: 3, Relation: Relation(9)}, "Relation(9)"},
 	} {
-		if _, err := NewKAry(c.p); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("NewKAry(%+v) error = %v, want one naming %q", c.p, err, c.want)
-		}
+		t.Run(c.want, func(t *testing.T) {
+			if _, err := NewKAry(c.p); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("NewKAry(%+v) error = %v, want one naming %q", c.p, err, c.want)
+			}
+		})
 	}
 	if _, err := NewGaussianTree(Params{Bins: 8, Epsilon: 1}); err == nil || !strings.Contains(err.Error(), "delta 0") {
 		t.Errorf("NewGaussianTree without δ: error %v, want one naming delta 0", err)
@@ -382,19 +389,21 @@ func TestKAryApproximate(t *testing.T) {
 		bins, k int
 		eps     float64
 	}{{1 << 15, 17, 1}, {1 << 15, 17, 0.1}, {1 << 20, 2, 0.05}} {
-		m := mustKAry(t, Params{Bins: c.bins, Epsilon: c.eps, Delta: 1e-9, K: c.k})
-		l2, err := LaplaceL2Scale(math.Sqrt(float64(m.sens)), c.eps, 1e-9)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := math.Min(float64(m.sens)/c.eps, l2)
-		scale := m.node.(interface{ Scale() float64 }).Scale()
-		if scale != want || (m.Delta() > 0) != (l2 < float64(m.sens)/c.eps) {
-			t.Errorf("%+v: scale %v δ %v, want %v (ℓ2 %v)", c, scale, m.Delta(), want, l2)
-		}
-		if got := LaplaceTheorem3Epsilon(float64(m.sens), math.Sqrt(float64(m.sens)), scale, 1e-9); got > c.eps*(1+1e-12) {
-			t.Errorf("%+v: Theorem 3 gives ε = %v > %v", c, got, c.eps)
-		}
+		t.Run(fmt.Sprintf("N=%d/k=%d/ε=%g", c.bins, c.k, c.eps), func(t *testing.T) {
+			m := mustKAry(t, Params{Bins: c.bins, Epsilon: c.eps, Delta: 1e-9, K: c.k})
+			l2, err := LaplaceL2Scale(math.Sqrt(float64(m.sens)), c.eps, 1e-9)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := math.Min(float64(m.sens)/c.eps, l2)
+			scale := m.node.(interface{ Scale() float64 }).Scale()
+			if scale != want || (m.Delta() > 0) != (l2 < float64(m.sens)/c.eps) {
+				t.Errorf("%+v: scale %v δ %v, want %v (ℓ2 %v)", c, scale, m.Delta(), want, l2)
+			}
+			if got := LaplaceTheorem3Epsilon(float64(m.sens), math.Sqrt(float64(m.sens)), scale, 1e-9); got > c.eps*(1+1e-12) {
+				t.Errorf("%+v: Theorem 3 gives ε = %v > %v", c, got, c.eps)
+			}
+		})
 	}
 }
 

@@ -37,10 +37,12 @@ func TestNewTreeRejectsBadParams(t *testing.T) {
 		{Params{Bins: 8, Epsilon: 1, Relation: Relation(7)}, "Relation(7)"},
 		{Params{Bins: 8, Epsilon: 1e-300}, "epsilon 1e-300"},
 	} {
-		_, err := NewTree(c.p)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("NewTree(%+v) error = %v, want one naming %q", c.p, err, c.want)
-		}
+		t.Run(c.want, func(t *testing.T) {
+			_, err := NewTree(c.p)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("NewTree(%+v) error = %v, want one naming %q", c.p, err, c.want)
+			}
+		})
 	}
 }
 
@@ -59,11 +61,13 @@ func TestTreeShape(t *testing.T) {
 		{256, 8, 511, ReplaceOne, 8},
 		{256, 8, 511, AddRemove, 5},
 	} {
-		m := mustTree(t, c.bins, 1, c.relation)
-		if m.Levels() != c.levels || m.Nodes() != c.nodes || m.Sensitivity() != c.delta {
-			t.Errorf("N=%d %v: L=%d nodes=%d Δ=%d, want %d %d %d", c.bins, c.relation,
-				m.Levels(), m.Nodes(), m.Sensitivity(), c.levels, c.nodes, c.delta)
-		}
+		t.Run(fmt.Sprint(c), func(t *testing.T) {
+			m := mustTree(t, c.bins, 1, c.relation)
+			if m.Levels() != c.levels || m.Nodes() != c.nodes || m.Sensitivity() != c.delta {
+				t.Errorf("N=%d %v: L=%d nodes=%d Δ=%d, want %d %d %d", c.bins, c.relation,
+					m.Levels(), m.Nodes(), m.Sensitivity(), c.levels, c.nodes, c.delta)
+			}
+		})
 	}
 }
 
@@ -521,19 +525,21 @@ func TestTreeVarianceMatchesTheorem(t *testing.T) {
 		bins    int
 		epsilon float64
 	}{{1 << 10, 1}, {1 << 10, 0.1}, {1 << 16, 2}, {3, 5}} {
-		m := mustTree(t, c.bins, c.epsilon, ReplaceOne)
-		L := float64(m.Levels())
-		tt := m.Scale()
-		continuous := 2 * (L + 1) * tt * tt
-		thm := 2 * math.Pow(L+1, 3) / (c.epsilon * c.epsilon) * (L / (L + 1)) * (L / (L + 1))
-		if math.Abs(continuous-thm) > 1e-12*thm {
-			t.Errorf("N=%d ε=%v: 2(L+1)t² = %v, want Thm 3.1's bound times (L/(L+1))² = %v", c.bins, c.epsilon, continuous, thm)
-		}
-		rel := 1 - m.PrefixVariance(1)/continuous
-		if math.Abs(rel-1/(12*tt*tt)) > 1/(tt*tt*tt*tt) {
-			t.Errorf("N=%d ε=%v: discrete variance is %.3g below 2(L+1)t², want ≈ 1/(12t²) = %.3g",
-				c.bins, c.epsilon, rel, 1/(12*tt*tt))
-		}
+		t.Run(fmt.Sprint(c), func(t *testing.T) {
+			m := mustTree(t, c.bins, c.epsilon, ReplaceOne)
+			L := float64(m.Levels())
+			tt := m.Scale()
+			continuous := 2 * (L + 1) * tt * tt
+			thm := 2 * math.Pow(L+1, 3) / (c.epsilon * c.epsilon) * (L / (L + 1)) * (L / (L + 1))
+			if math.Abs(continuous-thm) > 1e-12*thm {
+				t.Errorf("N=%d ε=%v: 2(L+1)t² = %v, want Thm 3.1's bound times (L/(L+1))² = %v", c.bins, c.epsilon, continuous, thm)
+			}
+			rel := 1 - m.PrefixVariance(1)/continuous
+			if math.Abs(rel-1/(12*tt*tt)) > 1/(tt*tt*tt*tt) {
+				t.Errorf("N=%d ε=%v: discrete variance is %.3g below 2(L+1)t², want ≈ 1/(12t²) = %.3g",
+					c.bins, c.epsilon, rel, 1/(12*tt*tt))
+			}
+		})
 	}
 }
 

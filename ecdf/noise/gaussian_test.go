@@ -1,6 +1,7 @@
 package noise
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -125,9 +126,11 @@ func TestNewDiscreteGaussianRejectsBadVariances(t *testing.T) {
 		{1e-5, "needs more than 62 bits"},
 		{1e32, "σ must be below 2^52"},
 	} {
-		if _, err := NewDiscreteGaussian(c.sigma2); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("NewDiscreteGaussian(%v) error = %v, want one containing %q", c.sigma2, err, c.want)
-		}
+		t.Run(fmt.Sprint(c), func(t *testing.T) {
+			if _, err := NewDiscreteGaussian(c.sigma2); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("NewDiscreteGaussian(%v) error = %v, want one containing %q", c.sigma2, err, c.want)
+			}
+		})
 	}
 }
 

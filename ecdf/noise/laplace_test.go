@@ -1,6 +1,7 @@
 package noise
 
 import (
+	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -172,9 +173,11 @@ func TestNewDiscreteLaplaceRejectsBadScales(t *testing.T) {
 		{1 << 53, "above the supported maximum"},
 		{1e-5, "needs more than 62 bits"},
 	} {
-		if _, err := NewDiscreteLaplace(c.scale); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("NewDiscreteLaplace(%v) error = %v, want one containing %q", c.scale, err, c.want)
-		}
+		t.Run(fmt.Sprint(c), func(t *testing.T) {
+			if _, err := NewDiscreteLaplace(c.scale); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("NewDiscreteLaplace(%v) error = %v, want one containing %q", c.scale, err, c.want)
+			}
+		})
 	}
 	for _, ok := range []float64{0x1p-40, 0x1p-10, 1.0 / 3, 1e15} {
 		if _, err := NewDiscreteLaplace(ok); err != nil {

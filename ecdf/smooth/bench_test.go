@@ -1,9 +1,7 @@
 package smooth
 
 import (
-	"flag"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -11,71 +9,6 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
 )
-
-var ratioRuns = flag.Int("smooth.ratio-runs", 0, "if positive, TestErrorRatioTable prints the dp-ecdf Fig. 2 table (X_pois(3), N = 2^15) averaging this many releases per cell")
-
-// TestErrorRatioTable prints ‖F − F́‖²/‖F − F̂‖² (mean ± standard error)
-// of every smoothing method against ε on X_pois(λ = 3) with N = 2^15, for
-// each mechanism: the experiment of dp-ecdf Fig. 2. It runs only with
-// -smooth.ratio-runs=R (it takes minutes), e.g.
-//
-//	go test ./ecdf/smooth/ -run ErrorRatioTable -v -smooth.ratio-runs=10
-func TestErrorRatioTable(t *testing.T) {
-	if *ratioRuns <= 0 {
-		t.Skip("set -smooth.ratio-runs to print the Fig. 2 table")
-	}
-	hist := poissonHist(t, 3, ecdf.PoissonBins, 1)
-	for _, name := range []string{"tree", "kary", "cascade"} {
-		tab := newRatioTable(fmt.Sprintf("%s, X_pois(3), N = 2^15, %d releases per ε", name, *ratioRuns), "ε")
-		for _, eps := range []float64{0.01, 0.05, 0.1, 0.2, 0.5, 1, 2, 10, 100} {
-			tab.addRow(t, fmt.Sprint(eps), hist, mechanism.Params{Name: name, Bins: ecdf.PoissonBins, Epsilon: eps, Delta: 1e-9})
-		}
-		t.Log(tab)
-	}
-}
-
-// TestErrorRatioByLambdaTable prints the same ratio against λ at ε = 1 for
-// the tree mechanism: the experiment of dp-ecdf Fig. 3.
-func TestErrorRatioByLambdaTable(t *testing.T) {
-	if *ratioRuns <= 0 {
-		t.Skip("set -smooth.ratio-runs to print the Fig. 3 table")
-	}
-	tab := newRatioTable(fmt.Sprintf("tree, ε = 1, N = 2^15, %d releases per λ", *ratioRuns), "λ")
-	for _, lambda := range []float64{0.1, 0.3, 1, 3, 10, 30, 100} {
-		hist := poissonHist(t, lambda, ecdf.PoissonBins, 1)
-		tab.addRow(t, fmt.Sprint(lambda), hist, mechanism.Params{Name: "tree", Bins: ecdf.PoissonBins, Epsilon: 1})
-	}
-	t.Log(tab)
-}
-
-// ratioTable formats ErrorRatio of every smoothing method, one row per
-// setting.
-type ratioTable struct{ strings.Builder }
-
-func newRatioTable(title, column string) *ratioTable {
-	tab := new(ratioTable)
-	fmt.Fprintf(tab, "%s:\n%6s", title, column)
-	for _, method := range Methods[1:] {
-		fmt.Fprintf(tab, " %17s", method)
-	}
-	return tab
-}
-
-func (tab *ratioTable) addRow(t *testing.T, label string, hist []int64, params mechanism.Params) {
-	t.Helper()
-	m, err := mechanism.New(params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := ErrorRatio(hist, m, Methods[1:], *ratioRuns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprintf(tab, "\n%6s", label)
-	for _, method := range Methods[1:] {
-		fmt.Fprintf(tab, "   %.4f ± %.4f", r[method].Mean, r[method].StdErr)
-	}
-}
 
 // BenchmarkSmooth reports ns per point of each method on a release of
 // X_pois(3) at ε = 1, for N = 2^10 … 2^16, and its time relative to

@@ -1,12 +1,13 @@
 package smooth
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
@@ -23,12 +24,43 @@ func noisyCurve(rng *rand.Rand, n int, sd float64) []float64 {
 	return f
 }
 
+// check stops the test on err.
+func check(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// near stops the test unless |want − got| ≤ tol (NaN fails).
+func near(t *testing.T, want, got, tol float64, format string, args ...any) {
+	t.Helper()
+	if !(math.Abs(want-got) <= tol) {
+		t.Fatalf("%s: got %v, want %v ± %v", fmt.Sprintf(format, args...), got, want, tol)
+	}
+}
+
+// nearSlice is near for each element.
+func nearSlice(t *testing.T, want, got []float64, tol float64, format string, args ...any) {
+	t.Helper()
+	if len(want) != len(got) {
+		t.Fatalf("%s: %d points, want %d", fmt.Sprintf(format, args...), len(got), len(want))
+	}
+	for i := range want {
+		near(t, want[i], got[i], tol, "%s: point %d", fmt.Sprintf(format, args...), i)
+	}
+}
+
+// requireFeasible stops the test unless g is a monotone curve in [0, 1].
 func requireFeasible(t *testing.T, g []float64) {
 	t.Helper()
-	require.GreaterOrEqual(t, g[0], 0.0)
-	require.LessOrEqual(t, g[len(g)-1], 1.0)
+	if !(g[0] >= 0 && g[len(g)-1] <= 1) {
+		t.Fatalf("curve leaves [0, 1]: %v", g)
+	}
 	for i := 1; i < len(g); i++ {
-		require.LessOrEqual(t, g[i-1], g[i], "not monotone at %d", i)
+		if !(g[i-1] <= g[i]) {
+			t.Fatalf("not monotone at %d: %v", i, g)
+		}
 	}
 }
 
@@ -75,7 +107,7 @@ func TestPointwiseL1IsOptimal(t *testing.T) {
 		}
 		g := PointwiseL1(f)
 		requireFeasible(t, g)
-		require.InDelta(t, bruteL1(f), l1(f, g), 1e-12, "f=%v g=%v", f, g)
+		near(t, bruteL1(f), l1(f, g), 1e-12, "L1 distance of f=%v g=%v", f, g)
 	}
 }
 
@@ -115,7 +147,7 @@ func TestPointwiseL2IsOptimal(t *testing.T) {
 		f := noisyCurve(rng, n, 0.4)
 		g := PointwiseL2(f)
 		requireFeasible(t, g)
-		require.InDelta(t, bruteL2(f), sqDist(f, g), 1e-12)
+		near(t, bruteL2(f), sqDist(f, g), 1e-12, "squared distance of f=%v g=%v", f, g)
 	}
 }
 
@@ -197,7 +229,7 @@ func smallMechanisms(t *testing.T, n int) []mechanism.Mechanism {
 		{Name: "cascade", Bins: n, Epsilon: 1, Delta: 1e-6},
 	} {
 		m, err := mechanism.New(p)
-		require.NoError(t, err)
+		check(t, err)
 		ms = append(ms, m)
 	}
 	return ms
@@ -211,21 +243,25 @@ func TestTreeL2MatchesBruteForce(t *testing.T) {
 			for range 4 {
 				f := noisyCurve(rng, n, 0.5)
 				p, err := newProblem(f, m)
-				require.NoError(t, err)
+				check(t, err)
 				want, nu := bruteTree(p)
 				if want > 0 {
 					active++
 				}
 				g, st, err := TreeL2(f, m, TreeOptions{Tolerance: 1e-12})
-				require.NoError(t, err)
-				require.True(t, st.Converged, "%s n=%d: %+v", m.Name(), n, st)
+				check(t, err)
+				if !st.Converged {
+					t.Fatalf("%s n=%d: %+v", m.Name(), n, st)
+				}
 				requireFeasible(t, g)
-				require.InDelta(t, want, st.Objective, 1e-7*max(1, want), "%s n=%d", m.Name(), n)
-				require.InDeltaSlice(t, curveOf(p, f, nu), g, 1e-5, "%s n=%d", m.Name(), n)
+				near(t, want, st.Objective, 1e-7*max(1, want), "%s n=%d: objective", m.Name(), n)
+				nearSlice(t, curveOf(p, f, nu), g, 1e-5, "%s n=%d", m.Name(), n)
 			}
 		}
 	}
-	require.Greater(t, active, 30, "too few cases with active constraints")
+	if active <= 30 {
+		t.Errorf("%d cases with active constraints: too few", active)
+	}
 }
 
 // certify checks the KKT conditions exactly at the active set of nu: the
@@ -244,7 +280,9 @@ func certify(t *testing.T, p *problem, nu []float64) []float64 {
 			rows = append(rows, r)
 		}
 	}
-	require.NotEmpty(t, rows, "no active constraint: F̂ was already feasible")
+	if len(rows) == 0 {
+		t.Fatal("no active constraint: F̂ was already feasible")
+	}
 	as := mat.NewDense(len(rows), p.cols, nil)
 	bs := mat.NewVecDense(len(rows), nil)
 	for i, r := range rows {
@@ -254,14 +292,20 @@ func certify(t *testing.T, p *problem, nu []float64) []float64 {
 	var gram mat.SymDense
 	gram.SymOuterK(1, as)
 	var chol mat.Cholesky
-	require.True(t, chol.Factorize(&gram), "active constraint rows are linearly dependent")
+	if !chol.Factorize(&gram) {
+		t.Fatal("active constraint rows are linearly dependent")
+	}
 	var mu, star mat.VecDense
-	require.NoError(t, chol.SolveVecTo(&mu, bs))
-	require.GreaterOrEqual(t, mat.Min(&mu), -1e-9*max(1, mat.Norm(&mu, math.Inf(1))), "negative multiplier: not optimal")
+	check(t, chol.SolveVecTo(&mu, bs))
+	if mat.Min(&mu) < -1e-9*max(1, mat.Norm(&mu, math.Inf(1))) {
+		t.Fatalf("negative multiplier %g: not optimal", mat.Min(&mu))
+	}
 	star.MulVec(as.T(), &mu)
 	nuStar := make([]float64, p.cols)
 	mat.Col(nuStar, 0, &star)
-	require.LessOrEqual(t, p.violation(nuStar), 1e-9, "active-set solution infeasible: not optimal")
+	if v := p.violation(nuStar); v > 1e-9 {
+		t.Fatalf("active-set solution infeasible by %g: not optimal", v)
+	}
 	return nuStar
 }
 
@@ -276,14 +320,16 @@ func TestTreeL2PassesKKTCertificate(t *testing.T) {
 					f[n/2], f[n/2+1] = 0.6, 0.4 // force an active constraint
 				}
 				p, err := newProblem(f, m)
-				require.NoError(t, err)
+				check(t, err)
 				g, st, err := TreeL2(f, m, TreeOptions{Tolerance: 1e-12})
-				require.NoError(t, err)
-				require.True(t, st.Converged, "%s n=%d: %+v", m.Name(), n, st)
+				check(t, err)
+				if !st.Converged {
+					t.Fatalf("%s n=%d: %+v", m.Name(), n, st)
+				}
 				nu, _ := p.solve(TreeOptions{Tolerance: 1e-12, MaxIterations: 100000}, p.violation(make([]float64, p.cols)))
 				star := certify(t, p, nu)
-				require.InDeltaSlice(t, curveOf(p, f, star), g, 1e-5, "%s n=%d sd=%g", m.Name(), n, sd)
-				require.InDelta(t, floats.Dot(star, star)/2, st.Objective, 1e-8*max(1, st.Objective))
+				nearSlice(t, curveOf(p, f, star), g, 1e-5, "%s n=%d sd=%g", m.Name(), n, sd)
+				near(t, floats.Dot(star, star)/2, st.Objective, 1e-8*max(1, st.Objective), "%s n=%d sd=%g: objective", m.Name(), n, sd)
 			}
 		}
 	}
@@ -296,14 +342,15 @@ func TestTreeL2KeepsFeasibleCurve(t *testing.T) {
 		f[i] = float64(i) / 16
 	}
 	g, st, err := TreeL2(f, m, TreeOptions{})
-	require.NoError(t, err)
-	require.Equal(t, f, g)
-	require.Zero(t, st.Iterations)
+	check(t, err)
+	if !slices.Equal(f, g) || st.Iterations != 0 {
+		t.Errorf("feasible curve %v became %v after %d iterations", f, g, st.Iterations)
+	}
 }
 
 func poissonHist(t testing.TB, lambda float64, n int, seed uint64) []int64 {
 	h, err := ecdf.PoissonHistogram(lambda, n, seed)
-	require.NoError(t, err)
+	check(t, err)
 	return h
 }
 
@@ -317,12 +364,14 @@ func TestPointwiseL2NeverIncreasesError(t *testing.T) {
 	for _, name := range []string{"tree", "kary", "cascade"} {
 		for _, eps := range []float64{0.01, 0.1, 1, 10} {
 			m, err := mechanism.New(mechanism.Params{Name: name, Bins: n, Epsilon: eps, Delta: 1e-9})
-			require.NoError(t, err)
+			check(t, err)
 			for r := range 25 {
 				p, err := ecdf.NewPrivate(m, hist, noise.Seed{byte(r), byte(eps * 100), name[0]})
-				require.NoError(t, err)
+				check(t, err)
 				raw := p.Curve()
-				require.LessOrEqual(t, sqDist(truth, PointwiseL2(raw)), sqDist(truth, raw)*(1+1e-12), "%s ε=%g release %d", name, eps, r)
+				if after, before := sqDist(truth, PointwiseL2(raw)), sqDist(truth, raw); after > before*(1+1e-12) {
+					t.Errorf("%s ε=%g release %d: squared error %g after smoothing, %g before", name, eps, r, after, before)
+				}
 			}
 		}
 	}
@@ -339,22 +388,28 @@ func TestTreeL2NeverIncreasesErrorInNoiseMetric(t *testing.T) {
 	for _, name := range []string{"tree", "kary", "cascade"} {
 		for _, eps := range []float64{0.1, 1, 10} {
 			m, err := mechanism.New(mechanism.Params{Name: name, Bins: n, Epsilon: eps, Delta: 1e-9})
-			require.NoError(t, err)
+			check(t, err)
 			var chol mat.Cholesky
 			for r := range 20 {
 				rel, err := ecdf.NewPrivate(m, hist, noise.Seed{byte(r), byte(eps * 10), name[0], 1})
-				require.NoError(t, err)
+				check(t, err)
 				raw := rel.Curve()
 				if r == 0 {
 					p, err := newProblem(raw, m)
-					require.NoError(t, err)
-					require.True(t, chol.Factorize(covariance(p)), "%s: ZZᵀ not positive definite", name)
+					check(t, err)
+					if !chol.Factorize(covariance(p)) {
+						t.Fatalf("%s: ZZᵀ not positive definite", name)
+					}
 				}
 				g, st, err := TreeL2(raw, m, TreeOptions{Tolerance: 1e-12})
-				require.NoError(t, err)
-				require.True(t, st.Converged)
+				check(t, err)
+				if !st.Converged {
+					t.Fatalf("%s ε=%g release %d: %+v", name, eps, r, st)
+				}
 				before, after := mahalanobis(t, &chol, truth, raw), mahalanobis(t, &chol, truth, g)
-				require.LessOrEqual(t, after, before*(1+1e-6), "%s ε=%g release %d", name, eps, r)
+				if after > before*(1+1e-6) {
+					t.Errorf("%s ε=%g release %d: error %g in the noise metric after smoothing, %g before", name, eps, r, after, before)
+				}
 			}
 		}
 	}
@@ -381,7 +436,7 @@ func mahalanobis(t *testing.T, chol *mat.Cholesky, a, b []float64) float64 {
 		d.SetVec(i, a[i]-b[i])
 	}
 	var x mat.VecDense
-	require.NoError(t, chol.SolveVecTo(&x, d))
+	check(t, chol.SolveVecTo(&x, d))
 	return mat.Dot(d, &x)
 }
 
@@ -389,12 +444,14 @@ func TestTreeL2OnTreeRelease(t *testing.T) {
 	const n = 1 << 10
 	hist := poissonHist(t, 3, n, 9)
 	m, err := mechanism.New(mechanism.Params{Name: "tree", Bins: n, Epsilon: 0.5})
-	require.NoError(t, err)
+	check(t, err)
 	p, err := ecdf.NewPrivate(m, hist, noise.Seed{1})
-	require.NoError(t, err)
+	check(t, err)
 	g, st, err := TreeL2(p.Curve(), m, TreeOptions{Tolerance: 1e-9})
-	require.NoError(t, err)
-	require.True(t, st.Converged, "%+v", st)
+	check(t, err)
+	if !st.Converged {
+		t.Fatalf("%+v", st)
+	}
 	requireFeasible(t, g)
 }
 
@@ -402,36 +459,57 @@ func TestApply(t *testing.T) {
 	m := smallMechanisms(t, 4)[0]
 	f := []float64{0.3, 0.2, 0.9, 1.2}
 	for _, method := range Methods {
-		g, err := Apply(method, f, m)
-		require.NoError(t, err, method)
-		require.Len(t, g, 4)
-		if method != "none" {
-			requireFeasible(t, g)
-		}
+		t.Run(method, func(t *testing.T) {
+			g, err := Apply(method, f, m)
+			check(t, err)
+			if len(g) != 4 {
+				t.Fatalf("%d points, want 4", len(g))
+			}
+			if method != "none" {
+				requireFeasible(t, g)
+			}
+			if !slices.Equal(f, []float64{0.3, 0.2, 0.9, 1.2}) {
+				t.Errorf("input modified: %v", f)
+			}
+		})
 	}
-	require.Equal(t, []float64{0.3, 0.2, 0.9, 1.2}, f, "input modified")
 }
 
+// TestApplyRejectsBadInput checks that each error names what is wrong
+// (the wording shown to users).
 func TestApplyRejectsBadInput(t *testing.T) {
 	m := smallMechanisms(t, 4)[0]
 	f := []float64{0.3, 0.2, 0.9, 1.2}
-	_, err := Apply("l3", f, m)
-	require.ErrorContains(t, err, `"l3"`)
-	require.ErrorContains(t, err, "none, l1, l2, tree-l2")
-	_, err = Apply("tree-l2", f, nil)
-	require.ErrorContains(t, err, "mechanism")
-	_, err = Apply("l2", nil, m)
-	require.ErrorContains(t, err, "empty")
-	_, err = Apply("l1", []float64{0, math.NaN()}, m)
-	require.ErrorContains(t, err, "point 2")
-	_, err = Apply("tree-l2", []float64{0, 0.1, math.Inf(1), 1}, m)
-	require.ErrorContains(t, err, "point 3")
-	_, _, err = TreeL2(f[:3], m, TreeOptions{})
-	require.ErrorContains(t, err, "3 points")
-	_, _, err = TreeL2(f, m, TreeOptions{Tolerance: -1})
-	require.ErrorContains(t, err, "tolerance")
-	_, _, err = TreeL2(f, outOfRangeNode{m}, TreeOptions{})
-	require.ErrorContains(t, err, "prefix 1")
+	apply := func(method string, f []float64, m mechanism.Mechanism) func() error {
+		return func() error { _, err := Apply(method, f, m); return err }
+	}
+	tree := func(f []float64, m mechanism.Mechanism, opt TreeOptions) func() error {
+		return func() error { _, _, err := TreeL2(f, m, opt); return err }
+	}
+	tests := []struct {
+		name string
+		run  func() error
+		want []string
+	}{
+		{"unknown method", apply("l3", f, m), []string{`"l3"`, "none, l1, l2, tree-l2"}},
+		{"no mechanism", apply("tree-l2", f, nil), []string{"mechanism"}},
+		{"empty", apply("l2", nil, m), []string{"empty"}},
+		{"NaN", apply("l1", []float64{0, math.NaN()}, m), []string{"point 2"}},
+		{"infinity", apply("tree-l2", []float64{0, 0.1, math.Inf(1), 1}, m), []string{"point 3"}},
+		{"length", tree(f[:3], m, TreeOptions{}), []string{"3 points"}},
+		{"tolerance", tree(f, m, TreeOptions{Tolerance: -1}), []string{"tolerance"}},
+		{"node out of range", tree(f, outOfRangeNode{m}, TreeOptions{}), []string{"prefix 1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.run()
+			for _, want := range tt.want {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("error %v, want one containing %q", err, want)
+				}
+			}
+		})
+	}
 }
 
 // outOfRangeNode is a broken mechanism whose prefixes use node Nodes().
@@ -445,20 +523,27 @@ func TestErrorRatio(t *testing.T) {
 	const n = 256
 	hist := poissonHist(t, 3, n, 11)
 	m, err := mechanism.New(mechanism.Params{Name: "tree", Bins: n, Epsilon: 0.1})
-	require.NoError(t, err)
+	check(t, err)
 	r, err := ErrorRatio(hist, m, []string{"none", "l2"}, 5)
-	require.NoError(t, err)
-	require.Equal(t, Ratio{Mean: 1}, r["none"])
-	require.Less(t, r["l2"].Mean, 1.0)
-	require.Positive(t, r["l2"].StdErr)
+	check(t, err)
+	if r["none"] != (Ratio{Mean: 1}) {
+		t.Errorf("none: ratio %+v, want exactly 1", r["none"])
+	}
+	if l2 := r["l2"]; l2.Mean >= 1 || l2.StdErr <= 0 {
+		t.Errorf("l2: ratio %+v, want a mean below 1 with a positive standard error", l2)
+	}
 	_, err = ErrorRatio(hist, m, Methods, 0)
-	require.Error(t, err)
+	if err == nil {
+		t.Error("0 runs accepted")
+	}
 	exact, err := mechanism.New(mechanism.Params{Name: "tree", Bins: n, Epsilon: 1 << 48})
-	require.NoError(t, err)
+	check(t, err)
 	r, err = ErrorRatio(hist, exact, Methods, 2)
-	require.NoError(t, err)
+	check(t, err)
 	for _, method := range Methods {
-		require.Equal(t, Ratio{Mean: 1}, r[method], "%s on noise-free releases", method)
+		if r[method] != (Ratio{Mean: 1}) {
+			t.Errorf("%s on noise-free releases: ratio %+v, want exactly 1", method, r[method])
+		}
 	}
 }
 
@@ -470,7 +555,7 @@ func TestSmoothedMSEOfRawCurveMatchesTheory(t *testing.T) {
 	const n, runs = 1 << 10, 300
 	hist := poissonHist(t, 3, n, 13)
 	m, err := mechanism.New(mechanism.Params{Name: "kary", Bins: n, Epsilon: 1})
-	require.NoError(t, err)
+	check(t, err)
 	rng := rand.New(rand.NewPCG(1, 1))
 	seeds := func() (noise.Seed, error) {
 		var s noise.Seed
@@ -482,16 +567,19 @@ func TestSmoothedMSEOfRawCurveMatchesTheory(t *testing.T) {
 	var sum, sumSq float64
 	for range runs {
 		v, err := SmoothedMSE(hist, m, "none", 1, seeds)
-		require.NoError(t, err)
+		check(t, err)
 		sum, sumSq = sum+v, sumSq+v*v
 	}
 	mean := sum / runs
 	se := math.Sqrt((sumSq/runs - mean*mean) / (runs - 1))
 	want := m.MeanVariance()
-	require.InDelta(t, want, mean, 5*se)
-	require.Greater(t, math.Abs(4*want-mean), 5*se)
-	require.Greater(t, math.Abs(want/4-mean), 5*se)
+	near(t, want, mean, 5*se, "mean squared error")
+	if math.Abs(4*want-mean) <= 5*se || math.Abs(want/4-mean) <= 5*se {
+		t.Errorf("mean %g ± %g does not tell %g from 4× or ¼ of it", mean, se, want)
+	}
 	smoothed, err := SmoothedMSE(hist, m, "l2", 20, seeds)
-	require.NoError(t, err)
-	require.Less(t, smoothed, mean)
+	check(t, err)
+	if smoothed >= mean {
+		t.Errorf("smoothed MSE %g, raw %g: want smoothing to reduce it", smoothed, mean)
+	}
 }

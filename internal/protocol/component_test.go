@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -79,26 +80,28 @@ func TestProbabilityNoiseIsUnitTimesLabelNoise(t *testing.T) {
 			{Name: "auto", Epsilon: 1, Delta: 1e-6},
 		} {
 			p.Bins, p.Relation = 300, r
-			label, prob := componentPair(t, p)
-			sawL2 = sawL2 || strings.HasSuffix(label.Name(), ",l2)")
-			if prob.Name() != label.Name() || prob.Epsilon() != label.Epsilon() || prob.Delta() != label.Delta() || prob.Relation() != mechanism.AddRemove {
-				t.Errorf("%+v: Probability runs %s ε=%v δ=%v %v, Label %s ε=%v δ=%v", p, prob.Name(), prob.Epsilon(), prob.Delta(),
-					prob.Relation(), label.Name(), label.Epsilon(), label.Delta())
-			}
-			for _, c := range []struct {
-				what        string
-				prob, label float64
-			}{
-				{"mean prefix variance", prob.MeanVariance(), label.MeanVariance()},
-				{"prefix 1 variance", prob.PrefixVariance(1), label.PrefixVariance(1)},
-				{"prefix 300 variance", prob.PrefixVariance(300), label.PrefixVariance(300)},
-			} {
-				lo, hi := discreteCorrection(t, label, c.label)
-				if dev := c.prob/(scale2*c.label) - 1; dev < lo || dev > hi {
-					t.Errorf("%s %v (%+v): %s ratio Probability/Label = 2^64·(1 %+.3g), want 2^64 within [%+.3g, %+.3g]",
-						label.Name(), r, p, c.what, dev, lo, hi)
+			t.Run(fmt.Sprintf("%v/%+v", r, p), func(t *testing.T) {
+				label, prob := componentPair(t, p)
+				sawL2 = sawL2 || strings.HasSuffix(label.Name(), ",l2)")
+				if prob.Name() != label.Name() || prob.Epsilon() != label.Epsilon() || prob.Delta() != label.Delta() || prob.Relation() != mechanism.AddRemove {
+					t.Errorf("%+v: Probability runs %s ε=%v δ=%v %v, Label %s ε=%v δ=%v", p, prob.Name(), prob.Epsilon(), prob.Delta(),
+						prob.Relation(), label.Name(), label.Epsilon(), label.Delta())
 				}
-			}
+				for _, c := range []struct {
+					what        string
+					prob, label float64
+				}{
+					{"mean prefix variance", prob.MeanVariance(), label.MeanVariance()},
+					{"prefix 1 variance", prob.PrefixVariance(1), label.PrefixVariance(1)},
+					{"prefix 300 variance", prob.PrefixVariance(300), label.PrefixVariance(300)},
+				} {
+					lo, hi := discreteCorrection(t, label, c.label)
+					if dev := c.prob/(scale2*c.label) - 1; dev < lo || dev > hi {
+						t.Errorf("%s %v (%+v): %s ratio Probability/Label = 2^64·(1 %+.3g), want 2^64 within [%+.3g, %+.3g]",
+							label.Name(), r, p, c.what, dev, lo, hi)
+					}
+				}
+			})
 		}
 	}
 	if !sawL2 {

@@ -1,6 +1,9 @@
 package protocol
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 func TestPrivacyUnits(t *testing.T) {
 	cases := []struct {
@@ -20,14 +23,18 @@ func TestPrivacyUnits(t *testing.T) {
 		{nil, 0},
 	}
 	for _, c := range cases {
-		got, err := PrivacyUnits(c.comps)
-		if err != nil || got != c.want {
-			t.Errorf("PrivacyUnits(%v) = %d, %v; want %d", c.comps, got, err, c.want)
-		}
+		t.Run(fmt.Sprint(c.comps), func(t *testing.T) {
+			got, err := PrivacyUnits(c.comps)
+			if err != nil || got != c.want {
+				t.Errorf("PrivacyUnits(%v) = %d, %v; want %d", c.comps, got, err, c.want)
+			}
+		})
 	}
 	for _, bad := range [][]Component{{Label, Label}, {Component(NumComponents)}} {
-		if _, err := PrivacyUnits(bad); err == nil {
-			t.Errorf("PrivacyUnits(%v) accepted", bad)
-		}
+		t.Run(fmt.Sprint(bad), func(t *testing.T) {
+			if _, err := PrivacyUnits(bad); err == nil {
+				t.Errorf("PrivacyUnits(%v) accepted", bad)
+			}
+		})
 	}
 }

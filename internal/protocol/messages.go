@@ -160,8 +160,14 @@ func Encode(m Message) []byte {
 }
 
 // Decode parses one message, checking the version, every length cap and
-// the well-formedness of components, prefixes and IDs.
+// the well-formedness of components, prefixes and IDs. Its errors match
+// ErrMalformed.
 func Decode(b []byte) (Message, error) {
+	m, err := decode(b)
+	return m, Malformed(err)
+}
+
+func decode(b []byte) (Message, error) {
 	if len(b) > MaxMessageSize {
 		return nil, fmt.Errorf("message of %d bytes exceeds the limit %d", len(b), MaxMessageSize)
 	}

@@ -2,11 +2,14 @@ package protocol
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/wire"
 )
 
 func sampleMessages() []Message {
@@ -26,40 +29,58 @@ func sampleMessages() []Message {
 
 func TestRoundTrip(t *testing.T) {
 	for _, m := range sampleMessages() {
-		b := Encode(m)
-		got, err := Decode(b)
-		if err != nil {
-			t.Fatalf("%T: %v", m, err)
-		}
-		if !bytes.Equal(Encode(got), b) {
-			t.Errorf("%T: re-encoding differs", m)
-		}
+		t.Run(fmt.Sprintf("%T", m), func(t *testing.T) {
+			b := Encode(m)
+			got, err := Decode(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(Encode(got), b) {
+				t.Error("re-encoding differs")
+			}
+		})
 	}
 }
 
+// TestDecodeErrors: every error matches ErrMalformed (and the wire's
+// kind where there is one), and its text names the failed check.
 func TestDecodeErrors(t *testing.T) {
 	valid := Encode(&Query{Dataset: "d", Component: Count, Prefixes: []int{1, 2}})
 	tests := []struct {
 		name string
 		in   []byte
+		kind error
 		want string
 	}{
-		{"empty", nil, "version: truncated"},
-		{"version", append([]byte{1}, valid[1:]...), "protocol version 1"},
-		{"kind", []byte{Version, 99}, "unknown message kind 99"},
-		{"truncated", valid[:len(valid)-1], "truncated"},
-		{"trailing", append(valid, 0), "trailing"},
-		{"unsorted", Encode(&Query{Dataset: "d", Prefixes: []int{3, 2}}), "not strictly increasing"},
-		{"zero prefix", Encode(&Query{Dataset: "d", Prefixes: []int{0}}), "not in [1, 2^40]"},
-		{"component", Encode(&Query{Dataset: "d", Component: 9}), "unknown component 9"},
-		{"epsilon", Encode(&CreateRelease{Dataset: "d", Mechanism: mechanism.Params{Bins: 4, Epsilon: -1}, Components: []Component{Count}}), "epsilon"},
-		{"oversize", []byte{Version, byte(KindUpload), 0xff, 0xff, 0xff, 0xff}, "exceeds the limit"},
+		{"empty", nil, wire.ErrTruncated, "version: truncated"},
+		{"version", append([]byte{1}, valid[1:]...), ErrMalformed, "protocol version 1"},
+		{"kind", []byte{Version, 99}, ErrMalformed, "unknown message kind 99"},
+		{"truncated", valid[:len(valid)-1], wire.ErrTruncated, "truncated"},
+		{"trailing", append(valid, 0), wire.ErrTrailing, "trailing"},
+		{"unsorted", Encode(&Query{Dataset: "d", Prefixes: []int{3, 2}}), ErrMalformed, "not strictly increasing"},
+		{"zero prefix", Encode(&Query{Dataset: "d", Prefixes: []int{0}}), ErrMalformed, "not in [1, 2^40]"},
+		{"component", Encode(&Query{Dataset: "d", Component: 9}), ErrMalformed, "unknown component 9"},
+		{"epsilon", Encode(&CreateRelease{Dataset: "d", Mechanism: mechanism.Params{Bins: 4, Epsilon: -1}, Components: []Component{Count}}), ErrMalformed, "epsilon"},
+		{"oversize", []byte{Version, byte(KindUpload), 0xff, 0xff, 0xff, 0xff}, wire.ErrTooLong, "exceeds the limit"},
 	}
 	for _, tt := range tests {
-		_, err := Decode(tt.in)
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%s: error %v, want one containing %q", tt.name, err, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Decode(tt.in)
+			if !errors.Is(err, ErrMalformed) || !errors.Is(err, tt.kind) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want %q (%v) containing %q", err, ErrMalformed, tt.kind, tt.want)
+			}
+		})
+	}
+}
+
+func TestMalformedKeepsText(t *testing.T) {
+	inner := errors.New("release record: report IDs not sorted")
+	err := Malformed(inner)
+	if err.Error() != inner.Error() || !errors.Is(err, ErrMalformed) || !errors.Is(err, inner) {
+		t.Errorf("Malformed(%q) = %q, want the same text matching ErrMalformed and the error", inner, err)
+	}
+	if Malformed(nil) != nil || Malformed(err) != err {
+		t.Error("Malformed of nil or of a malformed error changed it")
 	}
 }
 
@@ -89,8 +110,25 @@ func TestRemoteErrorNamesPeerOnce(t *testing.T) {
 		{"budget exhausted", "leader: budget exhausted"},
 		{"leaderless: x", "leader: leaderless: x"},
 	} {
-		if got := (&RemoteError{Peer: "leader", Text: c.text}).Error(); got != c.want {
-			t.Errorf("%q: %q, want %q", c.text, got, c.want)
+		t.Run(c.text, func(t *testing.T) {
+			if got := (&RemoteError{Peer: "leader", Text: c.text}).Error(); got != c.want {
+				t.Errorf("%q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// TestRemoteErrorIs: a sentinel the peer wrapped survives the wire as
+// text, and errors.Is finds it there.
+func TestRemoteErrorIs(t *testing.T) {
+	exhausted := errors.New("budget exhausted")
+	var err error = &RemoteError{Peer: "leader", Text: "leader: release 01 refused: budget exhausted: spent ε=1"}
+	if !errors.Is(fmt.Errorf("querying: %w", err), exhausted) {
+		t.Errorf("%v does not match %q", err, exhausted)
+	}
+	for _, other := range []error{errors.New("unknown release"), errors.New(""), nil} {
+		if errors.Is(err, other) {
+			t.Errorf("%v matches %v", err, other)
 		}
 	}
 }

@@ -82,7 +82,7 @@ func (r *Reader) Err() error { return r.err }
 // Finish returns the first decoding error, or an error if bytes remain.
 func (r *Reader) Finish() error {
 	if r.err == nil && len(r.buf) != 0 {
-		r.err = fmt.Errorf("%d trailing bytes after the message", len(r.buf))
+		r.err = fmt.Errorf("%d %w", len(r.buf), ErrTrailing)
 	}
 	return r.err
 }
@@ -92,7 +92,7 @@ func (r *Reader) take(field string, n int) []byte {
 		return nil
 	}
 	if n < 0 || n > len(r.buf) {
-		r.err = fmt.Errorf("%s: truncated (need %d bytes, have %d)", field, n, len(r.buf))
+		r.err = fmt.Errorf("%s: %w (need %d bytes, have %d)", field, ErrTruncated, n, len(r.buf))
 		return nil
 	}
 	b := r.buf[:n:n]
@@ -134,7 +134,7 @@ func (r *Reader) Fixed(field string, dst []byte) { copy(dst, r.take(field, len(d
 func (r *Reader) length(field string, max int) int {
 	n := r.Uint32(field)
 	if r.err == nil && uint64(n) > uint64(max) {
-		r.err = fmt.Errorf("%s: length %d exceeds the limit %d", field, n, max)
+		r.err = fmt.Errorf("%s: length %d %w %d", field, n, ErrTooLong, max)
 	}
 	if r.err != nil {
 		return 0

@@ -1,0 +1,27 @@
+package server
+
+import "errors"
+
+// Sentinel errors of requests a server refuses, for callers to branch on
+// with errors.Is; the error's text adds the details (and, for a remote
+// caller, protocol.RemoteError.Is matches them by their text). The
+// other sentinels are ErrBudgetExhausted, ErrPolicy, ErrTooManyReports
+// and the additive backend's ErrWrongSender, ErrNoBatch, ErrOtherBatch
+// and ErrConflictingShares.
+var (
+	// ErrUnknownDataset: the request names a dataset the server does not
+	// hold.
+	ErrUnknownDataset = errors.New("unknown dataset")
+	// ErrUnknownRelease: the query names a release the server has not
+	// created.
+	ErrUnknownRelease = errors.New("unknown release")
+	// ErrReleaseExists: the release ID is taken by a release of another
+	// mechanism, components or report set.
+	ErrReleaseExists = errors.New("already exists")
+	// ErrNotLeader: the helper refuses a leader-only request from another
+	// peer.
+	ErrNotLeader = errors.New("only the leader may send it")
+	// ErrTooFewReports: fewer reports are held by both servers than the
+	// dataset's minimum.
+	ErrTooFewReports = errors.New("fewer than the minimum")
+)
