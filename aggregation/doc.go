@@ -17,7 +17,7 @@
 //
 // A release fixes its noise once, when it is created, and charges its
 // privacy budget then: ε (and δ) per privacy unit of the components it
-// covers (protocol.PrivacyUnits: Count, the {Label, NotLabel} pair and
+// covers (payload.PrivacyUnits: Count, the {Label, NotLabel} pair and
 // Probability are one unit each), under the mechanism's neighbouring
 // relation (replace-one by default, n public), which a Local deployment
 // requires to be the dataset's (LocalConfig.Policy.Relation).

@@ -7,7 +7,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
-	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/server"
 )
@@ -19,7 +19,7 @@ type Plain struct {
 	bins    int
 	budget  server.Budget
 	ledger  server.Ledger
-	prefix  [protocol.NumComponents][]uint64 // prefix[c][i−1] = Σ payload_c·1[bin ≤ i]
+	prefix  [payload.NumComponents][]uint64 // prefix[c][i−1] = Σ payload_c·1[bin ≤ i]
 	reports int
 	mu      sync.Mutex
 	noise   map[ReleaseID]map[Component]mechanism.Release
@@ -60,7 +60,7 @@ func (p *Plain) NewRelease(_ context.Context, spec ReleaseSpec) (*Release, error
 	if spec.Mechanism.Bins != p.bins {
 		return nil, fmt.Errorf("plain: mechanism over %d bins, but the grid has %d", spec.Mechanism.Bins, p.bins)
 	}
-	id, err := protocol.NewID()
+	id, err := payload.NewID()
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func (p *Plain) NewRelease(_ context.Context, spec ReleaseSpec) (*Release, error
 	}
 	noise := make(map[Component]mechanism.Release)
 	for _, c := range spec.Components {
-		noise[c] = rel.mechanisms[c].NewRelease(protocol.ComponentSeed(seed, c))
+		noise[c] = rel.mechanisms[c].NewRelease(payload.ComponentSeed(seed, c))
 	}
 	p.mu.Lock()
 	p.noise[id] = noise

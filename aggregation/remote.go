@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
 	"github.com/fedecdf/fedecdf/server"
@@ -47,7 +48,7 @@ func (r *Remote) NewRelease(ctx context.Context, spec ReleaseSpec) (*Release, er
 	if err != nil {
 		return nil, err
 	}
-	id, err := protocol.NewID()
+	id, err := payload.NewID()
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +94,7 @@ func (r *Remote) Sum(ctx context.Context, q Query) (*Result, error) {
 	msg := &protocol.Query{Dataset: r.dataset, Release: q.Release.ID, Component: q.Component, Prefixes: q.Prefixes}
 	if r.backend == server.Additive {
 		var err error
-		if msg.Query, err = protocol.NewID(); err != nil {
+		if msg.Query, err = payload.NewID(); err != nil {
 			return nil, err
 		}
 		open := &protocol.OpenQuery{Dataset: r.dataset, Query: msg.Query, Component: q.Component, Prefixes: q.Prefixes}

@@ -7,25 +7,25 @@ import (
 
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
-	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 // Component names one entry of the parties' payload vectors.
-type Component = protocol.Component
+type Component = payload.Component
 
 // The payload components.
 const (
-	Count       = protocol.Count
-	Label       = protocol.Label
-	NotLabel    = protocol.NotLabel
-	Probability = protocol.Probability
+	Count       = payload.Count
+	Label       = payload.Label
+	NotLabel    = payload.NotLabel
+	Probability = payload.Probability
 )
 
 // ProbabilityScale is the fixed-point scale of the Probability component.
-const ProbabilityScale = protocol.ProbabilityScale
+const ProbabilityScale = payload.ProbabilityScale
 
 // ReleaseID identifies a release.
-type ReleaseID = protocol.ReleaseID
+type ReleaseID = payload.ReleaseID
 
 // UStat computes noisy prefix sums of the parties' payloads.
 type UStat interface {
@@ -80,13 +80,13 @@ type Release struct {
 	// to each value: 1 for a trusted curator, 2 for two servers.
 	Servers    int
 	mechanisms map[Component]mechanism.Mechanism
-	units      int // protocol.PrivacyUnits of the components
+	units      int // payload.PrivacyUnits of the components
 }
 
 // newRelease builds the per-component mechanisms of spec; reports is
 // kept only when public (Release.Reports).
 func newRelease(id ReleaseID, spec ReleaseSpec, reports, servers int) (*Release, error) {
-	units, err := protocol.PrivacyUnits(spec.Components)
+	units, err := payload.PrivacyUnits(spec.Components)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func newRelease(id ReleaseID, spec ReleaseSpec, reports, servers int) (*Release,
 	}
 	r := &Release{ID: id, Spec: spec, Reports: reports, Servers: servers, mechanisms: make(map[Component]mechanism.Mechanism), units: units}
 	for _, c := range spec.Components {
-		m, err := protocol.ComponentMechanism(spec.Mechanism, c)
+		m, err := payload.ComponentMechanism(spec.Mechanism, c)
 		if err != nil {
 			return nil, err
 		}
@@ -113,11 +113,11 @@ func (r *Release) Normaliser(noisyTotal int64) (ecdf.Normaliser, error) {
 }
 
 // Mechanism returns the mechanism whose noise component c receives (see
-// protocol.ComponentMechanism), or nil if the release does not cover c.
+// payload.ComponentMechanism), or nil if the release does not cover c.
 func (r *Release) Mechanism(c Component) mechanism.Mechanism { return r.mechanisms[c] }
 
 // Epsilon and Delta return the privacy cost of the release: ε and δ of
-// the spec once per privacy unit of its components (protocol.
+// the spec once per privacy unit of its components (payload.
 // PrivacyUnits: Count, the pair {Label, NotLabel} and Probability are one
 // unit each, composed by basic composition).
 func (r *Release) Epsilon() float64 {

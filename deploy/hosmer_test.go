@@ -11,7 +11,7 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/hosmer"
-	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/party"
 )
 
@@ -310,7 +310,7 @@ func TestHosmerFromROCRelease(t *testing.T) {
 	if free.Charged || !paid.Charged || free.Plan != "grid" || free.Releases[0] != r.Release || free.N != n || len(free.Groups) != len(paid.Groups) || *free.Statistic != *paid.Statistic {
 		t.Fatalf("from the ROC release %+v; new grid release %+v", free, paid)
 	}
-	if _, err := a.HosmerRelease(ctx, protocol.ReleaseID{1}, "l2", groups); err == nil || !strings.Contains(err.Error(), "unknown release") {
+	if _, err := a.HosmerRelease(ctx, payload.ReleaseID{1}, "l2", groups); err == nil || !strings.Contains(err.Error(), "unknown release") {
 		t.Errorf("unknown release: %v", err)
 	}
 }
@@ -330,7 +330,7 @@ func countRange(t *testing.T, plan string, n int) (lo, hi float64) {
 	if p.CountFromLabels {
 		return 0, float64(n) * (1 + 1e-12)
 	}
-	m, err := protocol.ComponentMechanism(p.Releases[0].Mechanism, protocol.Count)
+	m, err := payload.ComponentMechanism(p.Releases[0].Mechanism, payload.Count)
 	if err != nil {
 		t.Fatal(err)
 	}

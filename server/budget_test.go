@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
 )
@@ -84,23 +85,23 @@ func TestAdmit(t *testing.T) {
 
 // ledgerAt brings l to spending spent on dataset "d" and returns the ID
 // of a release to charge next: one already on the ledger if charged.
-func ledgerAt(t *testing.T, l Ledger, charged bool, spent Budget) protocol.ReleaseID {
+func ledgerAt(t *testing.T, l Ledger, charged bool, spent Budget) payload.ReleaseID {
 	t.Helper()
-	first, _ := protocol.NewID()
+	first, _ := payload.NewID()
 	if err := l.Charge("d", first, spent, Budget{Epsilon: 10, Delta: 0.5}); err != nil {
 		t.Fatal(err)
 	}
 	if charged {
 		return first
 	}
-	next, _ := protocol.NewID()
+	next, _ := payload.NewID()
 	return next
 }
 
 // failingLedger refuses every charge, like a ledger on a full disk.
 type failingLedger struct{ *MemoryLedger }
 
-func (failingLedger) Charge(string, protocol.ReleaseID, Budget, Budget) error { return errFull }
+func (failingLedger) Charge(string, payload.ReleaseID, Budget, Budget) error { return errFull }
 
 // TestLedgersNeverDiverge: whatever makes a release fail — the helper
 // refusing it, either server unable to record it or the helper to charge
@@ -156,8 +157,8 @@ func TestLedgersNeverDiverge(t *testing.T) {
 			p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: Budget{Epsilon: 10}, MinReports: 1, MaxReports: c.maxReport}, nil)
 			c.setup(t, p)
 			for range 3 {
-				id, _ := protocol.NewID()
-				m := &protocol.CreateRelease{Dataset: "d", Release: id, Mechanism: c.request, Components: []protocol.Component{protocol.Count}}
+				id, _ := payload.NewID()
+				m := &protocol.CreateRelease{Dataset: "d", Release: id, Mechanism: c.request, Components: []payload.Component{payload.Count}}
 				_, _ = protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", m)
 			}
 			leader, _ := p.leader.cfg.Ledger.Spent("d")
@@ -229,7 +230,7 @@ func TestLeaderAnswersRetriedRelease(t *testing.T) {
 	ctx := context.Background()
 	p := newPair(t, DCF, 1, 1, nil)
 	p.upload(t, 0.1, 0.5)
-	create := &protocol.CreateRelease{Dataset: "d", Release: protocol.ReleaseID{0x3c}, Mechanism: spec("tree", 1, 0, mechanism.ReplaceOne), Components: []protocol.Component{protocol.Count}}
+	create := &protocol.CreateRelease{Dataset: "d", Release: payload.ReleaseID{0x3c}, Mechanism: spec("tree", 1, 0, mechanism.ReplaceOne), Components: []payload.Component{payload.Count}}
 	first, err := protocol.Call[*protocol.ReleaseCreated](ctx, p.net.Conn("analyst"), "leader", create)
 	if err != nil {
 		t.Fatal(err)
@@ -254,7 +255,7 @@ func TestLeaderAnswersRetriedRelease(t *testing.T) {
 	for name, m := range map[string]*protocol.CreateRelease{
 		"another ε":         {Mechanism: spec("tree", 0.5, 0, mechanism.ReplaceOne), Components: create.Components},
 		"another mechanism": {Mechanism: spec("kary", 1, 0, mechanism.ReplaceOne), Components: create.Components},
-		"another component": {Mechanism: create.Mechanism, Components: []protocol.Component{protocol.Label, protocol.NotLabel}},
+		"another component": {Mechanism: create.Mechanism, Components: []payload.Component{payload.Label, payload.NotLabel}},
 	} {
 		m.Dataset, m.Release = "d", create.Release
 		if _, err := protocol.Call[*protocol.ReleaseCreated](ctx, p.net.Conn("analyst"), "leader", m); err == nil || !strings.Contains(err.Error(), "already exists") {

@@ -24,11 +24,11 @@
 //
 // Releases. A release fixes, at each server, the agreed report set and a
 // 32-byte seed drawn from crypto/rand; every component's noise is derived
-// from it (protocol.ComponentSeed, ChaCha20 streams through exact integer
+// from it (payload.ComponentSeed, ChaCha20 streams through exact integer
 // samplers), so re-querying a release — a point again, or a binary search
 // of the inverse (Algorithm 1) — returns the same noise and costs no
 // further budget. Creating a release charges its (ε, δ) once per privacy
-// unit of its components (protocol.PrivacyUnits: Count, the {Label,
+// unit of its components (payload.PrivacyUnits: Count, the {Label,
 // NotLabel} pair, Probability) to the dataset's Ledger (basic
 // composition, one rule: Admit; refused beyond the dataset's total),
 // records the seed, mechanism, components and report set in the

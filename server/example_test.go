@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/server"
 )
 
@@ -18,11 +18,11 @@ func ExampleOpenFileLedger() {
 	total := server.Budget{Epsilon: 1}
 
 	l, _ := server.OpenFileLedger(path)
-	first, _ := protocol.NewID()
+	first, _ := payload.NewID()
 	fmt.Println(l.Charge("heart", first, server.Budget{Epsilon: 0.75}, total))
 
 	reopened, _ := server.OpenFileLedger(path)
-	second, _ := protocol.NewID()
+	second, _ := payload.NewID()
 	fmt.Println(reopened.Charge("heart", second, server.Budget{Epsilon: 0.5}, total))
 	// Output:
 	// <nil>

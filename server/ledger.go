@@ -10,7 +10,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 // Budget is an amount of privacy loss (ε, δ).
@@ -32,12 +32,12 @@ type Ledger interface {
 	// admits it (charged: release is already on the ledger; spent: the
 	// dataset's spending so far), and otherwise fails with Admit's
 	// error, with nothing recorded.
-	Charge(dataset string, release protocol.ReleaseID, cost, total Budget) error
+	Charge(dataset string, release payload.ReleaseID, cost, total Budget) error
 	// Spent returns what dataset has spent so far.
 	Spent(dataset string) (Budget, error)
 	// Charged reports whether release is already on dataset's ledger (a
 	// retry of a release whose charge outlived a crash costs nothing).
-	Charged(dataset string, release protocol.ReleaseID) (bool, error)
+	Charged(dataset string, release payload.ReleaseID) (bool, error)
 }
 
 // Admit is the budget rule, the one every Ledger and the servers' check
@@ -76,7 +76,7 @@ type ledgerState map[string]*ledgerEntry
 
 // charge returns the state after the charge, leaving s untouched, and
 // whether anything changed.
-func (s ledgerState) charge(dataset string, release protocol.ReleaseID, cost, total Budget) (ledgerState, bool, error) {
+func (s ledgerState) charge(dataset string, release payload.ReleaseID, cost, total Budget) (ledgerState, bool, error) {
 	e := s[dataset]
 	if e == nil {
 		e = &ledgerEntry{}
@@ -121,7 +121,7 @@ type MemoryLedger struct {
 func NewMemoryLedger() *MemoryLedger { return &MemoryLedger{state: ledgerState{}} }
 
 // Charge implements Ledger.
-func (l *MemoryLedger) Charge(dataset string, release protocol.ReleaseID, cost, total Budget) error {
+func (l *MemoryLedger) Charge(dataset string, release payload.ReleaseID, cost, total Budget) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	next, _, err := l.state.charge(dataset, release, cost, total)
@@ -133,7 +133,7 @@ func (l *MemoryLedger) Charge(dataset string, release protocol.ReleaseID, cost, 
 }
 
 // Charged implements Ledger.
-func (l *MemoryLedger) Charged(dataset string, release protocol.ReleaseID) (bool, error) {
+func (l *MemoryLedger) Charged(dataset string, release payload.ReleaseID) (bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	e := l.state[dataset]
@@ -185,7 +185,7 @@ func OpenFileLedger(path string) (*FileLedger, error) {
 }
 
 // Charge implements Ledger.
-func (l *FileLedger) Charge(dataset string, release protocol.ReleaseID, cost, total Budget) error {
+func (l *FileLedger) Charge(dataset string, release payload.ReleaseID, cost, total Budget) error {
 	l.mem.mu.Lock()
 	defer l.mem.mu.Unlock()
 	next, changed, err := l.mem.state.charge(dataset, release, cost, total)
@@ -203,7 +203,7 @@ func (l *FileLedger) Charge(dataset string, release protocol.ReleaseID, cost, to
 func (l *FileLedger) Spent(dataset string) (Budget, error) { return l.mem.Spent(dataset) }
 
 // Charged implements Ledger.
-func (l *FileLedger) Charged(dataset string, release protocol.ReleaseID) (bool, error) {
+func (l *FileLedger) Charged(dataset string, release payload.ReleaseID) (bool, error) {
 	return l.mem.Charged(dataset, release)
 }
 

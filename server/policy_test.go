@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 )
 
@@ -58,11 +59,11 @@ func TestPolicyRefusedAtBothServers(t *testing.T) {
 			ctx := context.Background()
 			p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: Budget{Epsilon: 10, Delta: 0.1}, Policy: c.policy, MinReports: 1}, nil)
 			report := p.upload(t, 0.4)[0].ReportID()
-			ids := []protocol.ReportID{report}
-			rel, _ := protocol.NewID()
+			ids := []payload.ReportID{report}
+			rel, _ := payload.NewID()
 			// As the leader would forward it: the helper holds the same
 			// report set, so nothing but the policy stands in the way.
-			m := &protocol.CreateRelease{Dataset: "d", Release: rel, Mechanism: c.refused, Components: []protocol.Component{protocol.Count}, Reports: 1, Digest: protocol.Digest(ids)}
+			m := &protocol.CreateRelease{Dataset: "d", Release: rel, Mechanism: c.refused, Components: []payload.Component{payload.Count}, Reports: 1, Digest: payload.Digest(ids)}
 			if _, err := p.helper.createRelease(ctx, "leader", m); !errors.Is(err, ErrPolicy) {
 				t.Errorf("the helper, asked by the leader: %v, want a refusal wrapping ErrPolicy", err)
 			}
@@ -80,7 +81,7 @@ func TestPolicyRefusedAtBothServers(t *testing.T) {
 					t.Errorf("%s holds %d and stored %d releases after refusing", s.cfg.Role, held, stored)
 				}
 			}
-			m = &protocol.CreateRelease{Dataset: "d", Release: rel, Mechanism: c.allowed, Components: []protocol.Component{protocol.Count}}
+			m = &protocol.CreateRelease{Dataset: "d", Release: rel, Mechanism: c.allowed, Components: []payload.Component{payload.Count}}
 			if _, err := protocol.Call[*protocol.ReleaseCreated](ctx, p.net.Conn("analyst"), "leader", m); err != nil {
 				t.Fatalf("the release the policy allows: %v", err)
 			}

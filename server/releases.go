@@ -7,6 +7,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/wire"
 )
@@ -14,17 +15,17 @@ import (
 // ReleaseRecord is everything a server needs to answer later queries of a
 // release with the same noise: the release's mechanism and components,
 // the agreed report set, and the server's secret seed, from which every
-// component's noise is derived (protocol.ComponentSeed).
+// component's noise is derived (payload.ComponentSeed).
 //
 // The seed is a secret: whoever learns it can subtract this server's
 // noise from every answer of the release. A record must be kept where
 // only the server can read it (internal/store: a 0600 file).
 type ReleaseRecord struct {
 	Dataset    string
-	Release    protocol.ReleaseID
+	Release    payload.ReleaseID
 	Mechanism  mechanism.Params
-	Components []protocol.Component
-	Reports    []protocol.ReportID // sorted
+	Components []payload.Component
+	Reports    []payload.ReportID // sorted
 	Seed       noise.Seed
 }
 
@@ -58,7 +59,7 @@ func (r *ReleaseRecord) MarshalBinary() ([]byte, error) {
 	w.Fixed(r.Seed[:])
 	w.Blob(protocol.Encode(&protocol.CreateRelease{
 		Dataset: r.Dataset, Release: r.Release, Mechanism: r.Mechanism, Components: r.Components,
-		Reports: len(r.Reports), Digest: protocol.Digest(r.Reports), IDs: r.Reports,
+		Reports: len(r.Reports), Digest: payload.Digest(r.Reports), IDs: r.Reports,
 	}))
 	return w.Bytes(), nil
 }
@@ -95,9 +96,9 @@ func ParseReleaseRecord(b []byte) (*ReleaseRecord, error) {
 		return nil, fmt.Errorf("release record: holds a %T, want a release", msg)
 	}
 	switch {
-	case len(m.IDs) != m.Reports || protocol.Digest(m.IDs) != m.Digest:
+	case len(m.IDs) != m.Reports || payload.Digest(m.IDs) != m.Digest:
 		return nil, fmt.Errorf("release record %v: its %d report IDs do not match the recorded size %d and digest", m.Release, len(m.IDs), m.Reports)
-	case !slices.IsSortedFunc(m.IDs, protocol.CompareIDs):
+	case !slices.IsSortedFunc(m.IDs, payload.CompareIDs):
 		return nil, fmt.Errorf("release record %v: report IDs not sorted", m.Release)
 	case len(m.Components) == 0:
 		return nil, fmt.Errorf("release record %v: no components", m.Release)
@@ -108,14 +109,14 @@ func ParseReleaseRecord(b []byte) (*ReleaseRecord, error) {
 
 // noise derives each component's noise from the record's seed, at the
 // full scale of the component's mechanism.
-func (r *ReleaseRecord) noise() (map[protocol.Component]mechanism.Release, error) {
-	rel := make(map[protocol.Component]mechanism.Release, len(r.Components))
+func (r *ReleaseRecord) noise() (map[payload.Component]mechanism.Release, error) {
+	rel := make(map[payload.Component]mechanism.Release, len(r.Components))
 	for _, c := range r.Components {
-		mech, err := protocol.ComponentMechanism(r.Mechanism, c)
+		mech, err := payload.ComponentMechanism(r.Mechanism, c)
 		if err != nil {
 			return nil, err
 		}
-		rel[c] = mech.NewRelease(protocol.ComponentSeed(r.Seed, c))
+		rel[c] = mech.NewRelease(payload.ComponentSeed(r.Seed, c))
 	}
 	return rel, nil
 }
@@ -124,12 +125,12 @@ func (r *ReleaseRecord) noise() (map[protocol.Component]mechanism.Release, error
 // simulations): a server restarted with a new one forgets its releases.
 type MemoryReleases struct {
 	mu      sync.Mutex
-	records map[string]map[protocol.ReleaseID][]byte
+	records map[string]map[payload.ReleaseID][]byte
 }
 
 // NewMemoryReleases returns an empty in-memory release store.
 func NewMemoryReleases() *MemoryReleases {
-	return &MemoryReleases{records: make(map[string]map[protocol.ReleaseID][]byte)}
+	return &MemoryReleases{records: make(map[string]map[payload.ReleaseID][]byte)}
 }
 
 // SaveRelease implements ReleaseStore; it keeps the encoded record, so
@@ -142,7 +143,7 @@ func (s *MemoryReleases) SaveRelease(r *ReleaseRecord) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.records[r.Dataset] == nil {
-		s.records[r.Dataset] = make(map[protocol.ReleaseID][]byte)
+		s.records[r.Dataset] = make(map[payload.ReleaseID][]byte)
 	}
 	s.records[r.Dataset][r.Release] = b
 	return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
 	"github.com/fedecdf/fedecdf/party"
@@ -43,13 +44,13 @@ func (p *pair) restart(t *testing.T, parties []*party.Party) {
 }
 
 // noisyPrefixes queries every prefix of release rel.
-func (p *pair) noisyPrefixes(t *testing.T, rel protocol.ReleaseID) []uint64 {
+func (p *pair) noisyPrefixes(t *testing.T, rel payload.ReleaseID) []uint64 {
 	t.Helper()
 	prefixes := make([]int, bins)
 	for i := range prefixes {
 		prefixes[i] = i + 1
 	}
-	msg := &protocol.Query{Dataset: "d", Release: rel, Component: protocol.Count, Prefixes: prefixes}
+	msg := &protocol.Query{Dataset: "d", Release: rel, Component: payload.Count, Prefixes: prefixes}
 	ans, err := protocol.Call[*protocol.Answer](context.Background(), p.net.Conn("analyst"), "leader", msg)
 	if err != nil {
 		t.Fatal(err)
@@ -93,14 +94,14 @@ func TestReleaseSurvivesRestart(t *testing.T) {
 			t.Errorf("%s spent ε=%g after the restart, want 2", s.cfg.Role, spent.Epsilon)
 		}
 	}
-	msg := &protocol.CreateRelease{Dataset: "d", Release: rel, Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: 0.5}, Components: []protocol.Component{protocol.Count}}
+	msg := &protocol.CreateRelease{Dataset: "d", Release: rel, Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: 0.5}, Components: []payload.Component{payload.Count}}
 	if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", msg); err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Fatalf("re-creating a restored release with another ε: %v", err)
 	}
 
 	p.leader.cfg.Releases = NewMemoryReleases()
 	p.restart(t, parties)
-	q := &protocol.Query{Dataset: "d", Release: rel, Component: protocol.Count, Prefixes: []int{1}}
+	q := &protocol.Query{Dataset: "d", Release: rel, Component: payload.Count, Prefixes: []int{1}}
 	if _, err := protocol.Call[*protocol.Answer](context.Background(), p.net.Conn("analyst"), "leader", q); err == nil || !strings.Contains(err.Error(), "unknown release") {
 		t.Fatalf("query of a release the leader's store lost: %v", err)
 	}
@@ -125,7 +126,7 @@ func TestUnsavedReleaseNotAcknowledged(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "not recorded") {
 		t.Fatalf("release with a failing store: %v", err)
 	}
-	q := &protocol.Query{Dataset: "d", Release: rel, Component: protocol.Count, Prefixes: []int{1}}
+	q := &protocol.Query{Dataset: "d", Release: rel, Component: payload.Count, Prefixes: []int{1}}
 	if _, err := protocol.Call[*protocol.Answer](context.Background(), p.net.Conn("analyst"), "helper", q); err == nil {
 		t.Fatal("the helper answered a release it did not record")
 	}
@@ -136,11 +137,11 @@ func testRecord(t testing.TB) *ReleaseRecord {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := []protocol.ReportID{{1}, {2}, {9}}
+	ids := []payload.ReportID{{1}, {2}, {9}}
 	return &ReleaseRecord{
-		Dataset: "d", Release: protocol.ReleaseID{7}, Seed: seed, Reports: ids,
+		Dataset: "d", Release: payload.ReleaseID{7}, Seed: seed, Reports: ids,
 		Mechanism:  mechanism.Params{Name: "kary", Bins: 100, Epsilon: 0.5, K: 4, Relation: mechanism.AddRemove},
-		Components: []protocol.Component{protocol.Count, protocol.Label},
+		Components: []payload.Component{payload.Count, payload.Label},
 	}
 }
 
@@ -174,7 +175,7 @@ func TestReleaseRecordRoundTrip(t *testing.T) {
 		}
 	}
 	unsorted := testRecord(t)
-	unsorted.Reports = []protocol.ReportID{{9}, {1}}
+	unsorted.Reports = []payload.ReportID{{9}, {1}}
 	b, err = unsorted.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)

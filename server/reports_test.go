@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/party"
 )
@@ -24,7 +25,7 @@ type analystView struct {
 // the helper told it n (the leader checks it against its own); with dcf
 // viewOf also asks the helper, as the leader, for the first component,
 // and returns the n it told (additive: n, as the batch is closed).
-func viewOf(t *testing.T, backend Backend, relation mechanism.Relation, scores []float64, comps ...protocol.Component) (view analystView, helperTold int) {
+func viewOf(t *testing.T, backend Backend, relation mechanism.Relation, scores []float64, comps ...payload.Component) (view analystView, helperTold int) {
 	t.Helper()
 	helperTold = len(scores)
 	ctx := context.Background()
@@ -40,7 +41,7 @@ func viewOf(t *testing.T, backend Backend, relation mechanism.Relation, scores [
 			t.Fatal(err)
 		}
 	}
-	id, _ := protocol.NewID()
+	id, _ := payload.NewID()
 	create := &protocol.CreateRelease{Dataset: "d", Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1, Relation: relation}, Components: comps}
 	created, err := protocol.Call[*protocol.ReleaseCreated](ctx, p.net.Conn("analyst"), "leader", create)
 	if err != nil {
@@ -54,7 +55,7 @@ func viewOf(t *testing.T, backend Backend, relation mechanism.Relation, scores [
 	for j, c := range comps {
 		q := &protocol.Query{Dataset: "d", Release: id, Component: c, Prefixes: all}
 		if backend == Additive {
-			q.Query, _ = protocol.NewID()
+			q.Query, _ = payload.NewID()
 			open := &protocol.OpenQuery{Dataset: "d", Query: q.Query, Component: c, Prefixes: all}
 			if _, err := protocol.Call[*protocol.Ack](ctx, p.net.Conn("analyst"), "leader", open); err != nil {
 				t.Fatal(err)
@@ -95,13 +96,13 @@ func TestAnalystLearnsNoExactCountUnderAddRemove(t *testing.T) {
 		name     string
 		backend  Backend
 		relation mechanism.Relation
-		comps    []protocol.Component
+		comps    []payload.Component
 	}{
-		{"dcf count", DCF, mechanism.AddRemove, []protocol.Component{protocol.Count}},
-		{"dcf roc pair", DCF, mechanism.AddRemove, []protocol.Component{protocol.Label, protocol.NotLabel}},
-		{"additive count", Additive, mechanism.AddRemove, []protocol.Component{protocol.Count}},
-		{"dcf count, replace-one", DCF, mechanism.ReplaceOne, []protocol.Component{protocol.Count}},
-		{"additive roc pair, replace-one", Additive, mechanism.ReplaceOne, []protocol.Component{protocol.Label, protocol.NotLabel}},
+		{"dcf count", DCF, mechanism.AddRemove, []payload.Component{payload.Count}},
+		{"dcf roc pair", DCF, mechanism.AddRemove, []payload.Component{payload.Label, payload.NotLabel}},
+		{"additive count", Additive, mechanism.AddRemove, []payload.Component{payload.Count}},
+		{"dcf count, replace-one", DCF, mechanism.ReplaceOne, []payload.Component{payload.Count}},
+		{"additive roc pair, replace-one", Additive, mechanism.ReplaceOne, []payload.Component{payload.Label, payload.NotLabel}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for _, data := range [][]float64{d, dPlusX} {
@@ -140,8 +141,8 @@ func TestMinimumReportsErrorHidesCountUnderAddRemove(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				id, _ := protocol.NewID()
-				msg := &protocol.CreateRelease{Dataset: "d", Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1, Relation: c.relation}, Components: []protocol.Component{protocol.Count}}
+				id, _ := payload.NewID()
+				msg := &protocol.CreateRelease{Dataset: "d", Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1, Relation: c.relation}, Components: []payload.Component{payload.Count}}
 				_, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", msg)
 				if err == nil {
 					t.Fatalf("release over %d of at least 5 reports accepted", n)

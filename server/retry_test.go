@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/party"
 )
 
 // helperRecord is the helper's stored record of rel, encoded: its seed
 // (hence its noise) and its report set.
-func (p *pair) helperRecord(t *testing.T, rel protocol.ReleaseID) []byte {
+func (p *pair) helperRecord(t *testing.T, rel payload.ReleaseID) []byte {
 	t.Helper()
 	var rec []byte
 	err := p.helper.cfg.Releases.LoadReleases("d", func(r *ReleaseRecord) error {
@@ -62,7 +63,7 @@ func TestHelperAnswersRetriedRelease(t *testing.T) {
 	p := newPair(t, DCF, 1, 3, nil)
 	parties := p.upload(t, 0.1, 0.5, 0.9)
 	spec := mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1}
-	create := &protocol.CreateRelease{Dataset: "d", Release: protocol.ReleaseID{0x5e}, Mechanism: spec, Components: []protocol.Component{protocol.Count}}
+	create := &protocol.CreateRelease{Dataset: "d", Release: payload.ReleaseID{0x5e}, Mechanism: spec, Components: []payload.Component{payload.Count}}
 	if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", create); err != nil {
 		t.Fatal(err)
 	}
@@ -96,14 +97,14 @@ func TestHelperAnswersRetriedRelease(t *testing.T) {
 	}
 
 	all := append(slices.Clone(recorded), late.ReportID())
-	slices.SortFunc(all, protocol.CompareIDs)
+	slices.SortFunc(all, payload.CompareIDs)
 	// Drop a recorded report (not the late one: IDs are random, so all[0]
 	// could be either).
-	dropped := slices.DeleteFunc(slices.Clone(all), func(id protocol.ReportID) bool { return id == recorded[0] })
+	dropped := slices.DeleteFunc(slices.Clone(all), func(id payload.ReportID) bool { return id == recorded[0] })
 	refused := map[string]*protocol.CreateRelease{
 		"another ε":                 {Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: 2}, Components: create.Components},
-		"another component":         {Mechanism: spec, Components: []protocol.Component{protocol.Label, protocol.NotLabel}},
-		"a recorded report dropped": {Mechanism: spec, Components: create.Components, IDs: dropped, Reports: len(dropped), Digest: protocol.Digest(dropped)},
+		"another component":         {Mechanism: spec, Components: []payload.Component{payload.Label, payload.NotLabel}},
+		"a recorded report dropped": {Mechanism: spec, Components: create.Components, IDs: dropped, Reports: len(dropped), Digest: payload.Digest(dropped)},
 	}
 	for name, m := range refused {
 		m.Dataset, m.Release = "d", create.Release
@@ -112,7 +113,7 @@ func TestHelperAnswersRetriedRelease(t *testing.T) {
 		}
 	}
 	digestOnly := *create
-	digestOnly.Reports, digestOnly.Digest = len(all), protocol.Digest(all)
+	digestOnly.Reports, digestOnly.Digest = len(all), payload.Digest(all)
 	if resp, err := p.askHelper(&digestOnly); err != nil || !resp.NeedIDs {
 		t.Errorf("retry offering another report set by digest: %+v, %v; want a request for the IDs", resp, err)
 	}
@@ -140,7 +141,7 @@ func TestLeaderRetriesChargedRelease(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: c.budget, Policy: Policy{MaxDelta: c.spec.Delta}, MinReports: 3}, nil)
 			parties := p.upload(t, 0.1, 0.5, 0.9)
-			create := &protocol.CreateRelease{Dataset: "d", Release: protocol.ReleaseID{0x7a}, Mechanism: c.spec, Components: []protocol.Component{protocol.Count}}
+			create := &protocol.CreateRelease{Dataset: "d", Release: payload.ReleaseID{0x7a}, Mechanism: c.spec, Components: []payload.Component{payload.Count}}
 			if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", create); err != nil {
 				t.Fatal(err)
 			}

@@ -13,7 +13,7 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
 	"github.com/fedecdf/fedecdf/hosmer"
-	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/server"
 )
@@ -33,7 +33,7 @@ type Config struct {
 	Epsilon      float64 // total ε: the dataset's whole budget, split by ECDFShare
 	// ECDFShare is the share of Epsilon spent on the ECDF of the scores;
 	// the rest goes to the ROC/PR release (positives and negatives
-	// vectors released together at that ε: one privacy unit, protocol.
+	// vectors released together at that ε: one privacy unit, payload.
 	// PrivacyUnits).
 	ECDFShare float64
 	// HosmerPlans are the Hosmer–Lemeshow allocations to run (needs
@@ -46,7 +46,7 @@ type Config struct {
 	HosmerShare float64
 	HosmerPlans []string
 	Mechanism   string // mechanism name (mechanism.New)
-	// Delta is the δ of every release, per privacy unit (protocol.
+	// Delta is the δ of every release, per privacy unit (payload.
 	// PrivacyUnits); the (ε, δ) mechanisms cascade and gaussian-tree need
 	// it positive, and auto considers them only then.
 	Delta float64
@@ -117,7 +117,7 @@ type Report struct {
 type Budget struct {
 	ECDF float64 `json:"ecdf"`
 	// ROC is the ε of the positives and negatives vectors together
-	// (one release of the pair at spec ε ROC, which is ROC-DP: protocol.
+	// (one release of the pair at spec ε ROC, which is ROC-DP: payload.
 	// PrivacyUnits); the PR curve is post-processing of the same release.
 	ROC float64 `json:"roc_pr"`
 	// Hosmer is the proved ε of the Hosmer–Lemeshow releases, all
@@ -367,11 +367,11 @@ func budgetOf(cfg Config, plans []*hosmer.Plan) (server.Budget, error) {
 	var delta float64
 	for _, spec := range specs {
 		for _, c := range spec.Components {
-			if _, err := protocol.ComponentMechanism(spec.Mechanism, c); err != nil {
+			if _, err := payload.ComponentMechanism(spec.Mechanism, c); err != nil {
 				return server.Budget{}, fmt.Errorf("mechanism %q: %w", cfg.Mechanism, err)
 			}
 		}
-		units, err := protocol.PrivacyUnits(spec.Components)
+		units, err := payload.PrivacyUnits(spec.Components)
 		if err != nil {
 			return server.Budget{}, err
 		}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/deploy"
 	"github.com/fedecdf/fedecdf/internal/p2p"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
 	"github.com/fedecdf/fedecdf/server"
@@ -366,7 +367,7 @@ func TestLeaderSIGKILL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := &protocol.CreateRelease{Dataset: c.m.Dataset, Release: protocol.ReleaseID{0xc7}, Mechanism: params, Components: []protocol.Component{protocol.Count}}
+	req := &protocol.CreateRelease{Dataset: c.m.Dataset, Release: payload.ReleaseID{0xc7}, Mechanism: params, Components: []payload.Component{payload.Count}}
 	_, err = protocol.Call[*protocol.ReleaseCreated](ctx, leader.Conn(p2p.PeerProtocol), deploy.HelperName, req)
 	wantBudgetRefusal(t, "helper", err)
 	leader.Close()

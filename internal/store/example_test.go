@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
-	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/store"
 	"github.com/fedecdf/fedecdf/server"
 )
@@ -18,8 +18,8 @@ func Example() {
 	path := filepath.Join(dir, "leader.db")
 
 	s, _ := store.Open(path)
-	_ = s.PutReport("ds", protocol.ReportID{1}, []byte("upload"))
-	_ = s.Charge("ds", protocol.ReleaseID{1}, server.Budget{Epsilon: 0.5}, server.Budget{Epsilon: 1})
+	_ = s.PutReport("ds", payload.ReportID{1}, []byte("upload"))
+	_ = s.Charge("ds", payload.ReleaseID{1}, server.Budget{Epsilon: 0.5}, server.Budget{Epsilon: 1})
 	s.Close()
 
 	s, _ = store.Open(path)
@@ -39,9 +39,9 @@ func ExampleStore_SaveRelease() {
 
 	s, _ := store.Open(path)
 	_ = s.SaveRelease(&server.ReleaseRecord{
-		Dataset: "ds", Release: protocol.ReleaseID{1}, Seed: [32]byte{42},
+		Dataset: "ds", Release: payload.ReleaseID{1}, Seed: [32]byte{42},
 		Mechanism:  mechanism.Params{Name: "tree", Bins: 64, Epsilon: 1},
-		Components: []protocol.Component{protocol.Count}, Reports: []protocol.ReportID{{7}},
+		Components: []payload.Component{payload.Count}, Reports: []payload.ReportID{{7}},
 	})
 	s.Close()
 

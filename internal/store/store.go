@@ -10,7 +10,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/server"
 )
 
@@ -119,7 +119,7 @@ func (s *Store) Close() error { return s.db.Close() }
 
 // PutReport records the upload of report id to dataset. Writing the same
 // report again is harmless.
-func (s *Store) PutReport(dataset string, id protocol.ReportID, upload []byte) error {
+func (s *Store) PutReport(dataset string, id payload.ReportID, upload []byte) error {
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		b, err := tx.Bucket(reportsBucket).CreateBucketIfNotExists([]byte(dataset))
 		if err != nil {
@@ -135,14 +135,14 @@ func (s *Store) PutReport(dataset string, id protocol.ReportID, upload []byte) e
 
 // Reports calls fn with every recorded upload of dataset, in report ID
 // order. The upload slice is valid only during the call.
-func (s *Store) Reports(dataset string, fn func(id protocol.ReportID, upload []byte) error) error {
+func (s *Store) Reports(dataset string, fn func(id payload.ReportID, upload []byte) error) error {
 	return s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(reportsBucket).Bucket([]byte(dataset))
 		if b == nil {
 			return nil
 		}
 		return b.ForEach(func(k, v []byte) error {
-			var id protocol.ReportID
+			var id payload.ReportID
 			if len(k) != len(id) {
 				return fmt.Errorf("store: dataset %q holds a report key of %d bytes, want %d", dataset, len(k), len(id))
 			}
@@ -168,7 +168,7 @@ func (s *Store) NumReports(dataset string) (int, error) {
 // server.Admit to the dataset's spending and whether the release is
 // recorded, then records both. Charging a recorded release again is a
 // no-op.
-func (s *Store) Charge(dataset string, release protocol.ReleaseID, cost, total server.Budget) error {
+func (s *Store) Charge(dataset string, release payload.ReleaseID, cost, total server.Budget) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		d, err := tx.Bucket(ledgerBucket).CreateBucketIfNotExists([]byte(dataset))
 		if err != nil {
@@ -216,7 +216,7 @@ func (s *Store) Spent(dataset string) (server.Budget, error) {
 }
 
 // Charged implements server.Ledger.
-func (s *Store) Charged(dataset string, release protocol.ReleaseID) (bool, error) {
+func (s *Store) Charged(dataset string, release payload.ReleaseID) (bool, error) {
 	var charged bool
 	err := s.db.View(func(tx *bolt.Tx) error {
 		d := tx.Bucket(ledgerBucket).Bucket([]byte(dataset))

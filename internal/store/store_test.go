@@ -11,7 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
-	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/server"
 )
 
@@ -25,7 +25,7 @@ func openTemp(t *testing.T) (*Store, string) {
 	return s, path
 }
 
-func reportID(i byte) protocol.ReportID { return protocol.ReportID{i, 0xaa} }
+func reportID(i byte) payload.ReportID { return payload.ReportID{i, 0xaa} }
 
 func TestReportsAndLedgerSurviveReopen(t *testing.T) {
 	s, path := openTemp(t)
@@ -38,7 +38,7 @@ func TestReportsAndLedgerSurviveReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	total := server.Budget{Epsilon: 1}
-	rel := protocol.ReleaseID{7}
+	rel := payload.ReleaseID{7}
 	if err := s.Charge("d", rel, server.Budget{Epsilon: 0.6}, total); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestReportsAndLedgerSurviveReopen(t *testing.T) {
 	}
 	defer s.Close()
 	var got []byte
-	err = s.Reports("d", func(id protocol.ReportID, upload []byte) error {
+	err = s.Reports("d", func(id payload.ReportID, upload []byte) error {
 		if id != reportID(upload[0]) {
 			t.Errorf("report %v holds upload %x", id, upload)
 		}
@@ -71,14 +71,14 @@ func TestReportsAndLedgerSurviveReopen(t *testing.T) {
 	if err := s.Charge("d", rel, server.Budget{Epsilon: 0.6}, total); err != nil {
 		t.Fatalf("charging the same release again: %v", err)
 	}
-	err = s.Charge("d", protocol.ReleaseID{8}, server.Budget{Epsilon: 0.6}, total)
+	err = s.Charge("d", payload.ReleaseID{8}, server.Budget{Epsilon: 0.6}, total)
 	if !errors.Is(err, server.ErrBudgetExhausted) {
 		t.Fatalf("charge beyond the total: %v, want ErrBudgetExhausted", err)
 	}
 	if spent, _ := s.Spent("d"); spent.Epsilon != 0.6 {
 		t.Fatalf("a refused charge was recorded: spent ε=%g", spent.Epsilon)
 	}
-	if err := s.Charge("d", protocol.ReleaseID{9}, server.Budget{Epsilon: 0.4}, total); err != nil {
+	if err := s.Charge("d", payload.ReleaseID{9}, server.Budget{Epsilon: 0.4}, total); err != nil {
 		t.Fatalf("charge up to exactly the total: %v", err)
 	}
 	if n, _ := s.NumReports("other"); n != 0 {
@@ -106,7 +106,7 @@ func TestChargeFollowsAdmit(t *testing.T) {
 		{"new, over ε", false, server.Budget{Epsilon: 0.6}, server.Budget{Epsilon: 0.6}, server.Budget{Epsilon: 1}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			first, next := protocol.ReleaseID{1}, protocol.ReleaseID{2}
+			first, next := payload.ReleaseID{1}, payload.ReleaseID{2}
 			if err := s.Charge(c.name, first, c.spent, server.Budget{Epsilon: 10, Delta: 0.5}); err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +126,7 @@ func TestBadCostRefused(t *testing.T) {
 	s, _ := openTemp(t)
 	defer s.Close()
 	for _, c := range []server.Budget{{Epsilon: -1}, {Epsilon: 1, Delta: 1}} {
-		if err := s.Charge("d", protocol.ReleaseID{1}, c, server.Budget{Epsilon: 10}); err == nil {
+		if err := s.Charge("d", payload.ReleaseID{1}, c, server.Budget{Epsilon: 10}); err == nil {
 			t.Errorf("cost %+v accepted", c)
 		}
 	}
@@ -147,9 +147,9 @@ func TestFileMode(t *testing.T) {
 func TestReleasesSurviveReopen(t *testing.T) {
 	s, path := openTemp(t)
 	rec := &server.ReleaseRecord{
-		Dataset: "d", Release: protocol.ReleaseID{3}, Seed: [32]byte{1, 2, 3},
+		Dataset: "d", Release: payload.ReleaseID{3}, Seed: [32]byte{1, 2, 3},
 		Mechanism:  mechanism.Params{Name: "tree", Bins: 8, Epsilon: 1},
-		Components: []protocol.Component{protocol.Count}, Reports: []protocol.ReportID{reportID(1), reportID(2)},
+		Components: []payload.Component{payload.Count}, Reports: []payload.ReportID{reportID(1), reportID(2)},
 	}
 	if err := s.SaveRelease(rec); err != nil {
 		t.Fatal(err)
@@ -180,7 +180,7 @@ func TestCharged(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	rel := protocol.ReleaseID{9}
+	rel := payload.ReleaseID{9}
 	if c, err := s.Charged("d", rel); c || err != nil {
 		t.Fatalf("before any charge: %v, %v", c, err)
 	}
@@ -190,7 +190,7 @@ func TestCharged(t *testing.T) {
 	if c, err := s.Charged("d", rel); !c || err != nil {
 		t.Fatalf("after the charge: %v, %v", c, err)
 	}
-	if c, _ := s.Charged("d", protocol.ReleaseID{8}); c {
+	if c, _ := s.Charged("d", payload.ReleaseID{8}); c {
 		t.Fatal("another release reported charged")
 	}
 }
