@@ -45,8 +45,10 @@ type ReleaseSpec struct {
 	Components []Component
 }
 
-// normalize returns the spec with sorted components, checking them.
-func (s ReleaseSpec) normalize() (ReleaseSpec, error) {
+// Normalize returns the spec a backend releases: its components sorted
+// (Count when empty), each valid and listed once, and the mechanism
+// named (tree when unnamed).
+func (s ReleaseSpec) Normalize() (ReleaseSpec, error) {
 	comps := slices.Clone(s.Components)
 	if len(comps) == 0 {
 		comps = []Component{Count}
@@ -83,9 +85,17 @@ type Release struct {
 	units      int // payload.PrivacyUnits of the components
 }
 
-// newRelease builds the per-component mechanisms of spec; reports is
-// kept only when public (Release.Reports).
-func newRelease(id ReleaseID, spec ReleaseSpec, reports, servers int) (*Release, error) {
+// NewRelease returns release id of spec (normalised by
+// ReleaseSpec.Normalize), summing reports reports with servers
+// independent noise draws, as a backend hands it out: it builds the
+// per-component mechanisms of spec and keeps reports only when public
+// (Release.Reports). It draws no noise and charges no budget: that is
+// the backend's UStat.NewRelease.
+func NewRelease(id ReleaseID, spec ReleaseSpec, reports, servers int) (*Release, error) {
+	spec, err := spec.Normalize()
+	if err != nil {
+		return nil, err
+	}
 	units, err := payload.PrivacyUnits(spec.Components)
 	if err != nil {
 		return nil, err
@@ -158,7 +168,9 @@ type Query struct {
 	Prefixes  []int // strictly increasing, in [1, N]
 }
 
-func (q Query) check() error {
+// Check returns an error unless q names a release that covers its
+// component and strictly increasing prefixes in [1, N].
+func (q Query) Check() error {
 	if q.Release == nil {
 		return fmt.Errorf("query without a release")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"github.com/fedecdf/fedecdf/aggregation/remote"
 	"math"
 	"strconv"
 
@@ -123,7 +124,7 @@ type Analyst struct {
 	m      *Manifest
 	grid   *ecdf.Grid
 	host   *p2p.Host
-	remote *aggregation.Remote
+	remote *remote.Client
 }
 
 // NewAnalyst starts the analyst's dial-only host; its peer ID must be
@@ -148,12 +149,12 @@ func NewAnalyst(m *Manifest, id *Identity, tc p2p.Config) (*Analyst, error) {
 	if err != nil {
 		return nil, err
 	}
-	remote, err := aggregation.NewRemote(server.DCF, h.Conn(p2p.QueryProtocol), LeaderName, m.Dataset, nil)
+	client, err := remote.New(server.DCF, h.Conn(p2p.QueryProtocol), LeaderName, m.Dataset, nil)
 	if err != nil {
 		h.Close()
 		return nil, err
 	}
-	return &Analyst{m: m, grid: g, host: h, remote: remote}, nil
+	return &Analyst{m: m, grid: g, host: h, remote: client}, nil
 }
 
 func contains(list []string, s string) bool {

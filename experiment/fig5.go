@@ -54,7 +54,7 @@ func Fig5(ctx context.Context, cfg Config) (*Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	u, err := curator(parties, cfg.DataBins)
+	u, err := newCurator(parties, cfg.DataBins)
 	if err != nil {
 		return nil, err
 	}

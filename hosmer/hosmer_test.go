@@ -2,6 +2,7 @@ package hosmer
 
 import (
 	"context"
+	"github.com/fedecdf/fedecdf/aggregation/curator"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -156,7 +157,7 @@ func TestPlansThroughUStat(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		u, err := aggregation.NewPlain("hl", nBins, parties, server.Budget{Epsilon: plan.Epsilon}, server.NewMemoryLedger())
+		u, err := curator.New("hl", nBins, parties, server.Budget{Epsilon: plan.Epsilon}, server.NewMemoryLedger())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -269,7 +270,7 @@ func TestClip(t *testing.T) {
 func ledgerCharge(t *testing.T, plan *Plan) float64 {
 	t.Helper()
 	ledger := server.NewMemoryLedger()
-	u, err := aggregation.NewPlain("hl", plan.Releases[0].Mechanism.Bins, nil, server.Budget{Epsilon: 10 * plan.Epsilon, Delta: 1}, ledger)
+	u, err := curator.New("hl", plan.Releases[0].Mechanism.Bins, nil, server.Budget{Epsilon: 10 * plan.Epsilon, Delta: 1}, ledger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,10 @@ package hosmer
 
 import (
 	"context"
+	"github.com/fedecdf/fedecdf/aggregation/curator"
 	"math"
 	"testing"
 
-	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/server"
 )
@@ -173,7 +173,7 @@ func TestJointPlanNodeScales(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := aggregation.NewPlain("hl", nBins, nil, server.Budget{Epsilon: plan.Epsilon}, server.NewMemoryLedger())
+	u, err := curator.New("hl", nBins, nil, server.Budget{Epsilon: plan.Epsilon}, server.NewMemoryLedger())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package roc
 
 import (
 	"context"
+	"github.com/fedecdf/fedecdf/aggregation/curator"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -275,7 +276,7 @@ func TestPrivateThroughUStat(t *testing.T) {
 		}
 		parties = append(parties, p)
 	}
-	u, err := aggregation.NewPlain("roc", g.Len(), parties, server.Budget{Epsilon: 1 << 50}, server.NewMemoryLedger())
+	u, err := curator.New("roc", g.Len(), parties, server.Budget{Epsilon: 1 << 50}, server.NewMemoryLedger())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -277,7 +277,7 @@ func TestShareIntake(t *testing.T) {
 }
 
 // TestAnalystCannotMisdirectAVictimsShares: the parties learn a batch
-// from whoever relays it (the analyst, in Local). Old code took shares
+// from whoever relays it (the analyst, in aggregation/local). Old code took shares
 // without checking what they were computed for, so an analyst who told
 // the victim "prefix N" in a batch registered as prefix i got, from two
 // batches, c(i) + η_i and c(i) − 1[bin ≤ i] + 1 + η_i: the victim's

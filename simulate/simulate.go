@@ -3,6 +3,7 @@ package simulate
 import (
 	"context"
 	"fmt"
+	"github.com/fedecdf/fedecdf/aggregation/local"
 	"math"
 	"slices"
 	"time"
@@ -259,7 +260,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	ph.begin("upload", -1)
-	l, err := aggregation.NewLocal(ctx, aggregation.LocalConfig{
+	l, err := local.New(ctx, local.Config{
 		Backend: cfg.Backend, Dataset: "simulation", Bins: cfg.Bins,
 		Budget: budget, MinReports: 1, Policy: server.Policy{Relation: cfg.Neighbours, MaxDelta: cfg.Delta},
 	}, parties)
@@ -406,7 +407,7 @@ func newParties(d *Data, g *ecdf.Grid, ph *phases) ([]*party.Party, error) {
 // newReport reports the ECDF release rel and its answer res, whose last
 // prefix is N (evenlySpaced), normalised as the analyst can (Release.
 // Normaliser).
-func newReport(cfg Config, g *ecdf.Grid, l *aggregation.Local, rel *aggregation.Release, res *aggregation.Result, parties []*party.Party, seconds map[string]float64) (*Report, error) {
+func newReport(cfg Config, g *ecdf.Grid, l *local.Deployment, rel *aggregation.Release, res *aggregation.Result, parties []*party.Party, seconds map[string]float64) (*Report, error) {
 	total, err := rel.Normaliser(lastSum(res))
 	if err != nil {
 		return nil, err
