@@ -12,6 +12,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
@@ -247,7 +248,7 @@ func (m *Manifest) serverDataset() (server.Dataset, error) {
 	}
 	return server.Dataset{
 		Name: m.Dataset, Backend: server.DCF, Bins: m.Grid.Bins,
-		Budget:     server.Budget{Epsilon: m.Budget.Epsilon, Delta: m.Budget.Delta},
+		Budget:     ledger.Budget{Epsilon: m.Budget.Epsilon, Delta: m.Budget.Delta},
 		Policy:     policy,
 		MinReports: m.MinReports,
 	}, nil

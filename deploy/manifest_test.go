@@ -11,6 +11,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/server"
 )
@@ -148,7 +149,7 @@ func TestDeploymentEnforcesManifestPolicy(t *testing.T) {
 		}
 	}
 	for _, s := range []*Server{d.leader, d.helper} {
-		if spent, err := s.store.Spent(d.m.Dataset); err != nil || spent != (server.Budget{}) {
+		if spent, err := s.store.Spent(d.m.Dataset); err != nil || spent != (ledger.Budget{}) {
 			t.Errorf("%s spent %+v (%v) on refused releases", s.cfg.Role, spent, err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/fedecdf/fedecdf/aggregation/curator"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"io/fs"
 	"math"
 	"os"
@@ -12,7 +13,6 @@ import (
 	"github.com/fedecdf/fedecdf/dataset"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/party"
-	"github.com/fedecdf/fedecdf/server"
 )
 
 // realData describes one of the paper's real data sets (dp-ecdf §6.2.2,
@@ -65,5 +65,5 @@ func scoredParties(cfg Config, d realData) ([]*party.Party, float64, error) {
 // backend) with a budget large enough for every run of an experiment:
 // each run spends its ε on a fresh release, as the paper's runs do.
 func newCurator(parties []*party.Party, bins int) (*curator.Curator, error) {
-	return curator.New("experiment", bins, parties, server.Budget{Epsilon: math.MaxFloat64}, server.NewMemoryLedger())
+	return curator.New("experiment", bins, parties, ledger.Budget{Epsilon: math.MaxFloat64}, ledger.NewMemory())
 }

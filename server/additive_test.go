@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
@@ -33,8 +34,8 @@ type corruptLeader struct {
 // one party per score enrol, each from its own peer.
 func newCorruptLeader(t *testing.T, scores ...float64) *corruptLeader {
 	t.Helper()
-	ds := []Dataset{{Name: "d", Backend: Additive, Bins: bins, Budget: Budget{Epsilon: 10}, MinReports: 1}}
-	helper, err := New(Config{Role: Helper, Peer: "leader", Ledger: NewMemoryLedger(), Datasets: ds})
+	ds := []Dataset{{Name: "d", Backend: Additive, Bins: bins, Budget: ledger.Budget{Epsilon: 10}, MinReports: 1}}
+	helper, err := New(Config{Role: Helper, Peer: "leader", Ledger: ledger.NewMemory(), Datasets: ds})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 )
@@ -20,7 +21,7 @@ func spec(name string, epsilon, delta float64, r mechanism.Relation) mechanism.P
 // recorded counts the releases a server holds and has stored.
 func recorded(t *testing.T, s *Server) (held, stored int) {
 	t.Helper()
-	err := s.cfg.Releases.LoadReleases("d", func(*ReleaseRecord) error { stored++; return nil })
+	err := s.cfg.Releases.LoadReleases("d", func(payload.ReleaseID, []byte) error { stored++; return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func TestPolicyRefusedAtBothServers(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
-			p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: Budget{Epsilon: 10, Delta: 0.1}, Policy: c.policy, MinReports: 1}, nil)
+			p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 10, Delta: 0.1}, Policy: c.policy, MinReports: 1}, nil)
 			report := p.upload(t, 0.4)[0].ReportID()
 			ids := []payload.ReportID{report}
 			rel, _ := payload.NewID()
@@ -74,7 +75,7 @@ func TestPolicyRefusedAtBothServers(t *testing.T) {
 				t.Errorf("the analyst's request over the wire: %v, want the policy refusal", err)
 			}
 			for _, s := range []*Server{p.leader, p.helper} {
-				if spent, _ := s.cfg.Ledger.Spent("d"); spent != (Budget{}) {
+				if spent, _ := s.cfg.Ledger.Spent("d"); spent != (ledger.Budget{}) {
 					t.Errorf("%s charged %+v for a refused release", s.cfg.Role, spent)
 				}
 				if held, stored := recorded(t, s); held+stored != 0 {
@@ -86,7 +87,7 @@ func TestPolicyRefusedAtBothServers(t *testing.T) {
 				t.Fatalf("the release the policy allows: %v", err)
 			}
 			for _, s := range []*Server{p.leader, p.helper} {
-				if spent, _ := s.cfg.Ledger.Spent("d"); spent != (Budget{c.allowed.Epsilon, c.allowed.Delta}) {
+				if spent, _ := s.cfg.Ledger.Spent("d"); spent != (ledger.Budget{Epsilon: c.allowed.Epsilon, Delta: c.allowed.Delta}) {
 					t.Errorf("%s spent %+v on the allowed release, want its spec", s.cfg.Role, spent)
 				}
 			}
@@ -115,8 +116,8 @@ func TestPolicyValidate(t *testing.T) {
 			if (err == nil) != (c.want == "") || err != nil && !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("Validate: %v, want %q", err, c.want)
 			}
-			ds := Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: Budget{Epsilon: 1}, Policy: c.policy, MinReports: 1}
-			_, err = New(Config{Role: Helper, Peer: "leader", Ledger: NewMemoryLedger(), Datasets: []Dataset{ds}})
+			ds := Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 1}, Policy: c.policy, MinReports: 1}
+			_, err = New(Config{Role: Helper, Peer: "leader", Ledger: ledger.NewMemory(), Datasets: []Dataset{ds}})
 			if (err == nil) != (c.want == "") {
 				t.Fatalf("New with the policy: %v, want %q", err, c.want)
 			}

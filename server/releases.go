@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
@@ -29,15 +30,19 @@ type ReleaseRecord struct {
 	Seed       noise.Seed
 }
 
-// ReleaseStore keeps release records. SaveRelease must make the record
-// durable before returning nil: the server acknowledges a release only
-// after it, so a restarted server answers every acknowledged release with
-// its original noise and never draws a second noise for it.
+// ReleaseStore keeps encoded release records (ReleaseRecord.
+// MarshalBinary: the server owns the format, a store keeps bytes).
+// SaveRelease must make the record durable before returning nil: the
+// server acknowledges a release only after it, so a restarted server
+// answers every acknowledged release with its original noise and never
+// draws a second noise for it.
 type ReleaseStore interface {
-	// SaveRelease records r; a record of the same release is replaced.
-	SaveRelease(r *ReleaseRecord) error
-	// LoadReleases calls fn with every record of dataset.
-	LoadReleases(dataset string, fn func(*ReleaseRecord) error) error
+	// SaveRelease records the encoded record of release of dataset; a
+	// record of the same release is replaced.
+	SaveRelease(dataset string, release payload.ReleaseID, record []byte) error
+	// LoadReleases calls fn with every record of dataset and the
+	// release it was saved as.
+	LoadReleases(dataset string, fn func(release payload.ReleaseID, record []byte) error) error
 }
 
 // releaseRecordVersion is the first byte of an encoded ReleaseRecord.
@@ -133,38 +138,38 @@ func NewMemoryReleases() *MemoryReleases {
 	return &MemoryReleases{records: make(map[string]map[payload.ReleaseID][]byte)}
 }
 
-// SaveRelease implements ReleaseStore; it keeps the encoded record, so
-// loading goes through the same decoder as a durable store.
-func (s *MemoryReleases) SaveRelease(r *ReleaseRecord) error {
-	b, err := r.MarshalBinary()
-	if err != nil {
-		return err
-	}
+// SaveRelease implements ReleaseStore.
+func (s *MemoryReleases) SaveRelease(dataset string, release payload.ReleaseID, record []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.records[r.Dataset] == nil {
-		s.records[r.Dataset] = make(map[payload.ReleaseID][]byte)
+	if s.records[dataset] == nil {
+		s.records[dataset] = make(map[payload.ReleaseID][]byte)
 	}
-	s.records[r.Dataset][r.Release] = b
+	s.records[dataset][release] = slices.Clone(record)
 	return nil
 }
 
 // LoadReleases implements ReleaseStore.
-func (s *MemoryReleases) LoadReleases(dataset string, fn func(*ReleaseRecord) error) error {
+func (s *MemoryReleases) LoadReleases(dataset string, fn func(payload.ReleaseID, []byte) error) error {
 	s.mu.Lock()
-	encoded := make([][]byte, 0, len(s.records[dataset]))
-	for _, b := range s.records[dataset] {
-		encoded = append(encoded, b)
-	}
+	records := maps.Clone(s.records[dataset])
 	s.mu.Unlock()
-	for _, b := range encoded {
-		r, err := ParseReleaseRecord(b)
-		if err != nil {
-			return err
-		}
-		if err := fn(r); err != nil {
+	for id, b := range records {
+		if err := fn(id, b); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// loadRecord decodes the record saved as release of dataset.
+func loadRecord(dataset string, release payload.ReleaseID, b []byte) (*ReleaseRecord, error) {
+	r, err := ParseReleaseRecord(b)
+	if err != nil {
+		return nil, err
+	}
+	if r.Release != release || r.Dataset != dataset {
+		return nil, fmt.Errorf("the record saved as release %v of dataset %q is release %v of dataset %q", release, dataset, r.Release, r.Dataset)
+	}
+	return r, nil
 }

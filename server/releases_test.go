@@ -110,7 +110,7 @@ func TestReleaseSurvivesRestart(t *testing.T) {
 // failingReleases refuses every save, like a full disk.
 type failingReleases struct{ MemoryReleases }
 
-func (*failingReleases) SaveRelease(*ReleaseRecord) error { return errFull }
+func (*failingReleases) SaveRelease(string, payload.ReleaseID, []byte) error { return errFull }
 
 var errFull = errors.New("no space left on device")
 
@@ -208,4 +208,32 @@ func FuzzParseReleaseRecord(f *testing.F) {
 			t.Fatalf("record re-encodes differently:\n%x\n%x", again, b)
 		}
 	})
+}
+
+// TestLoadRecordChecksWhereItWasSaved: a record loaded under another
+// release ID or dataset than its own is refused (a store that mixed up
+// its keys must not restore one release's noise for another).
+func TestLoadRecordChecksWhereItWasSaved(t *testing.T) {
+	rec := testRecord(t)
+	b, err := rec.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name    string
+		dataset string
+		release payload.ReleaseID
+		ok      bool
+	}{
+		{"its own", rec.Dataset, rec.Release, true},
+		{"another release", rec.Dataset, payload.ReleaseID{8}, false},
+		{"another dataset", "e", rec.Release, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := loadRecord(c.dataset, c.release, b); (err == nil) != c.ok {
+				t.Errorf("loadRecord: %v, want ok %v", err, c.ok)
+			}
+		})
+	}
 }

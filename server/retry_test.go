@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/party"
@@ -18,13 +19,11 @@ import (
 func (p *pair) helperRecord(t *testing.T, rel payload.ReleaseID) []byte {
 	t.Helper()
 	var rec []byte
-	err := p.helper.cfg.Releases.LoadReleases("d", func(r *ReleaseRecord) error {
-		if r.Release != rel {
-			return nil
+	err := p.helper.cfg.Releases.LoadReleases("d", func(id payload.ReleaseID, b []byte) error {
+		if id == rel {
+			rec = b
 		}
-		var err error
-		rec, err = r.MarshalBinary()
-		return err
+		return nil
 	})
 	if err != nil || rec == nil {
 		t.Fatalf("the helper's record of release %v: %v", rel, err)
@@ -74,7 +73,7 @@ func TestHelperAnswersRetriedRelease(t *testing.T) {
 	parties = append(parties, late)
 	// The leader crashed after the helper's acknowledgement, before its
 	// own charge and record; the analyst retries the same release.
-	p.leader.cfg.Ledger, p.leader.cfg.Releases = NewMemoryLedger(), NewMemoryReleases()
+	p.leader.cfg.Ledger, p.leader.cfg.Releases = ledger.NewMemory(), NewMemoryReleases()
 	p.restart(t, parties)
 	resp, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", create)
 	if err != nil {
@@ -132,11 +131,11 @@ func TestHelperAnswersRetriedRelease(t *testing.T) {
 func TestLeaderRetriesChargedRelease(t *testing.T) {
 	for _, c := range []struct {
 		name   string
-		budget Budget
+		budget ledger.Budget
 		spec   mechanism.Params
 	}{
-		{"pure", Budget{Epsilon: 1}, mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1}},
-		{"δ > 0", Budget{Epsilon: 1, Delta: 1e-6}, mechanism.Params{Name: "cascade", Bins: bins, Epsilon: 1, Delta: 1e-6}},
+		{"pure", ledger.Budget{Epsilon: 1}, mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1}},
+		{"δ > 0", ledger.Budget{Epsilon: 1, Delta: 1e-6}, mechanism.Params{Name: "cascade", Bins: bins, Epsilon: 1, Delta: 1e-6}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: c.budget, Policy: Policy{MaxDelta: c.spec.Delta}, MinReports: 3}, nil)

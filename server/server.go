@@ -10,6 +10,7 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
 	"github.com/fedecdf/fedecdf/fss"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
@@ -46,8 +47,8 @@ const (
 type Dataset struct {
 	Name    string
 	Backend Backend
-	Bins    int    // N, the grid size every release and query uses
-	Budget  Budget // total privacy budget of all its releases
+	Bins    int           // N, the grid size every release and query uses
+	Budget  ledger.Budget // total privacy budget of all its releases
 	// Policy is the privacy contract of every release of the dataset:
 	// its neighbouring relation and the mechanisms, δ and ε a release
 	// may ask for; both servers refuse any other release before anything
@@ -75,7 +76,7 @@ type Config struct {
 	// release and query requests from).
 	Peer   transport.PeerID
 	Conn   transport.Conn
-	Ledger Ledger
+	Ledger ledger.Ledger
 	// Releases keeps each release's seed and report set, saved before the
 	// release is acknowledged and loaded by New (a MemoryReleases if nil).
 	Releases ReleaseStore
@@ -162,8 +163,12 @@ func New(cfg Config) (*Server, error) {
 
 // loadReleases restores the recorded releases of d with their noise.
 func (s *Server) loadReleases(d *dataset) error {
-	err := s.cfg.Releases.LoadReleases(d.Name, func(r *ReleaseRecord) error {
-		if r.Dataset != d.Name || r.Mechanism.Bins != d.Bins {
+	err := s.cfg.Releases.LoadReleases(d.Name, func(id payload.ReleaseID, b []byte) error {
+		r, err := loadRecord(d.Name, id, b)
+		if err != nil {
+			return err
+		}
+		if r.Mechanism.Bins != d.Bins {
 			return fmt.Errorf("release %v is of dataset %q over %d bins, want %q over %d", r.Release, r.Dataset, r.Mechanism.Bins, d.Name, d.Bins)
 		}
 		// The helper records a release before charging it (commit): a
@@ -400,16 +405,16 @@ func checkPrefixes(prefixes []int, bins int) error {
 // release's privacy loss only under the relation it is calibrated for:
 // a release outside d's policy (Policy.Allow), another relation among
 // others, has no cost here and is refused, wrapping ErrPolicy.
-func releaseCost(d *dataset, m *protocol.CreateRelease) (Budget, error) {
+func releaseCost(d *dataset, m *protocol.CreateRelease) (ledger.Budget, error) {
 	if err := d.Policy.Allow(m.Mechanism); err != nil {
-		return Budget{}, fmt.Errorf("dataset %q: %w", d.Name, err)
+		return ledger.Budget{}, fmt.Errorf("dataset %q: %w", d.Name, err)
 	}
 	units, err := payload.PrivacyUnits(m.Components)
 	if err != nil {
-		return Budget{}, err
+		return ledger.Budget{}, err
 	}
 	k := float64(units)
-	return Budget{Epsilon: k * m.Mechanism.Epsilon, Delta: k * m.Mechanism.Delta}, nil
+	return ledger.Budget{Epsilon: k * m.Mechanism.Epsilon, Delta: k * m.Mechanism.Delta}, nil
 }
 
 // pendingRelease is a release request that passed this server's checks,
@@ -418,7 +423,7 @@ func releaseCost(d *dataset, m *protocol.CreateRelease) (Budget, error) {
 type pendingRelease struct {
 	d     *dataset
 	ids   []payload.ReportID // the reports this server holds, sorted
-	cost  Budget
+	cost  ledger.Budget
 	rec   *ReleaseRecord // Reports set once agreed
 	noise map[payload.Component]mechanism.Release
 }
@@ -483,7 +488,7 @@ func (s *Server) prepareRelease(m *protocol.CreateRelease) (p *pendingRelease, a
 }
 
 // releaseCandidates validates a release request against the dataset —
-// its bins, its policy (releaseCost) and the rest of its budget (Admit)
+// its bins, its policy (releaseCost) and the rest of its budget (ledger.Admit)
 // — and returns it pending over the sorted report IDs this server
 // holds, or the answer from the record to a retry of a recorded
 // release; the caller holds s.mu.
@@ -508,12 +513,12 @@ func (s *Server) releaseCandidates(m *protocol.CreateRelease) (*pendingRelease, 
 		return nil, nil, err
 	}
 	// A release charged before a crash but never recorded is retried at
-	// no further cost (Admit, as Charge, admits it whatever remains).
+	// no further cost (ledger.Admit, as Charge, admits it whatever remains).
 	charged, err := s.cfg.Ledger.Charged(d.Name, m.Release)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := Admit(charged, spent, cost, d.Budget); err != nil {
+	if err := ledger.Admit(charged, spent, cost, d.Budget); err != nil {
 		return nil, nil, fmt.Errorf("%s: release %v refused: dataset %q: %w", s.cfg.Role, m.Release, d.Name, err)
 	}
 	ids := make([]payload.ReportID, 0, len(d.reports))
@@ -570,7 +575,11 @@ func (s *Server) commit(p *pendingRelease, m *protocol.CreateRelease, resp *prot
 		return nil
 	}
 	save := func() error {
-		if err := s.cfg.Releases.SaveRelease(p.rec); err != nil {
+		b, err := p.rec.MarshalBinary()
+		if err == nil {
+			err = s.cfg.Releases.SaveRelease(p.rec.Dataset, p.rec.Release, b)
+		}
+		if err != nil {
 			return fmt.Errorf("%s: release %v not recorded: %w", s.cfg.Role, m.Release, err)
 		}
 		return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
@@ -23,16 +24,16 @@ type pair struct {
 	servers        party.Servers
 }
 
-func newPair(t *testing.T, backend Backend, budget float64, minReports int, leaderLedger Ledger) *pair {
+func newPair(t *testing.T, backend Backend, budget float64, minReports int, leaderLedger ledger.Ledger) *pair {
 	t.Helper()
-	return newPairOf(t, Dataset{Name: "d", Backend: backend, Bins: bins, Budget: Budget{Epsilon: budget}, MinReports: minReports}, leaderLedger)
+	return newPairOf(t, Dataset{Name: "d", Backend: backend, Bins: bins, Budget: ledger.Budget{Epsilon: budget}, MinReports: minReports}, leaderLedger)
 }
 
 // newPairOf returns a leader and a helper serving dataset d (named "d").
-func newPairOf(t *testing.T, d Dataset, leaderLedger Ledger) *pair {
+func newPairOf(t *testing.T, d Dataset, leaderLedger ledger.Ledger) *pair {
 	t.Helper()
 	if leaderLedger == nil {
-		leaderLedger = NewMemoryLedger()
+		leaderLedger = ledger.NewMemory()
 	}
 	ds := []Dataset{d}
 	net := transport.NewNetwork()
@@ -40,7 +41,7 @@ func newPairOf(t *testing.T, d Dataset, leaderLedger Ledger) *pair {
 	if err != nil {
 		t.Fatal(err)
 	}
-	helper, err := New(Config{Role: Helper, Peer: "leader", Ledger: NewMemoryLedger(), Datasets: ds})
+	helper, err := New(Config{Role: Helper, Peer: "leader", Ledger: ledger.NewMemory(), Datasets: ds})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestHelperRefusesBeyondItsBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, _ := payload.NewID()
-	if err := p.helper.cfg.Ledger.Charge("d", id, Budget{Epsilon: 0.9}, Budget{Epsilon: 1}); err != nil {
+	if err := p.helper.cfg.Ledger.Charge("d", id, ledger.Budget{Epsilon: 0.9}, ledger.Budget{Epsilon: 1}); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err := p.release(0.5)
@@ -155,19 +156,19 @@ func TestHelperRefusesBeyondItsBudget(t *testing.T) {
 
 func TestFileLedgerSurvivesRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ledger.json")
-	l, err := OpenFileLedger(path)
+	l, err := ledger.OpenFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	total := Budget{Epsilon: 1}
+	total := ledger.Budget{Epsilon: 1}
 	rel, _ := payload.NewID()
-	if err := l.Charge("d", rel, Budget{Epsilon: 0.7}, total); err != nil {
+	if err := l.Charge("d", rel, ledger.Budget{Epsilon: 0.7}, total); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Charge("d", rel, Budget{Epsilon: 0.7}, total); err != nil {
+	if err := l.Charge("d", rel, ledger.Budget{Epsilon: 0.7}, total); err != nil {
 		t.Fatalf("charging the same release again: %v", err)
 	}
-	reloaded, err := OpenFileLedger(path)
+	reloaded, err := ledger.OpenFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func TestFileLedgerSurvivesRestart(t *testing.T) {
 		t.Fatalf("reloaded ledger spent ε=%g, want 0.7", spent.Epsilon)
 	}
 	other, _ := payload.NewID()
-	if err := reloaded.Charge("d", other, Budget{Epsilon: 0.5}, total); !errors.Is(err, ErrBudgetExhausted) {
+	if err := reloaded.Charge("d", other, ledger.Budget{Epsilon: 0.5}, total); !errors.Is(err, ledger.ErrBudgetExhausted) {
 		t.Fatalf("charge beyond the reloaded budget: %v", err)
 	}
 	// A server restarted on the reloaded ledger refuses the release too.

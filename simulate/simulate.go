@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/fedecdf/fedecdf/aggregation/local"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"math"
 	"slices"
 	"time"
@@ -360,7 +361,7 @@ func rocSpec(cfg Config) aggregation.ReleaseSpec {
 // slack that absorbs rounding in ε_ECDF + ε_ROC + ε_HL = ε. It builds
 // every component's mechanism first, so that bad mechanism parameters
 // are refused before any work.
-func budgetOf(cfg Config, plans []*hosmer.Plan) (server.Budget, error) {
+func budgetOf(cfg Config, plans []*hosmer.Plan) (ledger.Budget, error) {
 	specs := []aggregation.ReleaseSpec{ecdfSpec(cfg), rocSpec(cfg)}
 	for _, p := range plans {
 		specs = append(specs, p.Releases...)
@@ -369,16 +370,16 @@ func budgetOf(cfg Config, plans []*hosmer.Plan) (server.Budget, error) {
 	for _, spec := range specs {
 		for _, c := range spec.Components {
 			if _, err := payload.ComponentMechanism(spec.Mechanism, c); err != nil {
-				return server.Budget{}, fmt.Errorf("mechanism %q: %w", cfg.Mechanism, err)
+				return ledger.Budget{}, fmt.Errorf("mechanism %q: %w", cfg.Mechanism, err)
 			}
 		}
 		units, err := payload.PrivacyUnits(spec.Components)
 		if err != nil {
-			return server.Budget{}, err
+			return ledger.Budget{}, err
 		}
 		delta += float64(units) * spec.Mechanism.Delta
 	}
-	return server.Budget{Epsilon: cfg.Epsilon * (1 + 1e-12), Delta: delta * (1 + 1e-12)}, nil
+	return ledger.Budget{Epsilon: cfg.Epsilon * (1 + 1e-12), Delta: delta * (1 + 1e-12)}, nil
 }
 
 // lastSum is the released sum at the last queried prefix of res.

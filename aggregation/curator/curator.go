@@ -8,9 +8,9 @@ import (
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/party"
-	"github.com/fedecdf/fedecdf/server"
 )
 
 // Curator is the trusted-curator backend: it holds every party's bin and
@@ -18,8 +18,8 @@ import (
 type Curator struct {
 	dataset string
 	bins    int
-	budget  server.Budget
-	ledger  server.Ledger
+	budget  ledger.Budget
+	ledger  ledger.Ledger
 	prefix  [payload.NumComponents][]uint64 // prefix[c][i−1] = Σ payload_c·1[bin ≤ i]
 	reports int
 	mu      sync.Mutex
@@ -27,9 +27,9 @@ type Curator struct {
 }
 
 // New returns a curator over the parties' instances on a grid of bins
-// bins, charging releases of dataset to ledger within budget.
-func New(dataset string, bins int, parties []*party.Party, budget server.Budget, ledger server.Ledger) (*Curator, error) {
-	p := &Curator{dataset: dataset, bins: bins, budget: budget, ledger: ledger, reports: len(parties), noise: make(map[payload.ReleaseID]map[payload.Component]mechanism.Release)}
+// bins, charging releases of dataset to the ledger l within budget.
+func New(dataset string, bins int, parties []*party.Party, budget ledger.Budget, l ledger.Ledger) (*Curator, error) {
+	p := &Curator{dataset: dataset, bins: bins, budget: budget, ledger: l, reports: len(parties), noise: make(map[payload.ReleaseID]map[payload.Component]mechanism.Release)}
 	for c := range p.prefix {
 		p.prefix[c] = make([]uint64, bins)
 	}
@@ -73,7 +73,7 @@ func (p *Curator) NewRelease(_ context.Context, spec aggregation.ReleaseSpec) (*
 	if err != nil {
 		return nil, err
 	}
-	cost := server.Budget{Epsilon: rel.Epsilon(), Delta: rel.Delta()}
+	cost := ledger.Budget{Epsilon: rel.Epsilon(), Delta: rel.Delta()}
 	if err := p.ledger.Charge(p.dataset, id, cost, p.budget); err != nil {
 		return nil, fmt.Errorf("plain: release refused: %w", err)
 	}

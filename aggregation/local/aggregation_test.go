@@ -9,8 +9,8 @@ import (
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/party"
-	"github.com/fedecdf/fedecdf/server"
 )
 
 // randomParties draws n instances with scores in [0, 1], labels and
@@ -48,7 +48,7 @@ func exactSums(ps []*party.Party, c aggregation.Component, prefixes []int) []int
 
 func deploy(t testing.TB, backend string, bins int, ps []*party.Party, budget float64) *Deployment {
 	t.Helper()
-	l, err := New(context.Background(), Config{Backend: backend, Dataset: "test", Bins: bins, Budget: server.Budget{Epsilon: budget}, MinReports: 1}, ps)
+	l, err := New(context.Background(), Config{Backend: backend, Dataset: "test", Bins: bins, Budget: ledger.Budget{Epsilon: budget}, MinReports: 1}, ps)
 	if err != nil {
 		t.Fatal(err)
 	}

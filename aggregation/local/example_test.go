@@ -8,8 +8,8 @@ import (
 	"github.com/fedecdf/fedecdf/aggregation/local"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/party"
-	"github.com/fedecdf/fedecdf/server"
 )
 
 // Eight parties upload DCF keys once; the two servers then answer a
@@ -28,7 +28,7 @@ func ExampleNew() {
 		parties = append(parties, p)
 	}
 	l, err := local.New(ctx, local.Config{
-		Backend: "dcf", Dataset: "demo", Bins: 8, Budget: server.Budget{Epsilon: 1 << 48}, MinReports: 5,
+		Backend: "dcf", Dataset: "demo", Bins: 8, Budget: ledger.Budget{Epsilon: 1 << 48}, MinReports: 5,
 	}, parties)
 	if err != nil {
 		panic(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/fedecdf/fedecdf/aggregation/curator"
 	"github.com/fedecdf/fedecdf/aggregation/remote"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
 	"github.com/fedecdf/fedecdf/party"
@@ -31,7 +32,7 @@ type Config struct {
 	Backend string // "plain", "additive" or "dcf"
 	Dataset string
 	Bins    int
-	Budget  server.Budget
+	Budget  ledger.Budget
 	// Policy is the privacy policy both servers enforce on every
 	// release: its neighbouring relation (the zero value: replace-one),
 	// the mechanisms, δ and ε a release may ask for (server.Policy; the
@@ -44,7 +45,7 @@ type Config struct {
 	MinReports int
 	// Ledgers of the leader and the helper (the curator uses the
 	// leader's); nil means in memory.
-	LeaderLedger, HelperLedger server.Ledger
+	LeaderLedger, HelperLedger ledger.Ledger
 }
 
 // Deployment is parties, two servers and an analyst in one process,
@@ -72,10 +73,10 @@ func (l *Deployment) NewRelease(ctx context.Context, spec aggregation.ReleaseSpe
 // (dcf), enrol (additive), or hand its instance to the curator (plain).
 func New(ctx context.Context, cfg Config, parties []*party.Party) (*Deployment, error) {
 	if cfg.LeaderLedger == nil {
-		cfg.LeaderLedger = server.NewMemoryLedger()
+		cfg.LeaderLedger = ledger.NewMemory()
 	}
 	if cfg.HelperLedger == nil {
-		cfg.HelperLedger = server.NewMemoryLedger()
+		cfg.HelperLedger = ledger.NewMemory()
 	}
 	l := &Deployment{Network: transport.NewNetwork(), Parties: parties, neighbours: cfg.Policy.Relation}
 	if cfg.Backend == "plain" {

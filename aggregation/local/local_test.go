@@ -8,6 +8,7 @@ import (
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/server"
 )
 
@@ -24,7 +25,7 @@ func TestLocalPolicy(t *testing.T) {
 	ps := randomParties(t, 5, g, 3)
 	for _, backend := range []string{"additive", "dcf"} {
 		for _, rel := range []mechanism.Relation{mechanism.ReplaceOne, mechanism.AddRemove} {
-			cfg := Config{Backend: backend, Dataset: "test", Bins: bins, Budget: server.Budget{Epsilon: 10}, Policy: server.Policy{Relation: rel}, MinReports: 1}
+			cfg := Config{Backend: backend, Dataset: "test", Bins: bins, Budget: ledger.Budget{Epsilon: 10}, Policy: server.Policy{Relation: rel}, MinReports: 1}
 			l, err := New(context.Background(), cfg, ps)
 			if err != nil {
 				t.Fatal(err)

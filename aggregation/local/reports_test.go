@@ -9,6 +9,7 @@ import (
 	"github.com/fedecdf/fedecdf/aggregation/remote"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/server"
 )
 
@@ -16,7 +17,7 @@ import (
 func deployUnder(t testing.TB, backend string, bins int, n int, r mechanism.Relation) *Deployment {
 	t.Helper()
 	g, _ := ecdf.NewLinearGrid(0, 1, bins)
-	l, err := New(context.Background(), Config{Backend: backend, Dataset: "test", Bins: bins, Budget: server.Budget{Epsilon: 100}, MinReports: 1, Policy: server.Policy{Relation: r}}, randomParties(t, n, g, 11))
+	l, err := New(context.Background(), Config{Backend: backend, Dataset: "test", Bins: bins, Budget: ledger.Budget{Epsilon: 100}, MinReports: 1, Policy: server.Policy{Relation: r}}, randomParties(t, n, g, 11))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,11 +22,11 @@ import (
 	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/fedecdf/fedecdf/deploy"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
-	"github.com/fedecdf/fedecdf/server"
 )
 
 // asCommand is the environment variable that makes the test binary run
@@ -280,8 +280,8 @@ func exactCounts(m *deploy.Manifest, reports []*deploy.Report, bins map[*deploy.
 
 func wantBudgetRefusal(t *testing.T, who string, err error) {
 	t.Helper()
-	if err == nil || !strings.Contains(err.Error(), server.ErrBudgetExhausted.Error()) {
-		t.Fatalf("%s: release after the budget is spent: %v, want %q", who, err, server.ErrBudgetExhausted)
+	if err == nil || !strings.Contains(err.Error(), ledger.ErrBudgetExhausted.Error()) {
+		t.Fatalf("%s: release after the budget is spent: %v, want %q", who, err, ledger.ErrBudgetExhausted)
 	}
 }
 

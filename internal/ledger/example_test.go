@@ -1,29 +1,29 @@
-package server_test
+package ledger_test
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/payload"
-	"github.com/fedecdf/fedecdf/server"
 )
 
 // A file-backed ledger charges each release once and refuses a release
 // that would exceed the dataset's total; a reopened ledger remembers.
-func ExampleOpenFileLedger() {
+func ExampleOpenFile() {
 	dir, _ := os.MkdirTemp("", "ledger")
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "ledger.json")
-	total := server.Budget{Epsilon: 1}
+	total := ledger.Budget{Epsilon: 1}
 
-	l, _ := server.OpenFileLedger(path)
+	l, _ := ledger.OpenFile(path)
 	first, _ := payload.NewID()
-	fmt.Println(l.Charge("heart", first, server.Budget{Epsilon: 0.75}, total))
+	fmt.Println(l.Charge("heart", first, ledger.Budget{Epsilon: 0.75}, total))
 
-	reopened, _ := server.OpenFileLedger(path)
+	reopened, _ := ledger.OpenFile(path)
 	second, _ := payload.NewID()
-	fmt.Println(reopened.Charge("heart", second, server.Budget{Epsilon: 0.5}, total))
+	fmt.Println(reopened.Charge("heart", second, ledger.Budget{Epsilon: 0.5}, total))
 	// Output:
 	// <nil>
 	// dataset "heart": budget exhausted: spent ε=0.75, δ=0 of the total ε=1, δ=0; this release needs ε=0.5, δ=0
