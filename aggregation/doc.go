@@ -17,27 +17,31 @@
 //
 // A release fixes its noise once, when it is created, and charges its
 // privacy budget then: ε (and δ) per privacy unit of the components it
-// covers (protocol.PrivacyUnits: Count, the {Label, NotLabel} pair and
+// covers (payload.PrivacyUnits: Count, the {Label, NotLabel} pair and
 // Probability are one unit each), under the mechanism's neighbouring
-// relation (replace-one by default, n public), which a Local deployment
-// requires to be the dataset's (LocalConfig.Policy.Relation).
+// relation (replace-one by default, n public), which the servers'
+// policy requires to be the dataset's.
 // Every later query of the release reuses the same noise and the same
 // set of reports, so re-querying a prefix, or binary-searching the
 // inverse ECDF (Algorithm 1), costs nothing more.
 //
-// Backends:
+// Backends implement UStat in subpackages:
 //
-//   - Plain: a trusted curator that sees every instance and adds the
+//   - curator: a trusted curator that sees every instance and adds the
 //     mechanism's noise once; the reference every other backend matches
 //     exactly when the noise is off.
-//   - Remote with the additive backend (§4.1): for each query batch every
-//     party sends each of the two servers an additive share mod 2^64 of
-//     its kernel values; the servers sum, each adds its own noise, and
-//     the leader combines. Communication O(n·|B|); all parties online.
-//   - Remote with the dcf backend (§4.2): each party uploads once a pair
-//     of distributed-comparison-function keys for its bin and payload
-//     vector (package fss); the servers then answer any number of
-//     queries alone. Communication O(n + m·|B|) after the upload.
+//   - remote: the analyst's client of the two servers, with the additive
+//     backend (§4.1: for each query batch every party sends each server
+//     an additive share mod 2^64 of its kernel values; the servers sum,
+//     each adds its own noise, and the leader combines; communication
+//     O(n·|B|), all parties online) or the dcf backend (§4.2: each party
+//     uploads once a pair of distributed-comparison-function keys for its
+//     bin and payload vector, package fss; the servers then answer any
+//     number of queries alone; communication O(n + m·|B|) after the
+//     upload).
+//   - local: parties, two servers and an analyst in one process over the
+//     in-process transport, counting bytes and round trips (the testbed
+//     of simulate and the tests).
 //
 // With two servers, each draws its own noise seed per release (crypto/
 // rand) at the mechanism's full scale and adds its noise to its share:
@@ -45,6 +49,11 @@
 // its own noise, at twice the mechanism's variance. Result.Variance and
 // Result.Guarantee state this.
 //
-// Local wires parties, two servers and an analyst in one process over
-// the in-process transport, counting bytes and round trips.
+// # Layering
+//
+// This package holds only the interface and its value types (Release,
+// ReleaseSpec, Query, Result); it imports ecdf, ecdf/mechanism and
+// internal/payload, never a party, a server or the transport, so that
+// the statistics built on it (roc, hosmer) stay free of them. The
+// backends import it, never the reverse.
 package aggregation

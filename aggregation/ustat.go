@@ -7,25 +7,25 @@ import (
 
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
-	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 // Component names one entry of the parties' payload vectors.
-type Component = protocol.Component
+type Component = payload.Component
 
 // The payload components.
 const (
-	Count       = protocol.Count
-	Label       = protocol.Label
-	NotLabel    = protocol.NotLabel
-	Probability = protocol.Probability
+	Count       = payload.Count
+	Label       = payload.Label
+	NotLabel    = payload.NotLabel
+	Probability = payload.Probability
 )
 
 // ProbabilityScale is the fixed-point scale of the Probability component.
-const ProbabilityScale = protocol.ProbabilityScale
+const ProbabilityScale = payload.ProbabilityScale
 
 // ReleaseID identifies a release.
-type ReleaseID = protocol.ReleaseID
+type ReleaseID = payload.ReleaseID
 
 // UStat computes noisy prefix sums of the parties' payloads.
 type UStat interface {
@@ -45,8 +45,10 @@ type ReleaseSpec struct {
 	Components []Component
 }
 
-// normalize returns the spec with sorted components, checking them.
-func (s ReleaseSpec) normalize() (ReleaseSpec, error) {
+// Normalize returns the spec a backend releases: its components sorted
+// (Count when empty), each valid and listed once, and the mechanism
+// named (tree when unnamed).
+func (s ReleaseSpec) Normalize() (ReleaseSpec, error) {
 	comps := slices.Clone(s.Components)
 	if len(comps) == 0 {
 		comps = []Component{Count}
@@ -80,13 +82,21 @@ type Release struct {
 	// to each value: 1 for a trusted curator, 2 for two servers.
 	Servers    int
 	mechanisms map[Component]mechanism.Mechanism
-	units      int // protocol.PrivacyUnits of the components
+	units      int // payload.PrivacyUnits of the components
 }
 
-// newRelease builds the per-component mechanisms of spec; reports is
-// kept only when public (Release.Reports).
-func newRelease(id ReleaseID, spec ReleaseSpec, reports, servers int) (*Release, error) {
-	units, err := protocol.PrivacyUnits(spec.Components)
+// NewRelease returns release id of spec (normalised by
+// ReleaseSpec.Normalize), summing reports reports with servers
+// independent noise draws, as a backend hands it out: it builds the
+// per-component mechanisms of spec and keeps reports only when public
+// (Release.Reports). It draws no noise and charges no budget: that is
+// the backend's UStat.NewRelease.
+func NewRelease(id ReleaseID, spec ReleaseSpec, reports, servers int) (*Release, error) {
+	spec, err := spec.Normalize()
+	if err != nil {
+		return nil, err
+	}
+	units, err := payload.PrivacyUnits(spec.Components)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +105,7 @@ func newRelease(id ReleaseID, spec ReleaseSpec, reports, servers int) (*Release,
 	}
 	r := &Release{ID: id, Spec: spec, Reports: reports, Servers: servers, mechanisms: make(map[Component]mechanism.Mechanism), units: units}
 	for _, c := range spec.Components {
-		m, err := protocol.ComponentMechanism(spec.Mechanism, c)
+		m, err := payload.ComponentMechanism(spec.Mechanism, c)
 		if err != nil {
 			return nil, err
 		}
@@ -113,11 +123,11 @@ func (r *Release) Normaliser(noisyTotal int64) (ecdf.Normaliser, error) {
 }
 
 // Mechanism returns the mechanism whose noise component c receives (see
-// protocol.ComponentMechanism), or nil if the release does not cover c.
+// payload.ComponentMechanism), or nil if the release does not cover c.
 func (r *Release) Mechanism(c Component) mechanism.Mechanism { return r.mechanisms[c] }
 
 // Epsilon and Delta return the privacy cost of the release: ε and δ of
-// the spec once per privacy unit of its components (protocol.
+// the spec once per privacy unit of its components (payload.
 // PrivacyUnits: Count, the pair {Label, NotLabel} and Probability are one
 // unit each, composed by basic composition).
 func (r *Release) Epsilon() float64 {
@@ -158,7 +168,9 @@ type Query struct {
 	Prefixes  []int // strictly increasing, in [1, N]
 }
 
-func (q Query) check() error {
+// Check returns an error unless q names a release that covers its
+// component and strictly increasing prefixes in [1, N].
+func (q Query) Check() error {
 	if q.Release == nil {
 		return fmt.Errorf("query without a release")
 	}

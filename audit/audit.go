@@ -13,7 +13,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
-	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 var (
@@ -62,7 +62,7 @@ type Config struct {
 	Epsilon   float64 // claimed ε of one release
 	Delta     float64 // claimed δ (0 for pure ε-DP; cascade and gaussian-tree need δ > 0)
 	Relation  mechanism.Relation
-	Component protocol.Component
+	Component payload.Component
 	Bins      int // N
 	Trials    int // releases drawn per side of the pair, for each of the honest and the control mechanism
 	// Rand supplies the 32-byte release seeds, one per trial (nil:
@@ -128,7 +128,7 @@ type Result struct {
 }
 
 // Run audits the release of cfg.Component under cfg.Mechanism as a
-// server makes it (protocol.ComponentMechanism, NewRelease on a fresh
+// server makes it (payload.ComponentMechanism, NewRelease on a fresh
 // seed): it derives the worst-case neighbouring pair, draws cfg.Trials
 // releases on each side for the claimed mechanism and for the control,
 // and bounds ε from below (see the package documentation).
@@ -173,7 +173,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 // component c under the mechanism p names: among all moves of one
 // record, the one whose change of the released prefix sums is largest in
 // the metric of the component mechanism's noise (Pair.Norm).
-func WorstPair(p mechanism.Params, c protocol.Component) (Pair, error) {
+func WorstPair(p mechanism.Params, c payload.Component) (Pair, error) {
 	s, err := newSubject(p, c)
 	if err != nil {
 		return Pair{}, err
@@ -188,8 +188,8 @@ type subject struct {
 	mdl model
 }
 
-func newSubject(p mechanism.Params, c protocol.Component) (subject, error) {
-	m, err := protocol.ComponentMechanism(p, c)
+func newSubject(p mechanism.Params, c payload.Component) (subject, error) {
+	m, err := payload.ComponentMechanism(p, c)
 	if err != nil {
 		return subject{}, fmt.Errorf("audit: %s at ε = %g: %w", p.Name, p.Epsilon, err)
 	}
@@ -285,7 +285,7 @@ func (cfg *Config) trials(ctx context.Context, phase string, sub subject, sums [
 					return
 				}
 				side, k := t/cfg.Trials, t%cfg.Trials
-				rel := sub.m.NewRelease(protocol.ComponentSeed(seed, cfg.Component))
+				rel := sub.m.NewRelease(payload.ComponentSeed(seed, cfg.Component))
 				for i := range y {
 					y[i] = float64(ints[side][i]+rel.PrefixNoise(i+1)) / unit
 				}

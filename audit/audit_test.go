@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
-	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 // seeds returns a reproducible source of release seeds (ChaCha8), so the
@@ -78,7 +78,7 @@ func TestRunProbabilityComponent(t *testing.T) {
 		for _, r := range []mechanism.Relation{mechanism.ReplaceOne, mechanism.AddRemove} {
 			t.Run(fmt.Sprintf("%s/%v", tc.mechanism, r), func(t *testing.T) {
 				res := runAudit(t, Config{Mechanism: tc.mechanism, Epsilon: eps, Delta: tc.delta, Relation: r,
-					Component: protocol.Probability, Bins: 8, Trials: 1000})
+					Component: payload.Probability, Bins: 8, Trials: 1000})
 				if res.LowerBound > eps || res.PairEpsilon > eps*(1+1e-9) {
 					t.Errorf("probability component: lower bound %v, worst pair %v-DP (%s), claimed ε = %v",
 						res.LowerBound, res.PairEpsilon, res.Pair.Description, eps)
@@ -91,7 +91,7 @@ func TestRunProbabilityComponent(t *testing.T) {
 // A deterministic seed source gives the same result whatever the number
 // of workers.
 func TestRunReproducible(t *testing.T) {
-	cfg := Config{Mechanism: "tree", Epsilon: 1, Bins: 4, Trials: 200, Component: protocol.Label}
+	cfg := Config{Mechanism: "tree", Epsilon: 1, Bins: 4, Trials: 200, Component: payload.Label}
 	cfg.Workers = 1
 	one := runAudit(t, cfg)
 	cfg.Workers = 3
@@ -114,7 +114,7 @@ func TestRunRejectsConfig(t *testing.T) {
 		{"bins", func(c *Config) { c.Bins = 1 }},
 		{"trials", func(c *Config) { c.Trials = MinTrials - 1 }},
 		{"k", func(c *Config) { c.K = -1 }},
-		{"component", func(c *Config) { c.Component = protocol.NumComponents }},
+		{"component", func(c *Config) { c.Component = payload.NumComponents }},
 		{"neighbours", func(c *Config) { c.Relation = 7 }},
 	} {
 		t.Run(tc.field, func(t *testing.T) {

@@ -12,8 +12,8 @@
 // # What is audited
 //
 // One release of one payload component: the noise a server adds,
-// protocol.ComponentMechanism(params, component).NewRelease(
-// protocol.ComponentSeed(seed, component)) on a fresh 32-byte seed from
+// payload.ComponentMechanism(params, component).NewRelease(
+// payload.ComponentSeed(seed, component)) on a fresh 32-byte seed from
 // crypto/rand — the path of server.ReleaseRecord — added to the exact
 // prefix sums c_i = Σ_records weight·1[bin ≤ i] (dp-ecdf Eq. 4). The
 // analyst sees the sum of both servers' releases; one corrupt server

@@ -5,7 +5,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/audit"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
-	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 // The neighbouring pairs `fedecdf audit` derives for the tree of dp-ecdf
@@ -16,11 +16,11 @@ import (
 func ExampleWorstPair() {
 	for _, tc := range []struct {
 		relation  mechanism.Relation
-		component protocol.Component
+		component payload.Component
 	}{
-		{mechanism.AddRemove, protocol.Count},
-		{mechanism.ReplaceOne, protocol.Count},
-		{mechanism.AddRemove, protocol.Probability},
+		{mechanism.AddRemove, payload.Count},
+		{mechanism.ReplaceOne, payload.Count},
+		{mechanism.AddRemove, payload.Probability},
 	} {
 		p, err := audit.WorstPair(mechanism.Params{Name: "tree", Bins: 64, Epsilon: 1, Relation: tc.relation}, tc.component)
 		if err != nil {

@@ -6,12 +6,12 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
-	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 // Pair is a neighbouring pair of data sets (D, D′) for one payload
 // component: their prefix sums differ by one record's weight, Unit
-// integer units (protocol.Component.Scale), on the prefixes First..Last
+// integer units (payload.Component.Scale), on the prefixes First..Last
 // and agree elsewhere.
 type Pair struct {
 	// Description says what D and D′ are.
@@ -58,13 +58,13 @@ func b2f(b bool) float64 { return float64(b2i(b)) }
 //     every norm below is convex in the change, which is linear in
 //     (w_a, w_b), so the largest is at w ∈ {0, 1}: the intervals of
 //     count and the suffixes (weight 1 → 0), i.e. every interval.
-func moves(n int, r mechanism.Relation, c protocol.Component) [][2]int {
+func moves(n int, r mechanism.Relation, c payload.Component) [][2]int {
 	var out [][2]int
 	for a := 1; a <= n; a++ {
 		for e := a; e <= n; e++ {
 			switch {
 			case r == mechanism.AddRemove && e < n:
-			case r == mechanism.ReplaceOne && c == protocol.Count && e == n:
+			case r == mechanism.ReplaceOne && c == payload.Count && e == n:
 			default:
 				out = append(out, [2]int{a, e})
 			}
@@ -75,7 +75,7 @@ func moves(n int, r mechanism.Relation, c protocol.Component) [][2]int {
 
 // worstPair returns the move of largest norm (the first in the order of
 // moves on ties), described.
-func worstPair(mdl model, n int, r mechanism.Relation, c protocol.Component) Pair {
+func worstPair(mdl model, n int, r mechanism.Relation, c payload.Component) Pair {
 	best, bestNorm := [2]int{}, -1.0
 	for _, mv := range moves(n, r, c) {
 		if v := mdl.norm(mv[0], mv[1]); v > bestNorm {
@@ -88,22 +88,22 @@ func worstPair(mdl model, n int, r mechanism.Relation, c protocol.Component) Pai
 }
 
 // describe says what D and D′ of the pair are.
-func describe(p Pair, n int, r mechanism.Relation, c protocol.Component) string {
-	record := map[protocol.Component]string{
-		protocol.Count:       "one record",
-		protocol.Label:       "one record with label 1",
-		protocol.NotLabel:    "one record with label 0",
-		protocol.Probability: "one record with p = 1",
+func describe(p Pair, n int, r mechanism.Relation, c payload.Component) string {
+	record := map[payload.Component]string{
+		payload.Count:       "one record",
+		payload.Label:       "one record with label 1",
+		payload.NotLabel:    "one record with label 0",
+		payload.Probability: "one record with p = 1",
 	}[c]
 	change := fmt.Sprintf("prefixes %d–%d change by %d", p.First, p.Last, p.Unit)
 	switch {
 	case r == mechanism.AddRemove:
 		return fmt.Sprintf("D′ = D + %s in bin %d: %s", record, p.First, change)
 	case p.Last == n:
-		weight := map[protocol.Component]string{
-			protocol.Label:       "its label changes from 1 to 0",
-			protocol.NotLabel:    "its label changes from 0 to 1",
-			protocol.Probability: "its p changes from 1 to 0",
+		weight := map[payload.Component]string{
+			payload.Label:       "its label changes from 1 to 0",
+			payload.NotLabel:    "its label changes from 0 to 1",
+			payload.Probability: "its p changes from 1 to 0",
 		}[c]
 		return fmt.Sprintf("D has %s in bin %d; in D′ %s: %s", record, p.First, weight, change)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"github.com/fedecdf/fedecdf/aggregation/remote"
 	"math"
 	"strconv"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
 	"github.com/fedecdf/fedecdf/internal/p2p"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
 	"github.com/fedecdf/fedecdf/party"
@@ -62,7 +64,7 @@ func (p *Party) Close() error { return p.host.Close() }
 // server. Sending it again (a retry after a lost acknowledgement) is
 // safe: the servers drop the duplicate.
 type Report struct {
-	ID             protocol.ReportID
+	ID             payload.ReportID
 	Leader, Helper *protocol.Upload
 }
 
@@ -108,10 +110,10 @@ func (p *Party) Send(ctx context.Context, r *Report) (dup bool, err error) {
 }
 
 // Submit prepares and sends the report of one instance.
-func (p *Party) Submit(ctx context.Context, inst party.Instance) (protocol.ReportID, error) {
+func (p *Party) Submit(ctx context.Context, inst party.Instance) (payload.ReportID, error) {
 	r, err := p.NewReport(inst)
 	if err != nil {
-		return protocol.ReportID{}, err
+		return payload.ReportID{}, err
 	}
 	_, err = p.Send(ctx, r)
 	return r.ID, err
@@ -122,7 +124,7 @@ type Analyst struct {
 	m      *Manifest
 	grid   *ecdf.Grid
 	host   *p2p.Host
-	remote *aggregation.Remote
+	remote *remote.Client
 }
 
 // NewAnalyst starts the analyst's dial-only host; its peer ID must be
@@ -147,12 +149,12 @@ func NewAnalyst(m *Manifest, id *Identity, tc p2p.Config) (*Analyst, error) {
 	if err != nil {
 		return nil, err
 	}
-	remote, err := aggregation.NewRemote(server.DCF, h.Conn(p2p.QueryProtocol), LeaderName, m.Dataset, nil)
+	client, err := remote.New(server.DCF, h.Conn(p2p.QueryProtocol), LeaderName, m.Dataset, nil)
 	if err != nil {
 		h.Close()
 		return nil, err
 	}
-	return &Analyst{m: m, grid: g, host: h, remote: remote}, nil
+	return &Analyst{m: m, grid: g, host: h, remote: client}, nil
 }
 
 func contains(list []string, s string) bool {
@@ -230,14 +232,14 @@ func (a *Analyst) ECDF(ctx context.Context) (*ECDF, error) {
 // no budget and returns the curve first read. The stated guarantee, s.d.
 // and smoothing follow the mechanism the servers recorded for the
 // release, whatever the manifest now says.
-func (a *Analyst) ReadRelease(ctx context.Context, id protocol.ReleaseID) (*ECDF, error) {
+func (a *Analyst) ReadRelease(ctx context.Context, id payload.ReleaseID) (*ECDF, error) {
 	return a.read(ctx, id)
 }
 
 // ParseReleaseID parses the hexadecimal release ID that ECDF.Release
 // prints.
-func ParseReleaseID(s string) (protocol.ReleaseID, error) {
-	var id protocol.ReleaseID
+func ParseReleaseID(s string) (payload.ReleaseID, error) {
+	var id payload.ReleaseID
 	b, err := hex.DecodeString(s)
 	if err != nil || len(b) != len(id) {
 		return id, fmt.Errorf("release ID %q is not %d hexadecimal bytes", s, len(id))
@@ -247,13 +249,13 @@ func ParseReleaseID(s string) (protocol.ReleaseID, error) {
 }
 
 // read queries every prefix of the Count component of release id.
-func (a *Analyst) read(ctx context.Context, id protocol.ReleaseID) (*ECDF, error) {
+func (a *Analyst) read(ctx context.Context, id payload.ReleaseID) (*ECDF, error) {
 	n := a.grid.Len()
 	prefixes := make([]int, n)
 	for i := range prefixes {
 		prefixes[i] = i + 1
 	}
-	q := &protocol.Query{Dataset: a.m.Dataset, Release: id, Component: protocol.Count, Prefixes: prefixes}
+	q := &protocol.Query{Dataset: a.m.Dataset, Release: id, Component: payload.Count, Prefixes: prefixes}
 	ans, err := protocol.Call[*protocol.Answer](ctx, a.host.Conn(p2p.QueryProtocol), LeaderName, q)
 	if err != nil {
 		return nil, fmt.Errorf("release %v: %w", id, err)
@@ -262,7 +264,7 @@ func (a *Analyst) read(ctx context.Context, id protocol.ReleaseID) (*ECDF, error
 		return nil, fmt.Errorf("release %v: the leader answered %d values, want %d", id, len(ans.Values), n)
 	}
 	params := ans.Mechanism
-	mech, err := protocol.ComponentMechanism(params, protocol.Count)
+	mech, err := payload.ComponentMechanism(params, payload.Count)
 	if err != nil {
 		return nil, fmt.Errorf("release %v: %w", id, err)
 	}
@@ -286,7 +288,7 @@ func (a *Analyst) read(ctx context.Context, id protocol.ReleaseID) (*ECDF, error
 
 // releaseInfo describes release id of the manifest's dataset, with
 // params and the mechanism mech of its noise.
-func (a *Analyst) releaseInfo(id protocol.ReleaseID, n ecdf.Normaliser, params mechanism.Params, mech mechanism.Mechanism, guarantee string) ReleaseInfo {
+func (a *Analyst) releaseInfo(id payload.ReleaseID, n ecdf.Normaliser, params mechanism.Params, mech mechanism.Mechanism, guarantee string) ReleaseInfo {
 	return ReleaseInfo{
 		Dataset: a.m.Dataset, Normaliser: n, Epsilon: params.Epsilon, Delta: params.Delta,
 		Mechanism: mech.Name(), Neighbours: params.Relation.String(), Guarantee: guarantee, Release: id.String(),

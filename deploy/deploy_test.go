@@ -19,6 +19,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/internal/p2p"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/server"
@@ -354,7 +355,7 @@ func TestUnknownPeersRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer h.Close()
-		req := protocol.Encode(&protocol.Query{Dataset: d.m.Dataset, Component: protocol.Count, Prefixes: []int{1}})
+		req := protocol.Encode(&protocol.Query{Dataset: d.m.Dataset, Component: payload.Count, Prefixes: []int{1}})
 		if key == stranger {
 			_, err = h.Conn(p2p.QueryProtocol).Call(context.Background(), LeaderName, req)
 			if !p2p.IsRefused(err) {
@@ -373,7 +374,7 @@ func TestUnknownPeersRefused(t *testing.T) {
 func TestReportProtocolCarriesOnlyUploads(t *testing.T) {
 	d := newDeployment(t, 1, 1)
 	p := d.newParty()
-	req := &protocol.CreateRelease{Dataset: d.m.Dataset, Release: protocol.ReleaseID{1}, Components: []protocol.Component{protocol.Count}}
+	req := &protocol.CreateRelease{Dataset: d.m.Dataset, Release: payload.ReleaseID{1}, Components: []payload.Component{payload.Count}}
 	_, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.host.Conn(p2p.ReportProtocol), LeaderName, req)
 	if err == nil {
 		t.Fatal("a release request over the report protocol was accepted")
@@ -450,13 +451,13 @@ func TestReleaseReadAfterRestart(t *testing.T) {
 	if second := d.query(); slices.Equal(second.Counts, first.Counts) {
 		t.Fatal("a new release at ε = 1 repeats the first one's noisy counts")
 	}
-	if _, err := a.ReadRelease(context.Background(), protocol.ReleaseID{1}); !errors.Is(err, server.ErrUnknownRelease) {
+	if _, err := a.ReadRelease(context.Background(), payload.ReleaseID{1}); !errors.Is(err, server.ErrUnknownRelease) {
 		t.Fatalf("reading an unknown release: %v", err)
 	}
 }
 
 func TestParseReleaseID(t *testing.T) {
-	id := protocol.ReleaseID{0xab, 1}
+	id := payload.ReleaseID{0xab, 1}
 	if got, err := ParseReleaseID(id.String()); got != id || err != nil {
 		t.Fatalf("ParseReleaseID(%s) = %v, %v", id, got, err)
 	}

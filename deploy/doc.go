@@ -80,7 +80,7 @@
 // any peer and may carry only uploads.
 //
 // Privacy. Every release is (ε, δ)-DP per privacy unit of its components
-// (protocol.PrivacyUnits: the ROC pair {Label, NotLabel} is one unit)
+// (payload.PrivacyUnits: the ROC pair {Label, NotLabel} is one unit)
 // under the manifest's neighbouring relation (replace by default, n
 // public; under add/remove the leader does not tell the analyst n, and
 // curves are normalised by a released noisy total: ecdf.Normaliser, which

@@ -12,7 +12,7 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
 	"github.com/fedecdf/fedecdf/hosmer"
-	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 // HosmerPlans are the allocations Analyst.Hosmer accepts, the default
@@ -123,7 +123,7 @@ func (a *Analyst) Hosmer(ctx context.Context, plan, method string, groups int) (
 // with its fixed noise, and everything after is post-processing. The
 // stated ε is the release's own, already spent. The same conditions on
 // the grid and the relation as for Hosmer apply.
-func (a *Analyst) HosmerRelease(ctx context.Context, id protocol.ReleaseID, method string, groups int) (*Hosmer, error) {
+func (a *Analyst) HosmerRelease(ctx context.Context, id payload.ReleaseID, method string, groups int) (*Hosmer, error) {
 	if err := checkSmoothing(method); err != nil {
 		return nil, err
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/hosmer"
-	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/server"
 )
@@ -314,7 +314,7 @@ func TestHosmerFromROCRelease(t *testing.T) {
 	if free.Charged || !paid.Charged || free.Plan != "grid" || free.Releases[0] != r.Release || free.N != n || len(free.Groups) != len(paid.Groups) || *free.Statistic != *paid.Statistic {
 		t.Fatalf("from the ROC release %+v; new grid release %+v", free, paid)
 	}
-	if _, err := a.HosmerRelease(ctx, protocol.ReleaseID{1}, "l2", groups); !errors.Is(err, server.ErrUnknownRelease) {
+	if _, err := a.HosmerRelease(ctx, payload.ReleaseID{1}, "l2", groups); !errors.Is(err, server.ErrUnknownRelease) {
 		t.Errorf("unknown release: %v", err)
 	}
 }
@@ -334,7 +334,7 @@ func countRange(t *testing.T, plan string, n int) (lo, hi float64) {
 	if p.CountFromLabels {
 		return 0, float64(n) * (1 + 1e-12)
 	}
-	m, err := protocol.ComponentMechanism(p.Releases[0].Mechanism, protocol.Count)
+	m, err := payload.ComponentMechanism(p.Releases[0].Mechanism, payload.Count)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/ledger"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
 	"github.com/fedecdf/fedecdf/server"
@@ -96,8 +98,8 @@ type Budget struct {
 
 // PayloadLayout returns the protocol's payload component names in order.
 func PayloadLayout() []string {
-	names := make([]string, protocol.NumComponents)
-	for c := range protocol.Component(protocol.NumComponents) {
+	names := make([]string, payload.NumComponents)
+	for c := range payload.Component(payload.NumComponents) {
 		names[c] = c.String()
 	}
 	return names
@@ -232,7 +234,7 @@ func (m *Manifest) MechanismParams() (mechanism.Params, error) {
 	if err := policy.Allow(p); err != nil {
 		return p, fmt.Errorf("the analysts' release (name, epsilon, delta) does not fit the servers' policy: %w", err)
 	}
-	if _, err := protocol.NewMechanism(p); err != nil {
+	if _, err := payload.NewMechanism(p); err != nil {
 		return p, err
 	}
 	return p, nil
@@ -246,7 +248,7 @@ func (m *Manifest) serverDataset() (server.Dataset, error) {
 	}
 	return server.Dataset{
 		Name: m.Dataset, Backend: server.DCF, Bins: m.Grid.Bins,
-		Budget:     server.Budget{Epsilon: m.Budget.Epsilon, Delta: m.Budget.Delta},
+		Budget:     ledger.Budget{Epsilon: m.Budget.Epsilon, Delta: m.Budget.Delta},
 		Policy:     policy,
 		MinReports: m.MinReports,
 	}, nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/server"
 )
@@ -151,7 +152,7 @@ func TestDeploymentEnforcesManifestPolicy(t *testing.T) {
 		})
 	}
 	for _, s := range []*Server{d.leader, d.helper} {
-		if spent, err := s.store.Spent(d.m.Dataset); err != nil || spent != (server.Budget{}) {
+		if spent, err := s.store.Spent(d.m.Dataset); err != nil || spent != (ledger.Budget{}) {
 			t.Errorf("%s spent %+v (%v) on refused releases", s.cfg.Role, spent, err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/cloudflare/circl/hpke"
 
 	"github.com/fedecdf/fedecdf/internal/p2p"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
 	"github.com/fedecdf/fedecdf/internal/wire"
@@ -42,7 +43,7 @@ const (
 // another report.
 type sealedUpload struct {
 	Dataset    string
-	Report     protocol.ReportID
+	Report     payload.ReportID
 	Enc        []byte // HPKE encapsulated key
 	Ciphertext []byte // sealed protocol.Encode(helper's Upload)
 }
@@ -146,7 +147,7 @@ func readRelayVersion(r *wire.Reader) error {
 
 // sealAAD is the associated data of a sealed upload: its dataset and
 // report ID.
-func sealAAD(dataset string, report protocol.ReportID) []byte {
+func sealAAD(dataset string, report payload.ReportID) []byte {
 	var w wire.Writer
 	w.String(dataset)
 	w.Fixed(report[:])

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 )
 
@@ -66,7 +67,7 @@ func TestRelayRefusedInDirectMode(t *testing.T) {
 }
 
 func testSealed(t testing.TB, helper *Identity) (*protocol.Upload, *sealedUpload) {
-	up := &protocol.Upload{Dataset: "d", Report: protocol.ReportID{4, 2}, Key: []byte("the helper's DCF key")}
+	up := &protocol.Upload{Dataset: "d", Report: payload.ReportID{4, 2}, Key: []byte("the helper's DCF key")}
 	s, err := sealUpload(helper.HPKEPublicKey, up)
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
-	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/roc"
 )
 
@@ -37,7 +37,7 @@ type ROC struct {
 // replace-one the pair is ε-DP at the manifest's ε (roc/doc.go: a replaced
 // instance moves within one vector, or leaves one and joins the other, each
 // an add/remove at ε/2), and that is what the servers' ledgers charge
-// (protocol.PrivacyUnits). Under add/remove it is ε-DP as well (an added
+// (payload.PrivacyUnits). Under add/remove it is ε-DP as well (an added
 // instance joins exactly one vector, each noised at ε), and the analyst
 // is told no n: ROC.N is the noisy total of the pair.
 func (a *Analyst) ROC(ctx context.Context, method string) (*ROC, error) {
@@ -63,7 +63,7 @@ var rocComponents = []aggregation.Component{aggregation.Label, aggregation.NotLa
 // ROCRelease reads the ROC and PR curves of an existing ROC release id
 // again, at no cost: the servers answer with its fixed noise, and the
 // mechanism and ε are the ones the servers recorded for it.
-func (a *Analyst) ROCRelease(ctx context.Context, id protocol.ReleaseID, method string) (*ROC, error) {
+func (a *Analyst) ROCRelease(ctx context.Context, id payload.ReleaseID, method string) (*ROC, error) {
 	rel, err := a.remote.OpenRelease(ctx, id, rocComponents)
 	if err != nil {
 		return nil, err

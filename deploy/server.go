@@ -11,6 +11,7 @@ import (
 	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/fedecdf/fedecdf/internal/p2p"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/store"
 	"github.com/fedecdf/fedecdf/internal/transport"
@@ -118,7 +119,7 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 // replay feeds the stored uploads to the fresh server.
 func (s *Server) replay() error {
 	n := 0
-	err := s.store.Reports(s.cfg.Manifest.Dataset, func(id protocol.ReportID, upload []byte) error {
+	err := s.store.Reports(s.cfg.Manifest.Dataset, func(id payload.ReportID, upload []byte) error {
 		resp, err := protocol.Decode(s.srv.Handle(context.Background(), "store", upload))
 		if err == nil {
 			if e, isErr := resp.(*protocol.Error); isErr {

@@ -3,16 +3,16 @@ package experiment
 import (
 	"errors"
 	"fmt"
+	"github.com/fedecdf/fedecdf/aggregation/curator"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 
-	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/dataset"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/party"
-	"github.com/fedecdf/fedecdf/server"
 )
 
 // realData describes one of the paper's real data sets (dp-ecdf §6.2.2,
@@ -61,9 +61,9 @@ func scoredParties(cfg Config, d realData) ([]*party.Party, float64, error) {
 	return parties, s.AUC, nil
 }
 
-// curator is the trusted-curator aggregation of parties (the plain
+// newCurator is the trusted-curator aggregation of parties (the plain
 // backend) with a budget large enough for every run of an experiment:
 // each run spends its ε on a fresh release, as the paper's runs do.
-func curator(parties []*party.Party, bins int) (*aggregation.Plain, error) {
-	return aggregation.NewPlain("experiment", bins, parties, server.Budget{Epsilon: math.MaxFloat64}, server.NewMemoryLedger())
+func newCurator(parties []*party.Party, bins int) (*curator.Curator, error) {
+	return curator.New("experiment", bins, parties, ledger.Budget{Epsilon: math.MaxFloat64}, ledger.NewMemory())
 }

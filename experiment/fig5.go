@@ -28,7 +28,7 @@ type rocVariant struct {
 
 // rocVariants are Fig. 5's series: the paper's composition (each vector
 // at ε/2, dp-ecdf §5.1) on its tree, and the pair released at spec ε,
-// which is ε-DP as well (protocol.PrivacyUnits, roc/doc.go), on the tree
+// which is ε-DP as well (payload.PrivacyUnits, roc/doc.go), on the tree
 // and the k-ary tree.
 var rocVariants = []rocVariant{
 	{"tree", 0.5, "ε/2 each (paper)"},
@@ -54,7 +54,7 @@ func Fig5(ctx context.Context, cfg Config) (*Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	u, err := curator(parties, cfg.DataBins)
+	u, err := newCurator(parties, cfg.DataBins)
 	if err != nil {
 		return nil, err
 	}

@@ -48,7 +48,7 @@ func hlFigure(ctx context.Context, cfg Config, id string, d realData) (*Figure, 
 	if err != nil {
 		return nil, err
 	}
-	u, err := curator(parties, cfg.DataBins)
+	u, err := newCurator(parties, cfg.DataBins)
 	if err != nil {
 		return nil, err
 	}

@@ -44,7 +44,7 @@
 // 4ε' per component, 8ε' in total, which also pays for O_0 and E_0
 // because the group sizes come from the Count release. The Probability
 // component's noise is calibrated by its fixed-point sensitivity
-// (protocol.ComponentMechanism), so the plan holds for the (ε, δ)
+// (payload.ComponentMechanism), so the plan holds for the (ε, δ)
 // mechanisms too.
 //
 // (The paper's 8ε' is itself loose: an instance adds (y, 1−y, p, 1−p) to
@@ -59,13 +59,13 @@
 // and derive everything from it: the count prefixes are Label + NotLabel
 // (for the quantiles and group sizes), O_1 from Label, O_0 from NotLabel,
 // E_1 from Probability, E_0 = size − E_1. Aggregation noises each of these
-// components with the add/remove mechanism at ε/4 (protocol.
+// components with the add/remove mechanism at ε/4 (payload.
 // ComponentMechanism), all at the same node scale b = Δ/(ε/4) in the
 // component's units, where Δ is the mechanism's add/remove sensitivity
 // (⌈(L+1)/2⌉ for the tree).
 //
 // Claim: this release is ε-DP under replace-one, which is what the
-// aggregation ledger charges (protocol.PrivacyUnits: the {Label,
+// aggregation ledger charges (payload.PrivacyUnits: the {Label,
 // NotLabel} pair and Probability, one unit each at ε/2; that rule's
 // group-privacy argument is another proof of the claim).
 // Proof sketch. Replacing (a, w) by (b, w') changes component c's prefix
@@ -104,7 +104,7 @@
 //	|E_1g − Σ_{i∈g} c_i·m_i| ≤ size_g · max_i (τ_i − τ_{i−1})/2,
 //
 // and E_1 needs no Probability release: GridPlan releases {Label,
-// NotLabel} once at spec ε — one privacy unit (protocol.PrivacyUnits),
+// NotLabel} once at spec ε — one privacy unit (payload.PrivacyUnits),
 // ε-DP under replace-one, and exactly the release of a private ROC curve
 // on the same grid, so a deployment that has released the ROC curve gets
 // the HL test as post-processing. E_1's noise is then the per-bin count

@@ -2,6 +2,8 @@ package hosmer
 
 import (
 	"context"
+	"github.com/fedecdf/fedecdf/aggregation/curator"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -10,7 +12,6 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/party"
-	"github.com/fedecdf/fedecdf/server"
 )
 
 // Three groups on a grid of 6 bins, bounds 2, 4, 6, worked by hand:
@@ -156,7 +157,7 @@ func TestPlansThroughUStat(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		u, err := aggregation.NewPlain("hl", nBins, parties, server.Budget{Epsilon: plan.Epsilon}, server.NewMemoryLedger())
+		u, err := curator.New("hl", nBins, parties, ledger.Budget{Epsilon: plan.Epsilon}, ledger.NewMemory())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -268,8 +269,8 @@ func TestClip(t *testing.T) {
 // budget and returns what its ledger charged.
 func ledgerCharge(t *testing.T, plan *Plan) float64 {
 	t.Helper()
-	ledger := server.NewMemoryLedger()
-	u, err := aggregation.NewPlain("hl", plan.Releases[0].Mechanism.Bins, nil, server.Budget{Epsilon: 10 * plan.Epsilon, Delta: 1}, ledger)
+	book := ledger.NewMemory()
+	u, err := curator.New("hl", plan.Releases[0].Mechanism.Bins, nil, ledger.Budget{Epsilon: 10 * plan.Epsilon, Delta: 1}, book)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +279,7 @@ func ledgerCharge(t *testing.T, plan *Plan) float64 {
 			t.Fatalf("%s plan: %v", plan.Name, err)
 		}
 	}
-	spent, err := ledger.Spent("hl")
+	spent, err := book.Spent("hl")
 	if err != nil {
 		t.Fatal(err)
 	}

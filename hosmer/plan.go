@@ -26,7 +26,7 @@ type Plan struct {
 	// Epsilon is the proved replace-one guarantee of all releases
 	// together (see the package documentation), and exactly what an
 	// aggregation ledger charges for them (Σ over releases of spec ε ×
-	// protocol.PrivacyUnits of its components).
+	// payload.PrivacyUnits of its components).
 	Epsilon float64
 }
 
@@ -82,7 +82,7 @@ func JointPlan(epsilon float64, bins int, template mechanism.Params) (*Plan, err
 }
 
 // GridPlan releases only {Label, NotLabel}, once, at spec ε — one privacy
-// unit, ε-DP under replace-one (protocol.PrivacyUnits), the very release
+// unit, ε-DP under replace-one (payload.PrivacyUnits), the very release
 // of a private ROC curve on the same grid — and estimates everything from
 // it: counts as Label + NotLabel, O_1 from Label, and E_1 = Σ_i ĉ_i·m_i
 // over the group's bins from the released per-bin counts ĉ_i and the

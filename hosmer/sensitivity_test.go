@@ -2,12 +2,12 @@ package hosmer
 
 import (
 	"context"
+	"github.com/fedecdf/fedecdf/aggregation/curator"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"math"
 	"testing"
 
-	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
-	"github.com/fedecdf/fedecdf/server"
 )
 
 // suffixShift returns a least-ℓ1 integer node shift χ of the add/remove
@@ -173,7 +173,7 @@ func TestJointPlanNodeScales(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := aggregation.NewPlain("hl", nBins, nil, server.Budget{Epsilon: plan.Epsilon}, server.NewMemoryLedger())
+	u, err := curator.New("hl", nBins, nil, ledger.Budget{Epsilon: plan.Epsilon}, ledger.NewMemory())
 	if err != nil {
 		t.Fatal(err)
 	}

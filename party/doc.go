@@ -3,7 +3,7 @@
 // label and optionally a predicted probability), bins its score on the
 // public grid and turns it into the payload vector
 //
-//	payload = (1, y, 1 − y, round(p·2^32))      (protocol.Count … Probability)
+//	payload = (1, y, 1 − y, round(p·2^32))      (payload.Count … Probability)
 //
 // whose prefix sums Σ_parties payload_c·1[bin ≤ i] are the U-statistics
 // of dp-ecdf Eq. (4) (count: ECDF; label and 1 − label: ROC; probability:

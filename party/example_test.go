@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/fedecdf/fedecdf/ecdf"
-	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/party"
 )
 
@@ -17,11 +17,11 @@ func ExampleParty_AdditiveShares() {
 		panic(err)
 	}
 	prefixes := []int{1, 2, 3, 4}
-	leader, helper, _ := p.AdditiveShares(protocol.Label, prefixes)
+	leader, helper, _ := p.AdditiveShares(payload.Label, prefixes)
 	sum := make([]uint64, len(prefixes))
 	for j := range sum {
 		sum[j] = leader[j] + helper[j]
 	}
-	fmt.Println("bin", p.Bin(), "kernel", p.Kernel(protocol.Label, prefixes), "shares add to", sum)
+	fmt.Println("bin", p.Bin(), "kernel", p.Kernel(payload.Label, prefixes), "shares add to", sum)
 	// Output: bin 3 kernel [0 0 1 1] shares add to [0 0 1 1]
 }

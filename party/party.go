@@ -10,6 +10,7 @@ import (
 	"golang.org/x/crypto/chacha20"
 
 	"github.com/fedecdf/fedecdf/ecdf"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
 )
@@ -27,11 +28,11 @@ type Instance struct {
 
 // Party is one validated instance, binned, with its report ID.
 type Party struct {
-	report  protocol.ReportID
+	report  payload.ReportID
 	seed    [32]byte // keys the leader's additive shares (leaderShares)
 	bin     int
 	bins    int
-	payload [protocol.NumComponents]uint64
+	payload [payload.NumComponents]uint64
 }
 
 // New validates inst against the grid g and draws a fresh report ID. A
@@ -50,14 +51,14 @@ func New(inst Instance, g *ecdf.Grid) (*Party, error) {
 		if !(inst.Probability >= 0 && inst.Probability <= 1) {
 			return nil, fmt.Errorf("probability %v is not in [0, 1]", inst.Probability)
 		}
-		prob = uint64(math.Round(inst.Probability * protocol.ProbabilityScale))
+		prob = uint64(math.Round(inst.Probability * payload.ProbabilityScale))
 	}
-	id, err := protocol.NewID()
+	id, err := payload.NewID()
 	if err != nil {
 		return nil, err
 	}
 	y := uint64(inst.Label)
-	p := &Party{report: id, bin: bin, bins: g.Len(), payload: [protocol.NumComponents]uint64{1, y, 1 - y, prob}}
+	p := &Party{report: id, bin: bin, bins: g.Len(), payload: [payload.NumComponents]uint64{1, y, 1 - y, prob}}
 	if _, err := rand.Read(p.seed[:]); err != nil {
 		return nil, fmt.Errorf("drawing the share seed from crypto/rand: %w", err)
 	}
@@ -65,17 +66,17 @@ func New(inst Instance, g *ecdf.Grid) (*Party, error) {
 }
 
 // ReportID returns the party's report ID.
-func (p *Party) ReportID() protocol.ReportID { return p.report }
+func (p *Party) ReportID() payload.ReportID { return p.report }
 
 // Bin returns the party's 1-based bin on the grid.
 func (p *Party) Bin() int { return p.bin }
 
 // Payload returns component c of the payload vector (in integer units:
 // fixed point for Probability).
-func (p *Party) Payload(c protocol.Component) uint64 { return p.payload[c] }
+func (p *Party) Payload(c payload.Component) uint64 { return p.payload[c] }
 
 // Kernel returns payload_c·1[bin ≤ i] for every prefix i.
-func (p *Party) Kernel(c protocol.Component, prefixes []int) []uint64 {
+func (p *Party) Kernel(c payload.Component, prefixes []int) []uint64 {
 	k := make([]uint64, len(prefixes))
 	for j, i := range prefixes {
 		if p.bin <= i {
@@ -94,7 +95,7 @@ func (p *Party) Kernel(c protocol.Component, prefixes []int) []uint64 {
 // sends the same shares of a prefix in every query batch: a re-send is
 // an exact duplicate, and no two batches give a server two different
 // share sums of one prefix to difference.
-func (p *Party) AdditiveShares(c protocol.Component, prefixes []int) (leader, helper []uint64, err error) {
+func (p *Party) AdditiveShares(c payload.Component, prefixes []int) (leader, helper []uint64, err error) {
 	if err := p.checkQuery(c, prefixes); err != nil {
 		return nil, nil, err
 	}
@@ -110,7 +111,7 @@ func (p *Party) AdditiveShares(c protocol.Component, prefixes []int) (leader, he
 // of the party's share stream of component c: ChaCha20 under the share
 // seed with nonce (c, 0, …), word w in 64-byte block w/8, which is the
 // cipher's 32-bit counter (a grid has at most 2^26 bins).
-func (p *Party) leaderShares(c protocol.Component, prefixes []int) []uint64 {
+func (p *Party) leaderShares(c payload.Component, prefixes []int) []uint64 {
 	var nonce [chacha20.NonceSize]byte
 	nonce[0] = byte(c)
 	cipher, err := chacha20.NewUnauthenticatedCipher(p.seed[:], nonce[:])
@@ -133,7 +134,7 @@ func (p *Party) leaderShares(c protocol.Component, prefixes []int) []uint64 {
 }
 
 // checkQuery validates a query batch against the party's grid.
-func (p *Party) checkQuery(c protocol.Component, prefixes []int) error {
+func (p *Party) checkQuery(c payload.Component, prefixes []int) error {
 	if !c.Valid() {
 		return fmt.Errorf("unknown payload component %d", c)
 	}

@@ -9,7 +9,7 @@ import (
 	"golang.org/x/crypto/chacha20"
 
 	"github.com/fedecdf/fedecdf/ecdf"
-	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 func TestNewValidates(t *testing.T) {
@@ -43,23 +43,23 @@ func TestPayloadAndShares(t *testing.T) {
 	if p.Bin() != 4 {
 		t.Fatalf("bin %d, want 4", p.Bin())
 	}
-	want := map[protocol.Component]uint64{protocol.Count: 1, protocol.Label: 0, protocol.NotLabel: 1, protocol.Probability: 1 << 30}
+	want := map[payload.Component]uint64{payload.Count: 1, payload.Label: 0, payload.NotLabel: 1, payload.Probability: 1 << 30}
 	for c, v := range want {
 		if p.Payload(c) != v {
 			t.Errorf("%v payload %d, want %d", c, p.Payload(c), v)
 		}
 	}
 	prefixes := []int{3, 4, 10}
-	leader, helper, err := p.AdditiveShares(protocol.Probability, prefixes)
+	leader, helper, err := p.AdditiveShares(payload.Probability, prefixes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for j, k := range p.Kernel(protocol.Probability, prefixes) {
+	for j, k := range p.Kernel(payload.Probability, prefixes) {
 		if leader[j]+helper[j] != k {
 			t.Errorf("prefix %d: shares add to %d, want %d", prefixes[j], leader[j]+helper[j], k)
 		}
 	}
-	if _, _, err := p.AdditiveShares(protocol.Count, []int{11}); err == nil {
+	if _, _, err := p.AdditiveShares(payload.Count, []int{11}); err == nil {
 		t.Error("prefix beyond the grid accepted")
 	}
 }
@@ -76,8 +76,8 @@ func TestSharesFixedPerPrefix(t *testing.T) {
 	for j := range all {
 		all[j] = j + 1
 	}
-	full, _, _ := p.AdditiveShares(protocol.Count, all)
-	c := chacha20Words(t, p.seed, protocol.Count, 100)
+	full, _, _ := p.AdditiveShares(payload.Count, all)
+	c := chacha20Words(t, p.seed, payload.Count, 100)
 	for _, tc := range []struct {
 		name     string
 		prefixes []int
@@ -88,10 +88,10 @@ func TestSharesFixedPerPrefix(t *testing.T) {
 		{"all", all},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			leader, helper, _ := p.AdditiveShares(protocol.Count, tc.prefixes)
-			again, helperAgain, _ := p.AdditiveShares(protocol.Count, tc.prefixes)
-			label, _, _ := p.AdditiveShares(protocol.Label, tc.prefixes)
-			other, _, _ := q.AdditiveShares(protocol.Count, tc.prefixes)
+			leader, helper, _ := p.AdditiveShares(payload.Count, tc.prefixes)
+			again, helperAgain, _ := p.AdditiveShares(payload.Count, tc.prefixes)
+			label, _, _ := p.AdditiveShares(payload.Label, tc.prefixes)
+			other, _, _ := q.AdditiveShares(payload.Count, tc.prefixes)
 			for j, i := range tc.prefixes {
 				switch {
 				case leader[j] != full[i-1] || leader[j] != c[i-1]:
@@ -108,7 +108,7 @@ func TestSharesFixedPerPrefix(t *testing.T) {
 
 // chacha20Words returns the first n words of the ChaCha20 keystream under
 // key with nonce (c, 0…), read straight through.
-func chacha20Words(t *testing.T, key [32]byte, c protocol.Component, n int) []uint64 {
+func chacha20Words(t *testing.T, key [32]byte, c payload.Component, n int) []uint64 {
 	t.Helper()
 	var nonce [chacha20.NonceSize]byte
 	nonce[0] = byte(c)

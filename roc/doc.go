@@ -42,13 +42,13 @@
 // being one removal and one addition.
 //
 // The latter is what aggregation does for the Label and NotLabel
-// components of a release whose spec says ε_c (protocol.
+// components of a release whose spec says ε_c (payload.
 // ComponentMechanism: add/remove at ε_c/2 each). By the argument above,
 // with the weights y + (1 − y) = 1 of one instance spread over the two
 // components, such a release of {Label, NotLabel} is ε_c-DP under
 // replace-one — every replacement is one unit-weight removal and one
 // unit-weight addition across the pair — and the ledger charges exactly
-// ε_c (one privacy unit, protocol.PrivacyUnits). A curve that must be
+// ε_c (one privacy unit, payload.PrivacyUnits). A curve that must be
 // ε-DP therefore uses spec ε_c = ε, where dp-ecdf §5.1's composition
 // (each vector at ε/2) would leave 4 times the noise variance.
 //

@@ -2,6 +2,8 @@ package roc
 
 import (
 	"context"
+	"github.com/fedecdf/fedecdf/aggregation/curator"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -11,7 +13,6 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
 	"github.com/fedecdf/fedecdf/party"
-	"github.com/fedecdf/fedecdf/server"
 )
 
 // isotonic is the test's smoother: ecdf/smooth's pointwise p = 2
@@ -277,7 +278,7 @@ func TestPrivateThroughUStat(t *testing.T) {
 		}
 		parties = append(parties, p)
 	}
-	u, err := aggregation.NewPlain("roc", g.Len(), parties, server.Budget{Epsilon: 1 << 50}, server.NewMemoryLedger())
+	u, err := curator.New("roc", g.Len(), parties, ledger.Budget{Epsilon: 1 << 50}, ledger.NewMemory())
 	if err != nil {
 		t.Fatal(err)
 	}

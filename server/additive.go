@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
 )
@@ -30,7 +31,7 @@ var (
 
 // checkSender checks that peer from may act for report id: it enrolled
 // it, or nobody has (the caller holds s.mu).
-func checkSender(d *dataset, from transport.PeerID, id protocol.ReportID) error {
+func checkSender(d *dataset, from transport.PeerID, id payload.ReportID) error {
 	if by, ok := d.enrolledBy[id]; ok && by != from {
 		return fmt.Errorf("%w (%q)", ErrWrongSender, by)
 	}
@@ -45,7 +46,7 @@ func checkSender(d *dataset, from transport.PeerID, id protocol.ReportID) error 
 // holds s.mu.
 func (rel *release) fixedSums(batch *openQuery, m *protocol.Query) []uint64 {
 	if rel.fixed == nil {
-		rel.fixed = make(map[protocol.Component]map[int]uint64)
+		rel.fixed = make(map[payload.Component]map[int]uint64)
 	}
 	fixed := rel.fixed[m.Component]
 	if fixed == nil {

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/ledger"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
 	"github.com/fedecdf/fedecdf/party"
@@ -25,19 +27,19 @@ type corruptLeader struct {
 	helper  *Server
 	parties []*party.Party
 	mu      sync.Mutex
-	shares  map[protocol.QueryID]map[protocol.ReportID][]uint64 // first copy
+	shares  map[payload.QueryID]map[payload.ReportID][]uint64 // first copy
 }
 
 // newCorruptLeader deploys a real helper and the corrupt leader, and has
 // one party per score enrol, each from its own peer.
 func newCorruptLeader(t *testing.T, scores ...float64) *corruptLeader {
 	t.Helper()
-	ds := []Dataset{{Name: "d", Backend: Additive, Bins: bins, Budget: Budget{Epsilon: 10}, MinReports: 1}}
-	helper, err := New(Config{Role: Helper, Peer: "leader", Ledger: NewMemoryLedger(), Datasets: ds})
+	ds := []Dataset{{Name: "d", Backend: Additive, Bins: bins, Budget: ledger.Budget{Epsilon: 10}, MinReports: 1}}
+	helper, err := New(Config{Role: Helper, Peer: "leader", Ledger: ledger.NewMemory(), Datasets: ds})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := &corruptLeader{t: t, net: transport.NewNetwork(), helper: helper, shares: make(map[protocol.QueryID]map[protocol.ReportID][]uint64)}
+	l := &corruptLeader{t: t, net: transport.NewNetwork(), helper: helper, shares: make(map[payload.QueryID]map[payload.ReportID][]uint64)}
 	l.net.Register("helper", helper.Handle)
 	l.net.Register("leader", l.handle)
 	for k, x := range scores {
@@ -64,7 +66,7 @@ func (l *corruptLeader) handle(_ context.Context, _ transport.PeerID, req []byte
 	if m, ok := msg.(*protocol.Shares); ok {
 		l.mu.Lock()
 		if l.shares[m.Query] == nil {
-			l.shares[m.Query] = make(map[protocol.ReportID][]uint64)
+			l.shares[m.Query] = make(map[payload.ReportID][]uint64)
 		}
 		if l.shares[m.Query][m.Report] == nil {
 			l.shares[m.Query][m.Report] = m.Values
@@ -85,21 +87,21 @@ func callAsLeader[T protocol.Message](l *corruptLeader, m protocol.Message) T {
 }
 
 // release creates a Count release at ε = 1 over every party's report.
-func (l *corruptLeader) release() protocol.ReleaseID {
-	ids := make([]protocol.ReportID, len(l.parties))
+func (l *corruptLeader) release() payload.ReleaseID {
+	ids := make([]payload.ReportID, len(l.parties))
 	for k, p := range l.parties {
 		ids[k] = p.ReportID()
 	}
-	slices.SortFunc(ids, protocol.CompareIDs)
-	id, _ := protocol.NewID()
-	callAsLeader[*protocol.ReleaseCreated](l, &protocol.CreateRelease{Dataset: "d", Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1}, Components: []protocol.Component{protocol.Count}, Reports: len(ids), Digest: protocol.Digest(ids)})
+	slices.SortFunc(ids, payload.CompareIDs)
+	id, _ := payload.NewID()
+	callAsLeader[*protocol.ReleaseCreated](l, &protocol.CreateRelease{Dataset: "d", Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1}, Components: []payload.Component{payload.Count}, Reports: len(ids), Digest: payload.Digest(ids)})
 	return id
 }
 
 // open registers a Count batch over prefixes at the helper.
 func (l *corruptLeader) open(prefixes []int) *protocol.OpenQuery {
-	qid, _ := protocol.NewID()
-	open := &protocol.OpenQuery{Dataset: "d", Query: qid, Component: protocol.Count, Prefixes: prefixes}
+	qid, _ := payload.NewID()
+	open := &protocol.OpenQuery{Dataset: "d", Query: qid, Component: payload.Count, Prefixes: prefixes}
 	callAsLeader[*protocol.Ack](l, open)
 	return open
 }
@@ -107,7 +109,7 @@ func (l *corruptLeader) open(prefixes []int) *protocol.OpenQuery {
 // answer has every party answer the batch, asks the helper, and returns
 // the helper's answer and what the leader reconstructs from it: the
 // helper's values plus every share the leader recorded.
-func (l *corruptLeader) answer(rel protocol.ReleaseID, open *protocol.OpenQuery) (helper, sum []uint64) {
+func (l *corruptLeader) answer(rel payload.ReleaseID, open *protocol.OpenQuery) (helper, sum []uint64) {
 	l.t.Helper()
 	for k, p := range l.parties {
 		if err := p.SendShares(context.Background(), l.servers(k), open); err != nil {
@@ -164,7 +166,7 @@ func TestCorruptLeaderCannotDifferenceTwoBatches(t *testing.T) {
 	revealed := 0
 	for j, i := range prefixes {
 		diff := sum1[j] - (sum2[j] - victimLeaderShare[j])
-		if indicator := victim.Kernel(protocol.Count, []int{i})[0]; diff == indicator {
+		if indicator := victim.Kernel(payload.Count, []int{i})[0]; diff == indicator {
 			revealed++
 		}
 	}
@@ -196,7 +198,7 @@ func TestHelperAnswersEachPrefixFromOneShareSet(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ans := callAsLeader[*protocol.Answer](l, &protocol.Query{Dataset: "d", Release: rel, Query: open.Query, Component: protocol.Count, Prefixes: open.Prefixes})
+	ans := callAsLeader[*protocol.Answer](l, &protocol.Query{Dataset: "d", Release: rel, Query: open.Query, Component: payload.Count, Prefixes: open.Prefixes})
 	if ans.Values[0] != first[1] || ans.Values[1] != first[2] {
 		t.Errorf("prefixes 4 and 8 answered %d, %d in the second batch, %d, %d in the first", ans.Values[0], ans.Values[1], first[1], first[2])
 	}
@@ -220,18 +222,18 @@ func TestShareIntake(t *testing.T) {
 	if err := victim.Enrol(ctx, p.servers); err != nil {
 		t.Fatal(err)
 	}
-	open := &protocol.OpenQuery{Dataset: "d", Component: protocol.Count, Prefixes: []int{4, bins}}
-	open.Query, _ = protocol.NewID()
+	open := &protocol.OpenQuery{Dataset: "d", Component: payload.Count, Prefixes: []int{4, bins}}
+	open.Query, _ = payload.NewID()
 	if _, err := protocol.Call[*protocol.Ack](ctx, p.net.Conn("analyst"), "leader", open); err != nil {
 		t.Fatal(err)
 	}
-	leader, helper, _ := victim.AdditiveShares(protocol.Count, open.Prefixes)
+	leader, helper, _ := victim.AdditiveShares(payload.Count, open.Prefixes)
 	genuine := func(values []uint64) *protocol.Shares {
 		return &protocol.Shares{Dataset: "d", Query: open.Query, Batch: open.Digest(), Report: victim.ReportID(), Values: values}
 	}
 	other := *open
 	other.Prefixes = []int{5, bins}
-	closed, _ := protocol.NewID()
+	closed, _ := payload.NewID()
 	const self = "party" // the peer newPair's parties use
 	for _, s := range []struct {
 		srv    *Server
@@ -276,7 +278,7 @@ func TestShareIntake(t *testing.T) {
 }
 
 // TestAnalystCannotMisdirectAVictimsShares: the parties learn a batch
-// from whoever relays it (the analyst, in Local). Old code took shares
+// from whoever relays it (the analyst, in aggregation/local). Old code took shares
 // without checking what they were computed for, so an analyst who told
 // the victim "prefix N" in a batch registered as prefix i got, from two
 // batches, c(i) + η_i and c(i) − 1[bin ≤ i] + 1 + η_i: the victim's
@@ -299,22 +301,22 @@ func TestAnalystCannotMisdirectAVictimsShares(t *testing.T) {
 	}
 	analyst := p.net.Conn("analyst")
 	batch := func(lie bool) (*protocol.Answer, error) {
-		open := &protocol.OpenQuery{Dataset: "d", Component: protocol.Count, Prefixes: []int{4}}
-		open.Query, _ = protocol.NewID()
+		open := &protocol.OpenQuery{Dataset: "d", Component: payload.Count, Prefixes: []int{4}}
+		open.Query, _ = payload.NewID()
 		if _, err := protocol.Call[*protocol.Ack](ctx, analyst, "leader", open); err != nil {
 			t.Fatal(err)
 		}
 		for _, q := range parties {
 			told := open
 			if lie && q == victim {
-				told = &protocol.OpenQuery{Dataset: "d", Query: open.Query, Component: protocol.Count, Prefixes: []int{bins}}
+				told = &protocol.OpenQuery{Dataset: "d", Query: open.Query, Component: payload.Count, Prefixes: []int{bins}}
 			}
 			err := q.SendShares(ctx, p.servers, told)
 			if lie && q == victim && !errors.Is(err, ErrOtherBatch) {
 				t.Errorf("the victim's shares for a misdirected batch: %v, want refused (%v)", err, ErrOtherBatch)
 			}
 		}
-		return protocol.Call[*protocol.Answer](ctx, analyst, "leader", &protocol.Query{Dataset: "d", Release: rel, Query: open.Query, Component: protocol.Count, Prefixes: open.Prefixes})
+		return protocol.Call[*protocol.Answer](ctx, analyst, "leader", &protocol.Query{Dataset: "d", Release: rel, Query: open.Query, Component: payload.Count, Prefixes: open.Prefixes})
 	}
 	honest, err := batch(false)
 	if err != nil {

@@ -4,103 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/ledger"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
 )
 
-// admitCases are the budget rule's cases: want is nil, ErrBudgetExhausted
-// or errInvalid (a cost that is no budget).
-var admitCases = []struct {
-	name               string
-	charged            bool
-	spent, cost, total Budget
-	want               error
-}{
-	{"new, within ε", false, Budget{0.5, 0}, Budget{0.4, 0}, Budget{1, 0}, nil},
-	{"new, exactly the rest of ε", false, Budget{0.5, 0}, Budget{0.5, 0}, Budget{1, 0}, nil},
-	{"new, the rest of ε up to rounding", false, Budget{0.1, 0}, Budget{0.2, 0}, Budget{0.3, 0}, nil}, // 0.1 + 0.2 > 0.3 in float64
-	{"new, over ε by more than rounding", false, Budget{0.5, 0}, Budget{0.5 + 1e-6, 0}, Budget{1, 0}, ErrBudgetExhausted},
-	{"new, over ε", false, Budget{0.6, 0}, Budget{0.6, 0}, Budget{1, 0}, ErrBudgetExhausted},
-	{"new, zero cost on a spent budget", false, Budget{1, 1e-6}, Budget{0, 0}, Budget{1, 1e-6}, nil},
-	{"new, within δ", false, Budget{0.1, 1e-6}, Budget{0.1, 1e-6}, Budget{1, 3e-6}, nil},
-	{"new, exactly the rest of δ", false, Budget{0.1, 1e-6}, Budget{0.1, 1e-6}, Budget{1, 2e-6}, nil},
-	{"new, over δ", false, Budget{0.1, 1e-6}, Budget{0.1, 1e-6}, Budget{1, 1e-6}, ErrBudgetExhausted},
-	{"new, over δ and ε", false, Budget{1, 1e-6}, Budget{1, 1e-6}, Budget{1, 1e-6}, ErrBudgetExhausted},
-	{"new, pure cost on a pure budget", false, Budget{0.5, 0}, Budget{0.5, 0}, Budget{1, 0}, nil},
-	{"new, δ > 0 on a pure budget", false, Budget{0, 0}, Budget{0.1, 1e-12}, Budget{1, 0}, ErrBudgetExhausted},
-	{"charged, within", true, Budget{0.5, 0}, Budget{0.5, 0}, Budget{1, 0}, nil},
-	{"charged, over ε", true, Budget{1, 0}, Budget{1, 0}, Budget{1, 0}, nil},
-	{"charged, over δ", true, Budget{0.5, 1e-6}, Budget{0.5, 1e-6}, Budget{1, 1e-6}, nil},
-	{"charged, over ε and δ", true, Budget{1, 1e-6}, Budget{1, 1e-6}, Budget{1, 1e-6}, nil},
-	{"charged, δ > 0 on a pure budget", true, Budget{0, 0}, Budget{0.1, 1e-12}, Budget{1, 0}, nil},
-	{"NaN ε", false, Budget{}, Budget{math.NaN(), 0}, Budget{1, 0}, errInvalid},
-	{"negative ε", false, Budget{}, Budget{-0.1, 0}, Budget{1, 0}, errInvalid},
-	{"δ of 1", true, Budget{}, Budget{0.1, 1}, Budget{1, 0.5}, errInvalid},
-}
-
-var errInvalid = errors.New("invalid cost")
-
-// TestAdmit is the budget rule over every case, applied by Admit and by
-// every Ledger of the package: the same answer, and a charge recorded
-// exactly when it is new and admitted.
-func TestAdmit(t *testing.T) {
-	for _, c := range admitCases {
-		t.Run(c.name, func(t *testing.T) {
-			check := func(who string, err error) {
-				t.Helper()
-				switch {
-				case c.want == nil && err != nil, c.want == ErrBudgetExhausted && !errors.Is(err, ErrBudgetExhausted):
-					t.Errorf("%s: %v, want %v", who, err, c.want)
-				case c.want == errInvalid && (err == nil || errors.Is(err, ErrBudgetExhausted)):
-					t.Errorf("%s: %v, want an invalid cost refused", who, err)
-				}
-			}
-			check("Admit", Admit(c.charged, c.spent, c.cost, c.total))
-			file, err := OpenFileLedger(filepath.Join(t.TempDir(), "ledger.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for name, l := range map[string]Ledger{"MemoryLedger": NewMemoryLedger(), "FileLedger": file} {
-				rel := ledgerAt(t, l, c.charged, c.spent)
-				check(name, l.Charge("d", rel, c.cost, c.total))
-				spent, _ := l.Spent("d")
-				want := c.spent
-				if c.want == nil && !c.charged {
-					want = c.spent.Add(c.cost)
-				}
-				if spent != want {
-					t.Errorf("%s spent %+v after the charge, want %+v", name, spent, want)
-				}
-			}
-		})
-	}
-}
-
-// ledgerAt brings l to spending spent on dataset "d" and returns the ID
-// of a release to charge next: one already on the ledger if charged.
-func ledgerAt(t *testing.T, l Ledger, charged bool, spent Budget) protocol.ReleaseID {
-	t.Helper()
-	first, _ := protocol.NewID()
-	if err := l.Charge("d", first, spent, Budget{Epsilon: 10, Delta: 0.5}); err != nil {
-		t.Fatal(err)
-	}
-	if charged {
-		return first
-	}
-	next, _ := protocol.NewID()
-	return next
-}
-
 // failingLedger refuses every charge, like a ledger on a full disk.
-type failingLedger struct{ *MemoryLedger }
+type failingLedger struct{ *ledger.Memory }
 
-func (failingLedger) Charge(string, protocol.ReleaseID, Budget, Budget) error { return errFull }
+func (failingLedger) Charge(string, payload.ReleaseID, ledger.Budget, ledger.Budget) error {
+	return errFull
+}
 
 // TestLedgersNeverDiverge: whatever makes a release fail — the helper
 // refusing it, either server unable to record it or the helper to charge
@@ -127,7 +46,7 @@ func TestLedgersNeverDiverge(t *testing.T) {
 		}, request: tree},
 		{name: "the helper cannot charge", setup: func(t *testing.T, p *pair) {
 			p.upload(t, 0.3)
-			p.helper.cfg.Ledger = failingLedger{NewMemoryLedger()}
+			p.helper.cfg.Ledger = failingLedger{ledger.NewMemory()}
 		}, request: tree, after: func(t *testing.T, p *pair) {
 			// Its records of the three attempts are never loaded: they
 			// were never charged nor acknowledged.
@@ -153,11 +72,11 @@ func TestLedgersNeverDiverge(t *testing.T) {
 		}, request: tree, want: 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: Budget{Epsilon: 10}, MinReports: 1, MaxReports: c.maxReport}, nil)
+			p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 10}, MinReports: 1, MaxReports: c.maxReport}, nil)
 			c.setup(t, p)
 			for range 3 {
-				id, _ := protocol.NewID()
-				m := &protocol.CreateRelease{Dataset: "d", Release: id, Mechanism: c.request, Components: []protocol.Component{protocol.Count}}
+				id, _ := payload.NewID()
+				m := &protocol.CreateRelease{Dataset: "d", Release: id, Mechanism: c.request, Components: []payload.Component{payload.Count}}
 				_, _ = protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", m)
 			}
 			leader, _ := p.leader.cfg.Ledger.Spent("d")
@@ -194,7 +113,7 @@ func (p *pair) uploadTo(t *testing.T, to transport.PeerID, score float64) {
 // reports (ErrTooManyReports beyond, at either server on its own), still
 // acknowledges a duplicate of one it holds, and releases over them.
 func TestUploadsCappedAtMaxReports(t *testing.T) {
-	p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: Budget{Epsilon: 1}, MinReports: 1, MaxReports: 2}, nil)
+	p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 1}, MinReports: 1, MaxReports: 2}, nil)
 	parties := p.upload(t, 0.1, 0.5)
 	extra := newParty(t, 0.9)
 	leaderKey, helperKey, err := extra.DCFKeys(nil)
@@ -214,8 +133,8 @@ func TestUploadsCappedAtMaxReports(t *testing.T) {
 	}
 	for _, max := range []int{-1, protocol.MaxReports + 1} {
 		t.Run(fmt.Sprintf("max %d", max), func(t *testing.T) {
-			ds := Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: Budget{Epsilon: 1}, MinReports: 1, MaxReports: max}
-			if _, err := New(Config{Role: Helper, Peer: "leader", Ledger: NewMemoryLedger(), Datasets: []Dataset{ds}}); err == nil {
+			ds := Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 1}, MinReports: 1, MaxReports: max}
+			if _, err := New(Config{Role: Helper, Peer: "leader", Ledger: ledger.NewMemory(), Datasets: []Dataset{ds}}); err == nil {
 				t.Errorf("a dataset of at most %d reports was accepted", max)
 			}
 		})
@@ -231,7 +150,7 @@ func TestLeaderAnswersRetriedRelease(t *testing.T) {
 	ctx := context.Background()
 	p := newPair(t, DCF, 1, 1, nil)
 	p.upload(t, 0.1, 0.5)
-	create := &protocol.CreateRelease{Dataset: "d", Release: protocol.ReleaseID{0x3c}, Mechanism: spec("tree", 1, 0, mechanism.ReplaceOne), Components: []protocol.Component{protocol.Count}}
+	create := &protocol.CreateRelease{Dataset: "d", Release: payload.ReleaseID{0x3c}, Mechanism: spec("tree", 1, 0, mechanism.ReplaceOne), Components: []payload.Component{payload.Count}}
 	first, err := protocol.Call[*protocol.ReleaseCreated](ctx, p.net.Conn("analyst"), "leader", create)
 	if err != nil {
 		t.Fatal(err)
@@ -256,7 +175,7 @@ func TestLeaderAnswersRetriedRelease(t *testing.T) {
 	for name, m := range map[string]*protocol.CreateRelease{
 		"another ε":         {Mechanism: spec("tree", 0.5, 0, mechanism.ReplaceOne), Components: create.Components},
 		"another mechanism": {Mechanism: spec("kary", 1, 0, mechanism.ReplaceOne), Components: create.Components},
-		"another component": {Mechanism: create.Mechanism, Components: []protocol.Component{protocol.Label, protocol.NotLabel}},
+		"another component": {Mechanism: create.Mechanism, Components: []payload.Component{payload.Label, payload.NotLabel}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			m.Dataset, m.Release = "d", create.Release

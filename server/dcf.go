@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/fedecdf/fedecdf/fss"
-	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 // dcfBits is the key input length n for a dataset of bins bins.
@@ -19,7 +19,7 @@ func dcfBits(bins int) int {
 // dcfSums returns this server's share of Σ_keys payload_c·1[bin ≤ i] for
 // every (1-based, increasing) prefix i: one batched walk of every key's
 // tree over the points of all prefixes (fss.PrefixDomain.SumPrefixes).
-func dcfSums(keys []*fss.Key, c protocol.Component, prefixes []int, bins int) ([]uint64, error) {
+func dcfSums(keys []*fss.Key, c payload.Component, prefixes []int, bins int) ([]uint64, error) {
 	dom, err := fss.NewPrefixDomain(bins)
 	if err != nil {
 		return nil, err
@@ -28,13 +28,13 @@ func dcfSums(keys []*fss.Key, c protocol.Component, prefixes []int, bins int) ([
 	for j, i := range prefixes {
 		zeroBased[j] = i - 1
 	}
-	acc := make([]uint64, len(prefixes)*protocol.NumComponents)
+	acc := make([]uint64, len(prefixes)*payload.NumComponents)
 	if err := dom.SumPrefixes(keys, zeroBased, acc); err != nil {
 		return nil, fmt.Errorf("evaluating %d DCF keys: %w", len(keys), err)
 	}
 	sums := make([]uint64, len(prefixes))
 	for j := range sums {
-		sums[j] = acc[j*protocol.NumComponents+int(c)]
+		sums[j] = acc[j*payload.NumComponents+int(c)]
 	}
 	return sums, nil
 }

@@ -24,13 +24,13 @@
 //
 // Releases. A release fixes, at each server, the agreed report set and a
 // 32-byte seed drawn from crypto/rand; every component's noise is derived
-// from it (protocol.ComponentSeed, ChaCha20 streams through exact integer
+// from it (payload.ComponentSeed, ChaCha20 streams through exact integer
 // samplers), so re-querying a release — a point again, or a binary search
 // of the inverse (Algorithm 1) — returns the same noise and costs no
 // further budget. Creating a release charges its (ε, δ) once per privacy
-// unit of its components (protocol.PrivacyUnits: Count, the {Label,
-// NotLabel} pair, Probability) to the dataset's Ledger (basic
-// composition, one rule: Admit; refused beyond the dataset's total),
+// unit of its components (payload.PrivacyUnits: Count, the {Label,
+// NotLabel} pair, Probability) to the dataset's ledger.Ledger (basic
+// composition, one rule: ledger.Admit; refused beyond the dataset's total),
 // records the seed, mechanism, components and report set in the
 // ReleaseStore, and only then acknowledges. Everything else that can
 // fail — the policy, the budget, the mechanism's construction, the
@@ -136,4 +136,11 @@
 // a refusal for too few reports — and they normalise by a released noisy
 // total instead (ecdf.Normaliser). The helper answers only the leader and
 // still tells it n, which the leader checks against its own.
+//
+// Layering. The package imports ecdf/mechanism, ecdf/noise, fss and the
+// internal vocabulary below it (internal/payload, internal/ledger,
+// internal/protocol, internal/transport, internal/wire); never
+// aggregation, party, deploy or internal/store. It defines what it needs
+// of its storage (ledger.Ledger, ReleaseStore: encoded records, whose
+// format it owns), and deploy hands it an internal/store.Store.
 package server

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
-	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 // TestReleaseRecordKnownAnswer pins the stored release record and the
@@ -28,9 +28,9 @@ func TestReleaseRecordKnownAnswer(t *testing.T) {
 		{Name: "gaussian-tree", Bins: 37, Epsilon: 0.7, Delta: 1e-9, Relation: mechanism.AddRemove},
 	} {
 		rec := &ReleaseRecord{
-			Dataset: "kat", Release: protocol.ReleaseID{byte(i), 0xee}, Mechanism: p,
-			Components: []protocol.Component{protocol.Count, protocol.Label, protocol.NotLabel, protocol.Probability},
-			Reports:    []protocol.ReportID{{1}, {2}, {3}},
+			Dataset: "kat", Release: payload.ReleaseID{byte(i), 0xee}, Mechanism: p,
+			Components: []payload.Component{payload.Count, payload.Label, payload.NotLabel, payload.Probability},
+			Reports:    []payload.ReportID{{1}, {2}, {3}},
 		}
 		for j := range rec.Seed {
 			rec.Seed[j] = byte(31*i + j)

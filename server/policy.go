@@ -83,7 +83,7 @@ func (p Policy) allowed() []string {
 func (p Policy) Allow(m mechanism.Params) error {
 	name := m.Name
 	if name == "" {
-		name = "tree" // protocol.NewMechanism's default
+		name = "tree" // payload.NewMechanism's default
 	}
 	switch {
 	case m.Relation != p.Relation:

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/ledger"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 )
 
@@ -19,7 +21,7 @@ func spec(name string, epsilon, delta float64, r mechanism.Relation) mechanism.P
 // recorded counts the releases a server holds and has stored.
 func recorded(t *testing.T, s *Server) (held, stored int) {
 	t.Helper()
-	err := s.cfg.Releases.LoadReleases("d", func(*ReleaseRecord) error { stored++; return nil })
+	err := s.cfg.Releases.LoadReleases("d", func(payload.ReleaseID, []byte) error { stored++; return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,13 +58,13 @@ func TestPolicyRefusedAtBothServers(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
-			p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: Budget{Epsilon: 10, Delta: 0.1}, Policy: c.policy, MinReports: 1}, nil)
+			p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 10, Delta: 0.1}, Policy: c.policy, MinReports: 1}, nil)
 			report := p.upload(t, 0.4)[0].ReportID()
-			ids := []protocol.ReportID{report}
-			rel, _ := protocol.NewID()
+			ids := []payload.ReportID{report}
+			rel, _ := payload.NewID()
 			// As the leader would forward it: the helper holds the same
 			// report set, so nothing but the policy stands in the way.
-			m := &protocol.CreateRelease{Dataset: "d", Release: rel, Mechanism: c.refused, Components: []protocol.Component{protocol.Count}, Reports: 1, Digest: protocol.Digest(ids)}
+			m := &protocol.CreateRelease{Dataset: "d", Release: rel, Mechanism: c.refused, Components: []payload.Component{payload.Count}, Reports: 1, Digest: payload.Digest(ids)}
 			if _, err := p.helper.createRelease(ctx, "leader", m); !errors.Is(err, ErrPolicy) {
 				t.Errorf("the helper, asked by the leader: %v, want a refusal wrapping ErrPolicy", err)
 			}
@@ -73,19 +75,19 @@ func TestPolicyRefusedAtBothServers(t *testing.T) {
 				t.Errorf("the analyst's request over the wire: %v, want the policy refusal", err)
 			}
 			for _, s := range []*Server{p.leader, p.helper} {
-				if spent, _ := s.cfg.Ledger.Spent("d"); spent != (Budget{}) {
+				if spent, _ := s.cfg.Ledger.Spent("d"); spent != (ledger.Budget{}) {
 					t.Errorf("%s charged %+v for a refused release", s.cfg.Role, spent)
 				}
 				if held, stored := recorded(t, s); held+stored != 0 {
 					t.Errorf("%s holds %d and stored %d releases after refusing", s.cfg.Role, held, stored)
 				}
 			}
-			m = &protocol.CreateRelease{Dataset: "d", Release: rel, Mechanism: c.allowed, Components: []protocol.Component{protocol.Count}}
+			m = &protocol.CreateRelease{Dataset: "d", Release: rel, Mechanism: c.allowed, Components: []payload.Component{payload.Count}}
 			if _, err := protocol.Call[*protocol.ReleaseCreated](ctx, p.net.Conn("analyst"), "leader", m); err != nil {
 				t.Fatalf("the release the policy allows: %v", err)
 			}
 			for _, s := range []*Server{p.leader, p.helper} {
-				if spent, _ := s.cfg.Ledger.Spent("d"); spent != (Budget{c.allowed.Epsilon, c.allowed.Delta}) {
+				if spent, _ := s.cfg.Ledger.Spent("d"); spent != (ledger.Budget{Epsilon: c.allowed.Epsilon, Delta: c.allowed.Delta}) {
 					t.Errorf("%s spent %+v on the allowed release, want its spec", s.cfg.Role, spent)
 				}
 			}
@@ -114,8 +116,8 @@ func TestPolicyValidate(t *testing.T) {
 			if (err == nil) != (c.want == "") || err != nil && !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("Validate: %v, want %q", err, c.want)
 			}
-			ds := Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: Budget{Epsilon: 1}, Policy: c.policy, MinReports: 1}
-			_, err = New(Config{Role: Helper, Peer: "leader", Ledger: NewMemoryLedger(), Datasets: []Dataset{ds}})
+			ds := Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 1}, Policy: c.policy, MinReports: 1}
+			_, err = New(Config{Role: Helper, Peer: "leader", Ledger: ledger.NewMemory(), Datasets: []Dataset{ds}})
 			if (err == nil) != (c.want == "") {
 				t.Fatalf("New with the policy: %v, want %q", err, c.want)
 			}

@@ -2,11 +2,13 @@ package server
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/wire"
 )
@@ -14,29 +16,33 @@ import (
 // ReleaseRecord is everything a server needs to answer later queries of a
 // release with the same noise: the release's mechanism and components,
 // the agreed report set, and the server's secret seed, from which every
-// component's noise is derived (protocol.ComponentSeed).
+// component's noise is derived (payload.ComponentSeed).
 //
 // The seed is a secret: whoever learns it can subtract this server's
 // noise from every answer of the release. A record must be kept where
 // only the server can read it (internal/store: a 0600 file).
 type ReleaseRecord struct {
 	Dataset    string
-	Release    protocol.ReleaseID
+	Release    payload.ReleaseID
 	Mechanism  mechanism.Params
-	Components []protocol.Component
-	Reports    []protocol.ReportID // sorted
+	Components []payload.Component
+	Reports    []payload.ReportID // sorted
 	Seed       noise.Seed
 }
 
-// ReleaseStore keeps release records. SaveRelease must make the record
-// durable before returning nil: the server acknowledges a release only
-// after it, so a restarted server answers every acknowledged release with
-// its original noise and never draws a second noise for it.
+// ReleaseStore keeps encoded release records (ReleaseRecord.
+// MarshalBinary: the server owns the format, a store keeps bytes).
+// SaveRelease must make the record durable before returning nil: the
+// server acknowledges a release only after it, so a restarted server
+// answers every acknowledged release with its original noise and never
+// draws a second noise for it.
 type ReleaseStore interface {
-	// SaveRelease records r; a record of the same release is replaced.
-	SaveRelease(r *ReleaseRecord) error
-	// LoadReleases calls fn with every record of dataset.
-	LoadReleases(dataset string, fn func(*ReleaseRecord) error) error
+	// SaveRelease records the encoded record of release of dataset; a
+	// record of the same release is replaced.
+	SaveRelease(dataset string, release payload.ReleaseID, record []byte) error
+	// LoadReleases calls fn with every record of dataset and the
+	// release it was saved as.
+	LoadReleases(dataset string, fn func(release payload.ReleaseID, record []byte) error) error
 }
 
 // releaseRecordVersion is the first byte of an encoded ReleaseRecord.
@@ -58,7 +64,7 @@ func (r *ReleaseRecord) MarshalBinary() ([]byte, error) {
 	w.Fixed(r.Seed[:])
 	w.Blob(protocol.Encode(&protocol.CreateRelease{
 		Dataset: r.Dataset, Release: r.Release, Mechanism: r.Mechanism, Components: r.Components,
-		Reports: len(r.Reports), Digest: protocol.Digest(r.Reports), IDs: r.Reports,
+		Reports: len(r.Reports), Digest: payload.Digest(r.Reports), IDs: r.Reports,
 	}))
 	return w.Bytes(), nil
 }
@@ -101,9 +107,9 @@ func parseReleaseRecord(b []byte) (*ReleaseRecord, error) {
 		return nil, fmt.Errorf("release record: holds a %T, want a release", msg)
 	}
 	switch {
-	case len(m.IDs) != m.Reports || protocol.Digest(m.IDs) != m.Digest:
+	case len(m.IDs) != m.Reports || payload.Digest(m.IDs) != m.Digest:
 		return nil, fmt.Errorf("release record %v: its %d report IDs do not match the recorded size %d and digest", m.Release, len(m.IDs), m.Reports)
-	case !slices.IsSortedFunc(m.IDs, protocol.CompareIDs):
+	case !slices.IsSortedFunc(m.IDs, payload.CompareIDs):
 		return nil, fmt.Errorf("release record %v: report IDs not sorted", m.Release)
 	case len(m.Components) == 0:
 		return nil, fmt.Errorf("release record %v: no components", m.Release)
@@ -114,14 +120,14 @@ func parseReleaseRecord(b []byte) (*ReleaseRecord, error) {
 
 // noise derives each component's noise from the record's seed, at the
 // full scale of the component's mechanism.
-func (r *ReleaseRecord) noise() (map[protocol.Component]mechanism.Release, error) {
-	rel := make(map[protocol.Component]mechanism.Release, len(r.Components))
+func (r *ReleaseRecord) noise() (map[payload.Component]mechanism.Release, error) {
+	rel := make(map[payload.Component]mechanism.Release, len(r.Components))
 	for _, c := range r.Components {
-		mech, err := protocol.ComponentMechanism(r.Mechanism, c)
+		mech, err := payload.ComponentMechanism(r.Mechanism, c)
 		if err != nil {
 			return nil, err
 		}
-		rel[c] = mech.NewRelease(protocol.ComponentSeed(r.Seed, c))
+		rel[c] = mech.NewRelease(payload.ComponentSeed(r.Seed, c))
 	}
 	return rel, nil
 }
@@ -130,46 +136,46 @@ func (r *ReleaseRecord) noise() (map[protocol.Component]mechanism.Release, error
 // simulations): a server restarted with a new one forgets its releases.
 type MemoryReleases struct {
 	mu      sync.Mutex
-	records map[string]map[protocol.ReleaseID][]byte
+	records map[string]map[payload.ReleaseID][]byte
 }
 
 // NewMemoryReleases returns an empty in-memory release store.
 func NewMemoryReleases() *MemoryReleases {
-	return &MemoryReleases{records: make(map[string]map[protocol.ReleaseID][]byte)}
+	return &MemoryReleases{records: make(map[string]map[payload.ReleaseID][]byte)}
 }
 
-// SaveRelease implements ReleaseStore; it keeps the encoded record, so
-// loading goes through the same decoder as a durable store.
-func (s *MemoryReleases) SaveRelease(r *ReleaseRecord) error {
-	b, err := r.MarshalBinary()
-	if err != nil {
-		return err
-	}
+// SaveRelease implements ReleaseStore.
+func (s *MemoryReleases) SaveRelease(dataset string, release payload.ReleaseID, record []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.records[r.Dataset] == nil {
-		s.records[r.Dataset] = make(map[protocol.ReleaseID][]byte)
+	if s.records[dataset] == nil {
+		s.records[dataset] = make(map[payload.ReleaseID][]byte)
 	}
-	s.records[r.Dataset][r.Release] = b
+	s.records[dataset][release] = slices.Clone(record)
 	return nil
 }
 
 // LoadReleases implements ReleaseStore.
-func (s *MemoryReleases) LoadReleases(dataset string, fn func(*ReleaseRecord) error) error {
+func (s *MemoryReleases) LoadReleases(dataset string, fn func(payload.ReleaseID, []byte) error) error {
 	s.mu.Lock()
-	encoded := make([][]byte, 0, len(s.records[dataset]))
-	for _, b := range s.records[dataset] {
-		encoded = append(encoded, b)
-	}
+	records := maps.Clone(s.records[dataset])
 	s.mu.Unlock()
-	for _, b := range encoded {
-		r, err := ParseReleaseRecord(b)
-		if err != nil {
-			return err
-		}
-		if err := fn(r); err != nil {
+	for id, b := range records {
+		if err := fn(id, b); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// loadRecord decodes the record saved as release of dataset.
+func loadRecord(dataset string, release payload.ReleaseID, b []byte) (*ReleaseRecord, error) {
+	r, err := ParseReleaseRecord(b)
+	if err != nil {
+		return nil, err
+	}
+	if r.Release != release || r.Dataset != dataset {
+		return nil, fmt.Errorf("the record saved as release %v of dataset %q is release %v of dataset %q", release, dataset, r.Release, r.Dataset)
+	}
+	return r, nil
 }

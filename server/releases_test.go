@@ -10,6 +10,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
 	"github.com/fedecdf/fedecdf/party"
@@ -43,13 +44,13 @@ func (p *pair) restart(t *testing.T, parties []*party.Party) {
 }
 
 // noisyPrefixes queries every prefix of release rel.
-func (p *pair) noisyPrefixes(t *testing.T, rel protocol.ReleaseID) []uint64 {
+func (p *pair) noisyPrefixes(t *testing.T, rel payload.ReleaseID) []uint64 {
 	t.Helper()
 	prefixes := make([]int, bins)
 	for i := range prefixes {
 		prefixes[i] = i + 1
 	}
-	msg := &protocol.Query{Dataset: "d", Release: rel, Component: protocol.Count, Prefixes: prefixes}
+	msg := &protocol.Query{Dataset: "d", Release: rel, Component: payload.Count, Prefixes: prefixes}
 	ans, err := protocol.Call[*protocol.Answer](context.Background(), p.net.Conn("analyst"), "leader", msg)
 	if err != nil {
 		t.Fatal(err)
@@ -93,14 +94,14 @@ func TestReleaseSurvivesRestart(t *testing.T) {
 			t.Errorf("%s spent ε=%g after the restart, want 2", s.cfg.Role, spent.Epsilon)
 		}
 	}
-	msg := &protocol.CreateRelease{Dataset: "d", Release: rel, Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: 0.5}, Components: []protocol.Component{protocol.Count}}
+	msg := &protocol.CreateRelease{Dataset: "d", Release: rel, Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: 0.5}, Components: []payload.Component{payload.Count}}
 	if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", msg); !errors.Is(err, ErrReleaseExists) {
 		t.Fatalf("re-creating a restored release with another ε: %v", err)
 	}
 
 	p.leader.cfg.Releases = NewMemoryReleases()
 	p.restart(t, parties)
-	q := &protocol.Query{Dataset: "d", Release: rel, Component: protocol.Count, Prefixes: []int{1}}
+	q := &protocol.Query{Dataset: "d", Release: rel, Component: payload.Count, Prefixes: []int{1}}
 	if _, err := protocol.Call[*protocol.Answer](context.Background(), p.net.Conn("analyst"), "leader", q); !errors.Is(err, ErrUnknownRelease) {
 		t.Fatalf("query of a release the leader's store lost: %v", err)
 	}
@@ -109,7 +110,7 @@ func TestReleaseSurvivesRestart(t *testing.T) {
 // failingReleases refuses every save, like a full disk.
 type failingReleases struct{ MemoryReleases }
 
-func (*failingReleases) SaveRelease(*ReleaseRecord) error { return errFull }
+func (*failingReleases) SaveRelease(string, payload.ReleaseID, []byte) error { return errFull }
 
 var errFull = errors.New("no space left on device")
 
@@ -125,7 +126,7 @@ func TestUnsavedReleaseNotAcknowledged(t *testing.T) {
 	if !errors.Is(err, errFull) || !strings.Contains(err.Error(), "not recorded") {
 		t.Fatalf("release with a failing store: %v", err)
 	}
-	q := &protocol.Query{Dataset: "d", Release: rel, Component: protocol.Count, Prefixes: []int{1}}
+	q := &protocol.Query{Dataset: "d", Release: rel, Component: payload.Count, Prefixes: []int{1}}
 	if _, err := protocol.Call[*protocol.Answer](context.Background(), p.net.Conn("analyst"), "helper", q); err == nil {
 		t.Fatal("the helper answered a release it did not record")
 	}
@@ -136,11 +137,11 @@ func testRecord(t testing.TB) *ReleaseRecord {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := []protocol.ReportID{{1}, {2}, {9}}
+	ids := []payload.ReportID{{1}, {2}, {9}}
 	return &ReleaseRecord{
-		Dataset: "d", Release: protocol.ReleaseID{7}, Seed: seed, Reports: ids,
+		Dataset: "d", Release: payload.ReleaseID{7}, Seed: seed, Reports: ids,
 		Mechanism:  mechanism.Params{Name: "kary", Bins: 100, Epsilon: 0.5, K: 4, Relation: mechanism.AddRemove},
-		Components: []protocol.Component{protocol.Count, protocol.Label},
+		Components: []payload.Component{payload.Count, payload.Label},
 	}
 }
 
@@ -176,7 +177,7 @@ func TestReleaseRecordRoundTrip(t *testing.T) {
 		})
 	}
 	unsorted := testRecord(t)
-	unsorted.Reports = []protocol.ReportID{{9}, {1}}
+	unsorted.Reports = []payload.ReportID{{9}, {1}}
 	b, err = unsorted.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
@@ -209,4 +210,32 @@ func FuzzParseReleaseRecord(f *testing.F) {
 			t.Fatalf("record re-encodes differently:\n%x\n%x", again, b)
 		}
 	})
+}
+
+// TestLoadRecordChecksWhereItWasSaved: a record loaded under another
+// release ID or dataset than its own is refused (a store that mixed up
+// its keys must not restore one release's noise for another).
+func TestLoadRecordChecksWhereItWasSaved(t *testing.T) {
+	rec := testRecord(t)
+	b, err := rec.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name    string
+		dataset string
+		release payload.ReleaseID
+		ok      bool
+	}{
+		{"its own", rec.Dataset, rec.Release, true},
+		{"another release", rec.Dataset, payload.ReleaseID{8}, false},
+		{"another dataset", "e", rec.Release, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := loadRecord(c.dataset, c.release, b); (err == nil) != c.ok {
+				t.Errorf("loadRecord: %v, want ok %v", err, c.ok)
+			}
+		})
+	}
 }

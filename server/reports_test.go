@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/ledger"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/party"
 )
@@ -24,11 +26,11 @@ type analystView struct {
 // the helper told it n (the leader checks it against its own); with dcf
 // viewOf also asks the helper, as the leader, for the first component,
 // and returns the n it told (additive: n, as the batch is closed).
-func viewOf(t *testing.T, backend Backend, relation mechanism.Relation, scores []float64, comps ...protocol.Component) (view analystView, helperTold int) {
+func viewOf(t *testing.T, backend Backend, relation mechanism.Relation, scores []float64, comps ...payload.Component) (view analystView, helperTold int) {
 	t.Helper()
 	helperTold = len(scores)
 	ctx := context.Background()
-	p := newPairOf(t, Dataset{Name: "d", Backend: backend, Bins: bins, Budget: Budget{Epsilon: 1 << 50}, MinReports: 1, Policy: Policy{Relation: relation}}, nil)
+	p := newPairOf(t, Dataset{Name: "d", Backend: backend, Bins: bins, Budget: ledger.Budget{Epsilon: 1 << 50}, MinReports: 1, Policy: Policy{Relation: relation}}, nil)
 	parties := make([]*party.Party, len(scores))
 	for k, x := range scores {
 		parties[k] = newParty(t, x)
@@ -40,7 +42,7 @@ func viewOf(t *testing.T, backend Backend, relation mechanism.Relation, scores [
 			t.Fatal(err)
 		}
 	}
-	id, _ := protocol.NewID()
+	id, _ := payload.NewID()
 	create := &protocol.CreateRelease{Dataset: "d", Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1, Relation: relation}, Components: comps}
 	created, err := protocol.Call[*protocol.ReleaseCreated](ctx, p.net.Conn("analyst"), "leader", create)
 	if err != nil {
@@ -54,7 +56,7 @@ func viewOf(t *testing.T, backend Backend, relation mechanism.Relation, scores [
 	for j, c := range comps {
 		q := &protocol.Query{Dataset: "d", Release: id, Component: c, Prefixes: all}
 		if backend == Additive {
-			q.Query, _ = protocol.NewID()
+			q.Query, _ = payload.NewID()
 			open := &protocol.OpenQuery{Dataset: "d", Query: q.Query, Component: c, Prefixes: all}
 			if _, err := protocol.Call[*protocol.Ack](ctx, p.net.Conn("analyst"), "leader", open); err != nil {
 				t.Fatal(err)
@@ -95,13 +97,13 @@ func TestAnalystLearnsNoExactCountUnderAddRemove(t *testing.T) {
 		name     string
 		backend  Backend
 		relation mechanism.Relation
-		comps    []protocol.Component
+		comps    []payload.Component
 	}{
-		{"dcf count", DCF, mechanism.AddRemove, []protocol.Component{protocol.Count}},
-		{"dcf roc pair", DCF, mechanism.AddRemove, []protocol.Component{protocol.Label, protocol.NotLabel}},
-		{"additive count", Additive, mechanism.AddRemove, []protocol.Component{protocol.Count}},
-		{"dcf count, replace-one", DCF, mechanism.ReplaceOne, []protocol.Component{protocol.Count}},
-		{"additive roc pair, replace-one", Additive, mechanism.ReplaceOne, []protocol.Component{protocol.Label, protocol.NotLabel}},
+		{"dcf count", DCF, mechanism.AddRemove, []payload.Component{payload.Count}},
+		{"dcf roc pair", DCF, mechanism.AddRemove, []payload.Component{payload.Label, payload.NotLabel}},
+		{"additive count", Additive, mechanism.AddRemove, []payload.Component{payload.Count}},
+		{"dcf count, replace-one", DCF, mechanism.ReplaceOne, []payload.Component{payload.Count}},
+		{"additive roc pair, replace-one", Additive, mechanism.ReplaceOne, []payload.Component{payload.Label, payload.NotLabel}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for _, data := range [][]float64{d, dPlusX} {
@@ -134,14 +136,14 @@ func TestMinimumReportsErrorHidesCountUnderAddRemove(t *testing.T) {
 		t.Run(c.relation.String(), func(t *testing.T) {
 			var errs []string
 			for _, n := range []int{2, 3} {
-				p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: Budget{Epsilon: 10}, MinReports: 5, Policy: Policy{Relation: c.relation}}, nil)
+				p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 10}, MinReports: 5, Policy: Policy{Relation: c.relation}}, nil)
 				for range n {
 					if err := newParty(t, 0.5).UploadKeys(context.Background(), p.servers); err != nil {
 						t.Fatal(err)
 					}
 				}
-				id, _ := protocol.NewID()
-				msg := &protocol.CreateRelease{Dataset: "d", Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1, Relation: c.relation}, Components: []protocol.Component{protocol.Count}}
+				id, _ := payload.NewID()
+				msg := &protocol.CreateRelease{Dataset: "d", Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1, Relation: c.relation}, Components: []payload.Component{payload.Count}}
 				_, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", msg)
 				if err == nil {
 					t.Fatalf("release over %d of at least 5 reports accepted", n)

@@ -8,22 +8,22 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/ledger"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/party"
 )
 
 // helperRecord is the helper's stored record of rel, encoded: its seed
 // (hence its noise) and its report set.
-func (p *pair) helperRecord(t *testing.T, rel protocol.ReleaseID) []byte {
+func (p *pair) helperRecord(t *testing.T, rel payload.ReleaseID) []byte {
 	t.Helper()
 	var rec []byte
-	err := p.helper.cfg.Releases.LoadReleases("d", func(r *ReleaseRecord) error {
-		if r.Release != rel {
-			return nil
+	err := p.helper.cfg.Releases.LoadReleases("d", func(id payload.ReleaseID, b []byte) error {
+		if id == rel {
+			rec = b
 		}
-		var err error
-		rec, err = r.MarshalBinary()
-		return err
+		return nil
 	})
 	if err != nil || rec == nil {
 		t.Fatalf("the helper's record of release %v: %v", rel, err)
@@ -62,7 +62,7 @@ func TestHelperAnswersRetriedRelease(t *testing.T) {
 	p := newPair(t, DCF, 1, 3, nil)
 	parties := p.upload(t, 0.1, 0.5, 0.9)
 	spec := mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1}
-	create := &protocol.CreateRelease{Dataset: "d", Release: protocol.ReleaseID{0x5e}, Mechanism: spec, Components: []protocol.Component{protocol.Count}}
+	create := &protocol.CreateRelease{Dataset: "d", Release: payload.ReleaseID{0x5e}, Mechanism: spec, Components: []payload.Component{payload.Count}}
 	if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", create); err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestHelperAnswersRetriedRelease(t *testing.T) {
 	parties = append(parties, late)
 	// The leader crashed after the helper's acknowledgement, before its
 	// own charge and record; the analyst retries the same release.
-	p.leader.cfg.Ledger, p.leader.cfg.Releases = NewMemoryLedger(), NewMemoryReleases()
+	p.leader.cfg.Ledger, p.leader.cfg.Releases = ledger.NewMemory(), NewMemoryReleases()
 	p.restart(t, parties)
 	resp, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", create)
 	if err != nil {
@@ -96,14 +96,14 @@ func TestHelperAnswersRetriedRelease(t *testing.T) {
 	}
 
 	all := append(slices.Clone(recorded), late.ReportID())
-	slices.SortFunc(all, protocol.CompareIDs)
+	slices.SortFunc(all, payload.CompareIDs)
 	// Drop a recorded report (not the late one: IDs are random, so all[0]
 	// could be either).
-	dropped := slices.DeleteFunc(slices.Clone(all), func(id protocol.ReportID) bool { return id == recorded[0] })
+	dropped := slices.DeleteFunc(slices.Clone(all), func(id payload.ReportID) bool { return id == recorded[0] })
 	refused := map[string]*protocol.CreateRelease{
 		"another ε":                 {Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: 2}, Components: create.Components},
-		"another component":         {Mechanism: spec, Components: []protocol.Component{protocol.Label, protocol.NotLabel}},
-		"a recorded report dropped": {Mechanism: spec, Components: create.Components, IDs: dropped, Reports: len(dropped), Digest: protocol.Digest(dropped)},
+		"another component":         {Mechanism: spec, Components: []payload.Component{payload.Label, payload.NotLabel}},
+		"a recorded report dropped": {Mechanism: spec, Components: create.Components, IDs: dropped, Reports: len(dropped), Digest: payload.Digest(dropped)},
 	}
 	for name, m := range refused {
 		t.Run(name, func(t *testing.T) {
@@ -114,7 +114,7 @@ func TestHelperAnswersRetriedRelease(t *testing.T) {
 		})
 	}
 	digestOnly := *create
-	digestOnly.Reports, digestOnly.Digest = len(all), protocol.Digest(all)
+	digestOnly.Reports, digestOnly.Digest = len(all), payload.Digest(all)
 	if resp, err := p.askHelper(&digestOnly); err != nil || !resp.NeedIDs {
 		t.Errorf("retry offering another report set by digest: %+v, %v; want a request for the IDs", resp, err)
 	}
@@ -133,16 +133,16 @@ func TestHelperAnswersRetriedRelease(t *testing.T) {
 func TestLeaderRetriesChargedRelease(t *testing.T) {
 	for _, c := range []struct {
 		name   string
-		budget Budget
+		budget ledger.Budget
 		spec   mechanism.Params
 	}{
-		{"pure", Budget{Epsilon: 1}, mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1}},
-		{"δ > 0", Budget{Epsilon: 1, Delta: 1e-6}, mechanism.Params{Name: "cascade", Bins: bins, Epsilon: 1, Delta: 1e-6}},
+		{"pure", ledger.Budget{Epsilon: 1}, mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1}},
+		{"δ > 0", ledger.Budget{Epsilon: 1, Delta: 1e-6}, mechanism.Params{Name: "cascade", Bins: bins, Epsilon: 1, Delta: 1e-6}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: c.budget, Policy: Policy{MaxDelta: c.spec.Delta}, MinReports: 3}, nil)
 			parties := p.upload(t, 0.1, 0.5, 0.9)
-			create := &protocol.CreateRelease{Dataset: "d", Release: protocol.ReleaseID{0x7a}, Mechanism: c.spec, Components: []protocol.Component{protocol.Count}}
+			create := &protocol.CreateRelease{Dataset: "d", Release: payload.ReleaseID{0x7a}, Mechanism: c.spec, Components: []payload.Component{payload.Count}}
 			if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", create); err != nil {
 				t.Fatal(err)
 			}
@@ -157,7 +157,7 @@ func TestLeaderRetriesChargedRelease(t *testing.T) {
 					t.Errorf("%s spent %+v, want %+v", s.cfg.Role, spent, c.budget)
 				}
 			}
-			if _, _, err := p.release(1); !errors.Is(err, ErrBudgetExhausted) {
+			if _, _, err := p.release(1); !errors.Is(err, ledger.ErrBudgetExhausted) {
 				t.Errorf("a new release after the budget is spent: %v", err)
 			}
 		})

@@ -10,6 +10,8 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
 	"github.com/fedecdf/fedecdf/fss"
+	"github.com/fedecdf/fedecdf/internal/ledger"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
 )
@@ -45,8 +47,8 @@ const (
 type Dataset struct {
 	Name    string
 	Backend Backend
-	Bins    int    // N, the grid size every release and query uses
-	Budget  Budget // total privacy budget of all its releases
+	Bins    int           // N, the grid size every release and query uses
+	Budget  ledger.Budget // total privacy budget of all its releases
 	// Policy is the privacy contract of every release of the dataset:
 	// its neighbouring relation and the mechanisms, δ and ε a release
 	// may ask for; both servers refuse any other release before anything
@@ -74,7 +76,7 @@ type Config struct {
 	// release and query requests from).
 	Peer   transport.PeerID
 	Conn   transport.Conn
-	Ledger Ledger
+	Ledger ledger.Ledger
 	// Releases keeps each release's seed and report set, saved before the
 	// release is acknowledged and loaded by New (a MemoryReleases if nil).
 	Releases ReleaseStore
@@ -91,33 +93,33 @@ type Server struct {
 
 type dataset struct {
 	Dataset
-	reports map[protocol.ReportID]*fss.Key // nil key: additive enrolment
+	reports map[payload.ReportID]*fss.Key // nil key: additive enrolment
 	// enrolledBy is the peer each additive report was enrolled from, the
 	// only one whose shares of it are accepted.
-	enrolledBy map[protocol.ReportID]transport.PeerID
-	queries    map[protocol.QueryID]*openQuery
-	releases   map[protocol.ReleaseID]*release
+	enrolledBy map[payload.ReportID]transport.PeerID
+	queries    map[payload.QueryID]*openQuery
+	releases   map[payload.ReleaseID]*release
 }
 
 type openQuery struct {
-	component protocol.Component
+	component payload.Component
 	prefixes  []int
 	digest    [32]byte // of the OpenQuery: what Shares.Batch must be
-	shares    map[protocol.ReportID][]uint64
+	shares    map[payload.ReportID][]uint64
 }
 
 // release is the state a server keeps for the life of a release: the
 // agreed report set and its own secret noise, drawn from a seed of its
 // own (crypto/rand) at full scale for every component.
 type release struct {
-	reports    []protocol.ReportID // sorted
+	reports    []payload.ReportID // sorted
 	mechanism  mechanism.Params
-	components []protocol.Component
-	noise      map[protocol.Component]mechanism.Release
+	components []payload.Component
+	noise      map[payload.Component]mechanism.Release
 	// fixed holds, for the additive backend, the share sum this server
 	// first answered each (component, prefix) with; every later query of
 	// it is answered from here, whatever batch it comes in (fixedSums).
-	fixed map[protocol.Component]map[int]uint64
+	fixed map[payload.Component]map[int]uint64
 }
 
 // New returns a server for cfg.
@@ -147,10 +149,10 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.datasets[d.Name] = &dataset{
 			Dataset:    d,
-			reports:    make(map[protocol.ReportID]*fss.Key),
-			enrolledBy: make(map[protocol.ReportID]transport.PeerID),
-			queries:    make(map[protocol.QueryID]*openQuery),
-			releases:   make(map[protocol.ReleaseID]*release),
+			reports:    make(map[payload.ReportID]*fss.Key),
+			enrolledBy: make(map[payload.ReportID]transport.PeerID),
+			queries:    make(map[payload.QueryID]*openQuery),
+			releases:   make(map[payload.ReleaseID]*release),
 		}
 		if err := s.loadReleases(s.datasets[d.Name]); err != nil {
 			return nil, err
@@ -161,8 +163,12 @@ func New(cfg Config) (*Server, error) {
 
 // loadReleases restores the recorded releases of d with their noise.
 func (s *Server) loadReleases(d *dataset) error {
-	err := s.cfg.Releases.LoadReleases(d.Name, func(r *ReleaseRecord) error {
-		if r.Dataset != d.Name || r.Mechanism.Bins != d.Bins {
+	err := s.cfg.Releases.LoadReleases(d.Name, func(id payload.ReleaseID, b []byte) error {
+		r, err := loadRecord(d.Name, id, b)
+		if err != nil {
+			return err
+		}
+		if r.Mechanism.Bins != d.Bins {
 			return fmt.Errorf("release %v is of dataset %q over %d bins, want %q over %d", r.Release, r.Dataset, r.Mechanism.Bins, d.Name, d.Bins)
 		}
 		// The helper records a release before charging it (commit): a
@@ -301,8 +307,8 @@ func (s *Server) parseReport(d *dataset, m *protocol.Upload) (*fss.Key, error) {
 	switch {
 	case key.Bits() != dcfBits(d.Bins):
 		return nil, fmt.Errorf("malformed DCF key: %d input bits, want %d for %d bins", key.Bits(), dcfBits(d.Bins), d.Bins)
-	case key.Components() != protocol.NumComponents:
-		return nil, fmt.Errorf("malformed DCF key: %d payload components, want %d", key.Components(), protocol.NumComponents)
+	case key.Components() != payload.NumComponents:
+		return nil, fmt.Errorf("malformed DCF key: %d payload components, want %d", key.Components(), payload.NumComponents)
 	case key.Party() != wantParty:
 		return nil, fmt.Errorf("DCF key is party %d's, but the %s holds party %d's", key.Party(), s.cfg.Role, wantParty)
 	}
@@ -378,7 +384,7 @@ func (s *Server) registerQuery(m *protocol.OpenQuery) error {
 	if _, dup := d.queries[m.Query]; dup {
 		return fmt.Errorf("%s: query %v is already open", s.cfg.Role, m.Query)
 	}
-	d.queries[m.Query] = &openQuery{component: m.Component, prefixes: m.Prefixes, digest: m.Digest(), shares: make(map[protocol.ReportID][]uint64)}
+	d.queries[m.Query] = &openQuery{component: m.Component, prefixes: m.Prefixes, digest: m.Digest(), shares: make(map[payload.ReportID][]uint64)}
 	return nil
 }
 
@@ -393,22 +399,22 @@ func checkPrefixes(prefixes []int, bins int) error {
 }
 
 // releaseCost is what a release of dataset d charges: its spec (ε, δ)
-// once per privacy unit of its components (protocol.PrivacyUnits: Count,
+// once per privacy unit of its components (payload.PrivacyUnits: Count,
 // the {Label, NotLabel} pair and Probability are one unit each). The
 // ledger accounts in d's neighbouring relation, and the spec is a
 // release's privacy loss only under the relation it is calibrated for:
 // a release outside d's policy (Policy.Allow), another relation among
 // others, has no cost here and is refused, wrapping ErrPolicy.
-func releaseCost(d *dataset, m *protocol.CreateRelease) (Budget, error) {
+func releaseCost(d *dataset, m *protocol.CreateRelease) (ledger.Budget, error) {
 	if err := d.Policy.Allow(m.Mechanism); err != nil {
-		return Budget{}, fmt.Errorf("dataset %q: %w", d.Name, err)
+		return ledger.Budget{}, fmt.Errorf("dataset %q: %w", d.Name, err)
 	}
-	units, err := protocol.PrivacyUnits(m.Components)
+	units, err := payload.PrivacyUnits(m.Components)
 	if err != nil {
-		return Budget{}, err
+		return ledger.Budget{}, err
 	}
 	k := float64(units)
-	return Budget{Epsilon: k * m.Mechanism.Epsilon, Delta: k * m.Mechanism.Delta}, nil
+	return ledger.Budget{Epsilon: k * m.Mechanism.Epsilon, Delta: k * m.Mechanism.Delta}, nil
 }
 
 // pendingRelease is a release request that passed this server's checks,
@@ -416,10 +422,10 @@ func releaseCost(d *dataset, m *protocol.CreateRelease) (Budget, error) {
 // charge and record it.
 type pendingRelease struct {
 	d     *dataset
-	ids   []protocol.ReportID // the reports this server holds, sorted
-	cost  Budget
+	ids   []payload.ReportID // the reports this server holds, sorted
+	cost  ledger.Budget
 	rec   *ReleaseRecord // Reports set once agreed
-	noise map[protocol.Component]mechanism.Release
+	noise map[payload.Component]mechanism.Release
 }
 
 // createRelease fixes a release over the report set both servers hold.
@@ -482,7 +488,7 @@ func (s *Server) prepareRelease(m *protocol.CreateRelease) (p *pendingRelease, a
 }
 
 // releaseCandidates validates a release request against the dataset —
-// its bins, its policy (releaseCost) and the rest of its budget (Admit)
+// its bins, its policy (releaseCost) and the rest of its budget (ledger.Admit)
 // — and returns it pending over the sorted report IDs this server
 // holds, or the answer from the record to a retry of a recorded
 // release; the caller holds s.mu.
@@ -507,19 +513,19 @@ func (s *Server) releaseCandidates(m *protocol.CreateRelease) (*pendingRelease, 
 		return nil, nil, err
 	}
 	// A release charged before a crash but never recorded is retried at
-	// no further cost (Admit, as Charge, admits it whatever remains).
+	// no further cost (ledger.Admit, as Charge, admits it whatever remains).
 	charged, err := s.cfg.Ledger.Charged(d.Name, m.Release)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := Admit(charged, spent, cost, d.Budget); err != nil {
+	if err := ledger.Admit(charged, spent, cost, d.Budget); err != nil {
 		return nil, nil, fmt.Errorf("%s: release %v refused: dataset %q: %w", s.cfg.Role, m.Release, d.Name, err)
 	}
-	ids := make([]protocol.ReportID, 0, len(d.reports))
+	ids := make([]payload.ReportID, 0, len(d.reports))
 	for id := range d.reports {
 		ids = append(ids, id)
 	}
-	slices.SortFunc(ids, protocol.CompareIDs)
+	slices.SortFunc(ids, payload.CompareIDs)
 	return &pendingRelease{d: d, ids: ids, cost: cost}, nil, nil
 }
 
@@ -528,7 +534,7 @@ func (s *Server) releaseCandidates(m *protocol.CreateRelease) (*pendingRelease, 
 // the helper asks the leader for its full list when the size and digest
 // differ from its own (NeedIDs, and no set yet), and otherwise keeps
 // the intersection and returns the leader's IDs it lacks.
-func (s *Server) agree(ctx context.Context, m *protocol.CreateRelease, ids []protocol.ReportID) ([]protocol.ReportID, *protocol.ReleaseCreated, error) {
+func (s *Server) agree(ctx context.Context, m *protocol.CreateRelease, ids []payload.ReportID) ([]payload.ReportID, *protocol.ReleaseCreated, error) {
 	if s.cfg.Role == Leader {
 		agreed, err := s.agreeWithHelper(ctx, m, ids)
 		if err != nil {
@@ -536,7 +542,7 @@ func (s *Server) agree(ctx context.Context, m *protocol.CreateRelease, ids []pro
 		}
 		return agreed, &protocol.ReleaseCreated{Reports: s.analystReports(m.Mechanism, len(agreed))}, nil
 	}
-	if len(m.IDs) == 0 && (len(ids) != m.Reports || protocol.Digest(ids) != m.Digest) {
+	if len(m.IDs) == 0 && (len(ids) != m.Reports || payload.Digest(ids) != m.Digest) {
 		return nil, &protocol.ReleaseCreated{NeedIDs: true}, nil
 	}
 	agreed, resp := ids, &protocol.ReleaseCreated{}
@@ -569,7 +575,11 @@ func (s *Server) commit(p *pendingRelease, m *protocol.CreateRelease, resp *prot
 		return nil
 	}
 	save := func() error {
-		if err := s.cfg.Releases.SaveRelease(p.rec); err != nil {
+		b, err := p.rec.MarshalBinary()
+		if err == nil {
+			err = s.cfg.Releases.SaveRelease(p.rec.Dataset, p.rec.Release, b)
+		}
+		if err != nil {
 			return fmt.Errorf("%s: release %v not recorded: %w", s.cfg.Role, m.Release, err)
 		}
 		return nil
@@ -606,7 +616,7 @@ func (s *Server) retriedRelease(rel *release, m *protocol.CreateRelease) (*proto
 		return resp, nil
 	}
 	if len(m.IDs) == 0 {
-		if m.Reports != len(rel.reports) || m.Digest != protocol.Digest(rel.reports) {
+		if m.Reports != len(rel.reports) || m.Digest != payload.Digest(rel.reports) {
 			return &protocol.ReleaseCreated{NeedIDs: true}, nil
 		}
 		return resp, nil
@@ -620,9 +630,9 @@ func (s *Server) retriedRelease(rel *release, m *protocol.CreateRelease) (*proto
 
 // agreeWithHelper runs the release at the helper and returns the agreed
 // report set: the leader's IDs minus those the helper lacks.
-func (s *Server) agreeWithHelper(ctx context.Context, m *protocol.CreateRelease, ids []protocol.ReportID) ([]protocol.ReportID, error) {
+func (s *Server) agreeWithHelper(ctx context.Context, m *protocol.CreateRelease, ids []payload.ReportID) ([]payload.ReportID, error) {
 	req := *m
-	req.Reports, req.Digest, req.IDs = len(ids), protocol.Digest(ids), nil
+	req.Reports, req.Digest, req.IDs = len(ids), payload.Digest(ids), nil
 	resp, err := protocol.Call[*protocol.ReleaseCreated](ctx, s.cfg.Conn, s.cfg.Peer, &req)
 	if err == nil && resp.NeedIDs {
 		req.IDs = ids
@@ -643,8 +653,8 @@ func (s *Server) agreeWithHelper(ctx context.Context, m *protocol.CreateRelease,
 
 // intersect returns the IDs of want that are in have and not in drop
 // (sorted, as want), and the others.
-func intersect(want, have []protocol.ReportID, drop ...protocol.ReportID) (in, out []protocol.ReportID) {
-	set := make(map[protocol.ReportID]bool, len(have))
+func intersect(want, have []payload.ReportID, drop ...payload.ReportID) (in, out []payload.ReportID) {
+	set := make(map[payload.ReportID]bool, len(have))
 	for _, id := range have {
 		set[id] = true
 	}
@@ -658,7 +668,7 @@ func intersect(want, have []protocol.ReportID, drop ...protocol.ReportID) (in, o
 			out = append(out, id)
 		}
 	}
-	slices.SortFunc(in, protocol.CompareIDs)
+	slices.SortFunc(in, payload.CompareIDs)
 	return in, out
 }
 

@@ -9,6 +9,8 @@ import (
 
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/ledger"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
 	"github.com/fedecdf/fedecdf/party"
@@ -22,16 +24,16 @@ type pair struct {
 	servers        party.Servers
 }
 
-func newPair(t *testing.T, backend Backend, budget float64, minReports int, leaderLedger Ledger) *pair {
+func newPair(t *testing.T, backend Backend, budget float64, minReports int, leaderLedger ledger.Ledger) *pair {
 	t.Helper()
-	return newPairOf(t, Dataset{Name: "d", Backend: backend, Bins: bins, Budget: Budget{Epsilon: budget}, MinReports: minReports}, leaderLedger)
+	return newPairOf(t, Dataset{Name: "d", Backend: backend, Bins: bins, Budget: ledger.Budget{Epsilon: budget}, MinReports: minReports}, leaderLedger)
 }
 
 // newPairOf returns a leader and a helper serving dataset d (named "d").
-func newPairOf(t *testing.T, d Dataset, leaderLedger Ledger) *pair {
+func newPairOf(t *testing.T, d Dataset, leaderLedger ledger.Ledger) *pair {
 	t.Helper()
 	if leaderLedger == nil {
-		leaderLedger = NewMemoryLedger()
+		leaderLedger = ledger.NewMemory()
 	}
 	ds := []Dataset{d}
 	net := transport.NewNetwork()
@@ -39,7 +41,7 @@ func newPairOf(t *testing.T, d Dataset, leaderLedger Ledger) *pair {
 	if err != nil {
 		t.Fatal(err)
 	}
-	helper, err := New(Config{Role: Helper, Peer: "leader", Ledger: NewMemoryLedger(), Datasets: ds})
+	helper, err := New(Config{Role: Helper, Peer: "leader", Ledger: ledger.NewMemory(), Datasets: ds})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,13 +62,13 @@ func newParty(t *testing.T, score float64) *party.Party {
 
 // release creates a release of the Count component at ε and returns its
 // report count.
-func (p *pair) release(eps float64) (protocol.ReleaseID, int, error) {
-	return p.releaseOf(eps, protocol.Count)
+func (p *pair) release(eps float64) (payload.ReleaseID, int, error) {
+	return p.releaseOf(eps, payload.Count)
 }
 
 // releaseOf creates a release of comps at spec ε.
-func (p *pair) releaseOf(eps float64, comps ...protocol.Component) (protocol.ReleaseID, int, error) {
-	id, _ := protocol.NewID()
+func (p *pair) releaseOf(eps float64, comps ...payload.Component) (payload.ReleaseID, int, error) {
+	id, _ := payload.NewID()
 	msg := &protocol.CreateRelease{Dataset: "d", Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: eps}, Components: comps}
 	resp, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", msg)
 	if err != nil {
@@ -76,9 +78,9 @@ func (p *pair) releaseOf(eps float64, comps ...protocol.Component) (protocol.Rel
 }
 
 // total queries prefix N of a release at ε = 2^48 (no noise): the count.
-func (p *pair) total(t *testing.T, rel protocol.ReleaseID) int {
+func (p *pair) total(t *testing.T, rel payload.ReleaseID) int {
 	t.Helper()
-	msg := &protocol.Query{Dataset: "d", Release: rel, Component: protocol.Count, Prefixes: []int{bins}}
+	msg := &protocol.Query{Dataset: "d", Release: rel, Component: payload.Count, Prefixes: []int{bins}}
 	ans, err := protocol.Call[*protocol.Answer](context.Background(), p.net.Conn("analyst"), "leader", msg)
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +97,7 @@ func TestBudgetExhausted(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err := p.release(0.6)
-	if !errors.Is(err, ErrBudgetExhausted) || !strings.Contains(err.Error(), `refused: dataset "d": budget exhausted: spent ε=0.6, δ=0 of the total ε=1, δ=0; this release needs ε=0.6, δ=0`) {
+	if !errors.Is(err, ledger.ErrBudgetExhausted) || !strings.Contains(err.Error(), `refused: dataset "d": budget exhausted: spent ε=0.6, δ=0 of the total ε=1, δ=0; this release needs ε=0.6, δ=0`) {
 		t.Fatalf("second release: %v", err)
 	}
 	if _, _, err := p.release(0.4); err != nil {
@@ -110,19 +112,19 @@ func TestBudgetExhausted(t *testing.T) {
 
 // TestReleaseChargedPerPrivacyUnit: both servers charge the ROC pair
 // {Label, NotLabel} once and {Label, NotLabel, Probability} twice
-// (protocol.PrivacyUnits), and refuse what exceeds the rest.
+// (payload.PrivacyUnits), and refuse what exceeds the rest.
 func TestReleaseChargedPerPrivacyUnit(t *testing.T) {
 	p := newPair(t, DCF, 1, 1, nil)
 	if err := newParty(t, 0.3).UploadKeys(context.Background(), p.servers); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := p.releaseOf(0.5, protocol.Label, protocol.NotLabel); err != nil {
+	if _, _, err := p.releaseOf(0.5, payload.Label, payload.NotLabel); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := p.releaseOf(0.3, protocol.Label, protocol.NotLabel, protocol.Probability); !errors.Is(err, ErrBudgetExhausted) || !strings.Contains(err.Error(), "this release needs ε=0.6") {
+	if _, _, err := p.releaseOf(0.3, payload.Label, payload.NotLabel, payload.Probability); !errors.Is(err, ledger.ErrBudgetExhausted) || !strings.Contains(err.Error(), "this release needs ε=0.6") {
 		t.Fatalf("two units at 0.3 after spending 0.5 of 1: %v, want refused (needs ε=0.6)", err)
 	}
-	if _, _, err := p.releaseOf(0.25, protocol.Label, protocol.NotLabel, protocol.Probability); err != nil {
+	if _, _, err := p.releaseOf(0.25, payload.Label, payload.NotLabel, payload.Probability); err != nil {
 		t.Fatalf("two units at 0.25 after spending 0.5 of 1: %v", err)
 	}
 	for _, s := range []*Server{p.leader, p.helper} {
@@ -139,12 +141,12 @@ func TestHelperRefusesBeyondItsBudget(t *testing.T) {
 	if err := newParty(t, 0.3).UploadKeys(context.Background(), p.servers); err != nil {
 		t.Fatal(err)
 	}
-	id, _ := protocol.NewID()
-	if err := p.helper.cfg.Ledger.Charge("d", id, Budget{Epsilon: 0.9}, Budget{Epsilon: 1}); err != nil {
+	id, _ := payload.NewID()
+	if err := p.helper.cfg.Ledger.Charge("d", id, ledger.Budget{Epsilon: 0.9}, ledger.Budget{Epsilon: 1}); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err := p.release(0.5)
-	if !errors.Is(err, ErrBudgetExhausted) || !strings.Contains(err.Error(), "helper: ") {
+	if !errors.Is(err, ledger.ErrBudgetExhausted) || !strings.Contains(err.Error(), "helper: ") {
 		t.Fatalf("release beyond the helper's budget: %v", err)
 	}
 	if spent, _ := p.leader.cfg.Ledger.Spent("d"); spent.Epsilon != 0 {
@@ -154,27 +156,27 @@ func TestHelperRefusesBeyondItsBudget(t *testing.T) {
 
 func TestFileLedgerSurvivesRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ledger.json")
-	l, err := OpenFileLedger(path)
+	l, err := ledger.OpenFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	total := Budget{Epsilon: 1}
-	rel, _ := protocol.NewID()
-	if err := l.Charge("d", rel, Budget{Epsilon: 0.7}, total); err != nil {
+	total := ledger.Budget{Epsilon: 1}
+	rel, _ := payload.NewID()
+	if err := l.Charge("d", rel, ledger.Budget{Epsilon: 0.7}, total); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Charge("d", rel, Budget{Epsilon: 0.7}, total); err != nil {
+	if err := l.Charge("d", rel, ledger.Budget{Epsilon: 0.7}, total); err != nil {
 		t.Fatalf("charging the same release again: %v", err)
 	}
-	reloaded, err := OpenFileLedger(path)
+	reloaded, err := ledger.OpenFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if spent, _ := reloaded.Spent("d"); spent.Epsilon != 0.7 {
 		t.Fatalf("reloaded ledger spent ε=%g, want 0.7", spent.Epsilon)
 	}
-	other, _ := protocol.NewID()
-	if err := reloaded.Charge("d", other, Budget{Epsilon: 0.5}, total); !errors.Is(err, ErrBudgetExhausted) {
+	other, _ := payload.NewID()
+	if err := reloaded.Charge("d", other, ledger.Budget{Epsilon: 0.5}, total); !errors.Is(err, ledger.ErrBudgetExhausted) {
 		t.Fatalf("charge beyond the reloaded budget: %v", err)
 	}
 	// A server restarted on the reloaded ledger refuses the release too.
@@ -182,7 +184,7 @@ func TestFileLedgerSurvivesRestart(t *testing.T) {
 	if err := newParty(t, 0.3).UploadKeys(context.Background(), p.servers); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := p.release(0.5); !errors.Is(err, ErrBudgetExhausted) {
+	if _, _, err := p.release(0.5); !errors.Is(err, ledger.ErrBudgetExhausted) {
 		t.Fatalf("release after restart: %v", err)
 	}
 }
@@ -291,15 +293,15 @@ func TestAdditiveNeedsEveryReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	qid, _ := protocol.NewID()
-	open := &protocol.OpenQuery{Dataset: "d", Query: qid, Component: protocol.Count, Prefixes: []int{4, bins}}
+	qid, _ := payload.NewID()
+	open := &protocol.OpenQuery{Dataset: "d", Query: qid, Component: payload.Count, Prefixes: []int{4, bins}}
 	if _, err := protocol.Call[*protocol.Ack](ctx, p.net.Conn("analyst"), "leader", open); err != nil {
 		t.Fatal(err)
 	}
 	if err := a.SendShares(ctx, p.servers, open); err != nil {
 		t.Fatal(err)
 	}
-	msg := &protocol.Query{Dataset: "d", Release: rel, Query: qid, Component: protocol.Count, Prefixes: []int{4, bins}}
+	msg := &protocol.Query{Dataset: "d", Release: rel, Query: qid, Component: payload.Count, Prefixes: []int{4, bins}}
 	_, err = protocol.Call[*protocol.Answer](ctx, p.net.Conn("analyst"), "leader", msg)
 	if err == nil || !strings.Contains(err.Error(), b.ReportID().String()) {
 		t.Fatalf("query with a silent report: %v", err)
@@ -308,8 +310,8 @@ func TestAdditiveNeedsEveryReport(t *testing.T) {
 
 func TestHelperAnswersOnlyTheLeader(t *testing.T) {
 	p := newPair(t, DCF, 1, 1, nil)
-	id, _ := protocol.NewID()
-	msg := &protocol.CreateRelease{Dataset: "d", Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1}, Components: []protocol.Component{protocol.Count}}
+	id, _ := payload.NewID()
+	msg := &protocol.CreateRelease{Dataset: "d", Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1}, Components: []payload.Component{payload.Count}}
 	_, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("mallory"), "helper", msg)
 	if !errors.Is(err, ErrNotLeader) {
 		t.Fatalf("release request from a stranger: %v", err)

@@ -18,7 +18,7 @@
 // Hosmer–Lemeshow test (dp-ecdf Eq. 5, Algorithm 2, package hosmer; its
 // ε shared evenly by the allocations named, the paper's ε/(L+9) and the
 // joint one-release plan), the rest to one release of the positives' and
-// negatives' prefix vectors (the pair at that ε is ε-DP: protocol.
+// negatives' prefix vectors (the pair at that ε is ε-DP: payload.
 // PrivacyUnits), from which package roc builds the
 // ROC and PR curves, their AUC and the area error of dp-ecdf §6.5. Every
 // private curve is smoothed by ecdf/smooth (Config.Smoothing; tree-l2

@@ -8,12 +8,14 @@ import (
 	"time"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/aggregation/local"
 	"github.com/fedecdf/fedecdf/dataset"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
 	"github.com/fedecdf/fedecdf/hosmer"
-	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/ledger"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/server"
 )
@@ -33,7 +35,7 @@ type Config struct {
 	Epsilon      float64 // total ε: the dataset's whole budget, split by ECDFShare
 	// ECDFShare is the share of Epsilon spent on the ECDF of the scores;
 	// the rest goes to the ROC/PR release (positives and negatives
-	// vectors released together at that ε: one privacy unit, protocol.
+	// vectors released together at that ε: one privacy unit, payload.
 	// PrivacyUnits).
 	ECDFShare float64
 	// HosmerPlans are the Hosmer–Lemeshow allocations to run (needs
@@ -46,7 +48,7 @@ type Config struct {
 	HosmerShare float64
 	HosmerPlans []string
 	Mechanism   string // mechanism name (mechanism.New)
-	// Delta is the δ of every release, per privacy unit (protocol.
+	// Delta is the δ of every release, per privacy unit (payload.
 	// PrivacyUnits); the (ε, δ) mechanisms cascade and gaussian-tree need
 	// it positive, and auto considers them only then.
 	Delta float64
@@ -117,7 +119,7 @@ type Report struct {
 type Budget struct {
 	ECDF float64 `json:"ecdf"`
 	// ROC is the ε of the positives and negatives vectors together
-	// (one release of the pair at spec ε ROC, which is ROC-DP: protocol.
+	// (one release of the pair at spec ε ROC, which is ROC-DP: payload.
 	// PrivacyUnits); the PR curve is post-processing of the same release.
 	ROC float64 `json:"roc_pr"`
 	// Hosmer is the proved ε of the Hosmer–Lemeshow releases, all
@@ -241,11 +243,11 @@ type run struct {
 	// own; fromROC says whether the test also runs on the ROC release.
 	plans   []*hosmer.Plan
 	fromROC bool
-	budget  server.Budget
+	budget  ledger.Budget
 	data    *Data
 	notes   []string
 	parties []*party.Party
-	local   *aggregation.Local
+	local   *local.Deployment
 	// ecdfRel and rocRel are the ECDF and ROC/PR releases; counts,
 	// positives and negatives their answers at the queried prefixes.
 	ecdfRel, rocRel              *aggregation.Release
@@ -315,7 +317,7 @@ func (r *run) startParties(ctx context.Context) error {
 	r.parties = parties
 	r.ph.begin("upload", -1)
 	defer r.ph.end()
-	r.local, err = aggregation.NewLocal(ctx, aggregation.LocalConfig{
+	r.local, err = local.New(ctx, local.Config{
 		Backend: r.cfg.Backend, Dataset: "simulation", Bins: r.cfg.Bins,
 		Budget: r.budget, MinReports: 1, Policy: server.Policy{Relation: r.cfg.Neighbours, MaxDelta: r.cfg.Delta},
 	}, parties)
@@ -448,7 +450,7 @@ func rocSpec(cfg Config) aggregation.ReleaseSpec {
 // slack that absorbs rounding in ε_ECDF + ε_ROC + ε_HL = ε. It builds
 // every component's mechanism first, so that bad mechanism parameters
 // are refused before any work.
-func budgetOf(cfg Config, plans []*hosmer.Plan) (server.Budget, error) {
+func budgetOf(cfg Config, plans []*hosmer.Plan) (ledger.Budget, error) {
 	specs := []aggregation.ReleaseSpec{ecdfSpec(cfg), rocSpec(cfg)}
 	for _, p := range plans {
 		specs = append(specs, p.Releases...)
@@ -456,17 +458,17 @@ func budgetOf(cfg Config, plans []*hosmer.Plan) (server.Budget, error) {
 	var delta float64
 	for _, spec := range specs {
 		for _, c := range spec.Components {
-			if _, err := protocol.ComponentMechanism(spec.Mechanism, c); err != nil {
-				return server.Budget{}, fmt.Errorf("mechanism %q: %w", cfg.Mechanism, err)
+			if _, err := payload.ComponentMechanism(spec.Mechanism, c); err != nil {
+				return ledger.Budget{}, fmt.Errorf("mechanism %q: %w", cfg.Mechanism, err)
 			}
 		}
-		units, err := protocol.PrivacyUnits(spec.Components)
+		units, err := payload.PrivacyUnits(spec.Components)
 		if err != nil {
-			return server.Budget{}, err
+			return ledger.Budget{}, err
 		}
 		delta += float64(units) * spec.Mechanism.Delta
 	}
-	return server.Budget{Epsilon: cfg.Epsilon * (1 + 1e-12), Delta: delta * (1 + 1e-12)}, nil
+	return ledger.Budget{Epsilon: cfg.Epsilon * (1 + 1e-12), Delta: delta * (1 + 1e-12)}, nil
 }
 
 // lastSum is the released sum at the last queried prefix of res.
@@ -495,7 +497,7 @@ func newParties(d *Data, g *ecdf.Grid, ph *phases) ([]*party.Party, error) {
 // newReport reports the ECDF release rel and its answer res, whose last
 // prefix is N (evenlySpaced), normalised as the analyst can (Release.
 // Normaliser).
-func newReport(cfg Config, g *ecdf.Grid, l *aggregation.Local, rel *aggregation.Release, res *aggregation.Result, parties []*party.Party, seconds map[string]float64) (*Report, error) {
+func newReport(cfg Config, g *ecdf.Grid, l *local.Deployment, rel *aggregation.Release, res *aggregation.Result, parties []*party.Party, seconds map[string]float64) (*Report, error) {
 	total, err := rel.Normaliser(lastSum(res))
 	if err != nil {
 		return nil, err

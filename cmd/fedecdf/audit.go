@@ -9,7 +9,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/audit"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
-	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 // auditOptions are the flags of "fedecdf audit" that are not Config
@@ -81,7 +81,7 @@ func runAudit(cmd *cobra.Command, cfg audit.Config, o auditOptions) error {
 	if cfg.Relation, err = mechanism.ParseRelation(o.neighbours); err != nil {
 		return fmt.Errorf("--neighbours: %w", err)
 	}
-	if cfg.Component, err = protocol.ParseComponent(o.component); err != nil {
+	if cfg.Component, err = payload.ParseComponent(o.component); err != nil {
 		return fmt.Errorf("--component: %w", err)
 	}
 	if o.format != "text" && o.format != "json" {

@@ -22,10 +22,11 @@ import (
 	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/fedecdf/fedecdf/deploy"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/p2p"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
-	"github.com/fedecdf/fedecdf/server"
 )
 
 // asCommand is the environment variable that makes the test binary run
@@ -279,8 +280,8 @@ func exactCounts(m *deploy.Manifest, reports []*deploy.Report, bins map[*deploy.
 
 func wantBudgetRefusal(t *testing.T, who string, err error) {
 	t.Helper()
-	if !errors.Is(err, server.ErrBudgetExhausted) {
-		t.Fatalf("%s: release after the budget is spent: %v, want %q", who, err, server.ErrBudgetExhausted)
+	if !errors.Is(err, ledger.ErrBudgetExhausted) {
+		t.Fatalf("%s: release after the budget is spent: %v, want %q", who, err, ledger.ErrBudgetExhausted)
 	}
 }
 
@@ -366,7 +367,7 @@ func TestLeaderSIGKILL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := &protocol.CreateRelease{Dataset: c.m.Dataset, Release: protocol.ReleaseID{0xc7}, Mechanism: params, Components: []protocol.Component{protocol.Count}}
+	req := &protocol.CreateRelease{Dataset: c.m.Dataset, Release: payload.ReleaseID{0xc7}, Mechanism: params, Components: []payload.Component{payload.Count}}
 	_, err = protocol.Call[*protocol.ReleaseCreated](ctx, leader.Conn(p2p.PeerProtocol), deploy.HelperName, req)
 	wantBudgetRefusal(t, "helper", err)
 	leader.Close()

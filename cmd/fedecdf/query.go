@@ -17,8 +17,8 @@ import (
 	"github.com/fedecdf/fedecdf/deploy"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
 	"github.com/fedecdf/fedecdf/internal/p2p"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/plot"
-	"github.com/fedecdf/fedecdf/internal/protocol"
 )
 
 // queryFlags are the flags of fedecdf query.
@@ -107,7 +107,7 @@ func (q *queryFlags) run(cmd *cobra.Command, args []string) error {
 			return fmt.Errorf("--out: %w", err)
 		}
 	}
-	var release protocol.ReleaseID
+	var release payload.ReleaseID
 	if q.release != "" {
 		if release, err = deploy.ParseReleaseID(q.release); err != nil {
 			return fmt.Errorf("--release: %w", err)
@@ -161,7 +161,7 @@ func (q *queryFlags) analyst(cmd *cobra.Command) (*deploy.Analyst, error) {
 }
 
 // readECDF creates a new release, or re-reads release id when reread.
-func readECDF(ctx context.Context, a *deploy.Analyst, reread bool, id protocol.ReleaseID) (*deploy.ECDF, error) {
+func readECDF(ctx context.Context, a *deploy.Analyst, reread bool, id payload.ReleaseID) (*deploy.ECDF, error) {
 	if !reread {
 		return a.ECDF(ctx)
 	}
@@ -249,7 +249,7 @@ func sortedKeys(m map[string]float64) []string {
 // roc creates a release of the positives' and negatives' prefix counts,
 // or re-reads release id when set, and prints the private ROC curve (or
 // its PR curve).
-func (q *queryFlags) roc(cmd *cobra.Command, a *deploy.Analyst, stat string, id protocol.ReleaseID) error {
+func (q *queryFlags) roc(cmd *cobra.Command, a *deploy.Analyst, stat string, id payload.ReleaseID) error {
 	var r *deploy.ROC
 	var err error
 	if q.release != "" {
@@ -290,7 +290,7 @@ func (q *queryFlags) roc(cmd *cobra.Command, a *deploy.Analyst, stat string, id 
 // hosmer runs the Hosmer–Lemeshow test — on new releases of --plan, or on
 // the ROC release id when --release is set — and prints it, writing
 // hosmer.json and calibration.png into --out.
-func (q *queryFlags) hosmer(cmd *cobra.Command, a *deploy.Analyst, id protocol.ReleaseID) error {
+func (q *queryFlags) hosmer(cmd *cobra.Command, a *deploy.Analyst, id payload.ReleaseID) error {
 	var h *deploy.Hosmer
 	var err error
 	if q.release != "" {

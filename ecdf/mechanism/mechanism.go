@@ -110,7 +110,7 @@ type Params struct {
 	Relation Relation
 	// Unit is the number of integer units per unit of one record's
 	// contribution: 0 or 1 for counts, 2^32 for fixed-point
-	// probabilities (protocol.ProbabilityScale). Every node's Laplace
+	// probabilities (payload.ProbabilityScale). Every node's Laplace
 	// scale and every Gaussian σ is multiplied by Unit (σ² by Unit²),
 	// while ε, δ and the sensitivity Δ stay those of one record: the
 	// noise is calibrated by an explicit sensitivity Unit·Δ, never by

@@ -1,9 +1,9 @@
-// Package protocol is the vocabulary shared by parties, servers and
-// analysts of fedecdf's two-server secure sum (dp-ecdf §4.1–4.2): the
-// payload components every party contributes, the random 16-byte
-// identifiers of reports, releases and query batches, the derivation of
-// each component's noise mechanism and seed, and the messages with their
-// versioned, length-capped binary encoding.
+// Package protocol is the message layer of fedecdf's two-server secure
+// sum (dp-ecdf §4.1–4.2): the messages parties, servers and analysts
+// exchange, with their versioned, length-capped binary encoding, and
+// Call, a typed request over an internal/transport connection. The
+// vocabulary the messages carry — payload components, identifiers, each
+// component's noise mechanism and seed — is package internal/payload.
 //
 // A party with an instance in bin b contributes the payload vector
 // (1, y, 1−y, round(p·2^32)); a query asks for the prefix sums
@@ -12,11 +12,14 @@
 // U-statistic Û_φ(X, I) of §2 with φ = payload_c·1[bin ≤ τ_i] and I the
 // mechanism's noise indices for prefix i).
 //
+// It imports ecdf/mechanism, internal/payload, internal/transport and
+// internal/wire; nothing above them.
+//
 // # Stability
 //
 // Every message encoding is pinned by TestEncodingKnownAnswer, and the
-// noise of a release by the seed derivation (ComponentSeed) and the
-// mechanisms' own known-answer tests. Changing an encoding is a
+// noise of a release by the seed derivation (payload.ComponentSeed) and
+// the mechanisms' own known-answer tests. Changing an encoding is a
 // breaking change that bumps Version; a message of another version is
 // refused on decoding.
 package protocol

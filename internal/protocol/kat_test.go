@@ -7,22 +7,23 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 // katMessages is one message of every kind with every field set.
 func katMessages() []Message {
-	id := func(b byte) ID { return ID{b, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, b} }
+	id := func(b byte) payload.ID { return payload.ID{b, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, b} }
 	params := mechanism.Params{Name: "kary", Bins: 1024, Epsilon: 0.5, Delta: 1e-6, K: 16, Relation: mechanism.AddRemove}
 	return []Message{
 		&Error{Text: "leader: release refused"},
 		&Ack{Duplicate: true},
 		&Upload{Dataset: "bank", Report: id(1), Key: []byte{0xde, 0xad, 0xbe, 0xef}},
-		&OpenQuery{Dataset: "bank", Query: id(2), Component: Probability, Prefixes: []int{1, 5, 1024}},
+		&OpenQuery{Dataset: "bank", Query: id(2), Component: payload.Probability, Prefixes: []int{1, 5, 1024}},
 		&Shares{Dataset: "bank", Query: id(2), Report: id(1), Values: []uint64{0, 1, 1 << 63}},
-		&CreateRelease{Dataset: "bank", Release: id(3), Mechanism: params, Components: []Component{Label, NotLabel},
-			Reports: 2, Digest: Digest([]ID{id(1), id(4)}), IDs: []ID{id(1), id(4)}},
-		&ReleaseCreated{Reports: 2, NeedIDs: true, Missing: []ID{id(4)}},
-		&Query{Dataset: "bank", Release: id(3), Query: id(2), Component: Count, Prefixes: []int{2, 3}},
+		&CreateRelease{Dataset: "bank", Release: id(3), Mechanism: params, Components: []payload.Component{payload.Label, payload.NotLabel},
+			Reports: 2, Digest: payload.Digest([]payload.ID{id(1), id(4)}), IDs: []payload.ID{id(1), id(4)}},
+		&ReleaseCreated{Reports: 2, NeedIDs: true, Missing: []payload.ID{id(4)}},
+		&Query{Dataset: "bank", Release: id(3), Query: id(2), Component: payload.Count, Prefixes: []int{2, 3}},
 		&Answer{Reports: 7, Values: []uint64{9, ^uint64(0)}, Mechanism: params},
 	}
 }

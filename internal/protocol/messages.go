@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/transport"
 	"github.com/fedecdf/fedecdf/internal/wire"
 )
@@ -64,7 +65,7 @@ type Ack struct{ Duplicate bool }
 // the dcf backend, or an empty key to enrol for the additive backend.
 type Upload struct {
 	Dataset string
-	Report  ReportID
+	Report  payload.ReportID
 	Key     []byte
 }
 
@@ -72,8 +73,8 @@ type Upload struct {
 // Shares of payload_c·1[bin ≤ i] for every prefix i.
 type OpenQuery struct {
 	Dataset   string
-	Query     QueryID
-	Component Component
+	Query     payload.QueryID
+	Component payload.Component
 	Prefixes  []int
 }
 
@@ -85,9 +86,9 @@ type OpenQuery struct {
 // shares refused rather than counted at the wrong prefixes.
 type Shares struct {
 	Dataset string
-	Query   QueryID
+	Query   payload.QueryID
 	Batch   [32]byte
-	Report  ReportID
+	Report  payload.ReportID
 	Values  []uint64
 }
 
@@ -97,12 +98,12 @@ type Shares struct {
 // sets are found to differ.
 type CreateRelease struct {
 	Dataset    string
-	Release    ReleaseID
+	Release    payload.ReleaseID
 	Mechanism  mechanism.Params
-	Components []Component
+	Components []payload.Component
 	Reports    int
 	Digest     [32]byte
-	IDs        []ReportID
+	IDs        []payload.ReportID
 }
 
 // ReleaseCreated answers CreateRelease. NeedIDs asks the leader for its
@@ -113,7 +114,7 @@ type CreateRelease struct {
 type ReleaseCreated struct {
 	Reports int
 	NeedIDs bool
-	Missing []ReportID
+	Missing []payload.ReportID
 }
 
 // Query asks for the noisy prefix sums of one component of a release at
@@ -121,9 +122,9 @@ type ReleaseCreated struct {
 // (zero for the dcf backend).
 type Query struct {
 	Dataset   string
-	Release   ReleaseID
-	Query     QueryID
-	Component Component
+	Release   payload.ReleaseID
+	Query     payload.QueryID
+	Component payload.Component
 	Prefixes  []int
 }
 
@@ -321,12 +322,12 @@ func (m *CreateRelease) decode(r *wire.Reader) {
 	m.Dataset = r.String("dataset", MaxNameLen)
 	r.Fixed("release ID", m.Release[:])
 	m.Mechanism = readParams(r)
-	comps := r.Blob("components", NumComponents)
+	comps := r.Blob("components", payload.NumComponents)
 	if len(comps) == 0 {
 		failf(r, "components: a release covers at least one component")
 	}
 	for i, b := range comps {
-		c := Component(b)
+		c := payload.Component(b)
 		if !c.Valid() {
 			failf(r, "components: unknown component %d", b)
 		} else if i > 0 && c <= m.Components[i-1] {
@@ -406,8 +407,8 @@ func readBool(r *wire.Reader, field string) bool {
 	}
 }
 
-func readComponent(r *wire.Reader) Component {
-	c := Component(r.Uint8("component"))
+func readComponent(r *wire.Reader) payload.Component {
+	c := payload.Component(r.Uint8("component"))
 	if !c.Valid() {
 		failf(r, "component: unknown component %d", uint8(c))
 	}
@@ -473,7 +474,7 @@ func readParams(r *wire.Reader) mechanism.Params {
 	return p
 }
 
-func writeIDs(w *wire.Writer, ids []ReportID) {
+func writeIDs(w *wire.Writer, ids []payload.ReportID) {
 	b := make([]byte, 0, 16*len(ids))
 	for _, id := range ids {
 		b = append(b, id[:]...)
@@ -481,13 +482,13 @@ func writeIDs(w *wire.Writer, ids []ReportID) {
 	w.Blob(b)
 }
 
-func readIDs(r *wire.Reader, field string) []ReportID {
+func readIDs(r *wire.Reader, field string) []payload.ReportID {
 	b := r.Blob(field, 16*MaxReports)
 	if len(b)%16 != 0 {
 		failf(r, "%s: %d bytes is not a whole number of 16-byte IDs", field, len(b))
 		return nil
 	}
-	ids := make([]ReportID, len(b)/16)
+	ids := make([]payload.ReportID, len(b)/16)
 	for i := range ids {
 		copy(ids[i][:], b[16*i:])
 	}

@@ -9,20 +9,21 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/wire"
 )
 
 func sampleMessages() []Message {
-	id := ID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
+	id := payload.ID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}
 	return []Message{
 		&Error{Text: "budget exhausted"},
 		&Ack{Duplicate: true},
 		&Upload{Dataset: "d", Report: id, Key: []byte{1, 2, 3}},
-		&OpenQuery{Dataset: "d", Query: id, Component: Label, Prefixes: []int{1, 5, 9}},
+		&OpenQuery{Dataset: "d", Query: id, Component: payload.Label, Prefixes: []int{1, 5, 9}},
 		&Shares{Dataset: "d", Query: id, Batch: [32]byte{9}, Report: id, Values: []uint64{7, 1 << 63}},
-		&CreateRelease{Dataset: "d", Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: 256, Epsilon: 1}, Components: []Component{Count, Probability}, Reports: 3, IDs: []ReportID{id}},
-		&ReleaseCreated{Reports: 2, Missing: []ReportID{id}},
-		&Query{Dataset: "d", Release: id, Component: Count, Prefixes: []int{256}},
+		&CreateRelease{Dataset: "d", Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: 256, Epsilon: 1}, Components: []payload.Component{payload.Count, payload.Probability}, Reports: 3, IDs: []payload.ReportID{id}},
+		&ReleaseCreated{Reports: 2, Missing: []payload.ReportID{id}},
+		&Query{Dataset: "d", Release: id, Component: payload.Count, Prefixes: []int{256}},
 		&Answer{Reports: 9, Values: []uint64{1, 2}, Mechanism: mechanism.Params{Name: "kary", Bins: 256, Epsilon: 0.5, K: 16}},
 	}
 }
@@ -45,7 +46,7 @@ func TestRoundTrip(t *testing.T) {
 // TestDecodeErrors: every error matches ErrMalformed (and the wire's
 // kind where there is one), and its text names the failed check.
 func TestDecodeErrors(t *testing.T) {
-	valid := Encode(&Query{Dataset: "d", Component: Count, Prefixes: []int{1, 2}})
+	valid := Encode(&Query{Dataset: "d", Component: payload.Count, Prefixes: []int{1, 2}})
 	tests := []struct {
 		name string
 		in   []byte
@@ -60,7 +61,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"unsorted", Encode(&Query{Dataset: "d", Prefixes: []int{3, 2}}), ErrMalformed, "not strictly increasing"},
 		{"zero prefix", Encode(&Query{Dataset: "d", Prefixes: []int{0}}), ErrMalformed, "not in [1, 2^40]"},
 		{"component", Encode(&Query{Dataset: "d", Component: 9}), ErrMalformed, "unknown component 9"},
-		{"epsilon", Encode(&CreateRelease{Dataset: "d", Mechanism: mechanism.Params{Bins: 4, Epsilon: -1}, Components: []Component{Count}}), ErrMalformed, "epsilon"},
+		{"epsilon", Encode(&CreateRelease{Dataset: "d", Mechanism: mechanism.Params{Bins: 4, Epsilon: -1}, Components: []payload.Component{payload.Count}}), ErrMalformed, "epsilon"},
 		{"oversize", []byte{Version, byte(KindUpload), 0xff, 0xff, 0xff, 0xff}, wire.ErrTooLong, "exceeds the limit"},
 	}
 	for _, tt := range tests {
@@ -136,14 +137,14 @@ func TestRemoteErrorIs(t *testing.T) {
 // TestOpenQueryDigestBindsEveryField: a batch differing in any field has
 // another digest, so shares bound to one batch cannot pass for another's.
 func TestOpenQueryDigestBindsEveryField(t *testing.T) {
-	base := OpenQuery{Dataset: "d", Query: ID{1}, Component: Count, Prefixes: []int{4, 16}}
+	base := OpenQuery{Dataset: "d", Query: payload.ID{1}, Component: payload.Count, Prefixes: []int{4, 16}}
 	for _, tc := range []struct {
 		name   string
 		change func(*OpenQuery)
 	}{
 		{"dataset", func(q *OpenQuery) { q.Dataset = "e" }},
-		{"query", func(q *OpenQuery) { q.Query = ID{2} }},
-		{"component", func(q *OpenQuery) { q.Component = Label }},
+		{"query", func(q *OpenQuery) { q.Query = payload.ID{2} }},
+		{"component", func(q *OpenQuery) { q.Component = payload.Label }},
 		{"prefix", func(q *OpenQuery) { q.Prefixes = []int{5, 16} }},
 		{"prefix added", func(q *OpenQuery) { q.Prefixes = []int{4, 16, 17} }},
 	} {

@@ -1,9 +1,16 @@
 // Package store is a server's durable state in an embedded bbolt file:
 // the reports it accepted (the encoded uploads, keyed by dataset and
-// report ID), its privacy-budget ledger (server.Ledger: per dataset,
+// report ID), its privacy-budget ledger (ledger.Ledger: per dataset,
 // the ε and δ spent and the IDs of the releases charged) and its
-// releases (server.ReleaseStore: per release, the server's noise seed,
-// the mechanism, the components and the agreed report set).
+// releases (server.ReleaseStore: per release, the server's encoded
+// record of its noise seed, the mechanism, the components and the agreed
+// report set, kept as opaque bytes).
+//
+// Layering: the store imports internal/ledger (Budget, Admit) and
+// internal/payload (IDs), never package server; it satisfies
+// server.ReleaseStore structurally, and package deploy hands it to the
+// server. The server owns the record format and decodes what the store
+// loads.
 //
 // A server writes a report here before acknowledging it, and a release's
 // cost and its record (in the order package server gives) before
@@ -16,8 +23,8 @@
 // The file holds secrets: with a server's seed of a release, its noise
 // can be subtracted from every answer of that release. Open creates it
 // with mode 0600; keep it (and its backups) readable by the server only. The ledger
-// follows basic composition over releases by server.Admit, the rule of
-// every server.Ledger: every release of a dataset adds its (ε, δ) once,
+// follows basic composition over releases by ledger.Admit, the rule of
+// every ledger.Ledger: every release of a dataset adds its (ε, δ) once,
 // and a release beyond the dataset's total is refused with nothing
 // recorded.
 //

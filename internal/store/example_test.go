@@ -6,7 +6,8 @@ import (
 	"path/filepath"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
-	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/ledger"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/store"
 	"github.com/fedecdf/fedecdf/server"
 )
@@ -18,8 +19,8 @@ func Example() {
 	path := filepath.Join(dir, "leader.db")
 
 	s, _ := store.Open(path)
-	_ = s.PutReport("ds", protocol.ReportID{1}, []byte("upload"))
-	_ = s.Charge("ds", protocol.ReleaseID{1}, server.Budget{Epsilon: 0.5}, server.Budget{Epsilon: 1})
+	_ = s.PutReport("ds", payload.ReportID{1}, []byte("upload"))
+	_ = s.Charge("ds", payload.ReleaseID{1}, ledger.Budget{Epsilon: 0.5}, ledger.Budget{Epsilon: 1})
 	s.Close()
 
 	s, _ = store.Open(path)
@@ -38,17 +39,20 @@ func ExampleStore_SaveRelease() {
 	path := filepath.Join(dir, "helper.db")
 
 	s, _ := store.Open(path)
-	_ = s.SaveRelease(&server.ReleaseRecord{
-		Dataset: "ds", Release: protocol.ReleaseID{1}, Seed: [32]byte{42},
+	rec := &server.ReleaseRecord{
+		Dataset: "ds", Release: payload.ReleaseID{1}, Seed: [32]byte{42},
 		Mechanism:  mechanism.Params{Name: "tree", Bins: 64, Epsilon: 1},
-		Components: []protocol.Component{protocol.Count}, Reports: []protocol.ReportID{{7}},
-	})
+		Components: []payload.Component{payload.Count}, Reports: []payload.ReportID{{7}},
+	}
+	b, _ := rec.MarshalBinary()
+	_ = s.SaveRelease(rec.Dataset, rec.Release, b)
 	s.Close()
 
 	s, _ = store.Open(path)
 	defer s.Close()
-	_ = s.LoadReleases("ds", func(r *server.ReleaseRecord) error {
-		fmt.Println(r.Release, r.Seed[0], len(r.Reports))
+	_ = s.LoadReleases("ds", func(id payload.ReleaseID, b []byte) error {
+		r, _ := server.ParseReleaseRecord(b)
+		fmt.Println(id, r.Seed[0], len(r.Reports))
 		return nil
 	})
 	// Output: 01000000000000000000000000000000 42 1

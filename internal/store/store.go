@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,8 +11,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/fedecdf/fedecdf/internal/protocol"
-	"github.com/fedecdf/fedecdf/server"
+	"github.com/fedecdf/fedecdf/internal/ledger"
+	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 // Bucket layout: reports/<dataset>/<report ID> = encoded Upload;
@@ -119,7 +120,7 @@ func (s *Store) Close() error { return s.db.Close() }
 
 // PutReport records the upload of report id to dataset. Writing the same
 // report again is harmless.
-func (s *Store) PutReport(dataset string, id protocol.ReportID, upload []byte) error {
+func (s *Store) PutReport(dataset string, id payload.ReportID, upload []byte) error {
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		b, err := tx.Bucket(reportsBucket).CreateBucketIfNotExists([]byte(dataset))
 		if err != nil {
@@ -135,19 +136,19 @@ func (s *Store) PutReport(dataset string, id protocol.ReportID, upload []byte) e
 
 // Reports calls fn with every recorded upload of dataset, in report ID
 // order. The upload slice is valid only during the call.
-func (s *Store) Reports(dataset string, fn func(id protocol.ReportID, upload []byte) error) error {
+func (s *Store) Reports(dataset string, fn func(id payload.ReportID, upload []byte) error) error {
 	return s.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(reportsBucket).Bucket([]byte(dataset))
 		if b == nil {
 			return nil
 		}
 		return b.ForEach(func(k, v []byte) error {
-			var id protocol.ReportID
+			var id payload.ReportID
 			if len(k) != len(id) {
 				return fmt.Errorf("store: dataset %q holds a report key of %d bytes, want %d", dataset, len(k), len(id))
 			}
 			copy(id[:], k)
-			return fn(id, v)
+			return fn(id, bytes.Clone(v)) // v is valid only in the transaction
 		})
 	})
 }
@@ -164,11 +165,11 @@ func (s *Store) NumReports(dataset string) (int, error) {
 	return n, err
 }
 
-// Charge implements server.Ledger: in one transaction it applies
-// server.Admit to the dataset's spending and whether the release is
+// Charge implements ledger.Ledger: in one transaction it applies
+// ledger.Admit to the dataset's spending and whether the release is
 // recorded, then records both. Charging a recorded release again is a
 // no-op.
-func (s *Store) Charge(dataset string, release protocol.ReleaseID, cost, total server.Budget) error {
+func (s *Store) Charge(dataset string, release payload.ReleaseID, cost, total ledger.Budget) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		d, err := tx.Bucket(ledgerBucket).CreateBucketIfNotExists([]byte(dataset))
 		if err != nil {
@@ -183,7 +184,7 @@ func (s *Store) Charge(dataset string, release protocol.ReleaseID, cost, total s
 			return err
 		}
 		charged := rels.Get(release[:]) != nil
-		if err := server.Admit(charged, spent, cost, total); err != nil {
+		if err := ledger.Admit(charged, spent, cost, total); err != nil {
 			return fmt.Errorf("dataset %q: %w", dataset, err)
 		}
 		if charged {
@@ -200,9 +201,9 @@ func (s *Store) Charge(dataset string, release protocol.ReleaseID, cost, total s
 	})
 }
 
-// Spent implements server.Ledger.
-func (s *Store) Spent(dataset string) (server.Budget, error) {
-	var spent server.Budget
+// Spent implements ledger.Ledger.
+func (s *Store) Spent(dataset string) (ledger.Budget, error) {
+	var spent ledger.Budget
 	err := s.db.View(func(tx *bolt.Tx) error {
 		d := tx.Bucket(ledgerBucket).Bucket([]byte(dataset))
 		if d == nil {
@@ -215,8 +216,8 @@ func (s *Store) Spent(dataset string) (server.Budget, error) {
 	return spent, err
 }
 
-// Charged implements server.Ledger.
-func (s *Store) Charged(dataset string, release protocol.ReleaseID) (bool, error) {
+// Charged implements ledger.Ledger.
+func (s *Store) Charged(dataset string, release payload.ReleaseID) (bool, error) {
 	var charged bool
 	err := s.db.View(func(tx *bolt.Tx) error {
 		d := tx.Bucket(ledgerBucket).Bucket([]byte(dataset))
@@ -231,8 +232,8 @@ func (s *Store) Charged(dataset string, release protocol.ReleaseID) (bool, error
 	return charged, err
 }
 
-func readSpent(d *bolt.Bucket, dataset string) (server.Budget, error) {
-	var spent server.Budget
+func readSpent(d *bolt.Bucket, dataset string) (ledger.Budget, error) {
+	var spent ledger.Budget
 	b := d.Get(spentKey)
 	if b == nil {
 		return spent, nil
@@ -246,47 +247,39 @@ func readSpent(d *bolt.Bucket, dataset string) (server.Budget, error) {
 	return spent, nil
 }
 
-// SaveRelease implements server.ReleaseStore: the record, with the
-// server's secret seed of the release, is committed before it returns.
-func (s *Store) SaveRelease(r *server.ReleaseRecord) error {
-	b, err := r.MarshalBinary()
-	if err != nil {
-		return err
-	}
-	err = s.db.Update(func(tx *bolt.Tx) error {
-		d, err := tx.Bucket(seedsBucket).CreateBucketIfNotExists([]byte(r.Dataset))
+// SaveRelease implements server.ReleaseStore: the encoded record, with
+// the server's secret seed of the release, is committed before it
+// returns.
+func (s *Store) SaveRelease(dataset string, release payload.ReleaseID, record []byte) error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		d, err := tx.Bucket(seedsBucket).CreateBucketIfNotExists([]byte(dataset))
 		if err != nil {
 			return err
 		}
-		return d.Put(r.Release[:], b)
+		return d.Put(release[:], record)
 	})
 	if err != nil {
-		return fmt.Errorf("store: recording release %v of dataset %q: %w", r.Release, r.Dataset, err)
+		return fmt.Errorf("store: recording release %v of dataset %q: %w", release, dataset, err)
 	}
 	return nil
 }
 
 // LoadReleases implements server.ReleaseStore, in release ID order.
-func (s *Store) LoadReleases(dataset string, fn func(*server.ReleaseRecord) error) error {
+func (s *Store) LoadReleases(dataset string, fn func(release payload.ReleaseID, record []byte) error) error {
 	return s.db.View(func(tx *bolt.Tx) error {
 		d := tx.Bucket(seedsBucket).Bucket([]byte(dataset))
 		if d == nil {
 			return nil
 		}
 		return d.ForEach(func(k, v []byte) error {
-			r, err := server.ParseReleaseRecord(v)
-			if err != nil {
-				return fmt.Errorf("store: dataset %q: %w", dataset, err)
+			var id payload.ReleaseID
+			if len(k) != len(id) {
+				return fmt.Errorf("store: dataset %q: a release record under the key %x, not a release ID", dataset, k)
 			}
-			if string(k) != string(r.Release[:]) || r.Dataset != dataset {
-				return fmt.Errorf("store: dataset %q: the record under key %x is release %v of dataset %q", dataset, k, r.Release, r.Dataset)
-			}
-			return fn(r)
+			copy(id[:], k)
+			return fn(id, bytes.Clone(v)) // v is valid only in the transaction
 		})
 	})
 }
 
-var (
-	_ server.Ledger       = (*Store)(nil)
-	_ server.ReleaseStore = (*Store)(nil)
-)
+var _ ledger.Ledger = (*Store)(nil)

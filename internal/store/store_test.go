@@ -10,9 +10,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/fedecdf/fedecdf/ecdf/mechanism"
-	"github.com/fedecdf/fedecdf/internal/protocol"
-	"github.com/fedecdf/fedecdf/server"
+	"github.com/fedecdf/fedecdf/internal/ledger"
+	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 func openTemp(t *testing.T) (*Store, string) {
@@ -25,7 +24,7 @@ func openTemp(t *testing.T) (*Store, string) {
 	return s, path
 }
 
-func reportID(i byte) protocol.ReportID { return protocol.ReportID{i, 0xaa} }
+func reportID(i byte) payload.ReportID { return payload.ReportID{i, 0xaa} }
 
 func TestReportsAndLedgerSurviveReopen(t *testing.T) {
 	s, path := openTemp(t)
@@ -37,9 +36,9 @@ func TestReportsAndLedgerSurviveReopen(t *testing.T) {
 	if err := s.PutReport("d", reportID(3), []byte{3}); err != nil { // a retried upload
 		t.Fatal(err)
 	}
-	total := server.Budget{Epsilon: 1}
-	rel := protocol.ReleaseID{7}
-	if err := s.Charge("d", rel, server.Budget{Epsilon: 0.6}, total); err != nil {
+	total := ledger.Budget{Epsilon: 1}
+	rel := payload.ReleaseID{7}
+	if err := s.Charge("d", rel, ledger.Budget{Epsilon: 0.6}, total); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -52,7 +51,7 @@ func TestReportsAndLedgerSurviveReopen(t *testing.T) {
 	}
 	defer s.Close()
 	var got []byte
-	err = s.Reports("d", func(id protocol.ReportID, upload []byte) error {
+	err = s.Reports("d", func(id payload.ReportID, upload []byte) error {
 		if id != reportID(upload[0]) {
 			t.Errorf("report %v holds upload %x", id, upload)
 		}
@@ -68,17 +67,17 @@ func TestReportsAndLedgerSurviveReopen(t *testing.T) {
 	if spent, err := s.Spent("d"); spent.Epsilon != 0.6 || err != nil {
 		t.Fatalf("Spent after reopening = %+v, %v; want ε=0.6", spent, err)
 	}
-	if err := s.Charge("d", rel, server.Budget{Epsilon: 0.6}, total); err != nil {
+	if err := s.Charge("d", rel, ledger.Budget{Epsilon: 0.6}, total); err != nil {
 		t.Fatalf("charging the same release again: %v", err)
 	}
-	err = s.Charge("d", protocol.ReleaseID{8}, server.Budget{Epsilon: 0.6}, total)
-	if !errors.Is(err, server.ErrBudgetExhausted) {
+	err = s.Charge("d", payload.ReleaseID{8}, ledger.Budget{Epsilon: 0.6}, total)
+	if !errors.Is(err, ledger.ErrBudgetExhausted) {
 		t.Fatalf("charge beyond the total: %v, want ErrBudgetExhausted", err)
 	}
 	if spent, _ := s.Spent("d"); spent.Epsilon != 0.6 {
 		t.Fatalf("a refused charge was recorded: spent ε=%g", spent.Epsilon)
 	}
-	if err := s.Charge("d", protocol.ReleaseID{9}, server.Budget{Epsilon: 0.4}, total); err != nil {
+	if err := s.Charge("d", payload.ReleaseID{9}, ledger.Budget{Epsilon: 0.4}, total); err != nil {
 		t.Fatalf("charge up to exactly the total: %v", err)
 	}
 	if n, _ := s.NumReports("other"); n != 0 {
@@ -86,7 +85,7 @@ func TestReportsAndLedgerSurviveReopen(t *testing.T) {
 	}
 }
 
-// TestChargeFollowsAdmit: the store's ledger applies server.Admit, the
+// TestChargeFollowsAdmit: the store's ledger applies ledger.Admit, the
 // one budget rule: a charged release is free even when its δ, or its ε,
 // would not fit again; a new one is refused beyond the total in ε or δ
 // (δ > 0 on a pure budget included), and admitted up to rounding.
@@ -96,26 +95,26 @@ func TestChargeFollowsAdmit(t *testing.T) {
 	for _, c := range []struct {
 		name               string
 		charged            bool
-		spent, cost, total server.Budget
+		spent, cost, total ledger.Budget
 	}{
-		{"charged, over δ", true, server.Budget{Epsilon: 0.5, Delta: 1e-6}, server.Budget{Epsilon: 0.5, Delta: 1e-6}, server.Budget{Epsilon: 1, Delta: 1e-6}},
-		{"charged, over ε", true, server.Budget{Epsilon: 1}, server.Budget{Epsilon: 1}, server.Budget{Epsilon: 1}},
-		{"new, over δ", false, server.Budget{Epsilon: 0.1, Delta: 1e-6}, server.Budget{Epsilon: 0.1, Delta: 1e-6}, server.Budget{Epsilon: 1, Delta: 1e-6}},
-		{"new, δ > 0 on a pure budget", false, server.Budget{}, server.Budget{Epsilon: 0.1, Delta: 1e-12}, server.Budget{Epsilon: 1}},
-		{"new, the rest of ε up to rounding", false, server.Budget{Epsilon: 0.1}, server.Budget{Epsilon: 0.2}, server.Budget{Epsilon: 0.3}},
-		{"new, over ε", false, server.Budget{Epsilon: 0.6}, server.Budget{Epsilon: 0.6}, server.Budget{Epsilon: 1}},
+		{"charged, over δ", true, ledger.Budget{Epsilon: 0.5, Delta: 1e-6}, ledger.Budget{Epsilon: 0.5, Delta: 1e-6}, ledger.Budget{Epsilon: 1, Delta: 1e-6}},
+		{"charged, over ε", true, ledger.Budget{Epsilon: 1}, ledger.Budget{Epsilon: 1}, ledger.Budget{Epsilon: 1}},
+		{"new, over δ", false, ledger.Budget{Epsilon: 0.1, Delta: 1e-6}, ledger.Budget{Epsilon: 0.1, Delta: 1e-6}, ledger.Budget{Epsilon: 1, Delta: 1e-6}},
+		{"new, δ > 0 on a pure budget", false, ledger.Budget{}, ledger.Budget{Epsilon: 0.1, Delta: 1e-12}, ledger.Budget{Epsilon: 1}},
+		{"new, the rest of ε up to rounding", false, ledger.Budget{Epsilon: 0.1}, ledger.Budget{Epsilon: 0.2}, ledger.Budget{Epsilon: 0.3}},
+		{"new, over ε", false, ledger.Budget{Epsilon: 0.6}, ledger.Budget{Epsilon: 0.6}, ledger.Budget{Epsilon: 1}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			first, next := protocol.ReleaseID{1}, protocol.ReleaseID{2}
-			if err := s.Charge(c.name, first, c.spent, server.Budget{Epsilon: 10, Delta: 0.5}); err != nil {
+			first, next := payload.ReleaseID{1}, payload.ReleaseID{2}
+			if err := s.Charge(c.name, first, c.spent, ledger.Budget{Epsilon: 10, Delta: 0.5}); err != nil {
 				t.Fatal(err)
 			}
 			if c.charged {
 				next = first
 			}
-			want := server.Admit(c.charged, c.spent, c.cost, c.total)
+			want := ledger.Admit(c.charged, c.spent, c.cost, c.total)
 			got := s.Charge(c.name, next, c.cost, c.total)
-			if (got == nil) != (want == nil) || errors.Is(got, server.ErrBudgetExhausted) != errors.Is(want, server.ErrBudgetExhausted) {
+			if (got == nil) != (want == nil) || errors.Is(got, ledger.ErrBudgetExhausted) != errors.Is(want, ledger.ErrBudgetExhausted) {
 				t.Fatalf("Charge: %v; Admit: %v", got, want)
 			}
 		})
@@ -125,8 +124,8 @@ func TestChargeFollowsAdmit(t *testing.T) {
 func TestBadCostRefused(t *testing.T) {
 	s, _ := openTemp(t)
 	defer s.Close()
-	for _, c := range []server.Budget{{Epsilon: -1}, {Epsilon: 1, Delta: 1}} {
-		if err := s.Charge("d", protocol.ReleaseID{1}, c, server.Budget{Epsilon: 10}); err == nil {
+	for _, c := range []ledger.Budget{{Epsilon: -1}, {Epsilon: 1, Delta: 1}} {
+		if err := s.Charge("d", payload.ReleaseID{1}, c, ledger.Budget{Epsilon: 10}); err == nil {
 			t.Errorf("cost %+v accepted", c)
 		}
 	}
@@ -144,16 +143,25 @@ func TestFileMode(t *testing.T) {
 	}
 }
 
+// savedRelease is a stored release record: the store keeps the server's
+// encoding (server.ReleaseRecord) as opaque bytes.
+type savedRelease struct {
+	id     payload.ReleaseID
+	record []byte
+}
+
 func TestReleasesSurviveReopen(t *testing.T) {
 	s, path := openTemp(t)
-	rec := &server.ReleaseRecord{
-		Dataset: "d", Release: protocol.ReleaseID{3}, Seed: [32]byte{1, 2, 3},
-		Mechanism:  mechanism.Params{Name: "tree", Bins: 8, Epsilon: 1},
-		Components: []protocol.Component{protocol.Count}, Reports: []protocol.ReportID{reportID(1), reportID(2)},
+	saved := []savedRelease{{payload.ReleaseID{3}, []byte("seed and release 3")}, {payload.ReleaseID{1}, []byte("release 1")}}
+	for _, r := range saved {
+		if err := s.SaveRelease("d", r.id, r.record); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := s.SaveRelease(rec); err != nil {
+	if err := s.SaveRelease("d", saved[0].id, []byte("replaced")); err != nil {
 		t.Fatal(err)
 	}
+	saved[0].record = []byte("replaced")
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -162,14 +170,15 @@ func TestReleasesSurviveReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	var got []*server.ReleaseRecord
-	if err := s.LoadReleases("d", func(r *server.ReleaseRecord) error { got = append(got, r); return nil }); err != nil {
+	var got []savedRelease
+	if err := s.LoadReleases("d", func(id payload.ReleaseID, b []byte) error { got = append(got, savedRelease{id, b}); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got[0].Seed != rec.Seed || got[0].Release != rec.Release || !slices.Equal(got[0].Reports, rec.Reports) || got[0].Mechanism != rec.Mechanism {
-		t.Fatalf("releases after reopening: %+v, want %+v", got, rec)
+	want := []savedRelease{saved[1], saved[0]} // in release ID order
+	if !slices.EqualFunc(got, want, func(a, b savedRelease) bool { return a.id == b.id && string(a.record) == string(b.record) }) {
+		t.Fatalf("releases after reopening: %+v, want %+v", got, want)
 	}
-	if err := s.LoadReleases("other", func(*server.ReleaseRecord) error { t.Fatal("dataset other has a release"); return nil }); err != nil {
+	if err := s.LoadReleases("other", func(payload.ReleaseID, []byte) error { t.Fatal("dataset other has a release"); return nil }); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -180,17 +189,17 @@ func TestCharged(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	rel := protocol.ReleaseID{9}
+	rel := payload.ReleaseID{9}
 	if c, err := s.Charged("d", rel); c || err != nil {
 		t.Fatalf("before any charge: %v, %v", c, err)
 	}
-	if err := s.Charge("d", rel, server.Budget{Epsilon: 1}, server.Budget{Epsilon: 1}); err != nil {
+	if err := s.Charge("d", rel, ledger.Budget{Epsilon: 1}, ledger.Budget{Epsilon: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if c, err := s.Charged("d", rel); !c || err != nil {
 		t.Fatalf("after the charge: %v, %v", c, err)
 	}
-	if c, _ := s.Charged("d", protocol.ReleaseID{8}); c {
+	if c, _ := s.Charged("d", payload.ReleaseID{8}); c {
 		t.Fatal("another release reported charged")
 	}
 }

@@ -1,9 +1,10 @@
-package aggregation
+package local
 
 import (
 	"context"
 	"testing"
 
+	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 )
@@ -19,14 +20,14 @@ func TestAdditiveRequeriesStayExact(t *testing.T) {
 	g, _ := ecdf.NewLinearGrid(0, 1, 32)
 	ps := randomParties(t, 30, g, 5)
 	l := deploy(t, "additive", 32, ps, 4*eps)
-	rel, err := l.NewRelease(ctx, ReleaseSpec{Mechanism: mechanism.Params{Name: "tree", Bins: 32, Epsilon: eps}, Components: allComponents})
+	rel, err := l.NewRelease(ctx, aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: "tree", Bins: 32, Epsilon: eps}, Components: allComponents})
 	if err != nil {
 		t.Fatal(err)
 	}
 	batches := [][]int{{4, 8, 16}, {8, 16, 32}, {1, 4, 8, 16, 31, 32}, {8}}
-	for _, c := range []Component{Count, Probability} {
+	for _, c := range []aggregation.Component{aggregation.Count, aggregation.Probability} {
 		for _, prefixes := range batches {
-			res, err := l.Sum(ctx, Query{Release: rel, Component: c, Prefixes: prefixes})
+			res, err := l.Sum(ctx, aggregation.Query{Release: rel, Component: c, Prefixes: prefixes})
 			if err != nil {
 				t.Fatalf("%v at %v: %v", c, prefixes, err)
 			}

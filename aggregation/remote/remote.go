@@ -1,9 +1,11 @@
-package aggregation
+package remote
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
 	"github.com/fedecdf/fedecdf/server"
@@ -15,9 +17,10 @@ type Participants interface {
 	SendShares(ctx context.Context, q *protocol.OpenQuery) error
 }
 
-// Remote is the analyst's client of the two servers: a UStat over the
-// additive or dcf backend. It talks to the leader only.
-type Remote struct {
+// Client is the analyst's client of the two servers: an
+// aggregation.UStat over the additive or dcf backend. It talks to the
+// leader only.
+type Client struct {
 	backend server.Backend
 	conn    transport.Conn
 	leader  transport.PeerID
@@ -25,29 +28,29 @@ type Remote struct {
 	parties Participants // additive backend only
 }
 
-// NewRemote returns the analyst's client of dataset at leader. parties is
+// New returns the analyst's client of dataset at leader. parties is
 // needed by the additive backend only (nil for dcf).
-func NewRemote(backend server.Backend, conn transport.Conn, leader transport.PeerID, dataset string, parties Participants) (*Remote, error) {
+func New(backend server.Backend, conn transport.Conn, leader transport.PeerID, dataset string, parties Participants) (*Client, error) {
 	switch {
 	case backend != server.Additive && backend != server.DCF:
 		return nil, fmt.Errorf("unknown secure-sum backend %q (want additive or dcf)", backend)
 	case backend == server.Additive && parties == nil:
 		return nil, fmt.Errorf("the additive backend needs the parties online for every query")
 	}
-	return &Remote{backend: backend, conn: conn, leader: leader, dataset: dataset, parties: parties}, nil
+	return &Client{backend: backend, conn: conn, leader: leader, dataset: dataset, parties: parties}, nil
 }
 
 // Backend returns "additive" or "dcf".
-func (r *Remote) Backend() string { return string(r.backend) }
+func (r *Client) Backend() string { return string(r.backend) }
 
-// NewRelease implements UStat: both servers agree on the report set,
-// charge their ledgers and draw their own seeds.
-func (r *Remote) NewRelease(ctx context.Context, spec ReleaseSpec) (*Release, error) {
-	spec, err := spec.normalize()
+// NewRelease implements aggregation.UStat: both servers agree on the
+// report set, charge their ledgers and draw their own seeds.
+func (r *Client) NewRelease(ctx context.Context, spec aggregation.ReleaseSpec) (*aggregation.Release, error) {
+	spec, err := spec.Normalize()
 	if err != nil {
 		return nil, err
 	}
-	id, err := protocol.NewID()
+	id, err := payload.NewID()
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +59,7 @@ func (r *Remote) NewRelease(ctx context.Context, spec ReleaseSpec) (*Release, er
 	if err != nil {
 		return nil, err
 	}
-	return newRelease(id, spec, resp.Reports, 2)
+	return aggregation.NewRelease(id, spec, resp.Reports, 2)
 }
 
 // OpenRelease returns an existing release id of the given components, as
@@ -65,8 +68,8 @@ func (r *Remote) NewRelease(ctx context.Context, spec ReleaseSpec) (*Release, er
 // release's fixed noise and costs no budget), so that it can be queried
 // again (Sum) after the analyst that created it is gone. With the
 // additive backend the probe needs the parties' shares, so use dcf.
-func (r *Remote) OpenRelease(ctx context.Context, id ReleaseID, components []Component) (*Release, error) {
-	spec, err := ReleaseSpec{Components: components}.normalize()
+func (r *Client) OpenRelease(ctx context.Context, id payload.ReleaseID, components []payload.Component) (*aggregation.Release, error) {
+	spec, err := aggregation.ReleaseSpec{Components: components}.Normalize()
 	if err != nil {
 		return nil, err
 	}
@@ -81,19 +84,20 @@ func (r *Remote) OpenRelease(ctx context.Context, id ReleaseID, components []Com
 		}
 	}
 	spec.Mechanism = first.Mechanism
-	return newRelease(id, spec, first.Reports, 2)
+	return aggregation.NewRelease(id, spec, first.Reports, 2)
 }
 
-// Sum implements UStat. With the additive backend it first opens a query
-// batch at the servers and has every party send its shares.
-func (r *Remote) Sum(ctx context.Context, q Query) (*Result, error) {
-	if err := q.check(); err != nil {
+// Sum implements aggregation.UStat. With the additive backend it first
+// opens a query batch at the servers and has every party send its
+// shares.
+func (r *Client) Sum(ctx context.Context, q aggregation.Query) (*aggregation.Result, error) {
+	if err := q.Check(); err != nil {
 		return nil, err
 	}
 	msg := &protocol.Query{Dataset: r.dataset, Release: q.Release.ID, Component: q.Component, Prefixes: q.Prefixes}
 	if r.backend == server.Additive {
 		var err error
-		if msg.Query, err = protocol.NewID(); err != nil {
+		if msg.Query, err = payload.NewID(); err != nil {
 			return nil, err
 		}
 		open := &protocol.OpenQuery{Dataset: r.dataset, Query: msg.Query, Component: q.Component, Prefixes: q.Prefixes}
@@ -118,5 +122,5 @@ func (r *Remote) Sum(ctx context.Context, q Query) (*Result, error) {
 	for j, v := range ans.Values {
 		sums[j] = int64(v)
 	}
-	return &Result{Query: q, Sums: sums}, nil
+	return &aggregation.Result{Query: q, Sums: sums}, nil
 }

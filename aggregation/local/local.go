@@ -1,4 +1,4 @@
-package aggregation
+package local
 
 import (
 	"context"
@@ -6,14 +6,18 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/aggregation/curator"
+	"github.com/fedecdf/fedecdf/aggregation/remote"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/server"
 )
 
-// Peer IDs of a Local deployment.
+// Peer IDs of a Deployment.
 const (
 	LeaderPeer  transport.PeerID = "leader"
 	HelperPeer  transport.PeerID = "helper"
@@ -23,58 +27,60 @@ const (
 // PartyPeer returns the peer ID of party k.
 func PartyPeer(k int) transport.PeerID { return transport.PeerID(fmt.Sprintf("party-%d", k)) }
 
-// LocalConfig configures a one-process deployment.
-type LocalConfig struct {
+// Config configures a one-process deployment.
+type Config struct {
 	Backend string // "plain", "additive" or "dcf"
 	Dataset string
 	Bins    int
-	Budget  server.Budget
+	Budget  ledger.Budget
 	// Policy is the privacy policy both servers enforce on every
 	// release: its neighbouring relation (the zero value: replace-one),
 	// the mechanisms, δ and ε a release may ask for (server.Policy; the
 	// zero value allows any pure ε-DP mechanism). The trusted curator of
 	// the plain backend checks only the relation: every release of a
-	// Local must be made under it (Local.NewRelease), so that its stated
-	// guarantee and what the analyst learns of n (Release.Reports) are
-	// those of the dataset.
+	// Deployment must be made under it (Deployment.NewRelease), so that its
+	// stated guarantee and what the analyst learns of n (Release.Reports)
+	// are those of the dataset.
 	Policy     server.Policy
 	MinReports int
 	// Ledgers of the leader and the helper (the curator uses the
 	// leader's); nil means in memory.
-	LeaderLedger, HelperLedger server.Ledger
+	LeaderLedger, HelperLedger ledger.Ledger
 }
 
-// Local is parties, two servers and an analyst in one process, talking
-// over an in-process transport that counts their traffic.
-type Local struct {
-	UStat
+// Deployment is parties, two servers and an analyst in one process,
+// talking over an in-process transport that counts their traffic. Its
+// UStat is the analyst's: a curator.Curator for the plain backend, a
+// remote.Client otherwise.
+type Deployment struct {
+	aggregation.UStat
 	Network        *transport.Network
 	Leader, Helper *server.Server
 	Parties        []*party.Party
 	neighbours     mechanism.Relation
 }
 
-// NewRelease implements UStat, refusing a release under another
-// neighbouring relation than the dataset's (LocalConfig.Policy.Relation).
-func (l *Local) NewRelease(ctx context.Context, spec ReleaseSpec) (*Release, error) {
+// NewRelease implements aggregation.UStat, refusing a release under
+// another neighbouring relation than the dataset's (Config.Policy.Relation).
+func (l *Deployment) NewRelease(ctx context.Context, spec aggregation.ReleaseSpec) (*aggregation.Release, error) {
 	if r := spec.Mechanism.Relation; r != l.neighbours {
 		return nil, fmt.Errorf("aggregation: release under %s neighbours refused: %w: the dataset is released under %s neighbours", r, server.ErrPolicy, l.neighbours)
 	}
 	return l.UStat.NewRelease(ctx, spec)
 }
 
-// NewLocal deploys cfg and has every party report: upload its DCF keys
+// New deploys cfg and has every party report: upload its DCF keys
 // (dcf), enrol (additive), or hand its instance to the curator (plain).
-func NewLocal(ctx context.Context, cfg LocalConfig, parties []*party.Party) (*Local, error) {
+func New(ctx context.Context, cfg Config, parties []*party.Party) (*Deployment, error) {
 	if cfg.LeaderLedger == nil {
-		cfg.LeaderLedger = server.NewMemoryLedger()
+		cfg.LeaderLedger = ledger.NewMemory()
 	}
 	if cfg.HelperLedger == nil {
-		cfg.HelperLedger = server.NewMemoryLedger()
+		cfg.HelperLedger = ledger.NewMemory()
 	}
-	l := &Local{Network: transport.NewNetwork(), Parties: parties, neighbours: cfg.Policy.Relation}
+	l := &Deployment{Network: transport.NewNetwork(), Parties: parties, neighbours: cfg.Policy.Relation}
 	if cfg.Backend == "plain" {
-		p, err := NewPlain(cfg.Dataset, cfg.Bins, parties, cfg.Budget, cfg.LeaderLedger)
+		p, err := curator.New(cfg.Dataset, cfg.Bins, parties, cfg.Budget, cfg.LeaderLedger)
 		if err != nil {
 			return nil, err
 		}
@@ -103,14 +109,14 @@ func NewLocal(ctx context.Context, cfg LocalConfig, parties []*party.Party) (*Lo
 	}); err != nil {
 		return nil, err
 	}
-	l.UStat, err = NewRemote(backend, l.Network.Conn(AnalystPeer), LeaderPeer, cfg.Dataset, group)
+	l.UStat, err = remote.New(backend, l.Network.Conn(AnalystPeer), LeaderPeer, cfg.Dataset, group)
 	if err != nil {
 		return nil, err
 	}
 	return l, nil
 }
 
-// localParties runs the parties of a Local deployment, each over its own
+// localParties runs the parties of a Deployment, each over its own
 // connection, on GOMAXPROCS workers.
 type localParties struct {
 	net     *transport.Network
@@ -165,7 +171,7 @@ feed:
 	}
 }
 
-// Cost is the traffic of a Local deployment so far.
+// Cost is the traffic of a Deployment so far.
 type Cost struct {
 	BytesPerParty   float64 // mean over parties of bytes sent + received
 	PartyRounds     float64 // mean over parties of round trips initiated
@@ -179,7 +185,7 @@ type Cost struct {
 }
 
 // Cost returns the traffic counted by the transport.
-func (l *Local) Cost() Cost {
+func (l *Deployment) Cost() Cost {
 	var c Cost
 	for k := range l.Parties {
 		s := l.Network.Stats(PartyPeer(k))

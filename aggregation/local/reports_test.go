@@ -1,27 +1,30 @@
-package aggregation
+package local
 
 import (
 	"context"
 	"strings"
 	"testing"
 
+	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/aggregation/remote"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/server"
 )
 
 // deployUnder deploys a dataset under the neighbouring relation r.
-func deployUnder(t testing.TB, backend string, bins int, n int, r mechanism.Relation) *Local {
+func deployUnder(t testing.TB, backend string, bins int, n int, r mechanism.Relation) *Deployment {
 	t.Helper()
 	g, _ := ecdf.NewLinearGrid(0, 1, bins)
-	l, err := NewLocal(context.Background(), LocalConfig{Backend: backend, Dataset: "test", Bins: bins, Budget: server.Budget{Epsilon: 100}, MinReports: 1, Policy: server.Policy{Relation: r}}, randomParties(t, n, g, 11))
+	l, err := New(context.Background(), Config{Backend: backend, Dataset: "test", Bins: bins, Budget: ledger.Budget{Epsilon: 100}, MinReports: 1, Policy: server.Policy{Relation: r}}, randomParties(t, n, g, 11))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return l
 }
 
-// TestAnalystSeesNoExactCountUnderAddRemove plays the analyst of a Local
+// TestAnalystSeesNoExactCountUnderAddRemove plays the analyst of a
 // deployment, on D (20 records) and on D + one record, with every
 // backend: under add/remove the releases it creates — and, over the
 // servers, reopens — tell it no report count (Reports is 0 on both), and
@@ -38,11 +41,11 @@ func TestAnalystSeesNoExactCountUnderAddRemove(t *testing.T) {
 				for _, n := range []int{20, 21} {
 					l := deployUnder(t, backend, bins, n, r)
 					p := mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1, Relation: r}
-					count, err := l.NewRelease(ctx, ReleaseSpec{Mechanism: p})
+					count, err := l.NewRelease(ctx, aggregation.ReleaseSpec{Mechanism: p})
 					if err != nil {
 						t.Fatal(err)
 					}
-					pair, err := l.NewRelease(ctx, ReleaseSpec{Mechanism: p, Components: []Component{Label, NotLabel}})
+					pair, err := l.NewRelease(ctx, aggregation.ReleaseSpec{Mechanism: p, Components: []aggregation.Component{aggregation.Label, aggregation.NotLabel}})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -53,26 +56,26 @@ func TestAnalystSeesNoExactCountUnderAddRemove(t *testing.T) {
 					if count.Reports != wantReports || pair.Reports != wantReports {
 						t.Errorf("n = %d: the analyst's releases say %d and %d reports, want %d", n, count.Reports, pair.Reports, wantReports)
 					}
-					if remote, ok := l.UStat.(*Remote); ok && backend == "dcf" {
-						again, err := remote.OpenRelease(ctx, count.ID, []Component{Count})
+					if client, ok := l.UStat.(*remote.Client); ok && backend == "dcf" {
+						again, err := client.OpenRelease(ctx, count.ID, []aggregation.Component{aggregation.Count})
 						if err != nil || again.Reports != wantReports {
 							t.Errorf("n = %d: the reopened release says %d reports (%v), want %d", n, again.Reports, err, wantReports)
 						}
 					}
 					var totals []int64
-					for _, c := range []Component{Count, Label, NotLabel} {
+					for _, c := range []aggregation.Component{aggregation.Count, aggregation.Label, aggregation.NotLabel} {
 						rel := count
-						if c != Count {
+						if c != aggregation.Count {
 							rel = pair
 						}
-						res, err := l.Sum(ctx, Query{Release: rel, Component: c, Prefixes: all})
+						res, err := l.Sum(ctx, aggregation.Query{Release: rel, Component: c, Prefixes: all})
 						if err != nil {
 							t.Fatal(err)
 						}
 						totals = append(totals, res.Sums[bins-1])
 					}
 					for k, c := range []struct {
-						rel   *Release
+						rel   *aggregation.Release
 						noisy int64
 					}{{count, totals[0]}, {pair, totals[1] + totals[2]}} {
 						got, err := c.rel.Normaliser(c.noisy)
@@ -93,7 +96,7 @@ func TestAnalystSeesNoExactCountUnderAddRemove(t *testing.T) {
 	}
 }
 
-// TestLocalRefusesOtherRelation: a Local deployment refuses a release
+// TestLocalRefusesOtherRelation: a Deployment refuses a release
 // under another neighbouring relation than its dataset's, whose stated
 // guarantee — and what it tells of n — would not be the dataset's.
 func TestLocalRefusesOtherRelation(t *testing.T) {
@@ -108,7 +111,7 @@ func TestLocalRefusesOtherRelation(t *testing.T) {
 	} {
 		t.Run(c.dataset.String()+"/"+c.release.String(), func(t *testing.T) {
 			l := deployUnder(t, "plain", 4, 3, c.dataset)
-			_, err := l.NewRelease(context.Background(), ReleaseSpec{Mechanism: mechanism.Params{Bins: 4, Epsilon: 1, Relation: c.release}})
+			_, err := l.NewRelease(context.Background(), aggregation.ReleaseSpec{Mechanism: mechanism.Params{Bins: 4, Epsilon: 1, Relation: c.release}})
 			if (err == nil) != c.ok || (err != nil && !strings.Contains(err.Error(), "the dataset is released under "+c.dataset.String())) {
 				t.Errorf("release under %s on a %s dataset: %v", c.release, c.dataset, err)
 			}

@@ -1,34 +1,35 @@
-package aggregation
+package curator
 
 import (
 	"context"
 	"fmt"
 	"sync"
 
+	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
-	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/ledger"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/party"
-	"github.com/fedecdf/fedecdf/server"
 )
 
-// Plain is the trusted-curator backend: it holds every party's bin and
+// Curator is the trusted-curator backend: it holds every party's bin and
 // payload, and adds one full-scale draw of the mechanism's noise.
-type Plain struct {
+type Curator struct {
 	dataset string
 	bins    int
-	budget  server.Budget
-	ledger  server.Ledger
-	prefix  [protocol.NumComponents][]uint64 // prefix[c][i−1] = Σ payload_c·1[bin ≤ i]
+	budget  ledger.Budget
+	ledger  ledger.Ledger
+	prefix  [payload.NumComponents][]uint64 // prefix[c][i−1] = Σ payload_c·1[bin ≤ i]
 	reports int
 	mu      sync.Mutex
-	noise   map[ReleaseID]map[Component]mechanism.Release
+	noise   map[payload.ReleaseID]map[payload.Component]mechanism.Release
 }
 
-// NewPlain returns a curator over the parties' instances on a grid of
-// bins bins, charging releases of dataset to ledger within budget.
-func NewPlain(dataset string, bins int, parties []*party.Party, budget server.Budget, ledger server.Ledger) (*Plain, error) {
-	p := &Plain{dataset: dataset, bins: bins, budget: budget, ledger: ledger, reports: len(parties), noise: make(map[ReleaseID]map[Component]mechanism.Release)}
+// New returns a curator over the parties' instances on a grid of bins
+// bins, charging releases of dataset to the ledger l within budget.
+func New(dataset string, bins int, parties []*party.Party, budget ledger.Budget, l ledger.Ledger) (*Curator, error) {
+	p := &Curator{dataset: dataset, bins: bins, budget: budget, ledger: l, reports: len(parties), noise: make(map[payload.ReleaseID]map[payload.Component]mechanism.Release)}
 	for c := range p.prefix {
 		p.prefix[c] = make([]uint64, bins)
 	}
@@ -37,7 +38,7 @@ func NewPlain(dataset string, bins int, parties []*party.Party, budget server.Bu
 			return nil, fmt.Errorf("plain: party %d (report %v): bin %d is not in [1, %d]", k, q.ReportID(), q.Bin(), bins)
 		}
 		for c := range p.prefix {
-			p.prefix[c][q.Bin()-1] += q.Payload(Component(c))
+			p.prefix[c][q.Bin()-1] += q.Payload(payload.Component(c))
 		}
 	}
 	for c := range p.prefix {
@@ -49,22 +50,22 @@ func NewPlain(dataset string, bins int, parties []*party.Party, budget server.Bu
 }
 
 // Backend returns "plain".
-func (p *Plain) Backend() string { return "plain" }
+func (p *Curator) Backend() string { return "plain" }
 
-// NewRelease implements UStat.
-func (p *Plain) NewRelease(_ context.Context, spec ReleaseSpec) (*Release, error) {
-	spec, err := spec.normalize()
+// NewRelease implements aggregation.UStat.
+func (p *Curator) NewRelease(_ context.Context, spec aggregation.ReleaseSpec) (*aggregation.Release, error) {
+	spec, err := spec.Normalize()
 	if err != nil {
 		return nil, fmt.Errorf("plain: %w", err)
 	}
 	if spec.Mechanism.Bins != p.bins {
 		return nil, fmt.Errorf("plain: mechanism over %d bins, but the grid has %d", spec.Mechanism.Bins, p.bins)
 	}
-	id, err := protocol.NewID()
+	id, err := payload.NewID()
 	if err != nil {
 		return nil, err
 	}
-	rel, err := newRelease(id, spec, p.reports, 1)
+	rel, err := aggregation.NewRelease(id, spec, p.reports, 1)
 	if err != nil {
 		return nil, fmt.Errorf("plain: %w", err)
 	}
@@ -72,13 +73,13 @@ func (p *Plain) NewRelease(_ context.Context, spec ReleaseSpec) (*Release, error
 	if err != nil {
 		return nil, err
 	}
-	cost := server.Budget{Epsilon: rel.Epsilon(), Delta: rel.Delta()}
+	cost := ledger.Budget{Epsilon: rel.Epsilon(), Delta: rel.Delta()}
 	if err := p.ledger.Charge(p.dataset, id, cost, p.budget); err != nil {
 		return nil, fmt.Errorf("plain: release refused: %w", err)
 	}
-	noise := make(map[Component]mechanism.Release)
+	noise := make(map[payload.Component]mechanism.Release)
 	for _, c := range spec.Components {
-		noise[c] = rel.mechanisms[c].NewRelease(protocol.ComponentSeed(seed, c))
+		noise[c] = rel.Mechanism(c).NewRelease(payload.ComponentSeed(seed, c))
 	}
 	p.mu.Lock()
 	p.noise[id] = noise
@@ -86,9 +87,9 @@ func (p *Plain) NewRelease(_ context.Context, spec ReleaseSpec) (*Release, error
 	return rel, nil
 }
 
-// Sum implements UStat.
-func (p *Plain) Sum(_ context.Context, q Query) (*Result, error) {
-	if err := q.check(); err != nil {
+// Sum implements aggregation.UStat.
+func (p *Curator) Sum(_ context.Context, q aggregation.Query) (*aggregation.Result, error) {
+	if err := q.Check(); err != nil {
 		return nil, fmt.Errorf("plain: %w", err)
 	}
 	p.mu.Lock()
@@ -101,5 +102,5 @@ func (p *Plain) Sum(_ context.Context, q Query) (*Result, error) {
 	for j, i := range q.Prefixes {
 		sums[j] = int64(p.prefix[q.Component][i-1] + uint64(rel[q.Component].PrefixNoise(i)))
 	}
-	return &Result{Query: q, Sums: sums}, nil
+	return &aggregation.Result{Query: q, Sums: sums}, nil
 }

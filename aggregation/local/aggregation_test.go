@@ -1,4 +1,4 @@
-package aggregation
+package local
 
 import (
 	"context"
@@ -6,10 +6,11 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/party"
-	"github.com/fedecdf/fedecdf/server"
 )
 
 // randomParties draws n instances with scores in [0, 1], labels and
@@ -33,7 +34,7 @@ func randomParties(t testing.TB, n int, g *ecdf.Grid, seed uint64) []*party.Part
 }
 
 // exactSums is Σ payload_c·1[bin ≤ i], computed directly.
-func exactSums(ps []*party.Party, c Component, prefixes []int) []int64 {
+func exactSums(ps []*party.Party, c aggregation.Component, prefixes []int) []int64 {
 	s := make([]int64, len(prefixes))
 	for _, p := range ps {
 		for j, i := range prefixes {
@@ -45,16 +46,16 @@ func exactSums(ps []*party.Party, c Component, prefixes []int) []int64 {
 	return s
 }
 
-func deploy(t testing.TB, backend string, bins int, ps []*party.Party, budget float64) *Local {
+func deploy(t testing.TB, backend string, bins int, ps []*party.Party, budget float64) *Deployment {
 	t.Helper()
-	l, err := NewLocal(context.Background(), LocalConfig{Backend: backend, Dataset: "test", Bins: bins, Budget: server.Budget{Epsilon: budget}, MinReports: 1}, ps)
+	l, err := New(context.Background(), Config{Backend: backend, Dataset: "test", Bins: bins, Budget: ledger.Budget{Epsilon: budget}, MinReports: 1}, ps)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return l
 }
 
-var allComponents = []Component{Count, Label, NotLabel, Probability}
+var allComponents = []aggregation.Component{aggregation.Count, aggregation.Label, aggregation.NotLabel, aggregation.Probability}
 
 // TestBackendsExactWithoutNoise: at ε = 2^48 every node noise is 0 except
 // with probability below 2e^{−2^15/Δ} (even for the fixed-point
@@ -78,12 +79,12 @@ func TestBackendsExactWithoutNoise(t *testing.T) {
 		}
 		for _, backend := range []string{"plain", "additive", "dcf"} {
 			l := deploy(t, backend, bins, ps, 4*eps)
-			rel, err := l.NewRelease(ctx, ReleaseSpec{Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: eps}, Components: allComponents})
+			rel, err := l.NewRelease(ctx, aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: eps}, Components: allComponents})
 			if err != nil {
 				t.Fatalf("%s, %d bins: %v", backend, bins, err)
 			}
 			for _, c := range allComponents {
-				res, err := l.Sum(ctx, Query{Release: rel, Component: c, Prefixes: prefixes})
+				res, err := l.Sum(ctx, aggregation.Query{Release: rel, Component: c, Prefixes: prefixes})
 				if err != nil {
 					t.Fatalf("%s, %d bins, %v: %v", backend, bins, c, err)
 				}
@@ -130,20 +131,20 @@ func TestTwoServerNoiseVariance(t *testing.T) {
 		var sum, sumSq float64
 		var mech mechanism.Mechanism
 		for r := range releases {
-			rel, err := l.NewRelease(ctx, ReleaseSpec{Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1}})
+			rel, err := l.NewRelease(ctx, aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			mech = rel.Mechanism(Count)
+			mech = rel.Mechanism(aggregation.Count)
 			prefix := []int{1 + r%bins}
-			res, err := l.Sum(ctx, Query{Release: rel, Component: Count, Prefixes: prefix})
+			res, err := l.Sum(ctx, aggregation.Query{Release: rel, Component: aggregation.Count, Prefixes: prefix})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got, want := res.Variance(0), float64(tc.servers)*mech.PrefixVariance(prefix[0]); got != want {
 				t.Fatalf("%s: stated variance %g, want %g", tc.backend, got, want)
 			}
-			d := float64(res.Sums[0] - exactSums(ps, Count, prefix)[0])
+			d := float64(res.Sums[0] - exactSums(ps, aggregation.Count, prefix)[0])
 			sum += d
 			sumSq += d * d
 		}
@@ -168,22 +169,22 @@ func TestRequeryReusesNoise(t *testing.T) {
 	ps := randomParties(t, 20, g, 3)
 	for _, backend := range []string{"plain", "additive", "dcf"} {
 		l := deploy(t, backend, 32, ps, 1)
-		rel, err := l.NewRelease(ctx, ReleaseSpec{Mechanism: mechanism.Params{Name: "tree", Bins: 32, Epsilon: 1}})
+		rel, err := l.NewRelease(ctx, aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: "tree", Bins: 32, Epsilon: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, err := l.Sum(ctx, Query{Release: rel, Component: Count, Prefixes: []int{3, 9, 32}})
+		a, err := l.Sum(ctx, aggregation.Query{Release: rel, Component: aggregation.Count, Prefixes: []int{3, 9, 32}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := l.Sum(ctx, Query{Release: rel, Component: Count, Prefixes: []int{9}})
+		b, err := l.Sum(ctx, aggregation.Query{Release: rel, Component: aggregation.Count, Prefixes: []int{9}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if a.Sums[1] != b.Sums[0] {
 			t.Errorf("%s: prefix 9 answered %d then %d", backend, a.Sums[1], b.Sums[0])
 		}
-		if _, err := l.NewRelease(ctx, ReleaseSpec{Mechanism: mechanism.Params{Name: "tree", Bins: 32, Epsilon: 0.5}}); err == nil {
+		if _, err := l.NewRelease(ctx, aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: "tree", Bins: 32, Epsilon: 0.5}}); err == nil {
 			t.Errorf("%s: a second release beyond the budget was accepted", backend)
 		}
 	}
@@ -193,21 +194,21 @@ func TestQueryErrors(t *testing.T) {
 	ctx := context.Background()
 	g, _ := ecdf.NewLinearGrid(0, 1, 8)
 	l := deploy(t, "dcf", 8, randomParties(t, 5, g, 1), 10)
-	rel, err := l.NewRelease(ctx, ReleaseSpec{Mechanism: mechanism.Params{Bins: 8, Epsilon: 1}})
+	rel, err := l.NewRelease(ctx, aggregation.ReleaseSpec{Mechanism: mechanism.Params{Bins: 8, Epsilon: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []Query{
-		{Release: rel, Component: Label, Prefixes: []int{1}},
-		{Release: rel, Component: Count, Prefixes: []int{2, 2}},
-		{Release: rel, Component: Count, Prefixes: []int{9}},
-		{Release: rel, Component: Count},
+	for _, q := range []aggregation.Query{
+		{Release: rel, Component: aggregation.Label, Prefixes: []int{1}},
+		{Release: rel, Component: aggregation.Count, Prefixes: []int{2, 2}},
+		{Release: rel, Component: aggregation.Count, Prefixes: []int{9}},
+		{Release: rel, Component: aggregation.Count},
 	} {
 		if _, err := l.Sum(ctx, q); err == nil {
 			t.Errorf("query %+v accepted", q)
 		}
 	}
-	if _, err := l.NewRelease(ctx, ReleaseSpec{Mechanism: mechanism.Params{Bins: 9, Epsilon: 1}}); err == nil {
+	if _, err := l.NewRelease(ctx, aggregation.ReleaseSpec{Mechanism: mechanism.Params{Bins: 9, Epsilon: 1}}); err == nil {
 		t.Error("release over the wrong number of bins accepted")
 	}
 }

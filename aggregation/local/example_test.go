@@ -1,21 +1,22 @@
-package aggregation_test
+package local_test
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/aggregation/local"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/party"
-	"github.com/fedecdf/fedecdf/server"
 )
 
 // Eight parties upload DCF keys once; the two servers then answer a
 // batch of prefix counts alone. At ε = 2^48 the noise is zero with
 // overwhelming probability, so the exact counts show through; at a real ε
 // each server adds its own full-scale noise.
-func ExampleNewLocal() {
+func ExampleNew() {
 	ctx := context.Background()
 	g, _ := ecdf.NewLinearGrid(0, 1, 8)
 	var parties []*party.Party
@@ -26,8 +27,8 @@ func ExampleNewLocal() {
 		}
 		parties = append(parties, p)
 	}
-	l, err := aggregation.NewLocal(ctx, aggregation.LocalConfig{
-		Backend: "dcf", Dataset: "demo", Bins: 8, Budget: server.Budget{Epsilon: 1 << 48}, MinReports: 5,
+	l, err := local.New(ctx, local.Config{
+		Backend: "dcf", Dataset: "demo", Bins: 8, Budget: ledger.Budget{Epsilon: 1 << 48}, MinReports: 5,
 	}, parties)
 	if err != nil {
 		panic(err)

@@ -1,4 +1,4 @@
-package server
+package ledger
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 // Budget is an amount of privacy loss (ε, δ).
@@ -32,12 +32,12 @@ type Ledger interface {
 	// admits it (charged: release is already on the ledger; spent: the
 	// dataset's spending so far), and otherwise fails with Admit's
 	// error, with nothing recorded.
-	Charge(dataset string, release protocol.ReleaseID, cost, total Budget) error
+	Charge(dataset string, release payload.ReleaseID, cost, total Budget) error
 	// Spent returns what dataset has spent so far.
 	Spent(dataset string) (Budget, error)
 	// Charged reports whether release is already on dataset's ledger (a
 	// retry of a release whose charge outlived a crash costs nothing).
-	Charged(dataset string, release protocol.ReleaseID) (bool, error)
+	Charged(dataset string, release payload.ReleaseID) (bool, error)
 }
 
 // Admit is the budget rule, the one every Ledger and the servers' check
@@ -76,7 +76,7 @@ type ledgerState map[string]*ledgerEntry
 
 // charge returns the state after the charge, leaving s untouched, and
 // whether anything changed.
-func (s ledgerState) charge(dataset string, release protocol.ReleaseID, cost, total Budget) (ledgerState, bool, error) {
+func (s ledgerState) charge(dataset string, release payload.ReleaseID, cost, total Budget) (ledgerState, bool, error) {
 	e := s[dataset]
 	if e == nil {
 		e = &ledgerEntry{}
@@ -111,17 +111,17 @@ func (b Budget) Valid() error {
 	return nil
 }
 
-// MemoryLedger is a Ledger held in memory only (tests, simulations).
-type MemoryLedger struct {
+// Memory is a Ledger held in memory only (tests, simulations).
+type Memory struct {
 	mu    sync.Mutex
 	state ledgerState
 }
 
-// NewMemoryLedger returns an empty in-memory ledger.
-func NewMemoryLedger() *MemoryLedger { return &MemoryLedger{state: ledgerState{}} }
+// NewMemory returns an empty in-memory ledger.
+func NewMemory() *Memory { return &Memory{state: ledgerState{}} }
 
 // Charge implements Ledger.
-func (l *MemoryLedger) Charge(dataset string, release protocol.ReleaseID, cost, total Budget) error {
+func (l *Memory) Charge(dataset string, release payload.ReleaseID, cost, total Budget) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	next, _, err := l.state.charge(dataset, release, cost, total)
@@ -133,7 +133,7 @@ func (l *MemoryLedger) Charge(dataset string, release protocol.ReleaseID, cost, 
 }
 
 // Charged implements Ledger.
-func (l *MemoryLedger) Charged(dataset string, release protocol.ReleaseID) (bool, error) {
+func (l *Memory) Charged(dataset string, release payload.ReleaseID) (bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	e := l.state[dataset]
@@ -141,7 +141,7 @@ func (l *MemoryLedger) Charged(dataset string, release protocol.ReleaseID) (bool
 }
 
 // Spent implements Ledger.
-func (l *MemoryLedger) Spent(dataset string) (Budget, error) {
+func (l *Memory) Spent(dataset string) (Budget, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if e := l.state[dataset]; e != nil {
@@ -150,19 +150,19 @@ func (l *MemoryLedger) Spent(dataset string) (Budget, error) {
 	return Budget{}, nil
 }
 
-// FileLedger is a Ledger kept in a JSON file. Every charge writes the
+// File is a Ledger kept in a JSON file. Every charge writes the
 // whole ledger to a temporary file in the same directory, syncs it and
 // renames it over the old one, so the file always holds either the old or
 // the new ledger, and a charge is durable when Charge returns.
-type FileLedger struct {
+type File struct {
 	path string
-	mem  MemoryLedger
+	mem  Memory
 }
 
-// OpenFileLedger loads the ledger at path, or starts an empty one if the
+// OpenFile loads the ledger at path, or starts an empty one if the
 // file does not exist.
-func OpenFileLedger(path string) (*FileLedger, error) {
-	l := &FileLedger{path: path, mem: MemoryLedger{state: ledgerState{}}}
+func OpenFile(path string) (*File, error) {
+	l := &File{path: path, mem: Memory{state: ledgerState{}}}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return l, nil
@@ -185,7 +185,7 @@ func OpenFileLedger(path string) (*FileLedger, error) {
 }
 
 // Charge implements Ledger.
-func (l *FileLedger) Charge(dataset string, release protocol.ReleaseID, cost, total Budget) error {
+func (l *File) Charge(dataset string, release payload.ReleaseID, cost, total Budget) error {
 	l.mem.mu.Lock()
 	defer l.mem.mu.Unlock()
 	next, changed, err := l.mem.state.charge(dataset, release, cost, total)
@@ -200,10 +200,10 @@ func (l *FileLedger) Charge(dataset string, release protocol.ReleaseID, cost, to
 }
 
 // Spent implements Ledger.
-func (l *FileLedger) Spent(dataset string) (Budget, error) { return l.mem.Spent(dataset) }
+func (l *File) Spent(dataset string) (Budget, error) { return l.mem.Spent(dataset) }
 
 // Charged implements Ledger.
-func (l *FileLedger) Charged(dataset string, release protocol.ReleaseID) (bool, error) {
+func (l *File) Charged(dataset string, release payload.ReleaseID) (bool, error) {
 	return l.mem.Charged(dataset, release)
 }
 
