@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -59,19 +60,28 @@ func (o *manifestOptions) run(cmd *cobra.Command, _ []string) error {
 		m.Mechanism.MaxDelta = m.Mechanism.Delta
 	}
 	for _, e := range []struct {
-		path string
-		dst  *deploy.Endpoint
-	}{{o.leaderPub, &m.Leader}, {o.helperPub, &m.Helper}} {
+		flag, path string
+		dst        *deploy.Endpoint
+	}{{"leader", o.leaderPub, &m.Leader}, {"helper", o.helperPub, &m.Helper}} {
+		if e.path == "" {
+			return fmt.Errorf("--%s is required: the %s's public key file (fedecdf keygen writes FILE.pub)", e.flag, e.flag)
+		}
+		if len(e.dst.Addrs) == 0 {
+			return fmt.Errorf("--%s-addr is required: the multiaddr the %s listens on, e.g. /ip4/10.0.0.1/tcp/4001", e.flag, e.flag)
+		}
 		p, err := deploy.ReadPublic(e.path)
 		if err != nil {
-			return err
+			return fmt.Errorf("--%s: %w", e.flag, err)
 		}
 		e.dst.Public = p
+	}
+	if len(o.analystPubs) == 0 {
+		return errors.New("--analyst is required: without an analyst nobody could create a release; give an analyst's public key file (fedecdf keygen writes FILE.pub)")
 	}
 	for _, path := range o.analystPubs {
 		p, err := deploy.ReadPublic(path)
 		if err != nil {
-			return err
+			return fmt.Errorf("--analyst: %w", err)
 		}
 		m.Analysts = append(m.Analysts, p.PeerID)
 	}
