@@ -6,19 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
-
-// commands returns every command under c, depth first, c excluded.
-func commands(c *cobra.Command) []*cobra.Command {
-	var all []*cobra.Command
-	for _, sub := range c.Commands() {
-		all = append(all, sub)
-		all = append(all, commands(sub)...)
-	}
-	return all
-}
 
 // redirectStd points os.Stdout and os.Stderr at a temporary file until
 // the test ends, and returns a function reading what was written there.
@@ -112,5 +101,57 @@ func TestCommandsShareNoFlags(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// runRoot runs the fedecdf command in-process with args and returns
+// what it wrote and its error.
+func runRoot(args ...string) (string, error) {
+	var out bytes.Buffer
+	root := newRootCommand()
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), err
+}
+
+// TestUnknownSubcommand: an unknown command, at the top or under a
+// group such as bench, is an error naming it (a non-zero exit), while
+// a group alone prints its help.
+func TestUnknownSubcommand(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"foo"}, `unknown command "foo" for "fedecdf"`},
+		{[]string{"bench", "foo"}, `unknown command "foo" for "fedecdf bench"`},
+		{[]string{"bench"}, ""},
+		{nil, ""},
+	} {
+		t.Run(strings.Join(append([]string{"fedecdf"}, c.args...), "_"), func(t *testing.T) {
+			out, err := runRoot(c.args...)
+			if c.err == "" {
+				if err != nil || !strings.Contains(out, "Usage:") {
+					t.Fatalf("%v, output:\n%s\nwant the help", err, out)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Fatalf("%v, want an error with %q", err, c.err)
+			}
+		})
+	}
+}
+
+// TestVersion: --version prints the module version (and the VCS
+// revision when the build recorded one) and succeeds.
+func TestVersion(t *testing.T) {
+	out, err := runRoot("--version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "fedecdf " + version() + "\n"; out != want || version() == "" {
+		t.Fatalf("--version printed %q, want %q", out, want)
 	}
 }
