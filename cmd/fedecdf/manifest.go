@@ -37,9 +37,11 @@ release may use (--allow), the largest δ and ε of one release
 (--max-delta, --max-epsilon) and the total budget (--budget-epsilon,
 --budget-delta). --mechanism, --epsilon, --delta and --k are the release
 the analyst commands ask for; it must fit the policy.`,
-		Example: `  fedecdf manifest --out manifest.json --dataset scores --bins 128 \
-    --leader leader.key.pub --leader-addr /ip4/10.0.0.1/tcp/4001 \
-    --helper helper.key.pub --helper-addr /ip4/10.0.0.2/tcp/4001 \
+		Example: `  # After fedecdf keygen --out leader.key (and helper.key, analyst.key):
+  # both servers on this machine, as in fedecdf server --help
+  fedecdf manifest --out manifest.json --dataset scores --bins 128 \
+    --leader leader.key.pub --leader-addr /ip4/127.0.0.1/tcp/4001 \
+    --helper helper.key.pub --helper-addr /ip4/127.0.0.1/tcp/4002 \
     --analyst analyst.key.pub --epsilon 1 --budget-epsilon 4 --min-reports 100`,
 		Args: cobra.NoArgs,
 		RunE: o.run,

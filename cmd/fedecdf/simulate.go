@@ -61,9 +61,18 @@ output says which.`
 const simulateExample = `  fedecdf simulate
   fedecdf simulate --neighbours addremove
   fedecdf simulate --mechanism cascade --delta 1e-6
-  fedecdf simulate --data ../shared/data/bank-full.csv --label y --positive yes
-  fedecdf simulate --data ../shared/data/diabetic_data.csv --label readmitted --positive '!NO' --drop encounter_id,patient_nbr
-  fedecdf simulate --data scores.csv --score score --label label --format json --out plots/`
+  fedecdf simulate --parties 2000 --backend plain --format json
+
+  # A file of scores and 0/1 labels (here 2000 rows made by awk)
+  awk 'BEGIN { srand(1); print "score,label"; for (i = 0; i < 2000; i++) { s = rand(); print s "," (rand() < s) } }' > scores.csv
+  fedecdf simulate --data scores.csv --score score --label label --out plots/
+
+  # A table with a yes/no label column (here made by awk): a logistic
+  # regression is trained on it first (--drop lists identifier columns;
+  # '!v' means "not v")
+  awk 'BEGIN { srand(2); print "id,age,balance,y"; for (i = 0; i < 3000; i++) { a = 20 + 60 * rand(); print i "," a "," 5000 * rand() "," (rand() < a / 100 ? "yes" : "no") } }' > table.csv
+  fedecdf simulate --data table.csv --label y --positive yes --drop id
+  fedecdf simulate --data table.csv --label y --positive '!no' --drop id --format json`
 
 // addFlags binds the flags of cmd to o.
 func (o *simulateOptions) addFlags(cmd *cobra.Command) {
