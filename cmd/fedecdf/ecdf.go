@@ -65,6 +65,9 @@ from the data would leak it outside the privacy guarantee.`,
 			if !cmd.Flags().Changed("min") || !cmd.Flags().Changed("max") {
 				return errors.New("--min and --max are required: the grid must be fixed in advance, because taking the domain from the data (its minimum and maximum) would leak private values outside the differential privacy guarantee")
 			}
+			if cmd.Flags().Changed("k") && o.mechanism != "kary" && o.mechanism != "auto" {
+				return fmt.Errorf("--k %d is the arity of the kary mechanism, but --mechanism is %s: drop --k or use --mechanism kary", o.k, o.mechanism)
+			}
 			return runECDF(cmd, &o)
 		},
 	}

@@ -53,6 +53,9 @@ the analyst commands ask for; it must fit the policy.`,
 // run completes the manifest from the key files and writes it.
 func (o *manifestOptions) run(cmd *cobra.Command, _ []string) error {
 	m, out := &o.m, o.out
+	if cmd.Flags().Changed("k") && m.Mechanism.Name != "kary" && m.Mechanism.Name != "auto" {
+		return fmt.Errorf("--k %d is the arity of the kary mechanism, but --mechanism is %s: drop --k or use --mechanism kary", m.Mechanism.K, m.Mechanism.Name)
+	}
 	// The policy allows, unless told otherwise, exactly the
 	// release the analyst commands ask for.
 	if !cmd.Flags().Changed("allow") {

@@ -60,6 +60,9 @@ func (o *partyOptions) run(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	if o.concurrency < 1 {
+		return fmt.Errorf("--concurrency %d is not positive: give how many reports may be in flight at once (default 8)", o.concurrency)
+	}
 	m, err := deploy.ReadManifest(o.manifest)
 	if err != nil {
 		return err

@@ -83,12 +83,15 @@ func (o *serverOptions) config(logger *slog.Logger) (deploy.ServerConfig, error)
 	default:
 		return cfg, fmt.Errorf("--role %q: want leader or helper", o.role)
 	}
+	if o.key == "" {
+		return cfg, fmt.Errorf("--key is required: the %s's key file (fedecdf keygen --out %s.key)", o.role, o.role)
+	}
 	if o.store == "" {
-		return cfg, fmt.Errorf("--store: no store file given")
+		return cfg, fmt.Errorf("--store is required: the file holding the %s's reports and budget ledger, e.g. --store %s.db", o.role, o.role)
 	}
 	var err error
 	if cfg.Identity, err = deploy.ReadIdentity(o.key); err != nil {
-		return cfg, err
+		return cfg, fmt.Errorf("--key: %w", err)
 	}
 	if cfg.Manifest, err = deploy.ReadManifest(o.manifest); err != nil {
 		return cfg, err

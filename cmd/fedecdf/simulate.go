@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -102,6 +104,33 @@ func (o *simulateOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.out, "out", "", "directory for PNG plots (none by default)")
 }
 
+// check refuses, before any data is read, flag values simulate would
+// fail on late or silently replace.
+func (o *simulateOptions) check(cmd *cobra.Command) error {
+	cfg, changed := &o.cfg, cmd.Flags().Changed
+	switch {
+	case !(cfg.Epsilon > 0) || math.IsInf(cfg.Epsilon, 0):
+		return fmt.Errorf("--epsilon %g: the total budget must be positive and finite", cfg.Epsilon)
+	case !(cfg.Delta >= 0 && cfg.Delta < 1):
+		return fmt.Errorf("--delta %g: want δ in [0, 1)", cfg.Delta)
+	case !(cfg.ECDFShare > 0 && cfg.ECDFShare < 1):
+		return fmt.Errorf("--ecdf-share %g: want a share of ε in (0, 1), the rest going to the ROC/PR release", cfg.ECDFShare)
+	case !(cfg.HosmerShare >= 0 && cfg.ECDFShare+cfg.HosmerShare < 1):
+		return fmt.Errorf("--hosmer-share %g: want a share of ε in [0, 1) that leaves something for ROC/PR after --ecdf-share %g", cfg.HosmerShare, cfg.ECDFShare)
+	case cfg.Bins < 1:
+		return fmt.Errorf("--bins %d is not positive", cfg.Bins)
+	case cfg.Prefixes < 0 || cfg.Prefixes > cfg.Bins:
+		return fmt.Errorf("--prefixes %d: want 1 to --bins %d thresholds, or 0 for every bin", cfg.Prefixes, cfg.Bins)
+	case (cfg.Data == "" || changed("parties")) && cfg.Parties < 1:
+		return fmt.Errorf("--parties %d is not positive", cfg.Parties)
+	case changed("test-fraction") && !(cfg.TestFraction > 0 && cfg.TestFraction < 1):
+		return fmt.Errorf("--test-fraction %g: want the share of rows held out for scoring in (0, 1) (default 0.3)", cfg.TestFraction)
+	case changed("test-fraction") && cfg.ScoreCol != "":
+		return errors.New("--test-fraction with --score: the scores are read as they are, nothing is trained or held out; drop --test-fraction")
+	}
+	return nil
+}
+
 // run checks the flags, runs the simulation and prints its report.
 func (o *simulateOptions) run(cmd *cobra.Command, _ []string) error {
 	cfg := o.cfg
@@ -110,6 +139,9 @@ func (o *simulateOptions) run(cmd *cobra.Command, _ []string) error {
 	}
 	if o.format != "text" && o.format != "json" {
 		return fmt.Errorf("--format %q: want text or json", o.format)
+	}
+	if err := o.check(cmd); err != nil {
+		return err
 	}
 	var err error
 	if cfg.Neighbours, err = mechanism.ParseRelation(o.neighbours); err != nil {
