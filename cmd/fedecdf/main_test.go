@@ -105,17 +105,9 @@ func TestCommandsShareNoFlags(t *testing.T) {
 	}
 }
 
-// runRoot runs the fedecdf command in-process with args and returns
-// what it wrote and its error.
-func runRoot(args ...string) (string, error) {
-	var out bytes.Buffer
-	root := newRootCommand()
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetArgs(args)
-	err := root.Execute()
-	return out.String(), err
-}
+// runRoot runs "fedecdf args…" in-process and returns its standard
+// output.
+func runRoot(args ...string) (string, error) { return runCommand(newRootCommand(), args...) }
 
 // TestUnknownSubcommand: an unknown command, at the top or under a
 // group such as bench, is an error naming it (a non-zero exit), while
