@@ -73,7 +73,7 @@ func newDeploymentOf(t *testing.T, epsilon float64, minReports int, mode, relati
 	d.m = &Manifest{
 		Version: ManifestVersion, Protocol: protocol.Version, Dataset: "test", Backend: string(server.DCF), Upload: mode,
 		Leader:     Endpoint{Public: d.leaderID.Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
-		Helper:     Endpoint{Public: d.helperID.Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
+		Helper:     Endpoint{Public: d.helperID.Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/2"}},
 		Analysts:   []string{d.analystID.PeerID.String()},
 		Grid:       Grid{Scale: "linear", Min: 0, Max: 1, Bins: bins},
 		Payload:    PayloadLayout(),

@@ -108,6 +108,9 @@ func writeNewJSON(path string, mode os.FileMode, v any) error {
 // the peer ID and HPKE public key match the private keys. A key file
 // readable by others is refused.
 func ReadIdentity(path string) (*Identity, error) {
+	if path == "" {
+		return nil, errors.New("no key file given")
+	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("key file: %w", err)

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -96,6 +97,22 @@ type Budget struct {
 	Delta   float64 `json:"delta"`
 }
 
+// check refuses a budget under which the analysts' release could never
+// run.
+func (b Budget) check(r Mech) error {
+	switch {
+	case !(b.Epsilon > 0):
+		return fmt.Errorf("budget epsilon %g is not positive: no release could ever run", b.Epsilon)
+	case b.Delta < 0 || b.Delta >= 1:
+		return fmt.Errorf("budget delta %g is outside [0, 1)", b.Delta)
+	case r.Epsilon > b.Epsilon:
+		return fmt.Errorf("release epsilon %g exceeds the total budget epsilon %g: no release could ever run; lower the release's or raise the budget's epsilon", r.Epsilon, b.Epsilon)
+	case r.Delta > b.Delta:
+		return fmt.Errorf("release delta %g exceeds the total budget delta %g: no release could ever run; lower the release's or raise the budget's delta", r.Delta, b.Delta)
+	}
+	return nil
+}
+
 // PayloadLayout returns the protocol's payload component names in order.
 func PayloadLayout() []string {
 	names := make([]string, payload.NumComponents)
@@ -153,9 +170,20 @@ func (m *Manifest) Check() error {
 	if m.Leader.PeerID == m.Helper.PeerID {
 		return fmt.Errorf("leader and helper have the same peer ID %s", m.Leader.PeerID)
 	}
+	for _, a := range m.Leader.Addrs {
+		if slices.Contains(m.Helper.Addrs, a) {
+			return fmt.Errorf("leader and helper both at %s: give each server an address of its own (another port or host)", a)
+		}
+	}
+	if len(m.Analysts) == 0 {
+		return errors.New("no analysts: nobody could create a release; name at least one analyst's public key (fedecdf manifest --analyst FILE.pub)")
+	}
 	for _, a := range m.Analysts {
 		if _, err := peer.Decode(a); err != nil {
 			return fmt.Errorf("analyst %q: %w", a, err)
+		}
+		if a == m.Leader.PeerID || a == m.Helper.PeerID {
+			return fmt.Errorf("analyst %s is a server's key: give each analyst a key of its own (fedecdf keygen)", a)
 		}
 	}
 	if _, err := m.NewGrid(); err != nil {
@@ -163,6 +191,9 @@ func (m *Manifest) Check() error {
 	}
 	if _, err := m.MechanismParams(); err != nil {
 		return fmt.Errorf("mechanism: %w", err)
+	}
+	if err := m.Budget.check(m.Mechanism); err != nil {
+		return err
 	}
 	if m.Dataset == "" || len(m.Dataset) > protocol.MaxNameLen {
 		return fmt.Errorf("dataset name %q is empty or longer than %d bytes", m.Dataset, protocol.MaxNameLen)

@@ -25,6 +25,7 @@ func testManifest(t *testing.T) *Manifest {
 		Version: ManifestVersion, Protocol: protocol.Version, Dataset: "test", Backend: string(server.DCF), Upload: UploadDirect,
 		Leader:     Endpoint{Public: newIdentity(t).Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
 		Helper:     Endpoint{Public: newIdentity(t).Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/2"}},
+		Analysts:   []string{newIdentity(t).PeerID.String()},
 		Grid:       Grid{Scale: "linear", Min: 0, Max: 1, Bins: bins},
 		Payload:    PayloadLayout(),
 		Mechanism:  Mech{Name: "tree", Epsilon: 1, Neighbours: "replace", Allowed: []string{"tree"}},
@@ -44,6 +45,7 @@ func testManifest(t *testing.T) *Manifest {
 func TestManifestPolicy(t *testing.T) {
 	m := testManifest(t)
 	m.Mechanism = Mech{Name: "cascade", Epsilon: 0.5, Delta: 1e-7, Neighbours: "addremove", Allowed: []string{"cascade", "tree"}, MaxDelta: 1e-6, MaxEpsilon: 2}
+	m.Budget.Delta = 1e-5
 	path := filepath.Join(t.TempDir(), "manifest.json")
 	if err := m.Write(path); err != nil {
 		t.Fatal(err)
@@ -155,5 +157,35 @@ func TestDeploymentEnforcesManifestPolicy(t *testing.T) {
 		if spent, err := s.store.Spent(d.m.Dataset); err != nil || spent != (ledger.Budget{}) {
 			t.Errorf("%s spent %+v (%v) on refused releases", s.cfg.Role, spent, err)
 		}
+	}
+}
+
+// TestManifestRefusesUselessDeployments: a manifest under which no
+// release could ever run, or whose servers would share an address, or
+// which no analyst (or a server's key as analyst) could use, is refused
+// with the reason.
+func TestManifestRefusesUselessDeployments(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(*Manifest)
+		want string
+	}{
+		{"release ε above the budget", func(m *Manifest) { m.Mechanism.Epsilon, m.Budget.Epsilon = 5, 4 }, "exceeds the total budget epsilon 4"},
+		{"zero budget ε", func(m *Manifest) { m.Budget.Epsilon = 0 }, "budget epsilon 0 is not positive"},
+		{"release δ above the budget", func(m *Manifest) {
+			m.Mechanism.Name, m.Mechanism.Allowed, m.Mechanism.Delta, m.Mechanism.MaxDelta = "cascade", []string{"cascade"}, 1e-6, 1e-6
+		}, "exceeds the total budget delta 0"},
+		{"the same address", func(m *Manifest) { m.Helper.Addrs = m.Leader.Addrs }, "leader and helper both at /ip4/127.0.0.1/tcp/1"},
+		{"no analyst", func(m *Manifest) { m.Analysts = nil }, "no analysts"},
+		{"the leader as analyst", func(m *Manifest) { m.Analysts = []string{m.Leader.PeerID} }, "is a server's key"},
+		{"the helper as analyst", func(m *Manifest) { m.Analysts = append(m.Analysts, m.Helper.PeerID) }, "is a server's key"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := testManifest(t)
+			c.edit(m)
+			if err := m.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Check: %v, want an error with %q", err, c.want)
+			}
+		})
 	}
 }

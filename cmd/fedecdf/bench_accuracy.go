@@ -31,6 +31,9 @@ max error, each also as a ratio to tree at the same (N, ε). Releases with
 more than --max-prefixes bins are evaluated at that many prefixes drawn
 uniformly (the MSE stays unbiased; the max is over the sample).
 Progress goes to stderr.`,
+		Example: `  fedecdf bench accuracy
+  fedecdf bench accuracy --runs 3 --neighbours addremove --format json`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rel, err := mechanism.ParseRelation(neighbours)
 			if err != nil {

@@ -27,6 +27,9 @@ divided by ns per block of the crypto/aes CTR keystream measured in the same
 process; the constant ns per key and node across B shows the work grows as
 keys × distinct nodes. A last figure gives the full-domain speedup on
 GOMAXPROCS goroutines.`,
+		Example: `  fedecdf bench fss
+  fedecdf bench fss --keys 64 --min-time 100ms --format json`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if format != "text" && format != "json" {
 				return fmt.Errorf("format %q: want text or json", format)

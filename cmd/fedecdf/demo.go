@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"syscall"
 	"time"
@@ -39,7 +40,8 @@ server processes on 127.0.0.1, uploads --parties synthetic records (each
 party its own libp2p host), and as the analyst prints the private ECDF with
 its quantiles, the ROC AUC and the Hosmer–Lemeshow test from the same ROC
 release; then it stops the servers and, without --keep, removes the
-directory.`,
+directory. On SIGINT (Ctrl-C) or SIGTERM it stops the servers and removes
+the directory too; on Linux the servers also die if the demo is killed.`,
 		Example: `  fedecdf demo
   fedecdf demo --parties 1000 --bins 128 --epsilon 2 --upload relay --keep`,
 		Args: cobra.NoArgs,
@@ -47,6 +49,8 @@ directory.`,
 			if o.parties < 1 {
 				return fmt.Errorf("--parties %d is not positive", o.parties)
 			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
 			dir, err := os.MkdirTemp("", "fedecdf-demo")
 			if err != nil {
 				return err
@@ -54,7 +58,14 @@ directory.`,
 			if !o.keep {
 				defer os.RemoveAll(dir)
 			}
-			return runDemo(cmd.Context(), cmd, dir, o)
+			err = runDemo(ctx, cmd, dir, o)
+			if ctx.Err() != nil && cmd.Context().Err() == nil {
+				if o.keep {
+					return fmt.Errorf("interrupted: servers stopped; %s kept (--keep)", dir)
+				}
+				return fmt.Errorf("interrupted: servers stopped, %s removed", dir)
+			}
+			return err
 		},
 	}
 	f := cmd.Flags()
@@ -139,14 +150,9 @@ func startDemoServers(ctx context.Context, stderr io.Writer, dir, manifest strin
 		return func() {}, err
 	}
 	var procs []*exec.Cmd
-	stop = func() {
-		for _, p := range procs {
-			_ = p.Process.Signal(syscall.SIGTERM)
-			_ = p.Wait()
-		}
-	}
+	stop = func() { stopChildren(procs) }
 	for _, role := range []string{"helper", "leader"} {
-		p := exec.CommandContext(ctx, self, "server", "--role", role, "--key", filepath.Join(dir, role+".key"),
+		p := demoChild(ctx, self, "server", "--role", role, "--key", filepath.Join(dir, role+".key"),
 			"--manifest", manifest, "--listen", addrs[role], "--store", filepath.Join(dir, role+".db"))
 		p.Stderr = stderr
 		if err := p.Start(); err != nil {
@@ -158,6 +164,32 @@ func startDemoServers(ctx context.Context, stderr io.Writer, dir, manifest strin
 		}
 	}
 	return stop, nil
+}
+
+// demoChild returns the command of a child process of the demo: sent
+// SIGTERM when ctx ends (killed 10 s later if still running), and on
+// Linux also when the demo itself dies, even by SIGKILL (childAttr).
+func demoChild(ctx context.Context, name string, args ...string) *exec.Cmd {
+	p := exec.CommandContext(ctx, name, args...)
+	p.Cancel = func() error { return p.Process.Signal(syscall.SIGTERM) }
+	p.WaitDelay = 10 * time.Second
+	p.SysProcAttr = childAttr()
+	return p
+}
+
+// stopChildren sends each started process of procs SIGTERM and waits
+// for it (exec kills it after its WaitDelay).
+func stopChildren(procs []*exec.Cmd) {
+	for _, p := range procs {
+		if p.Process != nil && p.ProcessState == nil && p.Process.Signal(syscall.SIGTERM) != nil {
+			_ = p.Process.Kill() // no SIGTERM on this system
+		}
+	}
+	for _, p := range procs {
+		if p.Process != nil && p.ProcessState == nil {
+			_ = p.Wait()
+		}
+	}
 }
 
 // demoAnalyst uploads the demo's parties, then as the analyst releases

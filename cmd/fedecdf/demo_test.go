@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -27,5 +29,55 @@ func TestDemo(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestDemoCancelledCleansUp: a demo whose context ends (as on SIGINT or
+// SIGTERM) before its servers run returns, leaving no temporary
+// directory (private keys, stores) behind.
+func TestDemoCancelledCleansUp(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out bytes.Buffer
+	cmd := newDemoCommand()
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs([]string{"--parties", "10"})
+	if err := cmd.ExecuteContext(ctx); err == nil {
+		t.Fatalf("a cancelled demo succeeded:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "demo in "+tmp) {
+		t.Fatalf("the demo did not get as far as its directory in %s:\n%s", tmp, out.String())
+	}
+	left, err := os.ReadDir(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 0 {
+		t.Fatalf("a cancelled demo left %v in %s", left, tmp)
+	}
+}
+
+// TestStopChildren: stopChildren ends every running child (SIGTERM) and
+// reaps it, and skips those never started or already reaped.
+func TestStopChildren(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep command")
+	}
+	running := demoChild(context.Background(), sleep, "600")
+	if err := running.Start(); err != nil {
+		t.Fatal(err)
+	}
+	reaped := demoChild(context.Background(), sleep, "0")
+	if err := reaped.Run(); err != nil {
+		t.Fatal(err)
+	}
+	never := demoChild(context.Background(), sleep, "600")
+	stopChildren([]*exec.Cmd{running, reaped, never})
+	if running.ProcessState == nil || running.ProcessState.Success() {
+		t.Fatalf("the running child was not stopped: %v", running.ProcessState)
 	}
 }

@@ -50,17 +50,23 @@ monotone curve, and quantiles read from the smoothed curve by binary search.
 --min and --max must be chosen without looking at the data: deriving them
 from the data would leak it outside the privacy guarantee.`,
 		Example: `  # Ages in a ';'-separated file with a quoted header; 128 bins over [18, 95]
-  fedecdf ecdf --input ../shared/data/bank-full.csv --column age --min 18 --max 95 --bins 128 --quantiles 0.25,0.5,0.75
+  printf '"age";"job"\n30;"admin"\n45;"nurse"\n61;"retired"\n38;"admin"\n' > ages.csv
+  fedecdf ecdf --input ages.csv --column age --min 18 --max 95 --bins 128 --quantiles 0.25,0.5,0.75
 
   # One number per line on stdin, log-spaced grid, JSON output
   seq 1 1000 | fedecdf ecdf --min 1 --max 1000 --scale log --format json
 
-  # Clamp values outside [0, 100] instead of failing, and plot the curves
-  fedecdf ecdf --input scores.csv --column score --min 0 --max 100 --clamp --plot ecdf.png`,
+  # Clamp values outside [0, 0.5] instead of failing, and plot the curves
+  # (scores.csv: 2000 scores in [0, 1] with 0/1 labels, made by awk)
+  awk 'BEGIN { srand(1); print "score,label"; for (i = 0; i < 2000; i++) { s = rand(); print s "," (rand() < s) } }' > scores.csv
+  fedecdf ecdf --input scores.csv --column score --min 0 --max 0.5 --clamp --plot ecdf.png`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !cmd.Flags().Changed("min") || !cmd.Flags().Changed("max") {
 				return errors.New("--min and --max are required: the grid must be fixed in advance, because taking the domain from the data (its minimum and maximum) would leak private values outside the differential privacy guarantee")
+			}
+			if cmd.Flags().Changed("k") && o.mechanism != "kary" && o.mechanism != "auto" {
+				return fmt.Errorf("--k %d is the arity of the kary mechanism, but --mechanism is %s: drop --k or use --mechanism kary", o.k, o.mechanism)
 			}
 			return runECDF(cmd, &o)
 		},

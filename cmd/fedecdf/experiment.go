@@ -32,6 +32,14 @@ MSE here, and nothing else. Figures: ` + figureList(),
 			if cfg.Runs < 1 {
 				return fmt.Errorf("--runs %d is not positive", cfg.Runs)
 			}
+			for _, b := range []struct {
+				flag string
+				n    int
+			}{{"--bins", cfg.Bins}, {"--data-bins", cfg.DataBins}} {
+				if b.n < 1 {
+					return fmt.Errorf("%s %d is not positive: give the number of bins of the grid", b.flag, b.n)
+				}
+			}
 			if p := newProgress(cmd.ErrOrStderr(), true); p != nil {
 				cfg.Progress = p
 			}

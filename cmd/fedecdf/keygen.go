@@ -18,7 +18,9 @@ libp2p peer ID names it on the network, and an X25519 HPKE key pair, to
 which parties seal what only it may read. The private keys go to --out
 (mode 0600, never overwritten); the public part goes to FILE.pub, which
 "fedecdf manifest" reads.`,
-		Example: `  fedecdf keygen --out leader.key
+		Example: `  # The three identities of a deployment (each also writes FILE.pub)
+  fedecdf keygen --out leader.key
+  fedecdf keygen --out helper.key
   fedecdf keygen --out analyst.key`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -6,6 +6,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 )
@@ -28,6 +29,10 @@ func newRootCommand() *cobra.Command {
 with differential privacy a complete empirical CDF, its inverse (quantiles),
 ROC and PR curves and the Hosmer–Lemeshow calibration statistic, through two
 non-colluding servers that never see a record.`,
+		Example: `  fedecdf demo
+  fedecdf ecdf --help
+  fedecdf --version`,
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -44,5 +49,62 @@ non-colluding servers that never see a record.`,
 		newQueryCommand(),
 		newDemoCommand(),
 	)
+	root.SetVersionTemplate("fedecdf {{.Version}}\n")
+	for _, c := range append(commands(root), root) {
+		if c.HasSubCommands() && !c.Runnable() {
+			requireSubcommand(c)
+		}
+	}
 	return root
+}
+
+// requireSubcommand makes the group command c print its help when run
+// alone and refuse an unknown subcommand with an error (cobra would
+// print the help and succeed).
+func requireSubcommand(c *cobra.Command) {
+	c.Args = func(c *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return fmt.Errorf("unknown command %q for %q: run '%s --help' for the commands", args[0], c.CommandPath(), c.CommandPath())
+		}
+		return nil
+	}
+	c.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+}
+
+// commands returns every command under c, depth first, c excluded.
+func commands(c *cobra.Command) []*cobra.Command {
+	var all []*cobra.Command
+	for _, sub := range c.Commands() {
+		all = append(all, sub)
+		all = append(all, commands(sub)...)
+	}
+	return all
+}
+
+// version is the module version and the VCS revision the binary was
+// built from, as far as the build recorded them.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(no build information)"
+	}
+	v := info.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = ", modified"
+			}
+		}
+	}
+	if rev != "" {
+		v += " (revision " + rev + modified + ")"
+	}
+	return v + ", " + info.GoVersion
 }

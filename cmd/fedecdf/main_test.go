@@ -2,23 +2,13 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
-
-// commands returns every command under c, depth first, c excluded.
-func commands(c *cobra.Command) []*cobra.Command {
-	var all []*cobra.Command
-	for _, sub := range c.Commands() {
-		all = append(all, sub)
-		all = append(all, commands(sub)...)
-	}
-	return all
-}
 
 // redirectStd points os.Stdout and os.Stderr at a temporary file until
 // the test ends, and returns a function reading what was written there.
@@ -111,6 +101,130 @@ func TestCommandsShareNoFlags(t *testing.T) {
 					t.Errorf("--%s is %s, not its default %s, after the other tree's was set", f.Name, got, f.DefValue)
 				}
 			})
+		})
+	}
+}
+
+// runRoot runs "fedecdf args…" in-process and returns its standard
+// output.
+func runRoot(args ...string) (string, error) { return runCommand(newRootCommand(), args...) }
+
+// TestUnknownSubcommand: an unknown command, at the top or under a
+// group such as bench, is an error naming it (a non-zero exit), while
+// a group alone prints its help.
+func TestUnknownSubcommand(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		err  string
+	}{
+		{[]string{"foo"}, `unknown command "foo" for "fedecdf"`},
+		{[]string{"bench", "foo"}, `unknown command "foo" for "fedecdf bench"`},
+		{[]string{"bench"}, ""},
+		{nil, ""},
+	} {
+		t.Run(strings.Join(append([]string{"fedecdf"}, c.args...), "_"), func(t *testing.T) {
+			out, err := runRoot(c.args...)
+			if c.err == "" {
+				if err != nil || !strings.Contains(out, "Usage:") {
+					t.Fatalf("%v, output:\n%s\nwant the help", err, out)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Fatalf("%v, want an error with %q", err, c.err)
+			}
+		})
+	}
+}
+
+// TestVersion: --version prints the module version (and the VCS
+// revision when the build recorded one) and succeeds.
+func TestVersion(t *testing.T) {
+	out, err := runRoot("--version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "fedecdf " + version() + "\n"; out != want || version() == "" {
+		t.Fatalf("--version printed %q, want %q", out, want)
+	}
+}
+
+// exampleCommands returns the fedecdf command lines of an Example text,
+// continuation lines joined and each split into words as a shell would
+// (single and double quotes; no expansions).
+func exampleCommands(example string) [][]string {
+	var lines [][]string
+	text := strings.ReplaceAll(example, "\\\n", " ")
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if i := strings.Index(line, "| fedecdf "); i >= 0 {
+			line = line[i+2:]
+		}
+		if !strings.HasPrefix(line, "fedecdf ") && line != "fedecdf" {
+			continue
+		}
+		var words []string
+		var w strings.Builder
+		var quote rune
+		inWord := false
+		for _, r := range line {
+			switch {
+			case quote != 0 && r == quote:
+				quote = 0
+			case quote != 0:
+				w.WriteRune(r)
+			case r == '\'' || r == '"':
+				quote, inWord = r, true
+			case r == ' ':
+				if inWord {
+					words = append(words, w.String())
+					w.Reset()
+					inWord = false
+				}
+			default:
+				w.WriteRune(r)
+				inWord = true
+			}
+		}
+		if inWord {
+			words = append(words, w.String())
+		}
+		lines = append(lines, words[1:])
+	}
+	return lines
+}
+
+// TestCommandsHaveExamples: every command's help has an Examples
+// section, and each fedecdf line of it names an existing command with
+// flags it accepts and values they parse, and positional arguments only
+// where the command takes them.
+func TestCommandsHaveExamples(t *testing.T) {
+	root := newRootCommand()
+	for _, c := range append(commands(root), root) {
+		t.Run(strings.ReplaceAll(c.CommandPath(), " ", "_"), func(t *testing.T) {
+			lines := exampleCommands(c.Example)
+			if len(lines) == 0 {
+				t.Fatalf("no example running fedecdf in %q", c.Example)
+			}
+			for _, args := range lines {
+				fresh := newRootCommand()
+				sub, rest, err := fresh.Find(args)
+				if err != nil {
+					t.Errorf("fedecdf %s: %v", strings.Join(args, " "), err)
+					continue
+				}
+				sub.InitDefaultHelpFlag()
+				sub.InitDefaultVersionFlag()
+				if err := sub.ParseFlags(rest); err != nil && !errors.Is(err, pflag.ErrHelp) {
+					t.Errorf("fedecdf %s: %v", strings.Join(args, " "), err)
+					continue
+				}
+				if sub.Args != nil && !sub.Flags().Changed("help") && !sub.Flags().Changed("version") {
+					if err := sub.Args(sub, sub.Flags().Args()); err != nil {
+						t.Errorf("fedecdf %s: %v", strings.Join(args, " "), err)
+					}
+				}
+			}
 		})
 	}
 }

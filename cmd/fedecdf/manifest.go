@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -36,9 +37,11 @@ release may use (--allow), the largest δ and ε of one release
 (--max-delta, --max-epsilon) and the total budget (--budget-epsilon,
 --budget-delta). --mechanism, --epsilon, --delta and --k are the release
 the analyst commands ask for; it must fit the policy.`,
-		Example: `  fedecdf manifest --out manifest.json --dataset scores --bins 128 \
-    --leader leader.key.pub --leader-addr /ip4/10.0.0.1/tcp/4001 \
-    --helper helper.key.pub --helper-addr /ip4/10.0.0.2/tcp/4001 \
+		Example: `  # After fedecdf keygen --out leader.key (and helper.key, analyst.key):
+  # both servers on this machine, as in fedecdf server --help
+  fedecdf manifest --out manifest.json --dataset scores --bins 128 \
+    --leader leader.key.pub --leader-addr /ip4/127.0.0.1/tcp/4001 \
+    --helper helper.key.pub --helper-addr /ip4/127.0.0.1/tcp/4002 \
     --analyst analyst.key.pub --epsilon 1 --budget-epsilon 4 --min-reports 100`,
 		Args: cobra.NoArgs,
 		RunE: o.run,
@@ -50,6 +53,9 @@ the analyst commands ask for; it must fit the policy.`,
 // run completes the manifest from the key files and writes it.
 func (o *manifestOptions) run(cmd *cobra.Command, _ []string) error {
 	m, out := &o.m, o.out
+	if cmd.Flags().Changed("k") && m.Mechanism.Name != "kary" && m.Mechanism.Name != "auto" {
+		return fmt.Errorf("--k %d is the arity of the kary mechanism, but --mechanism is %s: drop --k or use --mechanism kary", m.Mechanism.K, m.Mechanism.Name)
+	}
 	// The policy allows, unless told otherwise, exactly the
 	// release the analyst commands ask for.
 	if !cmd.Flags().Changed("allow") {
@@ -59,19 +65,28 @@ func (o *manifestOptions) run(cmd *cobra.Command, _ []string) error {
 		m.Mechanism.MaxDelta = m.Mechanism.Delta
 	}
 	for _, e := range []struct {
-		path string
-		dst  *deploy.Endpoint
-	}{{o.leaderPub, &m.Leader}, {o.helperPub, &m.Helper}} {
+		flag, path string
+		dst        *deploy.Endpoint
+	}{{"leader", o.leaderPub, &m.Leader}, {"helper", o.helperPub, &m.Helper}} {
+		if e.path == "" {
+			return fmt.Errorf("--%s is required: the %s's public key file (fedecdf keygen writes FILE.pub)", e.flag, e.flag)
+		}
+		if len(e.dst.Addrs) == 0 {
+			return fmt.Errorf("--%s-addr is required: the multiaddr the %s listens on, e.g. /ip4/10.0.0.1/tcp/4001", e.flag, e.flag)
+		}
 		p, err := deploy.ReadPublic(e.path)
 		if err != nil {
-			return err
+			return fmt.Errorf("--%s: %w", e.flag, err)
 		}
 		e.dst.Public = p
+	}
+	if len(o.analystPubs) == 0 {
+		return errors.New("--analyst is required: without an analyst nobody could create a release; give an analyst's public key file (fedecdf keygen writes FILE.pub)")
 	}
 	for _, path := range o.analystPubs {
 		p, err := deploy.ReadPublic(path)
 		if err != nil {
-			return err
+			return fmt.Errorf("--analyst: %w", err)
 		}
 		m.Analysts = append(m.Analysts, p.PeerID)
 	}

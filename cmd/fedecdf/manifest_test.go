@@ -14,6 +14,14 @@ import (
 // servers and one analyst, plus args.
 func runManifest(t *testing.T, args ...string) (*deploy.Manifest, error) {
 	t.Helper()
+	return runManifestOf(t, []string{"leader", "helper", "analyst"}, args...)
+}
+
+// runManifestOf runs "fedecdf manifest" in-process with fresh keys
+// DIR/NAME.key for names, each passed as --NAME DIR/NAME.key.pub, plus
+// args, in which "DIR" is replaced by the key directory.
+func runManifestOf(t *testing.T, names []string, args ...string) (*deploy.Manifest, error) {
+	t.Helper()
 	dir := t.TempDir()
 	base := []string{"--out", filepath.Join(dir, "manifest.json"), "--leader-addr", "/ip4/127.0.0.1/tcp/1", "--helper-addr", "/ip4/127.0.0.1/tcp/2"}
 	for _, name := range []string{"leader", "helper", "analyst"} {
@@ -25,16 +33,48 @@ func runManifest(t *testing.T, args ...string) (*deploy.Manifest, error) {
 		if err := deploy.WriteIdentity(key, id); err != nil {
 			t.Fatal(err)
 		}
-		base = append(base, "--"+name, key+".pub")
+		if slices.Contains(names, name) {
+			base = append(base, "--"+name, key+".pub")
+		}
+	}
+	for _, a := range args {
+		base = append(base, strings.ReplaceAll(a, "DIR", dir))
 	}
 	cmd := newManifestCommand()
 	cmd.SetOut(&bytes.Buffer{})
 	cmd.SetErr(&bytes.Buffer{})
-	cmd.SetArgs(append(base, args...))
+	cmd.SetArgs(base)
 	if err := cmd.Execute(); err != nil {
 		return nil, err
 	}
 	return deploy.ReadManifest(filepath.Join(dir, "manifest.json"))
+}
+
+// TestManifestCommandRefuses: flags under which no release could run,
+// a missing key or address, the same address for both servers and a
+// server's key as analyst are refused, naming the flag or the value.
+func TestManifestCommandRefuses(t *testing.T) {
+	all := []string{"leader", "helper", "analyst"}
+	for _, c := range []struct {
+		name  string
+		names []string
+		args  []string
+		err   string
+	}{
+		{"ε above the budget", all, []string{"--epsilon", "5", "--budget-epsilon", "4"}, "release epsilon 5 exceeds the total budget epsilon 4"},
+		{"zero budget", all, []string{"--budget-epsilon", "0"}, "budget epsilon 0 is not positive"},
+		{"δ above the budget", all, []string{"--mechanism", "cascade", "--delta", "1e-7"}, "release delta 1e-07 exceeds the total budget delta 0"},
+		{"no analyst", []string{"leader", "helper"}, nil, "--analyst is required"},
+		{"no leader", []string{"helper", "analyst"}, nil, "--leader is required"},
+		{"the leader as analyst", []string{"leader", "helper"}, []string{"--analyst", "DIR/leader.key.pub"}, "is a server's key"},
+		{"the same address", all, []string{"--helper-addr", "/ip4/127.0.0.1/tcp/1"}, "leader and helper both at /ip4/127.0.0.1/tcp/1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := runManifestOf(t, c.names, c.args...); err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Fatalf("fedecdf manifest %v: %v, want an error with %q", c.args, err, c.err)
+			}
+		})
+	}
 }
 
 // TestManifestCommandPolicy: --neighbours, --allow, --max-delta and
@@ -50,12 +90,12 @@ func TestManifestCommandPolicy(t *testing.T) {
 		err  string
 	}{
 		{"defaults", nil, deploy.Mech{Neighbours: "replace", Allowed: []string{"auto"}}, ""},
-		{"approximate", []string{"--mechanism", "cascade", "--delta", "1e-7"}, deploy.Mech{Delta: 1e-7, Neighbours: "replace", Allowed: []string{"cascade"}, MaxDelta: 1e-7}, ""},
+		{"approximate", []string{"--mechanism", "cascade", "--delta", "1e-7", "--budget-delta", "1e-6"}, deploy.Mech{Delta: 1e-7, Neighbours: "replace", Allowed: []string{"cascade"}, MaxDelta: 1e-7}, ""},
 		{"policy flags", []string{"--neighbours", "addremove", "--allow", "tree,kary", "--allow", "auto", "--max-delta", "1e-6", "--max-epsilon", "2"},
 			deploy.Mech{Neighbours: "addremove", Allowed: []string{"tree", "kary", "auto"}, MaxDelta: 1e-6, MaxEpsilon: 2}, ""},
 		{"another spelling of the relation", []string{"--neighbours", "add-remove"}, deploy.Mech{}, `neighbours "add-remove"`},
 		{"a release outside --allow", []string{"--allow", "tree"}, deploy.Mech{}, "allows the mechanisms tree"},
-		{"a release δ above --max-delta", []string{"--mechanism", "cascade", "--delta", "1e-6", "--max-delta", "1e-7"}, deploy.Mech{}, "δ ≤ 1e-07"},
+		{"a release δ above --max-delta", []string{"--mechanism", "cascade", "--delta", "1e-6", "--max-delta", "1e-7", "--budget-delta", "1e-5"}, deploy.Mech{}, "δ ≤ 1e-07"},
 		{"a release ε above --max-epsilon", []string{"--epsilon", "3", "--max-epsilon", "2"}, deploy.Mech{}, "ε ≤ 2"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -30,8 +30,12 @@ the leader only and the helper's key is HPKE-sealed to the helper's public
 key in the manifest (RFC 9180, as in IETF DAP), so the leader relays it
 without reading it. The exit status is 0 only if both servers acknowledged
 (durably stored) every report.`,
-		Example: `  fedecdf party --manifest manifest.json --score 0.83 --label 1 --probability 0.83
-  fedecdf party --manifest manifest.json --csv scores.csv --score-column score --label-column y --positive yes`,
+		Example: `  # One record, against the servers of manifest.json (see fedecdf manifest --help)
+  fedecdf party --manifest manifest.json --score 0.83 --label 1 --probability 0.83
+
+  # One report per row of a CSV file with 0/1 labels (here made by awk)
+  awk 'BEGIN { srand(1); print "score,label"; for (i = 0; i < 2000; i++) { s = rand(); print s "," (rand() < s) } }' > scores.csv
+  fedecdf party --manifest manifest.json --csv scores.csv --score-column score --label-column label --probability-column score`,
 		Args: cobra.NoArgs,
 		RunE: o.run,
 	}
@@ -55,6 +59,9 @@ func (o *partyOptions) run(cmd *cobra.Command, _ []string) error {
 	logger, err := newLogger(cmd.ErrOrStderr(), o.logLevel)
 	if err != nil {
 		return err
+	}
+	if o.concurrency < 1 {
+		return fmt.Errorf("--concurrency %d is not positive: give how many reports may be in flight at once (default 8)", o.concurrency)
 	}
 	m, err := deploy.ReadManifest(o.manifest)
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -149,13 +150,16 @@ func (q *queryFlags) analyst(cmd *cobra.Command) (*deploy.Analyst, error) {
 	if err != nil {
 		return nil, err
 	}
+	if q.key == "" {
+		return nil, errors.New("--key is required: the analyst's key file (fedecdf keygen --out analyst.key), whose peer ID the manifest lists")
+	}
 	m, err := deploy.ReadManifest(q.manifest)
 	if err != nil {
 		return nil, err
 	}
 	id, err := deploy.ReadIdentity(q.key)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--key: %w", err)
 	}
 	return deploy.NewAnalyst(m, id, p2p.Config{Logger: logger})
 }

@@ -33,8 +33,10 @@ parties' reports, stores them and its budget ledger in --store (a bbolt
 file, kept across restarts), and answers the analysts' releases within the
 manifest's privacy policy and budget, until SIGINT or SIGTERM. Logs go to
 standard error.`,
-		Example: `  fedecdf server --role leader --key leader.key --manifest manifest.json --listen /ip4/0.0.0.0/tcp/4001 --store leader.db
-  fedecdf server --role helper --key helper.key --manifest manifest.json --listen /ip4/0.0.0.0/tcp/4002 --store helper.db`,
+		Example: `  # The two servers of the manifest made in fedecdf manifest --help, each
+  # in a terminal of its own (or with & at the end)
+  fedecdf server --role leader --key leader.key --manifest manifest.json --listen /ip4/127.0.0.1/tcp/4001 --store leader.db
+  fedecdf server --role helper --key helper.key --manifest manifest.json --listen /ip4/127.0.0.1/tcp/4002 --store helper.db`,
 		Args: cobra.NoArgs,
 		RunE: o.run,
 	}
@@ -81,12 +83,15 @@ func (o *serverOptions) config(logger *slog.Logger) (deploy.ServerConfig, error)
 	default:
 		return cfg, fmt.Errorf("--role %q: want leader or helper", o.role)
 	}
+	if o.key == "" {
+		return cfg, fmt.Errorf("--key is required: the %s's key file (fedecdf keygen --out %s.key)", o.role, o.role)
+	}
 	if o.store == "" {
-		return cfg, fmt.Errorf("--store: no store file given")
+		return cfg, fmt.Errorf("--store is required: the file holding the %s's reports and budget ledger, e.g. --store %s.db", o.role, o.role)
 	}
 	var err error
 	if cfg.Identity, err = deploy.ReadIdentity(o.key); err != nil {
-		return cfg, err
+		return cfg, fmt.Errorf("--key: %w", err)
 	}
 	if cfg.Manifest, err = deploy.ReadManifest(o.manifest); err != nil {
 		return cfg, err

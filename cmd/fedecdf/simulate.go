@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -61,9 +63,18 @@ output says which.`
 const simulateExample = `  fedecdf simulate
   fedecdf simulate --neighbours addremove
   fedecdf simulate --mechanism cascade --delta 1e-6
-  fedecdf simulate --data ../shared/data/bank-full.csv --label y --positive yes
-  fedecdf simulate --data ../shared/data/diabetic_data.csv --label readmitted --positive '!NO' --drop encounter_id,patient_nbr
-  fedecdf simulate --data scores.csv --score score --label label --format json --out plots/`
+  fedecdf simulate --parties 2000 --backend plain --format json
+
+  # A file of scores and 0/1 labels (here 2000 rows made by awk)
+  awk 'BEGIN { srand(1); print "score,label"; for (i = 0; i < 2000; i++) { s = rand(); print s "," (rand() < s) } }' > scores.csv
+  fedecdf simulate --data scores.csv --score score --label label --out plots/
+
+  # A table with a yes/no label column (here made by awk): a logistic
+  # regression is trained on it first (--drop lists identifier columns;
+  # '!v' means "not v")
+  awk 'BEGIN { srand(2); print "id,age,balance,y"; for (i = 0; i < 3000; i++) { a = 20 + 60 * rand(); print i "," a "," 5000 * rand() "," (rand() < a / 100 ? "yes" : "no") } }' > table.csv
+  fedecdf simulate --data table.csv --label y --positive yes --drop id
+  fedecdf simulate --data table.csv --label y --positive '!no' --drop id --format json`
 
 // addFlags binds the flags of cmd to o.
 func (o *simulateOptions) addFlags(cmd *cobra.Command) {
@@ -93,6 +104,33 @@ func (o *simulateOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.out, "out", "", "directory for PNG plots (none by default)")
 }
 
+// check refuses, before any data is read, flag values simulate would
+// fail on late or silently replace.
+func (o *simulateOptions) check(cmd *cobra.Command) error {
+	cfg, changed := &o.cfg, cmd.Flags().Changed
+	switch {
+	case !(cfg.Epsilon > 0) || math.IsInf(cfg.Epsilon, 0):
+		return fmt.Errorf("--epsilon %g: the total budget must be positive and finite", cfg.Epsilon)
+	case !(cfg.Delta >= 0 && cfg.Delta < 1):
+		return fmt.Errorf("--delta %g: want δ in [0, 1)", cfg.Delta)
+	case !(cfg.ECDFShare > 0 && cfg.ECDFShare < 1):
+		return fmt.Errorf("--ecdf-share %g: want a share of ε in (0, 1), the rest going to the ROC/PR release", cfg.ECDFShare)
+	case !(cfg.HosmerShare >= 0 && cfg.ECDFShare+cfg.HosmerShare < 1):
+		return fmt.Errorf("--hosmer-share %g: want a share of ε in [0, 1) that leaves something for ROC/PR after --ecdf-share %g", cfg.HosmerShare, cfg.ECDFShare)
+	case cfg.Bins < 1:
+		return fmt.Errorf("--bins %d is not positive", cfg.Bins)
+	case cfg.Prefixes < 0 || cfg.Prefixes > cfg.Bins:
+		return fmt.Errorf("--prefixes %d: want 1 to --bins %d thresholds, or 0 for every bin", cfg.Prefixes, cfg.Bins)
+	case (cfg.Data == "" || changed("parties")) && cfg.Parties < 1:
+		return fmt.Errorf("--parties %d is not positive", cfg.Parties)
+	case changed("test-fraction") && !(cfg.TestFraction > 0 && cfg.TestFraction < 1):
+		return fmt.Errorf("--test-fraction %g: want the share of rows held out for scoring in (0, 1) (default 0.3)", cfg.TestFraction)
+	case changed("test-fraction") && cfg.ScoreCol != "":
+		return errors.New("--test-fraction with --score: the scores are read as they are, nothing is trained or held out; drop --test-fraction")
+	}
+	return nil
+}
+
 // run checks the flags, runs the simulation and prints its report.
 func (o *simulateOptions) run(cmd *cobra.Command, _ []string) error {
 	cfg := o.cfg
@@ -101,6 +139,9 @@ func (o *simulateOptions) run(cmd *cobra.Command, _ []string) error {
 	}
 	if o.format != "text" && o.format != "json" {
 		return fmt.Errorf("--format %q: want text or json", o.format)
+	}
+	if err := o.check(cmd); err != nil {
+		return err
 	}
 	var err error
 	if cfg.Neighbours, err = mechanism.ParseRelation(o.neighbours); err != nil {

@@ -51,7 +51,7 @@ func NewDiscreteLaplace(scale float64) (*DiscreteLaplace, error) {
 		return nil, err
 	}
 	if scale > maxLaplaceScale {
-		return nil, fmt.Errorf("discrete Laplace scale %v is above the supported maximum 2^52: use a larger ε or fewer bins", scale)
+		return nil, fmt.Errorf("discrete Laplace scale %g is above the supported maximum 2^52: use a larger ε or fewer bins", scale)
 	}
 	return &DiscreteLaplace{scale: scale, num: r.Num().Uint64(), den: r.Denom().Uint64()}, nil
 }
@@ -65,7 +65,7 @@ func exactFraction(what string, x float64) (*big.Rat, error) {
 	}
 	r := new(big.Rat).SetFloat64(x)
 	if r.Denom().Cmp(big.NewInt(maxRationalPart)) > 0 {
-		return nil, fmt.Errorf("%s %v: its exact binary fraction %v needs more than 62 bits: round it up to a multiple of 2^−62 (RoundUpScale)", what, x, r)
+		return nil, fmt.Errorf("%s %g: its exact binary fraction needs more than 62 bits (a %d-bit denominator): round it up to a multiple of 2^−62 (RoundUpScale)", what, x, r.Denom().BitLen()-1)
 	}
 	return r, nil
 }

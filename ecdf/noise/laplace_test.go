@@ -280,3 +280,13 @@ func BenchmarkDiscreteLaplace(b *testing.B) {
 		})
 	}
 }
+
+// TestExactFractionErrorIsShort: the refusal of a scale finer than
+// 2^−62 names the value and the limit, not its exact fraction's
+// hundreds of digits.
+func TestExactFractionErrorIsShort(t *testing.T) {
+	_, err := NewDiscreteLaplace(1e-300)
+	if err == nil || len(err.Error()) > 200 || !strings.Contains(err.Error(), "1e-300") || !strings.Contains(err.Error(), "62 bits") {
+		t.Fatalf("NewDiscreteLaplace(1e-300): %v; want a short error naming 1e-300 and 62 bits", err)
+	}
+}

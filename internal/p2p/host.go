@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/libp2p/go-libp2p"
@@ -20,6 +22,7 @@ import (
 	"github.com/libp2p/go-libp2p/p2p/security/noise"
 	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
 	ma "github.com/multiformats/go-multiaddr"
+	"go.uber.org/fx"
 
 	"github.com/fedecdf/fedecdf/internal/transport"
 )
@@ -107,13 +110,18 @@ func New(cfg Config) (*Host, error) {
 	opts := []libp2p.Option{
 		libp2p.Identity(cfg.Key),
 		libp2p.Security(noise.ID, noise.New),
-		libp2p.Transport(tcp.NewTCPTransport),
+		// Exclusive binding: with SO_REUSEPORT a second server on the
+		// same address would start too and take part of the traffic.
+		libp2p.Transport(tcp.NewTCPTransport, tcp.DisableReuseport()),
 		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
 		libp2p.DisableRelay(),
 		libp2p.DisableMetrics(),
 		libp2p.DisableIdentifyAddressDiscovery(),
 		libp2p.Ping(false),
 		libp2p.ConnectionGater(&gater{known: names}),
+		// Start-up failures come back as New's error; fx's own log
+		// of them would only repeat it, unformatted.
+		libp2p.WithFxOption(fx.NopLogger),
 	}
 	if len(cfg.Listen) == 0 {
 		opts = append(opts, libp2p.NoListenAddrs)
@@ -122,6 +130,10 @@ func New(cfg Config) (*Host, error) {
 	}
 	h, err := libp2p.New(opts...)
 	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), "address already in use") {
+			return nil, fmt.Errorf("%w: %s: is another fedecdf server (or another program) listening there? Stop it or choose another --listen address (%v)",
+				ErrAddrInUse, listenList(cfg.Listen), err)
+		}
 		return nil, fmt.Errorf("p2p: starting the host: %w", err)
 	}
 	for _, info := range cfg.Peers {
@@ -131,6 +143,18 @@ func New(cfg Config) (*Host, error) {
 		cfg.Self = transport.PeerID(h.ID().String())
 	}
 	return &Host{cfg: cfg, h: h, names: names, log: cfg.Logger}, nil
+}
+
+// ErrAddrInUse is returned by New when a listen address is taken.
+var ErrAddrInUse = errors.New("p2p: address already in use")
+
+// listenList formats addrs for an error message.
+func listenList(addrs []ma.Multiaddr) string {
+	s := make([]string, len(addrs))
+	for i, a := range addrs {
+		s[i] = a.String()
+	}
+	return strings.Join(s, ", ")
 }
 
 func withDefaults(cfg Config) Config {

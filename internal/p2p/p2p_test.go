@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -212,5 +213,29 @@ func TestCallHonoursContext(t *testing.T) {
 	cancel()
 	if _, err := c.Conn(ReportProtocol).Call(ctx, "leader", []byte("x")); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Call with a cancelled context: %v", err)
+	}
+}
+
+// TestOccupiedPortRefused: a second host on the address of a running one
+// fails with ErrAddrInUse naming the address, instead of sharing the
+// port through SO_REUSEPORT.
+func TestOccupiedPortRefused(t *testing.T) {
+	first := newServer(t, "leader", nil)
+	var addr ma.Multiaddr
+	for _, a := range first.Addrs() {
+		if _, err := a.ValueForProtocol(ma.P_TCP); err == nil {
+			addr = a
+		}
+	}
+	if addr == nil {
+		t.Fatalf("no TCP address among %v", first.Addrs())
+	}
+	second, err := New(Config{Key: newKey(t), Self: "leader", Listen: []ma.Multiaddr{addr}, Logger: quiet})
+	if err == nil {
+		second.Close()
+		t.Fatalf("second host on %s started", addr)
+	}
+	if !errors.Is(err, ErrAddrInUse) || !strings.Contains(err.Error(), addr.String()) {
+		t.Fatalf("second host on %s: %v; want ErrAddrInUse naming the address", addr, err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -45,6 +46,10 @@ var ErrFormat = errors.New("store format not supported")
 // group or others may read or write: it holds secret release seeds.
 var ErrPermissions = errors.New("store file readable by others")
 
+// ErrLocked is wrapped by the error of Open for a store file another
+// process holds open.
+var ErrLocked = errors.New("store file in use by another process")
+
 // Store is a server's durable state in one bbolt file. Every write is
 // committed (and fsynced) before the method returns, so a caller that
 // acknowledges after it never loses what it acknowledged. It is safe for
@@ -56,12 +61,15 @@ type Store struct {
 // Open opens or creates the store at path (mode 0600). An existing file
 // must not be accessible to group or others (ErrPermissions) and must
 // hold this FormatVersion (ErrFormat). A second process opening the same
-// file waits at most a second for its lock and fails.
+// file waits at most a second for its lock and fails (ErrLocked).
 func Open(path string) (*Store, error) {
 	if err := checkMode(path); err != nil {
 		return nil, err
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return nil, fmt.Errorf("store %s: %w: is another fedecdf server running on it? Stop that server, or give this one a store file of its own", path, ErrLocked)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", path, err)
 	}

@@ -294,3 +294,22 @@ func TestOpenCreatesPrivateVersionedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestOpenLockedStore: a store file another server holds open is
+// refused with ErrLocked, saying what to do, not bbolt's "timeout".
+func TestOpenLockedStore(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "leader.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	second, err := Open(path)
+	if err == nil {
+		second.Close()
+		t.Fatal("a second Open of a held store succeeded")
+	}
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "another fedecdf server") {
+		t.Fatalf("second Open: %v; want ErrLocked naming %s and another server", err, path)
+	}
+}
