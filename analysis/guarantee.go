@@ -17,13 +17,6 @@ func Guarantee(rel *aggregation.Release) string {
 	return guarantee(rel.Epsilon(), rel.Delta(), rel.Spec.Mechanism.Relation, detail, rel.Servers)
 }
 
-// planGuarantee states the privacy of all releases rels of a
-// Hosmer–Lemeshow plan together, which is what the ledgers charged.
-func planGuarantee(plan string, epsilon, delta float64, rels []*aggregation.Release) string {
-	detail := fmt.Sprintf("for all %d release(s) of the %s plan together, which is what the ledger charged", len(rels), plan)
-	return guarantee(epsilon, delta, mechanism.ReplaceOne, detail, rels[0].Servers)
-}
-
 // guarantee is the guarantee sentence: (ε, δ)-DP under the relation,
 // with detail in parentheses and, with more than one server, what each
 // server's own noise buys.
