@@ -47,7 +47,7 @@
 // rand) at the mechanism's full scale and adds its noise to its share:
 // the output stays (ε, δ)-DP even if one server is corrupt and removes
 // its own noise, at twice the mechanism's variance. Result.Variance and
-// Result.Guarantee state this.
+// analysis.Guarantee state this.
 //
 // # Layering
 //

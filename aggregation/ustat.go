@@ -139,16 +139,6 @@ func (r *Release) Delta() float64 {
 	return float64(r.units) * r.Spec.Mechanism.Delta
 }
 
-// Guarantee states the privacy of the release and its noise.
-func (r *Release) Guarantee() string {
-	g := fmt.Sprintf("(ε=%g, δ=%g)-DP under %s neighbours (%s mechanism; ε=%g per privacy unit × %d: %v)",
-		r.Epsilon(), r.Delta(), r.Spec.Mechanism.Relation, r.mechanisms[r.Spec.Components[0]].Name(), r.Spec.Mechanism.Epsilon, r.units, r.Spec.Components)
-	if r.Servers > 1 {
-		g += fmt.Sprintf("; each of %d servers adds its own full-scale noise, so the output stays private against one corrupt server, at %d× the mechanism's variance", r.Servers, r.Servers)
-	}
-	return g
-}
-
 // Variance returns the variance of the noise of prefix i of component c,
 // in the component's units (probabilities for Probability):
 // Servers × PrefixVariance(i) / scale².
@@ -206,6 +196,3 @@ func (r *Result) Value(j int) float64 { return float64(r.Sums[j]) / r.Component.
 
 // Variance returns the noise variance of Value(j).
 func (r *Result) Variance(j int) float64 { return r.Release.Variance(r.Component, r.Prefixes[j]) }
-
-// Guarantee states the privacy of the result (that of its release).
-func (r *Result) Guarantee() string { return r.Release.Guarantee() }

@@ -5,15 +5,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"github.com/fedecdf/fedecdf/aggregation/remote"
-	"math"
-	"strconv"
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/ecdf"
-	"github.com/fedecdf/fedecdf/ecdf/mechanism"
-	"github.com/fedecdf/fedecdf/ecdf/smooth"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -169,20 +166,10 @@ func contains(list []string, s string) bool {
 // Close stops the host.
 func (a *Analyst) Close() error { return a.host.Close() }
 
-// ReleaseInfo describes the release behind a result (ECDF, ROC): every
-// field is public configuration or post-processing of it.
-type ReleaseInfo struct {
+// Stored names the release behind a result over the network: every
+// field is public.
+type Stored struct {
 	Dataset string `json:"dataset"`
-	// Normaliser is n: the reports summed under replace-one, where n is
-	// public; under add/remove, where the leader does not tell n, a
-	// released noisy total — the Count prefix N of an ECDF, P̂(N) + M̂(N)
-	// of a ROC release (JSON keys n, n_public, n_note).
-	ecdf.Normaliser
-	Epsilon    float64 `json:"epsilon"`
-	Delta      float64 `json:"delta"`
-	Mechanism  string  `json:"mechanism"`
-	Neighbours string  `json:"neighbours"`
-	Guarantee  string  `json:"guarantee"`
 	// Release is the release's ID: give it to Analyst.ReadRelease or
 	// ROCRelease (fedecdf query --release) to read the same noisy result
 	// again for free.
@@ -192,20 +179,16 @@ type ReleaseInfo struct {
 	Charged bool `json:"charged"`
 }
 
-// ECDF is a private ECDF released by the two servers: every field is
-// public configuration or post-processing of one release.
-type ECDF struct {
-	ReleaseInfo
-	StdDev     float64            `json:"stddev"` // root mean noise s.d. of F̂, both servers' noise
-	Thresholds []float64          `json:"thresholds"`
-	Counts     []int64            `json:"counts"` // noisy prefix counts
-	ECDF       []float64          `json:"ecdf"`   // Counts / N, not clipped
-	Smoothing  string             `json:"smoothing,omitempty"`
-	Smoothed   []float64          `json:"smoothed,omitempty"` // ECDF post-processed by Smoothing
-	Quantiles  map[string]float64 `json:"quantiles,omitempty"`
+// stored names release id of the manifest's dataset.
+func (a *Analyst) stored(id payload.ReleaseID) Stored {
+	return Stored{Dataset: a.m.Dataset, Release: id.String()}
+}
 
-	grid *ecdf.Grid
-	mech mechanism.Mechanism // the noise pattern of the Count component
+// ECDF is a private ECDF released by the two servers (analysis.ECDF),
+// with the release it came from.
+type ECDF struct {
+	Stored
+	*analysis.ECDF
 }
 
 // ECDF creates a release of the Count component (charging the manifest's
@@ -219,7 +202,7 @@ func (a *Analyst) ECDF(ctx context.Context) (*ECDF, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := a.read(ctx, rel.ID)
+	e, err := a.read(ctx, rel)
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +216,11 @@ func (a *Analyst) ECDF(ctx context.Context) (*ECDF, error) {
 // and smoothing follow the mechanism the servers recorded for the
 // release, whatever the manifest now says.
 func (a *Analyst) ReadRelease(ctx context.Context, id payload.ReleaseID) (*ECDF, error) {
-	return a.read(ctx, id)
+	rel, err := a.remote.OpenRelease(ctx, id, []aggregation.Component{aggregation.Count})
+	if err != nil {
+		return nil, err
+	}
+	return a.read(ctx, rel)
 }
 
 // ParseReleaseID parses the hexadecimal release ID that ECDF.Release
@@ -248,79 +235,14 @@ func ParseReleaseID(s string) (payload.ReleaseID, error) {
 	return id, nil
 }
 
-// read queries every prefix of the Count component of release id.
-func (a *Analyst) read(ctx context.Context, id payload.ReleaseID) (*ECDF, error) {
-	n := a.grid.Len()
-	prefixes := make([]int, n)
-	for i := range prefixes {
-		prefixes[i] = i + 1
-	}
-	q := &protocol.Query{Dataset: a.m.Dataset, Release: id, Component: payload.Count, Prefixes: prefixes}
-	ans, err := protocol.Call[*protocol.Answer](ctx, a.host.Conn(p2p.QueryProtocol), LeaderName, q)
+// read queries every prefix of the Count component of release rel.
+func (a *Analyst) read(ctx context.Context, rel *aggregation.Release) (*ECDF, error) {
+	e, err := analysis.QueryECDF(ctx, a.remote, rel, a.grid, analysis.AllPrefixes(a.grid.Len()))
 	if err != nil {
-		return nil, fmt.Errorf("release %v: %w", id, err)
+		return nil, fmt.Errorf("release %v: %w", rel.ID, err)
 	}
-	if len(ans.Values) != n {
-		return nil, fmt.Errorf("release %v: the leader answered %d values, want %d", id, len(ans.Values), n)
-	}
-	params := ans.Mechanism
-	mech, err := payload.ComponentMechanism(params, payload.Count)
-	if err != nil {
-		return nil, fmt.Errorf("release %v: %w", id, err)
-	}
-	total, err := ecdf.NewNormaliser(params.Relation, int64(ans.Reports), int64(ans.Values[n-1]))
-	if err != nil {
-		return nil, fmt.Errorf("release %v: %w", id, err)
-	}
-	out := &ECDF{
-		ReleaseInfo: a.releaseInfo(id, total, params, mech, guarantee(params, mech)),
-		Thresholds:  a.grid.Thresholds(), grid: a.grid, mech: mech,
-	}
-	var sumVar float64
-	for i, v := range ans.Values {
-		out.Counts = append(out.Counts, int64(v))
-		out.ECDF = append(out.ECDF, float64(int64(v))/float64(total.N))
-		sumVar += servers * mech.PrefixVariance(i+1)
-	}
-	out.StdDev = math.Sqrt(sumVar/float64(n)) / float64(total.N)
-	return out, nil
-}
-
-// releaseInfo describes release id of the manifest's dataset, with
-// params and the mechanism mech of its noise.
-func (a *Analyst) releaseInfo(id payload.ReleaseID, n ecdf.Normaliser, params mechanism.Params, mech mechanism.Mechanism, guarantee string) ReleaseInfo {
-	return ReleaseInfo{
-		Dataset: a.m.Dataset, Normaliser: n, Epsilon: params.Epsilon, Delta: params.Delta,
-		Mechanism: mech.Name(), Neighbours: params.Relation.String(), Guarantee: guarantee, Release: id.String(),
-	}
+	return &ECDF{Stored: a.stored(rel.ID), ECDF: e}, nil
 }
 
 // servers is the number of independent full-scale noises in an answer.
 const servers = 2
-
-// guarantee states the privacy of a Count release and its noise.
-func guarantee(p mechanism.Params, m mechanism.Mechanism) string {
-	return fmt.Sprintf("(ε=%g, δ=%g)-DP under %s neighbours (%s mechanism, count component); each of the %d servers adds its own full-scale noise, so the output stays private against one corrupt server, at %d× the mechanism's variance",
-		p.Epsilon, p.Delta, p.Relation, m.Name(), servers, servers)
-}
-
-// Smooth post-processes the private curve with the named method of
-// ecdf/smooth (dp-ecdf Eq. 3: none, l1, l2 or tree-l2) and reads the
-// p-quantiles of the smoothed curve (Algorithm 1), as fedecdf simulate
-// and fedecdf ecdf do. Post-processing: no budget, same guarantee.
-func (e *ECDF) Smooth(method string, ps []float64) error {
-	g, err := smooth.Apply(method, e.ECDF, e.mech)
-	if err != nil {
-		return err
-	}
-	qs, err := ecdf.Quantiles(ecdf.CurveAt(g), e.grid, ps)
-	if err != nil {
-		return err
-	}
-	e.Smoothing, e.Smoothed = method, g
-	e.Quantiles = make(map[string]float64, len(ps))
-	for j, p := range ps {
-		e.Quantiles[strconv.FormatFloat(p, 'g', -1, 64)] = qs[j]
-	}
-	return nil
-}

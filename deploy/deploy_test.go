@@ -221,7 +221,7 @@ func TestEndToEnd(t *testing.T) {
 	for i, c := range want {
 		exact[i] = float64(c) / n
 	}
-	wantQ, err := ecdf.Quantiles(ecdf.CurveAt(exact), got.grid, ps)
+	wantQ, err := ecdf.Quantiles(ecdf.CurveAt(exact), got.Grid(), ps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +256,7 @@ func TestEndToEndEpsilonOne(t *testing.T) {
 	// (StdDev²): a factor 25 leaves room for one heavy-tailed draw.
 	var mse float64
 	for i := range want {
-		e := got.ECDF[i] - float64(want[i])/n
+		e := got.Raw[i] - float64(want[i])/n
 		mse += e * e
 	}
 	mse /= float64(len(want))
@@ -415,7 +415,7 @@ func TestReleaseReadAfterRestart(t *testing.T) {
 	if !first.Charged {
 		t.Fatal("a new release is not marked as charged")
 	}
-	id, err := ParseReleaseID(first.Release)
+	id, err := ParseReleaseID(first.Stored.Release)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
@@ -178,7 +179,7 @@ func (h *Hosmer) record(p *hosmer.Plan, rels []*aggregation.Release) {
 	for k, rel := range rels {
 		h.Delta += rel.Delta()
 		h.Releases = append(h.Releases, rel.ID.String())
-		h.ReleaseSpecs = append(h.ReleaseSpecs, fmt.Sprintf("%v at ε=%.4g per privacy unit: %s", p.Releases[k].Components, p.Releases[k].Mechanism.Epsilon, rel.Guarantee()))
+		h.ReleaseSpecs = append(h.ReleaseSpecs, fmt.Sprintf("%v at ε=%.4g per privacy unit: %s", p.Releases[k].Components, p.Releases[k].Mechanism.Epsilon, analysis.Guarantee(rel)))
 	}
 }
 

@@ -297,7 +297,7 @@ func TestHosmerFromROCRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := ParseReleaseID(r.Release)
+	id, err := ParseReleaseID(r.Stored.Release)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestHosmerFromROCRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.checkSpent(2 * hugeEpsilon)
-	if free.Charged || !paid.Charged || free.Plan != "grid" || free.Releases[0] != r.Release || free.N != n || len(free.Groups) != len(paid.Groups) || *free.Statistic != *paid.Statistic {
+	if free.Charged || !paid.Charged || free.Plan != "grid" || free.Releases[0] != r.Stored.Release || free.N != n || len(free.Groups) != len(paid.Groups) || *free.Statistic != *paid.Statistic {
 		t.Fatalf("from the ROC release %+v; new grid release %+v", free, paid)
 	}
 	if _, err := a.HosmerRelease(ctx, payload.ReleaseID{1}, "l2", groups); !errors.Is(err, server.ErrUnknownRelease) {

@@ -37,11 +37,11 @@ func TestAnalystNormalisesByNoisyTotalUnderAddRemove(t *testing.T) {
 				t.Errorf("ECDF normaliser %+v under %s neighbours, want n = %d, public %v, %s", e.Normaliser, e.Neighbours, wantN, c.public, c.neighbours)
 			}
 			for i, v := range e.Counts {
-				if e.ECDF[i] != float64(v)/float64(wantN) {
-					t.Fatalf("F̂ at bin %d is %v, want %d/%d", i+1, e.ECDF[i], v, wantN)
+				if e.Raw[i] != float64(v)/float64(wantN) {
+					t.Fatalf("F̂ at bin %d is %v, want %d/%d", i+1, e.Raw[i], v, wantN)
 				}
 			}
-			if want := math.Sqrt(servers*e.mech.MeanVariance()) / float64(wantN); math.Abs(e.StdDev-want) > 1e-9*want {
+			if want := math.Sqrt(servers*e.Noise().MeanVariance()) / float64(wantN); math.Abs(e.StdDev-want) > 1e-9*want {
 				t.Errorf("s.d. of F̂ %v, want √(2·mean variance)/n = %v", e.StdDev, want)
 			}
 			b, _ := json.Marshal(e)

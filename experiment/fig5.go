@@ -6,10 +6,9 @@ import (
 	"fmt"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
-	"github.com/fedecdf/fedecdf/ecdf/smooth"
 	"github.com/fedecdf/fedecdf/party"
-	"github.com/fedecdf/fedecdf/roc"
 )
 
 // dataMechanisms are the mechanisms of the real-data figures: the
@@ -42,8 +41,8 @@ var rocVariants = []rocVariant{
 // the smoothed private one, ∫|ROC − ROĈ| dFPR (roc.AreaError). Each run
 // releases the positives' and negatives' prefix vectors under one of
 // rocVariants, every one ε-DP in all under replace-one. A released class
-// total below one instance is raised to 1 (post-processing) so that
-// every run gives a curve.
+// total below one instance is raised to 1 (analysis.ClampTotals,
+// post-processing) so that every run gives a curve.
 func Fig5(ctx context.Context, cfg Config) (*Figure, error) {
 	cfg = cfg.withDefaults()
 	parties, auc, err := scoredParties(cfg, bank)
@@ -79,7 +78,7 @@ func Fig5(ctx context.Context, cfg Config) (*Figure, error) {
 				}
 				m := rel.Mechanism(aggregation.Label)
 				label = seriesName(v.mechanism, m) + ", " + v.note
-				areas, err := rocAreaErrors(ctx, u, rel, m, exact)
+				areas, err := rocAreaErrors(ctx, u, rel, exact)
 				if err != nil {
 					return nil, fmt.Errorf("ε = %g: %w", eps, err)
 				}
@@ -100,56 +99,29 @@ func Fig5(ctx context.Context, cfg Config) (*Figure, error) {
 }
 
 // exactROC is the true ROC curve of the parties on the grid.
-func exactROC(parties []*party.Party, bins int) (*roc.Curve, error) {
+func exactROC(parties []*party.Party, bins int) (analysis.Curve, error) {
 	b, labels := make([]int, len(parties)), make([]int, len(parties))
 	for k, p := range parties {
 		b[k], labels[k] = p.Bin(), int(p.Payload(aggregation.Label))
 	}
-	pos, neg, err := roc.ExactPrefixes(b, labels, bins)
-	if err != nil {
-		return nil, err
-	}
-	return roc.FromPrefixes(pos, neg, nil)
+	return analysis.TrueROC(b, labels, bins, analysis.AllPrefixes(bins))
 }
 
-// rocAreaErrors reads the positives' and negatives' prefix sums of rel
-// at every bin and returns, for each smoothing method, the area between
-// exact and the smoothed private ROC curve.
-func rocAreaErrors(ctx context.Context, u aggregation.UStat, rel *aggregation.Release, m mechanism.Mechanism, exact *roc.Curve) ([]float64, error) {
-	src := roc.UStatSource{Ctx: ctx, UStat: u, Releases: []*aggregation.Release{rel}}
-	bins := roc.AllBins(m.Bins())
-	pos, err := src.Prefixes(aggregation.Label, bins)
-	if err != nil {
-		return nil, err
-	}
-	neg, err := src.Prefixes(aggregation.NotLabel, bins)
-	if err != nil {
-		return nil, err
-	}
-	pos[len(pos)-1], neg[len(neg)-1] = max(pos[len(pos)-1], 1), max(neg[len(neg)-1], 1)
+// rocAreaErrors reads the ROC release rel at every bin and returns, for
+// each smoothing method, the area between exact and the smoothed private
+// ROC curve (analysis.NewROC: class totals clamped by its one rule).
+func rocAreaErrors(ctx context.Context, u aggregation.UStat, rel *aggregation.Release, exact analysis.Curve) ([]float64, error) {
 	areas := make([]float64, len(smoothingMethods))
 	for k, method := range smoothingMethods {
-		c, err := roc.FromPrefixes(pos, neg, func(f []float64) ([]float64, error) {
-			g, err := smooth.Apply(method, f, m)
-			return nonDecreasing(g), err
-		})
+		r, err := analysis.QueryROC(ctx, u, rel, analysis.AllPrefixes(rel.Spec.Mechanism.Bins), method)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", method, err)
 		}
-		if areas[k], err = roc.AreaError(exact, c); err != nil {
+		if areas[k], err = r.AreaError(exact); err != nil {
 			return nil, fmt.Errorf("%s: %w", method, err)
 		}
 	}
 	return areas, nil
-}
-
-// nonDecreasing removes the one-ulp decreases a smoothed curve can carry
-// from rounding in block means, which package roc refuses.
-func nonDecreasing(g []float64) []float64 {
-	for i := 1; i < len(g); i++ {
-		g[i] = max(g[i], g[i-1])
-	}
-	return g
 }
 
 // isNoData reports whether err says an experiment's data set is absent.

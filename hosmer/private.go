@@ -5,18 +5,8 @@ import (
 	"math"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/roc"
 )
-
-// Source releases noisy prefix sums of one payload component at sorted
-// 1-based bins, in the component's units (probabilities for
-// aggregation.Probability). roc.UStatSource implements it over a UStat.
-type Source interface {
-	Prefixes(c aggregation.Component, bins []int) ([]float64, error)
-}
-
-// Smoother post-processes a noisy ECDF into a non-decreasing curve in
-// [0, 1] (dp-ecdf Eq. 3, e.g. ecdf/smooth); free under DP.
-type Smoother func(f []float64) ([]float64, error)
 
 // Config configures Private.
 type Config struct {
@@ -34,7 +24,7 @@ type Config struct {
 	// its released total, as a ROC curve's are): the counts are their sum
 	// and O_1 is read from the smoothed positives, which on Bank cuts the
 	// relative MSE of H 2–35 times against smoothing the counts alone.
-	Smooth Smoother
+	Smooth roc.Smoother
 	// CountFromLabels takes the counts from the Label and NotLabel
 	// components (count = y + (1 − y)) instead of a Count component, as
 	// JointPlan's single release requires.
@@ -66,7 +56,7 @@ type Config struct {
 // NoiseSource is a Source that knows the noise variance of its range
 // sums prefix(to) − prefix(from) (roc.UStatSource does).
 type NoiseSource interface {
-	Source
+	roc.Source
 	RangeVariance(c aggregation.Component, from, to int) (float64, error)
 }
 
@@ -101,7 +91,7 @@ func finite(v float64) *float64 {
 // unchanged) and into H and its p-value. Everything after the release
 // of src is post-processing: the result is as private as src's releases
 // (PaperPlan, JointPlan).
-func Private(src Source, cfg Config) (*Result, error) {
+func Private(src roc.Source, cfg Config) (*Result, error) {
 	if cfg.Groups == 0 {
 		cfg.Groups = 10
 	}
@@ -141,7 +131,7 @@ func Private(src Source, cfg Config) (*Result, error) {
 // when cfg.Smooth is set), the raw count prefixes behind it at every bin,
 // and, when the counts are the two smoothed classes (Config.Smooth), the
 // smoothed positives' prefixes.
-func releasedECDF(src Source, cfg Config) (f, counts, smoothedPos []float64, err error) {
+func releasedECDF(src roc.Source, cfg Config) (f, counts, smoothedPos []float64, err error) {
 	if cfg.CountFromLabels && cfg.Smooth != nil {
 		counts, smoothedPos, err = classPrefixes(src, cfg.Bins, float64(cfg.Reports), cfg.Smooth)
 	} else {
@@ -166,7 +156,7 @@ func releasedECDF(src Source, cfg Config) (f, counts, smoothedPos []float64, err
 // and E_1 from the grid (Config.Centers) or from the counts and the
 // Probability component, O_1 from the smoothed positives or the Label
 // component.
-func releasedGroups(src Source, cfg Config, f, counts, smoothedPos []float64, bounds []int) ([]Group, error) {
+func releasedGroups(src roc.Source, cfg Config, f, counts, smoothedPos []float64, bounds []int) ([]Group, error) {
 	var sizes, expected, pos []float64
 	var err error
 	if cfg.Centers != nil {
@@ -215,7 +205,7 @@ func clip(g *Group, minExpected float64) {
 }
 
 // debiased returns DebiasedStatistic with Config.Debias's V_g.
-func debiased(src Source, groups []Group, grid bool) (float64, error) {
+func debiased(src roc.Source, groups []Group, grid bool) (float64, error) {
 	ns, ok := src.(NoiseSource)
 	if !ok {
 		return 0, fmt.Errorf("hosmer: debiasing needs the noise variances of the release (a NoiseSource)")
@@ -262,7 +252,7 @@ func gridPrefixes(f []float64, n float64, centers []float64, bounds []int) (size
 // every bin, each class's prefix curve smoothed on its own (normalised by
 // its released total, at least one instance) and scaled back so that the
 // two totals add up to the public n.
-func classPrefixes(src Source, bins int, n float64, smooth Smoother) (counts, pos []float64, err error) {
+func classPrefixes(src roc.Source, bins int, n float64, smooth roc.Smoother) (counts, pos []float64, err error) {
 	var classes [2][]float64
 	var totals [2]float64
 	for k, c := range []aggregation.Component{aggregation.Label, aggregation.NotLabel} {
@@ -294,7 +284,7 @@ func classPrefixes(src Source, bins int, n float64, smooth Smoother) (counts, po
 
 // countPrefixes returns the released counts at bins, from Count or as
 // Label + NotLabel.
-func countPrefixes(src Source, bins []int, fromLabels bool) ([]float64, error) {
+func countPrefixes(src roc.Source, bins []int, fromLabels bool) ([]float64, error) {
 	if !fromLabels {
 		c, err := src.Prefixes(aggregation.Count, bins)
 		if err != nil {

@@ -41,7 +41,7 @@ func (p *Plan) CountMechanism(rel *aggregation.Release) mechanism.Mechanism {
 // smoother returns the smoothing of the released ECDF of probabilities
 // by method (ecdf/smooth.Apply: none, l1, l2 or tree-l2, the last over the
 // terms of CountMechanism(rel)), or nil for "none".
-func (p *Plan) smoother(method string, rel *aggregation.Release) Smoother {
+func (p *Plan) smoother(method string, rel *aggregation.Release) roc.Smoother {
 	if method == "none" {
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/hosmer"
@@ -180,7 +181,7 @@ func privateHosmer(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, plan 
 	}
 	for k, rel := range rels {
 		a.Delta += rel.Delta()
-		a.Releases = append(a.Releases, fmt.Sprintf("%v at ε=%.4g each: %s", plan.Releases[k].Components, plan.Releases[k].Mechanism.Epsilon, rel.Guarantee()))
+		a.Releases = append(a.Releases, fmt.Sprintf("%v at ε=%.4g each: %s", plan.Releases[k].Components, plan.Releases[k].Mechanism.Epsilon, analysis.Guarantee(rel)))
 	}
 	res, err := plan.Evaluate(ctx, u, rels, g, method, base)
 	return a, a.fill(res, err)

@@ -39,9 +39,9 @@ func (r *Report) ecdfChart() *plot.Chart {
 		Title:  fmt.Sprintf("ECDF of the scores, %s, %s, ε = %g", r.Short(), r.Mechanism, r.Epsilon),
 		XLabel: "score threshold τ", YLabel: "F(τ)", Legend: plot.TopLeft,
 		Series: []plot.Series{
-			{Name: "true", X: r.Thresholds, Y: r.ECDF.True, Style: plot.Step},
-			{Name: "private", X: r.Thresholds, Y: r.ECDF.Private, Style: plot.Step},
-			{Name: "smoothed", X: r.Thresholds, Y: r.ECDF.Smoothed, Style: plot.Dashed},
+			{Name: "true", X: r.ECDF.Thresholds, Y: r.True.ECDF, Style: plot.Step},
+			{Name: "private", X: r.ECDF.Thresholds, Y: r.ECDF.Raw, Style: plot.Step},
+			{Name: "smoothed", X: r.ECDF.Thresholds, Y: r.ECDF.Smoothed, Style: plot.Dashed},
 		},
 	}
 }
@@ -52,9 +52,9 @@ func (r *Report) rocChart() *plot.Chart {
 		XLabel: "false positive rate", YLabel: "true positive rate", Legend: plot.BottomRight,
 		XMin: 0, XMax: 1, YMin: 0, YMax: 1,
 		Series: []plot.Series{
-			{Name: fmt.Sprintf("true (AUC %.3f)", r.ROC.AUCTrue), X: r.ROC.True.FPR, Y: r.ROC.True.TPR},
-			{Name: fmt.Sprintf("private (AUC %.3f)", r.ROC.AUCPrivate), X: r.ROC.FPR, Y: r.ROC.TPR},
-			{Name: fmt.Sprintf("smoothed (AUC %.3f, area error %.3f)", r.ROC.AUCSmoothed, r.ROC.AreaError), X: r.ROC.Smoothed.FPR, Y: r.ROC.Smoothed.TPR, Style: plot.Dashed},
+			{Name: fmt.Sprintf("true (AUC %.3f)", r.True.ROC.AUC), X: r.True.ROC.FPR, Y: r.True.ROC.TPR},
+			{Name: fmt.Sprintf("private (AUC %.3f)", r.ROC.Raw.AUC), X: r.ROC.Raw.FPR, Y: r.ROC.Raw.TPR},
+			{Name: fmt.Sprintf("smoothed (AUC %.3f, area error %.3f)", r.ROC.AUC, r.Error.ROCArea), X: r.ROC.FPR, Y: r.ROC.TPR, Style: plot.Dashed},
 		},
 	}
 }

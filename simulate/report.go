@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+
+	"github.com/fedecdf/fedecdf/analysis"
 )
 
 // WriteText prints a readable summary: the setting and its privacy, the
@@ -18,16 +20,16 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	p("parties\t%d; the analyst normalises by %s\n", r.Parties, r.Normaliser)
 	p("backend\t%s\n", r.Backend)
-	p("mechanism\t%s over %d bins, %d thresholds queried\n", r.Mechanism, r.Bins, len(r.Prefixes))
+	p("mechanism\t%s over %d bins, %d thresholds queried\n", r.Mechanism, r.Bins, len(r.ECDF.Prefixes))
 	p("privacy\t%s\n", r.Guarantee)
 	p("ε split\tECDF of scores %g; ROC/PR %g (positives and negatives vectors in one release: a record is in exactly one of them, so the pair costs ε once; PR is post-processing); Hosmer–Lemeshow %g\n", r.Budget.ECDF, r.Budget.ROC, r.Budget.Hosmer)
 	for _, g := range r.Budget.Guarantees {
 		p("\t%s\n", g)
 	}
 	p("error\tmax |F̂−F| %.4f, RMSE %.4f (expected s.d. %.4f); smoothed: max %.4f, RMSE %.4f (%s)\n",
-		r.Error.MaxAbs, r.Error.RMSE, r.ECDF.StdDev, r.Error.SmoothedMaxAbs, r.Error.SmoothedRMSE, r.ECDF.Smoothing)
+		r.Error.MaxAbs, r.Error.RMSE, r.ECDF.StdDev, r.Error.SmoothedMaxAbs, r.Error.SmoothedRMSE, analysis.Describe(r.ECDF.Smoothing))
 	p("ROC\tAUC true %.4f (unbinned %.4f), private raw %.4f, smoothed %.4f; area between true and smoothed curves %.4f\n",
-		r.ROC.AUCTrue, r.ROC.AUCExact, r.ROC.AUCPrivate, r.ROC.AUCSmoothed, r.ROC.AreaError)
+		r.True.ROC.AUC, r.True.AUCUnbinned, r.ROC.Raw.AUC, r.ROC.AUC, r.Error.ROCArea)
 	if h := r.Hosmer; h != nil {
 		p("Hosmer–Lemeshow\tQ = %d: true H %.3f (p %s)\n", h.Groups, h.StatisticTrue, pValue(h.PValueTrue))
 		for _, a := range h.Allocations {
@@ -46,8 +48,8 @@ func (r *Report) WriteText(w io.Writer) error {
 	p("seconds\tdata %.3f, setup %.3f, upload %.3f, release %.3f, query %.3f\n",
 		r.Cost.Seconds["data"], r.Cost.Seconds["setup"], r.Cost.Seconds["upload"], r.Cost.Seconds["release"], r.Cost.Seconds["query"])
 	p("\n threshold\ttrue F\tprivate F̂\tsmoothed\n")
-	for _, j := range sample(len(r.Prefixes), 11) {
-		p(" %.4g\t%.4f\t%.4f\t%.4f\n", r.Thresholds[j], r.ECDF.True[j], r.ECDF.Private[j], r.ECDF.Smoothed[j])
+	for _, j := range sample(len(r.ECDF.Prefixes), 11) {
+		p(" %.4g\t%.4f\t%.4f\t%.4f\n", r.ECDF.Thresholds[j], r.True.ECDF[j], r.ECDF.Raw[j], r.ECDF.Smoothed[j])
 	}
 	return tw.Flush()
 }

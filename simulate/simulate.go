@@ -9,10 +9,10 @@ import (
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/aggregation/local"
+	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/dataset"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
-	"github.com/fedecdf/fedecdf/ecdf/smooth"
 	"github.com/fedecdf/fedecdf/hosmer"
 	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -81,37 +81,46 @@ type Progress interface {
 }
 
 // Report is the outcome of one simulation. Its JSON form is the output of
-// `fedecdf simulate --format json`.
+// `fedecdf simulate --format json` (docs/json.md).
 type Report struct {
 	// Parties is the number of parties: the simulation's ground truth,
-	// like the true curves.
+	// like True.
 	Parties int `json:"parties"`
 	// Normaliser is n as the analyst knows it and divides the ECDF by:
 	// the number of parties under replace-one, where it is public; the
 	// released noisy total under add/remove (JSON keys n, n_public,
 	// n_note).
 	ecdf.Normaliser
-	Data       *Data     `json:"data"`
-	Backend    string    `json:"backend"`
-	Mechanism  string    `json:"mechanism"`
-	Epsilon    float64   `json:"epsilon"`
-	Budget     Budget    `json:"budget"`
-	Delta      float64   `json:"delta"`
-	Neighbours string    `json:"neighbours"`
-	Guarantee  string    `json:"guarantee"`
-	Bins       int       `json:"bins"`
-	Prefixes   []int     `json:"prefixes"`
-	Thresholds []float64 `json:"thresholds"`
-	ECDF       Curves    `json:"ecdf"`
-	Error      Errors    `json:"error"`
-	ROC        ROCReport `json:"roc"`
-	PR         PRReport  `json:"pr"`
+	Data       *Data   `json:"data"`
+	Backend    string  `json:"backend"`
+	Mechanism  string  `json:"mechanism"`
+	Epsilon    float64 `json:"epsilon"`
+	Budget     Budget  `json:"budget"`
+	Delta      float64 `json:"delta"`
+	Neighbours string  `json:"neighbours"`
+	Guarantee  string  `json:"guarantee"`
+	Bins       int     `json:"bins"`
+	// ECDF and ROC are the analyst's results, as fedecdf ecdf and
+	// fedecdf query print them; True the exact ones they are compared
+	// with, and Error the comparison.
+	ECDF  *analysis.ECDF `json:"ecdf"`
+	ROC   *analysis.ROC  `json:"roc"`
+	True  Truth          `json:"true"`
+	Error Errors         `json:"error"`
 	// Hosmer is the Hosmer–Lemeshow test; nil when not computed (Notes
 	// says why).
 	Hosmer *HosmerReport `json:"hosmer,omitempty"`
 	// Notes are remarks on what was not computed, and why.
 	Notes []string `json:"notes,omitempty"`
 	Cost  Cost     `json:"cost"`
+}
+
+// Truth holds the exact results at the queried thresholds.
+type Truth struct {
+	ECDF []float64      `json:"ecdf"`
+	ROC  analysis.Curve `json:"roc"`
+	// AUCUnbinned is the AUC of the unbinned scores (Mann–Whitney).
+	AUCUnbinned float64 `json:"auc_unbinned"`
 }
 
 // Budget says how the total ε was split: each entry is the ε of one
@@ -128,46 +137,16 @@ type Budget struct {
 	Guarantees []string `json:"guarantees"`
 }
 
-// ROCReport is the private ROC curve next to the true one.
-type ROCReport struct {
-	ROC                 // raw private curve (may cross itself)
-	True        ROC     `json:"true"`
-	Smoothed    ROC     `json:"smoothed"`
-	AUCTrue     float64 `json:"auc_true"`
-	AUCPrivate  float64 `json:"auc_private"`
-	AUCSmoothed float64 `json:"auc_smoothed"`
-	// AreaError is ∫|TPR_true − TPR_smoothed| dFPR, the area of the
-	// symmetric difference of the regions under the true and the
-	// smoothed private curve (dp-ecdf §6.5).
-	AreaError float64 `json:"area_error"`
-	// AUCExact is the AUC of the unbinned scores (Mann–Whitney).
-	AUCExact float64 `json:"auc_exact_unbinned"`
-}
-
-// PRReport is the private precision–recall curve next to the true one.
-type PRReport struct {
-	PR
-	True     PR `json:"true"`
-	Smoothed PR `json:"smoothed"`
-}
-
-// Curves are the ECDF values at the queried thresholds.
-type Curves struct {
-	True      []float64 `json:"true"`
-	Private   []float64 `json:"private"`
-	Smoothed  []float64 `json:"smoothed"`
-	Smoothing string    `json:"smoothing"`
-	// StdDev is the standard deviation of each private value, from the
-	// mechanism's closed form times the number of servers.
-	StdDev float64 `json:"stddev"`
-}
-
 // Errors compares the private curves with the true one.
 type Errors struct {
 	MaxAbs         float64 `json:"max_abs"`
 	RMSE           float64 `json:"rmse"`
 	SmoothedMaxAbs float64 `json:"smoothed_max_abs"`
 	SmoothedRMSE   float64 `json:"smoothed_rmse"`
+	// ROCArea is ∫|TPR_true − TPR_smoothed| dFPR, the area between the
+	// true and the smoothed private ROC curve (dp-ecdf §6.5); −1 without
+	// smoothing, where the raw curve may cross itself.
+	ROCArea float64 `json:"roc_area"`
 }
 
 // Cost is the communication and time of the run.
@@ -271,7 +250,7 @@ func newRun(cfg Config) (*run, error) {
 	if r.budget, err = budgetOf(cfg, r.plans); err != nil {
 		return nil, err
 	}
-	if err := checkSmoothing(&cfg); err != nil {
+	if cfg.Smoothing, err = analysis.CheckSmoothing(cfg.Smoothing, cfg.Prefixes, cfg.Bins); err != nil {
 		return nil, err
 	}
 	if r.g, err = ecdf.NewLinearGrid(cfg.Min, cfg.Max, cfg.Bins); err != nil {
@@ -364,10 +343,10 @@ func (r *run) query(ctx context.Context) error {
 	return nil
 }
 
-// report compares the answers with the truth: the ECDF, the budget with
-// the Hosmer–Lemeshow test, and the ROC and PR curves.
+// report compares the answers with the truth: the ECDF, the ROC and PR
+// curves, and the budget with the Hosmer–Lemeshow test.
 func (r *run) report(ctx context.Context) (*Report, error) {
-	rep, err := newReport(r.cfg, r.g, r.local, r.ecdfRel, r.counts, r.parties, r.ph.seconds)
+	rep, err := newReport(r.cfg, r.g, r.local, r.counts, r.parties, r.ph.seconds)
 	if err != nil {
 		return nil, err
 	}
@@ -375,29 +354,43 @@ func (r *run) report(ctx context.Context) (*Report, error) {
 	if rep.Note != "" {
 		rep.Notes = append(rep.Notes, "ECDF: "+rep.Note)
 	}
+	if err := r.reportROC(rep); err != nil {
+		return nil, err
+	}
 	if err := r.reportBudget(ctx, rep); err != nil {
-		return nil, err
-	}
-	n := len(r.parties)
-	if rep.ROC, rep.PR, err = rocReport(r.cfg.Smoothing, r.parties, r.positives, r.negatives); err != nil {
-		return nil, err
-	}
-	if rep.ROC.AUCExact, err = dataset.AUC(r.data.Scores[:n], r.data.Labels[:n]); err != nil {
 		return nil, err
 	}
 	return rep, nil
 }
 
+// reportROC builds the private ROC and PR curves and compares them with
+// the true ones.
+func (r *run) reportROC(rep *Report) error {
+	var err error
+	if rep.ROC, err = analysis.NewROC(r.positives, r.negatives, r.cfg.Smoothing); err != nil {
+		return err
+	}
+	for _, n := range rep.ROC.Notes {
+		rep.Notes = append(rep.Notes, "ROC/PR: "+n)
+	}
+	if rep.True.ROC, err = trueROC(r.parties, r.cfg.Bins, r.positives.Prefixes); err != nil {
+		return err
+	}
+	if rep.Error.ROCArea, err = rep.ROC.AreaError(rep.True.ROC); err != nil {
+		return err
+	}
+	n := len(r.parties)
+	rep.True.AUCUnbinned, err = dataset.AUC(r.data.Scores[:n], r.data.Labels[:n])
+	return err
+}
+
 // reportBudget fills in how the releases spent ε and δ, running the
 // Hosmer–Lemeshow test (which may make releases of its own) on the way.
 func (r *run) reportBudget(ctx context.Context, rep *Report) error {
-	rocTotal, err := r.rocRel.Normaliser(lastSum(r.positives) + lastSum(r.negatives))
-	if err != nil {
-		return err
-	}
-	rep.Budget = Budget{ECDF: r.ecdfRel.Epsilon(), ROC: r.rocRel.Epsilon(), Guarantees: []string{"ECDF: " + r.ecdfRel.Guarantee(), "ROC/PR: " + r.rocRel.Guarantee()}}
+	rep.Budget = Budget{ECDF: r.ecdfRel.Epsilon(), ROC: r.rocRel.Epsilon(), Guarantees: []string{"ECDF: " + rep.ECDF.Guarantee, "ROC/PR: " + rep.ROC.Guarantee}}
 	delta := r.ecdfRel.Delta() + r.rocRel.Delta()
-	if rep.Hosmer, err = r.hosmer(ctx, rocTotal); err != nil {
+	var err error
+	if rep.Hosmer, err = r.hosmer(ctx, rep.ROC.Normaliser); err != nil {
 		return err
 	}
 	if rep.Hosmer != nil {
@@ -471,9 +464,6 @@ func budgetOf(cfg Config, plans []*hosmer.Plan) (ledger.Budget, error) {
 	return ledger.Budget{Epsilon: cfg.Epsilon * (1 + 1e-12), Delta: delta * (1 + 1e-12)}, nil
 }
 
-// lastSum is the released sum at the last queried prefix of res.
-func lastSum(res *aggregation.Result) int64 { return res.Sums[len(res.Sums)-1] }
-
 // newParties gives each instance of d to a party on grid g.
 func newParties(d *Data, g *ecdf.Grid, ph *phases) ([]*party.Party, error) {
 	parties := make([]*party.Party, len(d.Scores))
@@ -494,19 +484,19 @@ func newParties(d *Data, g *ecdf.Grid, ph *phases) ([]*party.Party, error) {
 	return parties, nil
 }
 
-// newReport reports the ECDF release rel and its answer res, whose last
-// prefix is N (evenlySpaced), normalised as the analyst can (Release.
-// Normaliser).
-func newReport(cfg Config, g *ecdf.Grid, l *local.Deployment, rel *aggregation.Release, res *aggregation.Result, parties []*party.Party, seconds map[string]float64) (*Report, error) {
-	total, err := rel.Normaliser(lastSum(res))
+// newReport reports the ECDF answer res, whose last prefix is N
+// (evenlySpaced), normalised as the analyst can, next to the truth.
+func newReport(cfg Config, g *ecdf.Grid, l *local.Deployment, res *aggregation.Result, parties []*party.Party, seconds map[string]float64) (*Report, error) {
+	e, err := analysis.NewECDF(res, g)
 	if err != nil {
 		return nil, err
 	}
-	n := float64(total.N)
+	if err := e.Smooth(cfg.Smoothing, nil); err != nil {
+		return nil, err
+	}
 	r := &Report{
-		Parties: len(parties), Normaliser: total, Backend: l.Backend(), Mechanism: rel.Mechanism(aggregation.Count).Name(),
-		Epsilon: rel.Epsilon(), Delta: rel.Delta(), Neighbours: rel.Spec.Mechanism.Relation.String(),
-		Guarantee: rel.Guarantee(), Bins: cfg.Bins, Prefixes: res.Prefixes,
+		Parties: len(parties), Normaliser: e.Normaliser, Backend: l.Backend(), Mechanism: e.Mechanism,
+		Delta: e.Delta, Neighbours: e.Neighbours, Bins: cfg.Bins, ECDF: e,
 	}
 	bins := make([]int, len(parties))
 	for k, p := range parties {
@@ -514,20 +504,11 @@ func newReport(cfg Config, g *ecdf.Grid, l *local.Deployment, rel *aggregation.R
 	}
 	hist, _ := ecdf.Histogram(bins, cfg.Bins)
 	exact := ecdf.ECDF(hist)
-	var sumVar float64
-	for j, i := range res.Prefixes {
-		r.Thresholds = append(r.Thresholds, g.Threshold(i))
-		r.ECDF.True = append(r.ECDF.True, exact[i-1])
-		r.ECDF.Private = append(r.ECDF.Private, float64(res.Sums[j])/n)
-		sumVar += res.Variance(j)
+	for _, i := range res.Prefixes {
+		r.True.ECDF = append(r.True.ECDF, exact[i-1])
 	}
-	r.ECDF.StdDev = math.Sqrt(sumVar/float64(len(res.Prefixes))) / n
-	if r.ECDF.Smoothed, err = smooth.Apply(cfg.Smoothing, r.ECDF.Private, rel.Mechanism(aggregation.Count)); err != nil {
-		return nil, fmt.Errorf("smoothing the ECDF: %w", err)
-	}
-	r.ECDF.Smoothing = smoothingNames[cfg.Smoothing]
-	r.Error.MaxAbs, r.Error.RMSE = compare(r.ECDF.Private, r.ECDF.True)
-	r.Error.SmoothedMaxAbs, r.Error.SmoothedRMSE = compare(r.ECDF.Smoothed, r.ECDF.True)
+	r.Error.MaxAbs, r.Error.RMSE = compare(e.Raw, r.True.ECDF)
+	r.Error.SmoothedMaxAbs, r.Error.SmoothedRMSE = compare(e.Smoothed, r.True.ECDF)
 	c := l.Cost()
 	r.Cost = Cost{
 		BytesPerParty:  c.BytesPerParty,

@@ -3,6 +3,7 @@ package simulate
 import (
 	"context"
 	"encoding/json"
+	"github.com/fedecdf/fedecdf/analysis"
 	"math"
 	"os"
 	"path/filepath"
@@ -22,16 +23,16 @@ func TestRunExactWithoutNoise(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", backend, err)
 		}
-		if len(r.ECDF.Private) != 16 || r.ECDF.True[15] != 1 || r.Error.MaxAbs != 0 {
-			t.Errorf("%s: %d values, F(max) = %g, max error %g", backend, len(r.ECDF.Private), r.ECDF.True[15], r.Error.MaxAbs)
+		if len(r.ECDF.Raw) != 16 || r.True.ECDF[15] != 1 || r.Error.MaxAbs != 0 {
+			t.Errorf("%s: %d values, F(max) = %g, max error %g", backend, len(r.ECDF.Raw), r.True.ECDF[15], r.Error.MaxAbs)
 		}
-		if !slices.Equal(r.ROC.FPR, r.ROC.True.FPR) || !slices.Equal(r.ROC.TPR, r.ROC.True.TPR) || r.ROC.AUCPrivate != r.ROC.AUCTrue || r.ROC.AreaError > 1e-12 {
-			t.Errorf("%s: private ROC (AUC %g, area error %g) is not the true one (AUC %g)", backend, r.ROC.AUCPrivate, r.ROC.AreaError, r.ROC.AUCTrue)
+		if !slices.Equal(r.ROC.Raw.FPR, r.True.ROC.FPR) || !slices.Equal(r.ROC.Raw.TPR, r.True.ROC.TPR) || r.ROC.Raw.AUC != r.True.ROC.AUC || r.Error.ROCArea > 1e-12 {
+			t.Errorf("%s: private ROC (AUC %g, area error %g) is not the true one (AUC %g)", backend, r.ROC.Raw.AUC, r.Error.ROCArea, r.True.ROC.AUC)
 		}
 		// Binning at 16 bins only adds ties: the binned AUC is within
 		// the mass of the tied pairs of the exact one; 0.05 is loose.
-		if math.Abs(r.ROC.AUCTrue-r.ROC.AUCExact) > 0.05 || len(r.ROC.FPR) != 17 {
-			t.Errorf("%s: binned AUC %g vs exact %g, %d ROC points", backend, r.ROC.AUCTrue, r.ROC.AUCExact, len(r.ROC.FPR))
+		if math.Abs(r.True.ROC.AUC-r.True.AUCUnbinned) > 0.05 || len(r.ROC.FPR) != 17 {
+			t.Errorf("%s: binned AUC %g vs exact %g, %d ROC points", backend, r.True.ROC.AUC, r.True.AUCUnbinned, len(r.ROC.FPR))
 		}
 		// Without noise the joint and paper allocations give the textbook
 		// statistic, up to the parties' 2^-32 fixed point of p (relative
@@ -60,7 +61,7 @@ func TestRunExactWithoutNoise(t *testing.T) {
 			t.Errorf("%s: spent ε = %g with %g on Hosmer–Lemeshow, want %g with a quarter", backend, r.Epsilon, r.Budget.Hosmer, cfg.Epsilon)
 		}
 		b, _ := json.Marshal(r)
-		for _, key := range []string{`"n":200`, `"parties":200`, `"n_public":true`, `"neighbours":"replace"`, `"backend":"` + backend, `"thresholds"`, `"smoothed"`, `"bytes_per_party"`, `"bytes_per_server"`, `"rounds"`, `"seconds"`, `"roc":{"fpr"`, `"tpr"`, `"auc_true"`, `"auc_private"`, `"area_error"`, `"pr":{"recall"`, `"precision"`, `"budget"`, `"epsilon":`, `"bins":16`, `"mechanism":"tree"`, `"hosmer":{"groups":10`, `"statistic_true"`, `"statistic_private"`, `"p_value_true"`, `"p_value_private"`, `"allocations"`, `"plan":"paper"`} {
+		for _, key := range []string{`"n":200`, `"parties":200`, `"n_public":true`, `"neighbours":"replace"`, `"backend":"` + backend, `"thresholds"`, `"smoothed"`, `"bytes_per_party"`, `"bytes_per_server"`, `"rounds"`, `"seconds"`, `"roc":{"n"`, `"fpr"`, `"tpr"`, `"auc"`, `"raw":{"fpr"`, `"roc_area"`, `"true":{"ecdf"`, `"recall"`, `"precision"`, `"budget"`, `"epsilon":`, `"bins":16`, `"mechanism":"tree"`, `"hosmer":{"groups":10`, `"statistic_true"`, `"statistic_private"`, `"p_value_true"`, `"p_value_private"`, `"allocations"`, `"plan":"paper"`} {
 			if !strings.Contains(string(b), key) {
 				t.Errorf("%s: JSON lacks %s", backend, key)
 			}
@@ -107,8 +108,8 @@ func TestRunEpsilonOne(t *testing.T) {
 	if h := r.Hosmer; h == nil || len(h.Allocations) != 1 || h.Allocations[0].Plan != "roc" {
 		t.Errorf("Hosmer–Lemeshow report %+v, want the roc allocation", h)
 	}
-	if r.ROC.AreaError <= 0 || r.ROC.AreaError > 0.5 || r.ROC.AUCSmoothed <= 0.5 {
-		t.Errorf("area error %g, smoothed AUC %g", r.ROC.AreaError, r.ROC.AUCSmoothed)
+	if r.Error.ROCArea <= 0 || r.Error.ROCArea > 0.5 || r.ROC.AUC <= 0.5 {
+		t.Errorf("area error %g, smoothed AUC %g", r.Error.ROCArea, r.ROC.AUC)
 	}
 	paths, err := r.WritePlots(t.TempDir())
 	if err != nil || len(paths) != 3 {
@@ -132,23 +133,23 @@ func TestRunSmoothingMethods(t *testing.T) {
 			t.Fatalf("%s: %v", method, err)
 		}
 		if method == "none" {
-			if !slices.Equal(r.ECDF.Smoothed, r.ECDF.Private) {
+			if !slices.Equal(r.ECDF.Smoothed, r.ECDF.Raw) {
 				t.Errorf("none changed the private curve")
 			}
 			continue
 		}
 		// The ECDF rises; the ROC rates fall with the threshold.
-		for name, f := range map[string][]float64{"ECDF": r.ECDF.Smoothed, "1−FPR": complement(r.ROC.Smoothed.FPR), "1−TPR": complement(r.ROC.Smoothed.TPR)} {
+		for name, f := range map[string][]float64{"ECDF": r.ECDF.Smoothed, "1−FPR": complement(r.ROC.FPR), "1−TPR": complement(r.ROC.TPR)} {
 			for j, v := range f {
 				if v < 0 || v > 1 || (j > 0 && v < f[j-1]) {
 					t.Fatalf("%s: smoothed %s at %d is %g after %g", method, name, j, v, f[max(j-1, 0)])
 				}
 			}
 		}
-		if !(r.ROC.AreaError >= 0 && r.ROC.AreaError <= 1) { // an area within the unit square
-			t.Errorf("%s: area error %g", method, r.ROC.AreaError)
+		if !(r.Error.ROCArea >= 0 && r.Error.ROCArea <= 1) { // an area within the unit square
+			t.Errorf("%s: area error %g", method, r.Error.ROCArea)
 		}
-		if !strings.Contains(r.ECDF.Smoothing, "Eq. 3") {
+		if !strings.Contains(analysis.Describe(r.ECDF.Smoothing), "Eq. 3") {
 			t.Errorf("%s: smoothing described as %q", method, r.ECDF.Smoothing)
 		}
 	}

@@ -21,25 +21,34 @@ func TestHugeEpsilonReturnsExactCounts(t *testing.T) {
 					t.Fatal(err)
 				}
 				var r struct {
-					ECDF struct{ True, Private []float64 }
-					ROC  struct {
-						AUCTrue    float64 `json:"auc_true"`
-						AUCPrivate float64 `json:"auc_private"`
-					}
+					ECDF struct {
+						Private []float64 `json:"ecdf"`
+					} `json:"ecdf"`
+					ROC struct {
+						Raw struct {
+							AUC float64 `json:"auc"`
+						} `json:"raw"`
+					} `json:"roc"`
+					True struct {
+						ECDF []float64 `json:"ecdf"`
+						ROC  struct {
+							AUC float64 `json:"auc"`
+						} `json:"roc"`
+					} `json:"true"`
 				}
 				if err := json.Unmarshal([]byte(out), &r); err != nil {
 					t.Fatal(err)
 				}
-				if len(r.ECDF.True) == 0 || len(r.ECDF.True) != len(r.ECDF.Private) {
-					t.Fatalf("ECDF of %d true and %d private values", len(r.ECDF.True), len(r.ECDF.Private))
+				if len(r.True.ECDF) == 0 || len(r.True.ECDF) != len(r.ECDF.Private) {
+					t.Fatalf("ECDF of %d true and %d private values", len(r.True.ECDF), len(r.ECDF.Private))
 				}
-				for i, f := range r.ECDF.True {
+				for i, f := range r.True.ECDF {
 					if r.ECDF.Private[i] != f {
 						t.Errorf("threshold %d: private F̂ %v, true F %v", i, r.ECDF.Private[i], f)
 					}
 				}
-				if r.ROC.AUCPrivate != r.ROC.AUCTrue {
-					t.Errorf("private AUC %v, true %v", r.ROC.AUCPrivate, r.ROC.AUCTrue)
+				if r.ROC.Raw.AUC != r.True.ROC.AUC {
+					t.Errorf("private AUC %v, true %v", r.ROC.Raw.AUC, r.True.ROC.AUC)
 				}
 			})
 		}

@@ -240,7 +240,7 @@ func writeECDFText(w io.Writer, e *deploy.ECDF) error {
 	n := len(e.Thresholds)
 	step := max(1, n/20)
 	for i := step - 1; i < n; i += step {
-		fmt.Fprintf(w, "%10.4g\t%.4f\t%.4f\n", e.Thresholds[i], e.ECDF[i], e.Smoothed[i])
+		fmt.Fprintf(w, "%10.4g\t%.4f\t%.4f\n", e.Thresholds[i], e.Raw[i], e.Smoothed[i])
 	}
 	_, err := fmt.Fprintln(w)
 	return err

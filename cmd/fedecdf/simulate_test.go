@@ -24,7 +24,7 @@ type simulateJSON struct {
 		Guarantees []string `json:"guarantees"`
 	} `json:"budget"`
 	ECDF struct {
-		Private []float64 `json:"private"`
+		Private []float64 `json:"ecdf"`
 	} `json:"ecdf"`
 }
 
