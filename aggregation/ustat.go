@@ -149,10 +149,10 @@ func (r *Release) Guarantee() string {
 	return g
 }
 
-// Variance returns the variance of the noise of prefix i of component c,
+// variance returns the variance of the noise of prefix i of component c,
 // in the component's units (probabilities for Probability):
 // Servers × PrefixVariance(i) / scale².
-func (r *Release) Variance(c Component, i int) float64 { return r.RangeVariance(c, 0, i) }
+func (r *Release) variance(c Component, i int) float64 { return r.RangeVariance(c, 0, i) }
 
 // RangeVariance returns the variance of the noise of the range sum
 // prefix(to) − prefix(from) of component c (from = 0: prefix to), in the
@@ -205,7 +205,7 @@ type Result struct {
 func (r *Result) Value(j int) float64 { return float64(r.Sums[j]) / r.Component.Scale() }
 
 // Variance returns the noise variance of Value(j).
-func (r *Result) Variance(j int) float64 { return r.Release.Variance(r.Component, r.Prefixes[j]) }
+func (r *Result) Variance(j int) float64 { return r.Release.variance(r.Component, r.Prefixes[j]) }
 
 // Guarantee states the privacy of the result (that of its release).
 func (r *Result) Guarantee() string { return r.Release.Guarantee() }

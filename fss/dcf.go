@@ -15,15 +15,15 @@ import (
 // 128-bit initial seeds are read from rand (crypto/rand when nil); each key
 // alone is pseudorandom and reveals nothing about α or β beyond n and m.
 func Gen(alpha uint64, beta []uint64, nbits int, rand io.Reader) (k0, k1 *Key, err error) {
-	if nbits < 1 || nbits > MaxBits {
-		return nil, nil, fmt.Errorf("fss: Gen: nbits = %d, want 1 to %d", nbits, MaxBits)
+	if nbits < 1 || nbits > maxBits {
+		return nil, nil, fmt.Errorf("fss: Gen: nbits = %d, want 1 to %d", nbits, maxBits)
 	}
 	if !inDomain(alpha, nbits) {
 		return nil, nil, fmt.Errorf("fss: Gen: alpha = %d is not below 2^%d", alpha, nbits)
 	}
 	m := len(beta)
-	if m < 1 || m > MaxComponents {
-		return nil, nil, fmt.Errorf("fss: Gen: beta has %d components, want 1 to %d", m, MaxComponents)
+	if m < 1 || m > maxComponents {
+		return nil, nil, fmt.Errorf("fss: Gen: beta has %d components, want 1 to %d", m, maxComponents)
 	}
 	if rand == nil {
 		rand = crand.Reader

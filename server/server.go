@@ -134,7 +134,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server: the leader needs a connection to the helper")
 	}
 	if cfg.Releases == nil {
-		cfg.Releases = NewMemoryReleases()
+		cfg.Releases = newMemoryReleases()
 	}
 	s := &Server{cfg: cfg, datasets: make(map[string]*dataset)}
 	for _, d := range cfg.Datasets {

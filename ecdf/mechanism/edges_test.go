@@ -46,7 +46,7 @@ func realisedPrivacyError(m Mechanism, unit uint64) error {
 	u := ratUnit(unit)
 	laplace := func(sens int, scale float64, delta float64) error {
 		if delta > 0 { // Lemma 21's scale
-			if got := LaplaceTheorem3Epsilon(float64(sens), math.Sqrt(float64(sens)), scale/float64(unit), delta); got > m.Epsilon() {
+			if got := laplaceTheorem3Epsilon(float64(sens), math.Sqrt(float64(sens)), scale/float64(unit), delta); got > m.Epsilon() {
 				return fmt.Errorf("scale %v: Theorem 3 gives ε = %v > %v", scale, got, m.Epsilon())
 			}
 			return nil
@@ -71,12 +71,12 @@ func realisedPrivacyError(m Mechanism, unit uint64) error {
 	switch m := m.(type) {
 	case *Tree:
 		return laplace(m.Sensitivity(), m.Scale(), 0)
-	case *KAry:
+	case *kary:
 		if g, ok := m.node.(*noise.DiscreteGaussian); ok {
 			return gaussian(big.NewRat(int64(m.sens), 1), g.Sigma2())
 		}
 		return laplace(m.sens, m.node.(*noise.DiscreteLaplace).Scale(), m.Delta())
-	case *Cascade:
+	case *cascade:
 		M := cascadeMahalanobis(m.Levels(), m.Relation())
 		return errors.Join(gaussian(M, m.root.Sigma2()), gaussian(new(big.Rat).Mul(M, big.NewRat(3, 1)), m.diff.Sigma2()))
 	}
@@ -90,7 +90,7 @@ func cachedRho(epsilon, delta float64) (float64, error) {
 	if rho, ok := rhoCache[[2]float64{epsilon, delta}]; ok {
 		return rho, nil
 	}
-	rho, err := ZCDPRho(epsilon, delta)
+	rho, err := zcdpRho(epsilon, delta)
 	if err == nil {
 		rhoCache[[2]float64{epsilon, delta}] = rho
 	}
@@ -218,12 +218,12 @@ func nodeParameters(m Mechanism) []float64 {
 	switch m := m.(type) {
 	case *Tree:
 		return []float64{m.Scale()}
-	case *KAry:
+	case *kary:
 		if g, ok := m.node.(*noise.DiscreteGaussian); ok {
 			return []float64{math.Sqrt(g.Sigma2())}
 		}
 		return []float64{m.node.(*noise.DiscreteLaplace).Scale()}
-	case *Cascade:
+	case *cascade:
 		return []float64{math.Sqrt(m.root.Sigma2()), math.Sqrt(m.diff.Sigma2())}
 	}
 	panic(fmt.Sprintf("nodeParameters: %T", m))

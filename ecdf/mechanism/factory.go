@@ -25,11 +25,11 @@ func New(p Params) (Mechanism, error) {
 	case "tree":
 		return NewTree(p)
 	case "kary":
-		return NewKAry(p)
+		return newKAry(p)
 	case "cascade":
-		return NewCascade(p)
+		return newCascade(p)
 	case "gaussian-tree":
-		return NewGaussianTree(p)
+		return newGaussianTree(p)
 	case "auto":
 		return newAuto(p)
 	}
