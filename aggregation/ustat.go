@@ -21,9 +21,6 @@ const (
 	Probability = payload.Probability
 )
 
-// ProbabilityScale is the fixed-point scale of the Probability component.
-const ProbabilityScale = payload.ProbabilityScale
-
 // ReleaseID identifies a release.
 type ReleaseID = payload.ReleaseID
 
@@ -196,7 +193,7 @@ func (q Query) Check() error {
 type Result struct {
 	Query
 	// Sums are the noisy prefix sums Σ payload_c·1[bin ≤ i] + η(i), in
-	// integer units (fixed point with scale ProbabilityScale for
+	// integer units (fixed point with scale payload.ProbabilityScale for
 	// Probability).
 	Sums []int64
 }

@@ -50,7 +50,7 @@ const (
 	// and every trial evaluates a likelihood over O(N) nodes.
 	MaxBins = 256
 	// minTrials is the fewest trials per side: half choose the threshold,
-	// half evaluate it. MaxTrials bounds the memory of the statistics.
+	// half evaluate it. maxTrials bounds the memory of the statistics.
 	minTrials = 100
 	maxTrials = 10_000_000
 )

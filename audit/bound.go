@@ -27,7 +27,7 @@ func clopperPearsonUpper(k, n int, level float64) float64 {
 }
 
 // wilsonUpper is the Wilson score upper bound at rateLevel: a cheap,
-// close stand-in for ClopperPearsonUpper used only to choose the
+// close stand-in for clopperPearsonUpper used only to choose the
 // threshold.
 var selectionZ = 3.0
 
@@ -62,7 +62,7 @@ func epsilonLowerBound(fpr, fnr, delta float64) float64 {
 // half of the trials: the test says "D′" when the statistic is at least
 // Threshold. FPR and FNR are the observed error rates, FPRUpper and
 // FNRUpper their Clopper–Pearson upper bounds (each at 97.5 %), and
-// LowerBound the ε they certify (EpsilonLowerBound) with confidence 95 %.
+// LowerBound the ε they certify (epsilonLowerBound) with confidence 95 %.
 type Estimate struct {
 	Threshold  float64 `json:"threshold"`
 	FPR        float64 `json:"fpr"`

@@ -6,10 +6,10 @@ import (
 	"slices"
 )
 
-// defaultMaxLevels is the default EncoderOptions.MaxLevels.
+// defaultMaxLevels is the default encoderOptions.MaxLevels.
 const defaultMaxLevels = 100
 
-// encoderOptions configures FitEncoder.
+// encoderOptions configures fitEncoder.
 type encoderOptions struct {
 	// Label is the label column, never a feature ("" if there is none).
 	Label string
@@ -22,14 +22,14 @@ type encoderOptions struct {
 	MaxLevels int
 }
 
-// DroppedColumn is a column FitEncoder did not turn into features, and why.
+// DroppedColumn is a column fitEncoder did not turn into features, and why.
 type DroppedColumn struct {
 	Name   string
 	Reason string
 }
 
 // Encoder turns rows of a Table into feature vectors for a linear model.
-// Everything it learns comes from the training rows given to FitEncoder:
+// Everything it learns comes from the training rows given to fitEncoder:
 //
 //   - a numeric column (every present value of the whole table is a finite
 //     number) becomes (x − mean)/std, with a missing value imputed by the

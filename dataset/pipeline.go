@@ -26,7 +26,7 @@ type SplitOptions struct {
 	TestFraction float64
 	// Seed fixes the random split.
 	Seed uint64
-	// Drop and MaxLevels are passed to FitEncoder (EncoderOptions).
+	// Drop and MaxLevels are passed to fitEncoder (encoderOptions).
 	Drop      []string
 	MaxLevels int
 	// Model configures the logistic regression (zero: scikit-learn's

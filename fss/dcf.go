@@ -10,7 +10,7 @@ import (
 
 // Gen returns the two keys of the distributed comparison function
 // f_{α,β}(x) = β·1[x < α] on n-bit inputs, nbits = n ∈ [1, 64], α < 2^n,
-// β ∈ (Z_{2^64})^m with 1 ≤ m ≤ MaxComponents: for every x < 2^n,
+// β ∈ (Z_{2^64})^m with 1 ≤ m ≤ maxComponents: for every x < 2^n,
 // Eval(k0, x) + Eval(k1, x) = f_{α,β}(x) componentwise mod 2^64. The two
 // 128-bit initial seeds are read from rand (crypto/rand when nil); each key
 // alone is pseudorandom and reveals nothing about α or β beyond n and m.

@@ -31,9 +31,6 @@ func NewPrefixDomain(bins int) (PrefixDomain, error) {
 	return PrefixDomain{bins: uint64(bins), nbits: bits.Len(uint(bins))}, nil
 }
 
-// Bins returns the number N of bins.
-func (p PrefixDomain) Bins() int { return int(p.bins) }
-
 // Bits returns the key domain size n = bits.Len(N), so that N < 2^n.
 func (p PrefixDomain) Bits() int { return p.nbits }
 

@@ -78,7 +78,7 @@ type Config struct {
 	Conn   transport.Conn
 	Ledger ledger.Ledger
 	// Releases keeps each release's seed and report set, saved before the
-	// release is acknowledged and loaded by New (a MemoryReleases if nil).
+	// release is acknowledged and loaded by New (a memoryReleases if nil).
 	Releases ReleaseStore
 	Datasets []Dataset
 }

@@ -168,12 +168,12 @@ func zcdpDelta(rho, epsilon float64) float64 {
 }
 
 // zcdpRho returns the largest ρ (relative precision 1e−12, rounded
-// down) such that every ρ-zCDP mechanism is (ε, δ)-DP by ZCDPDelta.
+// down) such that every ρ-zCDP mechanism is (ε, δ)-DP by zcdpDelta.
 func zcdpRho(epsilon, delta float64) (float64, error) {
 	if err := checkApprox(epsilon, delta); err != nil {
 		return 0, err
 	}
-	// ρ ↦ ZCDPDelta(ρ, ε) is increasing; bisect on 1/ρ, then round 1/x
+	// ρ ↦ zcdpDelta(ρ, ε) is increasing; bisect on 1/ρ, then round 1/x
 	// down so that ρ ≤ 1/x exactly.
 	inv := leastSatisfying(func(x float64) bool { return zcdpDelta(1/x, epsilon) <= delta }, 1/epsilon)
 	rho := 1 / inv
@@ -187,7 +187,7 @@ func zcdpRho(epsilon, delta float64) (float64, error) {
 // Gaussian noise N_Z(0, σ²) (independent per coordinate, unit-scaled)
 // for a query whose integer shifts have ‖χ‖₂² ≤ l2Squared: each
 // coordinate is χ_j²/(2σ²)-zCDP (CKS20 Thm 4), they add up to
-// ρ = l2Squared/(2σ²), and σ² = l2Squared/(2·ZCDPRho(ε, δ)), rounded
+// ρ = l2Squared/(2σ²), and σ² = l2Squared/(2·zcdpRho(ε, δ)), rounded
 // up to an exactly sampled value (noise.RoundUpScale).
 func discreteGaussianSigma2Float(l2Squared, epsilon, delta float64) (float64, error) {
 	if err := checkSensitivity("squared ℓ2 sensitivity", l2Squared); err != nil {
@@ -196,7 +196,7 @@ func discreteGaussianSigma2Float(l2Squared, epsilon, delta float64) (float64, er
 	return discreteGaussianSigma2(1, ratOf(l2Squared), epsilon, delta)
 }
 
-// discreteGaussianSigma2 is DiscreteGaussianSigma2 for an exact squared
+// discreteGaussianSigma2 is discreteGaussianSigma2 for an exact squared
 // sensitivity l2Squared and Params.Unit unit.
 func discreteGaussianSigma2(unit uint64, l2Squared *big.Rat, epsilon, delta float64) (float64, error) {
 	rho, err := zcdpRho(epsilon, delta)
@@ -262,7 +262,7 @@ func laplaceTheorem3Epsilon(l1Sensitivity, l2Sensitivity, scale, delta float64) 
 // Theorem 3.8 (ε ≤ 1, δ ≤ 1/2), where M = max ΔᵀC⁻¹Δ over neighbours
 // (the paper's ‖diag(C⁻¹)‖∞ for unit add/remove changes; M = 1 + L/3
 // gives Theorem 3.9). It is a reference for the continuous Gaussian;
-// Cascade calibrates its discrete noise with DiscreteGaussianSigma2.
+// Cascade calibrates its discrete noise with discreteGaussianSigma2.
 func cascadeTheorem38Sigma2(m, epsilon, delta float64) float64 {
 	return 2 * m * math.Log(2/delta) / (epsilon * epsilon)
 }

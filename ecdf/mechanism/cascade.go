@@ -48,7 +48,7 @@ import (
 //     each side by ±1, those above by 0, so M = (4 + 2(h−1))/3, largest
 //     at h = L: M = 2(L+1)/3 (about twice the add/remove value).
 //
-// σ² = M/(2ρ) with ρ = ZCDPRho(ε, δ) (DiscreteGaussianSigma2); for ε ≤ 1
+// σ² = M/(2ρ) with ρ = zcdpRho(ε, δ) (discreteGaussianSigma2); for ε ≤ 1
 // it is below Theorem 3.8's continuous bound 2M·ln(2/δ)/ε². With Unit
 // integer units per record (Params.Unit) a record shifts the statistics
 // by at most Unit times as much, so R has σ_R² = Unit²·M/(2ρ) and D
@@ -70,7 +70,7 @@ import (
 // own stream; a prefix needs R and the L values D on the path of bin t.
 // 2^L·S_t is summed exactly in 128-bit arithmetic and the rounded noise
 // returned modulo 2^64, the share domain (it fits an int64 except with
-// negligible probability, see MaxPrefixStdDev).
+// negligible probability, see maxPrefixStdDev).
 type cascade struct {
 	bins, levels     int
 	epsilon, delta   float64
@@ -92,7 +92,7 @@ const (
 // newCascade returns Cascade Sampling for p.Bins prefixes, (ε, δ) =
 // (p.Epsilon, p.Delta) under p.Relation, with p.Unit integer units per
 // record; δ must be in (0, 1). It returns an error wrapping
-// ErrNoiseTooLarge if the prefix noise would exceed MaxPrefixStdDev.
+// ErrNoiseTooLarge if the prefix noise would exceed maxPrefixStdDev.
 func newCascade(p Params) (*cascade, error) {
 	if err := checkParams("cascade", p); err != nil {
 		return nil, err
@@ -141,7 +141,7 @@ func cascadeMahalanobisFloat(L int, r Relation) float64 {
 	return m
 }
 
-// cascadeMahalanobis is CascadeMahalanobis as an exact rational:
+// cascadeMahalanobis is cascadeMahalanobis as an exact rational:
 // (L + 3)/3 or 2(L + 1)/3.
 func cascadeMahalanobis(L int, r Relation) *big.Rat {
 	if r == AddRemove || L == 0 {
@@ -173,7 +173,7 @@ func (c *cascade) Levels() int { return c.levels }
 func (c *cascade) Sigma2() float64 { return c.sigma2 }
 
 // Mahalanobis returns M = max ΔᵀC⁻¹Δ, the squared ℓ2 sensitivity in
-// whitened units (see CascadeMahalanobis).
+// whitened units (see cascadeMahalanobis).
 func (c *cascade) Mahalanobis() float64 { return c.mahalanobis }
 
 // NodeVariance returns Var(R) = Var(N_Z(0, σ²)); the variables of Terms

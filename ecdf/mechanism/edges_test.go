@@ -40,7 +40,7 @@ func productBelow(a, b, c *big.Rat) bool { return new(big.Rat).Mul(a, b).Cmp(c) 
 // short of its claim (nil if it does not): for Laplace nodes of scale b,
 // the realised ε = Unit·Δ/b must not exceed ε (exactly), and for the
 // ℓ2 scale Theorem 3's ε at b/Unit must not exceed ε; for discrete
-// Gaussian nodes σ²·2ρ ≥ Unit²·M exactly, ρ = ZCDPRho(ε, δ).
+// Gaussian nodes σ²·2ρ ≥ Unit²·M exactly, ρ = zcdpRho(ε, δ).
 func realisedPrivacyError(m Mechanism, unit uint64) error {
 	eps := ratOf(m.Epsilon())
 	u := ratUnit(unit)
@@ -85,7 +85,7 @@ func realisedPrivacyError(m Mechanism, unit uint64) error {
 
 var rhoCache = map[[2]float64]float64{}
 
-// cachedRho is ZCDPRho, computed once per (ε, δ) in a test.
+// cachedRho is zcdpRho, computed once per (ε, δ) in a test.
 func cachedRho(epsilon, delta float64) (float64, error) {
 	if rho, ok := rhoCache[[2]float64{epsilon, delta}]; ok {
 		return rho, nil
@@ -160,7 +160,7 @@ func TestHugeEpsilonGivesExactCounts(t *testing.T) {
 
 // TestErrNoiseTooLarge checks that every mechanism refuses, with
 // ErrNoiseTooLarge, noise whose standard deviation would pass
-// MaxPrefixStdDev = 2^50 units, and that the unit matters: at N = 2^16,
+// maxPrefixStdDev = 2^50 units, and that the unit matters: at N = 2^16,
 // ε = 10^−4 is fine for counts and too little for 2^32 units per record
 // (a replace-one tree prefix's s.d. is then about 2^32·√(2·17)·16/ε ≈
 // 2^52 units); counts need ε = 10^−14 (and δ = 10^−16) to overflow.

@@ -61,7 +61,7 @@ import (
 //     is used); kary_test.go checks it against every pair for small k, N.
 //
 // With δ > 0 and ε ≤ 1 the node scale is instead Unit·min(Δ/ε,
-// Δ₂/a_{ε,δ}) (Theorem 3 via Lemma 21, LaplaceL2Scale), Δ₂ = √Δ since χ
+// Δ₂/a_{ε,δ}) (Theorem 3 via Lemma 21, laplaceL2Scale), Δ₂ = √Δ since χ
 // has ±1 entries; the release is then (ε, δ)-DP and Delta reports δ.
 // Unit multiplies the scale, not ε: Lemma 21's scale is not
 // proportional to 1/ε.
@@ -90,7 +90,7 @@ type nodeSampler interface {
 
 const (
 	// karyNoiseDomain and gaussianTreeNoiseDomain separate the node
-	// streams of the two mechanisms built on KAry: ASCII "kary", "gtre".
+	// streams of the two mechanisms built on kary: ASCII "kary", "gtre".
 	karyNoiseDomain         uint32 = 0x6b617279
 	gaussianTreeNoiseDomain uint32 = 0x67747265
 	// maxArity bounds k (and maxKAryBins N) so that k^(h+1) < 2^62.
@@ -103,8 +103,8 @@ const (
 // smallest MeanVariance), ε = p.Epsilon under p.Relation, with p.Unit
 // integer units per record. With p.Delta = 0 it is pure ε-DP; with
 // δ = p.Delta > 0 it uses Theorem 3's scale when that is smaller (see
-// KAry). It returns an error wrapping ErrNoiseTooLarge if the prefix
-// noise would exceed MaxPrefixStdDev.
+// kary). It returns an error wrapping ErrNoiseTooLarge if the prefix
+// noise would exceed maxPrefixStdDev.
 func newKAry(p Params) (*kary, error) {
 	if err := checkParams("kary", p); err != nil {
 		return nil, err
@@ -153,7 +153,7 @@ func laplaceNodeScale(sens int, epsilon, delta float64, unit uint64) (scale, gua
 	return pure, 0
 }
 
-// bestKAry builds NewKAry for every k from 2 to min(64, 2N+1) and keeps
+// bestKAry builds newKAry for every k from 2 to min(64, 2N+1) and keeps
 // the one of least MeanVariance (the smaller k on ties).
 func bestKAry(p Params) (*kary, error) {
 	var best *kary
@@ -221,7 +221,7 @@ func (m *kary) walk(t int, visit func(key, sign int)) {
 }
 
 // used reports whether node j of level l (1-based level) is used by some
-// prefix t ≤ N (see KAry, Privacy).
+// prefix t ≤ N (see kary, Privacy).
 func (m *kary) used(l, j int) bool {
 	w := m.pow[l-1]
 	c := j % m.k
@@ -247,7 +247,7 @@ func (m *kary) used(l, j int) bool {
 
 // sensitivities returns the exact ℓ1 sensitivities of the used-node
 // vector: max_x |U(x)| (add/remove) and max_{a≠b} |U(a) △ U(b)|
-// (replace-one), by the dynamic programme of KAry (Privacy).
+// (replace-one), by the dynamic programme of kary (Privacy).
 func (m *kary) sensitivities() (addRemove, replace int) {
 	g := make([]int, m.bins) // level 1: g(leaf) = [leaf used]
 	for j := range g {
@@ -448,9 +448,9 @@ func (r *karyRelease) PrefixNoise(i int) int64 {
 // binary tree of Algorithm 1 (k = 2, digits 0/1, h = ⌈log2(N+1)⌉, only
 // left children used), each used node with an exact discrete Gaussian
 // N_Z(0, σ²). The shift χ of the used-node vector has ±1 entries, so
-// ‖χ‖₂² = Δ (computed as for KAry); σ² = Unit²·Δ/(2ρ), rounded up to an
+// ‖χ‖₂² = Δ (computed as for kary); σ² = Unit²·Δ/(2ρ), rounded up to an
 // exactly sampled value, with ρ the largest zCDP parameter that converts
-// to (ε, δ) (DiscreteGaussianSigma2). p.Delta must be in (0, 1).
+// to (ε, δ) (discreteGaussianSigma2). p.Delta must be in (0, 1).
 func newGaussianTree(p Params) (*kary, error) {
 	if err := checkParams("gaussian-tree", p); err != nil {
 		return nil, err

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// Compile-time checks that *KAry and *Cascade are Mechanisms.
+// Compile-time checks that *kary and *Cascade are Mechanisms.
 var (
 	_ Mechanism = (*kary)(nil)
 	_ Mechanism = (*cascade)(nil)

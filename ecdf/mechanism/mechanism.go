@@ -147,13 +147,13 @@ func (p Params) unit() uint64 { return max(p.Unit, 1) }
 const maxPrefixStdDev = 1 << 50
 
 // ErrNoiseTooLarge is returned (wrapped) by every constructor whose
-// prefix noise would exceed MaxPrefixStdDev: the noise would not fit the
+// prefix noise would exceed maxPrefixStdDev: the noise would not fit the
 // 64-bit share domain. Use a larger ε (or δ), fewer bins or a smaller
 // Unit.
 var ErrNoiseTooLarge = errors.New("noise too large for the 64-bit share domain")
 
 // checkNoise refuses a mechanism with parameters p whose largest prefix
-// variance (an upper bound of it) exceeds MaxPrefixStdDev².
+// variance (an upper bound of it) exceeds maxPrefixStdDev².
 func checkNoise(mech string, p Params, maxVariance float64) error {
 	if maxVariance > float64(maxPrefixStdDev)*float64(maxPrefixStdDev) || math.IsNaN(maxVariance) {
 		return fmt.Errorf("%s: epsilon %v, delta %v, %d bins, unit %d: prefix noise standard deviation %.3g units is above 2^50: %w; use a larger ε (or δ), fewer bins or a smaller unit",
