@@ -21,9 +21,6 @@ const (
 	Probability = payload.Probability
 )
 
-// ProbabilityScale is the fixed-point scale of the Probability component.
-const ProbabilityScale = payload.ProbabilityScale
-
 // ReleaseID identifies a release.
 type ReleaseID = payload.ReleaseID
 
@@ -139,10 +136,10 @@ func (r *Release) Delta() float64 {
 	return float64(r.units) * r.Spec.Mechanism.Delta
 }
 
-// Variance returns the variance of the noise of prefix i of component c,
+// variance returns the variance of the noise of prefix i of component c,
 // in the component's units (probabilities for Probability):
 // Servers × PrefixVariance(i) / scale².
-func (r *Release) Variance(c Component, i int) float64 { return r.RangeVariance(c, 0, i) }
+func (r *Release) variance(c Component, i int) float64 { return r.RangeVariance(c, 0, i) }
 
 // RangeVariance returns the variance of the noise of the range sum
 // prefix(to) − prefix(from) of component c (from = 0: prefix to), in the
@@ -186,7 +183,7 @@ func (q Query) Check() error {
 type Result struct {
 	Query
 	// Sums are the noisy prefix sums Σ payload_c·1[bin ≤ i] + η(i), in
-	// integer units (fixed point with scale ProbabilityScale for
+	// integer units (fixed point with scale payload.ProbabilityScale for
 	// Probability).
 	Sums []int64
 }
@@ -195,4 +192,4 @@ type Result struct {
 func (r *Result) Value(j int) float64 { return float64(r.Sums[j]) / r.Component.Scale() }
 
 // Variance returns the noise variance of Value(j).
-func (r *Result) Variance(j int) float64 { return r.Release.Variance(r.Component, r.Prefixes[j]) }
+func (r *Result) Variance(j int) float64 { return r.Release.variance(r.Component, r.Prefixes[j]) }

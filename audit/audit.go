@@ -49,10 +49,10 @@ const (
 	// MaxBins bounds N: the worst pair is searched among all O(N²) moves
 	// and every trial evaluates a likelihood over O(N) nodes.
 	MaxBins = 256
-	// MinTrials is the fewest trials per side: half choose the threshold,
-	// half evaluate it. MaxTrials bounds the memory of the statistics.
-	MinTrials = 100
-	MaxTrials = 10_000_000
+	// minTrials is the fewest trials per side: half choose the threshold,
+	// half evaluate it. maxTrials bounds the memory of the statistics.
+	minTrials = 100
+	maxTrials = 10_000_000
 )
 
 // Config is one audit.
@@ -217,8 +217,8 @@ func (cfg *Config) validate() error {
 		return bad("delta", cfg.Delta, cfg.Mechanism+" is an (ε, δ) mechanism: give δ in (0, 1), e.g. 1e-6")
 	case cfg.Bins < 2 || cfg.Bins > MaxBins:
 		return bad("bins", cfg.Bins, fmt.Sprintf("must be between 2 and %d (the audit searches every pair of bins)", MaxBins))
-	case cfg.Trials < MinTrials || cfg.Trials > MaxTrials:
-		return bad("trials", cfg.Trials, fmt.Sprintf("must be between %d (half choose the test, half evaluate it) and %d", MinTrials, MaxTrials))
+	case cfg.Trials < minTrials || cfg.Trials > maxTrials:
+		return bad("trials", cfg.Trials, fmt.Sprintf("must be between %d (half choose the test, half evaluate it) and %d", minTrials, maxTrials))
 	case cfg.K < 0:
 		return bad("k", cfg.K, "must be 0 (the best arity) or at least 2")
 	case !cfg.Component.Valid():

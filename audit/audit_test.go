@@ -112,7 +112,7 @@ func TestRunRejectsConfig(t *testing.T) {
 		{"delta", func(c *Config) { c.Mechanism = "cascade" }},
 		{"bins", func(c *Config) { c.Bins = MaxBins + 1 }},
 		{"bins", func(c *Config) { c.Bins = 1 }},
-		{"trials", func(c *Config) { c.Trials = MinTrials - 1 }},
+		{"trials", func(c *Config) { c.Trials = minTrials - 1 }},
 		{"k", func(c *Config) { c.K = -1 }},
 		{"component", func(c *Config) { c.Component = payload.NumComponents }},
 		{"neighbours", func(c *Config) { c.Relation = 7 }},

@@ -15,11 +15,11 @@ const Confidence = 0.95
 // rateLevel is the one-sided level of each error-rate bound.
 const rateLevel = 1 - (1-Confidence)/2
 
-// ClopperPearsonUpper returns the exact one-sided upper confidence bound
+// clopperPearsonUpper returns the exact one-sided upper confidence bound
 // at level on a binomial proportion from k successes in n trials
 // (Clopper and Pearson 1934): the level-quantile of Beta(k+1, n−k), and
 // 1 when k = n.
-func ClopperPearsonUpper(k, n int, level float64) float64 {
+func clopperPearsonUpper(k, n int, level float64) float64 {
 	if k >= n {
 		return 1
 	}
@@ -27,7 +27,7 @@ func ClopperPearsonUpper(k, n int, level float64) float64 {
 }
 
 // wilsonUpper is the Wilson score upper bound at rateLevel: a cheap,
-// close stand-in for ClopperPearsonUpper used only to choose the
+// close stand-in for clopperPearsonUpper used only to choose the
 // threshold.
 var selectionZ = 3.0
 
@@ -39,7 +39,7 @@ func wilsonUpper(k, n int) float64 {
 	return min((centre+spread)/(1+z*z/nf), 1)
 }
 
-// EpsilonLowerBound returns the ε that a test with false-positive rate at
+// epsilonLowerBound returns the ε that a test with false-positive rate at
 // most fpr and false-negative rate at most fnr certifies at δ: every
 // (ε, δ)-DP mechanism has fpr + e^ε·fnr ≥ 1 − δ and fnr + e^ε·fpr ≥ 1 − δ
 // (Kairouz, Oh and Viswanath 2015), so
@@ -47,7 +47,7 @@ func wilsonUpper(k, n int) float64 {
 //	ε ≥ max{ln((1 − δ − fnr)/fpr), ln((1 − δ − fpr)/fnr)},
 //
 // floored at 0 (Jagielski, Ullman and Oprea 2020, §4; Nasr et al. 2021).
-func EpsilonLowerBound(fpr, fnr, delta float64) float64 {
+func epsilonLowerBound(fpr, fnr, delta float64) float64 {
 	lb := 0.0
 	if num := 1 - delta - fnr; num > 0 && fpr > 0 {
 		lb = max(lb, math.Log(num/fpr))
@@ -62,7 +62,7 @@ func EpsilonLowerBound(fpr, fnr, delta float64) float64 {
 // half of the trials: the test says "D′" when the statistic is at least
 // Threshold. FPR and FNR are the observed error rates, FPRUpper and
 // FNRUpper their Clopper–Pearson upper bounds (each at 97.5 %), and
-// LowerBound the ε they certify (EpsilonLowerBound) with confidence 95 %.
+// LowerBound the ε they certify (epsilonLowerBound) with confidence 95 %.
 type Estimate struct {
 	Threshold  float64 `json:"threshold"`
 	FPR        float64 `json:"fpr"`
@@ -85,10 +85,10 @@ func estimate(s0, s1 []float64, delta float64) Estimate {
 		Threshold: tau,
 		FPR:       float64(fp) / float64(n0),
 		FNR:       float64(fn) / float64(n1),
-		FPRUpper:  ClopperPearsonUpper(fp, n0, rateLevel),
-		FNRUpper:  ClopperPearsonUpper(fn, n1, rateLevel),
+		FPRUpper:  clopperPearsonUpper(fp, n0, rateLevel),
+		FNRUpper:  clopperPearsonUpper(fn, n1, rateLevel),
 	}
-	e.LowerBound = EpsilonLowerBound(e.FPRUpper, e.FNRUpper, delta)
+	e.LowerBound = epsilonLowerBound(e.FPRUpper, e.FNRUpper, delta)
 	return e
 }
 
@@ -120,7 +120,7 @@ func chooseThreshold(s0, s1 []float64, delta float64) float64 {
 		if j < n1 {
 			tau = min(tau, b[j])
 		}
-		if lb := EpsilonLowerBound(wilsonUpper(n0-i, n0), wilsonUpper(j, n1), delta); lb > best {
+		if lb := epsilonLowerBound(wilsonUpper(n0-i, n0), wilsonUpper(j, n1), delta); lb > best {
 			best, bestTau = lb, tau
 		}
 		for i < n0 && a[i] == tau {

@@ -14,7 +14,7 @@ import (
 func TestClopperPearsonUpper(t *testing.T) {
 	for _, tc := range []struct{ k, n int }{{0, 10}, {0, 1000}, {3, 10}, {50, 1000}, {999, 1000}, {1000, 1000}} {
 		t.Run(fmt.Sprintf("%d/%d", tc.k, tc.n), func(t *testing.T) {
-			u := ClopperPearsonUpper(tc.k, tc.n, rateLevel)
+			u := clopperPearsonUpper(tc.k, tc.n, rateLevel)
 			switch {
 			case tc.k == tc.n:
 				if u != 1 {
@@ -48,7 +48,7 @@ func TestEpsilonLowerBound(t *testing.T) {
 		{"perfect test", 0, 0, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := EpsilonLowerBound(tc.fpr, tc.fnr, tc.delta); math.Abs(got-tc.w) > 1e-12 {
+			if got := epsilonLowerBound(tc.fpr, tc.fnr, tc.delta); math.Abs(got-tc.w) > 1e-12 {
 				t.Errorf("EpsilonLowerBound(%v, %v, %v) = %v, want %v", tc.fpr, tc.fnr, tc.delta, got, tc.w)
 			}
 		})

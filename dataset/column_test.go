@@ -30,7 +30,7 @@ func TestDetectSeparator(t *testing.T) {
 		{`"x,y";"z"`, ';'},
 		{"score", ','},
 	} {
-		if got := DetectSeparator(tc.header); got != tc.want {
+		if got := detectSeparator(tc.header); got != tc.want {
 			t.Errorf("DetectSeparator(%q) = %q, want %q", tc.header, got, tc.want)
 		}
 	}

@@ -18,10 +18,10 @@ const stdinName = "stdin"
 // separators are the field separators DetectSeparator chooses from.
 var separators = []rune{',', ';', '\t'}
 
-// DetectSeparator returns the field separator of a CSV header line: the one
+// detectSeparator returns the field separator of a CSV header line: the one
 // of ',', ';' and tab that occurs most often outside double quotes, or ','
 // when none occurs (a single-column file).
-func DetectSeparator(header string) rune {
+func detectSeparator(header string) rune {
 	counts := make(map[rune]int, len(separators))
 	inQuotes := false
 	for _, c := range header {
@@ -76,7 +76,7 @@ func newRecords(r io.Reader, name string, sep rune) (*records, error) {
 		return nil, fmt.Errorf("%s: empty input: no header line", name)
 	}
 	if sep == 0 {
-		sep = DetectSeparator(first)
+		sep = detectSeparator(first)
 	}
 	if sep == '"' || sep == '\r' || sep == '\n' {
 		return nil, fmt.Errorf("%s: invalid separator %q", name, sep)

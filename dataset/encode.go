@@ -6,11 +6,11 @@ import (
 	"slices"
 )
 
-// DefaultMaxLevels is the default EncoderOptions.MaxLevels.
-const DefaultMaxLevels = 100
+// defaultMaxLevels is the default encoderOptions.MaxLevels.
+const defaultMaxLevels = 100
 
-// EncoderOptions configures FitEncoder.
-type EncoderOptions struct {
+// encoderOptions configures fitEncoder.
+type encoderOptions struct {
 	// Label is the label column, never a feature ("" if there is none).
 	Label string
 	// Drop lists further columns that are not features (identifiers such
@@ -22,14 +22,14 @@ type EncoderOptions struct {
 	MaxLevels int
 }
 
-// DroppedColumn is a column FitEncoder did not turn into features, and why.
+// DroppedColumn is a column fitEncoder did not turn into features, and why.
 type DroppedColumn struct {
 	Name   string
 	Reason string
 }
 
 // Encoder turns rows of a Table into feature vectors for a linear model.
-// Everything it learns comes from the training rows given to FitEncoder:
+// Everything it learns comes from the training rows given to fitEncoder:
 //
 //   - a numeric column (every present value of the whole table is a finite
 //     number) becomes (x − mean)/std, with a missing value imputed by the
@@ -59,28 +59,28 @@ type columnEncoder struct {
 // missingLevel is the name of the missing-value level in feature names.
 const missingLevel = "<missing>"
 
-// FitEncoder learns an Encoder from the given training rows of t.
-func FitEncoder(t *Table, train []int, opts EncoderOptions) (*Encoder, error) {
+// fitEncoder learns an Encoder from the given training rows of t.
+func fitEncoder(t *Table, train []int, opts encoderOptions) (*Encoder, error) {
 	if len(train) == 0 {
 		return nil, fmt.Errorf("%s: no training rows", t.Name)
 	}
 	maxLevels := opts.MaxLevels
 	if maxLevels == 0 {
-		maxLevels = DefaultMaxLevels
+		maxLevels = defaultMaxLevels
 	}
 	if maxLevels < 0 {
 		return nil, fmt.Errorf("MaxLevels = %d, must be positive", maxLevels)
 	}
 	skip := make(map[int]string)
 	for _, name := range opts.Drop {
-		j, err := t.Column(name)
+		j, err := t.column(name)
 		if err != nil {
 			return nil, fmt.Errorf("dropping columns: %w", err)
 		}
 		skip[j] = "dropped as requested"
 	}
 	if opts.Label != "" {
-		j, err := t.Column(opts.Label)
+		j, err := t.column(opts.Label)
 		if err != nil {
 			return nil, err
 		}
@@ -120,7 +120,7 @@ func fitNumeric(t *Table, j int, train []int) (c columnEncoder, reason string) {
 	var n, sum, sumSq float64
 	for _, i := range train {
 		s := t.Rows[i][j]
-		if IsMissing(s) {
+		if isMissing(s) {
 			c.indicator = true
 			continue
 		}
@@ -170,7 +170,7 @@ func fitCategorical(t *Table, j int, train []int, maxLevels int) (c columnEncode
 
 // categoricalLevel maps every missing spelling to one level.
 func categoricalLevel(s string) string {
-	if IsMissing(s) {
+	if isMissing(s) {
 		return missingLevel
 	}
 	return s
@@ -205,11 +205,11 @@ func (e *Encoder) Names() []string {
 	return slices.Clone(e.names)
 }
 
-// Encode writes the features of row (a row of the table the encoder was fit
+// encode writes the features of row (a row of the table the encoder was fit
 // on, or of one with the same columns) into dst[:Dim()] and returns it; dst
 // is allocated if it is too short. A numeric column holding text is an
 // error.
-func (e *Encoder) Encode(row []string, dst []float64) ([]float64, error) {
+func (e *Encoder) encode(row []string, dst []float64) ([]float64, error) {
 	if cap(dst) < len(e.names) {
 		dst = make([]float64, len(e.names))
 	}
@@ -222,7 +222,7 @@ func (e *Encoder) Encode(row []string, dst []float64) ([]float64, error) {
 		}
 		s := row[c.index]
 		switch {
-		case c.numeric && IsMissing(s):
+		case c.numeric && isMissing(s):
 			if c.indicator {
 				dst[k+1] = 1
 			}
@@ -242,14 +242,14 @@ func (e *Encoder) Encode(row []string, dst []float64) ([]float64, error) {
 	return dst, nil
 }
 
-// EncodeRows encodes the given rows of t into one row-major block, one
+// encodeRows encodes the given rows of t into one row-major block, one
 // slice of it per row.
-func (e *Encoder) EncodeRows(t *Table, rows []int) ([][]float64, error) {
+func (e *Encoder) encodeRows(t *Table, rows []int) ([][]float64, error) {
 	d := e.Dim()
 	block := make([]float64, len(rows)*d)
 	X := make([][]float64, len(rows))
 	for r, i := range rows {
-		x, err := e.Encode(t.Rows[i], block[r*d:(r+1)*d])
+		x, err := e.encode(t.Rows[i], block[r*d:(r+1)*d])
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", t.where(i), err)
 		}

@@ -13,7 +13,7 @@ func FuzzReadTable(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		table, err := ReadTableFrom(bytes.NewReader(data), "fuzz", 0)
+		table, err := readTableFrom(bytes.NewReader(data), "fuzz", 0)
 		if err != nil {
 			return
 		}
@@ -21,12 +21,12 @@ func FuzzReadTable(f *testing.F) {
 		for i := range all {
 			all[i] = i
 		}
-		if enc, err := FitEncoder(table, all, EncoderOptions{}); err == nil {
-			if _, err := enc.EncodeRows(table, all); err != nil {
+		if enc, err := fitEncoder(table, all, encoderOptions{}); err == nil {
+			if _, err := enc.encodeRows(table, all); err != nil {
 				t.Errorf("encoding the rows the encoder was fit on: %v", err)
 			}
 		}
 		_, _ = ReadColumnFrom(bytes.NewReader(data), "fuzz", table.Columns[0], 0)
-		_, _, _ = ReadScoredFrom(bytes.NewReader(data), "fuzz", table.Columns[0], table.Columns[len(table.Columns)-1], "")
+		_, _, _ = readScoredFrom(bytes.NewReader(data), "fuzz", table.Columns[0], table.Columns[len(table.Columns)-1], "")
 	})
 }

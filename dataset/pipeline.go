@@ -26,7 +26,7 @@ type SplitOptions struct {
 	TestFraction float64
 	// Seed fixes the random split.
 	Seed uint64
-	// Drop and MaxLevels are passed to FitEncoder (EncoderOptions).
+	// Drop and MaxLevels are passed to fitEncoder (encoderOptions).
 	Drop      []string
 	MaxLevels int
 	// Model configures the logistic regression (zero: scikit-learn's
@@ -34,10 +34,10 @@ type SplitOptions struct {
 	Model logreg.Options
 }
 
-// Split returns a seeded random partition of the row indices 0..n−1 into a
+// split returns a seeded random partition of the row indices 0..n−1 into a
 // training and a test set of ⌈testFraction·n⌉ rows (as scikit-learn's
 // train_test_split), both sorted. Both parts must be non-empty.
-func Split(n int, testFraction float64, seed uint64) (train, test []int, err error) {
+func split(n int, testFraction float64, seed uint64) (train, test []int, err error) {
 	if !(testFraction > 0 && testFraction < 1) {
 		return nil, nil, fmt.Errorf("test fraction %v is not in (0, 1)", testFraction)
 	}
@@ -76,7 +76,7 @@ type Scored struct {
 // features are encoded by an Encoder fit on the training rows only. Every
 // row must have one field per column.
 func ScoreTable(t *Table, labelCol, positive string, opts SplitOptions) (*Scored, error) {
-	lc, err := t.Column(labelCol)
+	lc, err := t.column(labelCol)
 	if err != nil {
 		return nil, err
 	}
@@ -94,15 +94,15 @@ func ScoreTable(t *Table, labelCol, positive string, opts SplitOptions) (*Scored
 	if fraction == 0 {
 		fraction = DefaultTestFraction
 	}
-	train, test, err := Split(len(t.Rows), fraction, opts.Seed)
+	train, test, err := split(len(t.Rows), fraction, opts.Seed)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", t.Name, err)
 	}
-	enc, err := FitEncoder(t, train, EncoderOptions{Label: labelCol, Drop: opts.Drop, MaxLevels: opts.MaxLevels})
+	enc, err := fitEncoder(t, train, encoderOptions{Label: labelCol, Drop: opts.Drop, MaxLevels: opts.MaxLevels})
 	if err != nil {
 		return nil, err
 	}
-	X, err := enc.EncodeRows(t, train)
+	X, err := enc.encodeRows(t, train)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +122,7 @@ func ScoreTable(t *Table, labelCol, positive string, opts SplitOptions) (*Scored
 	x := make([]float64, enc.Dim())
 	var correct int
 	for k, i := range test {
-		if x, err = enc.Encode(t.Rows[i], x); err != nil {
+		if x, err = enc.encode(t.Rows[i], x); err != nil {
 			return nil, fmt.Errorf("%s: %v", t.where(i), err)
 		}
 		s.Scores[k] = model.Predict(x)

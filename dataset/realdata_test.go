@@ -41,7 +41,7 @@ func checkRealData(t *testing.T, file, label, positive string, drop []string, po
 	}
 	var count int
 	rule := newLabelRule(positive)
-	j, err := table.Column(label)
+	j, err := table.column(label)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,12 +64,12 @@ func ReadScored(path, scoreCol, labelCol, positive string) (scores []float64, la
 		return nil, nil, err
 	}
 	defer f.Close()
-	return ReadScoredFrom(f, name, scoreCol, labelCol, positive)
+	return readScoredFrom(f, name, scoreCol, labelCol, positive)
 }
 
-// ReadScoredFrom is ReadScored on an open reader; name identifies the input
+// readScoredFrom is ReadScored on an open reader; name identifies the input
 // in errors.
-func ReadScoredFrom(r io.Reader, name, scoreCol, labelCol, positive string) (scores []float64, labels []int, err error) {
+func readScoredFrom(r io.Reader, name, scoreCol, labelCol, positive string) (scores []float64, labels []int, err error) {
 	rs, err := newRecords(r, name, 0)
 	if err != nil {
 		return nil, nil, err

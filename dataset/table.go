@@ -28,12 +28,12 @@ func ReadTable(path string, sep rune) (*Table, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return ReadTableFrom(f, name, sep)
+	return readTableFrom(f, name, sep)
 }
 
-// ReadTableFrom is ReadTable on an open reader; name identifies the input in
+// readTableFrom is ReadTable on an open reader; name identifies the input in
 // errors.
-func ReadTableFrom(r io.Reader, name string, sep rune) (*Table, error) {
+func readTableFrom(r io.Reader, name string, sep rune) (*Table, error) {
 	rs, err := newRecords(r, name, sep)
 	if err != nil {
 		return nil, err
@@ -59,9 +59,9 @@ func ReadTableFrom(r io.Reader, name string, sep rune) (*Table, error) {
 	return t, nil
 }
 
-// Column returns the index of the named column, or an error listing the
+// column returns the index of the named column, or an error listing the
 // columns there are.
-func (t *Table) Column(name string) (int, error) {
+func (t *Table) column(name string) (int, error) {
 	return columnIndex(t.Name, t.Columns, name)
 }
 
@@ -81,10 +81,10 @@ var missingValues = map[string]bool{
 	"NaN": true, "nan": true, "null": true, "NULL": true,
 }
 
-// IsMissing reports whether a trimmed field means a missing value: "",
+// isMissing reports whether a trimmed field means a missing value: "",
 // "?", "NA", "N/A", "NaN", "null" (and their lower/upper-case forms listed
 // above).
-func IsMissing(s string) bool {
+func isMissing(s string) bool {
 	return missingValues[s]
 }
 
@@ -93,7 +93,7 @@ func IsMissing(s string) bool {
 func (t *Table) isNumericColumn(j int) bool {
 	present := false
 	for _, row := range t.Rows {
-		if IsMissing(row[j]) {
+		if isMissing(row[j]) {
 			continue
 		}
 		if _, err := parseFinite(row[j]); err != nil {

@@ -29,7 +29,7 @@ func TestReadTable(t *testing.T) {
 	if !table.isNumericColumn(1) || table.isNumericColumn(2) {
 		t.Error("age must be numeric and job categorical")
 	}
-	if _, err := table.Column("salary"); err == nil || !strings.Contains(err.Error(), `"id", "age", "job", "y"`) {
+	if _, err := table.column("salary"); err == nil || !strings.Contains(err.Error(), `"id", "age", "job", "y"`) {
 		t.Errorf("missing column: %v", err)
 	}
 	for content, want := range map[string]string{
@@ -51,7 +51,7 @@ func TestEncoder(t *testing.T) {
 		t.Fatal(err)
 	}
 	train := []int{0, 1, 2, 3} // row 4 ("chef", age NA) is the test row
-	enc, err := FitEncoder(table, train, EncoderOptions{Label: "y", Drop: []string{"id"}})
+	enc, err := fitEncoder(table, train, encoderOptions{Label: "y", Drop: []string{"id"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestEncoder(t *testing.T) {
 		{2, []float64{10 / std, 0, 0, 0, 1}},
 		{4, []float64{0, 1, 0, 0, 0}}, // "chef" unseen in training: zeros
 	} {
-		got, err := enc.Encode(table.Rows[tc.row], nil)
+		got, err := enc.encode(table.Rows[tc.row], nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,10 +85,10 @@ func TestEncoder(t *testing.T) {
 			}
 		}
 	}
-	if _, err := enc.Encode([]string{"6", "old", "admin", "no"}, nil); err == nil || !strings.Contains(err.Error(), `"old" is not a number`) {
+	if _, err := enc.encode([]string{"6", "old", "admin", "no"}, nil); err == nil || !strings.Contains(err.Error(), `"old" is not a number`) {
 		t.Errorf("text in a numeric column: error %v", err)
 	}
-	if _, err := FitEncoder(table, train, EncoderOptions{Drop: []string{"ID"}}); err == nil || !strings.Contains(err.Error(), `no column "ID"`) {
+	if _, err := fitEncoder(table, train, encoderOptions{Drop: []string{"ID"}}); err == nil || !strings.Contains(err.Error(), `no column "ID"`) {
 		t.Errorf("dropping an unknown column: error %v", err)
 	}
 }
@@ -98,7 +98,7 @@ func TestEncoderDropsUninformativeColumns(t *testing.T) {
 	for i := range 12 {
 		table.Rows = append(table.Rows, []string{"c" + string(rune('a'+i)), "7", "k", "?", []string{"1", "2", "3"}[i%3]})
 	}
-	enc, err := FitEncoder(table, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, EncoderOptions{MaxLevels: 10})
+	enc, err := fitEncoder(table, []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, encoderOptions{MaxLevels: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestEncoderDropsUninformativeColumns(t *testing.T) {
 }
 
 func TestSplit(t *testing.T) {
-	train, test, err := Split(10, 0.3, 7)
+	train, test, err := split(10, 0.3, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestSplit(t *testing.T) {
 			t.Fatalf("split %v / %v is not a partition of 0..9", train, test)
 		}
 	}
-	train2, test2, _ := Split(10, 0.3, 7)
+	train2, test2, _ := split(10, 0.3, 7)
 	if !slices.Equal(test, test2) || !slices.Equal(train, train2) {
 		t.Error("same seed, different split")
 	}
@@ -135,7 +135,7 @@ func TestSplit(t *testing.T) {
 		n int
 		f float64
 	}{{10, 0}, {10, 1}, {10, math.NaN()}, {1, 0.5}, {0, 0.3}} {
-		if _, _, err := Split(tc.n, tc.f, 1); err == nil {
+		if _, _, err := split(tc.n, tc.f, 1); err == nil {
 			t.Errorf("Split(%d, %v): no error", tc.n, tc.f)
 		}
 	}
@@ -240,10 +240,10 @@ func TestSyntheticIsDeterministic(t *testing.T) {
 	}
 	var missingIncome, missingPlan int
 	for _, row := range Synthetic(20000, 1).Rows {
-		if IsMissing(row[1]) {
+		if isMissing(row[1]) {
 			missingIncome++
 		}
-		if IsMissing(row[4]) {
+		if isMissing(row[4]) {
 			missingPlan++
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
+	"github.com/fedecdf/fedecdf/internal/synthetic"
 )
 
 // BenchmarkBin measures binning one value on a grid of 2^20 bins.
@@ -37,7 +38,7 @@ func BenchmarkBin(b *testing.B) {
 // timed in the same run.
 func BenchmarkQuantile(b *testing.B) {
 	const n = 1 << 20
-	hist, err := PoissonHistogram(4, n, 1)
+	hist, err := synthetic.PoissonHistogram(4, n, 1)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func BenchmarkQuantile(b *testing.B) {
 // Curve), and reports the time per prefix and the ratio to computing the
 // exact ECDF of the same histogram, timed in the same run.
 func benchmarkRelease(b *testing.B, m mechanism.Mechanism) {
-	hist, err := PoissonHistogram(10, m.Bins(), 1)
+	hist, err := synthetic.PoissonHistogram(10, m.Bins(), 1)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func benchmarkRelease(b *testing.B, m mechanism.Mechanism) {
 // BenchmarkReleaseUniform isolates the cost of this package's release
 // path with a test mechanism drawing one ChaCha20 word per prefix.
 func BenchmarkReleaseUniform(b *testing.B) {
-	benchmarkRelease(b, uniformMechanism{bins: PoissonBins, a: 100})
+	benchmarkRelease(b, uniformMechanism{bins: synthetic.PoissonBins, a: 100})
 }
 
 // baselineNsPerOp times f over at least 100 ms and returns its mean time
@@ -109,7 +110,7 @@ func baselineNsPerOp(f func()) float64 {
 // BenchmarkReleaseTree measures a release of the tree mechanism of
 // dp-ecdf Eq. 2 over N = 2^15 bins, evaluated at every prefix.
 func BenchmarkReleaseTree(b *testing.B) {
-	m, err := mechanism.NewTree(mechanism.Params{Name: "tree", Bins: PoissonBins, Epsilon: 1})
+	m, err := mechanism.NewTree(mechanism.Params{Name: "tree", Bins: synthetic.PoissonBins, Epsilon: 1})
 	if err != nil {
 		b.Fatal(err)
 	}

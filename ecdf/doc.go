@@ -57,6 +57,7 @@
 //
 // # Synthetic data
 //
-// PoissonHistogram draws the X_pois(λ) data set of dp-ecdf §6.2.1: over
-// N = 2^15 values, each value occurs a Poisson(λ) number of times.
+// PoissonGrid is the grid of the X_pois(λ) data set of dp-ecdf §6.2.1
+// (drawn by internal/synthetic): over N = 2^15 values, each value occurs a
+// Poisson(λ) number of times. Values lists a histogram's instances.
 package ecdf

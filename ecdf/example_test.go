@@ -6,6 +6,7 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
+	"github.com/fedecdf/fedecdf/internal/synthetic"
 )
 
 // Example bins ages on a public grid, computes the exact ECDF and reads
@@ -41,11 +42,11 @@ func Example() {
 // The seed is fresh from crypto/rand, so the noisy values differ on every
 // run; only the noise-free facts are printed.
 func ExampleNewPrivate() {
-	hist, err := ecdf.PoissonHistogram(10, ecdf.PoissonBins, 1)
+	hist, err := synthetic.PoissonHistogram(10, synthetic.PoissonBins, 1)
 	if err != nil {
 		panic(err)
 	}
-	grid, err := ecdf.PoissonGrid(ecdf.PoissonBins)
+	grid, err := ecdf.PoissonGrid(synthetic.PoissonBins)
 	if err != nil {
 		panic(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
+	"github.com/fedecdf/fedecdf/internal/synthetic"
 )
 
 // Config sets the experiments. The zero value of a field means the
@@ -63,7 +64,7 @@ func DefaultConfig() Config {
 		Epsilons:   []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10},
 		Lambdas:    []float64{0.01, 0.03, 0.1, 0.3, 1, 3, 10, 30, 100},
 		Lambda:     3,
-		Bins:       ecdf.PoissonBins,
+		Bins:       synthetic.PoissonBins,
 		Sizes:      []int{1 << 10, 1 << 11, 1 << 12, 1 << 13, 1 << 14, 1 << 15, 1 << 16},
 		Mechanisms: []string{"tree", "kary", "cascade", "auto"},
 		Delta:      1e-6,

@@ -8,6 +8,7 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
 	"github.com/fedecdf/fedecdf/internal/plot"
+	"github.com/fedecdf/fedecdf/internal/synthetic"
 )
 
 // smoothingMethods are the smoothings compared in Figs 2, 3 and 7:
@@ -22,7 +23,7 @@ var smoothingMethods = []string{"l1", "l2", "tree-l2"}
 //
 // on X_pois(λ) (F exact, F̂ a fresh release, F́ its smoothing). Below 1,
 // smoothing reduced the DP error. A release equal to F counts as 1
-// (smoothing leaves a feasible curve unchanged), as in smooth.ErrorRatio.
+// (smoothing leaves a feasible curve unchanged).
 func Fig2(ctx context.Context, cfg Config) (*Figure, error) {
 	return smoothingVsEpsilon("fig2", "tree")(ctx, cfg)
 }
@@ -32,7 +33,7 @@ func Fig2(ctx context.Context, cfg Config) (*Figure, error) {
 func smoothingVsEpsilon(id, name string) func(context.Context, Config) (*Figure, error) {
 	return func(ctx context.Context, cfg Config) (*Figure, error) {
 		cfg = cfg.withDefaults()
-		hist, err := ecdf.PoissonHistogram(cfg.Lambda, cfg.Bins, cfg.Seed)
+		hist, err := synthetic.PoissonHistogram(cfg.Lambda, cfg.Bins, cfg.Seed)
 		if err != nil {
 			return nil, err
 		}
@@ -70,7 +71,7 @@ func Fig3(ctx context.Context, cfg Config) (*Figure, error) {
 	fig := newRatioFigure("fig3", "λ", cfg.Runs)
 	fig.Title = fmt.Sprintf("Effect of smoothing on the DP error, tree, ε=1, N=%d", cfg.Bins)
 	for _, lambda := range cfg.Lambdas {
-		hist, err := ecdf.PoissonHistogram(lambda, cfg.Bins, cfg.Seed)
+		hist, err := synthetic.PoissonHistogram(lambda, cfg.Bins, cfg.Seed)
 		if err != nil {
 			return nil, err
 		}

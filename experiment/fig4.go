@@ -6,6 +6,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
+	"github.com/fedecdf/fedecdf/internal/synthetic"
 )
 
 // Fig4 reproduces dp-ecdf Fig. 4 on X_pois(λ) (§6.4): for each ε and
@@ -21,7 +22,7 @@ import (
 //     the paper's third curve.
 func Fig4(ctx context.Context, cfg Config) (*Figure, error) {
 	cfg = cfg.withDefaults()
-	hist, err := ecdf.PoissonHistogram(cfg.Lambda, cfg.Bins, cfg.Seed)
+	hist, err := synthetic.PoissonHistogram(cfg.Lambda, cfg.Bins, cfg.Seed)
 	if err != nil {
 		return nil, err
 	}

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
+	"github.com/fedecdf/fedecdf/internal/synthetic"
 )
 
 // timingSamples is the number of timing samples per method and N in
@@ -37,7 +37,7 @@ func Fig7(ctx context.Context, cfg Config) ([]*Figure, error) {
 	pr.start("fig7", len(cfg.Sizes)*timingSamples)
 	defer pr.finish()
 	for _, n := range cfg.Sizes {
-		hist, err := ecdf.PoissonHistogram(cfg.Lambda, n, cfg.Seed)
+		hist, err := synthetic.PoissonHistogram(cfg.Lambda, n, cfg.Seed)
 		if err != nil {
 			return nil, err
 		}

@@ -128,7 +128,7 @@ func splitPoints(points []uint64, lo, hi int, shift int) int {
 // components: per inner node, one block per child seed needed and the
 // value blocks of the children needed (m when both), per leaf ⌈m/2⌉.
 func BatchCost(nbits, m int, points []uint64) (nodes, aesBlocks int, err error) {
-	if nbits < 1 || nbits > MaxBits || m < 1 || m > MaxComponents {
+	if nbits < 1 || nbits > maxBits || m < 1 || m > maxComponents {
 		return 0, 0, fmt.Errorf("fss: BatchCost: n = %d, m = %d out of range", nbits, m)
 	}
 	if err := checkPoints(points, nbits); err != nil {

@@ -5,8 +5,8 @@ import (
 	"fmt"
 )
 
-// KeyVersion is the version byte of the key encoding.
-const KeyVersion = 1
+// keyVersion is the version byte of the key encoding.
+const keyVersion = 1
 
 // keyHeaderSize is the number of header bytes: version, party, nbits, m.
 const keyHeaderSize = 4
@@ -17,7 +17,7 @@ const keyHeaderSize = 4
 // λ + n(λ + ℓ + 2) + ℓ bits (λ = 128, ℓ = 64m) rounded up to bytes, plus the
 // 4-byte header. It returns 0 for parameters out of range.
 func EncodedSize(nbits, m int) int {
-	if nbits < 1 || nbits > MaxBits || m < 1 || m > MaxComponents {
+	if nbits < 1 || nbits > maxBits || m < 1 || m > maxComponents {
 		return 0
 	}
 	return keyHeaderSize + 16 + nbits*(16+8*m) + 8*m + (2*nbits+7)/8
@@ -36,7 +36,7 @@ func (k *Key) MarshalBinary() ([]byte, error) {
 		return nil, errNilKey
 	}
 	out := make([]byte, 0, EncodedSize(k.nbits, k.m))
-	out = append(out, KeyVersion, byte(k.party), byte(k.nbits), byte(k.m))
+	out = append(out, keyVersion, byte(k.party), byte(k.nbits), byte(k.m))
 	out = binary.LittleEndian.AppendUint64(out, k.seed[0])
 	out = binary.LittleEndian.AppendUint64(out, k.seed[1])
 	for _, w := range k.cw {
@@ -76,14 +76,14 @@ func Decode(data []byte) (*Key, error) {
 	}
 	version, party, nbits, m := data[0], int(data[1]), int(data[2]), int(data[3])
 	switch {
-	case version != KeyVersion:
-		return nil, fmt.Errorf("fss: decoding key: version %d, want %d", version, KeyVersion)
+	case version != keyVersion:
+		return nil, fmt.Errorf("fss: decoding key: version %d, want %d", version, keyVersion)
 	case party > 1:
 		return nil, fmt.Errorf("fss: decoding key: party bit %d, want 0 or 1", party)
-	case nbits < 1 || nbits > MaxBits:
-		return nil, fmt.Errorf("fss: decoding key: n = %d bits, want 1 to %d", nbits, MaxBits)
-	case m < 1 || m > MaxComponents:
-		return nil, fmt.Errorf("fss: decoding key: m = %d components, want 1 to %d", m, MaxComponents)
+	case nbits < 1 || nbits > maxBits:
+		return nil, fmt.Errorf("fss: decoding key: n = %d bits, want 1 to %d", nbits, maxBits)
+	case m < 1 || m > maxComponents:
+		return nil, fmt.Errorf("fss: decoding key: m = %d components, want 1 to %d", m, maxComponents)
 	}
 	if want := EncodedSize(nbits, m); len(data) != want {
 		return nil, fmt.Errorf("fss: decoding key: %d bytes, want %d for n = %d, m = %d", len(data), want, nbits, m)

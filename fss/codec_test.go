@@ -114,7 +114,7 @@ func FuzzDecode(f *testing.F) {
 		}
 	}
 	f.Add([]byte{})
-	f.Add([]byte{KeyVersion, 0, 64, 64})
+	f.Add([]byte{keyVersion, 0, 64, 64})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		k, err := Decode(data)
 		if err != nil {

@@ -10,20 +10,20 @@ import (
 
 // Gen returns the two keys of the distributed comparison function
 // f_{α,β}(x) = β·1[x < α] on n-bit inputs, nbits = n ∈ [1, 64], α < 2^n,
-// β ∈ (Z_{2^64})^m with 1 ≤ m ≤ MaxComponents: for every x < 2^n,
+// β ∈ (Z_{2^64})^m with 1 ≤ m ≤ maxComponents: for every x < 2^n,
 // Eval(k0, x) + Eval(k1, x) = f_{α,β}(x) componentwise mod 2^64. The two
 // 128-bit initial seeds are read from rand (crypto/rand when nil); each key
 // alone is pseudorandom and reveals nothing about α or β beyond n and m.
 func Gen(alpha uint64, beta []uint64, nbits int, rand io.Reader) (k0, k1 *Key, err error) {
-	if nbits < 1 || nbits > MaxBits {
-		return nil, nil, fmt.Errorf("fss: Gen: nbits = %d, want 1 to %d", nbits, MaxBits)
+	if nbits < 1 || nbits > maxBits {
+		return nil, nil, fmt.Errorf("fss: Gen: nbits = %d, want 1 to %d", nbits, maxBits)
 	}
 	if !inDomain(alpha, nbits) {
 		return nil, nil, fmt.Errorf("fss: Gen: alpha = %d is not below 2^%d", alpha, nbits)
 	}
 	m := len(beta)
-	if m < 1 || m > MaxComponents {
-		return nil, nil, fmt.Errorf("fss: Gen: beta has %d components, want 1 to %d", m, MaxComponents)
+	if m < 1 || m > maxComponents {
+		return nil, nil, fmt.Errorf("fss: Gen: beta has %d components, want 1 to %d", m, maxComponents)
 	}
 	if rand == nil {
 		rand = crand.Reader

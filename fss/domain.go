@@ -25,30 +25,27 @@ type PrefixDomain struct {
 
 // NewPrefixDomain returns the mapping for an ECDF over bins ≥ 1 bins.
 func NewPrefixDomain(bins int) (PrefixDomain, error) {
-	if bins < 1 || bits.Len(uint(bins)) > MaxBits {
+	if bins < 1 || bits.Len(uint(bins)) > maxBits {
 		return PrefixDomain{}, fmt.Errorf("fss: prefix domain of %d bins, want at least 1", bins)
 	}
 	return PrefixDomain{bins: uint64(bins), nbits: bits.Len(uint(bins))}, nil
 }
 
-// Bins returns the number N of bins.
-func (p PrefixDomain) Bins() int { return int(p.bins) }
-
 // Bits returns the key domain size n = bits.Len(N), so that N < 2^n.
 func (p PrefixDomain) Bits() int { return p.nbits }
 
-// Alpha returns the α = N − b for which a party in 0-based bin b generates
+// alpha returns the α = N − b for which a party in 0-based bin b generates
 // its keys.
-func (p PrefixDomain) Alpha(bin int) (uint64, error) {
+func (p PrefixDomain) alpha(bin int) (uint64, error) {
 	if bin < 0 || uint64(bin) >= p.bins {
 		return 0, fmt.Errorf("fss: bin %d outside [0, %d)", bin, p.bins)
 	}
 	return p.bins - uint64(bin), nil
 }
 
-// Point returns the input x = N − 1 − j at which the servers evaluate the
+// point returns the input x = N − 1 − j at which the servers evaluate the
 // prefix ending with 0-based bin j: Eval(k0, x) + Eval(k1, x) = β·1[b ≤ j].
-func (p PrefixDomain) Point(prefix int) (uint64, error) {
+func (p PrefixDomain) point(prefix int) (uint64, error) {
 	if prefix < 0 || uint64(prefix) >= p.bins {
 		return 0, fmt.Errorf("fss: prefix %d outside [0, %d)", prefix, p.bins)
 	}
@@ -58,7 +55,7 @@ func (p PrefixDomain) Point(prefix int) (uint64, error) {
 // Gen returns the two keys of a party in 0-based bin b with payload β:
 // Gen(Alpha(b), β, Bits(), rand).
 func (p PrefixDomain) Gen(bin int, beta []uint64, rand io.Reader) (k0, k1 *Key, err error) {
-	alpha, err := p.Alpha(bin)
+	alpha, err := p.alpha(bin)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -73,7 +70,7 @@ func (p PrefixDomain) Gen(bin int, beta []uint64, rand io.Reader) (k0, k1 *Key, 
 func (p PrefixDomain) SumPrefixes(keys []*Key, prefixes []int, acc []uint64) error {
 	points := make([]uint64, len(prefixes))
 	for r, j := range prefixes {
-		x, err := p.Point(j)
+		x, err := p.point(j)
 		if err != nil {
 			return fmt.Errorf("fss: SumPrefixes: prefix %d: %w", r, err)
 		}

@@ -54,7 +54,7 @@ func TestPrefixDomainAlphaAndPoint(t *testing.T) {
 	for _, bins := range []int{1, 5, 8} {
 		dom, _ := NewPrefixDomain(bins)
 		for b := 0; b < bins; b++ {
-			alpha, err := dom.Alpha(b)
+			alpha, err := dom.alpha(b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,7 +63,7 @@ func TestPrefixDomainAlphaAndPoint(t *testing.T) {
 				t.Fatal(err)
 			}
 			for j := 0; j < bins; j++ {
-				x, _ := dom.Point(j)
+				x, _ := dom.point(j)
 				y0, _ := Eval(k0, x)
 				y1, _ := Eval(k1, x)
 				want := uint64(0)
@@ -83,13 +83,13 @@ func TestPrefixDomainRejectsBadInput(t *testing.T) {
 		t.Error("0 bins accepted")
 	}
 	dom, _ := NewPrefixDomain(10)
-	if _, err := dom.Alpha(10); err == nil {
+	if _, err := dom.alpha(10); err == nil {
 		t.Error("bin 10 of 10 accepted")
 	}
-	if _, err := dom.Alpha(-1); err == nil {
+	if _, err := dom.alpha(-1); err == nil {
 		t.Error("bin -1 accepted")
 	}
-	if _, err := dom.Point(10); err == nil {
+	if _, err := dom.point(10); err == nil {
 		t.Error("prefix 10 of 10 accepted")
 	}
 	k0, _, _ := dom.Gen(3, []uint64{1}, testRand(31))

@@ -120,7 +120,7 @@ func TestGenRejectsBadInput(t *testing.T) {
 		"nbits 65":      func() error { _, _, err := Gen(0, []uint64{1}, 65, nil); return err },
 		"alpha too big": func() error { _, _, err := Gen(16, []uint64{1}, 4, nil); return err },
 		"empty beta":    func() error { _, _, err := Gen(1, nil, 4, nil); return err },
-		"beta too long": func() error { _, _, err := Gen(1, make([]uint64, MaxComponents+1), 4, nil); return err },
+		"beta too long": func() error { _, _, err := Gen(1, make([]uint64, maxComponents+1), 4, nil); return err },
 		"short source":  func() error { _, _, err := Gen(1, []uint64{1}, 4, bytes.NewReader(make([]byte, 31))); return err },
 		"x too big":     func() error { k, _, _ := Gen(1, []uint64{1}, 4, nil); _, err := Eval(k, 16); return err },
 		"nil key":       func() error { _, err := Eval(nil, 0); return err },

@@ -1,11 +1,11 @@
 package fss
 
-// MaxComponents is the largest number m of 64-bit payload components a
+// maxComponents is the largest number m of 64-bit payload components a
 // key may carry.
-const MaxComponents = 64
+const maxComponents = 64
 
-// MaxBits is the largest domain size exponent: inputs are uint64.
-const MaxBits = 64
+// maxBits is the largest domain size exponent: inputs are uint64.
+const maxBits = 64
 
 // Key is one party's share of a distributed comparison function
 // f_{α,β}(x) = β·1[x < α] on [0, 2^Bits()) with β ∈ (Z_{2^64})^Components().

@@ -25,7 +25,7 @@ type block = [2]uint64
 //
 // The left child alone needs keys 0…⌈m/2⌉, the right child alone keys
 // 1+⌊m/2⌋…1+m, the leaf value (left value words) keys 1…⌈m/2⌉.
-const prgKeys = MaxComponents + 2
+const prgKeys = maxComponents + 2
 
 // rightSeedKey is the index of the key of the right child seed.
 func rightSeedKey(m int) int { return 1 + m }
@@ -128,7 +128,7 @@ func splitSeed(b block) (block, uint64) {
 // (right), m words each.
 func expandNode(s block, m int, v [2][]uint64) (seeds [2]block, t [2]uint64) {
 	var out [2][1]block
-	var sums [MaxComponents]block
+	var sums [maxComponents]block
 	prgNode(m, []block{s}, out[0][:], out[1][:], 0, sums[:m])
 	for side := range out {
 		seeds[side], t[side] = splitSeed(out[side][0])
@@ -159,7 +159,7 @@ func valueWords(s block, side, m int, v []uint64) {
 // seed s and, when out is non-nil, that child's seed block to out[0].
 func expandSide(s block, side, m int, v []uint64, out []block) {
 	first, last := valueBlockRange(m, side == 0, side == 1)
-	var sums [MaxComponents/2 + 1]block
+	var sums [maxComponents/2 + 1]block
 	left, right := out, []block(nil)
 	if side == 1 {
 		left, right = nil, out

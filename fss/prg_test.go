@@ -12,7 +12,7 @@ import (
 // and last fixed keys.
 func TestPRGNodeMatchesStandardLibrary(t *testing.T) {
 	r := rand.New(testRand(40))
-	for _, m := range []int{1, 2, 3, MaxComponents} {
+	for _, m := range []int{1, 2, 3, maxComponents} {
 		for _, n := range []int{1, 7, 8, 9, 17, 32} {
 			for _, tc := range []struct {
 				left, right   bool

@@ -35,10 +35,10 @@ type Model struct {
 	Iterations int
 }
 
-// Logit returns Intercept + Σ_j Coef[j]·x[j], the log-odds of the positive
+// logit returns Intercept + Σ_j Coef[j]·x[j], the log-odds of the positive
 // class at x. x must have len(m.Coef) entries; it panics otherwise, as an
 // index out of range would.
-func (m *Model) Logit(x []float64) float64 {
+func (m *Model) logit(x []float64) float64 {
 	if len(x) != len(m.Coef) {
 		panic(fmt.Sprintf("logreg: feature vector has %d entries, the model %d", len(x), len(m.Coef)))
 	}
@@ -52,7 +52,7 @@ func (m *Model) Logit(x []float64) float64 {
 // Predict returns the predicted probability σ(Logit(x)) of the positive
 // class at x.
 func (m *Model) Predict(x []float64) float64 {
-	return sigmoid(m.Logit(x))
+	return sigmoid(m.logit(x))
 }
 
 // Fit trains an L2-regularised logistic regression on the rows of X with

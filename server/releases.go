@@ -132,20 +132,20 @@ func (r *ReleaseRecord) noise() (map[payload.Component]mechanism.Release, error)
 	return rel, nil
 }
 
-// MemoryReleases is a ReleaseStore held in memory only (tests,
+// memoryReleases is a ReleaseStore held in memory only (tests,
 // simulations): a server restarted with a new one forgets its releases.
-type MemoryReleases struct {
+type memoryReleases struct {
 	mu      sync.Mutex
 	records map[string]map[payload.ReleaseID][]byte
 }
 
-// NewMemoryReleases returns an empty in-memory release store.
-func NewMemoryReleases() *MemoryReleases {
-	return &MemoryReleases{records: make(map[string]map[payload.ReleaseID][]byte)}
+// newMemoryReleases returns an empty in-memory release store.
+func newMemoryReleases() *memoryReleases {
+	return &memoryReleases{records: make(map[string]map[payload.ReleaseID][]byte)}
 }
 
 // SaveRelease implements ReleaseStore.
-func (s *MemoryReleases) SaveRelease(dataset string, release payload.ReleaseID, record []byte) error {
+func (s *memoryReleases) SaveRelease(dataset string, release payload.ReleaseID, record []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.records[dataset] == nil {
@@ -156,7 +156,7 @@ func (s *MemoryReleases) SaveRelease(dataset string, release payload.ReleaseID, 
 }
 
 // LoadReleases implements ReleaseStore.
-func (s *MemoryReleases) LoadReleases(dataset string, fn func(payload.ReleaseID, []byte) error) error {
+func (s *memoryReleases) LoadReleases(dataset string, fn func(payload.ReleaseID, []byte) error) error {
 	s.mu.Lock()
 	records := maps.Clone(s.records[dataset])
 	s.mu.Unlock()

@@ -99,7 +99,7 @@ func TestReleaseSurvivesRestart(t *testing.T) {
 		t.Fatalf("re-creating a restored release with another ε: %v", err)
 	}
 
-	p.leader.cfg.Releases = NewMemoryReleases()
+	p.leader.cfg.Releases = newMemoryReleases()
 	p.restart(t, parties)
 	q := &protocol.Query{Dataset: "d", Release: rel, Component: payload.Count, Prefixes: []int{1}}
 	if _, err := protocol.Call[*protocol.Answer](context.Background(), p.net.Conn("analyst"), "leader", q); !errors.Is(err, ErrUnknownRelease) {
@@ -108,7 +108,7 @@ func TestReleaseSurvivesRestart(t *testing.T) {
 }
 
 // failingReleases refuses every save, like a full disk.
-type failingReleases struct{ MemoryReleases }
+type failingReleases struct{ memoryReleases }
 
 func (*failingReleases) SaveRelease(string, payload.ReleaseID, []byte) error { return errFull }
 

@@ -73,7 +73,7 @@ func TestHelperAnswersRetriedRelease(t *testing.T) {
 	parties = append(parties, late)
 	// The leader crashed after the helper's acknowledgement, before its
 	// own charge and record; the analyst retries the same release.
-	p.leader.cfg.Ledger, p.leader.cfg.Releases = ledger.NewMemory(), NewMemoryReleases()
+	p.leader.cfg.Ledger, p.leader.cfg.Releases = ledger.NewMemory(), newMemoryReleases()
 	p.restart(t, parties)
 	resp, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", create)
 	if err != nil {
@@ -146,7 +146,7 @@ func TestLeaderRetriesChargedRelease(t *testing.T) {
 			if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", create); err != nil {
 				t.Fatal(err)
 			}
-			p.leader.cfg.Releases = NewMemoryReleases() // the record is lost, the charge kept
+			p.leader.cfg.Releases = newMemoryReleases() // the record is lost, the charge kept
 			p.restart(t, parties)
 			if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", create); err != nil {
 				t.Fatalf("retry of the charged release: %v", err)

@@ -78,7 +78,7 @@ type Config struct {
 	Conn   transport.Conn
 	Ledger ledger.Ledger
 	// Releases keeps each release's seed and report set, saved before the
-	// release is acknowledged and loaded by New (a MemoryReleases if nil).
+	// release is acknowledged and loaded by New (a memoryReleases if nil).
 	Releases ReleaseStore
 	Datasets []Dataset
 }
@@ -134,7 +134,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("server: the leader needs a connection to the helper")
 	}
 	if cfg.Releases == nil {
-		cfg.Releases = NewMemoryReleases()
+		cfg.Releases = newMemoryReleases()
 	}
 	s := &Server{cfg: cfg, datasets: make(map[string]*dataset)}
 	for _, d := range cfg.Datasets {

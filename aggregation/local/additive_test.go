@@ -41,7 +41,7 @@ func TestAdditiveRequeriesStayExact(t *testing.T) {
 	// Enrolment (2 calls) and 2·len(batches) share vectors per component.
 	wantCalls := int64(2 + 2*2*len(batches))
 	for k := range ps {
-		if got := l.Network.Stats(PartyPeer(k)).Calls; got != wantCalls {
+		if got := l.Network.Stats(partyPeer(k)).Calls; got != wantCalls {
 			t.Fatalf("party %d made %d calls from its own peer, want %d", k, got, wantCalls)
 		}
 	}

@@ -19,13 +19,13 @@ import (
 
 // Peer IDs of a Deployment.
 const (
-	LeaderPeer  transport.PeerID = "leader"
-	HelperPeer  transport.PeerID = "helper"
-	AnalystPeer transport.PeerID = "analyst"
+	leaderPeer  transport.PeerID = "leader"
+	helperPeer  transport.PeerID = "helper"
+	analystPeer transport.PeerID = "analyst"
 )
 
-// PartyPeer returns the peer ID of party k.
-func PartyPeer(k int) transport.PeerID { return transport.PeerID(fmt.Sprintf("party-%d", k)) }
+// partyPeer returns the peer ID of party k.
+func partyPeer(k int) transport.PeerID { return transport.PeerID(fmt.Sprintf("party-%d", k)) }
 
 // Config configures a one-process deployment.
 type Config struct {
@@ -90,16 +90,16 @@ func New(ctx context.Context, cfg Config, parties []*party.Party) (*Deployment, 
 	backend := server.Backend(cfg.Backend)
 	ds := server.Dataset{Name: cfg.Dataset, Backend: backend, Bins: cfg.Bins, Budget: cfg.Budget, Policy: cfg.Policy, MinReports: cfg.MinReports}
 	var err error
-	l.Leader, err = server.New(server.Config{Role: server.Leader, Peer: HelperPeer, Conn: l.Network.Conn(LeaderPeer), Ledger: cfg.LeaderLedger, Datasets: []server.Dataset{ds}})
+	l.Leader, err = server.New(server.Config{Role: server.Leader, Peer: helperPeer, Conn: l.Network.Conn(leaderPeer), Ledger: cfg.LeaderLedger, Datasets: []server.Dataset{ds}})
 	if err != nil {
 		return nil, err
 	}
-	l.Helper, err = server.New(server.Config{Role: server.Helper, Peer: LeaderPeer, Ledger: cfg.HelperLedger, Datasets: []server.Dataset{ds}})
+	l.Helper, err = server.New(server.Config{Role: server.Helper, Peer: leaderPeer, Ledger: cfg.HelperLedger, Datasets: []server.Dataset{ds}})
 	if err != nil {
 		return nil, err
 	}
-	l.Network.Register(LeaderPeer, l.Leader.Handle)
-	l.Network.Register(HelperPeer, l.Helper.Handle)
+	l.Network.Register(leaderPeer, l.Leader.Handle)
+	l.Network.Register(helperPeer, l.Helper.Handle)
 	group := &localParties{net: l.Network, dataset: cfg.Dataset, parties: parties}
 	if err := group.each(ctx, func(ctx context.Context, p *party.Party, s party.Servers) error {
 		if backend == server.DCF {
@@ -109,7 +109,7 @@ func New(ctx context.Context, cfg Config, parties []*party.Party) (*Deployment, 
 	}); err != nil {
 		return nil, err
 	}
-	l.UStat, err = remote.New(backend, l.Network.Conn(AnalystPeer), LeaderPeer, cfg.Dataset, group)
+	l.UStat, err = remote.New(backend, l.Network.Conn(analystPeer), leaderPeer, cfg.Dataset, group)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +142,7 @@ func (g *localParties) each(ctx context.Context, fn func(context.Context, *party
 		go func() {
 			defer wg.Done()
 			for k := range next {
-				s := party.Servers{Conn: g.net.Conn(PartyPeer(k)), Leader: LeaderPeer, Helper: HelperPeer, Dataset: g.dataset}
+				s := party.Servers{Conn: g.net.Conn(partyPeer(k)), Leader: leaderPeer, Helper: helperPeer, Dataset: g.dataset}
 				if err := fn(ctx, g.parties[k], s); err != nil {
 					select {
 					case errs <- err:
@@ -188,7 +188,7 @@ type Cost struct {
 func (l *Deployment) Cost() Cost {
 	var c Cost
 	for k := range l.Parties {
-		s := l.Network.Stats(PartyPeer(k))
+		s := l.Network.Stats(partyPeer(k))
 		c.TotalPartyBytes += s.BytesSent + s.BytesReceived
 		c.PartyRounds += float64(s.Calls)
 	}
@@ -196,7 +196,7 @@ func (l *Deployment) Cost() Cost {
 		c.BytesPerParty = float64(c.TotalPartyBytes) / float64(n)
 		c.PartyRounds /= float64(n)
 	}
-	leader, helper, analyst := l.Network.Stats(LeaderPeer), l.Network.Stats(HelperPeer), l.Network.Stats(AnalystPeer)
+	leader, helper, analyst := l.Network.Stats(leaderPeer), l.Network.Stats(helperPeer), l.Network.Stats(analystPeer)
 	c.LeaderBytes = leader.BytesSent + leader.BytesReceived
 	c.HelperBytes = helper.BytesSent + helper.BytesReceived
 	c.AnalystBytes = analyst.BytesSent + analyst.BytesReceived

@@ -11,9 +11,9 @@ import (
 	"github.com/fedecdf/fedecdf/server"
 )
 
-// Participants reaches the parties of an additive deployment: for each
+// participants reaches the parties of an additive deployment: for each
 // query batch, every party must send its shares (dp-ecdf §4.1).
-type Participants interface {
+type participants interface {
 	SendShares(ctx context.Context, q *protocol.OpenQuery) error
 }
 
@@ -25,12 +25,12 @@ type Client struct {
 	conn    transport.Conn
 	leader  transport.PeerID
 	dataset string
-	parties Participants // additive backend only
+	parties participants // additive backend only
 }
 
 // New returns the analyst's client of dataset at leader. parties is
 // needed by the additive backend only (nil for dcf).
-func New(backend server.Backend, conn transport.Conn, leader transport.PeerID, dataset string, parties Participants) (*Client, error) {
+func New(backend server.Backend, conn transport.Conn, leader transport.PeerID, dataset string, parties participants) (*Client, error) {
 	switch {
 	case backend != server.Additive && backend != server.DCF:
 		return nil, fmt.Errorf("unknown secure-sum backend %q (want additive or dcf)", backend)

@@ -10,10 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
-	"github.com/fedecdf/fedecdf/ecdf/smooth"
+	"github.com/fedecdf/fedecdf/internal/bench"
+	"github.com/fedecdf/fedecdf/internal/synthetic"
 )
 
 // newBenchAccuracyCommand builds the "bench accuracy" command.
@@ -42,7 +42,7 @@ Progress goes to stderr.`,
 			if format != "text" && format != "json" {
 				return fmt.Errorf("format %q: want text or json", format)
 			}
-			rows, err := mechanism.Accuracy(mechanism.AccuracyConfig{
+			rows, err := bench.Accuracy(bench.AccuracyConfig{
 				Bins:        []int{1 << 10, 1 << 15, 1 << 20},
 				Epsilons:    []float64{0.1, 0.5, 1, 2},
 				Delta:       1e-9,
@@ -73,7 +73,7 @@ Progress goes to stderr.`,
 
 // writeAccuracyText prints the rows as two tables to out: the prefix
 // errors, then the MSE after smoothing.
-func writeAccuracyText(out io.Writer, rows []mechanism.AccuracyRow, rel mechanism.Relation) error {
+func writeAccuracyText(out io.Writer, rows []bench.AccuracyRow, rel mechanism.Relation) error {
 	w := tabwriter.NewWriter(out, 2, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(w, "N\teps\tmechanism\tdelta\tmean var\tmax var\tvar/tree\tMC MSE\ts.e.\tz\tMSE/tree\tmax err\tmax/tree\tprefixes\truns\t\n")
 	for _, r := range rows {
@@ -104,11 +104,11 @@ func writeAccuracyText(out io.Writer, rows []mechanism.AccuracyRow, rel mechanis
 }
 
 // smoothBins is the N of the paper's X_pois data set (dp-ecdf §6.2.1).
-const smoothBins = ecdf.PoissonBins
+const smoothBins = synthetic.PoissonBins
 
 // addSmoothedMSE measures, for the rows at N = bins, the MSE after p = 2
 // smoothing of releases on X_pois(λ = 1 and 3), with reproducible seeds.
-func addSmoothedMSE(rows []mechanism.AccuracyRow, bins, runs int, progress io.Writer) error {
+func addSmoothedMSE(rows []bench.AccuracyRow, bins, runs int, progress io.Writer) error {
 	rng := rand.New(rand.NewPCG(2, 0x736d6f6f))
 	seeds := func() (noise.Seed, error) {
 		var s noise.Seed
@@ -128,11 +128,11 @@ func addSmoothedMSE(rows []mechanism.AccuracyRow, bins, runs int, progress io.Wr
 		}
 		r.SmoothedMSE = make(map[string]float64)
 		for _, lambda := range []float64{1, 3} {
-			hist, err := ecdf.PoissonHistogram(lambda, bins, uint64(lambda))
+			hist, err := synthetic.PoissonHistogram(lambda, bins, uint64(lambda))
 			if err != nil {
 				return err
 			}
-			v, err := smooth.SmoothedMSE(hist, m, "l2", runs, seeds)
+			v, err := bench.SmoothedMSE(hist, m, "l2", runs, seeds)
 			if err != nil {
 				return err
 			}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fedecdf/fedecdf/fss"
+	"github.com/fedecdf/fedecdf/internal/bench"
 )
 
 // newBenchFSSCommand builds the "bench fss" command.
@@ -34,9 +34,9 @@ GOMAXPROCS goroutines.`,
 			if format != "text" && format != "json" {
 				return fmt.Errorf("format %q: want text or json", format)
 			}
-			cfg := fss.DefaultMeasureConfig()
+			cfg := bench.DefaultFSSConfig()
 			cfg.Keys, cfg.MinTime = keys, minTime
-			rep, err := fss.Measure(cfg)
+			rep, err := bench.MeasureFSS(cfg)
 			if err != nil {
 				return err
 			}

@@ -67,10 +67,10 @@ func checkSensitivity(what string, s float64) error {
 	return nil
 }
 
-// ClassicalGaussianSigma returns σ = Δ₂·√(2 ln(1.25/δ))/ε, the Gaussian
+// classicalGaussianSigma returns σ = Δ₂·√(2 ln(1.25/δ))/ε, the Gaussian
 // mechanism of Dwork and Roth (Thm A.1; count-on-your-elders Lemma 25),
 // (ε, δ)-DP for ε in (0, 1).
-func ClassicalGaussianSigma(l2Sensitivity, epsilon, delta float64) (float64, error) {
+func classicalGaussianSigma(l2Sensitivity, epsilon, delta float64) (float64, error) {
 	if err := checkSensitivity("ℓ2 sensitivity", l2Sensitivity); err != nil {
 		return 0, err
 	}
@@ -96,11 +96,11 @@ func GaussianDelta(l2Sensitivity, sigma, epsilon float64) float64 {
 // normalCDF is Φ(x) = erfc(−x/√2)/2.
 func normalCDF(x float64) float64 { return math.Erfc(-x/math.Sqrt2) / 2 }
 
-// AnalyticGaussianSigma returns the least σ whose GaussianDelta is at
+// analyticGaussianSigma returns the least σ whose GaussianDelta is at
 // most δ (the analytic Gaussian mechanism of Balle and Wang 2018,
 // Algorithm 1, by bisection; valid for every ε > 0), up to a relative
 // 1e−12 (rounded up).
-func AnalyticGaussianSigma(l2Sensitivity, epsilon, delta float64) (float64, error) {
+func analyticGaussianSigma(l2Sensitivity, epsilon, delta float64) (float64, error) {
 	if err := checkSensitivity("ℓ2 sensitivity", l2Sensitivity); err != nil {
 		return 0, err
 	}
@@ -133,14 +133,14 @@ func leastSatisfying(ok func(float64) bool, guess float64) float64 {
 	return hi
 }
 
-// ZCDPDelta returns the δ at which ρ-zCDP implies (ε, δ)-DP, by the
+// zcdpDelta returns the δ at which ρ-zCDP implies (ε, δ)-DP, by the
 // conversion of Canonne, Kamath and Steinke 2020 (Cor. 13, valid for any
 // ρ-zCDP mechanism):
 //
 //	δ = inf_{α>1} exp((α−1)(αρ−ε))/(α−1) · (1 − 1/α)^α,
 //
 // minimised numerically over α (relative precision ~1e−9 in α).
-func ZCDPDelta(rho, epsilon float64) float64 {
+func zcdpDelta(rho, epsilon float64) float64 {
 	logDelta := func(u float64) float64 { // α = 1 + e^u
 		am1 := math.Exp(u)
 		alpha := 1 + am1
@@ -167,15 +167,15 @@ func ZCDPDelta(rho, epsilon float64) float64 {
 	return math.Min(1, math.Exp(logDelta((lo+hi)/2)))
 }
 
-// ZCDPRho returns the largest ρ (relative precision 1e−12, rounded
-// down) such that every ρ-zCDP mechanism is (ε, δ)-DP by ZCDPDelta.
-func ZCDPRho(epsilon, delta float64) (float64, error) {
+// zcdpRho returns the largest ρ (relative precision 1e−12, rounded
+// down) such that every ρ-zCDP mechanism is (ε, δ)-DP by zcdpDelta.
+func zcdpRho(epsilon, delta float64) (float64, error) {
 	if err := checkApprox(epsilon, delta); err != nil {
 		return 0, err
 	}
-	// ρ ↦ ZCDPDelta(ρ, ε) is increasing; bisect on 1/ρ, then round 1/x
+	// ρ ↦ zcdpDelta(ρ, ε) is increasing; bisect on 1/ρ, then round 1/x
 	// down so that ρ ≤ 1/x exactly.
-	inv := leastSatisfying(func(x float64) bool { return ZCDPDelta(1/x, epsilon) <= delta }, 1/epsilon)
+	inv := leastSatisfying(func(x float64) bool { return zcdpDelta(1/x, epsilon) <= delta }, 1/epsilon)
 	rho := 1 / inv
 	if new(big.Rat).Mul(ratOf(rho), ratOf(inv)).Cmp(big.NewRat(1, 1)) > 0 {
 		rho = math.Nextafter(rho, 0)
@@ -183,30 +183,30 @@ func ZCDPRho(epsilon, delta float64) (float64, error) {
 	return rho, nil
 }
 
-// DiscreteGaussianSigma2 returns the variance parameter σ² of discrete
+// discreteGaussianSigma2Float returns the variance parameter σ² of discrete
 // Gaussian noise N_Z(0, σ²) (independent per coordinate, unit-scaled)
 // for a query whose integer shifts have ‖χ‖₂² ≤ l2Squared: each
 // coordinate is χ_j²/(2σ²)-zCDP (CKS20 Thm 4), they add up to
-// ρ = l2Squared/(2σ²), and σ² = l2Squared/(2·ZCDPRho(ε, δ)), rounded
+// ρ = l2Squared/(2σ²), and σ² = l2Squared/(2·zcdpRho(ε, δ)), rounded
 // up to an exactly sampled value (noise.RoundUpScale).
-func DiscreteGaussianSigma2(l2Squared, epsilon, delta float64) (float64, error) {
+func discreteGaussianSigma2Float(l2Squared, epsilon, delta float64) (float64, error) {
 	if err := checkSensitivity("squared ℓ2 sensitivity", l2Squared); err != nil {
 		return 0, err
 	}
 	return discreteGaussianSigma2(1, ratOf(l2Squared), epsilon, delta)
 }
 
-// discreteGaussianSigma2 is DiscreteGaussianSigma2 for an exact squared
+// discreteGaussianSigma2 is discreteGaussianSigma2 for an exact squared
 // sensitivity l2Squared and Params.Unit unit.
 func discreteGaussianSigma2(unit uint64, l2Squared *big.Rat, epsilon, delta float64) (float64, error) {
-	rho, err := ZCDPRho(epsilon, delta)
+	rho, err := zcdpRho(epsilon, delta)
 	if err != nil {
 		return 0, err
 	}
 	return gaussianSigma2(unit, l2Squared, rho), nil
 }
 
-// LaplaceL2Scale returns the scale Δ₂/a_{ε,δ} of count-on-your-elders
+// laplaceL2Scale returns the scale Δ₂/a_{ε,δ} of count-on-your-elders
 // Lemma 21 (the ℓ2 Laplace mechanism), with
 //
 //	a_{ε,δ} = √(2 ln(1/δ))·(√(1 + ε/ln(1/δ)) − 1),
@@ -219,7 +219,7 @@ func discreteGaussianSigma2(unit uint64, l2Squared *big.Rat, epsilon, delta floa
 // last place, is first lowered by a relative 2^−50, and the scale is the
 // least float64 with scale·a ≥ Δ₂ exactly, so the realised ε at this
 // scale is at most ε.
-func LaplaceL2Scale(l2Sensitivity, epsilon, delta float64) (float64, error) {
+func laplaceL2Scale(l2Sensitivity, epsilon, delta float64) (float64, error) {
 	if err := checkSensitivity("ℓ2 sensitivity", l2Sensitivity); err != nil {
 		return 0, err
 	}
@@ -249,20 +249,20 @@ func sqrtUp(n int) float64 {
 	return s
 }
 
-// LaplaceTheorem3Epsilon returns the ε of count-on-your-elders Theorem 3
+// laplaceTheorem3Epsilon returns the ε of count-on-your-elders Theorem 3
 // for Laplace noise of scale λ on a query of sensitivities Δ₁, Δ₂:
 //
 //	ε = min{Δ₁/λ, (Δ₂/λ)·(Δ₂/(2λ) + √(2 ln(1/δ)))}.
-func LaplaceTheorem3Epsilon(l1Sensitivity, l2Sensitivity, scale, delta float64) float64 {
+func laplaceTheorem3Epsilon(l1Sensitivity, l2Sensitivity, scale, delta float64) float64 {
 	r := l2Sensitivity / scale
 	return math.Min(l1Sensitivity/scale, r*(r/2+math.Sqrt(2*math.Log(1/delta))))
 }
 
-// CascadeTheorem38Sigma2 returns σ² = 2·M·ln(2/δ)/ε² of cascade-sampling
+// cascadeTheorem38Sigma2 returns σ² = 2·M·ln(2/δ)/ε² of cascade-sampling
 // Theorem 3.8 (ε ≤ 1, δ ≤ 1/2), where M = max ΔᵀC⁻¹Δ over neighbours
 // (the paper's ‖diag(C⁻¹)‖∞ for unit add/remove changes; M = 1 + L/3
 // gives Theorem 3.9). It is a reference for the continuous Gaussian;
-// Cascade calibrates its discrete noise with DiscreteGaussianSigma2.
-func CascadeTheorem38Sigma2(m, epsilon, delta float64) float64 {
+// Cascade calibrates its discrete noise with discreteGaussianSigma2.
+func cascadeTheorem38Sigma2(m, epsilon, delta float64) float64 {
 	return 2 * m * math.Log(2/delta) / (epsilon * epsilon)
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf/noise"
 )
 
-// Cascade is Cascade Sampling (cascade-sampling Algorithm 1): consistent,
+// cascade is Cascade Sampling (cascade-sampling Algorithm 1): consistent,
 // correlated Gaussian noise on the perfect binary tree over 2^L bins,
 // L = ⌈log2 N⌉, added to the histogram, so that every node and every
 // prefix is the exact sum of its noisy bins.
@@ -48,7 +48,7 @@ import (
 //     each side by ±1, those above by 0, so M = (4 + 2(h−1))/3, largest
 //     at h = L: M = 2(L+1)/3 (about twice the add/remove value).
 //
-// σ² = M/(2ρ) with ρ = ZCDPRho(ε, δ) (DiscreteGaussianSigma2); for ε ≤ 1
+// σ² = M/(2ρ) with ρ = zcdpRho(ε, δ) (discreteGaussianSigma2); for ε ≤ 1
 // it is below Theorem 3.8's continuous bound 2M·ln(2/δ)/ε². With Unit
 // integer units per record (Params.Unit) a record shifts the statistics
 // by at most Unit times as much, so R has σ_R² = Unit²·M/(2ρ) and D
@@ -70,8 +70,8 @@ import (
 // own stream; a prefix needs R and the L values D on the path of bin t.
 // 2^L·S_t is summed exactly in 128-bit arithmetic and the rounded noise
 // returned modulo 2^64, the share domain (it fits an int64 except with
-// negligible probability, see MaxPrefixStdDev).
-type Cascade struct {
+// negligible probability, see maxPrefixStdDev).
+type cascade struct {
 	bins, levels     int
 	epsilon, delta   float64
 	relation         Relation
@@ -89,11 +89,11 @@ const (
 	maxCascadeBins = 1 << 30
 )
 
-// NewCascade returns Cascade Sampling for p.Bins prefixes, (ε, δ) =
+// newCascade returns Cascade Sampling for p.Bins prefixes, (ε, δ) =
 // (p.Epsilon, p.Delta) under p.Relation, with p.Unit integer units per
 // record; δ must be in (0, 1). It returns an error wrapping
-// ErrNoiseTooLarge if the prefix noise would exceed MaxPrefixStdDev.
-func NewCascade(p Params) (*Cascade, error) {
+// ErrNoiseTooLarge if the prefix noise would exceed maxPrefixStdDev.
+func newCascade(p Params) (*cascade, error) {
 	if err := checkParams("cascade", p); err != nil {
 		return nil, err
 	}
@@ -104,9 +104,9 @@ func NewCascade(p Params) (*Cascade, error) {
 		return nil, fmt.Errorf("cascade: delta %v: an (ε, δ) mechanism needs δ in (0, 1)", p.Delta)
 	}
 	L := bits.Len(uint(p.Bins - 1))
-	c := &Cascade{bins: p.Bins, levels: L, epsilon: p.Epsilon, delta: p.Delta, relation: p.Relation,
-		mahalanobis: CascadeMahalanobis(L, p.Relation)}
-	rho, err := ZCDPRho(p.Epsilon, p.Delta)
+	c := &cascade{bins: p.Bins, levels: L, epsilon: p.Epsilon, delta: p.Delta, relation: p.Relation,
+		mahalanobis: cascadeMahalanobisFloat(L, p.Relation)}
+	rho, err := zcdpRho(p.Epsilon, p.Delta)
 	if err != nil {
 		return nil, fmt.Errorf("cascade: %w", err)
 	}
@@ -132,16 +132,16 @@ func NewCascade(p Params) (*Cascade, error) {
 	return c, nil
 }
 
-// CascadeMahalanobis returns M = max ΔᵀC⁻¹Δ over neighbours for the
+// cascadeMahalanobisFloat returns M = max ΔᵀC⁻¹Δ over neighbours for the
 // tree of height L: 1 + L/3 (add/remove), 2(L+1)/3 (replace-one, L ≥ 1;
 // with L = 0 there is a single bin and no two distinct values, and 1 is
 // returned).
-func CascadeMahalanobis(L int, r Relation) float64 {
+func cascadeMahalanobisFloat(L int, r Relation) float64 {
 	m, _ := cascadeMahalanobis(L, r).Float64()
 	return m
 }
 
-// cascadeMahalanobis is CascadeMahalanobis as an exact rational:
+// cascadeMahalanobis is cascadeMahalanobis as an exact rational:
 // (L + 3)/3 or 2(L + 1)/3.
 func cascadeMahalanobis(L int, r Relation) *big.Rat {
 	if r == AddRemove || L == 0 {
@@ -151,41 +151,41 @@ func cascadeMahalanobis(L int, r Relation) *big.Rat {
 }
 
 // Name returns "cascade".
-func (c *Cascade) Name() string { return "cascade" }
+func (c *cascade) Name() string { return "cascade" }
 
 // Bins returns N.
-func (c *Cascade) Bins() int { return c.bins }
+func (c *cascade) Bins() int { return c.bins }
 
 // Epsilon returns ε of the (ε, δ) guarantee.
-func (c *Cascade) Epsilon() float64 { return c.epsilon }
+func (c *cascade) Epsilon() float64 { return c.epsilon }
 
 // Delta returns δ of the (ε, δ) guarantee.
-func (c *Cascade) Delta() float64 { return c.delta }
+func (c *cascade) Delta() float64 { return c.delta }
 
 // Relation returns the neighbouring relation of the guarantee.
-func (c *Cascade) Relation() Relation { return c.relation }
+func (c *cascade) Relation() Relation { return c.relation }
 
 // Levels returns L = ⌈log2 N⌉.
-func (c *Cascade) Levels() int { return c.levels }
+func (c *cascade) Levels() int { return c.levels }
 
 // Sigma2 returns σ², the variance parameter of the root and of every Y_v
 // (in integer units: Unit²·M/(2ρ), rounded up).
-func (c *Cascade) Sigma2() float64 { return c.sigma2 }
+func (c *cascade) Sigma2() float64 { return c.sigma2 }
 
 // Mahalanobis returns M = max ΔᵀC⁻¹Δ, the squared ℓ2 sensitivity in
-// whitened units (see CascadeMahalanobis).
-func (c *Cascade) Mahalanobis() float64 { return c.mahalanobis }
+// whitened units (see cascadeMahalanobis).
+func (c *cascade) Mahalanobis() float64 { return c.mahalanobis }
 
 // NodeVariance returns Var(R) = Var(N_Z(0, σ²)); the variables of Terms
 // (R and the scaled D_v) all have this variance.
-func (c *Cascade) NodeVariance() float64 { return c.rootVar }
+func (c *cascade) NodeVariance() float64 { return c.rootVar }
 
 // Nodes returns 2^L: R and the 2^L − 1 differences D_v.
-func (c *Cascade) Nodes() int { return 1 << c.levels }
+func (c *cascade) Nodes() int { return 1 << c.levels }
 
 // coefficients calls visit(node, coef) for the nonzero integer
 // coefficients of 2^L·S_t on R (node 0) and the D_v (node v).
-func (c *Cascade) coefficients(t int, visit func(node int, coef int64)) {
+func (c *cascade) coefficients(t int, visit func(node int, coef int64)) {
 	visit(0, int64(t))
 	L := c.levels
 	for d := 0; d < L; d++ {
@@ -201,7 +201,7 @@ func (c *Cascade) coefficients(t int, visit func(node int, coef int64)) {
 // rounding) on independent variables of variance NodeVariance(): node
 // 0 is R, node v is D_v·√(Var R/Var D) with its coefficient scaled up
 // accordingly. It panics unless 1 ≤ i ≤ N.
-func (c *Cascade) Terms(i int, dst []Term) []Term {
+func (c *cascade) Terms(i int, dst []Term) []Term {
 	c.checkPrefix(i)
 	unit := math.Ldexp(1, -c.levels)
 	scale := math.Sqrt(c.diffVar / c.rootVar)
@@ -216,7 +216,7 @@ func (c *Cascade) Terms(i int, dst []Term) []Term {
 }
 
 // PrefixVariance returns Var(S_i) + the rounding variance (see Cascade).
-func (c *Cascade) PrefixVariance(i int) float64 {
+func (c *cascade) PrefixVariance(i int) float64 {
 	c.checkPrefix(i)
 	unit := math.Ldexp(1, -c.levels)
 	var v float64
@@ -241,9 +241,9 @@ func roundingVariance(m int) float64 {
 }
 
 // MeanVariance returns the mean of PrefixVariance over i = 1…N.
-func (c *Cascade) MeanVariance() float64 { return c.meanVariance }
+func (c *cascade) MeanVariance() float64 { return c.meanVariance }
 
-func (c *Cascade) checkPrefix(i int) {
+func (c *cascade) checkPrefix(i int) {
 	if i < 1 || i > c.bins {
 		panic(fmt.Sprintf("cascade: prefix %d out of range [1, %d]", i, c.bins))
 	}
@@ -251,7 +251,7 @@ func (c *Cascade) checkPrefix(i int) {
 
 // NewRelease draws all 2^L variables of a release, R (node 0) and D_v
 // (node v), from noise.Seed(seed).Stream(domain "casc", node).
-func (c *Cascade) NewRelease(seed [32]byte) Release {
+func (c *cascade) NewRelease(seed [32]byte) Release {
 	return &cascadeRelease{c: c, vars: drawNodes(seed, cascadeNoiseDomain, c.Nodes(), identity, func(node int) sampler {
 		if node == 0 {
 			return c.root
@@ -263,7 +263,7 @@ func (c *Cascade) NewRelease(seed [32]byte) Release {
 // cascadeRelease holds R (vars[0]) and every D_v (vars[v]) of one
 // release. It is read-only, hence safe for concurrent use.
 type cascadeRelease struct {
-	c    *Cascade
+	c    *cascade
 	vars []int64
 }
 

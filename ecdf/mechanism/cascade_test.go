@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-func mustCascade(t testing.TB, p Params) *Cascade {
+func mustCascade(t testing.TB, p Params) *cascade {
 	t.Helper()
-	c, err := NewCascade(p)
+	c, err := newCascade(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestCascadeMahalanobisByEnumeration(t *testing.T) {
 		prec := inverse(cov)
 		worst := 0.0
 		for a := range n {
-			if got, want := prec[a][a], CascadeMahalanobis(L, AddRemove); math.Abs(got-want) > 1e-8 {
+			if got, want := prec[a][a], cascadeMahalanobisFloat(L, AddRemove); math.Abs(got-want) > 1e-8 {
 				t.Fatalf("L=%d add to bin %d: ΔᵀC⁻¹Δ = %v, want %v", L, a+1, got, want)
 			}
 			for b := a + 1; b < n; b++ {
@@ -159,7 +159,7 @@ func TestCascadeMahalanobisByEnumeration(t *testing.T) {
 				worst = max(worst, q)
 			}
 		}
-		if want := CascadeMahalanobis(L, ReplaceOne); math.Abs(worst-want) > 1e-8 {
+		if want := cascadeMahalanobisFloat(L, ReplaceOne); math.Abs(worst-want) > 1e-8 {
 			t.Errorf("L=%d: worst replace-one ΔᵀC⁻¹Δ = %v, CascadeMahalanobis %v", L, worst, want)
 		}
 	}
@@ -304,11 +304,11 @@ func TestCascadeSigma(t *testing.T) {
 			for _, delta := range []float64{1e-6, 1e-9} {
 				for _, r := range []Relation{ReplaceOne, AddRemove} {
 					c := mustCascade(t, Params{Bins: 1 << L, Epsilon: eps, Delta: delta, Relation: r})
-					rho, _ := ZCDPRho(eps, delta)
+					rho, _ := zcdpRho(eps, delta)
 					if want := c.Mahalanobis() / (2 * rho); math.Abs(c.Sigma2()-want) > 1e-12*want {
 						t.Errorf("L=%d ε=%v δ=%v %v: σ² %v, want M/(2ρ) = %v", L, eps, delta, r, c.Sigma2(), want)
 					}
-					if thm := CascadeTheorem38Sigma2(c.Mahalanobis(), eps, delta); c.Sigma2() > thm {
+					if thm := cascadeTheorem38Sigma2(c.Mahalanobis(), eps, delta); c.Sigma2() > thm {
 						t.Errorf("L=%d ε=%v δ=%v: σ² %v above Theorem 3.8's %v", L, eps, delta, c.Sigma2(), thm)
 					}
 				}
@@ -349,7 +349,7 @@ func TestCascadeRejectsBadParams(t *testing.T) {
 		{Params{Bins: 8, Epsilon: 1, Delta: 1e-6, Relation: Relation(3)}, "Relation(3)"},
 	} {
 		t.Run(c.want, func(t *testing.T) {
-			if _, err := NewCascade(c.p); err == nil || !strings.Contains(err.Error(), c.want) {
+			if _, err := newCascade(c.p); err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("NewCascade(%+v) error = %v, want one naming %q", c.p, err, c.want)
 			}
 		})

@@ -63,7 +63,7 @@
 // exceeds the claim; and a scale finer than the samplers' 2^−62 becomes
 // 2^−62, so a huge ε (the noise-free check) gives exact counts instead
 // of an error. A mechanism whose prefix noise would have a standard
-// deviation above MaxPrefixStdDev = 2^50 units, where it could wrap the
+// deviation above maxPrefixStdDev = 2^50 units, where it could wrap the
 // 64-bit share domain, is refused with ErrNoiseTooLarge.
 //
 // Variances are those of the discrete noise actually added, in integer

@@ -40,13 +40,13 @@ func productBelow(a, b, c *big.Rat) bool { return new(big.Rat).Mul(a, b).Cmp(c) 
 // short of its claim (nil if it does not): for Laplace nodes of scale b,
 // the realised ε = Unit·Δ/b must not exceed ε (exactly), and for the
 // ℓ2 scale Theorem 3's ε at b/Unit must not exceed ε; for discrete
-// Gaussian nodes σ²·2ρ ≥ Unit²·M exactly, ρ = ZCDPRho(ε, δ).
+// Gaussian nodes σ²·2ρ ≥ Unit²·M exactly, ρ = zcdpRho(ε, δ).
 func realisedPrivacyError(m Mechanism, unit uint64) error {
 	eps := ratOf(m.Epsilon())
 	u := ratUnit(unit)
 	laplace := func(sens int, scale float64, delta float64) error {
 		if delta > 0 { // Lemma 21's scale
-			if got := LaplaceTheorem3Epsilon(float64(sens), math.Sqrt(float64(sens)), scale/float64(unit), delta); got > m.Epsilon() {
+			if got := laplaceTheorem3Epsilon(float64(sens), math.Sqrt(float64(sens)), scale/float64(unit), delta); got > m.Epsilon() {
 				return fmt.Errorf("scale %v: Theorem 3 gives ε = %v > %v", scale, got, m.Epsilon())
 			}
 			return nil
@@ -71,12 +71,12 @@ func realisedPrivacyError(m Mechanism, unit uint64) error {
 	switch m := m.(type) {
 	case *Tree:
 		return laplace(m.Sensitivity(), m.Scale(), 0)
-	case *KAry:
+	case *kary:
 		if g, ok := m.node.(*noise.DiscreteGaussian); ok {
 			return gaussian(big.NewRat(int64(m.sens), 1), g.Sigma2())
 		}
 		return laplace(m.sens, m.node.(*noise.DiscreteLaplace).Scale(), m.Delta())
-	case *Cascade:
+	case *cascade:
 		M := cascadeMahalanobis(m.Levels(), m.Relation())
 		return errors.Join(gaussian(M, m.root.Sigma2()), gaussian(new(big.Rat).Mul(M, big.NewRat(3, 1)), m.diff.Sigma2()))
 	}
@@ -85,12 +85,12 @@ func realisedPrivacyError(m Mechanism, unit uint64) error {
 
 var rhoCache = map[[2]float64]float64{}
 
-// cachedRho is ZCDPRho, computed once per (ε, δ) in a test.
+// cachedRho is zcdpRho, computed once per (ε, δ) in a test.
 func cachedRho(epsilon, delta float64) (float64, error) {
 	if rho, ok := rhoCache[[2]float64{epsilon, delta}]; ok {
 		return rho, nil
 	}
-	rho, err := ZCDPRho(epsilon, delta)
+	rho, err := zcdpRho(epsilon, delta)
 	if err == nil {
 		rhoCache[[2]float64{epsilon, delta}] = rho
 	}
@@ -160,7 +160,7 @@ func TestHugeEpsilonGivesExactCounts(t *testing.T) {
 
 // TestErrNoiseTooLarge checks that every mechanism refuses, with
 // ErrNoiseTooLarge, noise whose standard deviation would pass
-// MaxPrefixStdDev = 2^50 units, and that the unit matters: at N = 2^16,
+// maxPrefixStdDev = 2^50 units, and that the unit matters: at N = 2^16,
 // ε = 10^−4 is fine for counts and too little for 2^32 units per record
 // (a replace-one tree prefix's s.d. is then about 2^32·√(2·17)·16/ε ≈
 // 2^52 units); counts need ε = 10^−14 (and δ = 10^−16) to overflow.
@@ -218,12 +218,12 @@ func nodeParameters(m Mechanism) []float64 {
 	switch m := m.(type) {
 	case *Tree:
 		return []float64{m.Scale()}
-	case *KAry:
+	case *kary:
 		if g, ok := m.node.(*noise.DiscreteGaussian); ok {
 			return []float64{math.Sqrt(g.Sigma2())}
 		}
 		return []float64{m.node.(*noise.DiscreteLaplace).Scale()}
-	case *Cascade:
+	case *cascade:
 		return []float64{math.Sqrt(m.root.Sigma2()), math.Sqrt(m.diff.Sigma2())}
 	}
 	panic(fmt.Sprintf("nodeParameters: %T", m))

@@ -12,10 +12,10 @@ var Names = []string{"tree", "kary", "cascade", "gaussian-tree", "auto"}
 // New returns the mechanism named p.Name:
 //
 //   - "tree": NewTree, the binary tree of dp-ecdf Eq. (2), pure ε-DP;
-//   - "kary": NewKAry, the k-ary tree with subtraction (k = p.K, 0 for
+//   - "kary": newKAry, the k-ary tree with subtraction (k = p.K, 0 for
 //     the best k), pure ε-DP (or Theorem 3's (ε, δ) scale when δ > 0);
-//   - "cascade": NewCascade, Cascade Sampling, (ε, δ)-DP;
-//   - "gaussian-tree": NewGaussianTree, the binary tree with discrete
+//   - "cascade": newCascade, Cascade Sampling, (ε, δ)-DP;
+//   - "gaussian-tree": newGaussianTree, the binary tree with discrete
 //     Gaussian nodes, (ε, δ)-DP;
 //   - "auto": among the pure ε-DP mechanisms when p.Delta = 0, and all of
 //     them when p.Delta > 0, the one with the least MeanVariance for
@@ -25,11 +25,11 @@ func New(p Params) (Mechanism, error) {
 	case "tree":
 		return NewTree(p)
 	case "kary":
-		return NewKAry(p)
+		return newKAry(p)
 	case "cascade":
-		return NewCascade(p)
+		return newCascade(p)
 	case "gaussian-tree":
-		return NewGaussianTree(p)
+		return newGaussianTree(p)
 	case "auto":
 		return newAuto(p)
 	}

@@ -87,7 +87,7 @@ func BenchmarkNewRelease(b *testing.B) {
 				name += "/unit=2^32"
 			}
 			drawn := m.Nodes()
-			if k, ok := m.(*KAry); ok {
+			if k, ok := m.(*kary); ok {
 				drawn = len(k.usedKeys())
 			}
 			b.Run(name, func(b *testing.B) {

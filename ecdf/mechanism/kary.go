@@ -9,7 +9,7 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf/noise"
 )
 
-// KAry is the k-ary tree mechanism with subtraction of Andersson, Pagh,
+// kary is the k-ary tree mechanism with subtraction of Andersson, Pagh,
 // Steiner and Torkamani ("Count on your elders", Algorithm 2; Appendix C
 // for even k), and, with digits 0…k−1, their Algorithm 1.
 //
@@ -61,11 +61,11 @@ import (
 //     is used); kary_test.go checks it against every pair for small k, N.
 //
 // With δ > 0 and ε ≤ 1 the node scale is instead Unit·min(Δ/ε,
-// Δ₂/a_{ε,δ}) (Theorem 3 via Lemma 21, LaplaceL2Scale), Δ₂ = √Δ since χ
+// Δ₂/a_{ε,δ}) (Theorem 3 via Lemma 21, laplaceL2Scale), Δ₂ = √Δ since χ
 // has ±1 entries; the release is then (ε, δ)-DP and Delta reports δ.
 // Unit multiplies the scale, not ε: Lemma 21's scale is not
 // proportional to 1/ε.
-type KAry struct {
+type kary struct {
 	bins, k, h int
 	lo, hi     int // digit range
 	pow        []int
@@ -90,7 +90,7 @@ type nodeSampler interface {
 
 const (
 	// karyNoiseDomain and gaussianTreeNoiseDomain separate the node
-	// streams of the two mechanisms built on KAry: ASCII "kary", "gtre".
+	// streams of the two mechanisms built on kary: ASCII "kary", "gtre".
 	karyNoiseDomain         uint32 = 0x6b617279
 	gaussianTreeNoiseDomain uint32 = 0x67747265
 	// maxArity bounds k (and maxKAryBins N) so that k^(h+1) < 2^62.
@@ -98,14 +98,14 @@ const (
 	maxKAryBins = 1 << 40
 )
 
-// NewKAry returns the k-ary tree mechanism with subtraction for p.Bins
+// newKAry returns the k-ary tree mechanism with subtraction for p.Bins
 // prefixes, k = p.K (odd or even, 2 ≤ k ≤ 1024; 0 picks the k with the
 // smallest MeanVariance), ε = p.Epsilon under p.Relation, with p.Unit
 // integer units per record. With p.Delta = 0 it is pure ε-DP; with
 // δ = p.Delta > 0 it uses Theorem 3's scale when that is smaller (see
-// KAry). It returns an error wrapping ErrNoiseTooLarge if the prefix
-// noise would exceed MaxPrefixStdDev.
-func NewKAry(p Params) (*KAry, error) {
+// kary). It returns an error wrapping ErrNoiseTooLarge if the prefix
+// noise would exceed maxPrefixStdDev.
+func newKAry(p Params) (*kary, error) {
 	if err := checkParams("kary", p); err != nil {
 		return nil, err
 	}
@@ -143,7 +143,7 @@ func laplaceNodeScale(sens int, epsilon, delta float64, unit uint64) (scale, gua
 	if delta <= 0 || epsilon > 1 {
 		return pure, 0
 	}
-	l2, err := LaplaceL2Scale(sqrtUp(sens), epsilon, delta)
+	l2, err := laplaceL2Scale(sqrtUp(sens), epsilon, delta)
 	if err != nil {
 		return pure, 0
 	}
@@ -153,14 +153,14 @@ func laplaceNodeScale(sens int, epsilon, delta float64, unit uint64) (scale, gua
 	return pure, 0
 }
 
-// bestKAry builds NewKAry for every k from 2 to min(64, 2N+1) and keeps
+// bestKAry builds newKAry for every k from 2 to min(64, 2N+1) and keeps
 // the one of least MeanVariance (the smaller k on ties).
-func bestKAry(p Params) (*KAry, error) {
-	var best *KAry
+func bestKAry(p Params) (*kary, error) {
+	var best *kary
 	for k := 2; k <= min(64, 2*p.Bins+1); k++ {
 		q := p
 		q.K = k
-		m, err := NewKAry(q)
+		m, err := newKAry(q)
 		if err != nil {
 			return nil, err
 		}
@@ -173,8 +173,8 @@ func bestKAry(p Params) (*KAry, error) {
 
 // newKAryShape computes the tree, the sensitivity and Σ‖t‖₁ of a k-ary
 // mechanism with digits lo…hi; the caller sets the node noise.
-func newKAryShape(p Params, k, lo, hi int) *KAry {
-	m := &KAry{bins: p.Bins, k: k, lo: lo, hi: hi, epsilon: p.Epsilon, relation: p.Relation, pow: []int{1}}
+func newKAryShape(p Params, k, lo, hi int) *kary {
+	m := &kary{bins: p.Bins, k: k, lo: lo, hi: hi, epsilon: p.Epsilon, relation: p.Relation, pow: []int{1}}
 	for m.maxKey = 0; m.maxKey < p.Bins; m.h++ {
 		m.pow = append(m.pow, m.pow[m.h]*k)
 		m.maxKey = hi * (m.pow[m.h+1] - 1) / (k - 1)
@@ -190,7 +190,7 @@ func newKAryShape(p Params, k, lo, hi int) *KAry {
 }
 
 // Digits returns the h balanced digits of t, least significant first.
-func (m *KAry) Digits(t int) []int {
+func (m *kary) Digits(t int) []int {
 	d := make([]int, m.h)
 	for l := range d {
 		r := t % m.k // t ≥ 0 throughout
@@ -204,7 +204,7 @@ func (m *KAry) Digits(t int) []int {
 }
 
 // walk calls visit(key, sign) for every node of prefix t's walk, in order.
-func (m *KAry) walk(t int, visit func(key, sign int)) {
+func (m *kary) walk(t int, visit func(key, sign int)) {
 	digits := m.Digits(t)
 	p := 0
 	for l := m.h - 1; l >= 0; l-- {
@@ -221,8 +221,8 @@ func (m *KAry) walk(t int, visit func(key, sign int)) {
 }
 
 // used reports whether node j of level l (1-based level) is used by some
-// prefix t ≤ N (see KAry, Privacy).
-func (m *KAry) used(l, j int) bool {
+// prefix t ≤ N (see kary, Privacy).
+func (m *kary) used(l, j int) bool {
 	w := m.pow[l-1]
 	c := j % m.k
 	var d, key int
@@ -247,8 +247,8 @@ func (m *KAry) used(l, j int) bool {
 
 // sensitivities returns the exact ℓ1 sensitivities of the used-node
 // vector: max_x |U(x)| (add/remove) and max_{a≠b} |U(a) △ U(b)|
-// (replace-one), by the dynamic programme of KAry (Privacy).
-func (m *KAry) sensitivities() (addRemove, replace int) {
+// (replace-one), by the dynamic programme of kary (Privacy).
+func (m *kary) sensitivities() (addRemove, replace int) {
 	g := make([]int, m.bins) // level 1: g(leaf) = [leaf used]
 	for j := range g {
 		g[j] = b2int(m.used(1, j))
@@ -287,14 +287,14 @@ func b2int(b bool) int {
 // digitNormSum returns Σ_{t=1..n} ‖t‖₁. With off = −lo·(k^h−1)/(k−1),
 // t + off has the ordinary base-k digits t_ℓ − lo, so it counts each
 // digit value at each position over [off+1, off+n].
-func (m *KAry) digitNormSum(n int64) int64 {
+func (m *kary) digitNormSum(n int64) int64 {
 	off := int64(-m.lo) * int64(m.pow[m.h]-1) / int64(m.k-1)
 	return m.digitCount(off+n+1) - m.digitCount(off+1)
 }
 
 // digitCount returns Σ_{u=0..M−1} Σ_ℓ |e_ℓ(u) + lo|, e_ℓ the base-k
 // digits of u.
-func (m *KAry) digitCount(bound int64) int64 {
+func (m *kary) digitCount(bound int64) int64 {
 	var s int64
 	k := int64(m.k)
 	for l := 0; l < m.h; l++ {
@@ -311,35 +311,35 @@ func (m *KAry) digitCount(bound int64) int64 {
 func absInt64(x int64) int64 { return max(x, -x) }
 
 // Name returns "kary(k=…)" ("gaussian-tree" for the Gaussian baseline).
-func (m *KAry) Name() string { return m.name }
+func (m *kary) Name() string { return m.name }
 
 // Bins returns N.
-func (m *KAry) Bins() int { return m.bins }
+func (m *kary) Bins() int { return m.bins }
 
 // Epsilon returns ε of the guarantee under Relation.
-func (m *KAry) Epsilon() float64 { return m.epsilon }
+func (m *kary) Epsilon() float64 { return m.epsilon }
 
 // Delta returns δ of the guarantee: 0 when the release is pure ε-DP.
-func (m *KAry) Delta() float64 { return m.delta }
+func (m *kary) Delta() float64 { return m.delta }
 
 // Relation returns the neighbouring relation of the guarantee.
-func (m *KAry) Relation() Relation { return m.relation }
+func (m *kary) Relation() Relation { return m.relation }
 
 // Arity returns k.
-func (m *KAry) Arity() int { return m.k }
+func (m *kary) Arity() int { return m.k }
 
 // Height returns h, the number of levels below the (unused) root.
-func (m *KAry) Height() int { return m.h }
+func (m *kary) Height() int { return m.h }
 
 // Sensitivity returns Δ, the largest ‖χ‖₁ (= ‖χ‖₂²) of a neighbour's
 // shift of the used-node vector under Relation.
-func (m *KAry) Sensitivity() int { return m.sens }
+func (m *kary) Sensitivity() int { return m.sens }
 
 // NodeVariance returns the exact variance of one node noise.
-func (m *KAry) NodeVariance() float64 { return m.node.Variance() }
+func (m *kary) NodeVariance() float64 { return m.node.Variance() }
 
 // PrefixVariance returns ‖t‖₁·NodeVariance() for prefix t = i.
-func (m *KAry) PrefixVariance(i int) float64 {
+func (m *kary) PrefixVariance(i int) float64 {
 	m.checkPrefix(i)
 	var n int
 	for _, d := range m.Digits(i) {
@@ -350,28 +350,28 @@ func (m *KAry) PrefixVariance(i int) float64 {
 
 // MeanVariance returns NodeVariance()·(1/N)·Σ_{t=1..N} ‖t‖₁, the exact
 // mean of PrefixVariance (Lemma 14 when N = T_h, odd k).
-func (m *KAry) MeanVariance() float64 {
+func (m *kary) MeanVariance() float64 {
 	return m.NodeVariance() * m.MeanNodesPerPrefix()
 }
 
 // MeanNodesPerPrefix returns (1/N)·Σ_{t=1..N} ‖t‖₁, the mean number of
 // node noises a prefix sums.
-func (m *KAry) MeanNodesPerPrefix() float64 { return float64(m.normSum) / float64(m.bins) }
+func (m *kary) MeanNodesPerPrefix() float64 { return float64(m.normSum) / float64(m.bins) }
 
 // Nodes returns T_h: nodes are keyed 1…T_h and numbered key − 1. Keys
 // used by no prefix t ≤ N never get noise (a release draws the used
 // ones only).
-func (m *KAry) Nodes() int { return m.maxKey }
+func (m *kary) Nodes() int { return m.maxKey }
 
 // Terms appends the ‖i‖₁ nodes of prefix i's walk with coefficients ±1.
 // It panics unless 1 ≤ i ≤ N, as an out-of-range index does.
-func (m *KAry) Terms(i int, dst []Term) []Term {
+func (m *kary) Terms(i int, dst []Term) []Term {
 	m.checkPrefix(i)
 	m.walk(i, func(key, sign int) { dst = append(dst, Term{Node: key - 1, Coef: float64(sign)}) })
 	return dst
 }
 
-func (m *KAry) checkPrefix(i int) {
+func (m *kary) checkPrefix(i int) {
 	if i < 1 || i > m.bins {
 		panic(fmt.Sprintf("%s: prefix %d out of range [1, %d]", m.name, i, m.bins))
 	}
@@ -379,7 +379,7 @@ func (m *KAry) checkPrefix(i int) {
 
 // NewRelease draws the noise of every node some prefix t ≤ N uses, node
 // key − 1 from noise.Seed(seed).Stream(domain, key − 1).
-func (m *KAry) NewRelease(seed [32]byte) Release {
+func (m *kary) NewRelease(seed [32]byte) Release {
 	m.keysOnce.Do(func() { m.keys = m.usedKeys() })
 	keys := m.keys
 	return &karyRelease{m: m, keys: keys,
@@ -396,7 +396,7 @@ func (m *KAry) NewRelease(seed [32]byte) Release {
 // s = 1…dhi and s = dlo…−1 (a digit d steps through s = 1…d or
 // s = −1…d). Balanced digits are unique, so every key is visited once;
 // the search costs O(N + h·k).
-func (m *KAry) usedKeys() []int {
+func (m *kary) usedKeys() []int {
 	var keys []int
 	var search func(l, p int)
 	search = func(l, p int) {
@@ -427,7 +427,7 @@ func (m *KAry) usedKeys() []int {
 // karyRelease holds the noise of every used node of one release, vals[j]
 // that of key keys[j]. It is read-only, hence safe for concurrent use.
 type karyRelease struct {
-	m    *KAry
+	m    *kary
 	keys []int
 	vals []int64
 }
@@ -444,14 +444,14 @@ func (r *karyRelease) PrefixNoise(i int) int64 {
 	return sum
 }
 
-// NewGaussianTree returns the (ε, δ)-DP baseline "gaussian-tree": the
+// newGaussianTree returns the (ε, δ)-DP baseline "gaussian-tree": the
 // binary tree of Algorithm 1 (k = 2, digits 0/1, h = ⌈log2(N+1)⌉, only
 // left children used), each used node with an exact discrete Gaussian
 // N_Z(0, σ²). The shift χ of the used-node vector has ±1 entries, so
-// ‖χ‖₂² = Δ (computed as for KAry); σ² = Unit²·Δ/(2ρ), rounded up to an
+// ‖χ‖₂² = Δ (computed as for kary); σ² = Unit²·Δ/(2ρ), rounded up to an
 // exactly sampled value, with ρ the largest zCDP parameter that converts
-// to (ε, δ) (DiscreteGaussianSigma2). p.Delta must be in (0, 1).
-func NewGaussianTree(p Params) (*KAry, error) {
+// to (ε, δ) (discreteGaussianSigma2). p.Delta must be in (0, 1).
+func newGaussianTree(p Params) (*kary, error) {
 	if err := checkParams("gaussian-tree", p); err != nil {
 		return nil, err
 	}

@@ -9,15 +9,15 @@ import (
 	"testing"
 )
 
-// Compile-time checks that *KAry and *Cascade are Mechanisms.
+// Compile-time checks that *kary and *Cascade are Mechanisms.
 var (
-	_ Mechanism = (*KAry)(nil)
-	_ Mechanism = (*Cascade)(nil)
+	_ Mechanism = (*kary)(nil)
+	_ Mechanism = (*cascade)(nil)
 )
 
-func mustKAry(t testing.TB, p Params) *KAry {
+func mustKAry(t testing.TB, p Params) *kary {
 	t.Helper()
-	m, err := NewKAry(p)
+	m, err := newKAry(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func mustKAry(t testing.TB, p Params) *KAry {
 }
 
 // plainKAry is Algorithm 1 (digits 0…k−1) with Laplace nodes of scale h/ε.
-func plainKAry(t testing.TB, bins, k int) *KAry {
+func plainKAry(t testing.TB, bins, k int) *kary {
 	m := newKAryShape(Params{Bins: bins, Epsilon: 1, Relation: AddRemove}, k, 0, k-1)
 	m.name = "plain"
 	return m
@@ -78,7 +78,7 @@ func TestKAryDigitsAndWalks(t *testing.T) {
 // usedNodes walks every prefix t ≤ N and returns, per key, the node's
 // interval and sign; it fails if a key is met with two intervals or signs
 // or if a walk does not sum to its prefix.
-func usedNodes(t *testing.T, m *KAry) map[int][3]int {
+func usedNodes(t *testing.T, m *kary) map[int][3]int {
 	t.Helper()
 	nodes := map[int][3]int{}
 	for pt := 1; pt <= m.bins; pt++ {
@@ -123,7 +123,7 @@ func usedNodes(t *testing.T, m *KAry) map[int][3]int {
 // Sensitivity() (h under add/remove), and Σ_walk ±χ reproduces the
 // change of every prefix.
 func TestKAryWalksAndSensitivity(t *testing.T) {
-	var shapes []*KAry
+	var shapes []*kary
 	for k := 2; k <= 7; k++ {
 		for _, n := range []int{1, 2, 3, 4, 5, 7, 9, 12, 13, 17, 24, 25, 40, 62} {
 			p := Params{Bins: n, Epsilon: 1, K: k}
@@ -211,14 +211,14 @@ func TestKAryWalksAndSensitivity(t *testing.T) {
 
 // continuousMeanMSE is the mean prefix MSE with continuous Laplace node
 // noise Lap(Δ/ε): mean ‖t‖₁ · 2(Δ/ε)².
-func continuousMeanMSE(m *KAry) float64 {
+func continuousMeanMSE(m *kary) float64 {
 	s := float64(m.sens) / m.epsilon
 	return m.MeanNodesPerPrefix() * 2 * s * s
 }
 
 func TestKAryMeanMSEVectors(t *testing.T) {
 	for _, c := range []struct {
-		m    *KAry
+		m    *kary
 		h    int
 		want float64
 	}{
@@ -249,7 +249,7 @@ func TestKAryMeanMSEVectors(t *testing.T) {
 func TestKAryDigitNormSum(t *testing.T) {
 	for k := 2; k <= 9; k++ {
 		for _, n := range []int{1, 2, 10, 77, 500} {
-			for _, m := range []*KAry{mustKAry(t, Params{Bins: n, Epsilon: 1, K: k}), plainKAry(t, n, k)} {
+			for _, m := range []*kary{mustKAry(t, Params{Bins: n, Epsilon: 1, K: k}), plainKAry(t, n, k)} {
 				var want int64
 				for pt := 1; pt <= n; pt++ {
 					for _, d := range m.Digits(pt) {
@@ -372,12 +372,12 @@ func TestKAryRejectsBadParams(t *testing.T) {
 		{Params{Bins: 8, Epsilon: 1, K: 3, Relation: Relation(9)}, "Relation(9)"},
 	} {
 		t.Run(c.want, func(t *testing.T) {
-			if _, err := NewKAry(c.p); err == nil || !strings.Contains(err.Error(), c.want) {
+			if _, err := newKAry(c.p); err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("NewKAry(%+v) error = %v, want one naming %q", c.p, err, c.want)
 			}
 		})
 	}
-	if _, err := NewGaussianTree(Params{Bins: 8, Epsilon: 1}); err == nil || !strings.Contains(err.Error(), "delta 0") {
+	if _, err := newGaussianTree(Params{Bins: 8, Epsilon: 1}); err == nil || !strings.Contains(err.Error(), "delta 0") {
 		t.Errorf("NewGaussianTree without δ: error %v, want one naming delta 0", err)
 	}
 }
@@ -391,7 +391,7 @@ func TestKAryApproximate(t *testing.T) {
 	}{{1 << 15, 17, 1}, {1 << 15, 17, 0.1}, {1 << 20, 2, 0.05}} {
 		t.Run(fmt.Sprintf("N=%d/k=%d/ε=%g", c.bins, c.k, c.eps), func(t *testing.T) {
 			m := mustKAry(t, Params{Bins: c.bins, Epsilon: c.eps, Delta: 1e-9, K: c.k})
-			l2, err := LaplaceL2Scale(math.Sqrt(float64(m.sens)), c.eps, 1e-9)
+			l2, err := laplaceL2Scale(math.Sqrt(float64(m.sens)), c.eps, 1e-9)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -400,7 +400,7 @@ func TestKAryApproximate(t *testing.T) {
 			if scale != want || (m.Delta() > 0) != (l2 < float64(m.sens)/c.eps) {
 				t.Errorf("%+v: scale %v δ %v, want %v (ℓ2 %v)", c, scale, m.Delta(), want, l2)
 			}
-			if got := LaplaceTheorem3Epsilon(float64(m.sens), math.Sqrt(float64(m.sens)), scale, 1e-9); got > c.eps*(1+1e-12) {
+			if got := laplaceTheorem3Epsilon(float64(m.sens), math.Sqrt(float64(m.sens)), scale, 1e-9); got > c.eps*(1+1e-12) {
 				t.Errorf("%+v: Theorem 3 gives ε = %v > %v", c, got, c.eps)
 			}
 		})
@@ -408,14 +408,14 @@ func TestKAryApproximate(t *testing.T) {
 }
 
 func TestGaussianTree(t *testing.T) {
-	m, err := NewGaussianTree(Params{Bins: 1000, Epsilon: 0.5, Delta: 1e-6})
+	m, err := newGaussianTree(Params{Bins: 1000, Epsilon: 0.5, Delta: 1e-6})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m.Arity() != 2 || m.Height() != 10 || m.Delta() != 1e-6 || m.Name() != "gaussian-tree" {
 		t.Errorf("shape: k=%d h=%d δ=%v name %s", m.Arity(), m.Height(), m.Delta(), m.Name())
 	}
-	sigma2, _ := DiscreteGaussianSigma2(float64(m.Sensitivity()), 0.5, 1e-6)
+	sigma2, _ := discreteGaussianSigma2Float(float64(m.Sensitivity()), 0.5, 1e-6)
 	if m.node.(interface{ Sigma2() float64 }).Sigma2() != sigma2 {
 		t.Errorf("σ² %v, want Δ/(2ρ) = %v", m.node.(interface{ Sigma2() float64 }).Sigma2(), sigma2)
 	}

@@ -125,7 +125,7 @@ type Params struct {
 // unit returns Params.Unit, with 0 meaning 1.
 func (p Params) unit() uint64 { return max(p.Unit, 1) }
 
-// MaxPrefixStdDev is the largest standard deviation, in integer units,
+// maxPrefixStdDev is the largest standard deviation, in integer units,
 // of the noise any mechanism adds to one prefix: 2^50. Constructors
 // refuse a larger one with ErrNoiseTooLarge.
 //
@@ -144,18 +144,18 @@ func (p Params) unit() uint64 { return max(p.Unit, 1) }
 // of the share domain has negligible probability, and the noise of a
 // fixed-point probability (2^32 units per record) can still reach a
 // standard deviation of 2^18 records.
-const MaxPrefixStdDev = 1 << 50
+const maxPrefixStdDev = 1 << 50
 
 // ErrNoiseTooLarge is returned (wrapped) by every constructor whose
-// prefix noise would exceed MaxPrefixStdDev: the noise would not fit the
+// prefix noise would exceed maxPrefixStdDev: the noise would not fit the
 // 64-bit share domain. Use a larger ε (or δ), fewer bins or a smaller
 // Unit.
 var ErrNoiseTooLarge = errors.New("noise too large for the 64-bit share domain")
 
 // checkNoise refuses a mechanism with parameters p whose largest prefix
-// variance (an upper bound of it) exceeds MaxPrefixStdDev².
+// variance (an upper bound of it) exceeds maxPrefixStdDev².
 func checkNoise(mech string, p Params, maxVariance float64) error {
-	if maxVariance > float64(MaxPrefixStdDev)*float64(MaxPrefixStdDev) || math.IsNaN(maxVariance) {
+	if maxVariance > float64(maxPrefixStdDev)*float64(maxPrefixStdDev) || math.IsNaN(maxVariance) {
 		return fmt.Errorf("%s: epsilon %v, delta %v, %d bins, unit %d: prefix noise standard deviation %.3g units is above 2^50: %w; use a larger ε (or δ), fewer bins or a smaller unit",
 			mech, p.Epsilon, p.Delta, p.Bins, p.unit(), math.Sqrt(maxVariance), ErrNoiseTooLarge)
 	}

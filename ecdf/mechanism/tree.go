@@ -101,7 +101,7 @@ const treeNoiseDomain uint32 = 0x74726565
 // under p.Relation, with p.Unit integer units per record. It is pure
 // ε-DP: p.Delta must be 0 or a valid δ in [0, 1) (it is not used); p.Name
 // and p.K are not used. It returns an error wrapping ErrNoiseTooLarge if
-// the prefix noise would exceed MaxPrefixStdDev.
+// the prefix noise would exceed maxPrefixStdDev.
 func NewTree(p Params) (*Tree, error) {
 	if p.Bins < 1 || p.Bins > maxBins {
 		return nil, fmt.Errorf("tree: bins %d: must be between 1 and 2^48", p.Bins)

@@ -73,7 +73,7 @@ func termNoise(m Mechanism, seed [32]byte, i int) int64 {
 	switch m := m.(type) {
 	case *Tree:
 		domain, dist = treeNoiseDomain, m.node
-	case *KAry:
+	case *kary:
 		domain, dist = m.domain, m.node
 	default:
 		panic(fmt.Sprintf("termNoise: %T has non-integer terms", m))

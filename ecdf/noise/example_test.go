@@ -25,15 +25,20 @@ func ExampleDiscreteLaplace() {
 	// reproducible: true
 }
 
-// Discrete Gaussian noise N_Z(0, σ²) read from crypto/rand; for σ ≥ 1
-// its variance equals σ² to many digits.
+// Discrete Gaussian noise N_Z(0, σ²) drawn from a fresh secret seed; for
+// σ ≥ 1 its variance equals σ² to many digits.
 func ExampleDiscreteGaussian() {
 	g, err := noise.NewDiscreteGaussian(2.25)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	x := g.Sample(noise.CryptoSource())
+	seed, err := noise.NewSeed()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	x := g.Sample(seed.Stream(1, 0))
 	fmt.Printf("σ² = %g, variance %.6f, draw is an integer: %T\n", g.Sigma2(), g.Variance(), x)
 	// Output:
 	// σ² = 2.25, variance 2.250000, draw is an integer: int64

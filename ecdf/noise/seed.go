@@ -10,8 +10,7 @@ import (
 
 // Source is a stream of uniformly random 64-bit words. The samplers of this
 // package read only from a Source, so the randomness used for noise is
-// always a cryptographic stream: CryptoSource (crypto/rand) or a Stream
-// derived from a secret Seed.
+// always a cryptographic stream: a Stream derived from a secret Seed.
 type Source interface {
 	Uint64() uint64
 }
@@ -65,19 +64,3 @@ func (st *Stream) Uint64() uint64 {
 	st.pos += 8
 	return v
 }
-
-// cryptoSource reads crypto/rand.
-type cryptoSource struct{}
-
-func (cryptoSource) Uint64() uint64 {
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		// crypto/rand.Read never fails on supported platforms (Go ≥ 1.24
-		// documents it as crashing the program irrecoverably instead).
-		panic(err)
-	}
-	return binary.LittleEndian.Uint64(b[:])
-}
-
-// CryptoSource returns a Source reading crypto/rand.
-func CryptoSource() Source { return cryptoSource{} }

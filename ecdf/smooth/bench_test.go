@@ -8,6 +8,7 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
+	"github.com/fedecdf/fedecdf/internal/synthetic"
 )
 
 // BenchmarkSmooth reports ns per point of each method on a release of
@@ -17,7 +18,7 @@ import (
 func BenchmarkSmooth(b *testing.B) {
 	for logN := 10; logN <= 16; logN++ {
 		n := 1 << logN
-		hist, err := ecdf.PoissonHistogram(3, n, 1)
+		hist, err := synthetic.PoissonHistogram(3, n, 1)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -85,8 +85,6 @@
 //
 // The paper solves Eq. 3 with the cvxopt LP and QP solvers (§6.6, Fig. 7);
 // here l2 is O(N), l1 O(N log N), and tree-l2 O(N log N) per iteration.
-//
-// ErrorRatio measures ‖F − F́‖²/‖F − F̂‖² of each method on the paper's
-// X_pois(λ) data (dp-ecdf §6.3, Figs. 2 and 3); SmoothedMSE the smoothed
-// mean squared error per prefix in counts².
+// The effect of smoothing on the error is measured by `fedecdf bench
+// accuracy` and `fedecdf experiment` (dp-ecdf §6.3, Figs. 2 and 3).
 package smooth

@@ -14,6 +14,7 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
+	"github.com/fedecdf/fedecdf/internal/synthetic"
 )
 
 func noisyCurve(rng *rand.Rand, n int, sd float64) []float64 {
@@ -349,7 +350,7 @@ func TestTreeL2KeepsFeasibleCurve(t *testing.T) {
 }
 
 func poissonHist(t testing.TB, lambda float64, n int, seed uint64) []int64 {
-	h, err := ecdf.PoissonHistogram(lambda, n, seed)
+	h, err := synthetic.PoissonHistogram(lambda, n, seed)
 	check(t, err)
 	return h
 }
@@ -517,69 +518,4 @@ type outOfRangeNode struct{ mechanism.Mechanism }
 
 func (o outOfRangeNode) Terms(i int, dst []mechanism.Term) []mechanism.Term {
 	return append(dst, mechanism.Term{Node: o.Nodes(), Coef: 1})
-}
-
-func TestErrorRatio(t *testing.T) {
-	const n = 256
-	hist := poissonHist(t, 3, n, 11)
-	m, err := mechanism.New(mechanism.Params{Name: "tree", Bins: n, Epsilon: 0.1})
-	check(t, err)
-	r, err := ErrorRatio(hist, m, []string{"none", "l2"}, 5)
-	check(t, err)
-	if r["none"] != (Ratio{Mean: 1}) {
-		t.Errorf("none: ratio %+v, want exactly 1", r["none"])
-	}
-	if l2 := r["l2"]; l2.Mean >= 1 || l2.StdErr <= 0 {
-		t.Errorf("l2: ratio %+v, want a mean below 1 with a positive standard error", l2)
-	}
-	_, err = ErrorRatio(hist, m, Methods, 0)
-	if err == nil {
-		t.Error("0 runs accepted")
-	}
-	exact, err := mechanism.New(mechanism.Params{Name: "tree", Bins: n, Epsilon: 1 << 48})
-	check(t, err)
-	r, err = ErrorRatio(hist, exact, Methods, 2)
-	check(t, err)
-	for _, method := range Methods {
-		if r[method] != (Ratio{Mean: 1}) {
-			t.Errorf("%s on noise-free releases: ratio %+v, want exactly 1", method, r[method])
-		}
-	}
-}
-
-// With smoothing "none" the smoothed MSE is the raw MSE, whose mean over
-// prefixes has expectation the mechanism's exact mean variance: the mean of
-// 300 single-release values lies within 5 standard errors of it, and a noise
-// scale off by a factor 2 (variance ×4 or ÷4) would lie outside.
-func TestSmoothedMSEOfRawCurveMatchesTheory(t *testing.T) {
-	const n, runs = 1 << 10, 300
-	hist := poissonHist(t, 3, n, 13)
-	m, err := mechanism.New(mechanism.Params{Name: "kary", Bins: n, Epsilon: 1})
-	check(t, err)
-	rng := rand.New(rand.NewPCG(1, 1))
-	seeds := func() (noise.Seed, error) {
-		var s noise.Seed
-		for i := range s {
-			s[i] = byte(rng.Uint32())
-		}
-		return s, nil
-	}
-	var sum, sumSq float64
-	for range runs {
-		v, err := SmoothedMSE(hist, m, "none", 1, seeds)
-		check(t, err)
-		sum, sumSq = sum+v, sumSq+v*v
-	}
-	mean := sum / runs
-	se := math.Sqrt((sumSq/runs - mean*mean) / (runs - 1))
-	want := m.MeanVariance()
-	near(t, want, mean, 5*se, "mean squared error")
-	if math.Abs(4*want-mean) <= 5*se || math.Abs(want/4-mean) <= 5*se {
-		t.Errorf("mean %g ± %g does not tell %g from 4× or ¼ of it", mean, se, want)
-	}
-	smoothed, err := SmoothedMSE(hist, m, "l2", 20, seeds)
-	check(t, err)
-	if smoothed >= mean {
-		t.Errorf("smoothed MSE %g, raw %g: want smoothing to reduce it", smoothed, mean)
-	}
 }

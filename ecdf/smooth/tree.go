@@ -351,3 +351,13 @@ func dot(a, b []float64) float64 {
 	}
 	return s
 }
+
+// sqDist is ‖a − b‖².
+func sqDist(a, b []float64) float64 {
+	s := 0.0
+	for i := range a {
+		d := a[i] - b[i]
+		s += d * d
+	}
+	return s
+}

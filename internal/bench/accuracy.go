@@ -1,4 +1,4 @@
-package mechanism
+package bench
 
 import (
 	"encoding/binary"
@@ -6,6 +6,8 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 )
 
 // AccuracyConfig describes one accuracy benchmark: every mechanism of
@@ -14,8 +16,8 @@ type AccuracyConfig struct {
 	Bins       []int
 	Epsilons   []float64
 	Delta      float64 // δ of cascade, gaussian-tree
-	Relation   Relation
-	Mechanisms []string // names for New; "tree" first (the reference)
+	Relation   mechanism.Relation
+	Mechanisms []string // names for mechanism.New; "tree" first (the reference)
 	Runs       int      // releases per mechanism
 	// MaxPrefixes bounds the prefixes evaluated per release: when N is
 	// larger, each release is evaluated at MaxPrefixes prefixes drawn
@@ -48,8 +50,8 @@ type AccuracyRow struct {
 	// prefix after pointwise p = 2 smoothing of releases on X_pois(λ), when
 	// measured (filled by the caller: smoothing lives above this package).
 	SmoothedMSE map[string]float64 `json:"smoothed_mse,omitempty"`
-	// Params rebuilds the mechanism measured (New(Params)).
-	Params Params `json:"-"`
+	// Params rebuilds the mechanism measured (mechanism.New(Params)).
+	Params mechanism.Params `json:"-"`
 }
 
 // Accuracy runs cfg, writing one progress line per row to progress (nil
@@ -58,10 +60,10 @@ type AccuracyRow struct {
 // records the mean squared and the max absolute noise.
 func Accuracy(cfg AccuracyConfig, progress io.Writer) ([]AccuracyRow, error) {
 	if cfg.Runs < 2 {
-		return nil, fmt.Errorf("runs %d: need at least 2 releases for a standard error", cfg.Runs)
+		return nil, fmt.Errorf("bench: runs %d: need at least 2 releases for a standard error", cfg.Runs)
 	}
 	if len(cfg.Mechanisms) == 0 || cfg.Mechanisms[0] != "tree" {
-		return nil, fmt.Errorf("mechanisms %v: the first must be tree, the reference of the ratios", cfg.Mechanisms)
+		return nil, fmt.Errorf("bench: mechanisms %v: the first must be tree, the reference of the ratios", cfg.Mechanisms)
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x61636375))
 	var rows []AccuracyRow
@@ -69,7 +71,7 @@ func Accuracy(cfg AccuracyConfig, progress io.Writer) ([]AccuracyRow, error) {
 		for _, eps := range cfg.Epsilons {
 			var ref AccuracyRow
 			for _, name := range cfg.Mechanisms {
-				row, err := accuracyRow(cfg, Params{Name: name, Bins: n, Epsilon: eps, Delta: cfg.Delta, Relation: cfg.Relation}, rng)
+				row, err := accuracyRow(cfg, mechanism.Params{Name: name, Bins: n, Epsilon: eps, Delta: cfg.Delta, Relation: cfg.Relation}, rng)
 				if err != nil {
 					return nil, err
 				}
@@ -91,11 +93,11 @@ func Accuracy(cfg AccuracyConfig, progress io.Writer) ([]AccuracyRow, error) {
 }
 
 // accuracyRow measures one mechanism.
-func accuracyRow(cfg AccuracyConfig, p Params, rng *rand.Rand) (AccuracyRow, error) {
+func accuracyRow(cfg AccuracyConfig, p mechanism.Params, rng *rand.Rand) (AccuracyRow, error) {
 	if p.Name == "tree" || p.Name == "kary" {
 		p.Delta = 0 // the pure mechanisms are measured as pure ε-DP
 	}
-	m, err := New(p)
+	m, err := mechanism.New(p)
 	if err != nil {
 		return AccuracyRow{}, err
 	}

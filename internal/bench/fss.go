@@ -1,4 +1,7 @@
-package fss
+// Package bench holds the measurement harnesses of `fedecdf bench`: the
+// speed of the DCF (package fss) and the accuracy of the noise mechanisms
+// (package mechanism), raw and after smoothing.
+package bench
 
 import (
 	"crypto/aes"
@@ -12,10 +15,13 @@ import (
 	"slices"
 	"text/tabwriter"
 	"time"
+
+	"github.com/fedecdf/fedecdf/fss"
+	"github.com/fedecdf/fedecdf/internal/bench/fsshook"
 )
 
-// MeasureConfig sets what Measure times.
-type MeasureConfig struct {
+// FSSConfig sets what MeasureFSS times.
+type FSSConfig struct {
 	Bits       int           // key domain n
 	Components int           // payload components m
 	Keys       int           // keys summed by each batch evaluation
@@ -23,13 +29,13 @@ type MeasureConfig struct {
 	MinTime    time.Duration // minimum duration of each timing
 }
 
-// DefaultMeasureConfig is the configuration of `fedecdf bench fss`:
+// DefaultFSSConfig is the configuration of `fedecdf bench fss`:
 // n = 16, m = 3, B ∈ {64, 1024, 2^16}.
-func DefaultMeasureConfig() MeasureConfig {
-	return MeasureConfig{Bits: 16, Components: 3, Keys: 256, Points: []int{64, 1024, 1 << 16}, MinTime: 300 * time.Millisecond}
+func DefaultFSSConfig() FSSConfig {
+	return FSSConfig{Bits: 16, Components: 3, Keys: 256, Points: []int{64, 1024, 1 << 16}, MinTime: 300 * time.Millisecond}
 }
 
-// BatchFigure is the cost of SumBatch at one batch size, on one goroutine.
+// BatchFigure is the cost of fss.SumBatch at one batch size, on one goroutine.
 type BatchFigure struct {
 	Points          int     `json:"points"`
 	Nodes           int     `json:"nodes"`
@@ -40,9 +46,9 @@ type BatchFigure struct {
 	Ratio           float64 `json:"ratio"` // median over rounds of NsPerAESBlock ÷ AES CTR ns per block timed just before
 }
 
-// Report holds the figures of one Measure run; times are in nanoseconds
+// FSSReport holds the figures of one MeasureFSS run; times are in nanoseconds
 // and every ratio is taken between figures of the same run.
-type Report struct {
+type FSSReport struct {
 	Bits               int           `json:"nbits"`
 	Components         int           `json:"m"`
 	Keys               int           `json:"keys"`
@@ -54,18 +60,18 @@ type Report struct {
 	EvalAESBlocks      int           `json:"eval_aes_blocks"`
 	AESCTRNsPerBlock   float64       `json:"aes_ctr_ns_per_block"`
 	AESBlockNsPerBlock float64       `json:"aes_block_encrypt_ns_per_block"` // crypto/aes Block.Encrypt
-	PRGNsPerBlock      float64       `json:"prg_ns_per_block"`               // this package's MMO, 1024-block batches
+	PRGNsPerBlock      float64       `json:"prg_ns_per_block"`               // package fss's MMO, 1024-block batches
 	Batches            []BatchFigure `json:"batches"`
 	Workers            int           `json:"workers"` // GOMAXPROCS
 	FullDomainSpeedup  float64       `json:"full_domain_parallel_speedup"`
 }
 
-// Measure times key generation, pointwise and batch evaluation and the AES
+// MeasureFSS times the DCF's key generation, pointwise and batch evaluation and the AES
 // references in one run.
-func Measure(cfg MeasureConfig) (Report, error) {
+func MeasureFSS(cfg FSSConfig) (FSSReport, error) {
 	n, m := cfg.Bits, cfg.Components
-	if EncodedSize(n, m) == 0 || cfg.Keys < 1 || len(cfg.Points) == 0 {
-		return Report{}, fmt.Errorf("fss: Measure: n = %d, m = %d, %d keys, %d batch sizes: out of range", n, m, cfg.Keys, len(cfg.Points))
+	if fss.EncodedSize(n, m) == 0 || cfg.Keys < 1 || len(cfg.Points) == 0 {
+		return FSSReport{}, fmt.Errorf("bench: fss: n = %d, m = %d, %d keys, %d batch sizes: out of range", n, m, cfg.Keys, len(cfg.Points))
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	beta := make([]uint64, m)
@@ -74,9 +80,9 @@ func Measure(cfg MeasureConfig) (Report, error) {
 	}
 	alpha := r.Uint64() >> uint(64-n)
 	src := rand.NewChaCha8([32]byte{1})
-	rep := Report{
+	rep := FSSReport{
 		Bits: n, Components: m, Keys: cfg.Keys, Workers: runtime.GOMAXPROCS(0),
-		KeyBytes:           EncodedSize(n, m),
+		KeyBytes:           fss.EncodedSize(n, m),
 		KeyBytesBCG21:      (128 + n*(128+64*m+2) + 64*m + 7) / 8,
 		GenAESBlocks:       2 * (n*(2+m) + (m+1)/2),
 		AESCTRNsPerBlock:   ctrNsPerBlock(cfg.MinTime),
@@ -84,30 +90,30 @@ func Measure(cfg MeasureConfig) (Report, error) {
 		PRGNsPerBlock:      prgNsPerBlock(cfg.MinTime),
 	}
 	var genErr error
-	rep.GenNs = timeNs(cfg.MinTime, func() { _, _, genErr = Gen(alpha, beta, n, src) })
+	rep.GenNs = timeNs(cfg.MinTime, func() { _, _, genErr = fss.Gen(alpha, beta, n, src) })
 	if genErr != nil {
-		return Report{}, genErr
+		return FSSReport{}, genErr
 	}
-	keys := make([]*Key, cfg.Keys)
+	keys := make([]*fss.Key, cfg.Keys)
 	for i := range keys {
-		if keys[i], _, genErr = Gen(r.Uint64()>>uint(64-n), beta, n, src); genErr != nil {
-			return Report{}, genErr
+		if keys[i], _, genErr = fss.Gen(r.Uint64()>>uint(64-n), beta, n, src); genErr != nil {
+			return FSSReport{}, genErr
 		}
 	}
 	x := r.Uint64() >> uint(64-n)
-	_, rep.EvalAESBlocks, _ = BatchCost(n, m, []uint64{x})
-	rep.EvalNs = timeNs(cfg.MinTime, func() { _, genErr = Eval(keys[0], x) })
+	_, rep.EvalAESBlocks, _ = fss.BatchCost(n, m, []uint64{x})
+	rep.EvalNs = timeNs(cfg.MinTime, func() { _, genErr = fss.Eval(keys[0], x) })
 	for _, count := range cfg.Points {
 		fig, err := measureBatch(keys, n, m, count, cfg.MinTime)
 		if err != nil {
-			return Report{}, err
+			return FSSReport{}, err
 		}
 		rep.Batches = append(rep.Batches, fig)
 	}
 	full := evenPoints(1<<min(n, 20), n)
 	acc := make([]uint64, len(full)*m)
-	one := timeNs(cfg.MinTime, func() { sumBatch(keys, full, acc, false, 1) })
-	all := timeNs(cfg.MinTime, func() { sumBatch(keys, full, acc, false, rep.Workers) })
+	one := timeNs(cfg.MinTime, func() { fsshook.SumBatch(keys, full, acc, 1) })
+	all := timeNs(cfg.MinTime, func() { fsshook.SumBatch(keys, full, acc, rep.Workers) })
 	rep.FullDomainSpeedup = one / all
 	return rep, nil
 }
@@ -117,12 +123,12 @@ func Measure(cfg MeasureConfig) (Report, error) {
 // on a shared machine between the two timings.
 const measureRounds = 5
 
-func measureBatch(keys []*Key, n, m, count int, minTime time.Duration) (BatchFigure, error) {
+func measureBatch(keys []*fss.Key, n, m, count int, minTime time.Duration) (BatchFigure, error) {
 	if count < 1 || count > 1<<min(n, 24) {
-		return BatchFigure{}, fmt.Errorf("fss: Measure: batch of %d points in a domain of 2^%d", count, n)
+		return BatchFigure{}, fmt.Errorf("bench: fss: batch of %d points in a domain of 2^%d", count, n)
 	}
 	points := evenPoints(count, n)
-	nodes, perKey, err := BatchCost(n, m, points)
+	nodes, perKey, err := fss.BatchCost(n, m, points)
 	if err != nil {
 		return BatchFigure{}, err
 	}
@@ -130,7 +136,7 @@ func measureBatch(keys []*Key, n, m, count int, minTime time.Duration) (BatchFig
 	var ns, ratios [measureRounds]float64
 	for r := range ns {
 		ctr := ctrNsPerBlock(minTime / measureRounds)
-		ns[r] = timeNs(minTime/measureRounds, func() { sumBatch(keys, points, acc, false, 1) })
+		ns[r] = timeNs(minTime/measureRounds, func() { fsshook.SumBatch(keys, points, acc, 1) })
 		ratios[r] = ns[r] / float64(len(keys)*perKey) / ctr
 	}
 	t := median(ns[:])
@@ -199,14 +205,14 @@ func blockEncryptNsPerBlock(minTime time.Duration) float64 {
 	}) / refBlocks
 }
 
-// prgNsPerBlock times this package's MMO hash on batches of blocks.
+// prgNsPerBlock times package fss's MMO hash on batches of blocks.
 func prgNsPerBlock(minTime time.Duration) float64 {
-	seeds, out := make([]block, refBlocks), make([]block, refBlocks)
-	return timeNs(minTime, func() { prgNode(1, seeds, out, nil, 0, nil) }) / refBlocks
+	seeds, out := make([][2]uint64, refBlocks), make([][2]uint64, refBlocks)
+	return timeNs(minTime, func() { fsshook.PRG(seeds, out) }) / refBlocks
 }
 
 // WriteText writes the report as a table.
-func (r Report) WriteText(w io.Writer) error {
+func (r FSSReport) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "DCF (BCG+21), n = %d, m = %d, λ = 128, %d keys per batch, GOMAXPROCS = %d\n", r.Bits, r.Components, r.Keys, r.Workers)
 	fmt.Fprintf(tw, "key_bytes\t%d\t(BCG+21 formula %d + 4 header bytes)\n", r.KeyBytes, r.KeyBytesBCG21)
@@ -225,7 +231,7 @@ func (r Report) WriteText(w io.Writer) error {
 }
 
 // WriteJSON writes the report as indented JSON.
-func (r Report) WriteJSON(w io.Writer) error {
+func (r FSSReport) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)

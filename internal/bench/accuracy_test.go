@@ -1,4 +1,4 @@
-package mechanism
+package bench
 
 import (
 	"math"
