@@ -63,13 +63,14 @@ func TestCheckSmoothing(t *testing.T) {
 }
 
 // newCurator returns a curator over n parties on a grid of 16 bins over
-// [0, 1], the k-th with score k/n and label k mod 2, and the grid.
+// [0, 1], the k-th with score and probability k/n and label k mod 2, and
+// the grid.
 func newCurator(t *testing.T, n int) (*curator.Curator, *ecdf.Grid) {
 	t.Helper()
 	g, _ := ecdf.NewLinearGrid(0, 1, 16)
 	var parties []*party.Party
 	for k := range n {
-		p, err := party.New(party.Instance{Score: float64(k) / float64(n), Label: k % 2}, g)
+		p, err := party.New(party.Instance{Score: float64(k) / float64(n), Label: k % 2, Probability: float64(k) / float64(n), HasProbability: true}, g)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 // Package analysis turns the released prefix sums of a UStat
 // (aggregation.UStat) into the results every command prints: the private
-// ECDF and its quantiles, ROC and PR curves, and the guarantee sentence.
+// ECDF and its quantiles, ROC and PR curves, the Hosmer–Lemeshow test,
+// and the guarantee sentence.
 // simulate, deploy's analyst and experiment build their results here, so
 // that one release gives the same result, with the same JSON keys
 // (docs/json.md), whichever command reads it.
@@ -33,7 +34,12 @@
 // Σp at the group boundaries into groups g with observed O_1g and
 // expected E_1g positives; Eq. 5 is
 // H = Σ_g (O_1g − E_1g)²/E_1g + (O_0g − E_0g)²/E_0g, compared with
-// χ²_{G−2}. Package hosmer implements it; the plans are in hosmer.
+// χ²_{G−2}. Package hosmer implements it; here HosmerPlan builds its
+// plans by name (HosmerPlans), HosmerConfig holds the defaults every
+// command uses (Q = HosmerGroups = 10, expected counts clipped to at
+// least one instance), RunHosmer gives the result of a plan's releases
+// (H undefined by noise is a result, not an error) and TrueHosmer the
+// exact test it is compared with.
 //
 // # Guarantee
 //

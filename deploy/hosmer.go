@@ -2,74 +2,42 @@ package deploy
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
-	"github.com/fedecdf/fedecdf/ecdf/smooth"
 	"github.com/fedecdf/fedecdf/hosmer"
 	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
-// HosmerPlans are the allocations Analyst.Hosmer accepts, the default
-// first: hosmer.GridPlan (one release of {Label, NotLabel}, the ROC
-// release; E_1 from the counts and the bins' centre probabilities),
-// hosmer.JointPlan (one release of {Label, NotLabel, Probability}) and
-// hosmer.PaperPlan (dp-ecdf Algorithm 2's own split).
-var HosmerPlans = []string{"grid", "joint", "paper"}
-
-// hosmerMinExpected clips every released expected count of a group to at
-// least one instance (hosmer.Config.MinExpected), as fedecdf simulate
-// does: post-processing that keeps H finite when noise drives a small
-// E_1 or E_0 to 0 or below.
-const hosmerMinExpected = 1
-
 // Hosmer is a private Hosmer–Lemeshow calibration test (dp-ecdf Eq. 5,
-// Algorithm 2) released by the two servers. Every field is public
-// configuration or post-processing of the plan's releases.
+// Algorithm 2) released by the two servers: analysis.Hosmer, with the
+// dataset, n and the releases. Every field is public configuration or
+// post-processing of the plan's releases.
 type Hosmer struct {
 	Dataset string `json:"dataset"`
 	// Normaliser is n, the reports summed: public, as every plan is
 	// proved under replace-one only (JSON keys n, n_public).
 	ecdf.Normaliser
-	Neighbours string  `json:"neighbours"`
-	Epsilon    float64 `json:"epsilon"`
-	Delta      float64 `json:"delta"`
-	// Plan names the allocation of ε over the releases (HosmerPlans).
-	Plan      string `json:"plan"`
-	Mechanism string `json:"mechanism"`
-	Guarantee string `json:"guarantee"`
+	Neighbours string `json:"neighbours"`
+	Mechanism  string `json:"mechanism"`
 	// Releases are the IDs of the releases the query created and the
 	// servers charged, in the plan's order; ReleaseSpecs says what each
 	// holds.
-	Releases     []string `json:"releases"`
-	ReleaseSpecs []string `json:"release_specs"`
-	Smoothing    string   `json:"smoothing"`
+	Releases  []string `json:"releases"`
+	Smoothing string   `json:"smoothing"`
 	// Charged is true when the query created the releases and spent
 	// their ε; false when it post-processed an existing release.
 	Charged bool `json:"charged"`
-	// GroupsAsked is Q; Groups has at most Q groups (quantiles falling in
-	// one bin are merged, hosmer.Boundaries), with their released size,
-	// observed and expected positives after hosmer.Private's clipping.
-	GroupsAsked int            `json:"groups_asked"`
-	Groups      []hosmer.Group `json:"groups"`
-	// Statistic is H and PValue P(χ²_{G−2} ≥ H); PValue is null with
-	// fewer than 3 groups, and both are null when Error is set.
-	Statistic *float64 `json:"statistic"`
-	PValue    *float64 `json:"p_value"`
-	// Error says why the noise left H undefined (a released group too
-	// small to have positive expected positives and negatives); the
-	// releases are spent all the same.
-	Error string `json:"error,omitempty"`
+	// GroupsAsked is Q; Groups has at most Q groups.
+	GroupsAsked int `json:"groups_asked"`
+	analysis.Hosmer
 }
 
 // Hosmer runs the Hosmer–Lemeshow test over the network: it builds the
-// named plan (HosmerPlans; "" is the grid plan) at the manifest's
+// named plan (analysis.HosmerPlans; "" is the grid plan) at the manifest's
 // per-release ε, creates each of its releases at both servers — the
 // ledgers charge exactly the plan's ε — and runs hosmer.Private on them:
 // the released ECDF of the scores, smoothed by method (ecdf/smooth, over
@@ -102,14 +70,12 @@ func (a *Analyst) Hosmer(ctx context.Context, plan, method string, groups int) (
 	if err != nil {
 		return nil, err
 	}
-	if err := checkSmoothing(method); err != nil {
+	if _, err := analysis.CheckSmoothing(method, 0, a.grid.Len()); err != nil {
 		return nil, err
 	}
 	rels, err := p.Create(ctx, a.remote)
 	if err != nil {
-		out := &Hosmer{}
-		out.record(p, rels)
-		return nil, fmt.Errorf("%s plan: creating release %d of %d (releases created and charged: %v): %w", p.Name, len(rels)+1, len(p.Releases), out.Releases, err)
+		return nil, fmt.Errorf("%s plan: creating release %d of %d (releases created and charged: %v): %w", p.Name, len(rels)+1, len(p.Releases), releaseIDs(rels), err)
 	}
 	out, err := a.hosmer(ctx, p, rels, method, groups)
 	if out != nil {
@@ -125,7 +91,7 @@ func (a *Analyst) Hosmer(ctx context.Context, plan, method string, groups int) (
 // stated ε is the release's own, already spent. The same conditions on
 // the grid and the relation as for Hosmer apply.
 func (a *Analyst) HosmerRelease(ctx context.Context, id payload.ReleaseID, method string, groups int) (*Hosmer, error) {
-	if err := checkSmoothing(method); err != nil {
+	if _, err := analysis.CheckSmoothing(method, 0, a.grid.Len()); err != nil {
 		return nil, err
 	}
 	rel, err := a.remote.OpenRelease(ctx, id, []aggregation.Component{aggregation.Label, aggregation.NotLabel})
@@ -139,12 +105,9 @@ func (a *Analyst) HosmerRelease(ctx context.Context, id payload.ReleaseID, metho
 	return a.hosmer(ctx, p, []*aggregation.Release{rel}, method, groups)
 }
 
-// hosmer runs hosmer.Private on the plan's releases rels.
+// hosmer runs the plan's test (analysis.RunHosmer) on its releases rels.
 func (a *Analyst) hosmer(ctx context.Context, p *hosmer.Plan, rels []*aggregation.Release, method string, groups int) (*Hosmer, error) {
-	out := &Hosmer{Dataset: a.m.Dataset, Neighbours: mechanism.ReplaceOne.String(), Epsilon: p.Epsilon, Plan: p.Name, Mechanism: p.CountMechanism(rels[0]).Name(), Smoothing: method, GroupsAsked: groups}
-	out.record(p, rels)
-	out.Guarantee = fmt.Sprintf("(ε=%g, δ=%g)-DP under replace-one neighbours (n public) for all %d release(s) of the %s plan together, which is what each server's ledger charged; each of the %d servers adds its own full-scale noise, so the output stays private against one corrupt server, at %d× the mechanism's variance",
-		out.Epsilon, out.Delta, len(rels), p.Name, servers, servers)
+	out := &Hosmer{Dataset: a.m.Dataset, Neighbours: mechanism.ReplaceOne.String(), Mechanism: p.CountMechanism(rels[0]).Name(), Releases: releaseIDs(rels), Smoothing: method, GroupsAsked: groups}
 	if err := sameReports(rels); err != nil {
 		return nil, fmt.Errorf("%s plan: %w", p.Name, err)
 	}
@@ -152,35 +115,22 @@ func (a *Analyst) hosmer(ctx context.Context, p *hosmer.Plan, rels []*aggregatio
 	if out.Normaliser, err = rels[0].Normaliser(0); err != nil { // replace-one (hosmerPlan): n public
 		return nil, fmt.Errorf("%s plan: %w", p.Name, err)
 	}
-	cfg := hosmer.Config{Bins: a.grid.Len(), Reports: int(out.N), Groups: groups, MinExpected: hosmerMinExpected}
-	res, err := p.Evaluate(ctx, a.remote, rels, a.grid, method, cfg)
-	switch {
-	case errors.Is(err, hosmer.ErrUndefined):
-		out.Error = err.Error()
-	case err != nil:
+	cfg := analysis.HosmerConfig(a.grid.Len(), int(out.N), groups)
+	h, err := analysis.RunHosmer(ctx, a.remote, p, rels, a.grid, method, cfg)
+	if err != nil {
 		return nil, fmt.Errorf("releases %v: %w", out.Releases, err)
-	default:
-		out.Statistic, out.PValue = res.Finite()
-		out.Groups = res.Groups
 	}
+	out.Hosmer = *h
 	return out, nil
 }
 
-func checkSmoothing(method string) error {
-	if !slices.Contains(smooth.Methods, method) {
-		return fmt.Errorf("smoothing method %q is unknown (valid: %s)", method, strings.Join(smooth.Methods, ", "))
-	}
-	return nil
-}
-
-// record states what the plan's releases rels (all, or those created
-// before an error) are and what they cost.
-func (h *Hosmer) record(p *hosmer.Plan, rels []*aggregation.Release) {
+// releaseIDs are the IDs of rels.
+func releaseIDs(rels []*aggregation.Release) []string {
+	ids := make([]string, len(rels))
 	for k, rel := range rels {
-		h.Delta += rel.Delta()
-		h.Releases = append(h.Releases, rel.ID.String())
-		h.ReleaseSpecs = append(h.ReleaseSpecs, fmt.Sprintf("%v at ε=%.4g per privacy unit: %s", p.Releases[k].Components, p.Releases[k].Mechanism.Epsilon, analysis.Guarantee(rel)))
+		ids[k] = rel.ID.String()
 	}
+	return ids
 }
 
 // sameReports checks that rels sum one non-empty report set, as the
@@ -203,20 +153,8 @@ func hosmerPlan(name string, params mechanism.Params, groups int, g *ecdf.Grid) 
 	if groups < 3 || groups > params.Bins {
 		return nil, fmt.Errorf("number of groups %d: want 3 (one degree of freedom) to the %d bins of the grid", groups, params.Bins)
 	}
-	switch name {
-	case "", "grid":
-		if g.Min() < 0 || g.Max() > 1 {
-			return nil, fmt.Errorf("the grid plan takes the bins' centres as probabilities, but the manifest's grid is [%g, %g], not within [0, 1]: use --plan joint or paper", g.Min(), g.Max())
-		}
-		return hosmer.GridPlan(params.Epsilon, params.Bins, params)
-	case "joint":
-		p, err := hosmer.JointPlan(params.Epsilon, params.Bins, params)
-		if err != nil && params.Delta != 0 {
-			return nil, fmt.Errorf("%w; the manifest's %s mechanism has δ = %g: use the grid or paper plan", err, params.Name, params.Delta)
-		}
-		return p, err
-	case "paper":
-		return hosmer.PaperPlan(params.Epsilon, params.Bins, params)
+	if (name == "" || name == "grid") && (g.Min() < 0 || g.Max() > 1) {
+		return nil, fmt.Errorf("the grid plan takes the bins' centres as probabilities, but the manifest's grid is [%g, %g], not within [0, 1]: use --plan joint or paper", g.Min(), g.Max())
 	}
-	return nil, fmt.Errorf("Hosmer–Lemeshow plan %q is unknown (valid: %s)", name, strings.Join(HosmerPlans, ", "))
+	return analysis.HosmerPlan(name, params.Epsilon, params.Bins, params)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/hosmer"
@@ -117,11 +118,11 @@ func TestHosmerOverTheNetworkExact(t *testing.T) {
 	for _, g := range want.Groups {
 		// MinExpected clipping must not bind, or the comparison would
 		// test the clipping instead.
-		if g.Expected < hosmerMinExpected || g.Size-g.Expected < hosmerMinExpected {
-			t.Fatalf("exact group %+v has an expected count below %d: pick other instances", g, hosmerMinExpected)
+		if floor := analysis.HosmerConfig(0, 0, 0).MinExpected; g.Expected < floor || g.Size-g.Expected < floor {
+			t.Fatalf("exact group %+v has an expected count below %g: pick other instances", g, floor)
 		}
 	}
-	for k, plan := range HosmerPlans {
+	for k, plan := range analysis.HosmerPlans {
 		got, err := d.hosmerOf(plan, "l2", groups)
 		if err != nil {
 			t.Fatalf("%s plan: %v", plan, err)
@@ -157,7 +158,7 @@ func TestHosmerOverTheNetworkExact(t *testing.T) {
 		if len(got.Releases) != len(got.ReleaseSpecs) || len(got.Releases) != map[string]int{"grid": 1, "joint": 1, "paper": 2}[plan] {
 			t.Errorf("%s plan: releases %v, specs %v", plan, got.Releases, got.ReleaseSpecs)
 		}
-		if !strings.Contains(got.Guarantee, "replace-one") || !strings.Contains(got.Guarantee, "each of the 2 servers adds its own full-scale noise") {
+		if !strings.Contains(got.Guarantee, "replace-one") || !strings.Contains(got.Guarantee, "each of 2 servers adds its own full-scale noise") {
 			t.Errorf("%s plan: guarantee %q", plan, got.Guarantee)
 		}
 	}
@@ -170,7 +171,7 @@ func TestHosmerOverTheNetworkEpsilonOne(t *testing.T) {
 	const n, groups = 120, 10
 	d := newDeployment(t, 1, n)
 	d.submitAll(calibratedInstances(n, 2))
-	for k, plan := range HosmerPlans {
+	for k, plan := range analysis.HosmerPlans {
 		got, err := d.hosmerOf(plan, "l2", groups)
 		if err != nil {
 			t.Fatalf("%s plan: %v", plan, err)
@@ -216,7 +217,7 @@ func TestHosmerRefusals(t *testing.T) {
 		want         string
 	}{
 		{"wishful", "l2", 10, `plan "wishful" is unknown`},
-		{"joint", "l3", 10, `smoothing method "l3" is unknown`},
+		{"joint", "l3", 10, `unknown smoothing method "l3"`},
 		{"joint", "l2", 2, "number of groups 2"},
 		{"paper", "l2", bins + 1, "number of groups 65"},
 	} {

@@ -2,24 +2,16 @@ package experiment
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/hosmer"
 	"github.com/fedecdf/fedecdf/party"
 )
-
-// hlGroups is Q of dp-ecdf §6.6.
-const hlGroups = 10
-
-// hlMinExpected clips each released expected count to at least one
-// instance (hosmer.Config.MinExpected), keeping H finite when noise
-// drives a small E_1 to 0 or below (the failure §6.6 describes).
-const hlMinExpected = 1
 
 // Fig6 reproduces dp-ecdf Fig. 6 (§6.6) on the Bank data and Fig10 the
 // appendix's Fig. 10 on Diabetes: for each ε the relative mean squared
@@ -58,13 +50,13 @@ func hlFigure(ctx context.Context, cfg Config, id string, d realData) (*Figure, 
 	if err != nil {
 		return nil, err
 	}
-	plans := []func(float64, int, mechanism.Params) (*hosmer.Plan, error){hosmer.PaperPlan, hosmer.JointPlan, hosmer.GridPlan}
+	plans := []string{"paper", "joint", "grid"}
 	pr := progress{cfg.Progress}
 	pr.start(id, len(dataMechanisms)*len(plans)*len(cfg.Epsilons)*cfg.Runs)
 	defer pr.finish()
 	for _, name := range dataMechanisms {
-		for _, mk := range plans {
-			series, notes, err := hlSeries(ctx, cfg, u, g, h, len(parties), mk, name, &pr)
+		for _, plan := range plans {
+			series, notes, err := hlSeries(ctx, cfg, u, g, h, len(parties), plan, name, &pr)
 			if err != nil {
 				return nil, err
 			}
@@ -78,12 +70,12 @@ func hlFigure(ctx context.Context, cfg Config, id string, d realData) (*Figure, 
 // and, for the grid plan, the debiased Ĥ (hosmer.Config.Debias) of the
 // same releases, so the two series are paired.
 func hlSeries(ctx context.Context, cfg Config, u aggregation.UStat, g *ecdf.Grid, h float64, n int,
-	mk func(float64, int, mechanism.Params) (*hosmer.Plan, error), name string, pr *progress) ([]Series, []string, error) {
+	planName, name string, pr *progress) ([]Series, []string, error) {
 	var series [2]Series
 	var notes []string
 	variants := 1
 	for _, eps := range cfg.Epsilons {
-		plan, err := mk(eps, cfg.DataBins, mechanism.Params{Name: name})
+		plan, err := analysis.HosmerPlan(planName, eps, cfg.DataBins, mechanism.Params{Name: name})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -131,19 +123,11 @@ func exactHL(parties []*party.Party, bins int) (float64, error) {
 		b[k], labels[k] = p.Bin(), int(p.Payload(aggregation.Label))
 		probs[k] = float64(p.Payload(aggregation.Probability)) / aggregation.Probability.Scale()
 	}
-	hist, err := ecdf.Histogram(b, bins)
+	res, err := analysis.TrueHosmer(b, labels, probs, bins, 0)
 	if err != nil {
 		return 0, err
 	}
-	bounds, err := hosmer.Boundaries(ecdf.ECDF(hist), hlGroups)
-	if err != nil {
-		return 0, err
-	}
-	groups, err := hosmer.Exact(b, labels, probs, bounds)
-	if err != nil {
-		return 0, err
-	}
-	return hosmer.Statistic(groups)
+	return res.H, nil
 }
 
 // privateHL creates plan's releases on u and returns Algorithm 2's Ĥ on
@@ -155,17 +139,14 @@ func privateHL(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, plan *hos
 	if err != nil {
 		return out, err
 	}
-	cfg := hosmer.Config{Bins: g.Len(), Reports: n, Groups: hlGroups, MinExpected: hlMinExpected}
+	cfg := analysis.HosmerConfig(g.Len(), n, 0)
 	for v := range variants {
 		cfg.Debias = v == 1
-		res, err := plan.Evaluate(ctx, u, rels, g, "l2", cfg)
-		switch {
-		case errors.Is(err, hosmer.ErrUndefined):
-			continue // the statistic, not the run, failed
-		case err != nil:
+		h, err := analysis.RunHosmer(ctx, u, plan, rels, g, "l2", cfg)
+		if err != nil {
 			return out, err
 		}
-		out[v] = res.H
+		out[v] = h.H
 	}
 	return out, nil
 }

@@ -260,14 +260,14 @@ func TestErrors(t *testing.T) {
 	if _, _, err := ExactPrefixes([]int{1, 2}, []int{0, 2}, 4); err == nil {
 		t.Error("label 2 accepted")
 	}
-	if _, err := Private(UStatSource{}, 4, nil); err == nil {
+	if _, err := (UStatSource{}).Prefixes(aggregation.Label, AllBins(4)); err == nil {
 		t.Error("source without releases accepted")
 	}
 }
 
-// Through the trusted-curator UStat at ε = 2^48 (noise zero with
-// overwhelming probability) the private curve is the exact one.
-func TestPrivateThroughUStat(t *testing.T) {
+// Through the trusted-curator UStat (UStatSource) at ε = 2^48 (noise
+// zero with overwhelming probability) the private curve is the exact one.
+func TestCurveThroughUStat(t *testing.T) {
 	g, _ := ecdf.NewLinearGrid(0, 1, 16)
 	scores, _, labels := onGrid(g, 200, 11)
 	var parties []*party.Party
@@ -290,7 +290,16 @@ func TestPrivateThroughUStat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := Private(UStatSource{Ctx: ctx, UStat: u, Releases: []*aggregation.Release{rel}}, g.Len(), isotonic)
+	src := UStatSource{Ctx: ctx, UStat: u, Releases: []*aggregation.Release{rel}}
+	pos, err := src.Prefixes(aggregation.Label, AllBins(g.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	neg, err := src.Prefixes(aggregation.NotLabel, AllBins(g.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := FromPrefixes(pos, neg, isotonic)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,25 +62,3 @@ func AllBins(n int) []int {
 	}
 	return b
 }
-
-// Private computes the private ROC curve over a grid of nBins score bins
-// from src: the positives are the prefix sums of the aggregation.Label
-// component, the negatives those of aggregation.NotLabel, both asked at
-// every bin (FromPrefixes does the rest). Its privacy is that of the
-// release(s) behind src; see the package documentation for the
-// accounting of the pair.
-func Private(src Source, nBins int, smooth Smoother) (*Curve, error) {
-	if nBins < 1 {
-		return nil, fmt.Errorf("roc: number of bins %d is not positive", nBins)
-	}
-	bins := AllBins(nBins)
-	pos, err := src.Prefixes(aggregation.Label, bins)
-	if err != nil {
-		return nil, fmt.Errorf("roc: positives: %w", err)
-	}
-	neg, err := src.Prefixes(aggregation.NotLabel, bins)
-	if err != nil {
-		return nil, fmt.Errorf("roc: negatives: %w", err)
-	}
-	return FromPrefixes(pos, neg, smooth)
-}

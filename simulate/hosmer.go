@@ -2,9 +2,9 @@ package simulate
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math"
+	"slices"
+	"strings"
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/analysis"
@@ -13,14 +13,6 @@ import (
 	"github.com/fedecdf/fedecdf/hosmer"
 	"github.com/fedecdf/fedecdf/party"
 )
-
-// hosmerGroups is Q, the number of Hosmer–Lemeshow groups (dp-ecdf §6.6).
-const hosmerGroups = 10
-
-// hosmerMinExpected clips every released expected count of a group to at
-// least this many instances (hosmer.Config.MinExpected): post-processing
-// that keeps H finite when noise drives a small E_1 or E_0 to 0 or below.
-const hosmerMinExpected = 1
 
 // HosmerReport is the Hosmer–Lemeshow test (dp-ecdf Eq. 5, Algorithm 2)
 // on the parties' predicted probabilities, exact and private. The
@@ -36,21 +28,12 @@ type HosmerReport struct {
 }
 
 // HosmerAllocation is one private run of Algorithm 2 under one way of
-// spending its ε (hosmer.PaperPlan or hosmer.JointPlan).
+// spending its ε: analysis.Hosmer of the plan's releases, or of the ROC/PR
+// release post-processed (Plan "roc", no ε of its own). Its Epsilon is
+// the proved replace-one guarantee of the plan's releases, which is what
+// the servers' ledgers charged.
 type HosmerAllocation struct {
-	Plan string `json:"plan"`
-	// Epsilon is the proved replace-one guarantee of the plan's releases,
-	// which is what the servers' ledgers charged.
-	Epsilon          float64        `json:"epsilon"`
-	Delta            float64        `json:"delta"`
-	Releases         []string       `json:"releases"`
-	StatisticPrivate *float64       `json:"statistic_private"`
-	PValuePrivate    *float64       `json:"p_value_private"`
-	Groups           []hosmer.Group `json:"groups"`
-	// Error says why the private statistic is undefined (null), e.g. a
-	// released group whose expected negatives are not positive; the
-	// release is spent all the same.
-	Error string `json:"error,omitempty"`
+	analysis.Hosmer
 }
 
 // hosmerROC names the allocation that reuses the ROC/PR release: the
@@ -64,13 +47,13 @@ const hosmerROC = "roc"
 func hosmerPlans(cfg Config) (plans []*hosmer.Plan, fromROC bool, err error) {
 	var names []string
 	for _, name := range cfg.HosmerPlans {
-		switch name {
-		case hosmerROC:
+		switch {
+		case name == hosmerROC:
 			fromROC = true
-		case "grid", "joint", "paper":
+		case slices.Contains(analysis.HosmerPlans, name):
 			names = append(names, name)
 		default:
-			return nil, false, fmt.Errorf("Hosmer–Lemeshow allocation %q is unknown (valid: roc, grid, joint, paper)", name)
+			return nil, false, fmt.Errorf("Hosmer–Lemeshow allocation %q is unknown (valid: %s, %s)", name, hosmerROC, strings.Join(analysis.HosmerPlans, ", "))
 		}
 	}
 	switch {
@@ -85,9 +68,7 @@ func hosmerPlans(cfg Config) (plans []*hosmer.Plan, fromROC bool, err error) {
 	template := mechanism.Params{Name: cfg.Mechanism, Delta: cfg.Delta}
 	for _, name := range names {
 		eps := cfg.Epsilon * cfg.HosmerShare / float64(len(names))
-		p, err := map[string]func(float64, int, mechanism.Params) (*hosmer.Plan, error){
-			"grid": hosmer.GridPlan, "joint": hosmer.JointPlan, "paper": hosmer.PaperPlan,
-		}[name](eps, cfg.Bins, template)
+		p, err := analysis.HosmerPlan(name, eps, cfg.Bins, template)
 		if err != nil {
 			return nil, false, err
 		}
@@ -102,13 +83,17 @@ func hosmerPlans(cfg Config) (plans []*hosmer.Plan, fromROC bool, err error) {
 // normaliser: the public number of parties under replace-one (the only
 // relation of the plans), the noisy total of the pair under add/remove.
 func hosmerReport(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, plans []*hosmer.Plan, rocRel *aggregation.Release, method string, parties []*party.Party, probs []float64, n ecdf.Normaliser) (*HosmerReport, error) {
-	exact, err := exactHosmer(parties, probs, g.Len())
+	pBins, labels := make([]int, len(parties)), make([]int, len(parties))
+	for k, p := range parties {
+		pBins[k], labels[k] = p.Bin(), int(p.Payload(aggregation.Label))
+	}
+	exact, err := analysis.TrueHosmer(pBins, labels, probs[:len(parties)], g.Len(), 0)
 	if err != nil {
 		return nil, err
 	}
 	_, pTrue := exact.Finite()
-	r := &HosmerReport{Groups: hosmerGroups, StatisticTrue: exact.H, PValueTrue: pTrue, True: exact.Groups}
-	base := hosmer.Config{Bins: g.Len(), Reports: int(n.N), Groups: hosmerGroups, MinExpected: hosmerMinExpected}
+	base := analysis.HosmerConfig(g.Len(), int(n.N), 0)
+	r := &HosmerReport{Groups: base.Groups, StatisticTrue: exact.H, PValueTrue: pTrue, True: exact.Groups}
 	if rocRel != nil {
 		a, err := rocHosmer(ctx, u, g, rocRel, method, base)
 		if err != nil {
@@ -124,67 +109,40 @@ func hosmerReport(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, plans 
 		r.Allocations = append(r.Allocations, *a)
 	}
 	if len(r.Allocations) > 0 {
-		r.StatisticPrivate, r.PValuePrivate = r.Allocations[0].StatisticPrivate, r.Allocations[0].PValuePrivate
+		r.StatisticPrivate, r.PValuePrivate = r.Allocations[0].Statistic, r.Allocations[0].PValue
 	}
 	return r, nil
-}
-
-// exactHosmer is the textbook test on the grid: groups at the exact
-// quantiles of the binned probabilities.
-func exactHosmer(parties []*party.Party, probs []float64, bins int) (*hosmer.Result, error) {
-	pBins, labels := make([]int, len(parties)), make([]int, len(parties))
-	for k, p := range parties {
-		pBins[k], labels[k] = p.Bin(), int(p.Payload(aggregation.Label))
-	}
-	hist, err := ecdf.Histogram(pBins, bins)
-	if err != nil {
-		return nil, err
-	}
-	bounds, err := hosmer.Boundaries(ecdf.ECDF(hist), hosmerGroups)
-	if err != nil {
-		return nil, err
-	}
-	groups, err := hosmer.Exact(pBins, labels, probs[:len(parties)], bounds)
-	if err != nil {
-		return nil, err
-	}
-	h, err := hosmer.Statistic(groups)
-	if err != nil {
-		return nil, fmt.Errorf("exact Hosmer–Lemeshow statistic: %w", err)
-	}
-	res := &hosmer.Result{Boundaries: bounds, Groups: groups, H: h, PValue: math.NaN()}
-	if len(groups) >= 3 {
-		res.PValue, _ = hosmer.PValue(h, len(groups))
-	}
-	return res, nil
 }
 
 // rocHosmer runs the grid plan's Algorithm 2 on the ROC/PR release
 // itself ({Label, NotLabel} over the same grid): post-processing, no ε.
 func rocHosmer(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, rocRel *aggregation.Release, method string, base hosmer.Config) (*HosmerAllocation, error) {
-	plan, err := hosmer.GridPlan(rocRel.Spec.Mechanism.Epsilon, g.Len(), rocRel.Spec.Mechanism)
+	plan, err := analysis.HosmerPlan("grid", rocRel.Spec.Mechanism.Epsilon, g.Len(), rocRel.Spec.Mechanism)
 	if err != nil {
 		return nil, err
 	}
-	res, err := plan.Evaluate(ctx, u, []*aggregation.Release{rocRel}, g, method, base)
-	a := &HosmerAllocation{Plan: hosmerROC, Releases: []string{"the ROC/PR release, post-processed (grid plan: counts and E_1 = Σ counts × bin centre)"}}
-	return a, a.fill(res, err)
+	h, err := analysis.RunHosmer(ctx, u, plan, []*aggregation.Release{rocRel}, g, method, base)
+	if err != nil {
+		return nil, err
+	}
+	h.Plan, h.Epsilon, h.Delta = hosmerROC, 0, 0
+	h.Guarantee = "post-processing of the ROC/PR release (no ε of its own)"
+	h.ReleaseSpecs = []string{"the ROC/PR release, post-processed (grid plan: counts and E_1 = Σ counts × bin centre)"}
+	return &HosmerAllocation{*h}, nil
 }
 
 // privateHosmer creates plan's releases on u and runs Algorithm 2 on
 // them, smoothing the released ECDF of probabilities with method.
 func privateHosmer(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, plan *hosmer.Plan, method string, base hosmer.Config) (*HosmerAllocation, error) {
-	a := &HosmerAllocation{Plan: plan.Name, Epsilon: plan.Epsilon}
 	rels, err := plan.Create(ctx, u)
 	if err != nil {
 		return nil, err
 	}
-	for k, rel := range rels {
-		a.Delta += rel.Delta()
-		a.Releases = append(a.Releases, fmt.Sprintf("%v at ε=%.4g each: %s", plan.Releases[k].Components, plan.Releases[k].Mechanism.Epsilon, analysis.Guarantee(rel)))
+	h, err := analysis.RunHosmer(ctx, u, plan, rels, g, method, base)
+	if err != nil {
+		return nil, err
 	}
-	res, err := plan.Evaluate(ctx, u, rels, g, method, base)
-	return a, a.fill(res, err)
+	return &HosmerAllocation{*h}, nil
 }
 
 // describe names the allocation and what it spent.
@@ -201,20 +159,4 @@ func (a *HosmerAllocation) label() string {
 		return "from the ROC release"
 	}
 	return fmt.Sprintf("%s, ε %.3g", a.Plan, a.Epsilon)
-}
-
-// fill records the outcome of Private: the statistic, or why noise left
-// it undefined (the releases are spent all the same); other errors are
-// returned.
-func (a *HosmerAllocation) fill(res *hosmer.Result, err error) error {
-	switch {
-	case errors.Is(err, hosmer.ErrUndefined):
-		a.Error = err.Error()
-		return nil
-	case err != nil:
-		return err
-	}
-	a.StatisticPrivate, a.PValuePrivate = res.Finite()
-	a.Groups = res.Groups
-	return nil
 }

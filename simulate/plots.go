@@ -66,8 +66,8 @@ func (r *Report) calibrationChart() *plot.Chart {
 	h := r.Hosmer
 	series := []plot.Series{plot.CalibrationSeries(fmt.Sprintf("true (H %.2f)", h.StatisticTrue), h.True)}
 	for _, a := range h.Allocations {
-		if a.StatisticPrivate != nil {
-			series = append(series, plot.CalibrationSeries(fmt.Sprintf("private, %s (H %.2f)", a.label(), *a.StatisticPrivate), a.Groups))
+		if a.Statistic != nil {
+			series = append(series, plot.CalibrationSeries(fmt.Sprintf("private, %s (H %.2f)", a.label(), *a.Statistic), a.Groups))
 		}
 	}
 	return plot.CalibrationChart(fmt.Sprintf("Calibration, %d groups, %s, %s", h.Groups, r.Short(), r.Mechanism), series...)

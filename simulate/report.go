@@ -37,7 +37,7 @@ func (r *Report) WriteText(w io.Writer) error {
 				p("\t%s: private H undefined: %s\n", a.describe(), a.Error)
 				continue
 			}
-			p("\t%s: private H %.3f (p %s)\n", a.describe(), *a.StatisticPrivate, pValue(a.PValuePrivate))
+			p("\t%s: private H %.3f (p %s)\n", a.describe(), *a.Statistic, pValue(a.PValue))
 		}
 	}
 	for _, n := range r.Notes {

@@ -1,23 +1,24 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"image/color"
 	"io"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 
+	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/aggregation/curator"
+	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/dataset"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
-	"github.com/fedecdf/fedecdf/ecdf/noise"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
+	"github.com/fedecdf/fedecdf/internal/ledger"
+	"github.com/fedecdf/fedecdf/party"
 )
 
 // ecdfOptions are the flags of "fedecdf ecdf".
@@ -92,76 +93,97 @@ from the data would leak it outside the privacy guarantee.`,
 	return cmd
 }
 
-// runECDF releases the ECDF of the input as o says and prints it.
+// runECDF releases the ECDF of the input as o says and prints it: the
+// input's values become parties of a trusted curator
+// (aggregation/curator), whose one release of the Count component
+// package analysis reads, smooths and cuts into quantiles.
 func runECDF(cmd *cobra.Command, o *ecdfOptions) error {
 	probs, err := parseProbabilities(o.quantiles)
 	if err != nil {
 		return err
 	}
-	grid, m, err := o.setup()
+	grid, params, err := o.setup()
 	if err != nil {
 		return err
 	}
-	hist, err := o.histogram(cmd, grid)
+	bins, err := o.binValues(cmd, grid)
 	if err != nil {
 		return err
 	}
-	seed, err := noise.NewSeed()
-	if err != nil {
-		return err
-	}
-	private, err := ecdf.NewPrivate(m, hist, seed)
+	e, err := releaseECDF(cmd.Context(), grid, params, bins)
 	if err != nil {
 		return fmt.Errorf("%s: %w", inputName(o), err)
 	}
-	smoothed, err := smooth.Apply(o.smooth, private.Curve(), m)
-	if err != nil {
-		return err
-	}
-	report, err := ecdf.NewReport(private, grid, o.smooth, smoothed, probs)
-	if err != nil {
+	if err := e.Smooth(o.smooth, probs); err != nil {
 		return err
 	}
 	if o.plot != "" {
-		if err := plotCurves(o.plot, report); err != nil {
+		if err := plotCurves(o.plot, e); err != nil {
 			return err
 		}
 	}
 	if o.format == "json" {
-		return writeJSON(cmd.OutOrStdout(), report)
+		return writeJSON(cmd.OutOrStdout(), e)
 	}
-	return report.WriteText(cmd.OutOrStdout())
+	return writeECDFSummary(cmd.OutOrStdout(), e)
 }
 
-// setup checks the flags and builds the grid and the mechanism.
-func (o *ecdfOptions) setup() (*ecdf.Grid, mechanism.Mechanism, error) {
+// releaseECDF gives each value, by its 1-based bin on g, to a party of a
+// trusted curator, makes one release of the Count component under p
+// (one full-scale noise draw, charged to a budget of exactly its cost)
+// and reads every prefix of it.
+func releaseECDF(ctx context.Context, g *ecdf.Grid, p mechanism.Params, bins []int) (*analysis.ECDF, error) {
+	parties := make([]*party.Party, len(bins))
+	for k, b := range bins {
+		var err error
+		// τ_b is in bin b: the party bins it back to b.
+		if parties[k], err = party.New(party.Instance{Score: g.Threshold(b)}, g); err != nil {
+			return nil, err
+		}
+	}
+	u, err := curator.New("ecdf", g.Len(), parties, ledger.Budget{Epsilon: p.Epsilon, Delta: p.Delta}, ledger.NewMemory())
+	if err != nil {
+		return nil, err
+	}
+	rel, err := u.NewRelease(ctx, aggregation.ReleaseSpec{Mechanism: p, Components: []aggregation.Component{aggregation.Count}})
+	if err != nil {
+		return nil, err
+	}
+	return analysis.QueryECDF(ctx, u, rel, g, analysis.AllPrefixes(g.Len()))
+}
+
+// setup checks the flags and builds the grid and the mechanism
+// parameters of the release (refusing bad ones before reading the input).
+func (o *ecdfOptions) setup() (*ecdf.Grid, mechanism.Params, error) {
+	var p mechanism.Params
 	scale, err := ecdf.ParseScale(o.scale)
 	if err != nil {
-		return nil, nil, err
+		return nil, p, err
 	}
 	relation, err := mechanism.ParseRelation(o.neighbours)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--neighbours: %w", err)
+		return nil, p, fmt.Errorf("--neighbours: %w", err)
 	}
 	if o.format != "text" && o.format != "json" {
-		return nil, nil, fmt.Errorf("unknown --format %q (want text or json)", o.format)
+		return nil, p, fmt.Errorf("unknown --format %q (want text or json)", o.format)
+	}
+	if _, err := analysis.CheckSmoothing(o.smooth, 0, o.bins); err != nil {
+		return nil, p, fmt.Errorf("--smooth: %w", err)
 	}
 	grid, err := ecdf.NewGrid(scale, o.min, o.max, o.bins)
 	if err != nil {
-		return nil, nil, err
+		return nil, p, err
 	}
-	m, err := newMechanism(mechanism.Params{
-		Name: o.mechanism, Bins: grid.Len(), Epsilon: o.epsilon, Delta: o.delta, K: o.k, Relation: relation,
-	})
-	if err != nil {
-		return nil, nil, err
+	p = mechanism.Params{Name: o.mechanism, Bins: grid.Len(), Epsilon: o.epsilon, Delta: o.delta, K: o.k, Relation: relation}
+	if _, err := newMechanism(p); err != nil {
+		return nil, p, err
 	}
-	return grid, m, nil
+	return grid, p, nil
 }
 
-// histogram reads the input and bins it on grid, clamping (and saying
+// binValues reads the input and bins it on grid, clamping (and saying
 // so on the command's standard error) when --clamp is given.
-func (o *ecdfOptions) histogram(cmd *cobra.Command, grid *ecdf.Grid) ([]int64, error) {
+func (o *ecdfOptions) binValues(cmd *cobra.Command, grid *ecdf.Grid) ([]int, error) {
 	xs, err := readValues(cmd.InOrStdin(), o)
 	if err != nil {
 		return nil, err
@@ -177,7 +199,7 @@ func (o *ecdfOptions) histogram(cmd *cobra.Command, grid *ecdf.Grid) ([]int64, e
 	if clamped > 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "fedecdf: clamped %d of %d values to [%g, %g] (this count is not differentially private: do not publish it)\n", clamped, len(xs), o.min, o.max)
 	}
-	return ecdf.Histogram(bins, grid.Len())
+	return bins, nil
 }
 
 // newMechanism builds the mechanism of p (mechanism.New). When it fails
@@ -239,45 +261,4 @@ func parseProbabilities(s string) ([]float64, error) {
 		ps = append(ps, p)
 	}
 	return ps, nil
-}
-
-// plotCurves writes a PNG (or, by the file's extension, SVG/PDF) plot of
-// the raw private ECDF and the smoothed curve.
-func plotCurves(file string, r *ecdf.Report) error {
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("private ECDF (ε = %g, %s, %s)", r.Epsilon, r.Mechanism, r.Short())
-	p.X.Label.Text = "threshold"
-	p.Y.Label.Text = "F"
-	if r.Scale == ecdf.Log.String() {
-		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
-	}
-	raw, err := plotter.NewLine(xys(r.Thresholds, r.ECDF))
-	if err != nil {
-		return err
-	}
-	raw.Color = color.RGBA{R: 220, G: 50, B: 32, A: 255}
-	raw.Width = vg.Points(0.75)
-	smoothed, err := plotter.NewLine(xys(r.Thresholds, r.Smoothed))
-	if err != nil {
-		return err
-	}
-	smoothed.Color = color.RGBA{R: 0, G: 90, B: 181, A: 255}
-	smoothed.Width = vg.Points(1.5)
-	p.Add(plotter.NewGrid(), raw, smoothed)
-	p.Legend.Add("private ECDF (raw)", raw)
-	p.Legend.Add("smoothed ("+r.Smoothing+")", smoothed)
-	p.Legend.Top, p.Legend.Left = false, false // bottom right: an ECDF rises to the top
-	if err := p.Save(8*vg.Inch, 5*vg.Inch, file); err != nil {
-		return fmt.Errorf("writing plot %s: %w", file, err)
-	}
-	return nil
-}
-
-func xys(x, y []float64) plotter.XYs {
-	pts := make(plotter.XYs, len(x))
-	for i := range x {
-		pts[i].X, pts[i].Y = x[i], y[i]
-	}
-	return pts
 }

@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -69,7 +71,7 @@ func TestECDFCommandJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &raw); err != nil {
 		t.Fatalf("output is not JSON: %v\n%s", err, out)
 	}
-	for _, key := range []string{"n", "n_public", "epsilon", "delta", "mechanism", "neighbours", "thresholds", "ecdf", "smoothed", "quantiles"} {
+	for _, key := range []string{"n", "n_public", "epsilon", "delta", "mechanism", "neighbours", "guarantee", "scale", "min", "max", "bins", "prefixes", "thresholds", "counts", "ecdf", "stddev", "smoothing", "smoothed", "quantiles"} {
 		if _, ok := raw[key]; !ok {
 			t.Errorf("JSON lacks %q", key)
 		}
@@ -113,10 +115,38 @@ func TestECDFCommandText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"n = 500 (public under replace-one)", "ε = 1", "replace neighbours", "mechanism " + autoName(t, 50, 1), "50 linear bins over [0, 500]", "std dev", "p = 0.25", "p = 0.5", "p = 0.75"} {
+	for _, want := range []string{"n = 500 (public under replace-one)", "ε = 1", "replace neighbours", "mechanism " + autoName(t, 50, 1), "guarantee: (ε=1, δ=0)-DP", "50 linear bins over [0, 500]", "std dev", "p = 0.25", "p = 0.5", "p = 0.75"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text output lacks %q:\n%s", want, out)
 		}
+	}
+	if strings.Index(out, "p = 0.25") > strings.Index(out, "p = 0.5 ") {
+		t.Errorf("quantiles are not in increasing order of probability:\n%s", out)
+	}
+	// Ten rows follow the table header, up to the blank line.
+	lines := strings.Split(out, "\n")
+	header := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, "threshold") && strings.Contains(l, "private") })
+	if rows := slices.Index(lines[header:], "") - 1; header < 0 || rows != summaryRows {
+		t.Errorf("table has %d rows, want %d:\n%s", rows, summaryRows, out)
+	}
+}
+
+func TestSummaryIndices(t *testing.T) {
+	cases := []struct {
+		n, k int
+		want []int
+	}{
+		{20, 10, []int{2, 4, 6, 8, 10, 12, 14, 16, 18, 20}},
+		{3, 10, []int{1, 2, 3}},
+		{1, 10, []int{1}},
+		{1024, 4, []int{256, 512, 768, 1024}},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprint(c), func(t *testing.T) {
+			if got := summaryIndices(c.n, c.k); !slices.Equal(got, c.want) {
+				t.Errorf("summaryIndices(%d, %d) = %v, want %v", c.n, c.k, got, c.want)
+			}
+		})
 	}
 }
 

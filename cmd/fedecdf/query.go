@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/deploy"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
 	"github.com/fedecdf/fedecdf/internal/p2p"
@@ -90,8 +91,8 @@ func newQueryCommand() *cobra.Command {
 	f.StringVar(&q.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
 	f.StringVar(&q.method, "smooth", "l2", "smoothing of the private curve (for hosmer: of the ECDF the groups are cut from): "+strings.Join(smooth.Methods, ", "))
 	f.StringVar(&q.release, "release", "", "re-read this existing release (its ID, as printed) instead of creating one: no budget spent (ecdf and quantile: an ecdf release; roc, pr and hosmer: a roc release)")
-	f.StringVar(&q.plan, "plan", deploy.HosmerPlans[0], "hosmer: allocation of ε over the releases: "+strings.Join(deploy.HosmerPlans, " or "))
-	f.IntVar(&q.groups, "groups", 10, "hosmer: number Q of quantile groups (at least 3)")
+	f.StringVar(&q.plan, "plan", analysis.HosmerPlans[0], "hosmer: allocation of ε over the releases: "+strings.Join(analysis.HosmerPlans, " or "))
+	f.IntVar(&q.groups, "groups", analysis.HosmerGroups, "hosmer: number Q of quantile groups (at least 3)")
 	return cmd
 }
 

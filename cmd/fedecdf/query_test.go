@@ -18,6 +18,7 @@ import (
 	ma "github.com/multiformats/go-multiaddr"
 	"github.com/spf13/cobra"
 
+	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/deploy"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/internal/p2p"
@@ -165,7 +166,7 @@ func TestQueryHosmer(t *testing.T) {
 		{[]string{"--release", strings.Repeat("ab", 16), "--plan", "paper", "hosmer"}, "drop --release"},
 		{[]string{"--plan", "wishful", "hosmer"}, `plan "wishful" is unknown`},
 		{[]string{"--groups", "2", "hosmer"}, "number of groups 2"},
-		{[]string{"--smooth", "l3", "hosmer"}, `smoothing method "l3" is unknown`},
+		{[]string{"--smooth", "l3", "hosmer"}, `unknown smoothing method "l3"`},
 		// The budget is 2ε and both queries above spent ε each.
 		{[]string{"hosmer"}, "budget"},
 	} {
@@ -210,7 +211,8 @@ func TestQueryHosmerFromROCRelease(t *testing.T) {
 // The text output of an undefined H says why, and --out writes the JSON
 // (statistic null) but no chart.
 func TestWriteHosmerUndefined(t *testing.T) {
-	h := &deploy.Hosmer{Dataset: "d", Normaliser: ecdf.Normaliser{N: 100, Public: true}, Plan: "joint", Releases: []string{"ab"}, GroupsAsked: 10, Error: "hosmer: Hosmer–Lemeshow statistic undefined: group 3"}
+	h := &deploy.Hosmer{Dataset: "d", Normaliser: ecdf.Normaliser{N: 100, Public: true}, Releases: []string{"ab"}, GroupsAsked: 10,
+		Hosmer: analysis.Hosmer{Plan: "joint", Error: "hosmer: Hosmer–Lemeshow statistic undefined: group 3"}}
 	var b bytes.Buffer
 	if err := writeHosmerText(&b, h); err != nil || !strings.Contains(b.String(), "H undefined: hosmer: Hosmer–Lemeshow statistic undefined: group 3") {
 		t.Fatalf("text: %v\n%s", err, b.String())

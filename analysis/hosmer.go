@@ -1,0 +1,150 @@
+package analysis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/ecdf"
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/hosmer"
+)
+
+// HosmerGroups is the default Q, the number of Hosmer–Lemeshow groups
+// (dp-ecdf §6.6).
+const HosmerGroups = 10
+
+// hosmerMinExpected clips every released expected count of a group to at
+// least one instance (hosmer.Config.MinExpected): post-processing that
+// keeps H finite when noise drives a small E_1 or E_0 to 0 or below.
+const hosmerMinExpected = 1
+
+// HosmerPlans are the plan names HosmerPlan knows, the default first:
+// hosmer.GridPlan (one release of {Label, NotLabel}, a ROC release; E_1
+// from the counts and the bins' centre probabilities), hosmer.JointPlan
+// (one release of {Label, NotLabel, Probability}) and hosmer.PaperPlan
+// (dp-ecdf Algorithm 2's own split).
+var HosmerPlans = []string{"grid", "joint", "paper"}
+
+// HosmerPlan builds the plan called name (HosmerPlans; "" is the grid
+// plan) spending epsilon over a grid of bins bins, with the mechanism
+// name, k and δ of template.
+func HosmerPlan(name string, epsilon float64, bins int, template mechanism.Params) (*hosmer.Plan, error) {
+	switch name {
+	case "", "grid":
+		return hosmer.GridPlan(epsilon, bins, template)
+	case "joint":
+		p, err := hosmer.JointPlan(epsilon, bins, template)
+		if err != nil && template.Delta != 0 {
+			return nil, fmt.Errorf("%w; the %s mechanism has δ = %g: use the grid or paper plan", err, template.Name, template.Delta)
+		}
+		return p, err
+	case "paper":
+		return hosmer.PaperPlan(epsilon, bins, template)
+	}
+	return nil, fmt.Errorf("analysis: Hosmer–Lemeshow plan %q is unknown (valid: %s)", name, strings.Join(HosmerPlans, ", "))
+}
+
+// HosmerConfig is the configuration of Algorithm 2 every command runs:
+// groups groups (0: HosmerGroups) over bins bins of reports reports, with
+// expected counts clipped to at least one instance.
+func HosmerConfig(bins, reports, groups int) hosmer.Config {
+	if groups == 0 {
+		groups = HosmerGroups
+	}
+	return hosmer.Config{Bins: bins, Reports: reports, Groups: groups, MinExpected: hosmerMinExpected}
+}
+
+// Hosmer is a private Hosmer–Lemeshow test (dp-ecdf Eq. 5, Algorithm 2)
+// from the releases of one plan (JSON schema in docs/json.md). Every
+// field is public configuration or post-processing of the releases.
+type Hosmer struct {
+	Plan      string  `json:"plan"`
+	Epsilon   float64 `json:"epsilon"`
+	Delta     float64 `json:"delta"`
+	Guarantee string  `json:"guarantee"`
+	// ReleaseSpecs say what each release of the plan holds and its own
+	// guarantee (Guarantee).
+	ReleaseSpecs []string `json:"release_specs"`
+	// Groups has at most Q groups (quantiles falling in one bin are
+	// merged, hosmer.Boundaries), with their released size, observed and
+	// expected positives after clipping.
+	Groups []hosmer.Group `json:"groups"`
+	// Statistic is H and PValue P(χ²_{G−2} ≥ H); PValue is null with
+	// fewer than 3 groups, and both are null when Error is set.
+	Statistic *float64 `json:"statistic"`
+	PValue    *float64 `json:"p_value"`
+	// Error says why the noise left H undefined (a released group too
+	// small to have positive expected positives and negatives); the
+	// releases are spent all the same.
+	Error string `json:"error,omitempty"`
+	// H is the statistic as a number: NaN when Error is set, and not
+	// necessarily finite.
+	H float64 `json:"-"`
+}
+
+// RunHosmer runs Algorithm 2 of plan on its releases rels through u
+// (hosmer.Plan.Evaluate), the released ECDF smoothed by method, with cfg
+// (HosmerConfig). When the noise leaves H undefined (hosmer.ErrUndefined)
+// the result says so in Error, and the error is nil.
+func RunHosmer(ctx context.Context, u aggregation.UStat, plan *hosmer.Plan, rels []*aggregation.Release, g *ecdf.Grid, method string, cfg hosmer.Config) (*Hosmer, error) {
+	h := &Hosmer{Plan: plan.Name, Epsilon: plan.Epsilon, ReleaseSpecs: DescribeReleases(plan, rels), H: math.NaN()}
+	for _, rel := range rels {
+		h.Delta += rel.Delta()
+	}
+	h.Guarantee = guarantee(h.Epsilon, h.Delta, mechanism.ReplaceOne,
+		fmt.Sprintf("n public; proved under replace-one for all %d release(s) of the %s plan together, which is what each ledger charged", len(rels), plan.Name), rels[0].Servers)
+	res, err := plan.Evaluate(ctx, u, rels, g, method, cfg)
+	switch {
+	case errors.Is(err, hosmer.ErrUndefined):
+		h.Error = err.Error()
+		return h, nil
+	case err != nil:
+		return nil, err
+	}
+	h.Statistic, h.PValue = res.Finite()
+	h.Groups, h.H = res.Groups, res.H
+	return h, nil
+}
+
+// DescribeReleases says what each release of plan in rels (all, or
+// those created before an error) holds and its guarantee.
+func DescribeReleases(plan *hosmer.Plan, rels []*aggregation.Release) []string {
+	var d []string
+	for k, rel := range rels {
+		spec := plan.Releases[k]
+		d = append(d, fmt.Sprintf("%v at ε=%.4g per privacy unit: %s", spec.Components, spec.Mechanism.Epsilon, Guarantee(rel)))
+	}
+	return d
+}
+
+// TrueHosmer is the textbook test on the grid of nBins bins: groups
+// (0: HosmerGroups) at the exact quantiles of the instances' 1-based
+// bins, with their 0/1 labels and predicted probabilities.
+func TrueHosmer(bins, labels []int, probs []float64, nBins, groups int) (*hosmer.Result, error) {
+	groups = HosmerConfig(nBins, len(bins), groups).Groups
+	hist, err := ecdf.Histogram(bins, nBins)
+	if err != nil {
+		return nil, err
+	}
+	bounds, err := hosmer.Boundaries(ecdf.ECDF(hist), groups)
+	if err != nil {
+		return nil, err
+	}
+	gs, err := hosmer.Exact(bins, labels, probs, bounds)
+	if err != nil {
+		return nil, err
+	}
+	h, err := hosmer.Statistic(gs)
+	if err != nil {
+		return nil, fmt.Errorf("analysis: exact Hosmer–Lemeshow statistic: %w", err)
+	}
+	res := &hosmer.Result{Boundaries: bounds, Groups: gs, H: h, PValue: math.NaN()}
+	if len(gs) >= 3 {
+		res.PValue, _ = hosmer.PValue(h, len(gs))
+	}
+	return res, nil
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"image/color"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/fedecdf/fedecdf/analysis"
+	"github.com/fedecdf/fedecdf/ecdf"
+)
+
+// summaryRows is the number of thresholds writeECDFSummary shows.
+const summaryRows = 10
+
+// writeECDFSummary writes the readable summary of "fedecdf ecdf": the
+// privacy guarantee, the noise level, F̂ at about ten evenly spaced
+// thresholds, and the quantiles in increasing order of probability.
+func writeECDFSummary(w io.Writer, e *analysis.ECDF) error {
+	var b strings.Builder
+	n := len(e.Thresholds)
+	fmt.Fprintf(&b, "private ECDF, %s", e.Normaliser)
+	fmt.Fprintf(&b, "\nprivacy: ε = %g, δ = %g, %s neighbours, mechanism %s\n", e.Epsilon, e.Delta, e.Neighbours, e.Mechanism)
+	fmt.Fprintf(&b, "guarantee: %s\n", e.Guarantee)
+	fmt.Fprintf(&b, "grid: %d %s bins over [%g, %g]\n", n, e.Scale, e.Min, e.Max)
+	fmt.Fprintf(&b, "noise: expected std dev of F̂ per threshold %.3g (%.3g instances)\n", e.StdDev, e.StdDev*float64(e.N))
+	fmt.Fprintf(&b, "smoothing: %s\n\n", e.Smoothing)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "threshold\tprivate\tsmoothed\t")
+	for _, i := range summaryIndices(n, summaryRows) {
+		fmt.Fprintf(tw, "%.6g\t%.4f\t%.4f\t\n", e.Thresholds[i-1], e.Raw[i-1], e.Smoothed[i-1])
+	}
+	tw.Flush()
+	if len(e.Quantiles) > 0 {
+		b.WriteString("\nquantiles (of the smoothed curve, to one bin):\n")
+		keys := slices.SortedFunc(maps.Keys(e.Quantiles), func(a, b string) int {
+			pa, _ := strconv.ParseFloat(a, 64)
+			pb, _ := strconv.ParseFloat(b, 64)
+			return cmp.Compare(pa, pb)
+		})
+		for _, key := range keys {
+			fmt.Fprintf(&b, "  p = %-6s %.6g\n", key, e.Quantiles[key])
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// summaryIndices returns up to k bin indices in [1, n], evenly spaced and
+// ending at n.
+func summaryIndices(n, k int) []int {
+	var idx []int
+	for j := 1; j <= k; j++ {
+		i := (j*n + k - 1) / k
+		if len(idx) == 0 || idx[len(idx)-1] != i {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+// plotCurves writes a PNG (or, by the file's extension, SVG/PDF) plot of
+// the raw private ECDF and the smoothed curve.
+func plotCurves(file string, e *analysis.ECDF) error {
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("private ECDF (ε = %g, %s, %s)", e.Epsilon, e.Mechanism, e.Short())
+	p.X.Label.Text = "threshold"
+	p.Y.Label.Text = "F"
+	if e.Scale == ecdf.Log.String() {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	raw, err := plotter.NewLine(xys(e.Thresholds, e.Raw))
+	if err != nil {
+		return err
+	}
+	raw.Color = color.RGBA{R: 220, G: 50, B: 32, A: 255}
+	raw.Width = vg.Points(0.75)
+	smoothed, err := plotter.NewLine(xys(e.Thresholds, e.Smoothed))
+	if err != nil {
+		return err
+	}
+	smoothed.Color = color.RGBA{R: 0, G: 90, B: 181, A: 255}
+	smoothed.Width = vg.Points(1.5)
+	p.Add(plotter.NewGrid(), raw, smoothed)
+	p.Legend.Add("private ECDF (raw)", raw)
+	p.Legend.Add("smoothed ("+e.Smoothing+")", smoothed)
+	p.Legend.Top, p.Legend.Left = false, false // bottom right: an ECDF rises to the top
+	if err := p.Save(8*vg.Inch, 5*vg.Inch, file); err != nil {
+		return fmt.Errorf("writing plot %s: %w", file, err)
+	}
+	return nil
+}
+
+func xys(x, y []float64) plotter.XYs {
+	pts := make(plotter.XYs, len(x))
+	for i := range x {
+		pts[i].X, pts[i].Y = x[i], y[i]
+	}
+	return pts
+}
