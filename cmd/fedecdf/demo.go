@@ -70,7 +70,7 @@ the directory too; on Linux the servers also die if the demo is killed.`,
 	}
 	f := cmd.Flags()
 	f.IntVar(&o.parties, "parties", 200, "number of parties, each its own libp2p host")
-	f.IntVar(&o.bins, "bins", 64, "number of bins N")
+	f.IntVar(&o.bins, "bins", 64, binsUsage("suits the demo's few parties"))
 	f.Float64Var(&o.epsilon, "epsilon", 1, "ε of the release")
 	f.StringVar(&o.upload, "upload", deploy.UploadDirect, "upload mode: direct or relay (through the leader, HPKE-sealed to the helper)")
 	f.BoolVar(&o.keep, "keep", false, "keep the keys, manifest, stores and logs in the temporary directory")

@@ -77,7 +77,7 @@ from the data would leak it outside the privacy guarantee.`,
 	f.StringVar(&o.sep, "sep", "", "field separator: ',', ';' or 'tab' (default: detected from the header)")
 	f.Float64Var(&o.epsilon, "epsilon", 1, "privacy budget ε of the release")
 	f.Float64Var(&o.delta, "delta", 0, "δ of approximate (ε, δ)-DP mechanisms (cascade, gaussian-tree; auto considers them when δ > 0)")
-	f.IntVar(&o.bins, "bins", 1024, "number of grid bins N")
+	f.IntVar(&o.bins, "bins", 1024, binsUsage("is a fine grid for one column"))
 	f.Float64Var(&o.min, "min", 0, "lower end of the public grid (required)")
 	f.Float64Var(&o.max, "max", 0, "upper end of the public grid (required)")
 	f.StringVar(&o.scale, "scale", "linear", "grid spacing: linear or log")
