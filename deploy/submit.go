@@ -30,6 +30,12 @@ import (
 // of reports both servers acknowledged and the first error (naming the
 // instance by its 1-based position).
 func SubmitAll(ctx context.Context, m *Manifest, inst []party.Instance, tc p2p.Config, concurrency int, ownHost bool) (int, error) {
+	return SubmitAllProgress(ctx, m, inst, tc, concurrency, ownHost, nil)
+}
+
+// SubmitAllProgress is SubmitAll calling acked, if not nil, after each
+// report both servers acknowledged (for a progress display).
+func SubmitAllProgress(ctx context.Context, m *Manifest, inst []party.Instance, tc p2p.Config, concurrency int, ownHost bool, acked func()) (int, error) {
 	if concurrency < 1 {
 		concurrency = 1
 	}
@@ -59,6 +65,9 @@ func SubmitAll(ctx context.Context, m *Manifest, inst []party.Instance, tc p2p.C
 			defer mu.Unlock()
 			if err == nil {
 				done++
+				if acked != nil {
+					acked()
+				}
 			} else if firstErr == nil {
 				firstErr = fmt.Errorf("instance %d: %w", k+1, err)
 			}
