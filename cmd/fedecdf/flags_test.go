@@ -39,3 +39,32 @@ func TestSimulatePartiesAndBackendHelp(t *testing.T) {
 		}
 	}
 }
+
+// bench cost prints the cost table from simulate runs: a header, one
+// row per (n, |B|), and the additive upload growing with |B| while the
+// DCF's does not.
+func TestBenchCost(t *testing.T) {
+	out, err := runRoot("bench", "cost", "--parties", "40", "--prefixes", "2,16", "--bins", "16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "| n | \\|B\\| | additive B/party") {
+		t.Fatalf("table:\n%s", out)
+	}
+	cell := func(line, col int) string { return strings.TrimSpace(strings.Split(lines[line], "|")[col+1]) }
+	if cell(2, 2) == cell(3, 2) || cell(2, 4) != cell(3, 4) {
+		t.Errorf("additive B/party %s → %s should grow with |B|, dcf %s → %s should not:\n%s", cell(2, 2), cell(3, 2), cell(2, 4), cell(3, 4), out)
+	}
+	if _, err := runRoot("bench", "cost", "--backends", "plain"); err == nil || !strings.Contains(err.Error(), `"plain"`) {
+		t.Errorf("--backends plain: %v", err)
+	}
+}
+
+func TestGroupDigits(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -1234: "-1,234"} {
+		if got := groupDigits(n); got != want {
+			t.Errorf("groupDigits(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
