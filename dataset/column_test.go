@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -65,10 +66,10 @@ func TestReadColumnErrors(t *testing.T) {
 		want                  []string // substrings of the error
 	}{
 		{"text.csv", "id,age\n1,58\n2,abc\n", "age", []string{"text.csv:3:", `column "age"`, `"abc" is not a number`}},
-		{"nan.csv", "id,age\n1,NaN\n", "age", []string{"nan.csv:2:", `"NaN" is not a finite number`}},
+		{"nan.csv", "id,age\n1,NaN\n", "age", []string{"nan.csv:2:", `missing value "NaN"`}},
 		{"inf.csv", "id,age\n1,58\n2,-Inf\n", "age", []string{"inf.csv:3:", `"-Inf" is not a finite number`}},
 		{"range.csv", "age\n1e999\n", "age", []string{"range.csv:2:", "out of the float64 range"}},
-		{"empty-field.csv", "id,age\n1,\n", "age", []string{"empty-field.csv:2:", "empty value"}},
+		{"empty-field.csv", "id,age\n1,\n", "age", []string{"empty-field.csv:2:", `missing value ""`}},
 		{"empty.csv", "", "age", []string{"empty.csv: empty input"}},
 		{"header-only.csv", "id,age\n", "age", []string{"header-only.csv: no data rows"}},
 		{"missing.csv", "id,age\n1,2\n", "agee", []string{`no column "agee"`, `"id", "age"`}},
@@ -119,5 +120,18 @@ func TestReadColumnFromCSV(t *testing.T) {
 	}
 	if want := []float64{0.25, 0.75}; !slices.Equal(got, want) {
 		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+// Missing values are an error wrapping ErrMissing, or skipped and counted.
+func TestReadColumnMissing(t *testing.T) {
+	for _, c := range []struct{ in, column string }{{"x\n1\n?\n\n2\nNA\n", "x"}, {"1\n\n?\n2\nNA\n", ""}} {
+		if _, _, err := ReadColumnMissing(strings.NewReader(c.in), "in", c.column, 0, false); !errors.Is(err, ErrMissing) || !strings.Contains(err.Error(), "in:3:") {
+			t.Errorf("column %q strict: %v, want ErrMissing at in:3 ", c.column, err)
+		}
+		v, skipped, err := ReadColumnMissing(strings.NewReader(c.in), "in", c.column, 0, true)
+		if err != nil || len(v) != 2 || skipped != 2 {
+			t.Errorf("column %q skip: %v, %d skipped, %v; want 2 values, 2 skipped", c.column, v, skipped, err)
+		}
 	}
 }

@@ -2,12 +2,25 @@ package deploy
 
 import (
 	"context"
+	"crypto/hmac"
+	crand "crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strings"
 	"sync"
 
+	"golang.org/x/crypto/chacha20"
+
 	"github.com/fedecdf/fedecdf/internal/p2p"
+	"github.com/fedecdf/fedecdf/internal/payload"
+	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/party"
 )
 
@@ -17,6 +30,12 @@ import (
 // of reports both servers acknowledged and the first error (naming the
 // instance by its 1-based position).
 func SubmitAll(ctx context.Context, m *Manifest, inst []party.Instance, tc p2p.Config, concurrency int, ownHost bool) (int, error) {
+	return SubmitAllProgress(ctx, m, inst, tc, concurrency, ownHost, nil)
+}
+
+// SubmitAllProgress is SubmitAll calling acked, if not nil, after each
+// report both servers acknowledged (for a progress display).
+func SubmitAllProgress(ctx context.Context, m *Manifest, inst []party.Instance, tc p2p.Config, concurrency int, ownHost bool, acked func()) (int, error) {
 	if concurrency < 1 {
 		concurrency = 1
 	}
@@ -46,6 +65,9 @@ func SubmitAll(ctx context.Context, m *Manifest, inst []party.Instance, tc p2p.C
 			defer mu.Unlock()
 			if err == nil {
 				done++
+				if acked != nil {
+					acked()
+				}
 			} else if firstErr == nil {
 				firstErr = fmt.Errorf("instance %d: %w", k+1, err)
 			}
@@ -86,4 +108,215 @@ func DemoInstances(n int, seed uint64) []party.Instance {
 		inst[k] = party.Instance{Score: s, Label: y, Probability: s, HasProbability: true}
 	}
 	return inst
+}
+
+// RowKeySize is the size of the secret that keys a party's row reports
+// (RowReportID).
+const RowKeySize = 32
+
+// RowReportID returns the report ID of row k (0-based) of a party's
+// file: the first 16 bytes of HMAC-SHA256 under the party's secret key
+// of the dataset, k and the row's values. A rerun of the same file with
+// the same key gives the same IDs, so the servers drop the rows an
+// earlier run stored; without the key the ID says nothing about the row.
+func RowReportID(key []byte, dataset string, k int, x party.Instance) payload.ReportID {
+	var id payload.ReportID
+	copy(id[:], rowMAC(key, "fedecdf report id v1", dataset, k, x))
+	return id
+}
+
+// rowMAC is HMAC-SHA256 under key of a domain label, the dataset, the
+// row index and the row's values, each length-prefixed or fixed-size.
+func rowMAC(key []byte, label, dataset string, k int, x party.Instance) []byte {
+	mac := hmac.New(sha256.New, key)
+	var b []byte
+	for _, s := range []string{label, dataset} {
+		b = binary.BigEndian.AppendUint64(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	b = binary.BigEndian.AppendUint64(b, uint64(k))
+	b = binary.BigEndian.AppendUint64(b, math.Float64bits(x.Score))
+	b = binary.BigEndian.AppendUint64(b, uint64(x.Label))
+	b = binary.BigEndian.AppendUint64(b, math.Float64bits(x.Probability))
+	if x.HasProbability {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
+	mac.Write(b)
+	return mac.Sum(nil)
+}
+
+// ValidateRows checks every instance against the manifest's grid and
+// payload rules (party.New) and returns the first bad one, naming its
+// 1-based row, so that nothing is uploaded from a file with a bad row.
+func ValidateRows(m *Manifest, inst []party.Instance) error {
+	g, err := m.NewGrid()
+	if err != nil {
+		return fmt.Errorf("manifest grid: %w", err)
+	}
+	for k, x := range inst {
+		if _, err := party.New(x, g); err != nil {
+			return fmt.Errorf("data row %d: %w", k+1, err)
+		}
+	}
+	return nil
+}
+
+// rowReport is row k's report: its ID is RowReportID, and its DCF keys
+// are drawn from a ChaCha20 stream keyed by the row's MAC under another
+// label, so a rerun sends byte-identical uploads and the two servers
+// never hold halves of two different key pairs under one ID.
+func (p *Party) rowReport(key []byte, k int, x party.Instance) (*Report, error) {
+	pt, err := party.New(x, p.grid)
+	if err != nil {
+		return nil, fmt.Errorf("data row %d: %w", k+1, err)
+	}
+	seed := rowMAC(key, "fedecdf report keys v1", p.m.Dataset, k, x)
+	var nonce [chacha20.NonceSize]byte
+	stream, err := chacha20.NewUnauthenticatedCipher(seed, nonce[:])
+	if err != nil {
+		return nil, err
+	}
+	lk, hk, err := pt.DCFKeys(streamReader{stream})
+	if err != nil {
+		return nil, fmt.Errorf("data row %d: %w", k+1, err)
+	}
+	id := RowReportID(key, p.m.Dataset, k, x)
+	return &Report{
+		ID:     id,
+		Leader: &protocol.Upload{Dataset: p.m.Dataset, Report: id, Key: lk},
+		Helper: &protocol.Upload{Dataset: p.m.Dataset, Report: id, Key: hk},
+	}, nil
+}
+
+// streamReader reads a cipher's keystream.
+type streamReader struct{ c *chacha20.Cipher }
+
+func (r streamReader) Read(b []byte) (int, error) {
+	clear(b)
+	r.c.XORKeyStream(b, b)
+	return len(b), nil
+}
+
+// RowResult is the outcome of SubmitRows: which rows both servers hold
+// (Stored[k]) and how many of those they already held (Duplicates).
+type RowResult struct {
+	Stored     []bool
+	Duplicates int
+}
+
+// Count returns the number of stored rows.
+func (r *RowResult) Count() int {
+	n := 0
+	for _, s := range r.Stored {
+		if s {
+			n++
+		}
+	}
+	return n
+}
+
+// SubmitRows submits one report per row of a party's file, at most
+// concurrency at a time, with IDs and keys derived from key
+// (RowReportID), so that running it again on the same rows stores each
+// row exactly once. It validates every row before the first upload,
+// stops at the first failure (no new row is started; rows in flight
+// finish) and calls stored, if not nil, after each acknowledged row.
+func SubmitRows(ctx context.Context, m *Manifest, inst []party.Instance, key []byte, tc p2p.Config, concurrency int, stored func(k int, dup bool)) (*RowResult, error) {
+	res := &RowResult{Stored: make([]bool, len(inst))}
+	if len(key) < 16 {
+		return res, fmt.Errorf("row key of %d bytes is too short: give at least 16 secret bytes", len(key))
+	}
+	if err := ValidateRows(m, inst); err != nil {
+		return res, err
+	}
+	p, err := NewParty(m, nil, tc)
+	if err != nil {
+		return res, err
+	}
+	defer p.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+		sem      = make(chan struct{}, max(concurrency, 1))
+	)
+	for k, x := range inst {
+		sem <- struct{}{}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			r, err := p.rowReport(key, k, x)
+			dup := false
+			if err == nil {
+				dup, err = p.Send(ctx, r)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if firstErr == nil {
+					firstErr = fmt.Errorf("data row %d: %w", k+1, err)
+					cancel()
+				}
+				return
+			}
+			res.Stored[k] = true
+			if dup {
+				res.Duplicates++
+			}
+			if stored != nil {
+				stored(k, dup)
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr == nil && ctx.Err() != nil {
+		firstErr = ctx.Err()
+	}
+	return res, firstErr
+}
+
+// LoadRowKey reads the party's row key (RowReportID) from path, hex in a
+// file of mode 0600, creating it with fresh random bytes when it does not
+// exist (created is then true). Keep the file to rerun a file safely: a
+// new key gives every row a new ID, and the servers would store it twice.
+func LoadRowKey(path string) (key []byte, created bool, err error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		key = make([]byte, RowKeySize)
+		if _, err := crand.Read(key); err != nil {
+			return nil, false, fmt.Errorf("drawing a row key from crypto/rand: %w", err)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return nil, false, fmt.Errorf("writing row key file: %w", err)
+		}
+		_, werr := fmt.Fprintf(f, "%x\n", key)
+		if err := errors.Join(werr, f.Sync(), f.Close()); err != nil {
+			return nil, false, fmt.Errorf("writing row key file %s: %w", path, err)
+		}
+		return key, true, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("row key file: %w", err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, false, fmt.Errorf("row key file: %w", err)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return nil, false, fmt.Errorf("row key file %s has mode %v: it must not be readable by group or others (chmod 600)", path, fi.Mode().Perm())
+	}
+	key, err = hex.DecodeString(strings.TrimSpace(string(b)))
+	if err != nil || len(key) != RowKeySize {
+		return nil, false, fmt.Errorf("row key file %s does not hold %d hex-encoded bytes; remove it only if no row of this file was ever submitted with it", path, RowKeySize)
+	}
+	return key, false, nil
 }

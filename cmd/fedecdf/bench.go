@@ -11,10 +11,12 @@ func newBenchCommand() *cobra.Command {
 		Long: `bench groups the measurements that report ratios taken in one run, so that
 they compare like with like on the machine at hand: "bench accuracy" the
 prefix error of every noise mechanism against the tree's, "bench fss" the
-DCF's speed against crypto/aes.`,
+DCF's speed against crypto/aes; "bench cost" prints the secure-sum
+communication table of the README from simulate runs.`,
 		Example: `  fedecdf bench accuracy --runs 3 --format json
-  fedecdf bench fss --keys 64`,
+  fedecdf bench fss --keys 64
+  fedecdf bench cost --parties 200 --prefixes 4,16 --bins 64`,
 	}
-	cmd.AddCommand(newBenchAccuracyCommand(), newBenchFSSCommand())
+	cmd.AddCommand(newBenchAccuracyCommand(), newBenchFSSCommand(), newBenchCostCommand())
 	return cmd
 }

@@ -24,7 +24,7 @@ import (
 type demoOptions struct {
 	parties, bins int
 	epsilon       float64
-	keep          bool
+	keep, verbose bool
 	upload        string
 }
 
@@ -70,9 +70,10 @@ the directory too; on Linux the servers also die if the demo is killed.`,
 	}
 	f := cmd.Flags()
 	f.IntVar(&o.parties, "parties", 200, "number of parties, each its own libp2p host")
-	f.IntVar(&o.bins, "bins", 64, "number of bins N")
+	f.IntVar(&o.bins, "bins", 64, binsUsage("suits the demo's few parties"))
 	f.Float64Var(&o.epsilon, "epsilon", 1, "ε of the release")
 	f.StringVar(&o.upload, "upload", deploy.UploadDirect, "upload mode: direct or relay (through the leader, HPKE-sealed to the helper)")
+	f.BoolVar(&o.verbose, "verbose", false, "show the servers' INFO logs (by default only their warnings and errors)")
 	f.BoolVar(&o.keep, "keep", false, "keep the keys, manifest, stores and logs in the temporary directory")
 	return cmd
 }
@@ -100,12 +101,16 @@ func runDemo(ctx context.Context, cmd *cobra.Command, dir string, o demoOptions)
 		return err
 	}
 	fmt.Fprintf(out, "demo in %s: leader %s, helper %s\n", dir, addrs["leader"], addrs["helper"])
-	stop, err := startDemoServers(ctx, cmd.ErrOrStderr(), dir, manifest, addrs)
+	level := "warn"
+	if o.verbose {
+		level = "info"
+	}
+	stop, err := startDemoServers(ctx, cmd.ErrOrStderr(), dir, manifest, addrs, level)
 	defer stop()
 	if err != nil {
 		return err
 	}
-	return demoAnalyst(ctx, out, m, ids["analyst"], o)
+	return demoAnalyst(ctx, out, newProgress(cmd.ErrOrStderr(), false), m, ids["analyst"], o)
 }
 
 // demoIdentities makes the leader's, helper's and analyst's identities
@@ -144,7 +149,7 @@ func demoManifest(ids map[string]*deploy.Identity, addrs map[string]string, o de
 // startDemoServers starts the helper and the leader as processes of this
 // executable, writing to stderr, and waits until each listens. stop,
 // never nil, terminates those started.
-func startDemoServers(ctx context.Context, stderr io.Writer, dir, manifest string, addrs map[string]string) (stop func(), err error) {
+func startDemoServers(ctx context.Context, stderr io.Writer, dir, manifest string, addrs map[string]string, logLevel string) (stop func(), err error) {
 	self, err := os.Executable()
 	if err != nil {
 		return func() {}, err
@@ -153,7 +158,7 @@ func startDemoServers(ctx context.Context, stderr io.Writer, dir, manifest strin
 	stop = func() { stopChildren(procs) }
 	for _, role := range []string{"helper", "leader"} {
 		p := demoChild(ctx, self, "server", "--role", role, "--key", filepath.Join(dir, role+".key"),
-			"--manifest", manifest, "--listen", addrs[role], "--store", filepath.Join(dir, role+".db"))
+			"--manifest", manifest, "--listen", addrs[role], "--store", filepath.Join(dir, role+".db"), "--log-level", logLevel)
 		p.Stderr = stderr
 		if err := p.Start(); err != nil {
 			return stop, fmt.Errorf("starting the %s: %w", role, err)
@@ -194,9 +199,13 @@ func stopChildren(procs []*exec.Cmd) {
 
 // demoAnalyst uploads the demo's parties, then as the analyst releases
 // and prints the ECDF, the ROC AUC and the Hosmer–Lemeshow test.
-func demoAnalyst(ctx context.Context, out io.Writer, m *deploy.Manifest, id *deploy.Identity, o demoOptions) error {
+func demoAnalyst(ctx context.Context, out io.Writer, bar *progress, m *deploy.Manifest, id *deploy.Identity, o demoOptions) error {
 	start := time.Now()
-	n, err := deploy.SubmitAll(ctx, m, deploy.DemoInstances(o.parties, 1), p2p.Config{}, 16, true)
+	bar.Start("uploading parties", o.parties)
+	n, err := deploy.SubmitAllProgress(ctx, m, deploy.DemoInstances(o.parties, 1), p2p.Config{}, 16, true, func() { bar.Add(1) })
+	if err == nil {
+		bar.Finish()
+	}
 	if err != nil {
 		return err
 	}

@@ -14,16 +14,24 @@ import (
 
 // fedecdf demo end to end: two server processes (this test binary acting
 // as fedecdf, see TestMain), 120 party hosts and an analyst on 127.0.0.1
-// print the ECDF, the ROC AUC and the Hosmer–Lemeshow test, and stop.
+// print the ECDF, the ROC AUC and the Hosmer–Lemeshow test, and stop,
+// without the servers' INFO logs or a progress bar (not a terminal).
 func TestDemo(t *testing.T) {
 	t.Setenv(asCommand, "1") // the server processes inherit it
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var out bytes.Buffer
+	var out, errOut bytes.Buffer
 	cmd := &cobra.Command{}
 	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
 	if err := runDemo(ctx, cmd, t.TempDir(), demoOptions{parties: 120, bins: 32, epsilon: 1, upload: "direct"}); err != nil {
 		t.Fatalf("demo: %v\n%s", err, out.String())
+	}
+	// Not a terminal and not --verbose: no server INFO log, no progress.
+	for _, quiet := range []string{"INFO", "serving", "uploading"} {
+		if strings.Contains(errOut.String()+out.String(), quiet) {
+			t.Errorf("demo printed %q without --verbose on a non-terminal:\n%s", quiet, errOut.String())
+		}
 	}
 	for _, want := range []string{"120 parties uploaded", "quantile 0.5", "private AUC", "Hosmer–Lemeshow from the same release"} {
 		if !strings.Contains(out.String(), want) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -24,6 +25,7 @@ import (
 // ecdfOptions are the flags of "fedecdf ecdf".
 type ecdfOptions struct {
 	input, column, sep string
+	missing            string
 	epsilon, delta     float64
 	bins, k            int
 	min, max           float64
@@ -49,7 +51,12 @@ It prints the raw private ECDF F̂ (normalised by n, not clipped), a smoothed,
 monotone curve, and quantiles read from the smoothed curve by binary search.
 
 --min and --max must be chosen without looking at the data: deriving them
-from the data would leak it outside the privacy guarantee.`,
+from the data would leak it outside the privacy guarantee.
+
+A missing value ("", "?", "NA", "NaN" or "null") is an error by default, as
+in simulate's --score column; --missing skip leaves such values out (n is
+then the number of values present). Without --input and with stdin a
+terminal, ecdf says it is reading numbers from stdin (end them with Ctrl-D).`,
 		Example: `  # Ages in a ';'-separated file with a quoted header; 128 bins over [18, 95]
   printf '"age";"job"\n30;"admin"\n45;"nurse"\n61;"retired"\n38;"admin"\n' > ages.csv
   fedecdf ecdf --input ages.csv --column age --min 18 --max 95 --bins 128 --quantiles 0.25,0.5,0.75
@@ -75,10 +82,11 @@ from the data would leak it outside the privacy guarantee.`,
 	f := cmd.Flags()
 	f.StringVar(&o.input, "input", "-", "CSV file to read, with a header line (- for stdin)")
 	f.StringVar(&o.column, "column", "", "name of the CSV column to read (without it, the input is one number per line, no header)")
+	f.StringVar(&o.missing, "missing", "error", `missing values ("", "?", "NA", "NaN", "null"): error, or skip to leave them out`)
 	f.StringVar(&o.sep, "sep", "", "field separator: ',', ';' or 'tab' (default: detected from the header)")
 	f.Float64Var(&o.epsilon, "epsilon", 1, "privacy budget ε of the release")
 	f.Float64Var(&o.delta, "delta", 0, "δ of approximate (ε, δ)-DP mechanisms (cascade, gaussian-tree; auto considers them when δ > 0)")
-	f.IntVar(&o.bins, "bins", 1024, "number of grid bins N")
+	f.IntVar(&o.bins, "bins", 1024, binsUsage("is a fine grid for one column"))
 	f.Float64Var(&o.min, "min", 0, "lower end of the public grid (required)")
 	f.Float64Var(&o.max, "max", 0, "upper end of the public grid (required)")
 	f.StringVar(&o.scale, "scale", "linear", "grid spacing: linear or log")
@@ -184,9 +192,18 @@ func (o *ecdfOptions) setup() (*ecdf.Grid, mechanism.Params, error) {
 // binValues reads the input and bins it on grid, clamping (and saying
 // so on the command's standard error) when --clamp is given.
 func (o *ecdfOptions) binValues(cmd *cobra.Command, grid *ecdf.Grid) ([]int, error) {
-	xs, err := readValues(cmd.InOrStdin(), o)
+	if (o.input == "" || o.input == "-") && stdinIsTerminal(cmd.InOrStdin()) {
+		fmt.Fprintln(cmd.ErrOrStderr(), "fedecdf: reading numbers from stdin, one per line (Ctrl-D to end)")
+	}
+	xs, skipped, err := readValues(cmd.InOrStdin(), o)
+	if errors.Is(err, dataset.ErrMissing) {
+		return nil, fmt.Errorf("%w; give --missing skip to leave missing values out", err)
+	}
 	if err != nil {
 		return nil, err
+	}
+	if skipped > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "fedecdf: skipped %d missing value(s); %d values are released (these counts are not differentially private: do not publish them)\n", skipped, len(xs))
 	}
 	bins, clamped, err := grid.BinAll(xs, o.clamp)
 	if err != nil {
@@ -230,7 +247,7 @@ func inputName(o *ecdfOptions) string {
 
 // readValues reads the column from the input file or from stdin; without
 // --column the input is one number per line.
-func readValues(stdin io.Reader, o *ecdfOptions) ([]float64, error) {
+func readValues(stdin io.Reader, o *ecdfOptions) (values []float64, skipped int, err error) {
 	var sep rune
 	switch o.sep {
 	case "":
@@ -239,12 +256,32 @@ func readValues(stdin io.Reader, o *ecdfOptions) ([]float64, error) {
 	case ",", ";":
 		sep = rune(o.sep[0])
 	default:
-		return nil, fmt.Errorf("unknown --sep %q (want ',', ';' or tab)", o.sep)
+		return nil, 0, fmt.Errorf("unknown --sep %q (want ',', ';' or tab)", o.sep)
+	}
+	var skip bool
+	switch o.missing {
+	case "error":
+	case "skip":
+		skip = true
+	default:
+		return nil, 0, fmt.Errorf("--missing %q: want error or skip", o.missing)
 	}
 	if o.input == "" || o.input == "-" {
-		return dataset.ReadColumnFrom(stdin, "stdin", o.column, sep)
+		return dataset.ReadColumnMissing(stdin, "stdin", o.column, sep, skip)
 	}
-	return dataset.ReadColumn(o.input, o.column, sep)
+	f, err := os.Open(o.input)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	return dataset.ReadColumnMissing(f, o.input, o.column, sep, skip)
+}
+
+// stdinIsTerminal says whether r, a command's standard input, is a
+// terminal (a variable, so tests can pretend).
+var stdinIsTerminal = func(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && isTerminal(f)
 }
 
 // parseProbabilities parses a comma-separated list of probabilities in [0, 1].

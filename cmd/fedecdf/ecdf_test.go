@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -324,4 +325,34 @@ func autoName(t *testing.T, bins int, epsilon float64) string {
 		t.Fatal(err)
 	}
 	return m.Name()
+}
+
+// ecdf: a missing value is an error naming its line and the flag that
+// skips it; --missing skip leaves it out and says how many.
+func TestECDFCommandMissing(t *testing.T) {
+	in := "x\n0.2\n?\n0.4\n\n0.6\nNA\n"
+	_, _, err := runECDFCommand(t, in, "--column", "x", "--min", "0", "--max", "1", "--bins", "8")
+	if err == nil || !strings.Contains(err.Error(), `stdin:3: column "x": missing value "?"`) || !strings.Contains(err.Error(), "--missing skip") {
+		t.Errorf("default: %v, want the line and --missing skip", err)
+	}
+	_, stderr, err := runECDFCommand(t, in, "--column", "x", "--min", "0", "--max", "1", "--bins", "8", "--missing", "skip")
+	if err != nil || !strings.Contains(stderr, "skipped 2 missing value(s); 3 values are released") {
+		t.Errorf("--missing skip: %q, %v", stderr, err)
+	}
+	if _, _, err := runECDFCommand(t, in, "--column", "x", "--min", "0", "--max", "1", "--missing", "impute"); err == nil || !strings.Contains(err.Error(), `--missing "impute"`) {
+		t.Errorf("--missing impute: %v", err)
+	}
+}
+
+// ecdf without --input on a terminal says it reads stdin; not otherwise.
+func TestECDFCommandStdinPrompt(t *testing.T) {
+	const prompt = "reading numbers from stdin"
+	if _, stderr, err := runECDFCommand(t, "0.5\n", "--min", "0", "--max", "1"); err != nil || strings.Contains(stderr, prompt) {
+		t.Errorf("piped stdin: %q, %v", stderr, err)
+	}
+	defer func(f func(io.Reader) bool) { stdinIsTerminal = f }(stdinIsTerminal)
+	stdinIsTerminal = func(io.Reader) bool { return true }
+	if _, stderr, err := runECDFCommand(t, "0.5\n", "--min", "0", "--max", "1"); err != nil || !strings.Contains(stderr, prompt+", one per line (Ctrl-D to end)") {
+		t.Errorf("terminal stdin: %q, %v", stderr, err)
+	}
 }

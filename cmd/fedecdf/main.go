@@ -19,6 +19,12 @@ func main() {
 	}
 }
 
+// binsUsage is the help of every command's --bins: one story, and why
+// this command's default is what it is.
+func binsUsage(why string) string {
+	return "number of bins N of the public grid, fixed before seeing data: more bins resolve finer, but each prefix sums about log N noisy tree nodes; the default " + why
+}
+
 // newRootCommand builds the fedecdf command and its subcommands, each
 // with flags of its own, so tests can run any of them in-process.
 func newRootCommand() *cobra.Command {

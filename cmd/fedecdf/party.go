@@ -2,8 +2,11 @@ package main
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/fedecdf/fedecdf/dataset"
 	"github.com/fedecdf/fedecdf/deploy"
@@ -13,25 +16,32 @@ import (
 
 // partyOptions are the flags of "fedecdf party".
 type partyOptions struct {
-	manifest, csv, scoreCol, labelCol, probCol, positive, logLevel string
-	inst                                                           party.Instance
-	concurrency                                                    int
+	manifest, csv, scoreCol, labelCol, probCol, positive, logLevel, rowKey string
+	inst                                                                   party.Instance
+	concurrency                                                            int
 }
 
 // newPartyCommand builds the "party" command.
 func newPartyCommand() *cobra.Command {
 	var o partyOptions
 	cmd := &cobra.Command{
-		Use:   "party --manifest FILE (--score S --label Y [--probability P] | --csv FILE)",
+		Use:   "party --manifest FILE (--score-value S --label-value Y [--probability-value P] | --csv FILE)",
 		Short: "Submit one record (or one report per CSV row, each a separate party) to both servers",
 		Long: `Submit reports in the manifest's upload mode: "direct", each server receives
 its own DCF key over a Noise channel to it; or "relay", the party talks to
 the leader only and the helper's key is HPKE-sealed to the helper's public
 key in the manifest (RFC 9180, as in IETF DAP), so the leader relays it
 without reading it. The exit status is 0 only if both servers acknowledged
-(durably stored) every report.`,
+(durably stored) every report.
+
+With --csv every row is checked (grid range, NaN, labels, probabilities)
+before the first upload, and each row's report ID and DCF keys are derived
+from a secret row key (--row-key, created on first use) and the row, so
+rerunning the same command after a failure resumes safely: rows the
+servers already hold are recognised and not stored twice. The upload
+stops at the first server failure and says which rows are stored.`,
 		Example: `  # One record, against the servers of manifest.json (see fedecdf manifest --help)
-  fedecdf party --manifest manifest.json --score 0.83 --label 1 --probability 0.83
+  fedecdf party --manifest manifest.json --score-value 0.83 --label-value 1 --probability-value 0.83
 
   # One report per row of a CSV file with 0/1 labels (here made by awk)
   awk 'BEGIN { srand(1); print "score,label"; for (i = 0; i < 2000; i++) { s = rand(); print s "," (rand() < s) } }' > scores.csv
@@ -41,9 +51,15 @@ without reading it. The exit status is 0 only if both servers acknowledged
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.manifest, "manifest", "manifest.json", "deployment manifest")
-	f.Float64Var(&o.inst.Score, "score", 0, "the record's score")
-	f.IntVar(&o.inst.Label, "label", 0, "the record's label, 0 or 1")
-	f.Float64Var(&o.inst.Probability, "probability", 0, "the record's predicted probability of label 1, in [0, 1]")
+	f.Float64Var(&o.inst.Score, "score-value", 0, "the record's score")
+	f.IntVar(&o.inst.Label, "label-value", 0, "the record's label, 0 or 1")
+	f.Float64Var(&o.inst.Probability, "probability-value", 0, "the record's predicted probability of label 1, in [0, 1]")
+	// The old names, values here but column names in simulate.
+	for old, name := range map[string]string{"score": "score-value", "label": "label-value", "probability": "probability-value"} {
+		f.AddFlag(&pflag.Flag{Name: old, Usage: "deprecated name of --" + name, Value: f.Lookup(name).Value, DefValue: f.Lookup(name).DefValue})
+		_ = f.MarkDeprecated(old, "use --"+name+" (--"+old+" names a column in simulate)")
+	}
+	f.StringVar(&o.rowKey, "row-key", "", "secret key file of --csv's report IDs, created (mode 0600) if missing; keep it to rerun safely (default: the CSV file's name + .rowkey)")
 	f.StringVar(&o.csv, "csv", "", "CSV file: one report per row")
 	f.StringVar(&o.scoreCol, "score-column", "score", "score column of --csv")
 	f.StringVar(&o.labelCol, "label-column", "label", "label column of --csv")
@@ -71,18 +87,84 @@ func (o *partyOptions) run(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	if o.csv != "" {
+		return o.submitRows(cmd, m, all, p2p.Config{Logger: logger})
+	}
 	n, err := deploy.SubmitAll(cmd.Context(), m, all, p2p.Config{Logger: logger}, o.concurrency, false)
 	fmt.Fprintf(cmd.OutOrStdout(), "%d of %d report(s) acknowledged by both servers\n", n, len(all))
 	return err
 }
 
+// submitRows uploads one report per row of --csv under IDs keyed by the
+// row key, with a progress bar on a terminal, and on a failure says which
+// rows both servers hold and that a rerun resumes.
+func (o *partyOptions) submitRows(cmd *cobra.Command, m *deploy.Manifest, all []party.Instance, tc p2p.Config) error {
+	if err := deploy.ValidateRows(m, all); err != nil {
+		return fmt.Errorf("%s: %w; nothing was uploaded: fix the row and run again", o.csv, err)
+	}
+	keyPath := o.rowKey
+	if keyPath == "" {
+		keyPath = o.csv + ".rowkey"
+	}
+	key, created, err := deploy.LoadRowKey(keyPath)
+	if err != nil {
+		return err
+	}
+	if created {
+		fmt.Fprintf(cmd.ErrOrStderr(), "fedecdf: created row key %s: keep it to rerun this file safely\n", keyPath)
+	}
+	bar := newProgress(cmd.ErrOrStderr(), false)
+	bar.Start("uploading "+o.csv, len(all))
+	res, err := deploy.SubmitRows(cmd.Context(), m, all, key, tc, o.concurrency, func(int, bool) { bar.Add(1) })
+	if bar != nil && err == nil {
+		bar.Finish()
+	}
+	out := cmd.OutOrStdout()
+	n := res.Count()
+	fmt.Fprintf(out, "%d of %d row(s) stored by both servers", n, len(all))
+	if res.Duplicates > 0 {
+		fmt.Fprintf(out, " (%d already stored by an earlier run)", res.Duplicates)
+	}
+	fmt.Fprintln(out)
+	if err == nil {
+		return nil
+	}
+	if n > 0 {
+		fmt.Fprintf(out, "stored data rows (row 1 is the first after the header): %s\n", rowRanges(res.Stored))
+	}
+	return fmt.Errorf("%w\nstopped at the first failure; rerun the same command (same --csv and --row-key %s) to resume: rows already stored are recognised by their report IDs and not stored twice", err, keyPath)
+}
+
+// rowRanges lists the 1-based rows k with stored[k−1] as ranges, "1–57, 59".
+func rowRanges(stored []bool) string {
+	var parts []string
+	for k := 0; k < len(stored); k++ {
+		if !stored[k] {
+			continue
+		}
+		j := k
+		for j+1 < len(stored) && stored[j+1] {
+			j++
+		}
+		if j == k {
+			parts = append(parts, strconv.Itoa(k+1))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d–%d", k+1, j+1))
+		}
+		k = j
+	}
+	return strings.Join(parts, ", ")
+}
+
 // instances are the records to submit: one per row of --csv, or the one
-// given by --score and --label.
+// given by --score-value and --label-value.
 func (o *partyOptions) instances(cmd *cobra.Command) ([]party.Instance, error) {
-	changed := cmd.Flags().Changed
+	changed := func(name string) bool {
+		return cmd.Flags().Changed(name+"-value") || cmd.Flags().Changed(name)
+	}
 	switch {
 	case o.csv != "" && (changed("score") || changed("label")):
-		return nil, fmt.Errorf("give either --csv or --score/--label, not both")
+		return nil, fmt.Errorf("give either --csv or --score-value/--label-value, not both")
 	case o.csv != "":
 		return o.csvInstances()
 	case changed("score") && changed("label"):
@@ -90,7 +172,7 @@ func (o *partyOptions) instances(cmd *cobra.Command) ([]party.Instance, error) {
 		inst.HasProbability = changed("probability")
 		return []party.Instance{inst}, nil
 	default:
-		return nil, fmt.Errorf("give --score and --label, or --csv")
+		return nil, fmt.Errorf("give --score-value and --label-value, or --csv")
 	}
 }
 

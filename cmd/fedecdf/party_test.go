@@ -1,11 +1,17 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fedecdf/fedecdf/deploy"
+	"github.com/fedecdf/fedecdf/party"
 )
 
 func TestCSVProbabilities(t *testing.T) {
@@ -24,5 +30,147 @@ func TestCSVProbabilities(t *testing.T) {
 	}
 	if _, err := csvProbabilities(path, "p", 3); err == nil || !strings.Contains(err.Error(), "2 probabilities") {
 		t.Errorf("count mismatch: %v", err)
+	}
+}
+
+// writeRows writes n scored rows (score,label,p) to a CSV file and
+// returns its path and the rows.
+func writeRows(t *testing.T, n int) (string, []party.Instance) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(7, 7))
+	var b strings.Builder
+	b.WriteString("score,label,p\n")
+	rows := make([]party.Instance, n)
+	for k := range rows {
+		x, y := float64(rng.IntN(1000))/1000, rng.IntN(2)
+		fmt.Fprintf(&b, "%v,%d,%v\n", x, y, x)
+		rows[k] = party.Instance{Score: x, Label: y, Probability: x, HasProbability: true}
+	}
+	path := filepath.Join(t.TempDir(), "rows.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, rows
+}
+
+// party --csv after a crash: the first run stops after k acknowledged
+// rows (its context is cancelled, as by a kill), the rerun of the same
+// command reports those k as already stored, and a release at a huge ε
+// counts every row exactly once, in its bin.
+func TestPartyCSVRerunStoresEachRowOnce(t *testing.T) {
+	const n, k = 30, 11
+	m, tc, analyst, dir := inProcessServers(t, 1<<48, n, "replace")
+	manifest := filepath.Join(dir, "manifest.json")
+	if err := m.Write(manifest); err != nil {
+		t.Fatal(err)
+	}
+	csv, rows := writeRows(t, n)
+	key, created, err := deploy.LoadRowKey(csv + ".rowkey")
+	if err != nil || !created {
+		t.Fatalf("LoadRowKey = %v, %v", created, err)
+	}
+	ctx, crash := context.WithCancel(context.Background())
+	acked := 0
+	res, err := deploy.SubmitRows(ctx, m, rows, key, tc, 1, func(int, bool) {
+		if acked++; acked == k {
+			crash()
+		}
+	})
+	if err == nil || res.Count() != k {
+		t.Fatalf("crashed run: %d stored, %v; want %d and an error", res.Count(), err, k)
+	}
+	out, err := runCommand(newPartyCommand(), "--manifest", manifest, "--csv", csv, "--probability-column", "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("%d of %d row(s) stored by both servers (%d already stored by an earlier run)", n, n, k); !strings.Contains(out, want) {
+		t.Errorf("rerun said %q, want %q", out, want)
+	}
+	// A third run stores nothing new.
+	if out, err := runCommand(newPartyCommand(), "--manifest", manifest, "--csv", csv, "--probability-column", "p"); err != nil || !strings.Contains(out, fmt.Sprintf("(%d already stored", n)) {
+		t.Errorf("third run: %q, %v", out, err)
+	}
+	a, err := deploy.NewAnalyst(m, analyst, tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	e, err := a.ECDF(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := m.NewGrid()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]int64, g.Len())
+	for _, r := range rows {
+		b, err := g.Bin(r.Score)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := b - 1; i < len(want); i++ {
+			want[i]++
+		}
+	}
+	if !slices.Equal(e.Counts, want) {
+		t.Errorf("released counts %v, want %v (each row once)", e.Counts, want)
+	}
+}
+
+// party --csv checks every row before the first upload: a bad row late
+// in the file is named, and nothing is dialled (the manifest's servers
+// do not exist).
+func TestPartyCSVValidatesBeforeUpload(t *testing.T) {
+	m, _, _, dir := inProcessServers(t, 1, 1, "replace")
+	manifest := filepath.Join(dir, "manifest.json")
+	if err := m.Write(manifest); err != nil {
+		t.Fatal(err)
+	}
+	for name, row := range map[string]string{"out of grid": "1.5,1,0.5", "probability": "0.5,1,2", "label": "0.5,2,0.5"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "rows.csv")
+			body := "score,label,p\n0.1,0,0.1\n0.2,1,0.2\n" + row + "\n"
+			if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := runCommand(newPartyCommand(), "--manifest", manifest, "--csv", path, "--probability-column", "p")
+			if err == nil || !strings.Contains(err.Error(), "data row 3:") && !strings.Contains(err.Error(), "rows.csv:4:") {
+				t.Errorf("err = %v, want the bad row named and nothing uploaded", err)
+			}
+			if _, statErr := os.Stat(path + ".rowkey"); err != nil && strings.Contains(err.Error(), "nothing was uploaded") && statErr == nil {
+				t.Errorf("row key created although nothing was uploaded")
+			}
+		})
+	}
+}
+
+// The old value flags still work, deprecated; the new ones are
+// documented.
+func TestPartyValueFlags(t *testing.T) {
+	cmd := newPartyCommand()
+	for _, name := range []string{"score-value", "label-value", "probability-value"} {
+		if cmd.Flags().Lookup(name) == nil {
+			t.Errorf("no --%s", name)
+		}
+	}
+	for _, old := range []string{"score", "label", "probability"} {
+		if f := cmd.Flags().Lookup(old); f == nil || f.Deprecated == "" {
+			t.Errorf("--%s is not a deprecated alias", old)
+		}
+	}
+	var o partyOptions
+	cmd = newPartyCommand()
+	if err := cmd.ParseFlags([]string{"--score", "0.5", "--label", "1"}); err != nil {
+		t.Fatal(err)
+	}
+	if all, err := o.instances(cmd); err != nil || len(all) != 1 {
+		t.Errorf("deprecated flags: %v, %v", all, err)
+	}
+}
+
+func TestRowRanges(t *testing.T) {
+	if got := rowRanges([]bool{true, true, true, false, true, false, true, true}); got != "1–3, 5, 7–8" {
+		t.Errorf("rowRanges = %q", got)
 	}
 }

@@ -54,45 +54,7 @@ func inProcessDeployment(t *testing.T, epsilon float64, n int) (manifest, key st
 // given neighbouring relation.
 func inProcessDeploymentUnder(t *testing.T, epsilon float64, n int, relation string) (manifest, key string) {
 	t.Helper()
-	dir := t.TempDir()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	tc := p2p.Config{Logger: quiet, Backoff: time.Millisecond, CallTimeout: time.Minute}
-	ids := map[string]*deploy.Identity{}
-	for _, name := range []string{"leader", "helper", "analyst"} {
-		id, err := deploy.NewIdentity()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids[name] = id
-	}
-	m := &deploy.Manifest{
-		Version: deploy.ManifestVersion, Protocol: protocol.Version, Dataset: "cli", Backend: string(server.DCF), Upload: deploy.UploadDirect,
-		Leader:     deploy.Endpoint{Public: ids["leader"].Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
-		Helper:     deploy.Endpoint{Public: ids["helper"].Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
-		Analysts:   []string{ids["analyst"].PeerID.String()},
-		Grid:       deploy.Grid{Scale: "linear", Min: 0, Max: 1, Bins: 32},
-		Payload:    deploy.PayloadLayout(),
-		Mechanism:  deploy.Mech{Name: "tree", Epsilon: epsilon, Neighbours: relation, Allowed: []string{"tree"}},
-		Budget:     deploy.Budget{Epsilon: 2 * epsilon},
-		MinReports: n,
-	}
-	for _, s := range []struct {
-		role server.Role
-		ep   *deploy.Endpoint
-	}{{server.Helper, &m.Helper}, {server.Leader, &m.Leader}} {
-		srv, err := deploy.StartServer(deploy.ServerConfig{
-			Role: s.role, Identity: ids[s.role.String()], Manifest: m, Listen: []ma.Multiaddr{ma.StringCast("/ip4/127.0.0.1/tcp/0")},
-			Store: filepath.Join(dir, s.role.String()+".db"), Logger: quiet, Transport: tc,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { srv.Close() })
-		s.ep.Addrs = nil
-		for _, a := range srv.Addrs() {
-			s.ep.Addrs = append(s.ep.Addrs, a.String())
-		}
-	}
+	m, tc, analyst, dir := inProcessServers(t, epsilon, n, relation)
 	p, err := deploy.NewParty(m, nil, tc)
 	if err != nil {
 		t.Fatal(err)
@@ -113,10 +75,58 @@ func inProcessDeploymentUnder(t *testing.T, epsilon float64, n int, relation str
 	if err := m.Write(manifest); err != nil {
 		t.Fatal(err)
 	}
-	if err := deploy.WriteIdentity(key, ids["analyst"]); err != nil {
+	if err := deploy.WriteIdentity(key, analyst); err != nil {
 		t.Fatal(err)
 	}
 	return manifest, key
+}
+
+// inProcessServers starts a leader and a helper on 127.0.0.1 in this
+// process with a tree mechanism at epsilon under relation, releasing
+// from minReports reports, and returns their manifest, a quiet transport
+// configuration, the analyst's identity and a scratch directory.
+func inProcessServers(t *testing.T, epsilon float64, minReports int, relation string) (m *deploy.Manifest, tc p2p.Config, analyst *deploy.Identity, dir string) {
+	t.Helper()
+	dir = t.TempDir()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	tc = p2p.Config{Logger: quiet, Backoff: time.Millisecond, CallTimeout: time.Minute}
+	ids := map[string]*deploy.Identity{}
+	for _, name := range []string{"leader", "helper", "analyst"} {
+		id, err := deploy.NewIdentity()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[name] = id
+	}
+	m = &deploy.Manifest{
+		Version: deploy.ManifestVersion, Protocol: protocol.Version, Dataset: "cli", Backend: string(server.DCF), Upload: deploy.UploadDirect,
+		Leader:     deploy.Endpoint{Public: ids["leader"].Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
+		Helper:     deploy.Endpoint{Public: ids["helper"].Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
+		Analysts:   []string{ids["analyst"].PeerID.String()},
+		Grid:       deploy.Grid{Scale: "linear", Min: 0, Max: 1, Bins: 32},
+		Payload:    deploy.PayloadLayout(),
+		Mechanism:  deploy.Mech{Name: "tree", Epsilon: epsilon, Neighbours: relation, Allowed: []string{"tree"}},
+		Budget:     deploy.Budget{Epsilon: 2 * epsilon},
+		MinReports: minReports,
+	}
+	for _, s := range []struct {
+		role server.Role
+		ep   *deploy.Endpoint
+	}{{server.Helper, &m.Helper}, {server.Leader, &m.Leader}} {
+		srv, err := deploy.StartServer(deploy.ServerConfig{
+			Role: s.role, Identity: ids[s.role.String()], Manifest: m, Listen: []ma.Multiaddr{ma.StringCast("/ip4/127.0.0.1/tcp/0")},
+			Store: filepath.Join(dir, s.role.String()+".db"), Logger: quiet, Transport: tc,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { srv.Close() })
+		s.ep.Addrs = nil
+		for _, a := range srv.Addrs() {
+			s.ep.Addrs = append(s.ep.Addrs, a.String())
+		}
+	}
+	return m, tc, ids["analyst"], dir
 }
 
 // fedecdf query hosmer over an in-process deployment at a huge ε: the

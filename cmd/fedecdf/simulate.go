@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -76,11 +77,17 @@ const simulateExample = `  fedecdf simulate
   fedecdf simulate --data table.csv --label y --positive yes --drop id
   fedecdf simulate --data table.csv --label y --positive '!no' --drop id --format json`
 
+// defaultParties is simulate's n on the built-in data.
+const defaultParties = 10000
+
+// simulateBackends are the values of simulate --backend.
+var simulateBackends = []string{"plain", "additive", "dcf"}
+
 // addFlags binds the flags of cmd to o.
 func (o *simulateOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.IntVar(&o.cfg.Parties, "parties", 10000, "number of parties n (with --data: the first n rows; default every row)")
-	f.StringVar(&o.cfg.Backend, "backend", "dcf", "secure-sum backend: plain, additive or dcf")
+	f.IntVar(&o.cfg.Parties, "parties", 0, fmt.Sprintf("number of parties n (default: %d of the built-in data; with --data, default: every row, or give n for the first n rows)", defaultParties))
+	f.StringVar(&o.cfg.Backend, "backend", "dcf", "secure-sum backend: "+strings.Join(simulateBackends, ", ")+" (plain: a trusted curator, no secure sum)")
 	f.StringVar(&o.cfg.Data, "data", "", "CSV file (default: built-in synthetic table scored by logistic regression)")
 	f.StringVar(&o.cfg.ScoreCol, "score", "", "score column of --data (default: train a logistic regression on the table)")
 	f.StringVar(&o.cfg.LabelCol, "label", "label", "label column of --data")
@@ -94,7 +101,7 @@ func (o *simulateOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.cfg.Mechanism, "mechanism", "auto", "noise mechanism: "+strings.Join(mechanism.Names, ", "))
 	f.Float64Var(&o.cfg.Delta, "delta", 0, "δ of every release, per privacy unit: cascade and gaussian-tree need δ > 0 (auto considers them only then)")
 	f.StringVar(&o.neighbours, "neighbours", "replace", "neighbouring relation: replace (n public) or addremove (the analyst normalises by a noisy total)")
-	f.IntVar(&o.cfg.Bins, "bins", 256, "number of bins N of the grid")
+	f.IntVar(&o.cfg.Bins, "bins", 256, binsUsage("suits thousands of parties"))
 	f.Float64Var(&o.cfg.Min, "min", 0, "grid minimum")
 	f.Float64Var(&o.cfg.Max, "max", 1, "grid maximum")
 	f.IntVar(&o.cfg.Prefixes, "prefixes", 0, "number |B| of evenly spaced thresholds queried (default all N)")
@@ -109,6 +116,8 @@ func (o *simulateOptions) addFlags(cmd *cobra.Command) {
 func (o *simulateOptions) check(cmd *cobra.Command) error {
 	cfg, changed := &o.cfg, cmd.Flags().Changed
 	switch {
+	case !slices.Contains(simulateBackends, cfg.Backend):
+		return fmt.Errorf("--backend %q: want one of %s", cfg.Backend, strings.Join(simulateBackends, ", "))
 	case !(cfg.Epsilon > 0) || math.IsInf(cfg.Epsilon, 0):
 		return fmt.Errorf("--epsilon %g: the total budget must be positive and finite", cfg.Epsilon)
 	case !(cfg.Delta >= 0 && cfg.Delta < 1):
@@ -133,10 +142,13 @@ func (o *simulateOptions) check(cmd *cobra.Command) error {
 
 // run checks the flags, runs the simulation and prints its report.
 func (o *simulateOptions) run(cmd *cobra.Command, _ []string) error {
-	cfg := o.cfg
-	if cfg.Data != "" && !cmd.Flags().Changed("parties") {
-		cfg.Parties = 0 // every (test) row of the file
+	if !cmd.Flags().Changed("parties") {
+		o.cfg.Parties = defaultParties
+		if o.cfg.Data != "" {
+			o.cfg.Parties = 0 // every (test) row of the file
+		}
 	}
+	cfg := o.cfg
 	if o.format != "text" && o.format != "json" {
 		return fmt.Errorf("--format %q: want text or json", o.format)
 	}

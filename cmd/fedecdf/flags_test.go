@@ -1,0 +1,70 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// Every --bins tells the same story, and each its own default's reason.
+func TestBinsHelpOneStory(t *testing.T) {
+	story := binsUsage("")
+	for name, cmd := range map[string]*cobra.Command{
+		"audit": newAuditCommand(), "demo": newDemoCommand(), "ecdf": newECDFCommand(),
+		"experiment": newExperimentCommand(), "manifest": newManifestCommand(), "simulate": newSimulateCommand(),
+	} {
+		f := cmd.Flags().Lookup("bins")
+		if f == nil {
+			t.Errorf("%s has no --bins", name)
+			continue
+		}
+		if !strings.HasPrefix(f.Usage, story) || len(f.Usage) == len(story) {
+			t.Errorf("%s --bins: %q, want the shared story and why its default", name, f.Usage)
+		}
+	}
+}
+
+// simulate --parties says what --data does to its default; --backend
+// lists every backend, plain too, in its help and its error.
+func TestSimulatePartiesAndBackendHelp(t *testing.T) {
+	cmd := newSimulateCommand()
+	if f := cmd.Flags().Lookup("parties"); !strings.Contains(f.Usage, "with --data, default: every row") {
+		t.Errorf("--parties help %q does not say every row with --data", f.Usage)
+	}
+	_, err := runSimulate("--backend", "paillier")
+	for _, want := range []string{`"paillier"`, "plain", "additive", "dcf"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--backend paillier: %v, want %s named", err, want)
+		}
+	}
+}
+
+// bench cost prints the cost table from simulate runs: a header, one
+// row per (n, |B|), and the additive upload growing with |B| while the
+// DCF's does not.
+func TestBenchCost(t *testing.T) {
+	out, err := runRoot("bench", "cost", "--parties", "40", "--prefixes", "2,16", "--bins", "16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "| n | \\|B\\| | additive B/party") {
+		t.Fatalf("table:\n%s", out)
+	}
+	cell := func(line, col int) string { return strings.TrimSpace(strings.Split(lines[line], "|")[col+1]) }
+	if cell(2, 2) == cell(3, 2) || cell(2, 4) != cell(3, 4) {
+		t.Errorf("additive B/party %s → %s should grow with |B|, dcf %s → %s should not:\n%s", cell(2, 2), cell(3, 2), cell(2, 4), cell(3, 4), out)
+	}
+	if _, err := runRoot("bench", "cost", "--backends", "plain"); err == nil || !strings.Contains(err.Error(), `"plain"`) {
+		t.Errorf("--backends plain: %v", err)
+	}
+}
+
+func TestGroupDigits(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -1234: "-1,234"} {
+		if got := groupDigits(n); got != want {
+			t.Errorf("groupDigits(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
