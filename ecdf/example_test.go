@@ -50,7 +50,7 @@ func ExampleNewPrivate() {
 	if err != nil {
 		panic(err)
 	}
-	tree, err := mechanism.NewTree(mechanism.Params{Name: "tree", Bins: grid.Len(), Epsilon: 1})
+	tree, err := mechanism.New(mechanism.Params{Name: "tree", Bins: grid.Len(), Epsilon: 1})
 	if err != nil {
 		panic(err)
 	}
