@@ -42,7 +42,7 @@ func BenchmarkQuantile(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	g, err := PoissonGrid(n)
+	g, err := NewLinearGrid(0, float64(n), n)
 	if err != nil {
 		b.Fatal(err)
 	}

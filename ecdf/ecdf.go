@@ -106,12 +106,10 @@ func (p *Private) Mechanism() mechanism.Mechanism { return p.mech }
 // Bins returns N.
 func (p *Private) Bins() int { return len(p.prefix) }
 
-// Total returns the normaliser n of F̂: the public number of instances
-// under replace-one, the noisy total ĉ_N (at least 1) under add/remove.
-func (p *Private) Total() int64 { return p.total.N }
-
-// Normaliser returns Total with what may be said of it (public or noisy,
-// raised to 1 or not).
+// Normaliser returns the normaliser n of F̂ — the public number of
+// instances under replace-one, the noisy total ĉ_N (at least 1) under
+// add/remove — with what may be said of it (public or noisy, raised to 1
+// or not).
 func (p *Private) Normaliser() Normaliser { return p.total }
 
 // Count returns the noisy prefix count ĉ_i = c_i + η(i), 1 ≤ i ≤ N; like

@@ -55,8 +55,8 @@ func TestPrivateValues(t *testing.T) {
 			t.Errorf("F̂(τ_%d) = %v (curve %v), want (c_i + η(i))/n = %v", i, p.Value(i), curve[i-1], want)
 		}
 	}
-	if p.Total() != 10 || p.Bins() != 4 || p.Mechanism() != m {
-		t.Errorf("Total, Bins = %d, %d", p.Total(), p.Bins())
+	if p.Normaliser().N != 10 || p.Bins() != 4 || p.Mechanism() != m {
+		t.Errorf("n, Bins = %d, %d", p.Normaliser().N, p.Bins())
 	}
 	if want := math.Sqrt(4) / 10; p.StdDev(2) != want || p.MeanStdDev() != want {
 		t.Errorf("StdDev = %v, MeanStdDev = %v, want %v", p.StdDev(2), p.MeanStdDev(), want)
@@ -79,8 +79,8 @@ func TestPrivateAddRemoveNormalisesByNoisyTotal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Total() != p.Count(2) {
-		t.Errorf("Total = %d, want the noisy count ĉ_N = %d", p.Total(), p.Count(2))
+	if p.Normaliser().N != p.Count(2) {
+		t.Errorf("n = %d, want the noisy count ĉ_N = %d", p.Normaliser().N, p.Count(2))
 	}
 	if p.Value(2) != 1 {
 		t.Errorf("F̂(τ_N) = %v, want 1", p.Value(2))
@@ -94,7 +94,7 @@ func TestPrivateAddRemoveNormalisesByNoisyTotal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if nz := q.Normaliser(); q.Total() != 1 || nz.Public || !strings.Contains(nz.Note, "raised to 1") || q.Value(1) != float64(q.Count(1)) {
+	if nz := q.Normaliser(); nz.N != 1 || nz.Public || !strings.Contains(nz.Note, "raised to 1") || q.Value(1) != float64(q.Count(1)) {
 		t.Errorf("non-positive noisy total %d: normaliser %+v, F̂ = %v", q.Count(1), nz, q.Value(1))
 	}
 }

@@ -46,7 +46,7 @@ func ExampleNewPrivate() {
 	if err != nil {
 		panic(err)
 	}
-	grid, err := ecdf.PoissonGrid(synthetic.PoissonBins)
+	grid, err := ecdf.NewLinearGrid(0, synthetic.PoissonBins, synthetic.PoissonBins) // value v in bin v
 	if err != nil {
 		panic(err)
 	}
@@ -70,6 +70,6 @@ func ExampleNewPrivate() {
 		panic(err)
 	}
 	fmt.Printf("n = %d, %d thresholds, median within 200 of 16384: %v\n",
-		private.Total(), private.Bins(), median > 16384-200 && median < 16384+200)
+		private.Normaliser().N, private.Bins(), median > 16384-200 && median < 16384+200)
 	// Output: n = 327602, 32768 thresholds, median within 200 of 16384: true
 }
