@@ -65,7 +65,7 @@ func ExampleNewPrivate() {
 	// F̂ is raw (not monotone); Algorithm 1 still finds a crossing. Its
 	// noise, √(16·2·16²) ≈ 91 instances per prefix, is far below the
 	// ~10 instances per value times the ±200 values allowed here.
-	median, err := ecdf.Quantile(private.Value, grid, 0.5)
+	median, err := ecdf.Quantile(ecdf.CurveAt(private.Curve()), grid, 0.5)
 	if err != nil {
 		panic(err)
 	}
