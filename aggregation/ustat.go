@@ -21,9 +21,6 @@ const (
 	Probability = payload.Probability
 )
 
-// ReleaseID identifies a release.
-type ReleaseID = payload.ReleaseID
-
 // UStat computes noisy prefix sums of the parties' payloads.
 type UStat interface {
 	// Backend is "plain", "additive" or "dcf".
@@ -68,7 +65,7 @@ func (s ReleaseSpec) Normalize() (ReleaseSpec, error) {
 
 // Release is a fixed draw of secret noise over a fixed set of reports.
 type Release struct {
-	ID   ReleaseID
+	ID   payload.ReleaseID
 	Spec ReleaseSpec
 	// Reports is n, the number of reports the release sums, when it is
 	// public: under replace-one neighbours. Under add/remove n itself
@@ -88,7 +85,7 @@ type Release struct {
 // per-component mechanisms of spec and keeps reports only when public
 // (Release.Reports). It draws no noise and charges no budget: that is
 // the backend's UStat.NewRelease.
-func NewRelease(id ReleaseID, spec ReleaseSpec, reports, servers int) (*Release, error) {
+func NewRelease(id payload.ReleaseID, spec ReleaseSpec, reports, servers int) (*Release, error) {
 	spec, err := spec.Normalize()
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 func TestReleaseSpecNormalize(t *testing.T) {
@@ -40,7 +41,7 @@ func TestNewReleaseHidesReportsUnderAddRemove(t *testing.T) {
 	}{{mechanism.ReplaceOne, 20}, {mechanism.AddRemove, 0}} {
 		t.Run(c.relation.String(), func(t *testing.T) {
 			spec := ReleaseSpec{Mechanism: mechanism.Params{Bins: 8, Epsilon: 1, Relation: c.relation}}
-			r, err := NewRelease(ReleaseID{1}, spec, 20, 2)
+			r, err := NewRelease(payload.ReleaseID{1}, spec, 20, 2)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -52,7 +53,7 @@ func TestNewReleaseHidesReportsUnderAddRemove(t *testing.T) {
 }
 
 func TestQueryCheck(t *testing.T) {
-	rel, err := NewRelease(ReleaseID{1}, ReleaseSpec{Mechanism: mechanism.Params{Bins: 8, Epsilon: 1}}, 5, 1)
+	rel, err := NewRelease(payload.ReleaseID{1}, ReleaseSpec{Mechanism: mechanism.Params{Bins: 8, Epsilon: 1}}, 5, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@
 // One release of one payload component: the noise a server adds,
 // payload.ComponentMechanism(params, component).NewRelease(
 // payload.ComponentSeed(seed, component)) on a fresh 32-byte seed from
-// crypto/rand — the path of server.ReleaseRecord — added to the exact
+// crypto/rand — the path of a server's release record — added to the exact
 // prefix sums c_i = Σ_records weight·1[bin ≤ i] (dp-ecdf Eq. 4). The
 // analyst sees the sum of both servers' releases; one corrupt server
 // knows its own noise, so against it and the analyst together the data

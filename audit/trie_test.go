@@ -210,12 +210,13 @@ func TestLaplaceScaleInvertsVariance(t *testing.T) {
 			t.Errorf("laplaceScale(Var Lap_Z(%v)) = %v", scale, got)
 		}
 	}
-	tree, err := mechanism.NewTree(mechanism.Params{Bins: 1000, Epsilon: 0.3})
+	tree, err := mechanism.New(mechanism.Params{Name: "tree", Bins: 1000, Epsilon: 0.3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := laplaceScale(tree.NodeVariance()); math.Abs(got-tree.Scale()) > 1e-9*tree.Scale() {
-		t.Errorf("tree node scale %v, recovered %v", tree.Scale(), got)
+	const want = 10 / 0.3 // Δ/ε with Δ = L = 10, rounded up by at most an ulp
+	if got := laplaceScale(tree.NodeVariance()); math.Abs(got-want) > 1e-9*want {
+		t.Errorf("tree node scale %v, recovered %v", want, got)
 	}
 }
 

@@ -268,7 +268,7 @@ func deref(v *float64) float64 {
 // Releases over different report sets (a party uploaded between the
 // paper plan's two releases) cannot be grouped together.
 func TestHosmerSameReports(t *testing.T) {
-	a, b := &aggregation.Release{ID: aggregation.ReleaseID{1}, Reports: 100}, &aggregation.Release{ID: aggregation.ReleaseID{2}, Reports: 100}
+	a, b := &aggregation.Release{ID: payload.ReleaseID{1}, Reports: 100}, &aggregation.Release{ID: payload.ReleaseID{2}, Reports: 100}
 	if err := sameReports([]*aggregation.Release{a, b}); err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func BenchmarkQuantile(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	g, err := PoissonGrid(n)
+	g, err := NewLinearGrid(0, float64(n), n)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func baselineNsPerOp(f func()) float64 {
 // BenchmarkReleaseTree measures a release of the tree mechanism of
 // dp-ecdf Eq. 2 over N = 2^15 bins, evaluated at every prefix.
 func BenchmarkReleaseTree(b *testing.B) {
-	m, err := mechanism.NewTree(mechanism.Params{Name: "tree", Bins: synthetic.PoissonBins, Epsilon: 1})
+	m, err := mechanism.New(mechanism.Params{Name: "tree", Bins: synthetic.PoissonBins, Epsilon: 1})
 	if err != nil {
 		b.Fatal(err)
 	}

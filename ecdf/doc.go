@@ -7,15 +7,14 @@
 //
 // A public, data-independent grid τ_1 < … < τ_N over a domain [min, max]
 // (dp-ecdf §3.1) fixes where the ECDF is evaluated: evenly spaced,
-// τ_i = min + i·(max−min)/N or every ψ above min (NewLinearGrid,
-// NewLinearGridStep), or evenly spaced in log when relative error matters
-// (NewLogGrid). τ_N = max exactly. An instance x falls in bin
+// τ_i = min + i·(max−min)/N (NewLinearGrid), or evenly spaced in log when
+// relative error matters (NewGrid with Log). τ_N = max exactly. An instance x falls in bin
 //
 //	bin(x) = min{i : x ≤ τ_i},
 //
 // so that the number of instances in bins 1..i is |{x : x ≤ τ_i}|. Values
 // outside [min, max], NaN and ±Inf are errors; clamping to the end bins is
-// explicit (Grid.BinClamped). The domain must not be derived from the
+// explicit (Grid.BinAll). The domain must not be derived from the
 // data: min and max would leak it.
 //
 // # ECDF and its private release
@@ -54,10 +53,4 @@
 // a crossing. Quantile returns the right end τ_i of the final interval
 // rather than Algorithm 1's midpoint: τ_i is where the curve was
 // evaluated, and it is the exact quantile when the data lie on the grid.
-//
-// # Synthetic data
-//
-// PoissonGrid is the grid of the X_pois(λ) data set of dp-ecdf §6.2.1
-// (drawn by internal/synthetic): over N = 2^15 values, each value occurs a
-// Poisson(λ) number of times. Values lists a histogram's instances.
 package ecdf

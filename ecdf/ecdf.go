@@ -94,7 +94,7 @@ func NewPrivate(m mechanism.Mechanism, hist []int64, seed noise.Seed) (*Private,
 	}
 	p := &Private{mech: m, prefix: PrefixCounts(hist), release: m.NewRelease(seed)}
 	var err error
-	if p.total, err = NewNormaliser(m.Relation(), p.prefix[len(p.prefix)-1], p.Count(p.Bins())); err != nil {
+	if p.total, err = NewNormaliser(m.Relation(), p.prefix[len(p.prefix)-1], p.count(p.Bins())); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -106,39 +106,31 @@ func (p *Private) Mechanism() mechanism.Mechanism { return p.mech }
 // Bins returns N.
 func (p *Private) Bins() int { return len(p.prefix) }
 
-// Total returns the normaliser n of F̂: the public number of instances
-// under replace-one, the noisy total ĉ_N (at least 1) under add/remove.
-func (p *Private) Total() int64 { return p.total.N }
-
-// Normaliser returns Total with what may be said of it (public or noisy,
-// raised to 1 or not).
+// Normaliser returns the normaliser n of F̂ — the public number of
+// instances under replace-one, the noisy total ĉ_N (at least 1) under
+// add/remove — with what may be said of it (public or noisy, raised to 1
+// or not).
 func (p *Private) Normaliser() Normaliser { return p.total }
 
-// Count returns the noisy prefix count ĉ_i = c_i + η(i), 1 ≤ i ≤ N; like
-// Value, StdDev and Grid.Threshold it panics for other i, as an
-// out-of-range index does.
-func (p *Private) Count(i int) int64 {
+// count returns the noisy prefix count ĉ_i = c_i + η(i), 1 ≤ i ≤ N; like
+// value and Grid.Threshold it panics for other i, as an out-of-range
+// index does.
+func (p *Private) count(i int) int64 {
 	return p.prefix[i-1] + p.release.PrefixNoise(i)
 }
 
-// Value returns F̂(τ_i) = ĉ_i/n, 1 ≤ i ≤ N (raw: not clipped to [0, 1]).
-func (p *Private) Value(i int) float64 {
-	return float64(p.Count(i)) / float64(p.total.N)
+// value returns F̂(τ_i) = ĉ_i/n, 1 ≤ i ≤ N (raw: not clipped to [0, 1]).
+func (p *Private) value(i int) float64 {
+	return float64(p.count(i)) / float64(p.total.N)
 }
 
 // Curve returns F̂(τ_1), …, F̂(τ_N).
 func (p *Private) Curve() []float64 {
 	f := make([]float64, p.Bins())
 	for i := range f {
-		f[i] = p.Value(i + 1)
+		f[i] = p.value(i + 1)
 	}
 	return f
-}
-
-// StdDev returns the standard deviation of F̂(τ_i), √Var(η(i))/n. Under
-// add/remove it treats the noisy normaliser as exact.
-func (p *Private) StdDev(i int) float64 {
-	return math.Sqrt(p.mech.PrefixVariance(i)) / float64(p.total.N)
 }
 
 // MeanStdDev returns √(mean_i Var(η(i)))/n, the root mean squared error

@@ -51,15 +51,15 @@ func TestPrivateValues(t *testing.T) {
 	curve := p.Curve()
 	for i := 1; i <= 4; i++ {
 		want := float64(c[i-1]+rel.PrefixNoise(i)) / 10
-		if p.Value(i) != want || curve[i-1] != want {
-			t.Errorf("F̂(τ_%d) = %v (curve %v), want (c_i + η(i))/n = %v", i, p.Value(i), curve[i-1], want)
+		if p.value(i) != want || curve[i-1] != want {
+			t.Errorf("F̂(τ_%d) = %v (curve %v), want (c_i + η(i))/n = %v", i, p.value(i), curve[i-1], want)
 		}
 	}
-	if p.Total() != 10 || p.Bins() != 4 || p.Mechanism() != m {
-		t.Errorf("Total, Bins = %d, %d", p.Total(), p.Bins())
+	if p.Normaliser().N != 10 || p.Bins() != 4 || p.Mechanism() != m {
+		t.Errorf("n, Bins = %d, %d", p.Normaliser().N, p.Bins())
 	}
-	if want := math.Sqrt(4) / 10; p.StdDev(2) != want || p.MeanStdDev() != want {
-		t.Errorf("StdDev = %v, MeanStdDev = %v, want %v", p.StdDev(2), p.MeanStdDev(), want)
+	if want := math.Sqrt(4) / 10; p.MeanStdDev() != want {
+		t.Errorf("MeanStdDev = %v, want %v", p.MeanStdDev(), want)
 	}
 	// The same seed gives the same release; another seed another one.
 	q, _ := NewPrivate(m, hist, seedOf(1))
@@ -79,14 +79,14 @@ func TestPrivateAddRemoveNormalisesByNoisyTotal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Total() != p.Count(2) {
-		t.Errorf("Total = %d, want the noisy count ĉ_N = %d", p.Total(), p.Count(2))
+	if p.Normaliser().N != p.count(2) {
+		t.Errorf("n = %d, want the noisy count ĉ_N = %d", p.Normaliser().N, p.count(2))
 	}
-	if p.Value(2) != 1 {
-		t.Errorf("F̂(τ_N) = %v, want 1", p.Value(2))
+	if p.value(2) != 1 {
+		t.Errorf("F̂(τ_N) = %v, want 1", p.value(2))
 	}
-	if nz := p.Normaliser(); nz.Public || nz.N != p.Count(2) || nz.Note != "" {
-		t.Errorf("normaliser %+v, want the private noisy total %d without a note", nz, p.Count(2))
+	if nz := p.Normaliser(); nz.Public || nz.N != p.count(2) || nz.Note != "" {
+		t.Errorf("normaliser %+v, want the private noisy total %d without a note", nz, p.count(2))
 	}
 	// A noisy total that is not positive is raised to 1, with a note, not
 	// divided by.
@@ -94,8 +94,8 @@ func TestPrivateAddRemoveNormalisesByNoisyTotal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if nz := q.Normaliser(); q.Total() != 1 || nz.Public || !strings.Contains(nz.Note, "raised to 1") || q.Value(1) != float64(q.Count(1)) {
-		t.Errorf("non-positive noisy total %d: normaliser %+v, F̂ = %v", q.Count(1), nz, q.Value(1))
+	if nz := q.Normaliser(); nz.N != 1 || nz.Public || !strings.Contains(nz.Note, "raised to 1") || q.value(1) != float64(q.count(1)) {
+		t.Errorf("non-positive noisy total %d: normaliser %+v, F̂ = %v", q.count(1), nz, q.value(1))
 	}
 }
 
@@ -129,11 +129,11 @@ func TestNewPrivateRejects(t *testing.T) {
 	}
 }
 
-// TestPrivateErrorMatchesStdDev checks over many releases that
-// F̂(τ_i) − F(τ_i) has mean 0 and variance StdDev(i)², within 5 standard
+// TestPrivateErrorMatchesVariance checks over many releases that
+// F̂(τ_i) − F(τ_i) has mean 0 and variance Var(η(i))/n², within 5 standard
 // errors: a wrong normalisation (e.g. by N instead of n) or noise applied
 // twice would be caught.
-func TestPrivateErrorMatchesStdDev(t *testing.T) {
+func TestPrivateErrorMatchesVariance(t *testing.T) {
 	hist := []int64{7, 1, 0, 12, 5}
 	exact := ECDF(hist)
 	m := uniformMechanism{bins: 5, a: 4}
@@ -147,14 +147,14 @@ func TestPrivateErrorMatchesStdDev(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := range 5 {
-			d := p.Value(i+1) - exact[i]
+			d := p.value(i+1) - exact[i]
 			sum[i] += d
 			sumSq[i] += d * d
 		}
 	}
-	p, _ := NewPrivate(m, hist, seedOf(0))
+	n := float64(PrefixCounts(hist)[4])
 	for i := range 5 {
-		sigma2 := p.StdDev(i+1) * p.StdDev(i+1)
+		sigma2 := m.PrefixVariance(i+1) / (n * n)
 		mean := sum[i] / releases
 		if se := math.Sqrt(sigma2 / releases); math.Abs(mean) > 5*se {
 			t.Errorf("prefix %d: mean error %v, more than 5 standard errors (%v) from 0", i+1, mean, se)

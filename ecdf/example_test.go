@@ -46,11 +46,11 @@ func ExampleNewPrivate() {
 	if err != nil {
 		panic(err)
 	}
-	grid, err := ecdf.PoissonGrid(synthetic.PoissonBins)
+	grid, err := ecdf.NewLinearGrid(0, synthetic.PoissonBins, synthetic.PoissonBins) // value v in bin v
 	if err != nil {
 		panic(err)
 	}
-	tree, err := mechanism.NewTree(mechanism.Params{Name: "tree", Bins: grid.Len(), Epsilon: 1})
+	tree, err := mechanism.New(mechanism.Params{Name: "tree", Bins: grid.Len(), Epsilon: 1})
 	if err != nil {
 		panic(err)
 	}
@@ -65,11 +65,11 @@ func ExampleNewPrivate() {
 	// F̂ is raw (not monotone); Algorithm 1 still finds a crossing. Its
 	// noise, √(16·2·16²) ≈ 91 instances per prefix, is far below the
 	// ~10 instances per value times the ±200 values allowed here.
-	median, err := ecdf.Quantile(private.Value, grid, 0.5)
+	median, err := ecdf.Quantile(ecdf.CurveAt(private.Curve()), grid, 0.5)
 	if err != nil {
 		panic(err)
 	}
 	fmt.Printf("n = %d, %d thresholds, median within 200 of 16384: %v\n",
-		private.Total(), private.Bins(), median > 16384-200 && median < 16384+200)
+		private.Normaliser().N, private.Bins(), median > 16384-200 && median < 16384+200)
 	// Output: n = 327602, 32768 thresholds, median within 200 of 16384: true
 }

@@ -58,7 +58,7 @@ func NewGrid(scale Scale, min, max float64, n int) (*Grid, error) {
 	case Linear:
 		return NewLinearGrid(min, max, n)
 	case Log:
-		return NewLogGrid(min, max, n)
+		return newLogGrid(min, max, n)
 	}
 	return nil, fmt.Errorf("unknown grid scale %v", scale)
 }
@@ -81,39 +81,10 @@ func NewLinearGrid(min, max float64, n int) (*Grid, error) {
 	return newGrid(min, max, Linear, t)
 }
 
-// NewLinearGridStep returns the grid with thresholds every step above
-// min, τ_i = min + i·step, as in dp-ecdf §3.1's τ = ψℤ ∩ [min, max] with
-// precision ψ = step. The number of bins is N = ⌈(max−min)/step⌉ (a
-// quotient within 1e-9 of an integer counts as that integer, so that
-// decimal steps such as 0.1 do not add a sliver bin), and τ_N = max: when
-// step does not divide the range the last bin is shorter.
-func NewLinearGridStep(min, max, step float64) (*Grid, error) {
-	if math.IsNaN(step) || math.IsInf(step, 0) || step <= 0 {
-		return nil, fmt.Errorf("grid step %g is not a positive finite number", step)
-	}
-	if err := checkDomain(min, max, 1); err != nil {
-		return nil, err
-	}
-	q := (max - min) / step
-	n := math.Ceil(q)
-	if r := math.Round(q); math.Abs(q-r) <= 1e-9*math.Max(1, r) {
-		n = math.Max(r, 1)
-	}
-	if n > maxBins {
-		return nil, fmt.Errorf("grid step %g over [%g, %g] gives %g bins, more than the %d allowed", step, min, max, n, maxBins)
-	}
-	t := make([]float64, int(n))
-	for i := range len(t) - 1 {
-		t[i] = min + float64(i+1)*step
-	}
-	t[len(t)-1] = max
-	return newGrid(min, max, Linear, t)
-}
-
-// NewLogGrid returns the grid of n bins evenly spaced in log over
+// newLogGrid returns the grid of n bins evenly spaced in log over
 // [min, max], 0 < min < max: τ_i = min·(max/min)^(i/n), with τ_n = max
 // exactly.
-func NewLogGrid(min, max float64, n int) (*Grid, error) {
+func newLogGrid(min, max float64, n int) (*Grid, error) {
 	if err := checkDomain(min, max, n); err != nil {
 		return nil, err
 	}
@@ -182,7 +153,7 @@ func (g *Grid) Thresholds() []float64 { return slices.Clone(g.thresholds) }
 func (g *Grid) Threshold(i int) float64 { return g.thresholds[i-1] }
 
 // ErrOutOfRange is wrapped by the errors Bin returns for values outside
-// [Min, Max]; BinClamped maps such values to the end bins instead.
+// [Min, Max]; binClamped maps such values to the end bins instead.
 var ErrOutOfRange = errors.New("outside the grid range")
 
 // Bin returns the 1-based bin of x, min{i : x ≤ τ_i}. NaN, ±Inf and
@@ -202,10 +173,10 @@ func (g *Grid) Bin(x float64) (int, error) {
 	return i + 1, nil
 }
 
-// BinClamped is Bin with clamping: a finite x below Min goes to bin 1 and
+// binClamped is Bin with clamping: a finite x below Min goes to bin 1 and
 // one above Max to bin N, and clamped reports that it was moved. NaN and
 // ±Inf are still errors: they signal broken data, not an outlier.
-func (g *Grid) BinClamped(x float64) (bin int, clamped bool, err error) {
+func (g *Grid) binClamped(x float64) (bin int, clamped bool, err error) {
 	if err := checkFinite(x); err != nil {
 		return 0, false, err
 	}
@@ -228,7 +199,7 @@ func (g *Grid) BinAll(xs []float64, clamp bool) (bins []int, clamped int, err er
 	for j, x := range xs {
 		var c bool
 		if clamp {
-			bins[j], c, err = g.BinClamped(x)
+			bins[j], c, err = g.binClamped(x)
 		} else {
 			bins[j], err = g.Bin(x)
 		}

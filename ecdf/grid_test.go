@@ -151,15 +151,15 @@ func TestBinClamped(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprint(c), func(t *testing.T) {
-			b, cl, err := g.BinClamped(c.x)
+			b, cl, err := g.binClamped(c.x)
 			if err != nil || b != c.bin || cl != c.clamped {
-				t.Errorf("BinClamped(%v) = %d, %v, %v; want %d, %v", c.x, b, cl, err, c.bin, c.clamped)
+				t.Errorf("binClamped(%v) = %d, %v, %v; want %d, %v", c.x, b, cl, err, c.bin, c.clamped)
 			}
 		})
 	}
 	for _, x := range []float64{math.NaN(), math.Inf(1)} {
-		if _, _, err := g.BinClamped(x); err == nil {
-			t.Errorf("BinClamped(%v) accepted a non-finite value", x)
+		if _, _, err := g.binClamped(x); err == nil {
+			t.Errorf("binClamped(%v) accepted a non-finite value", x)
 		}
 	}
 }
@@ -193,7 +193,7 @@ func TestBinAll(t *testing.T) {
 }
 
 func TestLogGrid(t *testing.T) {
-	g, err := NewLogGrid(1, 1000, 3)
+	g, err := newLogGrid(1, 1000, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,38 +216,8 @@ func TestLogGrid(t *testing.T) {
 			}
 		})
 	}
-	if _, err := NewLogGrid(0, 10, 4); err == nil {
-		t.Error("NewLogGrid accepted min = 0")
-	}
-}
-
-func TestLinearGridStep(t *testing.T) {
-	cases := []struct {
-		min, max, step float64
-		n              int
-		tau1           float64
-	}{
-		{0, 1, 0.1, 10, 0.1}, // 1/0.1 = 9.999… in float64: no sliver bin
-		{0, 1, 0.3, 4, 0.3},  // last bin (0.9, 1] is shorter
-		{18, 95, 1, 77, 19},
-		{0, 0.5, 1, 1, 0.5}, // step wider than the range: one bin
-	}
-	for _, c := range cases {
-		t.Run(fmt.Sprint(c), func(t *testing.T) {
-			g, err := NewLinearGridStep(c.min, c.max, c.step)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if g.Len() != c.n || g.Threshold(1) != c.tau1 || g.Threshold(g.Len()) != c.max {
-				t.Errorf("step %v over [%v, %v]: N = %d, τ_1 = %v, τ_N = %v; want %d, %v, %v",
-					c.step, c.min, c.max, g.Len(), g.Threshold(1), g.Threshold(g.Len()), c.n, c.tau1, c.max)
-			}
-		})
-	}
-	for _, step := range []float64{0, -1, math.NaN(), math.Inf(1), 1e-30} {
-		if _, err := NewLinearGridStep(0, 1, step); err == nil {
-			t.Errorf("NewLinearGridStep accepted step %v", step)
-		}
+	if _, err := newLogGrid(0, 10, 4); err == nil {
+		t.Error("newLogGrid accepted min = 0")
 	}
 }
 
@@ -261,10 +231,10 @@ func TestGridRejects(t *testing.T) {
 		{"min > max", func() (*Grid, error) { return NewLinearGrid(2, 1, 4) }, "not below"},
 		{"zero bins", func() (*Grid, error) { return NewLinearGrid(0, 1, 0) }, "number of bins 0"},
 		{"NaN min", func() (*Grid, error) { return NewLinearGrid(math.NaN(), 1, 4) }, "minimum NaN"},
-		{"Inf max", func() (*Grid, error) { return NewLogGrid(1, math.Inf(1), 4) }, "maximum +Inf"},
+		{"Inf max", func() (*Grid, error) { return newLogGrid(1, math.Inf(1), 4) }, "maximum +Inf"},
 		{"huge range", func() (*Grid, error) { return NewLinearGrid(-math.MaxFloat64, math.MaxFloat64, 4) }, "too wide"},
 		{"bins finer than float64", func() (*Grid, error) { return NewLinearGrid(1, math.Nextafter(1, 2), 4) }, "use fewer bins"},
-		{"negative log min", func() (*Grid, error) { return NewLogGrid(-1, 1, 4) }, "not positive"},
+		{"negative log min", func() (*Grid, error) { return newLogGrid(-1, 1, 4) }, "not positive"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

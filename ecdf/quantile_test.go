@@ -32,7 +32,7 @@ func TestQuantileExactData(t *testing.T) {
 		f := CurveAt(ECDF(hist))
 		for _, p := range []float64{0.001, 0.01, 0.25, 0.5, 0.75, 0.9, 0.999, 1} {
 			x := sorted[int(math.Ceil(p*float64(len(xs))))-1]
-			b, _, _ := g.BinClamped(x)
+			b, _, _ := g.binClamped(x)
 			got, err := Quantile(f, g, p)
 			if err != nil {
 				t.Fatal(err)

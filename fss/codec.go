@@ -55,21 +55,10 @@ func (k *Key) MarshalBinary() ([]byte, error) {
 	return append(out, bits...), nil
 }
 
-// UnmarshalBinary decodes a key encoded by MarshalBinary into k. It
-// rejects, with an error and without modifying k, any input that is not
-// exactly one canonical encoding: wrong version, party, n or m, truncated
-// or oversize input, nonzero unused bits.
-func (k *Key) UnmarshalBinary(data []byte) error {
-	dec, err := Decode(data)
-	if err != nil {
-		return err
-	}
-	*k = *dec
-	return nil
-}
-
-// Decode decodes a key encoded by MarshalBinary (see UnmarshalBinary for
-// what it rejects).
+// Decode decodes a key encoded by MarshalBinary. It rejects, with an
+// error, any input that is not exactly one canonical encoding: wrong
+// version, party, n or m, truncated or oversize input, nonzero unused
+// bits.
 func Decode(data []byte) (*Key, error) {
 	if len(data) < keyHeaderSize {
 		return nil, fmt.Errorf("fss: decoding key: %d bytes, shorter than the %d-byte header", len(data), keyHeaderSize)

@@ -41,8 +41,8 @@ func TestCodecRoundTrip(t *testing.T) {
 				if len(enc) != EncodedSize(n, m) {
 					t.Fatalf("n=%d m=%d: encoded %d bytes, EncodedSize says %d", n, m, len(enc), EncodedSize(n, m))
 				}
-				var dec Key
-				if err := dec.UnmarshalBinary(enc); err != nil {
+				dec, err := Decode(enc)
+				if err != nil {
 					t.Fatal(err)
 				}
 				again, _ := dec.MarshalBinary()
@@ -51,7 +51,7 @@ func TestCodecRoundTrip(t *testing.T) {
 				}
 				for _, x := range []uint64{0, alpha, r.Uint64() >> uint(64-n)} {
 					a, _ := Eval(k, x)
-					b, _ := Eval(&dec, x)
+					b, _ := Eval(dec, x)
 					if !slices.Equal(a, b) {
 						t.Fatalf("decoded key evaluates differently at %d", x)
 					}

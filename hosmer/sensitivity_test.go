@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/ecdf/noise"
 )
 
 // suffixShift returns a least-ℓ1 integer node shift χ of the add/remove
-// tree t (N = 2^L) with Z·χ = 1[i ≥ a] on every prefix i: dynamic
+// tree t of height L (N = 2^L) with Z·χ = 1[i ≥ a] on every prefix i: dynamic
 // programming from the root over the one path of nodes straddling a,
 // every other node taking the constant its interval needs.
-func suffixShift(t *mechanism.Tree, a int) map[int]float64 {
+func suffixShift(t mechanism.Mechanism, levels, a int) map[int]float64 {
 	chi := map[int]float64{}
 	var walk func(l, j, s int, apply bool) int
 	walk = func(l, j, s int, apply bool) int {
@@ -45,14 +46,14 @@ func suffixShift(t *mechanism.Tree, a int) map[int]float64 {
 		}
 		return best
 	}
-	walk(t.Levels(), 1, 0, true)
+	walk(levels, 1, 0, true)
 	return chi
 }
 
 func abs(x int) int { return max(x, -x) }
 
 // apply returns (Z·χ)(i) = Σ_{terms of prefix i} coef·χ_node.
-func apply(t *mechanism.Tree, chi map[int]float64, i int) float64 {
+func apply(t mechanism.Mechanism, chi map[int]float64, i int) float64 {
 	var v float64
 	for _, term := range t.Terms(i, nil) {
 		v += term.Coef * chi[term.Node]
@@ -90,14 +91,14 @@ func TestJointSensitivityByEnumeration(t *testing.T) {
 	probs := []float64{0, 0.25, 0.5, 0.75, 1}
 	for _, levels := range []int{1, 2, 3, 4} {
 		n := 1 << levels
-		m, err := mechanism.NewTree(mechanism.Params{Bins: n, Epsilon: 1, Relation: mechanism.AddRemove})
+		m, err := mechanism.New(mechanism.Params{Name: "tree", Bins: n, Epsilon: 1, Relation: mechanism.AddRemove})
 		if err != nil {
 			t.Fatal(err)
 		}
-		delta := float64(m.Sensitivity())
+		delta := float64((levels + 2) / 2) // Δ = ⌈(L+1)/2⌉
 		suffix := make([]map[int]float64, n+1)
 		for a := 1; a <= n; a++ {
-			suffix[a] = suffixShift(m, a)
+			suffix[a] = suffixShift(m, levels, a)
 			for i := 1; i <= n; i++ {
 				want := 0.0
 				if i >= a {
@@ -183,15 +184,19 @@ func TestJointPlanNodeScales(t *testing.T) {
 	}
 	want := float64((10+2)/2) / (eps / 4) // Δ = ⌈(L+1)/2⌉ = 6 at L = 10, ε_c/2 = ε/4
 	for _, c := range plan.Releases[0].Components {
-		tree, ok := rel.Mechanism(c).(*mechanism.Tree)
-		if !ok {
-			t.Fatalf("component %v: mechanism %T, want tree", c, rel.Mechanism(c))
+		tree := rel.Mechanism(c)
+		if tree.Name() != "tree" {
+			t.Fatalf("component %v: mechanism %s, want tree", c, tree.Name())
 		}
 		if tree.Relation() != mechanism.AddRemove {
 			t.Errorf("component %v: relation %v, want add/remove", c, tree.Relation())
 		}
-		if got := tree.Scale() / c.Scale(); math.Abs(got-want) > 1e-9*want {
-			t.Errorf("component %v: node scale %v in its units, want %v", c, got, want)
+		node, err := noise.NewDiscreteLaplace(want * c.Scale())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tree.NodeVariance(); math.Abs(got-node.Variance()) > 1e-9*got {
+			t.Errorf("component %v: node variance %v, want that of scale %v in its units, %v", c, got, want, node.Variance())
 		}
 	}
 }

@@ -22,6 +22,6 @@ func ExampleParty_AdditiveShares() {
 	for j := range sum {
 		sum[j] = leader[j] + helper[j]
 	}
-	fmt.Println("bin", p.Bin(), "kernel", p.Kernel(payload.Label, prefixes), "shares add to", sum)
-	// Output: bin 3 kernel [0 0 1 1] shares add to [0 0 1 1]
+	fmt.Println("bin", p.Bin(), "label", p.Payload(payload.Label), "shares add to", sum)
+	// Output: bin 3 label 1 shares add to [0 0 1 1]
 }

@@ -75,8 +75,8 @@ func (p *Party) Bin() int { return p.bin }
 // fixed point for Probability).
 func (p *Party) Payload(c payload.Component) uint64 { return p.payload[c] }
 
-// Kernel returns payload_c·1[bin ≤ i] for every prefix i.
-func (p *Party) Kernel(c payload.Component, prefixes []int) []uint64 {
+// kernel returns payload_c·1[bin ≤ i] for every prefix i.
+func (p *Party) kernel(c payload.Component, prefixes []int) []uint64 {
 	k := make([]uint64, len(prefixes))
 	for j, i := range prefixes {
 		if p.bin <= i {
@@ -87,7 +87,7 @@ func (p *Party) Kernel(c payload.Component, prefixes []int) []uint64 {
 }
 
 // AdditiveShares splits the kernel values of component c at prefixes into
-// two additive shares mod 2^64, leader + helper = Kernel(c, prefixes).
+// two additive shares mod 2^64, leader + helper = payload_c·1[bin ≤ i].
 // The leader's share at prefix i is word i−1 of the ChaCha20 keystream
 // keyed by the party's secret share seed (crypto/rand, drawn by New) with
 // the component as nonce: pseudorandom to whoever lacks the seed, so each
@@ -100,7 +100,7 @@ func (p *Party) AdditiveShares(c payload.Component, prefixes []int) (leader, hel
 		return nil, nil, err
 	}
 	leader = p.leaderShares(c, prefixes)
-	helper = p.Kernel(c, prefixes)
+	helper = p.kernel(c, prefixes)
 	for j := range helper {
 		helper[j] -= leader[j]
 	}

@@ -54,7 +54,7 @@ func TestPayloadAndShares(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for j, k := range p.Kernel(payload.Probability, prefixes) {
+	for j, k := range p.kernel(payload.Probability, prefixes) {
 		if leader[j]+helper[j] != k {
 			t.Errorf("prefix %d: shares add to %d, want %d", prefixes[j], leader[j]+helper[j], k)
 		}

@@ -27,7 +27,7 @@ func TestReleaseRecordKnownAnswer(t *testing.T) {
 		{Name: "cascade", Bins: 37, Epsilon: 2, Delta: 1e-6, Relation: mechanism.ReplaceOne},
 		{Name: "gaussian-tree", Bins: 37, Epsilon: 0.7, Delta: 1e-9, Relation: mechanism.AddRemove},
 	} {
-		rec := &ReleaseRecord{
+		rec := &releaseRecord{
 			Dataset: "kat", Release: payload.ReleaseID{byte(i), 0xee}, Mechanism: p,
 			Components: []payload.Component{payload.Count, payload.Label, payload.NotLabel, payload.Probability},
 			Reports:    []payload.ReportID{{1}, {2}, {3}},
@@ -40,7 +40,7 @@ func TestReleaseRecordKnownAnswer(t *testing.T) {
 			t.Fatal(err)
 		}
 		h.Write(b)
-		back, err := ParseReleaseRecord(b)
+		back, err := parseReleaseRecord(b)
 		if err != nil {
 			t.Fatal(err)
 		}

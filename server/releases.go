@@ -13,7 +13,7 @@ import (
 	"github.com/fedecdf/fedecdf/internal/wire"
 )
 
-// ReleaseRecord is everything a server needs to answer later queries of a
+// releaseRecord is everything a server needs to answer later queries of a
 // release with the same noise: the release's mechanism and components,
 // the agreed report set, and the server's secret seed, from which every
 // component's noise is derived (payload.ComponentSeed).
@@ -21,7 +21,7 @@ import (
 // The seed is a secret: whoever learns it can subtract this server's
 // noise from every answer of the release. A record must be kept where
 // only the server can read it (internal/store: a 0600 file).
-type ReleaseRecord struct {
+type releaseRecord struct {
 	Dataset    string
 	Release    payload.ReleaseID
 	Mechanism  mechanism.Params
@@ -30,8 +30,8 @@ type ReleaseRecord struct {
 	Seed       noise.Seed
 }
 
-// ReleaseStore keeps encoded release records (ReleaseRecord.
-// MarshalBinary: the server owns the format, a store keeps bytes).
+// ReleaseStore keeps encoded release records (the server owns the
+// format, a store keeps bytes).
 // SaveRelease must make the record durable before returning nil: the
 // server acknowledges a release only after it, so a restarted server
 // answers every acknowledged release with its original noise and never
@@ -45,7 +45,7 @@ type ReleaseStore interface {
 	LoadReleases(dataset string, fn func(release payload.ReleaseID, record []byte) error) error
 }
 
-// releaseRecordVersion is the first byte of an encoded ReleaseRecord.
+// releaseRecordVersion is the first byte of an encoded releaseRecord.
 // A record and the noise a server re-derives from its seed are pinned by
 // TestReleaseRecordKnownAnswer; a change to either is a breaking change
 // that bumps this version, so that an old record is refused rather than
@@ -55,7 +55,7 @@ const releaseRecordVersion = 2
 
 // MarshalBinary encodes r: a version byte, the seed, then the release as
 // a protocol.CreateRelease message whose IDs are the agreed reports.
-func (r *ReleaseRecord) MarshalBinary() ([]byte, error) {
+func (r *releaseRecord) MarshalBinary() ([]byte, error) {
 	if err := r.checkSize(); err != nil {
 		return nil, err
 	}
@@ -70,29 +70,29 @@ func (r *ReleaseRecord) MarshalBinary() ([]byte, error) {
 }
 
 // checkSize returns an error if the record cannot hold its reports.
-func (r *ReleaseRecord) checkSize() error {
+func (r *releaseRecord) checkSize() error {
 	if len(r.Reports) > protocol.MaxReports {
 		return fmt.Errorf("release %v: %d reports exceed the %d a record holds", r.Release, len(r.Reports), protocol.MaxReports)
 	}
 	return nil
 }
 
-// ParseReleaseRecord decodes a record written by MarshalBinary, checking
+// parseReleaseRecord decodes a record written by MarshalBinary, checking
 // its version and its report list against the recorded size and digest.
 // The mechanism is checked when the server restores the release (its
 // bins must be the dataset's before anything of that size is built).
 // Its errors match protocol.ErrMalformed.
-func ParseReleaseRecord(b []byte) (*ReleaseRecord, error) {
-	rec, err := parseReleaseRecord(b)
+func parseReleaseRecord(b []byte) (*releaseRecord, error) {
+	rec, err := decodeReleaseRecord(b)
 	return rec, protocol.Malformed(err)
 }
 
-func parseReleaseRecord(b []byte) (*ReleaseRecord, error) {
+func decodeReleaseRecord(b []byte) (*releaseRecord, error) {
 	r := wire.NewReader(b)
 	if v := r.Uint8("record version"); r.Err() == nil && v != releaseRecordVersion {
 		return nil, fmt.Errorf("release record: version %d is not supported (want %d): it was written by another fedecdf version, whose noise for the release would differ; read it with that version, or start on a new store", v, releaseRecordVersion)
 	}
-	var rec ReleaseRecord
+	var rec releaseRecord
 	r.Fixed("seed", rec.Seed[:])
 	body := r.Blob("release", protocol.MaxMessageSize)
 	if err := r.Finish(); err != nil {
@@ -120,7 +120,7 @@ func parseReleaseRecord(b []byte) (*ReleaseRecord, error) {
 
 // noise derives each component's noise from the record's seed, at the
 // full scale of the component's mechanism.
-func (r *ReleaseRecord) noise() (map[payload.Component]mechanism.Release, error) {
+func (r *releaseRecord) noise() (map[payload.Component]mechanism.Release, error) {
 	rel := make(map[payload.Component]mechanism.Release, len(r.Components))
 	for _, c := range r.Components {
 		mech, err := payload.ComponentMechanism(r.Mechanism, c)
@@ -169,8 +169,8 @@ func (s *memoryReleases) LoadReleases(dataset string, fn func(payload.ReleaseID,
 }
 
 // loadRecord decodes the record saved as release of dataset.
-func loadRecord(dataset string, release payload.ReleaseID, b []byte) (*ReleaseRecord, error) {
-	r, err := ParseReleaseRecord(b)
+func loadRecord(dataset string, release payload.ReleaseID, b []byte) (*releaseRecord, error) {
+	r, err := parseReleaseRecord(b)
 	if err != nil {
 		return nil, err
 	}

@@ -132,13 +132,13 @@ func TestUnsavedReleaseNotAcknowledged(t *testing.T) {
 	}
 }
 
-func testRecord(t testing.TB) *ReleaseRecord {
+func testRecord(t testing.TB) *releaseRecord {
 	seed, err := noise.NewSeed()
 	if err != nil {
 		t.Fatal(err)
 	}
 	ids := []payload.ReportID{{1}, {2}, {9}}
-	return &ReleaseRecord{
+	return &releaseRecord{
 		Dataset: "d", Release: payload.ReleaseID{7}, Seed: seed, Reports: ids,
 		Mechanism:  mechanism.Params{Name: "kary", Bins: 100, Epsilon: 0.5, K: 4, Relation: mechanism.AddRemove},
 		Components: []payload.Component{payload.Count, payload.Label},
@@ -151,7 +151,7 @@ func TestReleaseRecordRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := ParseReleaseRecord(b)
+	got, err := parseReleaseRecord(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestReleaseRecordRoundTrip(t *testing.T) {
 		{"empty", nil, "release record"},
 	} {
 		t.Run(bad.name, func(t *testing.T) {
-			if _, err := ParseReleaseRecord(bad.b); !errors.Is(err, protocol.ErrMalformed) || !strings.Contains(err.Error(), bad.want) {
+			if _, err := parseReleaseRecord(bad.b); !errors.Is(err, protocol.ErrMalformed) || !strings.Contains(err.Error(), bad.want) {
 				t.Errorf("%v, want %q with %q", err, protocol.ErrMalformed, bad.want)
 			}
 		})
@@ -182,7 +182,7 @@ func TestReleaseRecordRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ParseReleaseRecord(b); !errors.Is(err, protocol.ErrMalformed) || !strings.Contains(err.Error(), "not sorted") {
+	if _, err := parseReleaseRecord(b); !errors.Is(err, protocol.ErrMalformed) || !strings.Contains(err.Error(), "not sorted") {
 		t.Errorf("record with unsorted reports: %v", err)
 	}
 }
@@ -198,7 +198,7 @@ func FuzzParseReleaseRecord(f *testing.F) {
 	f.Add(b[:40])
 	f.Add([]byte{1})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := ParseReleaseRecord(b)
+		r, err := parseReleaseRecord(b)
 		if err != nil {
 			return
 		}

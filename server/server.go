@@ -424,7 +424,7 @@ type pendingRelease struct {
 	d     *dataset
 	ids   []payload.ReportID // the reports this server holds, sorted
 	cost  ledger.Budget
-	rec   *ReleaseRecord // Reports set once agreed
+	rec   *releaseRecord // Reports set once agreed
 	noise map[payload.Component]mechanism.Release
 }
 
@@ -477,7 +477,7 @@ func (s *Server) prepareRelease(m *protocol.CreateRelease) (p *pendingRelease, a
 	if p == nil {
 		return nil, answer, err
 	}
-	p.rec = &ReleaseRecord{Dataset: m.Dataset, Release: m.Release, Mechanism: m.Mechanism, Components: m.Components}
+	p.rec = &releaseRecord{Dataset: m.Dataset, Release: m.Release, Mechanism: m.Mechanism, Components: m.Components}
 	if p.rec.Seed, err = noise.NewSeed(); err != nil {
 		return nil, nil, fmt.Errorf("%s: release %v: %w", s.cfg.Role, m.Release, err)
 	}

@@ -101,15 +101,13 @@ func TestBackendsExactWithoutNoise(t *testing.T) {
 
 // treeNoiseMoments returns the variance and fourth cumulant of one prefix
 // noise of a tree release summed over servers draws: Servers·(L+1)
-// independent Lap_Z(t) node noises, each (a difference of two geometric
-// variables, r = e^{−1/t}) with κ2 = 2r/(1−r)² and κ4 = 2r(1+4r+r²)/(1−r)^4.
+// independent Lap_Z(t) node noises (the terms of a prefix), each (a
+// difference of two geometric variables, r = e^{−1/t}) with
+// κ2 = 2r/(1−r)² and κ4 = 2r(1+4r+r²)/(1−r)^4 = κ2·(1 + 3κ2).
 func treeNoiseMoments(m mechanism.Mechanism, servers int) (variance, kappa4 float64) {
-	tree := m.(*mechanism.Tree)
-	r := math.Exp(-1 / tree.Scale())
-	nodes := float64(servers * (tree.Levels() + 1))
-	k2 := 2 * r / ((1 - r) * (1 - r))
-	k4 := 2 * r * (1 + 4*r + r*r) / math.Pow(1-r, 4)
-	return nodes * k2, nodes * k4
+	nodes := float64(servers * len(m.Terms(1, nil)))
+	k2 := m.NodeVariance()
+	return nodes * k2, nodes * k2 * (1 + 3*k2)
 }
 
 // TestTwoServerNoiseVariance: over repeated releases at ε = 1, the

@@ -34,7 +34,7 @@
 //     prefix of a subtree of height h (parent labelled 0 or 1) by
 //     c0 + c1 ≤ h + 1, and an interval splitting below a node at level m
 //     then costs at most ⌊(1 + 2m)/2⌋ = m ≤ L. The proof is spelled out
-//     at Tree; tree_test.go checks it against an exhaustive minimum over
+//     at type tree; tree_test.go checks it against an exhaustive minimum over
 //     all integer shifts and all moves for N ≤ 2^8, where the worst case
 //     is exactly L. Against Eq. (2)'s Lap((L+1)/ε) the prefix variance
 //     is (L/(L+1))² as large at the same ε.

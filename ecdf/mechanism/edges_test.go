@@ -69,7 +69,7 @@ func realisedPrivacyError(m Mechanism, unit uint64) error {
 		return nil
 	}
 	switch m := m.(type) {
-	case *Tree:
+	case *tree:
 		return laplace(m.Sensitivity(), m.Scale(), 0)
 	case *kary:
 		if g, ok := m.node.(*noise.DiscreteGaussian); ok {
@@ -216,7 +216,7 @@ func TestUnitMultipliesTheNoise(t *testing.T) {
 // m, or the σ (as √σ², exact for σ² = s²·2^64) of each Gaussian one.
 func nodeParameters(m Mechanism) []float64 {
 	switch m := m.(type) {
-	case *Tree:
+	case *tree:
 		return []float64{m.Scale()}
 	case *kary:
 		if g, ok := m.node.(*noise.DiscreteGaussian); ok {

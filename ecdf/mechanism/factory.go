@@ -11,7 +11,7 @@ var Names = []string{"tree", "kary", "cascade", "gaussian-tree", "auto"}
 
 // New returns the mechanism named p.Name:
 //
-//   - "tree": NewTree, the binary tree of dp-ecdf Eq. (2), pure ε-DP;
+//   - "tree": newTree, the binary tree of dp-ecdf Eq. (2), pure ε-DP;
 //   - "kary": newKAry, the k-ary tree with subtraction (k = p.K, 0 for
 //     the best k), pure ε-DP (or Theorem 3's (ε, δ) scale when δ > 0);
 //   - "cascade": newCascade, Cascade Sampling, (ε, δ)-DP;
@@ -23,7 +23,7 @@ var Names = []string{"tree", "kary", "cascade", "gaussian-tree", "auto"}
 func New(p Params) (Mechanism, error) {
 	switch p.Name {
 	case "tree":
-		return NewTree(p)
+		return newTree(p)
 	case "kary":
 		return newKAry(p)
 	case "cascade":

@@ -13,7 +13,7 @@ import (
 // Steiner and Torkamani ("Count on your elders", Algorithm 2; Appendix C
 // for even k), and, with digits 0…k−1, their Algorithm 1.
 //
-// Tree. Leaves are the bins 1…k^h (bins beyond N hold nothing); level
+// Tree shape. Leaves are the bins 1…k^h (bins beyond N hold nothing); level
 // ℓ = 1…h+1 has the nodes [j·k^(ℓ−1)+1, (j+1)·k^(ℓ−1)], whose value is
 // the count of instances in those bins. The root (level h+1) is never
 // used. Prefix t is written with h balanced digits

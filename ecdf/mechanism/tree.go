@@ -9,7 +9,7 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf/noise"
 )
 
-// Tree is the hierarchical mechanism of dp-ecdf Eq. (2): with
+// tree is the hierarchical mechanism of dp-ecdf Eq. (2): with
 // L = ⌈log2 N⌉ and independent node noises η_{j,l} (level l = 0..L,
 // j = 1..⌈N/2^l⌉), prefix i receives the path sum
 //
@@ -79,7 +79,7 @@ import (
 // Thm 3.1's 2(L+1)³/ε² with the tight Δ), by the relative amount
 // 1/(12b²) + O(b^{−4}). All node noises of a release are drawn by
 // NewRelease.
-type Tree struct {
+type tree struct {
 	bins     int
 	levels   int // L
 	epsilon  float64
@@ -97,12 +97,12 @@ const maxBins = 1 << 48
 // a release seed (noise.Seed.Stream): the ASCII bytes "tree".
 const treeNoiseDomain uint32 = 0x74726565
 
-// NewTree returns the tree mechanism for p.Bins prefixes at ε = p.Epsilon
+// newTree returns the tree mechanism for p.Bins prefixes at ε = p.Epsilon
 // under p.Relation, with p.Unit integer units per record. It is pure
 // ε-DP: p.Delta must be 0 or a valid δ in [0, 1) (it is not used); p.Name
 // and p.K are not used. It returns an error wrapping ErrNoiseTooLarge if
 // the prefix noise would exceed maxPrefixStdDev.
-func NewTree(p Params) (*Tree, error) {
+func newTree(p Params) (*tree, error) {
 	if p.Bins < 1 || p.Bins > maxBins {
 		return nil, fmt.Errorf("tree: bins %d: must be between 1 and 2^48", p.Bins)
 	}
@@ -116,7 +116,7 @@ func NewTree(p Params) (*Tree, error) {
 		return nil, fmt.Errorf("tree: unknown neighbouring relation %v", p.Relation)
 	}
 	levels := bits.Len(uint(p.Bins - 1))
-	t := &Tree{
+	t := &tree{
 		bins:     p.Bins,
 		levels:   levels,
 		epsilon:  p.Epsilon,
@@ -139,7 +139,7 @@ func NewTree(p Params) (*Tree, error) {
 }
 
 // treeSensitivity is Δ, the largest ‖χ‖₁ the privacy proof needs to
-// explain one change of a neighbour (see Tree).
+// explain one change of a neighbour (see tree).
 func treeSensitivity(levels int, r Relation) int {
 	if r == AddRemove {
 		return (levels + 2) / 2 // ⌈(L+1)/2⌉
@@ -148,50 +148,50 @@ func treeSensitivity(levels int, r Relation) int {
 }
 
 // Name returns "tree".
-func (t *Tree) Name() string { return "tree" }
+func (t *tree) Name() string { return "tree" }
 
 // Bins returns N.
-func (t *Tree) Bins() int { return t.bins }
+func (t *tree) Bins() int { return t.bins }
 
 // Epsilon returns ε: the release of all N prefixes is ε-DP under Relation.
-func (t *Tree) Epsilon() float64 { return t.epsilon }
+func (t *tree) Epsilon() float64 { return t.epsilon }
 
 // Delta returns 0: the tree mechanism is pure ε-DP.
-func (t *Tree) Delta() float64 { return 0 }
+func (t *tree) Delta() float64 { return 0 }
 
 // Relation returns the neighbouring relation of the guarantee.
-func (t *Tree) Relation() Relation { return t.relation }
+func (t *tree) Relation() Relation { return t.relation }
 
 // Levels returns L = ⌈log2 N⌉; every prefix sums L + 1 node noises.
-func (t *Tree) Levels() int { return t.levels }
+func (t *tree) Levels() int { return t.levels }
 
 // Sensitivity returns Δ, the ℓ1 sensitivity of one record: max(L, 1)
 // under replace-one, ⌈(L+1)/2⌉ under add/remove.
-func (t *Tree) Sensitivity() int { return t.delta }
+func (t *tree) Sensitivity() int { return t.delta }
 
 // Scale returns b, the scale of each node's discrete Laplace noise: the
 // least exactly sampled scale with b·ε ≥ Unit·Δ.
-func (t *Tree) Scale() float64 { return t.scale }
+func (t *tree) Scale() float64 { return t.scale }
 
 // NodeVariance returns the exact variance 2r/(1−r)², r = e^{−1/b}, of one
 // node noise Lap_Z(b) (the continuous Lap(b) would have 2b²).
-func (t *Tree) NodeVariance() float64 { return t.node.Variance() }
+func (t *tree) NodeVariance() float64 { return t.node.Variance() }
 
 // PrefixVariance returns (L+1)·NodeVariance(), the same for every prefix
 // i: 2(L+1)L²/ε² for counts under replace-one (Thm 3.1's 2(L+1)³/ε²
-// with the tight Δ = L), up to the discrete correction (see Tree).
-func (t *Tree) PrefixVariance(i int) float64 { return t.MeanVariance() }
+// with the tight Δ = L), up to the discrete correction (see tree).
+func (t *tree) PrefixVariance(i int) float64 { return t.MeanVariance() }
 
 // MeanVariance returns (L+1)·NodeVariance().
-func (t *Tree) MeanVariance() float64 { return float64(t.levels+1) * t.NodeVariance() }
+func (t *tree) MeanVariance() float64 { return float64(t.levels+1) * t.NodeVariance() }
 
 // Nodes returns Σ_{l=0..L} ⌈N/2^l⌉, the number of node noises.
-func (t *Tree) Nodes() int { return t.offsets[t.levels+1] }
+func (t *tree) Nodes() int { return t.offsets[t.levels+1] }
 
 // Terms appends the L + 1 nodes (j, l) = (⌈i/2^l⌉, l) of prefix i, each
 // with coefficient 1, numbered offsets[l] + j − 1. It panics unless
 // 1 ≤ i ≤ N, as an out-of-range index does.
-func (t *Tree) Terms(i int, dst []Term) []Term {
+func (t *tree) Terms(i int, dst []Term) []Term {
 	t.checkPrefix(i)
 	for l := 0; l <= t.levels; l++ {
 		dst = append(dst, Term{Node: t.nodeIndex(i, l), Coef: 1})
@@ -200,9 +200,9 @@ func (t *Tree) Terms(i int, dst []Term) []Term {
 }
 
 // nodeIndex numbers node (⌈i/2^l⌉, l) level by level.
-func (t *Tree) nodeIndex(i, l int) int { return t.offsets[l] + (i-1)>>l }
+func (t *tree) nodeIndex(i, l int) int { return t.offsets[l] + (i-1)>>l }
 
-func (t *Tree) checkPrefix(i int) {
+func (t *tree) checkPrefix(i int) {
 	if i < 1 || i > t.bins {
 		panic(fmt.Sprintf("tree: prefix %d out of range [1, %d]", i, t.bins))
 	}
@@ -210,14 +210,14 @@ func (t *Tree) checkPrefix(i int) {
 
 // NewRelease draws all Nodes() node noises of a release: η_{j,l} from
 // noise.Seed(seed).Stream(domain "tree", node index).
-func (t *Tree) NewRelease(seed [32]byte) Release {
+func (t *tree) NewRelease(seed [32]byte) Release {
 	return &treeRelease{tree: t, nodes: drawNodes(seed, treeNoiseDomain, t.Nodes(), identity, func(int) sampler { return t.node })}
 }
 
 // treeRelease holds every node noise of one release. It is read-only,
 // hence safe for concurrent use.
 type treeRelease struct {
-	tree  *Tree
+	tree  *tree
 	nodes []int64 // by node index
 }
 

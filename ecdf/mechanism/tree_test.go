@@ -8,12 +8,12 @@ import (
 	"testing"
 )
 
-// Compile-time check that *Tree is a Mechanism.
-var _ Mechanism = (*Tree)(nil)
+// Compile-time check that *tree is a Mechanism.
+var _ Mechanism = (*tree)(nil)
 
-func mustTree(t testing.TB, bins int, epsilon float64, r Relation) *Tree {
+func mustTree(t testing.TB, bins int, epsilon float64, r Relation) *tree {
 	t.Helper()
-	m, err := NewTree(Params{Name: "tree", Bins: bins, Epsilon: epsilon, Relation: r})
+	m, err := newTree(Params{Name: "tree", Bins: bins, Epsilon: epsilon, Relation: r})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,9 +38,9 @@ func TestNewTreeRejectsBadParams(t *testing.T) {
 		{Params{Bins: 8, Epsilon: 1e-300}, "epsilon 1e-300"},
 	} {
 		t.Run(c.want, func(t *testing.T) {
-			_, err := NewTree(c.p)
+			_, err := newTree(c.p)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("NewTree(%+v) error = %v, want one naming %q", c.p, err, c.want)
+				t.Errorf("newTree(%+v) error = %v, want one naming %q", c.p, err, c.want)
 			}
 		})
 	}
@@ -105,11 +105,11 @@ type nodeShift map[int]int
 // s+1. If Terms used another index pattern than (⌈i/2^l⌉, l), the node
 // found would not cover exactly that interval and Z·χ would not match.
 type dyadicShifts struct {
-	m     *Tree
+	m     *tree
 	terms [][]Term // terms[i] = Terms(i), 1 ≤ i ≤ N
 }
 
-func newDyadicShifts(m *Tree) *dyadicShifts {
+func newDyadicShifts(m *tree) *dyadicShifts {
 	d := &dyadicShifts{m: m, terms: make([][]Term, m.Bins()+1)}
 	for i := 1; i <= m.Bins(); i++ {
 		d.terms[i] = m.Terms(i, nil)
@@ -227,7 +227,7 @@ func (d *dyadicShifts) explains(chi nodeShift, want func(i int) int) bool {
 // plus the edge above it, over the labellings g ∈ {0, 1} with
 // g(leaf i) = change(i) for i ≤ N (free beyond N) when the node's parent
 // is labelled p. cost[L][0][0] is the minimum cut of the proof of Δ = L
-// (see Tree).
+// (see tree).
 func cutCosts(L, bins int, change func(i int) int) [][][2]int {
 	cost := make([][][2]int, L+1)
 	for l := 0; l <= L; l++ {
@@ -351,7 +351,7 @@ func b2i(b bool) int {
 // subtree of node v given the sum s of χ over v's ancestors, and a leaf
 // i costs |change(i) − s| (0 beyond N). Ancestor sums are limited to
 // [−3, 4], wider than the {0, 1} an optimal shift of a 0/1 change needs
-// (clamping, see Tree), so the test below checks that claim
+// (clamping, see tree), so the test below checks that claim
 // independently: a narrower window can only raise the minimum. The
 // minimum over s2 of |s2 − s| + f(s2) is a distance transform, two
 // passes over the window.

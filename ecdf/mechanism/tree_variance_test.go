@@ -71,7 +71,7 @@ func termNoise(m Mechanism, seed [32]byte, i int) int64 {
 	var domain uint32
 	var dist sampler
 	switch m := m.(type) {
-	case *Tree:
+	case *tree:
 		domain, dist = treeNoiseDomain, m.node
 	case *kary:
 		domain, dist = m.domain, m.node

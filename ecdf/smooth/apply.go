@@ -14,8 +14,8 @@ import (
 var Methods = []string{"none", "l1", "l2", "tree-l2"}
 
 // Apply post-processes the raw private curve f (F̂ normalised by n) with the
-// named method: "none" (a copy), "l1" (PointwiseL1), "l2" (PointwiseL2) or
-// "tree-l2" (TreeL2 over m's noise pattern, default options; m is needed
+// named method: "none" (a copy), "l1" (pointwiseL1), "l2" (PointwiseL2) or
+// "tree-l2" (treeL2 over m's noise pattern, default options; m is needed
 // only for this method). Smoothing is post-processing: the result has the
 // ε (δ) and neighbouring relation of the release of f.
 //
@@ -35,11 +35,11 @@ func Apply(method string, f []float64, m mechanism.Mechanism) ([]float64, error)
 	case "none":
 		return slices.Clone(f), nil
 	case "l1":
-		return nonDecreasing(PointwiseL1(f)), nil
+		return nonDecreasing(pointwiseL1(f)), nil
 	case "l2":
 		return PointwiseL2(f), nil
 	case "tree-l2":
-		g, st, err := TreeL2(f, m, TreeOptions{})
+		g, st, err := treeL2(f, m, treeOptions{})
 		if err != nil {
 			return nil, err
 		}

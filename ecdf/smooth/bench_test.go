@@ -43,7 +43,7 @@ func BenchmarkSmooth(b *testing.B) {
 				b.ReportMetric(perOp/float64(n), "ns/point")
 				b.ReportMetric(perOp/baseline, "x-l2")
 				if method == "tree-l2" {
-					_, st, _ := TreeL2(raw, m, TreeOptions{})
+					_, st, _ := treeL2(raw, m, treeOptions{})
 					b.ReportMetric(float64(st.Iterations), "iterations")
 				}
 			})

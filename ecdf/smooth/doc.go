@@ -21,7 +21,7 @@
 //
 // a closed convex set that contains the true ECDF F.
 //
-// # Pointwise form (the authors' code): PointwiseL2, PointwiseL1
+// # Pointwise form (the authors' code): "l2" (PointwiseL2), "l1"
 //
 // With Z replaced by the identity (one correction per point), Eq. 3 is
 // min Σ|g_i − F̂_i|^p over g ∈ K: bounded isotonic regression.
@@ -41,7 +41,7 @@
 // Euclidean projection onto a convex set containing F, it is
 // non-expansive: ‖F − F́‖₂ ≤ ‖F − F̂‖₂ for every release (tested).
 //
-// p = 1. PointwiseL1 is the exact priority-queue dynamic program for L1
+// p = 1. The "l1" method is the exact priority-queue dynamic program for L1
 // isotonic regression (the "slope trick"; see Rote, Isotonic regression by
 // dynamic programming, SOSA 2019), O(N log N): the prefix cost as a
 // function of the last value is convex piecewise linear, a max-heap holds
@@ -51,7 +51,7 @@
 // with an exact dynamic program over candidate values (the data and the
 // bounds), including inputs with ties.
 //
-// # Tree form: TreeL2 (p = 2)
+// # Tree form: "tree-l2" (p = 2)
 //
 // F̂ = F + Zη/n with i.i.d. node noise η of variance σ² (in counts), so F̂
 // has covariance Σ = (σ²/n²)·ZZᵀ. For a change d = F́ − F̂ the least-norm
@@ -68,7 +68,7 @@
 // exchange it removes noise along the directions in which the mechanism
 // puts most of it (a whole subtree shifted by one node).
 //
-// TreeL2 solves min ½‖ν‖² s.t. Aν ≥ b, with A = DZ, D the (N+1) × N
+// It solves min ½‖ν‖² s.t. Aν ≥ b, with A = DZ, D the (N+1) × N
 // difference operator of K and b = c − DF̂, on its dual
 // max_{λ ≥ 0} λᵀb − ½‖Aᵀλ‖² by accelerated projected gradient
 // (diagonally preconditioned by W = |A||A|ᵀ1 ≽ AAᵀ) with adaptive restart;
@@ -76,9 +76,9 @@
 // one with Aᵀ, O(nnz A) = O(N log N) for the tree, k-ary and cascade
 // patterns. It stops when the KKT residual — the primal violation and the
 // duality gap λᵀ(Aν − b); stationarity and λ ≥ 0 hold by construction —
-// is below a relative tolerance (TreeOptions, default 1e-9: violation
+// is below a relative tolerance (default 1e-9: violation
 // relative to that of F̂, gap relative to ½‖ν‖²), and reports the
-// iterations and residuals in TreeStats. A final PointwiseL2 pass makes the
+// iterations and residuals. A final PointwiseL2 pass makes the
 // curve exactly feasible (it moves it by at most N times the violation).
 // Tests check the solution against active-set enumeration for N ≤ 8 and an
 // exact KKT certificate for N = 16, 32, for tree, k-ary and cascade.

@@ -13,9 +13,14 @@ func ExamplePointwiseL2() {
 	// Output: [0.00 0.29 0.29 0.64 1.00]
 }
 
-func ExamplePointwiseL1() {
+func ExampleApply_l1() {
 	raw := []float64{0.10, 0.50, 0.20, 0.30, 1.20}
-	fmt.Printf("%.2f\n", smooth.PointwiseL1(raw))
+	smoothed, err := smooth.Apply("l1", raw, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%.2f\n", smoothed)
 	// Output: [0.10 0.20 0.20 0.30 1.00]
 }
 
@@ -24,20 +29,20 @@ func ExamplePointwiseL1() {
 // involves four nodes (leaves 2 and 3, the two level-1 nodes); the least
 // correction moves each by 0.025, so whole halves of the curve move, unlike
 // PointwiseL2, which gives [0.30 0.50 0.50 0.90].
-func ExampleTreeL2() {
+func ExampleApply_treeL2() {
 	m, err := mechanism.New(mechanism.Params{Name: "tree", Bins: 4, Epsilon: 1})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	raw := []float64{0.30, 0.55, 0.45, 0.90}
-	smoothed, st, err := smooth.TreeL2(raw, m, smooth.TreeOptions{})
+	smoothed, err := smooth.Apply("tree-l2", raw, m)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Printf("%.4f converged=%v ½‖ν‖²=%.5f\n", smoothed, st.Converged, st.Objective)
-	// Output: [0.2750 0.5000 0.5000 0.9250] converged=true ½‖ν‖²=0.00125
+	fmt.Printf("%.4f\n", smoothed)
+	// Output: [0.2750 0.5000 0.5000 0.9250]
 }
 
 func ExampleApply() {

@@ -36,7 +36,7 @@ func PointwiseL2(f []float64) []float64 {
 	return nonDecreasing(z)
 }
 
-// PointwiseL1 returns a non-decreasing curve z in [0, 1] that minimises
+// pointwiseL1 returns a non-decreasing curve z in [0, 1] that minimises
 // Σ |z_i − f_i|: the pointwise p = 1 form of dp-ecdf Eq. 3, exactly.
 //
 // It is the classic max-heap algorithm for L1 isotonic regression
@@ -44,7 +44,7 @@ func PointwiseL2(f []float64) []float64 {
 // optimal last value of the prefix problem; an optimal solution is then
 // z_N = m_N, z_i = min(z_{i+1}, m_i). Clipping to [0, 1] is exact as for
 // PointwiseL2 (the loss is separable and convex). f must be finite.
-func PointwiseL1(f []float64) []float64 {
+func pointwiseL1(f []float64) []float64 {
 	h := make(maxHeap, 0, len(f))
 	z := make([]float64, len(f))
 	for i, v := range f {

@@ -106,7 +106,7 @@ func TestPointwiseL1IsOptimal(t *testing.T) {
 				f[i] = math.Round(f[i]*5) / 5
 			}
 		}
-		g := PointwiseL1(f)
+		g := pointwiseL1(f)
 		requireFeasible(t, g)
 		near(t, bruteL1(f), l1(f, g), 1e-12, "L1 distance of f=%v g=%v", f, g)
 	}
@@ -249,7 +249,7 @@ func TestTreeL2MatchesBruteForce(t *testing.T) {
 				if want > 0 {
 					active++
 				}
-				g, st, err := TreeL2(f, m, TreeOptions{Tolerance: 1e-12})
+				g, st, err := treeL2(f, m, treeOptions{Tolerance: 1e-12})
 				check(t, err)
 				if !st.Converged {
 					t.Fatalf("%s n=%d: %+v", m.Name(), n, st)
@@ -322,12 +322,12 @@ func TestTreeL2PassesKKTCertificate(t *testing.T) {
 				}
 				p, err := newProblem(f, m)
 				check(t, err)
-				g, st, err := TreeL2(f, m, TreeOptions{Tolerance: 1e-12})
+				g, st, err := treeL2(f, m, treeOptions{Tolerance: 1e-12})
 				check(t, err)
 				if !st.Converged {
 					t.Fatalf("%s n=%d: %+v", m.Name(), n, st)
 				}
-				nu, _ := p.solve(TreeOptions{Tolerance: 1e-12, MaxIterations: 100000}, p.violation(make([]float64, p.cols)))
+				nu, _ := p.solve(treeOptions{Tolerance: 1e-12, MaxIterations: 100000}, p.violation(make([]float64, p.cols)))
 				star := certify(t, p, nu)
 				nearSlice(t, curveOf(p, f, star), g, 1e-5, "%s n=%d sd=%g", m.Name(), n, sd)
 				near(t, floats.Dot(star, star)/2, st.Objective, 1e-8*max(1, st.Objective), "%s n=%d sd=%g: objective", m.Name(), n, sd)
@@ -342,7 +342,7 @@ func TestTreeL2KeepsFeasibleCurve(t *testing.T) {
 	for i := range f {
 		f[i] = float64(i) / 16
 	}
-	g, st, err := TreeL2(f, m, TreeOptions{})
+	g, st, err := treeL2(f, m, treeOptions{})
 	check(t, err)
 	if !slices.Equal(f, g) || st.Iterations != 0 {
 		t.Errorf("feasible curve %v became %v after %d iterations", f, g, st.Iterations)
@@ -402,7 +402,7 @@ func TestTreeL2NeverIncreasesErrorInNoiseMetric(t *testing.T) {
 						t.Fatalf("%s: ZZᵀ not positive definite", name)
 					}
 				}
-				g, st, err := TreeL2(raw, m, TreeOptions{Tolerance: 1e-12})
+				g, st, err := treeL2(raw, m, treeOptions{Tolerance: 1e-12})
 				check(t, err)
 				if !st.Converged {
 					t.Fatalf("%s ε=%g release %d: %+v", name, eps, r, st)
@@ -448,7 +448,7 @@ func TestTreeL2OnTreeRelease(t *testing.T) {
 	check(t, err)
 	p, err := ecdf.NewPrivate(m, hist, noise.Seed{1})
 	check(t, err)
-	g, st, err := TreeL2(p.Curve(), m, TreeOptions{Tolerance: 1e-9})
+	g, st, err := treeL2(p.Curve(), m, treeOptions{Tolerance: 1e-9})
 	check(t, err)
 	if !st.Converged {
 		t.Fatalf("%+v", st)
@@ -484,8 +484,8 @@ func TestApplyRejectsBadInput(t *testing.T) {
 	apply := func(method string, f []float64, m mechanism.Mechanism) func() error {
 		return func() error { _, err := Apply(method, f, m); return err }
 	}
-	tree := func(f []float64, m mechanism.Mechanism, opt TreeOptions) func() error {
-		return func() error { _, _, err := TreeL2(f, m, opt); return err }
+	tree := func(f []float64, m mechanism.Mechanism, opt treeOptions) func() error {
+		return func() error { _, _, err := treeL2(f, m, opt); return err }
 	}
 	tests := []struct {
 		name string
@@ -497,9 +497,9 @@ func TestApplyRejectsBadInput(t *testing.T) {
 		{"empty", apply("l2", nil, m), []string{"empty"}},
 		{"NaN", apply("l1", []float64{0, math.NaN()}, m), []string{"point 2"}},
 		{"infinity", apply("tree-l2", []float64{0, 0.1, math.Inf(1), 1}, m), []string{"point 3"}},
-		{"length", tree(f[:3], m, TreeOptions{}), []string{"3 points"}},
-		{"tolerance", tree(f, m, TreeOptions{Tolerance: -1}), []string{"tolerance"}},
-		{"node out of range", tree(f, outOfRangeNode{m}, TreeOptions{}), []string{"prefix 1"}},
+		{"length", tree(f[:3], m, treeOptions{}), []string{"3 points"}},
+		{"tolerance", tree(f, m, treeOptions{Tolerance: -1}), []string{"tolerance"}},
+		{"node out of range", tree(f, outOfRangeNode{m}, treeOptions{}), []string{"prefix 1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,9 +8,9 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 )
 
-// TreeOptions controls the tree form of dp-ecdf Eq. 3 (TreeL2).
-type TreeOptions struct {
-	// Tolerance is the relative KKT residual at which TreeL2 stops: the
+// treeOptions controls the tree form of dp-ecdf Eq. 3 (treeL2).
+type treeOptions struct {
+	// Tolerance is the relative KKT residual at which treeL2 stops: the
 	// largest constraint violation relative to that of F̂ itself, and the
 	// duality gap relative to ½‖ν‖². Both ratios are free of the units of
 	// F̂, as the minimiser is. Zero means 1e-9.
@@ -20,11 +20,11 @@ type TreeOptions struct {
 	MaxIterations int
 }
 
-// TreeStats reports how TreeL2 ended. Stationarity (ν = Aᵀλ) and dual
+// treeStats reports how treeL2 ended. Stationarity (ν = Aᵀλ) and dual
 // feasibility (λ ≥ 0) hold exactly at every iterate, so Violation (primal
 // feasibility) and Gap (complementary slackness, λᵀ(Aν − b)) are the whole
 // KKT residual.
-type TreeStats struct {
+type treeStats struct {
 	Iterations int
 	Converged  bool
 	// Violation is the largest constraint violation of F̂ + Zν, in ECDF
@@ -40,7 +40,7 @@ type TreeStats struct {
 	Repair float64
 }
 
-// TreeL2 solves the tree form of dp-ecdf Eq. 3 for p = 2: it finds the node
+// treeL2 solves the tree form of dp-ecdf Eq. 3 for p = 2: it finds the node
 // correction ν of least Euclidean norm such that F́ = F̂ + Zν is
 // non-decreasing with F́_1 ≥ 0 and F́_N ≤ 1, where Z is the mechanism's
 // prefix–node pattern (m.Terms, any real coefficients). f is F̂ normalised
@@ -63,16 +63,16 @@ type TreeStats struct {
 // scalar step 1/‖A‖² (X_pois(3), N = 2^15, ε = 0.01 … 100). It stops when
 // the violation is at most opts.Tolerance times that of F̂ and the gap at
 // most opts.Tolerance·½‖ν‖²; the result is then made exactly feasible by
-// PointwiseL2 (TreeStats.Repair).
-func TreeL2(f []float64, m mechanism.Mechanism, opts TreeOptions) ([]float64, TreeStats, error) {
+// PointwiseL2 (treeStats.Repair).
+func treeL2(f []float64, m mechanism.Mechanism, opts treeOptions) ([]float64, treeStats, error) {
 	if m == nil {
-		return nil, TreeStats{}, fmt.Errorf("smoothing tree-l2 needs the mechanism of the release (got nil)")
+		return nil, treeStats{}, fmt.Errorf("smoothing tree-l2 needs the mechanism of the release (got nil)")
 	}
 	if err := checkCurve(f); err != nil {
-		return nil, TreeStats{}, err
+		return nil, treeStats{}, err
 	}
 	if m.Bins() != len(f) {
-		return nil, TreeStats{}, fmt.Errorf("smoothing a curve of %d points with a mechanism over %d bins", len(f), m.Bins())
+		return nil, treeStats{}, fmt.Errorf("smoothing a curve of %d points with a mechanism over %d bins", len(f), m.Bins())
 	}
 	if opts.Tolerance == 0 {
 		opts.Tolerance = 1e-9
@@ -81,15 +81,15 @@ func TreeL2(f []float64, m mechanism.Mechanism, opts TreeOptions) ([]float64, Tr
 		opts.MaxIterations = 100000
 	}
 	if !(opts.Tolerance > 0) || opts.MaxIterations < 0 {
-		return nil, TreeStats{}, fmt.Errorf("invalid tree smoothing options %+v: tolerance must be positive, iterations non-negative", opts)
+		return nil, treeStats{}, fmt.Errorf("invalid tree smoothing options %+v: tolerance must be positive, iterations non-negative", opts)
 	}
 	p, err := newProblem(f, m)
 	if err != nil {
-		return nil, TreeStats{}, err
+		return nil, treeStats{}, err
 	}
 	initial := p.violation(make([]float64, p.cols))
 	if initial == 0 {
-		return slices.Clone(f), TreeStats{Converged: true}, nil
+		return slices.Clone(f), treeStats{Converged: true}, nil
 	}
 	nu, st := p.solve(opts, initial)
 	g := slices.Clone(f)
@@ -281,14 +281,14 @@ func (p *problem) addZ(g, nu []float64) {
 // iteration costs one product with Aᵀ and one with A.
 // It stops at the relative tolerance of opts, violations measured against
 // initial, the violation at ν = 0.
-func (p *problem) solve(opts TreeOptions, initial float64) ([]float64, TreeStats) {
+func (p *problem) solve(opts treeOptions, initial float64) ([]float64, treeStats) {
 	w := p.rowScale()
 	scale := min(max(1.1*p.normEstimate(w), 1e-3), 1)
 	lambda, y, next := make([]float64, p.rows), make([]float64, p.rows), make([]float64, p.rows)
 	nuLambda, nuY, nuNext := make([]float64, p.cols), make([]float64, p.cols), make([]float64, p.cols)
 	s := make([]float64, p.rows)
 	t := 1.0
-	st := TreeStats{InitialViolation: initial}
+	st := treeStats{InitialViolation: initial}
 	for st.Iterations = 1; st.Iterations <= opts.MaxIterations; st.Iterations++ {
 		p.slack(s, nuY) // the gradient of the (minimised) negative dual at y
 		for {
@@ -334,7 +334,7 @@ func (p *problem) solve(opts TreeOptions, initial float64) ([]float64, TreeStats
 
 // converged recomputes ν = Aᵀλ exactly and evaluates the primal violation
 // and duality gap at λ.
-func (p *problem) converged(lambda, nu, s []float64, tol float64, st *TreeStats) bool {
+func (p *problem) converged(lambda, nu, s []float64, tol float64, st *treeStats) bool {
 	p.atLambda(nu, lambda)
 	p.slack(s, nu)
 	st.Violation = max(0, -slices.Min(s))

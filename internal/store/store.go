@@ -18,7 +18,7 @@ import (
 
 // Bucket layout: reports/<dataset>/<report ID> = encoded Upload;
 // ledger/<dataset> = spent (JSON) and ledger/<dataset>/releases/<release ID>;
-// seeds/<dataset>/<release ID> = encoded server.ReleaseRecord (secret).
+// seeds/<dataset>/<release ID> = the server's encoded release record (secret).
 var (
 	reportsBucket  = []byte("reports")
 	ledgerBucket   = []byte("ledger")
@@ -30,7 +30,7 @@ var (
 )
 
 // FormatVersion is the version of the store's layout and of the records
-// in it (server.ReleaseRecord, the ledger entries). It is written into a
+// in it (the server's release records, the ledger entries). It is written into a
 // new store and checked on every open: a store written under another
 // version is refused (ErrFormat), never read with other rules — a
 // release whose seed derived other noise could be averaged over two

@@ -21,8 +21,8 @@ const PoissonBins = 1 << 15
 // the values v = 1..n as a histogram: h[v−1], the number of instances with
 // φ(x) = v, is drawn independently from Poisson(λ). It is simulation data,
 // drawn from a PCG generator seeded with seed (not a source of noise). Its
-// ECDF rises steadily overall but at a locally varying rate. Use
-// ecdf.PoissonGrid(n) as its grid, and ecdf.Values to list its instances.
+// ECDF rises steadily overall but at a locally varying rate. Its grid
+// is ecdf.NewLinearGrid(0, n, n), on which value v falls in bin v.
 func PoissonHistogram(lambda float64, n int, seed uint64) ([]int64, error) {
 	if math.IsNaN(lambda) || math.IsInf(lambda, 0) || lambda <= 0 {
 		return nil, fmt.Errorf("synthetic: Poisson rate λ = %g is not a positive finite number", lambda)
