@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/fedecdf/fedecdf/dataset"
+	"github.com/fedecdf/fedecdf/internal/dataset"
 )
 
 // Data is what the parties hold: one score and label each, and, when the

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/fedecdf/fedecdf/dataset"
+	"github.com/fedecdf/fedecdf/internal/dataset"
 )
 
 // TestLoadDataSynthetic: the built-in path trains a logistic regression on

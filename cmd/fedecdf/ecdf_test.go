@@ -13,9 +13,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedecdf/fedecdf/dataset"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/dataset"
 )
 
 // runECDFCommand runs "fedecdf ecdf args…" in-process and returns its

@@ -5,7 +5,7 @@ import (
 	"io"
 	"sort"
 
-	"github.com/fedecdf/fedecdf/experiment"
+	"github.com/fedecdf/fedecdf/internal/experiment"
 	"github.com/spf13/cobra"
 )
 

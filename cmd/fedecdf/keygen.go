@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/fedecdf/fedecdf/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy"
 	"github.com/spf13/cobra"
 )
 

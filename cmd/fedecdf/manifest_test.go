@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedecdf/fedecdf/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy"
 )
 
 // runManifest runs "fedecdf manifest" in-process with fresh keys for the

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fedecdf/fedecdf/dataset"
+	"github.com/fedecdf/fedecdf/internal/dataset"
 )
 
 func ExampleReadColumnFrom() {

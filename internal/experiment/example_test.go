@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/fedecdf/fedecdf/experiment"
+	"github.com/fedecdf/fedecdf/internal/experiment"
 )
 
 // Fig. 4 on a small grid: for each mechanism, the ECDF, inverse-ECDF and

@@ -3,8 +3,8 @@ package audit_test
 import (
 	"fmt"
 
-	"github.com/fedecdf/fedecdf/audit"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/audit"
 	"github.com/fedecdf/fedecdf/internal/payload"
 )
 

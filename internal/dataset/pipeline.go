@@ -8,7 +8,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/fedecdf/fedecdf/logreg"
+	"github.com/fedecdf/fedecdf/internal/logreg"
 )
 
 // DefaultTestFraction is the default SplitOptions.TestFraction. dp-ecdf §6

@@ -3,7 +3,7 @@ package logreg_test
 import (
 	"fmt"
 
-	"github.com/fedecdf/fedecdf/logreg"
+	"github.com/fedecdf/fedecdf/internal/logreg"
 )
 
 func ExampleFit() {
