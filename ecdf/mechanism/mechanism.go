@@ -39,7 +39,7 @@ func ParseRelation(s string) (Relation, error) {
 	case "addremove", "add-remove":
 		return AddRemove, nil
 	}
-	return 0, fmt.Errorf("unknown neighbouring relation %q (want replace or addremove)", s)
+	return 0, fmt.Errorf("mechanism: unknown neighbouring relation %q (want replace or addremove)", s)
 }
 
 // Term is one noise variable used by a prefix: the prefix noise is
