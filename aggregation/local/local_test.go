@@ -1,8 +1,8 @@
 package local
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/fedecdf/fedecdf/aggregation"

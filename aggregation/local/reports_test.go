@@ -1,8 +1,8 @@
 package local
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
