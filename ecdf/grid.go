@@ -31,6 +31,8 @@ func (s Scale) String() string {
 }
 
 // ParseScale parses "linear" or "log".
+// Like strconv's, its error is for the caller to prefix with the flag
+// or field it parsed, so it carries no package prefix.
 func ParseScale(s string) (Scale, error) {
 	switch s {
 	case "linear", "":
@@ -38,7 +40,7 @@ func ParseScale(s string) (Scale, error) {
 	case "log":
 		return Log, nil
 	}
-	return 0, fmt.Errorf("ecdf: unknown grid scale %q (want linear or log)", s)
+	return 0, fmt.Errorf("unknown grid scale %q (want linear or log)", s)
 }
 
 // Grid is the public, data-independent set of thresholds

@@ -32,6 +32,8 @@ func (r Relation) String() string {
 }
 
 // ParseRelation parses "replace" or "addremove".
+// Like strconv's, its error is for the caller to prefix with the flag
+// or field it parsed, so it carries no package prefix.
 func ParseRelation(s string) (Relation, error) {
 	switch s {
 	case "replace", "replace-one", "":
@@ -39,7 +41,7 @@ func ParseRelation(s string) (Relation, error) {
 	case "addremove", "add-remove":
 		return AddRemove, nil
 	}
-	return 0, fmt.Errorf("mechanism: unknown neighbouring relation %q (want replace or addremove)", s)
+	return 0, fmt.Errorf("unknown neighbouring relation %q (want replace or addremove)", s)
 }
 
 // Term is one noise variable used by a prefix: the prefix noise is

@@ -48,13 +48,15 @@ func (c Component) String() string {
 }
 
 // ParseComponent parses count, label, notlabel or probability.
+// Like strconv's, its error is for the caller to prefix with the flag
+// or field it parsed, so it carries no package prefix.
 func ParseComponent(s string) (Component, error) {
 	for i, n := range componentNames {
 		if s == n {
 			return Component(i), nil
 		}
 	}
-	return 0, fmt.Errorf("payload: unknown payload component %q (want %s)", s, strings.Join(componentNames[:], ", "))
+	return 0, fmt.Errorf("unknown payload component %q (want %s)", s, strings.Join(componentNames[:], ", "))
 }
 
 // Valid reports whether c is one of the NumComponents components.
