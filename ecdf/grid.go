@@ -31,8 +31,8 @@ func (s Scale) String() string {
 }
 
 // ParseScale parses "linear" or "log".
-// Like strconv's, its error is for the caller to prefix with the flag
-// or field it parsed, so it carries no package prefix.
+// Its error is the bare phrase, for the caller to prefix with the flag
+// or field it parsed ("--neighbours: ..."): it has no package prefix.
 func ParseScale(s string) (Scale, error) {
 	switch s {
 	case "linear", "":

@@ -48,8 +48,8 @@ func (c Component) String() string {
 }
 
 // ParseComponent parses count, label, notlabel or probability.
-// Like strconv's, its error is for the caller to prefix with the flag
-// or field it parsed, so it carries no package prefix.
+// Its error is the bare phrase, for the caller to prefix with the flag
+// or field it parsed ("--neighbours: ..."): it has no package prefix.
 func ParseComponent(s string) (Component, error) {
 	for i, n := range componentNames {
 		if s == n {
