@@ -2,6 +2,7 @@ package aggregation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -50,10 +51,10 @@ func (s ReleaseSpec) Normalize() (ReleaseSpec, error) {
 	slices.Sort(comps)
 	for i, c := range comps {
 		if !c.Valid() {
-			return s, fmt.Errorf("unknown payload component %d", c)
+			return s, fmt.Errorf("aggregation: unknown payload component %d", c)
 		}
 		if i > 0 && c == comps[i-1] {
-			return s, fmt.Errorf("component %v listed twice", c)
+			return s, fmt.Errorf("aggregation: component %v listed twice", c)
 		}
 	}
 	s.Components = comps
@@ -92,7 +93,7 @@ func NewRelease(id payload.ReleaseID, spec ReleaseSpec, reports, servers int) (*
 	}
 	units, err := payload.PrivacyUnits(spec.Components)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("aggregation: %w", err)
 	}
 	if spec.Mechanism.Relation != mechanism.ReplaceOne {
 		reports = 0
@@ -101,7 +102,7 @@ func NewRelease(id payload.ReleaseID, spec ReleaseSpec, reports, servers int) (*
 	for _, c := range spec.Components {
 		m, err := payload.ComponentMechanism(spec.Mechanism, c)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("aggregation: %w", err)
 		}
 		r.mechanisms[c] = m
 	}
@@ -152,25 +153,36 @@ type Query struct {
 	Prefixes  []int // strictly increasing, in [1, N]
 }
 
+// Sentinel errors of Query.Check, for callers to branch on with
+// errors.Is; the error's text adds the details.
+var (
+	// ErrNotCovered: the query's component is not one of its release's.
+	ErrNotCovered = errors.New("does not cover component")
+	// ErrBadPrefixes: the query has no prefixes, or they are not
+	// strictly increasing in [1, N].
+	ErrBadPrefixes = errors.New("bad prefixes")
+)
+
 // Check returns an error unless q names a release that covers its
-// component and strictly increasing prefixes in [1, N].
+// component (else ErrNotCovered) and strictly increasing prefixes in
+// [1, N] (else ErrBadPrefixes).
 func (q Query) Check() error {
 	if q.Release == nil {
-		return fmt.Errorf("query without a release")
+		return errors.New("aggregation: query without a release")
 	}
 	if q.Release.mechanisms[q.Component] == nil {
-		return fmt.Errorf("release %v does not cover component %v", q.Release.ID, q.Component)
+		return fmt.Errorf("aggregation: release %v %w %v", q.Release.ID, ErrNotCovered, q.Component)
 	}
 	if len(q.Prefixes) == 0 {
-		return fmt.Errorf("query without prefixes")
+		return fmt.Errorf("aggregation: %w: query without prefixes", ErrBadPrefixes)
 	}
 	bins := q.Release.Spec.Mechanism.Bins
 	for j, i := range q.Prefixes {
 		if i < 1 || i > bins {
-			return fmt.Errorf("prefix %d is not in [1, %d]", i, bins)
+			return fmt.Errorf("aggregation: %w: prefix %d is not in [1, %d]", ErrBadPrefixes, i, bins)
 		}
 		if j > 0 && i <= q.Prefixes[j-1] {
-			return fmt.Errorf("prefixes are not strictly increasing at position %d (%d after %d)", j+1, i, q.Prefixes[j-1])
+			return fmt.Errorf("aggregation: %w: prefixes are not strictly increasing at position %d (%d after %d)", ErrBadPrefixes, j+1, i, q.Prefixes[j-1])
 		}
 	}
 	return nil

@@ -12,12 +12,12 @@ import (
 // for i = 1..nBins. A bin outside [1, nBins] is an error naming its position.
 func Histogram(bins []int, nBins int) ([]int64, error) {
 	if nBins < 1 {
-		return nil, fmt.Errorf("number of bins %d is not positive", nBins)
+		return nil, fmt.Errorf("ecdf: number of bins %d is not positive", nBins)
 	}
 	h := make([]int64, nBins)
 	for j, b := range bins {
 		if b < 1 || b > nBins {
-			return nil, fmt.Errorf("instance #%d: bin %d is not in [1, %d]", j+1, b, nBins)
+			return nil, fmt.Errorf("ecdf: instance #%d: bin %d is not in [1, %d]", j+1, b, nBins)
 		}
 		h[b-1]++
 	}
@@ -85,11 +85,11 @@ type Private struct {
 // noise.NewSeed) spends the mechanism's privacy budget once.
 func NewPrivate(m mechanism.Mechanism, hist []int64, seed noise.Seed) (*Private, error) {
 	if len(hist) != m.Bins() {
-		return nil, fmt.Errorf("histogram has %d bins but mechanism %s is set up for %d", len(hist), m.Name(), m.Bins())
+		return nil, fmt.Errorf("ecdf: histogram has %d bins but mechanism %s is set up for %d", len(hist), m.Name(), m.Bins())
 	}
 	for i, h := range hist {
 		if h < 0 {
-			return nil, fmt.Errorf("bin %d has a negative count %d", i+1, h)
+			return nil, fmt.Errorf("ecdf: bin %d has a negative count %d", i+1, h)
 		}
 	}
 	p := &Private{mech: m, prefix: PrefixCounts(hist), release: m.NewRelease(seed)}

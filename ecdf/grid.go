@@ -31,6 +31,8 @@ func (s Scale) String() string {
 }
 
 // ParseScale parses "linear" or "log".
+// Its error is the bare phrase, for the caller to prefix with the flag
+// or field it parsed ("--neighbours: ..."): it has no package prefix.
 func ParseScale(s string) (Scale, error) {
 	switch s {
 	case "linear", "":
@@ -60,7 +62,7 @@ func NewGrid(scale Scale, min, max float64, n int) (*Grid, error) {
 	case Log:
 		return newLogGrid(min, max, n)
 	}
-	return nil, fmt.Errorf("unknown grid scale %v", scale)
+	return nil, fmt.Errorf("ecdf: unknown grid scale %v", scale)
 }
 
 // NewLinearGrid returns the grid of n evenly spaced bins over [min, max]:
@@ -71,7 +73,7 @@ func NewLinearGrid(min, max float64, n int) (*Grid, error) {
 	}
 	width := max - min
 	if math.IsInf(width, 0) {
-		return nil, fmt.Errorf("grid range [%g, %g] is too wide to represent", min, max)
+		return nil, fmt.Errorf("ecdf: grid range [%g, %g] is too wide to represent", min, max)
 	}
 	t := make([]float64, n)
 	for i := range n - 1 {
@@ -89,7 +91,7 @@ func newLogGrid(min, max float64, n int) (*Grid, error) {
 		return nil, err
 	}
 	if min <= 0 {
-		return nil, fmt.Errorf("log grid minimum %g is not positive", min)
+		return nil, fmt.Errorf("ecdf: log grid minimum %g is not positive", min)
 	}
 	lo, hi := math.Log(min), math.Log(max)
 	t := make([]float64, n)
@@ -105,16 +107,16 @@ const maxBins = 1 << 26
 
 func checkDomain(min, max float64, n int) error {
 	if math.IsNaN(min) || math.IsInf(min, 0) {
-		return fmt.Errorf("grid minimum %g is not a finite number", min)
+		return fmt.Errorf("ecdf: grid minimum %g is not a finite number", min)
 	}
 	if math.IsNaN(max) || math.IsInf(max, 0) {
-		return fmt.Errorf("grid maximum %g is not a finite number", max)
+		return fmt.Errorf("ecdf: grid maximum %g is not a finite number", max)
 	}
 	if !(min < max) {
-		return fmt.Errorf("grid minimum %g is not below the maximum %g", min, max)
+		return fmt.Errorf("ecdf: grid minimum %g is not below the maximum %g", min, max)
 	}
 	if n < 1 || n > maxBins {
-		return fmt.Errorf("number of bins %d is not in [1, %d]", n, maxBins)
+		return fmt.Errorf("ecdf: number of bins %d is not in [1, %d]", n, maxBins)
 	}
 	return nil
 }
@@ -126,7 +128,7 @@ func newGrid(min, max float64, scale Scale, t []float64) (*Grid, error) {
 	prev := min
 	for i, v := range t {
 		if !(v > prev) {
-			return nil, fmt.Errorf("%d bins over [%g, %g]: threshold %d (%g) does not exceed the previous one; use fewer bins", len(t), min, max, i+1, v)
+			return nil, fmt.Errorf("ecdf: %d bins over [%g, %g]: threshold %d (%g) does not exceed the previous one; use fewer bins", len(t), min, max, i+1, v)
 		}
 		prev = v
 	}
@@ -160,6 +162,15 @@ var ErrOutOfRange = errors.New("outside the grid range")
 // values outside [Min, Max] are errors that name the value; values
 // outside the range wrap ErrOutOfRange.
 func (g *Grid) Bin(x float64) (int, error) {
+	i, err := g.bin(x)
+	if err != nil {
+		return 0, fmt.Errorf("ecdf: %w", err)
+	}
+	return i, nil
+}
+
+// bin is Bin with errors that the caller prefixes.
+func (g *Grid) bin(x float64) (int, error) {
 	if err := checkFinite(x); err != nil {
 		return 0, err
 	}
@@ -186,7 +197,7 @@ func (g *Grid) binClamped(x float64) (bin int, clamped bool, err error) {
 	case x > g.max:
 		return g.Len(), true, nil
 	}
-	bin, err = g.Bin(x)
+	bin, err = g.bin(x)
 	return bin, false, err
 }
 
@@ -201,10 +212,10 @@ func (g *Grid) BinAll(xs []float64, clamp bool) (bins []int, clamped int, err er
 		if clamp {
 			bins[j], c, err = g.binClamped(x)
 		} else {
-			bins[j], err = g.Bin(x)
+			bins[j], err = g.bin(x)
 		}
 		if err != nil {
-			return nil, 0, fmt.Errorf("instance #%d: %w", j+1, err)
+			return nil, 0, fmt.Errorf("ecdf: instance #%d: %w", j+1, err)
 		}
 		if c {
 			clamped++

@@ -1,6 +1,7 @@
 package ecdf
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
@@ -41,7 +42,7 @@ func NewNormaliser(r mechanism.Relation, n, noisyTotal int64) (Normaliser, error
 	switch r {
 	case mechanism.ReplaceOne:
 		if n < 1 {
-			return Normaliser{}, fmt.Errorf("no instances: the ECDF of an empty data set is undefined")
+			return Normaliser{}, errors.New("ecdf: no instances: the ECDF of an empty data set is undefined")
 		}
 		return Normaliser{N: n, Public: true}, nil
 	case mechanism.AddRemove:
@@ -51,7 +52,7 @@ func NewNormaliser(r mechanism.Relation, n, noisyTotal int64) (Normaliser, error
 		}
 		return Normaliser{N: noisyTotal}, nil
 	}
-	return Normaliser{}, fmt.Errorf("unknown neighbouring relation %v", r)
+	return Normaliser{}, fmt.Errorf("ecdf: unknown neighbouring relation %v", r)
 }
 
 // String states the normaliser for text output, e.g. "n = 10000 (public

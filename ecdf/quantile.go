@@ -26,10 +26,10 @@ func CurveAt(f []float64) func(i int) float64 {
 // Evaluating f is post-processing of one release: it costs no budget.
 func QuantileIndex(f func(i int) float64, n int, p float64) (int, error) {
 	if math.IsNaN(p) || p < 0 || p > 1 {
-		return 0, fmt.Errorf("probability %g is not in [0, 1]", p)
+		return 0, fmt.Errorf("ecdf: probability %g is not in [0, 1]", p)
 	}
 	if n < 1 {
-		return 0, fmt.Errorf("number of bins %d is not positive", n)
+		return 0, fmt.Errorf("ecdf: number of bins %d is not positive", n)
 	}
 	lo, hi := 0, n // invariant: f(lo) < p ≤ f(hi), ends unevaluated
 	for hi-lo > 1 {

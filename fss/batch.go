@@ -98,7 +98,7 @@ func sumBatch(keys []*Key, points []uint64, acc []uint64, reverse bool, workers 
 func checkPoints(points []uint64, nbits int) error {
 	for j, x := range points {
 		if !inDomain(x, nbits) {
-			return fmt.Errorf("point %d = %d is not below 2^%d", j, x, nbits)
+			return fmt.Errorf("point %d = %d is not below 2^%d: %w", j, x, nbits, ErrOutOfDomain)
 		}
 		if j > 0 && x <= points[j-1] {
 			return fmt.Errorf("points not strictly increasing: point %d = %d follows %d", j, x, points[j-1])

@@ -58,24 +58,24 @@ func (k *Key) MarshalBinary() ([]byte, error) {
 // Decode decodes a key encoded by MarshalBinary. It rejects, with an
 // error, any input that is not exactly one canonical encoding: wrong
 // version, party, n or m, truncated or oversize input, nonzero unused
-// bits.
+// bits. Its errors match ErrMalformedKey (errors.Is).
 func Decode(data []byte) (*Key, error) {
 	if len(data) < keyHeaderSize {
-		return nil, fmt.Errorf("fss: decoding key: %d bytes, shorter than the %d-byte header", len(data), keyHeaderSize)
+		return nil, fmt.Errorf("fss: decoding key: %w: %d bytes, shorter than the %d-byte header", ErrMalformedKey, len(data), keyHeaderSize)
 	}
 	version, party, nbits, m := data[0], int(data[1]), int(data[2]), int(data[3])
 	switch {
 	case version != keyVersion:
-		return nil, fmt.Errorf("fss: decoding key: version %d, want %d", version, keyVersion)
+		return nil, fmt.Errorf("fss: decoding key: %w: version %d, want %d", ErrMalformedKey, version, keyVersion)
 	case party > 1:
-		return nil, fmt.Errorf("fss: decoding key: party bit %d, want 0 or 1", party)
+		return nil, fmt.Errorf("fss: decoding key: %w: party bit %d, want 0 or 1", ErrMalformedKey, party)
 	case nbits < 1 || nbits > maxBits:
-		return nil, fmt.Errorf("fss: decoding key: n = %d bits, want 1 to %d", nbits, maxBits)
+		return nil, fmt.Errorf("fss: decoding key: %w: n = %d bits, want 1 to %d", ErrMalformedKey, nbits, maxBits)
 	case m < 1 || m > maxComponents:
-		return nil, fmt.Errorf("fss: decoding key: m = %d components, want 1 to %d", m, maxComponents)
+		return nil, fmt.Errorf("fss: decoding key: %w: m = %d components, want 1 to %d", ErrMalformedKey, m, maxComponents)
 	}
 	if want := EncodedSize(nbits, m); len(data) != want {
-		return nil, fmt.Errorf("fss: decoding key: %d bytes, want %d for n = %d, m = %d", len(data), want, nbits, m)
+		return nil, fmt.Errorf("fss: decoding key: %w: %d bytes, want %d for n = %d, m = %d", ErrMalformedKey, len(data), want, nbits, m)
 	}
 	k := &Key{party: party, nbits: nbits, m: m, cw: make([]uint64, nbits*(2+m)), final: make([]uint64, m)}
 	p := data[keyHeaderSize:]
@@ -88,7 +88,7 @@ func Decode(data []byte) (*Key, error) {
 	for i := range k.cw {
 		k.cw[i] = word()
 		if i%k.stride() == 0 && k.cw[i]&1 != 0 {
-			return nil, fmt.Errorf("fss: decoding key: seed correction of level %d has its unused low bit set", i/k.stride()+1)
+			return nil, fmt.Errorf("fss: decoding key: %w: seed correction of level %d has its unused low bit set", ErrMalformedKey, i/k.stride()+1)
 		}
 	}
 	for i := range k.final {
@@ -98,7 +98,7 @@ func Decode(data []byte) (*Key, error) {
 		bit := uint64(p[i/8]>>uint(i%8)) & 1
 		if i >= 2*nbits {
 			if bit != 0 {
-				return nil, fmt.Errorf("fss: decoding key: padding bit %d of the control-bit corrections is set", i)
+				return nil, fmt.Errorf("fss: decoding key: %w: padding bit %d of the control-bit corrections is set", ErrMalformedKey, i)
 			}
 			continue
 		}

@@ -2,6 +2,7 @@ package fss
 
 import (
 	"bytes"
+	"errors"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -68,19 +69,19 @@ func TestDecodeRejectsMalformed(t *testing.T) {
 	}
 	enc, _ := k0.MarshalBinary()
 	for i := 0; i < len(enc); i++ {
-		if _, err := Decode(enc[:i]); err == nil {
+		if _, err := Decode(enc[:i]); !errors.Is(err, ErrMalformedKey) {
 			t.Errorf("truncation to %d of %d bytes accepted", i, len(enc))
 		}
 	}
 	for b := 0; b < 256; b++ {
-		if _, err := Decode(append(slices.Clone(enc), byte(b))); err == nil {
+		if _, err := Decode(append(slices.Clone(enc), byte(b))); !errors.Is(err, ErrMalformedKey) {
 			t.Errorf("extension by byte %#x accepted", b)
 		}
 	}
 	mutate := func(name string, f func([]byte)) {
 		bad := slices.Clone(enc)
 		f(bad)
-		if _, err := Decode(bad); err == nil {
+		if _, err := Decode(bad); !errors.Is(err, ErrMalformedKey) {
 			t.Errorf("%s accepted", name)
 		} else {
 			t.Logf("%s: %v", name, err)

@@ -19,7 +19,7 @@ func Gen(alpha uint64, beta []uint64, nbits int, rand io.Reader) (k0, k1 *Key, e
 		return nil, nil, fmt.Errorf("fss: Gen: nbits = %d, want 1 to %d", nbits, maxBits)
 	}
 	if !inDomain(alpha, nbits) {
-		return nil, nil, fmt.Errorf("fss: Gen: alpha = %d is not below 2^%d", alpha, nbits)
+		return nil, nil, fmt.Errorf("fss: Gen: alpha = %d is not below 2^%d: %w", alpha, nbits, ErrOutOfDomain)
 	}
 	m := len(beta)
 	if m < 1 || m > maxComponents {
@@ -96,6 +96,14 @@ func genCorrections(k *Key, s [2]block, alpha uint64, beta []uint64) {
 	}
 }
 
+// ErrMalformedKey is matched by every error of Decode: the bytes are no
+// canonical encoding of a key of this version.
+var ErrMalformedKey = errors.New("malformed key")
+
+// ErrOutOfDomain is matched by the errors for an input, bin or prefix
+// outside the domain of a key or PrefixDomain.
+var ErrOutOfDomain = errors.New("outside the domain")
+
 // errNilKey is returned when a nil *Key is evaluated or encoded.
 var errNilKey = errors.New("fss: nil key")
 
@@ -110,7 +118,7 @@ func Eval(k *Key, x uint64) ([]uint64, error) {
 		return nil, errNilKey
 	}
 	if !inDomain(x, k.nbits) {
-		return nil, fmt.Errorf("fss: Eval: x = %d is not below 2^%d", x, k.nbits)
+		return nil, fmt.Errorf("fss: Eval: x = %d is not below 2^%d: %w", x, k.nbits, ErrOutOfDomain)
 	}
 	n, m := k.nbits, k.m
 	out := make([]uint64, m)

@@ -38,7 +38,7 @@ func (p PrefixDomain) Bits() int { return p.nbits }
 // its keys.
 func (p PrefixDomain) alpha(bin int) (uint64, error) {
 	if bin < 0 || uint64(bin) >= p.bins {
-		return 0, fmt.Errorf("fss: bin %d outside [0, %d)", bin, p.bins)
+		return 0, fmt.Errorf("bin %d outside [0, %d): %w", bin, p.bins, ErrOutOfDomain)
 	}
 	return p.bins - uint64(bin), nil
 }
@@ -47,7 +47,7 @@ func (p PrefixDomain) alpha(bin int) (uint64, error) {
 // prefix ending with 0-based bin j: Eval(k0, x) + Eval(k1, x) = β·1[b ≤ j].
 func (p PrefixDomain) point(prefix int) (uint64, error) {
 	if prefix < 0 || uint64(prefix) >= p.bins {
-		return 0, fmt.Errorf("fss: prefix %d outside [0, %d)", prefix, p.bins)
+		return 0, fmt.Errorf("prefix %d outside [0, %d): %w", prefix, p.bins, ErrOutOfDomain)
 	}
 	return p.bins - 1 - uint64(prefix), nil
 }
@@ -57,7 +57,7 @@ func (p PrefixDomain) point(prefix int) (uint64, error) {
 func (p PrefixDomain) Gen(bin int, beta []uint64, rand io.Reader) (k0, k1 *Key, err error) {
 	alpha, err := p.alpha(bin)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("fss: %w", err)
 	}
 	return Gen(alpha, beta, p.nbits, rand)
 }

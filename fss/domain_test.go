@@ -1,7 +1,9 @@
 package fss
 
 import (
+	"errors"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -83,13 +85,13 @@ func TestPrefixDomainRejectsBadInput(t *testing.T) {
 		t.Error("0 bins accepted")
 	}
 	dom, _ := NewPrefixDomain(10)
-	if _, err := dom.alpha(10); err == nil {
+	if _, _, err := dom.Gen(10, []uint64{1}, testRand(1)); !errors.Is(err, ErrOutOfDomain) || strings.Count(err.Error(), "fss: ") != 1 {
 		t.Error("bin 10 of 10 accepted")
 	}
-	if _, err := dom.alpha(-1); err == nil {
+	if _, err := dom.alpha(-1); !errors.Is(err, ErrOutOfDomain) {
 		t.Error("bin -1 accepted")
 	}
-	if _, err := dom.point(10); err == nil {
+	if err := dom.SumPrefixes(nil, []int{10}, make([]uint64, 1)); !errors.Is(err, ErrOutOfDomain) || strings.Count(err.Error(), "fss: ") != 1 {
 		t.Error("prefix 10 of 10 accepted")
 	}
 	k0, _, _ := dom.Gen(3, []uint64{1}, testRand(31))

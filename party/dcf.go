@@ -16,17 +16,17 @@ import (
 func (p *Party) DCFKeys(rand io.Reader) (leader, helper []byte, err error) {
 	dom, err := fss.NewPrefixDomain(p.bins)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("party: %w", err)
 	}
 	k0, k1, err := dom.Gen(p.bin-1, p.payload[:], rand)
 	if err != nil {
-		return nil, nil, fmt.Errorf("report %v: %w", p.report, err)
+		return nil, nil, fmt.Errorf("party: report %v: %w", p.report, err)
 	}
 	if leader, err = k0.MarshalBinary(); err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("party: %w", err)
 	}
 	if helper, err = k1.MarshalBinary(); err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("party: %w", err)
 	}
 	return leader, helper, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
@@ -37,32 +38,45 @@ type Party struct {
 
 // New validates inst against the grid g and draws a fresh report ID. A
 // NaN or out-of-range score, a label other than 0 or 1 and a probability
-// outside [0, 1] are errors naming the value.
+// outside [0, 1] are errors naming the value that match
+// ErrInvalidInstance.
 func New(inst Instance, g *ecdf.Grid) (*Party, error) {
-	bin, err := g.Bin(inst.Score)
+	bin, prob, err := check(inst, g)
 	if err != nil {
-		return nil, fmt.Errorf("score: %w", err)
-	}
-	if inst.Label != 0 && inst.Label != 1 {
-		return nil, fmt.Errorf("label %d is not 0 or 1", inst.Label)
-	}
-	var prob uint64
-	if inst.HasProbability {
-		if !(inst.Probability >= 0 && inst.Probability <= 1) {
-			return nil, fmt.Errorf("probability %v is not in [0, 1]", inst.Probability)
-		}
-		prob = uint64(math.Round(inst.Probability * payload.ProbabilityScale))
+		return nil, fmt.Errorf("party: %w: %w", ErrInvalidInstance, err)
 	}
 	id, err := payload.NewID()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("party: %w", err)
 	}
 	y := uint64(inst.Label)
 	p := &Party{report: id, bin: bin, bins: g.Len(), payload: [payload.NumComponents]uint64{1, y, 1 - y, prob}}
 	if _, err := rand.Read(p.seed[:]); err != nil {
-		return nil, fmt.Errorf("drawing the share seed from crypto/rand: %w", err)
+		return nil, fmt.Errorf("party: drawing the share seed from crypto/rand: %w", err)
 	}
 	return p, nil
+}
+
+// ErrInvalidInstance is matched by New's errors for an instance that
+// does not fit the grid or the payload: a score outside the grid, a
+// label other than 0 or 1, a probability outside [0, 1].
+var ErrInvalidInstance = errors.New("invalid instance")
+
+// check returns the bin of inst on g and its fixed-point probability.
+func check(inst Instance, g *ecdf.Grid) (bin int, prob uint64, err error) {
+	if bin, err = g.Bin(inst.Score); err != nil {
+		return 0, 0, fmt.Errorf("score: %w", err)
+	}
+	if inst.Label != 0 && inst.Label != 1 {
+		return 0, 0, fmt.Errorf("label %d is not 0 or 1", inst.Label)
+	}
+	if inst.HasProbability {
+		if !(inst.Probability >= 0 && inst.Probability <= 1) {
+			return 0, 0, fmt.Errorf("probability %v is not in [0, 1]", inst.Probability)
+		}
+		prob = uint64(math.Round(inst.Probability * payload.ProbabilityScale))
+	}
+	return bin, prob, nil
 }
 
 // ReportID returns the party's report ID.
@@ -97,14 +111,20 @@ func (p *Party) kernel(c payload.Component, prefixes []int) []uint64 {
 // share sums of one prefix to difference.
 func (p *Party) AdditiveShares(c payload.Component, prefixes []int) (leader, helper []uint64, err error) {
 	if err := p.checkQuery(c, prefixes); err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("party: %w", err)
 	}
+	leader, helper = p.shares(c, prefixes)
+	return leader, helper, nil
+}
+
+// shares is AdditiveShares for a checked query.
+func (p *Party) shares(c payload.Component, prefixes []int) (leader, helper []uint64) {
 	leader = p.leaderShares(c, prefixes)
 	helper = p.kernel(c, prefixes)
 	for j := range helper {
 		helper[j] -= leader[j]
 	}
-	return leader, helper, nil
+	return leader, helper
 }
 
 // leaderShares returns keystream word i−1 for every (increasing) prefix i
@@ -174,7 +194,7 @@ func (p *Party) upload(ctx context.Context, s Servers, leaderKey, helperKey []by
 	}{{s.Leader, leaderKey}, {s.Helper, helperKey}} {
 		msg := &protocol.Upload{Dataset: s.Dataset, Report: p.report, Key: to.key}
 		if _, err := protocol.Call[*protocol.Ack](ctx, s.Conn, to.peer, msg); err != nil {
-			return fmt.Errorf("report %v: upload to %s: %w", p.report, to.peer, err)
+			return fmt.Errorf("party: report %v: upload to %s: %w", p.report, to.peer, err)
 		}
 	}
 	return nil
@@ -186,10 +206,10 @@ func (p *Party) upload(ctx context.Context, s Servers, leaderKey, helperKey []by
 // to the batch by its digest (the servers refuse shares computed for
 // any other prefixes or component than the batch they registered).
 func (p *Party) SendShares(ctx context.Context, s Servers, q *protocol.OpenQuery) error {
-	leader, helper, err := p.AdditiveShares(q.Component, q.Prefixes)
-	if err != nil {
-		return fmt.Errorf("report %v: query %v: %w", p.report, q.Query, err)
+	if err := p.checkQuery(q.Component, q.Prefixes); err != nil {
+		return fmt.Errorf("party: report %v: query %v: %w", p.report, q.Query, err)
 	}
+	leader, helper := p.shares(q.Component, q.Prefixes)
 	batch := q.Digest()
 	for _, to := range []struct {
 		peer   transport.PeerID
@@ -197,7 +217,7 @@ func (p *Party) SendShares(ctx context.Context, s Servers, q *protocol.OpenQuery
 	}{{s.Leader, leader}, {s.Helper, helper}} {
 		msg := &protocol.Shares{Dataset: s.Dataset, Query: q.Query, Batch: batch, Report: p.report, Values: to.shares}
 		if _, err := protocol.Call[*protocol.Ack](ctx, s.Conn, to.peer, msg); err != nil {
-			return fmt.Errorf("report %v: shares to %s: %w", p.report, to.peer, err)
+			return fmt.Errorf("party: report %v: shares to %s: %w", p.report, to.peer, err)
 		}
 	}
 	return nil

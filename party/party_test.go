@@ -2,6 +2,7 @@ package party
 
 import (
 	"encoding/binary"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -24,7 +25,7 @@ func TestNewValidates(t *testing.T) {
 		{Instance{Score: 0.5, Probability: -0.1, HasProbability: true}, "probability -0.1"},
 		{Instance{Score: 0.5, Probability: math.NaN(), HasProbability: true}, "probability NaN"},
 	} {
-		if _, err := New(tc.inst, g); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := New(tc.inst, g); !errors.Is(err, ErrInvalidInstance) || !strings.HasPrefix(err.Error(), "party: ") || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want one naming %q", tc.inst, err, tc.want)
 		}
 	}

@@ -204,7 +204,7 @@ func checkDataset(d Dataset) error {
 		return fmt.Errorf("dataset %q: maximum number of reports %d not in [0, %d] (0: %d)", d.Name, d.MaxReports, protocol.MaxReports, protocol.MaxReports)
 	}
 	if err := d.Budget.Valid(); err != nil {
-		return fmt.Errorf("dataset %q: total budget %w", d.Name, err)
+		return fmt.Errorf("dataset %q: total budget: %w", d.Name, err)
 	}
 	if err := d.Policy.Validate(); err != nil {
 		return fmt.Errorf("dataset %q: %w", d.Name, err)

@@ -97,7 +97,7 @@ func TestBudgetExhausted(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err := p.release(0.6)
-	if !errors.Is(err, ledger.ErrBudgetExhausted) || !strings.Contains(err.Error(), `refused: dataset "d": budget exhausted: spent ε=0.6, δ=0 of the total ε=1, δ=0; this release needs ε=0.6, δ=0`) {
+	if !errors.Is(err, ledger.ErrBudgetExhausted) || !strings.Contains(err.Error(), `refused: dataset "d": ledger: budget exhausted: spent ε=0.6, δ=0 of the total ε=1, δ=0; this release needs ε=0.6, δ=0`) {
 		t.Fatalf("second release: %v", err)
 	}
 	if _, _, err := p.release(0.4); err != nil {

@@ -35,7 +35,7 @@ func New(dataset string, bins int, parties []*party.Party, budget ledger.Budget,
 	}
 	for k, q := range parties {
 		if q.Bin() < 1 || q.Bin() > bins {
-			return nil, fmt.Errorf("plain: party %d (report %v): bin %d is not in [1, %d]", k, q.ReportID(), q.Bin(), bins)
+			return nil, fmt.Errorf("curator: party %d (report %v): bin %d is not in [1, %d]", k, q.ReportID(), q.Bin(), bins)
 		}
 		for c := range p.prefix {
 			p.prefix[c][q.Bin()-1] += q.Payload(payload.Component(c))
@@ -56,26 +56,26 @@ func (p *Curator) Backend() string { return "plain" }
 func (p *Curator) NewRelease(_ context.Context, spec aggregation.ReleaseSpec) (*aggregation.Release, error) {
 	spec, err := spec.Normalize()
 	if err != nil {
-		return nil, fmt.Errorf("plain: %w", err)
+		return nil, fmt.Errorf("curator: %w", err)
 	}
 	if spec.Mechanism.Bins != p.bins {
-		return nil, fmt.Errorf("plain: mechanism over %d bins, but the grid has %d", spec.Mechanism.Bins, p.bins)
+		return nil, fmt.Errorf("curator: mechanism over %d bins, but the grid has %d", spec.Mechanism.Bins, p.bins)
 	}
 	id, err := payload.NewID()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("curator: %w", err)
 	}
 	rel, err := aggregation.NewRelease(id, spec, p.reports, 1)
 	if err != nil {
-		return nil, fmt.Errorf("plain: %w", err)
+		return nil, fmt.Errorf("curator: %w", err)
 	}
 	seed, err := noise.NewSeed()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("curator: %w", err)
 	}
 	cost := ledger.Budget{Epsilon: rel.Epsilon(), Delta: rel.Delta()}
 	if err := p.ledger.Charge(p.dataset, id, cost, p.budget); err != nil {
-		return nil, fmt.Errorf("plain: release refused: %w", err)
+		return nil, fmt.Errorf("curator: release refused: %w", err)
 	}
 	noise := make(map[payload.Component]mechanism.Release)
 	for _, c := range spec.Components {
@@ -90,13 +90,13 @@ func (p *Curator) NewRelease(_ context.Context, spec aggregation.ReleaseSpec) (*
 // Sum implements aggregation.UStat.
 func (p *Curator) Sum(_ context.Context, q aggregation.Query) (*aggregation.Result, error) {
 	if err := q.Check(); err != nil {
-		return nil, fmt.Errorf("plain: %w", err)
+		return nil, fmt.Errorf("curator: %w", err)
 	}
 	p.mu.Lock()
 	rel, ok := p.noise[q.Release.ID]
 	p.mu.Unlock()
 	if !ok {
-		return nil, fmt.Errorf("plain: unknown release %v", q.Release.ID)
+		return nil, fmt.Errorf("curator: unknown release %v", q.Release.ID)
 	}
 	sums := make([]int64, len(q.Prefixes))
 	for j, i := range q.Prefixes {

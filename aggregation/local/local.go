@@ -64,7 +64,7 @@ type Deployment struct {
 // another neighbouring relation than the dataset's (Config.Policy.Relation).
 func (l *Deployment) NewRelease(ctx context.Context, spec aggregation.ReleaseSpec) (*aggregation.Release, error) {
 	if r := spec.Mechanism.Relation; r != l.neighbours {
-		return nil, fmt.Errorf("aggregation: release under %s neighbours refused: %w: the dataset is released under %s neighbours", r, server.ErrPolicy, l.neighbours)
+		return nil, fmt.Errorf("local: release under %s neighbours refused: %w: the dataset is released under %s neighbours", r, server.ErrPolicy, l.neighbours)
 	}
 	return l.UStat.NewRelease(ctx, spec)
 }

@@ -2,7 +2,7 @@ package local
 
 import (
 	"context"
-	"strings"
+	"errors"
 	"testing"
 
 	"github.com/fedecdf/fedecdf/aggregation"
@@ -32,7 +32,7 @@ func TestLocalPolicy(t *testing.T) {
 			}
 			for _, asked := range []mechanism.Relation{mechanism.ReplaceOne, mechanism.AddRemove} {
 				_, err := l.NewRelease(context.Background(), aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1, Relation: asked}})
-				if refused := err != nil && strings.Contains(err.Error(), server.ErrPolicy.Error()); refused != (asked != rel) || err != nil && !refused {
+				if refused := errors.Is(err, server.ErrPolicy); refused != (asked != rel) || err != nil && !refused {
 					t.Errorf("%s backend, %s dataset: a %s release: %v", backend, rel, asked, err)
 				}
 			}

@@ -33,9 +33,9 @@ type Client struct {
 func New(backend server.Backend, conn transport.Conn, leader transport.PeerID, dataset string, parties participants) (*Client, error) {
 	switch {
 	case backend != server.Additive && backend != server.DCF:
-		return nil, fmt.Errorf("unknown secure-sum backend %q (want additive or dcf)", backend)
+		return nil, fmt.Errorf("remote: unknown secure-sum backend %q (want additive or dcf)", backend)
 	case backend == server.Additive && parties == nil:
-		return nil, fmt.Errorf("the additive backend needs the parties online for every query")
+		return nil, fmt.Errorf("remote: the additive backend needs the parties online for every query")
 	}
 	return &Client{backend: backend, conn: conn, leader: leader, dataset: dataset, parties: parties}, nil
 }
@@ -77,7 +77,7 @@ func (r *Client) OpenRelease(ctx context.Context, id payload.ReleaseID, componen
 	for _, c := range spec.Components {
 		ans, err := protocol.Call[*protocol.Answer](ctx, r.conn, r.leader, &protocol.Query{Dataset: r.dataset, Release: id, Component: c, Prefixes: []int{1}})
 		if err != nil {
-			return nil, fmt.Errorf("release %v, component %v: %w", id, c, err)
+			return nil, fmt.Errorf("remote: release %v, component %v: %w", id, c, err)
 		}
 		if first == nil {
 			first = ans
@@ -113,10 +113,10 @@ func (r *Client) Sum(ctx context.Context, q aggregation.Query) (*aggregation.Res
 		return nil, err
 	}
 	if len(ans.Values) != len(q.Prefixes) {
-		return nil, fmt.Errorf("leader answered %d values for %d prefixes", len(ans.Values), len(q.Prefixes))
+		return nil, fmt.Errorf("remote: leader answered %d values for %d prefixes", len(ans.Values), len(q.Prefixes))
 	}
 	if ans.Reports != q.Release.Reports {
-		return nil, fmt.Errorf("leader summed %d reports, but release %v has %d", ans.Reports, q.Release.ID, q.Release.Reports)
+		return nil, fmt.Errorf("remote: leader summed %d reports, but release %v has %d", ans.Reports, q.Release.ID, q.Release.Reports)
 	}
 	sums := make([]int64, len(ans.Values))
 	for j, v := range ans.Values {

@@ -1,6 +1,7 @@
 package mechanism
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -20,7 +21,35 @@ var Names = []string{"tree", "kary", "cascade", "gaussian-tree", "auto"}
 //   - "auto": among the pure ε-DP mechanisms when p.Delta = 0, and all of
 //     them when p.Delta > 0, the one with the least MeanVariance for
 //     p.Bins, ε, δ and relation (for "kary", over every k).
+//
+// Every error matches ErrInvalidParams (errors.Is); an unknown name also
+// matches ErrUnknownMechanism, and noise too large for the share domain
+// ErrNoiseTooLarge.
 func New(p Params) (Mechanism, error) {
+	m, err := build(p)
+	if err != nil {
+		return nil, invalidParams{fmt.Errorf("mechanism: %w", err)}
+	}
+	return m, nil
+}
+
+// ErrInvalidParams is matched by every error of New: the Params name no
+// mechanism, or are out of its range. The error's text says which
+// parameter and what to change.
+var ErrInvalidParams = errors.New("invalid mechanism parameters")
+
+// ErrUnknownMechanism is matched by New's error for a name not in Names.
+var ErrUnknownMechanism = errors.New("unknown mechanism")
+
+// invalidParams is an error of kind ErrInvalidParams that keeps the text
+// of err.
+type invalidParams struct{ err error }
+
+func (e invalidParams) Error() string   { return e.err.Error() }
+func (e invalidParams) Unwrap() []error { return []error{ErrInvalidParams, e.err} }
+
+// build is New without the package prefix.
+func build(p Params) (Mechanism, error) {
 	switch p.Name {
 	case "tree":
 		return newTree(p)
@@ -33,7 +62,7 @@ func New(p Params) (Mechanism, error) {
 	case "auto":
 		return newAuto(p)
 	}
-	return nil, fmt.Errorf("unknown mechanism %q (valid: %s)", p.Name, strings.Join(Names, ", "))
+	return nil, fmt.Errorf("%w %q (valid: %s)", ErrUnknownMechanism, p.Name, strings.Join(Names, ", "))
 }
 
 // newAuto builds every candidate and keeps the least mean variance.
@@ -49,7 +78,7 @@ func newAuto(p Params) (Mechanism, error) {
 		if name == "kary" {
 			q.K = p.K
 		}
-		m, err := New(q)
+		m, err := build(q)
 		if err != nil {
 			return nil, fmt.Errorf("auto: %w", err)
 		}

@@ -1,6 +1,7 @@
 package mechanism
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -24,10 +25,12 @@ func TestNewNames(t *testing.T) {
 		})
 	}
 	_, err := New(Params{Name: "laplace", Bins: 10, Epsilon: 1})
-	if err == nil || !strings.Contains(err.Error(), `"laplace"`) || !strings.Contains(err.Error(), strings.Join(Names, ", ")) {
+	if !errors.Is(err, ErrUnknownMechanism) || !errors.Is(err, ErrInvalidParams) || !strings.HasPrefix(err.Error(), "mechanism: ") ||
+		!strings.Contains(err.Error(), `"laplace"`) || !strings.Contains(err.Error(), strings.Join(Names, ", ")) {
 		t.Errorf("unknown name: error %v, want one naming it and listing %v", err, Names)
 	}
-	if _, err := New(Params{Name: "auto", Bins: 0, Epsilon: 1}); err == nil || !strings.Contains(err.Error(), "bins 0") {
+	if _, err := New(Params{Name: "auto", Bins: 0, Epsilon: 1}); !errors.Is(err, ErrInvalidParams) || errors.Is(err, ErrUnknownMechanism) ||
+		!strings.HasPrefix(err.Error(), "mechanism: auto: ") || !strings.Contains(err.Error(), "bins 0") {
 		t.Errorf("auto with bins 0: error %v", err)
 	}
 }

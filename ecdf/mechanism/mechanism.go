@@ -32,6 +32,8 @@ func (r Relation) String() string {
 }
 
 // ParseRelation parses "replace" or "addremove".
+// Its error is the bare phrase, for the caller to prefix with the flag
+// or field it parsed ("--neighbours: ..."): it has no package prefix.
 func ParseRelation(s string) (Relation, error) {
 	switch s {
 	case "replace", "replace-one", "":

@@ -36,7 +36,18 @@ type DiscreteGaussian struct {
 // above a target). The numerator is not bounded: σ² = s²·2^64, the
 // variance of a fixed-point component with 2^32 units per count, is
 // sampled exactly.
+//
+// Its errors match ErrScale (errors.Is).
 func NewDiscreteGaussian(sigma2 float64) (*DiscreteGaussian, error) {
+	g, err := newDiscreteGaussian(sigma2)
+	if err != nil {
+		return nil, scaleError{fmt.Errorf("noise: %w", err)}
+	}
+	return g, nil
+}
+
+// newDiscreteGaussian is NewDiscreteGaussian without the package prefix.
+func newDiscreteGaussian(sigma2 float64) (*DiscreteGaussian, error) {
 	r, err := exactFraction("discrete Gaussian variance σ²", sigma2)
 	if err != nil {
 		return nil, err
@@ -48,7 +59,7 @@ func NewDiscreteGaussian(sigma2 float64) (*DiscreteGaussian, error) {
 	if t.Cmp(big.NewInt(maxLaplaceScale)) > 0 {
 		return nil, fmt.Errorf("discrete Gaussian variance σ² %v: σ must be below 2^52: use a larger ε or δ", sigma2)
 	}
-	laplace, err := NewDiscreteLaplace(float64(t.Uint64())) // t ≤ 2^52: exact
+	laplace, err := newDiscreteLaplace(float64(t.Uint64())) // t ≤ 2^52: exact
 	if err != nil {
 		return nil, fmt.Errorf("discrete Gaussian variance σ² %v: %w", sigma2, err)
 	}

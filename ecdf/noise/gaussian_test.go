@@ -1,6 +1,7 @@
 package noise
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -127,7 +128,7 @@ func TestNewDiscreteGaussianRejectsBadVariances(t *testing.T) {
 		{1e32, "σ must be below 2^52"},
 	} {
 		t.Run(fmt.Sprint(c), func(t *testing.T) {
-			if _, err := NewDiscreteGaussian(c.sigma2); err == nil || !strings.Contains(err.Error(), c.want) {
+			if _, err := NewDiscreteGaussian(c.sigma2); !errors.Is(err, ErrScale) || !strings.HasPrefix(err.Error(), "noise: ") || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("NewDiscreteGaussian(%v) error = %v, want one containing %q", c.sigma2, err, c.want)
 			}
 		})

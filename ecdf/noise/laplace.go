@@ -1,6 +1,7 @@
 package noise
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -45,7 +46,30 @@ const (
 // and denominator at most 2^62: true of every scale above 2^−10 and of
 // every multiple of 2^−62 such as 0.5 or 2^−40. RoundUpScale turns any
 // target scale into the least such scale above it.
+//
+// Its errors match ErrScale (errors.Is).
 func NewDiscreteLaplace(scale float64) (*DiscreteLaplace, error) {
+	l, err := newDiscreteLaplace(scale)
+	if err != nil {
+		return nil, scaleError{fmt.Errorf("noise: %w", err)}
+	}
+	return l, nil
+}
+
+// ErrScale is matched by every error of NewDiscreteLaplace and
+// NewDiscreteGaussian: a scale or variance that is not positive and
+// finite, beyond 2^52, or finer than 2^−62. The text says which and how
+// to fix it.
+var ErrScale = errors.New("noise scale out of range")
+
+// scaleError is an error of kind ErrScale that keeps the text of err.
+type scaleError struct{ err error }
+
+func (e scaleError) Error() string   { return e.err.Error() }
+func (e scaleError) Unwrap() []error { return []error{ErrScale, e.err} }
+
+// newDiscreteLaplace is NewDiscreteLaplace without the package prefix.
+func newDiscreteLaplace(scale float64) (*DiscreteLaplace, error) {
 	r, err := exactFraction("discrete Laplace scale", scale)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package noise
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -174,7 +175,7 @@ func TestNewDiscreteLaplaceRejectsBadScales(t *testing.T) {
 		{1e-5, "needs more than 62 bits"},
 	} {
 		t.Run(fmt.Sprint(c), func(t *testing.T) {
-			if _, err := NewDiscreteLaplace(c.scale); err == nil || !strings.Contains(err.Error(), c.want) {
+			if _, err := NewDiscreteLaplace(c.scale); !errors.Is(err, ErrScale) || !strings.HasPrefix(err.Error(), "noise: ") || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("NewDiscreteLaplace(%v) error = %v, want one containing %q", c.scale, err, c.want)
 			}
 		})
@@ -286,7 +287,7 @@ func BenchmarkDiscreteLaplace(b *testing.B) {
 // hundreds of digits.
 func TestExactFractionErrorIsShort(t *testing.T) {
 	_, err := NewDiscreteLaplace(1e-300)
-	if err == nil || len(err.Error()) > 200 || !strings.Contains(err.Error(), "1e-300") || !strings.Contains(err.Error(), "62 bits") {
+	if !errors.Is(err, ErrScale) || len(err.Error()) > 200 || !strings.Contains(err.Error(), "1e-300") || !strings.Contains(err.Error(), "62 bits") {
 		t.Fatalf("NewDiscreteLaplace(1e-300): %v; want a short error naming 1e-300 and 62 bits", err)
 	}
 }

@@ -24,7 +24,7 @@ type Seed [32]byte
 func NewSeed() (Seed, error) {
 	var s Seed
 	if _, err := rand.Read(s[:]); err != nil {
-		return s, fmt.Errorf("drawing a release seed from crypto/rand: %w", err)
+		return s, fmt.Errorf("noise: drawing a release seed from crypto/rand: %w", err)
 	}
 	return s, nil
 }

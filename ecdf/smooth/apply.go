@@ -28,6 +28,15 @@ var Methods = []string{"none", "l1", "l2", "tree-l2"}
 // (tree-l2) can leave are lifted by a running maximum, so consumers that
 // demand monotone curves (package roc) can rely on it.
 func Apply(method string, f []float64, m mechanism.Mechanism) ([]float64, error) {
+	g, err := applyMethod(method, f, m)
+	if err != nil {
+		return nil, fmt.Errorf("smooth: %w", err)
+	}
+	return g, nil
+}
+
+// applyMethod is Apply without the package prefix.
+func applyMethod(method string, f []float64, m mechanism.Mechanism) ([]float64, error) {
 	if err := checkCurve(f); err != nil {
 		return nil, err
 	}

@@ -61,5 +61,5 @@ func ExampleApply() {
 	// none [0.050 0.400 0.350 0.700 1.100]
 	// l1   [0.050 0.350 0.350 0.700 1.000]
 	// l2   [0.050 0.375 0.375 0.700 1.000]
-	// unknown smoothing method "l3" (valid: none, l1, l2, tree-l2)
+	// smooth: unknown smoothing method "l3" (valid: none, l1, l2, tree-l2)
 }

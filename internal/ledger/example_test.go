@@ -26,5 +26,5 @@ func ExampleOpenFile() {
 	fmt.Println(reopened.Charge("heart", second, ledger.Budget{Epsilon: 0.5}, total))
 	// Output:
 	// <nil>
-	// dataset "heart": budget exhausted: spent ε=0.75, δ=0 of the total ε=1, δ=0; this release needs ε=0.5, δ=0
+	// ledger: dataset "heart": budget exhausted: spent ε=0.75, δ=0 of the total ε=1, δ=0; this release needs ε=0.5, δ=0
 }

@@ -49,7 +49,15 @@ type Ledger interface {
 // refusal wraps ErrBudgetExhausted; a cost that is not a valid budget
 // is refused with another error.
 func Admit(charged bool, spent, cost, total Budget) error {
-	if err := cost.Valid(); err != nil {
+	if err := admit(charged, spent, cost, total); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	return nil
+}
+
+// admit is Admit without the package prefix.
+func admit(charged bool, spent, cost, total Budget) error {
+	if err := cost.valid(); err != nil {
 		return fmt.Errorf("cost: %w", err)
 	}
 	if charged {
@@ -82,7 +90,7 @@ func (s ledgerState) charge(dataset string, release payload.ReleaseID, cost, tot
 		e = &ledgerEntry{}
 	}
 	charged := slices.Contains(e.Releases, release.String())
-	if err := Admit(charged, e.Spent, cost, total); err != nil {
+	if err := admit(charged, e.Spent, cost, total); err != nil {
 		return nil, false, fmt.Errorf("dataset %q: %w", dataset, err)
 	}
 	if charged {
@@ -102,6 +110,14 @@ func (b Budget) Add(c Budget) Budget { return Budget{b.Epsilon + c.Epsilon, b.De
 // Valid returns nil if b is a budget: ε non-negative and finite, δ in
 // [0, 1).
 func (b Budget) Valid() error {
+	if err := b.valid(); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	return nil
+}
+
+// valid is Valid without the package prefix.
+func (b Budget) valid() error {
 	if math.IsNaN(b.Epsilon) || math.IsInf(b.Epsilon, 0) || b.Epsilon < 0 {
 		return fmt.Errorf("ε=%v is not a non-negative finite number", b.Epsilon)
 	}
@@ -126,7 +142,7 @@ func (l *Memory) Charge(dataset string, release payload.ReleaseID, cost, total B
 	defer l.mu.Unlock()
 	next, _, err := l.state.charge(dataset, release, cost, total)
 	if err != nil {
-		return err
+		return fmt.Errorf("ledger: %w", err)
 	}
 	l.state = next
 	return nil
@@ -168,17 +184,17 @@ func OpenFile(path string) (*File, error) {
 		return l, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("budget ledger: %w", err)
+		return nil, fmt.Errorf("ledger: %w", err)
 	}
 	if err := json.Unmarshal(b, &l.mem.state); err != nil {
-		return nil, fmt.Errorf("budget ledger %s: %w", path, err)
+		return nil, fmt.Errorf("ledger: %s: %w", path, err)
 	}
 	for name, e := range l.mem.state {
 		if e == nil {
-			return nil, fmt.Errorf("budget ledger %s: dataset %q has no entry", path, name)
+			return nil, fmt.Errorf("ledger: %s: dataset %q has no entry", path, name)
 		}
-		if err := e.Spent.Valid(); err != nil {
-			return nil, fmt.Errorf("budget ledger %s: dataset %q spent %w", path, name, err)
+		if err := e.Spent.valid(); err != nil {
+			return nil, fmt.Errorf("ledger: %s: dataset %q spent %w", path, name, err)
 		}
 	}
 	return l, nil
@@ -189,11 +205,14 @@ func (l *File) Charge(dataset string, release payload.ReleaseID, cost, total Bud
 	l.mem.mu.Lock()
 	defer l.mem.mu.Unlock()
 	next, changed, err := l.mem.state.charge(dataset, release, cost, total)
-	if err != nil || !changed {
-		return err
+	if err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	if !changed {
+		return nil
 	}
 	if err := writeAtomically(l.path, next); err != nil {
-		return fmt.Errorf("budget ledger: recording the charge of release %v: %w", release, err)
+		return fmt.Errorf("ledger: recording the charge of release %v: %w", release, err)
 	}
 	l.mem.state = next
 	return nil

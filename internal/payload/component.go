@@ -48,6 +48,8 @@ func (c Component) String() string {
 }
 
 // ParseComponent parses count, label, notlabel or probability.
+// Its error is the bare phrase, for the caller to prefix with the flag
+// or field it parsed ("--neighbours: ..."): it has no package prefix.
 func ParseComponent(s string) (Component, error) {
 	for i, n := range componentNames {
 		if s == n {
@@ -75,6 +77,15 @@ func (c Component) unit() uint64 {
 // NewMechanism builds the noise mechanism p names (mechanism.New; an
 // empty name means "tree", the mechanism of dp-ecdf Eq. 2).
 func NewMechanism(p mechanism.Params) (mechanism.Mechanism, error) {
+	m, err := newMechanism(p)
+	if err != nil {
+		return nil, fmt.Errorf("payload: %w", err)
+	}
+	return m, nil
+}
+
+// newMechanism is NewMechanism without the package prefix.
+func newMechanism(p mechanism.Params) (mechanism.Mechanism, error) {
 	if p.Name == "" {
 		p.Name = "tree"
 	}
@@ -111,7 +122,7 @@ func NewMechanism(p mechanism.Params) (mechanism.Mechanism, error) {
 // p.Unit is ignored: the component decides it.
 func ComponentMechanism(p mechanism.Params, c Component) (mechanism.Mechanism, error) {
 	if !c.Valid() {
-		return nil, fmt.Errorf("unknown payload component %d", c)
+		return nil, fmt.Errorf("payload: unknown payload component %d", c)
 	}
 	if c != Count {
 		if p.Relation == mechanism.ReplaceOne {
@@ -121,9 +132,9 @@ func ComponentMechanism(p mechanism.Params, c Component) (mechanism.Mechanism, e
 		p.Relation = mechanism.AddRemove
 	}
 	p.Unit = c.unit()
-	m, err := NewMechanism(p)
+	m, err := newMechanism(p)
 	if err != nil {
-		return nil, fmt.Errorf("noise of component %v: %w", c, err)
+		return nil, fmt.Errorf("payload: noise of component %v: %w", c, err)
 	}
 	return m, nil
 }
@@ -162,7 +173,7 @@ type (
 func NewID() (ID, error) {
 	var id ID
 	if _, err := rand.Read(id[:]); err != nil {
-		return id, fmt.Errorf("drawing an identifier from crypto/rand: %w", err)
+		return id, fmt.Errorf("payload: drawing an identifier from crypto/rand: %w", err)
 	}
 	return id, nil
 }

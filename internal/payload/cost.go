@@ -27,10 +27,10 @@ func PrivacyUnits(comps []Component) (int, error) {
 	var seen [NumComponents]bool
 	for _, c := range comps {
 		if !c.Valid() {
-			return 0, fmt.Errorf("unknown payload component %d", c)
+			return 0, fmt.Errorf("payload: unknown payload component %d", c)
 		}
 		if seen[c] {
-			return 0, fmt.Errorf("payload component %v listed twice", c)
+			return 0, fmt.Errorf("payload: component %v listed twice", c)
 		}
 		seen[c] = true
 	}

@@ -165,7 +165,10 @@ func Encode(m Message) []byte {
 // ErrMalformed.
 func Decode(b []byte) (Message, error) {
 	m, err := decode(b)
-	return m, Malformed(err)
+	if err != nil {
+		return nil, Malformed(fmt.Errorf("protocol: %w", err))
+	}
+	return m, nil
 }
 
 func decode(b []byte) (Message, error) {
@@ -238,16 +241,16 @@ func Call[T Message](ctx context.Context, c transport.Conn, to transport.PeerID,
 	if err != nil {
 		return zero, err
 	}
-	resp, err := Decode(b)
+	resp, err := decode(b)
 	if err != nil {
-		return zero, fmt.Errorf("malformed response from %s: %w", to, err)
+		return zero, fmt.Errorf("protocol: malformed response from %s: %w", to, Malformed(err))
 	}
 	if e, ok := resp.(*Error); ok {
 		return zero, &RemoteError{Peer: to, Text: e.Text}
 	}
 	t, ok := resp.(T)
 	if !ok {
-		return zero, fmt.Errorf("unexpected %T response from %s", resp, to)
+		return zero, fmt.Errorf("protocol: unexpected %T response from %s", resp, to)
 	}
 	return t, nil
 }

@@ -68,14 +68,14 @@ func Open(path string) (*Store, error) {
 	}
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
 	if errors.Is(err, bolterrors.ErrTimeout) {
-		return nil, fmt.Errorf("store %s: %w: is another fedecdf server running on it? Stop that server, or give this one a store file of its own", path, ErrLocked)
+		return nil, fmt.Errorf("store: %s: %w: is another fedecdf server running on it? Stop that server, or give this one a store file of its own", path, ErrLocked)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("store %s: %w", path, err)
+		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
 	if err := db.Update(initBuckets); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("store %s: %w", path, err)
+		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
 	return &Store{db: db}, nil
 }
@@ -88,10 +88,10 @@ func checkMode(path string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("store %s: %w", path, err)
+		return fmt.Errorf("store: %s: %w", path, err)
 	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-		return fmt.Errorf("store %s has mode %v: %w: it holds secret release seeds; make it readable by the server only (chmod 600 %s)", path, perm, ErrPermissions, path)
+		return fmt.Errorf("store: %s has mode %v: %w: it holds secret release seeds; make it readable by the server only (chmod 600 %s)", path, perm, ErrPermissions, path)
 	}
 	return nil
 }
@@ -170,7 +170,10 @@ func (s *Store) NumReports(dataset string) (int, error) {
 		}
 		return nil
 	})
-	return n, err
+	if err != nil {
+		return 0, fmt.Errorf("store: %w", err)
+	}
+	return n, nil
 }
 
 // Charge implements ledger.Ledger: in one transaction it applies
@@ -178,35 +181,41 @@ func (s *Store) NumReports(dataset string) (int, error) {
 // recorded, then records both. Charging a recorded release again is a
 // no-op.
 func (s *Store) Charge(dataset string, release payload.ReleaseID, cost, total ledger.Budget) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
-		d, err := tx.Bucket(ledgerBucket).CreateBucketIfNotExists([]byte(dataset))
-		if err != nil {
-			return err
-		}
-		rels, err := d.CreateBucketIfNotExists(releasesBucket)
-		if err != nil {
-			return err
-		}
-		spent, err := readSpent(d, dataset)
-		if err != nil {
-			return err
-		}
-		charged := rels.Get(release[:]) != nil
-		if err := ledger.Admit(charged, spent, cost, total); err != nil {
-			return fmt.Errorf("dataset %q: %w", dataset, err)
-		}
-		if charged {
-			return nil
-		}
-		b, err := json.Marshal(spent.Add(cost))
-		if err != nil {
-			return err
-		}
-		if err := d.Put(spentKey, b); err != nil {
-			return err
-		}
-		return rels.Put(release[:], []byte(time.Now().UTC().Format(time.RFC3339)))
-	})
+	if err := s.db.Update(func(tx *bolt.Tx) error { return charge(tx, dataset, release, cost, total) }); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return nil
+}
+
+// charge is Charge within the transaction tx, without the package prefix.
+func charge(tx *bolt.Tx, dataset string, release payload.ReleaseID, cost, total ledger.Budget) error {
+	d, err := tx.Bucket(ledgerBucket).CreateBucketIfNotExists([]byte(dataset))
+	if err != nil {
+		return err
+	}
+	rels, err := d.CreateBucketIfNotExists(releasesBucket)
+	if err != nil {
+		return err
+	}
+	spent, err := readSpent(d, dataset)
+	if err != nil {
+		return err
+	}
+	charged := rels.Get(release[:]) != nil
+	if err := ledger.Admit(charged, spent, cost, total); err != nil {
+		return fmt.Errorf("dataset %q: %w", dataset, err)
+	}
+	if charged {
+		return nil
+	}
+	b, err := json.Marshal(spent.Add(cost))
+	if err != nil {
+		return err
+	}
+	if err := d.Put(spentKey, b); err != nil {
+		return err
+	}
+	return rels.Put(release[:], []byte(time.Now().UTC().Format(time.RFC3339)))
 }
 
 // Spent implements ledger.Ledger.
@@ -221,7 +230,10 @@ func (s *Store) Spent(dataset string) (ledger.Budget, error) {
 		spent, err = readSpent(d, dataset)
 		return err
 	})
-	return spent, err
+	if err != nil {
+		return ledger.Budget{}, fmt.Errorf("store: %w", err)
+	}
+	return spent, nil
 }
 
 // Charged implements ledger.Ledger.
@@ -237,7 +249,10 @@ func (s *Store) Charged(dataset string, release payload.ReleaseID) (bool, error)
 		}
 		return nil
 	})
-	return charged, err
+	if err != nil {
+		return false, fmt.Errorf("store: %w", err)
+	}
+	return charged, nil
 }
 
 func readSpent(d *bolt.Bucket, dataset string) (ledger.Budget, error) {
@@ -247,10 +262,10 @@ func readSpent(d *bolt.Bucket, dataset string) (ledger.Budget, error) {
 		return spent, nil
 	}
 	if err := json.Unmarshal(b, &spent); err != nil {
-		return spent, fmt.Errorf("store: ledger of dataset %q: %w", dataset, err)
+		return spent, fmt.Errorf("ledger of dataset %q: %w", dataset, err)
 	}
 	if err := spent.Valid(); err != nil {
-		return spent, fmt.Errorf("store: ledger of dataset %q: spent %w", dataset, err)
+		return spent, fmt.Errorf("ledger of dataset %q: spent: %w", dataset, err)
 	}
 	return spent, nil
 }
