@@ -53,8 +53,8 @@ func TestRunExactWithoutNoise(t *testing.T) {
 			}
 		}
 		for _, a := range h.Allocations[1:] {
-			if a.Statistic == nil || math.Abs(*a.Statistic-h.StatisticTrue) > 1e-6*h.StatisticTrue || len(a.Groups) != len(h.True) {
-				t.Errorf("%s: %s allocation H %v (%s), true %g", backend, a.Plan, a.Statistic, a.Error, h.StatisticTrue)
+			if a.Statistic == nil || math.Abs(*a.Statistic-*h.StatisticTrue) > 1e-6**h.StatisticTrue || len(a.Groups) != len(h.True) {
+				t.Errorf("%s: %s allocation H %v (%s), true %g", backend, a.Plan, a.Statistic, a.Error, *h.StatisticTrue)
 			}
 		}
 		if math.Abs(r.Epsilon-cfg.Epsilon) > 1e-9*cfg.Epsilon || r.Budget.Hosmer != cfg.Epsilon/4 {

@@ -237,7 +237,7 @@ func demoROC(ctx context.Context, out io.Writer, a *deploy.Analyst) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\nROC release %s (label and 1−label, ε=%g): private AUC %.4f, average precision %.4f\n", r.Release, r.Epsilon, r.AUC, r.AveragePrecision)
+	fmt.Fprintf(out, "\nROC release %s (label and 1−label, ε=%.6g): private AUC %.4f, average precision %.4f\n", r.Release, r.Epsilon, r.AUC, r.AveragePrecision)
 	id, err := deploy.ParseReleaseID(r.Release)
 	if err != nil {
 		return err
