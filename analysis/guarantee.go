@@ -13,7 +13,7 @@ import (
 func Guarantee(rel *aggregation.Release) string {
 	units, _ := payload.PrivacyUnits(rel.Spec.Components)
 	m := rel.Mechanism(rel.Spec.Components[0])
-	detail := fmt.Sprintf("%s mechanism; ε=%g per privacy unit × %d: %v", m.Name(), rel.Spec.Mechanism.Epsilon, units, rel.Spec.Components)
+	detail := fmt.Sprintf("%s mechanism; ε=%.6g per privacy unit × %d: %v", m.Name(), rel.Spec.Mechanism.Epsilon, units, rel.Spec.Components)
 	return guarantee(rel.Epsilon(), rel.Delta(), rel.Spec.Mechanism.Relation, detail, rel.Servers)
 }
 
@@ -21,7 +21,7 @@ func Guarantee(rel *aggregation.Release) string {
 // with detail in parentheses and, with more than one server, what each
 // server's own noise buys.
 func guarantee(epsilon, delta float64, r mechanism.Relation, detail string, servers int) string {
-	g := fmt.Sprintf("(ε=%g, δ=%g)-DP under %s neighbours (%s)", epsilon, delta, r, detail)
+	g := fmt.Sprintf("(ε=%.6g, δ=%.6g)-DP under %s neighbours (%s)", epsilon, delta, r, detail)
 	if servers > 1 {
 		g += fmt.Sprintf("; each of %d servers adds its own full-scale noise, so the output stays private against one corrupt server, at %d× the mechanism's variance", servers, servers)
 	}

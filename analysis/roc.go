@@ -134,13 +134,14 @@ func TrueROC(bins, labels []int, nBins int, prefixes []int) (Curve, error) {
 	return NewCurve(c), nil
 }
 
-// AreaError returns the area between the true curve and the smoothed
-// private one, ∫|ROC − ROĈ| dFPR (roc.AreaError, dp-ecdf §6.5), or −1
-// when the private curve is not monotone (smoothing none: the raw curve
-// may cross itself and has no area error).
+// AreaError returns the area between the true curve and the private one
+// (the smoothed curve, or the raw one under smoothing none),
+// ∫|ROC − ROĈ| dFPR (roc.AreaError, dp-ecdf §6.5). A raw curve that is
+// not monotone may cross itself; its area is measured along its polyline
+// (roc.PathAreaError), which is the same integral for a monotone curve.
 func (r *ROC) AreaError(truth Curve) (float64, error) {
 	if !r.curve.Monotone() {
-		return -1, nil
+		return roc.PathAreaError(truth.curve, r.curve)
 	}
 	return roc.AreaError(truth.curve, r.curve)
 }

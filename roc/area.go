@@ -21,7 +21,8 @@ import (
 // curves cross), with no approximating grid.
 //
 // Both curves must be monotone (Monotone), as smoothed curves are;
-// unsmoothed noisy curves can cross themselves and have no area error.
+// PathAreaError measures an unsmoothed noisy curve, which can cross
+// itself, against a monotone one.
 func AreaError(a, b *Curve) (float64, error) {
 	fa, err := newPiecewise("first", a)
 	if err != nil {
@@ -42,6 +43,61 @@ func AreaError(a, b *Curve) (float64, error) {
 		area += absLinearIntegral(d0, d1, hi-lo)
 	}
 	return area, nil
+}
+
+// PathAreaError returns the area between a monotone curve truth and a
+// curve c that need not be monotone (an unsmoothed private curve, which
+// may cross itself or leave [0, 1]), measured along c's polyline: the sum
+// over its segments of ∫ |TPR_c − TPR_truth| |dFPR| (vertical segments
+// add nothing). truth is extended by TPR 0 left of FPR 0 and TPR 1
+// right of FPR 1. When c is monotone this is AreaError(truth, c).
+func PathAreaError(truth, c *Curve) (float64, error) {
+	ft, err := newPiecewise("true", truth)
+	if err != nil {
+		return 0, err
+	}
+	if c == nil || len(c.TPR) < 2 || len(c.FPR) != len(c.TPR) {
+		return 0, fmt.Errorf("roc: private curve has no points or unequal FPR and TPR lengths")
+	}
+	var area float64
+	for i := 0; i+1 < len(c.FPR); i++ {
+		x0, y0, x1, y1 := c.FPR[i], c.TPR[i], c.FPR[i+1], c.TPR[i+1]
+		if x0 == x1 {
+			continue
+		}
+		if x0 > x1 {
+			x0, y0, x1, y1 = x1, y1, x0, y0
+		}
+		xs := []float64{x0, x1}
+		for _, x := range append(ft.x, 0, 1) {
+			if x > x0 && x < x1 {
+				xs = append(xs, x)
+			}
+		}
+		slices.Sort(xs)
+		xs = slices.Compact(xs)
+		for k := 0; k+1 < len(xs); k++ {
+			lo, hi := xs[k], xs[k+1]
+			d0 := interpolate(x0, y0, x1, y1, lo) - ft.extended(lo, true)
+			d1 := interpolate(x0, y0, x1, y1, hi) - ft.extended(hi, false)
+			area += absLinearIntegral(d0, d1, hi-lo)
+		}
+	}
+	return area, nil
+}
+
+// extended is the curve's right (fromRight) or left limit at x, extended
+// by 0 left of x = 0 and by 1 right of x = 1.
+func (p *piecewise) extended(x float64, fromRight bool) float64 {
+	switch {
+	case x < 0 || x == 0 && !fromRight:
+		return 0
+	case x > 1 || x == 1 && fromRight:
+		return 1
+	case fromRight:
+		return p.right(x)
+	}
+	return p.left(x)
 }
 
 // absLinearIntegral is ∫ |d(x)| over an interval of width w on which d

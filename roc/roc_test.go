@@ -307,3 +307,36 @@ func TestCurveThroughUStat(t *testing.T) {
 		t.Errorf("AUC through UStat %v, Mann–Whitney %v", got, want)
 	}
 }
+
+// TestPathAreaError: along a monotone curve PathAreaError is AreaError;
+// a curve that turns back is measured along its polyline, each segment's
+// |dFPR| counted once, and a curve leaving [0, 1] against the extended
+// true curve.
+func TestPathAreaError(t *testing.T) {
+	truth := &Curve{FPR: []float64{1, 0.5, 0}, TPR: []float64{1, 0.5, 0}} // the diagonal
+	mono := &Curve{FPR: []float64{1, 0.5, 0.5, 0}, TPR: []float64{1, 0.75, 0.25, 0}}
+	want, err := AreaError(truth, mono)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := PathAreaError(truth, mono); err != nil || math.Abs(got-want) > 1e-12 {
+		t.Errorf("monotone curve: PathAreaError %v (%v), AreaError %v", got, err, want)
+	}
+	for _, c := range []struct {
+		name     string
+		fpr, tpr []float64
+		want     float64
+	}{
+		// Segments (1,1)→(0.25,0.5), (0.25,0.5)→(0.5,1), (0.5,1)→(0,0):
+		// triangles of areas 0.75·0.25/2, 0.25·(0.25+0.5)/2, 0.5·0.5/2.
+		{"turns back", []float64{1, 0.25, 0.5, 0}, []float64{1, 0.5, 1, 0}, 0.09375 + 0.09375 + 0.125},
+		// (1,1)→(−0.5,0): 1/12 left of FPR 0 (truth 0), 1/6 right of it;
+		// (−0.5,0)→(0,0) lies on the extended truth.
+		{"leaves the square", []float64{1, -0.5, 0}, []float64{1, 0, 0}, 1.0/12 + 1.0/6},
+	} {
+		got, err := PathAreaError(truth, &Curve{FPR: c.fpr, TPR: c.tpr})
+		if err != nil || math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%s: %v (%v), want %v", c.name, got, err, c.want)
+		}
+	}
+}

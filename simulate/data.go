@@ -3,6 +3,7 @@ package simulate
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/fedecdf/fedecdf/internal/dataset"
 )
@@ -49,7 +50,9 @@ type ModelSummary struct {
 //     dropping cfg.Drop) and the test rows' predicted probabilities become
 //     the parties' scores, as in dp-ecdf §6.1.
 //
-// With cfg.Parties > 0 only the first cfg.Parties instances are kept.
+// With cfg.Parties > 0 only the first cfg.Parties instances are kept; more
+// parties than instances is an error naming how many there are. The
+// labels must hold both classes (checkClasses).
 func LoadData(cfg Config) (*Data, error) {
 	var d *Data
 	var err error
@@ -80,10 +83,43 @@ func LoadData(cfg Config) (*Data, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Parties > 0 && cfg.Parties < len(d.Scores) {
+	if cfg.Parties > len(d.Scores) {
+		rows := "rows"
+		if cfg.ScoreCol == "" {
+			rows = fmt.Sprintf("test rows (the held-out %g of the table)", testFraction(cfg))
+		}
+		return nil, fmt.Errorf("%d parties asked for, but %s has only %d %s: ask for at most %d (or omit the number of parties for every row)", cfg.Parties, d.Source, len(d.Scores), rows, len(d.Scores))
+	}
+	if cfg.Parties > 0 {
 		d.Scores, d.Labels = d.Scores[:cfg.Parties], d.Labels[:cfg.Parties]
 	}
+	if err := checkClasses(d.Labels, cfg); err != nil {
+		return nil, err
+	}
 	return d, nil
+}
+
+// checkClasses refuses labels of one class only: the ROC and PR curves
+// and the Hosmer–Lemeshow test need positives and negatives.
+func checkClasses(labels []int, cfg Config) error {
+	var pos int
+	for _, y := range labels {
+		pos += y
+	}
+	if pos > 0 && pos < len(labels) {
+		return nil
+	}
+	class, rule := "negative", "0/1 labels, 1 positive"
+	if pos > 0 {
+		class = "positive"
+	}
+	switch {
+	case strings.HasPrefix(cfg.Positive, "!"):
+		rule = fmt.Sprintf("positive means a label other than %q", cfg.Positive[1:])
+	case cfg.Positive != "":
+		rule = fmt.Sprintf("positive means label %q", cfg.Positive)
+	}
+	return fmt.Errorf("all %d instances are %s (label column %q, %s): ROC, PR and Hosmer–Lemeshow need both classes; check the positive label value (case matters) or use other rows", len(labels), class, cfg.LabelCol, rule)
 }
 
 func testFraction(cfg Config) float64 {

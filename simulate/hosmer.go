@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,10 +17,13 @@ import (
 
 // HosmerReport is the Hosmer–Lemeshow test (dp-ecdf Eq. 5, Algorithm 2)
 // on the parties' predicted probabilities, exact and private. The
-// top-level private statistic is that of the first allocation.
+// top-level private statistic is that of the first allocation. When the
+// test is undefined on the data itself (Undefined says why), the true and
+// private statistics are null and no allocation runs.
 type HosmerReport struct {
 	Groups           int                `json:"groups"`
-	StatisticTrue    float64            `json:"statistic_true"`
+	Undefined        string             `json:"undefined,omitempty"`
+	StatisticTrue    *float64           `json:"statistic_true"`
 	PValueTrue       *float64           `json:"p_value_true"`
 	StatisticPrivate *float64           `json:"statistic_private"`
 	PValuePrivate    *float64           `json:"p_value_private"`
@@ -87,13 +91,22 @@ func hosmerReport(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, plans 
 	for k, p := range parties {
 		pBins[k], labels[k] = p.Bin(), int(p.Payload(aggregation.Label))
 	}
-	exact, err := analysis.TrueHosmer(pBins, labels, probs[:len(parties)], g.Len(), 0)
-	if err != nil {
-		return nil, err
-	}
-	_, pTrue := exact.Finite()
 	base := analysis.HosmerConfig(g.Len(), int(n.N), 0)
-	r := &HosmerReport{Groups: base.Groups, StatisticTrue: exact.H, PValueTrue: pTrue, True: exact.Groups}
+	exact, err := analysis.TrueHosmer(pBins, labels, probs[:len(parties)], g.Len(), 0)
+	switch {
+	case errors.Is(err, hosmer.ErrUndefined):
+		why := err.Error()
+		why = why[strings.LastIndex(why, "undefined: ")+len("undefined: "):]
+		return &HosmerReport{Groups: base.Groups, Undefined: fmt.Sprintf("%d parties are too few for %d groups: %s; use more parties", len(parties), base.Groups, why)}, nil
+	case err != nil:
+		return nil, err
+	case len(exact.Groups) < 3:
+		return &HosmerReport{Groups: base.Groups, True: exact.Groups, Undefined: fmt.Sprintf(
+			"on %d bin(s) the %d quantile groups merge into %d, and the test needs at least 3 (χ² with G − 2 degrees of freedom); use more bins",
+			g.Len(), base.Groups, len(exact.Groups))}, nil
+	}
+	h, pTrue := exact.Finite()
+	r := &HosmerReport{Groups: base.Groups, StatisticTrue: h, PValueTrue: pTrue, True: exact.Groups}
 	if rocRel != nil {
 		a, err := rocHosmer(ctx, u, g, rocRel, method, base)
 		if err != nil {
@@ -150,7 +163,7 @@ func (a *HosmerAllocation) describe() string {
 	if a.Plan == hosmerROC {
 		return "roc allocation: post-processing of the ROC/PR release (no ε of its own)"
 	}
-	return fmt.Sprintf("%s allocation: (ε=%g, δ=%g) under replace-one", a.Plan, a.Epsilon, a.Delta)
+	return fmt.Sprintf("%s allocation: (ε=%.6g, δ=%.6g) under replace-one", a.Plan, a.Epsilon, a.Delta)
 }
 
 // label is a short name of the allocation for plot legends.

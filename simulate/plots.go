@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/fedecdf/fedecdf/internal/plot"
 )
@@ -19,7 +20,7 @@ func (r *Report) WritePlots(dir string) ([]string, error) {
 	}
 	charts := map[string]*plot.Chart{"ecdf.png": r.ecdfChart(), "roc.png": r.rocChart()}
 	names := []string{"ecdf.png", "roc.png"}
-	if r.Hosmer != nil {
+	if r.Hosmer != nil && r.Hosmer.Undefined == "" {
 		charts["calibration.png"] = r.calibrationChart()
 		names = append(names, "calibration.png")
 	}
@@ -34,9 +35,11 @@ func (r *Report) WritePlots(dir string) ([]string, error) {
 	return paths, nil
 }
 
+// ecdfChart plots the ECDF of the scores; its title names the ECDF
+// release's own mechanism and ε.
 func (r *Report) ecdfChart() *plot.Chart {
 	return &plot.Chart{
-		Title:  fmt.Sprintf("ECDF of the scores, %s, %s, ε = %g", r.Short(), r.Mechanism, r.Epsilon),
+		Title:  fmt.Sprintf("ECDF of the scores, %s, %s, ε = %s", r.Short(), r.ECDF.Mechanism, formatFloat(r.ECDF.Epsilon)),
 		XLabel: "score threshold τ", YLabel: "F(τ)", Legend: plot.TopLeft,
 		Series: []plot.Series{
 			{Name: "true", X: r.ECDF.Thresholds, Y: r.True.ECDF, Style: plot.Step},
@@ -46,16 +49,22 @@ func (r *Report) ecdfChart() *plot.Chart {
 	}
 }
 
+// rocChart plots the ROC curves; its title names the ROC/PR release's
+// own mechanism and ε. The area error goes with the curve it measures.
 func (r *Report) rocChart() *plot.Chart {
+	series := []plot.Series{{Name: fmt.Sprintf("true (AUC %.3f)", r.True.ROC.AUC), X: r.True.ROC.FPR, Y: r.True.ROC.TPR}}
+	if r.ROC.Smoothing == "none" {
+		series = append(series, plot.Series{Name: fmt.Sprintf("private (AUC %.3f, area error %.3f)", r.ROC.Raw.AUC, r.Error.ROCArea), X: r.ROC.Raw.FPR, Y: r.ROC.Raw.TPR})
+	} else {
+		series = append(series,
+			plot.Series{Name: fmt.Sprintf("private (AUC %.3f)", r.ROC.Raw.AUC), X: r.ROC.Raw.FPR, Y: r.ROC.Raw.TPR},
+			plot.Series{Name: fmt.Sprintf("smoothed (AUC %.3f, area error %.3f)", r.ROC.AUC, r.Error.ROCArea), X: r.ROC.FPR, Y: r.ROC.TPR, Style: plot.Dashed})
+	}
 	return &plot.Chart{
-		Title:  fmt.Sprintf("ROC, %s, %s, ε = %g for ROC", r.Short(), r.Mechanism, r.Budget.ROC),
+		Title:  fmt.Sprintf("ROC, %s, %s, ε = %s for ROC", r.Short(), r.ROC.Mechanism, formatFloat(r.ROC.Epsilon)),
 		XLabel: "false positive rate", YLabel: "true positive rate", Legend: plot.BottomRight,
 		XMin: 0, XMax: 1, YMin: 0, YMax: 1,
-		Series: []plot.Series{
-			{Name: fmt.Sprintf("true (AUC %.3f)", r.True.ROC.AUC), X: r.True.ROC.FPR, Y: r.True.ROC.TPR},
-			{Name: fmt.Sprintf("private (AUC %.3f)", r.ROC.Raw.AUC), X: r.ROC.Raw.FPR, Y: r.ROC.Raw.TPR},
-			{Name: fmt.Sprintf("smoothed (AUC %.3f, area error %.3f)", r.ROC.AUC, r.Error.ROCArea), X: r.ROC.FPR, Y: r.ROC.TPR, Style: plot.Dashed},
-		},
+		Series: series,
 	}
 }
 
@@ -64,7 +73,7 @@ func (r *Report) rocChart() *plot.Chart {
 // private allocation, next to the diagonal of perfect calibration.
 func (r *Report) calibrationChart() *plot.Chart {
 	h := r.Hosmer
-	series := []plot.Series{plot.CalibrationSeries(fmt.Sprintf("true (H %.2f)", h.StatisticTrue), h.True)}
+	series := []plot.Series{plot.CalibrationSeries(fmt.Sprintf("true (H %.2f)", *h.StatisticTrue), h.True)}
 	for _, a := range h.Allocations {
 		if a.Statistic != nil {
 			series = append(series, plot.CalibrationSeries(fmt.Sprintf("private, %s (H %.2f)", a.label(), *a.Statistic), a.Groups))
@@ -72,3 +81,7 @@ func (r *Report) calibrationChart() *plot.Chart {
 	}
 	return plot.CalibrationChart(fmt.Sprintf("Calibration, %d groups, %s, %s", h.Groups, r.Short(), r.Mechanism), series...)
 }
+
+// formatFloat prints x with at most 6 significant digits, so that a sum
+// of shares prints 0.1, not 0.09999999999999999.
+func formatFloat(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }

@@ -22,16 +22,18 @@ func (r *Report) WriteText(w io.Writer) error {
 	p("backend\t%s\n", r.Backend)
 	p("mechanism\t%s over %d bins, %d thresholds queried\n", r.Mechanism, r.Bins, len(r.ECDF.Prefixes))
 	p("privacy\t%s\n", r.Guarantee)
-	p("ε split\tECDF of scores %g; ROC/PR %g (positives and negatives vectors in one release: a record is in exactly one of them, so the pair costs ε once; PR is post-processing); Hosmer–Lemeshow %g\n", r.Budget.ECDF, r.Budget.ROC, r.Budget.Hosmer)
+	p("ε split\tECDF of scores %.6g; ROC/PR %.6g (positives and negatives vectors in one release: a record is in exactly one of them, so the pair costs ε once; PR is post-processing); Hosmer–Lemeshow %.6g\n", r.Budget.ECDF, r.Budget.ROC, r.Budget.Hosmer)
 	for _, g := range r.Budget.Guarantees {
 		p("\t%s\n", g)
 	}
 	p("error\tmax |F̂−F| %.4f, RMSE %.4f (expected s.d. %.4f); smoothed: max %.4f, RMSE %.4f (%s)\n",
 		r.Error.MaxAbs, r.Error.RMSE, r.ECDF.StdDev, r.Error.SmoothedMaxAbs, r.Error.SmoothedRMSE, analysis.Describe(r.ECDF.Smoothing))
-	p("ROC\tAUC true %.4f (unbinned %.4f), private raw %.4f, smoothed %.4f; area between true and smoothed curves %.4f\n",
-		r.True.ROC.AUC, r.True.AUCUnbinned, r.ROC.Raw.AUC, r.ROC.AUC, r.Error.ROCArea)
-	if h := r.Hosmer; h != nil {
-		p("Hosmer–Lemeshow\tQ = %d: true H %.3f (p %s)\n", h.Groups, h.StatisticTrue, pValue(h.PValueTrue))
+	p("ROC\tAUC true %.4f (unbinned %.4f), private raw %.4f, smoothed %.4f; area between true and %s curves %.4f\n",
+		r.True.ROC.AUC, r.True.AUCUnbinned, r.ROC.Raw.AUC, r.ROC.AUC, r.privateCurve(), r.Error.ROCArea)
+	if h := r.Hosmer; h != nil && h.Undefined != "" {
+		p("Hosmer–Lemeshow\tQ = %d: undefined: %s\n", h.Groups, h.Undefined)
+	} else if h != nil {
+		p("Hosmer–Lemeshow\tQ = %d: true H %.3f (p %s)\n", h.Groups, *h.StatisticTrue, pValue(h.PValueTrue))
 		for _, a := range h.Allocations {
 			if a.Error != "" {
 				p("\t%s: private H undefined: %s\n", a.describe(), a.Error)
@@ -74,4 +76,12 @@ func pValue(p *float64) string {
 		return "undefined"
 	}
 	return fmt.Sprintf("%.4f", *p)
+}
+
+// privateCurve names the private curve the ROC area error measures.
+func (r *Report) privateCurve() string {
+	if r.ROC.Smoothing == "none" {
+		return "raw"
+	}
+	return "smoothed"
 }

@@ -143,9 +143,10 @@ type Errors struct {
 	RMSE           float64 `json:"rmse"`
 	SmoothedMaxAbs float64 `json:"smoothed_max_abs"`
 	SmoothedRMSE   float64 `json:"smoothed_rmse"`
-	// ROCArea is ∫|TPR_true − TPR_smoothed| dFPR, the area between the
-	// true and the smoothed private ROC curve (dp-ecdf §6.5); −1 without
-	// smoothing, where the raw curve may cross itself.
+	// ROCArea is ∫|TPR_true − TPR_private| dFPR, the area between the
+	// true and the smoothed private ROC curve (dp-ecdf §6.5), or the raw
+	// one under smoothing none, measured along its polyline where it
+	// crosses itself (analysis.ROC.AreaError).
 	ROCArea float64 `json:"roc_area"`
 }
 
@@ -401,7 +402,7 @@ func (r *run) reportBudget(ctx context.Context, rep *Report) error {
 		}
 	}
 	rep.Epsilon = rep.Budget.ECDF + rep.Budget.ROC + rep.Budget.Hosmer
-	rep.Guarantee = fmt.Sprintf("(ε=%g, δ=%g)-DP in all under %s neighbours: ECDF ε=%g, ROC/PR ε=%g, Hosmer–Lemeshow ε=%g (basic composition)", rep.Epsilon, delta, rep.Neighbours, rep.Budget.ECDF, rep.Budget.ROC, rep.Budget.Hosmer)
+	rep.Guarantee = fmt.Sprintf("(ε=%.6g, δ=%.6g)-DP in all under %s neighbours: ECDF ε=%.6g, ROC/PR ε=%.6g, Hosmer–Lemeshow ε=%.6g (basic composition)", rep.Epsilon, delta, rep.Neighbours, rep.Budget.ECDF, rep.Budget.ROC, rep.Budget.Hosmer)
 	return nil
 }
 

@@ -53,8 +53,8 @@ func TestRunExactWithoutNoise(t *testing.T) {
 			}
 		}
 		for _, a := range h.Allocations[1:] {
-			if a.Statistic == nil || math.Abs(*a.Statistic-h.StatisticTrue) > 1e-6*h.StatisticTrue || len(a.Groups) != len(h.True) {
-				t.Errorf("%s: %s allocation H %v (%s), true %g", backend, a.Plan, a.Statistic, a.Error, h.StatisticTrue)
+			if a.Statistic == nil || math.Abs(*a.Statistic-*h.StatisticTrue) > 1e-6**h.StatisticTrue || len(a.Groups) != len(h.True) {
+				t.Errorf("%s: %s allocation H %v (%s), true %g", backend, a.Plan, a.Statistic, a.Error, *h.StatisticTrue)
 			}
 		}
 		if math.Abs(r.Epsilon-cfg.Epsilon) > 1e-9*cfg.Epsilon || r.Budget.Hosmer != cfg.Epsilon/4 {
@@ -186,4 +186,22 @@ func TestRunAddRemove(t *testing.T) {
 			t.Errorf("%s: guarantee %q", backend, r.Guarantee)
 		}
 	}
+}
+
+// TestPlotTitles (issue item 6): ecdf.png's title gives the ECDF
+// release's ε, not the total, and roc.png's the ROC release's own
+// mechanism and ε.
+func TestPlotTitles(t *testing.T) {
+	cfg := Config{Parties: 300, Backend: "plain", Epsilon: 1, ECDFShare: 0.25, HosmerPlans: []string{"roc"}, Mechanism: "auto", Bins: 64, Min: 0, Max: 1, Seed: 5}
+	r, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := r.ecdfChart().Title; !strings.Contains(e, "ε = 0.25") || !strings.Contains(e, r.ECDF.Mechanism) {
+		t.Errorf("ecdf.png title %q: want the ECDF's ε 0.25 and mechanism %s", e, r.ECDF.Mechanism)
+	}
+	if c := r.rocChart().Title; !strings.Contains(c, "ε = 0.75") || !strings.Contains(c, r.ROC.Mechanism) {
+		t.Errorf("roc.png title %q: want the ROC release's ε 0.75 and mechanism %s", c, r.ROC.Mechanism)
+	}
+	t.Logf("mechanisms: ECDF %s, ROC %s", r.ECDF.Mechanism, r.ROC.Mechanism)
 }

@@ -138,7 +138,7 @@ func addSmoothedMSE(rows []bench.AccuracyRow, bins, runs int, progress io.Writer
 			}
 			r.SmoothedMSE[fmt.Sprintf("lambda=%g", lambda)] = v
 		}
-		fmt.Fprintf(progress, "N=%d ε=%g %-14s smoothed MSE λ=1 %.4g, λ=3 %.4g\n", bins, r.Epsilon, r.Mechanism,
+		fmt.Fprintf(progress, "N=%d ε=%.6g %-14s smoothed MSE λ=1 %.4g, λ=3 %.4g\n", bins, r.Epsilon, r.Mechanism,
 			r.SmoothedMSE["lambda=1"], r.SmoothedMSE["lambda=3"])
 	}
 	return nil

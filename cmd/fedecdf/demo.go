@@ -14,9 +14,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/internal/deploy"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/server"
 )
 
@@ -202,7 +204,12 @@ func stopChildren(procs []*exec.Cmd) {
 func demoAnalyst(ctx context.Context, out io.Writer, bar *progress, m *deploy.Manifest, id *deploy.Identity, o demoOptions) error {
 	start := time.Now()
 	bar.Start("uploading parties", o.parties)
-	n, err := deploy.SubmitAllProgress(ctx, m, deploy.DemoInstances(o.parties, 1), p2p.Config{}, 16, true, func() { bar.Add(1) })
+	inst := deploy.DemoInstances(o.parties, 1)
+	truth, err := demoTruth(m, inst)
+	if err != nil {
+		return err
+	}
+	n, err := deploy.SubmitAllProgress(ctx, m, inst, p2p.Config{}, 16, true, func() { bar.Add(1) })
 	if err == nil {
 		bar.Finish()
 	}
@@ -227,31 +234,71 @@ func demoAnalyst(ctx context.Context, out io.Writer, bar *progress, m *deploy.Ma
 	if err := writeECDFText(out, e); err != nil {
 		return err
 	}
-	return demoROC(ctx, out, a)
+	rocEpsilon, err := demoROC(ctx, out, a, truth)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(out, "\ntotal ε spent: %.6g (ECDF %.6g + ROC/PR %.6g; the Hosmer–Lemeshow test reuses the ROC release)\n", e.Epsilon+rocEpsilon, e.Epsilon, rocEpsilon)
+	return err
+}
+
+// demoTruths are the exact statistics of the demo's generated data on the
+// manifest's grid, printed next to the private ones.
+type demoTruths struct {
+	auc float64
+	h   string // H, or why it is undefined
+}
+
+// demoTruth computes the exact binned AUC and Hosmer–Lemeshow H (10
+// groups) of inst on m's grid: what the private values estimate.
+func demoTruth(m *deploy.Manifest, inst []party.Instance) (demoTruths, error) {
+	g, err := m.NewGrid()
+	if err != nil {
+		return demoTruths{}, err
+	}
+	bins, labels, probs := make([]int, len(inst)), make([]int, len(inst)), make([]float64, len(inst))
+	for k, x := range inst {
+		if bins[k], err = g.Bin(x.Score); err != nil {
+			return demoTruths{}, err
+		}
+		labels[k], probs[k] = x.Label, x.Probability
+	}
+	c, err := analysis.TrueROC(bins, labels, g.Len(), analysis.AllPrefixes(g.Len()))
+	if err != nil {
+		return demoTruths{}, err
+	}
+	t := demoTruths{auc: c.AUC}
+	if h, err := analysis.TrueHosmer(bins, labels, probs, g.Len(), 10); err != nil {
+		t.h = "undefined"
+	} else {
+		t.h = fmt.Sprintf("%.3g", h.H)
+	}
+	return t, nil
 }
 
 // demoROC releases the ROC pair and prints its AUC and the Hosmer–Lemeshow
-// test computed from the same release (the grid plan, no further ε).
-func demoROC(ctx context.Context, out io.Writer, a *deploy.Analyst) error {
+// test computed from the same release (the grid plan, no further ε), each
+// next to its true value, and returns the release's ε.
+func demoROC(ctx context.Context, out io.Writer, a *deploy.Analyst, truth demoTruths) (float64, error) {
 	r, err := a.ROC(ctx, "l2")
 	if err != nil {
-		return err
+		return 0, err
 	}
-	fmt.Fprintf(out, "\nROC release %s (label and 1−label, ε=%g): private AUC %.4f, average precision %.4f\n", r.Release, r.Epsilon, r.AUC, r.AveragePrecision)
+	fmt.Fprintf(out, "\nROC release %s (label and 1−label, ε=%.6g): private AUC %.4f (true %.4f on the same grid), average precision %.4f\n", r.Release, r.Epsilon, r.AUC, truth.auc, r.AveragePrecision)
 	id, err := deploy.ParseReleaseID(r.Release)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	h, err := a.HosmerRelease(ctx, id, "l2", 10)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if h.Error != "" {
-		_, err = fmt.Fprintf(out, "Hosmer–Lemeshow from the same release (no further ε): undefined at this n and ε (%s)\n", h.Error)
-		return err
+		_, err = fmt.Fprintf(out, "Hosmer–Lemeshow from the same release (no further ε): undefined at this n and ε (%s); true H %s\n", h.Error, truth.h)
+		return r.Epsilon, err
 	}
-	_, err = fmt.Fprintf(out, "Hosmer–Lemeshow from the same release (no further ε): H = %.3g over %d groups\n", *h.Statistic, len(h.Groups))
-	return err
+	_, err = fmt.Fprintf(out, "Hosmer–Lemeshow from the same release (no further ε): H = %.3g over %d groups (true H %s)\n", *h.Statistic, len(h.Groups), truth.h)
+	return r.Epsilon, err
 }
 
 // freeLoopbackPort returns a TCP port on 127.0.0.1 that was free a moment ago.

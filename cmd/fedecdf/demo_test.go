@@ -33,7 +33,7 @@ func TestDemo(t *testing.T) {
 			t.Errorf("demo printed %q without --verbose on a non-terminal:\n%s", quiet, errOut.String())
 		}
 	}
-	for _, want := range []string{"120 parties uploaded", "quantile 0.5", "private AUC", "Hosmer–Lemeshow from the same release"} {
+	for _, want := range []string{"120 parties uploaded", "quantile 0.5", "private AUC", "(true 0.", "on the same grid)", "Hosmer–Lemeshow from the same release", "true H ", "total ε spent: "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out.String())
 		}

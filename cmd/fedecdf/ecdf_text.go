@@ -29,7 +29,7 @@ func writeECDFSummary(w io.Writer, e *analysis.ECDF) error {
 	var b strings.Builder
 	n := len(e.Thresholds)
 	fmt.Fprintf(&b, "private ECDF, %s", e.Normaliser)
-	fmt.Fprintf(&b, "\nprivacy: ε = %g, δ = %g, %s neighbours, mechanism %s\n", e.Epsilon, e.Delta, e.Neighbours, e.Mechanism)
+	fmt.Fprintf(&b, "\nprivacy: ε = %.6g, δ = %.6g, %s neighbours, mechanism %s\n", e.Epsilon, e.Delta, e.Neighbours, e.Mechanism)
 	fmt.Fprintf(&b, "guarantee: %s\n", e.Guarantee)
 	fmt.Fprintf(&b, "grid: %d %s bins over [%g, %g]\n", n, e.Scale, e.Min, e.Max)
 	fmt.Fprintf(&b, "noise: expected std dev of F̂ per threshold %.3g (%.3g instances)\n", e.StdDev, e.StdDev*float64(e.N))
@@ -72,7 +72,7 @@ func summaryIndices(n, k int) []int {
 // the raw private ECDF and the smoothed curve.
 func plotCurves(file string, e *analysis.ECDF) error {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("private ECDF (ε = %g, %s, %s)", e.Epsilon, e.Mechanism, e.Short())
+	p.Title.Text = fmt.Sprintf("private ECDF (ε = %.6g, %s, %s)", e.Epsilon, e.Mechanism, e.Short())
 	p.X.Label.Text = "threshold"
 	p.Y.Label.Text = "F"
 	if e.Scale == ecdf.Log.String() {

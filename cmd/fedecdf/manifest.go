@@ -93,7 +93,7 @@ func (o *manifestOptions) run(cmd *cobra.Command, _ []string) error {
 	if err := m.Write(out); err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "manifest %s: dataset %q, %d bins, %s ε=%g δ=%g per release under %s neighbours (servers allow %s, δ ≤ %g), total ε=%g δ=%g, at least %d reports, %d analyst(s)\n",
+	fmt.Fprintf(cmd.OutOrStdout(), "manifest %s: dataset %q, %d bins, %s ε=%.6g δ=%.6g per release under %s neighbours (servers allow %s, δ ≤ %g), total ε=%.6g δ=%.6g, at least %d reports, %d analyst(s)\n",
 		out, m.Dataset, m.Grid.Bins, m.Mechanism.Name, m.Mechanism.Epsilon, m.Mechanism.Delta, m.Mechanism.Neighbours,
 		strings.Join(m.Mechanism.Allowed, ", "), m.Mechanism.MaxDelta, m.Budget.Epsilon, m.Budget.Delta, m.MinReports, len(m.Analysts))
 	return nil

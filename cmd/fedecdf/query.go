@@ -332,7 +332,7 @@ func writeHosmerFiles(dir string, h *deploy.Hosmer) error {
 	if h.Statistic == nil {
 		return nil
 	}
-	title := fmt.Sprintf("Calibration, %d groups, n = %d, %s plan, ε = %g", len(h.Groups), h.N, h.Plan, h.Epsilon)
+	title := fmt.Sprintf("Calibration, %d groups, n = %d, %s plan, ε = %.6g", len(h.Groups), h.N, h.Plan, h.Epsilon)
 	c := plot.CalibrationChart(title, plot.CalibrationSeries(fmt.Sprintf("private (H %.2f)", *h.Statistic), h.Groups))
 	return c.Save(filepath.Join(dir, "calibration.png"))
 }

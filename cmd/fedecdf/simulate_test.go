@@ -2,6 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -124,5 +128,160 @@ func TestBenchAccuracyNeighboursFlag(t *testing.T) {
 				t.Errorf("%v: error %v, want it to name %q", c.args, err, c.want)
 			}
 		})
+	}
+}
+
+// writeFile writes content to name in a temporary directory and returns
+// its path.
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// scoresCSV is a file of n scores with a yes/no label column "y" and a
+// third value "maybe" in every seventh row of column "z".
+func scoresCSV(t *testing.T, n int, allPositive bool) string {
+	var b strings.Builder
+	b.WriteString("score,y,z\n")
+	for i := range n {
+		s := (float64(i) + 0.5) / float64(n)
+		y, z := "no", "no"
+		if allPositive || (i*7919)%n < int(s*float64(n)) {
+			y, z = "yes", "yes"
+		}
+		if i%7 == 0 {
+			z = "maybe"
+		}
+		fmt.Fprintf(&b, "%g,%s,%s\n", s, y, z)
+	}
+	return writeFile(t, "scores.csv", b.String())
+}
+
+// TestSimulateSmoothNoneAreaError (item 4): without smoothing, the area
+// error is that of the raw curve — a non-negative number (above 1 when
+// the noisy curve leaves the unit square), never −1 — in the text and the
+// JSON output.
+func TestSimulateSmoothNoneAreaError(t *testing.T) {
+	args := []string{"--parties", "300", "--bins", "32", "--backend", "plain", "--epsilon", "0.5", "--smooth", "none"}
+	out, err := runSimulate(append(args, "--format", "json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Error struct {
+			ROCArea *float64 `json:"roc_area"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Error.ROCArea == nil || !(*r.Error.ROCArea >= 0 && !math.IsInf(*r.Error.ROCArea, 0)) {
+		t.Errorf("roc_area %v under --smooth none: want the raw curve's area error, ≥ 0", r.Error.ROCArea)
+	}
+	text, err := runSimulate(args...)
+	if err != nil || !strings.Contains(text, "area between true and raw curves") || strings.Contains(text, "-1.0000") {
+		t.Errorf("text (%v) lacks the raw curve's area error:\n%s", err, text)
+	}
+}
+
+// TestSimulateLabelValues (item 5): a misspelt positive value, a third
+// label value and one-class data are refused before any release, naming
+// the values found and how many of each.
+func TestSimulateLabelValues(t *testing.T) {
+	mixed, positive := scoresCSV(t, 200, false), scoresCSV(t, 200, true)
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"misspelt", []string{"--data", mixed, "--label", "y", "--positive", "Yes"}, []string{`label column "y" has 2 values`, `"yes" (`, `"no" (`, `"Yes" matches none`}},
+		{"third value", []string{"--data", mixed, "--label", "z", "--positive", "yes"}, []string{`label column "z" has 3 values`, `"maybe" (29)`, `"!v"`}},
+		{"all positive", []string{"--data", positive, "--label", "y", "--positive", "yes"}, []string{"all 200 instances are positive", `label "yes"`, "both classes"}},
+		{"all negative", []string{"--data", positive, "--label", "y", "--positive", "no"}, []string{"all 200 instances are negative", `label "no"`}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := runSimulate(append([]string{"--score", "score", "--bins", "16", "--backend", "plain"}, c.args...)...)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+	if _, err := runSimulate("--data", mixed, "--score", "score", "--label", "y", "--positive", "yes", "--bins", "16", "--backend", "plain"); err != nil {
+		t.Errorf("the right positive value: %v", err)
+	}
+}
+
+// TestSimulateHosmerUndefined (item 8): when Hosmer–Lemeshow is undefined
+// on the data (too few parties for 10 groups, or one bin), simulate says
+// why and reports everything else, in text and JSON.
+func TestSimulateHosmerUndefined(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		why  string
+	}{
+		{"5 parties", []string{"--parties", "5"}, "5 parties are too few for 10 groups"},
+		{"1 bin", []string{"--parties", "200", "--bins", "1"}, "needs at least 3"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"--backend", "plain", "--bins", "16"}, c.args...)
+			text, err := runSimulate(args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(text, "undefined: ") || !strings.Contains(text, c.why) || !strings.Contains(text, "ROC  ") {
+				t.Errorf("text does not say why Hosmer–Lemeshow is undefined (%q) or lacks the ROC line:\n%s", c.why, text)
+			}
+			out, err := runSimulate(append(args, "--format", "json")...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r struct {
+				Hosmer struct {
+					Undefined     string   `json:"undefined"`
+					StatisticTrue *float64 `json:"statistic_true"`
+				} `json:"hosmer"`
+				ROC struct {
+					AUC *float64 `json:"auc"`
+				} `json:"roc"`
+			}
+			if err := json.Unmarshal([]byte(out), &r); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(r.Hosmer.Undefined, c.why) || r.Hosmer.StatisticTrue != nil || r.ROC.AUC == nil {
+				t.Errorf("hosmer.undefined %q, statistic_true %v, roc.auc %v", r.Hosmer.Undefined, r.Hosmer.StatisticTrue, r.ROC.AUC)
+			}
+		})
+	}
+}
+
+// TestSimulatePartiesAboveRows (item 13): more parties than the data has
+// rows is refused, naming how many there are.
+func TestSimulatePartiesAboveRows(t *testing.T) {
+	path := scoresCSV(t, 200, false)
+	_, err := runSimulate("--data", path, "--score", "score", "--label", "y", "--positive", "yes", "--parties", "500", "--bins", "16", "--backend", "plain")
+	if err == nil || !strings.Contains(err.Error(), "500 parties asked for") || !strings.Contains(err.Error(), "only 200 rows") {
+		t.Errorf("error %v: want a refusal naming the 200 rows available", err)
+	}
+}
+
+// TestSimulateEpsilonPrinting (item 12): ε split into shares prints with
+// six significant digits (0.1, not 0.09999999999999999).
+func TestSimulateEpsilonPrinting(t *testing.T) {
+	text, err := runSimulate("--parties", "200", "--bins", "16", "--backend", "plain", "--epsilon", "0.4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, "ECDF of scores 0.1; ROC/PR 0.3 ") || strings.Contains(text, "0000000") || strings.Contains(text, "9999999") {
+		t.Errorf("ε printed at full float precision:\n%s", text)
 	}
 }

@@ -90,6 +90,9 @@ func ScoreTable(t *Table, labelCol, positive string, opts SplitOptions) (*Scored
 			return nil, fmt.Errorf("%s: column %q: %v", t.where(i), labelCol, err)
 		}
 	}
+	if err := rule.check(labelCol); err != nil {
+		return nil, fmt.Errorf("%s: %w", t.Name, err)
+	}
 	fraction := opts.TestFraction
 	if fraction == 0 {
 		fraction = DefaultTestFraction

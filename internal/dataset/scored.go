@@ -14,27 +14,37 @@ import (
 //   - "v": 1 iff the value is v.
 //
 // Values are compared after trimming surrounding spaces.
+//
+// It counts the values it labels, so that check can say which were found.
 type labelRule struct {
 	value  string
 	negate bool
 	binary bool
+	counts map[string]int
+	order  []string // values in order of first appearance
 }
 
 // newLabelRule parses the positive argument.
-func newLabelRule(positive string) labelRule {
+func newLabelRule(positive string) *labelRule {
+	r := &labelRule{counts: map[string]int{}}
 	switch {
 	case positive == "":
-		return labelRule{binary: true}
+		r.binary = true
 	case strings.HasPrefix(positive, "!"):
-		return labelRule{value: positive[1:], negate: true}
+		r.value, r.negate = positive[1:], true
 	default:
-		return labelRule{value: positive}
+		r.value = positive
 	}
+	return r
 }
 
 // label returns the 0/1 label of the text s.
-func (r labelRule) label(s string) (int, error) {
+func (r *labelRule) label(s string) (int, error) {
 	s = strings.TrimSpace(s)
+	if r.counts[s] == 0 {
+		r.order = append(r.order, s)
+	}
+	r.counts[s]++
 	if r.binary {
 		switch s {
 		case "0":
@@ -50,12 +60,41 @@ func (r labelRule) label(s string) (int, error) {
 	return 0, nil
 }
 
+// check refuses, once every label is read, a positive value that cannot
+// be meant: one that matches none of two or more values found (a
+// misspelling, e.g. "Yes" for "yes"), and a positive value v (not "!v")
+// among more than two values, which would make every other value
+// negative without a word. The error names the column, the values found
+// with their counts, and what to pass. One value only is accepted: a
+// party's rows may all be of one class.
+func (r *labelRule) check(labelCol string) error {
+	if r.binary || len(r.order) < 2 {
+		return nil
+	}
+	found := make([]string, len(r.order))
+	for k, v := range r.order {
+		found[k] = fmt.Sprintf("%q (%d)", v, r.counts[v])
+	}
+	values := fmt.Sprintf("label column %q has %d values, %s", labelCol, len(r.order), strings.Join(found, ", "))
+	switch {
+	case r.counts[r.value] == 0 && r.negate:
+		return fmt.Errorf("%s; the positive class \"!%s\" (not %q) matches none of them, so every row would be positive: name one of them after the ! (case matters)", values, r.value, r.value)
+	case r.counts[r.value] == 0:
+		return fmt.Errorf("%s; the positive value %q matches none of them: pass one of them (case matters)", values, r.value)
+	case !r.negate && len(r.order) > 2:
+		return fmt.Errorf("%s; with positive value %q the other %d would all be negative: pass \"!v\" to make every value but v positive (e.g. \"!%s\"), or keep two values in the file", values, r.value, len(r.order)-1, r.order[0])
+	}
+	return nil
+}
+
 // ReadScored reads scored, labelled records from the CSV file at path
 // ("" or "-" for standard input): the finite number in column scoreCol
 // (a classifier's score or predicted probability) and the label in column
 // labelCol. With positive "" the label must be 0 or 1; with positive "v"
 // the label is 1 iff the value is v, and with "!v" iff it is not v (so
-// "!NO" makes every readmission in the Diabetes data positive). The
+// "!NO" makes every readmission in the Diabetes data positive); a
+// positive value that matches none of the values found, or "v" among
+// more than two values, is refused with the values and their counts. The
 // separator is detected from the header line. Errors name the input, line
 // and column.
 func ReadScored(path, scoreCol, labelCol, positive string) (scores []float64, labels []int, err error) {
@@ -104,6 +143,9 @@ func readScoredFrom(r io.Reader, name, scoreCol, labelCol, positive string) (sco
 	}
 	if len(scores) == 0 {
 		return nil, nil, fmt.Errorf("%s: no data rows after the header", name)
+	}
+	if err := rule.check(labelCol); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return scores, labels, nil
 }

@@ -7,15 +7,15 @@ import (
 )
 
 func TestReadScored(t *testing.T) {
-	path := writeTemp(t, "scored.csv", "\"p\";\"y\";\"r\"\n0.9;1;\"yes\"\n0.2;0;\"no\"\n0.6; 1 ;\"NO\"\n")
+	path := writeTemp(t, "scored.csv", "\"p\";\"y\";\"r\";\"s\"\n0.9;1;\"yes\";yes\n0.2;0;\"no\";no\n0.6; 1 ;\"NO\";no\n")
 	for _, tc := range []struct {
 		label, positive string
 		want            []int
 	}{
 		{"y", "", []int{1, 0, 1}},
-		{"r", "yes", []int{1, 0, 0}},
+		{"s", "yes", []int{1, 0, 0}},
+		{"s", "!yes", []int{0, 1, 1}},
 		{"r", "!NO", []int{1, 1, 0}},
-		{"r", "NO", []int{0, 0, 1}},
 	} {
 		scores, labels, err := ReadScored(path, "p", tc.label, tc.positive)
 		if err != nil {
@@ -38,6 +38,12 @@ func TestReadScoredErrors(t *testing.T) {
 		{"p,y\n0.5,1\n", "q", "y", "", []string{`no column "q"`, `"p", "y"`}},
 		{"p,y\n0.5,1\n", "p", "z", "", []string{`no column "z"`}},
 		{"p,y\n", "p", "y", "", []string{"no data rows"}},
+		// A misspelt positive value, a third value that would silently be
+		// negative, and a "!v" that matches nothing: refused with the
+		// values found and their counts.
+		{"p,y\n0.5,yes\n0.4,no\n0.3,no\n", "p", "y", "Yes", []string{`label column "y" has 2 values, "yes" (1), "no" (2)`, `positive value "Yes" matches none of them`}},
+		{"p,y\n0.5,yes\n0.4,no\n0.3,NO\n", "p", "y", "yes", []string{`3 values, "yes" (1), "no" (1), "NO" (1)`, `"!v"`}},
+		{"p,y\n0.5,yes\n0.4,no\n", "p", "y", "!No", []string{`"!No"`, "every row would be positive"}},
 	} {
 		_, _, err := ReadScored(writeTemp(t, "in.csv", tc.content), tc.score, tc.label, tc.positive)
 		if err == nil {

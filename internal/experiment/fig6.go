@@ -105,7 +105,7 @@ func hlSeries(ctx context.Context, cfg Config, u aggregation.UStat, g *ecdf.Grid
 		for v := range variants {
 			s := &series[v]
 			if undefined[v] > 0 {
-				notes = append(notes, fmt.Sprintf("%s, ε = %g: Ĥ undefined in %d of %d runs (left out)", s.Name, eps, undefined[v], cfg.Runs))
+				notes = append(notes, fmt.Sprintf("%s, ε = %.6g: Ĥ undefined in %d of %d runs (left out)", s.Name, eps, undefined[v], cfg.Runs))
 			}
 			if mse[v].n > 0 {
 				s.X, s.Y, s.StdErr, s.Runs = append(s.X, eps), append(s.Y, mse[v].mean()), append(s.StdErr, mse[v].stderr()), append(s.Runs, mse[v].n)

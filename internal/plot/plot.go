@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -58,10 +59,57 @@ const (
 	BottomRight
 )
 
-// palette are distinguishable colours (Okabe–Ito).
+// palette are distinguishable colours: Okabe–Ito (yellow, too pale on
+// white, left out), then darker and greyer tones. Series beyond it reuse
+// the colours with a different dash pattern (seriesStyle), so no two
+// series of a chart look alike.
 var palette = []color.RGBA{
 	{0, 0, 0, 255}, {230, 159, 0, 255}, {86, 180, 233, 255}, {0, 158, 115, 255},
-	{213, 94, 0, 255}, {0, 114, 178, 255}, {204, 121, 167, 255}, {240, 228, 66, 255},
+	{213, 94, 0, 255}, {0, 114, 178, 255}, {204, 121, 167, 255},
+	{136, 34, 85, 255}, {153, 153, 51, 255}, {68, 170, 153, 255}, {102, 51, 0, 255},
+	{128, 128, 128, 255}, {51, 34, 136, 255}, {170, 68, 153, 255},
+}
+
+// dashPatterns are the dash patterns of successive rounds of the palette
+// for solid series (nil: solid).
+var dashPatterns = [][]vg.Length{nil, {vg.Points(1), vg.Points(2)}, {vg.Points(6), vg.Points(2), vg.Points(1), vg.Points(2)}}
+
+// seriesStyle returns the colour and, for a solid series, the dash
+// pattern of the k-th series of a chart: distinct for every k below
+// len(palette)·len(dashPatterns).
+func seriesStyle(k int) (color.RGBA, []vg.Length) {
+	return palette[k%len(palette)], dashPatterns[(k/len(palette))%len(dashPatterns)]
+}
+
+// plainTicks labels the ticks of marker in plain decimal notation (10,
+// 0.001, 20000), not as 1e+01, switching to exponents only beyond
+// [1e-4, 1e6).
+type plainTicks struct{ marker plot.Ticker }
+
+// Ticks returns the ticks of the wrapped marker, relabelled.
+func (t plainTicks) Ticks(min, max float64) []plot.Tick {
+	ticks := t.marker.Ticks(min, max)
+	for k := range ticks {
+		if ticks[k].Label != "" {
+			ticks[k].Label = tickLabel(ticks[k].Value)
+		}
+	}
+	return ticks
+}
+
+// tickLabel prints v in plain decimal notation with up to 6 significant
+// digits, or in exponent notation far from 1.
+func tickLabel(v float64) string {
+	if a := math.Abs(v); v != 0 && (a < 1e-4 || a >= 1e6) {
+		return strconv.FormatFloat(v, 'g', 6, 64)
+	}
+	return strconv.FormatFloat(round6(v), 'f', -1, 64)
+}
+
+// round6 rounds v to 6 significant digits.
+func round6(v float64) float64 {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64)
+	return r
 }
 
 // Save draws c into a PNG file of 6 × 4 inches at 96 dpi.
@@ -80,14 +128,16 @@ func (c *Chart) Save(path string) error {
 	}
 	p.Legend.TextStyle.Font.Size = vg.Points(7)
 	p.Add(plotter.NewGrid())
+	p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks{plot.DefaultTicks{}}, plainTicks{plot.DefaultTicks{}}
 	if c.LogX {
-		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: 1}
+		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plainTicks{plot.LogTicks{Prec: 1}}
 	}
 	if c.LogY {
-		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: 1}
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plainTicks{plot.LogTicks{Prec: 1}}
 	}
 	for k, s := range c.Series {
-		if err := c.add(p, s, palette[k%len(palette)]); err != nil {
+		col, dashes := seriesStyle(k)
+		if err := c.add(p, s, col, dashes); err != nil {
 			return fmt.Errorf("chart %q, series %q: %w", c.Title, s.Name, err)
 		}
 	}
@@ -104,7 +154,7 @@ func (c *Chart) Save(path string) error {
 }
 
 // add draws s on p; points that a log axis cannot show are left out.
-func (c *Chart) add(p *plot.Plot, s Series, col color.RGBA) error {
+func (c *Chart) add(p *plot.Plot, s Series, col color.RGBA, dashes []vg.Length) error {
 	if len(s.X) != len(s.Y) || (s.StdErr != nil && len(s.StdErr) != len(s.Y)) {
 		return fmt.Errorf("%d x, %d y and %d standard errors", len(s.X), len(s.Y), len(s.StdErr))
 	}
@@ -140,7 +190,7 @@ func (c *Chart) add(p *plot.Plot, s Series, col color.RGBA) error {
 		if err != nil {
 			return err
 		}
-		l.Color, l.Width = col, vg.Points(1.2)
+		l.Color, l.Width, l.Dashes = col, vg.Points(1.2), dashes
 		switch s.Style {
 		case Step:
 			l.StepStyle = plotter.PostStep

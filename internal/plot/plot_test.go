@@ -2,9 +2,13 @@ package plot
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"gonum.org/v1/plot"
 )
 
 func TestSaveWritesPNG(t *testing.T) {
@@ -37,5 +41,49 @@ func ExampleChart_Save() {
 	}
 	if err := c.Save(filepath.Join(os.TempDir(), "ecdf-example.png")); err != nil {
 		panic(err)
+	}
+}
+
+// TestSeriesStylesDistinct (issue item 6): the series of a chart never
+// share colour and dash pattern, even past the palette (the experiment
+// figures had two black series).
+func TestSeriesStylesDistinct(t *testing.T) {
+	seen := map[string]int{}
+	for k := range 2 * len(palette) {
+		col, dashes := seriesStyle(k)
+		key := fmt.Sprint(col, dashes)
+		if j, ok := seen[key]; ok {
+			t.Errorf("series %d and %d both drawn %s", j, k, key)
+		}
+		seen[key] = k
+	}
+}
+
+// TestTickLabelsPlain (issue item 6): axis ticks read 10 and 0.001, not
+// 1e+01, on log and linear axes.
+func TestTickLabelsPlain(t *testing.T) {
+	for _, c := range []struct {
+		marker   plot.Ticker
+		min, max float64
+	}{
+		{plot.LogTicks{Prec: 1}, 0.001, 1000},
+		{plot.LogTicks{Prec: 1}, 1, 100},
+		{plot.DefaultTicks{}, 0, 50},
+	} {
+		var labels []string
+		for _, tk := range (plainTicks{c.marker}).Ticks(c.min, c.max) {
+			if tk.Label != "" {
+				labels = append(labels, tk.Label)
+			}
+		}
+		joined := strings.Join(labels, " ")
+		if strings.Contains(joined, "e+") || strings.Contains(joined, "e-") || len(labels) == 0 {
+			t.Errorf("ticks on [%g, %g]: %q", c.min, c.max, joined)
+		}
+	}
+	for v, want := range map[float64]string{10: "10", 0.001: "0.001", 20000: "20000", 1e7: "1e+07", 0.30000000000000004: "0.3"} {
+		if got := tickLabel(v); got != want {
+			t.Errorf("tickLabel(%v) = %q, want %q", v, got, want)
+		}
 	}
 }
