@@ -2,15 +2,24 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
+	"github.com/libp2p/go-libp2p/core/peer"
+	ma "github.com/multiformats/go-multiaddr"
+
 	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/p2p"
+	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/transport"
 	"github.com/fedecdf/fedecdf/party"
 )
 
@@ -173,4 +182,93 @@ func TestRowRanges(t *testing.T) {
 	if got := rowRanges([]bool{true, true, true, false, true, false, true, true}); got != "1–3, 5, 7–8" {
 		t.Errorf("rowRanges = %q", got)
 	}
+}
+
+// party --csv stops at the first server failure: the helper (a stand-in
+// that forwards to the real helper) goes away at the (k+1)-th upload.
+// The party uploads nothing after it — the leader holds exactly k+1
+// reports and the helper saw k+1 uploads — exits with an error naming the
+// row and the helper, prints the stored rows and says that a rerun
+// resumes; the rerun against the real helper then stores every row.
+func TestPartyCSVStopsAtFirstServerFailure(t *testing.T) {
+	const n, k = 30, 11
+	c := startCluster(t, 1<<48, n, "replace")
+	csv, _ := writeRows(t, n)
+
+	fwd, err := p2p.New(p2p.Config{Key: mustIdentity(t).Key, Logger: c.tc.Logger, Backoff: c.tc.Backoff,
+		Peers: map[transport.PeerID]peer.AddrInfo{"helper": {ID: c.servers["helper"].ID(), Addrs: c.servers["helper"].Addrs()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fwd.Close()
+	standIn, err := p2p.New(p2p.Config{Key: c.ids["helper"].Key, Self: "helper", Logger: c.tc.Logger,
+		Listen: []ma.Multiaddr{ma.StringCast("/ip4/127.0.0.1/tcp/0")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	goAway := sync.OnceFunc(func() { standIn.Close() })
+	defer goAway()
+	var uploads atomic.Int32
+	standIn.Handle(p2p.ReportProtocol, nil, func(ctx context.Context, _ transport.PeerID, req []byte) []byte {
+		if uploads.Add(1) <= k {
+			resp, err := fwd.Conn(p2p.ReportProtocol).Call(ctx, "helper", req)
+			if err != nil {
+				return protocol.Encode(&protocol.Error{Text: err.Error()})
+			}
+			return resp
+		}
+		go goAway() // Close waits for this handler
+		return protocol.Encode(&protocol.Error{Text: "helper: shutting down"})
+	})
+	flaky := *c.m
+	flaky.Helper.Addrs = nil
+	for _, a := range standIn.Addrs() {
+		flaky.Helper.Addrs = append(flaky.Helper.Addrs, a.String())
+	}
+	flakyPath, realPath := filepath.Join(c.dir, "flaky.json"), filepath.Join(c.dir, "manifest.json")
+	if err := errors.Join(flaky.Write(flakyPath), c.m.Write(realPath)); err != nil {
+		t.Fatal(err)
+	}
+
+	args := []string{"--csv", csv, "--probability-column", "p", "--concurrency", "1"}
+	out, err := runCommand(newPartyCommand(), append([]string{"--manifest", flakyPath}, args...)...)
+	if err == nil {
+		t.Fatalf("party --csv succeeded although the helper went away:\n%s", out)
+	}
+	for _, want := range []string{fmt.Sprintf("data row %d:", k+1), "helper", "stopped at the first failure", "rerun the same command"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	for _, want := range []string{fmt.Sprintf("%d of %d row(s) stored by both servers", k, n), fmt.Sprintf("stored data rows (row 1 is the first after the header): 1–%d\n", k)} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	t.Logf("party --csv with the helper gone: %v\n%s", err, out)
+	if got := uploads.Load(); got != k+1 {
+		t.Errorf("the helper saw %d uploads, want %d: the party went on after the failure", got, k+1)
+	}
+	if got, err := c.servers["leader"].NumReports(); err != nil || got != k+1 {
+		t.Errorf("the leader holds %d reports (%v), want %d: the party went on after the failure", got, err, k+1)
+	}
+
+	out, err = runCommand(newPartyCommand(), append([]string{"--manifest", realPath}, args...)...)
+	if want := fmt.Sprintf("%d of %d row(s) stored by both servers (%d already stored by an earlier run)", n, n, k+1); err != nil || !strings.Contains(out, want) {
+		t.Errorf("rerun: %v; output %q, want %q", err, out, want)
+	}
+	for role, srv := range c.servers {
+		if got, err := srv.NumReports(); err != nil || got != n {
+			t.Errorf("after the rerun the %s holds %d reports (%v), want %d", role, got, err, n)
+		}
+	}
+}
+
+func mustIdentity(t *testing.T) *deploy.Identity {
+	t.Helper()
+	id, err := deploy.NewIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
 }

@@ -87,10 +87,28 @@ func inProcessDeploymentUnder(t *testing.T, epsilon float64, n int, relation str
 // configuration, the analyst's identity and a scratch directory.
 func inProcessServers(t *testing.T, epsilon float64, minReports int, relation string) (m *deploy.Manifest, tc p2p.Config, analyst *deploy.Identity, dir string) {
 	t.Helper()
-	dir = t.TempDir()
+	c := startCluster(t, epsilon, minReports, relation)
+	return c.m, c.tc, c.ids["analyst"], c.dir
+}
+
+// cluster is an in-process deployment: its manifest, a quiet transport
+// configuration, the identities of leader, helper and analyst, the
+// running servers by role and a scratch directory.
+type cluster struct {
+	m       *deploy.Manifest
+	tc      p2p.Config
+	ids     map[string]*deploy.Identity
+	servers map[string]*deploy.Server
+	dir     string
+}
+
+// startCluster is inProcessServers returning the whole cluster.
+func startCluster(t *testing.T, epsilon float64, minReports int, relation string) *cluster {
+	t.Helper()
+	c := &cluster{dir: t.TempDir(), ids: map[string]*deploy.Identity{}, servers: map[string]*deploy.Server{}}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	tc = p2p.Config{Logger: quiet, Backoff: time.Millisecond, CallTimeout: time.Minute}
-	ids := map[string]*deploy.Identity{}
+	c.tc = p2p.Config{Logger: quiet, Backoff: time.Millisecond, CallTimeout: time.Minute}
+	ids := c.ids
 	for _, name := range []string{"leader", "helper", "analyst"} {
 		id, err := deploy.NewIdentity()
 		if err != nil {
@@ -98,7 +116,7 @@ func inProcessServers(t *testing.T, epsilon float64, minReports int, relation st
 		}
 		ids[name] = id
 	}
-	m = &deploy.Manifest{
+	m := &deploy.Manifest{
 		Version: deploy.ManifestVersion, Protocol: protocol.Version, Dataset: "cli", Backend: string(server.DCF), Upload: deploy.UploadDirect,
 		Leader:     deploy.Endpoint{Public: ids["leader"].Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
 		Helper:     deploy.Endpoint{Public: ids["helper"].Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
@@ -109,24 +127,26 @@ func inProcessServers(t *testing.T, epsilon float64, minReports int, relation st
 		Budget:     deploy.Budget{Epsilon: 2 * epsilon},
 		MinReports: minReports,
 	}
+	c.m = m
 	for _, s := range []struct {
 		role server.Role
 		ep   *deploy.Endpoint
 	}{{server.Helper, &m.Helper}, {server.Leader, &m.Leader}} {
 		srv, err := deploy.StartServer(deploy.ServerConfig{
 			Role: s.role, Identity: ids[s.role.String()], Manifest: m, Listen: []ma.Multiaddr{ma.StringCast("/ip4/127.0.0.1/tcp/0")},
-			Store: filepath.Join(dir, s.role.String()+".db"), Logger: quiet, Transport: tc,
+			Store: filepath.Join(c.dir, s.role.String()+".db"), Logger: quiet, Transport: c.tc,
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { srv.Close() })
+		c.servers[s.role.String()] = srv
 		s.ep.Addrs = nil
 		for _, a := range srv.Addrs() {
 			s.ep.Addrs = append(s.ep.Addrs, a.String())
 		}
 	}
-	return m, tc, ids["analyst"], dir
+	return c
 }
 
 // fedecdf query hosmer over an in-process deployment at a huge ε: the

@@ -20,9 +20,13 @@
 // with the length capped (Config.MaxMessage) before anything is
 // allocated. A handler may be restricted to named peers of the address
 // book; a stream from any other peer is answered by a refusal frame,
-// which Call returns as a RefusedError without retrying. Other failures
-// (dial, reset, timeout) are retried a bounded number of times, each
-// attempt under its own timeout; a retry may deliver a request twice, so
+// which Call returns as a RefusedError without retrying. A failed dial
+// is a DialError naming the peer, the address and the cause read from
+// libp2p's typed errors (ErrConnRefused, ErrPeerMismatch, ErrNoRoute,
+// ErrDialTimeout) with what to do; a wrong key is not retried. Other
+// failures (dial, reset, timeout) are retried a bounded number of times,
+// each attempt under its own timeout and dialing anew (never stopped by
+// libp2p's dial backoff); a retry may deliver a request twice, so
 // the protocol's handlers are idempotent (reports are keyed by report
 // ID and duplicates dropped).
 //

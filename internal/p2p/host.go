@@ -290,7 +290,8 @@ func (c *conn) Call(ctx context.Context, to transport.PeerID, req []byte) ([]byt
 	for attempt := 1; ; attempt++ {
 		var resp []byte
 		resp, err = c.attempt(ctx, info.ID, to, req)
-		if err == nil || IsRefused(err) || attempt == c.h.cfg.Attempts {
+		// A refusal or a wrong key at the address will not change on a retry.
+		if err == nil || IsRefused(err) || errors.Is(err, ErrPeerMismatch) || attempt == c.h.cfg.Attempts {
 			return resp, err
 		}
 		c.h.log.Debug("call failed; retrying", "peer", to, "protocol", c.proto, "attempt", attempt, "err", err)
@@ -306,8 +307,14 @@ func (c *conn) Call(ctx context.Context, to transport.PeerID, req []byte) ([]byt
 func (c *conn) attempt(ctx context.Context, id peer.ID, to transport.PeerID, req []byte) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.h.cfg.CallTimeout)
 	defer cancel()
+	// Every attempt dials for real: the swarm's own dial backoff would
+	// make a retry fail at once with "dial backoff", hiding the cause.
+	ctx = network.WithForceDirectDial(ctx, "fedecdf retries a call itself")
 	s, err := c.h.h.NewStream(ctx, id, c.proto)
 	if err != nil {
+		if derr := explainDial(to, err); derr != nil {
+			return nil, derr
+		}
 		return nil, fmt.Errorf("p2p: opening a %s stream to %s: %w", c.proto, to, err)
 	}
 	defer s.Close()

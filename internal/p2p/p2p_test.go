@@ -5,8 +5,11 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -237,5 +240,66 @@ func TestOccupiedPortRefused(t *testing.T) {
 	}
 	if !errors.Is(err, ErrAddrInUse) || !strings.Contains(err.Error(), addr.String()) {
 		t.Fatalf("second host on %s: %v; want ErrAddrInUse naming the address", addr, err)
+	}
+}
+
+// freeAddr returns a loopback TCP address where nothing listens.
+func freeAddr(t *testing.T) ma.Multiaddr {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return ma.StringCast(fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", port))
+}
+
+// TestDialErrorsSayWhy: a call to an address where nothing listens, or
+// where a host with another key listens, fails with a *DialError naming
+// the peer, the address and the cause on every attempt, never libp2p's
+// "dial backoff".
+func TestDialErrorsSayWhy(t *testing.T) {
+	expected, _ := peer.IDFromPrivateKey(newKey(t))
+	srv := newServer(t, "leader", nil)
+	srv.Handle(ReportProtocol, nil, echo)
+	for _, tc := range []struct {
+		name  string
+		addrs []ma.Multiaddr
+		cause error
+		says  []string
+	}{
+		{"nothing listens", []ma.Multiaddr{freeAddr(t)}, ErrConnRefused,
+			[]string{"connection refused", "fedecdf server --role leader"}},
+		{"another key", srv.Addrs(), ErrPeerMismatch,
+			[]string{"not the expected one", "manifest's leader key", expected.String(), srv.ID().String()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := New(Config{Key: newKey(t), Peers: map[transport.PeerID]peer.AddrInfo{"leader": {ID: expected, Addrs: tc.addrs}},
+				Logger: quiet, Attempts: 3, Backoff: time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			_, err = c.Conn(ReportProtocol).Call(context.Background(), "leader", []byte("x"))
+			var de *DialError
+			if !errors.As(err, &de) || !errors.Is(err, tc.cause) {
+				t.Fatalf("Call: %v; want a *DialError caused by %q", err, tc.cause)
+			}
+			msg := err.Error()
+			if de.Peer != "leader" || !slices.ContainsFunc(tc.addrs, func(a ma.Multiaddr) bool { return a.String() == de.Addr }) {
+				t.Errorf("DialError names %s at %s; want leader at one of %v", de.Peer, de.Addr, tc.addrs)
+			}
+			for _, want := range append([]string{"leader at " + de.Addr}, tc.says...) {
+				if !strings.Contains(msg, want) {
+					t.Errorf("error %q does not say %q", msg, want)
+				}
+			}
+			if strings.Contains(msg, "backoff") {
+				t.Errorf("error %q still says backoff", msg)
+			}
+		})
 	}
 }
