@@ -15,11 +15,13 @@ import (
 )
 
 // DefaultNullDraws is the number B of simulated null data sets NullTest
-// draws unless told otherwise: on the default `fedecdf simulate` (256
-// bins, tree, two servers) B = 200 costs about 0.2 s on 2 cores and
-// gives the p-value a Monte-Carlo standard error √(p(1−p)/B) of at most
-// 0.035, 0.015 at p = 0.05.
-const DefaultNullDraws = 200
+// draws unless told otherwise. Measured on the default `fedecdf
+// simulate` (10 000 parties, 256 bins, kary, two servers) on 2 cores,
+// the Hosmer–Lemeshow phase takes 0.14 s without the test, 0.21–0.25 s
+// with B = 200 and 0.52–0.55 s with B = 1000: B = 1000 adds about 0.4 s
+// and gives the p-value a Monte-Carlo standard error √(p(1−p)/B) of at
+// most 0.016, 0.007 at p = 0.05.
+const DefaultNullDraws = 1000
 
 // NullTest is the noise-aware p-value of a private Hosmer–Lemeshow
 // statistic (NullTest).
