@@ -73,10 +73,19 @@ type Hosmer struct {
 	// merged, hosmer.Boundaries), with their released size, observed and
 	// expected positives after clipping.
 	Groups []hosmer.Group `json:"groups"`
-	// Statistic is H and PValue P(χ²_{G−2} ≥ H); PValue is null with
-	// fewer than 3 groups, and both are null when Error is set.
-	Statistic *float64 `json:"statistic"`
-	PValue    *float64 `json:"p_value"`
+	// Statistic is H and PValueNaive P(χ²_{G−2} ≥ H), which ignores the
+	// noise (and, for a model not fitted on these data, is too small even
+	// without it); PValueNaive is null with fewer than 3 groups, and all
+	// three are null when Error is set.
+	Statistic   *float64 `json:"statistic"`
+	PValueNaive *float64 `json:"p_value_naive"`
+	// PValuePrivate is the noise-aware p-value (hosmer.Plan.NullTest: a
+	// parametric bootstrap of H under H₀ over the public noise law, B =
+	// BootstrapDraws), PValueSE its Monte-Carlo standard error
+	// √(p(1−p)/B); null when not computed (B = 0) or H is undefined.
+	PValuePrivate  *float64 `json:"p_value_private"`
+	PValueSE       *float64 `json:"p_value_private_se"`
+	BootstrapDraws int      `json:"bootstrap_draws"`
 	// Error says why the noise left H undefined (a released group too
 	// small to have positive expected positives and negatives); the
 	// releases are spent all the same.
@@ -86,11 +95,32 @@ type Hosmer struct {
 	H float64 `json:"-"`
 }
 
+// Bootstrap configures the noise-aware p-value of RunHosmer
+// (hosmer.Plan.NullTest): Draws simulated null data sets (0: none),
+// their noise seeded by Seed. It is post-processing: no ε.
+type Bootstrap struct {
+	Draws int
+	Seed  uint64
+}
+
+// NewBootstrap returns the Bootstrap of draws draws (0:
+// hosmer.DefaultNullDraws; negative: none) seeded by seed.
+func NewBootstrap(draws int, seed uint64) Bootstrap {
+	switch {
+	case draws == 0:
+		draws = hosmer.DefaultNullDraws
+	case draws < 0:
+		draws = 0
+	}
+	return Bootstrap{Draws: draws, Seed: seed}
+}
+
 // RunHosmer runs Algorithm 2 of plan on its releases rels through u
 // (hosmer.Plan.Evaluate), the released ECDF smoothed by method, with cfg
-// (HosmerConfig). When the noise leaves H undefined (hosmer.ErrUndefined)
-// the result says so in Error, and the error is nil.
-func RunHosmer(ctx context.Context, u aggregation.UStat, plan *hosmer.Plan, rels []*aggregation.Release, g *ecdf.Grid, method string, cfg hosmer.Config) (*Hosmer, error) {
+// (HosmerConfig), and its noise-aware p-value by boot. When the noise
+// leaves H undefined (hosmer.ErrUndefined) the result says so in Error,
+// and the error is nil.
+func RunHosmer(ctx context.Context, u aggregation.UStat, plan *hosmer.Plan, rels []*aggregation.Release, g *ecdf.Grid, method string, cfg hosmer.Config, boot Bootstrap) (*Hosmer, error) {
 	h := &Hosmer{Plan: plan.Name, Epsilon: plan.Epsilon, ReleaseSpecs: DescribeReleases(plan, rels), H: math.NaN()}
 	for _, rel := range rels {
 		h.Delta += rel.Delta()
@@ -105,8 +135,15 @@ func RunHosmer(ctx context.Context, u aggregation.UStat, plan *hosmer.Plan, rels
 	case err != nil:
 		return nil, err
 	}
-	h.Statistic, h.PValue = res.Finite()
+	h.Statistic, h.PValueNaive = res.Finite()
 	h.Groups, h.H = res.Groups, res.H
+	if boot.Draws > 0 && len(res.Groups) >= 3 {
+		t, err := plan.NullTest(rels, g, method, cfg, res, boot.Draws, boot.Seed)
+		if err != nil {
+			return nil, err
+		}
+		h.PValuePrivate, h.PValueSE, h.BootstrapDraws = &t.PValue, &t.StdErr, t.Draws
+	}
 	return h, nil
 }
 
@@ -147,4 +184,30 @@ func TrueHosmer(bins, labels []int, probs []float64, nBins, groups int) (*hosmer
 		res.PValue, _ = hosmer.PValue(h, len(gs))
 	}
 	return res, nil
+}
+
+// DescribePValues says, for text output, the noise-aware p-value of h
+// with its Monte-Carlo standard error and B, then the naive χ² one,
+// labelled as such.
+func DescribePValues(h *Hosmer) string {
+	if h.PValueNaive == nil {
+		return "p-value undefined (fewer than 3 groups)"
+	}
+	naive := fmt.Sprintf("naive χ²_%d p-value %.4g (ignores the noise: not a valid test)", len(h.Groups)-2, *h.PValueNaive)
+	if h.PValuePrivate == nil {
+		return "no noise-aware p-value (bootstrap off); " + naive
+	}
+	return fmt.Sprintf("noise-aware p-value %.4g ± %.2g (Monte-Carlo s.e., B = %d null data sets simulated over the public noise law); %s",
+		*h.PValuePrivate, *h.PValueSE, h.BootstrapDraws, naive)
+}
+
+// ShortPValues is DescribePValues for a chart title.
+func ShortPValues(h *Hosmer) string {
+	switch {
+	case h.PValueNaive == nil:
+		return "p undefined"
+	case h.PValuePrivate == nil:
+		return fmt.Sprintf("naive χ² p %.3g", *h.PValueNaive)
+	}
+	return fmt.Sprintf("noise-aware p %.3g ± %.2g (B %d), naive χ² p %.3g", *h.PValuePrivate, *h.PValueSE, h.BootstrapDraws, *h.PValueNaive)
 }

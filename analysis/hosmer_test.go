@@ -69,7 +69,7 @@ func TestRunHosmerExact(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h, err := RunHosmer(context.Background(), u, plan, rels, g, "l2", HosmerConfig(16, 64, 4))
+			h, err := RunHosmer(context.Background(), u, plan, rels, g, "l2", HosmerConfig(16, 64, 4), Bootstrap{Draws: 9})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -66,6 +66,10 @@ type Result struct {
 	Groups     []Group // released group sums, after clipping
 	H          float64 // dp-ecdf Eq. 5 on Groups
 	PValue     float64 // P(χ²_{G−2} ≥ H), G = len(Groups)
+	// ECDF is the released ECDF of the probabilities the groups were cut
+	// from, after post-processing (smoothing), at every bin; nil for an
+	// exact result. NullTest draws its null data sets from it.
+	ECDF []float64
 }
 
 // Finite returns &H and &PValue, each nil (JSON null, where NaN has no
@@ -120,7 +124,7 @@ func Private(src roc.Source, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Boundaries: bounds, Groups: groups, H: h, PValue: math.NaN()}
+	res := &Result{Boundaries: bounds, Groups: groups, H: h, PValue: math.NaN(), ECDF: f}
 	if len(groups) >= 3 {
 		res.PValue, _ = PValue(h, len(groups))
 	}

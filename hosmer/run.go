@@ -59,12 +59,18 @@ func (p *Plan) Evaluate(ctx context.Context, u aggregation.UStat, rels []*aggreg
 	if len(rels) != len(p.Releases) {
 		return nil, fmt.Errorf("hosmer: the %s plan has %d release(s), got %d", p.Name, len(p.Releases), len(rels))
 	}
+	return p.evaluate(roc.UStatSource{Ctx: ctx, UStat: u, Releases: rels}, rels, g, method, cfg)
+}
+
+// evaluate is Evaluate on any source of the releases' prefix sums: the
+// released ones, or NullTest's simulated ones.
+func (p *Plan) evaluate(src roc.Source, rels []*aggregation.Release, g *ecdf.Grid, method string, cfg Config) (*Result, error) {
 	cfg, err := p.configure(g, cfg)
 	if err != nil {
 		return nil, err
 	}
 	cfg.Smooth = p.smoother(method, rels[0])
-	return Private(roc.UStatSource{Ctx: ctx, UStat: u, Releases: rels}, cfg)
+	return Private(src, cfg)
 }
 
 // Create creates the plan's releases on u, charging its ε to u's ledger,

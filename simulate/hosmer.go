@@ -21,14 +21,20 @@ import (
 // test is undefined on the data itself (Undefined says why), the true and
 // private statistics are null and no allocation runs.
 type HosmerReport struct {
-	Groups           int                `json:"groups"`
-	Undefined        string             `json:"undefined,omitempty"`
-	StatisticTrue    *float64           `json:"statistic_true"`
-	PValueTrue       *float64           `json:"p_value_true"`
-	StatisticPrivate *float64           `json:"statistic_private"`
-	PValuePrivate    *float64           `json:"p_value_private"`
-	True             []hosmer.Group     `json:"true_groups"`
-	Allocations      []HosmerAllocation `json:"allocations"`
+	Groups           int      `json:"groups"`
+	Undefined        string   `json:"undefined,omitempty"`
+	StatisticTrue    *float64 `json:"statistic_true"`
+	PValueTrue       *float64 `json:"p_value_true"`
+	StatisticPrivate *float64 `json:"statistic_private"`
+	// PValuePrivate is the noise-aware p-value of the first allocation
+	// (analysis.Hosmer.PValuePrivate), PValueSE its Monte-Carlo standard
+	// error, PValueNaive the χ² one that ignores the noise.
+	PValuePrivate  *float64           `json:"p_value_private"`
+	PValueSE       *float64           `json:"p_value_private_se"`
+	PValueNaive    *float64           `json:"p_value_naive"`
+	BootstrapDraws int                `json:"bootstrap_draws"`
+	True           []hosmer.Group     `json:"true_groups"`
+	Allocations    []HosmerAllocation `json:"allocations"`
 }
 
 // HosmerAllocation is one private run of Algorithm 2 under one way of
@@ -86,7 +92,7 @@ func hosmerPlans(cfg Config) (plans []*hosmer.Plan, fromROC bool, err error) {
 // statistic on the same grid g of probabilities. n is the ROC release's
 // normaliser: the public number of parties under replace-one (the only
 // relation of the plans), the noisy total of the pair under add/remove.
-func hosmerReport(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, plans []*hosmer.Plan, rocRel *aggregation.Release, method string, parties []*party.Party, probs []float64, n ecdf.Normaliser) (*HosmerReport, error) {
+func hosmerReport(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, plans []*hosmer.Plan, rocRel *aggregation.Release, method string, parties []*party.Party, probs []float64, n ecdf.Normaliser, boot analysis.Bootstrap) (*HosmerReport, error) {
 	pBins, labels := make([]int, len(parties)), make([]int, len(parties))
 	for k, p := range parties {
 		pBins[k], labels[k] = p.Bin(), int(p.Payload(aggregation.Label))
@@ -108,33 +114,35 @@ func hosmerReport(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, plans 
 	h, pTrue := exact.Finite()
 	r := &HosmerReport{Groups: base.Groups, StatisticTrue: h, PValueTrue: pTrue, True: exact.Groups}
 	if rocRel != nil {
-		a, err := rocHosmer(ctx, u, g, rocRel, method, base)
+		a, err := rocHosmer(ctx, u, g, rocRel, method, base, boot)
 		if err != nil {
 			return nil, fmt.Errorf("Hosmer–Lemeshow on the ROC release: %w", err)
 		}
 		r.Allocations = append(r.Allocations, *a)
 	}
 	for _, plan := range plans {
-		a, err := privateHosmer(ctx, u, g, plan, method, base)
+		boot.Seed++ // each allocation's null noise its own
+		a, err := privateHosmer(ctx, u, g, plan, method, base, boot)
 		if err != nil {
 			return nil, fmt.Errorf("Hosmer–Lemeshow, %s allocation: %w", plan.Name, err)
 		}
 		r.Allocations = append(r.Allocations, *a)
 	}
 	if len(r.Allocations) > 0 {
-		r.StatisticPrivate, r.PValuePrivate = r.Allocations[0].Statistic, r.Allocations[0].PValue
+		a := r.Allocations[0]
+		r.StatisticPrivate, r.PValuePrivate, r.PValueSE, r.PValueNaive, r.BootstrapDraws = a.Statistic, a.PValuePrivate, a.PValueSE, a.PValueNaive, a.BootstrapDraws
 	}
 	return r, nil
 }
 
 // rocHosmer runs the grid plan's Algorithm 2 on the ROC/PR release
 // itself ({Label, NotLabel} over the same grid): post-processing, no ε.
-func rocHosmer(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, rocRel *aggregation.Release, method string, base hosmer.Config) (*HosmerAllocation, error) {
+func rocHosmer(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, rocRel *aggregation.Release, method string, base hosmer.Config, boot analysis.Bootstrap) (*HosmerAllocation, error) {
 	plan, err := analysis.HosmerPlan("grid", rocRel.Spec.Mechanism.Epsilon, g.Len(), rocRel.Spec.Mechanism)
 	if err != nil {
 		return nil, err
 	}
-	h, err := analysis.RunHosmer(ctx, u, plan, []*aggregation.Release{rocRel}, g, method, base)
+	h, err := analysis.RunHosmer(ctx, u, plan, []*aggregation.Release{rocRel}, g, method, base, boot)
 	if err != nil {
 		return nil, err
 	}
@@ -146,12 +154,12 @@ func rocHosmer(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, rocRel *a
 
 // privateHosmer creates plan's releases on u and runs Algorithm 2 on
 // them, smoothing the released ECDF of probabilities with method.
-func privateHosmer(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, plan *hosmer.Plan, method string, base hosmer.Config) (*HosmerAllocation, error) {
+func privateHosmer(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, plan *hosmer.Plan, method string, base hosmer.Config, boot analysis.Bootstrap) (*HosmerAllocation, error) {
 	rels, err := plan.Create(ctx, u)
 	if err != nil {
 		return nil, err
 	}
-	h, err := analysis.RunHosmer(ctx, u, plan, rels, g, method, base)
+	h, err := analysis.RunHosmer(ctx, u, plan, rels, g, method, base, boot)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"fmt"
+	"github.com/fedecdf/fedecdf/analysis"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -79,7 +80,11 @@ func (r *Report) calibrationChart() *plot.Chart {
 			series = append(series, plot.CalibrationSeries(fmt.Sprintf("private, %s (H %.2f)", a.label(), *a.Statistic), a.Groups))
 		}
 	}
-	return plot.CalibrationChart(fmt.Sprintf("Calibration, %d groups, %s, %s", h.Groups, r.Short(), r.Mechanism), series...)
+	title := fmt.Sprintf("Calibration, %d groups, %s, %s", h.Groups, r.Short(), r.Mechanism)
+	if len(h.Allocations) > 0 {
+		title += "; " + analysis.ShortPValues(&h.Allocations[0].Hosmer)
+	}
+	return plot.CalibrationChart(title, series...)
 }
 
 // formatFloat prints x with at most 6 significant digits, so that a sum

@@ -39,7 +39,7 @@ func (r *Report) WriteText(w io.Writer) error {
 				p("\t%s: private H undefined: %s\n", a.describe(), a.Error)
 				continue
 			}
-			p("\t%s: private H %.3f (p %s)\n", a.describe(), *a.Statistic, pValue(a.PValue))
+			p("\t%s: private H %.3f, %s\n", a.describe(), *a.Statistic, analysis.DescribePValues(&a.Hosmer))
 		}
 	}
 	for _, n := range r.Notes {

@@ -46,6 +46,10 @@ type Config struct {
 	// their own, sharing HosmerShare of Epsilon evenly (0 when none is
 	// named). The ROC/PR release gets what the ECDF and these leave.
 	HosmerShare float64
+	// Bootstrap is the number B of null data sets simulated for the
+	// noise-aware Hosmer–Lemeshow p-value (hosmer.Plan.NullTest; 0:
+	// hosmer.DefaultNullDraws, negative: none).
+	Bootstrap   int
 	HosmerPlans []string
 	Mechanism   string // mechanism name (mechanism.New)
 	// Delta is the δ of every release, per privacy unit (payload.
@@ -418,7 +422,7 @@ func (r *run) hosmer(ctx context.Context, rocTotal ecdf.Normaliser) (*HosmerRepo
 	if r.fromROC {
 		fromROC = r.rocRel
 	}
-	return hosmerReport(ctx, r.local, r.g, r.plans, fromROC, r.cfg.Smoothing, r.parties, r.data.Scores, rocTotal)
+	return hosmerReport(ctx, r.local, r.g, r.plans, fromROC, r.cfg.Smoothing, r.parties, r.data.Scores, rocTotal, analysis.NewBootstrap(r.cfg.Bootstrap, r.cfg.Seed))
 }
 
 // params are the mechanism parameters of a release at ε under cfg.

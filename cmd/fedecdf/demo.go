@@ -289,7 +289,7 @@ func demoROC(ctx context.Context, out io.Writer, a *deploy.Analyst, truth demoTr
 	if err != nil {
 		return 0, err
 	}
-	h, err := a.HosmerRelease(ctx, id, "l2", 10)
+	h, err := a.HosmerRelease(ctx, id, "l2", 10, 0)
 	if err != nil {
 		return 0, err
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
+	"github.com/fedecdf/fedecdf/hosmer"
 	"github.com/fedecdf/fedecdf/internal/deploy"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -26,7 +27,7 @@ import (
 // queryFlags are the flags of fedecdf query.
 type queryFlags struct {
 	manifest, key, outDir, format, logLevel, method, release, plan string
-	groups                                                         int
+	groups, bootstrap                                              int
 }
 
 // queryLong is the Long help of the query command.
@@ -93,6 +94,7 @@ func newQueryCommand() *cobra.Command {
 	f.StringVar(&q.release, "release", "", "re-read this existing release (its ID, as printed) instead of creating one: no budget spent (ecdf and quantile: an ecdf release; roc, pr and hosmer: a roc release)")
 	f.StringVar(&q.plan, "plan", analysis.HosmerPlans[0], "hosmer: allocation of ε over the releases: "+strings.Join(analysis.HosmerPlans, " or "))
 	f.IntVar(&q.groups, "groups", analysis.HosmerGroups, "hosmer: number Q of quantile groups (at least 3)")
+	f.IntVar(&q.bootstrap, "bootstrap", hosmer.DefaultNullDraws, "hosmer: number B of simulated null data sets for the noise-aware p-value (Monte-Carlo s.e. √(p(1−p)/B); negative: none)")
 	return cmd
 }
 
@@ -302,9 +304,9 @@ func (q *queryFlags) hosmer(cmd *cobra.Command, a *deploy.Analyst, id payload.Re
 		if cmd.Flags().Changed("plan") && q.plan != "grid" {
 			return fmt.Errorf("--release runs the grid plan on an existing ROC release; --plan %s needs releases of its own (drop --release)", q.plan)
 		}
-		h, err = a.HosmerRelease(cmd.Context(), id, q.method, q.groups)
+		h, err = a.HosmerRelease(cmd.Context(), id, q.method, q.groups, q.bootstrap)
 	} else {
-		h, err = a.Hosmer(cmd.Context(), q.plan, q.method, q.groups)
+		h, err = a.Hosmer(cmd.Context(), q.plan, q.method, q.groups, q.bootstrap)
 	}
 	if err != nil {
 		return err
@@ -333,7 +335,7 @@ func writeHosmerFiles(dir string, h *deploy.Hosmer) error {
 		return nil
 	}
 	title := fmt.Sprintf("Calibration, %d groups, n = %d, %s plan, ε = %.6g", len(h.Groups), h.N, h.Plan, h.Epsilon)
-	c := plot.CalibrationChart(title, plot.CalibrationSeries(fmt.Sprintf("private (H %.2f)", *h.Statistic), h.Groups))
+	c := plot.CalibrationChart(title+", "+analysis.ShortPValues(&h.Hosmer), plot.CalibrationSeries(fmt.Sprintf("private (H %.2f)", *h.Statistic), h.Groups))
 	return c.Save(filepath.Join(dir, "calibration.png"))
 }
 
@@ -350,11 +352,7 @@ func writeHosmerText(w io.Writer, h *deploy.Hosmer) error {
 	for k, g := range h.Groups {
 		fmt.Fprintf(w, "%5d  %9s  %9.1f  %9.1f  %9.1f\n", k+1, fmt.Sprintf("%d-%d", g.First, g.Last), g.Size, g.Positives, g.Expected)
 	}
-	pValue := "undefined (fewer than 3 groups)"
-	if h.PValue != nil {
-		pValue = strconv.FormatFloat(*h.PValue, 'g', 4, 64)
-	}
-	_, err := fmt.Fprintf(w, "\nH = %.4g with %d groups (χ² with %d degrees of freedom), p-value %s\n", *h.Statistic, len(h.Groups), len(h.Groups)-2, pValue)
+	_, err := fmt.Fprintf(w, "\nH = %.4g with %d groups: %s\n", *h.Statistic, len(h.Groups), analysis.DescribePValues(&h.Hosmer))
 	return err
 }
 

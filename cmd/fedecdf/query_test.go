@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/fedecdf/fedecdf/hosmer"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -163,7 +164,7 @@ func TestQueryHosmer(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &h); err != nil {
 		t.Fatalf("JSON output: %v\n%s", err, out)
 	}
-	if h.Plan != "joint" || h.N != 120 || h.Statistic == nil || h.PValue == nil || len(h.Groups) != 4 || len(h.Releases) != 1 {
+	if h.Plan != "joint" || h.N != 120 || h.Statistic == nil || h.PValueNaive == nil || h.PValuePrivate == nil || h.PValueSE == nil || h.BootstrapDraws != hosmer.DefaultNullDraws || len(h.Groups) != 4 || len(h.Releases) != 1 {
 		t.Fatalf("hosmer JSON: %+v", h)
 	}
 	png, err := os.ReadFile(filepath.Join(dir, "calibration.png"))
@@ -181,7 +182,7 @@ func TestQueryHosmer(t *testing.T) {
 	t.Logf("fedecdf query --plan paper --groups 4 hosmer:\n%s", text)
 	// At a huge ε both plans release the exact groups: the same H.
 	wantH := "H = " + strconv.FormatFloat(*h.Statistic, 'g', 4, 64) + " with 4 groups"
-	for _, want := range []string{"paper plan", "group       bins", "replace-one", wantH, "p-value " + strconv.FormatFloat(*h.PValue, 'g', 4, 64)} {
+	for _, want := range []string{"paper plan", "group       bins", "replace-one", wantH, "naive χ²_2 p-value " + strconv.FormatFloat(*h.PValueNaive, 'g', 4, 64), "noise-aware p-value "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text output lacks %q:\n%s", want, text)
 		}
@@ -252,7 +253,7 @@ func TestWriteHosmerUndefined(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, "hosmer.json"))
-	if err != nil || !strings.Contains(string(raw), `"statistic": null`) || !strings.Contains(string(raw), `"p_value": null`) {
+	if err != nil || !strings.Contains(string(raw), `"statistic": null`) || !strings.Contains(string(raw), `"p_value_private": null`) {
 		t.Fatalf("hosmer.json: %v\n%s", err, raw)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "calibration.png")); !os.IsNotExist(err) {

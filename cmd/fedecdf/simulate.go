@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/fedecdf/fedecdf/hosmer"
 	"math"
 	"slices"
 	"strings"
@@ -97,6 +98,7 @@ func (o *simulateOptions) addFlags(cmd *cobra.Command) {
 	f.Float64Var(&o.cfg.Epsilon, "epsilon", 1, "total privacy budget ε (δ: see --delta)")
 	f.Float64Var(&o.cfg.ECDFShare, "ecdf-share", 0.25, "share of ε spent on the ECDF of the scores")
 	f.StringSliceVar(&o.cfg.HosmerPlans, "hosmer-plans", []string{"roc"}, "Hosmer–Lemeshow allocations: roc (from the ROC/PR release, no ε of its own), and with --hosmer-share: grid (its own {y, 1−y} release), joint (one release of y, 1−y, p), paper (dp-ecdf Algorithm 2's ε/(L+9))")
+	f.IntVar(&o.cfg.Bootstrap, "bootstrap", hosmer.DefaultNullDraws, "Hosmer–Lemeshow: number B of null data sets simulated over the public noise law for the noise-aware p-value (Monte-Carlo s.e. √(p(1−p)/B); negative: none)")
 	f.Float64Var(&o.cfg.HosmerShare, "hosmer-share", 0, "share of ε spent on the Hosmer–Lemeshow allocations grid, joint and paper (split evenly); the rest goes to the ROC/PR release")
 	f.StringVar(&o.cfg.Mechanism, "mechanism", "auto", "noise mechanism: "+strings.Join(mechanism.Names, ", "))
 	f.Float64Var(&o.cfg.Delta, "delta", 0, "δ of every release, per privacy unit: cascade and gaussian-tree need δ > 0 (auto considers them only then)")

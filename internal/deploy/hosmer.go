@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/analysis"
@@ -61,7 +62,7 @@ type Hosmer struct {
 // δ > 0 use the grid or paper plan. Bad arguments are refused before any
 // budget is spent. When the noise leaves H undefined (hosmer.ErrUndefined)
 // the result says so in Error, with no statistic, and the error is nil.
-func (a *Analyst) Hosmer(ctx context.Context, plan, method string, groups int) (*Hosmer, error) {
+func (a *Analyst) Hosmer(ctx context.Context, plan, method string, groups, draws int) (*Hosmer, error) {
 	params, err := a.m.MechanismParams()
 	if err != nil {
 		return nil, err
@@ -77,7 +78,7 @@ func (a *Analyst) Hosmer(ctx context.Context, plan, method string, groups int) (
 	if err != nil {
 		return nil, fmt.Errorf("%s plan: creating release %d of %d (releases created and charged: %v): %w", p.Name, len(rels)+1, len(p.Releases), releaseIDs(rels), err)
 	}
-	out, err := a.hosmer(ctx, p, rels, method, groups)
+	out, err := a.hosmer(ctx, p, rels, method, groups, draws)
 	if out != nil {
 		out.Charged = true
 	}
@@ -90,7 +91,7 @@ func (a *Analyst) Hosmer(ctx context.Context, plan, method string, groups int) (
 // with its fixed noise, and everything after is post-processing. The
 // stated ε is the release's own, already spent. The same conditions on
 // the grid and the relation as for Hosmer apply.
-func (a *Analyst) HosmerRelease(ctx context.Context, id payload.ReleaseID, method string, groups int) (*Hosmer, error) {
+func (a *Analyst) HosmerRelease(ctx context.Context, id payload.ReleaseID, method string, groups, draws int) (*Hosmer, error) {
 	if _, err := analysis.CheckSmoothing(method, 0, a.grid.Len()); err != nil {
 		return nil, err
 	}
@@ -102,11 +103,15 @@ func (a *Analyst) HosmerRelease(ctx context.Context, id payload.ReleaseID, metho
 	if err != nil {
 		return nil, fmt.Errorf("release %v: %w", id, err)
 	}
-	return a.hosmer(ctx, p, []*aggregation.Release{rel}, method, groups)
+	return a.hosmer(ctx, p, []*aggregation.Release{rel}, method, groups, draws)
 }
 
-// hosmer runs the plan's test (analysis.RunHosmer) on its releases rels.
-func (a *Analyst) hosmer(ctx context.Context, p *hosmer.Plan, rels []*aggregation.Release, method string, groups int) (*Hosmer, error) {
+// hosmer runs the plan's test (analysis.RunHosmer) on its releases rels,
+// with draws bootstrap draws for the noise-aware p-value
+// (hosmer.Plan.NullTest; 0: hosmer.DefaultNullDraws, negative: none),
+// their simulated noise seeded from math/rand/v2: it simulates the
+// public noise law, so it needs no secret randomness.
+func (a *Analyst) hosmer(ctx context.Context, p *hosmer.Plan, rels []*aggregation.Release, method string, groups, draws int) (*Hosmer, error) {
 	out := &Hosmer{Dataset: a.m.Dataset, Neighbours: mechanism.ReplaceOne.String(), Mechanism: p.CountMechanism(rels[0]).Name(), Releases: releaseIDs(rels), Smoothing: method, GroupsAsked: groups}
 	if err := sameReports(rels); err != nil {
 		return nil, fmt.Errorf("%s plan: %w", p.Name, err)
@@ -116,7 +121,7 @@ func (a *Analyst) hosmer(ctx context.Context, p *hosmer.Plan, rels []*aggregatio
 		return nil, fmt.Errorf("%s plan: %w", p.Name, err)
 	}
 	cfg := analysis.HosmerConfig(a.grid.Len(), int(out.N), groups)
-	h, err := analysis.RunHosmer(ctx, a.remote, p, rels, a.grid, method, cfg)
+	h, err := analysis.RunHosmer(ctx, a.remote, p, rels, a.grid, method, cfg, analysis.NewBootstrap(draws, rand.Uint64()))
 	if err != nil {
 		return nil, fmt.Errorf("releases %v: %w", out.Releases, err)
 	}

@@ -142,7 +142,7 @@ func privateHL(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, plan *hos
 	cfg := analysis.HosmerConfig(g.Len(), n, 0)
 	for v := range variants {
 		cfg.Debias = v == 1
-		h, err := analysis.RunHosmer(ctx, u, plan, rels, g, "l2", cfg)
+		h, err := analysis.RunHosmer(ctx, u, plan, rels, g, "l2", cfg, analysis.Bootstrap{})
 		if err != nil {
 			return out, err
 		}
