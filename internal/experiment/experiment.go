@@ -131,6 +131,7 @@ var experiments = []experiment{
 	{"fig6", "Hosmer–Lemeshow relative MSE vs ε on Bank, paper and joint allocations (dp-ecdf Fig. 6)", one(Fig6)},
 	{"fig7", "smoothing time vs N, absolute and relative to pointwise l2 (dp-ecdf Fig. 7)", Fig7},
 	{"fig10", "Hosmer–Lemeshow relative MSE vs ε on Diabetes (dp-ecdf Fig. 10)", one(Fig10)},
+	{"ci-coverage", "coverage of the ECDF band, quantile and AUC 95 % intervals vs ε, n = 10⁴ (issue 15)", one(CICoverage)},
 }
 
 // one adapts an experiment that computes a single figure.
