@@ -38,6 +38,13 @@ type ECDF struct {
 	Smoothing string             `json:"smoothing"`
 	Smoothed  []float64          `json:"smoothed"`
 	Quantiles map[string]float64 `json:"quantiles"`
+	// Band95 is the simultaneous 95 % confidence band of the true ECDF
+	// at Thresholds given the noise (newBand), nil when IntervalDraws
+	// is 0; QuantilesCI95 maps each key of Quantiles to its 95 %
+	// interval, read off the band (quantileInterval; empty without a
+	// band).
+	Band95        *Band                 `json:"band95,omitempty"`
+	QuantilesCI95 map[string][2]float64 `json:"quantiles_ci95"`
 
 	mech mechanism.Mechanism // noise pattern of the Count component
 	grid *ecdf.Grid
@@ -67,6 +74,9 @@ func NewECDF(res *aggregation.Result, g *ecdf.Grid) (*ECDF, error) {
 		sumVar += res.Variance(j)
 	}
 	e.StdDev = math.Sqrt(sumVar/float64(len(res.Prefixes))) / float64(n.N)
+	if IntervalDraws > 0 {
+		e.Band95 = newBand(res, e, IntervalDraws)
+	}
 	return e, e.Smooth(DefaultSmoothing, nil)
 }
 
@@ -95,14 +105,19 @@ func (e *ECDF) Smooth(method string, probs []float64) error {
 		return fmt.Errorf("analysis: smoothing the ECDF: %w", err)
 	}
 	q := make(map[string]float64, len(probs))
+	ci := make(map[string][2]float64, len(probs))
 	for _, p := range probs {
 		j, err := ecdf.QuantileIndex(ecdf.CurveAt(g), len(g), p)
 		if err != nil {
 			return fmt.Errorf("analysis: %w", err)
 		}
-		q[strconv.FormatFloat(p, 'g', -1, 64)] = e.Thresholds[j-1]
+		key := strconv.FormatFloat(p, 'g', -1, 64)
+		q[key] = e.Thresholds[j-1]
+		if e.Band95 != nil {
+			ci[key] = quantileInterval(e.Band95, e.Thresholds, p)
+		}
 	}
-	e.Smoothing, e.Smoothed, e.Quantiles = method, g, q
+	e.Smoothing, e.Smoothed, e.Quantiles, e.QuantilesCI95 = method, g, q, ci
 	return nil
 }
 

@@ -44,6 +44,12 @@ type ROC struct {
 	Curve
 	// Raw is the unsmoothed private curve; it may cross itself.
 	Raw Curve `json:"raw"`
+	// AUCCI95 is a 95 % interval for the data set's own binned AUC given
+	// the DP noise, AUCCI95Population one for the population AUC adding
+	// the sampling variance (aucIntervals); both about Curve.AUC, absent
+	// when IntervalDraws is 0.
+	AUCCI95           *[2]float64 `json:"auc_ci95,omitempty"`
+	AUCCI95Population *[2]float64 `json:"auc_ci95_population,omitempty"`
 	// Notes say what post-processing changed, e.g. a class total raised
 	// to 1 (ClampTotals).
 	Notes []string `json:"notes,omitempty"`
@@ -98,6 +104,13 @@ func NewROC(pos, neg *aggregation.Result, method string) (*ROC, error) {
 		return nil, fmt.Errorf("analysis: release %v: %w", pos.Release.ID, err)
 	}
 	r.Raw, r.Curve = NewCurve(raw), NewCurve(smoothed)
+	if IntervalDraws > 0 {
+		own, pop, err := aucIntervals(pos, neg, p, m, method, r.Curve.AUC, IntervalDraws)
+		if err != nil {
+			return nil, fmt.Errorf("analysis: release %v: %w", pos.Release.ID, err)
+		}
+		r.AUCCI95, r.AUCCI95Population = &own, &pop
+	}
 	return r, nil
 }
 

@@ -39,7 +39,12 @@ func (r *Report) WritePlots(dir string) ([]string, error) {
 // ecdfChart plots the ECDF of the scores; its title names the ECDF
 // release's own mechanism and ε.
 func (r *Report) ecdfChart() *plot.Chart {
+	var bands []plot.Band
+	if b := r.ECDF.Band95; b != nil {
+		bands = []plot.Band{{Name: "simultaneous 95 % band", X: r.ECDF.Thresholds, Lower: b.Lower, Upper: b.Upper, Step: true}}
+	}
 	return &plot.Chart{
+		Bands:  bands,
 		Title:  fmt.Sprintf("ECDF of the scores, %s, %s, ε = %s", r.Short(), r.ECDF.Mechanism, formatFloat(r.ECDF.Epsilon)),
 		XLabel: "score threshold τ", YLabel: "F(τ)", Legend: plot.TopLeft,
 		Series: []plot.Series{

@@ -28,8 +28,16 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	p("error\tmax |F̂−F| %.4f, RMSE %.4f (expected s.d. %.4f); smoothed: max %.4f, RMSE %.4f (%s)\n",
 		r.Error.MaxAbs, r.Error.RMSE, r.ECDF.StdDev, r.Error.SmoothedMaxAbs, r.Error.SmoothedRMSE, analysis.Describe(r.ECDF.Smoothing))
+	if b := r.ECDF.Band95; b != nil {
+		p("ECDF band\tsimultaneous 95 %% band F̂ ± %.3g s.d. (Monte Carlo over the noise law, %d draws); holds the true F at every threshold: %s\n",
+			b.Critical, b.Draws, yesNo(r.bandCovers()))
+	}
 	p("ROC\tAUC true %.4f (unbinned %.4f), private raw %.4f, smoothed %.4f; area between true and %s curves %.4f\n",
 		r.True.ROC.AUC, r.True.AUCUnbinned, r.ROC.Raw.AUC, r.ROC.AUC, r.privateCurve(), r.Error.ROCArea)
+	if iv, pop := r.ROC.AUCCI95, r.ROC.AUCCI95Population; iv != nil {
+		p("\tAUC 95 %% CI [%.4f, %.4f] for this data set's binned AUC given the DP noise (holds the true %.4f: %s); [%.4f, %.4f] for the population AUC (+ sampling, Hanley–McNeil)\n",
+			iv[0], iv[1], r.True.ROC.AUC, yesNo(iv[0] <= r.True.ROC.AUC && r.True.ROC.AUC <= iv[1]), pop[0], pop[1])
+	}
 	if h := r.Hosmer; h != nil && h.Undefined != "" {
 		p("Hosmer–Lemeshow\tQ = %d: undefined: %s\n", h.Groups, h.Undefined)
 	} else if h != nil {
@@ -49,11 +57,34 @@ func (r *Report) WriteText(w io.Writer) error {
 	p("round trips\tper party %.0f; analyst %d; leader→helper %d\n", r.Cost.Rounds.PerParty, r.Cost.Rounds.Analyst, r.Cost.Rounds.Servers)
 	p("seconds\tdata %.3f, setup %.3f, upload %.3f, release %.3f, query %.3f\n",
 		r.Cost.Seconds["data"], r.Cost.Seconds["setup"], r.Cost.Seconds["upload"], r.Cost.Seconds["release"], r.Cost.Seconds["query"])
-	p("\n threshold\ttrue F\tprivate F̂\tsmoothed\n")
+	p("\n threshold\ttrue F\tprivate F̂\tsmoothed\t95 %% band\n")
 	for _, j := range sample(len(r.ECDF.Prefixes), 11) {
-		p(" %.4g\t%.4f\t%.4f\t%.4f\n", r.ECDF.Thresholds[j], r.True.ECDF[j], r.ECDF.Raw[j], r.ECDF.Smoothed[j])
+		band := "—"
+		if b := r.ECDF.Band95; b != nil {
+			band = fmt.Sprintf("[%.4f, %.4f]", b.Lower[j], b.Upper[j])
+		}
+		p(" %.4g\t%.4f\t%.4f\t%.4f\t%s\n", r.ECDF.Thresholds[j], r.True.ECDF[j], r.ECDF.Raw[j], r.ECDF.Smoothed[j], band)
 	}
 	return tw.Flush()
+}
+
+// bandCovers reports whether the ECDF's 95 % band holds the true F at
+// every threshold read.
+func (r *Report) bandCovers() bool {
+	b := r.ECDF.Band95
+	for j, f := range r.True.ECDF {
+		if f < b.Lower[j] || f > b.Upper[j] {
+			return false
+		}
+	}
+	return true
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }
 
 // sample returns up to k indices spread over 0..n−1, including the last.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/ecdf"
+	fplot "github.com/fedecdf/fedecdf/internal/plot"
 )
 
 // summaryRows is the number of thresholds writeECDFSummary shows.
@@ -34,25 +35,54 @@ func writeECDFSummary(w io.Writer, e *analysis.ECDF) error {
 	fmt.Fprintf(&b, "grid: %d %s bins over [%g, %g]\n", n, e.Scale, e.Min, e.Max)
 	fmt.Fprintf(&b, "noise: expected std dev of F̂ per threshold %.3g (%.3g instances)\n", e.StdDev, e.StdDev*float64(e.N))
 	fmt.Fprintf(&b, "smoothing: %s\n\n", e.Smoothing)
+	if e.Band95 != nil {
+		fmt.Fprintf(&b, "band: simultaneous 95 %% band F̂ ± %.3g s.d. (Monte Carlo over the noise law, %d draws), clipped to [0, 1]\n\n", e.Band95.Critical, e.Band95.Draws)
+	}
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "threshold\tprivate\tsmoothed\t")
+	fmt.Fprintln(tw, "threshold\tprivate\tsmoothed\t95% band\t")
 	for _, i := range summaryIndices(n, summaryRows) {
-		fmt.Fprintf(tw, "%.6g\t%.4f\t%.4f\t\n", e.Thresholds[i-1], e.Raw[i-1], e.Smoothed[i-1])
+		fmt.Fprintf(tw, "%.6g\t%.4f\t%.4f\t%s\t\n", e.Thresholds[i-1], e.Raw[i-1], e.Smoothed[i-1], bandText(e, i-1))
 	}
 	tw.Flush()
 	if len(e.Quantiles) > 0 {
-		b.WriteString("\nquantiles (of the smoothed curve, to one bin):\n")
+		b.WriteString("\nquantiles (of the smoothed curve, to one bin; 95 % intervals from the band):\n")
 		keys := slices.SortedFunc(maps.Keys(e.Quantiles), func(a, b string) int {
 			pa, _ := strconv.ParseFloat(a, 64)
 			pb, _ := strconv.ParseFloat(b, 64)
 			return cmp.Compare(pa, pb)
 		})
 		for _, key := range keys {
-			fmt.Fprintf(&b, "  p = %-6s %.6g\n", key, e.Quantiles[key])
+			fmt.Fprintf(&b, "  p = %-6s %.6g%s\n", key, e.Quantiles[key], quantileCIText(e, key))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// bandText is "[lower, upper]" of the 95 % band at index j, or "—".
+func bandText(e *analysis.ECDF, j int) string {
+	if e.Band95 == nil {
+		return "—"
+	}
+	return fmt.Sprintf("[%.4f, %.4f]", e.Band95.Lower[j], e.Band95.Upper[j])
+}
+
+// quantileCIText is "  95% CI [lo, hi]" for quantile key, or "".
+func quantileCIText(e *analysis.ECDF, key string) string {
+	iv, ok := e.QuantilesCI95[key]
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("  95%% CI [%.6g, %.6g]", iv[0], iv[1])
+}
+
+// aucText is the AUC with its two 95 % intervals when they are known.
+func aucText(r *analysis.ROC) string {
+	if r.AUCCI95 == nil {
+		return fmt.Sprintf("%.4f", r.AUC)
+	}
+	return fmt.Sprintf("%.4f, 95%% CI [%.4f, %.4f] for this data set's binned AUC given the DP noise, [%.4f, %.4f] for the population AUC (+ sampling, Hanley–McNeil)",
+		r.AUC, r.AUCCI95[0], r.AUCCI95[1], r.AUCCI95Population[0], r.AUCCI95Population[1])
 }
 
 // summaryIndices returns up to k bin indices in [1, n], evenly spaced and
@@ -69,7 +99,7 @@ func summaryIndices(n, k int) []int {
 }
 
 // plotCurves writes a PNG (or, by the file's extension, SVG/PDF) plot of
-// the raw private ECDF and the smoothed curve.
+// the raw private ECDF and the smoothed curve, over its 95 % band.
 func plotCurves(file string, e *analysis.ECDF) error {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("private ECDF (ε = %.6g, %s, %s)", e.Epsilon, e.Mechanism, e.Short())
@@ -91,7 +121,16 @@ func plotCurves(file string, e *analysis.ECDF) error {
 	}
 	smoothed.Color = color.RGBA{R: 0, G: 90, B: 181, A: 255}
 	smoothed.Width = vg.Points(1.5)
-	p.Add(plotter.NewGrid(), raw, smoothed)
+	p.Add(plotter.NewGrid())
+	if b := e.Band95; b != nil {
+		band, err := fplot.NewBandPolygon(fplot.Band{X: e.Thresholds, Lower: b.Lower, Upper: b.Upper})
+		if err != nil {
+			return err
+		}
+		p.Add(band)
+		p.Legend.Add("simultaneous 95 % band", band)
+	}
+	p.Add(raw, smoothed)
 	p.Legend.Add("private ECDF (raw)", raw)
 	p.Legend.Add("smoothed ("+e.Smoothing+")", smoothed)
 	p.Legend.Top, p.Legend.Left = false, false // bottom right: an ECDF rises to the top

@@ -237,13 +237,16 @@ func writeECDFText(w io.Writer, e *deploy.ECDF) error {
 	fmt.Fprintf(w, "release %s (%s; re-read it with --release %s)\n", e.Release, spent, e.Release)
 	fmt.Fprintf(w, "dataset %q, %s\n%s\nnoise s.d. of F̂ ≈ %.4f (both servers)\n\n", e.Dataset, e.Normaliser, e.Guarantee, e.StdDev)
 	for _, p := range sortedKeys(e.Quantiles) {
-		fmt.Fprintf(w, "quantile %s\t%.6g\t(of the curve smoothed by %s)\n", p, e.Quantiles[p], e.Smoothing)
+		fmt.Fprintf(w, "quantile %s\t%.6g%s\t(of the curve smoothed by %s)\n", p, e.Quantiles[p], quantileCIText(e.ECDF, p), e.Smoothing)
 	}
-	fmt.Fprintf(w, "\n threshold\tprivate F̂\tsmoothed (%s)\n", e.Smoothing)
+	if e.Band95 != nil {
+		fmt.Fprintf(w, "\n95%% band: simultaneous, F̂ ± %.3g s.d. (Monte Carlo over the noise law, %d draws), clipped to [0, 1]\n", e.Band95.Critical, e.Band95.Draws)
+	}
+	fmt.Fprintf(w, "\n threshold\tprivate F̂\tsmoothed (%s)\t95%% band\n", e.Smoothing)
 	n := len(e.Thresholds)
 	step := max(1, n/20)
 	for i := step - 1; i < n; i += step {
-		fmt.Fprintf(w, "%10.4g\t%.4f\t%.4f\n", e.Thresholds[i], e.Raw[i], e.Smoothed[i])
+		fmt.Fprintf(w, "%10.4g\t%.4f\t%.4f\t%s\n", e.Thresholds[i], e.Raw[i], e.Smoothed[i], bandText(e.ECDF, i))
 	}
 	_, err := fmt.Fprintln(w)
 	return err
@@ -283,7 +286,7 @@ func (q *queryFlags) roc(cmd *cobra.Command, a *deploy.Analyst, stat string, id 
 		xs, ys, xName, yName = r.Recall, r.Precision, "recall", "precision"
 		fmt.Fprintf(w, "average precision %.4f (curves smoothed by %s)\n\n", r.AveragePrecision, r.Smoothing)
 	} else {
-		fmt.Fprintf(w, "AUC %.4f (curves smoothed by %s)\n\n", r.AUC, r.Smoothing)
+		fmt.Fprintf(w, "AUC %s (curves smoothed by %s)\n\n", aucText(r.ROC), r.Smoothing)
 	}
 	fmt.Fprintf(w, "%10s\t%s\n", xName, yName)
 	step := max(1, len(xs)/20)

@@ -44,6 +44,8 @@ type Chart struct {
 	// XMin, XMax, YMin, YMax fix the axes' ranges when Max > Min.
 	XMin, XMax, YMin, YMax float64
 	Series                 []Series
+	// Bands are shaded bands drawn below the series.
+	Bands []Band
 	// Legend places the legend: TopRight (default), TopLeft or
 	// BottomRight.
 	Legend Corner
@@ -134,6 +136,9 @@ func (c *Chart) Save(path string) error {
 	}
 	if c.LogY {
 		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plainTicks{plot.LogTicks{Prec: 1}}
+	}
+	if err := c.addBands(p); err != nil {
+		return fmt.Errorf("chart %q: band: %w", c.Title, err)
 	}
 	for k, s := range c.Series {
 		col, dashes := seriesStyle(k)

@@ -1,0 +1,271 @@
+package analysis
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+
+	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/roc"
+)
+
+// IntervalDraws is the number B of Monte-Carlo draws of the release's
+// noise behind every interval (ECDF band, quantile and AUC intervals).
+// With B = 1000 the band's critical value is the 950th of 1000 order
+// statistics: the probability that the true noise exceeds it has
+// Monte-Carlo s.e. √(0.05·0.95/B) ≈ 0.007, and each AUC interval end is
+// an empirical 2.5 % quantile with s.e. about 0.005 in probability.
+// Zero or less leaves the intervals out.
+var IntervalDraws = 1000
+
+// intervalSeed seeds the Monte-Carlo draws. The noise law is public
+// (the mechanism, its scales, the number of servers): only the release's
+// own draw is secret, and none of it is used, so a fixed public seed is
+// fine and makes every interval reproducible.
+const intervalSeed = "fedecdf analysis intervals v1"
+
+// z975 is the standard normal 97.5 % quantile.
+const z975 = 1.959963984540054
+
+// Band is a simultaneous 95 % confidence band of an ECDF at its
+// thresholds (JSON schema in docs/json.md).
+type Band struct {
+	Lower []float64 `json:"lower"`
+	Upper []float64 `json:"upper"`
+	// Critical is c: the band is F̂ ± c·sd_i/n before clipping.
+	Critical float64 `json:"critical"`
+	// Draws is the number of Monte-Carlo draws behind Critical.
+	Draws int `json:"draws"`
+}
+
+// noiseSampler draws fresh noise of the law of one release of
+// component c of rel at prefixes: each server's full-scale draw of the
+// component's mechanism, summed, in the component's units.
+type noiseSampler struct {
+	m        mechanism.Mechanism
+	servers  int
+	prefixes []int
+	scale    float64
+}
+
+func newNoiseSampler(rel *aggregation.Release, c aggregation.Component, prefixes []int) noiseSampler {
+	return noiseSampler{m: rel.Mechanism(c), servers: max(rel.Servers, 1), prefixes: prefixes, scale: c.Scale()}
+}
+
+// draw writes one noise vector into dst, with seeds from rng.
+func (s noiseSampler) draw(rng *rand.Rand, dst []float64) {
+	clear(dst)
+	for range s.servers {
+		var seed [32]byte
+		for k := 0; k < 32; k += 8 {
+			binary.LittleEndian.PutUint64(seed[k:], rng.Uint64())
+		}
+		r := s.m.NewRelease(seed)
+		for j, i := range s.prefixes {
+			dst[j] += float64(r.PrefixNoise(i)) / s.scale
+		}
+	}
+}
+
+// monteCarlo runs draws evaluations of f on two goroutines, each with
+// its own seeded stream (stream 0 and 1 of intervalSeed plus salt), and
+// returns f's values in draw order.
+func monteCarlo(draws int, salt uint64, f func(rng *rand.Rand) float64) []float64 {
+	out := make([]float64, draws)
+	const workers = 2
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var key [32]byte
+			copy(key[:], intervalSeed)
+			binary.LittleEndian.PutUint64(key[24:], salt*workers+uint64(w))
+			rng := rand.New(rand.NewChaCha8(key))
+			for b := w; b < draws; b += workers {
+				out[b] = f(rng)
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// upperQuantile returns the ⌈level·B⌉-th smallest of x (sorting x).
+func upperQuantile(x []float64, level float64) float64 {
+	slices.Sort(x)
+	k := int(math.Ceil(level*float64(len(x)))) - 1
+	return x[min(max(k, 0), len(x)-1)]
+}
+
+// criticalValue returns the level-quantile of max_j |η_j|/sd_j over draws
+// noise vectors from draw (sd_j = 0 coordinates are skipped).
+func criticalValue(draws int, salt uint64, sd []float64, level float64, draw func(rng *rand.Rand, dst []float64)) float64 {
+	return criticalValueOf(draws, salt, level, len(sd), func(eta []float64) float64 {
+		var m float64
+		for j, s := range sd {
+			if s > 0 {
+				m = max(m, math.Abs(eta[j])/s)
+			}
+		}
+		return m
+	}, draw)
+}
+
+// criticalValueOf returns the level-quantile of stat(η) over draws noise
+// vectors of length k from draw.
+func criticalValueOf(draws int, salt uint64, level float64, k int, stat func([]float64) float64, draw func(rng *rand.Rand, dst []float64)) float64 {
+	return upperQuantile(monteCarlo(draws, salt, func(rng *rand.Rand) float64 {
+		eta := make([]float64, k)
+		draw(rng, eta)
+		return stat(eta)
+	}), level)
+}
+
+// newBand returns the simultaneous 95 % band of the ECDF e read from
+// res: F̂_i ± c·s_i, where s_i is the exact noise s.d. of F̂_i (the
+// mechanism's prefix variance times the number of servers, over n²) and
+// c the Monte-Carlo 95 % quantile of max_i |F* − F̂|_i/s_i over draws
+// fresh noise vectors of the release's law added to the released
+// counts (F* normalised as F̂ is: by n, or under add/remove by the
+// re-noised total). Under replace-one F* − F̂ = η*/n exactly, so the
+// band covers the whole true ECDF at the read thresholds with
+// probability 95 % up to the Monte-Carlo error. The ends are clipped to
+// [0, 1] and made monotone (lower_i = max_{k≤i} lower_k, upper_i =
+// min_{k≥i} upper_k): the true ECDF is a non-decreasing curve in [0, 1],
+// so it lies in the clipped band exactly when it lies in the raw one.
+func newBand(res *aggregation.Result, e *ECDF, draws int) *Band {
+	k := len(res.Prefixes)
+	n := float64(e.N)
+	sd := make([]float64, k)
+	for j := range sd {
+		sd[j] = math.Sqrt(res.Variance(j)) / n
+	}
+	s := newNoiseSampler(res.Release, aggregation.Count, res.Prefixes)
+	counts := values(res)
+	public := e.Public
+	stat := func(eta []float64) float64 {
+		norm := n
+		if !public {
+			norm = max(counts[k-1]+eta[k-1], 1)
+		}
+		var m float64
+		for j := range eta {
+			if sd[j] > 0 {
+				m = max(m, math.Abs((counts[j]+eta[j])/norm-e.Raw[j])/sd[j])
+			}
+		}
+		return m
+	}
+	c := criticalValueOf(draws, 1, 0.95, k, stat, s.draw)
+	b := &Band{Lower: make([]float64, k), Upper: make([]float64, k), Critical: c, Draws: draws}
+	for j := range b.Lower {
+		b.Lower[j] = min(max(e.Raw[j]-c*sd[j], 0), 1)
+		b.Upper[j] = min(max(e.Raw[j]+c*sd[j], 0), 1)
+	}
+	for j := 1; j < k; j++ {
+		b.Lower[j] = max(b.Lower[j], b.Lower[j-1])
+	}
+	for j := k - 2; j >= 0; j-- {
+		b.Upper[j] = min(b.Upper[j], b.Upper[j+1])
+	}
+	return b
+}
+
+// quantileInterval inverts band b at thresholds for probability p: the
+// smallest threshold where the upper curve reaches p, to the smallest
+// where the lower curve does (the last threshold if it never does). When
+// the true ECDF lies in the band, its p-quantile on the read thresholds
+// (the smallest τ with F(τ) ≥ p) lies in the interval, so the quantile
+// intervals hold simultaneously with the band.
+func quantileInterval(b *Band, thresholds []float64, p float64) [2]float64 {
+	last := thresholds[len(thresholds)-1]
+	iv := [2]float64{last, last}
+	if j, ok := firstAtLeast(b.Upper, p); ok {
+		iv[0] = thresholds[j]
+	}
+	if j, ok := firstAtLeast(b.Lower, p); ok {
+		iv[1] = thresholds[j]
+	}
+	return iv
+}
+
+func firstAtLeast(f []float64, p float64) (int, bool) {
+	for j, v := range f {
+		if v >= p {
+			return j, true
+		}
+	}
+	return 0, false
+}
+
+// aucIntervals returns the 95 % intervals of the AUC auc of the curve
+// built by NewROC from pos and neg with method:
+//
+// For the data set's own binned AUC (given the DP noise), a basic
+// parametric bootstrap over the public noise law: draws times, fresh
+// noise of the release's law is added to both released vectors, the
+// curve is rebuilt by the same code path (ClampTotals, smoothing,
+// roc.FromPrefixes) and its AUC* taken; with q_lo, q_hi the 2.5 % and
+// 97.5 % quantiles of AUC*, the interval is [2·AUC − q_hi, 2·AUC − q_lo]
+// (the spread of AUC* about AUC stands for that of AUC about the truth,
+// and a shift of AUC* from AUC, e.g. by clamping or smoothing, is
+// subtracted rather than repeated).
+//
+// For the population AUC, the sampling variance of the Hanley–McNeil
+// formula (Hanley & McNeil 1982, the DeLong variance under their
+// exponential approximation) is added:
+// Var = [A(1−A) + (n₁−1)(Q₁−A²) + (n₀−1)(Q₂−A²)]/(n₁n₀), Q₁ = A/(2−A),
+// Q₂ = 2A²/(1+A), with A the private AUC and n₁, n₀ the released class
+// totals (clamped to at least 1); each half-width h of the noise interval
+// becomes √(h² + (1.96·√Var)²). Both are clipped to [0, 1].
+func aucIntervals(pos, neg *aggregation.Result, p, m []float64, method string, auc float64, draws int) (own, population [2]float64, err error) {
+	ps := newNoiseSampler(pos.Release, aggregation.Label, pos.Prefixes)
+	ms := newNoiseSampler(neg.Release, aggregation.NotLabel, neg.Prefixes)
+	smoothing := smoother(method, pos.Release.Mechanism(aggregation.Label))
+	k := len(p)
+	var mu sync.Mutex
+	a := monteCarlo(draws, 2, func(rng *rand.Rand) float64 {
+		pp, mm := make([]float64, k), make([]float64, k)
+		ps.draw(rng, pp)
+		ms.draw(rng, mm)
+		for j := range pp {
+			pp[j] += p[j]
+			mm[j] += m[j]
+		}
+		ClampTotals(pp, mm)
+		c, e := roc.FromPrefixes(pp, mm, smoothing)
+		if e != nil {
+			mu.Lock()
+			err = e
+			mu.Unlock()
+			return math.NaN()
+		}
+		return c.AUC()
+	})
+	if err != nil {
+		return own, population, fmt.Errorf("re-drawn noise: %w", err)
+	}
+	slices.Sort(a)
+	lo, hi := a[int(math.Floor(0.025*float64(draws-1)))], a[int(math.Ceil(0.975*float64(draws-1)))]
+	own = [2]float64{clip01(2*auc - hi), clip01(2*auc - lo)}
+	s := z975 * math.Sqrt(hanleyMcNeil(auc, max(p[k-1], 1), max(m[k-1], 1)))
+	// hi − auc and auc − lo are the lower and upper half-widths of the
+	// (unclipped) noise interval.
+	population = [2]float64{clip01(auc - math.Hypot(hi-auc, s)), clip01(auc + math.Hypot(auc-lo, s))}
+	return own, population, nil
+}
+
+// hanleyMcNeil is the Hanley–McNeil variance of an AUC a estimated from
+// n1 positives and n0 negatives.
+func hanleyMcNeil(a, n1, n0 float64) float64 {
+	a = min(max(a, 0), 1)
+	q1, q2 := a/(2-a), 2*a*a/(1+a)
+	return max(a*(1-a)+(n1-1)*(q1-a*a)+(n0-1)*(q2-a*a), 0) / (n1 * n0)
+}
+
+func clip01(x float64) float64 { return min(max(x, 0), 1) }

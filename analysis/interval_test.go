@@ -1,0 +1,186 @@
+package analysis
+
+import (
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+
+	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/ecdf"
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/payload"
+	"github.com/fedecdf/fedecdf/roc"
+)
+
+// For k independent N(0, 1) coordinates the 95 % quantile of max|η_j|
+// solves (2Φ(c) − 1)^k = 0.95; the Monte-Carlo estimate of B draws has
+// s.e. √(0.05·0.95/B)/f(c), f the density of the maximum.
+func TestCriticalValueIndependentGaussian(t *testing.T) {
+	const k, draws = 50, 4000
+	sd := make([]float64, k)
+	for j := range sd {
+		sd[j] = 1 + float64(j) // scaled noise: the statistic divides it out
+	}
+	got := criticalValue(draws, 7, sd, 0.95, func(rng *rand.Rand, dst []float64) {
+		for j := range dst {
+			dst[j] = sd[j] * rng.NormFloat64()
+		}
+	})
+	g := math.Pow(0.95, 1.0/k) // 2Φ(c) − 1
+	want := math.Sqrt2 * math.Erfinv(g)
+	phi := math.Exp(-want*want/2) / math.Sqrt(2*math.Pi)
+	density := k * math.Pow(g, k-1) * 2 * phi
+	se := math.Sqrt(0.05*0.95/draws) / density
+	if math.Abs(got-want) > 4*se {
+		t.Errorf("critical value %.4f, want %.4f ± %.4f (4 s.e.)", got, want, 4*se)
+	}
+}
+
+func TestHanleyMcNeilNull(t *testing.T) {
+	// At A = 1/2 the formula is the Mann–Whitney null variance
+	// (n₁ + n₀ + 1)/(12 n₁ n₀).
+	for _, c := range [][2]float64{{10, 20}, {500, 9500}, {1, 1}} {
+		got, want := hanleyMcNeil(0.5, c[0], c[1]), (c[0]+c[1]+1)/(12*c[0]*c[1])
+		if math.Abs(got-want) > 1e-12*want {
+			t.Errorf("hanleyMcNeil(0.5, %v, %v) = %g, want %g", c[0], c[1], got, want)
+		}
+	}
+}
+
+// testRelease returns a tree release of components over bins bins at ε
+// with two servers and n public reports.
+func testRelease(t *testing.T, comps []aggregation.Component, bins, n int, eps float64) *aggregation.Release {
+	t.Helper()
+	rel, err := aggregation.NewRelease(payload.ReleaseID{}, aggregation.ReleaseSpec{
+		Mechanism:  mechanism.Params{Name: "tree", Bins: bins, Epsilon: eps, Relation: mechanism.ReplaceOne},
+		Components: comps,
+	}, n, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rel
+}
+
+// noisyResult returns the result of component c of rel with true
+// prefix sums truth and fresh noise of the release's law.
+func noisyResult(rel *aggregation.Release, c aggregation.Component, truth []float64, rng *rand.Rand) *aggregation.Result {
+	prefixes := AllPrefixes(len(truth))
+	eta := make([]float64, len(truth))
+	newNoiseSampler(rel, c, prefixes).draw(rng, eta)
+	res := &aggregation.Result{Query: aggregation.Query{Release: rel, Component: c, Prefixes: prefixes}, Sums: make([]int64, len(truth))}
+	for j := range truth {
+		res.Sums[j] = int64(truth[j] + eta[j])
+	}
+	return res
+}
+
+// prefixSums returns the prefix sums of per-bin counts drawn from a
+// discretised normal(mu, 1) on [−3, 3].
+func prefixSums(n, bins int, mu float64, rng *rand.Rand) []float64 {
+	s := make([]float64, bins)
+	for range n {
+		x := rng.NormFloat64() + mu
+		b := int((x + 3) / 6 * float64(bins))
+		s[min(max(b, 0), bins-1)]++
+	}
+	for j := 1; j < bins; j++ {
+		s[j] += s[j-1]
+	}
+	return s
+}
+
+// withDraws sets IntervalDraws for the test.
+func withDraws(t *testing.T, b int) {
+	old := IntervalDraws
+	IntervalDraws = b
+	t.Cleanup(func() { IntervalDraws = old })
+}
+
+// The band covers the whole true ECDF in 95 % of fresh releases of one
+// data set, within 3 binomial s.e. (plus 0.02 for the Monte-Carlo error
+// of the critical value of 200 draws); the quantile intervals, read off
+// the band, cover at least as often.
+func TestBandCoverage(t *testing.T) {
+	const trials, bins, n = 300, 64, 2000
+	withDraws(t, 200)
+	rng := rand.New(rand.NewPCG(1, 2))
+	truth := prefixSums(n, bins, 0, rng)
+	rel := testRelease(t, []aggregation.Component{aggregation.Count}, bins, n, 0.5)
+	g, err := ecdf.NewLinearGrid(-3, 3, bins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probs := []float64{0.1, 0.5, 0.9}
+	var band, quant int
+	for range trials {
+		e, err := NewECDF(noisyResult(rel, aggregation.Count, truth, rng), g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Smooth("l2", probs); err != nil {
+			t.Fatal(err)
+		}
+		in := true
+		for j := range truth {
+			f := truth[j] / n
+			in = in && e.Band95.Lower[j] <= f && f <= e.Band95.Upper[j]
+		}
+		if in {
+			band++
+		}
+		qin := true
+		for _, p := range probs {
+			j, _ := firstAtLeast(truth, p*n)
+			iv := e.QuantilesCI95[strconv.FormatFloat(p, 'g', -1, 64)]
+			qin = qin && iv[0] <= e.Thresholds[j] && e.Thresholds[j] <= iv[1]
+		}
+		if qin {
+			quant++
+		}
+	}
+	t.Logf("coverage: %d of %d", band, trials)
+	se := math.Sqrt(0.05 * 0.95 / trials)
+	if cov := float64(band) / trials; math.Abs(cov-0.95) > 3*se+0.02 {
+		t.Errorf("band coverage %.3f, want 0.95 ± %.3f", cov, 3*se+0.02)
+	}
+	if quant < band {
+		t.Errorf("quantile intervals cover %d times, fewer than the band's %d", quant, band)
+	}
+}
+
+// The interval for the data set's own binned AUC covers it in at least
+// 95 % of fresh releases, minus 3 binomial s.e. and 0.02 of Monte-Carlo
+// error.
+func TestAUCCoverage(t *testing.T) {
+	const trials, bins, n = 200, 32, 1000
+	withDraws(t, 200)
+	rng := rand.New(rand.NewPCG(3, 4))
+	pos, neg := prefixSums(n/4, bins, 1, rng), prefixSums(3*n/4, bins, 0, rng)
+	truth, err := roc.FromPrefixes(pos, neg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := testRelease(t, []aggregation.Component{aggregation.Label, aggregation.NotLabel}, bins, n, 1)
+	var own, popWider int
+	for range trials {
+		r, err := NewROC(noisyResult(rel, aggregation.Label, pos, rng), noisyResult(rel, aggregation.NotLabel, neg, rng), "l2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := truth.AUC(); r.AUCCI95[0] <= a && a <= r.AUCCI95[1] {
+			own++
+		}
+		if r.AUCCI95Population[0] <= r.AUCCI95[0] && r.AUCCI95[1] <= r.AUCCI95Population[1] {
+			popWider++
+		}
+	}
+	t.Logf("coverage: %d of %d", own, trials)
+	se := math.Sqrt(0.05 * 0.95 / trials)
+	if cov := float64(own) / trials; cov < 0.95-3*se-0.02 {
+		t.Errorf("AUC interval coverage %.3f, want ≥ %.3f", cov, 0.95-3*se-0.02)
+	}
+	if popWider != trials {
+		t.Errorf("population interval contains the noise one in %d of %d releases", popWider, trials)
+	}
+}
