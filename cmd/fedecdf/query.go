@@ -338,7 +338,7 @@ func writeHosmerFiles(dir string, h *deploy.Hosmer) error {
 		return nil
 	}
 	title := fmt.Sprintf("Calibration, %d groups, n = %d, %s plan, ε = %.6g", len(h.Groups), h.N, h.Plan, h.Epsilon)
-	c := plot.CalibrationChart(title+", "+analysis.ShortPValues(&h.Hosmer), plot.CalibrationSeries(fmt.Sprintf("private (H %.2f)", *h.Statistic), h.Groups))
+	c := plot.CalibrationChart(title+", "+analysis.ShortPValues(&h.Hosmer), plot.CalibrationSeriesBars(fmt.Sprintf("private (H %.2f; %s)", *h.Statistic, analysis.CalibrationBarsLegend), h.Groups, h.RateHalfWidths()))
 	return c.Save(filepath.Join(dir, "calibration.png"))
 }
 
