@@ -68,3 +68,37 @@ func TestGroupDigits(t *testing.T) {
 		}
 	}
 }
+
+// --interval-draws sets the Monte-Carlo draws of the intervals on
+// ecdf, simulate and query: 0 leaves band95 and auc_ci95 out, the
+// default draws them, and a negative B is refused.
+func TestIntervalDrawsFlag(t *testing.T) {
+	input := strings.Repeat("0.5\n", 40)
+	for _, c := range []struct {
+		draws string
+		want  bool
+	}{{"0", false}, {"1000", true}} {
+		out, _, err := runECDFCommand(t, input, "--min", "0", "--max", "1", "--bins", "32", "--format", "json", "--interval-draws", c.draws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(out, `"band95"`); got != c.want {
+			t.Errorf("ecdf --interval-draws %s: band95 printed %v", c.draws, got)
+		}
+		sim, err := runSimulate("--parties", "40", "--bins", "32", "--backend", "plain", "--format", "json", "--bootstrap", "-1", "--interval-draws", c.draws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(sim, `"auc_ci95"`) && strings.Contains(sim, `"band95"`); got != c.want {
+			t.Errorf("simulate --interval-draws %s: auc_ci95 and band95 printed %v", c.draws, got)
+		}
+	}
+	if _, _, err := runECDFCommand(t, input, "--min", "0", "--max", "1", "--interval-draws", "-1"); err == nil || !strings.Contains(err.Error(), "--interval-draws") {
+		t.Errorf("--interval-draws -1: %v", err)
+	}
+	for name, cmd := range map[string]*cobra.Command{"ecdf": newECDFCommand(), "simulate": newSimulateCommand(), "query": newQueryCommand()} {
+		if f := cmd.Flags().Lookup("interval-draws"); f == nil || f.DefValue != "1000" {
+			t.Errorf("%s --interval-draws: %+v", name, f)
+		}
+	}
+}

@@ -95,6 +95,7 @@ func newQueryCommand() *cobra.Command {
 	f.StringVar(&q.plan, "plan", analysis.HosmerPlans[0], "hosmer: allocation of ε over the releases: "+strings.Join(analysis.HosmerPlans, " or "))
 	f.IntVar(&q.groups, "groups", analysis.HosmerGroups, "hosmer: number Q of quantile groups (at least 3)")
 	f.IntVar(&q.bootstrap, "bootstrap", hosmer.DefaultNullDraws, "hosmer: number B of simulated null data sets for the noise-aware p-value (Monte-Carlo s.e. √(p(1−p)/B); negative: none)")
+	addIntervalDrawsFlag(cmd)
 	return cmd
 }
 
