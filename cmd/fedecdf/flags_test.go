@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -99,6 +100,42 @@ func TestIntervalDrawsFlag(t *testing.T) {
 	for name, cmd := range map[string]*cobra.Command{"ecdf": newECDFCommand(), "simulate": newSimulateCommand(), "query": newQueryCommand()} {
 		if f := cmd.Flags().Lookup("interval-draws"); f == nil || f.DefValue != "1000" {
 			t.Errorf("%s --interval-draws: %+v", name, f)
+		}
+	}
+}
+
+// quantiles_ci95 is the per-quantile ci95 = [lo, hi]: one interval for
+// every key of quantiles, lo ≤ hi, and none without intervals.
+func TestQuantilesCI95PerQuantile(t *testing.T) {
+	input := strings.Repeat("0.2\n0.5\n0.7\n", 20)
+	for _, draws := range []string{"1000", "0"} {
+		out, _, err := runECDFCommand(t, input, "--min", "0", "--max", "1", "--bins", "32", "--format", "json", "--quantiles", "0.25,0.5,0.9", "--interval-draws", draws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct {
+			Quantiles     map[string]float64    `json:"quantiles"`
+			QuantilesCI95 map[string][2]float64 `json:"quantiles_ci95"`
+		}
+		if err := json.Unmarshal([]byte(out), &e); err != nil {
+			t.Fatal(err)
+		}
+		if len(e.Quantiles) != 3 {
+			t.Fatalf("quantiles %v", e.Quantiles)
+		}
+		if draws == "0" {
+			if len(e.QuantilesCI95) != 0 {
+				t.Errorf("--interval-draws 0 printed quantiles_ci95 %v", e.QuantilesCI95)
+			}
+			continue
+		}
+		for p := range e.Quantiles {
+			if ci, ok := e.QuantilesCI95[p]; !ok || ci[0] > ci[1] {
+				t.Errorf("quantile %s: ci95 %v (present %v)", p, ci, ok)
+			}
+		}
+		if len(e.QuantilesCI95) != len(e.Quantiles) {
+			t.Errorf("quantiles_ci95 %v, quantiles %v: not the same keys", e.QuantilesCI95, e.Quantiles)
 		}
 	}
 }
