@@ -86,6 +86,13 @@ type Hosmer struct {
 	PValuePrivate  *float64 `json:"p_value_private"`
 	PValueSE       *float64 `json:"p_value_private_se"`
 	BootstrapDraws int      `json:"bootstrap_draws"`
+	// ObservedSD is, for each group, the standard deviation of its
+	// released O_1 about E_1 if the model is calibrated (observedSD):
+	// the release's noise (the range variance of the Label sums over
+	// the group's bins, every server's draw) plus binomial sampling,
+	// size·m(1−m) with m = E_1/size. Calibration charts draw O_1/size ±
+	// 1.96·ObservedSD/size (RateHalfWidths). Empty when H is undefined.
+	ObservedSD []float64 `json:"observed_sd,omitempty"`
 	// Error says why the noise left H undefined (a released group too
 	// small to have positive expected positives and negatives); the
 	// releases are spent all the same.
@@ -137,6 +144,7 @@ func RunHosmer(ctx context.Context, u aggregation.UStat, plan *hosmer.Plan, rels
 	}
 	h.Statistic, h.PValueNaive = res.Finite()
 	h.Groups, h.H = res.Groups, res.H
+	h.ObservedSD = observedSD(rels, res.Groups)
 	if boot.Draws > 0 && len(res.Groups) >= 3 {
 		t, err := plan.NullTest(rels, g, method, cfg, res, boot.Draws, boot.Seed)
 		if err != nil {
@@ -146,6 +154,53 @@ func RunHosmer(ctx context.Context, u aggregation.UStat, plan *hosmer.Plan, rels
 	}
 	return h, nil
 }
+
+// observedSD returns Hosmer.ObservedSD of groups released by rels. The
+// noise term is that of the raw Label range sum; smoothing (on the grid
+// plan) and clipping only shrink it, so the bar is conservative there.
+func observedSD(rels []*aggregation.Release, groups []hosmer.Group) []float64 {
+	var rel *aggregation.Release
+	for _, r := range rels {
+		if r.Mechanism(aggregation.Label) != nil {
+			rel = r
+			break
+		}
+	}
+	sd := make([]float64, len(groups))
+	for k, g := range groups {
+		var v float64
+		if rel != nil {
+			v = rel.RangeVariance(aggregation.Label, g.First-1, g.Last)
+		}
+		if g.Size > 0 {
+			m := min(max(g.Expected/g.Size, 0), 1)
+			v += g.Size * m * (1 - m)
+		}
+		sd[k] = math.Sqrt(v)
+	}
+	return sd
+}
+
+// RateHalfWidths returns, for each group of h, the half-width
+// 1.96·ObservedSD/size of the 95 % error bar of its observed rate
+// O_1/size (noise plus binomial sampling under calibration), 0 for a
+// group of less than one instance; nil without ObservedSD.
+func (h *Hosmer) RateHalfWidths() []float64 {
+	if len(h.ObservedSD) != len(h.Groups) {
+		return nil
+	}
+	w := make([]float64, len(h.Groups))
+	for k, g := range h.Groups {
+		if g.Size >= 1 {
+			w[k] = z975 * h.ObservedSD[k] / g.Size
+		}
+	}
+	return w
+}
+
+// CalibrationBarsLegend names the error bars of RateHalfWidths in a
+// chart's legend.
+const CalibrationBarsLegend = "95 % bars: DP noise + binomial sampling"
 
 // DescribeReleases says what each release of plan in rels (all, or
 // those created before an error) holds and its guarantee.

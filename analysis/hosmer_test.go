@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/hosmer"
 )
 
 func TestHosmerPlan(t *testing.T) {
@@ -79,6 +81,41 @@ func TestRunHosmerExact(t *testing.T) {
 			if !strings.Contains(h.Guarantee, "replace-one") || !strings.Contains(h.Guarantee, name+" plan") {
 				t.Errorf("guarantee %q", h.Guarantee)
 			}
+			// Noise-free: each bar is the binomial one, 1.96·√(m(1−m)/size).
+			w := h.RateHalfWidths()
+			if len(w) != len(h.Groups) {
+				t.Fatalf("%d half-widths for %d groups", len(w), len(h.Groups))
+			}
+			for k, g := range h.Groups {
+				m := g.Expected / g.Size
+				if want := z975 * math.Sqrt(m*(1-m)/g.Size); math.Abs(w[k]-want) > 1e-6*want+1e-12 {
+					t.Errorf("group %d: half-width %v, binomial %v", k, w[k], want)
+				}
+			}
 		})
+	}
+}
+
+// The calibration chart's bars (TestRunHosmerExact: binomial alone
+// without noise) add the release's Label range variance over each
+// group's bins at a finite ε.
+func TestObservedSDAddsNoise(t *testing.T) {
+	u, _ := newCurator(t, 64)
+	plan, err := HosmerPlan("joint", 1, 16, mechanism.Params{Name: "tree"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rels, err := plan.Create(context.Background(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := []hosmer.Group{{First: 1, Last: 4, Size: 20, Positives: 5, Expected: 4}, {First: 5, Last: 16, Size: 44, Positives: 30, Expected: 33}}
+	sd := observedSD(rels, groups)
+	for k, g := range groups {
+		m := g.Expected / g.Size
+		noise := rels[0].RangeVariance(aggregation.Label, g.First-1, g.Last)
+		if want := math.Sqrt(noise + g.Size*m*(1-m)); noise <= 0 || math.Abs(sd[k]-want) > 1e-9*want {
+			t.Errorf("group %d: s.d. %v, want √(noise %v + binomial %v)", k, sd[k], noise, g.Size*m*(1-m))
+		}
 	}
 }

@@ -19,8 +19,12 @@ import (
 // statistics: the probability that the true noise exceeds it has
 // Monte-Carlo s.e. √(0.05·0.95/B) ≈ 0.007, and each AUC interval end is
 // an empirical 2.5 % quantile with s.e. about 0.005 in probability.
-// Zero or less leaves the intervals out.
-var IntervalDraws = 1000
+// Zero or less leaves the intervals out. The commands set it from
+// --interval-draws (default DefaultIntervalDraws).
+var IntervalDraws = DefaultIntervalDraws
+
+// DefaultIntervalDraws is the default of IntervalDraws.
+const DefaultIntervalDraws = 1000
 
 // intervalSeed seeds the Monte-Carlo draws. The noise law is public
 // (the mechanism, its scales, the number of servers): only the release's

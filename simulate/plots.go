@@ -82,7 +82,7 @@ func (r *Report) calibrationChart() *plot.Chart {
 	series := []plot.Series{plot.CalibrationSeries(fmt.Sprintf("true (H %.2f)", *h.StatisticTrue), h.True)}
 	for _, a := range h.Allocations {
 		if a.Statistic != nil {
-			series = append(series, plot.CalibrationSeries(fmt.Sprintf("private, %s (H %.2f)", a.label(), *a.Statistic), a.Groups))
+			series = append(series, plot.CalibrationSeriesBars(fmt.Sprintf("private, %s (H %.2f; %s)", a.label(), *a.Statistic, analysis.CalibrationBarsLegend), a.Groups, a.RateHalfWidths()))
 		}
 	}
 	title := fmt.Sprintf("Calibration, %d groups, %s, %s", h.Groups, r.Short(), r.Mechanism)

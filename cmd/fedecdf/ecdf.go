@@ -98,6 +98,7 @@ terminal, ecdf says it is reading numbers from stdin (end them with Ctrl-D).`,
 	f.StringVar(&o.format, "format", "text", "output format: text or json")
 	f.StringVar(&o.plot, "plot", "", "write a PNG plot of the private and smoothed curves to this file")
 	f.BoolVar(&o.clamp, "clamp", false, "clamp values outside [--min, --max] to the end bins instead of failing")
+	addIntervalDrawsFlag(cmd)
 	return cmd
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -65,6 +66,76 @@ func TestGroupDigits(t *testing.T) {
 	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -1234: "-1,234"} {
 		if got := groupDigits(n); got != want {
 			t.Errorf("groupDigits(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// --interval-draws sets the Monte-Carlo draws of the intervals on
+// ecdf, simulate and query: 0 leaves band95 and auc_ci95 out, the
+// default draws them, and a negative B is refused.
+func TestIntervalDrawsFlag(t *testing.T) {
+	input := strings.Repeat("0.5\n", 40)
+	for _, c := range []struct {
+		draws string
+		want  bool
+	}{{"0", false}, {"1000", true}} {
+		out, _, err := runECDFCommand(t, input, "--min", "0", "--max", "1", "--bins", "32", "--format", "json", "--interval-draws", c.draws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(out, `"band95"`); got != c.want {
+			t.Errorf("ecdf --interval-draws %s: band95 printed %v", c.draws, got)
+		}
+		sim, err := runSimulate("--parties", "40", "--bins", "32", "--backend", "plain", "--format", "json", "--bootstrap", "-1", "--interval-draws", c.draws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(sim, `"auc_ci95"`) && strings.Contains(sim, `"band95"`); got != c.want {
+			t.Errorf("simulate --interval-draws %s: auc_ci95 and band95 printed %v", c.draws, got)
+		}
+	}
+	if _, _, err := runECDFCommand(t, input, "--min", "0", "--max", "1", "--interval-draws", "-1"); err == nil || !strings.Contains(err.Error(), "--interval-draws") {
+		t.Errorf("--interval-draws -1: %v", err)
+	}
+	for name, cmd := range map[string]*cobra.Command{"ecdf": newECDFCommand(), "simulate": newSimulateCommand(), "query": newQueryCommand()} {
+		if f := cmd.Flags().Lookup("interval-draws"); f == nil || f.DefValue != "1000" {
+			t.Errorf("%s --interval-draws: %+v", name, f)
+		}
+	}
+}
+
+// quantiles_ci95 is the per-quantile ci95 = [lo, hi]: one interval for
+// every key of quantiles, lo ≤ hi, and none without intervals.
+func TestQuantilesCI95PerQuantile(t *testing.T) {
+	input := strings.Repeat("0.2\n0.5\n0.7\n", 20)
+	for _, draws := range []string{"1000", "0"} {
+		out, _, err := runECDFCommand(t, input, "--min", "0", "--max", "1", "--bins", "32", "--format", "json", "--quantiles", "0.25,0.5,0.9", "--interval-draws", draws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct {
+			Quantiles     map[string]float64    `json:"quantiles"`
+			QuantilesCI95 map[string][2]float64 `json:"quantiles_ci95"`
+		}
+		if err := json.Unmarshal([]byte(out), &e); err != nil {
+			t.Fatal(err)
+		}
+		if len(e.Quantiles) != 3 {
+			t.Fatalf("quantiles %v", e.Quantiles)
+		}
+		if draws == "0" {
+			if len(e.QuantilesCI95) != 0 {
+				t.Errorf("--interval-draws 0 printed quantiles_ci95 %v", e.QuantilesCI95)
+			}
+			continue
+		}
+		for p := range e.Quantiles {
+			if ci, ok := e.QuantilesCI95[p]; !ok || ci[0] > ci[1] {
+				t.Errorf("quantile %s: ci95 %v (present %v)", p, ci, ok)
+			}
+		}
+		if len(e.QuantilesCI95) != len(e.Quantiles) {
+			t.Errorf("quantiles_ci95 %v, quantiles %v: not the same keys", e.QuantilesCI95, e.Quantiles)
 		}
 	}
 }

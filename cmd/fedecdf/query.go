@@ -95,6 +95,7 @@ func newQueryCommand() *cobra.Command {
 	f.StringVar(&q.plan, "plan", analysis.HosmerPlans[0], "hosmer: allocation of ε over the releases: "+strings.Join(analysis.HosmerPlans, " or "))
 	f.IntVar(&q.groups, "groups", analysis.HosmerGroups, "hosmer: number Q of quantile groups (at least 3)")
 	f.IntVar(&q.bootstrap, "bootstrap", hosmer.DefaultNullDraws, "hosmer: number B of simulated null data sets for the noise-aware p-value (Monte-Carlo s.e. √(p(1−p)/B); negative: none)")
+	addIntervalDrawsFlag(cmd)
 	return cmd
 }
 
@@ -338,7 +339,7 @@ func writeHosmerFiles(dir string, h *deploy.Hosmer) error {
 		return nil
 	}
 	title := fmt.Sprintf("Calibration, %d groups, n = %d, %s plan, ε = %.6g", len(h.Groups), h.N, h.Plan, h.Epsilon)
-	c := plot.CalibrationChart(title+", "+analysis.ShortPValues(&h.Hosmer), plot.CalibrationSeries(fmt.Sprintf("private (H %.2f)", *h.Statistic), h.Groups))
+	c := plot.CalibrationChart(title+", "+analysis.ShortPValues(&h.Hosmer), plot.CalibrationSeriesBars(fmt.Sprintf("private (H %.2f; %s)", *h.Statistic, analysis.CalibrationBarsLegend), h.Groups, h.RateHalfWidths()))
 	return c.Save(filepath.Join(dir, "calibration.png"))
 }
 

@@ -34,6 +34,7 @@ func newSimulateCommand() *cobra.Command {
 		RunE:    o.run,
 	}
 	o.addFlags(cmd)
+	addIntervalDrawsFlag(cmd)
 	return cmd
 }
 

@@ -22,6 +22,24 @@ func CalibrationSeries[G CalibrationGroup](name string, groups []G) Series {
 	return s
 }
 
+// CalibrationSeriesBars is CalibrationSeries with an error bar of
+// half-width halfWidths[k] at group k's point (for a 95 % bar, 1.96
+// standard deviations of its observed rate); name should say what the
+// bars hold. halfWidths is aligned with groups; nil gives no bars.
+func CalibrationSeriesBars[G CalibrationGroup](name string, groups []G, halfWidths []float64) Series {
+	s := CalibrationSeries(name, groups)
+	if halfWidths == nil || len(halfWidths) != len(groups) {
+		return s
+	}
+	s.StdErr = []float64{}
+	for k, g := range groups {
+		if _, _, ok := g.Rates(); ok {
+			s.StdErr = append(s.StdErr, halfWidths[k])
+		}
+	}
+	return s
+}
+
 // CalibrationChart returns the calibration chart of series (from
 // CalibrationSeries) on the unit square, after the dashed diagonal of
 // perfect calibration.

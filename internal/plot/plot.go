@@ -33,7 +33,8 @@ type Series struct {
 	Name  string
 	X, Y  []float64
 	Style Style
-	// StdErr, when not nil, draws a ±StdErr[j] bar at each point.
+	// StdErr, when not nil, draws a ±StdErr[j] bar at each point (a
+	// standard error, or any half-width the series' name states).
 	StdErr []float64
 }
 
