@@ -130,7 +130,7 @@ var experiments = []experiment{
 	{"fig5", "ROC area error vs ε on Bank, per smoothing (dp-ecdf Fig. 5)", one(Fig5)},
 	{"fig6", "Hosmer–Lemeshow relative MSE vs ε on Bank, paper and joint allocations (dp-ecdf Fig. 6)", one(Fig6)},
 	{"fig7", "smoothing time vs N, absolute and relative to pointwise l2 (dp-ecdf Fig. 7)", Fig7},
-	{"hl-typeI", "Hosmer–Lemeshow type-I error and power at α = 0.05: noise-aware vs naive vs non-private (issue 15)", one(HLTypeI)},
+	{"hl-typeI", "Hosmer–Lemeshow type-I error and power at α = 0.05 vs ε, grid and paper plans, 2 servers: noise-aware vs naive vs non-private (issue 15)", HLTypeI},
 	{"fig10", "Hosmer–Lemeshow relative MSE vs ε on Diabetes (dp-ecdf Fig. 10)", one(Fig10)},
 	{"ci-coverage", "coverage of the ECDF band, quantile and AUC 95 % intervals vs ε, n = 10⁴ (issue 15)", one(CICoverage)},
 }

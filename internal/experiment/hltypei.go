@@ -5,93 +5,145 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/aggregation/curator"
 	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/ecdf/noise"
 	"github.com/fedecdf/fedecdf/hosmer"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/party"
 )
 
-// HL type-I setting: n instances, ε of the grid plan's {y, 1−y}
-// release (the roc allocation of simulate), hlBins bins over [0, 1], B
-// bootstrap draws per data set, α the level.
+// HL type-I setting: hlBins bins over [0, 1], the kary mechanism, the
+// level α, two servers (the deployed setting: each adds its own
+// full-scale noise).
 const (
-	hlN, hlEpsilon, hlBins, hlDraws, hlAlpha = 10000, 1.0, 256, 200, 0.05
-	hlMechanism                              = "kary"
+	hlBins, hlAlpha, hlServers = 256, 0.05, 2
+	hlMechanism                = "kary"
 )
 
+// hlSetup is what HLTypeI measures: n instances per data set, B
+// bootstrap draws per test, the ε axis and the Hosmer–Lemeshow plans
+// (analysis.HosmerPlan names; "grid" is simulate's default, the roc
+// allocation). Tests use a tiny one.
+type hlSetup struct {
+	n, draws int
+	epsilons []float64
+	plans    []string
+}
+
+var hlDefault = hlSetup{n: 10000, draws: 100, epsilons: []float64{0.5, 1, 2}, plans: []string{"grid", "paper"}}
+
 // hlModels are the true positive rates given the model's p: calibrated,
-// then two miscalibrations (issue 15).
+// then two mild miscalibrations at which the tests' powers differ
+// (issue 15; min(1, 1.3p) and p^0.7 are rejected by every test at
+// n = 10⁴, ε = 1).
 var hlModels = []struct {
 	name string
 	rate func(p float64) float64
 }{
 	{"calibrated: y ~ Bernoulli(p)", func(p float64) float64 { return p }},
-	{"y ~ Bernoulli(min(1, 1.3p))", func(p float64) float64 { return min(1, 1.3*p) }},
-	{"y ~ Bernoulli(p^0.7)", func(p float64) float64 { return math.Pow(p, 0.7) }},
+	{"y ~ Bernoulli(min(1, 1.05p))", func(p float64) float64 { return min(1, 1.05*p) }},
+	{"y ~ Bernoulli(p^0.9)", func(p float64) float64 { return math.Pow(p, 0.9) }},
 }
 
+// hlTests are the three tests compared.
+var hlTests = []string{"noise-aware (bootstrap)", "naive χ² on private H", "non-private χ²"}
+
 // HLTypeI measures the Hosmer–Lemeshow tests at α = 0.05 over cfg.Runs
-// data sets per model: p ~ Beta(2, 5), y drawn by each of hlModels; the
-// rejection rate (type-I error on the calibrated model, power on the
-// others) of the noise-aware test (hosmer.Plan.NullTest, B = hlDraws),
-// of the naive χ²_{G−2} on the private H, and of the non-private
-// textbook test (χ²_{G−2} on the exact groups), with binomial standard
-// errors. The release is the grid plan's {y, 1−y} at ε = 1 from a
-// trusted curator: one noise draw, where simulate's two servers add two.
-func HLTypeI(ctx context.Context, cfg Config) (*Figure, error) {
+// data sets per model: p ~ Beta(2, 5), y drawn by each of hlModels; for
+// each data set, each plan and each ε, one release through two servers
+// (twoServers: each adds its own full-scale draw, as simulate's do) and
+// the rejection (type-I error on the calibrated model, power on the
+// others) of the noise-aware test (hosmer.Plan.NullTest, B draws), of
+// the naive χ²_{G−2} on the private H, and of the non-private textbook
+// test (χ²_{G−2} on the exact groups, the same for every ε and plan: the
+// design is paired), with binomial standard errors. One figure per
+// plan ("hl-typeI" for grid, "hl-typeI-paper"), ε on the x axis.
+func HLTypeI(ctx context.Context, cfg Config) ([]*Figure, error) {
+	return hlTypeI(ctx, cfg, hlDefault)
+}
+
+func hlTypeI(ctx context.Context, cfg Config, s hlSetup) ([]*Figure, error) {
 	cfg = cfg.withDefaults()
 	g, err := ecdf.NewLinearGrid(0, 1, hlBins)
 	if err != nil {
 		return nil, err
 	}
-	plan, err := analysis.HosmerPlan("grid", hlEpsilon, hlBins, mechanism.Params{Name: hlMechanism})
-	if err != nil {
-		return nil, err
+	plans := make([]*hosmer.Plan, 0, len(s.plans)*len(s.epsilons))
+	for _, name := range s.plans {
+		for _, eps := range s.epsilons {
+			pl, err := analysis.HosmerPlan(name, eps, hlBins, mechanism.Params{Name: hlMechanism})
+			if err != nil {
+				return nil, err
+			}
+			plans = append(plans, pl)
+		}
 	}
-	fig := &Figure{ID: "hl-typeI", Title: fmt.Sprintf("Hosmer–Lemeshow rejection rate at α = %g, n = %d, ε = %g, %s, N = %d, B = %d", hlAlpha, hlN, hlEpsilon, hlMechanism, hlBins, hlDraws),
-		XLabel: "model (0 calibrated, 1: min(1, 1.3p), 2: p^0.7)", YLabel: "rejection rate", Runs: cfg.Runs}
-	names := []string{"noise-aware (bootstrap)", "naive χ² on private H", "non-private χ²"}
-	for _, n := range names {
-		fig.Series = append(fig.Series, Series{Name: n})
-	}
-	r := rand.New(rand.NewPCG(cfg.Seed, 15))
+	// rejected[m][k][t]: data sets of model m whose test t rejects at
+	// setting k (plan-major, then ε).
+	rejected := make([][][3]int, len(hlModels))
 	pr := progress{cfg.Progress}
 	pr.start("hl-typeI", len(hlModels)*cfg.Runs)
 	defer pr.finish()
 	for m, model := range hlModels {
-		var rejected [3]int
+		rejected[m] = make([][3]int, len(plans))
 		for run := range cfg.Runs {
-			rej, err := hlRun(ctx, r, g, model.rate, plan, uint64(m*cfg.Runs+run))
+			// Each data set has its own stream: the result does not
+			// depend on the order of the runs.
+			r := rand.New(rand.NewPCG(cfg.Seed, uint64(15+m*cfg.Runs+run)<<8))
+			rej, err := hlRun(ctx, r, g, s, model.rate, plans, uint64(m*cfg.Runs+run))
 			if err != nil {
 				return nil, fmt.Errorf("%s, data set %d: %w", model.name, run+1, err)
 			}
-			for k := range rejected {
-				if rej[k] {
-					rejected[k]++
+			for k := range plans {
+				for t := range 3 {
+					if rej[k][t] {
+						rejected[m][k][t]++
+					}
 				}
 			}
 			pr.add()
 		}
-		for k := range rejected {
-			rate := float64(rejected[k]) / float64(cfg.Runs)
-			s := &fig.Series[k]
-			s.X, s.Y = append(s.X, float64(m)), append(s.Y, rate)
-			s.StdErr = append(s.StdErr, math.Sqrt(rate*(1-rate)/float64(cfg.Runs)))
-		}
-		fig.Notes = append(fig.Notes, fmt.Sprintf("model %d: %s", m, model.name))
 	}
-	fig.Notes = append(fig.Notes, "release: grid plan {y, 1−y} through a trusted curator (one noise draw); simulate's two servers add two, which the null test also simulates",
-		"an undefined private H (no run here) would count as a rejection by neither test")
-	return fig, nil
+	var figs []*Figure
+	for pi, name := range s.plans {
+		id := "hl-typeI"
+		if name != "grid" {
+			id += "-" + name
+		}
+		fig := &Figure{ID: id, Title: fmt.Sprintf("Hosmer–Lemeshow rejection rate at α = %g, %s plan, n = %d, %s, N = %d, %d servers, B = %d", hlAlpha, name, s.n, hlMechanism, hlBins, hlServers, s.draws),
+			XLabel: "ε", YLabel: "rejection rate", LogX: true, Runs: cfg.Runs}
+		for m, model := range hlModels {
+			for t, test := range hlTests {
+				se := Series{Name: fmt.Sprintf("model %d, %s", m, test)}
+				for ei, eps := range s.epsilons {
+					rate := float64(rejected[m][pi*len(s.epsilons)+ei][t]) / float64(cfg.Runs)
+					se.X, se.Y = append(se.X, eps), append(se.Y, rate)
+					se.StdErr = append(se.StdErr, math.Sqrt(rate*(1-rate)/float64(cfg.Runs)))
+				}
+				fig.Series = append(fig.Series, se)
+			}
+			fig.Notes = append(fig.Notes, fmt.Sprintf("model %d: %s (%s)", m, model.name, map[bool]string{true: "type-I error", false: "power"}[m == 0]))
+		}
+		fig.Notes = append(fig.Notes,
+			fmt.Sprintf("release: the %s plan at each ε, %s, replace-one, through %d servers each adding a full-scale draw (the null test simulates the same law)", name, hlMechanism, hlServers),
+			"the non-private test sees the same data sets at every ε and plan (paired design)",
+			"an undefined private H counts as a rejection by neither private test")
+		figs = append(figs, fig)
+	}
+	return figs, nil
 }
 
-// hlRun draws one data set and says which of the three tests reject.
-func hlRun(ctx context.Context, r *rand.Rand, g *ecdf.Grid, rate func(float64) float64, pl *hosmer.Plan, seed uint64) ([3]bool, error) {
-	var out [3]bool
-	parties := make([]*party.Party, hlN)
+// hlRun draws one data set of s.n instances and says, for each plan,
+// which of the three tests reject.
+func hlRun(ctx context.Context, r *rand.Rand, g *ecdf.Grid, s hlSetup, rate func(float64) float64, plans []*hosmer.Plan, seed uint64) ([][3]bool, error) {
+	out := make([][3]bool, len(plans))
+	parties := make([]*party.Party, s.n)
 	for j := range parties {
 		p := beta25(r)
 		y := 0
@@ -100,35 +152,85 @@ func hlRun(ctx context.Context, r *rand.Rand, g *ecdf.Grid, rate func(float64) f
 		}
 		pt, err := party.New(party.Instance{Score: p, Label: y, Probability: p, HasProbability: true}, g)
 		if err != nil {
-			return out, err
+			return nil, err
 		}
 		parties[j] = pt
 	}
-	u, err := newCurator(parties, hlBins)
+	c, err := newCurator(parties, hlBins)
 	if err != nil {
-		return out, err
+		return nil, err
 	}
-	rels, err := pl.Create(ctx, u)
-	if err != nil {
-		return out, err
-	}
-	h, err := analysis.RunHosmer(ctx, u, pl, rels, g, "l2", analysis.HosmerConfig(hlBins, hlN, 0), analysis.Bootstrap{Draws: hlDraws, Seed: seed})
-	if err != nil {
-		return out, err
-	}
-	out[0] = h.PValuePrivate != nil && *h.PValuePrivate <= hlAlpha
-	out[1] = h.PValueNaive != nil && *h.PValueNaive <= hlAlpha
-	bins, labels, probs := make([]int, hlN), make([]int, hlN), make([]float64, hlN)
+	u := &twoServers{Curator: c, extra: map[payload.ReleaseID]map[aggregation.Component]mechanism.Release{}}
+	bins, labels, probs := make([]int, s.n), make([]int, s.n), make([]float64, s.n)
 	for k, p := range parties {
 		bins[k], labels[k] = p.Bin(), int(p.Payload(aggregation.Label))
 		probs[k] = float64(p.Payload(aggregation.Probability)) / aggregation.Probability.Scale()
 	}
 	exact, err := analysis.TrueHosmer(bins, labels, probs, hlBins, 0)
 	if err != nil {
-		return out, err
+		return nil, err
 	}
-	out[2] = exact.PValue <= hlAlpha
+	for k, pl := range plans {
+		rels, err := pl.Create(ctx, u)
+		if err != nil {
+			return nil, err
+		}
+		h, err := analysis.RunHosmer(ctx, u, pl, rels, g, "l2", analysis.HosmerConfig(hlBins, s.n, 0), analysis.Bootstrap{Draws: s.draws, Seed: seed<<8 | uint64(k)})
+		if err != nil {
+			return nil, err
+		}
+		out[k][0] = h.PValuePrivate != nil && *h.PValuePrivate <= hlAlpha
+		out[k][1] = h.PValueNaive != nil && *h.PValueNaive <= hlAlpha
+		out[k][2] = exact.PValue <= hlAlpha
+	}
 	return out, nil
+}
+
+// twoServers is a trusted curator with the noise law of hlServers
+// servers: each release says Servers = hlServers, and every answer
+// carries the curator's draw plus hlServers − 1 further independent
+// full-scale draws of the same mechanism, exactly the sum the two
+// servers' answers add up to.
+type twoServers struct {
+	*curator.Curator
+	mu    sync.Mutex
+	extra map[payload.ReleaseID]map[aggregation.Component]mechanism.Release
+}
+
+// NewRelease implements aggregation.UStat.
+func (t *twoServers) NewRelease(ctx context.Context, spec aggregation.ReleaseSpec) (*aggregation.Release, error) {
+	rel, err := t.Curator.NewRelease(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	rel.Servers = hlServers
+	seed, err := noise.NewSeed()
+	if err != nil {
+		return nil, err
+	}
+	m := map[aggregation.Component]mechanism.Release{}
+	for _, c := range rel.Spec.Components {
+		m[c] = rel.Mechanism(c).NewRelease(payload.ComponentSeed(seed, c))
+	}
+	t.mu.Lock()
+	t.extra[rel.ID] = m
+	t.mu.Unlock()
+	return rel, nil
+}
+
+// Sum implements aggregation.UStat.
+func (t *twoServers) Sum(ctx context.Context, q aggregation.Query) (*aggregation.Result, error) {
+	res, err := t.Curator.Sum(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	nr := t.extra[q.Release.ID][q.Component]
+	t.mu.Unlock()
+	for j, i := range q.Prefixes {
+		res.Sums[j] += nr.PrefixNoise(i)
+	}
+	return res, nil
 }
 
 // beta25 draws Beta(2, 5): the 2nd smallest of 6 uniforms.
