@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,10 @@ import (
 	"strings"
 	"testing"
 )
+
+// readmeLong also runs the README's long commands, which `go test ./...`
+// skips to stay fast: go test ./cmd/fedecdf -run READMEExamples -readme.long
+var readmeLong = flag.Bool("readme.long", false, "also run the README's long commands (bench cost, experiment, audit)")
 
 // readmeCommand is one fedecdf command line of the README's sh blocks.
 type readmeCommand struct {
@@ -67,8 +72,8 @@ func readmeCommands(t *testing.T, path string) []readmeCommand {
 //     need several processes or machines: TestPartyCSVRerunStoresEachRowOnce,
 //     TestQuery* and TestDemo run them against loopback deployments;
 //   - a command reading ../shared/data when that directory is missing;
-//   - with -short, long runs: simulate without --parties or with
-//     10 000 or more, bench cost at its defaults, experiment, audit.
+//   - unless -readme.long is given, long runs: bench cost at its
+//     defaults, experiment, audit.
 //
 // Lines that do not run fedecdf (go build, go test) are not commands.
 func readmeSkip(args []string) string {
@@ -83,28 +88,15 @@ func readmeSkip(args []string) string {
 			}
 		}
 	}
-	if !testing.Short() {
+	if *readmeLong {
 		return ""
 	}
 	switch args[0] {
 	case "experiment", "audit":
-		return "long run (-short)"
+		return "long run (-readme.long)"
 	case "bench":
 		if len(args) == 2 && args[1] == "cost" {
-			return "long run (-short)"
-		}
-	case "simulate":
-		n := 10000
-		for k, a := range args {
-			if a == "--parties" && k+1 < len(args) {
-				n, _ = strconv.Atoi(args[k+1])
-			}
-			if a == "--data" {
-				n = 0
-			}
-		}
-		if n >= 10000 {
-			return "long run (-short)"
+			return "long run (-readme.long)"
 		}
 	}
 	return ""
