@@ -386,7 +386,9 @@ func TestDialCauses(t *testing.T) {
 // TestStreamCauses: the errors libp2p returns for each failure, as
 // they come wrapped, map to one cause each.
 func TestStreamCauses(t *testing.T) {
-	opErr := func(errno error) error { return &net.OpError{Op: "read", Net: "tcp", Err: &os.SyscallError{Syscall: "read", Err: errno}} }
+	opErr := func(errno error) error {
+		return &net.OpError{Op: "read", Net: "tcp", Err: &os.SyscallError{Syscall: "read", Err: errno}}
+	}
 	for _, tc := range []struct {
 		name  string
 		err   error
