@@ -76,7 +76,7 @@ type Config struct {
 	Attempts int
 	// RetryWindow, when positive, makes Call retry a failed call until
 	// this long after its first attempt began, long enough to ride out a
-	// server's restart; no attempt starts after it.
+	// server's restart; the last attempt begins as it ends.
 	RetryWindow time.Duration
 	// Backoff is the wait before the second attempt; it doubles after
 	// every failed attempt up to MaxBackoff, and each wait is drawn
@@ -360,16 +360,19 @@ func (h *Host) retrier() *retrier {
 }
 
 // next returns the wait before attempt+1, or false when no attempt
-// may follow attempt: the attempts are spent, or the next one would
-// begin after the window.
+// may follow attempt: the attempts are spent, or the window is over.
 func (r *retrier) next(attempt int) (time.Duration, bool) {
 	if r.attempts > 0 && attempt >= r.attempts {
 		return 0, false
 	}
 	wait := r.wait/2 + rand.N(r.wait/2+1)
 	r.wait = min(2*r.wait, r.max)
-	if r.window > 0 && time.Since(r.start)+wait > r.window {
-		return 0, false
+	if r.window > 0 {
+		left := r.window - time.Since(r.start)
+		if left <= 0 {
+			return 0, false
+		}
+		wait = min(wait, left) // the last attempt begins as the window ends
 	}
 	return wait, true
 }
