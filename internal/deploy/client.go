@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
-	"sync"
 	"github.com/fedecdf/fedecdf/aggregation/remote"
+	"sync"
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 
