@@ -108,21 +108,7 @@ func TestPartyCSVRerunStoresEachRowOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := m.NewGrid()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := make([]int64, g.Len())
-	for _, r := range rows {
-		b, err := g.Bin(r.Score)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := b - 1; i < len(want); i++ {
-			want[i]++
-		}
-	}
-	if !slices.Equal(e.Counts, want) {
+	if want := exactRowCounts(t, m, rows); !slices.Equal(e.Counts, want) {
 		t.Errorf("released counts %v, want %v (each row once)", e.Counts, want)
 	}
 }
