@@ -139,7 +139,7 @@ func (o *partyOptions) submitRows(cmd *cobra.Command, m *deploy.Manifest, all []
 	n := res.Count()
 	fmt.Fprintf(out, "%d of %d row(s) stored by both servers", n, len(all))
 	if res.Duplicates > 0 {
-		fmt.Fprintf(out, " (%d already stored by an earlier run)", res.Duplicates)
+		fmt.Fprintf(out, " (%d already stored by an earlier run or attempt)", res.Duplicates)
 	}
 	fmt.Fprintln(out)
 	if err == nil {
