@@ -20,6 +20,9 @@ var (
 	// ErrUnsealable: a sealed upload does not open with the helper's key:
 	// it was tampered with, or sealed to another key.
 	ErrUnsealable = errors.New("does not open with the helper's key")
+	// ErrRelayFailed: in relay mode the leader stored its share of a
+	// report but could not deliver the sealed share to the helper.
+	ErrRelayFailed = errors.New("the leader could not relay the sealed share to the helper")
 )
 
 // Held is the set of servers that acknowledged (durably stored) a

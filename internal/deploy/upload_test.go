@@ -19,14 +19,22 @@ func wantReports(t *testing.T, role string, s *Server, n int) {
 	}
 }
 
-// TestUploadReachesOneServer: with the helper down, an upload is stored
-// by the leader alone and fails, after its retry window, with an
-// *UploadError saying so and why (connection refused); sent again once
-// the helper is back it completes there, the leader dropping the
+// TestUploadReachesOneServer, in both upload modes: with the helper
+// down, an upload is stored by the leader alone and fails, after its
+// retry window, with an *UploadError saying so and why (connection
+// refused; in relay mode, that the leader could not relay); sent again
+// once the helper is back it completes there, the leader dropping the
 // duplicate. With the helper down for part of a longer window, the
-// party keeps retrying the helper alone and the upload completes.
+// party keeps retrying the helper (through the leader in relay mode)
+// and the upload completes.
 func TestUploadReachesOneServer(t *testing.T) {
-	d := newDeployment(t, hugeEpsilon, 1)
+	for _, mode := range []string{UploadDirect, UploadRelay} {
+		t.Run(mode, func(t *testing.T) { uploadReachesOneServer(t, mode) })
+	}
+}
+
+func uploadReachesOneServer(t *testing.T, mode string) {
+	d := newDeploymentMode(t, hugeEpsilon, 1, mode)
 	helperAddr := d.helper.Addrs()[0].String()
 	short := fast
 	short.RetryWindow, short.Backoff = 300*time.Millisecond, 10*time.Millisecond
@@ -46,8 +54,8 @@ func TestUploadReachesOneServer(t *testing.T) {
 	if !errors.As(err, &ue) || ue.Held != HeldByLeader || len(ue.Failed) != 1 || ue.Failed[0].Server != HelperName {
 		t.Fatalf("upload with the helper down: %v; want an *UploadError held by the leader only, the helper failing", err)
 	}
-	if !errors.Is(err, p2p.ErrConnRefused) {
-		t.Errorf("%v: the cause is not p2p.ErrConnRefused", err)
+	if !errors.Is(err, p2p.ErrConnRefused) || mode == UploadRelay && !errors.Is(err, ErrRelayFailed) {
+		t.Errorf("%v: the cause is not p2p.ErrConnRefused (and, relayed, ErrRelayFailed)", err)
 	}
 	for _, want := range []string{r.ID.String(), "stored by the leader only", "upload to the helper", "connection refused"} {
 		if !strings.Contains(err.Error(), want) {

@@ -317,24 +317,44 @@ func (c *conn) Call(ctx context.Context, to transport.PeerID, req []byte) ([]byt
 	if len(req) > c.h.cfg.MaxMessage {
 		return nil, fmt.Errorf("p2p: request of %d bytes to %s exceeds the limit %d", len(req), to, c.h.cfg.MaxMessage)
 	}
-	r := c.h.retrier()
-	for attempt := 1; ; attempt++ {
-		resp, err := c.attempt(ctx, info.ID, to, req)
+	var resp []byte
+	err := c.h.Retry(ctx, func() error {
+		c.h.clearBackoff(info.ID)
+		var err error
+		resp, err = c.attempt(ctx, info.ID, to, req)
+		return err
+	}, func(err error) bool {
 		// A refusal or a wrong key at the address will not change on a retry.
-		if err == nil || IsRefused(err) || errors.Is(err, ErrPeerMismatch) {
-			return resp, err
+		return !IsRefused(err) && !errors.Is(err, ErrPeerMismatch)
+	}, "peer", to, "protocol", c.proto)
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// Retry calls try until it succeeds, fails with an error that
+// transient rejects, or the host's retry schedule ends (Config.Attempts
+// or RetryWindow, with Backoff doubling up to MaxBackoff, jittered),
+// and returns its last error, saying how many attempts were made when
+// more than one. Retries are logged at debug level with logArgs.
+func (h *Host) Retry(ctx context.Context, try func() error, transient func(error) bool, logArgs ...any) error {
+	r := h.retrier()
+	for attempt := 1; ; attempt++ {
+		err := try()
+		if err == nil || !transient(err) {
+			return err
 		}
 		wait, again := r.next(attempt)
 		if !again {
-			return nil, r.gaveUp(attempt, err)
+			return r.gaveUp(attempt, err)
 		}
-		c.h.log.Debug("call failed; retrying", "peer", to, "protocol", c.proto, "attempt", attempt, "wait", wait, "err", err)
+		h.log.Debug("call failed; retrying", append(logArgs, "attempt", attempt, "wait", wait, "err", err)...)
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("p2p: call to %s: %w (last attempt: %w)", to, ctx.Err(), err)
+			return fmt.Errorf("p2p: %w (last attempt: %w)", ctx.Err(), err)
 		case <-time.After(wait):
 		}
-		c.h.clearBackoff(info.ID)
 	}
 }
 
