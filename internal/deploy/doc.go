@@ -52,7 +52,9 @@
 // another report. The leader stores its key, relays the sealed share to
 // the helper (SealedProtocol, leader only), which opens and stores it,
 // and acknowledges the party only when both have. Retries are safe as in
-// direct mode: each server drops a duplicate report ID. The relay adds
+// direct mode: each server drops a duplicate report ID. When the leader
+// stored its share but could not relay the other (ErrRelayFailed), the
+// party retries through the leader within its retry window. The relay adds
 // no trust in the leader for privacy (it sees one key, as in direct
 // mode); it does let the leader drop a party's sealed share, which only
 // removes that report from every release (both servers sum the agreed
