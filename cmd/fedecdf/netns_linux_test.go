@@ -87,7 +87,8 @@ const manyParties = 60
 // limits all are accepted; with go-libp2p's defaults (8 concurrent
 // connections, 0.2 per second after a burst of 16, per address) most
 // are refused, each party's error names a reset connection (not "dial
-// backoff") and the server logs the refusals.
+// backoff") and the server logs the refusals. A party dialling an
+// address with no route from its namespace fails with p2p.ErrNoRoute.
 func TestManyPartiesOneAddress(t *testing.T) {
 	if manifest := os.Getenv(partiesEnv); manifest != "" {
 		partiesChild(t, manifest)
@@ -131,6 +132,16 @@ func TestManyPartiesOneAddress(t *testing.T) {
 				case reset != n-ok:
 					t.Errorf("%s: %d parties failed, %d of them naming a reset connection; want all:%s", mode, n-ok, reset, example)
 				}
+			}
+			if _, line, found := strings.Cut(string(out), "parties unreachable: "); found {
+				line, _, _ = strings.Cut(line, "\n")
+				t.Logf("unreachable leader: %s", line)
+			}
+			if !strings.Contains(string(out), "parties unreachable: true | ") {
+				t.Errorf("a party dialling an address without a route does not fail with p2p.ErrNoRoute:\n%s", out)
+			}
+			if strings.Contains(string(out), "backoff") {
+				t.Errorf("a party's error says backoff:\n%s", out)
 			}
 			if !tc.accepted && !strings.Contains(c.logs["leader"].String(), "refused a connection") {
 				t.Errorf("the leader did not log its refusals:\n%s", c.logs["leader"])
@@ -190,6 +201,11 @@ func partiesChild(t *testing.T, manifest string) {
 	}
 	wg.Wait()
 	report("concurrent", errs)
+	// A leader address with no route from the parties' namespace (it has
+	// no default route: the dial fails there, at once).
+	m.Leader.Addrs = []string{"/ip4/10.78.0.1/tcp/4001"}
+	err = upload(0)
+	fmt.Printf("parties unreachable: %v | %v\n", errors.Is(err, p2p.ErrNoRoute), err)
 }
 
 func report(mode string, errs []error) {
