@@ -53,9 +53,11 @@ var ErrLocked = errors.New("store file in use by another process")
 // Store is a server's durable state in one bbolt file. Every write is
 // committed (and fsynced) before the method returns, so a caller that
 // acknowledges after it never loses what it acknowledged. It is safe for
-// concurrent use; writes are serialised by bbolt.
+// concurrent use; writes are serialised by bbolt, and concurrent
+// PutReport calls share a transaction (group commit).
 type Store struct {
 	db *bolt.DB
+	c  *committer
 }
 
 // Open opens or creates the store at path (mode 0600). An existing file
@@ -77,7 +79,9 @@ func Open(path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
-	return &Store{db: db}, nil
+	s := &Store{db: db}
+	s.startCommitter()
+	return s, nil
 }
 
 // checkMode refuses an existing store file with any group or other
@@ -123,23 +127,11 @@ func initBuckets(tx *bolt.Tx) error {
 	return nil
 }
 
-// Close closes the file.
-func (s *Store) Close() error { return s.db.Close() }
-
-// PutReport records the upload of report id to dataset. Writing the same
-// report again is harmless.
-func (s *Store) PutReport(dataset string, id payload.ReportID, upload []byte) error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.Bucket(reportsBucket).CreateBucketIfNotExists([]byte(dataset))
-		if err != nil {
-			return err
-		}
-		return b.Put(id[:], upload)
-	})
-	if err != nil {
-		return fmt.Errorf("store: recording report %v of dataset %q: %w", id, dataset, err)
-	}
-	return nil
+// Close commits the reports already queued (their PutReport calls
+// return), refuses further ones (ErrClosed) and closes the file.
+func (s *Store) Close() error {
+	s.stopCommitter()
+	return s.db.Close()
 }
 
 // Reports calls fn with every recorded upload of dataset, in report ID
