@@ -17,6 +17,6 @@ communication table of the README from simulate runs.`,
   fedecdf bench fss --keys 64
   fedecdf bench cost --parties 200 --prefixes 4,16 --bins 64`,
 	}
-	cmd.AddCommand(newBenchAccuracyCommand(), newBenchFSSCommand(), newBenchCostCommand())
+	cmd.AddCommand(newBenchAccuracyCommand(), newBenchFSSCommand(), newBenchCostCommand(), newBenchIngestCommand())
 	return cmd
 }

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	ma "github.com/multiformats/go-multiaddr"
@@ -19,6 +21,7 @@ import (
 // serverOptions are the flags of "fedecdf server".
 type serverOptions struct {
 	role, key, manifest, store, logLevel string
+	cpuProfile                           string
 	listen                               []string
 	limits                               p2p.Limits
 }
@@ -64,6 +67,7 @@ would refuse most parties behind one address.`,
 	f.StringSliceVar(&o.listen, "listen", nil, "multiaddr to listen on, e.g. /ip4/0.0.0.0/tcp/4001 (repeatable)")
 	f.StringVar(&o.store, "store", "", "bbolt file holding accepted reports and the budget ledger")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.StringVar(&o.cpuProfile, "cpu-profile", "", "write a CPU profile of the whole run to this file on shutdown (go tool pprof)")
 	f.IntVar(&o.limits.ConnsPerAddr, "conns-per-address", p2p.DefaultConnsPerAddr, "concurrent connections accepted from one IPv4 address or IPv6 /56 (parties behind one NAT share it)")
 	f.Float64Var(&o.limits.ConnRate, "conn-rate", p2p.DefaultConnRate, "new connections per second accepted from one address once its --conn-burst is spent")
 	f.IntVar(&o.limits.ConnBurst, "conn-burst", p2p.DefaultConnBurst, "new connections one address may open at once before --conn-rate applies")
@@ -84,13 +88,37 @@ func (o *serverOptions) run(cmd *cobra.Command, _ []string) error {
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s, err := deploy.StartServer(cfg)
+	stopProfile, err := startCPUProfile(o.cpuProfile)
 	if err != nil {
 		return err
 	}
+	s, err := deploy.StartServer(cfg)
+	if err != nil {
+		return errors.Join(err, stopProfile())
+	}
 	<-ctx.Done()
 	logger.Info("shutting down", "role", o.role)
-	return s.Close()
+	return errors.Join(s.Close(), stopProfile())
+}
+
+// startCPUProfile starts a CPU profile into path (nothing if empty); stop
+// ends it and closes the file.
+func startCPUProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpu-profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpu-profile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
 
 // config checks the flags and reads the key and the manifest.
