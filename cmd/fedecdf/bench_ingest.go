@@ -149,7 +149,11 @@ func (o *benchIngestOptions) run(ctx context.Context, stderr io.Writer, dir stri
 			return nil, fmt.Errorf("--profile: %w", err)
 		}
 	}
-	d, err := startLocal(ctx, stderr, dir, demoOptions{parties: o.parties, bins: o.bins, epsilon: 1, upload: deploy.UploadDirect}, o.serverExe, args)
+	d, err := newLocal(dir, demoOptions{parties: o.parties, bins: o.bins, epsilon: 1, upload: deploy.UploadDirect})
+	if err != nil {
+		return nil, err
+	}
+	err = d.start(ctx, stderr, o.serverExe, args)
 	defer d.stop()
 	if err != nil {
 		return nil, err

@@ -89,12 +89,16 @@ func runDemo(ctx context.Context, cmd *cobra.Command, dir string, o demoOptions)
 	if o.verbose {
 		level = "info"
 	}
-	d, err := startLocal(ctx, cmd.ErrOrStderr(), dir, o, "", func(string) []string { return []string{"--log-level", level} })
-	defer d.stop()
+	d, err := newLocal(dir, o)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "demo in %s: leader %s, helper %s\n", dir, d.addrs["leader"], d.addrs["helper"])
+	err = d.start(ctx, cmd.ErrOrStderr(), "", func(string) []string { return []string{"--log-level", level} })
+	defer d.stop()
+	if err != nil {
+		return err
+	}
 	return demoAnalyst(ctx, out, newProgress(cmd.ErrOrStderr(), false), d.m, d.ids["analyst"], o)
 }
 
@@ -109,48 +113,55 @@ type localDeployment struct {
 	stop  func() // never nil: terminates the processes started
 }
 
-// startLocal makes the keys and the manifest of o in dir and starts the
-// two servers as processes of exe (this executable if empty) with the
-// extra flags args(role), writing to stderr.
-func startLocal(ctx context.Context, stderr io.Writer, dir string, o demoOptions, exe string, args func(role string) []string) (*localDeployment, error) {
+// newLocal makes the keys and the manifest of o in dir, with free
+// loopback ports for the two servers.
+func newLocal(dir string, o demoOptions) (*localDeployment, error) {
 	d := &localDeployment{dir: dir, addrs: map[string]string{}, procs: map[string]*exec.Cmd{}, stop: func() {}}
 	var err error
 	if d.ids, err = demoIdentities(dir); err != nil {
-		return d, err
+		return nil, err
 	}
 	for _, name := range []string{"leader", "helper"} {
 		port, err := freeLoopbackPort()
 		if err != nil {
-			return d, err
+			return nil, err
 		}
 		d.addrs[name] = fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", port)
 	}
 	d.m = demoManifest(d.ids, d.addrs, o)
-	manifest := filepath.Join(dir, "manifest.json")
-	if err := d.m.Write(manifest); err != nil {
-		return d, err
+	if err := d.m.Write(filepath.Join(dir, "manifest.json")); err != nil {
+		return nil, err
 	}
+	return d, nil
+}
+
+// start starts the two servers as processes of exe (this executable if
+// empty) with the extra flags args(role), writing to stderr, and waits
+// until each listens. d.stop terminates those started, also on error.
+func (d *localDeployment) start(ctx context.Context, stderr io.Writer, exe string, args func(role string) []string) error {
 	if exe == "" {
+		var err error
 		if exe, err = os.Executable(); err != nil {
-			return d, err
+			return err
 		}
 	}
+	manifest := filepath.Join(d.dir, "manifest.json")
 	var started []*exec.Cmd
 	d.stop = func() { stopChildren(started) }
 	for _, role := range []string{"helper", "leader"} {
-		p := demoChild(ctx, exe, append([]string{"server", "--role", role, "--key", filepath.Join(dir, role+".key"),
-			"--manifest", manifest, "--listen", d.addrs[role], "--store", filepath.Join(dir, role+".db")}, args(role)...)...)
+		p := demoChild(ctx, exe, append([]string{"server", "--role", role, "--key", filepath.Join(d.dir, role+".key"),
+			"--manifest", manifest, "--listen", d.addrs[role], "--store", filepath.Join(d.dir, role+".db")}, args(role)...)...)
 		p.Stderr = stderr
 		if err := p.Start(); err != nil {
-			return d, fmt.Errorf("starting the %s: %w", role, err)
+			return fmt.Errorf("starting the %s: %w", role, err)
 		}
 		started = append(started, p)
 		d.procs[role] = p
 		if err := waitListening(ctx, d.addrs[role]); err != nil {
-			return d, fmt.Errorf("the %s: %w", role, err)
+			return fmt.Errorf("the %s: %w", role, err)
 		}
 	}
-	return d, nil
+	return nil
 }
 
 // demoIdentities makes the leader's, helper's and analyst's identities
