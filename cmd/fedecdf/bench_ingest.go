@@ -22,7 +22,7 @@ import (
 type benchIngestOptions struct {
 	parties, bins, hosts, concurrency int
 	connections, format, serverExe    string
-	profile                           string
+	profile, upload                   string
 	keep                              bool
 }
 
@@ -34,8 +34,9 @@ func newBenchIngestCommand() *cobra.Command {
 		Short: "Measure report ingestion: two server processes on 127.0.0.1, N uploads, CPU, bytes written, lost and duplicated reports",
 		Long: `bench ingest starts the leader and the helper as server processes on
 127.0.0.1 (as demo does, with bbolt stores in a temporary directory) and
-uploads --parties reports directly to both, at most --concurrency at a
-time. With --connections fresh each party is a libp2p host of its own (a
+uploads --parties reports, at most --concurrency at a time, directly to
+both servers or (--upload relay) through the leader, the helper's share
+HPKE-sealed to it. With --connections fresh each party is a libp2p host of its own (a
 connection and a Noise handshake per party and server, as in a
 deployment); with --connections reuse a load generator multiplexes the
 parties over --hosts hosts (one connection per host and server, a stream
@@ -87,6 +88,7 @@ profile to DIR/leader.pprof and DIR/helper.pprof.`,
 	f.StringVar(&o.connections, "connections", "fresh", "fresh (a libp2p host, connection and handshake per party) or reuse (parties multiplexed over --hosts hosts)")
 	f.IntVar(&o.hosts, "hosts", 4, "hosts of the load generator with --connections reuse")
 	f.IntVar(&o.concurrency, "concurrency", 64, "reports in flight at once")
+	f.StringVar(&o.upload, "upload", deploy.UploadDirect, "upload mode: direct (a connection to each server) or relay (through the leader, HPKE-sealed to the helper)")
 	f.IntVar(&o.bins, "bins", 64, binsUsage("sets the size of a report (a DCF key of log2(bins) levels)"))
 	f.StringVar(&o.format, "format", "text", "output format: text or json")
 	f.StringVar(&o.serverExe, "server-binary", "", "fedecdf executable running the two servers (default: this one), to compare builds")
@@ -106,6 +108,8 @@ func (o *benchIngestOptions) check() error {
 		return fmt.Errorf("--hosts %d is not positive", o.hosts)
 	case o.concurrency < 1:
 		return fmt.Errorf("--concurrency %d is not positive", o.concurrency)
+	case o.upload != deploy.UploadDirect && o.upload != deploy.UploadRelay:
+		return fmt.Errorf("--upload %q: want %s or %s", o.upload, deploy.UploadDirect, deploy.UploadRelay)
 	case o.format != "text" && o.format != "json":
 		return fmt.Errorf("--format %q: want text or json", o.format)
 	}
@@ -116,6 +120,7 @@ func (o *benchIngestOptions) check() error {
 type ingestResult struct {
 	Parties      int     `json:"parties"`
 	Connections  string  `json:"connections"`
+	Upload       string  `json:"upload"`
 	Concurrency  int     `json:"concurrency"`
 	Acknowledged int     `json:"acknowledged"`
 	Failed       int     `json:"failed"`
@@ -149,7 +154,7 @@ func (o *benchIngestOptions) run(ctx context.Context, stderr io.Writer, dir stri
 			return nil, fmt.Errorf("--profile: %w", err)
 		}
 	}
-	d, err := newLocal(dir, demoOptions{parties: o.parties, bins: o.bins, epsilon: 1, upload: deploy.UploadDirect})
+	d, err := newLocal(dir, demoOptions{parties: o.parties, bins: o.bins, epsilon: 1, upload: o.upload})
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +163,7 @@ func (o *benchIngestOptions) run(ctx context.Context, stderr io.Writer, dir stri
 	if err != nil {
 		return nil, err
 	}
-	r := &ingestResult{Parties: o.parties, Connections: o.connections, Concurrency: o.concurrency, ServerCPUSeconds: map[string]float64{}}
+	r := &ingestResult{Parties: o.parties, Connections: o.connections, Upload: o.upload, Concurrency: o.concurrency, ServerCPUSeconds: map[string]float64{}}
 	if r.LoadAverage, err = loadAverage(); err != nil {
 		return nil, err
 	}
@@ -238,11 +243,11 @@ func (r *ingestResult) write(w io.Writer, format string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	}
-	_, err := fmt.Fprintf(w, `%d reports (%s connections, %d in flight): %d acknowledged, %d failed, %d lost, %d duplicated
+	_, err := fmt.Fprintf(w, `%d reports (%s upload, %s connections, %d in flight): %d acknowledged, %d failed, %d lost, %d duplicated
 %.2f s: %.0f reports/s (load average %.2f)
 server CPU: %.3f ms per report (leader %.2f s, helper %.2f s); load generator %.3f ms per report
 written to disk: %.0f bytes per report (both servers; upload %d bytes to each); stores %.0f bytes per report
-`, r.Parties, r.Connections, r.Concurrency, r.Acknowledged, r.Failed, r.Lost, r.Duplicated,
+`, r.Parties, r.Upload, r.Connections, r.Concurrency, r.Acknowledged, r.Failed, r.Lost, r.Duplicated,
 		r.Seconds, r.ReportsPerS, r.LoadAverage,
 		r.ServerCPUMsPerReport, r.ServerCPUSeconds["leader"], r.ServerCPUSeconds["helper"], r.ClientCPUMsPerReport,
 		r.BytesWrittenPerReport, r.UploadBytes, r.StoreBytesPerReport)

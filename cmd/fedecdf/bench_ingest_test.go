@@ -9,20 +9,21 @@ import (
 )
 
 // TestBenchIngest runs bench ingest with 50 parties in both connection
-// modes (the servers are processes of this test binary, see TestMain):
+// modes, and with fresh connections through the leader (relay) (the servers are processes of this test binary, see TestMain):
 // every report is acknowledged, none lost or duplicated in the stores,
 // and the JSON holds the figures the issue asks for.
 func TestBenchIngest(t *testing.T) {
 	t.Setenv(asCommand, "1") // the server processes inherit it
-	for _, mode := range []string{"fresh", "reuse"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, c := range []struct{ mode, upload string }{{"fresh", "direct"}, {"reuse", "direct"}, {"fresh", "relay"}} {
+		mode := c.mode
+		t.Run(mode+"/"+c.upload, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			var out, errOut bytes.Buffer
 			cmd := newBenchIngestCommand()
 			cmd.SetOut(&out)
 			cmd.SetErr(&errOut)
-			cmd.SetArgs([]string{"--parties", "50", "--connections", mode, "--concurrency", "8", "--format", "json"})
+			cmd.SetArgs([]string{"--parties", "50", "--connections", mode, "--upload", c.upload, "--concurrency", "8", "--format", "json"})
 			if err := cmd.ExecuteContext(ctx); err != nil {
 				t.Fatalf("bench ingest: %v\n%s\n%s", err, out.String(), errOut.String())
 			}
@@ -41,7 +42,7 @@ func TestBenchIngest(t *testing.T) {
 					t.Errorf("%s = %v, want %v", key, r[key], v)
 				}
 			}
-			if r["connections"] != mode || !(r["store_bytes_per_report"].(float64) > r["upload_bytes"].(float64)) {
+			if r["connections"] != mode || r["upload"] != c.upload || !(r["store_bytes_per_report"].(float64) > r["upload_bytes"].(float64)) {
 				t.Errorf("connections %v, store %v bytes per report, upload %v bytes: want %s and a store holding both uploads", r["connections"], r["store_bytes_per_report"], r["upload_bytes"], mode)
 			}
 		})

@@ -3,7 +3,6 @@ package deploy
 import (
 	"context"
 	"crypto/sha256"
-	"fmt"
 	"sync"
 
 	"github.com/fedecdf/fedecdf/internal/p2p"
@@ -13,7 +12,8 @@ import (
 	"github.com/fedecdf/fedecdf/party"
 )
 
-// Load is an ingestion load (fedecdf bench ingest): Parties reports,
+// Load is an ingestion load (fedecdf bench ingest): Parties reports of
+// DemoInstances(Parties, Seed),
 // each from a fresh host of its own (Hosts 0: a libp2p host, connection
 // and Noise handshake per party, as in a deployment) or multiplexed over
 // Hosts hosts (one connection to each server per host, a stream per
@@ -42,14 +42,12 @@ type sentReport struct {
 	acked  bool
 }
 
-// RunLoad uploads l's reports to the servers of m (direct upload) and
-// records what it sent. An upload that still fails after the
-// transport's retries counts in Failed (its report may or may not be
-// stored); RunLoad itself fails only when no host can be started.
+// RunLoad uploads l's reports to the servers of m (in the manifest's
+// upload mode) and records what it sent. An upload that still fails
+// after the transport's retries counts in Failed (its report may or may
+// not be stored); RunLoad itself fails only when a shared host cannot
+// be started.
 func RunLoad(ctx context.Context, m *Manifest, l Load) (*Sent, error) {
-	if m.Upload == UploadRelay {
-		return nil, fmt.Errorf("the load uploads directly to both servers: give a manifest with upload %q", UploadDirect)
-	}
 	hosts := make([]*Party, l.Hosts)
 	for k := range hosts {
 		p, err := NewParty(m, nil, l.Transport)
