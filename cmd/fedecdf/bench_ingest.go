@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -64,23 +62,16 @@ profile to DIR/leader.pprof and DIR/helper.pprof.`,
 			if err := o.check(); err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			dir, err := os.MkdirTemp("", "fedecdf-ingest")
-			if err != nil {
-				return err
-			}
-			if !o.keep {
-				defer os.RemoveAll(dir)
-			}
-			r, err := o.run(ctx, cmd.ErrOrStderr(), dir)
-			if err != nil {
-				return err
-			}
-			if err := r.write(cmd.OutOrStdout(), o.format); err != nil {
-				return err
-			}
-			return r.verdict()
+			return withServersDir(cmd, "fedecdf-ingest", o.keep, func(ctx context.Context, dir string) error {
+				r, err := o.run(ctx, cmd.ErrOrStderr(), dir)
+				if err != nil {
+					return err
+				}
+				if err := r.write(cmd.OutOrStdout(), o.format); err != nil {
+					return err
+				}
+				return r.verdict()
+			})
 		},
 	}
 	f := cmd.Flags()

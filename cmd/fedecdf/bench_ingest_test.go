@@ -8,10 +8,11 @@ import (
 	"time"
 )
 
-// TestBenchIngest runs bench ingest with 50 parties in both connection
-// modes, and with fresh connections through the leader (relay) (the servers are processes of this test binary, see TestMain):
-// every report is acknowledged, none lost or duplicated in the stores,
-// and the JSON holds the figures the issue asks for.
+// TestBenchIngest runs bench ingest with 50 parties over fresh and
+// reused connections, and fresh ones through the leader (relay); the
+// servers are processes of this test binary (TestMain). Every report is
+// acknowledged, none is lost or duplicated in the stores, and the JSON
+// holds the figures the issue asks for.
 func TestBenchIngest(t *testing.T) {
 	t.Setenv(asCommand, "1") // the server processes inherit it
 	for _, c := range []struct{ mode, upload string }{{"fresh", "direct"}, {"reuse", "direct"}, {"fresh", "relay"}} {

@@ -51,23 +51,9 @@ the directory too; on Linux the servers also die if the demo is killed.`,
 			if o.parties < 1 {
 				return fmt.Errorf("--parties %d is not positive", o.parties)
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			dir, err := os.MkdirTemp("", "fedecdf-demo")
-			if err != nil {
-				return err
-			}
-			if !o.keep {
-				defer os.RemoveAll(dir)
-			}
-			err = runDemo(ctx, cmd, dir, o)
-			if ctx.Err() != nil && cmd.Context().Err() == nil {
-				if o.keep {
-					return fmt.Errorf("interrupted: servers stopped; %s kept (--keep)", dir)
-				}
-				return fmt.Errorf("interrupted: servers stopped, %s removed", dir)
-			}
-			return err
+			return withServersDir(cmd, "fedecdf-demo", o.keep, func(ctx context.Context, dir string) error {
+				return runDemo(ctx, cmd, dir, o)
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -78,6 +64,30 @@ the directory too; on Linux the servers also die if the demo is killed.`,
 	f.BoolVar(&o.verbose, "verbose", false, "show the servers' INFO logs (by default only their warnings and errors)")
 	f.BoolVar(&o.keep, "keep", false, "keep the keys, manifest, stores and logs in the temporary directory")
 	return cmd
+}
+
+// withServersDir runs fn, which starts servers in dir, with a new
+// temporary directory (prefix), removed afterwards unless keep, and a
+// context that SIGINT and SIGTERM end: fn then stops its servers, and
+// the error says so.
+func withServersDir(cmd *cobra.Command, prefix string, keep bool, fn func(ctx context.Context, dir string) error) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return err
+	}
+	if !keep {
+		defer os.RemoveAll(dir)
+	}
+	err = fn(ctx, dir)
+	if ctx.Err() != nil && cmd.Context().Err() == nil {
+		if keep {
+			return fmt.Errorf("interrupted: servers stopped; %s kept (--keep)", dir)
+		}
+		return fmt.Errorf("interrupted: servers stopped, %s removed", dir)
+	}
+	return err
 }
 
 // runDemo runs the demo of o in dir: keys and manifest, the two server
