@@ -58,9 +58,13 @@ func TestLedgersNeverDiverge(t *testing.T) {
 				t.Fatalf("the restarted helper loaded %d uncharged releases", held)
 			}
 		}},
-		{name: "the leader cannot record", setup: func(t *testing.T, p *pair) {
+		{name: "the leader cannot record it as pending", setup: func(t *testing.T, p *pair) {
 			p.upload(t, 0.3)
 			p.leader.cfg.Releases = &failingReleases{}
+		}, request: tree},
+		{name: "the leader cannot record it once created", setup: func(t *testing.T, p *pair) {
+			p.upload(t, 0.3)
+			p.leader.cfg.Releases = recordFails{newMemoryReleases()}
 		}, request: tree, want: 3},
 		{name: "the policy refuses", setup: func(t *testing.T, p *pair) { p.upload(t, 0.3) }, request: spec("tree", 1, 0, mechanism.AddRemove)},
 		{name: "the budget is exhausted", setup: func(t *testing.T, p *pair) { p.upload(t, 0.3) }, request: spec("tree", 4, 0, mechanism.ReplaceOne), want: 8},

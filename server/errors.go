@@ -24,4 +24,13 @@ var (
 	// ErrTooFewReports: fewer reports are held by both servers than the
 	// dataset's minimum.
 	ErrTooFewReports = errors.New("fewer than the minimum")
+	// ErrReleasePending: the leader recorded the release as pending, and
+	// the helper has neither confirmed nor refused it (no answer, a lost
+	// reply); a retry of the release ID completes or aborts it.
+	ErrReleasePending = errors.New("is pending: the helper has not confirmed it")
+	// ErrReleaseAborted: the helper refused the release, and both
+	// servers dropped it with nothing charged.
+	ErrReleaseAborted = errors.New("aborted at both servers")
+	// ErrReleaseBusy: another request is creating the same release ID.
+	ErrReleaseBusy = errors.New("is being created")
 )

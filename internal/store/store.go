@@ -287,6 +287,21 @@ func (s *Store) SaveRelease(dataset string, release payload.ReleaseID, record []
 	return nil
 }
 
+// DeleteRelease implements server.ReleaseStore: the record is gone,
+// durably, when it returns nil.
+func (s *Store) DeleteRelease(dataset string, release payload.ReleaseID) error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		if d := tx.Bucket(seedsBucket).Bucket([]byte(dataset)); d != nil {
+			return d.Delete(release[:])
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: deleting release %v of dataset %q: %w", release, dataset, err)
+	}
+	return nil
+}
+
 // LoadReleases implements server.ReleaseStore, in release ID order.
 func (s *Store) LoadReleases(dataset string, fn func(release payload.ReleaseID, record []byte) error) error {
 	return s.db.View(func(tx *bolt.Tx) error {
