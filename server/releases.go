@@ -103,7 +103,8 @@ func isPending(b []byte) bool { return len(b) > 0 && b[0] == pendingRecordVersio
 // that bumps this version, so that an old record is refused rather than
 // answered with other noise (an analyst could average the two draws).
 // Version 2: the replace-one tree's Δ = L and scales rounded up.
-const releaseRecordVersion = 2
+// Version 3: the release inside is a protocol version 4 message.
+const releaseRecordVersion = 3
 
 // MarshalBinary encodes r: a version byte, the seed, then the release as
 // a protocol.CreateRelease message whose IDs are the agreed reports.
