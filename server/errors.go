@@ -31,6 +31,9 @@ var (
 	// ErrReleaseAborted: the helper refused the release, and both
 	// servers dropped it with nothing charged.
 	ErrReleaseAborted = errors.New("aborted at both servers")
+	// ErrManifestMismatch: the leader and the helper run different
+	// manifests (Config.Manifest); the error names the parts that differ.
+	ErrManifestMismatch = errors.New("manifest mismatch")
 	// ErrReleaseBusy: another request is creating the same release ID.
 	ErrReleaseBusy = errors.New("is being created")
 )

@@ -42,9 +42,10 @@ func (chargeFails) Charge(string, payload.ReleaseID, ledger.Budget, ledger.Budge
 // up on a fresh pair, and crash undoes the broken storage and restarts
 // the crashed server from what it made durable.
 type cutScenario struct {
-	name  string
-	arm   func(p *pair)
-	crash func(t *testing.T, p *pair, reupload func())
+	name    string
+	arm     func(p *pair)
+	crash   func(t *testing.T, p *pair, reupload func())
+	refused bool // the leader refuses the release before recording it
 }
 
 // cutScenarios are the steps of release creation at which a link is cut
@@ -57,6 +58,12 @@ func cutScenarios() []cutScenario {
 	}
 	restartLeader := func(t *testing.T, p *pair, reupload func()) { p.restart(t, nil); reupload() }
 	return []cutScenario{
+		{name: "the manifest digests lost", arm: func(p *pair) {
+			p.net.SetFaults(cutNth("leader", "helper", protocol.KindManifestDigest, 1, transport.LoseRequest))
+		}, refused: true},
+		{name: "the helper's manifest digests lost", arm: func(p *pair) {
+			p.net.SetFaults(cutNth("leader", "helper", protocol.KindManifestDigest, 1, transport.LoseResponse))
+		}, refused: true},
 		{name: "the digest request lost", arm: leaderToHelper(1, transport.LoseRequest)},
 		{name: "the helper's NeedIDs reply lost", arm: leaderToHelper(1, transport.LoseResponse)},
 		{name: "the ID list lost", arm: leaderToHelper(2, transport.LoseRequest)},
@@ -92,7 +99,8 @@ func cutScenarios() []cutScenario {
 // by its ID in each way an analyst or operator can: asking for it
 // again, reading it (fedecdf query --release), or the leader resolving
 // its pending releases (as at start-up). Every failed attempt's error
-// names the release ID; until the retry, the leader holds the release's
+// names the release ID; a release refused before the leader recorded it
+// is charged nowhere; until the retry, the leader holds the release's
 // cost, so a second release that would fit only without it is refused;
 // after the retry both ledgers hold exactly one charge, both servers
 // answer the release over the same report set, and nothing is pending.
@@ -130,6 +138,10 @@ func TestLinkCutAtEveryStep(t *testing.T) {
 					sc.crash(t, p, func() { reupload(); p.reupload(t, parties) })
 				}
 				p.net.SetFaults(nil)
+				if sc.refused {
+					p.checkAgree(t, m.Release, 0)
+					return
+				}
 				if _, _, err := p.release(1); !errors.Is(err, ledger.ErrBudgetExhausted) {
 					t.Fatalf("a second release of ε=1 while the first holds ε=1 of 1.5: %v, want refused", err)
 				}

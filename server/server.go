@@ -81,6 +81,14 @@ type Config struct {
 	// release is acknowledged and loaded by New (a memoryReleases if nil).
 	Releases ReleaseStore
 	Datasets []Dataset
+	// Manifest is this server's digest of each part of its deployment
+	// manifest (package deploy computes them; nil: no check). The leader
+	// sends them to the helper at first contact (CheckPeer) and before
+	// every release, the helper answers with its own, and each server
+	// refuses to serve while they differ (ErrManifestMismatch); the
+	// helper creates no release before the leader has shown matching
+	// digests.
+	Manifest []protocol.ManifestField
 }
 
 // Server is a leader or helper of the two-server secure sum. Its Handle
@@ -89,6 +97,11 @@ type Server struct {
 	cfg      Config
 	mu       sync.Mutex
 	datasets map[string]*dataset
+	// mismatch is the difference of the two servers' manifests found by
+	// the last exchange of digests (nil: none found); shown reports that
+	// the last exchange found none.
+	mismatch error
+	shown    bool
 }
 
 type dataset struct {
@@ -266,7 +279,12 @@ func (s *Server) handle(ctx context.Context, from transport.PeerID, req []byte) 
 	if err != nil {
 		return nil, fmt.Errorf("%s: malformed request: %w", s.cfg.Role, err)
 	}
+	if err := s.manifestAgreed(msg); err != nil {
+		return nil, err
+	}
 	switch m := msg.(type) {
+	case *protocol.ManifestDigest:
+		return s.manifestDigest(from, m)
 	case *protocol.Upload:
 		return s.upload(from, m)
 	case *protocol.Shares:
@@ -483,6 +501,9 @@ func (s *Server) createRelease(ctx context.Context, from transport.PeerID, m *pr
 	if s.cfg.Role == Leader {
 		return s.leaderRelease(ctx, m)
 	}
+	if err := s.leaderShown(m); err != nil {
+		return nil, err
+	}
 	return s.helperRelease(ctx, m)
 }
 
@@ -536,6 +557,9 @@ func (s *Server) checkAgreed(p *draft, m *protocol.CreateRelease, agreed []paylo
 // spec, runs completeRelease again; a retry of a created one is answered
 // from its record.
 func (s *Server) leaderRelease(ctx context.Context, m *protocol.CreateRelease) (protocol.Message, error) {
+	if err := s.checkPeer(ctx); err != nil {
+		return nil, s.notAsked(m, err)
+	}
 	in, answer, err := s.beginRelease(m)
 	if in == nil {
 		if answer == nil {
@@ -716,6 +740,20 @@ func (s *Server) abort(d *dataset, id payload.ReleaseID) error {
 	}
 	delete(d.pending, id)
 	return nil
+}
+
+// notAsked is the error of an attempt at release m that failed before
+// the leader asked the helper for it (the exchange of manifest digests):
+// a pending release stays pending, a new one is refused.
+func (s *Server) notAsked(m *protocol.CreateRelease, err error) error {
+	s.mu.Lock()
+	d := s.datasets[m.Dataset]
+	pending := d != nil && d.pending[m.Release] != nil
+	s.mu.Unlock()
+	if pending {
+		return s.stillPending(m, err)
+	}
+	return fmt.Errorf("leader: release %v refused, nothing recorded or charged: %w", m.Release, err)
 }
 
 // stillPending is the error of an attempt that left release m pending.
