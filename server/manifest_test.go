@@ -100,7 +100,9 @@ func TestHelperWaitsForTheLeadersManifest(t *testing.T) {
 
 // TestDiffFields names the parts that differ or that one side lacks.
 func TestDiffFields(t *testing.T) {
-	f := func(name string, b byte) protocol.ManifestField { return protocol.ManifestField{Name: name, Digest: [32]byte{b}} }
+	f := func(name string, b byte) protocol.ManifestField {
+		return protocol.ManifestField{Name: name, Digest: [32]byte{b}}
+	}
 	for _, c := range []struct {
 		name string
 		a, b []protocol.ManifestField
