@@ -19,6 +19,7 @@ import (
 type serverOptions struct {
 	role, key, manifest, store, logLevel string
 	listen                               []string
+	acceptBudgetChange                   bool
 }
 
 // newServerCommand builds the "server" command.
@@ -32,7 +33,20 @@ or the helper, as --role says, under the identity in --key. It accepts the
 parties' reports, stores them and its budget ledger in --store (a bbolt
 file, kept across restarts), and answers the analysts' releases within the
 manifest's privacy policy and budget, until SIGINT or SIGTERM. Logs go to
-standard error.`,
+standard error.
+
+Start the helper first, then the leader. The leader compares its manifest
+with the helper's (a digest of the dataset, grid, policy, budget, minimum
+reports, keys and analysts) when it starts, every 30 s and before every
+release: on a difference the leader does not start (or, later, both
+servers refuse uploads, releases and queries), naming the parts that
+differ, e.g. "manifest mismatch with the helper: grid differ". A helper
+that is not up yet is only logged; the leader checks again.
+
+The store remembers the total budget its ledger is kept under. A manifest
+with another total budget over an existing store is refused unless
+--accept-budget-change is given (then logged at WARN with the old and the
+new budget); give it to both servers, which run the same manifest.`,
 		Example: `  # The two servers of the manifest made in fedecdf manifest --help, each
   # in a terminal of its own (or with & at the end)
   fedecdf server --role leader --key leader.key --manifest manifest.json --listen /ip4/127.0.0.1/tcp/4001 --store leader.db
@@ -47,6 +61,7 @@ standard error.`,
 	f.StringSliceVar(&o.listen, "listen", nil, "multiaddr to listen on, e.g. /ip4/0.0.0.0/tcp/4001 (repeatable)")
 	f.StringVar(&o.store, "store", "", "bbolt file holding accepted reports and the budget ledger")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.BoolVar(&o.acceptBudgetChange, "accept-budget-change", false, "start although the manifest's total budget differs from the one the store's ledger was kept under (logged at WARN)")
 	return cmd
 }
 
@@ -74,7 +89,7 @@ func (o *serverOptions) run(cmd *cobra.Command, _ []string) error {
 
 // config checks the flags and reads the key and the manifest.
 func (o *serverOptions) config(logger *slog.Logger) (deploy.ServerConfig, error) {
-	cfg := deploy.ServerConfig{Store: o.store, Logger: logger}
+	cfg := deploy.ServerConfig{Store: o.store, Logger: logger, AcceptBudgetChange: o.acceptBudgetChange}
 	switch o.role {
 	case "leader":
 		cfg.Role = server.Leader
