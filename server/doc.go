@@ -61,14 +61,17 @@
 //	                    or answers from its record); the leader charges
 //	                    (a no-op if a crash came after an earlier charge),
 //	                    then saves its release record over the pending one.
-//	pending → absent    the helper refuses with any reason but
-//	                    ErrReleaseExists or ErrReleaseBusy (it charges only
-//	                    what it acknowledges, so it holds no charge of the
-//	                    ID), and the leader has not charged it: the leader
-//	                    deletes the pending record; ErrReleaseAborted.
+//	pending → absent    the helper refuses it after finding that it holds
+//	                    neither a record nor a charge of the ID
+//	                    (ErrNotCharged: the policy, its budget, too few
+//	                    reports, its own record or charge failing), and
+//	                    the leader has not charged it: the leader deletes
+//	                    the pending record; ErrReleaseAborted.
 //	pending → pending   anything else: no answer, a lost request or reply,
-//	                    a failed charge or record at the leader;
-//	                    ErrReleasePending.
+//	                    a refusal before the helper looked (another
+//	                    manifest, a request for the ID running) or for
+//	                    another release under the ID, a failed charge or
+//	                    record at the leader; ErrReleasePending.
 //
 // A pending release leaves that state only by a retry: the analyst asks
 // for the same ID with exactly the pending spec (another spec:
@@ -82,7 +85,7 @@
 // same costs: a created release is charged at both — the helper charges
 // before it acknowledges, the leader after it hears the acknowledgement
 // — and an absent one at neither. Nothing is ever refunded: the leader
-// aborts only what it has not charged. One request per release ID runs
+// aborts only what neither server has charged. One request per release ID runs
 // at a time at each server (ErrReleaseBusy), and the leader takes the
 // helper's ErrReleaseBusy as no answer. A restarted server loads its created
 // releases and answers them with the original noise, and the leader its

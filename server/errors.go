@@ -34,6 +34,9 @@ var (
 	// ErrManifestMismatch: the leader and the helper run different
 	// manifests (Config.Manifest); the error names the parts that differ.
 	ErrManifestMismatch = errors.New("manifest mismatch")
+	// ErrNotCharged: the helper refused a release after finding that it
+	// holds neither a record nor a charge of it; the leader aborts it.
+	ErrNotCharged = errors.New("the helper holds no charge of it")
 	// ErrReleaseBusy: another request is creating the same release ID.
 	ErrReleaseBusy = errors.New("is being created")
 )

@@ -255,3 +255,41 @@ func stored(t *testing.T, s *Server) int {
 	}
 	return n
 }
+
+// TestRefusalWithoutLookingKeepsPending: the helper created a release
+// and its acknowledgement was lost; then the helper is restarted on
+// another manifest and refuses the retry before looking at its records.
+// The leader must not abort (the helper holds a charge of the release):
+// the release stays pending, and completes at both once the helper runs
+// the leader's manifest again.
+func TestRefusalWithoutLookingKeepsPending(t *testing.T) {
+	p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 2}, MinReports: 1}, nil)
+	parties := p.upload(t, 0.1, 0.5)
+	m := &protocol.CreateRelease{Dataset: "d", Release: payload.ReleaseID{0x5a}, Mechanism: spec("tree", 1, 0, mechanism.ReplaceOne), Components: []payload.Component{payload.Count}}
+	p.net.SetFaults(cutNth("leader", "helper", protocol.KindCreateRelease, 1, transport.LoseResponse))
+	if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", m); !errors.Is(err, ErrReleasePending) {
+		t.Fatalf("first attempt: %v, want %v", err, ErrReleasePending)
+	}
+	other := slices.Clone(testManifest)
+	other[1].Digest[0]++
+	p.helper.cfg.Manifest = other
+	p.restart(t, nil)
+	if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", m); !errors.Is(err, ErrManifestMismatch) || errors.Is(err, ErrReleaseAborted) {
+		t.Fatalf("retry against a helper on another manifest: %v, want %v, not aborted", err, ErrManifestMismatch)
+	}
+	if n := len(p.leader.datasets["d"].pending); n != 1 {
+		t.Fatalf("%d releases pending at the leader, want the one", n)
+	}
+	// Against a helper that refuses before looking whatever the manifest
+	// (it no longer holds the dataset), the same.
+	err := p.leader.abortOrKeep(p.leader.datasets["d"], m, &protocol.RemoteError{Peer: "helper", Text: "helper: unknown dataset \"d\""})
+	if !errors.Is(err, ErrReleasePending) || len(p.leader.datasets["d"].pending) != 1 {
+		t.Fatalf("a refusal without ErrNotCharged: %v, want the release kept pending", err)
+	}
+	p.helper.cfg.Manifest = testManifest
+	p.restart(t, parties)
+	if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", m); err != nil {
+		t.Fatalf("retry once the helper runs the leader's manifest: %v", err)
+	}
+	p.checkAgree(t, m.Release, 1)
+}

@@ -530,9 +530,13 @@ func (s *Server) helperRelease(ctx context.Context, m *protocol.CreateRelease) (
 		return resp, nil
 	}
 	if err := s.checkAgreed(p, m, agreed); err != nil {
-		return nil, err
+		return nil, nothingCharged(err)
 	}
-	return s.commit(p, m, resp)
+	created, err := s.commit(p, m, resp)
+	if err != nil && !errors.Is(err, ErrReleaseExists) {
+		err = nothingCharged(err) // the record, or the charge, failed
+	}
+	return created, err
 }
 
 // checkAgreed checks the agreed report set of a release: at least the
@@ -711,13 +715,14 @@ func (s *Server) completeRelease(ctx context.Context, d *dataset, in *intent) (p
 }
 
 // abortOrKeep ends a pending release m the helper did not acknowledge
-// with err: it is aborted (abort) when the helper refused it and holds
-// no charged release of that ID — any refusal but ErrReleaseExists and
-// ErrReleaseBusy, since the helper charges only what it acknowledges —
-// and the leader has not charged it; otherwise it stays pending.
+// with err: it is aborted (abort) when the helper refused it saying it
+// holds neither a record nor a charge of it (ErrNotCharged: it looked,
+// and it charges only what it acknowledges) and the leader has not
+// charged it; any other refusal (another manifest, another release under
+// the ID, a request for it running) or no answer leaves it pending.
 func (s *Server) abortOrKeep(d *dataset, m *protocol.CreateRelease, err error) error {
 	var refused *protocol.RemoteError
-	if !errors.As(err, &refused) || errors.Is(err, ErrReleaseExists) || errors.Is(err, ErrReleaseBusy) {
+	if !errors.As(err, &refused) || !errors.Is(err, ErrNotCharged) {
 		return s.stillPending(m, err)
 	}
 	if aerr := s.abort(d, m.Release); aerr != nil {
@@ -853,13 +858,6 @@ func (s *Server) releaseCandidates(m *protocol.CreateRelease) (*dataset, ledger.
 	if err != nil {
 		return nil, ledger.Budget{}, nil, err
 	}
-	if m.Mechanism.Bins != d.Bins {
-		return nil, ledger.Budget{}, nil, fmt.Errorf("%s: release %v: mechanism over %d bins, but dataset %q has %d", s.cfg.Role, m.Release, m.Mechanism.Bins, d.Name, d.Bins)
-	}
-	cost, err := releaseCost(d, m)
-	if err != nil {
-		return nil, ledger.Budget{}, nil, fmt.Errorf("%s: release %v refused: %w", s.cfg.Role, m.Release, err)
-	}
 	if rel, recorded := d.releases[m.Release]; recorded {
 		answer, err := s.retriedRelease(rel, m)
 		return nil, ledger.Budget{}, answer, err
@@ -870,16 +868,30 @@ func (s *Server) releaseCandidates(m *protocol.CreateRelease) (*dataset, ledger.
 	if err := s.notCharged(d, m.Release); err != nil {
 		return nil, ledger.Budget{}, nil, err
 	}
+	// From here on, this server holds neither a record nor a charge of
+	// the release: every refusal says so (ErrNotCharged).
+	if m.Mechanism.Bins != d.Bins {
+		return nil, ledger.Budget{}, nil, nothingCharged(fmt.Errorf("%s: release %v: mechanism over %d bins, but dataset %q has %d", s.cfg.Role, m.Release, m.Mechanism.Bins, d.Name, d.Bins))
+	}
+	cost, err := releaseCost(d, m)
+	if err != nil {
+		return nil, ledger.Budget{}, nil, nothingCharged(fmt.Errorf("%s: release %v refused: %w", s.cfg.Role, m.Release, err))
+	}
 	spent, err := s.cfg.Ledger.Spent(d.Name)
 	if err != nil {
-		return nil, ledger.Budget{}, nil, err
+		return nil, ledger.Budget{}, nil, nothingCharged(err)
 	}
 	if err := ledger.Admit(false, spent, cost, d.Budget); err != nil {
-		return nil, ledger.Budget{}, nil, fmt.Errorf("%s: release %v refused: dataset %q: %w", s.cfg.Role, m.Release, d.Name, err)
+		return nil, ledger.Budget{}, nil, nothingCharged(fmt.Errorf("%s: release %v refused: dataset %q: %w", s.cfg.Role, m.Release, d.Name, err))
 	}
 	d.creating[m.Release] = true
 	return d, cost, nil, nil
 }
+
+// nothingCharged marks a helper's refusal of a release it holds neither
+// a record nor a charge of (ErrNotCharged), which lets the leader abort
+// it.
+func nothingCharged(err error) error { return fmt.Errorf("%w (%w)", err, ErrNotCharged) }
 
 // agree returns, at the helper, the report set of a release both servers
 // hold and the answer to the leader: a request for its full list when
