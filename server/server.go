@@ -504,7 +504,7 @@ func (s *Server) createRelease(ctx context.Context, from transport.PeerID, m *pr
 	if err := s.leaderShown(m); err != nil {
 		return nil, err
 	}
-	return s.helperRelease(ctx, m)
+	return s.helperRelease(m)
 }
 
 // helperRelease creates a release the leader asks for. The helper checks
@@ -516,7 +516,7 @@ func (s *Server) createRelease(ctx context.Context, from transport.PeerID, m *pr
 // record holds), then records the release and charges its ledger
 // (commit) before acknowledging it. A retry of a release it has recorded
 // is answered from the record (retriedRelease), at no further cost.
-func (s *Server) helperRelease(ctx context.Context, m *protocol.CreateRelease) (protocol.Message, error) {
+func (s *Server) helperRelease(m *protocol.CreateRelease) (protocol.Message, error) {
 	p, answer, err := s.prepareRelease(m)
 	switch {
 	case err != nil:
