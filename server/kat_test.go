@@ -4,11 +4,14 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
+	"slices"
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/wire"
 )
 
 // TestReleaseRecordKnownAnswer pins the stored release record and the
@@ -76,5 +79,37 @@ func TestPendingRecordKnownAnswer(t *testing.T) {
 	sum := sha256.Sum256(b)
 	if got := hex.EncodeToString(sum[:]); got != want {
 		t.Errorf("a pending record hashes to %s, want %s: a restarted leader would not read its pending releases (bump pendingRecordVersion and the store format, then update this hash)", got, want)
+	}
+}
+
+// TestPendingRecordRefusesMalformed: a stored pending record that is not
+// one is refused (protocol.ErrMalformed), never loaded as another spec.
+func TestPendingRecordRefusesMalformed(t *testing.T) {
+	spec := &protocol.CreateRelease{Dataset: "d", Release: payload.ReleaseID{1}, Components: []payload.Component{payload.Count},
+		Mechanism: mechanism.Params{Name: "tree", Bins: 8, Epsilon: 1}}
+	good := marshalPending(spec)
+	withIDs := *spec
+	withIDs.IDs, withIDs.Reports = []payload.ReportID{{2}}, 1
+	var wrapped wire.Writer
+	wrapped.Uint8(pendingRecordVersion)
+	wrapped.Blob(protocol.Encode(&protocol.Upload{Dataset: "d", Report: payload.ReportID{2}}))
+	for name, b := range map[string][]byte{
+		"empty":            nil,
+		"another version":  append([]byte{pendingRecordVersion + 1}, good[1:]...),
+		"truncated":        good[:len(good)-1],
+		"trailing bytes":   append(slices.Clone(good), 0),
+		"an upload inside": wrapped.Bytes(),
+		"a report set in it": func() []byte {
+			var w wire.Writer
+			w.Uint8(pendingRecordVersion)
+			w.Blob(protocol.Encode(&withIDs))
+			return w.Bytes()
+		}(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if m, err := parsePending(b); !errors.Is(err, protocol.ErrMalformed) {
+				t.Errorf("parsed %+v, %v; want %v", m, err, protocol.ErrMalformed)
+			}
+		})
 	}
 }
