@@ -293,3 +293,42 @@ func TestRefusalWithoutLookingKeepsPending(t *testing.T) {
 	}
 	p.checkAgree(t, m.Release, 1)
 }
+
+// TestRetryMustRepeatTheSpec: a retry of a pending release with a larger
+// ε, another mechanism or other components is refused before anything
+// reaches the helper (the ledger knows a release by ID only, so a
+// larger ε must not pass as already charged); the exact retry completes
+// it at its recorded cost.
+func TestRetryMustRepeatTheSpec(t *testing.T) {
+	p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 4}, MinReports: 1}, nil)
+	p.upload(t, 0.1, 0.5)
+	m := &protocol.CreateRelease{Dataset: "d", Release: payload.ReleaseID{0x3e}, Mechanism: spec("tree", 1, 0, mechanism.ReplaceOne), Components: []payload.Component{payload.Count}}
+	p.net.SetFaults(cutNth("leader", "helper", protocol.KindCreateRelease, 1, transport.LoseRequest))
+	if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", m); !errors.Is(err, ErrReleasePending) {
+		t.Fatalf("first attempt: %v, want %v", err, ErrReleasePending)
+	}
+	p.net.SetFaults(func(from, to transport.PeerID, req []byte) transport.Fault {
+		if to == "helper" && protocol.Kind(req[1]) == protocol.KindCreateRelease {
+			t.Errorf("a retry with another spec reached the helper")
+		}
+		return transport.Deliver
+	})
+	for name, other := range map[string]*protocol.CreateRelease{
+		"a larger ε":        {Mechanism: spec("tree", 3, 0, mechanism.ReplaceOne), Components: m.Components},
+		"another mechanism": {Mechanism: spec("kary", 1, 0, mechanism.ReplaceOne), Components: m.Components},
+		"other components":  {Mechanism: m.Mechanism, Components: []payload.Component{payload.Label, payload.NotLabel}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			other.Dataset, other.Release = "d", m.Release
+			_, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", other)
+			if !errors.Is(err, ErrReleaseExists) || !strings.Contains(err.Error(), "tree ε=1") {
+				t.Errorf("retry with %s: %v, want %v naming the pending spec", name, err, ErrReleaseExists)
+			}
+		})
+	}
+	p.net.SetFaults(nil)
+	if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", m); err != nil {
+		t.Fatalf("the exact retry: %v", err)
+	}
+	p.checkAgree(t, m.Release, 1)
+}
