@@ -153,7 +153,7 @@ func (m *Manifest) Check() error {
 	case m.Version != ManifestVersion:
 		return fmt.Errorf("version %d is not supported (want %d): regenerate the manifest with `fedecdf manifest` (version 2 pins the neighbouring relation, mechanisms and δ the servers accept)", m.Version, ManifestVersion)
 	case m.Protocol != protocol.Version:
-		return fmt.Errorf("protocol %d is not supported (want %d)", m.Protocol, protocol.Version)
+		return fmt.Errorf("protocol %d is not supported (want %d): regenerate the manifest with this fedecdf's `fedecdf manifest`, and start its servers on new store files", m.Protocol, protocol.Version)
 	case m.Backend != string(server.DCF):
 		return fmt.Errorf("backend %q: deployments run the dcf backend", m.Backend)
 	case m.Upload != UploadDirect && m.Upload != UploadRelay:

@@ -318,7 +318,7 @@ func (s *Server) handleRelease(ctx context.Context, from transport.PeerID, req [
 	switch m := msg.(type) {
 	case *protocol.ManifestDigest:
 		resp := s.srv.Handle(ctx, from, req)
-		if err := s.srv.ManifestMismatch(); err != nil {
+		if err := s.srv.ManifestMismatch(); err != nil && s.cfg.Role == server.Helper {
 			s.log.Error("refusing to serve: the leader runs another manifest", "err", err)
 		}
 		return resp
