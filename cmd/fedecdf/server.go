@@ -44,9 +44,10 @@ differ, e.g. "manifest mismatch with the helper: grid differ". A helper
 that is not up yet is only logged; the leader checks again.
 
 The store remembers the total budget its ledger is kept under. A manifest
-with another total budget over an existing store is refused unless
---accept-budget-change is given (then logged at WARN with the old and the
-new budget); give it to both servers, which run the same manifest.`,
+with another total budget over a store that has charged a release is
+refused unless --accept-budget-change is given (then logged at WARN with
+the old and the new budget); give it to both servers, which run the same
+manifest.`,
 		Example: `  # The two servers of the manifest made in fedecdf manifest --help, each
   # in a terminal of its own (or with & at the end)
   fedecdf server --role leader --key leader.key --manifest manifest.json --listen /ip4/127.0.0.1/tcp/4001 --store leader.db

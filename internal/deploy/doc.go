@@ -73,8 +73,9 @@
 // they differ, and both refuse to serve while they do, naming the parts
 // that differ; each time the helper agrees, the leader resolves its
 // pending releases. The store remembers the total budget its ledger is
-// kept under: a manifest with another one is refused (ErrBudgetChanged)
-// unless ServerConfig.AcceptBudgetChange, which logs the change at WARN.
+// kept under: once it has charged a release, a manifest with another one
+// is refused (ErrBudgetChanged) unless ServerConfig.AcceptBudgetChange,
+// which logs the change at WARN.
 // The manifest's server addresses must be dialable (an IP address or DNS
 // name and a TCP port; not 0.0.0.0, which a server may listen on).
 //

@@ -109,15 +109,29 @@ func TestLeaderRefusesHelperWithAnotherManifest(t *testing.T) {
 	}
 }
 
-// TestBudgetChangeMustBeAccepted: a server restarted on its store with a
-// manifest of another total budget refuses to start (ErrBudgetChanged,
-// naming both budgets and the flag), and starts with
-// AcceptBudgetChange, logging the change at WARN with the old and the
-// new budget; the next start with the new budget needs no flag.
+// TestBudgetChangeMustBeAccepted: a server restarted on its store, whose
+// ledger has charged a release, with a manifest of another total budget
+// refuses to start (ErrBudgetChanged, naming both budgets and the flag),
+// and starts with AcceptBudgetChange, logging the change at WARN with
+// the old and the new budget; the next start with the new budget needs
+// no flag. Before any charge, a change needs no flag.
 func TestBudgetChangeMustBeAccepted(t *testing.T) {
 	d := newDeployment(t, hugeEpsilon, 1)
+	store, at := filepath.Join(d.dir, "helper.db"), d.helper.Addrs()
+	fresh := *d.m
+	fresh.Budget.Epsilon *= 3
+	for _, m := range []*Manifest{&fresh, d.m} {
+		d.helper.Close()
+		var err error
+		if d.helper, err = d.startWith(server.Helper, m, ServerConfig{Store: store, Listen: at}); err != nil {
+			t.Fatalf("a budget change over a ledger that charged nothing: %v", err)
+		}
+	}
+	if _, err := d.newParty().Submit(context.Background(), party.Instance{Score: 0.5, Label: 1}); err != nil {
+		t.Fatal(err)
+	}
+	d.query() // charges both ledgers
 	d.helper.Close()
-	store := filepath.Join(d.dir, "helper.db")
 	larger := *d.m
 	larger.Budget.Epsilon *= 2
 	_, err := d.startWith(server.Helper, &larger, ServerConfig{Store: store})

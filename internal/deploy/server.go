@@ -35,8 +35,8 @@ type ServerConfig struct {
 	// Self, Listen, Peers and Logger are set from the fields above.
 	Transport p2p.Config
 	// AcceptBudgetChange lets the server start on a store whose ledger
-	// was kept under another total budget than the manifest's (logged at
-	// WARN with both); without it such a start is refused
+	// charged releases under another total budget than the manifest's
+	// (logged at WARN with both); without it such a start is refused
 	// (ErrBudgetChanged).
 	AcceptBudgetChange bool
 	// PeerCheck is the interval at which the leader exchanges manifest
@@ -148,27 +148,30 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 }
 
 // checkBudget compares the manifest's total budget with the one the
-// store's ledger is kept under: a new store records it, an equal one
-// passes, and another one is refused (ErrBudgetChanged) unless the
-// operator accepts the change (ServerConfig.AcceptBudgetChange), which
-// is logged at WARN with both and recorded.
+// store's ledger is kept under, and records the manifest's: a new store
+// or an equal budget passes, and so does another one over a ledger that
+// has charged nothing yet (logged); over one that has, another budget is
+// refused (ErrBudgetChanged) unless the operator accepts the change
+// (ServerConfig.AcceptBudgetChange), which is logged at WARN with the
+// old and the new budget and what is spent.
 func (s *Server) checkBudget(want ledger.Budget) error {
 	name := s.cfg.Manifest.Dataset
 	old, found, err := s.store.Total(name)
-	switch {
-	case err != nil:
+	if err != nil || (found && old == want) {
 		return err
-	case found && old == want:
-		return nil
-	case found && !s.cfg.AcceptBudgetChange:
-		return fmt.Errorf("%s: dataset %q: %w: the manifest's total budget ε=%g, δ=%g is not the ε=%g, δ=%g the ledger in %s was kept under; if the change is intended, start the server with --accept-budget-change (both servers run the same manifest, so both need it); otherwise start it on the manifest the store was started with", s.name, name, ErrBudgetChanged, want.Epsilon, want.Delta, old.Epsilon, old.Delta, s.cfg.Store)
+	}
+	spent, err := s.store.Spent(name)
+	if err != nil {
+		return err
+	}
+	attrs := []any{"dataset", name, "old_epsilon", old.Epsilon, "old_delta", old.Delta, "new_epsilon", want.Epsilon, "new_delta", want.Delta, "spent_epsilon", spent.Epsilon, "spent_delta", spent.Delta}
+	switch {
+	case found && spent != (ledger.Budget{}) && !s.cfg.AcceptBudgetChange:
+		return fmt.Errorf("%s: dataset %q: %w: the manifest's total budget ε=%g, δ=%g is not the ε=%g, δ=%g the ledger in %s has spent ε=%g, δ=%g under; if the change is intended, start the server with --accept-budget-change (both servers run the same manifest, so both need it); otherwise start it on the manifest the store was started with", s.name, name, ErrBudgetChanged, want.Epsilon, want.Delta, old.Epsilon, old.Delta, s.cfg.Store, spent.Epsilon, spent.Delta)
+	case found && spent != (ledger.Budget{}):
+		s.log.Warn("total budget changed by --accept-budget-change", attrs...)
 	case found:
-		spent, err := s.store.Spent(name)
-		if err != nil {
-			return err
-		}
-		s.log.Warn("total budget changed by --accept-budget-change", "dataset", name, "old_epsilon", old.Epsilon, "old_delta", old.Delta,
-			"new_epsilon", want.Epsilon, "new_delta", want.Delta, "spent_epsilon", spent.Epsilon, "spent_delta", spent.Delta)
+		s.log.Info("total budget changed before any release was charged", attrs...)
 	}
 	return s.store.SetTotal(name, want)
 }
