@@ -14,8 +14,9 @@ import (
 	"github.com/fedecdf/fedecdf/internal/transport"
 )
 
-// failingLedger refuses every charge, like a ledger on a full disk.
-type failingLedger struct{ *ledger.Memory }
+// failingLedger refuses every charge, like a ledger on a full disk or a
+// server that crashes at its charge.
+type failingLedger struct{ ledger.Ledger }
 
 func (failingLedger) Charge(string, payload.ReleaseID, ledger.Budget, ledger.Budget) error {
 	return errFull

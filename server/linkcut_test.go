@@ -30,14 +30,6 @@ func cutNth(from, to transport.PeerID, k protocol.Kind, n int, fault transport.F
 	}
 }
 
-// chargeFails is a ledger whose charges fail, like a server that crashes
-// at its charge.
-type chargeFails struct{ ledger.Ledger }
-
-func (chargeFails) Charge(string, payload.ReleaseID, ledger.Budget, ledger.Budget) error {
-	return errFull
-}
-
 // cutScenario is a fault at one step of release creation: arm sets it
 // up on a fresh pair, and crash undoes the broken storage and restarts
 // the crashed server from what it made durable.
@@ -70,16 +62,16 @@ func cutScenarios() []cutScenario {
 		{name: "the helper's acknowledgement lost", arm: leaderToHelper(2, transport.LoseResponse)},
 		{name: "the helper crashed after its record, before its charge", arm: func(p *pair) {
 			leaderToHelper(2, transport.LoseResponse)(p)
-			p.helper.cfg.Ledger = chargeFails{p.helper.cfg.Ledger}
+			p.helper.cfg.Ledger = failingLedger{p.helper.cfg.Ledger}
 		}, crash: func(t *testing.T, p *pair, reupload func()) {
-			p.helper.cfg.Ledger = p.helper.cfg.Ledger.(chargeFails).Ledger
+			p.helper.cfg.Ledger = p.helper.cfg.Ledger.(failingLedger).Ledger
 			restartLeader(t, p, reupload)
 		}},
 		{name: "the leader crashed after its pending record", arm: leaderToHelper(1, transport.LoseRequest), crash: restartLeader},
 		{name: "the leader crashed after the helper's acknowledgement, before its charge", arm: func(p *pair) {
-			p.leader.cfg.Ledger = chargeFails{p.leader.cfg.Ledger}
+			p.leader.cfg.Ledger = failingLedger{p.leader.cfg.Ledger}
 		}, crash: func(t *testing.T, p *pair, reupload func()) {
-			p.leader.cfg.Ledger = p.leader.cfg.Ledger.(chargeFails).Ledger
+			p.leader.cfg.Ledger = p.leader.cfg.Ledger.(failingLedger).Ledger
 			restartLeader(t, p, reupload)
 		}},
 		{name: "the leader crashed after its charge, before its record", arm: func(p *pair) {
