@@ -136,6 +136,8 @@ func TestLinkCutAtEveryStep(t *testing.T) {
 				}
 				if _, _, err := p.release(1); !errors.Is(err, ledger.ErrBudgetExhausted) {
 					t.Fatalf("a second release of ε=1 while the first holds ε=1 of 1.5: %v, want refused", err)
+				} else if charged, _ := p.leader.cfg.Ledger.Charged("d", m.Release); p.leader.datasets["d"].pending[m.Release] != nil && !charged && !strings.Contains(err.Error(), "held by 1 pending releases") {
+					t.Errorf("the refusal does not say a pending release holds the budget: %v", err)
 				}
 				if err := retry(p, m); err != nil {
 					t.Fatalf("retry: %v", err)

@@ -632,6 +632,9 @@ func (s *Server) newIntent(d *dataset, m *protocol.CreateRelease) (*intent, erro
 		return nil, err
 	}
 	if err := ledger.Admit(false, spent.Add(held), cost, d.Budget); err != nil {
+		if held != (ledger.Budget{}) {
+			err = fmt.Errorf("%w (the spent budget includes ε=%g, δ=%g held by %d pending releases until a retry of each completes or aborts it)", err, held.Epsilon, held.Delta, len(d.pending))
+		}
 		return nil, fmt.Errorf("leader: release %v refused: dataset %q: %w", m.Release, d.Name, err)
 	}
 	if err := s.cfg.Releases.SaveRelease(d.Name, m.Release, marshalPending(m)); err != nil {
