@@ -34,13 +34,15 @@ func newBenchIngestCommand() *cobra.Command {
 127.0.0.1 (as demo does, with bbolt stores in a temporary directory) and
 uploads --parties reports, at most --concurrency at a time, directly to
 both servers or (--upload relay) through the leader, the helper's share
-HPKE-sealed to it. With --connections fresh each party is a libp2p host of its own (a
-connection and a Noise handshake per party and server, as in a
-deployment); with --connections reuse a load generator multiplexes the
-parties over --hosts hosts (one connection per host and server, a stream
-per report). It then stops the servers, reads both stores and checks
-every acknowledged report is there byte for byte (lost) and nothing else
-is (duplicated: an ID never sent, or an upload stored twice).
+HPKE-sealed to it. With --connections fresh each party is a libp2p host
+of its own (a connection and a Noise handshake per party and server, as
+in a deployment); with --connections reuse a load generator multiplexes
+the parties over --hosts hosts (one connection per host and server, a
+stream per report). The reports in flight also bound how many a server
+commits in one transaction. It then stops the servers, reads both
+stores and checks every acknowledged report is there byte for byte
+(lost) and nothing else is (duplicated: an ID never sent, or an upload
+stored twice).
 
 It prints reports_per_s (acknowledged reports per wall second),
 server_cpu_ms_per_report (user and system CPU of both server processes
@@ -53,7 +55,8 @@ command fails if a report was lost, duplicated or not acknowledged.
 
 --server-binary runs the servers from another fedecdf executable (the
 same load against another build); --profile DIR writes each server's CPU
-profile to DIR/leader.pprof and DIR/helper.pprof.`,
+profile to DIR/leader.pprof and DIR/helper.pprof (with servers that have
+the --cpu-profile flag).`,
 		Example: `  fedecdf bench ingest --parties 5000
   fedecdf bench ingest --parties 100000 --connections reuse --format json
   nice fedecdf bench ingest --parties 5000 --profile /tmp/prof && go tool pprof -top /tmp/prof/leader.pprof`,
