@@ -40,6 +40,7 @@ func TestSIGKILLDuringConcurrentUploads(t *testing.T) {
 	close(reports)
 
 	sendCtx, stopSending := context.WithCancel(ctx)
+	killed := make(chan struct{})
 	var (
 		mu    sync.Mutex
 		acked []payload.ReportID
@@ -55,7 +56,13 @@ func TestSIGKILLDuringConcurrentUploads(t *testing.T) {
 				mu.Lock()
 				acked = append(acked, r.ID)
 				if len(acked) == killAfter {
-					kill.Do(func() { go func() { c.kill("leader"); stopSending() }() })
+					kill.Do(func() {
+						go func() {
+							c.kill("leader")
+							stopSending()
+							close(killed)
+						}()
+					})
 				}
 				mu.Unlock()
 			}
@@ -66,6 +73,7 @@ func TestSIGKILLDuringConcurrentUploads(t *testing.T) {
 	if len(acked) < killAfter {
 		t.Fatalf("only %d of %d reports acknowledged before the kill", len(acked), killAfter)
 	}
+	<-killed // the leader has exited: its store is as the kill left it
 
 	s, err := store.Open(filepath.Join(c.dir, "leader.db"))
 	if err != nil {
