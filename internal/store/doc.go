@@ -1,6 +1,7 @@
 // Package store is a server's durable state in an embedded bbolt file:
 // the reports it accepted (the encoded uploads, keyed by dataset and
-// report ID), its privacy-budget ledger (ledger.Ledger: per dataset,
+// report ID, with the time each was first stored, so that reports only
+// one server holds can be purged after an age), its privacy-budget ledger (ledger.Ledger: per dataset,
 // the ε and δ spent and the IDs of the releases charged) and its
 // releases (server.ReleaseStore: per release, the server's encoded
 // record of its noise seed, the mechanism, the components and the agreed
@@ -36,4 +37,7 @@
 // error saying what to do, never read under other rules: an old release
 // answered with new noise would let an analyst average two draws. Open
 // also refuses a file that group or others may access (ErrPermissions).
+// The receipt times are an addition of format 1 that needs no new
+// version: a store without them opens, and its reports have no time
+// (ReceivedAt: the zero time).
 package store
