@@ -89,6 +89,10 @@ type Server struct {
 	cfg      Config
 	mu       sync.Mutex
 	datasets map[string]*dataset
+	// releasing is held shared by every release being created and
+	// exclusively by DropReports, so that no report is dropped from
+	// under a release agreeing on it.
+	releasing sync.RWMutex
 }
 
 type dataset struct {
@@ -409,12 +413,17 @@ func releaseCost(d *dataset, m *protocol.CreateRelease) (ledger.Budget, error) {
 	if err := d.Policy.Allow(m.Mechanism); err != nil {
 		return ledger.Budget{}, fmt.Errorf("dataset %q: %w", d.Name, err)
 	}
-	units, err := payload.PrivacyUnits(m.Components)
+	return specCost(m.Mechanism, m.Components)
+}
+
+// specCost is the spec (ε, δ) of p once per privacy unit of components.
+func specCost(p mechanism.Params, components []payload.Component) (ledger.Budget, error) {
+	units, err := payload.PrivacyUnits(components)
 	if err != nil {
 		return ledger.Budget{}, err
 	}
 	k := float64(units)
-	return ledger.Budget{Epsilon: k * m.Mechanism.Epsilon, Delta: k * m.Mechanism.Delta}, nil
+	return ledger.Budget{Epsilon: k * p.Epsilon, Delta: k * p.Delta}, nil
 }
 
 // pendingRelease is a release request that passed this server's checks,
@@ -442,6 +451,8 @@ func (s *Server) createRelease(ctx context.Context, from transport.PeerID, m *pr
 	if err := s.fromLeader(from, "release"); err != nil {
 		return nil, err
 	}
+	s.releasing.RLock()
+	defer s.releasing.RUnlock()
 	p, answer, err := s.prepareRelease(m)
 	switch {
 	case err != nil:
@@ -521,12 +532,7 @@ func (s *Server) releaseCandidates(m *protocol.CreateRelease) (*pendingRelease, 
 	if err := ledger.Admit(charged, spent, cost, d.Budget); err != nil {
 		return nil, nil, fmt.Errorf("%s: release %v refused: dataset %q: %w", s.cfg.Role, m.Release, d.Name, err)
 	}
-	ids := make([]payload.ReportID, 0, len(d.reports))
-	for id := range d.reports {
-		ids = append(ids, id)
-	}
-	slices.SortFunc(ids, payload.CompareIDs)
-	return &pendingRelease{d: d, ids: ids, cost: cost}, nil, nil
+	return &pendingRelease{d: d, ids: d.reportIDs(), cost: cost}, nil, nil
 }
 
 // agree returns the report set of a release both servers hold and the
