@@ -53,8 +53,17 @@ type ReleaseStore interface {
 // Version 2: the replace-one tree's Δ = L and scales rounded up.
 const releaseRecordVersion = 2
 
+// recordMessageVersion is the protocol version byte of the
+// CreateRelease message inside a record, written as it was when
+// releaseRecordVersion 2 was fixed: the record has a version of its own,
+// and protocol versions that add messages (4: status) leave the
+// encoding of CreateRelease, which TestReleaseRecordKnownAnswer pins,
+// unchanged, so a stored release stays readable across them.
+const recordMessageVersion = 3
+
 // MarshalBinary encodes r: a version byte, the seed, then the release as
-// a protocol.CreateRelease message whose IDs are the agreed reports.
+// a protocol.CreateRelease message (its version byte
+// recordMessageVersion) whose IDs are the agreed reports.
 func (r *releaseRecord) MarshalBinary() ([]byte, error) {
 	if err := r.checkSize(); err != nil {
 		return nil, err
@@ -62,10 +71,12 @@ func (r *releaseRecord) MarshalBinary() ([]byte, error) {
 	var w wire.Writer
 	w.Uint8(releaseRecordVersion)
 	w.Fixed(r.Seed[:])
-	w.Blob(protocol.Encode(&protocol.CreateRelease{
+	body := protocol.Encode(&protocol.CreateRelease{
 		Dataset: r.Dataset, Release: r.Release, Mechanism: r.Mechanism, Components: r.Components,
 		Reports: len(r.Reports), Digest: payload.Digest(r.Reports), IDs: r.Reports,
-	}))
+	})
+	body[0] = recordMessageVersion
+	w.Blob(body)
 	return w.Bytes(), nil
 }
 
@@ -98,7 +109,10 @@ func decodeReleaseRecord(b []byte) (*releaseRecord, error) {
 	if err := r.Finish(); err != nil {
 		return nil, fmt.Errorf("release record: %w", err)
 	}
-	msg, err := protocol.Decode(body)
+	if len(body) == 0 || body[0] != recordMessageVersion {
+		return nil, fmt.Errorf("release record: the release is not encoded as message version %d", recordMessageVersion)
+	}
+	msg, err := protocol.Decode(slices.Concat([]byte{protocol.Version}, body[1:]))
 	if err != nil {
 		return nil, fmt.Errorf("release record: %w", err)
 	}
