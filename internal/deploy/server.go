@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -32,6 +34,30 @@ type ServerConfig struct {
 	// Transport overrides the timeouts and retries of the host; its Key,
 	// Self, Listen, Peers and Logger are set from the fields above.
 	Transport p2p.Config
+	// Version is the binary's version, for fedecdf status.
+	Version string
+	// PeerCheck is the interval at which the leader checks that it
+	// reaches the helper, logging a warning when it does not
+	// (DefaultPeerCheck if 0; negative: never). PeerTimeout bounds one
+	// check, and the helper's part of fedecdf status (DefaultPeerTimeout
+	// if 0).
+	PeerCheck, PeerTimeout time.Duration
+	// OrphanCheck is how often at most a periodic check compares every
+	// report ID with the helper when the two sets differ, to find the
+	// reports only one server holds (DefaultOrphanCheck if 0). fedecdf
+	// status always compares.
+	OrphanCheck time.Duration
+	// PurgeAfter, if positive, purges the reports this server alone
+	// holds, found at a comparison, once they were received longer ago
+	// than this.
+	PurgeAfter time.Duration
+	// Summary is the interval of the INFO line summarising uploads,
+	// releases and queries, logged when anything happened
+	// (DefaultSummary if 0; negative: never).
+	Summary time.Duration
+	// Metrics, if set, is the TCP address (host:port) of a Prometheus
+	// text-format endpoint, /metrics.
+	Metrics string
 }
 
 // Server is a running leader or helper: a libp2p host serving the
@@ -45,6 +71,14 @@ type Server struct {
 	srv   *server.Server
 	store *store.Store
 	log   *slog.Logger
+
+	started  time.Time
+	last     lastErrors
+	counters counters
+	peer     peerView
+	orphans  orphanView
+	stop     context.CancelFunc // ends the periodic checks and the metrics endpoint
+	loops    sync.WaitGroup
 }
 
 // StartServer opens the store, restores the releases (with their noise
@@ -55,10 +89,9 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.Progress == 0 {
-		cfg.Progress = 10 * time.Second
-	}
-	s := &Server{cfg: cfg, log: cfg.Logger.With("role", cfg.Role.String())}
+	cfg = withOpsDefaults(cfg)
+	s := &Server{cfg: cfg, started: time.Now()}
+	s.log = withLastErrors(cfg.Logger, &s.last).With("role", cfg.Role.String())
 	self, peerName, endpoint := LeaderName, HelperName, m.Leader
 	if cfg.Role == server.Helper {
 		self, peerName, endpoint = HelperName, LeaderName, m.Helper
@@ -112,8 +145,46 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 			s.host.Handle(p2p.SealedProtocol, []transport.PeerID{LeaderName}, s.handleSealed)
 		}
 	}
-	s.log.Info("serving", "peer_id", s.host.ID().String(), "addrs", fmt.Sprint(s.host.Addrs()), "dataset", m.Dataset)
+	if err := s.startOps(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.log.Info("serving", "peer_id", s.host.ID().String(), "addrs", fmt.Sprint(s.host.Addrs()), "dataset", m.Dataset, "version", cfg.Version)
 	return s, nil
+}
+
+// withOpsDefaults fills the unset operations fields of cfg.
+func withOpsDefaults(cfg ServerConfig) ServerConfig {
+	for _, d := range []struct {
+		field *time.Duration
+		def   time.Duration
+	}{
+		{&cfg.Progress, 10 * time.Second}, {&cfg.PeerCheck, DefaultPeerCheck}, {&cfg.PeerTimeout, DefaultPeerTimeout},
+		{&cfg.OrphanCheck, DefaultOrphanCheck}, {&cfg.Summary, DefaultSummary},
+	} {
+		if *d.field == 0 {
+			*d.field = d.def
+		}
+	}
+	if cfg.Version == "" {
+		cfg.Version = "(unknown)"
+	}
+	return cfg
+}
+
+// startOps starts the periodic summary, the leader's checks of the
+// helper and the metrics endpoint, which Close stops.
+func (s *Server) startOps() error {
+	ctx, stop := context.WithCancel(context.Background())
+	s.stop = stop
+	s.summarise(ctx)
+	if s.cfg.Role == server.Leader {
+		s.watchHelper(ctx)
+	}
+	if s.cfg.Metrics != "" {
+		return s.serveMetrics(ctx, s.cfg.Metrics)
+	}
+	return nil
 }
 
 // replay feeds the stored uploads to the fresh server.
@@ -147,9 +218,12 @@ func (s *Server) Addrs() []ma.Multiaddr { return s.host.Addrs() }
 // NumReports returns the number of reports the server has made durable.
 func (s *Server) NumReports() (int, error) { return s.store.NumReports(s.cfg.Manifest.Dataset) }
 
-// Close stops serving, waits for running requests and closes the store.
+// Close stops serving and the periodic checks, waits for running
+// requests and closes the store.
 func (s *Server) Close() error {
+	s.stop()
 	err := s.host.Close()
+	s.loops.Wait()
 	return errors.Join(err, s.store.Close())
 }
 
@@ -163,23 +237,39 @@ func errorResponse(format string, args ...any) []byte {
 func (s *Server) handleReport(ctx context.Context, from transport.PeerID, req []byte) []byte {
 	msg, err := protocol.Decode(req)
 	if err != nil {
-		return errorResponse("%s: malformed report: %v", s.name, err)
+		return s.refuseReport(from, "", fmt.Sprintf("malformed report: %v", err))
 	}
 	up, ok := msg.(*protocol.Upload)
 	if !ok {
-		return errorResponse("%s: %T is not a report", s.name, msg)
+		return s.refuseReport(from, "", fmt.Sprintf("%T is not a report", msg))
 	}
 	resp := s.srv.Handle(ctx, from, req)
 	ack, err := protocol.Decode(resp)
 	if _, isAck := ack.(*protocol.Ack); err != nil || !isAck {
+		s.counters.rejected.Add(1)
+		s.log.Warn("report refused", "from", from, "report", up.Report.String(), "reason", describe(resp))
 		return resp
 	}
 	if err := s.store.PutReport(up.Dataset, up.Report, req); err != nil {
+		s.counters.rejected.Add(1)
 		s.log.Error("could not persist a report", "report", up.Report.String(), "err", err)
 		return errorResponse("%s: report %v not stored: %v", s.name, up.Report, err)
 	}
-	s.log.Debug("report accepted", "report", up.Report.String(), "duplicate", ack.(*protocol.Ack).Duplicate)
+	dup := ack.(*protocol.Ack).Duplicate
+	if dup {
+		s.counters.duplicates.Add(1)
+	} else {
+		s.counters.accepted.Add(1)
+	}
+	s.log.Debug("report accepted", "from", from, "report", up.Report.String(), "duplicate", dup)
 	return resp
+}
+
+// refuseReport counts and logs a refused upload and returns the refusal.
+func (s *Server) refuseReport(from transport.PeerID, report, reason string) []byte {
+	s.counters.rejected.Add(1)
+	s.log.Warn("report refused", "from", from, "report", report, "reason", reason)
+	return errorResponse("%s: %s", s.name, reason)
 }
 
 // handleRelease serves release creation and queries (from the analysts
@@ -193,12 +283,14 @@ func (s *Server) handleRelease(ctx context.Context, from transport.PeerID, req [
 	switch m := msg.(type) {
 	case *protocol.CreateRelease:
 		resp := s.srv.Handle(ctx, from, req)
-		s.log.Info("release request", "from", from, "release", m.Release.String(), "result", describe(resp))
+		s.logOutcome(resp, &s.counters.released, &s.counters.releaseRefused, "release created", "release refused", "from", from, "release", m.Release.String())
 		return resp
 	case *protocol.Query:
 		return s.evaluate(ctx, from, m, req)
+	case *protocol.StatusRequest:
+		return s.handleStatus(ctx, from, m)
 	}
-	return errorResponse("%s: %T is not a release or query request", s.name, msg)
+	return errorResponse("%s: %T is not a release, query or status request", s.name, msg)
 }
 
 func (s *Server) evaluate(ctx context.Context, from transport.PeerID, m *protocol.Query, req []byte) []byte {
@@ -219,8 +311,21 @@ func (s *Server) evaluate(ctx context.Context, from transport.PeerID, m *protoco
 	}()
 	resp := s.srv.Handle(ctx, from, req)
 	close(done)
-	s.log.Info("query answered", "release", m.Release.String(), "seconds", time.Since(start).Seconds(), "result", describe(resp))
+	s.logOutcome(resp, &s.counters.answered, &s.counters.queryFailed, "query answered", "query failed", "release", m.Release.String(), "seconds", time.Since(start).Seconds())
 	return resp
+}
+
+// logOutcome counts a response as ok or failed and logs it: at INFO with
+// the ok message, or at WARN with the failed one and the error.
+func (s *Server) logOutcome(resp []byte, ok, failed *atomic.Int64, okMsg, failedMsg string, args ...any) {
+	result := describe(resp)
+	if result == "ok" {
+		ok.Add(1)
+		s.log.Info(okMsg, args...)
+		return
+	}
+	failed.Add(1)
+	s.log.Warn(failedMsg, append(args, "err", result)...)
 }
 
 // describe summarises a response for the log.
@@ -230,7 +335,7 @@ func describe(resp []byte) string {
 		return "malformed"
 	}
 	if e, ok := msg.(*protocol.Error); ok {
-		return "error: " + e.Text
+		return e.Text
 	}
 	return "ok"
 }
