@@ -67,6 +67,7 @@ func (s *Server) serveMetrics(ctx context.Context, addr string) error {
 	if err != nil {
 		return fmt.Errorf("--metrics %s: %w", addr, err)
 	}
+	s.metricsAddr = ln.Addr().String()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")

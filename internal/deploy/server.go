@@ -79,6 +79,8 @@ type Server struct {
 	orphans  orphanView
 	stop     context.CancelFunc // ends the periodic checks and the metrics endpoint
 	loops    sync.WaitGroup
+	// metricsAddr is the bound address of the metrics endpoint.
+	metricsAddr string
 }
 
 // StartServer opens the store, restores the releases (with their noise

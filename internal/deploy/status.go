@@ -153,7 +153,11 @@ func (s *Server) leaderStatus(ctx context.Context) (*protocol.Status, error) {
 		st.Compared, st.Both = helper.Compared, helper.Both
 		st.Servers = append(st.Servers, helper.Servers...)
 	}
-	st.Counts = s.cfg.Manifest.Mechanism.Neighbours == mechanism.ReplaceOne.String()
+	policy, err := s.cfg.Manifest.Policy()
+	if err != nil {
+		return nil, err
+	}
+	st.Counts = policy.Relation == mechanism.ReplaceOne
 	if !st.Counts {
 		withholdCounts(st)
 	}
