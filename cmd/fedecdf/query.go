@@ -150,18 +150,24 @@ func (q *queryFlags) run(cmd *cobra.Command, args []string) error {
 // analyst connects to the servers of --manifest as the analyst of --key,
 // logging to the command's standard error.
 func (q *queryFlags) analyst(cmd *cobra.Command) (*deploy.Analyst, error) {
-	logger, err := newLogger(cmd.ErrOrStderr(), q.logLevel)
+	return openAnalyst(cmd, q.manifest, q.key, q.logLevel)
+}
+
+// openAnalyst starts the analyst's client of the manifest's deployment
+// under the key file key (the flags of query and status).
+func openAnalyst(cmd *cobra.Command, manifest, key, logLevel string) (*deploy.Analyst, error) {
+	logger, err := newLogger(cmd.ErrOrStderr(), logLevel)
 	if err != nil {
 		return nil, err
 	}
-	if q.key == "" {
+	if key == "" {
 		return nil, errors.New("--key is required: the analyst's key file (fedecdf keygen --out analyst.key), whose peer ID the manifest lists")
 	}
-	m, err := deploy.ReadManifest(q.manifest)
+	m, err := deploy.ReadManifest(manifest)
 	if err != nil {
 		return nil, err
 	}
-	id, err := deploy.ReadIdentity(q.key)
+	id, err := deploy.ReadIdentity(key)
 	if err != nil {
 		return nil, fmt.Errorf("--key: %w", err)
 	}
