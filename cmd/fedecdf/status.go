@@ -103,7 +103,7 @@ func writeServerStatus(w io.Writer, sv deploy.ServerStatus) {
 	fmt.Fprintf(w, "  budget spent\tε %g of %g, δ %g of %g\n", sv.Spent.Epsilon, sv.Total.Epsilon, sv.Spent.Delta, sv.Total.Delta)
 	peer := map[string]string{"leader": "  helper checked", "helper": "  leader's last call"}[sv.Role]
 	fmt.Fprintf(w, "%s\t%s\n", peer, yesNo(sv.PeerContact != "", sv.PeerContact, "never"))
-	fmt.Fprintf(w, "  releases\t%d\n", len(sv.Releases))
+	fmt.Fprintf(w, "  releases: %d\n", len(sv.Releases))
 	for _, r := range sv.Releases {
 		reports := ""
 		if r.Reports != nil {
@@ -112,7 +112,7 @@ func writeServerStatus(w io.Writer, sv deploy.ServerStatus) {
 		fmt.Fprintf(w, "    %s  %s %s, %s: ε %g, δ %g%s\n", r.Release, r.Mechanism, r.Neighbours, strings.Join(r.Components, "+"), r.Epsilon, r.Delta, reports)
 	}
 	if sv.LastErrors != nil {
-		fmt.Fprintf(w, "  last errors\t%d\n", len(sv.LastErrors))
+		fmt.Fprintf(w, "  last errors: %d\n", len(sv.LastErrors))
 		for _, e := range sv.LastErrors {
 			fmt.Fprintf(w, "    %s\n", e)
 		}

@@ -193,7 +193,10 @@ func (s *Server) checkHelper(ctx context.Context, compare bool) (*protocol.Statu
 		req.IDs = ids
 	}
 	resp, err := protocol.Call[*protocol.Status](ctx, s.host.Conn(p2p.PeerProtocol), HelperName, req)
-	if err == nil && len(resp.Servers) != 1 {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+		err = fmt.Errorf("no answer within the peer timeout %v: is the helper hung, or the leader→helper path blocked? (%w)", s.cfg.PeerTimeout, err)
+	case err == nil && len(resp.Servers) != 1:
 		err = fmt.Errorf("the helper's status holds %d servers, want 1", len(resp.Servers))
 	}
 	if s.peer.set(err) || err != nil {
@@ -260,7 +263,7 @@ func (s *Server) found(only []payload.ReportID) {
 	s.orphans.set(only)
 	if len(only) > 0 {
 		s.log.Warn("reports held by this server only", "reports", len(only),
-			"hint", "the parties whose upload reached one server can upload again (the same command: it is stored once); or purge them with --purge-orphans-after")
+			"hint", "no release includes them: rerun the parties' fedecdf party --csv (same --row-key) to store the missing share, or purge them with fedecdf server --purge-orphans-after")
 	}
 }
 
