@@ -79,6 +79,25 @@
 // leader only (PeerProtocol); reports (ReportProtocol) are accepted from
 // any peer and may carry only uploads.
 //
+// Operations. Each server logs one line per event (NewLogger: text or
+// JSON; uploads at DEBUG, a summary of each interval with activity at
+// INFO, refusals at WARN with the reason, failures at ERROR) and keeps
+// its last warnings and errors. The leader checks every
+// ServerConfig.PeerCheck that it reaches the helper, within PeerTimeout,
+// sending the size and digest of its report set; when the sets differ
+// (at most every OrphanCheck), and for every Analyst.Status, it sends
+// every report ID, and the helper answers with the leader's IDs it
+// lacks: each server then knows the reports only it holds. These
+// "orphans" are never in a release (releases sum the reports both hold);
+// they are logged, counted by status and the metrics endpoint
+// (ServerConfig.Metrics, Prometheus text format), and with PurgeAfter
+// removed at that server once older than it (server.Server.DropReports,
+// which never drops a report of a recorded release, nor while a release
+// is being agreed). The report IDs the servers exchange are the ones a
+// release with differing sets exchanges anyway. Status gives an analyst
+// report counts and error lines only under replace-one, where n is
+// public.
+//
 // Privacy. Every release is (ε, δ)-DP per privacy unit of its components
 // (payload.PrivacyUnits: the ROC pair {Label, NotLabel} is one unit)
 // under the manifest's neighbouring relation (replace by default, n
