@@ -413,17 +413,18 @@ func releaseCost(d *dataset, m *protocol.CreateRelease) (ledger.Budget, error) {
 	if err := d.Policy.Allow(m.Mechanism); err != nil {
 		return ledger.Budget{}, fmt.Errorf("dataset %q: %w", d.Name, err)
 	}
-	return specCost(m.Mechanism, m.Components)
+	return specCost(m)
 }
 
-// specCost is the spec (ε, δ) of p once per privacy unit of components.
-func specCost(p mechanism.Params, components []payload.Component) (ledger.Budget, error) {
-	units, err := payload.PrivacyUnits(components)
+// specCost is the spec (ε, δ) of release m once per privacy unit of its
+// components, whatever the policy.
+func specCost(m *protocol.CreateRelease) (ledger.Budget, error) {
+	units, err := payload.PrivacyUnits(m.Components)
 	if err != nil {
 		return ledger.Budget{}, err
 	}
 	k := float64(units)
-	return ledger.Budget{Epsilon: k * p.Epsilon, Delta: k * p.Delta}, nil
+	return ledger.Budget{Epsilon: k * m.Mechanism.Epsilon, Delta: k * m.Mechanism.Delta}, nil
 }
 
 // pendingRelease is a release request that passed this server's checks,
@@ -532,7 +533,12 @@ func (s *Server) releaseCandidates(m *protocol.CreateRelease) (*pendingRelease, 
 	if err := ledger.Admit(charged, spent, cost, d.Budget); err != nil {
 		return nil, nil, fmt.Errorf("%s: release %v refused: dataset %q: %w", s.cfg.Role, m.Release, d.Name, err)
 	}
-	return &pendingRelease{d: d, ids: d.reportIDs(), cost: cost}, nil, nil
+	ids := make([]payload.ReportID, 0, len(d.reports))
+	for id := range d.reports {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, payload.CompareIDs)
+	return &pendingRelease{d: d, ids: ids, cost: cost}, nil, nil
 }
 
 // agree returns the report set of a release both servers hold and the

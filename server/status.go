@@ -54,7 +54,7 @@ func (s *Server) State(dataset string) (protocol.ServerState, error) {
 	st.SpentEpsilon, st.SpentDelta = spent.Epsilon, spent.Delta
 	st.TotalEpsilon, st.TotalDelta = d.Budget.Epsilon, d.Budget.Delta
 	for id, rel := range d.releases {
-		cost, err := specCost(rel.mechanism, rel.components)
+		cost, err := specCost(&protocol.CreateRelease{Mechanism: rel.mechanism, Components: rel.components})
 		if err != nil {
 			return st, fmt.Errorf("%s: release %v: %w", s.cfg.Role, id, err)
 		}
