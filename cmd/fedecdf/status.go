@@ -15,8 +15,8 @@ import (
 
 // statusFlags are the flags of fedecdf status.
 type statusFlags struct {
-	manifest, key, format, logLevel string
-	timeout                         time.Duration
+	analystFlags
+	timeout time.Duration
 }
 
 // newStatusCommand builds the "status" command.
@@ -41,22 +41,19 @@ and --metrics have them). JSON keys: docs/json.md.`,
 		RunE: o.run,
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.manifest, "manifest", "manifest.json", "deployment manifest")
-	f.StringVar(&o.key, "key", "", "an analyst's key file (keygen), whose peer ID the manifest lists")
-	f.StringVar(&o.format, "format", "text", "output format: text or json")
-	f.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
+	o.add(f)
 	f.DurationVar(&o.timeout, "timeout", time.Minute, "give up on the leader after this long")
 	return cmd
 }
 
 func (o *statusFlags) run(cmd *cobra.Command, _ []string) error {
-	if o.format != "text" && o.format != "json" {
-		return fmt.Errorf("--format %q: want text or json", o.format)
+	if err := o.checkFormat(); err != nil {
+		return err
 	}
 	if o.timeout <= 0 {
 		return fmt.Errorf("--timeout %v: want a positive duration such as 1m", o.timeout)
 	}
-	a, err := openAnalyst(cmd, o.manifest, o.key, o.logLevel)
+	a, err := o.analyst(cmd)
 	if err != nil {
 		return err
 	}

@@ -144,12 +144,7 @@ func (d *deployment) newParty() *Party {
 
 func (d *deployment) query() *ECDF {
 	d.t.Helper()
-	a, err := NewAnalyst(d.m, d.analystID, fast)
-	if err != nil {
-		d.t.Fatal(err)
-	}
-	defer a.Close()
-	e, err := a.ECDF(context.Background())
+	e, err := d.analyst().ECDF(context.Background())
 	if err != nil {
 		d.t.Fatalf("analyst query: %v", err)
 	}

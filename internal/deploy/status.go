@@ -70,13 +70,6 @@ func (o *orphanView) set(ids []payload.ReportID) {
 	o.ids, o.at = ids, time.Now()
 }
 
-// drop forgets purged reports.
-func (o *orphanView) drop(purged []payload.ReportID) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	_, o.ids = intersectIDs(o.ids, purged)
-}
-
 func (o *orphanView) fill(st *protocol.ServerState) {
 	o.mu.Lock()
 	defer o.mu.Unlock()

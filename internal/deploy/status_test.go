@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"regexp"
@@ -265,6 +266,16 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// logger returns a text logger at level writing to s.
+func (s *syncBuffer) logger(t *testing.T, level string) *slog.Logger {
+	t.Helper()
+	l, err := NewLogger(s, "text", level)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
 // waitFor waits until a line matching pattern is logged (what: for the
 // failure message); the minute allowed is a hang guard, not a threshold.
 func (s *syncBuffer) waitFor(t *testing.T, pattern, what string) {
@@ -315,11 +326,7 @@ func TestNewLogger(t *testing.T) {
 func TestServerLogs(t *testing.T) {
 	var logs syncBuffer
 	d := newDeploymentTweaked(t, hugeEpsilon, 1, UploadDirect, "replace", func(c *ServerConfig) {
-		l, err := NewLogger(&logs, "text", "debug")
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Logger, c.Summary = l, 10*time.Millisecond
+		c.Logger, c.Summary = logs.logger(t, "debug"), 10*time.Millisecond
 	})
 	d.withOrphans(instances(5, 14))
 	for _, want := range []string{"level=DEBUG msg=\"report accepted\" role=leader", "level=WARN msg=\"report refused\" role=helper", "DCF key is party 0's"} {
@@ -365,11 +372,7 @@ func TestMetrics(t *testing.T) {
 func TestLeaderWarnsWhenHelperStops(t *testing.T) {
 	var logs syncBuffer
 	d := newDeploymentTweaked(t, hugeEpsilon, 1, UploadDirect, "replace", func(c *ServerConfig) {
-		l, err := NewLogger(&logs, "text", "info")
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.Logger, c.PeerCheck, c.PeerTimeout = l, 10*time.Millisecond, time.Second
+		c.Logger, c.PeerCheck, c.PeerTimeout = logs.logger(t, "info"), 10*time.Millisecond, time.Second
 	})
 	logs.waitFor(t, `level=INFO msg="the helper is reachable" role=leader`, "the helper reached")
 	d.helper.Close()
