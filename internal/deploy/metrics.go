@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -92,6 +93,9 @@ func (s *Server) serveMetrics(ctx context.Context, addr string) error {
 	return nil
 }
 
+// labelEscaper escapes a label value of the Prometheus text format.
+var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+
 // metric is one sample of the metrics endpoint.
 type metric struct {
 	name, kind, help string
@@ -128,7 +132,7 @@ func (s *Server) writeMetrics(w io.Writer) error {
 		{"fedecdf_peer_reachable", "gauge", "Leader: 1 if the helper answered the last check. Helper: 1 once the leader has called.", reachable},
 		{"fedecdf_peer_last_contact_timestamp_seconds", "gauge", "Unix time of the last check of (leader) or call from (helper) the other server.", float64(st.PeerCheckedAt)},
 	}
-	labels := fmt.Sprintf("{role=%q,dataset=%q}", st.Role, s.cfg.Manifest.Dataset)
+	labels := fmt.Sprintf(`{role="%s",dataset="%s"}`, st.Role, labelEscaper.Replace(s.cfg.Manifest.Dataset))
 	for _, m := range metrics {
 		if _, err := fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s%s %s\n", m.name, m.help, m.name, m.kind, m.name, labels, strconv.FormatFloat(m.value, 'g', -1, 64)); err != nil {
 			return err

@@ -282,6 +282,9 @@ func (s *Server) handleRelease(ctx context.Context, from transport.PeerID, req [
 	if err != nil {
 		return errorResponse("%s: malformed request: %v", s.name, err)
 	}
+	if s.cfg.Role == server.Helper {
+		s.peer.set(nil) // the leader reaches the helper
+	}
 	switch m := msg.(type) {
 	case *protocol.CreateRelease:
 		resp := s.srv.Handle(ctx, from, req)

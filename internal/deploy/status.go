@@ -121,7 +121,6 @@ func (s *Server) handleStatus(ctx context.Context, from transport.PeerID, m *pro
 		s.log.Info("status request", "from", from)
 		st, err = s.leaderStatus(ctx)
 	} else {
-		s.peer.set(nil)
 		st, err = s.helperStatus(m)
 	}
 	if err != nil {
