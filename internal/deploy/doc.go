@@ -94,7 +94,10 @@
 // removed at that server once older than it (server.Server.DropReports,
 // which never drops a report of a recorded release, nor while a release
 // is being agreed). The report IDs the servers exchange are the ones a
-// release with differing sets exchanges anyway. Status gives an analyst
+// release with differing sets exchanges anyway. A corrupt leader can
+// make a purging helper drop the reports no release includes (by
+// comparing over a short list), which gives it nothing it lacks: it can
+// leave any report out of a release by not offering it. Status gives an analyst
 // report counts and error lines only under replace-one, where n is
 // public.
 //

@@ -378,3 +378,46 @@ func TestLeaderWarnsWhenHelperStops(t *testing.T) {
 	d.helper.Close()
 	logs.waitFor(t, `level=WARN msg="cannot reach the helper" role=leader err=.*helper`, "the stopped helper")
 }
+
+// A corrupt leader that tells a purging helper it holds no report at all
+// (a comparison over an empty list) makes it purge only the reports no
+// release includes: every recorded release still answers over its own
+// reports, exactly. (The leader can exclude any report from a release
+// anyway, by not offering it; the purge gives it nothing more.)
+func TestCorruptLeaderCannotPurgeReleasedReports(t *testing.T) {
+	d := newDeploymentTweaked(t, hugeEpsilon, 1, UploadDirect, "replace", func(c *ServerConfig) {
+		if c.Role == server.Helper {
+			c.PurgeAfter = time.Nanosecond
+		}
+	})
+	inst := instances(4, 16)
+	p := d.newParty()
+	for _, x := range inst[:3] {
+		if _, err := p.Submit(context.Background(), x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := d.analyst()
+	first, err := a.ECDF(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Submit(context.Background(), inst[3]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.helper.helperStatus(&protocol.StatusRequest{Dataset: d.m.Dataset, Compare: true}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := d.helper.NumReports(); err != nil || n != 3 {
+		t.Errorf("the helper holds %d reports (%v) after the corrupt comparison, want the release's 3", n, err)
+	}
+	id, err := ParseReleaseID(first.Release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := a.ReadRelease(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkExact(t, again, plainCounts(t, d.m, inst[:3]))
+}
