@@ -421,3 +421,29 @@ func TestCorruptLeaderCannotPurgeReleasedReports(t *testing.T) {
 	}
 	checkExact(t, again, plainCounts(t, d.m, inst[:3]))
 }
+
+// Re-sync: a party that sends the same report again (party --csv rerun
+// with its --row-key) completes an upload that reached the leader only;
+// the leader acknowledges a duplicate, the helper stores it, and status
+// shows no one-server-only report left.
+func TestResyncByResending(t *testing.T) {
+	d := newDeployment(t, hugeEpsilon, 1)
+	p := d.newParty()
+	r, err := p.NewReport(instances(1, 17)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := upload(p, LeaderName, r.Leader); err != nil { // the helper was down
+		t.Fatal(err)
+	}
+	if got := countsOf(t, d.status())["leader"]; got != (serverCounts{1, 1}) {
+		t.Fatalf("leader (held, one server only) %v before the re-sync, want {1 1}", got)
+	}
+	if dup, err := p.Send(context.Background(), r); err != nil || !dup {
+		t.Fatalf("resending: duplicate %v, %v", dup, err)
+	}
+	st := d.status()
+	if got := countsOf(t, st); got["leader"] != (serverCounts{1, 0}) || got["helper"] != (serverCounts{1, 0}) || *st.ReportsBoth != 1 {
+		t.Errorf("after the re-sync: %v, %d held by both; want each holding the report, none alone", got, *st.ReportsBoth)
+	}
+}
