@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -41,7 +40,7 @@ type analystFlags struct {
 // add defines the flags on f.
 func (a *analystFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&a.manifest, "manifest", "manifest.json", "deployment manifest")
-	f.StringVar(&a.key, "key", "", "an analyst's key file (keygen), whose peer ID the manifest lists")
+	f.StringVar(&a.key, "key", "", "your key file (keygen), whose peer ID the manifest lists (query: as an analyst; status: as an analyst or operator)")
 	f.StringVar(&a.format, "format", "text", "output format: text or json")
 	f.StringVar(&a.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
 }
@@ -173,22 +172,33 @@ func (q *queryFlags) run(cmd *cobra.Command, args []string) error {
 // analyst starts the analyst's client of the manifest's deployment
 // under the key file of --key.
 func (a *analystFlags) analyst(cmd *cobra.Command) (*deploy.Analyst, error) {
-	logger, err := newLogger(cmd.ErrOrStderr(), a.logLevel)
+	m, id, tc, err := a.load(cmd, "analyst")
 	if err != nil {
 		return nil, err
 	}
+	return deploy.NewAnalyst(m, id, tc)
+}
+
+// load reads the manifest and the key file of --key, whose owner is
+// (named for the error) the manifest lists, and returns them with the
+// transport settings logging at --log-level.
+func (a *analystFlags) load(cmd *cobra.Command, owner string) (*deploy.Manifest, *deploy.Identity, p2p.Config, error) {
+	logger, err := newLogger(cmd.ErrOrStderr(), a.logLevel)
+	if err != nil {
+		return nil, nil, p2p.Config{}, err
+	}
 	if a.key == "" {
-		return nil, errors.New("--key is required: the analyst's key file (fedecdf keygen --out analyst.key), whose peer ID the manifest lists")
+		return nil, nil, p2p.Config{}, fmt.Errorf("--key is required: the %s's key file (fedecdf keygen --out analyst.key), whose peer ID the manifest lists", owner)
 	}
 	m, err := deploy.ReadManifest(a.manifest)
 	if err != nil {
-		return nil, err
+		return nil, nil, p2p.Config{}, err
 	}
 	id, err := deploy.ReadIdentity(a.key)
 	if err != nil {
-		return nil, fmt.Errorf("--key: %w", err)
+		return nil, nil, p2p.Config{}, fmt.Errorf("--key: %w", err)
 	}
-	return deploy.NewAnalyst(m, id, p2p.Config{Logger: logger})
+	return m, id, p2p.Config{Logger: logger}, nil
 }
 
 // readECDF creates a new release, or re-reads release id when reread.

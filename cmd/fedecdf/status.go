@@ -25,18 +25,18 @@ func newStatusCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status --manifest FILE --key FILE [--format text|json]",
 		Short: "Show how the two servers are: reports held by each and by both, ledgers, releases, last errors, reachability",
-		Long: `status asks the leader, under an analyst's key of the manifest, how the
-deployment is; the leader compares its report set with the helper's (within
+		Long: `status asks the leader, under an analyst's or an operator's key of the
+manifest (fedecdf manifest --operator), how the deployment is; the leader compares its report set with the helper's (within
 its --peer-timeout) and answers for both servers: their versions, the reports
 each holds, held by both, and held by one server only (an upload that reached
 one server; never in a release: see fedecdf server --help), each ledger's
 spent and total budget, the releases (ID, mechanism, ε and δ charged), each
 server's last warnings and errors, and whether the leader reaches the helper.
-Report counts and error lines are shown only under replace-one neighbours,
-where n is public; under add/remove they are withheld (the servers' own logs
-and --metrics have them). JSON keys: docs/json.md.`,
+Report counts and error lines are shown to an operator, and to an analyst
+only under replace-one neighbours, where n is public; under add/remove they
+are withheld from analysts. JSON keys: docs/json.md.`,
 		Example: `  fedecdf status --manifest manifest.json --key analyst.key
-  fedecdf status --manifest manifest.json --key analyst.key --format json`,
+  fedecdf status --manifest manifest.json --key operator.key --format json`,
 		Args: cobra.NoArgs,
 		RunE: o.run,
 	}
@@ -53,14 +53,13 @@ func (o *statusFlags) run(cmd *cobra.Command, _ []string) error {
 	if o.timeout <= 0 {
 		return fmt.Errorf("--timeout %v: want a positive duration such as 1m", o.timeout)
 	}
-	a, err := o.analyst(cmd)
+	m, id, tc, err := o.load(cmd, "analyst's or operator")
 	if err != nil {
 		return err
 	}
-	defer a.Close()
 	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 	defer cancel()
-	st, err := a.Status(ctx)
+	st, err := deploy.AskStatus(ctx, m, id, tc)
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
 	}

@@ -112,7 +112,7 @@ func TestStatusCommand(t *testing.T) {
 	if err := deploy.WriteIdentity(otherKey, other); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := runStatus("--manifest", manifest, "--key", otherKey); err == nil || !strings.Contains(err.Error(), "is not an analyst of the manifest") {
+	if _, err := runStatus("--manifest", manifest, "--key", otherKey); err == nil || !strings.Contains(err.Error(), "is neither an analyst nor an operator of the manifest") {
 		t.Errorf("status under a key that is no analyst's: %v", err)
 	}
 	if _, err := runStatus("--manifest", manifest, "--key", key, "--format", "yaml"); err == nil || !strings.Contains(err.Error(), "--format") {

@@ -41,6 +41,7 @@ type deployment struct {
 	m                  *Manifest
 	leaderID, helperID *Identity
 	analystID          *Identity
+	operatorID         *Identity // allowed status only
 	leader, helper     *Server
 	dir                string
 	// tweak, if set, changes the configuration of each server started.
@@ -78,12 +79,13 @@ func newDeploymentOf(t *testing.T, epsilon float64, minReports int, mode, relati
 // configuration of every server started.
 func newDeploymentTweaked(t *testing.T, epsilon float64, minReports int, mode, relation string, tweak func(*ServerConfig)) *deployment {
 	t.Helper()
-	d := &deployment{t: t, leaderID: newIdentity(t), helperID: newIdentity(t), analystID: newIdentity(t), dir: t.TempDir(), tweak: tweak}
+	d := &deployment{t: t, leaderID: newIdentity(t), helperID: newIdentity(t), analystID: newIdentity(t), operatorID: newIdentity(t), dir: t.TempDir(), tweak: tweak}
 	d.m = &Manifest{
 		Version: ManifestVersion, Protocol: protocol.Version, Dataset: "test", Backend: string(server.DCF), Upload: mode,
 		Leader:     Endpoint{Public: d.leaderID.Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
 		Helper:     Endpoint{Public: d.helperID.Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/2"}},
 		Analysts:   []string{d.analystID.PeerID.String()},
+		Operators:  []string{d.operatorID.PeerID.String()},
 		Grid:       Grid{Scale: "linear", Min: 0, Max: 1, Bins: bins},
 		Payload:    PayloadLayout(),
 		Mechanism:  Mech{Name: "tree", Epsilon: epsilon, Neighbours: relation, Allowed: []string{"tree"}},

@@ -75,7 +75,8 @@
 // server's secret seeds: anyone who reads it can strip that server's
 // noise from its releases, so it must stay private to the server, as
 // its key file. The leader
-// answers the manifest's analysts only (QueryProtocol), the helper the
+// answers the manifest's analysts only (QueryProtocol; its operators
+// status only), the helper the
 // leader only (PeerProtocol); reports (ReportProtocol) are accepted from
 // any peer and may carry only uploads.
 //
@@ -85,7 +86,7 @@
 // its last warnings and errors. The leader checks every
 // ServerConfig.PeerCheck that it reaches the helper, within PeerTimeout,
 // sending the size and digest of its report set; when the sets differ
-// (at most every OrphanCheck), and for every Analyst.Status, it sends
+// (at most every OrphanCheck), and for every AskStatus, it sends
 // every report ID, and the helper answers with the leader's IDs it
 // lacks: each server then knows the reports only it holds. These
 // "orphans" are never in a release (releases sum the reports both hold);
@@ -97,8 +98,10 @@
 // release with differing sets exchanges anyway. A corrupt leader can
 // make a purging helper drop the reports no release includes (by
 // comparing over a short list), which gives it nothing it lacks: it can
-// leave any report out of a release by not offering it. Status gives an analyst
-// report counts and error lines only under replace-one, where n is
+// leave any report out of a release by not offering it. AskStatus is
+// answered for the manifest's analysts and operators (Manifest.Operators:
+// status only; a key may not be both); report counts and error lines go
+// to an operator, and to an analyst only under replace-one, where n is
 // public.
 //
 // Privacy. Every release is (ε, δ)-DP per privacy unit of its components

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -137,7 +138,7 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	s.host.Handle(p2p.ReportProtocol, nil, s.handleReport)
 	relay := m.Upload == UploadRelay
 	if cfg.Role == server.Leader {
-		s.host.Handle(p2p.QueryProtocol, m.analystNames(), s.handleRelease)
+		s.host.Handle(p2p.QueryProtocol, append(m.analystNames(), m.operatorNames()...), s.handleRelease)
 		if relay {
 			s.host.Handle(p2p.RelayProtocol, nil, s.handleRelayed)
 		}
@@ -284,6 +285,10 @@ func (s *Server) handleRelease(ctx context.Context, from transport.PeerID, req [
 	}
 	if s.cfg.Role == server.Helper {
 		s.peer.set(nil) // the leader reaches the helper
+	}
+	if _, isStatus := msg.(*protocol.StatusRequest); !isStatus && slices.Contains(s.cfg.Manifest.operatorNames(), from) {
+		s.log.Warn("refused an operator's request", "from", from, "request", fmt.Sprintf("%T", msg))
+		return errorResponse("%s: %s may ask for status only: it is an operator of the manifest, not an analyst", s.name, from)
 	}
 	switch m := msg.(type) {
 	case *protocol.CreateRelease:

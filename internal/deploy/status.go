@@ -119,7 +119,7 @@ func (s *Server) handleStatus(ctx context.Context, from transport.PeerID, m *pro
 	var err error
 	if s.cfg.Role == server.Leader {
 		s.log.Info("status request", "from", from)
-		st, err = s.leaderStatus(ctx)
+		st, err = s.leaderStatus(ctx, slices.Contains(s.cfg.Manifest.operatorNames(), from))
 	} else {
 		st, err = s.helperStatus(m)
 	}
@@ -132,9 +132,10 @@ func (s *Server) handleStatus(ctx context.Context, from transport.PeerID, m *pro
 
 // leaderStatus compares the report sets with the helper and returns
 // both servers' states (the helper's if reached); report counts and
-// errors only under replace-one, where n is public (server: an
-// add/remove release hides n from the analyst, and so does status).
-func (s *Server) leaderStatus(ctx context.Context) (*protocol.Status, error) {
+// errors to an operator, and to an analyst only under replace-one, where
+// n is public (server: an add/remove release hides n from the analyst,
+// and so does status).
+func (s *Server) leaderStatus(ctx context.Context, operator bool) (*protocol.Status, error) {
 	helper, _ := s.checkHelper(ctx, true)
 	mine, err := s.state()
 	if err != nil {
@@ -149,7 +150,7 @@ func (s *Server) leaderStatus(ctx context.Context) (*protocol.Status, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.Counts = policy.Relation == mechanism.ReplaceOne
+	st.Counts = operator || policy.Relation == mechanism.ReplaceOne
 	if !st.Counts {
 		withholdCounts(st)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/fedecdf/fedecdf/internal/p2p"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
 	"github.com/fedecdf/fedecdf/party"
@@ -34,9 +35,12 @@ func (d *deployment) analyst() *Analyst {
 	return a
 }
 
-func (d *deployment) status() *Status {
+// status asks for the deployment's status under the analyst's key.
+func (d *deployment) status() *Status { return d.statusAs(d.analystID) }
+
+func (d *deployment) statusAs(id *Identity) *Status {
 	d.t.Helper()
-	st, err := d.analyst().Status(context.Background())
+	st, err := AskStatus(context.Background(), d.m, id, fast)
 	if err != nil {
 		d.t.Fatalf("status: %v", err)
 	}
@@ -159,7 +163,7 @@ func TestPurgeOrphans(t *testing.T) {
 
 // Under add/remove the number of reports is private: status gives an
 // analyst no count and no error line (which names reports), only the
-// ledgers and releases.
+// ledgers and releases; an operator of the manifest gets them.
 func TestStatusWithholdsCountsUnderAddRemove(t *testing.T) {
 	d := newDeploymentOf(t, hugeEpsilon, 1, UploadDirect, "addremove")
 	d.withOrphans(instances(5, 13))
@@ -170,6 +174,42 @@ func TestStatusWithholdsCountsUnderAddRemove(t *testing.T) {
 	for _, sv := range st.Servers {
 		if sv.Reports != nil || sv.OneServerOnly != nil || sv.LastErrors != nil {
 			t.Errorf("%s: reports %v, one server only %v, errors %q under add/remove", sv.Role, sv.Reports, sv.OneServerOnly, sv.LastErrors)
+		}
+	}
+	op := d.statusAs(d.operatorID)
+	if got := countsOf(t, op); !op.CountsPublic || got["leader"] != (serverCounts{4, 1}) || got["helper"] != (serverCounts{4, 1}) {
+		t.Errorf("the operator's status: counts shown %v, %v; want each server holding 4, 1 alone", op.CountsPublic, got)
+	}
+}
+
+// An operator's key is for status only: the leader refuses it a release
+// (nothing is charged) and a query.
+func TestOperatorMayNotRelease(t *testing.T) {
+	d := newDeployment(t, hugeEpsilon, 1)
+	p := d.newParty()
+	if _, err := p.Submit(context.Background(), instances(1, 18)[0]); err != nil {
+		t.Fatal(err)
+	}
+	book, err := d.m.book(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := p2p.New(p2p.Config{Key: d.operatorID.Key, Peers: book, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	params, err := d.m.MechanismParams()
+	if err != nil {
+		t.Fatal(err)
+	}
+	create := &protocol.CreateRelease{Dataset: d.m.Dataset, Mechanism: params, Components: []payload.Component{payload.Count}}
+	if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), h.Conn(p2p.QueryProtocol), LeaderName, create); err == nil || !strings.Contains(err.Error(), "may ask for status only") {
+		t.Errorf("an operator's release: %v, want a refusal", err)
+	}
+	for _, sv := range d.status().Servers {
+		if sv.Spent.Epsilon != 0 {
+			t.Errorf("%s spent ε %g on an operator's refused release", sv.Role, sv.Spent.Epsilon)
 		}
 	}
 }

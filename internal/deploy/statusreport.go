@@ -2,6 +2,8 @@ package deploy
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/fedecdf/fedecdf/internal/p2p"
@@ -11,14 +13,14 @@ import (
 // Status is a deployment's state as fedecdf status prints it, from the
 // leader and, through it, the helper (JSON keys: docs/json.md). Counts
 // of reports, and the servers' last errors, are given only when
-// CountsPublic (replace-one neighbours, where n is public); they are
-// null otherwise, and an operator reads them in the server's own log and
-// metrics.
+// CountsPublic: to an operator of the manifest, and to an analyst under
+// replace-one neighbours, where n is public; they are null otherwise
+// (the servers' own logs and metrics have them).
 type Status struct {
 	Dataset  string `json:"dataset"`
 	Protocol int    `json:"protocol"`
-	// CountsPublic: the dataset's neighbouring relation is replace-one,
-	// so report counts are public and shown.
+	// CountsPublic: report counts and error lines are shown (to an
+	// operator, or under replace-one, where n is public).
 	CountsPublic bool `json:"counts_public"`
 	// ReportsBoth is the number of reports both servers hold (null when
 	// withheld, or when the helper could not be compared).
@@ -63,11 +65,26 @@ type ReleaseState struct {
 	Reports    *int     `json:"reports"`
 }
 
-// Status asks the leader how the deployment is: the leader compares its
-// report set with the helper's (within the leader's bounded peer
-// timeout) and answers for both.
-func (a *Analyst) Status(ctx context.Context) (*Status, error) {
-	st, err := protocol.Call[*protocol.Status](ctx, a.host.Conn(p2p.QueryProtocol), LeaderName, &protocol.StatusRequest{Dataset: a.m.Dataset})
+// AskStatus asks the leader of m, under the key of an analyst or an
+// operator of m, how the deployment is: the leader compares its report
+// set with the helper's (within its bounded peer timeout) and answers for
+// both. tc sets timeouts and retries; its Key, Peers and Listen are set
+// here.
+func AskStatus(ctx context.Context, m *Manifest, id *Identity, tc p2p.Config) (*Status, error) {
+	if pid := id.PeerID.String(); !slices.Contains(m.Analysts, pid) && !slices.Contains(m.Operators, pid) {
+		return nil, fmt.Errorf("the key's peer ID %s %w", pid, ErrNotStatusKey)
+	}
+	book, err := m.book(false)
+	if err != nil {
+		return nil, err
+	}
+	tc.Key, tc.Peers, tc.Listen = id.Key, book, nil
+	h, err := p2p.New(tc)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Close()
+	st, err := protocol.Call[*protocol.Status](ctx, h.Conn(p2p.QueryProtocol), LeaderName, &protocol.StatusRequest{Dataset: m.Dataset})
 	if err != nil {
 		return nil, err
 	}
