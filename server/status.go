@@ -14,25 +14,22 @@ import (
 var ErrBusy = errors.New("a release is being created")
 
 // ReportIDs returns the sorted IDs of the reports the server holds for
-// dataset.
+// dataset. They are sorted after the server's lock is released, so that
+// uploads do not wait for it.
 func (s *Server) ReportIDs(dataset string) ([]payload.ReportID, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	d, err := s.dataset(dataset)
 	if err != nil {
+		s.mu.Unlock()
 		return nil, err
 	}
-	return d.reportIDs(), nil
-}
-
-// reportIDs returns the sorted IDs of d's reports; the caller holds s.mu.
-func (d *dataset) reportIDs() []payload.ReportID {
 	ids := make([]payload.ReportID, 0, len(d.reports))
 	for id := range d.reports {
 		ids = append(ids, id)
 	}
+	s.mu.Unlock()
 	slices.SortFunc(ids, payload.CompareIDs)
-	return ids
+	return ids, nil
 }
 
 // State returns the server's part of a status report on dataset: its

@@ -77,7 +77,7 @@ func writeStatus(out io.Writer, st *deploy.Status) error {
 	fmt.Fprintf(w, "leader → helper\t%s\n", yesNo(st.LeaderReachesHelper, "reachable", "UNREACHABLE"))
 	switch {
 	case !st.CountsPublic:
-		fmt.Fprintf(w, "reports\twithheld: n is private under add/remove (the servers' logs and --metrics have the counts)\n")
+		fmt.Fprintf(w, "reports\twithheld: n is private under add/remove (an operator's key, the servers' logs and --metrics show the counts)\n")
 	case st.ReportsBoth != nil:
 		fmt.Fprintf(w, "held by both\t%d\n", *st.ReportsBoth)
 	}

@@ -119,3 +119,16 @@ func TestStatusCommand(t *testing.T) {
 		t.Errorf("--format yaml: %v", err)
 	}
 }
+
+// Under add/remove, status under an analyst's key says the counts are
+// withheld and prints none, nor any error line.
+func TestStatusTextWithholdsCounts(t *testing.T) {
+	manifest, key := inProcessDeploymentUnder(t, 1<<48, 3, "addremove")
+	text, err := runStatus("--manifest", manifest, "--key", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, "withheld: n is private under add/remove") || strings.Contains(text, "reports held") || strings.Contains(text, "last errors") {
+		t.Errorf("status text under add/remove:\n%s", text)
+	}
+}
