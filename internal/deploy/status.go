@@ -79,14 +79,15 @@ func (o *orphanView) fill(st *protocol.ServerState) {
 	}
 }
 
-// intersectIDs splits the sorted ids into those in set and the others.
+// intersectIDs splits ids into those in set and the others, in one
+// merge of the two lists, both sorted by payload.CompareIDs.
 func intersectIDs(ids, set []payload.ReportID) (in, out []payload.ReportID) {
-	have := make(map[payload.ReportID]bool, len(set))
-	for _, id := range set {
-		have[id] = true
-	}
+	j := 0
 	for _, id := range ids {
-		if have[id] {
+		for j < len(set) && payload.CompareIDs(set[j], id) < 0 {
+			j++
+		}
+		if j < len(set) && set[j] == id {
 			in = append(in, id)
 		} else {
 			out = append(out, id)

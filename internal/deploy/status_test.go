@@ -487,3 +487,23 @@ func TestResyncByResending(t *testing.T) {
 		t.Errorf("after the re-sync: %v, %d held by both; want each holding the report, none alone", got, *st.ReportsBoth)
 	}
 }
+
+// BenchmarkCompareReportSets is the helper's work in one comparison of
+// report sets of a million reports, 1% held by one server only: the
+// digest of its set and the two set differences.
+func BenchmarkCompareReportSets(b *testing.B) {
+	const n = 1_000_000
+	leader, helper := make([]payload.ReportID, n), make([]payload.ReportID, n)
+	for i := range n {
+		leader[i] = payload.ReportID{byte(i >> 16), byte(i >> 8), byte(i), 1}
+		helper[i] = leader[i]
+		if i%100 == 0 {
+			helper[i][3] = 2
+		}
+	}
+	for b.Loop() {
+		_ = payload.Digest(helper)
+		both, _ := intersectIDs(leader, helper)
+		_, _ = intersectIDs(helper, both)
+	}
+}
