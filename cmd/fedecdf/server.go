@@ -46,10 +46,10 @@ error. The leader checks every --peer-check that it reaches the helper.
 Reports held by one server only (an upload that reached one server: the
 helper down or refusing it) are never in a release. They are found when the
 leader compares the two report sets (fedecdf status, and a periodic check
-when the sets differ), logged and shown by fedecdf status. A party can
-complete its upload by running again (the server holding the report counts
-it once); --purge-orphans-after AGE removes, at this server only, those
-received longer than AGE ago.
+when the sets differ), logged and shown by fedecdf status. A party completes
+its upload by running fedecdf party --csv again with the same --row-key (the
+server holding a row's report counts it once); --purge-orphans-after AGE
+removes, at this server only, those received longer than AGE ago.
 
 --metrics HOST:PORT serves Prometheus text-format metrics at /metrics:
 reports accepted, duplicate, rejected and purged, releases and queries,
