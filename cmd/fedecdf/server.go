@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/server"
 )
 
@@ -22,6 +23,7 @@ type serverOptions struct {
 	role, key, manifest, store, logLevel, logFormat, metrics string
 	listen                                                   []string
 	peerCheck, peerTimeout, summary, purgeAfter              time.Duration
+	limits                                                   p2p.Limits
 }
 
 // newServerCommand builds the "server" command.
@@ -39,9 +41,10 @@ manifest's privacy policy and budget, until SIGINT or SIGTERM.
 Logs go to standard error, one line per event, as text (key=value) or JSON
 (--log-format), at --log-level and above: each upload at debug; a summary of
 the uploads, releases and queries of each --summary interval, releases and
-queries at info; refused uploads and requests, an unreachable helper and
-reports held by this server only at warn, with the reason; failures at
-error. The leader checks every --peer-check that it reaches the helper.
+queries at info; refused uploads and requests, refused connections, an
+unreachable helper and reports held by this server only at warn, with the
+reason; failures at error. The leader checks every --peer-check that it
+reaches the helper.
 
 Reports held by one server only (an upload that reached one server: the
 helper down or refusing it) are never in a release. They are found when the
@@ -54,11 +57,26 @@ removes, at this server only, those received longer than AGE ago.
 --metrics HOST:PORT serves Prometheus text-format metrics at /metrics:
 reports accepted, duplicate, rejected and purged, releases and queries,
 reports held and held here only, budget spent and total, and whether the
-other server is reachable.`,
+other server is reachable.
+
+Connection limits: each party opens a connection or two, often briefly,
+and many parties may share one IPv4 address (a NAT, or one machine
+uploading for many). The server accepts --conns-per-address concurrent
+connections from one address (an IPv4 address or an IPv6 /56), new ones
+at --conn-rate per second after a burst of --conn-burst, and
+--max-conns in all; loopback is not limited. A refused party sees its
+connection reset during the handshake (and retries for its
+--retry-window); the server logs "refused a connection" with the
+address. go-libp2p's own defaults (8 concurrent, 0.2 per second after 16)
+would refuse most parties behind one address.`,
 		Example: `  # The two servers of the manifest made in fedecdf manifest --help, each
   # in a terminal of its own (or with & at the end)
   fedecdf server --role leader --key leader.key --manifest manifest.json --listen /ip4/127.0.0.1/tcp/4001 --store leader.db
   fedecdf server --role helper --key helper.key --manifest manifest.json --listen /ip4/127.0.0.1/tcp/4002 --store helper.db
+
+  # A leader whose 5000 parties upload at once from behind one NAT address
+  fedecdf server --role leader --key leader.key --manifest manifest.json --listen /ip4/0.0.0.0/tcp/4001 --store leader.db \
+    --conns-per-address 5000 --conn-burst 5000 --max-conns 8192
 
   # JSON logs with every upload, metrics for Prometheus, and the reports
   # only this server holds purged once a day old
@@ -80,6 +98,10 @@ other server is reachable.`,
 	f.DurationVar(&o.peerTimeout, "peer-timeout", deploy.DefaultPeerTimeout, "leader: how long a check of the helper, or the helper's part of fedecdf status, may take")
 	f.DurationVar(&o.summary, "summary", deploy.DefaultSummary, "interval of the info line summarising uploads, releases and queries (0: none)")
 	f.DurationVar(&o.purgeAfter, "purge-orphans-after", 0, "purge the reports only this server holds once received longer ago than this, e.g. 24h (default 0: keep them)")
+	f.IntVar(&o.limits.ConnsPerAddr, "conns-per-address", p2p.DefaultConnsPerAddr, "concurrent connections accepted from one IPv4 address or IPv6 /56 (parties behind one NAT share it)")
+	f.Float64Var(&o.limits.ConnRate, "conn-rate", p2p.DefaultConnRate, "new connections per second accepted from one address once its --conn-burst is spent")
+	f.IntVar(&o.limits.ConnBurst, "conn-burst", p2p.DefaultConnBurst, "new connections one address may open at once before --conn-rate applies")
+	f.IntVar(&o.limits.Conns, "max-conns", p2p.DefaultConns, "concurrent inbound connections from all addresses")
 	return cmd
 }
 
@@ -108,7 +130,7 @@ func (o *serverOptions) run(cmd *cobra.Command, _ []string) error {
 // config checks the flags and reads the key and the manifest.
 func (o *serverOptions) config(logger *slog.Logger) (deploy.ServerConfig, error) {
 	cfg := deploy.ServerConfig{
-		Store: o.store, Logger: logger, Version: version(), Metrics: o.metrics,
+		Store: o.store, Logger: logger, Version: version(), Metrics: o.metrics, Transport: p2p.Config{Limits: o.limits},
 		PeerCheck: never(o.peerCheck), PeerTimeout: o.peerTimeout, Summary: never(o.summary), PurgeAfter: o.purgeAfter,
 	}
 	for name, d := range map[string]time.Duration{"--peer-check": o.peerCheck, "--peer-timeout": o.peerTimeout, "--summary": o.summary, "--purge-orphans-after": o.purgeAfter} {
@@ -123,6 +145,9 @@ func (o *serverOptions) config(logger *slog.Logger) (deploy.ServerConfig, error)
 		cfg.Role = server.Helper
 	default:
 		return cfg, fmt.Errorf("--role %q: want leader or helper", o.role)
+	}
+	if err := o.checkLimits(); err != nil {
+		return cfg, err
 	}
 	if o.key == "" {
 		return cfg, fmt.Errorf("--key is required: the %s's key file (fedecdf keygen --out %s.key)", o.role, o.role)
@@ -148,6 +173,20 @@ func (o *serverOptions) config(logger *slog.Logger) (deploy.ServerConfig, error)
 		return cfg, fmt.Errorf("--listen: no address given")
 	}
 	return cfg, nil
+}
+
+// checkLimits refuses a connection limit that is not positive (0 would
+// not mean "none").
+func (o *serverOptions) checkLimits() error {
+	for name, v := range map[string]float64{
+		"conns-per-address": float64(o.limits.ConnsPerAddr), "conn-rate": o.limits.ConnRate,
+		"conn-burst": float64(o.limits.ConnBurst), "max-conns": float64(o.limits.Conns),
+	} {
+		if !(v > 0) {
+			return fmt.Errorf("--%s %v is not positive: give a limit above 0 (see fedecdf server --help)", name, v)
+		}
+	}
+	return nil
 }
 
 // never maps the flag value 0 (none) of an interval to the negative
