@@ -31,19 +31,70 @@ type releaseRecord struct {
 }
 
 // ReleaseStore keeps encoded release records (the server owns the
-// format, a store keeps bytes).
-// SaveRelease must make the record durable before returning nil: the
-// server acknowledges a release only after it, so a restarted server
-// answers every acknowledged release with its original noise and never
-// draws a second noise for it.
+// format, a store keeps bytes): a release record, or the leader's
+// pending record of a release the helper has not yet confirmed.
+// SaveRelease and DeleteRelease must be durable before returning nil:
+// the server acknowledges a release only after its record is, so a
+// restarted server answers every acknowledged release with its original
+// noise and never draws a second noise for it, and the leader asks the
+// helper for a release only after its pending record is, so a restarted
+// leader completes or aborts it.
 type ReleaseStore interface {
 	// SaveRelease records the encoded record of release of dataset; a
 	// record of the same release is replaced.
 	SaveRelease(dataset string, release payload.ReleaseID, record []byte) error
+	// DeleteRelease removes the record of release of dataset, if any.
+	DeleteRelease(dataset string, release payload.ReleaseID) error
 	// LoadReleases calls fn with every record of dataset and the
 	// release it was saved as.
 	LoadReleases(dataset string, fn func(release payload.ReleaseID, record []byte) error) error
 }
+
+// pendingRecordVersion is the first byte of the leader's encoded pending
+// record (marshalPending), which tells it from a releaseRecord (whose
+// first byte is releaseRecordVersion); pinned by
+// TestPendingRecordKnownAnswer.
+const pendingRecordVersion = 0x81
+
+// marshalPending encodes the leader's pending record of release m: the
+// version byte, then m's spec (dataset, release, mechanism, components)
+// as a protocol.CreateRelease without reports. It holds no secret.
+func marshalPending(m *protocol.CreateRelease) []byte {
+	var w wire.Writer
+	w.Uint8(pendingRecordVersion)
+	w.Blob(encodeStoredRelease(releaseSpec(m)))
+	return w.Bytes()
+}
+
+// releaseSpec is what a retry of release m must repeat exactly: its
+// dataset, ID, mechanism and components.
+func releaseSpec(m *protocol.CreateRelease) *protocol.CreateRelease {
+	return &protocol.CreateRelease{Dataset: m.Dataset, Release: m.Release, Mechanism: m.Mechanism, Components: m.Components}
+}
+
+// parsePending decodes a record written by marshalPending; its errors
+// match protocol.ErrMalformed.
+func parsePending(b []byte) (*protocol.CreateRelease, error) {
+	r := wire.NewReader(b)
+	if v := r.Uint8("record version"); r.Err() == nil && v != pendingRecordVersion {
+		return nil, protocol.Malformed(fmt.Errorf("pending record: version %d, want %d", v, pendingRecordVersion))
+	}
+	body := r.Blob("release", protocol.MaxMessageSize)
+	if err := r.Finish(); err != nil {
+		return nil, protocol.Malformed(fmt.Errorf("pending record: %w", err))
+	}
+	m, err := decodeStoredRelease(body)
+	if err != nil {
+		return nil, fmt.Errorf("pending record: %w", err)
+	}
+	if m.Reports != 0 || len(m.IDs) != 0 {
+		return nil, protocol.Malformed(fmt.Errorf("pending record: holds a release with reports, want a release spec"))
+	}
+	return m, nil
+}
+
+// isPending reports whether a stored record is a pending record.
+func isPending(b []byte) bool { return len(b) > 0 && b[0] == pendingRecordVersion }
 
 // releaseRecordVersion is the first byte of an encoded releaseRecord.
 // A record and the noise a server re-derives from its seed are pinned by
@@ -51,15 +102,42 @@ type ReleaseStore interface {
 // that bumps this version, so that an old record is refused rather than
 // answered with other noise (an analyst could average the two draws).
 // Version 2: the replace-one tree's Δ = L and scales rounded up.
-const releaseRecordVersion = 2
+// Version 3: the release inside is a protocol version 4 message.
+const releaseRecordVersion = 3
 
 // recordMessageVersion is the protocol version byte of the
-// CreateRelease message inside a record, written as it was when
-// releaseRecordVersion 2 was fixed: the record has a version of its own,
-// and protocol versions that add messages (4: status) leave the
-// encoding of CreateRelease, which TestReleaseRecordKnownAnswer pins,
-// unchanged, so a stored release stays readable across them.
-const recordMessageVersion = 3
+// CreateRelease message inside a release or pending record, written as
+// it was when releaseRecordVersion 3 and pendingRecordVersion were
+// fixed: each record has a version of its own, and protocol versions
+// that only add messages (5: status) leave the encoding of
+// CreateRelease, which TestReleaseRecordKnownAnswer and
+// TestPendingRecordKnownAnswer pin, unchanged, so stored releases stay
+// readable across them.
+const recordMessageVersion = 4
+
+// encodeStoredRelease encodes m for a record: as protocol.Encode, with
+// the version byte recordMessageVersion.
+func encodeStoredRelease(m *protocol.CreateRelease) []byte {
+	b := protocol.Encode(m)
+	b[0] = recordMessageVersion
+	return b
+}
+
+// decodeStoredRelease decodes the release encodeStoredRelease wrote.
+func decodeStoredRelease(b []byte) (*protocol.CreateRelease, error) {
+	if len(b) == 0 || b[0] != recordMessageVersion {
+		return nil, protocol.Malformed(fmt.Errorf("the release is not encoded as message version %d", recordMessageVersion))
+	}
+	msg, err := protocol.Decode(slices.Concat([]byte{protocol.Version}, b[1:]))
+	if err != nil {
+		return nil, err
+	}
+	m, ok := msg.(*protocol.CreateRelease)
+	if !ok {
+		return nil, protocol.Malformed(fmt.Errorf("holds a %T, want a release", msg))
+	}
+	return m, nil
+}
 
 // MarshalBinary encodes r: a version byte, the seed, then the release as
 // a protocol.CreateRelease message (its version byte
@@ -71,12 +149,10 @@ func (r *releaseRecord) MarshalBinary() ([]byte, error) {
 	var w wire.Writer
 	w.Uint8(releaseRecordVersion)
 	w.Fixed(r.Seed[:])
-	body := protocol.Encode(&protocol.CreateRelease{
+	w.Blob(encodeStoredRelease(&protocol.CreateRelease{
 		Dataset: r.Dataset, Release: r.Release, Mechanism: r.Mechanism, Components: r.Components,
 		Reports: len(r.Reports), Digest: payload.Digest(r.Reports), IDs: r.Reports,
-	})
-	body[0] = recordMessageVersion
-	w.Blob(body)
+	}))
 	return w.Bytes(), nil
 }
 
@@ -109,16 +185,9 @@ func decodeReleaseRecord(b []byte) (*releaseRecord, error) {
 	if err := r.Finish(); err != nil {
 		return nil, fmt.Errorf("release record: %w", err)
 	}
-	if len(body) == 0 || body[0] != recordMessageVersion {
-		return nil, fmt.Errorf("release record: the release is not encoded as message version %d", recordMessageVersion)
-	}
-	msg, err := protocol.Decode(slices.Concat([]byte{protocol.Version}, body[1:]))
+	m, err := decodeStoredRelease(body)
 	if err != nil {
 		return nil, fmt.Errorf("release record: %w", err)
-	}
-	m, ok := msg.(*protocol.CreateRelease)
-	if !ok {
-		return nil, fmt.Errorf("release record: holds a %T, want a release", msg)
 	}
 	switch {
 	case len(m.IDs) != m.Reports || payload.Digest(m.IDs) != m.Digest:
@@ -166,6 +235,14 @@ func (s *memoryReleases) SaveRelease(dataset string, release payload.ReleaseID, 
 		s.records[dataset] = make(map[payload.ReleaseID][]byte)
 	}
 	s.records[dataset][release] = slices.Clone(record)
+	return nil
+}
+
+// DeleteRelease implements ReleaseStore.
+func (s *memoryReleases) DeleteRelease(dataset string, release payload.ReleaseID) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.records[dataset], release)
 	return nil
 }
 

@@ -24,6 +24,7 @@ type serverOptions struct {
 	listen                                                   []string
 	peerCheck, peerTimeout, summary, purgeAfter              time.Duration
 	limits                                                   p2p.Limits
+	acceptBudgetChange                                       bool
 }
 
 // newServerCommand builds the "server" command.
@@ -68,7 +69,21 @@ at --conn-rate per second after a burst of --conn-burst, and
 connection reset during the handshake (and retries for its
 --retry-window); the server logs "refused a connection" with the
 address. go-libp2p's own defaults (8 concurrent, 0.2 per second after 16)
-would refuse most parties behind one address.`,
+would refuse most parties behind one address.
+
+Start the helper first, then the leader. The leader compares its manifest
+with the helper's (a digest of the dataset, grid, policy, budget, minimum
+reports, keys and analysts) when it starts, every 30 s and before every
+release: on a difference the leader does not start (or, later, both
+servers refuse uploads, releases and queries), naming the parts that
+differ, e.g. "manifest mismatch with the helper: grid differ". A helper
+that is not up yet is only logged; the leader checks again.
+
+The store remembers the total budget its ledger is kept under. A manifest
+with another total budget over a store that has charged a release is
+refused unless --accept-budget-change is given (then logged at WARN with
+the old and the new budget); give it to both servers, which run the same
+manifest.`,
 		Example: `  # The two servers of the manifest made in fedecdf manifest --help, each
   # in a terminal of its own (or with & at the end)
   fedecdf server --role leader --key leader.key --manifest manifest.json --listen /ip4/127.0.0.1/tcp/4001 --store leader.db
@@ -94,7 +109,7 @@ would refuse most parties behind one address.`,
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug (every upload), info, warn or error")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: "+strings.Join(deploy.LogFormats, " or ")+" (one line per event)")
 	f.StringVar(&o.metrics, "metrics", "", "serve Prometheus text-format metrics at http://HOST:PORT/metrics, e.g. 127.0.0.1:9090 (default: none)")
-	f.DurationVar(&o.peerCheck, "peer-check", deploy.DefaultPeerCheck, "leader: interval of its checks that it reaches the helper (0: none)")
+	f.DurationVar(&o.peerCheck, "peer-check", deploy.DefaultPeerCheck, "leader: interval of its checks of the helper: same manifest, reachable, report sets")
 	f.DurationVar(&o.peerTimeout, "peer-timeout", deploy.DefaultPeerTimeout, "leader: how long a check of the helper, or the helper's part of fedecdf status, may take")
 	f.DurationVar(&o.summary, "summary", deploy.DefaultSummary, "interval of the info line summarising uploads, releases and queries (0: none)")
 	f.DurationVar(&o.purgeAfter, "purge-orphans-after", 0, "purge the reports only this server holds once received longer ago than this, e.g. 24h (default 0: keep them)")
@@ -102,6 +117,7 @@ would refuse most parties behind one address.`,
 	f.Float64Var(&o.limits.ConnRate, "conn-rate", p2p.DefaultConnRate, "new connections per second accepted from one address once its --conn-burst is spent")
 	f.IntVar(&o.limits.ConnBurst, "conn-burst", p2p.DefaultConnBurst, "new connections one address may open at once before --conn-rate applies")
 	f.IntVar(&o.limits.Conns, "max-conns", p2p.DefaultConns, "concurrent inbound connections from all addresses")
+	f.BoolVar(&o.acceptBudgetChange, "accept-budget-change", false, "start although the manifest's total budget differs from the one the store's ledger was kept under (logged at WARN)")
 	return cmd
 }
 
@@ -131,10 +147,11 @@ func (o *serverOptions) run(cmd *cobra.Command, _ []string) error {
 func (o *serverOptions) config(logger *slog.Logger) (deploy.ServerConfig, error) {
 	cfg := deploy.ServerConfig{
 		Store: o.store, Logger: logger, Version: version(), Metrics: o.metrics, Transport: p2p.Config{Limits: o.limits},
-		PeerCheck: never(o.peerCheck), PeerTimeout: o.peerTimeout, Summary: never(o.summary), PurgeAfter: o.purgeAfter,
+		AcceptBudgetChange: o.acceptBudgetChange,
+		PeerCheck:          o.peerCheck, PeerTimeout: o.peerTimeout, Summary: never(o.summary), PurgeAfter: o.purgeAfter,
 	}
 	for name, d := range map[string]time.Duration{"--peer-check": o.peerCheck, "--peer-timeout": o.peerTimeout, "--summary": o.summary, "--purge-orphans-after": o.purgeAfter} {
-		if d < 0 || (d == 0 && name == "--peer-timeout") {
+		if d < 0 || (d == 0 && (name == "--peer-check" || name == "--peer-timeout")) {
 			return cfg, fmt.Errorf("%s %v: want a positive duration such as 30s", name, d)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
 
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -35,14 +36,21 @@ type ServerConfig struct {
 	// Transport overrides the timeouts and retries of the host; its Key,
 	// Self, Listen, Peers and Logger are set from the fields above.
 	Transport p2p.Config
+	// AcceptBudgetChange lets the server start on a store whose ledger
+	// charged releases under another total budget than the manifest's
+	// (logged at WARN with both); without it such a start is refused
+	// (ErrBudgetChanged).
+	AcceptBudgetChange bool
+	// PeerCheck is the interval at which the leader checks the helper
+	// (DefaultPeerCheck if 0): it exchanges manifest digests, until it
+	// first reaches it and then to notice a helper restarted on another
+	// manifest, then sends the size and digest of its report set
+	// (checkReports), logging a warning when it cannot reach it.
+	// PeerTimeout bounds each exchange, and the helper's part of fedecdf
+	// status (DefaultPeerTimeout if 0).
+	PeerCheck, PeerTimeout time.Duration
 	// Version is the binary's version, for fedecdf status.
 	Version string
-	// PeerCheck is the interval at which the leader checks that it
-	// reaches the helper, logging a warning when it does not
-	// (DefaultPeerCheck if 0; negative: never). PeerTimeout bounds one
-	// check, and the helper's part of fedecdf status (DefaultPeerTimeout
-	// if 0).
-	PeerCheck, PeerTimeout time.Duration
 	// OrphanCheck is how often at most a periodic check compares every
 	// report ID with the helper when the two sets differ, to find the
 	// reports only one server holds (DefaultOrphanCheck if 0). fedecdf
@@ -72,14 +80,20 @@ type Server struct {
 	srv   *server.Server
 	store *store.Store
 	log   *slog.Logger
+	stop  chan struct{} // closed by Close: ends watchHelper
+	done  chan struct{} // closed when watchHelper returns
+	once  sync.Once     // closes stop
 
-	started  time.Time
-	last     lastErrors
-	counters counters
-	peer     peerView
-	orphans  orphanView
-	stop     context.CancelFunc // ends the periodic checks and the metrics endpoint
-	loops    sync.WaitGroup
+	started   time.Time
+	last      lastErrors
+	counters  counters
+	peer      peerView
+	orphans   orphanView
+	cancelOps context.CancelFunc // ends the summary and the metrics endpoint
+	loops     sync.WaitGroup
+	// compared is when the periodic check last compared every report ID
+	// (watchHelper's goroutine only).
+	compared time.Time
 	// metricsAddr is the bound address of the metrics endpoint.
 	metricsAddr string
 }
@@ -93,7 +107,7 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 		cfg.Logger = slog.Default()
 	}
 	cfg = withOpsDefaults(cfg)
-	s := &Server{cfg: cfg, started: time.Now()}
+	s := &Server{cfg: cfg, started: time.Now(), stop: make(chan struct{}), done: make(chan struct{}), cancelOps: func() {}}
 	s.log = withLastErrors(cfg.Logger, &s.last).With("role", cfg.Role.String())
 	self, peerName, endpoint := LeaderName, HelperName, m.Leader
 	if cfg.Role == server.Helper {
@@ -114,6 +128,10 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	if s.store, err = store.Open(cfg.Store); err != nil {
 		return nil, err
 	}
+	if err := s.checkBudget(dataset.Budget); err != nil {
+		s.store.Close()
+		return nil, err
+	}
 	tc := cfg.Transport
 	tc.Key, tc.Self, tc.Listen, tc.Peers, tc.Logger = cfg.Identity.Key, self, cfg.Listen, book, s.log
 	if tc.MaxMessage == 0 {
@@ -125,7 +143,7 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	}
 	s.srv, err = server.New(server.Config{
 		Role: cfg.Role, Peer: peerName, Conn: s.host.Conn(p2p.PeerProtocol),
-		Ledger: s.store, Releases: s.store, Datasets: []server.Dataset{dataset},
+		Ledger: s.store, Releases: s.store, Datasets: []server.Dataset{dataset}, Manifest: m.Digests(),
 	})
 	if err == nil {
 		err = s.replay()
@@ -148,11 +166,22 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 			s.host.Handle(p2p.SealedProtocol, []transport.PeerID{LeaderName}, s.handleSealed)
 		}
 	}
+	s.log.Info("serving", "peer_id", s.host.ID().String(), "addrs", fmt.Sprint(s.host.Addrs()), "dataset", m.Dataset, "version", cfg.Version)
 	if err := s.startOps(); err != nil {
+		close(s.done)
 		s.Close()
 		return nil, err
 	}
-	s.log.Info("serving", "peer_id", s.host.ID().String(), "addrs", fmt.Sprint(s.host.Addrs()), "dataset", m.Dataset, "version", cfg.Version)
+	if cfg.Role == server.Helper {
+		close(s.done)
+		return s, nil
+	}
+	if err := s.firstContact(); err != nil {
+		close(s.done)
+		s.Close()
+		return nil, err
+	}
+	go s.watchHelper()
 	return s, nil
 }
 
@@ -175,19 +204,117 @@ func withOpsDefaults(cfg ServerConfig) ServerConfig {
 	return cfg
 }
 
-// startOps starts the periodic summary, the leader's checks of the
-// helper and the metrics endpoint, which Close stops.
+// startOps starts the periodic summary and the metrics endpoint, which
+// Close stops.
 func (s *Server) startOps() error {
-	ctx, stop := context.WithCancel(context.Background())
-	s.stop = stop
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancelOps = cancel
 	s.summarise(ctx)
-	if s.cfg.Role == server.Leader {
-		s.watchHelper(ctx)
-	}
 	if s.cfg.Metrics != "" {
 		return s.serveMetrics(ctx, s.cfg.Metrics)
 	}
 	return nil
+}
+
+// checkBudget compares the manifest's total budget with the one the
+// store's ledger is kept under, and records the manifest's: a new store
+// or an equal budget passes, and so does another one over a ledger that
+// has charged nothing yet (logged); over one that has, another budget is
+// refused (ErrBudgetChanged) unless the operator accepts the change
+// (ServerConfig.AcceptBudgetChange), which is logged at WARN with the
+// old and the new budget and what is spent.
+func (s *Server) checkBudget(want ledger.Budget) error {
+	name := s.cfg.Manifest.Dataset
+	old, found, err := s.store.Total(name)
+	if err != nil || (found && old == want) {
+		return err
+	}
+	spent, err := s.store.Spent(name)
+	if err != nil {
+		return err
+	}
+	attrs := []any{"dataset", name, "old_epsilon", old.Epsilon, "old_delta", old.Delta, "new_epsilon", want.Epsilon, "new_delta", want.Delta, "spent_epsilon", spent.Epsilon, "spent_delta", spent.Delta}
+	switch {
+	case found && spent != (ledger.Budget{}) && !s.cfg.AcceptBudgetChange:
+		return fmt.Errorf("%s: dataset %q: %w: the manifest's total budget ε=%g, δ=%g is not the ε=%g, δ=%g the ledger in %s has spent ε=%g, δ=%g under; if the change is intended, start the server with --accept-budget-change (both servers run the same manifest, so both need it); otherwise start it on the manifest the store was started with", s.name, name, ErrBudgetChanged, want.Epsilon, want.Delta, old.Epsilon, old.Delta, s.cfg.Store, spent.Epsilon, spent.Delta)
+	case found && spent != (ledger.Budget{}):
+		s.log.Warn("total budget changed by --accept-budget-change", attrs...)
+	case found:
+		s.log.Info("total budget changed before any release was charged", attrs...)
+	}
+	return s.store.SetTotal(name, want)
+}
+
+// firstContact exchanges manifest digests with the helper when the
+// leader starts: a mismatch is refused (the leader does not start), an
+// unreachable helper logged, to be checked again by watchHelper.
+func (s *Server) firstContact() error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.PeerTimeout)
+	defer cancel()
+	err := s.srv.CheckPeer(ctx)
+	switch {
+	case errors.Is(err, server.ErrManifestMismatch):
+		return err
+	case err != nil:
+		s.log.Warn("helper not reachable yet: the manifest check and any pending release wait for it", "err", err)
+	default:
+		s.log.Info("the helper runs the same manifest")
+		s.resolvePending()
+	}
+	return nil
+}
+
+// watchHelper exchanges manifest digests with the helper every
+// PeerCheck, logging each change (unreachable, mismatch, agreed) and
+// resolving pending releases once the helper agrees, and then checks the
+// report sets (checkReports), until Close.
+func (s *Server) watchHelper() {
+	defer close(s.done)
+	t := time.NewTicker(s.cfg.PeerCheck)
+	defer t.Stop()
+	last := ""
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.PeerTimeout)
+		err := s.srv.CheckPeer(ctx)
+		cancel()
+		if err == nil {
+			s.checkReports()
+		} else {
+			s.peer.set(err)
+		}
+		state := "agreed"
+		if err != nil {
+			state = err.Error()
+		}
+		if state != last {
+			switch {
+			case errors.Is(err, server.ErrManifestMismatch):
+				s.log.Error("refusing to serve: the helper runs another manifest", "err", err)
+			case err != nil:
+				s.log.Warn("helper not reachable", "err", err)
+			default:
+				s.log.Info("the helper runs the same manifest")
+			}
+		}
+		last = state
+		if err == nil {
+			s.resolvePending()
+		}
+	}
+}
+
+// resolvePending completes or aborts the leader's pending releases.
+func (s *Server) resolvePending() {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.PeerCheck)
+	defer cancel()
+	if err := s.srv.ResolvePending(ctx); err != nil {
+		s.log.Warn("pending releases not resolved yet", "err", err)
+	}
 }
 
 // replay feeds the stored uploads to the fresh server.
@@ -221,10 +348,11 @@ func (s *Server) Addrs() []ma.Multiaddr { return s.host.Addrs() }
 // NumReports returns the number of reports the server has made durable.
 func (s *Server) NumReports() (int, error) { return s.store.NumReports(s.cfg.Manifest.Dataset) }
 
-// Close stops serving and the periodic checks, waits for running
-// requests and closes the store.
+// Close stops serving, waits for running requests and closes the store.
 func (s *Server) Close() error {
-	s.stop()
+	s.once.Do(func() { close(s.stop) })
+	<-s.done
+	s.cancelOps()
 	err := s.host.Close()
 	s.loops.Wait()
 	return errors.Join(err, s.store.Close())
@@ -277,7 +405,10 @@ func (s *Server) refuseReport(from transport.PeerID, report, reason string) []by
 
 // handleRelease serves release creation and queries (from the analysts
 // at the leader, from the leader at the helper), logging a progress line
-// while a query is evaluated.
+// while a query is evaluated, the manifest digests the leader sends the
+// helper, and status requests (from the analysts and operators at the
+// leader, from the leader at the helper); an operator may ask for status
+// only.
 func (s *Server) handleRelease(ctx context.Context, from transport.PeerID, req []byte) []byte {
 	msg, err := protocol.Decode(req)
 	if err != nil {
@@ -291,6 +422,12 @@ func (s *Server) handleRelease(ctx context.Context, from transport.PeerID, req [
 		return errorResponse("%s: %s may ask for status only: it is an operator of the manifest, not an analyst", s.name, from)
 	}
 	switch m := msg.(type) {
+	case *protocol.ManifestDigest:
+		resp := s.srv.Handle(ctx, from, req)
+		if err := s.srv.ManifestMismatch(); err != nil && s.cfg.Role == server.Helper {
+			s.log.Error("refusing to serve: the leader runs another manifest", "err", err)
+		}
+		return resp
 	case *protocol.CreateRelease:
 		resp := s.srv.Handle(ctx, from, req)
 		s.logOutcome(resp, &s.counters.released, &s.counters.releaseRefused, "release created", "release refused", "from", from, "release", m.Release.String())

@@ -210,7 +210,7 @@ func (s *Server) checkHelper(ctx context.Context, compare bool) (*protocol.Statu
 // leader's log before the first release fails.
 func (s *Server) logPeer(err error) {
 	if err != nil {
-		s.log.Warn("cannot reach the helper", "err", err)
+		s.log.Warn("helper not reachable", "err", err)
 		return
 	}
 	s.log.Info("the helper is reachable")
@@ -298,21 +298,17 @@ func (s *Server) purge(only []payload.ReportID) []payload.ReportID {
 	return kept
 }
 
-// watchHelper checks the helper every PeerCheck until ctx ends: its
-// size and digest, and every ID when the sets differ and the last full
-// comparison is older than OrphanCheck.
-func (s *Server) watchHelper(ctx context.Context) {
-	var compared time.Time
-	s.every(ctx, s.cfg.PeerCheck, func() {
-		compare := time.Since(compared) >= s.cfg.OrphanCheck
-		resp, err := s.checkHelper(ctx, false)
-		if err != nil || resp.Compared || !compare {
-			return
-		}
-		if _, err := s.checkHelper(ctx, true); err == nil {
-			compared = time.Now()
-		}
-	})
+// checkReports is the periodic check of the report sets (watchHelper,
+// every PeerCheck): their size and digest, and every ID when they differ
+// and the last full comparison is older than OrphanCheck.
+func (s *Server) checkReports() {
+	resp, err := s.checkHelper(context.Background(), false)
+	if err != nil || resp.Compared || time.Since(s.compared) < s.cfg.OrphanCheck {
+		return
+	}
+	if _, err := s.checkHelper(context.Background(), true); err == nil {
+		s.compared = time.Now()
+	}
 }
 
 // every runs f every interval until ctx ends (never if interval ≤ 0).

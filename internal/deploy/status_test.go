@@ -281,7 +281,7 @@ func TestStatusHelperUnreachable(t *testing.T) {
 			if st.LeaderReachesHelper || len(st.Servers) != 2 || st.Servers[1].Reachable || !strings.Contains(st.Servers[1].Error, c.cause) {
 				t.Fatalf("status %+v: want the helper unreachable: %s", st, c.cause)
 			}
-			if leader := st.Servers[0]; !strings.Contains(strings.Join(leader.LastErrors, "\n"), "cannot reach the helper") {
+			if leader := st.Servers[0]; !strings.Contains(strings.Join(leader.LastErrors, "\n"), "helper not reachable") {
 				t.Errorf("the leader's last errors %q lack the unreachable helper", leader.LastErrors)
 			}
 		})
@@ -416,7 +416,7 @@ func TestLeaderWarnsWhenHelperStops(t *testing.T) {
 	})
 	logs.waitFor(t, `level=INFO msg="the helper is reachable" role=leader`, "the helper reached")
 	d.helper.Close()
-	logs.waitFor(t, `level=WARN msg="cannot reach the helper" role=leader err=.*helper`, "the stopped helper")
+	logs.waitFor(t, `level=WARN msg="helper not reachable" role=leader err=`, "the stopped helper")
 }
 
 // A corrupt leader that tells a purging helper it holds no report at all
