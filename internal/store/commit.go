@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -21,10 +22,11 @@ var ErrClosed = errors.New("store closed")
 
 // reportWrite is one PutReport waiting for the commit that covers it.
 type reportWrite struct {
-	dataset string
-	id      payload.ReportID
-	upload  []byte
-	done    chan error // buffered: the committer never blocks on it
+	dataset  string
+	id       payload.ReportID
+	upload   []byte
+	received time.Time  // when PutReport was called
+	done     chan error // buffered: the committer never blocks on it
 }
 
 // committer is the group commit of reports: PutReport queues a write and
@@ -60,13 +62,14 @@ func (s *Store) stopCommitter() {
 	<-s.c.stopped
 }
 
-// PutReport records the upload of report id to dataset and returns once
-// the transaction holding it is committed and fsynced: concurrent calls
-// share one transaction (group commit), so a caller that acknowledges
-// the report after PutReport returns nil never acknowledges a report a
-// crash could lose. Writing the same report again is harmless.
+// PutReport records the upload of report id to dataset, and the time it
+// was first recorded (ReceivedAt), and returns once the transaction
+// holding it is committed and fsynced: concurrent calls share one
+// transaction (group commit), so a caller that acknowledges the report
+// after PutReport returns nil never acknowledges a report a crash could
+// lose. Writing the same report again is harmless and keeps that time.
 func (s *Store) PutReport(dataset string, id payload.ReportID, upload []byte) error {
-	w := &reportWrite{dataset: dataset, id: id, upload: upload, done: donePool.Get().(chan error)}
+	w := &reportWrite{dataset: dataset, id: id, upload: upload, received: time.Now(), done: donePool.Get().(chan error)}
 	s.c.mu.RLock()
 	if s.c.closed {
 		s.c.mu.RUnlock()
@@ -118,7 +121,7 @@ func (s *Store) commitBatch(batch []*reportWrite) {
 	})
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		for _, w := range batch {
-			if err := putReport(tx, w.dataset, w.id, w.upload); err != nil {
+			if err := putReport(tx, w); err != nil {
 				return err
 			}
 		}
@@ -135,11 +138,19 @@ func (s *Store) commitBatch(batch []*reportWrite) {
 	}
 }
 
-// putReport writes one report within tx.
-func putReport(tx *bolt.Tx, dataset string, id payload.ReportID, upload []byte) error {
-	b, err := tx.Bucket(reportsBucket).CreateBucketIfNotExists([]byte(dataset))
+// putReport writes one report, and its receipt time unless it has one,
+// within tx.
+func putReport(tx *bolt.Tx, w *reportWrite) error {
+	b, err := tx.Bucket(reportsBucket).CreateBucketIfNotExists([]byte(w.dataset))
 	if err != nil {
 		return err
 	}
-	return b.Put(id[:], upload)
+	if err := b.Put(w.id[:], w.upload); err != nil {
+		return err
+	}
+	r, err := tx.Bucket(receivedBucket).CreateBucketIfNotExists([]byte(w.dataset))
+	if err != nil || r.Get(w.id[:]) != nil {
+		return err
+	}
+	return r.Put(w.id[:], []byte(w.received.UTC().Format(time.RFC3339Nano)))
 }
