@@ -19,7 +19,8 @@
 // Group commit. Reports arrive one per stream, many at once; one
 // transaction (and fdatasync) per report would spend most of a server's
 // disk writes on B+tree pages and meta pages rewritten for a single
-// 1.3 KB upload. PutReport instead queues its write to one committer
+// upload of a few hundred bytes. PutReport instead queues its write (the
+// upload and its receipt time, taken when PutReport is called) to one committer
 // goroutine, which takes every write queued, commits them together in
 // key order, and answers each only after that commit returned. There is
 // no timer: a report reaching an idle store is committed at once, and
