@@ -147,14 +147,24 @@ func TrueROC(bins, labels []int, nBins int, prefixes []int) (Curve, error) {
 	return NewCurve(c), nil
 }
 
-// AreaError returns the area between the true curve and the private one
-// (the smoothed curve, or the raw one under smoothing none),
+// AreaError returns the area between the true curve and c (for a ROC
+// result, its smoothed curve, or the raw one under smoothing none),
 // ∫|ROC − ROĈ| dFPR (roc.AreaError, dp-ecdf §6.5). A raw curve that is
 // not monotone may cross itself; its area is measured along its polyline
 // (roc.PathAreaError), which is the same integral for a monotone curve.
-func (r *ROC) AreaError(truth Curve) (float64, error) {
-	if !r.curve.Monotone() {
-		return roc.PathAreaError(truth.curve, r.curve)
+func (c Curve) AreaError(truth Curve) (float64, error) {
+	if !c.curve.Monotone() {
+		return roc.PathAreaError(truth.curve, c.curve)
 	}
-	return roc.AreaError(truth.curve, r.curve)
+	return roc.AreaError(truth.curve, c.curve)
+}
+
+// Interpolated returns c with k − 1 points between consecutive
+// thresholds (roc.Curve.Interpolate), and its PR curve.
+func (c Curve) Interpolated(k int) (Curve, error) {
+	ic, err := c.curve.Interpolate(k)
+	if err != nil {
+		return Curve{}, fmt.Errorf("analysis: %w", err)
+	}
+	return NewCurve(ic), nil
 }

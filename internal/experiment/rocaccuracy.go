@@ -1,0 +1,285 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/analysis"
+	"github.com/fedecdf/fedecdf/ecdf"
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/dataset"
+	"github.com/fedecdf/fedecdf/internal/payload"
+	"github.com/fedecdf/fedecdf/roc"
+)
+
+// rocAccEpsilons is the ε axis of roc-accuracy: the ε of the ROC release.
+var rocAccEpsilons = []float64{0.5, 1, 2}
+
+// rocMethod is one private ROC estimator of roc-accuracy: a mechanism
+// for the {Label, NotLabel} pair, a public grid (scale and number of
+// bins) and a smoothing of each class's ECDF.
+type rocMethod struct {
+	mechanism string
+	scale     ecdf.Scale
+	bins      int
+	smoothing string
+	// interpolate is the factor of roc.Curve.Interpolate (0: none).
+	interpolate int
+}
+
+func (m rocMethod) String() string {
+	s := fmt.Sprintf("%s %s N=%d %s", m.mechanism, m.scale, m.bins, m.smoothing)
+	if m.interpolate > 0 {
+		s += fmt.Sprintf(" pchip×%d", m.interpolate)
+	}
+	return s
+}
+
+// rocMethods are the estimators compared: the issue's baseline (k-ary on
+// 1024 linear bins) and the grid and smoothing levers.
+var rocMethods = []rocMethod{
+	{"kary", ecdf.Linear, 1024, "l2", 0},
+	{"kary", ecdf.Linear, 256, "l2", 0},
+	{"kary", ecdf.Linear, 128, "l2", 0},
+	{"kary", ecdf.Linear, 128, "l2", 8},
+	{"kary", ecdf.Linear, 96, "l2", 8},
+	{"kary", ecdf.Linear, 64, "l2", 8},
+	{"kary", ecdf.Linear, 48, "l2", 8},
+	{"kary", ecdf.Linear, 32, "l2", 8},
+	{"kary", ecdf.Linear, 64, "tree-l2", 8},
+	{"kary", ecdf.Log, 64, "l2", 8},
+	{"kary", ecdf.Log, 32, "l2", 8},
+}
+
+// rocScores is a data set of roc-accuracy: scores in (0, 1) and 0/1
+// labels, with the exact (unbinned) ROC curve every estimator is
+// measured against.
+type rocScores struct {
+	name   string
+	scores []float64
+	labels []int
+	truth  analysis.Curve
+}
+
+// rocGridMin is the lower end of the log grids over the probabilities
+// (scores below it fall into the first bin): public, like the grid.
+const rocGridMin = 1e-4
+
+// RocAccuracy measures the private ROC estimators rocMethods (issue 18)
+// on the Bank logistic-regression probabilities (every row scored by the
+// model trained on the seeded 70 % split, as the peer's figures are over
+// all 45 211 records) and on synthetic probabilities of the same size
+// and prevalence: for each data set, neighbouring relation and ε, the
+// mean over cfg.Runs releases (one noise draw each: a curator; two
+// servers double the variance) of the area between the exact unbinned
+// ROC curve and the private one (analysis.ROC.AreaError), and of the
+// AUC error, with standard errors. Two figures: area and AUC error.
+func RocAccuracy(ctx context.Context, cfg Config) ([]*Figure, error) {
+	cfg = cfg.withDefaults()
+	sets, err := rocAccuracyData(cfg)
+	if err != nil {
+		return nil, err
+	}
+	saved := analysis.IntervalDraws
+	analysis.IntervalDraws = 0
+	defer func() { analysis.IntervalDraws = saved }()
+	area := &Figure{ID: "roc-accuracy", Title: "ROC area error vs ε (issue 18)", XLabel: "ε", YLabel: "area between exact and private ROC", LogX: true, LogY: true, Runs: cfg.Runs}
+	auc := &Figure{ID: "roc-accuracy-auc", Title: "AUC error vs ε (issue 18)", XLabel: "ε", YLabel: "|AUC − AUĈ| (unbinned AUC)", LogX: true, LogY: true, Runs: cfg.Runs}
+	pr := progress{cfg.Progress}
+	pr.start("roc-accuracy", len(sets)*2*len(rocAccEpsilons)*len(rocMethods)*cfg.Runs)
+	defer pr.finish()
+	rng := rand.New(rand.NewPCG(cfg.Seed, 18))
+	for _, d := range sets {
+		for _, rel := range []mechanism.Relation{mechanism.AddRemove, mechanism.ReplaceOne} {
+			for _, m := range rocMethods {
+				a, u, note, err := rocAccuracySeries(ctx, d, rel, m, cfg.Runs, rng, pr)
+				if err != nil {
+					return nil, fmt.Errorf("%s, %v, %v: %w", d.name, rel, m, err)
+				}
+				area.Series, auc.Series = append(area.Series, a), append(auc.Series, u)
+				area.Notes = append(area.Notes, note)
+			}
+		}
+	}
+	return []*Figure{area, auc}, nil
+}
+
+// rocAccuracySeries measures method m on d under rel at every ε of
+// rocAccEpsilons: the area and AUC error series, and a note giving the
+// noise-free area error of m's grid (its discretisation floor).
+func rocAccuracySeries(ctx context.Context, d rocScores, rel mechanism.Relation, m rocMethod, runs int, rng *rand.Rand, pr progress) (area, auc Series, note string, err error) {
+	name := fmt.Sprintf("%s, %v, %v", d.name, rel, m)
+	area, auc = Series{Name: name, Mechanism: m.mechanism}, Series{Name: name, Mechanism: m.mechanism}
+	pos, neg, err := rocAccuracyPrefixes(d, m)
+	if err != nil {
+		return area, auc, "", err
+	}
+	spec := func(eps float64) aggregation.ReleaseSpec {
+		return aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: m.mechanism, Bins: m.bins, Epsilon: eps, Relation: rel}, Components: []aggregation.Component{aggregation.Label, aggregation.NotLabel}}
+	}
+	exact, err := aggregation.NewRelease(payload.ReleaseID{}, spec(1), len(d.scores), 1)
+	if err != nil {
+		return area, auc, "", err
+	}
+	binned, err := analysis.NewROC(exactResult(exact, aggregation.Label, pos), exactResult(exact, aggregation.NotLabel, neg), "none")
+	if err == nil {
+		var floor float64
+		floor, err = rocFloor(binned.Curve, m.interpolate, d.truth)
+		note = fmt.Sprintf("%s: noise-free area error of the grid %.6f", name, floor)
+	}
+	if err == nil && rel == mechanism.ReplaceOne && m.mechanism == "kary" {
+		note, err = splitNote(note, m.bins, pos[len(pos)-1], neg[len(neg)-1])
+	}
+	if err != nil {
+		return area, auc, "", err
+	}
+	for _, eps := range rocAccEpsilons {
+		r, err := aggregation.NewRelease(payload.ReleaseID{}, spec(eps), len(d.scores), 1)
+		if err != nil {
+			return area, auc, "", err
+		}
+		var ae, ue meanSE
+		for range runs {
+			if err := ctx.Err(); err != nil {
+				return area, auc, "", err
+			}
+			c, err := analysis.NewROC(ciResult(r, aggregation.Label, pos, rng), ciResult(r, aggregation.NotLabel, neg, rng), m.smoothing)
+			if err != nil {
+				return area, auc, "", err
+			}
+			curve := c.Curve
+			if m.interpolate > 0 {
+				if curve, err = curve.Interpolated(m.interpolate); err != nil {
+					return area, auc, "", err
+				}
+			}
+			a, err := curve.AreaError(d.truth)
+			if err != nil {
+				return area, auc, "", err
+			}
+			ae.add(a)
+			ue.add(math.Abs(curve.AUC - d.truth.AUC))
+			pr.add()
+		}
+		area.X, area.Y, area.StdErr = append(area.X, eps), append(area.Y, ae.mean()), append(area.StdErr, ae.stderr())
+		auc.X, auc.Y, auc.StdErr = append(auc.X, eps), append(auc.Y, ue.mean()), append(auc.StdErr, ue.stderr())
+	}
+	return area, auc, note, nil
+}
+
+// splitNote adds to note what lever (a), unequal node scales for the
+// two classes under replace-one (rocSplit), would gain at ε = 1 with
+// the true class sizes (an oracle: a private estimate only does worse).
+func splitNote(note string, bins int, nPos, nNeg float64) (string, error) {
+	base, best, k, ratio, err := rocSplit(bins, 1, nPos, nNeg)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s; unequal split (lever a): weighted variance ×%.3f (k=%d, rate ratio u₊/u₋=%.2f)", note, best/base, k, ratio), nil
+}
+
+// rocFloor is the area error of the exact binned curve c, interpolated
+// by factor k when k > 0.
+func rocFloor(c analysis.Curve, k int, truth analysis.Curve) (float64, error) {
+	if k > 0 {
+		var err error
+		if c, err = c.Interpolated(k); err != nil {
+			return 0, err
+		}
+	}
+	return c.AreaError(truth)
+}
+
+// rocAccuracyPrefixes bins d on m's grid over [rocGridMin or 0, 1] and
+// returns the exact prefix sums of the positives and the negatives.
+func rocAccuracyPrefixes(d rocScores, m rocMethod) (pos, neg []float64, err error) {
+	lo := 0.0
+	if m.scale == ecdf.Log {
+		lo = rocGridMin
+	}
+	g, err := ecdf.NewGrid(m.scale, lo, 1, m.bins)
+	if err != nil {
+		return nil, nil, err
+	}
+	bins, _, err := g.BinAll(d.scores, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	return roc.ExactPrefixes(bins, d.labels, m.bins)
+}
+
+// rocAccuracyData returns the data sets of roc-accuracy: Bank (skipped
+// with errNoData when absent) and the synthetic probabilities.
+func rocAccuracyData(cfg Config) ([]rocScores, error) {
+	var sets []rocScores
+	bankScores, bankLabels, err := bankAllRows(cfg)
+	switch {
+	case isNoData(err):
+	case err != nil:
+		return nil, err
+	default:
+		sets = append(sets, rocScores{name: "Bank", scores: bankScores, labels: bankLabels})
+	}
+	s, l := syntheticProbabilities(45211, 0.117, cfg.Seed)
+	sets = append(sets, rocScores{name: "synthetic", scores: s, labels: l})
+	for k := range sets {
+		if sets[k].truth, err = unbinnedROC(sets[k].scores, sets[k].labels); err != nil {
+			return nil, err
+		}
+	}
+	return sets, nil
+}
+
+// bankAllRows scores every row of the Bank data with the logistic
+// regression trained on its seeded split (dataset.ScoreTable).
+func bankAllRows(cfg Config) ([]float64, []int, error) {
+	path := filepath.Join(cfg.DataDir, bank.file)
+	if _, err := os.Stat(path); err != nil {
+		return nil, nil, fmt.Errorf("%w: %s (the paper's Bank data; see --data-dir)", errNoData, path)
+	}
+	t, err := dataset.ReadTable(path, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := dataset.ScoreTable(t, bank.label, bank.positive, dataset.SplitOptions{Seed: cfg.Seed})
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.ScoreRows(t)
+}
+
+// syntheticProbabilities draws n scores sigmoid(z − 3.2), z ~ N(1.8·y, 1),
+// y ~ Bernoulli(prevalence): a calibrated-looking classifier of AUC
+// about 0.9 with most negatives near 0, as on Bank.
+func syntheticProbabilities(n int, prevalence float64, seed uint64) ([]float64, []int) {
+	rng := rand.New(rand.NewPCG(seed, 1818))
+	s, l := make([]float64, n), make([]int, n)
+	for k := range s {
+		z := rng.NormFloat64() - 3.2
+		if rng.Float64() < prevalence {
+			l[k], z = 1, z+1.8
+		}
+		s[k] = 1 / (1 + math.Exp(-z))
+	}
+	return s, l
+}
+
+// unbinnedROC is the exact ROC curve of the scores, every distinct score
+// a threshold.
+func unbinnedROC(scores []float64, labels []int) (analysis.Curve, error) {
+	distinct := slices.Clone(scores)
+	slices.Sort(distinct)
+	distinct = slices.Compact(distinct)
+	bins := make([]int, len(scores))
+	for k, s := range scores {
+		i, _ := slices.BinarySearch(distinct, s)
+		bins[k] = i + 1
+	}
+	return analysis.TrueROC(bins, labels, len(distinct), analysis.AllPrefixes(len(distinct)))
+}
