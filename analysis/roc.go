@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/roc"
 )
 
@@ -75,12 +76,66 @@ func ClampTotals(pos, neg []float64) []string {
 	return notes
 }
 
+// totalsFit is the generalised least-squares projection of the released
+// pair onto the constraint P(N) + M(N) = n, which holds exactly when n
+// is public (replace-one). With e the noise of both vectors (independent
+// between the vectors, covariance Σ within each), and residual
+// ρ = P̂(N) + M̂(N) − n, the GLS estimate under the linear constraint is
+// ŷ − Σa(aᵀΣa)⁻¹ρ, a the indicator of the two prefixes N:
+//
+//	P̃(i) = P̂(i) − Cov(e_P(i), e_P(N))·ρ/(Var e_P(N) + Var e_M(N))
+//
+// and likewise M̃, so that P̃(N) + M̃(N) = n. Cov(e(i), e(N)) is
+// (Var e(i) + Var e(N) − Var(e(N) − e(i)))/2 from the release's public
+// range variances. It is the best linear unbiased estimate given the
+// constraint (each class total's variance is halved when both vectors
+// have the same noise) and post-processing of the release with public n:
+// no privacy cost. Under add/remove n is not public and the fit is the
+// identity.
+type totalsFit struct {
+	n      float64
+	cp, cm []float64 // Cov(e(i_j), e(N)) / (Var e_P(N) + Var e_M(N))
+}
+
+// newTotalsFit returns the fit of the results pos and neg of one release
+// read at the same prefixes, the last of which is N, with normaliser n;
+// nil when n is not public.
+func newTotalsFit(pos, neg *aggregation.Result, n ecdf.Normaliser) *totalsFit {
+	if !n.Public {
+		return nil
+	}
+	rel, last := pos.Release, pos.Prefixes[len(pos.Prefixes)-1]
+	vp, vm := rel.RangeVariance(aggregation.Label, 0, last), rel.RangeVariance(aggregation.NotLabel, 0, last)
+	if !(vp+vm > 0) {
+		return nil
+	}
+	f := &totalsFit{n: float64(n.N), cp: make([]float64, len(pos.Prefixes)), cm: make([]float64, len(pos.Prefixes))}
+	for j, i := range pos.Prefixes {
+		f.cp[j] = (rel.RangeVariance(aggregation.Label, 0, i) + vp - rel.RangeVariance(aggregation.Label, i, last)) / 2 / (vp + vm)
+		f.cm[j] = (rel.RangeVariance(aggregation.NotLabel, 0, i) + vm - rel.RangeVariance(aggregation.NotLabel, i, last)) / 2 / (vp + vm)
+	}
+	return f
+}
+
+// apply replaces the released prefix sums p and m (in place) by the fit.
+func (f *totalsFit) apply(p, m []float64) {
+	if f == nil {
+		return
+	}
+	rho := p[len(p)-1] + m[len(m)-1] - f.n
+	for j := range p {
+		p[j] -= f.cp[j] * rho
+		m[j] -= f.cm[j] * rho
+	}
+}
+
 // NewROC builds the ROC result from the released prefix sums of the
 // positives (Label) and negatives (NotLabel) of one release, read at the
-// same prefixes, the last of which is N: the class totals are clamped
-// (ClampTotals), each vector's ECDF is smoothed by method (over the
-// release's noise pattern for tree-l2), and the raw and smoothed curves
-// are computed by package roc.
+// same prefixes, the last of which is N: under replace-one the two
+// vectors are made to add up to the public n at N (totalsFit), the class
+// totals are clamped (ClampTotals), each vector's ECDF is smoothed by
+// method (over the release's noise pattern for tree-l2), and the raw and
+// smoothed curves are computed by package roc.
 func NewROC(pos, neg *aggregation.Result, method string) (*ROC, error) {
 	method, err := CheckSmoothing(method, len(pos.Prefixes), pos.Release.Spec.Mechanism.Bins)
 	if err != nil {
@@ -94,6 +149,8 @@ func NewROC(pos, neg *aggregation.Result, method string) (*ROC, error) {
 		return nil, fmt.Errorf("analysis: release %v: %w", pos.Release.ID, err)
 	}
 	p, m := values(pos), values(neg)
+	fit := newTotalsFit(pos, neg, n)
+	fit.apply(p, m)
 	r := &ROC{Privacy: describe(pos.Release, aggregation.Label, n), Smoothing: method, Notes: ClampTotals(p, m)}
 	raw, err := roc.FromPrefixes(p, m, nil)
 	if err != nil {
@@ -105,7 +162,7 @@ func NewROC(pos, neg *aggregation.Result, method string) (*ROC, error) {
 	}
 	r.Raw, r.Curve = NewCurve(raw), NewCurve(smoothed)
 	if IntervalDraws > 0 {
-		own, pop, err := aucIntervals(pos, neg, p, m, method, r.Curve.AUC, IntervalDraws)
+		own, pop, err := aucIntervals(pos, neg, p, m, fit, method, r.Curve.AUC, IntervalDraws)
 		if err != nil {
 			return nil, fmt.Errorf("analysis: release %v: %w", pos.Release.ID, err)
 		}
