@@ -3,9 +3,12 @@ package analysis
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/ecdf"
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/roc"
 )
 
@@ -45,6 +48,11 @@ type ROC struct {
 	Curve
 	// Raw is the unsmoothed private curve; it may cross itself.
 	Raw Curve `json:"raw"`
+	// Interpolated is Curve with ROCInterpolation − 1 points between
+	// consecutive thresholds (roc.Curve.Interpolate, PCHIP): the estimate
+	// of the unbinned curve, whose auc is the estimate of the unbinned
+	// AUC (issue 18's estimator).
+	Interpolated Curve `json:"interpolated"`
 	// AUCCI95 is a 95 % interval for the data set's own binned AUC given
 	// the DP noise, AUCCI95Population one for the population AUC adding
 	// the sampling variance (aucIntervals); both about Curve.AUC, absent
@@ -134,8 +142,9 @@ func (f *totalsFit) apply(p, m []float64) {
 // same prefixes, the last of which is N: under replace-one the two
 // vectors are made to add up to the public n at N (totalsFit), the class
 // totals are clamped (ClampTotals), each vector's ECDF is smoothed by
-// method (over the release's noise pattern for tree-l2), and the raw and
-// smoothed curves are computed by package roc.
+// method (over the release's noise pattern for tree-l2), the raw and
+// smoothed curves are computed by package roc, and the smoothed one is
+// interpolated between the thresholds (Interpolated).
 func NewROC(pos, neg *aggregation.Result, method string) (*ROC, error) {
 	method, err := CheckSmoothing(method, len(pos.Prefixes), pos.Release.Spec.Mechanism.Bins)
 	if err != nil {
@@ -161,6 +170,9 @@ func NewROC(pos, neg *aggregation.Result, method string) (*ROC, error) {
 		return nil, fmt.Errorf("analysis: release %v: %w", pos.Release.ID, err)
 	}
 	r.Raw, r.Curve = NewCurve(raw), NewCurve(smoothed)
+	if r.Interpolated, err = r.Curve.Interpolated(ROCInterpolation); err != nil {
+		return nil, err
+	}
 	if IntervalDraws > 0 {
 		own, pop, err := aucIntervals(pos, neg, p, m, fit, method, r.Curve.AUC, IntervalDraws)
 		if err != nil {
@@ -183,6 +195,20 @@ func QueryROC(ctx context.Context, u aggregation.UStat, rel *aggregation.Release
 		}
 	}
 	return NewROC(res[0], res[1], method)
+}
+
+// UnbinnedROC is the exact ROC curve of scores with 0/1 labels, every
+// distinct score a threshold: the curve a private one estimates.
+func UnbinnedROC(scores []float64, labels []int) (Curve, error) {
+	distinct := slices.Clone(scores)
+	slices.Sort(distinct)
+	distinct = slices.Compact(distinct)
+	bins := make([]int, len(scores))
+	for k, s := range scores {
+		i, _ := slices.BinarySearch(distinct, s)
+		bins[k] = i + 1
+	}
+	return TrueROC(bins, labels, len(distinct), AllPrefixes(len(distinct)))
 }
 
 // TrueROC is the exact ROC curve of instances with 1-based bins and 0/1
@@ -224,4 +250,45 @@ func (c Curve) Interpolated(k int) (Curve, error) {
 		return Curve{}, fmt.Errorf("analysis: %w", err)
 	}
 	return NewCurve(ic), nil
+}
+
+// ROCInterpolation is the factor of the PCHIP interpolation
+// (roc.Curve.Interpolate) that NewROC applies to the smoothed curve to
+// estimate the unbinned curve between the grid's thresholds.
+const ROCInterpolation = 8
+
+// Bounds of ROCBins.
+const (
+	minROCBins = 32
+	maxROCBins = 1024
+	// rocBinsPerUnit is n·ε_vector per bin of ROCBins (roc-accuracy,
+	// EXPERIMENTS.md).
+	rocBinsPerUnit = 600
+)
+
+// ROCBins is the number of bins N of a linear grid for a ROC release of
+// n instances at spec ε under relation r, from these public quantities
+// alone (never the data): N = n·ε_v/600 rounded, within [32, 1024],
+// where ε_v is the ε each class vector gets (ε under add/remove, ε/2
+// under replace-one: payload.ComponentMechanism).
+//
+// The area error of a private curve is the sum of a noise term, about
+// σ_N/(ε_v·n₊) (σ_N² the mechanism's per-prefix variance at ε = 1,
+// growing like a power of log N) and a discretisation term of the grid,
+// about C/N for the interpolated curve; their balance puts N* close to
+// proportional to ε_v·n, and the constant 600 is where roc-accuracy's
+// measured error over N = 32…1024 is least for the synthetic and Bank
+// probabilities (its optimum is flat within a factor 2 of N*). Under
+// add/remove n is the operator's expected number of instances, fixed
+// before the data like the grid itself.
+func ROCBins(n int, epsilon float64, r mechanism.Relation) int {
+	ev := epsilon
+	if r == mechanism.ReplaceOne {
+		ev /= 2
+	}
+	bins := math.Round(float64(n) * ev / rocBinsPerUnit)
+	if math.IsNaN(bins) {
+		return minROCBins
+	}
+	return int(min(max(bins, minROCBins), maxROCBins))
 }

@@ -35,8 +35,8 @@ func (r *Report) WriteText(w io.Writer) error {
 		p("ECDF band\tsimultaneous 95 %% band F̂ ± %.3g s.d. (Monte Carlo over the noise law, %d draws); holds the true F at every threshold: %s\n",
 			b.Critical, b.Draws, yesNo(r.bandCovers()))
 	}
-	p("ROC\tAUC true %.4f (unbinned %.4f), private raw %.4f, smoothed %.4f; area between true and %s curves %.4f\n",
-		r.True.ROC.AUC, r.True.AUCUnbinned, r.ROC.Raw.AUC, r.ROC.AUC, r.privateCurve(), r.Error.ROCArea)
+	p("ROC\tAUC true %.4f (unbinned %.4f), private raw %.4f, smoothed %.4f, interpolated %.4f; area between true and %s curves %.4f, between the unbinned and the interpolated %.4f\n",
+		r.True.ROC.AUC, r.True.AUCUnbinned, r.ROC.Raw.AUC, r.ROC.AUC, r.ROC.Interpolated.AUC, r.privateCurve(), r.Error.ROCArea, r.Error.ROCAreaUnbinned)
 	if iv, pop := r.ROC.AUCCI95, r.ROC.AUCCI95Population; iv != nil {
 		p("\tAUC 95 %% CI [%.4f, %.4f] for this data set's binned AUC given the DP noise (holds the true %.4f: %s); [%.4f, %.4f] for the population AUC (+ sampling, Hanley–McNeil)\n",
 			iv[0], iv[1], r.True.ROC.AUC, yesNo(iv[0] <= r.True.ROC.AUC && r.True.ROC.AUC <= iv[1]), pop[0], pop[1])

@@ -64,10 +64,12 @@ type Config struct {
 	// the roc Hosmer–Lemeshow allocation runs (the others are proved
 	// under replace-one only).
 	Neighbours mechanism.Relation
-	Bins       int     // N
-	Min, Max   float64 // grid domain
-	Prefixes   int     // |B|: number of evenly spaced prefixes queried; 0 means all N
-	Seed       uint64  // seed of the built-in data and of the train/test split
+	// Bins is N; 0 chooses it for the ROC release from n and its ε
+	// (analysis.ROCBins), n the number of parties.
+	Bins     int
+	Min, Max float64 // grid domain
+	Prefixes int     // |B|: number of evenly spaced prefixes queried; 0 means all N
+	Seed     uint64  // seed of the built-in data and of the train/test split
 	// Smoothing post-processes every private curve (smooth.Apply: none,
 	// l1, l2 or tree-l2; empty means l2). tree-l2 follows the release
 	// mechanism's noise pattern, so it needs every prefix (Prefixes 0).
@@ -154,6 +156,11 @@ type Errors struct {
 	// one under smoothing none, measured along its polyline where it
 	// crosses itself (analysis.ROC.AreaError).
 	ROCArea float64 `json:"roc_area"`
+	// ROCAreaUnbinned is the area between the exact unbinned ROC curve
+	// (every distinct score a threshold, analysis.UnbinnedROC) and the
+	// private estimate of it, analysis.ROC.Interpolated: issue 18's
+	// measure.
+	ROCAreaUnbinned float64 `json:"roc_area_unbinned"`
 }
 
 // Cost is the communication and time of the run.
@@ -204,10 +211,19 @@ func (p *phases) end() {
 // holding it (uploaded to the servers), the releases and their answers,
 // and the report comparing them with the truth.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
+	var data *Data
+	if cfg.Bins == 0 { // the number of parties decides: read the data first
+		var err error
+		if data, err = LoadData(cfg); err != nil {
+			return nil, err
+		}
+		cfg.Bins = analysis.ROCBins(len(data.Scores), rocSpec(cfg).Mechanism.Epsilon, cfg.Neighbours)
+	}
 	r, err := newRun(cfg)
 	if err != nil {
 		return nil, err
 	}
+	r.data = data
 	if err := r.readData(); err != nil {
 		return nil, err
 	}
@@ -271,14 +287,16 @@ func newRun(cfg Config) (*run, error) {
 // Hosmer–Lemeshow test out: an error when a plan spends ε on it, a note
 // when it would only have post-processed the ROC release.
 func (r *run) readData() error {
-	r.ph.begin("data", -1)
-	data, err := LoadData(r.cfg)
-	r.ph.end()
-	if err != nil {
-		return err
+	if r.data == nil {
+		r.ph.begin("data", -1)
+		data, err := LoadData(r.cfg)
+		r.ph.end()
+		if err != nil {
+			return err
+		}
+		r.data = data
 	}
-	r.data = data
-	if data.Probabilities {
+	if r.data.Probabilities {
 		return nil
 	}
 	if len(r.plans) > 0 {
@@ -396,6 +414,13 @@ func (r *run) reportROC(rep *Report) error {
 		return err
 	}
 	n := len(r.parties)
+	unbinned, err := analysis.UnbinnedROC(r.data.Scores[:n], r.data.Labels[:n])
+	if err != nil {
+		return err
+	}
+	if rep.Error.ROCAreaUnbinned, err = rep.ROC.Interpolated.AreaError(unbinned); err != nil {
+		return err
+	}
 	rep.True.AUCUnbinned, err = dataset.AUC(r.data.Scores[:n], r.data.Labels[:n])
 	return err
 }

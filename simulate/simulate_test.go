@@ -234,3 +234,24 @@ func TestRunROCOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestRunChoosesBins: Bins 0 takes analysis.ROCBins of the number of
+// parties and the ROC release's ε, under either relation.
+func TestRunChoosesBins(t *testing.T) {
+	for _, rel := range []mechanism.Relation{mechanism.ReplaceOne, mechanism.AddRemove} {
+		t.Run(rel.String(), func(t *testing.T) {
+			cfg := Config{Parties: 3000, Backend: "plain", Epsilon: 16, ECDFShare: 0.25, Mechanism: "kary", Min: 0, Max: 1, Seed: 4, Neighbours: rel, Bootstrap: -1}
+			r, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := analysis.ROCBins(3000, 12, rel)
+			if r.Bins != want || len(r.ROC.FPR) != want+1 || len(r.ROC.Interpolated.FPR) != analysis.ROCInterpolation*want+1 {
+				t.Errorf("%d bins, %d ROC points, %d interpolated: want %d bins", r.Bins, len(r.ROC.FPR), len(r.ROC.Interpolated.FPR), want)
+			}
+			if !(r.Error.ROCAreaUnbinned > 0 && r.Error.ROCAreaUnbinned < 0.05) {
+				t.Errorf("area to the unbinned curve %g at ε = 12 on %d bins", r.Error.ROCAreaUnbinned, r.Bins)
+			}
+		})
+	}
+}

@@ -23,7 +23,7 @@ func TestFlagsRefused(t *testing.T) {
 		{"simulate prefixes above bins", []string{"simulate", "--bins", "8", "--prefixes", "9"}, "--prefixes 9:"},
 		{"simulate test fraction 0", []string{"simulate", "--test-fraction", "0"}, "--test-fraction 0:"},
 		{"simulate parties 0", []string{"simulate", "--parties", "0"}, "--parties 0 is not positive"},
-		{"simulate bins 0", []string{"simulate", "--bins", "0"}, "--bins 0 is not positive"},
+		{"simulate bins -1", []string{"simulate", "--bins", "-1"}, "--bins -1 is negative"},
 		{"experiment bins 0", []string{"experiment", "--bins", "0"}, "--bins 0 is not positive"},
 		{"party concurrency 0", []string{"party", "--concurrency", "0", "--score", "0.5", "--label", "1"}, "--concurrency 0 is not positive"},
 		{"ecdf k with tree", []string{"ecdf", "--min", "0", "--max", "1", "--mechanism", "tree", "--k", "5"}, "--k 5 is the arity of the kary mechanism, but --mechanism is tree"},

@@ -104,7 +104,7 @@ func (o *simulateOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.cfg.Mechanism, "mechanism", "auto", "noise mechanism: "+strings.Join(mechanism.Names, ", "))
 	f.Float64Var(&o.cfg.Delta, "delta", 0, "δ of every release, per privacy unit: cascade and gaussian-tree need δ > 0 (auto considers them only then)")
 	f.StringVar(&o.neighbours, "neighbours", "replace", "neighbouring relation: replace (n public) or addremove (the analyst normalises by a noisy total)")
-	f.IntVar(&o.cfg.Bins, "bins", 256, binsUsage("suits thousands of parties"))
+	f.IntVar(&o.cfg.Bins, "bins", 0, binsUsage("0 chooses N for the ROC curve from n and its ε, n·ε/600 per class vector within [32, 1024] (analysis.ROCBins)"))
 	f.Float64Var(&o.cfg.Min, "min", 0, "grid minimum")
 	f.Float64Var(&o.cfg.Max, "max", 1, "grid maximum")
 	f.IntVar(&o.cfg.Prefixes, "prefixes", 0, "number |B| of evenly spaced thresholds queried (default all N)")
@@ -129,9 +129,9 @@ func (o *simulateOptions) check(cmd *cobra.Command) error {
 		return fmt.Errorf("--ecdf-share %g: want a share of ε in [0, 1) (0: no ECDF release, a ROC-only run), the rest going to the ROC/PR release", cfg.ECDFShare)
 	case !(cfg.HosmerShare >= 0 && cfg.ECDFShare+cfg.HosmerShare < 1):
 		return fmt.Errorf("--hosmer-share %g: want a share of ε in [0, 1) that leaves something for ROC/PR after --ecdf-share %g", cfg.HosmerShare, cfg.ECDFShare)
-	case cfg.Bins < 1:
-		return fmt.Errorf("--bins %d is not positive", cfg.Bins)
-	case cfg.Prefixes < 0 || cfg.Prefixes > cfg.Bins:
+	case cfg.Bins < 0:
+		return fmt.Errorf("--bins %d is negative (0: chosen from n and ε)", cfg.Bins)
+	case cfg.Prefixes < 0 || cfg.Bins > 0 && cfg.Prefixes > cfg.Bins:
 		return fmt.Errorf("--prefixes %d: want 1 to --bins %d thresholds, or 0 for every bin", cfg.Prefixes, cfg.Bins)
 	case (cfg.Data == "" || changed("parties")) && cfg.Parties < 1:
 		return fmt.Errorf("--parties %d is not positive", cfg.Parties)
@@ -166,7 +166,7 @@ func (o *simulateOptions) run(cmd *cobra.Command, _ []string) error {
 	if eps == 0 {
 		eps = cfg.Epsilon * (1 - cfg.HosmerShare)
 	}
-	if _, err := newMechanism(mechanism.Params{Name: cfg.Mechanism, Bins: cfg.Bins, Epsilon: eps, Delta: cfg.Delta, Relation: cfg.Neighbours}); err != nil {
+	if _, err := newMechanism(mechanism.Params{Name: cfg.Mechanism, Bins: max(cfg.Bins, 1), Epsilon: eps, Delta: cfg.Delta, Relation: cfg.Neighbours}); err != nil {
 		return err
 	}
 	if p := newProgress(cmd.ErrOrStderr(), cfg.Data != "" || cfg.Parties >= 10000); p != nil {

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/analysis"
@@ -29,14 +28,18 @@ type rocMethod struct {
 	scale     ecdf.Scale
 	bins      int
 	smoothing string
-	// interpolate is the factor of roc.Curve.Interpolate (0: none).
-	interpolate int
+	// interpolate says whether the curve is analysis.ROC.Interpolated
+	// (else its Curve: the polyline through the thresholds).
+	interpolate bool
 }
 
 func (m rocMethod) String() string {
 	s := fmt.Sprintf("%s %s N=%d %s", m.mechanism, m.scale, m.bins, m.smoothing)
-	if m.interpolate > 0 {
-		s += fmt.Sprintf(" pchip×%d", m.interpolate)
+	if m.interpolate {
+		s += " pchip"
+	}
+	if m.bins == 0 {
+		s = fmt.Sprintf("%s N=ROCBins %s pchip (default)", m.mechanism, m.smoothing)
 	}
 	return s
 }
@@ -44,17 +47,16 @@ func (m rocMethod) String() string {
 // rocMethods are the estimators compared: the baseline (k-ary on
 // 1024 linear bins) and the grid and smoothing levers.
 var rocMethods = []rocMethod{
-	{"kary", ecdf.Linear, 1024, "l2", 0},
-	{"kary", ecdf.Linear, 256, "l2", 0},
-	{"kary", ecdf.Linear, 128, "l2", 0},
-	{"kary", ecdf.Linear, 128, "l2", 8},
-	{"kary", ecdf.Linear, 96, "l2", 8},
-	{"kary", ecdf.Linear, 64, "l2", 8},
-	{"kary", ecdf.Linear, 48, "l2", 8},
-	{"kary", ecdf.Linear, 32, "l2", 8},
-	{"kary", ecdf.Linear, 64, "tree-l2", 8},
-	{"kary", ecdf.Log, 64, "l2", 8},
-	{"kary", ecdf.Log, 32, "l2", 8},
+	{"kary", ecdf.Linear, 1024, "l2", false},
+	{"kary", ecdf.Linear, 256, "l2", false},
+	{"kary", ecdf.Linear, 128, "l2", false},
+	{"kary", ecdf.Linear, 128, "l2", true},
+	{"kary", ecdf.Linear, 64, "l2", true},
+	{"kary", ecdf.Linear, 32, "l2", true},
+	{"kary", ecdf.Linear, 16, "l2", true},
+	{"kary", ecdf.Linear, 64, "tree-l2", true},
+	{"kary", ecdf.Log, 64, "l2", true},
+	{"auto", ecdf.Linear, 0, "l2", true},
 }
 
 // rocScores is a data set of roc-accuracy: scores in (0, 1) and 0/1
@@ -98,12 +100,12 @@ func RocAccuracy(ctx context.Context, cfg Config) ([]*Figure, error) {
 	for _, d := range sets {
 		for _, rel := range []mechanism.Relation{mechanism.AddRemove, mechanism.ReplaceOne} {
 			for _, m := range rocMethods {
-				a, u, note, err := rocAccuracySeries(ctx, d, rel, m, cfg.Runs, rng, pr)
+				a, u, notes, err := rocAccuracySeries(ctx, d, rel, m, cfg.Runs, rng, pr)
 				if err != nil {
 					return nil, fmt.Errorf("%s, %v, %v: %w", d.name, rel, m, err)
 				}
 				area.Series, auc.Series = append(area.Series, a), append(auc.Series, u)
-				area.Notes = append(area.Notes, note)
+				area.Notes = append(area.Notes, notes...)
 			}
 		}
 	}
@@ -111,66 +113,91 @@ func RocAccuracy(ctx context.Context, cfg Config) ([]*Figure, error) {
 }
 
 // rocAccuracySeries measures method m on d under rel at every ε of
-// rocAccEpsilons: the area and AUC error series, and a note giving the
+// rocAccEpsilons: the area and AUC error series, and notes giving the
 // noise-free area error of m's grid (its discretisation floor).
-func rocAccuracySeries(ctx context.Context, d rocScores, rel mechanism.Relation, m rocMethod, runs int, rng *rand.Rand, pr progress) (area, auc Series, note string, err error) {
+func rocAccuracySeries(ctx context.Context, d rocScores, rel mechanism.Relation, m rocMethod, runs int, rng *rand.Rand, pr progress) (area, auc Series, notes []string, err error) {
 	name := fmt.Sprintf("%s, %v, %v", d.name, rel, m)
 	area, auc = Series{Name: name, Mechanism: m.mechanism}, Series{Name: name, Mechanism: m.mechanism}
-	pos, neg, err := rocAccuracyPrefixes(d, m)
-	if err != nil {
-		return area, auc, "", err
-	}
-	spec := func(eps float64) aggregation.ReleaseSpec {
-		return aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: m.mechanism, Bins: m.bins, Epsilon: eps, Relation: rel}, Components: []aggregation.Component{aggregation.Label, aggregation.NotLabel}}
-	}
-	exact, err := aggregation.NewRelease(payload.ReleaseID{}, spec(1), len(d.scores), 1)
-	if err != nil {
-		return area, auc, "", err
-	}
-	binned, err := analysis.NewROC(exactResult(exact, aggregation.Label, pos), exactResult(exact, aggregation.NotLabel, neg), "none")
-	if err == nil {
-		var floor float64
-		floor, err = rocFloor(binned.Curve, m.interpolate, d.truth)
-		note = fmt.Sprintf("%s: noise-free area error of the grid %.6f", name, floor)
-	}
-	if err == nil && rel == mechanism.ReplaceOne && m.mechanism == "kary" {
-		note, err = splitNote(note, m.bins, pos[len(pos)-1], neg[len(neg)-1])
-	}
-	if err != nil {
-		return area, auc, "", err
-	}
-	for _, eps := range rocAccEpsilons {
-		r, err := aggregation.NewRelease(payload.ReleaseID{}, spec(eps), len(d.scores), 1)
+	for k, eps := range rocAccEpsilons {
+		mm := m
+		if m.bins == 0 {
+			mm.bins = analysis.ROCBins(len(d.scores), eps, rel)
+		}
+		pos, neg, err := rocAccuracyPrefixes(d, mm)
 		if err != nil {
-			return area, auc, "", err
+			return area, auc, nil, err
+		}
+		if k == 0 || m.bins == 0 {
+			note, err := rocAccuracyNote(fmt.Sprintf("%s, ε = %g, N = %d", name, eps, mm.bins), d, rel, mm, pos, neg)
+			if err != nil {
+				return area, auc, nil, err
+			}
+			notes = append(notes, note)
+		}
+		r, err := aggregation.NewRelease(payload.ReleaseID{}, rocSpec(mm, eps, rel), len(d.scores), 1)
+		if err != nil {
+			return area, auc, nil, err
 		}
 		var ae, ue meanSE
 		for range runs {
 			if err := ctx.Err(); err != nil {
-				return area, auc, "", err
+				return area, auc, nil, err
 			}
 			c, err := analysis.NewROC(ciResult(r, aggregation.Label, pos, rng), ciResult(r, aggregation.NotLabel, neg, rng), m.smoothing)
 			if err != nil {
-				return area, auc, "", err
+				return area, auc, nil, err
 			}
-			curve := c.Curve
-			if m.interpolate > 0 {
-				if curve, err = curve.Interpolated(m.interpolate); err != nil {
-					return area, auc, "", err
-				}
-			}
-			a, err := curve.AreaError(d.truth)
+			a, u, err := rocErrors(c, m.interpolate, d.truth)
 			if err != nil {
-				return area, auc, "", err
+				return area, auc, nil, err
 			}
 			ae.add(a)
-			ue.add(math.Abs(curve.AUC - d.truth.AUC))
+			ue.add(u)
 			pr.add()
 		}
 		area.X, area.Y, area.StdErr = append(area.X, eps), append(area.Y, ae.mean()), append(area.StdErr, ae.stderr())
 		auc.X, auc.Y, auc.StdErr = append(auc.X, eps), append(auc.Y, ue.mean()), append(auc.StdErr, ue.stderr())
 	}
-	return area, auc, note, nil
+	return area, auc, notes, nil
+}
+
+// rocSpec is the ROC release of method m at ε under rel.
+func rocSpec(m rocMethod, eps float64, rel mechanism.Relation) aggregation.ReleaseSpec {
+	return aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: m.mechanism, Bins: m.bins, Epsilon: eps, Relation: rel}, Components: []aggregation.Component{aggregation.Label, aggregation.NotLabel}}
+}
+
+// rocErrors returns the area and AUC errors of the ROC result c (its
+// interpolated curve if interpolate, else its curve) against truth.
+func rocErrors(c *analysis.ROC, interpolate bool, truth analysis.Curve) (area, auc float64, err error) {
+	curve := c.Curve
+	if interpolate {
+		curve = c.Interpolated
+	}
+	area, err = curve.AreaError(truth)
+	return area, math.Abs(curve.AUC - truth.AUC), err
+}
+
+// rocAccuracyNote says what the noise-free release of m's grid misses
+// (its discretisation floor) and, under replace-one, what lever (a)
+// would gain (splitNote).
+func rocAccuracyNote(name string, d rocScores, rel mechanism.Relation, m rocMethod, pos, neg []float64) (string, error) {
+	exact, err := aggregation.NewRelease(payload.ReleaseID{}, rocSpec(m, 1, rel), len(d.scores), 1)
+	if err != nil {
+		return "", err
+	}
+	c, err := analysis.NewROC(exactResult(exact, aggregation.Label, pos), exactResult(exact, aggregation.NotLabel, neg), "none")
+	if err != nil {
+		return "", err
+	}
+	floor, _, err := rocErrors(c, m.interpolate, d.truth)
+	if err != nil {
+		return "", err
+	}
+	note := fmt.Sprintf("%s: noise-free area error of the grid %.6f", name, floor)
+	if rel == mechanism.ReplaceOne {
+		return splitNote(note, m.bins, pos[len(pos)-1], neg[len(neg)-1])
+	}
+	return note, nil
 }
 
 // splitNote adds to note what lever (a), unequal node scales for the
@@ -182,18 +209,6 @@ func splitNote(note string, bins int, nPos, nNeg float64) (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("%s; unequal split (lever a): weighted variance ×%.3f (k=%d, rate ratio u₊/u₋=%.2f)", note, best/base, k, ratio), nil
-}
-
-// rocFloor is the area error of the exact binned curve c, interpolated
-// by factor k when k > 0.
-func rocFloor(c analysis.Curve, k int, truth analysis.Curve) (float64, error) {
-	if k > 0 {
-		var err error
-		if c, err = c.Interpolated(k); err != nil {
-			return 0, err
-		}
-	}
-	return c.AreaError(truth)
 }
 
 // rocAccuracyPrefixes bins d on m's grid over [rocGridMin or 0, 1] and
@@ -229,7 +244,7 @@ func rocAccuracyData(cfg Config) ([]rocScores, error) {
 	s, l := syntheticProbabilities(45211, 0.117, cfg.Seed)
 	sets = append(sets, rocScores{name: "synthetic", scores: s, labels: l})
 	for k := range sets {
-		if sets[k].truth, err = unbinnedROC(sets[k].scores, sets[k].labels); err != nil {
+		if sets[k].truth, err = analysis.UnbinnedROC(sets[k].scores, sets[k].labels); err != nil {
 			return nil, err
 		}
 	}
@@ -268,18 +283,4 @@ func syntheticProbabilities(n int, prevalence float64, seed uint64) ([]float64, 
 		s[k] = 1 / (1 + math.Exp(-z))
 	}
 	return s, l
-}
-
-// unbinnedROC is the exact ROC curve of the scores, every distinct score
-// a threshold.
-func unbinnedROC(scores []float64, labels []int) (analysis.Curve, error) {
-	distinct := slices.Clone(scores)
-	slices.Sort(distinct)
-	distinct = slices.Compact(distinct)
-	bins := make([]int, len(scores))
-	for k, s := range scores {
-		i, _ := slices.BinarySearch(distinct, s)
-		bins[k] = i + 1
-	}
-	return analysis.TrueROC(bins, labels, len(distinct), analysis.AllPrefixes(len(distinct)))
 }
