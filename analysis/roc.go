@@ -276,9 +276,11 @@ const (
 // σ_N/(ε_v·n₊) (σ_N² the mechanism's per-prefix variance at ε = 1,
 // growing like a power of log N) and a discretisation term of the grid,
 // about C/N for the interpolated curve; their balance puts N* close to
-// proportional to ε_v·n, and the constant 600 is where roc-accuracy's
-// measured error over N = 32…1024 is least for the synthetic and Bank
-// probabilities (its optimum is flat within a factor 2 of N*). Under
+// proportional to ε_v·n. The constant 600 was read off experiment
+// roc-accuracy (synthetic and Bank probabilities, N = 16…1024, ε = 0.5,
+// 1, 2, both relations), where the error is flat within about a factor
+// 2 of the best N; with it the default is within 13 % of the best
+// measured configuration at every point (EXPERIMENTS.md). Under
 // add/remove n is the operator's expected number of instances, fixed
 // before the data like the grid itself.
 func ROCBins(n int, epsilon float64, r mechanism.Relation) int {

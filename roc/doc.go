@@ -87,6 +87,22 @@
 // quantity derived from them — TPR/FPR at every threshold, AUC, the PR
 // curve — are post-processing and cost nothing more.
 //
+// # The default estimator (issue 18)
+//
+// analysis.NewROC, which query roc, simulate and experiment share, adds
+// three steps to the release above, none of which changes its privacy:
+// under replace-one the two vectors are fitted to P(N) + M(N) = n by
+// generalised least squares in their noise metric (n is public there;
+// analysis's totalsFit), and the smoothed curve is interpolated between
+// the thresholds (Curve.Interpolate) as the estimate of the unbinned
+// curve — both post-processing of the released vectors with public
+// quantities. The grid's number of bins is chosen before the data from
+// n and ε alone (analysis.ROCBins), so it is public configuration like
+// the grid itself. The release remains the {Label, NotLabel} pair at
+// spec ε, ε-DP under replace-one by the argument above and under
+// add/remove because an instance lies in exactly one of the vectors
+// (payload.PrivacyUnits).
+//
 // # AUC, PR curve and errors
 //
 // AUC is the trapezoid rule over the curve's points. On the exact curve

@@ -91,7 +91,15 @@ func RocAccuracy(ctx context.Context, cfg Config) ([]*Figure, error) {
 	saved := analysis.IntervalDraws
 	analysis.IntervalDraws = 0
 	defer func() { analysis.IntervalDraws = saved }()
-	area := &Figure{ID: "roc-accuracy", Title: "ROC area error vs ε (issue 18)", XLabel: "ε", YLabel: "area between exact and private ROC", LogX: true, LogY: true, Runs: cfg.Runs}
+	var dataNotes []string
+	for _, d := range sets {
+		var npos int
+		for _, y := range d.labels {
+			npos += y
+		}
+		dataNotes = append(dataNotes, fmt.Sprintf("%s: n = %d, %d positives, unbinned AUC %.4f", d.name, len(d.labels), npos, d.truth.AUC))
+	}
+	area := &Figure{ID: "roc-accuracy", Notes: dataNotes, Title: "ROC area error vs ε (issue 18)", XLabel: "ε", YLabel: "area between exact and private ROC", LogX: true, LogY: true, Runs: cfg.Runs}
 	auc := &Figure{ID: "roc-accuracy-auc", Title: "AUC error vs ε (issue 18)", XLabel: "ε", YLabel: "|AUC − AUĈ| (unbinned AUC)", LogX: true, LogY: true, Runs: cfg.Runs}
 	pr := progress{cfg.Progress}
 	pr.start("roc-accuracy", len(sets)*2*len(rocAccEpsilons)*len(rocMethods)*cfg.Runs)
