@@ -104,7 +104,7 @@ func (o *simulateOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.cfg.Mechanism, "mechanism", "auto", "noise mechanism: "+strings.Join(mechanism.Names, ", "))
 	f.Float64Var(&o.cfg.Delta, "delta", 0, "δ of every release, per privacy unit: cascade and gaussian-tree need δ > 0 (auto considers them only then)")
 	f.StringVar(&o.neighbours, "neighbours", "replace", "neighbouring relation: replace (n public) or addremove (the analyst normalises by a noisy total)")
-	f.IntVar(&o.cfg.Bins, "bins", 0, binsUsage("0 chooses N for the ROC curve from n and its ε, n·ε/600 per class vector within [32, 1024] (analysis.ROCBins)"))
+	f.IntVar(&o.cfg.Bins, "bins", 256, binsUsage("suits thousands of parties; 0 chooses N for the ROC curve from n and its ε, n·ε/600 per class vector within [32, 1024] (analysis.ROCBins), a coarser grid that the ECDF and the Hosmer–Lemeshow groups share"))
 	f.Float64Var(&o.cfg.Min, "min", 0, "grid minimum")
 	f.Float64Var(&o.cfg.Max, "max", 1, "grid maximum")
 	f.IntVar(&o.cfg.Prefixes, "prefixes", 0, "number |B| of evenly spaced thresholds queried (default all N)")
