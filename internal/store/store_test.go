@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -312,6 +313,47 @@ func TestOpenLockedStore(t *testing.T) {
 	}
 	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "another fedecdf server") {
 		t.Fatalf("second Open: %v; want ErrLocked naming %s and another server", err, path)
+	}
+}
+
+// TestGroupCommit: concurrent PutReport calls all return after their
+// writes are committed (each is in the file after reopening), a write
+// that cannot be stored (a dataset without a name) fails alone while
+// the others in its batch are stored, and PutReport after Close is
+// refused with ErrClosed.
+func TestGroupCommit(t *testing.T) {
+	s, path := openTemp(t)
+	const n = 500
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			dataset := "d"
+			if i == n/2 {
+				dataset = "" // bbolt refuses a bucket without a name
+			}
+			errs[i] = s.PutReport(dataset, payload.ReportID{byte(i), byte(i >> 8)}, []byte{byte(i)})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if (err != nil) != (i == n/2) {
+			t.Errorf("report %d: %v", i, err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutReport("d", reportID(1), []byte{1}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("PutReport after Close: %v, want ErrClosed", err)
+	}
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got, err := s.NumReports("d"); got != n-1 || err != nil {
+		t.Fatalf("%d reports after reopening (%v), want %d", got, err, n-1)
 	}
 }
 
