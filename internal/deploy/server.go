@@ -89,7 +89,7 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	}
 	s.srv, err = server.New(server.Config{
 		Role: cfg.Role, Peer: peerName, Conn: s.host.Conn(p2p.PeerProtocol),
-		Ledger: s.store, Releases: s.store, Datasets: []server.Dataset{dataset},
+		Ledger: s.store, Releases: s.store, Reports: s.store, Datasets: []server.Dataset{dataset},
 	})
 	if err == nil {
 		err = s.replay()
