@@ -154,9 +154,11 @@ func (f *folded) over(held map[payload.ReportID]struct{}, ids []payload.ReportID
 	acc := make([]uint64, len(f.sums))
 	subtract := len(held)-len(ids) <= len(ids)
 	var err error
-	if subtract {
+	switch {
+	case subtract && len(held) == len(ids): // every held report is in ids
+	case subtract:
 		err = f.refold(outside(held, ids), dataset, reports, acc)
-	} else {
+	default:
 		err = f.refold(ids, dataset, reports, acc)
 	}
 	if err != nil {
