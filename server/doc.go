@@ -177,5 +177,6 @@
 // internal/protocol, internal/transport, internal/wire); never
 // aggregation, party, deploy or internal/store. It defines what it needs
 // of its storage (ledger.Ledger, ReleaseStore: encoded records, whose
-// format it owns), and deploy hands it an internal/store.Store.
+// format it owns; ReportStore: the uploads it accepted, read back to fold
+// again), and deploy hands it an internal/store.Store for all three.
 package server
