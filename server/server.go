@@ -674,7 +674,10 @@ func (s *Server) agreeWithHelper(ctx context.Context, m *protocol.CreateRelease,
 	if resp.NeedIDs {
 		return nil, fmt.Errorf("leader: the helper asked again for the report IDs of release %v", m.Release)
 	}
-	agreed, extra := intersect(ids, ids, resp.Missing...)
+	agreed, extra := ids, []payload.ReportID(nil)
+	if len(resp.Missing) != 0 { // else the helper holds them all: no set to build
+		agreed, extra = intersect(ids, ids, resp.Missing...)
+	}
 	if len(extra) != len(resp.Missing) || len(agreed) != resp.Reports {
 		return nil, fmt.Errorf("leader: the helper's report set for release %v (%d reports, %d missing) is inconsistent with the leader's %d", m.Release, resp.Reports, len(resp.Missing), len(ids))
 	}
