@@ -388,11 +388,15 @@ func TestLeaderSIGKILL(t *testing.T) {
 	c.kill("leader")
 	c.crash("helper")
 	// The helper enforces its own ledger: a release request signed with
-	// the leader's key (the leader is down) is refused there too.
+	// the leader's key (the leader is down), after the manifest digests
+	// every leader shows first, is refused there too.
 	leader := c.rawHost(c.ids["leader"].Key, deploy.LeaderName)
 	params, err := c.m.MechanismParams()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := protocol.Call[*protocol.ManifestDigest](ctx, leader.Conn(p2p.PeerProtocol), deploy.HelperName, &protocol.ManifestDigest{Fields: c.m.Digests()}); err != nil {
+		t.Fatalf("manifest digests to the restarted helper: %v", err)
 	}
 	req := &protocol.CreateRelease{Dataset: c.m.Dataset, Release: payload.ReleaseID{0xc7}, Mechanism: params, Components: []payload.Component{payload.Count}}
 	_, err = protocol.Call[*protocol.ReleaseCreated](ctx, leader.Conn(p2p.PeerProtocol), deploy.HelperName, req)

@@ -21,6 +21,7 @@ type serverOptions struct {
 	role, key, manifest, store, logLevel string
 	listen                               []string
 	limits                               p2p.Limits
+	acceptBudgetChange                   bool
 }
 
 // newServerCommand builds the "server" command.
@@ -45,7 +46,21 @@ at --conn-rate per second after a burst of --conn-burst, and
 connection reset during the handshake (and retries for its
 --retry-window); the server logs "refused a connection" with the
 address. go-libp2p's own defaults (8 concurrent, 0.2 per second after 16)
-would refuse most parties behind one address.`,
+would refuse most parties behind one address.
+
+Start the helper first, then the leader. The leader compares its manifest
+with the helper's (a digest of the dataset, grid, policy, budget, minimum
+reports, keys and analysts) when it starts, every 30 s and before every
+release: on a difference the leader does not start (or, later, both
+servers refuse uploads, releases and queries), naming the parts that
+differ, e.g. "manifest mismatch with the helper: grid differ". A helper
+that is not up yet is only logged; the leader checks again.
+
+The store remembers the total budget its ledger is kept under. A manifest
+with another total budget over a store that has charged a release is
+refused unless --accept-budget-change is given (then logged at WARN with
+the old and the new budget); give it to both servers, which run the same
+manifest.`,
 		Example: `  # The two servers of the manifest made in fedecdf manifest --help, each
   # in a terminal of its own (or with & at the end)
   fedecdf server --role leader --key leader.key --manifest manifest.json --listen /ip4/127.0.0.1/tcp/4001 --store leader.db
@@ -68,6 +83,7 @@ would refuse most parties behind one address.`,
 	f.Float64Var(&o.limits.ConnRate, "conn-rate", p2p.DefaultConnRate, "new connections per second accepted from one address once its --conn-burst is spent")
 	f.IntVar(&o.limits.ConnBurst, "conn-burst", p2p.DefaultConnBurst, "new connections one address may open at once before --conn-rate applies")
 	f.IntVar(&o.limits.Conns, "max-conns", p2p.DefaultConns, "concurrent inbound connections from all addresses")
+	f.BoolVar(&o.acceptBudgetChange, "accept-budget-change", false, "start although the manifest's total budget differs from the one the store's ledger was kept under (logged at WARN)")
 	return cmd
 }
 
@@ -95,7 +111,7 @@ func (o *serverOptions) run(cmd *cobra.Command, _ []string) error {
 
 // config checks the flags and reads the key and the manifest.
 func (o *serverOptions) config(logger *slog.Logger) (deploy.ServerConfig, error) {
-	cfg := deploy.ServerConfig{Store: o.store, Logger: logger, Transport: p2p.Config{Limits: o.limits}}
+	cfg := deploy.ServerConfig{Store: o.store, Logger: logger, Transport: p2p.Config{Limits: o.limits}, AcceptBudgetChange: o.acceptBudgetChange}
 	switch o.role {
 	case "leader":
 		cfg.Role = server.Leader

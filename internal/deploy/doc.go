@@ -71,7 +71,20 @@
 // guarantee whatever the manifest says now. A release retried after a
 // leader crash is answered from the helper's record (same report set,
 // same noise) and charged at most once at each server; the leader, too,
-// answers a retried release from its record.
+// answers a retried release from its record, and completes or aborts a
+// pending one (server/doc.go, "Release creation").
+//
+// The two servers run one manifest. The leader exchanges the manifest's
+// digests (Manifest.Digests) with the helper when it starts, every
+// ServerConfig.PeerCheck and before every release: it does not start if
+// they differ, and both refuse to serve while they do, naming the parts
+// that differ; each time the helper agrees, the leader resolves its
+// pending releases. The store remembers the total budget its ledger is
+// kept under: once it has charged a release, a manifest with another one
+// is refused (ErrBudgetChanged) unless ServerConfig.AcceptBudgetChange,
+// which logs the change at WARN.
+// The manifest's server addresses must be dialable (an IP address or DNS
+// name and a TCP port; not 0.0.0.0, which a server may listen on).
 //
 // Analyses. Analyst.ECDF (count component), Analyst.ROC (the pair {Label,
 // NotLabel}, one privacy unit) and Analyst.Hosmer (dp-ecdf Algorithm 2

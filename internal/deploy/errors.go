@@ -20,6 +20,10 @@ var (
 	// ErrUnsealable: a sealed upload does not open with the helper's key:
 	// it was tampered with, or sealed to another key.
 	ErrUnsealable = errors.New("does not open with the helper's key")
+	// ErrBudgetChanged: the manifest's total budget is not the one the
+	// server's store kept its ledger under, and the operator did not
+	// accept the change (ServerConfig.AcceptBudgetChange).
+	ErrBudgetChanged = errors.New("total budget changed")
 	// ErrRelayFailed: in relay mode the leader stored its share of a
 	// report but could not deliver the sealed share to the helper.
 	ErrRelayFailed = errors.New("the leader could not relay the sealed share to the helper")

@@ -58,7 +58,7 @@ func CICoverage(ctx context.Context, cfg Config) (*Figure, error) {
 		XLabel: "ε", YLabel: "coverage", LogX: true, Runs: cfg.Runs, Legend: plot.BottomRight,
 		Notes: []string{
 			fmt.Sprintf("data: n = %d, y ~ Bernoulli(%.1f), score ~ N(%.1f·y, 1), %d linear bins over [%g, %g]; a fresh data set per run", ciN, ciPrevalence, ciShift, ciBins, ciMin, ciMax),
-			fmt.Sprintf("ECDF and ROC releases each at ε, mechanism auto, replace-one, 2 servers; %d Monte-Carlo draws per interval (analysis.IntervalDraws)", analysis.IntervalDraws),
+			fmt.Sprintf("ECDF and ROC releases each at ε, mechanism auto, replace neighbours, 2 servers; %d Monte-Carlo draws per interval (analysis.IntervalDraws)", analysis.IntervalDraws),
 			fmt.Sprintf("population binned AUC %.6f", popAUC),
 		},
 	}
