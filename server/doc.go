@@ -199,9 +199,12 @@
 // every recorded report is stored; package deploy stores a report right
 // after the server accepts it, and a release recorded in that window,
 // then a crash before the write, leaves the release unanswerable ("not
-// held") rather than answered over another set. A release that needs a
-// key the ReportStore cannot return (NoReports, a lost store) is refused
-// before this server charges it.
+// held") rather than answered over another set. A release's sums are
+// computed before the server charges or records it, so a release that
+// needs a key the ReportStore cannot return (NoReports, a lost store) is
+// refused by the helper with nothing charged (the leader aborts it) and
+// stays pending at the leader (ErrReleasePending) until a retry can
+// compute them.
 //
 // Seeds are secrets: whoever reads a server's seed of a release can
 // remove that server's noise from every answer of it, leaving only the
