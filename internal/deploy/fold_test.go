@@ -49,19 +49,8 @@ func TestReportAtLeaderOnlyFoldedOutFromStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []**Server{&d.helper, &d.leader} {
-		role, listen := (*s).cfg.Role, (*s).Addrs()[0].String()
-		if err := (*s).Close(); err != nil {
-			t.Fatal(err)
-		}
-		*s = d.start(role, listen)
-	}
-	a, err := NewAnalyst(d.m, d.analystID, fast)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	again, err := a.ReadRelease(context.Background(), id)
+	d.restartBoth()
+	again, err := d.readRelease(id)
 	if err != nil {
 		t.Fatal(err)
 	}
