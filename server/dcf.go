@@ -178,6 +178,26 @@ func (f *folded) over(held map[payload.ReportID]struct{}, ids []payload.ReportID
 	return out, nil
 }
 
+// remove subtracts the evaluation of the reports ids, which the caller
+// stops holding, from the aggregate, their keys read back from reports;
+// on error the aggregate is unchanged.
+func (f *folded) remove(ids []payload.ReportID, dataset string, reports ReportStore) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := f.flush(); err != nil {
+		return err
+	}
+	acc := make([]uint64, len(f.sums))
+	if err := f.refold(ids, dataset, reports, acc); err != nil {
+		return err
+	}
+	for k, a := range acc {
+		f.sums[k] -= a
+	}
+	return nil
+}
+
 // outside returns the held reports not in ids (sorted).
 func outside(held map[payload.ReportID]struct{}, ids []payload.ReportID) []payload.ReportID {
 	var others []payload.ReportID

@@ -187,8 +187,10 @@
 // Crash consistency of the aggregate. Invariant: at every moment a
 // server's aggregate (with its pending chunk) is the sum of the
 // evaluations of exactly the reports it holds, held = accepted since the
-// process started, and each release's sums are the evaluation of exactly
-// its recorded report set. The aggregate is never persisted: a restarted
+// process started and not dropped (DropReports subtracts a dropped
+// report's evaluation again, its key read back from the store, before
+// the caller deletes it there), and each release's sums are the
+// evaluation of exactly its recorded report set. The aggregate is never persisted: a restarted
 // server rebuilds it by accepting again every report of its ReportStore
 // (package deploy replays its store, which made each report durable
 // before acknowledging it), and computes a loaded release's sums at its

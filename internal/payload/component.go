@@ -185,7 +185,8 @@ func (id ID) String() string { return hex.EncodeToString(id[:]) }
 // IsZero reports whether id is all zeros.
 func (id ID) IsZero() bool { return id == ID{} }
 
-// CompareIDs orders IDs bytewise.
+// CompareIDs orders IDs bytewise (without converting them to strings,
+// which allocated twice per comparison of a sort).
 func CompareIDs(a, b ID) int { return bytes.Compare(a[:], b[:]) }
 
 // Digest is SHA-256 over the sorted concatenation of ids: two servers
