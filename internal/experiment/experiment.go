@@ -132,6 +132,7 @@ var experiments = []experiment{
 	{"fig7", "smoothing time vs N, absolute and relative to pointwise l2 (dp-ecdf Fig. 7)", Fig7},
 	{"hl-typeI", "Hosmer–Lemeshow type-I error and power at α = 0.05 vs ε, grid and paper plans, 2 servers: noise-aware vs naive vs non-private (issue 15)", HLTypeI},
 	{"fig10", "Hosmer–Lemeshow relative MSE vs ε on Diabetes (dp-ecdf Fig. 10)", one(Fig10)},
+	{"roc-accuracy", "ROC area and AUC error vs ε of the private ROC estimators on Bank (all rows) and synthetic probabilities, both relations (issue 18)", RocAccuracy},
 	{"ci-coverage", "coverage of the ECDF band, quantile and AUC 95 % intervals vs ε, n = 10⁴ (issue 15)", one(CICoverage)},
 }
 
