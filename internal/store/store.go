@@ -159,6 +159,29 @@ func (s *Store) Reports(dataset string, fn func(id payload.ReportID, upload []by
 	})
 }
 
+// Uploads calls fn with the recorded upload of each of the reports ids of
+// dataset, in the order given, in one read transaction; a report not
+// recorded is an error. The upload slice is valid only during the call.
+// It implements server.ReportStore.
+func (s *Store) Uploads(dataset string, ids []payload.ReportID, fn func(id payload.ReportID, upload []byte) error) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(reportsBucket).Bucket([]byte(dataset))
+		for _, id := range ids {
+			var v []byte
+			if b != nil {
+				v = b.Get(id[:])
+			}
+			if v == nil {
+				return fmt.Errorf("store: report %v of dataset %q is not recorded", id, dataset)
+			}
+			if err := fn(id, bytes.Clone(v)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 // ReceivedAt returns, for each of ids, when the report was first
 // recorded, or the zero time if it is not recorded or was recorded by a
 // fedecdf that kept no time.

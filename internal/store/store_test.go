@@ -463,3 +463,35 @@ func TestTotalAndDeleteSurviveReopen(t *testing.T) {
 		t.Errorf("releases after deleting {1}: %v", ids)
 	}
 }
+
+// TestUploadsReadsBackByID: Uploads returns the recorded upload of each
+// asked report, in the order asked, and fails naming a report it does not
+// hold (another dataset's, or never recorded).
+func TestUploadsReadsBackByID(t *testing.T) {
+	s, _ := openTemp(t)
+	for i := byte(1); i <= 3; i++ {
+		if err := s.PutReport("d", reportID(i), []byte{i, i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []byte
+	err := s.Uploads("d", []payload.ReportID{reportID(3), reportID(1)}, func(id payload.ReportID, b []byte) error {
+		if b[0] != id[0] {
+			t.Errorf("report %v: upload %v", id, b)
+		}
+		got = append(got, b[0])
+		return nil
+	})
+	if err != nil || string(got) != "\x03\x01" {
+		t.Fatalf("Uploads of reports 3, 1: %v, %v", got, err)
+	}
+	for _, c := range []struct {
+		dataset string
+		id      payload.ReportID
+	}{{"d", reportID(4)}, {"e", reportID(1)}} {
+		err := s.Uploads(c.dataset, []payload.ReportID{c.id}, func(payload.ReportID, []byte) error { return nil })
+		if err == nil || !strings.Contains(err.Error(), c.id.String()) {
+			t.Errorf("Uploads of report %v of dataset %q: %v, want an error naming it", c.id, c.dataset, err)
+		}
+	}
+}
