@@ -13,17 +13,15 @@ import (
 	"github.com/fedecdf/fedecdf/roc"
 )
 
-// IntervalDraws is the number B of Monte-Carlo draws of the release's
-// noise behind every interval (ECDF band, quantile and AUC intervals).
-// With B = 1000 the band's critical value is the 950th of 1000 order
+// DefaultIntervalDraws is the number B of Monte-Carlo draws of the
+// release's noise behind every interval (ECDF band, quantile and AUC
+// intervals, ROC band) that the commands use unless told otherwise
+// (--interval-draws); the constructors (NewECDF, NewROC, QueryECDF,
+// QueryROC) take B as a parameter, 0 leaving the intervals out. With
+// B = 1000 the band's critical value is the 950th of 1000 order
 // statistics: the probability that the true noise exceeds it has
 // Monte-Carlo s.e. √(0.05·0.95/B) ≈ 0.007, and each AUC interval end is
 // an empirical 2.5 % quantile with s.e. about 0.005 in probability.
-// Zero or less leaves the intervals out. The commands set it from
-// --interval-draws (default DefaultIntervalDraws).
-var IntervalDraws = DefaultIntervalDraws
-
-// DefaultIntervalDraws is the default of IntervalDraws.
 const DefaultIntervalDraws = 1000
 
 // intervalSeed seeds the Monte-Carlo draws. The noise law is public

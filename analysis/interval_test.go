@@ -90,20 +90,12 @@ func prefixSums(n, bins int, mu float64, rng *rand.Rand) []float64 {
 	return s
 }
 
-// withDraws sets IntervalDraws for the test.
-func withDraws(t *testing.T, b int) {
-	old := IntervalDraws
-	IntervalDraws = b
-	t.Cleanup(func() { IntervalDraws = old })
-}
-
 // The band covers the whole true ECDF in 95 % of fresh releases of one
 // data set, within 3 binomial s.e. (plus 0.02 for the Monte-Carlo error
 // of the critical value of 200 draws); the quantile intervals, read off
 // the band, cover at least as often.
 func TestBandCoverage(t *testing.T) {
 	const trials, bins, n = 300, 64, 2000
-	withDraws(t, 200)
 	rng := rand.New(rand.NewPCG(1, 2))
 	truth := prefixSums(n, bins, 0, rng)
 	rel := testRelease(t, []aggregation.Component{aggregation.Count}, bins, n, 0.5)
@@ -114,7 +106,7 @@ func TestBandCoverage(t *testing.T) {
 	probs := []float64{0.1, 0.5, 0.9}
 	var band, quant int
 	for range trials {
-		e, err := NewECDF(noisyResult(rel, aggregation.Count, truth, rng), g)
+		e, err := NewECDF(noisyResult(rel, aggregation.Count, truth, rng), g, 200)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +146,6 @@ func TestBandCoverage(t *testing.T) {
 // error.
 func TestAUCCoverage(t *testing.T) {
 	const trials, bins, n = 200, 32, 1000
-	withDraws(t, 200)
 	rng := rand.New(rand.NewPCG(3, 4))
 	pos, neg := prefixSums(n/4, bins, 1, rng), prefixSums(3*n/4, bins, 0, rng)
 	truth, err := roc.FromPrefixes(pos, neg, nil)
@@ -164,7 +155,7 @@ func TestAUCCoverage(t *testing.T) {
 	rel := testRelease(t, []aggregation.Component{aggregation.Label, aggregation.NotLabel}, bins, n, 1)
 	var own, popWider int
 	for range trials {
-		r, err := NewROC(noisyResult(rel, aggregation.Label, pos, rng), noisyResult(rel, aggregation.NotLabel, neg, rng), "l2")
+		r, err := NewROC(noisyResult(rel, aggregation.Label, pos, rng), noisyResult(rel, aggregation.NotLabel, neg, rng), "l2", 200)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -47,7 +47,7 @@ type ROC struct {
 	// AUCCI95 is a 95 % interval for the data set's own binned AUC given
 	// the DP noise, AUCCI95Population one for the population AUC adding
 	// the sampling variance (aucIntervals); both about Curve.AUC, absent
-	// when IntervalDraws is 0.
+	// when built with no interval draws.
 	AUCCI95           *[2]float64 `json:"auc_ci95,omitempty"`
 	AUCCI95Population *[2]float64 `json:"auc_ci95_population,omitempty"`
 	// Notes say what post-processing changed, e.g. a class total raised
@@ -80,8 +80,9 @@ func ClampTotals(pos, neg []float64) []string {
 // same prefixes, the last of which is N: the class totals are clamped
 // (ClampTotals), each vector's ECDF is smoothed by method (over the
 // release's noise pattern for tree-l2), and the raw and smoothed curves
-// are computed by package roc.
-func NewROC(pos, neg *aggregation.Result, method string) (*ROC, error) {
+// are computed by package roc, with the intervals from draws Monte-Carlo
+// draws of the noise law (DefaultIntervalDraws; 0: none).
+func NewROC(pos, neg *aggregation.Result, method string, draws int) (*ROC, error) {
 	method, err := CheckSmoothing(method, len(pos.Prefixes), pos.Release.Spec.Mechanism.Bins)
 	if err != nil {
 		return nil, err
@@ -104,8 +105,8 @@ func NewROC(pos, neg *aggregation.Result, method string) (*ROC, error) {
 		return nil, fmt.Errorf("analysis: release %v: %w", pos.Release.ID, err)
 	}
 	r.Raw, r.Curve = NewCurve(raw), NewCurve(smoothed)
-	if IntervalDraws > 0 {
-		own, pop, err := aucIntervals(pos, neg, p, m, method, r.Curve.AUC, IntervalDraws)
+	if draws > 0 {
+		own, pop, err := aucIntervals(pos, neg, p, m, method, r.Curve.AUC, draws)
 		if err != nil {
 			return nil, fmt.Errorf("analysis: release %v: %w", pos.Release.ID, err)
 		}
@@ -116,8 +117,9 @@ func NewROC(pos, neg *aggregation.Result, method string) (*ROC, error) {
 
 // QueryROC reads the positives and negatives of the ROC release rel at
 // prefixes (AllPrefixes for the whole curve) through u and returns
-// NewROC of them. Reading a release again costs no budget.
-func QueryROC(ctx context.Context, u aggregation.UStat, rel *aggregation.Release, prefixes []int, method string) (*ROC, error) {
+// NewROC of them with draws interval draws. Reading a release again
+// costs no budget.
+func QueryROC(ctx context.Context, u aggregation.UStat, rel *aggregation.Release, prefixes []int, method string, draws int) (*ROC, error) {
 	var res [2]*aggregation.Result
 	for k, c := range []aggregation.Component{aggregation.Label, aggregation.NotLabel} {
 		var err error
@@ -125,7 +127,7 @@ func QueryROC(ctx context.Context, u aggregation.UStat, rel *aggregation.Release
 			return nil, err
 		}
 	}
-	return NewROC(res[0], res[1], method)
+	return NewROC(res[0], res[1], method, draws)
 }
 
 // TrueROC is the exact ROC curve of instances with 1-based bins and 0/1

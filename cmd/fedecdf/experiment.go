@@ -64,6 +64,9 @@ MSE here, and nothing else. Figures: ` + figureList(),
 	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the simulated data and train/test split (noise: crypto/rand)")
 	f.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory of bank-full.csv and diabetic_data.csv (figures needing an absent file are skipped)")
 	f.IntVar(&cfg.DataBins, "data-bins", cfg.DataBins, "N of the probability grid of fig5, fig6, fig10")
+	f.IntSliceVar(&cfg.HLSizes, "hl-n", cfg.HLSizes, "data-set sizes n of hl-typeI, hl-simulate and ci-coverage")
+	f.Float64SliceVar(&cfg.HLEpsilons, "hl-epsilons", cfg.HLEpsilons, "ε axis of hl-typeI and ci-coverage")
+	f.IntVar(&cfg.HLDraws, "hl-bootstrap", cfg.HLDraws, "bootstrap B of hl-typeI's noise-aware test (its exact level is ⌊α(B+1)⌋/(B+1); hl-simulate uses simulate's default)")
 	return cmd
 }
 

@@ -27,7 +27,7 @@ import (
 // queryFlags are the flags of fedecdf query.
 type queryFlags struct {
 	manifest, key, outDir, format, logLevel, method, release, plan string
-	groups, bootstrap                                              int
+	groups, bootstrap, intervalDraws                               int
 }
 
 // queryLong is the Long help of the query command.
@@ -95,7 +95,7 @@ func newQueryCommand() *cobra.Command {
 	f.StringVar(&q.plan, "plan", analysis.HosmerPlans[0], "hosmer: allocation of ε over the releases: "+strings.Join(analysis.HosmerPlans, " or "))
 	f.IntVar(&q.groups, "groups", analysis.HosmerGroups, "hosmer: number Q of quantile groups (at least 3)")
 	f.IntVar(&q.bootstrap, "bootstrap", hosmer.DefaultNullDraws, "hosmer: number B of simulated null data sets for the noise-aware p-value (Monte-Carlo s.e. √(p(1−p)/B); negative: none)")
-	addIntervalDrawsFlag(cmd)
+	addIntervalDrawsFlag(cmd, &q.intervalDraws)
 	return cmd
 }
 
@@ -123,6 +123,7 @@ func (q *queryFlags) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	defer a.Close()
+	a.SetIntervalDraws(q.intervalDraws)
 	switch args[0] {
 	case "roc", "pr":
 		return q.roc(cmd, a, args[0], release)

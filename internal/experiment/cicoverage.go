@@ -58,7 +58,7 @@ func CICoverage(ctx context.Context, cfg Config) (*Figure, error) {
 		XLabel: "ε", YLabel: "coverage", LogX: true, Runs: cfg.Runs, Legend: plot.BottomRight,
 		Notes: []string{
 			fmt.Sprintf("data: n = %d, y ~ Bernoulli(%.1f), score ~ N(%.1f·y, 1), %d linear bins over [%g, %g]; a fresh data set per run", ciN, ciPrevalence, ciShift, ciBins, ciMin, ciMax),
-			fmt.Sprintf("ECDF and ROC releases each at ε, mechanism auto, replace-one, 2 servers; %d Monte-Carlo draws per interval (analysis.IntervalDraws)", analysis.IntervalDraws),
+			fmt.Sprintf("ECDF and ROC releases each at ε, mechanism auto, replace-one, 2 servers; %d Monte-Carlo draws per interval (analysis.DefaultIntervalDraws)", analysis.DefaultIntervalDraws),
 			fmt.Sprintf("population binned AUC %.6f", popAUC),
 		},
 	}
@@ -132,7 +132,7 @@ func ciRun(g *ecdf.Grid, eps, popAUC float64, rng *rand.Rand) ([4]bool, error) {
 	if err != nil {
 		return hit, err
 	}
-	e, err := analysis.NewECDF(ciResult(ecdfRel, aggregation.Count, count, rng), g)
+	e, err := analysis.NewECDF(ciResult(ecdfRel, aggregation.Count, count, rng), g, analysis.DefaultIntervalDraws)
 	if err != nil {
 		return hit, err
 	}
@@ -156,7 +156,7 @@ func ciRun(g *ecdf.Grid, eps, popAUC float64, rng *rand.Rand) ([4]bool, error) {
 	if err != nil {
 		return hit, err
 	}
-	r, err := analysis.NewROC(ciResult(rocRel, aggregation.Label, pos, rng), ciResult(rocRel, aggregation.NotLabel, neg, rng), analysis.DefaultSmoothing)
+	r, err := analysis.NewROC(ciResult(rocRel, aggregation.Label, pos, rng), ciResult(rocRel, aggregation.NotLabel, neg, rng), analysis.DefaultSmoothing, analysis.DefaultIntervalDraws)
 	if err != nil {
 		return hit, err
 	}

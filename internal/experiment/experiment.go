@@ -45,6 +45,13 @@ type Config struct {
 	// DataBins is N of the grid over [0, 1] of the predicted
 	// probabilities in Figs 5, 6 and 10.
 	DataBins int
+	// HLSizes, HLEpsilons and HLDraws set the Hosmer–Lemeshow
+	// measurements (hl-typeI, hl-simulate): the data-set sizes n, the ε
+	// axis of hl-typeI, and the bootstrap B of hl-typeI's noise-aware
+	// test (hl-simulate uses simulate's default B).
+	HLSizes    []int
+	HLEpsilons []float64
+	HLDraws    int
 	// Progress, if not nil, follows the runs.
 	Progress Progress
 }
@@ -72,6 +79,9 @@ func DefaultConfig() Config {
 		Seed:       1,
 		DataDir:    "../shared/data",
 		DataBins:   1024,
+		HLSizes:    []int{10000, 100000},
+		HLEpsilons: []float64{0.5, 1, 2},
+		HLDraws:    100,
 	}
 }
 
@@ -111,6 +121,15 @@ func (c Config) withDefaults() Config {
 	if c.DataBins == 0 {
 		c.DataBins = d.DataBins
 	}
+	if c.HLSizes == nil {
+		c.HLSizes = d.HLSizes
+	}
+	if c.HLEpsilons == nil {
+		c.HLEpsilons = d.HLEpsilons
+	}
+	if c.HLDraws == 0 {
+		c.HLDraws = d.HLDraws
+	}
 	return c
 }
 
@@ -130,7 +149,8 @@ var experiments = []experiment{
 	{"fig5", "ROC area error vs ε on Bank, per smoothing (dp-ecdf Fig. 5)", one(Fig5)},
 	{"fig6", "Hosmer–Lemeshow relative MSE vs ε on Bank, paper and joint allocations (dp-ecdf Fig. 6)", one(Fig6)},
 	{"fig7", "smoothing time vs N, absolute and relative to pointwise l2 (dp-ecdf Fig. 7)", Fig7},
-	{"hl-typeI", "Hosmer–Lemeshow type-I error and power at α = 0.05 vs ε, grid and paper plans, 2 servers: noise-aware vs naive vs non-private (issue 15)", HLTypeI},
+	{"hl-typeI", "Hosmer–Lemeshow type-I error and power at α = 0.05 vs ε, grid and paper plans, n = 10⁴ and 10⁵, 2 servers: noise-aware vs naive vs non-private (issue 15)", HLTypeI},
+	{"hl-simulate", "rejection rate at α = 0.05 of `fedecdf simulate` runs on calibrated data, n = 10⁴ and 10⁵ (issue 15's done-when)", one(HLSimulate)},
 	{"fig10", "Hosmer–Lemeshow relative MSE vs ε on Diabetes (dp-ecdf Fig. 10)", one(Fig10)},
 	{"ci-coverage", "coverage of the ECDF band, quantile and AUC 95 % intervals vs ε, n = 10⁴ (issue 15)", one(CICoverage)},
 }
