@@ -31,6 +31,10 @@ func NewCurve(c *roc.Curve) Curve {
 	return Curve{FPR: c.FPR, TPR: c.TPR, AUC: c.AUC(), Recall: pr.Recall, Precision: pr.Precision, AveragePrecision: pr.AveragePrecision(), curve: c}
 }
 
+// TPRAt returns the curve's TPR at false positive rate x
+// (roc.Curve.TPRAt: the top of a vertical step).
+func (c Curve) TPRAt(x float64) float64 { return c.curve.TPRAt(x) }
+
 // ROC is a private ROC curve (with its PR curve) from one release of the
 // {Label, NotLabel} pair. Every field is public configuration or
 // post-processing of the release.
@@ -46,10 +50,14 @@ type ROC struct {
 	Raw Curve `json:"raw"`
 	// AUCCI95 is a 95 % interval for the data set's own binned AUC given
 	// the DP noise, AUCCI95Population one for the population AUC adding
-	// the sampling variance (aucIntervals); both about Curve.AUC, absent
+	// the sampling variance (rocIntervals); both about Curve.AUC, absent
 	// when built with no interval draws.
 	AUCCI95           *[2]float64 `json:"auc_ci95,omitempty"`
 	AUCCI95Population *[2]float64 `json:"auc_ci95_population,omitempty"`
+	// Band95 is the pointwise 95 % band of the data set's ROC curve on
+	// an FPR grid (rocIntervals), from the same bootstrap; absent
+	// without interval draws.
+	Band95 *ROCBand `json:"band95,omitempty"`
 	// Notes say what post-processing changed, e.g. a class total raised
 	// to 1 (ClampTotals).
 	Notes []string `json:"notes,omitempty"`
@@ -106,11 +114,11 @@ func NewROC(pos, neg *aggregation.Result, method string, draws int) (*ROC, error
 	}
 	r.Raw, r.Curve = NewCurve(raw), NewCurve(smoothed)
 	if draws > 0 {
-		own, pop, err := aucIntervals(pos, neg, p, m, method, r.Curve.AUC, draws)
+		own, pop, band, err := rocIntervals(pos, neg, p, m, method, smoothed, draws)
 		if err != nil {
 			return nil, fmt.Errorf("analysis: release %v: %w", pos.Release.ID, err)
 		}
-		r.AUCCI95, r.AUCCI95Population = &own, &pop
+		r.AUCCI95, r.AUCCI95Population, r.Band95 = &own, &pop, band
 	}
 	return r, nil
 }
