@@ -45,10 +45,11 @@ type Config struct {
 	// DataBins is N of the grid over [0, 1] of the predicted
 	// probabilities in Figs 5, 6 and 10.
 	DataBins int
-	// HLSizes, HLEpsilons and HLDraws set the Hosmer–Lemeshow
-	// measurements (hl-typeI, hl-simulate): the data-set sizes n, the ε
-	// axis of hl-typeI, and the bootstrap B of hl-typeI's noise-aware
-	// test (hl-simulate uses simulate's default B).
+	// HLSizes, HLEpsilons and HLDraws set the measurements of issue 15
+	// (hl-typeI, hl-simulate, ci-coverage): the data-set sizes n, the ε
+	// axis of hl-typeI and ci-coverage, and the bootstrap B of
+	// hl-typeI's noise-aware test (hl-simulate uses simulate's default
+	// B).
 	HLSizes    []int
 	HLEpsilons []float64
 	HLDraws    int
@@ -152,7 +153,7 @@ var experiments = []experiment{
 	{"hl-typeI", "Hosmer–Lemeshow type-I error and power at α = 0.05 vs ε, grid and paper plans, n = 10⁴ and 10⁵, 2 servers: noise-aware vs naive vs non-private (issue 15)", HLTypeI},
 	{"hl-simulate", "rejection rate at α = 0.05 of `fedecdf simulate` runs on calibrated data, n = 10⁴ and 10⁵ (issue 15's done-when)", one(HLSimulate)},
 	{"fig10", "Hosmer–Lemeshow relative MSE vs ε on Diabetes (dp-ecdf Fig. 10)", one(Fig10)},
-	{"ci-coverage", "coverage of the ECDF band, quantile and AUC 95 % intervals vs ε, n = 10⁴ (issue 15)", one(CICoverage)},
+	{"ci-coverage", "coverage of the ECDF band, quantile and AUC 95 % intervals and the ROC band vs ε, n = 10⁴ and 10⁵ (issue 15)", CICoverage},
 }
 
 // one adapts an experiment that computes a single figure.
