@@ -89,49 +89,36 @@ func DefaultConfig() Config {
 // withDefaults fills the zero fields of c from DefaultConfig.
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
-	if c.Runs == 0 {
-		c.Runs = d.Runs
-	}
-	if c.Epsilons == nil {
-		c.Epsilons = d.Epsilons
-	}
-	if c.Lambdas == nil {
-		c.Lambdas = d.Lambdas
-	}
-	if c.Lambda == 0 {
-		c.Lambda = d.Lambda
-	}
-	if c.Bins == 0 {
-		c.Bins = d.Bins
-	}
-	if c.Sizes == nil {
-		c.Sizes = d.Sizes
-	}
-	if c.Mechanisms == nil {
-		c.Mechanisms = d.Mechanisms
-	}
-	if c.Delta == 0 {
-		c.Delta = d.Delta
-	}
-	if c.Quantiles == 0 {
-		c.Quantiles = d.Quantiles
-	}
-	if c.DataDir == "" {
-		c.DataDir = d.DataDir
-	}
-	if c.DataBins == 0 {
-		c.DataBins = d.DataBins
-	}
-	if c.HLSizes == nil {
-		c.HLSizes = d.HLSizes
-	}
-	if c.HLEpsilons == nil {
-		c.HLEpsilons = d.HLEpsilons
-	}
-	if c.HLDraws == 0 {
-		c.HLDraws = d.HLDraws
-	}
+	orDefault(&c.Runs, d.Runs)
+	orDefault(&c.Lambda, d.Lambda)
+	orDefault(&c.Bins, d.Bins)
+	orDefault(&c.Delta, d.Delta)
+	orDefault(&c.Quantiles, d.Quantiles)
+	orDefault(&c.DataDir, d.DataDir)
+	orDefault(&c.DataBins, d.DataBins)
+	orDefault(&c.HLDraws, d.HLDraws)
+	orDefaults(&c.Epsilons, d.Epsilons)
+	orDefaults(&c.Lambdas, d.Lambdas)
+	orDefaults(&c.Sizes, d.Sizes)
+	orDefaults(&c.Mechanisms, d.Mechanisms)
+	orDefaults(&c.HLSizes, d.HLSizes)
+	orDefaults(&c.HLEpsilons, d.HLEpsilons)
 	return c
+}
+
+// orDefault sets *v to d when it is the zero value.
+func orDefault[T comparable](v *T, d T) {
+	var zero T
+	if *v == zero {
+		*v = d
+	}
+}
+
+// orDefaults sets *v to d when it is nil.
+func orDefaults[S ~[]E, E any](v *S, d S) {
+	if *v == nil {
+		*v = d
+	}
 }
 
 // An experiment computes one figure.
