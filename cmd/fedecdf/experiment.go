@@ -24,9 +24,14 @@ by a logistic regression) for the paper's tree mechanism and the better ones
 
 Experiments run with a trusted curator (one noise draw per release); the
 two-server deployments add one full-scale draw per server, i.e. twice each
-MSE here, and nothing else. Figures: ` + figureList(),
+MSE here, and nothing else. Issue 15's measurements (hl-typeI, ci-coverage)
+use the two-server noise law, and hl-simulate runs simulate itself on
+calibrated data; --hl-n, --hl-epsilons and --hl-bootstrap set them.
+Figures: ` + figureList(),
 		Example: `  fedecdf experiment --out docs/experiments
-  fedecdf experiment --only fig4 --runs 20 --out /tmp/fig`,
+  fedecdf experiment --only fig4 --runs 20 --out /tmp/fig
+  fedecdf experiment --only hl-typeI --runs 500 --hl-n 10000 --hl-bootstrap 19 --out /tmp/hl
+  fedecdf experiment --only hl-simulate,ci-coverage --runs 200 --hl-n 10000 --out /tmp/hl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cfg.Runs < 1 {
