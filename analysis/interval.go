@@ -266,9 +266,10 @@ const rocBandPoints = 101
 // holds the data set's TPR at its x with probability about 95 % when the
 // noise is small against the class totals (the basic bootstrap is a
 // first-order approximation: re-noised curves stand for the noisy one
-// about the truth); with a few hundred instances per class at ε ≈ 1 it
-// undercovers (EXPERIMENTS.md). The band as a whole is not
-// simultaneous.
+// about the truth); it undercovers where the noise is large against the
+// class totals and, less, where the curve is steep, since there a small
+// noise in the FPR moves the TPR a lot (EXPERIMENTS.md). The band as a
+// whole is not simultaneous.
 //
 // For the population AUC, the sampling variance of the Hanley–McNeil
 // formula (Hanley & McNeil 1982, the DeLong variance under their
