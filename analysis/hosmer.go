@@ -134,7 +134,7 @@ func RunHosmer(ctx context.Context, u aggregation.UStat, plan *hosmer.Plan, rels
 		h.Delta += rel.Delta()
 	}
 	h.Guarantee = guarantee(h.Epsilon, h.Delta, mechanism.ReplaceOne,
-		fmt.Sprintf("n public; proved under replace-one for all %d release(s) of the %s plan together, which is what each ledger charged", len(rels), plan.Name), rels[0].Servers)
+		fmt.Sprintf("n public; proved for all %d release(s) of the %s plan together, which is what each ledger charged", len(rels), plan.Name), rels[0].Servers)
 	res, err := plan.Evaluate(ctx, u, rels, g, method, cfg)
 	switch {
 	case errors.Is(err, hosmer.ErrUndefined):

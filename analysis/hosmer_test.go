@@ -78,7 +78,7 @@ func TestRunHosmerExact(t *testing.T) {
 			if h.Error != "" || math.Abs(h.H-truth.H) > 1e-6 || len(h.ReleaseSpecs) != len(rels) || h.Epsilon != 1<<48 {
 				t.Errorf("H = %v (%s), true %v; %d release specs for %d releases; ε %v", h.H, h.Error, truth.H, len(h.ReleaseSpecs), len(rels), h.Epsilon)
 			}
-			if !strings.Contains(h.Guarantee, "replace-one") || !strings.Contains(h.Guarantee, name+" plan") {
+			if !strings.Contains(h.Guarantee, "under replace neighbours") || !strings.Contains(h.Guarantee, name+" plan") {
 				t.Errorf("guarantee %q", h.Guarantee)
 			}
 			// Noise-free: each bar is the binomial one, 1.96·√(m(1−m)/size).

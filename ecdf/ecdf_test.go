@@ -180,9 +180,9 @@ func TestNewNormaliser(t *testing.T) {
 		wantErr    bool
 		wantString string
 	}{
-		{"replace-one: n", mechanism.ReplaceOne, 10000, 9987, Normaliser{N: 10000, Public: true}, false, "n = 10000 (public under replace-one)"},
+		{"replace-one: n", mechanism.ReplaceOne, 10000, 9987, Normaliser{N: 10000, Public: true}, false, "n = 10000 (public under replace neighbours)"},
 		{"replace-one: empty", mechanism.ReplaceOne, 0, 5, Normaliser{}, true, ""},
-		{"add/remove: noisy total, n ignored", mechanism.AddRemove, 10000, 9987, Normaliser{N: 9987}, false, "n ≈ 9987 (noisy total; n is private under add/remove)"},
+		{"add/remove: noisy total, n ignored", mechanism.AddRemove, 10000, 9987, Normaliser{N: 9987}, false, "n ≈ 9987 (noisy total; n is private under addremove neighbours)"},
 		{"add/remove: no n needed", mechanism.AddRemove, 0, 1, Normaliser{N: 1}, false, "n ≈ 1 (noisy total"},
 		{"add/remove: zero raised", mechanism.AddRemove, 0, 0, Normaliser{N: 1}, false, "the noisy total 0 is below one instance and was raised to 1"},
 		{"add/remove: negative raised", mechanism.AddRemove, 0, -7, Normaliser{N: 1}, false, "the noisy total -7 is below"},

@@ -56,12 +56,13 @@ func NewNormaliser(r mechanism.Relation, n, noisyTotal int64) (Normaliser, error
 }
 
 // String states the normaliser for text output, e.g. "n = 10000 (public
-// under replace-one)" or "n ≈ 9987 (noisy total; n is private under
-// add/remove)", followed by the Note if any.
+// under replace neighbours)" or "n ≈ 9987 (noisy total; n is private
+// under addremove neighbours)", naming the relation as --neighbours
+// does, followed by the Note if any.
 func (n Normaliser) String() string {
-	s := n.Short() + " (public under replace-one)"
+	s := n.Short() + " (public under replace neighbours)"
 	if !n.Public {
-		s = n.Short() + " (noisy total; n is private under add/remove)"
+		s = n.Short() + " (noisy total; n is private under addremove neighbours)"
 	}
 	if n.Note != "" {
 		s += "; " + n.Note

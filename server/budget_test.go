@@ -14,8 +14,9 @@ import (
 	"github.com/fedecdf/fedecdf/internal/transport"
 )
 
-// failingLedger refuses every charge, like a ledger on a full disk.
-type failingLedger struct{ *ledger.Memory }
+// failingLedger refuses every charge, like a ledger on a full disk or a
+// server that crashes at its charge.
+type failingLedger struct{ ledger.Ledger }
 
 func (failingLedger) Charge(string, payload.ReleaseID, ledger.Budget, ledger.Budget) error {
 	return errFull
@@ -58,9 +59,13 @@ func TestLedgersNeverDiverge(t *testing.T) {
 				t.Fatalf("the restarted helper loaded %d uncharged releases", held)
 			}
 		}},
-		{name: "the leader cannot record", setup: func(t *testing.T, p *pair) {
+		{name: "the leader cannot record it as pending", setup: func(t *testing.T, p *pair) {
 			p.upload(t, 0.3)
 			p.leader.cfg.Releases = &failingReleases{}
+		}, request: tree},
+		{name: "the leader cannot record it once created", setup: func(t *testing.T, p *pair) {
+			p.upload(t, 0.3)
+			p.leader.cfg.Releases = recordFails{newMemoryReleases()}
 		}, request: tree, want: 3},
 		{name: "the policy refuses", setup: func(t *testing.T, p *pair) { p.upload(t, 0.3) }, request: spec("tree", 1, 0, mechanism.AddRemove)},
 		{name: "the budget is exhausted", setup: func(t *testing.T, p *pair) { p.upload(t, 0.3) }, request: spec("tree", 4, 0, mechanism.ReplaceOne), want: 8},

@@ -36,17 +36,62 @@
 // fail — the policy, the budget, the mechanism's construction, the
 // minimum and maximum number of reports — is checked before the charge,
 // and a dataset accepts at most Dataset.MaxReports reports (what a
-// record holds), so no release can be charged and then fail. The helper
-// records before it charges and the leader, which commits after the
-// helper, charges before it records: whichever write fails, the two
-// ledgers agree, and a retry of the release completes at no further
-// cost. A restarted server loads its charged releases and answers them
-// with the original noise (a record whose charge a crash prevented was
-// never acknowledged and is not loaded); a crash between the helper's
-// charge and the leader's wastes budget at one server but never
-// releases uncharged noise. Both servers answer a retry of a release
-// they have recorded, with the same spec, from the record, without a
-// new charge.
+// record holds), so no release can be charged and then fail.
+//
+// Release creation. The two ledgers must never diverge, whatever link
+// is cut or server crashes. A release ID is in one of three states at
+// the leader, each durable in its ReleaseStore:
+//
+//	absent   no record: never asked for, or aborted;
+//	pending  a pending record (the spec: dataset, ID, mechanism,
+//	         components); its cost is held from the leader's budget
+//	         (every new release is admitted against the spent budget
+//	         plus the costs pending releases hold) and it may or may not
+//	         be charged at either server; it answers no query;
+//	created  a release record (seed, spec, agreed reports), charged.
+//
+// The helper's states are absent and created (a record it saved but
+// whose charge a crash prevented is never loaded: absent). The
+// transitions, at the leader:
+//
+//	absent → pending    the request passes the leader's checks (bins,
+//	                    policy, budget net of held costs); the pending
+//	                    record is durable before the helper hears of it.
+//	pending → created   the helper acknowledges (it created the release,
+//	                    or answers from its record); the leader charges
+//	                    (a no-op if a crash came after an earlier charge),
+//	                    then saves its release record over the pending one.
+//	pending → absent    the helper refuses it after finding that it holds
+//	                    neither a record nor a charge of the ID
+//	                    (ErrNotCharged: the policy, its budget, too few
+//	                    reports, its own record or charge failing), and
+//	                    the leader has not charged it: the leader deletes
+//	                    the pending record; ErrReleaseAborted.
+//	pending → pending   anything else: no answer, a lost request or reply,
+//	                    a refusal before the helper looked (another
+//	                    manifest, a request for the ID running) or for
+//	                    another release under the ID, a failed charge or
+//	                    record at the leader; ErrReleasePending.
+//
+// A pending release leaves that state only by a retry: the analyst asks
+// for the same ID with exactly the pending spec (another spec:
+// ErrReleaseExists — the ledger knows a release by its ID, not its
+// cost, so a retry at a larger ε must not pass as already charged), the
+// analyst reads it (a query of a pending release first completes it),
+// or the leader resolves its pending releases (ResolvePending, at
+// start-up). Every error the leader returns while creating a release
+// names the release ID and, when pending, says how to retry. Hence, at
+// rest (no release pending), both ledgers hold the same releases at the
+// same costs: a created release is charged at both — the helper charges
+// before it acknowledges, the leader after it hears the acknowledgement
+// — and an absent one at neither. Nothing is ever refunded: the leader
+// aborts only what neither server has charged. One request per release ID runs
+// at a time at each server (ErrReleaseBusy), and the leader takes the
+// helper's ErrReleaseBusy as no answer. A restarted server loads its created
+// releases and answers them with the original noise, and the leader its
+// pending ones; both answer a retry of a created release, with the same
+// spec, from the record, without a new charge; at the helper the leader
+// must still offer every recorded report.
 //
 // The additive backend against one corrupt server. With §4.1 the parties
 // send shares afresh for every query batch, while a release's noise is

@@ -24,4 +24,19 @@ var (
 	// ErrTooFewReports: fewer reports are held by both servers than the
 	// dataset's minimum.
 	ErrTooFewReports = errors.New("fewer than the minimum")
+	// ErrReleasePending: the leader recorded the release as pending, and
+	// the helper has neither confirmed nor refused it (no answer, a lost
+	// reply); a retry of the release ID completes or aborts it.
+	ErrReleasePending = errors.New("is pending: the helper has not confirmed it")
+	// ErrReleaseAborted: the helper refused the release, and both
+	// servers dropped it with nothing charged.
+	ErrReleaseAborted = errors.New("aborted at both servers")
+	// ErrManifestMismatch: the leader and the helper run different
+	// manifests (Config.Manifest); the error names the parts that differ.
+	ErrManifestMismatch = errors.New("manifest mismatch")
+	// ErrNotCharged: the helper refused a release after finding that it
+	// holds neither a record nor a charge of it; the leader aborts it.
+	ErrNotCharged = errors.New("the helper holds no charge of it")
+	// ErrReleaseBusy: another request is creating the same release ID.
+	ErrReleaseBusy = errors.New("is being created")
 )

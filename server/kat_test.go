@@ -4,10 +4,14 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
+	"slices"
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/payload"
+	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/wire"
 )
 
 // TestReleaseRecordKnownAnswer pins the stored release record and the
@@ -19,7 +23,7 @@ import (
 // either is a breaking change: bump releaseRecordVersion (and the store
 // format) and update this hash.
 func TestReleaseRecordKnownAnswer(t *testing.T) {
-	const want = "2f7296fa72a5aefb16f127f6cb6a879838dd173bba441ef1ad8696f2086f373e"
+	const want = "fb5e0104fb53a219b304d64ce50efe8c28e8e55fd9571fa35ace82a065dd4732"
 	h := sha256.New()
 	for i, p := range []mechanism.Params{
 		{Name: "tree", Bins: 37, Epsilon: 1, Relation: mechanism.ReplaceOne},
@@ -56,5 +60,56 @@ func TestReleaseRecordKnownAnswer(t *testing.T) {
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != want {
 		t.Errorf("release records and their noise hash to %s, want %s: a stored release would get other noise (bump releaseRecordVersion and the store format, then update this hash)", got, want)
+	}
+}
+
+// TestPendingRecordKnownAnswer pins the leader's pending record, which a
+// restarted leader loads to complete or abort the release: SHA-256 of
+// the encoding of one spec. Changing it is a breaking change: bump
+// pendingRecordVersion (and the store format) and update this hash.
+func TestPendingRecordKnownAnswer(t *testing.T) {
+	const want = "8a5da74592b16929c53b7b7caa0dd70d93cc207392c570fd9f18a9c389fbff04"
+	m := &protocol.CreateRelease{Dataset: "kat", Release: payload.ReleaseID{0xee}, Components: []payload.Component{payload.Label, payload.NotLabel},
+		Mechanism: mechanism.Params{Name: "cascade", Bins: 37, Epsilon: 2, Delta: 1e-6, Relation: mechanism.AddRemove}, Reports: 3, IDs: []payload.ReportID{{1}}}
+	b := marshalPending(m)
+	back, err := parsePending(b)
+	if err != nil || !isPending(b) || !sameSpec(back, m) || back.Release != m.Release || back.Dataset != m.Dataset || back.Reports != 0 || len(back.IDs) != 0 {
+		t.Fatalf("pending record round trip: %+v, %v", back, err)
+	}
+	sum := sha256.Sum256(b)
+	if got := hex.EncodeToString(sum[:]); got != want {
+		t.Errorf("a pending record hashes to %s, want %s: a restarted leader would not read its pending releases (bump pendingRecordVersion and the store format, then update this hash)", got, want)
+	}
+}
+
+// TestPendingRecordRefusesMalformed: a stored pending record that is not
+// one is refused (protocol.ErrMalformed), never loaded as another spec.
+func TestPendingRecordRefusesMalformed(t *testing.T) {
+	spec := &protocol.CreateRelease{Dataset: "d", Release: payload.ReleaseID{1}, Components: []payload.Component{payload.Count},
+		Mechanism: mechanism.Params{Name: "tree", Bins: 8, Epsilon: 1}}
+	good := marshalPending(spec)
+	withIDs := *spec
+	withIDs.IDs, withIDs.Reports = []payload.ReportID{{2}}, 1
+	var wrapped wire.Writer
+	wrapped.Uint8(pendingRecordVersion)
+	wrapped.Blob(protocol.Encode(&protocol.Upload{Dataset: "d", Report: payload.ReportID{2}}))
+	for name, b := range map[string][]byte{
+		"empty":            nil,
+		"another version":  append([]byte{pendingRecordVersion + 1}, good[1:]...),
+		"truncated":        good[:len(good)-1],
+		"trailing bytes":   append(slices.Clone(good), 0),
+		"an upload inside": wrapped.Bytes(),
+		"a report set in it": func() []byte {
+			var w wire.Writer
+			w.Uint8(pendingRecordVersion)
+			w.Blob(protocol.Encode(&withIDs))
+			return w.Bytes()
+		}(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if m, err := parsePending(b); !errors.Is(err, protocol.ErrMalformed) {
+				t.Errorf("parsed %+v, %v; want %v", m, err, protocol.ErrMalformed)
+			}
+		})
 	}
 }

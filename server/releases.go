@@ -31,19 +31,71 @@ type releaseRecord struct {
 }
 
 // ReleaseStore keeps encoded release records (the server owns the
-// format, a store keeps bytes).
-// SaveRelease must make the record durable before returning nil: the
-// server acknowledges a release only after it, so a restarted server
-// answers every acknowledged release with its original noise and never
-// draws a second noise for it.
+// format, a store keeps bytes): a release record, or the leader's
+// pending record of a release the helper has not yet confirmed.
+// SaveRelease and DeleteRelease must be durable before returning nil:
+// the server acknowledges a release only after its record is, so a
+// restarted server answers every acknowledged release with its original
+// noise and never draws a second noise for it, and the leader asks the
+// helper for a release only after its pending record is, so a restarted
+// leader completes or aborts it.
 type ReleaseStore interface {
 	// SaveRelease records the encoded record of release of dataset; a
 	// record of the same release is replaced.
 	SaveRelease(dataset string, release payload.ReleaseID, record []byte) error
+	// DeleteRelease removes the record of release of dataset, if any.
+	DeleteRelease(dataset string, release payload.ReleaseID) error
 	// LoadReleases calls fn with every record of dataset and the
 	// release it was saved as.
 	LoadReleases(dataset string, fn func(release payload.ReleaseID, record []byte) error) error
 }
+
+// pendingRecordVersion is the first byte of the leader's encoded pending
+// record (marshalPending), which tells it from a releaseRecord (whose
+// first byte is releaseRecordVersion); pinned by
+// TestPendingRecordKnownAnswer.
+const pendingRecordVersion = 0x81
+
+// marshalPending encodes the leader's pending record of release m: the
+// version byte, then m's spec (dataset, release, mechanism, components)
+// as a protocol.CreateRelease without reports. It holds no secret.
+func marshalPending(m *protocol.CreateRelease) []byte {
+	var w wire.Writer
+	w.Uint8(pendingRecordVersion)
+	w.Blob(protocol.Encode(releaseSpec(m)))
+	return w.Bytes()
+}
+
+// releaseSpec is what a retry of release m must repeat exactly: its
+// dataset, ID, mechanism and components.
+func releaseSpec(m *protocol.CreateRelease) *protocol.CreateRelease {
+	return &protocol.CreateRelease{Dataset: m.Dataset, Release: m.Release, Mechanism: m.Mechanism, Components: m.Components}
+}
+
+// parsePending decodes a record written by marshalPending; its errors
+// match protocol.ErrMalformed.
+func parsePending(b []byte) (*protocol.CreateRelease, error) {
+	r := wire.NewReader(b)
+	if v := r.Uint8("record version"); r.Err() == nil && v != pendingRecordVersion {
+		return nil, protocol.Malformed(fmt.Errorf("pending record: version %d, want %d", v, pendingRecordVersion))
+	}
+	body := r.Blob("release", protocol.MaxMessageSize)
+	if err := r.Finish(); err != nil {
+		return nil, protocol.Malformed(fmt.Errorf("pending record: %w", err))
+	}
+	msg, err := protocol.Decode(body)
+	if err != nil {
+		return nil, fmt.Errorf("pending record: %w", err)
+	}
+	m, ok := msg.(*protocol.CreateRelease)
+	if !ok || m.Reports != 0 || len(m.IDs) != 0 {
+		return nil, protocol.Malformed(fmt.Errorf("pending record: holds a %T with reports, want a release spec", msg))
+	}
+	return m, nil
+}
+
+// isPending reports whether a stored record is a pending record.
+func isPending(b []byte) bool { return len(b) > 0 && b[0] == pendingRecordVersion }
 
 // releaseRecordVersion is the first byte of an encoded releaseRecord.
 // A record and the noise a server re-derives from its seed are pinned by
@@ -51,7 +103,8 @@ type ReleaseStore interface {
 // that bumps this version, so that an old record is refused rather than
 // answered with other noise (an analyst could average the two draws).
 // Version 2: the replace-one tree's Δ = L and scales rounded up.
-const releaseRecordVersion = 2
+// Version 3: the release inside is a protocol version 4 message.
+const releaseRecordVersion = 3
 
 // MarshalBinary encodes r: a version byte, the seed, then the release as
 // a protocol.CreateRelease message whose IDs are the agreed reports.
@@ -152,6 +205,14 @@ func (s *memoryReleases) SaveRelease(dataset string, release payload.ReleaseID, 
 		s.records[dataset] = make(map[payload.ReleaseID][]byte)
 	}
 	s.records[dataset][release] = slices.Clone(record)
+	return nil
+}
+
+// DeleteRelease implements ReleaseStore.
+func (s *memoryReleases) DeleteRelease(dataset string, release payload.ReleaseID) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.records[dataset], release)
 	return nil
 }
 

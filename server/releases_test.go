@@ -34,6 +34,10 @@ func (p *pair) restart(t *testing.T, parties []*party.Party) {
 	}
 	net.Register("leader", p.leader.Handle)
 	net.Register("helper", p.helper.Handle)
+	// First contact, as at start-up (a mismatch is the caller's to test).
+	if err := p.leader.CheckPeer(context.Background()); err != nil && !errors.Is(err, ErrManifestMismatch) {
+		t.Fatal(err)
+	}
 	p.net = net
 	p.servers.Conn = net.Conn("party")
 	for _, pt := range parties {

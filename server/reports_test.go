@@ -142,7 +142,7 @@ func TestMinimumReportsErrorHidesCountUnderAddRemove(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				id, _ := payload.NewID()
+				id := payload.ReleaseID{0x42} // the errors name it
 				msg := &protocol.CreateRelease{Dataset: "d", Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1, Relation: c.relation}, Components: []payload.Component{payload.Count}}
 				_, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", msg)
 				if err == nil {

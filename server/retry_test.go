@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
@@ -123,13 +124,27 @@ func TestHelperAnswersRetriedRelease(t *testing.T) {
 	}
 }
 
+// recordFails is a release store that saves pending records and fails
+// every release record, like a leader that crashes after its charge and
+// before its record.
+type recordFails struct{ *memoryReleases }
+
+func (r recordFails) SaveRelease(dataset string, id payload.ReleaseID, b []byte) error {
+	if !isPending(b) {
+		return errFull
+	}
+	return r.memoryReleases.SaveRelease(dataset, id, b)
+}
+
 // TestLeaderRetriesChargedRelease: the leader crashes after charging a
-// release that spends its whole budget and before recording it. The
-// retry of that release is not refused by the leader's budget check (the
-// release is already on its ledger, and Charge is a no-op for it), and
-// completes at both servers without a second charge; a new release is
-// still refused. With δ > 0 the check used to refuse the retry (it read
-// !charged && εover || δover).
+// release that spends its whole budget and before recording it, so the
+// release stays pending, charged. The retry of that release with its
+// spec is not refused by the leader's budget check, and completes at
+// both servers without a second charge; a retry with a larger ε is
+// refused (the leader's ledger knows the release by ID only, so the
+// check used to admit any cost for it), and so is a new release. With
+// δ > 0 the check used to refuse the retry (it read !charged && εover
+// || δover).
 func TestLeaderRetriesChargedRelease(t *testing.T) {
 	for _, c := range []struct {
 		name   string
@@ -140,14 +155,21 @@ func TestLeaderRetriesChargedRelease(t *testing.T) {
 		{"δ > 0", ledger.Budget{Epsilon: 1, Delta: 1e-6}, mechanism.Params{Name: "cascade", Bins: bins, Epsilon: 1, Delta: 1e-6}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: c.budget, Policy: Policy{MaxDelta: c.spec.Delta}, MinReports: 3}, nil)
+			p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: c.budget, Policy: Policy{MaxDelta: c.spec.Delta, MaxEpsilon: 4}, MinReports: 3}, nil)
 			parties := p.upload(t, 0.1, 0.5, 0.9)
+			store := newMemoryReleases()
+			p.leader.cfg.Releases = recordFails{store}
 			create := &protocol.CreateRelease{Dataset: "d", Release: payload.ReleaseID{0x7a}, Mechanism: c.spec, Components: []payload.Component{payload.Count}}
-			if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", create); err != nil {
-				t.Fatal(err)
+			if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", create); !errors.Is(err, ErrReleasePending) || !strings.Contains(err.Error(), create.Release.String()) {
+				t.Fatalf("a release the leader charged and could not record: %v, want it pending, named", err)
 			}
-			p.leader.cfg.Releases = newMemoryReleases() // the record is lost, the charge kept
+			p.leader.cfg.Releases = store // the crash: the charge and the pending record kept
 			p.restart(t, parties)
+			larger := *create
+			larger.Mechanism.Epsilon = 2 * c.spec.Epsilon
+			if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", &larger); !errors.Is(err, ErrReleaseExists) {
+				t.Fatalf("retry of the charged release at a larger ε: %v, want %v", err, ErrReleaseExists)
+			}
 			if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", create); err != nil {
 				t.Fatalf("retry of the charged release: %v", err)
 			}

@@ -81,6 +81,14 @@ type Config struct {
 	// release is acknowledged and loaded by New (a memoryReleases if nil).
 	Releases ReleaseStore
 	Datasets []Dataset
+	// Manifest is this server's digest of each part of its deployment
+	// manifest (package deploy computes them; nil: no check). The leader
+	// sends them to the helper at first contact (CheckPeer) and before
+	// every release, the helper answers with its own, and each server
+	// refuses to serve while they differ (ErrManifestMismatch); the
+	// helper creates no release before the leader has shown matching
+	// digests.
+	Manifest []protocol.ManifestField
 }
 
 // Server is a leader or helper of the two-server secure sum. Its Handle
@@ -89,6 +97,11 @@ type Server struct {
 	cfg      Config
 	mu       sync.Mutex
 	datasets map[string]*dataset
+	// mismatch is the difference of the two servers' manifests found by
+	// the last exchange of digests (nil: none found); shown reports that
+	// the last exchange found none.
+	mismatch error
+	shown    bool
 }
 
 type dataset struct {
@@ -99,6 +112,20 @@ type dataset struct {
 	enrolledBy map[payload.ReportID]transport.PeerID
 	queries    map[payload.QueryID]*openQuery
 	releases   map[payload.ReleaseID]*release
+	// pending holds the leader's releases recorded as pending: asked of
+	// the helper, neither confirmed nor refused by it yet (leader only).
+	pending map[payload.ReleaseID]*intent
+	// creating marks the releases a request is creating right now; a
+	// second request for one of them is refused (ErrReleaseBusy).
+	creating map[payload.ReleaseID]bool
+}
+
+// intent is a release the leader recorded as pending: its spec
+// (releaseSpec) and what it costs, which the leader holds from its
+// budget until the release completes or aborts.
+type intent struct {
+	spec *protocol.CreateRelease
+	cost ledger.Budget
 }
 
 type openQuery struct {
@@ -153,6 +180,8 @@ func New(cfg Config) (*Server, error) {
 			enrolledBy: make(map[payload.ReportID]transport.PeerID),
 			queries:    make(map[payload.QueryID]*openQuery),
 			releases:   make(map[payload.ReleaseID]*release),
+			pending:    make(map[payload.ReleaseID]*intent),
+			creating:   make(map[payload.ReleaseID]bool),
 		}
 		if err := s.loadReleases(s.datasets[d.Name]); err != nil {
 			return nil, err
@@ -161,9 +190,13 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// loadReleases restores the recorded releases of d with their noise.
+// loadReleases restores the recorded releases of d with their noise,
+// and the leader's pending releases.
 func (s *Server) loadReleases(d *dataset) error {
 	err := s.cfg.Releases.LoadReleases(d.Name, func(id payload.ReleaseID, b []byte) error {
+		if isPending(b) {
+			return s.loadPending(d, id, b)
+		}
 		r, err := loadRecord(d.Name, id, b)
 		if err != nil {
 			return err
@@ -187,6 +220,26 @@ func (s *Server) loadReleases(d *dataset) error {
 	if err != nil {
 		return fmt.Errorf("server: loading the releases of dataset %q: %w", d.Name, err)
 	}
+	return nil
+}
+
+// loadPending restores a pending release of d at the leader, to be
+// completed or aborted by a retry (ResolvePending).
+func (s *Server) loadPending(d *dataset, id payload.ReleaseID, b []byte) error {
+	m, err := parsePending(b)
+	switch {
+	case err != nil:
+		return fmt.Errorf("release %v: %w", id, err)
+	case m.Release != id || m.Dataset != d.Name:
+		return fmt.Errorf("the pending record saved as release %v of dataset %q is release %v of dataset %q", id, d.Name, m.Release, m.Dataset)
+	case s.cfg.Role != Leader:
+		return fmt.Errorf("release %v: the helper holds a leader's pending record: is this the leader's store?", id)
+	}
+	cost, err := specCost(m)
+	if err != nil {
+		return fmt.Errorf("pending release %v: %w", id, err)
+	}
+	d.pending[id] = &intent{spec: m, cost: cost}
 	return nil
 }
 
@@ -226,7 +279,12 @@ func (s *Server) handle(ctx context.Context, from transport.PeerID, req []byte) 
 	if err != nil {
 		return nil, fmt.Errorf("%s: malformed request: %w", s.cfg.Role, err)
 	}
+	if err := s.manifestAgreed(msg); err != nil {
+		return nil, err
+	}
 	switch m := msg.(type) {
+	case *protocol.ManifestDigest:
+		return s.manifestDigest(from, m)
 	case *protocol.Upload:
 		return s.upload(from, m)
 	case *protocol.Shares:
@@ -409,6 +467,12 @@ func releaseCost(d *dataset, m *protocol.CreateRelease) (ledger.Budget, error) {
 	if err := d.Policy.Allow(m.Mechanism); err != nil {
 		return ledger.Budget{}, fmt.Errorf("dataset %q: %w", d.Name, err)
 	}
+	return specCost(m)
+}
+
+// specCost is the spec (ε, δ) of release m once per privacy unit of its
+// components, whatever the policy.
+func specCost(m *protocol.CreateRelease) (ledger.Budget, error) {
 	units, err := payload.PrivacyUnits(m.Components)
 	if err != nil {
 		return ledger.Budget{}, err
@@ -417,10 +481,10 @@ func releaseCost(d *dataset, m *protocol.CreateRelease) (ledger.Budget, error) {
 	return ledger.Budget{Epsilon: k * m.Mechanism.Epsilon, Delta: k * m.Mechanism.Delta}, nil
 }
 
-// pendingRelease is a release request that passed this server's checks,
-// with its noise built: what remains is to agree on the report set,
-// charge and record it.
-type pendingRelease struct {
+// draft is a release request that passed this server's checks, with its
+// seed drawn and its noise built: what remains is to agree on the report
+// set, charge and record it.
+type draft struct {
 	d     *dataset
 	ids   []payload.ReportID // the reports this server holds, sorted
 	cost  ledger.Budget
@@ -428,20 +492,31 @@ type pendingRelease struct {
 	noise map[payload.Component]mechanism.Release
 }
 
-// createRelease fixes a release over the report set both servers hold.
-// Each server first checks the request against the dataset's policy, its
-// budget and bins, and builds the release's noise (prepareRelease). The
-// leader then sends the helper the size and digest of its set, and the
-// full list if they differ; the helper keeps the intersection and
-// returns the leader's IDs it lacks, so both use the same set. Each
-// server checks the agreed set (its minimum size, what a record holds),
-// then charges its own ledger and records the release (commit) before
-// acknowledging it. A server answers a retry of a release it has
-// recorded from the record (retriedRelease), at no further cost.
+// createRelease fixes a release over the report set both servers hold:
+// at the leader, leaderRelease; at the helper, helperRelease.
 func (s *Server) createRelease(ctx context.Context, from transport.PeerID, m *protocol.CreateRelease) (protocol.Message, error) {
 	if err := s.fromLeader(from, "release"); err != nil {
 		return nil, err
 	}
+	if s.cfg.Role == Leader {
+		return s.leaderRelease(ctx, m)
+	}
+	if err := s.leaderShown(m); err != nil {
+		return nil, err
+	}
+	return s.helperRelease(m)
+}
+
+// helperRelease creates a release the leader asks for. The helper checks
+// the request against the dataset's policy, its budget and bins, and
+// builds the release's noise (prepareRelease); the leader sends the size
+// and digest of its set, and the full list if they differ; the helper
+// keeps the intersection and returns the leader's IDs it lacks, so both
+// use the same set. It checks the agreed set (its minimum size, what a
+// record holds), then records the release and charges its ledger
+// (commit) before acknowledging it. A retry of a release it has recorded
+// is answered from the record (retriedRelease), at no further cost.
+func (s *Server) helperRelease(m *protocol.CreateRelease) (protocol.Message, error) {
 	p, answer, err := s.prepareRelease(m)
 	switch {
 	case err != nil:
@@ -449,120 +524,403 @@ func (s *Server) createRelease(ctx context.Context, from transport.PeerID, m *pr
 	case answer != nil:
 		return answer, nil
 	}
-	agreed, resp, err := s.agree(ctx, m, p.ids)
-	switch {
-	case err != nil:
-		return nil, err
-	case resp.NeedIDs:
+	defer s.doneCreating(p.d, m.Release)
+	agreed, resp := s.agree(m, p.ids)
+	if resp.NeedIDs {
 		return resp, nil
 	}
+	if err := s.checkAgreed(p, m, agreed); err != nil {
+		return nil, nothingCharged(err)
+	}
+	created, err := s.commit(p, m, resp)
+	if err != nil && !errors.Is(err, ErrReleaseExists) {
+		err = nothingCharged(err) // the record, or the charge, failed
+	}
+	return created, err
+}
+
+// checkAgreed checks the agreed report set of a release: at least the
+// dataset's minimum, at most what a record holds.
+func (s *Server) checkAgreed(p *draft, m *protocol.CreateRelease, agreed []payload.ReportID) error {
 	p.rec.Reports = agreed
 	if len(agreed) < p.d.MinReports {
-		return nil, fmt.Errorf("%s: dataset %q: %s held by both servers, %w %d", s.cfg.Role, p.d.Name, reportsHeld(m.Mechanism, len(agreed)), ErrTooFewReports, p.d.MinReports)
+		return fmt.Errorf("%s: dataset %q: %s held by both servers, %w %d", s.cfg.Role, p.d.Name, reportsHeld(m.Mechanism, len(agreed)), ErrTooFewReports, p.d.MinReports)
 	}
 	if err := p.rec.checkSize(); err != nil {
-		return nil, fmt.Errorf("%s: %w", s.cfg.Role, err)
+		return fmt.Errorf("%s: %w", s.cfg.Role, err)
 	}
-	return s.commit(p, m, resp)
+	return nil
 }
 
-// prepareRelease checks a release request (releaseCandidates) and draws
-// its seed and builds its noise, so that after it only the agreement,
-// the charge and the record can fail. A retry of a release this server
-// has recorded is answered from the record instead (answer).
-func (s *Server) prepareRelease(m *protocol.CreateRelease) (p *pendingRelease, answer *protocol.ReleaseCreated, err error) {
+// leaderRelease creates a release an analyst asks for, as the states and
+// transitions of server/doc.go ("Release creation") say: a new request
+// that passes the leader's checks is recorded as pending (beginRelease)
+// before the helper hears of it; completeRelease then asks the helper
+// and, on its acknowledgement, charges and records the release, or on
+// its refusal aborts it. A retry of a pending release, with exactly its
+// spec, runs completeRelease again; a retry of a created one is answered
+// from its record.
+func (s *Server) leaderRelease(ctx context.Context, m *protocol.CreateRelease) (protocol.Message, error) {
+	if err := s.checkPeer(ctx); err != nil {
+		return nil, s.notAsked(m, err)
+	}
+	in, answer, err := s.beginRelease(m)
+	if in == nil {
+		if answer == nil {
+			return nil, err
+		}
+		return answer, err
+	}
+	d := s.datasets[m.Dataset]
+	defer s.doneCreating(d, m.Release)
+	return s.completeRelease(ctx, d, in)
+}
+
+// beginRelease checks a release request at the leader and returns the
+// pending release to complete, marked as being created: a pending one
+// whose spec the request repeats exactly, or a new one, which must pass
+// the dataset's bins, policy and budget — net of the costs the pending
+// releases hold — and is recorded as pending. A retry of a created
+// release is answered from its record instead (answer).
+func (s *Server) beginRelease(m *protocol.CreateRelease) (*intent, *protocol.ReleaseCreated, error) {
 	s.mu.Lock()
-	p, answer, err = s.releaseCandidates(m)
-	s.mu.Unlock()
-	if p == nil {
-		return nil, answer, err
-	}
-	p.rec = &releaseRecord{Dataset: m.Dataset, Release: m.Release, Mechanism: m.Mechanism, Components: m.Components}
-	if p.rec.Seed, err = noise.NewSeed(); err != nil {
-		return nil, nil, fmt.Errorf("%s: release %v: %w", s.cfg.Role, m.Release, err)
-	}
-	if p.noise, err = p.rec.noise(); err != nil {
-		return nil, nil, fmt.Errorf("%s: release %v: %w", s.cfg.Role, m.Release, err)
-	}
-	return p, nil, nil
-}
-
-// releaseCandidates validates a release request against the dataset —
-// its bins, its policy (releaseCost) and the rest of its budget (ledger.Admit)
-// — and returns it pending over the sorted report IDs this server
-// holds, or the answer from the record to a retry of a recorded
-// release; the caller holds s.mu.
-func (s *Server) releaseCandidates(m *protocol.CreateRelease) (*pendingRelease, *protocol.ReleaseCreated, error) {
+	defer s.mu.Unlock()
 	d, err := s.dataset(m.Dataset)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%w: release %v refused", err, m.Release)
 	}
 	if m.Mechanism.Bins != d.Bins {
-		return nil, nil, fmt.Errorf("%s: release %v: mechanism over %d bins, but dataset %q has %d", s.cfg.Role, m.Release, m.Mechanism.Bins, d.Name, d.Bins)
-	}
-	cost, err := releaseCost(d, m)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: release %v refused: %w", s.cfg.Role, m.Release, err)
+		return nil, nil, fmt.Errorf("leader: release %v: mechanism over %d bins, but dataset %q has %d", m.Release, m.Mechanism.Bins, d.Name, d.Bins)
 	}
 	if rel, recorded := d.releases[m.Release]; recorded {
 		answer, err := s.retriedRelease(rel, m)
 		return nil, answer, err
 	}
-	spent, err := s.cfg.Ledger.Spent(d.Name)
-	if err != nil {
-		return nil, nil, err
+	if d.creating[m.Release] {
+		return nil, nil, fmt.Errorf("leader: release %v %w by another request: retry it in a moment", m.Release, ErrReleaseBusy)
 	}
-	// A release charged before a crash but never recorded is retried at
-	// no further cost (ledger.Admit, as Charge, admits it whatever remains).
-	charged, err := s.cfg.Ledger.Charged(d.Name, m.Release)
-	if err != nil {
-		return nil, nil, err
+	in := d.pending[m.Release]
+	if in != nil && !sameSpec(in.spec, m) {
+		return nil, nil, fmt.Errorf("leader: release %v is pending with another mechanism or components, and %w: retry it with its spec (%s ε=%g δ=%g, components %v), or ask for a new release ID", m.Release, ErrReleaseExists, in.spec.Mechanism.Name, in.spec.Mechanism.Epsilon, in.spec.Mechanism.Delta, in.spec.Components)
 	}
-	if err := ledger.Admit(charged, spent, cost, d.Budget); err != nil {
-		return nil, nil, fmt.Errorf("%s: release %v refused: dataset %q: %w", s.cfg.Role, m.Release, d.Name, err)
-	}
-	ids := make([]payload.ReportID, 0, len(d.reports))
-	for id := range d.reports {
-		ids = append(ids, id)
-	}
-	slices.SortFunc(ids, payload.CompareIDs)
-	return &pendingRelease{d: d, ids: ids, cost: cost}, nil, nil
-}
-
-// agree returns the report set of a release both servers hold and the
-// answer to the request: the leader asks the helper (agreeWithHelper);
-// the helper asks the leader for its full list when the size and digest
-// differ from its own (NeedIDs, and no set yet), and otherwise keeps
-// the intersection and returns the leader's IDs it lacks.
-func (s *Server) agree(ctx context.Context, m *protocol.CreateRelease, ids []payload.ReportID) ([]payload.ReportID, *protocol.ReleaseCreated, error) {
-	if s.cfg.Role == Leader {
-		agreed, err := s.agreeWithHelper(ctx, m, ids)
-		if err != nil {
+	if in == nil {
+		if in, err = s.newIntent(d, m); err != nil {
 			return nil, nil, err
 		}
-		return agreed, &protocol.ReleaseCreated{Reports: s.analystReports(m.Mechanism, len(agreed))}, nil
 	}
+	d.creating[m.Release] = true
+	return in, nil, nil
+}
+
+// newIntent admits a new release m of d against the dataset's policy and
+// budget, the costs of pending releases held, and records it as pending
+// (durably, before the helper hears of it); the caller holds s.mu.
+func (s *Server) newIntent(d *dataset, m *protocol.CreateRelease) (*intent, error) {
+	cost, err := releaseCost(d, m)
+	if err != nil {
+		return nil, fmt.Errorf("leader: release %v refused: %w", m.Release, err)
+	}
+	if err := s.notCharged(d, m.Release); err != nil {
+		return nil, err
+	}
+	spent, err := s.cfg.Ledger.Spent(d.Name)
+	if err != nil {
+		return nil, err
+	}
+	held, err := s.held(d)
+	if err != nil {
+		return nil, err
+	}
+	if err := ledger.Admit(false, spent.Add(held), cost, d.Budget); err != nil {
+		if held != (ledger.Budget{}) {
+			err = fmt.Errorf("%w (the spent budget includes ε=%g, δ=%g held by %d pending releases until a retry of each completes or aborts it)", err, held.Epsilon, held.Delta, len(d.pending))
+		}
+		return nil, fmt.Errorf("leader: release %v refused: dataset %q: %w", m.Release, d.Name, err)
+	}
+	if err := s.cfg.Releases.SaveRelease(d.Name, m.Release, marshalPending(m)); err != nil {
+		return nil, fmt.Errorf("leader: release %v refused, nothing charged: its pending record could not be saved: %w", m.Release, err)
+	}
+	in := &intent{spec: releaseSpec(m), cost: cost}
+	d.pending[m.Release] = in
+	return in, nil
+}
+
+// notCharged refuses a release on the ledger that this server holds
+// neither a record nor a pending record of (a lost store): its cost is
+// unknown, so a retry cannot be admitted at no further cost.
+func (s *Server) notCharged(d *dataset, id payload.ReleaseID) error {
+	charged, err := s.cfg.Ledger.Charged(d.Name, id)
+	if err != nil {
+		return err
+	}
+	if charged {
+		return fmt.Errorf("%s: release %v %w on the ledger of dataset %q without a record of it (a lost or foreign release store): ask for a new release ID", s.cfg.Role, id, ErrReleaseExists, d.Name)
+	}
+	return nil
+}
+
+// held is what the leader's pending releases of d not yet on its ledger
+// hold of the budget; the caller holds s.mu.
+func (s *Server) held(d *dataset) (ledger.Budget, error) {
+	var held ledger.Budget
+	for id, in := range d.pending {
+		charged, err := s.cfg.Ledger.Charged(d.Name, id)
+		if err != nil {
+			return held, err
+		}
+		if !charged {
+			held = held.Add(in.cost)
+		}
+	}
+	return held, nil
+}
+
+// sameSpec reports whether the request m repeats the spec of a release.
+func sameSpec(spec, m *protocol.CreateRelease) bool {
+	return m.Mechanism == spec.Mechanism && slices.Equal(m.Components, spec.Components)
+}
+
+// doneCreating clears the mark of a release being created.
+func (s *Server) doneCreating(d *dataset, id payload.ReleaseID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(d.creating, id)
+}
+
+// completeRelease asks the helper for a pending release, in.spec, over
+// the reports the leader holds now, and on its acknowledgement charges
+// and records the release (commit), which ends its pending state. A
+// refusal by the helper that says it holds no charged release of that ID
+// aborts it (abort); anything else — no answer, a lost reply, a failed
+// charge or record here — leaves it pending, and the error says how to
+// complete it.
+func (s *Server) completeRelease(ctx context.Context, d *dataset, in *intent) (protocol.Message, error) {
+	m := in.spec
+	p, err := s.newDraft(d, m, in.cost)
+	if err != nil {
+		return nil, s.stillPending(m, err)
+	}
+	agreed, err := s.agreeWithHelper(ctx, m, p.ids)
+	if err != nil {
+		return nil, s.abortOrKeep(d, m, err)
+	}
+	if err := s.checkAgreed(p, m, agreed); err != nil {
+		return nil, s.stillPending(m, err)
+	}
+	resp, err := s.commit(p, m, &protocol.ReleaseCreated{Reports: s.analystReports(m.Mechanism, len(agreed))})
+	if err != nil {
+		return nil, s.stillPending(m, err)
+	}
+	s.mu.Lock()
+	delete(d.pending, m.Release)
+	s.mu.Unlock()
+	return resp, nil
+}
+
+// abortOrKeep ends a pending release m the helper did not acknowledge
+// with err: it is aborted (abort) when the helper refused it saying it
+// holds neither a record nor a charge of it (ErrNotCharged: it looked,
+// and it charges only what it acknowledges) and the leader has not
+// charged it; any other refusal (another manifest, another release under
+// the ID, a request for it running) or no answer leaves it pending.
+func (s *Server) abortOrKeep(d *dataset, m *protocol.CreateRelease, err error) error {
+	var refused *protocol.RemoteError
+	if !errors.As(err, &refused) || !errors.Is(err, ErrNotCharged) {
+		return s.stillPending(m, err)
+	}
+	if aerr := s.abort(d, m.Release); aerr != nil {
+		return s.stillPending(m, errors.Join(err, aerr))
+	}
+	return fmt.Errorf("leader: release %v %w, nothing charged, no noise released: %w", m.Release, ErrReleaseAborted, err)
+}
+
+// abort deletes the pending record of release id of d, unless the
+// leader has charged it (then the helper acknowledged it once, and a
+// retry completes it from the helper's record).
+func (s *Server) abort(d *dataset, id payload.ReleaseID) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.notCharged(d, id); err != nil {
+		return err
+	}
+	if err := s.cfg.Releases.DeleteRelease(d.Name, id); err != nil {
+		return err
+	}
+	delete(d.pending, id)
+	return nil
+}
+
+// notAsked is the error of an attempt at release m that failed before
+// the leader asked the helper for it (the exchange of manifest digests):
+// a pending release stays pending, a new one is refused.
+func (s *Server) notAsked(m *protocol.CreateRelease, err error) error {
+	s.mu.Lock()
+	d := s.datasets[m.Dataset]
+	pending := d != nil && d.pending[m.Release] != nil
+	s.mu.Unlock()
+	if pending {
+		return s.stillPending(m, err)
+	}
+	return fmt.Errorf("leader: release %v refused, nothing recorded or charged: %w", m.Release, err)
+}
+
+// stillPending is the error of an attempt that left release m pending.
+func (s *Server) stillPending(m *protocol.CreateRelease, err error) error {
+	return fmt.Errorf("leader: release %v %w: %w; nothing is released, and its cost stays held until it completes: retry release %v with the same spec, or read it (fedecdf query --release %v), to complete or abort it at both servers", m.Release, ErrReleasePending, err, m.Release, m.Release)
+}
+
+// ResolvePending retries, at the leader, every pending release with the
+// helper, completing or aborting each (a leader restarted after a crash
+// or a lost link calls it once it reaches the helper again). It returns
+// the errors of those that stay pending.
+func (s *Server) ResolvePending(ctx context.Context) error {
+	if s.cfg.Role != Leader {
+		return nil
+	}
+	var specs []*protocol.CreateRelease
+	s.mu.Lock()
+	for _, d := range s.datasets {
+		for _, in := range d.pending {
+			specs = append(specs, in.spec)
+		}
+	}
+	s.mu.Unlock()
+	var errs []error
+	for _, m := range specs {
+		if _, err := s.leaderRelease(ctx, m); err != nil && !errors.Is(err, ErrReleaseAborted) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// resolveForQuery completes a pending release before the leader answers
+// a query of it: reading a release whose creation was cut off is how an
+// analyst retries it.
+func (s *Server) resolveForQuery(ctx context.Context, m *protocol.Query) error {
+	s.mu.Lock()
+	var spec *protocol.CreateRelease
+	if d, ok := s.datasets[m.Dataset]; ok && d.pending[m.Release] != nil {
+		spec = d.pending[m.Release].spec
+	}
+	s.mu.Unlock()
+	if spec == nil {
+		return nil
+	}
+	_, err := s.leaderRelease(ctx, spec)
+	return err
+}
+
+// prepareRelease checks a release request at the helper
+// (releaseCandidates), marks it as being created, and draws its seed and
+// builds its noise (newDraft), so that after it only the agreement, the
+// charge and the record can fail. A retry of a release this server has
+// recorded is answered from the record instead (answer).
+func (s *Server) prepareRelease(m *protocol.CreateRelease) (p *draft, answer *protocol.ReleaseCreated, err error) {
+	s.mu.Lock()
+	d, cost, answer, err := s.releaseCandidates(m)
+	s.mu.Unlock()
+	if d == nil {
+		return nil, answer, err
+	}
+	if p, err = s.newDraft(d, m, cost); err != nil {
+		s.doneCreating(d, m.Release)
+		return nil, nil, err
+	}
+	return p, nil, nil
+}
+
+// newDraft draws a seed for release m of d and builds its noise, over
+// the sorted report IDs this server holds now.
+func (s *Server) newDraft(d *dataset, m *protocol.CreateRelease, cost ledger.Budget) (*draft, error) {
+	p := &draft{d: d, cost: cost, rec: &releaseRecord{Dataset: m.Dataset, Release: m.Release, Mechanism: m.Mechanism, Components: m.Components}}
+	var err error
+	if p.rec.Seed, err = noise.NewSeed(); err != nil {
+		return nil, fmt.Errorf("%s: release %v: %w", s.cfg.Role, m.Release, err)
+	}
+	if p.noise, err = p.rec.noise(); err != nil {
+		return nil, fmt.Errorf("%s: release %v: %w", s.cfg.Role, m.Release, err)
+	}
+	s.mu.Lock()
+	p.ids = make([]payload.ReportID, 0, len(d.reports))
+	for id := range d.reports {
+		p.ids = append(p.ids, id)
+	}
+	s.mu.Unlock()
+	slices.SortFunc(p.ids, payload.CompareIDs)
+	return p, nil
+}
+
+// releaseCandidates validates a release request at the helper against
+// the dataset — its bins, its policy (releaseCost) and the rest of its
+// budget (ledger.Admit) — and returns the dataset and the release's cost
+// with the release marked as being created, or the answer from the
+// record to a retry of a recorded release; the caller holds s.mu.
+func (s *Server) releaseCandidates(m *protocol.CreateRelease) (*dataset, ledger.Budget, *protocol.ReleaseCreated, error) {
+	d, err := s.dataset(m.Dataset)
+	if err != nil {
+		return nil, ledger.Budget{}, nil, err
+	}
+	if rel, recorded := d.releases[m.Release]; recorded {
+		answer, err := s.retriedRelease(rel, m)
+		return nil, ledger.Budget{}, answer, err
+	}
+	if d.creating[m.Release] {
+		return nil, ledger.Budget{}, nil, fmt.Errorf("%s: release %v %w by another request", s.cfg.Role, m.Release, ErrReleaseBusy)
+	}
+	if err := s.notCharged(d, m.Release); err != nil {
+		return nil, ledger.Budget{}, nil, err
+	}
+	// From here on, this server holds neither a record nor a charge of
+	// the release: every refusal says so (ErrNotCharged).
+	if m.Mechanism.Bins != d.Bins {
+		return nil, ledger.Budget{}, nil, nothingCharged(fmt.Errorf("%s: release %v: mechanism over %d bins, but dataset %q has %d", s.cfg.Role, m.Release, m.Mechanism.Bins, d.Name, d.Bins))
+	}
+	cost, err := releaseCost(d, m)
+	if err != nil {
+		return nil, ledger.Budget{}, nil, nothingCharged(fmt.Errorf("%s: release %v refused: %w", s.cfg.Role, m.Release, err))
+	}
+	spent, err := s.cfg.Ledger.Spent(d.Name)
+	if err != nil {
+		return nil, ledger.Budget{}, nil, nothingCharged(err)
+	}
+	if err := ledger.Admit(false, spent, cost, d.Budget); err != nil {
+		return nil, ledger.Budget{}, nil, nothingCharged(fmt.Errorf("%s: release %v refused: dataset %q: %w", s.cfg.Role, m.Release, d.Name, err))
+	}
+	d.creating[m.Release] = true
+	return d, cost, nil, nil
+}
+
+// nothingCharged marks a helper's refusal of a release it holds neither
+// a record nor a charge of (ErrNotCharged), which lets the leader abort
+// it.
+func nothingCharged(err error) error { return fmt.Errorf("%w (%w)", err, ErrNotCharged) }
+
+// agree returns, at the helper, the report set of a release both servers
+// hold and the answer to the leader: a request for its full list when
+// the size and digest differ from its own (NeedIDs, and no set yet), and
+// otherwise the intersection and the leader's IDs it lacks.
+func (s *Server) agree(m *protocol.CreateRelease, ids []payload.ReportID) ([]payload.ReportID, *protocol.ReleaseCreated) {
 	if len(m.IDs) == 0 && (len(ids) != m.Reports || payload.Digest(ids) != m.Digest) {
-		return nil, &protocol.ReleaseCreated{NeedIDs: true}, nil
+		return nil, &protocol.ReleaseCreated{NeedIDs: true}
 	}
 	agreed, resp := ids, &protocol.ReleaseCreated{}
 	if len(m.IDs) != 0 {
 		agreed, resp.Missing = intersect(m.IDs, ids)
 	}
 	resp.Reports = len(agreed)
-	return agreed, resp, nil
+	return agreed, resp
 }
 
-// commit charges and records a pending release, installs it and returns
-// resp. The helper records before it charges, the leader charges before
-// it records, so whichever step fails the two ledgers agree: the helper,
-// which commits first, charges nothing unless its record is durable (a
-// record whose charge a crash prevented is never loaded: loadReleases),
-// and the leader, which commits only after the helper has, keeps its
-// charge when its own record fails, as the helper keeps its; a retry of
-// the release then completes at no further cost at either. A release
-// recorded meanwhile by a concurrent request is answered from its record.
-func (s *Server) commit(p *pendingRelease, m *protocol.CreateRelease, resp *protocol.ReleaseCreated) (*protocol.ReleaseCreated, error) {
+// commit charges and records a release, installs it and returns resp.
+// The helper records before it charges, the leader charges before it
+// records: the helper, which commits first, charges nothing unless its
+// record is durable (a record whose charge a crash prevented is never
+// loaded: loadReleases), and the leader, which commits only after the
+// helper has, keeps its charge when its own record fails, with the
+// release still pending; a retry then completes it at no further cost
+// at either. A release recorded meanwhile is answered from its record.
+func (s *Server) commit(p *draft, m *protocol.CreateRelease, resp *protocol.ReleaseCreated) (*protocol.ReleaseCreated, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if rel, dup := p.d.releases[m.Release]; dup {
@@ -642,11 +1000,11 @@ func (s *Server) agreeWithHelper(ctx context.Context, m *protocol.CreateRelease,
 		return nil, err
 	}
 	if resp.NeedIDs {
-		return nil, fmt.Errorf("leader: the helper asked again for the report IDs of release %v", m.Release)
+		return nil, fmt.Errorf("the helper asked again for the report IDs of release %v", m.Release)
 	}
 	agreed, extra := intersect(ids, ids, resp.Missing...)
 	if len(extra) != len(resp.Missing) || len(agreed) != resp.Reports {
-		return nil, fmt.Errorf("leader: the helper's report set for release %v (%d reports, %d missing) is inconsistent with the leader's %d", m.Release, resp.Reports, len(resp.Missing), len(ids))
+		return nil, fmt.Errorf("the helper's report set for release %v (%d reports, %d missing) is inconsistent with the leader's %d", m.Release, resp.Reports, len(resp.Missing), len(ids))
 	}
 	return agreed, nil
 }
@@ -677,6 +1035,11 @@ func intersect(want, have []payload.ReportID, drop ...payload.ReportID) (in, out
 func (s *Server) query(ctx context.Context, from transport.PeerID, m *protocol.Query) (protocol.Message, error) {
 	if err := s.fromLeader(from, "query"); err != nil {
 		return nil, err
+	}
+	if s.cfg.Role == Leader {
+		if err := s.resolveForQuery(ctx, m); err != nil {
+			return nil, err
+		}
 	}
 	s.mu.Lock()
 	d, rel, batch, err := s.queryInputs(m)

@@ -29,7 +29,12 @@ func newPair(t *testing.T, backend Backend, budget float64, minReports int, lead
 	return newPairOf(t, Dataset{Name: "d", Backend: backend, Bins: bins, Budget: ledger.Budget{Epsilon: budget}, MinReports: minReports}, leaderLedger)
 }
 
-// newPairOf returns a leader and a helper serving dataset d (named "d").
+// testManifest stands for the digests of the manifest both servers of
+// a pair run.
+var testManifest = []protocol.ManifestField{{Name: "grid", Digest: [32]byte{1}}, {Name: "budget", Digest: [32]byte{2}}}
+
+// newPairOf returns a leader and a helper serving dataset d (named "d")
+// under the same manifest.
 func newPairOf(t *testing.T, d Dataset, leaderLedger ledger.Ledger) *pair {
 	t.Helper()
 	if leaderLedger == nil {
@@ -37,16 +42,19 @@ func newPairOf(t *testing.T, d Dataset, leaderLedger ledger.Ledger) *pair {
 	}
 	ds := []Dataset{d}
 	net := transport.NewNetwork()
-	leader, err := New(Config{Role: Leader, Peer: "helper", Conn: net.Conn("leader"), Ledger: leaderLedger, Datasets: ds})
+	leader, err := New(Config{Role: Leader, Peer: "helper", Conn: net.Conn("leader"), Ledger: leaderLedger, Datasets: ds, Manifest: testManifest})
 	if err != nil {
 		t.Fatal(err)
 	}
-	helper, err := New(Config{Role: Helper, Peer: "leader", Ledger: ledger.NewMemory(), Datasets: ds})
+	helper, err := New(Config{Role: Helper, Peer: "leader", Ledger: ledger.NewMemory(), Datasets: ds, Manifest: testManifest})
 	if err != nil {
 		t.Fatal(err)
 	}
 	net.Register("leader", leader.Handle)
 	net.Register("helper", helper.Handle)
+	if err := leader.CheckPeer(context.Background()); err != nil { // first contact, as at start-up
+		t.Fatal(err)
+	}
 	return &pair{net: net, leader: leader, helper: helper, servers: party.Servers{Conn: net.Conn("party"), Leader: "leader", Helper: "helper", Dataset: "d"}}
 }
 

@@ -73,7 +73,7 @@ func hosmerPlans(cfg Config) (plans []*hosmer.Plan, fromROC bool, err error) {
 		return nil, false, fmt.Errorf("Hosmer–Lemeshow allocations %v need a share of ε (--hosmer-share); roc alone is free", names)
 	}
 	if len(names) > 0 && cfg.Neighbours != mechanism.ReplaceOne {
-		return nil, false, fmt.Errorf("Hosmer–Lemeshow allocations %v are proved under replace-one neighbours only (n public), not %s: drop them (roc, post-processing of the ROC/PR release, runs under either)", names, cfg.Neighbours)
+		return nil, false, fmt.Errorf("Hosmer–Lemeshow allocations %v are proved under replace neighbours only (n public), not %s: drop them (roc, post-processing of the ROC/PR release, runs under either)", names, cfg.Neighbours)
 	}
 	template := mechanism.Params{Name: cfg.Mechanism, Delta: cfg.Delta}
 	for _, name := range names {
@@ -171,7 +171,7 @@ func (a *HosmerAllocation) describe() string {
 	if a.Plan == hosmerROC {
 		return "roc allocation: post-processing of the ROC/PR release (no ε of its own)"
 	}
-	return fmt.Sprintf("%s allocation: (ε=%.6g, δ=%.6g) under replace-one", a.Plan, a.Epsilon, a.Delta)
+	return fmt.Sprintf("%s allocation: (ε=%.6g, δ=%.6g) under replace neighbours", a.Plan, a.Epsilon, a.Delta)
 }
 
 // label is a short name of the allocation for plot legends.

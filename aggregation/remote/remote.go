@@ -2,6 +2,7 @@ package remote
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/fedecdf/fedecdf/aggregation"
@@ -56,8 +57,12 @@ func (r *Client) NewRelease(ctx context.Context, spec aggregation.ReleaseSpec) (
 	}
 	msg := &protocol.CreateRelease{Dataset: r.dataset, Release: id, Mechanism: spec.Mechanism, Components: spec.Components}
 	resp, err := protocol.Call[*protocol.ReleaseCreated](ctx, r.conn, r.leader, msg)
-	if err != nil {
+	var refused *protocol.RemoteError
+	switch {
+	case errors.As(err, &refused): // the leader's errors name the release
 		return nil, err
+	case err != nil:
+		return nil, fmt.Errorf("remote: release %v: %w; the leader may have created it: read it by its ID (fedecdf query --release %v), which charges nothing more and completes it if it is pending", id, err, id)
 	}
 	return aggregation.NewRelease(id, spec, resp.Reports, 2)
 }

@@ -82,11 +82,13 @@ type serverProc struct {
 	err    error         // its exit status, once exited is closed
 }
 
-// crashCluster is a leader and a helper process on 127.0.0.1 with their
-// key files, manifest and stores in one directory.
+// crashCluster is a leader and a helper process on 127.0.0.1 (or in a
+// network namespace) with their key files, manifest and stores in one
+// directory.
 type crashCluster struct {
 	t        *testing.T
 	ctx      context.Context
+	opts     clusterOptions
 	dir      string
 	manifest string // its path
 	m        *deploy.Manifest
@@ -118,11 +120,26 @@ func (c *crashCluster) command(args ...string) *exec.Cmd {
 	return cmd
 }
 
+// clusterOptions place a crashCluster's servers.
+type clusterOptions struct {
+	// netns is the network namespace the servers run in ("": this
+	// process's), and ip their address there (free loopback ports when
+	// empty; ports 4001 and 4002 otherwise).
+	netns, ip string
+	// serverArgs are extra flags of both servers.
+	serverArgs []string
+}
+
 // newCrashCluster makes the keys and the manifest with `fedecdf keygen`
-// and `fedecdf manifest` and starts both servers.
+// and `fedecdf manifest` and starts both servers on 127.0.0.1.
 func newCrashCluster(t *testing.T, ctx context.Context, minReports int) *crashCluster {
+	return newClusterWith(t, ctx, minReports, clusterOptions{})
+}
+
+// newClusterWith is newCrashCluster with the servers placed by opts.
+func newClusterWith(t *testing.T, ctx context.Context, minReports int, opts clusterOptions) *crashCluster {
 	c := &crashCluster{
-		t: t, ctx: ctx, dir: t.TempDir(), ids: map[string]*deploy.Identity{}, addrs: map[string]string{},
+		t: t, ctx: ctx, opts: opts, dir: t.TempDir(), ids: map[string]*deploy.Identity{}, addrs: map[string]string{},
 		procs: map[string]*serverProc{}, logs: map[string]*serverLog{}, starts: map[string]int{},
 	}
 	t.Cleanup(func() {
@@ -144,12 +161,16 @@ func newCrashCluster(t *testing.T, ctx context.Context, minReports int) *crashCl
 		}
 		c.ids[name] = id
 	}
-	for _, role := range []string{"leader", "helper"} {
-		port, err := freeLoopbackPort()
-		if err != nil {
-			t.Fatal(err)
+	for k, role := range []string{"leader", "helper"} {
+		ip, port := opts.ip, 4001+k
+		if ip == "" {
+			ip = "127.0.0.1"
+			var err error
+			if port, err = freeLoopbackPort(); err != nil {
+				t.Fatal(err)
+			}
 		}
-		c.addrs[role] = fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", port)
+		c.addrs[role] = fmt.Sprintf("/ip4/%s/tcp/%d", ip, port)
 		c.logs[role] = &serverLog{}
 	}
 	c.manifest = filepath.Join(c.dir, "manifest.json")
@@ -174,8 +195,14 @@ func newCrashCluster(t *testing.T, ctx context.Context, minReports int) *crashCl
 // handlers are installed).
 func (c *crashCluster) start(role string) {
 	c.t.Helper()
-	cmd := c.command("server", "--role", role, "--key", filepath.Join(c.dir, role+".key"), "--manifest", c.manifest,
-		"--listen", c.addrs[role], "--store", filepath.Join(c.dir, role+".db"), "--log-level", "info")
+	args := append([]string{"server", "--role", role, "--key", filepath.Join(c.dir, role+".key"), "--manifest", c.manifest,
+		"--listen", c.addrs[role], "--store", filepath.Join(c.dir, role+".db"), "--log-level", "info"}, c.opts.serverArgs...)
+	cmd := c.command(args...)
+	if c.opts.netns != "" {
+		// ip netns exec execs the command: the process is the server's.
+		cmd.Args = append([]string{"ip", "netns", "exec", c.opts.netns}, cmd.Args...)
+		cmd.Path = ipPath(c.t)
+	}
 	fmt.Fprintf(c.logs[role], "--- run %d\n", c.starts[role]+1)
 	cmd.Stderr = c.logs[role]
 	if err := cmd.Start(); err != nil {
@@ -361,11 +388,15 @@ func TestLeaderSIGKILL(t *testing.T) {
 	c.kill("leader")
 	c.crash("helper")
 	// The helper enforces its own ledger: a release request signed with
-	// the leader's key (the leader is down) is refused there too.
+	// the leader's key (the leader is down), after the manifest digests
+	// every leader shows first, is refused there too.
 	leader := c.rawHost(c.ids["leader"].Key, deploy.LeaderName)
 	params, err := c.m.MechanismParams()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := protocol.Call[*protocol.ManifestDigest](ctx, leader.Conn(p2p.PeerProtocol), deploy.HelperName, &protocol.ManifestDigest{Fields: c.m.Digests()}); err != nil {
+		t.Fatalf("manifest digests to the restarted helper: %v", err)
 	}
 	req := &protocol.CreateRelease{Dataset: c.m.Dataset, Release: payload.ReleaseID{0xc7}, Mechanism: params, Components: []payload.Component{payload.Count}}
 	_, err = protocol.Call[*protocol.ReleaseCreated](ctx, leader.Conn(p2p.PeerProtocol), deploy.HelperName, req)

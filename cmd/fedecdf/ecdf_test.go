@@ -116,7 +116,7 @@ func TestECDFCommandText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"n = 500 (public under replace-one)", "ε = 1", "replace neighbours", "mechanism " + autoName(t, 50, 1), "guarantee: (ε=1, δ=0)-DP", "50 linear bins over [0, 500]", "std dev", "p = 0.25", "p = 0.5", "p = 0.75"} {
+	for _, want := range []string{"n = 500 (public under replace neighbours)", "ε = 1", "replace neighbours", "mechanism " + autoName(t, 50, 1), "guarantee: (ε=1, δ=0)-DP", "50 linear bins over [0, 500]", "std dev", "p = 0.25", "p = 0.5", "p = 0.75"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text output lacks %q:\n%s", want, out)
 		}
@@ -312,7 +312,7 @@ func TestECDFCommandAddRemove(t *testing.T) {
 	}
 	text, _, err := runECDFCommand(t, "", "--input", path, "--column", "age", "--min", "0", "--max", "1000",
 		"--bins", "100", "--neighbours", "addremove")
-	if err != nil || !strings.Contains(text, "(noisy total; n is private under add/remove)") || !strings.Contains(text, "n ≈ ") {
+	if err != nil || !strings.Contains(text, "(noisy total; n is private under addremove neighbours)") || !strings.Contains(text, "n ≈ ") {
 		t.Errorf("text output under add/remove (%v) does not say n is a noisy total:\n%s", err, text)
 	}
 }

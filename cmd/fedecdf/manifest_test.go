@@ -51,8 +51,9 @@ func runManifestOf(t *testing.T, names []string, args ...string) (*deploy.Manife
 }
 
 // TestManifestCommandRefuses: flags under which no release could run,
-// a missing key or address, the same address for both servers and a
-// server's key as analyst are refused, naming the flag or the value.
+// a missing key or address, the same address for both servers, an
+// address no one can dial and a server's key as analyst are refused,
+// naming the flag or the value.
 func TestManifestCommandRefuses(t *testing.T) {
 	all := []string{"leader", "helper", "analyst"}
 	for _, c := range []struct {
@@ -68,6 +69,9 @@ func TestManifestCommandRefuses(t *testing.T) {
 		{"no leader", []string{"helper", "analyst"}, nil, "--leader is required"},
 		{"the leader as analyst", []string{"leader", "helper"}, []string{"--analyst", "DIR/leader.key.pub"}, "is a server's key"},
 		{"the same address", all, []string{"--helper-addr", "/ip4/127.0.0.1/tcp/1"}, "leader and helper both at /ip4/127.0.0.1/tcp/1"},
+		{"an address no one can dial", all, []string{"--leader-addr", "/ip4/0.0.0.0/tcp/4001"}, `leader: address "/ip4/0.0.0.0/tcp/4001" is the unspecified address 0.0.0.0`},
+		{"an address without a port", all, []string{"--helper-addr", "/ip4/10.0.0.2"}, `helper: address "/ip4/10.0.0.2" has no port`},
+		{"a transport fedecdf lacks", all, []string{"--helper-addr", "/ip4/10.0.0.2/udp/4002/quic-v1"}, "a transport this fedecdf does not have"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if _, err := runManifestOf(t, c.names, c.args...); err == nil || !strings.Contains(err.Error(), c.err) {

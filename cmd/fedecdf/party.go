@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -19,6 +21,7 @@ type partyOptions struct {
 	manifest, csv, scoreCol, labelCol, probCol, positive, logLevel, rowKey string
 	inst                                                                   party.Instance
 	concurrency                                                            int
+	retryWindow                                                            time.Duration
 }
 
 // newPartyCommand builds the "party" command.
@@ -38,8 +41,16 @@ With --csv every row is checked (grid range, NaN, labels, probabilities)
 before the first upload, and each row's report ID and DCF keys are derived
 from a secret row key (--row-key, created on first use) and the row, so
 rerunning the same command after a failure resumes safely: rows the
-servers already hold are recognised and not stored twice. The upload
-stops at the first server failure and says which rows are stored.`,
+servers already hold are recognised and not stored twice.
+
+Each upload goes to both servers at once; a server that does not answer
+(refused, reset, unreachable, timed out) is retried with exponential
+backoff for --retry-window, long enough for a server restart, and only
+the server that has not acknowledged is retried. An upload that still
+fails stops the run: the party says which server failed and why, which
+rows both servers hold, which rows one server alone holds, and which rows
+a rerun will store. With direct uploads a party must reach both servers'
+addresses (TCP); in relay mode the leader's only.`,
 		Example: `  # One record, against the servers of manifest.json (see fedecdf manifest --help)
   fedecdf party --manifest manifest.json --score-value 0.83 --label-value 1 --probability-value 0.83
 
@@ -66,6 +77,7 @@ stops at the first server failure and says which rows are stored.`,
 	f.StringVar(&o.probCol, "probability-column", "", "predicted-probability column of --csv (needed by the Hosmer–Lemeshow query; may be the score column)")
 	f.StringVar(&o.positive, "positive", "", `positive label value of --csv ("" means 0/1 labels, "!v" means not v)`)
 	f.IntVar(&o.concurrency, "concurrency", 8, "reports in flight at once with --csv")
+	f.DurationVar(&o.retryWindow, "retry-window", time.Minute, "how long an upload to a server that does not answer is retried (e.g. 30s, 5m)")
 	f.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
 	return cmd
 }
@@ -79,6 +91,9 @@ func (o *partyOptions) run(cmd *cobra.Command, _ []string) error {
 	if o.concurrency < 1 {
 		return fmt.Errorf("--concurrency %d is not positive: give how many reports may be in flight at once (default 8)", o.concurrency)
 	}
+	if o.retryWindow <= 0 {
+		return fmt.Errorf("--retry-window %v is not positive: give how long to retry a server that does not answer (default 1m0s)", o.retryWindow)
+	}
 	m, err := deploy.ReadManifest(o.manifest)
 	if err != nil {
 		return err
@@ -87,10 +102,11 @@ func (o *partyOptions) run(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	tc := p2p.Config{Logger: logger, RetryWindow: o.retryWindow}
 	if o.csv != "" {
-		return o.submitRows(cmd, m, all, p2p.Config{Logger: logger})
+		return o.submitRows(cmd, m, all, tc)
 	}
-	n, err := deploy.SubmitAll(cmd.Context(), m, all, p2p.Config{Logger: logger}, o.concurrency, false)
+	n, err := deploy.SubmitAll(cmd.Context(), m, all, tc, o.concurrency, false)
 	fmt.Fprintf(cmd.OutOrStdout(), "%d of %d report(s) acknowledged by both servers\n", n, len(all))
 	return err
 }
@@ -123,16 +139,33 @@ func (o *partyOptions) submitRows(cmd *cobra.Command, m *deploy.Manifest, all []
 	n := res.Count()
 	fmt.Fprintf(out, "%d of %d row(s) stored by both servers", n, len(all))
 	if res.Duplicates > 0 {
-		fmt.Fprintf(out, " (%d already stored by an earlier run)", res.Duplicates)
+		fmt.Fprintf(out, " (%d already stored by an earlier run or attempt)", res.Duplicates)
 	}
 	fmt.Fprintln(out)
 	if err == nil {
 		return nil
 	}
-	if n > 0 {
-		fmt.Fprintf(out, "stored data rows (row 1 is the first after the header): %s\n", rowRanges(res.Stored))
+	printHeld(out, res)
+	return fmt.Errorf("%w\nstopped at the first row still failing after --retry-window %v; rerun the same command (same --csv and --row-key %s) to store the missing rows: rows already stored are recognised by their report IDs and not stored twice", err, o.retryWindow, keyPath)
+}
+
+// printHeld says, after a failed run, which rows both servers hold,
+// which one server alone holds, and which a rerun will store (1-based
+// data rows).
+func printHeld(out io.Writer, res *deploy.RowResult) {
+	if res.Count() > 0 {
+		fmt.Fprintf(out, "stored by both servers (row 1 is the first after the header): %s\n", rowRanges(res.Rows(deploy.HeldByBoth)))
 	}
-	return fmt.Errorf("%w\nstopped at the first failure; rerun the same command (same --csv and --row-key %s) to resume: rows already stored are recognised by their report IDs and not stored twice", err, keyPath)
+	for _, h := range []deploy.Held{deploy.HeldByLeader, deploy.HeldByHelper} {
+		if rows := rowRanges(res.Rows(h)); rows != "" {
+			fmt.Fprintf(out, "stored by %v: %s\n", h, rows)
+		}
+	}
+	missing := res.Rows(deploy.HeldByBoth)
+	for k := range missing {
+		missing[k] = !missing[k]
+	}
+	fmt.Fprintf(out, "not stored by both servers (a rerun stores them): %s\n", rowRanges(missing))
 }
 
 // rowRanges lists the 1-based rows k with stored[k−1] as ranges, "1–57, 59".

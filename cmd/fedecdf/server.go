@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/server"
 )
 
@@ -19,6 +20,8 @@ import (
 type serverOptions struct {
 	role, key, manifest, store, logLevel string
 	listen                               []string
+	limits                               p2p.Limits
+	acceptBudgetChange                   bool
 }
 
 // newServerCommand builds the "server" command.
@@ -32,11 +35,40 @@ or the helper, as --role says, under the identity in --key. It accepts the
 parties' reports, stores them and its budget ledger in --store (a bbolt
 file, kept across restarts), and answers the analysts' releases within the
 manifest's privacy policy and budget, until SIGINT or SIGTERM. Logs go to
-standard error.`,
+standard error.
+
+Connection limits: each party opens a connection or two, often briefly,
+and many parties may share one IPv4 address (a NAT, or one machine
+uploading for many). The server accepts --conns-per-address concurrent
+connections from one address (an IPv4 address or an IPv6 /56), new ones
+at --conn-rate per second after a burst of --conn-burst, and
+--max-conns in all; loopback is not limited. A refused party sees its
+connection reset during the handshake (and retries for its
+--retry-window); the server logs "refused a connection" with the
+address. go-libp2p's own defaults (8 concurrent, 0.2 per second after 16)
+would refuse most parties behind one address.
+
+Start the helper first, then the leader. The leader compares its manifest
+with the helper's (a digest of the dataset, grid, policy, budget, minimum
+reports, keys and analysts) when it starts, every 30 s and before every
+release: on a difference the leader does not start (or, later, both
+servers refuse uploads, releases and queries), naming the parts that
+differ, e.g. "manifest mismatch with the helper: grid differ". A helper
+that is not up yet is only logged; the leader checks again.
+
+The store remembers the total budget its ledger is kept under. A manifest
+with another total budget over a store that has charged a release is
+refused unless --accept-budget-change is given (then logged at WARN with
+the old and the new budget); give it to both servers, which run the same
+manifest.`,
 		Example: `  # The two servers of the manifest made in fedecdf manifest --help, each
   # in a terminal of its own (or with & at the end)
   fedecdf server --role leader --key leader.key --manifest manifest.json --listen /ip4/127.0.0.1/tcp/4001 --store leader.db
-  fedecdf server --role helper --key helper.key --manifest manifest.json --listen /ip4/127.0.0.1/tcp/4002 --store helper.db`,
+  fedecdf server --role helper --key helper.key --manifest manifest.json --listen /ip4/127.0.0.1/tcp/4002 --store helper.db
+
+  # A leader whose 5000 parties upload at once from behind one NAT address
+  fedecdf server --role leader --key leader.key --manifest manifest.json --listen /ip4/0.0.0.0/tcp/4001 --store leader.db \
+    --conns-per-address 5000 --conn-burst 5000 --max-conns 8192`,
 		Args: cobra.NoArgs,
 		RunE: o.run,
 	}
@@ -47,6 +79,11 @@ standard error.`,
 	f.StringSliceVar(&o.listen, "listen", nil, "multiaddr to listen on, e.g. /ip4/0.0.0.0/tcp/4001 (repeatable)")
 	f.StringVar(&o.store, "store", "", "bbolt file holding accepted reports and the budget ledger")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.IntVar(&o.limits.ConnsPerAddr, "conns-per-address", p2p.DefaultConnsPerAddr, "concurrent connections accepted from one IPv4 address or IPv6 /56 (parties behind one NAT share it)")
+	f.Float64Var(&o.limits.ConnRate, "conn-rate", p2p.DefaultConnRate, "new connections per second accepted from one address once its --conn-burst is spent")
+	f.IntVar(&o.limits.ConnBurst, "conn-burst", p2p.DefaultConnBurst, "new connections one address may open at once before --conn-rate applies")
+	f.IntVar(&o.limits.Conns, "max-conns", p2p.DefaultConns, "concurrent inbound connections from all addresses")
+	f.BoolVar(&o.acceptBudgetChange, "accept-budget-change", false, "start although the manifest's total budget differs from the one the store's ledger was kept under (logged at WARN)")
 	return cmd
 }
 
@@ -74,7 +111,7 @@ func (o *serverOptions) run(cmd *cobra.Command, _ []string) error {
 
 // config checks the flags and reads the key and the manifest.
 func (o *serverOptions) config(logger *slog.Logger) (deploy.ServerConfig, error) {
-	cfg := deploy.ServerConfig{Store: o.store, Logger: logger}
+	cfg := deploy.ServerConfig{Store: o.store, Logger: logger, Transport: p2p.Config{Limits: o.limits}, AcceptBudgetChange: o.acceptBudgetChange}
 	switch o.role {
 	case "leader":
 		cfg.Role = server.Leader
@@ -82,6 +119,9 @@ func (o *serverOptions) config(logger *slog.Logger) (deploy.ServerConfig, error)
 		cfg.Role = server.Helper
 	default:
 		return cfg, fmt.Errorf("--role %q: want leader or helper", o.role)
+	}
+	if err := o.checkLimits(); err != nil {
+		return cfg, err
 	}
 	if o.key == "" {
 		return cfg, fmt.Errorf("--key is required: the %s's key file (fedecdf keygen --out %s.key)", o.role, o.role)
@@ -107,6 +147,20 @@ func (o *serverOptions) config(logger *slog.Logger) (deploy.ServerConfig, error)
 		return cfg, fmt.Errorf("--listen: no address given")
 	}
 	return cfg, nil
+}
+
+// checkLimits refuses a connection limit that is not positive (0 would
+// not mean "none").
+func (o *serverOptions) checkLimits() error {
+	for name, v := range map[string]float64{
+		"conns-per-address": float64(o.limits.ConnsPerAddr), "conn-rate": o.limits.ConnRate,
+		"conn-burst": float64(o.limits.ConnBurst), "max-conns": float64(o.limits.Conns),
+	} {
+		if !(v > 0) {
+			return fmt.Errorf("--%s %v is not positive: give a limit above 0 (see fedecdf server --help)", name, v)
+		}
+	}
+	return nil
 }
 
 // newLogger returns a text slog logger writing to w at the named level.

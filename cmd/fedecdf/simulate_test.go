@@ -76,7 +76,7 @@ func TestSimulateNeighboursAndDelta(t *testing.T) {
 				t.Errorf("n = %d of %d parties, F̂(τ_N) = %v: want n = 400 (replace-one) or F̂(τ_N) = 1 (add/remove)", r.N, r.Parties, last)
 			}
 			text, err := runSimulate(append(append([]string{}, base...), c.args...)...)
-			want := map[bool]string{true: "n = 400 (public under replace-one)", false: "(noisy total; n is private under add/remove)"}[public]
+			want := map[bool]string{true: "n = 400 (public under replace neighbours)", false: "(noisy total; n is private under addremove neighbours)"}[public]
 			if err != nil || !strings.Contains(text, want) {
 				t.Errorf("text output (%v) lacks %q:\n%s", err, want, text)
 			}
@@ -96,7 +96,7 @@ func TestSimulateFlagErrors(t *testing.T) {
 		{"gaussian-tree without delta", []string{"--mechanism", "gaussian-tree"}, []string{"--delta", "gaussian-tree"}},
 		{"delta out of range", []string{"--mechanism", "cascade", "--delta", "1"}, []string{"delta 1"}},
 		{"unknown relation", []string{"--neighbours", "swap"}, []string{"--neighbours", "swap"}},
-		{"own Hosmer releases under add/remove", []string{"--neighbours", "addremove", "--hosmer-plans", "roc,grid", "--hosmer-share", "0.25"}, []string{"replace-one", "grid"}},
+		{"own Hosmer releases under add/remove", []string{"--neighbours", "addremove", "--hosmer-plans", "roc,grid", "--hosmer-share", "0.25"}, []string{"replace neighbours", "grid"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := runSimulate(append([]string{"--parties", "50", "--bins", "16", "--backend", "plain"}, c.args...)...)

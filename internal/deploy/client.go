@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
-	"github.com/fedecdf/fedecdf/aggregation/remote"
+	"sync"
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/aggregation/remote"
 	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/internal/p2p"
@@ -84,24 +85,41 @@ func (p *Party) NewReport(inst party.Instance) (*Report, error) {
 	}, nil
 }
 
-// Send uploads r in the manifest's mode — to each server directly, or
-// through the leader with the helper's key sealed to the helper — and
-// returns once both servers have made it durable; dup reports whether a
-// server already held it.
+// Send uploads r in the manifest's mode — to each server directly (to
+// both at once, each call retrying on its own within the transport's
+// retry window), or through the leader with the helper's key sealed to
+// the helper — and returns once both servers have made it durable; dup
+// reports whether a server already held it. A direct upload that not
+// both servers acknowledged fails with an *UploadError saying which
+// server holds it and why the other failed.
 func (p *Party) Send(ctx context.Context, r *Report) (dup bool, err error) {
 	if p.m.Upload == UploadRelay {
 		return p.sendRelayed(ctx, r)
 	}
 	conn := p.host.Conn(p2p.ReportProtocol)
-	for _, to := range []struct {
+	targets := []struct {
 		peer transport.PeerID
+		held Held
 		up   *protocol.Upload
-	}{{LeaderName, r.Leader}, {HelperName, r.Helper}} {
-		ack, err := protocol.Call[*protocol.Ack](ctx, conn, to.peer, to.up)
-		if err != nil {
-			return false, fmt.Errorf("report %v: upload to the %s: %w", r.ID, to.peer, err)
+	}{{LeaderName, HeldByLeader, r.Leader}, {HelperName, HeldByHelper, r.Helper}}
+	acks := make([]*protocol.Ack, len(targets))
+	errs := make([]error, len(targets))
+	var wg sync.WaitGroup
+	for k, to := range targets {
+		wg.Go(func() { acks[k], errs[k] = protocol.Call[*protocol.Ack](ctx, conn, to.peer, to.up) })
+	}
+	wg.Wait()
+	ue := &UploadError{Report: r.ID}
+	for k, to := range targets {
+		if errs[k] != nil {
+			ue.Failed = append(ue.Failed, ServerError{Server: to.peer, Err: errs[k]})
+			continue
 		}
-		dup = dup || ack.Duplicate
+		ue.Held |= to.held
+		dup = dup || acks[k].Duplicate
+	}
+	if ue.Failed != nil {
+		return false, ue
 	}
 	return dup, nil
 }

@@ -34,9 +34,14 @@
 // Upload mode "direct": a party validates its record, draws a report ID
 // and the DCF key pair of its bin and payload vector (dp-ecdf §4.2,
 // BCG+21), and sends each server its own key over a Noise channel to
-// that server; it is then free to go offline. The same encoded upload is
-// resent on retries, and servers drop duplicates by report ID, so a
-// lost acknowledgement never counts a party twice.
+// that server, to both at once; it is then free to go offline. The same
+// encoded upload is resent on retries (each server's on its own, with
+// backoff, for the transport's retry window), and servers drop
+// duplicates by report ID, so a lost acknowledgement never counts a
+// party twice; an upload that reached one server only fails with an
+// UploadError naming it. A party's file of rows (SubmitRows) derives
+// each row's report ID and keys from a secret row key, so a rerun
+// stores exactly the rows not yet stored.
 //
 // Upload mode "relay" (manifest "upload": "relay"): the party talks to
 // the leader only, as an IETF DAP client. It sends the leader, over
@@ -47,7 +52,9 @@
 // another report. The leader stores its key, relays the sealed share to
 // the helper (SealedProtocol, leader only), which opens and stores it,
 // and acknowledges the party only when both have. Retries are safe as in
-// direct mode: each server drops a duplicate report ID. The relay adds
+// direct mode: each server drops a duplicate report ID. When the leader
+// stored its share but could not relay the other (ErrRelayFailed), the
+// party retries through the leader within its retry window. The relay adds
 // no trust in the leader for privacy (it sees one key, as in direct
 // mode); it does let the leader drop a party's sealed share, which only
 // removes that report from every release (both servers sum the agreed
@@ -64,7 +71,20 @@
 // guarantee whatever the manifest says now. A release retried after a
 // leader crash is answered from the helper's record (same report set,
 // same noise) and charged at most once at each server; the leader, too,
-// answers a retried release from its record.
+// answers a retried release from its record, and completes or aborts a
+// pending one (server/doc.go, "Release creation").
+//
+// The two servers run one manifest. The leader exchanges the manifest's
+// digests (Manifest.Digests) with the helper when it starts, every
+// ServerConfig.PeerCheck and before every release: it does not start if
+// they differ, and both refuse to serve while they do, naming the parts
+// that differ; each time the helper agrees, the leader resolves its
+// pending releases. The store remembers the total budget its ledger is
+// kept under: once it has charged a release, a manifest with another one
+// is refused (ErrBudgetChanged) unless ServerConfig.AcceptBudgetChange,
+// which logs the change at WARN.
+// The manifest's server addresses must be dialable (an IP address or DNS
+// name and a TCP port; not 0.0.0.0, which a server may listen on).
 //
 // Analyses. Analyst.ECDF (count component), Analyst.ROC (the pair {Label,
 // NotLabel}, one privacy unit) and Analyst.Hosmer (dp-ecdf Algorithm 2

@@ -1,6 +1,13 @@
 package deploy
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/fedecdf/fedecdf/internal/payload"
+	"github.com/fedecdf/fedecdf/internal/transport"
+)
 
 // Sentinel errors for callers to branch on with errors.Is; the error's
 // text adds the details. Malformed relayed reports match
@@ -13,4 +20,72 @@ var (
 	// ErrUnsealable: a sealed upload does not open with the helper's key:
 	// it was tampered with, or sealed to another key.
 	ErrUnsealable = errors.New("does not open with the helper's key")
+	// ErrBudgetChanged: the manifest's total budget is not the one the
+	// server's store kept its ledger under, and the operator did not
+	// accept the change (ServerConfig.AcceptBudgetChange).
+	ErrBudgetChanged = errors.New("total budget changed")
+	// ErrRelayFailed: in relay mode the leader stored its share of a
+	// report but could not deliver the sealed share to the helper.
+	ErrRelayFailed = errors.New("the leader could not relay the sealed share to the helper")
 )
+
+// Held is the set of servers that acknowledged (durably stored) a
+// report.
+type Held uint8
+
+// The servers of a Held set.
+const (
+	HeldByLeader Held = 1 << iota
+	HeldByHelper
+	HeldByBoth = HeldByLeader | HeldByHelper
+)
+
+// String names the servers of h: "both servers", "the leader only",
+// "the helper only" or "neither server".
+func (h Held) String() string {
+	switch h {
+	case HeldByBoth:
+		return "both servers"
+	case HeldByLeader:
+		return "the leader only"
+	case HeldByHelper:
+		return "the helper only"
+	}
+	return "neither server"
+}
+
+// ServerError is the failure of one server's upload.
+type ServerError struct {
+	Server transport.PeerID // LeaderName or HelperName
+	Err    error
+}
+
+// UploadError is a direct upload that not both servers acknowledged,
+// after each retried for the transport's retry window: which servers
+// hold the report and why the others failed (each error names its
+// cause, p2p.ErrConnRefused, p2p.ErrConnReset, … or the server's
+// refusal). Sending the report again completes it: the server that
+// holds it drops the duplicate.
+type UploadError struct {
+	Report payload.ReportID
+	Held   Held          // the servers that acknowledged it
+	Failed []ServerError // the others
+}
+
+func (e *UploadError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "report %v stored by %v", e.Report, e.Held)
+	for _, f := range e.Failed {
+		fmt.Fprintf(&b, "; upload to the %s: %v", f.Server, f.Err)
+	}
+	return b.String()
+}
+
+// Unwrap returns the servers' errors.
+func (e *UploadError) Unwrap() []error {
+	errs := make([]error, len(e.Failed))
+	for k, f := range e.Failed {
+		errs[k] = f.Err
+	}
+	return errs
+}

@@ -153,7 +153,7 @@ func sameReports(rels []*aggregation.Release) error {
 // at the manifest's per-release ε.
 func hosmerPlan(name string, params mechanism.Params, groups int, g *ecdf.Grid) (*hosmer.Plan, error) {
 	if params.Relation != mechanism.ReplaceOne {
-		return nil, fmt.Errorf("the neighbouring relation is %s: the Hosmer–Lemeshow plans are proved under replace-one only (n public)", params.Relation)
+		return nil, fmt.Errorf("the neighbouring relation is %s: the Hosmer–Lemeshow plans are proved under replace neighbours only (n public)", params.Relation)
 	}
 	if groups < 3 || groups > params.Bins {
 		return nil, fmt.Errorf("number of groups %d: want 3 (one degree of freedom) to the %d bins of the grid", groups, params.Bins)

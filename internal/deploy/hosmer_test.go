@@ -158,7 +158,7 @@ func TestHosmerOverTheNetworkExact(t *testing.T) {
 		if len(got.Releases) != len(got.ReleaseSpecs) || len(got.Releases) != map[string]int{"grid": 1, "joint": 1, "paper": 2}[plan] {
 			t.Errorf("%s plan: releases %v, specs %v", plan, got.Releases, got.ReleaseSpecs)
 		}
-		if !strings.Contains(got.Guarantee, "replace-one") || !strings.Contains(got.Guarantee, "each of 2 servers adds its own full-scale noise") {
+		if !strings.Contains(got.Guarantee, "under replace neighbours") || !strings.Contains(got.Guarantee, "each of 2 servers adds its own full-scale noise") {
 			t.Errorf("%s plan: guarantee %q", plan, got.Guarantee)
 		}
 	}
@@ -252,7 +252,7 @@ func TestHosmerPlanChoice(t *testing.T) {
 		t.Errorf("grid plan on a grid over [-5, 5]: %v", err)
 	}
 	tree.Relation = mechanism.AddRemove
-	if _, err := hosmerPlan("joint", tree, 10, unit); err == nil || !strings.Contains(err.Error(), "replace-one") {
+	if _, err := hosmerPlan("joint", tree, 10, unit); err == nil || !strings.Contains(err.Error(), "replace neighbours only") {
 		t.Errorf("add-remove manifest: %v", err)
 	}
 }

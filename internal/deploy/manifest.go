@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"slices"
 	"strings"
@@ -152,7 +153,7 @@ func (m *Manifest) Check() error {
 	case m.Version != ManifestVersion:
 		return fmt.Errorf("version %d is not supported (want %d): regenerate the manifest with `fedecdf manifest` (version 2 pins the neighbouring relation, mechanisms and δ the servers accept)", m.Version, ManifestVersion)
 	case m.Protocol != protocol.Version:
-		return fmt.Errorf("protocol %d is not supported (want %d)", m.Protocol, protocol.Version)
+		return fmt.Errorf("protocol %d is not supported (want %d): regenerate the manifest with this fedecdf's `fedecdf manifest`, and start its servers on new store files", m.Protocol, protocol.Version)
 	case m.Backend != string(server.DCF):
 		return fmt.Errorf("backend %q: deployments run the dcf backend", m.Backend)
 	case m.Upload != UploadDirect && m.Upload != UploadRelay:
@@ -219,13 +220,64 @@ func (e Endpoint) addrInfo() (peer.AddrInfo, error) {
 	}
 	info := peer.AddrInfo{ID: id}
 	for _, s := range e.Addrs {
-		a, err := ma.NewMultiaddr(s)
+		a, err := dialAddr(s)
 		if err != nil {
-			return info, fmt.Errorf("address %q: %w", s, err)
+			return info, err
 		}
 		info.Addrs = append(info.Addrs, a)
 	}
 	return info, nil
+}
+
+// dialExample is how an address in the manifest is written.
+const dialExample = "/ip4/10.0.0.1/tcp/4001 (or /ip6/…/tcp/PORT, /dns/HOST/tcp/PORT)"
+
+// dialAddr parses a server's address as the manifest gives it to
+// everyone who dials the server: an IP address others can reach (not
+// the unspecified 0.0.0.0 or ::, which a server may listen on but no
+// one can dial) or a DNS name, then a TCP port other than 0 (the one
+// transport this fedecdf has), and nothing else. Its errors name the
+// address, say why it can never be dialled, and what to write instead.
+func dialAddr(s string) (ma.Multiaddr, error) {
+	a, err := ma.NewMultiaddr(s)
+	if err != nil {
+		return nil, fmt.Errorf("address %q is not a multiaddr (%v): write e.g. %s", s, err, dialExample)
+	}
+	if err := checkDialable(a); err != nil {
+		return nil, fmt.Errorf("address %q %v", s, err)
+	}
+	return a, nil
+}
+
+// checkDialable returns why a can never be dialled, or nil.
+func checkDialable(a ma.Multiaddr) error {
+	comps := []ma.Component(a)
+	if len(comps) == 0 {
+		return fmt.Errorf("is empty: write e.g. %s", dialExample)
+	}
+	host := comps[0]
+	switch host.Protocol().Code {
+	case ma.P_IP4, ma.P_IP6:
+		if ip := net.ParseIP(host.Value()); ip == nil || ip.IsUnspecified() {
+			return fmt.Errorf("is the unspecified address %s, on which a server listens on every interface but which no one can dial: write the address the others reach this server at, e.g. %s (the server itself may still --listen on %s)", host.Value(), dialExample, a)
+		}
+	case ma.P_DNS, ma.P_DNS4, ma.P_DNS6:
+	default:
+		return fmt.Errorf("starts with /%s, not an IP address or DNS name: write e.g. %s", host.Protocol().Name, dialExample)
+	}
+	if len(comps) == 1 {
+		return fmt.Errorf("has no port: write it with the TCP port the server listens on, e.g. %s/tcp/4001", a)
+	}
+	port := comps[1]
+	switch {
+	case port.Protocol().Code != ma.P_TCP:
+		return fmt.Errorf("uses /%s, a transport this fedecdf does not have (it dials TCP only): write e.g. %s/tcp/4001", port.Protocol().Name, host.String())
+	case port.Value() == "0":
+		return fmt.Errorf("has TCP port 0, which a listener replaces by a random port no one knows: write the server's fixed port, e.g. %s/tcp/4001", host.String())
+	case len(comps) > 2:
+		return fmt.Errorf("goes on after the port (%s): write only %s (the server's identity is its peer_id)", ma.Multiaddr(comps[2:]).String(), ma.Multiaddr(comps[:2]).String())
+	}
+	return nil
 }
 
 // NewGrid returns the manifest's grid.

@@ -189,3 +189,39 @@ func TestManifestRefusesUselessDeployments(t *testing.T) {
 		})
 	}
 }
+
+// TestManifestRefusesUndialableAddresses: an address no one can ever
+// dial is refused, with the reason and what to write instead; the ones
+// a party can dial pass.
+func TestManifestRefusesUndialableAddresses(t *testing.T) {
+	for _, c := range []struct {
+		addr string
+		want string // "" for accepted
+	}{
+		{"/ip4/10.0.0.1/tcp/4001", ""},
+		{"/ip6/fd00::1/tcp/4001", ""},
+		{"/dns/leader.example.org/tcp/4001", ""},
+		{"/dns4/leader.example.org/tcp/4001", ""},
+		{"/ip4/0.0.0.0/tcp/4001", "unspecified address 0.0.0.0"},
+		{"/ip6/::/tcp/4001", "unspecified address ::"},
+		{"/ip4/10.0.0.1", "has no port"},
+		{"/ip4/10.0.0.1/tcp/0", "TCP port 0"},
+		{"/ip4/10.0.0.1/udp/4001/quic-v1", "a transport this fedecdf does not have"},
+		{"/ip4/10.0.0.1/tcp/4001/ws", "goes on after the port (/ws)"},
+		{"/unix/tmp/fedecdf.sock", "not an IP address or DNS name"},
+		{"10.0.0.1:4001", "is not a multiaddr"},
+		{"/ip4/10.0.0.300/tcp/4001", "is not a multiaddr"},
+	} {
+		t.Run(c.addr, func(t *testing.T) {
+			m := testManifest(t)
+			m.Leader.Addrs = []string{c.addr}
+			err := m.Check()
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "leader") || !strings.Contains(err.Error(), "write")):
+				t.Errorf("error %v, want one naming the leader, saying %q and what to write", err, c.want)
+			}
+		})
+	}
+}

@@ -213,19 +213,29 @@ func (p *Party) sendRelayed(ctx context.Context, r *Report) (dup bool, err error
 		return false, err
 	}
 	rr := &relayedReport{Leader: protocol.Encode(r.Leader), Helper: *sealed}
-	resp, err := p.host.Conn(p2p.RelayProtocol).Call(ctx, LeaderName, rr.marshal())
-	if err != nil {
+	var ack *protocol.Ack
+	// The leader holds its share once it answers that the relay failed:
+	// retry the relay (the leader drops its duplicate) within the window.
+	err = p.host.Retry(ctx, func() error {
+		resp, err := p.host.Conn(p2p.RelayProtocol).Call(ctx, LeaderName, rr.marshal())
+		if err != nil {
+			return err
+		}
+		ack, err = decodeAck(LeaderName, resp)
+		return err
+	}, func(err error) bool { return errors.Is(err, ErrRelayFailed) }, "report", r.ID.String())
+	switch {
+	case errors.Is(err, ErrRelayFailed):
+		return false, &UploadError{Report: r.ID, Held: HeldByLeader, Failed: []ServerError{{Server: HelperName, Err: err}}}
+	case err != nil:
 		return false, fmt.Errorf("report %v: relayed upload to the leader: %w", r.ID, err)
-	}
-	ack, err := decodeAck(resp)
-	if err != nil {
-		return false, fmt.Errorf("report %v: relayed upload: %w", r.ID, err)
 	}
 	return ack.Duplicate, nil
 }
 
-// decodeAck returns the Ack in resp, or the error it carries.
-func decodeAck(resp []byte) (*protocol.Ack, error) {
+// decodeAck returns the Ack in resp from peer, or the error it carries
+// as a *protocol.RemoteError (matching the sentinels in its text).
+func decodeAck(peer transport.PeerID, resp []byte) (*protocol.Ack, error) {
 	msg, err := protocol.Decode(resp)
 	if err != nil {
 		return nil, err
@@ -234,7 +244,7 @@ func decodeAck(resp []byte) (*protocol.Ack, error) {
 	case *protocol.Ack:
 		return m, nil
 	case *protocol.Error:
-		return nil, errors.New(m.Text)
+		return nil, &protocol.RemoteError{Peer: peer, Text: m.Text}
 	}
 	return nil, fmt.Errorf("unexpected %T response", msg)
 }
@@ -248,15 +258,15 @@ func (s *Server) handleRelayed(ctx context.Context, from transport.PeerID, req [
 		return errorResponse("%s: %v", s.name, err)
 	}
 	resp := s.handleReport(ctx, from, rr.Leader)
-	mine, err := decodeAck(resp)
+	mine, err := decodeAck(s.name, resp)
 	if err != nil {
 		return resp
 	}
 	helperResp, err := s.host.Conn(p2p.SealedProtocol).Call(ctx, HelperName, rr.Helper.marshal())
 	if err != nil {
-		return errorResponse("%s: report %v: relaying to the helper: %v", s.name, rr.Helper.Report, err)
+		return errorResponse("%s: report %v: %v: %v", s.name, rr.Helper.Report, ErrRelayFailed, err)
 	}
-	theirs, err := decodeAck(helperResp)
+	theirs, err := decodeAck(HelperName, helperResp)
 	if err != nil {
 		return errorResponse("%s: report %v: the helper refused it: %v", s.name, rr.Helper.Report, err)
 	}

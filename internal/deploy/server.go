@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
 
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -32,6 +34,15 @@ type ServerConfig struct {
 	// Transport overrides the timeouts and retries of the host; its Key,
 	// Self, Listen, Peers and Logger are set from the fields above.
 	Transport p2p.Config
+	// AcceptBudgetChange lets the server start on a store whose ledger
+	// charged releases under another total budget than the manifest's
+	// (logged at WARN with both); without it such a start is refused
+	// (ErrBudgetChanged).
+	AcceptBudgetChange bool
+	// PeerCheck is the interval at which the leader exchanges manifest
+	// digests with the helper, until it first reaches it and then to
+	// notice a helper restarted on another manifest (30 s if 0).
+	PeerCheck time.Duration
 }
 
 // Server is a running leader or helper: a libp2p host serving the
@@ -45,6 +56,9 @@ type Server struct {
 	srv   *server.Server
 	store *store.Store
 	log   *slog.Logger
+	stop  chan struct{} // closed by Close: ends watchHelper
+	done  chan struct{} // closed when watchHelper returns
+	once  sync.Once     // closes stop
 }
 
 // StartServer opens the store, restores the releases (with their noise
@@ -58,7 +72,10 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	if cfg.Progress == 0 {
 		cfg.Progress = 10 * time.Second
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger.With("role", cfg.Role.String())}
+	if cfg.PeerCheck == 0 {
+		cfg.PeerCheck = 30 * time.Second
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger.With("role", cfg.Role.String()), stop: make(chan struct{}), done: make(chan struct{})}
 	self, peerName, endpoint := LeaderName, HelperName, m.Leader
 	if cfg.Role == server.Helper {
 		self, peerName, endpoint = HelperName, LeaderName, m.Helper
@@ -78,6 +95,10 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	if s.store, err = store.Open(cfg.Store); err != nil {
 		return nil, err
 	}
+	if err := s.checkBudget(dataset.Budget); err != nil {
+		s.store.Close()
+		return nil, err
+	}
 	tc := cfg.Transport
 	tc.Key, tc.Self, tc.Listen, tc.Peers, tc.Logger = cfg.Identity.Key, self, cfg.Listen, book, s.log
 	if tc.MaxMessage == 0 {
@@ -89,7 +110,7 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	}
 	s.srv, err = server.New(server.Config{
 		Role: cfg.Role, Peer: peerName, Conn: s.host.Conn(p2p.PeerProtocol),
-		Ledger: s.store, Releases: s.store, Datasets: []server.Dataset{dataset},
+		Ledger: s.store, Releases: s.store, Datasets: []server.Dataset{dataset}, Manifest: m.Digests(),
 	})
 	if err == nil {
 		err = s.replay()
@@ -113,7 +134,112 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 		}
 	}
 	s.log.Info("serving", "peer_id", s.host.ID().String(), "addrs", fmt.Sprint(s.host.Addrs()), "dataset", m.Dataset)
+	if cfg.Role == server.Helper {
+		close(s.done)
+		return s, nil
+	}
+	if err := s.firstContact(); err != nil {
+		close(s.done)
+		s.Close()
+		return nil, err
+	}
+	go s.watchHelper()
 	return s, nil
+}
+
+// checkBudget compares the manifest's total budget with the one the
+// store's ledger is kept under, and records the manifest's: a new store
+// or an equal budget passes, and so does another one over a ledger that
+// has charged nothing yet (logged); over one that has, another budget is
+// refused (ErrBudgetChanged) unless the operator accepts the change
+// (ServerConfig.AcceptBudgetChange), which is logged at WARN with the
+// old and the new budget and what is spent.
+func (s *Server) checkBudget(want ledger.Budget) error {
+	name := s.cfg.Manifest.Dataset
+	old, found, err := s.store.Total(name)
+	if err != nil || (found && old == want) {
+		return err
+	}
+	spent, err := s.store.Spent(name)
+	if err != nil {
+		return err
+	}
+	attrs := []any{"dataset", name, "old_epsilon", old.Epsilon, "old_delta", old.Delta, "new_epsilon", want.Epsilon, "new_delta", want.Delta, "spent_epsilon", spent.Epsilon, "spent_delta", spent.Delta}
+	switch {
+	case found && spent != (ledger.Budget{}) && !s.cfg.AcceptBudgetChange:
+		return fmt.Errorf("%s: dataset %q: %w: the manifest's total budget ε=%g, δ=%g is not the ε=%g, δ=%g the ledger in %s has spent ε=%g, δ=%g under; if the change is intended, start the server with --accept-budget-change (both servers run the same manifest, so both need it); otherwise start it on the manifest the store was started with", s.name, name, ErrBudgetChanged, want.Epsilon, want.Delta, old.Epsilon, old.Delta, s.cfg.Store, spent.Epsilon, spent.Delta)
+	case found && spent != (ledger.Budget{}):
+		s.log.Warn("total budget changed by --accept-budget-change", attrs...)
+	case found:
+		s.log.Info("total budget changed before any release was charged", attrs...)
+	}
+	return s.store.SetTotal(name, want)
+}
+
+// firstContact exchanges manifest digests with the helper when the
+// leader starts: a mismatch is refused (the leader does not start), an
+// unreachable helper logged, to be checked again by watchHelper.
+func (s *Server) firstContact() error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.PeerCheck)
+	defer cancel()
+	err := s.srv.CheckPeer(ctx)
+	switch {
+	case errors.Is(err, server.ErrManifestMismatch):
+		return err
+	case err != nil:
+		s.log.Warn("helper not reachable yet: the manifest check and any pending release wait for it", "err", err)
+	default:
+		s.log.Info("the helper runs the same manifest")
+		s.resolvePending()
+	}
+	return nil
+}
+
+// watchHelper exchanges manifest digests with the helper every
+// PeerCheck, logging each change (unreachable, mismatch, agreed) and
+// resolving pending releases once the helper agrees, until Close.
+func (s *Server) watchHelper() {
+	defer close(s.done)
+	t := time.NewTicker(s.cfg.PeerCheck)
+	defer t.Stop()
+	last := ""
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.PeerCheck)
+		err := s.srv.CheckPeer(ctx)
+		cancel()
+		state := "agreed"
+		if err != nil {
+			state = err.Error()
+		}
+		if state != last {
+			switch {
+			case errors.Is(err, server.ErrManifestMismatch):
+				s.log.Error("refusing to serve: the helper runs another manifest", "err", err)
+			case err != nil:
+				s.log.Warn("helper not reachable", "err", err)
+			default:
+				s.log.Info("the helper runs the same manifest")
+			}
+		}
+		last = state
+		if err == nil {
+			s.resolvePending()
+		}
+	}
+}
+
+// resolvePending completes or aborts the leader's pending releases.
+func (s *Server) resolvePending() {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.PeerCheck)
+	defer cancel()
+	if err := s.srv.ResolvePending(ctx); err != nil {
+		s.log.Warn("pending releases not resolved yet", "err", err)
+	}
 }
 
 // replay feeds the stored uploads to the fresh server.
@@ -149,6 +275,8 @@ func (s *Server) NumReports() (int, error) { return s.store.NumReports(s.cfg.Man
 
 // Close stops serving, waits for running requests and closes the store.
 func (s *Server) Close() error {
+	s.once.Do(func() { close(s.stop) })
+	<-s.done
 	err := s.host.Close()
 	return errors.Join(err, s.store.Close())
 }
@@ -191,6 +319,12 @@ func (s *Server) handleRelease(ctx context.Context, from transport.PeerID, req [
 		return errorResponse("%s: malformed request: %v", s.name, err)
 	}
 	switch m := msg.(type) {
+	case *protocol.ManifestDigest:
+		resp := s.srv.Handle(ctx, from, req)
+		if err := s.srv.ManifestMismatch(); err != nil && s.cfg.Role == server.Helper {
+			s.log.Error("refusing to serve: the leader runs another manifest", "err", err)
+		}
+		return resp
 	case *protocol.CreateRelease:
 		resp := s.srv.Handle(ctx, from, req)
 		s.log.Info("release request", "from", from, "release", m.Release.String(), "result", describe(resp))

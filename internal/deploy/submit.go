@@ -199,32 +199,45 @@ func (r streamReader) Read(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// RowResult is the outcome of SubmitRows: which rows both servers hold
-// (Stored[k]) and how many of those they already held (Duplicates).
+// RowResult is the outcome of SubmitRows: which servers hold row k
+// (Held[k]; HeldByBoth once it is stored) and how many of the rows both
+// hold they already held (Duplicates).
 type RowResult struct {
-	Stored     []bool
+	Held       []Held
 	Duplicates int
 }
 
-// Count returns the number of stored rows.
+// Count returns the number of rows both servers hold.
 func (r *RowResult) Count() int {
 	n := 0
-	for _, s := range r.Stored {
-		if s {
+	for _, h := range r.Held {
+		if h == HeldByBoth {
 			n++
 		}
 	}
 	return n
 }
 
+// Rows returns which rows are held by exactly the servers h.
+func (r *RowResult) Rows(h Held) []bool {
+	rows := make([]bool, len(r.Held))
+	for k, held := range r.Held {
+		rows[k] = held == h
+	}
+	return rows
+}
+
 // SubmitRows submits one report per row of a party's file, at most
 // concurrency at a time, with IDs and keys derived from key
 // (RowReportID), so that running it again on the same rows stores each
-// row exactly once. It validates every row before the first upload,
-// stops at the first failure (no new row is started; rows in flight
-// finish) and calls stored, if not nil, after each acknowledged row.
+// row exactly once. It validates every row before the first upload;
+// each upload retries within tc's retry window (p2p.Config.RetryWindow);
+// it stops at the first row that still fails (no new row is started;
+// rows in flight finish), and calls stored, if not nil, after each row
+// both servers acknowledged. The result says which servers hold each
+// row, also on failure: an *UploadError names a row one server holds.
 func SubmitRows(ctx context.Context, m *Manifest, inst []party.Instance, key []byte, tc p2p.Config, concurrency int, stored func(k int, dup bool)) (*RowResult, error) {
-	res := &RowResult{Stored: make([]bool, len(inst))}
+	res := &RowResult{Held: make([]Held, len(inst))}
 	if len(key) < 16 {
 		return res, fmt.Errorf("row key of %d bytes is too short: give at least 16 secret bytes", len(key))
 	}
@@ -261,13 +274,16 @@ func SubmitRows(ctx context.Context, m *Manifest, inst []party.Instance, key []b
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
+				if ue := (*UploadError)(nil); errors.As(err, &ue) {
+					res.Held[k] = ue.Held
+				}
 				if firstErr == nil {
 					firstErr = fmt.Errorf("data row %d: %w", k+1, err)
 					cancel()
 				}
 				return
 			}
-			res.Stored[k] = true
+			res.Held[k] = HeldByBoth
 			if dup {
 				res.Duplicates++
 			}

@@ -87,7 +87,7 @@ func ciCoverage(ctx context.Context, cfg Config, n int, si uint64, pr progress) 
 		XLabel: "ε", YLabel: "coverage", LogX: true, Runs: cfg.Runs, Legend: plot.BottomRight,
 		Notes: []string{
 			fmt.Sprintf("data: n = %d, y ~ Bernoulli(%.1f), score ~ N(%.1f·y, 1), %d linear bins over [%g, %g]; a fresh data set per run", n, ciPrevalence, ciShift, ciBins, ciMin, ciMax),
-			fmt.Sprintf("ECDF and ROC releases each at ε, mechanism auto, replace-one, 2 servers; %d Monte-Carlo draws per interval (analysis.DefaultIntervalDraws)", analysis.DefaultIntervalDraws),
+			fmt.Sprintf("ECDF and ROC releases each at ε, mechanism auto, replace neighbours, 2 servers; %d Monte-Carlo draws per interval (analysis.DefaultIntervalDraws)", analysis.DefaultIntervalDraws),
 			fmt.Sprintf("population binned AUC %.6f", popAUC),
 		},
 	}

@@ -156,7 +156,7 @@ func hlFigures(cfg Config, s hlSetup, n int, rejected [][][3]int) []*Figure {
 			fig.Notes = append(fig.Notes, fmt.Sprintf("model %d: %s (%s)", m, model.name, map[bool]string{true: "type-I error", false: "power"}[m == 0]))
 		}
 		fig.Notes = append(fig.Notes,
-			fmt.Sprintf("release: the %s plan at each ε, %s, replace-one, through %d servers each adding a full-scale draw (the null test simulates the same law)", name, hlMechanism, hlServers),
+			fmt.Sprintf("release: the %s plan at each ε, %s, replace neighbours, through %d servers each adding a full-scale draw (the null test simulates the same law)", name, hlMechanism, hlServers),
 			"the non-private test sees the same data sets at every ε and plan (paired design)",
 			"an undefined private H counts as a rejection by neither private test")
 		figs = append(figs, fig)

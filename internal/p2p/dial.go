@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"syscall"
 
+	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/sec"
 	"github.com/libp2p/go-libp2p/p2p/net/swarm"
 
@@ -22,8 +24,17 @@ var (
 	ErrPeerMismatch = errors.New("the key at that address is not the expected one")
 	// ErrNoRoute: the address cannot be reached from this machine.
 	ErrNoRoute = errors.New("no route to the address")
-	// ErrDialTimeout: the address did not answer in time.
+	// ErrDialTimeout: the address did not answer in time (connecting,
+	// or with the response of a call).
 	ErrDialTimeout = errors.New("the address did not answer in time")
+	// ErrConnReset: the peer accepted the TCP connection and closed it
+	// during the handshake, or reset the stream of a call: a server
+	// refusing connections from this address (its per-address limits),
+	// shutting down or crashing.
+	ErrConnReset = errors.New("the connection was reset by the peer")
+	// ErrResourceLimit: this host's own resource limits refused the
+	// connection or stream.
+	ErrResourceLimit = errors.New("a resource limit of this host was reached")
 )
 
 // DialError is a failed connection to a named peer of the address book,
@@ -33,7 +44,7 @@ var (
 type DialError struct {
 	Peer  transport.PeerID // book name: "leader", "helper"
 	Addr  string           // the multiaddr that failed
-	Cause error            // ErrConnRefused, ErrPeerMismatch, ErrNoRoute or ErrDialTimeout
+	Cause error            // ErrConnRefused, ErrPeerMismatch, ErrNoRoute, ErrDialTimeout, ErrConnReset or ErrResourceLimit
 	Err   error            // libp2p's error for that address
 }
 
@@ -65,6 +76,13 @@ func (e *DialError) hint() string {
 		return fmt.Sprintf("the peer there is not the address book's %s%s", e.Peer, got)
 	case ErrNoRoute:
 		return "check the address in the manifest and the network between the two machines"
+	case ErrConnReset:
+		if server {
+			return fmt.Sprintf("the %s refused the connection during the handshake: if many parties share this address (a NAT), its operator should raise `fedecdf server --conns-per-address/--conn-rate/--conn-burst` (its log says \"refused a connection\"); otherwise it is restarting: retry later", e.Peer)
+		}
+		return "the peer closed the connection during the handshake: it may be limiting connections from this address, or restarting"
+	case ErrResourceLimit:
+		return "this process has too many connections or streams open: lower --concurrency"
 	default:
 		return "is the address right, and does a firewall drop the connection?"
 	}
@@ -111,8 +129,32 @@ func dialCause(err error) error {
 		return ErrConnRefused
 	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
 		return ErrNoRoute
+	}
+	return streamCause(err)
+}
+
+// streamCause classifies the failure of a handshake or of a stream:
+// a resource limit, a timeout, or a reset (or an end of stream where a
+// frame was due).
+func streamCause(err error) error {
+	switch {
+	case errors.Is(err, network.ErrResourceLimitExceeded):
+		return ErrResourceLimit
+	// A call's own deadline resets its stream: the timeout is the cause.
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, swarm.ErrDialTimeout), os.IsTimeout(err):
 		return ErrDialTimeout
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, network.ErrReset),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return ErrConnReset
 	}
 	return nil
+}
+
+// explainStream wraps err, a failure of call's stream to peer to after
+// the connection was made, with its cause when known.
+func explainStream(to transport.PeerID, what string, err error) error {
+	if cause := streamCause(err); cause != nil {
+		return fmt.Errorf("p2p: %s %s: %w: %w", what, to, cause, err)
+	}
+	return fmt.Errorf("p2p: %s %s: %w", what, to, err)
 }

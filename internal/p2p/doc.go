@@ -23,12 +23,20 @@
 // which Call returns as a RefusedError without retrying. A failed dial
 // is a DialError naming the peer, the address and the cause read from
 // libp2p's typed errors (ErrConnRefused, ErrPeerMismatch, ErrNoRoute,
-// ErrDialTimeout) with what to do; a wrong key is not retried. Other
-// failures (dial, reset, timeout) are retried a bounded number of times,
-// each attempt under its own timeout and dialing anew (never stopped by
-// libp2p's dial backoff); a retry may deliver a request twice, so
-// the protocol's handlers are idempotent (reports are keyed by report
-// ID and duplicates dropped).
+// ErrDialTimeout, ErrConnReset, ErrResourceLimit) with what to do; a
+// failure after connecting wraps ErrConnReset or ErrDialTimeout; a wrong
+// key is not retried. Other failures are retried, Config.Attempts times
+// or for Config.RetryWindow (a party rides out a server restart), with
+// exponential backoff and jitter, each attempt under its own timeout
+// and dialling anew (libp2p's dial backoff is cleared and bypassed); a
+// retry may deliver a request twice, so the protocol's handlers are
+// idempotent (reports are keyed by report ID and duplicates dropped).
+//
+// A listening host limits inbound connections per remote address (one
+// IPv4 address or IPv6 /56: concurrent connections, and new ones per
+// second after a burst) and in all (Limits), logging what it refuses.
+// go-libp2p's defaults, made for peer-to-peer nodes, would refuse most
+// parties behind one NAT address; loopback is never limited.
 //
 // The DP guarantee does not depend on this package: it protects the
 // parties' data in transit and pins who may ask the servers for

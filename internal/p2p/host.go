@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,6 +20,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peerstore"
 	"github.com/libp2p/go-libp2p/core/protocol"
 	"github.com/libp2p/go-libp2p/p2p/muxer/yamux"
+	"github.com/libp2p/go-libp2p/p2p/net/swarm"
 	"github.com/libp2p/go-libp2p/p2p/security/noise"
 	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
 	ma "github.com/multiformats/go-multiaddr"
@@ -44,6 +46,7 @@ const (
 	DefaultReadTimeout = 30 * time.Second
 	DefaultAttempts    = 3
 	DefaultBackoff     = 200 * time.Millisecond
+	DefaultMaxBackoff  = 5 * time.Second
 )
 
 // Config configures a Host.
@@ -68,11 +71,23 @@ type Config struct {
 	// ReadTimeout bounds the reading of a request by a handler
 	// (DefaultReadTimeout if 0).
 	ReadTimeout time.Duration
-	// Attempts is how many times Call tries (DefaultAttempts if 0).
+	// Attempts is how many times Call tries (DefaultAttempts if 0 and
+	// RetryWindow is 0; unbounded if 0 and RetryWindow is set).
 	Attempts int
+	// RetryWindow, when positive, makes Call retry a failed call until
+	// this long after its first attempt began, long enough to ride out a
+	// server's restart; the last attempt begins as it ends.
+	RetryWindow time.Duration
 	// Backoff is the wait before the second attempt; it doubles after
-	// every failed attempt (DefaultBackoff if 0).
+	// every failed attempt up to MaxBackoff, and each wait is drawn
+	// uniformly from its upper half (jitter, so that parties refused
+	// together do not return together) (DefaultBackoff if 0).
 	Backoff time.Duration
+	// MaxBackoff caps the wait between attempts (DefaultMaxBackoff if 0).
+	MaxBackoff time.Duration
+	// Limits bound the inbound connections of a listening host per
+	// remote address and in all (zero fields: the Default values).
+	Limits Limits
 	// Logger receives refusals and handler failures (slog.Default if nil).
 	Logger *slog.Logger
 }
@@ -95,6 +110,9 @@ type Host struct {
 func New(cfg Config) (*Host, error) {
 	if cfg.Key == nil {
 		return nil, errors.New("p2p: no identity key")
+	}
+	if err := cfg.Limits.Validate(); err != nil {
+		return nil, err
 	}
 	cfg = withDefaults(cfg)
 	names := make(map[peer.ID]transport.PeerID, len(cfg.Peers))
@@ -123,6 +141,11 @@ func New(cfg Config) (*Host, error) {
 		// of them would only repeat it, unformatted.
 		libp2p.WithFxOption(fx.NopLogger),
 	}
+	limits, cm, err := resourceOptions(cfg.Limits, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, limits...)
 	if len(cfg.Listen) == 0 {
 		opts = append(opts, libp2p.NoListenAddrs)
 	} else {
@@ -138,6 +161,9 @@ func New(cfg Config) (*Host, error) {
 	}
 	for _, info := range cfg.Peers {
 		h.Peerstore().AddAddrs(info.ID, info.Addrs, peerstore.PermanentAddrTTL)
+		// The servers and analysts keep their connections when the
+		// connection manager trims idle parties.
+		cm.Protect(info.ID, "fedecdf-address-book")
 	}
 	if cfg.Self == "" {
 		cfg.Self = transport.PeerID(h.ID().String())
@@ -167,12 +193,16 @@ func withDefaults(cfg Config) Config {
 	if cfg.ReadTimeout == 0 {
 		cfg.ReadTimeout = DefaultReadTimeout
 	}
-	if cfg.Attempts == 0 {
+	if cfg.Attempts == 0 && cfg.RetryWindow <= 0 {
 		cfg.Attempts = DefaultAttempts
 	}
 	if cfg.Backoff == 0 {
 		cfg.Backoff = DefaultBackoff
 	}
+	if cfg.MaxBackoff == 0 {
+		cfg.MaxBackoff = DefaultMaxBackoff
+	}
+	cfg.Limits = cfg.Limits.withDefaults()
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -272,9 +302,11 @@ type conn struct {
 
 func (c *conn) Self() transport.PeerID { return c.h.cfg.Self }
 
-// Call sends req and waits for the response, trying up to Attempts times
-// with a timeout per attempt and a doubling backoff in between. A retry
-// may deliver req twice (the response of the first delivery may be the
+// Call sends req and waits for the response, trying up to Attempts
+// times or for RetryWindow, with a timeout per attempt and a doubling,
+// jittered backoff in between; before each retry libp2p's dial backoff
+// for the peer is cleared, so every attempt dials anew. A retry may
+// deliver req twice (the response of the first delivery may be the
 // one lost), so the handlers behind fedecdf protocols are idempotent:
 // uploads and shares are keyed by report ID, queries by release.
 func (c *conn) Call(ctx context.Context, to transport.PeerID, req []byte) ([]byte, error) {
@@ -285,23 +317,92 @@ func (c *conn) Call(ctx context.Context, to transport.PeerID, req []byte) ([]byt
 	if len(req) > c.h.cfg.MaxMessage {
 		return nil, fmt.Errorf("p2p: request of %d bytes to %s exceeds the limit %d", len(req), to, c.h.cfg.MaxMessage)
 	}
-	wait := c.h.cfg.Backoff
-	var err error
-	for attempt := 1; ; attempt++ {
-		var resp []byte
+	var resp []byte
+	err := c.h.Retry(ctx, func() error {
+		c.h.clearBackoff(info.ID)
+		var err error
 		resp, err = c.attempt(ctx, info.ID, to, req)
+		return err
+	}, func(err error) bool {
 		// A refusal or a wrong key at the address will not change on a retry.
-		if err == nil || IsRefused(err) || errors.Is(err, ErrPeerMismatch) || attempt == c.h.cfg.Attempts {
-			return resp, err
+		return !IsRefused(err) && !errors.Is(err, ErrPeerMismatch)
+	}, "peer", to, "protocol", c.proto)
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// Retry calls try until it succeeds, fails with an error that
+// transient rejects, or the host's retry schedule ends (Config.Attempts
+// or RetryWindow, with Backoff doubling up to MaxBackoff, jittered),
+// and returns its last error, saying how many attempts were made when
+// more than one. Retries are logged at debug level with logArgs.
+func (h *Host) Retry(ctx context.Context, try func() error, transient func(error) bool, logArgs ...any) error {
+	r := h.retrier()
+	for attempt := 1; ; attempt++ {
+		err := try()
+		if err == nil || !transient(err) {
+			return err
 		}
-		c.h.log.Debug("call failed; retrying", "peer", to, "protocol", c.proto, "attempt", attempt, "err", err)
+		wait, again := r.next(attempt)
+		if !again {
+			return r.gaveUp(attempt, err)
+		}
+		h.log.Debug("call failed; retrying", append(logArgs, "attempt", attempt, "wait", wait, "err", err)...)
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("p2p: call to %s: %w (last attempt: %v)", to, ctx.Err(), err)
+			return fmt.Errorf("p2p: %w (last attempt: %w)", ctx.Err(), err)
 		case <-time.After(wait):
 		}
-		wait *= 2
 	}
+}
+
+// clearBackoff forgets libp2p's dial backoff for peer p: the next
+// attempt dials instead of failing at once with "dial backoff".
+func (h *Host) clearBackoff(p peer.ID) {
+	if sw, ok := h.h.Network().(*swarm.Swarm); ok {
+		sw.Backoff().Clear(p)
+	}
+}
+
+// retrier is the retry schedule of one call.
+type retrier struct {
+	start    time.Time
+	attempts int           // 0: bounded by the window only
+	window   time.Duration // 0: bounded by attempts only
+	wait     time.Duration // the next wait's upper bound
+	max      time.Duration
+}
+
+func (h *Host) retrier() *retrier {
+	return &retrier{start: time.Now(), attempts: h.cfg.Attempts, window: h.cfg.RetryWindow, wait: h.cfg.Backoff, max: h.cfg.MaxBackoff}
+}
+
+// next returns the wait before attempt+1, or false when no attempt
+// may follow attempt: the attempts are spent, or the window is over.
+func (r *retrier) next(attempt int) (time.Duration, bool) {
+	if r.attempts > 0 && attempt >= r.attempts {
+		return 0, false
+	}
+	wait := r.wait/2 + rand.N(r.wait/2+1)
+	r.wait = min(2*r.wait, r.max)
+	if r.window > 0 {
+		left := r.window - time.Since(r.start)
+		if left <= 0 {
+			return 0, false
+		}
+		wait = min(wait, left) // the last attempt begins as the window ends
+	}
+	return wait, true
+}
+
+// gaveUp wraps the last attempt's error with how long the call tried.
+func (r *retrier) gaveUp(attempts int, err error) error {
+	if attempts == 1 {
+		return err
+	}
+	return fmt.Errorf("%w (gave up after %d attempts in %v)", err, attempts, time.Since(r.start).Round(100*time.Millisecond))
 }
 
 func (c *conn) attempt(ctx context.Context, id peer.ID, to transport.PeerID, req []byte) ([]byte, error) {
@@ -315,23 +416,27 @@ func (c *conn) attempt(ctx context.Context, id peer.ID, to transport.PeerID, req
 		if derr := explainDial(to, err); derr != nil {
 			return nil, derr
 		}
-		return nil, fmt.Errorf("p2p: opening a %s stream to %s: %w", c.proto, to, err)
+		return nil, explainStream(to, fmt.Sprintf("opening a %s stream to", c.proto), err)
 	}
 	defer s.Close()
 	stop := context.AfterFunc(ctx, func() { _ = s.Reset() })
 	defer stop()
-	if err := writeFrame(s, frameMessage, req, c.h.cfg.MaxMessage); err != nil {
+	fail := func(what string, err error) ([]byte, error) {
 		_ = s.Reset()
-		return nil, fmt.Errorf("p2p: sending to %s: %w", to, err)
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
+		return nil, explainStream(to, what, err)
+	}
+	if err := writeFrame(s, frameMessage, req, c.h.cfg.MaxMessage); err != nil {
+		return fail("sending to", err)
 	}
 	if err := s.CloseWrite(); err != nil {
-		_ = s.Reset()
-		return nil, fmt.Errorf("p2p: sending to %s: %w", to, err)
+		return fail("sending to", err)
 	}
 	kind, resp, err := readFrame(s, c.h.cfg.MaxMessage)
 	if err != nil {
-		_ = s.Reset()
-		return nil, fmt.Errorf("p2p: response from %s: %w", to, err)
+		return fail("response from", err)
 	}
 	if kind == frameRefusal {
 		return nil, &RefusedError{Peer: string(to), Reason: string(resp)}

@@ -9,15 +9,19 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/sec"
+	"github.com/libp2p/go-libp2p/p2p/net/swarm"
 	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/fedecdf/fedecdf/internal/transport"
@@ -301,5 +305,218 @@ func TestDialErrorsSayWhy(t *testing.T) {
 				t.Errorf("error %q still says backoff", msg)
 			}
 		})
+	}
+}
+
+// rawListener accepts TCP connections on a free loopback port and
+// hands each to serve; it stops when the test ends.
+func rawListener(t *testing.T, serve func(*net.TCPConn)) ma.Multiaddr {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go serve(c.(*net.TCPConn))
+		}
+	}()
+	return ma.StringCast(fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", l.Addr().(*net.TCPAddr).Port))
+}
+
+// TestDialCauses: a server that closes the connection during the
+// handshake (as a server over its per-address limits does) and one
+// that never answers fail with ErrConnReset and ErrDialTimeout, and a
+// handler that resets the stream with ErrConnReset, each naming the
+// peer and never saying "dial backoff".
+func TestDialCauses(t *testing.T) {
+	expected, _ := peer.IDFromPrivateKey(newKey(t))
+	resetter := rawListener(t, func(c *net.TCPConn) {
+		c.SetLinger(0) // close with RST, as after unread handshake bytes
+		c.Close()
+	})
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	silent := rawListener(t, func(c *net.TCPConn) {
+		<-hold
+		c.Close()
+	})
+	resets := newServer(t, "leader", nil)
+	resets.h.SetStreamHandler(ReportProtocol, func(s network.Stream) { s.Reset() })
+	for _, tc := range []struct {
+		name  string
+		id    peer.ID
+		addrs []ma.Multiaddr
+		cause error
+		says  string
+	}{
+		{"closed during the handshake", expected, []ma.Multiaddr{resetter}, ErrConnReset, "--conns-per-address"},
+		{"never answers", expected, []ma.Multiaddr{silent}, ErrDialTimeout, "did not answer in time"},
+		{"stream reset", resets.ID(), resets.Addrs(), ErrConnReset, "reset by the peer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := New(Config{Key: newKey(t), Peers: map[transport.PeerID]peer.AddrInfo{"leader": {ID: tc.id, Addrs: tc.addrs}},
+				Logger: quiet, Attempts: 2, Backoff: time.Millisecond, CallTimeout: 300 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			_, err = c.Conn(ReportProtocol).Call(context.Background(), "leader", []byte("x"))
+			if !errors.Is(err, tc.cause) {
+				t.Fatalf("Call: %v; want the cause %q", err, tc.cause)
+			}
+			msg := err.Error()
+			for _, want := range []string{"leader", tc.says} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("error %q does not say %q", msg, want)
+				}
+			}
+			if strings.Contains(msg, "backoff") {
+				t.Errorf("error %q says backoff", msg)
+			}
+		})
+	}
+}
+
+// TestStreamCauses: the errors libp2p returns for each failure, as
+// they come wrapped, map to one cause each.
+func TestStreamCauses(t *testing.T) {
+	opErr := func(errno error) error {
+		return &net.OpError{Op: "read", Net: "tcp", Err: &os.SyscallError{Syscall: "read", Err: errno}}
+	}
+	for _, tc := range []struct {
+		name  string
+		err   error
+		cause error // nil: no known cause
+	}{
+		{"refused", opErr(syscall.ECONNREFUSED), ErrConnRefused},
+		{"host unreachable", opErr(syscall.EHOSTUNREACH), ErrNoRoute},
+		{"network unreachable", opErr(syscall.ENETUNREACH), ErrNoRoute},
+		{"peer ID mismatch", fmt.Errorf("failed to negotiate security protocol: %w", sec.ErrPeerIDMismatch{}), ErrPeerMismatch},
+		{"reset in the handshake", fmt.Errorf("failed to negotiate security protocol: %w", opErr(syscall.ECONNRESET)), ErrConnReset},
+		{"closed in the handshake", fmt.Errorf("failed to negotiate security protocol: %w", io.EOF), ErrConnReset},
+		{"broken pipe", opErr(syscall.EPIPE), ErrConnReset},
+		{"stream reset", fmt.Errorf("reading frame header: %w", network.ErrReset), ErrConnReset},
+		{"truncated frame", fmt.Errorf("frame truncated: %w", io.ErrUnexpectedEOF), ErrConnReset},
+		{"resource limit", fmt.Errorf("transient: cannot reserve inbound connection: %w", network.ErrResourceLimitExceeded), ErrResourceLimit},
+		{"deadline", fmt.Errorf("%w: %w", context.DeadlineExceeded, network.ErrReset), ErrDialTimeout},
+		{"dial timeout", swarm.ErrDialTimeout, ErrDialTimeout},
+		{"other", errors.New("selected unknown security transport"), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := dialCause(tc.err); got != tc.cause {
+				t.Errorf("dialCause(%v) = %v, want %v", tc.err, got, tc.cause)
+			}
+			if tc.cause == nil {
+				return
+			}
+			err := explainStream("leader", "response from", tc.err)
+			if tc.cause != ErrConnRefused && tc.cause != ErrNoRoute && tc.cause != ErrPeerMismatch && !errors.Is(err, tc.cause) {
+				t.Errorf("explainStream: %v does not match %v", err, tc.cause)
+			}
+			if !errors.Is(err, tc.err) {
+				t.Errorf("explainStream: %v lost the original error", err)
+			}
+		})
+	}
+}
+
+// countRetries is a slog handler counting "call failed; retrying".
+type countRetries struct{ n atomic.Int32 }
+
+func (c *countRetries) Enabled(context.Context, slog.Level) bool { return true }
+func (c *countRetries) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == "call failed; retrying" {
+		c.n.Add(1)
+	}
+	return nil
+}
+func (c *countRetries) WithAttrs([]slog.Attr) slog.Handler { return c }
+func (c *countRetries) WithGroup(string) slog.Handler      { return c }
+
+// TestCallRetriesAcrossOutage: a call made while nothing listens at the
+// server's address keeps dialling through its retry window (libp2p's
+// dial backoff cleared between attempts) and succeeds once the server
+// starts there.
+func TestCallRetriesAcrossOutage(t *testing.T) {
+	addr := freeAddr(t)
+	key := newKey(t)
+	id, _ := peer.IDFromPrivateKey(key)
+	retries := &countRetries{}
+	c, err := New(Config{Key: newKey(t), Peers: map[transport.PeerID]peer.AddrInfo{"leader": {ID: id, Addrs: []ma.Multiaddr{addr}}},
+		Logger: slog.New(retries), RetryWindow: time.Minute, Backoff: 20 * time.Millisecond, MaxBackoff: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	type result struct {
+		resp []byte
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		resp, err := c.Conn(ReportProtocol).Call(context.Background(), "leader", []byte("late"))
+		done <- result{resp, err}
+	}()
+	for retries.n.Load() < DefaultAttempts+1 {
+		select {
+		case r := <-done:
+			t.Fatalf("Call returned while nothing listened: %q, %v", r.resp, r.err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	srv, err := New(Config{Key: key, Self: "leader", Listen: []ma.Multiaddr{addr}, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	srv.Handle(ReportProtocol, nil, echo)
+	r := <-done
+	if want := c.ID().String() + ":late"; r.err != nil || string(r.resp) != want {
+		t.Fatalf("Call across the outage = %q, %v; want %q", r.resp, r.err, want)
+	}
+	t.Logf("succeeded after %d failed attempts", retries.n.Load())
+}
+
+// TestRetryWindowGivesUp: with nothing listening, a call with a retry
+// window makes more than DefaultAttempts attempts, none started after
+// the window, and fails with the cause and the number of attempts.
+func TestRetryWindowGivesUp(t *testing.T) {
+	id, _ := peer.IDFromPrivateKey(newKey(t))
+	retries := &countRetries{}
+	c, err := New(Config{Key: newKey(t), Peers: map[transport.PeerID]peer.AddrInfo{"leader": {ID: id, Addrs: []ma.Multiaddr{freeAddr(t)}}},
+		Logger: slog.New(retries), RetryWindow: 500 * time.Millisecond, Backoff: 10 * time.Millisecond, MaxBackoff: 40 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.Conn(ReportProtocol).Call(context.Background(), "leader", []byte("x"))
+	if !errors.Is(err, ErrConnRefused) || !strings.Contains(err.Error(), "gave up after") {
+		t.Fatalf("Call: %v; want connection refused, saying it gave up", err)
+	}
+	if n := retries.n.Load(); n < DefaultAttempts {
+		t.Errorf("%d retries in the window, want more than the %d of a call without one", n, DefaultAttempts-1)
+	}
+}
+
+// TestRetrierSchedule: the waits double up to the cap, each drawn from
+// the upper half of its bound; attempts stop at Attempts.
+func TestRetrierSchedule(t *testing.T) {
+	r := &retrier{start: time.Now(), attempts: 8, wait: 100 * time.Millisecond, max: 400 * time.Millisecond}
+	bounds := []time.Duration{100, 200, 400, 400, 400, 400, 400}
+	for k, b := range bounds {
+		b *= time.Millisecond
+		wait, ok := r.next(k + 1)
+		if !ok || wait < b/2 || wait > b {
+			t.Errorf("wait %d = %v, %v; want in [%v, %v]", k+1, wait, ok, b/2, b)
+		}
+	}
+	if _, ok := r.next(8); ok {
+		t.Error("a 9th attempt after Attempts = 8")
 	}
 }

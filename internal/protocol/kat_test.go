@@ -25,6 +25,7 @@ func katMessages() []Message {
 		&ReleaseCreated{Reports: 2, NeedIDs: true, Missing: []payload.ID{id(4)}},
 		&Query{Dataset: "bank", Release: id(3), Query: id(2), Component: payload.Count, Prefixes: []int{2, 3}},
 		&Answer{Reports: 7, Values: []uint64{9, ^uint64(0)}, Mechanism: params},
+		&ManifestDigest{Fields: []ManifestField{{Name: "budget", Digest: [32]byte{1, 2}}, {Name: "grid", Digest: [32]byte{31: 0xff}}}},
 	}
 }
 
@@ -34,7 +35,7 @@ func katMessages() []Message {
 // CreateRelease inside their release records: changing any encoding is a
 // breaking change that bumps Version (and this hash).
 func TestEncodingKnownAnswer(t *testing.T) {
-	const want = "ea70230616debfdc8b7fe2958a5e9a7e2965b03d0cd8c0cfe35394d6485b79de"
+	const want = "c82cef3d59511f28131a8b86f7cb51126c0335c8eb5d72c99811478c3923a126"
 	h := sha256.New()
 	for _, m := range katMessages() {
 		b := Encode(m)

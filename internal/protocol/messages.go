@@ -16,8 +16,9 @@ import (
 // Version is the first byte of every message. Every encoding is pinned
 // by TestEncodingKnownAnswer; changing one is a breaking change that
 // bumps Version, and a peer speaking another version is refused. Version
-// 3: Shares carry the digest of their batch (Shares.Batch).
-const Version = 3
+// 3: Shares carry the digest of their batch (Shares.Batch). Version 4:
+// the servers exchange their manifests' digests (ManifestDigest).
+const Version = 4
 
 // Limits on decoded messages: anything larger is rejected before it is
 // allocated.
@@ -29,6 +30,7 @@ const (
 	MaxKeySize     = 1 << 20 // bytes of one DCF key
 	MaxReports     = 1 << 22 // report IDs in one message
 	MaxBins        = 1 << 40 // N of a mechanism spec
+	MaxFields      = 64      // parts of a ManifestDigest
 )
 
 // Kind is the second byte of every message.
@@ -45,6 +47,7 @@ const (
 	KindReleaseCreated
 	KindQuery
 	KindAnswer
+	KindManifestDigest
 )
 
 // Message is one protocol message.
@@ -141,6 +144,21 @@ type Answer struct {
 	Mechanism mechanism.Params
 }
 
+// ManifestDigest carries a server's digests of the parts of its
+// deployment manifest (package deploy names and computes them): the
+// leader sends its own to the helper at first contact and before every
+// release, and the helper answers with its own, so that each can name
+// the parts in which the two differ.
+type ManifestDigest struct {
+	Fields []ManifestField
+}
+
+// ManifestField is the digest of one named part of a manifest.
+type ManifestField struct {
+	Name   string
+	Digest [32]byte
+}
+
 func (*Error) Kind() Kind          { return KindError }
 func (*Ack) Kind() Kind            { return KindAck }
 func (*Upload) Kind() Kind         { return KindUpload }
@@ -150,6 +168,7 @@ func (*CreateRelease) Kind() Kind  { return KindCreateRelease }
 func (*ReleaseCreated) Kind() Kind { return KindReleaseCreated }
 func (*Query) Kind() Kind          { return KindQuery }
 func (*Answer) Kind() Kind         { return KindAnswer }
+func (*ManifestDigest) Kind() Kind { return KindManifestDigest }
 
 // Encode returns the binary form of m: Version, Kind, then its fields.
 func Encode(m Message) []byte {
@@ -214,6 +233,8 @@ func newMessage(k Kind) Message {
 		return new(Query)
 	case KindAnswer:
 		return new(Answer)
+	case KindManifestDigest:
+		return new(ManifestDigest)
 	}
 	return nil
 }
@@ -381,6 +402,39 @@ func (m *Answer) decode(r *wire.Reader) {
 	m.Reports = int(r.Uint32("reports"))
 	m.Values = r.Uint64s("values", MaxPrefixes)
 	m.Mechanism = readParams(r)
+}
+
+func (m *ManifestDigest) encode(w *wire.Writer) {
+	w.Uint32(uint32(len(m.Fields)))
+	for _, f := range m.Fields {
+		w.String(f.Name)
+		w.Fixed(f.Digest[:])
+	}
+}
+
+// decode reads at most MaxFields fields, with distinct names of at most
+// MaxNameLen bytes.
+func (m *ManifestDigest) decode(r *wire.Reader) {
+	n := r.Uint32("fields")
+	if n > MaxFields {
+		failf(r, "fields: %d exceed the limit %d", n, MaxFields)
+		return
+	}
+	seen := make(map[string]bool, n)
+	for range n {
+		var f ManifestField
+		f.Name = r.String("field name", MaxNameLen)
+		r.Fixed("field digest", f.Digest[:])
+		if r.Err() != nil {
+			return
+		}
+		if seen[f.Name] {
+			failf(r, "fields: %q twice", f.Name)
+			return
+		}
+		seen[f.Name] = true
+		m.Fields = append(m.Fields, f)
+	}
 }
 
 // failf records a semantic decoding error unless one is already recorded.

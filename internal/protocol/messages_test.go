@@ -25,6 +25,7 @@ func sampleMessages() []Message {
 		&ReleaseCreated{Reports: 2, Missing: []payload.ReportID{id}},
 		&Query{Dataset: "d", Release: id, Component: payload.Count, Prefixes: []int{256}},
 		&Answer{Reports: 9, Values: []uint64{1, 2}, Mechanism: mechanism.Params{Name: "kary", Bins: 256, Epsilon: 0.5, K: 16}},
+		&ManifestDigest{Fields: []ManifestField{{Name: "grid", Digest: [32]byte{7}}}},
 	}
 }
 
@@ -63,6 +64,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"component", Encode(&Query{Dataset: "d", Component: 9}), ErrMalformed, "unknown component 9"},
 		{"epsilon", Encode(&CreateRelease{Dataset: "d", Mechanism: mechanism.Params{Bins: 4, Epsilon: -1}, Components: []payload.Component{payload.Count}}), ErrMalformed, "epsilon"},
 		{"oversize", []byte{Version, byte(KindUpload), 0xff, 0xff, 0xff, 0xff}, wire.ErrTooLong, "exceeds the limit"},
+		{"too many manifest fields", Encode(&ManifestDigest{Fields: make([]ManifestField, MaxFields+1)}), ErrMalformed, "fields: 65 exceed the limit 64"},
+		{"a manifest field twice", Encode(&ManifestDigest{Fields: []ManifestField{{Name: "grid"}, {Name: "grid"}}}), ErrMalformed, `fields: "grid" twice`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,10 +1,12 @@
 // Package store is a server's durable state in an embedded bbolt file:
 // the reports it accepted (the encoded uploads, keyed by dataset and
 // report ID), its privacy-budget ledger (ledger.Ledger: per dataset,
-// the ε and δ spent and the IDs of the releases charged) and its
+// the ε and δ spent, the IDs of the releases charged and the total
+// budget the ledger is kept under: Total, SetTotal) and its
 // releases (server.ReleaseStore: per release, the server's encoded
 // record of its noise seed, the mechanism, the components and the agreed
-// report set, kept as opaque bytes).
+// report set, or the leader's pending record of a release the helper has
+// not confirmed, kept as opaque bytes).
 //
 // Layering: the store imports internal/ledger (Budget, Admit) and
 // internal/payload (IDs), never package server; it satisfies

@@ -17,7 +17,7 @@ import (
 )
 
 // Bucket layout: reports/<dataset>/<report ID> = encoded Upload;
-// ledger/<dataset> = spent (JSON) and ledger/<dataset>/releases/<release ID>;
+// ledger/<dataset> = spent and total (JSON) and ledger/<dataset>/releases/<release ID>;
 // seeds/<dataset>/<release ID> = the server's encoded release record (secret).
 var (
 	reportsBucket  = []byte("reports")
@@ -26,6 +26,7 @@ var (
 	seedsBucket    = []byte("seeds")
 	metaBucket     = []byte("meta")
 	spentKey       = []byte("spent")
+	totalKey       = []byte("total")
 	formatKey      = []byte("format")
 )
 
@@ -36,7 +37,10 @@ var (
 // release whose seed derived other noise could be averaged over two
 // draws. Changing the layout or any record encoding is a breaking change
 // that bumps it.
-const FormatVersion = 1
+// Version 2: release records of version 3 (protocol version 4), the
+// leader's pending records, and the total budget of each dataset's
+// ledger (ledger/<dataset>/total).
+const FormatVersion = 2
 
 // ErrFormat is wrapped by the error of Open for a store written under
 // another FormatVersion (or holding no version at all).
@@ -270,6 +274,51 @@ func readSpent(d *bolt.Bucket, dataset string) (ledger.Budget, error) {
 	return spent, nil
 }
 
+// Total returns the total budget the ledger of dataset is kept under, as
+// last recorded by SetTotal, and whether one is recorded.
+func (s *Store) Total(dataset string) (ledger.Budget, bool, error) {
+	var total ledger.Budget
+	var found bool
+	err := s.db.View(func(tx *bolt.Tx) error {
+		d := tx.Bucket(ledgerBucket).Bucket([]byte(dataset))
+		if d == nil || d.Get(totalKey) == nil {
+			return nil
+		}
+		found = true
+		if err := json.Unmarshal(d.Get(totalKey), &total); err != nil {
+			return fmt.Errorf("ledger of dataset %q: total: %w", dataset, err)
+		}
+		return total.Valid()
+	})
+	if err != nil {
+		return ledger.Budget{}, false, fmt.Errorf("store: %w", err)
+	}
+	return total, found, nil
+}
+
+// SetTotal records the total budget the ledger of dataset is kept under
+// (a server compares it with its manifest's at start-up).
+func (s *Store) SetTotal(dataset string, total ledger.Budget) error {
+	if err := total.Valid(); err != nil {
+		return fmt.Errorf("store: dataset %q: total: %w", dataset, err)
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		d, err := tx.Bucket(ledgerBucket).CreateBucketIfNotExists([]byte(dataset))
+		if err != nil {
+			return err
+		}
+		b, err := json.Marshal(total)
+		if err != nil {
+			return err
+		}
+		return d.Put(totalKey, b)
+	})
+	if err != nil {
+		return fmt.Errorf("store: recording the total budget of dataset %q: %w", dataset, err)
+	}
+	return nil
+}
+
 // SaveRelease implements server.ReleaseStore: the encoded record, with
 // the server's secret seed of the release, is committed before it
 // returns.
@@ -283,6 +332,21 @@ func (s *Store) SaveRelease(dataset string, release payload.ReleaseID, record []
 	})
 	if err != nil {
 		return fmt.Errorf("store: recording release %v of dataset %q: %w", release, dataset, err)
+	}
+	return nil
+}
+
+// DeleteRelease implements server.ReleaseStore: the record is gone,
+// durably, when it returns nil.
+func (s *Store) DeleteRelease(dataset string, release payload.ReleaseID) error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		if d := tx.Bucket(seedsBucket).Bucket([]byte(dataset)); d != nil {
+			return d.Delete(release[:])
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: deleting release %v of dataset %q: %w", release, dataset, err)
 	}
 	return nil
 }

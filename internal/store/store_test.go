@@ -313,3 +313,48 @@ func TestOpenLockedStore(t *testing.T) {
 		t.Fatalf("second Open: %v; want ErrLocked naming %s and another server", err, path)
 	}
 }
+
+// TestTotalAndDeleteSurviveReopen: the total budget a ledger is kept
+// under, and a deleted release record, are as left after a reopen; a
+// dataset without a recorded total says so, and an invalid total is
+// refused.
+func TestTotalAndDeleteSurviveReopen(t *testing.T) {
+	s, path := openTemp(t)
+	if _, found, err := s.Total("d"); found || err != nil {
+		t.Fatalf("a new store's total: found %v, %v", found, err)
+	}
+	want := ledger.Budget{Epsilon: 4, Delta: 1e-6}
+	if err := s.SetTotal("d", want); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetTotal("d", ledger.Budget{Epsilon: -1}); err == nil {
+		t.Error("a negative total was recorded")
+	}
+	for _, id := range []payload.ReleaseID{{1}, {2}} {
+		if err := s.SaveRelease("d", id, []byte{id[0]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DeleteRelease("d", payload.ReleaseID{1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteRelease("other", payload.ReleaseID{1}); err != nil {
+		t.Errorf("deleting from a dataset without releases: %v", err)
+	}
+	s.Close()
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got, found, err := s.Total("d"); !found || err != nil || got != want {
+		t.Errorf("reopened total %+v (found %v, %v), want %+v", got, found, err, want)
+	}
+	var ids []payload.ReleaseID
+	if err := s.LoadReleases("d", func(id payload.ReleaseID, _ []byte) error { ids = append(ids, id); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ids, []payload.ReleaseID{{2}}) {
+		t.Errorf("releases after deleting {1}: %v", ids)
+	}
+}

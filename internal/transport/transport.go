@@ -8,10 +8,13 @@
 //
 // Network counts, for every peer, the bytes it sends and receives and the
 // round trips it initiates, which is the cost model of dp-ecdf §4.1–4.2.
+// Tests inject link failures into it (SetFaults): a request lost before
+// its peer sees it, or a response lost after the peer acted on it.
 package transport
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -46,6 +49,34 @@ type Network struct {
 	mu       sync.RWMutex
 	handlers map[PeerID]Handler
 	stats    map[PeerID]*counters
+	faults   Faults
+}
+
+// Fault is what the network does with one call.
+type Fault int
+
+// The faults a Network injects.
+const (
+	// Deliver delivers the request and returns the response.
+	Deliver Fault = iota
+	// LoseRequest fails the call before the peer sees the request.
+	LoseRequest
+	// LoseResponse delivers the request, lets the peer act on it, and
+	// fails the call without its response.
+	LoseResponse
+)
+
+// Faults decides the fate of each call from one peer to another.
+type Faults func(from, to PeerID, req []byte) Fault
+
+// ErrLinkCut is wrapped by the error of a call that a fault failed.
+var ErrLinkCut = errors.New("link cut")
+
+// SetFaults makes f decide every later call (nil: deliver them all).
+func (n *Network) SetFaults(f Faults) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.faults = f
 }
 
 type counters struct {
@@ -114,15 +145,26 @@ func (c *conn) Call(ctx context.Context, to PeerID, req []byte) ([]byte, error) 
 	}
 	c.net.mu.RLock()
 	h, ok := c.net.handlers[to]
+	faults := c.net.faults
 	c.net.mu.RUnlock()
 	if !ok {
 		return nil, fmt.Errorf("transport: no peer %q", to)
+	}
+	fault := Deliver
+	if faults != nil {
+		fault = faults(c.self, to, req)
+	}
+	if fault == LoseRequest {
+		return nil, fmt.Errorf("transport: %s → %s: %w before the request arrived", c.self, to, ErrLinkCut)
 	}
 	from, dst := c.net.counters(c.self), c.net.counters(to)
 	from.calls.Add(1)
 	from.sent.Add(int64(len(req)))
 	dst.received.Add(int64(len(req)))
 	resp := h(ctx, c.self, append([]byte(nil), req...))
+	if fault == LoseResponse {
+		return nil, fmt.Errorf("transport: %s → %s: %w after the request arrived (response lost)", c.self, to, ErrLinkCut)
+	}
 	dst.sent.Add(int64(len(resp)))
 	from.received.Add(int64(len(resp)))
 	return append([]byte(nil), resp...), nil

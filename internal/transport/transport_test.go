@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"errors"
 	"testing"
 )
 
@@ -24,5 +25,32 @@ func TestNetworkCountsTraffic(t *testing.T) {
 	}
 	if _, err := n.Conn("alice").Call(context.Background(), "nobody", nil); err == nil {
 		t.Error("call to an unknown peer succeeded")
+	}
+}
+
+// TestFaults: a lost request never reaches the peer, a lost response
+// does (the peer acts on it), and both fail the call with ErrLinkCut.
+func TestFaults(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		fault     Fault
+		delivered bool
+		err       bool
+	}{{"deliver", Deliver, true, false}, {"lose request", LoseRequest, false, true}, {"lose response", LoseResponse, true, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			n := NewNetwork()
+			got := 0
+			n.Register("server", func(context.Context, PeerID, []byte) []byte { got++; return []byte("ok") })
+			n.SetFaults(func(from, to PeerID, req []byte) Fault {
+				if from != "alice" || to != "server" || string(req) != "hi" {
+					t.Errorf("fault asked about %s → %s %q", from, to, req)
+				}
+				return c.fault
+			})
+			_, err := n.Conn("alice").Call(context.Background(), "server", []byte("hi"))
+			if (got == 1) != c.delivered || (err != nil) != c.err || (err != nil && !errors.Is(err, ErrLinkCut)) {
+				t.Errorf("delivered %d times, error %v", got, err)
+			}
+		})
 	}
 }

@@ -1,0 +1,76 @@
+package deploy
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+
+	"github.com/fedecdf/fedecdf/internal/protocol"
+)
+
+// manifestDigestVersion names the rules of Digests in every digest;
+// changing the parts or their encoding bumps it (and
+// TestManifestDigestKnownAnswer's hash).
+const manifestDigestVersion = 1
+
+// Digests returns the digest of each part of the manifest that the
+// servers act on, which the leader and the helper exchange at first
+// contact and before every release (server.Config.Manifest), refusing
+// to serve while any differs. The parts, by name:
+//
+//	version      version, protocol
+//	dataset      dataset, backend, upload, payload
+//	grid         scale, min, max, bins
+//	policy       mechanism.neighbours, allowed, max_delta, max_epsilon
+//	budget       budget.epsilon, budget.delta
+//	min_reports  min_reports
+//	servers      the leader's and the helper's public keys (peer ID,
+//	             HPKE suite and key)
+//	analysts     the analysts' peer IDs, in order
+//
+// Each digest is SHA-256 of "fedecdf manifest digest v1", the part's
+// name and its JSON encoding (encoding/json, the manifest's keys), each
+// followed by a zero byte. Not digested: the servers' addresses (where
+// they are reached from, which may differ between hosts' copies and
+// shows as unreachable when wrong), and the analysts' release (the
+// mechanism name, epsilon, delta and k the analyst commands ask for,
+// which each server checks against the policy on every release).
+func (m *Manifest) Digests() []protocol.ManifestField {
+	type servers struct {
+		Leader Public `json:"leader"`
+		Helper Public `json:"helper"`
+	}
+	type policy struct {
+		Neighbours string   `json:"neighbours"`
+		Allowed    []string `json:"allowed"`
+		MaxDelta   float64  `json:"max_delta"`
+		MaxEpsilon float64  `json:"max_epsilon"`
+	}
+	parts := []struct {
+		name  string
+		value any
+	}{
+		{"version", [2]int{m.Version, m.Protocol}},
+		{"dataset", [4]any{m.Dataset, m.Backend, m.Upload, m.Payload}},
+		{"grid", m.Grid},
+		{"policy", policy{m.Mechanism.Neighbours, m.Mechanism.Allowed, m.Mechanism.MaxDelta, m.Mechanism.MaxEpsilon}},
+		{"budget", m.Budget},
+		{"min_reports", m.MinReports},
+		{"servers", servers{m.Leader.Public, m.Helper.Public}},
+		{"analysts", m.Analysts},
+	}
+	fields := make([]protocol.ManifestField, len(parts))
+	for i, p := range parts {
+		b, err := json.Marshal(p.value)
+		if err != nil {
+			panic(fmt.Sprintf("deploy: encoding manifest part %s: %v", p.name, err)) // plain values: cannot fail
+		}
+		h := sha256.New()
+		fmt.Fprintf(h, "fedecdf manifest digest v%d\x00%s\x00", manifestDigestVersion, p.name)
+		h.Write(b)
+		h.Write([]byte{0})
+		fields[i] = protocol.ManifestField{Name: p.name}
+		h.Sum(fields[i].Digest[:0])
+	}
+	return fields
+}
