@@ -123,6 +123,11 @@ func TestExactThroughCurator(t *testing.T) {
 	if area, err := r.AreaError(truth); err != nil || area > 1e-12 || !slices.Equal(r.Raw.FPR, truth.FPR) {
 		t.Errorf("ROC area error %v (%v), raw FPR %v, true %v", area, err, r.Raw.FPR, truth.FPR)
 	}
+	for i, f := range r.FPR { // the interpolated curve passes through the curve's points
+		if k := ROCInterpolation * i; r.Interpolated.FPR[k] != f || r.Interpolated.TPR[k] != r.TPR[i] {
+			t.Errorf("interpolated point %d (%g, %g) is not the curve's (%g, %g)", k, r.Interpolated.FPR[k], r.Interpolated.TPR[k], f, r.TPR[i])
+		}
+	}
 }
 
 // A release whose noise drives a class total below one instance still

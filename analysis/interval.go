@@ -252,7 +252,7 @@ const rocBandPoints = 101
 // For the data set's own binned AUC (given the DP noise), a basic
 // parametric bootstrap over the public noise law: draws times, fresh
 // noise of the release's law is added to both released vectors, the
-// curve is rebuilt by the same code path (ClampTotals, smoothing,
+// curve is rebuilt by the same code path (totalsFit, ClampTotals, smoothing,
 // roc.FromPrefixes) and its AUC* taken; with q_lo, q_hi the 2.5 % and
 // 97.5 % quantiles of AUC*, the interval is [2·AUC − q_hi, 2·AUC − q_lo]
 // (the spread of AUC* about AUC stands for that of AUC about the truth,
@@ -278,7 +278,7 @@ const rocBandPoints = 101
 // Q₂ = 2A²/(1+A), with A the private AUC and n₁, n₀ the released class
 // totals (clamped to at least 1); each half-width h of the noise interval
 // becomes √(h² + (1.96·√Var)²). Both are clipped to [0, 1].
-func rocIntervals(pos, neg *aggregation.Result, p, m []float64, method string, c *roc.Curve, draws int) (own, population [2]float64, band *ROCBand, err error) {
+func rocIntervals(pos, neg *aggregation.Result, p, m []float64, fit *totalsFit, method string, c *roc.Curve, draws int) (own, population [2]float64, band *ROCBand, err error) {
 	ps := newNoiseSampler(pos.Release, aggregation.Label, pos.Prefixes)
 	ms := newNoiseSampler(neg.Release, aggregation.NotLabel, neg.Prefixes)
 	smoothing := smoother(method, pos.Release.Mechanism(aggregation.Label))
@@ -297,6 +297,7 @@ func rocIntervals(pos, neg *aggregation.Result, p, m []float64, method string, c
 			pp[j] += p[j]
 			mm[j] += m[j]
 		}
+		fit.apply(pp, mm)
 		ClampTotals(pp, mm)
 		cb, e := roc.FromPrefixes(pp, mm, smoothing)
 		if e != nil {

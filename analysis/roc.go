@@ -3,8 +3,12 @@ package analysis
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/ecdf"
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/roc"
 )
 
@@ -48,6 +52,11 @@ type ROC struct {
 	Curve
 	// Raw is the unsmoothed private curve; it may cross itself.
 	Raw Curve `json:"raw"`
+	// Interpolated is Curve with ROCInterpolation − 1 points between
+	// consecutive thresholds (roc.Curve.Interpolate, PCHIP): the estimate
+	// of the unbinned curve, whose auc is the estimate of the unbinned
+	// AUC (issue 18's estimator).
+	Interpolated Curve `json:"interpolated"`
 	// AUCCI95 is a 95 % interval for the data set's own binned AUC given
 	// the DP noise, AUCCI95Population one for the population AUC adding
 	// the sampling variance (rocIntervals); both about Curve.AUC, absent
@@ -83,13 +92,69 @@ func ClampTotals(pos, neg []float64) []string {
 	return notes
 }
 
+// totalsFit is the generalised least-squares projection of the released
+// pair onto the constraint P(N) + M(N) = n, which holds exactly when n
+// is public (replace-one). With e the noise of both vectors (independent
+// between the vectors, covariance Σ within each), and residual
+// ρ = P̂(N) + M̂(N) − n, the GLS estimate under the linear constraint is
+// ŷ − Σa(aᵀΣa)⁻¹ρ, a the indicator of the two prefixes N:
+//
+//	P̃(i) = P̂(i) − Cov(e_P(i), e_P(N))·ρ/(Var e_P(N) + Var e_M(N))
+//
+// and likewise M̃, so that P̃(N) + M̃(N) = n. Cov(e(i), e(N)) is
+// (Var e(i) + Var e(N) − Var(e(N) − e(i)))/2 from the release's public
+// range variances. It is the best linear unbiased estimate given the
+// constraint (each class total's variance is halved when both vectors
+// have the same noise) and post-processing of the release with public n:
+// no privacy cost. Under add/remove n is not public and the fit is the
+// identity.
+type totalsFit struct {
+	n      float64
+	cp, cm []float64 // Cov(e(i_j), e(N)) / (Var e_P(N) + Var e_M(N))
+}
+
+// newTotalsFit returns the fit of the results pos and neg of one release
+// read at the same prefixes, the last of which is N, with normaliser n;
+// nil when n is not public.
+func newTotalsFit(pos, neg *aggregation.Result, n ecdf.Normaliser) *totalsFit {
+	if !n.Public {
+		return nil
+	}
+	rel, last := pos.Release, pos.Prefixes[len(pos.Prefixes)-1]
+	vp, vm := rel.RangeVariance(aggregation.Label, 0, last), rel.RangeVariance(aggregation.NotLabel, 0, last)
+	if !(vp+vm > 0) {
+		return nil
+	}
+	f := &totalsFit{n: float64(n.N), cp: make([]float64, len(pos.Prefixes)), cm: make([]float64, len(pos.Prefixes))}
+	for j, i := range pos.Prefixes {
+		f.cp[j] = (rel.RangeVariance(aggregation.Label, 0, i) + vp - rel.RangeVariance(aggregation.Label, i, last)) / 2 / (vp + vm)
+		f.cm[j] = (rel.RangeVariance(aggregation.NotLabel, 0, i) + vm - rel.RangeVariance(aggregation.NotLabel, i, last)) / 2 / (vp + vm)
+	}
+	return f
+}
+
+// apply replaces the released prefix sums p and m (in place) by the fit.
+func (f *totalsFit) apply(p, m []float64) {
+	if f == nil {
+		return
+	}
+	rho := p[len(p)-1] + m[len(m)-1] - f.n
+	for j := range p {
+		p[j] -= f.cp[j] * rho
+		m[j] -= f.cm[j] * rho
+	}
+}
+
 // NewROC builds the ROC result from the released prefix sums of the
 // positives (Label) and negatives (NotLabel) of one release, read at the
-// same prefixes, the last of which is N: the class totals are clamped
-// (ClampTotals), each vector's ECDF is smoothed by method (over the
-// release's noise pattern for tree-l2), and the raw and smoothed curves
-// are computed by package roc, with the intervals from draws Monte-Carlo
-// draws of the noise law (DefaultIntervalDraws; 0: none).
+// same prefixes, the last of which is N: under replace-one the two
+// vectors are made to add up to the public n at N (totalsFit), the class
+// totals are clamped (ClampTotals), each vector's ECDF is smoothed by
+// method (over the release's noise pattern for tree-l2), the raw and
+// smoothed curves are computed by package roc, and the smoothed one is
+// interpolated between the thresholds (Interpolated); the intervals come
+// from draws Monte-Carlo draws of the noise law (DefaultIntervalDraws;
+// 0: none).
 func NewROC(pos, neg *aggregation.Result, method string, draws int) (*ROC, error) {
 	method, err := CheckSmoothing(method, len(pos.Prefixes), pos.Release.Spec.Mechanism.Bins)
 	if err != nil {
@@ -103,6 +168,8 @@ func NewROC(pos, neg *aggregation.Result, method string, draws int) (*ROC, error
 		return nil, fmt.Errorf("analysis: release %v: %w", pos.Release.ID, err)
 	}
 	p, m := values(pos), values(neg)
+	fit := newTotalsFit(pos, neg, n)
+	fit.apply(p, m)
 	r := &ROC{Privacy: describe(pos.Release, aggregation.Label, n), Smoothing: method, Notes: ClampTotals(p, m)}
 	raw, err := roc.FromPrefixes(p, m, nil)
 	if err != nil {
@@ -113,8 +180,11 @@ func NewROC(pos, neg *aggregation.Result, method string, draws int) (*ROC, error
 		return nil, fmt.Errorf("analysis: release %v: %w", pos.Release.ID, err)
 	}
 	r.Raw, r.Curve = NewCurve(raw), NewCurve(smoothed)
+	if r.Interpolated, err = r.Curve.Interpolated(ROCInterpolation); err != nil {
+		return nil, err
+	}
 	if draws > 0 {
-		own, pop, band, err := rocIntervals(pos, neg, p, m, method, smoothed, draws)
+		own, pop, band, err := rocIntervals(pos, neg, p, m, fit, method, smoothed, draws)
 		if err != nil {
 			return nil, fmt.Errorf("analysis: release %v: %w", pos.Release.ID, err)
 		}
@@ -138,6 +208,20 @@ func QueryROC(ctx context.Context, u aggregation.UStat, rel *aggregation.Release
 	return NewROC(res[0], res[1], method, draws)
 }
 
+// UnbinnedROC is the exact ROC curve of scores with 0/1 labels, every
+// distinct score a threshold: the curve a private one estimates.
+func UnbinnedROC(scores []float64, labels []int) (Curve, error) {
+	distinct := slices.Clone(scores)
+	slices.Sort(distinct)
+	distinct = slices.Compact(distinct)
+	bins := make([]int, len(scores))
+	for k, s := range scores {
+		i, _ := slices.BinarySearch(distinct, s)
+		bins[k] = i + 1
+	}
+	return TrueROC(bins, labels, len(distinct), AllPrefixes(len(distinct)))
+}
+
 // TrueROC is the exact ROC curve of instances with 1-based bins and 0/1
 // labels on a grid of nBins bins, at the thresholds of prefixes (the
 // last of which is N).
@@ -157,14 +241,67 @@ func TrueROC(bins, labels []int, nBins int, prefixes []int) (Curve, error) {
 	return NewCurve(c), nil
 }
 
-// AreaError returns the area between the true curve and the private one
-// (the smoothed curve, or the raw one under smoothing none),
+// AreaError returns the area between the true curve and c (for a ROC
+// result, its smoothed curve, or the raw one under smoothing none),
 // ∫|ROC − ROĈ| dFPR (roc.AreaError, dp-ecdf §6.5). A raw curve that is
 // not monotone may cross itself; its area is measured along its polyline
 // (roc.PathAreaError), which is the same integral for a monotone curve.
-func (r *ROC) AreaError(truth Curve) (float64, error) {
-	if !r.curve.Monotone() {
-		return roc.PathAreaError(truth.curve, r.curve)
+func (c Curve) AreaError(truth Curve) (float64, error) {
+	if !c.curve.Monotone() {
+		return roc.PathAreaError(truth.curve, c.curve)
 	}
-	return roc.AreaError(truth.curve, r.curve)
+	return roc.AreaError(truth.curve, c.curve)
+}
+
+// Interpolated returns c with k − 1 points between consecutive
+// thresholds (roc.Curve.Interpolate), and its PR curve.
+func (c Curve) Interpolated(k int) (Curve, error) {
+	ic, err := c.curve.Interpolate(k)
+	if err != nil {
+		return Curve{}, fmt.Errorf("analysis: %w", err)
+	}
+	return NewCurve(ic), nil
+}
+
+// ROCInterpolation is the factor of the PCHIP interpolation
+// (roc.Curve.Interpolate) that NewROC applies to the smoothed curve to
+// estimate the unbinned curve between the grid's thresholds.
+const ROCInterpolation = 8
+
+// Bounds of ROCBins.
+const (
+	minROCBins = 32
+	maxROCBins = 1024
+	// rocBinsPerUnit is n·ε_vector per bin of ROCBins (roc-accuracy,
+	// EXPERIMENTS.md).
+	rocBinsPerUnit = 600
+)
+
+// ROCBins is the number of bins N of a linear grid for a ROC release of
+// n instances at spec ε under relation r, from these public quantities
+// alone (never the data): N = n·ε_v/600 rounded, within [32, 1024],
+// where ε_v is the ε each class vector gets (ε under add/remove, ε/2
+// under replace-one: payload.ComponentMechanism).
+//
+// The area error of a private curve is the sum of a noise term, about
+// σ_N/(ε_v·n₊) (σ_N² the mechanism's per-prefix variance at ε = 1,
+// growing like a power of log N) and a discretisation term of the grid,
+// about C/N for the interpolated curve; their balance puts N* close to
+// proportional to ε_v·n. The constant 600 was read off experiment
+// roc-accuracy (synthetic and Bank probabilities, N = 16…1024, ε = 0.5,
+// 1, 2, both relations), where the error is flat within about a factor
+// 2 of the best N; with it the default is within 13 % of the best
+// measured configuration at every point (EXPERIMENTS.md). Under
+// add/remove n is the operator's expected number of instances, fixed
+// before the data like the grid itself.
+func ROCBins(n int, epsilon float64, r mechanism.Relation) int {
+	ev := epsilon
+	if r == mechanism.ReplaceOne {
+		ev /= 2
+	}
+	bins := math.Round(float64(n) * ev / rocBinsPerUnit)
+	if math.IsNaN(bins) {
+		return minROCBins
+	}
+	return int(min(max(bins, minROCBins), maxROCBins))
 }

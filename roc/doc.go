@@ -52,11 +52,56 @@
 // ε-DP therefore uses spec ε_c = ε, where dp-ecdf §5.1's composition
 // (each vector at ε/2) would leave 4 times the noise variance.
 //
+// # Unequal scales for the two classes (replace-one)
+//
+// TPR noise is divided by the number of positives and FPR noise by the
+// number of negatives, so when positives are few one might give their
+// vector less noise. Let both vectors use one tree-structured mechanism
+// (a k-ary tree, say) whose used-node vector moves by at most a nodes in
+// ℓ1 when one instance is added (add/remove sensitivity) and by at most
+// r when one instance changes bin (replace-one sensitivity), a ≤ r ≤ 2a,
+// with Laplace node scales 1/u for the positives and 1/v for the
+// negatives. The privacy loss of a replacement is the sum over the two
+// vectors of ‖node shift‖₁ times the rate, so exactly
+//
+//	ε_pair = max(r·u, r·v, a·(u + v))
+//
+// (a move within a class, each class; a label flip, one removal and one
+// addition across the pair; each bound is attained by some pair of
+// bins). With variance weights w₊ = 1/n₊², w₋ = 1/n₋² (the rates'
+// noise), minimising w₊/u² + w₋/v² on the flip constraint gives
+// u/v = (w₊/w₋)^(1/3) = (n₋/n₊)^(2/3), i.e. node scales in the ratio
+// (n₊/n₋)^(2/3), then capped by r·u ≤ ε. For shapes with r = 2a, which
+// are the k-ary trees chosen for add/remove, the caps force u, v ≤
+// ε/(2a): the equal split, which is what the release at spec ε does, is
+// then optimal. Over every k-ary shape k = 2..64 the unequal optimum
+// with the true class sizes of Bank (n₊/n₋ ≈ 0.13) lowers the weighted
+// variance by 4–15 % at 32–1024 bins (experiment roc-accuracy's notes,
+// rocSplit): ≤ 8 % of the error's standard deviation, before paying for
+// a private estimate of the class sizes. It is not implemented (it would
+// need a per-component ε in the release spec and the manifest).
+//
 // Normalising by the released totals P̂(N), M̂(N) (not public under
 // either relation), smoothing each normalised ECDF into a non-decreasing
 // curve in [0, 1] (dp-ecdf Eq. 3 with p = 1 or 2; Smoother) and every
 // quantity derived from them — TPR/FPR at every threshold, AUC, the PR
 // curve — are post-processing and cost nothing more.
+//
+// # The default estimator (issue 18)
+//
+// analysis.NewROC, which query roc, simulate and experiment share, adds
+// three steps to the release above, none of which changes its privacy:
+// under replace-one the two vectors are fitted to P(N) + M(N) = n by
+// generalised least squares in their noise metric (n is public there;
+// analysis's totalsFit), and the smoothed curve is interpolated between
+// the thresholds (Curve.Interpolate) as the estimate of the unbinned
+// curve — both post-processing of the released vectors with public
+// quantities. The grid's number of bins is chosen before the data from
+// n and ε alone (analysis.ROCBins), so it is public configuration like
+// the grid itself. The release remains the {Label, NotLabel} pair at
+// spec ε, ε-DP under replace-one by the argument above and under
+// add/remove because an instance lies in exactly one of the vectors
+// (payload.PrivacyUnits).
 //
 // # AUC, PR curve and errors
 //

@@ -62,7 +62,7 @@ const pendingRecordVersion = 0x81
 func marshalPending(m *protocol.CreateRelease) []byte {
 	var w wire.Writer
 	w.Uint8(pendingRecordVersion)
-	w.Blob(protocol.Encode(releaseSpec(m)))
+	w.Blob(encodeStoredRelease(releaseSpec(m)))
 	return w.Bytes()
 }
 
@@ -83,13 +83,12 @@ func parsePending(b []byte) (*protocol.CreateRelease, error) {
 	if err := r.Finish(); err != nil {
 		return nil, protocol.Malformed(fmt.Errorf("pending record: %w", err))
 	}
-	msg, err := protocol.Decode(body)
+	m, err := decodeStoredRelease(body)
 	if err != nil {
 		return nil, fmt.Errorf("pending record: %w", err)
 	}
-	m, ok := msg.(*protocol.CreateRelease)
-	if !ok || m.Reports != 0 || len(m.IDs) != 0 {
-		return nil, protocol.Malformed(fmt.Errorf("pending record: holds a %T with reports, want a release spec", msg))
+	if m.Reports != 0 || len(m.IDs) != 0 {
+		return nil, protocol.Malformed(fmt.Errorf("pending record: holds a release with reports, want a release spec"))
 	}
 	return m, nil
 }
@@ -106,8 +105,43 @@ func isPending(b []byte) bool { return len(b) > 0 && b[0] == pendingRecordVersio
 // Version 3: the release inside is a protocol version 4 message.
 const releaseRecordVersion = 3
 
+// recordMessageVersion is the protocol version byte of the
+// CreateRelease message inside a release or pending record, written as
+// it was when releaseRecordVersion 3 and pendingRecordVersion were
+// fixed: each record has a version of its own, and protocol versions
+// that only add messages (5: status) leave the encoding of
+// CreateRelease, which TestReleaseRecordKnownAnswer and
+// TestPendingRecordKnownAnswer pin, unchanged, so stored releases stay
+// readable across them.
+const recordMessageVersion = 4
+
+// encodeStoredRelease encodes m for a record: as protocol.Encode, with
+// the version byte recordMessageVersion.
+func encodeStoredRelease(m *protocol.CreateRelease) []byte {
+	b := protocol.Encode(m)
+	b[0] = recordMessageVersion
+	return b
+}
+
+// decodeStoredRelease decodes the release encodeStoredRelease wrote.
+func decodeStoredRelease(b []byte) (*protocol.CreateRelease, error) {
+	if len(b) == 0 || b[0] != recordMessageVersion {
+		return nil, protocol.Malformed(fmt.Errorf("the release is not encoded as message version %d", recordMessageVersion))
+	}
+	msg, err := protocol.Decode(slices.Concat([]byte{protocol.Version}, b[1:]))
+	if err != nil {
+		return nil, err
+	}
+	m, ok := msg.(*protocol.CreateRelease)
+	if !ok {
+		return nil, protocol.Malformed(fmt.Errorf("holds a %T, want a release", msg))
+	}
+	return m, nil
+}
+
 // MarshalBinary encodes r: a version byte, the seed, then the release as
-// a protocol.CreateRelease message whose IDs are the agreed reports.
+// a protocol.CreateRelease message (its version byte
+// recordMessageVersion) whose IDs are the agreed reports.
 func (r *releaseRecord) MarshalBinary() ([]byte, error) {
 	if err := r.checkSize(); err != nil {
 		return nil, err
@@ -115,7 +149,7 @@ func (r *releaseRecord) MarshalBinary() ([]byte, error) {
 	var w wire.Writer
 	w.Uint8(releaseRecordVersion)
 	w.Fixed(r.Seed[:])
-	w.Blob(protocol.Encode(&protocol.CreateRelease{
+	w.Blob(encodeStoredRelease(&protocol.CreateRelease{
 		Dataset: r.Dataset, Release: r.Release, Mechanism: r.Mechanism, Components: r.Components,
 		Reports: len(r.Reports), Digest: payload.Digest(r.Reports), IDs: r.Reports,
 	}))
@@ -151,13 +185,9 @@ func decodeReleaseRecord(b []byte) (*releaseRecord, error) {
 	if err := r.Finish(); err != nil {
 		return nil, fmt.Errorf("release record: %w", err)
 	}
-	msg, err := protocol.Decode(body)
+	m, err := decodeStoredRelease(body)
 	if err != nil {
 		return nil, fmt.Errorf("release record: %w", err)
-	}
-	m, ok := msg.(*protocol.CreateRelease)
-	if !ok {
-		return nil, fmt.Errorf("release record: holds a %T, want a release", msg)
 	}
 	switch {
 	case len(m.IDs) != m.Reports || payload.Digest(m.IDs) != m.Digest:

@@ -97,6 +97,10 @@ type Server struct {
 	cfg      Config
 	mu       sync.Mutex
 	datasets map[string]*dataset
+	// releasing is held shared by every release being created and
+	// exclusively by DropReports, so that no report is dropped from
+	// under a release agreeing on it.
+	releasing sync.RWMutex
 	// mismatch is the difference of the two servers' manifests found by
 	// the last exchange of digests (nil: none found); shown reports that
 	// the last exchange found none.
@@ -498,6 +502,8 @@ func (s *Server) createRelease(ctx context.Context, from transport.PeerID, m *pr
 	if err := s.fromLeader(from, "release"); err != nil {
 		return nil, err
 	}
+	s.releasing.RLock()
+	defer s.releasing.RUnlock()
 	if s.cfg.Role == Leader {
 		return s.leaderRelease(ctx, m)
 	}

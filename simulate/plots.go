@@ -12,15 +12,19 @@ import (
 
 // WritePlots draws the report's curves as PNG files in dir (created if
 // missing) and returns their paths: ecdf.png, the true, private and
-// smoothed ECDF of the scores, and roc.png, the true, private and
+// smoothed ECDF of the scores (unless the run made no ECDF release), and roc.png, the true, private and
 // smoothed ROC curves (as dp-ecdf Fig. 1), and, with a Hosmer–Lemeshow
 // test, calibration.png, observed against expected positives per group.
 func (r *Report) WritePlots(dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("plot directory: %w", err)
 	}
-	charts := map[string]*plot.Chart{"ecdf.png": r.ecdfChart(), "roc.png": r.rocChart()}
-	names := []string{"ecdf.png", "roc.png"}
+	charts := map[string]*plot.Chart{"roc.png": r.rocChart()}
+	names := []string{"roc.png"}
+	if r.ECDF != nil {
+		charts["ecdf.png"] = r.ecdfChart()
+		names = append([]string{"ecdf.png"}, names...)
+	}
 	if r.Hosmer != nil && r.Hosmer.Undefined == "" {
 		charts["calibration.png"] = r.calibrationChart()
 		names = append(names, "calibration.png")

@@ -20,20 +20,23 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	p("parties\t%d; the analyst normalises by %s\n", r.Parties, r.Normaliser)
 	p("backend\t%s\n", r.Backend)
-	p("mechanism\t%s over %d bins, %d thresholds queried\n", r.Mechanism, r.Bins, len(r.ECDF.Prefixes))
+	p("mechanism\t%s over %d bins, %d thresholds queried\n", r.Mechanism, r.Bins, len(r.ROC.FPR)-1)
 	p("privacy\t%s\n", r.Guarantee)
 	p("ε split\tECDF of scores %.6g; ROC/PR %.6g (positives and negatives vectors in one release: a record is in exactly one of them, so the pair costs ε once; PR is post-processing); Hosmer–Lemeshow %.6g\n", r.Budget.ECDF, r.Budget.ROC, r.Budget.Hosmer)
 	for _, g := range r.Budget.Guarantees {
 		p("\t%s\n", g)
 	}
-	p("error\tmax |F̂−F| %.4f, RMSE %.4f (expected s.d. %.4f); smoothed: max %.4f, RMSE %.4f (%s)\n",
-		r.Error.MaxAbs, r.Error.RMSE, r.ECDF.StdDev, r.Error.SmoothedMaxAbs, r.Error.SmoothedRMSE, analysis.Describe(r.ECDF.Smoothing))
-	if b := r.ECDF.Band95; b != nil {
+	if r.ECDF != nil {
+		p("error\tmax |F̂−F| %.4f, RMSE %.4f (expected s.d. %.4f); smoothed: max %.4f, RMSE %.4f (%s)\n",
+			r.Error.MaxAbs, r.Error.RMSE, r.ECDF.StdDev, r.Error.SmoothedMaxAbs, r.Error.SmoothedRMSE, analysis.Describe(r.ECDF.Smoothing))
+	}
+	if r.ECDF != nil && r.ECDF.Band95 != nil {
+		b := r.ECDF.Band95
 		p("ECDF band\tsimultaneous 95 %% band F̂ ± %.3g s.d. (Monte Carlo over the noise law, %d draws); holds the true F at every threshold: %s\n",
 			b.Critical, b.Draws, yesNo(r.bandCovers()))
 	}
-	p("ROC\tAUC true %.4f (unbinned %.4f), private raw %.4f, smoothed %.4f; area between true and %s curves %.4f\n",
-		r.True.ROC.AUC, r.True.AUCUnbinned, r.ROC.Raw.AUC, r.ROC.AUC, r.privateCurve(), r.Error.ROCArea)
+	p("ROC\tAUC true %.4f (unbinned %.4f), private raw %.4f, smoothed %.4f, interpolated %.4f; area between true and %s curves %.4f, between the unbinned and the interpolated %.4f\n",
+		r.True.ROC.AUC, r.True.AUCUnbinned, r.ROC.Raw.AUC, r.ROC.AUC, r.ROC.Interpolated.AUC, r.privateCurve(), r.Error.ROCArea, r.Error.ROCAreaUnbinned)
 	if iv, pop := r.ROC.AUCCI95, r.ROC.AUCCI95Population; iv != nil {
 		p("\tAUC 95 %% CI [%.4f, %.4f] for this data set's binned AUC given the DP noise (holds the true %.4f: %s); [%.4f, %.4f] for the population AUC (+ sampling, Hanley–McNeil)\n",
 			iv[0], iv[1], r.True.ROC.AUC, yesNo(iv[0] <= r.True.ROC.AUC && r.True.ROC.AUC <= iv[1]), pop[0], pop[1])
@@ -65,6 +68,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	p("round trips\tper party %.0f; analyst %d; leader→helper %d\n", r.Cost.Rounds.PerParty, r.Cost.Rounds.Analyst, r.Cost.Rounds.Servers)
 	p("seconds\tdata %.3f, setup %.3f, upload %.3f, release %.3f, query %.3f\n",
 		r.Cost.Seconds["data"], r.Cost.Seconds["setup"], r.Cost.Seconds["upload"], r.Cost.Seconds["release"], r.Cost.Seconds["query"])
+	if r.ECDF == nil {
+		return tw.Flush()
+	}
 	p("\n threshold\ttrue F\tprivate F̂\tsmoothed\t95 %% band\n")
 	for _, j := range sample(len(r.ECDF.Prefixes), 11) {
 		band := "—"

@@ -33,8 +33,9 @@ type Config struct {
 	// the parties (0: dataset.DefaultTestFraction).
 	TestFraction float64
 	Epsilon      float64 // total ε: the dataset's whole budget, split by ECDFShare
-	// ECDFShare is the share of Epsilon spent on the ECDF of the scores;
-	// the rest goes to the ROC/PR release (positives and negatives
+	// ECDFShare is the share of Epsilon spent on the ECDF of the scores,
+	// in [0, 1); 0 makes no ECDF release (a ROC-only run: Report.ECDF is
+	// nil). The rest goes to the ROC/PR release (positives and negatives
 	// vectors released together at that ε: one privacy unit, payload.
 	// PrivacyUnits).
 	ECDFShare float64
@@ -67,10 +68,12 @@ type Config struct {
 	// the roc Hosmer–Lemeshow allocation runs (the others are proved
 	// under replace-one only).
 	Neighbours mechanism.Relation
-	Bins       int     // N
-	Min, Max   float64 // grid domain
-	Prefixes   int     // |B|: number of evenly spaced prefixes queried; 0 means all N
-	Seed       uint64  // seed of the built-in data and of the train/test split
+	// Bins is N; 0 chooses it for the ROC release from n and its ε
+	// (analysis.ROCBins), n the number of parties.
+	Bins     int
+	Min, Max float64 // grid domain
+	Prefixes int     // |B|: number of evenly spaced prefixes queried; 0 means all N
+	Seed     uint64  // seed of the built-in data and of the train/test split
 	// Smoothing post-processes every private curve (smooth.Apply: none,
 	// l1, l2 or tree-l2; empty means l2). tree-l2 follows the release
 	// mechanism's noise pattern, so it needs every prefix (Prefixes 0).
@@ -123,8 +126,9 @@ type Report struct {
 	Guarantee  string  `json:"guarantee"`
 	Bins       int     `json:"bins"`
 	// ECDF and ROC are the analyst's results, as fedecdf ecdf and
-	// fedecdf query print them; True the exact ones they are compared
-	// with, and Error the comparison.
+	// fedecdf query print them (ECDF nil in a ROC-only run, ECDFShare
+	// 0); True the exact ones they are compared with, and Error the
+	// comparison.
 	ECDF  *analysis.ECDF `json:"ecdf"`
 	ROC   *analysis.ROC  `json:"roc"`
 	True  Truth          `json:"true"`
@@ -170,6 +174,11 @@ type Errors struct {
 	// one under smoothing none, measured along its polyline where it
 	// crosses itself (analysis.ROC.AreaError).
 	ROCArea float64 `json:"roc_area"`
+	// ROCAreaUnbinned is the area between the exact unbinned ROC curve
+	// (every distinct score a threshold, analysis.UnbinnedROC) and the
+	// private estimate of it, analysis.ROC.Interpolated: issue 18's
+	// measure.
+	ROCAreaUnbinned float64 `json:"roc_area_unbinned"`
 }
 
 // Cost is the communication and time of the run.
@@ -220,10 +229,19 @@ func (p *phases) end() {
 // holding it (uploaded to the servers), the releases and their answers,
 // and the report comparing them with the truth.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
+	var data *Data
+	if cfg.Bins == 0 { // the number of parties decides: read the data first
+		var err error
+		if data, err = LoadData(cfg); err != nil {
+			return nil, err
+		}
+		cfg.Bins = analysis.ROCBins(len(data.Scores), rocSpec(cfg).Mechanism.Epsilon, cfg.Neighbours)
+	}
 	r, err := newRun(cfg)
 	if err != nil {
 		return nil, err
 	}
+	r.data = data
 	if err := r.readData(); err != nil {
 		return nil, err
 	}
@@ -259,8 +277,8 @@ type run struct {
 // newRun checks cfg and derives from it the Hosmer–Lemeshow plans, the
 // budget and the grid, before any work.
 func newRun(cfg Config) (*run, error) {
-	if !(cfg.ECDFShare > 0 && cfg.ECDFShare < 1) {
-		return nil, fmt.Errorf("ECDF share %g of ε is not in (0, 1)", cfg.ECDFShare)
+	if !(cfg.ECDFShare >= 0 && cfg.ECDFShare < 1) {
+		return nil, fmt.Errorf("ECDF share %g of ε is not in [0, 1)", cfg.ECDFShare)
 	}
 	if !(cfg.HosmerShare >= 0 && cfg.ECDFShare+cfg.HosmerShare < 1) {
 		return nil, fmt.Errorf("Hosmer–Lemeshow share %g of ε is negative or leaves nothing for ROC/PR after the ECDF share %g", cfg.HosmerShare, cfg.ECDFShare)
@@ -287,14 +305,16 @@ func newRun(cfg Config) (*run, error) {
 // Hosmer–Lemeshow test out: an error when a plan spends ε on it, a note
 // when it would only have post-processed the ROC release.
 func (r *run) readData() error {
-	r.ph.begin("data", -1)
-	data, err := LoadData(r.cfg)
-	r.ph.end()
-	if err != nil {
-		return err
+	if r.data == nil {
+		r.ph.begin("data", -1)
+		data, err := LoadData(r.cfg)
+		r.ph.end()
+		if err != nil {
+			return err
+		}
+		r.data = data
 	}
-	r.data = data
-	if data.Probabilities {
+	if r.data.Probabilities {
 		return nil
 	}
 	if len(r.plans) > 0 {
@@ -326,12 +346,15 @@ func (r *run) startParties(ctx context.Context) error {
 	return err
 }
 
-// release makes the ECDF and the ROC/PR releases and queries them.
+// release makes the ECDF (unless its share is 0) and the ROC/PR
+// releases and queries them.
 func (r *run) release(ctx context.Context) error {
 	r.ph.begin("release", -1)
-	rel, err := r.local.NewRelease(ctx, ecdfSpec(r.cfg))
+	var err error
+	if r.cfg.ECDFShare > 0 {
+		r.ecdfRel, err = r.local.NewRelease(ctx, ecdfSpec(r.cfg))
+	}
 	if err == nil {
-		r.ecdfRel = rel
 		r.rocRel, err = r.local.NewRelease(ctx, rocSpec(r.cfg))
 	}
 	r.ph.end()
@@ -356,6 +379,10 @@ func (r *run) query(ctx context.Context) error {
 		{&r.positives, r.rocRel, aggregation.Label},
 		{&r.negatives, r.rocRel, aggregation.NotLabel},
 	} {
+		if q.rel == nil {
+			r.ph.add(1)
+			continue
+		}
 		res, err := r.local.Sum(ctx, aggregation.Query{Release: q.rel, Component: q.c, Prefixes: prefixes})
 		if err != nil {
 			return err
@@ -369,16 +396,18 @@ func (r *run) query(ctx context.Context) error {
 // report compares the answers with the truth: the ECDF, the ROC and PR
 // curves, and the budget with the Hosmer–Lemeshow test.
 func (r *run) report(ctx context.Context) (*Report, error) {
-	rep, err := newReport(r.cfg, r.g, r.local, r.counts, r.parties, r.ph.seconds)
-	if err != nil {
-		return nil, err
-	}
+	rep := newReport(r.cfg, r.local, r.parties, r.ph.seconds)
 	rep.Data, rep.Notes = r.data, r.notes
-	if rep.Note != "" {
-		rep.Notes = append(rep.Notes, "ECDF: "+rep.Note)
+	if r.counts != nil {
+		if err := reportECDF(rep, r.cfg, r.g, r.counts, r.parties); err != nil {
+			return nil, err
+		}
 	}
 	if err := r.reportROC(rep); err != nil {
 		return nil, err
+	}
+	if rep.ECDF == nil {
+		rep.Normaliser, rep.Mechanism, rep.Delta, rep.Neighbours = rep.ROC.Normaliser, rep.ROC.Mechanism, rep.ROC.Delta, rep.ROC.Neighbours
 	}
 	if err := r.reportBudget(ctx, rep); err != nil {
 		return nil, err
@@ -403,6 +432,13 @@ func (r *run) reportROC(rep *Report) error {
 		return err
 	}
 	n := len(r.parties)
+	unbinned, err := analysis.UnbinnedROC(r.data.Scores[:n], r.data.Labels[:n])
+	if err != nil {
+		return err
+	}
+	if rep.Error.ROCAreaUnbinned, err = rep.ROC.Interpolated.AreaError(unbinned); err != nil {
+		return err
+	}
 	rep.True.AUCUnbinned, err = dataset.AUC(r.data.Scores[:n], r.data.Labels[:n])
 	return err
 }
@@ -410,8 +446,12 @@ func (r *run) reportROC(rep *Report) error {
 // reportBudget fills in how the releases spent ε and δ, running the
 // Hosmer–Lemeshow test (which may make releases of its own) on the way.
 func (r *run) reportBudget(ctx context.Context, rep *Report) error {
-	rep.Budget = Budget{ECDF: r.ecdfRel.Epsilon(), ROC: r.rocRel.Epsilon(), Guarantees: []string{"ECDF: " + rep.ECDF.Guarantee, "ROC/PR: " + rep.ROC.Guarantee}}
-	delta := r.ecdfRel.Delta() + r.rocRel.Delta()
+	rep.Budget = Budget{ROC: r.rocRel.Epsilon(), Guarantees: []string{"ROC/PR: " + rep.ROC.Guarantee}}
+	delta := r.rocRel.Delta()
+	if r.ecdfRel != nil {
+		rep.Budget.ECDF, delta = r.ecdfRel.Epsilon(), delta+r.ecdfRel.Delta()
+		rep.Budget.Guarantees = append([]string{"ECDF: " + rep.ECDF.Guarantee}, rep.Budget.Guarantees...)
+	}
 	var err error
 	if rep.Hosmer, err = r.hosmer(ctx, rep.ROC.Normaliser); err != nil {
 		return err
@@ -467,7 +507,10 @@ func rocSpec(cfg Config) aggregation.ReleaseSpec {
 // every component's mechanism first, so that bad mechanism parameters
 // are refused before any work.
 func budgetOf(cfg Config, plans []*hosmer.Plan) (ledger.Budget, error) {
-	specs := []aggregation.ReleaseSpec{ecdfSpec(cfg), rocSpec(cfg)}
+	specs := []aggregation.ReleaseSpec{rocSpec(cfg)}
+	if cfg.ECDFShare > 0 {
+		specs = append(specs, ecdfSpec(cfg))
+	}
 	for _, p := range plans {
 		specs = append(specs, p.Releases...)
 	}
@@ -507,19 +550,34 @@ func newParties(d *Data, g *ecdf.Grid, ph *phases) ([]*party.Party, error) {
 	return parties, nil
 }
 
-// newReport reports the ECDF answer res, whose last prefix is N
+// newReport starts the report of a run: the setting and its cost.
+func newReport(cfg Config, l *local.Deployment, parties []*party.Party, seconds map[string]float64) *Report {
+	c := l.Cost()
+	return &Report{
+		Parties: len(parties), Backend: l.Backend(), Bins: cfg.Bins,
+		Cost: Cost{
+			BytesPerParty:  c.BytesPerParty,
+			BytesPerServer: map[string]int64{"leader": c.LeaderBytes, "helper": c.HelperBytes},
+			BytesTotal:     c.TotalBytesSent,
+			Rounds:         Rounds{PerParty: c.PartyRounds, Analyst: c.AnalystRounds, Servers: c.ServerRounds},
+			Seconds:        seconds,
+		},
+	}
+}
+
+// reportECDF reports the ECDF answer res, whose last prefix is N
 // (evenlySpaced), normalised as the analyst can, next to the truth.
-func newReport(cfg Config, g *ecdf.Grid, l *local.Deployment, res *aggregation.Result, parties []*party.Party, seconds map[string]float64) (*Report, error) {
+func reportECDF(r *Report, cfg Config, g *ecdf.Grid, res *aggregation.Result, parties []*party.Party) error {
 	e, err := analysis.NewECDF(res, g, intervalDraws(cfg))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := e.Smooth(cfg.Smoothing, nil); err != nil {
-		return nil, err
+		return err
 	}
-	r := &Report{
-		Parties: len(parties), Normaliser: e.Normaliser, Backend: l.Backend(), Mechanism: e.Mechanism,
-		Delta: e.Delta, Neighbours: e.Neighbours, Bins: cfg.Bins, ECDF: e,
+	r.Normaliser, r.Mechanism, r.Delta, r.Neighbours, r.ECDF = e.Normaliser, e.Mechanism, e.Delta, e.Neighbours, e
+	if e.Note != "" {
+		r.Notes = append(r.Notes, "ECDF: "+e.Note)
 	}
 	bins := make([]int, len(parties))
 	for k, p := range parties {
@@ -532,15 +590,7 @@ func newReport(cfg Config, g *ecdf.Grid, l *local.Deployment, res *aggregation.R
 	}
 	r.Error.MaxAbs, r.Error.RMSE = compare(e.Raw, r.True.ECDF)
 	r.Error.SmoothedMaxAbs, r.Error.SmoothedRMSE = compare(e.Smoothed, r.True.ECDF)
-	c := l.Cost()
-	r.Cost = Cost{
-		BytesPerParty:  c.BytesPerParty,
-		BytesPerServer: map[string]int64{"leader": c.LeaderBytes, "helper": c.HelperBytes},
-		BytesTotal:     c.TotalBytesSent,
-		Rounds:         Rounds{PerParty: c.PartyRounds, Analyst: c.AnalystRounds, Servers: c.ServerRounds},
-		Seconds:        seconds,
-	}
-	return r, nil
+	return nil
 }
 
 // intervalDraws is the number of interval draws cfg asks for

@@ -205,3 +205,53 @@ func TestPlotTitles(t *testing.T) {
 	}
 	t.Logf("mechanisms: ECDF %s, ROC %s", r.ECDF.Mechanism, r.ROC.Mechanism)
 }
+
+// TestRunROCOnly: with ECDFShare 0 no ECDF release is made, the whole ε
+// goes to the ROC/PR pair, and without noise its curve is the true one;
+// the text report and the plots skip the ECDF.
+func TestRunROCOnly(t *testing.T) {
+	for _, rel := range []mechanism.Relation{mechanism.ReplaceOne, mechanism.AddRemove} {
+		t.Run(rel.String(), func(t *testing.T) {
+			cfg := Config{Parties: 300, Backend: "additive", Epsilon: 1 << 48, HosmerPlans: []string{"roc"}, Mechanism: "kary", Bins: 16, Min: 0, Max: 1, Seed: 2, Neighbours: rel}
+			r, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.ECDF != nil || r.Budget.ECDF != 0 || r.Budget.ROC != cfg.Epsilon || r.Epsilon != cfg.Epsilon || len(r.Budget.Guarantees) != 2 {
+				t.Errorf("ECDF %v, budget %+v, total ε %g: want no ECDF and the whole ε on ROC/PR", r.ECDF, r.Budget, r.Epsilon)
+			}
+			if r.Error.ROCArea > 1e-12 || r.Mechanism != r.ROC.Mechanism || r.Neighbours != rel.String() {
+				t.Errorf("area error %g, mechanism %q vs ROC's %q, neighbours %q", r.Error.ROCArea, r.Mechanism, r.ROC.Mechanism, r.Neighbours)
+			}
+			var text strings.Builder
+			if err := r.WriteText(&text); err != nil || strings.Contains(text.String(), "true F") || !strings.Contains(text.String(), "ROC/PR ε=") {
+				t.Errorf("text report (err %v):\n%s", err, text.String())
+			}
+			paths, err := r.WritePlots(t.TempDir())
+			if err != nil || len(paths) == 0 || filepath.Base(paths[0]) != "roc.png" {
+				t.Errorf("plots %v, err %v: want roc.png first and no ecdf.png", paths, err)
+			}
+		})
+	}
+}
+
+// TestRunChoosesBins: Bins 0 takes analysis.ROCBins of the number of
+// parties and the ROC release's ε, under either relation.
+func TestRunChoosesBins(t *testing.T) {
+	for _, rel := range []mechanism.Relation{mechanism.ReplaceOne, mechanism.AddRemove} {
+		t.Run(rel.String(), func(t *testing.T) {
+			cfg := Config{Parties: 3000, Backend: "plain", Epsilon: 16, ECDFShare: 0.25, Mechanism: "kary", Min: 0, Max: 1, Seed: 4, Neighbours: rel, Bootstrap: -1}
+			r, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := analysis.ROCBins(3000, 12, rel)
+			if r.Bins != want || len(r.ROC.FPR) != want+1 || len(r.ROC.Interpolated.FPR) != analysis.ROCInterpolation*want+1 {
+				t.Errorf("%d bins, %d ROC points, %d interpolated: want %d bins", r.Bins, len(r.ROC.FPR), len(r.ROC.Interpolated.FPR), want)
+			}
+			if !(r.Error.ROCAreaUnbinned > 0 && r.Error.ROCAreaUnbinned < 0.05) {
+				t.Errorf("area to the unbinned curve %g at ε = 12 on %d bins", r.Error.ROCAreaUnbinned, r.Bins)
+			}
+		})
+	}
+}

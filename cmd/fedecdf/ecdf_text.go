@@ -78,11 +78,12 @@ func quantileCIText(e *analysis.ECDF, key string) string {
 
 // aucText is the AUC with its two 95 % intervals when they are known.
 func aucText(r *analysis.ROC) string {
+	unbinned := fmt.Sprintf("; of the curve interpolated between thresholds (estimate of the unbinned AUC) %.4f", r.Interpolated.AUC)
 	if r.AUCCI95 == nil {
-		return fmt.Sprintf("%.4f", r.AUC)
+		return fmt.Sprintf("%.4f%s", r.AUC, unbinned)
 	}
-	return fmt.Sprintf("%.4f, 95%% CI [%.4f, %.4f] for this data set's binned AUC given the DP noise, [%.4f, %.4f] for the population AUC (+ sampling, Hanley–McNeil)",
-		r.AUC, r.AUCCI95[0], r.AUCCI95[1], r.AUCCI95Population[0], r.AUCCI95Population[1])
+	return fmt.Sprintf("%.4f, 95%% CI [%.4f, %.4f] for this data set's binned AUC given the DP noise, [%.4f, %.4f] for the population AUC (+ sampling, Hanley–McNeil)%s",
+		r.AUC, r.AUCCI95[0], r.AUCCI95[1], r.AUCCI95Population[0], r.AUCCI95Population[1], unbinned)
 }
 
 // summaryIndices returns up to k bin indices in [1, n], evenly spaced and

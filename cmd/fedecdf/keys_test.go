@@ -115,7 +115,7 @@ func docTable(t *testing.T, heading string) docKeys {
 		} else {
 			d.required = append(d.required, keys...)
 		}
-		if strings.Contains(cells[len(cells)-2], "curve") && !slices.Contains(keys, "raw") {
+		if strings.Contains(cells[len(cells)-2], "curve") && !slices.Contains(keys, "raw") && !slices.Contains(keys, "interpolated") {
 			d.curve = append(d.curve, keys...)
 		}
 	}
@@ -167,8 +167,8 @@ func checkDocumented(t *testing.T, what string, keys []string, d docKeys, plus [
 
 // TestQueryKeysDocumented: fedecdf query roc, pr and hosmer --format json
 // print exactly the keys docs/json.md documents for them — the table of
-// the statistic plus the "(plus …)" keys of the query, the raw curve the
-// curve keys — so the documentation cannot drift from the output.
+// the statistic plus the "(plus …)" keys of the query, the raw and
+// interpolated curves the curve keys — so the documentation cannot drift from the output.
 func TestQueryKeysDocumented(t *testing.T) {
 	manifest, key := inProcessDeployment(t, 1<<48, 40) // budget 2ε: roc and hosmer; pr re-reads roc's release
 	base := []string{"--manifest", manifest, "--key", key, "--format", "json"}
@@ -190,8 +190,10 @@ func TestQueryKeysDocumented(t *testing.T) {
 	}
 	for name, out := range map[string]string{"query roc": roc, "query pr": pr} {
 		checkDocumented(t, name, jsonKeys(t, out), rocDoc, rocPlus)
-		if raw := jsonKeys(t, out, "raw"); !slices.Equal(raw, slices.Sorted(slices.Values(rocDoc.curve))) {
-			t.Errorf("%s: raw holds %v; docs/json.md: the curve keys %v", name, raw, rocDoc.curve)
+		for _, sub := range []string{"raw", "interpolated"} {
+			if keys := jsonKeys(t, out, sub); !slices.Equal(keys, slices.Sorted(slices.Values(rocDoc.curve))) {
+				t.Errorf("%s: %s holds %v; docs/json.md: the curve keys %v", name, sub, keys, rocDoc.curve)
+			}
 		}
 	}
 	hl, err := runQuery(append(base, "--plan", "joint", "--groups", "4", "hosmer")...)

@@ -53,6 +53,7 @@ non-colluding servers that never see a record.`,
 		newServerCommand(),
 		newPartyCommand(),
 		newQueryCommand(),
+		newStatusCommand(),
 		newDemoCommand(),
 	)
 	root.SetVersionTemplate("fedecdf {{.Version}}\n")

@@ -16,7 +16,7 @@ import (
 type manifestOptions struct {
 	m                         deploy.Manifest
 	out, leaderPub, helperPub string
-	analystPubs               []string
+	analystPubs, operatorPubs []string
 }
 
 // newManifestCommand returns the "manifest" command.
@@ -83,12 +83,18 @@ func (o *manifestOptions) run(cmd *cobra.Command, _ []string) error {
 	if len(o.analystPubs) == 0 {
 		return errors.New("--analyst is required: without an analyst nobody could create a release; give an analyst's public key file (fedecdf keygen writes FILE.pub)")
 	}
-	for _, path := range o.analystPubs {
-		p, err := deploy.ReadPublic(path)
-		if err != nil {
-			return fmt.Errorf("--analyst: %w", err)
+	for _, keys := range []struct {
+		flag  string
+		paths []string
+		ids   *[]string
+	}{{"analyst", o.analystPubs, &m.Analysts}, {"operator", o.operatorPubs, &m.Operators}} {
+		for _, path := range keys.paths {
+			p, err := deploy.ReadPublic(path)
+			if err != nil {
+				return fmt.Errorf("--%s: %w", keys.flag, err)
+			}
+			*keys.ids = append(*keys.ids, p.PeerID)
 		}
-		m.Analysts = append(m.Analysts, p.PeerID)
 	}
 	if err := m.Write(out); err != nil {
 		return err
@@ -110,6 +116,7 @@ func (o *manifestOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.helperPub, "helper", "", "the helper's public key file")
 	f.StringSliceVar(&m.Helper.Addrs, "helper-addr", nil, "the helper's multiaddr (repeatable)")
 	f.StringSliceVar(&o.analystPubs, "analyst", nil, "an analyst's public key file (repeatable)")
+	f.StringSliceVar(&o.operatorPubs, "operator", nil, "an operator's public key file (repeatable): fedecdf status only, with the report counts it withholds from analysts under addremove")
 	f.StringVar(&m.Grid.Scale, "scale", "linear", "grid scale: linear or log")
 	f.Float64Var(&m.Grid.Min, "min", 0, "grid minimum")
 	f.Float64Var(&m.Grid.Max, "max", 1, "grid maximum")

@@ -24,7 +24,7 @@ func runManifestOf(t *testing.T, names []string, args ...string) (*deploy.Manife
 	t.Helper()
 	dir := t.TempDir()
 	base := []string{"--out", filepath.Join(dir, "manifest.json"), "--leader-addr", "/ip4/127.0.0.1/tcp/1", "--helper-addr", "/ip4/127.0.0.1/tcp/2"}
-	for _, name := range []string{"leader", "helper", "analyst"} {
+	for _, name := range []string{"leader", "helper", "analyst", "operator"} {
 		id, err := deploy.NewIdentity()
 		if err != nil {
 			t.Fatal(err)
@@ -118,5 +118,20 @@ func TestManifestCommandPolicy(t *testing.T) {
 				t.Fatalf("mechanism %+v, want the policy %+v", got, c.want)
 			}
 		})
+	}
+}
+
+// manifest --operator lists an operator's key (status only); the
+// analyst's key as operator is refused, naming the reason.
+func TestManifestOperator(t *testing.T) {
+	m, err := runManifestOf(t, []string{"leader", "helper", "analyst", "operator"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Operators) != 1 || m.Operators[0] == m.Analysts[0] {
+		t.Errorf("operators %v (analysts %v), want the operator's key", m.Operators, m.Analysts)
+	}
+	if _, err := runManifest(t, "--operator", "DIR/analyst.key.pub"); err == nil || !strings.Contains(err.Error(), "is a server's or an analyst's key") {
+		t.Errorf("the analyst's key as operator: %v", err)
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -14,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
@@ -26,8 +26,31 @@ import (
 
 // queryFlags are the flags of fedecdf query.
 type queryFlags struct {
-	manifest, key, outDir, format, logLevel, method, release, plan string
-	groups, bootstrap, intervalDraws                               int
+	analystFlags
+	outDir, method, release, plan    string
+	groups, bootstrap, intervalDraws int
+}
+
+// analystFlags are the flags of the commands run under an analyst's key
+// (query, status).
+type analystFlags struct {
+	manifest, key, format, logLevel string
+}
+
+// add defines the flags on f.
+func (a *analystFlags) add(f *pflag.FlagSet) {
+	f.StringVar(&a.manifest, "manifest", "manifest.json", "deployment manifest")
+	f.StringVar(&a.key, "key", "", "your key file (keygen), whose peer ID the manifest lists (query: as an analyst; status: as an analyst or operator)")
+	f.StringVar(&a.format, "format", "text", "output format: text or json")
+	f.StringVar(&a.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
+}
+
+// checkFormat refuses a --format other than text or json.
+func (a *analystFlags) checkFormat() error {
+	if a.format != "text" && a.format != "json" {
+		return fmt.Errorf("--format %q: want text or json", a.format)
+	}
+	return nil
 }
 
 // queryLong is the Long help of the query command.
@@ -86,11 +109,8 @@ func newQueryCommand() *cobra.Command {
 		RunE: q.run,
 	}
 	f := cmd.Flags()
-	f.StringVar(&q.manifest, "manifest", "manifest.json", "deployment manifest")
-	f.StringVar(&q.key, "key", "", "the analyst's key file (keygen)")
+	q.add(f)
 	f.StringVar(&q.outDir, "out", "", "directory to write the result into (ecdf.json, roc.json and roc.png, pr.json, or hosmer.json and calibration.png)")
-	f.StringVar(&q.format, "format", "text", "output format: text or json")
-	f.StringVar(&q.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
 	f.StringVar(&q.method, "smooth", "l2", "smoothing of the private curve (for hosmer: of the ECDF the groups are cut from): "+strings.Join(smooth.Methods, ", "))
 	f.StringVar(&q.release, "release", "", "re-read this existing release (its ID, as printed) instead of creating one: no budget spent (ecdf and quantile: an ecdf release; roc, pr and hosmer: a roc release)")
 	f.StringVar(&q.plan, "plan", analysis.HosmerPlans[0], "hosmer: allocation of ε over the releases: "+strings.Join(analysis.HosmerPlans, " or "))
@@ -101,8 +121,8 @@ func newQueryCommand() *cobra.Command {
 }
 
 func (q *queryFlags) run(cmd *cobra.Command, args []string) error {
-	if q.format != "text" && q.format != "json" {
-		return fmt.Errorf("--format %q: want text or json", q.format)
+	if err := q.checkFormat(); err != nil {
+		return err
 	}
 	probs, err := queryProbabilities(args)
 	if err != nil {
@@ -151,23 +171,36 @@ func (q *queryFlags) run(cmd *cobra.Command, args []string) error {
 
 // analyst connects to the servers of --manifest as the analyst of --key,
 // logging to the command's standard error.
-func (q *queryFlags) analyst(cmd *cobra.Command) (*deploy.Analyst, error) {
-	logger, err := newLogger(cmd.ErrOrStderr(), q.logLevel)
+// analyst starts the analyst's client of the manifest's deployment
+// under the key file of --key.
+func (a *analystFlags) analyst(cmd *cobra.Command) (*deploy.Analyst, error) {
+	m, id, tc, err := a.load(cmd, "analyst")
 	if err != nil {
 		return nil, err
 	}
-	if q.key == "" {
-		return nil, errors.New("--key is required: the analyst's key file (fedecdf keygen --out analyst.key), whose peer ID the manifest lists")
-	}
-	m, err := deploy.ReadManifest(q.manifest)
+	return deploy.NewAnalyst(m, id, tc)
+}
+
+// load reads the manifest and the key file of --key, whose owner is
+// (named for the error) the manifest lists, and returns them with the
+// transport settings logging at --log-level.
+func (a *analystFlags) load(cmd *cobra.Command, owner string) (*deploy.Manifest, *deploy.Identity, p2p.Config, error) {
+	logger, err := newLogger(cmd.ErrOrStderr(), a.logLevel)
 	if err != nil {
-		return nil, err
+		return nil, nil, p2p.Config{}, err
 	}
-	id, err := deploy.ReadIdentity(q.key)
+	if a.key == "" {
+		return nil, nil, p2p.Config{}, fmt.Errorf("--key is required: the %s's key file (fedecdf keygen --out analyst.key), whose peer ID the manifest lists", owner)
+	}
+	m, err := deploy.ReadManifest(a.manifest)
 	if err != nil {
-		return nil, fmt.Errorf("--key: %w", err)
+		return nil, nil, p2p.Config{}, err
 	}
-	return deploy.NewAnalyst(m, id, p2p.Config{Logger: logger})
+	id, err := deploy.ReadIdentity(a.key)
+	if err != nil {
+		return nil, nil, p2p.Config{}, fmt.Errorf("--key: %w", err)
+	}
+	return m, id, p2p.Config{Logger: logger}, nil
 }
 
 // readECDF creates a new release, or re-reads release id when reread.

@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+	"time"
 
 	ma "github.com/multiformats/go-multiaddr"
 	"github.com/spf13/cobra"
@@ -18,10 +20,11 @@ import (
 
 // serverOptions are the flags of "fedecdf server".
 type serverOptions struct {
-	role, key, manifest, store, logLevel string
-	listen                               []string
-	limits                               p2p.Limits
-	acceptBudgetChange                   bool
+	role, key, manifest, store, logLevel, logFormat, metrics string
+	listen                                                   []string
+	peerCheck, peerTimeout, summary, purgeAfter              time.Duration
+	limits                                                   p2p.Limits
+	acceptBudgetChange                                       bool
 }
 
 // newServerCommand builds the "server" command.
@@ -34,8 +37,28 @@ func newServerCommand() *cobra.Command {
 or the helper, as --role says, under the identity in --key. It accepts the
 parties' reports, stores them and its budget ledger in --store (a bbolt
 file, kept across restarts), and answers the analysts' releases within the
-manifest's privacy policy and budget, until SIGINT or SIGTERM. Logs go to
-standard error.
+manifest's privacy policy and budget, until SIGINT or SIGTERM.
+
+Logs go to standard error, one line per event, as text (key=value) or JSON
+(--log-format), at --log-level and above: each upload at debug; a summary of
+the uploads, releases and queries of each --summary interval, releases and
+queries at info; refused uploads and requests, refused connections, an
+unreachable helper and reports held by this server only at warn, with the
+reason; failures at error. The leader checks every --peer-check that it
+reaches the helper.
+
+Reports held by one server only (an upload that reached one server: the
+helper down or refusing it) are never in a release. They are found when the
+leader compares the two report sets (fedecdf status, and a periodic check
+when the sets differ), logged and shown by fedecdf status. A party completes
+its upload by running fedecdf party --csv again with the same --row-key (the
+server holding a row's report counts it once); --purge-orphans-after AGE
+removes, at this server only, those received longer than AGE ago.
+
+--metrics HOST:PORT serves Prometheus text-format metrics at /metrics:
+reports accepted, duplicate, rejected and purged, releases and queries,
+reports held and held here only, budget spent and total, and whether the
+other server is reachable.
 
 Connection limits: each party opens a connection or two, often briefly,
 and many parties may share one IPv4 address (a NAT, or one machine
@@ -68,7 +91,12 @@ manifest.`,
 
   # A leader whose 5000 parties upload at once from behind one NAT address
   fedecdf server --role leader --key leader.key --manifest manifest.json --listen /ip4/0.0.0.0/tcp/4001 --store leader.db \
-    --conns-per-address 5000 --conn-burst 5000 --max-conns 8192`,
+    --conns-per-address 5000 --conn-burst 5000 --max-conns 8192
+
+  # JSON logs with every upload, metrics for Prometheus, and the reports
+  # only this server holds purged once a day old
+  fedecdf server --role leader --key leader.key --manifest manifest.json --listen /ip4/127.0.0.1/tcp/4001 --store leader.db \
+    --log-format json --log-level debug --metrics 127.0.0.1:9090 --purge-orphans-after 24h`,
 		Args: cobra.NoArgs,
 		RunE: o.run,
 	}
@@ -78,7 +106,13 @@ manifest.`,
 	f.StringVar(&o.manifest, "manifest", "manifest.json", "deployment manifest")
 	f.StringSliceVar(&o.listen, "listen", nil, "multiaddr to listen on, e.g. /ip4/0.0.0.0/tcp/4001 (repeatable)")
 	f.StringVar(&o.store, "store", "", "bbolt file holding accepted reports and the budget ledger")
-	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug (every upload), info, warn or error")
+	f.StringVar(&o.logFormat, "log-format", "text", "log format: "+strings.Join(deploy.LogFormats, " or ")+" (one line per event)")
+	f.StringVar(&o.metrics, "metrics", "", "serve Prometheus text-format metrics at http://HOST:PORT/metrics, e.g. 127.0.0.1:9090 (default: none)")
+	f.DurationVar(&o.peerCheck, "peer-check", deploy.DefaultPeerCheck, "leader: interval of its checks of the helper: same manifest, reachable, report sets")
+	f.DurationVar(&o.peerTimeout, "peer-timeout", deploy.DefaultPeerTimeout, "leader: how long a check of the helper, or the helper's part of fedecdf status, may take")
+	f.DurationVar(&o.summary, "summary", deploy.DefaultSummary, "interval of the info line summarising uploads, releases and queries (0: none)")
+	f.DurationVar(&o.purgeAfter, "purge-orphans-after", 0, "purge the reports only this server holds once received longer ago than this, e.g. 24h (default 0: keep them)")
 	f.IntVar(&o.limits.ConnsPerAddr, "conns-per-address", p2p.DefaultConnsPerAddr, "concurrent connections accepted from one IPv4 address or IPv6 /56 (parties behind one NAT share it)")
 	f.Float64Var(&o.limits.ConnRate, "conn-rate", p2p.DefaultConnRate, "new connections per second accepted from one address once its --conn-burst is spent")
 	f.IntVar(&o.limits.ConnBurst, "conn-burst", p2p.DefaultConnBurst, "new connections one address may open at once before --conn-rate applies")
@@ -90,7 +124,7 @@ manifest.`,
 // run starts the server and serves until the context ends or a signal
 // arrives.
 func (o *serverOptions) run(cmd *cobra.Command, _ []string) error {
-	logger, err := newLogger(cmd.ErrOrStderr(), o.logLevel)
+	logger, err := deploy.NewLogger(cmd.ErrOrStderr(), o.logFormat, o.logLevel)
 	if err != nil {
 		return err
 	}
@@ -111,7 +145,16 @@ func (o *serverOptions) run(cmd *cobra.Command, _ []string) error {
 
 // config checks the flags and reads the key and the manifest.
 func (o *serverOptions) config(logger *slog.Logger) (deploy.ServerConfig, error) {
-	cfg := deploy.ServerConfig{Store: o.store, Logger: logger, Transport: p2p.Config{Limits: o.limits}, AcceptBudgetChange: o.acceptBudgetChange}
+	cfg := deploy.ServerConfig{
+		Store: o.store, Logger: logger, Version: version(), Metrics: o.metrics, Transport: p2p.Config{Limits: o.limits},
+		AcceptBudgetChange: o.acceptBudgetChange,
+		PeerCheck:          o.peerCheck, PeerTimeout: o.peerTimeout, Summary: never(o.summary), PurgeAfter: o.purgeAfter,
+	}
+	for name, d := range map[string]time.Duration{"--peer-check": o.peerCheck, "--peer-timeout": o.peerTimeout, "--summary": o.summary, "--purge-orphans-after": o.purgeAfter} {
+		if d < 0 || (d == 0 && (name == "--peer-check" || name == "--peer-timeout")) {
+			return cfg, fmt.Errorf("%s %v: want a positive duration such as 30s", name, d)
+		}
+	}
 	switch o.role {
 	case "leader":
 		cfg.Role = server.Leader
@@ -163,11 +206,17 @@ func (o *serverOptions) checkLimits() error {
 	return nil
 }
 
-// newLogger returns a text slog logger writing to w at the named level.
-func newLogger(w io.Writer, level string) (*slog.Logger, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: %w", level, err)
+// never maps the flag value 0 (none) of an interval to the negative
+// interval deploy.ServerConfig reads as never (0 is its default).
+func never(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+	return d
+}
+
+// newLogger returns a text logger writing to w at the named level (the
+// --log-level of the commands without --log-format).
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	return deploy.NewLogger(w, "text", level)
 }

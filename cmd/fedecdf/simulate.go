@@ -96,14 +96,14 @@ func (o *simulateOptions) addFlags(cmd *cobra.Command) {
 	f.StringSliceVar(&o.cfg.Drop, "drop", nil, "columns of --data that are not features (identifiers), comma-separated")
 	f.Float64Var(&o.cfg.TestFraction, "test-fraction", 0, "share of the table's rows held out and scored (default 0.3)")
 	f.Float64Var(&o.cfg.Epsilon, "epsilon", d.Epsilon, "total privacy budget ε (δ: see --delta)")
-	f.Float64Var(&o.cfg.ECDFShare, "ecdf-share", d.ECDFShare, "share of ε spent on the ECDF of the scores")
+	f.Float64Var(&o.cfg.ECDFShare, "ecdf-share", d.ECDFShare, "share of ε spent on the ECDF of the scores (0: none, a ROC-only run)")
 	f.StringSliceVar(&o.cfg.HosmerPlans, "hosmer-plans", d.HosmerPlans, "Hosmer–Lemeshow allocations: roc (from the ROC/PR release, no ε of its own), and with --hosmer-share: grid (its own {y, 1−y} release), joint (one release of y, 1−y, p), paper (dp-ecdf Algorithm 2's ε/(L+9))")
 	f.IntVar(&o.cfg.Bootstrap, "bootstrap", d.Bootstrap, "Hosmer–Lemeshow: number B of null data sets simulated over the public noise law for the noise-aware p-value (Monte-Carlo s.e. √(p(1−p)/B); negative: none)")
 	f.Float64Var(&o.cfg.HosmerShare, "hosmer-share", 0, "share of ε spent on the Hosmer–Lemeshow allocations grid, joint and paper (split evenly); the rest goes to the ROC/PR release")
 	f.StringVar(&o.cfg.Mechanism, "mechanism", d.Mechanism, "noise mechanism: "+strings.Join(mechanism.Names, ", "))
 	f.Float64Var(&o.cfg.Delta, "delta", 0, "δ of every release, per privacy unit: cascade and gaussian-tree need δ > 0 (auto considers them only then)")
 	f.StringVar(&o.neighbours, "neighbours", "replace", "neighbouring relation: replace (n public) or addremove (the analyst normalises by a noisy total)")
-	f.IntVar(&o.cfg.Bins, "bins", d.Bins, binsUsage("suits thousands of parties"))
+	f.IntVar(&o.cfg.Bins, "bins", d.Bins, binsUsage("suits thousands of parties; 0 chooses N for the ROC curve from n and its ε, n·ε/600 per class vector within [32, 1024] (analysis.ROCBins), a coarser grid that the ECDF and the Hosmer–Lemeshow groups share"))
 	f.Float64Var(&o.cfg.Min, "min", d.Min, "grid minimum")
 	f.Float64Var(&o.cfg.Max, "max", d.Max, "grid maximum")
 	f.IntVar(&o.cfg.Prefixes, "prefixes", 0, "number |B| of evenly spaced thresholds queried (default all N)")
@@ -124,13 +124,13 @@ func (o *simulateOptions) check(cmd *cobra.Command) error {
 		return fmt.Errorf("--epsilon %g: the total budget must be positive and finite", cfg.Epsilon)
 	case !(cfg.Delta >= 0 && cfg.Delta < 1):
 		return fmt.Errorf("--delta %g: want δ in [0, 1)", cfg.Delta)
-	case !(cfg.ECDFShare > 0 && cfg.ECDFShare < 1):
-		return fmt.Errorf("--ecdf-share %g: want a share of ε in (0, 1), the rest going to the ROC/PR release", cfg.ECDFShare)
+	case !(cfg.ECDFShare >= 0 && cfg.ECDFShare < 1):
+		return fmt.Errorf("--ecdf-share %g: want a share of ε in [0, 1) (0: no ECDF release, a ROC-only run), the rest going to the ROC/PR release", cfg.ECDFShare)
 	case !(cfg.HosmerShare >= 0 && cfg.ECDFShare+cfg.HosmerShare < 1):
 		return fmt.Errorf("--hosmer-share %g: want a share of ε in [0, 1) that leaves something for ROC/PR after --ecdf-share %g", cfg.HosmerShare, cfg.ECDFShare)
-	case cfg.Bins < 1:
-		return fmt.Errorf("--bins %d is not positive", cfg.Bins)
-	case cfg.Prefixes < 0 || cfg.Prefixes > cfg.Bins:
+	case cfg.Bins < 0:
+		return fmt.Errorf("--bins %d is negative (0: chosen from n and ε)", cfg.Bins)
+	case cfg.Prefixes < 0 || cfg.Bins > 0 && cfg.Prefixes > cfg.Bins:
 		return fmt.Errorf("--prefixes %d: want 1 to --bins %d thresholds, or 0 for every bin", cfg.Prefixes, cfg.Bins)
 	case (cfg.Data == "" || changed("parties")) && cfg.Parties < 1:
 		return fmt.Errorf("--parties %d is not positive", cfg.Parties)
@@ -165,7 +165,11 @@ func (o *simulateOptions) run(cmd *cobra.Command, _ []string) error {
 	if cfg.Neighbours, err = mechanism.ParseRelation(o.neighbours); err != nil {
 		return fmt.Errorf("--neighbours: %w", err)
 	}
-	if _, err := newMechanism(mechanism.Params{Name: cfg.Mechanism, Bins: cfg.Bins, Epsilon: cfg.Epsilon * cfg.ECDFShare, Delta: cfg.Delta, Relation: cfg.Neighbours}); err != nil {
+	eps := cfg.Epsilon * cfg.ECDFShare // the ECDF's, or the ROC/PR release's in a ROC-only run
+	if eps == 0 {
+		eps = cfg.Epsilon * (1 - cfg.HosmerShare)
+	}
+	if _, err := newMechanism(mechanism.Params{Name: cfg.Mechanism, Bins: max(cfg.Bins, 1), Epsilon: eps, Delta: cfg.Delta, Relation: cfg.Neighbours}); err != nil {
 		return err
 	}
 	if p := newProgress(cmd.ErrOrStderr(), cfg.Data != "" || cfg.Parties >= 10000); p != nil {

@@ -67,6 +67,28 @@ type Scored struct {
 	Accuracy, AUC float64
 	Model         *logreg.Model
 	Encoder       *Encoder
+	// rowLabels are the 0/1 labels of every row of the table, for
+	// ScoreRows.
+	rowLabels []int
+}
+
+// ScoreRows scores every row of t, the table s was trained on (training
+// rows included: in-sample for those), and returns the predicted
+// probabilities with the rows' labels.
+func (s *Scored) ScoreRows(t *Table) ([]float64, []int, error) {
+	if len(t.Rows) != len(s.rowLabels) {
+		return nil, nil, fmt.Errorf("%s: %d rows, the scored table had %d", t.Name, len(t.Rows), len(s.rowLabels))
+	}
+	scores := make([]float64, len(t.Rows))
+	x := make([]float64, s.Encoder.Dim())
+	for i, row := range t.Rows {
+		var err error
+		if x, err = s.Encoder.encode(row, x); err != nil {
+			return nil, nil, fmt.Errorf("%s: %v", t.where(i), err)
+		}
+		scores[i] = s.Model.Predict(x)
+	}
+	return scores, slices.Clone(s.rowLabels), nil
 }
 
 // ScoreTable splits t at random (opts), trains a logistic regression on the
@@ -121,6 +143,7 @@ func ScoreTable(t *Table, labelCol, positive string, opts SplitOptions) (*Scored
 		TestSize:  len(test),
 		Model:     model,
 		Encoder:   enc,
+		rowLabels: labels,
 	}
 	x := make([]float64, enc.Dim())
 	var correct int

@@ -41,8 +41,11 @@ type deployment struct {
 	m                  *Manifest
 	leaderID, helperID *Identity
 	analystID          *Identity
+	operatorID         *Identity // allowed status only
 	leader, helper     *Server
 	dir                string
+	// tweak, if set, changes the configuration of each server started.
+	tweak func(*ServerConfig)
 }
 
 func newIdentity(t testing.TB) *Identity {
@@ -69,12 +72,20 @@ func newDeploymentMode(t *testing.T, epsilon float64, minReports int, mode strin
 // whose manifest names the neighbouring relation.
 func newDeploymentOf(t *testing.T, epsilon float64, minReports int, mode, relation string) *deployment {
 	t.Helper()
-	d := &deployment{t: t, leaderID: newIdentity(t), helperID: newIdentity(t), analystID: newIdentity(t), dir: t.TempDir()}
+	return newDeploymentTweaked(t, epsilon, minReports, mode, relation, nil)
+}
+
+// newDeploymentTweaked is newDeploymentOf with tweak applied to the
+// configuration of every server started.
+func newDeploymentTweaked(t *testing.T, epsilon float64, minReports int, mode, relation string, tweak func(*ServerConfig)) *deployment {
+	t.Helper()
+	d := &deployment{t: t, leaderID: newIdentity(t), helperID: newIdentity(t), analystID: newIdentity(t), operatorID: newIdentity(t), dir: t.TempDir(), tweak: tweak}
 	d.m = &Manifest{
 		Version: ManifestVersion, Protocol: protocol.Version, Dataset: "test", Backend: string(server.DCF), Upload: mode,
 		Leader:     Endpoint{Public: d.leaderID.Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
 		Helper:     Endpoint{Public: d.helperID.Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/2"}},
 		Analysts:   []string{d.analystID.PeerID.String()},
+		Operators:  []string{d.operatorID.PeerID.String()},
 		Grid:       Grid{Scale: "linear", Min: 0, Max: 1, Bins: bins},
 		Payload:    PayloadLayout(),
 		Mechanism:  Mech{Name: "tree", Epsilon: epsilon, Neighbours: relation, Allowed: []string{"tree"}},
@@ -109,10 +120,14 @@ func (d *deployment) start(role server.Role, listen string) *Server {
 	if role == server.Helper {
 		id = d.helperID
 	}
-	s, err := StartServer(ServerConfig{
+	cfg := ServerConfig{
 		Role: role, Identity: id, Manifest: d.m, Listen: []ma.Multiaddr{ma.StringCast(listen)},
 		Store: filepath.Join(d.dir, role.String()+".db"), Logger: quiet, Transport: fast,
-	})
+	}
+	if d.tweak != nil {
+		d.tweak(&cfg)
+	}
+	s, err := StartServer(cfg)
 	if err != nil {
 		d.t.Fatalf("starting the %s: %v", role, err)
 	}
@@ -131,12 +146,7 @@ func (d *deployment) newParty() *Party {
 
 func (d *deployment) query() *ECDF {
 	d.t.Helper()
-	a, err := NewAnalyst(d.m, d.analystID, fast)
-	if err != nil {
-		d.t.Fatal(err)
-	}
-	defer a.Close()
-	e, err := a.ECDF(context.Background())
+	e, err := d.analyst().ECDF(context.Background())
 	if err != nil {
 		d.t.Fatalf("analyst query: %v", err)
 	}

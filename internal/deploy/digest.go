@@ -27,6 +27,8 @@ const manifestDigestVersion = 1
 //	servers      the leader's and the helper's public keys (peer ID,
 //	             HPKE suite and key)
 //	analysts     the analysts' peer IDs, in order
+//	operators    the operators' peer IDs, in order (they may read
+//	             report counts in status, even under add/remove)
 //
 // Each digest is SHA-256 of "fedecdf manifest digest v1", the part's
 // name and its JSON encoding (encoding/json, the manifest's keys), each
@@ -58,6 +60,7 @@ func (m *Manifest) Digests() []protocol.ManifestField {
 		{"min_reports", m.MinReports},
 		{"servers", servers{m.Leader.Public, m.Helper.Public}},
 		{"analysts", m.Analysts},
+		{"operators", m.Operators},
 	}
 	fields := make([]protocol.ManifestField, len(parts))
 	for i, p := range parts {

@@ -31,7 +31,7 @@ func katManifest() *Manifest {
 // their encoding bumps manifestDigestVersion (and protocol.Version) and
 // updates this hash.
 func TestManifestDigestKnownAnswer(t *testing.T) {
-	const want = "6cbea056766c8dac61a4b685773261a0a656e2c5e523be5c2feedf6e2066a2b8"
+	const want = "abd9725dfb893956096d2b3b2c59e37e8f53d199de9dc9ea2b8f883dba9a613d"
 	h := sha256.New()
 	for _, f := range katManifest().Digests() {
 		h.Write([]byte(f.Name))
@@ -65,6 +65,7 @@ func TestDigestsNameWhatDiffers(t *testing.T) {
 		{"helper key", func(m *Manifest) { m.Helper.PeerID = "12D3KooWOther" }, []string{"servers"}},
 		{"helper HPKE key", func(m *Manifest) { m.Helper.HPKEPublicKey = []byte{9} }, []string{"servers"}},
 		{"analysts", func(m *Manifest) { m.Analysts = append(m.Analysts, "12D3KooWSecond") }, []string{"analysts"}},
+		{"operators", func(m *Manifest) { m.Operators = append(m.Operators, "12D3KooWOperator") }, []string{"operators"}},
 		{"protocol", func(m *Manifest) { m.Protocol = 3 }, []string{"version"}},
 		{"the helper's address", func(m *Manifest) { m.Helper.Addrs = []string{"/ip4/10.0.0.9/tcp/4002"} }, nil},
 		{"the analysts' ε", func(m *Manifest) { m.Mechanism.Epsilon = 0.5 }, nil},

@@ -95,9 +95,34 @@
 // server's secret seeds: anyone who reads it can strip that server's
 // noise from its releases, so it must stay private to the server, as
 // its key file. The leader
-// answers the manifest's analysts only (QueryProtocol), the helper the
+// answers the manifest's analysts only (QueryProtocol; its operators
+// status only), the helper the
 // leader only (PeerProtocol); reports (ReportProtocol) are accepted from
 // any peer and may carry only uploads.
+//
+// Operations. Each server logs one line per event (NewLogger: text or
+// JSON; uploads at DEBUG, a summary of each interval with activity at
+// INFO, refusals at WARN with the reason, failures at ERROR) and keeps
+// its last warnings and errors. The leader checks every
+// ServerConfig.PeerCheck that it reaches the helper, within PeerTimeout,
+// sending the size and digest of its report set; when the sets differ
+// (at most every OrphanCheck), and for every AskStatus, it sends
+// every report ID, and the helper answers with the leader's IDs it
+// lacks: each server then knows the reports only it holds. These
+// "orphans" are never in a release (releases sum the reports both hold);
+// they are logged, counted by status and the metrics endpoint
+// (ServerConfig.Metrics, Prometheus text format), and with PurgeAfter
+// removed at that server once older than it (server.Server.DropReports,
+// which never drops a report of a recorded release, nor while a release
+// is being agreed). The report IDs the servers exchange are the ones a
+// release with differing sets exchanges anyway. A corrupt leader can
+// make a purging helper drop the reports no release includes (by
+// comparing over a short list), which gives it nothing it lacks: it can
+// leave any report out of a release by not offering it. AskStatus is
+// answered for the manifest's analysts and operators (Manifest.Operators:
+// status only; a key may not be both); report counts and error lines go
+// to an operator, and to an analyst only under replace-one, where n is
+// public.
 //
 // Privacy. Every release is (ε, δ)-DP per privacy unit of its components
 // (payload.PrivacyUnits: the ROC pair {Label, NotLabel} is one unit)

@@ -41,14 +41,17 @@ const (
 // ID), where the servers listen, and the dataset's grid, payload,
 // privacy policy and budget.
 type Manifest struct {
-	Version    int      `json:"version"`
-	Protocol   int      `json:"protocol"` // protocol.Version
-	Dataset    string   `json:"dataset"`
-	Backend    string   `json:"backend"` // "dcf": parties upload once and go offline
-	Upload     string   `json:"upload"`  // UploadDirect or UploadRelay
-	Leader     Endpoint `json:"leader"`
-	Helper     Endpoint `json:"helper"`
-	Analysts   []string `json:"analysts"` // peer IDs allowed to create releases and query
+	Version  int      `json:"version"`
+	Protocol int      `json:"protocol"` // protocol.Version
+	Dataset  string   `json:"dataset"`
+	Backend  string   `json:"backend"` // "dcf": parties upload once and go offline
+	Upload   string   `json:"upload"`  // UploadDirect or UploadRelay
+	Leader   Endpoint `json:"leader"`
+	Helper   Endpoint `json:"helper"`
+	Analysts []string `json:"analysts"` // peer IDs allowed to create releases and query
+	// Operators are peer IDs allowed fedecdf status only, with the report
+	// counts it withholds from analysts under add/remove (optional).
+	Operators  []string `json:"operators,omitempty"`
 	Grid       Grid     `json:"grid"`
 	Payload    []string `json:"payload"` // component names, in protocol order
 	Mechanism  Mech     `json:"mechanism"`
@@ -187,6 +190,9 @@ func (m *Manifest) Check() error {
 			return fmt.Errorf("analyst %s is a server's key: give each analyst a key of its own (fedecdf keygen)", a)
 		}
 	}
+	if err := m.checkOperators(); err != nil {
+		return err
+	}
 	if _, err := m.NewGrid(); err != nil {
 		return fmt.Errorf("grid: %w", err)
 	}
@@ -198,6 +204,21 @@ func (m *Manifest) Check() error {
 	}
 	if m.Dataset == "" || len(m.Dataset) > protocol.MaxNameLen {
 		return fmt.Errorf("dataset name %q is empty or longer than %d bytes", m.Dataset, protocol.MaxNameLen)
+	}
+	return nil
+}
+
+// checkOperators refuses an operator key that is not a peer ID, or is a
+// server's or an analyst's: an analyst with an operator's key would see
+// the report counts status withholds from analysts under add/remove.
+func (m *Manifest) checkOperators() error {
+	for _, o := range m.Operators {
+		if _, err := peer.Decode(o); err != nil {
+			return fmt.Errorf("operator %q: %w", o, err)
+		}
+		if o == m.Leader.PeerID || o == m.Helper.PeerID || slices.Contains(m.Analysts, o) {
+			return fmt.Errorf("operator %s is a server's or an analyst's key: give each operator a key of its own (fedecdf keygen)", o)
+		}
 	}
 	return nil
 }
@@ -340,8 +361,11 @@ func (m *Manifest) serverDataset() (server.Dataset, error) {
 // analystName is the address-book name of the i-th analyst.
 func analystName(i int) transport.PeerID { return transport.PeerID(fmt.Sprintf("analyst-%d", i+1)) }
 
+// operatorName is the address-book name of the i-th operator.
+func operatorName(i int) transport.PeerID { return transport.PeerID(fmt.Sprintf("operator-%d", i+1)) }
+
 // book returns the address book of a participant: both servers and,
-// for a server, the analysts (recognised, never dialled).
+// for a server, the analysts and operators (recognised, never dialled).
 func (m *Manifest) book(withAnalysts bool) (map[transport.PeerID]peer.AddrInfo, error) {
 	b := make(map[transport.PeerID]peer.AddrInfo)
 	for name, e := range map[transport.PeerID]Endpoint{LeaderName: m.Leader, HelperName: m.Helper} {
@@ -352,12 +376,18 @@ func (m *Manifest) book(withAnalysts bool) (map[transport.PeerID]peer.AddrInfo, 
 		b[name] = info
 	}
 	if withAnalysts {
-		for i, a := range m.Analysts {
-			id, err := peer.Decode(a)
-			if err != nil {
-				return nil, fmt.Errorf("manifest: analyst %q: %w", a, err)
+		for _, c := range []struct {
+			what string
+			ids  []string
+			name func(int) transport.PeerID
+		}{{"analyst", m.Analysts, analystName}, {"operator", m.Operators, operatorName}} {
+			for i, a := range c.ids {
+				id, err := peer.Decode(a)
+				if err != nil {
+					return nil, fmt.Errorf("manifest: %s %q: %w", c.what, a, err)
+				}
+				b[c.name(i)] = peer.AddrInfo{ID: id}
 			}
-			b[analystName(i)] = peer.AddrInfo{ID: id}
 		}
 	}
 	return b, nil
@@ -368,6 +398,15 @@ func (m *Manifest) analystNames() []transport.PeerID {
 	names := make([]transport.PeerID, len(m.Analysts))
 	for i := range names {
 		names[i] = analystName(i)
+	}
+	return names
+}
+
+// operatorNames returns the address-book names of all operators.
+func (m *Manifest) operatorNames() []transport.PeerID {
+	names := make([]transport.PeerID, len(m.Operators))
+	for i := range names {
+		names[i] = operatorName(i)
 	}
 	return names
 }

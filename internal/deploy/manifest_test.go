@@ -162,8 +162,8 @@ func TestDeploymentEnforcesManifestPolicy(t *testing.T) {
 
 // TestManifestRefusesUselessDeployments: a manifest under which no
 // release could ever run, or whose servers would share an address, or
-// which no analyst (or a server's key as analyst) could use, is refused
-// with the reason.
+// which no analyst (or a server's key as analyst) could use, or whose
+// operator is an analyst or a server, is refused with the reason.
 func TestManifestRefusesUselessDeployments(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -179,6 +179,11 @@ func TestManifestRefusesUselessDeployments(t *testing.T) {
 		{"no analyst", func(m *Manifest) { m.Analysts = nil }, "no analysts"},
 		{"the leader as analyst", func(m *Manifest) { m.Analysts = []string{m.Leader.PeerID} }, "is a server's key"},
 		{"the helper as analyst", func(m *Manifest) { m.Analysts = append(m.Analysts, m.Helper.PeerID) }, "is a server's key"},
+		// An analyst holding an operator's key would see the counts status
+		// withholds from analysts under add/remove.
+		{"an analyst as operator", func(m *Manifest) { m.Operators = m.Analysts }, "is a server's or an analyst's key"},
+		{"the leader as operator", func(m *Manifest) { m.Operators = []string{m.Leader.PeerID} }, "is a server's or an analyst's key"},
+		{"a malformed operator", func(m *Manifest) { m.Operators = []string{"nobody"} }, `operator "nobody"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := testManifest(t)

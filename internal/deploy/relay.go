@@ -255,7 +255,7 @@ func decodeAck(peer transport.PeerID, resp []byte) (*protocol.Ack, error) {
 func (s *Server) handleRelayed(ctx context.Context, from transport.PeerID, req []byte) []byte {
 	rr, err := parseRelayedReport(req)
 	if err != nil {
-		return errorResponse("%s: %v", s.name, err)
+		return s.refuseReport(from, "", err.Error())
 	}
 	resp := s.handleReport(ctx, from, rr.Leader)
 	mine, err := decodeAck(s.name, resp)
@@ -264,10 +264,12 @@ func (s *Server) handleRelayed(ctx context.Context, from transport.PeerID, req [
 	}
 	helperResp, err := s.host.Conn(p2p.SealedProtocol).Call(ctx, HelperName, rr.Helper.marshal())
 	if err != nil {
+		s.log.Warn("relayed report held by the leader only: cannot reach the helper", "report", rr.Helper.Report.String(), "err", err)
 		return errorResponse("%s: report %v: %v: %v", s.name, rr.Helper.Report, ErrRelayFailed, err)
 	}
 	theirs, err := decodeAck(HelperName, helperResp)
 	if err != nil {
+		s.log.Warn("relayed report held by the leader only: the helper refused it", "report", rr.Helper.Report.String(), "err", err)
 		return errorResponse("%s: report %v: the helper refused it: %v", s.name, rr.Helper.Report, err)
 	}
 	return protocol.Encode(&protocol.Ack{Duplicate: mine.Duplicate || theirs.Duplicate})
@@ -278,11 +280,11 @@ func (s *Server) handleRelayed(ctx context.Context, from transport.PeerID, req [
 func (s *Server) handleSealed(ctx context.Context, from transport.PeerID, req []byte) []byte {
 	sealed, err := parseSealedUpload(req)
 	if err != nil {
-		return errorResponse("%s: %v", s.name, err)
+		return s.refuseReport(from, "", err.Error())
 	}
 	upload, err := sealed.open(s.cfg.Identity.HPKEPrivate)
 	if err != nil {
-		return errorResponse("%s: %v", s.name, err)
+		return s.refuseReport(from, sealed.Report.String(), err.Error())
 	}
 	return s.handleReport(ctx, from, upload)
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -39,10 +41,32 @@ type ServerConfig struct {
 	// (logged at WARN with both); without it such a start is refused
 	// (ErrBudgetChanged).
 	AcceptBudgetChange bool
-	// PeerCheck is the interval at which the leader exchanges manifest
-	// digests with the helper, until it first reaches it and then to
-	// notice a helper restarted on another manifest (30 s if 0).
-	PeerCheck time.Duration
+	// PeerCheck is the interval at which the leader checks the helper
+	// (DefaultPeerCheck if 0): it exchanges manifest digests, until it
+	// first reaches it and then to notice a helper restarted on another
+	// manifest, then sends the size and digest of its report set
+	// (checkReports), logging a warning when it cannot reach it.
+	// PeerTimeout bounds each exchange, and the helper's part of fedecdf
+	// status (DefaultPeerTimeout if 0).
+	PeerCheck, PeerTimeout time.Duration
+	// Version is the binary's version, for fedecdf status.
+	Version string
+	// OrphanCheck is how often at most a periodic check compares every
+	// report ID with the helper when the two sets differ, to find the
+	// reports only one server holds (DefaultOrphanCheck if 0). fedecdf
+	// status always compares.
+	OrphanCheck time.Duration
+	// PurgeAfter, if positive, purges the reports this server alone
+	// holds, found at a comparison, once they were received longer ago
+	// than this.
+	PurgeAfter time.Duration
+	// Summary is the interval of the INFO line summarising uploads,
+	// releases and queries, logged when anything happened
+	// (DefaultSummary if 0; negative: never).
+	Summary time.Duration
+	// Metrics, if set, is the TCP address (host:port) of a Prometheus
+	// text-format endpoint, /metrics.
+	Metrics string
 }
 
 // Server is a running leader or helper: a libp2p host serving the
@@ -59,6 +83,19 @@ type Server struct {
 	stop  chan struct{} // closed by Close: ends watchHelper
 	done  chan struct{} // closed when watchHelper returns
 	once  sync.Once     // closes stop
+
+	started   time.Time
+	last      lastErrors
+	counters  counters
+	peer      peerView
+	orphans   orphanView
+	cancelOps context.CancelFunc // ends the summary and the metrics endpoint
+	loops     sync.WaitGroup
+	// compared is when the periodic check last compared every report ID
+	// (watchHelper's goroutine only).
+	compared time.Time
+	// metricsAddr is the bound address of the metrics endpoint.
+	metricsAddr string
 }
 
 // StartServer opens the store, restores the releases (with their noise
@@ -69,13 +106,9 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.Progress == 0 {
-		cfg.Progress = 10 * time.Second
-	}
-	if cfg.PeerCheck == 0 {
-		cfg.PeerCheck = 30 * time.Second
-	}
-	s := &Server{cfg: cfg, log: cfg.Logger.With("role", cfg.Role.String()), stop: make(chan struct{}), done: make(chan struct{})}
+	cfg = withOpsDefaults(cfg)
+	s := &Server{cfg: cfg, started: time.Now(), stop: make(chan struct{}), done: make(chan struct{}), cancelOps: func() {}}
+	s.log = withLastErrors(cfg.Logger, &s.last).With("role", cfg.Role.String())
 	self, peerName, endpoint := LeaderName, HelperName, m.Leader
 	if cfg.Role == server.Helper {
 		self, peerName, endpoint = HelperName, LeaderName, m.Helper
@@ -123,7 +156,7 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	s.host.Handle(p2p.ReportProtocol, nil, s.handleReport)
 	relay := m.Upload == UploadRelay
 	if cfg.Role == server.Leader {
-		s.host.Handle(p2p.QueryProtocol, m.analystNames(), s.handleRelease)
+		s.host.Handle(p2p.QueryProtocol, append(m.analystNames(), m.operatorNames()...), s.handleRelease)
 		if relay {
 			s.host.Handle(p2p.RelayProtocol, nil, s.handleRelayed)
 		}
@@ -133,7 +166,12 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 			s.host.Handle(p2p.SealedProtocol, []transport.PeerID{LeaderName}, s.handleSealed)
 		}
 	}
-	s.log.Info("serving", "peer_id", s.host.ID().String(), "addrs", fmt.Sprint(s.host.Addrs()), "dataset", m.Dataset)
+	s.log.Info("serving", "peer_id", s.host.ID().String(), "addrs", fmt.Sprint(s.host.Addrs()), "dataset", m.Dataset, "version", cfg.Version)
+	if err := s.startOps(); err != nil {
+		close(s.done)
+		s.Close()
+		return nil, err
+	}
 	if cfg.Role == server.Helper {
 		close(s.done)
 		return s, nil
@@ -145,6 +183,37 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	}
 	go s.watchHelper()
 	return s, nil
+}
+
+// withOpsDefaults fills the unset operations fields of cfg.
+func withOpsDefaults(cfg ServerConfig) ServerConfig {
+	for _, d := range []struct {
+		field *time.Duration
+		def   time.Duration
+	}{
+		{&cfg.Progress, 10 * time.Second}, {&cfg.PeerCheck, DefaultPeerCheck}, {&cfg.PeerTimeout, DefaultPeerTimeout},
+		{&cfg.OrphanCheck, DefaultOrphanCheck}, {&cfg.Summary, DefaultSummary},
+	} {
+		if *d.field == 0 {
+			*d.field = d.def
+		}
+	}
+	if cfg.Version == "" {
+		cfg.Version = "(unknown)"
+	}
+	return cfg
+}
+
+// startOps starts the periodic summary and the metrics endpoint, which
+// Close stops.
+func (s *Server) startOps() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancelOps = cancel
+	s.summarise(ctx)
+	if s.cfg.Metrics != "" {
+		return s.serveMetrics(ctx, s.cfg.Metrics)
+	}
+	return nil
 }
 
 // checkBudget compares the manifest's total budget with the one the
@@ -180,7 +249,7 @@ func (s *Server) checkBudget(want ledger.Budget) error {
 // leader starts: a mismatch is refused (the leader does not start), an
 // unreachable helper logged, to be checked again by watchHelper.
 func (s *Server) firstContact() error {
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.PeerCheck)
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.PeerTimeout)
 	defer cancel()
 	err := s.srv.CheckPeer(ctx)
 	switch {
@@ -197,7 +266,8 @@ func (s *Server) firstContact() error {
 
 // watchHelper exchanges manifest digests with the helper every
 // PeerCheck, logging each change (unreachable, mismatch, agreed) and
-// resolving pending releases once the helper agrees, until Close.
+// resolving pending releases once the helper agrees, and then checks the
+// report sets (checkReports), until Close.
 func (s *Server) watchHelper() {
 	defer close(s.done)
 	t := time.NewTicker(s.cfg.PeerCheck)
@@ -209,9 +279,14 @@ func (s *Server) watchHelper() {
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.PeerCheck)
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.PeerTimeout)
 		err := s.srv.CheckPeer(ctx)
 		cancel()
+		if err == nil {
+			s.checkReports()
+		} else {
+			s.peer.set(err)
+		}
 		state := "agreed"
 		if err != nil {
 			state = err.Error()
@@ -277,7 +352,9 @@ func (s *Server) NumReports() (int, error) { return s.store.NumReports(s.cfg.Man
 func (s *Server) Close() error {
 	s.once.Do(func() { close(s.stop) })
 	<-s.done
+	s.cancelOps()
 	err := s.host.Close()
+	s.loops.Wait()
 	return errors.Join(err, s.store.Close())
 }
 
@@ -291,32 +368,58 @@ func errorResponse(format string, args ...any) []byte {
 func (s *Server) handleReport(ctx context.Context, from transport.PeerID, req []byte) []byte {
 	msg, err := protocol.Decode(req)
 	if err != nil {
-		return errorResponse("%s: malformed report: %v", s.name, err)
+		return s.refuseReport(from, "", fmt.Sprintf("malformed report: %v", err))
 	}
 	up, ok := msg.(*protocol.Upload)
 	if !ok {
-		return errorResponse("%s: %T is not a report", s.name, msg)
+		return s.refuseReport(from, "", fmt.Sprintf("%T is not a report", msg))
 	}
 	resp := s.srv.Handle(ctx, from, req)
 	ack, err := protocol.Decode(resp)
 	if _, isAck := ack.(*protocol.Ack); err != nil || !isAck {
+		s.counters.rejected.Add(1)
+		s.log.Warn("report refused", "from", from, "report", up.Report.String(), "reason", describe(resp))
 		return resp
 	}
 	if err := s.store.PutReport(up.Dataset, up.Report, req); err != nil {
+		s.counters.rejected.Add(1)
 		s.log.Error("could not persist a report", "report", up.Report.String(), "err", err)
 		return errorResponse("%s: report %v not stored: %v", s.name, up.Report, err)
 	}
-	s.log.Debug("report accepted", "report", up.Report.String(), "duplicate", ack.(*protocol.Ack).Duplicate)
+	dup := ack.(*protocol.Ack).Duplicate
+	if dup {
+		s.counters.duplicates.Add(1)
+	} else {
+		s.counters.accepted.Add(1)
+	}
+	s.log.Debug("report accepted", "from", from, "report", up.Report.String(), "duplicate", dup)
 	return resp
+}
+
+// refuseReport counts and logs a refused upload and returns the refusal.
+func (s *Server) refuseReport(from transport.PeerID, report, reason string) []byte {
+	s.counters.rejected.Add(1)
+	s.log.Warn("report refused", "from", from, "report", report, "reason", reason)
+	return errorResponse("%s: %s", s.name, reason)
 }
 
 // handleRelease serves release creation and queries (from the analysts
 // at the leader, from the leader at the helper), logging a progress line
-// while a query is evaluated.
+// while a query is evaluated, the manifest digests the leader sends the
+// helper, and status requests (from the analysts and operators at the
+// leader, from the leader at the helper); an operator may ask for status
+// only.
 func (s *Server) handleRelease(ctx context.Context, from transport.PeerID, req []byte) []byte {
 	msg, err := protocol.Decode(req)
 	if err != nil {
 		return errorResponse("%s: malformed request: %v", s.name, err)
+	}
+	if s.cfg.Role == server.Helper {
+		s.peer.set(nil) // the leader reaches the helper
+	}
+	if _, isStatus := msg.(*protocol.StatusRequest); !isStatus && slices.Contains(s.cfg.Manifest.operatorNames(), from) {
+		s.log.Warn("refused an operator's request", "from", from, "request", fmt.Sprintf("%T", msg))
+		return errorResponse("%s: %s may ask for status only: it is an operator of the manifest, not an analyst", s.name, from)
 	}
 	switch m := msg.(type) {
 	case *protocol.ManifestDigest:
@@ -327,12 +430,14 @@ func (s *Server) handleRelease(ctx context.Context, from transport.PeerID, req [
 		return resp
 	case *protocol.CreateRelease:
 		resp := s.srv.Handle(ctx, from, req)
-		s.log.Info("release request", "from", from, "release", m.Release.String(), "result", describe(resp))
+		s.logOutcome(resp, &s.counters.released, &s.counters.releaseRefused, "release created", "release refused", "from", from, "release", m.Release.String())
 		return resp
 	case *protocol.Query:
 		return s.evaluate(ctx, from, m, req)
+	case *protocol.StatusRequest:
+		return s.handleStatus(ctx, from, m)
 	}
-	return errorResponse("%s: %T is not a release or query request", s.name, msg)
+	return errorResponse("%s: %T is not a release, query or status request", s.name, msg)
 }
 
 func (s *Server) evaluate(ctx context.Context, from transport.PeerID, m *protocol.Query, req []byte) []byte {
@@ -353,8 +458,21 @@ func (s *Server) evaluate(ctx context.Context, from transport.PeerID, m *protoco
 	}()
 	resp := s.srv.Handle(ctx, from, req)
 	close(done)
-	s.log.Info("query answered", "release", m.Release.String(), "seconds", time.Since(start).Seconds(), "result", describe(resp))
+	s.logOutcome(resp, &s.counters.answered, &s.counters.queryFailed, "query answered", "query failed", "release", m.Release.String(), "seconds", time.Since(start).Seconds())
 	return resp
+}
+
+// logOutcome counts a response as ok or failed and logs it: at INFO with
+// the ok message, or at WARN with the failed one and the error.
+func (s *Server) logOutcome(resp []byte, ok, failed *atomic.Int64, okMsg, failedMsg string, args ...any) {
+	result := describe(resp)
+	if result == "ok" {
+		ok.Add(1)
+		s.log.Info(okMsg, args...)
+		return
+	}
+	failed.Add(1)
+	s.log.Warn(failedMsg, append(args, "err", result)...)
 }
 
 // describe summarises a response for the log.
@@ -364,7 +482,7 @@ func describe(resp []byte) string {
 		return "malformed"
 	}
 	if e, ok := msg.(*protocol.Error); ok {
-		return "error: " + e.Text
+		return e.Text
 	}
 	return "ok"
 }

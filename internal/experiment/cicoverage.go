@@ -210,11 +210,8 @@ func ciRelease(n int, eps float64, comps ...aggregation.Component) (*aggregation
 // with true prefix sums truth: each server adds a full-scale draw of
 // the component's mechanism (fresh seeds from rng).
 func ciResult(rel *aggregation.Release, c aggregation.Component, truth []float64, rng *rand.Rand) *aggregation.Result {
-	prefixes := analysis.AllPrefixes(len(truth))
-	res := &aggregation.Result{Query: aggregation.Query{Release: rel, Component: c, Prefixes: prefixes}, Sums: make([]int64, len(truth))}
-	for j, v := range truth {
-		res.Sums[j] = int64(v)
-	}
+	res := exactResult(rel, c, truth)
+	prefixes := res.Prefixes
 	for range rel.Servers {
 		var seed [32]byte
 		for k := 0; k < 32; k += 8 {
@@ -224,6 +221,16 @@ func ciResult(rel *aggregation.Release, c aggregation.Component, truth []float64
 		for j, i := range prefixes {
 			res.Sums[j] += nr.PrefixNoise(i)
 		}
+	}
+	return res
+}
+
+// exactResult is the noise-free answer of component c of rel at every
+// prefix: the true prefix sums truth.
+func exactResult(rel *aggregation.Release, c aggregation.Component, truth []float64) *aggregation.Result {
+	res := &aggregation.Result{Query: aggregation.Query{Release: rel, Component: c, Prefixes: analysis.AllPrefixes(len(truth))}, Sums: make([]int64, len(truth))}
+	for j, v := range truth {
+		res.Sums[j] = int64(v)
 	}
 	return res
 }

@@ -12,6 +12,10 @@
 // U-statistic Û_φ(X, I) of §2 with φ = payload_c·1[bin ≤ τ_i] and I the
 // mechanism's noise indices for prefix i).
 //
+// StatusRequest and Status carry fedecdf status: each server's report
+// counts, ledger, releases and last errors, and the comparison of the
+// two servers' report sets.
+//
 // It imports ecdf/mechanism, internal/payload, internal/transport and
 // internal/wire; nothing above them.
 //

@@ -17,8 +17,9 @@ import (
 // by TestEncodingKnownAnswer; changing one is a breaking change that
 // bumps Version, and a peer speaking another version is refused. Version
 // 3: Shares carry the digest of their batch (Shares.Batch). Version 4:
-// the servers exchange their manifests' digests (ManifestDigest).
-const Version = 4
+// the servers exchange their manifests' digests (ManifestDigest). Version
+// 5: StatusRequest and Status (fedecdf status).
+const Version = 5
 
 // Limits on decoded messages: anything larger is rejected before it is
 // allocated.
@@ -48,6 +49,8 @@ const (
 	KindQuery
 	KindAnswer
 	KindManifestDigest
+	KindStatusRequest
+	KindStatus
 )
 
 // Message is one protocol message.
@@ -235,6 +238,10 @@ func newMessage(k Kind) Message {
 		return new(Answer)
 	case KindManifestDigest:
 		return new(ManifestDigest)
+	case KindStatusRequest:
+		return new(StatusRequest)
+	case KindStatus:
+		return new(Status)
 	}
 	return nil
 }
@@ -332,11 +339,7 @@ func (m *CreateRelease) encode(w *wire.Writer) {
 	w.String(m.Dataset)
 	w.Fixed(m.Release[:])
 	writeParams(w, m.Mechanism)
-	comps := make([]byte, len(m.Components))
-	for i, c := range m.Components {
-		comps[i] = byte(c)
-	}
-	w.Blob(comps)
+	writeComponents(w, m.Components)
 	w.Uint32(uint32(m.Reports))
 	w.Fixed(m.Digest[:])
 	writeIDs(w, m.IDs)
@@ -346,19 +349,7 @@ func (m *CreateRelease) decode(r *wire.Reader) {
 	m.Dataset = r.String("dataset", MaxNameLen)
 	r.Fixed("release ID", m.Release[:])
 	m.Mechanism = readParams(r)
-	comps := r.Blob("components", payload.NumComponents)
-	if len(comps) == 0 {
-		failf(r, "components: a release covers at least one component")
-	}
-	for i, b := range comps {
-		c := payload.Component(b)
-		if !c.Valid() {
-			failf(r, "components: unknown component %d", b)
-		} else if i > 0 && c <= m.Components[i-1] {
-			failf(r, "components: not strictly increasing at %v", c)
-		}
-		m.Components = append(m.Components, c)
-	}
+	m.Components = readComponents(r)
 	m.Reports = int(r.Uint32("reports"))
 	r.Fixed("digest", m.Digest[:])
 	m.IDs = readIDs(r, "report IDs")
@@ -470,6 +461,34 @@ func readComponent(r *wire.Reader) payload.Component {
 		failf(r, "component: unknown component %d", uint8(c))
 	}
 	return c
+}
+
+func writeComponents(w *wire.Writer, components []payload.Component) {
+	b := make([]byte, len(components))
+	for i, c := range components {
+		b[i] = byte(c)
+	}
+	w.Blob(b)
+}
+
+// readComponents reads a strictly increasing, non-empty list of
+// components.
+func readComponents(r *wire.Reader) []payload.Component {
+	b := r.Blob("components", payload.NumComponents)
+	if len(b) == 0 {
+		failf(r, "components: a release covers at least one component")
+	}
+	var components []payload.Component
+	for i, x := range b {
+		c := payload.Component(x)
+		if !c.Valid() {
+			failf(r, "components: unknown component %d", x)
+		} else if i > 0 && c <= components[i-1] {
+			failf(r, "components: not strictly increasing at %v", c)
+		}
+		components = append(components, c)
+	}
+	return components
 }
 
 func writePrefixes(w *wire.Writer, prefixes []int) {

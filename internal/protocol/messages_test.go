@@ -26,6 +26,9 @@ func sampleMessages() []Message {
 		&Query{Dataset: "d", Release: id, Component: payload.Count, Prefixes: []int{256}},
 		&Answer{Reports: 9, Values: []uint64{1, 2}, Mechanism: mechanism.Params{Name: "kary", Bins: 256, Epsilon: 0.5, K: 16}},
 		&ManifestDigest{Fields: []ManifestField{{Name: "grid", Digest: [32]byte{7}}}},
+		&StatusRequest{Dataset: "d", Reports: 1, Compare: true, IDs: []payload.ReportID{id}},
+		&Status{Dataset: "d", Counts: true, Servers: []ServerState{{Role: "leader", Reports: 1, Errors: []string{"x"},
+			Releases: []ReleaseState{{Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: 256, Epsilon: 1}, Components: []payload.Component{payload.Count}}}}}},
 	}
 }
 

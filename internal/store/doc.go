@@ -1,8 +1,10 @@
 // Package store is a server's durable state in an embedded bbolt file:
 // the reports it accepted (the encoded uploads, keyed by dataset and
-// report ID), its privacy-budget ledger (ledger.Ledger: per dataset,
-// the ε and δ spent, the IDs of the releases charged and the total
-// budget the ledger is kept under: Total, SetTotal) and its
+// report ID, with the time each was first stored, so that reports only
+// one server holds can be purged after an age), its privacy-budget ledger
+// (ledger.Ledger: per dataset, the ε and δ spent, the IDs of the releases
+// charged and the total budget the ledger is kept under: Total, SetTotal)
+// and its
 // releases (server.ReleaseStore: per release, the server's encoded
 // record of its noise seed, the mechanism, the components and the agreed
 // report set, or the leader's pending record of a release the helper has
@@ -38,4 +40,7 @@
 // error saying what to do, never read under other rules: an old release
 // answered with new noise would let an analyst average two draws. Open
 // also refuses a file that group or others may access (ErrPermissions).
+// The reports' receipt times need no version of their own: a store
+// without them opens, and its reports have no time (ReceivedAt: the zero
+// time).
 package store

@@ -17,10 +17,12 @@ import (
 )
 
 // Bucket layout: reports/<dataset>/<report ID> = encoded Upload;
+// received/<dataset>/<report ID> = when it was first stored (RFC 3339);
 // ledger/<dataset> = spent and total (JSON) and ledger/<dataset>/releases/<release ID>;
 // seeds/<dataset>/<release ID> = the server's encoded release record (secret).
 var (
 	reportsBucket  = []byte("reports")
+	receivedBucket = []byte("received")
 	ledgerBucket   = []byte("ledger")
 	releasesBucket = []byte("releases")
 	seedsBucket    = []byte("seeds")
@@ -119,7 +121,7 @@ func initBuckets(tx *bolt.Tx) error {
 	if v := meta.Get(formatKey); len(v) != 1 || v[0] != FormatVersion {
 		return fmt.Errorf("%w: the file is format %v, this fedecdf reads format %d; use the fedecdf version that wrote it, or start on a new store file", ErrFormat, v, FormatVersion)
 	}
-	for _, b := range [][]byte{reportsBucket, ledgerBucket, seedsBucket} {
+	for _, b := range [][]byte{reportsBucket, receivedBucket, ledgerBucket, seedsBucket} {
 		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 			return err
 		}
@@ -130,15 +132,23 @@ func initBuckets(tx *bolt.Tx) error {
 // Close closes the file.
 func (s *Store) Close() error { return s.db.Close() }
 
-// PutReport records the upload of report id to dataset. Writing the same
-// report again is harmless.
+// PutReport records the upload of report id to dataset, and the time it
+// was first recorded (ReceivedAt). Writing the same report again is
+// harmless and keeps that time.
 func (s *Store) PutReport(dataset string, id payload.ReportID, upload []byte) error {
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		b, err := tx.Bucket(reportsBucket).CreateBucketIfNotExists([]byte(dataset))
 		if err != nil {
 			return err
 		}
-		return b.Put(id[:], upload)
+		if err := b.Put(id[:], upload); err != nil {
+			return err
+		}
+		r, err := tx.Bucket(receivedBucket).CreateBucketIfNotExists([]byte(dataset))
+		if err != nil || r.Get(id[:]) != nil {
+			return err
+		}
+		return r.Put(id[:], []byte(time.Now().UTC().Format(time.RFC3339Nano)))
 	})
 	if err != nil {
 		return fmt.Errorf("store: recording report %v of dataset %q: %w", id, dataset, err)
@@ -163,6 +173,65 @@ func (s *Store) Reports(dataset string, fn func(id payload.ReportID, upload []by
 			return fn(id, bytes.Clone(v)) // v is valid only in the transaction
 		})
 	})
+}
+
+// ReceivedAt returns, for each of ids, when the report was first
+// recorded, or the zero time if it is not recorded or was recorded by a
+// fedecdf that kept no time.
+func (s *Store) ReceivedAt(dataset string, ids []payload.ReportID) ([]time.Time, error) {
+	times := make([]time.Time, len(ids))
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(receivedBucket).Bucket([]byte(dataset))
+		if b == nil {
+			return nil
+		}
+		for i, id := range ids {
+			if v := b.Get(id[:]); v != nil {
+				t, err := time.Parse(time.RFC3339Nano, string(v))
+				if err != nil {
+					return fmt.Errorf("dataset %q: receipt time of report %v: %w", dataset, id, err)
+				}
+				times[i] = t
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	return times, nil
+}
+
+// DeleteReports removes the reports ids of dataset and their receipt
+// times in one transaction, and returns how many it held.
+func (s *Store) DeleteReports(dataset string, ids []payload.ReportID) (int, error) {
+	n := 0
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(reportsBucket).Bucket([]byte(dataset))
+		if b == nil {
+			return nil
+		}
+		r := tx.Bucket(receivedBucket).Bucket([]byte(dataset))
+		for _, id := range ids {
+			if b.Get(id[:]) == nil {
+				continue
+			}
+			n++
+			if err := b.Delete(id[:]); err != nil {
+				return err
+			}
+			if r != nil {
+				if err := r.Delete(id[:]); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: deleting reports of dataset %q: %w", dataset, err)
+	}
+	return n, nil
 }
 
 // NumReports returns the number of recorded reports of dataset.

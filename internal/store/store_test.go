@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -311,6 +312,68 @@ func TestOpenLockedStore(t *testing.T) {
 	}
 	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "another fedecdf server") {
 		t.Fatalf("second Open: %v; want ErrLocked naming %s and another server", err, path)
+	}
+}
+
+// A report's receipt time is its first store, kept across a re-store
+// and a reopen; DeleteReports removes the named reports (and their
+// times) of one dataset only, counting those it held.
+func TestReceivedAtAndDeleteReports(t *testing.T) {
+	s, path := openTemp(t)
+	before := time.Now()
+	for i := byte(1); i <= 3; i++ {
+		for _, d := range []string{"d", "e"} {
+			if err := s.PutReport(d, reportID(i), []byte{i}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ids := []payload.ReportID{reportID(1), reportID(2), reportID(3), reportID(9)}
+	first, err := s.ReceivedAt("d", ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, at := range first[:3] {
+		if at.Before(before.Add(-time.Second)) || at.After(time.Now()) {
+			t.Errorf("report %d received at %v, not during the test", i+1, at)
+		}
+	}
+	if !first[3].IsZero() {
+		t.Errorf("an unknown report has receipt time %v", first[3])
+	}
+	if err := s.PutReport("d", reportID(2), []byte{2}); err != nil { // a retried upload
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = Open(path); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	again, err := s.ReceivedAt("d", ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range ids {
+		if !again[i].Equal(first[i]) {
+			t.Errorf("report %v: receipt time %v after a re-store and reopen, first %v", ids[i], again[i], first[i])
+		}
+	}
+	n, err := s.DeleteReports("d", []payload.ReportID{reportID(1), reportID(3), reportID(9)})
+	if err != nil || n != 2 {
+		t.Fatalf("DeleteReports: %d, %v; want 2 deleted", n, err)
+	}
+	for _, c := range []struct {
+		dataset string
+		want    int
+	}{{"d", 1}, {"e", 3}} {
+		if got, err := s.NumReports(c.dataset); err != nil || got != c.want {
+			t.Errorf("dataset %s holds %d reports (%v), want %d", c.dataset, got, err, c.want)
+		}
+	}
+	if left, err := s.ReceivedAt("d", ids[:1]); err != nil || !left[0].IsZero() {
+		t.Errorf("a deleted report keeps its receipt time %v (%v)", left, err)
 	}
 }
 

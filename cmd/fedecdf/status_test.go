@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/party"
+)
+
+// runStatus runs "fedecdf status args…" in-process.
+func runStatus(args ...string) (string, error) { return runCommand(newStatusCommand(), args...) }
+
+// objectKeys returns the sorted keys of each object of a JSON array.
+func objectKeys(t *testing.T, raw json.RawMessage) [][]string {
+	t.Helper()
+	var objs []map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &objs); err != nil {
+		t.Fatalf("not an array of objects: %v\n%s", err, raw)
+	}
+	keys := make([][]string, len(objs))
+	for i, o := range objs {
+		keys[i] = slices.Sorted(maps.Keys(o))
+	}
+	return keys
+}
+
+// fedecdf status over an in-process deployment with a report the helper
+// refused: the text and the JSON show it held by the leader only, the
+// JSON keys are those docs/json.md documents, and a key that is no
+// analyst's, or a bad --format, is refused.
+func TestStatusCommand(t *testing.T) {
+	m, tc, analyst, dir := inProcessServers(t, 1<<48, 1, "replace")
+	p, err := deploy.NewParty(m, nil, tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for _, x := range []float64{0.2, 0.6, 0.9} {
+		r, err := p.NewReport(party.Instance{Score: x, Label: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x == 0.9 {
+			r.Helper = r.Leader // the helper refuses the leader's key: a leader-only report
+		}
+		if _, err := p.Send(context.Background(), r); (err != nil) != (x == 0.9) {
+			t.Fatalf("upload of %g: %v", x, err)
+		}
+	}
+	manifest, key := filepath.Join(dir, "manifest.json"), filepath.Join(dir, "analyst.key")
+	if err := m.Write(manifest); err != nil {
+		t.Fatal(err)
+	}
+	if err := deploy.WriteIdentity(key, analyst); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runQuery("--manifest", manifest, "--key", key, "ecdf"); err != nil {
+		t.Fatal(err)
+	}
+
+	text, err := runStatus("--manifest", manifest, "--key", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`leader → helper\s+reachable`, `held by both\s+2\n`, `leader\s.*\n  reports held\s+3\n  held here only\s+1 \(compared`, `helper\s.*\n  reports held\s+2\n  held here only\s+0 `, `level=WARN msg="report refused" role=helper`} {
+		if !regexp.MustCompile(want).MatchString(text) {
+			t.Errorf("status text does not match %q:\n%s", want, text)
+		}
+	}
+
+	out, err := runStatus("--manifest", manifest, "--key", key, "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st deploy.Status
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatal(err)
+	}
+	if *st.ReportsBoth != 2 || *st.Servers[0].Reports != 3 || *st.Servers[0].OneServerOnly != 1 || *st.Servers[1].OneServerOnly != 0 {
+		t.Errorf("status %s: want 2 held by both, 3 at the leader of which 1 only there", out)
+	}
+	checkDocumented(t, "status", jsonKeys(t, out), docTable(t, "status"), nil)
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(out), &top); err != nil {
+		t.Fatal(err)
+	}
+	var servers []struct{ Releases json.RawMessage }
+	if err := json.Unmarshal(top["servers"], &servers); err != nil {
+		t.Fatal(err)
+	}
+	for i, keys := range objectKeys(t, top["servers"]) {
+		checkDocumented(t, "status servers", keys, docTable(t, "status: servers"), nil)
+		releases := objectKeys(t, servers[i].Releases)
+		if len(releases) != 1 {
+			t.Fatalf("server %d lists %d releases, want 1", i, len(releases))
+		}
+		checkDocumented(t, "status releases", releases[0], docTable(t, "status: releases"), nil)
+	}
+
+	other, err := deploy.NewIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherKey := filepath.Join(dir, "other.key")
+	if err := deploy.WriteIdentity(otherKey, other); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runStatus("--manifest", manifest, "--key", otherKey); err == nil || !strings.Contains(err.Error(), "is neither an analyst nor an operator of the manifest") {
+		t.Errorf("status under a key that is no analyst's: %v", err)
+	}
+	if _, err := runStatus("--manifest", manifest, "--key", key, "--format", "yaml"); err == nil || !strings.Contains(err.Error(), "--format") {
+		t.Errorf("--format yaml: %v", err)
+	}
+}
+
+// Under add/remove, status under an analyst's key says the counts are
+// withheld and prints none, nor any error line.
+func TestStatusTextWithholdsCounts(t *testing.T) {
+	manifest, key := inProcessDeploymentUnder(t, 1<<48, 3, "addremove")
+	text, err := runStatus("--manifest", manifest, "--key", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, "withheld: n is private under add/remove") || strings.Contains(text, "reports held") || strings.Contains(text, "last errors") {
+		t.Errorf("status text under add/remove:\n%s", text)
+	}
+}

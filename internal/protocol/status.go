@@ -1,0 +1,203 @@
+package protocol
+
+import (
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/payload"
+	"github.com/fedecdf/fedecdf/internal/wire"
+)
+
+// Limits of a Status message.
+const (
+	MaxStatusErrors   = 64      // last errors of one server
+	MaxStatusReleases = 1 << 16 // releases listed for one server
+	maxServers        = 2
+)
+
+// StatusRequest asks a server how it is (fedecdf status): an analyst
+// asks the leader, and the leader asks the helper, periodically (a
+// liveness check) and for an analyst. From the leader it carries the
+// leader's report set: its size and digest, and, with Compare, the full
+// sorted list, from which the helper finds the reports only one server
+// holds (Status.Missing, and its own beyond the leader's).
+type StatusRequest struct {
+	Dataset string
+	Reports int
+	Digest  [32]byte
+	Compare bool
+	IDs     []payload.ReportID
+}
+
+// Status answers a StatusRequest. Servers holds the answering server's
+// state first and, from the leader, the helper's after it when the
+// leader reached it. Counts is false when the report counts are
+// withheld (zero): the leader tells an analyst how many reports the
+// servers hold only under replace-one, where n is public. Both is the
+// number of reports both servers hold when Compared; from the helper to
+// the leader, Missing lists the leader's IDs the helper lacks.
+type Status struct {
+	Dataset  string
+	Counts   bool
+	Compared bool
+	Both     int
+	Missing  []payload.ReportID
+	Servers  []ServerState
+}
+
+// ServerState is one server's part of a Status. OneServer is how many
+// of its Reports the other server did not hold at the last comparison of
+// their sets (at ComparedAt, Unix seconds; 0: never compared). Spent and
+// Total are its ledger's (ε, δ). Errors are its last warnings and
+// errors, oldest first, one line each. The leader's Peer fields say
+// whether it reached the helper at its last check (PeerCheckedAt, Unix
+// seconds) and why not; the helper's, when it last heard from the
+// leader.
+type ServerState struct {
+	Role          string
+	Version       string
+	Reports       int
+	OneServer     int
+	ComparedAt    int64
+	SpentEpsilon  float64
+	SpentDelta    float64
+	TotalEpsilon  float64
+	TotalDelta    float64
+	Releases      []ReleaseState
+	Errors        []string
+	PeerReachable bool
+	PeerCheckedAt int64
+	PeerError     string
+}
+
+// ReleaseState is one recorded release: its mechanism and components,
+// the size of its report set (0 when withheld) and what it charged.
+type ReleaseState struct {
+	Release       payload.ReleaseID
+	Mechanism     mechanism.Params
+	Components    []payload.Component
+	Reports       int
+	ChargeEpsilon float64
+	ChargeDelta   float64
+}
+
+func (*StatusRequest) Kind() Kind { return KindStatusRequest }
+func (*Status) Kind() Kind        { return KindStatus }
+
+func (m *StatusRequest) encode(w *wire.Writer) {
+	w.String(m.Dataset)
+	w.Uint32(uint32(m.Reports))
+	w.Fixed(m.Digest[:])
+	writeBool(w, m.Compare)
+	writeIDs(w, m.IDs)
+}
+
+func (m *StatusRequest) decode(r *wire.Reader) {
+	m.Dataset = r.String("dataset", MaxNameLen)
+	m.Reports = int(r.Uint32("reports"))
+	r.Fixed("digest", m.Digest[:])
+	m.Compare = readBool(r, "compare")
+	m.IDs = readIDs(r, "report IDs")
+}
+
+func (m *Status) encode(w *wire.Writer) {
+	w.String(m.Dataset)
+	writeBool(w, m.Counts)
+	writeBool(w, m.Compared)
+	w.Uint32(uint32(m.Both))
+	writeIDs(w, m.Missing)
+	w.Uint32(uint32(len(m.Servers)))
+	for i := range m.Servers {
+		m.Servers[i].encode(w)
+	}
+}
+
+func (m *Status) decode(r *wire.Reader) {
+	m.Dataset = r.String("dataset", MaxNameLen)
+	m.Counts = readBool(r, "counts")
+	m.Compared = readBool(r, "compared")
+	m.Both = int(r.Uint32("both"))
+	m.Missing = readIDs(r, "missing report IDs")
+	n := r.Uint32("servers")
+	if n > maxServers {
+		failf(r, "servers: %d exceed the %d of a deployment", n, maxServers)
+		return
+	}
+	m.Servers = make([]ServerState, n)
+	for i := range m.Servers {
+		m.Servers[i].decode(r)
+	}
+}
+
+func (s *ServerState) encode(w *wire.Writer) {
+	w.String(s.Role)
+	w.String(s.Version)
+	w.Uint32(uint32(s.Reports))
+	w.Uint32(uint32(s.OneServer))
+	w.Uint64(uint64(s.ComparedAt))
+	for _, f := range []float64{s.SpentEpsilon, s.SpentDelta, s.TotalEpsilon, s.TotalDelta} {
+		w.Float64(f)
+	}
+	w.Uint32(uint32(len(s.Releases)))
+	for _, rel := range s.Releases {
+		rel.encode(w)
+	}
+	w.Uint32(uint32(len(s.Errors)))
+	for _, e := range s.Errors {
+		w.String(e)
+	}
+	writeBool(w, s.PeerReachable)
+	w.Uint64(uint64(s.PeerCheckedAt))
+	w.String(s.PeerError)
+}
+
+func (s *ServerState) decode(r *wire.Reader) {
+	s.Role = r.String("role", MaxNameLen)
+	s.Version = r.String("version", MaxNameLen)
+	s.Reports = int(r.Uint32("reports"))
+	s.OneServer = int(r.Uint32("one-server reports"))
+	s.ComparedAt = int64(r.Uint64("compared at"))
+	for _, f := range []*float64{&s.SpentEpsilon, &s.SpentDelta, &s.TotalEpsilon, &s.TotalDelta} {
+		*f = r.Float64("ledger")
+	}
+	n := r.Uint32("releases")
+	if n > MaxStatusReleases {
+		failf(r, "releases: %d exceed the limit %d", n, MaxStatusReleases)
+		return
+	}
+	for range n {
+		var rel ReleaseState
+		rel.decode(r)
+		if r.Err() != nil {
+			return
+		}
+		s.Releases = append(s.Releases, rel)
+	}
+	n = r.Uint32("errors")
+	if n > MaxStatusErrors {
+		failf(r, "errors: %d exceed the limit %d", n, MaxStatusErrors)
+		return
+	}
+	for range n {
+		s.Errors = append(s.Errors, r.String("error", MaxTextLen))
+	}
+	s.PeerReachable = readBool(r, "peer reachable")
+	s.PeerCheckedAt = int64(r.Uint64("peer checked at"))
+	s.PeerError = r.String("peer error", MaxTextLen)
+}
+
+func (rel *ReleaseState) encode(w *wire.Writer) {
+	w.Fixed(rel.Release[:])
+	writeParams(w, rel.Mechanism)
+	writeComponents(w, rel.Components)
+	w.Uint32(uint32(rel.Reports))
+	w.Float64(rel.ChargeEpsilon)
+	w.Float64(rel.ChargeDelta)
+}
+
+func (rel *ReleaseState) decode(r *wire.Reader) {
+	r.Fixed("release ID", rel.Release[:])
+	rel.Mechanism = readParams(r)
+	rel.Components = readComponents(r)
+	rel.Reports = int(r.Uint32("reports"))
+	rel.ChargeEpsilon = r.Float64("charged epsilon")
+	rel.ChargeDelta = r.Float64("charged delta")
+}

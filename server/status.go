@@ -1,0 +1,101 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/fedecdf/fedecdf/internal/payload"
+	"github.com/fedecdf/fedecdf/internal/protocol"
+)
+
+// ErrBusy is wrapped by the refusal of DropReports while a release is
+// being created: the release may be agreeing on the reports to drop.
+var ErrBusy = errors.New("a release is being created")
+
+// ReportIDs returns the sorted IDs of the reports the server holds for
+// dataset. They are sorted after the server's lock is released, so that
+// uploads do not wait for it.
+func (s *Server) ReportIDs(dataset string) ([]payload.ReportID, error) {
+	s.mu.Lock()
+	d, err := s.dataset(dataset)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	ids := make([]payload.ReportID, 0, len(d.reports))
+	for id := range d.reports {
+		ids = append(ids, id)
+	}
+	s.mu.Unlock()
+	slices.SortFunc(ids, payload.CompareIDs)
+	return ids, nil
+}
+
+// State returns the server's part of a status report on dataset: its
+// role, the number of reports it holds, its ledger and its recorded
+// releases (by ID) with what each charged.
+func (s *Server) State(dataset string) (protocol.ServerState, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := protocol.ServerState{Role: s.cfg.Role.String()}
+	d, err := s.dataset(dataset)
+	if err != nil {
+		return st, err
+	}
+	spent, err := s.cfg.Ledger.Spent(d.Name)
+	if err != nil {
+		return st, fmt.Errorf("%s: %w", s.cfg.Role, err)
+	}
+	st.Reports = len(d.reports)
+	st.SpentEpsilon, st.SpentDelta = spent.Epsilon, spent.Delta
+	st.TotalEpsilon, st.TotalDelta = d.Budget.Epsilon, d.Budget.Delta
+	for id, rel := range d.releases {
+		cost, err := specCost(&protocol.CreateRelease{Mechanism: rel.mechanism, Components: rel.components})
+		if err != nil {
+			return st, fmt.Errorf("%s: release %v: %w", s.cfg.Role, id, err)
+		}
+		st.Releases = append(st.Releases, protocol.ReleaseState{
+			Release: id, Mechanism: rel.mechanism, Components: rel.components, Reports: len(rel.reports),
+			ChargeEpsilon: cost.Epsilon, ChargeDelta: cost.Delta,
+		})
+	}
+	slices.SortFunc(st.Releases, func(a, b protocol.ReleaseState) int { return payload.CompareIDs(a.Release, b.Release) })
+	return st, nil
+}
+
+// DropReports removes the reports ids of dataset from the server, except
+// those in a recorded release, and returns the sorted IDs it removed: it
+// is how an operator purges reports only this server holds, which no
+// release can include. While a release is being created it refuses
+// (ErrBusy) rather than wait, since that release may be agreeing on the
+// very reports; a release created after it no longer sees them. The
+// caller removes them from durable storage afterwards.
+func (s *Server) DropReports(dataset string, ids []payload.ReportID) ([]payload.ReportID, error) {
+	if !s.releasing.TryLock() {
+		return nil, fmt.Errorf("%s: dropping reports of dataset %q: %w; try again later", s.cfg.Role, dataset, ErrBusy)
+	}
+	defer s.releasing.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, err := s.dataset(dataset)
+	if err != nil {
+		return nil, err
+	}
+	released := make(map[payload.ReportID]bool)
+	for _, rel := range d.releases {
+		for _, id := range rel.reports {
+			released[id] = true
+		}
+	}
+	var dropped []payload.ReportID
+	for _, id := range ids {
+		if _, held := d.reports[id]; held && !released[id] {
+			delete(d.reports, id)
+			delete(d.enrolledBy, id)
+			dropped = append(dropped, id)
+		}
+	}
+	slices.SortFunc(dropped, payload.CompareIDs)
+	return dropped, nil
+}
