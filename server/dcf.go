@@ -1,11 +1,71 @@
 package server
 
 import (
+	"errors"
 	"fmt"
+	"runtime"
+	"slices"
 
 	"github.com/fedecdf/fedecdf/fss"
 	"github.com/fedecdf/fedecdf/internal/payload"
+	"github.com/fedecdf/fedecdf/internal/protocol"
 )
+
+// ReportStore gives a server back the uploads it accepted, so that it can
+// fold a report's key again: the server keeps no keys, only their folded
+// sum (see the package doc). Package deploy hands it the store that made
+// the uploads durable; nil in Config keeps them in memory.
+type ReportStore interface {
+	// Uploads calls fn with the encoded protocol.Upload of each of the
+	// reports ids of dataset, as accepted, and fails for one it lacks.
+	Uploads(dataset string, ids []payload.ReportID, fn func(id payload.ReportID, upload []byte) error) error
+}
+
+// ErrReportsNotKept is wrapped by the refusal of a release that needs a
+// report's key folded again from a NoReports server.
+var ErrReportsNotKept = errors.New("report keys not kept")
+
+// NoReports is the ReportStore of a server that keeps no report at all:
+// a release over fewer reports than it holds, which needs the others'
+// keys folded again, is refused (ErrReportsNotKept). It suits an
+// in-process deployment in which both servers receive every report.
+var NoReports ReportStore = noReports{}
+
+type noReports struct{}
+
+func (noReports) Uploads(dataset string, ids []payload.ReportID, _ func(payload.ReportID, []byte) error) error {
+	return fmt.Errorf("%w: %d reports of dataset %q would be folded again, but this server keeps no keys (server.NoReports)", ErrReportsNotKept, len(ids), dataset)
+}
+
+// memoryReports keeps every accepted upload in memory: the ReportStore
+// of a server configured without one. The server hands it each upload it
+// accepts (keeper).
+type memoryReports map[string]map[payload.ReportID][]byte
+
+// keeper is a ReportStore the server itself fills with what it accepts.
+type keeper interface {
+	keep(m *protocol.Upload)
+}
+
+func (r memoryReports) keep(m *protocol.Upload) {
+	if r[m.Dataset] == nil {
+		r[m.Dataset] = make(map[payload.ReportID][]byte)
+	}
+	r[m.Dataset][m.Report] = protocol.Encode(m)
+}
+
+func (r memoryReports) Uploads(dataset string, ids []payload.ReportID, fn func(payload.ReportID, []byte) error) error {
+	for _, id := range ids {
+		b, ok := r[dataset][id]
+		if !ok {
+			return fmt.Errorf("report %v of dataset %q not kept", id, dataset)
+		}
+		if err := fn(id, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // dcfBits is the key input length n for a dataset of bins bins.
 func dcfBits(bins int) int {
@@ -16,25 +76,178 @@ func dcfBits(bins int) int {
 	return d.Bits()
 }
 
-// dcfSums returns this server's share of Σ_keys payload_c·1[bin ≤ i] for
-// every (1-based, increasing) prefix i: one batched walk of every key's
-// tree over the points of all prefixes (fss.PrefixDomain.SumPrefixes).
-func dcfSums(keys []*fss.Key, c payload.Component, prefixes []int, bins int) ([]uint64, error) {
+// foldChunk is the number of keys a fold evaluates at once: enough for
+// every core to walk fss's lockstep chunks of keys (fss.SumBatch).
+func foldChunk() int { return 64 * runtime.GOMAXPROCS(0) }
+
+// folded is a DCF dataset's aggregate at one server: its share of
+// Σ_reports payload_c·1[bin ≤ j] for every 0-based prefix j and component
+// c, over the reports it holds. A report's key is evaluated once, over
+// the whole domain, when it is accepted (in chunks of foldChunk keys:
+// pending until then), and dropped.
+type folded struct {
+	dom      fss.PrefixDomain
+	prefixes []int    // 0, 1, …, bins−1
+	sums     []uint64 // sums[j·NumComponents + c], over the folded keys
+	pending  []*fss.Key
+	// evaluated counts the keys walked, folding or folding again: what
+	// the tests check queries do not add to.
+	evaluated int
+}
+
+func newFolded(bins int) (*folded, error) {
 	dom, err := fss.NewPrefixDomain(bins)
 	if err != nil {
 		return nil, err
 	}
-	zeroBased := make([]int, len(prefixes))
-	for j, i := range prefixes {
-		zeroBased[j] = i - 1
+	f := &folded{dom: dom, prefixes: make([]int, bins), sums: make([]uint64, bins*payload.NumComponents)}
+	for j := range f.prefixes {
+		f.prefixes[j] = j
 	}
-	acc := make([]uint64, len(prefixes)*payload.NumComponents)
-	if err := dom.SumPrefixes(keys, zeroBased, acc); err != nil {
-		return nil, fmt.Errorf("evaluating %d DCF keys: %w", len(keys), err)
+	return f, nil
+}
+
+// add folds key into the aggregate (once foldChunk keys are pending).
+func (f *folded) add(key *fss.Key) error {
+	f.pending = append(f.pending, key)
+	if len(f.pending) < foldChunk() {
+		return nil
 	}
-	sums := make([]uint64, len(prefixes))
-	for j := range sums {
-		sums[j] = acc[j*payload.NumComponents+int(c)]
+	return f.flush()
+}
+
+// flush folds the pending keys.
+func (f *folded) flush() error {
+	if len(f.pending) == 0 {
+		return nil
 	}
-	return sums, nil
+	err := f.eval(f.pending, f.sums)
+	clear(f.pending)
+	f.pending = f.pending[:0]
+	return err
+}
+
+// eval adds the full-domain evaluation of keys to acc: one walk of each
+// key's tree.
+func (f *folded) eval(keys []*fss.Key, acc []uint64) error {
+	f.evaluated += len(keys)
+	if err := f.dom.SumPrefixes(keys, f.prefixes, acc); err != nil {
+		return fmt.Errorf("evaluating %d DCF keys: %w", len(keys), err)
+	}
+	return nil
+}
+
+// over returns, per component of comps, this server's share of the
+// prefix sums over the reports ids (sorted), which must all be held:
+// the aggregate minus the held reports outside ids, or ids folded afresh
+// when they are fewer (their keys read back from reports). Evaluation is
+// deterministic and linear, so both give Σ_{ids} of the reports' shares.
+func (f *folded) over(held map[payload.ReportID]struct{}, ids []payload.ReportID, comps []payload.Component, dataset string, reports ReportStore) (map[payload.Component][]uint64, error) {
+	if err := f.flush(); err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if _, ok := held[id]; !ok {
+			return nil, fmt.Errorf("report %v is not held (store incomplete?)", id)
+		}
+	}
+	acc := make([]uint64, len(f.sums))
+	subtract := len(held)-len(ids) <= len(ids)
+	var err error
+	switch {
+	case subtract && len(held) == len(ids): // every held report is in ids
+	case subtract:
+		err = f.refold(outside(held, ids), dataset, reports, acc)
+	default:
+		err = f.refold(ids, dataset, reports, acc)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[payload.Component][]uint64, len(comps))
+	for _, c := range comps {
+		v := make([]uint64, len(f.prefixes))
+		for j := range v {
+			k := j*payload.NumComponents + int(c)
+			if v[j] = acc[k]; subtract {
+				v[j] = f.sums[k] - acc[k]
+			}
+		}
+		out[c] = v
+	}
+	return out, nil
+}
+
+// remove subtracts the evaluation of the reports ids, which the caller
+// stops holding, from the aggregate, their keys read back from reports;
+// on error the aggregate is unchanged.
+func (f *folded) remove(ids []payload.ReportID, dataset string, reports ReportStore) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := f.flush(); err != nil {
+		return err
+	}
+	acc := make([]uint64, len(f.sums))
+	if err := f.refold(ids, dataset, reports, acc); err != nil {
+		return err
+	}
+	for k, a := range acc {
+		f.sums[k] -= a
+	}
+	return nil
+}
+
+// outside returns the held reports not in ids (sorted).
+func outside(held map[payload.ReportID]struct{}, ids []payload.ReportID) []payload.ReportID {
+	var others []payload.ReportID
+	for id := range held {
+		if _, in := slices.BinarySearchFunc(ids, id, payload.CompareIDs); !in {
+			others = append(others, id)
+		}
+	}
+	slices.SortFunc(others, payload.CompareIDs)
+	return others
+}
+
+// refold adds to acc the evaluation of the reports ids, read back from
+// reports in chunks of foldChunk keys.
+func (f *folded) refold(ids []payload.ReportID, dataset string, reports ReportStore, acc []uint64) error {
+	keys := make([]*fss.Key, 0, foldChunk())
+	for start := 0; start < len(ids); start += cap(keys) {
+		chunk := ids[start:min(start+cap(keys), len(ids))]
+		keys = keys[:0]
+		err := reports.Uploads(dataset, chunk, func(id payload.ReportID, b []byte) error {
+			key, err := storedKey(id, b)
+			keys = append(keys, key)
+			return err
+		})
+		if err == nil && len(keys) != len(chunk) {
+			err = fmt.Errorf("%d of %d reports read back", len(keys), len(chunk))
+		}
+		if err != nil {
+			return fmt.Errorf("folding %d reports again: %w", len(ids), err)
+		}
+		if err := f.eval(keys, acc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// storedKey decodes the DCF key of the stored upload of report id.
+func storedKey(id payload.ReportID, b []byte) (*fss.Key, error) {
+	msg, err := protocol.Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("stored report %v: %w", id, err)
+	}
+	up, ok := msg.(*protocol.Upload)
+	if !ok || up.Report != id {
+		return nil, fmt.Errorf("stored report %v is not its upload", id)
+	}
+	key, err := fss.Decode(up.Key)
+	if err != nil {
+		return nil, fmt.Errorf("stored report %v: %w", id, err)
+	}
+	return key, nil
 }

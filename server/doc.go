@@ -168,6 +168,46 @@
 //     only, like the additive backend's enrolments themselves (package
 //     deploy runs the dcf backend only).
 //
+// Folding at ingestion (DCF backend). A DCF key's evaluation at every
+// point of the domain is that report's share of every prefix of every
+// component, and evaluation is deterministic and linear in the keys. So
+// each server evaluates a key once, over the whole domain (one walk of
+// its tree, fss.PrefixDomain.SumPrefixes over all N prefixes, in chunks
+// of keys), when it accepts the report, adds the result into the
+// dataset's aggregate — N × payload.NumComponents words mod 2^64 — and
+// drops the key. A release's share of the prefix sums over its agreed
+// report set A is computed once, when it is committed: the aggregate
+// minus the evaluation of the held reports outside A (a report only this
+// server holds), or A's evaluation afresh when A is the smaller; the keys
+// needed are read back from the ReportStore the server accepted them
+// into. Every query, re-read, binary search or Hosmer–Lemeshow group of
+// the release then reads O(1) words per prefix, whatever n is, and a
+// server holds no decoded keys beyond one chunk pending evaluation.
+//
+// Crash consistency of the aggregate. Invariant: at every moment a
+// server's aggregate (with its pending chunk) is the sum of the
+// evaluations of exactly the reports it holds, held = accepted since the
+// process started and not dropped (DropReports subtracts a dropped
+// report's evaluation again, its key read back from the store, before
+// the caller deletes it there), and each release's sums are the
+// evaluation of exactly its recorded report set. The aggregate is never persisted: a restarted
+// server rebuilds it by accepting again every report of its ReportStore
+// (package deploy replays its store, which made each report durable
+// before acknowledging it), and computes a loaded release's sums at its
+// first query from the rebuilt aggregate. A report accepted but not yet
+// durable when the process dies was never acknowledged and is in neither
+// the store nor the rebuilt aggregate. A release's reports are folded
+// again from the store, so a restarted server answers it exactly when
+// every recorded report is stored; package deploy stores a report right
+// after the server accepts it, and a release recorded in that window,
+// then a crash before the write, leaves the release unanswerable ("not
+// held") rather than answered over another set. A release's sums are
+// computed before the server charges or records it, so a release that
+// needs a key the ReportStore cannot return (NoReports, a lost store) is
+// refused by the helper with nothing charged (the leader aborts it) and
+// stays pending at the leader (ErrReleasePending) until a retry can
+// compute them.
+//
 // Seeds are secrets: whoever reads a server's seed of a release can
 // remove that server's noise from every answer of it, leaving only the
 // other server's. A durable ReleaseStore must be readable by the server
@@ -187,5 +227,6 @@
 // internal/protocol, internal/transport, internal/wire); never
 // aggregation, party, deploy or internal/store. It defines what it needs
 // of its storage (ledger.Ledger, ReleaseStore: encoded records, whose
-// format it owns), and deploy hands it an internal/store.Store.
+// format it owns; ReportStore: the uploads it accepted, read back to fold
+// again), and deploy hands it an internal/store.Store for all three.
 package server

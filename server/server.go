@@ -80,6 +80,10 @@ type Config struct {
 	// Releases keeps each release's seed and report set, saved before the
 	// release is acknowledged and loaded by New (a memoryReleases if nil).
 	Releases ReleaseStore
+	// Reports gives back the DCF reports the server accepted, to fold
+	// their keys again (nil: the server keeps the uploads in memory;
+	// NoReports: it keeps none).
+	Reports  ReportStore
 	Datasets []Dataset
 	// Manifest is this server's digest of each part of its deployment
 	// manifest (package deploy computes them; nil: no check). The leader
@@ -110,7 +114,9 @@ type Server struct {
 
 type dataset struct {
 	Dataset
-	reports map[payload.ReportID]*fss.Key // nil key: additive enrolment
+	reports map[payload.ReportID]struct{} // accepted: folded (dcf) or enrolled (additive)
+	// fold is the aggregate of the DCF reports (nil for additive).
+	fold *folded
 	// enrolledBy is the peer each additive report was enrolled from, the
 	// only one whose shares of it are accepted.
 	enrolledBy map[payload.ReportID]transport.PeerID
@@ -151,6 +157,11 @@ type release struct {
 	// first answered each (component, prefix) with; every later query of
 	// it is answered from here, whatever batch it comes in (fixedSums).
 	fixed map[payload.Component]map[int]uint64
+	// sums holds, for the DCF backend, this server's share of the
+	// prefix sums of each component over the release's reports, from
+	// the aggregate (folded.over); nil until computed, after a restart
+	// until the first query.
+	sums map[payload.Component][]uint64
 }
 
 // New returns a server for cfg.
@@ -167,6 +178,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Releases == nil {
 		cfg.Releases = newMemoryReleases()
 	}
+	if cfg.Reports == nil {
+		cfg.Reports = memoryReports{}
+	}
 	s := &Server{cfg: cfg, datasets: make(map[string]*dataset)}
 	for _, d := range cfg.Datasets {
 		if err := checkDataset(d); err != nil {
@@ -178,16 +192,23 @@ func New(cfg Config) (*Server, error) {
 		if _, dup := s.datasets[d.Name]; dup {
 			return nil, fmt.Errorf("server: dataset %q configured twice", d.Name)
 		}
-		s.datasets[d.Name] = &dataset{
+		ds := &dataset{
 			Dataset:    d,
-			reports:    make(map[payload.ReportID]*fss.Key),
+			reports:    make(map[payload.ReportID]struct{}),
 			enrolledBy: make(map[payload.ReportID]transport.PeerID),
 			queries:    make(map[payload.QueryID]*openQuery),
 			releases:   make(map[payload.ReleaseID]*release),
 			pending:    make(map[payload.ReleaseID]*intent),
 			creating:   make(map[payload.ReleaseID]bool),
 		}
-		if err := s.loadReleases(s.datasets[d.Name]); err != nil {
+		if d.Backend == DCF {
+			var err error
+			if ds.fold, err = newFolded(d.Bins); err != nil {
+				return nil, fmt.Errorf("server: dataset %q: %w", d.Name, err)
+			}
+		}
+		s.datasets[d.Name] = ds
+		if err := s.loadReleases(ds); err != nil {
 			return nil, err
 		}
 	}
@@ -343,10 +364,15 @@ func (s *Server) upload(from transport.PeerID, m *protocol.Upload) (protocol.Mes
 	if len(d.reports) >= d.MaxReports {
 		return nil, fmt.Errorf("%s: report %v refused: %w: dataset %q holds its maximum of %d reports; configure another dataset for more", s.cfg.Role, m.Report, ErrTooManyReports, d.Name, d.MaxReports)
 	}
-	d.reports[m.Report] = key
 	if d.Backend == Additive {
 		d.enrolledBy[m.Report] = from
+	} else if err := d.fold.add(key); err != nil {
+		return nil, fmt.Errorf("%s: report %v not folded: %w", s.cfg.Role, m.Report, err)
 	}
+	if k, ok := s.cfg.Reports.(keeper); ok && d.Backend == DCF {
+		k.keep(m)
+	}
+	d.reports[m.Report] = struct{}{}
 	return &protocol.Ack{}, nil
 }
 
@@ -932,6 +958,10 @@ func (s *Server) commit(p *draft, m *protocol.CreateRelease, resp *protocol.Rele
 	if rel, dup := p.d.releases[m.Release]; dup {
 		return s.retriedRelease(rel, m)
 	}
+	rel := &release{reports: p.rec.Reports, mechanism: m.Mechanism, components: m.Components, noise: p.noise}
+	if err := s.releaseSums(p.d, rel); err != nil {
+		return nil, fmt.Errorf("%s: release %v: %w", s.cfg.Role, m.Release, err)
+	}
 	charge := func() error {
 		if err := s.cfg.Ledger.Charge(p.d.Name, m.Release, p.cost, p.d.Budget); err != nil {
 			return fmt.Errorf("%s: release %v refused: %w", s.cfg.Role, m.Release, err)
@@ -957,7 +987,7 @@ func (s *Server) commit(p *draft, m *protocol.CreateRelease, resp *protocol.Rele
 			return nil, err
 		}
 	}
-	p.d.releases[m.Release] = &release{reports: p.rec.Reports, mechanism: m.Mechanism, components: m.Components, noise: p.noise}
+	p.d.releases[m.Release] = rel
 	return resp, nil
 }
 
@@ -1008,7 +1038,10 @@ func (s *Server) agreeWithHelper(ctx context.Context, m *protocol.CreateRelease,
 	if resp.NeedIDs {
 		return nil, fmt.Errorf("the helper asked again for the report IDs of release %v", m.Release)
 	}
-	agreed, extra := intersect(ids, ids, resp.Missing...)
+	agreed, extra := ids, []payload.ReportID(nil)
+	if len(resp.Missing) != 0 { // else the helper holds them all: no set to build
+		agreed, extra = intersect(ids, ids, resp.Missing...)
+	}
 	if len(extra) != len(resp.Missing) || len(agreed) != resp.Reports {
 		return nil, fmt.Errorf("the helper's report set for release %v (%d reports, %d missing) is inconsistent with the leader's %d", m.Release, resp.Reports, len(resp.Missing), len(ids))
 	}
@@ -1148,21 +1181,37 @@ func (s *Server) queryInputs(m *protocol.Query) (*dataset, *release, *openQuery,
 
 // shareSums returns Σ over the release's reports of this server's share
 // of payload_c·1[bin ≤ i], for each queried prefix i: for the additive
-// backend, the sums fixed at the first answer of each prefix (fixedSums).
+// backend, the sums fixed at the first answer of each prefix (fixedSums);
+// for the DCF backend, read off the release's sums (releaseSums).
 func (s *Server) shareSums(d *dataset, rel *release, batch *openQuery, m *protocol.Query) ([]uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if batch != nil {
-		s.mu.Lock()
-		defer s.mu.Unlock()
 		return rel.fixedSums(batch, m), nil
 	}
-	s.mu.Lock()
-	keys := make([]*fss.Key, len(rel.reports))
-	for i, id := range rel.reports {
-		if keys[i] = d.reports[id]; keys[i] == nil {
-			s.mu.Unlock()
-			return nil, fmt.Errorf("release %v: report %v is not held (store incomplete?)", m.Release, id)
-		}
+	if err := s.releaseSums(d, rel); err != nil {
+		return nil, fmt.Errorf("release %v: %w", m.Release, err)
 	}
-	s.mu.Unlock()
-	return dcfSums(keys, m.Component, m.Prefixes, d.Bins)
+	sums := rel.sums[m.Component]
+	values := make([]uint64, len(m.Prefixes))
+	for j, i := range m.Prefixes {
+		values[j] = sums[i-1]
+	}
+	return values, nil
+}
+
+// releaseSums computes the DCF release's sums from the dataset's
+// aggregate, unless it has them (the caller holds s.mu). A release
+// loaded after a restart gets them at its first query, once the stored
+// reports have been folded again.
+func (s *Server) releaseSums(d *dataset, rel *release) error {
+	if d.fold == nil || rel.sums != nil {
+		return nil
+	}
+	sums, err := d.fold.over(d.reports, rel.reports, rel.components, d.Name, s.cfg.Reports)
+	if err != nil {
+		return err
+	}
+	rel.sums = sums
+	return nil
 }

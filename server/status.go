@@ -69,8 +69,10 @@ func (s *Server) State(dataset string) (protocol.ServerState, error) {
 // is how an operator purges reports only this server holds, which no
 // release can include. While a release is being created it refuses
 // (ErrBusy) rather than wait, since that release may be agreeing on the
-// very reports; a release created after it no longer sees them. The
-// caller removes them from durable storage afterwards.
+// very reports; a release created after it no longer sees them. A DCF
+// report's evaluation is subtracted from the aggregate again, its key
+// read back from the ReportStore (an error drops nothing), so the caller
+// removes them from durable storage afterwards.
 func (s *Server) DropReports(dataset string, ids []payload.ReportID) ([]payload.ReportID, error) {
 	if !s.releasing.TryLock() {
 		return nil, fmt.Errorf("%s: dropping reports of dataset %q: %w; try again later", s.cfg.Role, dataset, ErrBusy)
@@ -91,11 +93,18 @@ func (s *Server) DropReports(dataset string, ids []payload.ReportID) ([]payload.
 	var dropped []payload.ReportID
 	for _, id := range ids {
 		if _, held := d.reports[id]; held && !released[id] {
-			delete(d.reports, id)
-			delete(d.enrolledBy, id)
 			dropped = append(dropped, id)
 		}
 	}
 	slices.SortFunc(dropped, payload.CompareIDs)
+	if d.fold != nil {
+		if err := d.fold.remove(dropped, d.Name, s.cfg.Reports); err != nil {
+			return nil, fmt.Errorf("%s: dropping reports of dataset %q: %w", s.cfg.Role, dataset, err)
+		}
+	}
+	for _, id := range dropped {
+		delete(d.reports, id)
+		delete(d.enrolledBy, id)
+	}
 	return dropped, nil
 }

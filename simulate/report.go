@@ -3,6 +3,7 @@ package simulate
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/fedecdf/fedecdf/analysis"
@@ -68,6 +69,10 @@ func (r *Report) WriteText(w io.Writer) error {
 	p("round trips\tper party %.0f; analyst %d; leader→helper %d\n", r.Cost.Rounds.PerParty, r.Cost.Rounds.Analyst, r.Cost.Rounds.Servers)
 	p("seconds\tdata %.3f, setup %.3f, upload %.3f, release %.3f, query %.3f\n",
 		r.Cost.Seconds["data"], r.Cost.Seconds["setup"], r.Cost.Seconds["upload"], r.Cost.Seconds["release"], r.Cost.Seconds["query"])
+	if b := r.Cost.AESBound; b != nil {
+		p("CPU\tupload + release + query %.3f s = %.2f× the AES bound %.3f s (2 servers × %d keys × %d blocks at %.3f ns); all phases: %s\n",
+			b.CPUSeconds, b.Ratio, b.Seconds, r.Parties, b.BlocksPerKey, b.NsPerBlock, phaseSeconds(r.Cost.CPUSeconds))
+	}
 	if r.ECDF == nil {
 		return tw.Flush()
 	}
@@ -129,4 +134,15 @@ func (r *Report) privateCurve() string {
 		return "raw"
 	}
 	return "smoothed"
+}
+
+// phaseSeconds lists the phases' seconds in the order they run.
+func phaseSeconds(s map[string]float64) string {
+	var out []string
+	for _, ph := range []string{"data", "setup", "upload", "release", "query", "hosmer"} {
+		if v, ok := s[ph]; ok {
+			out = append(out, fmt.Sprintf("%s %.3f", ph, v))
+		}
+	}
+	return strings.Join(out, ", ")
 }

@@ -12,7 +12,9 @@ import (
 	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/fss"
 	"github.com/fedecdf/fedecdf/hosmer"
+	"github.com/fedecdf/fedecdf/internal/bench"
 	"github.com/fedecdf/fedecdf/internal/dataset"
 	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -188,6 +190,63 @@ type Cost struct {
 	BytesTotal     int64              `json:"bytes_total"`
 	Rounds         Rounds             `json:"rounds"`
 	Seconds        map[string]float64 `json:"seconds"`
+	// CPUSeconds is the process CPU time (user + system, all threads)
+	// of each phase.
+	CPUSeconds map[string]float64 `json:"cpu_seconds"`
+	// AESBound compares the CPU of the phases that evaluate DCF keys with
+	// the AES work they cannot avoid (dcf backend only).
+	AESBound *AESBound `json:"aes_bound,omitempty"`
+}
+
+// AESBound is the AES work bound of the DCF backend: one full-domain walk
+// of every key at each server, 2·n·BlocksPerKey AES blocks
+// (fss.BatchCost over the N points), at the time per block of crypto/aes's
+// CTR keystream measured in the same run (process CPU time, the mean of
+// a timing before the first phase and one after the upload).
+type AESBound struct {
+	NsPerBlock   float64 `json:"aes_ctr_ns_per_block"`
+	BlocksPerKey int     `json:"aes_blocks_per_key"`
+	Seconds      float64 `json:"seconds"`
+	// CPUSeconds is the process CPU of the upload, release and query
+	// phases: the servers' folding and answering, plus the parties' key
+	// generation and the in-process transport, so an upper bound on the
+	// servers' CPU.
+	CPUSeconds float64 `json:"cpu_seconds"`
+	Ratio      float64 `json:"ratio"` // CPUSeconds / Seconds
+}
+
+// newAESBound returns the bound for n parties' keys over bins bins, at
+// nsPerBlock (aesNsPerBlock).
+func newAESBound(nsPerBlock float64, n, bins int) (*AESBound, error) {
+	dom, err := fss.NewPrefixDomain(bins)
+	if err != nil {
+		return nil, err
+	}
+	points := make([]uint64, bins)
+	for j := range points {
+		points[j] = uint64(j)
+	}
+	_, blocks, err := fss.BatchCost(dom.Bits(), payload.NumComponents, points)
+	if err != nil {
+		return nil, err
+	}
+	b := &AESBound{NsPerBlock: nsPerBlock, BlocksPerKey: blocks}
+	b.Seconds = 2 * float64(n) * float64(blocks) * b.NsPerBlock / 1e9
+	return b, nil
+}
+
+// aesNsPerBlock times AES on the process CPU clock, between phases:
+// nothing else runs then. Run takes the mean of a timing before the
+// first phase and one after the upload, so that a shared machine's load
+// in the meantime weighs on the bound as on the work it bounds.
+func aesNsPerBlock() float64 {
+	return bench.AESCTRNsPerBlock(bench.ProcessCPU, 100*time.Millisecond)
+}
+
+// compare sets CPUSeconds and Ratio from the phases' CPU times.
+func (b *AESBound) compare(cpu map[string]float64) {
+	b.CPUSeconds = cpu["upload"] + cpu["release"] + cpu["query"]
+	b.Ratio = b.CPUSeconds / b.Seconds
 }
 
 // Rounds counts the round trips each role initiated.
@@ -197,16 +256,19 @@ type Rounds struct {
 	Servers  int64   `json:"leader_to_helper"`
 }
 
-// phases times the phases of a run and tells cfg.Progress about them.
+// phases times the phases of a run, in wall and process CPU time, and
+// tells cfg.Progress about them.
 type phases struct {
 	progress Progress
 	seconds  map[string]float64
+	cpu      map[string]float64
 	name     string
 	start    time.Time
+	startCPU time.Duration
 }
 
 func (p *phases) begin(name string, total int) {
-	p.name, p.start = name, time.Now()
+	p.name, p.start, p.startCPU = name, time.Now(), bench.ProcessCPU()
 	if p.progress != nil {
 		p.progress.Start(name, total)
 	}
@@ -220,6 +282,7 @@ func (p *phases) add(k int) {
 
 func (p *phases) end() {
 	p.seconds[p.name] += time.Since(p.start).Seconds()
+	p.cpu[p.name] += (bench.ProcessCPU() - p.startCPU).Seconds()
 	if p.progress != nil {
 		p.progress.Finish()
 	}
@@ -242,11 +305,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	r.data = data
+	if cfg.Backend == string(server.DCF) {
+		r.aesNs = aesNsPerBlock()
+	}
 	if err := r.readData(); err != nil {
 		return nil, err
 	}
 	if err := r.startParties(ctx); err != nil {
 		return nil, err
+	}
+	if r.aesNs > 0 {
+		r.aesNs = (r.aesNs + aesNsPerBlock()) / 2
 	}
 	if err := r.release(ctx); err != nil {
 		return nil, err
@@ -272,6 +341,9 @@ type run struct {
 	// positives and negatives their answers at the queried prefixes.
 	ecdfRel, rocRel              *aggregation.Release
 	counts, positives, negatives *aggregation.Result
+	// aesNs is the time per AES block of the dcf backend's bound (0:
+	// another backend).
+	aesNs float64
 }
 
 // newRun checks cfg and derives from it the Hosmer–Lemeshow plans, the
@@ -283,7 +355,7 @@ func newRun(cfg Config) (*run, error) {
 	if !(cfg.HosmerShare >= 0 && cfg.ECDFShare+cfg.HosmerShare < 1) {
 		return nil, fmt.Errorf("Hosmer–Lemeshow share %g of ε is negative or leaves nothing for ROC/PR after the ECDF share %g", cfg.HosmerShare, cfg.ECDFShare)
 	}
-	r := &run{ph: &phases{progress: cfg.Progress, seconds: map[string]float64{}}}
+	r := &run{ph: &phases{progress: cfg.Progress, seconds: map[string]float64{}, cpu: map[string]float64{}}}
 	var err error
 	if r.plans, r.fromROC, err = hosmerPlans(cfg); err != nil {
 		return nil, err
@@ -396,7 +468,14 @@ func (r *run) query(ctx context.Context) error {
 // report compares the answers with the truth: the ECDF, the ROC and PR
 // curves, and the budget with the Hosmer–Lemeshow test.
 func (r *run) report(ctx context.Context) (*Report, error) {
-	rep := newReport(r.cfg, r.local, r.parties, r.ph.seconds)
+	rep := newReport(r.cfg, r.local, r.parties, r.ph)
+	if r.aesNs > 0 {
+		var err error
+		if rep.Cost.AESBound, err = newAESBound(r.aesNs, len(r.parties), r.cfg.Bins); err != nil {
+			return nil, err
+		}
+		rep.Cost.AESBound.compare(r.ph.cpu)
+	}
 	rep.Data, rep.Notes = r.data, r.notes
 	if r.counts != nil {
 		if err := reportECDF(rep, r.cfg, r.g, r.counts, r.parties); err != nil {
@@ -551,7 +630,7 @@ func newParties(d *Data, g *ecdf.Grid, ph *phases) ([]*party.Party, error) {
 }
 
 // newReport starts the report of a run: the setting and its cost.
-func newReport(cfg Config, l *local.Deployment, parties []*party.Party, seconds map[string]float64) *Report {
+func newReport(cfg Config, l *local.Deployment, parties []*party.Party, ph *phases) *Report {
 	c := l.Cost()
 	return &Report{
 		Parties: len(parties), Backend: l.Backend(), Bins: cfg.Bins,
@@ -560,7 +639,8 @@ func newReport(cfg Config, l *local.Deployment, parties []*party.Party, seconds 
 			BytesPerServer: map[string]int64{"leader": c.LeaderBytes, "helper": c.HelperBytes},
 			BytesTotal:     c.TotalBytesSent,
 			Rounds:         Rounds{PerParty: c.PartyRounds, Analyst: c.AnalystRounds, Servers: c.ServerRounds},
-			Seconds:        seconds,
+			Seconds:        ph.seconds,
+			CPUSeconds:     ph.cpu,
 		},
 	}
 }

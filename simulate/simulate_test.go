@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/fss"
+	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 // TestRunExactWithoutNoise: at ε = 2^48 the private ECDF of every backend
@@ -61,11 +63,39 @@ func TestRunExactWithoutNoise(t *testing.T) {
 			t.Errorf("%s: spent ε = %g with %g on Hosmer–Lemeshow, want %g with a quarter", backend, r.Epsilon, r.Budget.Hosmer, cfg.Epsilon)
 		}
 		b, _ := json.Marshal(r)
-		for _, key := range []string{`"n":200`, `"parties":200`, `"n_public":true`, `"neighbours":"replace"`, `"backend":"` + backend, `"thresholds"`, `"smoothed"`, `"bytes_per_party"`, `"bytes_per_server"`, `"rounds"`, `"seconds"`, `"roc":{"n"`, `"fpr"`, `"tpr"`, `"auc"`, `"raw":{"fpr"`, `"roc_area"`, `"true":{"ecdf"`, `"recall"`, `"precision"`, `"budget"`, `"epsilon":`, `"bins":16`, `"mechanism":"tree"`, `"hosmer":{"groups":10`, `"statistic_true"`, `"statistic_private"`, `"p_value_true"`, `"p_value_private"`, `"allocations"`, `"plan":"paper"`} {
+		for _, key := range []string{`"n":200`, `"parties":200`, `"n_public":true`, `"neighbours":"replace"`, `"backend":"` + backend, `"thresholds"`, `"smoothed"`, `"bytes_per_party"`, `"bytes_per_server"`, `"rounds"`, `"seconds"`, `"cpu_seconds"`, `"roc":{"n"`, `"fpr"`, `"tpr"`, `"auc"`, `"raw":{"fpr"`, `"roc_area"`, `"true":{"ecdf"`, `"recall"`, `"precision"`, `"budget"`, `"epsilon":`, `"bins":16`, `"mechanism":"tree"`, `"hosmer":{"groups":10`, `"statistic_true"`, `"statistic_private"`, `"p_value_true"`, `"p_value_private"`, `"allocations"`, `"plan":"paper"`} {
 			if !strings.Contains(string(b), key) {
 				t.Errorf("%s: JSON lacks %s", backend, key)
 			}
 		}
+		checkAESBound(t, backend, r)
+	}
+}
+
+// checkAESBound checks the dcf backend's AES bound: one full-domain walk
+// (at 16 bins a depth-5 tree over 16 leaves, fss.BatchCost) of each of
+// the 200 keys at both servers, at the measured time per block, against
+// the CPU of the phases that evaluate keys; no bound for other backends.
+func checkAESBound(t *testing.T, backend string, r *Report) {
+	t.Helper()
+	b := r.Cost.AESBound
+	if (b != nil) != (backend == "dcf") {
+		t.Fatalf("%s: AES bound %+v", backend, b)
+	}
+	if r.Cost.CPUSeconds["upload"] <= 0 {
+		t.Errorf("%s: upload CPU %g s", backend, r.Cost.CPUSeconds["upload"])
+	}
+	if b == nil {
+		return
+	}
+	points := make([]uint64, 16)
+	for j := range points {
+		points[j] = uint64(j)
+	}
+	_, blocks, _ := fss.BatchCost(5, payload.NumComponents, points)
+	want := 2 * 200 * float64(blocks) * b.NsPerBlock / 1e9
+	if b.BlocksPerKey != blocks || !(b.NsPerBlock > 0) || math.Abs(b.Seconds-want) > 1e-9*want || b.Ratio != b.CPUSeconds/b.Seconds {
+		t.Errorf("dcf: AES bound %+v, want %d blocks per key and %g s", b, blocks, want)
 	}
 }
 

@@ -87,14 +87,16 @@ func New(ctx context.Context, cfg Config, parties []*party.Party) (*Deployment, 
 		l.UStat = p
 		return l, nil
 	}
+	// Both servers receive every report, so every release is over all
+	// of them and no key is ever folded again: the servers keep none.
 	backend := server.Backend(cfg.Backend)
 	ds := server.Dataset{Name: cfg.Dataset, Backend: backend, Bins: cfg.Bins, Budget: cfg.Budget, Policy: cfg.Policy, MinReports: cfg.MinReports}
 	var err error
-	l.Leader, err = server.New(server.Config{Role: server.Leader, Peer: helperPeer, Conn: l.Network.Conn(leaderPeer), Ledger: cfg.LeaderLedger, Datasets: []server.Dataset{ds}})
+	l.Leader, err = server.New(server.Config{Role: server.Leader, Peer: helperPeer, Conn: l.Network.Conn(leaderPeer), Ledger: cfg.LeaderLedger, Reports: server.NoReports, Datasets: []server.Dataset{ds}})
 	if err != nil {
 		return nil, err
 	}
-	l.Helper, err = server.New(server.Config{Role: server.Helper, Peer: leaderPeer, Ledger: cfg.HelperLedger, Datasets: []server.Dataset{ds}})
+	l.Helper, err = server.New(server.Config{Role: server.Helper, Peer: leaderPeer, Ledger: cfg.HelperLedger, Reports: server.NoReports, Datasets: []server.Dataset{ds}})
 	if err != nil {
 		return nil, err
 	}

@@ -51,23 +51,9 @@ the directory too; on Linux the servers also die if the demo is killed.`,
 			if o.parties < 1 {
 				return fmt.Errorf("--parties %d is not positive", o.parties)
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			dir, err := os.MkdirTemp("", "fedecdf-demo")
-			if err != nil {
-				return err
-			}
-			if !o.keep {
-				defer os.RemoveAll(dir)
-			}
-			err = runDemo(ctx, cmd, dir, o)
-			if ctx.Err() != nil && cmd.Context().Err() == nil {
-				if o.keep {
-					return fmt.Errorf("interrupted: servers stopped; %s kept (--keep)", dir)
-				}
-				return fmt.Errorf("interrupted: servers stopped, %s removed", dir)
-			}
-			return err
+			return withServersDir(cmd, "fedecdf-demo", o.keep, func(ctx context.Context, dir string) error {
+				return runDemo(ctx, cmd, dir, o)
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -80,39 +66,112 @@ the directory too; on Linux the servers also die if the demo is killed.`,
 	return cmd
 }
 
+// withServersDir runs fn, which starts servers in dir, with a new
+// temporary directory (prefix), removed afterwards unless keep, and a
+// context that SIGINT and SIGTERM end: fn then stops its servers, and
+// the error says so.
+func withServersDir(cmd *cobra.Command, prefix string, keep bool, fn func(ctx context.Context, dir string) error) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return err
+	}
+	if !keep {
+		defer os.RemoveAll(dir)
+	}
+	err = fn(ctx, dir)
+	if ctx.Err() != nil && cmd.Context().Err() == nil {
+		if keep {
+			return fmt.Errorf("interrupted: servers stopped; %s kept (--keep)", dir)
+		}
+		return fmt.Errorf("interrupted: servers stopped, %s removed", dir)
+	}
+	return err
+}
+
 // runDemo runs the demo of o in dir: keys and manifest, the two server
 // processes (their standard error is the command's), the parties and
 // the analyst's queries.
 func runDemo(ctx context.Context, cmd *cobra.Command, dir string, o demoOptions) error {
 	out := cmd.OutOrStdout()
-	ids, err := demoIdentities(dir)
-	if err != nil {
-		return err
-	}
-	addrs := map[string]string{}
-	for _, name := range []string{"leader", "helper"} {
-		port, err := freeLoopbackPort()
-		if err != nil {
-			return err
-		}
-		addrs[name] = fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", port)
-	}
-	m := demoManifest(ids, addrs, o)
-	manifest := filepath.Join(dir, "manifest.json")
-	if err := m.Write(manifest); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "demo in %s: leader %s, helper %s\n", dir, addrs["leader"], addrs["helper"])
 	level := "warn"
 	if o.verbose {
 		level = "info"
 	}
-	stop, err := startDemoServers(ctx, cmd.ErrOrStderr(), dir, manifest, addrs, level)
-	defer stop()
+	d, err := newLocal(dir, o)
 	if err != nil {
 		return err
 	}
-	return demoAnalyst(ctx, out, newProgress(cmd.ErrOrStderr(), false), m, ids["analyst"], o)
+	fmt.Fprintf(out, "demo in %s: leader %s, helper %s\n", dir, d.addrs["leader"], d.addrs["helper"])
+	err = d.start(ctx, cmd.ErrOrStderr(), "", func(string) []string { return []string{"--log-level", level} })
+	defer d.stop()
+	if err != nil {
+		return err
+	}
+	return demoAnalyst(ctx, out, newProgress(cmd.ErrOrStderr(), false), d.m, d.ids["analyst"], o)
+}
+
+// localDeployment is a leader and a helper process on 127.0.0.1 with
+// their keys, manifest and stores (NAME.db) in dir.
+type localDeployment struct {
+	dir   string
+	ids   map[string]*deploy.Identity
+	m     *deploy.Manifest
+	addrs map[string]string
+	procs map[string]*exec.Cmd
+	stop  func() // never nil: terminates the processes started
+}
+
+// newLocal makes the keys and the manifest of o in dir, with free
+// loopback ports for the two servers.
+func newLocal(dir string, o demoOptions) (*localDeployment, error) {
+	d := &localDeployment{dir: dir, addrs: map[string]string{}, procs: map[string]*exec.Cmd{}, stop: func() {}}
+	var err error
+	if d.ids, err = demoIdentities(dir); err != nil {
+		return nil, err
+	}
+	for _, name := range []string{"leader", "helper"} {
+		port, err := freeLoopbackPort()
+		if err != nil {
+			return nil, err
+		}
+		d.addrs[name] = fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", port)
+	}
+	d.m = demoManifest(d.ids, d.addrs, o)
+	if err := d.m.Write(filepath.Join(dir, "manifest.json")); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// start starts the two servers as processes of exe (this executable if
+// empty) with the extra flags args(role), writing to stderr, and waits
+// until each listens. d.stop terminates those started, also on error.
+func (d *localDeployment) start(ctx context.Context, stderr io.Writer, exe string, args func(role string) []string) error {
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	manifest := filepath.Join(d.dir, "manifest.json")
+	var started []*exec.Cmd
+	d.stop = func() { stopChildren(started) }
+	for _, role := range []string{"helper", "leader"} {
+		p := demoChild(ctx, exe, append([]string{"server", "--role", role, "--key", filepath.Join(d.dir, role+".key"),
+			"--manifest", manifest, "--listen", d.addrs[role], "--store", filepath.Join(d.dir, role+".db")}, args(role)...)...)
+		p.Stderr = stderr
+		if err := p.Start(); err != nil {
+			return fmt.Errorf("starting the %s: %w", role, err)
+		}
+		started = append(started, p)
+		d.procs[role] = p
+		if err := waitListening(ctx, d.addrs[role]); err != nil {
+			return fmt.Errorf("the %s: %w", role, err)
+		}
+	}
+	return nil
 }
 
 // demoIdentities makes the leader's, helper's and analyst's identities
@@ -146,31 +205,6 @@ func demoManifest(ids map[string]*deploy.Identity, addrs map[string]string, o de
 		Budget:     deploy.Budget{Epsilon: 2 * o.epsilon}, // the ECDF and the ROC release
 		MinReports: o.parties,
 	}
-}
-
-// startDemoServers starts the helper and the leader as processes of this
-// executable, writing to stderr, and waits until each listens. stop,
-// never nil, terminates those started.
-func startDemoServers(ctx context.Context, stderr io.Writer, dir, manifest string, addrs map[string]string, logLevel string) (stop func(), err error) {
-	self, err := os.Executable()
-	if err != nil {
-		return func() {}, err
-	}
-	var procs []*exec.Cmd
-	stop = func() { stopChildren(procs) }
-	for _, role := range []string{"helper", "leader"} {
-		p := demoChild(ctx, self, "server", "--role", role, "--key", filepath.Join(dir, role+".key"),
-			"--manifest", manifest, "--listen", addrs[role], "--store", filepath.Join(dir, role+".db"), "--log-level", logLevel)
-		p.Stderr = stderr
-		if err := p.Start(); err != nil {
-			return stop, fmt.Errorf("starting the %s: %w", role, err)
-		}
-		procs = append(procs, p)
-		if err := waitListening(ctx, addrs[role]); err != nil {
-			return stop, fmt.Errorf("the %s: %w", role, err)
-		}
-	}
-	return stop, nil
 }
 
 // demoChild returns the command of a child process of the demo: sent

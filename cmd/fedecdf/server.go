@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -21,6 +23,7 @@ import (
 // serverOptions are the flags of "fedecdf server".
 type serverOptions struct {
 	role, key, manifest, store, logLevel, logFormat, metrics string
+	cpuProfile                                               string
 	listen                                                   []string
 	peerCheck, peerTimeout, summary, purgeAfter              time.Duration
 	limits                                                   p2p.Limits
@@ -113,6 +116,7 @@ manifest.`,
 	f.DurationVar(&o.peerTimeout, "peer-timeout", deploy.DefaultPeerTimeout, "leader: how long a check of the helper, or the helper's part of fedecdf status, may take")
 	f.DurationVar(&o.summary, "summary", deploy.DefaultSummary, "interval of the info line summarising uploads, releases and queries (0: none)")
 	f.DurationVar(&o.purgeAfter, "purge-orphans-after", 0, "purge the reports only this server holds once received longer ago than this, e.g. 24h (default 0: keep them)")
+	f.StringVar(&o.cpuProfile, "cpu-profile", "", "write a CPU profile of the whole run to this file on shutdown (go tool pprof)")
 	f.IntVar(&o.limits.ConnsPerAddr, "conns-per-address", p2p.DefaultConnsPerAddr, "concurrent connections accepted from one IPv4 address or IPv6 /56 (parties behind one NAT share it)")
 	f.Float64Var(&o.limits.ConnRate, "conn-rate", p2p.DefaultConnRate, "new connections per second accepted from one address once its --conn-burst is spent")
 	f.IntVar(&o.limits.ConnBurst, "conn-burst", p2p.DefaultConnBurst, "new connections one address may open at once before --conn-rate applies")
@@ -134,13 +138,37 @@ func (o *serverOptions) run(cmd *cobra.Command, _ []string) error {
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s, err := deploy.StartServer(cfg)
+	stopProfile, err := startCPUProfile(o.cpuProfile)
 	if err != nil {
 		return err
 	}
+	s, err := deploy.StartServer(cfg)
+	if err != nil {
+		return errors.Join(err, stopProfile())
+	}
 	<-ctx.Done()
 	logger.Info("shutting down", "role", o.role)
-	return s.Close()
+	return errors.Join(s.Close(), stopProfile())
+}
+
+// startCPUProfile starts a CPU profile into path (nothing if empty); stop
+// ends it and closes the file.
+func startCPUProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpu-profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpu-profile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
 
 // config checks the flags and reads the key and the manifest.

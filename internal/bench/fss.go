@@ -172,13 +172,23 @@ func evenPoints(count, n int) []uint64 {
 // timeNs returns the mean duration of f in nanoseconds over enough calls to
 // last at least minTime.
 func timeNs(minTime time.Duration, f func()) float64 {
+	return timeOn(wallClock, minTime, f)
+}
+
+// wallClock is the time elapsed since the process started.
+func wallClock() time.Duration { return time.Since(processStart) }
+
+var processStart = time.Now()
+
+// timeOn is timeNs on clock.
+func timeOn(clock func() time.Duration, minTime time.Duration, f func()) float64 {
 	f() // warm up
 	for calls := 1; ; calls *= 2 {
-		start := time.Now()
+		start := clock()
 		for range calls {
 			f()
 		}
-		if d := time.Since(start); d >= minTime {
+		if d := clock() - start; d >= minTime {
 			return float64(d.Nanoseconds()) / float64(calls)
 		}
 	}
@@ -188,10 +198,17 @@ const refBlocks = 1024
 
 // ctrNsPerBlock times the crypto/aes CTR keystream per 16-byte block.
 func ctrNsPerBlock(minTime time.Duration) float64 {
+	return AESCTRNsPerBlock(wallClock, minTime)
+}
+
+// AESCTRNsPerBlock returns the time per 16-byte block of crypto/aes's CTR
+// keystream, the unit of the AES work bound of DCF evaluation, timed on
+// clock (wall or process CPU time, ProcessCPU) over at least minTime.
+func AESCTRNsPerBlock(clock func() time.Duration, minTime time.Duration) float64 {
 	c, _ := aes.NewCipher(make([]byte, 16))
 	s := cipher.NewCTR(c, make([]byte, 16))
 	buf := make([]byte, 16*refBlocks)
-	return timeNs(minTime, func() { s.XORKeyStream(buf, buf) }) / refBlocks
+	return timeOn(clock, minTime, func() { s.XORKeyStream(buf, buf) }) / refBlocks
 }
 
 // blockEncryptNsPerBlock times crypto/aes Block.Encrypt, one block per call.

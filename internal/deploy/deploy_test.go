@@ -134,6 +134,29 @@ func (d *deployment) start(role server.Role, listen string) *Server {
 	return s
 }
 
+// restartBoth stops both servers and starts them again on their stores
+// and addresses.
+func (d *deployment) restartBoth() {
+	d.t.Helper()
+	for _, s := range []**Server{&d.helper, &d.leader} {
+		role, listen := (*s).cfg.Role, (*s).Addrs()[0].String()
+		if err := (*s).Close(); err != nil {
+			d.t.Fatal(err)
+		}
+		*s = d.start(role, listen)
+	}
+}
+
+// readRelease reads release id as the deployment's analyst.
+func (d *deployment) readRelease(id payload.ReleaseID) (*ECDF, error) {
+	a, err := NewAnalyst(d.m, d.analystID, fast)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
+	return a.ReadRelease(context.Background(), id)
+}
+
 func (d *deployment) newParty() *Party {
 	d.t.Helper()
 	p, err := NewParty(d.m, nil, fast)
@@ -429,13 +452,7 @@ func TestReleaseReadAfterRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []**Server{&d.helper, &d.leader} {
-		role, listen := (*s).cfg.Role, (*s).Addrs()[0].String()
-		if err := (*s).Close(); err != nil {
-			t.Fatal(err)
-		}
-		*s = d.start(role, listen)
-	}
+	d.restartBoth()
 	edited := *d.m
 	edited.Mechanism.Epsilon = 7
 	a, err := NewAnalyst(&edited, d.analystID, fast)

@@ -61,7 +61,8 @@
 // set).
 //
 // Servers. A server accepts a report only after writing it to its bbolt
-// store, charges releases to a ledger in the same store and records each
+// store (reports arriving together share one transaction and fsync:
+// store's group commit), charges releases to a ledger in the same store and records each
 // release's noise seed, mechanism and agreed report set there before
 // acknowledging it; on restart it restores the releases and replays the
 // stored reports into a fresh server.Server, so an old release answers
@@ -73,6 +74,11 @@
 // same noise) and charged at most once at each server; the leader, too,
 // answers a retried release from its record, and completes or aborts a
 // pending one (server/doc.go, "Release creation").
+//
+// Load. RunLoad uploads many synthetic reports from fresh or shared
+// hosts and records the digest of every upload; Sent.Check then reads
+// the stopped servers' stores for reports lost or stored twice (fedecdf
+// bench ingest).
 //
 // The two servers run one manifest. The leader exchanges the manifest's
 // digests (Manifest.Digests) with the helper when it starts, every

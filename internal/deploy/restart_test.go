@@ -41,12 +41,7 @@ func TestRestartedLeaderCompletesPendingRelease(t *testing.T) {
 	if spent, _ := d.helper.store.Spent(d.m.Dataset); spent.Epsilon != hugeEpsilon {
 		t.Fatalf("the helper spent ε=%g once the leader started, want the pending release's", spent.Epsilon)
 	}
-	a, err := NewAnalyst(d.m, d.analystID, fast)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	e, err := a.ReadRelease(context.Background(), id)
+	e, err := d.readRelease(id)
 	if err != nil {
 		t.Fatalf("reading the release the restarted leader completed: %v", err)
 	}

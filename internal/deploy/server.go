@@ -143,7 +143,7 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	}
 	s.srv, err = server.New(server.Config{
 		Role: cfg.Role, Peer: peerName, Conn: s.host.Conn(p2p.PeerProtocol),
-		Ledger: s.store, Releases: s.store, Datasets: []server.Dataset{dataset}, Manifest: m.Digests(),
+		Ledger: s.store, Releases: s.store, Reports: s.store, Datasets: []server.Dataset{dataset}, Manifest: m.Digests(),
 	})
 	if err == nil {
 		err = s.replay()

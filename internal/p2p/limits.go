@@ -139,7 +139,10 @@ func newResourceManager(l Limits, log *slog.Logger) (*refusalLog, error) {
 	rm, err := rcmgr.NewResourceManager(rcmgr.NewFixedLimiter(partial.Build(scaling.AutoScale())),
 		rcmgr.WithLimitPerSubnet(perAddr(32), perAddr(56)),
 		rcmgr.WithNetworkPrefixLimit(exempt[:1], exempt[1:]),
-		rcmgr.WithConnRateLimiters(limiter))
+		rcmgr.WithConnRateLimiters(limiter),
+		// Its Prometheus statistics, which fedecdf does not export, format
+		// a timestamp for every stream and memory event.
+		rcmgr.WithMetricsDisabled())
 	if err != nil {
 		return nil, fmt.Errorf("p2p: resource manager: %w", err)
 	}

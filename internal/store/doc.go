@@ -16,6 +16,26 @@
 // server. The server owns the record format and decodes what the store
 // loads.
 //
+// Group commit. Reports arrive one per stream, many at once; one
+// transaction (and fdatasync) per report would spend most of a server's
+// disk writes on B+tree pages and meta pages rewritten for a single
+// upload of a few hundred bytes. PutReport instead queues its write (the
+// upload and its receipt time, taken when PutReport is called) to one committer
+// goroutine, which takes every write queued, commits them together in
+// key order, and answers each only after that commit returned. There is
+// no timer: a report reaching an idle store is committed at once, and
+// the reports arriving during a commit form the next one (at most
+// maxBatch), so the batch grows with the load and a lone report waits
+// for one commit only. If a batch's transaction fails, each of its
+// writes is retried alone, so a bad write fails only its own report.
+//
+// Invariant: PutReport returns nil only after the bbolt transaction
+// holding the report has been committed, its pages and then its meta
+// page fdatasynced; a report whose PutReport has not returned nil may or
+// may not be in the file after a crash, and since a report is keyed by
+// its ID, the party's retry of an unacknowledged report writes it once.
+// So an acknowledged report is durable whatever the batch it shared.
+//
 // A server writes a report here before acknowledging it, and a release's
 // cost and its record (in the order package server gives) before
 // acknowledging the release, so nothing acknowledged is lost on a crash

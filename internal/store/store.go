@@ -59,9 +59,11 @@ var ErrLocked = errors.New("store file in use by another process")
 // Store is a server's durable state in one bbolt file. Every write is
 // committed (and fsynced) before the method returns, so a caller that
 // acknowledges after it never loses what it acknowledged. It is safe for
-// concurrent use; writes are serialised by bbolt.
+// concurrent use; writes are serialised by bbolt, and concurrent
+// PutReport calls share a transaction (group commit).
 type Store struct {
 	db *bolt.DB
+	c  *committer
 }
 
 // Open opens or creates the store at path (mode 0600). An existing file
@@ -83,7 +85,9 @@ func Open(path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
-	return &Store{db: db}, nil
+	s := &Store{db: db}
+	s.startCommitter()
+	return s, nil
 }
 
 // checkMode refuses an existing store file with any group or other
@@ -129,31 +133,11 @@ func initBuckets(tx *bolt.Tx) error {
 	return nil
 }
 
-// Close closes the file.
-func (s *Store) Close() error { return s.db.Close() }
-
-// PutReport records the upload of report id to dataset, and the time it
-// was first recorded (ReceivedAt). Writing the same report again is
-// harmless and keeps that time.
-func (s *Store) PutReport(dataset string, id payload.ReportID, upload []byte) error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.Bucket(reportsBucket).CreateBucketIfNotExists([]byte(dataset))
-		if err != nil {
-			return err
-		}
-		if err := b.Put(id[:], upload); err != nil {
-			return err
-		}
-		r, err := tx.Bucket(receivedBucket).CreateBucketIfNotExists([]byte(dataset))
-		if err != nil || r.Get(id[:]) != nil {
-			return err
-		}
-		return r.Put(id[:], []byte(time.Now().UTC().Format(time.RFC3339Nano)))
-	})
-	if err != nil {
-		return fmt.Errorf("store: recording report %v of dataset %q: %w", id, dataset, err)
-	}
-	return nil
+// Close commits the reports already queued (their PutReport calls
+// return), refuses further ones (ErrClosed) and closes the file.
+func (s *Store) Close() error {
+	s.stopCommitter()
+	return s.db.Close()
 }
 
 // Reports calls fn with every recorded upload of dataset, in report ID
@@ -172,6 +156,29 @@ func (s *Store) Reports(dataset string, fn func(id payload.ReportID, upload []by
 			copy(id[:], k)
 			return fn(id, bytes.Clone(v)) // v is valid only in the transaction
 		})
+	})
+}
+
+// Uploads calls fn with the recorded upload of each of the reports ids of
+// dataset, in the order given, in one read transaction; a report not
+// recorded is an error. The upload slice is valid only during the call.
+// It implements server.ReportStore.
+func (s *Store) Uploads(dataset string, ids []payload.ReportID, fn func(id payload.ReportID, upload []byte) error) error {
+	return s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(reportsBucket).Bucket([]byte(dataset))
+		for _, id := range ids {
+			var v []byte
+			if b != nil {
+				v = b.Get(id[:])
+			}
+			if v == nil {
+				return fmt.Errorf("store: report %v of dataset %q is not recorded", id, dataset)
+			}
+			if err := fn(id, bytes.Clone(v)); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

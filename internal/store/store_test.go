@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -315,6 +316,47 @@ func TestOpenLockedStore(t *testing.T) {
 	}
 }
 
+// TestGroupCommit: concurrent PutReport calls all return after their
+// writes are committed (each is in the file after reopening), a write
+// that cannot be stored (a dataset without a name) fails alone while
+// the others in its batch are stored, and PutReport after Close is
+// refused with ErrClosed.
+func TestGroupCommit(t *testing.T) {
+	s, path := openTemp(t)
+	const n = 500
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			dataset := "d"
+			if i == n/2 {
+				dataset = "" // bbolt refuses a bucket without a name
+			}
+			errs[i] = s.PutReport(dataset, payload.ReportID{byte(i), byte(i >> 8)}, []byte{byte(i)})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if (err != nil) != (i == n/2) {
+			t.Errorf("report %d: %v", i, err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutReport("d", reportID(1), []byte{1}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("PutReport after Close: %v, want ErrClosed", err)
+	}
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got, err := s.NumReports("d"); got != n-1 || err != nil {
+		t.Fatalf("%d reports after reopening (%v), want %d", got, err, n-1)
+	}
+}
+
 // A report's receipt time is its first store, kept across a re-store
 // and a reopen; DeleteReports removes the named reports (and their
 // times) of one dataset only, counting those it held.
@@ -419,5 +461,37 @@ func TestTotalAndDeleteSurviveReopen(t *testing.T) {
 	}
 	if !slices.Equal(ids, []payload.ReleaseID{{2}}) {
 		t.Errorf("releases after deleting {1}: %v", ids)
+	}
+}
+
+// TestUploadsReadsBackByID: Uploads returns the recorded upload of each
+// asked report, in the order asked, and fails naming a report it does not
+// hold (another dataset's, or never recorded).
+func TestUploadsReadsBackByID(t *testing.T) {
+	s, _ := openTemp(t)
+	for i := byte(1); i <= 3; i++ {
+		if err := s.PutReport("d", reportID(i), []byte{i, i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []byte
+	err := s.Uploads("d", []payload.ReportID{reportID(3), reportID(1)}, func(id payload.ReportID, b []byte) error {
+		if b[0] != id[0] {
+			t.Errorf("report %v: upload %v", id, b)
+		}
+		got = append(got, b[0])
+		return nil
+	})
+	if err != nil || string(got) != "\x03\x01" {
+		t.Fatalf("Uploads of reports 3, 1: %v, %v", got, err)
+	}
+	for _, c := range []struct {
+		dataset string
+		id      payload.ReportID
+	}{{"d", reportID(4)}, {"e", reportID(1)}} {
+		err := s.Uploads(c.dataset, []payload.ReportID{c.id}, func(payload.ReportID, []byte) error { return nil })
+		if err == nil || !strings.Contains(err.Error(), c.id.String()) {
+			t.Errorf("Uploads of report %v of dataset %q: %v, want an error naming it", c.id, c.dataset, err)
+		}
 	}
 }

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+)
+
+// TestBenchIngest runs bench ingest with 50 parties over fresh and
+// reused connections, and fresh ones through the leader (relay); the
+// servers are processes of this test binary (TestMain). Every report is
+// acknowledged, none is lost or duplicated in the stores, and the JSON
+// holds the figures the issue asks for.
+func TestBenchIngest(t *testing.T) {
+	t.Setenv(asCommand, "1") // the server processes inherit it
+	for _, c := range []struct{ mode, upload string }{{"fresh", "direct"}, {"reuse", "direct"}, {"fresh", "relay"}} {
+		mode := c.mode
+		t.Run(mode+"/"+c.upload, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			var out, errOut bytes.Buffer
+			cmd := newBenchIngestCommand()
+			cmd.SetOut(&out)
+			cmd.SetErr(&errOut)
+			cmd.SetArgs([]string{"--parties", "50", "--connections", mode, "--upload", c.upload, "--concurrency", "8", "--format", "json"})
+			if err := cmd.ExecuteContext(ctx); err != nil {
+				t.Fatalf("bench ingest: %v\n%s\n%s", err, out.String(), errOut.String())
+			}
+			var r map[string]any
+			if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+				t.Fatalf("output is not JSON: %v\n%s", err, out.String())
+			}
+			for _, key := range []string{"reports_per_s", "server_cpu_ms_per_report", "bytes_written_per_report", "store_bytes_per_report", "client_cpu_ms_per_report", "load_average_1m"} {
+				if v, ok := r[key].(float64); !ok || v < 0 {
+					t.Errorf("%s = %v, want a number ≥ 0", key, r[key])
+				}
+			}
+			want := map[string]float64{"parties": 50, "acknowledged": 50, "failed": 0, "lost": 0, "duplicated": 0}
+			for key, v := range want {
+				if r[key] != v {
+					t.Errorf("%s = %v, want %v", key, r[key], v)
+				}
+			}
+			if r["connections"] != mode || r["upload"] != c.upload || !(r["store_bytes_per_report"].(float64) > r["upload_bytes"].(float64)) {
+				t.Errorf("connections %v, store %v bytes per report, upload %v bytes: want %s and a store holding both uploads", r["connections"], r["store_bytes_per_report"], r["upload_bytes"], mode)
+			}
+		})
+	}
+}
