@@ -97,7 +97,7 @@ func release(t *testing.T, u aggregation.UStat, eps float64, r mechanism.Relatio
 func TestExactThroughCurator(t *testing.T) {
 	u, g := newCurator(t, 64)
 	ctx := context.Background()
-	e, err := QueryECDF(ctx, u, release(t, u, 1<<48, mechanism.ReplaceOne, aggregation.Count), g, AllPrefixes(16))
+	e, err := QueryECDF(ctx, u, release(t, u, 1<<48, mechanism.ReplaceOne, aggregation.Count), g, AllPrefixes(16), DefaultIntervalDraws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestExactThroughCurator(t *testing.T) {
 	if e.N != 64 || !e.Public || e.Raw[15] != 1 || e.Quantiles["0.5"] != 0.5 {
 		t.Errorf("ECDF: n %d public %v, F̂(max) %v, median %v", e.N, e.Public, e.Raw[15], e.Quantiles["0.5"])
 	}
-	r, err := QueryROC(ctx, u, release(t, u, 1<<48, mechanism.ReplaceOne, aggregation.Label, aggregation.NotLabel), AllPrefixes(16), "l2")
+	r, err := QueryROC(ctx, u, release(t, u, 1<<48, mechanism.ReplaceOne, aggregation.Label, aggregation.NotLabel), AllPrefixes(16), "l2", DefaultIntervalDraws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestExactThroughCurator(t *testing.T) {
 func TestNoisyROCIsClamped(t *testing.T) {
 	u, _ := newCurator(t, 2)
 	for range 50 {
-		r, err := QueryROC(context.Background(), u, release(t, u, 0.05, mechanism.ReplaceOne, aggregation.Label, aggregation.NotLabel), AllPrefixes(16), "l2")
+		r, err := QueryROC(context.Background(), u, release(t, u, 0.05, mechanism.ReplaceOne, aggregation.Label, aggregation.NotLabel), AllPrefixes(16), "l2", DefaultIntervalDraws)
 		if err != nil {
 			t.Fatalf("noisy ROC release refused: %v", err)
 		}

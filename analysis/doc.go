@@ -41,6 +41,27 @@
 // (H undefined by noise is a result, not an error) and TrueHosmer the
 // exact test it is compared with.
 //
+// # Intervals (post-processing over the public noise law)
+//
+// The noise law of a release is public (mechanism, scales, servers);
+// only its draw is secret. Every interval re-draws noise of that law B
+// times (DefaultIntervalDraws, a parameter of NewECDF, NewROC,
+// QueryECDF and QueryROC; 0 leaves the intervals out), from a fixed
+// public seed:
+//
+//   - ECDF: a simultaneous 95 % band F̂_i ± c·sd_i, c the 95 % quantile of
+//     max_i |η_i|/sd_i (newBand), and each quantile's interval read off
+//     it;
+//   - ROC: the released positive and negative vectors are re-noised, the
+//     curve rebuilt by the same code (clamping, smoothing), and a basic
+//     bootstrap gives the AUC interval [2·AUC − q₉₇.₅, 2·AUC − q₂.₅] and,
+//     at each FPR of a grid, the same for the TPR (the pointwise ROC
+//     band); the population AUC interval adds the Hanley–McNeil sampling
+//     variance (rocIntervals).
+//
+// The noise-aware Hosmer–Lemeshow p-value (hosmer.Plan.NullTest, B of
+// Bootstrap) simulates the statistic under H₀ with the same law.
+//
 // # Guarantee
 //
 // Guarantee writes the privacy of a release once for every command:

@@ -39,8 +39,8 @@ type ECDF struct {
 	Smoothed  []float64          `json:"smoothed"`
 	Quantiles map[string]float64 `json:"quantiles"`
 	// Band95 is the simultaneous 95 % confidence band of the true ECDF
-	// at Thresholds given the noise (newBand), nil when IntervalDraws
-	// is 0; QuantilesCI95 maps each key of Quantiles to its 95 %
+	// at Thresholds given the noise (newBand), nil when built with no
+	// interval draws; QuantilesCI95 maps each key of Quantiles to its 95 %
 	// interval, read off the band (quantileInterval; empty without a
 	// band).
 	Band95        *Band                 `json:"band95,omitempty"`
@@ -53,8 +53,10 @@ type ECDF struct {
 // NewECDF builds the ECDF result from res, the released Count prefixes of
 // one release over grid g, the last of which is N, normalised as the
 // analyst can (ecdf.NewNormaliser), and smooths it by DefaultSmoothing
-// with no quantiles (Smooth changes both).
-func NewECDF(res *aggregation.Result, g *ecdf.Grid) (*ECDF, error) {
+// with no quantiles (Smooth changes both). Its band and quantile
+// intervals come from draws Monte-Carlo draws of the noise law
+// (DefaultIntervalDraws; 0: no intervals).
+func NewECDF(res *aggregation.Result, g *ecdf.Grid, draws int) (*ECDF, error) {
 	rel := res.Release
 	if res.Component != aggregation.Count || g.Len() != rel.Spec.Mechanism.Bins {
 		return nil, fmt.Errorf("analysis: an ECDF needs the Count sums of a release over the grid's %d bins", g.Len())
@@ -74,21 +76,22 @@ func NewECDF(res *aggregation.Result, g *ecdf.Grid) (*ECDF, error) {
 		sumVar += res.Variance(j)
 	}
 	e.StdDev = math.Sqrt(sumVar/float64(len(res.Prefixes))) / float64(n.N)
-	if IntervalDraws > 0 {
-		e.Band95 = newBand(res, e, IntervalDraws)
+	if draws > 0 {
+		e.Band95 = newBand(res, e, draws)
 	}
 	return e, e.Smooth(DefaultSmoothing, nil)
 }
 
 // QueryECDF reads the Count prefixes of release rel at prefixes
 // (AllPrefixes for the whole curve) through u and returns NewECDF of
-// them. Reading a release again costs no budget.
-func QueryECDF(ctx context.Context, u aggregation.UStat, rel *aggregation.Release, g *ecdf.Grid, prefixes []int) (*ECDF, error) {
+// them with draws interval draws. Reading a release again costs no
+// budget.
+func QueryECDF(ctx context.Context, u aggregation.UStat, rel *aggregation.Release, g *ecdf.Grid, prefixes []int, draws int) (*ECDF, error) {
 	res, err := u.Sum(ctx, aggregation.Query{Release: rel, Component: aggregation.Count, Prefixes: prefixes})
 	if err != nil {
 		return nil, err
 	}
-	return NewECDF(res, g)
+	return NewECDF(res, g, draws)
 }
 
 // Smooth post-processes the private curve Raw with method (CheckSmoothing;

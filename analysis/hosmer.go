@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 
@@ -196,6 +197,36 @@ func (h *Hosmer) RateHalfWidths() []float64 {
 		}
 	}
 	return w
+}
+
+// WriteGroups prints h's groups as a table for text output: each
+// group's bins, released size, observed (O_1) and expected (E_1)
+// positives, the s.d. of O_1 about E_1 under calibration (ObservedSD:
+// DP noise + binomial sampling), and the observed rate with its 95 %
+// bar (RateHalfWidths) next to the expected rate, as the calibration
+// chart draws them.
+func (h *Hosmer) WriteGroups(w io.Writer) error {
+	half := h.RateHalfWidths()
+	fmt.Fprintf(w, "%5s  %9s  %9s  %9s  %9s  %9s  %9s  %18s\n", "group", "bins", "size", "observed", "expected", "obs. s.d.", "exp. rate", "obs. rate ± 95 %")
+	for k, g := range h.Groups {
+		sd, rate := "—", "—"
+		if half != nil {
+			sd = fmt.Sprintf("%.1f", h.ObservedSD[k])
+		}
+		exp, obs, ok := g.Rates()
+		expText := "—"
+		if ok {
+			expText = fmt.Sprintf("%.4f", exp)
+			rate = fmt.Sprintf("%.4f", obs)
+			if half != nil {
+				rate += fmt.Sprintf(" ± %.4f", half[k])
+			}
+		}
+		if _, err := fmt.Fprintf(w, "%5d  %9s  %9.1f  %9.1f  %9.1f  %9s  %9s  %18s\n", k+1, fmt.Sprintf("%d-%d", g.First, g.Last), g.Size, g.Positives, g.Expected, sd, expText, rate); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // CalibrationBarsLegend names the error bars of RateHalfWidths in a

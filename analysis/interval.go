@@ -13,17 +13,15 @@ import (
 	"github.com/fedecdf/fedecdf/roc"
 )
 
-// IntervalDraws is the number B of Monte-Carlo draws of the release's
-// noise behind every interval (ECDF band, quantile and AUC intervals).
-// With B = 1000 the band's critical value is the 950th of 1000 order
+// DefaultIntervalDraws is the number B of Monte-Carlo draws of the
+// release's noise behind every interval (ECDF band, quantile and AUC
+// intervals, ROC band) that the commands use unless told otherwise
+// (--interval-draws); the constructors (NewECDF, NewROC, QueryECDF,
+// QueryROC) take B as a parameter, 0 leaving the intervals out. With
+// B = 1000 the band's critical value is the 950th of 1000 order
 // statistics: the probability that the true noise exceeds it has
 // Monte-Carlo s.e. √(0.05·0.95/B) ≈ 0.007, and each AUC interval end is
 // an empirical 2.5 % quantile with s.e. about 0.005 in probability.
-// Zero or less leaves the intervals out. The commands set it from
-// --interval-draws (default DefaultIntervalDraws).
-var IntervalDraws = DefaultIntervalDraws
-
-// DefaultIntervalDraws is the default of IntervalDraws.
 const DefaultIntervalDraws = 1000
 
 // intervalSeed seeds the Monte-Carlo draws. The noise law is public
@@ -75,10 +73,10 @@ func (s noiseSampler) draw(rng *rand.Rand, dst []float64) {
 	}
 }
 
-// monteCarlo runs draws evaluations of f on two goroutines, each with
-// its own seeded stream (stream 0 and 1 of intervalSeed plus salt), and
-// returns f's values in draw order.
-func monteCarlo(draws int, salt uint64, f func(rng *rand.Rand) float64) []float64 {
+// monteCarlo runs draws evaluations of f (given the draw's index b) on
+// two goroutines, each with its own seeded stream (stream 0 and 1 of
+// intervalSeed plus salt), and returns f's values in draw order.
+func monteCarlo(draws int, salt uint64, f func(rng *rand.Rand, b int) float64) []float64 {
 	out := make([]float64, draws)
 	const workers = 2
 	var wg sync.WaitGroup
@@ -91,7 +89,7 @@ func monteCarlo(draws int, salt uint64, f func(rng *rand.Rand) float64) []float6
 			binary.LittleEndian.PutUint64(key[24:], salt*workers+uint64(w))
 			rng := rand.New(rand.NewChaCha8(key))
 			for b := w; b < draws; b += workers {
-				out[b] = f(rng)
+				out[b] = f(rng, b)
 			}
 		}()
 	}
@@ -123,7 +121,7 @@ func criticalValue(draws int, salt uint64, sd []float64, level float64, draw fun
 // criticalValueOf returns the level-quantile of stat(η) over draws noise
 // vectors of length k from draw.
 func criticalValueOf(draws int, salt uint64, level float64, k int, stat func([]float64) float64, draw func(rng *rand.Rand, dst []float64)) float64 {
-	return upperQuantile(monteCarlo(draws, salt, func(rng *rand.Rand) float64 {
+	return upperQuantile(monteCarlo(draws, salt, func(rng *rand.Rand, _ int) float64 {
 		eta := make([]float64, k)
 		draw(rng, eta)
 		return stat(eta)
@@ -207,8 +205,49 @@ func firstAtLeast(f []float64, p float64) (int, bool) {
 	return 0, false
 }
 
-// aucIntervals returns the 95 % intervals of the AUC auc of the curve
-// built by NewROC from pos and neg with method:
+// ROCBand is a pointwise 95 % confidence band of the ROC curve (JSON
+// schema in docs/json.md): at each false positive rate FPR[j] of a fixed
+// grid, [Lower[j], Upper[j]] is an interval for the TPR there of the
+// data set's own binned ROC curve, given the DP noise (rocIntervals).
+type ROCBand struct {
+	FPR   []float64 `json:"fpr"`
+	Lower []float64 `json:"lower"`
+	Upper []float64 `json:"upper"`
+	// Draws is the number of Monte-Carlo draws behind the band.
+	Draws int `json:"draws"`
+}
+
+// Legend names the band in a chart's legend.
+func (b *ROCBand) Legend() string { return "pointwise 95 % band (DP noise)" }
+
+// Edges returns the band's FPR grid and its lower and upper TPR, none
+// for a nil band (a result built without interval draws).
+func (b *ROCBand) Edges() (fpr, lower, upper []float64) {
+	if b == nil {
+		return nil, nil, nil
+	}
+	return b.FPR, b.Lower, b.Upper
+}
+
+// At returns the band's point nearest to false positive rate x: its FPR
+// and the lower and upper TPR there; ok is false for a nil band.
+func (b *ROCBand) At(x float64) (fpr, lower, upper float64, ok bool) {
+	if b == nil || len(b.FPR) == 0 {
+		return 0, 0, 0, false
+	}
+	j := min(max(int(math.Round(x*float64(len(b.FPR)-1))), 0), len(b.FPR)-1)
+	return b.FPR[j], b.Lower[j], b.Upper[j], true
+}
+
+// BandFPRs are the false positive rates at which text output shows the
+// ROC band.
+var BandFPRs = []float64{0.05, 0.1, 0.2, 0.5}
+
+// rocBandPoints is the size of the FPR grid of ROCBand: 0, 0.01, …, 1.
+const rocBandPoints = 101
+
+// rocIntervals returns the 95 % intervals of the ROC curve c built by
+// NewROC from pos and neg with method:
 //
 // For the data set's own binned AUC (given the DP noise), a basic
 // parametric bootstrap over the public noise law: draws times, fresh
@@ -220,6 +259,18 @@ func firstAtLeast(f []float64, p float64) (int, bool) {
 // and a shift of AUC* from AUC, e.g. by clamping or smoothing, is
 // subtracted rather than repeated).
 //
+// The ROC band is the same basic bootstrap, pointwise, on the same
+// curves: at each FPR x of the grid 0, 0.01, …, 1 the bootstrap curves'
+// TPR*(x) (roc.Curve.TPRAt) give q_lo, q_hi and the interval
+// [2·TPR(x) − q_hi, 2·TPR(x) − q_lo] clipped to [0, 1]. Each interval
+// holds the data set's TPR at its x with probability about 95 % when the
+// noise is small against the class totals (the basic bootstrap is a
+// first-order approximation: re-noised curves stand for the noisy one
+// about the truth); it undercovers where the noise is large against the
+// class totals and, less, where the curve is steep, since there a small
+// noise in the FPR moves the TPR a lot (EXPERIMENTS.md). The band as a
+// whole is not simultaneous.
+//
 // For the population AUC, the sampling variance of the Hanley–McNeil
 // formula (Hanley & McNeil 1982, the DeLong variance under their
 // exponential approximation) is added:
@@ -227,13 +278,18 @@ func firstAtLeast(f []float64, p float64) (int, bool) {
 // Q₂ = 2A²/(1+A), with A the private AUC and n₁, n₀ the released class
 // totals (clamped to at least 1); each half-width h of the noise interval
 // becomes √(h² + (1.96·√Var)²). Both are clipped to [0, 1].
-func aucIntervals(pos, neg *aggregation.Result, p, m []float64, fit *totalsFit, method string, auc float64, draws int) (own, population [2]float64, err error) {
+func rocIntervals(pos, neg *aggregation.Result, p, m []float64, fit *totalsFit, method string, c *roc.Curve, draws int) (own, population [2]float64, band *ROCBand, err error) {
 	ps := newNoiseSampler(pos.Release, aggregation.Label, pos.Prefixes)
 	ms := newNoiseSampler(neg.Release, aggregation.NotLabel, neg.Prefixes)
 	smoothing := smoother(method, pos.Release.Mechanism(aggregation.Label))
 	k := len(p)
+	fpr := make([]float64, rocBandPoints)
+	for j := range fpr {
+		fpr[j] = float64(j) / (rocBandPoints - 1)
+	}
+	tprs := make([][]float64, draws) // tprs[b][j]: TPR* of draw b at fpr[j]
 	var mu sync.Mutex
-	a := monteCarlo(draws, 2, func(rng *rand.Rand) float64 {
+	a := monteCarlo(draws, 2, func(rng *rand.Rand, b int) float64 {
 		pp, mm := make([]float64, k), make([]float64, k)
 		ps.draw(rng, pp)
 		ms.draw(rng, mm)
@@ -243,26 +299,61 @@ func aucIntervals(pos, neg *aggregation.Result, p, m []float64, fit *totalsFit, 
 		}
 		fit.apply(pp, mm)
 		ClampTotals(pp, mm)
-		c, e := roc.FromPrefixes(pp, mm, smoothing)
+		cb, e := roc.FromPrefixes(pp, mm, smoothing)
 		if e != nil {
 			mu.Lock()
 			err = e
 			mu.Unlock()
 			return math.NaN()
 		}
-		return c.AUC()
+		tprs[b] = tprGrid(cb, fpr)
+		return cb.AUC()
 	})
 	if err != nil {
-		return own, population, fmt.Errorf("re-drawn noise: %w", err)
+		return own, population, nil, fmt.Errorf("re-drawn noise: %w", err)
 	}
-	slices.Sort(a)
-	lo, hi := a[int(math.Floor(0.025*float64(draws-1)))], a[int(math.Ceil(0.975*float64(draws-1)))]
+	auc := c.AUC()
+	lo, hi := quantiles95(a)
 	own = [2]float64{clip01(2*auc - hi), clip01(2*auc - lo)}
 	s := z975 * math.Sqrt(hanleyMcNeil(auc, max(p[k-1], 1), max(m[k-1], 1)))
 	// hi − auc and auc − lo are the lower and upper half-widths of the
 	// (unclipped) noise interval.
 	population = [2]float64{clip01(auc - math.Hypot(hi-auc, s)), clip01(auc + math.Hypot(auc-lo, s))}
-	return own, population, nil
+	return own, population, newROCBand(c, fpr, tprs), nil
+}
+
+// newROCBand returns the basic bootstrap band of c at fpr from the
+// bootstrap curves' TPR* there (tprs[b][j]).
+func newROCBand(c *roc.Curve, fpr []float64, tprs [][]float64) *ROCBand {
+	band := &ROCBand{FPR: fpr, Lower: make([]float64, len(fpr)), Upper: make([]float64, len(fpr)), Draws: len(tprs)}
+	t := tprGrid(c, fpr)
+	col := make([]float64, len(tprs))
+	for j := range fpr {
+		for b := range tprs {
+			col[b] = tprs[b][j]
+		}
+		lo, hi := quantiles95(col)
+		band.Lower[j], band.Upper[j] = clip01(2*t[j]-hi), clip01(2*t[j]-lo)
+	}
+	return band
+}
+
+// tprGrid returns c's TPR at each of fpr (roc.Curve.TPRAt).
+func tprGrid(c *roc.Curve, fpr []float64) []float64 {
+	t := make([]float64, len(fpr))
+	for j, x := range fpr {
+		t[j] = c.TPRAt(x)
+	}
+	return t
+}
+
+// quantiles95 returns the empirical 2.5 % and 97.5 % quantiles of x
+// (sorting x): its ⌊0.025(B−1)⌋-th and ⌈0.975(B−1)⌉-th order statistics
+// from 0.
+func quantiles95(x []float64) (lo, hi float64) {
+	slices.Sort(x)
+	n := float64(len(x) - 1)
+	return x[int(math.Floor(0.025*n))], x[int(math.Ceil(0.975*n))]
 }
 
 // hanleyMcNeil is the Hanley–McNeil variance of an AUC a estimated from

@@ -90,20 +90,12 @@ func prefixSums(n, bins int, mu float64, rng *rand.Rand) []float64 {
 	return s
 }
 
-// withDraws sets IntervalDraws for the test.
-func withDraws(t *testing.T, b int) {
-	old := IntervalDraws
-	IntervalDraws = b
-	t.Cleanup(func() { IntervalDraws = old })
-}
-
 // The band covers the whole true ECDF in 95 % of fresh releases of one
 // data set, within 3 binomial s.e. (plus 0.02 for the Monte-Carlo error
 // of the critical value of 200 draws); the quantile intervals, read off
 // the band, cover at least as often.
 func TestBandCoverage(t *testing.T) {
 	const trials, bins, n = 300, 64, 2000
-	withDraws(t, 200)
 	rng := rand.New(rand.NewPCG(1, 2))
 	truth := prefixSums(n, bins, 0, rng)
 	rel := testRelease(t, []aggregation.Component{aggregation.Count}, bins, n, 0.5)
@@ -114,7 +106,7 @@ func TestBandCoverage(t *testing.T) {
 	probs := []float64{0.1, 0.5, 0.9}
 	var band, quant int
 	for range trials {
-		e, err := NewECDF(noisyResult(rel, aggregation.Count, truth, rng), g)
+		e, err := NewECDF(noisyResult(rel, aggregation.Count, truth, rng), g, 200)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -151,10 +143,15 @@ func TestBandCoverage(t *testing.T) {
 
 // The interval for the data set's own binned AUC covers it in at least
 // 95 % of fresh releases, minus 3 binomial s.e. and 0.02 of Monte-Carlo
-// error.
-func TestAUCCoverage(t *testing.T) {
-	const trials, bins, n = 200, 32, 1000
-	withDraws(t, 200)
+// error; the ROC band holds the point estimate at every FPR of its grid,
+// and covers the data set's TPR at each of rocBandChecks in 95 % of
+// releases within 3 binomial s.e. plus 0.03 (the Monte-Carlo error of
+// 200 draws' 2.5 % and 97.5 % quantiles, ≈ 0.011 each in probability,
+// and the basic bootstrap's approximation). n = 10⁴ at ε = 1 keeps the
+// noise small against the class totals, where the pointwise band is
+// accurate (rocIntervals).
+func TestROCIntervalsCoverage(t *testing.T) {
+	const trials, bins, n = 200, 32, 10000
 	rng := rand.New(rand.NewPCG(3, 4))
 	pos, neg := prefixSums(n/4, bins, 1, rng), prefixSums(3*n/4, bins, 0, rng)
 	truth, err := roc.FromPrefixes(pos, neg, nil)
@@ -162,25 +159,60 @@ func TestAUCCoverage(t *testing.T) {
 		t.Fatal(err)
 	}
 	rel := testRelease(t, []aggregation.Component{aggregation.Label, aggregation.NotLabel}, bins, n, 1)
+	se := math.Sqrt(0.05 * 0.95 / trials)
 	var own, popWider int
+	bandHits := make([]int, len(rocBandChecks))
 	for range trials {
-		r, err := NewROC(noisyResult(rel, aggregation.Label, pos, rng), noisyResult(rel, aggregation.NotLabel, neg, rng), "l2")
+		r, err := NewROC(noisyResult(rel, aggregation.Label, pos, rng), noisyResult(rel, aggregation.NotLabel, neg, rng), "l2", 200)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if a := truth.AUC(); r.AUCCI95[0] <= a && a <= r.AUCCI95[1] {
 			own++
 		}
+		checkBandHoldsEstimate(t, r)
+		for c, x := range rocBandChecks {
+			j := int(math.Round(x * (rocBandPoints - 1)))
+			if y := truth.TPRAt(x); r.Band95.Lower[j] <= y && y <= r.Band95.Upper[j] {
+				bandHits[c]++
+			}
+		}
 		if r.AUCCI95Population[0] <= r.AUCCI95[0] && r.AUCCI95[1] <= r.AUCCI95Population[1] {
 			popWider++
 		}
 	}
 	t.Logf("coverage: %d of %d", own, trials)
-	se := math.Sqrt(0.05 * 0.95 / trials)
+
 	if cov := float64(own) / trials; cov < 0.95-3*se-0.02 {
 		t.Errorf("AUC interval coverage %.3f, want ≥ %.3f", cov, 0.95-3*se-0.02)
 	}
+	t.Logf("band coverage at FPR %v: %v of %d", rocBandChecks, bandHits, trials)
+	for c, hits := range bandHits {
+		if cov := float64(hits) / trials; math.Abs(cov-0.95) > 3*se+0.03 {
+			t.Errorf("ROC band coverage at FPR %v: %.3f, want 0.95 ± %.3f", rocBandChecks[c], cov, 3*se+0.03)
+		}
+	}
 	if popWider != trials {
 		t.Errorf("population interval contains the noise one in %d of %d releases", popWider, trials)
+	}
+}
+
+// rocBandChecks are the false positive rates at which
+// TestROCIntervalsCoverage checks the band's coverage.
+var rocBandChecks = []float64{0.1, 0.3, 0.5}
+
+// checkBandHoldsEstimate checks that r's ROC band, on its FPR grid from
+// 0 to 1, holds r's smoothed curve (up to rounding: 1 − F may be −1e-17
+// where the band is clipped to 0).
+func checkBandHoldsEstimate(t *testing.T, r *ROC) {
+	t.Helper()
+	b := r.Band95
+	if b == nil || len(b.FPR) != rocBandPoints || b.FPR[0] != 0 || b.FPR[rocBandPoints-1] != 1 {
+		t.Fatalf("ROC band %+v", b)
+	}
+	for j, x := range b.FPR {
+		if y := r.curve.TPRAt(x); !(b.Lower[j]-1e-12 <= y && y <= b.Upper[j]+1e-12) {
+			t.Fatalf("ROC band at FPR %v: [%v, %v] misses the estimate %v", x, b.Lower[j], b.Upper[j], y)
+		}
 	}
 }

@@ -35,6 +35,10 @@ func NewCurve(c *roc.Curve) Curve {
 	return Curve{FPR: c.FPR, TPR: c.TPR, AUC: c.AUC(), Recall: pr.Recall, Precision: pr.Precision, AveragePrecision: pr.AveragePrecision(), curve: c}
 }
 
+// TPRAt returns the curve's TPR at false positive rate x
+// (roc.Curve.TPRAt: the top of a vertical step).
+func (c Curve) TPRAt(x float64) float64 { return c.curve.TPRAt(x) }
+
 // ROC is a private ROC curve (with its PR curve) from one release of the
 // {Label, NotLabel} pair. Every field is public configuration or
 // post-processing of the release.
@@ -55,10 +59,14 @@ type ROC struct {
 	Interpolated Curve `json:"interpolated"`
 	// AUCCI95 is a 95 % interval for the data set's own binned AUC given
 	// the DP noise, AUCCI95Population one for the population AUC adding
-	// the sampling variance (aucIntervals); both about Curve.AUC, absent
-	// when IntervalDraws is 0.
+	// the sampling variance (rocIntervals); both about Curve.AUC, absent
+	// when built with no interval draws.
 	AUCCI95           *[2]float64 `json:"auc_ci95,omitempty"`
 	AUCCI95Population *[2]float64 `json:"auc_ci95_population,omitempty"`
+	// Band95 is the pointwise 95 % band of the data set's ROC curve on
+	// an FPR grid (rocIntervals), from the same bootstrap; absent
+	// without interval draws.
+	Band95 *ROCBand `json:"band95,omitempty"`
 	// Notes say what post-processing changed, e.g. a class total raised
 	// to 1 (ClampTotals).
 	Notes []string `json:"notes,omitempty"`
@@ -144,8 +152,10 @@ func (f *totalsFit) apply(p, m []float64) {
 // totals are clamped (ClampTotals), each vector's ECDF is smoothed by
 // method (over the release's noise pattern for tree-l2), the raw and
 // smoothed curves are computed by package roc, and the smoothed one is
-// interpolated between the thresholds (Interpolated).
-func NewROC(pos, neg *aggregation.Result, method string) (*ROC, error) {
+// interpolated between the thresholds (Interpolated); the intervals come
+// from draws Monte-Carlo draws of the noise law (DefaultIntervalDraws;
+// 0: none).
+func NewROC(pos, neg *aggregation.Result, method string, draws int) (*ROC, error) {
 	method, err := CheckSmoothing(method, len(pos.Prefixes), pos.Release.Spec.Mechanism.Bins)
 	if err != nil {
 		return nil, err
@@ -173,20 +183,21 @@ func NewROC(pos, neg *aggregation.Result, method string) (*ROC, error) {
 	if r.Interpolated, err = r.Curve.Interpolated(ROCInterpolation); err != nil {
 		return nil, err
 	}
-	if IntervalDraws > 0 {
-		own, pop, err := aucIntervals(pos, neg, p, m, fit, method, r.Curve.AUC, IntervalDraws)
+	if draws > 0 {
+		own, pop, band, err := rocIntervals(pos, neg, p, m, fit, method, smoothed, draws)
 		if err != nil {
 			return nil, fmt.Errorf("analysis: release %v: %w", pos.Release.ID, err)
 		}
-		r.AUCCI95, r.AUCCI95Population = &own, &pop
+		r.AUCCI95, r.AUCCI95Population, r.Band95 = &own, &pop, band
 	}
 	return r, nil
 }
 
 // QueryROC reads the positives and negatives of the ROC release rel at
 // prefixes (AllPrefixes for the whole curve) through u and returns
-// NewROC of them. Reading a release again costs no budget.
-func QueryROC(ctx context.Context, u aggregation.UStat, rel *aggregation.Release, prefixes []int, method string) (*ROC, error) {
+// NewROC of them with draws interval draws. Reading a release again
+// costs no budget.
+func QueryROC(ctx context.Context, u aggregation.UStat, rel *aggregation.Release, prefixes []int, method string, draws int) (*ROC, error) {
 	var res [2]*aggregation.Result
 	for k, c := range []aggregation.Component{aggregation.Label, aggregation.NotLabel} {
 		var err error
@@ -194,7 +205,7 @@ func QueryROC(ctx context.Context, u aggregation.UStat, rel *aggregation.Release
 			return nil, err
 		}
 	}
-	return NewROC(res[0], res[1], method)
+	return NewROC(res[0], res[1], method, draws)
 }
 
 // UnbinnedROC is the exact ROC curve of scores with 0/1 labels, every

@@ -2,6 +2,7 @@ package hosmer
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -130,7 +131,10 @@ func TestNullTestNoiseFreeMatchesTheory(t *testing.T) {
 // At ε = 1 on data drawn from a calibrated model, the bootstrap p-value
 // is (close to) Uniform: over 200 data sets the rejection rate at
 // α = 0.1 lies within 4 binomial standard errors √(0.1·0.9/200) ≈ 0.021
-// of 0.1, where the naive χ² p-value rejects far more often.
+// of 0.1, where the naive χ² p-value rejects far more often. The release
+// noise is not seeded, so now and then it leaves a group of n = 1000
+// without expected positives (H undefined): such data sets are drawn
+// again, and must stay rare.
 func TestNullTestUniformUnderNull(t *testing.T) {
 	const n, nBins, sets, draws, alpha = 1000, 32, 200, 19, 0.1
 	if testing.Short() {
@@ -142,11 +146,16 @@ func TestNullTestUniformUnderNull(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := Config{Bins: nBins, Reports: n, MinExpected: 1}
-	var rejected, naive int
-	for k := range sets {
+	var rejected, naive, undefined int
+	for k := 0; k < sets; k++ {
 		g, parties := calibrated(t, n, nBins, r)
 		u, rels := release(t, plan, g, parties)
 		res, err := plan.Evaluate(context.Background(), u, rels, g, "l2", cfg)
+		if errors.Is(err, ErrUndefined) && undefined < sets/20 {
+			undefined++
+			k--
+			continue
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -160,3 +160,26 @@ func ExactPrefixes(bins, labels []int, nBins int) (pos, neg []float64, err error
 	}
 	return pos, neg, nil
 }
+
+// TPRAt returns the highest TPR of the curve's polyline (its points in
+// threshold order joined by straight segments) at false positive rate
+// x: on a monotone curve the curve's value at x, taking the top of a
+// vertical step; on a curve that crosses itself the upper envelope of
+// its crossings. It is NaN when x is outside the FPR range of the curve.
+func (c *Curve) TPRAt(x float64) float64 {
+	best := math.NaN()
+	for i := 0; i+1 < len(c.FPR); i++ {
+		x0, y0, x1, y1 := c.FPR[i], c.TPR[i], c.FPR[i+1], c.TPR[i+1]
+		if x < min(x0, x1) || x > max(x0, x1) {
+			continue
+		}
+		y := max(y0, y1)
+		if x0 != x1 {
+			y = interpolate(x0, y0, x1, y1, x)
+		}
+		if math.IsNaN(best) || y > best {
+			best = y
+		}
+	}
+	return best
+}

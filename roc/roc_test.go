@@ -340,3 +340,34 @@ func TestPathAreaError(t *testing.T) {
 		}
 	}
 }
+
+// TPRAt reads the polyline: interpolation between points, the top of a
+// vertical step, the upper envelope where the curve crosses itself, and
+// NaN outside its FPR range.
+func TestTPRAt(t *testing.T) {
+	// Threshold order: (1, 1), (0.5, 0.8), (0.5, 0.6), (0, 0).
+	step := &Curve{FPR: []float64{1, 0.5, 0.5, 0}, TPR: []float64{1, 0.8, 0.6, 0}}
+	// (1, 1), (0.2, 0.5), (0.6, 0.7), (0, 0): the middle segment doubles back.
+	cross := &Curve{FPR: []float64{1, 0.2, 0.6, 0}, TPR: []float64{1, 0.5, 0.7, 0}}
+	partial := &Curve{FPR: []float64{0.8, 0.2}, TPR: []float64{0.9, 0.3}}
+	for _, c := range []struct {
+		name  string
+		curve *Curve
+		x     float64
+		want  float64
+	}{
+		{"interpolated", step, 0.75, 0.9},
+		{"top of a vertical step", step, 0.5, 0.8},
+		{"below the step", step, 0.25, 0.3},
+		{"end", step, 0, 0},
+		{"upper envelope of a crossing", cross, 0.4, 0.625}, // segments give 0.625, 0.6 and 0.467
+		{"outside the range", partial, 0.9, math.NaN()},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := c.curve.TPRAt(c.x)
+			if math.IsNaN(c.want) != math.IsNaN(got) || !math.IsNaN(c.want) && math.Abs(got-c.want) > 1e-12 {
+				t.Errorf("TPRAt(%v) = %v, want %v", c.x, got, c.want)
+			}
+		})
+	}
+}

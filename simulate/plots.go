@@ -2,11 +2,11 @@ package simulate
 
 import (
 	"fmt"
-	"github.com/fedecdf/fedecdf/analysis"
 	"os"
 	"path/filepath"
 	"strconv"
 
+	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/internal/plot"
 )
 
@@ -59,8 +59,9 @@ func (r *Report) ecdfChart() *plot.Chart {
 	}
 }
 
-// rocChart plots the ROC curves; its title names the ROC/PR release's
-// own mechanism and ε. The area error goes with the curve it measures.
+// rocChart plots the ROC curves over the private curve's 95 % band; its
+// title names the ROC/PR release's own mechanism and ε. The area error
+// goes with the curve it measures.
 func (r *Report) rocChart() *plot.Chart {
 	series := []plot.Series{{Name: fmt.Sprintf("true (AUC %.3f)", r.True.ROC.AUC), X: r.True.ROC.FPR, Y: r.True.ROC.TPR}}
 	if r.ROC.Smoothing == "none" {
@@ -70,12 +71,7 @@ func (r *Report) rocChart() *plot.Chart {
 			plot.Series{Name: fmt.Sprintf("private (AUC %.3f)", r.ROC.Raw.AUC), X: r.ROC.Raw.FPR, Y: r.ROC.Raw.TPR},
 			plot.Series{Name: fmt.Sprintf("smoothed (AUC %.3f, area error %.3f)", r.ROC.AUC, r.Error.ROCArea), X: r.ROC.FPR, Y: r.ROC.TPR, Style: plot.Dashed})
 	}
-	return &plot.Chart{
-		Title:  fmt.Sprintf("ROC, %s, %s, ε = %s for ROC", r.Short(), r.ROC.Mechanism, formatFloat(r.ROC.Epsilon)),
-		XLabel: "false positive rate", YLabel: "true positive rate", Legend: plot.BottomRight,
-		XMin: 0, XMax: 1, YMin: 0, YMax: 1,
-		Series: series,
-	}
+	return plot.ROCChart(fmt.Sprintf("ROC, %s, %s, ε = %s for ROC", r.Short(), r.ROC.Mechanism, formatFloat(r.ROC.Epsilon)), r.ROC.Band95, series...)
 }
 
 // calibrationChart plots each Hosmer–Lemeshow group's observed positive

@@ -42,6 +42,12 @@ func (r *Report) WriteText(w io.Writer) error {
 		p("\tAUC 95 %% CI [%.4f, %.4f] for this data set's binned AUC given the DP noise (holds the true %.4f: %s); [%.4f, %.4f] for the population AUC (+ sampling, Hanley–McNeil)\n",
 			iv[0], iv[1], r.True.ROC.AUC, yesNo(iv[0] <= r.True.ROC.AUC && r.True.ROC.AUC <= iv[1]), pop[0], pop[1])
 	}
+	for _, x := range analysis.BandFPRs {
+		if fpr, lo, hi, ok := r.ROC.Band95.At(x); ok {
+			t := r.True.ROC.TPRAt(fpr)
+			p("	TPR at FPR %.2f: true %.4f, %s %.4f, pointwise 95 %% band [%.4f, %.4f] (holds the true: %s)\n", fpr, t, r.privateCurve(), r.ROC.TPRAt(fpr), lo, hi, yesNo(lo <= t && t <= hi))
+		}
+	}
 	if h := r.Hosmer; h != nil && h.Undefined != "" {
 		p("Hosmer–Lemeshow\tQ = %d: undefined: %s\n", h.Groups, h.Undefined)
 	} else if h != nil {
@@ -52,6 +58,8 @@ func (r *Report) WriteText(w io.Writer) error {
 				continue
 			}
 			p("\t%s: private H %.3f, %s\n", a.describe(), *a.Statistic, analysis.DescribePValues(&a.Hosmer))
+			tw.Flush()
+			a.WriteGroups(w)
 		}
 	}
 	for _, n := range r.Notes {

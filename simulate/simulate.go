@@ -52,9 +52,13 @@ type Config struct {
 	// Bootstrap is the number B of null data sets simulated for the
 	// noise-aware Hosmer–Lemeshow p-value (hosmer.Plan.NullTest; 0:
 	// hosmer.DefaultNullDraws, negative: none).
-	Bootstrap   int
-	HosmerPlans []string
-	Mechanism   string // mechanism name (mechanism.New)
+	Bootstrap int
+	// IntervalDraws is the number B of Monte-Carlo draws of the noise
+	// law behind the ECDF band and the AUC intervals (0:
+	// analysis.DefaultIntervalDraws, negative: no intervals).
+	IntervalDraws int
+	HosmerPlans   []string
+	Mechanism     string // mechanism name (mechanism.New)
 	// Delta is the δ of every release, per privacy unit (payload.
 	// PrivacyUnits); the (ε, δ) mechanisms cascade and gaussian-tree need
 	// it positive, and auto considers them only then.
@@ -78,6 +82,20 @@ type Config struct {
 	Smoothing string
 	// Progress, if not nil, is told of each phase.
 	Progress Progress
+}
+
+// DefaultConfig is the configuration of `fedecdf simulate` with no
+// flags (its flags' defaults): 10 000 parties of the built-in data, two
+// servers with the DCF secure sum, ε = 1 with a quarter on the ECDF, the
+// Hosmer–Lemeshow test from the ROC/PR release with
+// hosmer.DefaultNullDraws bootstrap draws, the auto mechanism,
+// replace-one, 256 bins over [0, 1], l2 smoothing, seed 1.
+func DefaultConfig() Config {
+	return Config{
+		Parties: 10000, Backend: "dcf", LabelCol: "label", Epsilon: 1, ECDFShare: 0.25,
+		HosmerPlans: []string{hosmerROC}, Bootstrap: hosmer.DefaultNullDraws, Mechanism: "auto",
+		Neighbours: mechanism.ReplaceOne, Bins: 256, Min: 0, Max: 1, Seed: 1, Smoothing: "l2",
+	}
 }
 
 // Progress follows the phases of a run: Start(phase, total) begins a
@@ -480,7 +498,7 @@ func (r *run) report(ctx context.Context) (*Report, error) {
 // the true ones.
 func (r *run) reportROC(rep *Report) error {
 	var err error
-	if rep.ROC, err = analysis.NewROC(r.positives, r.negatives, r.cfg.Smoothing); err != nil {
+	if rep.ROC, err = analysis.NewROC(r.positives, r.negatives, r.cfg.Smoothing, intervalDraws(r.cfg)); err != nil {
 		return err
 	}
 	for _, n := range rep.ROC.Notes {
@@ -630,7 +648,7 @@ func newReport(cfg Config, l *local.Deployment, parties []*party.Party, ph *phas
 // reportECDF reports the ECDF answer res, whose last prefix is N
 // (evenlySpaced), normalised as the analyst can, next to the truth.
 func reportECDF(r *Report, cfg Config, g *ecdf.Grid, res *aggregation.Result, parties []*party.Party) error {
-	e, err := analysis.NewECDF(res, g)
+	e, err := analysis.NewECDF(res, g, intervalDraws(cfg))
 	if err != nil {
 		return err
 	}
@@ -653,6 +671,18 @@ func reportECDF(r *Report, cfg Config, g *ecdf.Grid, res *aggregation.Result, pa
 	r.Error.MaxAbs, r.Error.RMSE = compare(e.Raw, r.True.ECDF)
 	r.Error.SmoothedMaxAbs, r.Error.SmoothedRMSE = compare(e.Smoothed, r.True.ECDF)
 	return nil
+}
+
+// intervalDraws is the number of interval draws cfg asks for
+// (Config.IntervalDraws).
+func intervalDraws(cfg Config) int {
+	switch {
+	case cfg.IntervalDraws == 0:
+		return analysis.DefaultIntervalDraws
+	case cfg.IntervalDraws < 0:
+		return 0
+	}
+	return cfg.IntervalDraws
 }
 
 // evenlySpaced returns k prefixes spread evenly over 1..n, ending at n

@@ -35,6 +35,7 @@ type ecdfOptions struct {
 	quantiles          string
 	format, plot       string
 	clamp              bool
+	intervalDraws      int
 }
 
 // newECDFCommand builds the "ecdf" command with its own options, so tests
@@ -98,7 +99,7 @@ terminal, ecdf says it is reading numbers from stdin (end them with Ctrl-D).`,
 	f.StringVar(&o.format, "format", "text", "output format: text or json")
 	f.StringVar(&o.plot, "plot", "", "write a PNG plot of the private and smoothed curves to this file")
 	f.BoolVar(&o.clamp, "clamp", false, "clamp values outside [--min, --max] to the end bins instead of failing")
-	addIntervalDrawsFlag(cmd)
+	addIntervalDrawsFlag(cmd, &o.intervalDraws)
 	return cmd
 }
 
@@ -119,7 +120,7 @@ func runECDF(cmd *cobra.Command, o *ecdfOptions) error {
 	if err != nil {
 		return err
 	}
-	e, err := releaseECDF(cmd.Context(), grid, params, bins)
+	e, err := releaseECDF(cmd.Context(), grid, params, bins, o.intervalDraws)
 	if err != nil {
 		return fmt.Errorf("%s: %w", inputName(o), err)
 	}
@@ -140,8 +141,8 @@ func runECDF(cmd *cobra.Command, o *ecdfOptions) error {
 // releaseECDF gives each value, by its 1-based bin on g, to a party of a
 // trusted curator, makes one release of the Count component under p
 // (one full-scale noise draw, charged to a budget of exactly its cost)
-// and reads every prefix of it.
-func releaseECDF(ctx context.Context, g *ecdf.Grid, p mechanism.Params, bins []int) (*analysis.ECDF, error) {
+// and reads every prefix of it, with draws interval draws.
+func releaseECDF(ctx context.Context, g *ecdf.Grid, p mechanism.Params, bins []int, draws int) (*analysis.ECDF, error) {
 	parties := make([]*party.Party, len(bins))
 	for k, b := range bins {
 		var err error
@@ -158,7 +159,7 @@ func releaseECDF(ctx context.Context, g *ecdf.Grid, p mechanism.Params, bins []i
 	if err != nil {
 		return nil, err
 	}
-	return analysis.QueryECDF(ctx, u, rel, g, analysis.AllPrefixes(g.Len()))
+	return analysis.QueryECDF(ctx, u, rel, g, analysis.AllPrefixes(g.Len()), draws)
 }
 
 // setup checks the flags and builds the grid and the mechanism

@@ -24,9 +24,14 @@ by a logistic regression) for the paper's tree mechanism and the better ones
 
 Experiments run with a trusted curator (one noise draw per release); the
 two-server deployments add one full-scale draw per server, i.e. twice each
-MSE here, and nothing else. Figures: ` + figureList(),
+MSE here, and nothing else. Issue 15's measurements (hl-typeI, ci-coverage)
+use the two-server noise law, and hl-simulate runs simulate itself on
+calibrated data; --hl-n, --hl-epsilons and --hl-bootstrap set them.
+Figures: ` + figureList(),
 		Example: `  fedecdf experiment --out docs/experiments
-  fedecdf experiment --only fig4 --runs 20 --out /tmp/fig`,
+  fedecdf experiment --only fig4 --runs 20 --out /tmp/fig
+  fedecdf experiment --only hl-typeI --runs 500 --hl-n 10000 --hl-bootstrap 19 --out /tmp/hl
+  fedecdf experiment --only hl-simulate,ci-coverage --runs 200 --hl-n 10000 --out /tmp/hl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cfg.Runs < 1 {
@@ -64,6 +69,9 @@ MSE here, and nothing else. Figures: ` + figureList(),
 	f.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the simulated data and train/test split (noise: crypto/rand)")
 	f.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory of bank-full.csv and diabetic_data.csv (figures needing an absent file are skipped)")
 	f.IntVar(&cfg.DataBins, "data-bins", cfg.DataBins, "N of the probability grid of fig5, fig6, fig10")
+	f.IntSliceVar(&cfg.HLSizes, "hl-n", cfg.HLSizes, "data-set sizes n of hl-typeI, hl-simulate and ci-coverage")
+	f.Float64SliceVar(&cfg.HLEpsilons, "hl-epsilons", cfg.HLEpsilons, "ε axis of hl-typeI and ci-coverage")
+	f.IntVar(&cfg.HLDraws, "hl-bootstrap", cfg.HLDraws, "bootstrap B of hl-typeI's noise-aware test (its exact level is ⌊α(B+1)⌋/(B+1); hl-simulate uses simulate's default)")
 	return cmd
 }
 

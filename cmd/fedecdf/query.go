@@ -27,8 +27,8 @@ import (
 // queryFlags are the flags of fedecdf query.
 type queryFlags struct {
 	analystFlags
-	outDir, method, release, plan string
-	groups, bootstrap             int
+	outDir, method, release, plan    string
+	groups, bootstrap, intervalDraws int
 }
 
 // analystFlags are the flags of the commands run under an analyst's key
@@ -85,8 +85,9 @@ restarts): no budget is spent and the result is the one first read.
 "roc --release ID" re-reads a ROC release, and "hosmer --release ID" runs
 the grid plan's test on it: the Hosmer–Lemeshow test comes free with the
 ROC curve. Smoothing and quantiles are post-processing. --out DIR writes the result
-as JSON (ecdf.json, roc.json, pr.json or hosmer.json) and, for hosmer,
-calibration.png (observed against expected positive rate per group).`
+as JSON (ecdf.json, roc.json, pr.json or hosmer.json) and, for roc, roc.png
+(the curves over their pointwise 95 % band) and, for hosmer, calibration.png
+(observed against expected positive rate per group).`
 
 // newQueryCommand builds the "query" command.
 func newQueryCommand() *cobra.Command {
@@ -109,13 +110,13 @@ func newQueryCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	q.add(f)
-	f.StringVar(&q.outDir, "out", "", "directory to write the result into (ecdf.json, roc.json, pr.json, or hosmer.json and calibration.png)")
+	f.StringVar(&q.outDir, "out", "", "directory to write the result into (ecdf.json, roc.json and roc.png, pr.json, or hosmer.json and calibration.png)")
 	f.StringVar(&q.method, "smooth", "l2", "smoothing of the private curve (for hosmer: of the ECDF the groups are cut from): "+strings.Join(smooth.Methods, ", "))
 	f.StringVar(&q.release, "release", "", "re-read this existing release (its ID, as printed) instead of creating one: no budget spent (ecdf and quantile: an ecdf release; roc, pr and hosmer: a roc release)")
 	f.StringVar(&q.plan, "plan", analysis.HosmerPlans[0], "hosmer: allocation of ε over the releases: "+strings.Join(analysis.HosmerPlans, " or "))
 	f.IntVar(&q.groups, "groups", analysis.HosmerGroups, "hosmer: number Q of quantile groups (at least 3)")
 	f.IntVar(&q.bootstrap, "bootstrap", hosmer.DefaultNullDraws, "hosmer: number B of simulated null data sets for the noise-aware p-value (Monte-Carlo s.e. √(p(1−p)/B); negative: none)")
-	addIntervalDrawsFlag(cmd)
+	addIntervalDrawsFlag(cmd, &q.intervalDraws)
 	return cmd
 }
 
@@ -143,6 +144,7 @@ func (q *queryFlags) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	defer a.Close()
+	a.SetIntervalDraws(q.intervalDraws)
 	switch args[0] {
 	case "roc", "pr":
 		return q.roc(cmd, a, args[0], release)
@@ -308,6 +310,11 @@ func (q *queryFlags) roc(cmd *cobra.Command, a *deploy.Analyst, stat string, id 
 		if err := writeJSONFile(filepath.Join(q.outDir, stat+".json"), r); err != nil {
 			return err
 		}
+		if stat == "roc" {
+			if err := rocChart(r).Save(filepath.Join(q.outDir, "roc.png")); err != nil {
+				return err
+			}
+		}
 	}
 	w := cmd.OutOrStdout()
 	if q.format == "json" {
@@ -320,7 +327,13 @@ func (q *queryFlags) roc(cmd *cobra.Command, a *deploy.Analyst, stat string, id 
 		xs, ys, xName, yName = r.Recall, r.Precision, "recall", "precision"
 		fmt.Fprintf(w, "average precision %.4f (curves smoothed by %s)\n\n", r.AveragePrecision, r.Smoothing)
 	} else {
-		fmt.Fprintf(w, "AUC %s (curves smoothed by %s)\n\n", aucText(r.ROC), r.Smoothing)
+		fmt.Fprintf(w, "AUC %s (curves smoothed by %s)\n", aucText(r.ROC), r.Smoothing)
+		for _, x := range analysis.BandFPRs {
+			if fpr, lo, hi, ok := r.Band95.At(x); ok {
+				fmt.Fprintf(w, "TPR at FPR %.2f: %.4f, pointwise 95 %% band [%.4f, %.4f] given the DP noise\n", fpr, r.TPRAt(fpr), lo, hi)
+			}
+		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "%10s\t%s\n", xName, yName)
 	step := max(1, len(xs)/20)
@@ -329,6 +342,15 @@ func (q *queryFlags) roc(cmd *cobra.Command, a *deploy.Analyst, stat string, id 
 	}
 	_, err = fmt.Fprintln(w)
 	return err
+}
+
+// rocChart draws the raw and smoothed private ROC curves of r over their
+// pointwise 95 % band.
+func rocChart(r *deploy.ROC) *plot.Chart {
+	title := fmt.Sprintf("ROC, dataset %q, n = %d, %s, ε = %.6g", r.Dataset, r.N, r.Mechanism, r.Epsilon)
+	return plot.ROCChart(title, r.Band95,
+		plot.Series{Name: fmt.Sprintf("private (AUC %.3f)", r.Raw.AUC), X: r.Raw.FPR, Y: r.Raw.TPR},
+		plot.Series{Name: fmt.Sprintf("smoothed by %s (AUC %.3f)", r.Smoothing, r.AUC), X: r.FPR, Y: r.TPR, Style: plot.Dashed})
 }
 
 // hosmer runs the Hosmer–Lemeshow test — on new releases of --plan, or on
@@ -385,9 +407,8 @@ func writeHosmerText(w io.Writer, h *deploy.Hosmer) error {
 		_, err := fmt.Fprintf(w, "H undefined: %s\n(the noise left a released group without positive expected counts; %d groups asked for, n = %d: more reports or a larger ε give larger groups)\n", h.Error, h.GroupsAsked, h.N)
 		return err
 	}
-	fmt.Fprintf(w, "%5s  %9s  %9s  %9s  %9s\n", "group", "bins", "size", "observed", "expected")
-	for k, g := range h.Groups {
-		fmt.Fprintf(w, "%5d  %9s  %9.1f  %9.1f  %9.1f\n", k+1, fmt.Sprintf("%d-%d", g.First, g.Last), g.Size, g.Positives, g.Expected)
+	if err := h.WriteGroups(w); err != nil {
+		return err
 	}
 	_, err := fmt.Fprintf(w, "\nH = %.4g with %d groups: %s\n", *h.Statistic, len(h.Groups), analysis.DescribePValues(&h.Hosmer))
 	return err

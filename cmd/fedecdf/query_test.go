@@ -182,7 +182,7 @@ func TestQueryHosmer(t *testing.T) {
 	t.Logf("fedecdf query --plan paper --groups 4 hosmer:\n%s", text)
 	// At a huge ε both plans release the exact groups: the same H.
 	wantH := "H = " + strconv.FormatFloat(*h.Statistic, 'g', 4, 64) + " with 4 groups"
-	for _, want := range []string{"paper plan", "group       bins", "replace neighbours", wantH, "naive χ²_2 p-value " + strconv.FormatFloat(*h.PValueNaive, 'g', 4, 64), "noise-aware p-value "} {
+	for _, want := range []string{"paper plan", "group       bins", "obs. s.d.", "obs. rate ± 95 %", "replace neighbours", wantH, "naive χ²_2 p-value " + strconv.FormatFloat(*h.PValueNaive, 'g', 4, 64), "noise-aware p-value "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text output lacks %q:\n%s", want, text)
 		}
@@ -261,9 +261,9 @@ func TestWriteHosmerUndefined(t *testing.T) {
 	}
 }
 
-// --out creates its directory; a path that cannot be a directory is
-// refused before any release, so the whole budget (2ε) remains for two
-// queries afterwards.
+// --out creates its directory (with roc.png for roc); a path that
+// cannot be a directory is refused before any release, so the whole
+// budget (2ε) remains for two queries afterwards.
 func TestQueryOutDirectory(t *testing.T) {
 	manifest, key := inProcessDeployment(t, 1<<48, 120)
 	base := []string{"--manifest", manifest, "--key", key}
@@ -281,6 +281,9 @@ func TestQueryOutDirectory(t *testing.T) {
 		}
 		if b, err := os.ReadFile(filepath.Join(dir, stat+".json")); err != nil || !json.Valid(b) {
 			t.Errorf("%s.json: %v", stat, err)
+		}
+		if png, err := os.ReadFile(filepath.Join(dir, "roc.png")); stat == "roc" && (err != nil || !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n"))) {
+			t.Errorf("roc.png: %v", err)
 		}
 	}
 }

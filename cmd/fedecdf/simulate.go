@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/fedecdf/fedecdf/hosmer"
 	"math"
 	"slices"
 	"strings"
@@ -19,6 +18,7 @@ import (
 type simulateOptions struct {
 	cfg                     simulate.Config
 	format, out, neighbours string
+	intervalDraws           int
 }
 
 // newSimulateCommand builds the "simulate" command with its own options,
@@ -34,7 +34,7 @@ func newSimulateCommand() *cobra.Command {
 		RunE:    o.run,
 	}
 	o.addFlags(cmd)
-	addIntervalDrawsFlag(cmd)
+	addIntervalDrawsFlag(cmd, &o.intervalDraws)
 	return cmd
 }
 
@@ -79,37 +79,36 @@ const simulateExample = `  fedecdf simulate
   fedecdf simulate --data table.csv --label y --positive yes --drop id
   fedecdf simulate --data table.csv --label y --positive '!no' --drop id --format json`
 
-// defaultParties is simulate's n on the built-in data.
-const defaultParties = 10000
-
 // simulateBackends are the values of simulate --backend.
 var simulateBackends = []string{"plain", "additive", "dcf"}
 
-// addFlags binds the flags of cmd to o.
+// addFlags binds the flags of cmd to o, with simulate.DefaultConfig's
+// values as defaults.
 func (o *simulateOptions) addFlags(cmd *cobra.Command) {
+	d := simulate.DefaultConfig()
 	f := cmd.Flags()
-	f.IntVar(&o.cfg.Parties, "parties", 0, fmt.Sprintf("number of parties n (default: %d of the built-in data; with --data, default: every row, or give n for the first n rows)", defaultParties))
-	f.StringVar(&o.cfg.Backend, "backend", "dcf", "secure-sum backend: "+strings.Join(simulateBackends, ", ")+" (plain: a trusted curator, no secure sum)")
+	f.IntVar(&o.cfg.Parties, "parties", 0, fmt.Sprintf("number of parties n (default: %d of the built-in data; with --data, default: every row, or give n for the first n rows)", d.Parties))
+	f.StringVar(&o.cfg.Backend, "backend", d.Backend, "secure-sum backend: "+strings.Join(simulateBackends, ", ")+" (plain: a trusted curator, no secure sum)")
 	f.StringVar(&o.cfg.Data, "data", "", "CSV file (default: built-in synthetic table scored by logistic regression)")
 	f.StringVar(&o.cfg.ScoreCol, "score", "", "score column of --data (default: train a logistic regression on the table)")
-	f.StringVar(&o.cfg.LabelCol, "label", "label", "label column of --data")
+	f.StringVar(&o.cfg.LabelCol, "label", d.LabelCol, "label column of --data")
 	f.StringVar(&o.cfg.Positive, "positive", "", `positive label value of --data ("" means 0/1 labels, "!v" means not v)`)
 	f.StringSliceVar(&o.cfg.Drop, "drop", nil, "columns of --data that are not features (identifiers), comma-separated")
 	f.Float64Var(&o.cfg.TestFraction, "test-fraction", 0, "share of the table's rows held out and scored (default 0.3)")
-	f.Float64Var(&o.cfg.Epsilon, "epsilon", 1, "total privacy budget ε (δ: see --delta)")
-	f.Float64Var(&o.cfg.ECDFShare, "ecdf-share", 0.25, "share of ε spent on the ECDF of the scores (0: none, a ROC-only run)")
-	f.StringSliceVar(&o.cfg.HosmerPlans, "hosmer-plans", []string{"roc"}, "Hosmer–Lemeshow allocations: roc (from the ROC/PR release, no ε of its own), and with --hosmer-share: grid (its own {y, 1−y} release), joint (one release of y, 1−y, p), paper (dp-ecdf Algorithm 2's ε/(L+9))")
-	f.IntVar(&o.cfg.Bootstrap, "bootstrap", hosmer.DefaultNullDraws, "Hosmer–Lemeshow: number B of null data sets simulated over the public noise law for the noise-aware p-value (Monte-Carlo s.e. √(p(1−p)/B); negative: none)")
+	f.Float64Var(&o.cfg.Epsilon, "epsilon", d.Epsilon, "total privacy budget ε (δ: see --delta)")
+	f.Float64Var(&o.cfg.ECDFShare, "ecdf-share", d.ECDFShare, "share of ε spent on the ECDF of the scores (0: none, a ROC-only run)")
+	f.StringSliceVar(&o.cfg.HosmerPlans, "hosmer-plans", d.HosmerPlans, "Hosmer–Lemeshow allocations: roc (from the ROC/PR release, no ε of its own), and with --hosmer-share: grid (its own {y, 1−y} release), joint (one release of y, 1−y, p), paper (dp-ecdf Algorithm 2's ε/(L+9))")
+	f.IntVar(&o.cfg.Bootstrap, "bootstrap", d.Bootstrap, "Hosmer–Lemeshow: number B of null data sets simulated over the public noise law for the noise-aware p-value (Monte-Carlo s.e. √(p(1−p)/B); negative: none)")
 	f.Float64Var(&o.cfg.HosmerShare, "hosmer-share", 0, "share of ε spent on the Hosmer–Lemeshow allocations grid, joint and paper (split evenly); the rest goes to the ROC/PR release")
-	f.StringVar(&o.cfg.Mechanism, "mechanism", "auto", "noise mechanism: "+strings.Join(mechanism.Names, ", "))
+	f.StringVar(&o.cfg.Mechanism, "mechanism", d.Mechanism, "noise mechanism: "+strings.Join(mechanism.Names, ", "))
 	f.Float64Var(&o.cfg.Delta, "delta", 0, "δ of every release, per privacy unit: cascade and gaussian-tree need δ > 0 (auto considers them only then)")
 	f.StringVar(&o.neighbours, "neighbours", "replace", "neighbouring relation: replace (n public) or addremove (the analyst normalises by a noisy total)")
-	f.IntVar(&o.cfg.Bins, "bins", 256, binsUsage("suits thousands of parties; 0 chooses N for the ROC curve from n and its ε, n·ε/600 per class vector within [32, 1024] (analysis.ROCBins), a coarser grid that the ECDF and the Hosmer–Lemeshow groups share"))
-	f.Float64Var(&o.cfg.Min, "min", 0, "grid minimum")
-	f.Float64Var(&o.cfg.Max, "max", 1, "grid maximum")
+	f.IntVar(&o.cfg.Bins, "bins", d.Bins, binsUsage("suits thousands of parties; 0 chooses N for the ROC curve from n and its ε, n·ε/600 per class vector within [32, 1024] (analysis.ROCBins), a coarser grid that the ECDF and the Hosmer–Lemeshow groups share"))
+	f.Float64Var(&o.cfg.Min, "min", d.Min, "grid minimum")
+	f.Float64Var(&o.cfg.Max, "max", d.Max, "grid maximum")
 	f.IntVar(&o.cfg.Prefixes, "prefixes", 0, "number |B| of evenly spaced thresholds queried (default all N)")
-	f.Uint64Var(&o.cfg.Seed, "seed", 1, "seed of the built-in data and of the train/test split")
-	f.StringVar(&o.cfg.Smoothing, "smooth", "l2", "smoothing of the private curves: "+strings.Join(smooth.Methods, ", ")+" (tree-l2 needs every prefix)")
+	f.Uint64Var(&o.cfg.Seed, "seed", d.Seed, "seed of the built-in data and of the train/test split")
+	f.StringVar(&o.cfg.Smoothing, "smooth", d.Smoothing, "smoothing of the private curves: "+strings.Join(smooth.Methods, ", ")+" (tree-l2 needs every prefix)")
 	f.StringVar(&o.format, "format", "text", "output format: text or json")
 	f.StringVar(&o.out, "out", "", "directory for PNG plots (none by default)")
 }
@@ -146,12 +145,16 @@ func (o *simulateOptions) check(cmd *cobra.Command) error {
 // run checks the flags, runs the simulation and prints its report.
 func (o *simulateOptions) run(cmd *cobra.Command, _ []string) error {
 	if !cmd.Flags().Changed("parties") {
-		o.cfg.Parties = defaultParties
+		o.cfg.Parties = simulate.DefaultConfig().Parties
 		if o.cfg.Data != "" {
 			o.cfg.Parties = 0 // every (test) row of the file
 		}
 	}
 	cfg := o.cfg
+	cfg.IntervalDraws = o.intervalDraws
+	if o.intervalDraws == 0 {
+		cfg.IntervalDraws = -1 // simulate.Config: negative is none
+	}
 	if o.format != "text" && o.format != "json" {
 		return fmt.Errorf("--format %q: want text or json", o.format)
 	}

@@ -140,6 +140,9 @@ type Analyst struct {
 	grid   *ecdf.Grid
 	host   *p2p.Host
 	remote *remote.Client
+	// draws is the number of Monte-Carlo draws behind the intervals of
+	// the results (SetIntervalDraws).
+	draws int
 }
 
 // NewAnalyst starts the analyst's dial-only host; its peer ID must be
@@ -169,8 +172,13 @@ func NewAnalyst(m *Manifest, id *Identity, tc p2p.Config) (*Analyst, error) {
 		h.Close()
 		return nil, err
 	}
-	return &Analyst{m: m, grid: g, host: h, remote: client}, nil
+	return &Analyst{m: m, grid: g, host: h, remote: client, draws: analysis.DefaultIntervalDraws}, nil
 }
+
+// SetIntervalDraws sets the number B of Monte-Carlo draws of the noise
+// law behind the intervals of the ECDF and ROC results (0: none; the
+// default is analysis.DefaultIntervalDraws).
+func (a *Analyst) SetIntervalDraws(draws int) { a.draws = draws }
 
 func contains(list []string, s string) bool {
 	for _, x := range list {
@@ -255,7 +263,7 @@ func ParseReleaseID(s string) (payload.ReleaseID, error) {
 
 // read queries every prefix of the Count component of release rel.
 func (a *Analyst) read(ctx context.Context, rel *aggregation.Release) (*ECDF, error) {
-	e, err := analysis.QueryECDF(ctx, a.remote, rel, a.grid, analysis.AllPrefixes(a.grid.Len()))
+	e, err := analysis.QueryECDF(ctx, a.remote, rel, a.grid, analysis.AllPrefixes(a.grid.Len()), a.draws)
 	if err != nil {
 		return nil, fmt.Errorf("release %v: %w", rel.ID, err)
 	}

@@ -60,7 +60,7 @@ func (a *Analyst) ROCRelease(ctx context.Context, id payload.ReleaseID, method s
 
 // roc computes the curves of the ROC release rel.
 func (a *Analyst) roc(ctx context.Context, rel *aggregation.Release, method string) (*ROC, error) {
-	r, err := analysis.QueryROC(ctx, a.remote, rel, analysis.AllPrefixes(a.grid.Len()), method)
+	r, err := analysis.QueryROC(ctx, a.remote, rel, analysis.AllPrefixes(a.grid.Len()), method, a.draws)
 	if err != nil {
 		return nil, err
 	}

@@ -17,68 +17,92 @@ import (
 	"github.com/fedecdf/fedecdf/roc"
 )
 
-// ciCoverage settings: n instances, a fraction ciPrevalence of them
+// ciCoverage settings: a fraction ciPrevalence of the instances
 // positive, scores N(ciShift·y, 1) on a linear grid of ciBins bins over
 // [ciMin, ciMax] (values outside clamped to the end bins), two servers,
 // the default mechanism "auto", replace-one.
 const (
-	ciN          = 10000
 	ciPrevalence = 0.3
 	ciShift      = 1.2
 	ciBins       = 256
 	ciMin, ciMax = -4.0, 5.0
 )
 
-// ciEpsilons is the ε axis of ci-coverage: each release (ECDF; ROC pair)
-// is made at this ε.
-var ciEpsilons = []float64{0.5, 1, 2}
-
 // ciProbs are the quantiles whose intervals are checked.
 var ciProbs = []float64{0.1, 0.25, 0.5, 0.75, 0.9}
 
+// ciFPRs are the false positive rates at which the ROC band's pointwise
+// coverage is checked.
+var ciFPRs = []float64{0.1, 0.3, 0.5}
+
+// ciTargets name what CICoverage checks, in the order of ciRun's hits.
+var ciTargets = []string{
+	"ECDF band (simultaneous)", "quantiles p = 0.1…0.9 (all at once)",
+	"AUC, data set (auc_ci95)", "AUC, population (auc_ci95_population)",
+	"ROC band at FPR 0.1 (pointwise)", "ROC band at FPR 0.3 (pointwise)", "ROC band at FPR 0.5 (pointwise)",
+}
+
 // CICoverage measures the coverage of the intervals of package analysis
-// (issue 15): for each ε and each of cfg.Runs data sets drawn afresh
-// from the population above, one ECDF release and one ROC release are
-// made by the analysis path (analysis.NewECDF, NewROC over results with
-// the exact noise law of a two-server release) and the figure reports,
-// with binomial standard errors, how often the simultaneous ECDF band
-// holds the data set's ECDF at every threshold, each quantile interval
-// its grid quantile (all five at once), auc_ci95 the data set's binned
-// AUC and auc_ci95_population the population's binned AUC
-// (Σ_i p_i(Q_{i−1} + q_i/2) from the normal bin probabilities).
-func CICoverage(ctx context.Context, cfg Config) (*Figure, error) {
+// (issue 15): for each size n (cfg.HLSizes), each ε (cfg.HLEpsilons)
+// and each of cfg.Runs data sets of n instances drawn afresh from the
+// population above, one ECDF release and one ROC release are made by
+// the analysis path (analysis.NewECDF, NewROC over results with the
+// exact noise law of a two-server release, analysis.DefaultIntervalDraws
+// draws) and the figure reports, with binomial standard errors, how
+// often the simultaneous ECDF band holds the data set's ECDF at every
+// threshold, each quantile interval its grid quantile (all five at
+// once), auc_ci95 the data set's binned AUC, auc_ci95_population the
+// population's binned AUC (Σ_i p_i(Q_{i−1} + q_i/2) from the normal bin
+// probabilities) and the ROC band the data set's TPR at each of ciFPRs.
+// One figure per n: "ci-coverage" at n = 10⁴, "ci-coverage-nN" else.
+func CICoverage(ctx context.Context, cfg Config) ([]*Figure, error) {
 	cfg = cfg.withDefaults()
+	pr := progress{cfg.Progress}
+	pr.start("ci-coverage", len(cfg.HLSizes)*len(cfg.HLEpsilons)*cfg.Runs)
+	defer pr.finish()
+	var figs []*Figure
+	for si, n := range cfg.HLSizes {
+		f, err := ciCoverage(ctx, cfg, n, uint64(si), pr)
+		if err != nil {
+			return nil, fmt.Errorf("n = %d: %w", n, err)
+		}
+		figs = append(figs, f)
+	}
+	return figs, nil
+}
+
+// ciCoverage is the figure of CICoverage for data sets of n instances.
+func ciCoverage(ctx context.Context, cfg Config, n int, si uint64, pr progress) (*Figure, error) {
 	g, err := ecdf.NewLinearGrid(ciMin, ciMax, ciBins)
 	if err != nil {
 		return nil, err
 	}
 	popAUC := populationBinnedAUC(g)
+	id := "ci-coverage"
+	if n != 10000 {
+		id += fmt.Sprintf("-n%d", n)
+	}
 	fig := &Figure{
-		ID: "ci-coverage", Title: fmt.Sprintf("coverage of the 95 %% intervals, n = %d, auto mechanism, 2 servers", ciN),
+		ID: id, Title: fmt.Sprintf("coverage of the 95 %% intervals, n = %d, auto mechanism, 2 servers", n),
 		XLabel: "ε", YLabel: "coverage", LogX: true, Runs: cfg.Runs, Legend: plot.BottomRight,
 		Notes: []string{
-			fmt.Sprintf("data: n = %d, y ~ Bernoulli(%.1f), score ~ N(%.1f·y, 1), %d linear bins over [%g, %g]; a fresh data set per run", ciN, ciPrevalence, ciShift, ciBins, ciMin, ciMax),
-			fmt.Sprintf("ECDF and ROC releases each at ε, mechanism auto, replace neighbours, 2 servers; %d Monte-Carlo draws per interval (analysis.IntervalDraws)", analysis.IntervalDraws),
+			fmt.Sprintf("data: n = %d, y ~ Bernoulli(%.1f), score ~ N(%.1f·y, 1), %d linear bins over [%g, %g]; a fresh data set per run", n, ciPrevalence, ciShift, ciBins, ciMin, ciMax),
+			fmt.Sprintf("ECDF and ROC releases each at ε, mechanism auto, replace neighbours, 2 servers; %d Monte-Carlo draws per interval (analysis.DefaultIntervalDraws)", analysis.DefaultIntervalDraws),
 			fmt.Sprintf("population binned AUC %.6f", popAUC),
 		},
 	}
-	names := []string{"ECDF band (simultaneous)", "quantiles p = 0.1…0.9 (all at once)", "AUC, data set (auc_ci95)", "AUC, population (auc_ci95_population)"}
-	series := make([]Series, len(names))
+	series := make([]Series, len(ciTargets))
 	for k := range series {
-		series[k].Name = names[k]
+		series[k].Name = ciTargets[k]
 	}
-	if cfg.Progress != nil {
-		cfg.Progress.Start("ci-coverage", len(ciEpsilons)*cfg.Runs)
-		defer cfg.Progress.Finish()
-	}
-	for ei, eps := range ciEpsilons {
-		hits := make([]int, len(names))
-		rng := rand.New(rand.NewPCG(cfg.Seed, uint64(ei)))
+	for ei, eps := range cfg.HLEpsilons {
+		hits := make([]int, len(ciTargets))
+		rng := rand.New(rand.NewPCG(cfg.Seed+si<<32, uint64(ei)))
 		for range cfg.Runs {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			h, err := ciRun(g, eps, popAUC, rng)
+			h, err := ciRun(g, n, eps, popAUC, rng)
 			if err != nil {
 				return nil, fmt.Errorf("ε = %g: %w", eps, err)
 			}
@@ -87,9 +111,7 @@ func CICoverage(ctx context.Context, cfg Config) (*Figure, error) {
 					hits[k]++
 				}
 			}
-			if cfg.Progress != nil {
-				cfg.Progress.Add(1)
-			}
+			pr.add()
 		}
 		for k := range series {
 			c := float64(hits[k]) / float64(cfg.Runs)
@@ -101,12 +123,12 @@ func CICoverage(ctx context.Context, cfg Config) (*Figure, error) {
 	return fig, nil
 }
 
-// ciRun draws one data set and its two releases and reports which
-// intervals hold their targets.
-func ciRun(g *ecdf.Grid, eps, popAUC float64, rng *rand.Rand) ([4]bool, error) {
-	var hit [4]bool
+// ciRun draws one data set of n instances and its two releases and
+// reports which intervals hold their targets (ciTargets).
+func ciRun(g *ecdf.Grid, n int, eps, popAUC float64, rng *rand.Rand) ([]bool, error) {
+	hit := make([]bool, len(ciTargets))
 	count, pos, neg := make([]float64, ciBins), make([]float64, ciBins), make([]float64, ciBins)
-	for range ciN {
+	for range n {
 		y := rng.Float64() < ciPrevalence
 		x := rng.NormFloat64()
 		if y {
@@ -128,11 +150,11 @@ func ciRun(g *ecdf.Grid, eps, popAUC float64, rng *rand.Rand) ([4]bool, error) {
 		pos[j] += pos[j-1]
 		neg[j] += neg[j-1]
 	}
-	ecdfRel, err := ciRelease(eps, aggregation.Count)
+	ecdfRel, err := ciRelease(n, eps, aggregation.Count)
 	if err != nil {
 		return hit, err
 	}
-	e, err := analysis.NewECDF(ciResult(ecdfRel, aggregation.Count, count, rng), g)
+	e, err := analysis.NewECDF(ciResult(ecdfRel, aggregation.Count, count, rng), g, analysis.DefaultIntervalDraws)
 	if err != nil {
 		return hit, err
 	}
@@ -141,22 +163,22 @@ func ciRun(g *ecdf.Grid, eps, popAUC float64, rng *rand.Rand) ([4]bool, error) {
 	}
 	hit[0], hit[1] = true, true
 	for j, c := range count {
-		f := c / ciN
+		f := c / float64(n)
 		hit[0] = hit[0] && e.Band95.Lower[j] <= f && f <= e.Band95.Upper[j]
 	}
 	for _, p := range ciProbs {
 		j := 0
-		for count[j] < p*ciN {
+		for count[j] < p*float64(n) {
 			j++
 		}
 		iv := e.QuantilesCI95[strconv.FormatFloat(p, 'g', -1, 64)]
 		hit[1] = hit[1] && iv[0] <= e.Thresholds[j] && e.Thresholds[j] <= iv[1]
 	}
-	rocRel, err := ciRelease(eps, aggregation.Label, aggregation.NotLabel)
+	rocRel, err := ciRelease(n, eps, aggregation.Label, aggregation.NotLabel)
 	if err != nil {
 		return hit, err
 	}
-	r, err := analysis.NewROC(ciResult(rocRel, aggregation.Label, pos, rng), ciResult(rocRel, aggregation.NotLabel, neg, rng), analysis.DefaultSmoothing)
+	r, err := analysis.NewROC(ciResult(rocRel, aggregation.Label, pos, rng), ciResult(rocRel, aggregation.NotLabel, neg, rng), analysis.DefaultSmoothing, analysis.DefaultIntervalDraws)
 	if err != nil {
 		return hit, err
 	}
@@ -167,15 +189,21 @@ func ciRun(g *ecdf.Grid, eps, popAUC float64, rng *rand.Rand) ([4]bool, error) {
 	a := truth.AUC()
 	hit[2] = r.AUCCI95[0] <= a && a <= r.AUCCI95[1]
 	hit[3] = r.AUCCI95Population[0] <= popAUC && popAUC <= r.AUCCI95Population[1]
+	for k, x := range ciFPRs {
+		fpr, lo, hi, _ := r.Band95.At(x)
+		t := truth.TPRAt(fpr)
+		hit[4+k] = lo <= t && t <= hi
+	}
 	return hit, nil
 }
 
-// ciRelease is a two-server release of comps at ε (auto, replace-one).
-func ciRelease(eps float64, comps ...aggregation.Component) (*aggregation.Release, error) {
+// ciRelease is a two-server release of comps at ε (auto, replace-one)
+// over n reports.
+func ciRelease(n int, eps float64, comps ...aggregation.Component) (*aggregation.Release, error) {
 	return aggregation.NewRelease(payload.ReleaseID{}, aggregation.ReleaseSpec{
 		Mechanism:  mechanism.Params{Name: "auto", Bins: ciBins, Epsilon: eps, Relation: mechanism.ReplaceOne},
 		Components: comps,
-	}, ciN, 2)
+	}, n, 2)
 }
 
 // ciResult is what a two-server backend answers for component c of rel

@@ -45,6 +45,14 @@ type Config struct {
 	// DataBins is N of the grid over [0, 1] of the predicted
 	// probabilities in Figs 5, 6 and 10.
 	DataBins int
+	// HLSizes, HLEpsilons and HLDraws set the measurements of issue 15
+	// (hl-typeI, hl-simulate, ci-coverage): the data-set sizes n, the ε
+	// axis of hl-typeI and ci-coverage, and the bootstrap B of
+	// hl-typeI's noise-aware test (hl-simulate uses simulate's default
+	// B).
+	HLSizes    []int
+	HLEpsilons []float64
+	HLDraws    int
 	// Progress, if not nil, follows the runs.
 	Progress Progress
 }
@@ -72,46 +80,45 @@ func DefaultConfig() Config {
 		Seed:       1,
 		DataDir:    "../shared/data",
 		DataBins:   1024,
+		HLSizes:    []int{10000, 100000},
+		HLEpsilons: []float64{0.5, 1, 2},
+		HLDraws:    100,
 	}
 }
 
 // withDefaults fills the zero fields of c from DefaultConfig.
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
-	if c.Runs == 0 {
-		c.Runs = d.Runs
-	}
-	if c.Epsilons == nil {
-		c.Epsilons = d.Epsilons
-	}
-	if c.Lambdas == nil {
-		c.Lambdas = d.Lambdas
-	}
-	if c.Lambda == 0 {
-		c.Lambda = d.Lambda
-	}
-	if c.Bins == 0 {
-		c.Bins = d.Bins
-	}
-	if c.Sizes == nil {
-		c.Sizes = d.Sizes
-	}
-	if c.Mechanisms == nil {
-		c.Mechanisms = d.Mechanisms
-	}
-	if c.Delta == 0 {
-		c.Delta = d.Delta
-	}
-	if c.Quantiles == 0 {
-		c.Quantiles = d.Quantiles
-	}
-	if c.DataDir == "" {
-		c.DataDir = d.DataDir
-	}
-	if c.DataBins == 0 {
-		c.DataBins = d.DataBins
-	}
+	orDefault(&c.Runs, d.Runs)
+	orDefault(&c.Lambda, d.Lambda)
+	orDefault(&c.Bins, d.Bins)
+	orDefault(&c.Delta, d.Delta)
+	orDefault(&c.Quantiles, d.Quantiles)
+	orDefault(&c.DataDir, d.DataDir)
+	orDefault(&c.DataBins, d.DataBins)
+	orDefault(&c.HLDraws, d.HLDraws)
+	orDefaults(&c.Epsilons, d.Epsilons)
+	orDefaults(&c.Lambdas, d.Lambdas)
+	orDefaults(&c.Sizes, d.Sizes)
+	orDefaults(&c.Mechanisms, d.Mechanisms)
+	orDefaults(&c.HLSizes, d.HLSizes)
+	orDefaults(&c.HLEpsilons, d.HLEpsilons)
 	return c
+}
+
+// orDefault sets *v to d when it is the zero value.
+func orDefault[T comparable](v *T, d T) {
+	var zero T
+	if *v == zero {
+		*v = d
+	}
+}
+
+// orDefaults sets *v to d when it is nil.
+func orDefaults[S ~[]E, E any](v *S, d S) {
+	if *v == nil {
+		*v = d
+	}
 }
 
 // An experiment computes one figure.
@@ -130,10 +137,11 @@ var experiments = []experiment{
 	{"fig5", "ROC area error vs ε on Bank, per smoothing (dp-ecdf Fig. 5)", one(Fig5)},
 	{"fig6", "Hosmer–Lemeshow relative MSE vs ε on Bank, paper and joint allocations (dp-ecdf Fig. 6)", one(Fig6)},
 	{"fig7", "smoothing time vs N, absolute and relative to pointwise l2 (dp-ecdf Fig. 7)", Fig7},
-	{"hl-typeI", "Hosmer–Lemeshow type-I error and power at α = 0.05 vs ε, grid and paper plans, 2 servers: noise-aware vs naive vs non-private (issue 15)", HLTypeI},
+	{"hl-typeI", "Hosmer–Lemeshow type-I error and power at α = 0.05 vs ε, grid and paper plans, n = 10⁴ and 10⁵, 2 servers: noise-aware vs naive vs non-private (issue 15)", HLTypeI},
+	{"hl-simulate", "rejection rate at α = 0.05 of `fedecdf simulate` runs on calibrated data, n = 10⁴ and 10⁵ (issue 15's done-when)", one(HLSimulate)},
 	{"fig10", "Hosmer–Lemeshow relative MSE vs ε on Diabetes (dp-ecdf Fig. 10)", one(Fig10)},
 	{"roc-accuracy", "ROC area and AUC error vs ε of the private ROC estimators on Bank (all rows) and synthetic probabilities, both relations (issue 18)", RocAccuracy},
-	{"ci-coverage", "coverage of the ECDF band, quantile and AUC 95 % intervals vs ε, n = 10⁴ (issue 15)", one(CICoverage)},
+	{"ci-coverage", "coverage of the ECDF band, quantile and AUC 95 % intervals and the ROC band vs ε, n = 10⁴ and 10⁵ (issue 15)", CICoverage},
 }
 
 // one adapts an experiment that computes a single figure.

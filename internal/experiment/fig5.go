@@ -109,11 +109,12 @@ func exactROC(parties []*party.Party, bins int) (analysis.Curve, error) {
 
 // rocAreaErrors reads the ROC release rel at every bin and returns, for
 // each smoothing method, the area between exact and the smoothed private
-// ROC curve (analysis.NewROC: class totals clamped by its one rule).
+// ROC curve (analysis.NewROC: class totals clamped by its one rule),
+// without its intervals (the figure does not show them).
 func rocAreaErrors(ctx context.Context, u aggregation.UStat, rel *aggregation.Release, exact analysis.Curve) ([]float64, error) {
 	areas := make([]float64, len(smoothingMethods))
 	for k, method := range smoothingMethods {
-		r, err := analysis.QueryROC(ctx, u, rel, analysis.AllPrefixes(rel.Spec.Mechanism.Bins), method)
+		r, err := analysis.QueryROC(ctx, u, rel, analysis.AllPrefixes(rel.Spec.Mechanism.Bins), method, 0)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", method, err)
 		}

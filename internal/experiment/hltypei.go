@@ -26,27 +26,27 @@ const (
 	hlMechanism                = "kary"
 )
 
-// hlSetup is what HLTypeI measures: n instances per data set, B
+// hlSetup is what HLTypeI measures: data sets of each size n, B
 // bootstrap draws per test, the ε axis and the Hosmer–Lemeshow plans
 // (analysis.HosmerPlan names; "grid" is simulate's default, the roc
 // allocation). Tests use a tiny one.
 type hlSetup struct {
-	n, draws int
+	sizes    []int
+	draws    int
 	epsilons []float64
 	plans    []string
 }
 
-var hlDefault = hlSetup{n: 10000, draws: 100, epsilons: []float64{0.5, 1, 2}, plans: []string{"grid", "paper"}}
-
 // hlModels are the true positive rates given the model's p: calibrated,
-// then two mild miscalibrations at which the tests' powers differ
-// (issue 15; min(1, 1.3p) and p^0.7 are rejected by every test at
-// n = 10⁴, ε = 1).
+// the two miscalibrations of issue 15, then two milder ones at which the
+// tests' powers differ.
 var hlModels = []struct {
 	name string
 	rate func(p float64) float64
 }{
 	{"calibrated: y ~ Bernoulli(p)", func(p float64) float64 { return p }},
+	{"y ~ Bernoulli(min(1, 1.3p))", func(p float64) float64 { return min(1, 1.3*p) }},
+	{"y ~ Bernoulli(p^0.7)", func(p float64) float64 { return math.Pow(p, 0.7) }},
 	{"y ~ Bernoulli(min(1, 1.05p))", func(p float64) float64 { return min(1, 1.05*p) }},
 	{"y ~ Bernoulli(p^0.9)", func(p float64) float64 { return math.Pow(p, 0.9) }},
 }
@@ -55,17 +55,20 @@ var hlModels = []struct {
 var hlTests = []string{"noise-aware (bootstrap)", "naive χ² on private H", "non-private χ²"}
 
 // HLTypeI measures the Hosmer–Lemeshow tests at α = 0.05 over cfg.Runs
-// data sets per model: p ~ Beta(2, 5), y drawn by each of hlModels; for
-// each data set, each plan and each ε, one release through two servers
-// (twoServers: each adds its own full-scale draw, as simulate's do) and
-// the rejection (type-I error on the calibrated model, power on the
-// others) of the noise-aware test (hosmer.Plan.NullTest, B draws), of
-// the naive χ²_{G−2} on the private H, and of the non-private textbook
-// test (χ²_{G−2} on the exact groups, the same for every ε and plan: the
-// design is paired), with binomial standard errors. One figure per
-// plan ("hl-typeI" for grid, "hl-typeI-paper"), ε on the x axis.
+// data sets per model and size n (cfg.HLSizes): p ~ Beta(2, 5), y drawn
+// by each of hlModels; for each data set, each plan and each ε
+// (cfg.HLEpsilons), one release through two servers (twoServers: each
+// adds its own full-scale draw, as simulate's do) and the rejection
+// (type-I error on the calibrated model, power on the others) of the
+// noise-aware test (hosmer.Plan.NullTest, B = cfg.HLDraws), of the naive
+// χ²_{G−2} on the private H, and of the non-private textbook test
+// (χ²_{G−2} on the exact groups, the same for every ε and plan: the
+// design is paired), with binomial standard errors. One figure per plan
+// and n ("hl-typeI" for grid at n = 10⁴, "hl-typeI-paper", and
+// "-n100000" appended for other sizes), ε on the x axis.
 func HLTypeI(ctx context.Context, cfg Config) ([]*Figure, error) {
-	return hlTypeI(ctx, cfg, hlDefault)
+	cfg = cfg.withDefaults()
+	return hlTypeI(ctx, cfg, hlSetup{sizes: cfg.HLSizes, draws: cfg.HLDraws, epsilons: cfg.HLEpsilons, plans: []string{"grid", "paper"}})
 }
 
 func hlTypeI(ctx context.Context, cfg Config, s hlSetup) ([]*Figure, error) {
@@ -84,19 +87,32 @@ func hlTypeI(ctx context.Context, cfg Config, s hlSetup) ([]*Figure, error) {
 			plans = append(plans, pl)
 		}
 	}
-	// rejected[m][k][t]: data sets of model m whose test t rejects at
-	// setting k (plan-major, then ε).
-	rejected := make([][][3]int, len(hlModels))
 	pr := progress{cfg.Progress}
-	pr.start("hl-typeI", len(hlModels)*cfg.Runs)
+	pr.start("hl-typeI", len(s.sizes)*len(hlModels)*cfg.Runs)
 	defer pr.finish()
+	var figs []*Figure
+	for si, n := range s.sizes {
+		rejected, err := hlRejections(ctx, cfg, g, s, n, uint64(si), plans, pr)
+		if err != nil {
+			return nil, fmt.Errorf("n = %d: %w", n, err)
+		}
+		figs = append(figs, hlFigures(cfg, s, n, rejected)...)
+	}
+	return figs, nil
+}
+
+// hlRejections returns rejected[m][k][t]: the data sets of size n of
+// model m whose test t rejects at setting k (plan-major, then ε).
+func hlRejections(ctx context.Context, cfg Config, g *ecdf.Grid, s hlSetup, n int, si uint64, plans []*hosmer.Plan, pr progress) ([][][3]int, error) {
+	rejected := make([][][3]int, len(hlModels))
 	for m, model := range hlModels {
 		rejected[m] = make([][3]int, len(plans))
 		for run := range cfg.Runs {
 			// Each data set has its own stream: the result does not
 			// depend on the order of the runs.
-			r := rand.New(rand.NewPCG(cfg.Seed, uint64(15+m*cfg.Runs+run)<<8))
-			rej, err := hlRun(ctx, r, g, s, model.rate, plans, uint64(m*cfg.Runs+run))
+			id := uint64(m*cfg.Runs + run)
+			r := rand.New(rand.NewPCG(cfg.Seed+si<<32, (15+id)<<8))
+			rej, err := hlRun(ctx, r, g, n, s.draws, model.rate, plans, si<<40|id)
 			if err != nil {
 				return nil, fmt.Errorf("%s, data set %d: %w", model.name, run+1, err)
 			}
@@ -110,13 +126,22 @@ func hlTypeI(ctx context.Context, cfg Config, s hlSetup) ([]*Figure, error) {
 			pr.add()
 		}
 	}
+	return rejected, nil
+}
+
+// hlFigures returns one figure per plan of the rejection counts of
+// data sets of size n.
+func hlFigures(cfg Config, s hlSetup, n int, rejected [][][3]int) []*Figure {
 	var figs []*Figure
 	for pi, name := range s.plans {
 		id := "hl-typeI"
 		if name != "grid" {
 			id += "-" + name
 		}
-		fig := &Figure{ID: id, Title: fmt.Sprintf("Hosmer–Lemeshow rejection rate at α = %g, %s plan, n = %d, %s, N = %d, %d servers, B = %d", hlAlpha, name, s.n, hlMechanism, hlBins, hlServers, s.draws),
+		if n != 10000 {
+			id += fmt.Sprintf("-n%d", n)
+		}
+		fig := &Figure{ID: id, Title: fmt.Sprintf("Hosmer–Lemeshow rejection rate at α = %g, %s plan, n = %d, %s, N = %d, %d servers, B = %d", hlAlpha, name, n, hlMechanism, hlBins, hlServers, s.draws),
 			XLabel: "ε", YLabel: "rejection rate", LogX: true, Runs: cfg.Runs}
 		for m, model := range hlModels {
 			for t, test := range hlTests {
@@ -136,14 +161,15 @@ func hlTypeI(ctx context.Context, cfg Config, s hlSetup) ([]*Figure, error) {
 			"an undefined private H counts as a rejection by neither private test")
 		figs = append(figs, fig)
 	}
-	return figs, nil
+	return figs
 }
 
-// hlRun draws one data set of s.n instances and says, for each plan,
-// which of the three tests reject.
-func hlRun(ctx context.Context, r *rand.Rand, g *ecdf.Grid, s hlSetup, rate func(float64) float64, plans []*hosmer.Plan, seed uint64) ([][3]bool, error) {
+// hlRun draws one data set of n instances and says, for each plan,
+// which of the three tests reject (the noise-aware one with draws
+// bootstrap draws).
+func hlRun(ctx context.Context, r *rand.Rand, g *ecdf.Grid, n, draws int, rate func(float64) float64, plans []*hosmer.Plan, seed uint64) ([][3]bool, error) {
 	out := make([][3]bool, len(plans))
-	parties := make([]*party.Party, s.n)
+	parties := make([]*party.Party, n)
 	for j := range parties {
 		p := beta25(r)
 		y := 0
@@ -161,7 +187,7 @@ func hlRun(ctx context.Context, r *rand.Rand, g *ecdf.Grid, s hlSetup, rate func
 		return nil, err
 	}
 	u := &twoServers{Curator: c, extra: map[payload.ReleaseID]map[aggregation.Component]mechanism.Release{}}
-	bins, labels, probs := make([]int, s.n), make([]int, s.n), make([]float64, s.n)
+	bins, labels, probs := make([]int, n), make([]int, n), make([]float64, n)
 	for k, p := range parties {
 		bins[k], labels[k] = p.Bin(), int(p.Payload(aggregation.Label))
 		probs[k] = float64(p.Payload(aggregation.Probability)) / aggregation.Probability.Scale()
@@ -175,7 +201,7 @@ func hlRun(ctx context.Context, r *rand.Rand, g *ecdf.Grid, s hlSetup, rate func
 		if err != nil {
 			return nil, err
 		}
-		h, err := analysis.RunHosmer(ctx, u, pl, rels, g, "l2", analysis.HosmerConfig(hlBins, s.n, 0), analysis.Bootstrap{Draws: s.draws, Seed: seed<<8 | uint64(k)})
+		h, err := analysis.RunHosmer(ctx, u, pl, rels, g, "l2", analysis.HosmerConfig(hlBins, n, 0), analysis.Bootstrap{Draws: draws, Seed: seed<<8 | uint64(k)})
 		if err != nil {
 			return nil, err
 		}

@@ -15,12 +15,12 @@ import (
 // plan, three tests per model, the non-private test identical across
 // plans (same data sets), rates in [0, 1].
 func TestHLTypeIShape(t *testing.T) {
-	s := hlSetup{n: 1500, draws: 9, epsilons: []float64{1, 4}, plans: []string{"grid", "paper"}}
+	s := hlSetup{sizes: []int{1500}, draws: 9, epsilons: []float64{1, 4}, plans: []string{"grid", "paper"}}
 	figs, err := hlTypeI(context.Background(), Config{Runs: 2, Seed: 3}, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(figs) != 2 || figs[0].ID != "hl-typeI" || figs[1].ID != "hl-typeI-paper" {
+	if len(figs) != 2 || figs[0].ID != "hl-typeI-n1500" || figs[1].ID != "hl-typeI-paper-n1500" {
 		t.Fatalf("figures %v", figs)
 	}
 	for _, f := range figs {

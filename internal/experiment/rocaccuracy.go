@@ -88,9 +88,6 @@ func RocAccuracy(ctx context.Context, cfg Config) ([]*Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	saved := analysis.IntervalDraws
-	analysis.IntervalDraws = 0
-	defer func() { analysis.IntervalDraws = saved }()
 	var dataNotes []string
 	for _, d := range sets {
 		var npos int
@@ -151,7 +148,7 @@ func rocAccuracySeries(ctx context.Context, d rocScores, rel mechanism.Relation,
 			if err := ctx.Err(); err != nil {
 				return area, auc, nil, err
 			}
-			c, err := analysis.NewROC(ciResult(r, aggregation.Label, pos, rng), ciResult(r, aggregation.NotLabel, neg, rng), m.smoothing)
+			c, err := analysis.NewROC(ciResult(r, aggregation.Label, pos, rng), ciResult(r, aggregation.NotLabel, neg, rng), m.smoothing, 0)
 			if err != nil {
 				return area, auc, nil, err
 			}
@@ -193,7 +190,7 @@ func rocAccuracyNote(name string, d rocScores, rel mechanism.Relation, m rocMeth
 	if err != nil {
 		return "", err
 	}
-	c, err := analysis.NewROC(exactResult(exact, aggregation.Label, pos), exactResult(exact, aggregation.NotLabel, neg), "none")
+	c, err := analysis.NewROC(exactResult(exact, aggregation.Label, pos), exactResult(exact, aggregation.NotLabel, neg), "none", 0)
 	if err != nil {
 		return "", err
 	}

@@ -153,10 +153,21 @@ func (c *Chart) Save(path string) error {
 	if c.YMax > c.YMin {
 		p.Y.Min, p.Y.Max = c.YMin, c.YMax
 	}
+	widenLogRange(&p.X, c.LogX)
+	widenLogRange(&p.Y, c.LogY)
 	if err := p.Save(6*vg.Inch, 4*vg.Inch, path); err != nil {
 		return fmt.Errorf("chart %q: %w", c.Title, err)
 	}
 	return nil
+}
+
+// widenLogRange widens the range of a log axis holding a single value v
+// (e.g. a figure of one ε) to [v/2, 2v]: a log axis of zero width has no
+// ticks.
+func widenLogRange(a *plot.Axis, log bool) {
+	if log && a.Min == a.Max && a.Min > 0 {
+		a.Min, a.Max = a.Min/2, a.Max*2
+	}
 }
 
 // add draws s on p; points that a log axis cannot show are left out.

@@ -87,3 +87,12 @@ func TestTickLabelsPlain(t *testing.T) {
 		}
 	}
 }
+
+// A log axis holding one value (a figure of a single ε) is drawn, not a
+// panic.
+func TestSaveSingleValueLogAxis(t *testing.T) {
+	c := &Chart{Title: "t", LogX: true, LogY: true, Series: []Series{{Name: "a", X: []float64{1}, Y: []float64{0.95}, StdErr: []float64{0.01}}}}
+	if err := c.Save(filepath.Join(t.TempDir(), "c.png")); err != nil {
+		t.Fatal(err)
+	}
+}
