@@ -205,20 +205,23 @@ func firstAtLeast(f []float64, p float64) (int, bool) {
 	return 0, false
 }
 
-// ROCBand is a pointwise 95 % confidence band of the ROC curve (JSON
-// schema in docs/json.md): at each false positive rate FPR[j] of a fixed
-// grid, [Lower[j], Upper[j]] is an interval for the TPR there of the
-// data set's own binned ROC curve, given the DP noise (rocIntervals).
+// ROCBand is a simultaneous 95 % confidence band of the ROC curve (JSON
+// schema in docs/json.md): on a fixed grid of false positive rates
+// FPR[j], the band [Lower[j], Upper[j]] holds the TPR of the data set's
+// own binned ROC curve at every FPR[j] at once with probability about
+// 95 %, given the DP noise (rocIntervals).
 type ROCBand struct {
 	FPR   []float64 `json:"fpr"`
 	Lower []float64 `json:"lower"`
 	Upper []float64 `json:"upper"`
+	// Critical is c: the band is the bias-corrected TPR ± c·s_j.
+	Critical float64 `json:"critical"`
 	// Draws is the number of Monte-Carlo draws behind the band.
 	Draws int `json:"draws"`
 }
 
 // Legend names the band in a chart's legend.
-func (b *ROCBand) Legend() string { return "pointwise 95 % band (DP noise)" }
+func (b *ROCBand) Legend() string { return "simultaneous 95 % band (DP noise)" }
 
 // Edges returns the band's FPR grid and its lower and upper TPR, none
 // for a nil band (a result built without interval draws).
@@ -259,17 +262,16 @@ const rocBandPoints = 101
 // and a shift of AUC* from AUC, e.g. by clamping or smoothing, is
 // subtracted rather than repeated).
 //
-// The ROC band is the same basic bootstrap, pointwise, on the same
-// curves: at each FPR x of the grid 0, 0.01, …, 1 the bootstrap curves'
-// TPR*(x) (roc.Curve.TPRAt) give q_lo, q_hi and the interval
-// [2·TPR(x) − q_hi, 2·TPR(x) − q_lo] clipped to [0, 1]. Each interval
-// holds the data set's TPR at its x with probability about 95 % when the
-// noise is small against the class totals (the basic bootstrap is a
-// first-order approximation: re-noised curves stand for the noisy one
-// about the truth); it undercovers where the noise is large against the
-// class totals and, less, where the curve is steep, since there a small
-// noise in the FPR moves the TPR a lot (EXPERIMENTS.md). The band as a
-// whole is not simultaneous.
+// The ROC band comes from the same bootstrap curves: at each FPR x of
+// the grid 0, 0.01, …, 1 their TPR*(x) (roc.Curve.TPRAt) give the
+// deviation's mean m (subtracted, as the basic bootstrap does) and s.d.
+// s, and the band TPR(x) − m ± c·s takes c from the bootstrap
+// distribution of the largest standardised deviation over the grid (a
+// sup-t band, as the ECDF band's), so that it holds the whole curve at
+// once. A pointwise band (c = 1.96) undercovered where the curve is steep,
+// since there a small noise in the FPR moves the TPR a lot, and where the
+// noise is large against the class totals (EXPERIMENTS.md); the
+// simultaneous band is wider and holds each point with more than 95 %.
 //
 // For the population AUC, the sampling variance of the Hanley–McNeil
 // formula (Hanley & McNeil 1982, the DeLong variance under their
@@ -322,18 +324,39 @@ func rocIntervals(pos, neg *aggregation.Result, p, m []float64, fit *totalsFit, 
 	return own, population, newROCBand(c, fpr, tprs), nil
 }
 
-// newROCBand returns the basic bootstrap band of c at fpr from the
-// bootstrap curves' TPR* there (tprs[b][j]).
+// newROCBand returns the simultaneous bootstrap band of c at fpr from
+// the bootstrap curves' TPR* there (tprs[b][j]): with d_bj = TPR*_b(x_j)
+// − TPR(x_j), m_j and s_j their mean and standard deviation over the
+// draws, and c the 95 % quantile over the draws of max_j |d_bj − m_j|/s_j
+// (points with s_j = 0 left out), the band is TPR(x_j) − m_j ± c·s_j,
+// clipped to [0, 1].
 func newROCBand(c *roc.Curve, fpr []float64, tprs [][]float64) *ROCBand {
 	band := &ROCBand{FPR: fpr, Lower: make([]float64, len(fpr)), Upper: make([]float64, len(fpr)), Draws: len(tprs)}
 	t := tprGrid(c, fpr)
-	col := make([]float64, len(tprs))
+	mean, sd := make([]float64, len(fpr)), make([]float64, len(fpr))
 	for j := range fpr {
-		for b := range tprs {
-			col[b] = tprs[b][j]
+		for _, d := range tprs {
+			mean[j] += d[j] - t[j]
 		}
-		lo, hi := quantiles95(col)
-		band.Lower[j], band.Upper[j] = clip01(2*t[j]-hi), clip01(2*t[j]-lo)
+		mean[j] /= float64(len(tprs))
+		for _, d := range tprs {
+			sd[j] += (d[j] - t[j] - mean[j]) * (d[j] - t[j] - mean[j])
+		}
+		sd[j] = math.Sqrt(sd[j] / float64(max(len(tprs)-1, 1)))
+	}
+	worst := make([]float64, len(tprs))
+	for b, d := range tprs {
+		for j := range fpr {
+			if sd[j] > 0 {
+				worst[b] = max(worst[b], math.Abs(d[j]-t[j]-mean[j])/sd[j])
+			}
+		}
+	}
+	_, crit := quantiles95(worst)
+	band.Critical = crit
+	for j := range fpr {
+		centre := t[j] - mean[j]
+		band.Lower[j], band.Upper[j] = clip01(centre-crit*sd[j]), clip01(centre+crit*sd[j])
 	}
 	return band
 }

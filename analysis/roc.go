@@ -63,7 +63,7 @@ type ROC struct {
 	// when built with no interval draws.
 	AUCCI95           *[2]float64 `json:"auc_ci95,omitempty"`
 	AUCCI95Population *[2]float64 `json:"auc_ci95_population,omitempty"`
-	// Band95 is the pointwise 95 % band of the data set's ROC curve on
+	// Band95 is the simultaneous 95 % band of the data set's ROC curve on
 	// an FPR grid (rocIntervals), from the same bootstrap; absent
 	// without interval draws.
 	Band95 *ROCBand `json:"band95,omitempty"`

@@ -45,7 +45,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, x := range analysis.BandFPRs {
 		if fpr, lo, hi, ok := r.ROC.Band95.At(x); ok {
 			t := r.True.ROC.TPRAt(fpr)
-			p("	TPR at FPR %.2f: true %.4f, %s %.4f, pointwise 95 %% band [%.4f, %.4f] (holds the true: %s)\n", fpr, t, r.privateCurve(), r.ROC.TPRAt(fpr), lo, hi, yesNo(lo <= t && t <= hi))
+			p("	TPR at FPR %.2f: true %.4f, %s %.4f, simultaneous 95 %% band [%.4f, %.4f] (holds the true: %s)\n", fpr, t, r.privateCurve(), r.ROC.TPRAt(fpr), lo, hi, yesNo(lo <= t && t <= hi))
 		}
 	}
 	if h := r.Hosmer; h != nil && h.Undefined != "" {

@@ -86,7 +86,7 @@ restarts): no budget is spent and the result is the one first read.
 the grid plan's test on it: the Hosmer–Lemeshow test comes free with the
 ROC curve. Smoothing and quantiles are post-processing. --out DIR writes the result
 as JSON (ecdf.json, roc.json, pr.json or hosmer.json) and, for roc, roc.png
-(the curves over their pointwise 95 % band) and, for hosmer, calibration.png
+(the curves over their simultaneous 95 % band) and, for hosmer, calibration.png
 (observed against expected positive rate per group).`
 
 // newQueryCommand builds the "query" command.
@@ -330,7 +330,7 @@ func (q *queryFlags) roc(cmd *cobra.Command, a *deploy.Analyst, stat string, id 
 		fmt.Fprintf(w, "AUC %s (curves smoothed by %s)\n", aucText(r.ROC), r.Smoothing)
 		for _, x := range analysis.BandFPRs {
 			if fpr, lo, hi, ok := r.Band95.At(x); ok {
-				fmt.Fprintf(w, "TPR at FPR %.2f: %.4f, pointwise 95 %% band [%.4f, %.4f] given the DP noise\n", fpr, r.TPRAt(fpr), lo, hi)
+				fmt.Fprintf(w, "TPR at FPR %.2f: %.4f, simultaneous 95 %% band [%.4f, %.4f] given the DP noise\n", fpr, r.TPRAt(fpr), lo, hi)
 			}
 		}
 		fmt.Fprintln(w)
@@ -345,7 +345,7 @@ func (q *queryFlags) roc(cmd *cobra.Command, a *deploy.Analyst, stat string, id 
 }
 
 // rocChart draws the raw and smoothed private ROC curves of r over their
-// pointwise 95 % band.
+// simultaneous 95 % band.
 func rocChart(r *deploy.ROC) *plot.Chart {
 	title := fmt.Sprintf("ROC, dataset %q, n = %d, %s, ε = %.6g", r.Dataset, r.N, r.Mechanism, r.Epsilon)
 	return plot.ROCChart(title, r.Band95,
