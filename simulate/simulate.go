@@ -240,7 +240,7 @@ func newAESBound(nsPerBlock float64, n, bins int) (*AESBound, error) {
 // first phase and one after the upload, so that a shared machine's load
 // in the meantime weighs on the bound as on the work it bounds.
 func aesNsPerBlock() float64 {
-	return bench.AESCTRNsPerBlock(bench.ProcessCPU, 100*time.Millisecond)
+	return bench.AESCTRNsPerBlock(bench.ProcessCPU, 10*time.Millisecond)
 }
 
 // compare sets CPUSeconds and Ratio from the phases' CPU times.

@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/spf13/cobra"
 )
 
@@ -98,7 +100,7 @@ func TestIntervalDrawsFlag(t *testing.T) {
 		t.Errorf("--interval-draws -1: %v", err)
 	}
 	for name, cmd := range map[string]*cobra.Command{"ecdf": newECDFCommand(), "simulate": newSimulateCommand(), "query": newQueryCommand()} {
-		if f := cmd.Flags().Lookup("interval-draws"); f == nil || f.DefValue != "1000" {
+		if f := cmd.Flags().Lookup("interval-draws"); f == nil || f.DefValue != strconv.Itoa(analysis.DefaultIntervalDraws) {
 			t.Errorf("%s --interval-draws: %+v", name, f)
 		}
 	}
