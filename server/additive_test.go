@@ -154,7 +154,7 @@ func TestCorruptLeaderCannotDifferenceTwoBatches(t *testing.T) {
 
 	open := l.open(prefixes)
 	forged := &protocol.Shares{Dataset: "d", Query: open.Query, Batch: open.Digest(), Report: victim.ReportID(), Values: make([]uint64, len(prefixes))}
-	if _, err := l.helper.handle(context.Background(), "leader", protocol.Encode(forged)); !errors.Is(err, ErrWrongSender) {
+	if _, err := l.helper.handle(context.Background(), "leader", forged); !errors.Is(err, ErrWrongSender) {
 		t.Errorf("the leader's forged share of the victim: error %v, want ErrWrongSender", err)
 	}
 	helper2, sum2 := l.answer(rel, open)
@@ -259,7 +259,7 @@ func TestShareIntake(t *testing.T) {
 			{"enrolment again from its own peer", self, &protocol.Upload{Dataset: "d", Report: victim.ReportID()}, nil, true},
 		} {
 			t.Run(string(s.server)+"/"+tc.name, func(t *testing.T) {
-				resp, err := s.srv.handle(ctx, tc.from, protocol.Encode(tc.msg))
+				resp, err := s.srv.handle(ctx, tc.from, tc.msg)
 				if tc.want != nil {
 					if !errors.Is(err, tc.want) {
 						t.Fatalf("error %v, want %v", err, tc.want)

@@ -292,18 +292,25 @@ func checkDataset(d Dataset) error {
 
 // Handle answers one encoded request; it is the server's transport.Handler.
 func (s *Server) Handle(ctx context.Context, from transport.PeerID, req []byte) []byte {
-	resp, err := s.handle(ctx, from, req)
-	if err != nil {
-		resp = &protocol.Error{Text: err.Error()}
-	}
-	return protocol.Encode(resp)
-}
-
-func (s *Server) handle(ctx context.Context, from transport.PeerID, req []byte) (protocol.Message, error) {
 	msg, err := protocol.Decode(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s: malformed request: %w", s.cfg.Role, err)
+		return protocol.Encode(&protocol.Error{Text: fmt.Sprintf("%s: malformed request: %v", s.cfg.Role, err)})
 	}
+	return protocol.Encode(s.HandleMessage(ctx, from, msg))
+}
+
+// HandleMessage answers one decoded request as Handle answers an encoded
+// one, for a caller that has decoded it already; a refusal is a
+// *protocol.Error.
+func (s *Server) HandleMessage(ctx context.Context, from transport.PeerID, msg protocol.Message) protocol.Message {
+	resp, err := s.handle(ctx, from, msg)
+	if err != nil {
+		return &protocol.Error{Text: err.Error()}
+	}
+	return resp
+}
+
+func (s *Server) handle(ctx context.Context, from transport.PeerID, msg protocol.Message) (protocol.Message, error) {
 	if err := s.manifestAgreed(msg); err != nil {
 		return nil, err
 	}

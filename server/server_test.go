@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"path/filepath"
@@ -324,4 +325,41 @@ func TestHelperAnswersOnlyTheLeader(t *testing.T) {
 	if !errors.Is(err, ErrNotLeader) {
 		t.Fatalf("release request from a stranger: %v", err)
 	}
+}
+
+// TestHandleMessageAnswersAsHandle: the decoded entry point gives the
+// encoded one's reply, for an accepted request and for refusals.
+func TestHandleMessageAnswersAsHandle(t *testing.T) {
+	p := newPair(t, DCF, 4, 1, nil)
+	for _, tc := range []struct {
+		name string
+		msg  protocol.Message
+	}{
+		{"digest exchange", &protocol.ManifestDigest{Fields: testManifest}},
+		{"not a request", &protocol.Ack{}},
+		{"unknown dataset", &protocol.StatusRequest{Dataset: "nope"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := p.helper.Handle(context.Background(), "leader", protocol.Encode(tc.msg))
+			if got := protocol.Encode(p.helper.HandleMessage(context.Background(), "leader", tc.msg)); !bytes.Equal(got, want) {
+				t.Errorf("HandleMessage replies %x, Handle %x", got, want)
+			}
+		})
+	}
+	if r := p.helper.Handle(context.Background(), "leader", []byte{0xff}); !strings.Contains(describeReply(t, r), "malformed request") {
+		t.Errorf("a malformed request: %s", describeReply(t, r))
+	}
+}
+
+// describeReply returns a reply's error text, or "ok".
+func describeReply(t *testing.T, resp []byte) string {
+	t.Helper()
+	msg, err := protocol.Decode(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, ok := msg.(*protocol.Error); ok {
+		return e.Text
+	}
+	return "ok"
 }

@@ -374,26 +374,26 @@ func (s *Server) handleReport(ctx context.Context, from transport.PeerID, req []
 	if !ok {
 		return s.refuseReport(from, "", fmt.Sprintf("%T is not a report", msg))
 	}
-	resp := s.srv.Handle(ctx, from, req)
-	ack, err := protocol.Decode(resp)
-	if _, isAck := ack.(*protocol.Ack); err != nil || !isAck {
+	reply := s.srv.HandleMessage(ctx, from, up)
+	ack, isAck := reply.(*protocol.Ack)
+	if !isAck {
 		s.counters.rejected.Add(1)
-		s.log.Warn("report refused", "from", from, "report", up.Report.String(), "reason", describe(resp))
-		return resp
+		s.log.Warn("report refused", "from", from, "report", up.Report.String(), "reason", describeMessage(reply))
+		return protocol.Encode(reply)
 	}
 	if err := s.store.PutReport(up.Dataset, up.Report, req); err != nil {
 		s.counters.rejected.Add(1)
 		s.log.Error("could not persist a report", "report", up.Report.String(), "err", err)
 		return errorResponse("%s: report %v not stored: %v", s.name, up.Report, err)
 	}
-	dup := ack.(*protocol.Ack).Duplicate
+	dup := ack.Duplicate
 	if dup {
 		s.counters.duplicates.Add(1)
 	} else {
 		s.counters.accepted.Add(1)
 	}
 	s.log.Debug("report accepted", "from", from, "report", up.Report.String(), "duplicate", dup)
-	return resp
+	return protocol.Encode(reply)
 }
 
 // refuseReport counts and logs a refused upload and returns the refusal.
@@ -481,6 +481,11 @@ func describe(resp []byte) string {
 	if err != nil {
 		return "malformed"
 	}
+	return describeMessage(msg)
+}
+
+// describeMessage is describe for a decoded reply.
+func describeMessage(msg protocol.Message) string {
 	if e, ok := msg.(*protocol.Error); ok {
 		return e.Text
 	}
