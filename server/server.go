@@ -334,12 +334,12 @@ func (s *Server) handle(ctx context.Context, from transport.PeerID, msg protocol
 	case *protocol.Upload:
 		return s.upload(from, m)
 	case *protocol.Prepare:
-		if err := s.fromLeader(from, "verification"); err != nil {
+		if err := s.fromLeaderToHelper(from, "verification"); err != nil {
 			return nil, err
 		}
 		return s.prepared(m)
 	case *protocol.Decide:
-		if err := s.fromLeader(from, "verification"); err != nil {
+		if err := s.fromLeaderToHelper(from, "verification"); err != nil {
 			return nil, err
 		}
 		return s.decided(m)
@@ -366,6 +366,16 @@ func (s *Server) fromLeader(from transport.PeerID, what string) error {
 		return fmt.Errorf("helper: %s from %q refused: %w (%q)", what, from, ErrNotLeader, s.cfg.Peer)
 	}
 	return nil
+}
+
+// fromLeaderToHelper checks that a request only the leader sends the
+// helper comes from the leader to the helper: the leader refuses it from
+// anyone, since nobody else drives it.
+func (s *Server) fromLeaderToHelper(from transport.PeerID, what string) error {
+	if s.cfg.Role == Leader {
+		return fmt.Errorf("leader: %s from %q refused: %w, to the helper", what, from, ErrNotLeader)
+	}
+	return s.fromLeader(from, what)
 }
 
 // upload accepts a report; a duplicate report ID is dropped. A DCF

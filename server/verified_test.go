@@ -227,17 +227,21 @@ func TestLostVerificationReplies(t *testing.T) {
 	}
 }
 
-// TestVerificationOnlyFromTheLeader: the helper takes verification
-// messages from the leader only, so nobody else can decide its reports.
+// TestVerificationOnlyFromTheLeader plays an analyst or party sending
+// verification messages: the helper takes them from the leader only, and
+// the leader from nobody, so nobody else can decide a report at either
+// server (a report decided at one server only would count at one).
 func TestVerificationOnlyFromTheLeader(t *testing.T) {
 	p := newPair(t, Additive, 1<<50, 1, nil)
 	id := p.uploadVerified(t, 0.5)
-	for _, m := range []protocol.Message{
-		&protocol.Prepare{Dataset: "d", Items: []protocol.Item{{Report: id[0], Verdict: protocol.VerdictProof}}},
-		&protocol.Decide{Dataset: "d", Items: []protocol.Item{{Report: id[0], Verdict: protocol.VerdictProof}}},
-	} {
-		if _, err := protocol.Call[protocol.Message](context.Background(), p.net.Conn("mallory"), "helper", m); !errors.Is(err, ErrNotLeader) {
-			t.Errorf("%T from a stranger: %v, want %v", m, err, ErrNotLeader)
+	for _, to := range []transport.PeerID{"helper", "leader"} {
+		for _, m := range []protocol.Message{
+			&protocol.Prepare{Dataset: "d", Items: []protocol.Item{{Report: id[0], Verdict: protocol.VerdictProof}}},
+			&protocol.Decide{Dataset: "d", Items: []protocol.Item{{Report: id[0], Verdict: protocol.VerdictProof}}},
+		} {
+			if _, err := protocol.Call[protocol.Message](context.Background(), p.net.Conn("mallory"), to, m); !errors.Is(err, ErrNotLeader) {
+				t.Errorf("%T from a stranger to the %s: %v, want %v", m, to, err, ErrNotLeader)
+			}
 		}
 	}
 	if err := p.leader.Verify(context.Background()); err != nil {
