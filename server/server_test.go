@@ -39,7 +39,7 @@ var testVerifyKey = [32]byte{31: 7}
 
 // newPairOf returns a leader and a helper serving dataset d (named "d")
 // under the same manifest.
-func newPairOf(t *testing.T, d Dataset, leaderLedger ledger.Ledger) *pair {
+func newPairOf(t testing.TB, d Dataset, leaderLedger ledger.Ledger) *pair {
 	t.Helper()
 	if leaderLedger == nil {
 		leaderLedger = ledger.NewMemory()
