@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/cloudflare/circl/vdaf/prio3/arith/fp128"
 
@@ -20,7 +22,8 @@ const verifyBatch = 256
 // (see the package doc, "The additive backend").
 type verified struct {
 	scheme *verify.Scheme
-	srv    *verify.Server
+	srv    *verify.Server    // checks uploads (decoding only: safe for concurrent use)
+	pool   pool              // prepares and decides
 	agg    *verify.Aggregate // the accepted reports' output shares
 	// uploads holds the reports received and not yet decided (prepared
 	// ones too).
@@ -44,21 +47,54 @@ type tentative struct {
 }
 
 func newVerified(bins int, role Role, key [verify.KeySize]byte) (*verified, error) {
-	scheme, err := verify.New(bins)
-	if err != nil {
-		return nil, err
-	}
-	srv, err := scheme.NewServer(int(role), key)
-	if err != nil {
-		return nil, err
+	p := make(pool, runtime.GOMAXPROCS(0))
+	var scheme *verify.Scheme
+	var srv *verify.Server
+	for range cap(p) {
+		var err error
+		if scheme, err = verify.New(bins); err != nil {
+			return nil, err
+		}
+		if srv, err = scheme.NewServer(int(role), key); err != nil {
+			return nil, err
+		}
+		p <- srv
 	}
 	return &verified{
-		scheme: scheme, srv: srv, agg: scheme.NewAggregate(),
+		scheme: scheme, srv: srv, pool: p, agg: scheme.NewAggregate(),
 		uploads:   make(map[payload.ReportID]*protocol.Upload),
 		tentative: make(map[payload.ReportID]*tentative),
 		final:     make(map[payload.ReportID]protocol.Verdict),
 		rejected:  make(map[string]int),
 	}, nil
+}
+
+// pool holds one verify.Server per core: a verify.Server runs one
+// verification at a time (circl's Prio3 keeps one XOF state), and a
+// batch's reports are verified in parallel.
+type pool chan *verify.Server
+
+// each runs fn(srv, i) for i = 0, …, n−1 on the pool's servers, in
+// parallel, and returns when all are done.
+func (p pool) each(n int, fn func(srv *verify.Server, i int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(cap(p), n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			srv := <-p
+			defer func() { p <- srv }()
+			for i := range next {
+				fn(srv, i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
 
 // verdicts maps the rejection verdicts to verify's sentinel errors.
@@ -196,7 +232,7 @@ func (s *Server) verifyDataset(ctx context.Context, d *dataset) error {
 // pending preparations.
 type leaderBatch struct {
 	items   []protocol.Item
-	pending map[payload.ReportID]*verify.Pending
+	pending []*verify.Pending // of items[j]
 }
 
 // prepareBatch prepares up to verifyBatch held reports at the leader, in
@@ -214,12 +250,12 @@ func (s *Server) prepareBatch(d *dataset, skip map[payload.ReportID]bool) *leade
 		}
 	}
 	s.mu.Unlock()
-	b := &leaderBatch{pending: make(map[payload.ReportID]*verify.Pending)}
-	for _, m := range ups {
-		p, msg, err := v.srv.Prepare(m.Report, m.Public, m.Share)
-		b.items = append(b.items, protocol.Item{Report: m.Report, Verdict: verdictOf(err), Message: msg})
-		b.pending[m.Report] = p
-	}
+	b := &leaderBatch{items: make([]protocol.Item, len(ups)), pending: make([]*verify.Pending, len(ups))}
+	v.pool.each(len(ups), func(srv *verify.Server, j int) {
+		p, msg, err := srv.Prepare(ups[j].Report, ups[j].Public, ups[j].Share)
+		b.items[j] = protocol.Item{Report: ups[j].Report, Verdict: verdictOf(err), Message: msg}
+		b.pending[j] = p
+	})
 	return b
 }
 
@@ -235,8 +271,6 @@ func (s *Server) exchange(ctx context.Context, d *dataset, b *leaderBatch, missi
 	if len(resp.Items) != len(b.items) {
 		return fmt.Errorf("the helper answered %d items for %d reports", len(resp.Items), len(b.items))
 	}
-	verdicts := make([]protocol.Verdict, len(b.items))
-	outs := make([]*verify.Output, len(b.items))
 	for j, own := range b.items {
 		theirs := resp.Items[j]
 		switch {
@@ -244,14 +278,19 @@ func (s *Server) exchange(ctx context.Context, d *dataset, b *leaderBatch, missi
 			return fmt.Errorf("the helper answered report %v for report %v", theirs.Report, own.Report)
 		case theirs.Verdict == protocol.VerdictMissing:
 			missing[own.Report] = true
-			continue
-		}
-		verdicts[j] = firstRejection(own.Verdict, theirs.Verdict)
-		if verdicts[j] == protocol.VerdictOK {
-			outs[j], err = d.verified.srv.Finish(b.pending[own.Report], theirs.Message)
-			verdicts[j] = verdictOf(err)
 		}
 	}
+	verdicts := make([]protocol.Verdict, len(b.items))
+	outs := make([]*verify.Output, len(b.items))
+	d.verified.pool.each(len(b.items), func(srv *verify.Server, j int) {
+		theirs := resp.Items[j]
+		verdicts[j] = firstRejection(b.items[j].Verdict, theirs.Verdict)
+		if verdicts[j] == protocol.VerdictOK && !missing[theirs.Report] {
+			var err error
+			outs[j], err = srv.Finish(b.pending[j], theirs.Message)
+			verdicts[j] = verdictOf(err)
+		}
+	})
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for j, own := range b.items {
@@ -317,17 +356,18 @@ func (s *Server) prepared(m *protocol.Prepare) (protocol.Message, error) {
 		}
 	}
 	s.mu.Unlock()
-	fresh := make(map[int]*tentative, len(todo))
-	for j, up := range todo {
-		fresh[j] = v.prepareHelper(up, m.Items[j])
-	}
+	idx := slices.Sorted(maps.Keys(todo))
+	fresh := make([]*tentative, len(idx))
+	v.pool.each(len(idx), func(srv *verify.Server, k int) {
+		fresh[k] = prepareHelper(srv, todo[idx[k]], m.Items[idx[k]])
+	})
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for j, t := range fresh {
+	for k, t := range fresh {
 		if _, held := v.uploads[t.item.Report]; held {
 			v.tentative[t.item.Report] = t
 		}
-		resp.Items[j] = t.item
+		resp.Items[idx[k]] = t.item
 	}
 	return resp, nil
 }
@@ -354,12 +394,13 @@ func (v *verified) known(id payload.ReportID, answer *protocol.Item) *protocol.U
 	return up
 }
 
-// prepareHelper verifies up at the helper against the leader's item.
-func (v *verified) prepareHelper(up *protocol.Upload, theirs protocol.Item) *tentative {
-	p, msg, err := v.srv.Prepare(up.Report, up.Public, up.Share)
+// prepareHelper verifies up at the helper, on srv, against the leader's
+// item.
+func prepareHelper(srv *verify.Server, up *protocol.Upload, theirs protocol.Item) *tentative {
+	p, msg, err := srv.Prepare(up.Report, up.Public, up.Share)
 	t := &tentative{item: protocol.Item{Report: up.Report, Verdict: firstRejection(verdictOf(err), theirs.Verdict)}}
 	if t.item.Verdict == protocol.VerdictOK {
-		t.out, err = v.srv.Finish(p, theirs.Message)
+		t.out, err = srv.Finish(p, theirs.Message)
 		t.item.Verdict = verdictOf(err)
 	}
 	if t.item.Verdict == protocol.VerdictOK {

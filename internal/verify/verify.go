@@ -129,6 +129,9 @@ func (s *Scheme) EncodeAt(nonce [NonceSize]byte, bin int, label bool, rnd io.Rea
 // Server is one server's side of the verification: its index (0 leader,
 // 1 helper) and the verification key it shares with the other server and
 // keeps secret from parties.
+// It runs one Prepare or Finish at a time (circl's Prio3 keeps one XOF
+// state per Scheme): verify in parallel on Servers of separate Schemes.
+// Check is safe for concurrent use.
 type Server struct {
 	s   *Scheme
 	id  uint8
