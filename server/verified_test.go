@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -301,4 +302,55 @@ func TestVerifyWaitsForTheHelpersUploads(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.checkVerified(t, len(late)+2, map[string]int{})
+}
+
+// TestReplayedReportsCountOnce plays a party that re-sends an honest
+// party's report: under its own report ID it is a duplicate, counted
+// once; under another ID (another nonce) it does not verify, so no
+// report can be counted twice.
+func TestReplayedReportsCountOnce(t *testing.T) {
+	ctx := context.Background()
+	p := newPair(t, Additive, 1<<50, 1, nil)
+	honest := newParty(t, 0.3)
+	r, err := honest.VerifiedReport(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := party.UploadReport(ctx, p.servers, r); err != nil {
+		t.Fatal(err)
+	}
+	replays := []verify.Report{r, r}
+	replays[1].Nonce, _ = payload.NewID()
+	for _, again := range replays {
+		servers := p.servers
+		servers.Conn = p.net.Conn("mallory")
+		if err := party.UploadReport(ctx, servers, again); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.leader.Verify(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p.checkVerified(t, 1, map[string]int{"mismatch": 1})
+}
+
+// TestUploadCheckRejectsUndecodableShares: a report whose public share
+// does not decode is refused on upload as malformed, naming it, and
+// counted as rejected at both servers.
+func TestUploadCheckRejectsUndecodableShares(t *testing.T) {
+	ctx := context.Background()
+	p := newPair(t, Additive, 1<<50, 1, nil)
+	r, err := newParty(t, 0.3).VerifiedReport(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Public = r.Public[:10]
+	err = party.UploadReport(ctx, p.servers, r)
+	if !errors.Is(err, verify.ErrMalformed) || !strings.Contains(err.Error(), payload.ID(r.Nonce).String()) {
+		t.Fatalf("upload of a truncated public share: %v, want %v naming the report", err, verify.ErrMalformed)
+	}
+	if err := p.leader.Verify(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p.checkVerified(t, 0, map[string]int{"malformed": 1})
 }
