@@ -21,10 +21,9 @@ const verifyBatch = 256
 // verified is an additive dataset's verification state at one server
 // (see the package doc, "The additive backend").
 type verified struct {
-	scheme *verify.Scheme
-	srv    *verify.Server    // checks uploads (decoding only: safe for concurrent use)
-	pool   pool              // prepares and decides
-	agg    *verify.Aggregate // the accepted reports' output shares
+	srv  *verify.Server    // checks uploads (decoding only: safe for concurrent use)
+	pool pool              // prepares and decides
+	agg  *verify.Aggregate // the accepted reports' output shares
 	// uploads holds the reports received and not yet decided (prepared
 	// ones too).
 	uploads map[payload.ReportID]*protocol.Upload
@@ -46,6 +45,8 @@ type tentative struct {
 	out  *verify.Output
 }
 
+// newVerified returns the verification state of an additive dataset of
+// bins bins at the server of role, with the servers' shared key.
 func newVerified(bins int, role Role, key [verify.KeySize]byte) (*verified, error) {
 	p := make(pool, runtime.GOMAXPROCS(0))
 	var scheme *verify.Scheme
@@ -61,7 +62,7 @@ func newVerified(bins int, role Role, key [verify.KeySize]byte) (*verified, erro
 		p <- srv
 	}
 	return &verified{
-		scheme: scheme, srv: srv, pool: p, agg: scheme.NewAggregate(),
+		srv: srv, pool: p, agg: scheme.NewAggregate(),
 		uploads:   make(map[payload.ReportID]*protocol.Upload),
 		tentative: make(map[payload.ReportID]*tentative),
 		final:     make(map[payload.ReportID]protocol.Verdict),
@@ -138,9 +139,6 @@ func (v *verified) hold(role Role, m *protocol.Upload) (duplicate bool, err erro
 		return true, nil
 	}
 	if _, decided := v.final[m.Report]; decided {
-		return true, nil
-	}
-	if _, prepared := v.tentative[m.Report]; prepared {
 		return true, nil
 	}
 	if err := v.srv.Check(m.Public, m.Share); err != nil {
