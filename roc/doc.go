@@ -87,6 +87,23 @@
 // quantity derived from them — TPR/FPR at every threshold, AUC, the PR
 // curve — are post-processing and cost nothing more.
 //
+// # A partitioned release (measured, not implemented)
+//
+// Cut the grid into consecutive parts (bins 1..L₁, L₁+1..L₂, …) and
+// release each class vector's histogram over each part with its own
+// mechanism, every one at the vector's full add/remove ε, a prefix
+// beyond a part adding that part's released total. An instance lies in
+// one bin, so adding or removing it changes one part's histogram by
+// one instance and leaves the others' output laws unchanged: by
+// parallel composition each vector is still ε-DP under add/remove, and
+// the pair argument above (which needs only that) holds as before. It
+// lets the parts where the ROC area weighs the noise most — the lowest
+// scores, where the negatives crowd, and the highest — use a shallow
+// mechanism with less noise per prefix than one deep tree over the
+// whole grid. Experiment roc-accuracy simulates it with parts
+// [⌈N/6⌉, rest, ⌈N/6⌉] (EXPERIMENTS.md); a real one needs a mechanism
+// whose nodes have unequal variances.
+//
 // # The default estimator (issue 18)
 //
 // analysis.NewROC, which query roc, simulate and experiment share, adds
