@@ -100,7 +100,7 @@ type Release interface {
 }
 
 // Params selects and configures a mechanism. Name is one of "tree",
-// "kary", "cascade", "gaussian-tree", "auto" (see New); K is the arity
+// "kary", "cascade", "gaussian-tree", "auto", "partitioned" (see New); K is the arity
 // of "kary" (0 picks the best); Delta is used by approximate (ε,δ)
 // mechanisms only.
 type Params struct {
