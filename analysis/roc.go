@@ -268,6 +268,13 @@ func (c Curve) Interpolated(k int) (Curve, error) {
 // estimate the unbinned curve between the grid's thresholds.
 const ROCInterpolation = 8
 
+// ROCMechanism is the mechanism of the default ROC release of simulate,
+// query roc and experiment: the partitioned release (mechanism.New), whose
+// shallow parts at the two ends of the grid answer the prefixes the ROC
+// area weighs most with less noise than one tree over the grid, at the
+// same ε (roc/doc.go, "A partitioned release"; EXPERIMENTS.md, issue 18).
+const ROCMechanism = "partitioned"
+
 // Bounds of ROCBins.
 const (
 	minROCBins = 32

@@ -2,8 +2,10 @@ package mechanism
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -212,6 +214,56 @@ func TestPartitionedRejectsBadParams(t *testing.T) {
 			_, err := New(c.p)
 			if !errors.Is(err, ErrInvalidParams) || err == nil || !strings.HasPrefix(err.Error(), "mechanism: partitioned") || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("New(%+v): error %v, want one naming %q", c.p, err, c.want)
+			}
+		})
+	}
+}
+
+// TestPartitionBins: a sixth of the grid at each end, the rest between.
+func TestPartitionBins(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want []int
+	}{{1, []int{1}}, {2, []int{2}}, {3, []int{1, 1, 1}}, {12, []int{2, 8, 2}}, {38, []int{7, 24, 7}}, {151, []int{26, 99, 26}}} {
+		t.Run(fmt.Sprint(tc.n), func(t *testing.T) {
+			if got := partitionBins(tc.n); !slices.Equal(got, tc.want) {
+				t.Errorf("parts %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestPartitionedMonteCarlo: the noise of R releases from random seeds
+// has, at every prefix, the variance PrefixVariance claims, under both
+// relations. The sample variance of R draws has standard error at most
+// σ²·√((κ − 1)/R) for noise of kurtosis κ ≤ 6 (the Laplace law's; sums
+// of independent Laplace nodes have less), and the test allows 4 of
+// them.
+func TestPartitionedMonteCarlo(t *testing.T) {
+	const draws, bins = 4000, 12
+	rng := rand.New(rand.NewPCG(18, 6))
+	for _, rel := range []Relation{AddRemove, ReplaceOne} {
+		t.Run(rel.String(), func(t *testing.T) {
+			m := mustPartitioned(t, Params{Bins: bins, Epsilon: 1, Relation: rel})
+			sum, sum2 := make([]float64, bins), make([]float64, bins)
+			for range draws {
+				var seed [32]byte
+				for k := range seed {
+					seed[k] = byte(rng.Uint32())
+				}
+				r := m.NewRelease(seed)
+				for i := 1; i <= bins; i++ {
+					v := float64(r.PrefixNoise(i))
+					sum[i-1] += v
+					sum2[i-1] += v * v
+				}
+			}
+			for i := 1; i <= bins; i++ {
+				mean := sum[i-1] / draws
+				got, want := sum2[i-1]/draws-mean*mean, m.PrefixVariance(i)
+				if tol := 4 * want * math.Sqrt(5.0/draws); math.Abs(got-want) > tol {
+					t.Errorf("prefix %d: noise variance %g, want %g ± %g", i, got, want, tol)
+				}
 			}
 		})
 	}
