@@ -275,6 +275,24 @@ const ROCInterpolation = 8
 // same ε (roc/doc.go, "A partitioned release"; EXPERIMENTS.md, issue 18).
 const ROCMechanism = "partitioned"
 
+// ROCParams returns the mechanism of a ROC release made with a dataset's
+// release parameters p: p with ROCMechanism in place of "auto" when the
+// release is pure (δ = 0) and allow (a server.Policy's Allow, say)
+// accepts it, else p unchanged. "auto" leaves the choice to the software,
+// and for a ROC curve the partitioned release is the better choice at the
+// same ε, relation and δ.
+func ROCParams(p mechanism.Params, allow func(mechanism.Params) error) mechanism.Params {
+	if p.Name != "auto" || p.Delta != 0 {
+		return p
+	}
+	q := p
+	q.Name, q.K = ROCMechanism, 0
+	if allow(q) != nil {
+		return p
+	}
+	return q
+}
+
 // Bounds of ROCBins.
 const (
 	minROCBins = 32
