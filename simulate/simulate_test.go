@@ -323,3 +323,28 @@ func TestRunChoosesBins(t *testing.T) {
 		})
 	}
 }
+
+// TestRunROCMechanism: the default configuration releases the ROC/PR
+// pair with analysis.ROCMechanism (the Hosmer–Lemeshow test from that
+// release runs on it too) and the ECDF with Mechanism; an empty
+// ROCMechanism makes the ROC/PR release follow Mechanism.
+func TestRunROCMechanism(t *testing.T) {
+	for _, c := range []struct {
+		rocMechanism, wantROC string
+	}{{DefaultConfig().ROCMechanism, "partitioned("}, {"", "kary("}} {
+		t.Run(c.wantROC, func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.Parties, cfg.Backend, cfg.Bins, cfg.Bootstrap, cfg.Mechanism, cfg.ROCMechanism = 2000, "plain", 64, -1, "kary", c.rocMechanism
+			r, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(r.ROC.Mechanism, c.wantROC) || !strings.HasPrefix(r.ECDF.Mechanism, "kary(") {
+				t.Errorf("ROC/PR release by %s, ECDF by %s: want %s… and kary(…)", r.ROC.Mechanism, r.ECDF.Mechanism, c.wantROC)
+			}
+			if h := r.Hosmer; h == nil || len(h.Allocations) != 1 || h.Allocations[0].Statistic == nil {
+				t.Errorf("Hosmer–Lemeshow report %+v, want the roc allocation", h)
+			}
+		})
+	}
+}
