@@ -103,11 +103,14 @@
 // whole grid. It is the mechanism "partitioned" of package mechanism
 // (parts of ⌈N/6⌉, the rest, ⌈N/6⌉ bins; the proof, under both
 // relations, is in its documentation), and the mechanism of the
-// default ROC release (analysis.ROCMechanism).
+// default ROC release wherever it answers the grid's end bins with less
+// noise than one tree (analysis.ROCParams: the grids of 32–192 bins that
+// analysis.ROCBins gives for n ≈ 10⁴–10⁵, not 256 bins).
 //
 // # The default estimator (issue 18)
 //
-// The default release is the partitioned one above. analysis.NewROC,
+// The default release is the partitioned one above (where
+// analysis.ROCParams chooses it). analysis.NewROC,
 // which query roc, simulate and experiment share, adds three steps to
 // the release, none of which changes its privacy:
 // under replace-one the two vectors are fitted to P(N) + M(N) = n by

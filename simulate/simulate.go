@@ -61,10 +61,11 @@ type Config struct {
 	HosmerPlans   []string
 	Mechanism     string // mechanism name (mechanism.New)
 	// ROCMechanism is the mechanism of the ROC/PR release (mechanism.New);
-	// empty means Mechanism. The default, analysis.ROCMechanism, is the
-	// partitioned release, whose ROC area error is the least measured
-	// (EXPERIMENTS.md, issue 18); the ECDF and the Hosmer–Lemeshow plans'
-	// own releases use Mechanism.
+	// empty means Mechanism. Either way "auto" becomes the partitioned
+	// release where analysis.ROCParams finds it answers the grid's ends
+	// with less noise (the --bins 0 grid of 10⁴–10⁵ parties, not 256
+	// bins; EXPERIMENTS.md, issue 18); the ECDF and the Hosmer–Lemeshow
+	// plans' own releases use Mechanism as it is.
 	ROCMechanism string
 	// Delta is the δ of every release, per privacy unit (payload.
 	// PrivacyUnits); the (ε, δ) mechanisms cascade and gaussian-tree need
@@ -101,12 +102,12 @@ type Config struct {
 // flags (its flags' defaults): 10 000 parties of the built-in data, two
 // servers with the DCF secure sum, ε = 1 with a quarter on the ECDF, the
 // Hosmer–Lemeshow test from the ROC/PR release with
-// hosmer.DefaultNullDraws bootstrap draws, the auto mechanism (the
-// partitioned release for ROC/PR, analysis.ROCMechanism), replace-one, 256 bins over [0, 1], l2 smoothing, seed 1.
+// hosmer.DefaultNullDraws bootstrap draws, the auto mechanism (for the
+// ROC/PR release as analysis.ROCParams resolves it), replace-one, 256 bins over [0, 1], l2 smoothing, seed 1.
 func DefaultConfig() Config {
 	return Config{
 		Parties: 10000, Backend: "dcf", LabelCol: "label", Epsilon: 1, ECDFShare: 0.25,
-		HosmerPlans: []string{hosmerROC}, Bootstrap: hosmer.DefaultNullDraws, Mechanism: "auto", ROCMechanism: analysis.ROCMechanism,
+		HosmerPlans: []string{hosmerROC}, Bootstrap: hosmer.DefaultNullDraws, Mechanism: "auto",
 		Neighbours: mechanism.ReplaceOne, Bins: 256, Min: 0, Max: 1, Seed: 1, Smoothing: "l2",
 	}
 }
@@ -619,14 +620,15 @@ func ecdfSpec(cfg Config) aggregation.ReleaseSpec {
 
 // rocSpec is the ROC/PR release: the {Label, NotLabel} pair at what the
 // ECDF and the Hosmer–Lemeshow allocations leave of ε, with mechanism
-// cfg.ROCMechanism (cfg.Mechanism if empty).
+// cfg.ROCMechanism (cfg.Mechanism if empty), "auto" resolved by
+// analysis.ROCParams.
 func rocSpec(cfg Config) aggregation.ReleaseSpec {
 	eps := cfg.Epsilon - cfg.Epsilon*cfg.ECDFShare - cfg.Epsilon*cfg.HosmerShare
 	p := params(cfg, eps)
 	if cfg.ROCMechanism != "" {
 		p.Name = cfg.ROCMechanism
 	}
-	return aggregation.ReleaseSpec{Mechanism: p, Components: []aggregation.Component{aggregation.Label, aggregation.NotLabel}}
+	return aggregation.ReleaseSpec{Mechanism: analysis.ROCParams(p, nil), Components: []aggregation.Component{aggregation.Label, aggregation.NotLabel}}
 }
 
 // budgetOf is the dataset's budget: ε, and δ once per privacy unit of the

@@ -40,8 +40,8 @@ type simulateJSON struct {
 // the (ε, δ) mechanisms run given δ > 0, and the output says whether n is
 // public — the number of parties under replace-one; under add/remove the
 // noisy total the private ECDF is normalised by, so that F̂(τ_N) = 1. The
-// ROC/PR release is partitioned unless --mechanism or --delta alone is
-// given, which it then follows.
+// ROC/PR release follows --mechanism (--roc-mechanism if given), auto
+// becoming partitioned on 64 bins at ε = 1, not on 16 at ε = 8.
 func TestSimulateNeighboursAndDelta(t *testing.T) {
 	base := []string{"--parties", "400", "--bins", "16", "--backend", "plain", "--epsilon", "8"}
 	for _, c := range []struct {
@@ -52,10 +52,11 @@ func TestSimulateNeighboursAndDelta(t *testing.T) {
 		delta      float64
 		roc        string
 	}{
-		{"default", nil, "replace", "", 0, "partitioned("},
+		{"default", nil, "replace", "", 0, "kary("},
+		{"default, 64 bins at ε = 1", []string{"--bins", "64", "--epsilon", "1"}, "replace", "", 0, "partitioned("},
 		{"replace", []string{"--neighbours", "replace", "--mechanism", "tree"}, "replace", "tree", 0, "tree"},
 		{"addremove", []string{"--neighbours", "addremove", "--mechanism", "kary"}, "addremove", "kary", 0, "kary"},
-		{"addremove over the servers", []string{"--neighbours", "addremove", "--backend", "dcf"}, "addremove", "", 0, "partitioned("},
+		{"addremove over the servers", []string{"--neighbours", "addremove", "--backend", "dcf"}, "addremove", "", 0, "kary("},
 		{"cascade", []string{"--mechanism", "cascade", "--delta", "1e-6"}, "replace", "cascade", 1e-6, "cascade"},
 		{"gaussian-tree, addremove", []string{"--mechanism", "gaussian-tree", "--delta", "1e-6", "--neighbours", "addremove"}, "addremove", "gaussian-tree", 1e-6, "gaussian-tree"},
 		{"roc-mechanism", []string{"--mechanism", "tree", "--roc-mechanism", "partitioned"}, "replace", "tree", 0, "partitioned("},

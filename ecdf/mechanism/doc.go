@@ -58,10 +58,11 @@
 // N < 3), a function of N alone — and releases each part's histogram
 // with its own pure "auto" mechanism: prefix i of part j is the
 // released totals of parts 1…j−1 plus part j's own prefix i − o_j. It
-// is the default of ROC releases: the area of a ROC curve weighs most the
+// suits ROC releases: the area of a ROC curve weighs most the
 // prefixes at the ends of the grid, which a shallow part answers with
 // fewer, smaller node noises than one deep tree (the previous parts'
-// totals are paid by the middle and upper prefixes instead).
+// totals are paid by the middle and upper prefixes instead), so ROC
+// releases use it in place of "auto" where it does (analysis.ROCParams).
 //
 // Privacy. Let every part be built under add/remove, at ε under
 // add/remove and at ε/2 under replace-one (always pure ε-DP, δ = 0).

@@ -23,8 +23,9 @@ var Names = []string{"tree", "kary", "cascade", "gaussian-tree", "auto", "partit
 //     p.Bins, ε, δ and relation (for "kary", over every k);
 //   - "partitioned": newPartitioned, the grid cut into three parts
 //     (partitionBins), each released by its own "auto" mechanism at the
-//     full ε, pure ε-DP by parallel composition (δ must be 0): the
-//     default of ROC releases (analysis.ROCMechanism).
+//     full ε, pure ε-DP by parallel composition (δ must be 0): what
+//     ROC releases use in place of "auto" where it answers the grid's
+//     ends with less noise (analysis.ROCParams).
 //
 // Every error matches ErrInvalidParams (errors.Is); an unknown name also
 // matches ErrUnknownMechanism, and noise too large for the share domain
