@@ -57,8 +57,10 @@ func (m rocMethod) String() string {
 	return s
 }
 
-// rocDefault is the default estimator (analysis.NewROC on the linear
-// grid of analysis.ROCBins bins, mechanism analysis.ROCMechanism).
+// rocDefault is the default estimator: analysis.NewROC on the linear
+// grid of analysis.ROCBins bins, mechanism analysis.ROCMechanism, which
+// analysis.ROCParams puts in place of auto at every point measured here
+// (analysis's TestROCParams).
 var rocDefault = rocMethod{analysis.ROCMechanism, ecdf.Linear, 0, "l2", true, false}
 
 // rocMethods are the estimators compared: the baseline (k-ary on
