@@ -156,9 +156,6 @@ func (m *partitioned) Delta() float64 { return 0 }
 // Relation returns the neighbouring relation of the guarantee.
 func (m *partitioned) Relation() Relation { return m.relation }
 
-// Parts returns the number of bins of each part, in grid order.
-func (m *partitioned) Parts() []int { return m.partBins }
-
 // part returns the part holding prefix i and i's index within it. It
 // panics unless 1 ≤ i ≤ N, as an out-of-range index does.
 func (m *partitioned) part(i int) (j, local int) {

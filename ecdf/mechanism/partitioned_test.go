@@ -140,7 +140,7 @@ func TestPartitionedVariance(t *testing.T) {
 	for _, rel := range []Relation{AddRemove, ReplaceOne} {
 		for _, bins := range []int{1, 2, 3, 7, 38, 75, 151, 1000} {
 			m := mustPartitioned(t, Params{Bins: bins, Epsilon: 1, Relation: rel, Unit: 3})
-			if got, want := m.Parts(), partitionBins(bins); !slices.Equal(got, want) || m.Bins() != bins {
+			if got, want := m.partBins, partitionBins(bins); !slices.Equal(got, want) || m.Bins() != bins {
 				t.Fatalf("N=%d: parts %v (N = %d), want %v", bins, got, m.Bins(), want)
 			}
 			var sum float64
