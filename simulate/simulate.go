@@ -193,6 +193,11 @@ type Cost struct {
 	// CPUSeconds is the process CPU time (user + system, all threads)
 	// of each phase.
 	CPUSeconds map[string]float64 `json:"cpu_seconds"`
+	// ServersCPUSeconds is the part of CPUSeconds the two servers spent
+	// walking DCF keys in each phase that has servers, from the walking
+	// threads' own clocks (server.Server.KeyWalkCPU); nil for the other
+	// backends and where threads have no clock.
+	ServersCPUSeconds map[string]float64 `json:"servers_cpu_seconds,omitempty"`
 	// AESBound compares the CPU of the phases that evaluate DCF keys with
 	// the AES work they cannot avoid (dcf backend only).
 	AESBound *AESBound `json:"aes_bound,omitempty"`
@@ -210,9 +215,18 @@ type AESBound struct {
 	// CPUSeconds is the process CPU of the upload, release and query
 	// phases: the servers' folding and answering, plus the parties' key
 	// generation and the in-process transport, so an upper bound on the
-	// servers' CPU.
-	CPUSeconds float64 `json:"cpu_seconds"`
-	Ratio      float64 `json:"ratio"` // CPUSeconds / Seconds
+	// servers' CPU; ProcessRatio is CPUSeconds / Seconds.
+	CPUSeconds   float64 `json:"cpu_seconds"`
+	ProcessRatio float64 `json:"process_ratio"`
+	// ServersCPUSeconds is the servers' share of CPUSeconds: their walks
+	// of the keys (Cost.ServersCPUSeconds), the work the bound bounds;
+	// OtherCPUSeconds the rest: the parties' key generation and encoding,
+	// the in-process transport, the servers' decoding and bookkeeping of
+	// each upload, the garbage collector. Ratio is ServersCPUSeconds /
+	// Seconds (0 with the other two when threads have no clock).
+	ServersCPUSeconds float64 `json:"servers_cpu_seconds"`
+	OtherCPUSeconds   float64 `json:"other_cpu_seconds"`
+	Ratio             float64 `json:"ratio"`
 }
 
 // newAESBound returns the bound for n parties' keys over bins bins, at
@@ -243,10 +257,21 @@ func aesNsPerBlock() float64 {
 	return bench.AESCTRNsPerBlock(bench.ProcessCPU, 10*time.Millisecond)
 }
 
-// compare sets CPUSeconds and Ratio from the phases' CPU times.
-func (b *AESBound) compare(cpu map[string]float64) {
-	b.CPUSeconds = cpu["upload"] + cpu["release"] + cpu["query"]
-	b.Ratio = b.CPUSeconds / b.Seconds
+// boundPhases are the phases whose CPU the AES bound bounds.
+var boundPhases = []string{"upload", "release", "query"}
+
+// compare sets the CPU times and ratios from the phases' process CPU and
+// the servers' part of it (nil: not measured).
+func (b *AESBound) compare(cpu, servers map[string]float64) {
+	for _, p := range boundPhases {
+		b.CPUSeconds += cpu[p]
+		b.ServersCPUSeconds += servers[p]
+	}
+	b.ProcessRatio = b.CPUSeconds / b.Seconds
+	if servers != nil {
+		b.OtherCPUSeconds = b.CPUSeconds - b.ServersCPUSeconds
+		b.Ratio = b.ServersCPUSeconds / b.Seconds
+	}
 }
 
 // Rounds counts the round trips each role initiated.
@@ -256,8 +281,9 @@ type Rounds struct {
 	Servers  int64   `json:"leader_to_helper"`
 }
 
-// phases times the phases of a run, in wall and process CPU time, and
-// tells cfg.Progress about them.
+// phases times the phases of a run, in wall and process CPU time and
+// the servers' CPU once there are servers, and tells cfg.Progress about
+// them.
 type phases struct {
 	progress Progress
 	seconds  map[string]float64
@@ -265,13 +291,31 @@ type phases struct {
 	name     string
 	start    time.Time
 	startCPU time.Duration
+	// servers returns the servers' CPU so far (nil: no servers yet);
+	// serversCPU is its map, nil until a phase ends with it set and
+	// while a reading fails.
+	servers        func() (time.Duration, bool)
+	serversCPU     map[string]float64
+	startServers   time.Duration
+	serversUnknown bool
 }
 
 func (p *phases) begin(name string, total int) {
 	p.name, p.start, p.startCPU = name, time.Now(), bench.ProcessCPU()
+	p.startServers = 0
+	if p.servers != nil {
+		p.startServers = p.readServers()
+	}
 	if p.progress != nil {
 		p.progress.Start(name, total)
 	}
+}
+
+// readServers reads the servers' CPU, remembering a failed reading.
+func (p *phases) readServers() time.Duration {
+	cpu, ok := p.servers()
+	p.serversUnknown = p.serversUnknown || !ok
+	return cpu
 }
 
 func (p *phases) add(k int) {
@@ -283,6 +327,12 @@ func (p *phases) add(k int) {
 func (p *phases) end() {
 	p.seconds[p.name] += time.Since(p.start).Seconds()
 	p.cpu[p.name] += (bench.ProcessCPU() - p.startCPU).Seconds()
+	if p.servers != nil {
+		if p.serversCPU == nil {
+			p.serversCPU = map[string]float64{}
+		}
+		p.serversCPU[p.name] += (p.readServers() - p.startServers).Seconds()
+	}
 	if p.progress != nil {
 		p.progress.Finish()
 	}
@@ -415,7 +465,17 @@ func (r *run) startParties(ctx context.Context) error {
 		Backend: r.cfg.Backend, Dataset: "simulation", Bins: r.cfg.Bins,
 		Budget: r.budget, MinReports: 1, Policy: server.Policy{Relation: r.cfg.Neighbours, MaxDelta: r.cfg.Delta},
 	}, parties)
+	if err == nil && r.cfg.Backend == string(server.DCF) {
+		r.ph.servers = r.serversCPU
+	}
 	return err
+}
+
+// serversCPU is the CPU both servers have spent walking DCF keys.
+func (r *run) serversCPU() (time.Duration, bool) {
+	leader, okL := r.local.Leader.KeyWalkCPU()
+	helper, okH := r.local.Helper.KeyWalkCPU()
+	return leader + helper, okL && okH
 }
 
 // release makes the ECDF (unless its share is 0) and the ROC/PR
@@ -474,7 +534,7 @@ func (r *run) report(ctx context.Context) (*Report, error) {
 		if rep.Cost.AESBound, err = newAESBound(r.aesNs, len(r.parties), r.cfg.Bins); err != nil {
 			return nil, err
 		}
-		rep.Cost.AESBound.compare(r.ph.cpu)
+		rep.Cost.AESBound.compare(r.ph.cpu, rep.Cost.ServersCPUSeconds)
 	}
 	rep.Data, rep.Notes = r.data, r.notes
 	if r.counts != nil {
@@ -632,7 +692,7 @@ func newParties(d *Data, g *ecdf.Grid, ph *phases) ([]*party.Party, error) {
 // newReport starts the report of a run: the setting and its cost.
 func newReport(cfg Config, l *local.Deployment, parties []*party.Party, ph *phases) *Report {
 	c := l.Cost()
-	return &Report{
+	r := &Report{
 		Parties: len(parties), Backend: l.Backend(), Bins: cfg.Bins,
 		Cost: Cost{
 			BytesPerParty:  c.BytesPerParty,
@@ -643,6 +703,10 @@ func newReport(cfg Config, l *local.Deployment, parties []*party.Party, ph *phas
 			CPUSeconds:     ph.cpu,
 		},
 	}
+	if !ph.serversUnknown {
+		r.Cost.ServersCPUSeconds = ph.serversCPU
+	}
+	return r
 }
 
 // reportECDF reports the ECDF answer res, whose last prefix is N

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"github.com/fedecdf/fedecdf/analysis"
 	"math"
+	"runtime"
 	"os"
 	"path/filepath"
 	"slices"
@@ -94,8 +95,35 @@ func checkAESBound(t *testing.T, backend string, r *Report) {
 	}
 	_, blocks, _ := fss.BatchCost(5, payload.NumComponents, points)
 	want := 2 * 200 * float64(blocks) * b.NsPerBlock / 1e9
-	if b.BlocksPerKey != blocks || !(b.NsPerBlock > 0) || math.Abs(b.Seconds-want) > 1e-9*want || b.Ratio != b.CPUSeconds/b.Seconds {
+	if b.BlocksPerKey != blocks || !(b.NsPerBlock > 0) || math.Abs(b.Seconds-want) > 1e-9*want || b.ProcessRatio != b.CPUSeconds/b.Seconds {
 		t.Errorf("dcf: AES bound %+v, want %d blocks per key and %g s", b, blocks, want)
+	}
+	checkServersCPU(t, r)
+}
+
+// checkServersCPU checks the servers' part of the dcf backend's CPU: a
+// positive part of each phase's process CPU where they walked keys, and
+// the bound's ratio taken over it.
+func checkServersCPU(t *testing.T, r *Report) {
+	t.Helper()
+	servers, b := r.Cost.ServersCPUSeconds, r.Cost.AESBound
+	if servers == nil {
+		if runtime.GOOS == "linux" {
+			t.Fatal("dcf: no servers' CPU on Linux, which has thread clocks")
+		}
+		return
+	}
+	for phase, cpu := range servers {
+		if cpu < 0 || cpu > r.Cost.CPUSeconds[phase] {
+			t.Errorf("dcf: servers' CPU %g s in phase %s, process CPU %g s", cpu, phase, r.Cost.CPUSeconds[phase])
+		}
+	}
+	if servers["upload"]+servers["release"] <= 0 {
+		t.Errorf("dcf: servers' CPU %v: no key walked", servers)
+	}
+	sum := servers["upload"] + servers["release"] + servers["query"]
+	if math.Abs(b.ServersCPUSeconds-sum) > 1e-12 || math.Abs(b.OtherCPUSeconds-(b.CPUSeconds-sum)) > 1e-12 || b.Ratio != b.ServersCPUSeconds/b.Seconds {
+		t.Errorf("dcf: AES bound %+v, servers' CPU per phase %v", b, servers)
 	}
 }
 
