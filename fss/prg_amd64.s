@@ -173,6 +173,31 @@ loop:                 \
 	JNZ   loop        \
 skip:
 
+// PRG_ARGS loads the arguments of prgNodeAsm and prgNodeVAES: DX = a,
+// SI = seeds, CX = seeds left, R9 = scratch, R8 = 0, the byte offset of
+// the current seeds' outputs.
+#define PRG_ARGS \
+	MOVQ a+0(FP), DX \
+	MOVQ 56(DX), SI  \
+	MOVQ 64(DX), CX  \
+	MOVQ 72(DX), R9  \
+	XORQ R8, R8
+
+// GROUPS(group, width, bytes, sigma, enc, store, sum, left, right, values,
+// vdone, exit) runs groups of width seeds (bytes of blocks) while there
+// are, then goes on at exit: sigma to scratch, then each output's keys.
+#define GROUPS(group, width, bytes, sigma, enc, store, sum, left, right, values, vdone, exit) \
+group:                                   \
+	CMPQ CX, $width                      \
+	JB   exit                            \
+	sigma                                \
+	SEEDS(enc, store, 0, 32, left)       \
+	SEEDS(enc, store, 8, 40, right)      \
+	VALUES(enc, sum, values, vdone)      \
+	ADDQ $bytes, R8                      \
+	SUBQ $width, CX                      \
+	JMP  group
+
 // func prgNodeAsm(a *prgNodeArgs)
 //
 // For the n seeds at a.seeds: a.left[i] = H(leftKey, seed i) and
@@ -180,23 +205,9 @@ skip:
 // a.sums[j] += Σ_i H(valueKeys[j], seed i) for j < a.values, where
 // H(k, x) = AES_k(σ(x)) ⊕ σ(x). Eight seeds in flight, then one at a time.
 TEXT ·prgNodeAsm(SB), NOSPLIT, $0-8
-	MOVQ  a+0(FP), DX
-	MOVQ  56(DX), SI // seeds
-	MOVQ  64(DX), CX // seeds left
-	MOVQ  72(DX), R9 // scratch
-	XORQ  R8, R8     // byte offset of the current seeds' outputs
+	PRG_ARGS
 	MOVOU hiMask<>(SB), X15
-
-group8:
-	CMPQ CX, $8
-	JB   tail
-	SIGMA8
-	SEEDS(ENC8, STORE8, 0, 32, left8)
-	SEEDS(ENC8, STORE8, 8, 40, right8)
-	VALUES(ENC8, SUM8, values8, done8)
-	ADDQ $128, R8
-	SUBQ $8, CX
-	JMP  group8
+	GROUPS(group8, 8, 128, SIGMA8, ENC8, STORE8, SUM8, left8, right8, values8, done8, tail)
 
 tail:
 	TESTQ CX, CX
@@ -334,23 +345,9 @@ TEXT ·hasAESNI(SB), NOSPLIT, $0-1
 // prgNodeAsm for a.n seeds, a multiple of 16, on VAES over YMM registers;
 // a.scratch must hold 16 blocks.
 TEXT ·prgNodeVAES(SB), NOSPLIT, $0-8
-	MOVQ  a+0(FP), DX
-	MOVQ  56(DX), SI // seeds
-	MOVQ  64(DX), CX // seeds left
-	MOVQ  72(DX), R9 // scratch
-	XORQ  R8, R8     // byte offset of the current seeds' outputs
+	PRG_ARGS
 	VBROADCASTI128 hiMask<>(SB), Y15
-
-group16:
-	CMPQ CX, $16
-	JB   vdone
-	VSIGMA16
-	SEEDS(ENC16, STORE16, 0, 32, left16)
-	SEEDS(ENC16, STORE16, 8, 40, right16)
-	VALUES(ENC16, SUM16, values16, done16)
-	ADDQ $256, R8
-	SUBQ $16, CX
-	JMP  group16
+	GROUPS(group16, 16, 256, VSIGMA16, ENC16, STORE16, SUM16, left16, right16, values16, done16, vdone)
 
 vdone:
 	VZEROUPPER

@@ -181,6 +181,9 @@ func newObjective(n int, rows func(int, []float64) ([]float64, error), y []int, 
 		if len(row) != d {
 			return nil, fmt.Errorf("logreg: row %d has %d features, row 0 has %d", i, len(row), d)
 		}
+		if cap(o.cols)-len(o.cols) < d+1 {
+			o.cols, o.vals = growNonZeros(o.cols, o.vals, i, n, d)
+		}
 		o.cols = append(o.cols, 0)
 		o.vals = append(o.vals, 1)
 		for j, v := range row {
@@ -206,6 +209,18 @@ func newObjective(n int, rows func(int, []float64) ([]float64, error), y []int, 
 		return nil, fmt.Errorf("logreg: all %d labels are %d; both classes must occur", n, y[0])
 	}
 	return o, nil
+}
+
+// growNonZeros makes room in the non-zeros cols and vals of the first
+// rows of n (rows of d features and the intercept) for those of the
+// others, at the mean count so far plus an eighth: a few large copies
+// instead of many, and little unused room.
+func growNonZeros(cols []int32, vals []float64, rows, n, d int) ([]int32, []float64) {
+	extra := d + 1
+	if rows > 0 {
+		extra = max(extra, len(cols)/rows*(n-rows)*9/8)
+	}
+	return slices.Grow(cols, extra), slices.Grow(vals, extra)
 }
 
 // initial returns the initial point: w = 0 and the intercept fitting the
