@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -313,3 +314,39 @@ func TestRunChoosesBins(t *testing.T) {
 		})
 	}
 }
+
+// TestRunRestoresMemoryLimit: Run sets a soft memory limit after the
+// upload, of at least lateMemoryFloor, only when the process has none,
+// and restores it; a limit the process set is left alone.
+func TestRunRestoresMemoryLimit(t *testing.T) {
+	for _, set := range []int64{math.MaxInt64, 3 << 30} {
+		seen := &memoryLimitAt{phase: "release"}
+		cfg := Config{Parties: 50, Backend: "dcf", Epsilon: 1, ECDFShare: 0.5, Mechanism: "tree", Bins: 16, Max: 1, Seed: 1, Bootstrap: -1, IntervalDraws: -1, Progress: seen}
+		old := debug.SetMemoryLimit(set)
+		_, err := Run(context.Background(), cfg)
+		after := debug.SetMemoryLimit(old)
+		want := seen.limit == set // a limit the process set
+		if set == math.MaxInt64 {
+			want = seen.limit >= lateMemoryFloor && seen.limit < math.MaxInt64
+		}
+		if after != set || !want || err != nil {
+			t.Errorf("memory limit %d before Run, %d in its release phase, %d after (error %v)", set, seen.limit, after, err)
+		}
+	}
+}
+
+// memoryLimitAt is a Progress that reads the soft memory limit when
+// phase starts.
+type memoryLimitAt struct {
+	phase string
+	limit int64
+}
+
+func (m *memoryLimitAt) Start(phase string, _ int) {
+	if phase == m.phase {
+		m.limit = debug.SetMemoryLimit(-1)
+	}
+}
+
+func (m *memoryLimitAt) Add(int) {}
+func (m *memoryLimitAt) Finish() {}
