@@ -73,23 +73,31 @@ type syntheticRow struct {
 	levels uint8
 }
 
-// syntheticTexts interns the texts of the numeric fields: a Synthetic
-// table has few distinct ones (73 ages, about 1 500 incomes, 1 001
-// tenures), kept once each.
+// syntheticTexts interns the texts of the numeric fields and their
+// values as parsed: a Synthetic table has few distinct ones (73 ages,
+// about 1 500 incomes, 1 001 tenures), kept once each.
 type syntheticTexts struct {
-	ages, incomes, tenures []string
+	ages, incomes, tenures internedNumbers
 }
 
-// intern returns the text of number v (an index) in texts, adding text
-// (formatted by the caller) when it is the first.
-func intern(texts *[]string, v int, text []byte) string {
-	if v >= len(*texts) {
-		*texts = append(*texts, make([]string, v+1-len(*texts))...)
+// internedNumbers are the texts of one field by index, and their values.
+type internedNumbers struct {
+	texts  []string
+	values []float64
+}
+
+// intern adds text (formatted by the caller) as the text of index v when
+// it is the first, and returns its value as strconv.ParseFloat reads it.
+func (in *internedNumbers) intern(v int, text []byte) float64 {
+	if v >= len(in.texts) {
+		in.texts = append(in.texts, make([]string, v+1-len(in.texts))...)
+		in.values = append(in.values, make([]float64, v+1-len(in.values))...)
 	}
-	if (*texts)[v] == "" {
-		(*texts)[v] = string(text)
+	if in.texts[v] == "" {
+		in.texts[v] = string(text)
+		in.values[v], _ = strconv.ParseFloat(in.texts[v], 64)
 	}
-	return (*texts)[v]
+	return in.values[v]
 }
 
 // digits returns the number the decimal digits of text spell, ignoring
@@ -110,24 +118,26 @@ func syntheticCompact(n int, seed uint64) *Table {
 	rng := rand.New(rand.NewPCG(seed, syntheticStream))
 	s := &syntheticRows{rows: make([]syntheticRow, n), texts: &syntheticTexts{}}
 	var buf [32]byte
-	row := make([]string, len(syntheticColumns))
 	for i := range s.rows {
 		r := syntheticRow{age: uint8(18 + rng.IntN(73))}
+		var income float64
 		if rng.Float64() >= 0.08 {
 			text := strconv.AppendFloat(buf[:0], math.Max(5, 50+15*rng.NormFloat64()), 'f', 1, 64)
 			r.income = uint32(digits(text)) + 1
-			intern(&s.texts.incomes, int(r.income), text)
+			income = s.texts.incomes.intern(int(r.income), text)
 		}
 		text := strconv.AppendFloat(buf[:0], 10*rng.Float64(), 'f', 2, 64)
 		r.tenure = uint16(digits(text))
-		intern(&s.texts.tenures, int(r.tenure), text)
+		tenure := s.texts.tenures.intern(int(r.tenure), text)
 		plan := 3
 		if rng.Float64() >= 0.05 {
 			plan = rng.IntN(3)
 		}
-		r.levels = uint8(rng.IntN(len(regions))<<3 | plan<<1)
-		intern(&s.texts.ages, int(r.age), strconv.AppendInt(buf[:0], int64(r.age), 10))
-		if rng.Float64() < 1/(1+math.Exp(-syntheticLogit(s.text(r, row)))) {
+		region := rng.IntN(len(regions))
+		r.levels = uint8(region<<3 | plan<<1)
+		age := s.texts.ages.intern(int(r.age), strconv.AppendInt(buf[:0], int64(r.age), 10))
+		z := logitOf(age, tenure, income, r.income > 0, regionEffect[regions[region]], planEffect[plans[plan]])
+		if rng.Float64() < 1/(1+math.Exp(-z)) {
 			r.levels |= 1
 		}
 		s.rows[i] = r
@@ -139,9 +149,9 @@ func syntheticCompact(n int, seed uint64) *Table {
 func (s *syntheticRows) text(r syntheticRow, dst []string) []string {
 	income := "?"
 	if r.income > 0 {
-		income = s.texts.incomes[r.income]
+		income = s.texts.incomes.texts[r.income]
 	}
-	return append(dst[:0], s.texts.ages[r.age], income, s.texts.tenures[r.tenure],
+	return append(dst[:0], s.texts.ages.texts[r.age], income, s.texts.tenures.texts[r.tenure],
 		regions[r.levels>>3], plans[r.levels>>1&3], labels01[r.levels&1])
 }
 
@@ -149,8 +159,15 @@ func (s *syntheticRows) text(r syntheticRow, dst []string) []string {
 func syntheticLogit(row []string) float64 {
 	age, _ := strconv.ParseFloat(row[0], 64)
 	tenure, _ := strconv.ParseFloat(row[2], 64)
-	z := -1.3 + 0.04*(age-45) - 0.15*tenure + regionEffect[row[3]] + planEffect[row[4]]
-	if income, err := strconv.ParseFloat(row[1], 64); err == nil {
+	income, err := strconv.ParseFloat(row[1], 64)
+	return logitOf(age, tenure, income, err == nil, regionEffect[row[3]], planEffect[row[4]])
+}
+
+// logitOf is the true log-odds of a Synthetic row of the given values and
+// level effects, the income missing unless hasIncome.
+func logitOf(age, tenure, income float64, hasIncome bool, region, plan float64) float64 {
+	z := -1.3 + 0.04*(age-45) - 0.15*tenure + region + plan
+	if hasIncome {
 		z += 0.7 * (income - 50) / 15
 	} else {
 		z += 0.5

@@ -95,18 +95,15 @@ func (t *Table) where(i int) string {
 	return fmt.Sprintf("%s row %d", t.Name, i+1)
 }
 
-// missingValues are the texts that mean "no value": empty, "?" (the UCI
-// Diabetes file), and the usual NA spellings.
-var missingValues = map[string]bool{
-	"": true, "?": true, "NA": true, "N/A": true, "na": true, "n/a": true,
-	"NaN": true, "nan": true, "null": true, "NULL": true,
-}
-
 // isMissing reports whether a trimmed field means a missing value: "",
-// "?", "NA", "N/A", "NaN", "null" (and their lower/upper-case forms listed
-// above).
+// "?" (the UCI Diabetes file), and the usual NA spellings "NA", "N/A",
+// "NaN", "null" in the lower- and upper-case forms listed here.
 func isMissing(s string) bool {
-	return missingValues[s]
+	switch s {
+	case "", "?", "NA", "N/A", "na", "n/a", "NaN", "nan", "null", "NULL":
+		return true
+	}
+	return false
 }
 
 // isNumericColumn reports whether every non-missing value of column j is a
