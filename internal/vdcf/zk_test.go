@@ -60,8 +60,7 @@ func TestMessagesLookUniform(t *testing.T) {
 			first, second := f.exchange(t, r, nil)
 			nibbleCounts(&seen[0], append(first[1], second[1]...))
 			nibbleCounts(&seen[1], append(first[0], second[0]...))
-			_, tampered := f.exchange(t, r, shift)
-			z := fss.Fp(binary.LittleEndian.Uint64(tampered[0])).Add(fss.Fp(binary.LittleEndian.Uint64(tampered[1])))
+			z, _, _ := leaderView(f.exchangePending(t, r, shift))
 			nibbleCounts(&seen[2], binary.LittleEndian.AppendUint64(nil, uint64(z)))
 			vecs, err := VerifyPair(f.srv[0], f.srv[1], r)
 			if err != nil {
@@ -86,7 +85,13 @@ func TestMessagesLookUniform(t *testing.T) {
 // messages, and returns the first and second messages each server sent.
 func (f *fixture) exchange(t *testing.T, r Report, opening func(int, []byte) []byte) (first, second [2][]byte) {
 	t.Helper()
-	var pend [2]*Pending
+	first, second, _ = f.exchangePending(t, r, opening)
+	return first, second
+}
+
+// exchangePending is exchange, also returning both servers' states.
+func (f *fixture) exchangePending(t *testing.T, r Report, opening func(int, []byte) []byte) (first, second [2][]byte, pend [2]*Pending) {
+	t.Helper()
 	for id, v := range f.srv {
 		sh, vec := f.evaluate(t, id, r.Shares[id])
 		var err error
@@ -103,5 +108,69 @@ func (f *fixture) exchange(t *testing.T, r Report, opening func(int, []byte) []b
 			t.Fatal(err)
 		}
 	}
-	return first, second
+	return first, second, pend
 }
+
+// TestCorruptLeaderCannotReadTheBin is the attack the MAC stops: a leader
+// shifts its opening of x₂ = ⟨r, ΔLabel⟩ by 1, so that z = ρ₁(x₁ − 2x₂ − 1)
+// + ρ₄κ₂ with x₁ = r_b, x₂ = y·r_b, and matches the z it learns against
+// every (bin, label). With the MAC term no guess matches; with the MAC
+// term taken out (a scheme without it), the true record always does, so
+// the test has power.
+func TestCorruptLeaderCannotReadTheBin(t *testing.T) {
+	const bins = 16
+	f := newFixture(t, bins, 7)
+	shift := func(id int, msg []byte) []byte {
+		if id == 0 {
+			d := fss.Fp(binary.LittleEndian.Uint64(msg[8:]))
+			binary.LittleEndian.PutUint64(msg[8:], uint64(d.Add(1)))
+		}
+		return msg
+	}
+	for i := range 50 {
+		bin, label := f.r.IntN(bins), f.r.IntN(2) == 1
+		r := f.encode(t, bin, label)
+		first, second, pend := f.exchangePending(t, r, shift)
+		z, d1, d2 := leaderView(first, second, pend)
+		var mac fss.Fp // κ₁D₁ + κ₂D₂ + μ − ⟨r, ΔM⟩ over both servers
+		for _, p := range pend {
+			mac = mac.Add(p.corr[corrK1].Mul(d1)).Add(p.corr[corrK2].Mul(d2)).Add(p.corr[corrMu]).Sub(p.sk.x[MAC])
+		}
+		noMAC := z.Sub(pend[0].coef.rho[3].Mul(mac))
+		guesses := func(v fss.Fp) (hits []string) {
+			rho1 := pend[0].coef.rho[0]
+			var rb fss.Fp // r_b = Σ_{j ≥ b} u_j
+			for b := bins - 1; b >= 0; b-- {
+				rb = rb.Add(pend[0].coef.u[b])
+				for _, y := range []fss.Fp{0, 1} {
+					if rho1.Mul(rb.Sub(y.Mul(rb)).Sub(y.Mul(rb)).Sub(1)) == v {
+						hits = append(hits, fmt.Sprint(b, y))
+					}
+				}
+			}
+			return hits
+		}
+		if hits := guesses(z); len(hits) > 0 {
+			t.Fatalf("report %d: the leader's guesses %v match the check value", i, hits)
+		}
+		y := 0
+		if label {
+			y = 1
+		}
+		if hits, want := guesses(noMAC), fmt.Sprint(bin, y); len(hits) != 1 || hits[0] != want {
+			t.Fatalf("report %d: without the MAC the guesses %v, want exactly the record %s: the test has no power", i, hits, want)
+		}
+	}
+}
+
+// leaderView returns what a leader that shifted its first message learns:
+// the check value z as the helper's share of it completes the leader's own
+// share computed with the openings the helper used, and those openings.
+func leaderView(first, second [2][]byte, pend [2]*Pending) (z, d1, d2 fss.Fp) {
+	d1 = element(first[0]).Add(element(first[1]))
+	d2 = element(first[0][8:]).Add(element(first[1][8:]))
+	return pend[0].checkShare(d1, d2).Add(element(second[1])), d1, d2
+}
+
+// element decodes the first field element of msg.
+func element(msg []byte) fss.Fp { return fss.Fp(binary.LittleEndian.Uint64(msg)) }
