@@ -6,33 +6,34 @@
 // malicious-secure sketching of Poplar (Boneh, Boyle, Corrigan-Gibbs,
 // Gilboa, Ishai, "Lightweight Techniques for Private Heavy Hitters", IEEE
 // S&P 2021, §4), adapted to a distributed comparison function evaluated
-// over its whole domain, with the checks of the payload (label bit,
-// label + not-label = count) on the same shares. The construction and its
-// proofs are restated below.
+// over its whole domain, with the check of the label bit on the same
+// shares. The construction and its proofs are restated below.
 //
 // # Field and vectors
 //
 // Everything lives in F_p, p = 2^64 − 2^32 + 1 (fss.Modulus, Prio3's
 // Field64). With N bins a record (bin b, label y ∈ {0, 1}) is the DCF
-// payload β = (1, y, 1 − y, κ₁ + κ₂y) at α = N − b (fss.PrefixDomain):
-// components Count, Label, NotLabel (the indices of package payload) and
-// MAC, where κ₁, κ₂ are uniform elements the party keeps. Each server
+// payload β = (1, y, κ₁ + κ₂y) at α = N − b (fss.PrefixDomain):
+// components Count and Label (the indices of package payload) and MAC,
+// where κ₁, κ₂ are uniform elements the party keeps. Each server
 // evaluates its key over the whole domain and obtains its share of the
 // prefix vectors P_c(j) = β_c·1[b ≤ j], j < N (Server.Evaluate), the
-// vectors it folds into its aggregate if the report is accepted. Their
-// first differences ΔP_c(j) = P_c(j) − P_c(j−1) are β_c·e_b for an honest
-// party; whatever keys a party sends, the two servers' evaluations define
-// four vectors ΔC, ΔL, ΔN, ΔM ∈ F_p^N, fixed once the report is sent.
+// vectors it folds into its aggregate if the report is accepted; its share
+// of the not-label prefixes is P_Count − P_Label, so label + not-label =
+// count holds by construction and costs no key component. The first
+// differences ΔP_c(j) = P_c(j) − P_c(j−1) are β_c·e_b for an honest party;
+// whatever keys a party sends, the two servers' evaluations define three
+// vectors ΔC, ΔL, ΔM ∈ F_p^N, fixed once the report is sent.
 //
-// A report is valid when ΔC = e_b for some b, ΔL = y·e_b with y ∈ {0, 1}
-// and ΔN = ΔC − ΔL: one bin, count 1, a label bit and its complement at
-// that bin. The MAC component is not a validity condition; it is what
-// makes the check zero-knowledge against a server that deviates.
+// A report is valid when ΔC = e_b for some b and ΔL = y·e_b with
+// y ∈ {0, 1}: one bin, count 1, a label bit at that bin, and so a
+// not-label 1 − y there. The MAC component is not a validity condition; it
+// is what makes the check zero-knowledge against a server that deviates.
 //
 // # Protocol
 //
 // Party (Encode): draw the nonce, a₁, a₂, κ₁, κ₂ uniform in F_p and the
-// keys (k₀, k₁) = GenField(N − b, (1, y, 1 − y, κ₁ + κ₂y)); form
+// keys (k₀, k₁) = GenField(N − b, (1, y, κ₁ + κ₂y)); form
 //
 //	(a₁, c₁ = a₁², a₂, c₂ = a₂(a₁ − a₂), κ₁, κ₂, μ = κ₁a₁ + κ₂a₂)
 //
@@ -40,12 +41,12 @@
 // uniform. Server s receives k_s and its seven shares (ShareSize bytes).
 //
 // Both servers (Prepare): derive the challenge from their shared key K,
-// secret from parties, and the report's nonce: r ∈ F_p^N and ρ₁ … ρ₄ ∈
+// secret from parties, and the report's nonce: r ∈ F_p^N and ρ₁, ρ₂, ρ₃ ∈
 // F_p∖{0}, from ChaCha8 seeded with SHA-256(Version ‖ 0 ‖ K ‖ nonce),
 // rejection-sampled. Server s computes from its prefix shares, in one
 // pass (⟨r, ΔP⟩ = Σ_j (r_j − r_{j+1})·P(j), r_N = 0):
 //
-//	x₁ = ⟨r, ΔC⟩, x₂ = ⟨r, ΔL⟩, x_N = ⟨r, ΔN⟩, x_M = ⟨r, ΔM⟩,
+//	x₁ = ⟨r, ΔC⟩, x₂ = ⟨r, ΔL⟩, x_M = ⟨r, ΔM⟩,
 //	q = ⟨r∘r, ΔC⟩, t = P_C(N − 1) − [s = 0]          (t: total count − 1)
 //
 // (its shares of these), and sends d₁ = x₁ − a₁, d₂ = x₂ − a₂ (first
@@ -55,8 +56,8 @@
 //
 //	z = [s=0]D₁² + 2D₁a₁ + c₁ − q                              (x₁² − q)
 //	  + ρ₁·([s=0]D₂E + D₂(a₁ − a₂) + Ea₂ + c₂)                 (x₂(x₁ − x₂))
-//	  + ρ₂·(x₂ + x_N − x₁) + ρ₃·t
-//	  + ρ₄·(κ₁D₁ + κ₂D₂ + μ − x_M)                             (κ₁x₁ + κ₂x₂ − ⟨r, ΔM⟩)
+//	  + ρ₂·t
+//	  + ρ₃·(κ₁D₁ + κ₂D₂ + μ − x_M)                             (κ₁x₁ + κ₂x₂ − ⟨r, ΔM⟩)
 //
 // Both add the two shares (Finish) and accept iff z = 0: the same two
 // values at both, so a report is accepted at both servers or at neither.
@@ -69,21 +70,21 @@
 // and write δ₁ = c₁ − a₁², δ₂ = c₂ − a₂(a₁ − a₂), δ₃ = μ − κ₁a₁ − κ₂a₂.
 // Adding the two honest servers' shares, Beaver's identity gives
 //
-//	z = A + ρ₁B + ρ₂ℓ + ρ₃t + ρ₄T,   A = ⟨r, ΔC⟩² − ⟨r∘r, ΔC⟩ + δ₁,
-//	B = ⟨r, ΔL⟩·⟨r, ΔC − ΔL⟩ + δ₂,   ℓ = ⟨r, ΔL + ΔN − ΔC⟩,
-//	t = Σ_j ΔC_j − 1,                T = κ₁⟨r, ΔC⟩ + κ₂⟨r, ΔL⟩ − ⟨r, ΔM⟩ + δ₃,
+//	z = A + ρ₁B + ρ₂t + ρ₃T,         A = ⟨r, ΔC⟩² − ⟨r∘r, ΔC⟩ + δ₁,
+//	B = ⟨r, ΔL⟩·⟨r, ΔC − ΔL⟩ + δ₂,   t = Σ_j ΔC_j − 1,
+//	T = κ₁⟨r, ΔC⟩ + κ₂⟨r, ΔL⟩ − ⟨r, ΔM⟩ + δ₃,
 //
 // a polynomial Z(r, ρ) of total degree at most 3 whose coefficients the
 // party fixed when it sent the report. Claim: if the report is invalid, Z
 // is not the zero polynomial. Distinct monomials in ρ make Z ≡ 0 equivalent
-// to A ≡ B ≡ ℓ ≡ T ≡ 0 and t = 0. The degree-2 part of A is
+// to A ≡ B ≡ T ≡ 0 and t = 0. The degree-2 part of A is
 // Σ_j (ΔC_j² − ΔC_j)·r_j² + 2·Σ_{j<k} ΔC_jΔC_k·r_jr_k, zero iff every
 // ΔC_j ∈ {0, 1} with at most one of them 1 (p is odd); with t = 0, ΔC =
 // e_b. The degree-2 part of B is a product of two linear forms, zero in
 // the integral domain F_p[r] iff one factor is: ΔL = 0 or ΔL = ΔC = e_b.
-// ℓ ≡ 0 iff ΔN = ΔC − ΔL. Together these are exactly validity. By the
-// Schwartz–Zippel lemma, for r uniform on F_p^N and ρ uniform on
-// (F_p∖{0})^4, an invalid report is accepted with probability at most
+// Together these are exactly validity. By the Schwartz–Zippel lemma, for
+// r uniform on F_p^N and ρ uniform on (F_p∖{0})^3, an invalid report is
+// accepted with probability at most
 //
 //	ε = 3/(p − 1) < 2^-62.4   per report, whatever N,
 //
@@ -95,7 +96,7 @@
 // constant the party fixed before the challenge was drawn, so it cannot
 // cancel a nonzero part of A or B; it makes a valid report fail, which
 // harms only the party. The MAC term is not needed for soundness: T ≡ 0 or
-// not, the argument above only uses A, B, ℓ and t.
+// not, the argument above only uses A, B and t.
 //
 // This is why F_p and not Z_{2^64}: the one-hot identities need a field
 // (in Z_{2^64}, with zero divisors, Schwartz–Zippel fails: the nonzero
@@ -126,11 +127,11 @@
 //     for ε = 0 a function of s*'s own shift of its second message:
 //     independent of the record.
 //
-// For an honest record A = B = ℓ = t = T = 0 at ε = 0, and the shifted
+// For an honest record A = B = t = T = 0 at ε = 0, and the shifted
 // openings give
 //
 //	z = 2ε₁x₁ + ε₁² + ρ₁(x₂(ε₁ − ε₂) + ε₂(x₁ − x₂) + ε₂(ε₁ − ε₂))
-//	  + ρ₄(κ₁ε₁ + κ₂ε₂) + (s*'s shift of its own second message).
+//	  + ρ₃(κ₁ε₁ + κ₂ε₂) + (s*'s shift of its own second message).
 //
 // Without the MAC term z would reveal x₁ = r_b, hence the bin (the attack
 // that Poplar's MAC prevents). With it, (κ₁, κ₂) is uniform and
@@ -148,12 +149,14 @@
 //
 // # Cost
 //
-// Upload per server: fss.EncodedSize(n, 4) + 56 bytes, n = bits.Len(N)
-// (639 bytes at N = 1024, against 583 for an unverified Z_{2^64} key with
-// four components). Exchange per server and report: 16 + 8 bytes in two
-// messages. Server work beyond the full-domain evaluation the aggregate
-// needs anyway: N ChaCha8 words, about 6N field multiplications, O(1)
-// more. Measured figures: EXPERIMENTS.md, "Verified DCF".
+// Upload per server: fss.EncodedSize(n, 3) + 56 bytes, n = bits.Len(N)
+// (543 bytes at N = 1024, against 583 for an unverified Z_{2^64} key with
+// the four payload components). Exchange per server and report: 16 + 8
+// bytes in two messages. Server work: the full-domain evaluation of one
+// field key, which the aggregate needs anyway but here per key rather than
+// summed over keys (fss.EvalFieldBatch), then N ChaCha8 words and about 5N
+// field multiplications. Measured figures: EXPERIMENTS.md, "Verified
+// DCF".
 //
 // # What is not verified
 //

@@ -10,8 +10,9 @@ import (
 )
 
 // A party in bin 2 of 4 with label 1 uploads one report; both servers
-// verify it and each keeps its share of the prefix vectors. A report with
-// a count of 2 is rejected.
+// verify it and each keeps its share of the count and label prefix
+// vectors (not-label is count − label). A report whose two halves come
+// from different parties is rejected.
 func Example() {
 	s, _ := vdcf.New(4)
 	var key [vdcf.KeySize]byte
@@ -27,7 +28,7 @@ func Example() {
 			k := j*vdcf.Components + int(c)
 			return uint64(vecs[0][k].Add(vecs[1][k]))
 		}
-		fmt.Printf("prefix %d: count %d, label %d, not-label %d\n", j, at(payload.Count), at(payload.Label), at(payload.NotLabel))
+		fmt.Printf("prefix %d: count %d, label %d, not-label %d\n", j, at(payload.Count), at(payload.Label), at(payload.Count)-at(payload.Label))
 	}
 
 	bad, _ := s.Encode(1, false, rand.Reader)

@@ -26,13 +26,13 @@ const (
 )
 
 // Components is m, the number of field components of a report's DCF
-// payload: payload.Count, payload.Label, payload.NotLabel at their
-// payload indices, then MAC.
-const Components = 4
+// payload: payload.Count and payload.Label at their payload indices, then
+// MAC. The not-label prefixes are Count − Label, formed by the servers.
+const Components = 3
 
-// MAC is the index of the fourth component, κ₁ + κ₂·y: the MAC that
-// binds the count and label shares to the party's secret κ (package doc).
-const MAC = 3
+// MAC is the index of the third component, κ₁ + κ₂·y: the MAC that binds
+// the count and label shares to the party's secret κ (package doc).
+const MAC = 2
 
 // The party's correlated randomness, per server: additive shares of
 // a₁, a₁², a₂, a₂(a₁ − a₂), κ₁, κ₂, κ₁a₁ + κ₂a₂.
@@ -90,7 +90,7 @@ func (s *Scheme) Encode(bin int, label bool, rnd io.Reader) (Report, error) {
 	if label {
 		y = 1
 	}
-	r, err := s.encode(bin, []fss.Fp{1, y, 1 - y}, rnd, nil)
+	r, err := s.encode(bin, []fss.Fp{1, y}, rnd, nil)
 	if err != nil {
 		return Report{}, fmt.Errorf("vdcf: %w", err)
 	}
@@ -98,8 +98,8 @@ func (s *Scheme) Encode(bin int, label bool, rnd io.Reader) (Report, error) {
 }
 
 // encode makes a report whose DCF payload at bin is (β_Count, β_Label,
-// β_NotLabel, κ₁β_Count + κ₂β_Label): Encode for β = (1, y, 1 − y), and
-// the invalid payloads of the tests with a consistent MAC. A non-nil
+// κ₁β_Count + κ₂β_Label): Encode for β = (1, y), and the invalid payloads
+// of the tests with a consistent MAC. A non-nil
 // tamper edits the correlated randomness before it is shared.
 func (s *Scheme) encode(bin int, beta []fss.Fp, rnd io.Reader, tamper func(*[corrLen]fss.Fp)) (Report, error) {
 	var r Report
@@ -124,7 +124,7 @@ func (s *Scheme) encode(bin int, beta []fss.Fp, rnd io.Reader, tamper func(*[cor
 	if tamper != nil {
 		tamper(&corr)
 	}
-	full := append(beta[:3:3], k1.Mul(beta[payload.Count]).Add(k2.Mul(beta[payload.Label])))
+	full := append(beta[:2:2], k1.Mul(beta[payload.Count]).Add(k2.Mul(beta[payload.Label])))
 	keys, err := s.genKeys(bin, full, rnd)
 	if err != nil {
 		return r, err
@@ -259,18 +259,18 @@ func (v *Server) Evaluate(shares []*Share) ([][]fss.Fp, error) {
 	return out, nil
 }
 
-// coefficients are the servers' random challenge of one report: r_j for
-// every bin j, as u_j = r_j − r_{j+1} and w_j = r_j² − r_{j+1}² (r_N = 0),
-// which apply r and r∘r to the first differences of a prefix vector, and
-// the combination coefficients ρ₁ … ρ₄ (nonzero).
+// coefficients are the servers' combination coefficients of one report,
+// ρ₁, ρ₂, ρ₃ (nonzero); the challenge vector r is drawn, after them, from
+// the same stream by sketchOf.
 type coefficients struct {
-	u, w []fss.Fp
-	rho  [4]fss.Fp
+	rho    [3]fss.Fp
+	stream *rand.ChaCha8
 }
 
-// challenge derives the coefficients of the report with the nonce from
-// the servers' key: ChaCha8 seeded with SHA-256(Version ‖ 0 ‖ key ‖
-// nonce), 64-bit words rejection-sampled into F_p.
+// challenge derives the challenge of the report with the nonce from the
+// servers' key: ChaCha8 seeded with SHA-256(Version ‖ 0 ‖ key ‖ nonce),
+// 64-bit words rejection-sampled into F_p: ρ₁, ρ₂, ρ₃ (each redrawn while
+// zero), then r_{N−1}, r_{N−2}, …, r_0.
 func (v *Server) challenge(nonce [NonceSize]byte) coefficients {
 	h := sha256.New()
 	h.Write([]byte(Version))
@@ -279,52 +279,49 @@ func (v *Server) challenge(nonce [NonceSize]byte) coefficients {
 	h.Write(nonce[:])
 	var seed [32]byte
 	h.Sum(seed[:0])
-	stream := rand.NewChaCha8(seed)
-	next := func() fss.Fp {
-		for {
-			if x := fss.Fp(stream.Uint64()); x.Valid() {
-				return x
-			}
-		}
-	}
-	n := v.s.bins
-	c := coefficients{u: make([]fss.Fp, n), w: make([]fss.Fp, n)}
-	var rNext, sqNext fss.Fp // r_{j+1}, r_{j+1}²
-	r := make([]fss.Fp, n)
-	for j := range r {
-		r[j] = next()
-	}
-	for j := n - 1; j >= 0; j-- {
-		sq := r[j].Mul(r[j])
-		c.u[j], c.w[j] = r[j].Sub(rNext), sq.Sub(sqNext)
-		rNext, sqNext = r[j], sq
-	}
+	c := coefficients{stream: rand.NewChaCha8(seed)}
 	for i := range c.rho {
 		for c.rho[i] == 0 {
-			c.rho[i] = next()
+			c.rho[i] = c.next()
 		}
 	}
 	return c
 }
 
+// next draws a uniform field element from the stream.
+func (c *coefficients) next() fss.Fp {
+	for {
+		if x := fss.Fp(c.stream.Uint64()); x.Valid() {
+			return x
+		}
+	}
+}
+
 // sketch is one server's share of the report's sketch: ⟨r, Δv⟩ for the
-// four components, ⟨r∘r, ΔCount⟩ and the total count.
+// three components, ⟨r∘r, ΔCount⟩ and the total count.
 type sketch struct {
 	x     [Components]fss.Fp
 	q     fss.Fp
 	total fss.Fp
 }
 
-// sketchOf computes the sketch of a prefix vector in one pass, reducing
-// each accumulated sum once.
+// sketchOf draws r from the challenge stream and computes the sketch of a
+// prefix vector in one pass from the last prefix down, with
+// ⟨r, ΔP⟩ = Σ_j (r_j − r_{j+1})·P(j) and ⟨r∘r, ΔP⟩ = Σ_j (r_j² − r_{j+1}²)·P(j)
+// (r_N = 0), reducing each accumulated sum once.
 func sketchOf(c *coefficients, prefixes []fss.Fp) sketch {
 	var acc [Components + 1]wide
-	for j, u := range c.u {
+	var rNext, sqNext fss.Fp // r_{j+1}, r_{j+1}²
+	for j := len(prefixes)/Components - 1; j >= 0; j-- {
+		r := c.next()
+		sq := r.Mul(r)
+		u, w := r.Sub(rNext), sq.Sub(sqNext)
+		rNext, sqNext = r, sq
 		row := prefixes[j*Components : (j+1)*Components]
 		for k, p := range row {
 			acc[k].addMul(u, p)
 		}
-		acc[Components].addMul(c.w[j], row[payload.Count])
+		acc[Components].addMul(w, row[payload.Count])
 	}
 	var s sketch
 	for k := range s.x {
@@ -399,8 +396,8 @@ func (p *Pending) Exchange(peer []byte) ([]byte, error) {
 
 // checkShare returns this server's share of
 //
-//	z = (x₁² − ⟨r∘r, ΔCount⟩) + ρ₁·x₂(x₁ − x₂) + ρ₂·⟨r, ΔLabel + ΔNotLabel − ΔCount⟩
-//	  + ρ₃·(Σ ΔCount − 1) + ρ₄·(κ₁x₁ + κ₂x₂ − ⟨r, ΔMAC⟩)
+//	z = (x₁² − ⟨r∘r, ΔCount⟩) + ρ₁·x₂(x₁ − x₂) + ρ₂·(Σ ΔCount − 1)
+//	  + ρ₃·(κ₁x₁ + κ₂x₂ − ⟨r, ΔMAC⟩)
 //
 // with x₁ = ⟨r, ΔCount⟩, x₂ = ⟨r, ΔLabel⟩, from the opened d₁ = x₁ − a₁,
 // d₂ = x₂ − a₂ (Beaver's multiplication; package doc, "Protocol").
@@ -414,10 +411,9 @@ func (p *Pending) checkShare(d1, d2 fss.Fp) fss.Fp {
 	two := fss.Fp(2)
 	square := lead.Mul(d1.Mul(d1)).Add(two.Mul(d1).Mul(c[corrA1])).Add(c[corrC1])
 	product := lead.Mul(d2.Mul(e)).Add(d2.Mul(c[corrA1].Sub(c[corrA2]))).Add(e.Mul(c[corrA2])).Add(c[corrC2])
-	linear := sk.x[payload.Label].Add(sk.x[payload.NotLabel]).Sub(sk.x[payload.Count])
 	total := sk.total.Sub(lead)
 	mac := c[corrK1].Mul(d1).Add(c[corrK2].Mul(d2)).Add(c[corrMu]).Sub(sk.x[MAC])
-	return square.Sub(sk.q).Add(rho[0].Mul(product)).Add(rho[1].Mul(linear)).Add(rho[2].Mul(total)).Add(rho[3].Mul(mac))
+	return square.Sub(sk.q).Add(rho[0].Mul(product)).Add(rho[1].Mul(total)).Add(rho[2].Mul(mac))
 }
 
 // Finish takes the other server's second message and decides: nil when the

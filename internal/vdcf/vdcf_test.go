@@ -145,14 +145,14 @@ func TestHonestReportsAccepted(t *testing.T) {
 }
 
 // checkRecord checks that the two prefix vectors add up to those of one
-// record: count 1, label y, 1 − y from its bin on, MAC aside.
+// record: count 1 and label y from its bin on, MAC aside.
 func checkRecord(t testing.TB, vecs [2][]fss.Fp, bin int, label bool) {
 	t.Helper()
 	y := fss.Fp(0)
 	if label {
 		y = 1
 	}
-	want := [3]fss.Fp{payload.Count: 1, payload.Label: y, payload.NotLabel: 1 - y}
+	want := [2]fss.Fp{payload.Count: 1, payload.Label: y}
 	for j := range len(vecs[0]) / Components {
 		for c, w := range want {
 			if j < bin {
@@ -173,8 +173,8 @@ type invalid struct {
 	make   func(t testing.TB, f *fixture) (Report, attack)
 }
 
-// payloadReport is a report with the payload (count, label, not-label) at
-// a random bin and a MAC consistent with it.
+// payloadReport is a report with the payload (count, label) at a random
+// bin and a MAC consistent with it; the not-label is count − label.
 func payloadReport(beta ...fss.Fp) func(testing.TB, *fixture) (Report, attack) {
 	return func(t testing.TB, f *fixture) (Report, attack) {
 		r, err := f.s.encode(f.r.IntN(f.s.bins), beta, f.rnd, nil)
@@ -189,7 +189,7 @@ func payloadReport(beta ...fss.Fp) func(testing.TB, *fixture) (Report, attack) {
 // altered before sharing it.
 func tamperedCorr(edit func(c *[corrLen]fss.Fp)) func(testing.TB, *fixture) (Report, attack) {
 	return func(t testing.TB, f *fixture) (Report, attack) {
-		r, err := f.s.encode(f.r.IntN(f.s.bins), []fss.Fp{1, 1, 0}, f.rnd, edit)
+		r, err := f.s.encode(f.r.IntN(f.s.bins), []fss.Fp{1, 1}, f.rnd, edit)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,15 +197,15 @@ func tamperedCorr(edit func(c *[corrLen]fss.Fp)) func(testing.TB, *fixture) (Rep
 	}
 }
 
-// mixedVectors is two honest reports A (label 1) and B (label 0) at
-// different bins, A sent, with each server's prefix vector of the
-// components in comps taken from B instead: a party whose keys put those
-// components at another bin.
+// mixedVectors is two honest reports A and B with label 1 at different
+// bins, A sent, with each server's prefix vector of the components in
+// comps taken from B instead: a party whose keys put those components at
+// another bin.
 func mixedVectors(comps ...payload.Component) func(testing.TB, *fixture) (Report, attack) {
 	return func(t testing.TB, f *fixture) (Report, attack) {
 		binA := f.r.IntN(f.s.bins - 1)
 		a := f.encode(t, binA, true)
-		b := f.encode(t, binA+1+f.r.IntN(f.s.bins-1-binA), false)
+		b := f.encode(t, binA+1+f.r.IntN(f.s.bins-1-binA), true)
 		return a, attack{vector: func(id int, v []fss.Fp) {
 			_, other := f.evaluate(t, id, b.Shares[id])
 			for j := range f.s.bins {
@@ -221,13 +221,13 @@ func mixedVectors(comps ...payload.Component) func(testing.TB, *fixture) (Report
 func invalidKinds() []invalid {
 	p := fss.Fp(fss.Modulus)
 	return []invalid{
-		{"payload 2", "proof", payloadReport(2, 1, 1)},
-		{"payload p-1", "proof", payloadReport(p-1, 0, p-1)},
-		{"payload 0", "proof", payloadReport(0, 0, 0)},
-		{"label 2", "proof", payloadReport(1, 2, p-1)},
-		{"label p-1", "proof", payloadReport(1, p-1, 2)},
-		{"label and 1-label both set", "proof", payloadReport(1, 1, 1)},
-		{"label and 1-label both set, count 2", "proof", payloadReport(2, 1, 1)},
+		{"payload 2", "proof", payloadReport(2, 0)},
+		{"payload 2 with label 2", "proof", payloadReport(2, 2)},
+		{"payload p-1", "proof", payloadReport(p-1, 0)},
+		{"payload 0", "proof", payloadReport(0, 0)},
+		{"label 2", "proof", payloadReport(1, 2)},
+		{"label p-1", "proof", payloadReport(1, p-1)},
+		{"label and 1-label both set (count 2)", "proof", payloadReport(2, 1)},
 		{"two bins: two reports' keys summed", "proof", func(t testing.TB, f *fixture) (Report, attack) {
 			a, b := f.encode(t, f.r.IntN(f.s.bins), false), f.encode(t, f.r.IntN(f.s.bins), false)
 			return a, attack{vector: func(id int, v []fss.Fp) {
@@ -252,10 +252,9 @@ func invalidKinds() []invalid {
 			}
 			return r, attack{}
 		}},
-		{"count and label at different bins", "proof", mixedVectors(payload.Label, payload.NotLabel)},
-		{"count at another bin than label and not-label", "proof", mixedVectors(payload.Count)},
-		{"not-label at another bin", "proof", mixedVectors(payload.NotLabel)},
-		{"label at another bin", "proof", mixedVectors(payload.Label)},
+		{"label at another bin than count", "proof", mixedVectors(payload.Label)},
+		{"count at another bin than label", "proof", mixedVectors(payload.Count)},
+		{"MAC at another bin", "proof", mixedVectors(MAC)},
 		{"keys of two different reports", "proof", func(t testing.TB, f *fixture) (Report, attack) {
 			a, b := f.encode(t, f.r.IntN(f.s.bins), true), f.encode(t, f.r.IntN(f.s.bins), false)
 			a.Shares[1] = b.Shares[1]
@@ -359,7 +358,6 @@ func TestTamperedPrefixRejectedWhateverTheRecord(t *testing.T) {
 			if id == 0 {
 				for k := j; k < 8; k++ {
 					v[k*Components+int(payload.Label)] = v[k*Components+int(payload.Label)].Sub(1)
-					v[k*Components+int(payload.NotLabel)] = v[k*Components+int(payload.NotLabel)].Add(1)
 				}
 			}
 		}}},

@@ -136,12 +136,11 @@ func TestCorruptLeaderCannotReadTheBin(t *testing.T) {
 		for _, p := range pend {
 			mac = mac.Add(p.corr[corrK1].Mul(d1)).Add(p.corr[corrK2].Mul(d2)).Add(p.corr[corrMu]).Sub(p.sk.x[MAC])
 		}
-		noMAC := z.Sub(pend[0].coef.rho[3].Mul(mac))
+		noMAC := z.Sub(pend[0].coef.rho[2].Mul(mac))
+		rv := challengeVector(f.srv[0], r.Nonce)
 		guesses := func(v fss.Fp) (hits []string) {
 			rho1 := pend[0].coef.rho[0]
-			var rb fss.Fp // r_b = Σ_{j ≥ b} u_j
-			for b := bins - 1; b >= 0; b-- {
-				rb = rb.Add(pend[0].coef.u[b])
+			for b, rb := range rv {
 				for _, y := range []fss.Fp{0, 1} {
 					if rho1.Mul(rb.Sub(y.Mul(rb)).Sub(y.Mul(rb)).Sub(1)) == v {
 						hits = append(hits, fmt.Sprint(b, y))
@@ -170,6 +169,16 @@ func leaderView(first, second [2][]byte, pend [2]*Pending) (z, d1, d2 fss.Fp) {
 	d1 = element(first[0]).Add(element(first[1]))
 	d2 = element(first[0][8:]).Add(element(first[1][8:]))
 	return pend[0].checkShare(d1, d2).Add(element(second[1])), d1, d2
+}
+
+// challengeVector returns the r the servers draw for the nonce.
+func challengeVector(v *Server, nonce [NonceSize]byte) []fss.Fp {
+	c := v.challenge(nonce)
+	r := make([]fss.Fp, v.s.bins)
+	for j := len(r) - 1; j >= 0; j-- {
+		r[j] = c.next()
+	}
+	return r
 }
 
 // element decodes the first field element of msg.
