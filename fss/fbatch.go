@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -102,9 +103,33 @@ func checkFieldBatch(keys []*FieldKey, points []uint64, out [][]Fp) error {
 
 // fieldState is the state of one tree node for every key of a chunk.
 type fieldState struct {
-	seed []block  // per key
-	mask []uint64 // per key: the control bit t as a mask
-	val  [][]Fp   // per component, per key: V_c on the path from the root, unsigned
+	seed []block    // per key
+	mask []uint64   // per key: the control bit t as a mask
+	val  [][]lazyFp // per component, per key: V_c on the path from the root, unsigned
+}
+
+// lazyFp is a sum of PRG blocks and field elements as the integer
+// top·2^128 + hi·2^64 + lo, reduced mod p only at the leaf: adding a
+// 128-bit block is then two additions with carry instead of a reduction
+// and a modular addition. A path adds at most 2 terms per level and 2 at
+// the leaf, so top < 2·64 + 2 never overflows.
+type lazyFp struct{ lo, hi, top uint64 }
+
+// add returns a plus the 128-bit block b (b[1]·2^64 + b[0]) and the word w.
+func (a lazyFp) add(b block, w uint64) lazyFp {
+	var c1, c2 uint64
+	a.lo, c1 = bits.Add64(a.lo, b[0], 0)
+	a.hi, c2 = bits.Add64(a.hi, b[1], c1)
+	a.top += c2
+	a.lo, c1 = bits.Add64(a.lo, w, 0)
+	a.hi, c2 = bits.Add64(a.hi, 0, c1)
+	a.top += c2
+	return a
+}
+
+// reduce returns a mod p; 2^128 ≡ −2^32 (mod p).
+func (a lazyFp) reduce() Fp {
+	return reduce128(a.hi, a.lo).Sub(Fp(a.top << 32))
 }
 
 // fieldWalker is the field DCF's walker: walker with values per key.
@@ -131,9 +156,9 @@ func newFieldWalker(n, m int, points []uint64, reverse bool) *fieldWalker {
 		return rows
 	}
 	newState := func() fieldState {
-		st := fieldState{seed: make([]block, chunkKeys), mask: make([]uint64, chunkKeys), val: make([][]Fp, m)}
+		st := fieldState{seed: make([]block, chunkKeys), mask: make([]uint64, chunkKeys), val: make([][]lazyFp, m)}
 		for c := range st.val {
-			st.val[c] = make([]Fp, chunkKeys)
+			st.val[c] = make([]lazyFp, chunkKeys)
 		}
 		return st
 	}
@@ -168,7 +193,7 @@ func (w *fieldWalker) run(keys []*FieldKey, out [][]Fp) {
 		root.seed[i] = key.seed
 		root.mask[i] = -uint64(key.party)
 		for c := range root.val {
-			root.val[c][i] = 0
+			root.val[c][i] = lazyFp{}
 		}
 		for d := range w.cw {
 			cw := key.cw[d*key.stride() : (d+1)*key.stride()]
@@ -253,11 +278,11 @@ func (w *fieldWalker) walk(d int, st *fieldState, lo, hi int) {
 }
 
 // addValues sets dst[i] = parent[i] + Convert(v[i]) + t_i·VCW[i] for every
-// key i of the chunk: Eval's value step.
-func addValues(dst, parent []Fp, v []block, vcw, mask []uint64) {
-	dst, v, vcw = dst[:len(mask)], v[:len(mask)], vcw[:len(mask)]
+// key i of the chunk: Eval's value step, reduced later.
+func addValues(dst, parent []lazyFp, v []block, vcw, mask []uint64) {
+	dst, parent, v, vcw = dst[:len(mask)], parent[:len(mask)], v[:len(mask)], vcw[:len(mask)]
 	for i, mk := range mask {
-		dst[i] = parent[i].Add(convertField(v[i])).Add(Fp(vcw[i] & mk))
+		dst[i] = parent[i].add(v[i], vcw[i]&mk)
 	}
 }
 
@@ -282,11 +307,17 @@ func (w *fieldWalker) leaf(st *fieldState, p int) {
 }
 
 // leafComponent writes component c of every key's share at row.
-func (w *fieldWalker) leafComponent(c, row int, val []Fp, leafVal []block, mask []uint64) {
+func (w *fieldWalker) leafComponent(c, row int, val []lazyFp, leafVal []block, mask []uint64) {
 	final := w.final[c][:len(mask)]
+	at := row*w.m + c
+	if w.party == 0 { // the party bit is public: branch on it
+		for i, mk := range mask {
+			w.out[i][at] = val[i].add(leafVal[i], final[i]&mk).reduce()
+		}
+		return
+	}
 	for i, mk := range mask {
-		y := val[i].Add(convertField(leafVal[i])).Add(Fp(final[i] & mk))
-		w.out[i][row*w.m+c] = negateFieldIf(y, w.party)
+		w.out[i][at] = val[i].add(leafVal[i], final[i]&mk).reduce().Neg()
 	}
 }
 
