@@ -69,7 +69,7 @@ type verifyBench struct {
 // server, and the party's key generation for both, in one run.
 func MeasureVerify(cfg VerifyConfig) (VerifyReport, error) {
 	if cfg.Bins < 2 || cfg.Reports < 1 {
-		return VerifyReport{}, fmt.Errorf("bench: verify: %d bins, %d reports: want at least 2 and 1", cfg.Bins, cfg.Reports)
+		return VerifyReport{}, fmt.Errorf("bench: verify: %d bins and %d reports: want at least 2 bins and 1 report", cfg.Bins, cfg.Reports)
 	}
 	b, err := newVerifyBench(cfg)
 	if err != nil {
