@@ -103,3 +103,49 @@ func TestGenFieldRejectsBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestOneFieldKeyLooksUniform is TestOneKeyLooksUniform for the field DCF:
+// one key's full-domain shares, with a small β, pass the χ² tests of
+// uniformity (a uniform element of F_p misses only the 2^32 − 1 words at
+// the top of [0, 2^64), invisible to them), while the reconstructed
+// β·1[x < α] fails them.
+func TestOneFieldKeyLooksUniform(t *testing.T) {
+	const n, m = 14, 3
+	beta := []Fp{1, 2, 3}
+	alpha := uint64(5000)
+	k0, k1, err := GenField(alpha, beta, n, testRand(90))
+	if err != nil {
+		t.Fatal(err)
+	}
+	points := make([]uint64, 1<<n)
+	for x := range points {
+		points[x] = uint64(x)
+	}
+	out := [][]Fp{make([]Fp, len(points)*m), make([]Fp, len(points)*m)}
+	for b, k := range []*FieldKey{k0, k1} {
+		if err := EvalFieldBatch([]*FieldKey{k}, points, out[b:b+1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := map[string]func([]uint64) (float64, int){"bits": chiSquareBits, "low byte": chiSquareLowByte}
+	for name, test := range tests {
+		for b := range out {
+			for c := 0; c < m; c++ {
+				words := make([]uint64, len(points))
+				for x := range words {
+					words[x] = uint64(out[b][x*m+c])
+				}
+				if stat, df := test(words); stat > chiSquareLimit(df) {
+					t.Errorf("party %d component %d: χ² %s = %.1f > %.1f (df %d)", b, c, name, stat, chiSquareLimit(df), df)
+				}
+			}
+		}
+		sum := make([]uint64, len(points))
+		for x := range sum {
+			sum[x] = uint64(out[0][x*m].Add(out[1][x*m]))
+		}
+		if stat, df := test(sum); stat <= chiSquareLimit(df) {
+			t.Errorf("χ² %s of β·1[x<α] = %.1f, not above %.1f: the test has no power", name, stat, chiSquareLimit(df))
+		}
+	}
+}
