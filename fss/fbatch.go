@@ -189,25 +189,11 @@ func (w *fieldWalker) run(keys []*FieldKey, out [][]Fp) {
 	w.keys, w.out, w.party = len(keys), out, uint64(keys[0].k.party)
 	root := &w.state[0][0]
 	for i, fk := range keys {
-		key := &fk.k
-		root.seed[i] = key.seed
-		root.mask[i] = -uint64(key.party)
+		root.seed[i], root.mask[i] = fk.k.seed, -uint64(fk.k.party)
 		for c := range root.val {
 			root.val[c][i] = lazyFp{}
 		}
-		for d := range w.cw {
-			cw := key.cw[d*key.stride() : (d+1)*key.stride()]
-			lvl := &w.cw[d]
-			lvl.seedLo[0][i] = cw[0] | key.tcw[0]>>uint(d)&1
-			lvl.seedLo[1][i] = cw[0] | key.tcw[1]>>uint(d)&1
-			lvl.seedHi[i] = cw[1]
-			for c, v := range cw[2:] {
-				lvl.val[c][i] = v
-			}
-		}
-		for c, v := range key.final {
-			w.final[c][i] = v
-		}
+		loadKey(w.cw, w.final, i, &fk.k)
 	}
 	w.walk(0, root, 0, len(w.points))
 }
@@ -248,15 +234,8 @@ func (w *fieldWalker) walk(d int, st *fieldState, lo, hi int) {
 	children := &w.state[d+1]
 	cw := &w.cw[d]
 	for side := range need {
-		if !need[side] {
-			continue
-		}
-		out, cwLo, cwHi := w.seedOut[side][:len(mask)], cw.seedLo[side][:len(mask)], cw.seedHi[:len(mask)]
-		cSeed, cMask := children[side].seed[:len(mask)], children[side].mask[:len(mask)]
-		for i, mk := range mask {
-			lo := out[i][0] ^ cwLo[i]&mk
-			cSeed[i] = block{lo &^ 1, out[i][1] ^ cwHi[i]&mk}
-			cMask[i] = -(lo & 1)
+		if need[side] {
+			childSeeds(cw, side, w.seedOut[side], mask, children[side].seed, children[side].mask)
 		}
 	}
 	for c := 0; c < w.m; c++ {

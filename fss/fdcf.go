@@ -1,8 +1,6 @@
 package fss
 
 import (
-	crand "crypto/rand"
-	"encoding/binary"
 	"fmt"
 	"io"
 )
@@ -88,16 +86,9 @@ func GenField(alpha uint64, beta []Fp, nbits int, rand io.Reader) (k0, k1 *Field
 			return nil, nil, fmt.Errorf("fss: GenField: beta[%d] = %d is not below the modulus %d", c, uint64(b), Modulus)
 		}
 	}
-	if rand == nil {
-		rand = crand.Reader
-	}
-	var buf [32]byte
-	if _, err := io.ReadFull(rand, buf[:]); err != nil {
-		return nil, nil, fmt.Errorf("fss: GenField: reading the initial seeds: %w", err)
-	}
-	s := [2]block{
-		{binary.LittleEndian.Uint64(buf[0:]), binary.LittleEndian.Uint64(buf[8:])},
-		{binary.LittleEndian.Uint64(buf[16:]), binary.LittleEndian.Uint64(buf[24:])},
+	s, err := readSeeds(rand)
+	if err != nil {
+		return nil, nil, fmt.Errorf("fss: GenField: %w", err)
 	}
 	k0 = &FieldKey{Key{party: 0, nbits: nbits, m: m, seed: s[0], cw: make([]uint64, nbits*(2+m)), final: make([]uint64, m)}}
 	genFieldCorrections(&k0.k, s, alpha, beta)
@@ -124,9 +115,7 @@ func genFieldCorrections(k *Key, s [2]block, alpha uint64, beta []Fp) {
 		for b := range cs {
 			cs[b], ct[b] = expandFieldNode(s[b], m, v[b])
 		}
-		sCW := block{cs[0][lose][0] ^ cs[1][lose][0], cs[0][lose][1] ^ cs[1][lose][1]}
 		cw := k.cw[d*k.stride() : (d+1)*k.stride()]
-		cw[0], cw[1] = sCW[0], sCW[1]
 		for c := 0; c < m; c++ {
 			vcw := v[1][lose][c].Sub(v[0][lose][c]).Sub(vAlpha[c])
 			if lose == 0 { // α_i = 1: every x with x_i = 0 here is below α
@@ -136,14 +125,7 @@ func genFieldCorrections(k *Key, s [2]block, alpha uint64, beta []Fp) {
 			cw[2+c] = uint64(vcw)
 			vAlpha[c] = vAlpha[c].Sub(v[1][keep][c]).Add(v[0][keep][c]).Add(negateFieldIf(vcw, t[1]))
 		}
-		tCW := [2]uint64{ct[0][0] ^ ct[1][0] ^ a ^ 1, ct[0][1] ^ ct[1][1] ^ a}
-		k.tcw[0] |= tCW[0] << uint(d)
-		k.tcw[1] |= tCW[1] << uint(d)
-		for b := range s {
-			mask := -t[b]
-			s[b] = block{cs[b][keep][0] ^ sCW[0]&mask, cs[b][keep][1] ^ sCW[1]&mask}
-			t[b] = ct[b][keep] ^ t[b]&tCW[keep]
-		}
+		stepGen(k, d, a, cs, ct, &s, &t)
 	}
 	var leaf [2][]Fp
 	for b := range leaf {
