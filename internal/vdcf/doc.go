@@ -158,6 +158,15 @@
 // field multiplications. Measured figures: EXPERIMENTS.md, "Verified
 // DCF".
 //
+// # Errors
+//
+// A rejection matches one of internal/verify's sentinel errors, so that a
+// server counts both backends' rejections by verify.Reason: ErrMalformed
+// (a share or message that does not decode, or not canonically),
+// ErrMismatch (a well-formed key for the other server or another grid),
+// ErrProof (the check value is not zero: the report does not encode one
+// record). Replays (ErrReplay) are the server's to refuse by report ID.
+//
 // # What is not verified
 //
 // The probability component: its range (a fixed-point value in [0, 2^32])

@@ -90,7 +90,7 @@ func (s *Scheme) Encode(bin int, label bool, rnd io.Reader) (Report, error) {
 	if label {
 		y = 1
 	}
-	r, err := s.encode(bin, []fss.Fp{1, y}, rnd, nil)
+	r, err := s.encode(bin, []fss.Fp{1, y}, rnd)
 	if err != nil {
 		return Report{}, fmt.Errorf("vdcf: %w", err)
 	}
@@ -99,9 +99,8 @@ func (s *Scheme) Encode(bin int, label bool, rnd io.Reader) (Report, error) {
 
 // encode makes a report whose DCF payload at bin is (β_Count, β_Label,
 // κ₁β_Count + κ₂β_Label): Encode for β = (1, y), and the invalid payloads
-// of the tests with a consistent MAC. A non-nil
-// tamper edits the correlated randomness before it is shared.
-func (s *Scheme) encode(bin int, beta []fss.Fp, rnd io.Reader, tamper func(*[corrLen]fss.Fp)) (Report, error) {
+// of the tests with a consistent MAC.
+func (s *Scheme) encode(bin int, beta []fss.Fp, rnd io.Reader) (Report, error) {
 	var r Report
 	if bin < 0 || bin >= s.bins {
 		return r, fmt.Errorf("bin %d outside the grid [0, %d)", bin, s.bins)
@@ -120,9 +119,6 @@ func (s *Scheme) encode(bin int, beta []fss.Fp, rnd io.Reader, tamper func(*[cor
 	corr := [corrLen]fss.Fp{
 		corrA1: a1, corrC1: a1.Mul(a1), corrA2: a2, corrC2: a2.Mul(a1.Sub(a2)),
 		corrK1: k1, corrK2: k2, corrMu: k1.Mul(a1).Add(k2.Mul(a2)),
-	}
-	if tamper != nil {
-		tamper(&corr)
 	}
 	full := append(beta[:2:2], k1.Mul(beta[payload.Count]).Add(k2.Mul(beta[payload.Label])))
 	keys, err := s.genKeys(bin, full, rnd)

@@ -177,7 +177,7 @@ type invalid struct {
 // bin and a MAC consistent with it; the not-label is count − label.
 func payloadReport(beta ...fss.Fp) func(testing.TB, *fixture) (Report, attack) {
 	return func(t testing.TB, f *fixture) (Report, attack) {
-		r, err := f.s.encode(f.r.IntN(f.s.bins), beta, f.rnd, nil)
+		r, err := f.s.encode(f.r.IntN(f.s.bins), beta, f.rnd)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -186,13 +186,26 @@ func payloadReport(beta ...fss.Fp) func(testing.TB, *fixture) (Report, attack) {
 }
 
 // tamperedCorr is an honest report whose correlated randomness the party
-// altered before sharing it.
-func tamperedCorr(edit func(c *[corrLen]fss.Fp)) func(testing.TB, *fixture) (Report, attack) {
+// altered: edit gets the values and returns what to add to each, which is
+// added to the leader's shares.
+func tamperedCorr(edit func(c [corrLen]fss.Fp) [corrLen]fss.Fp) func(testing.TB, *fixture) (Report, attack) {
 	return func(t testing.TB, f *fixture) (Report, attack) {
-		r, err := f.s.encode(f.r.IntN(f.s.bins), []fss.Fp{1, 1}, f.rnd, edit)
-		if err != nil {
-			t.Fatal(err)
+		r := f.encode(t, f.r.IntN(f.s.bins), true)
+		keyLen := f.s.ShareSize() - 8*corrLen
+		var shares [2][corrLen]fss.Fp
+		var values [corrLen]fss.Fp
+		for id := range shares {
+			if err := readElements(r.Shares[id][keyLen:], shares[id][:]); err != nil {
+				t.Fatal(err)
+			}
 		}
+		for i := range values {
+			values[i] = shares[0][i].Add(shares[1][i])
+		}
+		for i, d := range edit(values) {
+			shares[0][i] = shares[0][i].Add(d)
+		}
+		r.Shares[0] = appendElements(r.Shares[0][:keyLen], shares[0][:])
 		return r, attack{}
 	}
 }
@@ -280,11 +293,11 @@ func invalidKinds() []invalid {
 			}
 			return r, attack{}
 		}},
-		{"square of the triple wrong", "proof", tamperedCorr(func(c *[corrLen]fss.Fp) { c[corrC1] = c[corrC1].Add(1) })},
-		{"product of the triple wrong", "proof", tamperedCorr(func(c *[corrLen]fss.Fp) { c[corrC2] = c[corrC2].Add(1) })},
-		{"MAC key not the one in the keys", "proof", tamperedCorr(func(c *[corrLen]fss.Fp) {
-			c[corrMu] = c[corrMu].Add(c[corrA1])
-			c[corrK1] = c[corrK1].Add(1)
+		{"square of the triple wrong", "proof", tamperedCorr(func([corrLen]fss.Fp) (d [corrLen]fss.Fp) { d[corrC1] = 1; return d })},
+		{"product of the triple wrong", "proof", tamperedCorr(func([corrLen]fss.Fp) (d [corrLen]fss.Fp) { d[corrC2] = 1; return d })},
+		{"MAC key not the one in the keys", "proof", tamperedCorr(func(c [corrLen]fss.Fp) (d [corrLen]fss.Fp) {
+			d[corrK1], d[corrMu] = 1, c[corrA1] // κ₁ + 1, with μ consistent with it
+			return d
 		})},
 		{"truncated share", "malformed", func(t testing.TB, f *fixture) (Report, attack) {
 			r := f.encode(t, f.r.IntN(f.s.bins), false)
