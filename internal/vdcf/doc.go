@@ -96,7 +96,10 @@
 // constant the party fixed before the challenge was drawn, so it cannot
 // cancel a nonzero part of A or B; it makes a valid report fail, which
 // harms only the party. The MAC term is not needed for soundness: T ≡ 0 or
-// not, the argument above only uses A, B and t.
+// not, the argument above only uses A, B and t. Soundness is against
+// parties, with both servers following the protocol: a corrupt server can
+// add what it likes to its own aggregate share whatever is verified, as in
+// Prio and Poplar.
 //
 // This is why F_p and not Z_{2^64}: the one-hot identities need a field
 // (in Z_{2^64}, with zero divisors, Schwartz–Zippel fails: the nonzero
