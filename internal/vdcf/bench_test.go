@@ -1,10 +1,6 @@
 package vdcf
 
-import (
-	"testing"
-
-	"github.com/fedecdf/fedecdf/fss"
-)
+import "testing"
 
 // BenchmarkCheck is one server's verification of one report at N = 1024
 // bins, its prefix vector evaluated beforehand: Prepare, Exchange, Finish
@@ -14,10 +10,9 @@ func BenchmarkCheck(b *testing.B) {
 	r := f.encode(b, 700, true)
 	sh, vec := f.evaluate(b, 0, r.Shares[0])
 	hsh, hvec := f.evaluate(b, 1, r.Shares[1])
-	p, msg, _ := f.srv[0].Prepare(r.Nonce, sh, vec)
+	_, msg, _ := f.srv[0].Prepare(r.Nonce, sh, vec)
 	hp, hmsg, _ := f.srv[1].Prepare(r.Nonce, hsh, hvec)
 	hsecond, _ := hp.Exchange(msg)
-	_, _ = p, fss.Fp(0)
 	for b.Loop() {
 		p, _, _ := f.srv[0].Prepare(r.Nonce, sh, vec)
 		if _, err := p.Exchange(hmsg); err != nil {
