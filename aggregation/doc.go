@@ -31,10 +31,11 @@
 //     mechanism's noise once; the reference every other backend matches
 //     exactly when the noise is off.
 //   - remote: the analyst's client of the two servers, with the additive
-//     backend (§4.1: for each query batch every party sends each server
-//     an additive share mod 2^64 of its kernel values; the servers sum,
-//     each adds its own noise, and the leader combines; communication
-//     O(n·|B|), all parties online) or the dcf backend (§4.2: each party
+//     backend (each party uploads once a verified Prio3 histogram of its
+//     bin and label, internal/verify; the servers verify it between
+//     themselves, aggregate the accepted ones and answer any number of
+//     queries alone, in the field of Prio3; no probability component) or
+//     the dcf backend (§4.2: each party
 //     uploads once a pair of distributed-comparison-function keys for its
 //     bin and payload vector, package fss; the servers then answer any
 //     number of queries alone; communication O(n + m·|B|) after the

@@ -102,3 +102,16 @@ func prgNodeAccel(m int, seeds, left, right []block, valueFirst int, sums []bloc
 	}
 	return true
 }
+
+func hashEachAccel(ka, kb int, seeds, a, b []block) bool {
+	if !useAESNI {
+		return false
+	}
+	var scratch [16]block
+	args := prgNodeArgs{leftKey: &roundKeys[ka], left: &a[0], seeds: &seeds[0], n: len(seeds), scratch: &scratch}
+	if b != nil {
+		args.rightKey, args.right = &roundKeys[kb], &b[0]
+	}
+	prgNodeAsm(&args)
+	return true
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/fedecdf/fedecdf/fss"
+	"github.com/fedecdf/fedecdf/internal/protocol"
 )
 
 // DCFKeys returns the two encoded keys of the distributed comparison
@@ -38,5 +39,5 @@ func (p *Party) UploadKeys(ctx context.Context, s Servers) error {
 	if err != nil {
 		return err
 	}
-	return p.upload(ctx, s, leader, helper)
+	return p.upload(ctx, s, &protocol.Upload{Key: leader}, &protocol.Upload{Key: helper})
 }

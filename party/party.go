@@ -2,13 +2,9 @@ package party
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
-
-	"golang.org/x/crypto/chacha20"
 
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -30,7 +26,6 @@ type Instance struct {
 // Party is one validated instance, binned, with its report ID.
 type Party struct {
 	report  payload.ReportID
-	seed    [32]byte // keys the leader's additive shares (leaderShares)
 	bin     int
 	bins    int
 	payload [payload.NumComponents]uint64
@@ -50,11 +45,7 @@ func New(inst Instance, g *ecdf.Grid) (*Party, error) {
 		return nil, fmt.Errorf("party: %w", err)
 	}
 	y := uint64(inst.Label)
-	p := &Party{report: id, bin: bin, bins: g.Len(), payload: [payload.NumComponents]uint64{1, y, 1 - y, prob}}
-	if _, err := rand.Read(p.seed[:]); err != nil {
-		return nil, fmt.Errorf("party: drawing the share seed from crypto/rand: %w", err)
-	}
-	return p, nil
+	return &Party{report: id, bin: bin, bins: g.Len(), payload: [payload.NumComponents]uint64{1, y, 1 - y, prob}}, nil
 }
 
 // ErrInvalidInstance is matched by New's errors for an instance that
@@ -89,136 +80,26 @@ func (p *Party) Bin() int { return p.bin }
 // fixed point for Probability).
 func (p *Party) Payload(c payload.Component) uint64 { return p.payload[c] }
 
-// kernel returns payload_c·1[bin ≤ i] for every prefix i.
-func (p *Party) kernel(c payload.Component, prefixes []int) []uint64 {
-	k := make([]uint64, len(prefixes))
-	for j, i := range prefixes {
-		if p.bin <= i {
-			k[j] = p.payload[c]
-		}
-	}
-	return k
-}
-
-// AdditiveShares splits the kernel values of component c at prefixes into
-// two additive shares mod 2^64, leader + helper = payload_c·1[bin ≤ i].
-// The leader's share at prefix i is word i−1 of the ChaCha20 keystream
-// keyed by the party's secret share seed (crypto/rand, drawn by New) with
-// the component as nonce: pseudorandom to whoever lacks the seed, so each
-// share alone reveals nothing, and the same for every call. A party thus
-// sends the same shares of a prefix in every query batch: a re-send is
-// an exact duplicate, and no two batches give a server two different
-// share sums of one prefix to difference.
-func (p *Party) AdditiveShares(c payload.Component, prefixes []int) (leader, helper []uint64, err error) {
-	if err := p.checkQuery(c, prefixes); err != nil {
-		return nil, nil, fmt.Errorf("party: %w", err)
-	}
-	leader, helper = p.shares(c, prefixes)
-	return leader, helper, nil
-}
-
-// shares is AdditiveShares for a checked query.
-func (p *Party) shares(c payload.Component, prefixes []int) (leader, helper []uint64) {
-	leader = p.leaderShares(c, prefixes)
-	helper = p.kernel(c, prefixes)
-	for j := range helper {
-		helper[j] -= leader[j]
-	}
-	return leader, helper
-}
-
-// leaderShares returns keystream word i−1 for every (increasing) prefix i
-// of the party's share stream of component c: ChaCha20 under the share
-// seed with nonce (c, 0, …), word w in 64-byte block w/8, which is the
-// cipher's 32-bit counter (a grid has at most 2^26 bins).
-func (p *Party) leaderShares(c payload.Component, prefixes []int) []uint64 {
-	var nonce [chacha20.NonceSize]byte
-	nonce[0] = byte(c)
-	cipher, err := chacha20.NewUnauthenticatedCipher(p.seed[:], nonce[:])
-	if err != nil {
-		panic(err) // unreachable: key and nonce sizes are fixed
-	}
-	var block [64]byte
-	cur := -1
-	shares := make([]uint64, len(prefixes))
-	for j, i := range prefixes {
-		if b := (i - 1) / 8; b != cur {
-			cipher.SetCounter(uint32(b))
-			clear(block[:])
-			cipher.XORKeyStream(block[:], block[:])
-			cur = b
-		}
-		shares[j] = binary.LittleEndian.Uint64(block[8*((i-1)%8):])
-	}
-	return shares
-}
-
-// checkQuery validates a query batch against the party's grid.
-func (p *Party) checkQuery(c payload.Component, prefixes []int) error {
-	if !c.Valid() {
-		return fmt.Errorf("unknown payload component %d", c)
-	}
-	for j, i := range prefixes {
-		if i < 1 || i > p.bins {
-			return fmt.Errorf("prefix %d is not in [1, %d]", i, p.bins)
-		}
-		if j > 0 && i <= prefixes[j-1] {
-			return fmt.Errorf("prefixes are not strictly increasing at position %d", j+1)
-		}
-	}
-	return nil
-}
-
 // Servers is how a party reaches the two servers of one dataset.
 type Servers struct {
-	// Conn is the party's own connection. With the additive backend the
-	// servers accept a report's shares only from the peer that enrolled
-	// it, so Enrol and every SendShares must use the same peer.
 	Conn           transport.Conn
 	Leader, Helper transport.PeerID
 	Dataset        string
 }
 
-// Enrol registers the party's report ID with both servers for the
-// additive backend (an upload without a key): the servers agree on the
-// enrolled set when a release is created.
-func (p *Party) Enrol(ctx context.Context, s Servers) error {
-	return p.upload(ctx, s, nil, nil)
-}
-
-// upload sends the leader's and the helper's report bodies.
-func (p *Party) upload(ctx context.Context, s Servers, leaderKey, helperKey []byte) error {
+// upload sends the leader's and the helper's uploads, each whatever the
+// other server answered (a server that refuses a verified report tells
+// the other), and returns their errors.
+func (p *Party) upload(ctx context.Context, s Servers, leader, helper *protocol.Upload) error {
+	var errs []error
 	for _, to := range []struct {
 		peer transport.PeerID
-		key  []byte
-	}{{s.Leader, leaderKey}, {s.Helper, helperKey}} {
-		msg := &protocol.Upload{Dataset: s.Dataset, Report: p.report, Key: to.key}
-		if _, err := protocol.Call[*protocol.Ack](ctx, s.Conn, to.peer, msg); err != nil {
-			return fmt.Errorf("party: report %v: upload to %s: %w", p.report, to.peer, err)
-		}
-	}
-	return nil
-}
-
-// SendShares answers an open additive query batch: one share vector to
-// each server, from the connection the party enrolled over (the servers
-// accept a report's shares only from the peer that enrolled it), bound
-// to the batch by its digest (the servers refuse shares computed for
-// any other prefixes or component than the batch they registered).
-func (p *Party) SendShares(ctx context.Context, s Servers, q *protocol.OpenQuery) error {
-	if err := p.checkQuery(q.Component, q.Prefixes); err != nil {
-		return fmt.Errorf("party: report %v: query %v: %w", p.report, q.Query, err)
-	}
-	leader, helper := p.shares(q.Component, q.Prefixes)
-	batch := q.Digest()
-	for _, to := range []struct {
-		peer   transport.PeerID
-		shares []uint64
+		msg  *protocol.Upload
 	}{{s.Leader, leader}, {s.Helper, helper}} {
-		msg := &protocol.Shares{Dataset: s.Dataset, Query: q.Query, Batch: batch, Report: p.report, Values: to.shares}
-		if _, err := protocol.Call[*protocol.Ack](ctx, s.Conn, to.peer, msg); err != nil {
-			return fmt.Errorf("party: report %v: shares to %s: %w", p.report, to.peer, err)
+		to.msg.Dataset, to.msg.Report = s.Dataset, p.report
+		if _, err := protocol.Call[*protocol.Ack](ctx, s.Conn, to.peer, to.msg); err != nil {
+			errs = append(errs, fmt.Errorf("party: report %v: upload to %s: %w", p.report, to.peer, err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }

@@ -87,6 +87,23 @@
 // quantity derived from them — TPR/FPR at every threshold, AUC, the PR
 // curve — are post-processing and cost nothing more.
 //
+// # A partitioned release (measured, not implemented)
+//
+// Cut the grid into consecutive parts (bins 1..L₁, L₁+1..L₂, …) and
+// release each class vector's histogram over each part with its own
+// mechanism, every one at the vector's full add/remove ε, a prefix
+// beyond a part adding that part's released total. An instance lies in
+// one bin, so adding or removing it changes one part's histogram by
+// one instance and leaves the others' output laws unchanged: by
+// parallel composition each vector is still ε-DP under add/remove, and
+// the pair argument above (which needs only that) holds as before. It
+// lets the parts where the ROC area weighs the noise most — the lowest
+// scores, where the negatives crowd, and the highest — use a shallow
+// mechanism with less noise per prefix than one deep tree over the
+// whole grid. Experiment roc-accuracy simulates it with parts
+// [⌈N/6⌉, rest, ⌈N/6⌉] (EXPERIMENTS.md); a real one needs a mechanism
+// whose nodes have unequal variances.
+//
 // # The default estimator (issue 18)
 //
 // analysis.NewROC, which query roc, simulate and experiment share, adds
@@ -102,6 +119,40 @@
 // spec ε, ε-DP under replace-one by the argument above and under
 // add/remove because an instance lies in exactly one of the vectors
 // (payload.PrivacyUnits).
+//
+// # The discretisation floor
+//
+// Against the exact curve of a data set (every distinct score a
+// threshold), a curve read from bin counts has an error that no
+// interpolation removes, even without noise. Within bin i, holding a_i
+// positives and b_i negatives, the exact curve is the staircase of the
+// bin's instances in score order: a_i steps of 1/n₊ up and b_i of 1/n₋
+// across. When that order is exchangeable between the classes (the
+// positive rate does not vary within the bin), the number of positives
+// among the first s of the bin's a + b instances is hypergeometric,
+// Var = s·(a+b−s)·ab/(a+b)³ ≈ ab·v(1−v)/(a+b) with v = s/(a+b), and the
+// staircase's vertical distance to the chord at the same FPR is
+// (a+b)/b times that deviation: a Brownian bridge of variance
+// a(a+b)/b · v(1−v) up-steps. The expected absolute area of a standard
+// bridge is ∫₀¹ √(2v(1−v)/π) dv = √(2π)/8, so in rate units
+//
+//	E area(bin i) = (√(2π)/8) · (b_i/n₋) · √(a_i(a_i+b_i)/b_i) / n₊
+//	              = (√(2π)/8) · √(a_i·b_i·(a_i+b_i)) / (n₊·n₋),
+//
+// and the floor is the sum over bins (BinningFloor). Under the same
+// model the bridge's pointwise median is the chord, so the chord — the
+// curve through the bins' points — minimises the expected area among
+// all functions of the bin counts: the floor bounds every estimator
+// that reads binned counts, private or not. It falls like N^(−1/2)
+// (bins of m instances: Σ√(ab(a+b)) ≤ √m·√(n₊n₋) by Cauchy–Schwarz),
+// not like a smooth curve's O(N⁻²) chord error: this is the
+// noise-free error that issue 18 found left at 96–128 bins whatever
+// the interpolation. Which bins carry it depends on where the classes
+// mix: on a linear grid of probabilities whose negatives crowd near 0
+// the first few bins (thousands of negatives, some positives each)
+// carry most of it, and a grid that is finer there (the quantiles of
+// the scores, say) lowers it at the same N (experiment roc-accuracy,
+// EXPERIMENTS.md).
 //
 // # AUC, PR curve and errors
 //

@@ -1,14 +1,14 @@
 // Package server is the leader and helper of the two-server secure sum
-// (dp-ecdf §4): each holds one additive share (§4.1) or one DCF key
-// (§4.2, BCG+21) of every party's report, and answers a prefix query
+// (dp-ecdf §4): each holds one share of a verified Prio3 histogram
+// (additive backend, internal/verify) or one DCF key (§4.2, BCG+21) of
+// every party's report, and answers a prefix query
 // of a release with its share of Σ_parties payload_c·1[bin ≤ i] plus its
 // own secret noise, drawn at the full scale of the release's mechanism
 // (the tree of Eq. 2 and Theorem 3.1, or the k-ary and cascade
 // mechanisms). The leader adds the helper's answer to its own, so the
 // analyst sees the exact sum plus two independent noises: the output is
 // (ε, δ)-DP under the dataset's neighbouring relation even against one
-// corrupt server, at twice the variance of a trusted curator (for the
-// additive backend on the terms stated below).
+// corrupt server, at twice the variance of a trusted curator.
 //
 // Policy. The servers' configuration, not the analyst's request, decides
 // the privacy contract of a dataset (Dataset.Policy and Dataset.Budget):
@@ -93,80 +93,73 @@
 // spec, from the record, without a new charge; at the helper the leader
 // must still offer every recorded report.
 //
-// The additive backend against one corrupt server. With §4.1 the parties
-// send shares afresh for every query batch, while a release's noise is
-// fixed per prefix; so a server must never answer one prefix of a
-// release from two different share sums, or the difference of the two
-// answers is noise-free. Three rules close this (additive.go):
+// The additive backend: one verified upload. A party uploads once, a
+// Prio3Histogram report of its (bin, label) over 2N buckets (package
+// internal/verify has the construction, its soundness and zero-knowledge
+// argument): the Prio3 public share and one input share per server, its
+// report ID serving as the Prio3 nonce. Each server checks on upload that
+// its input share decodes (verify.Server.Check); one that does not is
+// rejected at once as malformed (the leader tells the helper in its next
+// Decide, and the helper, asked about it, answers with that verdict, so
+// both count it). The others are held, undecided, until the leader
+// verifies them (Server.Verify, which every release runs first), in
+// batches of up to verifyBatch reports:
 //
-//   - A report is bound to the transport peer that enrolled it (Upload):
-//     a server accepts shares of report R only from that peer, and a
-//     second enrolment of R from another peer is refused
-//     (ErrWrongSender). The transport authenticates peer IDs (the Noise
-//     handshake of internal/p2p; the in-process Network by
-//     construction), so neither the other server nor anyone else can
-//     send shares in a party's name.
-//   - Shares are bound to their batch: Shares.Batch must be the digest of
-//     the OpenQuery the server registered under that query ID, and the
-//     batch must be open (ErrOtherBatch, ErrNoBatch). Whoever relays the
-//     batch to the parties cannot make a party's shares count at other
-//     prefixes or for another component. An identical re-send is
-//     acknowledged as a duplicate, a different second copy refused
-//     (ErrConflictingShares).
-//   - Each server answers every (release, component, prefix) from the
-//     share sum it first answered it with (release.fixedSums), whatever
-//     batch a later query of it comes in.
+//	leader → helper  Prepare:  per report, the leader's verdict after its
+//	                           own preparation and its verifier message;
+//	helper → leader  Prepared: per report, the helper's verdict from both
+//	                           verifier messages (or VerdictMissing: it
+//	                           does not hold the report yet, which stays
+//	                           undecided), and its own message;
+//	leader → helper  Decide:   the leader's final verdicts.
 //
-// Parties derive their leader shares from a secret per-party ChaCha20
-// seed at (component, prefix) (party.Party.AdditiveShares), so an honest
-// party sends the same shares of a prefix in every batch and the two
-// servers' fixed sums always belong together.
+// The leader's final verdict is the first rejection of (its own
+// preparation, the helper's verdict, its own decision from both
+// messages), else accepted; the helper counts a report only if the
+// leader's final verdict and its own are both accepted. So a corrupt
+// server that sends a bad verifier message, another report's, or a false
+// rejection cannot make an honest report count at one server only: the
+// honest server rejects it and says so, and the other rejects it too.
+// Rejections are counted per reason (verify.Reason; Server.Rejected), the
+// same at both. Accepted output shares are added into the dataset's
+// verify.Aggregate, in the field of Prio3 (p ≈ 2^128); the verified
+// reports are the dataset's report set, which the release agreement
+// intersects as for DCF. A lost Prepared is answered again from the
+// helper's tentative state, a lost Decide sent again before the next
+// exchange, and the leader holds its verification lock while it agrees
+// on a release, so that both servers' verified sets are equal when they
+// agree; a release's sums are the whole aggregate (Aggregate.Prefixes),
+// and a release over a strict subset of the verified reports is refused
+// (nothing charged at the helper; it is never needed in process, and
+// would need the per-report output shares re-derived).
 //
-// Why mixing prefixes across batches reveals nothing: let S be the honest
-// server and r an honest party enrolled at S from its own peer. Every
-// share S holds of r at (c, i) is K_r(c, i) − o_r(c, i), r's kernel
-// payload_c·1[bin ≤ i] minus the share o_r r sent the other server, for
-// the very (c, i) S registered. S's fixed sum at (c, i) is thus
-// Σ_honest (K_r − o_r) + Σ_controlled v_r, where the v_r of the reports
-// the adversary controls (its own parties, or IDs it enrolled first) are
-// known to it. The corrupt server knows every o_r, so its view of S's
-// answers is, after subtracting known values, Σ_honest K_r(c, i) +
-// η_S(c, i) at each asked (c, i): coordinates of one evaluation of the
-// release's mechanism on the release's fixed report set with S's noise,
-// however the prefixes were split into batches. That is a post-processing
-// of one (ε, δ)-DP release, charged once, at one server's noise
-// (variance Mechanism.PrefixVariance, not twice it).
+// Answers in the field. Each server's share of a prefix sum is an element
+// of F_p; it adds its noise η (a signed integer, |η| < 2^63) mapped into
+// the field (η mod p, verify.Lift), and the leader adds the helper's
+// answer in the field and maps the result back to the signed integer in
+// (−p/2, p/2) (verify.Lower), sent to the analyst as two's complement mod
+// 2^64 like the DCF answers. This is exact whenever the true noisy sum v =
+// Σ payload + η_leader + η_helper has |v| < 2^64 (then |v| < p/2 with a
+// margin of 2^63): counts are at most 2^22 and each noise below 2^63.
 //
-// What holds, and what does not, for the additive backend against one
-// corrupt server (leader or helper, colluding with any analysts and
-// parties; the other server honest):
-//
-//   - Holds: every released number of a release is (ε, δ)-DP for each
-//     honest party that enrolled at the honest server from its own peer,
-//     under the release's neighbouring relation and at the release's
-//     charged cost, with the honest server's noise alone; re-querying,
-//     opening more batches, mixing prefixes across batches, forging or
-//     re-sending shares, and relaying a party a different batch reveal
-//     nothing more.
-//   - Does not hold: integrity. The corrupt server can add anything to
-//     its own share sum or drop its noise, so the answers it takes part
-//     in can be wrong, undetectably; it can refuse or fail any query. The
-//     contributions of parties the adversary controls are arbitrary
-//     values mod 2^64 (no proof that a report is a valid one-hot kernel:
-//     the verified one-shot upload of the robust-reports issue).
-//   - Does not hold: inclusion. Report IDs are not bound to a party's
-//     key: a corrupt leader that sees a report ID arrive (parties enrol
-//     at the leader first) can enrol it at the helper first from a peer
-//     of its own. The party's helper enrolment is then refused
-//     (ErrWrongSender), its data never reaches the helper — it is
-//     excluded, not exposed — and the adversary controls that report.
-//   - Participation is not hidden from the servers: each sees which peers
-//     enrolled and the exact number of agreed reports. Under add/remove
-//     neighbours the guarantee against a corrupt server thus covers a
-//     party's record, not the fact that it took part.
-//   - The fixed share sums and the enrolling peers are kept in memory
-//     only, like the additive backend's enrolments themselves (package
-//     deploy runs the dcf backend only).
+// What the verification gives, and does not. Against malicious parties:
+// a report counts only as exactly one record of the grid — one bin, count
+// 1, label ∈ {0, 1} with label + (1 − label) = count — with soundness
+// error below 2^-60 per report (internal/verify). Against one corrupt
+// server: zero knowledge, each server's view of the verification being
+// simulatable without the record; privacy of the released numbers is the
+// honest server's full-scale noise, as for DCF, and since a party sends
+// nothing after its upload, no query can make an honest party send shares
+// again (the per-query shares of §4.1 and the rules binding them, which
+// this replaces, are gone). Not given: integrity against a corrupt server,
+// which can add anything to its own answers; truth (a party may report a
+// false bin or label: validity is not truth); the probability component,
+// which a Prio3Histogram cannot carry — an additive dataset refuses
+// releases of it (ErrPolicy); Hosmer–Lemeshow on it uses the plans that
+// need no probability (internal/verify, "A probability component"). The
+// verification state (undecided uploads, the helper's tentative
+// decisions, the aggregate) is in memory only: package deploy runs the
+// dcf backend only.
 //
 // Folding at ingestion (DCF backend). A DCF key's evaluation at every
 // point of the domain is that report's share of every prefix of every
@@ -224,7 +217,8 @@
 //
 // Layering. The package imports ecdf/mechanism, ecdf/noise, fss and the
 // internal vocabulary below it (internal/payload, internal/ledger,
-// internal/protocol, internal/transport, internal/wire); never
+// internal/protocol, internal/transport, internal/verify, internal/wire);
+// never
 // aggregation, party, deploy or internal/store. It defines what it needs
 // of its storage (ledger.Ledger, ReleaseStore: encoded records, whose
 // format it owns; ReportStore: the uploads it accepted, read back to fold

@@ -5,9 +5,9 @@ import "errors"
 // Sentinel errors of requests a server refuses, for callers to branch on
 // with errors.Is; the error's text adds the details (and, for a remote
 // caller, protocol.RemoteError.Is matches them by their text). The
-// other sentinels are ErrBudgetExhausted, ErrPolicy, ErrTooManyReports
-// and the additive backend's ErrWrongSender, ErrNoBatch, ErrOtherBatch
-// and ErrConflictingShares.
+// other sentinels are ErrBudgetExhausted, ErrPolicy and
+// ErrTooManyReports; the additive backend's rejections of reports are
+// internal/verify's (ErrMalformed, ErrMismatch, ErrProof, ErrReplay).
 var (
 	// ErrUnknownDataset: the request names a dataset the server does not
 	// hold.

@@ -20,15 +20,13 @@ type analystView struct {
 	answers []int // Answer.Reports, per component
 }
 
-// viewOf uploads (dcf) or enrols (additive) one party per score, then
-// plays the analyst: a release of comps under relation, and a query of
-// every prefix of each component. The leader's answers succeed only if
-// the helper told it n (the leader checks it against its own); with dcf
-// viewOf also asks the helper, as the leader, for the first component,
-// and returns the n it told (additive: n, as the batch is closed).
+// viewOf uploads one party per score, then plays the analyst: a release
+// of comps under relation, and a query of every prefix of each
+// component. The leader's answers succeed only if the helper told it n
+// (the leader checks it against its own); viewOf also asks the helper, as
+// the leader, for the first component, and returns the n it told.
 func viewOf(t *testing.T, backend Backend, relation mechanism.Relation, scores []float64, comps ...payload.Component) (view analystView, helperTold int) {
 	t.Helper()
-	helperTold = len(scores)
 	ctx := context.Background()
 	p := newPairOf(t, Dataset{Name: "d", Backend: backend, Bins: bins, Budget: ledger.Budget{Epsilon: 1 << 50}, MinReports: 1, Policy: Policy{Relation: relation}}, nil)
 	parties := make([]*party.Party, len(scores))
@@ -36,7 +34,7 @@ func viewOf(t *testing.T, backend Backend, relation mechanism.Relation, scores [
 		parties[k] = newParty(t, x)
 		join := parties[k].UploadKeys
 		if backend == Additive {
-			join = parties[k].Enrol
+			join = parties[k].UploadVerified
 		}
 		if err := join(ctx, p.servers); err != nil {
 			t.Fatal(err)
@@ -55,24 +53,12 @@ func viewOf(t *testing.T, backend Backend, relation mechanism.Relation, scores [
 	}
 	for j, c := range comps {
 		q := &protocol.Query{Dataset: "d", Release: id, Component: c, Prefixes: all}
-		if backend == Additive {
-			q.Query, _ = payload.NewID()
-			open := &protocol.OpenQuery{Dataset: "d", Query: q.Query, Component: c, Prefixes: all}
-			if _, err := protocol.Call[*protocol.Ack](ctx, p.net.Conn("analyst"), "leader", open); err != nil {
-				t.Fatal(err)
-			}
-			for _, party := range parties {
-				if err := party.SendShares(ctx, p.servers, open); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
 		ans, err := protocol.Call[*protocol.Answer](ctx, p.net.Conn("analyst"), "leader", q)
 		if err != nil {
 			t.Fatalf("%v query (the leader checks the helper's n against its own): %v", c, err)
 		}
 		view.answers = append(view.answers, ans.Reports)
-		if backend == DCF && j == 0 { // the additive batch is closed by now
+		if j == 0 {
 			ans, err := protocol.Call[*protocol.Answer](ctx, p.net.Conn("leader"), "helper", q)
 			if err != nil {
 				t.Fatal(err)

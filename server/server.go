@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/cloudflare/circl/vdaf/prio3/arith/fp128"
+
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
 	"github.com/fedecdf/fedecdf/fss"
@@ -14,6 +16,7 @@ import (
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
+	"github.com/fedecdf/fedecdf/internal/verify"
 )
 
 // Role is a server's place in the protocol.
@@ -34,7 +37,8 @@ func (r Role) String() string {
 	return "helper"
 }
 
-// Backend is how parties report: "additive" (dp-ecdf §4.1) or "dcf" (§4.2).
+// Backend is how parties report: "additive" (one verified Prio3
+// histogram per party, internal/verify) or "dcf" (dp-ecdf §4.2).
 type Backend string
 
 // The secure-sum backends a server runs.
@@ -93,6 +97,10 @@ type Config struct {
 	// helper creates no release before the leader has shown matching
 	// digests.
 	Manifest []protocol.ManifestField
+	// VerifyKey is the Prio3 verification key the two servers share for
+	// their additive datasets, secret from parties (required, not all
+	// zero, when a dataset uses the additive backend).
+	VerifyKey [verify.KeySize]byte
 }
 
 // Server is a leader or helper of the two-server secure sum. Its Handle
@@ -110,18 +118,21 @@ type Server struct {
 	// the last exchange found none.
 	mismatch error
 	shown    bool
+	// verifying is held by the leader while it verifies additive reports
+	// with the helper or agrees with it on a release's report set, so that
+	// no report is decided between the two.
+	verifying sync.Mutex
 }
 
 type dataset struct {
 	Dataset
-	reports map[payload.ReportID]struct{} // accepted: folded (dcf) or enrolled (additive)
+	reports map[payload.ReportID]struct{} // accepted: folded (dcf) or verified (additive)
 	// fold is the aggregate of the DCF reports (nil for additive).
 	fold *folded
-	// enrolledBy is the peer each additive report was enrolled from, the
-	// only one whose shares of it are accepted.
-	enrolledBy map[payload.ReportID]transport.PeerID
-	queries    map[payload.QueryID]*openQuery
-	releases   map[payload.ReleaseID]*release
+	// verified is the verification state and aggregate of the additive
+	// reports (nil for dcf).
+	verified *verified
+	releases map[payload.ReleaseID]*release
 	// pending holds the leader's releases recorded as pending: asked of
 	// the helper, neither confirmed nor refused by it yet (leader only).
 	pending map[payload.ReleaseID]*intent
@@ -138,13 +149,6 @@ type intent struct {
 	cost ledger.Budget
 }
 
-type openQuery struct {
-	component payload.Component
-	prefixes  []int
-	digest    [32]byte // of the OpenQuery: what Shares.Batch must be
-	shares    map[payload.ReportID][]uint64
-}
-
 // release is the state a server keeps for the life of a release: the
 // agreed report set and its own secret noise, drawn from a seed of its
 // own (crypto/rand) at full scale for every component.
@@ -153,10 +157,10 @@ type release struct {
 	mechanism  mechanism.Params
 	components []payload.Component
 	noise      map[payload.Component]mechanism.Release
-	// fixed holds, for the additive backend, the share sum this server
-	// first answered each (component, prefix) with; every later query of
-	// it is answered from here, whatever batch it comes in (fixedSums).
-	fixed map[payload.Component]map[int]uint64
+	// field holds, for the additive backend, this server's shares in the
+	// field of Prio3 of the prefix sums of each component over the
+	// release's reports; nil until computed.
+	field map[payload.Component]fp128.Vec
 	// sums holds, for the DCF backend, this server's share of the
 	// prefix sums of each component over the release's reports, from
 	// the aggregate (folded.over); nil until computed, after a restart
@@ -193,19 +197,14 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("server: dataset %q configured twice", d.Name)
 		}
 		ds := &dataset{
-			Dataset:    d,
-			reports:    make(map[payload.ReportID]struct{}),
-			enrolledBy: make(map[payload.ReportID]transport.PeerID),
-			queries:    make(map[payload.QueryID]*openQuery),
-			releases:   make(map[payload.ReleaseID]*release),
-			pending:    make(map[payload.ReleaseID]*intent),
-			creating:   make(map[payload.ReleaseID]bool),
+			Dataset:  d,
+			reports:  make(map[payload.ReportID]struct{}),
+			releases: make(map[payload.ReleaseID]*release),
+			pending:  make(map[payload.ReleaseID]*intent),
+			creating: make(map[payload.ReleaseID]bool),
 		}
-		if d.Backend == DCF {
-			var err error
-			if ds.fold, err = newFolded(d.Bins); err != nil {
-				return nil, fmt.Errorf("server: dataset %q: %w", d.Name, err)
-			}
+		if err := s.aggregate(ds); err != nil {
+			return nil, fmt.Errorf("server: dataset %q: %w", d.Name, err)
 		}
 		s.datasets[d.Name] = ds
 		if err := s.loadReleases(ds); err != nil {
@@ -213,6 +212,21 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	return s, nil
+}
+
+// aggregate sets up the aggregate of d: the DCF fold, or the verification
+// state of the additive backend.
+func (s *Server) aggregate(d *dataset) error {
+	var err error
+	if d.Backend == DCF {
+		d.fold, err = newFolded(d.Bins)
+		return err
+	}
+	if s.cfg.VerifyKey == ([verify.KeySize]byte{}) {
+		return fmt.Errorf("the additive backend needs the servers' shared verification key (Config.VerifyKey), secret from parties")
+	}
+	d.verified, err = newVerified(d.Bins, s.cfg.Role, s.cfg.VerifyKey)
+	return err
 }
 
 // loadReleases restores the recorded releases of d with their noise,
@@ -319,10 +333,16 @@ func (s *Server) handle(ctx context.Context, from transport.PeerID, msg protocol
 		return s.manifestDigest(from, m)
 	case *protocol.Upload:
 		return s.upload(from, m)
-	case *protocol.Shares:
-		return s.shares(from, m)
-	case *protocol.OpenQuery:
-		return s.openQuery(ctx, from, m)
+	case *protocol.Prepare:
+		if err := s.fromLeaderToHelper(from, "verification"); err != nil {
+			return nil, err
+		}
+		return s.prepared(m)
+	case *protocol.Decide:
+		if err := s.fromLeaderToHelper(from, "verification"); err != nil {
+			return nil, err
+		}
+		return s.decided(m)
 	case *protocol.CreateRelease:
 		return s.createRelease(ctx, from, m)
 	case *protocol.Query:
@@ -348,9 +368,19 @@ func (s *Server) fromLeader(from transport.PeerID, what string) error {
 	return nil
 }
 
-// upload accepts a report; a duplicate report ID is dropped. An additive
-// report is bound to the peer it is enrolled from: a second enrolment of
-// its ID from another peer is refused (ErrWrongSender).
+// fromLeaderToHelper checks that a request only the leader sends the
+// helper comes from the leader to the helper: the leader refuses it from
+// anyone, since nobody else drives it.
+func (s *Server) fromLeaderToHelper(from transport.PeerID, what string) error {
+	if s.cfg.Role == Leader {
+		return fmt.Errorf("leader: %s from %q refused: %w, to the helper", what, from, ErrNotLeader)
+	}
+	return s.fromLeader(from, what)
+}
+
+// upload accepts a report; a duplicate report ID is dropped. A DCF
+// report is folded; an additive one is held for verification (Verify),
+// or rejected at once as malformed if its shares do not decode.
 func (s *Server) upload(from transport.PeerID, m *protocol.Upload) (protocol.Message, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -362,37 +392,47 @@ func (s *Server) upload(from transport.PeerID, m *protocol.Upload) (protocol.Mes
 	if err != nil {
 		return nil, fmt.Errorf("%s: report %v rejected: %w", s.cfg.Role, m.Report, err)
 	}
-	if err := checkSender(d, from, m.Report); err != nil {
-		return nil, fmt.Errorf("%s: enrolment of report %v from %q refused: %w; enrol under a fresh report ID (party.New)", s.cfg.Role, m.Report, from, err)
-	}
 	if _, dup := d.reports[m.Report]; dup {
 		return &protocol.Ack{Duplicate: true}, nil
 	}
-	if len(d.reports) >= d.MaxReports {
+	if held := len(d.reports) + d.undecided(); held >= d.MaxReports {
 		return nil, fmt.Errorf("%s: report %v refused: %w: dataset %q holds its maximum of %d reports; configure another dataset for more", s.cfg.Role, m.Report, ErrTooManyReports, d.Name, d.MaxReports)
 	}
-	if d.Backend == Additive {
-		d.enrolledBy[m.Report] = from
-	} else if err := d.fold.add(key); err != nil {
+	if d.verified != nil {
+		dup, err := d.verified.hold(s.cfg.Role, m)
+		if err != nil {
+			return nil, fmt.Errorf("%s: report %v rejected: %w", s.cfg.Role, m.Report, err)
+		}
+		return &protocol.Ack{Duplicate: dup}, nil
+	}
+	if err := d.fold.add(key); err != nil {
 		return nil, fmt.Errorf("%s: report %v not folded: %w", s.cfg.Role, m.Report, err)
 	}
-	if k, ok := s.cfg.Reports.(keeper); ok && d.Backend == DCF {
+	if k, ok := s.cfg.Reports.(keeper); ok {
 		k.keep(m)
 	}
 	d.reports[m.Report] = struct{}{}
 	return &protocol.Ack{}, nil
 }
 
+// undecided is the number of additive reports held for verification.
+func (d *dataset) undecided() int {
+	if d.verified == nil {
+		return 0
+	}
+	return len(d.verified.uploads) + len(d.verified.tentative)
+}
+
 // parseReport checks the body of an upload against the dataset.
 func (s *Server) parseReport(d *dataset, m *protocol.Upload) (*fss.Key, error) {
 	if d.Backend == Additive {
-		if len(m.Key) != 0 {
-			return nil, fmt.Errorf("dataset %q uses the additive backend, but the report carries a %d-byte key", d.Name, len(m.Key))
+		if len(m.Key) != 0 || len(m.Share) == 0 {
+			return nil, fmt.Errorf("dataset %q uses the additive backend: the upload must carry a verified report (public and input share, party.UploadVerified), not a DCF key", d.Name)
 		}
 		return nil, nil
 	}
 	if len(m.Key) == 0 {
-		return nil, fmt.Errorf("missing DCF key")
+		return nil, fmt.Errorf("missing DCF key (dataset %q uses the dcf backend: party.UploadKeys)", d.Name)
 	}
 	key, err := fss.Decode(m.Key)
 	if err != nil {
@@ -408,79 +448,6 @@ func (s *Server) parseReport(d *dataset, m *protocol.Upload) (*fss.Key, error) {
 		return nil, fmt.Errorf("DCF key is party %d's, but the %s holds party %d's", key.Party(), s.cfg.Role, wantParty)
 	}
 	return key, nil
-}
-
-// shares accepts one party's additive shares of an open query batch:
-// only from the peer that enrolled the report (ErrWrongSender), only for
-// a batch that is open (ErrNoBatch) and only if computed for it
-// (ErrOtherBatch). An identical re-send is acknowledged as a duplicate; a
-// different second copy is refused (ErrConflictingShares).
-func (s *Server) shares(from transport.PeerID, m *protocol.Shares) (protocol.Message, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	d, err := s.dataset(m.Dataset)
-	if err != nil {
-		return nil, err
-	}
-	if _, enrolled := d.reports[m.Report]; !enrolled {
-		return nil, fmt.Errorf("%s: report %v rejected: not enrolled in dataset %q", s.cfg.Role, m.Report, d.Name)
-	}
-	if err := checkSender(d, from, m.Report); err != nil {
-		return nil, fmt.Errorf("%s: shares of report %v from %q refused: %w; send them from the peer that enrolled it", s.cfg.Role, m.Report, from, err)
-	}
-	q, ok := d.queries[m.Query]
-	switch {
-	case !ok:
-		return nil, fmt.Errorf("%s: shares of report %v refused: %w: query %v is not open (never opened, or already answered)", s.cfg.Role, m.Report, ErrNoBatch, m.Query)
-	case m.Batch != q.digest:
-		return nil, fmt.Errorf("%s: shares of report %v refused: %w: they were not computed for query %v as opened (%v at %d prefixes); compute them from that batch", s.cfg.Role, m.Report, ErrOtherBatch, m.Query, q.component, len(q.prefixes))
-	case len(m.Values) != len(q.prefixes):
-		return nil, fmt.Errorf("%s: report %v rejected: %d shares for %d prefixes", s.cfg.Role, m.Report, len(m.Values), len(q.prefixes))
-	}
-	if first, dup := q.shares[m.Report]; dup {
-		if !slices.Equal(first, m.Values) {
-			return nil, fmt.Errorf("%s: shares of report %v refused: %w: query %v already holds other shares of it", s.cfg.Role, m.Report, ErrConflictingShares, m.Query)
-		}
-		return &protocol.Ack{Duplicate: true}, nil
-	}
-	q.shares[m.Report] = m.Values
-	return &protocol.Ack{}, nil
-}
-
-// openQuery registers an additive query batch (leader: then forwards it).
-func (s *Server) openQuery(ctx context.Context, from transport.PeerID, m *protocol.OpenQuery) (protocol.Message, error) {
-	if err := s.fromLeader(from, "query batch"); err != nil {
-		return nil, err
-	}
-	if err := s.registerQuery(m); err != nil {
-		return nil, err
-	}
-	if s.cfg.Role == Leader {
-		if _, err := protocol.Call[*protocol.Ack](ctx, s.cfg.Conn, s.cfg.Peer, m); err != nil {
-			return nil, err
-		}
-	}
-	return &protocol.Ack{}, nil
-}
-
-func (s *Server) registerQuery(m *protocol.OpenQuery) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	d, err := s.dataset(m.Dataset)
-	if err != nil {
-		return err
-	}
-	if d.Backend != Additive {
-		return fmt.Errorf("%s: dataset %q uses the %s backend: no query batches", s.cfg.Role, d.Name, d.Backend)
-	}
-	if err := checkPrefixes(m.Prefixes, d.Bins); err != nil {
-		return fmt.Errorf("%s: query %v: %w", s.cfg.Role, m.Query, err)
-	}
-	if _, dup := d.queries[m.Query]; dup {
-		return fmt.Errorf("%s: query %v is already open", s.cfg.Role, m.Query)
-	}
-	d.queries[m.Query] = &openQuery{component: m.Component, prefixes: m.Prefixes, digest: m.Digest(), shares: make(map[payload.ReportID][]uint64)}
-	return nil
 }
 
 func checkPrefixes(prefixes []int, bins int) error {
@@ -503,6 +470,9 @@ func checkPrefixes(prefixes []int, bins int) error {
 func releaseCost(d *dataset, m *protocol.CreateRelease) (ledger.Budget, error) {
 	if err := d.Policy.Allow(m.Mechanism); err != nil {
 		return ledger.Budget{}, fmt.Errorf("dataset %q: %w", d.Name, err)
+	}
+	if d.Backend == Additive && slices.Contains(m.Components, payload.Probability) {
+		return ledger.Budget{}, fmt.Errorf("dataset %q: %w: its verified reports carry no probability component (release count, label and not-label, or collect probabilities with the dcf backend)", d.Name, ErrPolicy)
 	}
 	return specCost(m)
 }
@@ -735,6 +705,16 @@ func (s *Server) doneCreating(d *dataset, id payload.ReleaseID) {
 // complete it.
 func (s *Server) completeRelease(ctx context.Context, d *dataset, in *intent) (protocol.Message, error) {
 	m := in.spec
+	if d.verified != nil {
+		// Every held report is decided, and the helper told, before the
+		// leader offers its verified set; no report is decided while the
+		// two servers agree.
+		if err := s.verifyDataset(ctx, d); err != nil {
+			return nil, s.stillPending(m, err)
+		}
+		s.verifying.Lock()
+		defer s.verifying.Unlock()
+	}
 	p, err := s.newDraft(d, m, in.cost)
 	if err != nil {
 		return nil, s.stillPending(m, err)
@@ -1078,6 +1058,9 @@ func intersect(want, have []payload.ReportID, drop ...payload.ReportID) (in, out
 
 // query answers a prefix query of a release: this server's share of the
 // prefix sums plus its own noise; the leader adds the helper's answer.
+// Additive shares are in the field of Prio3: each server adds its noise
+// mapped into the field (verify.Lift), and the leader maps the sum back
+// to a signed integer (verify.Lower).
 func (s *Server) query(ctx context.Context, from transport.PeerID, m *protocol.Query) (protocol.Message, error) {
 	if err := s.fromLeader(from, "query"); err != nil {
 		return nil, err
@@ -1088,37 +1071,97 @@ func (s *Server) query(ctx context.Context, from transport.PeerID, m *protocol.Q
 		}
 	}
 	s.mu.Lock()
-	d, rel, batch, err := s.queryInputs(m)
+	d, rel, err := s.queryInputs(m)
 	s.mu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.cfg.Role, err)
 	}
-	values, err := s.shareSums(d, rel, batch, m)
+	ans := &protocol.Answer{Reports: len(rel.reports), Mechanism: rel.mechanism}
+	if d.verified != nil {
+		ans.Field, err = s.fieldAnswer(d, rel, m)
+	} else {
+		ans.Values, err = s.ringAnswer(d, rel, m)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.cfg.Role, err)
+	}
+	if s.cfg.Role == Helper {
+		return ans, nil
+	}
+	other, err := protocol.Call[*protocol.Answer](ctx, s.cfg.Conn, s.cfg.Peer, m)
+	if err != nil {
+		return nil, err
+	}
+	if len(other.Values) != len(ans.Values) || len(other.Field) != len(ans.Field) || other.Reports != len(rel.reports) || other.Mechanism != rel.mechanism {
+		return nil, fmt.Errorf("leader: the helper answered %d values over %d reports with mechanism %+v, want %d over %d with %+v", max(len(other.Values), len(other.Field)/protocol.FieldSize), other.Reports, other.Mechanism, len(m.Prefixes), len(rel.reports), rel.mechanism)
+	}
+	values, err := combine(ans, other)
+	if err != nil {
+		return nil, fmt.Errorf("leader: %w", err)
+	}
+	return &protocol.Answer{Reports: s.analystReports(rel.mechanism, len(rel.reports)), Values: values, Mechanism: rel.mechanism}, nil
+}
+
+// ringAnswer is this server's noisy shares mod 2^64 of the DCF release's
+// prefix sums at m's prefixes.
+func (s *Server) ringAnswer(d *dataset, rel *release, m *protocol.Query) ([]uint64, error) {
+	values, err := s.shareSums(d, rel, m)
+	if err != nil {
+		return nil, err
 	}
 	noise := rel.noise[m.Component]
 	for j, i := range m.Prefixes {
 		values[j] += uint64(noise.PrefixNoise(i))
 	}
-	if s.cfg.Role == Leader {
-		other, err := protocol.Call[*protocol.Answer](ctx, s.cfg.Conn, s.cfg.Peer, m)
-		if err != nil {
-			return nil, err
-		}
-		if len(other.Values) != len(values) || other.Reports != len(rel.reports) || other.Mechanism != rel.mechanism {
-			return nil, fmt.Errorf("leader: the helper answered %d values over %d reports with mechanism %+v, want %d over %d with %+v", len(other.Values), other.Reports, other.Mechanism, len(values), len(rel.reports), rel.mechanism)
-		}
+	return values, nil
+}
+
+// fieldAnswer is this server's noisy shares in the field of Prio3 of the
+// additive release's prefix sums at m's prefixes, encoded.
+func (s *Server) fieldAnswer(d *dataset, rel *release, m *protocol.Query) ([]byte, error) {
+	s.mu.Lock()
+	err := s.releaseSums(d, rel)
+	sums := rel.field[m.Component]
+	s.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("release %v: %w", m.Release, err)
+	}
+	noise := rel.noise[m.Component]
+	values := make(fp128.Vec, len(m.Prefixes))
+	for j, i := range m.Prefixes {
+		eta := verify.Lift(noise.PrefixNoise(i))
+		values[j].Add(&sums[i-1], &eta)
+	}
+	return values.MarshalBinary()
+}
+
+// combine adds the leader's answer and the helper's: mod 2^64, or in the
+// field, mapped back to a signed integer (verify.Lower: exact while the
+// noisy sum is within 2^64 of 0, far below p/2).
+func combine(own, other *protocol.Answer) ([]uint64, error) {
+	if own.Field == nil {
+		values := own.Values
 		for j := range values {
 			values[j] += other.Values[j]
 		}
+		return values, nil
 	}
-	if batch != nil {
-		s.mu.Lock()
-		delete(d.queries, m.Query)
-		s.mu.Unlock()
+	a, b := make(fp128.Vec, len(own.Field)/protocol.FieldSize), make(fp128.Vec, len(other.Field)/protocol.FieldSize)
+	if err := a.UnmarshalBinary(own.Field); err != nil {
+		return nil, err
 	}
-	return &protocol.Answer{Reports: s.analystReports(rel.mechanism, len(rel.reports)), Values: values, Mechanism: rel.mechanism}, nil
+	if err := b.UnmarshalBinary(other.Field); err != nil {
+		return nil, fmt.Errorf("the helper's field values: %w", err)
+	}
+	values := make([]uint64, len(a))
+	for j := range a {
+		a[j].AddAssign(&b[j])
+		var err error
+		if values[j], err = verify.Lower(a[j]); err != nil {
+			return nil, err
+		}
+	}
+	return values, nil
 }
 
 // analystReports is the report count a server puts in its answers about
@@ -1153,49 +1196,30 @@ func reportsHeld(p mechanism.Params, n int) string {
 }
 
 // queryInputs validates a query; the caller holds s.mu.
-func (s *Server) queryInputs(m *protocol.Query) (*dataset, *release, *openQuery, error) {
+func (s *Server) queryInputs(m *protocol.Query) (*dataset, *release, error) {
 	d, err := s.dataset(m.Dataset)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	rel, ok := d.releases[m.Release]
 	switch {
 	case !ok:
-		return nil, nil, nil, fmt.Errorf("%w %v of dataset %q", ErrUnknownRelease, m.Release, d.Name)
+		return nil, nil, fmt.Errorf("%w %v of dataset %q", ErrUnknownRelease, m.Release, d.Name)
 	case rel.noise[m.Component] == nil:
-		return nil, nil, nil, fmt.Errorf("release %v does not cover component %v", m.Release, m.Component)
+		return nil, nil, fmt.Errorf("release %v does not cover component %v", m.Release, m.Component)
 	}
 	if err := checkPrefixes(m.Prefixes, d.Bins); err != nil {
-		return nil, nil, nil, fmt.Errorf("release %v: %w", m.Release, err)
+		return nil, nil, fmt.Errorf("release %v: %w", m.Release, err)
 	}
-	if d.Backend == DCF {
-		return d, rel, nil, nil
-	}
-	batch, ok := d.queries[m.Query]
-	switch {
-	case !ok:
-		return nil, nil, nil, fmt.Errorf("unknown query batch %v", m.Query)
-	case batch.component != m.Component || !slices.Equal(batch.prefixes, m.Prefixes):
-		return nil, nil, nil, fmt.Errorf("query %v asks for other prefixes or another component than its batch", m.Query)
-	}
-	for _, id := range rel.reports {
-		if batch.shares[id] == nil {
-			return nil, nil, nil, fmt.Errorf("query %v: report %v of release %v sent no shares (the additive backend needs every report of the release online)", m.Query, id, m.Release)
-		}
-	}
-	return d, rel, batch, nil
+	return d, rel, nil
 }
 
-// shareSums returns Σ over the release's reports of this server's share
-// of payload_c·1[bin ≤ i], for each queried prefix i: for the additive
-// backend, the sums fixed at the first answer of each prefix (fixedSums);
-// for the DCF backend, read off the release's sums (releaseSums).
-func (s *Server) shareSums(d *dataset, rel *release, batch *openQuery, m *protocol.Query) ([]uint64, error) {
+// shareSums returns Σ over the DCF release's reports of this server's
+// share of payload_c·1[bin ≤ i], for each queried prefix i, read off the
+// release's sums (releaseSums).
+func (s *Server) shareSums(d *dataset, rel *release, m *protocol.Query) ([]uint64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if batch != nil {
-		return rel.fixedSums(batch, m), nil
-	}
 	if err := s.releaseSums(d, rel); err != nil {
 		return nil, fmt.Errorf("release %v: %w", m.Release, err)
 	}
@@ -1207,18 +1231,24 @@ func (s *Server) shareSums(d *dataset, rel *release, batch *openQuery, m *protoc
 	return values, nil
 }
 
-// releaseSums computes the DCF release's sums from the dataset's
-// aggregate, unless it has them (the caller holds s.mu). A release
-// loaded after a restart gets them at its first query, once the stored
-// reports have been folded again.
+// releaseSums computes the release's sums from the dataset's aggregate,
+// unless it has them (the caller holds s.mu). A DCF release loaded after
+// a restart gets them at its first query, once the stored reports have
+// been folded again.
 func (s *Server) releaseSums(d *dataset, rel *release) error {
-	if d.fold == nil || rel.sums != nil {
-		return nil
+	switch {
+	case d.verified != nil && rel.field == nil:
+		field, err := d.verified.fieldSums(d.reports, rel.reports, rel.components)
+		if err != nil {
+			return err
+		}
+		rel.field = field
+	case d.fold != nil && rel.sums == nil:
+		sums, err := d.fold.over(d.reports, rel.reports, rel.components, d.Name, s.cfg.Reports)
+		if err != nil {
+			return err
+		}
+		rel.sums = sums
 	}
-	sums, err := d.fold.over(d.reports, rel.reports, rel.components, d.Name, s.cfg.Reports)
-	if err != nil {
-		return err
-	}
-	rel.sums = sums
 	return nil
 }

@@ -92,8 +92,13 @@ func (s *Server) DropReports(dataset string, ids []payload.ReportID) ([]payload.
 	}
 	var dropped []payload.ReportID
 	for _, id := range ids {
-		if _, held := d.reports[id]; held && !released[id] {
+		if _, held := d.reports[id]; held && !released[id] && d.verified == nil {
 			dropped = append(dropped, id)
+		}
+		if d.verified != nil {
+			if _, held := d.verified.uploads[id]; held {
+				dropped = append(dropped, id)
+			}
 		}
 	}
 	slices.SortFunc(dropped, payload.CompareIDs)
@@ -103,8 +108,10 @@ func (s *Server) DropReports(dataset string, ids []payload.ReportID) ([]payload.
 		}
 	}
 	for _, id := range dropped {
+		if d.verified != nil {
+			delete(d.verified.uploads, id)
+		}
 		delete(d.reports, id)
-		delete(d.enrolledBy, id)
 	}
 	return dropped, nil
 }

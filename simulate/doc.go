@@ -3,8 +3,10 @@
 // and helper) and an analyst, over the in-process transport. The analyst
 // creates one release of the chosen noise mechanism and asks for the
 // private ECDF at every threshold (or at |B| evenly spaced ones) through
-// the chosen secure-sum backend (aggregation: plain, additive §4.1 or dcf
-// §4.2 of dp-ecdf), and the report puts it next to the exact ECDF, with
+// the chosen secure-sum backend (aggregation: plain, additive — one
+// verified Prio3 upload per party, internal/verify — or dcf, §4.2 of
+// dp-ecdf), with Config.Malicious parties sending invalid reports that
+// the additive servers reject, and the report puts it next to the exact ECDF, with
 // its error, the privacy spent and the communication cost counted by the
 // transport (bytes per party and per server, round trips) and the wall
 // time of each phase.

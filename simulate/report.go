@@ -3,6 +3,8 @@ package simulate
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -21,6 +23,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	p("parties\t%d; the analyst normalises by %s\n", r.Parties, r.Normaliser)
 	p("backend\t%s\n", r.Backend)
+	if r.Rejected != nil {
+		p("rejected\t%s\n", rejectedText(r.Rejected))
+	}
 	p("mechanism\t%s over %d bins, %d thresholds queried\n", r.Mechanism, r.Bins, len(r.ROC.FPR)-1)
 	p("privacy\t%s\n", r.Guarantee)
 	p("ε split\tECDF of scores %.6g; ROC/PR %.6g (positives and negatives vectors in one release: a record is in exactly one of them, so the pair costs ε once; PR is post-processing); Hosmer–Lemeshow %.6g\n", r.Budget.ECDF, r.Budget.ROC, r.Budget.Hosmer)
@@ -149,4 +154,14 @@ func phaseSeconds(s map[string]float64) string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// rejectedText is the rejected reports per reason, as {reason: n, …}
+// in the order of the reasons' names ({} when none).
+func rejectedText(rejected map[string]int) string {
+	parts := make([]string, 0, len(rejected))
+	for _, reason := range slices.Sorted(maps.Keys(rejected)) {
+		parts = append(parts, fmt.Sprintf("%s: %d", reason, rejected[reason]))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"runtime/debug"
 	"runtime/metrics"
 	"slices"
@@ -82,6 +83,12 @@ type Config struct {
 	// l1, l2 or tree-l2; empty means l2). tree-l2 follows the release
 	// mechanism's noise pattern, so it needs every prefix (Prefixes 0).
 	Smoothing string
+	// Malicious is the number of malicious parties added to the honest
+	// ones (additive backend only): each uploads an invalid report of one
+	// kind (internal/verify.Forgeries in turn), which both servers
+	// reject; Report.Parties and every statistic cover the honest parties
+	// only, Report.Rejected the malicious ones.
+	Malicious int
 	// Progress, if not nil, is told of each phase.
 	Progress Progress
 }
@@ -142,7 +149,12 @@ type Report struct {
 	Hosmer *HosmerReport `json:"hosmer,omitempty"`
 	// Notes are remarks on what was not computed, and why.
 	Notes []string `json:"notes,omitempty"`
-	Cost  Cost     `json:"cost"`
+	// Rejected counts the reports both servers rejected, per reason
+	// (internal/verify.Reason: malformed, mismatch, proof, replay), for
+	// the additive backend (nil for the others, which do not verify
+	// reports yet); its counts add up to Config.Malicious.
+	Rejected map[string]int `json:"rejected"`
+	Cost     Cost           `json:"cost"`
 }
 
 // Truth holds the exact results at the queried thresholds.
@@ -436,10 +448,18 @@ func newRun(cfg Config) (*run, error) {
 	if !(cfg.HosmerShare >= 0 && cfg.ECDFShare+cfg.HosmerShare < 1) {
 		return nil, fmt.Errorf("Hosmer–Lemeshow share %g of ε is negative or leaves nothing for ROC/PR after the ECDF share %g", cfg.HosmerShare, cfg.ECDFShare)
 	}
+	if cfg.Malicious < 0 || (cfg.Malicious > 0 && cfg.Backend != "additive") {
+		return nil, fmt.Errorf("%d malicious parties: want 0, or any number with the additive backend (the only one that verifies reports yet)", cfg.Malicious)
+	}
 	r := &run{ph: &phases{progress: cfg.Progress, seconds: map[string]float64{}, cpu: map[string]float64{}}}
 	var err error
 	if r.plans, r.fromROC, err = hosmerPlans(cfg); err != nil {
 		return nil, err
+	}
+	if cfg.Backend == "additive" {
+		if err := withoutProbability(r.plans); err != nil {
+			return nil, err
+		}
 	}
 	if r.budget, err = budgetOf(cfg, r.plans); err != nil {
 		return nil, err
@@ -495,6 +515,7 @@ func (r *run) startParties(ctx context.Context) error {
 	r.local, err = local.New(ctx, local.Config{
 		Backend: r.cfg.Backend, Dataset: "simulation", Bins: r.cfg.Bins,
 		Budget: r.budget, MinReports: 1, Policy: server.Policy{Relation: r.cfg.Neighbours, MaxDelta: r.cfg.Delta},
+		Malicious: r.cfg.Malicious, Rand: rand.New(rand.NewPCG(r.cfg.Seed, 17)),
 	}, parties)
 	if err == nil && r.cfg.Backend == string(server.DCF) {
 		r.ph.servers = r.serversCPU
@@ -560,8 +581,11 @@ func (r *run) query(ctx context.Context) error {
 // curves, and the budget with the Hosmer–Lemeshow test.
 func (r *run) report(ctx context.Context) (*Report, error) {
 	rep := newReport(r.cfg, r.local, r.parties, r.ph)
+	var err error
+	if rep.Rejected, err = r.local.Rejected(); err != nil {
+		return nil, err
+	}
 	if r.aesNs > 0 {
-		var err error
 		if rep.Cost.AESBound, err = newAESBound(r.aesNs, len(r.parties), r.cfg.Bins); err != nil {
 			return nil, err
 		}
@@ -651,6 +675,20 @@ func (r *run) hosmer(ctx context.Context, rocTotal ecdf.Normaliser) (*HosmerRepo
 		fromROC = r.rocRel
 	}
 	return hosmerReport(ctx, r.local, r.g, r.plans, fromROC, r.cfg.Smoothing, r.parties, r.data.Scores, rocTotal, analysis.NewBootstrap(r.cfg.Bootstrap, r.cfg.Seed))
+}
+
+// withoutProbability refuses Hosmer–Lemeshow plans that release the
+// probability component, which the additive backend's verified reports
+// do not carry.
+func withoutProbability(plans []*hosmer.Plan) error {
+	for _, p := range plans {
+		for _, spec := range p.Releases {
+			if slices.Contains(spec.Components, aggregation.Probability) {
+				return fmt.Errorf("the %s Hosmer–Lemeshow allocation releases the probability component, which the additive backend's verified reports do not carry: use the roc or grid allocation, or the dcf or plain backend", p.Name)
+			}
+		}
+	}
+	return nil
 }
 
 // params are the mechanism parameters of a release at ε under cfg.

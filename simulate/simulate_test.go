@@ -19,9 +19,10 @@ import (
 )
 
 // TestRunExactWithoutNoise: at ε = 2^48 the private ECDF of every backend
-// is the true one, and the report carries the documented JSON keys.
+// is the true one, and the report carries the documented JSON keys (the
+// additive backend: TestRunAdditiveWithMaliciousParties).
 func TestRunExactWithoutNoise(t *testing.T) {
-	for _, backend := range []string{"plain", "additive", "dcf"} {
+	for _, backend := range []string{"plain", "dcf"} {
 		cfg := Config{Parties: 200, Backend: backend, Epsilon: 1 << 48, ECDFShare: 0.25, HosmerShare: 0.25, HosmerPlans: []string{"roc", "joint", "paper"}, Mechanism: "tree", Bins: 16, Min: 0, Max: 1, Seed: 5}
 		r, err := Run(context.Background(), cfg)
 		if err != nil {
@@ -263,6 +264,43 @@ func TestPlotTitles(t *testing.T) {
 		t.Errorf("roc.png title %q: want the ROC release's ε 0.75 and mechanism %s", c, r.ROC.Mechanism)
 	}
 	t.Logf("mechanisms: ECDF %s, ROC %s", r.ECDF.Mechanism, r.ROC.Mechanism)
+}
+
+// TestRunAdditiveWithMaliciousParties: with the additive backend and
+// malicious parties, the report counts their rejected reports per reason
+// (adding up to K), while n and every statistic at ε = 2^48 are the
+// honest parties' exact ones; an allocation releasing the probability is
+// refused, naming it.
+func TestRunAdditiveWithMaliciousParties(t *testing.T) {
+	const malicious = 14
+	cfg := Config{Parties: 200, Backend: "additive", Epsilon: 1 << 48, ECDFShare: 0.25, HosmerShare: 0.25, HosmerPlans: []string{"roc", "grid"}, Mechanism: "tree", Bins: 16, Min: 0, Max: 1, Seed: 5, Malicious: malicious}
+	r, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, n := range r.Rejected {
+		total += n
+	}
+	if total != malicious || len(r.Rejected) < 2 {
+		t.Errorf("rejected %v, want %d reports of several reasons", r.Rejected, malicious)
+	}
+	if r.Parties != 200 || r.Normaliser.N != 200 || r.Error.MaxAbs != 0 || r.Error.ROCArea > 1e-12 || len(r.Hosmer.Allocations) != 2 {
+		t.Errorf("parties %d, n %v, ECDF error %g, ROC area error %g, %d Hosmer–Lemeshow allocations: want the 200 honest parties' exact results", r.Parties, r.Normaliser, r.Error.MaxAbs, r.Error.ROCArea, len(r.Hosmer.Allocations))
+	}
+	b, _ := json.Marshal(r)
+	var text strings.Builder
+	if err := r.WriteText(&text); err != nil || !strings.Contains(string(b), `"rejected":{"`) || !strings.Contains(text.String(), rejectedText(r.Rejected)) {
+		t.Errorf("JSON or text lacks the rejected reports (err %v):\n%s\n%s", err, b, text.String())
+	}
+	cfg.HosmerPlans = []string{"roc", "joint"}
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "probability") {
+		t.Errorf("joint allocation on the additive backend: %v, want a refusal naming the probability", err)
+	}
+	cfg.Backend, cfg.HosmerPlans = "dcf", []string{"roc", "grid"}
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "malicious") {
+		t.Errorf("malicious parties on the dcf backend: %v, want a refusal", err)
+	}
 }
 
 // TestRunROCOnly: with ECDFShare 0 no ECDF release is made, the whole ε

@@ -2,7 +2,10 @@ package local
 
 import (
 	"context"
+	crand "crypto/rand"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"sync"
 
@@ -11,8 +14,9 @@ import (
 	"github.com/fedecdf/fedecdf/aggregation/remote"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/ledger"
-	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/transport"
+	"github.com/fedecdf/fedecdf/internal/verify"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/server"
 )
@@ -46,6 +50,12 @@ type Config struct {
 	// Ledgers of the leader and the helper (the curator uses the
 	// leader's); nil means in memory.
 	LeaderLedger, HelperLedger ledger.Ledger
+	// Malicious is the number of malicious parties (additive backend):
+	// each uploads an invalid report, of the kinds verify.Forgeries in
+	// turn, from its own peer; the servers reject them all.
+	Malicious int
+	// Rand seeds the malicious parties' choices (nil: crypto/rand).
+	Rand *rand.Rand
 }
 
 // Deployment is parties, two servers and an analyst in one process,
@@ -58,6 +68,7 @@ type Deployment struct {
 	Leader, Helper *server.Server
 	Parties        []*party.Party
 	neighbours     mechanism.Relation
+	dataset        string
 }
 
 // NewRelease implements aggregation.UStat, refusing a release under
@@ -69,8 +80,10 @@ func (l *Deployment) NewRelease(ctx context.Context, spec aggregation.ReleaseSpe
 	return l.UStat.NewRelease(ctx, spec)
 }
 
-// New deploys cfg and has every party report: upload its DCF keys
-// (dcf), enrol (additive), or hand its instance to the curator (plain).
+// New deploys cfg and has every party report: upload its DCF keys (dcf)
+// or its verified report (additive), or hand its instance to the curator
+// (plain); with the additive backend the servers then verify every
+// report.
 func New(ctx context.Context, cfg Config, parties []*party.Party) (*Deployment, error) {
 	if cfg.LeaderLedger == nil {
 		cfg.LeaderLedger = ledger.NewMemory()
@@ -78,7 +91,7 @@ func New(ctx context.Context, cfg Config, parties []*party.Party) (*Deployment, 
 	if cfg.HelperLedger == nil {
 		cfg.HelperLedger = ledger.NewMemory()
 	}
-	l := &Deployment{Network: transport.NewNetwork(), Parties: parties, neighbours: cfg.Policy.Relation}
+	l := &Deployment{Network: transport.NewNetwork(), Parties: parties, neighbours: cfg.Policy.Relation, dataset: cfg.Dataset}
 	if cfg.Backend == "plain" {
 		p, err := curator.New(cfg.Dataset, cfg.Bins, parties, cfg.Budget, cfg.LeaderLedger)
 		if err != nil {
@@ -87,35 +100,103 @@ func New(ctx context.Context, cfg Config, parties []*party.Party) (*Deployment, 
 		l.UStat = p
 		return l, nil
 	}
-	// Both servers receive every report, so every release is over all
-	// of them and no key is ever folded again: the servers keep none.
 	backend := server.Backend(cfg.Backend)
-	ds := server.Dataset{Name: cfg.Dataset, Backend: backend, Bins: cfg.Bins, Budget: cfg.Budget, Policy: cfg.Policy, MinReports: cfg.MinReports}
-	var err error
-	l.Leader, err = server.New(server.Config{Role: server.Leader, Peer: helperPeer, Conn: l.Network.Conn(leaderPeer), Ledger: cfg.LeaderLedger, Reports: server.NoReports, Datasets: []server.Dataset{ds}})
-	if err != nil {
+	if cfg.Malicious != 0 && backend != server.Additive {
+		return nil, fmt.Errorf("local: %d malicious parties: only the additive backend verifies reports yet", cfg.Malicious)
+	}
+	if err := l.servers(cfg); err != nil {
 		return nil, err
 	}
-	l.Helper, err = server.New(server.Config{Role: server.Helper, Peer: leaderPeer, Ledger: cfg.HelperLedger, Reports: server.NoReports, Datasets: []server.Dataset{ds}})
-	if err != nil {
-		return nil, err
-	}
-	l.Network.Register(leaderPeer, l.Leader.Handle)
-	l.Network.Register(helperPeer, l.Helper.Handle)
 	group := &localParties{net: l.Network, dataset: cfg.Dataset, parties: parties}
-	if err := group.each(ctx, func(ctx context.Context, p *party.Party, s party.Servers) error {
+	if err := group.each(ctx, len(parties), func(ctx context.Context, k int, s party.Servers) error {
 		if backend == server.DCF {
-			return p.UploadKeys(ctx, s)
+			return parties[k].UploadKeys(ctx, s)
 		}
-		return p.Enrol(ctx, s)
+		return parties[k].UploadVerified(ctx, s)
 	}); err != nil {
 		return nil, err
 	}
-	l.UStat, err = remote.New(backend, l.Network.Conn(analystPeer), leaderPeer, cfg.Dataset, group)
+	if backend == server.Additive {
+		if err := l.malicious(ctx, cfg, group); err != nil {
+			return nil, err
+		}
+		if err := l.Leader.Verify(ctx); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	l.UStat, err = remote.New(backend, l.Network.Conn(analystPeer), leaderPeer, cfg.Dataset)
 	if err != nil {
 		return nil, err
 	}
 	return l, nil
+}
+
+// servers starts the leader and the helper of cfg, sharing a fresh
+// verification key.
+func (l *Deployment) servers(cfg Config) error {
+	// Both servers receive every report, so every release is over all
+	// of them and no key is ever folded again: the servers keep none.
+	ds := server.Dataset{Name: cfg.Dataset, Backend: server.Backend(cfg.Backend), Bins: cfg.Bins, Budget: cfg.Budget, Policy: cfg.Policy, MinReports: cfg.MinReports}
+	var key [verify.KeySize]byte
+	if _, err := crand.Read(key[:]); err != nil {
+		return fmt.Errorf("local: verification key: %w", err)
+	}
+	var err error
+	l.Leader, err = server.New(server.Config{Role: server.Leader, Peer: helperPeer, Conn: l.Network.Conn(leaderPeer), Ledger: cfg.LeaderLedger, Reports: server.NoReports, Datasets: []server.Dataset{ds}, VerifyKey: key})
+	if err != nil {
+		return err
+	}
+	l.Helper, err = server.New(server.Config{Role: server.Helper, Peer: leaderPeer, Ledger: cfg.HelperLedger, Reports: server.NoReports, Datasets: []server.Dataset{ds}, VerifyKey: key})
+	if err != nil {
+		return err
+	}
+	l.Network.Register(leaderPeer, l.Leader.Handle)
+	l.Network.Register(helperPeer, l.Helper.Handle)
+	return nil
+}
+
+// malicious has cfg.Malicious parties, after the honest ones, upload an
+// invalid report each (verify.Forgeries in turn, a random record), from
+// their own peers; a refusal at upload is expected (malformed shares).
+func (l *Deployment) malicious(ctx context.Context, cfg Config, group *localParties) error {
+	scheme, err := verify.New(cfg.Bins)
+	if err != nil {
+		return fmt.Errorf("local: %w", err)
+	}
+	rng := cfg.Rand
+	if rng == nil {
+		rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
+	kinds := verify.Forgeries()
+	reports := make([]verify.Report, cfg.Malicious)
+	for k := range reports {
+		id, err := payload.NewID()
+		if err != nil {
+			return fmt.Errorf("local: %w", err)
+		}
+		if reports[k], err = scheme.Forge(kinds[k%len(kinds)].Kind, id, rng.IntN(cfg.Bins), rng.IntN(2) == 1, crand.Reader, rng); err != nil {
+			return fmt.Errorf("local: %w", err)
+		}
+	}
+	first := len(group.parties)
+	return group.each(ctx, len(reports), func(ctx context.Context, k int, _ party.Servers) error {
+		s := party.Servers{Conn: l.Network.Conn(partyPeer(first + k)), Leader: leaderPeer, Helper: helperPeer, Dataset: cfg.Dataset}
+		if err := party.UploadReport(ctx, s, reports[k]); err != nil && !errors.Is(err, verify.ErrMalformed) {
+			return err
+		}
+		return nil
+	})
+}
+
+// Rejected returns the reports the servers rejected, per reason
+// (verify.Reason), as the leader counted them; the helper counts the
+// same. Nil for the plain and dcf backends.
+func (l *Deployment) Rejected() (map[string]int, error) {
+	if l.Leader == nil || l.Backend() != string(server.Additive) {
+		return nil, nil
+	}
+	return l.Leader.Rejected(l.dataset)
 }
 
 // localParties runs the parties of a Deployment, each over its own
@@ -126,14 +207,9 @@ type localParties struct {
 	parties []*party.Party
 }
 
-func (g *localParties) SendShares(ctx context.Context, q *protocol.OpenQuery) error {
-	return g.each(ctx, func(ctx context.Context, p *party.Party, s party.Servers) error {
-		return p.SendShares(ctx, s, q)
-	})
-}
-
-// each runs fn for every party and returns the first error.
-func (g *localParties) each(ctx context.Context, fn func(context.Context, *party.Party, party.Servers) error) error {
+// each runs fn for k = 0, …, n−1, with party k's servers, and returns
+// the first error.
+func (g *localParties) each(ctx context.Context, n int, fn func(context.Context, int, party.Servers) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	next := make(chan int)
@@ -145,7 +221,7 @@ func (g *localParties) each(ctx context.Context, fn func(context.Context, *party
 			defer wg.Done()
 			for k := range next {
 				s := party.Servers{Conn: g.net.Conn(partyPeer(k)), Leader: leaderPeer, Helper: helperPeer, Dataset: g.dataset}
-				if err := fn(ctx, g.parties[k], s); err != nil {
+				if err := fn(ctx, k, s); err != nil {
 					select {
 					case errs <- err:
 						cancel()
@@ -156,7 +232,7 @@ func (g *localParties) each(ctx context.Context, fn func(context.Context, *party
 		}()
 	}
 feed:
-	for k := range g.parties {
+	for k := range n {
 		select {
 		case next <- k:
 		case <-ctx.Done():

@@ -12,12 +12,6 @@ import (
 	"github.com/fedecdf/fedecdf/server"
 )
 
-// participants reaches the parties of an additive deployment: for each
-// query batch, every party must send its shares (dp-ecdf §4.1).
-type participants interface {
-	SendShares(ctx context.Context, q *protocol.OpenQuery) error
-}
-
 // Client is the analyst's client of the two servers: an
 // aggregation.UStat over the additive or dcf backend. It talks to the
 // leader only.
@@ -26,19 +20,14 @@ type Client struct {
 	conn    transport.Conn
 	leader  transport.PeerID
 	dataset string
-	parties participants // additive backend only
 }
 
-// New returns the analyst's client of dataset at leader. parties is
-// needed by the additive backend only (nil for dcf).
-func New(backend server.Backend, conn transport.Conn, leader transport.PeerID, dataset string, parties participants) (*Client, error) {
-	switch {
-	case backend != server.Additive && backend != server.DCF:
+// New returns the analyst's client of dataset at leader.
+func New(backend server.Backend, conn transport.Conn, leader transport.PeerID, dataset string) (*Client, error) {
+	if backend != server.Additive && backend != server.DCF {
 		return nil, fmt.Errorf("remote: unknown secure-sum backend %q (want additive or dcf)", backend)
-	case backend == server.Additive && parties == nil:
-		return nil, fmt.Errorf("remote: the additive backend needs the parties online for every query")
 	}
-	return &Client{backend: backend, conn: conn, leader: leader, dataset: dataset, parties: parties}, nil
+	return &Client{backend: backend, conn: conn, leader: leader, dataset: dataset}, nil
 }
 
 // Backend returns "additive" or "dcf".
@@ -71,8 +60,7 @@ func (r *Client) NewRelease(ctx context.Context, spec aggregation.ReleaseSpec) (
 // the servers recorded it (mechanism and report count from the leader's
 // answers to a one-prefix query of each component, which re-reads the
 // release's fixed noise and costs no budget), so that it can be queried
-// again (Sum) after the analyst that created it is gone. With the
-// additive backend the probe needs the parties' shares, so use dcf.
+// again (Sum) after the analyst that created it is gone.
 func (r *Client) OpenRelease(ctx context.Context, id payload.ReleaseID, components []payload.Component) (*aggregation.Release, error) {
 	spec, err := aggregation.ReleaseSpec{Components: components}.Normalize()
 	if err != nil {
@@ -92,27 +80,13 @@ func (r *Client) OpenRelease(ctx context.Context, id payload.ReleaseID, componen
 	return aggregation.NewRelease(id, spec, first.Reports, 2)
 }
 
-// Sum implements aggregation.UStat. With the additive backend it first
-// opens a query batch at the servers and has every party send its
-// shares.
+// Sum implements aggregation.UStat: the leader answers from both
+// servers' aggregates, with no party online.
 func (r *Client) Sum(ctx context.Context, q aggregation.Query) (*aggregation.Result, error) {
 	if err := q.Check(); err != nil {
 		return nil, err
 	}
 	msg := &protocol.Query{Dataset: r.dataset, Release: q.Release.ID, Component: q.Component, Prefixes: q.Prefixes}
-	if r.backend == server.Additive {
-		var err error
-		if msg.Query, err = payload.NewID(); err != nil {
-			return nil, err
-		}
-		open := &protocol.OpenQuery{Dataset: r.dataset, Query: msg.Query, Component: q.Component, Prefixes: q.Prefixes}
-		if _, err := protocol.Call[*protocol.Ack](ctx, r.conn, r.leader, open); err != nil {
-			return nil, err
-		}
-		if err := r.parties.SendShares(ctx, open); err != nil {
-			return nil, err
-		}
-	}
 	ans, err := protocol.Call[*protocol.Answer](ctx, r.conn, r.leader, msg)
 	if err != nil {
 		return nil, err

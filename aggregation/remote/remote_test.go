@@ -49,7 +49,7 @@ func deployment(t *testing.T, scores ...float64) (*transport.Network, *remote.Cl
 			t.Fatal(err)
 		}
 	}
-	c, err := remote.New(server.DCF, net.Conn("analyst"), "leader", "d", nil)
+	c, err := remote.New(server.DCF, net.Conn("analyst"), "leader", "d")
 	if err != nil {
 		t.Fatal(err)
 	}

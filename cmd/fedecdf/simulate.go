@@ -68,6 +68,10 @@ const simulateExample = `  fedecdf simulate
   fedecdf simulate --mechanism cascade --delta 1e-6
   fedecdf simulate --parties 2000 --backend plain --format json
 
+  # Verified one-shot uploads, with 10 malicious parties whose invalid
+  # reports both servers reject (the output counts them per reason)
+  fedecdf simulate --parties 2000 --backend additive --malicious 10
+
   # A file of scores and 0/1 labels (here 2000 rows made by awk)
   awk 'BEGIN { srand(1); print "score,label"; for (i = 0; i < 2000; i++) { s = rand(); print s "," (rand() < s) } }' > scores.csv
   fedecdf simulate --data scores.csv --score score --label label --out plots/
@@ -89,6 +93,7 @@ func (o *simulateOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.IntVar(&o.cfg.Parties, "parties", 0, fmt.Sprintf("number of parties n (default: %d of the built-in data; with --data, default: every row, or give n for the first n rows)", d.Parties))
 	f.StringVar(&o.cfg.Backend, "backend", d.Backend, "secure-sum backend: "+strings.Join(simulateBackends, ", ")+" (plain: a trusted curator, no secure sum)")
+	f.IntVar(&o.cfg.Malicious, "malicious", 0, "number of malicious parties added, each uploading an invalid report that both servers reject (--backend additive only); n and every statistic cover the honest parties")
 	f.StringVar(&o.cfg.Data, "data", "", "CSV file (default: built-in synthetic table scored by logistic regression)")
 	f.StringVar(&o.cfg.ScoreCol, "score", "", "score column of --data (default: train a logistic regression on the table)")
 	f.StringVar(&o.cfg.LabelCol, "label", d.LabelCol, "label column of --data")
@@ -120,6 +125,8 @@ func (o *simulateOptions) check(cmd *cobra.Command) error {
 	switch {
 	case !slices.Contains(simulateBackends, cfg.Backend):
 		return fmt.Errorf("--backend %q: want one of %s", cfg.Backend, strings.Join(simulateBackends, ", "))
+	case cfg.Malicious < 0 || cfg.Malicious > 0 && cfg.Backend != "additive":
+		return fmt.Errorf("--malicious %d: want 0, or a number of malicious parties with --backend additive (the only backend that verifies reports yet)", cfg.Malicious)
 	case !(cfg.Epsilon > 0) || math.IsInf(cfg.Epsilon, 0):
 		return fmt.Errorf("--epsilon %g: the total budget must be positive and finite", cfg.Epsilon)
 	case !(cfg.Delta >= 0 && cfg.Delta < 1):

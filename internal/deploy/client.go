@@ -167,7 +167,7 @@ func NewAnalyst(m *Manifest, id *Identity, tc p2p.Config) (*Analyst, error) {
 	if err != nil {
 		return nil, err
 	}
-	client, err := remote.New(server.DCF, h.Conn(p2p.QueryProtocol), LeaderName, m.Dataset, nil)
+	client, err := remote.New(server.DCF, h.Conn(p2p.QueryProtocol), LeaderName, m.Dataset)
 	if err != nil {
 		h.Close()
 		return nil, err

@@ -221,16 +221,21 @@ func ciResult(rel *aggregation.Release, c aggregation.Component, truth []float64
 	res := exactResult(rel, c, truth)
 	prefixes := res.Prefixes
 	for range rel.Servers {
-		var seed [32]byte
-		for k := 0; k < 32; k += 8 {
-			binary.LittleEndian.PutUint64(seed[k:], rng.Uint64())
-		}
-		nr := rel.Mechanism(c).NewRelease(seed)
+		nr := rel.Mechanism(c).NewRelease(randomSeed(rng))
 		for j, i := range prefixes {
 			res.Sums[j] += nr.PrefixNoise(i)
 		}
 	}
 	return res
+}
+
+// randomSeed draws a release seed from rng.
+func randomSeed(rng *rand.Rand) [32]byte {
+	var seed [32]byte
+	for k := 0; k < 32; k += 8 {
+		binary.LittleEndian.PutUint64(seed[k:], rng.Uint64())
+	}
+	return seed
 }
 
 // exactResult is the noise-free answer of component c of rel at every

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/analysis"
@@ -31,32 +32,59 @@ type rocMethod struct {
 	// interpolate says whether the curve is analysis.ROC.Interpolated
 	// (else its Curve: the polyline through the thresholds).
 	interpolate bool
+	// quantile replaces scale's thresholds by the quantiles of the
+	// pooled scores (oracleThresholds): an oracle, read off the data
+	// with no ε charged, bounding what any grid (public, or from
+	// private quantiles) can give.
+	quantile bool
+	// partition replaces the mechanism's noise by that of a
+	// partitioned release (partitionResult): the lever the measurements
+	// point to, simulated here, not a mechanism of package mechanism.
+	partition bool
 }
 
 func (m rocMethod) String() string {
-	s := fmt.Sprintf("%s %s N=%d %s", m.mechanism, m.scale, m.bins, m.smoothing)
+	grid, bins := m.scale.String(), fmt.Sprint(m.bins)
+	if m.quantile {
+		grid = "quantile-oracle"
+	}
+	if m.partition {
+		grid += " partitioned"
+	}
+	if m.bins == 0 {
+		bins = "ROCBins"
+	}
+	s := fmt.Sprintf("%s %s N=%s %s", m.mechanism, grid, bins, m.smoothing)
 	if m.interpolate {
 		s += " pchip"
 	}
-	if m.bins == 0 {
-		s = fmt.Sprintf("%s N=ROCBins %s pchip (default)", m.mechanism, m.smoothing)
+	if m == rocDefault {
+		s += " (default)"
 	}
 	return s
 }
 
+// rocDefault is the default estimator (analysis.NewROC on the linear
+// grid of analysis.ROCBins bins, mechanism auto).
+var rocDefault = rocMethod{"auto", ecdf.Linear, 0, "l2", true, false, false}
+
 // rocMethods are the estimators compared: the baseline (k-ary on
-// 1024 linear bins) and the grid and smoothing levers.
+// 1024 linear bins), the grid and smoothing levers, and the quantile
+// oracle, and the partitioned release; bins 0 is analysis.ROCBins.
 var rocMethods = []rocMethod{
-	{"kary", ecdf.Linear, 1024, "l2", false},
-	{"kary", ecdf.Linear, 256, "l2", false},
-	{"kary", ecdf.Linear, 128, "l2", false},
-	{"kary", ecdf.Linear, 128, "l2", true},
-	{"kary", ecdf.Linear, 64, "l2", true},
-	{"kary", ecdf.Linear, 32, "l2", true},
-	{"kary", ecdf.Linear, 16, "l2", true},
-	{"kary", ecdf.Linear, 64, "tree-l2", true},
-	{"kary", ecdf.Log, 64, "l2", true},
-	{"auto", ecdf.Linear, 0, "l2", true},
+	{"kary", ecdf.Linear, 1024, "l2", false, false, false},
+	{"kary", ecdf.Linear, 256, "l2", false, false, false},
+	{"kary", ecdf.Linear, 128, "l2", false, false, false},
+	{"kary", ecdf.Linear, 128, "l2", true, false, false},
+	{"kary", ecdf.Linear, 64, "l2", true, false, false},
+	{"kary", ecdf.Linear, 32, "l2", true, false, false},
+	{"kary", ecdf.Linear, 16, "l2", true, false, false},
+	{"kary", ecdf.Linear, 64, "tree-l2", true, false, false},
+	{"kary", ecdf.Log, 64, "l2", true, false, false},
+	{"kary", ecdf.Linear, 0, "l2", true, true, false},
+	{"kary", ecdf.Linear, 128, "l2", true, true, false},
+	{"auto", ecdf.Linear, 0, "l2", true, false, true},
+	rocDefault,
 }
 
 // rocScores is a data set of roc-accuracy: scores in (0, 1) and 0/1
@@ -119,7 +147,9 @@ func RocAccuracy(ctx context.Context, cfg Config) ([]*Figure, error) {
 
 // rocAccuracySeries measures method m on d under rel at every ε of
 // rocAccEpsilons: the area and AUC error series, and notes giving the
-// noise-free area error of m's grid (its discretisation floor).
+// noise-free area error of m's grid (its discretisation floor, with
+// roc.BinningFloor's prediction of it) and, for the default, the error
+// of each class vector's noise alone (noiseSourcesNote).
 func rocAccuracySeries(ctx context.Context, d rocScores, rel mechanism.Relation, m rocMethod, runs int, rng *rand.Rand, pr progress) (area, auc Series, notes []string, err error) {
 	name := fmt.Sprintf("%s, %v, %v", d.name, rel, m)
 	area, auc = Series{Name: name, Mechanism: m.mechanism}, Series{Name: name, Mechanism: m.mechanism}
@@ -132,6 +162,7 @@ func rocAccuracySeries(ctx context.Context, d rocScores, rel mechanism.Relation,
 		if err != nil {
 			return area, auc, nil, err
 		}
+		mm.bins = len(pos) // an oracle grid merges tied quantiles
 		if k == 0 || m.bins == 0 {
 			note, err := rocAccuracyNote(fmt.Sprintf("%s, ε = %g, N = %d", name, eps, mm.bins), d, rel, mm, pos, neg)
 			if err != nil {
@@ -143,27 +174,137 @@ func rocAccuracySeries(ctx context.Context, d rocScores, rel mechanism.Relation,
 		if err != nil {
 			return area, auc, nil, err
 		}
-		var ae, ue meanSE
-		for range runs {
-			if err := ctx.Err(); err != nil {
-				return area, auc, nil, err
-			}
-			c, err := analysis.NewROC(ciResult(r, aggregation.Label, pos, rng), ciResult(r, aggregation.NotLabel, neg, rng), m.smoothing, 0)
+		ae, ue, err := rocRuns(ctx, r, m, d, pos, neg, bothNoised, runs, rng, pr)
+		if err != nil {
+			return area, auc, nil, err
+		}
+		if m == rocDefault {
+			note, err := noiseSourcesNote(ctx, fmt.Sprintf("%s, ε = %g", name, eps), r, m, d, pos, neg, runs, rng)
 			if err != nil {
 				return area, auc, nil, err
 			}
-			a, u, err := rocErrors(c, m.interpolate, d.truth)
-			if err != nil {
-				return area, auc, nil, err
-			}
-			ae.add(a)
-			ue.add(u)
-			pr.add()
+			notes = append(notes, note)
 		}
 		area.X, area.Y, area.StdErr = append(area.X, eps), append(area.Y, ae.mean()), append(area.StdErr, ae.stderr())
 		auc.X, auc.Y, auc.StdErr = append(auc.X, eps), append(auc.Y, ue.mean()), append(auc.StdErr, ue.stderr())
 	}
 	return area, auc, notes, nil
+}
+
+// noised says which of a release's two vectors, the positives' and the
+// negatives', get their noise in rocRuns.
+type noised [2]bool
+
+var bothNoised = noised{true, true}
+
+// rocRuns draws runs releases r of d's prefix sums pos and neg (with
+// noise on the vectors of which), reads each with method m, and returns
+// the area and AUC errors' means.
+func rocRuns(ctx context.Context, r *aggregation.Release, m rocMethod, d rocScores, pos, neg []float64, which noised, runs int, rng *rand.Rand, pr progress) (area, auc meanSE, err error) {
+	parts := map[aggregation.Component][]mechanism.Mechanism{}
+	if m.partition {
+		for _, c := range []aggregation.Component{aggregation.Label, aggregation.NotLabel} {
+			if parts[c], err = partitionMechanisms(r, c); err != nil {
+				return area, auc, err
+			}
+		}
+	}
+	result := func(c aggregation.Component, truth []float64, noisy bool) *aggregation.Result {
+		switch {
+		case !noisy:
+			return exactResult(r, c, truth)
+		case m.partition:
+			return partitionResult(r, c, truth, parts[c], rng)
+		}
+		return ciResult(r, c, truth, rng)
+	}
+	for range runs {
+		if err := ctx.Err(); err != nil {
+			return area, auc, err
+		}
+		c, err := analysis.NewROC(result(aggregation.Label, pos, which[0]), result(aggregation.NotLabel, neg, which[1]), m.smoothing, 0)
+		if err != nil {
+			return area, auc, err
+		}
+		a, u, err := rocErrors(c, m.interpolate, d.truth)
+		if err != nil {
+			return area, auc, err
+		}
+		area.add(a)
+		auc.add(u)
+		pr.add()
+	}
+	return area, auc, nil
+}
+
+// partitionBins returns the number of bins of each part of a partitioned
+// release over n bins: ⌈n/6⌉ at each end of the grid, the rest between
+// (one part below 3 bins). The fraction is public configuration, read
+// off experiment roc-accuracy (EXPERIMENTS.md).
+func partitionBins(n int) []int {
+	if n < 3 {
+		return []int{n}
+	}
+	end := (n + 5) / 6
+	return []int{end, n - 2*end, end}
+}
+
+// partitionMechanisms returns the mechanisms of the parts (partitionBins) of a
+// partitioned release of component c of r: each "auto" over its part's bins
+// at the component's own ε and relation.
+func partitionMechanisms(r *aggregation.Release, c aggregation.Component) ([]mechanism.Mechanism, error) {
+	whole := r.Mechanism(c)
+	var ms []mechanism.Mechanism
+	for _, bins := range partitionBins(whole.Bins()) {
+		m, err := mechanism.New(mechanism.Params{Name: "auto", Bins: bins, Epsilon: whole.Epsilon(), Relation: whole.Relation()})
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, m)
+	}
+	return ms, nil
+}
+
+// partitionResult is ciResult for a partitioned release of component c of rel:
+// each part's mechanism (parts, in grid order) adds its noise to the
+// prefixes within its part, and a prefix beyond a part also carries that
+// part's total noise. An instance lies in one bin, so in one part: the
+// parts compose in parallel, and the vector is as private (ε under
+// add/remove at the component's ε) as each part's mechanism; the pair
+// argument of roc/doc.go then applies unchanged. Where it beats one
+// mechanism over the whole grid: the prefixes of the first bins, which
+// weigh most in the ROC area when the negatives crowd near score 0,
+// sum a few nodes of a shallow mechanism at the full ε instead of nodes
+// of a deep one.
+func partitionResult(rel *aggregation.Release, c aggregation.Component, truth []float64, parts []mechanism.Mechanism, rng *rand.Rand) *aggregation.Result {
+	res := exactResult(rel, c, truth)
+	for range rel.Servers {
+		var before int64 // total noise of the parts before this one
+		j := 0
+		for _, m := range parts {
+			nr := m.NewRelease(randomSeed(rng))
+			for i := 1; i <= m.Bins(); i++ {
+				res.Sums[j] += before + nr.PrefixNoise(i)
+				j++
+			}
+			before += nr.PrefixNoise(m.Bins())
+		}
+	}
+	return res
+}
+
+// noiseSourcesNote says where the noise part of m's error comes from:
+// the mean area error with only the positives' vector noised and with
+// only the negatives' (runs releases each, not counted in the progress).
+func noiseSourcesNote(ctx context.Context, name string, r *aggregation.Release, m rocMethod, d rocScores, pos, neg []float64, runs int, rng *rand.Rand) (string, error) {
+	var area [2]meanSE
+	for k, which := range []noised{{true, false}, {false, true}} {
+		var err error
+		if area[k], _, err = rocRuns(ctx, r, m, d, pos, neg, which, runs, rng, progress{}); err != nil {
+			return "", err
+		}
+	}
+	return fmt.Sprintf("%s: area error with only the positives' vector noised %.6f ± %.6f, only the negatives' %.6f ± %.6f", name, area[0].mean(), area[0].stderr(), area[1].mean(), area[1].stderr()), nil
 }
 
 // rocSpec is the ROC release of method m at ε under rel.
@@ -198,7 +339,11 @@ func rocAccuracyNote(name string, d rocScores, rel mechanism.Relation, m rocMeth
 	if err != nil {
 		return "", err
 	}
-	note := fmt.Sprintf("%s: noise-free area error of the grid %.6f", name, floor)
+	bridge, err := roc.BinningFloor(pos, neg)
+	if err != nil {
+		return "", err
+	}
+	note := fmt.Sprintf("%s: noise-free area error of the grid %.6f (roc.BinningFloor %.6f)", name, floor, bridge)
 	if rel == mechanism.ReplaceOne {
 		return splitNote(note, m.bins, pos[len(pos)-1], neg[len(neg)-1])
 	}
@@ -216,9 +361,19 @@ func splitNote(note string, bins int, nPos, nNeg float64) (string, error) {
 	return fmt.Sprintf("%s; unequal split (lever a): weighted variance ×%.3f (k=%d, rate ratio u₊/u₋=%.2f)", note, best/base, k, ratio), nil
 }
 
-// rocAccuracyPrefixes bins d on m's grid over [rocGridMin or 0, 1] and
-// returns the exact prefix sums of the positives and the negatives.
+// rocAccuracyPrefixes bins d on m's grid over [rocGridMin or 0, 1] (or
+// its oracle thresholds) and returns the exact prefix sums of the
+// positives and the negatives.
 func rocAccuracyPrefixes(d rocScores, m rocMethod) (pos, neg []float64, err error) {
+	if m.quantile {
+		t := oracleThresholds(d.scores, m.bins)
+		bins := make([]int, len(d.scores))
+		for k, x := range d.scores {
+			i, _ := slices.BinarySearch(t, x) // first τ_i ≥ x, as ecdf.Grid.Bin
+			bins[k] = i + 1
+		}
+		return roc.ExactPrefixes(bins, d.labels, len(t))
+	}
 	lo := 0.0
 	if m.scale == ecdf.Log {
 		lo = rocGridMin
@@ -232,6 +387,20 @@ func rocAccuracyPrefixes(d rocScores, m rocMethod) (pos, neg []float64, err erro
 		return nil, nil, err
 	}
 	return roc.ExactPrefixes(bins, d.labels, m.bins)
+}
+
+// oracleThresholds returns the thresholds of the quantile grid of about
+// n bins of scores: the scores of ranks ⌈i·len/n⌉, i = 1..n, the last
+// one the largest score, ties merged (so possibly fewer bins). Each bin
+// holds about len/n of the instances, which roughly minimises
+// roc.BinningFloor for n bins; it is read off the data (an oracle).
+func oracleThresholds(scores []float64, n int) []float64 {
+	s := slices.Sorted(slices.Values(scores))
+	t := make([]float64, n)
+	for i := range n {
+		t[i] = s[((i+1)*len(s)+n-1)/n-1]
+	}
+	return slices.Compact(t)
 }
 
 // rocAccuracyData returns the data sets of roc-accuracy: Bank (skipped

@@ -162,12 +162,10 @@ func ComponentSeed(s noise.Seed, c Component) noise.Seed {
 // ID is a random 16-byte identifier of a report, release or query.
 type ID [16]byte
 
-// ReportID identifies one party's report; ReleaseID one release; QueryID
-// one additive query batch.
+// ReportID identifies one party's report; ReleaseID one release.
 type (
 	ReportID  = ID
 	ReleaseID = ID
-	QueryID   = ID
 )
 
 // NewID draws an ID from crypto/rand.

@@ -2,7 +2,6 @@ package protocol
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"math"
 	"strings"
@@ -18,8 +17,12 @@ import (
 // bumps Version, and a peer speaking another version is refused. Version
 // 3: Shares carry the digest of their batch (Shares.Batch). Version 4:
 // the servers exchange their manifests' digests (ManifestDigest). Version
-// 5: StatusRequest and Status (fedecdf status).
-const Version = 5
+// 5: StatusRequest and Status (fedecdf status). Version 6: the additive
+// backend's one-shot verified upload (Upload.Public, Upload.Share), the
+// servers' verification exchange (Prepare, Prepared, Decide) and their
+// answers in the field of Prio3 (Answer.Field), in place of enrolment and
+// per-query share batches (OpenQuery and Shares are gone).
+const Version = 6
 
 // Limits on decoded messages: anything larger is rejected before it is
 // allocated.
@@ -32,6 +35,9 @@ const (
 	MaxReports     = 1 << 22 // report IDs in one message
 	MaxBins        = 1 << 40 // N of a mechanism spec
 	MaxFields      = 64      // parts of a ManifestDigest
+	MaxShareSize   = 1 << 27 // bytes of one verified input share
+	MaxBatch       = 1 << 16 // reports of one verification exchange
+	FieldSize      = 16      // bytes of one element of Answer.Field
 )
 
 // Kind is the second byte of every message.
@@ -42,8 +48,8 @@ const (
 	KindError Kind = 1 + iota
 	KindAck
 	KindUpload
-	KindOpenQuery
-	KindShares
+	KindPrepare
+	KindPrepared
 	KindCreateRelease
 	KindReleaseCreated
 	KindQuery
@@ -51,6 +57,7 @@ const (
 	KindManifestDigest
 	KindStatusRequest
 	KindStatus
+	KindDecide
 )
 
 // Message is one protocol message.
@@ -67,35 +74,67 @@ type Error struct{ Text string }
 // already held this report and dropped the copy.
 type Ack struct{ Duplicate bool }
 
-// Upload carries one party's report to one server: its DCF key share for
-// the dcf backend, or an empty key to enrol for the additive backend.
+// Upload carries one party's report to one server: its DCF key share
+// for the dcf backend; for the additive backend its verified report
+// (package internal/verify): the Prio3 public share and this server's
+// input share, with the report ID as the Prio3 nonce.
 type Upload struct {
 	Dataset string
 	Report  payload.ReportID
 	Key     []byte
+	Public  []byte
+	Share   []byte
 }
 
-// OpenQuery announces an additive query batch: the parties then send
-// Shares of payload_c·1[bin ≤ i] for every prefix i.
-type OpenQuery struct {
-	Dataset   string
-	Query     payload.QueryID
-	Component payload.Component
-	Prefixes  []int
-}
+// Verdict is a server's word on one report in the verification exchange.
+type Verdict uint8
 
-// Shares carries one party's additive shares (mod 2^64) of the kernel
-// values of an open query, one per prefix. Batch is the Digest of the
-// OpenQuery the party computed them for: a server accepts the shares only
-// if it is the digest of the batch it registered under Query, so a party
-// told other prefixes or another component than the servers hold has its
-// shares refused rather than counted at the wrong prefixes.
-type Shares struct {
-	Dataset string
-	Query   payload.QueryID
-	Batch   [32]byte
+// Verdicts. VerdictOK: in Prepare and Prepared, the server prepared the
+// report and Item.Message is its verifier message; in Decide, the report
+// is accepted at the leader. VerdictMissing: the helper holds no upload
+// of the report (it stays unverified). The others name the rejection
+// (internal/verify: ErrMalformed, ErrMismatch, ErrProof, ErrReplay).
+const (
+	VerdictOK Verdict = iota
+	VerdictMissing
+	VerdictMalformed
+	VerdictMismatch
+	VerdictProof
+	VerdictReplay
+	numVerdicts
+)
+
+// Item is one report in a verification exchange: its ID, the sending
+// server's verdict and, with VerdictOK in Prepare and Prepared, its
+// verifier message.
+type Item struct {
 	Report  payload.ReportID
-	Values  []uint64
+	Verdict Verdict
+	Message []byte
+}
+
+// Prepare is the leader's half of the verification of a batch of
+// additive reports: for each, its verdict after preparing its own input
+// share and its verifier message.
+type Prepare struct {
+	Dataset string
+	Items   []Item
+}
+
+// Prepared is the helper's answer to Prepare: its own item for each
+// report, in the same order, its verdict being its decision from both
+// verifier messages (or VerdictMissing).
+type Prepared struct {
+	Items []Item
+}
+
+// Decide tells the helper the leader's final verdict on reports it
+// prepared (no messages): the helper counts a report only if both
+// verdicts are VerdictOK, so a report counts at both servers or at
+// neither.
+type Decide struct {
+	Dataset string
+	Items   []Item
 }
 
 // CreateRelease asks a server to fix a new release: the mechanism, the
@@ -124,12 +163,10 @@ type ReleaseCreated struct {
 }
 
 // Query asks for the noisy prefix sums of one component of a release at
-// the given prefixes; Query is the additive batch holding the shares
-// (zero for the dcf backend).
+// the given prefixes.
 type Query struct {
 	Dataset   string
 	Release   payload.ReleaseID
-	Query     payload.QueryID
 	Component payload.Component
 	Prefixes  []int
 }
@@ -140,10 +177,13 @@ type Query struct {
 // to the analyst under add/remove, where it is private: see
 // ReleaseCreated), and the mechanism the release was created with (its
 // noise pattern and guarantee), so a reader of an old release need not
-// know how it was made.
+// know how it was made. For the additive backend the helper answers the
+// leader in the field of Prio3 instead: Field holds one 16-byte element
+// per prefix (fp128 encoding) and Values is empty.
 type Answer struct {
 	Reports   int
 	Values    []uint64
+	Field     []byte
 	Mechanism mechanism.Params
 }
 
@@ -165,8 +205,9 @@ type ManifestField struct {
 func (*Error) Kind() Kind          { return KindError }
 func (*Ack) Kind() Kind            { return KindAck }
 func (*Upload) Kind() Kind         { return KindUpload }
-func (*OpenQuery) Kind() Kind      { return KindOpenQuery }
-func (*Shares) Kind() Kind         { return KindShares }
+func (*Prepare) Kind() Kind        { return KindPrepare }
+func (*Prepared) Kind() Kind       { return KindPrepared }
+func (*Decide) Kind() Kind         { return KindDecide }
 func (*CreateRelease) Kind() Kind  { return KindCreateRelease }
 func (*ReleaseCreated) Kind() Kind { return KindReleaseCreated }
 func (*Query) Kind() Kind          { return KindQuery }
@@ -199,7 +240,7 @@ func decode(b []byte) (Message, error) {
 	}
 	r := wire.NewReader(b)
 	if v := r.Uint8("version"); r.Err() == nil && v != Version {
-		return nil, fmt.Errorf("protocol version %d is not supported (want %d)", v, Version)
+		return nil, fmt.Errorf("protocol version %d is not supported (want %d): the peer runs another fedecdf release; run one release at every party and server", v, Version)
 	}
 	kind := Kind(r.Uint8("kind"))
 	if err := r.Err(); err != nil {
@@ -224,10 +265,12 @@ func newMessage(k Kind) Message {
 		return new(Ack)
 	case KindUpload:
 		return new(Upload)
-	case KindOpenQuery:
-		return new(OpenQuery)
-	case KindShares:
-		return new(Shares)
+	case KindPrepare:
+		return new(Prepare)
+	case KindPrepared:
+		return new(Prepared)
+	case KindDecide:
+		return new(Decide)
 	case KindCreateRelease:
 		return new(CreateRelease)
 	case KindReleaseCreated:
@@ -293,46 +336,89 @@ func (m *Upload) encode(w *wire.Writer) {
 	w.String(m.Dataset)
 	w.Fixed(m.Report[:])
 	w.Blob(m.Key)
+	w.Blob(m.Public)
+	w.Blob(m.Share)
 }
 
 func (m *Upload) decode(r *wire.Reader) {
 	m.Dataset = r.String("dataset", MaxNameLen)
 	r.Fixed("report ID", m.Report[:])
 	m.Key = r.Blob("key", MaxKeySize)
+	m.Public = r.Blob("public share", MaxKeySize)
+	m.Share = r.Blob("input share", MaxShareSize)
+	if len(m.Key) != 0 && len(m.Public)+len(m.Share) != 0 {
+		failf(r, "upload: a DCF key and a verified report at once")
+	}
 }
 
-func (m *OpenQuery) encode(w *wire.Writer) {
+func (m *Prepare) encode(w *wire.Writer) {
 	w.String(m.Dataset)
-	w.Fixed(m.Query[:])
-	w.Uint8(uint8(m.Component))
-	writePrefixes(w, m.Prefixes)
+	writeItems(w, m.Items)
 }
 
-func (m *OpenQuery) decode(r *wire.Reader) {
+func (m *Prepare) decode(r *wire.Reader) {
 	m.Dataset = r.String("dataset", MaxNameLen)
-	r.Fixed("query ID", m.Query[:])
-	m.Component = readComponent(r)
-	m.Prefixes = readPrefixes(r)
+	m.Items = readItems(r, true)
 }
 
-// Digest is SHA-256 of the encoded batch: what Shares.Batch binds the
-// shares of a party to.
-func (m *OpenQuery) Digest() [32]byte { return sha256.Sum256(Encode(m)) }
+func (m *Prepared) encode(w *wire.Writer) { writeItems(w, m.Items) }
+func (m *Prepared) decode(r *wire.Reader) { m.Items = readItems(r, true) }
 
-func (m *Shares) encode(w *wire.Writer) {
+func (m *Decide) encode(w *wire.Writer) {
 	w.String(m.Dataset)
-	w.Fixed(m.Query[:])
-	w.Fixed(m.Batch[:])
-	w.Fixed(m.Report[:])
-	w.Uint64s(m.Values)
+	writeItems(w, m.Items)
 }
 
-func (m *Shares) decode(r *wire.Reader) {
+func (m *Decide) decode(r *wire.Reader) {
 	m.Dataset = r.String("dataset", MaxNameLen)
-	r.Fixed("query ID", m.Query[:])
-	r.Fixed("batch digest", m.Batch[:])
-	r.Fixed("report ID", m.Report[:])
-	m.Values = r.Uint64s("shares", MaxPrefixes)
+	m.Items = readItems(r, false)
+}
+
+func writeItems(w *wire.Writer, items []Item) {
+	w.Uint32(uint32(len(items)))
+	for _, it := range items {
+		w.Fixed(it.Report[:])
+		w.Uint8(uint8(it.Verdict))
+		w.Blob(it.Message)
+	}
+}
+
+// readItems reads at most MaxBatch items with known verdicts, each with
+// a message exactly when its verdict is VerdictOK and messages are sent
+// (withMessages), and no report twice.
+func readItems(r *wire.Reader, withMessages bool) []Item {
+	n := r.Uint32("items")
+	if n > MaxBatch {
+		failf(r, "items: %d exceed the limit %d", n, MaxBatch)
+		return nil
+	}
+	items := make([]Item, 0, min(n, 1024))
+	seen := make(map[payload.ReportID]bool, min(n, 1024))
+	for range n {
+		var it Item
+		r.Fixed("report ID", it.Report[:])
+		it.Verdict = Verdict(r.Uint8("verdict"))
+		it.Message = r.Blob("verifier message", MaxKeySize)
+		if r.Err() != nil {
+			return nil
+		}
+		switch {
+		case it.Verdict >= numVerdicts:
+			failf(r, "items: report %v: unknown verdict %d", it.Report, it.Verdict)
+		case withMessages && (it.Verdict == VerdictOK) != (len(it.Message) != 0):
+			failf(r, "items: report %v: verdict %d with a %d-byte message", it.Report, it.Verdict, len(it.Message))
+		case !withMessages && len(it.Message) != 0:
+			failf(r, "items: report %v: a message in a decision", it.Report)
+		case seen[it.Report]:
+			failf(r, "items: report %v twice", it.Report)
+		}
+		if r.Err() != nil {
+			return nil
+		}
+		seen[it.Report] = true
+		items = append(items, it)
+	}
+	return items
 }
 
 func (m *CreateRelease) encode(w *wire.Writer) {
@@ -370,7 +456,6 @@ func (m *ReleaseCreated) decode(r *wire.Reader) {
 func (m *Query) encode(w *wire.Writer) {
 	w.String(m.Dataset)
 	w.Fixed(m.Release[:])
-	w.Fixed(m.Query[:])
 	w.Uint8(uint8(m.Component))
 	writePrefixes(w, m.Prefixes)
 }
@@ -378,7 +463,6 @@ func (m *Query) encode(w *wire.Writer) {
 func (m *Query) decode(r *wire.Reader) {
 	m.Dataset = r.String("dataset", MaxNameLen)
 	r.Fixed("release ID", m.Release[:])
-	r.Fixed("query ID", m.Query[:])
 	m.Component = readComponent(r)
 	m.Prefixes = readPrefixes(r)
 }
@@ -386,12 +470,17 @@ func (m *Query) decode(r *wire.Reader) {
 func (m *Answer) encode(w *wire.Writer) {
 	w.Uint32(uint32(m.Reports))
 	w.Uint64s(m.Values)
+	w.Blob(m.Field)
 	writeParams(w, m.Mechanism)
 }
 
 func (m *Answer) decode(r *wire.Reader) {
 	m.Reports = int(r.Uint32("reports"))
 	m.Values = r.Uint64s("values", MaxPrefixes)
+	m.Field = r.Blob("field values", FieldSize*MaxPrefixes)
+	if len(m.Field)%FieldSize != 0 {
+		failf(r, "field values: %d bytes is not a whole number of %d-byte elements", len(m.Field), FieldSize)
+	}
 	m.Mechanism = readParams(r)
 }
 

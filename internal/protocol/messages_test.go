@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
@@ -19,8 +18,10 @@ func sampleMessages() []Message {
 		&Error{Text: "budget exhausted"},
 		&Ack{Duplicate: true},
 		&Upload{Dataset: "d", Report: id, Key: []byte{1, 2, 3}},
-		&OpenQuery{Dataset: "d", Query: id, Component: payload.Label, Prefixes: []int{1, 5, 9}},
-		&Shares{Dataset: "d", Query: id, Batch: [32]byte{9}, Report: id, Values: []uint64{7, 1 << 63}},
+		&Upload{Dataset: "d", Report: id, Public: []byte{4}, Share: []byte{5, 6}},
+		&Prepare{Dataset: "d", Items: []Item{{Report: id, Message: []byte{1}}}},
+		&Prepared{Items: []Item{{Report: id, Verdict: VerdictProof}}},
+		&Decide{Dataset: "d", Items: []Item{{Report: id, Verdict: VerdictMalformed}}},
 		&CreateRelease{Dataset: "d", Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: 256, Epsilon: 1}, Components: []payload.Component{payload.Count, payload.Probability}, Reports: 3, IDs: []payload.ReportID{id}},
 		&ReleaseCreated{Reports: 2, Missing: []payload.ReportID{id}},
 		&Query{Dataset: "d", Release: id, Component: payload.Count, Prefixes: []int{256}},
@@ -68,6 +69,14 @@ func TestDecodeErrors(t *testing.T) {
 		{"epsilon", Encode(&CreateRelease{Dataset: "d", Mechanism: mechanism.Params{Bins: 4, Epsilon: -1}, Components: []payload.Component{payload.Count}}), ErrMalformed, "epsilon"},
 		{"oversize", []byte{Version, byte(KindUpload), 0xff, 0xff, 0xff, 0xff}, wire.ErrTooLong, "exceeds the limit"},
 		{"too many manifest fields", Encode(&ManifestDigest{Fields: make([]ManifestField, MaxFields+1)}), ErrMalformed, "fields: 65 exceed the limit 64"},
+		{"key and verified report", Encode(&Upload{Dataset: "d", Key: []byte{1}, Share: []byte{2}}), ErrMalformed, "a DCF key and a verified report at once"},
+		{"verdict", Encode(&Prepare{Dataset: "d", Items: []Item{{Verdict: numVerdicts}}}), ErrMalformed, "unknown verdict 6"},
+		{"prepared without message", Encode(&Prepared{Items: []Item{{}}}), ErrMalformed, "verdict 0 with a 0-byte message"},
+		{"rejection with message", Encode(&Prepare{Dataset: "d", Items: []Item{{Verdict: VerdictProof, Message: []byte{1}}}}), ErrMalformed, "verdict 4 with a 1-byte message"},
+		{"decision with message", Encode(&Decide{Dataset: "d", Items: []Item{{Message: []byte{1}}}}), ErrMalformed, "a message in a decision"},
+		{"report twice", Encode(&Decide{Dataset: "d", Items: []Item{{}, {}}}), ErrMalformed, "twice"},
+		{"field values", Encode(&Answer{Field: make([]byte, 17), Mechanism: mechanism.Params{Name: "tree", Bins: 4, Epsilon: 1}}), ErrMalformed, "not a whole number of 16-byte elements"},
+		{"old version", append([]byte{5}, valid[1:]...), ErrMalformed, "protocol version 5 is not supported (want 6)"},
 		{"a manifest field twice", Encode(&ManifestDigest{Fields: []ManifestField{{Name: "grid"}, {Name: "grid"}}}), ErrMalformed, `fields: "grid" twice`},
 	}
 	for _, tt := range tests {
@@ -137,33 +146,5 @@ func TestRemoteErrorIs(t *testing.T) {
 		if errors.Is(err, other) {
 			t.Errorf("%v matches %v", err, other)
 		}
-	}
-}
-
-// TestOpenQueryDigestBindsEveryField: a batch differing in any field has
-// another digest, so shares bound to one batch cannot pass for another's.
-func TestOpenQueryDigestBindsEveryField(t *testing.T) {
-	base := OpenQuery{Dataset: "d", Query: payload.ID{1}, Component: payload.Count, Prefixes: []int{4, 16}}
-	for _, tc := range []struct {
-		name   string
-		change func(*OpenQuery)
-	}{
-		{"dataset", func(q *OpenQuery) { q.Dataset = "e" }},
-		{"query", func(q *OpenQuery) { q.Query = payload.ID{2} }},
-		{"component", func(q *OpenQuery) { q.Component = payload.Label }},
-		{"prefix", func(q *OpenQuery) { q.Prefixes = []int{5, 16} }},
-		{"prefix added", func(q *OpenQuery) { q.Prefixes = []int{4, 16, 17} }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			q := base
-			q.Prefixes = slices.Clone(base.Prefixes)
-			tc.change(&q)
-			if q.Digest() == base.Digest() {
-				t.Errorf("%+v has the digest of %+v", q, base)
-			}
-		})
-	}
-	if again := base; again.Digest() != base.Digest() {
-		t.Error("the digest of one batch is not deterministic")
 	}
 }

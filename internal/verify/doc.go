@@ -2,7 +2,8 @@
 // party's record becomes one Prio3Histogram measurement, which both servers
 // verify on their shares before it counts, and from which they form the
 // prefix vectors of the count, label and 1 − label components alone, so that
-// any number of queries needs no party online.
+// any number of queries needs no party online. Package server runs it as
+// the additive backend.
 //
 // It uses Prio3 as specified in draft-irtf-cfrg-vdaf-13 §7 and implemented
 // by github.com/cloudflare/circl/vdaf/prio3/histogram; nothing of Prio3 is
@@ -102,10 +103,28 @@
 // per-bin sum. Two ways fit: a second measurement, Prio3SumVec over N
 // entries of 32 bits, proving each entry is in range, plus an equality
 // between its support and the histogram's bin, which Prio3 alone cannot
-// link across two measurements; or one combined circuit (a custom FLP
-// whose Valid checks the one-hot histogram, the bit decomposition of the
-// probability and that it sits at the histogram's bin), which circl does
-// not expose (its FLP is internal). Neither is implemented here.
+// link across two measurements (a party could put its probability in
+// another bin than its record, or spread it over several: the gap); or
+// one combined circuit (a custom FLP whose Valid checks the one-hot
+// histogram, the bit decomposition of the probability and that it sits at
+// the histogram's bin), which circl does not expose (its FLP is internal).
+// The first would also multiply the upload by ≈ 32 (32·N more field
+// elements). Neither is implemented: the additive backend refuses
+// releases of the probability component (package server), and its
+// Hosmer–Lemeshow tests use the plans that need none (the roc and grid
+// allocations, E_1 from bin centres); datasets that need the probability
+// use the dcf backend.
+//
+// # In the servers
+//
+// Package server runs this between leader and helper over the protocol
+// (Prepare, Prepared, Decide in internal/protocol), with the report ID as
+// the nonce (EncodeAt), and a confirmation step Prio3's one round lacks:
+// each server decides from both verifier messages, and the helper counts
+// a report only once the leader's final verdict agrees, so that a corrupt
+// server's bad message makes the report rejected at both, never counted
+// at one (server/doc.go, "The additive backend"). Forge makes invalid
+// reports of the kinds the tests use, for simulate --malicious.
 //
 // # What the tests cover and what they do not
 //

@@ -89,15 +89,22 @@ type Report struct {
 // Encode shards the record (bin, label) into a report for the two servers,
 // drawing the nonce and the sharding randomness from rnd.
 func (s *Scheme) Encode(bin int, label bool, rnd io.Reader) (Report, error) {
-	var r Report
+	var nonce [NonceSize]byte
+	if _, err := io.ReadFull(rnd, nonce[:]); err != nil {
+		return Report{}, fmt.Errorf("verify: nonce: %w", err)
+	}
+	return s.EncodeAt(nonce, bin, label, rnd)
+}
+
+// EncodeAt is Encode with the nonce given: a party uses its report ID, so
+// that the servers' deduplication by report ID is the Prio3 nonce's.
+func (s *Scheme) EncodeAt(nonce [NonceSize]byte, bin int, label bool, rnd io.Reader) (Report, error) {
+	r := Report{Nonce: nonce}
 	if bin < 0 || bin >= s.bins {
 		return r, fmt.Errorf("verify: bin %d outside the grid [0, %d)", bin, s.bins)
 	}
 	params := s.h.Params()
 	seed := make([]byte, params.RandSize())
-	if _, err := io.ReadFull(rnd, r.Nonce[:]); err != nil {
-		return r, fmt.Errorf("verify: nonce: %w", err)
-	}
 	if _, err := io.ReadFull(rnd, seed); err != nil {
 		return r, fmt.Errorf("verify: sharding randomness: %w", err)
 	}
@@ -105,8 +112,8 @@ func (s *Scheme) Encode(bin int, label bool, rnd io.Reader) (Report, error) {
 	if label {
 		bucket += uint64(s.bins)
 	}
-	nonce := histogram.Nonce(r.Nonce)
-	pub, shares, err := s.h.Shard(bucket, &nonce, seed)
+	hn := histogram.Nonce(nonce)
+	pub, shares, err := s.h.Shard(bucket, &hn, seed)
 	if err != nil {
 		return r, fmt.Errorf("verify: shard: %w", err)
 	}
@@ -122,6 +129,9 @@ func (s *Scheme) Encode(bin int, label bool, rnd io.Reader) (Report, error) {
 // Server is one server's side of the verification: its index (0 leader,
 // 1 helper) and the verification key it shares with the other server and
 // keeps secret from parties.
+// It runs one Prepare or Finish at a time (circl's Prio3 keeps one XOF
+// state per Scheme): verify in parallel on Servers of separate Schemes.
+// Check is safe for concurrent use.
 type Server struct {
 	s   *Scheme
 	id  uint8
@@ -134,6 +144,24 @@ func (s *Scheme) NewServer(id int, key [KeySize]byte) (*Server, error) {
 		return nil, fmt.Errorf("verify: server id %d: want 0 (leader) or 1 (helper)", id)
 	}
 	return &Server{s: s, id: uint8(id), key: histogram.VerifyKey(key)}, nil
+}
+
+// Check decodes this server's input share and the public share of a
+// report as Prepare would, without the verification: what a server checks
+// on upload. Its error matches ErrMalformed.
+func (v *Server) Check(public, share []byte) error {
+	params := v.s.h.Params()
+	var in histogram.InputShare
+	in.New(&params, uint(v.id))
+	if err := in.UnmarshalBinary(share); err != nil {
+		return fmt.Errorf("%w: input share: %v", ErrMalformed, err)
+	}
+	var pub histogram.PublicShare
+	pub.New(&params)
+	if err := pub.UnmarshalBinary(public); err != nil {
+		return fmt.Errorf("%w: public share: %v", ErrMalformed, err)
+	}
+	return nil
 }
 
 // Pending is a server's state between Prepare and Finish.
@@ -272,6 +300,37 @@ func (a *Aggregate) Prefixes() (Prefixes, error) {
 		p.Count[i].Add(&not, &lab)
 	}
 	return p, nil
+}
+
+// Lift maps a signed integer into the field: x mod p.
+func Lift(x int64) fp128.Fp {
+	var f fp128.Fp
+	if x >= 0 {
+		_ = f.SetUint64(uint64(x)) // never fails
+		return f
+	}
+	var m fp128.Fp
+	_ = m.SetUint64(uint64(-x)) // −MinInt64 wraps to 2^63, as wanted
+	f.Sub(&f, &m)
+	return f
+}
+
+// Lower maps a field element back to a signed integer, the
+// representative of x in (−p/2, p/2), as two's complement mod 2^64. It is
+// the inverse of Lift, and of sums of Lifts, while the true value v has
+// |v| < 2^64 (far below p/2 ≈ 2^127); an element whose representative
+// does not fit is an error.
+func Lower(x fp128.Fp) (uint64, error) {
+	if v, err := x.GetUint64(); err == nil {
+		return v, nil
+	}
+	var neg fp128.Fp
+	neg.Sub(&neg, &x)
+	m, err := neg.GetUint64()
+	if err != nil {
+		return 0, fmt.Errorf("verify: field element %v is not within 2^64 of 0", x)
+	}
+	return -m, nil
 }
 
 // Reveal adds the two servers' shares of a prefix vector and returns the

@@ -5,6 +5,8 @@ import (
 	crand "crypto/rand"
 	"errors"
 	"flag"
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -74,55 +76,32 @@ func (r record) bucket(bins int) int {
 // proof share and blind, as field elements.
 func (f fixture) leaderLayout(t testing.TB, share []byte) (meas, proof fp128.Vec, blind []byte) {
 	t.Helper()
-	params := f.s.h.Params()
-	m, p := int(params.MeasurementLength()), int(params.ProofLength())
-	if len(share) != (m+p)*int(fp128.Size)+32 {
-		t.Fatalf("leader share is %d bytes, want %d", len(share), (m+p)*int(fp128.Size)+32)
-	}
-	meas, proof = make(fp128.Vec, m), make(fp128.Vec, p)
-	if err := meas.UnmarshalBinary(share[:m*int(fp128.Size)]); err != nil {
+	meas, proof, blind, err := f.s.splitLeader(share)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := proof.UnmarshalBinary(share[m*int(fp128.Size) : (m+p)*int(fp128.Size)]); err != nil {
-		t.Fatal(err)
-	}
-	return meas, proof, share[(m+p)*int(fp128.Size):]
+	return meas, proof, blind
 }
 
-func joinLeader(t testing.TB, meas, proof fp128.Vec, blind []byte) []byte {
+func joinLeaderT(t testing.TB, meas, proof fp128.Vec, blind []byte) []byte {
 	t.Helper()
-	a, err := meas.MarshalBinary()
+	b, err := joinLeader(meas, proof, blind)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := proof.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return slices.Concat(a, b, blind)
+	return b
 }
 
 // addAt returns the report with delta added to the leader's share of the
 // given buckets: the sum of the shares then encodes the altered histogram.
 func (f fixture) addAt(t testing.TB, r Report, delta map[int]int64) Report {
 	t.Helper()
-	meas, proof, blind := f.leaderLayout(t, r.Shares[0])
-	for b, d := range delta {
-		var e fp128.Fp
-		if err := e.SetUint64(uint64(abs(d))); err != nil {
-			t.Fatal(err)
-		}
-		if d < 0 {
-			meas[b].SubAssign(&e)
-		} else {
-			meas[b].AddAssign(&e)
-		}
+	r, err := f.s.addAt(r, delta)
+	if err != nil {
+		t.Fatal(err)
 	}
-	r.Shares[0] = joinLeader(t, meas, proof, blind)
 	return r
 }
-
-func abs(d int64) int64 { return max(d, -d) }
 
 // malformed lists the kinds of invalid report: each builds one from an
 // honest report r of record rec, a second honest report o and a random
@@ -186,7 +165,7 @@ func (f fixture) malformed() []struct {
 		{"proof copied from another report", ErrProof, func(t testing.TB, r, o Report, _ record, _ *rand.Rand) Report {
 			meas, _, blind := f.leaderLayout(t, r.Shares[0])
 			_, proof, _ := f.leaderLayout(t, o.Shares[0])
-			r.Shares[0] = joinLeader(t, meas, proof, blind)
+			r.Shares[0] = joinLeaderT(t, meas, proof, blind)
 			return r
 		}},
 		{"random proof", ErrProof, func(t testing.TB, r, _ Report, _ record, rng *rand.Rand) Report {
@@ -196,7 +175,7 @@ func (f fixture) malformed() []struct {
 					t.Fatal(err)
 				}
 			}
-			r.Shares[0] = joinLeader(t, meas, proof, blind)
+			r.Shares[0] = joinLeaderT(t, meas, proof, blind)
 			return r
 		}},
 		{"one proof element changed", ErrProof, func(t testing.TB, r, _ Report, _ record, rng *rand.Rand) Report {
@@ -204,7 +183,7 @@ func (f fixture) malformed() []struct {
 			var one fp128.Fp
 			one.SetOne()
 			proof[rng.IntN(len(proof))].AddAssign(&one)
-			r.Shares[0] = joinLeader(t, meas, proof, blind)
+			r.Shares[0] = joinLeaderT(t, meas, proof, blind)
 			return r
 		}},
 		{"truncated leader share", ErrMalformed, func(_ testing.TB, r, _ Report, _ record, rng *rand.Rand) Report {
@@ -436,5 +415,56 @@ func TestBadArguments(t *testing.T) {
 	pend, _, err := f.leader.Prepare([NonceSize]byte{}, nil, nil)
 	if !errors.Is(err, ErrMalformed) || pend != nil {
 		t.Errorf("Prepare(empty): %v, want %v", err, ErrMalformed)
+	}
+}
+
+// TestForgeriesRejected: every Forgery, the invalid reports simulations
+// send, is rejected at both servers for its stated reason.
+func TestForgeriesRejected(t *testing.T) {
+	const bins = 16
+	f := newFixture(t, bins)
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, k := range Forgeries() {
+		t.Run(k.Name, func(t *testing.T) {
+			for range reportCount(50) {
+				var nonce [NonceSize]byte
+				crand.Read(nonce[:])
+				rec := randomRecord(rng, bins)
+				r, err := f.s.Forge(k.Kind, nonce, rec.bin, rec.label, crand.Reader, rng)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Nonce != nonce {
+					t.Fatalf("nonce %x, want %x", r.Nonce, nonce)
+				}
+				for i, err := range f.serverErrors(r) {
+					if !errors.Is(err, k.Want) {
+						t.Fatalf("server %d: error %v, want %v", i, err, k.Want)
+					}
+				}
+			}
+		})
+	}
+	if _, err := f.s.Forge(numForgeries, [NonceSize]byte{}, 0, false, crand.Reader, rng); err == nil {
+		t.Error("Forge(unknown kind): no error")
+	}
+}
+
+func TestLiftLower(t *testing.T) {
+	for _, x := range []int64{0, 1, -1, 1 << 40, -(1 << 40), math.MaxInt64, math.MinInt64} {
+		t.Run(fmt.Sprint(x), func(t *testing.T) {
+			if got, err := Lower(Lift(x)); err != nil || int64(got) != x {
+				t.Errorf("Lower(Lift(%d)) = %d, %v", x, int64(got), err)
+			}
+		})
+	}
+	a, b := Lift(math.MaxInt64), Lift(math.MaxInt64)
+	a.AddAssign(&b) // 2^64 − 2: fits, as two's complement −2
+	if got, err := Lower(a); err != nil || int64(got) != -2 {
+		t.Errorf("Lower(2·MaxInt64) = %d, %v; want two's complement -2", int64(got), err)
+	}
+	a.AddAssign(&b) // beyond 2^64
+	if _, err := Lower(a); err == nil {
+		t.Error("Lower(3·MaxInt64): no error")
 	}
 }
