@@ -306,15 +306,20 @@ type phases struct {
 	start    time.Time
 	startCPU time.Duration
 	// servers returns the servers' CPU so far (nil: no servers yet);
-	// serversCPU is its map, nil until a phase ends with it set and
-	// while a reading fails.
+	// serversCPU holds it per phase from the first phase that ends with
+	// it set, and serversUnknown records a failed reading.
 	servers        func() (time.Duration, bool)
 	serversCPU     map[string]float64
 	startServers   time.Duration
 	serversUnknown bool
+	// memory, when set, caps the heap from phase to phase.
+	memory *memoryCap
 }
 
 func (p *phases) begin(name string, total int) {
+	if p.memory != nil {
+		p.memory.update()
+	}
 	p.name, p.start, p.startCPU = name, time.Now(), bench.ProcessCPU()
 	p.startServers = 0
 	if p.servers != nil {
@@ -354,9 +359,9 @@ func (p *phases) end() {
 
 // Run performs the simulation in four steps: the data, the parties
 // holding it (uploaded to the servers), the releases and their answers,
-// and the report comparing them with the truth. After the upload it
-// sets a soft memory limit (tightenMemory) unless the process has one,
-// and restores it when it returns.
+// and the report comparing them with the truth. After the upload of
+// the dcf backend it sets a soft memory limit (memoryCap) unless the
+// process has one, and restores it when it returns.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	var data *Data
 	if cfg.Bins == 0 { // the number of parties decides: read the data first
@@ -380,8 +385,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := r.startParties(ctx); err != nil {
 		return nil, err
 	}
-	defer tightenMemory()()
-	if r.aesNs > 0 {
+	if cfg.Backend == string(server.DCF) {
+		r.ph.memory = newMemoryCap()
+		defer r.ph.memory.restore()
 		r.aesNs = (r.aesNs + aesNsPerBlock()) / 2
 	}
 	if err := r.release(ctx); err != nil {
@@ -390,30 +396,52 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	return r.report(ctx)
 }
 
-// lateMemoryFloor is the least soft memory limit tightenMemory sets:
+// lateMemoryFloor is the least soft memory limit a memoryCap sets:
 // below it Go's default collector already keeps a run small, and a
 // limit near a small live heap would make it collect far too often.
 const lateMemoryFloor = 256 << 20
 
-// tightenMemory is called after the upload. The heap then holds every
-// party, the servers' aggregates and report IDs; it grows with the
-// releases' agreed report lists and the analysis, and Go's default
-// collector lets it reach twice what is live, keeping freed memory
-// besides (≈ 1.2 GiB at 10⁶ parties). tightenMemory returns what the
-// upload freed to the operating system and, unless the process has a
-// memory limit (GOMEMLIMIT, debug.SetMemoryLimit), sets a soft limit of
-// twice the heap live now (at least lateMemoryFloor), so that the
-// collector and the scavenger keep the rest of the run near it. It
-// returns the function that restores the limit.
-func tightenMemory() (restore func()) {
+// memoryCap holds the heap near what is live in the phases after the
+// upload of the dcf backend. The heap then holds every party, the
+// servers' aggregates and report IDs, and grows only with each
+// release's agreed report list and the analysis; Go's default collector
+// lets it reach twice what is live, keeping freed memory besides
+// (≈ 1.2 GiB at 10⁶ parties). Unless the process has a memory limit
+// (GOMEMLIMIT, debug.SetMemoryLimit), the cap sets a soft limit of twice
+// the live heap (at least lateMemoryFloor) at the start of each phase,
+// so that the collector and the scavenger keep the phase near it; a
+// phase that more than doubled the live heap would only make the
+// collector run more often (the runtime bounds its share of the CPU).
+type memoryCap struct {
+	owned bool  // the process had no limit: the cap sets and restores it
+	old   int64 // the limit to restore
+}
+
+// newMemoryCap returns to the operating system what the upload freed
+// and sets the limit (update).
+func newMemoryCap() *memoryCap {
 	debug.FreeOSMemory()
-	if debug.SetMemoryLimit(-1) != math.MaxInt64 {
-		return func() {}
+	m := &memoryCap{old: debug.SetMemoryLimit(-1)}
+	m.owned = m.old == math.MaxInt64
+	m.update()
+	return m
+}
+
+// update sets the limit to twice the heap live at the last collection.
+func (m *memoryCap) update() {
+	if !m.owned {
+		return
 	}
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(live)
-	old := debug.SetMemoryLimit(max(2*int64(live[0].Value.Uint64()), lateMemoryFloor))
-	return func() { debug.SetMemoryLimit(old) }
+	debug.SetMemoryLimit(max(2*int64(live[0].Value.Uint64()), lateMemoryFloor))
+}
+
+// restore puts back the process's limit.
+func (m *memoryCap) restore() {
+	if m.owned {
+		debug.SetMemoryLimit(m.old)
+	}
 }
 
 // run is one simulation as it goes through the steps of Run.

@@ -354,21 +354,26 @@ func TestRunChoosesBins(t *testing.T) {
 }
 
 // TestRunRestoresMemoryLimit: Run sets a soft memory limit after the
-// upload, of at least lateMemoryFloor, only when the process has none,
-// and restores it; a limit the process set is left alone.
+// upload of the dcf backend, of at least lateMemoryFloor, only when the
+// process has none, and restores it; a limit the process set is left
+// alone.
 func TestRunRestoresMemoryLimit(t *testing.T) {
-	for _, set := range []int64{math.MaxInt64, 3 << 30} {
+	for _, tc := range []struct {
+		backend string
+		set     int64
+		lowered bool
+	}{{"dcf", math.MaxInt64, true}, {"dcf", 3 << 30, false}, {"additive", math.MaxInt64, false}} {
 		seen := &memoryLimitAt{phase: "release"}
-		cfg := Config{Parties: 50, Backend: "dcf", Epsilon: 1, ECDFShare: 0.5, Mechanism: "tree", Bins: 16, Max: 1, Seed: 1, Bootstrap: -1, IntervalDraws: -1, Progress: seen}
-		old := debug.SetMemoryLimit(set)
+		cfg := Config{Parties: 50, Backend: tc.backend, Epsilon: 1, ECDFShare: 0.5, Mechanism: "tree", Bins: 16, Max: 1, Seed: 1, Bootstrap: -1, IntervalDraws: -1, Progress: seen}
+		old := debug.SetMemoryLimit(tc.set)
 		_, err := Run(context.Background(), cfg)
 		after := debug.SetMemoryLimit(old)
-		want := seen.limit == set // a limit the process set
-		if set == math.MaxInt64 {
-			want = seen.limit >= lateMemoryFloor && seen.limit < math.MaxInt64
+		want := seen.limit == tc.set
+		if tc.lowered {
+			want = seen.limit >= lateMemoryFloor && seen.limit < tc.set
 		}
-		if after != set || !want || err != nil {
-			t.Errorf("memory limit %d before Run, %d in its release phase, %d after (error %v)", set, seen.limit, after, err)
+		if after != tc.set || !want || err != nil {
+			t.Errorf("%s: memory limit %d before Run, %d in its release phase, %d after (error %v)", tc.backend, tc.set, seen.limit, after, err)
 		}
 	}
 }
