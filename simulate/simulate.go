@@ -408,33 +408,47 @@ const lateMemoryFloor = 256 << 20
 // lets it reach twice what is live, keeping freed memory besides
 // (≈ 1.2 GiB at 10⁶ parties). Unless the process has a memory limit
 // (GOMEMLIMIT, debug.SetMemoryLimit), the cap sets a soft limit of twice
-// the live heap (at least lateMemoryFloor) at the start of each phase,
-// so that the collector and the scavenger keep the phase near it; a
-// phase that more than doubled the live heap would only make the
-// collector run more often (the runtime bounds its share of the CPU).
+// the heap live after the upload (at least lateMemoryFloor), so that the
+// collector and the scavenger keep the later phases near it, and raises
+// it at the start of a phase to 1.5× the heap live then if that is
+// more: the collector keeps room to work in when releases and the
+// analysis add to the live heap. A phase that outgrew the limit would
+// only make the collector run more often (the runtime bounds its share
+// of the CPU).
 type memoryCap struct {
 	owned bool  // the process had no limit: the cap sets and restores it
 	old   int64 // the limit to restore
+	limit int64
 }
 
 // newMemoryCap returns to the operating system what the upload freed
-// and sets the limit (update).
+// and sets the limit.
 func newMemoryCap() *memoryCap {
 	debug.FreeOSMemory()
 	m := &memoryCap{old: debug.SetMemoryLimit(-1)}
 	m.owned = m.old == math.MaxInt64
-	m.update()
+	if m.owned {
+		m.limit = max(2*liveHeap(), lateMemoryFloor)
+		debug.SetMemoryLimit(m.limit)
+	}
 	return m
 }
 
-// update sets the limit to twice the heap live at the last collection.
+// update raises the limit to 1.5× the heap live at the last collection
+// when that is more.
 func (m *memoryCap) update() {
-	if !m.owned {
-		return
+	if live := liveHeap(); m.owned && live+live/2 > m.limit {
+		m.limit = live + live/2
+		debug.SetMemoryLimit(m.limit)
 	}
+}
+
+// liveHeap returns the bytes of heap objects live at the last
+// collection.
+func liveHeap() int64 {
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(live)
-	debug.SetMemoryLimit(max(2*int64(live[0].Value.Uint64()), lateMemoryFloor))
+	return int64(live[0].Value.Uint64())
 }
 
 // restore puts back the process's limit.

@@ -393,3 +393,23 @@ func (m *memoryLimitAt) Start(phase string, _ int) {
 
 func (m *memoryLimitAt) Add(int) {}
 func (m *memoryLimitAt) Finish() {}
+
+// TestMemoryCapOnlyRaises: at the start of a phase the cap raises the
+// limit to 1.5× the live heap when that is more, and never lowers it.
+func TestMemoryCapOnlyRaises(t *testing.T) {
+	old := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(old)
+	m := &memoryCap{owned: true, limit: 1}
+	before := liveHeap()
+	m.update()
+	after := liveHeap() // a collection in between changes what is live
+	if m.limit != before+before/2 && m.limit != after+after/2 || debug.SetMemoryLimit(-1) != m.limit {
+		t.Errorf("limit %d (process %d) after a phase start with %d B live, want 1.5× that", m.limit, debug.SetMemoryLimit(-1), after)
+	}
+	high := int64(1) << 50
+	m.limit = high
+	m.update()
+	if m.limit != high {
+		t.Errorf("limit %d after a phase start, want %d kept", m.limit, high)
+	}
+}
