@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 )
@@ -23,11 +24,12 @@ type pathTree struct {
 	obs    []int32   // the prefix observed at node v, or −1
 	at     []int32   // the node of prefix i, o(i)
 	lo, hi []int32   // the subtree's prefixes; the ground's are [0, n−1]
-	// post lists the nodes, then the ground, children before parents;
-	// the children of v are kids[kidsAt[v]:kidsAt[v+1]], in increasing lo.
-	post   []int32
+	// Nodes are numbered children before parents (renumber); the
+	// children of v are kids[kidsAt[v]:kidsAt[v+1]], in increasing lo.
 	kids   []int32
 	kidsAt []int32
+	// solvers pools glsSolvers for reuse by later curves.
+	solvers sync.Pool
 }
 
 // newPathTree recognises m's pattern as a pathTree, or returns false. Each
@@ -72,7 +74,7 @@ func newPathTree(m mechanism.Mechanism, n int) (*pathTree, bool) {
 		}
 	}
 	t.lo, t.hi = append(t.lo, 0), append(t.hi, int32(n-1))
-	t.postOrder()
+	t.renumber()
 	return t, true
 }
 
@@ -150,9 +152,50 @@ func (b *treeBuilder) addPrefix(i int, terms []mechanism.Term) bool {
 	return true
 }
 
-// postOrder fills post, kids and kidsAt. Nodes are numbered in order of
-// first use, so each node's children come in increasing lo.
-func (t *pathTree) postOrder() {
+// renumber numbers the nodes in post-order — children before parents,
+// siblings in increasing lo, the ground last — and fills kids and
+// kidsAt. Nodes were numbered in order of first use, so each node's
+// children already come in increasing lo.
+func (t *pathTree) renumber() {
+	t.children()
+	ground := int32(len(t.parent))
+	order := make([]int32, 0, ground+1)
+	type frame struct{ v, next int32 }
+	stack := []frame{{ground, t.kidsAt[ground]}}
+	for len(stack) > 0 {
+		f := &stack[len(stack)-1]
+		if f.next == t.kidsAt[f.v+1] {
+			order = append(order, f.v)
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		c := t.kids[f.next]
+		f.next++
+		stack = append(stack, frame{c, t.kidsAt[c]})
+	}
+	pos := make([]int32, ground+1)
+	for k, v := range order {
+		pos[v] = int32(k)
+	}
+	parent, weight, obs := make([]int32, ground), make([]float64, ground), make([]int32, ground)
+	lo, hi := make([]int32, ground+1), make([]int32, ground+1)
+	for v := range ground + 1 {
+		k := pos[v]
+		lo[k], hi[k] = t.lo[v], t.hi[v]
+		if v < ground {
+			parent[k], weight[k], obs[k] = pos[t.parent[v]], t.weight[v], t.obs[v]
+		}
+	}
+	for i, v := range t.at {
+		t.at[i] = pos[v]
+	}
+	t.parent, t.weight, t.obs, t.lo, t.hi = parent, weight, obs, lo, hi
+	t.children()
+}
+
+// children fills kids and kidsAt from parent: the children of v are
+// kids[kidsAt[v]:kidsAt[v+1]], in increasing number.
+func (t *pathTree) children() {
 	ground := len(t.parent)
 	t.kidsAt = make([]int32, ground+3) // counts shifted by two, trimmed below
 	for _, p := range t.parent {
@@ -167,20 +210,6 @@ func (t *pathTree) postOrder() {
 		t.kidsAt[p+1]++
 	}
 	t.kidsAt = t.kidsAt[:ground+2]
-	t.post = make([]int32, 0, ground+1)
-	type frame struct{ v, next int32 }
-	stack := []frame{{int32(ground), t.kidsAt[ground]}}
-	for len(stack) > 0 {
-		f := &stack[len(stack)-1]
-		if f.next == t.kidsAt[f.v+1] {
-			t.post = append(t.post, f.v)
-			stack = stack[:len(stack)-1]
-			continue
-		}
-		c := t.kids[f.next]
-		f.next++
-		stack = append(stack, frame{c, t.kidsAt[c]})
-	}
 }
 
 // formCap bounds the variables of a form: a message has at most
@@ -249,9 +278,23 @@ func (f *form) edge(a, b int32, w, delta float64) {
 	}
 }
 
-// add adds the message o to f.
-func (f *form) add(o *message) {
+// add adds the message o, its variables in refs, to f.
+func (f *form) add(o *message, s *glsSolver) {
 	var at [msgCap]int
+	for k := range o.n {
+		at[k] = f.index(s.resolve(o.id[k]))
+	}
+	for k := range o.n {
+		f.g[at[k]] += o.g[k]
+		for j := range o.n {
+			f.h[at[k]][at[j]] += o.h[k][j]
+		}
+	}
+}
+
+// merge adds the form o to f.
+func (f *form) merge(o *form) {
+	var at [formCap]int
 	for k := range o.n {
 		at[k] = f.index(o.id[k])
 	}
@@ -264,14 +307,14 @@ func (f *form) add(o *message) {
 }
 
 // message returns f, which must have at most msgCap variables, as node's
-// message.
-func (f *form) message(node int32) message {
+// message, its variables in refs.
+func (f *form) message(s *glsSolver, node int32) message {
 	if f.n > msgCap {
 		panic("smooth: a node's message has more than three variables")
 	}
 	m := message{node: node, n: int32(f.n)}
 	for k := range f.n {
-		m.id[k], m.g[k] = f.id[k], f.g[k]
+		m.id[k], m.g[k] = s.ref(f.id[k], node), f.g[k]
 		for j := range f.n {
 			m.h[k][j] = f.h[k][j]
 		}
@@ -280,16 +323,12 @@ func (f *form) message(node int32) message {
 }
 
 // elimination records how a variable was eliminated from a form:
-// x_v = (rhs − Σ h·x_dep)/pivot over its deps.
+// x_v = (rhs − Σ_k h[k]·x_dep[k])/pivot over its n deps (refs).
 type elimination struct {
-	v          int32
+	v, n       int32
 	pivot, rhs float64
-	from, to   int32 // its deps in glsSolver.deps
-}
-
-type dep struct {
-	v int32
-	h float64
+	dep        [formCap - 1]int32
+	h          [formCap - 1]float64
 }
 
 // glsSolver solves, on one pathTree and curve F̂, the equality-constrained
@@ -298,6 +337,13 @@ type dep struct {
 // constant on blocks of prefixes (the active monotonicity rows), the
 // first block fixed at 0 and the last at 1 when their bound rows are
 // active.
+//
+// Variables are numbered: v for the value of unobserved node v, and
+// ground+1+p for the value of the free block starting at prefix p. A
+// node's message and eliminations depend only on the rows at and inside
+// the ends of its prefixes (and on whether its end blocks are pinned), so
+// they are stored with block variables named by a prefix inside the node
+// ("refs", resolved through startOf) and reused while those rows stay.
 type glsSolver struct {
 	t      *pathTree
 	f      []float64
@@ -306,23 +352,33 @@ type glsSolver struct {
 	// from its parent, the energy ½·s_v·(y_parent − z + m_v)²: s_v is the
 	// conductance from the parent through v to its observed nodes tied
 	// together, m_v their mean offset. Both depend on the tree and F̂ only,
-	// not on the blocks; for an unobserved v, a_v is the conductance below v.
-	s, m, a []float64
+	// not on the blocks.
+	s, m []float64
+	// alpha_v = w_v/(w_v + a_v) and 1 − alpha_v weigh the parent's value
+	// and the block's in the value of an unobserved node of an unsplit
+	// subtree.
+	alpha []float64
 	// The partition of the active set: block b holds the prefixes
-	// [start[b], start[b+1]); pin[b] is its fixed value, NaN when free.
-	blockOf []int32
-	start   []int32
-	pin     []float64
-	// Node v has the value y_v = x[id[v]] + off[v], id −1 meaning 0:
-	// variable v for an unobserved node, ground+1+b for one observing a
-	// prefix of free block b.
-	id    []int32
-	off   []float64
-	x     []float64
-	work  form
-	stack []message
-	elim  []elimination
-	deps  []dep
+	// [start[b], start[b+1]); pin[b] is its fixed value, NaN when free;
+	// startOf[i] is the first prefix of i's block.
+	blockOf, startOf []int32
+	start            []int32
+	pin              []float64
+	isSplit          []bool
+	// Node v has the value y_v = x[id[v]] + off[v], id −1 meaning 0.
+	id  []int32
+	off []float64
+	x   []float64
+	// Per split node: its message and its eliminations elim[from[v]:to[v]]
+	// (deps in refs); dirty marks the nodes to recompute.
+	work     form
+	child    form
+	msgs     []message
+	from, to []int32
+	dirty    []bool
+	elim     []elimination
+	spare    []elimination // compact copies the live ones here, then swaps
+	prev     []bool        // the rows of the last solve, nil before the first
 	// Results: node values (the ground's last), the curve, the energy's
 	// gradient ∂E/∂g_i, the multipliers of rows 0..n and the energy.
 	y, g, grad, lambda []float64
@@ -330,14 +386,27 @@ type glsSolver struct {
 }
 
 func newGLSSolver(t *pathTree, f []float64) *glsSolver {
-	nodes := len(t.parent) + 1
-	s := &glsSolver{
-		t: t, f: f, ground: int32(len(t.parent)),
-		s: make([]float64, nodes), m: make([]float64, nodes), a: make([]float64, nodes),
-		blockOf: make([]int32, t.n), id: make([]int32, nodes), off: make([]float64, nodes),
-		y: make([]float64, nodes), g: make([]float64, t.n), grad: make([]float64, t.n), lambda: make([]float64, t.n+1),
+	s, _ := t.solvers.Get().(*glsSolver)
+	if s == nil {
+		nodes := len(t.parent) + 1
+		s = &glsSolver{
+			t: t, ground: int32(len(t.parent)),
+			s: make([]float64, nodes), m: make([]float64, nodes), alpha: make([]float64, nodes),
+			blockOf: make([]int32, t.n), startOf: make([]int32, t.n), isSplit: make([]bool, nodes),
+			elim: make([]elimination, 0, nodes+t.n),
+			id:   make([]int32, nodes), off: make([]float64, nodes), x: make([]float64, nodes+t.n),
+			msgs: make([]message, nodes), from: make([]int32, nodes), to: make([]int32, nodes), dirty: make([]bool, nodes),
+			y: make([]float64, nodes), g: make([]float64, t.n), grad: make([]float64, t.n), lambda: make([]float64, t.n+1),
+		}
+		for v, i := range t.obs {
+			if i < 0 {
+				s.id[v] = int32(v) // unobserved nodes keep their variable
+			}
+		}
+		s.id[s.ground] = -1
 	}
-	for _, v := range t.post[:len(t.post)-1] {
+	s.f, s.prev, s.elim = f, nil, s.elim[:0]
+	for v := range s.ground {
 		if i := t.obs[v]; i >= 0 {
 			s.s[v], s.m[v] = t.weight[v], f[i]
 			continue
@@ -348,20 +417,93 @@ func newGLSSolver(t *pathTree, f []float64) *glsSolver {
 			am += s.s[c] * s.m[c]
 		}
 		w := t.weight[v]
-		s.a[v], s.m[v], s.s[v] = a, am/a, w*a/(w+a)
+		s.alpha[v], s.m[v], s.s[v] = w/(w+a), am/a, w*a/(w+a)
 	}
 	return s
+}
+
+// release returns s to its tree's pool; its results must not be used
+// after.
+func (s *glsSolver) release() {
+	s.f = nil
+	s.t.solvers.Put(s)
 }
 
 // solve finds the least-energy curve that is constant on the blocks of
 // the active rows act (row 0: g_1 ≥ 0; row r: g_{r+1} ≥ g_r; row n:
 // g_n ≤ 1), not all active, and its multipliers.
 func (s *glsSolver) solve(act []bool) {
+	s.markDirty(act)
 	s.partition(act)
 	s.bind()
 	s.eliminate()
 	s.backSubstitute()
 	s.multipliers(act)
+	s.prev = append(s.prev[:0], act...)
+}
+
+// markDirty marks the nodes whose message may differ from the last
+// solve's: those containing a prefix next to a changed row, or one whose
+// block became or ceased to be pinned, and their ancestors.
+func (s *glsSolver) markDirty(act []bool) {
+	if s.prev == nil {
+		for v := range s.dirty {
+			s.dirty[v] = true
+		}
+		return
+	}
+	clear(s.dirty)
+	n := s.t.n
+	for r := range act {
+		if act[r] != s.prev[r] {
+			s.markPrefix(r - 1)
+			s.markPrefix(r)
+		}
+	}
+	lo0, lo1 := pinnedLow(s.prev), pinnedLow(act)
+	for i := min(lo0, lo1); i < max(lo0, lo1); i++ {
+		s.markPrefix(i)
+	}
+	hi0, hi1 := pinnedHigh(s.prev), pinnedHigh(act)
+	for i := min(hi0, hi1); i < max(hi0, hi1) && i < n; i++ {
+		s.markPrefix(i)
+	}
+}
+
+// markPrefix marks the nodes above prefix i (ignoring i outside [0, n)).
+func (s *glsSolver) markPrefix(i int) {
+	if i < 0 || i >= s.t.n {
+		return
+	}
+	s.dirty[s.ground] = true
+	for v := s.t.at[i]; v != s.ground && !s.dirty[v]; v = s.t.parent[v] {
+		s.dirty[v] = true
+	}
+}
+
+// pinnedLow returns the number of prefixes pinned at 0 by act;
+// pinnedHigh the first prefix pinned at 1 (n if none).
+func pinnedLow(act []bool) int {
+	if !act[0] {
+		return 0
+	}
+	i := 1
+	for i < len(act)-1 && act[i] {
+		i++
+	}
+	return i
+}
+
+func pinnedHigh(act []bool) int {
+	n := len(act) - 1
+	if !act[n] {
+		return n
+	}
+	i := n - 1
+	for i > 0 && act[i] {
+		i--
+	}
+	return i
 }
 
 func (s *glsSolver) partition(act []bool) {
@@ -373,6 +515,7 @@ func (s *glsSolver) partition(act []bool) {
 			s.pin = append(s.pin, math.NaN())
 		}
 		s.blockOf[i] = int32(len(s.start) - 1)
+		s.startOf[i] = s.start[len(s.start)-1]
 	}
 	s.start = append(s.start, int32(n))
 	if act[0] {
@@ -381,109 +524,124 @@ func (s *glsSolver) partition(act []bool) {
 	if act[n] {
 		s.pin[len(s.pin)-1] = 1
 	}
+	for v := range s.isSplit {
+		s.isSplit[v] = v == int(s.ground) || s.blockOf[s.t.lo[v]] != s.blockOf[s.t.hi[v]]
+	}
 }
 
-// bind sets every node's variable and offset for the partition.
+// bind sets the observed nodes' variables and offsets for the partition
+// (an unobserved node v has variable v and offset 0 throughout).
 func (s *glsSolver) bind() {
-	for v, i := range s.t.obs {
-		switch {
-		case i < 0:
-			s.id[v], s.off[v] = int32(v), 0
-		case !math.IsNaN(s.pin[s.blockOf[i]]):
-			s.id[v], s.off[v] = -1, s.pin[s.blockOf[i]]-s.f[i]
-		default:
-			s.id[v], s.off[v] = s.ground+1+s.blockOf[i], -s.f[i]
+	for i, v := range s.t.at {
+		if p := s.pin[s.blockOf[i]]; !math.IsNaN(p) {
+			s.id[v], s.off[v] = -1, p-s.f[i]
+		} else {
+			s.id[v], s.off[v] = s.ground+1+s.startOf[i], -s.f[i]
 		}
 	}
-	s.id[s.ground], s.off[s.ground] = -1, 0
-	s.x = slices.Grow(s.x[:0], int(s.ground)+len(s.pin)+1)[:int(s.ground)+len(s.pin)+1]
 }
 
-// split reports whether v's prefixes lie in more than one block; the
-// ground always counts as split.
-func (s *glsSolver) split(v int32) bool {
-	return v == s.ground || s.blockOf[s.t.lo[v]] != s.blockOf[s.t.hi[v]]
-}
-
-// block returns the variable of block b and the value standing for it:
-// (ground+1+b, 0) when free, (−1, pin) when pinned.
-func (s *glsSolver) block(b int32) (int32, float64) {
-	if p := s.pin[b]; !math.IsNaN(p) {
+// blockVar returns the variable of the block holding prefix i and the
+// value standing for it: (its number, 0) when free, (−1, pin) when pinned.
+func (s *glsSolver) blockVar(i int32) (int32, float64) {
+	if p := s.pin[s.blockOf[i]]; !math.IsNaN(p) {
 		return -1, p
 	}
-	return s.ground + 1 + b, 0
+	return s.ground + 1 + s.startOf[i], 0
 }
 
-// eliminate runs over the split nodes, children first. Node u's form
-// starts with its own variable; each child adds its energy with the edge
-// to u — a split child its message, an unsplit child ½s(y_u − z + m)² —
-// then the child's unobserved variable and every block that can no
-// longer meet another edge are eliminated: those inside u's prefixes,
-// not u's own, ending before the next child.
+// resolve turns a ref into a variable number.
+func (s *glsSolver) resolve(ref int32) int32 {
+	if ref <= s.ground {
+		return ref
+	}
+	return s.ground + 1 + s.startOf[ref-s.ground-1]
+}
+
+// ref names variable v from inside node u: a block starting before u's
+// prefixes by u's first prefix.
+func (s *glsSolver) ref(v, u int32) int32 {
+	if v > s.ground && v-s.ground-1 < s.t.lo[u] {
+		return s.ground + 1 + s.t.lo[u]
+	}
+	return v
+}
+
+// eliminate runs over the split nodes, children first, recomputing the
+// dirty ones. Node u's form starts with its own variable; each child adds
+// its energy with the edge to u — a split child its message, an unsplit
+// child ½s(y_u − z + m)² — then the child's unobserved variable and every
+// block that can no longer meet another edge are eliminated: those inside
+// u's prefixes, not u's own, ending before the next child.
 func (s *glsSolver) eliminate() {
-	t := s.t
-	s.stack, s.elim, s.deps = s.stack[:0], s.elim[:0], s.deps[:0]
-	for _, u := range t.post {
-		if !s.split(u) {
-			continue
+	if len(s.elim) > 2*len(s.x) { // a pass eliminates at most len(s.x)
+
+		s.compact()
+	}
+	for u := range s.ground + 1 {
+		if s.dirty[u] && s.isSplit[u] {
+			s.eliminateAt(u)
 		}
-		f := &s.work
-		f.n = 0
-		own := int32(-1)
-		if s.id[u] >= 0 {
-			f.index(s.id[u])
-			if s.id[u] > s.ground {
-				own = s.id[u]
-			}
-		}
-		kids := t.kids[t.kidsAt[u]:t.kidsAt[u+1]]
-		split := 0
-		for _, c := range kids {
-			if s.split(c) {
-				split++
-			}
-		}
-		msgs := s.stack[len(s.stack)-split:]
-		for _, c := range kids {
-			if s.split(c) {
-				f.add(&msgs[0])
-				msgs = msgs[1:]
-				f.edge(s.id[c], s.id[u], t.weight[c], s.off[c]-s.off[u])
-				if s.id[c] == c {
-					s.eliminateVar(f, f.index(c))
-				}
-			} else {
-				z, val := s.block(s.blockOf[t.lo[c]])
-				f.edge(s.id[u], z, s.s[c], s.off[u]+s.m[c]-val)
-			}
-			for j := 0; j < f.n; {
-				v := f.id[j]
-				if v > s.ground && v != own {
-					b := v - s.ground - 1
-					if s.start[b] >= t.lo[u] && s.start[b+1]-1 <= t.hi[c] {
-						s.eliminateVar(f, j)
-						continue
-					}
-				}
-				j++
-			}
-		}
-		s.stack = append(s.stack[:len(s.stack)-split], f.message(u))
 	}
 }
 
-// eliminateVar records the variable at position k of f and replaces f by
-// its Schur complement (the minimum over that variable).
-func (s *glsSolver) eliminateVar(f *form, k int) {
+func (s *glsSolver) eliminateAt(u int32) {
+	t := s.t
+	f := &s.work
+	f.n = 0
+	own := int32(-1)
+	if s.id[u] >= 0 {
+		f.index(s.id[u])
+		if s.id[u] > s.ground {
+			own = s.id[u]
+		}
+	}
+	s.from[u] = int32(len(s.elim))
+	for _, c := range t.kids[t.kidsAt[u]:t.kidsAt[u+1]] {
+		if s.isSplit[c] {
+			// The child's message and edge, its own variable eliminated
+			// in this small form before it joins u's.
+			g := &s.child
+			g.n = 0
+			g.add(&s.msgs[c], s)
+			g.edge(s.id[c], s.id[u], t.weight[c], s.off[c]-s.off[u])
+			if s.id[c] == c {
+				s.eliminateVar(g, g.index(c), u)
+			}
+			f.merge(g)
+		} else {
+			z, val := s.blockVar(t.lo[c])
+			f.edge(s.id[u], z, s.s[c], s.off[u]+s.m[c]-val)
+		}
+		for j := 0; j < f.n; {
+			v := f.id[j]
+			if v > s.ground && v != own {
+				st := v - s.ground - 1
+				if st >= t.lo[u] && s.start[s.blockOf[st]+1]-1 <= t.hi[c] {
+					s.eliminateVar(f, j, u)
+					continue
+				}
+			}
+			j++
+		}
+	}
+	s.to[u] = int32(len(s.elim))
+	s.msgs[u] = f.message(s, u)
+}
+
+// eliminateVar records the variable at position k of f, in refs from
+// node u, and replaces f by its Schur complement (the minimum over that
+// variable).
+func (s *glsSolver) eliminateVar(f *form, k int, u int32) {
 	p, r := f.h[k][k], f.g[k]
-	e := elimination{v: f.id[k], pivot: p, rhs: r, from: int32(len(s.deps))}
+	s.elim = append(s.elim, elimination{v: s.ref(f.id[k], u), pivot: p, rhs: r})
+	e := &s.elim[len(s.elim)-1]
 	for j := range f.n {
 		if j != k {
-			s.deps = append(s.deps, dep{f.id[j], f.h[k][j]})
+			e.dep[e.n], e.h[e.n] = s.ref(f.id[j], u), f.h[k][j]
+			e.n++
 		}
 	}
-	e.to = int32(len(s.deps))
-	s.elim = append(s.elim, e)
 	for i := range f.n {
 		if i == k || f.h[i][k] == 0 {
 			continue
@@ -505,57 +663,58 @@ func (s *glsSolver) eliminateVar(f *form, k int) {
 	f.n--
 }
 
-// backSubstitute solves for the eliminated variables in reverse order,
-// then sets every node's value from the root down: an unobserved node
-// inside an unsplit subtree minimises ½w(y − y_parent)² + ½a(y − z + m)².
+// compact drops the eliminations of nodes recomputed since.
+func (s *glsSolver) compact() {
+	elim := s.spare[:0]
+	for u := range s.ground + 1 {
+		if !s.isSplit[u] || s.dirty[u] {
+			continue
+		}
+		from := int32(len(elim))
+		elim = append(elim, s.elim[s.from[u]:s.to[u]]...)
+		s.from[u], s.to[u] = from, int32(len(elim))
+	}
+	s.spare, s.elim = s.elim, elim
+}
+
+// backSubstitute solves for the eliminated variables, parents before
+// children and each node's in reverse, then sets every node's value from
+// the root down — an unobserved node inside an unsplit subtree minimises
+// ½w(y − y_parent)² + ½a(y − z + m)² — with the edge flows w(y − y_parent):
+// the energy, and the gradient ∂E/∂g_i as the net flow at prefix i's node.
 func (s *glsSolver) backSubstitute() {
 	t := s.t
-	for k := len(s.elim) - 1; k >= 0; k-- {
-		e := s.elim[k]
-		v := e.rhs
-		for _, d := range s.deps[e.from:e.to] {
-			v -= d.h * s.x[d.v]
+	for u := s.ground; u >= 0; u-- {
+		if !s.isSplit[u] {
+			continue
 		}
-		s.x[e.v] = v / e.pivot
+		for i := s.to[u] - 1; i >= s.from[u]; i-- {
+			e := &s.elim[i]
+			v := e.rhs
+			for k := range e.n {
+				v -= e.h[k] * s.x[s.resolve(e.dep[k])]
+			}
+			s.x[s.resolve(e.v)] = v / e.pivot
+		}
 	}
+	clear(s.grad)
+	s.energy = 0
 	s.y[s.ground] = 0
-	for k := len(t.post) - 2; k >= 0; k-- {
-		v := t.post[k]
-		if id := s.id[v]; id > s.ground || id < 0 || s.split(v) {
+	for v := s.ground - 1; v >= 0; v-- {
+		p := t.parent[v]
+		if id := s.id[v]; id > s.ground || id < 0 || s.isSplit[v] {
 			s.y[v] = s.off[v]
 			if id >= 0 {
 				s.y[v] += s.x[id]
 			}
-			continue
+		} else {
+			z, val := s.blockVar(t.lo[v])
+			if z >= 0 {
+				val = s.x[z]
+			}
+			al := s.alpha[v]
+			s.y[v] = al*s.y[p] + (1-al)*(val-s.m[v])
 		}
-		z, val := s.block(s.blockOf[t.lo[v]])
-		if z >= 0 {
-			val = s.x[z]
-		}
-		w, a := t.weight[v], s.a[v]
-		s.y[v] = (w*s.y[t.parent[v]] + a*(val-s.m[v])) / (w + a)
-	}
-	for b := range len(s.pin) {
-		z, v := s.block(int32(b))
-		if z >= 0 {
-			v = s.x[z]
-		}
-		for i := s.start[b]; i < s.start[b+1]; i++ {
-			s.g[i] = v
-		}
-	}
-}
-
-// multipliers computes the gradient ∂E/∂g_i, the energy, and the row
-// multipliers λ from stationarity ∂E/∂g_i = λ_{i−1} − λ_i (1-based
-// prefix i between rows i−1 and i), with λ = 0 on inactive rows: within
-// a free block or one pinned at 1, λ accumulates from the row before
-// it; within the block pinned at 0, from the row after it.
-func (s *glsSolver) multipliers(act []bool) {
-	t := s.t
-	clear(s.grad)
-	s.energy = 0
-	for v, p := range t.parent {
 		d := s.y[v] - s.y[p]
 		flow := t.weight[v] * d
 		s.energy += flow * d / 2
@@ -566,6 +725,24 @@ func (s *glsSolver) multipliers(act []bool) {
 			s.grad[t.obs[p]] -= flow
 		}
 	}
+	for b := range len(s.pin) {
+		z, v := s.blockVar(s.start[b])
+		if z >= 0 {
+			v = s.x[z]
+		}
+		for i := s.start[b]; i < s.start[b+1]; i++ {
+			s.g[i] = v
+		}
+	}
+}
+
+// multipliers computes the row multipliers λ from stationarity
+// ∂E/∂g_i = λ_{i−1} − λ_i (1-based prefix i between rows i−1 and i),
+// with λ = 0 on inactive rows: within a free block or one pinned at 1, λ
+// accumulates from the row before it; within the block pinned at 0, from
+// the row after it.
+func (s *glsSolver) multipliers(act []bool) {
+	t := s.t
 	clear(s.lambda)
 	for b := range len(s.pin) {
 		lo, hi := int(s.start[b]), int(s.start[b+1])

@@ -115,17 +115,20 @@ func curveViolation(f []float64) float64 {
 	return v
 }
 
-// exactTreeL2 runs the active-set method from the rows F̂ violates. It
-// returns false if the active set has not settled within
+// exactTreeL2 runs the active-set method from the rows active at the
+// pointwise solution PointwiseL2(F̂) (its pooled neighbours and clipped
+// ends). It returns false if the active set has not settled within
 // maxActiveSetIterations.
 func exactTreeL2(f []float64, t *pathTree, initial float64) ([]float64, treeStats, bool) {
 	n := len(f)
 	act := make([]bool, n+1)
-	act[0], act[n] = f[0] < 0, f[n-1] > 1
+	z := PointwiseL2(f)
+	act[0], act[n] = z[0] == 0, z[n-1] == 1
 	for r := 1; r < n; r++ {
-		act[r] = f[r] < f[r-1]
+		act[r] = z[r] == z[r-1]
 	}
 	s := newGLSSolver(t, f)
+	defer s.release()
 	it, ok := s.activeSet(act, maxActiveSetIterations)
 	if !ok {
 		return nil, treeStats{}, false
