@@ -380,9 +380,9 @@ type glsSolver struct {
 	spare    []elimination // compact copies the live ones here, then swaps
 	prev     []bool        // the rows of the last solve, nil before the first
 	// Results: node values (the ground's last), the curve, the energy's
-	// gradient ∂E/∂g_i, the multipliers of rows 0..n and the energy.
+	// gradient ∂E/∂g_i, the multipliers of rows 0..n and max |λ|.
 	y, g, grad, lambda []float64
-	energy             float64
+	maxLambda          float64
 }
 
 func newGLSSolver(t *pathTree, f []float64) *glsSolver {
@@ -680,8 +680,8 @@ func (s *glsSolver) compact() {
 // backSubstitute solves for the eliminated variables, parents before
 // children and each node's in reverse, then sets every node's value from
 // the root down — an unobserved node inside an unsplit subtree minimises
-// ½w(y − y_parent)² + ½a(y − z + m)² — with the edge flows w(y − y_parent):
-// the energy, and the gradient ∂E/∂g_i as the net flow at prefix i's node.
+// ½w(y − y_parent)² + ½a(y − z + m)² — with the edge flows w(y − y_parent),
+// which give the gradient ∂E/∂g_i as the net flow at prefix i's node.
 func (s *glsSolver) backSubstitute() {
 	t := s.t
 	for u := s.ground; u >= 0; u-- {
@@ -698,7 +698,6 @@ func (s *glsSolver) backSubstitute() {
 		}
 	}
 	clear(s.grad)
-	s.energy = 0
 	s.y[s.ground] = 0
 	for v := s.ground - 1; v >= 0; v-- {
 		p := t.parent[v]
@@ -715,9 +714,7 @@ func (s *glsSolver) backSubstitute() {
 			al := s.alpha[v]
 			s.y[v] = al*s.y[p] + (1-al)*(val-s.m[v])
 		}
-		d := s.y[v] - s.y[p]
-		flow := t.weight[v] * d
-		s.energy += flow * d / 2
+		flow := t.weight[v] * (s.y[v] - s.y[p])
 		if i := t.obs[v]; i >= 0 {
 			s.grad[i] += flow
 		}
@@ -736,6 +733,16 @@ func (s *glsSolver) backSubstitute() {
 	}
 }
 
+// energy returns E = ½ Σ_v w_v (y_v − y_parent(v))² at the last solve.
+func (s *glsSolver) energy() float64 {
+	e := 0.0
+	for v, p := range s.t.parent {
+		d := s.y[v] - s.y[p]
+		e += s.t.weight[v] * d * d
+	}
+	return e / 2
+}
+
 // multipliers computes the row multipliers λ from stationarity
 // ∂E/∂g_i = λ_{i−1} − λ_i (1-based prefix i between rows i−1 and i),
 // with λ = 0 on inactive rows: within a free block or one pinned at 1, λ
@@ -744,6 +751,7 @@ func (s *glsSolver) backSubstitute() {
 func (s *glsSolver) multipliers(act []bool) {
 	t := s.t
 	clear(s.lambda)
+	s.maxLambda = 0
 	for b := range len(s.pin) {
 		lo, hi := int(s.start[b]), int(s.start[b+1])
 		if b == 0 && act[0] {
@@ -751,6 +759,7 @@ func (s *glsSolver) multipliers(act []bool) {
 			for i := hi - 1; i >= lo; i-- {
 				l += s.grad[i]
 				s.lambda[i] = l
+				s.maxLambda = max(s.maxLambda, math.Abs(l))
 			}
 			continue
 		}
@@ -759,6 +768,7 @@ func (s *glsSolver) multipliers(act []bool) {
 			l -= s.grad[i]
 			if i+1 < hi || (b == len(s.pin)-1 && act[t.n]) {
 				s.lambda[i+1] = l
+				s.maxLambda = max(s.maxLambda, math.Abs(l))
 			}
 		}
 	}
@@ -779,7 +789,7 @@ func (s *glsSolver) activeSet(act []bool, maxIter int) (int, bool) {
 			act[n] = false // g ≡ 0 and g ≡ 1 at once: free the top
 		}
 		s.solve(act)
-		lambdaTol := 1e-10 * max(slices.Max(s.lambda), -slices.Min(s.lambda))
+		lambdaTol := 1e-10 * s.maxLambda
 		changed := false
 		for r := range act {
 			if act[r] {

@@ -133,7 +133,7 @@ func exactTreeL2(f []float64, t *pathTree, initial float64) ([]float64, treeStat
 	if !ok {
 		return nil, treeStats{}, false
 	}
-	st := treeStats{Exact: true, Iterations: it, Converged: true, InitialViolation: initial, Objective: s.energy}
+	st := treeStats{Exact: true, Iterations: it, Converged: true, InitialViolation: initial, Objective: s.energy()}
 	for r, l := range s.lambda {
 		sl := s.slack(r)
 		st.Violation = max(st.Violation, -sl)
