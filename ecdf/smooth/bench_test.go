@@ -2,6 +2,7 @@ package smooth
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -49,6 +50,60 @@ func BenchmarkSmooth(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkTreeL2 times the exact tree-l2 on a tree release of X_pois(3)
+// at ε = 1 (warm: the mechanism's tree cached, as when smoothing several
+// curves of one mechanism), and reports, from three interleaved samples
+// of the same run (medians): ms, cold-ms (adding the tree's
+// construction, the cost of a mechanism's first curve), gradient-ms (the
+// dual gradient method that tree-l2 used before, tolerance 1e-9) and
+// x-gradient, the gradient's time over the exact method's in each sample.
+func BenchmarkTreeL2(b *testing.B) {
+	for _, logN := range []int{10, 12, 14, 16} {
+		n := 1 << logN
+		hist, err := synthetic.PoissonHistogram(3, n, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m, err := mechanism.New(mechanism.Params{Name: "tree", Bins: n, Epsilon: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		p, err := ecdf.NewPrivate(m, hist, noise.Seed{byte(logN)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw := p.Curve()
+		exact := func() {
+			if _, st, err := treeL2(raw, m, treeOptions{}); err != nil || !st.Exact {
+				b.Fatalf("exact tree-l2: %v, %+v", err, st)
+			}
+		}
+		b.Run(fmt.Sprintf("N=2^%d", logN), func(b *testing.B) {
+			for b.Loop() {
+				exact()
+			}
+			var warm, cold, grad, ratio []float64
+			for range 3 {
+				w := nsPerCall(exact)
+				build := nsPerCall(func() { newPathTree(m, n) })
+				g := nsPerCall(func() { treeL2(raw, m, treeOptions{Gradient: true}) })
+				warm, cold, grad, ratio = append(warm, w), append(cold, w+build), append(grad, g), append(ratio, g/w)
+			}
+			_, st, _ := treeL2(raw, m, treeOptions{})
+			b.ReportMetric(median(warm)/1e6, "ms")
+			b.ReportMetric(median(cold)/1e6, "cold-ms")
+			b.ReportMetric(median(grad)/1e6, "gradient-ms")
+			b.ReportMetric(median(ratio), "x-gradient")
+			b.ReportMetric(float64(st.Iterations), "iterations")
+		})
+	}
+}
+
+func median(x []float64) float64 {
+	s := slices.Sorted(slices.Values(x))
+	return s[len(s)/2]
 }
 
 // nsPerCall times fn over at least 50 ms.

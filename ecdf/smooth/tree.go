@@ -28,8 +28,8 @@ type treeOptions struct {
 }
 
 // maxActiveSetIterations caps the active-set iterations of the exact
-// method; they settle in 2–9 on releases (EXPERIMENTS.md, Fig. 7), and
-// treeL2 falls back to the gradient method if they have not by then.
+// method (a handful on releases, see EXPERIMENTS.md); treeL2 falls back
+// to the gradient method if they have not settled by then.
 const maxActiveSetIterations = 100
 
 // treeStats reports how treeL2 ended. Stationarity (ν = Aᵀλ) holds
