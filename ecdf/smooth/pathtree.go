@@ -52,11 +52,17 @@ func newPathTree(m mechanism.Mechanism, n int) (*pathTree, bool) {
 			uses[t.Node]++
 		}
 	}
+	nodes := len(uses) // at most
 	b := treeBuilder{
-		pathTree: &pathTree{n: n, at: make([]int32, n)},
-		uses:     uses,
-		column:   make([]int32, len(uses)),
-		mark:     make([]int32, len(uses)),
+		pathTree: &pathTree{n: n, at: make([]int32, n),
+			parent: make([]int32, 0, nodes), obs: make([]int32, 0, nodes),
+			lo: make([]int32, 0, nodes+1), hi: make([]int32, 0, nodes+1)},
+		uses:   uses,
+		column: make([]int32, nodes),
+		mark:   make([]int32, nodes),
+		coef:   make([]float64, 0, nodes),
+		depth:  make([]int32, 0, nodes),
+		mech:   make([]int32, 0, nodes),
 	}
 	for i := range n {
 		terms = m.Terms(i+1, terms[:0])
@@ -234,10 +240,10 @@ type form struct {
 // message is a form of at most msgCap variables passed from a node to its
 // parent.
 type message struct {
-	node, n int32
-	id      [msgCap]int32
-	h       [msgCap][msgCap]float64
-	g       [msgCap]float64
+	n  int32
+	id [msgCap]int32
+	h  [msgCap][msgCap]float64
+	g  [msgCap]float64
 }
 
 // index returns the position of variable v in f, adding it if absent.
@@ -278,16 +284,13 @@ func (f *form) edge(a, b int32, w, delta float64) {
 	}
 }
 
-// add adds the message o, its variables in refs, to f.
-func (f *form) add(o *message, s *glsSolver) {
-	var at [msgCap]int
-	for k := range o.n {
-		at[k] = f.index(s.resolve(o.id[k]))
-	}
-	for k := range o.n {
-		f.g[at[k]] += o.g[k]
-		for j := range o.n {
-			f.h[at[k]][at[j]] += o.h[k][j]
+// load sets f to the message o, its variables in refs.
+func (f *form) load(o *message, s *glsSolver) {
+	f.n = int(o.n)
+	for k := range f.n {
+		f.id[k], f.g[k] = s.resolve(o.id[k]), o.g[k]
+		for j := range f.n {
+			f.h[k][j] = o.h[k][j]
 		}
 	}
 }
@@ -306,20 +309,19 @@ func (f *form) merge(o *form) {
 	}
 }
 
-// message returns f, which must have at most msgCap variables, as node's
-// message, its variables in refs.
-func (f *form) message(s *glsSolver, node int32) message {
+// store writes f, which must have at most msgCap variables, to m as
+// node's message, its variables in refs.
+func (f *form) store(m *message, s *glsSolver, node int32) {
 	if f.n > msgCap {
 		panic("smooth: a node's message has more than three variables")
 	}
-	m := message{node: node, n: int32(f.n)}
+	m.n = int32(f.n)
 	for k := range f.n {
 		m.id[k], m.g[k] = s.ref(f.id[k], node), f.g[k]
 		for j := range f.n {
 			m.h[k][j] = f.h[k][j]
 		}
 	}
-	return m
 }
 
 // elimination records how a variable was eliminated from a form:
@@ -602,8 +604,7 @@ func (s *glsSolver) eliminateAt(u int32) {
 			// The child's message and edge, its own variable eliminated
 			// in this small form before it joins u's.
 			g := &s.child
-			g.n = 0
-			g.add(&s.msgs[c], s)
+			g.load(&s.msgs[c], s)
 			g.edge(s.id[c], s.id[u], t.weight[c], s.off[c]-s.off[u])
 			if s.id[c] == c {
 				s.eliminateVar(g, g.index(c), u)
@@ -626,7 +627,7 @@ func (s *glsSolver) eliminateAt(u int32) {
 		}
 	}
 	s.to[u] = int32(len(s.elim))
-	s.msgs[u] = f.message(s, u)
+	f.store(&s.msgs[u], s, u)
 }
 
 // eliminateVar records the variable at position k of f, in refs from
