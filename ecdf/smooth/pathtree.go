@@ -526,9 +526,6 @@ func (s *glsSolver) partition(act []bool) {
 	if act[n] {
 		s.pin[len(s.pin)-1] = 1
 	}
-	for v := range s.isSplit {
-		s.isSplit[v] = v == int(s.ground) || s.blockOf[s.t.lo[v]] != s.blockOf[s.t.hi[v]]
-	}
 }
 
 // bind sets the observed nodes' variables and offsets for the partition
@@ -581,8 +578,11 @@ func (s *glsSolver) eliminate() {
 		s.compact()
 	}
 	for u := range s.ground + 1 {
-		if s.dirty[u] && s.isSplit[u] {
-			s.eliminateAt(u)
+		if s.dirty[u] { // only rows inside u decide whether it is split
+			s.isSplit[u] = u == s.ground || s.blockOf[s.t.lo[u]] != s.blockOf[s.t.hi[u]]
+			if s.isSplit[u] {
+				s.eliminateAt(u)
+			}
 		}
 	}
 }
@@ -601,15 +601,7 @@ func (s *glsSolver) eliminateAt(u int32) {
 	s.from[u] = int32(len(s.elim))
 	for _, c := range t.kids[t.kidsAt[u]:t.kidsAt[u+1]] {
 		if s.isSplit[c] {
-			// The child's message and edge, its own variable eliminated
-			// in this small form before it joins u's.
-			g := &s.child
-			g.load(&s.msgs[c], s)
-			g.edge(s.id[c], s.id[u], t.weight[c], s.off[c]-s.off[u])
-			if s.id[c] == c {
-				s.eliminateVar(g, g.index(c), u)
-			}
-			f.merge(g)
+			s.addChild(f, c, u)
 		} else {
 			z, val := s.blockVar(t.lo[c])
 			f.edge(s.id[u], z, s.s[c], s.off[u]+s.m[c]-val)
@@ -628,6 +620,56 @@ func (s *glsSolver) eliminateAt(u int32) {
 	}
 	s.to[u] = int32(len(s.elim))
 	f.store(&s.msgs[u], s, u)
+}
+
+// addChild adds to f the energy of u's split child c — its message and
+// the edge to u — minimised over c's own variable when c is unobserved.
+// That variable is first in c's message (a node's own variable is never
+// eliminated at the node, and eliminateVar moves only later ones), and
+// the minimum is written out: with p = h_cc + w and r = g_c − wδ,
+// x_c = (r + w·x_u − Σ_j h_cj·x_j)/p, leaving w − w²/p on x_u², w·h_cj/p
+// on x_u·x_j, h_jk − h_cj·h_ck/p on x_j·x_k, wδ + w·r/p on x_u and
+// g_j − h_cj·r/p on x_j.
+func (s *glsSolver) addChild(f *form, c, u int32) {
+	m := &s.msgs[c]
+	w, delta, idu := s.t.weight[c], s.off[c]-s.off[u], s.id[u]
+	if s.id[c] != c { // observed: its variable is a block's, kept
+		g := &s.child
+		g.load(m, s)
+		g.edge(s.id[c], idu, w, delta)
+		f.merge(g)
+		return
+	}
+	if m.id[0] != c {
+		panic("smooth: an unobserved node's message does not start with its variable")
+	}
+	p, r := m.h[0][0]+w, m.g[0]-w*delta
+	e := elimination{v: c, pivot: p, rhs: r}
+	iu := -1
+	if idu >= 0 {
+		iu = f.index(idu)
+		f.h[iu][iu] += w - w*w/p
+		f.g[iu] += w*delta + w*r/p
+		e.dep[0], e.h[0], e.n = s.ref(idu, u), -w, 1
+	}
+	var at [msgCap]int
+	for j := 1; j < int(m.n); j++ {
+		at[j] = f.index(s.resolve(m.id[j]))
+		e.dep[e.n], e.h[e.n] = s.ref(f.id[at[j]], u), m.h[0][j]
+		e.n++
+	}
+	s.elim = append(s.elim, e)
+	for j := 1; j < int(m.n); j++ {
+		hj := m.h[0][j]
+		f.g[at[j]] += m.g[j] - hj*r/p
+		if iu >= 0 {
+			f.h[iu][at[j]] += w * hj / p
+			f.h[at[j]][iu] += w * hj / p
+		}
+		for k := 1; k < int(m.n); k++ {
+			f.h[at[j]][at[k]] += m.h[j][k] - hj*m.h[0][k]/p
+		}
+	}
 }
 
 // eliminateVar records the variable at position k of f, in refs from
@@ -698,31 +740,6 @@ func (s *glsSolver) backSubstitute() {
 			s.x[s.resolve(e.v)] = v / e.pivot
 		}
 	}
-	clear(s.grad)
-	s.y[s.ground] = 0
-	for v := s.ground - 1; v >= 0; v-- {
-		p := t.parent[v]
-		if id := s.id[v]; id > s.ground || id < 0 || s.isSplit[v] {
-			s.y[v] = s.off[v]
-			if id >= 0 {
-				s.y[v] += s.x[id]
-			}
-		} else {
-			z, val := s.blockVar(t.lo[v])
-			if z >= 0 {
-				val = s.x[z]
-			}
-			al := s.alpha[v]
-			s.y[v] = al*s.y[p] + (1-al)*(val-s.m[v])
-		}
-		flow := t.weight[v] * (s.y[v] - s.y[p])
-		if i := t.obs[v]; i >= 0 {
-			s.grad[i] += flow
-		}
-		if p != s.ground && t.obs[p] >= 0 {
-			s.grad[t.obs[p]] -= flow
-		}
-	}
 	for b := range len(s.pin) {
 		z, v := s.blockVar(s.start[b])
 		if z >= 0 {
@@ -730,6 +747,27 @@ func (s *glsSolver) backSubstitute() {
 		}
 		for i := s.start[b]; i < s.start[b+1]; i++ {
 			s.g[i] = v
+		}
+	}
+	clear(s.grad)
+	s.y[s.ground] = 0
+	for v := s.ground - 1; v >= 0; v-- {
+		p, i := t.parent[v], t.obs[v]
+		switch {
+		case i >= 0:
+			s.y[v] = s.g[i] - s.f[i]
+		case s.isSplit[v]:
+			s.y[v] = s.x[v]
+		default: // the block's value is the curve's at the first prefix
+			al := s.alpha[v]
+			s.y[v] = al*s.y[p] + (1-al)*(s.g[t.lo[v]]-s.m[v])
+		}
+		flow := t.weight[v] * (s.y[v] - s.y[p])
+		if i >= 0 {
+			s.grad[i] += flow
+		}
+		if p != s.ground && t.obs[p] >= 0 {
+			s.grad[t.obs[p]] -= flow
 		}
 	}
 }
