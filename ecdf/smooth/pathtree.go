@@ -644,7 +644,8 @@ func (s *glsSolver) addChild(f *form, c, u int32) {
 		panic("smooth: an unobserved node's message does not start with its variable")
 	}
 	p, r := m.h[0][0]+w, m.g[0]-w*delta
-	e := elimination{v: c, pivot: p, rhs: r}
+	s.elim = append(s.elim, elimination{v: c, pivot: p, rhs: r})
+	e := &s.elim[len(s.elim)-1]
 	iu := -1
 	if idu >= 0 {
 		iu = f.index(idu)
@@ -658,7 +659,6 @@ func (s *glsSolver) addChild(f *form, c, u int32) {
 		e.dep[e.n], e.h[e.n] = s.ref(f.id[at[j]], u), m.h[0][j]
 		e.n++
 	}
-	s.elim = append(s.elim, e)
 	for j := 1; j < int(m.n); j++ {
 		hj := m.h[0][j]
 		f.g[at[j]] += m.g[j] - hj*r/p
