@@ -19,19 +19,7 @@ import (
 func BenchmarkSmooth(b *testing.B) {
 	for logN := 10; logN <= 16; logN++ {
 		n := 1 << logN
-		hist, err := synthetic.PoissonHistogram(3, n, 1)
-		if err != nil {
-			b.Fatal(err)
-		}
-		m, err := mechanism.New(mechanism.Params{Name: "tree", Bins: n, Epsilon: 1})
-		if err != nil {
-			b.Fatal(err)
-		}
-		p, err := ecdf.NewPrivate(m, hist, noise.Seed{byte(logN)})
-		if err != nil {
-			b.Fatal(err)
-		}
-		raw := p.Curve()
+		raw, m := treeRelease(b, logN)
 		baseline := nsPerCall(func() { PointwiseL2(raw) })
 		for _, method := range Methods[1:] {
 			b.Run(fmt.Sprintf("%s/N=2^%d", method, logN), func(b *testing.B) {
@@ -62,19 +50,7 @@ func BenchmarkSmooth(b *testing.B) {
 func BenchmarkTreeL2(b *testing.B) {
 	for _, logN := range []int{10, 12, 14, 16} {
 		n := 1 << logN
-		hist, err := synthetic.PoissonHistogram(3, n, 1)
-		if err != nil {
-			b.Fatal(err)
-		}
-		m, err := mechanism.New(mechanism.Params{Name: "tree", Bins: n, Epsilon: 1})
-		if err != nil {
-			b.Fatal(err)
-		}
-		p, err := ecdf.NewPrivate(m, hist, noise.Seed{byte(logN)})
-		if err != nil {
-			b.Fatal(err)
-		}
-		raw := p.Curve()
+		raw, m := treeRelease(b, logN)
 		exact := func() {
 			if _, st, err := treeL2(raw, m, treeOptions{}); err != nil || !st.Exact {
 				b.Fatalf("exact tree-l2: %v, %+v", err, st)
@@ -99,6 +75,25 @@ func BenchmarkTreeL2(b *testing.B) {
 			b.ReportMetric(float64(st.Iterations), "iterations")
 		})
 	}
+}
+
+// treeRelease returns the raw curve of a tree release (ε = 1) of
+// X_pois(3) over N = 2^logN bins, and its mechanism.
+func treeRelease(b *testing.B, logN int) ([]float64, mechanism.Mechanism) {
+	n := 1 << logN
+	hist, err := synthetic.PoissonHistogram(3, n, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := mechanism.New(mechanism.Params{Name: "tree", Bins: n, Epsilon: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := ecdf.NewPrivate(m, hist, noise.Seed{byte(logN)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p.Curve(), m
 }
 
 func median(x []float64) float64 {
