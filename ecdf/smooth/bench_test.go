@@ -42,7 +42,7 @@ func BenchmarkSmooth(b *testing.B) {
 
 // BenchmarkTreeL2 times the exact tree-l2 on a tree release of X_pois(3)
 // at ε = 1 (warm: the mechanism's tree cached, as when smoothing several
-// curves of one mechanism), and reports, from three interleaved samples
+// curves of one mechanism), and reports, from five interleaved samples
 // of the same run (medians): ms, cold-ms (adding the tree's
 // construction, the cost of a mechanism's first curve), gradient-ms (the
 // dual gradient method that tree-l2 used before, tolerance 1e-9) and
@@ -61,7 +61,7 @@ func BenchmarkTreeL2(b *testing.B) {
 				exact()
 			}
 			var warm, cold, grad, ratio []float64
-			for range 3 {
+			for range 5 {
 				w := nsPerCall(exact)
 				build := nsPerCall(func() { newPathTree(m, n) })
 				g := nsPerCall(func() { treeL2(raw, m, treeOptions{Gradient: true}) })
