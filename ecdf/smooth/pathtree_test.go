@@ -13,8 +13,8 @@ import (
 )
 
 // pathTreeParams are the mechanisms whose pattern is a path-sum tree, at
-// bins n: the binary tree, k-ary trees with subtraction (odd and even k)
-// and gaussian-tree (digits 0/1, no subtraction).
+// bins n: the binary tree, k-ary trees with subtraction (odd and even k,
+// and the best k for n) and gaussian-tree (digits 0/1, no subtraction).
 func pathTreeParams(n int) []mechanism.Params {
 	return []mechanism.Params{
 		{Name: "tree", Bins: n, Epsilon: 1},
@@ -22,6 +22,7 @@ func pathTreeParams(n int) []mechanism.Params {
 		{Name: "kary", Bins: n, Epsilon: 1, K: 3},
 		{Name: "kary", Bins: n, Epsilon: 1, K: 4},
 		{Name: "kary", Bins: n, Epsilon: 1, K: 7},
+		{Name: "kary", Bins: n, Epsilon: 1}, // the best k for n
 		{Name: "gaussian-tree", Bins: n, Epsilon: 1, Delta: 1e-6},
 	}
 }
