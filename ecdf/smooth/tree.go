@@ -38,7 +38,8 @@ const maxActiveSetIterations = 100
 // NegativeMultiplier (dual feasibility) are the whole KKT residual.
 type treeStats struct {
 	// Exact reports that the active-set method on the path-sum tree
-	// solved the problem; otherwise the gradient method did.
+	// solved the problem, or that F̂ was already feasible; otherwise the
+	// gradient method did.
 	Exact bool
 	// Iterations counts active-set iterations (each one exact solve) or
 	// gradient iterations.
@@ -93,8 +94,8 @@ func treeL2(f []float64, m mechanism.Mechanism, opts treeOptions) ([]float64, tr
 		return nil, treeStats{}, fmt.Errorf("invalid tree smoothing options %+v: tolerance must be positive, iterations non-negative", opts)
 	}
 	initial := curveViolation(f)
-	if initial == 0 {
-		return slices.Clone(f), treeStats{Converged: true}, nil
+	if initial == 0 { // F̂ ∈ K is its own projection
+		return slices.Clone(f), treeStats{Exact: true, Converged: true}, nil
 	}
 	if !opts.Gradient {
 		if t, ok := pathTreeOf(m); ok {
