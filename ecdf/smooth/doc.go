@@ -117,7 +117,7 @@
 // repeats, every KKT condition holds: tight rows on S and λ = 0 off it by
 // construction, λ ≥ 0 on S and feasibility off S by the test. The problem
 // is strictly convex in g, so that curve is the optimum — exact up to
-// rounding (the tests allow λ ≥ −10⁻¹⁰·max|λ| and violations up to
+// rounding (the sign tests allow λ ≥ −10⁻¹⁰·max|λ| and violations up to
 // 10⁻¹²·(1 + max|F̂|)). The method is Newton's on the dual, whose Hessian
 // H = AAᵀ = DΣDᵀ is here a weighted graph Laplacian: H1 = 0 since the
 // rows of D sum to zero, and H_rs ≤ 0 for r < s. For the latter write

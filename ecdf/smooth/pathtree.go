@@ -32,14 +32,14 @@ type pathTree struct {
 	solvers sync.Pool
 }
 
-// newPathTree recognises m's pattern as a pathTree, or returns false. Each
-// prefix's terms are ordered by the number of prefixes that use them,
-// most first (ties by node number), and each term's parent is the one
-// before it: the pattern is a path-sum tree exactly when this gives every
-// node one parent and one coefficient, every prefix its own last node
-// (no two prefixes with the same noise) and every subtree an interval of
-// prefixes. Nested use-sets follow from the single parent: a node's
-// prefixes are those whose path passes through it.
+// newPathTree recognises m's pattern as a pathTree, or returns false. It
+// adds the prefixes in order (treeBuilder.addPrefix): the nodes a prefix
+// shares with earlier ones must be the path from the ground to one of
+// them, and its new nodes hang below it as a chain, the ones more
+// prefixes use higher up. The pattern is a path-sum tree with interval
+// subtrees exactly when this succeeds for every prefix with one
+// coefficient per node and its own last node (no two prefixes with the
+// same noise).
 func newPathTree(m mechanism.Mechanism, n int) (*pathTree, bool) {
 	uses := make([]int32, m.Nodes())
 	var terms []mechanism.Term
@@ -356,9 +356,9 @@ type glsSolver struct {
 	// together, m_v their mean offset. Both depend on the tree and F̂ only,
 	// not on the blocks.
 	s, m []float64
-	// alpha_v = w_v/(w_v + a_v) and 1 − alpha_v weigh the parent's value
-	// and the block's in the value of an unobserved node of an unsplit
-	// subtree.
+	// alpha_v = w_v/(w_v + a_v), a_v = Σ s_c over v's children, and
+	// 1 − alpha_v weigh the parent's value and the block's (less m_v) in
+	// the value of an unobserved node of an unsplit subtree.
 	alpha []float64
 	// The partition of the active set: block b holds the prefixes
 	// [start[b], start[b+1]); pin[b] is its fixed value, NaN when free;
@@ -508,6 +508,7 @@ func pinnedHigh(act []bool) int {
 	return i
 }
 
+// partition sets the blocks of the active rows act.
 func (s *glsSolver) partition(act []bool) {
 	n := s.t.n
 	s.start, s.pin = s.start[:0], s.pin[:0]
@@ -574,7 +575,6 @@ func (s *glsSolver) ref(v, u int32) int32 {
 // u's prefixes, not u's own, ending before the next child.
 func (s *glsSolver) eliminate() {
 	if len(s.elim) > 2*len(s.x) { // a pass eliminates at most len(s.x)
-
 		s.compact()
 	}
 	for u := range s.ground + 1 {
@@ -587,6 +587,7 @@ func (s *glsSolver) eliminate() {
 	}
 }
 
+// eliminateAt computes split node u's message and eliminations.
 func (s *glsSolver) eliminateAt(u int32) {
 	t := s.t
 	f := &s.work
