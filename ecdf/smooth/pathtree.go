@@ -437,7 +437,6 @@ func (s *glsSolver) release() {
 func (s *glsSolver) solve(act []bool) {
 	s.markDirty(act)
 	s.partition(act)
-	s.bind()
 	s.eliminate()
 	s.backSubstitute()
 	s.multipliers(act)
@@ -508,35 +507,35 @@ func pinnedHigh(act []bool) int {
 	return i
 }
 
-// partition sets the blocks of the active rows act.
+// partition sets the blocks of the active rows act, and the observed
+// nodes' variables and offsets (an unobserved node v has variable v and
+// offset 0 throughout).
 func (s *glsSolver) partition(act []bool) {
-	n := s.t.n
+	n, t := s.t.n, s.t
 	s.start, s.pin = s.start[:0], s.pin[:0]
+	low := act[0] // still in the block pinned at 0
 	for i := range n {
 		if i == 0 || !act[i] {
+			low = low && i == 0
 			s.start = append(s.start, int32(i))
 			s.pin = append(s.pin, math.NaN())
 		}
 		s.blockOf[i] = int32(len(s.start) - 1)
 		s.startOf[i] = s.start[len(s.start)-1]
+		if v := t.at[i]; low {
+			s.id[v], s.off[v] = -1, -s.f[i]
+		} else {
+			s.id[v], s.off[v] = s.ground+1+s.startOf[i], -s.f[i]
+		}
 	}
 	s.start = append(s.start, int32(n))
 	if act[0] {
 		s.pin[0] = 0
 	}
-	if act[n] {
-		s.pin[len(s.pin)-1] = 1
-	}
-}
-
-// bind sets the observed nodes' variables and offsets for the partition
-// (an unobserved node v has variable v and offset 0 throughout).
-func (s *glsSolver) bind() {
-	for i, v := range s.t.at {
-		if p := s.pin[s.blockOf[i]]; !math.IsNaN(p) {
-			s.id[v], s.off[v] = -1, p-s.f[i]
-		} else {
-			s.id[v], s.off[v] = s.ground+1+s.startOf[i], -s.f[i]
+	if last := len(s.pin) - 1; act[n] {
+		s.pin[last] = 1
+		for i := s.start[last]; i < int32(n); i++ {
+			s.id[t.at[i]], s.off[t.at[i]] = -1, 1-s.f[i]
 		}
 	}
 }
@@ -721,24 +720,51 @@ func (s *glsSolver) compact() {
 	s.spare, s.elim = s.elim, elim
 }
 
-// backSubstitute solves for the eliminated variables, parents before
-// children and each node's in reverse, then sets every node's value from
-// the root down — an unobserved node inside an unsplit subtree minimises
-// ½w(y − y_parent)² + ½a(y − z + m)² — with the edge flows w(y − y_parent),
-// which give the gradient ∂E/∂g_i as the net flow at prefix i's node.
+// backSubstitute sets every node's value from the root down: a split
+// node first solves its eliminations (in reverse), which give the values
+// of its unobserved split children and of the blocks closed at it; an
+// unobserved node inside an unsplit subtree minimises
+// ½w(y − y_parent)² + ½a(y − z + m)², z its block's value (closed at an
+// ancestor). The edge flows w(y − y_parent) give the gradient ∂E/∂g_i as
+// the net flow at prefix i's node.
 func (s *glsSolver) backSubstitute() {
 	t := s.t
-	for u := s.ground; u >= 0; u-- {
-		if !s.isSplit[u] {
+	clear(s.grad)
+	s.y[s.ground] = 0
+	for v := s.ground; v >= 0; v-- {
+		if s.isSplit[v] {
+			for i := s.to[v] - 1; i >= s.from[v]; i-- {
+				e := &s.elim[i]
+				x := e.rhs
+				for k := range e.n {
+					x -= e.h[k] * s.x[s.resolve(e.dep[k])]
+				}
+				s.x[s.resolve(e.v)] = x / e.pivot
+			}
+		}
+		if v == s.ground {
 			continue
 		}
-		for i := s.to[u] - 1; i >= s.from[u]; i-- {
-			e := &s.elim[i]
-			v := e.rhs
-			for k := range e.n {
-				v -= e.h[k] * s.x[s.resolve(e.dep[k])]
+		p := t.parent[v]
+		if id := s.id[v]; id != v || s.isSplit[v] {
+			s.y[v] = s.off[v]
+			if id >= 0 {
+				s.y[v] += s.x[id]
 			}
-			s.x[s.resolve(e.v)] = v / e.pivot
+		} else {
+			z, val := s.blockVar(t.lo[v])
+			if z >= 0 {
+				val = s.x[z]
+			}
+			al := s.alpha[v]
+			s.y[v] = al*s.y[p] + (1-al)*(val-s.m[v])
+		}
+		flow := t.weight[v] * (s.y[v] - s.y[p])
+		if i := t.obs[v]; i >= 0 {
+			s.grad[i] += flow
+		}
+		if p != s.ground && t.obs[p] >= 0 {
+			s.grad[t.obs[p]] -= flow
 		}
 	}
 	for b := range len(s.pin) {
@@ -748,27 +774,6 @@ func (s *glsSolver) backSubstitute() {
 		}
 		for i := s.start[b]; i < s.start[b+1]; i++ {
 			s.g[i] = v
-		}
-	}
-	clear(s.grad)
-	s.y[s.ground] = 0
-	for v := s.ground - 1; v >= 0; v-- {
-		p, i := t.parent[v], t.obs[v]
-		switch {
-		case i >= 0:
-			s.y[v] = s.g[i] - s.f[i]
-		case s.isSplit[v]:
-			s.y[v] = s.x[v]
-		default: // the block's value is the curve's at the first prefix
-			al := s.alpha[v]
-			s.y[v] = al*s.y[p] + (1-al)*(s.g[t.lo[v]]-s.m[v])
-		}
-		flow := t.weight[v] * (s.y[v] - s.y[p])
-		if i >= 0 {
-			s.grad[i] += flow
-		}
-		if p != s.ground && t.obs[p] >= 0 {
-			s.grad[t.obs[p]] -= flow
 		}
 	}
 }
