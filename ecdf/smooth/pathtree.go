@@ -41,6 +41,9 @@ type pathTree struct {
 // coefficient per node and its own last node (no two prefixes with the
 // same noise).
 func newPathTree(m mechanism.Mechanism, n int) (*pathTree, bool) {
+	if m.Nodes()+n+2 > math.MaxInt32 {
+		return nil, false // variable numbers are int32
+	}
 	uses := make([]int32, m.Nodes())
 	var terms []mechanism.Term
 	for i := 1; i <= n; i++ {
