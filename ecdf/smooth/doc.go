@@ -86,9 +86,10 @@
 // y_v = y_parent(v) + c_v·η_v below a ground y = 0 (the k-ary walk of
 // prefix t extends that of the prefix before its last step), and the
 // prefixes of every subtree form an interval. newPathTree recognises
-// this from mechanism.Terms (each prefix's terms ordered by how many
-// prefixes use them; one parent and one coefficient per node; tests check
-// that the tree's path-sum covariance equals ZZᵀ). Since ν ↦ y is a
+// this from mechanism.Terms, prefix by prefix (the nodes a prefix shares
+// with earlier ones must be a path from the ground, its new nodes hang
+// below it; one coefficient per node; tests check that the tree's
+// path-sum covariance equals ZZᵀ). Since ν ↦ y is a
 // bijection with ν_v = (y_v − y_parent(v))/c_v, the least ‖ν‖² giving
 // F̂ + Zν = g is the least tree energy
 //
@@ -130,15 +131,15 @@
 // f(b,c) + f(a,c); putting x = f(a,b), y = f(b,c), z = f(c,d) (y ≥ x, z
 // when b = c) it is min(y,z) + min(x,y) − min(x,y,z) − y ≤ 0 in each of
 // the three cases of the smallest. Proper principal submatrices of H are
-// then nonsingular M-matrices, the setting in which the primal–dual
-// active-set method converges monotonically and finitely (HIK 2002, §3);
-// S is never all rows (g ≡ 0 and g ≡ 1 at once), the top row being freed
-// if it would be. Its iteration counts on releases are in EXPERIMENTS.md;
-// after maxActiveSetIterations treeL2 falls back to the gradient method
-// below.
-// Between iterations only the nodes above a changed row (or a block
-// becoming or ceasing to be pinned) are recomputed: a node's message
-// depends on nothing else.
+// then nonsingular M-matrices, the setting in which HIK 2002 show the
+// method's global, monotone convergence (S is never all rows — g ≡ 0 and
+// g ≡ 1 at once — the top row being freed if it would be); we have not
+// proved that their argument covers the singular H, and on releases the
+// set grows monotonically after the first iteration, as it predicts
+// (iteration counts in EXPERIMENTS.md). After maxActiveSetIterations
+// treeL2 falls back to the gradient method below. Between iterations
+// only the nodes above a changed row (or a block becoming or ceasing to
+// be pinned) are recomputed: a node's message depends on nothing else.
 //
 // Other patterns: gradient. Cascade's prefix coefficients (tents over the
 // dyadic nodes) are not path sums, and its tree-l2 runs accelerated
