@@ -19,7 +19,8 @@ import (
 // Bucket layout: reports/<dataset>/<report ID> = encoded Upload;
 // received/<dataset>/<report ID> = when it was first stored (RFC 3339);
 // ledger/<dataset> = spent and total (JSON) and ledger/<dataset>/releases/<release ID>;
-// seeds/<dataset>/<release ID> = the server's encoded release record (secret).
+// seeds/<dataset>/<release ID> = the server's encoded release record (secret);
+// verdicts and verifykey: see verdicts.go.
 var (
 	reportsBucket  = []byte("reports")
 	receivedBucket = []byte("received")
@@ -42,7 +43,9 @@ var (
 // Version 2: release records of version 3 (protocol version 4), the
 // leader's pending records, and the total budget of each dataset's
 // ledger (ledger/<dataset>/total).
-const FormatVersion = 2
+// Version 3: the verification verdicts of additive datasets and their
+// verify key (verdicts.go), and uploads of protocol version 6.
+const FormatVersion = 3
 
 // ErrFormat is wrapped by the error of Open for a store written under
 // another FormatVersion (or holding no version at all).
@@ -125,7 +128,7 @@ func initBuckets(tx *bolt.Tx) error {
 	if v := meta.Get(formatKey); len(v) != 1 || v[0] != FormatVersion {
 		return fmt.Errorf("%w: the file is format %v, this fedecdf reads format %d; use the fedecdf version that wrote it, or start on a new store file", ErrFormat, v, FormatVersion)
 	}
-	for _, b := range [][]byte{reportsBucket, receivedBucket, ledgerBucket, seedsBucket} {
+	for _, b := range [][]byte{reportsBucket, receivedBucket, ledgerBucket, seedsBucket, verdictsBucket, verifyKeyBucket} {
 		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 			return err
 		}
