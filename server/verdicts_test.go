@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	crand "crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -236,4 +238,83 @@ func TestRestartedServerKeepsRejections(t *testing.T) {
 	r.restart(t, Leader)
 	r.restart(t, Helper)
 	r.checkVerified(t, 2, before)
+}
+
+// TestVerifyKeyNeverSent records every request and answer the two
+// servers exchange with the parties, the analyst and each other through
+// uploads, verification, a release, queries and status, and finds the
+// shared verify key in none of them: no message returns it, to a party,
+// an analyst or even the other server.
+func TestVerifyKeyNeverSent(t *testing.T) {
+	var key [verify.KeySize]byte
+	crand.Read(key[:])
+	p := newPair(t, Additive, 1<<50, 1, nil)
+	p.rekey(t, key, key)
+	var mu sync.Mutex
+	var seen [][]byte
+	for name, srv := range map[transport.PeerID]*Server{"leader": p.leader, "helper": p.helper} {
+		p.net.Register(name, func(ctx context.Context, from transport.PeerID, req []byte) []byte {
+			resp := srv.Handle(ctx, from, req)
+			mu.Lock()
+			seen = append(seen, req, resp)
+			mu.Unlock()
+			return resp
+		})
+	}
+	p.uploadVerified(t, 0.1, 0.6)
+	p.forge(t, verify.RandomProof, rand.New(rand.NewPCG(1, 2)))
+	rel, _, err := p.release(1 << 48)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.total(t, rel) != 2 {
+		t.Fatal("release over the wrong reports")
+	}
+	if len(seen) < 10 {
+		t.Fatalf("only %d messages recorded", len(seen))
+	}
+	for _, b := range seen {
+		if bytes.Contains(b, key[:8]) || bytes.Contains(b, key[8:16]) || bytes.Contains(b, key[16:24]) || bytes.Contains(b, key[24:]) {
+			t.Fatalf("a message carries the verify key: %x", b)
+		}
+	}
+}
+
+// TestHelperWithAnotherKeyRejectsEverything: a helper holding another
+// verify key than the leader's (a misconfigured or corrupt one) makes
+// every report fail the proof check at both servers: nothing counts at
+// either, every report is counted as rejected for the proof, and the
+// release is refused for too few reports.
+func TestHelperWithAnotherKeyRejectsEverything(t *testing.T) {
+	p := newPair(t, Additive, 1<<50, 1, nil)
+	other := testVerifyKey
+	other[0] ^= 1
+	p.rekey(t, testVerifyKey, other)
+	p.uploadVerified(t, 0.1, 0.5, 0.9)
+	if err := p.leader.Verify(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p.checkVerified(t, 0, map[string]int{"proof": 3})
+	if _, _, err := p.release(1 << 48); err == nil || !strings.Contains(err.Error(), "report") {
+		t.Errorf("release over no verified report: %v", err)
+	}
+}
+
+// rekey replaces both servers of p by fresh ones of the same dataset
+// holding the verify keys leader and helper.
+func (p *pair) rekey(t *testing.T, leader, helper [verify.KeySize]byte) {
+	t.Helper()
+	ds := []Dataset{{Name: "d", Backend: Additive, Bins: bins, Budget: ledger.Budget{Epsilon: 1 << 50}, MinReports: 1}}
+	var err error
+	if p.leader, err = New(Config{Role: Leader, Peer: "helper", Conn: p.net.Conn("leader"), Ledger: ledger.NewMemory(), Datasets: ds, Manifest: testManifest, VerifyKey: leader}); err != nil {
+		t.Fatal(err)
+	}
+	if p.helper, err = New(Config{Role: Helper, Peer: "leader", Ledger: ledger.NewMemory(), Datasets: ds, Manifest: testManifest, VerifyKey: helper}); err != nil {
+		t.Fatal(err)
+	}
+	p.net.Register("leader", p.leader.Handle)
+	p.net.Register("helper", p.helper.Handle)
+	if err := p.leader.CheckPeer(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -520,8 +520,9 @@ func prepareHelper(srv *verify.Server, up *protocol.Upload, theirs protocol.Item
 
 // decided applies the leader's final verdicts at the helper: a report
 // counts only if both servers accepted it; a rejection counts under the
-// leader's reason (which includes the helper's). Verdicts on reports
-// decided already or never held are ignored.
+// leader's reason (which includes the helper's), also for a report the
+// helper does not hold. An acceptance of a report it did not prepare,
+// and any verdict on a report decided already, are ignored.
 func (s *Server) decided(m *protocol.Decide) (protocol.Message, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -536,11 +537,13 @@ func (s *Server) decided(m *protocol.Decide) (protocol.Message, error) {
 			continue
 		}
 		t, prepared := v.tentative[it.Report]
-		_, held := v.uploads[it.Report]
 		switch {
 		case prepared:
 			final = append(final, protocol.Item{Report: it.Report, Verdict: firstRejection(it.Verdict, t.item.Verdict)})
-		case held && it.Verdict != protocol.VerdictOK:
+		case it.Verdict != protocol.VerdictOK:
+			// Held or not yet (or never, when the leader refused a
+			// relayed upload): rejected here too, and an upload
+			// arriving later is a duplicate.
 			final = append(final, protocol.Item{Report: it.Report, Verdict: it.Verdict})
 		}
 	}
