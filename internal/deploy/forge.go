@@ -19,8 +19,9 @@ var ErrNotAdditive = errors.New("the manifest's backend is not additive")
 
 // SubmitForgeries has k malicious parties upload one invalid report each
 // to the additive dataset of m, in the manifest's upload mode, each from
-// a libp2p host of its own: the kinds of verify.Forgeries in turn, each
-// altered from a random record (rng seeded by seed). It is what fedecdf
+// a libp2p host of its own: the kinds of verify.Forgeries in turn, taken
+// by rejection reason in turn (so that three parties already draw three
+// reasons), each altered from a random record (rng seeded by seed). It is what fedecdf
 // demo --malicious runs; both servers reject every one (a malformed share
 // at upload, the others at verification) and count it per reason. A
 // refusal at upload as malformed is expected; any other failure is
@@ -34,7 +35,7 @@ func SubmitForgeries(ctx context.Context, m *Manifest, k int, tc p2p.Config, see
 		return err
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x6d616c))
-	kinds := verify.Forgeries()
+	kinds := assorted()
 	for j := range k {
 		kind := kinds[j%len(kinds)]
 		if err := submitForgery(ctx, m, scheme, kind.Kind, tc, rng); err != nil {
@@ -63,4 +64,33 @@ func submitForgery(ctx context.Context, m *Manifest, scheme *verify.Scheme, kind
 		return err
 	}
 	return nil
+}
+
+// assorted lists verify.Forgeries one rejection reason at a time: the
+// first kind of each reason, then the second of each, and so on.
+func assorted() []forgeryKind {
+	var reasons []string
+	byReason := map[string][]forgeryKind{}
+	for _, k := range verify.Forgeries() {
+		r := verify.Reason(k.Want)
+		if byReason[r] == nil {
+			reasons = append(reasons, r)
+		}
+		byReason[r] = append(byReason[r], forgeryKind{k.Kind, k.Name})
+	}
+	var out []forgeryKind
+	for round := 0; len(out) < len(verify.Forgeries()); round++ {
+		for _, r := range reasons {
+			if round < len(byReason[r]) {
+				out = append(out, byReason[r][round])
+			}
+		}
+	}
+	return out
+}
+
+// forgeryKind is a kind of forgery and its name.
+type forgeryKind struct {
+	Kind verify.Forgery
+	Name string
 }

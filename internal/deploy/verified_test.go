@@ -190,3 +190,31 @@ func TestChangedVerifyKeyRefused(t *testing.T) {
 		t.Errorf("the helper started over a store of another key: %v", err)
 	}
 }
+
+// TestAssortedForgeries: the malicious parties' kinds cover every kind
+// once, and the first ones every rejection reason.
+func TestAssortedForgeries(t *testing.T) {
+	kinds := assorted()
+	seen := map[verify.Forgery]bool{}
+	for _, k := range kinds {
+		seen[k.Kind] = true
+	}
+	if len(kinds) != len(verify.Forgeries()) || len(seen) != len(kinds) {
+		t.Fatalf("assorted kinds %v", kinds)
+	}
+	reasons := map[string]bool{}
+	for _, k := range verify.Forgeries() {
+		reasons[verify.Reason(k.Want)] = true
+	}
+	first := map[string]bool{}
+	for _, k := range kinds[:len(reasons)] {
+		for _, f := range verify.Forgeries() {
+			if f.Kind == k.Kind {
+				first[verify.Reason(f.Want)] = true
+			}
+		}
+	}
+	if len(first) != len(reasons) {
+		t.Errorf("the first %d kinds give the reasons %v, want all of %v", len(reasons), first, reasons)
+	}
+}
