@@ -181,7 +181,7 @@ func newClusterWith(t *testing.T, ctx context.Context, minReports int, opts clus
 		"--helper", filepath.Join(c.dir, "helper.key.pub"), "--helper-addr", c.addrs["helper"],
 		"--analyst", filepath.Join(c.dir, "analyst.key.pub"),
 		"--bins", strconv.Itoa(crashBins), "--mechanism", "tree", "--epsilon", float(crashEpsilon),
-		"--budget-epsilon", float(2*crashEpsilon), "--min-reports", strconv.Itoa(minReports)}, opts.manifestArgs...)...)
+		"--budget-epsilon", float(2 * crashEpsilon), "--min-reports", strconv.Itoa(minReports)}, opts.manifestArgs...)...)
 	var err error
 	if c.m, err = deploy.ReadManifest(c.manifest); err != nil {
 		t.Fatal(err)
