@@ -249,5 +249,6 @@
 // aggregation, party, deploy or internal/store. It defines what it needs
 // of its storage (ledger.Ledger, ReleaseStore: encoded records, whose
 // format it owns; ReportStore: the uploads it accepted, read back to fold
-// again), and deploy hands it an internal/store.Store for all three.
+// again; VerdictStore: its verification verdicts, records whose format it
+// owns too), and deploy hands it an internal/store.Store for all four.
 package server

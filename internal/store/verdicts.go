@@ -48,20 +48,7 @@ func (s *Store) SaveVerdicts(dataset string, records map[payload.ReportID][]byte
 
 // LoadVerdicts implements server.VerdictStore, in report ID order.
 func (s *Store) LoadVerdicts(dataset string, fn func(id payload.ReportID, record []byte) error) error {
-	return s.db.View(func(tx *bolt.Tx) error {
-		d := tx.Bucket(verdictsBucket).Bucket([]byte(dataset))
-		if d == nil {
-			return nil
-		}
-		return d.ForEach(func(k, v []byte) error {
-			var id payload.ReportID
-			if len(k) != len(id) {
-				return fmt.Errorf("store: dataset %q: a verdict under the key %x, not a report ID", dataset, k)
-			}
-			copy(id[:], k)
-			return fn(id, bytes.Clone(v))
-		})
-	})
+	return s.loadRecords(verdictsBucket, dataset, "report", fn)
 }
 
 // CheckVerifyKey records key as the verification key of dataset's
