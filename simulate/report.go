@@ -3,12 +3,11 @@ package simulate
 import (
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/fedecdf/fedecdf/analysis"
+	"github.com/fedecdf/fedecdf/internal/verify"
 )
 
 // WriteText prints a readable summary: the setting and its privacy, the
@@ -24,7 +23,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	p("parties\t%d; the analyst normalises by %s\n", r.Parties, r.Normaliser)
 	p("backend\t%s\n", r.Backend)
 	if r.Rejected != nil {
-		p("rejected\t%s\n", rejectedText(r.Rejected))
+		p("rejected\t%s\n", verify.RejectedText(r.Rejected))
 	}
 	p("mechanism\t%s over %d bins, %d thresholds queried\n", r.Mechanism, r.Bins, len(r.ROC.FPR)-1)
 	p("privacy\t%s\n", r.Guarantee)
@@ -154,14 +153,4 @@ func phaseSeconds(s map[string]float64) string {
 		}
 	}
 	return strings.Join(out, ", ")
-}
-
-// rejectedText is the rejected reports per reason, as {reason: n, …}
-// in the order of the reasons' names ({} when none).
-func rejectedText(rejected map[string]int) string {
-	parts := make([]string, 0, len(rejected))
-	for _, reason := range slices.Sorted(maps.Keys(rejected)) {
-		parts = append(parts, fmt.Sprintf("%s: %d", reason, rejected[reason]))
-	}
-	return "{" + strings.Join(parts, ", ") + "}"
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/fedecdf/fedecdf/analysis"
+	"github.com/fedecdf/fedecdf/internal/verify"
 	"math"
 	"os"
 	"path/filepath"
@@ -290,7 +291,7 @@ func TestRunAdditiveWithMaliciousParties(t *testing.T) {
 	}
 	b, _ := json.Marshal(r)
 	var text strings.Builder
-	if err := r.WriteText(&text); err != nil || !strings.Contains(string(b), `"rejected":{"`) || !strings.Contains(text.String(), rejectedText(r.Rejected)) {
+	if err := r.WriteText(&text); err != nil || !strings.Contains(string(b), `"rejected":{"`) || !strings.Contains(text.String(), verify.RejectedText(r.Rejected)) {
 		t.Errorf("JSON or text lacks the rejected reports (err %v):\n%s\n%s", err, b, text.String())
 	}
 	cfg.HosmerPlans = []string{"roc", "joint"}
