@@ -356,9 +356,9 @@ func (w *walker) walk(d int, st *nodeState, lo, hi int) {
 // maskedSum returns Σ_i add[i] & mask[i] over the chunk's keys.
 func maskedSum(add, mask []uint64) uint64 {
 	add = add[:len(mask)]
-	var sum uint64
-	for i, mk := range mask {
-		sum += add[i] & mk
+	sum, done := maskedSumAccel(add, mask)
+	for i := done; i < len(mask); i++ {
+		sum += add[i] & mask[i]
 	}
 	return sum
 }
@@ -381,7 +381,8 @@ func (w *walker) expand(d int, parent, child *nodeState, side, vFirst int) {
 func childSeeds(cw *levelCW, side int, out []block, mask []uint64, cSeed []block, cMask []uint64) {
 	out, cSeed, cMask = out[:len(mask)], cSeed[:len(mask)], cMask[:len(mask)]
 	cwLo, cwHi := cw.seedLo[side][:len(mask)], cw.seedHi[:len(mask)]
-	for i, mk := range mask {
+	for i := expandAccel(out, cwLo, cwHi, mask, cSeed, cMask); i < len(mask); i++ {
+		mk := mask[i]
 		lo := out[i][0] ^ cwLo[i]&mk
 		cSeed[i] = block{lo &^ 1, out[i][1] ^ cwHi[i]&mk}
 		cMask[i] = -(lo & 1)

@@ -75,7 +75,11 @@ func (r *Report) WriteText(w io.Writer) error {
 		r.Cost.Seconds["data"], r.Cost.Seconds["setup"], r.Cost.Seconds["upload"], r.Cost.Seconds["release"], r.Cost.Seconds["query"])
 	if b := r.Cost.AESBound; b != nil {
 		p("CPU\tupload + release + query %.3f s = %.2f× the AES bound %.3f s (2 servers × %d keys × %d blocks at %.3f ns); all phases: %s\n",
-			b.CPUSeconds, b.Ratio, b.Seconds, r.Parties, b.BlocksPerKey, b.NsPerBlock, phaseSeconds(r.Cost.CPUSeconds))
+			b.CPUSeconds, b.ProcessRatio, b.Seconds, r.Parties, b.BlocksPerKey, b.NsPerBlock, phaseSeconds(r.Cost.CPUSeconds))
+		if r.Cost.ServersCPUSeconds != nil {
+			p("servers' CPU\tkey walks %.3f s = %.2f× the AES bound; the rest (parties, transport, decoding) %.3f s\n",
+				b.ServersCPUSeconds, b.Ratio, b.OtherCPUSeconds)
+		}
 	}
 	if r.ECDF == nil {
 		return tw.Flush()
