@@ -287,23 +287,28 @@ func (w *walker) run(keys []*Key) {
 	root := &w.state[0][0]
 	clear(root.val)
 	for i, key := range keys {
-		root.seed[i] = key.seed
-		root.mask[i] = -uint64(key.party)
-		for d := range w.cw {
-			cw := key.cw[d*key.stride() : (d+1)*key.stride()]
-			lvl := &w.cw[d]
-			lvl.seedLo[0][i] = cw[0] | key.tcw[0]>>uint(d)&1
-			lvl.seedLo[1][i] = cw[0] | key.tcw[1]>>uint(d)&1
-			lvl.seedHi[i] = cw[1]
-			for c, v := range cw[2:] {
-				lvl.val[c][i] = v
-			}
-		}
-		for c, v := range key.final {
-			w.final[c][i] = v
-		}
+		root.seed[i], root.mask[i] = key.seed, -uint64(key.party)
+		loadKey(w.cw, w.final, i, key)
 	}
 	w.walk(0, root, 0, len(w.points))
+}
+
+// loadKey writes key's correction words to slot i of the per-level cw and
+// of final, the layout both walkers read.
+func loadKey(cws []levelCW, final [][]uint64, i int, key *Key) {
+	for d := range cws {
+		cw := key.cw[d*key.stride() : (d+1)*key.stride()]
+		lvl := &cws[d]
+		lvl.seedLo[0][i] = cw[0] | key.tcw[0]>>uint(d)&1
+		lvl.seedLo[1][i] = cw[0] | key.tcw[1]>>uint(d)&1
+		lvl.seedHi[i] = cw[1]
+		for c, v := range cw[2:] {
+			lvl.val[c][i] = v
+		}
+	}
+	for c, v := range key.final {
+		final[c][i] = v
+	}
 }
 
 // walk visits the node at depth d whose subtree holds points[lo:hi]; st
@@ -351,9 +356,9 @@ func (w *walker) walk(d int, st *nodeState, lo, hi int) {
 // maskedSum returns Σ_i add[i] & mask[i] over the chunk's keys.
 func maskedSum(add, mask []uint64) uint64 {
 	add = add[:len(mask)]
-	var sum uint64
-	for i, mk := range mask {
-		sum += add[i] & mk
+	sum, done := maskedSumAccel(add, mask)
+	for i := done; i < len(mask); i++ {
+		sum += add[i] & mask[i]
 	}
 	return sum
 }
@@ -362,19 +367,25 @@ func maskedSum(add, mask []uint64) uint64 {
 // parent, from the PRG's child seeds, the value-block sums from block
 // vFirst on and Σ t·VCW: Eval's loop body, for every key.
 func (w *walker) expand(d int, parent, child *nodeState, side, vFirst int) {
-	cw := &w.cw[d]
 	mask := parent.mask[:w.keys]
-	out := w.seedOut[side][:len(mask)]
-	cwLo, cwHi := cw.seedLo[side][:len(mask)], cw.seedHi[:len(mask)]
-	cSeed, cMask := child.seed[:len(mask)], child.mask[:len(mask)]
-	for i, mk := range mask {
-		lo := out[i][0] ^ cwLo[i]&mk
-		cSeed[i] = block{lo &^ 1, out[i][1] ^ cwHi[i]&mk}
-		cMask[i] = -(lo & 1)
-	}
+	childSeeds(&w.cw[d], side, w.seedOut[side], mask, child.seed, child.mask)
 	for c := range child.val {
 		word := side*w.m + c - 2*vFirst // value word side·m + c, in block word/2 − vFirst
 		child.val[c] = parent.val[c] + w.valSum[word>>1][word&1] + w.cwSum[c]
+	}
+}
+
+// childSeeds writes each key's seed and control-bit mask of child side
+// from the PRG's child seed blocks out and the level's corrections cw,
+// applied where the parent's mask is set: Eval's seed step, per key.
+func childSeeds(cw *levelCW, side int, out []block, mask []uint64, cSeed []block, cMask []uint64) {
+	out, cSeed, cMask = out[:len(mask)], cSeed[:len(mask)], cMask[:len(mask)]
+	cwLo, cwHi := cw.seedLo[side][:len(mask)], cw.seedHi[:len(mask)]
+	for i := expandAccel(out, cwLo, cwHi, mask, cSeed, cMask); i < len(mask); i++ {
+		mk := mask[i]
+		lo := out[i][0] ^ cwLo[i]&mk
+		cSeed[i] = block{lo &^ 1, out[i][1] ^ cwHi[i]&mk}
+		cMask[i] = -(lo & 1)
 	}
 }
 

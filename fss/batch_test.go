@@ -42,7 +42,18 @@ func sortedPoints(r *rand.Rand, count, n int) []uint64 {
 	return points
 }
 
+// TestSumBatchEqualsPointwise checks the batch walker, with each of the
+// accelerated loops this machine has (accelerations), against Eval.
 func TestSumBatchEqualsPointwise(t *testing.T) {
+	for _, accel := range accelerations() {
+		t.Run(accel.name, func(t *testing.T) {
+			defer accel.use()()
+			checkSumBatch(t)
+		})
+	}
+}
+
+func checkSumBatch(t *testing.T) {
 	r := rand.New(testRand(20))
 	for _, tc := range []struct{ n, m, keys, points int }{
 		{1, 1, 3, 2}, {5, 3, 40, 32}, {8, 3, 40, 256}, {6, 4, 9, 64}, {10, 1, 70, 1024}, {10, 3, 33, 100}, {32, 3, 65, 50}, {64, 2, 5, 20},

@@ -35,8 +35,14 @@ func (k *Key) MarshalBinary() ([]byte, error) {
 	if k == nil {
 		return nil, errNilKey
 	}
+	return k.marshal(keyVersion), nil
+}
+
+// marshal is MarshalBinary with the given version byte: the field DCF's
+// keys share the layout under their own version.
+func (k *Key) marshal(version byte) []byte {
 	out := make([]byte, 0, EncodedSize(k.nbits, k.m))
-	out = append(out, keyVersion, byte(k.party), byte(k.nbits), byte(k.m))
+	out = append(out, version, byte(k.party), byte(k.nbits), byte(k.m))
 	out = binary.LittleEndian.AppendUint64(out, k.seed[0])
 	out = binary.LittleEndian.AppendUint64(out, k.seed[1])
 	for _, w := range k.cw {
@@ -52,7 +58,7 @@ func (k *Key) MarshalBinary() ([]byte, error) {
 			bits[i/8] |= byte(k.tcw[side]>>uint(d)&1) << uint(i%8)
 		}
 	}
-	return append(out, bits...), nil
+	return append(out, bits...)
 }
 
 // Decode decodes a key encoded by MarshalBinary. It rejects, with an
@@ -60,22 +66,32 @@ func (k *Key) MarshalBinary() ([]byte, error) {
 // version, party, n or m, truncated or oversize input, nonzero unused
 // bits. Its errors match ErrMalformedKey (errors.Is).
 func Decode(data []byte) (*Key, error) {
+	k, err := decodeKey(data, keyVersion, maxComponents)
+	if err != nil {
+		return nil, fmt.Errorf("fss: decoding key: %w", err)
+	}
+	return k, nil
+}
+
+// decodeKey is Decode for the given version byte and largest m, without
+// the package prefix.
+func decodeKey(data []byte, wantVersion byte, maxM int) (*Key, error) {
 	if len(data) < keyHeaderSize {
-		return nil, fmt.Errorf("fss: decoding key: %w: %d bytes, shorter than the %d-byte header", ErrMalformedKey, len(data), keyHeaderSize)
+		return nil, fmt.Errorf("%w: %d bytes, shorter than the %d-byte header", ErrMalformedKey, len(data), keyHeaderSize)
 	}
 	version, party, nbits, m := data[0], int(data[1]), int(data[2]), int(data[3])
 	switch {
-	case version != keyVersion:
-		return nil, fmt.Errorf("fss: decoding key: %w: version %d, want %d", ErrMalformedKey, version, keyVersion)
+	case version != wantVersion:
+		return nil, fmt.Errorf("%w: version %d, want %d", ErrMalformedKey, version, wantVersion)
 	case party > 1:
-		return nil, fmt.Errorf("fss: decoding key: %w: party bit %d, want 0 or 1", ErrMalformedKey, party)
+		return nil, fmt.Errorf("%w: party bit %d, want 0 or 1", ErrMalformedKey, party)
 	case nbits < 1 || nbits > maxBits:
-		return nil, fmt.Errorf("fss: decoding key: %w: n = %d bits, want 1 to %d", ErrMalformedKey, nbits, maxBits)
-	case m < 1 || m > maxComponents:
-		return nil, fmt.Errorf("fss: decoding key: %w: m = %d components, want 1 to %d", ErrMalformedKey, m, maxComponents)
+		return nil, fmt.Errorf("%w: n = %d bits, want 1 to %d", ErrMalformedKey, nbits, maxBits)
+	case m < 1 || m > maxM:
+		return nil, fmt.Errorf("%w: m = %d components, want 1 to %d", ErrMalformedKey, m, maxM)
 	}
 	if want := EncodedSize(nbits, m); len(data) != want {
-		return nil, fmt.Errorf("fss: decoding key: %w: %d bytes, want %d for n = %d, m = %d", ErrMalformedKey, len(data), want, nbits, m)
+		return nil, fmt.Errorf("%w: %d bytes, want %d for n = %d, m = %d", ErrMalformedKey, len(data), want, nbits, m)
 	}
 	k := &Key{party: party, nbits: nbits, m: m, cw: make([]uint64, nbits*(2+m)), final: make([]uint64, m)}
 	p := data[keyHeaderSize:]
@@ -88,7 +104,7 @@ func Decode(data []byte) (*Key, error) {
 	for i := range k.cw {
 		k.cw[i] = word()
 		if i%k.stride() == 0 && k.cw[i]&1 != 0 {
-			return nil, fmt.Errorf("fss: decoding key: %w: seed correction of level %d has its unused low bit set", ErrMalformedKey, i/k.stride()+1)
+			return nil, fmt.Errorf("%w: seed correction of level %d has its unused low bit set", ErrMalformedKey, i/k.stride()+1)
 		}
 	}
 	for i := range k.final {
@@ -98,7 +114,7 @@ func Decode(data []byte) (*Key, error) {
 		bit := uint64(p[i/8]>>uint(i%8)) & 1
 		if i >= 2*nbits {
 			if bit != 0 {
-				return nil, fmt.Errorf("fss: decoding key: %w: padding bit %d of the control-bit corrections is set", ErrMalformedKey, i)
+				return nil, fmt.Errorf("%w: padding bit %d of the control-bit corrections is set", ErrMalformedKey, i)
 			}
 			continue
 		}

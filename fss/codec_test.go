@@ -117,19 +117,29 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{keyVersion, 0, 64, 64})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		k, err := Decode(data)
-		if err != nil {
-			return
-		}
-		enc, err := k.MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(enc, data) {
-			t.Fatalf("accepted a non-canonical encoding")
-		}
-		if _, err := Eval(k, 0); err != nil {
-			t.Fatal(err)
-		}
+		checkCanonical(t, data, Decode, func(k *Key) error { _, err := Eval(k, 0); return err })
 	})
+}
+
+// checkCanonical is the body of the key decoders' fuzz tests: decode
+// refuses data with an error matching ErrMalformedKey, or accepts a key
+// that encodes back to data and evaluates.
+func checkCanonical[K interface{ MarshalBinary() ([]byte, error) }](t *testing.T, data []byte, decode func([]byte) (K, error), eval func(K) error) {
+	k, err := decode(data)
+	if err != nil {
+		if !errors.Is(err, ErrMalformedKey) {
+			t.Fatalf("error %v does not match ErrMalformedKey", err)
+		}
+		return
+	}
+	enc, err := k.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(enc, data) {
+		t.Fatalf("accepted a non-canonical encoding")
+	}
+	if err := eval(k); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -25,22 +25,31 @@ func Gen(alpha uint64, beta []uint64, nbits int, rand io.Reader) (k0, k1 *Key, e
 	if m < 1 || m > maxComponents {
 		return nil, nil, fmt.Errorf("fss: Gen: beta has %d components, want 1 to %d", m, maxComponents)
 	}
-	if rand == nil {
-		rand = crand.Reader
-	}
-	var buf [32]byte
-	if _, err := io.ReadFull(rand, buf[:]); err != nil {
-		return nil, nil, fmt.Errorf("fss: Gen: reading the initial seeds: %w", err)
-	}
-	s := [2]block{
-		{binary.LittleEndian.Uint64(buf[0:]), binary.LittleEndian.Uint64(buf[8:])},
-		{binary.LittleEndian.Uint64(buf[16:]), binary.LittleEndian.Uint64(buf[24:])},
+	s, err := readSeeds(rand)
+	if err != nil {
+		return nil, nil, fmt.Errorf("fss: Gen: %w", err)
 	}
 	k0 = &Key{party: 0, nbits: nbits, m: m, seed: s[0], cw: make([]uint64, nbits*(2+m)), final: make([]uint64, m)}
 	genCorrections(k0, s, alpha, beta)
 	k1 = &Key{party: 1, nbits: nbits, m: m, seed: s[1], tcw: k0.tcw,
 		cw: append([]uint64(nil), k0.cw...), final: append([]uint64(nil), k0.final...)}
 	return k0, k1, nil
+}
+
+// readSeeds reads the two parties' 128-bit initial seeds from rand
+// (crypto/rand when nil), 32 bytes, little-endian words.
+func readSeeds(rand io.Reader) ([2]block, error) {
+	if rand == nil {
+		rand = crand.Reader
+	}
+	var buf [32]byte
+	if _, err := io.ReadFull(rand, buf[:]); err != nil {
+		return [2]block{}, fmt.Errorf("reading the initial seeds: %w", err)
+	}
+	return [2]block{
+		{binary.LittleEndian.Uint64(buf[0:]), binary.LittleEndian.Uint64(buf[8:])},
+		{binary.LittleEndian.Uint64(buf[16:]), binary.LittleEndian.Uint64(buf[24:])},
+	}, nil
 }
 
 // genCorrections fills the correction words of k from the initial seeds
@@ -63,9 +72,7 @@ func genCorrections(k *Key, s [2]block, alpha uint64, beta []uint64) {
 		for b := range cs {
 			cs[b], ct[b] = expandNode(s[b], m, v[b])
 		}
-		sCW := block{cs[0][lose][0] ^ cs[1][lose][0], cs[0][lose][1] ^ cs[1][lose][1]}
 		cw := k.cw[d*k.stride() : (d+1)*k.stride()]
-		cw[0], cw[1] = sCW[0], sCW[1]
 		neg := -t[1] // all ones when t1 = 1: (−1)^{t1}·y = negateIf(y, neg)
 		for c := 0; c < m; c++ {
 			vcw := v[1][lose][c] - v[0][lose][c] - vAlpha[c]
@@ -76,14 +83,7 @@ func genCorrections(k *Key, s [2]block, alpha uint64, beta []uint64) {
 			cw[2+c] = vcw
 			vAlpha[c] = vAlpha[c] - v[1][keep][c] + v[0][keep][c] + negateIf(vcw, neg)
 		}
-		tCW := [2]uint64{ct[0][0] ^ ct[1][0] ^ a ^ 1, ct[0][1] ^ ct[1][1] ^ a}
-		k.tcw[0] |= tCW[0] << uint(d)
-		k.tcw[1] |= tCW[1] << uint(d)
-		for b := range s {
-			mask := -t[b]
-			s[b] = block{cs[b][keep][0] ^ sCW[0]&mask, cs[b][keep][1] ^ sCW[1]&mask}
-			t[b] = ct[b][keep] ^ t[b]&tCW[keep]
-		}
+		stepGen(k, d, a, cs, ct, &s, &t)
 	}
 	var leaf [2][]uint64
 	for b := range leaf {
@@ -93,6 +93,24 @@ func genCorrections(k *Key, s [2]block, alpha uint64, beta []uint64) {
 	neg := -t[1]
 	for c := 0; c < m; c++ {
 		k.final[c] = negateIf(leaf[1][c]-leaf[0][c]-vAlpha[c], neg)
+	}
+}
+
+// stepGen ends level d of Gen (BCG+21 Fig. 3), after its value
+// corrections, for α's bit a and both parties' children cs, control bits
+// ct: it stores the seed and control-bit corrections of the level in k and
+// moves both parties' seeds s and control bits t to the child on α's path.
+func stepGen(k *Key, d int, a uint64, cs [2][2]block, ct [2][2]uint64, s *[2]block, t *[2]uint64) {
+	keep, lose := a, 1-a
+	sCW := block{cs[0][lose][0] ^ cs[1][lose][0], cs[0][lose][1] ^ cs[1][lose][1]}
+	k.cw[d*k.stride()], k.cw[d*k.stride()+1] = sCW[0], sCW[1]
+	tCW := [2]uint64{ct[0][0] ^ ct[1][0] ^ a ^ 1, ct[0][1] ^ ct[1][1] ^ a}
+	k.tcw[0] |= tCW[0] << uint(d)
+	k.tcw[1] |= tCW[1] << uint(d)
+	for b := range s {
+		mask := -t[b]
+		s[b] = block{cs[b][keep][0] ^ sCW[0]&mask, cs[b][keep][1] ^ sCW[1]&mask}
+		t[b] = ct[b][keep] ^ t[b]&tCW[keep]
 	}
 }
 

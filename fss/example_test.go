@@ -65,3 +65,33 @@ func ExampleGen() {
 	// x = 10: 0 0
 	// key bytes: 294 = 294
 }
+
+// A party in bin 1 of a 4-bin grid with payload (count 1, label 1) over
+// F_p: each server evaluates its field key over every prefix, keeping the
+// key's own shares (as verifying a report needs), and the two shares add
+// up mod p to the party's prefix vector.
+func ExamplePrefixDomain_FieldPrefixes() {
+	dom, err := fss.NewPrefixDomain(4)
+	if err != nil {
+		panic(err)
+	}
+	k0, k1, err := dom.GenField(1, []fss.Fp{1, 1}, nil)
+	if err != nil {
+		panic(err)
+	}
+	var shares [2][][]fss.Fp
+	for s, k := range []*fss.FieldKey{k0, k1} {
+		shares[s] = [][]fss.Fp{make([]fss.Fp, 4*2)}
+		if err := dom.FieldPrefixes([]*fss.FieldKey{k}, shares[s]); err != nil {
+			panic(err)
+		}
+	}
+	for j := range 4 {
+		fmt.Println("prefix", j, shares[0][0][2*j].Add(shares[1][0][2*j]), shares[0][0][2*j+1].Add(shares[1][0][2*j+1]))
+	}
+	// Output:
+	// prefix 0 0 0
+	// prefix 1 1 1
+	// prefix 2 1 1
+	// prefix 3 1 1
+}

@@ -184,3 +184,28 @@ func valueBlockRange(m int, needL, needR bool) (first, last int) {
 	}
 	return first, last
 }
+
+// hashEach writes H_{ka}(seeds[i]) to a[i] for every seed and, when b is
+// non-nil, H_{kb}(seeds[i]) to b[i]: per-seed outputs under two fixed keys,
+// eight seeds in flight on AES-NI. The field DCF needs its value blocks per
+// key (their reduction mod p does not commute with sums mod 2^64).
+func hashEach(ka, kb int, seeds, a, b []block) {
+	if len(seeds) == 0 {
+		return
+	}
+	_, _ = fixedCiphers[ka], a[len(seeds)-1]
+	if b != nil {
+		_, _ = fixedCiphers[kb], b[len(seeds)-1]
+	}
+	if hashEachAccel(ka, kb, seeds, a, b) {
+		return
+	}
+	buf := blockBuffers.Get().(*[16]byte)
+	defer blockBuffers.Put(buf)
+	for i, s := range seeds {
+		a[i] = hashPortable(ka, s, buf)
+		if b != nil {
+			b[i] = hashPortable(kb, s, buf)
+		}
+	}
+}

@@ -10,11 +10,14 @@ package fss
 // at the CTR keystream's speed. AESENC is constant time and the keys are
 // public.
 
+// With VAES (useVAES), prgNodeVAES keeps sixteen blocks in flight, two
+// per YMM register, and prgNodeAsm takes the seeds left over.
+
 // roundKeys are the AES-128 key schedules of fixedKeys, 11 round keys of
 // 16 bytes each, in the byte order AESENC expects.
 var roundKeys [prgKeys][176]byte
 
-var useAESNI bool
+var useAESNI, useVAES bool
 
 // prgNodeArgs are the arguments of prgNodeAsm; the assembly reads the
 // fields at offsets 0, 8, …, 72.
@@ -26,7 +29,7 @@ type prgNodeArgs struct {
 	sums              *block     // one per value key
 	seeds             *block
 	n                 int // number of seeds
-	scratch           *[8]block
+	scratch           *[16]block
 }
 
 // prgNodeAsm is prgNode on AES-NI.
@@ -34,10 +37,21 @@ type prgNodeArgs struct {
 //go:noescape
 func prgNodeAsm(a *prgNodeArgs)
 
+// prgNodeVAES is prgNodeAsm for a multiple of 16 seeds, on VAES.
+//
+//go:noescape
+func prgNodeVAES(a *prgNodeArgs)
+
 func hasAESNI() bool
+
+// x86Features reports whether the CPU and the OS support AVX2, and VAES
+// on YMM registers.
+func x86Features() (avx2, vaes bool)
 
 func initAccel() {
 	useAESNI = hasAESNI()
+	avx2, vaes := x86Features()
+	useAVX2, useVAES = avx2, useAESNI && vaes
 	for i := range fixedKeys {
 		roundKeys[i] = expandKey128(fixedKeys[i])
 	}
@@ -47,23 +61,57 @@ func prgNodeAccel(m int, seeds, left, right []block, valueFirst int, sums []bloc
 	if !useAESNI {
 		return false
 	}
-	var scratch [8]block
+	var scratch [16]block
 	a := prgNodeArgs{
 		valueKeys: &roundKeys[1+valueFirst],
 		values:    len(sums),
-		seeds:     &seeds[0],
-		n:         len(seeds),
 		scratch:   &scratch,
 	}
 	if len(sums) > 0 {
 		a.sums = &sums[0]
 	}
 	if left != nil {
-		a.leftKey, a.left = &roundKeys[0], &left[0]
+		a.leftKey = &roundKeys[0]
 	}
 	if right != nil {
-		a.rightKey, a.right = &roundKeys[rightSeedKey(m)], &right[0]
+		a.rightKey = &roundKeys[rightSeedKey(m)]
 	}
-	prgNodeAsm(&a)
+	// The first multiple of 16 seeds on VAES when there is, the rest on
+	// AES-NI.
+	vaesSeeds := 0
+	if useVAES {
+		vaesSeeds = len(seeds) &^ 15
+	}
+	for _, part := range [2][2]int{{0, vaesSeeds}, {vaesSeeds, len(seeds)}} {
+		from, to := part[0], part[1]
+		if from == to {
+			continue
+		}
+		a.seeds, a.n = &seeds[from], to-from
+		if left != nil {
+			a.left = &left[from]
+		}
+		if right != nil {
+			a.right = &right[from]
+		}
+		if to == vaesSeeds {
+			prgNodeVAES(&a)
+		} else {
+			prgNodeAsm(&a)
+		}
+	}
+	return true
+}
+
+func hashEachAccel(ka, kb int, seeds, a, b []block) bool {
+	if !useAESNI {
+		return false
+	}
+	var scratch [16]block
+	args := prgNodeArgs{leftKey: &roundKeys[ka], left: &a[0], seeds: &seeds[0], n: len(seeds), scratch: &scratch}
+	if b != nil {
+		args.rightKey, args.right = &roundKeys[kb], &b[0]
+	}
+	prgNodeAsm(&args)
 	return true
 }

@@ -173,6 +173,31 @@ loop:                 \
 	JNZ   loop        \
 skip:
 
+// PRG_ARGS loads the arguments of prgNodeAsm and prgNodeVAES: DX = a,
+// SI = seeds, CX = seeds left, R9 = scratch, R8 = 0, the byte offset of
+// the current seeds' outputs.
+#define PRG_ARGS \
+	MOVQ a+0(FP), DX \
+	MOVQ 56(DX), SI  \
+	MOVQ 64(DX), CX  \
+	MOVQ 72(DX), R9  \
+	XORQ R8, R8
+
+// GROUPS(group, width, bytes, sigma, enc, store, sum, left, right, values,
+// vdone, exit) runs groups of width seeds (bytes of blocks) while there
+// are, then goes on at exit: sigma to scratch, then each output's keys.
+#define GROUPS(group, width, bytes, sigma, enc, store, sum, left, right, values, vdone, exit) \
+group:                                   \
+	CMPQ CX, $width                      \
+	JB   exit                            \
+	sigma                                \
+	SEEDS(enc, store, 0, 32, left)       \
+	SEEDS(enc, store, 8, 40, right)      \
+	VALUES(enc, sum, values, vdone)      \
+	ADDQ $bytes, R8                      \
+	SUBQ $width, CX                      \
+	JMP  group
+
 // func prgNodeAsm(a *prgNodeArgs)
 //
 // For the n seeds at a.seeds: a.left[i] = H(leftKey, seed i) and
@@ -180,23 +205,9 @@ skip:
 // a.sums[j] += Σ_i H(valueKeys[j], seed i) for j < a.values, where
 // H(k, x) = AES_k(σ(x)) ⊕ σ(x). Eight seeds in flight, then one at a time.
 TEXT ·prgNodeAsm(SB), NOSPLIT, $0-8
-	MOVQ  a+0(FP), DX
-	MOVQ  56(DX), SI // seeds
-	MOVQ  64(DX), CX // seeds left
-	MOVQ  72(DX), R9 // scratch
-	XORQ  R8, R8     // byte offset of the current seeds' outputs
+	PRG_ARGS
 	MOVOU hiMask<>(SB), X15
-
-group8:
-	CMPQ CX, $8
-	JB   tail
-	SIGMA8
-	SEEDS(ENC8, STORE8, 0, 32, left8)
-	SEEDS(ENC8, STORE8, 8, 40, right8)
-	VALUES(ENC8, SUM8, values8, done8)
-	ADDQ $128, R8
-	SUBQ $8, CX
-	JMP  group8
+	GROUPS(group8, 8, 128, SIGMA8, ENC8, STORE8, SUM8, left8, right8, values8, done8, tail)
 
 tail:
 	TESTQ CX, CX
@@ -221,4 +232,155 @@ TEXT ·hasAESNI(SB), NOSPLIT, $0-1
 	SHRL $25, CX
 	ANDL $1, CX
 	MOVB CX, ret+0(FP)
+	RET
+
+// VAES path: sixteen seeds in flight as eight YMM registers of two blocks
+// each, every round key broadcast to both lanes. Y15 = hiMask in both
+// lanes; Y8 round key, Y9 scratch.
+
+// VSIGMA_TO_SCRATCH(i): scratch pair i = σ(seed pair i at SI).
+#define VSIGMA_TO_SCRATCH(i) \
+	VMOVDQU (i*32)(SI), Y0    \
+	VPSHUFD $0x4e, Y0, Y9     \
+	VPAND   Y15, Y0, Y0       \
+	VPXOR   Y9, Y0, Y0        \
+	VMOVDQU Y0, (i*32)(R9)
+
+#define VWHITEN(i, y) \
+	VPXOR (i*32)(R9), Y8, y
+
+#define VROUND16(off) \
+	VBROADCASTI128 off(R10), Y8 \
+	VAESENC        Y8, Y0, Y0   \
+	VAESENC        Y8, Y1, Y1   \
+	VAESENC        Y8, Y2, Y2   \
+	VAESENC        Y8, Y3, Y3   \
+	VAESENC        Y8, Y4, Y4   \
+	VAESENC        Y8, Y5, Y5   \
+	VAESENC        Y8, Y6, Y6   \
+	VAESENC        Y8, Y7, Y7
+
+#define VLAST16 \
+	VBROADCASTI128 160(R10), Y8 \
+	VAESENCLAST    Y8, Y0, Y0   \
+	VAESENCLAST    Y8, Y1, Y1   \
+	VAESENCLAST    Y8, Y2, Y2   \
+	VAESENCLAST    Y8, Y3, Y3   \
+	VAESENCLAST    Y8, Y4, Y4   \
+	VAESENCLAST    Y8, Y5, Y5   \
+	VAESENCLAST    Y8, Y6, Y6   \
+	VAESENCLAST    Y8, Y7, Y7
+
+#define VFEED(i, y) \
+	VPXOR (i*32)(R9), y, y
+
+// ENC16 encrypts the 16 scratch blocks under the schedule at R10 and adds
+// the MMO feed-forward: Y0…Y7 hold H(seed 2i), H(seed 2i+1).
+#define ENC16 \
+	VBROADCASTI128 (R10), Y8 \
+	VWHITEN(0, Y0)           \
+	VWHITEN(1, Y1)           \
+	VWHITEN(2, Y2)           \
+	VWHITEN(3, Y3)           \
+	VWHITEN(4, Y4)           \
+	VWHITEN(5, Y5)           \
+	VWHITEN(6, Y6)           \
+	VWHITEN(7, Y7)           \
+	VROUND16(16)             \
+	VROUND16(32)             \
+	VROUND16(48)             \
+	VROUND16(64)             \
+	VROUND16(80)             \
+	VROUND16(96)             \
+	VROUND16(112)            \
+	VROUND16(128)            \
+	VROUND16(144)            \
+	VLAST16                  \
+	VFEED(0, Y0)             \
+	VFEED(1, Y1)             \
+	VFEED(2, Y2)             \
+	VFEED(3, Y3)             \
+	VFEED(4, Y4)             \
+	VFEED(5, Y5)             \
+	VFEED(6, Y6)             \
+	VFEED(7, Y7)
+
+#define VSIGMA16 \
+	VSIGMA_TO_SCRATCH(0) \
+	VSIGMA_TO_SCRATCH(1) \
+	VSIGMA_TO_SCRATCH(2) \
+	VSIGMA_TO_SCRATCH(3) \
+	VSIGMA_TO_SCRATCH(4) \
+	VSIGMA_TO_SCRATCH(5) \
+	VSIGMA_TO_SCRATCH(6) \
+	VSIGMA_TO_SCRATCH(7) \
+	ADDQ $256, SI
+
+#define STORE16 \
+	VMOVDQU Y0, 0(R11)   \
+	VMOVDQU Y1, 32(R11)  \
+	VMOVDQU Y2, 64(R11)  \
+	VMOVDQU Y3, 96(R11)  \
+	VMOVDQU Y4, 128(R11) \
+	VMOVDQU Y5, 160(R11) \
+	VMOVDQU Y6, 192(R11) \
+	VMOVDQU Y7, 224(R11)
+
+// SUM16 adds the 16 blocks in Y0…Y7 to the block at R11.
+#define SUM16 \
+	VPADDQ      Y1, Y0, Y0 \
+	VPADDQ      Y3, Y2, Y2 \
+	VPADDQ      Y5, Y4, Y4 \
+	VPADDQ      Y7, Y6, Y6 \
+	VPADDQ      Y2, Y0, Y0 \
+	VPADDQ      Y6, Y4, Y4 \
+	VPADDQ      Y4, Y0, Y0 \
+	VEXTRACTI128 $1, Y0, X1 \
+	VPADDQ      X1, X0, X0 \
+	VPADDQ      (R11), X0, X0 \
+	VMOVDQU     X0, (R11)
+
+// func prgNodeVAES(a *prgNodeArgs)
+//
+// prgNodeAsm for a.n seeds, a multiple of 16, on VAES over YMM registers;
+// a.scratch must hold 16 blocks.
+TEXT ·prgNodeVAES(SB), NOSPLIT, $0-8
+	PRG_ARGS
+	VBROADCASTI128 hiMask<>(SB), Y15
+	GROUPS(group16, 16, 256, VSIGMA16, ENC16, STORE16, SUM16, left16, right16, values16, done16, vdone)
+
+vdone:
+	VZEROUPPER
+	RET
+
+// func x86Features() (avx2, vaes bool)
+//
+// AVX2 needs CPUID.1:ECX OSXSAVE (bit 27) and AVX (28), the OS saving
+// XMM and YMM state (XCR0 bits 1 and 2) and CPUID.(7,0):EBX AVX2 (bit
+// 5); VAES on YMM registers needs AVX2 and CPUID.(7,0):ECX VAES (bit 9).
+TEXT ·x86Features(SB), NOSPLIT, $0-2
+	MOVB  $0, avx2+0(FP)
+	MOVB  $0, vaes+1(FP)
+	MOVL  $1, AX
+	XORL  CX, CX
+	CPUID
+	ANDL  $0x18000000, CX
+	CMPL  CX, $0x18000000
+	JNE   nofeatures
+	XORL  CX, CX
+	XGETBV
+	ANDL  $6, AX
+	CMPL  AX, $6
+	JNE   nofeatures
+	MOVL  $7, AX
+	XORL  CX, CX
+	CPUID
+	BTL   $5, BX
+	JCC   nofeatures
+	MOVB  $1, avx2+0(FP)
+	BTL   $9, CX
+	JCC   nofeatures
+	MOVB  $1, vaes+1(FP)
+
+nofeatures:
 	RET

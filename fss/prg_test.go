@@ -7,13 +7,30 @@ import (
 )
 
 // TestPRGNodeMatchesStandardLibrary checks prgNode (accelerated when the
-// platform allows) against crypto/aes for seed counts around the 8-seed
-// groups, every combination of outputs the evaluators use, and the first
-// and last fixed keys.
+// platform allows, with each accelerated loop the platform has: see
+// accelerations) against crypto/aes for seed counts around the 8- and
+// 16-seed groups, every combination of outputs the evaluators use, and
+// the first and last fixed keys.
 func TestPRGNodeMatchesStandardLibrary(t *testing.T) {
+	for _, accel := range accelerations() {
+		t.Run(accel.name, func(t *testing.T) {
+			defer accel.use()()
+			checkPRGNode(t)
+		})
+	}
+}
+
+// accel is one loop of the PRG: use switches to it and returns the
+// function that switches back.
+type accel struct {
+	name string
+	use  func() (restore func())
+}
+
+func checkPRGNode(t *testing.T) {
 	r := rand.New(testRand(40))
 	for _, m := range []int{1, 2, 3, maxComponents} {
-		for _, n := range []int{1, 7, 8, 9, 17, 32} {
+		for _, n := range []int{1, 7, 8, 9, 15, 16, 17, 32, 33, 64} {
 			for _, tc := range []struct {
 				left, right   bool
 				first, values int

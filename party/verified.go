@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/verify"
 )
@@ -16,6 +17,13 @@ import (
 // report ID as the nonce; randomness from rand, crypto/rand when nil. The
 // probability component is not carried.
 func (p *Party) VerifiedReport(rand io.Reader) (verify.Report, error) {
+	return p.VerifiedReportAt(p.report, rand)
+}
+
+// VerifiedReportAt is VerifiedReport under the report ID id instead of
+// the party's own: a party that derives its IDs (a rerun of a file must
+// send the same reports) gives them here.
+func (p *Party) VerifiedReportAt(id payload.ReportID, rand io.Reader) (verify.Report, error) {
 	s, err := verify.New(p.bins)
 	if err != nil {
 		return verify.Report{}, fmt.Errorf("party: %w", err)
@@ -23,9 +31,9 @@ func (p *Party) VerifiedReport(rand io.Reader) (verify.Report, error) {
 	if rand == nil {
 		rand = crand.Reader
 	}
-	r, err := s.EncodeAt(p.report, p.bin-1, p.payload[1] == 1, rand)
+	r, err := s.EncodeAt(id, p.bin-1, p.payload[1] == 1, rand)
 	if err != nil {
-		return r, fmt.Errorf("party: report %v: %w", p.report, err)
+		return r, fmt.Errorf("party: report %v: %w", id, err)
 	}
 	return r, nil
 }

@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/fedecdf/fedecdf/fss"
+	"github.com/fedecdf/fedecdf/internal/bench"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 )
@@ -76,9 +80,14 @@ func dcfBits(bins int) int {
 	return d.Bits()
 }
 
+// walkKeys is the number of keys one goroutine hands fss.SumBatch at a
+// time: fss walks up to 64 keys in lockstep on the calling goroutine
+// alone, so that the goroutine's thread clock times the whole walk.
+const walkKeys = 64
+
 // foldChunk is the number of keys a fold evaluates at once: enough for
-// every core to walk fss's lockstep chunks of keys (fss.SumBatch).
-func foldChunk() int { return 64 * runtime.GOMAXPROCS(0) }
+// every core to walk a lockstep chunk of walkKeys keys.
+func foldChunk() int { return walkKeys * runtime.GOMAXPROCS(0) }
 
 // folded is a DCF dataset's aggregate at one server: its share of
 // Σ_reports payload_c·1[bin ≤ j] for every 0-based prefix j and component
@@ -93,6 +102,13 @@ type folded struct {
 	// evaluated counts the keys walked, folding or folding again: what
 	// the tests check queries do not add to.
 	evaluated int
+	// walkCPU is the CPU time of those walks, in nanoseconds, from the
+	// walking threads' clocks (KeyWalkCPU); unmeasured is set when a
+	// thread had no clock.
+	walkCPU    atomic.Int64
+	unmeasured atomic.Bool
+	// scratch holds one accumulator per walking goroutine.
+	scratch [][]uint64
 }
 
 func newFolded(bins int) (*folded, error) {
@@ -128,13 +144,67 @@ func (f *folded) flush() error {
 }
 
 // eval adds the full-domain evaluation of keys to acc: one walk of each
-// key's tree.
+// key's tree, chunks of walkKeys keys walked on up to GOMAXPROCS
+// goroutines, each locked to its thread while it walks so that the
+// thread's clock times its walks (walkCPU).
 func (f *folded) eval(keys []*fss.Key, acc []uint64) error {
 	f.evaluated += len(keys)
-	if err := f.dom.SumPrefixes(keys, f.prefixes, acc); err != nil {
+	chunks := (len(keys) + walkKeys - 1) / walkKeys
+	workers := max(1, min(runtime.GOMAXPROCS(0), chunks))
+	for len(f.scratch) < workers {
+		f.scratch = append(f.scratch, make([]uint64, len(f.sums)))
+	}
+	var next atomic.Int64
+	errs := make([]error, workers)
+	work := func(w int) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		start, ok := bench.ThreadCPU()
+		for c := int(next.Add(1) - 1); c < chunks && errs[w] == nil; c = int(next.Add(1) - 1) {
+			errs[w] = f.dom.SumPrefixes(keys[c*walkKeys:min((c+1)*walkKeys, len(keys))], f.prefixes, f.scratch[w])
+		}
+		end, endOK := bench.ThreadCPU()
+		if !ok || !endOK {
+			f.unmeasured.Store(true)
+		}
+		f.walkCPU.Add(int64(end - start))
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Go(func() { work(w) })
+	}
+	work(0)
+	wg.Wait()
+	for _, part := range f.scratch[:workers] {
+		for k, v := range part {
+			acc[k] += v
+		}
+		clear(part)
+	}
+	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("evaluating %d DCF keys: %w", len(keys), err)
 	}
 	return nil
+}
+
+// KeyWalkCPU returns the CPU time the server has spent walking DCF keys
+// (folding reports when it accepts them, and folding them again for a
+// release over fewer reports), summed over its datasets from the walking
+// threads' own clocks: the server's share of a process's CPU that its
+// parties and other peers share. ok is false when a walk ran on a
+// platform without a thread clock (bench.ThreadCPU). Keys pending a fold
+// are walked, and counted, by the next upload or release.
+func (s *Server) KeyWalkCPU() (cpu time.Duration, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ok = true
+	for _, d := range s.datasets {
+		if d.fold != nil {
+			cpu += time.Duration(d.fold.walkCPU.Load())
+			ok = ok && !d.fold.unmeasured.Load()
+		}
+	}
+	return cpu, ok
 }
 
 // over returns, per component of comps, this server's share of the

@@ -156,10 +156,37 @@
 // false bin or label: validity is not truth); the probability component,
 // which a Prio3Histogram cannot carry — an additive dataset refuses
 // releases of it (ErrPolicy); Hosmer–Lemeshow on it uses the plans that
-// need no probability (internal/verify, "A probability component"). The
-// verification state (undecided uploads, the helper's tentative
-// decisions, the aggregate) is in memory only: package deploy runs the
-// dcf backend only.
+// need no probability (internal/verify, "A probability component").
+//
+// Verification state across restarts. Each server saves its verdicts in
+// its VerdictStore (Config.Verdicts; package deploy's bbolt store) before
+// acting on them: the leader its final verdicts on a batch before it
+// counts them or sends Decide, the helper its tentative verdicts before
+// it answers Prepared and its final ones before it counts them and
+// acknowledges Decide, and either a malformed upload's rejection before
+// refusing it. With a store, a report is verified only once its upload
+// is durable (Stored): a verdict never outlives the upload it needs.
+// The aggregate itself is never stored: a restarted server loads its
+// verdicts — rejections counted at once per reason, the leader queueing
+// every final verdict to tell the helper again (it ignores those it
+// has) — and, as its stored uploads are handed to it again, re-derives
+// each accepted report's output share from its own input share, the key
+// and the nonce (verify.Server.Rederive), and restores the helper's
+// tentative verdicts with their verifier messages (Prepare is
+// deterministic). So whichever server crashes at whatever point of the
+// exchange, the next exchange finishes it: a Prepare lost or unanswered
+// is sent again and answered from the same (stored) tentative verdict, a
+// Decide lost is sent again, and both servers end with the same counted
+// reports, aggregate and rejected counts (TestVerificationSurvivesCrashes).
+//
+// The verification key. Both servers hold the same 32-byte Prio3 verify
+// key (Config.VerifyKey), which parties and analysts must never know: a
+// party that knew it could compute the query randomness and build a
+// proof that passes for an invalid report. No message carries it.
+// Package deploy derives it from the two servers' static X25519 keys
+// (see there), so only the leader and the helper can compute it; a
+// server holding another key rejects every report (ErrMismatch at the
+// joint randomness, or the FLP decision fails), at both servers.
 //
 // Folding at ingestion (DCF backend). A DCF key's evaluation at every
 // point of the domain is that report's share of every prefix of every
@@ -222,5 +249,6 @@
 // aggregation, party, deploy or internal/store. It defines what it needs
 // of its storage (ledger.Ledger, ReleaseStore: encoded records, whose
 // format it owns; ReportStore: the uploads it accepted, read back to fold
-// again), and deploy hands it an internal/store.Store for all three.
+// again; VerdictStore: its verification verdicts, records whose format it
+// owns too), and deploy hands it an internal/store.Store for all four.
 package server

@@ -101,6 +101,13 @@ type Config struct {
 	// their additive datasets, secret from parties (required, not all
 	// zero, when a dataset uses the additive backend).
 	VerifyKey [verify.KeySize]byte
+	// Verdicts keeps the verification verdicts of the additive datasets,
+	// loaded by New (in memory if nil). With one, an additive upload is
+	// verified only once the caller has made it durable and says so
+	// (Stored), and a restarted server counts a report accepted before
+	// when its upload is handed to it again (package deploy replays its
+	// store).
+	Verdicts VerdictStore
 }
 
 // Server is a leader or helper of the two-server secure sum. Its Handle
@@ -225,8 +232,17 @@ func (s *Server) aggregate(d *dataset) error {
 	if s.cfg.VerifyKey == ([verify.KeySize]byte{}) {
 		return fmt.Errorf("the additive backend needs the servers' shared verification key (Config.VerifyKey), secret from parties")
 	}
-	d.verified, err = newVerified(d.Bins, s.cfg.Role, s.cfg.VerifyKey)
-	return err
+	store, gate := s.cfg.Verdicts, true
+	if store == nil {
+		store, gate = memoryVerdicts{}, false
+	}
+	if d.verified, err = newVerified(d.Dataset, s.cfg.Role, s.cfg.VerifyKey, store, gate); err != nil {
+		return err
+	}
+	if err := d.verified.load(s.cfg.Role); err != nil {
+		return fmt.Errorf("loading the verdicts: %w", err)
+	}
+	return nil
 }
 
 // loadReleases restores the recorded releases of d with their noise,
@@ -399,9 +415,12 @@ func (s *Server) upload(from transport.PeerID, m *protocol.Upload) (protocol.Mes
 		return nil, fmt.Errorf("%s: report %v refused: %w: dataset %q holds its maximum of %d reports; configure another dataset for more", s.cfg.Role, m.Report, ErrTooManyReports, d.Name, d.MaxReports)
 	}
 	if d.verified != nil {
-		dup, err := d.verified.hold(s.cfg.Role, m)
+		dup, accepted, err := d.verified.hold(s.cfg.Role, m)
 		if err != nil {
 			return nil, fmt.Errorf("%s: report %v rejected: %w", s.cfg.Role, m.Report, err)
+		}
+		if accepted {
+			d.reports[m.Report] = struct{}{}
 		}
 		return &protocol.Ack{Duplicate: dup}, nil
 	}

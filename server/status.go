@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -61,6 +62,11 @@ func (s *Server) State(dataset string) (protocol.ServerState, error) {
 		})
 	}
 	slices.SortFunc(st.Releases, func(a, b protocol.ReleaseState) int { return payload.CompareIDs(a.Release, b.Release) })
+	if d.verified != nil {
+		for _, reason := range slices.Sorted(maps.Keys(d.verified.rejected)) {
+			st.Rejected = append(st.Rejected, protocol.Rejection{Reason: reason, Count: d.verified.rejected[reason]})
+		}
+	}
 	return st, nil
 }
 

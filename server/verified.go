@@ -37,6 +37,22 @@ type verified struct {
 	untold []protocol.Item
 	// rejected counts the rejected reports by reason (verify.Reason).
 	rejected map[string]int
+
+	// dataset names the dataset in store, which keeps every verdict
+	// before the server acts on it (verdicts.go).
+	dataset string
+	store   VerdictStore
+	// restore holds the reports accepted before a restart whose uploads
+	// are not held again yet: each is added to the aggregate, its output
+	// share re-derived, when its upload is replayed (hold).
+	restore map[payload.ReportID]bool
+	// restoreTentative holds, at the helper, the tentative verdicts
+	// stored before a restart on reports not held again yet.
+	restoreTentative map[payload.ReportID]protocol.Verdict
+	// gate: an upload is verified only once the caller has made it
+	// durable (Server.Stored); unstored holds those it has not yet.
+	gate     bool
+	unstored map[payload.ReportID]bool
 }
 
 // tentative is the helper's decision on a report before the leader's.
@@ -45,9 +61,11 @@ type tentative struct {
 	out  *verify.Output
 }
 
-// newVerified returns the verification state of an additive dataset of
-// bins bins at the server of role, with the servers' shared key.
-func newVerified(bins int, role Role, key [verify.KeySize]byte) (*verified, error) {
+// newVerified returns the verification state of the additive dataset d
+// at the server of role, with the servers' shared key, keeping its
+// verdicts in store (gate: verifying only uploads made durable).
+func newVerified(d Dataset, role Role, key [verify.KeySize]byte, store VerdictStore, gate bool) (*verified, error) {
+	bins := d.Bins
 	p := make(pool, runtime.GOMAXPROCS(0))
 	var scheme *verify.Scheme
 	var srv *verify.Server
@@ -67,6 +85,10 @@ func newVerified(bins int, role Role, key [verify.KeySize]byte) (*verified, erro
 		tentative: make(map[payload.ReportID]*tentative),
 		final:     make(map[payload.ReportID]protocol.Verdict),
 		rejected:  make(map[string]int),
+		dataset:   d.Name, store: store, gate: gate,
+		restore:          make(map[payload.ReportID]bool),
+		restoreTentative: make(map[payload.ReportID]protocol.Verdict),
+		unstored:         make(map[payload.ReportID]bool),
 	}, nil
 }
 
@@ -133,21 +155,92 @@ func firstRejection(vs ...protocol.Verdict) protocol.Verdict {
 // hold accepts an additive upload for verification: a report whose
 // shares do not decode is rejected at once as malformed (and the helper
 // told, by the leader); a report already held or decided is a duplicate.
-// The caller holds s.mu.
-func (v *verified) hold(role Role, m *protocol.Upload) (duplicate bool, err error) {
+// A report accepted before a restart is counted again (accepted), and a
+// helper's tentative verdict from before a restart restored. The caller
+// holds s.mu.
+func (v *verified) hold(role Role, m *protocol.Upload) (duplicate, accepted bool, err error) {
 	if _, held := v.uploads[m.Report]; held {
-		return true, nil
+		return true, false, nil
 	}
 	if _, decided := v.final[m.Report]; decided {
-		return true, nil
+		if !v.restore[m.Report] {
+			return true, false, nil
+		}
+		return false, true, v.rederive(m)
 	}
 	if err := v.srv.Check(m.Public, m.Share); err != nil {
+		if err := v.save(stageFinal, []protocol.Item{{Report: m.Report, Verdict: protocol.VerdictMalformed}}); err != nil {
+			return false, false, err
+		}
 		v.decide(role, m.Report, protocol.VerdictMalformed, nil)
-		return false, err
+		return false, false, err
+	}
+	if verdict, ok := v.restoreTentative[m.Report]; ok {
+		t, err := v.retentative(m, verdict)
+		if err != nil {
+			return false, false, err
+		}
+		v.tentative[m.Report] = t
+		delete(v.restoreTentative, m.Report)
 	}
 	v.uploads[m.Report] = m
-	return false, nil
+	if v.gate {
+		v.unstored[m.Report] = true
+	}
+	return false, false, nil
 }
+
+// rederive counts again a report accepted before a restart, from its
+// replayed upload (verify.Server.Rederive).
+func (v *verified) rederive(m *protocol.Upload) error {
+	srv := <-v.pool
+	defer func() { v.pool <- srv }()
+	out, err := srv.Rederive(m.Report, m.Public, m.Share)
+	if err != nil {
+		return fmt.Errorf("re-deriving the output share of report %v, accepted before a restart: %w", m.Report, err)
+	}
+	if err := v.agg.Add(m.Report, out); err != nil {
+		return fmt.Errorf("report %v, accepted before a restart: %w", m.Report, err)
+	}
+	delete(v.restore, m.Report)
+	return nil
+}
+
+// retentative restores the helper's tentative verdict on the replayed
+// upload m: an acceptance with its verifier message and output share,
+// both derived again (Prepare is deterministic).
+func (v *verified) retentative(m *protocol.Upload, verdict protocol.Verdict) (*tentative, error) {
+	t := &tentative{item: protocol.Item{Report: m.Report, Verdict: verdict}}
+	if verdict != protocol.VerdictOK {
+		return t, nil
+	}
+	srv := <-v.pool
+	defer func() { v.pool <- srv }()
+	_, msg, err := srv.Prepare(m.Report, m.Public, m.Share)
+	if err == nil {
+		t.out, err = srv.Rederive(m.Report, m.Public, m.Share)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("restoring the tentative verdict on report %v: %w", m.Report, err)
+	}
+	t.item.Message = msg
+	return t, nil
+}
+
+// Stored tells the server that the upload of report id of dataset, which
+// it accepted, is durable: with a Config.Verdicts store, an additive
+// report is verified only then, so that no report is decided that a
+// restarted server could not count again from its store.
+func (s *Server) Stored(dataset string, id payload.ReportID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d, ok := s.datasets[dataset]; ok && d.verified != nil {
+		delete(d.verified.unstored, id)
+	}
+}
+
+// reasonOf is the rejection reason of a verdict (verify.Reason).
+func reasonOf(v protocol.Verdict) string { return verify.Reason(verdicts[v]) }
 
 // decide records the final verdict on report id, counting it in the
 // aggregate (out) or among the rejections; the leader queues it for the
@@ -160,7 +253,7 @@ func (v *verified) decide(role Role, id payload.ReportID, verdict protocol.Verdi
 	delete(v.uploads, id)
 	delete(v.tentative, id)
 	if verdict != protocol.VerdictOK {
-		v.rejected[verify.Reason(verdicts[verdict])]++
+		v.rejected[reasonOf(verdict)]++
 	}
 	if role == Leader {
 		v.untold = append(v.untold, protocol.Item{Report: id, Verdict: verdict})
@@ -243,7 +336,7 @@ func (s *Server) prepareBatch(d *dataset, skip map[payload.ReportID]bool) *leade
 		if len(ups) == verifyBatch {
 			break
 		}
-		if !skip[id] {
+		if !skip[id] && !v.unstored[id] {
 			ups = append(ups, v.uploads[id])
 		}
 	}
@@ -289,6 +382,15 @@ func (s *Server) exchange(ctx context.Context, d *dataset, b *leaderBatch, missi
 			verdicts[j] = verdictOf(err)
 		}
 	})
+	var final []protocol.Item
+	for j, own := range b.items {
+		if !missing[own.Report] {
+			final = append(final, protocol.Item{Report: own.Report, Verdict: verdicts[j]})
+		}
+	}
+	if err := d.verified.save(stageFinal, final); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for j, own := range b.items {
@@ -361,6 +463,15 @@ func (s *Server) prepared(m *protocol.Prepare) (protocol.Message, error) {
 	})
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var kept []protocol.Item
+	for _, t := range fresh {
+		if _, held := v.uploads[t.item.Report]; held {
+			kept = append(kept, protocol.Item{Report: t.item.Report, Verdict: t.item.Verdict})
+		}
+	}
+	if err := v.save(stageTentative, kept); err != nil {
+		return nil, fmt.Errorf("helper: %w", err)
+	}
 	for k, t := range fresh {
 		if _, held := v.uploads[t.item.Report]; held {
 			v.tentative[t.item.Report] = t
@@ -385,7 +496,7 @@ func (v *verified) known(id payload.ReportID, answer *protocol.Item) *protocol.U
 		return nil
 	}
 	up, ok := v.uploads[id]
-	if !ok {
+	if !ok || v.unstored[id] {
 		*answer = protocol.Item{Report: id, Verdict: protocol.VerdictMissing}
 		return nil
 	}
@@ -409,8 +520,9 @@ func prepareHelper(srv *verify.Server, up *protocol.Upload, theirs protocol.Item
 
 // decided applies the leader's final verdicts at the helper: a report
 // counts only if both servers accepted it; a rejection counts under the
-// leader's reason (which includes the helper's). Verdicts on reports
-// decided already or never held are ignored.
+// leader's reason (which includes the helper's), also for a report the
+// helper does not hold. An acceptance of a report it did not prepare,
+// and any verdict on a report decided already, are ignored.
 func (s *Server) decided(m *protocol.Decide) (protocol.Message, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -419,19 +531,32 @@ func (s *Server) decided(m *protocol.Decide) (protocol.Message, error) {
 		return nil, err
 	}
 	v := d.verified
+	var final []protocol.Item
 	for _, it := range m.Items {
 		if _, done := v.final[it.Report]; done {
 			continue
 		}
 		t, prepared := v.tentative[it.Report]
-		_, held := v.uploads[it.Report]
 		switch {
 		case prepared:
-			if v.decide(Helper, it.Report, firstRejection(it.Verdict, t.item.Verdict), t.out) {
-				d.reports[it.Report] = struct{}{}
-			}
-		case held && it.Verdict != protocol.VerdictOK:
-			v.decide(Helper, it.Report, it.Verdict, nil)
+			final = append(final, protocol.Item{Report: it.Report, Verdict: firstRejection(it.Verdict, t.item.Verdict)})
+		case it.Verdict != protocol.VerdictOK:
+			// Held or not yet (or never, when the leader refused a
+			// relayed upload): rejected here too, and an upload
+			// arriving later is a duplicate.
+			final = append(final, protocol.Item{Report: it.Report, Verdict: it.Verdict})
+		}
+	}
+	if err := v.save(stageFinal, final); err != nil {
+		return nil, fmt.Errorf("helper: %w", err)
+	}
+	for _, it := range final {
+		var out *verify.Output
+		if t, ok := v.tentative[it.Report]; ok {
+			out = t.out
+		}
+		if v.decide(Helper, it.Report, it.Verdict, out) {
+			d.reports[it.Report] = struct{}{}
 		}
 	}
 	return &protocol.Ack{}, nil

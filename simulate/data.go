@@ -39,7 +39,7 @@ type ModelSummary struct {
 
 // LoadData returns the parties' data for cfg:
 //
-//   - no cfg.Data: the built-in table (dataset.Synthetic) with enough rows
+//   - no cfg.Data: the built-in table (dataset.ScoreSynthetic) with enough rows
 //     for cfg.Parties test rows, scored by a logistic regression trained on
 //     the other rows;
 //   - cfg.Data with cfg.ScoreCol: that score column and the label
@@ -62,7 +62,7 @@ func LoadData(cfg Config) (*Data, error) {
 			return nil, fmt.Errorf("number of parties %d is not positive", cfg.Parties)
 		}
 		rows := int(math.Ceil(float64(cfg.Parties)/testFraction(cfg))) + 1
-		d, err = scoreTable(dataset.Synthetic(rows, cfg.Seed), dataset.SyntheticLabel, "", cfg)
+		d, err = scored(dataset.ScoreSynthetic(rows, cfg.Seed, splitOptions(cfg)))
 		if d != nil {
 			d.Source = fmt.Sprintf("built-in synthetic table (%d rows, seed %d) → logistic regression → test-set probabilities", rows, cfg.Seed)
 		}
@@ -75,7 +75,7 @@ func LoadData(cfg Config) (*Data, error) {
 		if t, err = dataset.ReadTable(cfg.Data, 0); err != nil {
 			return nil, err
 		}
-		d, err = scoreTable(t, cfg.LabelCol, cfg.Positive, cfg)
+		d, err = scored(dataset.ScoreTable(t, cfg.LabelCol, cfg.Positive, splitOptions(cfg)))
 		if d != nil {
 			d.Source = fmt.Sprintf("%s (%d rows) → logistic regression on label %q → test-set probabilities", cfg.Data, len(t.Rows), cfg.LabelCol)
 		}
@@ -129,9 +129,14 @@ func testFraction(cfg Config) float64 {
 	return cfg.TestFraction
 }
 
-// scoreTable trains the logistic regression on t and keeps its test rows.
-func scoreTable(t *dataset.Table, label, positive string, cfg Config) (*Data, error) {
-	s, err := dataset.ScoreTable(t, label, positive, dataset.SplitOptions{TestFraction: cfg.TestFraction, Seed: cfg.Seed, Drop: cfg.Drop})
+// splitOptions are the options of the logistic regression on a table.
+func splitOptions(cfg Config) dataset.SplitOptions {
+	return dataset.SplitOptions{TestFraction: cfg.TestFraction, Seed: cfg.Seed, Drop: cfg.Drop}
+}
+
+// scored keeps the test rows of a table scored by a logistic regression
+// (dataset.ScoreTable).
+func scored(s *dataset.Scored, err error) (*Data, error) {
 	if err != nil {
 		return nil, err
 	}

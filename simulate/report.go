@@ -3,12 +3,11 @@ package simulate
 import (
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/fedecdf/fedecdf/analysis"
+	"github.com/fedecdf/fedecdf/internal/verify"
 )
 
 // WriteText prints a readable summary: the setting and its privacy, the
@@ -24,7 +23,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	p("parties\t%d; the analyst normalises by %s\n", r.Parties, r.Normaliser)
 	p("backend\t%s\n", r.Backend)
 	if r.Rejected != nil {
-		p("rejected\t%s\n", rejectedText(r.Rejected))
+		p("rejected\t%s\n", verify.RejectedText(r.Rejected))
 	}
 	p("mechanism\t%s over %d bins, %d thresholds queried\n", r.Mechanism, r.Bins, len(r.ROC.FPR)-1)
 	p("privacy\t%s\n", r.Guarantee)
@@ -76,7 +75,11 @@ func (r *Report) WriteText(w io.Writer) error {
 		r.Cost.Seconds["data"], r.Cost.Seconds["setup"], r.Cost.Seconds["upload"], r.Cost.Seconds["release"], r.Cost.Seconds["query"])
 	if b := r.Cost.AESBound; b != nil {
 		p("CPU\tupload + release + query %.3f s = %.2f× the AES bound %.3f s (2 servers × %d keys × %d blocks at %.3f ns); all phases: %s\n",
-			b.CPUSeconds, b.Ratio, b.Seconds, r.Parties, b.BlocksPerKey, b.NsPerBlock, phaseSeconds(r.Cost.CPUSeconds))
+			b.CPUSeconds, b.ProcessRatio, b.Seconds, r.Parties, b.BlocksPerKey, b.NsPerBlock, phaseSeconds(r.Cost.CPUSeconds))
+		if r.Cost.ServersCPUSeconds != nil {
+			p("servers' CPU\tkey walks %.3f s = %.2f× the AES bound; the rest (parties, transport, decoding) %.3f s\n",
+				b.ServersCPUSeconds, b.Ratio, b.OtherCPUSeconds)
+		}
 	}
 	if r.ECDF == nil {
 		return tw.Flush()
@@ -150,14 +153,4 @@ func phaseSeconds(s map[string]float64) string {
 		}
 	}
 	return strings.Join(out, ", ")
-}
-
-// rejectedText is the rejected reports per reason, as {reason: n, …}
-// in the order of the reasons' names ({} when none).
-func rejectedText(rejected map[string]int) string {
-	parts := make([]string, 0, len(rejected))
-	for _, reason := range slices.Sorted(maps.Keys(rejected)) {
-		parts = append(parts, fmt.Sprintf("%s: %d", reason, rejected[reason]))
-	}
-	return "{" + strings.Join(parts, ", ") + "}"
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime/debug"
+	"runtime/metrics"
 	"slices"
 	"time"
 
@@ -212,6 +214,11 @@ type Cost struct {
 	// CPUSeconds is the process CPU time (user + system, all threads)
 	// of each phase.
 	CPUSeconds map[string]float64 `json:"cpu_seconds"`
+	// ServersCPUSeconds is the part of CPUSeconds the two servers spent
+	// walking DCF keys in each phase that has servers, from the walking
+	// threads' own clocks (server.Server.KeyWalkCPU); nil for the other
+	// backends and where threads have no clock.
+	ServersCPUSeconds map[string]float64 `json:"servers_cpu_seconds,omitempty"`
 	// AESBound compares the CPU of the phases that evaluate DCF keys with
 	// the AES work they cannot avoid (dcf backend only).
 	AESBound *AESBound `json:"aes_bound,omitempty"`
@@ -229,9 +236,18 @@ type AESBound struct {
 	// CPUSeconds is the process CPU of the upload, release and query
 	// phases: the servers' folding and answering, plus the parties' key
 	// generation and the in-process transport, so an upper bound on the
-	// servers' CPU.
-	CPUSeconds float64 `json:"cpu_seconds"`
-	Ratio      float64 `json:"ratio"` // CPUSeconds / Seconds
+	// servers' CPU; ProcessRatio is CPUSeconds / Seconds.
+	CPUSeconds   float64 `json:"cpu_seconds"`
+	ProcessRatio float64 `json:"process_ratio"`
+	// ServersCPUSeconds is the servers' share of CPUSeconds: their walks
+	// of the keys (Cost.ServersCPUSeconds), the work the bound bounds;
+	// OtherCPUSeconds the rest: the parties' key generation and encoding,
+	// the in-process transport, the servers' decoding and bookkeeping of
+	// each upload, the garbage collector. Ratio is ServersCPUSeconds /
+	// Seconds (0 with the other two when threads have no clock).
+	ServersCPUSeconds float64 `json:"servers_cpu_seconds"`
+	OtherCPUSeconds   float64 `json:"other_cpu_seconds"`
+	Ratio             float64 `json:"ratio"`
 }
 
 // newAESBound returns the bound for n parties' keys over bins bins, at
@@ -262,10 +278,21 @@ func aesNsPerBlock() float64 {
 	return bench.AESCTRNsPerBlock(bench.ProcessCPU, 10*time.Millisecond)
 }
 
-// compare sets CPUSeconds and Ratio from the phases' CPU times.
-func (b *AESBound) compare(cpu map[string]float64) {
-	b.CPUSeconds = cpu["upload"] + cpu["release"] + cpu["query"]
-	b.Ratio = b.CPUSeconds / b.Seconds
+// boundPhases are the phases whose CPU the AES bound bounds.
+var boundPhases = []string{"upload", "release", "query"}
+
+// compare sets the CPU times and ratios from the phases' process CPU and
+// the servers' part of it (nil: not measured).
+func (b *AESBound) compare(cpu, servers map[string]float64) {
+	for _, p := range boundPhases {
+		b.CPUSeconds += cpu[p]
+		b.ServersCPUSeconds += servers[p]
+	}
+	b.ProcessRatio = b.CPUSeconds / b.Seconds
+	if servers != nil {
+		b.OtherCPUSeconds = b.CPUSeconds - b.ServersCPUSeconds
+		b.Ratio = b.ServersCPUSeconds / b.Seconds
+	}
 }
 
 // Rounds counts the round trips each role initiated.
@@ -275,8 +302,9 @@ type Rounds struct {
 	Servers  int64   `json:"leader_to_helper"`
 }
 
-// phases times the phases of a run, in wall and process CPU time, and
-// tells cfg.Progress about them.
+// phases times the phases of a run, in wall and process CPU time and
+// the servers' CPU once there are servers, and tells cfg.Progress about
+// them.
 type phases struct {
 	progress Progress
 	seconds  map[string]float64
@@ -284,13 +312,36 @@ type phases struct {
 	name     string
 	start    time.Time
 	startCPU time.Duration
+	// servers returns the servers' CPU so far (nil: no servers yet);
+	// serversCPU holds it per phase from the first phase that ends with
+	// it set, and serversUnknown records a failed reading.
+	servers        func() (time.Duration, bool)
+	serversCPU     map[string]float64
+	startServers   time.Duration
+	serversUnknown bool
+	// memory, when set, caps the heap from phase to phase.
+	memory *memoryCap
 }
 
 func (p *phases) begin(name string, total int) {
+	if p.memory != nil {
+		p.memory.update()
+	}
 	p.name, p.start, p.startCPU = name, time.Now(), bench.ProcessCPU()
+	p.startServers = 0
+	if p.servers != nil {
+		p.startServers = p.readServers()
+	}
 	if p.progress != nil {
 		p.progress.Start(name, total)
 	}
+}
+
+// readServers reads the servers' CPU, remembering a failed reading.
+func (p *phases) readServers() time.Duration {
+	cpu, ok := p.servers()
+	p.serversUnknown = p.serversUnknown || !ok
+	return cpu
 }
 
 func (p *phases) add(k int) {
@@ -302,6 +353,12 @@ func (p *phases) add(k int) {
 func (p *phases) end() {
 	p.seconds[p.name] += time.Since(p.start).Seconds()
 	p.cpu[p.name] += (bench.ProcessCPU() - p.startCPU).Seconds()
+	if p.servers != nil {
+		if p.serversCPU == nil {
+			p.serversCPU = map[string]float64{}
+		}
+		p.serversCPU[p.name] += (p.readServers() - p.startServers).Seconds()
+	}
 	if p.progress != nil {
 		p.progress.Finish()
 	}
@@ -309,7 +366,9 @@ func (p *phases) end() {
 
 // Run performs the simulation in four steps: the data, the parties
 // holding it (uploaded to the servers), the releases and their answers,
-// and the report comparing them with the truth.
+// and the report comparing them with the truth. After the upload of
+// the dcf backend it sets a soft memory limit (memoryCap) unless the
+// process has one, and restores it when it returns.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	var data *Data
 	if cfg.Bins == 0 { // the number of parties decides: read the data first
@@ -333,13 +392,77 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := r.startParties(ctx); err != nil {
 		return nil, err
 	}
-	if r.aesNs > 0 {
+	if cfg.Backend == string(server.DCF) {
+		r.ph.memory = newMemoryCap()
+		defer r.ph.memory.restore()
 		r.aesNs = (r.aesNs + aesNsPerBlock()) / 2
 	}
 	if err := r.release(ctx); err != nil {
 		return nil, err
 	}
 	return r.report(ctx)
+}
+
+// lateMemoryFloor is the least soft memory limit a memoryCap sets:
+// below it Go's default collector already keeps a run small, and a
+// limit near a small live heap would make it collect far too often.
+const lateMemoryFloor = 256 << 20
+
+// memoryCap holds the heap near what is live in the phases after the
+// upload of the dcf backend. The heap then holds every party, the
+// servers' aggregates and report IDs, and grows only with each
+// release's agreed report list and the analysis; Go's default collector
+// lets it reach twice what is live, keeping freed memory besides
+// (≈ 1.2 GiB at 10⁶ parties). Unless the process has a memory limit
+// (GOMEMLIMIT, debug.SetMemoryLimit), the cap sets a soft limit of twice
+// the heap live after the upload (at least lateMemoryFloor), so that the
+// collector and the scavenger keep the later phases near it, and raises
+// it at the start of a phase to 1.5× the heap live then if that is
+// more: the collector keeps room to work in when releases and the
+// analysis add to the live heap. A phase that outgrew the limit would
+// only make the collector run more often (the runtime bounds its share
+// of the CPU).
+type memoryCap struct {
+	owned bool  // the process had no limit: the cap sets and restores it
+	old   int64 // the limit to restore
+	limit int64
+}
+
+// newMemoryCap returns to the operating system what the upload freed
+// and sets the limit.
+func newMemoryCap() *memoryCap {
+	debug.FreeOSMemory()
+	m := &memoryCap{old: debug.SetMemoryLimit(-1)}
+	m.owned = m.old == math.MaxInt64
+	if m.owned {
+		m.limit = max(2*liveHeap(), lateMemoryFloor)
+		debug.SetMemoryLimit(m.limit)
+	}
+	return m
+}
+
+// update raises the limit to 1.5× the heap live at the last collection
+// when that is more.
+func (m *memoryCap) update() {
+	if live := liveHeap(); m.owned && live+live/2 > m.limit {
+		m.limit = live + live/2
+		debug.SetMemoryLimit(m.limit)
+	}
+}
+
+// liveHeap returns the bytes of heap objects live at the last
+// collection.
+func liveHeap() int64 {
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(live)
+	return int64(live[0].Value.Uint64())
+}
+
+// restore puts back the process's limit.
+func (m *memoryCap) restore() {
+	if m.owned {
+		debug.SetMemoryLimit(m.old)
+	}
 }
 
 // run is one simulation as it goes through the steps of Run.
@@ -443,7 +566,17 @@ func (r *run) startParties(ctx context.Context) error {
 		Budget: r.budget, MinReports: 1, Policy: server.Policy{Relation: r.cfg.Neighbours, MaxDelta: r.cfg.Delta},
 		Malicious: r.cfg.Malicious, Rand: rand.New(rand.NewPCG(r.cfg.Seed, 17)),
 	}, parties)
+	if err == nil && r.cfg.Backend == string(server.DCF) {
+		r.ph.servers = r.serversCPU
+	}
 	return err
+}
+
+// serversCPU is the CPU both servers have spent walking DCF keys.
+func (r *run) serversCPU() (time.Duration, bool) {
+	leader, okL := r.local.Leader.KeyWalkCPU()
+	helper, okH := r.local.Helper.KeyWalkCPU()
+	return leader + helper, okL && okH
 }
 
 // release makes the ECDF (unless its share is 0) and the ROC/PR
@@ -505,7 +638,7 @@ func (r *run) report(ctx context.Context) (*Report, error) {
 		if rep.Cost.AESBound, err = newAESBound(r.aesNs, len(r.parties), r.cfg.Bins); err != nil {
 			return nil, err
 		}
-		rep.Cost.AESBound.compare(r.ph.cpu)
+		rep.Cost.AESBound.compare(r.ph.cpu, rep.Cost.ServersCPUSeconds)
 	}
 	rep.Data, rep.Notes = r.data, r.notes
 	if r.counts != nil {
@@ -683,7 +816,7 @@ func newParties(d *Data, g *ecdf.Grid, ph *phases) ([]*party.Party, error) {
 // newReport starts the report of a run: the setting and its cost.
 func newReport(cfg Config, l *local.Deployment, parties []*party.Party, ph *phases) *Report {
 	c := l.Cost()
-	return &Report{
+	r := &Report{
 		Parties: len(parties), Backend: l.Backend(), Bins: cfg.Bins,
 		Cost: Cost{
 			BytesPerParty:  c.BytesPerParty,
@@ -694,6 +827,10 @@ func newReport(cfg Config, l *local.Deployment, parties []*party.Party, ph *phas
 			CPUSeconds:     ph.cpu,
 		},
 	}
+	if !ph.serversUnknown {
+		r.Cost.ServersCPUSeconds = ph.serversCPU
+	}
+	return r
 }
 
 // reportECDF reports the ECDF answer res, whose last prefix is N

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/fedecdf/fedecdf/analysis"
+	"github.com/fedecdf/fedecdf/internal/verify"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -96,8 +99,35 @@ func checkAESBound(t *testing.T, backend string, r *Report) {
 	}
 	_, blocks, _ := fss.BatchCost(5, payload.NumComponents, points)
 	want := 2 * 200 * float64(blocks) * b.NsPerBlock / 1e9
-	if b.BlocksPerKey != blocks || !(b.NsPerBlock > 0) || math.Abs(b.Seconds-want) > 1e-9*want || b.Ratio != b.CPUSeconds/b.Seconds {
+	if b.BlocksPerKey != blocks || !(b.NsPerBlock > 0) || math.Abs(b.Seconds-want) > 1e-9*want || b.ProcessRatio != b.CPUSeconds/b.Seconds {
 		t.Errorf("dcf: AES bound %+v, want %d blocks per key and %g s", b, blocks, want)
+	}
+	checkServersCPU(t, r)
+}
+
+// checkServersCPU checks the servers' part of the dcf backend's CPU: a
+// positive part of each phase's process CPU where they walked keys, and
+// the bound's ratio taken over it.
+func checkServersCPU(t *testing.T, r *Report) {
+	t.Helper()
+	servers, b := r.Cost.ServersCPUSeconds, r.Cost.AESBound
+	if servers == nil {
+		if runtime.GOOS == "linux" {
+			t.Fatal("dcf: no servers' CPU on Linux, which has thread clocks")
+		}
+		return
+	}
+	for phase, cpu := range servers {
+		if cpu < 0 || cpu > r.Cost.CPUSeconds[phase] {
+			t.Errorf("dcf: servers' CPU %g s in phase %s, process CPU %g s", cpu, phase, r.Cost.CPUSeconds[phase])
+		}
+	}
+	if servers["upload"]+servers["release"] <= 0 {
+		t.Errorf("dcf: servers' CPU %v: no key walked", servers)
+	}
+	sum := servers["upload"] + servers["release"] + servers["query"]
+	if math.Abs(b.ServersCPUSeconds-sum) > 1e-12 || math.Abs(b.OtherCPUSeconds-(b.CPUSeconds-sum)) > 1e-12 || b.Ratio != b.ServersCPUSeconds/b.Seconds {
+		t.Errorf("dcf: AES bound %+v, servers' CPU per phase %v", b, servers)
 	}
 }
 
@@ -262,7 +292,7 @@ func TestRunAdditiveWithMaliciousParties(t *testing.T) {
 	}
 	b, _ := json.Marshal(r)
 	var text strings.Builder
-	if err := r.WriteText(&text); err != nil || !strings.Contains(string(b), `"rejected":{"`) || !strings.Contains(text.String(), rejectedText(r.Rejected)) {
+	if err := r.WriteText(&text); err != nil || !strings.Contains(string(b), `"rejected":{"`) || !strings.Contains(text.String(), verify.RejectedText(r.Rejected)) {
 		t.Errorf("JSON or text lacks the rejected reports (err %v):\n%s\n%s", err, b, text.String())
 	}
 	cfg.HosmerPlans = []string{"roc", "joint"}
@@ -349,5 +379,66 @@ func TestRunROCMechanism(t *testing.T) {
 				t.Errorf("Hosmer–Lemeshow report %+v, want the roc allocation", h)
 			}
 		})
+	}
+}
+
+// TestRunRestoresMemoryLimit: Run sets a soft memory limit after the
+// upload of the dcf backend, of at least lateMemoryFloor, only when the
+// process has none, and restores it; a limit the process set is left
+// alone.
+func TestRunRestoresMemoryLimit(t *testing.T) {
+	for _, tc := range []struct {
+		backend string
+		set     int64
+		lowered bool
+	}{{"dcf", math.MaxInt64, true}, {"dcf", 3 << 30, false}, {"additive", math.MaxInt64, false}} {
+		seen := &memoryLimitAt{phase: "release"}
+		cfg := Config{Parties: 50, Backend: tc.backend, Epsilon: 1, ECDFShare: 0.5, Mechanism: "tree", Bins: 16, Max: 1, Seed: 1, Bootstrap: -1, IntervalDraws: -1, Progress: seen}
+		old := debug.SetMemoryLimit(tc.set)
+		_, err := Run(context.Background(), cfg)
+		after := debug.SetMemoryLimit(old)
+		want := seen.limit == tc.set
+		if tc.lowered {
+			want = seen.limit >= lateMemoryFloor && seen.limit < tc.set
+		}
+		if after != tc.set || !want || err != nil {
+			t.Errorf("%s: memory limit %d before Run, %d in its release phase, %d after (error %v)", tc.backend, tc.set, seen.limit, after, err)
+		}
+	}
+}
+
+// memoryLimitAt is a Progress that reads the soft memory limit when
+// phase starts.
+type memoryLimitAt struct {
+	phase string
+	limit int64
+}
+
+func (m *memoryLimitAt) Start(phase string, _ int) {
+	if phase == m.phase {
+		m.limit = debug.SetMemoryLimit(-1)
+	}
+}
+
+func (m *memoryLimitAt) Add(int) {}
+func (m *memoryLimitAt) Finish() {}
+
+// TestMemoryCapOnlyRaises: at the start of a phase the cap raises the
+// limit to 1.5× the live heap when that is more, and never lowers it.
+func TestMemoryCapOnlyRaises(t *testing.T) {
+	old := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(old)
+	m := &memoryCap{owned: true, limit: 1}
+	before := liveHeap()
+	m.update()
+	after := liveHeap() // a collection in between changes what is live
+	if m.limit != before+before/2 && m.limit != after+after/2 || debug.SetMemoryLimit(-1) != m.limit {
+		t.Errorf("limit %d (process %d) after a phase start with %d B live, want 1.5× that", m.limit, debug.SetMemoryLimit(-1), after)
+	}
+	high := int64(1) << 50
+	m.limit = high
+	m.update()
+	if m.limit != high {
+		t.Errorf("limit %d after a phase start, want %d kept", m.limit, high)
 	}
 }

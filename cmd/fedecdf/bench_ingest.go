@@ -14,6 +14,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/internal/deploy"
 	"github.com/fedecdf/fedecdf/internal/p2p"
+	"github.com/fedecdf/fedecdf/server"
 )
 
 // benchIngestOptions are the flags of "fedecdf bench ingest".
@@ -148,7 +149,7 @@ func (o *benchIngestOptions) run(ctx context.Context, stderr io.Writer, dir stri
 			return nil, fmt.Errorf("--profile: %w", err)
 		}
 	}
-	d, err := newLocal(dir, demoOptions{parties: o.parties, bins: o.bins, epsilon: 1, upload: o.upload})
+	d, err := newLocal(dir, demoOptions{parties: o.parties, bins: o.bins, epsilon: 1, upload: o.upload, backend: string(server.DCF)})
 	if err != nil {
 		return nil, err
 	}

@@ -126,8 +126,9 @@ type clusterOptions struct {
 	// process's), and ip their address there (free loopback ports when
 	// empty; ports 4001 and 4002 otherwise).
 	netns, ip string
-	// serverArgs are extra flags of both servers.
-	serverArgs []string
+	// serverArgs are extra flags of both servers, manifestArgs of
+	// fedecdf manifest (a flag given again overrides the default).
+	serverArgs, manifestArgs []string
 }
 
 // newCrashCluster makes the keys and the manifest with `fedecdf keygen`
@@ -175,12 +176,12 @@ func newClusterWith(t *testing.T, ctx context.Context, minReports int, opts clus
 	}
 	c.manifest = filepath.Join(c.dir, "manifest.json")
 	float := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-	c.fedecdf("manifest", "--out", c.manifest, "--dataset", "crash",
+	c.fedecdf(append([]string{"manifest", "--out", c.manifest, "--dataset", "crash",
 		"--leader", filepath.Join(c.dir, "leader.key.pub"), "--leader-addr", c.addrs["leader"],
 		"--helper", filepath.Join(c.dir, "helper.key.pub"), "--helper-addr", c.addrs["helper"],
 		"--analyst", filepath.Join(c.dir, "analyst.key.pub"),
 		"--bins", strconv.Itoa(crashBins), "--mechanism", "tree", "--epsilon", float(crashEpsilon),
-		"--budget-epsilon", float(2*crashEpsilon), "--min-reports", strconv.Itoa(minReports))
+		"--budget-epsilon", float(2 * crashEpsilon), "--min-reports", strconv.Itoa(minReports)}, opts.manifestArgs...)...)
 	var err error
 	if c.m, err = deploy.ReadManifest(c.manifest); err != nil {
 		t.Fatal(err)

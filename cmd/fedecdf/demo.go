@@ -18,6 +18,7 @@ import (
 	"github.com/fedecdf/fedecdf/internal/deploy"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/verify"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/server"
 )
@@ -28,7 +29,15 @@ type demoOptions struct {
 	epsilon       float64
 	keep, verbose bool
 	upload        string
+	backend       string
+	// malicious is the number of malicious parties (demoMalicious with
+	// the additive backend if negative, none with dcf).
+	malicious int
 }
+
+// demoMalicious is the demo's default number of malicious parties with
+// the additive backend.
+const demoMalicious = 3
 
 // newDemoCommand builds the "demo" command.
 func newDemoCommand() *cobra.Command {
@@ -39,17 +48,25 @@ func newDemoCommand() *cobra.Command {
 		Long: `demo runs a whole deployment on this machine: it makes the keys and the
 manifest in a temporary directory, starts the leader and the helper as
 server processes on 127.0.0.1, uploads --parties synthetic records (each
-party its own libp2p host), and as the analyst prints the private ECDF with
-its quantiles, the ROC AUC and the Hosmer–Lemeshow test from the same ROC
-release; then it stops the servers and, without --keep, removes the
-directory. On SIGINT (Ctrl-C) or SIGTERM it stops the servers and removes
+party its own libp2p host) and, with the additive backend (the default),
+the invalid reports of --malicious parties (3 by default: an altered
+histogram, another report's share or proof, a truncated share, in turn),
+which both servers verify and reject; as the analyst it prints what was
+rejected, per reason, and the private ECDF with its quantiles, the ROC
+AUC and the Hosmer–Lemeshow test from the same ROC release, over the
+honest parties only; then it stops the servers and, without --keep,
+removes the directory. On SIGINT (Ctrl-C) or SIGTERM it stops the servers and removes
 the directory too; on Linux the servers also die if the demo is killed.`,
 		Example: `  fedecdf demo
-  fedecdf demo --parties 1000 --bins 128 --epsilon 2 --upload relay --keep`,
+  fedecdf demo --parties 1000 --bins 128 --epsilon 2 --upload relay --malicious 7 --keep
+  fedecdf demo --backend dcf`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.parties < 1 {
 				return fmt.Errorf("--parties %d is not positive", o.parties)
+			}
+			if err := o.resolveMalicious(); err != nil {
+				return err
 			}
 			return withServersDir(cmd, "fedecdf-demo", o.keep, func(ctx context.Context, dir string) error {
 				return runDemo(ctx, cmd, dir, o)
@@ -61,9 +78,28 @@ the directory too; on Linux the servers also die if the demo is killed.`,
 	f.IntVar(&o.bins, "bins", 64, binsUsage("suits the demo's few parties"))
 	f.Float64Var(&o.epsilon, "epsilon", 1, "ε of the release")
 	f.StringVar(&o.upload, "upload", deploy.UploadDirect, "upload mode: direct or relay (through the leader, HPKE-sealed to the helper)")
+	f.StringVar(&o.backend, "backend", string(server.Additive), "secure-sum backend: additive (verified one-hot histograms) or dcf (DCF keys, not verified over the network yet)")
+	f.IntVar(&o.malicious, "malicious", -1, fmt.Sprintf("number of malicious parties, each uploading an invalid report both servers reject (default %d with --backend additive; dcf: 0 only)", demoMalicious))
 	f.BoolVar(&o.verbose, "verbose", false, "show the servers' INFO logs (by default only their warnings and errors)")
 	f.BoolVar(&o.keep, "keep", false, "keep the keys, manifest, stores and logs in the temporary directory")
 	return cmd
+}
+
+// resolveMalicious sets the default number of malicious parties and
+// refuses them with a backend that does not verify reports.
+func (o *demoOptions) resolveMalicious() error {
+	additive := o.backend == string(server.Additive)
+	switch {
+	case o.backend != string(server.Additive) && o.backend != string(server.DCF):
+		return fmt.Errorf("--backend %q: want additive or dcf", o.backend)
+	case o.malicious < 0 && additive:
+		o.malicious = demoMalicious
+	case o.malicious < 0:
+		o.malicious = 0
+	case o.malicious > 0 && !additive:
+		return fmt.Errorf("--malicious %d with --backend %s: only the additive backend verifies reports over the network; use --backend additive, or --malicious 0", o.malicious, o.backend)
+	}
+	return nil
 }
 
 // withServersDir runs fn, which starts servers in dir, with a new
@@ -195,7 +231,7 @@ func demoIdentities(dir string) (map[string]*deploy.Identity, error) {
 // analyst, a budget for the ECDF and the ROC release.
 func demoManifest(ids map[string]*deploy.Identity, addrs map[string]string, o demoOptions) *deploy.Manifest {
 	return &deploy.Manifest{
-		Version: deploy.ManifestVersion, Protocol: protocol.Version, Dataset: "demo", Backend: string(server.DCF), Upload: o.upload,
+		Version: deploy.ManifestVersion, Protocol: protocol.Version, Dataset: "demo", Backend: o.backend, Upload: o.upload,
 		Leader:     deploy.Endpoint{Public: ids["leader"].Public(), Addrs: []string{addrs["leader"]}},
 		Helper:     deploy.Endpoint{Public: ids["helper"].Public(), Addrs: []string{addrs["helper"]}},
 		Analysts:   []string{ids["analyst"].PeerID.String()},
@@ -251,6 +287,12 @@ func demoAnalyst(ctx context.Context, out io.Writer, bar *progress, m *deploy.Ma
 		return err
 	}
 	fmt.Fprintf(out, "%d parties uploaded in %.2f s (each its own libp2p host)\n", n, time.Since(start).Seconds())
+	if o.malicious > 0 {
+		if err := deploy.SubmitForgeries(ctx, m, o.malicious, p2p.Config{}, 1); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%d malicious parties uploaded an invalid report each\n", o.malicious)
+	}
 	a, err := deploy.NewAnalyst(m, id, p2p.Config{})
 	if err != nil {
 		return err
@@ -261,7 +303,11 @@ func demoAnalyst(ctx context.Context, out io.Writer, bar *progress, m *deploy.Ma
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "release and query of %d prefixes in %.2f s\n\n", o.bins, time.Since(start).Seconds())
+	fmt.Fprintf(out, "release and query of %d prefixes in %.2f s\n", o.bins, time.Since(start).Seconds())
+	if err := demoRejected(ctx, out, m, id, e.N); err != nil {
+		return err
+	}
+	fmt.Fprintln(out)
 	if err := e.Smooth("l2", []float64{0.1, 0.25, 0.5, 0.75, 0.9}); err != nil {
 		return err
 	}
@@ -273,6 +319,24 @@ func demoAnalyst(ctx context.Context, out io.Writer, bar *progress, m *deploy.Ma
 		return err
 	}
 	_, err = fmt.Fprintf(out, "\ntotal ε spent: %.6g (ECDF %.6g + ROC/PR %.6g; the Hosmer–Lemeshow test reuses the ROC release)\n", e.Epsilon+rocEpsilon, e.Epsilon, rocEpsilon)
+	return err
+}
+
+// demoRejected prints, for the additive backend, the reports each server
+// rejected at verification, per reason (fedecdf status), and the n of
+// the release: the honest parties only.
+func demoRejected(ctx context.Context, out io.Writer, m *deploy.Manifest, id *deploy.Identity, n int64) error {
+	if m.Backend != string(server.Additive) {
+		return nil
+	}
+	st, err := deploy.AskStatus(ctx, m, id, p2p.Config{})
+	if err != nil {
+		return err
+	}
+	for _, sv := range st.Servers {
+		fmt.Fprintf(out, "rejected by the %s: %s\n", sv.Role, verify.RejectedText(sv.Rejected))
+	}
+	_, err = fmt.Fprintf(out, "the release counts n = %d verified reports: the honest parties only\n", n)
 	return err
 }
 

@@ -10,12 +10,16 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fedecdf/fedecdf/internal/verify"
 )
 
 // fedecdf demo end to end: two server processes (this test binary acting
-// as fedecdf, see TestMain), 120 party hosts and an analyst on 127.0.0.1
-// print the ECDF, the ROC AUC and the Hosmer–Lemeshow test, and stop,
-// without the servers' INFO logs or a progress bar (not a terminal).
+// as fedecdf, see TestMain), 120 party hosts, one malicious party per
+// kind of forgery and an analyst on 127.0.0.1 print the rejections per
+// reason at both servers, the ECDF over the 120 honest reports, the ROC
+// AUC and the Hosmer–Lemeshow test, and stop, without the servers' INFO
+// logs or a progress bar (not a terminal).
 func TestDemo(t *testing.T) {
 	t.Setenv(asCommand, "1") // the server processes inherit it
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -24,7 +28,8 @@ func TestDemo(t *testing.T) {
 	cmd := &cobra.Command{}
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
-	if err := runDemo(ctx, cmd, t.TempDir(), demoOptions{parties: 120, bins: 32, epsilon: 1, upload: "direct"}); err != nil {
+	o := demoOptions{parties: 120, bins: 32, epsilon: 1, upload: "direct", backend: "additive", malicious: len(verify.Forgeries())}
+	if err := runDemo(ctx, cmd, t.TempDir(), o); err != nil {
 		t.Fatalf("demo: %v\n%s", err, out.String())
 	}
 	// Not a terminal and not --verbose: no server INFO log, no progress.
@@ -33,7 +38,13 @@ func TestDemo(t *testing.T) {
 			t.Errorf("demo printed %q without --verbose on a non-terminal:\n%s", quiet, errOut.String())
 		}
 	}
-	for _, want := range []string{"120 parties uploaded", "quantile 0.5", "private AUC", "(true 0.", "on the same grid)", "Hosmer–Lemeshow from the same release", "true H ", "total ε spent: "} {
+	rejected := map[string]int{}
+	for _, k := range verify.Forgeries() {
+		rejected[verify.Reason(k.Want)]++
+	}
+	for _, want := range []string{"120 parties uploaded", "7 malicious parties uploaded an invalid report each",
+		"rejected by the leader: " + verify.RejectedText(rejected), "rejected by the helper: " + verify.RejectedText(rejected),
+		"n = 120 verified reports", "quantile 0.5", "private AUC", "(true 0.", "on the same grid)", "Hosmer–Lemeshow from the same release", "true H ", "total ε spent: "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out.String())
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/verify"
 )
 
 // statusFlags are the flags of fedecdf status.
@@ -95,6 +96,9 @@ func writeServerStatus(w io.Writer, sv deploy.ServerStatus) {
 	if sv.Reports != nil {
 		fmt.Fprintf(w, "  reports held\t%d\n", *sv.Reports)
 		fmt.Fprintf(w, "  held here only\t%d%s\n", *sv.OneServerOnly, optional(" (compared %s)", sv.ComparedAt))
+	}
+	if sv.Rejected != nil {
+		fmt.Fprintf(w, "  rejected\t%s\n", verify.RejectedText(sv.Rejected))
 	}
 	fmt.Fprintf(w, "  budget spent\tε %g of %g, δ %g of %g\n", sv.Spent.Epsilon, sv.Total.Epsilon, sv.Spent.Delta, sv.Total.Delta)
 	peer := map[string]string{"leader": "  helper checked", "helper": "  leader's last call"}[sv.Role]

@@ -1,13 +1,16 @@
-package smooth
+package smooth_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
+	"github.com/fedecdf/fedecdf/ecdf/smooth"
+	"github.com/fedecdf/fedecdf/internal/bench"
 	"github.com/fedecdf/fedecdf/internal/synthetic"
 )
 
@@ -18,24 +21,12 @@ import (
 func BenchmarkSmooth(b *testing.B) {
 	for logN := 10; logN <= 16; logN++ {
 		n := 1 << logN
-		hist, err := synthetic.PoissonHistogram(3, n, 1)
-		if err != nil {
-			b.Fatal(err)
-		}
-		m, err := mechanism.New(mechanism.Params{Name: "tree", Bins: n, Epsilon: 1})
-		if err != nil {
-			b.Fatal(err)
-		}
-		p, err := ecdf.NewPrivate(m, hist, noise.Seed{byte(logN)})
-		if err != nil {
-			b.Fatal(err)
-		}
-		raw := p.Curve()
-		baseline := nsPerCall(func() { PointwiseL2(raw) })
-		for _, method := range Methods[1:] {
+		raw, m := treeRelease(b, logN)
+		baseline := perCall(time.Now, func() { smooth.PointwiseL2(raw) })
+		for _, method := range smooth.Methods[1:] {
 			b.Run(fmt.Sprintf("%s/N=2^%d", method, logN), func(b *testing.B) {
 				for b.Loop() {
-					if _, err := Apply(method, raw, m); err != nil {
+					if _, err := smooth.Apply(method, raw, m); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -43,20 +34,94 @@ func BenchmarkSmooth(b *testing.B) {
 				b.ReportMetric(perOp/float64(n), "ns/point")
 				b.ReportMetric(perOp/baseline, "x-l2")
 				if method == "tree-l2" {
-					_, st, _ := treeL2(raw, m, treeOptions{})
-					b.ReportMetric(float64(st.Iterations), "iterations")
+					it, _ := smooth.ExactTreeL2(raw, m)
+					b.ReportMetric(float64(it), "iterations")
 				}
 			})
 		}
 	}
 }
 
-// nsPerCall times fn over at least 50 ms.
-func nsPerCall(fn func()) float64 {
-	calls, start := 0, time.Now()
-	for time.Since(start) < 50*time.Millisecond {
+// BenchmarkTreeL2 times the exact tree-l2 on a tree release of X_pois(3)
+// at ε = 1 (warm: the mechanism's tree cached, as when smoothing several
+// curves of one mechanism) against the dual gradient method that tree-l2
+// used before (tolerance 1e-9), in five interleaved samples of the same
+// run, and reports medians: ms and cpu-ms (wall and process CPU time of
+// the exact method), cold-cpu-ms (adding the tree's construction, the
+// cost of a mechanism's first curve), gradient-cpu-ms and x-gradient, the
+// gradient's CPU time over the exact method's in each sample. CPU time is
+// the robust figure on a shared machine.
+func BenchmarkTreeL2(b *testing.B) {
+	for _, logN := range []int{10, 12, 14, 16} {
+		raw, m := treeRelease(b, logN)
+		exact := func() {
+			if _, err := smooth.ExactTreeL2(raw, m); err != nil {
+				b.Fatal(err)
+			}
+		}
+		gradient := func() {
+			if err := smooth.GradientTreeL2(raw, m); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run(fmt.Sprintf("N=2^%d", logN), func(b *testing.B) {
+			for b.Loop() {
+				exact()
+			}
+			var wall, cpu, cold, grad, ratio []float64
+			for range 5 {
+				w := perCall(time.Now, exact)
+				c := perCall(cpuClock, exact)
+				build := perCall(cpuClock, func() { smooth.BuildPathTree(m) })
+				g := perCall(cpuClock, gradient)
+				wall, cpu, cold = append(wall, w), append(cpu, c), append(cold, c+build)
+				grad, ratio = append(grad, g), append(ratio, g/c)
+			}
+			it, _ := smooth.ExactTreeL2(raw, m)
+			b.ReportMetric(median(wall)/1e6, "ms")
+			b.ReportMetric(median(cpu)/1e6, "cpu-ms")
+			b.ReportMetric(median(cold)/1e6, "cold-cpu-ms")
+			b.ReportMetric(median(grad)/1e6, "gradient-cpu-ms")
+			b.ReportMetric(median(ratio), "x-gradient")
+			b.ReportMetric(float64(it), "iterations")
+		})
+	}
+}
+
+// treeRelease returns the raw curve of a tree release (ε = 1) of
+// X_pois(3) over N = 2^logN bins, and its mechanism.
+func treeRelease(b *testing.B, logN int) ([]float64, mechanism.Mechanism) {
+	n := 1 << logN
+	hist, err := synthetic.PoissonHistogram(3, n, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := mechanism.New(mechanism.Params{Name: "tree", Bins: n, Epsilon: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := ecdf.NewPrivate(m, hist, noise.Seed{byte(logN)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p.Curve(), m
+}
+
+func median(x []float64) float64 {
+	s := slices.Sorted(slices.Values(x))
+	return s[len(s)/2]
+}
+
+// cpuClock is the process's CPU time as a point in time, for perCall.
+func cpuClock() time.Time { return time.Unix(0, int64(bench.ProcessCPU())) }
+
+// perCall returns the nanoseconds per call of fn on clock, over at least
+// 50 ms of it.
+func perCall(clock func() time.Time, fn func()) float64 {
+	calls, start := 0, clock()
+	for clock().Sub(start) < 50*time.Millisecond {
 		fn()
 		calls++
 	}
-	return float64(time.Since(start).Nanoseconds()) / float64(calls)
+	return float64(clock().Sub(start).Nanoseconds()) / float64(calls)
 }

@@ -68,23 +68,98 @@
 // exchange it removes noise along the directions in which the mechanism
 // puts most of it (a whole subtree shifted by one node).
 //
-// It solves min ½‖ν‖² s.t. Aν ≥ b, with A = DZ, D the (N+1) × N
-// difference operator of K and b = c − DF̂, on its dual
-// max_{λ ≥ 0} λᵀb − ½‖Aᵀλ‖² by accelerated projected gradient
-// (diagonally preconditioned by W = |A||A|ᵀ1 ≽ AAᵀ) with adaptive restart;
-// ν = Aᵀλ. An iteration costs one product with A and
-// one with Aᵀ, O(nnz A) = O(N log N) for the tree, k-ary and cascade
-// patterns. It stops when the KKT residual — the primal violation and the
-// duality gap λᵀ(Aν − b); stationarity and λ ≥ 0 hold by construction —
-// is below a relative tolerance (default 1e-9: violation
-// relative to that of F̂, gap relative to ½‖ν‖²), and reports the
-// iterations and residuals. A final PointwiseL2 pass makes the
-// curve exactly feasible (it moves it by at most N times the violation).
-// Tests check the solution against active-set enumeration for N ≤ 8 and an
-// exact KKT certificate for N = 16, 32, for tree, k-ary and cascade.
+// Written with the (N+1) × N difference operator D of K (row 0: g_1 ≥ 0;
+// row r: g_{r+1} − g_r ≥ 0; row N: −g_N ≥ −1), bounds c, A = DZ and
+// b = c − DF̂, it is min ½‖ν‖² s.t. Aν ≥ b, with dual
+// max_{λ ≥ 0} λᵀb − ½‖Aᵀλ‖² and ν = Aᵀλ.
+//
+// There is nothing to gain before the constraint: the release is N noisy
+// prefixes with a nonsingular covariance, so the unconstrained GLS
+// estimate of F is F̂ itself. (The two-pass consistency estimator of Hay,
+// Rastogi, Miklau and Suciu, VLDB 2010, §4, is the GLS estimate when the
+// noisy counts of all 2N − 1 tree nodes are released — more observations
+// than unknowns; here node noises are never released separately.) All of
+// the smoothing comes from K.
+//
+// Path-sum trees: exact. For tree, kary and gaussian-tree, prefix i's
+// noise is y at one node o(i) of a tree whose values are path sums,
+// y_v = y_parent(v) + c_v·η_v below a ground y = 0 (the k-ary walk of
+// prefix t extends that of the prefix before its last step), and the
+// prefixes of every subtree form an interval. newPathTree recognises
+// this from mechanism.Terms, prefix by prefix (the nodes a prefix shares
+// with earlier ones must be a path from the ground, its new nodes hang
+// below it; one coefficient per node; tests check that the tree's
+// path-sum covariance equals ZZᵀ). Since ν ↦ y is a
+// bijection with ν_v = (y_v − y_parent(v))/c_v, the least ‖ν‖² giving
+// F̂ + Zν = g is the least tree energy
+//
+//	E(y) = ½ Σ_v w_v (y_v − y_parent(v))²,  w_v = 1/c_v²,  y_o(i) = g_i − F̂_i,
+//
+// so tree-l2 is min E subject to F̂ + y_o ∈ K, a resistor network (edge
+// conductances w_v) whose terminals are held at the corrections.
+//
+// Active sets. Making a set S of rows tight means g constant on blocks of
+// prefixes (free values z_b), the first block at 0 and the last at 1 when
+// their bound rows are in S. min E under those equalities is an SPD
+// quadratic in the unobserved node values and the z_b, solved exactly by
+// Gaussian elimination children first (glsSolver): as subtrees and blocks
+// are both intervals, what a subtree passes to its parent is a quadratic
+// in at most three variables — its own value and the blocks at its two
+// ends — so one solve is O(N) small dense steps. A subtree inside one
+// block is, seen from its parent, ½·s_v·(y_parent − z + m_v)² with the
+// series–parallel conductance s_v and mean offset m_v of its terminals,
+// computed once per curve. ∂E/∂g_i is the net flow at o(i), and
+// stationarity ∂E/∂g = Dᵀλ gives the multipliers by running sums within
+// blocks (λ = 0 on the rows between blocks).
+//
+// The primal–dual active-set method (Hintermüller, Ito and Kunisch, SIAM
+// J. Optim. 13(3), 2002) iterates S ← {r ∈ S: λ_r ≥ 0} ∪ {r ∉ S:
+// (Aν − b)_r < 0}, starting from the rows tight at PointwiseL2(F̂). When S
+// repeats, every KKT condition holds: tight rows on S and λ = 0 off it by
+// construction, λ ≥ 0 on S and feasibility off S by the test. The problem
+// is strictly convex in g, so that curve is the optimum — exact up to
+// rounding (the sign tests allow λ ≥ −10⁻¹⁰·max|λ| and violations up to
+// 10⁻¹²·(1 + max|F̂|)). The method is Newton's on the dual, whose Hessian
+// H = AAᵀ = DΣDᵀ is here a weighted graph Laplacian: H1 = 0 since the
+// rows of D sum to zero, and H_rs ≤ 0 for r < s. For the latter write
+// f(i, j) = Cov(y_o(i), y_o(j)), the distance from the ground to the two
+// nodes' lowest common ancestor; subtrees are intervals, so for i < j < k
+// the ancestor of i and k is the higher of those of (i, j) and (j, k):
+// f(i, k) = min(f(i, j), f(j, k)). Row r is g_{r+1} − g_r with g_0 and
+// g_{N+1} constants (prefixes 0 and N+1 at the ground, f = 0), so with
+// a = r < b = r+1 ≤ c = s < d = s+1, H_rs = f(b,d) − f(a,d) −
+// f(b,c) + f(a,c); putting x = f(a,b), y = f(b,c), z = f(c,d) (y ≥ x, z
+// when b = c) it is min(y,z) + min(x,y) − min(x,y,z) − y ≤ 0 in each of
+// the three cases of the smallest. Proper principal submatrices of H are
+// then nonsingular M-matrices, the setting in which HIK 2002 show the
+// method's global, monotone convergence (S is never all rows — g ≡ 0 and
+// g ≡ 1 at once — the top row being freed if it would be); we have not
+// proved that their argument covers the singular H, and on releases the
+// set grows monotonically after the first iteration, as it predicts
+// (iteration counts in EXPERIMENTS.md). After maxActiveSetIterations
+// treeL2 falls back to the gradient method below. Between iterations
+// only the nodes above a changed row (or a block becoming or ceasing to
+// be pinned) are recomputed: a node's message depends on nothing else.
+//
+// Other patterns: gradient. Cascade's prefix coefficients (tents over the
+// dyadic nodes) are not path sums, and its tree-l2 runs accelerated
+// projected gradient ascent on the dual, diagonally preconditioned by
+// W = |A||A|ᵀ1 ≽ AAᵀ, with adaptive restart; ν = Aᵀλ. An iteration costs
+// one product with A and one with Aᵀ, O(nnz A) = O(N log N). It stops
+// when the KKT residual — the primal violation and the duality gap
+// λᵀ(Aν − b); stationarity and λ ≥ 0 hold by construction — is below a
+// relative tolerance (1e-9: violation relative to that of F̂, gap
+// relative to ½‖ν‖²); a final PointwiseL2 pass makes the curve exactly
+// feasible (it moves it by at most N times the violation).
+//
+// Tests check both methods against active-set enumeration for N ≤ 8 and
+// a dense KKT certificate for N = 16, 32 (objective within 1e−9), the
+// exact method against the gradient one at a 1e−12 tolerance for N up to
+// 1024, and the incremental solves against fresh ones.
 //
 // The paper solves Eq. 3 with the cvxopt LP and QP solvers (§6.6, Fig. 7);
-// here l2 is O(N), l1 O(N log N), and tree-l2 O(N log N) per iteration.
+// here l2 is O(N), l1 O(N log N), and tree-l2 on path-sum trees O(N) per
+// active-set iteration (O(N log N) per gradient iteration for cascade).
 // The effect of smoothing on the error is measured by `fedecdf bench
 // accuracy` and `fedecdf experiment` (dp-ecdf §6.3, Figs. 2 and 3).
 package smooth

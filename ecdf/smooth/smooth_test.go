@@ -418,6 +418,13 @@ func TestTreeL2NeverIncreasesErrorInNoiseMetric(t *testing.T) {
 
 // covariance returns ZZᵀ, the noise covariance up to the node variance.
 func covariance(p *problem) *mat.SymDense {
+	var zzt mat.SymDense
+	zzt.SymOuterK(1, denseZ(p))
+	return &zzt
+}
+
+// denseZ returns the prefix–node pattern Z.
+func denseZ(p *problem) *mat.Dense {
 	n := len(p.zPtr) - 1
 	z := mat.NewDense(n, p.cols, nil)
 	for i := range n {
@@ -425,9 +432,7 @@ func covariance(p *problem) *mat.SymDense {
 			z.Set(i, p.zIdx[k], p.zVal[k])
 		}
 	}
-	var zzt mat.SymDense
-	zzt.SymOuterK(1, z)
-	return &zzt
+	return z
 }
 
 // mahalanobis returns (a − b)ᵀ Σ⁻¹ (a − b) with Σ given by its Cholesky factor.

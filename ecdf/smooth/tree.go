@@ -3,67 +3,77 @@ package smooth
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
+	"sync"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 )
 
 // treeOptions controls the tree form of dp-ecdf Eq. 3 (treeL2).
 type treeOptions struct {
-	// Tolerance is the relative KKT residual at which treeL2 stops: the
-	// largest constraint violation relative to that of F̂ itself, and the
+	// Tolerance is the relative KKT residual at which the gradient method
+	// (patterns that are not path-sum trees) stops: the largest
+	// constraint violation relative to that of F̂ itself, and the
 	// duality gap relative to ½‖ν‖². Both ratios are free of the units of
-	// F̂, as the minimiser is. Zero means 1e-9.
+	// F̂, as the minimiser is. Zero means 1e-9. The exact method does not
+	// use it.
 	Tolerance float64
 	// MaxIterations caps the accelerated projected-gradient iterations.
 	// Zero means 100000.
 	MaxIterations int
+	// Gradient forces the gradient method on path-sum trees too (tests
+	// and benchmarks compare the two).
+	Gradient bool
 }
 
-// treeStats reports how treeL2 ended. Stationarity (ν = Aᵀλ) and dual
-// feasibility (λ ≥ 0) hold exactly at every iterate, so Violation (primal
-// feasibility) and Gap (complementary slackness, λᵀ(Aν − b)) are the whole
-// KKT residual.
+// maxActiveSetIterations caps the active-set iterations of the exact
+// method (a handful on releases, see EXPERIMENTS.md); treeL2 falls back
+// to the gradient method if they have not settled by then.
+const maxActiveSetIterations = 100
+
+// treeStats reports how treeL2 ended. Stationarity (ν = Aᵀλ) holds
+// exactly at every iterate of both methods, so Violation (primal
+// feasibility), Gap (complementary slackness, λᵀ(Aν − b)) and
+// NegativeMultiplier (dual feasibility) are the whole KKT residual.
 type treeStats struct {
+	// Exact reports that the active-set method on the path-sum tree
+	// solved the problem, or that F̂ was already feasible; otherwise the
+	// gradient method did.
+	Exact bool
+	// Iterations counts active-set iterations (each one exact solve) or
+	// gradient iterations.
 	Iterations int
 	Converged  bool
 	// Violation is the largest constraint violation of F̂ + Zν, in ECDF
 	// units, and Gap the duality gap ½‖ν‖² − dual value = |λᵀ(Aν − b)|.
 	Violation, Gap float64
+	// NegativeMultiplier is max(0, −min λ): zero for the gradient method
+	// (λ ≥ 0 by projection), at rounding level for the exact one.
+	NegativeMultiplier float64
 	// InitialViolation is the largest constraint violation of F̂ (ν = 0).
 	InitialViolation float64
 	// Objective is ½‖ν‖², with ν in ECDF units (multiply by n² for counts²).
 	Objective float64
 	// Repair is the largest change, max_i |F́_i − (F̂ + Zν)_i|, made by the
-	// final PointwiseL2 pass that makes the result exactly feasible; it is
-	// at most N·Violation.
+	// final pass that makes the result exactly feasible: PointwiseL2 after
+	// the gradient method (at most N·Violation), a clip and running
+	// maximum after the exact one (at most Violation).
 	Repair float64
 }
 
 // treeL2 solves the tree form of dp-ecdf Eq. 3 for p = 2: it finds the node
 // correction ν of least Euclidean norm such that F́ = F̂ + Zν is
 // non-decreasing with F́_1 ≥ 0 and F́_N ≤ 1, where Z is the mechanism's
-// prefix–node pattern (m.Terms, any real coefficients). f is F̂ normalised
-// by n and ν is in the same ECDF units: node noise in counts is n·ν, and
-// since every node has the same variance (m.NodeVariance) the minimiser
-// F́ does not depend on n.
+// prefix–node pattern (m.Terms). f is F̂ normalised by n and ν is in the
+// same ECDF units: node noise in counts is n·ν, and since every node has
+// the same variance (m.NodeVariance) the minimiser F́ does not depend on n.
 //
-// Written with the (N+1)×N difference operator D and bounds c, the
-// constraints are A ν ≥ b with A = DZ and b = c − DF̂. The dual problem
-// max_{λ≥0} λᵀb − ½‖Aᵀλ‖² is solved by accelerated projected gradient with
-// gradient-based adaptive restart (O'Donoghue and Candès 2015); ν = Aᵀλ.
-// One iteration applies A and Aᵀ once each, O(nnz(A)) ≤ O(N·terms) work:
-// O(N log N) for the tree, k-ary and cascade patterns. Steps are
-// diagonally preconditioned: row r of λ moves by its gradient over c·W_r,
-// W = |A||A|ᵀ1 (so AAᵀ ≼ W, and c = 1 is always safe), c a power-iteration
-// estimate of λ_max(W^{-½}AAᵀW^{-½}) doubled whenever an iteration fails
-// the descent condition ‖Aᵀ(λ⁺ − y)‖² ≤ c‖λ⁺ − y‖²_W (exact for this
-// quadratic). For the tree and k-ary patterns, whose rows differ in length
-// by a factor up to log N, this took 2.5–5 times fewer iterations than a
-// scalar step 1/‖A‖² (X_pois(3), N = 2^15, ε = 0.01 … 100). It stops when
-// the violation is at most opts.Tolerance times that of F̂ and the gap at
-// most opts.Tolerance·½‖ν‖²; the result is then made exactly feasible by
-// PointwiseL2 (treeStats.Repair).
+// When the pattern is a path-sum tree (tree, kary, gaussian-tree; see
+// pathTree) the problem is solved exactly by the primal–dual active-set
+// method, each iteration an exact O(N) solve on the tree (glsSolver);
+// otherwise (cascade) by the dual gradient method (problem.solve). The
+// package documentation states the problem and proves both.
 func treeL2(f []float64, m mechanism.Mechanism, opts treeOptions) ([]float64, treeStats, error) {
 	if m == nil {
 		return nil, treeStats{}, fmt.Errorf("smoothing tree-l2 needs the mechanism of the release (got nil)")
@@ -83,13 +93,72 @@ func treeL2(f []float64, m mechanism.Mechanism, opts treeOptions) ([]float64, tr
 	if !(opts.Tolerance > 0) || opts.MaxIterations < 0 {
 		return nil, treeStats{}, fmt.Errorf("invalid tree smoothing options %+v: tolerance must be positive, iterations non-negative", opts)
 	}
+	initial := curveViolation(f)
+	if initial == 0 { // F̂ ∈ K is its own projection
+		return slices.Clone(f), treeStats{Exact: true, Converged: true}, nil
+	}
+	if !opts.Gradient {
+		if t, ok := pathTreeOf(m); ok {
+			if g, st, ok := exactTreeL2(f, t, initial); ok {
+				return g, st, nil
+			}
+		}
+	}
+	return gradientTreeL2(f, m, opts, initial)
+}
+
+// curveViolation is the largest violation of 0 ≤ f_1 ≤ … ≤ f_N ≤ 1.
+func curveViolation(f []float64) float64 {
+	v := max(0, -f[0], f[len(f)-1]-1)
+	for i := 1; i < len(f); i++ {
+		v = max(v, f[i-1]-f[i])
+	}
+	return v
+}
+
+// exactTreeL2 runs the active-set method from the rows active at the
+// pointwise solution PointwiseL2(F̂) (its pooled neighbours and clipped
+// ends). It returns false if the active set has not settled within
+// maxActiveSetIterations.
+func exactTreeL2(f []float64, t *pathTree, initial float64) ([]float64, treeStats, bool) {
+	n := len(f)
+	act := make([]bool, n+1)
+	z := PointwiseL2(f)
+	act[0], act[n] = z[0] == 0, z[n-1] == 1
+	for r := 1; r < n; r++ {
+		act[r] = z[r] == z[r-1]
+	}
+	s := newGLSSolver(t, f)
+	defer s.release()
+	it, ok := s.activeSet(act, maxActiveSetIterations)
+	if !ok {
+		return nil, treeStats{}, false
+	}
+	st := treeStats{Exact: true, Iterations: it, Converged: true, InitialViolation: initial, Objective: s.energy()}
+	for r, l := range s.lambda {
+		sl := s.slack(r)
+		st.Violation = max(st.Violation, -sl)
+		st.Gap += l * sl
+		st.NegativeMultiplier = max(st.NegativeMultiplier, -l)
+	}
+	st.Gap = math.Abs(st.Gap)
+	g := slices.Clone(s.g)
+	for i := range g {
+		g[i] = clip(g[i])
+		if i > 0 {
+			g[i] = max(g[i], g[i-1])
+		}
+		st.Repair = max(st.Repair, math.Abs(g[i]-s.g[i]))
+	}
+	return g, st, true
+}
+
+// gradientTreeL2 solves treeL2's problem by the dual gradient method, then
+// makes the result exactly feasible by PointwiseL2.
+func gradientTreeL2(f []float64, m mechanism.Mechanism, opts treeOptions, initial float64) ([]float64, treeStats, error) {
 	p, err := newProblem(f, m)
 	if err != nil {
 		return nil, treeStats{}, err
-	}
-	initial := p.violation(make([]float64, p.cols))
-	if initial == 0 {
-		return slices.Clone(f), treeStats{Converged: true}, nil
 	}
 	nu, st := p.solve(opts, initial)
 	g := slices.Clone(f)
@@ -101,263 +170,27 @@ func treeL2(f []float64, m mechanism.Mechanism, opts treeOptions) ([]float64, tr
 	return smoothed, st, nil
 }
 
-// problem holds A = DZ in compressed sparse rows, b = c − DF̂, and the
-// prefix pattern Z (to form F́ = F̂ + Zν). Columns are the noise nodes
-// used by some prefix, numbered in order of first use.
-type problem struct {
-	rows, cols int
-	aPtr       []int
-	aIdx       []int
-	aVal       []float64
-	b          []float64
-	zPtr       []int
-	zIdx       []int
-	zVal       []float64
+// pathTrees caches the last mechanism's pathTree: smoothing several
+// curves of one mechanism (every release of a benchmark, the curves of
+// one simulation) builds it once. Mechanisms are immutable, and only
+// pointer-typed ones are cached, by identity.
+var pathTrees struct {
+	sync.Mutex
+	m  mechanism.Mechanism
+	t  *pathTree
+	ok bool
 }
 
-func newProblem(f []float64, m mechanism.Mechanism) (*problem, error) {
-	n := len(f)
-	p := &problem{rows: n + 1, zPtr: []int{0}, aPtr: []int{0}}
-	column := make([]int, m.Nodes())
-	for j := range column {
-		column[j] = -1
+// pathTreeOf returns m's pattern as a pathTree (newPathTree), cached.
+func pathTreeOf(m mechanism.Mechanism) (*pathTree, bool) {
+	if reflect.ValueOf(m).Kind() != reflect.Pointer {
+		return newPathTree(m, m.Bins())
 	}
-	var terms []mechanism.Term
-	for i := 1; i <= n; i++ {
-		terms = m.Terms(i, terms[:0])
-		for _, t := range terms {
-			if t.Node < 0 || t.Node >= len(column) || math.IsNaN(t.Coef) || math.IsInf(t.Coef, 0) {
-				return nil, fmt.Errorf("mechanism %s gives prefix %d the term %+v: want a node in [0, %d) and a finite coefficient", m.Name(), i, t, len(column))
-			}
-			if column[t.Node] < 0 {
-				column[t.Node] = p.cols
-				p.cols++
-			}
-			p.zIdx = append(p.zIdx, column[t.Node])
-			p.zVal = append(p.zVal, t.Coef)
-		}
-		p.zPtr = append(p.zPtr, len(p.zIdx))
+	pathTrees.Lock()
+	defer pathTrees.Unlock()
+	if pathTrees.m != m {
+		pathTrees.t, pathTrees.ok = newPathTree(m, m.Bins())
+		pathTrees.m = m
 	}
-	// Row 0: F́_1 ≥ 0. Row r (1..N−1): F́_{r+1} − F́_r ≥ 0. Row N: −F́_N ≥ −1.
-	acc := make([]float64, p.cols)
-	var touched []int
-	for r := 0; r <= n; r++ {
-		touched = touched[:0]
-		if r < n {
-			touched = p.addRow(acc, touched, r, 1)
-		}
-		if r > 0 {
-			touched = p.addRow(acc, touched, r-1, -1)
-		}
-		slices.Sort(touched)
-		for _, j := range slices.Compact(touched) {
-			if acc[j] != 0 {
-				p.aIdx = append(p.aIdx, j)
-				p.aVal = append(p.aVal, acc[j])
-			}
-			acc[j] = 0
-		}
-		p.aPtr = append(p.aPtr, len(p.aIdx))
-	}
-	p.b = make([]float64, n+1)
-	p.b[0] = -f[0]
-	for r := 1; r < n; r++ {
-		p.b[r] = -(f[r] - f[r-1])
-	}
-	p.b[n] = -1 + f[n-1]
-	return p, nil
-}
-
-// addRow adds s times prefix row i (0-based) of Z to acc and appends the
-// columns it touches.
-func (p *problem) addRow(acc []float64, touched []int, i int, s float64) []int {
-	for k := p.zPtr[i]; k < p.zPtr[i+1]; k++ {
-		acc[p.zIdx[k]] += s * p.zVal[k]
-		touched = append(touched, p.zIdx[k])
-	}
-	return touched
-}
-
-// rowScale returns W = |A||A|ᵀ1, the diagonal that dominates AAᵀ
-// (W − AAᵀ is diagonally dominant, hence positive semi-definite). A zero
-// row of A gets 1.
-func (p *problem) rowScale() []float64 {
-	col := make([]float64, p.cols)
-	for k, j := range p.aIdx {
-		col[j] += math.Abs(p.aVal[k])
-	}
-	w := make([]float64, p.rows)
-	for r := range w {
-		for k := p.aPtr[r]; k < p.aPtr[r+1]; k++ {
-			w[r] += math.Abs(p.aVal[k]) * col[p.aIdx[k]]
-		}
-		if w[r] == 0 {
-			w[r] = 1
-		}
-	}
-	return w
-}
-
-// normEstimate estimates λ_max(W^{-1/2}AAᵀW^{-1/2}) ≤ 1 from below by power
-// iteration.
-func (p *problem) normEstimate(w []float64) float64 {
-	x := make([]float64, p.rows)
-	ax := make([]float64, p.rows)
-	nu := make([]float64, p.cols)
-	for r := range x {
-		x[r] = 1 + 0.5*math.Sin(float64(r))
-	}
-	est := 0.0
-	for range 30 {
-		for r := range x {
-			ax[r] = x[r] / math.Sqrt(w[r])
-		}
-		p.atLambda(nu, ax)
-		p.apply(ax, nu)
-		for r := range ax {
-			ax[r] /= math.Sqrt(w[r])
-		}
-		norm := math.Sqrt(dot(ax, ax))
-		if norm == 0 {
-			return 0
-		}
-		est = norm / math.Sqrt(dot(x, x))
-		for r := range x {
-			x[r] = ax[r] / norm
-		}
-	}
-	return est
-}
-
-// atLambda sets nu = Aᵀλ.
-func (p *problem) atLambda(nu, lambda []float64) {
-	clear(nu)
-	for r, l := range lambda {
-		if l == 0 {
-			continue
-		}
-		for k := p.aPtr[r]; k < p.aPtr[r+1]; k++ {
-			nu[p.aIdx[k]] += p.aVal[k] * l
-		}
-	}
-}
-
-// apply sets out = Aν.
-func (p *problem) apply(out, nu []float64) {
-	for r := range out {
-		v := 0.0
-		for k := p.aPtr[r]; k < p.aPtr[r+1]; k++ {
-			v += p.aVal[k] * nu[p.aIdx[k]]
-		}
-		out[r] = v
-	}
-}
-
-// slack sets s = Aν − b (≥ 0 where the constraints hold).
-func (p *problem) slack(s, nu []float64) {
-	p.apply(s, nu)
-	for r := range s {
-		s[r] -= p.b[r]
-	}
-}
-
-func (p *problem) violation(nu []float64) float64 {
-	s := make([]float64, p.rows)
-	p.slack(s, nu)
-	return max(0, -slices.Min(s))
-}
-
-// addZ adds Zν to g.
-func (p *problem) addZ(g, nu []float64) {
-	for i := range g {
-		for k := p.zPtr[i]; k < p.zPtr[i+1]; k++ {
-			g[i] += p.zVal[k] * nu[p.zIdx[k]]
-		}
-	}
-}
-
-// solve runs accelerated projected gradient ascent on the dual, tracking
-// ν = Aᵀ· of both the iterate λ and the extrapolated point y, so that one
-// iteration costs one product with Aᵀ and one with A.
-// It stops at the relative tolerance of opts, violations measured against
-// initial, the violation at ν = 0.
-func (p *problem) solve(opts treeOptions, initial float64) ([]float64, treeStats) {
-	w := p.rowScale()
-	scale := min(max(1.1*p.normEstimate(w), 1e-3), 1)
-	lambda, y, next := make([]float64, p.rows), make([]float64, p.rows), make([]float64, p.rows)
-	nuLambda, nuY, nuNext := make([]float64, p.cols), make([]float64, p.cols), make([]float64, p.cols)
-	s := make([]float64, p.rows)
-	t := 1.0
-	st := treeStats{InitialViolation: initial}
-	for st.Iterations = 1; st.Iterations <= opts.MaxIterations; st.Iterations++ {
-		p.slack(s, nuY) // the gradient of the (minimised) negative dual at y
-		for {
-			step := 0.0 // (λ⁺ − y)ᵀ W (λ⁺ − y)
-			for r := range next {
-				next[r] = max(0, y[r]-s[r]/(scale*w[r]))
-				d := next[r] - y[r]
-				step += w[r] * d * d
-			}
-			p.atLambda(nuNext, next)
-			if scale >= 1 || sqDist(nuNext, nuY) <= scale*step*(1+1e-9) {
-				break
-			}
-			scale = min(2*scale, 1)
-		}
-		restart := 0.0
-		for r := range next {
-			restart += s[r] * (next[r] - lambda[r])
-		}
-		tNext, momentum := (1+math.Sqrt(1+4*t*t))/2, 0.0
-		if restart > 0 { // gradient-based adaptive restart: drop the momentum
-			tNext = 1
-		} else {
-			momentum = (t - 1) / tNext
-		}
-		for r := range y {
-			y[r] = next[r] + momentum*(next[r]-lambda[r])
-		}
-		for j := range nuY {
-			nuY[j] = nuNext[j] + momentum*(nuNext[j]-nuLambda[j])
-		}
-		lambda, next = next, lambda
-		nuLambda, nuNext = nuNext, nuLambda
-		t = tNext
-		if st.Iterations%16 == 0 && p.converged(lambda, nuLambda, s, opts.Tolerance, &st) {
-			return nuLambda, st
-		}
-	}
-	st.Iterations--
-	p.converged(lambda, nuLambda, s, opts.Tolerance, &st)
-	return nuLambda, st
-}
-
-// converged recomputes ν = Aᵀλ exactly and evaluates the primal violation
-// and duality gap at λ.
-func (p *problem) converged(lambda, nu, s []float64, tol float64, st *treeStats) bool {
-	p.atLambda(nu, lambda)
-	p.slack(s, nu)
-	st.Violation = max(0, -slices.Min(s))
-	st.Gap = math.Abs(dot(lambda, s)) // ‖ν‖² − λᵀb = λᵀ(Aν − b)
-	st.Objective = dot(nu, nu) / 2
-	st.Converged = st.Violation <= tol*st.InitialViolation && st.Gap <= tol*st.Objective
-	return st.Converged
-}
-
-func dot(a, b []float64) float64 {
-	s := 0.0
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
-}
-
-// sqDist is ‖a − b‖².
-func sqDist(a, b []float64) float64 {
-	s := 0.0
-	for i := range a {
-		d := a[i] - b[i]
-		s += d * d
-	}
-	return s
+	return pathTrees.t, pathTrees.ok
 }

@@ -118,8 +118,10 @@ func fitEncoder(t *Table, train []int, opts encoderOptions) (*Encoder, error) {
 func fitNumeric(t *Table, j int, train []int) (c columnEncoder, reason string) {
 	c = columnEncoder{index: j, numeric: true}
 	var n, sum, sumSq float64
+	var buf []string
 	for _, i := range train {
-		s := t.Rows[i][j]
+		buf = t.row(i, buf)
+		s := buf[j]
 		if isMissing(s) {
 			c.indicator = true
 			continue
@@ -152,8 +154,10 @@ func fitNumeric(t *Table, j int, train []int) (c columnEncoder, reason string) {
 // more than maxLevels.
 func fitCategorical(t *Table, j int, train []int, maxLevels int) (c columnEncoder, reason string) {
 	c = columnEncoder{index: j, levels: make(map[string]int)}
+	var buf []string
 	for _, i := range train {
-		level := categoricalLevel(t.Rows[i][j])
+		buf = t.row(i, buf)
+		level := categoricalLevel(buf[j])
 		if _, ok := c.levels[level]; !ok {
 			c.levels[level] = len(c.levels)
 			if len(c.levels) > maxLevels {
@@ -242,18 +246,19 @@ func (e *Encoder) encode(row []string, dst []float64) ([]float64, error) {
 	return dst, nil
 }
 
-// encodeRows encodes the given rows of t into one row-major block, one
-// slice of it per row.
-func (e *Encoder) encodeRows(t *Table, rows []int) ([][]float64, error) {
-	d := e.Dim()
-	block := make([]float64, len(rows)*d)
-	X := make([][]float64, len(rows))
-	for r, i := range rows {
-		x, err := e.encode(t.Rows[i], block[r*d:(r+1)*d])
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", t.where(i), err)
+// rowEncoder returns a function that encodes the r-th of the given rows
+// of t into dst (logreg.FitRows), so that the rows need not be held
+// encoded all at once, and where it stores the first error, which names
+// the row.
+func (e *Encoder) rowEncoder(t *Table, rows []int) (encode func(r int, dst []float64) ([]float64, error), firstErr *error) {
+	var buf []string
+	firstErr = new(error)
+	return func(r int, dst []float64) ([]float64, error) {
+		buf = t.row(rows[r], buf)
+		x, err := e.encode(buf, dst)
+		if err != nil && *firstErr == nil {
+			*firstErr = fmt.Errorf("%s: %v", t.where(rows[r]), err)
 		}
-		X[r] = x
-	}
-	return X, nil
+		return x, *firstErr
+	}, firstErr
 }

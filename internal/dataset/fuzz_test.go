@@ -22,8 +22,11 @@ func FuzzReadTable(f *testing.F) {
 			all[i] = i
 		}
 		if enc, err := fitEncoder(table, all, encoderOptions{}); err == nil {
-			if _, err := enc.encodeRows(table, all); err != nil {
-				t.Errorf("encoding the rows the encoder was fit on: %v", err)
+			encode, _ := enc.rowEncoder(table, all)
+			for r := range all {
+				if _, err := encode(r, nil); err != nil {
+					t.Fatalf("encoding the rows the encoder was fit on: %v", err)
+				}
 			}
 		}
 		_, _ = ReadColumnFrom(bytes.NewReader(data), "fuzz", table.Columns[0], 0)

@@ -76,14 +76,16 @@ type Scored struct {
 // rows included: in-sample for those), and returns the predicted
 // probabilities with the rows' labels.
 func (s *Scored) ScoreRows(t *Table) ([]float64, []int, error) {
-	if len(t.Rows) != len(s.rowLabels) {
-		return nil, nil, fmt.Errorf("%s: %d rows, the scored table had %d", t.Name, len(t.Rows), len(s.rowLabels))
+	if t.numRows() != len(s.rowLabels) {
+		return nil, nil, fmt.Errorf("%s: %d rows, the scored table had %d", t.Name, t.numRows(), len(s.rowLabels))
 	}
-	scores := make([]float64, len(t.Rows))
+	scores := make([]float64, t.numRows())
 	x := make([]float64, s.Encoder.Dim())
-	for i, row := range t.Rows {
+	var buf []string
+	for i := range scores {
 		var err error
-		if x, err = s.Encoder.encode(row, x); err != nil {
+		buf = t.row(i, buf)
+		if x, err = s.Encoder.encode(buf, x); err != nil {
 			return nil, nil, fmt.Errorf("%s: %v", t.where(i), err)
 		}
 		scores[i] = s.Model.Predict(x)
@@ -103,8 +105,11 @@ func ScoreTable(t *Table, labelCol, positive string, opts SplitOptions) (*Scored
 		return nil, err
 	}
 	rule := newLabelRule(positive)
-	labels := make([]int, len(t.Rows))
-	for i, row := range t.Rows {
+	labels := make([]int, t.numRows())
+	var buf []string
+	for i := range labels {
+		row := t.row(i, buf)
+		buf = row
 		if len(row) != len(t.Columns) {
 			return nil, fmt.Errorf("%s: %d fields, the header has %d", t.where(i), len(row), len(t.Columns))
 		}
@@ -119,7 +124,7 @@ func ScoreTable(t *Table, labelCol, positive string, opts SplitOptions) (*Scored
 	if fraction == 0 {
 		fraction = DefaultTestFraction
 	}
-	train, test, err := split(len(t.Rows), fraction, opts.Seed)
+	train, test, err := split(t.numRows(), fraction, opts.Seed)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", t.Name, err)
 	}
@@ -127,11 +132,11 @@ func ScoreTable(t *Table, labelCol, positive string, opts SplitOptions) (*Scored
 	if err != nil {
 		return nil, err
 	}
-	X, err := enc.encodeRows(t, train)
-	if err != nil {
-		return nil, err
+	encode, encodeErr := enc.rowEncoder(t, train)
+	model, err := logreg.FitRows(len(train), encode, pick(labels, train), opts.Model)
+	if *encodeErr != nil {
+		return nil, *encodeErr
 	}
-	model, err := logreg.Fit(X, pick(labels, train), opts.Model)
 	if err != nil {
 		return nil, fmt.Errorf("%s: training on %d rows: %w", t.Name, len(train), err)
 	}
@@ -148,7 +153,8 @@ func ScoreTable(t *Table, labelCol, positive string, opts SplitOptions) (*Scored
 	x := make([]float64, enc.Dim())
 	var correct int
 	for k, i := range test {
-		if x, err = enc.encode(t.Rows[i], x); err != nil {
+		buf = t.row(i, buf)
+		if x, err = enc.encode(buf, x); err != nil {
 			return nil, fmt.Errorf("%s: %v", t.where(i), err)
 		}
 		s.Scores[k] = model.Predict(x)

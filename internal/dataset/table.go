@@ -16,6 +16,27 @@ type Table struct {
 	// Lines[i] is the input line row i starts on (for errors); nil for
 	// generated tables.
 	Lines []int
+	// synthetic, when not nil, holds the rows in place of Rows
+	// (ScoreSynthetic).
+	synthetic *syntheticRows
+}
+
+// numRows returns the number of rows.
+func (t *Table) numRows() int {
+	if t.synthetic != nil {
+		return len(t.synthetic.rows)
+	}
+	return len(t.Rows)
+}
+
+// row returns row i: Rows[i], or, for a table held as numbers, its text
+// written into buf (allocated when too short) and valid until buf is
+// written again.
+func (t *Table) row(i int, buf []string) []string {
+	if t.synthetic != nil {
+		return t.synthetic.text(t.synthetic.rows[i], buf)
+	}
+	return t.Rows[i]
 }
 
 // ReadTable reads the CSV file at path ("" or "-" for standard input) as a
@@ -74,25 +95,25 @@ func (t *Table) where(i int) string {
 	return fmt.Sprintf("%s row %d", t.Name, i+1)
 }
 
-// missingValues are the texts that mean "no value": empty, "?" (the UCI
-// Diabetes file), and the usual NA spellings.
-var missingValues = map[string]bool{
-	"": true, "?": true, "NA": true, "N/A": true, "na": true, "n/a": true,
-	"NaN": true, "nan": true, "null": true, "NULL": true,
-}
-
 // isMissing reports whether a trimmed field means a missing value: "",
-// "?", "NA", "N/A", "NaN", "null" (and their lower/upper-case forms listed
-// above).
+// "?" (the UCI Diabetes file), and the usual NA spellings "NA", "N/A",
+// "NaN", "null" in the lower- and upper-case forms listed here.
 func isMissing(s string) bool {
-	return missingValues[s]
+	switch s {
+	case "", "?", "NA", "N/A", "na", "n/a", "NaN", "nan", "null", "NULL":
+		return true
+	}
+	return false
 }
 
 // isNumericColumn reports whether every non-missing value of column j is a
 // finite number, and at least one value is present.
 func (t *Table) isNumericColumn(j int) bool {
 	present := false
-	for _, row := range t.Rows {
+	var buf []string
+	for i := range t.numRows() {
+		row := t.row(i, buf)
+		buf = row
 		if isMissing(row[j]) {
 			continue
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
+	"github.com/fedecdf/fedecdf/internal/verify"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/server"
 )
@@ -67,11 +68,19 @@ type Report struct {
 }
 
 // NewReport validates inst against the manifest's grid, draws a report
-// ID and the DCF key pair of its bin and payload (dp-ecdf §4.2).
+// ID and the DCF key pair of its bin and payload (dp-ecdf §4.2), or for
+// the additive backend its verified report (party.VerifiedReport).
 func (p *Party) NewReport(inst party.Instance) (*Report, error) {
 	pt, err := party.New(inst, p.grid)
 	if err != nil {
 		return nil, err
+	}
+	if p.additive() {
+		r, err := pt.VerifiedReport(nil)
+		if err != nil {
+			return nil, err
+		}
+		return p.verifiedReport(r), nil
 	}
 	lk, hk, err := pt.DCFKeys(nil)
 	if err != nil {
@@ -83,6 +92,21 @@ func (p *Party) NewReport(inst party.Instance) (*Report, error) {
 		Leader: &protocol.Upload{Dataset: p.m.Dataset, Report: id, Key: lk},
 		Helper: &protocol.Upload{Dataset: p.m.Dataset, Report: id, Key: hk},
 	}, nil
+}
+
+// additive reports whether the manifest's dataset runs the additive
+// backend.
+func (p *Party) additive() bool { return p.m.Backend == string(server.Additive) }
+
+// verifiedReport is the upload of a verified report r to each server:
+// the public share and that server's input share, under the report ID
+// r.Nonce.
+func (p *Party) verifiedReport(r verify.Report) *Report {
+	return &Report{
+		ID:     r.Nonce,
+		Leader: &protocol.Upload{Dataset: p.m.Dataset, Report: r.Nonce, Public: r.Public, Share: r.Shares[0]},
+		Helper: &protocol.Upload{Dataset: p.m.Dataset, Report: r.Nonce, Public: r.Public, Share: r.Shares[1]},
+	}
 }
 
 // Send uploads r in the manifest's mode — to each server directly (to
@@ -167,7 +191,7 @@ func NewAnalyst(m *Manifest, id *Identity, tc p2p.Config) (*Analyst, error) {
 	if err != nil {
 		return nil, err
 	}
-	client, err := remote.New(server.DCF, h.Conn(p2p.QueryProtocol), LeaderName, m.Dataset)
+	client, err := remote.New(server.Backend(m.Backend), h.Conn(p2p.QueryProtocol), LeaderName, m.Dataset)
 	if err != nil {
 		h.Close()
 		return nil, err

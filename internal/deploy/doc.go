@@ -33,7 +33,8 @@
 //
 // Upload mode "direct": a party validates its record, draws a report ID
 // and the DCF key pair of its bin and payload vector (dp-ecdf §4.2,
-// BCG+21), and sends each server its own key over a Noise channel to
+// BCG+21; the additive backend: its verified report, below), and sends
+// each server its own key over a Noise channel to
 // that server, to both at once; it is then free to go offline. The same
 // encoded upload is resent on retries (each server's on its own, with
 // backoff, for the transport's retry window), and servers drop
@@ -59,6 +60,27 @@
 // mode); it does let the leader drop a party's sealed share, which only
 // removes that report from every release (both servers sum the agreed
 // set).
+//
+// Additive backend (manifest "backend": "additive"). A party's upload is
+// its verified report (party.VerifiedReport: a Prio3Histogram of its bin
+// and label, the public share and one input share per server, its report
+// ID as the nonce), in either upload mode; a row of a file derives its
+// sharding randomness from the row key as the DCF keys are. The leader
+// verifies the reports both servers hold with the helper (Prepare,
+// Prepared, Decide over the peer protocol) every PeerCheck and before
+// every release; each server verifies a report only once its upload is
+// durable, saves its verdicts in its store before acting on them, and on
+// restart re-derives the accepted reports' output shares from the
+// replayed uploads (server/doc.go). Rejections are logged at WARN and
+// shown per reason in fedecdf status (ServerStatus.Rejected). The two
+// servers' verify key is VerifyKey: HKDF-SHA256 over the X25519 shared
+// secret of one server's HPKE private key and the other's public key in
+// the manifest (a static–static Diffie–Hellman, domain-separated from
+// HPKE by its label), with the dataset and both peer IDs; only the two
+// servers can compute it, and no message carries it. Each store records
+// it (CheckVerifyKey) and a server whose key file changed under it
+// refuses to start (store.ErrVerifyKeyChanged). SubmitForgeries sends
+// invalid reports of every kind (fedecdf demo --malicious).
 //
 // Servers. A server accepts a report only after writing it to its bbolt
 // store (reports arriving together share one transaction and fsync:

@@ -44,7 +44,7 @@ type Manifest struct {
 	Version  int      `json:"version"`
 	Protocol int      `json:"protocol"` // protocol.Version
 	Dataset  string   `json:"dataset"`
-	Backend  string   `json:"backend"` // "dcf": parties upload once and go offline
+	Backend  string   `json:"backend"` // "dcf" or "additive": parties upload once and go offline
 	Upload   string   `json:"upload"`  // UploadDirect or UploadRelay
 	Leader   Endpoint `json:"leader"`
 	Helper   Endpoint `json:"helper"`
@@ -157,8 +157,8 @@ func (m *Manifest) Check() error {
 		return fmt.Errorf("version %d is not supported (want %d): regenerate the manifest with `fedecdf manifest` (version 2 pins the neighbouring relation, mechanisms and δ the servers accept)", m.Version, ManifestVersion)
 	case m.Protocol != protocol.Version:
 		return fmt.Errorf("protocol %d is not supported (want %d): regenerate the manifest with this fedecdf's `fedecdf manifest`, and start its servers on new store files", m.Protocol, protocol.Version)
-	case m.Backend != string(server.DCF):
-		return fmt.Errorf("backend %q: deployments run the dcf backend", m.Backend)
+	case m.Backend != string(server.DCF) && m.Backend != string(server.Additive):
+		return fmt.Errorf("backend %q: want %q (DCF keys) or %q (verified one-hot histograms; no probability component)", m.Backend, server.DCF, server.Additive)
 	case m.Upload != UploadDirect && m.Upload != UploadRelay:
 		return fmt.Errorf("upload %q: want %q or %q", m.Upload, UploadDirect, UploadRelay)
 	case !slices.Equal(m.Payload, PayloadLayout()):
@@ -351,7 +351,7 @@ func (m *Manifest) serverDataset() (server.Dataset, error) {
 		return server.Dataset{}, fmt.Errorf("manifest: mechanism: %w", err)
 	}
 	return server.Dataset{
-		Name: m.Dataset, Backend: server.DCF, Bins: m.Grid.Bins,
+		Name: m.Dataset, Backend: server.Backend(m.Backend), Bins: m.Grid.Bins,
 		Budget:     ledger.Budget{Epsilon: m.Budget.Epsilon, Delta: m.Budget.Delta},
 		Policy:     policy,
 		MinReports: m.MinReports,

@@ -96,6 +96,8 @@ type Server struct {
 	compared time.Time
 	// metricsAddr is the bound address of the metrics endpoint.
 	metricsAddr string
+	// rejected is what logRejected last logged.
+	rejected map[string]int
 }
 
 // StartServer opens the store, restores the releases (with their noise
@@ -141,10 +143,14 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 		s.store.Close()
 		return nil, err
 	}
-	s.srv, err = server.New(server.Config{
+	scfg := server.Config{
 		Role: cfg.Role, Peer: peerName, Conn: s.host.Conn(p2p.PeerProtocol),
 		Ledger: s.store, Releases: s.store, Reports: s.store, Datasets: []server.Dataset{dataset}, Manifest: m.Digests(),
-	})
+	}
+	err = s.verifyKey(&scfg)
+	if err == nil {
+		s.srv, err = server.New(scfg)
+	}
 	if err == nil {
 		err = s.replay()
 	}
@@ -210,6 +216,9 @@ func (s *Server) startOps() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancelOps = cancel
 	s.summarise(ctx)
+	if s.additive() && s.cfg.Role == server.Helper {
+		s.every(ctx, s.cfg.PeerCheck, s.logRejected)
+	}
 	if s.cfg.Metrics != "" {
 		return s.serveMetrics(ctx, s.cfg.Metrics)
 	}
@@ -283,6 +292,7 @@ func (s *Server) watchHelper() {
 		err := s.srv.CheckPeer(ctx)
 		cancel()
 		if err == nil {
+			s.verifyReports()
 			s.checkReports()
 		} else {
 			s.peer.set(err)
@@ -317,6 +327,25 @@ func (s *Server) resolvePending() {
 	}
 }
 
+// verifyKey sets, for an additive dataset, the servers' shared verify
+// key (VerifyKey) and the store that keeps the verdicts, after checking
+// that the store's verdicts were reached under the same key.
+func (s *Server) verifyKey(cfg *server.Config) error {
+	m := s.cfg.Manifest
+	if m.Backend != string(server.Additive) {
+		return nil
+	}
+	key, err := VerifyKey(m, s.cfg.Role, s.cfg.Identity)
+	if err != nil {
+		return err
+	}
+	if err := s.store.CheckVerifyKey(m.Dataset, key[:]); err != nil {
+		return err
+	}
+	cfg.VerifyKey, cfg.Verdicts = key, s.store
+	return nil
+}
+
 // replay feeds the stored uploads to the fresh server.
 func (s *Server) replay() error {
 	n := 0
@@ -330,6 +359,7 @@ func (s *Server) replay() error {
 		if err != nil {
 			return fmt.Errorf("store: replaying report %v: %w", id, err)
 		}
+		s.srv.Stored(s.cfg.Manifest.Dataset, id)
 		n++
 		return nil
 	})
@@ -386,6 +416,7 @@ func (s *Server) handleReport(ctx context.Context, from transport.PeerID, req []
 		s.log.Error("could not persist a report", "report", up.Report.String(), "err", err)
 		return errorResponse("%s: report %v not stored: %v", s.name, up.Report, err)
 	}
+	s.srv.Stored(up.Dataset, up.Report)
 	dup := ack.Duplicate
 	if dup {
 		s.counters.duplicates.Add(1)
@@ -405,8 +436,9 @@ func (s *Server) refuseReport(from transport.PeerID, report, reason string) []by
 
 // handleRelease serves release creation and queries (from the analysts
 // at the leader, from the leader at the helper), logging a progress line
-// while a query is evaluated, the manifest digests the leader sends the
-// helper, and status requests (from the analysts and operators at the
+// while a query is evaluated, the manifest digests and the verification
+// exchange (additive backend) the leader sends the helper, and status
+// requests (from the analysts and operators at the
 // leader, from the leader at the helper); an operator may ask for status
 // only.
 func (s *Server) handleRelease(ctx context.Context, from transport.PeerID, req []byte) []byte {
@@ -436,6 +468,8 @@ func (s *Server) handleRelease(ctx context.Context, from transport.PeerID, req [
 		return s.evaluate(ctx, from, m, req)
 	case *protocol.StatusRequest:
 		return s.handleStatus(ctx, from, m)
+	case *protocol.Prepare, *protocol.Decide:
+		return s.srv.Handle(ctx, from, req) // the server takes them from the leader only
 	}
 	return errorResponse("%s: %T is not a release, query or status request", s.name, msg)
 }

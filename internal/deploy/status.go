@@ -164,7 +164,7 @@ func withholdCounts(st *protocol.Status) {
 	st.Both, st.Missing = 0, nil
 	for i := range st.Servers {
 		sv := &st.Servers[i]
-		sv.Reports, sv.OneServer, sv.Errors = 0, 0, nil
+		sv.Reports, sv.OneServer, sv.Errors, sv.Rejected = 0, 0, nil, nil
 		for j := range sv.Releases {
 			sv.Releases[j].Reports = 0
 		}

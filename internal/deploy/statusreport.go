@@ -52,6 +52,10 @@ type ServerStatus struct {
 	// PeerContact is, at the leader, when it last checked the helper; at
 	// the helper, when it last heard from the leader (RFC 3339).
 	PeerContact string `json:"peer_contact,omitempty"`
+	// Rejected counts the reports of an additive dataset the server
+	// rejected at verification, per reason (null when none were, for the
+	// dcf backend, or when withheld).
+	Rejected map[string]int `json:"rejected"`
 }
 
 // ReleaseState is one release a server recorded and what it charged.
@@ -122,6 +126,12 @@ func serverStatus(sv protocol.ServerState, counts bool) ServerStatus {
 		out.Reports, out.OneServerOnly, out.LastErrors = &sv.Reports, &sv.OneServer, sv.Errors
 		if out.LastErrors == nil {
 			out.LastErrors = []string{}
+		}
+		for _, rj := range sv.Rejected {
+			if out.Rejected == nil {
+				out.Rejected = map[string]int{}
+			}
+			out.Rejected[rj.Reason] = rj.Count
 		}
 	}
 	for _, r := range sv.Releases {

@@ -164,7 +164,7 @@ func ValidateRows(m *Manifest, inst []party.Instance) error {
 }
 
 // rowReport is row k's report: its ID is RowReportID, and its DCF keys
-// are drawn from a ChaCha20 stream keyed by the row's MAC under another
+// (or its verified report's sharding randomness) are drawn from a ChaCha20 stream keyed by the row's MAC under another
 // label, so a rerun sends byte-identical uploads and the two servers
 // never hold halves of two different key pairs under one ID.
 func (p *Party) rowReport(key []byte, k int, x party.Instance) (*Report, error) {
@@ -178,11 +178,18 @@ func (p *Party) rowReport(key []byte, k int, x party.Instance) (*Report, error) 
 	if err != nil {
 		return nil, err
 	}
+	id := RowReportID(key, p.m.Dataset, k, x)
+	if p.additive() {
+		r, err := pt.VerifiedReportAt(id, streamReader{stream})
+		if err != nil {
+			return nil, fmt.Errorf("data row %d: %w", k+1, err)
+		}
+		return p.verifiedReport(r), nil
+	}
 	lk, hk, err := pt.DCFKeys(streamReader{stream})
 	if err != nil {
 		return nil, fmt.Errorf("data row %d: %w", k+1, err)
 	}
-	id := RowReportID(key, p.m.Dataset, k, x)
 	return &Report{
 		ID:     id,
 		Leader: &protocol.Upload{Dataset: p.m.Dataset, Report: id, Key: lk},

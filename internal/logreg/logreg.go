@@ -62,7 +62,17 @@ func (m *Model) Predict(x []float64) float64 {
 // non-zero length and finite entries, and both classes must occur. X is
 // read, never modified.
 func Fit(X [][]float64, y []int, opts Options) (*Model, error) {
-	obj, err := newObjective(X, y, opts.C)
+	return FitRows(len(X), func(i int, _ []float64) ([]float64, error) { return X[i], nil }, y, opts)
+}
+
+// FitRows is Fit on n rows that row gives one at a time, so that they
+// need not be held all at once: row(i, dst) returns row i, written into
+// dst or elsewhere, and is called once per row, in order, before the
+// first iteration (dst is a scratch row it may reuse, nil or too short
+// at first). An error of row stops the fit and is returned as is. The
+// model is Fit's on the same rows, bit for bit.
+func FitRows(n int, row func(i int, dst []float64) ([]float64, error), y []int, opts Options) (*Model, error) {
+	obj, err := newObjective(n, row, y, opts.C)
 	if err != nil {
 		return nil, err
 	}
@@ -134,22 +144,26 @@ type objective struct {
 	val         float64
 }
 
-// newObjective validates X, y and C and stores the non-zeros of X.
-func newObjective(X [][]float64, y []int, c float64) (*objective, error) {
+// newObjective validates the n rows (FitRows), y and C and stores the
+// non-zeros of the rows.
+func newObjective(n int, rows func(int, []float64) ([]float64, error), y []int, c float64) (*objective, error) {
 	if c == 0 {
 		c = 1
 	}
 	if !(c > 0) {
 		return nil, fmt.Errorf("logreg: C = %v, must be positive", c)
 	}
-	n := len(X)
 	if n == 0 {
 		return nil, errors.New("logreg: no training rows")
 	}
 	if len(y) != n {
 		return nil, fmt.Errorf("logreg: %d rows but %d labels", n, len(y))
 	}
-	d := len(X[0])
+	row, err := rows(0, nil)
+	if err != nil {
+		return nil, err
+	}
+	d := len(row)
 	if d == 0 {
 		return nil, errors.New("logreg: rows have no features")
 	}
@@ -158,9 +172,17 @@ func newObjective(X [][]float64, y []int, c float64) (*objective, error) {
 	}
 	o := &objective{n: n, dim: d + 1, start: make([]int, 1, n+1), y: make([]float64, n), penalty: 1 / (c * float64(n))}
 	var positives int
-	for i, row := range X {
+	for i := range n {
+		if i > 0 {
+			if row, err = rows(i, row); err != nil {
+				return nil, err
+			}
+		}
 		if len(row) != d {
 			return nil, fmt.Errorf("logreg: row %d has %d features, row 0 has %d", i, len(row), d)
+		}
+		if cap(o.cols)-len(o.cols) < d+1 {
+			o.cols, o.vals = growNonZeros(o.cols, o.vals, i, n, d)
 		}
 		o.cols = append(o.cols, 0)
 		o.vals = append(o.vals, 1)
@@ -187,6 +209,18 @@ func newObjective(X [][]float64, y []int, c float64) (*objective, error) {
 		return nil, fmt.Errorf("logreg: all %d labels are %d; both classes must occur", n, y[0])
 	}
 	return o, nil
+}
+
+// growNonZeros makes room in the non-zeros cols and vals of the first
+// rows of n (rows of d features and the intercept) for those of the
+// others, at the mean count so far plus an eighth: a few large copies
+// instead of many, and little unused room.
+func growNonZeros(cols []int32, vals []float64, rows, n, d int) ([]int32, []float64) {
+	extra := d + 1
+	if rows > 0 {
+		extra = max(extra, len(cols)/rows*(n-rows)*9/8)
+	}
+	return slices.Grow(cols, extra), slices.Grow(vals, extra)
 }
 
 // initial returns the initial point: w = 0 and the intercept fitting the

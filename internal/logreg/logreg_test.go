@@ -30,10 +30,15 @@ func generate(n int, intercept float64, coef []float64, seed uint64) ([][]float6
 	return X, y
 }
 
+// newDenseObjective is newObjective on the rows of X.
+func newDenseObjective(X [][]float64, y []int, c float64) (*objective, error) {
+	return newObjective(len(X), func(i int, _ []float64) ([]float64, error) { return X[i], nil }, y, c)
+}
+
 func TestGradientMatchesFiniteDifferences(t *testing.T) {
 	X, y := generate(300, 0.3, []float64{1, -0.5, 2, 0}, 1)
 	for _, c := range []float64{0.05, 1, math.Inf(1)} {
-		obj, err := newObjective(X, y, c)
+		obj, err := newDenseObjective(X, y, c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,7 +63,7 @@ func TestGradientMatchesFiniteDifferences(t *testing.T) {
 func TestHessianMatchesFiniteDifferences(t *testing.T) {
 	X, y := generate(300, 0.3, []float64{1, -0.5, 2, 0}, 5)
 	X[0][1] = 0 // exercise the sparse storage
-	obj, err := newObjective(X, y, 0.5)
+	obj, err := newDenseObjective(X, y, 0.5)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,8 @@ func katMessages() []Message {
 			{Role: "leader", Version: "v1.2.3", Reports: 2, OneServer: 1, ComparedAt: 1_800_000_000,
 				SpentEpsilon: 1, SpentDelta: 1e-6, TotalEpsilon: 4, TotalDelta: 1e-5,
 				Releases: []ReleaseState{{Release: id(3), Mechanism: params, Components: []payload.Component{payload.Label, payload.NotLabel}, Reports: 1, ChargeEpsilon: 0.5, ChargeDelta: 1e-6}},
-				Errors:   []string{"level=WARN msg=refused"}, PeerReachable: true, PeerCheckedAt: 1_800_000_030, PeerError: ""},
+				Errors:   []string{"level=WARN msg=refused"}, PeerReachable: true, PeerCheckedAt: 1_800_000_030, PeerError: "",
+				Rejected: []Rejection{{Reason: "mismatch", Count: 3}, {Reason: "proof", Count: 1}}},
 			{Role: "helper", Version: "v1.2.3", Reports: 1, PeerError: "helper: unreachable"},
 		}},
 	}
@@ -46,7 +47,7 @@ func katMessages() []Message {
 // CreateRelease inside their release records: changing any encoding is a
 // breaking change that bumps Version (and this hash).
 func TestEncodingKnownAnswer(t *testing.T) {
-	const want = "ec3b8d406f11a02996b7794ef81fb53f1f83fcea3739ddcf0d58ea8157bb60a7"
+	const want = "26bd4a3f409a6f91fb5f7eeb10f881f7cd49d9d15acc4d5debb35f263dd4df56"
 	h := sha256.New()
 	for _, m := range katMessages() {
 		b := Encode(m)

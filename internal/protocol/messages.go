@@ -21,8 +21,9 @@ import (
 // backend's one-shot verified upload (Upload.Public, Upload.Share), the
 // servers' verification exchange (Prepare, Prepared, Decide) and their
 // answers in the field of Prio3 (Answer.Field), in place of enrolment and
-// per-query share batches (OpenQuery and Shares are gone).
-const Version = 6
+// per-query share batches (OpenQuery and Shares are gone). Version 7: the
+// servers' rejected counts per reason in Status (ServerState.Rejected).
+const Version = 7
 
 // Limits on decoded messages: anything larger is rejected before it is
 // allocated.

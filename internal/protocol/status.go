@@ -10,6 +10,7 @@ import (
 const (
 	MaxStatusErrors   = 64      // last errors of one server
 	MaxStatusReleases = 1 << 16 // releases listed for one server
+	MaxStatusReasons  = 16      // rejection reasons of one server
 	maxServers        = 2
 )
 
@@ -50,7 +51,8 @@ type Status struct {
 // errors, oldest first, one line each. The leader's Peer fields say
 // whether it reached the helper at its last check (PeerCheckedAt, Unix
 // seconds) and why not; the helper's, when it last heard from the
-// leader.
+// leader. Rejected counts the reports of an additive dataset the server
+// rejected at verification, per reason, sorted by reason.
 type ServerState struct {
 	Role          string
 	Version       string
@@ -66,6 +68,14 @@ type ServerState struct {
 	PeerReachable bool
 	PeerCheckedAt int64
 	PeerError     string
+	Rejected      []Rejection
+}
+
+// Rejection is how many reports a server rejected for one reason
+// (verify.Reason: malformed, mismatch, proof, replay).
+type Rejection struct {
+	Reason string
+	Count  int
 }
 
 // ReleaseState is one recorded release: its mechanism and components,
@@ -147,6 +157,11 @@ func (s *ServerState) encode(w *wire.Writer) {
 	writeBool(w, s.PeerReachable)
 	w.Uint64(uint64(s.PeerCheckedAt))
 	w.String(s.PeerError)
+	w.Uint32(uint32(len(s.Rejected)))
+	for _, rj := range s.Rejected {
+		w.String(rj.Reason)
+		w.Uint32(uint32(rj.Count))
+	}
 }
 
 func (s *ServerState) decode(r *wire.Reader) {
@@ -182,6 +197,14 @@ func (s *ServerState) decode(r *wire.Reader) {
 	s.PeerReachable = readBool(r, "peer reachable")
 	s.PeerCheckedAt = int64(r.Uint64("peer checked at"))
 	s.PeerError = r.String("peer error", MaxTextLen)
+	n = r.Uint32("rejection reasons")
+	if n > MaxStatusReasons {
+		failf(r, "rejection reasons: %d exceed the limit %d", n, MaxStatusReasons)
+		return
+	}
+	for range n {
+		s.Rejected = append(s.Rejected, Rejection{Reason: r.String("rejection reason", MaxNameLen), Count: int(r.Uint32("rejected"))})
+	}
 }
 
 func (rel *ReleaseState) encode(w *wire.Writer) {

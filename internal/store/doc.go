@@ -8,7 +8,10 @@
 // releases (server.ReleaseStore: per release, the server's encoded
 // record of its noise seed, the mechanism, the components and the agreed
 // report set, or the leader's pending record of a release the helper has
-// not confirmed, kept as opaque bytes).
+// not confirmed, kept as opaque bytes), and for additive datasets the
+// verification verdicts (server.VerdictStore: the server's encoded
+// record per report) and the verify key the two servers share
+// (CheckVerifyKey: recorded once, another refused).
 //
 // Layering: the store imports internal/ledger (Budget, Admit) and
 // internal/payload (IDs), never package server; it satisfies

@@ -19,7 +19,8 @@ import (
 // Bucket layout: reports/<dataset>/<report ID> = encoded Upload;
 // received/<dataset>/<report ID> = when it was first stored (RFC 3339);
 // ledger/<dataset> = spent and total (JSON) and ledger/<dataset>/releases/<release ID>;
-// seeds/<dataset>/<release ID> = the server's encoded release record (secret).
+// seeds/<dataset>/<release ID> = the server's encoded release record (secret);
+// verdicts and verifykey: see verdicts.go.
 var (
 	reportsBucket  = []byte("reports")
 	receivedBucket = []byte("received")
@@ -42,7 +43,9 @@ var (
 // Version 2: release records of version 3 (protocol version 4), the
 // leader's pending records, and the total budget of each dataset's
 // ledger (ledger/<dataset>/total).
-const FormatVersion = 2
+// Version 3: the verification verdicts of additive datasets and their
+// verify key (verdicts.go), and uploads of protocol version 6.
+const FormatVersion = 3
 
 // ErrFormat is wrapped by the error of Open for a store written under
 // another FormatVersion (or holding no version at all).
@@ -125,7 +128,7 @@ func initBuckets(tx *bolt.Tx) error {
 	if v := meta.Get(formatKey); len(v) != 1 || v[0] != FormatVersion {
 		return fmt.Errorf("%w: the file is format %v, this fedecdf reads format %d; use the fedecdf version that wrote it, or start on a new store file", ErrFormat, v, FormatVersion)
 	}
-	for _, b := range [][]byte{reportsBucket, receivedBucket, ledgerBucket, seedsBucket} {
+	for _, b := range [][]byte{reportsBucket, receivedBucket, ledgerBucket, seedsBucket, verdictsBucket, verifyKeyBucket} {
 		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 			return err
 		}
@@ -429,15 +432,21 @@ func (s *Store) DeleteRelease(dataset string, release payload.ReleaseID) error {
 
 // LoadReleases implements server.ReleaseStore, in release ID order.
 func (s *Store) LoadReleases(dataset string, fn func(release payload.ReleaseID, record []byte) error) error {
+	return s.loadRecords(seedsBucket, dataset, "release", fn)
+}
+
+// loadRecords calls fn with every record of dataset in bucket, keyed by
+// an ID (of what: a release or a report), in ID order.
+func (s *Store) loadRecords(bucket []byte, dataset, what string, fn func(id payload.ID, record []byte) error) error {
 	return s.db.View(func(tx *bolt.Tx) error {
-		d := tx.Bucket(seedsBucket).Bucket([]byte(dataset))
+		d := tx.Bucket(bucket).Bucket([]byte(dataset))
 		if d == nil {
 			return nil
 		}
 		return d.ForEach(func(k, v []byte) error {
-			var id payload.ReleaseID
+			var id payload.ID
 			if len(k) != len(id) {
-				return fmt.Errorf("store: dataset %q: a release record under the key %x, not a release ID", dataset, k)
+				return fmt.Errorf("store: dataset %q: a %s record under the key %x, not a %s ID", dataset, what, k, what)
 			}
 			copy(id[:], k)
 			return fn(id, bytes.Clone(v)) // v is valid only in the transaction

@@ -8,7 +8,9 @@ import (
 
 // BenchmarkReport measures, at 1024 bins (2048 buckets), one party's
 // sharding and each server's preparation and decision, and reports the
-// upload size and the verifier message each server sends.
+// upload size and the verifier message each server sends; and each
+// server's re-derivation of an accepted report's output share, what a
+// restart costs per report.
 func BenchmarkReport(b *testing.B) {
 	for _, bins := range []int{16, 1024} {
 		f := newFixture(b, bins)
@@ -39,6 +41,13 @@ func BenchmarkReport(b *testing.B) {
 					}
 				}
 				b.ReportMetric(float64(len(peer)), "verifier-msg-B")
+			})
+			b.Run(fmt.Sprintf("bins=%d/server=%d/rederive", bins, i), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := srv.Rederive(r.Nonce, r.Public, r.Shares[i]); err != nil {
+						b.Fatal(err)
+					}
+				}
 			})
 		}
 	}

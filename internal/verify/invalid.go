@@ -3,8 +3,10 @@ package verify
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"github.com/cloudflare/circl/vdaf/prio3/arith/fp128"
 )
@@ -167,4 +169,15 @@ func (s *Scheme) withProof(r Report, change func(fp128.Vec) (fp128.Vec, error)) 
 		r.Shares[0], err = joinLeader(meas, proof, blind)
 	}
 	return r, err
+}
+
+// RejectedText is rejected reports per reason (Reason), as {reason: n, …}
+// in the order of the reasons' names ({} when none): how simulate and
+// fedecdf status print them.
+func RejectedText(rejected map[string]int) string {
+	parts := make([]string, 0, len(rejected))
+	for _, reason := range slices.Sorted(maps.Keys(rejected)) {
+		parts = append(parts, fmt.Sprintf("%s: %d", reason, rejected[reason]))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }

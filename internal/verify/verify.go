@@ -218,6 +218,44 @@ func (v *Server) Finish(p *Pending, peer []byte) (*Output, error) {
 	return &Output{share: out}, nil
 }
 
+// Rederive returns this server's output share of a report it accepted
+// before, from its stored input share alone: what a restarted server
+// needs to rebuild its aggregate from its stored uploads and verdicts
+// without the other server. It runs preparation (PrepInit, which checks
+// the share against the public share: ErrMismatch otherwise) and
+// completes it with the joint randomness it derived itself, so it does
+// not check the proof: call it only for a report whose accepted verdict
+// both servers reached with Prepare and Finish.
+func (v *Server) Rederive(nonce [NonceSize]byte, public, share []byte) (*Output, error) {
+	p, _, err := v.Prepare(nonce, public, share)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := p.state.MarshalBinary()
+	if err != nil {
+		return nil, fmt.Errorf("verify: preparation state: %w", err)
+	}
+	// The state is the output share followed by the corrected joint
+	// randomness seed, which is the preparation message of an accepted
+	// report.
+	params := v.s.h.Params()
+	var msg histogram.PrepMessage
+	msg.New(&params)
+	seed := raw[len(raw)-seedSize:]
+	if err := msg.UnmarshalBinary(seed); err != nil {
+		return nil, fmt.Errorf("verify: joint randomness: %w", err)
+	}
+	out, err := v.s.h.PrepNext(p.state, &msg)
+	if err != nil {
+		return nil, fmt.Errorf("verify: rederiving an output share: %w", err)
+	}
+	return &Output{share: out}, nil
+}
+
+// seedSize is the size of a Prio3 XOF seed (draft-irtf-cfrg-vdaf-13
+// §6.2: SEED_SIZE = 32 for XofTurboShake128).
+const seedSize = 32
+
 // Output is one server's output share of one verified report.
 type Output struct{ share *histogram.OutShare }
 

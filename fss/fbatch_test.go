@@ -1,0 +1,119 @@
+package fss
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestEvalFieldBatchEqualsPointwise checks the walker against EvalField,
+// key by key, on sorted random points and chunks of up to three times
+// chunkKeys keys, with both goroutine counts.
+func TestEvalFieldBatchEqualsPointwise(t *testing.T) {
+	r := rand.New(testRand(83))
+	for _, tc := range []struct{ n, m, keys, points, workers int }{
+		{1, 1, 3, 2, 1}, {5, 3, 70, 32, 2}, {8, 4, 9, 256, 1}, {10, 3, 130, 100, 2}, {32, 2, 5, 20, 1}, {64, 3, 3, 10, 2},
+	} {
+		t.Run(fmt.Sprint(tc), func(t *testing.T) {
+			points := sortedPoints(r, tc.points, tc.n)
+			var keys []*FieldKey
+			for range tc.keys {
+				k0, k1, err := GenField(r.Uint64()>>uint(64-tc.n), randomFieldBeta(r, tc.m), tc.n, testRand(r.Uint64()))
+				if err != nil {
+					t.Fatal(err)
+				}
+				keys = append(keys, [2]*FieldKey{k0, k1}[tc.keys%2])
+			}
+			out := make([][]Fp, len(keys))
+			for i := range out {
+				out[i] = make([]Fp, len(points)*tc.m)
+			}
+			if err := evalFieldBatch(keys, points, out, false, tc.workers); err != nil {
+				t.Fatal(err)
+			}
+			for i, k := range keys {
+				for j, x := range points {
+					want, _ := EvalField(k, x)
+					for c := range want {
+						if got := out[i][j*tc.m+c]; got != want[c] {
+							t.Fatalf("key %d x=%d component %d: batch %d, EvalField %d", i, x, c, got, want[c])
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestFieldPrefixes checks that the two servers' full-domain prefix shares
+// add up to β·1[b ≤ j] for every bin b and prefix j of small grids.
+func TestFieldPrefixes(t *testing.T) {
+	r := rand.New(testRand(84))
+	for _, bins := range []int{1, 2, 7, 16, 33} {
+		dom, err := NewPrefixDomain(bins)
+		if err != nil {
+			t.Fatal(err)
+		}
+		beta := randomFieldBeta(r, 4)
+		var keys [2][]*FieldKey
+		for b := range bins {
+			k0, k1, err := dom.GenField(b, beta, testRand(r.Uint64()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			keys[0], keys[1] = append(keys[0], k0), append(keys[1], k1)
+		}
+		var out [2][][]Fp
+		for s := range out {
+			out[s] = make([][]Fp, bins)
+			for i := range out[s] {
+				out[s][i] = make([]Fp, bins*4)
+			}
+			if err := dom.FieldPrefixes(keys[s], out[s]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for b := range bins {
+			for j := range bins {
+				for c := range 4 {
+					want := Fp(0)
+					if b <= j {
+						want = beta[c]
+					}
+					if got := out[0][b][j*4+c].Add(out[1][b][j*4+c]); got != want {
+						t.Fatalf("%d bins, bin %d, prefix %d, component %d: %d, want %d", bins, b, j, c, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestEvalFieldBatchRejectsBadInput(t *testing.T) {
+	k0, k1, _ := GenField(3, []Fp{1}, 4, testRand(85))
+	other, _, _ := GenField(3, []Fp{1, 2}, 4, testRand(86))
+	for name, tc := range map[string]struct {
+		keys   []*FieldKey
+		points []uint64
+		out    []int
+	}{
+		"no keys":        {nil, []uint64{1}, nil},
+		"nil key":        {[]*FieldKey{k0, nil}, []uint64{1}, []int{1, 1}},
+		"mixed parties":  {[]*FieldKey{k0, k1}, []uint64{1}, []int{1, 1}},
+		"mixed m":        {[]*FieldKey{k0, other}, []uint64{1}, []int{1, 2}},
+		"unsorted":       {[]*FieldKey{k0}, []uint64{2, 1}, []int{2}},
+		"outside domain": {[]*FieldKey{k0}, []uint64{16}, []int{1}},
+		"short out":      {[]*FieldKey{k0}, []uint64{1, 2}, []int{1}},
+		"missing out":    {[]*FieldKey{k0, k0}, []uint64{1}, []int{1}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out := make([][]Fp, len(tc.out))
+			for i, l := range tc.out {
+				out[i] = make([]Fp, l)
+			}
+			if err := EvalFieldBatch(tc.keys, tc.points, out); err == nil {
+				t.Error("accepted")
+			}
+		})
+	}
+}

@@ -1,0 +1,13 @@
+//go:build !amd64 || purego
+
+package fss
+
+// expandAccel would run the first keys of walker.expand's loop on vector
+// instructions; this platform runs them all in Go.
+func expandAccel(out []block, cwLo, cwHi, mask []uint64, seed []block, childMask []uint64) int {
+	return 0
+}
+
+// maskedSumAccel would sum the first keys of maskedSum on vector
+// instructions; this platform sums them all in Go.
+func maskedSumAccel(add, mask []uint64) (sum uint64, done int) { return 0, 0 }

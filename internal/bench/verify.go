@@ -1,0 +1,235 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"runtime"
+	"text/tabwriter"
+	"time"
+
+	"github.com/fedecdf/fedecdf/fss"
+	"github.com/fedecdf/fedecdf/internal/payload"
+	"github.com/fedecdf/fedecdf/internal/vdcf"
+)
+
+// VerifyConfig sets what MeasureVerify times.
+type VerifyConfig struct {
+	Bins    int           // grid size N
+	Reports int           // reports evaluated per timing
+	MinTime time.Duration // minimum duration of each timing
+}
+
+// DefaultVerifyConfig is the configuration of `fedecdf bench fss --verify`:
+// N = 1024 bins, 256 reports.
+func DefaultVerifyConfig() VerifyConfig {
+	return VerifyConfig{Bins: 1024, Reports: 256, MinTime: 300 * time.Millisecond}
+}
+
+// VerifyReport compares, in one run, the unverified DCF upload (fss.Key
+// over Z_2^64 with the payload.NumComponents components, folded by
+// fss.PrefixDomain.SumPrefixes as server/dcf.go does) with the verified
+// one (package vdcf). Times are process CPU nanoseconds per report at one
+// server, over all its goroutines; each is the median of measureRounds
+// timings, unverified and verified alternating.
+type VerifyReport struct {
+	Bins              int     `json:"bins"`
+	Reports           int     `json:"reports"`
+	Workers           int     `json:"workers"`
+	UploadBytes       int     `json:"upload_bytes_per_server"`          // unverified key
+	VerifiedBytes     int     `json:"verified_upload_bytes_per_server"` // field key + correlated randomness
+	ExchangeBytes     int     `json:"exchange_bytes_per_server"`        // verification messages sent per report
+	GenNs             float64 `json:"gen_ns"`                           // party: fss.PrefixDomain.Gen
+	EncodeNs          float64 `json:"verified_encode_ns"`               // party: vdcf Scheme.Encode
+	EvalNs            float64 `json:"eval_cpu_ns"`                      // server, unverified: summed full-domain evaluation
+	FieldEvalNs       float64 `json:"field_eval_cpu_ns"`                // server, verified: per-key full-domain evaluation
+	CheckNs           float64 `json:"check_cpu_ns"`                     // server: Prepare, Exchange, Finish
+	FoldNs            float64 `json:"fold_cpu_ns"`                      // server: adding an accepted report's count and label prefixes
+	VerifiedNs        float64 `json:"verified_cpu_ns"`                  // FieldEvalNs + CheckNs + FoldNs
+	AddedOverEval     float64 `json:"added_over_eval"`                  // (VerifiedNs − EvalNs) / EvalNs: issue 17's goal ≤ 1.0
+	CheckOverEval     float64 `json:"check_over_field_eval"`            // CheckNs / FieldEvalNs
+	UploadRatio       float64 `json:"upload_ratio"`                     // VerifiedBytes / UploadBytes: goal ≤ 2
+	AcceptedAllHonest bool    `json:"accepted_all_honest"`
+}
+
+// verifyBench holds the reports and servers MeasureVerify times.
+type verifyBench struct {
+	dom      fss.PrefixDomain
+	prefixes []int
+	keys     []*fss.Key
+	scheme   *vdcf.Scheme
+	leader   *vdcf.Server
+	nonces   [][vdcf.NonceSize]byte
+	shares   []*vdcf.Share
+	peer     [][2][]byte // the helper's first and second messages per report
+}
+
+// MeasureVerify times the unverified and the verified DCF upload at one
+// server, and the party's key generation for both, in one run.
+func MeasureVerify(cfg VerifyConfig) (VerifyReport, error) {
+	if cfg.Bins < 2 || cfg.Reports < 1 {
+		return VerifyReport{}, fmt.Errorf("bench: verify: %d bins and %d reports: want at least 2 bins and 1 report", cfg.Bins, cfg.Reports)
+	}
+	b, err := newVerifyBench(cfg)
+	if err != nil {
+		return VerifyReport{}, err
+	}
+	n := b.dom.Bits()
+	rep := VerifyReport{
+		Bins: cfg.Bins, Reports: cfg.Reports, Workers: runtime.GOMAXPROCS(0),
+		UploadBytes:   fss.EncodedSize(n, payload.NumComponents),
+		VerifiedBytes: b.scheme.ShareSize(),
+		ExchangeBytes: vdcf.Message1Size + vdcf.Message2Size,
+	}
+	src := rand.NewChaCha8([32]byte{3})
+	beta := []uint64{1, 1, 0, 1 << 31}
+	rep.GenNs = timeOn(ProcessCPU, cfg.MinTime, func() { b.dom.Gen(cfg.Bins/3, beta, src) })
+	rep.EncodeNs = timeOn(ProcessCPU, cfg.MinTime, func() { b.scheme.Encode(cfg.Bins/3, true, src) })
+	var eval, field, check, fold [measureRounds]float64
+	rep.AcceptedAllHonest = true
+	per := float64(cfg.Reports)
+	for r := range measureRounds {
+		acc := make([]uint64, cfg.Bins*payload.NumComponents)
+		eval[r] = timeOn(ProcessCPU, cfg.MinTime/measureRounds, func() { b.dom.SumPrefixes(b.keys, b.prefixes, acc) }) / per
+		var vecs [][]fss.Fp
+		field[r] = timeOn(ProcessCPU, cfg.MinTime/measureRounds, func() { vecs, err = b.leader.Evaluate(b.shares) }) / per
+		if err != nil {
+			return VerifyReport{}, err
+		}
+		check[r] = timeOn(ProcessCPU, cfg.MinTime/measureRounds, func() {
+			if !b.check(vecs) {
+				rep.AcceptedAllHonest = false
+			}
+		}) / per
+		agg := make([]fss.Fp, cfg.Bins*2)
+		fold[r] = timeOn(ProcessCPU, cfg.MinTime/measureRounds, func() { foldAccepted(agg, vecs) }) / per
+	}
+	rep.EvalNs, rep.FieldEvalNs, rep.CheckNs, rep.FoldNs = median(eval[:]), median(field[:]), median(check[:]), median(fold[:])
+	rep.VerifiedNs = rep.FieldEvalNs + rep.CheckNs + rep.FoldNs
+	rep.AddedOverEval = (rep.VerifiedNs - rep.EvalNs) / rep.EvalNs
+	rep.CheckOverEval = rep.CheckNs / rep.FieldEvalNs
+	rep.UploadRatio = float64(rep.VerifiedBytes) / float64(rep.UploadBytes)
+	return rep, nil
+}
+
+// newVerifyBench draws cfg.Reports random records as unverified keys and
+// verified reports, and the helper's messages for each.
+func newVerifyBench(cfg VerifyConfig) (*verifyBench, error) {
+	dom, err := fss.NewPrefixDomain(cfg.Bins)
+	if err != nil {
+		return nil, err
+	}
+	scheme, err := vdcf.New(cfg.Bins)
+	if err != nil {
+		return nil, err
+	}
+	src := rand.NewChaCha8([32]byte{4})
+	r := rand.New(src)
+	var key [vdcf.KeySize]byte
+	src.Read(key[:])
+	leader, _ := scheme.NewServer(0, key)
+	helper, _ := scheme.NewServer(1, key)
+	b := &verifyBench{dom: dom, prefixes: make([]int, cfg.Bins), scheme: scheme, leader: leader}
+	for j := range b.prefixes {
+		b.prefixes[j] = j
+	}
+	for range cfg.Reports {
+		bin, label := r.IntN(cfg.Bins), r.IntN(2)
+		k0, _, err := dom.Gen(bin, []uint64{1, uint64(label), uint64(1 - label), r.Uint64N(payload.ProbabilityScale)}, src)
+		if err != nil {
+			return nil, err
+		}
+		b.keys = append(b.keys, k0)
+		rp, err := scheme.Encode(bin, label == 1, src)
+		if err != nil {
+			return nil, err
+		}
+		peer, err := peerMessages(leader, helper, rp)
+		if err != nil {
+			return nil, err
+		}
+		sh, _ := leader.DecodeShare(rp.Shares[0])
+		b.nonces, b.shares, b.peer = append(b.nonces, rp.Nonce), append(b.shares, sh), append(b.peer, peer)
+	}
+	return b, nil
+}
+
+// peerMessages runs both servers on r and returns the helper's two
+// messages to the leader.
+func peerMessages(leader, helper *vdcf.Server, r vdcf.Report) ([2][]byte, error) {
+	var out [2][]byte
+	var pend [2]*vdcf.Pending
+	var first [2][]byte
+	for id, v := range []*vdcf.Server{leader, helper} {
+		sh, err := v.DecodeShare(r.Shares[id])
+		if err != nil {
+			return out, err
+		}
+		vecs, err := v.Evaluate([]*vdcf.Share{sh})
+		if err != nil {
+			return out, err
+		}
+		if pend[id], first[id], err = v.Prepare(r.Nonce, sh, vecs[0]); err != nil {
+			return out, err
+		}
+	}
+	second, err := pend[1].Exchange(first[0])
+	if err != nil {
+		return out, err
+	}
+	return [2][]byte{first[1], second}, nil
+}
+
+// check runs the leader's side of every report's verification against the
+// helper's recorded messages and reports whether all were accepted.
+func (b *verifyBench) check(vecs [][]fss.Fp) bool {
+	ok := true
+	for i, sh := range b.shares {
+		p, _, err := b.leader.Prepare(b.nonces[i], sh, vecs[i])
+		if err == nil {
+			_, err = p.Exchange(b.peer[i][0])
+		}
+		if err == nil {
+			err = p.Finish(b.peer[i][1])
+		}
+		ok = ok && err == nil
+	}
+	return ok
+}
+
+// foldAccepted adds the count and label prefixes of every report to agg,
+// as a server folds an accepted report (not-label is count − label, formed
+// once per release).
+func foldAccepted(agg []fss.Fp, vecs [][]fss.Fp) {
+	for _, v := range vecs {
+		for j := 0; j < len(agg)/2; j++ {
+			row := v[j*vdcf.Components:]
+			agg[2*j] = agg[2*j].Add(row[payload.Count])
+			agg[2*j+1] = agg[2*j+1].Add(row[payload.Label])
+		}
+	}
+}
+
+// WriteText writes the report as a table.
+func (r VerifyReport) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "DCF upload, unverified (Z_2^64, m = %d) vs verified (F_p, package vdcf), N = %d bins, %d reports, GOMAXPROCS = %d\n",
+		payload.NumComponents, r.Bins, r.Reports, r.Workers)
+	fmt.Fprintf(tw, "upload_bytes_per_server\t%d\t→ %d verified\t(×%.2f)\n", r.UploadBytes, r.VerifiedBytes, r.UploadRatio)
+	fmt.Fprintf(tw, "exchange_bytes_per_server\t0\t→ %d verified\t(two messages)\n", r.ExchangeBytes)
+	fmt.Fprintf(tw, "party_gen_ns\t%.0f\t→ %.0f verified\t\n", r.GenNs, r.EncodeNs)
+	fmt.Fprintf(tw, "server_cpu_ns_per_report\t%.0f\t→ %.0f verified\t(+%.2f× the unverified evaluation)\n", r.EvalNs, r.VerifiedNs, r.AddedOverEval)
+	fmt.Fprintf(tw, "  field_eval_cpu_ns\t%.0f\t\t\n", r.FieldEvalNs)
+	fmt.Fprintf(tw, "  check_cpu_ns\t%.0f\t\t(%.3f× the field evaluation)\n", r.CheckNs, r.CheckOverEval)
+	fmt.Fprintf(tw, "  fold_cpu_ns\t%.0f\t\t\n", r.FoldNs)
+	fmt.Fprintf(tw, "all honest reports accepted\t%v\t\t\n", r.AcceptedAllHonest)
+	return tw.Flush()
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r VerifyReport) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}

@@ -1,0 +1,46 @@
+package deploy
+
+import (
+	"context"
+	"maps"
+	"time"
+
+	"github.com/fedecdf/fedecdf/internal/verify"
+	"github.com/fedecdf/fedecdf/server"
+)
+
+// verifyTimeout bounds one periodic verification run of the leader.
+const verifyTimeout = 10 * time.Minute
+
+// additive reports whether the deployment runs the additive backend.
+func (s *Server) additive() bool { return s.cfg.Manifest.Backend == string(server.Additive) }
+
+// verifyReports runs, at the leader of an additive deployment, the
+// verification of the reports held and not yet decided with the helper
+// (server.Server.Verify; every release runs it too), and logs the
+// rejections. watchHelper calls it every PeerCheck once the helper
+// agrees on the manifest.
+func (s *Server) verifyReports() {
+	if !s.additive() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), verifyTimeout)
+	defer cancel()
+	if err := s.srv.Verify(ctx); err != nil {
+		s.log.Warn("verification of the reports held not finished: it runs again at the next check and before every release", "err", err)
+	}
+	s.logRejected()
+}
+
+// logRejected logs, at WARN, the reports rejected at verification per
+// reason, whenever they changed since the last call (which is made from
+// one goroutine: watchHelper at the leader, a PeerCheck loop at the
+// helper).
+func (s *Server) logRejected() {
+	now, err := s.srv.Rejected(s.cfg.Manifest.Dataset)
+	if err != nil || maps.Equal(now, s.rejected) {
+		return
+	}
+	s.log.Warn("reports rejected by verification", "rejected", verify.RejectedText(now))
+	s.rejected = now
+}

@@ -1,0 +1,220 @@
+package deploy
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdh"
+	"encoding/hex"
+	"errors"
+	"maps"
+	"path/filepath"
+	"testing"
+
+	"github.com/fedecdf/fedecdf/internal/store"
+	"github.com/fedecdf/fedecdf/internal/verify"
+	"github.com/fedecdf/fedecdf/server"
+)
+
+// newAdditiveDeployment starts a deployment of the additive backend
+// whose parties upload in mode, at ε = 2^48, needing n reports.
+func newAdditiveDeployment(t *testing.T, n int, mode string) *deployment {
+	t.Helper()
+	return newDeploymentTweaked(t, hugeEpsilon, n, mode, "replace", func(c *ServerConfig) {
+		c.Manifest.Backend = string(server.Additive)
+	})
+}
+
+// forgeryReasons is what both servers count for one forgery of each kind.
+func forgeryReasons() map[string]int {
+	want := map[string]int{}
+	for _, k := range verify.Forgeries() {
+		want[verify.Reason(k.Want)]++
+	}
+	return want
+}
+
+// checkRejected checks that both servers rejected want, per reason,
+// and that fedecdf status shows it for both.
+func (d *deployment) checkRejected(want map[string]int) {
+	d.t.Helper()
+	for _, s := range []*Server{d.leader, d.helper} {
+		got, err := s.srv.Rejected(d.m.Dataset)
+		if err != nil {
+			d.t.Fatal(err)
+		}
+		if !maps.Equal(got, want) {
+			d.t.Errorf("the %s rejected %v, want %v", s.cfg.Role, got, want)
+		}
+	}
+	st := d.status()
+	for _, sv := range st.Servers {
+		if !maps.Equal(sv.Rejected, want) {
+			d.t.Errorf("status: the %s rejected %v, want %v", sv.Role, sv.Rejected, want)
+		}
+	}
+}
+
+// TestAdditiveOverTheNetwork: honest parties upload verified reports
+// over libp2p, directly and through the leader, and one malicious party
+// of every kind of forgery an invalid one; both servers reject every
+// forgery, each for its reason (fedecdf status shows the counts), and the
+// release at ε = 2^48 counts exactly the honest parties.
+func TestAdditiveOverTheNetwork(t *testing.T) {
+	const n = 24
+	for _, mode := range []string{UploadDirect, UploadRelay} {
+		t.Run(mode, func(t *testing.T) {
+			d := newAdditiveDeployment(t, n, mode)
+			inst := instances(n, 5)
+			if _, err := SubmitAll(context.Background(), d.m, inst, fast, 8, false); err != nil {
+				t.Fatal(err)
+			}
+			if err := SubmitForgeries(context.Background(), d.m, len(verify.Forgeries()), fast, 1); err != nil {
+				t.Fatal(err)
+			}
+			checkExact(t, d.query(), plainCounts(t, d.m, inst))
+			d.checkRejected(forgeryReasons())
+		})
+	}
+}
+
+// TestAdditiveSurvivesRestart: after both servers restart on their
+// stores, they count the same verified reports and rejections, read the
+// old release with its noise and release the same counts anew; reports
+// uploaded before the restart and never verified are verified after it.
+func TestAdditiveSurvivesRestart(t *testing.T) {
+	const n = 12
+	d := newAdditiveDeployment(t, n, UploadDirect)
+	inst := instances(n, 6)
+	if _, err := SubmitAll(context.Background(), d.m, inst[:n/2], fast, 4, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := SubmitForgeries(context.Background(), d.m, len(verify.Forgeries()), fast, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.leader.srv.Verify(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := SubmitAll(context.Background(), d.m, inst[n/2:], fast, 4, false); err != nil {
+		t.Fatal(err)
+	}
+	d.restartBoth()
+	first := d.query()
+	want := plainCounts(t, d.m, inst)
+	checkExact(t, first, want)
+	d.checkRejected(forgeryReasons())
+	d.restartBoth()
+	d.checkRejected(forgeryReasons())
+	checkExact(t, d.query(), want)
+	id, err := ParseReleaseID(first.Release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := d.readRelease(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkExact(t, again, want)
+}
+
+// TestVerifyKeyKnownAnswer pins the derivation of the servers' verify
+// key from fixed X25519 keys: both servers derive the same key, a key
+// changed by a new derivation would make a restarted server refuse its
+// store (store.ErrVerifyKeyChanged). An analyst's key, with the same
+// public keys at hand, derives another key: only the two servers can.
+func TestVerifyKeyKnownAnswer(t *testing.T) {
+	const want = "e25554c5cf5a6862c6da78c5a2a8ed76bf5245c136d73ae1f0ac8bc6afb73440"
+	ids := map[string]*Identity{}
+	pub := map[string][]byte{}
+	for i, name := range []string{"leader", "helper", "analyst"} {
+		sk, err := ecdh.X25519().NewPrivateKey(bytes.Repeat([]byte{byte(i + 1)}, 32))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[name] = &Identity{HPKEPrivate: sk.Bytes()}
+		pub[name] = sk.PublicKey().Bytes()
+	}
+	m := &Manifest{Dataset: "kat",
+		Leader: Endpoint{Public: Public{PeerID: "leader-id", HPKEPublicKey: pub["leader"]}},
+		Helper: Endpoint{Public: Public{PeerID: "helper-id", HPKEPublicKey: pub["helper"]}}}
+	l, err := VerifyKey(m, server.Leader, ids["leader"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := VerifyKey(m, server.Helper, ids["helper"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l != h {
+		t.Fatalf("the leader derives %x, the helper %x", l, h)
+	}
+	if got := hex.EncodeToString(l[:]); got != want {
+		t.Errorf("verify key %s, want %s", got, want)
+	}
+	for _, role := range []server.Role{server.Leader, server.Helper} {
+		if k, err := VerifyKey(m, role, ids["analyst"]); err != nil || k == l {
+			t.Errorf("the analyst as the %s derives %x (%v): the servers' key", role, k, err)
+		}
+	}
+	m.Dataset = "another"
+	if k, _ := VerifyKey(m, server.Leader, ids["leader"]); k == l {
+		t.Error("another dataset has the same verify key")
+	}
+}
+
+// TestChangedVerifyKeyRefused: a store keeps the first verify key, and
+// a server whose store holds verdicts reached under another verify key
+// (a key file changed) refuses to start, saying so.
+func TestChangedVerifyKeyRefused(t *testing.T) {
+	d := newAdditiveDeployment(t, 1, UploadDirect)
+	d.helper.Close()
+	st, err := store.Open(d.helper.cfg.Store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = st.CheckVerifyKey(d.m.Dataset, bytes.Repeat([]byte{1}, verify.KeySize))
+	st.Close()
+	if !errors.Is(err, store.ErrVerifyKeyChanged) {
+		t.Fatalf("another key over the helper's store: %v", err)
+	}
+	other := filepath.Join(d.dir, "other.db")
+	if st, err = store.Open(other); err != nil {
+		t.Fatal(err)
+	}
+	err = st.CheckVerifyKey(d.m.Dataset, bytes.Repeat([]byte{1}, verify.KeySize))
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = d.startWith(server.Helper, d.m, ServerConfig{Store: other})
+	if !errors.Is(err, store.ErrVerifyKeyChanged) {
+		t.Errorf("the helper started over a store of another key: %v", err)
+	}
+}
+
+// TestAssortedForgeries: the malicious parties' kinds cover every kind
+// once, and the first ones every rejection reason.
+func TestAssortedForgeries(t *testing.T) {
+	kinds := assorted()
+	seen := map[verify.Forgery]bool{}
+	for _, k := range kinds {
+		seen[k.Kind] = true
+	}
+	if len(kinds) != len(verify.Forgeries()) || len(seen) != len(kinds) {
+		t.Fatalf("assorted kinds %v", kinds)
+	}
+	reasons := map[string]bool{}
+	for _, k := range verify.Forgeries() {
+		reasons[verify.Reason(k.Want)] = true
+	}
+	first := map[string]bool{}
+	for _, k := range kinds[:len(reasons)] {
+		for _, f := range verify.Forgeries() {
+			if f.Kind == k.Kind {
+				first[verify.Reason(f.Want)] = true
+			}
+		}
+	}
+	if len(first) != len(reasons) {
+		t.Errorf("the first %d kinds give the reasons %v, want all of %v", len(reasons), first, reasons)
+	}
+}

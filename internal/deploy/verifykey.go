@@ -1,0 +1,54 @@
+package deploy
+
+import (
+	"crypto/ecdh"
+	"crypto/hkdf"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/fedecdf/fedecdf/internal/verify"
+	"github.com/fedecdf/fedecdf/server"
+)
+
+// verifyKeyInfo is the HKDF info label of the verify key: it separates
+// this use of the servers' X25519 keys from their use in HPKE.
+const verifyKeyInfo = "fedecdf verify key v1"
+
+// VerifyKey derives the Prio3 verify key the two servers of m share for
+// the additive backend, at the server of role with identity id: HKDF-SHA256
+// over the X25519 shared secret of the server's HPKE private key and the
+// other server's HPKE public key in the manifest, with the label, the
+// dataset and both peer IDs as info. Both servers compute the same key
+// and nobody else can: a party or analyst holds only public keys, and no
+// message carries the key (server/doc.go, "The verification key").
+func VerifyKey(m *Manifest, role server.Role, id *Identity) ([verify.KeySize]byte, error) {
+	var key [verify.KeySize]byte
+	peer := m.Helper.HPKEPublicKey
+	if role == server.Helper {
+		peer = m.Leader.HPKEPublicKey
+	}
+	sk, err := ecdh.X25519().NewPrivateKey(id.HPKEPrivate)
+	if err != nil {
+		return key, fmt.Errorf("the %s's HPKE private key: %w", role, err)
+	}
+	pk, err := ecdh.X25519().NewPublicKey(peer)
+	if err != nil {
+		return key, fmt.Errorf("manifest: the other server's HPKE public key: %w", err)
+	}
+	secret, err := sk.ECDH(pk)
+	if err != nil {
+		return key, fmt.Errorf("deriving the verify key: %w", err)
+	}
+	var info []byte
+	for _, s := range []string{verifyKeyInfo, m.Dataset, m.Leader.PeerID, m.Helper.PeerID} {
+		info = binary.BigEndian.AppendUint64(info, uint64(len(s)))
+		info = append(info, s...)
+	}
+	out, err := hkdf.Key(sha256.New, secret, nil, string(info), verify.KeySize)
+	if err != nil {
+		return key, fmt.Errorf("deriving the verify key: %w", err)
+	}
+	copy(key[:], out)
+	return key, nil
+}

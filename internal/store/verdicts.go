@@ -1,0 +1,75 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/fedecdf/fedecdf/internal/payload"
+)
+
+// Buckets of the additive backend: verdicts/<dataset>/<report ID> = the
+// server's encoded verdict record; verifykey/<dataset> = the verify key
+// record (verifyKeyVersion, then the key).
+var (
+	verdictsBucket  = []byte("verdicts")
+	verifyKeyBucket = []byte("verifykey")
+)
+
+// verifyKeyVersion is the first byte of a stored verify key record.
+const verifyKeyVersion = 1
+
+// ErrVerifyKeyChanged is wrapped by the refusal of CheckVerifyKey when
+// the store's dataset was verified under another key.
+var ErrVerifyKeyChanged = errors.New("verification key changed")
+
+// SaveVerdicts implements server.VerdictStore: the records are committed
+// in one transaction before it returns.
+func (s *Store) SaveVerdicts(dataset string, records map[payload.ReportID][]byte) error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		d, err := tx.Bucket(verdictsBucket).CreateBucketIfNotExists([]byte(dataset))
+		if err != nil {
+			return err
+		}
+		for id, rec := range records {
+			if err := d.Put(id[:], rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: recording %d verdicts of dataset %q: %w", len(records), dataset, err)
+	}
+	return nil
+}
+
+// LoadVerdicts implements server.VerdictStore, in report ID order.
+func (s *Store) LoadVerdicts(dataset string, fn func(id payload.ReportID, record []byte) error) error {
+	return s.loadRecords(verdictsBucket, dataset, "report", fn)
+}
+
+// CheckVerifyKey records key as the verification key of dataset's
+// additive reports if the store has none yet, and otherwise refuses
+// another key than the one recorded (ErrVerifyKeyChanged): the verdicts
+// in the store, and the reports its peer holds, were verified under it.
+// The key is a secret shared by the two servers, kept here like the
+// release seeds.
+func (s *Store) CheckVerifyKey(dataset string, key []byte) error {
+	want := append([]byte{verifyKeyVersion}, key...)
+	return s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(verifyKeyBucket)
+		old := b.Get([]byte(dataset))
+		switch {
+		case old == nil:
+			return b.Put([]byte(dataset), want)
+		case len(old) == 0 || old[0] != verifyKeyVersion:
+			return fmt.Errorf("store: dataset %q: verify key record of version %v, this fedecdf reads version %d; start on a new store file", dataset, old[:min(len(old), 1)], verifyKeyVersion)
+		case !bytes.Equal(old, want):
+			return fmt.Errorf("store: dataset %q: %w: the key derived now is not the one its verdicts were reached under (did a server's key file change?); start both servers with the key files the store was started with, or both on new store files", dataset, ErrVerifyKeyChanged)
+		}
+		return nil
+	})
+}

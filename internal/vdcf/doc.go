@@ -1,0 +1,188 @@
+// Package vdcf is the DCF backend's verified upload (issue 17, item 1): a
+// party's record becomes a pair of field DCF keys (fss.GenField) and a few
+// field elements of correlated randomness, and both servers check, on
+// their shares of the report's full-domain prefix vectors alone, that it
+// encodes exactly one record, learning nothing else about it. It is the
+// malicious-secure sketching of Poplar (Boneh, Boyle, Corrigan-Gibbs,
+// Gilboa, Ishai, "Lightweight Techniques for Private Heavy Hitters", IEEE
+// S&P 2021, §4), adapted to a distributed comparison function evaluated
+// over its whole domain, with the check of the label bit on the same
+// shares. The construction and its proofs are restated below.
+//
+// # Field and vectors
+//
+// Everything lives in F_p, p = 2^64 − 2^32 + 1 (fss.Modulus, Prio3's
+// Field64). With N bins a record (bin b, label y ∈ {0, 1}) is the DCF
+// payload β = (1, y, κ₁ + κ₂y) at α = N − b (fss.PrefixDomain):
+// components Count and Label (the indices of package payload) and MAC,
+// where κ₁, κ₂ are uniform elements the party keeps. Each server
+// evaluates its key over the whole domain and obtains its share of the
+// prefix vectors P_c(j) = β_c·1[b ≤ j], j < N (Server.Evaluate), the
+// vectors it folds into its aggregate if the report is accepted; its share
+// of the not-label prefixes is P_Count − P_Label, so label + not-label =
+// count holds by construction and costs no key component. The first
+// differences ΔP_c(j) = P_c(j) − P_c(j−1) are β_c·e_b for an honest party;
+// whatever keys a party sends, the two servers' evaluations define three
+// vectors ΔC, ΔL, ΔM ∈ F_p^N, fixed once the report is sent.
+//
+// A report is valid when ΔC = e_b for some b and ΔL = y·e_b with
+// y ∈ {0, 1}: one bin, count 1, a label bit at that bin, and so a
+// not-label 1 − y there. The MAC component is not a validity condition; it
+// is what makes the check zero-knowledge against a server that deviates.
+//
+// # Protocol
+//
+// Party (Encode): draw the nonce, a₁, a₂, κ₁, κ₂ uniform in F_p and the
+// keys (k₀, k₁) = GenField(N − b, (1, y, κ₁ + κ₂y)); form
+//
+//	(a₁, c₁ = a₁², a₂, c₂ = a₂(a₁ − a₂), κ₁, κ₂, μ = κ₁a₁ + κ₂a₂)
+//
+// and split each of the seven into two additive shares, the leader's
+// uniform. Server s receives k_s and its seven shares (ShareSize bytes).
+//
+// Both servers (Prepare): derive the challenge from their shared key K,
+// secret from parties, and the report's nonce: r ∈ F_p^N and ρ₁, ρ₂, ρ₃ ∈
+// F_p∖{0}, from ChaCha8 seeded with SHA-256(Version ‖ 0 ‖ K ‖ nonce),
+// rejection-sampled. Server s computes from its prefix shares, in one
+// pass (⟨r, ΔP⟩ = Σ_j (r_j − r_{j+1})·P(j), r_N = 0):
+//
+//	x₁ = ⟨r, ΔC⟩, x₂ = ⟨r, ΔL⟩, x_M = ⟨r, ΔM⟩,
+//	q = ⟨r∘r, ΔC⟩, t = P_C(N − 1) − [s = 0]          (t: total count − 1)
+//
+// (its shares of these), and sends d₁ = x₁ − a₁, d₂ = x₂ − a₂ (first
+// message, Message1Size bytes). On receiving the other's (Exchange), both
+// know D₁ = x₁ − a₁ and D₂ = x₂ − a₂ and E = D₁ − D₂ = (x₁ − x₂) − (a₁ −
+// a₂); server s sends its share (second message, Message2Size bytes) of
+//
+//	z = [s=0]D₁² + 2D₁a₁ + c₁ − q                              (x₁² − q)
+//	  + ρ₁·([s=0]D₂E + D₂(a₁ − a₂) + Ea₂ + c₂)                 (x₂(x₁ − x₂))
+//	  + ρ₂·t
+//	  + ρ₃·(κ₁D₁ + κ₂D₂ + μ − x_M)                             (κ₁x₁ + κ₂x₂ − ⟨r, ΔM⟩)
+//
+// Both add the two shares (Finish) and accept iff z = 0: the same two
+// values at both, so a report is accepted at both servers or at neither.
+// A server that cannot decode its share sends nothing, and the other
+// rejects too.
+//
+// # Soundness
+//
+// Let the reconstructed correlated values be any a₁, c₁, a₂, c₂, κ₁, κ₂, μ
+// and write δ₁ = c₁ − a₁², δ₂ = c₂ − a₂(a₁ − a₂), δ₃ = μ − κ₁a₁ − κ₂a₂.
+// Adding the two honest servers' shares, Beaver's identity gives
+//
+//	z = A + ρ₁B + ρ₂t + ρ₃T,         A = ⟨r, ΔC⟩² − ⟨r∘r, ΔC⟩ + δ₁,
+//	B = ⟨r, ΔL⟩·⟨r, ΔC − ΔL⟩ + δ₂,   t = Σ_j ΔC_j − 1,
+//	T = κ₁⟨r, ΔC⟩ + κ₂⟨r, ΔL⟩ − ⟨r, ΔM⟩ + δ₃,
+//
+// a polynomial Z(r, ρ) of total degree at most 3 whose coefficients the
+// party fixed when it sent the report. Claim: if the report is invalid, Z
+// is not the zero polynomial. Distinct monomials in ρ make Z ≡ 0 equivalent
+// to A ≡ B ≡ T ≡ 0 and t = 0. The degree-2 part of A is
+// Σ_j (ΔC_j² − ΔC_j)·r_j² + 2·Σ_{j<k} ΔC_jΔC_k·r_jr_k, zero iff every
+// ΔC_j ∈ {0, 1} with at most one of them 1 (p is odd); with t = 0, ΔC =
+// e_b. The degree-2 part of B is a product of two linear forms, zero in
+// the integral domain F_p[r] iff one factor is: ΔL = 0 or ΔL = ΔC = e_b.
+// Together these are exactly validity. By the Schwartz–Zippel lemma, for
+// r uniform on F_p^N and ρ uniform on (F_p∖{0})^3, an invalid report is
+// accepted with probability at most
+//
+//	ε = 3/(p − 1) < 2^-62.4   per report, whatever N,
+//
+// plus the advantage of distinguishing the ChaCha8 stream under
+// SHA-256(… K …) from uniform, since the party does not know K. A party
+// that sends q reports (nonces reused or not: each rejection only tells it
+// that its polynomial did not vanish) gets an invalid one accepted with
+// probability at most q·ε. An inconsistent triple (δ₁, δ₂ ≠ 0) only adds a
+// constant the party fixed before the challenge was drawn, so it cannot
+// cancel a nonzero part of A or B; it makes a valid report fail, which
+// harms only the party. The MAC term is not needed for soundness: T ≡ 0 or
+// not, the argument above only uses A, B and t. Soundness is against
+// parties, with both servers following the protocol: a corrupt server can
+// add what it likes to its own aggregate share whatever is verified, as in
+// Prio and Poplar.
+//
+// This is why F_p and not Z_{2^64}: the one-hot identities need a field
+// (in Z_{2^64}, with zero divisors, Schwartz–Zippel fails: the nonzero
+// 2^63·r² vanishes at every even r); and why Field64 suffices: the
+// check has degree 3 whatever N, so ε ≈ 2^-62.4 meets issue 17's 2^-60,
+// while Field128 would double the keys' value words and the AES blocks
+// that produce them. (Prio3 needs Field128 for a histogram because the
+// error of its FLP grows with the circuit, internal/verify.)
+//
+// # Zero knowledge
+//
+// Against one corrupt server s* (either), with an honest party: its view
+// is its key, its seven shares, the nonce and K (hence r, ρ), the honest
+// server s's two messages and the decision. It is simulatable without
+// (b, y):
+//
+//   - the key k_{s*} is pseudorandom given n and m (fss: BCG+21's key
+//     privacy; the statistical distance of convertField, below
+//     (n+1)·m·2^-64 per key, is the only non-computational term);
+//   - the shares of the seven values are uniform (the leader's are drawn
+//     uniformly, the helper's are value minus leader's);
+//   - s's first message (x₁ˢ − a₁ˢ, x₂ˢ − a₂ˢ) is uniform on F_p²: a₁ and a₂
+//     are uniform and appear nowhere else in s*'s view;
+//   - s's second message: let s*'s first message differ by (ε₁, ε₂) from
+//     the one its share dictates (any deviation in evaluating its key or
+//     sketching is such a shift), and see below;
+//   - the decision: for ε ≠ 0 a rejection except with probability 1/p,
+//     for ε = 0 a function of s*'s own shift of its second message:
+//     independent of the record.
+//
+// For an honest record A = B = t = T = 0 at ε = 0, and the shifted
+// openings give
+//
+//	z = 2ε₁x₁ + ε₁² + ρ₁(x₂(ε₁ − ε₂) + ε₂(x₁ − x₂) + ε₂(ε₁ − ε₂))
+//	  + ρ₃(κ₁ε₁ + κ₂ε₂) + (s*'s shift of its own second message).
+//
+// Without the MAC term z would reveal x₁ = r_b, hence the bin (the attack
+// that Poplar's MAC prevents). With it, (κ₁, κ₂) is uniform and
+// independent of the rest of s*'s view, so for ε ≠ 0 z is uniform and s's
+// second message is a uniform element; for ε = 0 it is minus s*'s own
+// honest share plus its shift, which s* computes itself.
+//
+// So a corrupt server cannot make the decision depend on the record:
+// shifting its share at one bin j (the selective-failure attack on Prio's
+// SNIPs, Corrigan-Gibbs and Boneh, NSDI 2017) makes the report fail
+// whether or not b = j (TestTamperedPrefixRejectedWhateverTheRecord). It
+// can still refuse any report it likes, at the cost of being seen to; what
+// the release then reveals is bounded by the release's differential
+// privacy, as for any report left out.
+//
+// # Cost
+//
+// Upload per server: fss.EncodedSize(n, 3) + 56 bytes, n = bits.Len(N)
+// (543 bytes at N = 1024, against 583 for an unverified Z_{2^64} key with
+// the four payload components). Exchange per server and report: 16 + 8
+// bytes in two messages. Server work: the full-domain evaluation of one
+// field key, which the aggregate needs anyway but here per key rather than
+// summed over keys (fss.EvalFieldBatch), then N ChaCha8 words and about 5N
+// field multiplications. Measured figures: EXPERIMENTS.md, "Verified
+// DCF".
+//
+// # Errors
+//
+// A rejection matches one of internal/verify's sentinel errors, so that a
+// server counts both backends' rejections by verify.Reason: ErrMalformed
+// (a share or message that does not decode, or not canonically),
+// ErrMismatch (a well-formed key for the other server or another grid),
+// ErrProof (the check value is not zero: the report does not encode one
+// record). Replays (ErrReplay) are the server's to refuse by report ID.
+//
+// # What is not verified
+//
+// The probability component: its range (a fixed-point value in [0, 2^32])
+// needs a bit decomposition or a range proof that this scheme does not
+// include; a verified dataset leaves it out. Validity is not truth: a
+// party may report any bin and label. Replays: the nonce is the report ID,
+// which the servers deduplicate; the same record uploaded under two IDs is
+// two reports (there is no party authentication here).
+//
+// # Stability
+//
+// The report format, the challenge derivation and the check are pinned by
+// TestReportKnownAnswer (and the field DCF by fss
+// TestGenFieldKnownAnswer); changing any of them is a breaking change:
+// bump Version.
+package vdcf

@@ -1,0 +1,185 @@
+package vdcf
+
+import (
+	"encoding/binary"
+	"fmt"
+	"testing"
+
+	"github.com/fedecdf/fedecdf/fss"
+)
+
+// chi2Limit15 is the χ² quantile with 15 degrees of freedom exceeded with
+// probability 2.5·10⁻⁷ (as in internal/verify); with the twelve statistics
+// below a correct implementation fails with probability < 3.1·10⁻⁶, and
+// the seeds are fixed, so the test is deterministic.
+const chi2Limit15 = 60
+
+// nibbleCounts counts the low 4 bits of each field element of msg.
+func nibbleCounts(h *[16]int, msg []byte) {
+	for i := 0; i+8 <= len(msg); i += 8 {
+		h[msg[i]&0xf]++
+	}
+}
+
+func chi2Uniform(h [16]int) float64 {
+	total := 0
+	for _, c := range h {
+		total += c
+	}
+	e := float64(total) / 16
+	x := 0.0
+	for _, c := range h {
+		x += (float64(c) - e) * (float64(c) - e) / e
+	}
+	return x
+}
+
+// TestMessagesLookUniform is the zero-knowledge smoke test: for two
+// different records, every message a server receives (the other's masked
+// openings and its share of z) is uniform, and so is the check value a
+// corrupt leader learns when it shifts its opening (χ² on the low 4 bits
+// of each field element). The χ² of the record's own prefix shares
+// reconstructed (a one-hot vector) shows the test has power.
+func TestMessagesLookUniform(t *testing.T) {
+	const bins, n = 16, 600
+	f := newFixture(t, bins, 6)
+	shift := func(id int, msg []byte) []byte {
+		if id == 0 {
+			d := fss.Fp(binary.LittleEndian.Uint64(msg[8:]))
+			binary.LittleEndian.PutUint64(msg[8:], uint64(d.Add(1)))
+		}
+		return msg
+	}
+	for _, rec := range []struct {
+		bin   int
+		label bool
+	}{{0, false}, {bins - 1, true}} {
+		var seen [4][16]int // received by the leader, by the helper, z under attack, plaintext
+		for range n {
+			r := f.encode(t, rec.bin, rec.label)
+			first, second := f.exchange(t, r, nil)
+			nibbleCounts(&seen[0], append(first[1], second[1]...))
+			nibbleCounts(&seen[1], append(first[0], second[0]...))
+			z, _, _ := leaderView(f.exchangePending(t, r, shift))
+			nibbleCounts(&seen[2], binary.LittleEndian.AppendUint64(nil, uint64(z)))
+			vecs, err := VerifyPair(f.srv[0], f.srv[1], r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nibbleCounts(&seen[3], binary.LittleEndian.AppendUint64(nil, uint64(vecs[0][0].Add(vecs[1][0]))))
+		}
+		for k, name := range []string{"received by leader", "received by helper", "check value under a shifted opening"} {
+			t.Run(fmt.Sprintf("bin=%d label=%v/%s", rec.bin, rec.label, name), func(t *testing.T) {
+				if x := chi2Uniform(seen[k]); x > chi2Limit15 {
+					t.Errorf("χ² = %.1f > %d: %v", x, chi2Limit15, seen[k])
+				}
+			})
+		}
+		if x := chi2Uniform(seen[3]); x <= chi2Limit15 {
+			t.Errorf("χ² of the plaintext count prefix = %.1f, not above %d: the test has no power", x, chi2Limit15)
+		}
+	}
+}
+
+// exchange runs both servers on r, with opening altering the first
+// messages, and returns the first and second messages each server sent.
+func (f *fixture) exchange(t *testing.T, r Report, opening func(int, []byte) []byte) (first, second [2][]byte) {
+	t.Helper()
+	first, second, _ = f.exchangePending(t, r, opening)
+	return first, second
+}
+
+// exchangePending is exchange, also returning both servers' states.
+func (f *fixture) exchangePending(t *testing.T, r Report, opening func(int, []byte) []byte) (first, second [2][]byte, pend [2]*Pending) {
+	t.Helper()
+	for id, v := range f.srv {
+		sh, vec := f.evaluate(t, id, r.Shares[id])
+		var err error
+		if pend[id], first[id], err = v.Prepare(r.Nonce, sh, vec); err != nil {
+			t.Fatal(err)
+		}
+		if opening != nil {
+			first[id] = opening(id, first[id])
+		}
+	}
+	for id := range pend {
+		var err error
+		if second[id], err = pend[id].Exchange(first[1-id]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return first, second, pend
+}
+
+// TestCorruptLeaderCannotReadTheBin is the attack the MAC stops: a leader
+// shifts its opening of x₂ = ⟨r, ΔLabel⟩ by 1, so that z = ρ₁(x₁ − 2x₂ − 1)
+// + ρ₄κ₂ with x₁ = r_b, x₂ = y·r_b, and matches the z it learns against
+// every (bin, label). With the MAC term no guess matches; with the MAC
+// term taken out (a scheme without it), the true record always does, so
+// the test has power.
+func TestCorruptLeaderCannotReadTheBin(t *testing.T) {
+	const bins = 16
+	f := newFixture(t, bins, 7)
+	shift := func(id int, msg []byte) []byte {
+		if id == 0 {
+			d := fss.Fp(binary.LittleEndian.Uint64(msg[8:]))
+			binary.LittleEndian.PutUint64(msg[8:], uint64(d.Add(1)))
+		}
+		return msg
+	}
+	for i := range 50 {
+		bin, label := f.r.IntN(bins), f.r.IntN(2) == 1
+		r := f.encode(t, bin, label)
+		first, second, pend := f.exchangePending(t, r, shift)
+		z, d1, d2 := leaderView(first, second, pend)
+		var mac fss.Fp // κ₁D₁ + κ₂D₂ + μ − ⟨r, ΔM⟩ over both servers
+		for _, p := range pend {
+			mac = mac.Add(p.corr[corrK1].Mul(d1)).Add(p.corr[corrK2].Mul(d2)).Add(p.corr[corrMu]).Sub(p.sk.x[MAC])
+		}
+		noMAC := z.Sub(pend[0].coef.rho[2].Mul(mac))
+		rv := challengeVector(f.srv[0], r.Nonce)
+		guesses := func(v fss.Fp) (hits []string) {
+			rho1 := pend[0].coef.rho[0]
+			for b, rb := range rv {
+				for _, y := range []fss.Fp{0, 1} {
+					if rho1.Mul(rb.Sub(y.Mul(rb)).Sub(y.Mul(rb)).Sub(1)) == v {
+						hits = append(hits, fmt.Sprint(b, y))
+					}
+				}
+			}
+			return hits
+		}
+		if hits := guesses(z); len(hits) > 0 {
+			t.Fatalf("report %d: the leader's guesses %v match the check value", i, hits)
+		}
+		y := 0
+		if label {
+			y = 1
+		}
+		if hits, want := guesses(noMAC), fmt.Sprint(bin, y); len(hits) != 1 || hits[0] != want {
+			t.Fatalf("report %d: without the MAC the guesses %v, want exactly the record %s: the test has no power", i, hits, want)
+		}
+	}
+}
+
+// leaderView returns what a leader that shifted its first message learns:
+// the check value z as the helper's share of it completes the leader's own
+// share computed with the openings the helper used, and those openings.
+func leaderView(first, second [2][]byte, pend [2]*Pending) (z, d1, d2 fss.Fp) {
+	d1 = element(first[0]).Add(element(first[1]))
+	d2 = element(first[0][8:]).Add(element(first[1][8:]))
+	return pend[0].checkShare(d1, d2).Add(element(second[1])), d1, d2
+}
+
+// challengeVector returns the r the servers draw for the nonce.
+func challengeVector(v *Server, nonce [NonceSize]byte) []fss.Fp {
+	c := v.challenge(nonce)
+	r := make([]fss.Fp, v.s.bins)
+	for j := len(r) - 1; j >= 0; j-- {
+		r[j] = c.next()
+	}
+	return r
+}
+
+// element decodes the first field element of msg.
+func element(msg []byte) fss.Fp { return fss.Fp(binary.LittleEndian.Uint64(msg)) }

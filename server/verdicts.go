@@ -1,0 +1,122 @@
+package server
+
+import (
+	"fmt"
+	"maps"
+
+	"github.com/fedecdf/fedecdf/internal/payload"
+	"github.com/fedecdf/fedecdf/internal/protocol"
+)
+
+// VerdictStore keeps the verification verdicts of a server's additive
+// reports (see the package doc, "Verification state across restarts"):
+// records the server encodes, saved durably before the server acts on
+// them and loaded by New. Package deploy hands it an internal/store.Store.
+type VerdictStore interface {
+	// SaveVerdicts durably records the verdict records of dataset, all
+	// at once, each replacing any earlier record of its report.
+	SaveVerdicts(dataset string, records map[payload.ReportID][]byte) error
+	// LoadVerdicts calls fn with every verdict record of dataset.
+	LoadVerdicts(dataset string, fn func(id payload.ReportID, record []byte) error) error
+}
+
+// verdictRecordVersion is the first byte of a stored verdict record.
+// Changing the record is a breaking change: bump it, and old records are
+// refused with a message saying so (TestVerdictRecordKnownAnswer).
+const verdictRecordVersion = 1
+
+// A verdict record's stage: the final verdict, or the helper's tentative
+// one (its answer to a Prepare, before the leader's Decide).
+const (
+	stageFinal     = 1
+	stageTentative = 2
+)
+
+// verdictRecord encodes a verdict of stage on one report: three bytes,
+// the version, the stage and the protocol.Verdict.
+func verdictRecord(stage byte, v protocol.Verdict) []byte {
+	return []byte{verdictRecordVersion, stage, byte(v)}
+}
+
+// parseVerdictRecord decodes a verdict record.
+func parseVerdictRecord(b []byte) (stage byte, v protocol.Verdict, err error) {
+	switch {
+	case len(b) == 0:
+		return 0, 0, fmt.Errorf("empty verdict record")
+	case b[0] != verdictRecordVersion:
+		return 0, 0, fmt.Errorf("verdict record version %d is not supported (want %d): the store was written by another fedecdf; start this one on a new store", b[0], verdictRecordVersion)
+	case len(b) != 3:
+		return 0, 0, fmt.Errorf("verdict record of %d bytes, want 3", len(b))
+	case b[1] != stageFinal && b[1] != stageTentative:
+		return 0, 0, fmt.Errorf("verdict record of unknown stage %d", b[1])
+	case protocol.Verdict(b[2]) == protocol.VerdictMissing || (protocol.Verdict(b[2]) != protocol.VerdictOK && verdicts[protocol.Verdict(b[2])] == nil):
+		return 0, 0, fmt.Errorf("verdict record of unknown verdict %d", b[2])
+	}
+	return b[1], protocol.Verdict(b[2]), nil
+}
+
+// memoryVerdicts is the VerdictStore of a server configured without one.
+type memoryVerdicts map[string]map[payload.ReportID][]byte
+
+func (m memoryVerdicts) SaveVerdicts(dataset string, records map[payload.ReportID][]byte) error {
+	if m[dataset] == nil {
+		m[dataset] = make(map[payload.ReportID][]byte)
+	}
+	maps.Copy(m[dataset], records)
+	return nil
+}
+
+func (m memoryVerdicts) LoadVerdicts(dataset string, fn func(payload.ReportID, []byte) error) error {
+	for id, b := range m[dataset] {
+		if err := fn(id, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// save durably records verdicts of stage on the reports of items.
+func (v *verified) save(stage byte, items []protocol.Item) error {
+	if len(items) == 0 {
+		return nil
+	}
+	records := make(map[payload.ReportID][]byte, len(items))
+	for _, it := range items {
+		records[it.Report] = verdictRecord(stage, it.Verdict)
+	}
+	if err := v.store.SaveVerdicts(v.dataset, records); err != nil {
+		return fmt.Errorf("saving %d verdicts: %w", len(items), err)
+	}
+	return nil
+}
+
+// load restores the stored verdicts of the dataset: final ones are
+// decided again (a rejection counted at once, an acceptance once its
+// upload is held again: restore), the helper's tentative ones restored
+// with their upload; the leader tells the helper every final verdict
+// again (the helper ignores those it has).
+func (v *verified) load(role Role) error {
+	return v.store.LoadVerdicts(v.dataset, func(id payload.ReportID, b []byte) error {
+		stage, verdict, err := parseVerdictRecord(b)
+		if err != nil {
+			return fmt.Errorf("report %v: %w", id, err)
+		}
+		switch {
+		case stage == stageTentative && role == Leader:
+			return fmt.Errorf("report %v: the leader holds a helper's tentative verdict: is this the leader's store?", id)
+		case stage == stageTentative:
+			v.restoreTentative[id] = verdict
+			return nil
+		}
+		v.final[id] = verdict
+		if verdict == protocol.VerdictOK {
+			v.restore[id] = true
+		} else {
+			v.rejected[reasonOf(verdict)]++
+		}
+		if role == Leader {
+			v.untold = append(v.untold, protocol.Item{Report: id, Verdict: verdict})
+		}
+		return nil
+	})
+}

@@ -1,0 +1,320 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	crand "crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/fedecdf/fedecdf/internal/ledger"
+	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/transport"
+	"github.com/fedecdf/fedecdf/internal/verify"
+)
+
+// durable is what a server of a restartable pair keeps across a crash:
+// its ledger, releases, verdicts and stored uploads (in order), as
+// package deploy keeps them in its store.
+type durable struct {
+	mu       sync.Mutex
+	ledger   ledger.Ledger
+	releases ReleaseStore
+	verdicts memoryVerdicts
+	uploads  [][]byte
+}
+
+// restartable is a pair whose servers can crash and start again from
+// what they made durable.
+type restartable struct {
+	*pair
+	store [2]*durable // leader, helper
+}
+
+func newRestartable(t *testing.T) *restartable {
+	t.Helper()
+	r := &restartable{pair: &pair{net: transport.NewNetwork()}}
+	for i := range r.store {
+		r.store[i] = &durable{ledger: ledger.NewMemory(), releases: newMemoryReleases(), verdicts: memoryVerdicts{}}
+	}
+	r.servers = newPair(t, Additive, 1, 1, nil).servers
+	r.servers.Conn = r.net.Conn("party")
+	r.restart(t, Leader)
+	r.restart(t, Helper)
+	return r
+}
+
+// restart starts the server of role afresh on its durable state: it
+// loads its releases and verdicts and is handed every stored upload
+// again, as package deploy replays its store.
+func (r *restartable) restart(t *testing.T, role Role) {
+	t.Helper()
+	st := r.store[role]
+	cfg := Config{Role: role, Peer: "leader", Ledger: st.ledger, Releases: st.releases, Verdicts: st.verdicts,
+		Datasets: []Dataset{{Name: "d", Backend: Additive, Bins: bins, Budget: ledger.Budget{Epsilon: 1 << 50}, MinReports: 1}},
+		Manifest: testManifest, VerifyKey: testVerifyKey}
+	if role == Leader {
+		cfg.Peer, cfg.Conn = "helper", r.net.Conn("leader")
+	}
+	srv, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, up := range st.uploads {
+		if _, err := protocol.Decode(srv.Handle(context.Background(), "store", up)); err != nil {
+			t.Fatal(err)
+		}
+		m, _ := protocol.Decode(up)
+		srv.Stored("d", m.(*protocol.Upload).Report)
+	}
+	handle := func(ctx context.Context, from transport.PeerID, req []byte) []byte {
+		resp := srv.Handle(ctx, from, req)
+		m, _ := protocol.Decode(req)
+		if up, ok := m.(*protocol.Upload); ok {
+			if _, acked := mustDecode(resp).(*protocol.Ack); acked {
+				st.mu.Lock()
+				st.uploads = append(st.uploads, req)
+				st.mu.Unlock()
+				srv.Stored("d", up.Report)
+			}
+		}
+		return resp
+	}
+	if role == Leader {
+		r.leader = srv
+		r.net.Register("leader", handle)
+		if err := srv.CheckPeer(context.Background()); err != nil && r.helper != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	r.helper = srv
+	r.net.Register("helper", handle)
+}
+
+func mustDecode(b []byte) protocol.Message {
+	m, err := protocol.Decode(b)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+// TestVerificationSurvivesCrashes crashes the leader or the helper at
+// each point of the verification exchange one can reach from outside —
+// a Prepare or a Decide lost before the helper sees it, or its answer
+// lost after the helper acted on it — restarts it from its durable
+// state, and checks that once verification runs again both servers count
+// the same reports, reject the same, and release the honest count: no
+// report counts at one server only.
+func TestVerificationSurvivesCrashes(t *testing.T) {
+	kinds := map[string]protocol.Kind{"prepare": protocol.KindPrepare, "decide": protocol.KindDecide}
+	faults := map[string]transport.Fault{"request lost": transport.LoseRequest, "answer lost": transport.LoseResponse}
+	for kindName, kind := range kinds {
+		for faultName, fault := range faults {
+			for _, victim := range []Role{Leader, Helper} {
+				t.Run(fmt.Sprintf("%s %s/%v crashes", kindName, faultName, victim), func(t *testing.T) {
+					r := newRestartable(t)
+					r.uploadVerified(t, 0.1, 0.5, 0.9, 0.3)
+					rng := rand.New(rand.NewPCG(5, 6))
+					r.forge(t, verify.CountTwo, rng)
+					r.forge(t, verify.CopiedProof, rng)
+					r.net.SetFaults(func(from, to transport.PeerID, req []byte) transport.Fault {
+						if len(req) > 1 && protocol.Kind(req[1]) == kind {
+							return fault
+						}
+						return transport.Deliver
+					})
+					if err := r.leader.Verify(context.Background()); !errors.Is(err, transport.ErrLinkCut) {
+						t.Fatalf("verification over a cut link: %v", err)
+					}
+					r.net.SetFaults(nil)
+					r.restart(t, victim)
+					for range 2 {
+						if err := r.leader.Verify(context.Background()); err != nil {
+							t.Fatal(err)
+						}
+					}
+					want := map[string]int{"mismatch": 1, "proof": 1}
+					r.checkVerified(t, 4, want)
+					// Both restarted once more: the same again.
+					r.restart(t, Helper)
+					r.restart(t, Leader)
+					if err := r.leader.Verify(context.Background()); err != nil {
+						t.Fatal(err)
+					}
+					r.checkVerified(t, 4, want)
+					rel, n, err := r.release(1 << 48)
+					if err != nil || n != 4 || r.total(t, rel) != 4 {
+						t.Fatalf("release after the crash: %d reports, %v", n, err)
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestUnstoredUploadNotVerified: with a verdict store, a report whose
+// upload the caller has not made durable yet is not verified (the
+// helper answers that it lacks it), so no verdict is stored that a
+// restarted server could not count again.
+func TestUnstoredUploadNotVerified(t *testing.T) {
+	r := newRestartable(t)
+	r.uploadVerified(t, 0.2)
+	// An upload the helper accepted but whose storage has not completed.
+	r.net.Register("helper", r.helper.Handle)
+	r.uploadVerified(t, 0.7)
+	if err := r.leader.Verify(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r.checkVerified(t, 1, map[string]int{})
+}
+
+// TestVerdictRecordKnownAnswer pins the stored verdict record: a
+// restarted server reads the verdicts an older one saved. Changing it is
+// a breaking change: bump verdictRecordVersion and update this hash.
+func TestVerdictRecordKnownAnswer(t *testing.T) {
+	const want = "e08acd45d2fe5bec0bf9303194241ee5919673977ca34712e2915741cc82e3e0"
+	h := sha256.New()
+	for _, stage := range []byte{stageFinal, stageTentative} {
+		for v := protocol.VerdictOK; v <= protocol.VerdictReplay; v++ {
+			if v == protocol.VerdictMissing {
+				continue
+			}
+			b := verdictRecord(stage, v)
+			h.Write(b)
+			s, back, err := parseVerdictRecord(b)
+			if err != nil || s != stage || back != v {
+				t.Fatalf("parse(%x) = %d, %v, %v", b, s, back, err)
+			}
+		}
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != want {
+		t.Errorf("verdict records hash to %s, want %s", got, want)
+	}
+	for _, bad := range []struct {
+		b    []byte
+		want string
+	}{
+		{[]byte{2, stageFinal, 0}, "version 2 is not supported"},
+		{[]byte{verdictRecordVersion, 3, 0}, "unknown stage"},
+		{[]byte{verdictRecordVersion, stageFinal, byte(protocol.VerdictMissing)}, "unknown verdict"},
+		{[]byte{verdictRecordVersion, stageFinal, 99}, "unknown verdict"},
+		{[]byte{verdictRecordVersion, stageFinal}, "of 2 bytes"},
+		{nil, "empty"},
+	} {
+		if _, _, err := parseVerdictRecord(bad.b); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("parse(%x) = %v, want %q", bad.b, err, bad.want)
+		}
+	}
+}
+
+// TestRestartedServerKeepsRejections: the rejected counts per reason
+// survive a restart of both servers, whichever reports were refused at
+// upload (malformed, never stored) or at verification.
+func TestRestartedServerKeepsRejections(t *testing.T) {
+	r := newRestartable(t)
+	r.uploadVerified(t, 0.4, 0.6)
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, k := range verify.Forgeries() {
+		r.forge(t, k.Kind, rng)
+	}
+	if err := r.leader.Verify(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{}
+	for _, k := range verify.Forgeries() {
+		want[verify.Reason(k.Want)]++
+	}
+	r.checkVerified(t, 2, want)
+	before := maps.Clone(want)
+	r.restart(t, Leader)
+	r.restart(t, Helper)
+	r.checkVerified(t, 2, before)
+}
+
+// TestVerifyKeyNeverSent records every request and answer the two
+// servers exchange with the parties, the analyst and each other through
+// uploads, verification, a release, queries and status, and finds the
+// shared verify key in none of them: no message returns it, to a party,
+// an analyst or even the other server.
+func TestVerifyKeyNeverSent(t *testing.T) {
+	var key [verify.KeySize]byte
+	crand.Read(key[:])
+	p := newPair(t, Additive, 1<<50, 1, nil)
+	p.rekey(t, key, key)
+	var mu sync.Mutex
+	var seen [][]byte
+	for name, srv := range map[transport.PeerID]*Server{"leader": p.leader, "helper": p.helper} {
+		p.net.Register(name, func(ctx context.Context, from transport.PeerID, req []byte) []byte {
+			resp := srv.Handle(ctx, from, req)
+			mu.Lock()
+			seen = append(seen, req, resp)
+			mu.Unlock()
+			return resp
+		})
+	}
+	p.uploadVerified(t, 0.1, 0.6)
+	p.forge(t, verify.RandomProof, rand.New(rand.NewPCG(1, 2)))
+	rel, _, err := p.release(1 << 48)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.total(t, rel) != 2 {
+		t.Fatal("release over the wrong reports")
+	}
+	if len(seen) < 10 {
+		t.Fatalf("only %d messages recorded", len(seen))
+	}
+	for _, b := range seen {
+		if bytes.Contains(b, key[:8]) || bytes.Contains(b, key[8:16]) || bytes.Contains(b, key[16:24]) || bytes.Contains(b, key[24:]) {
+			t.Fatalf("a message carries the verify key: %x", b)
+		}
+	}
+}
+
+// TestHelperWithAnotherKeyRejectsEverything: a helper holding another
+// verify key than the leader's (a misconfigured or corrupt one) makes
+// every report fail the proof check at both servers: nothing counts at
+// either, every report is counted as rejected for the proof, and the
+// release is refused for too few reports.
+func TestHelperWithAnotherKeyRejectsEverything(t *testing.T) {
+	p := newPair(t, Additive, 1<<50, 1, nil)
+	other := testVerifyKey
+	other[0] ^= 1
+	p.rekey(t, testVerifyKey, other)
+	p.uploadVerified(t, 0.1, 0.5, 0.9)
+	if err := p.leader.Verify(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p.checkVerified(t, 0, map[string]int{"proof": 3})
+	if _, _, err := p.release(1 << 48); err == nil || !strings.Contains(err.Error(), "report") {
+		t.Errorf("release over no verified report: %v", err)
+	}
+}
+
+// rekey replaces both servers of p by fresh ones of the same dataset
+// holding the verify keys leader and helper.
+func (p *pair) rekey(t *testing.T, leader, helper [verify.KeySize]byte) {
+	t.Helper()
+	ds := []Dataset{{Name: "d", Backend: Additive, Bins: bins, Budget: ledger.Budget{Epsilon: 1 << 50}, MinReports: 1}}
+	var err error
+	if p.leader, err = New(Config{Role: Leader, Peer: "helper", Conn: p.net.Conn("leader"), Ledger: ledger.NewMemory(), Datasets: ds, Manifest: testManifest, VerifyKey: leader}); err != nil {
+		t.Fatal(err)
+	}
+	if p.helper, err = New(Config{Role: Helper, Peer: "leader", Ledger: ledger.NewMemory(), Datasets: ds, Manifest: testManifest, VerifyKey: helper}); err != nil {
+		t.Fatal(err)
+	}
+	p.net.Register("leader", p.leader.Handle)
+	p.net.Register("helper", p.helper.Handle)
+	if err := p.leader.CheckPeer(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
