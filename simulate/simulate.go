@@ -105,7 +105,8 @@ type Config struct {
 // servers with the DCF secure sum, ε = 1 with a quarter on the ECDF, the
 // Hosmer–Lemeshow test from the ROC/PR release with
 // hosmer.DefaultNullDraws bootstrap draws, the auto mechanism (for the
-// ROC/PR release as analysis.ROCParams resolves it), replace-one, 256 bins over [0, 1], l2 smoothing, seed 1.
+// ROC/PR release as analysis.ROCParams resolves it), replace-one, 256
+// bins over [0, 1], l2 smoothing, seed 1.
 func DefaultConfig() Config {
 	return Config{
 		Parties: 10000, Backend: "dcf", LabelCol: "label", Epsilon: 1, ECDFShare: 0.25,
