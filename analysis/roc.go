@@ -9,6 +9,7 @@ import (
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/roc"
 )
 
@@ -267,6 +268,58 @@ func (c Curve) Interpolated(k int) (Curve, error) {
 // (roc.Curve.Interpolate) that NewROC applies to the smoothed curve to
 // estimate the unbinned curve between the grid's thresholds.
 const ROCInterpolation = 8
+
+// ROCMechanism is the mechanism ROCParams puts in place of "auto" for
+// the ROC releases of simulate, query roc and experiment: the
+// partitioned release (mechanism.New), whose shallow parts at the two
+// ends of the grid answer the prefixes the ROC area weighs most with
+// less noise than one tree over the grid, at the same ε (roc/doc.go, "A
+// partitioned release"; EXPERIMENTS.md, issue 18).
+const ROCMechanism = "partitioned"
+
+// ROCParams returns the mechanism of a ROC release made with the release
+// parameters p: p with ROCMechanism in place of "auto" when the release
+// is pure (δ = 0), allow (a server.Policy's Allow, say; nil allows every
+// release) accepts it and it answers the ends of the grid with less
+// noise than auto, else p unchanged.
+//
+// The ends: the variance of the first bin's and of the last bin's count
+// of one class vector (the Label component), summed (endVariance). The
+// area of a ROC curve weighs a class's prefix by the other class's mass
+// it spans, and on scores where one class crowds at an end of the grid
+// (calibrated probabilities at low prevalence: the negatives near 0) the
+// end bins carry most of it; the partitioned release differs from auto
+// by answering the ends with a shallower mechanism and the middle with
+// the lower part's total added, so it is chosen only where it is
+// shallower at the ends: mostly where its end parts are one level of
+// leaves and auto's grid is deeper (at ε = 0.25…4, N = 38…160 and some
+// of 32, 192 and 1024, not 256 or 512: TestROCParams), which covers the
+// N that ROCBins gives for n ≈ 10⁴–10⁵. At 256 bins the ends tie, and
+// there the partitioned release measured worse (EXPERIMENTS.md). The
+// criterion reads only N, ε and the relation, never the data.
+func ROCParams(p mechanism.Params, allow func(mechanism.Params) error) mechanism.Params {
+	if p.Name != "auto" || p.Delta != 0 {
+		return p
+	}
+	q := p
+	q.Name, q.K = ROCMechanism, 0
+	if allow != nil && allow(q) != nil || !(endVariance(q) < endVariance(p)) {
+		return p
+	}
+	return q
+}
+
+// endVariance is the noise variance of the first and of the last bin's
+// count of the Label component of a release with parameters p, summed
+// (+Inf when p builds no mechanism).
+func endVariance(p mechanism.Params) float64 {
+	m, err := payload.ComponentMechanism(p, payload.Label)
+	if err != nil {
+		return math.Inf(1)
+	}
+	n := m.Bins()
+	return mechanism.RangeVariance(m, 0, 1) + mechanism.RangeVariance(m, n-1, n)
+}
 
 // Bounds of ROCBins.
 const (

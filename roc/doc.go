@@ -87,7 +87,7 @@
 // quantity derived from them — TPR/FPR at every threshold, AUC, the PR
 // curve — are post-processing and cost nothing more.
 //
-// # A partitioned release (measured, not implemented)
+// # A partitioned release
 //
 // Cut the grid into consecutive parts (bins 1..L₁, L₁+1..L₂, …) and
 // release each class vector's histogram over each part with its own
@@ -100,14 +100,19 @@
 // lets the parts where the ROC area weighs the noise most — the lowest
 // scores, where the negatives crowd, and the highest — use a shallow
 // mechanism with less noise per prefix than one deep tree over the
-// whole grid. Experiment roc-accuracy simulates it with parts
-// [⌈N/6⌉, rest, ⌈N/6⌉] (EXPERIMENTS.md); a real one needs a mechanism
-// whose nodes have unequal variances.
+// whole grid. It is the mechanism "partitioned" of package mechanism
+// (parts of ⌈N/6⌉, the rest, ⌈N/6⌉ bins; the proof, under both
+// relations, is in its documentation), and the mechanism of the
+// default ROC release wherever it answers the grid's end bins with less
+// noise than one tree (analysis.ROCParams: the grids of 32–192 bins that
+// analysis.ROCBins gives for n ≈ 10⁴–10⁵, not 256 bins).
 //
 // # The default estimator (issue 18)
 //
-// analysis.NewROC, which query roc, simulate and experiment share, adds
-// three steps to the release above, none of which changes its privacy:
+// The default release is the partitioned one above (where
+// analysis.ROCParams chooses it). analysis.NewROC,
+// which query roc, simulate and experiment share, adds three steps to
+// the release, none of which changes its privacy:
 // under replace-one the two vectors are fitted to P(N) + M(N) = n by
 // generalised least squares in their noise metric (n is public there;
 // analysis's totalsFit), and the smoothed curve is interpolated between

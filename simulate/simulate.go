@@ -62,6 +62,13 @@ type Config struct {
 	IntervalDraws int
 	HosmerPlans   []string
 	Mechanism     string // mechanism name (mechanism.New)
+	// ROCMechanism is the mechanism of the ROC/PR release (mechanism.New);
+	// empty means Mechanism. Either way "auto" becomes the partitioned
+	// release where analysis.ROCParams finds it answers the grid's ends
+	// with less noise (the --bins 0 grid of 10⁴–10⁵ parties, not 256
+	// bins; EXPERIMENTS.md, issue 18); the ECDF and the Hosmer–Lemeshow
+	// plans' own releases use Mechanism as it is.
+	ROCMechanism string
 	// Delta is the δ of every release, per privacy unit (payload.
 	// PrivacyUnits); the (ε, δ) mechanisms cascade and gaussian-tree need
 	// it positive, and auto considers them only then.
@@ -97,8 +104,9 @@ type Config struct {
 // flags (its flags' defaults): 10 000 parties of the built-in data, two
 // servers with the DCF secure sum, ε = 1 with a quarter on the ECDF, the
 // Hosmer–Lemeshow test from the ROC/PR release with
-// hosmer.DefaultNullDraws bootstrap draws, the auto mechanism,
-// replace-one, 256 bins over [0, 1], l2 smoothing, seed 1.
+// hosmer.DefaultNullDraws bootstrap draws, the auto mechanism (for the
+// ROC/PR release as analysis.ROCParams resolves it), replace-one, 256
+// bins over [0, 1], l2 smoothing, seed 1.
 func DefaultConfig() Config {
 	return Config{
 		Parties: 10000, Backend: "dcf", LabelCol: "label", Epsilon: 1, ECDFShare: 0.25,
@@ -745,10 +753,16 @@ func ecdfSpec(cfg Config) aggregation.ReleaseSpec {
 }
 
 // rocSpec is the ROC/PR release: the {Label, NotLabel} pair at what the
-// ECDF and the Hosmer–Lemeshow allocations leave of ε.
+// ECDF and the Hosmer–Lemeshow allocations leave of ε, with mechanism
+// cfg.ROCMechanism (cfg.Mechanism if empty), "auto" resolved by
+// analysis.ROCParams.
 func rocSpec(cfg Config) aggregation.ReleaseSpec {
 	eps := cfg.Epsilon - cfg.Epsilon*cfg.ECDFShare - cfg.Epsilon*cfg.HosmerShare
-	return aggregation.ReleaseSpec{Mechanism: params(cfg, eps), Components: []aggregation.Component{aggregation.Label, aggregation.NotLabel}}
+	p := params(cfg, eps)
+	if cfg.ROCMechanism != "" {
+		p.Name = cfg.ROCMechanism
+	}
+	return aggregation.ReleaseSpec{Mechanism: analysis.ROCParams(p, nil), Components: []aggregation.Component{aggregation.Label, aggregation.NotLabel}}
 }
 
 // budgetOf is the dataset's budget: ε, and δ once per privacy unit of the
@@ -768,7 +782,7 @@ func budgetOf(cfg Config, plans []*hosmer.Plan) (ledger.Budget, error) {
 	for _, spec := range specs {
 		for _, c := range spec.Components {
 			if _, err := payload.ComponentMechanism(spec.Mechanism, c); err != nil {
-				return ledger.Budget{}, fmt.Errorf("mechanism %q: %w", cfg.Mechanism, err)
+				return ledger.Budget{}, fmt.Errorf("mechanism %q: %w", spec.Mechanism.Name, err)
 			}
 		}
 		units, err := payload.PrivacyUnits(spec.Components)

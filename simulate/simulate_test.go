@@ -3,6 +3,7 @@ package simulate
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/internal/verify"
 	"math"
@@ -349,6 +350,33 @@ func TestRunChoosesBins(t *testing.T) {
 			}
 			if !(r.Error.ROCAreaUnbinned > 0 && r.Error.ROCAreaUnbinned < 0.05) {
 				t.Errorf("area to the unbinned curve %g at ε = 12 on %d bins", r.Error.ROCAreaUnbinned, r.Bins)
+			}
+		})
+	}
+}
+
+// TestRunROCMechanism: the default configuration releases the ROC/PR
+// pair with analysis.ROCParams's choice — the partitioned release on 64
+// bins, auto's mechanism on 256 (the Hosmer–Lemeshow test from that
+// release runs on it too) — and the ECDF with Mechanism; ROCMechanism
+// overrides it.
+func TestRunROCMechanism(t *testing.T) {
+	for _, c := range []struct {
+		bins               int
+		rocMechanism, want string
+	}{{64, "", "partitioned("}, {256, "", "kary("}, {64, "tree", "tree"}} {
+		t.Run(fmt.Sprint(c), func(t *testing.T) {
+			cfg := DefaultConfig()
+			cfg.Parties, cfg.Backend, cfg.Bins, cfg.Bootstrap, cfg.ROCMechanism = 2000, "plain", c.bins, -1, c.rocMechanism
+			r, err := Run(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(r.ROC.Mechanism, c.want) || !strings.HasPrefix(r.ECDF.Mechanism, "kary(") {
+				t.Errorf("ROC/PR release by %s, ECDF by %s: want %s… and kary(…)", r.ROC.Mechanism, r.ECDF.Mechanism, c.want)
+			}
+			if h := r.Hosmer; h == nil || len(h.Allocations) != 1 || h.Allocations[0].Statistic == nil {
+				t.Errorf("Hosmer–Lemeshow report %+v, want the roc allocation", h)
 			}
 		})
 	}

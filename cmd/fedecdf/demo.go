@@ -237,7 +237,7 @@ func demoManifest(ids map[string]*deploy.Identity, addrs map[string]string, o de
 		Analysts:   []string{ids["analyst"].PeerID.String()},
 		Grid:       deploy.Grid{Scale: "linear", Min: 0, Max: 1, Bins: o.bins},
 		Payload:    deploy.PayloadLayout(),
-		Mechanism:  deploy.Mech{Name: "auto", Epsilon: o.epsilon, Neighbours: "replace", Allowed: []string{"auto"}},
+		Mechanism:  deploy.Mech{Name: "auto", Epsilon: o.epsilon, Neighbours: "replace", Allowed: []string{"auto", analysis.ROCMechanism}},
 		Budget:     deploy.Budget{Epsilon: 2 * o.epsilon}, // the ECDF and the ROC release
 		MinReports: o.parties,
 	}

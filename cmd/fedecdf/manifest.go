@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fedecdf/fedecdf/analysis"
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/deploy"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/server"
@@ -57,9 +59,10 @@ func (o *manifestOptions) run(cmd *cobra.Command, _ []string) error {
 		return fmt.Errorf("--k %d is the arity of the kary mechanism, but --mechanism is %s: drop --k or use --mechanism kary", m.Mechanism.K, m.Mechanism.Name)
 	}
 	// The policy allows, unless told otherwise, exactly the
-	// release the analyst commands ask for.
+	// release the analyst commands ask for, and with auto the ROC
+	// release's default (analysis.ROCParams).
 	if !cmd.Flags().Changed("allow") {
-		m.Mechanism.Allowed = []string{m.Mechanism.Name}
+		m.Mechanism.Allowed = defaultAllowed(m.Mechanism)
 	}
 	if !cmd.Flags().Changed("max-delta") {
 		m.Mechanism.MaxDelta = m.Mechanism.Delta
@@ -121,12 +124,12 @@ func (o *manifestOptions) addFlags(cmd *cobra.Command) {
 	f.Float64Var(&m.Grid.Min, "min", 0, "grid minimum")
 	f.Float64Var(&m.Grid.Max, "max", 1, "grid maximum")
 	f.IntVar(&m.Grid.Bins, "bins", 256, binsUsage("suits thousands of parties, as in simulate"))
-	f.StringVar(&m.Mechanism.Name, "mechanism", "auto", "noise mechanism of the analysts' releases: tree, kary, cascade, gaussian-tree or auto")
+	f.StringVar(&m.Mechanism.Name, "mechanism", "auto", "noise mechanism of the analysts' releases: "+strings.Join(mechanism.Names, ", ")+" (with auto, query roc uses partitioned where the policy allows it and it has less noise at the grid's ends)")
 	f.Float64Var(&m.Mechanism.Epsilon, "epsilon", 1, "ε of each release (per payload component)")
 	f.Float64Var(&m.Mechanism.Delta, "delta", 0, "δ of each release (approximate mechanisms)")
 	f.IntVar(&m.Mechanism.K, "k", 0, "arity of the kary mechanism (0: best)")
 	f.StringVar(&m.Mechanism.Neighbours, "neighbours", "replace", "neighbouring relation every release is private under and charged in: replace (n public) or addremove")
-	f.StringSliceVar(&m.Mechanism.Allowed, "allow", nil, "mechanisms the servers accept in a release (repeatable; default: --mechanism)")
+	f.StringSliceVar(&m.Mechanism.Allowed, "allow", nil, "mechanisms the servers accept in a release (repeatable; default: --mechanism, and partitioned too with auto and δ = 0)")
 	f.Float64Var(&m.Mechanism.MaxDelta, "max-delta", 0, "largest δ per release the servers accept; 0 allows pure ε-DP releases only (default: --delta)")
 	f.Float64Var(&m.Mechanism.MaxEpsilon, "max-epsilon", 0, "largest ε per release the servers accept (0: bounded by the budget alone)")
 	f.Float64Var(&m.Budget.Epsilon, "budget-epsilon", 4, "total ε of all releases of the dataset")
@@ -134,4 +137,15 @@ func (o *manifestOptions) addFlags(cmd *cobra.Command) {
 	f.IntVar(&m.MinReports, "min-reports", 100, "minimum number of reports before any release")
 	f.StringVar(&m.Backend, "backend", string(server.DCF), "secure-sum backend: dcf (DCF keys; reports not verified over the network yet; carries the probability) or additive (Prio3-verified one-hot histograms: invalid reports rejected at both servers; no probability component)")
 	f.StringVar(&m.Upload, "upload", deploy.UploadDirect, "how parties upload: direct (each server its key over Noise) or relay (through the leader, the helper's key HPKE-sealed to the helper)")
+}
+
+// defaultAllowed is the policy's mechanisms when --allow is not given:
+// the analysts' mechanism, and with "auto" at δ = 0 also the ROC
+// release's default (analysis.ROCMechanism), which query roc asks for
+// in its place.
+func defaultAllowed(m deploy.Mech) []string {
+	if m.Name == "auto" && m.Delta == 0 {
+		return []string{m.Name, analysis.ROCMechanism}
+	}
+	return []string{m.Name}
 }

@@ -93,7 +93,7 @@ func TestManifestCommandPolicy(t *testing.T) {
 		want deploy.Mech // Name, Epsilon, K left to the defaults
 		err  string
 	}{
-		{"defaults", nil, deploy.Mech{Neighbours: "replace", Allowed: []string{"auto"}}, ""},
+		{"defaults", nil, deploy.Mech{Neighbours: "replace", Allowed: []string{"auto", "partitioned"}}, ""},
 		{"approximate", []string{"--mechanism", "cascade", "--delta", "1e-7", "--budget-delta", "1e-6"}, deploy.Mech{Delta: 1e-7, Neighbours: "replace", Allowed: []string{"cascade"}, MaxDelta: 1e-7}, ""},
 		{"policy flags", []string{"--neighbours", "addremove", "--allow", "tree,kary", "--allow", "auto", "--max-delta", "1e-6", "--max-epsilon", "2"},
 			deploy.Mech{Neighbours: "addremove", Allowed: []string{"tree", "kary", "auto"}, MaxDelta: 1e-6, MaxEpsilon: 2}, ""},

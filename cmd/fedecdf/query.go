@@ -62,6 +62,9 @@ const queryLong = `Without --release, the servers create a new release, each cha
                     read from the smoothed curve by Algorithm 1.
   roc, pr           the label and 1−label components as one privacy unit
                     at the manifest's ε: the ROC curve and its PR curve.
+                    A manifest mechanism auto becomes partitioned where
+                    the policy allows it and it has less noise at the
+                    grid's end bins (grids of about 32–192 bins).
   hosmer            the Hosmer–Lemeshow calibration test (dp-ecdf Eq. 5,
                     Algorithm 2) at the manifest's ε in total, under
                     replace-one neighbours: --plan grid (default; one

@@ -30,13 +30,18 @@ type simulateJSON struct {
 	ECDF struct {
 		Private []float64 `json:"ecdf"`
 	} `json:"ecdf"`
+	ROC struct {
+		Mechanism string `json:"mechanism"`
+	} `json:"roc"`
 }
 
 // TestSimulateNeighboursAndDelta runs simulate with --neighbours and
 // --delta: the relation and δ reach every release (its stated guarantee),
 // the (ε, δ) mechanisms run given δ > 0, and the output says whether n is
 // public — the number of parties under replace-one; under add/remove the
-// noisy total the private ECDF is normalised by, so that F̂(τ_N) = 1.
+// noisy total the private ECDF is normalised by, so that F̂(τ_N) = 1. The
+// ROC/PR release follows --mechanism (--roc-mechanism if given), auto
+// becoming partitioned on 64 bins at ε = 1, not on 16 at ε = 8.
 func TestSimulateNeighboursAndDelta(t *testing.T) {
 	base := []string{"--parties", "400", "--bins", "16", "--backend", "plain", "--epsilon", "8"}
 	for _, c := range []struct {
@@ -45,13 +50,16 @@ func TestSimulateNeighboursAndDelta(t *testing.T) {
 		neighbours string
 		mechanism  string
 		delta      float64
+		roc        string
 	}{
-		{"default", nil, "replace", "", 0},
-		{"replace", []string{"--neighbours", "replace", "--mechanism", "tree"}, "replace", "tree", 0},
-		{"addremove", []string{"--neighbours", "addremove", "--mechanism", "kary"}, "addremove", "kary", 0},
-		{"addremove over the servers", []string{"--neighbours", "addremove", "--backend", "dcf"}, "addremove", "", 0},
-		{"cascade", []string{"--mechanism", "cascade", "--delta", "1e-6"}, "replace", "cascade", 1e-6},
-		{"gaussian-tree, addremove", []string{"--mechanism", "gaussian-tree", "--delta", "1e-6", "--neighbours", "addremove"}, "addremove", "gaussian-tree", 1e-6},
+		{"default", nil, "replace", "", 0, "kary("},
+		{"default, 64 bins at ε = 1", []string{"--bins", "64", "--epsilon", "1"}, "replace", "", 0, "partitioned("},
+		{"replace", []string{"--neighbours", "replace", "--mechanism", "tree"}, "replace", "tree", 0, "tree"},
+		{"addremove", []string{"--neighbours", "addremove", "--mechanism", "kary"}, "addremove", "kary", 0, "kary"},
+		{"addremove over the servers", []string{"--neighbours", "addremove", "--backend", "dcf"}, "addremove", "", 0, "kary("},
+		{"cascade", []string{"--mechanism", "cascade", "--delta", "1e-6"}, "replace", "cascade", 1e-6, "cascade"},
+		{"gaussian-tree, addremove", []string{"--mechanism", "gaussian-tree", "--delta", "1e-6", "--neighbours", "addremove"}, "addremove", "gaussian-tree", 1e-6, "gaussian-tree"},
+		{"roc-mechanism", []string{"--mechanism", "tree", "--roc-mechanism", "partitioned"}, "replace", "tree", 0, "partitioned("},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, err := runSimulate(append(append(append([]string{}, base...), c.args...), "--format", "json")...)
@@ -65,6 +73,9 @@ func TestSimulateNeighboursAndDelta(t *testing.T) {
 			public := c.neighbours == "replace"
 			if r.Neighbours != c.neighbours || r.NPublic == nil || *r.NPublic != public || r.Delta != c.delta || !strings.HasPrefix(r.Mechanism, c.mechanism) {
 				t.Errorf("neighbours %q, n_public %v, δ %g, mechanism %q; want %q, %v, %g, %q", r.Neighbours, r.NPublic, r.Delta, r.Mechanism, c.neighbours, public, c.delta, c.mechanism)
+			}
+			if !strings.HasPrefix(r.ROC.Mechanism, c.roc) {
+				t.Errorf("ROC/PR release by %q, want %q…", r.ROC.Mechanism, c.roc)
 			}
 			for _, g := range r.Budget.Guarantees {
 				if !strings.Contains(g, "under "+c.neighbours+" neighbours") && !strings.Contains(g, "Hosmer–Lemeshow, roc allocation") {
@@ -96,6 +107,7 @@ func TestSimulateFlagErrors(t *testing.T) {
 		{"gaussian-tree without delta", []string{"--mechanism", "gaussian-tree"}, []string{"--delta", "gaussian-tree"}},
 		{"delta out of range", []string{"--mechanism", "cascade", "--delta", "1"}, []string{"delta 1"}},
 		{"unknown relation", []string{"--neighbours", "swap"}, []string{"--neighbours", "swap"}},
+		{"partitioned with delta", []string{"--roc-mechanism", "partitioned", "--delta", "1e-6"}, []string{"--roc-mechanism", "pure ε-DP"}},
 		{"own Hosmer releases under add/remove", []string{"--neighbours", "addremove", "--hosmer-plans", "roc,grid", "--hosmer-share", "0.25"}, []string{"replace neighbours", "grid"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -19,6 +19,7 @@
 //	gaussian-tree  binary tree (elders Alg. 1, k = 2)  discrete Gaussian             (ε,δ)-DP
 //	cascade        cascade-sampling Alg. 1, Thm 3.8    correlated discrete Gaussian  ρ-zCDP ⇒ (ε,δ)-DP
 //	auto           least exact mean prefix variance among the above (pure ε-DP ones when δ = 0)
+//	partitioned    three parts of the grid, each its own auto (below)  discrete Laplace, per part  ε-DP
 //
 // Sensitivities are exact for each neighbouring relation (Relation):
 //
@@ -49,6 +50,54 @@
 // All of these are checked by enumeration tests that construct, for every
 // neighbouring move, the node shift χ that explains it and assert Z·χ equals
 // the prefix change and ‖χ‖ ≤ Δ: the privacy argument is executable.
+//
+// # The partitioned release
+//
+// "partitioned" cuts the grid into consecutive parts — the lowest ⌈N/6⌉
+// bins, the middle, the highest ⌈N/6⌉ (partitionBins; one part when
+// N < 3), a function of N alone — and releases each part's histogram
+// with its own pure "auto" mechanism: prefix i of part j is the
+// released totals of parts 1…j−1 plus part j's own prefix i − o_j. It
+// suits ROC releases: the area of a ROC curve weighs most the
+// prefixes at the ends of the grid, which a shallow part answers with
+// fewer, smaller node noises than one deep tree (the previous parts'
+// totals are paid by the middle and upper prefixes instead), so ROC
+// releases use it in place of "auto" where it does (analysis.ROCParams).
+//
+// Privacy. Let every part be built under add/remove, at ε under
+// add/remove and at ε/2 under replace-one (always pure ε-DP, δ = 0).
+//
+//   - Add/remove: an added or removed instance lies in one bin, hence in
+//     one part j. Part j's true node values move by a shift χ_j of
+//     ‖χ_j‖₁ ≤ Δ_j (its add/remove sensitivity) and no other part's
+//     move at all; the parts' noises are independent, so the density of
+//     all node noises changes by at most e^{‖χ_j‖₁/b_j} ≤ e^{ε}, b_j =
+//     Δ_j/ε part j's Laplace scale (parallel composition). The released
+//     prefixes are a post-processing of the noisy node values: ε-DP.
+//   - Replace-one: a move from bin a to bin b is a removal at a and an
+//     addition at b. If a and b lie in one part j the shift is the
+//     difference of two addition shifts, ‖χ_j‖₁ ≤ 2Δ_j, against b_j =
+//     2Δ_j/ε; if they lie in parts j ≠ j' each moves by one instance,
+//     ‖χ_j‖₁/b_j + ‖χ_j'‖₁/b_j' ≤ ε/2 + ε/2. Either way ε-DP. (Building
+//     each part under replace-one at ε instead would let a move across
+//     two parts cost up to 2ε.)
+//
+// The weighted components (label, probability), which package payload
+// releases under add/remove with the instance's weight w ∈ [0, 1],
+// scale χ_j by w: the same bounds. TestPartitionedPrivacy builds χ for
+// every added instance and every move at small N, checks that the Terms
+// map it to the change of every prefix and that Σ_v |χ_v|/b_v ≤ ε in
+// exact arithmetic.
+//
+// Nodes of unequal variance. A part's node scale depends on its own
+// sensitivity, so the parts' node noises differ in variance while the
+// interface has one NodeVariance. Part j's node variables are its node
+// noises scaled to the first part's variance, with coefficients
+// ±√(V_j/V_1) in Terms: every prefix noise and covariance is the same,
+// and a least-squares fit over the Terms (smoothing tree-l2) is then the
+// generalised one in the nodes' own variances. The audit's exact
+// likelihood (internal/audit) models Laplace nodes of one scale with
+// coefficients ±1 and refuses other coefficients.
 //
 // # Calibration
 //
@@ -98,7 +147,9 @@
 // cascade's rounding — is a versioned, breaking change: a server
 // re-deriving an old release with new noise would hand an analyst a
 // second independent draw of the same statistic to average with the
-// first. kat_test.go pins the contract with known-answer tests (SHA-256 of
+// first. A partitioned release draws part j (0-based) from the seed made
+// of the first 32 bytes of noise.Seed(seed).Stream("part", j), each part's
+// nodes then from that seed's streams. kat_test.go pins the contract with known-answer tests (SHA-256 of
 // the prefix noises of fixed-seed releases of every mechanism); when they
 // fail, bump the stored-release version rather than the constants.
 package mechanism

@@ -8,7 +8,7 @@ import (
 )
 
 // Names lists the mechanism names New accepts.
-var Names = []string{"tree", "kary", "cascade", "gaussian-tree", "auto"}
+var Names = []string{"tree", "kary", "cascade", "gaussian-tree", "auto", "partitioned"}
 
 // New returns the mechanism named p.Name:
 //
@@ -20,7 +20,12 @@ var Names = []string{"tree", "kary", "cascade", "gaussian-tree", "auto"}
 //     Gaussian nodes, (ε, δ)-DP;
 //   - "auto": among the pure ε-DP mechanisms when p.Delta = 0, and all of
 //     them when p.Delta > 0, the one with the least MeanVariance for
-//     p.Bins, ε, δ and relation (for "kary", over every k).
+//     p.Bins, ε, δ and relation (for "kary", over every k);
+//   - "partitioned": newPartitioned, the grid cut into three parts
+//     (partitionBins), each released by its own "auto" mechanism at the
+//     full ε, pure ε-DP by parallel composition (δ must be 0): what
+//     ROC releases use in place of "auto" where it answers the grid's
+//     ends with less noise (analysis.ROCParams).
 //
 // Every error matches ErrInvalidParams (errors.Is); an unknown name also
 // matches ErrUnknownMechanism, and noise too large for the share domain
@@ -61,6 +66,8 @@ func build(p Params) (Mechanism, error) {
 		return newGaussianTree(p)
 	case "auto":
 		return newAuto(p)
+	case "partitioned":
+		return newPartitioned(p)
 	}
 	return nil, fmt.Errorf("%w %q (valid: %s)", ErrUnknownMechanism, p.Name, strings.Join(Names, ", "))
 }

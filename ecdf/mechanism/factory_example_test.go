@@ -33,5 +33,5 @@ func ExampleNew() {
 	// kary(k=17)    ε=1 δ=0 replace: mean prefix variance 0.29× tree's
 	// kary(k=32)    ε=1 δ=0 replace: mean prefix variance 0.24× tree's
 	// cascade       ε=1 δ=1e-09 replace: mean prefix variance 0.21× tree's
-	// mechanism: unknown mechanism "laplace" (valid: tree, kary, cascade, gaussian-tree, auto)
+	// mechanism: unknown mechanism "laplace" (valid: tree, kary, cascade, gaussian-tree, auto, partitioned)
 }

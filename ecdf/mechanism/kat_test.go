@@ -60,6 +60,9 @@ func TestMechanismKnownAnswers(t *testing.T) {
 		{"cascade/addremove/unit=2^32", Params{Name: "cascade", Epsilon: 0.7, Delta: 1e-6, Relation: AddRemove, Unit: unit}, "93243079d13be5ebcdfc10c66d3b27be84fd31f0e14e73ba7a921bbfe6ef6c8e"},
 		{"gaussian-tree/replace", Params{Name: "gaussian-tree", Epsilon: 0.7, Delta: 1e-6}, "432c44c3fb77b096fa54757a430c88494b0ce4d76a14ec2ff047265a8369ee0f"},
 		{"gaussian-tree/addremove", Params{Name: "gaussian-tree", Epsilon: 0.7, Delta: 1e-6, Relation: AddRemove}, "f29e1316640885d1ea0fc40f860ce70ee32b5fb1a058c87960bc98c4a91ecccf"},
+		{"partitioned/replace", Params{Name: "partitioned", Epsilon: 0.7}, "1beb76f58c8b8020a894ea7bd1472d1bf90e062b0cc940b60c614ad758806f0e"},
+		{"partitioned/addremove", Params{Name: "partitioned", Epsilon: 0.7, Relation: AddRemove}, "1ec728fde6d93c0f70e5dc5489897fc0d5e2e43d9ca5092ebb0e6ff901901d75"},
+		{"partitioned/addremove/unit=2^32", Params{Name: "partitioned", Epsilon: 0.7, Relation: AddRemove, Unit: unit}, "4ad2b10ec06b7faabe49c64cec4c61b8cb666f98405fe7700c9bf52f3f6ec7d7"},
 		{"gaussian-tree/addremove/unit=2^32", Params{Name: "gaussian-tree", Epsilon: 0.7, Delta: 1e-6, Relation: AddRemove, Unit: unit}, "bfc902f92d13b996f7189bb602ad8640c2610da76ec11e808d0ba3d7b15ebbe4"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -46,7 +46,8 @@ func ParseRelation(s string) (Relation, error) {
 
 // Term is one noise variable used by a prefix: the prefix noise is
 // Σ Coef·η_Node over its terms, the η_Node independent with variance
-// NodeVariance(). Tree and k-ary mechanisms have Coef = ±1.
+// NodeVariance(). Tree and k-ary mechanisms have Coef = ±1; the
+// partitioned one ±√(V_j/V_1) on part j's nodes (V_j their own variance).
 type Term struct {
 	Node int
 	Coef float64
@@ -100,7 +101,7 @@ type Release interface {
 }
 
 // Params selects and configures a mechanism. Name is one of "tree",
-// "kary", "cascade", "gaussian-tree", "auto" (see New); K is the arity
+// "kary", "cascade", "gaussian-tree", "auto", "partitioned" (see New); K is the arity
 // of "kary" (0 picks the best); Delta is used by approximate (ε,δ)
 // mechanisms only.
 type Params struct {

@@ -42,7 +42,7 @@ func (e *FieldError) Error() string {
 func (e *FieldError) Unwrap() error { return ErrInvalid }
 
 // Mechanisms lists the mechanism names Run audits.
-var Mechanisms = []string{"tree", "kary", "cascade", "gaussian-tree"}
+var Mechanisms = []string{"tree", "kary", "cascade", "gaussian-tree", "partitioned"}
 
 // Limits of a Config.
 const (
@@ -57,7 +57,7 @@ const (
 
 // Config is one audit.
 type Config struct {
-	Mechanism string  // tree, kary, cascade or gaussian-tree
+	Mechanism string  // tree, kary, cascade, gaussian-tree or partitioned
 	K         int     // arity of kary (0: the best for Bins)
 	Epsilon   float64 // claimed ε of one release
 	Delta     float64 // claimed δ (0 for pure ε-DP; cascade and gaussian-tree need δ > 0)

@@ -35,17 +35,22 @@
 // enumerated (O(N²) of them) and the one with the largest norm in the
 // metric of the mechanism's noise is audited:
 //
-//   - Laplace node noise (tree, kary). The released prefixes are the
-//     node noises summed along the paths of a rooted tree (a trie): the
-//     tree of dp-ecdf Eq. (2) is laminar by construction, and the walks
-//     of the k-ary mechanism share prefixes by Proposition 12 of
-//     count-on-your-elders. A change D of the prefixes is explained by
+//   - Laplace node noise (tree, kary, partitioned). The released
+//     prefixes are the node noises summed along the paths of a rooted
+//     tree (a trie): the tree of dp-ecdf Eq. (2) is laminar by
+//     construction, the walks of the k-ary mechanism share prefixes by
+//     Proposition 12 of count-on-your-elders, and a partitioned
+//     release's prefixes run through the earlier parts' totals into
+//     their own part's trie. A change D of the prefixes is explained by
 //     every integer node shift χ with Zχ = D, and the release is then
-//     ‖χ‖₁/b-DP on that pair (b the node scale): the pair's size is the
-//     least such ‖χ‖₁. On a tree this is a total-variation problem with
+//     Σ_v |χ_v|/b_v-DP on that pair (b_v node v's scale: one b for the
+//     tree and k-ary mechanisms, one per part for the partitioned one):
+//     the pair's size is the least such Σ_v |χ_v|·b/b_v (‖χ‖₁ when every
+//     scale is b, the first part's). On a tree this is a total-variation problem with
 //     fixed leaves; by the coarea formula an optimum takes values in
 //     {0, 1}, so one min-sum pass over the trie computes it exactly
-//     (checked against a linear programme in the tests). The tree's
+//     (checked against a linear programme in the tests; a weighted
+//     total variation has the same {0, 1} optimum). The tree's
 //     worst move under add/remove is the suffix whose non-adjacent form
 //     needs ⌈(L+1)/2⌉ nodes; under replace-one, an interval needing L
 //     (below the mechanism's Δ = L + 1 of Thm 3.1: the audit shows the
@@ -64,7 +69,7 @@
 // of the released prefixes, the most powerful test at every threshold
 // (Neyman–Pearson). For Laplace node noise it is computed exactly by one
 // upward sum-product pass over the trie, summing out the latent nodes
-// (the tree's inner nodes, the k-ary keys above N) with the discrete
+// (the tree's inner nodes, the k-ary keys above N) with each edge's discrete
 // Laplace kernel applied by two exponential recursions; for the
 // Probability component's fixed-point noise the latent values live on a
 // grid of b/12. For Gaussian noise it is the linear statistic

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"slices"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -141,11 +142,22 @@ func newModel(m mechanism.Mechanism, unit float64) (model, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The scale in record units, from the variance in record units: exact
-	// when the noise is Lap_Z(b) times unit, and above b by 1/(24b) when it
-	// is Lap_Z(b·unit) (a finer lattice, with a slightly larger variance
-	// per unit²), which only makes the pair's ε smaller.
-	return &laplaceModel{tr: tr, b: laplaceScale(m.NodeVariance() / (unit * unit)), unit: unit}, nil
+	// The scales in record units, from the variances in record units:
+	// exact when the noise is Lap_Z(b) times unit, and above b by 1/(24b)
+	// when it is Lap_Z(b·unit) (a finer lattice, with a slightly larger
+	// variance per unit²), which only makes the pair's ε smaller. Edge v's
+	// node noise has variance NodeVariance·coef[v]² (coef 1 but for the
+	// partitioned mechanism's later parts).
+	l := &laplaceModel{tr: tr, b: laplaceScale(m.NodeVariance() / (unit * unit)), unit: unit,
+		scales: make([]float64, len(tr.parent)), weights: make([]float64, len(tr.parent))}
+	for v := 1; v < len(tr.parent); v++ {
+		l.scales[v] = l.b
+		if tr.coef[v] != 1 {
+			l.scales[v] = laplaceScale(m.NodeVariance() * tr.coef[v] * tr.coef[v] / (unit * unit))
+		}
+		l.weights[v] = l.b / l.scales[v]
+	}
+	return l, nil
 }
 
 // gaussianNoise reports whether m's node noise is (discrete) Gaussian.
@@ -153,30 +165,38 @@ func gaussianNoise(m mechanism.Mechanism) bool {
 	return m.Name() == "cascade" || m.Name() == "gaussian-tree"
 }
 
-// laplaceModel is a trie mechanism with Laplace node noise of scale b.
+// laplaceModel is a trie mechanism with Laplace node noise: scales[v]
+// on the edge above vertex v, b the reference scale (that of a node of
+// coefficient 1) and weights[v] = b/scales[v].
 type laplaceModel struct {
-	tr      *trie
-	b, unit float64
+	tr              *trie
+	b, unit         float64
+	scales, weights []float64
 }
 
-func (l *laplaceModel) normName() string { return "least node shift ‖χ‖₁" }
+func (l *laplaceModel) normName() string {
+	if slices.ContainsFunc(l.weights[1:], func(w float64) bool { return w != 1 }) {
+		return "least node shift Σ_v |χ_v|·b/b_v (b_v the scale of node v, b the first part's)"
+	}
+	return "least node shift ‖χ‖₁"
+}
 
 func (l *laplaceModel) statisticName() string {
 	const name = "log-likelihood ratio of the released prefixes (sum-product over the latent tree nodes"
-	if h, _ := l.tr.grid(l.b, l.unit); h > 1/l.unit {
+	if h, _ := l.tr.grid(l.scales, l.unit); h > 1/l.unit {
 		return fmt.Sprintf("%s, on a grid of %.3g records = b/%.3g)", name, h, l.b/h)
 	}
 	return "exact " + name + ")"
 }
 
-func (l *laplaceModel) norm(first, last int) float64 { return float64(l.tr.minShift(first, last)) }
+func (l *laplaceModel) norm(first, last int) float64 { return l.tr.minShift(first, last, l.weights) }
 
-// epsilon is ‖χ‖₁/b: shifting the node noise by χ changes its density
-// by at most that factor (pure DP, whatever δ).
+// epsilon is Σ_v |χ_v|/b_v = norm/b: shifting the node noise by χ
+// changes its density by at most e to that (pure DP, whatever δ).
 func (l *laplaceModel) epsilon(norm, _ float64) float64 { return norm / l.b }
 
 func (l *laplaceModel) statistic(c0, c1 []float64) func(y []float64) float64 {
-	lik := newLaplaceLikelihood(l.tr, l.b, l.unit)
+	lik := newLaplaceLikelihood(l.tr, l.scales, l.unit)
 	x := make([]float64, len(c0))
 	return func(y []float64) float64 {
 		for i := range x {

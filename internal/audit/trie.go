@@ -10,44 +10,48 @@ import (
 )
 
 // trie is the noise pattern of a mechanism whose prefixes are signed sums
-// of independent node noises with coefficients ±1 over a laminar family
-// (tree, k-ary): prefix i's noise is the sum along a root-to-vertex path
+// of independent node noises over a laminar family (tree, k-ary,
+// partitioned): prefix i's noise is the sum along a root-to-vertex path
 // of a rooted tree whose edges are the mechanism's nodes. Vertex 0 is the
 // root, with value 0; every other vertex v is the partial sum of the
-// nodes on its path, so that its value minus its parent's is ±η_node.
-// A vertex ending the path of prefix i is observed (its value is the
-// released noise of i); the others are latent. See doc.go.
+// nodes on its path, so that its value minus its parent's is
+// ±coef[v]·η_node, coef[v] > 0 the node's coefficient in every prefix
+// using it (1 for the tree and k-ary mechanisms; the ratio of the node's
+// standard deviation to NodeVariance's for the partitioned one). A vertex
+// ending the path of prefix i is observed (its value is the released noise
+// of i); the others are latent. See doc.go.
 type trie struct {
-	parent   []int // parent[v] < v, parent[0] = −1
-	prefix   []int // prefix[v]: the prefix i whose value v is, or 0 if latent
-	vertexOf []int // vertexOf[i−1]: the vertex of prefix i
-	depth    int   // the largest number of edges on a root-to-vertex path
+	parent   []int     // parent[v] < v, parent[0] = −1
+	prefix   []int     // prefix[v]: the prefix i whose value v is, or 0 if latent
+	coef     []float64 // coef[v]: |coefficient| of v's node (coef[0] = 0)
+	vertexOf []int     // vertexOf[i−1]: the vertex of prefix i
+	depth    int       // the largest number of edges on a root-to-vertex path
 }
 
 // newTrie builds the trie of m from its Terms: each prefix's nodes are
 // ordered by decreasing number of prefixes using them (then by index),
 // which lists a laminar family from the root down. It fails unless every
-// coefficient is ±1 with the same sign in every prefix and the nodes of
-// any two prefixes share exactly a common initial path.
+// node has one nonzero coefficient in every prefix using it and the
+// nodes of any two prefixes share exactly a common initial path.
 func newTrie(m mechanism.Mechanism) (*trie, error) {
 	n := m.Bins()
 	terms := make([][]int, n)
 	uses := map[int]int{}
-	signs := map[int]float64{}
+	coefs := map[int]float64{}
 	for i := 1; i <= n; i++ {
 		for _, t := range m.Terms(i, nil) {
-			if t.Coef != 1 && t.Coef != -1 {
-				return nil, fmt.Errorf("%w: %s: prefix %d has coefficient %v on node %d, want ±1", ErrPattern, m.Name(), i, t.Coef, t.Node)
+			if t.Coef == 0 || math.IsNaN(t.Coef) || math.IsInf(t.Coef, 0) {
+				return nil, fmt.Errorf("%w: %s: prefix %d has coefficient %v on node %d", ErrPattern, m.Name(), i, t.Coef, t.Node)
 			}
-			if s, ok := signs[t.Node]; ok && s != t.Coef {
-				return nil, fmt.Errorf("%w: %s: node %d has both signs", ErrPattern, m.Name(), t.Node)
+			if c, ok := coefs[t.Node]; ok && c != t.Coef {
+				return nil, fmt.Errorf("%w: %s: node %d has coefficients %v and %v", ErrPattern, m.Name(), t.Node, c, t.Coef)
 			}
-			signs[t.Node] = t.Coef
+			coefs[t.Node] = t.Coef
 			uses[t.Node]++
 			terms[i-1] = append(terms[i-1], t.Node)
 		}
 	}
-	tr := &trie{parent: []int{-1}, prefix: []int{0}, vertexOf: make([]int, n)}
+	tr := &trie{parent: []int{-1}, prefix: []int{0}, coef: []float64{0}, vertexOf: make([]int, n)}
 	vertexOfNode := map[int]int{}
 	for i, nodes := range terms {
 		slices.SortFunc(nodes, func(a, b int) int {
@@ -65,6 +69,7 @@ func newTrie(m mechanism.Mechanism) (*trie, error) {
 				vertexOfNode[node] = w
 				tr.parent = append(tr.parent, v)
 				tr.prefix = append(tr.prefix, 0)
+				tr.coef = append(tr.coef, math.Abs(coefs[node]))
 			case tr.parent[w] != v:
 				return nil, fmt.Errorf("%w: %s: the prefixes using node %d do not form a laminar family", ErrPattern, m.Name(), node)
 			}
@@ -79,30 +84,32 @@ func newTrie(m mechanism.Mechanism) (*trie, error) {
 	return tr, nil
 }
 
-// minShift returns min ‖χ‖₁ over integer node shifts χ that move the
-// prefixes First..Last by +1 and no other: the least ℓ1 norm of node
-// shift explaining that change of the released prefixes. On a tree this
-// is a total-variation problem whose optimum is integral with every
-// latent value between the least and largest observed value and the
-// root's 0, so a min-sum pass over latent values in {0, 1} is exact.
-func (tr *trie) minShift(first, last int) int {
-	const inf = math.MaxInt / 4
+// minShift returns min Σ_v w[v]·|χ_v| over node shifts χ that move the
+// prefixes First..Last by +1 and no other: the least weighted ℓ1 norm of
+// node shift explaining that change of the released prefixes (w = 1
+// everywhere: the least ‖χ‖₁). On a tree this is a weighted
+// total-variation problem; by the coarea formula an optimum takes every
+// latent value in {0, 1} (each level set's cut costs its weight), so a
+// min-sum pass over latent values in {0, 1} is exact, and the optimum is
+// an integer shift.
+func (tr *trie) minShift(first, last int, w []float64) float64 {
+	inf := math.Inf(1)
 	// cost[v][x]: least cost of v's subtree, edge to the parent included,
 	// when the parent has value x ∈ {0, 1}; sub[v][s]: children's cost at
 	// v's own value s.
-	sub := make([][2]int, len(tr.parent))
+	sub := make([][2]float64, len(tr.parent))
 	for v := len(tr.parent) - 1; v >= 1; v-- {
-		var cost [2]int
+		var cost [2]float64
 		if i := tr.prefix[v]; i != 0 {
 			d := b2i(i >= first && i <= last)
 			for x := range 2 {
-				cost[x] = abs(d-x) + sub[v][d]
+				cost[x] = w[v]*float64(abs(d-x)) + sub[v][d]
 			}
 		} else {
 			for x := range 2 {
 				cost[x] = inf
 				for s := range 2 {
-					cost[x] = min(cost[x], abs(s-x)+sub[v][s])
+					cost[x] = min(cost[x], w[v]*float64(abs(s-x))+sub[v][s])
 				}
 			}
 		}
@@ -123,17 +130,18 @@ func b2i(b bool) int {
 func abs(x int) int { return max(x, -x) }
 
 // laplaceLikelihood evaluates the log-likelihood of the released prefix
-// noise of a trie mechanism with independent Laplace node noise of scale
-// b (in record units): the sum over the latent vertices' values of the
-// product of the edge densities exp(−|child − parent|/b), by one
-// upward sum-product pass. Latent values live on the grid k·h,
+// noise of a trie mechanism with independent Laplace node noise, of scale
+// b[v] (in record units) on the edge above vertex v: the sum over the
+// latent vertices' values of the product of the edge densities
+// exp(−|child − parent|/b[v]), by one upward sum-product pass. Latent values live on the grid k·h,
 // |k| ≤ radius; with h = 1 record unit = 1 integer unit it is the exact
 // discrete Laplace likelihood (up to a constant factor per edge, which
 // cancels in a likelihood ratio). It is not safe for concurrent use.
 type laplaceLikelihood struct {
 	tr     *trie
-	b, h   float64
-	rho    float64 // e^{−h/b}, the kernel ratio of one grid step
+	b      []float64 // b[v]: the scale of the edge above v
+	rho    []float64 // rho[v] = e^{−h/b[v]}, the kernel ratio of one grid step
+	h      float64
 	radius int
 	// acc[v] (latent v) is the product of v's children's messages on the
 	// grid, times e^{scale[v]}; peak[v] is its largest entry and
@@ -150,24 +158,30 @@ type laplaceLikelihood struct {
 }
 
 // The grid: gridRadius prior standard deviations of the deepest latent
-// value (a sum of depth Laplace noises) plus one record (the pair's
-// shift) on each side of 0, in steps of one lattice unit, or of b/12
-// when that is coarser (gridPoints per scale), or of the span/maxRadius
-// when the span is too wide (noise far below one record: a gross
-// under-noising, which a coarse grid still shows).
+// value (a sum of depth Laplace noises of the largest scale) plus one
+// record (the pair's shift) on each side of 0, in steps of one lattice
+// unit, or of b/12 for the smallest scale b when that is coarser
+// (gridPoints per scale), or of the span/maxRadius when the span is too
+// wide (noise far below one record: a gross under-noising, which a
+// coarse grid still shows).
 const (
 	gridPoints = 12
 	gridRadius = 6
 	maxRadius  = 2048
 )
 
-// newLaplaceLikelihood returns the evaluator for trie tr, node scale b
-// and record unit 1/unit (the lattice spacing, in record units).
-func newLaplaceLikelihood(tr *trie, b float64, unit float64) *laplaceLikelihood {
+// newLaplaceLikelihood returns the evaluator for trie tr, node scales b
+// (b[v] on the edge above v; b[0] unused) and record unit 1/unit (the
+// lattice spacing, in record units).
+func newLaplaceLikelihood(tr *trie, b []float64, unit float64) *laplaceLikelihood {
 	h, radius := tr.grid(b, unit)
 	n := len(tr.parent)
+	rho := make([]float64, n)
+	for v := 1; v < n; v++ {
+		rho[v] = math.Exp(-h / b[v])
+	}
 	l := &laplaceLikelihood{
-		tr: tr, b: b, h: h, rho: math.Exp(-h / b), radius: radius,
+		tr: tr, b: b, h: h, rho: rho, radius: radius,
 		acc: make([][]float64, n), peak: make([]float64, n), started: make([]bool, n),
 		scale: make([]float64, n), value: make([]float64, n),
 		conv: make([]float64, 2*radius+1), back: make([]float64, 2*radius+1),
@@ -181,10 +195,15 @@ func newLaplaceLikelihood(tr *trie, b float64, unit float64) *laplaceLikelihood 
 }
 
 // grid returns the step h of the latent values' grid (in record units)
-// and its half-width in steps, for node scale b and lattice step 1/unit.
-func (tr *trie) grid(b, unit float64) (h float64, radius int) {
-	span := gridRadius*b*math.Sqrt(2*float64(tr.depth)) + 1
-	h = max(1/unit, b/gridPoints, span/maxRadius)
+// and its half-width in steps, for node scales b (b[0] unused) and
+// lattice step 1/unit.
+func (tr *trie) grid(b []float64, unit float64) (h float64, radius int) {
+	lo, hi := math.Inf(1), 0.0
+	for _, x := range b[1:] {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	span := gridRadius*hi*math.Sqrt(2*float64(tr.depth)) + 1
+	h = max(1/unit, lo/gridPoints, span/maxRadius)
 	return h, int(math.Ceil(span / h))
 }
 
@@ -203,19 +222,19 @@ func (l *laplaceLikelihood) logLikelihood(x []float64) float64 {
 		parentObserved := p == 0 || tr.prefix[p] != 0
 		switch {
 		case tr.prefix[v] != 0 && parentObserved:
-			l.scale[p] += l.scale[v] - math.Abs(l.value[v]-l.value[p])/l.b
+			l.scale[p] += l.scale[v] - math.Abs(l.value[v]-l.value[p])/l.b[v]
 		case tr.prefix[v] != 0:
-			dmin := l.profile(l.value[v], l.conv)
+			dmin := l.profile(v, l.value[v], l.conv)
 			l.absorb(p, l.conv, nil, 1)
-			l.scale[p] += l.scale[v] - dmin/l.b
+			l.scale[p] += l.scale[v] - dmin/l.b[v]
 		case l.peak[v] <= 0:
 			l.scale[p] = math.Inf(-1) // no grid value fits v's children
 		case parentObserved:
-			dmin := l.profile(l.value[p], l.conv)
-			l.scale[p] += l.scale[v] - dmin/l.b + math.Log(dot(l.acc[v], l.conv))
+			dmin := l.profile(v, l.value[p], l.conv)
+			l.scale[p] += l.scale[v] - dmin/l.b[v] + math.Log(dot(l.acc[v], l.conv))
 		default:
 			m := l.peak[v]
-			l.convolve(l.acc[v], l.conv, l.back)
+			l.convolve(v, l.acc[v], l.conv, l.back)
 			l.absorb(p, l.conv, l.back, 1/m)
 			l.scale[p] += l.scale[v] + math.Log(m)
 		}
@@ -258,10 +277,12 @@ func (l *laplaceLikelihood) absorb(p int, msg, msg2 []float64, f float64) {
 }
 
 // profile sets out[k] = exp(−(|z − g_k| − dmin)/b) over the grid
-// g_k = (k − radius)·h and returns dmin, the distance from z to the
-// nearest grid point, so that the largest entry is 1: one exponential on
-// each side of z, then the kernel ratio per step.
-func (l *laplaceLikelihood) profile(z float64, out []float64) (dmin float64) {
+// g_k = (k − radius)·h, b the scale of the edge above v, and returns
+// dmin, the distance from z to the nearest grid point, so that the
+// largest entry is 1: one exponential on each side of z, then the kernel
+// ratio per step.
+func (l *laplaceLikelihood) profile(v int, z float64, out []float64) (dmin float64) {
+	b, rho := l.b[v], l.rho[v]
 	n := len(out)
 	k0 := int(math.Floor(z/l.h)) + l.radius // last grid index at or left of z
 	left, right := min(max(k0, -1), n-1), max(min(k0+1, n), 0)
@@ -273,10 +294,10 @@ func (l *laplaceLikelihood) profile(z float64, out []float64) (dmin float64) {
 		dmin = min(dmin, l.grid(right)-z)
 	}
 	if left >= 0 {
-		decay(out[:left+1], math.Exp(-(z-l.grid(left)-dmin)/l.b), l.rho, true)
+		decay(out[:left+1], math.Exp(-(z-l.grid(left)-dmin)/b), rho, true)
 	}
 	if right < n {
-		decay(out[right:], math.Exp(-(l.grid(right)-z-dmin)/l.b), l.rho, false)
+		decay(out[right:], math.Exp(-(l.grid(right)-z-dmin)/b), rho, false)
 	}
 	return dmin
 }
@@ -299,18 +320,19 @@ func decay(out []float64, e, rho float64, backwards bool) {
 
 func (l *laplaceLikelihood) grid(k int) float64 { return float64(k-l.radius) * l.h }
 
-// convolve splits Σ_k ρ^|j−k|·in[k] (the Laplace kernel on the grid,
-// truncated to it) into fwd[j] = Σ_{k≤j} and back[j] = Σ_{k>j}, two
-// exponential recursions run in one loop (independent, so they overlap).
-func (l *laplaceLikelihood) convolve(in, fwd, back []float64) {
-	n := len(in)
+// convolve splits Σ_k ρ^|j−k|·in[k] (the Laplace kernel of the edge
+// above v on the grid, truncated to it) into fwd[j] = Σ_{k≤j} and
+// back[j] = Σ_{k>j}, two exponential recursions run in one loop
+// (independent, so they overlap).
+func (l *laplaceLikelihood) convolve(v int, in, fwd, back []float64) {
+	n, rho := len(in), l.rho[v]
 	var f, b float64
 	back[n-1] = 0
 	for j := range n {
-		f = in[j] + l.rho*f
+		f = in[j] + rho*f
 		fwd[j] = f
 		if k := n - 2 - j; k >= 0 {
-			b = l.rho * (in[k+1] + b)
+			b = rho * (in[k+1] + b)
 			back[k] = b
 		}
 	}

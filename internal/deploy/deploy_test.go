@@ -79,6 +79,14 @@ func newDeploymentOf(t *testing.T, epsilon float64, minReports int, mode, relati
 // configuration of every server started.
 func newDeploymentTweaked(t *testing.T, epsilon float64, minReports int, mode, relation string, tweak func(*ServerConfig)) *deployment {
 	t.Helper()
+	return newDeploymentMech(t, Mech{Name: "tree", Epsilon: epsilon, Neighbours: relation, Allowed: []string{"tree"}}, minReports, mode, tweak)
+}
+
+// newDeploymentMech starts a deployment whose manifest has the mechanism
+// and policy mech (its budget 4·mech.Epsilon), parties uploading in mode,
+// tweak applied to the configuration of every server started.
+func newDeploymentMech(t *testing.T, mech Mech, minReports int, mode string, tweak func(*ServerConfig)) *deployment {
+	t.Helper()
 	d := &deployment{t: t, leaderID: newIdentity(t), helperID: newIdentity(t), analystID: newIdentity(t), operatorID: newIdentity(t), dir: t.TempDir(), tweak: tweak}
 	d.m = &Manifest{
 		Version: ManifestVersion, Protocol: protocol.Version, Dataset: "test", Backend: string(server.DCF), Upload: mode,
@@ -88,8 +96,8 @@ func newDeploymentTweaked(t *testing.T, epsilon float64, minReports int, mode, r
 		Operators:  []string{d.operatorID.PeerID.String()},
 		Grid:       Grid{Scale: "linear", Min: 0, Max: 1, Bins: bins},
 		Payload:    PayloadLayout(),
-		Mechanism:  Mech{Name: "tree", Epsilon: epsilon, Neighbours: relation, Allowed: []string{"tree"}},
-		Budget:     Budget{Epsilon: 4 * epsilon},
+		Mechanism:  mech,
+		Budget:     Budget{Epsilon: 4 * mech.Epsilon},
 		MinReports: minReports,
 	}
 	if err := d.m.Check(); err != nil {

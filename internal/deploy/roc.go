@@ -17,7 +17,10 @@ type ROC struct {
 
 // ROC creates one release of the Label and NotLabel components — the
 // positives' and the negatives' prefix counts — and returns the ROC and PR
-// curves, each count vector smoothed by method (ecdf/smooth). Under
+// curves, each count vector smoothed by method (ecdf/smooth). The
+// manifest's mechanism "auto" becomes the partitioned release where the
+// policy allows it and analysis.ROCParams finds it less noisy at the
+// grid's ends. Under
 // replace-one the pair is ε-DP at the manifest's ε (roc/doc.go: a replaced
 // instance moves within one vector, or leaves one and joins the other, each
 // an add/remove at ε/2), and that is what the servers' ledgers charge
@@ -29,6 +32,11 @@ func (a *Analyst) ROC(ctx context.Context, method string) (*ROC, error) {
 	if err != nil {
 		return nil, err
 	}
+	policy, err := a.m.Policy()
+	if err != nil {
+		return nil, err
+	}
+	params = analysis.ROCParams(params, policy.Allow)
 	if _, err := analysis.CheckSmoothing(method, 0, params.Bins); err != nil {
 		return nil, err // before the release: a bad method must not cost budget
 	}

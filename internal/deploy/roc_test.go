@@ -4,8 +4,10 @@ import (
 	"context"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/roc"
 )
@@ -82,5 +84,30 @@ func TestROCOverTheNetwork(t *testing.T) {
 				t.Fatalf("ROC at ε = 20 is not monotone in [0, 1] at %d", i)
 			}
 		}
+	}
+}
+
+// A manifest whose mechanism is auto and whose policy allows partitioned
+// gets the partitioned ROC release where analysis.ROCParams chooses it
+// (64 bins at ε = 20), through both servers' policy checks; a policy that
+// allows auto alone keeps auto's mechanism.
+func TestROCPartitionedWhereAllowed(t *testing.T) {
+	for _, c := range []struct {
+		allowed []string
+		want    string
+	}{{[]string{"auto", analysis.ROCMechanism}, "partitioned("}, {[]string{"auto"}, "kary("}} {
+		t.Run(strings.Join(c.allowed, ","), func(t *testing.T) {
+			const n = 100
+			d := newDeploymentMech(t, Mech{Name: "auto", Epsilon: 20, Neighbours: "replace", Allowed: c.allowed}, n, UploadDirect, nil)
+			p := d.newParty()
+			for _, x := range instances(n, 5) {
+				if _, err := p.Submit(context.Background(), x); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := d.rocOf("l2"); !strings.HasPrefix(got.Mechanism, c.want) {
+				t.Errorf("ROC released by %s, want %s…", got.Mechanism, c.want)
+			}
+		})
 	}
 }

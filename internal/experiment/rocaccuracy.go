@@ -37,19 +37,12 @@ type rocMethod struct {
 	// with no ε charged, bounding what any grid (public, or from
 	// private quantiles) can give.
 	quantile bool
-	// partition replaces the mechanism's noise by that of a
-	// partitioned release (partitionResult): the lever the measurements
-	// point to, simulated here, not a mechanism of package mechanism.
-	partition bool
 }
 
 func (m rocMethod) String() string {
 	grid, bins := m.scale.String(), fmt.Sprint(m.bins)
 	if m.quantile {
 		grid = "quantile-oracle"
-	}
-	if m.partition {
-		grid += " partitioned"
 	}
 	if m.bins == 0 {
 		bins = "ROCBins"
@@ -64,26 +57,29 @@ func (m rocMethod) String() string {
 	return s
 }
 
-// rocDefault is the default estimator (analysis.NewROC on the linear
-// grid of analysis.ROCBins bins, mechanism auto).
-var rocDefault = rocMethod{"auto", ecdf.Linear, 0, "l2", true, false, false}
+// rocDefault is the default estimator: analysis.NewROC on the linear
+// grid of analysis.ROCBins bins, mechanism analysis.ROCMechanism, which
+// analysis.ROCParams puts in place of auto at every point measured here
+// (analysis's TestROCParams).
+var rocDefault = rocMethod{analysis.ROCMechanism, ecdf.Linear, 0, "l2", true, false}
 
 // rocMethods are the estimators compared: the baseline (k-ary on
-// 1024 linear bins), the grid and smoothing levers, and the quantile
-// oracle, and the partitioned release; bins 0 is analysis.ROCBins.
+// 1024 linear bins), the grid and smoothing levers, the quantile
+// oracle, the previous default (mechanism auto, one tree over the grid)
+// and the default (the partitioned release); bins 0 is analysis.ROCBins.
 var rocMethods = []rocMethod{
-	{"kary", ecdf.Linear, 1024, "l2", false, false, false},
-	{"kary", ecdf.Linear, 256, "l2", false, false, false},
-	{"kary", ecdf.Linear, 128, "l2", false, false, false},
-	{"kary", ecdf.Linear, 128, "l2", true, false, false},
-	{"kary", ecdf.Linear, 64, "l2", true, false, false},
-	{"kary", ecdf.Linear, 32, "l2", true, false, false},
-	{"kary", ecdf.Linear, 16, "l2", true, false, false},
-	{"kary", ecdf.Linear, 64, "tree-l2", true, false, false},
-	{"kary", ecdf.Log, 64, "l2", true, false, false},
-	{"kary", ecdf.Linear, 0, "l2", true, true, false},
-	{"kary", ecdf.Linear, 128, "l2", true, true, false},
-	{"auto", ecdf.Linear, 0, "l2", true, false, true},
+	{"kary", ecdf.Linear, 1024, "l2", false, false},
+	{"kary", ecdf.Linear, 256, "l2", false, false},
+	{"kary", ecdf.Linear, 128, "l2", false, false},
+	{"kary", ecdf.Linear, 128, "l2", true, false},
+	{"kary", ecdf.Linear, 64, "l2", true, false},
+	{"kary", ecdf.Linear, 32, "l2", true, false},
+	{"kary", ecdf.Linear, 16, "l2", true, false},
+	{"kary", ecdf.Linear, 64, "tree-l2", true, false},
+	{"kary", ecdf.Log, 64, "l2", true, false},
+	{"kary", ecdf.Linear, 0, "l2", true, true},
+	{"kary", ecdf.Linear, 128, "l2", true, true},
+	{"auto", ecdf.Linear, 0, "l2", true, false},
 	rocDefault,
 }
 
@@ -201,20 +197,9 @@ var bothNoised = noised{true, true}
 // noise on the vectors of which), reads each with method m, and returns
 // the area and AUC errors' means.
 func rocRuns(ctx context.Context, r *aggregation.Release, m rocMethod, d rocScores, pos, neg []float64, which noised, runs int, rng *rand.Rand, pr progress) (area, auc meanSE, err error) {
-	parts := map[aggregation.Component][]mechanism.Mechanism{}
-	if m.partition {
-		for _, c := range []aggregation.Component{aggregation.Label, aggregation.NotLabel} {
-			if parts[c], err = partitionMechanisms(r, c); err != nil {
-				return area, auc, err
-			}
-		}
-	}
 	result := func(c aggregation.Component, truth []float64, noisy bool) *aggregation.Result {
-		switch {
-		case !noisy:
+		if !noisy {
 			return exactResult(r, c, truth)
-		case m.partition:
-			return partitionResult(r, c, truth, parts[c], rng)
 		}
 		return ciResult(r, c, truth, rng)
 	}
@@ -235,62 +220,6 @@ func rocRuns(ctx context.Context, r *aggregation.Release, m rocMethod, d rocScor
 		pr.add()
 	}
 	return area, auc, nil
-}
-
-// partitionBins returns the number of bins of each part of a partitioned
-// release over n bins: ⌈n/6⌉ at each end of the grid, the rest between
-// (one part below 3 bins). The fraction is public configuration, read
-// off experiment roc-accuracy (EXPERIMENTS.md).
-func partitionBins(n int) []int {
-	if n < 3 {
-		return []int{n}
-	}
-	end := (n + 5) / 6
-	return []int{end, n - 2*end, end}
-}
-
-// partitionMechanisms returns the mechanisms of the parts (partitionBins) of a
-// partitioned release of component c of r: each "auto" over its part's bins
-// at the component's own ε and relation.
-func partitionMechanisms(r *aggregation.Release, c aggregation.Component) ([]mechanism.Mechanism, error) {
-	whole := r.Mechanism(c)
-	var ms []mechanism.Mechanism
-	for _, bins := range partitionBins(whole.Bins()) {
-		m, err := mechanism.New(mechanism.Params{Name: "auto", Bins: bins, Epsilon: whole.Epsilon(), Relation: whole.Relation()})
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, m)
-	}
-	return ms, nil
-}
-
-// partitionResult is ciResult for a partitioned release of component c of rel:
-// each part's mechanism (parts, in grid order) adds its noise to the
-// prefixes within its part, and a prefix beyond a part also carries that
-// part's total noise. An instance lies in one bin, so in one part: the
-// parts compose in parallel, and the vector is as private (ε under
-// add/remove at the component's ε) as each part's mechanism; the pair
-// argument of roc/doc.go then applies unchanged. Where it beats one
-// mechanism over the whole grid: the prefixes of the first bins, which
-// weigh most in the ROC area when the negatives crowd near score 0,
-// sum a few nodes of a shallow mechanism at the full ε instead of nodes
-// of a deep one.
-func partitionResult(rel *aggregation.Release, c aggregation.Component, truth []float64, parts []mechanism.Mechanism, rng *rand.Rand) *aggregation.Result {
-	res := exactResult(rel, c, truth)
-	for range rel.Servers {
-		var before int64 // total noise of the parts before this one
-		j := 0
-		for _, m := range parts {
-			nr := m.NewRelease(randomSeed(rng))
-			for i := 1; i <= m.Bins(); i++ {
-				res.Sums[j] += before + nr.PrefixNoise(i)
-				j++
-			}
-			before += nr.PrefixNoise(m.Bins())
-		}
-	}
-	return res
 }
 
 // noiseSourcesNote says where the noise part of m's error comes from:
