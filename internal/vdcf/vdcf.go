@@ -86,15 +86,28 @@ type Report struct {
 // Encode makes the report of the record (bin, label), drawing the nonce,
 // the keys' seeds and the correlated randomness from rnd.
 func (s *Scheme) Encode(bin int, label bool, rnd io.Reader) (Report, error) {
-	y := fss.Fp(0)
-	if label {
-		y = 1
-	}
-	r, err := s.encode(bin, []fss.Fp{1, y}, rnd)
+	r, err := s.encode(bin, []fss.Fp{1, labelValue(label)}, rnd)
 	if err != nil {
 		return Report{}, fmt.Errorf("vdcf: %w", err)
 	}
 	return r, nil
+}
+
+// EncodeAt is Encode under a given nonce, a party's report ID in a
+// deployment; the nonce is not bound into the keys or the correlated
+// randomness, only into the servers' challenge.
+func (s *Scheme) EncodeAt(nonce [NonceSize]byte, bin int, label bool, rnd io.Reader) (Report, error) {
+	r, err := s.Encode(bin, label, rnd)
+	r.Nonce = nonce
+	return r, err
+}
+
+// labelValue is the label bit as a field element.
+func labelValue(label bool) fss.Fp {
+	if label {
+		return 1
+	}
+	return 0
 }
 
 // encode makes a report whose DCF payload at bin is (β_Count, β_Label,
