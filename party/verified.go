@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/vdcf"
 	"github.com/fedecdf/fedecdf/internal/verify"
 )
 
@@ -47,4 +48,43 @@ func (p *Party) UploadVerified(ctx context.Context, s Servers) error {
 func UploadReport(ctx context.Context, s Servers, r verify.Report) error {
 	p := &Party{report: r.Nonce}
 	return p.upload(ctx, s, &protocol.Upload{Public: r.Public, Share: r.Shares[0]}, &protocol.Upload{Public: r.Public, Share: r.Shares[1]})
+}
+
+// VerifiedKeys returns the party's one-shot report for the verified dcf
+// backend (package internal/vdcf): a pair of field DCF keys of its bin,
+// count and label, with correlated randomness the servers check them
+// with, the report ID as the nonce; randomness from rand, crypto/rand when
+// nil. The probability component is not carried.
+func (p *Party) VerifiedKeys(rand io.Reader) (vdcf.Report, error) {
+	s, err := vdcf.New(p.bins)
+	if err != nil {
+		return vdcf.Report{}, fmt.Errorf("party: %w", err)
+	}
+	if rand == nil {
+		rand = crand.Reader
+	}
+	r, err := s.EncodeAt(p.report, p.bin-1, p.payload[1] == 1, rand)
+	if err != nil {
+		return r, fmt.Errorf("party: report %v: %w", p.report, err)
+	}
+	return r, nil
+}
+
+// UploadVerifiedKeys sends the party's verified DCF report, one share to
+// each server. After this the party may go offline: the servers verify
+// it between themselves and answer every query alone.
+func (p *Party) UploadVerifiedKeys(ctx context.Context, s Servers) error {
+	r, err := p.VerifiedKeys(nil)
+	if err != nil {
+		return err
+	}
+	return UploadKeysReport(ctx, s, r)
+}
+
+// UploadKeysReport sends a verified DCF report r, as made, one share to
+// each server under the report ID r.Nonce: what UploadVerifiedKeys sends,
+// and what a malicious party sends for a report it forged.
+func UploadKeysReport(ctx context.Context, s Servers, r vdcf.Report) error {
+	p := &Party{report: r.Nonce}
+	return p.upload(ctx, s, &protocol.Upload{Share: r.Shares[0]}, &protocol.Upload{Share: r.Shares[1]})
 }

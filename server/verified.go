@@ -8,8 +8,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/cloudflare/circl/vdaf/prio3/arith/fp128"
-
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/verify"
@@ -18,17 +16,17 @@ import (
 // verifyBatch is the most reports the leader verifies in one exchange.
 const verifyBatch = 256
 
-// verified is an additive dataset's verification state at one server
-// (see the package doc, "The additive backend").
+// verified is a verified dataset's verification state at one server,
+// for the additive and the verified DCF backend alike (see the package
+// doc, "The additive backend" and "The DCF backend").
 type verified struct {
-	srv  *verify.Server    // checks uploads (decoding only: safe for concurrent use)
-	pool pool              // prepares and decides
-	agg  *verify.Aggregate // the accepted reports' output shares
+	scheme scheme // checks uploads, settles and aggregates
+	pool   pool   // prepares and decides
 	// uploads holds the reports received and not yet decided (prepared
 	// ones too).
 	uploads map[payload.ReportID]*protocol.Upload
-	// tentative holds, at the helper, the reports it prepared and decided
-	// on, until the leader's Decide.
+	// tentative holds, at the helper, the reports it prepared and
+	// answered for, until the leader's Decide.
 	tentative map[payload.ReportID]*tentative
 	// final is the final verdict of every decided report.
 	final map[payload.ReportID]protocol.Verdict
@@ -39,30 +37,64 @@ type verified struct {
 	rejected map[string]int
 }
 
-// tentative is the helper's decision on a report before the leader's.
+// tentative is the helper's answer on a report before the leader's
+// decision, and its state to settle it.
 type tentative struct {
-	item protocol.Item // its answer to Prepare
-	out  *verify.Output
+	item  protocol.Item // its answer to Prepare
+	state any
 }
 
-// newVerified returns the verification state of an additive dataset of
-// bins bins at the server of role, with the servers' shared key.
-func newVerified(bins int, role Role, key [verify.KeySize]byte) (*verified, error) {
+// scheme is one verified backend at one server: the additive backend's
+// Prio3 (internal/verify) or the DCF backend's verifiable DCF
+// (internal/vdcf). The exchange around it (Verify, prepared, decided) is
+// the same for both.
+type scheme interface {
+	// check decodes an upload at receipt; safe for concurrent use.
+	check(up *protocol.Upload) error
+	// settle is the helper's decision on a report it answered for and the
+	// leader accepted, from its state and the leader's Decide message:
+	// the report's output, to add.
+	settle(state any, leaderMsg []byte) (any, error)
+	// add counts an accepted report's output (ErrReplay: counted already).
+	add(id payload.ReportID, out any) error
+	// accepted is the number of reports added.
+	accepted() int
+	// sums sets the release's sums from the aggregate.
+	sums(rel *release) error
+}
+
+// worker verifies one report at a time.
+type worker interface {
+	// lead prepares a report at the leader: its state and first message.
+	lead(up *protocol.Upload) (state any, msg []byte, err error)
+	// follow prepares a report at the helper against the leader's
+	// message: its state for settle and its answer.
+	follow(up *protocol.Upload, leaderMsg []byte) (state any, answer []byte, err error)
+	// conclude decides a report at the leader from its state and the
+	// helper's answer: the output to add and its message for Decide.
+	conclude(state any, answer []byte) (out any, decide []byte, err error)
+}
+
+// newVerified returns the verification state of a verified dataset d at
+// the server of role, with the servers' shared key.
+func newVerified(d Dataset, role Role, key [verify.KeySize]byte) (*verified, error) {
 	p := make(pool, runtime.GOMAXPROCS(0))
-	var scheme *verify.Scheme
-	var srv *verify.Server
+	var sch scheme
+	var err error
 	for range cap(p) {
-		var err error
-		if scheme, err = verify.New(bins); err != nil {
+		var w worker
+		if d.Backend == Additive {
+			sch, w, err = newAdditive(d.Bins, role, key)
+		} else {
+			sch, w, err = newVDCF(d.Bins, role, key)
+		}
+		if err != nil {
 			return nil, err
 		}
-		if srv, err = scheme.NewServer(int(role), key); err != nil {
-			return nil, err
-		}
-		p <- srv
+		p <- w
 	}
 	return &verified{
-		srv: srv, pool: p, agg: scheme.NewAggregate(),
+		scheme: sch, pool: p,
 		uploads:   make(map[payload.ReportID]*protocol.Upload),
 		tentative: make(map[payload.ReportID]*tentative),
 		final:     make(map[payload.ReportID]protocol.Verdict),
@@ -70,24 +102,24 @@ func newVerified(bins int, role Role, key [verify.KeySize]byte) (*verified, erro
 	}, nil
 }
 
-// pool holds one verify.Server per core: a verify.Server runs one
+// pool holds one worker per core: an additive worker runs one
 // verification at a time (circl's Prio3 keeps one XOF state), and a
 // batch's reports are verified in parallel.
-type pool chan *verify.Server
+type pool chan worker
 
-// each runs fn(srv, i) for i = 0, …, n−1 on the pool's servers, in
+// each runs fn(w, i) for i = 0, …, n−1 on the pool's workers, in
 // parallel, and returns when all are done.
-func (p pool) each(n int, fn func(srv *verify.Server, i int)) {
+func (p pool) each(n int, fn func(w worker, i int)) {
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(cap(p), n) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			srv := <-p
-			defer func() { p <- srv }()
+			w := <-p
+			defer func() { p <- w }()
 			for i := range next {
-				fn(srv, i)
+				fn(w, i)
 			}
 		}()
 	}
@@ -141,8 +173,8 @@ func (v *verified) hold(role Role, m *protocol.Upload) (duplicate bool, err erro
 	if _, decided := v.final[m.Report]; decided {
 		return true, nil
 	}
-	if err := v.srv.Check(m.Public, m.Share); err != nil {
-		v.decide(role, m.Report, protocol.VerdictMalformed, nil)
+	if err := v.scheme.check(m); err != nil {
+		v.decide(role, m.Report, verdictOf(err), nil, nil)
 		return false, err
 	}
 	v.uploads[m.Report] = m
@@ -151,10 +183,11 @@ func (v *verified) hold(role Role, m *protocol.Upload) (duplicate bool, err erro
 
 // decide records the final verdict on report id, counting it in the
 // aggregate (out) or among the rejections; the leader queues it for the
-// helper. It returns whether the report was accepted.
-func (v *verified) decide(role Role, id payload.ReportID, verdict protocol.Verdict, out *verify.Output) bool {
+// helper, with its message msg for the helper's settle. It returns
+// whether the report was accepted.
+func (v *verified) decide(role Role, id payload.ReportID, verdict protocol.Verdict, out any, msg []byte) bool {
 	if verdict == protocol.VerdictOK {
-		verdict = verdictOf(v.agg.Add(id, out))
+		verdict = verdictOf(v.scheme.add(id, out))
 	}
 	v.final[id] = verdict
 	delete(v.uploads, id)
@@ -163,7 +196,11 @@ func (v *verified) decide(role Role, id payload.ReportID, verdict protocol.Verdi
 		v.rejected[verify.Reason(verdicts[verdict])]++
 	}
 	if role == Leader {
-		v.untold = append(v.untold, protocol.Item{Report: id, Verdict: verdict})
+		it := protocol.Item{Report: id, Verdict: verdict}
+		if verdict == protocol.VerdictOK {
+			it.Message = msg
+		}
+		v.untold = append(v.untold, it)
 	}
 	return verdict == protocol.VerdictOK
 }
@@ -230,7 +267,7 @@ func (s *Server) verifyDataset(ctx context.Context, d *dataset) error {
 // pending preparations.
 type leaderBatch struct {
 	items   []protocol.Item
-	pending []*verify.Pending // of items[j]
+	pending []any // the states of items[j]
 }
 
 // prepareBatch prepares up to verifyBatch held reports at the leader, in
@@ -248,9 +285,9 @@ func (s *Server) prepareBatch(d *dataset, skip map[payload.ReportID]bool) *leade
 		}
 	}
 	s.mu.Unlock()
-	b := &leaderBatch{items: make([]protocol.Item, len(ups)), pending: make([]*verify.Pending, len(ups))}
-	v.pool.each(len(ups), func(srv *verify.Server, j int) {
-		p, msg, err := srv.Prepare(ups[j].Report, ups[j].Public, ups[j].Share)
+	b := &leaderBatch{items: make([]protocol.Item, len(ups)), pending: make([]any, len(ups))}
+	v.pool.each(len(ups), func(w worker, j int) {
+		p, msg, err := w.lead(ups[j])
 		b.items[j] = protocol.Item{Report: ups[j].Report, Verdict: verdictOf(err), Message: msg}
 		b.pending[j] = p
 	})
@@ -279,20 +316,20 @@ func (s *Server) exchange(ctx context.Context, d *dataset, b *leaderBatch, missi
 		}
 	}
 	verdicts := make([]protocol.Verdict, len(b.items))
-	outs := make([]*verify.Output, len(b.items))
-	d.verified.pool.each(len(b.items), func(srv *verify.Server, j int) {
+	outs, msgs := make([]any, len(b.items)), make([][]byte, len(b.items))
+	d.verified.pool.each(len(b.items), func(w worker, j int) {
 		theirs := resp.Items[j]
 		verdicts[j] = firstRejection(b.items[j].Verdict, theirs.Verdict)
 		if verdicts[j] == protocol.VerdictOK && !missing[theirs.Report] {
 			var err error
-			outs[j], err = srv.Finish(b.pending[j], theirs.Message)
+			outs[j], msgs[j], err = w.conclude(b.pending[j], theirs.Message)
 			verdicts[j] = verdictOf(err)
 		}
 	})
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for j, own := range b.items {
-		if !missing[own.Report] && d.verified.decide(Leader, own.Report, verdicts[j], outs[j]) {
+		if !missing[own.Report] && d.verified.decide(Leader, own.Report, verdicts[j], outs[j], msgs[j]) {
 			d.reports[own.Report] = struct{}{}
 		}
 	}
@@ -356,8 +393,8 @@ func (s *Server) prepared(m *protocol.Prepare) (protocol.Message, error) {
 	s.mu.Unlock()
 	idx := slices.Sorted(maps.Keys(todo))
 	fresh := make([]*tentative, len(idx))
-	v.pool.each(len(idx), func(srv *verify.Server, k int) {
-		fresh[k] = prepareHelper(srv, todo[idx[k]], m.Items[idx[k]])
+	v.pool.each(len(idx), func(w worker, k int) {
+		fresh[k] = prepareHelper(w, todo[idx[k]], m.Items[idx[k]])
 	})
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -392,17 +429,16 @@ func (v *verified) known(id payload.ReportID, answer *protocol.Item) *protocol.U
 	return up
 }
 
-// prepareHelper verifies up at the helper, on srv, against the leader's
-// item.
-func prepareHelper(srv *verify.Server, up *protocol.Upload, theirs protocol.Item) *tentative {
-	p, msg, err := srv.Prepare(up.Report, up.Public, up.Share)
-	t := &tentative{item: protocol.Item{Report: up.Report, Verdict: firstRejection(verdictOf(err), theirs.Verdict)}}
-	if t.item.Verdict == protocol.VerdictOK {
-		t.out, err = srv.Finish(p, theirs.Message)
-		t.item.Verdict = verdictOf(err)
+// prepareHelper prepares up at the helper, on w, against the leader's
+// item: its answer is the leader's rejection, or its own, or its message.
+func prepareHelper(w worker, up *protocol.Upload, theirs protocol.Item) *tentative {
+	t := &tentative{item: protocol.Item{Report: up.Report, Verdict: theirs.Verdict}}
+	if t.item.Verdict != protocol.VerdictOK {
+		return t
 	}
-	if t.item.Verdict == protocol.VerdictOK {
-		t.item.Message = msg
+	state, answer, err := w.follow(up, theirs.Message)
+	if t.item.Verdict = verdictOf(err); t.item.Verdict == protocol.VerdictOK {
+		t.item.Message, t.state = answer, state
 	}
 	return t
 }
@@ -427,40 +463,29 @@ func (s *Server) decided(m *protocol.Decide) (protocol.Message, error) {
 		_, held := v.uploads[it.Report]
 		switch {
 		case prepared:
-			if v.decide(Helper, it.Report, firstRejection(it.Verdict, t.item.Verdict), t.out) {
+			verdict, out := firstRejection(it.Verdict, t.item.Verdict), any(nil)
+			if verdict == protocol.VerdictOK {
+				var err error
+				out, err = v.scheme.settle(t.state, it.Message)
+				verdict = verdictOf(err)
+			}
+			if v.decide(Helper, it.Report, verdict, out, nil) {
 				d.reports[it.Report] = struct{}{}
 			}
 		case held && it.Verdict != protocol.VerdictOK:
-			v.decide(Helper, it.Report, it.Verdict, nil)
+			v.decide(Helper, it.Report, it.Verdict, nil, nil)
 		}
 	}
 	return &protocol.Ack{}, nil
 }
 
-// fieldSums returns, per component of comps, this server's shares in the
-// field of the prefix sums over all its accepted reports, which must be
-// the release's report set ids: the servers agree on verified reports,
-// and a release over a subset of them is not supported.
-func (v *verified) fieldSums(held map[payload.ReportID]struct{}, ids []payload.ReportID, comps []payload.Component) (map[payload.Component]fp128.Vec, error) {
-	if len(ids) != len(held) || len(ids) != v.agg.Len() {
-		return nil, fmt.Errorf("the release's %d reports are not the %d this server verified: a release over a subset of the verified reports is not supported; retry it", len(ids), v.agg.Len())
+// releaseSums sets the release's sums from the aggregate of all the
+// reports this server accepted, which must be its report set: the servers
+// agree on verified reports, and a release over a subset of them is not
+// supported.
+func (v *verified) releaseSums(held map[payload.ReportID]struct{}, rel *release) error {
+	if len(rel.reports) != len(held) || len(rel.reports) != v.scheme.accepted() {
+		return fmt.Errorf("the release's %d reports are not the %d this server verified: a release over a subset of the verified reports is not supported; retry it", len(rel.reports), v.scheme.accepted())
 	}
-	p, err := v.agg.Prefixes()
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[payload.Component]fp128.Vec, len(comps))
-	for _, c := range comps {
-		switch c {
-		case payload.Count:
-			out[c] = p.Count
-		case payload.Label:
-			out[c] = p.Label
-		case payload.NotLabel:
-			out[c] = p.NotLabel
-		default:
-			return nil, fmt.Errorf("component %v is not carried by verified reports", c)
-		}
-	}
-	return out, nil
+	return v.scheme.sums(rel)
 }

@@ -352,6 +352,9 @@ func (m *Manifest) serverDataset() (server.Dataset, error) {
 	}
 	return server.Dataset{
 		Name: m.Dataset, Backend: server.DCF, Bins: m.Grid.Bins,
+		// Deployments have no shared verification key yet: their parties
+		// upload unverified keys.
+		Unverified: true,
 		Budget:     ledger.Budget{Epsilon: m.Budget.Epsilon, Delta: m.Budget.Delta},
 		Policy:     policy,
 		MinReports: m.MinReports,

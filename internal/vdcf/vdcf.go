@@ -481,3 +481,24 @@ func VerifyPair(leader, helper *Server, r Report) ([2][]fss.Fp, error) {
 	}
 	return vecs, nil
 }
+
+// Lift maps a signed integer into the field: x mod p (a server's noise,
+// added to its share of a prefix sum).
+func Lift(x int64) fss.Fp {
+	if x >= 0 {
+		return fss.Fp(uint64(x) % fss.Modulus)
+	}
+	return fss.Fp(uint64(-x) % fss.Modulus).Neg() // −MinInt64 wraps to 2^63, as wanted
+}
+
+// Lower maps a field element back to a signed integer, the
+// representative of x in (−p/2, p/2), as two's complement mod 2^64. It is
+// the inverse of Lift, and of sums of Lifts, while the true value v has
+// |v| < p/2 ≈ 2^63: a count of at most 2^32 plus two noises each below
+// 2^61 in magnitude.
+func Lower(x fss.Fp) uint64 {
+	if uint64(x) <= fss.Modulus/2 {
+		return uint64(x)
+	}
+	return -uint64(x.Neg())
+}
