@@ -1,7 +1,8 @@
 // Package server is the leader and helper of the two-server secure sum
 // (dp-ecdf §4): each holds one share of a verified Prio3 histogram
-// (additive backend, internal/verify) or one DCF key (§4.2, BCG+21) of
-// every party's report, and answers a prefix query
+// (additive backend, internal/verify) or one DCF key (§4.2, BCG+21;
+// verified as internal/vdcf, or unverified) of every party's report, and
+// answers a prefix query
 // of a release with its share of Σ_parties payload_c·1[bin ≤ i] plus its
 // own secret noise, drawn at the full scale of the release's mechanism
 // (the tree of Eq. 2 and Theorem 3.1, or the k-ary and cascade
@@ -133,6 +134,32 @@
 // (nothing charged at the helper; it is never needed in process, and
 // would need the per-report output shares re-derived).
 //
+// The DCF backend: verified keys. A party uploads once a verified DCF
+// report (package internal/vdcf has the construction, its soundness and
+// zero-knowledge argument): per server a pair of field DCF keys of its
+// (bin, count 1, label) and a MAC, and shares of correlated randomness,
+// its report ID serving as the nonce. It is verified by the same exchange
+// as the additive backend, which runs one interface (scheme, worker) for
+// both: on upload each server decodes its share (malformed, or a key for
+// the other server or grid: mismatch, rejected at once); the leader's
+// batches then carry, in Prepare, its first message (the masked
+// openings d₁, d₂ of its sketch, after evaluating its key over the whole
+// domain); the helper evaluates and sketches its own, computes its share
+// of the check value from both openings and answers, in Prepared, with
+// both its messages; the leader decides from them and sends, in Decide
+// with its verdict, its own share of the check value, from which the
+// helper decides. A report counts only if the check value is 0 at both;
+// a corrupt leader that alters its second message makes the honest helper
+// reject the report (its own count being, as for its answers, its to
+// falsify). Accepted reports add their prefix vectors' count and label
+// shares to the dataset's aggregate in F_p, p = 2^64 − 2^32 + 1; the
+// not-label prefixes are count − label, formed at release, so label +
+// not-label = count holds by construction. The probability is not
+// carried: a verified dcf dataset refuses its releases (ErrPolicy).
+// Dataset.Unverified keeps the unchecked Z_2^64 keys of §4.2, folded as
+// below, for deployments whose servers share no verification key yet and
+// for measuring the cost of verification.
+//
 // Answers in the field. Each server's share of a prefix sum is an element
 // of F_p; it adds its noise η (a signed integer, |η| < 2^63) mapped into
 // the field (η mod p, verify.Lift), and the leader adds the helper's
@@ -140,7 +167,10 @@
 // (−p/2, p/2) (verify.Lower), sent to the analyst as two's complement mod
 // 2^64 like the DCF answers. This is exact whenever the true noisy sum v =
 // Σ payload + η_leader + η_helper has |v| < 2^64 (then |v| < p/2 with a
-// margin of 2^63): counts are at most 2^22 and each noise below 2^63.
+// margin of 2^63): counts are at most 2^22 and each noise below 2^63. The
+// verified DCF backend does the same in its field F_p (vdcf.Lift,
+// vdcf.Lower, shares sent as Answer.Values below p), exact while |v| <
+// p/2 ≈ 2^63: counts of at most 2^22 and noises each below 2^61.
 //
 // What the verification gives, and does not. Against malicious parties:
 // a report counts only as exactly one record of the grid — one bin, count
@@ -159,9 +189,13 @@
 // need no probability (internal/verify, "A probability component"). The
 // verification state (undecided uploads, the helper's tentative
 // decisions, the aggregate) is in memory only: package deploy runs the
-// dcf backend only.
+// unverified dcf backend only. The same holds of the verified DCF
+// backend, with soundness error 3/(p − 1) < 2^-62 per report
+// (internal/vdcf); its verification state is in memory too, and a
+// release over a strict subset of its verified reports is refused like
+// the additive backend's.
 //
-// Folding at ingestion (DCF backend). A DCF key's evaluation at every
+// Folding at ingestion (unverified DCF backend). A DCF key's evaluation at every
 // point of the domain is that report's share of every prefix of every
 // component, and evaluation is deterministic and linear in the keys. So
 // each server evaluates a key once, over the whole domain (one walk of
