@@ -18,14 +18,25 @@ import (
 // probability component is not carried.
 func (p *Party) VerifiedReport(rand io.Reader) (verify.Report, error) {
 	s, err := verify.New(p.bins)
+	return encodeAt[verify.Report](p, s, err, rand)
+}
+
+// encoder is a verified scheme's party side (verify.Scheme, vdcf.Scheme).
+type encoder[R any] interface {
+	EncodeAt(nonce [16]byte, bin int, label bool, rnd io.Reader) (R, error)
+}
+
+// encodeAt encodes the party's (bin, label) with s, made with error err,
+// under its report ID; randomness from rand, crypto/rand when nil.
+func encodeAt[R any](p *Party, s encoder[R], err error, rand io.Reader) (R, error) {
+	var r R
 	if err != nil {
-		return verify.Report{}, fmt.Errorf("party: %w", err)
+		return r, fmt.Errorf("party: %w", err)
 	}
 	if rand == nil {
 		rand = crand.Reader
 	}
-	r, err := s.EncodeAt(p.report, p.bin-1, p.payload[1] == 1, rand)
-	if err != nil {
+	if r, err = s.EncodeAt(p.report, p.bin-1, p.payload[1] == 1, rand); err != nil {
 		return r, fmt.Errorf("party: report %v: %w", p.report, err)
 	}
 	return r, nil
@@ -57,17 +68,7 @@ func UploadReport(ctx context.Context, s Servers, r verify.Report) error {
 // nil. The probability component is not carried.
 func (p *Party) VerifiedKeys(rand io.Reader) (vdcf.Report, error) {
 	s, err := vdcf.New(p.bins)
-	if err != nil {
-		return vdcf.Report{}, fmt.Errorf("party: %w", err)
-	}
-	if rand == nil {
-		rand = crand.Reader
-	}
-	r, err := s.EncodeAt(p.report, p.bin-1, p.payload[1] == 1, rand)
-	if err != nil {
-		return r, fmt.Errorf("party: report %v: %w", p.report, err)
-	}
-	return r, nil
+	return encodeAt[vdcf.Report](p, s, err, rand)
 }
 
 // UploadVerifiedKeys sends the party's verified DCF report, one share to

@@ -5,6 +5,7 @@ import (
 	crand "crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -214,18 +215,21 @@ type forgery func(k int, id payload.ID, bin int, label bool, rng *rand.Rand) (fu
 func forger(backend string, bins int) (forgery, error) {
 	if backend == string(server.Additive) {
 		s, err := verify.New(bins)
-		kinds := verify.Forgeries()
-		return func(k int, id payload.ID, bin int, label bool, rng *rand.Rand) (func(context.Context, party.Servers) error, error) {
-			r, err := s.Forge(kinds[k%len(kinds)].Kind, id, bin, label, crand.Reader, rng)
-			return func(ctx context.Context, srv party.Servers) error { return party.UploadReport(ctx, srv, r) }, err
-		}, err
+		return forgeWith(s, verify.Forgeries(), party.UploadReport), err
 	}
 	s, err := vdcf.New(bins)
-	kinds := vdcf.Forgeries()
+	return forgeWith(s, vdcf.Forgeries(), party.UploadKeysReport), err
+}
+
+// forgeWith is the forgery of a scheme that forges reports of type R of
+// kinds K, sent by upload.
+func forgeWith[K, R any](s interface {
+	Forge(k K, nonce [16]byte, bin int, label bool, rnd io.Reader, rng *rand.Rand) (R, error)
+}, kinds []verify.Kind[K], upload func(context.Context, party.Servers, R) error) forgery {
 	return func(k int, id payload.ID, bin int, label bool, rng *rand.Rand) (func(context.Context, party.Servers) error, error) {
 		r, err := s.Forge(kinds[k%len(kinds)].Kind, id, bin, label, crand.Reader, rng)
-		return func(ctx context.Context, srv party.Servers) error { return party.UploadKeysReport(ctx, srv, r) }, err
-	}, err
+		return func(ctx context.Context, srv party.Servers) error { return upload(ctx, srv, r) }, err
+	}
 }
 
 // Rejected returns the reports the servers rejected, per reason

@@ -46,26 +46,18 @@ const (
 )
 
 // Forgeries lists every Forgery with its name and the rejection it gets.
-func Forgeries() []struct {
-	Kind Forgery
-	Name string
-	Want error
-} {
-	return []struct {
-		Kind Forgery
-		Name string
-		Want error
-	}{
-		{CountTwo, "count 2", verify.ErrProof},
-		{MinusOne, "count p-1", verify.ErrProof},
-		{LabelTwo, "label 2", verify.ErrProof},
-		{BothLabels, "label and 1-label both set", verify.ErrProof},
-		{NotOneHot, "keys of no one-hot function", verify.ErrProof},
-		{OtherHelperShare, "helper share of another report", verify.ErrProof},
-		{CopiedRandomness, "correlated randomness of another report", verify.ErrProof},
-		{BrokenTriple, "inconsistent triple", verify.ErrProof},
-		{Truncated, "truncated share", verify.ErrMalformed},
-		{Swapped, "shares swapped", verify.ErrMismatch},
+func Forgeries() []verify.Kind[Forgery] {
+	return []verify.Kind[Forgery]{
+		{Kind: CountTwo, Name: "count 2", Want: verify.ErrProof},
+		{Kind: MinusOne, Name: "count p-1", Want: verify.ErrProof},
+		{Kind: LabelTwo, Name: "label 2", Want: verify.ErrProof},
+		{Kind: BothLabels, Name: "label and 1-label both set", Want: verify.ErrProof},
+		{Kind: NotOneHot, Name: "keys of no one-hot function", Want: verify.ErrProof},
+		{Kind: OtherHelperShare, Name: "helper share of another report", Want: verify.ErrProof},
+		{Kind: CopiedRandomness, Name: "correlated randomness of another report", Want: verify.ErrProof},
+		{Kind: BrokenTriple, Name: "inconsistent triple", Want: verify.ErrProof},
+		{Kind: Truncated, Name: "truncated share", Want: verify.ErrMalformed},
+		{Kind: Swapped, Name: "shares swapped", Want: verify.ErrMismatch},
 	}
 }
 
