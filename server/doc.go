@@ -139,7 +139,7 @@
 // zero-knowledge argument): per server a pair of field DCF keys of its
 // (bin, count 1, label) and a MAC, and shares of correlated randomness,
 // its report ID serving as the nonce. It is verified by the same exchange
-// as the additive backend, which runs one interface (scheme, worker) for
+// as the additive backend, which runs one interface (scheme) for
 // both: on upload each server decodes its share (malformed, or a key for
 // the other server or grid: mismatch, rejected at once); the leader's
 // batches then carry, in Prepare, its first message (the masked

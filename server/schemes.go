@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/cloudflare/circl/vdaf/prio3/arith/fp128"
 
@@ -16,23 +17,42 @@ import (
 // (internal/verify), one round: the helper decides from both verifier
 // messages when it answers, the leader when it reads the answer.
 type additive struct {
-	srv *verify.Server // decoding only: safe for concurrent use
-	agg *verify.Aggregate
+	srv  *verify.Server // decoding only: safe for concurrent use
+	pool pool           // prepares and decides
+	agg  *verify.Aggregate
 }
 
-// additiveWorker prepares and decides on its own verify.Server.
-type additiveWorker struct{ srv *verify.Server }
+// pool holds one verify.Server per core: a verify.Server runs one
+// verification at a time (circl's Prio3 keeps one XOF state), and a
+// batch's reports are verified in parallel.
+type pool chan *verify.Server
 
-func newAdditive(bins int, role Role, key [verify.KeySize]byte) (*additive, additiveWorker, error) {
-	sch, err := verify.New(bins)
-	if err != nil {
-		return nil, additiveWorker{}, err
+// each runs fn(srv, i) for i = 0, …, n−1 in parallel, each on a server
+// of the pool, and returns its steps.
+func (p pool) each(n int, fn func(srv *verify.Server, i int) step) []step {
+	steps := make([]step, n)
+	parallel(n, func(i int) {
+		srv := <-p
+		defer func() { p <- srv }()
+		steps[i] = fn(srv, i)
+	})
+	return steps
+}
+
+func newAdditive(bins int, role Role, key [verify.KeySize]byte) (*additive, error) {
+	a := &additive{pool: make(pool, runtime.GOMAXPROCS(0))}
+	for range cap(a.pool) {
+		sch, err := verify.New(bins)
+		if err != nil {
+			return nil, err
+		}
+		if a.srv, err = sch.NewServer(int(role), key); err != nil {
+			return nil, err
+		}
+		a.pool <- a.srv
+		a.agg = sch.NewAggregate()
 	}
-	srv, err := sch.NewServer(int(role), key)
-	if err != nil {
-		return nil, additiveWorker{}, err
-	}
-	return &additive{srv: srv, agg: sch.NewAggregate()}, additiveWorker{srv}, nil
+	return a, nil
 }
 
 func (a *additive) check(up *protocol.Upload) error { return a.srv.Check(up.Public, up.Share) }
@@ -68,23 +88,33 @@ func (a *additive) sums(rel *release) error {
 	return nil
 }
 
-func (w additiveWorker) lead(up *protocol.Upload) (any, []byte, error) {
-	return w.srv.Prepare(up.Report, up.Public, up.Share)
+func (a *additive) lead(ups []*protocol.Upload) []step {
+	return a.pool.each(len(ups), func(srv *verify.Server, j int) step {
+		p, msg, err := srv.Prepare(ups[j].Report, ups[j].Public, ups[j].Share)
+		return step{p, msg, err}
+	})
 }
 
 // follow prepares and decides at once: the state is the output.
-func (w additiveWorker) follow(up *protocol.Upload, leaderMsg []byte) (any, []byte, error) {
-	p, msg, err := w.srv.Prepare(up.Report, up.Public, up.Share)
-	if err != nil {
-		return nil, nil, err
-	}
-	out, err := w.srv.Finish(p, leaderMsg)
-	return out, msg, err
+func (a *additive) follow(ups []*protocol.Upload, leader [][]byte) []step {
+	return a.pool.each(len(ups), func(srv *verify.Server, j int) step {
+		p, msg, err := srv.Prepare(ups[j].Report, ups[j].Public, ups[j].Share)
+		if err != nil {
+			return step{err: err}
+		}
+		out, err := srv.Finish(p, leader[j])
+		return step{out, msg, err}
+	})
 }
 
-func (w additiveWorker) conclude(state any, answer []byte) (any, []byte, error) {
-	out, err := w.srv.Finish(state.(*verify.Pending), answer)
-	return out, nil, err
+func (a *additive) conclude(states []any, answers [][]byte) []step {
+	return a.pool.each(len(states), func(srv *verify.Server, j int) step {
+		if states[j] == nil {
+			return step{}
+		}
+		out, err := srv.Finish(states[j].(*verify.Pending), answers[j])
+		return step{state: out, err: err}
+	})
 }
 
 // verifiedDCF is the verified DCF backend's scheme (internal/vdcf), two
@@ -106,17 +136,16 @@ type dcfState struct {
 	vec []fss.Fp
 }
 
-func newVDCF(bins int, role Role, key [verify.KeySize]byte) (*verifiedDCF, *verifiedDCF, error) {
+func newVDCF(bins int, role Role, key [verify.KeySize]byte) (*verifiedDCF, error) {
 	sch, err := vdcf.New(bins)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	srv, err := sch.NewServer(int(role), key)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	v := &verifiedDCF{srv: srv, bins: bins, agg: make([]fss.Fp, 2*bins), seen: make(map[payload.ReportID]bool)}
-	return v, v, nil
+	return &verifiedDCF{srv: srv, bins: bins, agg: make([]fss.Fp, 2*bins), seen: make(map[payload.ReportID]bool)}, nil
 }
 
 func (v *verifiedDCF) check(up *protocol.Upload) error {
@@ -124,50 +153,79 @@ func (v *verifiedDCF) check(up *protocol.Upload) error {
 	return err
 }
 
-// prepare decodes, evaluates and sketches this server's share of up.
-func (v *verifiedDCF) prepare(up *protocol.Upload) (*dcfState, []byte, error) {
-	sh, err := v.srv.DecodeShare(up.Share)
-	if err != nil {
-		return nil, nil, err
+// prepare decodes this server's shares of ups, evaluates the keys of
+// those that decode together (fss evaluates chunks of keys in lockstep,
+// on every core) and sketches each: per report, a *dcfState and the
+// first message.
+func (v *verifiedDCF) prepare(ups []*protocol.Upload) []step {
+	steps := make([]step, len(ups))
+	var shares []*vdcf.Share
+	var idx []int
+	for j, up := range ups {
+		sh, err := v.srv.DecodeShare(up.Share)
+		if err != nil {
+			steps[j].err = err
+			continue
+		}
+		shares, idx = append(shares, sh), append(idx, j)
 	}
-	vecs, err := v.srv.Evaluate([]*vdcf.Share{sh})
-	if err != nil {
-		return nil, nil, err
+	if len(shares) == 0 {
+		return steps
 	}
-	p, msg, err := v.srv.Prepare(up.Report, sh, vecs[0])
-	return &dcfState{p: p, vec: vecs[0]}, msg, err
+	vecs, err := v.srv.Evaluate(shares)
+	if err != nil { // keys that decoded for this grid always evaluate
+		for _, j := range idx {
+			steps[j].err = err
+		}
+		return steps
+	}
+	parallel(len(idx), func(k int) {
+		j := idx[k]
+		p, msg, err := v.srv.Prepare(ups[j].Report, shares[k], vecs[k])
+		steps[j] = step{&dcfState{p: p, vec: vecs[k]}, msg, err}
+	})
+	return steps
 }
 
-func (v *verifiedDCF) lead(up *protocol.Upload) (any, []byte, error) {
-	return v.prepare(up)
-}
+func (v *verifiedDCF) lead(ups []*protocol.Upload) []step { return v.prepare(ups) }
 
 // follow answers with both the helper's messages.
-func (v *verifiedDCF) follow(up *protocol.Upload, leaderMsg []byte) (any, []byte, error) {
-	st, first, err := v.prepare(up)
-	if err != nil {
-		return nil, nil, err
+func (v *verifiedDCF) follow(ups []*protocol.Upload, leader [][]byte) []step {
+	steps := v.prepare(ups)
+	for j := range steps {
+		if steps[j].err != nil {
+			continue
+		}
+		second, err := steps[j].state.(*dcfState).p.Exchange(leader[j])
+		steps[j].msg, steps[j].err = append(steps[j].msg, second...), err
 	}
-	second, err := st.p.Exchange(leaderMsg)
-	if err != nil {
-		return nil, nil, err
-	}
-	return st, append(first, second...), nil
+	return steps
 }
 
-func (v *verifiedDCF) conclude(state any, answer []byte) (any, []byte, error) {
-	st := state.(*dcfState)
+func (v *verifiedDCF) conclude(states []any, answers [][]byte) []step {
+	steps := make([]step, len(states))
+	for j, state := range states {
+		if state != nil {
+			steps[j] = v.concludeOne(state.(*dcfState), answers[j])
+		}
+	}
+	return steps
+}
+
+// concludeOne decides one report at the leader: its second message from
+// the helper's first, the decision from the helper's second.
+func (v *verifiedDCF) concludeOne(st *dcfState, answer []byte) step {
 	if len(answer) != vdcf.Message1Size+vdcf.Message2Size {
-		return nil, nil, fmt.Errorf("%w: the helper's answer has %d bytes, want %d", verify.ErrMalformed, len(answer), vdcf.Message1Size+vdcf.Message2Size)
+		return step{err: fmt.Errorf("%w: the helper's answer has %d bytes, want %d", verify.ErrMalformed, len(answer), vdcf.Message1Size+vdcf.Message2Size)}
 	}
 	second, err := st.p.Exchange(answer[:vdcf.Message1Size])
+	if err == nil {
+		err = st.p.Finish(answer[vdcf.Message1Size:])
+	}
 	if err != nil {
-		return nil, nil, err
+		return step{err: err}
 	}
-	if err := st.p.Finish(answer[vdcf.Message1Size:]); err != nil {
-		return nil, nil, err
-	}
-	return st.vec, second, nil
+	return step{st.vec, second, nil}
 }
 
 func (v *verifiedDCF) settle(state any, leaderMsg []byte) (any, error) {

@@ -20,8 +20,7 @@ const verifyBatch = 256
 // for the additive and the verified DCF backend alike (see the package
 // doc, "The additive backend" and "The DCF backend").
 type verified struct {
-	scheme scheme // checks uploads, settles and aggregates
-	pool   pool   // prepares and decides
+	scheme scheme
 	// uploads holds the reports received and not yet decided (prepared
 	// ones too).
 	uploads map[payload.ReportID]*protocol.Upload
@@ -47,10 +46,21 @@ type tentative struct {
 // scheme is one verified backend at one server: the additive backend's
 // Prio3 (internal/verify) or the DCF backend's verifiable DCF
 // (internal/vdcf). The exchange around it (Verify, prepared, decided) is
-// the same for both.
+// the same for both. The batch methods work on a batch's reports in
+// parallel, outside the server's lock; the others run under it.
 type scheme interface {
 	// check decodes an upload at receipt; safe for concurrent use.
 	check(up *protocol.Upload) error
+	// lead prepares reports at the leader: per report, its state and
+	// first message.
+	lead(ups []*protocol.Upload) []step
+	// follow prepares reports at the helper against the leader's
+	// messages: per report, its state for settle and its answer.
+	follow(ups []*protocol.Upload, leader [][]byte) []step
+	// conclude decides reports at the leader from their states (nil:
+	// skip) and the helper's answers: per report, the output to add and
+	// its message for Decide.
+	conclude(states []any, answers [][]byte) []step
 	// settle is the helper's decision on a report it answered for and the
 	// leader accepted, from its state and the leader's Decide message:
 	// the report's output, to add.
@@ -63,38 +73,28 @@ type scheme interface {
 	sums(rel *release) error
 }
 
-// worker verifies one report at a time.
-type worker interface {
-	// lead prepares a report at the leader: its state and first message.
-	lead(up *protocol.Upload) (state any, msg []byte, err error)
-	// follow prepares a report at the helper against the leader's
-	// message: its state for settle and its answer.
-	follow(up *protocol.Upload, leaderMsg []byte) (state any, answer []byte, err error)
-	// conclude decides a report at the leader from its state and the
-	// helper's answer: the output to add and its message for Decide.
-	conclude(state any, answer []byte) (out any, decide []byte, err error)
+// step is one report's result of a batch method of a scheme.
+type step struct {
+	state any // or the output, from conclude
+	msg   []byte
+	err   error
 }
 
 // newVerified returns the verification state of a verified dataset d at
 // the server of role, with the servers' shared key.
 func newVerified(d Dataset, role Role, key [verify.KeySize]byte) (*verified, error) {
-	p := make(pool, runtime.GOMAXPROCS(0))
 	var sch scheme
 	var err error
-	for range cap(p) {
-		var w worker
-		if d.Backend == Additive {
-			sch, w, err = newAdditive(d.Bins, role, key)
-		} else {
-			sch, w, err = newVDCF(d.Bins, role, key)
-		}
-		if err != nil {
-			return nil, err
-		}
-		p <- w
+	if d.Backend == Additive {
+		sch, err = newAdditive(d.Bins, role, key)
+	} else {
+		sch, err = newVDCF(d.Bins, role, key)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return &verified{
-		scheme: sch, pool: p,
+		scheme:    sch,
 		uploads:   make(map[payload.ReportID]*protocol.Upload),
 		tentative: make(map[payload.ReportID]*tentative),
 		final:     make(map[payload.ReportID]protocol.Verdict),
@@ -102,26 +102,17 @@ func newVerified(d Dataset, role Role, key [verify.KeySize]byte) (*verified, err
 	}, nil
 }
 
-// pool holds one worker per core: an additive worker runs one
-// verification at a time (circl's Prio3 keeps one XOF state), and a
-// batch's reports are verified in parallel.
-type pool chan worker
-
-// each runs fn(w, i) for i = 0, …, n−1 on the pool's workers, in
-// parallel, and returns when all are done.
-func (p pool) each(n int, fn func(w worker, i int)) {
+// parallel runs fn(i) for i = 0, …, n−1 on GOMAXPROCS goroutines and
+// returns when all are done.
+func parallel(n int, fn func(i int)) {
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(cap(p), n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w := <-p
-			defer func() { p <- w }()
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Go(func() {
 			for i := range next {
-				fn(w, i)
+				fn(i)
 			}
-		}()
+		})
 	}
 	for i := range n {
 		next <- i
@@ -286,11 +277,12 @@ func (s *Server) prepareBatch(d *dataset, skip map[payload.ReportID]bool) *leade
 	}
 	s.mu.Unlock()
 	b := &leaderBatch{items: make([]protocol.Item, len(ups)), pending: make([]any, len(ups))}
-	v.pool.each(len(ups), func(w worker, j int) {
-		p, msg, err := w.lead(ups[j])
-		b.items[j] = protocol.Item{Report: ups[j].Report, Verdict: verdictOf(err), Message: msg}
-		b.pending[j] = p
-	})
+	for j, st := range v.scheme.lead(ups) {
+		b.items[j] = protocol.Item{Report: ups[j].Report, Verdict: verdictOf(st.err)}
+		if st.err == nil {
+			b.items[j].Message, b.pending[j] = st.msg, st.state
+		}
+	}
 	return b
 }
 
@@ -316,20 +308,23 @@ func (s *Server) exchange(ctx context.Context, d *dataset, b *leaderBatch, missi
 		}
 	}
 	verdicts := make([]protocol.Verdict, len(b.items))
-	outs, msgs := make([]any, len(b.items)), make([][]byte, len(b.items))
-	d.verified.pool.each(len(b.items), func(w worker, j int) {
-		theirs := resp.Items[j]
+	states, answers := make([]any, len(b.items)), make([][]byte, len(b.items))
+	for j, theirs := range resp.Items {
 		verdicts[j] = firstRejection(b.items[j].Verdict, theirs.Verdict)
 		if verdicts[j] == protocol.VerdictOK && !missing[theirs.Report] {
-			var err error
-			outs[j], msgs[j], err = w.conclude(b.pending[j], theirs.Message)
-			verdicts[j] = verdictOf(err)
+			states[j], answers[j] = b.pending[j], theirs.Message
 		}
-	})
+	}
+	outs := d.verified.scheme.conclude(states, answers)
+	for j := range outs {
+		if states[j] != nil {
+			verdicts[j] = verdictOf(outs[j].err)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for j, own := range b.items {
-		if !missing[own.Report] && d.verified.decide(Leader, own.Report, verdicts[j], outs[j], msgs[j]) {
+		if !missing[own.Report] && d.verified.decide(Leader, own.Report, verdicts[j], outs[j].state, outs[j].msg) {
 			d.reports[own.Report] = struct{}{}
 		}
 	}
@@ -391,18 +386,14 @@ func (s *Server) prepared(m *protocol.Prepare) (protocol.Message, error) {
 		}
 	}
 	s.mu.Unlock()
-	idx := slices.Sorted(maps.Keys(todo))
-	fresh := make([]*tentative, len(idx))
-	v.pool.each(len(idx), func(w worker, k int) {
-		fresh[k] = prepareHelper(w, todo[idx[k]], m.Items[idx[k]])
-	})
+	fresh := prepareHelper(v.scheme, todo, m.Items)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for k, t := range fresh {
+	for j, t := range fresh {
 		if _, held := v.uploads[t.item.Report]; held {
 			v.tentative[t.item.Report] = t
 		}
-		resp.Items[idx[k]] = t.item
+		resp.Items[j] = t.item
 	}
 	return resp, nil
 }
@@ -429,18 +420,28 @@ func (v *verified) known(id payload.ReportID, answer *protocol.Item) *protocol.U
 	return up
 }
 
-// prepareHelper prepares up at the helper, on w, against the leader's
-// item: its answer is the leader's rejection, or its own, or its message.
-func prepareHelper(w worker, up *protocol.Upload, theirs protocol.Item) *tentative {
-	t := &tentative{item: protocol.Item{Report: up.Report, Verdict: theirs.Verdict}}
-	if t.item.Verdict != protocol.VerdictOK {
-		return t
+// prepareHelper prepares the uploads todo (by index into the leader's
+// items) at the helper, returning its answers by the same index: each
+// the leader's rejection, or its own, or its message.
+func prepareHelper(sch scheme, todo map[int]*protocol.Upload, items []protocol.Item) map[int]*tentative {
+	fresh := make(map[int]*tentative, len(todo))
+	var ups []*protocol.Upload
+	var msgs [][]byte
+	var follow []*tentative
+	for _, j := range slices.Sorted(maps.Keys(todo)) {
+		t := &tentative{item: protocol.Item{Report: todo[j].Report, Verdict: items[j].Verdict}}
+		fresh[j] = t
+		if t.item.Verdict == protocol.VerdictOK {
+			ups, msgs, follow = append(ups, todo[j]), append(msgs, items[j].Message), append(follow, t)
+		}
 	}
-	state, answer, err := w.follow(up, theirs.Message)
-	if t.item.Verdict = verdictOf(err); t.item.Verdict == protocol.VerdictOK {
-		t.item.Message, t.state = answer, state
+	for k, st := range sch.follow(ups, msgs) {
+		t := follow[k]
+		if t.item.Verdict = verdictOf(st.err); t.item.Verdict == protocol.VerdictOK {
+			t.item.Message, t.state = st.msg, st.state
+		}
 	}
-	return t
+	return fresh
 }
 
 // decided applies the leader's final verdicts at the helper: a report
