@@ -63,8 +63,9 @@ check every report before it counts, on their shares alone, and reject
 invalid ones (--malicious K adds K parties sending them; the output counts
 them per reason). Validity is not truth: a party may still report a false
 score or label. Verified reports carry no probability, so the joint and
-paper allocations need --backend plain or dcf --unverified, whose servers
-fold DCF keys unchecked (for comparing the cost of verification).
+paper allocations need --backend plain, or --unverified: the dcf servers
+then fold the parties' DCF keys unchecked (also for comparing the cost of
+verification).
 
 Neighbours: under --neighbours replace (the default) n is public and the
 analyst normalises the ECDF by it; under addremove the servers do not tell
