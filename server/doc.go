@@ -157,8 +157,11 @@
 // not-label = count holds by construction. The probability is not
 // carried: a verified dcf dataset refuses its releases (ErrPolicy).
 // Dataset.Unverified keeps the unchecked Z_2^64 keys of §4.2, folded as
-// below, for deployments whose servers share no verification key yet and
-// for measuring the cost of verification.
+// below: package deploy runs its dcf datasets so, since their keys carry
+// the probability component (which verified reports do not), and
+// simulate --unverified measures the cost of verification with it. An
+// unverified dataset verifies nothing: a party's keys may carry any
+// payload, and the servers add it in unchecked.
 //
 // Answers in the field. Each server's share of a prefix sum is an element
 // of F_p; it adds its noise η (a signed integer, |η| < 2^63) mapped into
