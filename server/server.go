@@ -113,7 +113,8 @@ type Config struct {
 	// (required, not all zero, when a dataset is verified).
 	VerifyKey [verify.KeySize]byte
 	// Verdicts keeps the verification verdicts of the verified datasets,
-	// loaded by New (in memory if nil). With one, a verified upload is
+	// loaded by New (none kept if nil: the server cannot restart its
+	// verification). With one, a verified upload is
 	// verified only once the caller has made it durable and says so
 	// (Stored), and a restarted server counts a report accepted before
 	// when its upload is handed to it again (package deploy replays its
@@ -246,7 +247,7 @@ func (s *Server) aggregate(d *dataset) error {
 	}
 	store, gate := s.cfg.Verdicts, true
 	if store == nil {
-		store, gate = memoryVerdicts{}, false
+		store, gate = noVerdicts{}, false
 	}
 	if d.verified, err = newVerified(d.Dataset, s.cfg.Role, s.cfg.VerifyKey, store, gate); err != nil {
 		return err

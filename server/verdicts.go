@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"maps"
 
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -67,25 +66,15 @@ func parseVerdictRecord(b []byte) (stage byte, v protocol.Verdict, msg []byte, e
 	return b[1], protocol.Verdict(b[2]), msg, nil
 }
 
-// memoryVerdicts is the VerdictStore of a server configured without one.
-type memoryVerdicts map[string]map[payload.ReportID][]byte
+// noVerdicts is the VerdictStore of a server configured without one: it
+// keeps nothing, since such a server starts with no verdicts to load
+// (in process, where n may be 10^6, a kept verdict would only cost
+// memory).
+type noVerdicts struct{}
 
-func (m memoryVerdicts) SaveVerdicts(dataset string, records map[payload.ReportID][]byte) error {
-	if m[dataset] == nil {
-		m[dataset] = make(map[payload.ReportID][]byte)
-	}
-	maps.Copy(m[dataset], records)
-	return nil
-}
+func (noVerdicts) SaveVerdicts(string, map[payload.ReportID][]byte) error { return nil }
 
-func (m memoryVerdicts) LoadVerdicts(dataset string, fn func(payload.ReportID, []byte) error) error {
-	for id, b := range m[dataset] {
-		if err := fn(id, b); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func (noVerdicts) LoadVerdicts(string, func(payload.ReportID, []byte) error) error { return nil }
 
 // save durably records verdicts of stage on the reports of items, each
 // with its message (decision: an acceptance's only).

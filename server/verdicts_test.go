@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/internal/ledger"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
 	"github.com/fedecdf/fedecdf/internal/vdcf"
@@ -101,6 +102,27 @@ func (r *restartable) restart(t *testing.T, role Role) {
 	}
 	r.helper = srv
 	r.net.Register("helper", handle)
+}
+
+// memoryVerdicts is a VerdictStore in memory: what a restartable pair's
+// servers keep across a crash.
+type memoryVerdicts map[string]map[payload.ReportID][]byte
+
+func (m memoryVerdicts) SaveVerdicts(dataset string, records map[payload.ReportID][]byte) error {
+	if m[dataset] == nil {
+		m[dataset] = make(map[payload.ReportID][]byte)
+	}
+	maps.Copy(m[dataset], records)
+	return nil
+}
+
+func (m memoryVerdicts) LoadVerdicts(dataset string, fn func(payload.ReportID, []byte) error) error {
+	for id, b := range m[dataset] {
+		if err := fn(id, b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func mustDecode(b []byte) protocol.Message {
