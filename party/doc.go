@@ -15,8 +15,11 @@
 // Prio3 between the two servers with a proof that it is one-hot, which
 // the servers check on their shares before it counts; the probability
 // component is not carried. With the dcf backend (§4.2) it uploads the
-// two keys of a distributed comparison function for its bin and whole
-// payload vector. Every report carries a random 16-byte report ID
-// (crypto/rand) by which the servers drop duplicates and agree on the set
-// of reports; for a verified report it is also the Prio3 nonce.
+// two keys of a distributed comparison function for its bin: verified
+// (package internal/vdcf: field keys of its count and label, with the
+// correlated randomness the servers check them with; no probability), or,
+// for an unverified dataset, keys of its whole payload vector mod 2^64.
+// Every report carries a random 16-byte report ID (crypto/rand) by which
+// the servers drop duplicates and agree on the set of reports; for a
+// verified report it is also the nonce.
 package party

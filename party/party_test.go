@@ -2,6 +2,7 @@ package party
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/internal/payload"
+	"github.com/fedecdf/fedecdf/internal/vdcf"
 	"github.com/fedecdf/fedecdf/internal/verify"
 )
 
@@ -92,5 +94,46 @@ func TestVerifiedReport(t *testing.T) {
 	}
 	if want := []uint64{0, 0, 0, 1, 1, 1, 1, 1, 1, 1}; !slices.Equal(label, want) {
 		t.Errorf("label prefixes %v, want %v (bin 4, label 1)", label, want)
+	}
+}
+
+// TestVerifiedKeys: the verified DCF report is the party's (bin, label)
+// under its report ID: both servers accept it, and the revealed count and
+// label prefixes are its kernel.
+func TestVerifiedKeys(t *testing.T) {
+	g, _ := ecdf.NewLinearGrid(0, 1, 10)
+	for _, label := range []int{0, 1} {
+		t.Run(fmt.Sprint("label ", label), func(t *testing.T) {
+			p, err := New(Instance{Score: 0.35, Label: label}, g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := p.VerifiedKeys(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Nonce != p.ReportID() {
+				t.Fatalf("nonce %x is not the report ID %v", r.Nonce, p.ReportID())
+			}
+			s, _ := vdcf.New(10)
+			key := [vdcf.KeySize]byte{1}
+			leader, _ := s.NewServer(0, key)
+			helper, _ := s.NewServer(1, key)
+			vecs, err := vdcf.VerifyPair(leader, helper, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j := range 10 {
+				step := uint64(0)
+				if j >= 3 {
+					step = 1
+				}
+				for c, want := range []uint64{step, step * uint64(label)} {
+					if got := uint64(vecs[0][j*vdcf.Components+c].Add(vecs[1][j*vdcf.Components+c])); got != want {
+						t.Errorf("prefix %d, component %d: %d, want %d", j, c, got, want)
+					}
+				}
+			}
+		})
 	}
 }

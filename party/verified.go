@@ -8,6 +8,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/vdcf"
 	"github.com/fedecdf/fedecdf/internal/verify"
 )
 
@@ -25,14 +26,25 @@ func (p *Party) VerifiedReport(rand io.Reader) (verify.Report, error) {
 // send the same reports) gives them here.
 func (p *Party) VerifiedReportAt(id payload.ReportID, rand io.Reader) (verify.Report, error) {
 	s, err := verify.New(p.bins)
+	return encodeAt[verify.Report](p, id, s, err, rand)
+}
+
+// encoder is a verified scheme's party side (verify.Scheme, vdcf.Scheme).
+type encoder[R any] interface {
+	EncodeAt(nonce [16]byte, bin int, label bool, rnd io.Reader) (R, error)
+}
+
+// encodeAt encodes the party's (bin, label) with s, made with error err,
+// under the report ID id; randomness from rand, crypto/rand when nil.
+func encodeAt[R any](p *Party, id payload.ReportID, s encoder[R], err error, rand io.Reader) (R, error) {
+	var r R
 	if err != nil {
-		return verify.Report{}, fmt.Errorf("party: %w", err)
+		return r, fmt.Errorf("party: %w", err)
 	}
 	if rand == nil {
 		rand = crand.Reader
 	}
-	r, err := s.EncodeAt(id, p.bin-1, p.payload[1] == 1, rand)
-	if err != nil {
+	if r, err = s.EncodeAt(id, p.bin-1, p.payload[1] == 1, rand); err != nil {
 		return r, fmt.Errorf("party: report %v: %w", id, err)
 	}
 	return r, nil
@@ -55,4 +67,33 @@ func (p *Party) UploadVerified(ctx context.Context, s Servers) error {
 func UploadReport(ctx context.Context, s Servers, r verify.Report) error {
 	p := &Party{report: r.Nonce}
 	return p.upload(ctx, s, &protocol.Upload{Public: r.Public, Share: r.Shares[0]}, &protocol.Upload{Public: r.Public, Share: r.Shares[1]})
+}
+
+// VerifiedKeys returns the party's one-shot report for the verified dcf
+// backend (package internal/vdcf): a pair of field DCF keys of its bin,
+// count and label, with correlated randomness the servers check them
+// with, the report ID as the nonce; randomness from rand, crypto/rand when
+// nil. The probability component is not carried.
+func (p *Party) VerifiedKeys(rand io.Reader) (vdcf.Report, error) {
+	s, err := vdcf.New(p.bins)
+	return encodeAt[vdcf.Report](p, p.report, s, err, rand)
+}
+
+// UploadVerifiedKeys sends the party's verified DCF report, one share to
+// each server. After this the party may go offline: the servers verify
+// it between themselves and answer every query alone.
+func (p *Party) UploadVerifiedKeys(ctx context.Context, s Servers) error {
+	r, err := p.VerifiedKeys(nil)
+	if err != nil {
+		return err
+	}
+	return UploadKeysReport(ctx, s, r)
+}
+
+// UploadKeysReport sends a verified DCF report r, as made, one share to
+// each server under the report ID r.Nonce: what UploadVerifiedKeys sends,
+// and what a malicious party sends for a report it forged.
+func UploadKeysReport(ctx context.Context, s Servers, r vdcf.Report) error {
+	p := &Party{report: r.Nonce}
+	return p.upload(ctx, s, &protocol.Upload{Share: r.Shares[0]}, &protocol.Upload{Share: r.Shares[1]})
 }

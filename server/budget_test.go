@@ -77,7 +77,7 @@ func TestLedgersNeverDiverge(t *testing.T) {
 		}, request: tree, want: 3},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 10}, MinReports: 1, MaxReports: c.maxReport}, nil)
+			p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Unverified: true, Bins: bins, Budget: ledger.Budget{Epsilon: 10}, MinReports: 1, MaxReports: c.maxReport}, nil)
 			c.setup(t, p)
 			for range 3 {
 				id, _ := payload.NewID()
@@ -118,7 +118,7 @@ func (p *pair) uploadTo(t *testing.T, to transport.PeerID, score float64) {
 // reports (ErrTooManyReports beyond, at either server on its own), still
 // acknowledges a duplicate of one it holds, and releases over them.
 func TestUploadsCappedAtMaxReports(t *testing.T) {
-	p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 1}, MinReports: 1, MaxReports: 2}, nil)
+	p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Unverified: true, Bins: bins, Budget: ledger.Budget{Epsilon: 1}, MinReports: 1, MaxReports: 2}, nil)
 	parties := p.upload(t, 0.1, 0.5)
 	extra := newParty(t, 0.9)
 	leaderKey, helperKey, err := extra.DCFKeys(nil)
@@ -138,7 +138,7 @@ func TestUploadsCappedAtMaxReports(t *testing.T) {
 	}
 	for _, max := range []int{-1, protocol.MaxReports + 1} {
 		t.Run(fmt.Sprintf("max %d", max), func(t *testing.T) {
-			ds := Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 1}, MinReports: 1, MaxReports: max}
+			ds := Dataset{Name: "d", Backend: DCF, Unverified: true, Bins: bins, Budget: ledger.Budget{Epsilon: 1}, MinReports: 1, MaxReports: max}
 			if _, err := New(Config{Role: Helper, Peer: "leader", Ledger: ledger.NewMemory(), Datasets: []Dataset{ds}}); err == nil {
 				t.Errorf("a dataset of at most %d reports was accepted", max)
 			}

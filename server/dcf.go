@@ -102,11 +102,8 @@ type folded struct {
 	// evaluated counts the keys walked, folding or folding again: what
 	// the tests check queries do not add to.
 	evaluated int
-	// walkCPU is the CPU time of those walks, in nanoseconds, from the
-	// walking threads' clocks (KeyWalkCPU); unmeasured is set when a
-	// thread had no clock.
-	walkCPU    atomic.Int64
-	unmeasured atomic.Bool
+	// cpu is the CPU time of those walks (KeyWalkCPU).
+	cpu walkClock
 	// scratch holds one accumulator per walking goroutine.
 	scratch [][]uint64
 }
@@ -157,17 +154,11 @@ func (f *folded) eval(keys []*fss.Key, acc []uint64) error {
 	var next atomic.Int64
 	errs := make([]error, workers)
 	work := func(w int) {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		start, ok := bench.ThreadCPU()
-		for c := int(next.Add(1) - 1); c < chunks && errs[w] == nil; c = int(next.Add(1) - 1) {
-			errs[w] = f.dom.SumPrefixes(keys[c*walkKeys:min((c+1)*walkKeys, len(keys))], f.prefixes, f.scratch[w])
-		}
-		end, endOK := bench.ThreadCPU()
-		if !ok || !endOK {
-			f.unmeasured.Store(true)
-		}
-		f.walkCPU.Add(int64(end - start))
+		f.cpu.time(func() {
+			for c := int(next.Add(1) - 1); c < chunks && errs[w] == nil; c = int(next.Add(1) - 1) {
+				errs[w] = f.dom.SumPrefixes(keys[c*walkKeys:min((c+1)*walkKeys, len(keys))], f.prefixes, f.scratch[w])
+			}
+		})
 	}
 	var wg sync.WaitGroup
 	for w := 1; w < workers; w++ {
@@ -187,21 +178,54 @@ func (f *folded) eval(keys []*fss.Key, acc []uint64) error {
 	return nil
 }
 
-// KeyWalkCPU returns the CPU time the server has spent walking DCF keys
-// (folding reports when it accepts them, and folding them again for a
-// release over fewer reports), summed over its datasets from the walking
-// threads' own clocks: the server's share of a process's CPU that its
-// parties and other peers share. ok is false when a walk ran on a
-// platform without a thread clock (bench.ThreadCPU). Keys pending a fold
-// are walked, and counted, by the next upload or release.
+// walkClock sums the CPU time of key walks from the walking threads' own
+// clocks (bench.ThreadCPU).
+type walkClock struct {
+	ns         atomic.Int64
+	unmeasured atomic.Bool // a walk ran on a thread without a clock
+}
+
+// time runs fn locked to its thread and adds the thread's CPU time over
+// it: fn must do all its work on the calling goroutine.
+func (c *walkClock) time(fn func()) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	start, ok := bench.ThreadCPU()
+	fn()
+	end, endOK := bench.ThreadCPU()
+	if !ok || !endOK {
+		c.unmeasured.Store(true)
+	}
+	c.ns.Add(int64(end - start))
+}
+
+// KeyWalkCPU returns the CPU time the server has spent walking DCF keys,
+// summed over its datasets from the walking threads' own clocks: the
+// server's share of a process's CPU that its parties and other peers
+// share. For an unverified DCF dataset these are the folds (of reports
+// when it accepts them, and again for a release over fewer reports); for
+// a verified one, each key's field walk and its sketch when the report is
+// verified, and the walk again when a restarted server re-derives an
+// accepted report. ok is false when a walk ran on a platform without a
+// thread clock (bench.ThreadCPU). Keys pending a fold are walked, and
+// counted, by the next upload or release.
 func (s *Server) KeyWalkCPU() (cpu time.Duration, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ok = true
 	for _, d := range s.datasets {
-		if d.fold != nil {
-			cpu += time.Duration(d.fold.walkCPU.Load())
-			ok = ok && !d.fold.unmeasured.Load()
+		var c *walkClock
+		switch {
+		case d.fold != nil:
+			c = &d.fold.cpu
+		case d.verified != nil:
+			if v, isDCF := d.verified.scheme.(*verifiedDCF); isDCF {
+				c = &v.cpu
+			}
+		}
+		if c != nil {
+			cpu += time.Duration(c.ns.Load())
+			ok = ok && !c.unmeasured.Load()
 		}
 	}
 	return cpu, ok

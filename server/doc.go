@@ -1,7 +1,8 @@
 // Package server is the leader and helper of the two-server secure sum
 // (dp-ecdf §4): each holds one share of a verified Prio3 histogram
-// (additive backend, internal/verify) or one DCF key (§4.2, BCG+21) of
-// every party's report, and answers a prefix query
+// (additive backend, internal/verify) or one DCF key (§4.2, BCG+21;
+// verified as internal/vdcf, or unverified) of every party's report, and
+// answers a prefix query
 // of a release with its share of Σ_parties payload_c·1[bin ≤ i] plus its
 // own secret noise, drawn at the full scale of the release's mechanism
 // (the tree of Eq. 2 and Theorem 3.1, or the k-ary and cascade
@@ -133,6 +134,35 @@
 // (nothing charged at the helper; it is never needed in process, and
 // would need the per-report output shares re-derived).
 //
+// The DCF backend: verified keys. A party uploads once a verified DCF
+// report (package internal/vdcf has the construction, its soundness and
+// zero-knowledge argument): per server a pair of field DCF keys of its
+// (bin, count 1, label) and a MAC, and shares of correlated randomness,
+// its report ID serving as the nonce. It is verified by the same exchange
+// as the additive backend, which runs one interface (scheme) for
+// both: on upload each server decodes its share (malformed, or a key for
+// the other server or grid: mismatch, rejected at once); the leader's
+// batches then carry, in Prepare, its first message (the masked
+// openings d₁, d₂ of its sketch, after evaluating its key over the whole
+// domain); the helper evaluates and sketches its own, computes its share
+// of the check value from both openings and answers, in Prepared, with
+// both its messages; the leader decides from them and sends, in Decide
+// with its verdict, its own share of the check value, from which the
+// helper decides. A report counts only if the check value is 0 at both;
+// a corrupt leader that alters its second message makes the honest helper
+// reject the report (its own count being, as for its answers, its to
+// falsify). Accepted reports add their prefix vectors' count and label
+// shares to the dataset's aggregate in F_p, p = 2^64 − 2^32 + 1; the
+// not-label prefixes are count − label, formed at release, so label +
+// not-label = count holds by construction. The probability is not
+// carried: a verified dcf dataset refuses its releases (ErrPolicy).
+// Dataset.Unverified keeps the unchecked Z_2^64 keys of §4.2, folded as
+// below: package deploy runs its dcf datasets so, since their keys carry
+// the probability component (which verified reports do not), and
+// simulate --unverified measures the cost of verification with it. An
+// unverified dataset verifies nothing: a party's keys may carry any
+// payload, and the servers add it in unchecked.
+//
 // Answers in the field. Each server's share of a prefix sum is an element
 // of F_p; it adds its noise η (a signed integer, |η| < 2^63) mapped into
 // the field (η mod p, verify.Lift), and the leader adds the helper's
@@ -140,7 +170,10 @@
 // (−p/2, p/2) (verify.Lower), sent to the analyst as two's complement mod
 // 2^64 like the DCF answers. This is exact whenever the true noisy sum v =
 // Σ payload + η_leader + η_helper has |v| < 2^64 (then |v| < p/2 with a
-// margin of 2^63): counts are at most 2^22 and each noise below 2^63.
+// margin of 2^63): counts are at most 2^22 and each noise below 2^63. The
+// verified DCF backend does the same in its field F_p (vdcf.Lift,
+// vdcf.Lower, shares sent as Answer.Values below p), exact while |v| <
+// p/2 ≈ 2^63: counts of at most 2^22 and noises each below 2^61.
 //
 // What the verification gives, and does not. Against malicious parties:
 // a report counts only as exactly one record of the grid — one bin, count
@@ -157,38 +190,51 @@
 // which a Prio3Histogram cannot carry — an additive dataset refuses
 // releases of it (ErrPolicy); Hosmer–Lemeshow on it uses the plans that
 // need no probability (internal/verify, "A probability component").
+// The verified DCF backend gives the same, with soundness error
+// 3/(p − 1) < 2^-62 per report (internal/vdcf), and likewise refuses a
+// release over a strict subset of its verified reports.
 //
-// Verification state across restarts. Each server saves its verdicts in
-// its VerdictStore (Config.Verdicts; package deploy's bbolt store) before
-// acting on them: the leader its final verdicts on a batch before it
-// counts them or sends Decide, the helper its tentative verdicts before
-// it answers Prepared and its final ones before it counts them and
-// acknowledges Decide, and either a malformed upload's rejection before
-// refusing it. With a store, a report is verified only once its upload
-// is durable (Stored): a verdict never outlives the upload it needs.
-// The aggregate itself is never stored: a restarted server loads its
-// verdicts — rejections counted at once per reason, the leader queueing
-// every final verdict to tell the helper again (it ignores those it
-// has) — and, as its stored uploads are handed to it again, re-derives
-// each accepted report's output share from its own input share, the key
-// and the nonce (verify.Server.Rederive), and restores the helper's
-// tentative verdicts with their verifier messages (Prepare is
-// deterministic). So whichever server crashes at whatever point of the
+// Verification state across restarts, for both verified backends. Each
+// server saves its verdicts in its VerdictStore (Config.Verdicts; package
+// deploy's bbolt store) before acting on them: the leader its final
+// verdicts on a batch before it counts them or sends Decide, the helper
+// its tentative verdicts before it answers Prepared and its final ones
+// before it counts them and acknowledges Decide, and either a malformed
+// upload's rejection before refusing it. An acceptance is saved with the
+// message a restarted server needs to finish the exchange: the leader's
+// with its message for Decide (the verified DCF's share of the check
+// value; none for the additive backend), the helper's tentative one with
+// the leader's message it answered. With a store, a report is verified
+// only once its upload is durable (Stored): a verdict never outlives the
+// upload it needs. The aggregate itself is never stored: a restarted
+// server loads its verdicts — rejections counted at once per reason, the
+// leader queueing every final verdict, with its message, to tell the
+// helper again (it ignores those it has) — and, as its stored uploads
+// are handed to it again, re-derives each accepted report's output from
+// its own share alone (scheme.rederive: verify.Server.Rederive for the
+// additive backend, the key's full-domain evaluation for the verified
+// DCF), and restores the helper's tentative answers by following the
+// stored leader message again (both schemes' preparation is
+// deterministic given the key, the share and the nonce, so the answer is
+// the same). So whichever server crashes at whatever point of the
 // exchange, the next exchange finishes it: a Prepare lost or unanswered
 // is sent again and answered from the same (stored) tentative verdict, a
 // Decide lost is sent again, and both servers end with the same counted
-// reports, aggregate and rejected counts (TestVerificationSurvivesCrashes).
+// reports, aggregate and rejected counts (TestVerificationSurvivesCrashes,
+// for both backends).
 //
-// The verification key. Both servers hold the same 32-byte Prio3 verify
-// key (Config.VerifyKey), which parties and analysts must never know: a
-// party that knew it could compute the query randomness and build a
-// proof that passes for an invalid report. No message carries it.
-// Package deploy derives it from the two servers' static X25519 keys
-// (see there), so only the leader and the helper can compute it; a
-// server holding another key rejects every report (ErrMismatch at the
-// joint randomness, or the FLP decision fails), at both servers.
+// The verification key. Both servers hold the same 32-byte verify key
+// (Config.VerifyKey: Prio3's, and the verified DCF's challenge seed),
+// which parties and analysts must never know: a party that knew it could
+// compute the query randomness and build a report that passes while
+// invalid. No message carries it. Package deploy derives it from the two
+// servers' static X25519 keys (see there), so only the leader and the
+// helper can compute it; a server holding another key rejects every
+// report (additive: ErrMismatch at the joint randomness, or the FLP
+// decision fails; verified DCF: the check value is not zero), at both
+// servers.
 //
-// Folding at ingestion (DCF backend). A DCF key's evaluation at every
+// Folding at ingestion (unverified DCF backend). A DCF key's evaluation at every
 // point of the domain is that report's share of every prefix of every
 // component, and evaluation is deterministic and linear in the keys. So
 // each server evaluates a key once, over the whole domain (one walk of

@@ -114,7 +114,7 @@ func TestLinkCutAtEveryStep(t *testing.T) {
 	for _, sc := range cutScenarios() {
 		for how, retry := range retries {
 			t.Run(sc.name+"/"+how, func(t *testing.T) {
-				p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 1.5}, MinReports: 3}, nil)
+				p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Unverified: true, Bins: bins, Budget: ledger.Budget{Epsilon: 1.5}, MinReports: 3}, nil)
 				parties := p.upload(t, 0.1, 0.5, 0.9)
 				reupload := p.leaderOnly(t, 0.7)
 				m := &protocol.CreateRelease{Dataset: "d", Release: payload.ReleaseID{0xc7}, Mechanism: spec("tree", 1, 0, mechanism.ReplaceOne), Components: []payload.Component{payload.Count}}
@@ -210,7 +210,7 @@ func (p *pair) checkAgree(t *testing.T, id payload.ReleaseID, eps float64) {
 // record kept, the release unknown — and the error says so with the ID;
 // the same ID is then created afresh once the helper holds the report.
 func TestRetryAbortsRefusedRelease(t *testing.T) {
-	p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 1}, MinReports: 4}, nil)
+	p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Unverified: true, Bins: bins, Budget: ledger.Budget{Epsilon: 1}, MinReports: 4}, nil)
 	p.upload(t, 0.1, 0.5, 0.9)
 	late := newParty(t, 0.7)
 	leaderKey, helperKey, _ := late.DCFKeys(nil)
@@ -257,7 +257,7 @@ func stored(t *testing.T, s *Server) int {
 // the release stays pending, and completes at both once the helper runs
 // the leader's manifest again.
 func TestRefusalWithoutLookingKeepsPending(t *testing.T) {
-	p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 2}, MinReports: 1}, nil)
+	p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Unverified: true, Bins: bins, Budget: ledger.Budget{Epsilon: 2}, MinReports: 1}, nil)
 	parties := p.upload(t, 0.1, 0.5)
 	m := &protocol.CreateRelease{Dataset: "d", Release: payload.ReleaseID{0x5a}, Mechanism: spec("tree", 1, 0, mechanism.ReplaceOne), Components: []payload.Component{payload.Count}}
 	p.net.SetFaults(cutNth("leader", "helper", protocol.KindCreateRelease, 1, transport.LoseResponse))
@@ -294,7 +294,7 @@ func TestRefusalWithoutLookingKeepsPending(t *testing.T) {
 // larger ε must not pass as already charged); the exact retry completes
 // it at its recorded cost.
 func TestRetryMustRepeatTheSpec(t *testing.T) {
-	p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 4}, MinReports: 1}, nil)
+	p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Unverified: true, Bins: bins, Budget: ledger.Budget{Epsilon: 4}, MinReports: 1}, nil)
 	p.upload(t, 0.1, 0.5)
 	m := &protocol.CreateRelease{Dataset: "d", Release: payload.ReleaseID{0x3e}, Mechanism: spec("tree", 1, 0, mechanism.ReplaceOne), Components: []payload.Component{payload.Count}}
 	p.net.SetFaults(cutNth("leader", "helper", protocol.KindCreateRelease, 1, transport.LoseRequest))

@@ -75,7 +75,7 @@ func TestManifestMismatchRefused(t *testing.T) {
 // the leader has shown matching manifest digests (a leader that never
 // does, e.g. of another version, cannot create releases).
 func TestHelperWaitsForTheLeadersManifest(t *testing.T) {
-	ds := []Dataset{{Name: "d", Backend: DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 1}, MinReports: 1}}
+	ds := []Dataset{{Name: "d", Backend: DCF, Unverified: true, Bins: bins, Budget: ledger.Budget{Epsilon: 1}, MinReports: 1}}
 	helper, err := New(Config{Role: Helper, Peer: "leader", Ledger: ledger.NewMemory(), Datasets: ds, Manifest: testManifest})
 	if err != nil {
 		t.Fatal(err)

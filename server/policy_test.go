@@ -58,7 +58,7 @@ func TestPolicyRefusedAtBothServers(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
-			p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 10, Delta: 0.1}, Policy: c.policy, MinReports: 1}, nil)
+			p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Unverified: true, Bins: bins, Budget: ledger.Budget{Epsilon: 10, Delta: 0.1}, Policy: c.policy, MinReports: 1}, nil)
 			report := p.upload(t, 0.4)[0].ReportID()
 			ids := []payload.ReportID{report}
 			rel, _ := payload.NewID()
@@ -116,7 +116,7 @@ func TestPolicyValidate(t *testing.T) {
 			if (err == nil) != (c.want == "") || err != nil && !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("Validate: %v, want %q", err, c.want)
 			}
-			ds := Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 1}, Policy: c.policy, MinReports: 1}
+			ds := Dataset{Name: "d", Backend: DCF, Unverified: true, Bins: bins, Budget: ledger.Budget{Epsilon: 1}, Policy: c.policy, MinReports: 1}
 			_, err = New(Config{Role: Helper, Peer: "leader", Ledger: ledger.NewMemory(), Datasets: []Dataset{ds}})
 			if (err == nil) != (c.want == "") {
 				t.Fatalf("New with the policy: %v, want %q", err, c.want)

@@ -28,7 +28,7 @@ type analystView struct {
 func viewOf(t *testing.T, backend Backend, relation mechanism.Relation, scores []float64, comps ...payload.Component) (view analystView, helperTold int) {
 	t.Helper()
 	ctx := context.Background()
-	p := newPairOf(t, Dataset{Name: "d", Backend: backend, Bins: bins, Budget: ledger.Budget{Epsilon: 1 << 50}, MinReports: 1, Policy: Policy{Relation: relation}}, nil)
+	p := newPairOf(t, Dataset{Name: "d", Backend: backend, Unverified: backend == DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 1 << 50}, MinReports: 1, Policy: Policy{Relation: relation}}, nil)
 	parties := make([]*party.Party, len(scores))
 	for k, x := range scores {
 		parties[k] = newParty(t, x)
@@ -122,7 +122,7 @@ func TestMinimumReportsErrorHidesCountUnderAddRemove(t *testing.T) {
 		t.Run(c.relation.String(), func(t *testing.T) {
 			var errs []string
 			for _, n := range []int{2, 3} {
-				p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 10}, MinReports: 5, Policy: Policy{Relation: c.relation}}, nil)
+				p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Unverified: true, Bins: bins, Budget: ledger.Budget{Epsilon: 10}, MinReports: 5, Policy: Policy{Relation: c.relation}}, nil)
 				for range n {
 					if err := newParty(t, 0.5).UploadKeys(context.Background(), p.servers); err != nil {
 						t.Fatal(err)

@@ -155,7 +155,7 @@ func TestLeaderRetriesChargedRelease(t *testing.T) {
 		{"δ > 0", ledger.Budget{Epsilon: 1, Delta: 1e-6}, mechanism.Params{Name: "cascade", Bins: bins, Epsilon: 1, Delta: 1e-6}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: c.budget, Policy: Policy{MaxDelta: c.spec.Delta, MaxEpsilon: 4}, MinReports: 3}, nil)
+			p := newPairOf(t, Dataset{Name: "d", Backend: DCF, Unverified: true, Bins: bins, Budget: c.budget, Policy: Policy{MaxDelta: c.spec.Delta, MaxEpsilon: 4}, MinReports: 3}, nil)
 			parties := p.upload(t, 0.1, 0.5, 0.9)
 			store := newMemoryReleases()
 			p.leader.cfg.Releases = recordFails{store}

@@ -16,6 +16,7 @@ import (
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
+	"github.com/fedecdf/fedecdf/internal/vdcf"
 	"github.com/fedecdf/fedecdf/internal/verify"
 )
 
@@ -38,7 +39,9 @@ func (r Role) String() string {
 }
 
 // Backend is how parties report: "additive" (one verified Prio3
-// histogram per party, internal/verify) or "dcf" (dp-ecdf §4.2).
+// histogram per party, internal/verify) or "dcf" (dp-ecdf §4.2: a pair
+// of DCF keys per party, verified as internal/vdcf unless the dataset is
+// Unverified).
 type Backend string
 
 // The secure-sum backends a server runs.
@@ -66,6 +69,13 @@ type Dataset struct {
 	// be): an upload beyond it is refused (ErrTooManyReports), so that
 	// every release over the reports can be recorded.
 	MaxReports int
+	// Unverified, for the dcf backend only, folds each party's Z_2^64 DCF
+	// keys unchecked (fss), as before verification existed: one party can
+	// then move any statistic arbitrarily. It is for deployments whose
+	// servers do not share a verification key yet, and for measuring the
+	// cost of verification. A verified dcf dataset (the default) takes
+	// verified DCF reports (internal/vdcf) and needs Config.VerifyKey.
+	Unverified bool
 }
 
 // ErrTooManyReports is wrapped by the refusal of an upload to a dataset
@@ -97,12 +107,14 @@ type Config struct {
 	// helper creates no release before the leader has shown matching
 	// digests.
 	Manifest []protocol.ManifestField
-	// VerifyKey is the Prio3 verification key the two servers share for
-	// their additive datasets, secret from parties (required, not all
-	// zero, when a dataset uses the additive backend).
+	// VerifyKey is the verification key the two servers share for their
+	// verified datasets — Prio3's for the additive backend, the verified
+	// DCF's (internal/vdcf) for the dcf backend — secret from parties
+	// (required, not all zero, when a dataset is verified).
 	VerifyKey [verify.KeySize]byte
-	// Verdicts keeps the verification verdicts of the additive datasets,
-	// loaded by New (in memory if nil). With one, an additive upload is
+	// Verdicts keeps the verification verdicts of the verified datasets,
+	// loaded by New (none kept if nil: the server cannot restart its
+	// verification). With one, a verified upload is
 	// verified only once the caller has made it durable and says so
 	// (Stored), and a restarted server counts a report accepted before
 	// when its upload is handed to it again (package deploy replays its
@@ -125,7 +137,7 @@ type Server struct {
 	// the last exchange found none.
 	mismatch error
 	shown    bool
-	// verifying is held by the leader while it verifies additive reports
+	// verifying is held by the leader while it verifies verified reports
 	// with the helper or agrees with it on a release's report set, so that
 	// no report is decided between the two.
 	verifying sync.Mutex
@@ -133,11 +145,11 @@ type Server struct {
 
 type dataset struct {
 	Dataset
-	reports map[payload.ReportID]struct{} // accepted: folded (dcf) or verified (additive)
-	// fold is the aggregate of the DCF reports (nil for additive).
+	reports map[payload.ReportID]struct{} // accepted: folded (unverified dcf) or verified
+	// fold is the aggregate of the unverified DCF reports (nil otherwise).
 	fold *folded
-	// verified is the verification state and aggregate of the additive
-	// reports (nil for dcf).
+	// verified is the verification state and aggregate of the verified
+	// reports, additive or dcf (nil for unverified dcf).
 	verified *verified
 	releases map[payload.ReleaseID]*release
 	// pending holds the leader's releases recorded as pending: asked of
@@ -170,8 +182,9 @@ type release struct {
 	field map[payload.Component]fp128.Vec
 	// sums holds, for the DCF backend, this server's share of the
 	// prefix sums of each component over the release's reports, from
-	// the aggregate (folded.over); nil until computed, after a restart
-	// until the first query.
+	// the aggregate: mod 2^64 (folded.over), or for a verified dataset
+	// elements of F_p (verifiedDCF.sums); nil until computed, after a
+	// restart until the first query.
 	sums map[payload.Component][]uint64
 }
 
@@ -221,20 +234,20 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// aggregate sets up the aggregate of d: the DCF fold, or the verification
-// state of the additive backend.
+// aggregate sets up the aggregate of d: the unverified DCF fold, or the
+// verification state of a verified dataset.
 func (s *Server) aggregate(d *dataset) error {
 	var err error
-	if d.Backend == DCF {
+	if d.Backend == DCF && d.Unverified {
 		d.fold, err = newFolded(d.Bins)
 		return err
 	}
 	if s.cfg.VerifyKey == ([verify.KeySize]byte{}) {
-		return fmt.Errorf("the additive backend needs the servers' shared verification key (Config.VerifyKey), secret from parties")
+		return fmt.Errorf("the verified %s backend needs the servers' shared verification key (Config.VerifyKey), secret from parties", d.Backend)
 	}
 	store, gate := s.cfg.Verdicts, true
 	if store == nil {
-		store, gate = memoryVerdicts{}, false
+		store, gate = noVerdicts{}, false
 	}
 	if d.verified, err = newVerified(d.Dataset, s.cfg.Role, s.cfg.VerifyKey, store, gate); err != nil {
 		return err
@@ -304,6 +317,8 @@ func checkDataset(d Dataset) error {
 		return fmt.Errorf("dataset name %q is empty or longer than %d bytes", d.Name, protocol.MaxNameLen)
 	case d.Backend != Additive && d.Backend != DCF:
 		return fmt.Errorf("dataset %q: unknown backend %q (want additive or dcf)", d.Name, d.Backend)
+	case d.Unverified && d.Backend != DCF:
+		return fmt.Errorf("dataset %q: only the dcf backend can be unverified", d.Name)
 	case d.Bins < 1 || d.Bins > protocol.MaxPrefixes:
 		return fmt.Errorf("dataset %q: bins %d not in [1, %d]", d.Name, d.Bins, protocol.MaxPrefixes)
 	case d.MinReports < 1:
@@ -434,7 +449,7 @@ func (s *Server) upload(from transport.PeerID, m *protocol.Upload) (protocol.Mes
 	return &protocol.Ack{}, nil
 }
 
-// undecided is the number of additive reports held for verification.
+// undecided is the number of verified reports held for verification.
 func (d *dataset) undecided() int {
 	if d.verified == nil {
 		return 0
@@ -444,14 +459,15 @@ func (d *dataset) undecided() int {
 
 // parseReport checks the body of an upload against the dataset.
 func (s *Server) parseReport(d *dataset, m *protocol.Upload) (*fss.Key, error) {
-	if d.Backend == Additive {
-		if len(m.Key) != 0 || len(m.Share) == 0 {
-			return nil, fmt.Errorf("dataset %q uses the additive backend: the upload must carry a verified report (public and input share, party.UploadVerified), not a DCF key", d.Name)
-		}
+	switch {
+	case d.Backend == Additive && (len(m.Key) != 0 || len(m.Share) == 0):
+		return nil, fmt.Errorf("dataset %q uses the additive backend: the upload must carry a verified report (public and input share, party.UploadVerified), not a DCF key", d.Name)
+	case d.verified != nil && d.Backend == DCF && (len(m.Key)+len(m.Public) != 0 || len(m.Share) == 0):
+		return nil, fmt.Errorf("dataset %q uses the verified dcf backend: the upload must carry a verified DCF share (party.UploadVerifiedKeys), not a bare DCF key", d.Name)
+	case d.verified != nil:
 		return nil, nil
-	}
-	if len(m.Key) == 0 {
-		return nil, fmt.Errorf("missing DCF key (dataset %q uses the dcf backend: party.UploadKeys)", d.Name)
+	case len(m.Key) == 0:
+		return nil, fmt.Errorf("missing DCF key (dataset %q uses the unverified dcf backend: party.UploadKeys)", d.Name)
 	}
 	key, err := fss.Decode(m.Key)
 	if err != nil {
@@ -490,8 +506,8 @@ func releaseCost(d *dataset, m *protocol.CreateRelease) (ledger.Budget, error) {
 	if err := d.Policy.Allow(m.Mechanism); err != nil {
 		return ledger.Budget{}, fmt.Errorf("dataset %q: %w", d.Name, err)
 	}
-	if d.Backend == Additive && slices.Contains(m.Components, payload.Probability) {
-		return ledger.Budget{}, fmt.Errorf("dataset %q: %w: its verified reports carry no probability component (release count, label and not-label, or collect probabilities with the dcf backend)", d.Name, ErrPolicy)
+	if d.verified != nil && slices.Contains(m.Components, payload.Probability) {
+		return ledger.Budget{}, fmt.Errorf("dataset %q: %w: its verified reports carry no probability component (release count, label and not-label, or collect probabilities with an unverified dcf dataset)", d.Name, ErrPolicy)
 	}
 	return specCost(m)
 }
@@ -1096,7 +1112,7 @@ func (s *Server) query(ctx context.Context, from transport.PeerID, m *protocol.Q
 		return nil, fmt.Errorf("%s: %w", s.cfg.Role, err)
 	}
 	ans := &protocol.Answer{Reports: len(rel.reports), Mechanism: rel.mechanism}
-	if d.verified != nil {
+	if d.Backend == Additive {
 		ans.Field, err = s.fieldAnswer(d, rel, m)
 	} else {
 		ans.Values, err = s.ringAnswer(d, rel, m)
@@ -1114,15 +1130,16 @@ func (s *Server) query(ctx context.Context, from transport.PeerID, m *protocol.Q
 	if len(other.Values) != len(ans.Values) || len(other.Field) != len(ans.Field) || other.Reports != len(rel.reports) || other.Mechanism != rel.mechanism {
 		return nil, fmt.Errorf("leader: the helper answered %d values over %d reports with mechanism %+v, want %d over %d with %+v", max(len(other.Values), len(other.Field)/protocol.FieldSize), other.Reports, other.Mechanism, len(m.Prefixes), len(rel.reports), rel.mechanism)
 	}
-	values, err := combine(ans, other)
+	values, err := combine(ans, other, d.verified != nil)
 	if err != nil {
 		return nil, fmt.Errorf("leader: %w", err)
 	}
 	return &protocol.Answer{Reports: s.analystReports(rel.mechanism, len(rel.reports)), Values: values, Mechanism: rel.mechanism}, nil
 }
 
-// ringAnswer is this server's noisy shares mod 2^64 of the DCF release's
-// prefix sums at m's prefixes.
+// ringAnswer is this server's noisy shares of the DCF release's prefix
+// sums at m's prefixes: mod 2^64, or in F_p for a verified dataset, its
+// noise mapped into the field (vdcf.Lift).
 func (s *Server) ringAnswer(d *dataset, rel *release, m *protocol.Query) ([]uint64, error) {
 	values, err := s.shareSums(d, rel, m)
 	if err != nil {
@@ -1130,7 +1147,11 @@ func (s *Server) ringAnswer(d *dataset, rel *release, m *protocol.Query) ([]uint
 	}
 	noise := rel.noise[m.Component]
 	for j, i := range m.Prefixes {
-		values[j] += uint64(noise.PrefixNoise(i))
+		if d.verified != nil {
+			values[j] = uint64(fss.Fp(values[j]).Add(vdcf.Lift(noise.PrefixNoise(i))))
+		} else {
+			values[j] += uint64(noise.PrefixNoise(i))
+		}
 	}
 	return values, nil
 }
@@ -1154,14 +1175,24 @@ func (s *Server) fieldAnswer(d *dataset, rel *release, m *protocol.Query) ([]byt
 	return values.MarshalBinary()
 }
 
-// combine adds the leader's answer and the helper's: mod 2^64, or in the
-// field, mapped back to a signed integer (verify.Lower: exact while the
-// noisy sum is within 2^64 of 0, far below p/2).
-func combine(own, other *protocol.Answer) ([]uint64, error) {
+// combine adds the leader's answer and the helper's: mod 2^64; in F_p
+// for a verified DCF dataset (modP), mapped back to a signed integer
+// (vdcf.Lower: exact while the noisy sum is within p/2 ≈ 2^63 of 0); or
+// in the field of Prio3, mapped back likewise (verify.Lower: exact while
+// it is within 2^64 of 0, far below p/2).
+func combine(own, other *protocol.Answer, modP bool) ([]uint64, error) {
 	if own.Field == nil {
 		values := own.Values
 		for j := range values {
-			values[j] += other.Values[j]
+			if !modP {
+				values[j] += other.Values[j]
+				continue
+			}
+			x := fss.Fp(other.Values[j])
+			if !x.Valid() {
+				return nil, fmt.Errorf("the helper's value %d = %d is not an element of F_p", j, other.Values[j])
+			}
+			values[j] = vdcf.Lower(fss.Fp(values[j]).Add(x))
 		}
 		return values, nil
 	}
@@ -1256,12 +1287,8 @@ func (s *Server) shareSums(d *dataset, rel *release, m *protocol.Query) ([]uint6
 // been folded again.
 func (s *Server) releaseSums(d *dataset, rel *release) error {
 	switch {
-	case d.verified != nil && rel.field == nil:
-		field, err := d.verified.fieldSums(d.reports, rel.reports, rel.components)
-		if err != nil {
-			return err
-		}
-		rel.field = field
+	case d.verified != nil && rel.field == nil && rel.sums == nil:
+		return d.verified.releaseSums(d.reports, rel)
 	case d.fold != nil && rel.sums == nil:
 		sums, err := d.fold.over(d.reports, rel.reports, rel.components, d.Name, s.cfg.Reports)
 		if err != nil {

@@ -27,7 +27,7 @@ type pair struct {
 
 func newPair(t *testing.T, backend Backend, budget float64, minReports int, leaderLedger ledger.Ledger) *pair {
 	t.Helper()
-	return newPairOf(t, Dataset{Name: "d", Backend: backend, Bins: bins, Budget: ledger.Budget{Epsilon: budget}, MinReports: minReports}, leaderLedger)
+	return newPairOf(t, Dataset{Name: "d", Backend: backend, Unverified: backend == DCF, Bins: bins, Budget: ledger.Budget{Epsilon: budget}, MinReports: minReports}, leaderLedger)
 }
 
 // testManifest stands for the digests of the manifest both servers of

@@ -15,8 +15,10 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/internal/ledger"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
+	"github.com/fedecdf/fedecdf/internal/vdcf"
 	"github.com/fedecdf/fedecdf/internal/verify"
 )
 
@@ -35,12 +37,15 @@ type durable struct {
 // what they made durable.
 type restartable struct {
 	*pair
-	store [2]*durable // leader, helper
+	backend Backend
+	store   [2]*durable // leader, helper
 }
 
-func newRestartable(t *testing.T) *restartable {
+// newRestartable returns a restartable pair serving a verified dataset of
+// backend b.
+func newRestartable(t *testing.T, b Backend) *restartable {
 	t.Helper()
-	r := &restartable{pair: &pair{net: transport.NewNetwork()}}
+	r := &restartable{pair: &pair{net: transport.NewNetwork()}, backend: b}
 	for i := range r.store {
 		r.store[i] = &durable{ledger: ledger.NewMemory(), releases: newMemoryReleases(), verdicts: memoryVerdicts{}}
 	}
@@ -58,7 +63,7 @@ func (r *restartable) restart(t *testing.T, role Role) {
 	t.Helper()
 	st := r.store[role]
 	cfg := Config{Role: role, Peer: "leader", Ledger: st.ledger, Releases: st.releases, Verdicts: st.verdicts,
-		Datasets: []Dataset{{Name: "d", Backend: Additive, Bins: bins, Budget: ledger.Budget{Epsilon: 1 << 50}, MinReports: 1}},
+		Datasets: []Dataset{{Name: "d", Backend: r.backend, Bins: bins, Budget: ledger.Budget{Epsilon: 1 << 50}, MinReports: 1}},
 		Manifest: testManifest, VerifyKey: testVerifyKey}
 	if role == Leader {
 		cfg.Peer, cfg.Conn = "helper", r.net.Conn("leader")
@@ -99,6 +104,27 @@ func (r *restartable) restart(t *testing.T, role Role) {
 	r.net.Register("helper", handle)
 }
 
+// memoryVerdicts is a VerdictStore in memory: what a restartable pair's
+// servers keep across a crash.
+type memoryVerdicts map[string]map[payload.ReportID][]byte
+
+func (m memoryVerdicts) SaveVerdicts(dataset string, records map[payload.ReportID][]byte) error {
+	if m[dataset] == nil {
+		m[dataset] = make(map[payload.ReportID][]byte)
+	}
+	maps.Copy(m[dataset], records)
+	return nil
+}
+
+func (m memoryVerdicts) LoadVerdicts(dataset string, fn func(payload.ReportID, []byte) error) error {
+	for id, b := range m[dataset] {
+		if err := fn(id, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func mustDecode(b []byte) protocol.Message {
 	m, err := protocol.Decode(b)
 	if err != nil {
@@ -107,57 +133,91 @@ func mustDecode(b []byte) protocol.Message {
 	return m
 }
 
+// crashForgeries are two forgeries of each verified backend rejected at
+// verification (not at upload), for two different reasons where the
+// backend has them.
+var crashForgeries = map[Backend][]int{
+	Additive: {int(verify.CountTwo), int(verify.CopiedProof)},
+	DCF:      {int(vdcf.CountTwo), int(vdcf.NotOneHot)},
+}
+
+// reasons counts the rejection reasons of the forgeries kinds of b.
+func reasons(b Backend, kinds []int) map[string]int {
+	want := map[string]int{}
+	for _, k := range kinds {
+		for _, f := range forgeries(b) {
+			if f.kind == k {
+				want[verify.Reason(f.want)]++
+			}
+		}
+	}
+	return want
+}
+
 // TestVerificationSurvivesCrashes crashes the leader or the helper at
 // each point of the verification exchange one can reach from outside —
 // a Prepare or a Decide lost before the helper sees it, or its answer
 // lost after the helper acted on it — restarts it from its durable
 // state, and checks that once verification runs again both servers count
 // the same reports, reject the same, and release the honest count: no
-// report counts at one server only.
+// report counts at one server only. For both verified backends: the
+// verified DCF's helper restores its tentative answers from the leader's
+// stored first message, and a restarted leader tells its stored second
+// message again.
 func TestVerificationSurvivesCrashes(t *testing.T) {
 	kinds := map[string]protocol.Kind{"prepare": protocol.KindPrepare, "decide": protocol.KindDecide}
 	faults := map[string]transport.Fault{"request lost": transport.LoseRequest, "answer lost": transport.LoseResponse}
-	for kindName, kind := range kinds {
-		for faultName, fault := range faults {
-			for _, victim := range []Role{Leader, Helper} {
-				t.Run(fmt.Sprintf("%s %s/%v crashes", kindName, faultName, victim), func(t *testing.T) {
-					r := newRestartable(t)
-					r.uploadVerified(t, 0.1, 0.5, 0.9, 0.3)
-					rng := rand.New(rand.NewPCG(5, 6))
-					r.forge(t, verify.CountTwo, rng)
-					r.forge(t, verify.CopiedProof, rng)
-					r.net.SetFaults(func(from, to transport.PeerID, req []byte) transport.Fault {
-						if len(req) > 1 && protocol.Kind(req[1]) == kind {
-							return fault
-						}
-						return transport.Deliver
+	for _, b := range verifiedBackends {
+		for kindName, kind := range kinds {
+			for faultName, fault := range faults {
+				for _, victim := range []Role{Leader, Helper} {
+					t.Run(fmt.Sprintf("%s/%s %s/%v crashes", b, kindName, faultName, victim), func(t *testing.T) {
+						crashAt(t, b, kind, fault, victim)
 					})
-					if err := r.leader.Verify(context.Background()); !errors.Is(err, transport.ErrLinkCut) {
-						t.Fatalf("verification over a cut link: %v", err)
-					}
-					r.net.SetFaults(nil)
-					r.restart(t, victim)
-					for range 2 {
-						if err := r.leader.Verify(context.Background()); err != nil {
-							t.Fatal(err)
-						}
-					}
-					want := map[string]int{"mismatch": 1, "proof": 1}
-					r.checkVerified(t, 4, want)
-					// Both restarted once more: the same again.
-					r.restart(t, Helper)
-					r.restart(t, Leader)
-					if err := r.leader.Verify(context.Background()); err != nil {
-						t.Fatal(err)
-					}
-					r.checkVerified(t, 4, want)
-					rel, n, err := r.release(1 << 48)
-					if err != nil || n != 4 || r.total(t, rel) != 4 {
-						t.Fatalf("release after the crash: %d reports, %v", n, err)
-					}
-				})
+				}
 			}
 		}
+	}
+}
+
+// crashAt loses the first message of kind (fault) while verifying, crashes
+// victim, and checks both servers agree after verification runs again and
+// after both restart.
+func crashAt(t *testing.T, b Backend, kind protocol.Kind, fault transport.Fault, victim Role) {
+	r := newRestartable(t, b)
+	r.uploadVerified(t, 0.1, 0.5, 0.9, 0.3)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, k := range crashForgeries[b] {
+		r.forge(t, k, rng)
+	}
+	r.net.SetFaults(func(from, to transport.PeerID, req []byte) transport.Fault {
+		if len(req) > 1 && protocol.Kind(req[1]) == kind {
+			return fault
+		}
+		return transport.Deliver
+	})
+	if err := r.leader.Verify(context.Background()); !errors.Is(err, transport.ErrLinkCut) {
+		t.Fatalf("verification over a cut link: %v", err)
+	}
+	r.net.SetFaults(nil)
+	r.restart(t, victim)
+	for range 2 {
+		if err := r.leader.Verify(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := reasons(b, crashForgeries[b])
+	r.checkVerified(t, 4, want)
+	// Both restarted once more: the same again.
+	r.restart(t, Helper)
+	r.restart(t, Leader)
+	if err := r.leader.Verify(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r.checkVerified(t, 4, want)
+	rel, n, err := r.release(1 << 48)
+	if err != nil || n != 4 || r.total(t, rel) != 4 {
+		t.Fatalf("release after the crash: %d reports, %v", n, err)
 	}
 }
 
@@ -166,33 +226,44 @@ func TestVerificationSurvivesCrashes(t *testing.T) {
 // helper answers that it lacks it), so no verdict is stored that a
 // restarted server could not count again.
 func TestUnstoredUploadNotVerified(t *testing.T) {
-	r := newRestartable(t)
-	r.uploadVerified(t, 0.2)
-	// An upload the helper accepted but whose storage has not completed.
-	r.net.Register("helper", r.helper.Handle)
-	r.uploadVerified(t, 0.7)
-	if err := r.leader.Verify(context.Background()); err != nil {
-		t.Fatal(err)
+	for _, b := range verifiedBackends {
+		t.Run(string(b), func(t *testing.T) {
+			r := newRestartable(t, b)
+			r.uploadVerified(t, 0.2)
+			// An upload the helper accepted but whose storage has not
+			// completed.
+			r.net.Register("helper", r.helper.Handle)
+			r.uploadVerified(t, 0.7)
+			if err := r.leader.Verify(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			r.checkVerified(t, 1, map[string]int{})
+		})
 	}
-	r.checkVerified(t, 1, map[string]int{})
 }
 
 // TestVerdictRecordKnownAnswer pins the stored verdict record: a
 // restarted server reads the verdicts an older one saved. Changing it is
 // a breaking change: bump verdictRecordVersion and update this hash.
 func TestVerdictRecordKnownAnswer(t *testing.T) {
-	const want = "e08acd45d2fe5bec0bf9303194241ee5919673977ca34712e2915741cc82e3e0"
+	const want = "6c3a2b35c8339356837c43ea98224098b6c6f56c8059c0b90df3a88d3643eb94"
 	h := sha256.New()
 	for _, stage := range []byte{stageFinal, stageTentative} {
 		for v := protocol.VerdictOK; v <= protocol.VerdictReplay; v++ {
 			if v == protocol.VerdictMissing {
 				continue
 			}
-			b := verdictRecord(stage, v)
-			h.Write(b)
-			s, back, err := parseVerdictRecord(b)
-			if err != nil || s != stage || back != v {
-				t.Fatalf("parse(%x) = %d, %v, %v", b, s, back, err)
+			msgs := [][]byte{nil}
+			if v == protocol.VerdictOK {
+				msgs = append(msgs, []byte{0xa1, 0xb2, 0xc3, 0xd4, 0xe5, 0xf6, 0x07, 0x18})
+			}
+			for _, msg := range msgs {
+				b := verdictRecord(stage, v, msg)
+				h.Write(b)
+				s, back, backMsg, err := parseVerdictRecord(b)
+				if err != nil || s != stage || back != v || !bytes.Equal(backMsg, msg) {
+					t.Fatalf("parse(%x) = %d, %v, %x, %v", b, s, back, backMsg, err)
+				}
 			}
 		}
 	}
@@ -208,9 +279,10 @@ func TestVerdictRecordKnownAnswer(t *testing.T) {
 		{[]byte{verdictRecordVersion, stageFinal, byte(protocol.VerdictMissing)}, "unknown verdict"},
 		{[]byte{verdictRecordVersion, stageFinal, 99}, "unknown verdict"},
 		{[]byte{verdictRecordVersion, stageFinal}, "of 2 bytes"},
+		{[]byte{verdictRecordVersion, stageTentative, byte(protocol.VerdictProof), 1}, "rejection with a 1-byte message"},
 		{nil, "empty"},
 	} {
-		if _, _, err := parseVerdictRecord(bad.b); err == nil || !strings.Contains(err.Error(), bad.want) {
+		if _, _, _, err := parseVerdictRecord(bad.b); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("parse(%x) = %v, want %q", bad.b, err, bad.want)
 		}
 	}
@@ -220,24 +292,26 @@ func TestVerdictRecordKnownAnswer(t *testing.T) {
 // survive a restart of both servers, whichever reports were refused at
 // upload (malformed, never stored) or at verification.
 func TestRestartedServerKeepsRejections(t *testing.T) {
-	r := newRestartable(t)
-	r.uploadVerified(t, 0.4, 0.6)
-	rng := rand.New(rand.NewPCG(9, 9))
-	for _, k := range verify.Forgeries() {
-		r.forge(t, k.Kind, rng)
+	for _, b := range verifiedBackends {
+		t.Run(string(b), func(t *testing.T) {
+			r := newRestartable(t, b)
+			r.uploadVerified(t, 0.4, 0.6)
+			rng := rand.New(rand.NewPCG(9, 9))
+			want := map[string]int{}
+			for _, f := range forgeries(b) {
+				r.forge(t, f.kind, rng)
+				want[verify.Reason(f.want)]++
+			}
+			if err := r.leader.Verify(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			r.checkVerified(t, 2, want)
+			before := maps.Clone(want)
+			r.restart(t, Leader)
+			r.restart(t, Helper)
+			r.checkVerified(t, 2, before)
+		})
 	}
-	if err := r.leader.Verify(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]int{}
-	for _, k := range verify.Forgeries() {
-		want[verify.Reason(k.Want)]++
-	}
-	r.checkVerified(t, 2, want)
-	before := maps.Clone(want)
-	r.restart(t, Leader)
-	r.restart(t, Helper)
-	r.checkVerified(t, 2, before)
 }
 
 // TestVerifyKeyNeverSent records every request and answer the two
@@ -262,7 +336,7 @@ func TestVerifyKeyNeverSent(t *testing.T) {
 		})
 	}
 	p.uploadVerified(t, 0.1, 0.6)
-	p.forge(t, verify.RandomProof, rand.New(rand.NewPCG(1, 2)))
+	p.forge(t, int(verify.RandomProof), rand.New(rand.NewPCG(1, 2)))
 	rel, _, err := p.release(1 << 48)
 	if err != nil {
 		t.Fatal(err)

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/cloudflare/circl/vdaf/prio3/arith/fp128"
-
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/verify"
@@ -18,17 +16,16 @@ import (
 // verifyBatch is the most reports the leader verifies in one exchange.
 const verifyBatch = 256
 
-// verified is an additive dataset's verification state at one server
-// (see the package doc, "The additive backend").
+// verified is a verified dataset's verification state at one server,
+// for the additive and the verified DCF backend alike (see the package
+// doc, "The additive backend" and "The DCF backend").
 type verified struct {
-	srv  *verify.Server    // checks uploads (decoding only: safe for concurrent use)
-	pool pool              // prepares and decides
-	agg  *verify.Aggregate // the accepted reports' output shares
+	scheme scheme
 	// uploads holds the reports received and not yet decided (prepared
 	// ones too).
 	uploads map[payload.ReportID]*protocol.Upload
-	// tentative holds, at the helper, the reports it prepared and decided
-	// on, until the leader's Decide.
+	// tentative holds, at the helper, the reports it prepared and
+	// answered for, until the leader's Decide.
 	tentative map[payload.ReportID]*tentative
 	// final is the final verdict of every decided report.
 	final map[payload.ReportID]protocol.Verdict
@@ -44,74 +41,104 @@ type verified struct {
 	store   VerdictStore
 	// restore holds the reports accepted before a restart whose uploads
 	// are not held again yet: each is added to the aggregate, its output
-	// share re-derived, when its upload is replayed (hold).
+	// re-derived (scheme.rederive), when its upload is replayed (hold).
 	restore map[payload.ReportID]bool
-	// restoreTentative holds, at the helper, the tentative verdicts
-	// stored before a restart on reports not held again yet.
-	restoreTentative map[payload.ReportID]protocol.Verdict
+	// restoreTentative holds, at the helper, the tentative answers
+	// stored before a restart on reports not held again yet: each its
+	// verdict and the leader's message it answered (retentative).
+	restoreTentative map[payload.ReportID]protocol.Item
 	// gate: an upload is verified only once the caller has made it
 	// durable (Server.Stored); unstored holds those it has not yet.
 	gate     bool
 	unstored map[payload.ReportID]bool
 }
 
-// tentative is the helper's decision on a report before the leader's.
+// tentative is the helper's answer on a report before the leader's
+// decision, and its state to settle it.
 type tentative struct {
-	item protocol.Item // its answer to Prepare
-	out  *verify.Output
+	item  protocol.Item // its answer to Prepare
+	state any
 }
 
-// newVerified returns the verification state of the additive dataset d
-// at the server of role, with the servers' shared key, keeping its
-// verdicts in store (gate: verifying only uploads made durable).
+// scheme is one verified backend at one server: the additive backend's
+// Prio3 (internal/verify) or the DCF backend's verifiable DCF
+// (internal/vdcf). The exchange around it (Verify, prepared, decided) is
+// the same for both. The batch methods work on a batch's reports in
+// parallel, outside the server's lock; the others run under it.
+type scheme interface {
+	// check decodes an upload at receipt; safe for concurrent use.
+	check(up *protocol.Upload) error
+	// lead prepares reports at the leader: per report, its state and
+	// first message.
+	lead(ups []*protocol.Upload) []step
+	// follow prepares reports at the helper against the leader's
+	// messages: per report, its state for settle and its answer.
+	follow(ups []*protocol.Upload, leader [][]byte) []step
+	// conclude decides reports at the leader from their states (nil:
+	// skip) and the helper's answers: per report, the output to add and
+	// its message for Decide.
+	conclude(states []any, answers [][]byte) []step
+	// settle is the helper's decision on a report it answered for and the
+	// leader accepted, from its state and the leader's Decide message:
+	// the report's output, to add.
+	settle(state any, leaderMsg []byte) (any, error)
+	// add counts an accepted report's output (ErrReplay: counted already).
+	add(id payload.ReportID, out any) error
+	// accepted is the number of reports added.
+	accepted() int
+	// sums sets the release's sums from the aggregate.
+	sums(rel *release) error
+	// rederive re-derives, from its replayed upload alone, the output of
+	// a report both servers accepted before a restart; it does not
+	// verify the report again.
+	rederive(up *protocol.Upload) (any, error)
+}
+
+// step is one report's result of a batch method of a scheme.
+type step struct {
+	state any // or the output, from conclude
+	msg   []byte
+	err   error
+}
+
+// newVerified returns the verification state of a verified dataset d at
+// the server of role, with the servers' shared key, keeping its verdicts
+// in store (gate: verifying only uploads made durable).
 func newVerified(d Dataset, role Role, key [verify.KeySize]byte, store VerdictStore, gate bool) (*verified, error) {
-	bins := d.Bins
-	p := make(pool, runtime.GOMAXPROCS(0))
-	var scheme *verify.Scheme
-	var srv *verify.Server
-	for range cap(p) {
-		var err error
-		if scheme, err = verify.New(bins); err != nil {
-			return nil, err
-		}
-		if srv, err = scheme.NewServer(int(role), key); err != nil {
-			return nil, err
-		}
-		p <- srv
+	var sch scheme
+	var err error
+	if d.Backend == Additive {
+		sch, err = newAdditive(d.Bins, role, key)
+	} else {
+		sch, err = newVDCF(d.Bins, role, key)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return &verified{
-		srv: srv, pool: p, agg: scheme.NewAggregate(),
+		scheme:    sch,
 		uploads:   make(map[payload.ReportID]*protocol.Upload),
 		tentative: make(map[payload.ReportID]*tentative),
 		final:     make(map[payload.ReportID]protocol.Verdict),
 		rejected:  make(map[string]int),
 		dataset:   d.Name, store: store, gate: gate,
 		restore:          make(map[payload.ReportID]bool),
-		restoreTentative: make(map[payload.ReportID]protocol.Verdict),
+		restoreTentative: make(map[payload.ReportID]protocol.Item),
 		unstored:         make(map[payload.ReportID]bool),
 	}, nil
 }
 
-// pool holds one verify.Server per core: a verify.Server runs one
-// verification at a time (circl's Prio3 keeps one XOF state), and a
-// batch's reports are verified in parallel.
-type pool chan *verify.Server
-
-// each runs fn(srv, i) for i = 0, …, n−1 on the pool's servers, in
-// parallel, and returns when all are done.
-func (p pool) each(n int, fn func(srv *verify.Server, i int)) {
+// parallel runs fn(i) for i = 0, …, n−1 on GOMAXPROCS goroutines and
+// returns when all are done.
+func parallel(n int, fn func(i int)) {
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(cap(p), n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			srv := <-p
-			defer func() { p <- srv }()
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Go(func() {
 			for i := range next {
-				fn(srv, i)
+				fn(i)
 			}
-		}()
+		})
 	}
 	for i := range n {
 		next <- i
@@ -152,12 +179,12 @@ func firstRejection(vs ...protocol.Verdict) protocol.Verdict {
 	return protocol.VerdictOK
 }
 
-// hold accepts an additive upload for verification: a report whose
-// shares do not decode is rejected at once as malformed (and the helper
-// told, by the leader); a report already held or decided is a duplicate.
-// A report accepted before a restart is counted again (accepted), and a
-// helper's tentative verdict from before a restart restored. The caller
-// holds s.mu.
+// hold accepts a verified upload for verification: a report whose
+// shares do not decode is rejected at once (malformed, or mismatch for a
+// verified DCF key of the other server or grid), and the helper told, by
+// the leader; a report already held or decided is a duplicate. A report
+// accepted before a restart is counted again (accepted), and a helper's
+// tentative answer from before a restart restored. The caller holds s.mu.
 func (v *verified) hold(role Role, m *protocol.Upload) (duplicate, accepted bool, err error) {
 	if _, held := v.uploads[m.Report]; held {
 		return true, false, nil
@@ -168,15 +195,16 @@ func (v *verified) hold(role Role, m *protocol.Upload) (duplicate, accepted bool
 		}
 		return false, true, v.rederive(m)
 	}
-	if err := v.srv.Check(m.Public, m.Share); err != nil {
-		if err := v.save(stageFinal, []protocol.Item{{Report: m.Report, Verdict: protocol.VerdictMalformed}}); err != nil {
+	if err := v.scheme.check(m); err != nil {
+		verdict := verdictOf(err)
+		if err := v.save(stageFinal, []protocol.Item{{Report: m.Report, Verdict: verdict}}); err != nil {
 			return false, false, err
 		}
-		v.decide(role, m.Report, protocol.VerdictMalformed, nil)
+		v.decide(role, m.Report, verdict, nil, nil)
 		return false, false, err
 	}
-	if verdict, ok := v.restoreTentative[m.Report]; ok {
-		t, err := v.retentative(m, verdict)
+	if it, ok := v.restoreTentative[m.Report]; ok {
+		t, err := v.retentative(m, it)
 		if err != nil {
 			return false, false, err
 		}
@@ -191,44 +219,39 @@ func (v *verified) hold(role Role, m *protocol.Upload) (duplicate, accepted bool
 }
 
 // rederive counts again a report accepted before a restart, from its
-// replayed upload (verify.Server.Rederive).
+// replayed upload (scheme.rederive).
 func (v *verified) rederive(m *protocol.Upload) error {
-	srv := <-v.pool
-	defer func() { v.pool <- srv }()
-	out, err := srv.Rederive(m.Report, m.Public, m.Share)
+	out, err := v.scheme.rederive(m)
 	if err != nil {
-		return fmt.Errorf("re-deriving the output share of report %v, accepted before a restart: %w", m.Report, err)
+		return fmt.Errorf("re-deriving the output of report %v, accepted before a restart: %w", m.Report, err)
 	}
-	if err := v.agg.Add(m.Report, out); err != nil {
+	if err := v.scheme.add(m.Report, out); err != nil {
 		return fmt.Errorf("report %v, accepted before a restart: %w", m.Report, err)
 	}
 	delete(v.restore, m.Report)
 	return nil
 }
 
-// retentative restores the helper's tentative verdict on the replayed
-// upload m: an acceptance with its verifier message and output share,
-// both derived again (Prepare is deterministic).
-func (v *verified) retentative(m *protocol.Upload, verdict protocol.Verdict) (*tentative, error) {
-	t := &tentative{item: protocol.Item{Report: m.Report, Verdict: verdict}}
-	if verdict != protocol.VerdictOK {
+// retentative restores the helper's tentative answer it stored, it, on
+// the replayed upload m: an acceptance with its message and state for
+// settle derived again by following the leader's stored message (each
+// scheme's preparation is deterministic given the key, the share and the
+// nonce, so the answer is the one the leader may have received).
+func (v *verified) retentative(m *protocol.Upload, it protocol.Item) (*tentative, error) {
+	t := &tentative{item: protocol.Item{Report: m.Report, Verdict: it.Verdict}}
+	if it.Verdict != protocol.VerdictOK {
 		return t, nil
 	}
-	srv := <-v.pool
-	defer func() { v.pool <- srv }()
-	_, msg, err := srv.Prepare(m.Report, m.Public, m.Share)
-	if err == nil {
-		t.out, err = srv.Rederive(m.Report, m.Public, m.Share)
+	st := v.scheme.follow([]*protocol.Upload{m}, [][]byte{it.Message})[0]
+	if st.err != nil {
+		return nil, fmt.Errorf("restoring the tentative verdict on report %v: %w", m.Report, st.err)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("restoring the tentative verdict on report %v: %w", m.Report, err)
-	}
-	t.item.Message = msg
+	t.item.Message, t.state = st.msg, st.state
 	return t, nil
 }
 
 // Stored tells the server that the upload of report id of dataset, which
-// it accepted, is durable: with a Config.Verdicts store, an additive
+// it accepted, is durable: with a Config.Verdicts store, a verified
 // report is verified only then, so that no report is decided that a
 // restarted server could not count again from its store.
 func (s *Server) Stored(dataset string, id payload.ReportID) {
@@ -244,10 +267,11 @@ func reasonOf(v protocol.Verdict) string { return verify.Reason(verdicts[v]) }
 
 // decide records the final verdict on report id, counting it in the
 // aggregate (out) or among the rejections; the leader queues it for the
-// helper. It returns whether the report was accepted.
-func (v *verified) decide(role Role, id payload.ReportID, verdict protocol.Verdict, out *verify.Output) bool {
+// helper, with its message msg for the helper's settle. It returns
+// whether the report was accepted.
+func (v *verified) decide(role Role, id payload.ReportID, verdict protocol.Verdict, out any, msg []byte) bool {
 	if verdict == protocol.VerdictOK {
-		verdict = verdictOf(v.agg.Add(id, out))
+		verdict = verdictOf(v.scheme.add(id, out))
 	}
 	v.final[id] = verdict
 	delete(v.uploads, id)
@@ -256,13 +280,13 @@ func (v *verified) decide(role Role, id payload.ReportID, verdict protocol.Verdi
 		v.rejected[reasonOf(verdict)]++
 	}
 	if role == Leader {
-		v.untold = append(v.untold, protocol.Item{Report: id, Verdict: verdict})
+		v.untold = append(v.untold, decision(id, verdict, msg))
 	}
 	return verdict == protocol.VerdictOK
 }
 
 // Rejected returns, per reason (verify.Reason: malformed, mismatch,
-// proof, replay), how many reports of the additive dataset this server
+// proof, replay), how many reports of the verified dataset this server
 // rejected.
 func (s *Server) Rejected(dataset string) (map[string]int, error) {
 	s.mu.Lock()
@@ -277,7 +301,7 @@ func (s *Server) Rejected(dataset string) (map[string]int, error) {
 	return maps.Clone(d.verified.rejected), nil
 }
 
-// Verify runs, at the leader, the verification of every additive report
+// Verify runs, at the leader, the verification of every verified report
 // held and not yet decided, with the helper, in batches, and tells the
 // helper every final verdict it has not acknowledged. Releases run it
 // first; a deployment may also run it as reports arrive. At the helper
@@ -323,7 +347,7 @@ func (s *Server) verifyDataset(ctx context.Context, d *dataset) error {
 // pending preparations.
 type leaderBatch struct {
 	items   []protocol.Item
-	pending []*verify.Pending // of items[j]
+	pending []any // the states of items[j]
 }
 
 // prepareBatch prepares up to verifyBatch held reports at the leader, in
@@ -341,12 +365,13 @@ func (s *Server) prepareBatch(d *dataset, skip map[payload.ReportID]bool) *leade
 		}
 	}
 	s.mu.Unlock()
-	b := &leaderBatch{items: make([]protocol.Item, len(ups)), pending: make([]*verify.Pending, len(ups))}
-	v.pool.each(len(ups), func(srv *verify.Server, j int) {
-		p, msg, err := srv.Prepare(ups[j].Report, ups[j].Public, ups[j].Share)
-		b.items[j] = protocol.Item{Report: ups[j].Report, Verdict: verdictOf(err), Message: msg}
-		b.pending[j] = p
-	})
+	b := &leaderBatch{items: make([]protocol.Item, len(ups)), pending: make([]any, len(ups))}
+	for j, st := range v.scheme.lead(ups) {
+		b.items[j] = protocol.Item{Report: ups[j].Report, Verdict: verdictOf(st.err)}
+		if st.err == nil {
+			b.items[j].Message, b.pending[j] = st.msg, st.state
+		}
+	}
 	return b
 }
 
@@ -372,20 +397,21 @@ func (s *Server) exchange(ctx context.Context, d *dataset, b *leaderBatch, missi
 		}
 	}
 	verdicts := make([]protocol.Verdict, len(b.items))
-	outs := make([]*verify.Output, len(b.items))
-	d.verified.pool.each(len(b.items), func(srv *verify.Server, j int) {
-		theirs := resp.Items[j]
+	states, answers := make([]any, len(b.items)), make([][]byte, len(b.items))
+	for j, theirs := range resp.Items {
 		verdicts[j] = firstRejection(b.items[j].Verdict, theirs.Verdict)
 		if verdicts[j] == protocol.VerdictOK && !missing[theirs.Report] {
-			var err error
-			outs[j], err = srv.Finish(b.pending[j], theirs.Message)
-			verdicts[j] = verdictOf(err)
+			states[j], answers[j] = b.pending[j], theirs.Message
 		}
-	})
+	}
+	outs := d.verified.scheme.conclude(states, answers)
 	var final []protocol.Item
 	for j, own := range b.items {
+		if states[j] != nil {
+			verdicts[j] = verdictOf(outs[j].err)
+		}
 		if !missing[own.Report] {
-			final = append(final, protocol.Item{Report: own.Report, Verdict: verdicts[j]})
+			final = append(final, decision(own.Report, verdicts[j], outs[j].msg))
 		}
 	}
 	if err := d.verified.save(stageFinal, final); err != nil {
@@ -394,11 +420,21 @@ func (s *Server) exchange(ctx context.Context, d *dataset, b *leaderBatch, missi
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for j, own := range b.items {
-		if !missing[own.Report] && d.verified.decide(Leader, own.Report, verdicts[j], outs[j]) {
+		if !missing[own.Report] && d.verified.decide(Leader, own.Report, verdicts[j], outs[j].state, outs[j].msg) {
 			d.reports[own.Report] = struct{}{}
 		}
 	}
 	return nil
+}
+
+// decision is the leader's final verdict on report id as it tells the
+// helper: with its message for the helper's settle if accepted.
+func decision(id payload.ReportID, verdict protocol.Verdict, msg []byte) protocol.Item {
+	it := protocol.Item{Report: id, Verdict: verdict}
+	if verdict == protocol.VerdictOK {
+		it.Message = msg
+	}
+	return it
 }
 
 // tell sends the helper the final verdicts it has not acknowledged.
@@ -421,7 +457,7 @@ func (s *Server) tell(ctx context.Context, d *dataset) error {
 	return nil
 }
 
-// verifiedDataset returns the additive dataset a verification message
+// verifiedDataset returns the verified dataset a verification message
 // from the leader names; the caller holds s.mu.
 func (s *Server) verifiedDataset(name string) (*dataset, error) {
 	d, err := s.dataset(name)
@@ -456,27 +492,23 @@ func (s *Server) prepared(m *protocol.Prepare) (protocol.Message, error) {
 		}
 	}
 	s.mu.Unlock()
-	idx := slices.Sorted(maps.Keys(todo))
-	fresh := make([]*tentative, len(idx))
-	v.pool.each(len(idx), func(srv *verify.Server, k int) {
-		fresh[k] = prepareHelper(srv, todo[idx[k]], m.Items[idx[k]])
-	})
+	fresh := prepareHelper(v.scheme, todo, m.Items)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var kept []protocol.Item
-	for _, t := range fresh {
+	for j, t := range fresh {
 		if _, held := v.uploads[t.item.Report]; held {
-			kept = append(kept, protocol.Item{Report: t.item.Report, Verdict: t.item.Verdict})
+			kept = append(kept, decision(t.item.Report, t.item.Verdict, m.Items[j].Message))
 		}
 	}
 	if err := v.save(stageTentative, kept); err != nil {
 		return nil, fmt.Errorf("helper: %w", err)
 	}
-	for k, t := range fresh {
+	for j, t := range fresh {
 		if _, held := v.uploads[t.item.Report]; held {
 			v.tentative[t.item.Report] = t
 		}
-		resp.Items[idx[k]] = t.item
+		resp.Items[j] = t.item
 	}
 	return resp, nil
 }
@@ -503,26 +535,36 @@ func (v *verified) known(id payload.ReportID, answer *protocol.Item) *protocol.U
 	return up
 }
 
-// prepareHelper verifies up at the helper, on srv, against the leader's
-// item.
-func prepareHelper(srv *verify.Server, up *protocol.Upload, theirs protocol.Item) *tentative {
-	p, msg, err := srv.Prepare(up.Report, up.Public, up.Share)
-	t := &tentative{item: protocol.Item{Report: up.Report, Verdict: firstRejection(verdictOf(err), theirs.Verdict)}}
-	if t.item.Verdict == protocol.VerdictOK {
-		t.out, err = srv.Finish(p, theirs.Message)
-		t.item.Verdict = verdictOf(err)
+// prepareHelper prepares the uploads todo (by index into the leader's
+// items) at the helper, returning its answers by the same index: each
+// the leader's rejection, or its own, or its message.
+func prepareHelper(sch scheme, todo map[int]*protocol.Upload, items []protocol.Item) map[int]*tentative {
+	fresh := make(map[int]*tentative, len(todo))
+	var ups []*protocol.Upload
+	var msgs [][]byte
+	var follow []*tentative
+	for _, j := range slices.Sorted(maps.Keys(todo)) {
+		t := &tentative{item: protocol.Item{Report: todo[j].Report, Verdict: items[j].Verdict}}
+		fresh[j] = t
+		if t.item.Verdict == protocol.VerdictOK {
+			ups, msgs, follow = append(ups, todo[j]), append(msgs, items[j].Message), append(follow, t)
+		}
 	}
-	if t.item.Verdict == protocol.VerdictOK {
-		t.item.Message = msg
+	for k, st := range sch.follow(ups, msgs) {
+		t := follow[k]
+		if t.item.Verdict = verdictOf(st.err); t.item.Verdict == protocol.VerdictOK {
+			t.item.Message, t.state = st.msg, st.state
+		}
 	}
-	return t
+	return fresh
 }
 
 // decided applies the leader's final verdicts at the helper: a report
-// counts only if both servers accepted it; a rejection counts under the
-// leader's reason (which includes the helper's), also for a report the
-// helper does not hold. An acceptance of a report it did not prepare,
-// and any verdict on a report decided already, are ignored.
+// counts only if both servers accepted it (the helper settling it from
+// the leader's message); a rejection counts under the leader's reason
+// (which includes the helper's), also for a report the helper does not
+// hold. An acceptance of a report it did not prepare, and any verdict on
+// a report decided already, are ignored.
 func (s *Server) decided(m *protocol.Decide) (protocol.Message, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -532,6 +574,7 @@ func (s *Server) decided(m *protocol.Decide) (protocol.Message, error) {
 	}
 	v := d.verified
 	var final []protocol.Item
+	outs := make(map[payload.ReportID]any)
 	for _, it := range m.Items {
 		if _, done := v.final[it.Report]; done {
 			continue
@@ -539,7 +582,13 @@ func (s *Server) decided(m *protocol.Decide) (protocol.Message, error) {
 		t, prepared := v.tentative[it.Report]
 		switch {
 		case prepared:
-			final = append(final, protocol.Item{Report: it.Report, Verdict: firstRejection(it.Verdict, t.item.Verdict)})
+			verdict := firstRejection(it.Verdict, t.item.Verdict)
+			if verdict == protocol.VerdictOK {
+				var err error
+				outs[it.Report], err = v.scheme.settle(t.state, it.Message)
+				verdict = verdictOf(err)
+			}
+			final = append(final, protocol.Item{Report: it.Report, Verdict: verdict})
 		case it.Verdict != protocol.VerdictOK:
 			// Held or not yet (or never, when the leader refused a
 			// relayed upload): rejected here too, and an upload
@@ -551,41 +600,20 @@ func (s *Server) decided(m *protocol.Decide) (protocol.Message, error) {
 		return nil, fmt.Errorf("helper: %w", err)
 	}
 	for _, it := range final {
-		var out *verify.Output
-		if t, ok := v.tentative[it.Report]; ok {
-			out = t.out
-		}
-		if v.decide(Helper, it.Report, it.Verdict, out) {
+		if v.decide(Helper, it.Report, it.Verdict, outs[it.Report], nil) {
 			d.reports[it.Report] = struct{}{}
 		}
 	}
 	return &protocol.Ack{}, nil
 }
 
-// fieldSums returns, per component of comps, this server's shares in the
-// field of the prefix sums over all its accepted reports, which must be
-// the release's report set ids: the servers agree on verified reports,
-// and a release over a subset of them is not supported.
-func (v *verified) fieldSums(held map[payload.ReportID]struct{}, ids []payload.ReportID, comps []payload.Component) (map[payload.Component]fp128.Vec, error) {
-	if len(ids) != len(held) || len(ids) != v.agg.Len() {
-		return nil, fmt.Errorf("the release's %d reports are not the %d this server verified: a release over a subset of the verified reports is not supported; retry it", len(ids), v.agg.Len())
+// releaseSums sets the release's sums from the aggregate of all the
+// reports this server accepted, which must be its report set: the servers
+// agree on verified reports, and a release over a subset of them is not
+// supported.
+func (v *verified) releaseSums(held map[payload.ReportID]struct{}, rel *release) error {
+	if len(rel.reports) != len(held) || len(rel.reports) != v.scheme.accepted() {
+		return fmt.Errorf("the release's %d reports are not the %d this server verified: a release over a subset of the verified reports is not supported; retry it", len(rel.reports), v.scheme.accepted())
 	}
-	p, err := v.agg.Prefixes()
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[payload.Component]fp128.Vec, len(comps))
-	for _, c := range comps {
-		switch c {
-		case payload.Count:
-			out[c] = p.Count
-		case payload.Label:
-			out[c] = p.Label
-		case payload.NotLabel:
-			out[c] = p.NotLabel
-		default:
-			return nil, fmt.Errorf("component %v is not carried by verified reports", c)
-		}
-	}
-	return out, nil
+	return v.scheme.sums(rel)
 }

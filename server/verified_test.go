@@ -10,21 +10,30 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
+	"github.com/fedecdf/fedecdf/internal/vdcf"
 	"github.com/fedecdf/fedecdf/internal/verify"
 	"github.com/fedecdf/fedecdf/party"
 )
 
+// verifiedBackends are the backends whose servers verify every report.
+var verifiedBackends = []Backend{Additive, DCF}
+
 // uploadVerified has one honest party per score upload its verified
-// report, and returns their report IDs.
+// report (of the pair's backend), and returns their report IDs.
 func (p *pair) uploadVerified(t *testing.T, scores ...float64) []payload.ReportID {
 	t.Helper()
 	var ids []payload.ReportID
 	for _, x := range scores {
 		q := newParty(t, x)
-		if err := q.UploadVerified(context.Background(), p.servers); err != nil {
+		upload := q.UploadVerified
+		if p.leader.datasets["d"].Backend == DCF {
+			upload = q.UploadVerifiedKeys
+		}
+		if err := upload(context.Background(), p.servers); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, q.ReportID())
@@ -32,21 +41,53 @@ func (p *pair) uploadVerified(t *testing.T, scores ...float64) []payload.ReportI
 	return ids
 }
 
-// forge uploads an invalid report of kind k from its own peer.
-func (p *pair) forge(t *testing.T, k verify.Forgery, rng *rand.Rand) {
+// forgery is one kind of invalid report of a verified backend.
+type forgery struct {
+	name string
+	want error
+	kind int // verify.Forgery or vdcf.Forgery
+}
+
+// forgeries lists the forgeries of a verified backend.
+func forgeries(b Backend) []forgery {
+	var out []forgery
+	if b == Additive {
+		for _, k := range verify.Forgeries() {
+			out = append(out, forgery{k.Name, k.Want, int(k.Kind)})
+		}
+		return out
+	}
+	for _, k := range vdcf.Forgeries() {
+		out = append(out, forgery{k.Name, k.Want, int(k.Kind)})
+	}
+	return out
+}
+
+// forge uploads an invalid report of kind k (of the pair's backend) from
+// its own peer.
+func (p *pair) forge(t *testing.T, k int, rng *rand.Rand) {
 	t.Helper()
-	s, err := verify.New(bins)
-	if err != nil {
-		t.Fatal(err)
-	}
 	id, _ := payload.NewID()
-	r, err := s.Forge(k, id, rng.IntN(bins), rng.IntN(2) == 1, crand.Reader, rng)
-	if err != nil {
-		t.Fatal(err)
-	}
 	servers := p.servers
 	servers.Conn = p.net.Conn(transport.PeerID("mallory-" + id.String()))
-	if err := party.UploadReport(context.Background(), servers, r); err != nil && !errors.Is(err, verify.ErrMalformed) {
+	bin, label := rng.IntN(bins), rng.IntN(2) == 1
+	var err error
+	if p.leader.datasets["d"].Backend == Additive {
+		s, _ := verify.New(bins)
+		var r verify.Report
+		if r, err = s.Forge(verify.Forgery(k), id, bin, label, crand.Reader, rng); err != nil {
+			t.Fatal(err)
+		}
+		err = party.UploadReport(context.Background(), servers, r)
+	} else {
+		s, _ := vdcf.New(bins)
+		var r vdcf.Report
+		if r, err = s.Forge(vdcf.Forgery(k), id, bin, label, crand.Reader, rng); err != nil {
+			t.Fatal(err)
+		}
+		err = party.UploadKeysReport(context.Background(), servers, r)
+	}
+	if err != nil && !errors.Is(err, verify.ErrMalformed) && !errors.Is(err, verify.ErrMismatch) {
 		t.Fatal(err)
 	}
 }
@@ -78,24 +119,26 @@ func (p *pair) checkVerified(t *testing.T, n int, want map[string]int) {
 // counts exactly the honest reports.
 func TestEveryForgeryRejectedAtBothServers(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, k := range verify.Forgeries() {
-		t.Run(k.Name, func(t *testing.T) {
-			p := newPair(t, Additive, 1<<50, 1, nil)
-			p.uploadVerified(t, 0.1, 0.5, 0.5)
-			p.forge(t, k.Kind, rng)
-			p.forge(t, k.Kind, rng)
-			if err := p.leader.Verify(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			p.checkVerified(t, 3, map[string]int{verify.Reason(k.Want): 2})
-			rel, n, err := p.release(1 << 48)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := p.total(t, rel); n != 3 || got != 3 {
-				t.Errorf("release over %d reports, total %d, want 3 and 3", n, got)
-			}
-		})
+	for _, b := range verifiedBackends {
+		for _, k := range forgeries(b) {
+			t.Run(string(b)+"/"+k.name, func(t *testing.T) {
+				p := newVerifiedPair(t, b)
+				p.uploadVerified(t, 0.1, 0.5, 0.5)
+				p.forge(t, k.kind, rng)
+				p.forge(t, k.kind, rng)
+				if err := p.leader.Verify(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				p.checkVerified(t, 3, map[string]int{verify.Reason(k.want): 2})
+				rel, n, err := p.release(1 << 48)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := p.total(t, rel); n != 3 || got != 3 {
+					t.Errorf("release over %d reports, total %d, want 3 and 3", n, got)
+				}
+			})
+		}
 	}
 }
 
@@ -139,6 +182,12 @@ func itemsOf(m protocol.Message) []protocol.Item {
 // the other server then rejects it too: it counts at neither, and both
 // servers count the same reports.
 func TestBadVerifierMessageRejectedAtBoth(t *testing.T) {
+	for _, b := range verifiedBackends {
+		t.Run(string(b), func(t *testing.T) { badVerifierMessage(t, b) })
+	}
+}
+
+func badVerifierMessage(t *testing.T, b Backend) {
 	for _, c := range []struct {
 		name   string
 		kind   func(protocol.Message) bool
@@ -154,7 +203,7 @@ func TestBadVerifierMessageRejectedAtBoth(t *testing.T) {
 		{"helper claims a rejection", isPrepared, claimRejection, "mismatch"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p := newPair(t, Additive, 1<<50, 1, nil)
+			p := newVerifiedPair(t, b)
 			p.uploadVerified(t, 0.1, 0.5, 0.9)
 			p.tamper(func(m protocol.Message) {
 				if c.kind(m) {
@@ -180,6 +229,40 @@ func TestBadVerifierMessageRejectedAtBoth(t *testing.T) {
 	}
 }
 
+// TestCorruptLeaderSecondMessage plays a corrupt leader of a verified
+// DCF dataset that alters its second verifier message, sent in Decide,
+// for an honest report: the helper, which decides from it, rejects the
+// report (the check value is not zero). The leader accepted it: a corrupt
+// server's own count is its to falsify, as its answers are; the honest
+// server's count is right.
+func TestCorruptLeaderSecondMessage(t *testing.T) {
+	p := newVerifiedPair(t, DCF)
+	p.uploadVerified(t, 0.1, 0.5, 0.9)
+	p.net.Register("helper", func(ctx context.Context, from transport.PeerID, req []byte) []byte {
+		if m, err := protocol.Decode(req); err == nil {
+			if d, ok := m.(*protocol.Decide); ok && len(d.Items) > 0 && len(d.Items[0].Message) > 0 {
+				d.Items[0].Message[3] ^= 1
+				req = protocol.Encode(d)
+			}
+		}
+		return p.helper.Handle(ctx, from, req)
+	})
+	if err := p.leader.Verify(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.helper.Rejected("d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := p.helper.ReportIDs("d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(got, map[string]int{"proof": 1}) || len(ids) != 2 {
+		t.Errorf("the helper rejected %v and counted %d reports, want one proof rejection and 2", got, len(ids))
+	}
+}
+
 func isPrepare(m protocol.Message) bool  { _, ok := m.(*protocol.Prepare); return ok }
 func isPrepared(m protocol.Message) bool { _, ok := m.(*protocol.Prepared); return ok }
 
@@ -199,11 +282,18 @@ func claimRejection(items []protocol.Item) {
 // then the leader's decisions; retries decide every report once, the
 // same at both servers.
 func TestLostVerificationReplies(t *testing.T) {
+	for _, b := range verifiedBackends {
+		t.Run(string(b), func(t *testing.T) { lostVerificationReplies(t, b) })
+	}
+}
+
+func lostVerificationReplies(t *testing.T, b Backend) {
+	forged := forgeries(b)[1] // count 2 (additive), count p−1 (dcf)
 	for name, lose := range map[string]protocol.Kind{"prepared": protocol.KindPrepare, "decide": protocol.KindDecide} {
 		t.Run(name, func(t *testing.T) {
-			p := newPair(t, Additive, 1<<50, 1, nil)
+			p := newVerifiedPair(t, b)
 			p.uploadVerified(t, 0.1, 0.5, 0.9)
-			p.forge(t, verify.CountTwo, rand.New(rand.NewPCG(1, 1)))
+			p.forge(t, forged.kind, rand.New(rand.NewPCG(1, 1)))
 			p.net.SetFaults(func(from, to transport.PeerID, req []byte) transport.Fault {
 				if len(req) > 1 && protocol.Kind(req[1]) == lose {
 					return transport.LoseResponse
@@ -219,7 +309,7 @@ func TestLostVerificationReplies(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			p.checkVerified(t, 3, map[string]int{"mismatch": 1})
+			p.checkVerified(t, 3, map[string]int{verify.Reason(forged.want): 1})
 			rel, n, err := p.release(1 << 48)
 			if err != nil || n != 3 || p.total(t, rel) != 3 {
 				t.Fatalf("release after the retries: %d reports, %v", n, err)
@@ -251,8 +341,9 @@ func TestVerificationOnlyFromTheLeader(t *testing.T) {
 	p.checkVerified(t, 1, map[string]int{})
 }
 
-// TestVerifiedUploadChecks: an additive dataset refuses a DCF key, and a
-// DCF dataset a verified report; a server needs the verification key.
+// TestVerifiedUploadChecks: each dataset takes the uploads of its
+// backend only (additive, verified or unverified DCF); a verified dataset
+// needs the verification key, and only a DCF dataset can be unverified.
 func TestVerifiedUploadChecks(t *testing.T) {
 	ctx := context.Background()
 	p := newPair(t, Additive, 1, 1, nil)
@@ -261,10 +352,28 @@ func TestVerifiedUploadChecks(t *testing.T) {
 	}
 	q := newPair(t, DCF, 1, 1, nil)
 	if err := newParty(t, 0.5).UploadVerified(ctx, q.servers); err == nil {
-		t.Error("a verified report accepted by a DCF dataset")
+		t.Error("a verified report accepted by an unverified DCF dataset")
 	}
-	if _, err := New(Config{Role: Helper, Ledger: p.helper.cfg.Ledger, Datasets: []Dataset{p.helper.datasets["d"].Dataset}}); err == nil {
-		t.Error("additive dataset without a verification key accepted")
+	if err := newParty(t, 0.5).UploadVerifiedKeys(ctx, q.servers); err == nil {
+		t.Error("a verified DCF report accepted by an unverified DCF dataset")
+	}
+	v := newVerifiedPair(t, DCF)
+	if err := newParty(t, 0.5).UploadKeys(ctx, v.servers); err == nil {
+		t.Error("unverified DCF keys accepted by a verified DCF dataset")
+	}
+	if err := newParty(t, 0.5).UploadVerified(ctx, v.servers); err == nil {
+		t.Error("an additive report accepted by a verified DCF dataset")
+	}
+	for _, srv := range []*Server{p.helper, v.helper} {
+		d := srv.datasets["d"].Dataset
+		if _, err := New(Config{Role: Helper, Ledger: srv.cfg.Ledger, Datasets: []Dataset{d}}); err == nil {
+			t.Errorf("verified %s dataset without a verification key accepted", d.Backend)
+		}
+	}
+	add := p.helper.datasets["d"].Dataset
+	add.Unverified = true
+	if _, err := New(Config{Role: Helper, Ledger: p.helper.cfg.Ledger, Datasets: []Dataset{add}, VerifyKey: testVerifyKey}); err == nil {
+		t.Error("an unverified additive dataset accepted")
 	}
 }
 
@@ -353,4 +462,11 @@ func TestUploadCheckRejectsUndecodableShares(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.checkVerified(t, 0, map[string]int{"malformed": 1})
+}
+
+// newVerifiedPair returns a pair serving a verified dataset of backend b
+// with a budget no test exhausts.
+func newVerifiedPair(t *testing.T, b Backend) *pair {
+	t.Helper()
+	return newPairOf(t, Dataset{Name: "d", Backend: b, Bins: bins, Budget: ledger.Budget{Epsilon: 1 << 50}, MinReports: 1}, nil)
 }

@@ -21,7 +21,14 @@ func (r *Report) WriteText(w io.Writer) error {
 		p("model\tlogistic regression on %d rows, %d features; test accuracy %.3f, AUC %.3f on %d rows\n", m.TrainRows, m.Features, m.Accuracy, m.AUC, m.TestRows)
 	}
 	p("parties\t%d; the analyst normalises by %s\n", r.Parties, r.Normaliser)
-	p("backend\t%s\n", r.Backend)
+	switch {
+	case r.Verified:
+		p("backend\t%s, every report verified by both servers\n", r.Backend)
+	case r.Backend == "dcf":
+		p("backend\t%s, unverified: reports counted unchecked\n", r.Backend)
+	default:
+		p("backend\t%s\n", r.Backend)
+	}
 	if r.Rejected != nil {
 		p("rejected\t%s\n", verify.RejectedText(r.Rejected))
 	}
@@ -69,7 +76,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	for _, n := range r.Notes {
 		p("note\t%s\n", n)
 	}
-	p("bytes\tper party %.0f; leader %d, helper %d; total %d\n", r.Cost.BytesPerParty, r.Cost.BytesPerServer["leader"], r.Cost.BytesPerServer["helper"], r.Cost.BytesTotal)
+	p("bytes\tper party %.0f; leader %d, helper %d; total %d; verification exchange %d\n", r.Cost.BytesPerParty, r.Cost.BytesPerServer["leader"], r.Cost.BytesPerServer["helper"], r.Cost.BytesTotal, r.Cost.VerifyBytes)
 	p("round trips\tper party %.0f; analyst %d; leader→helper %d\n", r.Cost.Rounds.PerParty, r.Cost.Rounds.Analyst, r.Cost.Rounds.Servers)
 	p("seconds\tdata %.3f, setup %.3f, upload %.3f, release %.3f, query %.3f\n",
 		r.Cost.Seconds["data"], r.Cost.Seconds["setup"], r.Cost.Seconds["upload"], r.Cost.Seconds["release"], r.Cost.Seconds["query"])
@@ -79,6 +86,11 @@ func (r *Report) WriteText(w io.Writer) error {
 		if r.Cost.ServersCPUSeconds != nil {
 			p("servers' CPU\tkey walks %.3f s = %.2f× the AES bound; the rest (parties, transport, decoding) %.3f s\n",
 				b.ServersCPUSeconds, b.Ratio, b.OtherCPUSeconds)
+		}
+	} else {
+		p("CPU\tall phases: %s\n", phaseSeconds(r.Cost.CPUSeconds))
+		if s := r.Cost.ServersCPUSeconds; s != nil {
+			p("servers' CPU\tverified key walks and sketches: %s\n", phaseSeconds(s))
 		}
 	}
 	if r.ECDF == nil {

@@ -90,11 +90,17 @@ type Config struct {
 	// l1, l2 or tree-l2; empty means l2). tree-l2 follows the release
 	// mechanism's noise pattern, so it needs every prefix (Prefixes 0).
 	Smoothing string
+	// Unverified runs the dcf backend without verification (parties
+	// upload Z_2^64 keys of their whole payload, probability included,
+	// folded unchecked): for comparing the cost of verification, and for
+	// the Hosmer–Lemeshow allocations that release the probability.
+	Unverified bool
 	// Malicious is the number of malicious parties added to the honest
-	// ones (additive backend only): each uploads an invalid report of one
-	// kind (internal/verify.Forgeries in turn), which both servers
-	// reject; Report.Parties and every statistic cover the honest parties
-	// only, Report.Rejected the malicious ones.
+	// ones (verified backends: additive, dcf): each uploads an invalid
+	// report of one kind (internal/verify.Forgeries or
+	// internal/vdcf.Forgeries in turn), which both servers reject;
+	// Report.Parties and every statistic cover the honest parties only,
+	// Report.Rejected the malicious ones.
 	Malicious int
 	// Progress, if not nil, is told of each phase.
 	Progress Progress
@@ -157,10 +163,13 @@ type Report struct {
 	Hosmer *HosmerReport `json:"hosmer,omitempty"`
 	// Notes are remarks on what was not computed, and why.
 	Notes []string `json:"notes,omitempty"`
+	// Verified tells whether the servers verified every report (the
+	// additive and the dcf backend, unless Config.Unverified).
+	Verified bool `json:"verified"`
 	// Rejected counts the reports both servers rejected, per reason
 	// (internal/verify.Reason: malformed, mismatch, proof, replay), for
-	// the additive backend (nil for the others, which do not verify
-	// reports yet); its counts add up to Config.Malicious.
+	// the verified backends (nil for the others); its counts add up to
+	// Config.Malicious.
 	Rejected map[string]int `json:"rejected"`
 	Cost     Cost           `json:"cost"`
 }
@@ -217,11 +226,16 @@ type Cost struct {
 	CPUSeconds map[string]float64 `json:"cpu_seconds"`
 	// ServersCPUSeconds is the part of CPUSeconds the two servers spent
 	// walking DCF keys in each phase that has servers, from the walking
-	// threads' own clocks (server.Server.KeyWalkCPU); nil for the other
-	// backends and where threads have no clock.
+	// threads' own clocks (server.Server.KeyWalkCPU): with the verified
+	// dcf backend each key's field walk and its sketch, with the
+	// unverified one the folds; nil for the additive backend and where
+	// threads have no clock.
 	ServersCPUSeconds map[string]float64 `json:"servers_cpu_seconds,omitempty"`
+	// VerifyBytes is the traffic between the two servers while they
+	// verified the reports (verified backends only).
+	VerifyBytes int64 `json:"verify_bytes,omitempty"`
 	// AESBound compares the CPU of the phases that evaluate DCF keys with
-	// the AES work they cannot avoid (dcf backend only).
+	// the AES work they cannot avoid (unverified dcf backend only).
 	AESBound *AESBound `json:"aes_bound,omitempty"`
 }
 
@@ -384,7 +398,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	r.data = data
-	if cfg.Backend == string(server.DCF) {
+	if cfg.Backend == string(server.DCF) && cfg.Unverified {
 		r.aesNs = aesNsPerBlock()
 	}
 	if err := r.readData(); err != nil {
@@ -396,6 +410,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Backend == string(server.DCF) {
 		r.ph.memory = newMemoryCap()
 		defer r.ph.memory.restore()
+	}
+	if r.aesNs > 0 {
 		r.aesNs = (r.aesNs + aesNsPerBlock()) / 2
 	}
 	if err := r.release(ctx); err != nil {
@@ -498,16 +514,16 @@ func newRun(cfg Config) (*run, error) {
 	if !(cfg.HosmerShare >= 0 && cfg.ECDFShare+cfg.HosmerShare < 1) {
 		return nil, fmt.Errorf("Hosmer–Lemeshow share %g of ε is negative or leaves nothing for ROC/PR after the ECDF share %g", cfg.HosmerShare, cfg.ECDFShare)
 	}
-	if cfg.Malicious < 0 || (cfg.Malicious > 0 && cfg.Backend != "additive") {
-		return nil, fmt.Errorf("%d malicious parties: want 0, or any number with the additive backend (the only one that verifies reports yet)", cfg.Malicious)
+	if err := CheckVerification(cfg); err != nil {
+		return nil, err
 	}
 	r := &run{ph: &phases{progress: cfg.Progress, seconds: map[string]float64{}, cpu: map[string]float64{}}}
 	var err error
 	if r.plans, r.fromROC, err = hosmerPlans(cfg); err != nil {
 		return nil, err
 	}
-	if cfg.Backend == "additive" {
-		if err := withoutProbability(r.plans); err != nil {
+	if verified(cfg) {
+		if err := withoutProbability(cfg.Backend, r.plans); err != nil {
 			return nil, err
 		}
 	}
@@ -565,7 +581,7 @@ func (r *run) startParties(ctx context.Context) error {
 	r.local, err = local.New(ctx, local.Config{
 		Backend: r.cfg.Backend, Dataset: "simulation", Bins: r.cfg.Bins,
 		Budget: r.budget, MinReports: 1, Policy: server.Policy{Relation: r.cfg.Neighbours, MaxDelta: r.cfg.Delta},
-		Malicious: r.cfg.Malicious, Rand: rand.New(rand.NewPCG(r.cfg.Seed, 17)),
+		Unverified: r.cfg.Unverified, Malicious: r.cfg.Malicious, Rand: rand.New(rand.NewPCG(r.cfg.Seed, 17)),
 	}, parties)
 	if err == nil && r.cfg.Backend == string(server.DCF) {
 		r.ph.servers = r.serversCPU
@@ -728,15 +744,34 @@ func (r *run) hosmer(ctx context.Context, rocTotal ecdf.Normaliser) (*HosmerRepo
 }
 
 // withoutProbability refuses Hosmer–Lemeshow plans that release the
-// probability component, which the additive backend's verified reports
-// do not carry.
-func withoutProbability(plans []*hosmer.Plan) error {
+// probability component, which the verified backends' reports do not
+// carry.
+func withoutProbability(backend string, plans []*hosmer.Plan) error {
 	for _, p := range plans {
 		for _, spec := range p.Releases {
 			if slices.Contains(spec.Components, aggregation.Probability) {
-				return fmt.Errorf("the %s Hosmer–Lemeshow allocation releases the probability component, which the additive backend's verified reports do not carry: use the roc or grid allocation, or the dcf or plain backend", p.Name)
+				return fmt.Errorf("the %s Hosmer–Lemeshow allocation releases the probability component, which the %s backend's verified reports do not carry: use the roc or grid allocation, or the plain backend or the unverified dcf backend", p.Name, backend)
 			}
 		}
+	}
+	return nil
+}
+
+// verified reports whether cfg's servers verify every report: the
+// additive backend, and the dcf backend unless Unverified.
+func verified(cfg Config) bool {
+	return cfg.Backend == "additive" || cfg.Backend == "dcf" && !cfg.Unverified
+}
+
+// CheckVerification checks cfg's Unverified and Malicious against its
+// backend: only the dcf backend runs unverified, and malicious parties
+// need a verified backend.
+func CheckVerification(cfg Config) error {
+	switch {
+	case cfg.Unverified && cfg.Backend != "dcf":
+		return fmt.Errorf("an unverified run of the %s backend: only the dcf backend runs unverified", cfg.Backend)
+	case cfg.Malicious < 0 || cfg.Malicious > 0 && !verified(cfg):
+		return fmt.Errorf("%d malicious parties: want 0, or any number with a verified backend (additive, or dcf not unverified)", cfg.Malicious)
 	}
 	return nil
 }
@@ -818,8 +853,9 @@ func newParties(d *Data, g *ecdf.Grid, ph *phases) ([]*party.Party, error) {
 func newReport(cfg Config, l *local.Deployment, parties []*party.Party, ph *phases) *Report {
 	c := l.Cost()
 	r := &Report{
-		Parties: len(parties), Backend: l.Backend(), Bins: cfg.Bins,
+		Parties: len(parties), Backend: l.Backend(), Bins: cfg.Bins, Verified: verified(cfg),
 		Cost: Cost{
+			VerifyBytes:    c.VerifyBytes,
 			BytesPerParty:  c.BytesPerParty,
 			BytesPerServer: map[string]int64{"leader": c.LeaderBytes, "helper": c.HelperBytes},
 			BytesTotal:     c.TotalBytesSent,

@@ -25,7 +25,9 @@ import (
 // additive backend: TestRunAdditiveWithMaliciousParties).
 func TestRunExactWithoutNoise(t *testing.T) {
 	for _, backend := range []string{"plain", "dcf"} {
-		cfg := Config{Parties: 200, Backend: backend, Epsilon: 1 << 48, ECDFShare: 0.25, HosmerShare: 0.25, HosmerPlans: []string{"roc", "joint", "paper"}, Mechanism: "tree", Bins: 16, Min: 0, Max: 1, Seed: 5}
+		// The joint and paper allocations release the probability, which
+		// only unverified DCF reports carry.
+		cfg := Config{Parties: 200, Backend: backend, Unverified: backend == "dcf", Epsilon: 1 << 48, ECDFShare: 0.25, HosmerShare: 0.25, HosmerPlans: []string{"roc", "joint", "paper"}, Mechanism: "tree", Bins: 16, Min: 0, Max: 1, Seed: 5}
 		r, err := Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatalf("%s: %v", backend, err)
@@ -107,7 +109,7 @@ func checkAESBound(t *testing.T, backend string, r *Report) {
 
 // checkServersCPU checks the servers' part of the dcf backend's CPU: a
 // positive part of each phase's process CPU where they walked keys, and
-// the bound's ratio taken over it.
+// the bound's ratio taken over it (unverified: with an AES bound).
 func checkServersCPU(t *testing.T, r *Report) {
 	t.Helper()
 	servers, b := r.Cost.ServersCPUSeconds, r.Cost.AESBound
@@ -124,6 +126,9 @@ func checkServersCPU(t *testing.T, r *Report) {
 	}
 	if servers["upload"]+servers["release"] <= 0 {
 		t.Errorf("dcf: servers' CPU %v: no key walked", servers)
+	}
+	if b == nil {
+		return
 	}
 	sum := servers["upload"] + servers["release"] + servers["query"]
 	if math.Abs(b.ServersCPUSeconds-sum) > 1e-12 || math.Abs(b.OtherCPUSeconds-(b.CPUSeconds-sum)) > 1e-12 || b.Ratio != b.ServersCPUSeconds/b.Seconds {
@@ -268,14 +273,21 @@ func TestPlotTitles(t *testing.T) {
 	t.Logf("mechanisms: ECDF %s, ROC %s", r.ECDF.Mechanism, r.ROC.Mechanism)
 }
 
-// TestRunAdditiveWithMaliciousParties: with the additive backend and
+// TestRunVerifiedWithMaliciousParties: with a verified backend and
 // malicious parties, the report counts their rejected reports per reason
 // (adding up to K), while n and every statistic at ε = 2^48 are the
-// honest parties' exact ones; an allocation releasing the probability is
-// refused, naming it.
-func TestRunAdditiveWithMaliciousParties(t *testing.T) {
+// honest parties' exact ones, and the cost has the verification's bytes
+// and, for DCF, the servers' CPU of the verified key walks; an
+// allocation releasing the probability is refused, naming it.
+func TestRunVerifiedWithMaliciousParties(t *testing.T) {
+	for _, backend := range []string{"additive", "dcf"} {
+		t.Run(backend, func(t *testing.T) { runWithMalicious(t, backend) })
+	}
+}
+
+func runWithMalicious(t *testing.T, backend string) {
 	const malicious = 14
-	cfg := Config{Parties: 200, Backend: "additive", Epsilon: 1 << 48, ECDFShare: 0.25, HosmerShare: 0.25, HosmerPlans: []string{"roc", "grid"}, Mechanism: "tree", Bins: 16, Min: 0, Max: 1, Seed: 5, Malicious: malicious}
+	cfg := Config{Parties: 200, Backend: backend, Epsilon: 1 << 48, ECDFShare: 0.25, HosmerShare: 0.25, HosmerPlans: []string{"roc", "grid"}, Mechanism: "tree", Bins: 16, Min: 0, Max: 1, Seed: 5, Malicious: malicious}
 	r, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -290,6 +302,17 @@ func TestRunAdditiveWithMaliciousParties(t *testing.T) {
 	if r.Parties != 200 || r.Normaliser.N != 200 || r.Error.MaxAbs != 0 || r.Error.ROCArea > 1e-12 || len(r.Hosmer.Allocations) != 2 {
 		t.Errorf("parties %d, n %v, ECDF error %g, ROC area error %g, %d Hosmer–Lemeshow allocations: want the 200 honest parties' exact results", r.Parties, r.Normaliser, r.Error.MaxAbs, r.Error.ROCArea, len(r.Hosmer.Allocations))
 	}
+	if !r.Verified || r.Cost.VerifyBytes <= 0 {
+		t.Errorf("verified %v, %d bytes exchanged to verify: want verified reports, and their exchange counted", r.Verified, r.Cost.VerifyBytes)
+	}
+	if r.Cost.AESBound != nil {
+		t.Errorf("%s: an AES bound %+v for verified reports", backend, r.Cost.AESBound)
+	}
+	if backend == "dcf" {
+		checkServersCPU(t, r)
+	} else if r.Cost.ServersCPUSeconds != nil {
+		t.Errorf("%s: servers' key-walk CPU %v without DCF keys", backend, r.Cost.ServersCPUSeconds)
+	}
 	b, _ := json.Marshal(r)
 	var text strings.Builder
 	if err := r.WriteText(&text); err != nil || !strings.Contains(string(b), `"rejected":{"`) || !strings.Contains(text.String(), verify.RejectedText(r.Rejected)) {
@@ -297,11 +320,11 @@ func TestRunAdditiveWithMaliciousParties(t *testing.T) {
 	}
 	cfg.HosmerPlans = []string{"roc", "joint"}
 	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "probability") {
-		t.Errorf("joint allocation on the additive backend: %v, want a refusal naming the probability", err)
+		t.Errorf("joint allocation on the %s backend: %v, want a refusal naming the probability", backend, err)
 	}
-	cfg.Backend, cfg.HosmerPlans = "dcf", []string{"roc", "grid"}
+	cfg.Backend, cfg.Unverified, cfg.HosmerPlans = "dcf", true, []string{"roc", "grid"}
 	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "malicious") {
-		t.Errorf("malicious parties on the dcf backend: %v, want a refusal", err)
+		t.Errorf("malicious parties on the unverified dcf backend: %v, want a refusal", err)
 	}
 }
 

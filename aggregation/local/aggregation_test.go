@@ -46,9 +46,17 @@ func exactSums(ps []*party.Party, c aggregation.Component, prefixes []int) []int
 	return s
 }
 
+// unverifiedDCF names, in the tests' backend lists, the dcf backend run
+// unverified (Config.Unverified).
+const unverifiedDCF = "dcf-unverified"
+
 func deploy(t testing.TB, backend string, bins int, ps []*party.Party, budget float64) *Deployment {
 	t.Helper()
-	l, err := New(context.Background(), Config{Backend: backend, Dataset: "test", Bins: bins, Budget: ledger.Budget{Epsilon: budget}, MinReports: 1}, ps)
+	cfg := Config{Backend: backend, Dataset: "test", Bins: bins, Budget: ledger.Budget{Epsilon: budget}, MinReports: 1}
+	if backend == unverifiedDCF {
+		cfg.Backend, cfg.Unverified = "dcf", true
+	}
+	l, err := New(context.Background(), cfg, ps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,10 +66,9 @@ func deploy(t testing.TB, backend string, bins int, ps []*party.Party, budget fl
 var allComponents = []aggregation.Component{aggregation.Count, aggregation.Label, aggregation.NotLabel, aggregation.Probability}
 
 // componentsOf is the components a backend releases: all but the
-// probability for the additive backend, whose verified reports do not
-// carry it.
+// probability for the verified backends, whose reports do not carry it.
 func componentsOf(backend string) []aggregation.Component {
-	if backend == "additive" {
+	if backend == "additive" || backend == "dcf" {
 		return allComponents[:3]
 	}
 	return allComponents
@@ -87,7 +94,7 @@ func TestBackendsExactWithoutNoise(t *testing.T) {
 		if bins == 1 {
 			prefixes = []int{1}
 		}
-		for _, backend := range []string{"plain", "additive", "dcf"} {
+		for _, backend := range []string{"plain", "additive", "dcf", unverifiedDCF} {
 			l := deploy(t, backend, bins, ps, 4*eps)
 			comps := componentsOf(backend)
 			rel, err := l.NewRelease(ctx, aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: eps}, Components: comps})

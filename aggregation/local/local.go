@@ -5,6 +5,7 @@ import (
 	crand "crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/transport"
+	"github.com/fedecdf/fedecdf/internal/vdcf"
 	"github.com/fedecdf/fedecdf/internal/verify"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/server"
@@ -50,9 +52,14 @@ type Config struct {
 	// Ledgers of the leader and the helper (the curator uses the
 	// leader's); nil means in memory.
 	LeaderLedger, HelperLedger ledger.Ledger
-	// Malicious is the number of malicious parties (additive backend):
-	// each uploads an invalid report, of the kinds verify.Forgeries in
-	// turn, from its own peer; the servers reject them all.
+	// Unverified runs the dcf backend without verification: parties
+	// upload Z_2^64 keys of their whole payload, folded unchecked
+	// (server.Dataset.Unverified).
+	Unverified bool
+	// Malicious is the number of malicious parties (verified backends):
+	// each uploads an invalid report, of the kinds verify.Forgeries
+	// (additive) or vdcf.Forgeries (dcf) in turn, from its own peer; the
+	// servers reject them all.
 	Malicious int
 	// Rand seeds the malicious parties' choices (nil: crypto/rand).
 	Rand *rand.Rand
@@ -69,6 +76,8 @@ type Deployment struct {
 	Parties        []*party.Party
 	neighbours     mechanism.Relation
 	dataset        string
+	unverified     bool
+	verifyBytes    int64 // between the servers, while verifying
 }
 
 // NewRelease implements aggregation.UStat, refusing a release under
@@ -80,10 +89,10 @@ func (l *Deployment) NewRelease(ctx context.Context, spec aggregation.ReleaseSpe
 	return l.UStat.NewRelease(ctx, spec)
 }
 
-// New deploys cfg and has every party report: upload its DCF keys (dcf)
-// or its verified report (additive), or hand its instance to the curator
-// (plain); with the additive backend the servers then verify every
-// report.
+// New deploys cfg and has every party report: upload its verified DCF
+// report (dcf), its DCF keys (unverified dcf) or its verified report
+// (additive), or hand its instance to the curator (plain); with a
+// verified backend the servers then verify every report.
 func New(ctx context.Context, cfg Config, parties []*party.Party) (*Deployment, error) {
 	if cfg.LeaderLedger == nil {
 		cfg.LeaderLedger = ledger.NewMemory()
@@ -91,7 +100,7 @@ func New(ctx context.Context, cfg Config, parties []*party.Party) (*Deployment, 
 	if cfg.HelperLedger == nil {
 		cfg.HelperLedger = ledger.NewMemory()
 	}
-	l := &Deployment{Network: transport.NewNetwork(), Parties: parties, neighbours: cfg.Policy.Relation, dataset: cfg.Dataset}
+	l := &Deployment{Network: transport.NewNetwork(), Parties: parties, neighbours: cfg.Policy.Relation, dataset: cfg.Dataset, unverified: cfg.Unverified}
 	if cfg.Backend == "plain" {
 		p, err := curator.New(cfg.Dataset, cfg.Bins, parties, cfg.Budget, cfg.LeaderLedger)
 		if err != nil {
@@ -101,28 +110,37 @@ func New(ctx context.Context, cfg Config, parties []*party.Party) (*Deployment, 
 		return l, nil
 	}
 	backend := server.Backend(cfg.Backend)
-	if cfg.Malicious != 0 && backend != server.Additive {
-		return nil, fmt.Errorf("local: %d malicious parties: only the additive backend verifies reports yet", cfg.Malicious)
+	if cfg.Unverified && backend != server.DCF {
+		return nil, fmt.Errorf("local: only the dcf backend runs unverified, not %q", cfg.Backend)
+	}
+	if cfg.Malicious != 0 && cfg.Unverified {
+		return nil, fmt.Errorf("local: %d malicious parties: an unverified dcf deployment would count their reports; verify them", cfg.Malicious)
 	}
 	if err := l.servers(cfg); err != nil {
 		return nil, err
 	}
 	group := &localParties{net: l.Network, dataset: cfg.Dataset, parties: parties}
 	if err := group.each(ctx, len(parties), func(ctx context.Context, k int, s party.Servers) error {
-		if backend == server.DCF {
+		switch {
+		case cfg.Unverified:
 			return parties[k].UploadKeys(ctx, s)
+		case backend == server.DCF:
+			return parties[k].UploadVerifiedKeys(ctx, s)
 		}
 		return parties[k].UploadVerified(ctx, s)
 	}); err != nil {
 		return nil, err
 	}
-	if backend == server.Additive {
+	if !cfg.Unverified {
 		if err := l.malicious(ctx, cfg, group); err != nil {
 			return nil, err
 		}
+		before := l.Network.Stats(helperPeer)
 		if err := l.Leader.Verify(ctx); err != nil {
 			return nil, err
 		}
+		after := l.Network.Stats(helperPeer)
+		l.verifyBytes = after.BytesSent + after.BytesReceived - before.BytesSent - before.BytesReceived
 	}
 	var err error
 	l.UStat, err = remote.New(backend, l.Network.Conn(analystPeer), leaderPeer, cfg.Dataset)
@@ -137,7 +155,7 @@ func New(ctx context.Context, cfg Config, parties []*party.Party) (*Deployment, 
 func (l *Deployment) servers(cfg Config) error {
 	// Both servers receive every report, so every release is over all
 	// of them and no key is ever folded again: the servers keep none.
-	ds := server.Dataset{Name: cfg.Dataset, Backend: server.Backend(cfg.Backend), Bins: cfg.Bins, Budget: cfg.Budget, Policy: cfg.Policy, MinReports: cfg.MinReports}
+	ds := server.Dataset{Name: cfg.Dataset, Backend: server.Backend(cfg.Backend), Unverified: cfg.Unverified, Bins: cfg.Bins, Budget: cfg.Budget, Policy: cfg.Policy, MinReports: cfg.MinReports}
 	var key [verify.KeySize]byte
 	if _, err := crand.Read(key[:]); err != nil {
 		return fmt.Errorf("local: verification key: %w", err)
@@ -157,43 +175,68 @@ func (l *Deployment) servers(cfg Config) error {
 }
 
 // malicious has cfg.Malicious parties, after the honest ones, upload an
-// invalid report each (verify.Forgeries in turn, a random record), from
-// their own peers; a refusal at upload is expected (malformed shares).
+// invalid report each (verify.Forgeries or vdcf.Forgeries in turn, a
+// random record), from their own peers; a refusal at upload is expected
+// (malformed or mismatched shares).
 func (l *Deployment) malicious(ctx context.Context, cfg Config, group *localParties) error {
-	scheme, err := verify.New(cfg.Bins)
-	if err != nil {
-		return fmt.Errorf("local: %w", err)
-	}
 	rng := cfg.Rand
 	if rng == nil {
 		rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	}
-	kinds := verify.Forgeries()
-	reports := make([]verify.Report, cfg.Malicious)
-	for k := range reports {
+	forge, err := forger(cfg.Backend, cfg.Bins)
+	if err != nil {
+		return fmt.Errorf("local: %w", err)
+	}
+	uploads := make([]func(context.Context, party.Servers) error, cfg.Malicious)
+	for k := range uploads {
 		id, err := payload.NewID()
 		if err != nil {
 			return fmt.Errorf("local: %w", err)
 		}
-		if reports[k], err = scheme.Forge(kinds[k%len(kinds)].Kind, id, rng.IntN(cfg.Bins), rng.IntN(2) == 1, crand.Reader, rng); err != nil {
+		if uploads[k], err = forge(k, id, rng.IntN(cfg.Bins), rng.IntN(2) == 1, rng); err != nil {
 			return fmt.Errorf("local: %w", err)
 		}
 	}
 	first := len(group.parties)
-	return group.each(ctx, len(reports), func(ctx context.Context, k int, _ party.Servers) error {
+	return group.each(ctx, len(uploads), func(ctx context.Context, k int, _ party.Servers) error {
 		s := party.Servers{Conn: l.Network.Conn(partyPeer(first + k)), Leader: leaderPeer, Helper: helperPeer, Dataset: cfg.Dataset}
-		if err := party.UploadReport(ctx, s, reports[k]); err != nil && !errors.Is(err, verify.ErrMalformed) {
+		if err := uploads[k](ctx, s); err != nil && !errors.Is(err, verify.ErrMalformed) && !errors.Is(err, verify.ErrMismatch) {
 			return err
 		}
 		return nil
 	})
 }
 
+// forgery makes the k-th malicious party's invalid report of a record
+// and returns its upload.
+type forgery func(k int, id payload.ID, bin int, label bool, rng *rand.Rand) (func(context.Context, party.Servers) error, error)
+
+// forger returns the forgeries of a verified backend, its kinds in turn.
+func forger(backend string, bins int) (forgery, error) {
+	if backend == string(server.Additive) {
+		s, err := verify.New(bins)
+		return forgeWith(s, verify.Forgeries(), party.UploadReport), err
+	}
+	s, err := vdcf.New(bins)
+	return forgeWith(s, vdcf.Forgeries(), party.UploadKeysReport), err
+}
+
+// forgeWith is the forgery of a scheme that forges reports of type R of
+// kinds K, sent by upload.
+func forgeWith[K, R any](s interface {
+	Forge(k K, nonce [16]byte, bin int, label bool, rnd io.Reader, rng *rand.Rand) (R, error)
+}, kinds []verify.Kind[K], upload func(context.Context, party.Servers, R) error) forgery {
+	return func(k int, id payload.ID, bin int, label bool, rng *rand.Rand) (func(context.Context, party.Servers) error, error) {
+		r, err := s.Forge(kinds[k%len(kinds)].Kind, id, bin, label, crand.Reader, rng)
+		return func(ctx context.Context, srv party.Servers) error { return upload(ctx, srv, r) }, err
+	}
+}
+
 // Rejected returns the reports the servers rejected, per reason
 // (verify.Reason), as the leader counted them; the helper counts the
-// same. Nil for the plain and dcf backends.
+// same. Nil for the plain and unverified dcf backends.
 func (l *Deployment) Rejected() (map[string]int, error) {
-	if l.Leader == nil || l.Backend() != string(server.Additive) {
+	if l.Leader == nil || l.unverified {
 		return nil, nil
 	}
 	return l.Leader.Rejected(l.dataset)
@@ -260,6 +303,9 @@ type Cost struct {
 	ServerRounds    int64 // round trips between the servers
 	TotalPartyBytes int64
 	TotalBytesSent  int64 // by every peer
+	// VerifyBytes is the traffic between the servers while the leader
+	// verified the reports with the helper (New), sent and received.
+	VerifyBytes int64
 }
 
 // Cost returns the traffic counted by the transport.
@@ -280,6 +326,7 @@ func (l *Deployment) Cost() Cost {
 	c.AnalystBytes = analyst.BytesSent + analyst.BytesReceived
 	c.AnalystRounds = analyst.Calls
 	c.ServerRounds = leader.Calls
+	c.VerifyBytes = l.verifyBytes
 	for _, id := range l.Network.Peers() {
 		c.TotalBytesSent += l.Network.Stats(id).BytesSent
 	}

@@ -26,7 +26,7 @@ const bins = 8
 func deployment(t *testing.T, scores ...float64) (*transport.Network, *remote.Client, [2]ledger.Ledger) {
 	t.Helper()
 	net := transport.NewNetwork()
-	ds := []server.Dataset{{Name: "d", Backend: server.DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 1 << 41}, MinReports: 1}}
+	ds := []server.Dataset{{Name: "d", Backend: server.DCF, Unverified: true, Bins: bins, Budget: ledger.Budget{Epsilon: 1 << 41}, MinReports: 1}}
 	ledgers := [2]ledger.Ledger{ledger.NewMemory(), ledger.NewMemory()}
 	for i, role := range []server.Role{server.Leader, server.Helper} {
 		self, peer := transport.PeerID("leader"), transport.PeerID("helper")

@@ -64,6 +64,15 @@ mechanism at the full ε) where that answers the grid's end bins with less
 noise, as on the --bins 0 grid of 10⁴–10⁵ parties: the least ROC area error
 measured (EXPERIMENTS.md).
 
+Verification: with --backend additive and dcf (the default) both servers
+check every report before it counts, on their shares alone, and reject
+invalid ones (--malicious K adds K parties sending them; the output counts
+them per reason). Validity is not truth: a party may still report a false
+score or label. Verified reports carry no probability, so the joint and
+paper allocations need --backend plain, or --unverified: the dcf servers
+then fold the parties' DCF keys unchecked (also for comparing the cost of
+verification).
+
 Neighbours: under --neighbours replace (the default) n is public and the
 analyst normalises the ECDF by it; under addremove the servers do not tell
 the analyst n, which normalises by the released noisy total instead. The
@@ -76,7 +85,11 @@ const simulateExample = `  fedecdf simulate
 
   # Verified one-shot uploads, with 10 malicious parties whose invalid
   # reports both servers reject (the output counts them per reason)
+  fedecdf simulate --parties 2000 --malicious 10
   fedecdf simulate --parties 2000 --backend additive --malicious 10
+
+  # The cost of verification: the same run with unchecked DCF keys
+  fedecdf simulate --parties 2000 --unverified
 
   # A file of scores and 0/1 labels (here 2000 rows made by awk)
   awk 'BEGIN { srand(1); print "score,label"; for (i = 0; i < 2000; i++) { s = rand(); print s "," (rand() < s) } }' > scores.csv
@@ -99,7 +112,8 @@ func (o *simulateOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.IntVar(&o.cfg.Parties, "parties", 0, fmt.Sprintf("number of parties n (default: %d of the built-in data; with --data, default: every row, or give n for the first n rows)", d.Parties))
 	f.StringVar(&o.cfg.Backend, "backend", d.Backend, "secure-sum backend: "+strings.Join(simulateBackends, ", ")+" (plain: a trusted curator, no secure sum)")
-	f.IntVar(&o.cfg.Malicious, "malicious", 0, "number of malicious parties added, each uploading an invalid report that both servers reject (--backend additive only); n and every statistic cover the honest parties")
+	f.IntVar(&o.cfg.Malicious, "malicious", 0, "number of malicious parties added, each uploading an invalid report that both servers reject (--backend additive or dcf); n and every statistic cover the honest parties")
+	f.BoolVar(&o.cfg.Unverified, "unverified", false, "--backend dcf only: fold the parties' DCF keys unchecked, probability included (one party can then move any statistic)")
 	f.StringVar(&o.cfg.Data, "data", "", "CSV file (default: built-in synthetic table scored by logistic regression)")
 	f.StringVar(&o.cfg.ScoreCol, "score", "", "score column of --data (default: train a logistic regression on the table)")
 	f.StringVar(&o.cfg.LabelCol, "label", d.LabelCol, "label column of --data")
@@ -132,8 +146,8 @@ func (o *simulateOptions) check(cmd *cobra.Command) error {
 	switch {
 	case !slices.Contains(simulateBackends, cfg.Backend):
 		return fmt.Errorf("--backend %q: want one of %s", cfg.Backend, strings.Join(simulateBackends, ", "))
-	case cfg.Malicious < 0 || cfg.Malicious > 0 && cfg.Backend != "additive":
-		return fmt.Errorf("--malicious %d: want 0, or a number of malicious parties with --backend additive (the only backend that verifies reports yet)", cfg.Malicious)
+	case simulate.CheckVerification(*cfg) != nil:
+		return fmt.Errorf("--malicious, --unverified: %w", simulate.CheckVerification(*cfg))
 	case !(cfg.Epsilon > 0) || math.IsInf(cfg.Epsilon, 0):
 		return fmt.Errorf("--epsilon %g: the total budget must be positive and finite", cfg.Epsilon)
 	case !(cfg.Delta >= 0 && cfg.Delta < 1):

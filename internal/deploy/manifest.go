@@ -352,6 +352,9 @@ func (m *Manifest) serverDataset() (server.Dataset, error) {
 	}
 	return server.Dataset{
 		Name: m.Dataset, Backend: server.Backend(m.Backend), Bins: m.Grid.Bins,
+		// A dcf deployment's parties upload unverified keys: only the
+		// additive backend is verified over the network.
+		Unverified: m.Backend == string(server.DCF),
 		Budget:     ledger.Budget{Epsilon: m.Budget.Epsilon, Delta: m.Budget.Delta},
 		Policy:     policy,
 		MinReports: m.MinReports,

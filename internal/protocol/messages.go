@@ -21,8 +21,12 @@ import (
 // backend's one-shot verified upload (Upload.Public, Upload.Share), the
 // servers' verification exchange (Prepare, Prepared, Decide) and their
 // answers in the field of Prio3 (Answer.Field), in place of enrolment and
-// per-query share batches (OpenQuery and Shares are gone). Version 7: the
-// servers' rejected counts per reason in Status (ServerState.Rejected).
+// per-query share batches (OpenQuery and Shares are gone). Version 7
+// (with version 6 never released, both in one): the servers' rejected
+// counts per reason in Status (ServerState.Rejected), and the verified
+// DCF backend — an Upload's Share may carry a verified DCF report share
+// (internal/vdcf), and a Decide item may carry the leader's message when
+// its verdict is VerdictOK.
 const Version = 7
 
 // Limits on decoded messages: anything larger is rejected before it is
@@ -76,7 +80,9 @@ type Error struct{ Text string }
 type Ack struct{ Duplicate bool }
 
 // Upload carries one party's report to one server: its DCF key share
-// for the dcf backend; for the additive backend its verified report
+// for the unverified dcf backend; for the verified dcf backend its share
+// of the verified DCF report (package internal/vdcf) in Share, with the
+// report ID as the nonce; for the additive backend its verified report
 // (package internal/verify): the Prio3 public share and this server's
 // input share, with the report ID as the Prio3 nonce.
 type Upload struct {
@@ -130,9 +136,10 @@ type Prepared struct {
 }
 
 // Decide tells the helper the leader's final verdict on reports it
-// prepared (no messages): the helper counts a report only if both
-// verdicts are VerdictOK, so a report counts at both servers or at
-// neither.
+// prepared, with, for an accepted report of a verified DCF dataset, the
+// leader's second verifier message (internal/vdcf: the helper decides
+// from it too): the helper counts a report only if both verdicts are
+// VerdictOK, so a report counts at both servers or at neither.
 type Decide struct {
 	Dataset string
 	Items   []Item
@@ -384,9 +391,10 @@ func writeItems(w *wire.Writer, items []Item) {
 	}
 }
 
-// readItems reads at most MaxBatch items with known verdicts, each with
-// a message exactly when its verdict is VerdictOK and messages are sent
-// (withMessages), and no report twice.
+// readItems reads at most MaxBatch items with known verdicts and no
+// report twice: in Prepare and Prepared (withMessages) each with a
+// message exactly when its verdict is VerdictOK; in Decide a message
+// only with VerdictOK.
 func readItems(r *wire.Reader, withMessages bool) []Item {
 	n := r.Uint32("items")
 	if n > MaxBatch {
@@ -408,8 +416,8 @@ func readItems(r *wire.Reader, withMessages bool) []Item {
 			failf(r, "items: report %v: unknown verdict %d", it.Report, it.Verdict)
 		case withMessages && (it.Verdict == VerdictOK) != (len(it.Message) != 0):
 			failf(r, "items: report %v: verdict %d with a %d-byte message", it.Report, it.Verdict, len(it.Message))
-		case !withMessages && len(it.Message) != 0:
-			failf(r, "items: report %v: a message in a decision", it.Report)
+		case !withMessages && it.Verdict != VerdictOK && len(it.Message) != 0:
+			failf(r, "items: report %v: a message with a rejection in a decision", it.Report)
 		case seen[it.Report]:
 			failf(r, "items: report %v twice", it.Report)
 		}

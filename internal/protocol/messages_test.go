@@ -73,7 +73,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"verdict", Encode(&Prepare{Dataset: "d", Items: []Item{{Verdict: numVerdicts}}}), ErrMalformed, "unknown verdict 6"},
 		{"prepared without message", Encode(&Prepared{Items: []Item{{}}}), ErrMalformed, "verdict 0 with a 0-byte message"},
 		{"rejection with message", Encode(&Prepare{Dataset: "d", Items: []Item{{Verdict: VerdictProof, Message: []byte{1}}}}), ErrMalformed, "verdict 4 with a 1-byte message"},
-		{"decision with message", Encode(&Decide{Dataset: "d", Items: []Item{{Message: []byte{1}}}}), ErrMalformed, "a message in a decision"},
+		{"rejection with message", Encode(&Decide{Dataset: "d", Items: []Item{{Verdict: VerdictProof, Message: []byte{1}}}}), ErrMalformed, "a message with a rejection in a decision"},
 		{"report twice", Encode(&Decide{Dataset: "d", Items: []Item{{}, {}}}), ErrMalformed, "twice"},
 		{"field values", Encode(&Answer{Field: make([]byte, 17), Mechanism: mechanism.Params{Name: "tree", Bins: 4, Epsilon: 1}}), ErrMalformed, "not a whole number of 16-byte elements"},
 		{"old version", append([]byte{6}, valid[1:]...), ErrMalformed, "protocol version 6 is not supported (want 7)"},

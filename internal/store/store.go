@@ -44,7 +44,7 @@ var (
 // leader's pending records, and the total budget of each dataset's
 // ledger (ledger/<dataset>/total).
 // Version 3: the verification verdicts of additive datasets and their
-// verify key (verdicts.go), and uploads of protocol version 6.
+// verify key (verdicts.go), and uploads of protocol version 7.
 const FormatVersion = 3
 
 // ErrFormat is wrapped by the error of Open for a store written under

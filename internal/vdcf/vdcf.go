@@ -86,15 +86,28 @@ type Report struct {
 // Encode makes the report of the record (bin, label), drawing the nonce,
 // the keys' seeds and the correlated randomness from rnd.
 func (s *Scheme) Encode(bin int, label bool, rnd io.Reader) (Report, error) {
-	y := fss.Fp(0)
-	if label {
-		y = 1
-	}
-	r, err := s.encode(bin, []fss.Fp{1, y}, rnd)
+	r, err := s.encode(bin, []fss.Fp{1, labelValue(label)}, rnd)
 	if err != nil {
 		return Report{}, fmt.Errorf("vdcf: %w", err)
 	}
 	return r, nil
+}
+
+// EncodeAt is Encode under a given nonce, a party's report ID in a
+// deployment; the nonce is not bound into the keys or the correlated
+// randomness, only into the servers' challenge.
+func (s *Scheme) EncodeAt(nonce [NonceSize]byte, bin int, label bool, rnd io.Reader) (Report, error) {
+	r, err := s.Encode(bin, label, rnd)
+	r.Nonce = nonce
+	return r, err
+}
+
+// labelValue is the label bit as a field element.
+func labelValue(label bool) fss.Fp {
+	if label {
+		return 1
+	}
+	return 0
 }
 
 // encode makes a report whose DCF payload at bin is (β_Count, β_Label,
@@ -467,4 +480,25 @@ func VerifyPair(leader, helper *Server, r Report) ([2][]fss.Fp, error) {
 		}
 	}
 	return vecs, nil
+}
+
+// Lift maps a signed integer into the field: x mod p (a server's noise,
+// added to its share of a prefix sum).
+func Lift(x int64) fss.Fp {
+	if x >= 0 {
+		return fss.Fp(uint64(x) % fss.Modulus)
+	}
+	return fss.Fp(uint64(-x) % fss.Modulus).Neg() // −MinInt64 wraps to 2^63, as wanted
+}
+
+// Lower maps a field element back to a signed integer, the
+// representative of x in (−p/2, p/2), as two's complement mod 2^64. It is
+// the inverse of Lift, and of sums of Lifts, while the true value v has
+// |v| < p/2 ≈ 2^63: a count of at most 2^32 plus two noises each below
+// 2^61 in magnitude.
+func Lower(x fss.Fp) uint64 {
+	if uint64(x) <= fss.Modulus/2 {
+		return uint64(x)
+	}
+	return -uint64(x.Neg())
 }

@@ -448,3 +448,17 @@ func FuzzDecodeShare(f *testing.F) {
 		}
 	})
 }
+
+// TestLiftLower checks that Lower inverts sums of Lifts in range, at the
+// edges too.
+func TestLiftLower(t *testing.T) {
+	for _, tt := range []struct{ a, b int64 }{
+		{0, 0}, {1, -1}, {-5, 3}, {1 << 61, 1 << 61}, {-(1 << 61), -(1 << 61) + 1}, {1<<62 - 1, 0}, {-(1 << 62), 7},
+	} {
+		t.Run(fmt.Sprintf("%d+%d", tt.a, tt.b), func(t *testing.T) {
+			if got := int64(Lower(Lift(tt.a).Add(Lift(tt.b)))); got != tt.a+tt.b {
+				t.Errorf("Lower(Lift(%d) + Lift(%d)) = %d", tt.a, tt.b, got)
+			}
+		})
+	}
+}

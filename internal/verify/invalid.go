@@ -39,17 +39,17 @@ const (
 	numForgeries
 )
 
-// Forgeries lists every Forgery with its name and the rejection it gets.
-func Forgeries() []struct {
-	Kind Forgery
+// Kind is one kind K of invalid report of a verified scheme (Forgery
+// here, vdcf.Forgery), with its name and the rejection it gets.
+type Kind[K any] struct {
+	Kind K
 	Name string
 	Want error
-} {
-	return []struct {
-		Kind Forgery
-		Name string
-		Want error
-	}{
+}
+
+// Forgeries lists every Forgery with its name and the rejection it gets.
+func Forgeries() []Kind[Forgery] {
+	return []Kind[Forgery]{
 		{SecondBin, "second bin", ErrMismatch},
 		{CountTwo, "count 2", ErrMismatch},
 		{MinusOne, "count p-1", ErrMismatch},

@@ -12,21 +12,28 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/ledger"
+	"github.com/fedecdf/fedecdf/internal/vdcf"
 	"github.com/fedecdf/fedecdf/internal/verify"
 	"github.com/fedecdf/fedecdf/server"
 )
 
-// TestAdditiveRequeriesStayExact: queries that ask a release again at
+// TestVerifiedRequeriesStayExact: queries that ask a release again at
 // overlapping prefixes (as ECDF, ROC and Hosmer–Lemeshow queries do)
 // stay exact at ε = 2^48, and every party made exactly its two uploads:
 // no party is online for a query.
-func TestAdditiveRequeriesStayExact(t *testing.T) {
+func TestVerifiedRequeriesStayExact(t *testing.T) {
+	for _, backend := range verifiedBackends {
+		t.Run(backend, func(t *testing.T) { requeriesStayExact(t, backend) })
+	}
+}
+
+func requeriesStayExact(t *testing.T, backend string) {
 	const eps = 1 << 48
 	ctx := context.Background()
 	g, _ := ecdf.NewLinearGrid(0, 1, 32)
 	ps := randomParties(t, 30, g, 5)
-	l := deploy(t, "additive", 32, ps, 4*eps)
-	comps := componentsOf("additive")
+	l := deploy(t, backend, 32, ps, 4*eps)
+	comps := componentsOf(backend)
 	rel, err := l.NewRelease(ctx, aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: "tree", Bins: 32, Epsilon: eps}, Components: comps})
 	if err != nil {
 		t.Fatal(err)
@@ -50,16 +57,39 @@ func TestAdditiveRequeriesStayExact(t *testing.T) {
 	}
 }
 
-// TestAdditiveRefusesProbability: the verified reports carry no
+// TestVerifiedRefusesProbability: the verified reports carry no
 // probability, so a release of it is refused by the policy, nothing
 // charged.
-func TestAdditiveRefusesProbability(t *testing.T) {
+func TestVerifiedRefusesProbability(t *testing.T) {
 	g, _ := ecdf.NewLinearGrid(0, 1, 8)
-	l := deploy(t, "additive", 8, randomParties(t, 5, g, 1), 10)
-	_, err := l.NewRelease(context.Background(), aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: "tree", Bins: 8, Epsilon: 1}, Components: allComponents})
-	if !errors.Is(err, server.ErrPolicy) {
-		t.Fatalf("probability release on the additive backend: %v, want %v", err, server.ErrPolicy)
+	for _, backend := range verifiedBackends {
+		t.Run(backend, func(t *testing.T) {
+			l := deploy(t, backend, 8, randomParties(t, 5, g, 1), 10)
+			_, err := l.NewRelease(context.Background(), aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: "tree", Bins: 8, Epsilon: 1}, Components: allComponents})
+			if !errors.Is(err, server.ErrPolicy) {
+				t.Fatalf("probability release on the %s backend: %v, want %v", backend, err, server.ErrPolicy)
+			}
+		})
 	}
+}
+
+// verifiedBackends are the backends whose servers verify every report.
+var verifiedBackends = []string{"additive", "dcf"}
+
+// forgeryReasons returns the rejection reasons of a verified backend's
+// forgeries, in turn.
+func forgeryReasons(backend string) []string {
+	var reasons []string
+	if backend == "additive" {
+		for _, k := range verify.Forgeries() {
+			reasons = append(reasons, verify.Reason(k.Want))
+		}
+		return reasons
+	}
+	for _, k := range vdcf.Forgeries() {
+		reasons = append(reasons, verify.Reason(k.Want))
+	}
+	return reasons
 }
 
 // TestMaliciousPartiesDoNotMoveTheRelease: K malicious parties upload
@@ -67,19 +97,25 @@ func TestAdditiveRefusesProbability(t *testing.T) {
 // reason, and a release at ε = 2^48 over honest + malicious reports is
 // the honest-only release, over the honest n.
 func TestMaliciousPartiesDoNotMoveTheRelease(t *testing.T) {
+	for _, backend := range verifiedBackends {
+		t.Run(backend, func(t *testing.T) { maliciousDoNotMove(t, backend) })
+	}
+}
+
+func maliciousDoNotMove(t *testing.T, backend string) {
 	const eps, bins, honest = 1 << 48, 16, 40
-	kinds := verify.Forgeries()
-	malicious := 3 * len(kinds)
+	reasons := forgeryReasons(backend)
+	malicious := 3 * len(reasons)
 	ctx := context.Background()
 	g, _ := ecdf.NewLinearGrid(0, 1, bins)
 	ps := randomParties(t, honest, g, 9)
-	l, err := New(ctx, Config{Backend: "additive", Dataset: "test", Bins: bins, Budget: ledger.Budget{Epsilon: 4 * eps}, MinReports: 1, Malicious: malicious, Rand: rand.New(rand.NewPCG(1, 2))}, ps)
+	l, err := New(ctx, Config{Backend: backend, Dataset: "test", Bins: bins, Budget: ledger.Budget{Epsilon: 4 * eps}, MinReports: 1, Malicious: malicious, Rand: rand.New(rand.NewPCG(1, 2))}, ps)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]int{}
-	for _, k := range kinds {
-		want[verify.Reason(k.Want)] += malicious / len(kinds)
+	for _, r := range reasons {
+		want[r] += malicious / len(reasons)
 	}
 	for name, srv := range map[string]*server.Server{"leader": l.Leader, "helper": l.Helper} {
 		got, err := srv.Rejected("test")
@@ -90,7 +126,7 @@ func TestMaliciousPartiesDoNotMoveTheRelease(t *testing.T) {
 			t.Errorf("%s rejected %v, want %v", name, got, want)
 		}
 	}
-	comps := componentsOf("additive")
+	comps := componentsOf(backend)
 	rel, err := l.NewRelease(ctx, aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: eps}, Components: comps})
 	if err != nil {
 		t.Fatal(err)

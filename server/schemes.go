@@ -1,0 +1,308 @@
+package server
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/cloudflare/circl/vdaf/prio3/arith/fp128"
+
+	"github.com/fedecdf/fedecdf/fss"
+	"github.com/fedecdf/fedecdf/internal/payload"
+	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/vdcf"
+	"github.com/fedecdf/fedecdf/internal/verify"
+)
+
+// additive is the additive backend's scheme: Prio3Histogram
+// (internal/verify), one round: the helper decides from both verifier
+// messages when it answers, the leader when it reads the answer.
+type additive struct {
+	srv  *verify.Server // decoding only: safe for concurrent use
+	pool pool           // prepares and decides
+	agg  *verify.Aggregate
+}
+
+// pool holds one verify.Server per core: a verify.Server runs one
+// verification at a time (circl's Prio3 keeps one XOF state), and a
+// batch's reports are verified in parallel.
+type pool chan *verify.Server
+
+// each runs fn(srv, i) for i = 0, …, n−1 in parallel, each on a server
+// of the pool, and returns its steps.
+func (p pool) each(n int, fn func(srv *verify.Server, i int) step) []step {
+	steps := make([]step, n)
+	parallel(n, func(i int) {
+		srv := <-p
+		defer func() { p <- srv }()
+		steps[i] = fn(srv, i)
+	})
+	return steps
+}
+
+func newAdditive(bins int, role Role, key [verify.KeySize]byte) (*additive, error) {
+	a := &additive{pool: make(pool, runtime.GOMAXPROCS(0))}
+	for range cap(a.pool) {
+		sch, err := verify.New(bins)
+		if err != nil {
+			return nil, err
+		}
+		if a.srv, err = sch.NewServer(int(role), key); err != nil {
+			return nil, err
+		}
+		a.pool <- a.srv
+		a.agg = sch.NewAggregate()
+	}
+	return a, nil
+}
+
+func (a *additive) check(up *protocol.Upload) error { return a.srv.Check(up.Public, up.Share) }
+
+// settle returns the output the helper computed when it answered.
+func (a *additive) settle(state any, _ []byte) (any, error) { return state, nil }
+
+func (a *additive) add(id payload.ReportID, out any) error {
+	return a.agg.Add(id, out.(*verify.Output))
+}
+
+func (a *additive) accepted() int { return a.agg.Len() }
+
+// rederive re-derives the output share (verify.Server.Rederive).
+func (a *additive) rederive(up *protocol.Upload) (any, error) {
+	srv := <-a.pool
+	defer func() { a.pool <- srv }()
+	return srv.Rederive(up.Report, up.Public, up.Share)
+}
+
+func (a *additive) sums(rel *release) error {
+	p, err := a.agg.Prefixes()
+	if err != nil {
+		return err
+	}
+	field := make(map[payload.Component]fp128.Vec, len(rel.components))
+	for _, c := range rel.components {
+		switch c {
+		case payload.Count:
+			field[c] = p.Count
+		case payload.Label:
+			field[c] = p.Label
+		case payload.NotLabel:
+			field[c] = p.NotLabel
+		default:
+			return fmt.Errorf("component %v is not carried by verified reports", c)
+		}
+	}
+	rel.field = field
+	return nil
+}
+
+func (a *additive) lead(ups []*protocol.Upload) []step {
+	return a.pool.each(len(ups), func(srv *verify.Server, j int) step {
+		p, msg, err := srv.Prepare(ups[j].Report, ups[j].Public, ups[j].Share)
+		return step{p, msg, err}
+	})
+}
+
+// follow prepares and decides at once: the state is the output.
+func (a *additive) follow(ups []*protocol.Upload, leader [][]byte) []step {
+	return a.pool.each(len(ups), func(srv *verify.Server, j int) step {
+		p, msg, err := srv.Prepare(ups[j].Report, ups[j].Public, ups[j].Share)
+		if err != nil {
+			return step{err: err}
+		}
+		out, err := srv.Finish(p, leader[j])
+		return step{out, msg, err}
+	})
+}
+
+func (a *additive) conclude(states []any, answers [][]byte) []step {
+	return a.pool.each(len(states), func(srv *verify.Server, j int) step {
+		if states[j] == nil {
+			return step{}
+		}
+		out, err := srv.Finish(states[j].(*verify.Pending), answers[j])
+		return step{state: out, err: err}
+	})
+}
+
+// verifiedDCF is the verified DCF backend's scheme (internal/vdcf), two
+// rounds: the helper answers with both its messages (its second computed
+// from the leader's first), the leader decides from them and sends its
+// second in Decide, from which the helper decides. Its aggregate is over
+// F_p: each server's share of the count and label prefix sums.
+type verifiedDCF struct {
+	srv  *vdcf.Server // stateless: safe for concurrent use
+	bins int
+	agg  []fss.Fp // agg[j·2 + c], c = Count, Label
+	seen map[payload.ReportID]bool
+	// cpu is the CPU time of the per-key work — each key's field walk
+	// and its sketch — from the working threads' clocks (KeyWalkCPU).
+	cpu walkClock
+}
+
+// dcfState is a verified DCF report between its messages: the pending
+// verification and the report's prefix vector (its output if accepted).
+type dcfState struct {
+	p   *vdcf.Pending
+	vec []fss.Fp
+}
+
+func newVDCF(bins int, role Role, key [verify.KeySize]byte) (*verifiedDCF, error) {
+	sch, err := vdcf.New(bins)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := sch.NewServer(int(role), key)
+	if err != nil {
+		return nil, err
+	}
+	return &verifiedDCF{srv: srv, bins: bins, agg: make([]fss.Fp, 2*bins), seen: make(map[payload.ReportID]bool)}, nil
+}
+
+func (v *verifiedDCF) check(up *protocol.Upload) error {
+	_, err := v.srv.DecodeShare(up.Share)
+	return err
+}
+
+// prepare decodes this server's shares of ups, evaluates the keys of
+// those that decode together and sketches each: per report, a *dcfState
+// and the first message. Chunks of walkKeys keys, which fss walks in
+// lockstep on the calling goroutine, go to one core each, timed by its
+// thread's clock (cpu).
+func (v *verifiedDCF) prepare(ups []*protocol.Upload) []step {
+	steps := make([]step, len(ups))
+	var shares []*vdcf.Share
+	var idx []int
+	for j, up := range ups {
+		sh, err := v.srv.DecodeShare(up.Share)
+		if err != nil {
+			steps[j].err = err
+			continue
+		}
+		shares, idx = append(shares, sh), append(idx, j)
+	}
+	chunks := (len(shares) + walkKeys - 1) / walkKeys
+	parallel(chunks, func(c int) {
+		lo, hi := c*walkKeys, min((c+1)*walkKeys, len(shares))
+		v.cpu.time(func() {
+			vecs, err := v.srv.Evaluate(shares[lo:hi])
+			for k := lo; k < hi; k++ {
+				j := idx[k]
+				if err != nil { // keys that decoded for this grid always evaluate
+					steps[j].err = err
+					continue
+				}
+				p, msg, err := v.srv.Prepare(ups[j].Report, shares[k], vecs[k-lo])
+				steps[j] = step{&dcfState{p: p, vec: vecs[k-lo]}, msg, err}
+			}
+		})
+	})
+	return steps
+}
+
+func (v *verifiedDCF) lead(ups []*protocol.Upload) []step { return v.prepare(ups) }
+
+// follow answers with both the helper's messages.
+func (v *verifiedDCF) follow(ups []*protocol.Upload, leader [][]byte) []step {
+	steps := v.prepare(ups)
+	for j := range steps {
+		if steps[j].err != nil {
+			continue
+		}
+		second, err := steps[j].state.(*dcfState).p.Exchange(leader[j])
+		steps[j].msg, steps[j].err = append(steps[j].msg, second...), err
+	}
+	return steps
+}
+
+func (v *verifiedDCF) conclude(states []any, answers [][]byte) []step {
+	steps := make([]step, len(states))
+	for j, state := range states {
+		if state != nil {
+			steps[j] = v.concludeOne(state.(*dcfState), answers[j])
+		}
+	}
+	return steps
+}
+
+// concludeOne decides one report at the leader: its second message from
+// the helper's first, the decision from the helper's second.
+func (v *verifiedDCF) concludeOne(st *dcfState, answer []byte) step {
+	if len(answer) != vdcf.Message1Size+vdcf.Message2Size {
+		return step{err: fmt.Errorf("%w: the helper's answer has %d bytes, want %d", verify.ErrMalformed, len(answer), vdcf.Message1Size+vdcf.Message2Size)}
+	}
+	second, err := st.p.Exchange(answer[:vdcf.Message1Size])
+	if err == nil {
+		err = st.p.Finish(answer[vdcf.Message1Size:])
+	}
+	if err != nil {
+		return step{err: err}
+	}
+	return step{st.vec, second, nil}
+}
+
+// settle decides on a copy of the pending verification, so that a
+// Decide retried after a failed save settles the same way again.
+func (v *verifiedDCF) settle(state any, leaderMsg []byte) (any, error) {
+	st := state.(*dcfState)
+	p := *st.p
+	if err := p.Finish(leaderMsg); err != nil {
+		return nil, err
+	}
+	return st.vec, nil
+}
+
+// add adds the report's count and label prefix shares.
+func (v *verifiedDCF) add(id payload.ReportID, out any) error {
+	if v.seen[id] {
+		return fmt.Errorf("%w: report %v counted already", verify.ErrReplay, id)
+	}
+	v.seen[id] = true
+	vec := out.([]fss.Fp)
+	for j := range v.bins {
+		for c := range 2 {
+			v.agg[2*j+c] = v.agg[2*j+c].Add(vec[j*vdcf.Components+c])
+		}
+	}
+	return nil
+}
+
+func (v *verifiedDCF) accepted() int { return len(v.seen) }
+
+// rederive evaluates the report's key again: its prefix vector.
+func (v *verifiedDCF) rederive(up *protocol.Upload) (any, error) {
+	sh, err := v.srv.DecodeShare(up.Share)
+	if err != nil {
+		return nil, err
+	}
+	var vecs [][]fss.Fp
+	v.cpu.time(func() { vecs, err = v.srv.Evaluate([]*vdcf.Share{sh}) })
+	if err != nil {
+		return nil, err
+	}
+	return vecs[0], nil
+}
+
+// sums sets the release's sums, elements of F_p held as uint64: the
+// not-label prefixes are count − label.
+func (v *verifiedDCF) sums(rel *release) error {
+	out := make(map[payload.Component][]uint64, len(rel.components))
+	for _, c := range rel.components {
+		if c != payload.Count && c != payload.Label && c != payload.NotLabel {
+			return fmt.Errorf("component %v is not carried by verified reports", c)
+		}
+		s := make([]uint64, v.bins)
+		for j := range s {
+			x := v.agg[2*j+int(payload.Count)]
+			switch c {
+			case payload.Label:
+				x = v.agg[2*j+int(payload.Label)]
+			case payload.NotLabel:
+				x = x.Sub(v.agg[2*j+int(payload.Label)])
+			}
+			s[j] = uint64(x)
+		}
+		out[c] = s
+	}
+	rel.sums = out
+	return nil
+}
