@@ -129,7 +129,7 @@ func TestVerifiedKeys(t *testing.T) {
 					step = 1
 				}
 				for c, want := range []uint64{step, step * uint64(label)} {
-					if got := uint64(vecs[0][j*vdcf.Components+c].Add(vecs[1][j*vdcf.Components+c])); got != want {
+					if got := uint64(vecs[0][j*s.Components()+c].Add(vecs[1][j*s.Components()+c])); got != want {
 						t.Errorf("prefix %d, component %d: %d, want %d", j, c, got, want)
 					}
 				}

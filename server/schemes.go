@@ -130,6 +130,7 @@ func (a *additive) conclude(states []any, answers [][]byte) []step {
 // second in Decide, from which the helper decides. Its aggregate is over
 // F_p: each server's share of the count and label prefix sums.
 type verifiedDCF struct {
+	sch  *vdcf.Scheme
 	srv  *vdcf.Server // stateless: safe for concurrent use
 	bins int
 	agg  []fss.Fp // agg[j·2 + c], c = Count, Label
@@ -155,7 +156,7 @@ func newVDCF(bins int, role Role, key [verify.KeySize]byte) (*verifiedDCF, error
 	if err != nil {
 		return nil, err
 	}
-	return &verifiedDCF{srv: srv, bins: bins, agg: make([]fss.Fp, 2*bins), seen: make(map[payload.ReportID]bool)}, nil
+	return &verifiedDCF{sch: sch, srv: srv, bins: bins, agg: make([]fss.Fp, 2*bins), seen: make(map[payload.ReportID]bool)}, nil
 }
 
 func (v *verifiedDCF) check(up *protocol.Upload) error {
@@ -227,12 +228,12 @@ func (v *verifiedDCF) conclude(states []any, answers [][]byte) []step {
 // concludeOne decides one report at the leader: its second message from
 // the helper's first, the decision from the helper's second.
 func (v *verifiedDCF) concludeOne(st *dcfState, answer []byte) step {
-	if len(answer) != vdcf.Message1Size+vdcf.Message2Size {
-		return step{err: fmt.Errorf("%w: the helper's answer has %d bytes, want %d", verify.ErrMalformed, len(answer), vdcf.Message1Size+vdcf.Message2Size)}
+	if len(answer) != v.sch.Message1Size()+vdcf.Message2Size {
+		return step{err: fmt.Errorf("%w: the helper's answer has %d bytes, want %d", verify.ErrMalformed, len(answer), v.sch.Message1Size()+vdcf.Message2Size)}
 	}
-	second, err := st.p.Exchange(answer[:vdcf.Message1Size])
+	second, err := st.p.Exchange(answer[:v.sch.Message1Size()])
 	if err == nil {
-		err = st.p.Finish(answer[vdcf.Message1Size:])
+		err = st.p.Finish(answer[v.sch.Message1Size():])
 	}
 	if err != nil {
 		return step{err: err}
@@ -260,7 +261,7 @@ func (v *verifiedDCF) add(id payload.ReportID, out any) error {
 	vec := out.([]fss.Fp)
 	for j := range v.bins {
 		for c := range 2 {
-			v.agg[2*j+c] = v.agg[2*j+c].Add(vec[j*vdcf.Components+c])
+			v.agg[2*j+c] = v.agg[2*j+c].Add(vec[j*v.sch.Components()+c])
 		}
 	}
 	return nil

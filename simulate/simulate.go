@@ -98,7 +98,7 @@ type Config struct {
 	// Malicious is the number of malicious parties added to the honest
 	// ones (verified backends: additive, dcf): each uploads an invalid
 	// report of one kind (internal/verify.Forgeries or
-	// internal/vdcf.Forgeries in turn), which both servers reject;
+	// internal/vdcf.Scheme.Forgeries in turn), which both servers reject;
 	// Report.Parties and every statistic cover the honest parties only,
 	// Report.Rejected the malicious ones.
 	Malicious int

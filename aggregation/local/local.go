@@ -58,7 +58,7 @@ type Config struct {
 	Unverified bool
 	// Malicious is the number of malicious parties (verified backends):
 	// each uploads an invalid report, of the kinds verify.Forgeries
-	// (additive) or vdcf.Forgeries (dcf) in turn, from its own peer; the
+	// (additive) or vdcf.Scheme.Forgeries (dcf) in turn, from its own peer; the
 	// servers reject them all.
 	Malicious int
 	// Rand seeds the malicious parties' choices (nil: crypto/rand).
@@ -175,7 +175,7 @@ func (l *Deployment) servers(cfg Config) error {
 }
 
 // malicious has cfg.Malicious parties, after the honest ones, upload an
-// invalid report each (verify.Forgeries or vdcf.Forgeries in turn, a
+// invalid report each (verify.Forgeries or vdcf.Scheme.Forgeries in turn, a
 // random record), from their own peers; a refusal at upload is expected
 // (malformed or mismatched shares).
 func (l *Deployment) malicious(ctx context.Context, cfg Config, group *localParties) error {
@@ -218,7 +218,10 @@ func forger(backend string, bins int) (forgery, error) {
 		return forgeWith(s, verify.Forgeries(), party.UploadReport), err
 	}
 	s, err := vdcf.New(bins)
-	return forgeWith(s, vdcf.Forgeries(), party.UploadKeysReport), err
+	if err != nil {
+		return nil, err
+	}
+	return forgeWith(s, s.Forgeries(), party.UploadKeysReport), nil
 }
 
 // forgeWith is the forgery of a scheme that forges reports of type R of

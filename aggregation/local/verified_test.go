@@ -86,7 +86,8 @@ func forgeryReasons(backend string) []string {
 		}
 		return reasons
 	}
-	for _, k := range vdcf.Forgeries() {
+	s, _ := vdcf.New(2)
+	for _, k := range s.Forgeries() {
 		reasons = append(reasons, verify.Reason(k.Want))
 	}
 	return reasons

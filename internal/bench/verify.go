@@ -80,7 +80,7 @@ func MeasureVerify(cfg VerifyConfig) (VerifyReport, error) {
 		Bins: cfg.Bins, Reports: cfg.Reports, Workers: runtime.GOMAXPROCS(0),
 		UploadBytes:   fss.EncodedSize(n, payload.NumComponents),
 		VerifiedBytes: b.scheme.ShareSize(),
-		ExchangeBytes: vdcf.Message1Size + vdcf.Message2Size,
+		ExchangeBytes: b.scheme.Message1Size() + vdcf.Message2Size,
 	}
 	src := rand.NewChaCha8([32]byte{3})
 	beta := []uint64{1, 1, 0, 1 << 31}
@@ -103,7 +103,7 @@ func MeasureVerify(cfg VerifyConfig) (VerifyReport, error) {
 			}
 		}) / per
 		agg := make([]fss.Fp, cfg.Bins*2)
-		fold[r] = timeOn(ProcessCPU, cfg.MinTime/measureRounds, func() { foldAccepted(agg, vecs) }) / per
+		fold[r] = timeOn(ProcessCPU, cfg.MinTime/measureRounds, func() { foldAccepted(agg, vecs, b.scheme.Components()) }) / per
 	}
 	rep.EvalNs, rep.FieldEvalNs, rep.CheckNs, rep.FoldNs = median(eval[:]), median(field[:]), median(check[:]), median(fold[:])
 	rep.VerifiedNs = rep.FieldEvalNs + rep.CheckNs + rep.FoldNs
@@ -201,10 +201,10 @@ func (b *verifyBench) check(vecs [][]fss.Fp) bool {
 // foldAccepted adds the count and label prefixes of every report to agg,
 // as a server folds an accepted report (not-label is count − label, formed
 // once per release).
-func foldAccepted(agg []fss.Fp, vecs [][]fss.Fp) {
+func foldAccepted(agg []fss.Fp, vecs [][]fss.Fp, m int) {
 	for _, v := range vecs {
 		for j := 0; j < len(agg)/2; j++ {
-			row := v[j*vdcf.Components:]
+			row := v[j*m:]
 			agg[2*j] = agg[2*j].Add(row[payload.Count])
 			agg[2*j+1] = agg[2*j+1].Add(row[payload.Label])
 		}

@@ -19,7 +19,7 @@ func TestMeasureVerifyConsistentFigures(t *testing.T) {
 	if rep.UploadBytes != fss.EncodedSize(5, payload.NumComponents) || rep.VerifiedBytes != scheme.ShareSize() {
 		t.Errorf("upload %d → %d bytes, want %d → %d", rep.UploadBytes, rep.VerifiedBytes, fss.EncodedSize(5, payload.NumComponents), scheme.ShareSize())
 	}
-	if rep.ExchangeBytes != vdcf.Message1Size+vdcf.Message2Size || !rep.AcceptedAllHonest {
+	if rep.ExchangeBytes != scheme.Message1Size()+vdcf.Message2Size || !rep.AcceptedAllHonest {
 		t.Errorf("exchange %d bytes, all honest accepted %v", rep.ExchangeBytes, rep.AcceptedAllHonest)
 	}
 	if !(rep.EvalNs > 0 && rep.FieldEvalNs > 0 && rep.CheckNs > 0 && rep.VerifiedNs == rep.FieldEvalNs+rep.CheckNs+rep.FoldNs) {
