@@ -192,7 +192,10 @@
 // need no probability (internal/verify, "A probability component").
 // The verified DCF backend gives the same, with soundness error
 // 3/(p − 1) < 2^-62 per report (internal/vdcf), and likewise refuses a
-// release over a strict subset of its verified reports.
+// release over a strict subset of its verified reports; a dcf dataset
+// that collects the probability (Dataset.Probability) also verifies it,
+// in [0, 2^32] at the record's bin, and releases it (without it, a
+// release of the probability is refused, ErrPolicy).
 //
 // Verification state across restarts, for both verified backends. Each
 // server saves its verdicts in its VerdictStore (Config.Verdicts; package
