@@ -92,8 +92,9 @@ type Config struct {
 	Smoothing string
 	// Unverified runs the dcf backend without verification (parties
 	// upload Z_2^64 keys of their whole payload, probability included,
-	// folded unchecked): for comparing the cost of verification, and for
-	// the Hosmer–Lemeshow allocations that release the probability.
+	// folded unchecked): for comparing the cost of verification. (The
+	// verified dcf backend carries the probability too, verified, when a
+	// Hosmer–Lemeshow allocation releases it.)
 	Unverified bool
 	// Malicious is the number of malicious parties added to the honest
 	// ones (verified backends: additive, dcf): each uploads an invalid

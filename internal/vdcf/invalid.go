@@ -63,34 +63,33 @@ const (
 // Forgeries lists every Forgery of the scheme's reports with its name and
 // the rejection it gets: the probability's only if the scheme carries it.
 func (s *Scheme) Forgeries() []verify.Kind[Forgery] {
-	kinds := forgeries()
-	if s.prob {
-		kinds = append(kinds, []verify.Kind[Forgery]{
-			{Kind: ProbTooLarge, Name: "probability 2^32+1", Want: verify.ErrProof},
-			{Kind: ProbMinusOne, Name: "probability p-1", Want: verify.ErrProof},
-			{Kind: ProbNotBits, Name: "probability decomposed into non-bits", Want: verify.ErrProof},
-			{Kind: ProbMismatch, Name: "probability decomposition not matching", Want: verify.ErrProof},
-			{Kind: ProbElsewhere, Name: "probability at another bin", Want: verify.ErrProof},
-			{Kind: ProbBrokenTriple, Name: "inconsistent probability triple", Want: verify.ErrProof},
-		}...)
+	var out []verify.Kind[Forgery]
+	for _, k := range forgeries {
+		if k.Kind < ProbTooLarge || s.prob {
+			out = append(out, k)
+		}
 	}
-	return kinds
+	return out
 }
 
-// forgeries lists the forgeries of every scheme.
-func forgeries() []verify.Kind[Forgery] {
-	return []verify.Kind[Forgery]{
-		{Kind: CountTwo, Name: "count 2", Want: verify.ErrProof},
-		{Kind: MinusOne, Name: "count p-1", Want: verify.ErrProof},
-		{Kind: LabelTwo, Name: "label 2", Want: verify.ErrProof},
-		{Kind: BothLabels, Name: "label and 1-label both set", Want: verify.ErrProof},
-		{Kind: NotOneHot, Name: "keys of no one-hot function", Want: verify.ErrProof},
-		{Kind: OtherHelperShare, Name: "helper share of another report", Want: verify.ErrProof},
-		{Kind: CopiedRandomness, Name: "correlated randomness of another report", Want: verify.ErrProof},
-		{Kind: BrokenTriple, Name: "inconsistent triple", Want: verify.ErrProof},
-		{Kind: Truncated, Name: "truncated share", Want: verify.ErrMalformed},
-		{Kind: Swapped, Name: "shares swapped", Want: verify.ErrMismatch},
-	}
+// forgeries lists every Forgery, the probability's last.
+var forgeries = []verify.Kind[Forgery]{
+	{Kind: CountTwo, Name: "count 2", Want: verify.ErrProof},
+	{Kind: MinusOne, Name: "count p-1", Want: verify.ErrProof},
+	{Kind: LabelTwo, Name: "label 2", Want: verify.ErrProof},
+	{Kind: BothLabels, Name: "label and 1-label both set", Want: verify.ErrProof},
+	{Kind: NotOneHot, Name: "keys of no one-hot function", Want: verify.ErrProof},
+	{Kind: OtherHelperShare, Name: "helper share of another report", Want: verify.ErrProof},
+	{Kind: CopiedRandomness, Name: "correlated randomness of another report", Want: verify.ErrProof},
+	{Kind: BrokenTriple, Name: "inconsistent triple", Want: verify.ErrProof},
+	{Kind: Truncated, Name: "truncated share", Want: verify.ErrMalformed},
+	{Kind: Swapped, Name: "shares swapped", Want: verify.ErrMismatch},
+	{Kind: ProbTooLarge, Name: "probability 2^32+1", Want: verify.ErrProof},
+	{Kind: ProbMinusOne, Name: "probability p-1", Want: verify.ErrProof},
+	{Kind: ProbNotBits, Name: "probability decomposed into non-bits", Want: verify.ErrProof},
+	{Kind: ProbMismatch, Name: "probability decomposition not matching", Want: verify.ErrProof},
+	{Kind: ProbElsewhere, Name: "probability at another bin", Want: verify.ErrProof},
+	{Kind: ProbBrokenTriple, Name: "inconsistent probability triple", Want: verify.ErrProof},
 }
 
 // Forge returns an invalid report of kind k under nonce, from a record at

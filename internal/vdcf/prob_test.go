@@ -3,40 +3,12 @@ package vdcf
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"testing"
 
 	"github.com/fedecdf/fedecdf/fss"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/verify"
 )
-
-// TestHonestProbabilityReportsAccepted checks that reports carrying a
-// probability are accepted, at the edges of its range too, and that the
-// prefix vectors add up to the record's count, label and probability.
-func TestHonestProbabilityReportsAccepted(t *testing.T) {
-	for _, bins := range []int{1, 16, 1024} {
-		t.Run(fmt.Sprintf("bins=%d", bins), func(t *testing.T) {
-			f := newProbFixture(t, bins, 1)
-			n := reportCount(1000)
-			if bins == 1024 {
-				n = max(n/20, 20)
-			}
-			for i := range n {
-				bin, label := f.r.IntN(bins), f.r.IntN(2) == 1
-				prob := []uint64{0, 1, MaxProbability - 1, MaxProbability}[i%4]
-				if i >= 4 {
-					prob = f.r.Uint64N(MaxProbability + 1)
-				}
-				vecs, err := VerifyPair(f.srv[0], f.srv[1], f.encodeProb(t, bin, label, prob))
-				if err != nil {
-					t.Fatalf("report %d (bin %d, label %v, probability %d) rejected: %v", i, bin, label, prob, err)
-				}
-				checkPayload(t, vecs, 4, bin, map[int]fss.Fp{int(payload.Count): 1, int(payload.Label): labelValue(label), Probability: fss.Fp(prob)})
-			}
-		})
-	}
-}
 
 // TestProbabilityOutOfRangeRefused checks the party side: a probability
 // above the fixed point of 1, or a scheme without the component, is an

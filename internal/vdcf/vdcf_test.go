@@ -160,32 +160,44 @@ func (f *fixture) decide(t testing.TB, nonce [NonceSize]byte, shares [2][]byte, 
 	return [2]error{pend[0].Finish(second[1]), pend[1].Finish(second[0])}
 }
 
+// TestHonestReportsAccepted checks that honest reports are accepted,
+// with the probability at the edges of its range too, and that the prefix
+// vectors add up to the record's count, label (and probability).
 func TestHonestReportsAccepted(t *testing.T) {
-	for _, bins := range []int{1, 16, 1024} {
-		t.Run(fmt.Sprintf("bins=%d", bins), func(t *testing.T) {
-			f := newFixture(t, bins, 1)
-			n := reportCount(2000)
-			if bins == 1024 {
-				n = max(n/20, 20)
-			}
-			for i := range n {
-				bin, label := f.rnd.Uint64()%uint64(bins), f.rnd.Uint64()&1 == 1
-				r := f.encode(t, int(bin), label)
-				vecs, err := VerifyPair(f.srv[0], f.srv[1], r)
-				if err != nil {
-					t.Fatalf("report %d (bin %d, label %v) rejected: %v", i, bin, label, err)
+	for _, prob := range []bool{false, true} {
+		for _, bins := range []int{1, 16, 1024} {
+			t.Run(fmt.Sprintf("probability=%v/bins=%d", prob, bins), func(t *testing.T) {
+				f := newFixture(t, bins, 1)
+				if prob {
+					f = newProbFixture(t, bins, 1)
 				}
-				checkRecord(t, vecs, int(bin), label)
-			}
-		})
+				honestAccepted(t, f)
+			})
+		}
 	}
 }
 
-// checkRecord checks that the two prefix vectors of m components add up
-// to those of one record: count 1 and label y from its bin on, MAC aside.
-func checkRecord(t testing.TB, vecs [2][]fss.Fp, bin int, label bool) {
-	t.Helper()
-	checkPayload(t, vecs, 3, bin, map[int]fss.Fp{int(payload.Count): 1, int(payload.Label): labelValue(label)})
+func honestAccepted(t *testing.T, f *fixture) {
+	n := reportCount(2000)
+	if f.s.bins == 1024 {
+		n = max(n/20, 20)
+	}
+	for i := range n {
+		bin, label := f.r.IntN(f.s.bins), f.r.IntN(2) == 1
+		want := map[int]fss.Fp{int(payload.Count): 1, int(payload.Label): labelValue(label)}
+		prob := []uint64{0, 1, MaxProbability - 1, MaxProbability}[i%4]
+		if i >= 4 {
+			prob = f.r.Uint64N(MaxProbability + 1)
+		}
+		if f.s.prob {
+			want[Probability] = fss.Fp(prob)
+		}
+		vecs, err := VerifyPair(f.srv[0], f.srv[1], f.encodeRecord(t, bin, label, prob))
+		if err != nil {
+			t.Fatalf("report %d (bin %d, label %v, probability %d) rejected: %v", i, bin, label, prob, err)
+		}
+		checkPayload(t, vecs, f.s.Components(), bin, want)
+	}
 }
 
 // checkPayload checks that the two prefix vectors of m components add up
