@@ -18,8 +18,8 @@
 // payload β = (1, y, κ₁ + κ₂y) at α = N − b (fss.PrefixDomain):
 // components Count and Label (the indices of package payload) and MAC,
 // where κ₁, κ₂ are uniform elements the party keeps (and a fourth,
-// Probability, in a scheme that carries it: "Probability" below). Each server
-// evaluates its key over the whole domain and obtains its share of the
+// Probability, in a scheme that carries it: "Probability" below). Each
+// server evaluates its key over the whole domain and obtains its share of the
 // prefix vectors P_c(j) = β_c·1[b ≤ j], j < N (Server.Evaluate), the
 // vectors it folds into its aggregate if the report is accepted; its share
 // of the not-label prefixes is P_Count − P_Label, so label + not-label =
