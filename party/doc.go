@@ -16,8 +16,9 @@
 // the servers check on their shares before it counts; the probability
 // component is not carried. With the dcf backend (§4.2) it uploads the
 // two keys of a distributed comparison function for its bin: verified
-// (package internal/vdcf: field keys of its count and label, with the
-// correlated randomness the servers check them with; no probability), or,
+// (package internal/vdcf: field keys of its count and label, and of its
+// probability where the dataset collects it, with the correlated
+// randomness the servers check them with), or,
 // for an unverified dataset, keys of its whole payload vector mod 2^64.
 // Every report carries a random 16-byte report ID (crypto/rand) by which
 // the servers drop duplicates and agree on the set of reports; for a

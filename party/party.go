@@ -85,6 +85,10 @@ type Servers struct {
 	Conn           transport.Conn
 	Leader, Helper transport.PeerID
 	Dataset        string
+	// Probability is set when the dataset collects the probability
+	// component (server.Dataset.Probability): a verified DCF report then
+	// carries it (UploadVerifiedKeys).
+	Probability bool
 }
 
 // upload sends the leader's and the helper's uploads, each whatever the

@@ -97,43 +97,50 @@ func TestVerifiedReport(t *testing.T) {
 	}
 }
 
-// TestVerifiedKeys: the verified DCF report is the party's (bin, label)
-// under its report ID: both servers accept it, and the revealed count and
-// label prefixes are its kernel.
+// TestVerifiedKeys: the verified DCF report is the party's (bin, label,
+// and probability where the dataset collects it) under its report ID:
+// both servers accept it, and the revealed count, label and probability
+// prefixes are its kernel.
 func TestVerifiedKeys(t *testing.T) {
 	g, _ := ecdf.NewLinearGrid(0, 1, 10)
-	for _, label := range []int{0, 1} {
-		t.Run(fmt.Sprint("label ", label), func(t *testing.T) {
-			p, err := New(Instance{Score: 0.35, Label: label}, g)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := p.VerifiedKeys(nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.Nonce != p.ReportID() {
-				t.Fatalf("nonce %x is not the report ID %v", r.Nonce, p.ReportID())
-			}
-			s, _ := vdcf.New(10)
-			key := [vdcf.KeySize]byte{1}
-			leader, _ := s.NewServer(0, key)
-			helper, _ := s.NewServer(1, key)
-			vecs, err := vdcf.VerifyPair(leader, helper, r)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for j := range 10 {
-				step := uint64(0)
-				if j >= 3 {
-					step = 1
+	for _, prob := range []bool{false, true} {
+		for _, label := range []int{0, 1} {
+			t.Run(fmt.Sprintf("label %d probability %v", label, prob), func(t *testing.T) {
+				p, err := New(Instance{Score: 0.35, Label: label, Probability: 0.25, HasProbability: true}, g)
+				if err != nil {
+					t.Fatal(err)
 				}
-				for c, want := range []uint64{step, step * uint64(label)} {
-					if got := uint64(vecs[0][j*vdcf.Components+c].Add(vecs[1][j*vdcf.Components+c])); got != want {
-						t.Errorf("prefix %d, component %d: %d, want %d", j, c, got, want)
+				r, err := p.VerifiedKeys(prob, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Nonce != p.ReportID() {
+					t.Fatalf("nonce %x is not the report ID %v", r.Nonce, p.ReportID())
+				}
+				s, _ := vdcf.New(10)
+				want := map[int]uint64{int(payload.Count): 1, int(payload.Label): uint64(label)}
+				if prob {
+					s, _ = vdcf.NewWithProbability(10)
+					want[vdcf.Probability] = payload.ProbabilityScale / 4
+				}
+				key := [vdcf.KeySize]byte{1}
+				leader, _ := s.NewServer(0, key)
+				helper, _ := s.NewServer(1, key)
+				vecs, err := vdcf.VerifyPair(leader, helper, r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for j := range 10 {
+					for c, w := range want {
+						if j < 3 {
+							w = 0
+						}
+						if got := uint64(vecs[0][j*s.Components()+c].Add(vecs[1][j*s.Components()+c])); got != w {
+							t.Errorf("prefix %d, component %d: %d, want %d", j, c, got, w)
+						}
 					}
 				}
-			}
-		})
+			})
+		}
 	}
 }

@@ -71,19 +71,35 @@ func UploadReport(ctx context.Context, s Servers, r verify.Report) error {
 
 // VerifiedKeys returns the party's one-shot report for the verified dcf
 // backend (package internal/vdcf): a pair of field DCF keys of its bin,
-// count and label, with correlated randomness the servers check them
-// with, the report ID as the nonce; randomness from rand, crypto/rand when
-// nil. The probability component is not carried.
-func (p *Party) VerifiedKeys(rand io.Reader) (vdcf.Report, error) {
-	s, err := vdcf.New(p.bins)
-	return encodeAt[vdcf.Report](p, p.report, s, err, rand)
+// count and label, and its probability if the dataset collects it
+// (probability; 0 for a party without one, as in an unverified key),
+// with correlated randomness the servers check them with, the report ID
+// as the nonce; randomness from rand, crypto/rand when nil.
+func (p *Party) VerifiedKeys(probability bool, rand io.Reader) (vdcf.Report, error) {
+	if !probability {
+		s, err := vdcf.New(p.bins)
+		return encodeAt[vdcf.Report](p, p.report, s, err, rand)
+	}
+	s, err := vdcf.NewWithProbability(p.bins)
+	return encodeAt[vdcf.Report](p, p.report, withProbability{s, p.payload[payload.Probability]}, err, rand)
+}
+
+// withProbability is the encoder of a vdcf scheme that carries the
+// probability, for a party's fixed-point probability prob.
+type withProbability struct {
+	s    *vdcf.Scheme
+	prob uint64
+}
+
+func (w withProbability) EncodeAt(nonce [16]byte, bin int, label bool, rnd io.Reader) (vdcf.Report, error) {
+	return w.s.EncodeProbabilityAt(nonce, bin, label, w.prob, rnd)
 }
 
 // UploadVerifiedKeys sends the party's verified DCF report, one share to
-// each server. After this the party may go offline: the servers verify
+// each server, with its probability if s.Probability. After this the party may go offline: the servers verify
 // it between themselves and answer every query alone.
 func (p *Party) UploadVerifiedKeys(ctx context.Context, s Servers) error {
-	r, err := p.VerifiedKeys(nil)
+	r, err := p.VerifiedKeys(s.Probability, nil)
 	if err != nil {
 		return err
 	}

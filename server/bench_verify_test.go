@@ -67,7 +67,7 @@ func verifiedUploads(b *testing.B, backend Backend, nbins, n int) []func(context
 			uploads[k] = func(ctx context.Context, s party.Servers) error { return party.UploadReport(ctx, s, r) }
 			continue
 		}
-		r, err := q.VerifiedKeys(nil)
+		r, err := q.VerifiedKeys(false, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

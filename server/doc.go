@@ -154,12 +154,13 @@
 // falsify). Accepted reports add their prefix vectors' count and label
 // shares to the dataset's aggregate in F_p, p = 2^64 − 2^32 + 1; the
 // not-label prefixes are count − label, formed at release, so label +
-// not-label = count holds by construction. The probability is not
-// carried: a verified dcf dataset refuses its releases (ErrPolicy).
+// not-label = count holds by construction. A dataset that collects the
+// probability (Dataset.Probability) takes reports of
+// vdcf.NewWithProbability, adds their probability shares too and releases
+// them; one that does not refuses probability releases (ErrPolicy).
 // Dataset.Unverified keeps the unchecked Z_2^64 keys of §4.2, folded as
-// below: package deploy runs its dcf datasets so, since their keys carry
-// the probability component (which verified reports do not), and
-// simulate --unverified measures the cost of verification with it. An
+// below: package deploy still runs its dcf datasets so, and simulate
+// --unverified measures the cost of verification with it. An
 // unverified dataset verifies nothing: a party's keys may carry any
 // payload, and the servers add it in unchecked.
 //
@@ -192,7 +193,10 @@
 // need no probability (internal/verify, "A probability component").
 // The verified DCF backend gives the same, with soundness error
 // 3/(p − 1) < 2^-62 per report (internal/vdcf), and likewise refuses a
-// release over a strict subset of its verified reports.
+// release over a strict subset of its verified reports; a dcf dataset
+// that collects the probability (Dataset.Probability) also verifies it,
+// in [0, 2^32] at the record's bin, and releases it (without it, a
+// release of the probability is refused, ErrPolicy).
 //
 // Verification state across restarts, for both verified backends. Each
 // server saves its verdicts in its VerdictStore (Config.Verdicts; package

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"runtime"
+	"slices"
 
 	"github.com/cloudflare/circl/vdaf/prio3/arith/fp128"
 
@@ -130,9 +131,11 @@ func (a *additive) conclude(states []any, answers [][]byte) []step {
 // second in Decide, from which the helper decides. Its aggregate is over
 // F_p: each server's share of the count and label prefix sums.
 type verifiedDCF struct {
+	sch  *vdcf.Scheme
 	srv  *vdcf.Server // stateless: safe for concurrent use
 	bins int
-	agg  []fss.Fp // agg[j·2 + c], c = Count, Label
+	comp []payload.Component // the components folded: Count, Label[, Probability]
+	agg  []fss.Fp            // agg[j·len(comp) + k]: component comp[k] at prefix j
 	seen map[payload.ReportID]bool
 	// cpu is the CPU time of the per-key work — each key's field walk
 	// and its sketch — from the working threads' clocks (KeyWalkCPU).
@@ -146,8 +149,13 @@ type dcfState struct {
 	vec []fss.Fp
 }
 
-func newVDCF(bins int, role Role, key [verify.KeySize]byte) (*verifiedDCF, error) {
+func newVDCF(bins int, prob bool, role Role, key [verify.KeySize]byte) (*verifiedDCF, error) {
 	sch, err := vdcf.New(bins)
+	comp := []payload.Component{payload.Count, payload.Label}
+	if prob {
+		sch, err = vdcf.NewWithProbability(bins)
+		comp = append(comp, payload.Probability)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +163,7 @@ func newVDCF(bins int, role Role, key [verify.KeySize]byte) (*verifiedDCF, error
 	if err != nil {
 		return nil, err
 	}
-	return &verifiedDCF{srv: srv, bins: bins, agg: make([]fss.Fp, 2*bins), seen: make(map[payload.ReportID]bool)}, nil
+	return &verifiedDCF{sch: sch, srv: srv, bins: bins, comp: comp, agg: make([]fss.Fp, len(comp)*bins), seen: make(map[payload.ReportID]bool)}, nil
 }
 
 func (v *verifiedDCF) check(up *protocol.Upload) error {
@@ -227,12 +235,12 @@ func (v *verifiedDCF) conclude(states []any, answers [][]byte) []step {
 // concludeOne decides one report at the leader: its second message from
 // the helper's first, the decision from the helper's second.
 func (v *verifiedDCF) concludeOne(st *dcfState, answer []byte) step {
-	if len(answer) != vdcf.Message1Size+vdcf.Message2Size {
-		return step{err: fmt.Errorf("%w: the helper's answer has %d bytes, want %d", verify.ErrMalformed, len(answer), vdcf.Message1Size+vdcf.Message2Size)}
+	if len(answer) != v.sch.Message1Size()+vdcf.Message2Size {
+		return step{err: fmt.Errorf("%w: the helper's answer has %d bytes, want %d", verify.ErrMalformed, len(answer), v.sch.Message1Size()+vdcf.Message2Size)}
 	}
-	second, err := st.p.Exchange(answer[:vdcf.Message1Size])
+	second, err := st.p.Exchange(answer[:v.sch.Message1Size()])
 	if err == nil {
-		err = st.p.Finish(answer[vdcf.Message1Size:])
+		err = st.p.Finish(answer[v.sch.Message1Size():])
 	}
 	if err != nil {
 		return step{err: err}
@@ -251,16 +259,16 @@ func (v *verifiedDCF) settle(state any, leaderMsg []byte) (any, error) {
 	return st.vec, nil
 }
 
-// add adds the report's count and label prefix shares.
+// add adds the report's count, label (and probability) prefix shares.
 func (v *verifiedDCF) add(id payload.ReportID, out any) error {
 	if v.seen[id] {
 		return fmt.Errorf("%w: report %v counted already", verify.ErrReplay, id)
 	}
 	v.seen[id] = true
-	vec := out.([]fss.Fp)
+	vec, m, k := out.([]fss.Fp), v.sch.Components(), len(v.comp)
 	for j := range v.bins {
-		for c := range 2 {
-			v.agg[2*j+c] = v.agg[2*j+c].Add(vec[j*vdcf.Components+c])
+		for i, c := range v.comp {
+			v.agg[k*j+i] = v.agg[k*j+i].Add(vec[j*m+int(c)])
 		}
 	}
 	return nil
@@ -286,18 +294,23 @@ func (v *verifiedDCF) rederive(up *protocol.Upload) (any, error) {
 // not-label prefixes are count − label.
 func (v *verifiedDCF) sums(rel *release) error {
 	out := make(map[payload.Component][]uint64, len(rel.components))
+	k := len(v.comp)
 	for _, c := range rel.components {
-		if c != payload.Count && c != payload.Label && c != payload.NotLabel {
-			return fmt.Errorf("component %v is not carried by verified reports", c)
+		want := []payload.Component{c}
+		if c == payload.NotLabel {
+			want = []payload.Component{payload.Count, payload.Label}
+		}
+		var at [2]int // indices in v.comp of want
+		for w, wc := range want {
+			if at[w] = slices.Index(v.comp, wc); at[w] < 0 {
+				return fmt.Errorf("component %v is not carried by this dataset's verified reports", c)
+			}
 		}
 		s := make([]uint64, v.bins)
 		for j := range s {
-			x := v.agg[2*j+int(payload.Count)]
-			switch c {
-			case payload.Label:
-				x = v.agg[2*j+int(payload.Label)]
-			case payload.NotLabel:
-				x = x.Sub(v.agg[2*j+int(payload.Label)])
+			x := v.agg[k*j+at[0]]
+			if c == payload.NotLabel {
+				x = x.Sub(v.agg[k*j+at[1]])
 			}
 			s[j] = uint64(x)
 		}

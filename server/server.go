@@ -76,6 +76,14 @@ type Dataset struct {
 	// cost of verification. A verified dcf dataset (the default) takes
 	// verified DCF reports (internal/vdcf) and needs Config.VerifyKey.
 	Unverified bool
+	// Probability is set when the dataset collects the probability
+	// component. A verified dcf dataset's reports then carry it
+	// (vdcf.NewWithProbability: verified in [0, 2^32] at the record's
+	// bin), and its releases may ask for it; without it they may not.
+	// The additive backend cannot carry it (its reports are Prio3
+	// histograms over class × bin), and an unverified dcf dataset's keys
+	// always carry it, checked by no one.
+	Probability bool
 }
 
 // ErrTooManyReports is wrapped by the refusal of an upload to a dataset
@@ -319,6 +327,8 @@ func checkDataset(d Dataset) error {
 		return fmt.Errorf("dataset %q: unknown backend %q (want additive or dcf)", d.Name, d.Backend)
 	case d.Unverified && d.Backend != DCF:
 		return fmt.Errorf("dataset %q: only the dcf backend can be unverified", d.Name)
+	case d.Probability && d.Backend == Additive:
+		return fmt.Errorf("dataset %q: the additive backend's reports (Prio3 histograms over class × bin) cannot carry the probability component: collect it with the dcf backend", d.Name)
 	case d.Bins < 1 || d.Bins > protocol.MaxPrefixes:
 		return fmt.Errorf("dataset %q: bins %d not in [1, %d]", d.Name, d.Bins, protocol.MaxPrefixes)
 	case d.MinReports < 1:
@@ -506,8 +516,8 @@ func releaseCost(d *dataset, m *protocol.CreateRelease) (ledger.Budget, error) {
 	if err := d.Policy.Allow(m.Mechanism); err != nil {
 		return ledger.Budget{}, fmt.Errorf("dataset %q: %w", d.Name, err)
 	}
-	if d.verified != nil && slices.Contains(m.Components, payload.Probability) {
-		return ledger.Budget{}, fmt.Errorf("dataset %q: %w: its verified reports carry no probability component (release count, label and not-label, or collect probabilities with an unverified dcf dataset)", d.Name, ErrPolicy)
+	if d.verified != nil && !d.Probability && slices.Contains(m.Components, payload.Probability) {
+		return ledger.Budget{}, fmt.Errorf("dataset %q: %w: its verified reports carry no probability component (release count, label and not-label, or collect probabilities with a dcf dataset that sets Probability)", d.Name, ErrPolicy)
 	}
 	return specCost(m)
 }

@@ -110,7 +110,7 @@ func newVerified(d Dataset, role Role, key [verify.KeySize]byte, store VerdictSt
 	if d.Backend == Additive {
 		sch, err = newAdditive(d.Bins, role, key)
 	} else {
-		sch, err = newVDCF(d.Bins, role, key)
+		sch, err = newVDCF(d.Bins, d.Probability, role, key)
 	}
 	if err != nil {
 		return nil, err

@@ -57,7 +57,8 @@ func forgeries(b Backend) []forgery {
 		}
 		return out
 	}
-	for _, k := range vdcf.Forgeries() {
+	s, _ := vdcf.New(bins)
+	for _, k := range s.Forgeries() {
 		out = append(out, forgery{k.Name, k.Want, int(k.Kind)})
 	}
 	return out

@@ -92,13 +92,14 @@ type Config struct {
 	Smoothing string
 	// Unverified runs the dcf backend without verification (parties
 	// upload Z_2^64 keys of their whole payload, probability included,
-	// folded unchecked): for comparing the cost of verification, and for
-	// the Hosmer–Lemeshow allocations that release the probability.
+	// folded unchecked): for comparing the cost of verification. (The
+	// verified dcf backend carries the probability too, verified, when a
+	// Hosmer–Lemeshow allocation releases it.)
 	Unverified bool
 	// Malicious is the number of malicious parties added to the honest
 	// ones (verified backends: additive, dcf): each uploads an invalid
 	// report of one kind (internal/verify.Forgeries or
-	// internal/vdcf.Forgeries in turn), which both servers reject;
+	// internal/vdcf.Scheme.Forgeries in turn), which both servers reject;
 	// Report.Parties and every statistic cover the honest parties only,
 	// Report.Rejected the malicious ones.
 	Malicious int
@@ -522,7 +523,7 @@ func newRun(cfg Config) (*run, error) {
 	if r.plans, r.fromROC, err = hosmerPlans(cfg); err != nil {
 		return nil, err
 	}
-	if verified(cfg) {
+	if cfg.Backend == string(server.Additive) {
 		if err := withoutProbability(cfg.Backend, r.plans); err != nil {
 			return nil, err
 		}
@@ -581,7 +582,7 @@ func (r *run) startParties(ctx context.Context) error {
 	r.local, err = local.New(ctx, local.Config{
 		Backend: r.cfg.Backend, Dataset: "simulation", Bins: r.cfg.Bins,
 		Budget: r.budget, MinReports: 1, Policy: server.Policy{Relation: r.cfg.Neighbours, MaxDelta: r.cfg.Delta},
-		Unverified: r.cfg.Unverified, Malicious: r.cfg.Malicious, Rand: rand.New(rand.NewPCG(r.cfg.Seed, 17)),
+		Unverified: r.cfg.Unverified, Probability: collectsProbability(r.plans), Malicious: r.cfg.Malicious, Rand: rand.New(rand.NewPCG(r.cfg.Seed, 17)),
 	}, parties)
 	if err == nil && r.cfg.Backend == string(server.DCF) {
 		r.ph.servers = r.serversCPU
@@ -744,17 +745,26 @@ func (r *run) hosmer(ctx context.Context, rocTotal ecdf.Normaliser) (*HosmerRepo
 }
 
 // withoutProbability refuses Hosmer–Lemeshow plans that release the
-// probability component, which the verified backends' reports do not
-// carry.
+// probability component, which the additive backend's verified reports
+// (Prio3 histograms over class × bin) cannot carry.
 func withoutProbability(backend string, plans []*hosmer.Plan) error {
+	if collectsProbability(plans) {
+		return fmt.Errorf("the Hosmer–Lemeshow allocation releases the probability component, which the %s backend's verified reports (Prio3 histograms) cannot carry: use the roc or grid allocation, or the dcf backend", backend)
+	}
+	return nil
+}
+
+// collectsProbability reports whether a plan releases the probability
+// component: the dataset must then collect it (local.Config.Probability).
+func collectsProbability(plans []*hosmer.Plan) bool {
 	for _, p := range plans {
 		for _, spec := range p.Releases {
 			if slices.Contains(spec.Components, aggregation.Probability) {
-				return fmt.Errorf("the %s Hosmer–Lemeshow allocation releases the probability component, which the %s backend's verified reports do not carry: use the roc or grid allocation, or the plain backend or the unverified dcf backend", p.Name, backend)
+				return true
 			}
 		}
 	}
-	return nil
+	return false
 }
 
 // verified reports whether cfg's servers verify every report: the

@@ -24,10 +24,17 @@ import (
 // is the true one, and the report carries the documented JSON keys (the
 // additive backend: TestRunAdditiveWithMaliciousParties).
 func TestRunExactWithoutNoise(t *testing.T) {
-	for _, backend := range []string{"plain", "dcf"} {
+	for _, tc := range []struct {
+		backend    string
+		unverified bool
+	}{{"plain", false}, {"dcf", true}, {"dcf", false}} {
 		// The joint and paper allocations release the probability, which
-		// only unverified DCF reports carry.
-		cfg := Config{Parties: 200, Backend: backend, Unverified: backend == "dcf", Epsilon: 1 << 48, ECDFShare: 0.25, HosmerShare: 0.25, HosmerPlans: []string{"roc", "joint", "paper"}, Mechanism: "tree", Bins: 16, Min: 0, Max: 1, Seed: 5}
+		// DCF reports carry, verified or not.
+		backend := tc.backend // in messages
+		if tc.unverified {
+			backend += " (unverified)"
+		}
+		cfg := Config{Parties: 200, Backend: tc.backend, Unverified: tc.unverified, Epsilon: 1 << 48, ECDFShare: 0.25, HosmerShare: 0.25, HosmerPlans: []string{"roc", "joint", "paper"}, Mechanism: "tree", Bins: 16, Min: 0, Max: 1, Seed: 5}
 		r, err := Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatalf("%s: %v", backend, err)
@@ -70,12 +77,14 @@ func TestRunExactWithoutNoise(t *testing.T) {
 			t.Errorf("%s: spent ε = %g with %g on Hosmer–Lemeshow, want %g with a quarter", backend, r.Epsilon, r.Budget.Hosmer, cfg.Epsilon)
 		}
 		b, _ := json.Marshal(r)
-		for _, key := range []string{`"n":200`, `"parties":200`, `"n_public":true`, `"neighbours":"replace"`, `"backend":"` + backend, `"thresholds"`, `"smoothed"`, `"bytes_per_party"`, `"bytes_per_server"`, `"rounds"`, `"seconds"`, `"cpu_seconds"`, `"roc":{"n"`, `"fpr"`, `"tpr"`, `"auc"`, `"raw":{"fpr"`, `"roc_area"`, `"true":{"ecdf"`, `"recall"`, `"precision"`, `"budget"`, `"epsilon":`, `"bins":16`, `"mechanism":"tree"`, `"hosmer":{"groups":10`, `"statistic_true"`, `"statistic_private"`, `"p_value_true"`, `"p_value_private"`, `"allocations"`, `"plan":"paper"`} {
+		for _, key := range []string{`"n":200`, `"parties":200`, `"n_public":true`, `"neighbours":"replace"`, `"backend":"` + tc.backend, `"thresholds"`, `"smoothed"`, `"bytes_per_party"`, `"bytes_per_server"`, `"rounds"`, `"seconds"`, `"cpu_seconds"`, `"roc":{"n"`, `"fpr"`, `"tpr"`, `"auc"`, `"raw":{"fpr"`, `"roc_area"`, `"true":{"ecdf"`, `"recall"`, `"precision"`, `"budget"`, `"epsilon":`, `"bins":16`, `"mechanism":"tree"`, `"hosmer":{"groups":10`, `"statistic_true"`, `"statistic_private"`, `"p_value_true"`, `"p_value_private"`, `"allocations"`, `"plan":"paper"`} {
 			if !strings.Contains(string(b), key) {
 				t.Errorf("%s: JSON lacks %s", backend, key)
 			}
 		}
-		checkAESBound(t, backend, r)
+		if tc.unverified || tc.backend == "plain" {
+			checkAESBound(t, tc.backend, r) // verified dcf: runWithMalicious
+		}
 	}
 }
 
@@ -278,7 +287,8 @@ func TestPlotTitles(t *testing.T) {
 // (adding up to K), while n and every statistic at ε = 2^48 are the
 // honest parties' exact ones, and the cost has the verification's bytes
 // and, for DCF, the servers' CPU of the verified key walks; an
-// allocation releasing the probability is refused, naming it.
+// allocation releasing the probability is refused on the additive backend,
+// naming it, and runs on the dcf backend.
 func TestRunVerifiedWithMaliciousParties(t *testing.T) {
 	for _, backend := range []string{"additive", "dcf"} {
 		t.Run(backend, func(t *testing.T) { runWithMalicious(t, backend) })
@@ -319,8 +329,14 @@ func runWithMalicious(t *testing.T, backend string) {
 		t.Errorf("JSON or text lacks the rejected reports (err %v):\n%s\n%s", err, b, text.String())
 	}
 	cfg.HosmerPlans = []string{"roc", "joint"}
-	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "probability") {
-		t.Errorf("joint allocation on the %s backend: %v, want a refusal naming the probability", backend, err)
+	r, err = Run(context.Background(), cfg)
+	switch {
+	case backend == "additive" && (err == nil || !strings.Contains(err.Error(), "probability")):
+		t.Errorf("joint allocation on the additive backend: %v, want a refusal naming the probability", err)
+	case backend == "dcf" && err != nil:
+		t.Errorf("joint allocation on the verified dcf backend: %v", err)
+	case backend == "dcf" && (r.Normaliser.N != 200 || len(r.Hosmer.Allocations) != 2):
+		t.Errorf("joint allocation on the verified dcf backend: n %v, %d allocations, want the 200 honest parties and 2", r.Normaliser, len(r.Hosmer.Allocations))
 	}
 	cfg.Backend, cfg.Unverified, cfg.HosmerPlans = "dcf", true, []string{"roc", "grid"}
 	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "malicious") {

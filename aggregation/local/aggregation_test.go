@@ -50,12 +50,25 @@ func exactSums(ps []*party.Party, c aggregation.Component, prefixes []int) []int
 // unverified (Config.Unverified).
 const unverifiedDCF = "dcf-unverified"
 
+// probabilityDCF names the verified dcf backend whose dataset collects
+// the probability (Config.Probability).
+const probabilityDCF = "dcf-probability"
+
+// withBackend sets cfg's backend from a name of the tests' backend lists.
+func withBackend(cfg Config, backend string) Config {
+	cfg.Backend = backend
+	switch backend {
+	case unverifiedDCF:
+		cfg.Backend, cfg.Unverified = "dcf", true
+	case probabilityDCF:
+		cfg.Backend, cfg.Probability = "dcf", true
+	}
+	return cfg
+}
+
 func deploy(t testing.TB, backend string, bins int, ps []*party.Party, budget float64) *Deployment {
 	t.Helper()
-	cfg := Config{Backend: backend, Dataset: "test", Bins: bins, Budget: ledger.Budget{Epsilon: budget}, MinReports: 1}
-	if backend == unverifiedDCF {
-		cfg.Backend, cfg.Unverified = "dcf", true
-	}
+	cfg := withBackend(Config{Dataset: "test", Bins: bins, Budget: ledger.Budget{Epsilon: budget}, MinReports: 1}, backend)
 	l, err := New(context.Background(), cfg, ps)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +79,7 @@ func deploy(t testing.TB, backend string, bins int, ps []*party.Party, budget fl
 var allComponents = []aggregation.Component{aggregation.Count, aggregation.Label, aggregation.NotLabel, aggregation.Probability}
 
 // componentsOf is the components a backend releases: all but the
-// probability for the verified backends, whose reports do not carry it.
+// probability for the verified backends whose reports do not carry it.
 func componentsOf(backend string) []aggregation.Component {
 	if backend == "additive" || backend == "dcf" {
 		return allComponents[:3]
@@ -94,7 +107,7 @@ func TestBackendsExactWithoutNoise(t *testing.T) {
 		if bins == 1 {
 			prefixes = []int{1}
 		}
-		for _, backend := range []string{"plain", "additive", "dcf", unverifiedDCF} {
+		for _, backend := range []string{"plain", "additive", "dcf", unverifiedDCF, probabilityDCF} {
 			l := deploy(t, backend, bins, ps, 4*eps)
 			comps := componentsOf(backend)
 			rel, err := l.NewRelease(ctx, aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: "tree", Bins: bins, Epsilon: eps}, Components: comps})

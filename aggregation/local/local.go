@@ -56,9 +56,14 @@ type Config struct {
 	// upload Z_2^64 keys of their whole payload, folded unchecked
 	// (server.Dataset.Unverified).
 	Unverified bool
+	// Probability has the dataset collect the probability component
+	// (server.Dataset.Probability): the verified dcf backend's reports
+	// then carry it, verified, and releases may ask for it. The additive
+	// backend cannot; the unverified dcf backend's keys always carry it.
+	Probability bool
 	// Malicious is the number of malicious parties (verified backends):
 	// each uploads an invalid report, of the kinds verify.Forgeries
-	// (additive) or vdcf.Forgeries (dcf) in turn, from its own peer; the
+	// (additive) or vdcf.Scheme.Forgeries (dcf) in turn, from its own peer; the
 	// servers reject them all.
 	Malicious int
 	// Rand seeds the malicious parties' choices (nil: crypto/rand).
@@ -119,7 +124,7 @@ func New(ctx context.Context, cfg Config, parties []*party.Party) (*Deployment, 
 	if err := l.servers(cfg); err != nil {
 		return nil, err
 	}
-	group := &localParties{net: l.Network, dataset: cfg.Dataset, parties: parties}
+	group := &localParties{net: l.Network, dataset: cfg.Dataset, probability: cfg.Probability, parties: parties}
 	if err := group.each(ctx, len(parties), func(ctx context.Context, k int, s party.Servers) error {
 		switch {
 		case cfg.Unverified:
@@ -155,7 +160,7 @@ func New(ctx context.Context, cfg Config, parties []*party.Party) (*Deployment, 
 func (l *Deployment) servers(cfg Config) error {
 	// Both servers receive every report, so every release is over all
 	// of them and no key is ever folded again: the servers keep none.
-	ds := server.Dataset{Name: cfg.Dataset, Backend: server.Backend(cfg.Backend), Unverified: cfg.Unverified, Bins: cfg.Bins, Budget: cfg.Budget, Policy: cfg.Policy, MinReports: cfg.MinReports}
+	ds := server.Dataset{Name: cfg.Dataset, Backend: server.Backend(cfg.Backend), Unverified: cfg.Unverified, Probability: cfg.Probability, Bins: cfg.Bins, Budget: cfg.Budget, Policy: cfg.Policy, MinReports: cfg.MinReports}
 	var key [verify.KeySize]byte
 	if _, err := crand.Read(key[:]); err != nil {
 		return fmt.Errorf("local: verification key: %w", err)
@@ -175,7 +180,7 @@ func (l *Deployment) servers(cfg Config) error {
 }
 
 // malicious has cfg.Malicious parties, after the honest ones, upload an
-// invalid report each (verify.Forgeries or vdcf.Forgeries in turn, a
+// invalid report each (verify.Forgeries or vdcf.Scheme.Forgeries in turn, a
 // random record), from their own peers; a refusal at upload is expected
 // (malformed or mismatched shares).
 func (l *Deployment) malicious(ctx context.Context, cfg Config, group *localParties) error {
@@ -183,7 +188,7 @@ func (l *Deployment) malicious(ctx context.Context, cfg Config, group *localPart
 	if rng == nil {
 		rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	}
-	forge, err := forger(cfg.Backend, cfg.Bins)
+	forge, err := forger(cfg.Backend, cfg.Bins, cfg.Probability)
 	if err != nil {
 		return fmt.Errorf("local: %w", err)
 	}
@@ -199,7 +204,7 @@ func (l *Deployment) malicious(ctx context.Context, cfg Config, group *localPart
 	}
 	first := len(group.parties)
 	return group.each(ctx, len(uploads), func(ctx context.Context, k int, _ party.Servers) error {
-		s := party.Servers{Conn: l.Network.Conn(partyPeer(first + k)), Leader: leaderPeer, Helper: helperPeer, Dataset: cfg.Dataset}
+		s := party.Servers{Conn: l.Network.Conn(partyPeer(first + k)), Leader: leaderPeer, Helper: helperPeer, Dataset: cfg.Dataset, Probability: cfg.Probability}
 		if err := uploads[k](ctx, s); err != nil && !errors.Is(err, verify.ErrMalformed) && !errors.Is(err, verify.ErrMismatch) {
 			return err
 		}
@@ -212,13 +217,19 @@ func (l *Deployment) malicious(ctx context.Context, cfg Config, group *localPart
 type forgery func(k int, id payload.ID, bin int, label bool, rng *rand.Rand) (func(context.Context, party.Servers) error, error)
 
 // forger returns the forgeries of a verified backend, its kinds in turn.
-func forger(backend string, bins int) (forgery, error) {
+func forger(backend string, bins int, probability bool) (forgery, error) {
 	if backend == string(server.Additive) {
 		s, err := verify.New(bins)
 		return forgeWith(s, verify.Forgeries(), party.UploadReport), err
 	}
 	s, err := vdcf.New(bins)
-	return forgeWith(s, vdcf.Forgeries(), party.UploadKeysReport), err
+	if probability {
+		s, err = vdcf.NewWithProbability(bins)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return forgeWith(s, s.Forgeries(), party.UploadKeysReport), nil
 }
 
 // forgeWith is the forgery of a scheme that forges reports of type R of
@@ -245,9 +256,10 @@ func (l *Deployment) Rejected() (map[string]int, error) {
 // localParties runs the parties of a Deployment, each over its own
 // connection, on GOMAXPROCS workers.
 type localParties struct {
-	net     *transport.Network
-	dataset string
-	parties []*party.Party
+	net         *transport.Network
+	dataset     string
+	probability bool // the dataset collects the probability
+	parties     []*party.Party
 }
 
 // each runs fn for k = 0, …, n−1, with party k's servers, and returns
@@ -263,7 +275,7 @@ func (g *localParties) each(ctx context.Context, n int, fn func(context.Context,
 		go func() {
 			defer wg.Done()
 			for k := range next {
-				s := party.Servers{Conn: g.net.Conn(partyPeer(k)), Leader: leaderPeer, Helper: helperPeer, Dataset: g.dataset}
+				s := party.Servers{Conn: g.net.Conn(partyPeer(k)), Leader: leaderPeer, Helper: helperPeer, Dataset: g.dataset, Probability: g.probability}
 				if err := fn(ctx, k, s); err != nil {
 					select {
 					case errs <- err:

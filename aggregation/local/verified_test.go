@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fedecdf/fedecdf/aggregation"
@@ -57,9 +58,10 @@ func requeriesStayExact(t *testing.T, backend string) {
 	}
 }
 
-// TestVerifiedRefusesProbability: the verified reports carry no
-// probability, so a release of it is refused by the policy, nothing
-// charged.
+// TestVerifiedRefusesProbability: the verified reports of a dataset that
+// does not collect the probability carry none, so a release of it is
+// refused by the policy, nothing charged; the additive backend cannot
+// collect it at all.
 func TestVerifiedRefusesProbability(t *testing.T) {
 	g, _ := ecdf.NewLinearGrid(0, 1, 8)
 	for _, backend := range verifiedBackends {
@@ -70,6 +72,10 @@ func TestVerifiedRefusesProbability(t *testing.T) {
 				t.Fatalf("probability release on the %s backend: %v, want %v", backend, err, server.ErrPolicy)
 			}
 		})
+	}
+	cfg := Config{Backend: "additive", Probability: true, Dataset: "test", Bins: 8, Budget: ledger.Budget{Epsilon: 10}, MinReports: 1}
+	if _, err := New(context.Background(), cfg, randomParties(t, 5, g, 1)); err == nil || !strings.Contains(err.Error(), "probability") {
+		t.Errorf("additive dataset collecting the probability: %v, want a refusal naming it", err)
 	}
 }
 
@@ -86,7 +92,11 @@ func forgeryReasons(backend string) []string {
 		}
 		return reasons
 	}
-	for _, k := range vdcf.Forgeries() {
+	s, _ := vdcf.New(2)
+	if backend == probabilityDCF {
+		s, _ = vdcf.NewWithProbability(2)
+	}
+	for _, k := range s.Forgeries() {
 		reasons = append(reasons, verify.Reason(k.Want))
 	}
 	return reasons
@@ -97,7 +107,7 @@ func forgeryReasons(backend string) []string {
 // reason, and a release at ε = 2^48 over honest + malicious reports is
 // the honest-only release, over the honest n.
 func TestMaliciousPartiesDoNotMoveTheRelease(t *testing.T) {
-	for _, backend := range verifiedBackends {
+	for _, backend := range append(verifiedBackends, probabilityDCF) {
 		t.Run(backend, func(t *testing.T) { maliciousDoNotMove(t, backend) })
 	}
 }
@@ -109,7 +119,7 @@ func maliciousDoNotMove(t *testing.T, backend string) {
 	ctx := context.Background()
 	g, _ := ecdf.NewLinearGrid(0, 1, bins)
 	ps := randomParties(t, honest, g, 9)
-	l, err := New(ctx, Config{Backend: backend, Dataset: "test", Bins: bins, Budget: ledger.Budget{Epsilon: 4 * eps}, MinReports: 1, Malicious: malicious, Rand: rand.New(rand.NewPCG(1, 2))}, ps)
+	l, err := New(ctx, withBackend(Config{Dataset: "test", Bins: bins, Budget: ledger.Budget{Epsilon: 4 * eps}, MinReports: 1, Malicious: malicious, Rand: rand.New(rand.NewPCG(1, 2))}, backend), ps)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 func newBenchFSSCommand() *cobra.Command {
 	var format string
 	var keys, bins int
-	var verify bool
+	var verify, probability bool
 	var minTime time.Duration
 	cmd := &cobra.Command{
 		Use:   "fss",
@@ -36,14 +36,20 @@ keys) with the verified one (internal/vdcf: field keys checked on the
 servers' shares): bytes uploaded per server, bytes exchanged between the
 servers, the party's key generation, and one server's CPU per report (process
 CPU time over all goroutines, median of 5 alternating timings), split into
-the per-key full-domain evaluation, the check and the fold.`,
+the per-key full-domain evaluation, the check and the fold. With
+--probability the verified reports also carry the probability, checked in
+range and at the record's bin, as a dataset that collects it has them.`,
 		Example: `  fedecdf bench fss
   fedecdf bench fss --keys 64 --min-time 100ms --format json
-  fedecdf bench fss --verify --bins 1024 --min-time 1s`,
+  fedecdf bench fss --verify --bins 1024 --min-time 1s
+  fedecdf bench fss --verify --probability --bins 1024`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if format != "text" && format != "json" {
 				return fmt.Errorf("format %q: want text or json", format)
+			}
+			if probability && !verify {
+				return fmt.Errorf("--probability is an option of the --verify comparison: add --verify")
 			}
 			var rep interface {
 				WriteJSON(io.Writer) error
@@ -52,7 +58,7 @@ the per-key full-domain evaluation, the check and the fold.`,
 			var err error
 			if verify {
 				cfg := bench.DefaultVerifyConfig()
-				cfg.Bins, cfg.Reports, cfg.MinTime = bins, keys, minTime
+				cfg.Bins, cfg.Reports, cfg.MinTime, cfg.Probability = bins, keys, minTime, probability
 				rep, err = bench.MeasureVerify(cfg)
 			} else {
 				cfg := bench.DefaultFSSConfig()
@@ -72,6 +78,7 @@ the per-key full-domain evaluation, the check and the fold.`,
 	cmd.Flags().IntVar(&keys, "keys", 256, "keys summed by each batch evaluation (with --verify: reports per timing)")
 	cmd.Flags().BoolVar(&verify, "verify", false, "compare the unverified and the verified DCF upload instead")
 	cmd.Flags().IntVar(&bins, "bins", 1024, "grid size N of the --verify comparison")
+	cmd.Flags().BoolVar(&probability, "probability", false, "with --verify: the verified reports carry the probability too")
 	cmd.Flags().DurationVar(&minTime, "min-time", 300*time.Millisecond, "minimum duration of each timing")
 	return cmd
 }

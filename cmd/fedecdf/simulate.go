@@ -68,10 +68,11 @@ Verification: with --backend additive and dcf (the default) both servers
 check every report before it counts, on their shares alone, and reject
 invalid ones (--malicious K adds K parties sending them; the output counts
 them per reason). Validity is not truth: a party may still report a false
-score or label. Verified reports carry no probability, so the joint and
-paper allocations need --backend plain, or --unverified: the dcf servers
-then fold the parties' DCF keys unchecked (also for comparing the cost of
-verification).
+score or label. Verified dcf reports carry the probability when an
+allocation releases it (joint, paper), checked in [0, 1] at the record's
+bin; the additive backend's cannot, so there those allocations are
+refused. --unverified has the dcf servers fold the parties' DCF keys
+unchecked (for comparing the cost of verification).
 
 Neighbours: under --neighbours replace (the default) n is public and the
 analyst normalises the ECDF by it; under addremove the servers do not tell

@@ -19,6 +19,9 @@ type VerifyConfig struct {
 	Bins    int           // grid size N
 	Reports int           // reports evaluated per timing
 	MinTime time.Duration // minimum duration of each timing
+	// Probability has the verified reports carry the probability too
+	// (vdcf.NewWithProbability), as a dataset that collects it does.
+	Probability bool
 }
 
 // DefaultVerifyConfig is the configuration of `fedecdf bench fss --verify`:
@@ -37,6 +40,7 @@ type VerifyReport struct {
 	Bins              int     `json:"bins"`
 	Reports           int     `json:"reports"`
 	Workers           int     `json:"workers"`
+	Probability       bool    `json:"verified_probability"`             // the verified reports carry the probability
 	UploadBytes       int     `json:"upload_bytes_per_server"`          // unverified key
 	VerifiedBytes     int     `json:"verified_upload_bytes_per_server"` // field key + correlated randomness
 	ExchangeBytes     int     `json:"exchange_bytes_per_server"`        // verification messages sent per report
@@ -77,15 +81,15 @@ func MeasureVerify(cfg VerifyConfig) (VerifyReport, error) {
 	}
 	n := b.dom.Bits()
 	rep := VerifyReport{
-		Bins: cfg.Bins, Reports: cfg.Reports, Workers: runtime.GOMAXPROCS(0),
+		Bins: cfg.Bins, Reports: cfg.Reports, Workers: runtime.GOMAXPROCS(0), Probability: cfg.Probability,
 		UploadBytes:   fss.EncodedSize(n, payload.NumComponents),
 		VerifiedBytes: b.scheme.ShareSize(),
-		ExchangeBytes: vdcf.Message1Size + vdcf.Message2Size,
+		ExchangeBytes: b.scheme.Message1Size() + vdcf.Message2Size,
 	}
 	src := rand.NewChaCha8([32]byte{3})
 	beta := []uint64{1, 1, 0, 1 << 31}
 	rep.GenNs = timeOn(ProcessCPU, cfg.MinTime, func() { b.dom.Gen(cfg.Bins/3, beta, src) })
-	rep.EncodeNs = timeOn(ProcessCPU, cfg.MinTime, func() { b.scheme.Encode(cfg.Bins/3, true, src) })
+	rep.EncodeNs = timeOn(ProcessCPU, cfg.MinTime, func() { b.encode(cfg.Bins/3, 1, 1<<31, src) })
 	var eval, field, check, fold [measureRounds]float64
 	rep.AcceptedAllHonest = true
 	per := float64(cfg.Reports)
@@ -103,7 +107,7 @@ func MeasureVerify(cfg VerifyConfig) (VerifyReport, error) {
 			}
 		}) / per
 		agg := make([]fss.Fp, cfg.Bins*2)
-		fold[r] = timeOn(ProcessCPU, cfg.MinTime/measureRounds, func() { foldAccepted(agg, vecs) }) / per
+		fold[r] = timeOn(ProcessCPU, cfg.MinTime/measureRounds, func() { foldAccepted(agg, vecs, b.scheme.Components()) }) / per
 	}
 	rep.EvalNs, rep.FieldEvalNs, rep.CheckNs, rep.FoldNs = median(eval[:]), median(field[:]), median(check[:]), median(fold[:])
 	rep.VerifiedNs = rep.FieldEvalNs + rep.CheckNs + rep.FoldNs
@@ -121,6 +125,9 @@ func newVerifyBench(cfg VerifyConfig) (*verifyBench, error) {
 		return nil, err
 	}
 	scheme, err := vdcf.New(cfg.Bins)
+	if cfg.Probability {
+		scheme, err = vdcf.NewWithProbability(cfg.Bins)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -136,12 +143,13 @@ func newVerifyBench(cfg VerifyConfig) (*verifyBench, error) {
 	}
 	for range cfg.Reports {
 		bin, label := r.IntN(cfg.Bins), r.IntN(2)
-		k0, _, err := dom.Gen(bin, []uint64{1, uint64(label), uint64(1 - label), r.Uint64N(payload.ProbabilityScale)}, src)
+		prob := r.Uint64N(payload.ProbabilityScale + 1)
+		k0, _, err := dom.Gen(bin, []uint64{1, uint64(label), uint64(1 - label), prob}, src)
 		if err != nil {
 			return nil, err
 		}
 		b.keys = append(b.keys, k0)
-		rp, err := scheme.Encode(bin, label == 1, src)
+		rp, err := b.encode(bin, label, prob, src)
 		if err != nil {
 			return nil, err
 		}
@@ -153,6 +161,15 @@ func newVerifyBench(cfg VerifyConfig) (*verifyBench, error) {
 		b.nonces, b.shares, b.peer = append(b.nonces, rp.Nonce), append(b.shares, sh), append(b.peer, peer)
 	}
 	return b, nil
+}
+
+// encode is the verified report of (bin, label, prob), the probability
+// left out unless the scheme carries it.
+func (b *verifyBench) encode(bin, label int, prob uint64, src io.Reader) (vdcf.Report, error) {
+	if b.scheme.HasProbability() {
+		return b.scheme.EncodeProbability(bin, label == 1, prob, src)
+	}
+	return b.scheme.Encode(bin, label == 1, src)
 }
 
 // peerMessages runs both servers on r and returns the helper's two
@@ -201,10 +218,10 @@ func (b *verifyBench) check(vecs [][]fss.Fp) bool {
 // foldAccepted adds the count and label prefixes of every report to agg,
 // as a server folds an accepted report (not-label is count − label, formed
 // once per release).
-func foldAccepted(agg []fss.Fp, vecs [][]fss.Fp) {
+func foldAccepted(agg []fss.Fp, vecs [][]fss.Fp, m int) {
 	for _, v := range vecs {
 		for j := 0; j < len(agg)/2; j++ {
-			row := v[j*vdcf.Components:]
+			row := v[j*m:]
 			agg[2*j] = agg[2*j].Add(row[payload.Count])
 			agg[2*j+1] = agg[2*j+1].Add(row[payload.Label])
 		}
@@ -214,8 +231,8 @@ func foldAccepted(agg []fss.Fp, vecs [][]fss.Fp) {
 // WriteText writes the report as a table.
 func (r VerifyReport) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "DCF upload, unverified (Z_2^64, m = %d) vs verified (F_p, package vdcf), N = %d bins, %d reports, GOMAXPROCS = %d\n",
-		payload.NumComponents, r.Bins, r.Reports, r.Workers)
+	fmt.Fprintf(tw, "DCF upload, unverified (Z_2^64, m = %d) vs verified (F_p, package vdcf, probability %v), N = %d bins, %d reports, GOMAXPROCS = %d\n",
+		payload.NumComponents, r.Probability, r.Bins, r.Reports, r.Workers)
 	fmt.Fprintf(tw, "upload_bytes_per_server\t%d\t→ %d verified\t(×%.2f)\n", r.UploadBytes, r.VerifiedBytes, r.UploadRatio)
 	fmt.Fprintf(tw, "exchange_bytes_per_server\t0\t→ %d verified\t(two messages)\n", r.ExchangeBytes)
 	fmt.Fprintf(tw, "party_gen_ns\t%.0f\t→ %.0f verified\t\n", r.GenNs, r.EncodeNs)

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/fedecdf/fedecdf/fss"
@@ -11,15 +12,24 @@ import (
 )
 
 func TestMeasureVerifyConsistentFigures(t *testing.T) {
-	rep, err := MeasureVerify(VerifyConfig{Bins: 16, Reports: 5, MinTime: 1})
+	for _, prob := range []bool{false, true} {
+		t.Run(fmt.Sprint("probability ", prob), func(t *testing.T) { measureVerifyConsistent(t, prob) })
+	}
+}
+
+func measureVerifyConsistent(t *testing.T, prob bool) {
+	rep, err := MeasureVerify(VerifyConfig{Bins: 16, Reports: 5, MinTime: 1, Probability: prob})
 	if err != nil {
 		t.Fatal(err)
 	}
 	scheme, _ := vdcf.New(16)
+	if prob {
+		scheme, _ = vdcf.NewWithProbability(16)
+	}
 	if rep.UploadBytes != fss.EncodedSize(5, payload.NumComponents) || rep.VerifiedBytes != scheme.ShareSize() {
 		t.Errorf("upload %d → %d bytes, want %d → %d", rep.UploadBytes, rep.VerifiedBytes, fss.EncodedSize(5, payload.NumComponents), scheme.ShareSize())
 	}
-	if rep.ExchangeBytes != vdcf.Message1Size+vdcf.Message2Size || !rep.AcceptedAllHonest {
+	if rep.ExchangeBytes != scheme.Message1Size()+vdcf.Message2Size || !rep.AcceptedAllHonest {
 		t.Errorf("exchange %d bytes, all honest accepted %v", rep.ExchangeBytes, rep.AcceptedAllHonest)
 	}
 	if !(rep.EvalNs > 0 && rep.FieldEvalNs > 0 && rep.CheckNs > 0 && rep.VerifiedNs == rep.FieldEvalNs+rep.CheckNs+rep.FoldNs) {

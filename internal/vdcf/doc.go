@@ -7,7 +7,9 @@
 // Gilboa, Ishai, "Lightweight Techniques for Private Heavy Hitters", IEEE
 // S&P 2021, §4), adapted to a distributed comparison function evaluated
 // over its whole domain, with the check of the label bit on the same
-// shares. The construction and its proofs are restated below.
+// shares, and, where the dataset collects it, a probability within its
+// fixed-point range at the record's bin (NewWithProbability). The
+// construction and its proofs are restated below.
 //
 // # Field and vectors
 //
@@ -15,8 +17,9 @@
 // Field64). With N bins a record (bin b, label y ∈ {0, 1}) is the DCF
 // payload β = (1, y, κ₁ + κ₂y) at α = N − b (fss.PrefixDomain):
 // components Count and Label (the indices of package payload) and MAC,
-// where κ₁, κ₂ are uniform elements the party keeps. Each server
-// evaluates its key over the whole domain and obtains its share of the
+// where κ₁, κ₂ are uniform elements the party keeps (and a fourth,
+// Probability, in a scheme that carries it: "Probability" below). Each
+// server evaluates its key over the whole domain and obtains its share of the
 // prefix vectors P_c(j) = β_c·1[b ≤ j], j < N (Server.Evaluate), the
 // vectors it folds into its aggregate if the report is accepted; its share
 // of the not-label prefixes is P_Count − P_Label, so label + not-label =
@@ -109,20 +112,87 @@
 // that produce them. (Prio3 needs Field128 for a histogram because the
 // error of its FLP grows with the circuit, internal/verify.)
 //
+// # Probability
+//
+// A scheme made with NewWithProbability carries a fourth DCF component,
+// Probability, with payload p: the party's fixed-point probability
+// round(p·2^32), an integer in [0, 2^32] (payload.ProbabilityScale; 2^32 is
+// probability 1, so the range needs 33 bits, not 32). Validity then also
+// asks ΔP = p·e_b (ΔP the first differences of the probability prefixes)
+// with p ∈ [0, 2^32]. The party adds to its correlated randomness, each
+// split into two additive shares as above,
+//
+//	b_0 … b_32          the bits of p, p = Σ_i 2^i·b_i
+//	a'_0 … a'_32, a_p   uniform masks
+//	C = Σ_i a'_i²,  c_p = a₁·a_p,  c_t = a'_32·a_p
+//	κ'_0 … κ'_32, κ_p   uniform MAC keys,  m_i = κ'_i·b_i,  m_p = κ_p·p
+//
+// and μ becomes κ₁a₁ + κ₂a₂ + κ_p·a_p + Σ_i κ'_i·a'_i. The challenge adds
+// ρ₄, ρ₅, ρ₆ ∈ F_p∖{0} and s_0 … s_32 ∈ F_p (drawn after ρ₁ … ρ₃, before
+// r). With p̂ = Σ_i 2^i·b_i and x'_i = s_i·b_i (shares computed locally,
+// linearly), the first message also carries d_p = p̂ − a_p and
+// d_i = x'_i − a'_i, and z gains
+//
+//   - ρ₄·(Σ_i x'_i² − Σ_i s_i²·b_i)             (Bits: the b_i are bits)
+//   - ρ₅·(⟨r, ΔP⟩ − p̂·x₁)                       (Supp: ΔP = p̂·e_b)
+//   - ρ₆·(x'_32·p̂ − 2^32·x'_32)                 (Top: b_32 = 1 ⇒ p̂ = 2^32)
+//
+// with Σ_i x'_i² = Σ_i (D'_i² + 2D'_i·a'_i) + C, p̂·x₁ = D_pD₁ + D_p·a₁ +
+// D₁·a_p + c_p and x'_32·p̂ = D'_32·D_p + D'_32·a_p + D_p·a'_32 + c_t
+// (Beaver, the public products at the leader), and the MAC term gains
+// Σ_i (κ'_i·D'_i − s_i·m_i) + κ_p·D_p − m_p, which with the κ·a in μ is
+// Σ_i κ'_i·(x'_i − s_i·b_i) + κ_p·(p̂ − p) = 0 for an honest party.
+//
+// Each multiplication has a challenge-dependent factor (s_i in x'_i, r in
+// x₁): a party's inconsistent C, c_p or c_t only adds a constant to a
+// polynomial whose non-constant part it cannot cancel. (A check
+// Σ_i ρ_i·(b_i² − b_i) with b_i² from party-supplied squares would not be
+// sound: an error c_i − a'_i² = b_i − b_i² cancels it whatever ρ.) One
+// combined square C serves all 33 bits: the squares are only ever summed.
+//
+// Cost: one Probability key component ((n + 1)·8 bytes), 138 field elements
+// of correlated randomness instead of 7, and 34 more openings in the first
+// message, per server and report; the server work added is O(1) in N
+// (about 200 field multiplications) besides the fourth component of the
+// walk and the sketch.
+//
+// # Soundness of the probability
+//
+// With the probability, Z gains ρ₄·Bits + ρ₅·Supp + ρ₆·Top, and T the MAC
+// terms above:
+//
+//	Bits = Σ_i s_i²·(b_i² − b_i) + δ₄,      δ₄ = C − Σ_i a'_i²,
+//	Supp = ⟨r, ΔP − p̂·ΔC⟩ + δ₅,             δ₅ = c_p − a₁a_p,
+//	Top  = s_32·b_32·(p̂ − 2^32) + δ₆,       δ₆ = c_t − a'_32a_p,
+//
+// where b_i, p̂ are the reconstructed (party-chosen) values. Z still has
+// total degree at most 3 (ρ₄s_i²), and by the distinct monomials in ρ, Z ≡
+// 0 requires Bits ≡ Supp ≡ Top ≡ 0 besides the conditions above. Bits ≡ 0:
+// each coefficient of s_i², b_i² − b_i, is zero, so every b_i ∈ {0, 1}
+// and p̂ ∈ [0, 2^33) as an integer. Top ≡ 0: b_32·(p̂ − 2^32) = 0, and
+// p̂ − 2^32 = Σ_{i<32} 2^i·b_i < 2^32 < p is zero in F_p only if it is
+// zero, so p̂ ≤ 2^32. Supp ≡ 0: ΔP = p̂·ΔC = p̂·e_b. Together: the
+// probability is an integer in [0, 2^32] at the record's bin, and nowhere
+// else. So the bound is unchanged, a single Schwartz–Zippel bound on one
+// polynomial (no union over sub-checks):
+//
+//	ε = 3/(p − 1) < 2^-62.4   per report, with or without the probability.
+//
 // # Zero knowledge
 //
 // Against one corrupt server s* (either), with an honest party: its view
-// is its key, its seven shares, the nonce and K (hence r, ρ), the honest
-// server s's two messages and the decision. It is simulatable without
-// (b, y):
+// is its key, its seven shares (138 with the probability), the nonce and
+// K (hence r, ρ, s), the honest server s's two messages and the decision.
+// It is simulatable without (b, y, p):
 //
 //   - the key k_{s*} is pseudorandom given n and m (fss: BCG+21's key
 //     privacy; the statistical distance of convertField, below
 //     (n+1)·m·2^-64 per key, is the only non-computational term);
-//   - the shares of the seven values are uniform (the leader's are drawn
+//   - the shares of the correlated values are uniform (the leader's are drawn
 //     uniformly, the helper's are value minus leader's);
 //   - s's first message (x₁ˢ − a₁ˢ, x₂ˢ − a₂ˢ) is uniform on F_p²: a₁ and a₂
-//     are uniform and appear nowhere else in s*'s view;
+//     are uniform and appear nowhere else in s*'s view; so are its
+//     probability openings, masked by s's shares of a_p and a'_i;
 //   - s's second message: let s*'s first message differ by (ε₁, ε₂) from
 //     the one its share dictates (any deviation in evaluating its key or
 //     sketching is such a shift), and see below;
@@ -142,6 +212,16 @@
 // second message is a uniform element; for ε = 0 it is minus s*'s own
 // honest share plus its shift, which s* computes itself.
 //
+// With the probability, shifts ε_p of d_p and ε'_i of d_i add to z terms
+// such as ρ₄(2ε'_i·x'_i + ε'_i²) = ρ₄(2ε'_i·s_i·b_i + ε'_i²), which
+// would reveal the bit b_i, and ρ₅ε_p·x₁, which would reveal the bin;
+// the MAC term adds ρ₃·(κ₁ε₁ + κ₂ε₂ + κ_pε_p + Σ_i κ'_iε'_i), and every
+// opening has its own key, uniform and independent of s*'s view (which
+// holds one share of each κ and of each m_i), so z is again uniform for
+// any nonzero shift (TestCorruptLeaderCannotReadAProbabilityBit). One
+// key for all bits would not do: s* knows the challenge and could pick a
+// nonzero shift that the key's single coefficient cancels.
+//
 // So a corrupt server cannot make the decision depend on the record:
 // shifting its share at one bin j (the selective-failure attack on Prio's
 // SNIPs, Corrigan-Gibbs and Boneh, NSDI 2017) makes the report fail
@@ -155,9 +235,10 @@
 // Upload per server: fss.EncodedSize(n, 3) + 56 bytes, n = bits.Len(N)
 // (543 bytes at N = 1024, against 583 for an unverified Z_{2^64} key with
 // the four payload components). Exchange per server and report: 16 + 8
-// bytes in two messages. Server work: the full-domain evaluation of one
-// field key, which the aggregate needs anyway but here per key rather than
-// summed over keys (fss.EvalFieldBatch), then N ChaCha8 words and about 5N
+// bytes in two messages. With the probability: fss.EncodedSize(n, 4) +
+// 1104 bytes of upload (1743 at N = 1024), 288 + 8 bytes of exchange.
+// Server work: the full-domain evaluation of one field key, which the
+// aggregate needs anyway but here per key rather than summed over keys (fss.EvalFieldBatch), then N ChaCha8 words and about 5N
 // field multiplications. Measured figures: EXPERIMENTS.md, "Verified
 // DCF".
 //
@@ -172,9 +253,7 @@
 //
 // # What is not verified
 //
-// The probability component: its range (a fixed-point value in [0, 2^32])
-// needs a bit decomposition or a range proof that this scheme does not
-// include; a verified dataset leaves it out. Validity is not truth: a
+// Validity is not truth: a
 // party may report any bin and label. Replays: the nonce is the report ID,
 // which the servers deduplicate; the same record uploaded under two IDs is
 // two reports (there is no party authentication here).

@@ -25,7 +25,7 @@ func Example() {
 	fmt.Println("honest report:", err)
 	for j := range s.Bins() {
 		at := func(c payload.Component) uint64 {
-			k := j*vdcf.Components + int(c)
+			k := j*s.Components() + int(c)
 			return uint64(vecs[0][k].Add(vecs[1][k]))
 		}
 		fmt.Printf("prefix %d: count %d, label %d, not-label %d\n", j, at(payload.Count), at(payload.Label), at(payload.Count)-at(payload.Label))

@@ -43,22 +43,53 @@ const (
 	Truncated
 	// Swapped sends each server the other's share.
 	Swapped
+	// ProbTooLarge is probability 2^32 + 1 with its true 33-bit
+	// decomposition: above the fixed point of 1.
+	ProbTooLarge
+	// ProbMinusOne is probability p − 1 (−1), decomposed as b_0 = p − 1.
+	ProbMinusOne
+	// ProbNotBits decomposes a probability v ≥ 2 as b_0 = v: digits that
+	// add up but are not bits.
+	ProbNotBits
+	// ProbMismatch decomposes p + 1 while the keys carry p.
+	ProbMismatch
+	// ProbElsewhere adds δ to one correction word of the probability
+	// component of both keys: probability at bins other than the record's.
+	ProbElsewhere
+	// ProbBrokenTriple makes the triple of p̂·x₁ inconsistent.
+	ProbBrokenTriple
 )
 
-// Forgeries lists every Forgery with its name and the rejection it gets.
-func Forgeries() []verify.Kind[Forgery] {
-	return []verify.Kind[Forgery]{
-		{Kind: CountTwo, Name: "count 2", Want: verify.ErrProof},
-		{Kind: MinusOne, Name: "count p-1", Want: verify.ErrProof},
-		{Kind: LabelTwo, Name: "label 2", Want: verify.ErrProof},
-		{Kind: BothLabels, Name: "label and 1-label both set", Want: verify.ErrProof},
-		{Kind: NotOneHot, Name: "keys of no one-hot function", Want: verify.ErrProof},
-		{Kind: OtherHelperShare, Name: "helper share of another report", Want: verify.ErrProof},
-		{Kind: CopiedRandomness, Name: "correlated randomness of another report", Want: verify.ErrProof},
-		{Kind: BrokenTriple, Name: "inconsistent triple", Want: verify.ErrProof},
-		{Kind: Truncated, Name: "truncated share", Want: verify.ErrMalformed},
-		{Kind: Swapped, Name: "shares swapped", Want: verify.ErrMismatch},
+// Forgeries lists every Forgery of the scheme's reports with its name and
+// the rejection it gets: the probability's only if the scheme carries it.
+func (s *Scheme) Forgeries() []verify.Kind[Forgery] {
+	var out []verify.Kind[Forgery]
+	for _, k := range forgeries {
+		if k.Kind < ProbTooLarge || s.prob {
+			out = append(out, k)
+		}
 	}
+	return out
+}
+
+// forgeries lists every Forgery, the probability's last.
+var forgeries = []verify.Kind[Forgery]{
+	{Kind: CountTwo, Name: "count 2", Want: verify.ErrProof},
+	{Kind: MinusOne, Name: "count p-1", Want: verify.ErrProof},
+	{Kind: LabelTwo, Name: "label 2", Want: verify.ErrProof},
+	{Kind: BothLabels, Name: "label and 1-label both set", Want: verify.ErrProof},
+	{Kind: NotOneHot, Name: "keys of no one-hot function", Want: verify.ErrProof},
+	{Kind: OtherHelperShare, Name: "helper share of another report", Want: verify.ErrProof},
+	{Kind: CopiedRandomness, Name: "correlated randomness of another report", Want: verify.ErrProof},
+	{Kind: BrokenTriple, Name: "inconsistent triple", Want: verify.ErrProof},
+	{Kind: Truncated, Name: "truncated share", Want: verify.ErrMalformed},
+	{Kind: Swapped, Name: "shares swapped", Want: verify.ErrMismatch},
+	{Kind: ProbTooLarge, Name: "probability 2^32+1", Want: verify.ErrProof},
+	{Kind: ProbMinusOne, Name: "probability p-1", Want: verify.ErrProof},
+	{Kind: ProbNotBits, Name: "probability decomposed into non-bits", Want: verify.ErrProof},
+	{Kind: ProbMismatch, Name: "probability decomposition not matching", Want: verify.ErrProof},
+	{Kind: ProbElsewhere, Name: "probability at another bin", Want: verify.ErrProof},
+	{Kind: ProbBrokenTriple, Name: "inconsistent probability triple", Want: verify.ErrProof},
 }
 
 // Forge returns an invalid report of kind k under nonce, from a record at
@@ -74,30 +105,27 @@ func (s *Scheme) Forge(k Forgery, nonce [NonceSize]byte, bin int, label bool, rn
 }
 
 func (s *Scheme) forge(k Forgery, bin int, label bool, rnd io.Reader, rng *rand.Rand) (Report, error) {
-	p := fss.Fp(fss.Modulus)
-	switch k {
-	case CountTwo:
-		return s.encode(bin, []fss.Fp{2, 0}, rnd)
-	case MinusOne:
-		return s.encode(bin, []fss.Fp{p - 1, 0}, rnd)
-	case LabelTwo:
-		return s.encode(bin, []fss.Fp{1, 2}, rnd)
-	case BothLabels:
-		return s.encode(bin, []fss.Fp{2, 1}, rnd)
-	}
-	if k == NotOneHot && bin == 0 {
+	if (k == NotOneHot || k == ProbElsewhere) && bin == 0 {
 		bin = 1 // notOneHot needs α ≤ N − 1
 	}
-	r, err := s.encode(bin, []fss.Fp{1, labelValue(label)}, rnd)
+	if k >= ProbTooLarge && !s.prob {
+		return Report{}, fmt.Errorf("the scheme's reports carry no probability")
+	}
+	if r, ok, err := s.forgePayload(k, bin, label, rnd, rng); ok {
+		return r, err
+	}
+	r, err := s.encode(s.honest(bin, label, rng), rnd)
 	if err != nil {
 		return r, err
 	}
-	keyLen := s.ShareSize() - 8*corrLen
+	keyLen := s.ShareSize() - 8*s.corrLen()
 	switch k {
 	case NotOneHot:
-		return s.notOneHot(r, rng)
+		return s.notOneHot(r, rng.IntN(s.Components()), rng)
+	case ProbElsewhere:
+		return s.notOneHot(r, Probability, rng)
 	case OtherHelperShare, CopiedRandomness:
-		o, err := s.encode(rng.IntN(s.bins), []fss.Fp{1, labelValue(rng.IntN(2) == 1)}, rnd)
+		o, err := s.encode(s.honest(rng.IntN(s.bins), rng.IntN(2) == 1, rng), rnd)
 		if err != nil {
 			return r, err
 		}
@@ -109,8 +137,11 @@ func (s *Scheme) forge(k Forgery, bin int, label bool, rnd io.Reader, rng *rand.
 			copy(r.Shares[i][keyLen:], o.Shares[i][keyLen:])
 		}
 		return r, nil
-	case BrokenTriple:
+	case BrokenTriple, ProbBrokenTriple:
 		off := keyLen + 8*corrC1
+		if k == ProbBrokenTriple {
+			off = keyLen + 8*corrCP
+		}
 		c := fss.Fp(binary.LittleEndian.Uint64(r.Shares[0][off:]))
 		binary.LittleEndian.PutUint64(r.Shares[0][off:], uint64(c.Add(1)))
 		return r, nil
@@ -124,14 +155,59 @@ func (s *Scheme) forge(k Forgery, bin int, label bool, rnd io.Reader, rng *rand.
 	return r, fmt.Errorf("unknown kind")
 }
 
-// notOneHot adds δ ≠ 0 to the same value correction word of both keys:
+// forgePayload makes the forgeries whose payload or decomposition is not
+// a record's; ok is false for the other kinds.
+func (s *Scheme) forgePayload(k Forgery, bin int, label bool, rnd io.Reader, rng *rand.Rand) (r Report, ok bool, err error) {
+	p := fss.Fp(fss.Modulus)
+	pl := s.honest(bin, label, rng)
+	switch k {
+	case CountTwo:
+		pl.beta[0], pl.beta[1] = 2, 0
+	case MinusOne:
+		pl.beta[0], pl.beta[1] = p-1, 0
+	case LabelTwo:
+		pl.beta[1] = 2
+	case BothLabels:
+		pl.beta[0], pl.beta[1] = 2, 1
+	case ProbTooLarge:
+		pl.beta[2], pl.bits = MaxProbability+1, bitsOf(MaxProbability+1)
+	case ProbMinusOne:
+		pl.beta[2], pl.bits = p-1, make([]fss.Fp, probBits)
+		pl.bits[0] = p - 1
+	case ProbNotBits:
+		v := 2 + rng.Uint64N(MaxProbability-1)
+		pl.beta[2], pl.bits = fss.Fp(v), make([]fss.Fp, probBits)
+		pl.bits[0] = fss.Fp(v)
+	case ProbMismatch:
+		v := rng.Uint64N(MaxProbability)
+		pl.beta[2], pl.bits = fss.Fp(v), bitsOf(v+1)
+	default:
+		return r, false, nil
+	}
+	r, err = s.encode(pl, rnd)
+	return r, true, err
+}
+
+// honest is the plaintext of an honest record at bin with label, and with
+// a random probability if the scheme carries it.
+func (s *Scheme) honest(bin int, label bool, rng *rand.Rand) plain {
+	pl := plain{bin: bin, beta: []fss.Fp{1, labelValue(label)}}
+	if s.prob {
+		v := rng.Uint64N(MaxProbability + 1)
+		pl.beta, pl.bits = append(pl.beta, fss.Fp(v)), bitsOf(v)
+	}
+	return pl
+}
+
+// notOneHot adds δ ≠ 0 to the same value correction word, of component
+// comp, of both keys:
 // their sum then changes by ±δ over a subtree on the path of α, which
 // changes the first differences at more than one point or the total.
 // The record's bin must be at least 1 (α ≤ N − 1 < 2^(n−1)), so that the
 // subtree lies among the evaluated points.
-func (s *Scheme) notOneHot(r Report, rng *rand.Rand) (Report, error) {
-	level, comp := rng.IntN(s.dom.Bits()), rng.IntN(Components)
-	off := 4 + 16 + level*(16+8*Components) + 16 + 8*comp
+func (s *Scheme) notOneHot(r Report, comp int, rng *rand.Rand) (Report, error) {
+	level, m := rng.IntN(s.dom.Bits()), s.Components()
+	off := 4 + 16 + level*(16+8*m) + 16 + 8*comp
 	delta := fss.Fp(1 + rng.Uint64N(1000))
 	for b := range r.Shares {
 		w := fss.Fp(binary.LittleEndian.Uint64(r.Shares[b][off:]))

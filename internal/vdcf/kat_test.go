@@ -15,33 +15,51 @@ import (
 // derivation or of the check is a breaking change of stored and exchanged
 // reports: bump Version.
 func TestReportKnownAnswer(t *testing.T) {
-	const want = "71302f46b0572a49e3750312859a8163c8cb2acd71a1568f6015898f926e700a"
-	s, err := New(8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := s.Encode(5, true, rand.NewChaCha8([32]byte{1}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{s: s}
-	for id := range f.srv {
-		if f.srv[id], err = s.NewServer(id, [KeySize]byte{2}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	first, second := f.exchange(t, r, nil)
-	h := sha256.New()
-	h.Write(r.Nonce[:])
-	for id := range r.Shares {
-		h.Write(r.Shares[id])
-		h.Write(first[id])
-		h.Write(second[id])
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != want {
-		t.Errorf("report and messages hash %s, want %s", got, want)
-	}
-	if _, err := VerifyPair(f.srv[0], f.srv[1], r); err != nil {
-		t.Fatalf("known report rejected: %v", err)
+	for _, tc := range []struct {
+		name string
+		prob bool
+		want string
+	}{
+		{"count and label", false, "96132106e6e5402fa4c7b846f7a8fad8c06d46d7161a17d4737133dd520fee49"},
+		{"with probability", true, "819ef4c8f09b87c5234bc63d7b2a36b5669940ca05bc846f8083d75db5f8db1e"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := New(8)
+			if tc.prob {
+				s, err = NewWithProbability(8)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := &fixture{s: s}
+			for id := range f.srv {
+				if f.srv[id], err = s.NewServer(id, [KeySize]byte{2}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var r Report
+			if tc.prob {
+				r, err = s.EncodeProbability(5, true, 3<<30, rand.NewChaCha8([32]byte{1}))
+			} else {
+				r, err = s.Encode(5, true, rand.NewChaCha8([32]byte{1}))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, second := f.exchange(t, r, nil)
+			h := sha256.New()
+			h.Write(r.Nonce[:])
+			for id := range r.Shares {
+				h.Write(r.Shares[id])
+				h.Write(first[id])
+				h.Write(second[id])
+			}
+			if got := hex.EncodeToString(h.Sum(nil)); got != tc.want {
+				t.Errorf("report and messages hash %s, want %s", got, tc.want)
+			}
+			if _, err := VerifyPair(f.srv[0], f.srv[1], r); err != nil {
+				t.Fatalf("known report rejected: %v", err)
+			}
+		})
 	}
 }

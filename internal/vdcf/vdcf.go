@@ -16,7 +16,7 @@ import (
 // Version names the report format and separates the servers' random
 // coefficients of this scheme from every other use of their key: reports
 // and messages of another version fail verification.
-const Version = "fedecdf/vdcf v1"
+const Version = "fedecdf/vdcf v2"
 
 // NonceSize and KeySize are the sizes in bytes of a report's nonce and of
 // the verification key the two servers share.
@@ -25,14 +25,26 @@ const (
 	KeySize   = 32
 )
 
-// Components is m, the number of field components of a report's DCF
-// payload: payload.Count and payload.Label at their payload indices, then
-// MAC. The not-label prefixes are Count − Label, formed by the servers.
-const Components = 3
-
-// MAC is the index of the third component, κ₁ + κ₂·y: the MAC that binds
-// the count and label shares to the party's secret κ (package doc).
+// MAC is the index of the third component of a report's DCF payload,
+// κ₁ + κ₂·y: the MAC that binds the count and label shares to the party's
+// secret κ (package doc). payload.Count and payload.Label are the first
+// two, at their payload indices; the not-label prefixes are Count −
+// Label, formed by the servers.
 const MAC = 2
+
+// Probability is the index of the fourth component of a scheme that
+// carries the probability (NewWithProbability): the party's fixed-point
+// probability p ∈ [0, MaxProbability], payload.Probability's index too.
+const Probability = 3
+
+// MaxProbability is the largest probability a report carries:
+// payload.ProbabilityScale, the fixed point of probability 1 (a party
+// encodes round(p·2^32) ∈ [0, 2^32]).
+const MaxProbability = payload.ProbabilityScale
+
+// probBits is the number of bits of a probability's decomposition:
+// p = Σ_{i<33} 2^i·b_i, with b_32 = 1 only for p = 2^32.
+const probBits = 33
 
 // The party's correlated randomness, per server: additive shares of
 // a₁, a₁², a₂, a₂(a₁ − a₂), κ₁, κ₂, κ₁a₁ + κ₂a₂.
@@ -47,20 +59,37 @@ const (
 	corrLen
 )
 
-// Sizes of the two messages each server sends per report: the masked
-// openings (d₁, d₂), then its share of the check value z.
+// The probability's correlated randomness, after the above in a scheme
+// that carries it: shares of the bits b_i, their masks a'_i, MAC keys κ'_i
+// and MACs κ'_i·b_i (probBits each), then Σ a'_i², a_p, a₁a_p, a'_32·a_p,
+// κ_p and κ_p·p.
 const (
-	Message1Size = 2 * 8
-	Message2Size = 8
+	corrBits  = corrLen
+	corrMasks = corrBits + probBits
+	corrKeys  = corrMasks + probBits
+	corrMacs  = corrKeys + probBits
+	corrSq    = corrMacs + probBits
+	corrAP    = corrSq + 1
+	corrCP    = corrAP + 1
+	corrCT    = corrCP + 1
+	corrKP    = corrCT + 1
+	corrMP    = corrKP + 1
+	corrLenP  = corrMP + 1
 )
+
+// Message2Size is the size of the second message each server sends per
+// report: its share of the check value z.
+const Message2Size = 8
 
 // Scheme is the verifiable DCF over a grid of bins.
 type Scheme struct {
 	dom  fss.PrefixDomain
 	bins int
+	prob bool // reports carry the probability
 }
 
-// New returns the scheme for a grid of bins ≥ 1 bins.
+// New returns the scheme for a grid of bins ≥ 1 bins whose reports carry
+// a record's count and label.
 func New(bins int) (*Scheme, error) {
 	dom, err := fss.NewPrefixDomain(bins)
 	if err != nil {
@@ -69,12 +98,62 @@ func New(bins int) (*Scheme, error) {
 	return &Scheme{dom: dom, bins: bins}, nil
 }
 
+// NewWithProbability is New for reports that also carry the record's
+// fixed-point probability in [0, MaxProbability], verified in range and
+// at the record's bin (package doc, "Probability").
+func NewWithProbability(bins int) (*Scheme, error) {
+	s, err := New(bins)
+	if err != nil {
+		return nil, err
+	}
+	s.prob = true
+	return s, nil
+}
+
 // Bins is the number of bins of the grid.
 func (s *Scheme) Bins() int { return s.bins }
 
+// HasProbability reports whether the scheme's reports carry the
+// probability.
+func (s *Scheme) HasProbability() bool { return s.prob }
+
+// Components is m, the number of field components of a report's DCF
+// payload and of each prefix of its vector (Server.Evaluate): Count,
+// Label, MAC, and Probability if the scheme carries it.
+func (s *Scheme) Components() int {
+	if s.prob {
+		return 4
+	}
+	return 3
+}
+
+// corrLen is the number of field elements of a share's correlated
+// randomness.
+func (s *Scheme) corrLen() int {
+	if s.prob {
+		return corrLenP
+	}
+	return corrLen
+}
+
+// openings is the number of masked openings each server sends: d₁, d₂,
+// and with the probability d_p and one per bit.
+func (s *Scheme) openings() int {
+	if s.prob {
+		return 3 + probBits
+	}
+	return 2
+}
+
+// Message1Size is the size of the first message each server sends per
+// report: its shares of the masked openings.
+func (s *Scheme) Message1Size() int { return 8 * s.openings() }
+
 // ShareSize is the length in bytes of one server's share of a report: its
 // field DCF key and its correlated randomness.
-func (s *Scheme) ShareSize() int { return fss.EncodedSize(s.dom.Bits(), Components) + 8*corrLen }
+func (s *Scheme) ShareSize() int {
+	return fss.EncodedSize(s.dom.Bits(), s.Components()) + 8*s.corrLen()
+}
 
 // Report is one party's single upload: a nonce and one share per server
 // (0 leader, 1 helper). In a deployment the nonce is the report ID.
@@ -84,13 +163,26 @@ type Report struct {
 }
 
 // Encode makes the report of the record (bin, label), drawing the nonce,
-// the keys' seeds and the correlated randomness from rnd.
+// the keys' seeds and the correlated randomness from rnd. A scheme that
+// carries the probability needs EncodeProbability.
 func (s *Scheme) Encode(bin int, label bool, rnd io.Reader) (Report, error) {
-	r, err := s.encode(bin, []fss.Fp{1, labelValue(label)}, rnd)
-	if err != nil {
-		return Report{}, fmt.Errorf("vdcf: %w", err)
+	if s.prob {
+		return Report{}, fmt.Errorf("vdcf: the scheme's reports carry a probability: encode with EncodeProbability")
 	}
-	return r, nil
+	return s.wrap(s.encode(plain{bin: bin, beta: []fss.Fp{1, labelValue(label)}}, rnd))
+}
+
+// EncodeProbability is Encode for a scheme that carries the probability:
+// the record (bin, label, prob), prob the fixed-point probability in
+// [0, MaxProbability].
+func (s *Scheme) EncodeProbability(bin int, label bool, prob uint64, rnd io.Reader) (Report, error) {
+	if !s.prob {
+		return Report{}, fmt.Errorf("vdcf: the scheme's reports carry no probability: encode with Encode, or make the scheme with NewWithProbability")
+	}
+	if prob > MaxProbability {
+		return Report{}, fmt.Errorf("vdcf: probability %d above %d (fixed point of 1)", prob, uint64(MaxProbability))
+	}
+	return s.wrap(s.encode(plain{bin: bin, beta: []fss.Fp{1, labelValue(label), fss.Fp(prob)}, bits: bitsOf(prob)}, rnd))
 }
 
 // EncodeAt is Encode under a given nonce, a party's report ID in a
@@ -102,6 +194,20 @@ func (s *Scheme) EncodeAt(nonce [NonceSize]byte, bin int, label bool, rnd io.Rea
 	return r, err
 }
 
+// EncodeProbabilityAt is EncodeProbability under a given nonce.
+func (s *Scheme) EncodeProbabilityAt(nonce [NonceSize]byte, bin int, label bool, prob uint64, rnd io.Reader) (Report, error) {
+	r, err := s.EncodeProbability(bin, label, prob, rnd)
+	r.Nonce = nonce
+	return r, err
+}
+
+func (s *Scheme) wrap(r Report, err error) (Report, error) {
+	if err != nil {
+		return Report{}, fmt.Errorf("vdcf: %w", err)
+	}
+	return r, nil
+}
+
 // labelValue is the label bit as a field element.
 func labelValue(label bool) fss.Fp {
 	if label {
@@ -110,35 +216,50 @@ func labelValue(label bool) fss.Fp {
 	return 0
 }
 
+// bitsOf is the probBits-bit decomposition of p, least significant first.
+func bitsOf(p uint64) []fss.Fp {
+	b := make([]fss.Fp, probBits)
+	for i := range b {
+		b[i] = fss.Fp(p >> i & 1)
+	}
+	return b
+}
+
+// plain is what a party encodes: the DCF payload β at bin — (count,
+// label), and the probability in a scheme that carries it — and the
+// probability's claimed decomposition. An honest party's is (1, y, p)
+// and the bits of p; the forgeries of the tests put other values.
+type plain struct {
+	bin  int
+	beta []fss.Fp
+	bits []fss.Fp
+}
+
 // encode makes a report whose DCF payload at bin is (β_Count, β_Label,
-// κ₁β_Count + κ₂β_Label): Encode for β = (1, y), and the invalid payloads
-// of the tests with a consistent MAC.
-func (s *Scheme) encode(bin int, beta []fss.Fp, rnd io.Reader) (Report, error) {
+// κ₁β_Count + κ₂β_Label[, β_Probability]), with correlated randomness
+// consistent with pl.
+func (s *Scheme) encode(pl plain, rnd io.Reader) (Report, error) {
 	var r Report
-	if bin < 0 || bin >= s.bins {
-		return r, fmt.Errorf("bin %d outside the grid [0, %d)", bin, s.bins)
+	if pl.bin < 0 || pl.bin >= s.bins {
+		return r, fmt.Errorf("bin %d outside the grid [0, %d)", pl.bin, s.bins)
 	}
 	if _, err := io.ReadFull(rnd, r.Nonce[:]); err != nil {
 		return r, fmt.Errorf("nonce: %w", err)
 	}
-	var draw [4]fss.Fp
-	for i := range draw {
-		var err error
-		if draw[i], err = randomElement(rnd); err != nil {
-			return r, fmt.Errorf("correlated randomness: %w", err)
-		}
+	corr, err := s.correlated(pl, rnd)
+	if err != nil {
+		return r, fmt.Errorf("correlated randomness: %w", err)
 	}
-	a1, a2, k1, k2 := draw[0], draw[1], draw[2], draw[3]
-	corr := [corrLen]fss.Fp{
-		corrA1: a1, corrC1: a1.Mul(a1), corrA2: a2, corrC2: a2.Mul(a1.Sub(a2)),
-		corrK1: k1, corrK2: k2, corrMu: k1.Mul(a1).Add(k2.Mul(a2)),
+	k1, k2 := corr[corrK1], corr[corrK2]
+	full := append([]fss.Fp{pl.beta[payload.Count], pl.beta[payload.Label]}, k1.Mul(pl.beta[payload.Count]).Add(k2.Mul(pl.beta[payload.Label])))
+	if s.prob {
+		full = append(full, pl.beta[2])
 	}
-	full := append(beta[:2:2], k1.Mul(beta[payload.Count]).Add(k2.Mul(beta[payload.Label])))
-	keys, err := s.genKeys(bin, full, rnd)
+	keys, err := s.genKeys(pl.bin, full, rnd)
 	if err != nil {
 		return r, err
 	}
-	var shares [2][corrLen]fss.Fp
+	shares := [2][]fss.Fp{make([]fss.Fp, len(corr)), make([]fss.Fp, len(corr))}
 	for i := range corr {
 		if shares[0][i], err = randomElement(rnd); err != nil {
 			return r, fmt.Errorf("correlated randomness: %w", err)
@@ -146,9 +267,52 @@ func (s *Scheme) encode(bin int, beta []fss.Fp, rnd io.Reader) (Report, error) {
 		shares[1][i] = corr[i].Sub(shares[0][i])
 	}
 	for b := range r.Shares {
-		r.Shares[b] = appendElements(keys[b], shares[b][:])
+		r.Shares[b] = appendElements(keys[b], shares[b])
 	}
 	return r, nil
+}
+
+// correlated draws the party's correlated randomness for pl (package
+// doc, "Protocol" and "Probability").
+func (s *Scheme) correlated(pl plain, rnd io.Reader) ([]fss.Fp, error) {
+	corr := make([]fss.Fp, s.corrLen())
+	for _, i := range []int{corrA1, corrA2, corrK1, corrK2} {
+		var err error
+		if corr[i], err = randomElement(rnd); err != nil {
+			return nil, err
+		}
+	}
+	a1, a2, k1, k2 := corr[corrA1], corr[corrA2], corr[corrK1], corr[corrK2]
+	corr[corrC1], corr[corrC2] = a1.Mul(a1), a2.Mul(a1.Sub(a2))
+	corr[corrMu] = k1.Mul(a1).Add(k2.Mul(a2))
+	if !s.prob {
+		return corr, nil
+	}
+	for i := range probBits {
+		for _, k := range []int{corrMasks + i, corrKeys + i} {
+			var err error
+			if corr[k], err = randomElement(rnd); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, k := range []int{corrAP, corrKP} {
+		var err error
+		if corr[k], err = randomElement(rnd); err != nil {
+			return nil, err
+		}
+	}
+	ap, kp := corr[corrAP], corr[corrKP]
+	corr[corrCP], corr[corrCT] = a1.Mul(ap), corr[corrMasks+probBits-1].Mul(ap)
+	corr[corrMP] = kp.Mul(pl.beta[2])
+	corr[corrMu] = corr[corrMu].Add(kp.Mul(ap))
+	for i, b := range pl.bits {
+		a, k := corr[corrMasks+i], corr[corrKeys+i]
+		corr[corrBits+i], corr[corrMacs+i] = b, k.Mul(b)
+		corr[corrSq] = corr[corrSq].Add(a.Mul(a))
+		corr[corrMu] = corr[corrMu].Add(k.Mul(a))
+	}
+	return corr, nil
 }
 
 // genKeys returns the two servers' encoded DCF keys for β at bin.
@@ -225,14 +389,15 @@ func (s *Scheme) NewServer(id int, key [KeySize]byte) (*Server, error) {
 // Share is one server's decoded share of a report.
 type Share struct {
 	key  *fss.FieldKey
-	corr [corrLen]fss.Fp
+	corr []fss.Fp
 }
 
 // DecodeShare decodes this server's share of a report. Undecodable bytes
 // match verify.ErrMalformed; a well-formed key for the other server or for
 // another grid matches verify.ErrMismatch.
 func (v *Server) DecodeShare(b []byte) (*Share, error) {
-	keyLen := v.s.ShareSize() - 8*corrLen
+	m := v.s.Components()
+	keyLen := v.s.ShareSize() - 8*v.s.corrLen()
 	if len(b) != v.s.ShareSize() {
 		return nil, fmt.Errorf("vdcf: %w: share of %d bytes, want %d for %d bins", verify.ErrMalformed, len(b), v.s.ShareSize(), v.s.bins)
 	}
@@ -240,27 +405,27 @@ func (v *Server) DecodeShare(b []byte) (*Share, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vdcf: %w: %v", verify.ErrMalformed, err)
 	}
-	if key.Party() != v.id || key.Bits() != v.s.dom.Bits() || key.Components() != Components {
+	if key.Party() != v.id || key.Bits() != v.s.dom.Bits() || key.Components() != m {
 		return nil, fmt.Errorf("vdcf: %w: key for server %d with n = %d, m = %d; this is server %d of a grid with n = %d, m = %d",
-			verify.ErrMismatch, key.Party(), key.Bits(), key.Components(), v.id, v.s.dom.Bits(), Components)
+			verify.ErrMismatch, key.Party(), key.Bits(), key.Components(), v.id, v.s.dom.Bits(), m)
 	}
-	sh := &Share{key: key}
-	if err := readElements(b[keyLen:], sh.corr[:]); err != nil {
+	sh := &Share{key: key, corr: make([]fss.Fp, v.s.corrLen())}
+	if err := readElements(b[keyLen:], sh.corr); err != nil {
 		return nil, fmt.Errorf("vdcf: %w: correlated randomness: %v", verify.ErrMalformed, err)
 	}
 	return sh, nil
 }
 
 // Evaluate returns, per share, this server's share of the report's prefix
-// vector: out[i][j·Components + c] is its share of β_c·1[bin ≤ j] for
-// every prefix j < bins (fss.PrefixDomain.FieldPrefixes, one tree walk per
-// key, keys in lockstep).
+// vector: out[i][j·m + c] is its share of β_c·1[bin ≤ j] for every prefix
+// j < bins, m = Scheme.Components (fss.PrefixDomain.FieldPrefixes, one
+// tree walk per key, keys in lockstep).
 func (v *Server) Evaluate(shares []*Share) ([][]fss.Fp, error) {
 	keys := make([]*fss.FieldKey, len(shares))
 	out := make([][]fss.Fp, len(shares))
 	for i, sh := range shares {
 		keys[i] = sh.key
-		out[i] = make([]fss.Fp, v.s.bins*Components)
+		out[i] = make([]fss.Fp, v.s.bins*v.s.Components())
 	}
 	if err := v.s.dom.FieldPrefixes(keys, out); err != nil {
 		return nil, fmt.Errorf("vdcf: %w", err)
@@ -268,18 +433,32 @@ func (v *Server) Evaluate(shares []*Share) ([][]fss.Fp, error) {
 	return out, nil
 }
 
+// Indices of the servers' combination coefficients ρ₁ … ρ₆ (package doc).
+const (
+	rhoLabel = iota // ρ₁: the label is a bit at the bin
+	rhoTotal        // ρ₂: the total count is 1
+	rhoMAC          // ρ₃: the MAC
+	rhoBits         // ρ₄: the probability's bits are bits
+	rhoSupp         // ρ₅: the probability is at the bin
+	rhoTop          // ρ₆: b_32 = 1 only for p = 2^32
+	rhoLen
+)
+
 // coefficients are the servers' combination coefficients of one report,
-// ρ₁, ρ₂, ρ₃ (nonzero); the challenge vector r is drawn, after them, from
-// the same stream by sketchOf.
+// ρ₁ … ρ₆ (nonzero), and with the probability the bits' challenges s_i;
+// the challenge vector r is drawn, after them, from the same stream by
+// sketchOf.
 type coefficients struct {
-	rho    [3]fss.Fp
+	rho    [rhoLen]fss.Fp
+	s      []fss.Fp
 	stream *rand.ChaCha8
 }
 
 // challenge derives the challenge of the report with the nonce from the
 // servers' key: ChaCha8 seeded with SHA-256(Version ‖ 0 ‖ key ‖ nonce),
-// 64-bit words rejection-sampled into F_p: ρ₁, ρ₂, ρ₃ (each redrawn while
-// zero), then r_{N−1}, r_{N−2}, …, r_0.
+// 64-bit words rejection-sampled into F_p: ρ₁ … ρ₆ (each redrawn while
+// zero), s_0 … s_32 if the scheme carries the probability, then r_{N−1},
+// r_{N−2}, …, r_0.
 func (v *Server) challenge(nonce [NonceSize]byte) coefficients {
 	h := sha256.New()
 	h.Write([]byte(Version))
@@ -292,6 +471,12 @@ func (v *Server) challenge(nonce [NonceSize]byte) coefficients {
 	for i := range c.rho {
 		for c.rho[i] == 0 {
 			c.rho[i] = c.next()
+		}
+	}
+	if v.s.prob {
+		c.s = make([]fss.Fp, probBits)
+		for i := range c.s {
+			c.s[i] = c.next()
 		}
 	}
 	return c
@@ -307,37 +492,38 @@ func (c *coefficients) next() fss.Fp {
 }
 
 // sketch is one server's share of the report's sketch: ⟨r, Δv⟩ for the
-// three components, ⟨r∘r, ΔCount⟩ and the total count.
+// components, ⟨r∘r, ΔCount⟩ and the total count.
 type sketch struct {
-	x     [Components]fss.Fp
+	x     []fss.Fp
 	q     fss.Fp
 	total fss.Fp
 }
 
 // sketchOf draws r from the challenge stream and computes the sketch of a
-// prefix vector in one pass from the last prefix down, with
-// ⟨r, ΔP⟩ = Σ_j (r_j − r_{j+1})·P(j) and ⟨r∘r, ΔP⟩ = Σ_j (r_j² − r_{j+1}²)·P(j)
-// (r_N = 0), reducing each accumulated sum once.
-func sketchOf(c *coefficients, prefixes []fss.Fp) sketch {
-	var acc [Components + 1]wide
+// prefix vector of m components in one pass from the last prefix down,
+// with ⟨r, ΔP⟩ = Σ_j (r_j − r_{j+1})·P(j) and
+// ⟨r∘r, ΔP⟩ = Σ_j (r_j² − r_{j+1}²)·P(j) (r_N = 0), reducing each
+// accumulated sum once.
+func sketchOf(c *coefficients, prefixes []fss.Fp, m int) sketch {
+	acc := make([]wide, m+1)
 	var rNext, sqNext fss.Fp // r_{j+1}, r_{j+1}²
-	for j := len(prefixes)/Components - 1; j >= 0; j-- {
+	for j := len(prefixes)/m - 1; j >= 0; j-- {
 		r := c.next()
 		sq := r.Mul(r)
 		u, w := r.Sub(rNext), sq.Sub(sqNext)
 		rNext, sqNext = r, sq
-		row := prefixes[j*Components : (j+1)*Components]
+		row := prefixes[j*m : (j+1)*m]
 		for k, p := range row {
 			acc[k].addMul(u, p)
 		}
-		acc[Components].addMul(w, row[payload.Count])
+		acc[m].addMul(w, row[payload.Count])
 	}
-	var s sketch
+	s := sketch{x: make([]fss.Fp, m)}
 	for k := range s.x {
 		s.x[k] = acc[k].reduce()
 	}
-	s.q = acc[Components].reduce()
-	s.total = prefixes[len(prefixes)-Components+int(payload.Count)]
+	s.q = acc[m].reduce()
+	s.total = prefixes[len(prefixes)-m+int(payload.Count)]
 	return s
 }
 
@@ -364,9 +550,9 @@ type Pending struct {
 	v     *Server
 	coef  coefficients
 	sk    sketch
-	corr  [corrLen]fss.Fp
-	open  [2]fss.Fp // own share of the openings (d₁, d₂)
-	z     fss.Fp    // own share of the check value, once exchanged
+	corr  []fss.Fp
+	open  []fss.Fp // own share of the openings (d₁, d₂[, d_p, d_0 … d_32])
+	z     fss.Fp   // own share of the check value, once exchanged
 	stage int
 }
 
@@ -374,18 +560,35 @@ type Pending struct {
 // and its evaluated prefix vector (Evaluate): it derives the report's
 // challenge from the key and the nonce, sketches the vector and returns
 // the first message, the masked openings d₁ = ⟨r, ΔCount⟩ − a₁ and
-// d₂ = ⟨r, ΔLabel⟩ − a₂ (Message1Size bytes).
+// d₂ = ⟨r, ΔLabel⟩ − a₂, and with the probability d_p = p̂ − a_p and
+// d_i = s_i·b_i − a'_i (Message1Size bytes).
 func (v *Server) Prepare(nonce [NonceSize]byte, sh *Share, prefixes []fss.Fp) (*Pending, []byte, error) {
-	if len(prefixes) != v.s.bins*Components {
-		return nil, nil, fmt.Errorf("vdcf: prefix vector of %d elements, want %d bins × %d components", len(prefixes), v.s.bins, Components)
+	m := v.s.Components()
+	if len(prefixes) != v.s.bins*m {
+		return nil, nil, fmt.Errorf("vdcf: prefix vector of %d elements, want %d bins × %d components", len(prefixes), v.s.bins, m)
 	}
 	p := &Pending{v: v, coef: v.challenge(nonce), corr: sh.corr, stage: 1}
-	p.sk = sketchOf(&p.coef, prefixes)
-	p.open = [2]fss.Fp{
-		p.sk.x[payload.Count].Sub(sh.corr[corrA1]),
-		p.sk.x[payload.Label].Sub(sh.corr[corrA2]),
+	p.sk = sketchOf(&p.coef, prefixes, m)
+	c := sh.corr
+	p.open = append(make([]fss.Fp, 0, v.s.openings()),
+		p.sk.x[payload.Count].Sub(c[corrA1]),
+		p.sk.x[payload.Label].Sub(c[corrA2]))
+	if v.s.prob {
+		p.open = append(p.open, p.estimate().Sub(c[corrAP]))
+		for i, s := range p.coef.s {
+			p.open = append(p.open, s.Mul(c[corrBits+i]).Sub(c[corrMasks+i]))
+		}
 	}
-	return p, appendElements(nil, p.open[:]), nil
+	return p, appendElements(nil, p.open), nil
+}
+
+// estimate is this server's share of p̂ = Σ 2^i·b_i.
+func (p *Pending) estimate() fss.Fp {
+	var e fss.Fp
+	for i := probBits - 1; i >= 0; i-- {
+		e = e.Add(e).Add(p.corr[corrBits+i])
+	}
+	return e
 }
 
 // Exchange takes the other server's first message and returns this
@@ -394,35 +597,91 @@ func (p *Pending) Exchange(peer []byte) ([]byte, error) {
 	if p.stage != 1 {
 		return nil, fmt.Errorf("vdcf: Exchange called at stage %d, want 1 (after Prepare)", p.stage)
 	}
-	var other [2]fss.Fp
-	if err := readElements(peer, other[:]); err != nil {
+	other := make([]fss.Fp, len(p.open))
+	if err := readElements(peer, other); err != nil {
 		return nil, fmt.Errorf("vdcf: %w: first message: %v", verify.ErrMalformed, err)
 	}
 	p.stage = 2
-	p.z = p.checkShare(p.open[0].Add(other[0]), p.open[1].Add(other[1]))
+	for i := range other {
+		other[i] = other[i].Add(p.open[i])
+	}
+	p.z = p.checkShare(other)
 	return appendElements(nil, []fss.Fp{p.z}), nil
+}
+
+// lead is 1 at the leader and 0 at the helper: the public terms of a
+// share go to the leader's.
+func (p *Pending) lead() fss.Fp {
+	if p.v.id == 0 {
+		return 1
+	}
+	return 0
 }
 
 // checkShare returns this server's share of
 //
 //	z = (x₁² − ⟨r∘r, ΔCount⟩) + ρ₁·x₂(x₁ − x₂) + ρ₂·(Σ ΔCount − 1)
-//	  + ρ₃·(κ₁x₁ + κ₂x₂ − ⟨r, ΔMAC⟩)
+//	  [+ the probability's terms] + ρ₃·(the MAC term, macShare)
 //
-// with x₁ = ⟨r, ΔCount⟩, x₂ = ⟨r, ΔLabel⟩, from the opened d₁ = x₁ − a₁,
-// d₂ = x₂ − a₂ (Beaver's multiplication; package doc, "Protocol").
-func (p *Pending) checkShare(d1, d2 fss.Fp) fss.Fp {
-	c, sk, rho := &p.corr, &p.sk, &p.coef.rho
-	lead := fss.Fp(0) // the public terms go to the leader's share
-	if p.v.id == 0 {
-		lead = 1
-	}
+// with x₁ = ⟨r, ΔCount⟩, x₂ = ⟨r, ΔLabel⟩, from the opened d =
+// (d₁, d₂[, d_p, d_0 … d_32]) (Beaver's multiplication; package doc,
+// "Protocol" and "Probability").
+func (p *Pending) checkShare(d []fss.Fp) fss.Fp {
+	c, sk, rho := p.corr, &p.sk, &p.coef.rho
+	lead := p.lead()
+	d1, d2 := d[0], d[1]
 	e := d1.Sub(d2) // opening of x₁ − x₂, masked by a₁ − a₂
 	two := fss.Fp(2)
 	square := lead.Mul(d1.Mul(d1)).Add(two.Mul(d1).Mul(c[corrA1])).Add(c[corrC1])
 	product := lead.Mul(d2.Mul(e)).Add(d2.Mul(c[corrA1].Sub(c[corrA2]))).Add(e.Mul(c[corrA2])).Add(c[corrC2])
 	total := sk.total.Sub(lead)
-	mac := c[corrK1].Mul(d1).Add(c[corrK2].Mul(d2)).Add(c[corrMu]).Sub(sk.x[MAC])
-	return square.Sub(sk.q).Add(rho[0].Mul(product)).Add(rho[1].Mul(total)).Add(rho[2].Mul(mac))
+	z := square.Sub(sk.q).Add(rho[rhoLabel].Mul(product)).Add(rho[rhoTotal].Mul(total))
+	if p.v.s.prob {
+		z = z.Add(p.probabilityShare(d))
+	}
+	return z.Add(rho[rhoMAC].Mul(p.macShare(d)))
+}
+
+// macShare is this server's share of the MAC term
+//
+//	κ₁x₁ + κ₂x₂ − ⟨r, ΔMAC⟩ [+ Σ_i (κ'_i·x'_i − s_i·(κ'_i b_i)) + κ_p·p̂ − κ_p·p],
+//
+// each κ·x from its opening: κ·d + κ·a, the κ·a summed in μ.
+func (p *Pending) macShare(d []fss.Fp) fss.Fp {
+	c := p.corr
+	mac := c[corrK1].Mul(d[0]).Add(c[corrK2].Mul(d[1])).Add(c[corrMu]).Sub(p.sk.x[MAC])
+	if !p.v.s.prob {
+		return mac
+	}
+	for i, di := range d[3:] {
+		mac = mac.Add(c[corrKeys+i].Mul(di)).Sub(p.coef.s[i].Mul(c[corrMacs+i]))
+	}
+	return mac.Add(c[corrKP].Mul(d[2])).Sub(c[corrMP])
+}
+
+// probabilityShare returns this server's share of the probability's
+// terms of z,
+//
+//	ρ₄·(Σ_i x'_i² − Σ_i s_i²·b_i) + ρ₅·(⟨r, ΔProbability⟩ − p̂·x₁)
+//	  + ρ₆·(x'_32·p̂ − 2^32·x'_32),    x'_i = s_i·b_i, p̂ = Σ_i 2^i·b_i,
+//
+// from the opened d_p = p̂ − a_p and d_i = x'_i − a'_i.
+func (p *Pending) probabilityShare(d []fss.Fp) fss.Fp {
+	c, sk, rho, s := p.corr, &p.sk, &p.coef.rho, p.coef.s
+	lead, two := p.lead(), fss.Fp(2)
+	d1, dp, bits := d[0], d[2], d[3:]
+	var sq wide // Σ_i (lead·d_i² + 2d_i·a'_i) − s_i²·b_i, accumulated
+	for i, di := range bits {
+		sq.addMul(di, lead.Mul(di).Add(two.Mul(c[corrMasks+i])))
+		sq.addMul(s[i].Mul(s[i]).Neg(), c[corrBits+i])
+	}
+	bitTerm := sq.reduce().Add(c[corrSq])
+	pxShare := lead.Mul(dp.Mul(d1)).Add(dp.Mul(c[corrA1])).Add(d1.Mul(c[corrAP])).Add(c[corrCP])
+	supp := sk.x[Probability].Sub(pxShare)
+	top := probBits - 1
+	dt, xt := bits[top], s[top].Mul(c[corrBits+top])
+	topTerm := lead.Mul(dt.Mul(dp)).Add(dt.Mul(c[corrAP])).Add(dp.Mul(c[corrMasks+top])).Add(c[corrCT]).Sub(fss.Fp(MaxProbability).Mul(xt))
+	return rho[rhoBits].Mul(bitTerm).Add(rho[rhoSupp].Mul(supp)).Add(rho[rhoTop].Mul(topTerm))
 }
 
 // Finish takes the other server's second message and decides: nil when the

@@ -37,6 +37,19 @@ type fixture struct {
 func newFixture(t testing.TB, bins int, seed byte) *fixture {
 	t.Helper()
 	s, err := New(bins)
+	return fixtureOf(t, s, err, seed)
+}
+
+// newProbFixture is newFixture for a scheme that carries the probability.
+func newProbFixture(t testing.TB, bins int, seed byte) *fixture {
+	t.Helper()
+	s, err := NewWithProbability(bins)
+	return fixtureOf(t, s, err, seed+100)
+}
+
+func fixtureOf(t testing.TB, s *Scheme, err error, seed byte) *fixture {
+	t.Helper()
+	bins := s.Bins()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,9 +65,33 @@ func newFixture(t testing.TB, bins int, seed byte) *fixture {
 	return f
 }
 
+// encode encodes the record, with a random probability if the scheme
+// carries it.
 func (f *fixture) encode(t testing.TB, bin int, label bool) Report {
 	t.Helper()
+	if f.s.prob {
+		return f.encodeProb(t, bin, label, f.r.Uint64N(MaxProbability+1))
+	}
 	r, err := f.s.Encode(bin, label, f.rnd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// encodeRecord encodes the record, with the probability prob if the
+// scheme carries it.
+func (f *fixture) encodeRecord(t testing.TB, bin int, label bool, prob uint64) Report {
+	t.Helper()
+	if f.s.prob {
+		return f.encodeProb(t, bin, label, prob)
+	}
+	return f.encode(t, bin, label)
+}
+
+func (f *fixture) encodeProb(t testing.TB, bin int, label bool, prob uint64) Report {
+	t.Helper()
+	r, err := f.s.EncodeProbability(bin, label, prob, f.rnd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,43 +160,57 @@ func (f *fixture) decide(t testing.TB, nonce [NonceSize]byte, shares [2][]byte, 
 	return [2]error{pend[0].Finish(second[1]), pend[1].Finish(second[0])}
 }
 
+// TestHonestReportsAccepted checks that honest reports are accepted,
+// with the probability at the edges of its range too, and that the prefix
+// vectors add up to the record's count, label (and probability).
 func TestHonestReportsAccepted(t *testing.T) {
-	for _, bins := range []int{1, 16, 1024} {
-		t.Run(fmt.Sprintf("bins=%d", bins), func(t *testing.T) {
-			f := newFixture(t, bins, 1)
-			n := reportCount(2000)
-			if bins == 1024 {
-				n = max(n/20, 20)
-			}
-			for i := range n {
-				bin, label := f.rnd.Uint64()%uint64(bins), f.rnd.Uint64()&1 == 1
-				r := f.encode(t, int(bin), label)
-				vecs, err := VerifyPair(f.srv[0], f.srv[1], r)
-				if err != nil {
-					t.Fatalf("report %d (bin %d, label %v) rejected: %v", i, bin, label, err)
+	for _, prob := range []bool{false, true} {
+		for _, bins := range []int{1, 16, 1024} {
+			t.Run(fmt.Sprintf("probability=%v/bins=%d", prob, bins), func(t *testing.T) {
+				f := newFixture(t, bins, 1)
+				if prob {
+					f = newProbFixture(t, bins, 1)
 				}
-				checkRecord(t, vecs, int(bin), label)
-			}
-		})
+				honestAccepted(t, f)
+			})
+		}
 	}
 }
 
-// checkRecord checks that the two prefix vectors add up to those of one
-// record: count 1 and label y from its bin on, MAC aside.
-func checkRecord(t testing.TB, vecs [2][]fss.Fp, bin int, label bool) {
-	t.Helper()
-	y := fss.Fp(0)
-	if label {
-		y = 1
+func honestAccepted(t *testing.T, f *fixture) {
+	n := reportCount(2000)
+	if f.s.bins == 1024 {
+		n = max(n/20, 20)
 	}
-	want := [2]fss.Fp{payload.Count: 1, payload.Label: y}
-	for j := range len(vecs[0]) / Components {
+	for i := range n {
+		bin, label := f.r.IntN(f.s.bins), f.r.IntN(2) == 1
+		want := map[int]fss.Fp{int(payload.Count): 1, int(payload.Label): labelValue(label)}
+		prob := []uint64{0, 1, MaxProbability - 1, MaxProbability}[i%4]
+		if i >= 4 {
+			prob = f.r.Uint64N(MaxProbability + 1)
+		}
+		if f.s.prob {
+			want[Probability] = fss.Fp(prob)
+		}
+		vecs, err := VerifyPair(f.srv[0], f.srv[1], f.encodeRecord(t, bin, label, prob))
+		if err != nil {
+			t.Fatalf("report %d (bin %d, label %v, probability %d) rejected: %v", i, bin, label, prob, err)
+		}
+		checkPayload(t, vecs, f.s.Components(), bin, want)
+	}
+}
+
+// checkPayload checks that the two prefix vectors of m components add up
+// to want[c] at component c from bin on, 0 before.
+func checkPayload(t testing.TB, vecs [2][]fss.Fp, m, bin int, want map[int]fss.Fp) {
+	t.Helper()
+	for j := range len(vecs[0]) / m {
 		for c, w := range want {
 			if j < bin {
 				w = 0
 			}
-			if got := vecs[0][j*Components+c].Add(vecs[1][j*Components+c]); got != w {
-				t.Fatalf("bin %d label %v: prefix %d component %d = %d, want %d", bin, label, j, c, got, w)
+			if got := vecs[0][j*m+c].Add(vecs[1][j*m+c]); got != w {
+				t.Fatalf("bin %d %v: prefix %d component %d = %d, want %d", bin, want, j, c, got, w)
 			}
 		}
 	}
@@ -177,7 +228,7 @@ type invalid struct {
 // bin and a MAC consistent with it; the not-label is count − label.
 func payloadReport(beta ...fss.Fp) func(testing.TB, *fixture) (Report, attack) {
 	return func(t testing.TB, f *fixture) (Report, attack) {
-		r, err := f.s.encode(f.r.IntN(f.s.bins), beta, f.rnd)
+		r, err := f.s.encode(plain{bin: f.r.IntN(f.s.bins), beta: beta}, f.rnd)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,7 +274,7 @@ func mixedVectors(comps ...payload.Component) func(testing.TB, *fixture) (Report
 			_, other := f.evaluate(t, id, b.Shares[id])
 			for j := range f.s.bins {
 				for _, c := range comps {
-					v[j*Components+int(c)] = other[j*Components+int(c)]
+					v[j*f.s.Components()+int(c)] = other[j*f.s.Components()+int(c)]
 				}
 			}
 		}}
@@ -256,8 +307,8 @@ func invalidKinds() []invalid {
 			// for bin ≥ 1 (α ≤ N − 1 < 2^(n−1)) lies among the evaluated
 			// points x < N.
 			r := f.encode(t, 1+f.r.IntN(f.s.bins-1), false)
-			level, comp := f.r.IntN(f.s.dom.Bits()), f.r.IntN(Components)
-			off := 4 + 16 + level*(16+8*Components) + 16 + 8*comp
+			level, comp := f.r.IntN(f.s.dom.Bits()), f.r.IntN(f.s.Components())
+			off := 4 + 16 + level*(16+8*f.s.Components()) + 16 + 8*comp
 			delta := fss.Fp(1 + f.r.Uint64N(1000))
 			for b := range r.Shares {
 				w := fss.Fp(binary.LittleEndian.Uint64(r.Shares[b][off:]))
@@ -361,16 +412,16 @@ func TestTamperedPrefixRejectedWhateverTheRecord(t *testing.T) {
 	}{
 		{"count share at bin j", attack{vector: func(id int, v []fss.Fp) {
 			if id == 0 {
-				v[j*Components+payload.Count] = v[j*Components+payload.Count].Add(1)
+				v[j*f.s.Components()+int(payload.Count)] = v[j*f.s.Components()+int(payload.Count)].Add(1)
 				if j > 0 { // keep the total: a shift of the count's difference at j only
-					v[(j-1)*Components+payload.Count] = v[(j-1)*Components+payload.Count].Add(1)
+					v[(j-1)*f.s.Components()+int(payload.Count)] = v[(j-1)*f.s.Components()+int(payload.Count)].Add(1)
 				}
 			}
 		}}},
 		{"label share at bin j", attack{vector: func(id int, v []fss.Fp) {
 			if id == 0 {
 				for k := j; k < 8; k++ {
-					v[k*Components+int(payload.Label)] = v[k*Components+int(payload.Label)].Sub(1)
+					v[k*f.s.Components()+int(payload.Label)] = v[k*f.s.Components()+int(payload.Label)].Sub(1)
 				}
 			}
 		}}},
@@ -416,7 +467,7 @@ func TestServerRejectsMisuse(t *testing.T) {
 	if err := p.Finish(make([]byte, Message2Size)); err == nil {
 		t.Error("Finish before Exchange accepted")
 	}
-	for name, msg := range map[string][]byte{"short": make([]byte, Message1Size-1), "not canonical": bytes.Repeat([]byte{0xff}, Message1Size)} {
+	for name, msg := range map[string][]byte{"short": make([]byte, f.s.Message1Size()-1), "not canonical": bytes.Repeat([]byte{0xff}, f.s.Message1Size())} {
 		if _, err := p.Exchange(msg); !errors.Is(err, verify.ErrMalformed) {
 			t.Errorf("%s first message: %v, want ErrMalformed", name, err)
 		}

@@ -42,25 +42,40 @@ func chi2Uniform(h [16]int) float64 {
 // reconstructed (a one-hot vector) shows the test has power.
 func TestMessagesLookUniform(t *testing.T) {
 	const bins, n = 16, 600
-	f := newFixture(t, bins, 6)
+	for _, tc := range []struct {
+		name  string
+		f     *fixture
+		shift int // the shifted opening
+	}{
+		{"count and label", newFixture(t, bins, 6), 1},
+		{"probability, opening of b_32 shifted", newProbFixture(t, bins, 6), 3 + probBits - 1},
+		{"probability, opening of p̂ shifted", newProbFixture(t, bins, 7), 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) { messagesLookUniform(t, tc.f, tc.shift, n) })
+	}
+}
+
+func messagesLookUniform(t *testing.T, f *fixture, opening, n int) {
+	bins := f.s.bins
 	shift := func(id int, msg []byte) []byte {
 		if id == 0 {
-			d := fss.Fp(binary.LittleEndian.Uint64(msg[8:]))
-			binary.LittleEndian.PutUint64(msg[8:], uint64(d.Add(1)))
+			d := fss.Fp(binary.LittleEndian.Uint64(msg[8*opening:]))
+			binary.LittleEndian.PutUint64(msg[8*opening:], uint64(d.Add(1)))
 		}
 		return msg
 	}
 	for _, rec := range []struct {
 		bin   int
 		label bool
-	}{{0, false}, {bins - 1, true}} {
+		prob  uint64
+	}{{0, false, 0}, {bins - 1, true, MaxProbability}} {
 		var seen [4][16]int // received by the leader, by the helper, z under attack, plaintext
 		for range n {
-			r := f.encode(t, rec.bin, rec.label)
+			r := f.encodeRecord(t, rec.bin, rec.label, rec.prob)
 			first, second := f.exchange(t, r, nil)
 			nibbleCounts(&seen[0], append(first[1], second[1]...))
 			nibbleCounts(&seen[1], append(first[0], second[0]...))
-			z, _, _ := leaderView(f.exchangePending(t, r, shift))
+			z, _ := leaderView(f.exchangePending(t, r, shift))
 			nibbleCounts(&seen[2], binary.LittleEndian.AppendUint64(nil, uint64(z)))
 			vecs, err := VerifyPair(f.srv[0], f.srv[1], r)
 			if err != nil {
@@ -131,15 +146,12 @@ func TestCorruptLeaderCannotReadTheBin(t *testing.T) {
 		bin, label := f.r.IntN(bins), f.r.IntN(2) == 1
 		r := f.encode(t, bin, label)
 		first, second, pend := f.exchangePending(t, r, shift)
-		z, d1, d2 := leaderView(first, second, pend)
-		var mac fss.Fp // κ₁D₁ + κ₂D₂ + μ − ⟨r, ΔM⟩ over both servers
-		for _, p := range pend {
-			mac = mac.Add(p.corr[corrK1].Mul(d1)).Add(p.corr[corrK2].Mul(d2)).Add(p.corr[corrMu]).Sub(p.sk.x[MAC])
-		}
-		noMAC := z.Sub(pend[0].coef.rho[2].Mul(mac))
+		z, d := leaderView(first, second, pend)
+		mac := pend[0].macShare(d).Add(pend[1].macShare(d)) // κ₁D₁ + κ₂D₂ + μ − ⟨r, ΔM⟩
+		noMAC := z.Sub(pend[0].coef.rho[rhoMAC].Mul(mac))
 		rv := challengeVector(f.srv[0], r.Nonce)
 		guesses := func(v fss.Fp) (hits []string) {
-			rho1 := pend[0].coef.rho[0]
+			rho1 := pend[0].coef.rho[rhoLabel]
 			for b, rb := range rv {
 				for _, y := range []fss.Fp{0, 1} {
 					if rho1.Mul(rb.Sub(y.Mul(rb)).Sub(y.Mul(rb)).Sub(1)) == v {
@@ -165,10 +177,12 @@ func TestCorruptLeaderCannotReadTheBin(t *testing.T) {
 // leaderView returns what a leader that shifted its first message learns:
 // the check value z as the helper's share of it completes the leader's own
 // share computed with the openings the helper used, and those openings.
-func leaderView(first, second [2][]byte, pend [2]*Pending) (z, d1, d2 fss.Fp) {
-	d1 = element(first[0]).Add(element(first[1]))
-	d2 = element(first[0][8:]).Add(element(first[1][8:]))
-	return pend[0].checkShare(d1, d2).Add(element(second[1])), d1, d2
+func leaderView(first, second [2][]byte, pend [2]*Pending) (z fss.Fp, d []fss.Fp) {
+	d = make([]fss.Fp, len(pend[0].open))
+	for j := range d {
+		d[j] = element(first[0][8*j:]).Add(element(first[1][8*j:]))
+	}
+	return pend[0].checkShare(d).Add(element(second[1])), d
 }
 
 // challengeVector returns the r the servers draw for the nonce.
