@@ -108,28 +108,30 @@ type fieldState struct {
 	val  [][]lazyFp // per component, per key: V_c on the path from the root, unsigned
 }
 
-// lazyFp is a sum of PRG blocks and field elements as the integer
-// top·2^128 + hi·2^64 + lo, reduced mod p only at the leaf: adding a
-// 128-bit block is then two additions with carry instead of a reduction
-// and a modular addition. A path adds at most 2 terms per level and 2 at
-// the leaf, so top < 2·64 + 2 never overflows.
-type lazyFp struct{ lo, hi, top uint64 }
+// lazyFp is a sum of field values as the integer hi·2^64 + lo, reduced
+// mod p only at the leaf: adding a value is then one addition with carry
+// instead of a modular addition. A path adds at most 2 values per level
+// and 2 at the leaf, so hi < 2·64 + 2 never overflows.
+type lazyFp struct{ lo, hi uint64 }
 
-// add returns a plus the 128-bit block b (b[1]·2^64 + b[0]) and the word w.
-func (a lazyFp) add(b block, w uint64) lazyFp {
-	var c1, c2 uint64
-	a.lo, c1 = bits.Add64(a.lo, b[0], 0)
-	a.hi, c2 = bits.Add64(a.hi, b[1], c1)
-	a.top += c2
-	a.lo, c1 = bits.Add64(a.lo, w, 0)
-	a.hi, c2 = bits.Add64(a.hi, 0, c1)
-	a.top += c2
+// add returns a + x + y.
+func (a lazyFp) add(x, y uint64) lazyFp {
+	var c uint64
+	a.lo, c = bits.Add64(a.lo, x, 0)
+	a.hi += c
+	a.lo, c = bits.Add64(a.lo, y, 0)
+	a.hi += c
 	return a
 }
 
-// reduce returns a mod p; 2^128 ≡ −2^32 (mod p).
-func (a lazyFp) reduce() Fp {
-	return reduce128(a.hi, a.lo).Sub(Fp(a.top << 32))
+// reduce returns a mod p.
+func (a lazyFp) reduce() Fp { return reduce128(a.hi, a.lo) }
+
+// rejected returns 1 when the PRG word w is not below p, else 0: w ≥ p
+// exactly when w + 2^32 − 1 carries, as p = 2^64 − (2^32 − 1).
+func rejected(w uint64) uint64 {
+	_, c := bits.Add64(w, 0xffff_ffff, 0)
+	return c
 }
 
 // fieldWalker is the field DCF's walker: walker with values per key.
@@ -144,7 +146,7 @@ type fieldWalker struct {
 	cw      []levelCW       // per depth; val holds field elements
 	final   [][]uint64      // per component, per key
 	seedOut [2][]block
-	valOut  [2][]block
+	valOut  [][]block // per value block, per key
 }
 
 func newFieldWalker(n, m int, points []uint64, reverse bool) *fieldWalker {
@@ -168,7 +170,10 @@ func newFieldWalker(n, m int, points []uint64, reverse bool) *fieldWalker {
 		cw:      make([]levelCW, n),
 		final:   perKey(),
 		seedOut: [2][]block{make([]block, chunkKeys), make([]block, chunkKeys)},
-		valOut:  [2][]block{make([]block, chunkKeys), make([]block, chunkKeys)},
+		valOut:  make([][]block, m),
+	}
+	for j := range w.valOut {
+		w.valOut[j] = make([]block, chunkKeys)
 	}
 	w.state[0][0] = newState()
 	for d := 1; d <= n; d++ {
@@ -198,27 +203,34 @@ func (w *fieldWalker) run(keys []*FieldKey, out [][]Fp) {
 	w.walk(0, root, 0, len(w.points))
 }
 
-// sideKeys returns the fixed keys of the two children's outputs (seed
-// when comp < 0, else value comp) and which of them are wanted: when only
-// the right child is, its key comes first.
-func (w *fieldWalker) sideKeys(comp int, need [2]bool) (ka, kb int, a, b []block) {
-	keys := [2]int{0, fieldRightSeedKey(w.m)}
-	if comp >= 0 {
-		keys = [2]int{1 + comp, 1 + w.m + comp}
-	}
-	outs := [2][]block{w.seedOut[0][:w.keys], w.seedOut[1][:w.keys]}
-	if comp >= 0 {
-		outs = [2][]block{w.valOut[0][:w.keys], w.valOut[1][:w.keys]}
-	}
+// seedKeys returns the fixed keys of the wanted children's seeds and
+// where they go: when only the right child is wanted, its key comes first.
+func (w *fieldWalker) seedKeys(need [2]bool) (ka, kb int, a, b []block) {
+	left, right := w.seedOut[0][:w.keys], w.seedOut[1][:w.keys]
 	switch {
 	case need[0] && need[1]:
-		return keys[0], keys[1], outs[0], outs[1]
+		return 0, rightSeedKey(w.m), left, right
 	case need[0]:
-		return keys[0], 0, outs[0], nil
+		return 0, 0, left, nil
 	default:
-		return keys[1], 0, outs[1], nil
+		return rightSeedKey(w.m), 0, right, nil
 	}
 }
+
+// hashValues writes value blocks 0 … blocks−1 of every key's seed to
+// w.valOut, two fixed keys per AES call.
+func (w *fieldWalker) hashValues(seeds []block, blocks int) {
+	for j := 0; j < blocks; j += 2 {
+		if j+1 < blocks {
+			hashEach(1+j, 2+j, seeds, w.valOut[j][:len(seeds)], w.valOut[j+1][:len(seeds)])
+		} else {
+			hashEach(1+j, 0, seeds, w.valOut[j][:len(seeds)], nil)
+		}
+	}
+}
+
+// word returns value word q of key i: word q%2 of value block q/2.
+func (w *fieldWalker) word(i, q int) uint64 { return w.valOut[q/2][i][q%2] }
 
 // walk visits the node at depth d whose subtree holds points[lo:hi].
 func (w *fieldWalker) walk(d int, st *fieldState, lo, hi int) {
@@ -229,7 +241,7 @@ func (w *fieldWalker) walk(d int, st *fieldState, lo, hi int) {
 	mid := splitPoints(w.points, lo, hi, w.n-1-d)
 	need := [2]bool{lo < mid, mid < hi}
 	seeds, mask := st.seed[:w.keys], st.mask[:w.keys]
-	ka, kb, a, b := w.sideKeys(-1, need)
+	ka, kb, a, b := w.seedKeys(need)
 	hashEach(ka, kb, seeds, a, b)
 	children := &w.state[d+1]
 	cw := &w.cw[d]
@@ -238,15 +250,21 @@ func (w *fieldWalker) walk(d int, st *fieldState, lo, hi int) {
 			childSeeds(cw, side, w.seedOut[side], mask, children[side].seed, children[side].mask)
 		}
 	}
-	for c := 0; c < w.m; c++ {
-		ka, kb, a, b := w.sideKeys(c, need)
-		hashEach(ka, kb, seeds, a, b)
-		parent, vcw := st.val[c][:len(mask)], cw.val[c][:len(mask)]
-		for side := range need {
-			if need[side] {
-				addValues(children[side].val[c][:len(mask)], parent, w.valOut[side][:len(mask)], vcw, mask)
-			}
+	// Every value block is needed even for one child: a word ≥ p on the
+	// left shifts the right child's values (sampleField).
+	w.hashValues(seeds, w.m)
+	var rej uint64
+	for side := range need {
+		for c := 0; c < w.m && need[side]; c++ {
+			q := side*w.m + c
+			rej |= addValues(children[side].val[c][:len(mask)], st.val[c][:len(mask)], w.valOut[q/2][:len(mask)], q%2, cw.val[c][:len(mask)], mask)
 		}
+	}
+	if !need[0] || !need[1] {
+		rej |= w.anyRejected(2 * w.m)
+	}
+	if rej != 0 || forceResample {
+		w.resample(st, children, cw, need)
 	}
 	if need[0] {
 		w.walk(d+1, &children[0], lo, mid)
@@ -256,13 +274,63 @@ func (w *fieldWalker) walk(d int, st *fieldState, lo, hi int) {
 	}
 }
 
-// addValues sets dst[i] = parent[i] + Convert(v[i]) + t_i·VCW[i] for every
-// key i of the chunk: Eval's value step, reduced later.
-func addValues(dst, parent []lazyFp, v []block, vcw, mask []uint64) {
+// forceResample makes the walker take the path of a rejected PRG word at
+// every node and leaf; tests set it to check that path, which a real
+// stream takes with probability below 2^-32 per word.
+var forceResample = false
+
+// addValues sets dst[i] = parent[i] + v[i][h] + t_i·VCW[i] for every key i
+// of the chunk, Eval's value step reduced later, and returns 1 when some
+// v[i][h] is not below p (the value is then another word: resample).
+func addValues(dst, parent []lazyFp, v []block, h int, vcw, mask []uint64) uint64 {
 	dst, parent, v, vcw = dst[:len(mask)], parent[:len(mask)], v[:len(mask)], vcw[:len(mask)]
+	h &= 1
+	var rej uint64
 	for i, mk := range mask {
-		dst[i] = parent[i].add(v[i], vcw[i]&mk)
+		x := v[i][h]
+		rej |= rejected(x)
+		dst[i] = parent[i].add(x, vcw[i]&mk)
 	}
+	return rej
+}
+
+// anyRejected returns 1 when one of the first words value words of a key
+// is not below p.
+func (w *fieldWalker) anyRejected(words int) uint64 {
+	var rej uint64
+	for i := range w.keys {
+		for q := range words {
+			rej |= rejected(w.word(i, q))
+		}
+	}
+	return rej
+}
+
+// resample redoes the value step of the keys whose first 2m words are not
+// all below p, with their values from fieldValues.
+func (w *fieldWalker) resample(st *fieldState, children *[2]fieldState, cw *levelCW, need [2]bool) {
+	var vals [2 * maxFieldComponents]Fp
+	for i := range w.keys {
+		if !w.rejectedKey(i, 2*w.m) {
+			continue
+		}
+		fieldValues(st.seed[i], w.m, w.m, vals[:2*w.m])
+		for side := range need {
+			for c := 0; c < w.m && need[side]; c++ {
+				children[side].val[c][i] = st.val[c][i].add(uint64(vals[side*w.m+c]), cw.val[c][i]&st.mask[i])
+			}
+		}
+	}
+}
+
+// rejectedKey reports whether one of the first words value words of key i
+// is not below p (always under forceResample).
+func (w *fieldWalker) rejectedKey(i, words int) bool {
+	var rej uint64
+	for q := range words {
+		rej |= rejected(w.word(i, q))
+	}
+	return rej != 0 || forceResample
 }
 
 // leaf writes every key's share at point p: the path value plus the leaf
@@ -273,30 +341,53 @@ func (w *fieldWalker) leaf(st *fieldState, p int) {
 		row = len(w.points) - 1 - p
 	}
 	mask := st.mask[:w.keys]
-	for c := 0; c < w.m; c += 2 { // two components per AES call
-		kb, second := 0, []block(nil)
-		if c+1 < w.m {
-			kb, second = 2+c, w.valOut[1][:w.keys]
-		}
-		hashEach(1+c, kb, st.seed[:w.keys], w.valOut[0][:w.keys], second)
-		for j := c; j < min(c+2, w.m); j++ {
-			w.leafComponent(j, row, st.val[j][:len(mask)], w.valOut[j-c][:len(mask)], mask)
-		}
+	w.hashValues(st.seed[:w.keys], fieldLeafBlocks(w.m))
+	var rej uint64
+	for c := range w.m {
+		rej |= w.leafComponent(c, row, st.val[c][:len(mask)], w.valOut[c/2][:len(mask)], c%2, mask)
+	}
+	if rej != 0 || forceResample {
+		w.resampleLeaf(st, row)
 	}
 }
 
-// leafComponent writes component c of every key's share at row.
-func (w *fieldWalker) leafComponent(c, row int, val []lazyFp, leafVal []block, mask []uint64) {
+// leafComponent writes component c of every key's share at row, the
+// value being word h of leafVal, and returns 1 when one of those words is
+// not below p.
+func (w *fieldWalker) leafComponent(c, row int, val []lazyFp, leafVal []block, h int, mask []uint64) uint64 {
 	final := w.final[c][:len(mask)]
 	at := row*w.m + c
+	h &= 1
+	var rej uint64
 	if w.party == 0 { // the party bit is public: branch on it
 		for i, mk := range mask {
-			w.out[i][at] = val[i].add(leafVal[i], final[i]&mk).reduce()
+			x := leafVal[i][h]
+			rej |= rejected(x)
+			w.out[i][at] = val[i].add(x, final[i]&mk).reduce()
 		}
-		return
+		return rej
 	}
 	for i, mk := range mask {
-		w.out[i][at] = val[i].add(leafVal[i], final[i]&mk).reduce().Neg()
+		x := leafVal[i][h]
+		rej |= rejected(x)
+		w.out[i][at] = val[i].add(x, final[i]&mk).reduce().Neg()
+	}
+	return rej
+}
+
+// resampleLeaf rewrites row for the keys whose first m leaf words are not
+// all below p, with their leaf values from fieldValues.
+func (w *fieldWalker) resampleLeaf(st *fieldState, row int) {
+	var vals [maxFieldComponents]Fp
+	for i := range w.keys {
+		if !w.rejectedKey(i, w.m) {
+			continue
+		}
+		fieldLeaf(st.seed[i], vals[:w.m])
+		for c := range w.m {
+			v := st.val[c][i].add(uint64(vals[c]), w.final[c][i]&st.mask[i]).reduce()
+			w.out[i][row*w.m+c] = negateFieldIf(v, w.party)
+		}
 	}
 }
 

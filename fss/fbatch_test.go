@@ -9,12 +9,22 @@ import (
 // TestEvalFieldBatchEqualsPointwise checks the walker against EvalField,
 // key by key, on sorted random points and chunks of up to three times
 // chunkKeys keys, with both goroutine counts.
+// TestEvalFieldBatchEqualsPointwise checks the walker against EvalField,
+// also with every node and leaf taken down the path of a rejected PRG word
+// (forceResample), which real streams take too rarely to test otherwise.
 func TestEvalFieldBatchEqualsPointwise(t *testing.T) {
 	r := rand.New(testRand(83))
-	for _, tc := range []struct{ n, m, keys, points, workers int }{
-		{1, 1, 3, 2, 1}, {5, 3, 70, 32, 2}, {8, 4, 9, 256, 1}, {10, 3, 130, 100, 2}, {32, 2, 5, 20, 1}, {64, 3, 3, 10, 2},
+	for _, tc := range []struct {
+		n, m, keys, points, workers int
+		resample                    bool
+	}{
+		{1, 1, 3, 2, 1, false}, {5, 3, 70, 32, 2, false}, {8, 4, 9, 256, 1, false}, {10, 3, 130, 100, 2, false},
+		{32, 2, 5, 20, 1, false}, {64, 3, 3, 10, 2, false},
+		{1, 1, 3, 2, 1, true}, {5, 3, 70, 32, 2, true}, {8, 5, 9, 256, 1, true}, {20, 3, 17, 100, 2, true},
 	} {
 		t.Run(fmt.Sprint(tc), func(t *testing.T) {
+			forceResample = tc.resample
+			t.Cleanup(func() { forceResample = false })
 			points := sortedPoints(r, tc.points, tc.n)
 			var keys []*FieldKey
 			for range tc.keys {

@@ -27,6 +27,37 @@ func fieldReference(alpha uint64, beta []Fp, x uint64) []Fp {
 	return out
 }
 
+// TestSampleField checks the rejection sampling of field values from PRG
+// words: words not below p are skipped, and a stream with too few falls
+// back to the first words reduced mod p.
+func TestSampleField(t *testing.T) {
+	const big = Modulus + 5 // rejected
+	for _, tc := range []struct {
+		name   string
+		stream []uint64
+		want   []Fp
+	}{
+		{"all below p", []uint64{1, Modulus - 1, 0, 7, 8}, []Fp{1, Fp(Modulus - 1), 0}},
+		{"one rejected", []uint64{1, big, 2, 3, 9}, []Fp{1, 2, 3}},
+		{"2^64-1 rejected", []uint64{^uint64(0), Modulus, 4, 5, 6}, []Fp{4, 5, 6}},
+		{"exactly enough", []uint64{big, 1, big, 2, 3}, []Fp{1, 2, 3}},
+		{"too few: reduced", []uint64{big, 1, big, big, 3}, []Fp{5, 1, 5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := make([]Fp, len(tc.want))
+			sampleField(tc.stream, got)
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("sampleField(%v) = %v, want %v", tc.stream, got, tc.want)
+			}
+		})
+	}
+	for _, w := range []uint64{0, Modulus - 1, Modulus, ^uint64(0)} {
+		if got, want := rejected(w) == 1, w >= Modulus; got != want {
+			t.Errorf("rejected(%#x) = %v, want %v", w, got, want)
+		}
+	}
+}
+
 // TestEvalFieldExhaustiveSmallDomains checks the field DCF against brute
 // force at every x for every n ≤ 8, α at the ends and random.
 func TestEvalFieldExhaustiveSmallDomains(t *testing.T) {
