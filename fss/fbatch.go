@@ -114,18 +114,24 @@ type fieldState struct {
 // and 2 at the leaf, so hi < 2·64 + 2 never overflows.
 type lazyFp struct{ lo, hi uint64 }
 
-// add returns a + x + y.
-func (a lazyFp) add(x, y uint64) lazyFp {
+// plus returns a + x.
+func (a lazyFp) plus(x uint64) lazyFp {
 	var c uint64
 	a.lo, c = bits.Add64(a.lo, x, 0)
-	a.hi += c
-	a.lo, c = bits.Add64(a.lo, y, 0)
 	a.hi += c
 	return a
 }
 
-// reduce returns a mod p.
-func (a lazyFp) reduce() Fp { return reduce128(a.hi, a.lo) }
+// add returns a + x + y.
+func (a lazyFp) add(x, y uint64) lazyFp { return a.plus(x).plus(y) }
+
+// reduce returns a mod p: with hi < 2^32, hi·2^64 + lo ≡ lo + hi·(2^32 − 1).
+func (a lazyFp) reduce() Fp {
+	s, carry := bits.Add64(a.lo, a.hi<<32-a.hi, 0)
+	s += 0xffff_ffff & -carry // the 2^64 the carry lost; s < 2^64 as hi < 2^32
+	d, borrow := bits.Sub64(s, Modulus, 0)
+	return Fp(pick(borrow^1, d, s))
+}
 
 // rejected returns 1 when the PRG word w is not below p, else 0: w ≥ p
 // exactly when w + 2^32 − 1 carries, as p = 2^64 − (2^32 − 1).
@@ -254,14 +260,20 @@ func (w *fieldWalker) walk(d int, st *fieldState, lo, hi int) {
 	// left shifts the right child's values (sampleField).
 	w.hashValues(seeds, w.m)
 	var rej uint64
-	for side := range need {
-		for c := 0; c < w.m && need[side]; c++ {
-			q := side*w.m + c
-			rej |= addValues(children[side].val[c][:len(mask)], st.val[c][:len(mask)], w.valOut[q/2][:len(mask)], q%2, cw.val[c][:len(mask)], mask)
+	if need[0] && need[1] {
+		for c := range w.m {
+			rej |= addBothValues(&children[0], &children[1], st, c, w.valOut, w.m, cw.val[c][:len(mask)], mask)
 		}
-	}
-	if !need[0] || !need[1] {
-		rej |= w.anyRejected(2 * w.m)
+	} else {
+		side := 0
+		if need[1] {
+			side = 1
+		}
+		for c := range w.m {
+			q := side*w.m + c
+			addValues(children[side].val[c][:len(mask)], st.val[c][:len(mask)], w.valOut[q/2][:len(mask)], q%2, cw.val[c][:len(mask)], mask)
+		}
+		rej = w.anyRejected(2 * w.m)
 	}
 	if rej != 0 || forceResample {
 		w.resample(st, children, cw, need)
@@ -280,16 +292,30 @@ func (w *fieldWalker) walk(d int, st *fieldState, lo, hi int) {
 var forceResample = false
 
 // addValues sets dst[i] = parent[i] + v[i][h] + t_i·VCW[i] for every key i
-// of the chunk, Eval's value step reduced later, and returns 1 when some
-// v[i][h] is not below p (the value is then another word: resample).
-func addValues(dst, parent []lazyFp, v []block, h int, vcw, mask []uint64) uint64 {
+// of the chunk: Eval's value step, reduced later, for one child.
+func addValues(dst, parent []lazyFp, v []block, h int, vcw, mask []uint64) {
 	dst, parent, v, vcw = dst[:len(mask)], parent[:len(mask)], v[:len(mask)], vcw[:len(mask)]
 	h &= 1
+	for i, mk := range mask {
+		dst[i] = parent[i].add(v[i][h], vcw[i]&mk)
+	}
+}
+
+// addBothValues is addValues of component c for both children, whose
+// values are value words c and m + c of vals, and returns 1 when one of
+// those words is not below p (the values are then other words: resample).
+func addBothValues(left, right, parent *fieldState, c int, vals [][]block, m int, vcw, mask []uint64) uint64 {
+	n := len(mask)
+	dl, dr, par, vcw := left.val[c][:n], right.val[c][:n], parent.val[c][:n], vcw[:n]
+	vl, hl := vals[c/2][:n], c&1
+	vr, hr := vals[(m+c)/2][:n], (m+c)&1
 	var rej uint64
 	for i, mk := range mask {
-		x := v[i][h]
-		rej |= rejected(x)
-		dst[i] = parent[i].add(x, vcw[i]&mk)
+		base := par[i].plus(vcw[i] & mk)
+		xl, xr := vl[i][hl], vr[i][hr]
+		rej |= rejected(xl) | rejected(xr)
+		dl[i] = base.plus(xl)
+		dr[i] = base.plus(xr)
 	}
 	return rej
 }

@@ -76,14 +76,14 @@ func prgNodeAccel(m int, seeds, left, right []block, valueFirst int, sums []bloc
 	if right != nil {
 		a.rightKey = &roundKeys[rightSeedKey(m)]
 	}
-	runAccel(&a, seeds, left, right)
+	runAccel(a, seeds, left, right)
 	return true
 }
 
 // runAccel runs the PRG of a on seeds, writing child seeds to left and
 // right when non-nil: the first multiple of 16 seeds on VAES when there
 // is, the rest on AES-NI.
-func runAccel(a *prgNodeArgs, seeds, left, right []block) {
+func runAccel(a prgNodeArgs, seeds, left, right []block) {
 	vaesSeeds := 0
 	if useVAES {
 		vaesSeeds = len(seeds) &^ 15
@@ -101,9 +101,9 @@ func runAccel(a *prgNodeArgs, seeds, left, right []block) {
 			a.right = &right[from]
 		}
 		if to == vaesSeeds {
-			prgNodeVAES(a)
+			prgNodeVAES(&a)
 		} else {
-			prgNodeAsm(a)
+			prgNodeAsm(&a)
 		}
 	}
 }
@@ -117,6 +117,6 @@ func hashEachAccel(ka, kb int, seeds, a, b []block) bool {
 	if b != nil {
 		args.rightKey = &roundKeys[kb]
 	}
-	runAccel(&args, seeds, a, b)
+	runAccel(args, seeds, a, b)
 	return true
 }
