@@ -105,32 +105,23 @@ func checkFieldBatch(keys []*FieldKey, points []uint64, out [][]Fp) error {
 type fieldState struct {
 	seed []block    // per key
 	mask []uint64   // per key: the control bit t as a mask
-	val  [][]lazyFp // per component, per key: V_c on the path from the root, unsigned
+	val  [][]uint64 // per component, per key: V_c on the path from the root, lazily reduced (addP)
 }
 
-// lazyFp is a sum of field values as the integer hi·2^64 + lo, reduced
-// mod p only at the leaf: adding a value is then one addition with carry
-// instead of a modular addition. A path adds at most 2 values per level
-// and 2 at the leaf, so hi < 2·64 + 2 never overflows.
-type lazyFp struct{ lo, hi uint64 }
-
-// plus returns a + x.
-func (a lazyFp) plus(x uint64) lazyFp {
-	var c uint64
-	a.lo, c = bits.Add64(a.lo, x, 0)
-	a.hi += c
-	return a
+// addP returns a + x mod p as a 64-bit word congruent to it, not
+// necessarily below p, for any word a and x < p: when a + x carries, the
+// lost 2^64 ≡ 2^32 − 1 is added back, which cannot carry again (a + x −
+// 2^64 ≤ p − 2). A path's value is carried this way, one addition and a
+// conditional one per term, and made canonical at the leaf (canonical).
+func addP(a, x uint64) uint64 {
+	s, c := bits.Add64(a, x, 0)
+	return s + 0xffff_ffff&-c
 }
 
-// add returns a + x + y.
-func (a lazyFp) add(x, y uint64) lazyFp { return a.plus(x).plus(y) }
-
-// reduce returns a mod p: with hi < 2^32, hi·2^64 + lo ≡ lo + hi·(2^32 − 1).
-func (a lazyFp) reduce() Fp {
-	s, carry := bits.Add64(a.lo, a.hi<<32-a.hi, 0)
-	s += 0xffff_ffff & -carry // the 2^64 the carry lost; s < 2^64 as hi < 2^32
-	d, borrow := bits.Sub64(s, Modulus, 0)
-	return Fp(pick(borrow^1, d, s))
+// canonical returns the element of F_p congruent to the word v.
+func canonical(v uint64) Fp {
+	d, borrow := bits.Sub64(v, Modulus, 0)
+	return Fp(pick(borrow^1, d, v))
 }
 
 // rejected returns 1 when the PRG word w is not below p, else 0: w ≥ p
@@ -164,9 +155,9 @@ func newFieldWalker(n, m int, points []uint64, reverse bool) *fieldWalker {
 		return rows
 	}
 	newState := func() fieldState {
-		st := fieldState{seed: make([]block, chunkKeys), mask: make([]uint64, chunkKeys), val: make([][]lazyFp, m)}
+		st := fieldState{seed: make([]block, chunkKeys), mask: make([]uint64, chunkKeys), val: make([][]uint64, m)}
 		for c := range st.val {
-			st.val[c] = make([]lazyFp, chunkKeys)
+			st.val[c] = make([]uint64, chunkKeys)
 		}
 		return st
 	}
@@ -179,7 +170,9 @@ func newFieldWalker(n, m int, points []uint64, reverse bool) *fieldWalker {
 		valOut:  make([][]block, m),
 	}
 	for j := range w.valOut {
-		w.valOut[j] = make([]block, chunkKeys)
+		// One block beyond the chunk: the vector loops read the high
+		// words of blocks as 32-byte loads from a block's middle.
+		w.valOut[j] = make([]block, chunkKeys+1)
 	}
 	w.state[0][0] = newState()
 	for d := 1; d <= n; d++ {
@@ -202,7 +195,7 @@ func (w *fieldWalker) run(keys []*FieldKey, out [][]Fp) {
 	for i, fk := range keys {
 		root.seed[i], root.mask[i] = fk.k.seed, -uint64(fk.k.party)
 		for c := range root.val {
-			root.val[c][i] = lazyFp{}
+			root.val[c][i] = 0
 		}
 		loadKey(w.cw, w.final, i, &fk.k)
 	}
@@ -293,29 +286,30 @@ var forceResample = false
 
 // addValues sets dst[i] = parent[i] + v[i][h] + t_i·VCW[i] for every key i
 // of the chunk: Eval's value step, reduced later, for one child.
-func addValues(dst, parent []lazyFp, v []block, h int, vcw, mask []uint64) {
+func addValues(dst, parent []uint64, v []block, h int, vcw, mask []uint64) {
 	dst, parent, v, vcw = dst[:len(mask)], parent[:len(mask)], v[:len(mask)], vcw[:len(mask)]
 	h &= 1
 	for i, mk := range mask {
-		dst[i] = parent[i].add(v[i][h], vcw[i]&mk)
+		dst[i] = addP(addP(parent[i], vcw[i]&mk), v[i][h])
 	}
 }
 
 // addBothValues is addValues of component c for both children, whose
 // values are value words c and m + c of vals, and returns 1 when one of
-// those words is not below p (the values are then other words: resample).
+// those words is not below p (the values are then other words: resample;
+// until then the sums of a rejected word are any words).
 func addBothValues(left, right, parent *fieldState, c int, vals [][]block, m int, vcw, mask []uint64) uint64 {
 	n := len(mask)
 	dl, dr, par, vcw := left.val[c][:n], right.val[c][:n], parent.val[c][:n], vcw[:n]
-	vl, hl := vals[c/2][:n], c&1
-	vr, hr := vals[(m+c)/2][:n], (m+c)&1
-	var rej uint64
-	for i, mk := range mask {
-		base := par[i].plus(vcw[i] & mk)
+	vl, hl := vals[c/2][:n+1], c&1
+	vr, hr := vals[(m+c)/2][:n+1], (m+c)&1
+	done, rej := addBothAccel(dl, dr, par, vcw, mask, vl, hl, vr, hr)
+	for i := done; i < n; i++ {
+		base := addP(par[i], vcw[i]&mask[i])
 		xl, xr := vl[i][hl], vr[i][hr]
 		rej |= rejected(xl) | rejected(xr)
-		dl[i] = base.plus(xl)
-		dr[i] = base.plus(xr)
+		dl[i] = addP(base, xl)
+		dr[i] = addP(base, xr)
 	}
 	return rej
 }
@@ -343,7 +337,7 @@ func (w *fieldWalker) resample(st *fieldState, children *[2]fieldState, cw *leve
 		fieldValues(st.seed[i], w.m, w.m, vals[:2*w.m])
 		for side := range need {
 			for c := 0; c < w.m && need[side]; c++ {
-				children[side].val[c][i] = st.val[c][i].add(uint64(vals[side*w.m+c]), cw.val[c][i]&st.mask[i])
+				children[side].val[c][i] = addP(addP(st.val[c][i], cw.val[c][i]&st.mask[i]), uint64(vals[side*w.m+c]))
 			}
 		}
 	}
@@ -370,33 +364,24 @@ func (w *fieldWalker) leaf(st *fieldState, p int) {
 	w.hashValues(st.seed[:w.keys], fieldLeafBlocks(w.m))
 	var rej uint64
 	for c := range w.m {
-		rej |= w.leafComponent(c, row, st.val[c][:len(mask)], w.valOut[c/2][:len(mask)], c%2, mask)
+		rej |= w.leafComponent(row*w.m+c, st.val[c][:len(mask)], w.final[c][:len(mask)], w.valOut[c/2][:len(mask)+1], c&1, mask)
 	}
 	if rej != 0 || forceResample {
 		w.resampleLeaf(st, row)
 	}
 }
 
-// leafComponent writes component c of every key's share at row, the
-// value being word h of leafVal, and returns 1 when one of those words is
-// not below p.
-func (w *fieldWalker) leafComponent(c, row int, val []lazyFp, leafVal []block, h int, mask []uint64) uint64 {
-	final := w.final[c][:len(mask)]
-	at := row*w.m + c
-	h &= 1
-	var rej uint64
-	if w.party == 0 { // the party bit is public: branch on it
-		for i, mk := range mask {
-			x := leafVal[i][h]
-			rej |= rejected(x)
-			w.out[i][at] = val[i].add(x, final[i]&mk).reduce()
-		}
-		return rej
-	}
-	for i, mk := range mask {
+// leafComponent writes element at of every key's share, with path values
+// val, final words final and leaf values the words h of leafVal, and
+// returns 1 when one of those words is not below p.
+func (w *fieldWalker) leafComponent(at int, val, final []uint64, leafVal []block, h int, mask []uint64) uint64 {
+	neg := -w.party // all ones for party 1: negate
+	done, rej := leafAccel(w.out[:len(mask)], at, val, final, mask, leafVal, h, neg)
+	for i := done; i < len(mask); i++ {
 		x := leafVal[i][h]
 		rej |= rejected(x)
-		w.out[i][at] = val[i].add(x, final[i]&mk).reduce().Neg()
+		v := canonical(addP(addP(val[i], x), final[i]&mask[i]))
+		w.out[i][at] = Fp(pick(neg&1, uint64(v.Neg()), uint64(v)))
 	}
 	return rej
 }
@@ -411,7 +396,7 @@ func (w *fieldWalker) resampleLeaf(st *fieldState, row int) {
 		}
 		fieldLeaf(st.seed[i], vals[:w.m])
 		for c := range w.m {
-			v := st.val[c][i].add(uint64(vals[c]), w.final[c][i]&st.mask[i]).reduce()
+			v := canonical(addP(addP(st.val[c][i], uint64(vals[c])), w.final[c][i]&st.mask[i]))
 			w.out[i][row*w.m+c] = negateFieldIf(v, w.party)
 		}
 	}

@@ -9,10 +9,20 @@ import (
 // TestEvalFieldBatchEqualsPointwise checks the walker against EvalField,
 // key by key, on sorted random points and chunks of up to three times
 // chunkKeys keys, with both goroutine counts.
-// TestEvalFieldBatchEqualsPointwise checks the walker against EvalField,
+// TestEvalFieldBatchEqualsPointwise checks the walker, with each of the
+// accelerated loops this machine has (accelerations), against EvalField,
 // also with every node and leaf taken down the path of a rejected PRG word
 // (forceResample), which real streams take too rarely to test otherwise.
 func TestEvalFieldBatchEqualsPointwise(t *testing.T) {
+	for _, accel := range accelerations() {
+		t.Run(accel.name, func(t *testing.T) {
+			defer accel.use()()
+			checkEvalFieldBatch(t)
+		})
+	}
+}
+
+func checkEvalFieldBatch(t *testing.T) {
 	r := rand.New(testRand(83))
 	for _, tc := range []struct {
 		n, m, keys, points, workers int

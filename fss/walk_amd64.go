@@ -50,3 +50,67 @@ func maskedSumAccel(add, mask []uint64) (sum uint64, done int) {
 	_ = add[n-1]
 	return maskedSumAVX2(&add[0], &mask[0], n), n
 }
+
+// The field walker's value steps on AVX2: addBothAVX2 and leafAVX2, four
+// keys per instruction, reading the words of PRG blocks at a 16-byte
+// stride (so their slices hold one block beyond the keys).
+
+// addBothArgs are the arguments of addBothAVX2; the assembly reads the
+// fields at offsets 0, 8, …, 56.
+type addBothArgs struct {
+	left, right, parent *uint64
+	vcw, mask           *uint64
+	vl, vr              *uint64 // word hl of block 0, word hr of block 0
+	n                   int     // a multiple of 4
+}
+
+// addBothAVX2 is addBothValues's loop on AVX2; it returns all ones when
+// one of the words read is not below p, else 0.
+//
+//go:noescape
+func addBothAVX2(a *addBothArgs) uint64
+
+// leafArgs are the arguments of leafAVX2; the assembly reads the fields at
+// offsets 0, 8, …, 56.
+type leafArgs struct {
+	val, final, mask *uint64
+	words            *uint64 // word h of block 0
+	outs             *[]Fp   // the keys' output vectors
+	at               int     // element written in each
+	n                int     // a multiple of 4
+	neg              uint64  // all ones: negate (party 1)
+}
+
+// leafAVX2 is fieldWalker.leafComponent's loop on AVX2; it returns all
+// ones when one of the words read is not below p, else 0.
+//
+//go:noescape
+func leafAVX2(a *leafArgs) uint64
+
+// addBothAccel runs addBothValues's loop on the first keys, a multiple of
+// 4, with AVX2 and returns how many it did (0 without) and whether a word
+// was rejected.
+func addBothAccel(dl, dr, par, vcw, mask []uint64, vl []block, hl int, vr []block, hr int) (done int, rej uint64) {
+	n := len(mask) &^ 3
+	if !useAVX2 || n == 0 {
+		return 0, 0
+	}
+	_, _, _, _, _, _ = dl[n-1], dr[n-1], par[n-1], vcw[n-1], vl[n], vr[n]
+	r := addBothAVX2(&addBothArgs{left: &dl[0], right: &dr[0], parent: &par[0], vcw: &vcw[0], mask: &mask[0],
+		vl: &vl[0][hl&1], vr: &vr[0][hr&1], n: n})
+	return n, r & 1
+}
+
+// leafAccel runs fieldWalker.leafComponent's loop on the first keys, a
+// multiple of 4, with AVX2 and returns how many it did (0 without) and
+// whether a word was rejected. Every out[i] must hold element at, as
+// checkFieldBatch ensures.
+func leafAccel(out [][]Fp, at int, val, final, mask []uint64, words []block, h int, neg uint64) (done int, rej uint64) {
+	n := len(mask) &^ 3
+	if !useAVX2 || n == 0 {
+		return 0, 0
+	}
+	_, _, _, _ = out[n-1], val[n-1], final[n-1], words[n]
+	r := leafAVX2(&leafArgs{val: &val[0], final: &final[0], mask: &mask[0], words: &words[0][h&1], outs: &out[0], at: at, n: n, neg: neg})
+	return n, r & 1
+}
