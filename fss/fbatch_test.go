@@ -137,3 +137,80 @@ func TestEvalFieldBatchRejectsBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestFieldValueStepsFlagRejectedWords checks that the walker's value
+// steps, with each acceleration, flag a PRG word not below p wherever it
+// is among the keys, and compute the other keys' values as addP does.
+func TestFieldValueStepsFlagRejectedWords(t *testing.T) {
+	const keys = 11 // two vector groups and a tail
+	r := rand.New(testRand(85))
+	for _, accel := range accelerations() {
+		t.Run(accel.name, func(t *testing.T) {
+			defer accel.use()()
+			for bad := -1; bad < keys; bad++ { // -1: no rejected word
+				for side := range 2 {
+					t.Run(fmt.Sprint("rejected key ", bad, " side ", side), func(t *testing.T) {
+						checkValueSteps(t, r, keys, bad, side)
+					})
+				}
+			}
+		})
+	}
+}
+
+// checkValueSteps runs addBothValues and leafComponent on random inputs
+// with the word of key bad (none when bad < 0) for child side at least p;
+// the leaf reads the left child's word.
+func checkValueSteps(t *testing.T, r *rand.Rand, keys, bad, side int) {
+	const m, c = 3, 1 // left word 1 (block 0, high), right word 4 (block 2, low)
+	var parent, left, right fieldState
+	for _, st := range []*fieldState{&parent, &left, &right} {
+		st.val = make([][]uint64, m)
+		for j := range st.val {
+			st.val[j] = make([]uint64, keys)
+		}
+	}
+	vals := make([][]block, m)
+	for j := range vals {
+		vals[j] = make([]block, keys+1)
+	}
+	vcw, mask, final := make([]uint64, keys), make([]uint64, keys), make([]uint64, keys)
+	for i := range keys {
+		parent.val[c][i] = r.Uint64()
+		vcw[i], final[i] = r.Uint64N(Modulus), r.Uint64N(Modulus)
+		mask[i] = -(r.Uint64() & 1)
+		for j := range vals {
+			vals[j][i] = block{r.Uint64N(Modulus), r.Uint64N(Modulus)}
+		}
+	}
+	want, wantLeaf := uint64(0), uint64(0)
+	switch {
+	case bad >= 0 && side == 0:
+		vals[0][bad][1], want, wantLeaf = Modulus, 1, 1
+	case bad >= 0:
+		vals[2][bad][0], want = ^uint64(0), 1
+	}
+	if rej := addBothValues(&left, &right, &parent, c, vals, m, vcw, mask); rej != want {
+		t.Errorf("addBothValues: rejected = %d, want %d", rej, want)
+	}
+	w := &fieldWalker{m: m, keys: keys, party: 1, out: make([][]Fp, keys)}
+	for i := range w.out {
+		w.out[i] = make([]Fp, 2*m)
+	}
+	if rej := w.leafComponent(m+c, parent.val[c], final, vals[0][:keys+1], 1, mask); rej != wantLeaf {
+		t.Errorf("leafComponent: rejected = %d, want %d", rej, wantLeaf)
+	}
+	for i := range keys {
+		if i == bad {
+			continue
+		}
+		base := addP(parent.val[c][i], vcw[i]&mask[i])
+		if l, r := addP(base, vals[0][i][1]), addP(base, vals[2][i][0]); left.val[c][i] != l || right.val[c][i] != r {
+			t.Errorf("key %d: children %d, %d, want %d, %d", i, left.val[c][i], right.val[c][i], l, r)
+		}
+		leaf := canonical(addP(addP(parent.val[c][i], vals[0][i][1]), final[i]&mask[i])).Neg()
+		if got := w.out[i][m+c]; got != leaf {
+			t.Errorf("key %d: leaf share %d, want %d", i, got, leaf)
+		}
+	}
+}
