@@ -362,26 +362,26 @@ func (w *fieldWalker) leaf(st *fieldState, p int) {
 	}
 	mask := st.mask[:w.keys]
 	w.hashValues(st.seed[:w.keys], fieldLeafBlocks(w.m))
-	var rej uint64
-	for c := range w.m {
-		rej |= w.leafComponent(row*w.m+c, st.val[c][:len(mask)], w.final[c][:len(mask)], w.valOut[c/2][:len(mask)+1], c&1, mask)
-	}
-	if rej != 0 || forceResample {
+	if leafShares(w.out[:len(mask)], row*w.m, st.val, w.final, w.valOut, mask, -w.party) != 0 || forceResample {
 		w.resampleLeaf(st, row)
 	}
 }
 
-// leafComponent writes element at of every key's share, with path values
-// val, final words final and leaf values the words h of leafVal, and
-// returns 1 when one of those words is not below p.
-func (w *fieldWalker) leafComponent(at int, val, final []uint64, leafVal []block, h int, mask []uint64) uint64 {
-	neg := -w.party // all ones for party 1: negate
-	done, rej := leafAccel(w.out[:len(mask)], at, val, final, mask, leafVal, h, neg)
-	for i := done; i < len(mask); i++ {
-		x := leafVal[i][h]
-		rej |= rejected(x)
-		v := canonical(addP(addP(val[i], x), final[i]&mask[i]))
-		w.out[i][at] = Fp(pick(neg&1, uint64(v.Neg()), uint64(v)))
+// leafShares writes elements at … at+m−1 of every key's share, m =
+// len(val): component c of key i is the path value val[c][i] plus the
+// leaf value, word c of the key's blocks in vals, and final[c][i]·t_i,
+// negated when neg is all ones (party 1). It returns 1 when one of those
+// words is not below p.
+func leafShares(out [][]Fp, at int, val, final [][]uint64, vals [][]block, mask []uint64, neg uint64) uint64 {
+	done, rej := leafAccel(out, at, val, final, vals, mask, neg)
+	for c := range val {
+		v, f, words, h := val[c][:len(mask)], final[c][:len(mask)], vals[c/2][:len(mask)], c&1
+		for i := done; i < len(mask); i++ {
+			x := words[i][h]
+			rej |= rejected(x)
+			e := canonical(addP(addP(v[i], x), f[i]&mask[i]))
+			out[i][at+c] = Fp(pick(neg&1, uint64(e.Neg()), uint64(e)))
+		}
 	}
 	return rej
 }

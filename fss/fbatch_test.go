@@ -158,7 +158,7 @@ func TestFieldValueStepsFlagRejectedWords(t *testing.T) {
 	}
 }
 
-// checkValueSteps runs addBothValues and leafComponent on random inputs
+// checkValueSteps runs addBothValues and leafShares on random inputs
 // with the word of key bad (none when bad < 0) for child side at least p;
 // the leaf reads the left child's word.
 func checkValueSteps(t *testing.T, r *rand.Rand, keys, bad, side int) {
@@ -193,12 +193,14 @@ func checkValueSteps(t *testing.T, r *rand.Rand, keys, bad, side int) {
 	if rej := addBothValues(&left, &right, &parent, c, vals, m, vcw, mask); rej != want {
 		t.Errorf("addBothValues: rejected = %d, want %d", rej, want)
 	}
-	w := &fieldWalker{m: m, keys: keys, party: 1, out: make([][]Fp, keys)}
-	for i := range w.out {
-		w.out[i] = make([]Fp, 2*m)
+	out := make([][]Fp, keys)
+	for i := range out {
+		out[i] = make([]Fp, 2*m)
 	}
-	if rej := w.leafComponent(m+c, parent.val[c], final, vals[0][:keys+1], 1, mask); rej != wantLeaf {
-		t.Errorf("leafComponent: rejected = %d, want %d", rej, wantLeaf)
+	leafVal := [][]uint64{make([]uint64, keys), parent.val[c], make([]uint64, keys)} // component c = 1: word 1
+	leafFinal := [][]uint64{make([]uint64, keys), final, make([]uint64, keys)}
+	if rej := leafShares(out, m, leafVal, leafFinal, vals, mask, ^uint64(0)); rej != wantLeaf {
+		t.Errorf("leafShares: rejected = %d, want %d", rej, wantLeaf)
 	}
 	for i := range keys {
 		if i == bad {
@@ -209,7 +211,7 @@ func checkValueSteps(t *testing.T, r *rand.Rand, keys, bad, side int) {
 			t.Errorf("key %d: children %d, %d, want %d, %d", i, left.val[c][i], right.val[c][i], l, r)
 		}
 		leaf := canonical(addP(addP(parent.val[c][i], vals[0][i][1]), final[i]&mask[i])).Neg()
-		if got := w.out[i][m+c]; got != leaf {
+		if got := out[i][m+c]; got != leaf {
 			t.Errorf("key %d: leaf share %d, want %d", i, got, leaf)
 		}
 	}

@@ -71,18 +71,19 @@ type addBothArgs struct {
 func addBothAVX2(a *addBothArgs) uint64
 
 // leafArgs are the arguments of leafAVX2; the assembly reads the fields at
-// offsets 0, 8, …, 56.
+// offsets 0, 8, …, 64.
 type leafArgs struct {
-	val, final, mask *uint64
-	words            *uint64 // word h of block 0
-	outs             *[]Fp   // the keys' output vectors
-	at               int     // element written in each
-	n                int     // a multiple of 4
-	neg              uint64  // all ones: negate (party 1)
+	val, final, words *[maxFieldComponents]*uint64 // per component: path values, final words, word c&1 of block 0 of value block c/2
+	mask              *uint64
+	outs              *[]Fp  // the keys' output vectors
+	at                int    // element of component 0 in each
+	m                 int    // components
+	n                 int    // keys, a multiple of 4
+	neg               uint64 // all ones: negate (party 1)
 }
 
-// leafAVX2 is fieldWalker.leafComponent's loop on AVX2; it returns all
-// ones when one of the words read is not below p, else 0.
+// leafAVX2 is leafShares's loop on AVX2; it returns all ones when one of
+// the words read is not below p, else 0.
 //
 //go:noescape
 func leafAVX2(a *leafArgs) uint64
@@ -101,16 +102,21 @@ func addBothAccel(dl, dr, par, vcw, mask []uint64, vl []block, hl int, vr []bloc
 	return n, r & 1
 }
 
-// leafAccel runs fieldWalker.leafComponent's loop on the first keys, a
-// multiple of 4, with AVX2 and returns how many it did (0 without) and
-// whether a word was rejected. Every out[i] must hold element at, as
+// leafAccel runs leafShares's loop on the first keys, a multiple of 4,
+// with AVX2 and returns how many it did (0 without) and whether a word was
+// rejected. Every out[i] must hold elements at … at+m−1, as
 // checkFieldBatch ensures.
-func leafAccel(out [][]Fp, at int, val, final, mask []uint64, words []block, h int, neg uint64) (done int, rej uint64) {
-	n := len(mask) &^ 3
+func leafAccel(out [][]Fp, at int, val, final [][]uint64, vals [][]block, mask []uint64, neg uint64) (done int, rej uint64) {
+	n, m := len(mask)&^3, len(val)
 	if !useAVX2 || n == 0 {
 		return 0, 0
 	}
-	_, _, _, _ = out[n-1], val[n-1], final[n-1], words[n]
-	r := leafAVX2(&leafArgs{val: &val[0], final: &final[0], mask: &mask[0], words: &words[0][h&1], outs: &out[0], at: at, n: n, neg: neg})
+	var pv, pf, pw [maxFieldComponents]*uint64
+	for c := range m {
+		_, _, _ = val[c][n-1], final[c][n-1], vals[c/2][n]
+		pv[c], pf[c], pw[c] = &val[c][0], &final[c][0], &vals[c/2][0][c&1]
+	}
+	_ = out[n-1]
+	r := leafAVX2(&leafArgs{val: &pv, final: &pf, words: &pw, mask: &mask[0], outs: &out[0], at: at, m: m, n: n, neg: neg})
 	return n, r & 1
 }

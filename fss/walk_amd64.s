@@ -201,43 +201,53 @@ bothDone:
 	MOVQ AX, ret+8(FP)
 	RET
 
-// STORE_LANE0(x, k) and STORE_LANE1(x, k): element at (R14) of output
-// vector k (its slice header at BX + 24k) = lane 0 or 1 of x; R13 scratch.
-#define STORE_LANE0(x, k) \
-	MOVQ  (k*24)(BX), R13 \
-	VMOVQ x, (R13)(R14*8)
-
-#define STORE_LANE1(x, k) \
-	MOVQ    (k*24)(BX), R13 \
-	VPEXTRQ $1, x, (R13)(R14*8)
-
 // func leafAVX2(a *leafArgs) uint64
 //
-// For i < a.n (a multiple of 4): v = canonical(addP(addP(val[i], word i),
-// final[i] & mask[i])), negated mod p when a.neg is all ones, written to
-// element a.at of output vector i; all ones when a word is ≥ p.
+// For i < a.n (a multiple of 4) and c < a.m: v = canonical(addP(addP(
+// val[c][i], word i of words[c]), final[c][i] & mask[i])), negated mod p
+// when a.neg is all ones, written to element a.at + c of output vector i;
+// all ones when a word is ≥ p. R8 = 8i, BX = &outs[i], R9…R12 the four
+// keys' element a.at, DI = c.
 TEXT ·leafAVX2(SB), NOSPLIT, $0-16
 	MOVQ         a+0(FP), DX
-	MOVQ         0(DX), SI   // val
-	MOVQ         8(DX), R8   // final
-	MOVQ         16(DX), R9  // mask
-	MOVQ         24(DX), R10 // words
-	MOVQ         32(DX), BX  // outs
-	MOVQ         40(DX), R14 // at
-	MOVQ         48(DX), CX  // n
-	VPBROADCASTQ 56(DX), Y10 // neg
+	MOVQ         32(DX), BX // outs
+	MOVQ         40(DX), AX
+	SHLQ         $3, AX     // at, in bytes
+	MOVQ         56(DX), CX // n
+	VPBROADCASTQ 64(DX), Y10 // neg
 	FIELD_CONSTS
 	VPXOR        Y7, Y7, Y7
+	XORQ         R8, R8
 
-leaf4:
-	CMPQ     CX, $4
-	JB       leafDone
-	VMOVDQU  (SI), Y0
-	WORDS(R10, Y1, Y8)
+leafGroup:
+	CMPQ    CX, $4
+	JB      leafDone
+	MOVQ    24(DX), SI
+	VMOVDQU (SI)(R8*1), Y6 // mask
+	MOVQ    0(BX), R9
+	ADDQ    AX, R9
+	MOVQ    24(BX), R10
+	ADDQ    AX, R10
+	MOVQ    48(BX), R11
+	ADDQ    AX, R11
+	MOVQ    72(BX), R12
+	ADDQ    AX, R12
+	XORQ    DI, DI
+
+leafComp:
+	MOVQ     0(DX), SI
+	MOVQ     (SI)(DI*8), SI // val[c]
+	VMOVDQU  (SI)(R8*1), Y0
+	MOVQ     16(DX), SI
+	MOVQ     (SI)(DI*8), SI // words[c]
+	LEAQ     (SI)(R8*2), SI // 16 bytes per key
+	WORDS(SI, Y1, Y8)
 	REJECT(Y1, Y8)
 	ADDP(Y1, Y0, Y8, Y9)
-	VMOVDQU  (R8), Y2
-	VPAND    (R9), Y2, Y2
+	MOVQ     8(DX), SI
+	MOVQ     (SI)(DI*8), SI // final[c]
+	VMOVDQU  (SI)(R8*1), Y2
+	VPAND    Y6, Y2, Y2
 	ADDP(Y2, Y0, Y8, Y9)
 	VPXOR    Y15, Y0, Y8 // canonical: subtract p where v ≥ p
 	VPCMPGTQ Y13, Y8, Y8
@@ -249,18 +259,18 @@ leaf4:
 	VPXOR    Y0, Y3, Y3
 	VPAND    Y10, Y3, Y3
 	VPXOR    Y3, Y0, Y0  // v, or −v when neg
-	STORE_LANE0(X0, 0)
-	STORE_LANE1(X0, 1)
+	VMOVQ    X0, (R9)(DI*8)
+	VPEXTRQ  $1, X0, (R10)(DI*8)
 	VEXTRACTI128 $1, Y0, X1
-	STORE_LANE0(X1, 2)
-	STORE_LANE1(X1, 3)
-	ADDQ     $32, SI
+	VMOVQ    X1, (R11)(DI*8)
+	VPEXTRQ  $1, X1, (R12)(DI*8)
+	INCQ     DI
+	CMPQ     DI, 48(DX)
+	JB       leafComp
 	ADDQ     $32, R8
-	ADDQ     $32, R9
-	ADDQ     $64, R10
 	ADDQ     $96, BX
 	SUBQ     $4, CX
-	JMP      leaf4
+	JMP      leafGroup
 
 leafDone:
 	REJECTED_OUT

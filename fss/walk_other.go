@@ -18,8 +18,8 @@ func addBothAccel(dl, dr, par, vcw, mask []uint64, vl []block, hl int, vr []bloc
 	return 0, 0
 }
 
-// leafAccel would run the first keys of fieldWalker.leafComponent on
-// vector instructions; this platform runs them all in Go.
-func leafAccel(out [][]Fp, at int, val, final, mask []uint64, words []block, h int, neg uint64) (done int, rej uint64) {
+// leafAccel would run the first keys of leafShares on vector
+// instructions; this platform runs them all in Go.
+func leafAccel(out [][]Fp, at int, val, final [][]uint64, vals [][]block, mask []uint64, neg uint64) (done int, rej uint64) {
 	return 0, 0
 }
