@@ -131,11 +131,12 @@
 // walks chunks of keys in lockstep like SumBatch but keeps per-key
 // values: the PRG's blocks are taken per key (hashEach: the AES routine's
 // per-seed outputs under two fixed keys, eight blocks in flight on AES-NI,
-// sixteen on VAES), each key's path value is carried as an unreduced
-// integer (one addition with carry per value) and reduced mod p once per
-// leaf, and a rejected word (checked without branching on the word) sends
-// that key's node through fieldValues. Per point and key the full domain
-// costs about 2 + m + ⌈m/2⌉ AES blocks, as SumBatch's Z_{2^64} words do.
+// sixteen on VAES), each key's path value is carried as a 64-bit word
+// congruent to it mod p (an addition, and 2^32 − 1 added back on carry)
+// and made canonical once per leaf, four keys per instruction on AVX2, and
+// a rejected word (checked without branching on the word) sends that
+// key's node through fieldValues. Per point and key the full domain costs
+// about 2 + m + ⌈m/2⌉ AES blocks, as SumBatch's Z_{2^64} words do.
 //
 // # Stability
 //
