@@ -39,19 +39,38 @@ const fieldSpareBlocks = 2
 func fieldSpareKey(m, i int) int { return 2 + m + i }
 
 // fieldValues writes to v the first len(v) words below p of the stream of
-// seed s: the words of value blocks 0 … blocks−1, then the spare blocks.
+// seed s: the words of value blocks 0 … blocks−1, then the spare blocks,
+// which are computed only when the value blocks fall short.
 func fieldValues(s block, m, blocks int, v []Fp) {
 	var words [2 * (maxFieldComponents + fieldSpareBlocks)]uint64
-	var out [1]block
-	for j := range blocks + fieldSpareBlocks {
-		key := 1 + j
-		if j >= blocks {
-			key = fieldSpareKey(m, j-blocks)
-		}
-		hashEach(key, 0, []block{s}, out[:], nil)
-		words[2*j], words[2*j+1] = out[0][0], out[0][1]
+	streamWords(s, 1, blocks, words[:])
+	short := len(v)
+	for _, w := range words[:2*blocks] {
+		short -= int(1 - rejected(w))
 	}
+	if short <= 0 {
+		sampleField(words[:2*blocks], v)
+		return
+	}
+	streamWords(s, fieldSpareKey(m, 0), fieldSpareBlocks, words[2*blocks:])
 	sampleField(words[:2*(blocks+fieldSpareBlocks)], v)
+}
+
+// streamWords writes to words the 2·blocks words of H_{first}(s), …,
+// H_{first+blocks−1}(s), two fixed keys per AES call.
+func streamWords(s block, first, blocks int, words []uint64) {
+	var out [2][1]block
+	for j := 0; j < blocks; j += 2 {
+		second := []block(nil)
+		if j+1 < blocks {
+			second = out[1][:]
+		}
+		hashEach(first+j, first+j+1, []block{s}, out[0][:], second)
+		words[2*j], words[2*j+1] = out[0][0][0], out[0][0][1]
+		if second != nil {
+			words[2*j+2], words[2*j+3] = out[1][0][0], out[1][0][1]
+		}
+	}
 }
 
 // sampleField writes to v the first len(v) words of stream below p

@@ -180,3 +180,24 @@ func TestOneFieldKeyLooksUniform(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamWords checks the field PRG's word streams, which fieldValues
+// reads its value and spare blocks from, against the portable MMO hash
+// under each key, for odd and even block counts.
+func TestStreamWords(t *testing.T) {
+	r := rand.New(testRand(86))
+	s := block{r.Uint64(), r.Uint64()}
+	var buf [16]byte
+	for _, tc := range []struct{ first, blocks int }{{1, 1}, {1, 2}, {1, 3}, {fieldSpareKey(3, 0), fieldSpareBlocks}, {2, 5}} {
+		t.Run(fmt.Sprint(tc), func(t *testing.T) {
+			words := make([]uint64, 2*tc.blocks)
+			streamWords(s, tc.first, tc.blocks, words)
+			for j := range tc.blocks {
+				h := hashPortable(tc.first+j, s, &buf)
+				if words[2*j] != h[0] || words[2*j+1] != h[1] {
+					t.Errorf("block %d: words %#x %#x, want H_%d(s) = %#x", j, words[2*j], words[2*j+1], tc.first+j, h)
+				}
+			}
+		})
+	}
+}
