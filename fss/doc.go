@@ -109,26 +109,34 @@
 // internal/vdcf): one-hot identities are polynomial identities over a
 // field, which Z_{2^64}, with its zero divisors, does not give. Gen and
 // Eval are the ones above with +, − and negation taken mod p. Convert
-// reads a whole 128-bit PRG block as the integer v = v_hi·2^64 + v_lo and
-// reduces it mod p; since p < 2^64, its distance from uniform on F_p is
-// below p/2^128 < 2^-64 per element, so a key is within (n+1)·m·2^-64 of
-// pseudorandom in statistical distance beyond the PRG's security (the
-// Convert outputs that mask its n·m value corrections and m final words).
-// The PRG uses 2m + 2 fixed keys: k_0 the left child seed, k_{1+c} the
-// left child's value of component c, k_{1+m+c} the right child's, k_{2m+1}
-// the right child seed; the leaf value is the left values of the leaf
-// seed; m ≤ 32. A field key is encoded in Key's layout under version
-// byte 2, every value word canonical (below p): EncodedSize(n, m) bytes.
+// takes each field value as a 64-bit PRG word by rejection sampling: the
+// PRG has the Z_{2^64} layout (two words per value block) plus two spare
+// blocks, under keys k_{2+m} and k_{3+m}, and a node's 2m values (the left
+// child's m, then the right child's) are the first 2m words below p of its
+// stream, value blocks then spare blocks; the leaf's m values are the
+// first m of the stream of value blocks 0 … ⌈m/2⌉−1 then the spares.
+// Accepted words are exactly uniform on F_p; a word is rejected with
+// probability (2^32 − 1)/2^64 < 2^-32, and only when at least 5 of a
+// stream's at most 2m + 4 ≤ 68 words are (probability below
+// C(68, 5)·2^-160 < 2^-136) does the stream run out, the values then being
+// the first words reduced mod p. So a key is within (n+1)·2^-136 of
+// pseudorandom in statistical distance beyond the PRG's security; m ≤ 32.
+// A field key is encoded in Key's layout under version byte 3 (version 2
+// keys, whose Convert reduced a whole 128-bit block per value, are
+// refused), every value word canonical (below p): EncodedSize(n, m)
+// bytes.
 //
 // Verifying a report needs each key's own full-domain shares, not their
 // sum over keys, so EvalFieldBatch (FieldPrefixes for a PrefixDomain)
 // walks chunks of keys in lockstep like SumBatch but keeps per-key
-// values: the PRG's value blocks are taken per key (hashEach: the AES-NI
-// routine's per-seed outputs under two fixed keys, eight blocks in
-// flight), and each key's path value is carried as an unreduced integer
-// (two additions with carry per block) and reduced mod p once per leaf.
-// Per point and key the full domain costs about 2 + 3m AES blocks, against
-// 2 + m + ⌈m/2⌉ for SumBatch's Z_{2^64} words.
+// values: the PRG's blocks are taken per key (hashEach: the AES routine's
+// per-seed outputs under two fixed keys, eight blocks in flight on AES-NI,
+// sixteen on VAES), each key's path value is carried as a 64-bit word
+// congruent to it mod p (an addition, and 2^32 − 1 added back on carry)
+// and made canonical once per leaf, four keys per instruction on AVX2, and
+// a rejected word (checked without branching on the word) sends that
+// key's node through fieldValues. Per point and key the full domain costs
+// about 2 + m + ⌈m/2⌉ AES blocks, as SumBatch's Z_{2^64} words do.
 //
 // # Stability
 //

@@ -105,31 +105,30 @@ func checkFieldBatch(keys []*FieldKey, points []uint64, out [][]Fp) error {
 type fieldState struct {
 	seed []block    // per key
 	mask []uint64   // per key: the control bit t as a mask
-	val  [][]lazyFp // per component, per key: V_c on the path from the root, unsigned
+	val  [][]uint64 // per component, per key: V_c on the path from the root, lazily reduced (addP)
 }
 
-// lazyFp is a sum of PRG blocks and field elements as the integer
-// top·2^128 + hi·2^64 + lo, reduced mod p only at the leaf: adding a
-// 128-bit block is then two additions with carry instead of a reduction
-// and a modular addition. A path adds at most 2 terms per level and 2 at
-// the leaf, so top < 2·64 + 2 never overflows.
-type lazyFp struct{ lo, hi, top uint64 }
-
-// add returns a plus the 128-bit block b (b[1]·2^64 + b[0]) and the word w.
-func (a lazyFp) add(b block, w uint64) lazyFp {
-	var c1, c2 uint64
-	a.lo, c1 = bits.Add64(a.lo, b[0], 0)
-	a.hi, c2 = bits.Add64(a.hi, b[1], c1)
-	a.top += c2
-	a.lo, c1 = bits.Add64(a.lo, w, 0)
-	a.hi, c2 = bits.Add64(a.hi, 0, c1)
-	a.top += c2
-	return a
+// addP returns a + x mod p as a 64-bit word congruent to it, not
+// necessarily below p, for any word a and x < p: when a + x carries, the
+// lost 2^64 ≡ 2^32 − 1 is added back, which cannot carry again (a + x −
+// 2^64 ≤ p − 2). A path's value is carried this way, one addition and a
+// conditional one per term, and made canonical at the leaf (canonical).
+func addP(a, x uint64) uint64 {
+	s, c := bits.Add64(a, x, 0)
+	return s + 0xffff_ffff&-c
 }
 
-// reduce returns a mod p; 2^128 ≡ −2^32 (mod p).
-func (a lazyFp) reduce() Fp {
-	return reduce128(a.hi, a.lo).Sub(Fp(a.top << 32))
+// canonical returns the element of F_p congruent to the word v.
+func canonical(v uint64) Fp {
+	d, borrow := bits.Sub64(v, Modulus, 0)
+	return Fp(pick(borrow^1, d, v))
+}
+
+// rejected returns 1 when the PRG word w is not below p, else 0: w ≥ p
+// exactly when w + 2^32 − 1 carries, as p = 2^64 − (2^32 − 1).
+func rejected(w uint64) uint64 {
+	_, c := bits.Add64(w, 0xffff_ffff, 0)
+	return c
 }
 
 // fieldWalker is the field DCF's walker: walker with values per key.
@@ -144,7 +143,7 @@ type fieldWalker struct {
 	cw      []levelCW       // per depth; val holds field elements
 	final   [][]uint64      // per component, per key
 	seedOut [2][]block
-	valOut  [2][]block
+	valOut  [][]block // per value block, per key
 }
 
 func newFieldWalker(n, m int, points []uint64, reverse bool) *fieldWalker {
@@ -156,9 +155,9 @@ func newFieldWalker(n, m int, points []uint64, reverse bool) *fieldWalker {
 		return rows
 	}
 	newState := func() fieldState {
-		st := fieldState{seed: make([]block, chunkKeys), mask: make([]uint64, chunkKeys), val: make([][]lazyFp, m)}
+		st := fieldState{seed: make([]block, chunkKeys), mask: make([]uint64, chunkKeys), val: make([][]uint64, m)}
 		for c := range st.val {
-			st.val[c] = make([]lazyFp, chunkKeys)
+			st.val[c] = make([]uint64, chunkKeys)
 		}
 		return st
 	}
@@ -168,7 +167,12 @@ func newFieldWalker(n, m int, points []uint64, reverse bool) *fieldWalker {
 		cw:      make([]levelCW, n),
 		final:   perKey(),
 		seedOut: [2][]block{make([]block, chunkKeys), make([]block, chunkKeys)},
-		valOut:  [2][]block{make([]block, chunkKeys), make([]block, chunkKeys)},
+		valOut:  make([][]block, m),
+	}
+	for j := range w.valOut {
+		// One block beyond the chunk: the vector loops read the high
+		// words of blocks as 32-byte loads from a block's middle.
+		w.valOut[j] = make([]block, chunkKeys+1)
 	}
 	w.state[0][0] = newState()
 	for d := 1; d <= n; d++ {
@@ -191,34 +195,41 @@ func (w *fieldWalker) run(keys []*FieldKey, out [][]Fp) {
 	for i, fk := range keys {
 		root.seed[i], root.mask[i] = fk.k.seed, -uint64(fk.k.party)
 		for c := range root.val {
-			root.val[c][i] = lazyFp{}
+			root.val[c][i] = 0
 		}
 		loadKey(w.cw, w.final, i, &fk.k)
 	}
 	w.walk(0, root, 0, len(w.points))
 }
 
-// sideKeys returns the fixed keys of the two children's outputs (seed
-// when comp < 0, else value comp) and which of them are wanted: when only
-// the right child is, its key comes first.
-func (w *fieldWalker) sideKeys(comp int, need [2]bool) (ka, kb int, a, b []block) {
-	keys := [2]int{0, fieldRightSeedKey(w.m)}
-	if comp >= 0 {
-		keys = [2]int{1 + comp, 1 + w.m + comp}
-	}
-	outs := [2][]block{w.seedOut[0][:w.keys], w.seedOut[1][:w.keys]}
-	if comp >= 0 {
-		outs = [2][]block{w.valOut[0][:w.keys], w.valOut[1][:w.keys]}
-	}
+// seedKeys returns the fixed keys of the wanted children's seeds and
+// where they go: when only the right child is wanted, its key comes first.
+func (w *fieldWalker) seedKeys(need [2]bool) (ka, kb int, a, b []block) {
+	left, right := w.seedOut[0][:w.keys], w.seedOut[1][:w.keys]
 	switch {
 	case need[0] && need[1]:
-		return keys[0], keys[1], outs[0], outs[1]
+		return 0, rightSeedKey(w.m), left, right
 	case need[0]:
-		return keys[0], 0, outs[0], nil
+		return 0, 0, left, nil
 	default:
-		return keys[1], 0, outs[1], nil
+		return rightSeedKey(w.m), 0, right, nil
 	}
 }
+
+// hashValues writes value blocks 0 … blocks−1 of every key's seed to
+// w.valOut, two fixed keys per AES call.
+func (w *fieldWalker) hashValues(seeds []block, blocks int) {
+	for j := 0; j < blocks; j += 2 {
+		if j+1 < blocks {
+			hashEach(1+j, 2+j, seeds, w.valOut[j][:len(seeds)], w.valOut[j+1][:len(seeds)])
+		} else {
+			hashEach(1+j, 0, seeds, w.valOut[j][:len(seeds)], nil)
+		}
+	}
+}
+
+// word returns value word q of key i: word q%2 of value block q/2.
+func (w *fieldWalker) word(i, q int) uint64 { return w.valOut[q/2][i][q%2] }
 
 // walk visits the node at depth d whose subtree holds points[lo:hi].
 func (w *fieldWalker) walk(d int, st *fieldState, lo, hi int) {
@@ -229,7 +240,7 @@ func (w *fieldWalker) walk(d int, st *fieldState, lo, hi int) {
 	mid := splitPoints(w.points, lo, hi, w.n-1-d)
 	need := [2]bool{lo < mid, mid < hi}
 	seeds, mask := st.seed[:w.keys], st.mask[:w.keys]
-	ka, kb, a, b := w.sideKeys(-1, need)
+	ka, kb, a, b := w.seedKeys(need)
 	hashEach(ka, kb, seeds, a, b)
 	children := &w.state[d+1]
 	cw := &w.cw[d]
@@ -238,15 +249,27 @@ func (w *fieldWalker) walk(d int, st *fieldState, lo, hi int) {
 			childSeeds(cw, side, w.seedOut[side], mask, children[side].seed, children[side].mask)
 		}
 	}
-	for c := 0; c < w.m; c++ {
-		ka, kb, a, b := w.sideKeys(c, need)
-		hashEach(ka, kb, seeds, a, b)
-		parent, vcw := st.val[c][:len(mask)], cw.val[c][:len(mask)]
-		for side := range need {
-			if need[side] {
-				addValues(children[side].val[c][:len(mask)], parent, w.valOut[side][:len(mask)], vcw, mask)
-			}
+	// Every value block is needed even for one child: a word ≥ p on the
+	// left shifts the right child's values (sampleField).
+	w.hashValues(seeds, w.m)
+	var rej uint64
+	if need[0] && need[1] {
+		for c := range w.m {
+			rej |= addBothValues(&children[0], &children[1], st, c, w.valOut, w.m, cw.val[c][:len(mask)], mask)
 		}
+	} else {
+		side := 0
+		if need[1] {
+			side = 1
+		}
+		for c := range w.m {
+			q := side*w.m + c
+			addValues(children[side].val[c][:len(mask)], st.val[c][:len(mask)], w.valOut[q/2][:len(mask)], q%2, cw.val[c][:len(mask)], mask)
+		}
+		rej = w.anyRejected(2 * w.m)
+	}
+	if rej != 0 || forceResample {
+		w.resample(st, children, cw, need)
 	}
 	if need[0] {
 		w.walk(d+1, &children[0], lo, mid)
@@ -256,13 +279,78 @@ func (w *fieldWalker) walk(d int, st *fieldState, lo, hi int) {
 	}
 }
 
-// addValues sets dst[i] = parent[i] + Convert(v[i]) + t_i·VCW[i] for every
-// key i of the chunk: Eval's value step, reduced later.
-func addValues(dst, parent []lazyFp, v []block, vcw, mask []uint64) {
+// forceResample makes the walker take the path of a rejected PRG word at
+// every node and leaf; tests set it to check that path, which a real
+// stream takes with probability below 2^-32 per word.
+var forceResample = false
+
+// addValues sets dst[i] = parent[i] + v[i][h] + t_i·VCW[i] for every key i
+// of the chunk: Eval's value step, reduced later, for one child.
+func addValues(dst, parent []uint64, v []block, h int, vcw, mask []uint64) {
 	dst, parent, v, vcw = dst[:len(mask)], parent[:len(mask)], v[:len(mask)], vcw[:len(mask)]
+	h &= 1
 	for i, mk := range mask {
-		dst[i] = parent[i].add(v[i], vcw[i]&mk)
+		dst[i] = addP(addP(parent[i], vcw[i]&mk), v[i][h])
 	}
+}
+
+// addBothValues is addValues of component c for both children, whose
+// values are value words c and m + c of vals, and returns 1 when one of
+// those words is not below p (the values are then other words: resample;
+// until then the sums of a rejected word are any words).
+func addBothValues(left, right, parent *fieldState, c int, vals [][]block, m int, vcw, mask []uint64) uint64 {
+	n := len(mask)
+	dl, dr, par, vcw := left.val[c][:n], right.val[c][:n], parent.val[c][:n], vcw[:n]
+	vl, hl := vals[c/2][:n+1], c&1
+	vr, hr := vals[(m+c)/2][:n+1], (m+c)&1
+	done, rej := addBothAccel(dl, dr, par, vcw, mask, vl, hl, vr, hr)
+	for i := done; i < n; i++ {
+		base := addP(par[i], vcw[i]&mask[i])
+		xl, xr := vl[i][hl], vr[i][hr]
+		rej |= rejected(xl) | rejected(xr)
+		dl[i] = addP(base, xl)
+		dr[i] = addP(base, xr)
+	}
+	return rej
+}
+
+// anyRejected returns 1 when one of the first words value words of a key
+// is not below p.
+func (w *fieldWalker) anyRejected(words int) uint64 {
+	var rej uint64
+	for i := range w.keys {
+		for q := range words {
+			rej |= rejected(w.word(i, q))
+		}
+	}
+	return rej
+}
+
+// resample redoes the value step of the keys whose first 2m words are not
+// all below p, with their values from fieldValues.
+func (w *fieldWalker) resample(st *fieldState, children *[2]fieldState, cw *levelCW, need [2]bool) {
+	var vals [2 * maxFieldComponents]Fp
+	for i := range w.keys {
+		if !w.rejectedKey(i, 2*w.m) {
+			continue
+		}
+		fieldValues(st.seed[i], w.m, w.m, vals[:2*w.m])
+		for side := range need {
+			for c := 0; c < w.m && need[side]; c++ {
+				children[side].val[c][i] = addP(addP(st.val[c][i], cw.val[c][i]&st.mask[i]), uint64(vals[side*w.m+c]))
+			}
+		}
+	}
+}
+
+// rejectedKey reports whether one of the first words value words of key i
+// is not below p (always under forceResample).
+func (w *fieldWalker) rejectedKey(i, words int) bool {
+	var rej uint64
+	for q := range words {
+		rej |= rejected(w.word(i, q))
+	}
+	return rej != 0 || forceResample
 }
 
 // leaf writes every key's share at point p: the path value plus the leaf
@@ -273,30 +361,44 @@ func (w *fieldWalker) leaf(st *fieldState, p int) {
 		row = len(w.points) - 1 - p
 	}
 	mask := st.mask[:w.keys]
-	for c := 0; c < w.m; c += 2 { // two components per AES call
-		kb, second := 0, []block(nil)
-		if c+1 < w.m {
-			kb, second = 2+c, w.valOut[1][:w.keys]
-		}
-		hashEach(1+c, kb, st.seed[:w.keys], w.valOut[0][:w.keys], second)
-		for j := c; j < min(c+2, w.m); j++ {
-			w.leafComponent(j, row, st.val[j][:len(mask)], w.valOut[j-c][:len(mask)], mask)
-		}
+	w.hashValues(st.seed[:w.keys], fieldLeafBlocks(w.m))
+	if leafShares(w.out[:len(mask)], row*w.m, st.val, w.final, w.valOut, mask, -w.party) != 0 || forceResample {
+		w.resampleLeaf(st, row)
 	}
 }
 
-// leafComponent writes component c of every key's share at row.
-func (w *fieldWalker) leafComponent(c, row int, val []lazyFp, leafVal []block, mask []uint64) {
-	final := w.final[c][:len(mask)]
-	at := row*w.m + c
-	if w.party == 0 { // the party bit is public: branch on it
-		for i, mk := range mask {
-			w.out[i][at] = val[i].add(leafVal[i], final[i]&mk).reduce()
+// leafShares writes elements at … at+m−1 of every key's share, m =
+// len(val): component c of key i is the path value val[c][i] plus the
+// leaf value, word c of the key's blocks in vals, and final[c][i]·t_i,
+// negated when neg is all ones (party 1). It returns 1 when one of those
+// words is not below p.
+func leafShares(out [][]Fp, at int, val, final [][]uint64, vals [][]block, mask []uint64, neg uint64) uint64 {
+	done, rej := leafAccel(out, at, val, final, vals, mask, neg)
+	for c := range val {
+		v, f, words, h := val[c][:len(mask)], final[c][:len(mask)], vals[c/2][:len(mask)], c&1
+		for i := done; i < len(mask); i++ {
+			x := words[i][h]
+			rej |= rejected(x)
+			e := canonical(addP(addP(v[i], x), f[i]&mask[i]))
+			out[i][at+c] = Fp(pick(neg&1, uint64(e.Neg()), uint64(e)))
 		}
-		return
 	}
-	for i, mk := range mask {
-		w.out[i][at] = val[i].add(leafVal[i], final[i]&mk).reduce().Neg()
+	return rej
+}
+
+// resampleLeaf rewrites row for the keys whose first m leaf words are not
+// all below p, with their leaf values from fieldValues.
+func (w *fieldWalker) resampleLeaf(st *fieldState, row int) {
+	var vals [maxFieldComponents]Fp
+	for i := range w.keys {
+		if !w.rejectedKey(i, w.m) {
+			continue
+		}
+		fieldLeaf(st.seed[i], vals[:w.m])
+		for c := range w.m {
+			v := canonical(addP(addP(st.val[c][i], uint64(vals[c])), w.final[c][i]&st.mask[i]))
+			w.out[i][row*w.m+c] = negateFieldIf(v, w.party)
+		}
 	}
 }
 

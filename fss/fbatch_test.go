@@ -9,12 +9,32 @@ import (
 // TestEvalFieldBatchEqualsPointwise checks the walker against EvalField,
 // key by key, on sorted random points and chunks of up to three times
 // chunkKeys keys, with both goroutine counts.
+// TestEvalFieldBatchEqualsPointwise checks the walker, with each of the
+// accelerated loops this machine has (accelerations), against EvalField,
+// also with every node and leaf taken down the path of a rejected PRG word
+// (forceResample), which real streams take too rarely to test otherwise.
 func TestEvalFieldBatchEqualsPointwise(t *testing.T) {
+	for _, accel := range accelerations() {
+		t.Run(accel.name, func(t *testing.T) {
+			defer accel.use()()
+			checkEvalFieldBatch(t)
+		})
+	}
+}
+
+func checkEvalFieldBatch(t *testing.T) {
 	r := rand.New(testRand(83))
-	for _, tc := range []struct{ n, m, keys, points, workers int }{
-		{1, 1, 3, 2, 1}, {5, 3, 70, 32, 2}, {8, 4, 9, 256, 1}, {10, 3, 130, 100, 2}, {32, 2, 5, 20, 1}, {64, 3, 3, 10, 2},
+	for _, tc := range []struct {
+		n, m, keys, points, workers int
+		resample                    bool
+	}{
+		{1, 1, 3, 2, 1, false}, {5, 3, 70, 32, 2, false}, {8, 4, 9, 256, 1, false}, {10, 3, 130, 100, 2, false},
+		{32, 2, 5, 20, 1, false}, {64, 3, 3, 10, 2, false},
+		{1, 1, 3, 2, 1, true}, {5, 3, 70, 32, 2, true}, {8, 5, 9, 256, 1, true}, {20, 3, 17, 100, 2, true},
 	} {
 		t.Run(fmt.Sprint(tc), func(t *testing.T) {
+			forceResample = tc.resample
+			t.Cleanup(func() { forceResample = false })
 			points := sortedPoints(r, tc.points, tc.n)
 			var keys []*FieldKey
 			for range tc.keys {
@@ -115,5 +135,84 @@ func TestEvalFieldBatchRejectsBadInput(t *testing.T) {
 				t.Error("accepted")
 			}
 		})
+	}
+}
+
+// TestFieldValueStepsFlagRejectedWords checks that the walker's value
+// steps, with each acceleration, flag a PRG word not below p wherever it
+// is among the keys, and compute the other keys' values as addP does.
+func TestFieldValueStepsFlagRejectedWords(t *testing.T) {
+	const keys = 11 // two vector groups and a tail
+	r := rand.New(testRand(85))
+	for _, accel := range accelerations() {
+		t.Run(accel.name, func(t *testing.T) {
+			defer accel.use()()
+			for bad := -1; bad < keys; bad++ { // -1: no rejected word
+				for side := range 2 {
+					t.Run(fmt.Sprint("rejected key ", bad, " side ", side), func(t *testing.T) {
+						checkValueSteps(t, r, keys, bad, side)
+					})
+				}
+			}
+		})
+	}
+}
+
+// checkValueSteps runs addBothValues and leafShares on random inputs
+// with the word of key bad (none when bad < 0) for child side at least p;
+// the leaf reads the left child's word.
+func checkValueSteps(t *testing.T, r *rand.Rand, keys, bad, side int) {
+	const m, c = 3, 1 // left word 1 (block 0, high), right word 4 (block 2, low)
+	var parent, left, right fieldState
+	for _, st := range []*fieldState{&parent, &left, &right} {
+		st.val = make([][]uint64, m)
+		for j := range st.val {
+			st.val[j] = make([]uint64, keys)
+		}
+	}
+	vals := make([][]block, m)
+	for j := range vals {
+		vals[j] = make([]block, keys+1)
+	}
+	vcw, mask, final := make([]uint64, keys), make([]uint64, keys), make([]uint64, keys)
+	for i := range keys {
+		parent.val[c][i] = r.Uint64()
+		vcw[i], final[i] = r.Uint64N(Modulus), r.Uint64N(Modulus)
+		mask[i] = -(r.Uint64() & 1)
+		for j := range vals {
+			vals[j][i] = block{r.Uint64N(Modulus), r.Uint64N(Modulus)}
+		}
+	}
+	want, wantLeaf := uint64(0), uint64(0)
+	switch {
+	case bad >= 0 && side == 0:
+		vals[0][bad][1], want, wantLeaf = Modulus, 1, 1
+	case bad >= 0:
+		vals[2][bad][0], want = ^uint64(0), 1
+	}
+	if rej := addBothValues(&left, &right, &parent, c, vals, m, vcw, mask); rej != want {
+		t.Errorf("addBothValues: rejected = %d, want %d", rej, want)
+	}
+	out := make([][]Fp, keys)
+	for i := range out {
+		out[i] = make([]Fp, 2*m)
+	}
+	leafVal := [][]uint64{make([]uint64, keys), parent.val[c], make([]uint64, keys)} // component c = 1: word 1
+	leafFinal := [][]uint64{make([]uint64, keys), final, make([]uint64, keys)}
+	if rej := leafShares(out, m, leafVal, leafFinal, vals, mask, ^uint64(0)); rej != wantLeaf {
+		t.Errorf("leafShares: rejected = %d, want %d", rej, wantLeaf)
+	}
+	for i := range keys {
+		if i == bad {
+			continue
+		}
+		base := addP(parent.val[c][i], vcw[i]&mask[i])
+		if l, r := addP(base, vals[0][i][1]), addP(base, vals[2][i][0]); left.val[c][i] != l || right.val[c][i] != r {
+			t.Errorf("key %d: children %d, %d, want %d, %d", i, left.val[c][i], right.val[c][i], l, r)
+		}
+		leaf := canonical(addP(addP(parent.val[c][i], vals[0][i][1]), final[i]&mask[i])).Neg()
+		if got := out[i][m+c]; got != leaf {
+			t.Errorf("key %d: leaf share %d, want %d", i, got, leaf)
+		}
 	}
 }

@@ -3,11 +3,13 @@ package fss
 import "fmt"
 
 // fieldKeyVersion is the version byte of the field key encoding: a
-// FieldKey and a Key never decode as each other.
-const fieldKeyVersion = 2
+// FieldKey and a Key never decode as each other. Version 2 keys, whose
+// PRG took one 128-bit block per field value, are refused: their shares
+// differ.
+const fieldKeyVersion = 3
 
 // MarshalBinary encodes the field key in the layout of Key.MarshalBinary
-// under version byte 2: every value correction word and CW^(n+1) is a
+// under version byte 3: every value correction word and CW^(n+1) is a
 // field element, below Modulus, as 8 little-endian bytes. The length is
 // EncodedSize(n, m).
 func (k *FieldKey) MarshalBinary() ([]byte, error) {

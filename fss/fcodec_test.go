@@ -15,8 +15,8 @@ import (
 // EvalField like TestGenKnownAnswer does for the Z_2^64 DCF: a change is a
 // breaking change of every stored or sent field key.
 func TestGenFieldKnownAnswer(t *testing.T) {
-	const want = "a403b8a1636451c7cc1644bfcf2252620cd5a1d5f40485af6742e5d6f695abc3"
-	rand := newKATReader("fedecdf/fss field KAT v2")
+	const want = "390bb5a43635d7194e2e5df972436dffd79eb969fc05c210767967a9fc8ffd36"
+	rand := newKATReader("fedecdf/fss field KAT v3")
 	h := sha256.New()
 	for _, tc := range []struct {
 		nbits int
@@ -90,6 +90,7 @@ func TestDecodeFieldRejectsMalformed(t *testing.T) {
 	for name, data := range map[string][]byte{
 		"empty":             {},
 		"Z_2^64 key":        zEnc,
+		"version 2 key":     edit(func(b []byte) []byte { b[0] = 2; return b }),
 		"truncated":         good[:len(good)-1],
 		"trailing byte":     append(bytes.Clone(good), 0),
 		"m above 32":        edit(func(b []byte) []byte { b[3] = 33; return b }),

@@ -6,8 +6,8 @@ import (
 )
 
 // maxFieldComponents is the largest number m of F_p payload components a
-// FieldKey may carry: its PRG uses 2m + 2 of the prgKeys fixed keys.
-const maxFieldComponents = (prgKeys - 2) / 2
+// FieldKey may carry; its PRG uses m + 4 of the prgKeys fixed keys.
+const maxFieldComponents = 32
 
 // FieldKey is one party's share of a distributed comparison function
 // f_{α,β}(x) = β·1[x < α] on [0, 2^Bits()) with β ∈ F_p^Components(),
@@ -26,37 +26,100 @@ func (k *FieldKey) Bits() int { return k.k.nbits }
 // output.
 func (k *FieldKey) Components() int { return k.k.m }
 
-// Field PRG layout with m components: key 0 the left child seed, key 1+c
-// the left child's value block of component c, key 1+m+c the right
-// child's, key 2m+1 the right child seed. Every value is one whole 128-bit
-// block, reduced mod p (convertField). The leaf value is the left value
-// blocks of the leaf seed.
-func fieldRightSeedKey(m int) int { return 2*m + 1 }
+// The field PRG has the layout of the Z_2^64 one (prg.go) plus two spare
+// keys: with m components, key 0 the left child seed, key 1+j value block
+// j < m, key 1+m the right child seed, keys 2+m and 3+m the spare blocks.
+// A node's 2m values (m for the left child, then m for the right) are the
+// first 2m words below p of its stream: the words of value blocks 0 … m−1,
+// then of the two spare blocks (sampleField). The leaf's m values are the
+// first m of the stream of value blocks 0 … ⌈m/2⌉−1, then the spares.
+const fieldSpareBlocks = 2
+
+// fieldSpareKey returns the fixed key of spare block i of the field PRG.
+func fieldSpareKey(m, i int) int { return 2 + m + i }
+
+// fieldValues writes to v the first len(v) words below p of the stream of
+// seed s: the words of value blocks 0 … blocks−1, then the spare blocks,
+// which are computed only when the value blocks fall short.
+func fieldValues(s block, m, blocks int, v []Fp) {
+	var words [2 * (maxFieldComponents + fieldSpareBlocks)]uint64
+	streamWords(s, 1, blocks, words[:])
+	short := len(v)
+	for _, w := range words[:2*blocks] {
+		short -= int(1 - rejected(w))
+	}
+	if short <= 0 {
+		sampleField(words[:2*blocks], v)
+		return
+	}
+	streamWords(s, fieldSpareKey(m, 0), fieldSpareBlocks, words[2*blocks:])
+	sampleField(words[:2*(blocks+fieldSpareBlocks)], v)
+}
+
+// streamWords writes to words the 2·blocks words of H_{first}(s), …,
+// H_{first+blocks−1}(s), two fixed keys per AES call.
+func streamWords(s block, first, blocks int, words []uint64) {
+	var out [2][1]block
+	for j := 0; j < blocks; j += 2 {
+		second := []block(nil)
+		if j+1 < blocks {
+			second = out[1][:]
+		}
+		hashEach(first+j, first+j+1, []block{s}, out[0][:], second)
+		words[2*j], words[2*j+1] = out[0][0][0], out[0][0][1]
+		if second != nil {
+			words[2*j+2], words[2*j+3] = out[1][0][0], out[1][0][1]
+		}
+	}
+}
+
+// sampleField writes to v the first len(v) words of stream below p
+// (rejection sampling: each is then uniform on F_p). In the event that
+// fewer are, of probability below 2^-136 for the streams of fieldValues
+// (at least 5 of at most 68 words ≥ p, each with probability < 2^-32),
+// v holds the first len(v) words reduced mod p instead.
+func sampleField(stream []uint64, v []Fp) {
+	j := 0
+	for _, w := range stream {
+		if j == len(v) {
+			return
+		}
+		if w < Modulus {
+			v[j] = Fp(w)
+			j++
+		}
+	}
+	if j == len(v) {
+		return
+	}
+	for i := range v {
+		v[i] = Fp(stream[i] % Modulus)
+	}
+}
 
 // expandFieldNode is G on the node with seed s for the field DCF: both
 // children's seeds and control bits, and their values v[side][c].
 func expandFieldNode(s block, m int, v [2][]Fp) (seeds [2]block, t [2]uint64) {
 	var out [2][1]block
-	hashEach(0, fieldRightSeedKey(m), []block{s}, out[0][:], out[1][:])
+	hashEach(0, rightSeedKey(m), []block{s}, out[0][:], out[1][:])
 	for side := range out {
 		seeds[side], t[side] = splitSeed(out[side][0])
 	}
-	var val [2][1]block
-	for c := 0; c < m; c++ {
-		hashEach(1+c, 1+m+c, []block{s}, val[0][:], val[1][:])
-		v[0][c], v[1][c] = convertField(val[0][0]), convertField(val[1][0])
-	}
+	var vals [2 * maxFieldComponents]Fp
+	fieldValues(s, m, m, vals[:2*m])
+	copy(v[0], vals[:m])
+	copy(v[1], vals[m:2*m])
 	return seeds, t
 }
 
 // fieldLeaf writes to v the leaf value Convert(s^(n)) of the field DCF.
 func fieldLeaf(s block, v []Fp) {
-	var val [1]block
-	for c := range v {
-		hashEach(1+c, 1+c, []block{s}, val[:], nil)
-		v[c] = convertField(val[0])
-	}
+	fieldValues(s, len(v), fieldLeafBlocks(len(v)), v)
 }
+
+// fieldLeafBlocks is the number of value blocks of a leaf with m
+// components: ⌈m/2⌉.
+func fieldLeafBlocks(m int) int { return (m + 1) / 2 }
 
 // negateFieldIf returns −x when t = 1 and x when t = 0.
 func negateFieldIf(x Fp, t uint64) Fp {
@@ -69,7 +132,7 @@ func negateFieldIf(x Fp, t uint64) Fp {
 // nbits = n ∈ [1, 64], α < 2^n, β ∈ F_p^m with 1 ≤ m ≤ 32, every β_c
 // below Modulus. The two 128-bit initial seeds are read from rand
 // (crypto/rand when nil); each key alone reveals nothing about α or β
-// beyond n and m (up to the statistical distance of convertField, package
+// beyond n and m (up to the statistical distance of sampleField, package
 // doc).
 func GenField(alpha uint64, beta []Fp, nbits int, rand io.Reader) (k0, k1 *FieldKey, err error) {
 	m := len(beta)

@@ -27,6 +27,37 @@ func fieldReference(alpha uint64, beta []Fp, x uint64) []Fp {
 	return out
 }
 
+// TestSampleField checks the rejection sampling of field values from PRG
+// words: words not below p are skipped, and a stream with too few falls
+// back to the first words reduced mod p.
+func TestSampleField(t *testing.T) {
+	const big = Modulus + 5 // rejected
+	for _, tc := range []struct {
+		name   string
+		stream []uint64
+		want   []Fp
+	}{
+		{"all below p", []uint64{1, Modulus - 1, 0, 7, 8}, []Fp{1, Fp(Modulus - 1), 0}},
+		{"one rejected", []uint64{1, big, 2, 3, 9}, []Fp{1, 2, 3}},
+		{"2^64-1 rejected", []uint64{^uint64(0), Modulus, 4, 5, 6}, []Fp{4, 5, 6}},
+		{"exactly enough", []uint64{big, 1, big, 2, 3}, []Fp{1, 2, 3}},
+		{"too few: reduced", []uint64{big, 1, big, big, 3}, []Fp{5, 1, 5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := make([]Fp, len(tc.want))
+			sampleField(tc.stream, got)
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("sampleField(%v) = %v, want %v", tc.stream, got, tc.want)
+			}
+		})
+	}
+	for _, w := range []uint64{0, Modulus - 1, Modulus, ^uint64(0)} {
+		if got, want := rejected(w) == 1, w >= Modulus; got != want {
+			t.Errorf("rejected(%#x) = %v, want %v", w, got, want)
+		}
+	}
+}
+
 // TestEvalFieldExhaustiveSmallDomains checks the field DCF against brute
 // force at every x for every n ≤ 8, α at the ends and random.
 func TestEvalFieldExhaustiveSmallDomains(t *testing.T) {
@@ -147,5 +178,26 @@ func TestOneFieldKeyLooksUniform(t *testing.T) {
 		if stat, df := test(sum); stat <= chiSquareLimit(df) {
 			t.Errorf("χ² %s of β·1[x<α] = %.1f, not above %.1f: the test has no power", name, stat, chiSquareLimit(df))
 		}
+	}
+}
+
+// TestStreamWords checks the field PRG's word streams, which fieldValues
+// reads its value and spare blocks from, against the portable MMO hash
+// under each key, for odd and even block counts.
+func TestStreamWords(t *testing.T) {
+	r := rand.New(testRand(86))
+	s := block{r.Uint64(), r.Uint64()}
+	var buf [16]byte
+	for _, tc := range []struct{ first, blocks int }{{1, 1}, {1, 2}, {1, 3}, {fieldSpareKey(3, 0), fieldSpareBlocks}, {2, 5}} {
+		t.Run(fmt.Sprint(tc), func(t *testing.T) {
+			words := make([]uint64, 2*tc.blocks)
+			streamWords(s, tc.first, tc.blocks, words)
+			for j := range tc.blocks {
+				h := hashPortable(tc.first+j, s, &buf)
+				if words[2*j] != h[0] || words[2*j+1] != h[1] {
+					t.Errorf("block %d: words %#x %#x, want H_%d(s) = %#x", j, words[2*j], words[2*j+1], tc.first+j, h)
+				}
+			}
+		})
 	}
 }

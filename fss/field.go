@@ -53,8 +53,3 @@ func reduce128(hi, lo uint64) Fp {
 	d, borrow := bits.Sub64(s, Modulus, 0)
 	return Fp(pick(borrow^1, d, s))
 }
-
-// convertField is Convert of BCG+21 for the group F_p: a 128-bit PRG block
-// read as the integer block[1]·2^64 + block[0], reduced mod p. Its
-// distance from uniform on F_p is below p/2^128 < 2^-64.
-func convertField(b block) Fp { return reduce128(b[1], b[0]) }

@@ -187,8 +187,9 @@ func valueBlockRange(m int, needL, needR bool) (first, last int) {
 
 // hashEach writes H_{ka}(seeds[i]) to a[i] for every seed and, when b is
 // non-nil, H_{kb}(seeds[i]) to b[i]: per-seed outputs under two fixed keys,
-// eight seeds in flight on AES-NI. The field DCF needs its value blocks per
-// key (their reduction mod p does not commute with sums mod 2^64).
+// eight seeds in flight on AES-NI, sixteen on VAES. The field DCF needs its
+// value blocks per key (their reduction mod p does not commute with sums
+// mod 2^64).
 func hashEach(ka, kb int, seeds, a, b []block) {
 	if len(seeds) == 0 {
 		return

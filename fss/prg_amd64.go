@@ -76,8 +76,14 @@ func prgNodeAccel(m int, seeds, left, right []block, valueFirst int, sums []bloc
 	if right != nil {
 		a.rightKey = &roundKeys[rightSeedKey(m)]
 	}
-	// The first multiple of 16 seeds on VAES when there is, the rest on
-	// AES-NI.
+	runAccel(a, seeds, left, right)
+	return true
+}
+
+// runAccel runs the PRG of a on seeds, writing child seeds to left and
+// right when non-nil: the first multiple of 16 seeds on VAES when there
+// is, the rest on AES-NI.
+func runAccel(a prgNodeArgs, seeds, left, right []block) {
 	vaesSeeds := 0
 	if useVAES {
 		vaesSeeds = len(seeds) &^ 15
@@ -100,7 +106,6 @@ func prgNodeAccel(m int, seeds, left, right []block, valueFirst int, sums []bloc
 			prgNodeAsm(&a)
 		}
 	}
-	return true
 }
 
 func hashEachAccel(ka, kb int, seeds, a, b []block) bool {
@@ -108,10 +113,10 @@ func hashEachAccel(ka, kb int, seeds, a, b []block) bool {
 		return false
 	}
 	var scratch [16]block
-	args := prgNodeArgs{leftKey: &roundKeys[ka], left: &a[0], seeds: &seeds[0], n: len(seeds), scratch: &scratch}
+	args := prgNodeArgs{leftKey: &roundKeys[ka], scratch: &scratch}
 	if b != nil {
-		args.rightKey, args.right = &roundKeys[kb], &b[0]
+		args.rightKey = &roundKeys[kb]
 	}
-	prgNodeAsm(&args)
+	runAccel(args, seeds, a, b)
 	return true
 }

@@ -50,3 +50,73 @@ func maskedSumAccel(add, mask []uint64) (sum uint64, done int) {
 	_ = add[n-1]
 	return maskedSumAVX2(&add[0], &mask[0], n), n
 }
+
+// The field walker's value steps on AVX2: addBothAVX2 and leafAVX2, four
+// keys per instruction, reading the words of PRG blocks at a 16-byte
+// stride (so their slices hold one block beyond the keys).
+
+// addBothArgs are the arguments of addBothAVX2; the assembly reads the
+// fields at offsets 0, 8, …, 56.
+type addBothArgs struct {
+	left, right, parent *uint64
+	vcw, mask           *uint64
+	vl, vr              *uint64 // word hl of block 0, word hr of block 0
+	n                   int     // a multiple of 4
+}
+
+// addBothAVX2 is addBothValues's loop on AVX2; it returns all ones when
+// one of the words read is not below p, else 0.
+//
+//go:noescape
+func addBothAVX2(a *addBothArgs) uint64
+
+// leafArgs are the arguments of leafAVX2; the assembly reads the fields at
+// offsets 0, 8, …, 64.
+type leafArgs struct {
+	val, final, words *[maxFieldComponents]*uint64 // per component: path values, final words, word c&1 of block 0 of value block c/2
+	mask              *uint64
+	outs              *[]Fp  // the keys' output vectors
+	at                int    // element of component 0 in each
+	m                 int    // components
+	n                 int    // keys, a multiple of 4
+	neg               uint64 // all ones: negate (party 1)
+}
+
+// leafAVX2 is leafShares's loop on AVX2; it returns all ones when one of
+// the words read is not below p, else 0.
+//
+//go:noescape
+func leafAVX2(a *leafArgs) uint64
+
+// addBothAccel runs addBothValues's loop on the first keys, a multiple of
+// 4, with AVX2 and returns how many it did (0 without) and whether a word
+// was rejected.
+func addBothAccel(dl, dr, par, vcw, mask []uint64, vl []block, hl int, vr []block, hr int) (done int, rej uint64) {
+	n := len(mask) &^ 3
+	if !useAVX2 || n == 0 {
+		return 0, 0
+	}
+	_, _, _, _, _, _ = dl[n-1], dr[n-1], par[n-1], vcw[n-1], vl[n], vr[n]
+	r := addBothAVX2(&addBothArgs{left: &dl[0], right: &dr[0], parent: &par[0], vcw: &vcw[0], mask: &mask[0],
+		vl: &vl[0][hl&1], vr: &vr[0][hr&1], n: n})
+	return n, r & 1
+}
+
+// leafAccel runs leafShares's loop on the first keys, a multiple of 4,
+// with AVX2 and returns how many it did (0 without) and whether a word was
+// rejected. Every out[i] must hold elements at … at+m−1, as
+// checkFieldBatch ensures.
+func leafAccel(out [][]Fp, at int, val, final [][]uint64, vals [][]block, mask []uint64, neg uint64) (done int, rej uint64) {
+	n, m := len(mask)&^3, len(val)
+	if !useAVX2 || n == 0 {
+		return 0, 0
+	}
+	var pv, pf, pw [maxFieldComponents]*uint64
+	for c := range m {
+		_, _, _ = val[c][n-1], final[c][n-1], vals[c/2][n]
+		pv[c], pf[c], pw[c] = &val[c][0], &final[c][0], &vals[c/2][0][c&1]
+	}
+	_ = out[n-1]
+	r := leafAVX2(&leafArgs{val: &pv, final: &pf, words: &pw, mask: &mask[0], outs: &out[0], at: at, m: m, n: n, neg: neg})
+	return n, r & 1
+}

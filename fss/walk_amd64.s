@@ -99,3 +99,181 @@ summed:
 	VZEROUPPER
 	MOVQ         AX, ret+24(FP)
 	RET
+
+// Constants of the field walker's loops, broadcast from 64 bits.
+DATA signBit<>+0(SB)/8, $0x8000000000000000
+GLOBL signBit<>(SB), RODATA|NOPTR, $8
+DATA low32<>+0(SB)/8, $0x00000000ffffffff
+GLOBL low32<>(SB), RODATA|NOPTR, $8
+DATA modulus<>+0(SB)/8, $0xffffffff00000001
+GLOBL modulus<>(SB), RODATA|NOPTR, $8
+DATA belowSigned<>+0(SB)/8, $0x7fffffff00000000 // (p − 1) ⊕ signBit
+GLOBL belowSigned<>(SB), RODATA|NOPTR, $8
+
+// FIELD_CONSTS loads Y15 = signBit, Y14 = low32, Y13 = (p − 1) ⊕ signBit,
+// Y12 = p, Y11 = 0 (the rejection accumulator).
+#define FIELD_CONSTS \
+	VPBROADCASTQ signBit<>(SB), Y15     \
+	VPBROADCASTQ low32<>(SB), Y14       \
+	VPBROADCASTQ belowSigned<>(SB), Y13 \
+	VPBROADCASTQ modulus<>(SB), Y12     \
+	VPXOR        Y11, Y11, Y11
+
+// ADDP(x, a, t1, t2): a = addP(a, x): a + x, plus 2^32 − 1 where the
+// addition carried (a + x <u x, compared as signed after flipping the
+// sign bits).
+#define ADDP(x, a, t1, t2) \
+	VPADDQ   x, a, a      \
+	VPXOR    Y15, x, t1   \
+	VPXOR    Y15, a, t2   \
+	VPCMPGTQ t2, t1, t1   \
+	VPAND    Y14, t1, t1  \
+	VPADDQ   t1, a, a
+
+// REJECT(x, t): Y11 |= (x ≥ p), lane by lane.
+#define REJECT(x, t) \
+	VPXOR    Y15, x, t   \
+	VPCMPGTQ Y13, t, t   \
+	VPOR     t, Y11, Y11
+
+// WORDS(ptr, y, t): y = the words at ptr, ptr + 16, ptr + 32, ptr + 48
+// (one word of each of four blocks; reads 8 bytes past the last).
+#define WORDS(ptr, y, t) \
+	VMOVDQU     0(ptr), y    \
+	VMOVDQU     32(ptr), t   \
+	VPUNPCKLQDQ t, y, y      \
+	VPERMQ      $0xd8, y, y
+
+// REJECTED_OUT reduces Y11 to one word in AX, all ones when a lane is set.
+#define REJECTED_OUT \
+	VEXTRACTI128 $1, Y11, X10 \
+	VPOR         X10, X11, X11 \
+	VPSHUFD      $0x4e, X11, X10 \
+	VPOR         X10, X11, X11 \
+	VMOVQ        X11, AX
+
+// func addBothAVX2(a *addBothArgs) uint64
+//
+// For i < a.n (a multiple of 4), with base = addP(parent[i], vcw[i] &
+// mask[i]): left[i] = addP(base, vl[16i]), right[i] = addP(base,
+// vr[16i]) (byte offsets); all ones when a vl or vr word is ≥ p.
+TEXT ·addBothAVX2(SB), NOSPLIT, $0-16
+	MOVQ a+0(FP), DX
+	MOVQ 0(DX), DI   // left
+	MOVQ 8(DX), R8   // right
+	MOVQ 16(DX), SI  // parent
+	MOVQ 24(DX), R9  // vcw
+	MOVQ 32(DX), R10 // mask
+	MOVQ 40(DX), R11 // vl
+	MOVQ 48(DX), R12 // vr
+	MOVQ 56(DX), CX  // n
+	FIELD_CONSTS
+
+both4:
+	CMPQ    CX, $4
+	JB      bothDone
+	VMOVDQU (SI), Y0
+	VMOVDQU (R9), Y1
+	VPAND   (R10), Y1, Y1
+	ADDP(Y1, Y0, Y8, Y9) // base
+	WORDS(R11, Y2, Y8)
+	WORDS(R12, Y3, Y8)
+	REJECT(Y2, Y8)
+	REJECT(Y3, Y8)
+	VMOVDQA Y0, Y4
+	ADDP(Y2, Y0, Y8, Y9)
+	ADDP(Y3, Y4, Y8, Y9)
+	VMOVDQU Y0, (DI)
+	VMOVDQU Y4, (R8)
+	ADDQ    $32, SI
+	ADDQ    $32, R9
+	ADDQ    $32, R10
+	ADDQ    $32, DI
+	ADDQ    $32, R8
+	ADDQ    $64, R11
+	ADDQ    $64, R12
+	SUBQ    $4, CX
+	JMP     both4
+
+bothDone:
+	REJECTED_OUT
+	VZEROUPPER
+	MOVQ AX, ret+8(FP)
+	RET
+
+// func leafAVX2(a *leafArgs) uint64
+//
+// For i < a.n (a multiple of 4) and c < a.m: v = canonical(addP(addP(
+// val[c][i], word i of words[c]), final[c][i] & mask[i])), negated mod p
+// when a.neg is all ones, written to element a.at + c of output vector i;
+// all ones when a word is ≥ p. R8 = 8i, BX = &outs[i], R9…R12 the four
+// keys' element a.at, DI = c.
+TEXT ·leafAVX2(SB), NOSPLIT, $0-16
+	MOVQ         a+0(FP), DX
+	MOVQ         32(DX), BX // outs
+	MOVQ         40(DX), AX
+	SHLQ         $3, AX     // at, in bytes
+	MOVQ         56(DX), CX // n
+	VPBROADCASTQ 64(DX), Y10 // neg
+	FIELD_CONSTS
+	VPXOR        Y7, Y7, Y7
+	XORQ         R8, R8
+
+leafGroup:
+	CMPQ    CX, $4
+	JB      leafDone
+	MOVQ    24(DX), SI
+	VMOVDQU (SI)(R8*1), Y6 // mask
+	MOVQ    0(BX), R9
+	ADDQ    AX, R9
+	MOVQ    24(BX), R10
+	ADDQ    AX, R10
+	MOVQ    48(BX), R11
+	ADDQ    AX, R11
+	MOVQ    72(BX), R12
+	ADDQ    AX, R12
+	XORQ    DI, DI
+
+leafComp:
+	MOVQ     0(DX), SI
+	MOVQ     (SI)(DI*8), SI // val[c]
+	VMOVDQU  (SI)(R8*1), Y0
+	MOVQ     16(DX), SI
+	MOVQ     (SI)(DI*8), SI // words[c]
+	LEAQ     (SI)(R8*2), SI // 16 bytes per key
+	WORDS(SI, Y1, Y8)
+	REJECT(Y1, Y8)
+	ADDP(Y1, Y0, Y8, Y9)
+	MOVQ     8(DX), SI
+	MOVQ     (SI)(DI*8), SI // final[c]
+	VMOVDQU  (SI)(R8*1), Y2
+	VPAND    Y6, Y2, Y2
+	ADDP(Y2, Y0, Y8, Y9)
+	VPXOR    Y15, Y0, Y8 // canonical: subtract p where v ≥ p
+	VPCMPGTQ Y13, Y8, Y8
+	VPAND    Y12, Y8, Y8
+	VPSUBQ   Y8, Y0, Y0
+	VPSUBQ   Y0, Y12, Y3 // p − v
+	VPCMPEQQ Y7, Y0, Y8  // v = 0
+	VPANDN   Y3, Y8, Y3  // −v mod p
+	VPXOR    Y0, Y3, Y3
+	VPAND    Y10, Y3, Y3
+	VPXOR    Y3, Y0, Y0  // v, or −v when neg
+	VMOVQ    X0, (R9)(DI*8)
+	VPEXTRQ  $1, X0, (R10)(DI*8)
+	VEXTRACTI128 $1, Y0, X1
+	VMOVQ    X1, (R11)(DI*8)
+	VPEXTRQ  $1, X1, (R12)(DI*8)
+	INCQ     DI
+	CMPQ     DI, 48(DX)
+	JB       leafComp
+	ADDQ     $32, R8
+	ADDQ     $96, BX
+	SUBQ     $4, CX
+	JMP      leafGroup
+
+leafDone:
+	REJECTED_OUT
+	VZEROUPPER
+	MOVQ AX, ret+8(FP)
+	RET

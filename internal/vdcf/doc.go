@@ -186,8 +186,9 @@
 // It is simulatable without (b, y, p):
 //
 //   - the key k_{s*} is pseudorandom given n and m (fss: BCG+21's key
-//     privacy; the statistical distance of convertField, below
-//     (n+1)·m·2^-64 per key, is the only non-computational term);
+//     privacy; the statistical distance of its rejection sampling of
+//     field values, below (n+1)·2^-136 per key, is the only
+//     non-computational term);
 //   - the shares of the correlated values are uniform (the leader's are drawn
 //     uniformly, the helper's are value minus leader's);
 //   - s's first message (x₁ˢ − a₁ˢ, x₂ˢ − a₂ˢ) is uniform on F_p²: a₁ and a₂

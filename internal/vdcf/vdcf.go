@@ -16,7 +16,7 @@ import (
 // Version names the report format and separates the servers' random
 // coefficients of this scheme from every other use of their key: reports
 // and messages of another version fail verification.
-const Version = "fedecdf/vdcf v2"
+const Version = "fedecdf/vdcf v3"
 
 // NonceSize and KeySize are the sizes in bytes of a report's nonce and of
 // the verification key the two servers share.
