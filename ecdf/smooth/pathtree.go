@@ -664,14 +664,15 @@ func (s *glsSolver) addChild(f *form, c, u, idu int32, offu float64) {
 	if m.id[0] != c {
 		panic("smooth: an unobserved node's message does not start with its variable")
 	}
-	p, r := m.h[0][0]+w, m.g[0]-w*delta
-	s.elim = append(s.elim, elimination{v: c, inv: 1 / p, rhs: r})
+	r, ip := m.g[0]-w*delta, 1/(m.h[0][0]+w)
+	rp, wp := r*ip, w*ip
+	s.elim = append(s.elim, elimination{v: c, inv: ip, rhs: r})
 	e := &s.elim[len(s.elim)-1]
 	iu := -1
 	if idu >= 0 {
 		iu = f.index(idu)
-		f.h[iu][iu] += w - w*w/p
-		f.g[iu] += w*delta + w*r/p
+		f.h[iu][iu] += w - w*wp
+		f.g[iu] += w*delta + w*rp
 		e.dep[0], e.h[0], e.n = s.ref(idu, u), -w, 1
 	}
 	var at [msgCap]int
@@ -682,13 +683,13 @@ func (s *glsSolver) addChild(f *form, c, u, idu int32, offu float64) {
 	}
 	for j := 1; j < int(m.n); j++ {
 		hj := m.h[0][j]
-		f.g[at[j]] += m.g[j] - hj*r/p
+		f.g[at[j]] += m.g[j] - hj*rp
 		if iu >= 0 {
-			f.h[iu][at[j]] += w * hj / p
-			f.h[at[j]][iu] += w * hj / p
+			f.h[iu][at[j]] += wp * hj
+			f.h[at[j]][iu] += wp * hj
 		}
 		for k := 1; k < int(m.n); k++ {
-			f.h[at[j]][at[k]] += m.h[j][k] - hj*m.h[0][k]/p
+			f.h[at[j]][at[k]] += m.h[j][k] - hj*m.h[0][k]*ip
 		}
 	}
 }
@@ -698,7 +699,8 @@ func (s *glsSolver) addChild(f *form, c, u, idu int32, offu float64) {
 // variable).
 func (s *glsSolver) eliminateVar(f *form, k int, u int32) {
 	p, r := f.h[k][k], f.g[k]
-	s.elim = append(s.elim, elimination{v: s.ref(f.id[k], u), inv: 1 / p, rhs: r})
+	ip := 1 / p
+	s.elim = append(s.elim, elimination{v: s.ref(f.id[k], u), inv: ip, rhs: r})
 	e := &s.elim[len(s.elim)-1]
 	for j := range f.n {
 		if j != k {
@@ -710,7 +712,7 @@ func (s *glsSolver) eliminateVar(f *form, k int, u int32) {
 		if i == k || f.h[i][k] == 0 {
 			continue
 		}
-		m := f.h[i][k] / p
+		m := f.h[i][k] * ip
 		for j := range f.n {
 			f.h[i][j] -= m * f.h[k][j]
 		}
