@@ -3,6 +3,7 @@ package smooth
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"slices"
 	"sync"
 
@@ -389,7 +390,7 @@ type glsSolver struct {
 	child    form
 	msgs     []message
 	from, to []int32
-	dirty    []bool
+	dirty    []uint64 // a bit per node
 	elim     []elimination
 	spare    []elimination // compact copies the live ones here, then swaps
 	live     int           // the number of split nodes' eliminations
@@ -410,7 +411,7 @@ func newGLSSolver(t *pathTree, f []float64) *glsSolver {
 			blockOf: make([]int32, t.n), vars: make([]int32, nodes+t.n), isSplit: make([]bool, nodes),
 			elim: make([]elimination, 0, nodes+t.n),
 			x:    make([]float64, nodes+t.n),
-			msgs: make([]message, nodes), from: make([]int32, nodes), to: make([]int32, nodes), dirty: make([]bool, nodes),
+			msgs: make([]message, nodes), from: make([]int32, nodes), to: make([]int32, nodes), dirty: make([]uint64, (nodes+63)/64),
 			y: make([]float64, nodes), g: make([]float64, t.n), grad: make([]float64, t.n), lambda: make([]float64, t.n+1),
 		}
 		for v := range nodes {
@@ -459,8 +460,8 @@ func (s *glsSolver) solve(act []bool) {
 // block became or ceased to be pinned, and their ancestors.
 func (s *glsSolver) markDirty(act []bool) {
 	if s.prev == nil {
-		for v := range s.dirty {
-			s.dirty[v] = true
+		for v := range s.ground + 1 {
+			s.dirty[v/64] |= 1 << (v % 64)
 		}
 		return
 	}
@@ -487,10 +488,15 @@ func (s *glsSolver) markPrefix(i int) {
 	if i < 0 || i >= s.t.n {
 		return
 	}
-	s.dirty[s.ground] = true
-	for v := s.t.at[i]; v != s.ground && !s.dirty[v]; v = s.t.parent[v] {
-		s.dirty[v] = true
+	s.dirty[s.ground/64] |= 1 << (s.ground % 64)
+	for v := s.t.at[i]; v != s.ground && !s.isDirty(v); v = s.t.parent[v] {
+		s.dirty[v/64] |= 1 << (v % 64)
 	}
+}
+
+// isDirty reports whether node v is marked.
+func (s *glsSolver) isDirty(v int32) bool {
+	return s.dirty[v/64]&(1<<(v%64)) != 0
 }
 
 // pinnedLow returns the number of prefixes pinned at 0 by act;
@@ -589,19 +595,23 @@ func (s *glsSolver) eliminate() {
 	if len(s.elim) > 2*s.live {
 		s.compact()
 	}
-	for u := range s.ground + 1 {
-		if !s.dirty[u] {
-			continue
+	for w, word := range s.dirty {
+		for ; word != 0; word &= word - 1 {
+			s.eliminateDirty(int32(w*64 + bits.TrailingZeros64(word)))
 		}
-		if s.isSplit[u] {
-			s.live -= int(s.to[u] - s.from[u])
-		}
-		// Only rows inside u decide whether it is split.
-		s.isSplit[u] = u == s.ground || s.blockOf[s.t.lo[u]] != s.blockOf[s.t.hi[u]]
-		if s.isSplit[u] {
-			s.eliminateAt(u)
-			s.live += int(s.to[u] - s.from[u])
-		}
+	}
+}
+
+// eliminateDirty decides whether the dirty node u is split — only the
+// rows inside it do — and if so recomputes it.
+func (s *glsSolver) eliminateDirty(u int32) {
+	if s.isSplit[u] {
+		s.live -= int(s.to[u] - s.from[u])
+	}
+	s.isSplit[u] = u == s.ground || s.blockOf[s.t.lo[u]] != s.blockOf[s.t.hi[u]]
+	if s.isSplit[u] {
+		s.eliminateAt(u)
+		s.live += int(s.to[u] - s.from[u])
 	}
 }
 
@@ -733,7 +743,7 @@ func (s *glsSolver) eliminateVar(f *form, k int, u int32) {
 func (s *glsSolver) compact() {
 	elim := s.spare[:0]
 	for u := range s.ground + 1 {
-		if !s.isSplit[u] || s.dirty[u] {
+		if !s.isSplit[u] || s.isDirty(u) {
 			continue
 		}
 		from := int32(len(elim))
@@ -815,29 +825,39 @@ func (s *glsSolver) energy() float64 {
 // accumulates from the row before it; within the block pinned at 0, from
 // the row after it.
 func (s *glsSolver) multipliers(act []bool) {
-	t := s.t
-	clear(s.lambda)
-	s.maxLambda = 0
+	lambda, grad := s.lambda, s.grad
+	clear(lambda)
 	for b := range len(s.pin) {
 		lo, hi := int(s.start[b]), int(s.start[b+1])
+		l := 0.0
 		if b == 0 && act[0] {
-			l := 0.0
 			for i := hi - 1; i >= lo; i-- {
-				l += s.grad[i]
-				s.lambda[i] = l
-				s.maxLambda = max(s.maxLambda, math.Abs(l))
+				l += grad[i]
+				lambda[i] = l
 			}
 			continue
 		}
-		l := 0.0
-		for i := lo; i < hi; i++ {
-			l -= s.grad[i]
-			if i+1 < hi || (b == len(s.pin)-1 && act[t.n]) {
-				s.lambda[i+1] = l
-				s.maxLambda = max(s.maxLambda, math.Abs(l))
-			}
+		for i := lo; i < hi-1; i++ {
+			l -= grad[i]
+			lambda[i+1] = l
+		}
+		if b == len(s.pin)-1 && act[s.t.n] {
+			lambda[hi] = l - grad[hi-1]
 		}
 	}
+	s.maxLambda = maxAbs(lambda)
+}
+
+// maxAbs returns max |x_i| (0 for none), x finite. It compares rather
+// than calling max, whose NaN and signed-zero rules make a slow chain.
+func maxAbs(x []float64) float64 {
+	m := 0.0
+	for _, v := range x {
+		if a := math.Abs(v); a > m {
+			m = a
+		}
+	}
+	return m
 }
 
 // activeSet runs the primal–dual active-set method (Hintermüller, Ito
@@ -849,7 +869,7 @@ func (s *glsSolver) multipliers(act []bool) {
 // maxIter.
 func (s *glsSolver) activeSet(act []bool, maxIter int) (int, bool) {
 	n := s.t.n
-	slackTol := 1e-12 * (1 + max(slices.Max(s.f), -slices.Min(s.f)))
+	slackTol := 1e-12 * (1 + maxAbs(s.f))
 	for it := 1; it <= maxIter; it++ {
 		if !slices.Contains(act, false) {
 			act[n] = false // g ≡ 0 and g ≡ 1 at once: free the top

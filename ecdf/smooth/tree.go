@@ -141,11 +141,15 @@ func exactTreeL2(f []float64, t *pathTree, initial float64) ([]float64, treeStat
 		return nil, treeStats{}, false
 	}
 	st := treeStats{Exact: true, Iterations: it, Converged: true, InitialViolation: initial, Objective: s.energy()}
-	for r, l := range s.lambda {
+	for r, l := range s.lambda { // comparisons, not max: see maxAbs
 		sl := s.slack(r)
-		st.Violation = max(st.Violation, -sl)
+		if -sl > st.Violation {
+			st.Violation = -sl
+		}
 		st.Gap += l * sl
-		st.NegativeMultiplier = max(st.NegativeMultiplier, -l)
+		if -l > st.NegativeMultiplier {
+			st.NegativeMultiplier = -l
+		}
 	}
 	st.Gap = math.Abs(st.Gap)
 	g := slices.Clone(s.g)
@@ -154,7 +158,9 @@ func exactTreeL2(f []float64, t *pathTree, initial float64) ([]float64, treeStat
 		if i > 0 {
 			g[i] = max(g[i], g[i-1])
 		}
-		st.Repair = max(st.Repair, math.Abs(g[i]-s.g[i]))
+		if d := math.Abs(g[i] - s.g[i]); d > st.Repair {
+			st.Repair = d
+		}
 	}
 	return g, st, true
 }
