@@ -378,7 +378,7 @@ type glsSolver struct {
 	blockOf []int32
 	start   []int32
 	pin     []float64
-	isSplit []bool
+	split   bitset
 	// vars resolves refs: vars[v] = v for a node, and vars[ground+1+i]
 	// is the variable of prefix i's block.
 	vars []int32
@@ -390,7 +390,7 @@ type glsSolver struct {
 	child    form
 	msgs     []message
 	from, to []int32
-	dirty    []uint64 // a bit per node
+	dirty    bitset
 	elim     []elimination
 	spare    []elimination // compact copies the live ones here, then swaps
 	live     int           // the number of split nodes' eliminations
@@ -408,10 +408,10 @@ func newGLSSolver(t *pathTree, f []float64) *glsSolver {
 		s = &glsSolver{
 			t: t, ground: int32(len(t.parent)),
 			s: make([]float64, nodes), m: make([]float64, nodes), alpha: make([]float64, nodes),
-			blockOf: make([]int32, t.n), vars: make([]int32, nodes+t.n), isSplit: make([]bool, nodes),
+			blockOf: make([]int32, t.n), vars: make([]int32, nodes+t.n), split: newBitset(nodes),
 			elim: make([]elimination, 0, nodes+t.n),
 			x:    make([]float64, nodes+t.n),
-			msgs: make([]message, nodes), from: make([]int32, nodes), to: make([]int32, nodes), dirty: make([]uint64, (nodes+63)/64),
+			msgs: make([]message, nodes), from: make([]int32, nodes), to: make([]int32, nodes), dirty: newBitset(nodes),
 			y: make([]float64, nodes), g: make([]float64, t.n), grad: make([]float64, t.n), lambda: make([]float64, t.n+1),
 		}
 		for v := range nodes {
@@ -419,7 +419,7 @@ func newGLSSolver(t *pathTree, f []float64) *glsSolver {
 		}
 	}
 	s.f, s.prev, s.elim, s.live = f, nil, s.elim[:0], 0
-	clear(s.isSplit)
+	clear(s.split)
 	for v := range s.ground {
 		if i := t.obs[v]; i >= 0 {
 			s.s[v], s.m[v] = t.weight[v], f[i]
@@ -461,7 +461,7 @@ func (s *glsSolver) solve(act []bool) {
 func (s *glsSolver) markDirty(act []bool) {
 	if s.prev == nil {
 		for v := range s.ground + 1 {
-			s.dirty[v/64] |= 1 << (v % 64)
+			s.dirty.add(v)
 		}
 		return
 	}
@@ -488,15 +488,10 @@ func (s *glsSolver) markPrefix(i int) {
 	if i < 0 || i >= s.t.n {
 		return
 	}
-	s.dirty[s.ground/64] |= 1 << (s.ground % 64)
-	for v := s.t.at[i]; v != s.ground && !s.isDirty(v); v = s.t.parent[v] {
-		s.dirty[v/64] |= 1 << (v % 64)
+	s.dirty.add(s.ground)
+	for v := s.t.at[i]; v != s.ground && !s.dirty.has(v); v = s.t.parent[v] {
+		s.dirty.add(v)
 	}
-}
-
-// isDirty reports whether node v is marked.
-func (s *glsSolver) isDirty(v int32) bool {
-	return s.dirty[v/64]&(1<<(v%64)) != 0
 }
 
 // pinnedLow returns the number of prefixes pinned at 0 by act;
@@ -605,11 +600,12 @@ func (s *glsSolver) eliminate() {
 // eliminateDirty decides whether the dirty node u is split — only the
 // rows inside it do — and if so recomputes it.
 func (s *glsSolver) eliminateDirty(u int32) {
-	if s.isSplit[u] {
+	if s.split.has(u) {
 		s.live -= int(s.to[u] - s.from[u])
+		s.split.remove(u)
 	}
-	s.isSplit[u] = u == s.ground || s.blockOf[s.t.lo[u]] != s.blockOf[s.t.hi[u]]
-	if s.isSplit[u] {
+	if u == s.ground || s.blockOf[s.t.lo[u]] != s.blockOf[s.t.hi[u]] {
+		s.split.add(u)
 		s.eliminateAt(u)
 		s.live += int(s.to[u] - s.from[u])
 	}
@@ -630,7 +626,7 @@ func (s *glsSolver) eliminateAt(u int32) {
 	}
 	s.from[u] = int32(len(s.elim))
 	for _, c := range t.kids[t.kidsAt[u]:t.kidsAt[u+1]] {
-		if s.isSplit[c] {
+		if s.split.has(c) {
 			s.addChild(f, c, u, idu, offu)
 		} else {
 			z, val := s.blockVar(t.lo[c])
@@ -743,7 +739,7 @@ func (s *glsSolver) eliminateVar(f *form, k int, u int32) {
 func (s *glsSolver) compact() {
 	elim := s.spare[:0]
 	for u := range s.ground + 1 {
-		if !s.isSplit[u] || s.isDirty(u) {
+		if !s.split.has(u) || s.dirty.has(u) {
 			continue
 		}
 		from := int32(len(elim))
@@ -762,17 +758,11 @@ func (s *glsSolver) compact() {
 // at prefix i's node.
 func (s *glsSolver) backSubstitute() {
 	t := s.t
-	for v := s.ground; v >= 0; v-- {
-		if !s.isSplit[v] {
-			continue
-		}
-		for i := s.to[v] - 1; i >= s.from[v]; i-- {
-			e := &s.elim[i]
-			x := e.rhs
-			for k := range e.n {
-				x -= e.h[k] * s.x[s.resolve(e.dep[k])]
-			}
-			s.x[s.resolve(e.v)] = x * e.inv
+	for w := len(s.split) - 1; w >= 0; w-- {
+		for word := s.split[w]; word != 0; {
+			b := 63 - bits.LeadingZeros64(word)
+			word &^= 1 << b
+			s.solveAt(int32(w*64 + b))
 		}
 	}
 	for b := range len(s.pin) {
@@ -793,7 +783,7 @@ func (s *glsSolver) backSubstitute() {
 		switch {
 		case i >= 0:
 			y[v] = s.g[i] - s.f[i]
-		case s.isSplit[v]:
+		case s.split.has(v):
 			y[v] = s.x[v]
 		default:
 			al := s.alpha[v]
@@ -808,6 +798,29 @@ func (s *glsSolver) backSubstitute() {
 		}
 	}
 }
+
+// solveAt solves split node v's eliminations, in reverse.
+func (s *glsSolver) solveAt(v int32) {
+	for i := s.to[v] - 1; i >= s.from[v]; i-- {
+		e := &s.elim[i]
+		x := e.rhs
+		for k := range e.n {
+			x -= e.h[k] * s.x[s.resolve(e.dep[k])]
+		}
+		s.x[s.resolve(e.v)] = x * e.inv
+	}
+}
+
+// bitset is a set of nodes, a bit each.
+type bitset []uint64
+
+func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
+
+func (b bitset) has(v int32) bool { return b[v/64]&(1<<(uint32(v)%64)) != 0 }
+
+func (b bitset) add(v int32) { b[v/64] |= 1 << (uint32(v) % 64) }
+
+func (b bitset) remove(v int32) { b[v/64] &^= 1 << (uint32(v) % 64) }
 
 // energy returns E = ½ Σ_v w_v (y_v − y_parent(v))² at the last solve.
 func (s *glsSolver) energy() float64 {
