@@ -393,7 +393,6 @@ type glsSolver struct {
 	dirty    bitset
 	elim     []elimination
 	spare    []elimination // compact copies the live ones here, then swaps
-	live     int           // the number of split nodes' eliminations
 	prev     []bool        // the rows of the last solve, nil before the first
 	// Results: node values (the ground's last), the curve, the energy's
 	// gradient ∂E/∂g_i, the multipliers of rows 0..n and max |λ|.
@@ -418,7 +417,7 @@ func newGLSSolver(t *pathTree, f []float64) *glsSolver {
 			s.vars[v] = int32(v)
 		}
 	}
-	s.f, s.prev, s.elim, s.live = f, nil, s.elim[:0], 0
+	s.f, s.prev, s.elim = f, nil, s.elim[:0]
 	clear(s.split)
 	for v := range s.ground {
 		if i := t.obs[v]; i >= 0 {
@@ -587,7 +586,7 @@ func (s *glsSolver) ref(v, u int32) int32 {
 // block that can no longer meet another edge are eliminated: those inside
 // u's prefixes, not u's own, ending before the next child.
 func (s *glsSolver) eliminate() {
-	if len(s.elim) > 2*s.live {
+	if len(s.elim) > 2*len(s.x) { // a pass eliminates at most len(s.x)
 		s.compact()
 	}
 	for w, word := range s.dirty {
@@ -600,14 +599,10 @@ func (s *glsSolver) eliminate() {
 // eliminateDirty decides whether the dirty node u is split — only the
 // rows inside it do — and if so recomputes it.
 func (s *glsSolver) eliminateDirty(u int32) {
-	if s.split.has(u) {
-		s.live -= int(s.to[u] - s.from[u])
-		s.split.remove(u)
-	}
+	s.split.remove(u)
 	if u == s.ground || s.blockOf[s.t.lo[u]] != s.blockOf[s.t.hi[u]] {
 		s.split.add(u)
 		s.eliminateAt(u)
-		s.live += int(s.to[u] - s.from[u])
 	}
 }
 
