@@ -54,11 +54,7 @@ func BenchmarkSmooth(b *testing.B) {
 func BenchmarkTreeL2(b *testing.B) {
 	for _, logN := range []int{10, 12, 14, 16} {
 		raw, m := treeRelease(b, logN)
-		exact := func() {
-			if _, err := smooth.ExactTreeL2(raw, m); err != nil {
-				b.Fatal(err)
-			}
-		}
+		exact := exactCall(b, raw, m)
 		gradient := func() {
 			if err := smooth.GradientTreeL2(raw, m); err != nil {
 				b.Fatal(err)
@@ -85,6 +81,32 @@ func BenchmarkTreeL2(b *testing.B) {
 			b.ReportMetric(median(ratio), "x-gradient")
 			b.ReportMetric(float64(it), "iterations")
 		})
+	}
+}
+
+// BenchmarkExactTreeL2 runs only the exact tree-l2 (warm, as in
+// BenchmarkTreeL2), for profiles and instruction counts that the
+// interleaved gradient runs of BenchmarkTreeL2 would blur.
+func BenchmarkExactTreeL2(b *testing.B) {
+	for _, logN := range []int{14, 16} {
+		raw, m := treeRelease(b, logN)
+		exact := exactCall(b, raw, m)
+		exact() // builds and caches the tree
+		b.Run(fmt.Sprintf("N=2^%d", logN), func(b *testing.B) {
+			for b.Loop() {
+				exact()
+			}
+		})
+	}
+}
+
+// exactCall returns a call of the exact tree-l2 on raw that fails b on
+// error.
+func exactCall(b *testing.B, raw []float64, m mechanism.Mechanism) func() {
+	return func() {
+		if _, err := smooth.ExactTreeL2(raw, m); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package smooth
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"slices"
 	"sync"
 
@@ -22,8 +23,10 @@ type pathTree struct {
 	parent []int32   // parent node, the ground for a root
 	weight []float64 // 1/c_v² of the edge above node v
 	obs    []int32   // the prefix observed at node v, or −1
-	at     []int32   // the node of prefix i, o(i)
-	lo, hi []int32   // the subtree's prefixes; the ground's are [0, n−1]
+	// obsAbove is the prefix observed at v's parent, or −1.
+	obsAbove []int32
+	at       []int32 // the node of prefix i, o(i)
+	lo, hi   []int32 // the subtree's prefixes; the ground's are [0, n−1]
 	// Nodes are numbered children before parents (renumber); the
 	// children of v are kids[kidsAt[v]:kidsAt[v+1]], in increasing lo.
 	kids   []int32
@@ -199,6 +202,13 @@ func (t *pathTree) renumber() {
 		t.at[i] = pos[v]
 	}
 	t.parent, t.weight, t.obs, t.lo, t.hi = parent, weight, obs, lo, hi
+	t.obsAbove = make([]int32, ground)
+	for v, p := range parent {
+		t.obsAbove[v] = -1
+		if p < ground {
+			t.obsAbove[v] = obs[p]
+		}
+	}
 	t.children()
 }
 
@@ -321,19 +331,18 @@ func (f *form) store(m *message, s *glsSolver, node int32) {
 	m.n = int32(f.n)
 	for k := range f.n {
 		m.id[k], m.g[k] = s.ref(f.id[k], node), f.g[k]
-		for j := range f.n {
-			m.h[k][j] = f.h[k][j]
-		}
+		m.h[k] = [msgCap]float64(f.h[k][:msgCap])
 	}
 }
 
 // elimination records how a variable was eliminated from a form:
-// x_v = (rhs − Σ_k h[k]·x_dep[k])/pivot over its n deps (refs).
+// x_v = (rhs − Σ_k h[k]·x_dep[k])·inv over its n deps (refs), inv the
+// reciprocal of the pivot.
 type elimination struct {
-	v, n       int32
-	pivot, rhs float64
-	dep        [formCap - 1]int32
-	h          [formCap - 1]float64
+	v, n     int32
+	inv, rhs float64
+	dep      [formCap - 1]int32
+	h        [formCap - 1]float64
 }
 
 // glsSolver solves, on one pathTree and curve F̂, the equality-constrained
@@ -348,7 +357,7 @@ type elimination struct {
 // node's message and eliminations depend only on the rows at and inside
 // the ends of its prefixes (and on whether its end blocks are pinned), so
 // they are stored with block variables named by a prefix inside the node
-// ("refs", resolved through startOf) and reused while those rows stay.
+// ("refs", resolved through vars) and reused while those rows stay.
 type glsSolver struct {
 	t      *pathTree
 	f      []float64
@@ -365,22 +374,23 @@ type glsSolver struct {
 	alpha []float64
 	// The partition of the active set: block b holds the prefixes
 	// [start[b], start[b+1]); pin[b] is its fixed value, NaN when free;
-	// startOf[i] is the first prefix of i's block.
-	blockOf, startOf []int32
-	start            []int32
-	pin              []float64
-	isSplit          []bool
-	// Node v has the value y_v = x[id[v]] + off[v], id −1 meaning 0.
-	id  []int32
-	off []float64
-	x   []float64
+	// blockOf[i] is the block of prefix i.
+	blockOf []int32
+	start   []int32
+	pin     []float64
+	split   bitset
+	// vars resolves refs: vars[v] = v for a node, and vars[ground+1+i]
+	// is the variable of prefix i's block.
+	vars []int32
+	// x holds the variables' values (varOf).
+	x []float64
 	// Per split node: its message and its eliminations elim[from[v]:to[v]]
 	// (deps in refs); dirty marks the nodes to recompute.
 	work     form
 	child    form
 	msgs     []message
 	from, to []int32
-	dirty    []bool
+	dirty    bitset
 	elim     []elimination
 	spare    []elimination // compact copies the live ones here, then swaps
 	prev     []bool        // the rows of the last solve, nil before the first
@@ -397,20 +407,18 @@ func newGLSSolver(t *pathTree, f []float64) *glsSolver {
 		s = &glsSolver{
 			t: t, ground: int32(len(t.parent)),
 			s: make([]float64, nodes), m: make([]float64, nodes), alpha: make([]float64, nodes),
-			blockOf: make([]int32, t.n), startOf: make([]int32, t.n), isSplit: make([]bool, nodes),
+			blockOf: make([]int32, t.n), vars: make([]int32, nodes+t.n), split: newBitset(nodes),
 			elim: make([]elimination, 0, nodes+t.n),
-			id:   make([]int32, nodes), off: make([]float64, nodes), x: make([]float64, nodes+t.n),
-			msgs: make([]message, nodes), from: make([]int32, nodes), to: make([]int32, nodes), dirty: make([]bool, nodes),
+			x:    make([]float64, nodes+t.n),
+			msgs: make([]message, nodes), from: make([]int32, nodes), to: make([]int32, nodes), dirty: newBitset(nodes),
 			y: make([]float64, nodes), g: make([]float64, t.n), grad: make([]float64, t.n), lambda: make([]float64, t.n+1),
 		}
-		for v, i := range t.obs {
-			if i < 0 {
-				s.id[v] = int32(v) // unobserved nodes keep their variable
-			}
+		for v := range nodes {
+			s.vars[v] = int32(v)
 		}
-		s.id[s.ground] = -1
 	}
 	s.f, s.prev, s.elim = f, nil, s.elim[:0]
+	clear(s.split)
 	for v := range s.ground {
 		if i := t.obs[v]; i >= 0 {
 			s.s[v], s.m[v] = t.weight[v], f[i]
@@ -451,8 +459,8 @@ func (s *glsSolver) solve(act []bool) {
 // block became or ceased to be pinned, and their ancestors.
 func (s *glsSolver) markDirty(act []bool) {
 	if s.prev == nil {
-		for v := range s.dirty {
-			s.dirty[v] = true
+		for v := range s.ground + 1 {
+			s.dirty.add(v)
 		}
 		return
 	}
@@ -479,9 +487,9 @@ func (s *glsSolver) markPrefix(i int) {
 	if i < 0 || i >= s.t.n {
 		return
 	}
-	s.dirty[s.ground] = true
-	for v := s.t.at[i]; v != s.ground && !s.dirty[v]; v = s.t.parent[v] {
-		s.dirty[v] = true
+	s.dirty.add(s.ground)
+	for v := s.t.at[i]; v != s.ground && !s.dirty.has(v); v = s.t.parent[v] {
+		s.dirty.add(v)
 	}
 }
 
@@ -510,37 +518,42 @@ func pinnedHigh(act []bool) int {
 	return i
 }
 
-// partition sets the blocks of the active rows act, and the observed
-// nodes' variables and offsets (an unobserved node v has variable v and
-// offset 0 throughout).
+// partition sets the blocks of the active rows act.
 func (s *glsSolver) partition(act []bool) {
-	n, t := s.t.n, s.t
+	n := s.t.n
 	s.start, s.pin = s.start[:0], s.pin[:0]
-	low := act[0] // still in the block pinned at 0
+	b, st := int32(-1), int32(0)
+	vars := s.vars[s.ground+1:]
 	for i := range n {
 		if i == 0 || !act[i] {
-			low = low && i == 0
-			s.start = append(s.start, int32(i))
+			b, st = b+1, int32(i)
+			s.start = append(s.start, st)
 			s.pin = append(s.pin, math.NaN())
 		}
-		s.blockOf[i] = int32(len(s.start) - 1)
-		s.startOf[i] = s.start[len(s.start)-1]
-		if v := t.at[i]; low {
-			s.id[v], s.off[v] = -1, -s.f[i]
-		} else {
-			s.id[v], s.off[v] = s.ground+1+s.startOf[i], -s.f[i]
-		}
+		s.blockOf[i], vars[i] = b, s.ground+1+st
 	}
 	s.start = append(s.start, int32(n))
 	if act[0] {
 		s.pin[0] = 0
 	}
-	if last := len(s.pin) - 1; act[n] {
-		s.pin[last] = 1
-		for i := s.start[last]; i < int32(n); i++ {
-			s.id[t.at[i]], s.off[t.at[i]] = -1, 1-s.f[i]
-		}
+	if act[n] {
+		s.pin[len(s.pin)-1] = 1
 	}
+}
+
+// varOf returns the variable and offset of node v's value, y_v =
+// x[id] + off, id −1 meaning 0: an unobserved node has its own variable,
+// the ground 0, and the node of prefix i the value of i's block less F̂_i.
+func (s *glsSolver) varOf(v int32) (int32, float64) {
+	if v == s.ground {
+		return -1, 0
+	}
+	i := s.t.obs[v]
+	if i < 0 {
+		return v, 0
+	}
+	z, val := s.blockVar(i)
+	return z, val - s.f[i]
 }
 
 // blockVar returns the variable of the block holding prefix i and the
@@ -549,15 +562,12 @@ func (s *glsSolver) blockVar(i int32) (int32, float64) {
 	if p := s.pin[s.blockOf[i]]; !math.IsNaN(p) {
 		return -1, p
 	}
-	return s.ground + 1 + s.startOf[i], 0
+	return s.vars[s.ground+1+i], 0
 }
 
 // resolve turns a ref into a variable number.
 func (s *glsSolver) resolve(ref int32) int32 {
-	if ref <= s.ground {
-		return ref
-	}
-	return s.ground + 1 + s.startOf[ref-s.ground-1]
+	return s.vars[ref]
 }
 
 // ref names variable v from inside node u: a block starting before u's
@@ -579,13 +589,20 @@ func (s *glsSolver) eliminate() {
 	if len(s.elim) > 2*len(s.x) { // a pass eliminates at most len(s.x)
 		s.compact()
 	}
-	for u := range s.ground + 1 {
-		if s.dirty[u] { // only rows inside u decide whether it is split
-			s.isSplit[u] = u == s.ground || s.blockOf[s.t.lo[u]] != s.blockOf[s.t.hi[u]]
-			if s.isSplit[u] {
-				s.eliminateAt(u)
-			}
+	for w, word := range s.dirty {
+		for ; word != 0; word &= word - 1 {
+			s.eliminateDirty(int32(w*64 + bits.TrailingZeros64(word)))
 		}
+	}
+}
+
+// eliminateDirty decides whether the dirty node u is split — only the
+// rows inside it do — and if so recomputes it.
+func (s *glsSolver) eliminateDirty(u int32) {
+	s.split.remove(u)
+	if u == s.ground || s.blockOf[s.t.lo[u]] != s.blockOf[s.t.hi[u]] {
+		s.split.add(u)
+		s.eliminateAt(u)
 	}
 }
 
@@ -595,19 +612,20 @@ func (s *glsSolver) eliminateAt(u int32) {
 	f := &s.work
 	f.n = 0
 	own := int32(-1)
-	if s.id[u] >= 0 {
-		f.index(s.id[u])
-		if s.id[u] > s.ground {
-			own = s.id[u]
+	idu, offu := s.varOf(u)
+	if idu >= 0 {
+		f.index(idu)
+		if idu > s.ground {
+			own = idu
 		}
 	}
 	s.from[u] = int32(len(s.elim))
 	for _, c := range t.kids[t.kidsAt[u]:t.kidsAt[u+1]] {
-		if s.isSplit[c] {
-			s.addChild(f, c, u)
+		if s.split.has(c) {
+			s.addChild(f, c, u, idu, offu)
 		} else {
 			z, val := s.blockVar(t.lo[c])
-			f.edge(s.id[u], z, s.s[c], s.off[u]+s.m[c]-val)
+			f.edge(idu, z, s.s[c], offu+s.m[c]-val)
 		}
 		for j := 0; j < f.n; {
 			v := f.id[j]
@@ -633,27 +651,29 @@ func (s *glsSolver) eliminateAt(u int32) {
 // x_c = (r + w·x_u − Σ_j h_cj·x_j)/p, leaving w − w²/p on x_u², w·h_cj/p
 // on x_u·x_j, h_jk − h_cj·h_ck/p on x_j·x_k, wδ + w·r/p on x_u and
 // g_j − h_cj·r/p on x_j.
-func (s *glsSolver) addChild(f *form, c, u int32) {
+func (s *glsSolver) addChild(f *form, c, u, idu int32, offu float64) {
 	m := &s.msgs[c]
-	w, delta, idu := s.t.weight[c], s.off[c]-s.off[u], s.id[u]
-	if s.id[c] != c { // observed: its variable is a block's, kept
+	idc, offc := s.varOf(c)
+	w, delta := s.t.weight[c], offc-offu
+	if idc != c { // observed: its variable is a block's, kept
 		g := &s.child
 		g.load(m, s)
-		g.edge(s.id[c], idu, w, delta)
+		g.edge(idc, idu, w, delta)
 		f.merge(g)
 		return
 	}
 	if m.id[0] != c {
 		panic("smooth: an unobserved node's message does not start with its variable")
 	}
-	p, r := m.h[0][0]+w, m.g[0]-w*delta
-	s.elim = append(s.elim, elimination{v: c, pivot: p, rhs: r})
+	r, ip := m.g[0]-w*delta, 1/(m.h[0][0]+w)
+	rp, wp := r*ip, w*ip
+	s.elim = append(s.elim, elimination{v: c, inv: ip, rhs: r})
 	e := &s.elim[len(s.elim)-1]
 	iu := -1
 	if idu >= 0 {
 		iu = f.index(idu)
-		f.h[iu][iu] += w - w*w/p
-		f.g[iu] += w*delta + w*r/p
+		f.h[iu][iu] += w - w*wp
+		f.g[iu] += w*delta + w*rp
 		e.dep[0], e.h[0], e.n = s.ref(idu, u), -w, 1
 	}
 	var at [msgCap]int
@@ -664,13 +684,13 @@ func (s *glsSolver) addChild(f *form, c, u int32) {
 	}
 	for j := 1; j < int(m.n); j++ {
 		hj := m.h[0][j]
-		f.g[at[j]] += m.g[j] - hj*r/p
+		f.g[at[j]] += m.g[j] - hj*rp
 		if iu >= 0 {
-			f.h[iu][at[j]] += w * hj / p
-			f.h[at[j]][iu] += w * hj / p
+			f.h[iu][at[j]] += wp * hj
+			f.h[at[j]][iu] += wp * hj
 		}
 		for k := 1; k < int(m.n); k++ {
-			f.h[at[j]][at[k]] += m.h[j][k] - hj*m.h[0][k]/p
+			f.h[at[j]][at[k]] += m.h[j][k] - hj*m.h[0][k]*ip
 		}
 	}
 }
@@ -680,7 +700,8 @@ func (s *glsSolver) addChild(f *form, c, u int32) {
 // variable).
 func (s *glsSolver) eliminateVar(f *form, k int, u int32) {
 	p, r := f.h[k][k], f.g[k]
-	s.elim = append(s.elim, elimination{v: s.ref(f.id[k], u), pivot: p, rhs: r})
+	ip := 1 / p
+	s.elim = append(s.elim, elimination{v: s.ref(f.id[k], u), inv: ip, rhs: r})
 	e := &s.elim[len(s.elim)-1]
 	for j := range f.n {
 		if j != k {
@@ -692,7 +713,7 @@ func (s *glsSolver) eliminateVar(f *form, k int, u int32) {
 		if i == k || f.h[i][k] == 0 {
 			continue
 		}
-		m := f.h[i][k] / p
+		m := f.h[i][k] * ip
 		for j := range f.n {
 			f.h[i][j] -= m * f.h[k][j]
 		}
@@ -713,7 +734,7 @@ func (s *glsSolver) eliminateVar(f *form, k int, u int32) {
 func (s *glsSolver) compact() {
 	elim := s.spare[:0]
 	for u := range s.ground + 1 {
-		if !s.isSplit[u] || s.dirty[u] {
+		if !s.split.has(u) || s.dirty.has(u) {
 			continue
 		}
 		from := int32(len(elim))
@@ -723,51 +744,20 @@ func (s *glsSolver) compact() {
 	s.spare, s.elim = s.elim, elim
 }
 
-// backSubstitute sets every node's value from the root down: a split
-// node first solves its eliminations (in reverse), which give the values
-// of its unobserved split children and of the blocks closed at it; an
-// unobserved node inside an unsplit subtree minimises
-// ½w(y − y_parent)² + ½a(y − z + m)², z its block's value (closed at an
-// ancestor). The edge flows w(y − y_parent) give the gradient ∂E/∂g_i as
-// the net flow at prefix i's node.
+// backSubstitute sets every node's value from the root down. The split
+// nodes' eliminations, solved in reverse, give the values of the free
+// blocks and of the unobserved split nodes; then prefix i's node has
+// y = g_i − F̂_i, and an unobserved node inside an unsplit subtree
+// minimises ½w(y − y_parent)² + ½a(y − z + m)², z its block's value. The
+// edge flows w(y − y_parent) give the gradient ∂E/∂g_i as the net flow
+// at prefix i's node.
 func (s *glsSolver) backSubstitute() {
 	t := s.t
-	clear(s.grad)
-	s.y[s.ground] = 0
-	for v := s.ground; v >= 0; v-- {
-		if s.isSplit[v] {
-			for i := s.to[v] - 1; i >= s.from[v]; i-- {
-				e := &s.elim[i]
-				x := e.rhs
-				for k := range e.n {
-					x -= e.h[k] * s.x[s.resolve(e.dep[k])]
-				}
-				s.x[s.resolve(e.v)] = x / e.pivot
-			}
-		}
-		if v == s.ground {
-			continue
-		}
-		p := t.parent[v]
-		if id := s.id[v]; id != v || s.isSplit[v] {
-			s.y[v] = s.off[v]
-			if id >= 0 {
-				s.y[v] += s.x[id]
-			}
-		} else {
-			z, val := s.blockVar(t.lo[v])
-			if z >= 0 {
-				val = s.x[z]
-			}
-			al := s.alpha[v]
-			s.y[v] = al*s.y[p] + (1-al)*(val-s.m[v])
-		}
-		flow := t.weight[v] * (s.y[v] - s.y[p])
-		if i := t.obs[v]; i >= 0 {
-			s.grad[i] += flow
-		}
-		if p != s.ground && t.obs[p] >= 0 {
-			s.grad[t.obs[p]] -= flow
+	for w := len(s.split) - 1; w >= 0; w-- {
+		for word := s.split[w]; word != 0; {
+			b := 63 - bits.LeadingZeros64(word)
+			word &^= 1 << b
+			s.solveAt(int32(w*64 + b))
 		}
 	}
 	for b := range len(s.pin) {
@@ -779,7 +769,53 @@ func (s *glsSolver) backSubstitute() {
 			s.g[i] = v
 		}
 	}
+	y, grad := s.y, s.grad
+	clear(grad)
+	y[s.ground] = 0
+	for v := s.ground - 1; v >= 0; v-- {
+		yp := y[t.parent[v]]
+		i := t.obs[v]
+		switch {
+		case i >= 0:
+			y[v] = s.g[i] - s.f[i]
+		case s.split.has(v):
+			y[v] = s.x[v]
+		default:
+			al := s.alpha[v]
+			y[v] = al*yp + (1-al)*(s.g[t.lo[v]]-s.m[v])
+		}
+		flow := t.weight[v] * (y[v] - yp)
+		if i >= 0 {
+			grad[i] += flow
+		}
+		if j := t.obsAbove[v]; j >= 0 {
+			grad[j] -= flow
+		}
+	}
 }
+
+// solveAt solves split node v's eliminations, in reverse.
+func (s *glsSolver) solveAt(v int32) {
+	for i := s.to[v] - 1; i >= s.from[v]; i-- {
+		e := &s.elim[i]
+		x := e.rhs
+		for k := range e.n {
+			x -= e.h[k] * s.x[s.resolve(e.dep[k])]
+		}
+		s.x[s.resolve(e.v)] = x * e.inv
+	}
+}
+
+// bitset is a set of nodes, a bit each.
+type bitset []uint64
+
+func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
+
+func (b bitset) has(v int32) bool { return b[v/64]&(1<<(uint32(v)%64)) != 0 }
+
+func (b bitset) add(v int32) { b[v/64] |= 1 << (uint32(v) % 64) }
+
+func (b bitset) remove(v int32) { b[v/64] &^= 1 << (uint32(v) % 64) }
 
 // energy returns E = ½ Σ_v w_v (y_v − y_parent(v))² at the last solve.
 func (s *glsSolver) energy() float64 {
@@ -797,29 +833,39 @@ func (s *glsSolver) energy() float64 {
 // accumulates from the row before it; within the block pinned at 0, from
 // the row after it.
 func (s *glsSolver) multipliers(act []bool) {
-	t := s.t
-	clear(s.lambda)
-	s.maxLambda = 0
+	lambda, grad := s.lambda, s.grad
+	clear(lambda)
 	for b := range len(s.pin) {
 		lo, hi := int(s.start[b]), int(s.start[b+1])
+		l := 0.0
 		if b == 0 && act[0] {
-			l := 0.0
 			for i := hi - 1; i >= lo; i-- {
-				l += s.grad[i]
-				s.lambda[i] = l
-				s.maxLambda = max(s.maxLambda, math.Abs(l))
+				l += grad[i]
+				lambda[i] = l
 			}
 			continue
 		}
-		l := 0.0
-		for i := lo; i < hi; i++ {
-			l -= s.grad[i]
-			if i+1 < hi || (b == len(s.pin)-1 && act[t.n]) {
-				s.lambda[i+1] = l
-				s.maxLambda = max(s.maxLambda, math.Abs(l))
-			}
+		for i := lo; i < hi-1; i++ {
+			l -= grad[i]
+			lambda[i+1] = l
+		}
+		if b == len(s.pin)-1 && act[s.t.n] {
+			lambda[hi] = l - grad[hi-1]
 		}
 	}
+	s.maxLambda = maxAbs(lambda)
+}
+
+// maxAbs returns max |x_i| (0 for none), x finite. It compares rather
+// than calling max, whose NaN and signed-zero rules make a slow chain.
+func maxAbs(x []float64) float64 {
+	m := 0.0
+	for _, v := range x {
+		if a := math.Abs(v); a > m {
+			m = a
+		}
+	}
+	return m
 }
 
 // activeSet runs the primal–dual active-set method (Hintermüller, Ito
@@ -831,7 +877,7 @@ func (s *glsSolver) multipliers(act []bool) {
 // maxIter.
 func (s *glsSolver) activeSet(act []bool, maxIter int) (int, bool) {
 	n := s.t.n
-	slackTol := 1e-12 * (1 + max(slices.Max(s.f), -slices.Min(s.f)))
+	slackTol := 1e-12 * (1 + maxAbs(s.f))
 	for it := 1; it <= maxIter; it++ {
 		if !slices.Contains(act, false) {
 			act[n] = false // g ≡ 0 and g ≡ 1 at once: free the top

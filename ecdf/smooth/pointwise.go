@@ -9,24 +9,9 @@ package smooth
 // isotonic fit gives the bounded optimum exactly. f must be finite (Apply
 // checks it).
 func PointwiseL2(f []float64) []float64 {
-	type block struct {
-		sum   float64
-		count int
-	}
-	stack := make([]block, 0, len(f))
-	for _, v := range f {
-		stack = append(stack, block{v, 1})
-		for len(stack) > 1 {
-			a, b := stack[len(stack)-2], stack[len(stack)-1]
-			if a.sum*float64(b.count) <= b.sum*float64(a.count) {
-				break
-			}
-			stack = append(stack[:len(stack)-2], block{a.sum + b.sum, a.count + b.count})
-		}
-	}
 	z := make([]float64, 0, len(f))
-	for _, b := range stack {
-		v := clip(b.sum / float64(b.count))
+	for _, b := range pava(f) {
+		v := b.value()
 		for range b.count {
 			z = append(z, v)
 		}
@@ -34,6 +19,32 @@ func PointwiseL2(f []float64) []float64 {
 	// Adjacent block means are ordered exactly as products, but each
 	// division rounds: lift the one-ulp decreases that can remain.
 	return nonDecreasing(z)
+}
+
+// pavaBlock is a block of pooled points: count of them, summing to sum.
+type pavaBlock struct {
+	sum   float64
+	count int
+}
+
+// value is the block's mean clipped to [0, 1].
+func (b pavaBlock) value() float64 { return clip(b.sum / float64(b.count)) }
+
+// pava pools adjacent violators of f: the blocks of its unbounded
+// isotonic fit, in order.
+func pava(f []float64) []pavaBlock {
+	stack := make([]pavaBlock, 0, len(f))
+	for _, v := range f {
+		stack = append(stack, pavaBlock{v, 1})
+		for len(stack) > 1 {
+			a, b := stack[len(stack)-2], stack[len(stack)-1]
+			if a.sum*float64(b.count) <= b.sum*float64(a.count) {
+				break
+			}
+			stack = append(stack[:len(stack)-2], pavaBlock{a.sum + b.sum, a.count + b.count})
+		}
+	}
+	return stack
 }
 
 // pointwiseL1 returns a non-decreasing curve z in [0, 1] that minimises

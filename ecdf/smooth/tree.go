@@ -117,17 +117,23 @@ func curveViolation(f []float64) float64 {
 }
 
 // exactTreeL2 runs the active-set method from the rows active at the
-// pointwise solution PointwiseL2(F̂) (its pooled neighbours and clipped
-// ends). It returns false if the active set has not settled within
-// maxActiveSetIterations.
+// pointwise solution PointwiseL2(F̂), read from its blocks: the rows
+// inside a block, between blocks of equal clipped value, and the bounds
+// a clipped end meets. It returns false if the active set has not
+// settled within maxActiveSetIterations.
 func exactTreeL2(f []float64, t *pathTree, initial float64) ([]float64, treeStats, bool) {
 	n := len(f)
 	act := make([]bool, n+1)
-	z := PointwiseL2(f)
-	act[0], act[n] = z[0] == 0, z[n-1] == 1
-	for r := 1; r < n; r++ {
-		act[r] = z[r] == z[r-1]
+	i, prev := 0, 0.0
+	for _, b := range pava(f) {
+		v := b.value()
+		act[i] = v == prev // g_1 ≥ 0 (0 = prev at i = 0), or equal neighbours
+		for r := i + 1; r < i+b.count; r++ {
+			act[r] = true
+		}
+		i, prev = i+b.count, v
 	}
+	act[n] = prev == 1
 	s := newGLSSolver(t, f)
 	defer s.release()
 	it, ok := s.activeSet(act, maxActiveSetIterations)
@@ -135,11 +141,15 @@ func exactTreeL2(f []float64, t *pathTree, initial float64) ([]float64, treeStat
 		return nil, treeStats{}, false
 	}
 	st := treeStats{Exact: true, Iterations: it, Converged: true, InitialViolation: initial, Objective: s.energy()}
-	for r, l := range s.lambda {
+	for r, l := range s.lambda { // comparisons, not max: see maxAbs
 		sl := s.slack(r)
-		st.Violation = max(st.Violation, -sl)
+		if -sl > st.Violation {
+			st.Violation = -sl
+		}
 		st.Gap += l * sl
-		st.NegativeMultiplier = max(st.NegativeMultiplier, -l)
+		if -l > st.NegativeMultiplier {
+			st.NegativeMultiplier = -l
+		}
 	}
 	st.Gap = math.Abs(st.Gap)
 	g := slices.Clone(s.g)
@@ -148,7 +158,9 @@ func exactTreeL2(f []float64, t *pathTree, initial float64) ([]float64, treeStat
 		if i > 0 {
 			g[i] = max(g[i], g[i-1])
 		}
-		st.Repair = max(st.Repair, math.Abs(g[i]-s.g[i]))
+		if d := math.Abs(g[i] - s.g[i]); d > st.Repair {
+			st.Repair = d
+		}
 	}
 	return g, st, true
 }
