@@ -125,7 +125,7 @@ func New(ctx context.Context, cfg Config, parties []*party.Party) (*Deployment, 
 		return nil, err
 	}
 	group := &localParties{net: l.Network, dataset: cfg.Dataset, probability: cfg.Probability, parties: parties}
-	if err := group.each(ctx, len(parties), func(ctx context.Context, k int, s party.Servers) error {
+	upload := func(ctx context.Context, k int, s party.Servers) error {
 		switch {
 		case cfg.Unverified:
 			return parties[k].UploadKeys(ctx, s)
@@ -133,19 +133,28 @@ func New(ctx context.Context, cfg Config, parties []*party.Party) (*Deployment, 
 			return parties[k].UploadVerifiedKeys(ctx, s)
 		}
 		return parties[k].UploadVerified(ctx, s)
-	}); err != nil {
-		return nil, err
+	}
+	// With verification the servers verify after every verifyEvery
+	// uploads, so that they hold at most that many undecided ones.
+	block := len(parties)
+	if !cfg.Unverified {
+		block = verifyEvery
+	}
+	for first := 0; first < len(parties); first += block {
+		if err := group.each(ctx, first, min(block, len(parties)-first), upload); err != nil {
+			return nil, err
+		}
+		if err := l.verify(ctx, cfg); err != nil {
+			return nil, err
+		}
 	}
 	if !cfg.Unverified {
 		if err := l.malicious(ctx, cfg, group); err != nil {
 			return nil, err
 		}
-		before := l.Network.Stats(helperPeer)
-		if err := l.Leader.Verify(ctx); err != nil {
+		if err := l.verify(ctx, cfg); err != nil {
 			return nil, err
 		}
-		after := l.Network.Stats(helperPeer)
-		l.verifyBytes = after.BytesSent + after.BytesReceived - before.BytesSent - before.BytesReceived
 	}
 	var err error
 	l.UStat, err = remote.New(backend, l.Network.Conn(analystPeer), leaderPeer, cfg.Dataset)
@@ -153,6 +162,26 @@ func New(ctx context.Context, cfg Config, parties []*party.Party) (*Deployment, 
 		return nil, err
 	}
 	return l, nil
+}
+
+// verifyEvery is the number of uploads after which a verified local
+// deployment has its servers verify what they hold (a variable for the
+// tests).
+var verifyEvery = 1 << 14
+
+// verify has the leader verify every report the servers hold (nothing
+// for an unverified deployment), adding the bytes the servers exchange.
+func (l *Deployment) verify(ctx context.Context, cfg Config) error {
+	if cfg.Unverified {
+		return nil
+	}
+	before := l.Network.Stats(helperPeer)
+	if err := l.Leader.Verify(ctx); err != nil {
+		return err
+	}
+	after := l.Network.Stats(helperPeer)
+	l.verifyBytes += after.BytesSent + after.BytesReceived - before.BytesSent - before.BytesReceived
+	return nil
 }
 
 // servers starts the leader and the helper of cfg, sharing a fresh
@@ -203,9 +232,8 @@ func (l *Deployment) malicious(ctx context.Context, cfg Config, group *localPart
 		}
 	}
 	first := len(group.parties)
-	return group.each(ctx, len(uploads), func(ctx context.Context, k int, _ party.Servers) error {
-		s := party.Servers{Conn: l.Network.Conn(partyPeer(first + k)), Leader: leaderPeer, Helper: helperPeer, Dataset: cfg.Dataset, Probability: cfg.Probability}
-		if err := uploads[k](ctx, s); err != nil && !errors.Is(err, verify.ErrMalformed) && !errors.Is(err, verify.ErrMismatch) {
+	return group.each(ctx, first, len(uploads), func(ctx context.Context, k int, s party.Servers) error {
+		if err := uploads[k-first](ctx, s); err != nil && !errors.Is(err, verify.ErrMalformed) && !errors.Is(err, verify.ErrMismatch) {
 			return err
 		}
 		return nil
@@ -262,9 +290,9 @@ type localParties struct {
 	parties     []*party.Party
 }
 
-// each runs fn for k = 0, …, n−1, with party k's servers, and returns
-// the first error.
-func (g *localParties) each(ctx context.Context, n int, fn func(context.Context, int, party.Servers) error) error {
+// each runs fn for k = first, …, first+n−1, with party k's servers, and
+// returns the first error.
+func (g *localParties) each(ctx context.Context, first, n int, fn func(context.Context, int, party.Servers) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	next := make(chan int)
@@ -287,7 +315,7 @@ func (g *localParties) each(ctx context.Context, n int, fn func(context.Context,
 		}()
 	}
 feed:
-	for k := range n {
+	for k := first; k < first+n; k++ {
 		select {
 		case next <- k:
 		case <-ctx.Done():

@@ -110,6 +110,15 @@ func TestMaliciousPartiesDoNotMoveTheRelease(t *testing.T) {
 	for _, backend := range append(verifiedBackends, probabilityDCF) {
 		t.Run(backend, func(t *testing.T) { maliciousDoNotMove(t, backend) })
 	}
+	// Uploads verified in blocks of 7 (New verifies every verifyEvery
+	// uploads): every party uploads once, in its own name.
+	t.Run("blocks", func(t *testing.T) {
+		defer func(n int) { verifyEvery = n }(verifyEvery)
+		verifyEvery = 7
+		for _, backend := range verifiedBackends {
+			t.Run(backend, func(t *testing.T) { maliciousDoNotMove(t, backend) })
+		}
+	})
 }
 
 func maliciousDoNotMove(t *testing.T, backend string) {
