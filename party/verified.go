@@ -76,12 +76,18 @@ func UploadReport(ctx context.Context, s Servers, r verify.Report) error {
 // with correlated randomness the servers check them with, the report ID
 // as the nonce; randomness from rand, crypto/rand when nil.
 func (p *Party) VerifiedKeys(probability bool, rand io.Reader) (vdcf.Report, error) {
+	return p.VerifiedKeysAt(p.report, probability, rand)
+}
+
+// VerifiedKeysAt is VerifiedKeys under the report ID id instead of the
+// party's own (VerifiedReportAt).
+func (p *Party) VerifiedKeysAt(id payload.ReportID, probability bool, rand io.Reader) (vdcf.Report, error) {
 	if !probability {
 		s, err := vdcf.New(p.bins)
-		return encodeAt[vdcf.Report](p, p.report, s, err, rand)
+		return encodeAt[vdcf.Report](p, id, s, err, rand)
 	}
 	s, err := vdcf.NewWithProbability(p.bins)
-	return encodeAt[vdcf.Report](p, p.report, withProbability{s, p.payload[payload.Probability]}, err, rand)
+	return encodeAt[vdcf.Report](p, id, withProbability{s, p.payload[payload.Probability]}, err, rand)
 }
 
 // withProbability is the encoder of a vdcf scheme that carries the

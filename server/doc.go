@@ -159,8 +159,8 @@
 // vdcf.NewWithProbability, adds their probability shares too and releases
 // them; one that does not refuses probability releases (ErrPolicy).
 // Dataset.Unverified keeps the unchecked Z_2^64 keys of §4.2, folded as
-// below: package deploy still runs its dcf datasets so, and simulate
-// --unverified measures the cost of verification with it. An
+// below: simulate --unverified measures the cost of verification with
+// it (package deploy verifies both backends). An
 // unverified dataset verifies nothing: a party's keys may carry any
 // payload, and the servers add it in unchecked.
 //

@@ -14,27 +14,40 @@ import (
 // being created: the release may be agreeing on the reports to drop.
 var ErrBusy = errors.New("a release is being created")
 
-// ReportIDs returns the sorted IDs of the reports the server holds for
-// dataset. They are sorted after the server's lock is released, so that
-// uploads do not wait for it.
-func (s *Server) ReportIDs(dataset string) ([]payload.ReportID, error) {
+// ReportIDs returns, sorted, the IDs of the reports of dataset the
+// server knows, which the two servers compare to find the reports only
+// one holds, and those of them it holds open: not yet final, so that a
+// release may never include them and DropReports may drop them. For an
+// unverified dataset both are the reports it holds; for a verified one,
+// ids are those it holds undecided and those it decided (accepted or
+// rejected), and open the undecided ones, so that a report decided at
+// both servers is never one server's alone. They are sorted after the
+// server's lock is released, so that uploads do not wait for it.
+func (s *Server) ReportIDs(dataset string) (ids, open []payload.ReportID, err error) {
 	s.mu.Lock()
 	d, err := s.dataset(dataset)
 	if err != nil {
 		s.mu.Unlock()
-		return nil, err
+		return nil, nil, err
 	}
-	ids := make([]payload.ReportID, 0, len(d.reports))
-	for id := range d.reports {
-		ids = append(ids, id)
+	if v := d.verified; v != nil {
+		ids = slices.AppendSeq(slices.Collect(maps.Keys(v.final)), maps.Keys(v.uploads))
+		open = slices.Collect(maps.Keys(v.uploads))
+	} else {
+		ids = slices.Collect(maps.Keys(d.reports))
 	}
 	s.mu.Unlock()
 	slices.SortFunc(ids, payload.CompareIDs)
-	return ids, nil
+	if d.verified == nil {
+		return ids, ids, nil
+	}
+	slices.SortFunc(open, payload.CompareIDs)
+	return ids, open, nil
 }
 
 // State returns the server's part of a status report on dataset: its
-// role, the number of reports it holds, its ledger and its recorded
+// role, the number of reports it counts and, of a verified dataset, of
+// those it holds undecided and those it rejected, its ledger and its recorded
 // releases (by ID) with what each charged.
 func (s *Server) State(dataset string) (protocol.ServerState, error) {
 	s.mu.Lock()
@@ -49,6 +62,9 @@ func (s *Server) State(dataset string) (protocol.ServerState, error) {
 		return st, fmt.Errorf("%s: %w", s.cfg.Role, err)
 	}
 	st.Reports = len(d.reports)
+	if d.verified != nil {
+		st.Held = len(d.verified.uploads)
+	}
 	st.SpentEpsilon, st.SpentDelta = spent.Epsilon, spent.Delta
 	st.TotalEpsilon, st.TotalDelta = d.Budget.Epsilon, d.Budget.Delta
 	for id, rel := range d.releases {

@@ -57,7 +57,7 @@ func TestDropReports(t *testing.T) {
 	if err != nil || !slices.Equal(dropped, []payload.ReportID{orphan}) {
 		t.Fatalf("DropReports dropped %v (%v), want only the leader-only %v", dropped, err, orphan)
 	}
-	if ids, _ := p.leader.ReportIDs("d"); len(ids) != 2 {
+	if ids, _, _ := p.leader.ReportIDs("d"); len(ids) != 2 {
 		t.Errorf("the leader holds %d reports after the drop, want 2", len(ids))
 	}
 	if n := p.total(t, rel); n != 2 {

@@ -30,13 +30,12 @@ type demoOptions struct {
 	keep, verbose bool
 	upload        string
 	backend       string
-	// malicious is the number of malicious parties (demoMalicious with
-	// the additive backend if negative, none with dcf).
+	// malicious is the number of malicious parties (demoMalicious if
+	// negative).
 	malicious int
 }
 
-// demoMalicious is the demo's default number of malicious parties with
-// the additive backend.
+// demoMalicious is the demo's default number of malicious parties.
 const demoMalicious = 3
 
 // newDemoCommand builds the "demo" command.
@@ -48,10 +47,12 @@ func newDemoCommand() *cobra.Command {
 		Long: `demo runs a whole deployment on this machine: it makes the keys and the
 manifest in a temporary directory, starts the leader and the helper as
 server processes on 127.0.0.1, uploads --parties synthetic records (each
-party its own libp2p host) and, with the additive backend (the default),
-the invalid reports of --malicious parties (3 by default: an altered
-histogram, another report's share or proof, a truncated share, in turn),
-which both servers verify and reject; as the analyst it prints what was
+party its own libp2p host) and the invalid reports of --malicious parties
+(3 by default, one per rejection reason in turn: with the additive backend
+(the default) an altered histogram, another report's share or proof, a
+truncated share; with dcf a payload other than one record, a truncated
+share, shares swapped), which both servers verify and reject; as the
+analyst it prints what was
 rejected, per reason, and the private ECDF with its quantiles, the ROC
 AUC and the Hosmer–Lemeshow test from the same ROC release, over the
 honest parties only; then it stops the servers and, without --keep,
@@ -78,26 +79,21 @@ the directory too; on Linux the servers also die if the demo is killed.`,
 	f.IntVar(&o.bins, "bins", 64, binsUsage("suits the demo's few parties"))
 	f.Float64Var(&o.epsilon, "epsilon", 1, "ε of the release")
 	f.StringVar(&o.upload, "upload", deploy.UploadDirect, "upload mode: direct or relay (through the leader, HPKE-sealed to the helper)")
-	f.StringVar(&o.backend, "backend", string(server.Additive), "secure-sum backend: additive (verified one-hot histograms) or dcf (DCF keys, not verified over the network yet)")
-	f.IntVar(&o.malicious, "malicious", -1, fmt.Sprintf("number of malicious parties, each uploading an invalid report both servers reject (default %d with --backend additive; dcf: 0 only)", demoMalicious))
+	f.StringVar(&o.backend, "backend", string(server.Additive), "secure-sum backend: additive (verified one-hot histograms) or dcf (verified DCF keys, probability included)")
+	f.IntVar(&o.malicious, "malicious", -1, fmt.Sprintf("number of malicious parties, each uploading an invalid report both servers reject (default %d)", demoMalicious))
 	f.BoolVar(&o.verbose, "verbose", false, "show the servers' INFO logs (by default only their warnings and errors)")
 	f.BoolVar(&o.keep, "keep", false, "keep the keys, manifest, stores and logs in the temporary directory")
 	return cmd
 }
 
-// resolveMalicious sets the default number of malicious parties and
-// refuses them with a backend that does not verify reports.
+// resolveMalicious checks the backend and sets the default number of
+// malicious parties.
 func (o *demoOptions) resolveMalicious() error {
-	additive := o.backend == string(server.Additive)
 	switch {
 	case o.backend != string(server.Additive) && o.backend != string(server.DCF):
 		return fmt.Errorf("--backend %q: want additive or dcf", o.backend)
-	case o.malicious < 0 && additive:
-		o.malicious = demoMalicious
 	case o.malicious < 0:
-		o.malicious = 0
-	case o.malicious > 0 && !additive:
-		return fmt.Errorf("--malicious %d with --backend %s: only the additive backend verifies reports over the network; use --backend additive, or --malicious 0", o.malicious, o.backend)
+		o.malicious = demoMalicious
 	}
 	return nil
 }
@@ -322,13 +318,10 @@ func demoAnalyst(ctx context.Context, out io.Writer, bar *progress, m *deploy.Ma
 	return err
 }
 
-// demoRejected prints, for the additive backend, the reports each server
-// rejected at verification, per reason (fedecdf status), and the n of
-// the release: the honest parties only.
+// demoRejected prints the reports each server rejected at verification,
+// per reason (fedecdf status), and the n of the release: the honest
+// parties only.
 func demoRejected(ctx context.Context, out io.Writer, m *deploy.Manifest, id *deploy.Identity, n int64) error {
-	if m.Backend != string(server.Additive) {
-		return nil
-	}
 	st, err := deploy.AskStatus(ctx, m, id, p2p.Config{})
 	if err != nil {
 		return err

@@ -135,7 +135,7 @@ func (o *manifestOptions) addFlags(cmd *cobra.Command) {
 	f.Float64Var(&m.Budget.Epsilon, "budget-epsilon", 4, "total ε of all releases of the dataset")
 	f.Float64Var(&m.Budget.Delta, "budget-delta", 0, "total δ of all releases of the dataset")
 	f.IntVar(&m.MinReports, "min-reports", 100, "minimum number of reports before any release")
-	f.StringVar(&m.Backend, "backend", string(server.DCF), "secure-sum backend: dcf (DCF keys; reports not verified over the network yet; carries the probability) or additive (Prio3-verified one-hot histograms: invalid reports rejected at both servers; no probability component)")
+	f.StringVar(&m.Backend, "backend", string(server.DCF), "secure-sum backend: dcf (verified DCF keys, the probability included) or additive (Prio3-verified one-hot histograms; no probability component): both reject invalid reports at both servers")
 	f.StringVar(&m.Upload, "upload", deploy.UploadDirect, "how parties upload: direct (each server its key over Noise) or relay (through the leader, the helper's key HPKE-sealed to the helper)")
 }
 

@@ -51,7 +51,9 @@ reason; failures at error. The leader checks every --peer-check that it
 reaches the helper.
 
 Reports held by one server only (an upload that reached one server: the
-helper down or refusing it) are never in a release. They are found when the
+helper down, say), received and not yet verified there and unknown to the
+other, are never in a release; a report either server rejected is rejected
+at both, and one verified at both never is one server's only. They are found when the
 leader compares the two report sets (fedecdf status, and a periodic check
 when the sets differ), logged and shown by fedecdf status. A party completes
 its upload by running fedecdf party --csv again with the same --row-key (the
@@ -60,8 +62,9 @@ removes, at this server only, those received longer than AGE ago.
 
 --metrics HOST:PORT serves Prometheus text-format metrics at /metrics:
 reports accepted, duplicate, rejected and purged, releases and queries,
-reports held and held here only, budget spent and total, and whether the
-other server is reachable.
+reports counted (verified), held (not yet verified) and held here only,
+rejections at verification per reason, budget spent and total, and whether
+the other server is reachable.
 
 Connection limits: each party opens a connection or two, often briefly,
 and many parties may share one IPv4 address (a NAT, or one machine

@@ -29,8 +29,10 @@ func newStatusCommand() *cobra.Command {
 		Long: `status asks the leader, under an analyst's or an operator's key of the
 manifest (fedecdf manifest --operator), how the deployment is; the leader compares its report set with the helper's (within
 its --peer-timeout) and answers for both servers: their versions, the reports
-each holds, held by both, and held by one server only (an upload that reached
-one server; never in a release: see fedecdf server --help), each ledger's
+each counts (verified and accepted), holds undecided (received, not yet
+verified), rejected (per reason), known to both, and held by one server only
+(an upload that reached one server; never in a release: see fedecdf server
+--help), each ledger's
 spent and total budget, the releases (ID, mechanism, ε and δ charged), each
 server's last warnings and errors, and whether the leader reaches the helper.
 Report counts and error lines are shown to an operator, and to an analyst
@@ -94,7 +96,8 @@ func writeStatus(out io.Writer, st *deploy.Status) error {
 
 func writeServerStatus(w io.Writer, sv deploy.ServerStatus) {
 	if sv.Reports != nil {
-		fmt.Fprintf(w, "  reports held\t%d\n", *sv.Reports)
+		fmt.Fprintf(w, "  reports counted\t%d\n", *sv.Reports)
+		fmt.Fprintf(w, "  held, undecided\t%d\n", *sv.Held)
 		fmt.Fprintf(w, "  held here only\t%d%s\n", *sv.OneServerOnly, optional(" (compared %s)", sv.ComparedAt))
 	}
 	if sv.Rejected != nil {

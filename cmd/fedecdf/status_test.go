@@ -32,7 +32,8 @@ func objectKeys(t *testing.T, raw json.RawMessage) [][]string {
 }
 
 // fedecdf status over an in-process deployment with a report the helper
-// refused: the text and the JSON show it held by the leader only, the
+// refused: the text and the JSON show it held undecided by the leader
+// only, the two reports both verified counted at both, the
 // JSON keys are those docs/json.md documents, and a key that is no
 // analyst's, or a bad --format, is refused.
 func TestStatusCommand(t *testing.T) {
@@ -47,8 +48,10 @@ func TestStatusCommand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if x == 0.9 {
-			r.Helper = r.Leader // the helper refuses the leader's key: a leader-only report
+		if x == 0.9 { // the helper refuses an upload to another dataset: a leader-only report
+			elsewhere := *r.Helper
+			elsewhere.Dataset = "elsewhere"
+			r.Helper = &elsewhere
 		}
 		if _, err := p.Send(context.Background(), r); (err != nil) != (x == 0.9) {
 			t.Fatalf("upload of %g: %v", x, err)
@@ -69,7 +72,7 @@ func TestStatusCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`leader → helper\s+reachable`, `held by both\s+2\n`, `leader\s.*\n  reports held\s+3\n  held here only\s+1 \(compared`, `helper\s.*\n  reports held\s+2\n  held here only\s+0 `, `level=WARN msg="report refused" role=helper`} {
+	for _, want := range []string{`leader → helper\s+reachable`, `held by both\s+2\n`, `leader\s.*\n  reports counted\s+2\n  held, undecided\s+1\n  held here only\s+1 \(compared`, `helper\s.*\n  reports counted\s+2\n  held, undecided\s+0\n  held here only\s+0 `, `level=WARN msg="report refused" role=helper`} {
 		if !regexp.MustCompile(want).MatchString(text) {
 			t.Errorf("status text does not match %q:\n%s", want, text)
 		}
@@ -83,8 +86,8 @@ func TestStatusCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		t.Fatal(err)
 	}
-	if *st.ReportsBoth != 2 || *st.Servers[0].Reports != 3 || *st.Servers[0].OneServerOnly != 1 || *st.Servers[1].OneServerOnly != 0 {
-		t.Errorf("status %s: want 2 held by both, 3 at the leader of which 1 only there", out)
+	if *st.ReportsBoth != 2 || *st.Servers[0].Reports != 2 || *st.Servers[0].Held != 1 || *st.Servers[0].OneServerOnly != 1 || *st.Servers[1].OneServerOnly != 0 {
+		t.Errorf("status %s: want 2 known to both, the leader counting 2 and holding 1 undecided, only there", out)
 	}
 	checkDocumented(t, "status", jsonKeys(t, out), docTable(t, "status"), nil)
 	var top map[string]json.RawMessage

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/libp2p/go-libp2p/core/crypto"
@@ -16,7 +17,6 @@ import (
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
-	"github.com/fedecdf/fedecdf/internal/verify"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/server"
 )
@@ -68,44 +68,43 @@ type Report struct {
 }
 
 // NewReport validates inst against the manifest's grid, draws a report
-// ID and the DCF key pair of its bin and payload (dp-ecdf §4.2), or for
-// the additive backend its verified report (party.VerifiedReport).
+// ID and its verified report: for the dcf backend the verified DCF keys
+// of its bin, count, label and probability (party.VerifiedKeys; dp-ecdf
+// §4.2), for the additive backend its Prio3 report
+// (party.VerifiedReport).
 func (p *Party) NewReport(inst party.Instance) (*Report, error) {
 	pt, err := party.New(inst, p.grid)
 	if err != nil {
 		return nil, err
 	}
-	if p.additive() {
-		r, err := pt.VerifiedReport(nil)
+	return p.report(pt, pt.ReportID(), nil)
+}
+
+// report is the party's verified report under the report ID id, its
+// randomness from rand (crypto/rand when nil).
+func (p *Party) report(pt *party.Party, id payload.ReportID, rand io.Reader) (*Report, error) {
+	if p.m.Backend == string(server.Additive) {
+		r, err := pt.VerifiedReportAt(id, rand)
 		if err != nil {
 			return nil, err
 		}
-		return p.verifiedReport(r), nil
+		return p.verifiedReport(r.Nonce, r.Public, r.Shares), nil
 	}
-	lk, hk, err := pt.DCFKeys(nil)
+	r, err := pt.VerifiedKeysAt(id, true, rand) // a dcf manifest collects the probability
 	if err != nil {
 		return nil, err
 	}
-	id := pt.ReportID()
-	return &Report{
-		ID:     id,
-		Leader: &protocol.Upload{Dataset: p.m.Dataset, Report: id, Key: lk},
-		Helper: &protocol.Upload{Dataset: p.m.Dataset, Report: id, Key: hk},
-	}, nil
+	return p.verifiedReport(r.Nonce, nil, r.Shares), nil
 }
 
-// additive reports whether the manifest's dataset runs the additive
-// backend.
-func (p *Party) additive() bool { return p.m.Backend == string(server.Additive) }
-
-// verifiedReport is the upload of a verified report r to each server:
-// the public share and that server's input share, under the report ID
-// r.Nonce.
-func (p *Party) verifiedReport(r verify.Report) *Report {
+// verifiedReport is the upload of a verified report to each server: the
+// public share (none for the dcf backend) and that server's share, under
+// the report ID id.
+func (p *Party) verifiedReport(id payload.ReportID, public []byte, shares [2][]byte) *Report {
 	return &Report{
-		ID:     r.Nonce,
-		Leader: &protocol.Upload{Dataset: p.m.Dataset, Report: r.Nonce, Public: r.Public, Share: r.Shares[0]},
-		Helper: &protocol.Upload{Dataset: p.m.Dataset, Report: r.Nonce, Public: r.Public, Share: r.Shares[1]},
+		ID:     id,
+		Leader: &protocol.Upload{Dataset: p.m.Dataset, Report: id, Public: public, Share: shares[0]},
+		Helper: &protocol.Upload{Dataset: p.m.Dataset, Report: id, Public: public, Share: shares[1]},
 	}
 }
 

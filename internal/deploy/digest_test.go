@@ -13,7 +13,7 @@ import (
 // katManifest is a fixed manifest (fixed peer IDs, no keys needed).
 func katManifest() *Manifest {
 	return &Manifest{
-		Version: ManifestVersion, Protocol: 4, Dataset: "kat", Backend: string(server.DCF), Upload: UploadDirect,
+		Version: 2, Protocol: 4, Dataset: "kat", Backend: string(server.DCF), Upload: UploadDirect,
 		Leader:     Endpoint{Public: Public{PeerID: "12D3KooWLeader"}, Addrs: []string{"/ip4/10.0.0.1/tcp/4001"}},
 		Helper:     Endpoint{Public: Public{PeerID: "12D3KooWHelper", HPKESuite: "kat", HPKEPublicKey: []byte{1, 2, 3}}, Addrs: []string{"/ip4/10.0.0.2/tcp/4002"}},
 		Analysts:   []string{"12D3KooWAnalyst"},

@@ -32,9 +32,10 @@
 // prefixes to read.
 //
 // Upload mode "direct": a party validates its record, draws a report ID
-// and the DCF key pair of its bin and payload vector (dp-ecdf §4.2,
-// BCG+21; the additive backend: its verified report, below), and sends
-// each server its own key over a Noise channel to
+// and its verified report (the dcf backend: the field DCF keys of its bin
+// and payload vector with correlated randomness, internal/vdcf; the
+// additive backend: a Prio3 report, below), and sends each server its
+// own share over a Noise channel to
 // that server, to both at once; it is then free to go offline. The same
 // encoded upload is resent on retries (each server's on its own, with
 // backoff, for the transport's retry window), and servers drop
@@ -61,11 +62,16 @@
 // removes that report from every release (both servers sum the agreed
 // set).
 //
-// Additive backend (manifest "backend": "additive"). A party's upload is
-// its verified report (party.VerifiedReport: a Prio3Histogram of its bin
-// and label, the public share and one input share per server, its report
-// ID as the nonce), in either upload mode; a row of a file derives its
-// sharding randomness from the row key as the DCF keys are. The leader
+// Verified reports, both backends. A party's upload is its verified
+// report: for "backend": "additive", party.VerifiedReport (a
+// Prio3Histogram of its bin and label, the public share and one input
+// share per server, its report ID as the nonce); for "dcf", the default,
+// party.VerifiedKeys with the probability (vdcf.NewWithProbability: one
+// field DCF key per server and the correlated randomness the servers
+// check it with). Either goes in either upload mode; a row of a file
+// derives its randomness from the row key. A manifest of version 2,
+// whose dcf parties uploaded bare Z_2^64 DCF keys, is refused, and so is
+// a store holding such a key (ErrUnverifiedStore). The leader
 // verifies the reports both servers hold with the helper (Prepare,
 // Prepared, Decide over the peer protocol) every PeerCheck and before
 // every release; each server verifies a report only once its upload is
@@ -135,9 +141,12 @@
 // ServerConfig.PeerCheck that it reaches the helper, within PeerTimeout,
 // sending the size and digest of its report set; when the sets differ
 // (at most every OrphanCheck), and for every AskStatus, it sends
-// every report ID, and the helper answers with the leader's IDs it
-// lacks: each server then knows the reports only it holds. These
-// "orphans" are never in a release (releases sum the reports both hold);
+// every report ID (those it holds undecided or has decided), and the
+// helper answers with the leader's IDs it does not know: each server
+// then knows the reports it holds undecided that the other does not
+// know (server.Server.ReportIDs; a report decided at both, accepted or
+// rejected, never is one). These "orphans" are never in a release
+// (releases sum the reports both accepted);
 // they are logged, counted by status and the metrics endpoint
 // (ServerConfig.Metrics, Prometheus text format), and with PurgeAfter
 // removed at that server once older than it (server.Server.DropReports,

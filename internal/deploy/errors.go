@@ -30,6 +30,10 @@ var (
 	// ErrRelayFailed: in relay mode the leader stored its share of a
 	// report but could not deliver the sealed share to the helper.
 	ErrRelayFailed = errors.New("the leader could not relay the sealed share to the helper")
+	// ErrUnverifiedStore: the server's store holds a bare DCF key, the
+	// upload of a dcf deployment before its reports were verified
+	// (manifest version 2), which no verified dataset can count.
+	ErrUnverifiedStore = errors.New("the store holds unverified DCF keys")
 )
 
 // Held is the set of servers that acknowledged (durably stored) a

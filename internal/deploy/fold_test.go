@@ -3,45 +3,34 @@ package deploy
 import (
 	"context"
 	"testing"
-
-	"github.com/fedecdf/fedecdf/internal/p2p"
-	"github.com/fedecdf/fedecdf/internal/protocol"
-	"github.com/fedecdf/fedecdf/party"
 )
 
-// TestReportAtLeaderOnlyFoldedOutFromStore: a report only the leader
-// holds is folded into its aggregate on upload; the release leaves it
-// out, so the leader subtracts it again from its key read back from its
-// bbolt store, and its counts are the plain ones at ε = 2^48 — also when
-// both servers restart and rebuild their aggregates from their stores
-// before the release is read again.
-func TestReportAtLeaderOnlyFoldedOutFromStore(t *testing.T) {
+// TestReportAtLeaderOnlyLeftOutAcrossRestart: a verified report only the
+// leader holds is never counted: its verification finds the helper
+// lacking it and leaves it undecided, so the release sums the other
+// reports alone and its counts are the plain ones at ε = 2^48 — also
+// when both servers restart and rebuild their state from their stores
+// (the leader still holds the report, undecided) before the release is
+// read again and a new one is made. Once the helper gets its share, the
+// report is verified and counted.
+func TestReportAtLeaderOnlyLeftOutAcrossRestart(t *testing.T) {
 	const n = 6
 	d := newDeployment(t, hugeEpsilon, n)
-	inst := instances(n, 3)
+	inst := instances(n+1, 3)
 	p := d.newParty()
-	for _, x := range inst {
+	for _, x := range inst[:n] {
 		if _, err := p.Submit(context.Background(), x); err != nil {
 			t.Fatal(err)
 		}
 	}
-	g, err := d.m.NewGrid()
+	extra, err := p.NewReport(inst[n])
 	if err != nil {
 		t.Fatal(err)
 	}
-	extra, err := party.New(party.Instance{Score: 0.05, Label: 1}, g)
-	if err != nil {
+	if err := upload(p, LeaderName, extra.Leader); err != nil {
 		t.Fatal(err)
 	}
-	leaderKey, _, err := extra.DCFKeys(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := &protocol.Upload{Dataset: d.m.Dataset, Report: extra.ReportID(), Key: leaderKey}
-	if _, err := protocol.Call[*protocol.Ack](context.Background(), p.host.Conn(p2p.ReportProtocol), LeaderName, up); err != nil {
-		t.Fatal(err)
-	}
-	want := plainCounts(t, d.m, inst)
+	want := plainCounts(t, d.m, inst[:n])
 	first := d.query()
 	checkExact(t, first, want)
 
@@ -55,4 +44,13 @@ func TestReportAtLeaderOnlyFoldedOutFromStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkExact(t, again, want)
+	if got := countsOf(t, d.status())["leader"]; got != (serverCounts{n, 1, 1}) {
+		t.Errorf("the restarted leader (counted, held, one server only) %v, want {%d 1 1}", got, n)
+	}
+	checkExact(t, d.query(), want)
+
+	if dup, err := p.Send(context.Background(), extra); err != nil || !dup {
+		t.Fatalf("resending the report: duplicate %v, %v", dup, err)
+	}
+	checkExact(t, d.query(), plainCounts(t, d.m, inst))
 }

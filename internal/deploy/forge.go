@@ -9,49 +9,89 @@ import (
 
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
+	"github.com/fedecdf/fedecdf/internal/vdcf"
 	"github.com/fedecdf/fedecdf/internal/verify"
 	"github.com/fedecdf/fedecdf/server"
 )
 
-// ErrNotAdditive is wrapped by the refusal of SubmitForgeries for a
-// manifest whose dataset does not run the additive backend.
-var ErrNotAdditive = errors.New("the manifest's backend is not additive")
-
 // SubmitForgeries has k malicious parties upload one invalid report each
-// to the additive dataset of m, in the manifest's upload mode, each from
-// a libp2p host of its own: the kinds of verify.Forgeries in turn, taken
-// by rejection reason in turn (so that three parties already draw three
-// reasons), each altered from a random record (rng seeded by seed). It is what fedecdf
-// demo --malicious runs; both servers reject every one (a malformed share
-// at upload, the others at verification) and count it per reason. A
-// refusal at upload as malformed is expected; any other failure is
-// returned, naming the party and its kind.
+// to the dataset of m, in the manifest's upload mode, each from a libp2p
+// host of its own: the kinds of the backend's forgeries
+// (verify.Forgeries for additive, vdcf.Scheme.Forgeries for dcf) in turn,
+// taken by rejection reason in turn (so that three parties already draw
+// three reasons), each altered from a random record (rng seeded by seed).
+// It is what fedecdf demo --malicious runs; both servers reject every one
+// (a malformed or mismatched share at upload, the others at
+// verification) and count it per reason. A refusal at upload as
+// malformed or mismatched is expected; any other failure is returned,
+// naming the party and its kind.
 func SubmitForgeries(ctx context.Context, m *Manifest, k int, tc p2p.Config, seed uint64) error {
-	if k > 0 && m.Backend != string(server.Additive) {
-		return fmt.Errorf("%d malicious parties: %w (%q): only the additive backend verifies reports over the network", k, ErrNotAdditive, m.Backend)
-	}
-	scheme, err := verify.New(m.Grid.Bins)
+	kinds, err := forgeriesOf(m)
 	if err != nil {
 		return err
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x6d616c))
-	kinds := assorted()
+	kinds = assorted(kinds)
 	for j := range k {
 		kind := kinds[j%len(kinds)]
-		if err := submitForgery(ctx, m, scheme, kind.Kind, tc, rng); err != nil {
+		if err := submitForgery(ctx, m, kind, tc, rng); err != nil {
 			return fmt.Errorf("malicious party %d (%s): %w", j+1, kind.Name, err)
 		}
 	}
 	return nil
 }
 
+// forgeryKind is a kind of forgery of a backend: its name, the reason
+// both servers reject it for, and how to make one under a report ID.
+type forgeryKind struct {
+	Name   string
+	Reason string
+	forge  func(id payload.ReportID, rng *rand.Rand) (public []byte, shares [2][]byte, err error)
+}
+
+// forgeriesOf lists the forgeries of m's backend: verify.Forgeries for
+// additive, vdcf.Scheme.Forgeries of the scheme with the probability (a
+// dcf manifest collects it) for dcf.
+func forgeriesOf(m *Manifest) ([]forgeryKind, error) {
+	bins := m.Grid.Bins
+	if m.Backend == string(server.Additive) {
+		s, err := verify.New(bins)
+		if err != nil {
+			return nil, err
+		}
+		return kindsOf(verify.Forgeries(), func(k verify.Forgery, id payload.ReportID, rng *rand.Rand) ([]byte, [2][]byte, error) {
+			r, err := s.Forge(k, id, rng.IntN(bins), rng.IntN(2) == 1, crand.Reader, rng)
+			return r.Public, r.Shares, err
+		}), nil
+	}
+	s, err := vdcf.NewWithProbability(bins)
+	if err != nil {
+		return nil, err
+	}
+	return kindsOf(s.Forgeries(), func(k vdcf.Forgery, id payload.ReportID, rng *rand.Rand) ([]byte, [2][]byte, error) {
+		r, err := s.Forge(k, id, rng.IntN(bins), rng.IntN(2) == 1, crand.Reader, rng)
+		return nil, r.Shares, err
+	}), nil
+}
+
+// kindsOf binds each kind of a scheme's forgeries to its forge function.
+func kindsOf[K any](kinds []verify.Kind[K], forge func(K, payload.ReportID, *rand.Rand) ([]byte, [2][]byte, error)) []forgeryKind {
+	out := make([]forgeryKind, len(kinds))
+	for i, k := range kinds {
+		out[i] = forgeryKind{Name: k.Name, Reason: verify.Reason(k.Want), forge: func(id payload.ReportID, rng *rand.Rand) ([]byte, [2][]byte, error) {
+			return forge(k.Kind, id, rng)
+		}}
+	}
+	return out
+}
+
 // submitForgery uploads one invalid report of kind from a fresh host.
-func submitForgery(ctx context.Context, m *Manifest, scheme *verify.Scheme, kind verify.Forgery, tc p2p.Config, rng *rand.Rand) error {
+func submitForgery(ctx context.Context, m *Manifest, kind forgeryKind, tc p2p.Config, rng *rand.Rand) error {
 	id, err := payload.NewID()
 	if err != nil {
 		return err
 	}
-	r, err := scheme.Forge(kind, id, rng.IntN(scheme.Bins()), rng.IntN(2) == 1, crand.Reader, rng)
+	public, shares, err := kind.forge(id, rng)
 	if err != nil {
 		return err
 	}
@@ -60,26 +100,25 @@ func submitForgery(ctx context.Context, m *Manifest, scheme *verify.Scheme, kind
 		return err
 	}
 	defer p.Close()
-	if _, err := p.Send(ctx, p.verifiedReport(r)); err != nil && !errors.Is(err, verify.ErrMalformed) {
+	if _, err := p.Send(ctx, p.verifiedReport(id, public, shares)); err != nil && !errors.Is(err, verify.ErrMalformed) && !errors.Is(err, verify.ErrMismatch) {
 		return err
 	}
 	return nil
 }
 
-// assorted lists verify.Forgeries one rejection reason at a time: the
-// first kind of each reason, then the second of each, and so on.
-func assorted() []forgeryKind {
+// assorted orders kinds one rejection reason at a time: the first kind of
+// each reason, then the second of each, and so on.
+func assorted(kinds []forgeryKind) []forgeryKind {
 	var reasons []string
 	byReason := map[string][]forgeryKind{}
-	for _, k := range verify.Forgeries() {
-		r := verify.Reason(k.Want)
-		if byReason[r] == nil {
-			reasons = append(reasons, r)
+	for _, k := range kinds {
+		if byReason[k.Reason] == nil {
+			reasons = append(reasons, k.Reason)
 		}
-		byReason[r] = append(byReason[r], forgeryKind{k.Kind, k.Name})
+		byReason[k.Reason] = append(byReason[k.Reason], k)
 	}
 	var out []forgeryKind
-	for round := 0; len(out) < len(verify.Forgeries()); round++ {
+	for round := 0; len(out) < len(kinds); round++ {
 		for _, r := range reasons {
 			if round < len(byReason[r]) {
 				out = append(out, byReason[r][round])
@@ -87,10 +126,4 @@ func assorted() []forgeryKind {
 		}
 	}
 	return out
-}
-
-// forgeryKind is a kind of forgery and its name.
-type forgeryKind struct {
-	Kind verify.Forgery
-	Name string
 }

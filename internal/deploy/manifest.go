@@ -23,8 +23,12 @@ import (
 
 // ManifestVersion is the version of the manifest format. Version 2
 // pins the dataset's privacy policy (Mech: neighbours, allowed, max_delta,
-// max_epsilon), which version 1 left to the analyst's requests.
-const ManifestVersion = 2
+// max_epsilon), which version 1 left to the analyst's requests. Version
+// 3: a dcf deployment verifies every report (its parties upload verified
+// DCF shares, the probability among them), where version 2's uploaded
+// bare DCF keys; a server refuses a store holding such keys
+// (ErrUnverifiedStore).
+const ManifestVersion = 3
 
 // UploadDirect is the upload mode in which a party sends each server its
 // own DCF key directly, over a Noise channel to that server.
@@ -154,11 +158,11 @@ func (m *Manifest) Write(path string) error {
 func (m *Manifest) Check() error {
 	switch {
 	case m.Version != ManifestVersion:
-		return fmt.Errorf("version %d is not supported (want %d): regenerate the manifest with `fedecdf manifest` (version 2 pins the neighbouring relation, mechanisms and δ the servers accept)", m.Version, ManifestVersion)
+		return fmt.Errorf("version %d is not supported (want %d): regenerate the manifest with `fedecdf manifest` (version 2 pins the neighbouring relation, mechanisms and δ the servers accept; version 3 verifies a dcf deployment's reports, so the servers of an older dcf deployment start on new store files and its parties upload again)", m.Version, ManifestVersion)
 	case m.Protocol != protocol.Version:
 		return fmt.Errorf("protocol %d is not supported (want %d): regenerate the manifest with this fedecdf's `fedecdf manifest`, and start its servers on new store files", m.Protocol, protocol.Version)
 	case m.Backend != string(server.DCF) && m.Backend != string(server.Additive):
-		return fmt.Errorf("backend %q: want %q (DCF keys) or %q (verified one-hot histograms; no probability component)", m.Backend, server.DCF, server.Additive)
+		return fmt.Errorf("backend %q: want %q (verified DCF keys, probability included) or %q (verified one-hot histograms; no probability component)", m.Backend, server.DCF, server.Additive)
 	case m.Upload != UploadDirect && m.Upload != UploadRelay:
 		return fmt.Errorf("upload %q: want %q or %q", m.Upload, UploadDirect, UploadRelay)
 	case !slices.Equal(m.Payload, PayloadLayout()):
@@ -352,12 +356,12 @@ func (m *Manifest) serverDataset() (server.Dataset, error) {
 	}
 	return server.Dataset{
 		Name: m.Dataset, Backend: server.Backend(m.Backend), Bins: m.Grid.Bins,
-		// A dcf deployment's parties upload unverified keys: only the
-		// additive backend is verified over the network.
-		Unverified: m.Backend == string(server.DCF),
-		Budget:     ledger.Budget{Epsilon: m.Budget.Epsilon, Delta: m.Budget.Delta},
-		Policy:     policy,
-		MinReports: m.MinReports,
+		// Both backends verify every report; a dcf deployment collects
+		// the probability too (the payload layout), verified.
+		Probability: m.Backend == string(server.DCF),
+		Budget:      ledger.Budget{Epsilon: m.Budget.Epsilon, Delta: m.Budget.Delta},
+		Policy:      policy,
+		MinReports:  m.MinReports,
 	}, nil
 }
 

@@ -97,7 +97,8 @@ func TestManifestPolicy(t *testing.T) {
 }
 
 // TestOldManifestRefused: a version 1 manifest (the analyst's requests
-// chose the relation) is refused with the command that regenerates it.
+// chose the relation) and a version 2 one (unverified dcf reports) are
+// refused with the command that regenerates them.
 func TestOldManifestRefused(t *testing.T) {
 	var v1 map[string]any
 	b, err := json.Marshal(testManifest(t))
@@ -119,6 +120,17 @@ func TestOldManifestRefused(t *testing.T) {
 	}
 	if _, err := ReadManifest(path); err == nil || !strings.Contains(err.Error(), "version 1 is not supported") || !strings.Contains(err.Error(), "fedecdf manifest") {
 		t.Fatalf("a version 1 manifest: %v, want a refusal naming `fedecdf manifest`", err)
+	}
+	// Version 2: a dcf deployment's parties uploaded bare DCF keys, which
+	// its servers stored; refused, saying to start on new store files.
+	v2 := testManifest(t)
+	v2.Version = 2
+	path = filepath.Join(t.TempDir(), "manifest.json")
+	if err := writeNewJSON(path, 0o644, v2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadManifest(path); err == nil || !strings.Contains(err.Error(), "version 2 is not supported") || !strings.Contains(err.Error(), "new store files") {
+		t.Fatalf("a version 2 manifest: %v, want a refusal naming new store files", err)
 	}
 }
 

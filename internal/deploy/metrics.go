@@ -37,17 +37,20 @@ func (c *counters) snapshot() countersSnapshot {
 
 // summarise logs, every Summary until ctx ends, one INFO line of what
 // happened since the last (uploads accepted, duplicate and rejected,
-// releases, queries) and what the server holds, when anything happened.
+// releases, queries) and what the server holds, when anything happened
+// or what it holds changed (verification decides reports without an
+// upload).
 func (s *Server) summarise(ctx context.Context) {
 	var last countersSnapshot
+	var held [3]int
 	s.every(ctx, s.cfg.Summary, func() {
 		now := s.counters.snapshot()
-		if now == last {
-			return
-		}
 		st, err := s.state()
 		if err != nil {
 			s.log.Error("summary", "err", err)
+			return
+		}
+		if now == last && held == [3]int{st.Reports, st.Held, st.OneServer} {
 			return
 		}
 		s.log.Info("summary", "interval", s.cfg.Summary.String(),
@@ -55,9 +58,9 @@ func (s *Server) summarise(ctx context.Context) {
 			"uploads_rejected", now.rejected-last.rejected, "releases", now.released-last.released,
 			"releases_refused", now.releaseRefused-last.releaseRefused, "queries", now.answered-last.answered,
 			"queries_failed", now.queryFailed-last.queryFailed, "purged", now.purged-last.purged,
-			"reports_held", st.Reports, "one_server_only", st.OneServer,
+			"reports_counted", st.Reports, "reports_held", st.Held, "one_server_only", st.OneServer,
 			"spent_epsilon", st.SpentEpsilon, "total_epsilon", st.TotalEpsilon)
-		last = now
+		last, held = now, [3]int{st.Reports, st.Held, st.OneServer}
 	})
 }
 
@@ -123,8 +126,9 @@ func (s *Server) writeMetrics(w io.Writer) error {
 		{"fedecdf_releases_refused_total", "counter", "Release requests refused (budget, policy, too few reports, helper unreachable).", float64(c.releaseRefused)},
 		{"fedecdf_queries_answered_total", "counter", "Queries answered.", float64(c.answered)},
 		{"fedecdf_queries_failed_total", "counter", "Queries that failed.", float64(c.queryFailed)},
-		{"fedecdf_reports_held", "gauge", "Reports the server holds.", float64(st.Reports)},
-		{"fedecdf_reports_one_server_only", "gauge", "Reports the other server did not hold at the last comparison.", float64(st.OneServer)},
+		{"fedecdf_reports_counted", "gauge", "Reports the server counts (verified and accepted).", float64(st.Reports)},
+		{"fedecdf_reports_held", "gauge", "Reports received and not yet decided by verification.", float64(st.Held)},
+		{"fedecdf_reports_one_server_only", "gauge", "Reports held undecided that the other server did not know at the last comparison.", float64(st.OneServer)},
 		{"fedecdf_releases", "gauge", "Releases recorded.", float64(len(st.Releases))},
 		{"fedecdf_budget_spent_epsilon", "gauge", "Epsilon charged to the ledger.", st.SpentEpsilon},
 		{"fedecdf_budget_total_epsilon", "gauge", "Total epsilon budget of the dataset.", st.TotalEpsilon},
@@ -135,6 +139,14 @@ func (s *Server) writeMetrics(w io.Writer) error {
 	labels := fmt.Sprintf(`{role="%s",dataset="%s"}`, st.Role, labelEscaper.Replace(s.cfg.Manifest.Dataset))
 	for _, m := range metrics {
 		if _, err := fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s%s %s\n", m.name, m.help, m.name, m.kind, m.name, labels, strconv.FormatFloat(m.value, 'g', -1, 64)); err != nil {
+			return err
+		}
+	}
+	if _, err := fmt.Fprintf(w, "# HELP fedecdf_reports_verification_rejected Reports rejected at verification, per reason (malformed, mismatch, proof, replay).\n# TYPE fedecdf_reports_verification_rejected gauge\n"); err != nil {
+		return err
+	}
+	for _, rj := range st.Rejected {
+		if _, err := fmt.Fprintf(w, "fedecdf_reports_verification_rejected{role=\"%s\",dataset=\"%s\",reason=\"%s\"} %d\n", st.Role, labelEscaper.Replace(s.cfg.Manifest.Dataset), rj.Reason, rj.Count); err != nil {
 			return err
 		}
 	}

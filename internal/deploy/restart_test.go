@@ -4,14 +4,17 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/store"
 	"github.com/fedecdf/fedecdf/internal/transport"
+	"github.com/fedecdf/fedecdf/internal/verify"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/server"
+	ma "github.com/multiformats/go-multiaddr"
 )
 
 // TestRestartedLeaderCompletesPendingRelease: the leader recorded a
@@ -68,8 +71,9 @@ func pendingAt(t *testing.T, m *Manifest, path string, id payload.ReleaseID) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	net := transport.NewNetwork() // no helper on it
-	srv, err := server.New(server.Config{Role: server.Leader, Peer: HelperName, Conn: net.Conn(LeaderName), Ledger: st, Releases: st, Datasets: []server.Dataset{ds}})
+	net := transport.NewNetwork()  // no helper on it
+	key := [verify.KeySize]byte{1} // verifies nothing: it never reaches the helper
+	srv, err := server.New(server.Config{Role: server.Leader, Peer: HelperName, Conn: net.Conn(LeaderName), Ledger: st, Releases: st, Datasets: []server.Dataset{ds}, VerifyKey: key})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,5 +85,51 @@ func pendingAt(t *testing.T, m *Manifest, path string, id payload.ReleaseID) {
 	req := &protocol.CreateRelease{Dataset: m.Dataset, Release: id, Mechanism: params, Components: []payload.Component{payload.Count}}
 	if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), net.Conn("analyst"), LeaderName, req); !errors.Is(err, server.ErrReleasePending) {
 		t.Fatalf("a release the helper never heard of: %v, want %v", err, server.ErrReleasePending)
+	}
+}
+
+// TestUnverifiedStoreRefused: a leader whose store holds a bare DCF key,
+// the upload of a dcf deployment before its reports were verified
+// (manifest version 2), refuses to start, saying to start on a new store
+// file, rather than count or silently drop what it cannot verify.
+func TestUnverifiedStoreRefused(t *testing.T) {
+	d := newDeployment(t, hugeEpsilon, 1)
+	listen := d.leader.Addrs()[0].String()
+	if err := d.leader.Close(); err != nil {
+		t.Fatal(err)
+	}
+	g, err := d.m.NewGrid()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt, err := party.New(instances(1, 19)[0], g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, _, err := pt.DCFKeys(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(filepath.Join(d.dir, "leader.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := &protocol.Upload{Dataset: d.m.Dataset, Report: pt.ReportID(), Key: key}
+	if err := st.PutReport(d.m.Dataset, up.Report, protocol.Encode(up)); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := ServerConfig{
+		Role: server.Leader, Identity: d.leaderID, Manifest: d.m, Listen: []ma.Multiaddr{ma.StringCast(listen)},
+		Store: filepath.Join(d.dir, "leader.db"), Logger: quiet, Transport: fast,
+	}
+	s, err := StartServer(cfg)
+	if err == nil {
+		s.Close()
+	}
+	if !errors.Is(err, ErrUnverifiedStore) || !strings.Contains(err.Error(), "new store file") {
+		t.Fatalf("starting on a store of bare DCF keys: %v, want ErrUnverifiedStore saying to start on a new store file", err)
 	}
 }

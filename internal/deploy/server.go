@@ -216,7 +216,7 @@ func (s *Server) startOps() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancelOps = cancel
 	s.summarise(ctx)
-	if s.additive() && s.cfg.Role == server.Helper {
+	if s.cfg.Role == server.Helper {
 		s.every(ctx, s.cfg.PeerCheck, s.logRejected)
 	}
 	if s.cfg.Metrics != "" {
@@ -327,14 +327,11 @@ func (s *Server) resolvePending() {
 	}
 }
 
-// verifyKey sets, for an additive dataset, the servers' shared verify
-// key (VerifyKey) and the store that keeps the verdicts, after checking
-// that the store's verdicts were reached under the same key.
+// verifyKey sets the servers' shared verify key (VerifyKey) and the
+// store that keeps the verdicts, after checking that the store's verdicts
+// were reached under the same key.
 func (s *Server) verifyKey(cfg *server.Config) error {
 	m := s.cfg.Manifest
-	if m.Backend != string(server.Additive) {
-		return nil
-	}
 	key, err := VerifyKey(m, s.cfg.Role, s.cfg.Identity)
 	if err != nil {
 		return err
@@ -346,10 +343,17 @@ func (s *Server) verifyKey(cfg *server.Config) error {
 	return nil
 }
 
-// replay feeds the stored uploads to the fresh server.
+// replay feeds the stored uploads to the fresh server; a bare DCF key
+// stored before dcf deployments were verified is refused
+// (ErrUnverifiedStore).
 func (s *Server) replay() error {
 	n := 0
 	err := s.store.Reports(s.cfg.Manifest.Dataset, func(id payload.ReportID, upload []byte) error {
+		if up, err := protocol.Decode(upload); err == nil {
+			if up, ok := up.(*protocol.Upload); ok && len(up.Key) != 0 {
+				return fmt.Errorf("store: report %v: %w, stored before this deployment's reports were verified (manifest version 2): start the server on a new store file, and have the parties upload again", id, ErrUnverifiedStore)
+			}
+		}
 		resp, err := protocol.Decode(s.srv.Handle(context.Background(), "store", upload))
 		if err == nil {
 			if e, isErr := resp.(*protocol.Error); isErr {

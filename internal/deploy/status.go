@@ -57,7 +57,8 @@ func (p *peerView) fill(st *protocol.ServerState) {
 }
 
 // orphanView is what a server found at the last comparison of the two
-// servers' report sets: its reports the other server did not hold.
+// servers' report sets: its open reports (held, not decided) the other
+// server did not know.
 type orphanView struct {
 	mu  sync.Mutex
 	ids []payload.ReportID
@@ -164,7 +165,7 @@ func withholdCounts(st *protocol.Status) {
 	st.Both, st.Missing = 0, nil
 	for i := range st.Servers {
 		sv := &st.Servers[i]
-		sv.Reports, sv.OneServer, sv.Errors, sv.Rejected = 0, 0, nil, nil
+		sv.Reports, sv.Held, sv.OneServer, sv.Errors, sv.Rejected = 0, 0, 0, nil, nil
 		for j := range sv.Releases {
 			sv.Releases[j].Reports = 0
 		}
@@ -173,12 +174,12 @@ func withholdCounts(st *protocol.Status) {
 
 // checkHelper asks the helper for its status within PeerTimeout,
 // sending the leader's report set (its size and digest; with compare,
-// every ID), records whether it answered, and the reports only the
+// every ID), records whether it answered, and the open reports only the
 // leader holds when the helper could tell, purging them if configured.
 func (s *Server) checkHelper(ctx context.Context, compare bool) (*protocol.Status, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.PeerTimeout)
 	defer cancel()
-	ids, err := s.srv.ReportIDs(s.cfg.Manifest.Dataset)
+	ids, open, err := s.srv.ReportIDs(s.cfg.Manifest.Dataset)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +201,8 @@ func (s *Server) checkHelper(ctx context.Context, compare bool) (*protocol.Statu
 		return nil, err
 	}
 	if resp.Compared {
-		s.found(resp.Missing)
+		only, _ := intersectIDs(resp.Missing, open)
+		s.found(only)
 	}
 	return resp, nil
 }
@@ -218,10 +220,12 @@ func (s *Server) logPeer(err error) {
 
 // helperStatus answers the leader: the helper's state, and, when the
 // leader sent its IDs or its set's size and digest match the helper's,
-// the number both hold and the leader's IDs the helper lacks; the
-// helper's own reports beyond the leader's are its one-server-only ones.
+// the number both know and the leader's IDs the helper does not know;
+// the helper's own open reports beyond the leader's are its
+// one-server-only ones (server.Server.ReportIDs: a report decided at a
+// server is not open, so a verified report decided at both never is).
 func (s *Server) helperStatus(m *protocol.StatusRequest) (*protocol.Status, error) {
-	ids, err := s.srv.ReportIDs(s.cfg.Manifest.Dataset)
+	ids, open, err := s.srv.ReportIDs(s.cfg.Manifest.Dataset)
 	if err != nil {
 		return nil, err
 	}
@@ -234,6 +238,7 @@ func (s *Server) helperStatus(m *protocol.StatusRequest) (*protocol.Status, erro
 		var mine []payload.ReportID
 		mine, st.Missing = intersectIDs(m.IDs, ids)
 		_, only := intersectIDs(ids, mine)
+		only, _ = intersectIDs(only, open)
 		st.Compared, st.Both = true, len(mine)
 		s.found(only)
 	case m.Reports == len(ids) && m.Digest == payload.Digest(ids):

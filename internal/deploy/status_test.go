@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"regexp"
@@ -54,8 +55,11 @@ func upload(p *Party, to transport.PeerID, up *protocol.Upload) error {
 }
 
 // withOrphans submits inst[:3] to both servers, inst[3] to the leader
-// only (the helper refuses its upload: it is the leader's key) and
-// inst[4] to the helper only.
+// only and inst[4] to the helper only, and inst[5]'s leader share to both
+// (the helper refuses it: mismatch), and then runs the leader's
+// verification: the three reports both hold are counted at both, inst[5]
+// is rejected at both (decided, so no one server's alone), and inst[3]
+// and inst[4] stay held undecided at one server each.
 func (d *deployment) withOrphans(inst []party.Instance) {
 	d.t.Helper()
 	p := d.newParty()
@@ -71,9 +75,6 @@ func (d *deployment) withOrphans(inst []party.Instance) {
 	if err := upload(p, LeaderName, leaderOnly.Leader); err != nil {
 		d.t.Fatal(err)
 	}
-	if err := upload(p, HelperName, leaderOnly.Leader); err == nil {
-		d.t.Fatal("the helper accepted the leader's DCF key")
-	}
 	helperOnly, err := p.NewReport(inst[4])
 	if err != nil {
 		d.t.Fatal(err)
@@ -81,39 +82,60 @@ func (d *deployment) withOrphans(inst []party.Instance) {
 	if err := upload(p, HelperName, helperOnly.Helper); err != nil {
 		d.t.Fatal(err)
 	}
+	forged, err := p.NewReport(inst[5])
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	if err := upload(p, LeaderName, forged.Leader); err != nil {
+		d.t.Fatal(err)
+	}
+	if err := upload(p, HelperName, forged.Leader); err == nil {
+		d.t.Fatal("the helper accepted the leader's DCF key")
+	}
+	if err := d.leader.srv.Verify(context.Background()); err != nil {
+		d.t.Fatal(err)
+	}
 }
 
-// serverCounts is what a status says one server holds.
-type serverCounts struct{ reports, oneServer int }
+// serverCounts is what a status says of one server's reports: counted,
+// held undecided, and of those held, the ones held there only.
+type serverCounts struct{ counted, held, oneServer int }
 
 func countsOf(t *testing.T, st *Status) map[string]serverCounts {
 	t.Helper()
 	got := map[string]serverCounts{}
 	for _, sv := range st.Servers {
-		if sv.Reports == nil || sv.OneServerOnly == nil {
+		if sv.Reports == nil || sv.Held == nil || sv.OneServerOnly == nil {
 			t.Fatalf("%s: counts withheld in %+v", sv.Role, st)
 		}
-		got[sv.Role] = serverCounts{*sv.Reports, *sv.OneServerOnly}
+		got[sv.Role] = serverCounts{*sv.Reports, *sv.Held, *sv.OneServerOnly}
 	}
 	return got
 }
 
-// TestStatusShowsOneServerOnlyReports: after an upload the helper
-// refused and one only the helper got, status shows at each server the
-// reports it alone holds, the number both hold, the helper's refusal
-// among its last errors, and both ledgers; a release sums the reports
-// both hold.
+// TestStatusShowsOneServerOnlyReports: after an upload only the leader
+// got, one only the helper got and one the helper refused, status shows
+// at each server the reports it counts, those it holds undecided and, of
+// them, those it alone holds (the refused report is rejected at both:
+// decided, it is no one server's alone), the number both know, the
+// rejections and the helper's refusal among its last errors, and both
+// ledgers; a release sums the reports both counted.
 func TestStatusShowsOneServerOnlyReports(t *testing.T) {
 	d := newDeployment(t, hugeEpsilon, 1)
-	inst := instances(5, 11)
+	inst := instances(6, 11)
 	d.withOrphans(inst)
 	st := d.status()
-	if !st.CountsPublic || !st.LeaderReachesHelper || st.ReportsBoth == nil || *st.ReportsBoth != 3 || st.Protocol != protocol.Version {
-		t.Fatalf("status %+v: want counts public, the helper reached, 3 reports held by both", st)
+	if !st.CountsPublic || !st.LeaderReachesHelper || st.ReportsBoth == nil || *st.ReportsBoth != 4 || st.Protocol != protocol.Version {
+		t.Fatalf("status %+v: want counts public, the helper reached, 4 reports known to both (3 counted, 1 rejected)", st)
 	}
-	want := map[string]serverCounts{"leader": {4, 1}, "helper": {4, 1}}
+	want := map[string]serverCounts{"leader": {3, 1, 1}, "helper": {3, 1, 1}}
 	if got := countsOf(t, st); got["leader"] != want["leader"] || got["helper"] != want["helper"] {
-		t.Errorf("reports (held, one server only) %v, want %v", got, want)
+		t.Errorf("reports (counted, held, one server only) %v, want %v", got, want)
+	}
+	for _, sv := range st.Servers {
+		if !maps.Equal(sv.Rejected, map[string]int{"mismatch": 1}) {
+			t.Errorf("%s rejected %v, want the forged report as a mismatch", sv.Role, sv.Rejected)
+		}
 	}
 	helper := st.Servers[1]
 	if helper.Role != "helper" || !strings.Contains(strings.Join(helper.LastErrors, "\n"), "report refused") {
@@ -139,11 +161,11 @@ func TestPurgeOrphans(t *testing.T) {
 			c.PurgeAfter = time.Nanosecond
 		}
 	})
-	inst := instances(5, 12)
+	inst := instances(6, 12)
 	d.withOrphans(inst)
-	want := map[string]serverCounts{"leader": {3, 0}, "helper": {4, 1}}
+	want := map[string]serverCounts{"leader": {3, 0, 0}, "helper": {3, 1, 1}}
 	if got := countsOf(t, d.status()); got["leader"] != want["leader"] || got["helper"] != want["helper"] {
-		t.Errorf("after the purge: reports (held, one server only) %v, want %v", got, want)
+		t.Errorf("after the purge: reports (counted, held, one server only) %v, want %v", got, want)
 	}
 	listen := d.leader.Addrs()[0].String()
 	if err := d.leader.Close(); err != nil {
@@ -153,7 +175,7 @@ func TestPurgeOrphans(t *testing.T) {
 	for _, s := range []struct {
 		srv  *Server
 		want int
-	}{{d.leader, 3}, {d.helper, 4}} {
+	}{{d.leader, 4}, {d.helper, 4}} { // the 3 both count, and the leader's rejected inst[5] (kept with its verdict), the helper's own inst[4]
 		if n, err := s.srv.NumReports(); err != nil || n != s.want {
 			t.Errorf("%s store holds %d reports (%v), want %d", s.srv.cfg.Role, n, err, s.want)
 		}
@@ -166,19 +188,19 @@ func TestPurgeOrphans(t *testing.T) {
 // ledgers and releases; an operator of the manifest gets them.
 func TestStatusWithholdsCountsUnderAddRemove(t *testing.T) {
 	d := newDeploymentOf(t, hugeEpsilon, 1, UploadDirect, "addremove")
-	d.withOrphans(instances(5, 13))
+	d.withOrphans(instances(6, 13))
 	st := d.status()
 	if st.CountsPublic || st.ReportsBoth != nil {
 		t.Errorf("status %+v gives counts under add/remove", st)
 	}
 	for _, sv := range st.Servers {
-		if sv.Reports != nil || sv.OneServerOnly != nil || sv.LastErrors != nil {
-			t.Errorf("%s: reports %v, one server only %v, errors %q under add/remove", sv.Role, sv.Reports, sv.OneServerOnly, sv.LastErrors)
+		if sv.Reports != nil || sv.Held != nil || sv.OneServerOnly != nil || sv.LastErrors != nil || sv.Rejected != nil {
+			t.Errorf("%s: reports %v, held %v, one server only %v, errors %q, rejected %v under add/remove", sv.Role, sv.Reports, sv.Held, sv.OneServerOnly, sv.LastErrors, sv.Rejected)
 		}
 	}
 	op := d.statusAs(d.operatorID)
-	if got := countsOf(t, op); !op.CountsPublic || got["leader"] != (serverCounts{4, 1}) || got["helper"] != (serverCounts{4, 1}) {
-		t.Errorf("the operator's status: counts shown %v, %v; want each server holding 4, 1 alone", op.CountsPublic, got)
+	if got := countsOf(t, op); !op.CountsPublic || got["leader"] != (serverCounts{3, 1, 1}) || got["helper"] != (serverCounts{3, 1, 1}) {
+		t.Errorf("the operator's status: counts shown %v, %v; want each server counting 3, holding 1 alone", op.CountsPublic, got)
 	}
 }
 
@@ -368,13 +390,13 @@ func TestServerLogs(t *testing.T) {
 	d := newDeploymentTweaked(t, hugeEpsilon, 1, UploadDirect, "replace", func(c *ServerConfig) {
 		c.Logger, c.Summary = logs.logger(t, "debug"), 10*time.Millisecond
 	})
-	d.withOrphans(instances(5, 14))
-	for _, want := range []string{"level=DEBUG msg=\"report accepted\" role=leader", "level=WARN msg=\"report refused\" role=helper", "DCF key is party 0's"} {
+	d.withOrphans(instances(6, 14))
+	for _, want := range []string{"level=DEBUG msg=\"report accepted\" role=leader", "level=WARN msg=\"report refused\" role=helper", "share does not match report: key for server 0"} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("the log lacks %q:\n%s", want, logs.String())
 		}
 	}
-	logs.waitFor(t, `msg=summary role=leader interval=10ms uploads_accepted=\d+ .* reports_held=4 `, "a summary of the leader's 4 reports")
+	logs.waitFor(t, `msg=summary role=leader interval=10ms uploads_accepted=\d+ .* reports_counted=3 reports_held=1 one_server_only=\d `, "a summary of the leader's 3 counted reports and 1 held")
 }
 
 // The metrics endpoint serves the counters and gauges in the
@@ -383,7 +405,7 @@ func TestMetrics(t *testing.T) {
 	d := newDeploymentTweaked(t, hugeEpsilon, 1, UploadDirect, "replace", func(c *ServerConfig) {
 		c.Metrics = "127.0.0.1:0"
 	})
-	d.withOrphans(instances(5, 15))
+	d.withOrphans(instances(6, 15))
 	d.status()
 	resp, err := http.Get("http://" + d.helper.metricsAddr + "/metrics")
 	if err != nil {
@@ -398,7 +420,10 @@ func TestMetrics(t *testing.T) {
 		"# TYPE fedecdf_reports_accepted_total counter\n",
 		`fedecdf_reports_accepted_total{role="helper",dataset="test"} 4`,
 		`fedecdf_reports_rejected_total{role="helper",dataset="test"} 1`,
+		`fedecdf_reports_counted{role="helper",dataset="test"} 3`,
+		`fedecdf_reports_held{role="helper",dataset="test"} 1`,
 		`fedecdf_reports_one_server_only{role="helper",dataset="test"} 1`,
+		`fedecdf_reports_verification_rejected{role="helper",dataset="test",reason="mismatch"} 1`,
 		`fedecdf_peer_reachable{role="helper",dataset="test"} 1`,
 	} {
 		if !strings.Contains(string(b), want) {
@@ -426,6 +451,7 @@ func TestLeaderWarnsWhenHelperStops(t *testing.T) {
 // anyway, by not offering it; the purge gives it nothing more.)
 func TestCorruptLeaderCannotPurgeReleasedReports(t *testing.T) {
 	d := newDeploymentTweaked(t, hugeEpsilon, 1, UploadDirect, "replace", func(c *ServerConfig) {
+		c.PeerCheck = time.Hour // inst[3] stays undecided: no periodic verification decides it
 		if c.Role == server.Helper {
 			c.PurgeAfter = time.Nanosecond
 		}
@@ -476,15 +502,21 @@ func TestResyncByResending(t *testing.T) {
 	if err := upload(p, LeaderName, r.Leader); err != nil { // the helper was down
 		t.Fatal(err)
 	}
-	if got := countsOf(t, d.status())["leader"]; got != (serverCounts{1, 1}) {
-		t.Fatalf("leader (held, one server only) %v before the re-sync, want {1 1}", got)
+	if err := d.leader.srv.Verify(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := countsOf(t, d.status())["leader"]; got != (serverCounts{0, 1, 1}) {
+		t.Fatalf("leader (counted, held, one server only) %v before the re-sync, want {0 1 1}: held undecided, the helper lacking it", got)
 	}
 	if dup, err := p.Send(context.Background(), r); err != nil || !dup {
 		t.Fatalf("resending: duplicate %v, %v", dup, err)
 	}
+	if err := d.leader.srv.Verify(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	st := d.status()
-	if got := countsOf(t, st); got["leader"] != (serverCounts{1, 0}) || got["helper"] != (serverCounts{1, 0}) || *st.ReportsBoth != 1 {
-		t.Errorf("after the re-sync: %v, %d held by both; want each holding the report, none alone", got, *st.ReportsBoth)
+	if got := countsOf(t, st); got["leader"] != (serverCounts{1, 0, 0}) || got["helper"] != (serverCounts{1, 0, 0}) || *st.ReportsBoth != 1 {
+		t.Errorf("after the re-sync: %v, %d known to both; want each counting the report, none alone", got, *st.ReportsBoth)
 	}
 }
 

@@ -22,7 +22,8 @@ type Status struct {
 	// CountsPublic: report counts and error lines are shown (to an
 	// operator, or under replace-one, where n is public).
 	CountsPublic bool `json:"counts_public"`
-	// ReportsBoth is the number of reports both servers hold (null when
+	// ReportsBoth is the number of reports both servers know: hold, or,
+	// for a verified dataset, have decided (null when
 	// withheld, or when the helper could not be compared).
 	ReportsBoth *int `json:"reports_both"`
 	// LeaderReachesHelper: the leader reached the helper for this status.
@@ -38,9 +39,12 @@ type ServerStatus struct {
 	Reachable bool   `json:"reachable"`
 	Error     string `json:"error,omitempty"`
 	Version   string `json:"version,omitempty"`
-	// Reports held, and OneServerOnly: of them, those the other server
-	// did not hold at the comparison at ComparedAt (RFC 3339).
+	// Reports counted (folded, or verified and accepted); Held: of a
+	// verified dataset, received and not yet decided; OneServerOnly: of
+	// those held, the ones the other server did not know at the
+	// comparison at ComparedAt (RFC 3339).
 	Reports       *int           `json:"reports"`
+	Held          *int           `json:"held"`
 	OneServerOnly *int           `json:"one_server_only"`
 	ComparedAt    string         `json:"compared_at,omitempty"`
 	Spent         Budget         `json:"spent"`
@@ -52,9 +56,8 @@ type ServerStatus struct {
 	// PeerContact is, at the leader, when it last checked the helper; at
 	// the helper, when it last heard from the leader (RFC 3339).
 	PeerContact string `json:"peer_contact,omitempty"`
-	// Rejected counts the reports of an additive dataset the server
-	// rejected at verification, per reason (null when none were, for the
-	// dcf backend, or when withheld).
+	// Rejected counts the reports the server rejected at verification,
+	// per reason (null when none were, or when withheld).
 	Rejected map[string]int `json:"rejected"`
 }
 
@@ -123,7 +126,7 @@ func serverStatus(sv protocol.ServerState, counts bool) ServerStatus {
 		Releases:    []ReleaseState{},
 	}
 	if counts {
-		out.Reports, out.OneServerOnly, out.LastErrors = &sv.Reports, &sv.OneServer, sv.Errors
+		out.Reports, out.Held, out.OneServerOnly, out.LastErrors = &sv.Reports, &sv.Held, &sv.OneServer, sv.Errors
 		if out.LastErrors == nil {
 			out.LastErrors = []string{}
 		}

@@ -20,7 +20,6 @@ import (
 
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
-	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/party"
 )
 
@@ -163,9 +162,9 @@ func ValidateRows(m *Manifest, inst []party.Instance) error {
 	return nil
 }
 
-// rowReport is row k's report: its ID is RowReportID, and its DCF keys
-// (or its verified report's sharding randomness) are drawn from a ChaCha20 stream keyed by the row's MAC under another
-// label, so a rerun sends byte-identical uploads and the two servers
+// rowReport is row k's report: its ID is RowReportID, and its verified
+// report's keys and randomness are drawn from a ChaCha20 stream keyed by
+// the row's MAC under another label, so a rerun sends byte-identical uploads and the two servers
 // never hold halves of two different key pairs under one ID.
 func (p *Party) rowReport(key []byte, k int, x party.Instance) (*Report, error) {
 	pt, err := party.New(x, p.grid)
@@ -178,23 +177,11 @@ func (p *Party) rowReport(key []byte, k int, x party.Instance) (*Report, error) 
 	if err != nil {
 		return nil, err
 	}
-	id := RowReportID(key, p.m.Dataset, k, x)
-	if p.additive() {
-		r, err := pt.VerifiedReportAt(id, streamReader{stream})
-		if err != nil {
-			return nil, fmt.Errorf("data row %d: %w", k+1, err)
-		}
-		return p.verifiedReport(r), nil
-	}
-	lk, hk, err := pt.DCFKeys(streamReader{stream})
+	r, err := p.report(pt, RowReportID(key, p.m.Dataset, k, x), streamReader{stream})
 	if err != nil {
 		return nil, fmt.Errorf("data row %d: %w", k+1, err)
 	}
-	return &Report{
-		ID:     id,
-		Leader: &protocol.Upload{Dataset: p.m.Dataset, Report: id, Key: lk},
-		Helper: &protocol.Upload{Dataset: p.m.Dataset, Report: id, Key: hk},
-	}, nil
+	return r, nil
 }
 
 // streamReader reads a cipher's keystream.

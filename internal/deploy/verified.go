@@ -6,24 +6,17 @@ import (
 	"time"
 
 	"github.com/fedecdf/fedecdf/internal/verify"
-	"github.com/fedecdf/fedecdf/server"
 )
 
 // verifyTimeout bounds one periodic verification run of the leader.
 const verifyTimeout = 10 * time.Minute
 
-// additive reports whether the deployment runs the additive backend.
-func (s *Server) additive() bool { return s.cfg.Manifest.Backend == string(server.Additive) }
-
-// verifyReports runs, at the leader of an additive deployment, the
+// verifyReports runs, at the leader, the
 // verification of the reports held and not yet decided with the helper
 // (server.Server.Verify; every release runs it too), and logs the
 // rejections. watchHelper calls it every PeerCheck once the helper
 // agrees on the manifest.
 func (s *Server) verifyReports() {
-	if !s.additive() {
-		return
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), verifyTimeout)
 	defer cancel()
 	if err := s.srv.Verify(ctx); err != nil {

@@ -19,16 +19,39 @@ import (
 // whose parties upload in mode, at ε = 2^48, needing n reports.
 func newAdditiveDeployment(t *testing.T, n int, mode string) *deployment {
 	t.Helper()
-	return newDeploymentTweaked(t, hugeEpsilon, n, mode, "replace", func(c *ServerConfig) {
-		c.Manifest.Backend = string(server.Additive)
-	})
+	return newBackendDeployment(t, string(server.Additive), n, mode)
 }
 
-// forgeryReasons is what both servers count for one forgery of each kind.
-func forgeryReasons() map[string]int {
+// newBackendDeployment starts a deployment of backend whose parties
+// upload in mode, at ε = 2^48, needing n reports.
+func newBackendDeployment(t *testing.T, backend string, n int, mode string) *deployment {
+	t.Helper()
+	d := newDeploymentTweaked(t, hugeEpsilon, n, mode, "replace", func(c *ServerConfig) {
+		c.Manifest.Backend = backend
+	})
+	d.m.Backend = backend
+	return d
+}
+
+// verifiedBackends are the deployments' backends: both verify reports.
+var verifiedBackends = []string{string(server.Additive), string(server.DCF)}
+
+// forgeryKinds returns the forgeries of d's backend.
+func (d *deployment) forgeryKinds() []forgeryKind {
+	d.t.Helper()
+	kinds, err := forgeriesOf(d.m)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return kinds
+}
+
+// forgeryReasons is what both servers count for one forgery of each kind
+// of d's backend.
+func (d *deployment) forgeryReasons() map[string]int {
 	want := map[string]int{}
-	for _, k := range verify.Forgeries() {
-		want[verify.Reason(k.Want)]++
+	for _, k := range d.forgeryKinds() {
+		want[k.Reason]++
 	}
 	return want
 }
@@ -54,41 +77,51 @@ func (d *deployment) checkRejected(want map[string]int) {
 	}
 }
 
-// TestAdditiveOverTheNetwork: honest parties upload verified reports
-// over libp2p, directly and through the leader, and one malicious party
-// of every kind of forgery an invalid one; both servers reject every
-// forgery, each for its reason (fedecdf status shows the counts), and the
-// release at ε = 2^48 counts exactly the honest parties.
-func TestAdditiveOverTheNetwork(t *testing.T) {
+// TestVerifiedOverTheNetwork: for both backends, honest parties upload
+// verified reports over libp2p, directly and through the leader, and one
+// malicious party of every kind of forgery an invalid one; both servers
+// reject every forgery, each for its reason (fedecdf status shows the
+// counts), and the release at ε = 2^48 counts exactly the honest parties
+// (for dcf, the probability forgeries included).
+func TestVerifiedOverTheNetwork(t *testing.T) {
 	const n = 24
-	for _, mode := range []string{UploadDirect, UploadRelay} {
-		t.Run(mode, func(t *testing.T) {
-			d := newAdditiveDeployment(t, n, mode)
-			inst := instances(n, 5)
-			if _, err := SubmitAll(context.Background(), d.m, inst, fast, 8, false); err != nil {
-				t.Fatal(err)
-			}
-			if err := SubmitForgeries(context.Background(), d.m, len(verify.Forgeries()), fast, 1); err != nil {
-				t.Fatal(err)
-			}
-			checkExact(t, d.query(), plainCounts(t, d.m, inst))
-			d.checkRejected(forgeryReasons())
-		})
+	for _, backend := range verifiedBackends {
+		for _, mode := range []string{UploadDirect, UploadRelay} {
+			t.Run(backend+"/"+mode, func(t *testing.T) {
+				d := newBackendDeployment(t, backend, n, mode)
+				inst := instances(n, 5)
+				if _, err := SubmitAll(context.Background(), d.m, inst, fast, 8, false); err != nil {
+					t.Fatal(err)
+				}
+				if err := SubmitForgeries(context.Background(), d.m, len(d.forgeryKinds()), fast, 1); err != nil {
+					t.Fatal(err)
+				}
+				checkExact(t, d.query(), plainCounts(t, d.m, inst))
+				d.checkRejected(d.forgeryReasons())
+			})
+		}
 	}
 }
 
-// TestAdditiveSurvivesRestart: after both servers restart on their
-// stores, they count the same verified reports and rejections, read the
-// old release with its noise and release the same counts anew; reports
-// uploaded before the restart and never verified are verified after it.
-func TestAdditiveSurvivesRestart(t *testing.T) {
+// TestVerifiedSurvivesRestart: for both backends, after both servers
+// restart on their stores, they count the same verified reports and
+// rejections, read the old release with its noise and release the same
+// counts anew; reports uploaded before the restart and never verified
+// are verified after it.
+func TestVerifiedSurvivesRestart(t *testing.T) {
+	for _, backend := range verifiedBackends {
+		t.Run(backend, func(t *testing.T) { survivesRestart(t, backend) })
+	}
+}
+
+func survivesRestart(t *testing.T, backend string) {
 	const n = 12
-	d := newAdditiveDeployment(t, n, UploadDirect)
+	d := newBackendDeployment(t, backend, n, UploadDirect)
 	inst := instances(n, 6)
 	if _, err := SubmitAll(context.Background(), d.m, inst[:n/2], fast, 4, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := SubmitForgeries(context.Background(), d.m, len(verify.Forgeries()), fast, 2); err != nil {
+	if err := SubmitForgeries(context.Background(), d.m, len(d.forgeryKinds()), fast, 2); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.leader.srv.Verify(context.Background()); err != nil {
@@ -101,9 +134,9 @@ func TestAdditiveSurvivesRestart(t *testing.T) {
 	first := d.query()
 	want := plainCounts(t, d.m, inst)
 	checkExact(t, first, want)
-	d.checkRejected(forgeryReasons())
+	d.checkRejected(d.forgeryReasons())
 	d.restartBoth()
-	d.checkRejected(forgeryReasons())
+	d.checkRejected(d.forgeryReasons())
 	checkExact(t, d.query(), want)
 	id, err := ParseReleaseID(first.Release)
 	if err != nil {
@@ -191,30 +224,30 @@ func TestChangedVerifyKeyRefused(t *testing.T) {
 	}
 }
 
-// TestAssortedForgeries: the malicious parties' kinds cover every kind
-// once, and the first ones every rejection reason.
+// TestAssortedForgeries: for both backends the malicious parties' kinds
+// cover every kind once, and the first ones every rejection reason.
 func TestAssortedForgeries(t *testing.T) {
-	kinds := assorted()
-	seen := map[verify.Forgery]bool{}
-	for _, k := range kinds {
-		seen[k.Kind] = true
-	}
-	if len(kinds) != len(verify.Forgeries()) || len(seen) != len(kinds) {
-		t.Fatalf("assorted kinds %v", kinds)
-	}
-	reasons := map[string]bool{}
-	for _, k := range verify.Forgeries() {
-		reasons[verify.Reason(k.Want)] = true
-	}
-	first := map[string]bool{}
-	for _, k := range kinds[:len(reasons)] {
-		for _, f := range verify.Forgeries() {
-			if f.Kind == k.Kind {
-				first[verify.Reason(f.Want)] = true
+	for _, backend := range verifiedBackends {
+		t.Run(backend, func(t *testing.T) {
+			kinds, err := forgeriesOf(&Manifest{Backend: backend, Grid: Grid{Bins: 8}})
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-	}
-	if len(first) != len(reasons) {
-		t.Errorf("the first %d kinds give the reasons %v, want all of %v", len(reasons), first, reasons)
+			got := assorted(kinds)
+			names, reasons := map[string]bool{}, map[string]bool{}
+			for _, k := range got {
+				names[k.Name], reasons[k.Reason] = true, true
+			}
+			if len(got) != len(kinds) || len(names) != len(kinds) {
+				t.Fatalf("assorted kinds %v of %v", got, kinds)
+			}
+			first := map[string]bool{}
+			for _, k := range got[:len(reasons)] {
+				first[k.Reason] = true
+			}
+			if len(first) != len(reasons) || len(reasons) < 2 {
+				t.Errorf("the first %d kinds give the reasons %v, want all of %v", len(reasons), first, reasons)
+			}
+		})
 	}
 }

@@ -17,9 +17,10 @@ const (
 // StatusRequest asks a server how it is (fedecdf status): an analyst
 // asks the leader, and the leader asks the helper, periodically (a
 // liveness check) and for an analyst. From the leader it carries the
-// leader's report set: its size and digest, and, with Compare, the full
-// sorted list, from which the helper finds the reports only one server
-// holds (Status.Missing, and its own beyond the leader's).
+// leader's report set (every report it holds or, for a verified dataset,
+// has decided): its size and digest, and, with Compare, the full sorted
+// list, from which the helper finds the reports only one server holds
+// (Status.Missing, and its own beyond the leader's).
 type StatusRequest struct {
 	Dataset string
 	Reports int
@@ -33,8 +34,9 @@ type StatusRequest struct {
 // leader reached it. Counts is false when the report counts are
 // withheld (zero): the leader tells an analyst how many reports the
 // servers hold only under replace-one, where n is public. Both is the
-// number of reports both servers hold when Compared; from the helper to
-// the leader, Missing lists the leader's IDs the helper lacks.
+// number of reports both servers know (hold, or have decided) when
+// Compared; from the helper to the leader, Missing lists the leader's
+// IDs the helper does not know.
 type Status struct {
 	Dataset  string
 	Counts   bool
@@ -44,19 +46,23 @@ type Status struct {
 	Servers  []ServerState
 }
 
-// ServerState is one server's part of a Status. OneServer is how many
-// of its Reports the other server did not hold at the last comparison of
-// their sets (at ComparedAt, Unix seconds; 0: never compared). Spent and
+// ServerState is one server's part of a Status. Reports is how many
+// reports it counts (folded, or verified and accepted), Held how many of
+// a verified dataset's it holds received and not yet decided. OneServer
+// is how many of its reports held and not decided the other server did
+// not know at the last comparison of their sets (at ComparedAt, Unix
+// seconds; 0: never compared). Spent and
 // Total are its ledger's (ε, δ). Errors are its last warnings and
 // errors, oldest first, one line each. The leader's Peer fields say
 // whether it reached the helper at its last check (PeerCheckedAt, Unix
 // seconds) and why not; the helper's, when it last heard from the
-// leader. Rejected counts the reports of an additive dataset the server
+// leader. Rejected counts the reports of a verified dataset the server
 // rejected at verification, per reason, sorted by reason.
 type ServerState struct {
 	Role          string
 	Version       string
 	Reports       int
+	Held          int
 	OneServer     int
 	ComparedAt    int64
 	SpentEpsilon  float64
@@ -141,6 +147,7 @@ func (s *ServerState) encode(w *wire.Writer) {
 	w.String(s.Role)
 	w.String(s.Version)
 	w.Uint32(uint32(s.Reports))
+	w.Uint32(uint32(s.Held))
 	w.Uint32(uint32(s.OneServer))
 	w.Uint64(uint64(s.ComparedAt))
 	for _, f := range []float64{s.SpentEpsilon, s.SpentDelta, s.TotalEpsilon, s.TotalDelta} {
@@ -168,6 +175,7 @@ func (s *ServerState) decode(r *wire.Reader) {
 	s.Role = r.String("role", MaxNameLen)
 	s.Version = r.String("version", MaxNameLen)
 	s.Reports = int(r.Uint32("reports"))
+	s.Held = int(r.Uint32("held reports"))
 	s.OneServer = int(r.Uint32("one-server reports"))
 	s.ComparedAt = int64(r.Uint64("compared at"))
 	for _, f := range []*float64{&s.SpentEpsilon, &s.SpentDelta, &s.TotalEpsilon, &s.TotalDelta} {
