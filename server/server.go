@@ -459,12 +459,13 @@ func (s *Server) upload(from transport.PeerID, m *protocol.Upload) (protocol.Mes
 	return &protocol.Ack{}, nil
 }
 
-// undecided is the number of verified reports held for verification.
+// undecided is the number of verified reports held for verification
+// (the helper's tentative reports are among its held uploads).
 func (d *dataset) undecided() int {
 	if d.verified == nil {
 		return 0
 	}
-	return len(d.verified.uploads) + len(d.verified.tentative)
+	return len(d.verified.uploads)
 }
 
 // parseReport checks the body of an upload against the dataset.

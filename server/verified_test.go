@@ -472,3 +472,24 @@ func newVerifiedPair(t *testing.T, b Backend) *pair {
 	t.Helper()
 	return newPairOf(t, Dataset{Name: "d", Backend: b, Bins: bins, Budget: ledger.Budget{Epsilon: 1 << 50}, MinReports: 1}, nil)
 }
+
+// TestTentativeReportsCountOnceTowardsTheCap: a report the helper has
+// answered for but not yet seen decided is one held report, not two,
+// against MaxReports.
+func TestTentativeReportsCountOnceTowardsTheCap(t *testing.T) {
+	for _, b := range verifiedBackends {
+		t.Run(string(b), func(t *testing.T) {
+			p := newPairOf(t, Dataset{Name: "d", Backend: b, Bins: bins, Budget: ledger.Budget{Epsilon: 1 << 50}, MinReports: 1, MaxReports: 3}, nil)
+			ids := p.uploadVerified(t, 0.1, 0.5)
+			batch := p.leader.prepareBatch(p.leader.datasets["d"], ids)
+			prepare := &protocol.Prepare{Dataset: "d", Items: batch.items}
+			if _, err := protocol.Call[*protocol.Prepared](context.Background(), p.leader.cfg.Conn, p.leader.cfg.Peer, prepare); err != nil {
+				t.Fatal(err)
+			}
+			if n := p.helper.datasets["d"].undecided(); n != len(ids) {
+				t.Errorf("the helper holds %d undecided reports, want %d", n, len(ids))
+			}
+			p.uploadVerified(t, 0.9) // the third of at most 3, at both servers
+		})
+	}
+}
