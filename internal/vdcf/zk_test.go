@@ -6,15 +6,8 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/fss"
-	"gonum.org/v1/gonum/floats"
-	"gonum.org/v1/gonum/stat"
+	"github.com/fedecdf/fedecdf/internal/stattest"
 )
-
-// chi2Limit15 is the χ² quantile with 15 degrees of freedom exceeded with
-// probability 2.5·10⁻⁷ (as in internal/verify); with the twelve statistics
-// below a correct implementation fails with probability < 3.1·10⁻⁶, and
-// the seeds are fixed, so the test is deterministic.
-const chi2Limit15 = 60
 
 // nibbleCounts counts the low 4 bits of each field element of msg.
 func nibbleCounts(h *[16]int, msg []byte) {
@@ -23,22 +16,15 @@ func nibbleCounts(h *[16]int, msg []byte) {
 	}
 }
 
-func chi2Uniform(h [16]int) float64 {
-	obs, exp := make([]float64, 16), make([]float64, 16)
-	for i, c := range h {
-		obs[i] = float64(c)
-	}
-	total := floats.Sum(obs)
-	floats.AddConst(total/16, exp)
-	return stat.ChiSquare(obs, exp)
-}
-
 // TestMessagesLookUniform is the zero-knowledge smoke test: for two
 // different records, every message a server receives (the other's masked
 // openings and its share of z) is uniform, and so is the check value a
 // corrupt leader learns when it shifts its opening (χ² on the low 4 bits
 // of each field element). The χ² of the record's own prefix shares
 // reconstructed (a one-hot vector) shows the test has power.
+// Twelve statistics are compared with stattest.NibbleLimit: a correct
+// implementation fails with probability < 3.1·10⁻⁶, and the seeds are
+// fixed, so the test is deterministic.
 func TestMessagesLookUniform(t *testing.T) {
 	const bins, n = 16, 600
 	for _, tc := range []struct {
@@ -84,13 +70,13 @@ func messagesLookUniform(t *testing.T, f *fixture, opening, n int) {
 		}
 		for k, name := range []string{"received by leader", "received by helper", "check value under a shifted opening"} {
 			t.Run(fmt.Sprintf("bin=%d label=%v/%s", rec.bin, rec.label, name), func(t *testing.T) {
-				if x := chi2Uniform(seen[k]); x > chi2Limit15 {
-					t.Errorf("χ² = %.1f > %d: %v", x, chi2Limit15, seen[k])
+				if x := stattest.NibbleChiSquare(seen[k]); x > stattest.NibbleLimit {
+					t.Errorf("χ² = %.1f > %d: %v", x, stattest.NibbleLimit, seen[k])
 				}
 			})
 		}
-		if x := chi2Uniform(seen[3]); x <= chi2Limit15 {
-			t.Errorf("χ² of the plaintext count prefix = %.1f, not above %d: the test has no power", x, chi2Limit15)
+		if x := stattest.NibbleChiSquare(seen[3]); x <= stattest.NibbleLimit {
+			t.Errorf("χ² of the plaintext count prefix = %.1f, not above %d: the test has no power", x, stattest.NibbleLimit)
 		}
 	}
 }

@@ -6,15 +6,8 @@ import (
 	"testing"
 
 	"github.com/cloudflare/circl/vdaf/prio3/arith/fp128"
-	"gonum.org/v1/gonum/floats"
-	"gonum.org/v1/gonum/stat"
+	"github.com/fedecdf/fedecdf/internal/stattest"
 )
-
-// chi2Limit15 is the χ² quantile with 15 degrees of freedom exceeded with
-// probability 2.5·10⁻⁷ (numerical integration of the density); with six
-// statistics below a correct implementation fails with probability
-// < 1.6·10⁻⁶, and the seeds are fixed, so the test is deterministic.
-const chi2Limit15 = 60
 
 // nibbles counts the low 4 bits of each element of v into h.
 func nibbles(t *testing.T, h *[16]int, v fp128.Vec) {
@@ -28,20 +21,13 @@ func nibbles(t *testing.T, h *[16]int, v fp128.Vec) {
 	}
 }
 
-func chi2Uniform(h [16]int) float64 {
-	obs, exp := make([]float64, 16), make([]float64, 16)
-	for i, c := range h {
-		obs[i] = float64(c)
-	}
-	total := floats.Sum(obs)
-	floats.AddConst(total/16, exp)
-	return stat.ChiSquare(obs, exp)
-}
-
 // TestVerifierMessagesLookUniform is the zero-knowledge smoke test: for two
 // different records, the verifier share each server receives from the
 // other, and the wire checks of the combined verifier that both learn, are
 // uniform (χ² on the low 4 bits of each field element).
+// Six statistics are compared with stattest.NibbleLimit: a correct
+// implementation fails with probability < 1.6·10⁻⁶, and the seeds are
+// fixed, so the test is deterministic.
 func TestVerifierMessagesLookUniform(t *testing.T) {
 	const bins, n = 16, 600
 	f := newFixture(t, bins)
@@ -78,8 +64,8 @@ func TestVerifierMessagesLookUniform(t *testing.T) {
 		}
 		for k, name := range []string{"received by leader", "received by helper", "combined wire checks"} {
 			t.Run(fmt.Sprintf("bin=%d label=%v/%s", rec.bin, rec.label, name), func(t *testing.T) {
-				if x := chi2Uniform(seen[k]); x > chi2Limit15 {
-					t.Errorf("χ² = %.1f > %d: %v", x, chi2Limit15, seen[k])
+				if x := stattest.NibbleChiSquare(seen[k]); x > stattest.NibbleLimit {
+					t.Errorf("χ² = %.1f > %d: %v", x, stattest.NibbleLimit, seen[k])
 				}
 			})
 		}
