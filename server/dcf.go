@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/fedecdf/fedecdf/fss"
-	"github.com/fedecdf/fedecdf/internal/bench"
+	"github.com/fedecdf/fedecdf/internal/cpuclock"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 )
@@ -179,7 +179,7 @@ func (f *folded) eval(keys []*fss.Key, acc []uint64) error {
 }
 
 // walkClock sums the CPU time of key walks from the walking threads' own
-// clocks (bench.ThreadCPU).
+// clocks (cpuclock.Thread).
 type walkClock struct {
 	ns         atomic.Int64
 	unmeasured atomic.Bool // a walk ran on a thread without a clock
@@ -190,9 +190,9 @@ type walkClock struct {
 func (c *walkClock) time(fn func()) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	start, ok := bench.ThreadCPU()
+	start, ok := cpuclock.Thread()
 	fn()
-	end, endOK := bench.ThreadCPU()
+	end, endOK := cpuclock.Thread()
 	if !ok || !endOK {
 		c.unmeasured.Store(true)
 	}
@@ -207,7 +207,7 @@ func (c *walkClock) time(fn func()) {
 // a verified one, each key's field walk and its sketch when the report is
 // verified, and the walk again when a restarted server re-derives an
 // accepted report. ok is false when a walk ran on a platform without a
-// thread clock (bench.ThreadCPU). Keys pending a fold are walked, and
+// thread clock (cpuclock.Thread). Keys pending a fold are walked, and
 // counted, by the next upload or release.
 func (s *Server) KeyWalkCPU() (cpu time.Duration, ok bool) {
 	s.mu.Lock()

@@ -3,7 +3,7 @@ package server
 import (
 	"testing"
 
-	"github.com/fedecdf/fedecdf/internal/bench"
+	"github.com/fedecdf/fedecdf/internal/cpuclock"
 )
 
 // TestKeyWalkCPU: the CPU each server reports for walking keys is
@@ -15,12 +15,12 @@ func TestKeyWalkCPU(t *testing.T) {
 	for k := range scores {
 		scores[k] = float64(k%bins) / bins
 	}
-	before := bench.ProcessCPU()
+	before := cpuclock.Process()
 	p.upload(t, scores...)
 	if _, _, err := p.releaseOf(1<<48, allComponents...); err != nil {
 		t.Fatal(err)
 	}
-	process := bench.ProcessCPU() - before
+	process := cpuclock.Process() - before
 	var total int64
 	for _, s := range []*Server{p.leader, p.helper} {
 		cpu, ok := s.KeyWalkCPU()

@@ -18,6 +18,7 @@ import (
 	"github.com/fedecdf/fedecdf/fss"
 	"github.com/fedecdf/fedecdf/hosmer"
 	"github.com/fedecdf/fedecdf/internal/bench"
+	"github.com/fedecdf/fedecdf/internal/cpuclock"
 	"github.com/fedecdf/fedecdf/internal/dataset"
 	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -291,7 +292,7 @@ func newAESBound(nsPerBlock float64, n, bins int) (*AESBound, error) {
 // first phase and one after the upload, so that a shared machine's load
 // in the meantime weighs on the bound as on the work it bounds.
 func aesNsPerBlock() float64 {
-	return bench.AESCTRNsPerBlock(bench.ProcessCPU, 10*time.Millisecond)
+	return bench.AESCTRNsPerBlock(cpuclock.Process, 10*time.Millisecond)
 }
 
 // boundPhases are the phases whose CPU the AES bound bounds.
@@ -343,7 +344,7 @@ func (p *phases) begin(name string, total int) {
 	if p.memory != nil {
 		p.memory.update()
 	}
-	p.name, p.start, p.startCPU = name, time.Now(), bench.ProcessCPU()
+	p.name, p.start, p.startCPU = name, time.Now(), cpuclock.Process()
 	p.startServers = 0
 	if p.servers != nil {
 		p.startServers = p.readServers()
@@ -368,7 +369,7 @@ func (p *phases) add(k int) {
 
 func (p *phases) end() {
 	p.seconds[p.name] += time.Since(p.start).Seconds()
-	p.cpu[p.name] += (bench.ProcessCPU() - p.startCPU).Seconds()
+	p.cpu[p.name] += (cpuclock.Process() - p.startCPU).Seconds()
 	if p.servers != nil {
 		if p.serversCPU == nil {
 			p.serversCPU = map[string]float64{}

@@ -10,7 +10,7 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
-	"github.com/fedecdf/fedecdf/internal/bench"
+	"github.com/fedecdf/fedecdf/internal/cpuclock"
 	"github.com/fedecdf/fedecdf/internal/synthetic"
 )
 
@@ -135,7 +135,7 @@ func median(x []float64) float64 {
 }
 
 // cpuClock is the process's CPU time as a point in time, for perCall.
-func cpuClock() time.Time { return time.Unix(0, int64(bench.ProcessCPU())) }
+func cpuClock() time.Time { return time.Unix(0, int64(cpuclock.Process())) }
 
 // perCall returns the nanoseconds per call of fn on clock, over at least
 // 50 ms of it.

@@ -203,7 +203,7 @@ func ctrNsPerBlock(minTime time.Duration) float64 {
 
 // AESCTRNsPerBlock returns the time per 16-byte block of crypto/aes's CTR
 // keystream, the unit of the AES work bound of DCF evaluation, timed on
-// clock (wall or process CPU time, ProcessCPU) over at least minTime.
+// clock (wall or process CPU time, cpuclock.Process) over at least minTime.
 func AESCTRNsPerBlock(clock func() time.Duration, minTime time.Duration) float64 {
 	c, _ := aes.NewCipher(make([]byte, 16))
 	s := cipher.NewCTR(c, make([]byte, 16))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fedecdf/fedecdf/fss"
+	"github.com/fedecdf/fedecdf/internal/cpuclock"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/vdcf"
 )
@@ -88,26 +89,26 @@ func MeasureVerify(cfg VerifyConfig) (VerifyReport, error) {
 	}
 	src := rand.NewChaCha8([32]byte{3})
 	beta := []uint64{1, 1, 0, 1 << 31}
-	rep.GenNs = timeOn(ProcessCPU, cfg.MinTime, func() { b.dom.Gen(cfg.Bins/3, beta, src) })
-	rep.EncodeNs = timeOn(ProcessCPU, cfg.MinTime, func() { b.encode(cfg.Bins/3, 1, 1<<31, src) })
+	rep.GenNs = timeOn(cpuclock.Process, cfg.MinTime, func() { b.dom.Gen(cfg.Bins/3, beta, src) })
+	rep.EncodeNs = timeOn(cpuclock.Process, cfg.MinTime, func() { b.encode(cfg.Bins/3, 1, 1<<31, src) })
 	var eval, field, check, fold [measureRounds]float64
 	rep.AcceptedAllHonest = true
 	per := float64(cfg.Reports)
 	for r := range measureRounds {
 		acc := make([]uint64, cfg.Bins*payload.NumComponents)
-		eval[r] = timeOn(ProcessCPU, cfg.MinTime/measureRounds, func() { b.dom.SumPrefixes(b.keys, b.prefixes, acc) }) / per
+		eval[r] = timeOn(cpuclock.Process, cfg.MinTime/measureRounds, func() { b.dom.SumPrefixes(b.keys, b.prefixes, acc) }) / per
 		var vecs [][]fss.Fp
-		field[r] = timeOn(ProcessCPU, cfg.MinTime/measureRounds, func() { vecs, err = b.leader.Evaluate(b.shares) }) / per
+		field[r] = timeOn(cpuclock.Process, cfg.MinTime/measureRounds, func() { vecs, err = b.leader.Evaluate(b.shares) }) / per
 		if err != nil {
 			return VerifyReport{}, err
 		}
-		check[r] = timeOn(ProcessCPU, cfg.MinTime/measureRounds, func() {
+		check[r] = timeOn(cpuclock.Process, cfg.MinTime/measureRounds, func() {
 			if !b.check(vecs) {
 				rep.AcceptedAllHonest = false
 			}
 		}) / per
 		agg := make([]fss.Fp, cfg.Bins*2)
-		fold[r] = timeOn(ProcessCPU, cfg.MinTime/measureRounds, func() { foldAccepted(agg, vecs, b.scheme.Components()) }) / per
+		fold[r] = timeOn(cpuclock.Process, cfg.MinTime/measureRounds, func() { foldAccepted(agg, vecs, b.scheme.Components()) }) / per
 	}
 	rep.EvalNs, rep.FieldEvalNs, rep.CheckNs, rep.FoldNs = median(eval[:]), median(field[:]), median(check[:]), median(fold[:])
 	rep.VerifiedNs = rep.FieldEvalNs + rep.CheckNs + rep.FoldNs

@@ -1,10 +1,10 @@
 //go:build !linux
 
-package bench
+package cpuclock
 
 import "time"
 
-// ThreadCPU would return the CPU time of the calling OS thread; this
+// Thread would return the CPU time of the calling OS thread; this
 // platform has no per-thread clock that package syscall reads, so it
 // returns false (see the Linux version).
-func ThreadCPU() (time.Duration, bool) { return 0, false }
+func Thread() (time.Duration, bool) { return 0, false }

@@ -1,4 +1,4 @@
-package bench
+package cpuclock
 
 import (
 	"runtime"
@@ -6,14 +6,14 @@ import (
 	"time"
 )
 
-// TestThreadCPU: a goroutine locked to its thread sees its thread clock
+// TestThread: a goroutine locked to its thread sees its thread clock
 // advance with its work, by no more than the process clock
 // read around it (getrusage rounds to the microsecond, hence the slack).
-func TestThreadCPU(t *testing.T) {
+func TestThread(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	process := ProcessCPU()
-	start, ok := ThreadCPU()
+	process := Process()
+	start, ok := Thread()
 	if !ok {
 		if runtime.GOOS == "linux" {
 			t.Fatal("no thread clock on Linux")
@@ -24,8 +24,8 @@ func TestThreadCPU(t *testing.T) {
 	for range 1 << 22 {
 		x = x*6364136223846793005 + 1442695040888963407
 	}
-	end, _ := ThreadCPU()
-	process = ProcessCPU() - process
+	end, _ := Thread()
+	process = Process() - process
 	if d := end - start; d <= 0 || d > process+2*time.Microsecond {
 		t.Errorf("thread CPU %v for a loop (result %d), process CPU %v", d, x, process)
 	}

@@ -1,15 +1,15 @@
 //go:build unix
 
-package bench
+package cpuclock
 
 import (
 	"syscall"
 	"time"
 )
 
-// ProcessCPU returns the CPU time (user and system) the process has used
+// Process returns the CPU time (user and system) the process has used
 // so far, over all its threads: getrusage(RUSAGE_SELF).
-func ProcessCPU() time.Duration {
+func Process() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0

@@ -1,0 +1,6 @@
+// Package cpuclock reads the CPU time of the process (getrusage) and of
+// the calling OS thread (clock_gettime(CLOCK_THREAD_CPUTIME_ID) on
+// Linux). The servers use the thread clock to account their key walks
+// apart from everything else a process does; the benchmarks and simulate
+// report process CPU time, the robust figure on a shared machine.
+package cpuclock
