@@ -20,8 +20,8 @@ func TestReportKnownAnswer(t *testing.T) {
 		prob bool
 		want string
 	}{
-		{"count and label", false, "3a8f70b854567a4b3d08f3b017691cf7ae09103bb2ee716d1ade51c7edae824a"},
-		{"with probability", true, "c57937586f1b5f41d1775914ce6bd3854627f6a246cfc670656282fcf41cc477"},
+		{"count and label", false, "2bba0664f1d0fbe8c914d45af9181a90cdca0fc858784200709ca329cc37a20b"},
+		{"with probability", true, "6d99c53152d64a631ad0b46663695d1ffc08bd2db15e34f3c87ce8a20d0920e1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := New(8)

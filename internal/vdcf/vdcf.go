@@ -16,7 +16,7 @@ import (
 // Version names the report format and separates the servers' random
 // coefficients of this scheme from every other use of their key: reports
 // and messages of another version fail verification.
-const Version = "fedecdf/vdcf v3"
+const Version = "fedecdf/vdcf v4"
 
 // NonceSize and KeySize are the sizes in bytes of a report's nonce and of
 // the verification key the two servers share.
@@ -370,12 +370,16 @@ func readElements(b []byte, xs []fss.Fp) error {
 }
 
 // Server is one server's side of the verification: its index (0 leader,
-// 1 helper) and the verification key it shares with the other server and
-// keeps secret from parties.
+// 1 helper), the verification key it shares with the other server and
+// keeps secret from parties, and the challenge vector drawn from that key
+// once, as the sketch's weights (package doc, "Soundness").
 type Server struct {
 	s   *Scheme
 	id  int
 	key [KeySize]byte
+	// uw[2j], uw[2j+1] are u_j = r_j − r_{j+1} and w_j = r_j² − r_{j+1}²
+	// (r_N = 0), the weights of prefix j in ⟨r, ΔP⟩ and ⟨r∘r, ΔP⟩.
+	uw []fss.Fp
 }
 
 // NewServer returns server id (0 or 1) with the shared key.
@@ -383,7 +387,15 @@ func (s *Scheme) NewServer(id int, key [KeySize]byte) (*Server, error) {
 	if id != 0 && id != 1 {
 		return nil, fmt.Errorf("vdcf: server id %d: want 0 (leader) or 1 (helper)", id)
 	}
-	return &Server{s: s, id: id, key: key}, nil
+	r := challengeVector(key, s.bins)
+	uw := make([]fss.Fp, 2*s.bins)
+	var rNext, sqNext fss.Fp // r_{j+1}, r_{j+1}²
+	for j := s.bins - 1; j >= 0; j-- {
+		sq := r[j].Mul(r[j])
+		uw[2*j], uw[2*j+1] = r[j].Sub(rNext), sq.Sub(sqNext)
+		rNext, sqNext = r[j], sq
+	}
+	return &Server{s: s, id: id, key: key, uw: uw}, nil
 }
 
 // Share is one server's decoded share of a report.
@@ -445,47 +457,69 @@ const (
 )
 
 // coefficients are the servers' combination coefficients of one report,
-// ρ₁ … ρ₆ (nonzero), and with the probability the bits' challenges s_i;
-// the challenge vector r is drawn, after them, from the same stream by
-// sketchOf.
+// ρ₁ … ρ₆ (nonzero), and with the probability the bits' challenges s_i.
 type coefficients struct {
-	rho    [rhoLen]fss.Fp
-	s      []fss.Fp
-	stream *rand.ChaCha8
+	rho [rhoLen]fss.Fp
+	s   []fss.Fp
 }
 
-// challenge derives the challenge of the report with the nonce from the
-// servers' key: ChaCha8 seeded with SHA-256(Version ‖ 0 ‖ key ‖ nonce),
-// 64-bit words rejection-sampled into F_p: ρ₁ … ρ₆ (each redrawn while
-// zero), s_0 … s_32 if the scheme carries the probability, then r_{N−1},
-// r_{N−2}, …, r_0.
-func (v *Server) challenge(nonce [NonceSize]byte) coefficients {
+// Domain-separation bytes of the two challenge streams drawn from the
+// servers' key: the per-key challenge vector r and a report's coefficients.
+const (
+	streamReport = 0
+	streamVector = 1
+)
+
+// stream is ChaCha8 seeded with SHA-256(Version ‖ label ‖ key ‖ nonce),
+// nonce empty for the challenge vector.
+func stream(label byte, key [KeySize]byte, nonce []byte) *rand.ChaCha8 {
 	h := sha256.New()
 	h.Write([]byte(Version))
-	h.Write([]byte{0})
-	h.Write(v.key[:])
-	h.Write(nonce[:])
+	h.Write([]byte{label})
+	h.Write(key[:])
+	h.Write(nonce)
 	var seed [32]byte
 	h.Sum(seed[:0])
-	c := coefficients{stream: rand.NewChaCha8(seed)}
+	return rand.NewChaCha8(seed)
+}
+
+// challengeVector derives the challenge vector r ∈ F_p^bins of every
+// report from the servers' key alone: r_0, …, r_{bins−1} from
+// stream(streamVector, key), 64-bit words rejection-sampled into F_p.
+func challengeVector(key [KeySize]byte, bins int) []fss.Fp {
+	st := stream(streamVector, key, nil)
+	r := make([]fss.Fp, bins)
+	for j := range r {
+		r[j] = next(st)
+	}
+	return r
+}
+
+// challenge derives the coefficients of the report with the nonce from
+// the servers' key: from stream(streamReport, key, nonce), 64-bit words
+// rejection-sampled into F_p, ρ₁ … ρ₆ (each redrawn while zero), then
+// s_0 … s_32 if the scheme carries the probability.
+func (v *Server) challenge(nonce [NonceSize]byte) coefficients {
+	st := stream(streamReport, v.key, nonce[:])
+	var c coefficients
 	for i := range c.rho {
 		for c.rho[i] == 0 {
-			c.rho[i] = c.next()
+			c.rho[i] = next(st)
 		}
 	}
 	if v.s.prob {
 		c.s = make([]fss.Fp, probBits)
 		for i := range c.s {
-			c.s[i] = c.next()
+			c.s[i] = next(st)
 		}
 	}
 	return c
 }
 
 // next draws a uniform field element from the stream.
-func (c *coefficients) next() fss.Fp {
+func next(st *rand.ChaCha8) fss.Fp {
 	for {
-		if x := fss.Fp(c.stream.Uint64()); x.Valid() {
+		if x := fss.Fp(st.Uint64()); x.Valid() {
 			return x
 		}
 	}
@@ -499,30 +533,38 @@ type sketch struct {
 	total fss.Fp
 }
 
-// sketchOf draws r from the challenge stream and computes the sketch of a
-// prefix vector of m components in one pass from the last prefix down,
-// with ⟨r, ΔP⟩ = Σ_j (r_j − r_{j+1})·P(j) and
-// ⟨r∘r, ΔP⟩ = Σ_j (r_j² − r_{j+1}²)·P(j) (r_N = 0), reducing each
-// accumulated sum once.
-func sketchOf(c *coefficients, prefixes []fss.Fp, m int) sketch {
-	acc := make([]wide, m+1)
-	var rNext, sqNext fss.Fp // r_{j+1}, r_{j+1}²
-	for j := len(prefixes)/m - 1; j >= 0; j-- {
-		r := c.next()
-		sq := r.Mul(r)
-		u, w := r.Sub(rNext), sq.Sub(sqNext)
-		rNext, sqNext = r, sq
-		row := prefixes[j*m : (j+1)*m]
-		for k, p := range row {
-			acc[k].addMul(u, p)
+// sketchOf computes the sketch of a prefix vector in one pass with the
+// server's precomputed weights, ⟨r, ΔP⟩ = Σ_j u_j·P(j) and
+// ⟨r∘r, ΔP⟩ = Σ_j w_j·P(j): m + 1 products per prefix, accumulated
+// unreduced and reduced once per sum.
+func (v *Server) sketchOf(prefixes []fss.Fp) sketch {
+	var count, label, mac, prob, sq wide
+	uw := v.uw[:2*v.s.bins]
+	if v.s.prob {
+		for j := range v.s.bins {
+			row := (*[4]fss.Fp)(prefixes[4*j:])
+			u := uw[2*j]
+			count = count.addMul(u, row[payload.Count])
+			label = label.addMul(u, row[payload.Label])
+			mac = mac.addMul(u, row[MAC])
+			prob = prob.addMul(u, row[Probability])
+			sq = sq.addMul(uw[2*j+1], row[payload.Count])
 		}
-		acc[m].addMul(w, row[payload.Count])
+	} else {
+		for j := range v.s.bins {
+			row := (*[3]fss.Fp)(prefixes[3*j:])
+			u := uw[2*j]
+			count = count.addMul(u, row[payload.Count])
+			label = label.addMul(u, row[payload.Label])
+			mac = mac.addMul(u, row[MAC])
+			sq = sq.addMul(uw[2*j+1], row[payload.Count])
+		}
 	}
-	s := sketch{x: make([]fss.Fp, m)}
-	for k := range s.x {
-		s.x[k] = acc[k].reduce()
+	s := sketch{x: []fss.Fp{count.reduce(), label.reduce(), mac.reduce()}, q: sq.reduce()}
+	if v.s.prob {
+		s.x = append(s.x, prob.reduce())
 	}
-	s.q = acc[m].reduce()
+	m := v.s.Components()
 	s.total = prefixes[len(prefixes)-m+int(payload.Count)]
 	return s
 }
@@ -530,18 +572,21 @@ func sketchOf(c *coefficients, prefixes []fss.Fp, m int) sketch {
 // wide is an unreduced sum of 128-bit products: top·2^128 + hi·2^64 + lo.
 type wide struct{ lo, hi, top uint64 }
 
-func (a *wide) addMul(x, y fss.Fp) {
+// addMul returns a + x·y. (Values, not pointers: the sketch's
+// accumulators then stay in registers.)
+func (a wide) addMul(x, y fss.Fp) wide {
 	ph, pl := bits.Mul64(uint64(x), uint64(y))
 	var c uint64
 	a.lo, c = bits.Add64(a.lo, pl, 0)
 	a.hi, c = bits.Add64(a.hi, ph, c)
 	a.top += c
+	return a
 }
 
 // twoTo128 is 2^128 mod p = −2^32.
 const twoTo128 = fss.Fp(fss.Modulus - 1<<32)
 
-func (a *wide) reduce() fss.Fp {
+func (a wide) reduce() fss.Fp {
 	return fss.Fp(0).Add(fss.Fp(a.lo % fss.Modulus)).Add(fss.Fp(a.hi % fss.Modulus).Mul(fss.Fp(1<<32 - 1))).Add(fss.Fp(a.top % fss.Modulus).Mul(twoTo128))
 }
 
@@ -558,7 +603,8 @@ type Pending struct {
 
 // Prepare starts the verification of one report from this server's share
 // and its evaluated prefix vector (Evaluate): it derives the report's
-// challenge from the key and the nonce, sketches the vector and returns
+// coefficients from the key and the nonce, sketches the vector with the
+// server's challenge vector (drawn from the key alone) and returns
 // the first message, the masked openings d₁ = ⟨r, ΔCount⟩ − a₁ and
 // d₂ = ⟨r, ΔLabel⟩ − a₂, and with the probability d_p = p̂ − a_p and
 // d_i = s_i·b_i − a'_i (Message1Size bytes).
@@ -568,7 +614,7 @@ func (v *Server) Prepare(nonce [NonceSize]byte, sh *Share, prefixes []fss.Fp) (*
 		return nil, nil, fmt.Errorf("vdcf: prefix vector of %d elements, want %d bins × %d components", len(prefixes), v.s.bins, m)
 	}
 	p := &Pending{v: v, coef: v.challenge(nonce), corr: sh.corr, stage: 1}
-	p.sk = sketchOf(&p.coef, prefixes, m)
+	p.sk = v.sketchOf(prefixes)
 	c := sh.corr
 	p.open = append(make([]fss.Fp, 0, v.s.openings()),
 		p.sk.x[payload.Count].Sub(c[corrA1]),
@@ -672,8 +718,8 @@ func (p *Pending) probabilityShare(d []fss.Fp) fss.Fp {
 	d1, dp, bits := d[0], d[2], d[3:]
 	var sq wide // Σ_i (lead·d_i² + 2d_i·a'_i) − s_i²·b_i, accumulated
 	for i, di := range bits {
-		sq.addMul(di, lead.Mul(di).Add(two.Mul(c[corrMasks+i])))
-		sq.addMul(s[i].Mul(s[i]).Neg(), c[corrBits+i])
+		sq = sq.addMul(di, lead.Mul(di).Add(two.Mul(c[corrMasks+i])))
+		sq = sq.addMul(s[i].Mul(s[i]).Neg(), c[corrBits+i])
 	}
 	bitTerm := sq.reduce().Add(c[corrSq])
 	pxShare := lead.Mul(dp.Mul(d1)).Add(dp.Mul(c[corrA1])).Add(d1.Mul(c[corrAP])).Add(c[corrCP])
