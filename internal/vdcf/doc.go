@@ -145,9 +145,10 @@
 // own, so ⟨r, ΔC⟩ for a ΔC of its choosing, and with N of them all of r,
 // after which it can forge at will. The exchange therefore stays between
 // the servers, as K does: over libp2p it runs on the servers' Noise
-// channel, encrypted and authenticated (internal/deploy), in process it
-// never leaves memory, and the servers' stored verdicts stay on their own
-// disks. Leaking the exchange is leaking K; a new K is a new r.
+// channel, encrypted and authenticated (internal/p2p: every host speaks
+// Noise only), in process it never leaves memory, and the servers'
+// stored verdicts stay on their own disks. Leaking the exchange is
+// leaking K; a new K is a new r.
 //
 // This is why F_p and not Z_{2^64}: the one-hot identities need a field
 // (in Z_{2^64}, with zero divisors, Schwartz–Zippel fails: the nonzero
