@@ -536,35 +536,27 @@ type sketch struct {
 // sketchOf computes the sketch of a prefix vector in one pass with the
 // server's precomputed weights, ⟨r, ΔP⟩ = Σ_j u_j·P(j) and
 // ⟨r∘r, ΔP⟩ = Σ_j w_j·P(j): m + 1 products per prefix, accumulated
-// unreduced and reduced once per sum.
+// unreduced and reduced once per sum (the probability's in a second pass,
+// so that the first one's accumulators stay in registers).
 func (v *Server) sketchOf(prefixes []fss.Fp) sketch {
-	var count, label, mac, prob, sq wide
-	uw := v.uw[:2*v.s.bins]
-	if v.s.prob {
-		for j := range v.s.bins {
-			row := (*[4]fss.Fp)(prefixes[4*j:])
-			u := uw[2*j]
-			count = count.addMul(u, row[payload.Count])
-			label = label.addMul(u, row[payload.Label])
-			mac = mac.addMul(u, row[MAC])
-			prob = prob.addMul(u, row[Probability])
-			sq = sq.addMul(uw[2*j+1], row[payload.Count])
-		}
-	} else {
-		for j := range v.s.bins {
-			row := (*[3]fss.Fp)(prefixes[3*j:])
-			u := uw[2*j]
-			count = count.addMul(u, row[payload.Count])
-			label = label.addMul(u, row[payload.Label])
-			mac = mac.addMul(u, row[MAC])
-			sq = sq.addMul(uw[2*j+1], row[payload.Count])
-		}
+	var count, label, mac, sq wide
+	m, uw := v.s.Components(), v.uw[:2*v.s.bins]
+	for j := range v.s.bins {
+		row := (*[3]fss.Fp)(prefixes[m*j:]) // Count, Label, MAC
+		u := uw[2*j]
+		count = count.addMul(u, row[payload.Count])
+		label = label.addMul(u, row[payload.Label])
+		mac = mac.addMul(u, row[MAC])
+		sq = sq.addMul(uw[2*j+1], row[payload.Count])
 	}
 	s := sketch{x: []fss.Fp{count.reduce(), label.reduce(), mac.reduce()}, q: sq.reduce()}
 	if v.s.prob {
+		var prob wide
+		for j := range v.s.bins {
+			prob = prob.addMul(uw[2*j], prefixes[m*j+Probability])
+		}
 		s.x = append(s.x, prob.reduce())
 	}
-	m := v.s.Components()
 	s.total = prefixes[len(prefixes)-m+int(payload.Count)]
 	return s
 }
