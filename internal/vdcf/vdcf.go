@@ -377,9 +377,9 @@ type Server struct {
 	s   *Scheme
 	id  int
 	key [KeySize]byte
-	// uw[2j], uw[2j+1] are u_j = r_j − r_{j+1} and w_j = r_j² − r_{j+1}²
-	// (r_N = 0), the weights of prefix j in ⟨r, ΔP⟩ and ⟨r∘r, ΔP⟩.
-	uw []fss.Fp
+	// u_j = r_j − r_{j+1} and w_j = r_j² − r_{j+1}² (r_N = 0), the
+	// weights of prefix j in ⟨r, ΔP⟩ and ⟨r∘r, ΔP⟩.
+	u, w []fss.Fp
 }
 
 // NewServer returns server id (0 or 1) with the shared key.
@@ -388,14 +388,14 @@ func (s *Scheme) NewServer(id int, key [KeySize]byte) (*Server, error) {
 		return nil, fmt.Errorf("vdcf: server id %d: want 0 (leader) or 1 (helper)", id)
 	}
 	r := challengeVector(key, s.bins)
-	uw := make([]fss.Fp, 2*s.bins)
+	v := &Server{s: s, id: id, key: key, u: make([]fss.Fp, s.bins), w: make([]fss.Fp, s.bins)}
 	var rNext, sqNext fss.Fp // r_{j+1}, r_{j+1}²
 	for j := s.bins - 1; j >= 0; j-- {
 		sq := r[j].Mul(r[j])
-		uw[2*j], uw[2*j+1] = r[j].Sub(rNext), sq.Sub(sqNext)
+		v.u[j], v.w[j] = r[j].Sub(rNext), sq.Sub(sqNext)
 		rNext, sqNext = r[j], sq
 	}
-	return &Server{s: s, id: id, key: key, uw: uw}, nil
+	return v, nil
 }
 
 // Share is one server's decoded share of a report.
@@ -537,23 +537,31 @@ type sketch struct {
 // server's precomputed weights, ⟨r, ΔP⟩ = Σ_j u_j·P(j) and
 // ⟨r∘r, ΔP⟩ = Σ_j w_j·P(j): m + 1 products per prefix, accumulated
 // unreduced and reduced once per sum (the probability's in a second pass,
-// so that the first one's accumulators stay in registers).
+// so that the first one's accumulators stay in registers), on AVX-512
+// IFMA where the CPU has it (sketchAccel).
 func (v *Server) sketchOf(prefixes []fss.Fp) sketch {
-	var count, label, mac, sq wide
-	m, uw := v.s.Components(), v.uw[:2*v.s.bins]
-	for j := range v.s.bins {
-		row := (*[3]fss.Fp)(prefixes[m*j:]) // Count, Label, MAC
-		u := uw[2*j]
-		count = count.addMul(u, row[payload.Count])
-		label = label.addMul(u, row[payload.Label])
-		mac = mac.addMul(u, row[MAC])
-		sq = sq.addMul(uw[2*j+1], row[payload.Count])
+	m, u, w := v.s.Components(), v.u, v.w
+	var sums [4]fss.Fp // count, label, MAC, square: the prefixes done below
+	done := 0
+	if m == 3 {
+		sums, done = sketchAccel(prefixes, u, w)
 	}
-	s := sketch{x: []fss.Fp{count.reduce(), label.reduce(), mac.reduce()}, q: sq.reduce()}
+	var count, label, mac, sq wide
+	for j := done; j < len(u); j++ {
+		row := (*[3]fss.Fp)(prefixes[m*j:]) // Count, Label, MAC
+		count = count.addMul(u[j], row[payload.Count])
+		label = label.addMul(u[j], row[payload.Label])
+		mac = mac.addMul(u[j], row[MAC])
+		sq = sq.addMul(w[j], row[payload.Count])
+	}
+	s := sketch{
+		x: []fss.Fp{sums[0].Add(count.reduce()), sums[1].Add(label.reduce()), sums[2].Add(mac.reduce())},
+		q: sums[3].Add(sq.reduce()),
+	}
 	if v.s.prob {
 		var prob wide
-		for j := range v.s.bins {
-			prob = prob.addMul(uw[2*j], prefixes[m*j+Probability])
+		for j := range u {
+			prob = prob.addMul(u[j], prefixes[m*j+Probability])
 		}
 		s.x = append(s.x, prob.reduce())
 	}

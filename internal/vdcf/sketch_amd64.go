@@ -1,0 +1,56 @@
+//go:build amd64 && !purego
+
+package vdcf
+
+import (
+	"golang.org/x/sys/cpu"
+
+	"github.com/fedecdf/fedecdf/fss"
+)
+
+// useIFMA: the sketch of a 3-component vector runs on AVX-512 IFMA.
+var useIFMA = cpu.X86.HasAVX512F && cpu.X86.HasAVX512IFMA
+
+// sketch3IFMA is the assembly kernel of sketchAccel (sketch_amd64.s).
+//
+//go:noescape
+func sketch3IFMA(p, u, w *fss.Fp, n int, acc *[12][8]uint64)
+
+// ifmaBlock is the most prefixes one sketch3IFMA call takes, so that its
+// lane sums cannot overflow.
+const ifmaBlock = 1024
+
+// sketchAccel returns, for a 3-component prefix vector, the sums
+// Σ_j u_j·C_j, Σ_j u_j·L_j, Σ_j u_j·M_j and Σ_j w_j·C_j over its first
+// done prefixes (a multiple of 8; 0 without IFMA), reduced mod p.
+func sketchAccel(prefixes, u, w []fss.Fp) (sums [4]fss.Fp, done int) {
+	n := len(u) &^ 7
+	if !useIFMA || n == 0 {
+		return sums, 0
+	}
+	_, _ = prefixes[3*n-1], w[n-1]
+	var acc [12][8]uint64
+	for lo := 0; lo < n; lo += ifmaBlock {
+		k := min(ifmaBlock, n-lo)
+		sketch3IFMA(&prefixes[3*lo], &u[lo], &w[lo], k, &acc)
+		for d := range sums {
+			sums[d] = sums[d].Add(limbSum(&acc[3*d], 1)).Add(limbSum(&acc[3*d+1], twoTo52)).Add(limbSum(&acc[3*d+2], twoTo104))
+		}
+	}
+	return sums, n
+}
+
+// twoTo52 and twoTo104 are 2^52 and 2^104 mod p (2^96 ≡ −1).
+const (
+	twoTo52  = fss.Fp(1 << 52)
+	twoTo104 = fss.Fp(fss.Modulus - 1<<8)
+)
+
+// limbSum returns the sum of the lanes times the weight, mod p.
+func limbSum(lanes *[8]uint64, weight fss.Fp) fss.Fp {
+	var s uint64
+	for _, x := range lanes {
+		s += x
+	}
+	return fss.Fp(s % fss.Modulus).Mul(weight)
+}

@@ -1,0 +1,8 @@
+//go:build !amd64 || purego
+
+package vdcf
+
+import "github.com/fedecdf/fedecdf/fss"
+
+// sketchAccel does nothing without AVX-512 IFMA (sketch_amd64.go).
+func sketchAccel(prefixes, u, w []fss.Fp) (sums [4]fss.Fp, done int) { return sums, 0 }
