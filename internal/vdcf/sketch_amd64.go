@@ -8,8 +8,30 @@ import (
 	"github.com/fedecdf/fedecdf/fss"
 )
 
-// useIFMA: the sketch of a 3-component vector runs on AVX-512 IFMA.
-var useIFMA = cpu.X86.HasAVX512F && cpu.X86.HasAVX512IFMA
+// useIFMA: the sketch of a 3-component vector runs on AVX-512 IFMA;
+// useAVX512: its fold into an aggregate on AVX-512.
+var (
+	useIFMA   = cpu.X86.HasAVX512F && cpu.X86.HasAVX512IFMA
+	useAVX512 = cpu.X86.HasAVX512F
+)
+
+// fold3AVX512 is the assembly kernel of foldAccel (sketch_amd64.s).
+//
+//go:noescape
+func fold3AVX512(p *fss.Fp, count, label *uint64, n int)
+
+// foldAccel adds the count and label of the first done prefixes (a
+// multiple of 8; 0 without AVX-512) of a 3-component prefix vector to
+// the lazily reduced sums count and label (fss.AddLazy).
+func foldAccel(prefixes []fss.Fp, count, label []uint64) (done int) {
+	n := len(count) &^ 7
+	if !useAVX512 || n == 0 {
+		return 0
+	}
+	_, _ = prefixes[3*n-1], label[n-1]
+	fold3AVX512(&prefixes[0], &count[0], &label[0], n)
+	return n
+}
 
 // sketch3IFMA is the assembly kernel of sketchAccel (sketch_amd64.s).
 //

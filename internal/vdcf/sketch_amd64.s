@@ -191,3 +191,56 @@ done:
 	VMOVDQU64 Z11, 704(DX)
 	VZEROUPPER
 	RET
+
+// twoTo32m1 is 2^32 − 1 ≡ 2^64 (mod p).
+DATA twoTo32m1<>+0(SB)/8, $0xffffffff
+GLOBL twoTo32m1<>(SB), RODATA|NOPTR, $8
+
+// func fold3AVX512(p *fss.Fp, count, label *uint64, n int)
+//
+// For n prefixes (a multiple of 8) of a 3-component prefix vector p, adds
+// component 0 (count) to count[j] and component 1 (label) to label[j] as
+// words congruent mod p: a sum that carries gets the lost 2^64 ≡ 2^32 − 1
+// back (fss.AddLazy), eight prefixes per instruction.
+TEXT ·fold3AVX512(SB), NOSPLIT, $0-32
+	MOVQ         p+0(FP), SI
+	MOVQ         count+8(FP), DI
+	MOVQ         label+16(FP), R8
+	MOVQ         n+24(FP), CX
+	VPBROADCASTQ twoTo32m1<>(SB), Z30
+	VMOVDQU64    idxC1<>(SB), Z24
+	VMOVDQU64    idxC2<>(SB), Z25
+	VMOVDQU64    idxL1<>(SB), Z26
+	VMOVDQU64    idxL2<>(SB), Z27
+	TESTQ        CX, CX
+	JZ           folded
+
+fold:
+	VMOVDQU64  0(SI), Z12
+	VMOVDQU64  64(SI), Z13
+	VMOVDQU64  128(SI), Z14
+	VMOVDQA64  Z12, Z15
+	VPERMT2Q   Z13, Z24, Z15
+	VPERMT2Q   Z14, Z25, Z15 // count
+	VMOVDQU64  (DI), Z16
+	VPADDQ     Z15, Z16, Z16
+	VPCMPUQ    $1, Z15, Z16, K1 // carried: the sum is below the term
+	VPADDQ     Z30, Z16, K1, Z16
+	VMOVDQU64  Z16, (DI)
+	VMOVDQA64  Z12, Z17
+	VPERMT2Q   Z13, Z26, Z17
+	VPERMT2Q   Z14, Z27, Z17 // label
+	VMOVDQU64  (R8), Z18
+	VPADDQ     Z17, Z18, Z18
+	VPCMPUQ    $1, Z17, Z18, K2
+	VPADDQ     Z30, Z18, K2, Z18
+	VMOVDQU64  Z18, (R8)
+	ADDQ       $192, SI
+	ADDQ       $64, DI
+	ADDQ       $64, R8
+	SUBQ       $8, CX
+	JNZ        fold
+
+folded:
+	VZEROUPPER
+	RET

@@ -4,13 +4,14 @@ package vdcf
 
 import "testing"
 
-// sketchPath is a way to run the sketch: set turns it on for one test.
-type sketchPath struct {
+// accelPath is a way to run the sketch and the fold: set turns it on for
+// one test.
+type accelPath struct {
 	name string
 	set  func(t *testing.T)
 }
 
-// sketchPaths is the scalar sketch alone.
-func sketchPaths(*testing.T) []sketchPath {
-	return []sketchPath{{"scalar", func(*testing.T) {}}}
+// accelPaths are the scalar loops alone.
+func accelPaths(*testing.T) []accelPath {
+	return []accelPath{{"scalar", func(*testing.T) {}}}
 }

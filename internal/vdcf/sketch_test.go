@@ -15,7 +15,7 @@ import (
 // blocks, with elements near p (every limb and carry at its largest) and
 // uniform ones.
 func TestSketchMatchesFieldArithmetic(t *testing.T) {
-	for _, accel := range sketchPaths(t) {
+	for _, accel := range accelPaths(t) {
 		for _, bins := range []int{1, 7, 8, 9, 1024, 2053} {
 			for _, prob := range []bool{false, true} {
 				for _, near := range []bool{true, false} {
