@@ -294,9 +294,9 @@
 // sums with one reduction per sum, and no PRG and no product of field
 // elements per prefix, since the weights u_j, w_j are drawn and squared
 // once per server key (N ChaCha8 words, N squarings, 16N bytes kept) —
-// on AVX-512 IFMA, for the three components, eight prefixes per
-// instruction, each 64-bit product from 7 multiply-adds of 52- and 12-bit
-// limbs, 28 per eight prefixes for the four sums; one SHA-256 and 6
+// on AVX-512 IFMA eight prefixes per instruction, each 64-bit product from 7 multiply-adds of 52- and 12-bit
+// limbs, 28 per eight prefixes for the four sums (35 for five); one
+// SHA-256 and 6
 // ChaCha8 words for ρ₁ … ρ₆ (39 with the probability's s_i); and for an
 // accepted report the fold of its count and label prefixes (and
 // probability), one addition and a conditional one per element

@@ -8,7 +8,7 @@ import (
 	"github.com/fedecdf/fedecdf/fss"
 )
 
-// useIFMA: the sketch of a 3-component vector runs on AVX-512 IFMA;
+// useIFMA: the sketch runs on AVX-512 IFMA;
 // useAVX512: its fold into an aggregate on AVX-512.
 var (
 	useIFMA   = cpu.X86.HasAVX512F && cpu.X86.HasAVX512IFMA
@@ -33,30 +33,44 @@ func foldAccel(prefixes []fss.Fp, count, label []uint64) (done int) {
 	return n
 }
 
-// sketch3IFMA is the assembly kernel of sketchAccel (sketch_amd64.s).
+// sketch3IFMA and sketch4IFMA are the assembly kernels of sketchAccel
+// for 3- and 4-component vectors (sketch_amd64.s).
 //
 //go:noescape
 func sketch3IFMA(p, u, w *fss.Fp, n int, acc *[12][8]uint64)
 
-// ifmaBlock is the most prefixes one sketch3IFMA call takes, so that its
-// lane sums cannot overflow.
+//go:noescape
+func sketch4IFMA(p, u, w *fss.Fp, n int, acc *[15][8]uint64)
+
+// ifmaBlock is the most prefixes one kernel call takes, so that its lane
+// sums cannot overflow.
 const ifmaBlock = 1024
 
-// sketchAccel returns, for a 3-component prefix vector, the sums
-// Σ_j u_j·C_j, Σ_j u_j·L_j, Σ_j u_j·M_j and Σ_j w_j·C_j over its first
-// done prefixes (a multiple of 8; 0 without IFMA), reduced mod p.
-func sketchAccel(prefixes, u, w []fss.Fp) (sums [4]fss.Fp, done int) {
+// sketchAccel returns, for a prefix vector of m = 3 or 4 components, the
+// sums Σ_j u_j·C_j, Σ_j u_j·L_j, Σ_j u_j·M_j, Σ_j u_j·P_j (0 for m = 3)
+// and Σ_j w_j·C_j over its first done prefixes (a multiple of 8; 0
+// without IFMA), reduced mod p.
+func sketchAccel(prefixes, u, w []fss.Fp, m int) (sums [5]fss.Fp, done int) {
 	n := len(u) &^ 7
-	if !useIFMA || n == 0 {
+	if !useIFMA || n == 0 || m < 3 || m > 4 {
 		return sums, 0
 	}
-	_, _ = prefixes[3*n-1], w[n-1]
-	var acc [12][8]uint64
+	_, _ = prefixes[m*n-1], w[n-1]
+	var acc [15][8]uint64
+	at := [5]int{0, 1, 2, 4} // m = 3: the kernel's sums d → sums[at[d]]
+	if m == 4 {
+		at = [5]int{0, 1, 2, 3, 4}
+	}
 	for lo := 0; lo < n; lo += ifmaBlock {
 		k := min(ifmaBlock, n-lo)
-		sketch3IFMA(&prefixes[3*lo], &u[lo], &w[lo], k, &acc)
-		for d := range sums {
-			sums[d] = sums[d].Add(limbSum(&acc[3*d], 1)).Add(limbSum(&acc[3*d+1], twoTo52)).Add(limbSum(&acc[3*d+2], twoTo104))
+		if m == 3 {
+			sketch3IFMA(&prefixes[3*lo], &u[lo], &w[lo], k, (*[12][8]uint64)(acc[:12]))
+		} else {
+			sketch4IFMA(&prefixes[4*lo], &u[lo], &w[lo], k, &acc)
+		}
+		for d := range m + 1 {
+			s := &sums[at[d]]
+			*s = s.Add(limbSum(&acc[3*d], 1)).Add(limbSum(&acc[3*d+1], twoTo52)).Add(limbSum(&acc[3*d+2], twoTo104))
 		}
 	}
 	return sums, n

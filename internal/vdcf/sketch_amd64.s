@@ -40,6 +40,22 @@ INDEX(idxM2, 0, 1, 2, 3, 4, 9, 12, 15)
 	VMOVDQU64 idxL1<>(SB), Z26 \
 	VMOVDQU64 idxL2<>(SB), Z27
 
+// Permutations that gather, from two rows of four prefixes (16 words
+// P[4j + c]), component c of each into the low four words.
+INDEX(idx4C0, 0, 4, 8, 12, 0, 0, 0, 0)
+INDEX(idx4C1, 1, 5, 9, 13, 0, 0, 0, 0)
+INDEX(idx4C2, 2, 6, 10, 14, 0, 0, 0, 0)
+INDEX(idx4C3, 3, 7, 11, 15, 0, 0, 0, 0)
+
+// GATHER4(index, dst): dst = one component of the eight prefixes of a
+// 4-component vector in Z15–Z18, through Z24.
+#define GATHER4(index, dst) \
+	VMOVDQA64    Z15, dst       \
+	VPERMT2Q     Z16, index, dst \
+	VMOVDQA64    Z17, Z24       \
+	VPERMT2Q     Z18, index, Z24 \
+	VINSERTI64X4 $1, Y24, dst, dst
+
 // LOAD_ROWS loads the 24 words of eight prefixes at SI into Z12–Z14.
 #define LOAD_ROWS \
 	VMOVDQU64 0(SI), Z12   \
@@ -52,10 +68,11 @@ INDEX(idxM2, 0, 1, 2, 3, 4, 9, 12, 15)
 	VPERMT2Q  Z13, first, dst   \
 	VPERMT2Q  Z14, second, dst
 
-// LIMBS(x, lo, hi): x = lo + 2^52·hi, lo < 2^52, hi < 2^12 (Z31: mask52).
+// LIMBS(x, lo, hi): x = lo + 2^52·hi, lo < 2^52, hi < 2^12 (Z31: mask52);
+// lo may be x.
 #define LIMBS(x, lo, hi) \
-	VPANDQ Z31, x, lo     \
-	VPSRLQ $52, x, hi
+	VPSRLQ $52, x, hi     \
+	VPANDQ Z31, x, lo
 
 // PRODUCT(a0, a1, b0, b1, z0, z1, z2) adds (a0 + 2^52·a1)(b0 + 2^52·b1)
 // to z0 + 2^52·z1 + 2^104·z2, lane-wise: the low and high 52 bits of
@@ -137,6 +154,87 @@ sketched:
 	VMOVDQU64 Z9, 576(DX)
 	VMOVDQU64 Z10, 640(DX)
 	VMOVDQU64 Z11, 704(DX)
+	VZEROUPPER
+	RET
+
+// func sketch4IFMA(p, u, w *fss.Fp, n int, acc *[15][8]uint64)
+//
+// sketch3IFMA for a 4-component prefix vector (count, label, MAC,
+// probability): the five sums Σ_j u_j·C_j, Σ_j u_j·L_j, Σ_j u_j·M_j,
+// Σ_j u_j·P_j and Σ_j w_j·C_j, sum d in acc[3d], acc[3d+1], acc[3d+2].
+TEXT ·sketch4IFMA(SB), NOSPLIT, $0-40
+	MOVQ         p+0(FP), SI
+	MOVQ         u+8(FP), DI
+	MOVQ         w+16(FP), R8
+	MOVQ         n+24(FP), CX
+	MOVQ         acc+32(FP), DX
+	VPBROADCASTQ mask52<>(SB), Z31
+	VMOVDQU64    idx4C0<>(SB), Z19
+	VMOVDQU64    idx4C1<>(SB), Z20
+	VMOVDQU64    idx4C2<>(SB), Z21
+	VMOVDQU64    idx4C3<>(SB), Z22
+	VPXORQ       Z0, Z0, Z0
+	VPXORQ       Z1, Z1, Z1
+	VPXORQ       Z2, Z2, Z2
+	VPXORQ       Z3, Z3, Z3
+	VPXORQ       Z4, Z4, Z4
+	VPXORQ       Z5, Z5, Z5
+	VPXORQ       Z6, Z6, Z6
+	VPXORQ       Z7, Z7, Z7
+	VPXORQ       Z8, Z8, Z8
+	VPXORQ       Z9, Z9, Z9
+	VPXORQ       Z10, Z10, Z10
+	VPXORQ       Z11, Z11, Z11
+	VPXORQ       Z12, Z12, Z12
+	VPXORQ       Z13, Z13, Z13
+	VPXORQ       Z14, Z14, Z14
+	TESTQ        CX, CX
+	JZ           sketched4
+
+sketch4:
+	VMOVDQU64 0(SI), Z15
+	VMOVDQU64 64(SI), Z16
+	VMOVDQU64 128(SI), Z17
+	VMOVDQU64 192(SI), Z18
+	VMOVDQU64 (DI), Z27
+	LIMBS(Z27, Z27, Z28)  // u
+	VMOVDQU64 (R8), Z29
+	LIMBS(Z29, Z29, Z30)  // w
+	GATHER4(Z19, Z23)     // count
+	LIMBS(Z23, Z25, Z26)
+	PRODUCT(Z27, Z28, Z25, Z26, Z0, Z1, Z2)
+	PRODUCT(Z29, Z30, Z25, Z26, Z12, Z13, Z14)
+	GATHER4(Z20, Z23)     // label
+	LIMBS(Z23, Z25, Z26)
+	PRODUCT(Z27, Z28, Z25, Z26, Z3, Z4, Z5)
+	GATHER4(Z21, Z23)     // MAC
+	LIMBS(Z23, Z25, Z26)
+	PRODUCT(Z27, Z28, Z25, Z26, Z6, Z7, Z8)
+	GATHER4(Z22, Z23)     // probability
+	LIMBS(Z23, Z25, Z26)
+	PRODUCT(Z27, Z28, Z25, Z26, Z9, Z10, Z11)
+	ADDQ      $256, SI
+	ADDQ      $64, DI
+	ADDQ      $64, R8
+	SUBQ      $8, CX
+	JNZ       sketch4
+
+sketched4:
+	VMOVDQU64 Z0, 0(DX)
+	VMOVDQU64 Z1, 64(DX)
+	VMOVDQU64 Z2, 128(DX)
+	VMOVDQU64 Z3, 192(DX)
+	VMOVDQU64 Z4, 256(DX)
+	VMOVDQU64 Z5, 320(DX)
+	VMOVDQU64 Z6, 384(DX)
+	VMOVDQU64 Z7, 448(DX)
+	VMOVDQU64 Z8, 512(DX)
+	VMOVDQU64 Z9, 576(DX)
+	VMOVDQU64 Z10, 640(DX)
+	VMOVDQU64 Z11, 704(DX)
+	VMOVDQU64 Z12, 768(DX)
+	VMOVDQU64 Z13, 832(DX)
+	VMOVDQU64 Z14, 896(DX)
 	VZEROUPPER
 	RET
 

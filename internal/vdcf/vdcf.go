@@ -536,16 +536,14 @@ type sketch struct {
 // sketchOf computes the sketch of a prefix vector in one pass with the
 // server's precomputed weights, ⟨r, ΔP⟩ = Σ_j u_j·P(j) and
 // ⟨r∘r, ΔP⟩ = Σ_j w_j·P(j): m + 1 products per prefix, accumulated
-// unreduced and reduced once per sum (the probability's in a second pass,
-// so that the first one's accumulators stay in registers), on AVX-512
-// IFMA where the CPU has it (sketchAccel).
+// unreduced and reduced once per sum, on AVX-512 IFMA where the CPU has
+// it (sketchAccel) and for the prefixes it leaves in scalar loops (the
+// probability's in a second one, so that the first one's accumulators
+// stay in registers).
 func (v *Server) sketchOf(prefixes []fss.Fp) sketch {
 	m, u, w := v.s.Components(), v.u, v.w
-	var sums [4]fss.Fp // count, label, MAC, square: the prefixes done below
-	done := 0
-	if m == 3 {
-		sums, done = sketchAccel(prefixes, u, w)
-	}
+	// count, label, MAC, probability, square: the prefixes done below
+	sums, done := sketchAccel(prefixes, u, w, m)
 	var count, label, mac, sq wide
 	for j := done; j < len(u); j++ {
 		row := (*[3]fss.Fp)(prefixes[m*j:]) // Count, Label, MAC
@@ -556,14 +554,14 @@ func (v *Server) sketchOf(prefixes []fss.Fp) sketch {
 	}
 	s := sketch{
 		x: []fss.Fp{sums[0].Add(count.reduce()), sums[1].Add(label.reduce()), sums[2].Add(mac.reduce())},
-		q: sums[3].Add(sq.reduce()),
+		q: sums[4].Add(sq.reduce()),
 	}
 	if v.s.prob {
 		var prob wide
-		for j := range u {
+		for j := done; j < len(u); j++ {
 			prob = prob.addMul(u[j], prefixes[m*j+Probability])
 		}
-		s.x = append(s.x, prob.reduce())
+		s.x = append(s.x, sums[3].Add(prob.reduce()))
 	}
 	s.total = prefixes[len(prefixes)-m+int(payload.Count)]
 	return s
