@@ -86,6 +86,46 @@ INDEX(idx4C3, 3, 7, 11, 15, 0, 0, 0, 0)
 	VPMADD52HUQ b0, a1, z2               \
 	VPMADD52LUQ b1, a1, z2
 
+// ZERO_ACC clears the accumulators Z0–Z11; STORE_ACC stores them to
+// DX, 64 bytes each.
+#define ZERO_ACC \
+	VPXORQ Z0, Z0, Z0 \
+	VPXORQ Z1, Z1, Z1 \
+	VPXORQ Z2, Z2, Z2 \
+	VPXORQ Z3, Z3, Z3 \
+	VPXORQ Z4, Z4, Z4 \
+	VPXORQ Z5, Z5, Z5 \
+	VPXORQ Z6, Z6, Z6 \
+	VPXORQ Z7, Z7, Z7 \
+	VPXORQ Z8, Z8, Z8 \
+	VPXORQ Z9, Z9, Z9 \
+	VPXORQ Z10, Z10, Z10 \
+	VPXORQ Z11, Z11, Z11
+
+#define STORE_ACC \
+	VMOVDQU64 Z0, 0(DX) \
+	VMOVDQU64 Z1, 64(DX) \
+	VMOVDQU64 Z2, 128(DX) \
+	VMOVDQU64 Z3, 192(DX) \
+	VMOVDQU64 Z4, 256(DX) \
+	VMOVDQU64 Z5, 320(DX) \
+	VMOVDQU64 Z6, 384(DX) \
+	VMOVDQU64 Z7, 448(DX) \
+	VMOVDQU64 Z8, 512(DX) \
+	VMOVDQU64 Z9, 576(DX) \
+	VMOVDQU64 Z10, 640(DX) \
+	VMOVDQU64 Z11, 704(DX)
+
+// SKETCH_ARGS loads the sketch kernels' arguments: p, u, w, n, acc in
+// SI, DI, R8, CX, DX, and mask52 into Z31.
+#define SKETCH_ARGS \
+	MOVQ         p+0(FP), SI      \
+	MOVQ         u+8(FP), DI      \
+	MOVQ         w+16(FP), R8     \
+	MOVQ         n+24(FP), CX     \
+	MOVQ         acc+32(FP), DX   \
+	VPBROADCASTQ mask52<>(SB), Z31
+
 // func sketch3IFMA(p, u, w *fss.Fp, n int, acc *[12][8]uint64)
 //
 // For n prefixes (a multiple of 8, at most 1024) of a 3-component prefix
@@ -95,27 +135,11 @@ INDEX(idx4C3, 3, 7, 11, 15, 0, 0, 0, 0)
 // acc[3d+1], acc[3d+2]. Per lane and call a part gains less than
 // 3·128·2^52, so the eight lanes sum in 64 bits.
 TEXT ·sketch3IFMA(SB), NOSPLIT, $0-40
-	MOVQ         p+0(FP), SI
-	MOVQ         u+8(FP), DI
-	MOVQ         w+16(FP), R8
-	MOVQ         n+24(FP), CX
-	MOVQ         acc+32(FP), DX
-	VPBROADCASTQ mask52<>(SB), Z31
+	SKETCH_ARGS
 	COUNT_LABEL_INDEX
 	VMOVDQU64    idxM1<>(SB), Z28
 	VMOVDQU64    idxM2<>(SB), Z29
-	VPXORQ       Z0, Z0, Z0
-	VPXORQ       Z1, Z1, Z1
-	VPXORQ       Z2, Z2, Z2
-	VPXORQ       Z3, Z3, Z3
-	VPXORQ       Z4, Z4, Z4
-	VPXORQ       Z5, Z5, Z5
-	VPXORQ       Z6, Z6, Z6
-	VPXORQ       Z7, Z7, Z7
-	VPXORQ       Z8, Z8, Z8
-	VPXORQ       Z9, Z9, Z9
-	VPXORQ       Z10, Z10, Z10
-	VPXORQ       Z11, Z11, Z11
+	ZERO_ACC
 	TESTQ        CX, CX
 	JZ           sketched
 
@@ -142,18 +166,7 @@ sketch:
 	JNZ       sketch
 
 sketched:
-	VMOVDQU64 Z0, 0(DX)
-	VMOVDQU64 Z1, 64(DX)
-	VMOVDQU64 Z2, 128(DX)
-	VMOVDQU64 Z3, 192(DX)
-	VMOVDQU64 Z4, 256(DX)
-	VMOVDQU64 Z5, 320(DX)
-	VMOVDQU64 Z6, 384(DX)
-	VMOVDQU64 Z7, 448(DX)
-	VMOVDQU64 Z8, 512(DX)
-	VMOVDQU64 Z9, 576(DX)
-	VMOVDQU64 Z10, 640(DX)
-	VMOVDQU64 Z11, 704(DX)
+	STORE_ACC
 	VZEROUPPER
 	RET
 
@@ -163,28 +176,12 @@ sketched:
 // probability): the five sums Σ_j u_j·C_j, Σ_j u_j·L_j, Σ_j u_j·M_j,
 // Σ_j u_j·P_j and Σ_j w_j·C_j, sum d in acc[3d], acc[3d+1], acc[3d+2].
 TEXT ·sketch4IFMA(SB), NOSPLIT, $0-40
-	MOVQ         p+0(FP), SI
-	MOVQ         u+8(FP), DI
-	MOVQ         w+16(FP), R8
-	MOVQ         n+24(FP), CX
-	MOVQ         acc+32(FP), DX
-	VPBROADCASTQ mask52<>(SB), Z31
+	SKETCH_ARGS
 	VMOVDQU64    idx4C0<>(SB), Z19
 	VMOVDQU64    idx4C1<>(SB), Z20
 	VMOVDQU64    idx4C2<>(SB), Z21
 	VMOVDQU64    idx4C3<>(SB), Z22
-	VPXORQ       Z0, Z0, Z0
-	VPXORQ       Z1, Z1, Z1
-	VPXORQ       Z2, Z2, Z2
-	VPXORQ       Z3, Z3, Z3
-	VPXORQ       Z4, Z4, Z4
-	VPXORQ       Z5, Z5, Z5
-	VPXORQ       Z6, Z6, Z6
-	VPXORQ       Z7, Z7, Z7
-	VPXORQ       Z8, Z8, Z8
-	VPXORQ       Z9, Z9, Z9
-	VPXORQ       Z10, Z10, Z10
-	VPXORQ       Z11, Z11, Z11
+	ZERO_ACC
 	VPXORQ       Z12, Z12, Z12
 	VPXORQ       Z13, Z13, Z13
 	VPXORQ       Z14, Z14, Z14
@@ -220,18 +217,7 @@ sketch4:
 	JNZ       sketch4
 
 sketched4:
-	VMOVDQU64 Z0, 0(DX)
-	VMOVDQU64 Z1, 64(DX)
-	VMOVDQU64 Z2, 128(DX)
-	VMOVDQU64 Z3, 192(DX)
-	VMOVDQU64 Z4, 256(DX)
-	VMOVDQU64 Z5, 320(DX)
-	VMOVDQU64 Z6, 384(DX)
-	VMOVDQU64 Z7, 448(DX)
-	VMOVDQU64 Z8, 512(DX)
-	VMOVDQU64 Z9, 576(DX)
-	VMOVDQU64 Z10, 640(DX)
-	VMOVDQU64 Z11, 704(DX)
+	STORE_ACC
 	VMOVDQU64 Z12, 768(DX)
 	VMOVDQU64 Z13, 832(DX)
 	VMOVDQU64 Z14, 896(DX)
