@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/cloudflare/circl/hpke"
+	"github.com/cloudflare/circl/kem"
 
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -192,7 +193,7 @@ func seal(rnd io.Reader, public []byte, info, dataset string, report payload.Rep
 
 // open decrypts s with the helper's HPKE private key and returns the
 // encoded upload, checked to be the report s names.
-func (s *sealedUpload) open(helperPrivate []byte) ([]byte, error) {
+func (s *sealedUpload) open(helperPrivate kem.PrivateKey) ([]byte, error) {
 	pt, _, err := s.openWith(helperPrivate, relayInfo)
 	if err != nil {
 		return nil, err
@@ -203,12 +204,8 @@ func (s *sealedUpload) open(helperPrivate []byte) ([]byte, error) {
 // openWith decrypts s with an HPKE private key under the info string
 // it was sealed with, and returns the plaintext and the receiver's
 // exported secret for the acknowledgement's MAC (seal's).
-func (s *sealedUpload) openWith(private []byte, info string) (plaintext, ackKey []byte, err error) {
-	sk, err := hpke.KEM_X25519_HKDF_SHA256.Scheme().UnmarshalBinaryPrivateKey(private)
-	if err != nil {
-		return nil, nil, fmt.Errorf("the server's HPKE private key: %w", err)
-	}
-	receiver, err := HPKESuite.NewReceiver(sk, []byte(info))
+func (s *sealedUpload) openWith(private kem.PrivateKey, info string) (plaintext, ackKey []byte, err error) {
+	receiver, err := HPKESuite.NewReceiver(private, []byte(info))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -332,7 +329,7 @@ func (s *Server) handleSealed(ctx context.Context, from transport.PeerID, req []
 	if err != nil {
 		return s.refuseReport(from, "", err.Error())
 	}
-	upload, err := sealed.open(s.cfg.Identity.HPKEPrivate)
+	upload, err := sealed.open(s.hpkeKey)
 	if err != nil {
 		return s.refuseReport(from, sealed.Report.String(), err.Error())
 	}

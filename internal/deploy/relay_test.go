@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cloudflare/circl/kem"
+
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 )
@@ -83,11 +85,11 @@ func TestSealedUpload(t *testing.T) {
 	if bytes.Contains(s.Ciphertext, up.Key) {
 		t.Fatal("the sealed share holds the key in the clear")
 	}
-	got, err := s.open(helper.HPKEPrivate)
+	got, err := s.open(hpkeKey(t, helper))
 	if err != nil || !bytes.Equal(got, protocol.Encode(up)) {
 		t.Fatalf("open: %x, %v; want the encoded upload", got, err)
 	}
-	if _, err := s.open(other.HPKEPrivate); !errors.Is(err, ErrUnsealable) {
+	if _, err := s.open(hpkeKey(t, other)); !errors.Is(err, ErrUnsealable) {
 		t.Errorf("opened with another key: %v", err)
 	}
 	for name, tamper := range map[string]func(*sealedUpload){
@@ -99,7 +101,7 @@ func TestSealedUpload(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, s := testSealed(t, helper)
 			tamper(s)
-			if _, err := s.open(helper.HPKEPrivate); err == nil {
+			if _, err := s.open(hpkeKey(t, helper)); err == nil {
 				t.Errorf("a sealed share with a changed %s opened", name)
 			}
 		})
@@ -153,4 +155,14 @@ func FuzzParseSealedUpload(f *testing.F) {
 			t.Fatalf("sealed upload re-encodes differently")
 		}
 	})
+}
+
+// hpkeKey returns id's HPKE private key.
+func hpkeKey(t testing.TB, id *Identity) kem.PrivateKey {
+	t.Helper()
+	sk, err := id.hpkeKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sk
 }

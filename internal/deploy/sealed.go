@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/hmac"
@@ -73,7 +74,7 @@ func writeSealedFrame(w io.Writer, kind byte, body []byte) error {
 }
 
 // readSealedFrame reads one frame of a kind in kinds whose body is at
-// most maxLen bytes, reading the body only as it arrives.
+// most maxLen bytes.
 func readSealedFrame(r io.Reader, maxLen int, kinds ...byte) (kind byte, body []byte, err error) {
 	var h [sealedHeaderLen]byte
 	if _, err := io.ReadFull(r, h[:]); err != nil {
@@ -94,12 +95,9 @@ func readSealedFrame(r io.Reader, maxLen int, kinds ...byte) (kind byte, body []
 	if uint64(n) > uint64(maxLen) {
 		return 0, nil, fmt.Errorf("frame of %d bytes exceeds the limit of %d", n, maxLen)
 	}
-	body, err = io.ReadAll(io.LimitReader(r, int64(n)))
-	if err == nil && len(body) != int(n) {
-		err = io.ErrUnexpectedEOF
-	}
-	if err != nil {
-		return 0, nil, fmt.Errorf("frame truncated after %d of %d bytes: %w", len(body), n, err)
+	body = make([]byte, n) // at most maxLen, derived from the manifest's report size
+	if got, err := io.ReadFull(r, body); err != nil {
+		return 0, nil, fmt.Errorf("frame truncated after %d of %d bytes: %w", got, n, err)
 	}
 	return kind, body, nil
 }
@@ -325,7 +323,8 @@ func (u *uploadListener) handle(c net.Conn) {
 	defer c.Close()
 	from := transport.PeerID("tcp " + c.RemoteAddr().String())
 	c.SetReadDeadline(time.Now().Add(u.timeout))
-	kind, body, err := readSealedFrame(c, u.maxFrame, frameUpload, frameRelayed)
+	// Buffered: a frame the party wrote at once is read in one call.
+	kind, body, err := readSealedFrame(bufio.NewReaderSize(c, min(u.maxFrame+sealedHeaderLen, 64<<10)), u.maxFrame, frameUpload, frameRelayed)
 	if errors.Is(err, io.EOF) {
 		u.s.log.Debug("sealed-upload connection closed before a frame", "from", from)
 		return
@@ -360,7 +359,7 @@ func (s *Server) answerSealed(ctx context.Context, from transport.PeerID, kind b
 	if kind == frameRelayed && (s.name != LeaderName || s.cfg.Manifest.Upload != UploadRelay) {
 		return refuse(sealed.Report.String(), fmt.Sprintf("the %s of this %s deployment takes no relayed reports: upload each server its own share", s.name, s.cfg.Manifest.Upload))
 	}
-	pt, key, err := sealed.openWith(s.cfg.Identity.HPKEPrivate, sealedInfo[kind])
+	pt, key, err := sealed.openWith(s.hpkeKey, sealedInfo[kind])
 	if err != nil {
 		return refuse(sealed.Report.String(), err.Error())
 	}

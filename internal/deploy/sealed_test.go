@@ -404,7 +404,6 @@ func TestSealedFrameLimit(t *testing.T) {
 func TestSealedFrameKnownAnswer(t *testing.T) {
 	pk, sk := hpke.KEM_X25519_HKDF_SHA256.Scheme().DeriveKeyPair(bytes.Repeat([]byte{7}, 32))
 	pub, _ := pk.MarshalBinary()
-	priv, _ := sk.MarshalBinary()
 	up := &protocol.Upload{Dataset: "kat", Report: payload.ReportID{1, 2, 3}, Share: []byte("share")}
 	e := Endpoint{Public: Public{HPKEPublicKey: pub}, UploadAddr: "127.0.0.1:1"}
 	c, err := newSealedCall(bytes.NewReader(bytes.Repeat([]byte{9}, 64)), e, LeaderName, frameUpload, up.Report, up.Dataset, protocol.Encode(up))
@@ -433,7 +432,7 @@ func TestSealedFrameKnownAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pt, key, err := s.openWith(priv, sealedInfo[frameUpload])
+	pt, key, err := s.openWith(sk, sealedInfo[frameUpload])
 	if err != nil || !bytes.Equal(pt, protocol.Encode(up)) || !bytes.Equal(key, c.ackKey) {
 		t.Fatalf("open: %x, %v; key %x, want %x", pt, err, key, c.ackKey)
 	}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cloudflare/circl/kem"
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
 
@@ -110,6 +111,8 @@ type Server struct {
 	rejected map[string]int
 	// uploads is the sealed-upload listener (nil if none).
 	uploads *uploadListener
+	// hpkeKey opens the uploads sealed to this server.
+	hpkeKey kem.PrivateKey
 }
 
 // StartServer opens the store, restores the releases (with their noise
@@ -133,6 +136,9 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	}
 	book, err := m.book(true)
 	if err != nil {
+		return nil, err
+	}
+	if s.hpkeKey, err = cfg.Identity.hpkeKey(); err != nil {
 		return nil, err
 	}
 	dataset, err := m.serverDataset()
