@@ -184,8 +184,10 @@ func newSealedCall(rnd io.Reader, e Endpoint, to transport.PeerID, kind byte, re
 
 // callSealed sends c, retrying a failed connection or an answer that
 // fails its MAC (ErrForgedAck) within the party's retry schedule, and
-// returns the server's acknowledgement, or its refusal as a
-// *protocol.RemoteError (not retried, as over libp2p).
+// returns the server's acknowledgement, or its refusal: a
+// *protocol.RemoteError when authenticated, as over libp2p, an
+// *unopenedError when the server could not open the frame (neither is
+// retried).
 func (p *Party) callSealed(ctx context.Context, c *sealedCall) (*protocol.Ack, error) {
 	timeout := p.tc.CallTimeout
 	if timeout == 0 {
@@ -198,7 +200,8 @@ func (p *Party) callSealed(ctx context.Context, c *sealedCall) (*protocol.Ack, e
 		return err
 	}, func(err error) bool {
 		var refused *protocol.RemoteError
-		return !errors.As(err, &refused)
+		var unopened *unopenedError
+		return !errors.As(err, &refused) && !errors.As(err, &unopened)
 	}, "server", c.to, "addr", c.addr)
 	if err != nil {
 		return nil, fmt.Errorf("sealed upload to the %s at %s: %w", c.to, c.addr, err)
@@ -206,9 +209,22 @@ func (p *Party) callSealed(ctx context.Context, c *sealedCall) (*protocol.Ack, e
 	return decodeAck(c.to, resp)
 }
 
+// unopenedError is a server's refusal of a frame it could not open
+// (sealed to another key, tampered with, malformed). It cannot be
+// authenticated, so it matches none of the server's sentinel errors:
+// a network attacker may have written it.
+type unopenedError struct {
+	server transport.PeerID
+	reason string
+}
+
+func (e *unopenedError) Error() string {
+	return fmt.Sprintf("the %s refused the sealed frame unopened (an unauthenticated answer): %q", e.server, e.reason)
+}
+
 // attempt sends the frame over a new connection and returns the
-// server's protocol response once its MAC checks; a refusal of the
-// unopened frame is a *protocol.RemoteError saying it is unauthenticated.
+// server's protocol response once its MAC checks, or the refusal of the
+// unopened frame (*unopenedError).
 func (c *sealedCall) attempt(ctx context.Context, timeout time.Duration) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -227,7 +243,7 @@ func (c *sealedCall) attempt(ctx context.Context, timeout time.Duration) ([]byte
 		return nil, fmt.Errorf("reading the answer: %w", err)
 	}
 	if kind == frameRefusal {
-		return nil, &protocol.RemoteError{Peer: c.to, Text: fmt.Sprintf("refused the frame unopened (an unauthenticated answer): %s", body)}
+		return nil, &unopenedError{server: c.to, reason: string(body)}
 	}
 	r := wire.NewReader(body)
 	resp := r.Blob("response", maxAnswerLen)

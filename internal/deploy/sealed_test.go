@@ -275,54 +275,53 @@ func flipDuplicate(kind byte, b []byte) (byte, []byte) {
 // leader who alters the answer (flips the duplicate flag or a byte of
 // the MAC, replaces an acknowledgement by a forged one, or by an
 // unauthenticated refusal) never makes the party report success on a
-// forged answer: it retries and gets the true answer, or fails.
+// forged answer, in either upload mode: it retries and gets the true
+// answer, or fails.
 func TestSealedForgedAck(t *testing.T) {
 	forged := protocol.Encode(&protocol.Ack{})
-	for _, c := range []struct {
-		name    string
-		times   int // answers altered; the later ones pass
-		alter   func(byte, []byte) (byte, []byte)
-		wantErr error // nil: the upload succeeds after retrying
-	}{
-		{"flip the duplicate flag always", 1 << 30, flipDuplicate, ErrForgedAck},
-		{"alter the MAC always", 1 << 30, func(k byte, b []byte) (byte, []byte) { b[len(b)-1] ^= 1; return k, b }, ErrForgedAck},
-		{"forge an ack always", 1 << 30, func(byte, []byte) (byte, []byte) { return frameAck, answerBody(make([]byte, ackKeyLen), forged) }, ErrForgedAck},
-		{"refuse unopened always", 1 << 30, func(byte, []byte) (byte, []byte) { return frameRefusal, []byte("leader: no") }, nil},
-		{"flip the duplicate flag once", 1, flipDuplicate, nil},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			d := newSealedDeployment(t, UploadDirect, time.Minute)
-			proxy := startAckProxy(t, d.m.Leader.UploadAddr, c.times, c.alter)
-			view := *d.m
-			view.Leader.UploadAddr = proxy.ln.Addr().String()
-			p, err := NewParty(&view, nil, fast)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := p.NewReport(instances(1, 10)[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			dup, err := p.Send(context.Background(), r)
-			var ue *UploadError
-			switch {
-			case c.name == "refuse unopened always":
-				if !errors.As(err, &ue) || ue.Held != HeldByHelper {
-					t.Fatalf("an injected refusal: duplicate=%v, %v; want a failed upload held by the helper only", dup, err)
+	refuse := func(byte, []byte) (byte, []byte) { return frameRefusal, []byte("leader: no") }
+	var unopened *unopenedError
+	for _, mode := range []string{UploadDirect, UploadRelay} {
+		for _, c := range []struct {
+			name  string
+			times int // answers altered; the later ones pass
+			alter func(byte, []byte) (byte, []byte)
+			want  func(error) bool // nil: the upload succeeds after retrying
+		}{
+			{"flip the duplicate flag always", 1 << 30, flipDuplicate, func(err error) bool { return errors.Is(err, ErrForgedAck) }},
+			{"alter the MAC always", 1 << 30, func(k byte, b []byte) (byte, []byte) { b[len(b)-1] ^= 1; return k, b }, func(err error) bool { return errors.Is(err, ErrForgedAck) }},
+			{"forge an ack always", 1 << 30, func(byte, []byte) (byte, []byte) { return frameAck, answerBody(make([]byte, ackKeyLen), forged) }, func(err error) bool { return errors.Is(err, ErrForgedAck) }},
+			{"refuse unopened always", 1 << 30, refuse, func(err error) bool { return errors.As(err, &unopened) }},
+			{"flip the duplicate flag once", 1, flipDuplicate, nil},
+		} {
+			t.Run(mode+"/"+c.name, func(t *testing.T) {
+				d := newSealedDeployment(t, mode, time.Minute)
+				proxy := startAckProxy(t, d.m.Leader.UploadAddr, c.times, c.alter)
+				view := *d.m
+				view.Leader.UploadAddr = proxy.ln.Addr().String()
+				p, err := NewParty(&view, nil, fast)
+				if err != nil {
+					t.Fatal(err)
 				}
-			case c.wantErr != nil:
-				if !errors.Is(err, c.wantErr) || !errors.As(err, &ue) || ue.Held != HeldByHelper {
-					t.Fatalf("forged answers: duplicate=%v, %v; want %v, held by the helper only", dup, err, c.wantErr)
+				r, err := p.NewReport(instances(1, 10)[0])
+				if err != nil {
+					t.Fatal(err)
 				}
-			case err != nil:
-				t.Fatalf("one forged answer, then true ones: %v", err)
-			case !dup:
-				t.Fatal("the retry after a forged answer reported a new report: the first attempt stored it, so the true answer is duplicate")
-			}
-			if got := d.counts(); got != [2]int{1, 1} {
-				t.Fatalf("stored %v reports, want 1 at each server", got)
-			}
-		})
+				dup, err := p.Send(context.Background(), r)
+				var ue *UploadError
+				switch {
+				case c.want != nil && (!c.want(err) || (mode == UploadDirect && (!errors.As(err, &ue) || ue.Held != HeldByHelper))):
+					t.Fatalf("altered answers: duplicate=%v, %v; want the leader's upload failed (the helper's held in direct mode)", dup, err)
+				case c.want == nil && err != nil:
+					t.Fatalf("one altered answer, then true ones: %v", err)
+				case c.want == nil && !dup:
+					t.Fatal("the retry after an altered answer reported a new report: the first attempt stored it, so the true answer is duplicate")
+				}
+				if got := d.counts(); got != [2]int{1, 1} {
+					t.Fatalf("stored %v reports, want 1 at each server (the attacker altered answers only)", got)
+				}
+			})
+		}
 	}
 }
 
