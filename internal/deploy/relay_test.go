@@ -11,6 +11,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/party"
 )
 
 // TestRelayUpload: in relay mode parties reach the leader only (their
@@ -28,6 +29,19 @@ func TestRelayUpload(t *testing.T) {
 	}
 	defer p.Close()
 	inst := instances(n, 5)
+	sendThenResend(t, p, inst)
+	for _, s := range []*Server{d.leader, d.helper} {
+		if got, err := s.NumReports(); got != n || err != nil {
+			t.Fatalf("the %s stored %d reports (%v), want %d", s.cfg.Role, got, err, n)
+		}
+	}
+	checkExact(t, d.query(), plainCounts(t, d.m, inst))
+}
+
+// sendThenResend has p send the report of each instance, each new to
+// the servers, then the first one again, which must be a duplicate.
+func sendThenResend(t *testing.T, p *Party, inst []party.Instance) {
+	t.Helper()
 	var first *Report
 	for _, x := range inst {
 		r, err := p.NewReport(x)
@@ -35,21 +49,15 @@ func TestRelayUpload(t *testing.T) {
 			t.Fatal(err)
 		}
 		if dup, err := p.Send(context.Background(), r); err != nil || dup {
-			t.Fatalf("relayed upload: duplicate=%v, %v", dup, err)
+			t.Fatalf("upload: duplicate=%v, %v", dup, err)
 		}
 		if first == nil {
 			first = r
 		}
 	}
 	if dup, err := p.Send(context.Background(), first); err != nil || !dup {
-		t.Fatalf("resending a relayed report: duplicate=%v, %v", dup, err)
+		t.Fatalf("resending a report: duplicate=%v, %v", dup, err)
 	}
-	for _, s := range []*Server{d.leader, d.helper} {
-		if got, err := s.NumReports(); got != n || err != nil {
-			t.Fatalf("the %s stored %d reports (%v), want %d", s.cfg.Role, got, err, n)
-		}
-	}
-	checkExact(t, d.query(), plainCounts(t, d.m, inst))
 }
 
 // TestRelayRefusedInDirectMode: a direct deployment does not serve the

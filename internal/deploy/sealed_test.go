@@ -61,34 +61,13 @@ func TestSealedUploads(t *testing.T) {
 				t.Fatal("a party of a manifest with upload addresses started a libp2p host")
 			}
 			inst := instances(n, 7)
-			var first *Report
-			for _, x := range inst {
-				r, err := p.NewReport(x)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if dup, err := p.Send(context.Background(), r); err != nil || dup {
-					t.Fatalf("sealed upload: duplicate=%v, %v", dup, err)
-				}
-				first = cmpOr(first, r)
-			}
-			if dup, err := p.Send(context.Background(), first); err != nil || !dup {
-				t.Fatalf("resending a report: duplicate=%v, %v", dup, err)
-			}
+			sendThenResend(t, p, inst)
 			if got := d.counts(); got != [2]int{n, n} {
 				t.Fatalf("stored %v reports, want %d at each server", got, n)
 			}
 			checkExact(t, d.query(), plainCounts(t, d.m, inst))
 		})
 	}
-}
-
-// cmpOr returns a unless it is nil, then b.
-func cmpOr(a, b *Report) *Report {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // exchange sends frame to addr on a new connection and returns the
