@@ -230,7 +230,7 @@ func (c *sealedCall) attempt(ctx context.Context, timeout time.Duration) ([]byte
 	defer cancel()
 	conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", c.addr)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: is `fedecdf server --role %s` running and listening for sealed uploads there? Start it, or fix the %s's upload_addr in the manifest", err, c.to, c.to)
 	}
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })

@@ -444,3 +444,26 @@ func FuzzSealedFrame(f *testing.F) {
 		}
 	})
 }
+
+// TestSealedServerDown: an upload to a server not listening fails after
+// the retries with an error naming the server, its address and what to
+// do; it never succeeds.
+func TestSealedServerDown(t *testing.T) {
+	d := newSealedDeployment(t, UploadDirect, time.Minute)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	view := *d.m
+	view.Helper.UploadAddr = ln.Addr().String()
+	ln.Close() // nobody listens there now
+	p, err := NewParty(&view, nil, fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Submit(context.Background(), instances(1, 12)[0])
+	var ue *UploadError
+	if !errors.As(err, &ue) || ue.Held != HeldByLeader || !strings.Contains(err.Error(), "sealed upload to the helper at "+view.Helper.UploadAddr) || !strings.Contains(err.Error(), "fedecdf server --role helper") {
+		t.Fatalf("upload to a helper not listening: %v", err)
+	}
+}
