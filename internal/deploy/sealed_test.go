@@ -467,3 +467,40 @@ func TestSealedServerDown(t *testing.T) {
 		t.Fatalf("upload to a helper not listening: %v", err)
 	}
 }
+
+// TestSealedConnectionCap: with UploadConns 1, a client holding the one
+// slot and sending nothing delays the next upload until the timeout
+// drops it: the upload is answered only once the slow connection is
+// closed, and then stored.
+func TestSealedConnectionCap(t *testing.T) {
+	d := newDeploymentTweaked(t, hugeEpsilon, 1, UploadDirect, "replace", func(c *ServerConfig) {
+		c.UploadListen, c.UploadTimeout, c.UploadConns = "127.0.0.1:0", time.Second, 1
+	})
+	d.m.Leader.UploadAddr, d.m.Helper.UploadAddr = d.leader.UploadAddr(), d.helper.UploadAddr()
+	slow, err := net.Dial("tcp", d.m.Leader.UploadAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	for len(d.leader.uploads.slots) == 0 { // until the leader serves it
+		time.Sleep(time.Millisecond)
+	}
+	r, err := d.newParty().NewReport(instances(1, 13)[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := frameOf(t, d, d.m.Leader, r, frameUpload, nil)
+	if kind, body, err := exchange(t, d.m.Leader.UploadAddr, f.frame); err != nil || kind != frameAck {
+		t.Fatalf("upload behind a slow client: kind %d (%s), %v", kind, body, err)
+	}
+	// The slow connection was closed before the upload was served: its
+	// end of file is already there (had the upload been served beside
+	// it, the connection would stay open for most of the timeout).
+	slow.SetReadDeadline(time.Now().Add(time.Millisecond))
+	if n, err := slow.Read(make([]byte, 1)); n != 0 || !errors.Is(err, io.EOF) {
+		t.Fatalf("the slow connection is still open (%d, %v) after the upload behind it was answered", n, err)
+	}
+	if got := d.counts(); got[0] != 1 {
+		t.Fatalf("the leader stored %d reports, want 1", got[0])
+	}
+}
