@@ -71,7 +71,7 @@
 // upload_addr (HOST:PORT; fedecdf manifest --leader-upload,
 // --helper-upload) also listens there for sealed uploads, as an IETF
 // DAP server does (sealed.go): the party opens one plain TCP connection
-// per upload and sends one frame (version SealedFrameVersion, kind,
+// per upload and sends one frame (version 1, kind,
 // length; then the dataset, the report ID, the HPKE encapsulated key and
 // the ciphertext), its upload sealed with HPKE base mode (the suite
 // above; an info string per kind: an upload, or a relayed report to the

@@ -22,10 +22,10 @@ import (
 	"github.com/fedecdf/fedecdf/party"
 )
 
-// SealedFrameVersion is the first byte of every frame of the sealed
+// sealedFrameVersion is the first byte of every frame of the sealed
 // upload transport; changing the frames' layout, the HPKE info strings
 // or the MAC bumps it (TestSealedFrameKnownAnswer).
-const SealedFrameVersion = 1
+const sealedFrameVersion = 1
 
 // The kinds of a sealed-transport frame, its second byte.
 const (
@@ -67,7 +67,7 @@ const (
 // writeSealedFrame writes one frame.
 func writeSealedFrame(w io.Writer, kind byte, body []byte) error {
 	b := make([]byte, sealedHeaderLen, sealedHeaderLen+len(body))
-	b[0], b[1] = SealedFrameVersion, kind
+	b[0], b[1] = sealedFrameVersion, kind
 	binary.BigEndian.PutUint32(b[2:], uint32(len(body)))
 	_, err := w.Write(append(b, body...))
 	return err
@@ -80,8 +80,8 @@ func readSealedFrame(r io.Reader, maxLen int, kinds ...byte) (kind byte, body []
 	if _, err := io.ReadFull(r, h[:]); err != nil {
 		return 0, nil, fmt.Errorf("reading the frame header: %w", err)
 	}
-	if h[0] != SealedFrameVersion {
-		return 0, nil, fmt.Errorf("frame version %d is not supported (want %d)", h[0], SealedFrameVersion)
+	if h[0] != sealedFrameVersion {
+		return 0, nil, fmt.Errorf("frame version %d is not supported (want %d)", h[0], sealedFrameVersion)
 	}
 	kind = h[1]
 	known := false
@@ -117,7 +117,7 @@ func parseSealedRequest(body []byte) (*sealedUpload, error) {
 // ackMAC is the MAC of an answer's body under the exported key.
 func ackMAC(key, body []byte) []byte {
 	m := hmac.New(sha256.New, key)
-	m.Write([]byte{SealedFrameVersion, frameAck})
+	m.Write([]byte{sealedFrameVersion, frameAck})
 	m.Write(body)
 	return m.Sum(nil)
 }

@@ -317,10 +317,10 @@ func TestSealedListenerRobust(t *testing.T) {
 	}{
 		{"slow client", nil},
 		{"bad version", []byte{9, frameUpload, 0, 0, 0, 1, 0}},
-		{"answer kind", []byte{SealedFrameVersion, frameAck, 0, 0, 0, 0}},
-		{"oversized", binary.BigEndian.AppendUint32([]byte{SealedFrameVersion, frameUpload}, uint32(limit+1))},
-		{"truncated", []byte{SealedFrameVersion, frameUpload, 0, 0, 1, 0, 1, 2}},
-		{"garbage body", []byte{SealedFrameVersion, frameUpload, 0, 0, 0, 3, 1, 2, 3}},
+		{"answer kind", []byte{sealedFrameVersion, frameAck, 0, 0, 0, 0}},
+		{"oversized", binary.BigEndian.AppendUint32([]byte{sealedFrameVersion, frameUpload}, uint32(limit+1))},
+		{"truncated", []byte{sealedFrameVersion, frameUpload, 0, 0, 1, 0, 1, 2}},
+		{"garbage body", []byte{sealedFrameVersion, frameUpload, 0, 0, 0, 3, 1, 2, 3}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			conn, err := net.Dial("tcp", addr)
@@ -378,7 +378,7 @@ func TestSealedFrameLimit(t *testing.T) {
 // TestSealedFrameKnownAnswer pins the sealed transport's wire format:
 // a frame sealed with a fixed ephemeral key to a fixed server key, and
 // the answer to it. Changing either is a versioned change (bump
-// SealedFrameVersion and update the hashes).
+// sealedFrameVersion and update the hashes).
 func TestSealedFrameKnownAnswer(t *testing.T) {
 	pk, sk := hpke.KEM_X25519_HKDF_SHA256.Scheme().DeriveKeyPair(bytes.Repeat([]byte{7}, 32))
 	pub, _ := pk.MarshalBinary()
@@ -427,8 +427,8 @@ func FuzzSealedFrame(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(c.frame)
-	f.Add([]byte{SealedFrameVersion, frameRelayed, 0, 0, 0, 0})
-	f.Add([]byte{SealedFrameVersion, frameUpload, 0xff, 0xff, 0xff, 0xff})
+	f.Add([]byte{sealedFrameVersion, frameRelayed, 0, 0, 0, 0})
+	f.Add([]byte{sealedFrameVersion, frameUpload, 0xff, 0xff, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		kind, body, err := readSealedFrame(bytes.NewReader(b), 1<<16, frameUpload, frameRelayed)
 		if err != nil {
