@@ -42,7 +42,8 @@ const (
 // helper. The dataset and report ID travel in the clear (the leader
 // needs them, and holds the same ones in its own upload) and are the
 // AEAD's associated data, so the leader cannot move a sealed share to
-// another report.
+// another report. The sealed transport's frames carry one too (sealed.go),
+// sealed to the server receiving it under another info string.
 type sealedUpload struct {
 	Dataset    string
 	Report     payload.ReportID
