@@ -23,3 +23,18 @@ func BenchmarkCheck(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEncode is the party's side at N = 1024 bins: one report's
+// keys and correlated randomness, with and without the probability.
+func BenchmarkEncode(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		f    *fixture
+	}{{"count and label", newFixture(b, 1024, 8)}, {"with probability", newProbFixture(b, 1024, 8)}} {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				tc.f.encodeRecord(b, 700, true, MaxProbability/3)
+			}
+		})
+	}
+}
