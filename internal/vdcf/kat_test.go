@@ -10,10 +10,10 @@ import (
 // TestReportKnownAnswer pins the report format and the verification
 // messages: a report drawn from a fixed random stream, and the two
 // servers' messages for it under a fixed key, hash to a known value, and
-// the report verifies. A change of the field DCF (fss
-// TestGenFieldKnownAnswer), of the share layout, of the challenge
-// derivation or of the check is a breaking change of stored and exchanged
-// reports: bump Version.
+// the report verifies; the shares have the pinned lengths. A change of
+// the field DCF (fss TestGenFieldKnownAnswer), of the share layout, of the
+// seeds' expansion, of the challenge derivation or of the check is a
+// breaking change of stored and exchanged reports: bump Version.
 func TestReportKnownAnswer(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
