@@ -153,12 +153,8 @@ func (s *Scheme) forge(k Forgery, nonce [NonceSize]byte, bin int, label bool, rn
 		s.offExplicit(k, r, rng)
 		return r, nil
 	case SeedLength:
-		id, n, at := rng.IntN(2), 1+rng.IntN(SeedSize), s.keySize()
-		if rng.IntN(2) == 0 {
-			r.Shares[id] = append(r.Shares[id][:at:at], r.Shares[id][at+n:]...)
-		} else {
-			r.Shares[id] = append(r.Shares[id][:at:at], append(make([]byte, n), r.Shares[id][at:]...)...)
-		}
+		id := rng.IntN(2)
+		r.Shares[id] = s.resizeSeed(r.Shares[id], rng)
 		return r, nil
 	case Truncated:
 		r.Shares[0] = r.Shares[0][:1+rng.IntN(len(r.Shares[0])-1)] // not empty: an upload
@@ -207,6 +203,16 @@ func (s *Scheme) offExplicit(k Forgery, r Report, rng *rand.Rand) {
 	}
 	id, off := s.explicitAt(i)
 	addElement(r.Shares[id], off, delta)
+}
+
+// resizeSeed cuts 1 to SeedSize bytes from the seed of a share, or
+// inserts as many zero bytes before it.
+func (s *Scheme) resizeSeed(share []byte, rng *rand.Rand) []byte {
+	n, at := 1+rng.IntN(SeedSize), s.keySize()
+	if rng.IntN(2) == 0 {
+		return append(share[:at:at], share[at+n:]...)
+	}
+	return append(share[:at:at], append(make([]byte, n), share[at:]...)...)
 }
 
 // explicitAt returns the server that receives the explicit share of the

@@ -14,8 +14,9 @@ import (
 )
 
 // Version names the report format and separates the servers' random
-// coefficients of this scheme from every other use of their key: reports
-// and messages of another version fail verification.
+// coefficients of this scheme, and the expansion of the parties' seeds,
+// from every other use of their key and seeds: reports and messages of
+// another version fail verification.
 const Version = "fedecdf/vdcf v4"
 
 // NonceSize and KeySize are the sizes in bytes of a report's nonce and of
