@@ -10,18 +10,19 @@ import (
 // TestReportKnownAnswer pins the report format and the verification
 // messages: a report drawn from a fixed random stream, and the two
 // servers' messages for it under a fixed key, hash to a known value, and
-// the report verifies. A change of the field DCF (fss
-// TestGenFieldKnownAnswer), of the share layout, of the challenge
-// derivation or of the check is a breaking change of stored and exchanged
-// reports: bump Version.
+// the report verifies; the shares have the pinned lengths. A change of
+// the field DCF (fss TestGenFieldKnownAnswer), of the share layout, of the
+// seeds' expansion, of the challenge derivation or of the check is a
+// breaking change of stored and exchanged reports: bump Version.
 func TestReportKnownAnswer(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		prob bool
-		want string
+		name  string
+		prob  bool
+		sizes [2]int // the leader's and the helper's share
+		want  string
 	}{
-		{"count and label", false, "3a8f70b854567a4b3d08f3b017691cf7ae09103bb2ee716d1ade51c7edae824a"},
-		{"with probability", true, "c57937586f1b5f41d1775914ce6bd3854627f6a246cfc670656282fcf41cc477"},
+		{"count and label", false, [2]int{229, 237}, "fc8996ee2dc697f99026152a3ce074eac975874710c2a3822aaac4fd9cafdeaf"},
+		{"with probability", true, [2]int{549, 557}, "b3901640093cbaa94753e253a62bb9e2dde653db927f55902c87e789a4027a4f"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := New(8)
@@ -45,6 +46,9 @@ func TestReportKnownAnswer(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if got := [2]int{len(r.Shares[0]), len(r.Shares[1])}; got != tc.sizes || got != [2]int{s.ShareSize(0), s.ShareSize(1)} {
+				t.Errorf("shares of %v bytes, ShareSize %d and %d, want %v", got, s.ShareSize(0), s.ShareSize(1), tc.sizes)
 			}
 			first, second := f.exchange(t, r, nil)
 			h := sha256.New()
