@@ -137,8 +137,9 @@
 // The DCF backend: verified keys. A party uploads once a verified DCF
 // report (package internal/vdcf has the construction, its soundness and
 // zero-knowledge argument): per server a pair of field DCF keys of its
-// (bin, count 1, label) and a MAC, and shares of correlated randomness,
-// its report ID serving as the nonce. It is verified by the same exchange
+// (bin, count 1, label) and a MAC, and its shares of correlated
+// randomness (a seed and a few explicit shares), its report ID serving as
+// the nonce. It is verified by the same exchange
 // as the additive backend, which runs one interface (scheme) for
 // both: on upload each server decodes its share (malformed, or a key for
 // the other server or grid: mismatch, rejected at once); the leader's

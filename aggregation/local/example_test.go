@@ -45,5 +45,5 @@ func ExampleNew() {
 	fmt.Println("party upload bytes:", l.Cost().BytesPerParty)
 	// Output:
 	// counts [2 2 5 8] over 8 reports from 2 servers
-	// party upload bytes: 604
+	// party upload bytes: 548
 }

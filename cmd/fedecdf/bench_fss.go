@@ -33,8 +33,10 @@ GOMAXPROCS goroutines.
 With --verify it compares instead, in one run at --bins bins, the unverified
 DCF upload (Z_2^64 keys with the four payload components, folded summed over
 keys) with the verified one (internal/vdcf: field keys checked on the
-servers' shares): bytes uploaded per server, bytes exchanged between the
-servers, the party's key generation, and one server's CPU per report (process
+servers' shares): bytes uploaded per server (the verified leader's and
+helper's shares differ by one field element; their ratios to the unverified
+key and the mean ratio), bytes exchanged between the servers, the party's
+key generation, and one server's CPU per report (process
 CPU time over all goroutines, median of 5 alternating timings), split into
 the per-key full-domain evaluation, the check and the fold. With
 --probability the verified reports also carry the probability, checked in

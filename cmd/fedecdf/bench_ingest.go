@@ -21,7 +21,7 @@ import (
 type benchIngestOptions struct {
 	parties, bins, hosts, concurrency int
 	connections, format, serverExe    string
-	profile, upload                   string
+	profile, upload, transport        string
 	keep                              bool
 }
 
@@ -35,11 +35,15 @@ func newBenchIngestCommand() *cobra.Command {
 127.0.0.1 (as demo does, with bbolt stores in a temporary directory) and
 uploads --parties reports, at most --concurrency at a time, directly to
 both servers or (--upload relay) through the leader, the helper's share
-HPKE-sealed to it. With --connections fresh each party is a libp2p host
-of its own (a connection and a Noise handshake per party and server, as
-in a deployment); with --connections reuse a load generator multiplexes
-the parties over --hosts hosts (one connection per host and server, a
-stream per report). The reports in flight also bound how many a server
+HPKE-sealed to it. With --transport sealed (the default) every upload is
+one TCP connection to the server's sealed-upload address carrying one
+frame HPKE-sealed to that server, answered with a MACed acknowledgement
+(as in a deployment, whatever --connections says). With --transport
+libp2p and --connections fresh each party is a libp2p host of its own (a
+connection and a Noise handshake per party and server, as in a
+deployment); with --connections reuse a load generator multiplexes the
+parties over --hosts hosts (one connection per host and server, a stream
+per report). The reports in flight also bound how many a server
 commits in one transaction. It then stops the servers, reads both
 stores and checks every acknowledged report is there byte for byte
 (lost) and nothing else is (duplicated: an ID never sent, or an upload
@@ -59,7 +63,8 @@ same load against another build); --profile DIR writes each server's CPU
 profile to DIR/leader.pprof and DIR/helper.pprof (with servers that have
 the --cpu-profile flag).`,
 		Example: `  fedecdf bench ingest --parties 5000
-  fedecdf bench ingest --parties 100000 --connections reuse --format json
+  fedecdf bench ingest --parties 5000 --transport libp2p --connections fresh --format json
+  fedecdf bench ingest --parties 100000 --upload relay --format json
   nice fedecdf bench ingest --parties 5000 --profile /tmp/prof && go tool pprof -top /tmp/prof/leader.pprof`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -80,7 +85,8 @@ the --cpu-profile flag).`,
 	}
 	f := cmd.Flags()
 	f.IntVar(&o.parties, "parties", 1000, "number of reports (parties)")
-	f.StringVar(&o.connections, "connections", "fresh", "fresh (a libp2p host, connection and handshake per party) or reuse (parties multiplexed over --hosts hosts)")
+	f.StringVar(&o.transport, "transport", transportSealed, transportUsage)
+	f.StringVar(&o.connections, "connections", "fresh", "with --transport libp2p: fresh (a libp2p host, connection and handshake per party) or reuse (parties multiplexed over --hosts hosts)")
 	f.IntVar(&o.hosts, "hosts", 4, "hosts of the load generator with --connections reuse")
 	f.IntVar(&o.concurrency, "concurrency", 64, "reports in flight at once")
 	f.StringVar(&o.upload, "upload", deploy.UploadDirect, "upload mode: direct (a connection to each server) or relay (through the leader, HPKE-sealed to the helper)")
@@ -108,13 +114,14 @@ func (o *benchIngestOptions) check() error {
 	case o.format != "text" && o.format != "json":
 		return fmt.Errorf("--format %q: want text or json", o.format)
 	}
-	return nil
+	return checkTransport(o.transport)
 }
 
 // ingestResult is the output of bench ingest.
 type ingestResult struct {
 	Parties      int     `json:"parties"`
 	Connections  string  `json:"connections"`
+	Transport    string  `json:"transport"`
 	Upload       string  `json:"upload"`
 	Concurrency  int     `json:"concurrency"`
 	Acknowledged int     `json:"acknowledged"`
@@ -149,7 +156,7 @@ func (o *benchIngestOptions) run(ctx context.Context, stderr io.Writer, dir stri
 			return nil, fmt.Errorf("--profile: %w", err)
 		}
 	}
-	d, err := newLocal(dir, demoOptions{parties: o.parties, bins: o.bins, epsilon: 1, upload: o.upload, backend: string(server.DCF)})
+	d, err := newLocal(dir, demoOptions{parties: o.parties, bins: o.bins, epsilon: 1, upload: o.upload, backend: string(server.DCF), transport: o.transport})
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +165,7 @@ func (o *benchIngestOptions) run(ctx context.Context, stderr io.Writer, dir stri
 	if err != nil {
 		return nil, err
 	}
-	r := &ingestResult{Parties: o.parties, Connections: o.connections, Upload: o.upload, Concurrency: o.concurrency, ServerCPUSeconds: map[string]float64{}}
+	r := &ingestResult{Parties: o.parties, Connections: o.connections, Transport: o.transport, Upload: o.upload, Concurrency: o.concurrency, ServerCPUSeconds: map[string]float64{}}
 	if r.LoadAverage, err = loadAverage(); err != nil {
 		return nil, err
 	}
@@ -238,11 +245,11 @@ func (r *ingestResult) write(w io.Writer, format string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	}
-	_, err := fmt.Fprintf(w, `%d reports (%s upload, %s connections, %d in flight): %d acknowledged, %d failed, %d lost, %d duplicated
+	_, err := fmt.Fprintf(w, `%d reports (%s transport, %s upload, %s connections, %d in flight): %d acknowledged, %d failed, %d lost, %d duplicated
 %.2f s: %.0f reports/s (load average %.2f)
 server CPU: %.3f ms per report (leader %.2f s, helper %.2f s); load generator %.3f ms per report
 written to disk: %.0f bytes per report (both servers; upload %d bytes to each); stores %.0f bytes per report
-`, r.Parties, r.Upload, r.Connections, r.Concurrency, r.Acknowledged, r.Failed, r.Lost, r.Duplicated,
+`, r.Parties, r.Transport, r.Upload, r.Connections, r.Concurrency, r.Acknowledged, r.Failed, r.Lost, r.Duplicated,
 		r.Seconds, r.ReportsPerS, r.LoadAverage,
 		r.ServerCPUMsPerReport, r.ServerCPUSeconds["leader"], r.ServerCPUSeconds["helper"], r.ClientCPUMsPerReport,
 		r.BytesWrittenPerReport, r.UploadBytes, r.StoreBytesPerReport)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -30,6 +31,8 @@ type demoOptions struct {
 	keep, verbose bool
 	upload        string
 	backend       string
+	// transport is how parties upload: transportSealed or transportLibp2p.
+	transport string
 	// malicious is the number of malicious parties (demoMalicious if
 	// negative).
 	malicious int
@@ -37,6 +40,25 @@ type demoOptions struct {
 
 // demoMalicious is the demo's default number of malicious parties.
 const demoMalicious = 3
+
+// The parties' transports of demo and bench ingest: one TCP connection
+// per upload, HPKE-sealed to the server (the manifest gives the servers
+// upload addresses), or a libp2p host per party.
+const (
+	transportSealed = "sealed"
+	transportLibp2p = "libp2p"
+)
+
+// transportUsage is the help of the --transport flags.
+const transportUsage = "how parties upload: sealed (one TCP connection per upload, HPKE-sealed to the server, the acknowledgement MACed) or libp2p (a libp2p host, connection and Noise handshake per party)"
+
+// checkTransport refuses an unknown --transport.
+func checkTransport(t string) error {
+	if t != transportSealed && t != transportLibp2p {
+		return fmt.Errorf("--transport %q: want %s or %s", t, transportSealed, transportLibp2p)
+	}
+	return nil
+}
 
 // newDemoCommand builds the "demo" command.
 func newDemoCommand() *cobra.Command {
@@ -47,7 +69,8 @@ func newDemoCommand() *cobra.Command {
 		Long: `demo runs a whole deployment on this machine: it makes the keys and the
 manifest in a temporary directory, starts the leader and the helper as
 server processes on 127.0.0.1, uploads --parties synthetic records (each
-party its own libp2p host) and the invalid reports of --malicious parties
+party over a TCP connection per upload, HPKE-sealed to each server, or
+with --transport libp2p its own libp2p host) and the invalid reports of --malicious parties
 (3 by default, one per rejection reason in turn: with the additive backend
 (the default) an altered histogram, another report's share or proof, a
 truncated share; with dcf a payload other than one record, a truncated
@@ -69,13 +92,17 @@ the directory too; on Linux the servers also die if the demo is killed.`,
 			if err := o.resolveMalicious(); err != nil {
 				return err
 			}
+			if err := checkTransport(o.transport); err != nil {
+				return err
+			}
 			return withServersDir(cmd, "fedecdf-demo", o.keep, func(ctx context.Context, dir string) error {
 				return runDemo(ctx, cmd, dir, o)
 			})
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&o.parties, "parties", 200, "number of parties, each its own libp2p host")
+	f.IntVar(&o.parties, "parties", 200, "number of parties")
+	f.StringVar(&o.transport, "transport", transportSealed, transportUsage)
 	f.IntVar(&o.bins, "bins", 64, binsUsage("suits the demo's few parties"))
 	f.Float64Var(&o.epsilon, "epsilon", 1, "ε of the release")
 	f.StringVar(&o.upload, "upload", deploy.UploadDirect, "upload mode: direct or relay (through the leader, HPKE-sealed to the helper)")
@@ -151,14 +178,18 @@ type localDeployment struct {
 	ids   map[string]*deploy.Identity
 	m     *deploy.Manifest
 	addrs map[string]string
-	procs map[string]*exec.Cmd
-	stop  func() // never nil: terminates the processes started
+	// uploads are the servers' sealed-upload addresses (none with
+	// --transport libp2p).
+	uploads map[string]string
+	procs   map[string]*exec.Cmd
+	stop    func() // never nil: terminates the processes started
 }
 
 // newLocal makes the keys and the manifest of o in dir, with free
-// loopback ports for the two servers.
+// loopback ports for the two servers (and their sealed-upload listeners
+// with --transport sealed, in d.uploads).
 func newLocal(dir string, o demoOptions) (*localDeployment, error) {
-	d := &localDeployment{dir: dir, addrs: map[string]string{}, procs: map[string]*exec.Cmd{}, stop: func() {}}
+	d := &localDeployment{dir: dir, addrs: map[string]string{}, uploads: map[string]string{}, procs: map[string]*exec.Cmd{}, stop: func() {}}
 	var err error
 	if d.ids, err = demoIdentities(dir); err != nil {
 		return nil, err
@@ -169,8 +200,15 @@ func newLocal(dir string, o demoOptions) (*localDeployment, error) {
 			return nil, err
 		}
 		d.addrs[name] = fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", port)
+		if o.transport != transportSealed {
+			continue
+		}
+		if port, err = freeLoopbackPort(); err != nil {
+			return nil, err
+		}
+		d.uploads[name] = fmt.Sprintf("127.0.0.1:%d", port)
 	}
-	d.m = demoManifest(d.ids, d.addrs, o)
+	d.m = demoManifest(d.ids, d.addrs, d.uploads, o)
 	if err := d.m.Write(filepath.Join(dir, "manifest.json")); err != nil {
 		return nil, err
 	}
@@ -199,8 +237,13 @@ func (d *localDeployment) start(ctx context.Context, stderr io.Writer, exe strin
 		}
 		started = append(started, p)
 		d.procs[role] = p
-		if err := waitListening(ctx, d.addrs[role]); err != nil {
-			return fmt.Errorf("the %s: %w", role, err)
+		for _, addr := range []string{d.addrs[role], d.uploads[role]} {
+			if addr == "" {
+				continue
+			}
+			if err := waitListening(ctx, addr); err != nil {
+				return fmt.Errorf("the %s: %w", role, err)
+			}
 		}
 	}
 	return nil
@@ -223,13 +266,14 @@ func demoIdentities(dir string) (map[string]*deploy.Identity, error) {
 	return ids, nil
 }
 
-// demoManifest is the demo's manifest: the servers at addrs, one
-// analyst, a budget for the ECDF and the ROC release.
-func demoManifest(ids map[string]*deploy.Identity, addrs map[string]string, o demoOptions) *deploy.Manifest {
+// demoManifest is the demo's manifest: the servers at addrs (their
+// sealed-upload listeners at uploads), one analyst, a budget for the
+// ECDF and the ROC release.
+func demoManifest(ids map[string]*deploy.Identity, addrs, uploads map[string]string, o demoOptions) *deploy.Manifest {
 	return &deploy.Manifest{
 		Version: deploy.ManifestVersion, Protocol: protocol.Version, Dataset: "demo", Backend: o.backend, Upload: o.upload,
-		Leader:     deploy.Endpoint{Public: ids["leader"].Public(), Addrs: []string{addrs["leader"]}},
-		Helper:     deploy.Endpoint{Public: ids["helper"].Public(), Addrs: []string{addrs["helper"]}},
+		Leader:     deploy.Endpoint{Public: ids["leader"].Public(), Addrs: []string{addrs["leader"]}, UploadAddr: uploads["leader"]},
+		Helper:     deploy.Endpoint{Public: ids["helper"].Public(), Addrs: []string{addrs["helper"]}, UploadAddr: uploads["helper"]},
 		Analysts:   []string{ids["analyst"].PeerID.String()},
 		Grid:       deploy.Grid{Scale: "linear", Min: 0, Max: 1, Bins: o.bins},
 		Payload:    deploy.PayloadLayout(),
@@ -282,7 +326,7 @@ func demoAnalyst(ctx context.Context, out io.Writer, bar *progress, m *deploy.Ma
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "%d parties uploaded in %.2f s (each its own libp2p host)\n", n, time.Since(start).Seconds())
+	fmt.Fprintf(out, "%d parties uploaded in %.2f s (%s transport)\n", n, time.Since(start).Seconds(), o.transport)
 	if o.malicious > 0 {
 		if err := deploy.SubmitForgeries(ctx, m, o.malicious, p2p.Config{}, 1); err != nil {
 			return err
@@ -403,15 +447,18 @@ func freeLoopbackPort() (int, error) {
 }
 
 // waitListening waits (at most 30 s) until addr, a /ip4/…/tcp/… multiaddr
-// on loopback, accepts TCP connections.
+// or a HOST:PORT on loopback, accepts TCP connections.
 func waitListening(ctx context.Context, addr string) error {
+	hostPort := addr
 	var port int
-	if _, err := fmt.Sscanf(addr, "/ip4/127.0.0.1/tcp/%d", &port); err != nil {
-		return fmt.Errorf("address %s: %w", addr, err)
+	if _, err := fmt.Sscanf(addr, "/ip4/127.0.0.1/tcp/%d", &port); err == nil {
+		hostPort = fmt.Sprintf("127.0.0.1:%d", port)
+	} else if !strings.HasPrefix(addr, "127.0.0.1:") {
+		return fmt.Errorf("address %s: not on 127.0.0.1", addr)
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+		c, err := net.DialTimeout("tcp", hostPort, time.Second)
 		if err == nil {
 			return c.Close()
 		}

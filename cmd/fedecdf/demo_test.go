@@ -28,7 +28,7 @@ func TestDemo(t *testing.T) {
 	cmd := &cobra.Command{}
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
-	o := demoOptions{parties: 120, bins: 32, epsilon: 1, upload: "direct", backend: "additive", malicious: len(verify.Forgeries())}
+	o := demoOptions{parties: 120, bins: 32, epsilon: 1, upload: "direct", backend: "additive", malicious: len(verify.Forgeries()), transport: transportSealed}
 	if err := runDemo(ctx, cmd, t.TempDir(), o); err != nil {
 		t.Fatalf("demo: %v\n%s", err, out.String())
 	}
@@ -42,7 +42,7 @@ func TestDemo(t *testing.T) {
 	for _, k := range verify.Forgeries() {
 		rejected[verify.Reason(k.Want)]++
 	}
-	for _, want := range []string{"120 parties uploaded", "7 malicious parties uploaded an invalid report each",
+	for _, want := range []string{"120 parties uploaded", "(sealed transport)", "7 malicious parties uploaded an invalid report each",
 		"rejected by the leader: " + verify.RejectedText(rejected), "rejected by the helper: " + verify.RejectedText(rejected),
 		"n = 120 verified reports", "quantile 0.5", "private AUC", "(true 0.", "on the same grid)", "Hosmer–Lemeshow from the same release", "true H ", "total ε spent: "} {
 		if !strings.Contains(out.String(), want) {

@@ -38,12 +38,25 @@ release is private under and charged in (--neighbours), the mechanisms a
 release may use (--allow), the largest δ and ε of one release
 (--max-delta, --max-epsilon) and the total budget (--budget-epsilon,
 --budget-delta). --mechanism, --epsilon, --delta and --k are the release
-the analyst commands ask for; it must fit the policy.`,
+the analyst commands ask for; it must fit the policy.
+
+--leader-upload and --helper-upload give the servers' sealed-upload
+addresses: a party then uploads to such a server over one plain TCP
+connection per report, its upload HPKE-sealed to the server's key and
+the acknowledgement authenticated, instead of a libp2p connection and
+handshake (much cheaper for the servers). Without them parties upload
+over libp2p.`,
 		Example: `  # After fedecdf keygen --out leader.key (and helper.key, analyst.key):
   # both servers on this machine, as in fedecdf server --help
   fedecdf manifest --out manifest.json --dataset scores --bins 128 \
     --leader leader.key.pub --leader-addr /ip4/127.0.0.1/tcp/4001 \
     --helper helper.key.pub --helper-addr /ip4/127.0.0.1/tcp/4002 \
+    --analyst analyst.key.pub --epsilon 1 --budget-epsilon 4 --min-reports 100
+
+  # The same, parties uploading over the sealed transport
+  fedecdf manifest --out sealed.json --dataset scores --bins 128 \
+    --leader leader.key.pub --leader-addr /ip4/127.0.0.1/tcp/4001 --leader-upload 127.0.0.1:7401 \
+    --helper helper.key.pub --helper-addr /ip4/127.0.0.1/tcp/4002 --helper-upload 127.0.0.1:7402 \
     --analyst analyst.key.pub --epsilon 1 --budget-epsilon 4 --min-reports 100`,
 		Args: cobra.NoArgs,
 		RunE: o.run,
@@ -116,8 +129,10 @@ func (o *manifestOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&m.Dataset, "dataset", "fedecdf", "dataset name")
 	f.StringVar(&o.leaderPub, "leader", "", "the leader's public key file (keygen's FILE.pub)")
 	f.StringSliceVar(&m.Leader.Addrs, "leader-addr", nil, "the leader's multiaddr, e.g. /ip4/10.0.0.1/tcp/4001 (repeatable)")
+	f.StringVar(&m.Leader.UploadAddr, "leader-upload", "", "the leader's sealed-upload address HOST:PORT, e.g. 10.0.0.1:7401: parties upload there over one TCP connection per report, HPKE-sealed to the leader (default: none, parties use libp2p)")
 	f.StringVar(&o.helperPub, "helper", "", "the helper's public key file")
 	f.StringSliceVar(&m.Helper.Addrs, "helper-addr", nil, "the helper's multiaddr (repeatable)")
+	f.StringVar(&m.Helper.UploadAddr, "helper-upload", "", "the helper's sealed-upload address HOST:PORT (as --leader-upload; not used by parties in relay mode)")
 	f.StringSliceVar(&o.analystPubs, "analyst", nil, "an analyst's public key file (repeatable)")
 	f.StringSliceVar(&o.operatorPubs, "operator", nil, "an operator's public key file (repeatable): fedecdf status only, with the report counts it withholds from analysts under addremove")
 	f.StringVar(&m.Grid.Scale, "scale", "linear", "grid scale: linear or log")

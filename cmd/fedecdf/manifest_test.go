@@ -72,6 +72,8 @@ func TestManifestCommandRefuses(t *testing.T) {
 		{"an address no one can dial", all, []string{"--leader-addr", "/ip4/0.0.0.0/tcp/4001"}, `leader: address "/ip4/0.0.0.0/tcp/4001" is the unspecified address 0.0.0.0`},
 		{"an address without a port", all, []string{"--helper-addr", "/ip4/10.0.0.2"}, `helper: address "/ip4/10.0.0.2" has no port`},
 		{"a transport fedecdf lacks", all, []string{"--helper-addr", "/ip4/10.0.0.2/udp/4002/quic-v1"}, "a transport this fedecdf does not have"},
+		{"an upload address no one can dial", all, []string{"--leader-upload", "0.0.0.0:7401"}, `leader: upload_addr "0.0.0.0:7401"`},
+		{"the same upload address", all, []string{"--leader-upload", "10.0.0.1:7401", "--helper-upload", "10.0.0.1:7401"}, "upload address of its own"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if _, err := runManifestOf(t, c.names, c.args...); err == nil || !strings.Contains(err.Error(), c.err) {
@@ -133,5 +135,20 @@ func TestManifestOperator(t *testing.T) {
 	}
 	if _, err := runManifest(t, "--operator", "DIR/analyst.key.pub"); err == nil || !strings.Contains(err.Error(), "is a server's or an analyst's key") {
 		t.Errorf("the analyst's key as operator: %v", err)
+	}
+}
+
+// TestManifestUploadFlags: --leader-upload and --helper-upload set the
+// servers' sealed-upload addresses; without them a manifest has none.
+func TestManifestUploadFlags(t *testing.T) {
+	m, err := runManifest(t, "--leader-upload", "10.0.0.1:7401", "--helper-upload", "10.0.0.2:7401")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Leader.UploadAddr != "10.0.0.1:7401" || m.Helper.UploadAddr != "10.0.0.2:7401" {
+		t.Errorf("upload addresses %q, %q", m.Leader.UploadAddr, m.Helper.UploadAddr)
+	}
+	if m, err = runManifest(t); err != nil || m.Leader.UploadAddr != "" || m.Helper.UploadAddr != "" {
+		t.Errorf("without the flags: %+v, %v; want no upload addresses", m, err)
 	}
 }

@@ -34,8 +34,11 @@ func newPartyCommand() *cobra.Command {
 its own DCF key over a Noise channel to it; or "relay", the party talks to
 the leader only and the helper's key is HPKE-sealed to the helper's public
 key in the manifest (RFC 9180, as in IETF DAP), so the leader relays it
-without reading it. The exit status is 0 only if both servers acknowledged
-(durably stored) every report.
+without reading it. When the manifest gives a server an upload address
+(upload_addr), the party uploads to it over one plain TCP connection,
+the upload HPKE-sealed to that server and its acknowledgement checked
+by a MAC, instead of over libp2p. The exit status is 0 only if both
+servers acknowledged (durably stored) every report.
 
 With --csv every row is checked (grid range, NaN, labels, probabilities)
 before the first upload, and each row's report ID and DCF keys are derived

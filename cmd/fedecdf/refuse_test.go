@@ -31,6 +31,10 @@ func TestFlagsRefused(t *testing.T) {
 		{"server without key", []string{"server", "--role", "leader", "--store", "leader.db"}, "--key is required"},
 		{"server without store", []string{"server", "--role", "leader", "--key", "leader.key"}, "--store is required"},
 		{"query without key", []string{"query", "ecdf"}, "--key is required"},
+		{"server upload conns 0", []string{"server", "--role", "leader", "--upload-conns", "0"}, "--upload-conns 0 is not positive"},
+		{"server upload timeout 0", []string{"server", "--role", "leader", "--upload-timeout", "0s"}, "--upload-timeout 0s: want a positive duration"},
+		{"demo transport", []string{"demo", "--transport", "quic"}, `--transport "quic": want sealed or libp2p`},
+		{"bench ingest transport", []string{"bench", "ingest", "--transport", "quic"}, `--transport "quic": want sealed or libp2p`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := runRoot(c.args...)

@@ -23,7 +23,9 @@ import (
 // serverOptions are the flags of "fedecdf server".
 type serverOptions struct {
 	role, key, manifest, store, logLevel, logFormat, metrics string
-	cpuProfile                                               string
+	cpuProfile, uploadListen                                 string
+	uploadConns                                              int
+	uploadTimeout                                            time.Duration
 	listen                                                   []string
 	peerCheck, peerTimeout, summary, purgeAfter              time.Duration
 	limits                                                   p2p.Limits
@@ -77,6 +79,15 @@ connection reset during the handshake (and retries for its
 address. go-libp2p's own defaults (8 concurrent, 0.2 per second after 16)
 would refuse most parties behind one address.
 
+Sealed uploads: when the manifest gives this server an upload_addr
+(fedecdf manifest --leader-upload, --helper-upload), the server also
+listens there (or on --upload-listen, e.g. 0.0.0.0:PORT) for parties'
+uploads over plain TCP, one frame per connection, HPKE-sealed to its key:
+a frame that is malformed, too large for the manifest's reports, or
+slower than --upload-timeout closes its connection; at most
+--upload-conns are served at once. They are stored and acknowledged as
+the uploads over libp2p are.
+
 Start the helper first, then the leader. The leader compares its manifest
 with the helper's (a digest of the dataset, grid, policy, budget, minimum
 reports, keys and analysts) when it starts, every 30 s and before every
@@ -119,6 +130,9 @@ manifest.`,
 	f.DurationVar(&o.peerTimeout, "peer-timeout", deploy.DefaultPeerTimeout, "leader: how long a check of the helper, or the helper's part of fedecdf status, may take")
 	f.DurationVar(&o.summary, "summary", deploy.DefaultSummary, "interval of the info line summarising uploads, releases and queries (0: none)")
 	f.DurationVar(&o.purgeAfter, "purge-orphans-after", 0, "purge the reports only this server holds once received longer ago than this, e.g. 24h (default 0: keep them)")
+	f.StringVar(&o.uploadListen, "upload-listen", "", "HOST:PORT of the sealed-upload listener, e.g. 0.0.0.0:7401 (default: the server's upload_addr in the manifest; none if it has none)")
+	f.DurationVar(&o.uploadTimeout, "upload-timeout", deploy.DefaultUploadTimeout, "how long a sealed upload's frame may take to arrive, and its answer to be sent")
+	f.IntVar(&o.uploadConns, "upload-conns", deploy.DefaultUploadConns, "sealed-upload connections served at once (further ones wait in the kernel's backlog)")
 	f.StringVar(&o.cpuProfile, "cpu-profile", "", "write a CPU profile of the whole run to this file on shutdown (go tool pprof)")
 	f.IntVar(&o.limits.ConnsPerAddr, "conns-per-address", p2p.DefaultConnsPerAddr, "concurrent connections accepted from one IPv4 address or IPv6 /56 (parties behind one NAT share it)")
 	f.Float64Var(&o.limits.ConnRate, "conn-rate", p2p.DefaultConnRate, "new connections per second accepted from one address once its --conn-burst is spent")
@@ -179,10 +193,11 @@ func (o *serverOptions) config(logger *slog.Logger) (deploy.ServerConfig, error)
 	cfg := deploy.ServerConfig{
 		Store: o.store, Logger: logger, Version: version(), Metrics: o.metrics, Transport: p2p.Config{Limits: o.limits},
 		AcceptBudgetChange: o.acceptBudgetChange,
-		PeerCheck:          o.peerCheck, PeerTimeout: o.peerTimeout, Summary: never(o.summary), PurgeAfter: o.purgeAfter,
+		UploadListen:       o.uploadListen, UploadTimeout: o.uploadTimeout, UploadConns: o.uploadConns,
+		PeerCheck: o.peerCheck, PeerTimeout: o.peerTimeout, Summary: never(o.summary), PurgeAfter: o.purgeAfter,
 	}
-	for name, d := range map[string]time.Duration{"--peer-check": o.peerCheck, "--peer-timeout": o.peerTimeout, "--summary": o.summary, "--purge-orphans-after": o.purgeAfter} {
-		if d < 0 || (d == 0 && (name == "--peer-check" || name == "--peer-timeout")) {
+	for name, d := range map[string]time.Duration{"--peer-check": o.peerCheck, "--peer-timeout": o.peerTimeout, "--summary": o.summary, "--purge-orphans-after": o.purgeAfter, "--upload-timeout": o.uploadTimeout} {
+		if d < 0 || (d == 0 && (name == "--peer-check" || name == "--peer-timeout" || name == "--upload-timeout")) {
 			return cfg, fmt.Errorf("%s %v: want a positive duration such as 30s", name, d)
 		}
 	}
@@ -228,7 +243,7 @@ func (o *serverOptions) config(logger *slog.Logger) (deploy.ServerConfig, error)
 func (o *serverOptions) checkLimits() error {
 	for name, v := range map[string]float64{
 		"conns-per-address": float64(o.limits.ConnsPerAddr), "conn-rate": o.limits.ConnRate,
-		"conn-burst": float64(o.limits.ConnBurst), "max-conns": float64(o.limits.Conns),
+		"conn-burst": float64(o.limits.ConnBurst), "max-conns": float64(o.limits.Conns), "upload-conns": float64(o.uploadConns),
 	} {
 		if !(v > 0) {
 			return fmt.Errorf("--%s %v is not positive: give a limit above 0 (see fedecdf server --help)", name, v)

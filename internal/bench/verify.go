@@ -38,24 +38,25 @@ func DefaultVerifyConfig() VerifyConfig {
 // server, over all its goroutines; each is the median of measureRounds
 // timings, unverified and verified alternating.
 type VerifyReport struct {
-	Bins              int     `json:"bins"`
-	Reports           int     `json:"reports"`
-	Workers           int     `json:"workers"`
-	Probability       bool    `json:"verified_probability"`             // the verified reports carry the probability
-	UploadBytes       int     `json:"upload_bytes_per_server"`          // unverified key
-	VerifiedBytes     int     `json:"verified_upload_bytes_per_server"` // field key + correlated randomness
-	ExchangeBytes     int     `json:"exchange_bytes_per_server"`        // verification messages sent per report
-	GenNs             float64 `json:"gen_ns"`                           // party: fss.PrefixDomain.Gen
-	EncodeNs          float64 `json:"verified_encode_ns"`               // party: vdcf Scheme.Encode
-	EvalNs            float64 `json:"eval_cpu_ns"`                      // server, unverified: summed full-domain evaluation
-	FieldEvalNs       float64 `json:"field_eval_cpu_ns"`                // server, verified: per-key full-domain evaluation
-	CheckNs           float64 `json:"check_cpu_ns"`                     // server: Prepare, Exchange, Finish
-	FoldNs            float64 `json:"fold_cpu_ns"`                      // server: adding an accepted report's count and label prefixes
-	VerifiedNs        float64 `json:"verified_cpu_ns"`                  // FieldEvalNs + CheckNs + FoldNs
-	AddedOverEval     float64 `json:"added_over_eval"`                  // (VerifiedNs − EvalNs) / EvalNs: issue 17's goal ≤ 1.0
-	CheckOverEval     float64 `json:"check_over_field_eval"`            // CheckNs / FieldEvalNs
-	UploadRatio       float64 `json:"upload_ratio"`                     // VerifiedBytes / UploadBytes: goal ≤ 2
-	AcceptedAllHonest bool    `json:"accepted_all_honest"`
+	Bins              int        `json:"bins"`
+	Reports           int        `json:"reports"`
+	Workers           int        `json:"workers"`
+	Probability       bool       `json:"verified_probability"`      // the verified reports carry the probability
+	UploadBytes       int        `json:"upload_bytes_per_server"`   // unverified key
+	VerifiedBytes     [2]int     `json:"verified_upload_bytes"`     // leader's, helper's share: field key + seed + explicit shares
+	ExchangeBytes     int        `json:"exchange_bytes_per_server"` // verification messages sent per report
+	GenNs             float64    `json:"gen_ns"`                    // party: fss.PrefixDomain.Gen
+	EncodeNs          float64    `json:"verified_encode_ns"`        // party: vdcf Scheme.Encode
+	EvalNs            float64    `json:"eval_cpu_ns"`               // server, unverified: summed full-domain evaluation
+	FieldEvalNs       float64    `json:"field_eval_cpu_ns"`         // server, verified: per-key full-domain evaluation
+	CheckNs           float64    `json:"check_cpu_ns"`              // server: Prepare, Exchange, Finish
+	FoldNs            float64    `json:"fold_cpu_ns"`               // server: adding an accepted report's count and label prefixes
+	VerifiedNs        float64    `json:"verified_cpu_ns"`           // FieldEvalNs + CheckNs + FoldNs
+	AddedOverEval     float64    `json:"added_over_eval"`           // (VerifiedNs − EvalNs) / EvalNs: issue 17's goal ≤ 1.0
+	CheckOverEval     float64    `json:"check_over_field_eval"`     // CheckNs / FieldEvalNs
+	UploadRatios      [2]float64 `json:"upload_ratios"`             // VerifiedBytes / UploadBytes, leader's and helper's: goal ≤ 2
+	UploadRatio       float64    `json:"upload_ratio"`              // the two servers' mean VerifiedBytes / UploadBytes
+	AcceptedAllHonest bool       `json:"accepted_all_honest"`
 }
 
 // verifyBench holds the reports and servers MeasureVerify times.
@@ -84,7 +85,7 @@ func MeasureVerify(cfg VerifyConfig) (VerifyReport, error) {
 	rep := VerifyReport{
 		Bins: cfg.Bins, Reports: cfg.Reports, Workers: runtime.GOMAXPROCS(0), Probability: cfg.Probability,
 		UploadBytes:   fss.EncodedSize(n, payload.NumComponents),
-		VerifiedBytes: b.scheme.ShareSize(),
+		VerifiedBytes: [2]int{b.scheme.ShareSize(0), b.scheme.ShareSize(1)},
 		ExchangeBytes: b.scheme.Message1Size() + vdcf.Message2Size,
 	}
 	src := rand.NewChaCha8([32]byte{3})
@@ -121,7 +122,10 @@ func MeasureVerify(cfg VerifyConfig) (VerifyReport, error) {
 	rep.VerifiedNs = rep.FieldEvalNs + rep.CheckNs + rep.FoldNs
 	rep.AddedOverEval = (rep.VerifiedNs - rep.EvalNs) / rep.EvalNs
 	rep.CheckOverEval = rep.CheckNs / rep.FieldEvalNs
-	rep.UploadRatio = float64(rep.VerifiedBytes) / float64(rep.UploadBytes)
+	for id, n := range rep.VerifiedBytes {
+		rep.UploadRatios[id] = float64(n) / float64(rep.UploadBytes)
+	}
+	rep.UploadRatio = (rep.UploadRatios[0] + rep.UploadRatios[1]) / 2
 	return rep, nil
 }
 
@@ -228,7 +232,8 @@ func (r VerifyReport) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "DCF upload, unverified (Z_2^64, m = %d) vs verified (F_p, package vdcf, probability %v), N = %d bins, %d reports, GOMAXPROCS = %d\n",
 		payload.NumComponents, r.Probability, r.Bins, r.Reports, r.Workers)
-	fmt.Fprintf(tw, "upload_bytes_per_server\t%d\t→ %d verified\t(×%.2f)\n", r.UploadBytes, r.VerifiedBytes, r.UploadRatio)
+	fmt.Fprintf(tw, "upload_bytes_per_server\t%d\t→ %d leader, %d helper verified\t(×%.2f, ×%.2f; mean ×%.2f)\n",
+		r.UploadBytes, r.VerifiedBytes[0], r.VerifiedBytes[1], r.UploadRatios[0], r.UploadRatios[1], r.UploadRatio)
 	fmt.Fprintf(tw, "exchange_bytes_per_server\t0\t→ %d verified\t(two messages)\n", r.ExchangeBytes)
 	fmt.Fprintf(tw, "party_gen_ns\t%.0f\t→ %.0f verified\t\n", r.GenNs, r.EncodeNs)
 	fmt.Fprintf(tw, "server_cpu_ns_per_report\t%.0f\t→ %.0f verified\t(+%.2f× the unverified evaluation)\n", r.EvalNs, r.VerifiedNs, r.AddedOverEval)

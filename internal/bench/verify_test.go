@@ -26,8 +26,8 @@ func measureVerifyConsistent(t *testing.T, prob bool) {
 	if prob {
 		scheme, _ = vdcf.NewWithProbability(16)
 	}
-	if rep.UploadBytes != fss.EncodedSize(5, payload.NumComponents) || rep.VerifiedBytes != scheme.ShareSize() {
-		t.Errorf("upload %d → %d bytes, want %d → %d", rep.UploadBytes, rep.VerifiedBytes, fss.EncodedSize(5, payload.NumComponents), scheme.ShareSize())
+	if want := [2]int{scheme.ShareSize(0), scheme.ShareSize(1)}; rep.UploadBytes != fss.EncodedSize(5, payload.NumComponents) || rep.VerifiedBytes != want {
+		t.Errorf("upload %d → %v bytes, want %d → %v", rep.UploadBytes, rep.VerifiedBytes, fss.EncodedSize(5, payload.NumComponents), want)
 	}
 	if rep.ExchangeBytes != scheme.Message1Size()+vdcf.Message2Size || !rep.AcceptedAllHonest {
 		t.Errorf("exchange %d bytes, all honest accepted %v", rep.ExchangeBytes, rep.AcceptedAllHonest)

@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	crand "crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -26,16 +27,24 @@ import (
 type Party struct {
 	m    *Manifest
 	grid *ecdf.Grid
-	host *p2p.Host
+	host *p2p.Host  // nil when every upload goes over the sealed transport
+	tc   p2p.Config // timeouts and retries
 }
 
-// NewParty starts a dial-only host with key (a fresh Ed25519 key when
-// nil: parties are anonymous to the servers). tc sets timeouts and
-// retries; its Key, Peers and Listen are set here.
+// NewParty starts a party. When the manifest gives every server it
+// uploads to (both in direct mode, the leader in relay mode) an upload
+// address, it uploads over the sealed transport (a TCP connection per
+// upload, HPKE-sealed to the server) and needs no libp2p host;
+// otherwise it starts a dial-only libp2p host with key (a fresh Ed25519
+// key when nil: parties are anonymous to the servers). tc sets timeouts
+// and retries; its Key, Peers and Listen are set here.
 func NewParty(m *Manifest, key crypto.PrivKey, tc p2p.Config) (*Party, error) {
 	g, err := m.NewGrid()
 	if err != nil {
 		return nil, fmt.Errorf("manifest grid: %w", err)
+	}
+	if !m.partyUsesLibp2p() {
+		return &Party{m: m, grid: g, tc: tc}, nil
 	}
 	book, err := m.book(false)
 	if err != nil {
@@ -53,11 +62,25 @@ func NewParty(m *Manifest, key crypto.PrivKey, tc p2p.Config) (*Party, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Party{m: m, grid: g, host: h}, nil
+	return &Party{m: m, grid: g, host: h, tc: tc}, nil
 }
 
-// Close stops the host.
-func (p *Party) Close() error { return p.host.Close() }
+// partyUsesLibp2p reports whether a party of m uploads to a server over
+// libp2p: one it uploads to has no upload address.
+func (m *Manifest) partyUsesLibp2p() bool {
+	if m.Upload == UploadRelay {
+		return m.Leader.UploadAddr == ""
+	}
+	return m.Leader.UploadAddr == "" || m.Helper.UploadAddr == ""
+}
+
+// Close stops the host, if any.
+func (p *Party) Close() error {
+	if p.host == nil {
+		return nil
+	}
+	return p.host.Close()
+}
 
 // Report is one party's prepared report: its ID and the upload to each
 // server. Sending it again (a retry after a lost acknowledgement) is
@@ -119,7 +142,6 @@ func (p *Party) Send(ctx context.Context, r *Report) (dup bool, err error) {
 	if p.m.Upload == UploadRelay {
 		return p.sendRelayed(ctx, r)
 	}
-	conn := p.host.Conn(p2p.ReportProtocol)
 	targets := []struct {
 		peer transport.PeerID
 		held Held
@@ -129,7 +151,7 @@ func (p *Party) Send(ctx context.Context, r *Report) (dup bool, err error) {
 	errs := make([]error, len(targets))
 	var wg sync.WaitGroup
 	for k, to := range targets {
-		wg.Go(func() { acks[k], errs[k] = protocol.Call[*protocol.Ack](ctx, conn, to.peer, to.up) })
+		wg.Go(func() { acks[k], errs[k] = p.upload(ctx, to.peer, to.up) })
 	}
 	wg.Wait()
 	ue := &UploadError{Report: r.ID}
@@ -145,6 +167,23 @@ func (p *Party) Send(ctx context.Context, r *Report) (dup bool, err error) {
 		return false, ue
 	}
 	return dup, nil
+}
+
+// upload sends up to the server to, over the sealed transport when the
+// manifest gives it an upload address, over libp2p otherwise.
+func (p *Party) upload(ctx context.Context, to transport.PeerID, up *protocol.Upload) (*protocol.Ack, error) {
+	e := p.m.Leader
+	if to == HelperName {
+		e = p.m.Helper
+	}
+	if e.UploadAddr == "" {
+		return protocol.Call[*protocol.Ack](ctx, p.host.Conn(p2p.ReportProtocol), to, up)
+	}
+	c, err := newSealedCall(crand.Reader, e, to, frameUpload, up.Report, up.Dataset, protocol.Encode(up))
+	if err != nil {
+		return nil, err
+	}
+	return p.callSealed(ctx, c)
 }
 
 // Submit prepares and sends the report of one instance.

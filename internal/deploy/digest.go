@@ -32,7 +32,8 @@ const manifestDigestVersion = 1
 //
 // Each digest is SHA-256 of "fedecdf manifest digest v1", the part's
 // name and its JSON encoding (encoding/json, the manifest's keys), each
-// followed by a zero byte. Not digested: the servers' addresses (where
+// followed by a zero byte. Not digested: the servers' addresses, libp2p
+// and sealed-upload (where
 // they are reached from, which may differ between hosts' copies and
 // shows as unreachable when wrong), and the analysts' release (the
 // mechanism name, epsilon, delta and k the analyst commands ask for,

@@ -68,6 +68,7 @@ func TestDigestsNameWhatDiffers(t *testing.T) {
 		{"operators", func(m *Manifest) { m.Operators = append(m.Operators, "12D3KooWOperator") }, []string{"operators"}},
 		{"protocol", func(m *Manifest) { m.Protocol = 3 }, []string{"version"}},
 		{"the helper's address", func(m *Manifest) { m.Helper.Addrs = []string{"/ip4/10.0.0.9/tcp/4002"} }, nil},
+		{"the upload addresses", func(m *Manifest) { m.Leader.UploadAddr, m.Helper.UploadAddr = "10.0.0.1:7401", "10.0.0.2:7402" }, nil},
 		{"the analysts' ε", func(m *Manifest) { m.Mechanism.Epsilon = 0.5 }, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {

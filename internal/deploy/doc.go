@@ -12,7 +12,8 @@
 //
 // Manifest. One JSON file every participant holds (version 2; an older
 // one is refused: regenerate it with fedecdf manifest): protocol
-// version, both servers' peer IDs, multiaddrs and HPKE public keys, the
+// version, both servers' peer IDs, multiaddrs, HPKE public keys and
+// optional sealed-upload addresses (upload_addr, below), the
 // analysts' peer IDs, the grid, the payload layout, the dataset's
 // privacy policy (Mech: the neighbouring relation "neighbours", replace
 // or addremove; the mechanisms "allowed"; the largest δ and ε of one
@@ -35,8 +36,8 @@
 // and its verified report (the dcf backend: the field DCF keys of its bin
 // and payload vector with correlated randomness, internal/vdcf; the
 // additive backend: a Prio3 report, below), and sends each server its
-// own share over a Noise channel to
-// that server, to both at once; it is then free to go offline. The same
+// own share over a Noise channel to that server (or sealed to it:
+// "Upload transport"), to both at once; it is then free to go offline. The same
 // encoded upload is resent on retries (each server's on its own, with
 // backoff, for the transport's retry window), and servers drop
 // duplicates by report ID, so a lost acknowledgement never counts a
@@ -47,7 +48,8 @@
 //
 // Upload mode "relay" (manifest "upload": "relay"): the party talks to
 // the leader only, as an IETF DAP client. It sends the leader, over
-// Noise, its own DCF key in the clear and the helper's upload sealed
+// Noise (or in one frame sealed to the leader: "Upload transport"),
+// its own DCF key and the helper's upload sealed
 // with HPKE (base mode, the suite above) to the helper's public key in
 // the manifest; the dataset and report ID are the AEAD's associated
 // data, so the leader can neither read the helper's key nor move it to
@@ -61,6 +63,40 @@
 // mode); it does let the leader drop a party's sealed share, which only
 // removes that report from every release (both servers sum the agreed
 // set).
+//
+// Upload transport. Over libp2p (the default when the manifest gives a
+// server no "upload_addr"), each party's upload costs each server a
+// Noise XX handshake, identify and yamux: a mutually authenticated
+// session a party does not need. A server whose manifest entry has an
+// upload_addr (HOST:PORT; fedecdf manifest --leader-upload,
+// --helper-upload) also listens there for sealed uploads, as an IETF
+// DAP server does (sealed.go): the party opens one plain TCP connection
+// per upload and sends one frame (version 1, kind,
+// length; then the dataset, the report ID, the HPKE encapsulated key and
+// the ciphertext), its upload sealed with HPKE base mode (the suite
+// above; an info string per kind: an upload, or a relayed report to the
+// leader in relay mode) to that server's public key in the manifest, the
+// dataset and report ID the AEAD's associated data. The server opens it
+// with its private key (one X25519 product), handles the upload exactly
+// as one over libp2p (group commit; acknowledged only after the fsync
+// covering it; a report ID it holds is a duplicate), and answers with
+// the protocol response (Ack, or Error with the reason) and an
+// HMAC-SHA256 over it keyed by the HPKE context's exported secret, which
+// only the party that sealed the frame and the server that opened it
+// hold. So a network attacker reads no upload, cannot move one to
+// another report or server (the frame does not open: it is refused
+// unanswered by a MAC, which the party does not trust as success), and
+// cannot forge or alter an acknowledgement: the party checks the MAC
+// (ErrForgedAck) and sends the same frame again, which the server
+// acknowledges as a duplicate if it stored it. A replayed frame is a
+// duplicate. The server reads a frame of at most twice its manifest's
+// upload size plus 2 KiB (a relayed report holds two uploads) within
+// ServerConfig.UploadTimeout, writes the answer within it, and serves at
+// most UploadConns connections at once; a malformed frame closes its
+// connection only. The party needs no libp2p host when every server it
+// uploads to has an upload address. The sealed transport authenticates
+// the server to the party but not the party, as libp2p's fresh party
+// keys did not either; the leader–helper link stays libp2p.
 //
 // Verified reports, both backends. A party's upload is its verified
 // report: for "backend": "additive", party.VerifiedReport (a

@@ -20,9 +20,16 @@ var (
 	// ErrNotStatusKey: AskStatus was given a key whose peer ID is neither
 	// an analyst's nor an operator's of the manifest.
 	ErrNotStatusKey = errors.New("is neither an analyst nor an operator of the manifest")
-	// ErrUnsealable: a sealed upload does not open with the helper's key:
-	// it was tampered with, or sealed to another key.
-	ErrUnsealable = errors.New("does not open with the helper's key")
+	// ErrUnsealable: a sealed upload does not open with the server's
+	// HPKE key (the helper's for a relayed share, the receiving server's
+	// for the sealed transport): it was tampered with, or sealed to
+	// another key.
+	ErrUnsealable = errors.New("does not open with the server's HPKE key")
+	// ErrForgedAck: a server's answer to a sealed upload fails its MAC
+	// (keyed by the HPKE context's exported secret, which only the
+	// server that opened the upload holds): a party never trusts it and
+	// sends the upload again.
+	ErrForgedAck = errors.New("acknowledgement fails its MAC")
 	// ErrBudgetChanged: the manifest's total budget is not the one the
 	// server's store kept its ledger under, and the operator did not
 	// accept the change (ServerConfig.AcceptBudgetChange).

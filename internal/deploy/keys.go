@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/cloudflare/circl/hpke"
+	"github.com/cloudflare/circl/kem"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 )
@@ -64,6 +65,18 @@ func NewIdentity() (*Identity, error) {
 		return nil, err
 	}
 	return &Identity{Key: key, PeerID: id, HPKEPrivate: skb, HPKEPublicKey: pkb}, nil
+}
+
+// hpkeKey returns the identity's HPKE private key, its public key
+// computed once (the KEM's decapsulation needs it), so that the key may
+// open many sealed uploads at once.
+func (id *Identity) hpkeKey() (kem.PrivateKey, error) {
+	sk, err := hpke.KEM_X25519_HKDF_SHA256.Scheme().UnmarshalBinaryPrivateKey(id.HPKEPrivate)
+	if err != nil {
+		return nil, fmt.Errorf("the HPKE private key: %w", err)
+	}
+	sk.Public()
+	return sk, nil
 }
 
 // Public returns the identity's public part.

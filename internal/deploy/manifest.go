@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -63,10 +64,14 @@ type Manifest struct {
 	MinReports int      `json:"min_reports"`
 }
 
-// Endpoint is one server: its pinned identity and listen addresses.
+// Endpoint is one server: its pinned identity, its libp2p addresses,
+// and optionally the host:port of its sealed-upload listener
+// (UploadAddr): parties then upload to it over one TCP connection per
+// report, HPKE-sealed to its key (sealed.go), instead of over libp2p.
 type Endpoint struct {
 	Public
-	Addrs []string `json:"addrs"`
+	Addrs      []string `json:"addrs"`
+	UploadAddr string   `json:"upload_addr,omitempty"`
 }
 
 // Grid is the public grid τ_1 < … < τ_N (ecdf.NewGrid).
@@ -183,6 +188,9 @@ func (m *Manifest) Check() error {
 			return fmt.Errorf("leader and helper both at %s: give each server an address of its own (another port or host)", a)
 		}
 	}
+	if a := m.Leader.UploadAddr; a != "" && a == m.Helper.UploadAddr {
+		return fmt.Errorf("leader and helper both have upload_addr %s: give each server an upload address of its own (another port or host)", a)
+	}
 	if len(m.Analysts) == 0 {
 		return errors.New("no analysts: nobody could create a release; name at least one analyst's public key (fedecdf manifest --analyst FILE.pub)")
 	}
@@ -234,8 +242,30 @@ func (e Endpoint) check() error {
 	if len(e.Addrs) == 0 {
 		return fmt.Errorf("no addresses")
 	}
-	_, err := e.addrInfo()
-	return err
+	if _, err := e.addrInfo(); err != nil {
+		return err
+	}
+	if e.UploadAddr != "" {
+		return checkUploadAddr(e.UploadAddr)
+	}
+	return nil
+}
+
+// checkUploadAddr returns why the upload address s can never be
+// dialled, or nil: it must be HOST:PORT with an IP address others can
+// reach or a DNS name, and a TCP port other than 0.
+func checkUploadAddr(s string) error {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return fmt.Errorf("upload_addr %q is not HOST:PORT (%v): write e.g. 10.0.0.1:7401", s, err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("upload_addr %q: port %q is not a TCP port from 1 to 65535: write the port the server's sealed-upload listener is reached at, e.g. %s:7401", s, port, host)
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		return fmt.Errorf("upload_addr %q: %q is no address anyone can dial: write the address the parties reach this server at, e.g. 10.0.0.1:7401", s, host)
+	}
+	return nil
 }
 
 func (e Endpoint) addrInfo() (peer.AddrInfo, error) {

@@ -242,3 +242,43 @@ func TestManifestRefusesUndialableAddresses(t *testing.T) {
 		})
 	}
 }
+
+// TestManifestUploadAddr: a server's sealed-upload address is optional
+// (a manifest without one encodes exactly as before the field existed,
+// so older manifests and their digests are unchanged); one no party
+// can dial, or shared by both servers, is refused with what to write.
+func TestManifestUploadAddr(t *testing.T) {
+	b, err := json.Marshal(testManifest(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "upload_addr") {
+		t.Errorf("a manifest without upload addresses encodes the field: %s", b)
+	}
+	for _, c := range []struct {
+		leader, helper string
+		want           string // "" for accepted
+	}{
+		{"10.0.0.1:7401", "", ""},
+		{"leader.example.org:7401", "10.0.0.2:7401", ""},
+		{"[fd00::1]:7401", "", ""},
+		{"10.0.0.1", "", "is not HOST:PORT"},
+		{"10.0.0.1:0", "", "is not a TCP port"},
+		{"10.0.0.1:http", "", "is not a TCP port"},
+		{"0.0.0.0:7401", "", "no address anyone can dial"},
+		{":7401", "", "no address anyone can dial"},
+		{"10.0.0.1:7401", "10.0.0.1:7401", "upload address of its own"},
+	} {
+		t.Run(c.leader+" "+c.helper, func(t *testing.T) {
+			m := testManifest(t)
+			m.Leader.UploadAddr, m.Helper.UploadAddr = c.leader, c.helper
+			err := m.Check()
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("error %v, want one saying %q", err, c.want)
+			}
+		})
+	}
+}

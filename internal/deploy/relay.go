@@ -5,8 +5,10 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/cloudflare/circl/hpke"
+	"github.com/cloudflare/circl/kem"
 
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -40,7 +42,8 @@ const (
 // helper. The dataset and report ID travel in the clear (the leader
 // needs them, and holds the same ones in its own upload) and are the
 // AEAD's associated data, so the leader cannot move a sealed share to
-// another report.
+// another report. The sealed transport's frames carry one too (sealed.go),
+// sealed to the server receiving it under another info string.
 type sealedUpload struct {
 	Dataset    string
 	Report     payload.ReportID
@@ -156,72 +159,111 @@ func sealAAD(dataset string, report payload.ReportID) []byte {
 
 // sealUpload seals the helper's upload to the helper's HPKE public key.
 func sealUpload(helperPublic []byte, up *protocol.Upload) (*sealedUpload, error) {
-	pk, err := hpke.KEM_X25519_HKDF_SHA256.Scheme().UnmarshalBinaryPublicKey(helperPublic)
-	if err != nil {
-		return nil, fmt.Errorf("the helper's HPKE public key: %w", err)
-	}
-	sender, err := HPKESuite.NewSender(pk, []byte(relayInfo))
-	if err != nil {
-		return nil, err
-	}
-	enc, sealer, err := sender.Setup(rand.Reader)
+	s, _, err := seal(rand.Reader, helperPublic, relayInfo, up.Dataset, up.Report, protocol.Encode(up))
 	if err != nil {
 		return nil, fmt.Errorf("sealing report %v to the helper: %w", up.Report, err)
 	}
-	ct, err := sealer.Seal(protocol.Encode(up), sealAAD(up.Dataset, up.Report))
+	return s, nil
+}
+
+// seal seals plaintext, the upload of report to dataset or a report
+// carrying it, to the HPKE public key under the info string (which binds
+// it to its use), with the dataset and report ID as associated data,
+// drawing the ephemeral key from rnd. It also returns the sender's
+// exported secret for the acknowledgement's MAC (ackLabel), a key only
+// the holder of the private key shares.
+func seal(rnd io.Reader, public []byte, info, dataset string, report payload.ReportID, plaintext []byte) (*sealedUpload, []byte, error) {
+	pk, err := hpke.KEM_X25519_HKDF_SHA256.Scheme().UnmarshalBinaryPublicKey(public)
 	if err != nil {
-		return nil, fmt.Errorf("sealing report %v to the helper: %w", up.Report, err)
+		return nil, nil, fmt.Errorf("the server's HPKE public key: %w", err)
 	}
-	return &sealedUpload{Dataset: up.Dataset, Report: up.Report, Enc: enc, Ciphertext: ct}, nil
+	sender, err := HPKESuite.NewSender(pk, []byte(info))
+	if err != nil {
+		return nil, nil, err
+	}
+	enc, sealer, err := sender.Setup(rnd)
+	if err != nil {
+		return nil, nil, err
+	}
+	ct, err := sealer.Seal(plaintext, sealAAD(dataset, report))
+	if err != nil {
+		return nil, nil, err
+	}
+	return &sealedUpload{Dataset: dataset, Report: report, Enc: enc, Ciphertext: ct}, sealer.Export([]byte(ackLabel), ackKeyLen), nil
 }
 
 // open decrypts s with the helper's HPKE private key and returns the
 // encoded upload, checked to be the report s names.
-func (s *sealedUpload) open(helperPrivate []byte) ([]byte, error) {
-	sk, err := hpke.KEM_X25519_HKDF_SHA256.Scheme().UnmarshalBinaryPrivateKey(helperPrivate)
-	if err != nil {
-		return nil, fmt.Errorf("the helper's HPKE private key: %w", err)
-	}
-	receiver, err := HPKESuite.NewReceiver(sk, []byte(relayInfo))
+func (s *sealedUpload) open(helperPrivate kem.PrivateKey) ([]byte, error) {
+	pt, _, err := s.openWith(helperPrivate, relayInfo)
 	if err != nil {
 		return nil, err
 	}
+	return pt, s.checkUpload(pt)
+}
+
+// openWith decrypts s with an HPKE private key under the info string
+// it was sealed with, and returns the plaintext and the receiver's
+// exported secret for the acknowledgement's MAC (seal's).
+func (s *sealedUpload) openWith(private kem.PrivateKey, info string) (plaintext, ackKey []byte, err error) {
+	receiver, err := HPKESuite.NewReceiver(private, []byte(info))
+	if err != nil {
+		return nil, nil, err
+	}
 	opener, err := receiver.Setup(s.Enc)
 	if err != nil {
-		return nil, fmt.Errorf("sealed report %v: encapsulated key: %w", s.Report, err)
+		return nil, nil, fmt.Errorf("sealed report %v: encapsulated key: %w", s.Report, err)
 	}
 	pt, err := opener.Open(s.Ciphertext, sealAAD(s.Dataset, s.Report))
 	if err != nil {
-		return nil, fmt.Errorf("sealed report %v %w (tampered, or sealed to another key): %w", s.Report, ErrUnsealable, err)
+		return nil, nil, fmt.Errorf("sealed report %v %w (tampered, or sealed to another key): %w", s.Report, ErrUnsealable, err)
 	}
+	return pt, opener.Export([]byte(ackLabel), ackKeyLen), nil
+}
+
+// checkUpload checks that pt is the encoded upload of the report s
+// names.
+func (s *sealedUpload) checkUpload(pt []byte) error {
 	msg, err := protocol.Decode(pt)
 	if err != nil {
-		return nil, fmt.Errorf("sealed report %v: %w", s.Report, err)
+		return fmt.Errorf("sealed report %v: %w", s.Report, err)
 	}
 	if up, ok := msg.(*protocol.Upload); !ok || up.Dataset != s.Dataset || up.Report != s.Report {
-		return nil, fmt.Errorf("sealed report %v of %q holds another message or report", s.Report, s.Dataset)
+		return fmt.Errorf("sealed report %v of %q holds another message or report", s.Report, s.Dataset)
 	}
-	return pt, nil
+	return nil
 }
 
 // sendRelayed uploads r through the leader: its own key in the clear
-// (over Noise), the helper's sealed to the helper. The leader answers
-// once both servers have made the report durable.
+// (over Noise, or within the frame sealed to the leader when the
+// manifest gives the leader an upload address), the helper's sealed to
+// the helper. The leader answers once both servers have made the report
+// durable.
 func (p *Party) sendRelayed(ctx context.Context, r *Report) (dup bool, err error) {
 	sealed, err := sealUpload(p.m.Helper.HPKEPublicKey, r.Helper)
 	if err != nil {
 		return false, err
 	}
-	rr := &relayedReport{Leader: protocol.Encode(r.Leader), Helper: *sealed}
+	rr := (&relayedReport{Leader: protocol.Encode(r.Leader), Helper: *sealed}).marshal()
+	call := func() (*protocol.Ack, error) {
+		resp, err := p.host.Conn(p2p.RelayProtocol).Call(ctx, LeaderName, rr)
+		if err != nil {
+			return nil, err
+		}
+		return decodeAck(LeaderName, resp)
+	}
+	if e := p.m.Leader; e.UploadAddr != "" {
+		sc, err := newSealedCall(rand.Reader, e, LeaderName, frameRelayed, r.ID, p.m.Dataset, rr)
+		if err != nil {
+			return false, err
+		}
+		call = func() (*protocol.Ack, error) { return p.callSealed(ctx, sc) }
+	}
 	var ack *protocol.Ack
 	// The leader holds its share once it answers that the relay failed:
 	// retry the relay (the leader drops its duplicate) within the window.
-	err = p.host.Retry(ctx, func() error {
-		resp, err := p.host.Conn(p2p.RelayProtocol).Call(ctx, LeaderName, rr.marshal())
-		if err != nil {
-			return err
-		}
-		ack, err = decodeAck(LeaderName, resp)
+	err = p2p.Retry(ctx, p.tc, func() error {
+		ack, err = call()
 		return err
 	}, func(err error) bool { return errors.Is(err, ErrRelayFailed) }, "report", r.ID.String())
 	switch {
@@ -257,6 +299,12 @@ func (s *Server) handleRelayed(ctx context.Context, from transport.PeerID, req [
 	if err != nil {
 		return s.refuseReport(from, "", err.Error())
 	}
+	return s.relay(ctx, from, rr)
+}
+
+// relay stores the leader's upload of rr, relays the helper's sealed
+// one and returns the acknowledgement of both, or why not.
+func (s *Server) relay(ctx context.Context, from transport.PeerID, rr *relayedReport) []byte {
 	resp := s.handleReport(ctx, from, rr.Leader)
 	mine, err := decodeAck(s.name, resp)
 	if err != nil {
@@ -282,7 +330,7 @@ func (s *Server) handleSealed(ctx context.Context, from transport.PeerID, req []
 	if err != nil {
 		return s.refuseReport(from, "", err.Error())
 	}
-	upload, err := sealed.open(s.cfg.Identity.HPKEPrivate)
+	upload, err := sealed.open(s.hpkeKey)
 	if err != nil {
 		return s.refuseReport(from, sealed.Report.String(), err.Error())
 	}

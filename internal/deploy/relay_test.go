@@ -7,8 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cloudflare/circl/kem"
+
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/party"
 )
 
 // TestRelayUpload: in relay mode parties reach the leader only (their
@@ -26,6 +29,19 @@ func TestRelayUpload(t *testing.T) {
 	}
 	defer p.Close()
 	inst := instances(n, 5)
+	sendThenResend(t, p, inst)
+	for _, s := range []*Server{d.leader, d.helper} {
+		if got, err := s.NumReports(); got != n || err != nil {
+			t.Fatalf("the %s stored %d reports (%v), want %d", s.cfg.Role, got, err, n)
+		}
+	}
+	checkExact(t, d.query(), plainCounts(t, d.m, inst))
+}
+
+// sendThenResend has p send the report of each instance, each new to
+// the servers, then the first one again, which must be a duplicate.
+func sendThenResend(t *testing.T, p *Party, inst []party.Instance) {
+	t.Helper()
 	var first *Report
 	for _, x := range inst {
 		r, err := p.NewReport(x)
@@ -33,21 +49,15 @@ func TestRelayUpload(t *testing.T) {
 			t.Fatal(err)
 		}
 		if dup, err := p.Send(context.Background(), r); err != nil || dup {
-			t.Fatalf("relayed upload: duplicate=%v, %v", dup, err)
+			t.Fatalf("upload: duplicate=%v, %v", dup, err)
 		}
 		if first == nil {
 			first = r
 		}
 	}
 	if dup, err := p.Send(context.Background(), first); err != nil || !dup {
-		t.Fatalf("resending a relayed report: duplicate=%v, %v", dup, err)
+		t.Fatalf("resending a report: duplicate=%v, %v", dup, err)
 	}
-	for _, s := range []*Server{d.leader, d.helper} {
-		if got, err := s.NumReports(); got != n || err != nil {
-			t.Fatalf("the %s stored %d reports (%v), want %d", s.cfg.Role, got, err, n)
-		}
-	}
-	checkExact(t, d.query(), plainCounts(t, d.m, inst))
 }
 
 // TestRelayRefusedInDirectMode: a direct deployment does not serve the
@@ -83,11 +93,11 @@ func TestSealedUpload(t *testing.T) {
 	if bytes.Contains(s.Ciphertext, up.Key) {
 		t.Fatal("the sealed share holds the key in the clear")
 	}
-	got, err := s.open(helper.HPKEPrivate)
+	got, err := s.open(hpkeKey(t, helper))
 	if err != nil || !bytes.Equal(got, protocol.Encode(up)) {
 		t.Fatalf("open: %x, %v; want the encoded upload", got, err)
 	}
-	if _, err := s.open(other.HPKEPrivate); !errors.Is(err, ErrUnsealable) {
+	if _, err := s.open(hpkeKey(t, other)); !errors.Is(err, ErrUnsealable) {
 		t.Errorf("opened with another key: %v", err)
 	}
 	for name, tamper := range map[string]func(*sealedUpload){
@@ -99,7 +109,7 @@ func TestSealedUpload(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			_, s := testSealed(t, helper)
 			tamper(s)
-			if _, err := s.open(helper.HPKEPrivate); err == nil {
+			if _, err := s.open(hpkeKey(t, helper)); err == nil {
 				t.Errorf("a sealed share with a changed %s opened", name)
 			}
 		})
@@ -153,4 +163,14 @@ func FuzzParseSealedUpload(f *testing.F) {
 			t.Fatalf("sealed upload re-encodes differently")
 		}
 	})
+}
+
+// hpkeKey returns id's HPKE private key.
+func hpkeKey(t testing.TB, id *Identity) kem.PrivateKey {
+	t.Helper()
+	sk, err := id.hpkeKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sk
 }

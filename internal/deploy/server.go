@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cloudflare/circl/kem"
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
 
@@ -67,6 +68,16 @@ type ServerConfig struct {
 	// Metrics, if set, is the TCP address (host:port) of a Prometheus
 	// text-format endpoint, /metrics.
 	Metrics string
+	// UploadListen is the host:port of the sealed-upload listener
+	// (sealed.go): the server's upload_addr in the manifest if empty,
+	// none if that is empty too.
+	UploadListen string
+	// UploadTimeout bounds the reading of a sealed upload's frame and
+	// the writing of its answer (DefaultUploadTimeout if 0); UploadConns
+	// caps the connections served at once (DefaultUploadConns if 0):
+	// further ones wait in the kernel's backlog.
+	UploadTimeout time.Duration
+	UploadConns   int
 }
 
 // Server is a running leader or helper: a libp2p host serving the
@@ -98,6 +109,10 @@ type Server struct {
 	metricsAddr string
 	// rejected is what logRejected last logged.
 	rejected map[string]int
+	// uploads is the sealed-upload listener (nil if none).
+	uploads *uploadListener
+	// hpkeKey opens the uploads sealed to this server.
+	hpkeKey kem.PrivateKey
 }
 
 // StartServer opens the store, restores the releases (with their noise
@@ -121,6 +136,9 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	}
 	book, err := m.book(true)
 	if err != nil {
+		return nil, err
+	}
+	if s.hpkeKey, err = cfg.Identity.hpkeKey(); err != nil {
 		return nil, err
 	}
 	dataset, err := m.serverDataset()
@@ -172,7 +190,17 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 			s.host.Handle(p2p.SealedProtocol, []transport.PeerID{LeaderName}, s.handleSealed)
 		}
 	}
-	s.log.Info("serving", "peer_id", s.host.ID().String(), "addrs", fmt.Sprint(s.host.Addrs()), "dataset", m.Dataset, "version", cfg.Version)
+	if cfg.UploadListen == "" {
+		cfg.UploadListen = endpoint.UploadAddr
+	}
+	if cfg.UploadListen != "" {
+		if err := s.listenUploads(cfg.UploadListen); err != nil {
+			s.host.Close()
+			s.store.Close()
+			return nil, err
+		}
+	}
+	s.log.Info("serving", "peer_id", s.host.ID().String(), "addrs", fmt.Sprint(s.host.Addrs()), "upload_addr", s.UploadAddr(), "dataset", m.Dataset, "version", cfg.Version)
 	if err := s.startOps(); err != nil {
 		close(s.done)
 		s.Close()
@@ -198,7 +226,7 @@ func withOpsDefaults(cfg ServerConfig) ServerConfig {
 		def   time.Duration
 	}{
 		{&cfg.Progress, 10 * time.Second}, {&cfg.PeerCheck, DefaultPeerCheck}, {&cfg.PeerTimeout, DefaultPeerTimeout},
-		{&cfg.OrphanCheck, DefaultOrphanCheck}, {&cfg.Summary, DefaultSummary},
+		{&cfg.OrphanCheck, DefaultOrphanCheck}, {&cfg.Summary, DefaultSummary}, {&cfg.UploadTimeout, DefaultUploadTimeout},
 	} {
 		if *d.field == 0 {
 			*d.field = d.def
@@ -206,6 +234,9 @@ func withOpsDefaults(cfg ServerConfig) ServerConfig {
 	}
 	if cfg.Version == "" {
 		cfg.Version = "(unknown)"
+	}
+	if cfg.UploadConns <= 0 {
+		cfg.UploadConns = DefaultUploadConns
 	}
 	return cfg
 }
@@ -387,6 +418,9 @@ func (s *Server) Close() error {
 	s.once.Do(func() { close(s.stop) })
 	<-s.done
 	s.cancelOps()
+	if s.uploads != nil {
+		s.uploads.close() // before the host and the store its uploads use
+	}
 	err := s.host.Close()
 	s.loops.Wait()
 	return errors.Join(err, s.store.Close())

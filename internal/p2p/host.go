@@ -339,7 +339,15 @@ func (c *conn) Call(ctx context.Context, to transport.PeerID, req []byte) ([]byt
 // and returns its last error, saying how many attempts were made when
 // more than one. Retries are logged at debug level with logArgs.
 func (h *Host) Retry(ctx context.Context, try func() error, transient func(error) bool, logArgs ...any) error {
-	r := h.retrier()
+	return Retry(ctx, h.cfg, try, transient, logArgs...)
+}
+
+// Retry is Host.Retry under the retry schedule of cfg (its zero fields
+// the defaults), for callers that retry without a libp2p host (the
+// sealed upload transport); retries are logged to cfg.Logger.
+func Retry(ctx context.Context, cfg Config, try func() error, transient func(error) bool, logArgs ...any) error {
+	cfg = withDefaults(cfg)
+	r := &retrier{start: time.Now(), attempts: cfg.Attempts, window: cfg.RetryWindow, wait: cfg.Backoff, max: cfg.MaxBackoff}
 	for attempt := 1; ; attempt++ {
 		err := try()
 		if err == nil || !transient(err) {
@@ -349,7 +357,7 @@ func (h *Host) Retry(ctx context.Context, try func() error, transient func(error
 		if !again {
 			return r.gaveUp(attempt, err)
 		}
-		h.log.Debug("call failed; retrying", append(logArgs, "attempt", attempt, "wait", wait, "err", err)...)
+		cfg.Logger.Debug("call failed; retrying", append(logArgs, "attempt", attempt, "wait", wait, "err", err)...)
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("p2p: %w (last attempt: %w)", ctx.Err(), err)
@@ -373,10 +381,6 @@ type retrier struct {
 	window   time.Duration // 0: bounded by attempts only
 	wait     time.Duration // the next wait's upper bound
 	max      time.Duration
-}
-
-func (h *Host) retrier() *retrier {
-	return &retrier{start: time.Now(), attempts: h.cfg.Attempts, window: h.cfg.RetryWindow, wait: h.cfg.Backoff, max: h.cfg.MaxBackoff}
 }
 
 // next returns the wait before attempt+1, or false when no attempt

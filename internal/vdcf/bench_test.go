@@ -1,6 +1,10 @@
 package vdcf
 
-import "testing"
+import (
+	crand "crypto/rand"
+	"io"
+	"testing"
+)
 
 // BenchmarkCheck is one server's verification of one report at N = 1024
 // bins, its prefix vector evaluated beforehand: Prepare, Exchange, Finish
@@ -21,5 +25,41 @@ func BenchmarkCheck(b *testing.B) {
 		if err := p.Finish(hsecond); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkEncode is the party's side at N = 1024 bins: one report's
+// keys and correlated randomness, with and without the probability, its
+// randomness from a ChaCha8 stream or, as a party's, crypto/rand.
+func BenchmarkEncode(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		prob bool
+		rnd  io.Reader // nil: the fixture's stream
+	}{
+		{"count and label", false, nil}, {"with probability", true, nil},
+		{"count and label, crypto/rand", false, crand.Reader}, {"with probability, crypto/rand", true, crand.Reader},
+	} {
+		f := newFixture(b, 1024, 8)
+		if tc.prob {
+			f = newProbFixture(b, 1024, 8)
+		}
+		rnd := tc.rnd
+		if rnd == nil {
+			rnd = f.rnd
+		}
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				var err error
+				if tc.prob {
+					_, err = f.s.EncodeProbability(700, true, MaxProbability/3, rnd)
+				} else {
+					_, err = f.s.Encode(700, true, rnd)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -35,17 +35,19 @@
 //
 // # Protocol
 //
-// Party (Encode): draw the nonce, a₁, a₂, κ₁, κ₂ uniform in F_p and the
-// keys (k₀, k₁) = GenField(N − b, (1, y, κ₁ + κ₂y)); form
+// Party (Encode): draw the nonce, a₁, a₂, κ₁, κ₂ uniform in F_p (from two
+// seeds, "Seeds" below) and the keys (k₀, k₁) = GenField(N − b, (1, y,
+// κ₁ + κ₂y)); form
 //
 //	(a₁, c₁ = a₁², a₂, c₂ = a₂(a₁ − a₂), κ₁, κ₂, μ = κ₁a₁ + κ₂a₂)
 //
-// and split each of the seven into two additive shares, the leader's
-// uniform. Server s receives k_s and its seven shares (ShareSize bytes).
+// and split each of the seven into two additive shares, one per server.
+// Server s receives k_s and a 16-byte seed from which it expands its
+// shares, with explicit shares of a few of the values (ShareSize bytes).
 //
 // Both servers derive the challenge from their shared key K, secret from
 // parties: the challenge vector r ∈ F_p^N from K alone, once per server
-// (NewServer), from ChaCha8 seeded with SHA-256(Version ‖ 1 ‖ K), and per
+// (NewServer), from ChaCha8 seeded with SHA-256(Version ‖ 2 ‖ K), and per
 // report (Prepare) the coefficients ρ₁, ρ₂, ρ₃ ∈ F_p∖{0} from K and the
 // report's nonce, from ChaCha8 seeded with SHA-256(Version ‖ 0 ‖ K ‖
 // nonce), both rejection-sampled. Each server keeps the weights u_j =
@@ -196,11 +198,11 @@
 // sound: an error c_i − a'_i² = b_i − b_i² cancels it whatever ρ.) One
 // combined square C serves all 33 bits: the squares are only ever summed.
 //
-// Cost: one Probability key component ((n + 1)·8 bytes), 138 field elements
-// of correlated randomness instead of 7, and 34 more openings in the first
-// message, per server and report; the server work added is O(1) in N
-// (about 200 field multiplications) besides the fourth component of the
-// walk and the sketch.
+// Cost: one Probability key component ((n + 1)·8 bytes), 145 correlated
+// values instead of 7 (70 more explicit shares, "Seeds"), and 34 more
+// openings in the first message, per server and report; the server work
+// added is O(1) in N (about 200 field multiplications) besides the fourth
+// component of the walk and the sketch.
 //
 // # Soundness of the probability
 //
@@ -224,25 +226,82 @@
 //
 //	ε = 3/(p − 1) < 2^-62.4   per report, with or without the probability.
 //
+// # Seeds
+//
+// Of the correlated values, the masks (a₁, a₂, and with the probability
+// a'_0 … a'_32, a_p) and the MAC keys (κ₁, κ₂, κ'_0 … κ'_32, κ_p) are
+// free: uniform and constrained by nothing. The others are determined by
+// them and the record: c₁, c₂, μ, and with the probability the bits b_i,
+// the MACs m_i, C, c_p, c_t and m_p (3 of 7 values, 73 of 145). The party
+// draws two seeds σ₀, σ₁ of 16 bytes and expands each into one element
+// per correlated value,
+//
+//	e_s = ChaCha8 keyed with SHA-256(Version ‖ 1 ‖ s ‖ σ_s ‖ nonce),
+//	      64-bit words rejection-sampled into F_p, in layout order
+//
+// (usage byte 1; the challenge's is 0). A free value v is e₀(v) + e₁(v),
+// and server s's share of it is e_s(v). Of a determined value v one
+// server t receives its share explicitly, v − e_{1−t}(v), and the other's
+// share is its expansion e_{1−t}(v). The determined values, in layout
+// order, go alternately to the helper and the leader, helper first, so
+// that the two uploads differ by at most one element. Server s's share of
+// the report is
+//
+//	k_s ‖ σ_s ‖ its explicit shares         (ShareSize(s) bytes)
+//
+// and it expands σ_s in Prepare, which has the nonce. This is Prio3's
+// seed compression of input shares (draft-irtf-cfrg-vdaf: the helpers'
+// shares are seeds), here for both servers: with two servers a free value
+// costs no upload, a determined one a single element to one server.
+//
+// The expansion is the challenge's construction: ChaCha8 from Go's
+// math/rand/v2 (a cryptographically strong generator under a 256-bit key,
+// here SHA-256 of a 128-bit seed, the fss keys' seed length), in the
+// standard library and fast beside a key's walk (at most 145 elements per
+// report and server); AES-CTR would do as well. The server index and the
+// nonce separate the streams: one seed expands differently for the two
+// servers and under two nonces. So a report copied verbatim under another
+// nonce (report ID), or with one server's seed replaced by another
+// report's, fails: each server expands at least one determined value the
+// other holds explicitly (c₂ at the leader, μ at the helper), which a new
+// expansion offsets by a fresh pseudorandom element; for μ, z gains ρ₃
+// times it, for c₂, ρ₁ times it, so the report is accepted with
+// probability 1/p, up to the PRG.
+//
+// Soundness is unaffected: whatever seeds and explicit shares a party
+// sends, they fix the reconstructed correlated values before the
+// challenge, which the party cannot compute, and the arguments above hold
+// for any such values (an explicit share inconsistent with the seeds is
+// an inconsistent value: a nonzero δ, or bits that are not the
+// probability's, rejected like any other).
+//
 // # Zero knowledge
 //
 // Against one corrupt server s* (either), with an honest party: its view
-// is its key, its seven shares (138 with the probability), the nonce and
-// K (hence r, ρ, s), the honest server s's two messages and the decision.
-// That r is the same for every report changes nothing here: s* knows K,
-// hence r, whether r is drawn per report or per key, and the party's
-// masks and MAC keys are fresh per report. The view is simulatable
-// without (b, y, p):
+// is its key, its seed σ_{s*} and explicit shares, the nonce and K (hence
+// r, ρ, s), the honest server s's two messages and the decision. That r
+// is the same for every report changes nothing here: s* knows K, hence
+// r, whether r is drawn per report or per key, and the party's masks and
+// MAC keys are fresh per report. The view is simulatable without
+// (b, y, p), up to two computational terms, fss's key privacy and the
+// PRG of "Seeds" (distinguishing ChaCha8 under SHA-256 of an unknown
+// 128-bit seed from uniform words):
 //
 //   - the key k_{s*} is pseudorandom given n and m (fss: BCG+21's key
 //     privacy; the statistical distance of its rejection sampling of
 //     field values, below (n+1)·2^-136 per key, is the only
 //     non-computational term);
-//   - the shares of the correlated values are uniform (the leader's are drawn
-//     uniformly, the helper's are value minus leader's);
-//   - s's first message (x₁ˢ − a₁ˢ, x₂ˢ − a₂ˢ) is uniform on F_p²: a₁ and a₂
-//     are uniform and appear nowhere else in s*'s view; so are its
-//     probability openings, masked by s's shares of a_p and a'_i;
+//   - the shares of the correlated values: s*'s own, e_{s*} where it has
+//     no explicit share, are its seed's expansion, independent of the
+//     record; its explicit shares v − e_s(v) are masked by s's
+//     expansion, which s* never sees (σ_s is in s's share only), so they
+//     are pseudorandom and independent of the record (this is where the
+//     bits b_i and the products of the record are hidden); and the free
+//     values e_{s*}(v) + e_s(v) are pseudorandom given s*'s view;
+//   - s's first message (x₁ˢ − a₁ˢ, x₂ˢ − a₂ˢ) is uniform on F_p² up to
+//     the PRG: s's shares of a₁ and a₂ are outputs of its expansion that
+//     appear nowhere else in s*'s view; so are its probability openings,
+//     masked by s's shares of a_p and a'_i;
 //   - s's second message: let s*'s first message differ by (ε₁, ε₂) from
 //     the one its share dictates (any deviation in evaluating its key or
 //     sketching is such a shift), and see below;
@@ -257,7 +316,7 @@
 //	  + ρ₃(κ₁ε₁ + κ₂ε₂) + (s*'s shift of its own second message).
 //
 // Without the MAC term z would reveal x₁ = r_b, hence the bin (the attack
-// that Poplar's MAC prevents). With it, (κ₁, κ₂) is uniform and
+// that Poplar's MAC prevents). With it, (κ₁, κ₂) is (pseudo)uniform and
 // independent of the rest of s*'s view, so for ε ≠ 0 z is uniform and s's
 // second message is a uniform element; for ε = 0 it is minus s*'s own
 // honest share plus its shift, which s* computes itself.
@@ -282,21 +341,25 @@
 //
 // # Cost
 //
-// Upload per server: fss.EncodedSize(n, 3) + 56 bytes, n = bits.Len(N)
-// (543 bytes at N = 1024, against 583 for an unverified Z_{2^64} key with
-// the four payload components). Exchange per server and report: 16 + 8
-// bytes in two messages. With the probability: fss.EncodedSize(n, 4) +
-// 1104 bytes of upload (1743 at N = 1024), 288 + 8 bytes of exchange.
-// Server work per report: the full-domain evaluation of one field key,
-// which the aggregate needs anyway but here per key rather than summed
-// over keys (fss.EvalFieldBatch); the sketch, (m + 1)·N multiply-
-// accumulates of 64-bit words (4N, with the probability 5N) into 192-bit
-// sums with one reduction per sum, and no PRG and no product of field
-// elements per prefix, since the weights u_j, w_j are drawn and squared
-// once per server key (N ChaCha8 words, N squarings, 16N bytes kept) —
-// on AVX-512 IFMA eight prefixes per instruction, each 64-bit product from 7 multiply-adds of 52- and 12-bit
-// limbs, 28 per eight prefixes for the four sums (35 for five); one
-// SHA-256 and 6
+// Upload to server s (ShareSize): fss.EncodedSize(n, m) + 16 + 8·e_s
+// bytes, n = bits.Len(N), with m = 3 components and e = (1, 2) explicit
+// shares (leader, helper), or with the probability m = 4 and e = (36, 37).
+// At N = 1024: 511 and 519 bytes, 0.88× and 0.89× the 583 bytes of an
+// unverified Z_{2^64} key with the four payload components; with the
+// probability 887 and 895 bytes, 1.52× and 1.54× (the two uploads' mean
+// 891 bytes, 1.53×). Exchange per server and report: 16 + 8 bytes in two
+// messages; with the probability 288 + 8. Party work: the keys, two
+// SHA-256 hashes and 2·7 (2·145) ChaCha8 words. Server work per report:
+// the full-domain evaluation of one field key, which the aggregate needs
+// anyway but here per key rather than summed over keys
+// (fss.EvalFieldBatch); the seed's expansion; the sketch, (m + 1)·N
+// multiply-accumulates of 64-bit words (4N, with the probability 5N)
+// into 192-bit sums with one reduction per sum, and no PRG and no
+// product of field elements per prefix, since the weights u_j, w_j are
+// drawn and squared once per server key (N ChaCha8 words, N squarings,
+// 16N bytes kept) — on AVX-512 IFMA eight prefixes per instruction, each
+// 64-bit product from 7 multiply-adds of 52- and 12-bit limbs, 28 per
+// eight prefixes for the four sums (35 for five); one SHA-256 and 6
 // ChaCha8 words for ρ₁ … ρ₆ (39 with the probability's s_i); and for an
 // accepted report the fold of its count and label prefixes (and
 // probability), one addition and a conditional one per element
@@ -314,15 +377,16 @@
 //
 // # What is not verified
 //
-// Validity is not truth: a
-// party may report any bin and label. Replays: the nonce is the report ID,
-// which the servers deduplicate; the same record uploaded under two IDs is
-// two reports (there is no party authentication here).
+// Validity is not truth: a party may report any bin and label. Replays:
+// the nonce is the report ID, which the servers deduplicate, and a report
+// copied under another ID fails ("Seeds"); but the same record encoded
+// afresh under two IDs is two reports (there is no party authentication
+// here).
 //
 // # Stability
 //
-// The report format, the challenge derivation and the check are pinned by
-// TestReportKnownAnswer (and the field DCF by fss
+// The report format, the seeds' expansion, the challenge derivation and
+// the check are pinned by TestReportKnownAnswer (and the field DCF by fss
 // TestGenFieldKnownAnswer); changing any of them is a breaking change:
 // bump Version.
 package vdcf

@@ -43,6 +43,18 @@ const (
 	Truncated
 	// Swapped sends each server the other's share.
 	Swapped
+	// SeedLength cuts or lengthens one server's seed by 1 to SeedSize
+	// bytes: a share of the wrong length.
+	SeedLength
+	// ExplicitOff adds δ ≠ 0 to one explicit share of a determined
+	// value: explicit shares inconsistent with the seeds.
+	ExplicitOff
+	// CopiedSeed replaces one server's seed by that of another report
+	// under the same nonce.
+	CopiedSeed
+	// OtherNonce is an honest report made under another nonce and sent
+	// under this one: a report copied under a new report ID.
+	OtherNonce
 	// ProbTooLarge is probability 2^32 + 1 with its true 33-bit
 	// decomposition: above the fixed point of 1.
 	ProbTooLarge
@@ -84,6 +96,10 @@ var forgeries = []verify.Kind[Forgery]{
 	{Kind: BrokenTriple, Name: "inconsistent triple", Want: verify.ErrProof},
 	{Kind: Truncated, Name: "truncated share", Want: verify.ErrMalformed},
 	{Kind: Swapped, Name: "shares swapped", Want: verify.ErrMismatch},
+	{Kind: SeedLength, Name: "seed of the wrong length", Want: verify.ErrMalformed},
+	{Kind: ExplicitOff, Name: "explicit share inconsistent with the seeds", Want: verify.ErrProof},
+	{Kind: CopiedSeed, Name: "seed of another report", Want: verify.ErrProof},
+	{Kind: OtherNonce, Name: "report made under another nonce", Want: verify.ErrProof},
 	{Kind: ProbTooLarge, Name: "probability 2^32+1", Want: verify.ErrProof},
 	{Kind: ProbMinusOne, Name: "probability p-1", Want: verify.ErrProof},
 	{Kind: ProbNotBits, Name: "probability decomposed into non-bits", Want: verify.ErrProof},
@@ -93,57 +109,52 @@ var forgeries = []verify.Kind[Forgery]{
 }
 
 // Forge returns an invalid report of kind k under nonce, from a record at
-// bin with label; randomness comes from rnd (keys, shares) and rng (which
+// bin with label; randomness comes from rnd (keys, seeds) and rng (which
 // bin, word or length).
 func (s *Scheme) Forge(k Forgery, nonce [NonceSize]byte, bin int, label bool, rnd io.Reader, rng *rand.Rand) (Report, error) {
-	r, err := s.forge(k, bin, label, rnd, rng)
+	r, err := s.forge(k, nonce, bin, label, rnd, rng)
 	if err != nil {
 		return r, fmt.Errorf("vdcf: forgery %d: %w", k, err)
 	}
-	r.Nonce = nonce
 	return r, nil
 }
 
-func (s *Scheme) forge(k Forgery, bin int, label bool, rnd io.Reader, rng *rand.Rand) (Report, error) {
+func (s *Scheme) forge(k Forgery, nonce [NonceSize]byte, bin int, label bool, rnd io.Reader, rng *rand.Rand) (Report, error) {
 	if (k == NotOneHot || k == ProbElsewhere) && bin == 0 {
 		bin = 1 // notOneHot needs α ≤ N − 1
 	}
 	if k >= ProbTooLarge && !s.prob {
 		return Report{}, fmt.Errorf("the scheme's reports carry no probability")
 	}
-	if r, ok, err := s.forgePayload(k, bin, label, rnd, rng); ok {
+	if r, ok, err := s.forgePayload(k, nonce, bin, label, rnd, rng); ok {
 		return r, err
 	}
-	r, err := s.encode(s.honest(bin, label, rng), rnd)
+	if k == OtherNonce {
+		other, err := readNonce(rnd)
+		if err != nil {
+			return Report{}, err
+		}
+		r, err := s.encode(other, s.honest(bin, label, rng), rnd)
+		r.Nonce = nonce
+		return r, err
+	}
+	r, err := s.encode(nonce, s.honest(bin, label, rng), rnd)
 	if err != nil {
 		return r, err
 	}
-	keyLen := s.ShareSize() - 8*s.corrLen()
 	switch k {
 	case NotOneHot:
 		return s.notOneHot(r, rng.IntN(s.Components()), rng)
 	case ProbElsewhere:
 		return s.notOneHot(r, Probability, rng)
-	case OtherHelperShare, CopiedRandomness:
-		o, err := s.encode(s.honest(rng.IntN(s.bins), rng.IntN(2) == 1, rng), rnd)
-		if err != nil {
-			return r, err
-		}
-		if k == OtherHelperShare {
-			r.Shares[1] = o.Shares[1]
-			return r, nil
-		}
-		for i := range r.Shares {
-			copy(r.Shares[i][keyLen:], o.Shares[i][keyLen:])
-		}
+	case OtherHelperShare, CopiedRandomness, CopiedSeed:
+		return s.mixed(k, r, rnd, rng)
+	case BrokenTriple, ProbBrokenTriple, ExplicitOff:
+		s.offExplicit(k, r, rng)
 		return r, nil
-	case BrokenTriple, ProbBrokenTriple:
-		off := keyLen + 8*corrC1
-		if k == ProbBrokenTriple {
-			off = keyLen + 8*corrCP
-		}
-		c := fss.Fp(binary.LittleEndian.Uint64(r.Shares[0][off:]))
-		binary.LittleEndian.PutUint64(r.Shares[0][off:], uint64(c.Add(1)))
+	case SeedLength:
+		id := rng.IntN(2)
+		r.Shares[id] = s.resizeSeed(r.Shares[id], rng)
 		return r, nil
 	case Truncated:
 		r.Shares[0] = r.Shares[0][:1+rng.IntN(len(r.Shares[0])-1)] // not empty: an upload
@@ -155,9 +166,77 @@ func (s *Scheme) forge(k Forgery, bin int, label bool, rnd io.Reader, rng *rand.
 	return r, fmt.Errorf("unknown kind")
 }
 
+// mixed puts parts of another honest report under the same nonce into r:
+// the helper's share (OtherHelperShare), both servers' seeds and explicit
+// shares (CopiedRandomness), or one server's seed (CopiedSeed).
+func (s *Scheme) mixed(k Forgery, r Report, rnd io.Reader, rng *rand.Rand) (Report, error) {
+	o, err := s.encode(r.Nonce, s.honest(rng.IntN(s.bins), rng.IntN(2) == 1, rng), rnd)
+	if err != nil {
+		return r, err
+	}
+	at := s.keySize()
+	switch k {
+	case OtherHelperShare:
+		r.Shares[1] = o.Shares[1]
+	case CopiedRandomness:
+		for id := range r.Shares {
+			copy(r.Shares[id][at:], o.Shares[id][at:])
+		}
+	default:
+		id := rng.IntN(2)
+		copy(r.Shares[id][at:at+SeedSize], o.Shares[id][at:])
+	}
+	return r, nil
+}
+
+// offExplicit adds δ ≠ 0 to one explicit share of r: 1 to c₁'s
+// (BrokenTriple) or c_p's (ProbBrokenTriple), a random δ to a random one
+// (ExplicitOff).
+func (s *Scheme) offExplicit(k Forgery, r Report, rng *rand.Rand) {
+	i, delta := corrC1, fss.Fp(1)
+	switch k {
+	case ProbBrokenTriple:
+		i = corrCP
+	case ExplicitOff:
+		d := s.determined()
+		i, delta = d[rng.IntN(len(d))], fss.Fp(1+rng.Uint64N(fss.Modulus-1))
+	}
+	id, off := s.explicitAt(i)
+	addElement(r.Shares[id], off, delta)
+}
+
+// resizeSeed cuts 1 to SeedSize bytes from the seed of a share, or
+// inserts as many zero bytes before it.
+func (s *Scheme) resizeSeed(share []byte, rng *rand.Rand) []byte {
+	n, at := 1+rng.IntN(SeedSize), s.keySize()
+	if rng.IntN(2) == 0 {
+		return append(share[:at:at], share[at+n:]...)
+	}
+	return append(share[:at:at], append(make([]byte, n), share[at:]...)...)
+}
+
+// explicitAt returns the server that receives the explicit share of the
+// determined value i and the share's offset in that server's share.
+func (s *Scheme) explicitAt(i int) (id, off int) {
+	for id, list := range s.explicit {
+		for k, j := range list {
+			if j == i {
+				return id, s.keySize() + SeedSize + 8*k
+			}
+		}
+	}
+	panic(fmt.Sprintf("vdcf: correlated value %d is not determined", i))
+}
+
+// addElement adds delta to the field element at b[off:].
+func addElement(b []byte, off int, delta fss.Fp) {
+	w := fss.Fp(binary.LittleEndian.Uint64(b[off:]))
+	binary.LittleEndian.PutUint64(b[off:], uint64(w.Add(delta)))
+}
+
 // forgePayload makes the forgeries whose payload or decomposition is not
 // a record's; ok is false for the other kinds.
-func (s *Scheme) forgePayload(k Forgery, bin int, label bool, rnd io.Reader, rng *rand.Rand) (r Report, ok bool, err error) {
+func (s *Scheme) forgePayload(k Forgery, nonce [NonceSize]byte, bin int, label bool, rnd io.Reader, rng *rand.Rand) (r Report, ok bool, err error) {
 	p := fss.Fp(fss.Modulus)
 	pl := s.honest(bin, label, rng)
 	switch k {
@@ -184,7 +263,7 @@ func (s *Scheme) forgePayload(k Forgery, bin int, label bool, rnd io.Reader, rng
 	default:
 		return r, false, nil
 	}
-	r, err = s.encode(pl, rnd)
+	r, err = s.encode(nonce, pl, rnd)
 	return r, true, err
 }
 
@@ -210,8 +289,7 @@ func (s *Scheme) notOneHot(r Report, comp int, rng *rand.Rand) (Report, error) {
 	off := 4 + 16 + level*(16+8*m) + 16 + 8*comp
 	delta := fss.Fp(1 + rng.Uint64N(1000))
 	for b := range r.Shares {
-		w := fss.Fp(binary.LittleEndian.Uint64(r.Shares[b][off:]))
-		binary.LittleEndian.PutUint64(r.Shares[b][off:], uint64(w.Add(delta)))
+		addElement(r.Shares[b], off, delta)
 	}
 	return r, nil
 }

@@ -10,18 +10,19 @@ import (
 // TestReportKnownAnswer pins the report format and the verification
 // messages: a report drawn from a fixed random stream, and the two
 // servers' messages for it under a fixed key, hash to a known value, and
-// the report verifies. A change of the field DCF (fss
-// TestGenFieldKnownAnswer), of the share layout, of the challenge
-// derivation or of the check is a breaking change of stored and exchanged
-// reports: bump Version.
+// the report verifies; the shares have the pinned lengths. A change of
+// the field DCF (fss TestGenFieldKnownAnswer), of the share layout, of the
+// seeds' expansion, of the challenge derivation or of the check is a
+// breaking change of stored and exchanged reports: bump Version.
 func TestReportKnownAnswer(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		prob bool
-		want string
+		name  string
+		prob  bool
+		sizes [2]int // the leader's and the helper's share
+		want  string
 	}{
-		{"count and label", false, "2bba0664f1d0fbe8c914d45af9181a90cdca0fc858784200709ca329cc37a20b"},
-		{"with probability", true, "6d99c53152d64a631ad0b46663695d1ffc08bd2db15e34f3c87ce8a20d0920e1"},
+		{"count and label", false, [2]int{229, 237}, "21e01691c6a479c5e6ff1254a94cc9cd28b863449dba38c63b6d3a55a586954b"},
+		{"with probability", true, [2]int{549, 557}, "7c27fd435c784a591c9574e321e529f13f94a9e383b2c98080bb6640b711a993"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := New(8)
@@ -45,6 +46,9 @@ func TestReportKnownAnswer(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if got := [2]int{len(r.Shares[0]), len(r.Shares[1])}; got != tc.sizes || got != [2]int{s.ShareSize(0), s.ShareSize(1)} {
+				t.Errorf("shares of %v bytes, ShareSize %d and %d, want %v", got, s.ShareSize(0), s.ShareSize(1), tc.sizes)
 			}
 			first, second := f.exchange(t, r, nil)
 			h := sha256.New()

@@ -37,14 +37,14 @@ func TestInvalidProbabilityReportsRejected(t *testing.T) {
 		{"probability at another bin", "proof", mixedVectors(Probability)},
 		{"probability and count at another bin than label", "proof", mixedVectors(Probability, payload.Count)},
 		{"payload 2", "proof", func(t testing.TB, f *fixture) (Report, attack) {
-			r, err := f.s.encode(plain{bin: f.r.IntN(f.s.bins), beta: []fss.Fp{2, 0, 7}, bits: bitsOf(7)}, f.rnd)
+			r, err := f.s.encode(f.nonce(), plain{bin: f.r.IntN(f.s.bins), beta: []fss.Fp{2, 0, 7}, bits: bitsOf(7)}, f.rnd)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return r, attack{}
 		}},
 		{"probability 2^33 - 1", "proof", func(t testing.TB, f *fixture) (Report, attack) {
-			r, err := f.s.encode(plain{bin: f.r.IntN(f.s.bins), beta: []fss.Fp{1, 1, 1<<33 - 1}, bits: bitsOf(1<<33 - 1)}, f.rnd)
+			r, err := f.s.encode(f.nonce(), plain{bin: f.r.IntN(f.s.bins), beta: []fss.Fp{1, 1, 1<<33 - 1}, bits: bitsOf(1<<33 - 1)}, f.rnd)
 			if err != nil {
 				t.Fatal(err)
 			}

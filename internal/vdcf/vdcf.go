@@ -14,15 +14,19 @@ import (
 )
 
 // Version names the report format and separates the servers' random
-// coefficients of this scheme from every other use of their key: reports
-// and messages of another version fail verification.
+// coefficients of this scheme, and the expansion of the parties' seeds,
+// from every other use of their key and seeds: reports and messages of
+// another version fail verification.
 const Version = "fedecdf/vdcf v4"
 
 // NonceSize and KeySize are the sizes in bytes of a report's nonce and of
-// the verification key the two servers share.
+// the verification key the two servers share; SeedSize is the size of the
+// seed in each server's share, from which it expands its shares of the
+// correlated randomness (package doc, "Seeds").
 const (
 	NonceSize = 16
 	KeySize   = 32
+	SeedSize  = 16
 )
 
 // MAC is the index of the third component of a report's DCF payload,
@@ -86,6 +90,9 @@ type Scheme struct {
 	dom  fss.PrefixDomain
 	bins int
 	prob bool // reports carry the probability
+	// explicit[id] lists the determined correlated values whose share
+	// server id receives explicitly (not expanded from its seed).
+	explicit [2][]int
 }
 
 // New returns the scheme for a grid of bins ≥ 1 bins whose reports carry
@@ -95,7 +102,9 @@ func New(bins int) (*Scheme, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vdcf: %w", err)
 	}
-	return &Scheme{dom: dom, bins: bins}, nil
+	s := &Scheme{dom: dom, bins: bins}
+	s.split()
+	return s, nil
 }
 
 // NewWithProbability is New for reports that also carry the record's
@@ -107,7 +116,36 @@ func NewWithProbability(bins int) (*Scheme, error) {
 		return nil, err
 	}
 	s.prob = true
+	s.split()
 	return s, nil
+}
+
+// split assigns each determined correlated value's explicit share to one
+// server: in layout order, alternately the helper and the leader, so that
+// the two uploads differ by at most one field element.
+func (s *Scheme) split() {
+	s.explicit = [2][]int{}
+	for k, i := range s.determined() {
+		id := 1 - k%2
+		s.explicit[id] = append(s.explicit[id], i)
+	}
+}
+
+// determined lists, in layout order, the correlated values that the
+// record and the free values fix: the triples' products, the MACs and
+// μ, and the probability's bits. The others (the masks a and MAC keys κ)
+// are free.
+func (s *Scheme) determined() []int {
+	d := []int{corrC1, corrC2, corrMu}
+	if !s.prob {
+		return d
+	}
+	for _, base := range []int{corrBits, corrMacs} {
+		for i := range probBits {
+			d = append(d, base+i)
+		}
+	}
+	return append(d, corrSq, corrCP, corrCT, corrMP)
 }
 
 // Bins is the number of bins of the grid.
@@ -149,11 +187,15 @@ func (s *Scheme) openings() int {
 // report: its shares of the masked openings.
 func (s *Scheme) Message1Size() int { return 8 * s.openings() }
 
-// ShareSize is the length in bytes of one server's share of a report: its
-// field DCF key and its correlated randomness.
-func (s *Scheme) ShareSize() int {
-	return fss.EncodedSize(s.dom.Bits(), s.Components()) + 8*s.corrLen()
+// ShareSize is the length in bytes of server id's share of a report (0
+// leader, 1 helper): its field DCF key, its seed and its explicit shares of
+// the determined correlated values.
+func (s *Scheme) ShareSize(id int) int {
+	return s.keySize() + SeedSize + 8*len(s.explicit[id])
 }
+
+// keySize is the length in bytes of a share's field DCF key, its prefix.
+func (s *Scheme) keySize() int { return fss.EncodedSize(s.dom.Bits(), s.Components()) }
 
 // Report is one party's single upload: a nonce and one share per server
 // (0 leader, 1 helper). In a deployment the nonce is the report ID.
@@ -163,42 +205,55 @@ type Report struct {
 }
 
 // Encode makes the report of the record (bin, label), drawing the nonce,
-// the keys' seeds and the correlated randomness from rnd. A scheme that
-// carries the probability needs EncodeProbability.
+// the seeds and the keys' seeds from rnd. A scheme that carries the
+// probability needs EncodeProbability.
 func (s *Scheme) Encode(bin int, label bool, rnd io.Reader) (Report, error) {
-	if s.prob {
-		return Report{}, fmt.Errorf("vdcf: the scheme's reports carry a probability: encode with EncodeProbability")
+	nonce, err := readNonce(rnd)
+	if err != nil {
+		return s.wrap(Report{}, err)
 	}
-	return s.wrap(s.encode(plain{bin: bin, beta: []fss.Fp{1, labelValue(label)}}, rnd))
+	return s.EncodeAt(nonce, bin, label, rnd)
 }
 
 // EncodeProbability is Encode for a scheme that carries the probability:
 // the record (bin, label, prob), prob the fixed-point probability in
 // [0, MaxProbability].
 func (s *Scheme) EncodeProbability(bin int, label bool, prob uint64, rnd io.Reader) (Report, error) {
+	nonce, err := readNonce(rnd)
+	if err != nil {
+		return s.wrap(Report{}, err)
+	}
+	return s.EncodeProbabilityAt(nonce, bin, label, prob, rnd)
+}
+
+// EncodeAt is Encode under a given nonce, a party's report ID in a
+// deployment. The nonce is bound into the expansion of the seeds and the
+// servers' challenge: the report verifies under this nonce only.
+func (s *Scheme) EncodeAt(nonce [NonceSize]byte, bin int, label bool, rnd io.Reader) (Report, error) {
+	if s.prob {
+		return Report{}, fmt.Errorf("vdcf: the scheme's reports carry a probability: encode with EncodeProbability")
+	}
+	return s.wrap(s.encode(nonce, plain{bin: bin, beta: []fss.Fp{1, labelValue(label)}}, rnd))
+}
+
+// EncodeProbabilityAt is EncodeProbability under a given nonce.
+func (s *Scheme) EncodeProbabilityAt(nonce [NonceSize]byte, bin int, label bool, prob uint64, rnd io.Reader) (Report, error) {
 	if !s.prob {
 		return Report{}, fmt.Errorf("vdcf: the scheme's reports carry no probability: encode with Encode, or make the scheme with NewWithProbability")
 	}
 	if prob > MaxProbability {
 		return Report{}, fmt.Errorf("vdcf: probability %d above %d (fixed point of 1)", prob, uint64(MaxProbability))
 	}
-	return s.wrap(s.encode(plain{bin: bin, beta: []fss.Fp{1, labelValue(label), fss.Fp(prob)}, bits: bitsOf(prob)}, rnd))
+	return s.wrap(s.encode(nonce, plain{bin: bin, beta: []fss.Fp{1, labelValue(label), fss.Fp(prob)}, bits: bitsOf(prob)}, rnd))
 }
 
-// EncodeAt is Encode under a given nonce, a party's report ID in a
-// deployment; the nonce is not bound into the keys or the correlated
-// randomness, only into the servers' challenge.
-func (s *Scheme) EncodeAt(nonce [NonceSize]byte, bin int, label bool, rnd io.Reader) (Report, error) {
-	r, err := s.Encode(bin, label, rnd)
-	r.Nonce = nonce
-	return r, err
-}
-
-// EncodeProbabilityAt is EncodeProbability under a given nonce.
-func (s *Scheme) EncodeProbabilityAt(nonce [NonceSize]byte, bin int, label bool, prob uint64, rnd io.Reader) (Report, error) {
-	r, err := s.EncodeProbability(bin, label, prob, rnd)
-	r.Nonce = nonce
-	return r, err
+// readNonce draws a report's nonce from rnd.
+func readNonce(rnd io.Reader) ([NonceSize]byte, error) {
+	var nonce [NonceSize]byte
+	if _, err := io.ReadFull(rnd, nonce[:]); err != nil {
+		return nonce, fmt.Errorf("nonce: %w", err)
+	}
+	return nonce, nil
 }
 
 func (s *Scheme) wrap(r Report, err error) (Report, error) {
@@ -235,22 +290,100 @@ type plain struct {
 	bits []fss.Fp
 }
 
-// encode makes a report whose DCF payload at bin is (β_Count, β_Label,
-// κ₁β_Count + κ₂β_Label[, β_Probability]), with correlated randomness
-// consistent with pl.
-func (s *Scheme) encode(pl plain, rnd io.Reader) (Report, error) {
-	var r Report
+// draft is a report being made: its nonce, the two servers' seeds, their
+// shares expanded from them and the correlated values.
+type draft struct {
+	nonce [NonceSize]byte
+	seeds [2][SeedSize]byte
+	exp   [2][]fss.Fp
+	corr  []fss.Fp
+}
+
+// encode makes the report under nonce whose DCF payload at bin is
+// (β_Count, β_Label, κ₁β_Count + κ₂β_Label[, β_Probability]), with
+// correlated randomness consistent with pl.
+func (s *Scheme) encode(nonce [NonceSize]byte, pl plain, rnd io.Reader) (Report, error) {
 	if pl.bin < 0 || pl.bin >= s.bins {
-		return r, fmt.Errorf("bin %d outside the grid [0, %d)", pl.bin, s.bins)
+		return Report{}, fmt.Errorf("bin %d outside the grid [0, %d)", pl.bin, s.bins)
 	}
-	if _, err := io.ReadFull(rnd, r.Nonce[:]); err != nil {
-		return r, fmt.Errorf("nonce: %w", err)
-	}
-	corr, err := s.correlated(pl, rnd)
+	d, err := s.newDraft(nonce, rnd)
 	if err != nil {
-		return r, fmt.Errorf("correlated randomness: %w", err)
+		return Report{}, err
 	}
-	k1, k2 := corr[corrK1], corr[corrK2]
+	s.correlated(d, pl)
+	return s.assemble(d, pl, rnd)
+}
+
+// newDraft draws the two seeds from rnd and expands them under nonce; its
+// correlated values are the free values, the sums of the two servers'
+// expanded shares, until correlated sets the determined ones.
+func (s *Scheme) newDraft(nonce [NonceSize]byte, rnd io.Reader) (*draft, error) {
+	d := &draft{nonce: nonce, corr: make([]fss.Fp, s.corrLen())}
+	for id := range d.seeds {
+		if _, err := io.ReadFull(rnd, d.seeds[id][:]); err != nil {
+			return nil, fmt.Errorf("seed: %w", err)
+		}
+		d.exp[id] = expand(id, d.seeds[id], nonce, len(d.corr))
+	}
+	for i := range d.corr {
+		d.corr[i] = d.exp[0][i].Add(d.exp[1][i])
+	}
+	return d, nil
+}
+
+// expand is server id's expansion of its seed under nonce into n field
+// elements: ChaCha8 keyed with SHA-256(Version ‖ 1 ‖ id ‖ seed ‖ nonce),
+// 64-bit words rejection-sampled into F_p (package doc, "Seeds").
+func expand(id int, seed [SeedSize]byte, nonce [NonceSize]byte, n int) []fss.Fp {
+	h := sha256.New()
+	h.Write([]byte(Version))
+	h.Write([]byte{1, byte(id)})
+	h.Write(seed[:])
+	h.Write(nonce[:])
+	var key [32]byte
+	h.Sum(key[:0])
+	stream := rand.NewChaCha8(key)
+	out := make([]fss.Fp, n)
+	for i := range out {
+		x := fss.Fp(stream.Uint64())
+		for !x.Valid() {
+			x = fss.Fp(stream.Uint64())
+		}
+		out[i] = x
+	}
+	return out
+}
+
+// correlated sets the determined correlated values of d from its free
+// values and pl (package doc, "Protocol" and "Probability").
+func (s *Scheme) correlated(d *draft, pl plain) {
+	corr := d.corr
+	a1, a2, k1, k2 := corr[corrA1], corr[corrA2], corr[corrK1], corr[corrK2]
+	corr[corrC1], corr[corrC2] = a1.Mul(a1), a2.Mul(a1.Sub(a2))
+	corr[corrMu] = k1.Mul(a1).Add(k2.Mul(a2))
+	if !s.prob {
+		return
+	}
+	ap, kp := corr[corrAP], corr[corrKP]
+	corr[corrCP], corr[corrCT] = a1.Mul(ap), corr[corrMasks+probBits-1].Mul(ap)
+	corr[corrMP] = kp.Mul(pl.beta[2])
+	corr[corrMu] = corr[corrMu].Add(kp.Mul(ap))
+	corr[corrSq] = 0
+	for i, b := range pl.bits {
+		a, k := corr[corrMasks+i], corr[corrKeys+i]
+		corr[corrBits+i], corr[corrMacs+i] = b, k.Mul(b)
+		corr[corrSq] = corr[corrSq].Add(a.Mul(a))
+		corr[corrMu] = corr[corrMu].Add(k.Mul(a))
+	}
+}
+
+// assemble makes the report of d: the keys of the payload pl.beta with the
+// MAC of d's κ₁, κ₂ at pl.bin, and each server's share, its key ‖ its seed
+// ‖ its explicit shares (each determined value minus the other server's
+// expanded share of it).
+func (s *Scheme) assemble(d *draft, pl plain, rnd io.Reader) (Report, error) {
+	r := Report{Nonce: d.nonce}
+	k1, k2 := d.corr[corrK1], d.corr[corrK2]
 	full := append([]fss.Fp{pl.beta[payload.Count], pl.beta[payload.Label]}, k1.Mul(pl.beta[payload.Count]).Add(k2.Mul(pl.beta[payload.Label])))
 	if s.prob {
 		full = append(full, pl.beta[2])
@@ -259,60 +392,14 @@ func (s *Scheme) encode(pl plain, rnd io.Reader) (Report, error) {
 	if err != nil {
 		return r, err
 	}
-	shares := [2][]fss.Fp{make([]fss.Fp, len(corr)), make([]fss.Fp, len(corr))}
-	for i := range corr {
-		if shares[0][i], err = randomElement(rnd); err != nil {
-			return r, fmt.Errorf("correlated randomness: %w", err)
+	for id := range r.Shares {
+		b := append(keys[id], d.seeds[id][:]...)
+		for _, i := range s.explicit[id] {
+			b = binary.LittleEndian.AppendUint64(b, uint64(d.corr[i].Sub(d.exp[1-id][i])))
 		}
-		shares[1][i] = corr[i].Sub(shares[0][i])
-	}
-	for b := range r.Shares {
-		r.Shares[b] = appendElements(keys[b], shares[b])
+		r.Shares[id] = b
 	}
 	return r, nil
-}
-
-// correlated draws the party's correlated randomness for pl (package
-// doc, "Protocol" and "Probability").
-func (s *Scheme) correlated(pl plain, rnd io.Reader) ([]fss.Fp, error) {
-	corr := make([]fss.Fp, s.corrLen())
-	for _, i := range []int{corrA1, corrA2, corrK1, corrK2} {
-		var err error
-		if corr[i], err = randomElement(rnd); err != nil {
-			return nil, err
-		}
-	}
-	a1, a2, k1, k2 := corr[corrA1], corr[corrA2], corr[corrK1], corr[corrK2]
-	corr[corrC1], corr[corrC2] = a1.Mul(a1), a2.Mul(a1.Sub(a2))
-	corr[corrMu] = k1.Mul(a1).Add(k2.Mul(a2))
-	if !s.prob {
-		return corr, nil
-	}
-	for i := range probBits {
-		for _, k := range []int{corrMasks + i, corrKeys + i} {
-			var err error
-			if corr[k], err = randomElement(rnd); err != nil {
-				return nil, err
-			}
-		}
-	}
-	for _, k := range []int{corrAP, corrKP} {
-		var err error
-		if corr[k], err = randomElement(rnd); err != nil {
-			return nil, err
-		}
-	}
-	ap, kp := corr[corrAP], corr[corrKP]
-	corr[corrCP], corr[corrCT] = a1.Mul(ap), corr[corrMasks+probBits-1].Mul(ap)
-	corr[corrMP] = kp.Mul(pl.beta[2])
-	corr[corrMu] = corr[corrMu].Add(kp.Mul(ap))
-	for i, b := range pl.bits {
-		a, k := corr[corrMasks+i], corr[corrKeys+i]
-		corr[corrBits+i], corr[corrMacs+i] = b, k.Mul(b)
-		corr[corrSq] = corr[corrSq].Add(a.Mul(a))
-		corr[corrMu] = corr[corrMu].Add(k.Mul(a))
-	}
-	return corr, nil
 }
 
 // genKeys returns the two servers' encoded DCF keys for β at bin.
@@ -328,21 +415,6 @@ func (s *Scheme) genKeys(bin int, beta []fss.Fp, rnd io.Reader) ([2][]byte, erro
 		}
 	}
 	return out, nil
-}
-
-// randomElement draws a uniform field element by rejection sampling of
-// 64-bit little-endian words (a word is rejected with probability below
-// 2^-32).
-func randomElement(rnd io.Reader) (fss.Fp, error) {
-	var b [8]byte
-	for {
-		if _, err := io.ReadFull(rnd, b[:]); err != nil {
-			return 0, err
-		}
-		if x := fss.Fp(binary.LittleEndian.Uint64(b[:])); x.Valid() {
-			return x, nil
-		}
-	}
 }
 
 // appendElements appends the field elements to b, 8 little-endian bytes
@@ -398,20 +470,21 @@ func (s *Scheme) NewServer(id int, key [KeySize]byte) (*Server, error) {
 	return v, nil
 }
 
-// Share is one server's decoded share of a report.
+// Share is one server's decoded share of a report: its key, its seed and
+// its explicit shares of the determined correlated values.
 type Share struct {
-	key  *fss.FieldKey
-	corr []fss.Fp
+	key      *fss.FieldKey
+	seed     [SeedSize]byte
+	explicit []fss.Fp
 }
 
 // DecodeShare decodes this server's share of a report. Undecodable bytes
 // match verify.ErrMalformed; a well-formed key for the other server or for
 // another grid matches verify.ErrMismatch.
 func (v *Server) DecodeShare(b []byte) (*Share, error) {
-	m := v.s.Components()
-	keyLen := v.s.ShareSize() - 8*v.s.corrLen()
-	if len(b) != v.s.ShareSize() {
-		return nil, fmt.Errorf("vdcf: %w: share of %d bytes, want %d for %d bins", verify.ErrMalformed, len(b), v.s.ShareSize(), v.s.bins)
+	m, keyLen, size := v.s.Components(), v.s.keySize(), v.s.ShareSize(v.id)
+	if len(b) < keyLen {
+		return nil, fmt.Errorf("vdcf: %w: share of %d bytes, want %d for server %d of %d bins", verify.ErrMalformed, len(b), size, v.id, v.s.bins)
 	}
 	key, err := fss.DecodeField(b[:keyLen])
 	if err != nil {
@@ -421,11 +494,26 @@ func (v *Server) DecodeShare(b []byte) (*Share, error) {
 		return nil, fmt.Errorf("vdcf: %w: key for server %d with n = %d, m = %d; this is server %d of a grid with n = %d, m = %d",
 			verify.ErrMismatch, key.Party(), key.Bits(), key.Components(), v.id, v.s.dom.Bits(), m)
 	}
-	sh := &Share{key: key, corr: make([]fss.Fp, v.s.corrLen())}
-	if err := readElements(b[keyLen:], sh.corr); err != nil {
-		return nil, fmt.Errorf("vdcf: %w: correlated randomness: %v", verify.ErrMalformed, err)
+	if len(b) != size {
+		return nil, fmt.Errorf("vdcf: %w: share of %d bytes, want %d for server %d of %d bins", verify.ErrMalformed, len(b), size, v.id, v.s.bins)
+	}
+	sh := &Share{key: key, explicit: make([]fss.Fp, len(v.s.explicit[v.id]))}
+	copy(sh.seed[:], b[keyLen:])
+	if err := readElements(b[keyLen+SeedSize:], sh.explicit); err != nil {
+		return nil, fmt.Errorf("vdcf: %w: explicit shares: %v", verify.ErrMalformed, err)
 	}
 	return sh, nil
+}
+
+// correlatedShare is this server's share of every correlated value of the
+// report with the nonce: its seed's expansion, with its explicit shares in
+// place of the expanded ones.
+func (v *Server) correlatedShare(nonce [NonceSize]byte, sh *Share) []fss.Fp {
+	c := expand(v.id, sh.seed, nonce, v.s.corrLen())
+	for k, i := range v.s.explicit[v.id] {
+		c[i] = sh.explicit[k]
+	}
+	return c
 }
 
 // Evaluate returns, per share, this server's share of the report's prefix
@@ -464,10 +552,11 @@ type coefficients struct {
 }
 
 // Domain-separation bytes of the two challenge streams drawn from the
-// servers' key: the per-key challenge vector r and a report's coefficients.
+// servers' key: the per-key challenge vector r and a report's
+// coefficients (1 labels the expansion of a party's seed, expand).
 const (
 	streamReport = 0
-	streamVector = 1
+	streamVector = 2
 )
 
 // stream is ChaCha8 seeded with SHA-256(Version ‖ label ‖ key ‖ nonce),
@@ -611,9 +700,9 @@ func (v *Server) Prepare(nonce [NonceSize]byte, sh *Share, prefixes []fss.Fp) (*
 	if len(prefixes) != v.s.bins*m {
 		return nil, nil, fmt.Errorf("vdcf: prefix vector of %d elements, want %d bins × %d components", len(prefixes), v.s.bins, m)
 	}
-	p := &Pending{v: v, coef: v.challenge(nonce), corr: sh.corr, stage: 1}
+	p := &Pending{v: v, coef: v.challenge(nonce), corr: v.correlatedShare(nonce, sh), stage: 1}
 	p.sk = v.sketchOf(prefixes)
-	c := sh.corr
+	c := p.corr
 	p.open = append(make([]fss.Fp, 0, v.s.openings()),
 		p.sk.x[payload.Count].Sub(c[corrA1]),
 		p.sk.x[payload.Label].Sub(c[corrA2]))

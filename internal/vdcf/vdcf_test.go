@@ -98,6 +98,12 @@ func (f *fixture) encodeProb(t testing.TB, bin int, label bool, prob uint64) Rep
 	return r
 }
 
+// nonce draws a nonce from the fixture's stream.
+func (f *fixture) nonce() (n [NonceSize]byte) {
+	f.rnd.Read(n[:])
+	return n
+}
+
 // evaluate decodes server id's share and returns it with its prefix
 // vector.
 func (f *fixture) evaluate(t testing.TB, id int, share []byte) (*Share, []fss.Fp) {
@@ -228,7 +234,7 @@ type invalid struct {
 // bin and a MAC consistent with it; the not-label is count − label.
 func payloadReport(beta ...fss.Fp) func(testing.TB, *fixture) (Report, attack) {
 	return func(t testing.TB, f *fixture) (Report, attack) {
-		r, err := f.s.encode(plain{bin: f.r.IntN(f.s.bins), beta: beta}, f.rnd)
+		r, err := f.s.encode(f.nonce(), plain{bin: f.r.IntN(f.s.bins), beta: beta}, f.rnd)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,27 +242,23 @@ func payloadReport(beta ...fss.Fp) func(testing.TB, *fixture) (Report, attack) {
 	}
 }
 
-// tamperedCorr is an honest report whose correlated randomness the party
-// altered: edit gets the values and returns what to add to each, which is
-// added to the leader's shares.
-func tamperedCorr(edit func(c [corrLen]fss.Fp) [corrLen]fss.Fp) func(testing.TB, *fixture) (Report, attack) {
+// tamperedCorr is an honest report whose correlated values the party
+// altered: edit changes them after the determined ones are set. The keys'
+// MAC is made with the altered κ₁, κ₂ and the explicit shares carry the
+// altered determined values; the free values stay their seeds'.
+func tamperedCorr(edit func(c []fss.Fp)) func(testing.TB, *fixture) (Report, attack) {
 	return func(t testing.TB, f *fixture) (Report, attack) {
-		r := f.encode(t, f.r.IntN(f.s.bins), true)
-		keyLen := f.s.ShareSize() - 8*corrLen
-		var shares [2][corrLen]fss.Fp
-		var values [corrLen]fss.Fp
-		for id := range shares {
-			if err := readElements(r.Shares[id][keyLen:], shares[id][:]); err != nil {
-				t.Fatal(err)
-			}
+		d, err := f.s.newDraft(f.nonce(), f.rnd)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for i := range values {
-			values[i] = shares[0][i].Add(shares[1][i])
+		pl := f.s.honest(f.r.IntN(f.s.bins), true, f.r)
+		f.s.correlated(d, pl)
+		edit(d.corr)
+		r, err := f.s.assemble(d, pl, f.rnd)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for i, d := range edit(values) {
-			shares[0][i] = shares[0][i].Add(d)
-		}
-		r.Shares[0] = appendElements(r.Shares[0][:keyLen], shares[0][:])
 		return r, attack{}
 	}
 }
@@ -326,33 +328,66 @@ func invalidKinds() []invalid {
 		}},
 		{"correlated randomness copied from another report", "proof", func(t testing.TB, f *fixture) (Report, attack) {
 			a, b := f.encode(t, f.r.IntN(f.s.bins), true), f.encode(t, f.r.IntN(f.s.bins), true)
-			keyLen := f.s.ShareSize() - 8*corrLen
 			for i := range a.Shares {
-				copy(a.Shares[i][keyLen:], b.Shares[i][keyLen:])
+				copy(a.Shares[i][f.s.keySize():], b.Shares[i][f.s.keySize():])
 			}
 			return a, attack{}
 		}},
-		{"random correlated randomness", "proof", func(t testing.TB, f *fixture) (Report, attack) {
+		{"keys of another report with the seeds and nonce of this one", "proof", func(t testing.TB, f *fixture) (Report, attack) {
+			a, b := f.encode(t, f.r.IntN(f.s.bins), true), f.encode(t, f.r.IntN(f.s.bins), true)
+			for i := range b.Shares {
+				copy(b.Shares[i][:f.s.keySize()], a.Shares[i])
+			}
+			return b, attack{}
+		}},
+		{"seed of another report", "proof", func(t testing.TB, f *fixture) (Report, attack) {
+			a, b := f.encode(t, f.r.IntN(f.s.bins), true), f.encode(t, f.r.IntN(f.s.bins), true)
+			id, at := f.r.IntN(2), f.s.keySize()
+			copy(a.Shares[id][at:at+SeedSize], b.Shares[id][at:])
+			return a, attack{}
+		}},
+		{"report copied under another nonce", "proof", func(t testing.TB, f *fixture) (Report, attack) {
+			r := f.encode(t, f.r.IntN(f.s.bins), true)
+			r.Nonce = f.nonce()
+			return r, attack{}
+		}},
+		{"random seeds and explicit shares", "proof", func(t testing.TB, f *fixture) (Report, attack) {
 			r := f.encode(t, f.r.IntN(f.s.bins), false)
-			keyLen := f.s.ShareSize() - 8*corrLen
-			for i := range r.Shares {
-				var xs [corrLen]fss.Fp
-				for k := range xs {
-					xs[k], _ = randomElement(f.rnd)
+			for id := range r.Shares {
+				f.rnd.Read(r.Shares[id][f.s.keySize() : f.s.keySize()+SeedSize])
+				for k := range f.s.explicit[id] {
+					addElement(r.Shares[id], f.s.keySize()+SeedSize+8*k, fss.Fp(f.r.Uint64N(fss.Modulus)))
 				}
-				r.Shares[i] = appendElements(r.Shares[i][:keyLen], xs[:])
 			}
 			return r, attack{}
 		}},
-		{"square of the triple wrong", "proof", tamperedCorr(func([corrLen]fss.Fp) (d [corrLen]fss.Fp) { d[corrC1] = 1; return d })},
-		{"product of the triple wrong", "proof", tamperedCorr(func([corrLen]fss.Fp) (d [corrLen]fss.Fp) { d[corrC2] = 1; return d })},
-		{"MAC key not the one in the keys", "proof", tamperedCorr(func(c [corrLen]fss.Fp) (d [corrLen]fss.Fp) {
-			d[corrK1], d[corrMu] = 1, c[corrA1] // κ₁ + 1, with μ consistent with it
-			return d
+		{"square of the triple wrong", "proof", tamperedCorr(func(c []fss.Fp) { c[corrC1] = c[corrC1].Add(1) })},
+		{"product of the triple wrong", "proof", tamperedCorr(func(c []fss.Fp) { c[corrC2] = c[corrC2].Add(1) })},
+		{"μ wrong", "proof", tamperedCorr(func(c []fss.Fp) { c[corrMu] = c[corrMu].Add(1) })},
+		{"MAC key in the keys not the seeds'", "proof", tamperedCorr(func(c []fss.Fp) {
+			c[corrK1], c[corrMu] = c[corrK1].Add(1), c[corrMu].Add(c[corrA1]) // κ₁ + 1, with μ consistent with it
 		})},
+		{"explicit share of the helper off by one", "proof", func(t testing.TB, f *fixture) (Report, attack) {
+			r := f.encode(t, f.r.IntN(f.s.bins), false)
+			addElement(r.Shares[1], f.s.keySize()+SeedSize+8*f.r.IntN(len(f.s.explicit[1])), 1)
+			return r, attack{}
+		}},
 		{"truncated share", "malformed", func(t testing.TB, f *fixture) (Report, attack) {
 			r := f.encode(t, f.r.IntN(f.s.bins), false)
-			r.Shares[f.r.IntN(2)] = r.Shares[0][:len(r.Shares[0])-1-f.r.IntN(8*corrLen)]
+			id := f.r.IntN(2)
+			r.Shares[id] = r.Shares[id][:f.s.keySize()+f.r.IntN(f.s.ShareSize(id)-f.s.keySize())]
+			return r, attack{}
+		}},
+		{"seed one byte short", "malformed", func(t testing.TB, f *fixture) (Report, attack) {
+			r := f.encode(t, f.r.IntN(f.s.bins), false)
+			id, at := f.r.IntN(2), f.s.keySize()+f.r.IntN(SeedSize)
+			r.Shares[id] = append(r.Shares[id][:at:at], r.Shares[id][at+1:]...)
+			return r, attack{}
+		}},
+		{"seed one byte long", "malformed", func(t testing.TB, f *fixture) (Report, attack) {
+			r := f.encode(t, f.r.IntN(f.s.bins), false)
+			id, at := f.r.IntN(2), f.s.keySize()+f.r.IntN(SeedSize)
+			r.Shares[id] = append(r.Shares[id][:at:at], append([]byte{byte(f.r.IntN(256))}, r.Shares[id][at:]...)...)
 			return r, attack{}
 		}},
 		{"random share", "malformed", func(t testing.TB, f *fixture) (Report, attack) {
@@ -493,7 +528,7 @@ func FuzzDecodeShare(f *testing.F) {
 				continue
 			}
 			enc, _ := sh.key.MarshalBinary()
-			if !bytes.Equal(appendElements(enc, sh.corr[:]), data) {
+			if !bytes.Equal(appendElements(append(enc, sh.seed[:]...), sh.explicit), data) {
 				t.Fatal("accepted a non-canonical share")
 			}
 		}

@@ -18,13 +18,14 @@ func nibbleCounts(h *[16]int, msg []byte) {
 
 // TestMessagesLookUniform is the zero-knowledge smoke test: for two
 // different records, every message a server receives (the other's masked
-// openings and its share of z) is uniform, and so is the check value a
-// corrupt leader learns when it shifts its opening (χ² on the low 4 bits
-// of each field element). The χ² of the record's own prefix shares
-// reconstructed (a one-hot vector) shows the test has power.
-// Twelve statistics are compared with stattest.NibbleLimit: a correct
-// implementation fails with probability < 3.1·10⁻⁶, and the seeds are
-// fixed, so the test is deterministic.
+// openings and its share of z) is uniform, so are the explicit shares of
+// the determined values (the bits among them) the party sends each
+// server, and so is the check value a corrupt leader learns when it
+// shifts its opening (χ² on the low 4 bits of each field element). The χ²
+// of the record's own prefix shares reconstructed (a one-hot vector) shows
+// the test has power. Thirty statistics are compared with
+// stattest.NibbleLimit: a correct implementation fails with probability
+// < 7.5·10⁻⁶, and the seeds are fixed, so the test is deterministic.
 func TestMessagesLookUniform(t *testing.T) {
 	const bins, n = 16, 600
 	for _, tc := range []struct {
@@ -54,12 +55,14 @@ func messagesLookUniform(t *testing.T, f *fixture, opening, n int) {
 		label bool
 		prob  uint64
 	}{{0, false, 0}, {bins - 1, true, MaxProbability}} {
-		var seen [4][16]int // received by the leader, by the helper, z under attack, plaintext
+		var seen [6][16]int // received by the leader, by the helper, z under attack, plaintext, explicit shares of the leader, of the helper
 		for range n {
 			r := f.encodeRecord(t, rec.bin, rec.label, rec.prob)
 			first, second := f.exchange(t, r, nil)
 			nibbleCounts(&seen[0], append(first[1], second[1]...))
 			nibbleCounts(&seen[1], append(first[0], second[0]...))
+			nibbleCounts(&seen[4], r.Shares[0][f.s.keySize()+SeedSize:])
+			nibbleCounts(&seen[5], r.Shares[1][f.s.keySize()+SeedSize:])
 			z, _ := leaderView(f.exchangePending(t, r, shift))
 			nibbleCounts(&seen[2], binary.LittleEndian.AppendUint64(nil, uint64(z)))
 			vecs, err := VerifyPair(f.srv[0], f.srv[1], r)
@@ -68,8 +71,12 @@ func messagesLookUniform(t *testing.T, f *fixture, opening, n int) {
 			}
 			nibbleCounts(&seen[3], binary.LittleEndian.AppendUint64(nil, uint64(vecs[0][0].Add(vecs[1][0]))))
 		}
-		for k, name := range []string{"received by leader", "received by helper", "check value under a shifted opening"} {
-			t.Run(fmt.Sprintf("bin=%d label=%v/%s", rec.bin, rec.label, name), func(t *testing.T) {
+		for _, st := range []struct {
+			k    int
+			name string
+		}{{0, "received by leader"}, {1, "received by helper"}, {2, "check value under a shifted opening"}, {4, "explicit shares of the leader"}, {5, "explicit shares of the helper"}} {
+			k := st.k
+			t.Run(fmt.Sprintf("bin=%d label=%v/%s", rec.bin, rec.label, st.name), func(t *testing.T) {
 				if x := stattest.NibbleChiSquare(seen[k]); x > stattest.NibbleLimit {
 					t.Errorf("χ² = %.1f > %d: %v", x, stattest.NibbleLimit, seen[k])
 				}
