@@ -53,3 +53,11 @@ func reduce128(hi, lo uint64) Fp {
 	d, borrow := bits.Sub64(s, Modulus, 0)
 	return Fp(pick(borrow^1, d, s))
 }
+
+// AddLazy returns a word congruent to a + x mod p, for any word a: a sum
+// of field elements carried lazily, one addition and a conditional
+// 2^32 − 1 per term (addP), made canonical once at the end (Canonical).
+func AddLazy(a uint64, x Fp) uint64 { return addP(a, uint64(x)) }
+
+// Canonical returns the element of F_p congruent to the word v.
+func Canonical(v uint64) Fp { return canonical(v) }

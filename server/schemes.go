@@ -135,7 +135,7 @@ type verifiedDCF struct {
 	srv  *vdcf.Server // stateless: safe for concurrent use
 	bins int
 	comp []payload.Component // the components folded: Count, Label[, Probability]
-	agg  []fss.Fp            // agg[j·len(comp) + k]: component comp[k] at prefix j
+	agg  *vdcf.Aggregate     // over comp
 	seen map[payload.ReportID]bool
 	// cpu is the CPU time of the per-key work — each key's field walk
 	// and its sketch — from the working threads' clocks (KeyWalkCPU).
@@ -163,7 +163,11 @@ func newVDCF(bins int, prob bool, role Role, key [verify.KeySize]byte) (*verifie
 	if err != nil {
 		return nil, err
 	}
-	return &verifiedDCF{sch: sch, srv: srv, bins: bins, comp: comp, agg: make([]fss.Fp, len(comp)*bins), seen: make(map[payload.ReportID]bool)}, nil
+	agg, err := sch.NewAggregate(comp)
+	if err != nil {
+		return nil, err
+	}
+	return &verifiedDCF{sch: sch, srv: srv, bins: bins, comp: comp, agg: agg, seen: make(map[payload.ReportID]bool)}, nil
 }
 
 func (v *verifiedDCF) check(up *protocol.Upload) error {
@@ -265,12 +269,7 @@ func (v *verifiedDCF) add(id payload.ReportID, out any) error {
 		return fmt.Errorf("%w: report %v counted already", verify.ErrReplay, id)
 	}
 	v.seen[id] = true
-	vec, m, k := out.([]fss.Fp), v.sch.Components(), len(v.comp)
-	for j := range v.bins {
-		for i, c := range v.comp {
-			v.agg[k*j+i] = v.agg[k*j+i].Add(vec[j*m+int(c)])
-		}
-	}
+	v.agg.Add(out.([]fss.Fp))
 	return nil
 }
 
@@ -294,7 +293,6 @@ func (v *verifiedDCF) rederive(up *protocol.Upload) (any, error) {
 // not-label prefixes are count − label.
 func (v *verifiedDCF) sums(rel *release) error {
 	out := make(map[payload.Component][]uint64, len(rel.components))
-	k := len(v.comp)
 	for _, c := range rel.components {
 		want := []payload.Component{c}
 		if c == payload.NotLabel {
@@ -308,9 +306,9 @@ func (v *verifiedDCF) sums(rel *release) error {
 		}
 		s := make([]uint64, v.bins)
 		for j := range s {
-			x := v.agg[k*j+at[0]]
+			x := v.agg.Sum(at[0], j)
 			if c == payload.NotLabel {
-				x = x.Sub(v.agg[k*j+at[1]])
+				x = x.Sub(v.agg.Sum(at[1], j))
 			}
 			s[j] = uint64(x)
 		}

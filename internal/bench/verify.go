@@ -108,8 +108,15 @@ func MeasureVerify(cfg VerifyConfig) (VerifyReport, error) {
 				rep.AcceptedAllHonest = false
 			}
 		}) / per
-		agg := make([]fss.Fp, cfg.Bins*2)
-		fold[r] = timeOn(cpuclock.Process, cfg.MinTime/measureRounds, func() { foldAccepted(agg, vecs, b.scheme.Components()) }) / per
+		agg, err := b.scheme.NewAggregate([]payload.Component{payload.Count, payload.Label})
+		if err != nil {
+			return VerifyReport{}, err
+		}
+		fold[r] = timeOn(cpuclock.Process, cfg.MinTime/measureRounds, func() {
+			for _, v := range vecs {
+				agg.Add(v)
+			}
+		}) / per
 	}
 	rep.EvalNs, rep.FieldEvalNs, rep.CheckNs, rep.FoldNs = median(eval[:]), median(field[:]), median(check[:]), median(fold[:])
 	rep.VerifiedNs = rep.FieldEvalNs + rep.CheckNs + rep.FoldNs
@@ -218,19 +225,6 @@ func (b *verifyBench) check(vecs [][]fss.Fp) bool {
 		ok = ok && err == nil
 	}
 	return ok
-}
-
-// foldAccepted adds the count and label prefixes of every report to agg,
-// as a server folds an accepted report (not-label is count − label, formed
-// once per release).
-func foldAccepted(agg []fss.Fp, vecs [][]fss.Fp, m int) {
-	for _, v := range vecs {
-		for j := 0; j < len(agg)/2; j++ {
-			row := v[j*m:]
-			agg[2*j] = agg[2*j].Add(row[payload.Count])
-			agg[2*j+1] = agg[2*j+1].Add(row[payload.Label])
-		}
-	}
 }
 
 // WriteText writes the report as a table.

@@ -45,11 +45,15 @@
 // Server s receives k_s and a 16-byte seed from which it expands its
 // shares, with explicit shares of a few of the values (ShareSize bytes).
 //
-// Both servers (Prepare): derive the challenge from their shared key K,
-// secret from parties, and the report's nonce: r ∈ F_p^N and ρ₁, ρ₂, ρ₃ ∈
-// F_p∖{0}, from ChaCha8 seeded with SHA-256(Version ‖ 0 ‖ K ‖ nonce),
-// rejection-sampled. Server s computes from its prefix shares, in one
-// pass (⟨r, ΔP⟩ = Σ_j (r_j − r_{j+1})·P(j), r_N = 0):
+// Both servers derive the challenge from their shared key K, secret from
+// parties: the challenge vector r ∈ F_p^N from K alone, once per server
+// (NewServer), from ChaCha8 seeded with SHA-256(Version ‖ 2 ‖ K), and per
+// report (Prepare) the coefficients ρ₁, ρ₂, ρ₃ ∈ F_p∖{0} from K and the
+// report's nonce, from ChaCha8 seeded with SHA-256(Version ‖ 0 ‖ K ‖
+// nonce), both rejection-sampled. Each server keeps the weights u_j =
+// r_j − r_{j+1} and w_j = r_j² − r_{j+1}² (r_N = 0), so that
+// ⟨r, ΔP⟩ = Σ_j u_j·P(j) and ⟨r∘r, ΔP⟩ = Σ_j w_j·P(j), and computes from
+// its prefix shares, in one pass:
 //
 //	x₁ = ⟨r, ΔC⟩, x₂ = ⟨r, ΔL⟩, x_M = ⟨r, ΔM⟩,
 //	q = ⟨r∘r, ΔC⟩, t = P_C(N − 1) − [s = 0]          (t: total count − 1)
@@ -93,11 +97,10 @@
 //
 //	ε = 3/(p − 1) < 2^-62.4   per report, whatever N,
 //
-// plus the advantage of distinguishing the ChaCha8 stream under
-// SHA-256(… K …) from uniform, since the party does not know K. A party
-// that sends q reports (nonces reused or not: each rejection only tells it
-// that its polynomial did not vanish) gets an invalid one accepted with
-// probability at most q·ε. An inconsistent triple (δ₁, δ₂ ≠ 0) only adds a
+// plus the advantage of distinguishing the ChaCha8 streams under
+// SHA-256(… K …) from uniform, since the party does not know K. Many
+// reports share r: "Soundness across reports" below bounds what an
+// adaptive party gains from that. An inconsistent triple (δ₁, δ₂ ≠ 0) only adds a
 // constant the party fixed before the challenge was drawn, so it cannot
 // cancel a nonzero part of A or B; it makes a valid report fail, which
 // harms only the party. The MAC term is not needed for soundness: T ≡ 0 or
@@ -105,6 +108,49 @@
 // parties, with both servers following the protocol: a corrupt server can
 // add what it likes to its own aggregate share whatever is verified, as in
 // Prio and Poplar.
+//
+// # Soundness across reports
+//
+// One r serves every report the servers check under K; only ρ (and the
+// probability's s_i) is drawn afresh per report. Model the streams as
+// uniform: r uniform on F_p^N, and for each nonce its (ρ, s) uniform and
+// independent of r and of other nonces' (the two streams are domain
+// separated by their label byte, and by the nonce). Let a party (or
+// colluding parties: one adversary) send q reports adaptively, seeing
+// after each what the deployment shows parties and analysts: the
+// decision and its reason, and releases over the accepted reports, whose
+// noise the servers draw independently of r. Report i fixes, when it is
+// sent, its polynomial Z_i(r, ρ, s) (above); call accept-iff-Z_i ≡ 0 its
+// predicted decision (the reasons other than ErrProof do not depend on
+// the challenge at all). Claim: with probability at least 1 − q·ε every
+// decision is the predicted one; in particular no invalid report (Z_i ≢ 0)
+// is accepted.
+//
+// Proof. Consider the hybrid run in which every decision is replaced by
+// its prediction. Everything the party sees there is a function of its
+// own coins and of randomness independent of (r, ρ, s), so its i-th
+// report, hence Z_i, is independent of r and of every nonce's (ρ, s). The
+// real and the hybrid runs agree until the first report whose real
+// decision differs from its prediction, and at that report i the
+// polynomial is the hybrid's Z_i. A difference at i needs Z_i ≢ 0 and
+// Z_i(r, ρ_i, s_i) = 0 (for Z_i ≡ 0 the report is accepted whatever the
+// challenge), which, Z_i being independent of (r, ρ_i, s_i) and the
+// latter uniform (ρ_i repeats an earlier report's if the party reuses a
+// nonce; only this marginal matters), has probability at most ε by
+// Schwartz–Zippel. A union bound over the q reports gives q·ε, e.g.
+// below 2^-22 for q = 2^40 reports under one K. □
+//
+// What the argument needs that a per-report r did not: nothing that
+// depends on r reaches parties except through decisions. The servers'
+// messages do depend on it: a party that could read both servers' first
+// messages for its own report learns D₁ = ⟨r, ΔC⟩ − a₁, with a₁ its
+// own, so ⟨r, ΔC⟩ for a ΔC of its choosing, and with N of them all of r,
+// after which it can forge at will. The exchange therefore stays between
+// the servers, as K does: over libp2p it runs on the servers' Noise
+// channel, encrypted and authenticated (internal/p2p: every host speaks
+// Noise only), in process it never leaves memory, and the servers'
+// stored verdicts stay on their own disks. Leaking the exchange is
+// leaking K; a new K is a new r.
 //
 // This is why F_p and not Z_{2^64}: the one-hot identities need a field
 // (in Z_{2^64}, with zero divisors, Schwartz–Zippel fails: the nonzero
@@ -130,8 +176,8 @@
 //	κ'_0 … κ'_32, κ_p   uniform MAC keys,  m_i = κ'_i·b_i,  m_p = κ_p·p
 //
 // and μ becomes κ₁a₁ + κ₂a₂ + κ_p·a_p + Σ_i κ'_i·a'_i. The challenge adds
-// ρ₄, ρ₅, ρ₆ ∈ F_p∖{0} and s_0 … s_32 ∈ F_p (drawn after ρ₁ … ρ₃, before
-// r). With p̂ = Σ_i 2^i·b_i and x'_i = s_i·b_i (shares computed locally,
+// ρ₄, ρ₅, ρ₆ ∈ F_p∖{0} and s_0 … s_32 ∈ F_p, drawn per report from its
+// stream after ρ₁ … ρ₃. With p̂ = Σ_i 2^i·b_i and x'_i = s_i·b_i (shares computed locally,
 // linearly), the first message also carries d_p = p̂ − a_p and
 // d_i = x'_i − a'_i, and z gains
 //
@@ -233,10 +279,13 @@
 //
 // Against one corrupt server s* (either), with an honest party: its view
 // is its key, its seed σ_{s*} and explicit shares, the nonce and K (hence
-// r, ρ, s), the honest server s's two messages and the decision. It is
-// simulatable without (b, y, p), up to two computational terms, fss's key
-// privacy and the PRG of "Seeds" (distinguishing ChaCha8 under SHA-256 of
-// an unknown 128-bit seed from uniform words):
+// r, ρ, s), the honest server s's two messages and the decision. That r
+// is the same for every report changes nothing here: s* knows K, hence
+// r, whether r is drawn per report or per key, and the party's masks and
+// MAC keys are fresh per report. The view is simulatable without
+// (b, y, p), up to two computational terms, fss's key privacy and the
+// PRG of "Seeds" (distinguishing ChaCha8 under SHA-256 of an unknown
+// 128-bit seed from uniform words):
 //
 //   - the key k_{s*} is pseudorandom given n and m (fss: BCG+21's key
 //     privacy; the statistical distance of its rejection sampling of
@@ -300,12 +349,22 @@
 // probability 887 and 895 bytes, 1.52× and 1.54× (the two uploads' mean
 // 891 bytes, 1.53×). Exchange per server and report: 16 + 8 bytes in two
 // messages; with the probability 288 + 8. Party work: the keys, two
-// SHA-256 hashes and 2·7 (2·145) ChaCha8 words. Server work: the
-// full-domain evaluation of one field key, which the aggregate needs
+// SHA-256 hashes and 2·7 (2·145) ChaCha8 words. Server work per report:
+// the full-domain evaluation of one field key, which the aggregate needs
 // anyway but here per key rather than summed over keys
-// (fss.EvalFieldBatch), then the seed's expansion, N ChaCha8 words and
-// about 5N field multiplications. Measured figures: EXPERIMENTS.md,
-// "Verified DCF".
+// (fss.EvalFieldBatch); the seed's expansion; the sketch, (m + 1)·N
+// multiply-accumulates of 64-bit words (4N, with the probability 5N)
+// into 192-bit sums with one reduction per sum, and no PRG and no
+// product of field elements per prefix, since the weights u_j, w_j are
+// drawn and squared once per server key (N ChaCha8 words, N squarings,
+// 16N bytes kept) — on AVX-512 IFMA eight prefixes per instruction, each
+// 64-bit product from 7 multiply-adds of 52- and 12-bit limbs, 28 per
+// eight prefixes for the four sums (35 for five); one SHA-256 and 6
+// ChaCha8 words for ρ₁ … ρ₆ (39 with the probability's s_i); and for an
+// accepted report the fold of its count and label prefixes (and
+// probability), one addition and a conditional one per element
+// (Aggregate; eight prefixes per instruction on AVX-512). Measured
+// figures: EXPERIMENTS.md, "Verified DCF".
 //
 // # Errors
 //

@@ -21,8 +21,8 @@ func TestReportKnownAnswer(t *testing.T) {
 		sizes [2]int // the leader's and the helper's share
 		want  string
 	}{
-		{"count and label", false, [2]int{229, 237}, "fc8996ee2dc697f99026152a3ce074eac975874710c2a3822aaac4fd9cafdeaf"},
-		{"with probability", true, [2]int{549, 557}, "b3901640093cbaa94753e253a62bb9e2dde653db927f55902c87e789a4027a4f"},
+		{"count and label", false, [2]int{229, 237}, "21e01691c6a479c5e6ff1254a94cc9cd28b863449dba38c63b6d3a55a586954b"},
+		{"with probability", true, [2]int{549, 557}, "7c27fd435c784a591c9574e321e529f13f94a9e383b2c98080bb6640b711a993"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := New(8)

@@ -442,12 +442,16 @@ func readElements(b []byte, xs []fss.Fp) error {
 }
 
 // Server is one server's side of the verification: its index (0 leader,
-// 1 helper) and the verification key it shares with the other server and
-// keeps secret from parties.
+// 1 helper), the verification key it shares with the other server and
+// keeps secret from parties, and the challenge vector drawn from that key
+// once, as the sketch's weights (package doc, "Soundness").
 type Server struct {
 	s   *Scheme
 	id  int
 	key [KeySize]byte
+	// u_j = r_j − r_{j+1} and w_j = r_j² − r_{j+1}² (r_N = 0), the
+	// weights of prefix j in ⟨r, ΔP⟩ and ⟨r∘r, ΔP⟩.
+	u, w []fss.Fp
 }
 
 // NewServer returns server id (0 or 1) with the shared key.
@@ -455,7 +459,15 @@ func (s *Scheme) NewServer(id int, key [KeySize]byte) (*Server, error) {
 	if id != 0 && id != 1 {
 		return nil, fmt.Errorf("vdcf: server id %d: want 0 (leader) or 1 (helper)", id)
 	}
-	return &Server{s: s, id: id, key: key}, nil
+	r := challengeVector(key, s.bins)
+	v := &Server{s: s, id: id, key: key, u: make([]fss.Fp, s.bins), w: make([]fss.Fp, s.bins)}
+	var rNext, sqNext fss.Fp // r_{j+1}, r_{j+1}²
+	for j := s.bins - 1; j >= 0; j-- {
+		sq := r[j].Mul(r[j])
+		v.u[j], v.w[j] = r[j].Sub(rNext), sq.Sub(sqNext)
+		rNext, sqNext = r[j], sq
+	}
+	return v, nil
 }
 
 // Share is one server's decoded share of a report: its key, its seed and
@@ -533,47 +545,70 @@ const (
 )
 
 // coefficients are the servers' combination coefficients of one report,
-// ρ₁ … ρ₆ (nonzero), and with the probability the bits' challenges s_i;
-// the challenge vector r is drawn, after them, from the same stream by
-// sketchOf.
+// ρ₁ … ρ₆ (nonzero), and with the probability the bits' challenges s_i.
 type coefficients struct {
-	rho    [rhoLen]fss.Fp
-	s      []fss.Fp
-	stream *rand.ChaCha8
+	rho [rhoLen]fss.Fp
+	s   []fss.Fp
 }
 
-// challenge derives the challenge of the report with the nonce from the
-// servers' key: ChaCha8 seeded with SHA-256(Version ‖ 0 ‖ key ‖ nonce),
-// 64-bit words rejection-sampled into F_p: ρ₁ … ρ₆ (each redrawn while
-// zero), s_0 … s_32 if the scheme carries the probability, then r_{N−1},
-// r_{N−2}, …, r_0.
-func (v *Server) challenge(nonce [NonceSize]byte) coefficients {
+// Domain-separation bytes of the two challenge streams drawn from the
+// servers' key: the per-key challenge vector r and a report's
+// coefficients (1 labels the expansion of a party's seed, expand).
+const (
+	streamReport = 0
+	streamVector = 2
+)
+
+// stream is ChaCha8 seeded with SHA-256(Version ‖ label ‖ key ‖ nonce),
+// nonce empty for the challenge vector.
+func stream(label byte, key [KeySize]byte, nonce []byte) *rand.ChaCha8 {
 	h := sha256.New()
 	h.Write([]byte(Version))
-	h.Write([]byte{0})
-	h.Write(v.key[:])
-	h.Write(nonce[:])
+	h.Write([]byte{label})
+	h.Write(key[:])
+	h.Write(nonce)
 	var seed [32]byte
 	h.Sum(seed[:0])
-	c := coefficients{stream: rand.NewChaCha8(seed)}
+	return rand.NewChaCha8(seed)
+}
+
+// challengeVector derives the challenge vector r ∈ F_p^bins of every
+// report from the servers' key alone: r_0, …, r_{bins−1} from
+// stream(streamVector, key), 64-bit words rejection-sampled into F_p.
+func challengeVector(key [KeySize]byte, bins int) []fss.Fp {
+	st := stream(streamVector, key, nil)
+	r := make([]fss.Fp, bins)
+	for j := range r {
+		r[j] = next(st)
+	}
+	return r
+}
+
+// challenge derives the coefficients of the report with the nonce from
+// the servers' key: from stream(streamReport, key, nonce), 64-bit words
+// rejection-sampled into F_p, ρ₁ … ρ₆ (each redrawn while zero), then
+// s_0 … s_32 if the scheme carries the probability.
+func (v *Server) challenge(nonce [NonceSize]byte) coefficients {
+	st := stream(streamReport, v.key, nonce[:])
+	var c coefficients
 	for i := range c.rho {
 		for c.rho[i] == 0 {
-			c.rho[i] = c.next()
+			c.rho[i] = next(st)
 		}
 	}
 	if v.s.prob {
 		c.s = make([]fss.Fp, probBits)
 		for i := range c.s {
-			c.s[i] = c.next()
+			c.s[i] = next(st)
 		}
 	}
 	return c
 }
 
 // next draws a uniform field element from the stream.
-func (c *coefficients) next() fss.Fp {
+func next(st *rand.ChaCha8) fss.Fp {
 	for {
-		if x := fss.Fp(c.stream.Uint64()); x.Valid() {
+		if x := fss.Fp(st.Uint64()); x.Valid() {
 			return x
 		}
 	}
@@ -587,30 +622,36 @@ type sketch struct {
 	total fss.Fp
 }
 
-// sketchOf draws r from the challenge stream and computes the sketch of a
-// prefix vector of m components in one pass from the last prefix down,
-// with ⟨r, ΔP⟩ = Σ_j (r_j − r_{j+1})·P(j) and
-// ⟨r∘r, ΔP⟩ = Σ_j (r_j² − r_{j+1}²)·P(j) (r_N = 0), reducing each
-// accumulated sum once.
-func sketchOf(c *coefficients, prefixes []fss.Fp, m int) sketch {
-	acc := make([]wide, m+1)
-	var rNext, sqNext fss.Fp // r_{j+1}, r_{j+1}²
-	for j := len(prefixes)/m - 1; j >= 0; j-- {
-		r := c.next()
-		sq := r.Mul(r)
-		u, w := r.Sub(rNext), sq.Sub(sqNext)
-		rNext, sqNext = r, sq
-		row := prefixes[j*m : (j+1)*m]
-		for k, p := range row {
-			acc[k].addMul(u, p)
+// sketchOf computes the sketch of a prefix vector in one pass with the
+// server's precomputed weights, ⟨r, ΔP⟩ = Σ_j u_j·P(j) and
+// ⟨r∘r, ΔP⟩ = Σ_j w_j·P(j): m + 1 products per prefix, accumulated
+// unreduced and reduced once per sum, on AVX-512 IFMA where the CPU has
+// it (sketchAccel) and for the prefixes it leaves in scalar loops (the
+// probability's in a second one, so that the first one's accumulators
+// stay in registers).
+func (v *Server) sketchOf(prefixes []fss.Fp) sketch {
+	m, u, w := v.s.Components(), v.u, v.w
+	// count, label, MAC, probability, square: the prefixes done below
+	sums, done := sketchAccel(prefixes, u, w, m)
+	var count, label, mac, sq wide
+	for j := done; j < len(u); j++ {
+		row := (*[3]fss.Fp)(prefixes[m*j:]) // Count, Label, MAC
+		count = count.addMul(u[j], row[payload.Count])
+		label = label.addMul(u[j], row[payload.Label])
+		mac = mac.addMul(u[j], row[MAC])
+		sq = sq.addMul(w[j], row[payload.Count])
+	}
+	s := sketch{
+		x: []fss.Fp{sums[0].Add(count.reduce()), sums[1].Add(label.reduce()), sums[2].Add(mac.reduce())},
+		q: sums[4].Add(sq.reduce()),
+	}
+	if v.s.prob {
+		var prob wide
+		for j := done; j < len(u); j++ {
+			prob = prob.addMul(u[j], prefixes[m*j+Probability])
 		}
-		acc[m].addMul(w, row[payload.Count])
+		s.x = append(s.x, sums[3].Add(prob.reduce()))
 	}
-	s := sketch{x: make([]fss.Fp, m)}
-	for k := range s.x {
-		s.x[k] = acc[k].reduce()
-	}
-	s.q = acc[m].reduce()
 	s.total = prefixes[len(prefixes)-m+int(payload.Count)]
 	return s
 }
@@ -618,18 +659,21 @@ func sketchOf(c *coefficients, prefixes []fss.Fp, m int) sketch {
 // wide is an unreduced sum of 128-bit products: top·2^128 + hi·2^64 + lo.
 type wide struct{ lo, hi, top uint64 }
 
-func (a *wide) addMul(x, y fss.Fp) {
+// addMul returns a + x·y. (Values, not pointers: the sketch's
+// accumulators then stay in registers.)
+func (a wide) addMul(x, y fss.Fp) wide {
 	ph, pl := bits.Mul64(uint64(x), uint64(y))
 	var c uint64
 	a.lo, c = bits.Add64(a.lo, pl, 0)
 	a.hi, c = bits.Add64(a.hi, ph, c)
 	a.top += c
+	return a
 }
 
 // twoTo128 is 2^128 mod p = −2^32.
 const twoTo128 = fss.Fp(fss.Modulus - 1<<32)
 
-func (a *wide) reduce() fss.Fp {
+func (a wide) reduce() fss.Fp {
 	return fss.Fp(0).Add(fss.Fp(a.lo % fss.Modulus)).Add(fss.Fp(a.hi % fss.Modulus).Mul(fss.Fp(1<<32 - 1))).Add(fss.Fp(a.top % fss.Modulus).Mul(twoTo128))
 }
 
@@ -646,7 +690,8 @@ type Pending struct {
 
 // Prepare starts the verification of one report from this server's share
 // and its evaluated prefix vector (Evaluate): it derives the report's
-// challenge from the key and the nonce, sketches the vector and returns
+// coefficients from the key and the nonce, sketches the vector with the
+// server's challenge vector (drawn from the key alone) and returns
 // the first message, the masked openings d₁ = ⟨r, ΔCount⟩ − a₁ and
 // d₂ = ⟨r, ΔLabel⟩ − a₂, and with the probability d_p = p̂ − a_p and
 // d_i = s_i·b_i − a'_i (Message1Size bytes).
@@ -656,7 +701,7 @@ func (v *Server) Prepare(nonce [NonceSize]byte, sh *Share, prefixes []fss.Fp) (*
 		return nil, nil, fmt.Errorf("vdcf: prefix vector of %d elements, want %d bins × %d components", len(prefixes), v.s.bins, m)
 	}
 	p := &Pending{v: v, coef: v.challenge(nonce), corr: v.correlatedShare(nonce, sh), stage: 1}
-	p.sk = sketchOf(&p.coef, prefixes, m)
+	p.sk = v.sketchOf(prefixes)
 	c := p.corr
 	p.open = append(make([]fss.Fp, 0, v.s.openings()),
 		p.sk.x[payload.Count].Sub(c[corrA1]),
@@ -760,8 +805,8 @@ func (p *Pending) probabilityShare(d []fss.Fp) fss.Fp {
 	d1, dp, bits := d[0], d[2], d[3:]
 	var sq wide // Σ_i (lead·d_i² + 2d_i·a'_i) − s_i²·b_i, accumulated
 	for i, di := range bits {
-		sq.addMul(di, lead.Mul(di).Add(two.Mul(c[corrMasks+i])))
-		sq.addMul(s[i].Mul(s[i]).Neg(), c[corrBits+i])
+		sq = sq.addMul(di, lead.Mul(di).Add(two.Mul(c[corrMasks+i])))
+		sq = sq.addMul(s[i].Mul(s[i]).Neg(), c[corrBits+i])
 	}
 	bitTerm := sq.reduce().Add(c[corrSq])
 	pxShare := lead.Mul(dp.Mul(d1)).Add(dp.Mul(c[corrA1])).Add(d1.Mul(c[corrAP])).Add(c[corrCP])

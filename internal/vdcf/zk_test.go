@@ -141,7 +141,7 @@ func TestCorruptLeaderCannotReadTheBin(t *testing.T) {
 		z, d := leaderView(first, second, pend)
 		mac := pend[0].macShare(d).Add(pend[1].macShare(d)) // κ₁D₁ + κ₂D₂ + μ − ⟨r, ΔM⟩
 		noMAC := z.Sub(pend[0].coef.rho[rhoMAC].Mul(mac))
-		rv := challengeVector(f.srv[0], r.Nonce)
+		rv := challengeVector(f.srv[0].key, bins)
 		guesses := func(v fss.Fp) (hits []string) {
 			rho1 := pend[0].coef.rho[rhoLabel]
 			for b, rb := range rv {
@@ -175,16 +175,6 @@ func leaderView(first, second [2][]byte, pend [2]*Pending) (z fss.Fp, d []fss.Fp
 		d[j] = element(first[0][8*j:]).Add(element(first[1][8*j:]))
 	}
 	return pend[0].checkShare(d).Add(element(second[1])), d
-}
-
-// challengeVector returns the r the servers draw for the nonce.
-func challengeVector(v *Server, nonce [NonceSize]byte) []fss.Fp {
-	c := v.challenge(nonce)
-	r := make([]fss.Fp, v.s.bins)
-	for j := len(r) - 1; j >= 0; j-- {
-		r[j] = c.next()
-	}
-	return r
 }
 
 // element decodes the first field element of msg.

@@ -1,0 +1,54 @@
+package vdcf
+
+import (
+	"fmt"
+
+	"github.com/fedecdf/fedecdf/fss"
+	"github.com/fedecdf/fedecdf/internal/payload"
+)
+
+// Aggregate is one server's sum of accepted reports' prefix vectors
+// (Server.Evaluate) over some of their components: its share of each
+// component's prefix sums. Sums are carried as 64-bit words congruent
+// mod p (fss.AddLazy), one addition and a conditional one per element,
+// and made canonical when read; the count and label of a 3-component
+// vector eight prefixes per instruction on AVX-512 (foldAccel).
+type Aggregate struct {
+	m    int   // components of a prefix vector
+	bins int   // prefixes
+	comp []int // the components summed
+	sum  []uint64
+}
+
+// NewAggregate returns the empty aggregate of the scheme's prefix
+// vectors over the components comp, each one the scheme's reports carry.
+func (s *Scheme) NewAggregate(comp []payload.Component) (*Aggregate, error) {
+	a := &Aggregate{m: s.Components(), bins: s.bins, sum: make([]uint64, len(comp)*s.bins)}
+	for _, c := range comp {
+		if int(c) >= a.m {
+			return nil, fmt.Errorf("vdcf: component %v is not carried by this scheme's reports (%d components)", c, a.m)
+		}
+		a.comp = append(a.comp, int(c))
+	}
+	return a, nil
+}
+
+// Add adds a prefix vector (bins × Scheme.Components elements) to the
+// sums.
+func (a *Aggregate) Add(vec []fss.Fp) {
+	vec = vec[:a.bins*a.m]
+	done := 0
+	if a.m == 3 && len(a.comp) == 2 && a.comp[0] == int(payload.Count) && a.comp[1] == int(payload.Label) {
+		done = foldAccel(vec, a.sum[:a.bins], a.sum[a.bins:])
+	}
+	for k, c := range a.comp {
+		sum := a.sum[k*a.bins : (k+1)*a.bins]
+		for j := done; j < len(sum); j++ {
+			sum[j] = fss.AddLazy(sum[j], vec[j*a.m+c])
+		}
+	}
+}
+
+// Sum is the sum at prefix j of the k-th component summed (the order of
+// NewAggregate's comp).
+func (a *Aggregate) Sum(k, j int) fss.Fp { return fss.Canonical(a.sum[k*a.bins+j]) }

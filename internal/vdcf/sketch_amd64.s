@@ -1,0 +1,266 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// mask52 is 2^52 − 1, the low limb of a 64-bit word.
+DATA mask52<>+0(SB)/8, $0x000fffffffffffff
+GLOBL mask52<>(SB), RODATA|NOPTR, $8
+
+// twoTo32m1 is 2^32 − 1 ≡ 2^64 (mod p).
+DATA twoTo32m1<>+0(SB)/8, $0xffffffff
+GLOBL twoTo32m1<>(SB), RODATA|NOPTR, $8
+
+// INDEX(name, …) is an eight-word permutation table.
+#define INDEX(name, i0, i1, i2, i3, i4, i5, i6, i7) \
+	DATA name<>+0(SB)/8, $i0              \
+	DATA name<>+8(SB)/8, $i1              \
+	DATA name<>+16(SB)/8, $i2             \
+	DATA name<>+24(SB)/8, $i3             \
+	DATA name<>+32(SB)/8, $i4             \
+	DATA name<>+40(SB)/8, $i5             \
+	DATA name<>+48(SB)/8, $i6             \
+	DATA name<>+56(SB)/8, $i7             \
+	GLOBL name<>(SB), RODATA|NOPTR, $64
+
+// Permutations that gather, from three rows of eight prefixes (24 words
+// P[3j + c] in Z12, Z13, Z14), component c of each: the first picks what
+// lies in the first 16 words, the second completes from the last 8.
+INDEX(idxC1, 0, 3, 6, 9, 12, 15, 0, 0)
+INDEX(idxC2, 0, 1, 2, 3, 4, 5, 10, 13)
+INDEX(idxL1, 1, 4, 7, 10, 13, 0, 0, 0)
+INDEX(idxL2, 0, 1, 2, 3, 4, 8, 11, 14)
+INDEX(idxM1, 2, 5, 8, 11, 14, 0, 0, 0)
+INDEX(idxM2, 0, 1, 2, 3, 4, 9, 12, 15)
+
+// COUNT_LABEL_INDEX loads the count's and the label's permutations into
+// Z24–Z27.
+#define COUNT_LABEL_INDEX \
+	VMOVDQU64 idxC1<>(SB), Z24 \
+	VMOVDQU64 idxC2<>(SB), Z25 \
+	VMOVDQU64 idxL1<>(SB), Z26 \
+	VMOVDQU64 idxL2<>(SB), Z27
+
+// Permutations that gather, from two rows of four prefixes (16 words
+// P[4j + c]), component c of each into the low four words.
+INDEX(idx4C0, 0, 4, 8, 12, 0, 0, 0, 0)
+INDEX(idx4C1, 1, 5, 9, 13, 0, 0, 0, 0)
+INDEX(idx4C2, 2, 6, 10, 14, 0, 0, 0, 0)
+INDEX(idx4C3, 3, 7, 11, 15, 0, 0, 0, 0)
+
+// GATHER4(index, dst): dst = one component of the eight prefixes of a
+// 4-component vector in Z15–Z18, through Z24.
+#define GATHER4(index, dst) \
+	VMOVDQA64    Z15, dst       \
+	VPERMT2Q     Z16, index, dst \
+	VMOVDQA64    Z17, Z24       \
+	VPERMT2Q     Z18, index, Z24 \
+	VINSERTI64X4 $1, Y24, dst, dst
+
+// LOAD_ROWS loads the 24 words of eight prefixes at SI into Z12–Z14.
+#define LOAD_ROWS \
+	VMOVDQU64 0(SI), Z12   \
+	VMOVDQU64 64(SI), Z13  \
+	VMOVDQU64 128(SI), Z14
+
+// GATHER(first, second, dst): dst = one component of the eight prefixes.
+#define GATHER(first, second, dst) \
+	VMOVDQA64 Z12, dst          \
+	VPERMT2Q  Z13, first, dst   \
+	VPERMT2Q  Z14, second, dst
+
+// LIMBS(x, lo, hi): x = lo + 2^52·hi, lo < 2^52, hi < 2^12 (Z31: mask52);
+// lo may be x.
+#define LIMBS(x, lo, hi) \
+	VPSRLQ $52, x, hi     \
+	VPANDQ Z31, x, lo
+
+// PRODUCT(a0, a1, b0, b1, z0, z1, z2) adds (a0 + 2^52·a1)(b0 + 2^52·b1)
+// to z0 + 2^52·z1 + 2^104·z2, lane-wise: the low and high 52 bits of
+// a0b0, a0b1 and a1b0, and a1b1 < 2^24, which has no high part.
+#define PRODUCT(a0, a1, b0, b1, z0, z1, z2) \
+	VPMADD52LUQ b0, a0, z0               \
+	VPMADD52HUQ b0, a0, z1               \
+	VPMADD52LUQ b1, a0, z1               \
+	VPMADD52HUQ b1, a0, z2               \
+	VPMADD52LUQ b0, a1, z1               \
+	VPMADD52HUQ b0, a1, z2               \
+	VPMADD52LUQ b1, a1, z2
+
+// ZERO_ACC clears the accumulators Z0–Z11; STORE_ACC stores them to
+// DX, 64 bytes each.
+#define ZERO_ACC \
+	VPXORQ Z0, Z0, Z0 \
+	VPXORQ Z1, Z1, Z1 \
+	VPXORQ Z2, Z2, Z2 \
+	VPXORQ Z3, Z3, Z3 \
+	VPXORQ Z4, Z4, Z4 \
+	VPXORQ Z5, Z5, Z5 \
+	VPXORQ Z6, Z6, Z6 \
+	VPXORQ Z7, Z7, Z7 \
+	VPXORQ Z8, Z8, Z8 \
+	VPXORQ Z9, Z9, Z9 \
+	VPXORQ Z10, Z10, Z10 \
+	VPXORQ Z11, Z11, Z11
+
+#define STORE_ACC \
+	VMOVDQU64 Z0, 0(DX) \
+	VMOVDQU64 Z1, 64(DX) \
+	VMOVDQU64 Z2, 128(DX) \
+	VMOVDQU64 Z3, 192(DX) \
+	VMOVDQU64 Z4, 256(DX) \
+	VMOVDQU64 Z5, 320(DX) \
+	VMOVDQU64 Z6, 384(DX) \
+	VMOVDQU64 Z7, 448(DX) \
+	VMOVDQU64 Z8, 512(DX) \
+	VMOVDQU64 Z9, 576(DX) \
+	VMOVDQU64 Z10, 640(DX) \
+	VMOVDQU64 Z11, 704(DX)
+
+// SKETCH_ARGS loads the sketch kernels' arguments: p, u, w, n, acc in
+// SI, DI, R8, CX, DX, and mask52 into Z31.
+#define SKETCH_ARGS \
+	MOVQ         p+0(FP), SI      \
+	MOVQ         u+8(FP), DI      \
+	MOVQ         w+16(FP), R8     \
+	MOVQ         n+24(FP), CX     \
+	MOVQ         acc+32(FP), DX   \
+	VPBROADCASTQ mask52<>(SB), Z31
+
+// func sketch3IFMA(p, u, w *fss.Fp, n int, acc *[12][8]uint64)
+//
+// For n prefixes (a multiple of 8, at most 1024) of a 3-component prefix
+// vector p, sets acc to lane-wise sums whose total is the four sketch
+// sums Σ_j u_j·C_j, Σ_j u_j·L_j, Σ_j u_j·M_j and Σ_j w_j·C_j (C, L, M
+// the components): sum d has its 2^0, 2^52 and 2^104 parts in acc[3d],
+// acc[3d+1], acc[3d+2]. Per lane and call a part gains less than
+// 3·128·2^52, so the eight lanes sum in 64 bits.
+TEXT ·sketch3IFMA(SB), NOSPLIT, $0-40
+	SKETCH_ARGS
+	COUNT_LABEL_INDEX
+	VMOVDQU64    idxM1<>(SB), Z28
+	VMOVDQU64    idxM2<>(SB), Z29
+	ZERO_ACC
+	TESTQ        CX, CX
+	JZ           sketched
+
+sketch:
+	LOAD_ROWS
+	VMOVDQU64 (DI), Z18
+	LIMBS(Z18, Z19, Z20)  // u
+	VMOVDQU64 (R8), Z21
+	LIMBS(Z21, Z22, Z23)  // w
+	GATHER(Z24, Z25, Z15) // count
+	LIMBS(Z15, Z16, Z17)
+	PRODUCT(Z19, Z20, Z16, Z17, Z0, Z1, Z2)
+	PRODUCT(Z22, Z23, Z16, Z17, Z9, Z10, Z11)
+	GATHER(Z26, Z27, Z15) // label
+	LIMBS(Z15, Z16, Z17)
+	PRODUCT(Z19, Z20, Z16, Z17, Z3, Z4, Z5)
+	GATHER(Z28, Z29, Z15) // MAC
+	LIMBS(Z15, Z16, Z17)
+	PRODUCT(Z19, Z20, Z16, Z17, Z6, Z7, Z8)
+	ADDQ      $192, SI
+	ADDQ      $64, DI
+	ADDQ      $64, R8
+	SUBQ      $8, CX
+	JNZ       sketch
+
+sketched:
+	STORE_ACC
+	VZEROUPPER
+	RET
+
+// func sketch4IFMA(p, u, w *fss.Fp, n int, acc *[15][8]uint64)
+//
+// sketch3IFMA for a 4-component prefix vector (count, label, MAC,
+// probability): the five sums Σ_j u_j·C_j, Σ_j u_j·L_j, Σ_j u_j·M_j,
+// Σ_j u_j·P_j and Σ_j w_j·C_j, sum d in acc[3d], acc[3d+1], acc[3d+2].
+TEXT ·sketch4IFMA(SB), NOSPLIT, $0-40
+	SKETCH_ARGS
+	VMOVDQU64    idx4C0<>(SB), Z19
+	VMOVDQU64    idx4C1<>(SB), Z20
+	VMOVDQU64    idx4C2<>(SB), Z21
+	VMOVDQU64    idx4C3<>(SB), Z22
+	ZERO_ACC
+	VPXORQ       Z12, Z12, Z12
+	VPXORQ       Z13, Z13, Z13
+	VPXORQ       Z14, Z14, Z14
+	TESTQ        CX, CX
+	JZ           sketched4
+
+sketch4:
+	VMOVDQU64 0(SI), Z15
+	VMOVDQU64 64(SI), Z16
+	VMOVDQU64 128(SI), Z17
+	VMOVDQU64 192(SI), Z18
+	VMOVDQU64 (DI), Z27
+	LIMBS(Z27, Z27, Z28)  // u
+	VMOVDQU64 (R8), Z29
+	LIMBS(Z29, Z29, Z30)  // w
+	GATHER4(Z19, Z23)     // count
+	LIMBS(Z23, Z25, Z26)
+	PRODUCT(Z27, Z28, Z25, Z26, Z0, Z1, Z2)
+	PRODUCT(Z29, Z30, Z25, Z26, Z12, Z13, Z14)
+	GATHER4(Z20, Z23)     // label
+	LIMBS(Z23, Z25, Z26)
+	PRODUCT(Z27, Z28, Z25, Z26, Z3, Z4, Z5)
+	GATHER4(Z21, Z23)     // MAC
+	LIMBS(Z23, Z25, Z26)
+	PRODUCT(Z27, Z28, Z25, Z26, Z6, Z7, Z8)
+	GATHER4(Z22, Z23)     // probability
+	LIMBS(Z23, Z25, Z26)
+	PRODUCT(Z27, Z28, Z25, Z26, Z9, Z10, Z11)
+	ADDQ      $256, SI
+	ADDQ      $64, DI
+	ADDQ      $64, R8
+	SUBQ      $8, CX
+	JNZ       sketch4
+
+sketched4:
+	STORE_ACC
+	VMOVDQU64 Z12, 768(DX)
+	VMOVDQU64 Z13, 832(DX)
+	VMOVDQU64 Z14, 896(DX)
+	VZEROUPPER
+	RET
+
+// ADD_LAZY(x, at, k): the eight words at `at` += x as words congruent mod
+// p: a sum that carries (is below x) gets the lost 2^64 ≡ 2^32 − 1 back
+// (Z30), which cannot carry again (fss.AddLazy).
+#define ADD_LAZY(x, at, k) \
+	VMOVDQU64 at, Z16           \
+	VPADDQ    x, Z16, Z16       \
+	VPCMPUQ   $1, x, Z16, k     \
+	VPADDQ    Z30, Z16, k, Z16  \
+	VMOVDQU64 Z16, at
+
+// func fold3AVX512(p *fss.Fp, count, label *uint64, n int)
+//
+// For n prefixes (a multiple of 8) of a 3-component prefix vector p, adds
+// component 0 (count) to count[j] and component 1 (label) to label[j] as
+// words congruent mod p, eight prefixes per instruction.
+TEXT ·fold3AVX512(SB), NOSPLIT, $0-32
+	MOVQ         p+0(FP), SI
+	MOVQ         count+8(FP), DI
+	MOVQ         label+16(FP), R8
+	MOVQ         n+24(FP), CX
+	VPBROADCASTQ twoTo32m1<>(SB), Z30
+	COUNT_LABEL_INDEX
+	TESTQ        CX, CX
+	JZ           folded
+
+fold:
+	LOAD_ROWS
+	GATHER(Z24, Z25, Z15)
+	ADD_LAZY(Z15, (DI), K1)
+	GATHER(Z26, Z27, Z17)
+	ADD_LAZY(Z17, (R8), K2)
+	ADDQ $192, SI
+	ADDQ $64, DI
+	ADDQ $64, R8
+	SUBQ $8, CX
+	JNZ  fold
+
+folded:
+	VZEROUPPER
+	RET

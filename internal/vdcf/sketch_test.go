@@ -1,0 +1,68 @@
+package vdcf
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/fedecdf/fedecdf/fss"
+)
+
+// TestSketchMatchesFieldArithmetic checks sketchOf, on every path
+// (accelerations on and off), against the inner products computed with
+// canonical field operations from r itself, on grids that leave tails
+// after the vector kernel's groups of 8 and span more than one of its
+// blocks, with elements near p (every limb and carry at its largest) and
+// uniform ones.
+func TestSketchMatchesFieldArithmetic(t *testing.T) {
+	for _, accel := range accelPaths(t) {
+		for _, bins := range []int{1, 7, 8, 9, 1024, 2053} {
+			for _, prob := range []bool{false, true} {
+				for _, near := range []bool{true, false} {
+					t.Run(fmt.Sprintf("%s/bins=%d/probability=%v/near_p=%v", accel.name, bins, prob, near), func(t *testing.T) {
+						accel.set(t)
+						f := newFixture(t, bins, 30)
+						if prob {
+							f = newProbFixture(t, bins, 30)
+						}
+						rnd := rand.New(rand.NewChaCha8([32]byte{byte(bins)}))
+						m := f.s.Components()
+						vec := make([]fss.Fp, bins*m)
+						for i := range vec {
+							if near {
+								vec[i] = fss.Fp(fss.Modulus - 1 - rnd.Uint64N(3))
+							} else {
+								vec[i] = fss.Fp(rnd.Uint64N(fss.Modulus))
+							}
+						}
+						got, want := f.srv[0].sketchOf(vec), referenceSketch(f.srv[0].key, vec, m)
+						if fmt.Sprint(got) != fmt.Sprint(want) {
+							t.Fatalf("sketch %v, want %v", got, want)
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// referenceSketch is the sketch from its definition: x_c = ⟨r, ΔP_c⟩ and
+// q = ⟨r∘r, ΔP_Count⟩ with ΔP_c(j) = P_c(j) − P_c(j − 1).
+func referenceSketch(key [KeySize]byte, vec []fss.Fp, m int) sketch {
+	bins := len(vec) / m
+	r := challengeVector(key, bins)
+	s := sketch{x: make([]fss.Fp, m), total: vec[(bins-1)*m]}
+	for j := range bins {
+		for c := range m {
+			d := vec[j*m+c]
+			if j > 0 {
+				d = d.Sub(vec[(j-1)*m+c])
+			}
+			s.x[c] = s.x[c].Add(r[j].Mul(d))
+			if c == 0 {
+				s.q = s.q.Add(r[j].Mul(r[j]).Mul(d))
+			}
+		}
+	}
+	return s
+}
