@@ -228,6 +228,34 @@ func TestOpenRefusesUnsafeOrForeignFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, ErrFormat},
+		{"format 3, reports keyed by report ID", func(t *testing.T, path string) {
+			db, err := bolt.Open(path, 0o600, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			err = db.Update(func(tx *bolt.Tx) error {
+				meta, err := tx.CreateBucket(metaBucket)
+				if err == nil {
+					err = meta.Put(formatKey, []byte{3})
+				}
+				var d *bolt.Bucket
+				if err == nil {
+					d, err = tx.CreateBucket(reportsBucket)
+				}
+				if err == nil {
+					d, err = d.CreateBucket([]byte("d"))
+				}
+				if err == nil {
+					id := reportID(1)
+					err = d.Put(id[:], []byte("upload"))
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}, ErrFormat},
 		{"another format version", func(t *testing.T, path string) {
 			s, err := Open(path)
 			if err != nil {
@@ -256,6 +284,9 @@ func TestOpenRefusesUnsafeOrForeignFiles(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), path) {
 				t.Errorf("error %q does not name the file", err)
+			}
+			if tt.want == ErrFormat && !strings.Contains(err.Error(), "start the server on a new store file") && !strings.Contains(err.Error(), "or start on a new store file") {
+				t.Errorf("error %q does not say what to do", err)
 			}
 		})
 	}
@@ -493,5 +524,38 @@ func TestUploadsReadsBackByID(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.id.String()) {
 			t.Errorf("Uploads of report %v of dataset %q: %v, want an error naming it", c.id, c.dataset, err)
 		}
+	}
+}
+
+// TestOpenRefusesDamagedRecords: a report record too short to hold its
+// report ID and receipt time, or under a key that is no sequence number,
+// is refused at open, naming the file and the dataset.
+func TestOpenRefusesDamagedRecords(t *testing.T) {
+	for _, c := range []struct{ name, key, value string }{
+		{"short record", "\x00\x00\x00\x00\x00\x00\x00\x01", "short"},
+		{"key of 16 bytes", string(make([]byte, 16)), string(make([]byte, 40))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, path := openTemp(t)
+			err := s.db.Update(func(tx *bolt.Tx) error {
+				d, err := tx.Bucket(reportsBucket).CreateBucket([]byte("d"))
+				if err != nil {
+					return err
+				}
+				return d.Put([]byte(c.key), []byte(c.value))
+			})
+			s.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err = Open(path)
+			if err == nil {
+				s.Close()
+				t.Fatal("Open accepted a damaged record")
+			}
+			if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), `dataset "d"`) || !strings.Contains(err.Error(), "damaged") {
+				t.Errorf("Open: %v; want an error naming the file, the dataset and the damage", err)
+			}
+		})
 	}
 }
