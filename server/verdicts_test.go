@@ -324,61 +324,41 @@ func TestVerdictRecordKnownAnswer(t *testing.T) {
 
 // TestRestartedServerKeepsRejections: the rejected counts per reason
 // survive a restart of both servers, whichever reports were refused at
-// upload (malformed, never stored) or at verification.
+// upload (malformed, never stored) or at verification, and so do the
+// accepted reports and the released total: with the replay deriving each
+// accepted report's output in turn, or with the outputs re-derived ahead
+// in parallel (Server.PrepareReplay, as package deploy replays its
+// store).
 func TestRestartedServerKeepsRejections(t *testing.T) {
 	for _, b := range verifiedBackends {
-		t.Run(string(b), func(t *testing.T) {
-			r := newRestartable(t, b)
-			r.uploadVerified(t, 0.4, 0.6)
-			rng := rand.New(rand.NewPCG(9, 9))
-			want := map[string]int{}
-			for _, f := range forgeries(b) {
-				r.forge(t, f.kind, rng)
-				want[verify.Reason(f.want)]++
-			}
-			if err := r.leader.Verify(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			r.checkVerified(t, 2, want)
-			before := maps.Clone(want)
-			r.restart(t, Leader)
-			r.restart(t, Helper)
-			r.checkVerified(t, 2, before)
-		})
-	}
-}
-
-// TestRederiveAheadCountsTheSame: servers restarted with their accepted
-// reports' outputs re-derived ahead of the replay, in parallel
-// (Server.PrepareReplay, as package deploy replays its store), count the same
-// reports and rejections, and release the same total, as the replay
-// deriving each in turn.
-func TestRederiveAheadCountsTheSame(t *testing.T) {
-	for _, b := range verifiedBackends {
-		t.Run(string(b), func(t *testing.T) {
-			r := newRestartable(t, b)
-			r.uploadVerified(t, 0.1, 0.4, 0.6)
-			rng := rand.New(rand.NewPCG(3, 4))
-			want := map[string]int{}
-			for _, f := range forgeries(b) {
-				r.forge(t, f.kind, rng)
-				want[verify.Reason(f.want)]++
-			}
-			if err := r.leader.Verify(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			r.ahead = true
-			r.restart(t, Leader)
-			r.restart(t, Helper)
-			r.checkVerified(t, 3, want)
-			rel, _, err := r.release(1 << 48)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := r.total(t, rel); got != 3 {
-				t.Errorf("released total %d, want 3", got)
-			}
-		})
+		for _, ahead := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/ahead=%v", b, ahead), func(t *testing.T) {
+				r := newRestartable(t, b)
+				r.uploadVerified(t, 0.4, 0.6)
+				rng := rand.New(rand.NewPCG(9, 9))
+				want := map[string]int{}
+				for _, f := range forgeries(b) {
+					r.forge(t, f.kind, rng)
+					want[verify.Reason(f.want)]++
+				}
+				if err := r.leader.Verify(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				r.checkVerified(t, 2, want)
+				before := maps.Clone(want)
+				r.ahead = ahead
+				r.restart(t, Leader)
+				r.restart(t, Helper)
+				r.checkVerified(t, 2, before)
+				rel, _, err := r.release(1 << 48)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := r.total(t, rel); got != 2 {
+					t.Errorf("released total %d, want 2", got)
+				}
+			})
+		}
 	}
 }
 

@@ -196,20 +196,10 @@ func TestCrashBetweenAppendedRecords(t *testing.T) {
 	}
 
 	t.Run("a report recorded twice", func(t *testing.T) {
-		err := func() error {
-			db, err := bolt.Open(path, 0o600, nil)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			return db.Update(func(tx *bolt.Tx) error {
-				_, err := appendRecord(tx, reportsBucket, "d", reportRecord(r1, time.Now(), []byte("u1 again")))
-				return err
-			})
-		}()
-		if err != nil {
-			t.Fatal(err)
-		}
+		rawUpdate(func(tx *bolt.Tx) error {
+			_, err := appendRecord(tx, reportsBucket, "d", reportRecord(r1, time.Now(), []byte("u1 again")))
+			return err
+		})(t, path)
 		st := readState(t, path)
 		if st.n != 2 || !mapsEqual(st.uploads, uploads) {
 			t.Errorf("read %d reports %v, want 2: %v", st.n, st.uploads, uploads)
@@ -368,31 +358,39 @@ func TestGroupCommitMixesVerdicts(t *testing.T) {
 
 // BenchmarkIndexMemory reports the heap the in-memory index takes per
 // report (index_bytes/report) at 10⁶ reports, the scale of the 10⁶
-// simulate goal.
+// simulate goal: grown by PutReport's commits, and as load builds it
+// at open, sized for the records.
 func BenchmarkIndexMemory(b *testing.B) {
 	const n = 1_000_000
-	for range b.N {
-		runtime.GC()
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		var x index
-		x.seqs = map[string]map[payload.ReportID]uint64{}
-		added := make(map[indexKey]uint64, 1024)
-		rng := rand.New(rand.NewPCG(1, 2))
-		for i := range n {
-			var id payload.ReportID
-			for j := range id {
-				id[j] = byte(rng.Uint32())
+	for _, sized := range []bool{false, true} {
+		name := map[bool]string{false: "grown", true: "loaded"}[sized]
+		b.Run(name, func(b *testing.B) {
+			for range b.N {
+				runtime.GC()
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				x := index{seqs: map[string]map[payload.ReportID]uint64{}}
+				if sized {
+					x.seqs["d"] = make(map[payload.ReportID]uint64, n)
+				}
+				added := make(map[indexKey]uint64, 1024)
+				rng := rand.New(rand.NewPCG(1, 2))
+				for i := range n {
+					var id payload.ReportID
+					for j := range id {
+						id[j] = byte(rng.Uint32())
+					}
+					added[indexKey{"d", id}] = uint64(i + 1)
+					if len(added) == 1024 || i == n-1 {
+						x.add(added)
+						clear(added)
+					}
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "index_bytes/report")
+				runtime.KeepAlive(&x)
 			}
-			added[indexKey{"d", id}] = uint64(i + 1)
-			if len(added) == 1024 || i == n-1 {
-				x.add(added)
-				clear(added)
-			}
-		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "index_bytes/report")
-		runtime.KeepAlive(&x)
+		})
 	}
 }

@@ -214,48 +214,28 @@ func TestOpenRefusesUnsafeOrForeignFiles(t *testing.T) {
 	}{
 		{"group-readable", createWithMode(0o640), ErrPermissions},
 		{"world-writable", createWithMode(0o602), ErrPermissions},
-		{"written before format versions", func(t *testing.T, path string) {
-			db, err := bolt.Open(path, 0o600, nil)
-			if err != nil {
-				t.Fatal(err)
+		{"written before format versions", rawUpdate(func(tx *bolt.Tx) error {
+			_, err := tx.CreateBucket(reportsBucket)
+			return err
+		}), ErrFormat},
+		{"format 3, reports keyed by report ID", rawUpdate(func(tx *bolt.Tx) error {
+			meta, err := tx.CreateBucket(metaBucket)
+			if err == nil {
+				err = meta.Put(formatKey, []byte{3})
 			}
-			defer db.Close()
-			err = db.Update(func(tx *bolt.Tx) error {
-				_, err := tx.CreateBucket(reportsBucket)
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
+			var d *bolt.Bucket
+			if err == nil {
+				d, err = tx.CreateBucket(reportsBucket)
 			}
-		}, ErrFormat},
-		{"format 3, reports keyed by report ID", func(t *testing.T, path string) {
-			db, err := bolt.Open(path, 0o600, nil)
-			if err != nil {
-				t.Fatal(err)
+			if err == nil {
+				d, err = d.CreateBucket([]byte("d"))
 			}
-			defer db.Close()
-			err = db.Update(func(tx *bolt.Tx) error {
-				meta, err := tx.CreateBucket(metaBucket)
-				if err == nil {
-					err = meta.Put(formatKey, []byte{3})
-				}
-				var d *bolt.Bucket
-				if err == nil {
-					d, err = tx.CreateBucket(reportsBucket)
-				}
-				if err == nil {
-					d, err = d.CreateBucket([]byte("d"))
-				}
-				if err == nil {
-					id := reportID(1)
-					err = d.Put(id[:], []byte("upload"))
-				}
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
+			if err == nil {
+				id := reportID(1)
+				err = d.Put(id[:], []byte("upload"))
 			}
-		}, ErrFormat},
+			return err
+		}), ErrFormat},
 		{"another format version", func(t *testing.T, path string) {
 			s, err := Open(path)
 			if err != nil {
@@ -289,6 +269,22 @@ func TestOpenRefusesUnsafeOrForeignFiles(t *testing.T) {
 				t.Errorf("error %q does not say what to do", err)
 			}
 		})
+	}
+}
+
+// rawUpdate returns a preparation that writes the file at path with
+// bbolt directly, in one transaction fn, as another program might.
+func rawUpdate(fn func(tx *bolt.Tx) error) func(t *testing.T, path string) {
+	return func(t *testing.T, path string) {
+		t.Helper()
+		db, err := bolt.Open(path, 0o600, nil)
+		if err == nil {
+			err = db.Update(fn)
+			err = errors.Join(err, db.Close())
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
