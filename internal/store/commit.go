@@ -72,23 +72,25 @@ func (s *Store) stopCommitter() {
 // upload and its time; it too returns only once that first one is
 // durable.
 func (s *Store) PutReport(dataset string, id payload.ReportID, upload []byte) error {
-	if s.index.seq(dataset, id) != 0 {
-		return nil // durable already
-	}
 	if err := s.enqueue(&write{dataset: dataset, id: id, upload: upload, received: time.Now()}); err != nil {
 		return fmt.Errorf("store: recording report %v of dataset %q: %w", id, dataset, err)
 	}
 	return nil
 }
 
-// enqueue hands w to the committer and waits for the commit covering it.
+// enqueue hands w to the committer and waits for the commit covering
+// it; a report recorded already is durable, and needs no commit.
 func (s *Store) enqueue(w *write) error {
-	w.done = donePool.Get().(chan error)
 	s.c.mu.RLock()
 	if s.c.closed {
 		s.c.mu.RUnlock()
 		return ErrClosed
 	}
+	if w.verdicts == nil && s.index.seq(w.dataset, w.id) != 0 {
+		s.c.mu.RUnlock()
+		return nil
+	}
+	w.done = donePool.Get().(chan error)
 	s.c.queue <- w
 	s.c.mu.RUnlock()
 	err := <-w.done

@@ -371,7 +371,7 @@ func TestGroupCommit(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutReport("d", reportID(1), []byte{1}); !errors.Is(err, ErrClosed) {
+	if err := s.PutReport("d", payload.ReportID{1}, []byte{1}); !errors.Is(err, ErrClosed) { // one it holds
 		t.Fatalf("PutReport after Close: %v, want ErrClosed", err)
 	}
 	s, err := Open(path)
