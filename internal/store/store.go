@@ -65,7 +65,7 @@ var ErrLocked = errors.New("store file in use by another process")
 // committed (and fsynced) before the method returns, so a caller that
 // acknowledges after it never loses what it acknowledged. It is safe for
 // concurrent use; writes are serialised by bbolt, and concurrent
-// PutReport calls share a transaction (group commit).
+// PutReport and SaveVerdicts calls share a transaction (group commit).
 type Store struct {
 	db    *bolt.DB
 	c     *committer
