@@ -157,24 +157,23 @@ func (s *Store) Close() error {
 // they were first recorded. The upload slice is valid only during the
 // call.
 func (s *Store) Reports(dataset string, fn func(id payload.ReportID, upload []byte) error) error {
-	err := s.db.View(func(tx *bolt.Tx) error {
+	return s.db.View(func(tx *bolt.Tx) error {
 		d := tx.Bucket(reportsBucket).Bucket([]byte(dataset))
 		if d == nil {
 			return nil
 		}
 		return d.ForEach(func(k, v []byte) error {
 			seq, id, rest, err := parseRecord(dataset, "report", k, v)
-			if err != nil || s.index.seq(dataset, id) != seq {
-				return err // or a second record of the report, or one deleted since
+			switch {
+			case err != nil:
+				return fmt.Errorf("store: %w", err)
+			case s.index.seq(dataset, id) != seq:
+				return nil // a second record of the report, or one deleted since
 			}
 			_, upload := parseReport(rest)
-			return fn(id, bytes.Clone(upload)) // v is valid only in the transaction
+			return fn(id, bytes.Clone(upload)) // v is valid only in the transaction; fn's error as it is
 		})
 	})
-	if err != nil {
-		return fmt.Errorf("store: %w", err)
-	}
-	return nil
 }
 
 // records calls fn with the record of each of the reports ids of dataset
@@ -255,10 +254,12 @@ func (s *Store) DeleteReports(dataset string, ids []payload.ReportID) (int, erro
 	seqs := s.index.lookup(dataset, ids)
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		d := tx.Bucket(reportsBucket).Bucket([]byte(dataset))
+		gone := make(map[uint64]bool, len(seqs))
 		for i, seq := range seqs {
-			if seq == 0 {
+			if seq == 0 || gone[seq] { // not held, or named twice
 				continue
 			}
+			gone[seq] = true
 			deleted = append(deleted, ids[i])
 			if err := d.Delete(seqKey(seq)); err != nil {
 				return err

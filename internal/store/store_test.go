@@ -429,7 +429,7 @@ func TestReceivedAtAndDeleteReports(t *testing.T) {
 			t.Errorf("report %v: receipt time %v after a re-store and reopen, first %v", ids[i], again[i], first[i])
 		}
 	}
-	n, err := s.DeleteReports("d", []payload.ReportID{reportID(1), reportID(3), reportID(9)})
+	n, err := s.DeleteReports("d", []payload.ReportID{reportID(1), reportID(3), reportID(9), reportID(3)})
 	if err != nil || n != 2 {
 		t.Fatalf("DeleteReports: %d, %v; want 2 deleted", n, err)
 	}
