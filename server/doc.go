@@ -221,7 +221,11 @@
 // DCF), and restores the helper's tentative answers by following the
 // stored leader message again (both schemes' preparation is
 // deterministic given the key, the share and the nonce, so the answer is
-// the same). So whichever server crashes at whatever point of the
+// the same). A replay in chunks has the server re-derive a chunk's
+// outputs in parallel first (PrepareReplay), which also names the
+// chunk's rejected reports: their uploads need no replay, and an upload
+// of a rejected report is refused with its reason, never acknowledged
+// as a duplicate, so its rejection counts once. So whichever server crashes at whatever point of the
 // exchange, the next exchange finishes it: a Prepare lost or unanswered
 // is sent again and answered from the same (stored) tentative verdict, a
 // Decide lost is sent again, and both servers end with the same counted

@@ -39,6 +39,9 @@ type restartable struct {
 	*pair
 	backend Backend
 	store   [2]*durable // leader, helper
+	// ahead: a restarted server re-derives the accepted reports'
+	// outputs ahead of the replay (Server.PrepareReplay), as deploy does.
+	ahead bool
 }
 
 // newRestartable returns a restartable pair serving a verified dataset of
@@ -72,12 +75,18 @@ func (r *restartable) restart(t *testing.T, role Role) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if r.ahead {
+		r.rederive(t, srv, st.uploads)
+	}
 	for _, up := range st.uploads {
 		if _, err := protocol.Decode(srv.Handle(context.Background(), "store", up)); err != nil {
 			t.Fatal(err)
 		}
 		m, _ := protocol.Decode(up)
 		srv.Stored("d", m.(*protocol.Upload).Report)
+	}
+	if n := len(srv.datasets["d"].verified.rederived); n != 0 {
+		t.Fatalf("%d outputs re-derived ahead were not used by the replay", n)
 	}
 	handle := func(ctx context.Context, from transport.PeerID, req []byte) []byte {
 		resp := srv.Handle(ctx, from, req)
@@ -102,6 +111,31 @@ func (r *restartable) restart(t *testing.T, role Role) {
 	}
 	r.helper = srv
 	r.net.Register("helper", handle)
+}
+
+// rederive has srv re-derive ahead the outputs of the reports among
+// uploads accepted before its restart, which it must hold after: as many
+// as the verdicts accepted in its store.
+func (r *restartable) rederive(t *testing.T, srv *Server, uploads [][]byte) {
+	t.Helper()
+	ups := make([]*protocol.Upload, len(uploads))
+	for i, b := range uploads {
+		ups[i] = mustDecode(b).(*protocol.Upload)
+	}
+	rejected := srv.PrepareReplay("d", ups)
+	v := srv.datasets["d"].verified
+	want := 0
+	for _, up := range ups {
+		if verdict, ok := v.final[up.Report]; ok && verdict != protocol.VerdictOK {
+			want++
+		}
+	}
+	if len(rejected) != want || want == 0 {
+		t.Fatalf("%d stored uploads rejected, want %d (and some)", len(rejected), want)
+	}
+	if len(v.rederived) != len(v.restore) || len(v.restore) == 0 {
+		t.Fatalf("%d outputs re-derived ahead, for %d accepted reports", len(v.rederived), len(v.restore))
+	}
 }
 
 // memoryVerdicts is a VerdictStore in memory: what a restartable pair's
@@ -290,27 +324,41 @@ func TestVerdictRecordKnownAnswer(t *testing.T) {
 
 // TestRestartedServerKeepsRejections: the rejected counts per reason
 // survive a restart of both servers, whichever reports were refused at
-// upload (malformed, never stored) or at verification.
+// upload (malformed, never stored) or at verification, and so do the
+// accepted reports and the released total: with the replay deriving each
+// accepted report's output in turn, or with the outputs re-derived ahead
+// in parallel (Server.PrepareReplay, as package deploy replays its
+// store).
 func TestRestartedServerKeepsRejections(t *testing.T) {
 	for _, b := range verifiedBackends {
-		t.Run(string(b), func(t *testing.T) {
-			r := newRestartable(t, b)
-			r.uploadVerified(t, 0.4, 0.6)
-			rng := rand.New(rand.NewPCG(9, 9))
-			want := map[string]int{}
-			for _, f := range forgeries(b) {
-				r.forge(t, f.kind, rng)
-				want[verify.Reason(f.want)]++
-			}
-			if err := r.leader.Verify(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			r.checkVerified(t, 2, want)
-			before := maps.Clone(want)
-			r.restart(t, Leader)
-			r.restart(t, Helper)
-			r.checkVerified(t, 2, before)
-		})
+		for _, ahead := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/ahead=%v", b, ahead), func(t *testing.T) {
+				r := newRestartable(t, b)
+				r.uploadVerified(t, 0.4, 0.6)
+				rng := rand.New(rand.NewPCG(9, 9))
+				want := map[string]int{}
+				for _, f := range forgeries(b) {
+					r.forge(t, f.kind, rng)
+					want[verify.Reason(f.want)]++
+				}
+				if err := r.leader.Verify(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				r.checkVerified(t, 2, want)
+				before := maps.Clone(want)
+				r.ahead = ahead
+				r.restart(t, Leader)
+				r.restart(t, Helper)
+				r.checkVerified(t, 2, before)
+				rel, _, err := r.release(1 << 48)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := r.total(t, rel); got != 2 {
+					t.Errorf("released total %d, want 2", got)
+				}
+			})
+		}
 	}
 }
 
@@ -390,5 +438,55 @@ func (p *pair) rekey(t *testing.T, leader, helper [verify.KeySize]byte) {
 	p.net.Register("helper", p.helper.Handle)
 	if err := p.leader.CheckPeer(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRejectedReportRefusedAgain: the stored upload of a report rejected
+// at verification, uploaded again (a party's retry, or a replay by an
+// adversary), is refused at each server with its rejection's reason,
+// not acknowledged as a duplicate, and the rejection counts once, also
+// after both servers restart and skip it in their replay
+// (PrepareReplay).
+func TestRejectedReportRefusedAgain(t *testing.T) {
+	for _, b := range verifiedBackends {
+		t.Run(string(b), func(t *testing.T) {
+			r := newRestartable(t, b)
+			r.uploadVerified(t, 0.5)
+			r.forge(t, crashForgeries[b][0], rand.New(rand.NewPCG(5, 6)))
+			if err := r.leader.Verify(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			want, err := r.leader.Rejected("d")
+			if err != nil || len(want) != 1 {
+				t.Fatalf("rejected %v, %v; want one forgery", want, err)
+			}
+			uploadAgain := func() {
+				t.Helper()
+				for role, srv := range []*Server{r.leader, r.helper} {
+					refused := 0
+					for _, up := range r.store[role].uploads {
+						id := mustDecode(up).(*protocol.Upload).Report
+						verdict := srv.datasets["d"].verified.final[id]
+						resp := mustDecode(srv.Handle(context.Background(), "mallory", up))
+						if verdict == protocol.VerdictOK {
+							continue
+						}
+						refused++
+						if e, ok := resp.(*protocol.Error); !ok || !strings.Contains(e.Text, verdicts[verdict].Error()) {
+							t.Errorf("%s: the rejected report uploaded again: %v, want refused for %v", srv.cfg.Role, resp, verdicts[verdict])
+						}
+					}
+					if refused != 1 {
+						t.Errorf("%s: %d rejected uploads stored, want 1", srv.cfg.Role, refused)
+					}
+				}
+				r.checkVerified(t, 1, want)
+			}
+			uploadAgain()
+			r.ahead = true
+			r.restart(t, Leader)
+			r.restart(t, Helper)
+			uploadAgain()
+		})
 	}
 }

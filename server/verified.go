@@ -43,6 +43,9 @@ type verified struct {
 	// are not held again yet: each is added to the aggregate, its output
 	// re-derived (scheme.rederive), when its upload is replayed (hold).
 	restore map[payload.ReportID]bool
+	// rederived holds outputs of reports in restore re-derived ahead of
+	// their replay, in parallel (Server.PrepareReplay).
+	rederived map[payload.ReportID]any
 	// restoreTentative holds, at the helper, the tentative answers
 	// stored before a restart on reports not held again yet: each its
 	// verdict and the leader's message it answered (retentative).
@@ -123,6 +126,7 @@ func newVerified(d Dataset, role Role, key [verify.KeySize]byte, store VerdictSt
 		rejected:  make(map[string]int),
 		dataset:   d.Name, store: store, gate: gate,
 		restore:          make(map[payload.ReportID]bool),
+		rederived:        make(map[payload.ReportID]any),
 		restoreTentative: make(map[payload.ReportID]protocol.Item),
 		unstored:         make(map[payload.ReportID]bool),
 	}, nil
@@ -182,18 +186,23 @@ func firstRejection(vs ...protocol.Verdict) protocol.Verdict {
 // hold accepts a verified upload for verification: a report whose
 // shares do not decode is rejected at once (malformed, or mismatch for a
 // verified DCF key of the other server or grid), and the helper told, by
-// the leader; a report already held or decided is a duplicate. A report
-// accepted before a restart is counted again (accepted), and a helper's
-// tentative answer from before a restart restored. The caller holds s.mu.
+// the leader; a report already held or accepted is a duplicate, one
+// rejected is refused again with its reason (not acknowledged, so not
+// stored again). A report accepted before a restart is counted again
+// (accepted), and a helper's tentative answer from before a restart
+// restored. The caller holds s.mu.
 func (v *verified) hold(role Role, m *protocol.Upload) (duplicate, accepted bool, err error) {
 	if _, held := v.uploads[m.Report]; held {
 		return true, false, nil
 	}
-	if _, decided := v.final[m.Report]; decided {
-		if !v.restore[m.Report] {
-			return true, false, nil
+	if verdict, decided := v.final[m.Report]; decided {
+		switch {
+		case v.restore[m.Report]:
+			return false, true, v.rederive(m)
+		case verdict != protocol.VerdictOK:
+			return false, false, fmt.Errorf("decided already: %w", verdicts[verdict])
 		}
-		return false, true, v.rederive(m)
+		return true, false, nil
 	}
 	if err := v.scheme.check(m); err != nil {
 		verdict := verdictOf(err)
@@ -219,9 +228,15 @@ func (v *verified) hold(role Role, m *protocol.Upload) (duplicate, accepted bool
 }
 
 // rederive counts again a report accepted before a restart, from its
-// replayed upload (scheme.rederive).
+// replayed upload (scheme.rederive), or the output derived from it
+// ahead (PrepareReplay).
 func (v *verified) rederive(m *protocol.Upload) error {
-	out, err := v.scheme.rederive(m)
+	out, ok := v.rederived[m.Report]
+	delete(v.rederived, m.Report)
+	var err error
+	if !ok {
+		out, err = v.scheme.rederive(m)
+	}
 	if err != nil {
 		return fmt.Errorf("re-deriving the output of report %v, accepted before a restart: %w", m.Report, err)
 	}
@@ -248,6 +263,52 @@ func (v *verified) retentative(m *protocol.Upload, it protocol.Item) (*tentative
 	}
 	t.item.Message, t.state = st.msg, st.state
 	return t, nil
+}
+
+// PrepareReplay prepares the replay (Handle) of ups, uploads of dataset
+// a restarted server held before: it re-derives, on GOMAXPROCS
+// goroutines and outside the server's lock, the outputs of the reports
+// among them that both servers accepted, which their replay then adds
+// without deriving them again under the lock (a restarted server
+// replaying its store in chunks through it re-derives at the speed of
+// its cores, not of one; an output that fails to derive is left for the
+// replay to fail on); and it returns the reports among ups that this
+// server rejected finally, whose uploads need no replay (their verdicts
+// are loaded, and an upload of them is refused) and may be dropped.
+func (s *Server) PrepareReplay(dataset string, ups []*protocol.Upload) (rejected []payload.ReportID) {
+	s.mu.Lock()
+	d, ok := s.datasets[dataset]
+	if !ok || d.verified == nil {
+		s.mu.Unlock()
+		return nil
+	}
+	v := d.verified
+	var todo []*protocol.Upload
+	for _, up := range ups {
+		verdict, decided := v.final[up.Report]
+		_, done := v.rederived[up.Report]
+		switch {
+		case decided && verdict != protocol.VerdictOK:
+			rejected = append(rejected, up.Report)
+		case v.restore[up.Report] && !done:
+			todo = append(todo, up)
+		}
+	}
+	s.mu.Unlock()
+	outs := make([]any, len(todo))
+	parallel(len(todo), func(i int) {
+		if out, err := v.scheme.rederive(todo[i]); err == nil {
+			outs[i] = out
+		}
+	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, up := range todo {
+		if outs[i] != nil && v.restore[up.Report] {
+			v.rederived[up.Report] = outs[i]
+		}
+	}
+	return rejected
 }
 
 // Stored tells the server that the upload of report id of dataset, which

@@ -113,7 +113,8 @@
 // every release; each server verifies a report only once its upload is
 // durable, saves its verdicts in its store before acting on them, and on
 // restart re-derives the accepted reports' output shares from the
-// replayed uploads (server/doc.go). Rejections are logged at WARN and
+// replayed uploads, in parallel, and deletes the rejected ones' uploads
+// from its store (server/doc.go). Rejections are logged at WARN and
 // shown per reason in fedecdf status (ServerStatus.Rejected). The two
 // servers' verify key is VerifyKey: HKDF-SHA256 over the X25519 shared
 // secret of one server's HPKE private key and the other's public key in

@@ -374,34 +374,66 @@ func (s *Server) verifyKey(cfg *server.Config) error {
 	return nil
 }
 
-// replay feeds the stored uploads to the fresh server; a bare DCF key
-// stored before dcf deployments were verified is refused
+// replayChunk is how many stored uploads replay prepares together.
+const replayChunk = 256
+
+// replay feeds the stored uploads to the fresh server, in chunks whose
+// accepted reports' outputs the server re-derives in parallel first
+// (server.Server.PrepareReplay). The uploads of reports the server
+// rejected are not replayed but deleted from the store: their verdicts
+// are stored, and the server refuses them if uploaded again. A bare DCF
+// key stored before dcf deployments were verified is refused
 // (ErrUnverifiedStore).
 func (s *Server) replay() error {
+	dataset := s.cfg.Manifest.Dataset
 	n := 0
-	err := s.store.Reports(s.cfg.Manifest.Dataset, func(id payload.ReportID, upload []byte) error {
-		if up, err := protocol.Decode(upload); err == nil {
-			if up, ok := up.(*protocol.Upload); ok && len(up.Key) != 0 {
-				return fmt.Errorf("store: report %v: %w, stored before this deployment's reports were verified (manifest version 2): start the server on a new store file, and have the parties upload again", id, ErrUnverifiedStore)
+	var rejected []payload.ReportID
+	chunk := make([]*protocol.Upload, 0, replayChunk)
+	flush := func() error {
+		skip := s.srv.PrepareReplay(dataset, chunk)
+		rejected = append(rejected, skip...)
+		for _, up := range chunk {
+			if slices.Contains(skip, up.Report) {
+				continue
 			}
-		}
-		resp, err := protocol.Decode(s.srv.Handle(context.Background(), "store", upload))
-		if err == nil {
+			resp := s.srv.HandleMessage(context.Background(), "store", up)
 			if e, isErr := resp.(*protocol.Error); isErr {
-				err = errors.New(e.Text)
+				return fmt.Errorf("store: replaying report %v: %s", up.Report, e.Text)
 			}
+			s.srv.Stored(dataset, up.Report)
+			n++
 		}
+		chunk = chunk[:0]
+		return nil
+	}
+	err := s.store.Reports(dataset, func(id payload.ReportID, upload []byte) error {
+		msg, err := protocol.Decode(upload)
 		if err != nil {
 			return fmt.Errorf("store: replaying report %v: %w", id, err)
 		}
-		s.srv.Stored(s.cfg.Manifest.Dataset, id)
-		n++
+		up, ok := msg.(*protocol.Upload)
+		switch {
+		case !ok:
+			return fmt.Errorf("store: replaying report %v: a %T, not an upload", id, msg)
+		case len(up.Key) != 0:
+			return fmt.Errorf("store: report %v: %w, stored before this deployment's reports were verified (manifest version 2): start the server on a new store file, and have the parties upload again", id, ErrUnverifiedStore)
+		}
+		if chunk = append(chunk, up); len(chunk) == replayChunk {
+			return flush()
+		}
 		return nil
 	})
 	if err == nil {
-		s.log.Info("restored from the store", "reports", n)
+		err = flush()
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	if _, err := s.store.DeleteReports(dataset, rejected); err != nil {
+		s.log.Error("deleting the stored uploads of rejected reports (they are skipped again at the next start)", "err", err)
+	}
+	s.log.Info("restored from the store", "reports", n, "rejected_uploads_deleted", len(rejected))
+	return nil
 }
 
 // ID returns the server's peer ID.

@@ -175,7 +175,7 @@ func TestPurgeOrphans(t *testing.T) {
 	for _, s := range []struct {
 		srv  *Server
 		want int
-	}{{d.leader, 4}, {d.helper, 4}} { // the 3 both count, and the leader's rejected inst[5] (kept with its verdict), the helper's own inst[4]
+	}{{d.leader, 3}, {d.helper, 4}} { // the 3 both count, and the helper's own inst[4]; the leader's rejected inst[5] left with its upload, its verdict kept
 		if n, err := s.srv.NumReports(); err != nil || n != s.want {
 			t.Errorf("%s store holds %d reports (%v), want %d", s.srv.cfg.Role, n, err, s.want)
 		}

@@ -107,7 +107,7 @@ func TestVerifiedOverTheNetwork(t *testing.T) {
 // restart on their stores, they count the same verified reports and
 // rejections, read the old release with its noise and release the same
 // counts anew; reports uploaded before the restart and never verified
-// are verified after it.
+// are verified after it, and the rejected ones' uploads leave the store.
 func TestVerifiedSurvivesRestart(t *testing.T) {
 	for _, backend := range verifiedBackends {
 		t.Run(backend, func(t *testing.T) { survivesRestart(t, backend) })
@@ -131,6 +131,11 @@ func survivesRestart(t *testing.T, backend string) {
 		t.Fatal(err)
 	}
 	d.restartBoth()
+	for _, s := range []*Server{d.leader, d.helper} { // the forgeries' uploads are deleted, their verdicts kept
+		if got, err := s.NumReports(); got != n || err != nil {
+			t.Errorf("the %s's store holds %d uploads after a restart (%v), want the %d honest ones", s.cfg.Role, got, err, n)
+		}
+	}
 	first := d.query()
 	want := plainCounts(t, d.m, inst)
 	checkExact(t, first, want)

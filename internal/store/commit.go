@@ -1,10 +1,8 @@
 package store
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -13,32 +11,35 @@ import (
 	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
-// maxBatch caps the reports committed in one transaction, so that one
-// commit (and the wait of the first report in it) stays short.
+// maxBatch caps the writes committed in one transaction, so that one
+// commit (and the wait of the first write in it) stays short.
 const maxBatch = 1024
 
-// ErrClosed is returned by PutReport after Close.
+// ErrClosed is returned by PutReport and SaveVerdicts after Close.
 var ErrClosed = errors.New("store closed")
 
-// reportWrite is one PutReport waiting for the commit that covers it.
-type reportWrite struct {
+// write is one PutReport or SaveVerdicts waiting for the commit that
+// covers it: a report (id, upload, received) or, if verdicts is not
+// nil, a stage's verdict records.
+type write struct {
 	dataset  string
 	id       payload.ReportID
 	upload   []byte
-	received time.Time  // when PutReport was called
+	received time.Time // when PutReport was called
+	verdicts map[payload.ReportID][]byte
 	done     chan error // buffered: the committer never blocks on it
 }
 
-// committer is the group commit of reports: PutReport queues a write and
-// waits; one goroutine takes every write queued, commits them in one
-// transaction (one fdatasync), and only then answers each. There is no
-// timer: a write arriving at an idle store is committed at once, and the
-// writes arriving during a commit form the next batch, so the batch size
-// follows the load.
+// committer is the group commit of reports and verdicts: PutReport and
+// SaveVerdicts queue a write and wait; one goroutine takes every write
+// queued, appends them in one transaction (one fdatasync), and only then
+// answers each. There is no timer: a write arriving at an idle store is
+// committed at once, and the writes arriving during a commit form the
+// next batch, so the batch size follows the load.
 type committer struct {
 	mu      sync.RWMutex // guards closed against sends on a closed queue
 	closed  bool
-	queue   chan *reportWrite
+	queue   chan *write
 	stopped chan struct{}
 }
 
@@ -46,7 +47,7 @@ var donePool = sync.Pool{New: func() any { return make(chan error, 1) }}
 
 // startCommitter starts the group commit of s.
 func (s *Store) startCommitter() {
-	s.c = &committer{queue: make(chan *reportWrite, maxBatch), stopped: make(chan struct{})}
+	s.c = &committer{queue: make(chan *write, maxBatch), stopped: make(chan struct{})}
 	go s.commitLoop()
 }
 
@@ -67,29 +68,41 @@ func (s *Store) stopCommitter() {
 // holding it is committed and fsynced: concurrent calls share one
 // transaction (group commit), so a caller that acknowledges the report
 // after PutReport returns nil never acknowledges a report a crash could
-// lose. Writing the same report again is harmless and keeps that time.
+// lose. Writing the same report again writes nothing and keeps the first
+// upload and its time; it too returns only once that first one is
+// durable.
 func (s *Store) PutReport(dataset string, id payload.ReportID, upload []byte) error {
-	w := &reportWrite{dataset: dataset, id: id, upload: upload, received: time.Now(), done: donePool.Get().(chan error)}
+	if err := s.enqueue(&write{dataset: dataset, id: id, upload: upload, received: time.Now()}); err != nil {
+		return fmt.Errorf("store: recording report %v of dataset %q: %w", id, dataset, err)
+	}
+	return nil
+}
+
+// enqueue hands w to the committer and waits for the commit covering
+// it; a report recorded already is durable, and needs no commit.
+func (s *Store) enqueue(w *write) error {
 	s.c.mu.RLock()
 	if s.c.closed {
 		s.c.mu.RUnlock()
-		return fmt.Errorf("store: recording report %v of dataset %q: %w", id, dataset, ErrClosed)
+		return ErrClosed
 	}
+	if w.verdicts == nil && s.index.seq(w.dataset, w.id) != 0 {
+		s.c.mu.RUnlock()
+		return nil
+	}
+	w.done = donePool.Get().(chan error)
 	s.c.queue <- w
 	s.c.mu.RUnlock()
 	err := <-w.done
 	donePool.Put(w.done)
-	if err != nil {
-		return fmt.Errorf("store: recording report %v of dataset %q: %w", id, dataset, err)
-	}
-	return nil
+	return err
 }
 
 // commitLoop commits the queued writes in batches until the queue is
 // closed and empty.
 func (s *Store) commitLoop() {
 	defer close(s.c.stopped)
-	batch := make([]*reportWrite, 0, maxBatch)
+	batch := make([]*write, 0, maxBatch)
 	for w := range s.c.queue {
 		batch = append(batch[:0], w)
 	drain:
@@ -108,28 +121,28 @@ func (s *Store) commitLoop() {
 	}
 }
 
-// commitBatch writes batch in one transaction and answers each write
-// with its outcome. If the transaction fails, each write is retried in
-// a transaction of its own, so that one bad write fails only itself.
-func (s *Store) commitBatch(batch []*reportWrite) {
-	// In key order, the writes walk the B+tree once instead of jumping.
-	slices.SortFunc(batch, func(a, b *reportWrite) int {
-		if c := bytes.Compare([]byte(a.dataset), []byte(b.dataset)); c != 0 {
-			return c
-		}
-		return bytes.Compare(a.id[:], b.id[:])
-	})
+// commitBatch appends batch in one transaction, in queue order (a later
+// verdict of a report after an earlier one), and answers each write with
+// its outcome. If the transaction fails, each write is retried in a
+// transaction of its own, so that one bad write fails only itself.
+func (s *Store) commitBatch(batch []*write) {
+	s.writing.Lock()
+	added := make(map[indexKey]uint64)
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		for _, w := range batch {
-			if err := putReport(tx, w); err != nil {
+			if err := s.append(tx, w, added); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+	if err == nil {
+		s.index.add(added)
+	}
+	s.writing.Unlock()
 	if err != nil && len(batch) > 1 {
 		for _, w := range batch {
-			s.commitBatch([]*reportWrite{w})
+			s.commitBatch([]*write{w})
 		}
 		return
 	}
@@ -138,19 +151,22 @@ func (s *Store) commitBatch(batch []*reportWrite) {
 	}
 }
 
-// putReport writes one report, and its receipt time unless it has one,
-// within tx.
-func putReport(tx *bolt.Tx, w *reportWrite) error {
-	b, err := tx.Bucket(reportsBucket).CreateBucketIfNotExists([]byte(w.dataset))
-	if err != nil {
-		return err
+// append appends w's records within tx; a report recorded already, or
+// earlier in the transaction (added), is not written again.
+func (s *Store) append(tx *bolt.Tx, w *write, added map[indexKey]uint64) error {
+	if w.verdicts != nil {
+		for id, rec := range w.verdicts {
+			if _, err := appendRecord(tx, verdictsBucket, w.dataset, idRecord(id, rec)); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
-	if err := b.Put(w.id[:], w.upload); err != nil {
-		return err
+	k := indexKey{w.dataset, w.id}
+	if added[k] != 0 || s.index.seq(w.dataset, w.id) != 0 {
+		return nil
 	}
-	r, err := tx.Bucket(receivedBucket).CreateBucketIfNotExists([]byte(w.dataset))
-	if err != nil || r.Get(w.id[:]) != nil {
-		return err
-	}
-	return r.Put(w.id[:], []byte(w.received.UTC().Format(time.RFC3339Nano)))
+	seq, err := appendRecord(tx, reportsBucket, w.dataset, reportRecord(w.id, w.received, w.upload))
+	added[k] = seq
+	return err
 }

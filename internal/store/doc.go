@@ -1,16 +1,16 @@
 // Package store is a server's durable state in an embedded bbolt file:
-// the reports it accepted (the encoded uploads, keyed by dataset and
-// report ID, with the time each was first stored, so that reports only
-// one server holds can be purged after an age), its privacy-budget ledger
+// the reports it accepted (the encoded uploads, with the time each was
+// first stored, so that reports only one server holds can be purged
+// after an age), its privacy-budget ledger
 // (ledger.Ledger: per dataset, the ε and δ spent, the IDs of the releases
 // charged and the total budget the ledger is kept under: Total, SetTotal)
 // and its
 // releases (server.ReleaseStore: per release, the server's encoded
 // record of its noise seed, the mechanism, the components and the agreed
 // report set, or the leader's pending record of a release the helper has
-// not confirmed, kept as opaque bytes), and for additive datasets the
+// not confirmed, kept as opaque bytes), and for verified datasets the
 // verification verdicts (server.VerdictStore: the server's encoded
-// record per report) and the verify key the two servers share
+// records per report) and the verify key the two servers share
 // (CheckVerifyKey: recorded once, another refused).
 //
 // Layering: the store imports internal/ledger (Budget, Admit) and
@@ -19,25 +19,57 @@
 // server. The server owns the record format and decodes what the store
 // loads.
 //
+// Appended records. Report IDs are random: a B+tree keyed by them puts
+// each report of a batch on a leaf page of its own, so that a commit
+// rewrites a 4 KB page per report and per bucket for a record of a few
+// hundred bytes. Reports and verdicts are instead appended, per dataset,
+// under the bucket's next sequence number (records.go), each record
+// holding its report ID: a batch's records fill the tail leaves in
+// order, and a commit rewrites about the batch's bytes over the page
+// size in leaves, plus the path to them. The store keeps in memory an
+// index from each recorded report's ID to its record (one map entry of
+// a 16-byte ID and an 8-byte sequence number per report), rebuilt from
+// the records when it opens; PutReport deduplicates with it, and
+// Uploads, ReceivedAt and DeleteReports find a report's record through
+// it. Verdict records are only appended: a report's later record (the
+// helper's final verdict after its tentative one) replaces the earlier
+// when LoadVerdicts reads them, and the replaced ones stay in the file.
+//
 // Group commit. Reports arrive one per stream, many at once; one
 // transaction (and fdatasync) per report would spend most of a server's
 // disk writes on B+tree pages and meta pages rewritten for a single
 // upload of a few hundred bytes. PutReport instead queues its write (the
 // upload and its receipt time, taken when PutReport is called) to one committer
-// goroutine, which takes every write queued, commits them together in
-// key order, and answers each only after that commit returned. There is
-// no timer: a report reaching an idle store is committed at once, and
-// the reports arriving during a commit form the next one (at most
-// maxBatch), so the batch grows with the load and a lone report waits
+// goroutine, which takes every write queued, appends them together in
+// queue order, and answers each only after that commit returned.
+// SaveVerdicts queues its records the same way, so that a verification
+// stage's verdicts share the commit of the uploads arriving meanwhile.
+// There is no timer: a write reaching an idle store is committed at once, and
+// the writes arriving during a commit form the next one (at most
+// maxBatch), so the batch grows with the load and a lone write waits
 // for one commit only. If a batch's transaction fails, each of its
-// writes is retried alone, so a bad write fails only its own report.
+// writes is retried alone, so a bad write fails only its own caller.
 //
-// Invariant: PutReport returns nil only after the bbolt transaction
-// holding the report has been committed, its pages and then its meta
-// page fdatasynced; a report whose PutReport has not returned nil may or
-// may not be in the file after a crash, and since a report is keyed by
-// its ID, the party's retry of an unacknowledged report writes it once.
-// So an acknowledged report is durable whatever the batch it shared.
+// Invariants. PutReport and SaveVerdicts return nil only after the
+// bbolt transaction holding their records has been committed, its pages
+// and then its meta page fdatasynced; a write whose call has not
+// returned nil may or may not be in the file after a crash. A crash
+// therefore leaves the file as of some commit, holding a prefix of the
+// appended records in the order they were committed, and of each
+// transaction all its records or none. On that state the store reads:
+//
+//   - each report at most once: the index holds an ID once it is
+//     committed, and PutReport appends nothing for an ID it holds or is
+//     appending in the same transaction, so the party's retry of an
+//     unacknowledged report writes it once (and should a file hold two
+//     records of a report, the first counts, the one acknowledged);
+//   - a report's upload with none, some or all of its verdict records:
+//     a server saves verdicts on a report only after its upload is
+//     durable (server.Server.Stored), so a verdict without its upload
+//     is one the server reached without the upload (a rejection it was
+//     told of); the last record of a report is its verdict, and a stage
+//     that did not commit is redone by the restarted server;
+//   - an acknowledged report, whatever batch it shared.
 //
 // A server writes a report here before acknowledging it, and a release's
 // cost and its record (in the order package server gives) before
@@ -56,14 +88,12 @@
 // recorded.
 //
 // Stability. The store's layout and records are versioned
-// (FormatVersion, written into a new file and checked on every open),
-// and each release record carries its own version (server's
+// (FormatVersion, written into a new file and checked on every open;
+// TestRecordsKnownAnswer pins the appended records), and each release
+// record carries its own version (server's
 // TestReleaseRecordKnownAnswer pins a record and the noise re-derived
 // from it). A store or record of another version is refused with an
 // error saying what to do, never read under other rules: an old release
 // answered with new noise would let an analyst average two draws. Open
 // also refuses a file that group or others may access (ErrPermissions).
-// The reports' receipt times need no version of their own: a store
-// without them opens, and its reports have no time (ReceivedAt: the zero
-// time).
 package store

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -16,14 +17,12 @@ import (
 	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
-// Bucket layout: reports/<dataset>/<report ID> = encoded Upload;
-// received/<dataset>/<report ID> = when it was first stored (RFC 3339);
+// Bucket layout: reports/<dataset>/<seq> = a report's record (records.go);
 // ledger/<dataset> = spent and total (JSON) and ledger/<dataset>/releases/<release ID>;
 // seeds/<dataset>/<release ID> = the server's encoded release record (secret);
 // verdicts and verifykey: see verdicts.go.
 var (
 	reportsBucket  = []byte("reports")
-	receivedBucket = []byte("received")
 	ledgerBucket   = []byte("ledger")
 	releasesBucket = []byte("releases")
 	seedsBucket    = []byte("seeds")
@@ -45,7 +44,10 @@ var (
 // ledger (ledger/<dataset>/total).
 // Version 3: the verification verdicts of additive datasets and their
 // verify key (verdicts.go), and uploads of protocol version 7.
-const FormatVersion = 3
+// Version 4: reports and verdicts appended under sequence numbers, each
+// record holding its report ID, the receipt time inside the report's
+// record (records.go), instead of keyed by report ID.
+const FormatVersion = 4
 
 // ErrFormat is wrapped by the error of Open for a store written under
 // another FormatVersion (or holding no version at all).
@@ -63,10 +65,14 @@ var ErrLocked = errors.New("store file in use by another process")
 // committed (and fsynced) before the method returns, so a caller that
 // acknowledges after it never loses what it acknowledged. It is safe for
 // concurrent use; writes are serialised by bbolt, and concurrent
-// PutReport calls share a transaction (group commit).
+// PutReport and SaveVerdicts calls share a transaction (group commit).
 type Store struct {
-	db *bolt.DB
-	c  *committer
+	db    *bolt.DB
+	c     *committer
+	index index
+	// writing serialises the writers of reports (the committer,
+	// DeleteReports) with the index they change.
+	writing sync.Mutex
 }
 
 // Open opens or creates the store at path (mode 0600). An existing file
@@ -84,11 +90,15 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
+	s := &Store{db: db}
 	if err := db.Update(initBuckets); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
-	s := &Store{db: db}
+	if err := db.View(s.index.load); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: %s: %w", path, err)
+	}
 	s.startCommitter()
 	return s, nil
 }
@@ -128,7 +138,7 @@ func initBuckets(tx *bolt.Tx) error {
 	if v := meta.Get(formatKey); len(v) != 1 || v[0] != FormatVersion {
 		return fmt.Errorf("%w: the file is format %v, this fedecdf reads format %d; use the fedecdf version that wrote it, or start on a new store file", ErrFormat, v, FormatVersion)
 	}
-	for _, b := range [][]byte{reportsBucket, receivedBucket, ledgerBucket, seedsBucket, verdictsBucket, verifyKeyBucket} {
+	for _, b := range [][]byte{reportsBucket, ledgerBucket, seedsBucket, verdictsBucket, verifyKeyBucket} {
 		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 			return err
 		}
@@ -143,22 +153,57 @@ func (s *Store) Close() error {
 	return s.db.Close()
 }
 
-// Reports calls fn with every recorded upload of dataset, in report ID
-// order. The upload slice is valid only during the call.
+// Reports calls fn with every recorded upload of dataset, in the order
+// they were first recorded. The upload slice is valid only during the
+// call.
 func (s *Store) Reports(dataset string, fn func(id payload.ReportID, upload []byte) error) error {
 	return s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(reportsBucket).Bucket([]byte(dataset))
-		if b == nil {
+		d := tx.Bucket(reportsBucket).Bucket([]byte(dataset))
+		if d == nil {
 			return nil
 		}
-		return b.ForEach(func(k, v []byte) error {
-			var id payload.ReportID
-			if len(k) != len(id) {
-				return fmt.Errorf("store: dataset %q holds a report key of %d bytes, want %d", dataset, len(k), len(id))
+		return d.ForEach(func(k, v []byte) error {
+			seq, id, rest, err := parseRecord(dataset, "report", k, v)
+			switch {
+			case err != nil:
+				return fmt.Errorf("store: %w", err)
+			case s.index.seq(dataset, id) != seq:
+				return nil // a second record of the report, or one deleted since
 			}
-			copy(id[:], k)
-			return fn(id, bytes.Clone(v)) // v is valid only in the transaction
+			_, upload := parseReport(rest)
+			return fn(id, bytes.Clone(upload)) // v is valid only in the transaction; fn's error as it is
 		})
+	})
+}
+
+// records calls fn with the record of each of the reports ids of dataset
+// (the part after the ID), in the order given, in one read transaction;
+// a report not recorded is an error. The slice is valid only in the
+// transaction.
+func (s *Store) records(dataset string, ids []payload.ReportID, fn func(i int, rest []byte) error) error {
+	seqs := s.index.lookup(dataset, ids)
+	return s.db.View(func(tx *bolt.Tx) error {
+		d := tx.Bucket(reportsBucket).Bucket([]byte(dataset))
+		for i, id := range ids {
+			var v []byte
+			if d != nil && seqs[i] != 0 {
+				v = d.Get(seqKey(seqs[i]))
+			}
+			if v == nil {
+				return fmt.Errorf("report %v of dataset %q is not recorded", id, dataset)
+			}
+			_, got, rest, err := parseRecord(dataset, "report", seqKey(seqs[i]), v)
+			if err != nil {
+				return err
+			}
+			if got != id {
+				return fmt.Errorf("dataset %q: the record of report %v holds report %v: the store file is damaged", dataset, id, got)
+			}
+			if err := fn(i, rest); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
@@ -167,43 +212,31 @@ func (s *Store) Reports(dataset string, fn func(id payload.ReportID, upload []by
 // recorded is an error. The upload slice is valid only during the call.
 // It implements server.ReportStore.
 func (s *Store) Uploads(dataset string, ids []payload.ReportID, fn func(id payload.ReportID, upload []byte) error) error {
-	return s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(reportsBucket).Bucket([]byte(dataset))
-		for _, id := range ids {
-			var v []byte
-			if b != nil {
-				v = b.Get(id[:])
-			}
-			if v == nil {
-				return fmt.Errorf("store: report %v of dataset %q is not recorded", id, dataset)
-			}
-			if err := fn(id, bytes.Clone(v)); err != nil {
-				return err
-			}
-		}
-		return nil
+	var fnErr error
+	err := s.records(dataset, ids, func(i int, rest []byte) error {
+		_, upload := parseReport(rest)
+		fnErr = fn(ids[i], bytes.Clone(upload))
+		return fnErr
 	})
+	if err != nil && err != fnErr {
+		return fmt.Errorf("store: %w", err)
+	}
+	return err
 }
 
 // ReceivedAt returns, for each of ids, when the report was first
-// recorded, or the zero time if it is not recorded or was recorded by a
-// fedecdf that kept no time.
+// recorded, or the zero time if it is not recorded.
 func (s *Store) ReceivedAt(dataset string, ids []payload.ReportID) ([]time.Time, error) {
 	times := make([]time.Time, len(ids))
-	err := s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(receivedBucket).Bucket([]byte(dataset))
-		if b == nil {
-			return nil
+	var held []payload.ReportID
+	var at []int
+	for i, seq := range s.index.lookup(dataset, ids) {
+		if seq != 0 {
+			held, at = append(held, ids[i]), append(at, i)
 		}
-		for i, id := range ids {
-			if v := b.Get(id[:]); v != nil {
-				t, err := time.Parse(time.RFC3339Nano, string(v))
-				if err != nil {
-					return fmt.Errorf("dataset %q: receipt time of report %v: %w", dataset, id, err)
-				}
-				times[i] = t
-			}
-		}
+	}
+	err := s.records(dataset, held, func(i int, rest []byte) error {
+		times[at[i]], _ = parseReport(rest)
 		return nil
 	})
 	if err != nil {
@@ -212,28 +245,24 @@ func (s *Store) ReceivedAt(dataset string, ids []payload.ReportID) ([]time.Time,
 	return times, nil
 }
 
-// DeleteReports removes the reports ids of dataset and their receipt
-// times in one transaction, and returns how many it held.
+// DeleteReports removes the reports ids of dataset in one transaction,
+// and returns how many it held.
 func (s *Store) DeleteReports(dataset string, ids []payload.ReportID) (int, error) {
-	n := 0
+	s.writing.Lock()
+	defer s.writing.Unlock()
+	var deleted []payload.ReportID
+	seqs := s.index.lookup(dataset, ids)
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(reportsBucket).Bucket([]byte(dataset))
-		if b == nil {
-			return nil
-		}
-		r := tx.Bucket(receivedBucket).Bucket([]byte(dataset))
-		for _, id := range ids {
-			if b.Get(id[:]) == nil {
+		d := tx.Bucket(reportsBucket).Bucket([]byte(dataset))
+		gone := make(map[uint64]bool, len(seqs))
+		for i, seq := range seqs {
+			if seq == 0 || gone[seq] { // not held, or named twice
 				continue
 			}
-			n++
-			if err := b.Delete(id[:]); err != nil {
+			gone[seq] = true
+			deleted = append(deleted, ids[i])
+			if err := d.Delete(seqKey(seq)); err != nil {
 				return err
-			}
-			if r != nil {
-				if err := r.Delete(id[:]); err != nil {
-					return err
-				}
 			}
 		}
 		return nil
@@ -241,22 +270,13 @@ func (s *Store) DeleteReports(dataset string, ids []payload.ReportID) (int, erro
 	if err != nil {
 		return 0, fmt.Errorf("store: deleting reports of dataset %q: %w", dataset, err)
 	}
-	return n, nil
+	s.index.remove(dataset, deleted)
+	return len(deleted), nil
 }
 
 // NumReports returns the number of recorded reports of dataset.
 func (s *Store) NumReports(dataset string) (int, error) {
-	n := 0
-	err := s.db.View(func(tx *bolt.Tx) error {
-		if b := tx.Bucket(reportsBucket).Bucket([]byte(dataset)); b != nil {
-			n = b.Stats().KeyN
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("store: %w", err)
-	}
-	return n, nil
+	return s.index.size(dataset), nil
 }
 
 // Charge implements ledger.Ledger: in one transaction it applies

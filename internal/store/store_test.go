@@ -214,20 +214,28 @@ func TestOpenRefusesUnsafeOrForeignFiles(t *testing.T) {
 	}{
 		{"group-readable", createWithMode(0o640), ErrPermissions},
 		{"world-writable", createWithMode(0o602), ErrPermissions},
-		{"written before format versions", func(t *testing.T, path string) {
-			db, err := bolt.Open(path, 0o600, nil)
-			if err != nil {
-				t.Fatal(err)
+		{"written before format versions", rawUpdate(func(tx *bolt.Tx) error {
+			_, err := tx.CreateBucket(reportsBucket)
+			return err
+		}), ErrFormat},
+		{"format 3, reports keyed by report ID", rawUpdate(func(tx *bolt.Tx) error {
+			meta, err := tx.CreateBucket(metaBucket)
+			if err == nil {
+				err = meta.Put(formatKey, []byte{3})
 			}
-			defer db.Close()
-			err = db.Update(func(tx *bolt.Tx) error {
-				_, err := tx.CreateBucket(reportsBucket)
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
+			var d *bolt.Bucket
+			if err == nil {
+				d, err = tx.CreateBucket(reportsBucket)
 			}
-		}, ErrFormat},
+			if err == nil {
+				d, err = d.CreateBucket([]byte("d"))
+			}
+			if err == nil {
+				id := reportID(1)
+				err = d.Put(id[:], []byte("upload"))
+			}
+			return err
+		}), ErrFormat},
 		{"another format version", func(t *testing.T, path string) {
 			s, err := Open(path)
 			if err != nil {
@@ -257,7 +265,26 @@ func TestOpenRefusesUnsafeOrForeignFiles(t *testing.T) {
 			if !strings.Contains(err.Error(), path) {
 				t.Errorf("error %q does not name the file", err)
 			}
+			if tt.want == ErrFormat && !strings.Contains(err.Error(), "start the server on a new store file") && !strings.Contains(err.Error(), "or start on a new store file") {
+				t.Errorf("error %q does not say what to do", err)
+			}
 		})
+	}
+}
+
+// rawUpdate returns a preparation that writes the file at path with
+// bbolt directly, in one transaction fn, as another program might.
+func rawUpdate(fn func(tx *bolt.Tx) error) func(t *testing.T, path string) {
+	return func(t *testing.T, path string) {
+		t.Helper()
+		db, err := bolt.Open(path, 0o600, nil)
+		if err == nil {
+			err = db.Update(fn)
+			err = errors.Join(err, db.Close())
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -344,7 +371,7 @@ func TestGroupCommit(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutReport("d", reportID(1), []byte{1}); !errors.Is(err, ErrClosed) {
+	if err := s.PutReport("d", payload.ReportID{1}, []byte{1}); !errors.Is(err, ErrClosed) { // one it holds
 		t.Fatalf("PutReport after Close: %v, want ErrClosed", err)
 	}
 	s, err := Open(path)
@@ -402,7 +429,7 @@ func TestReceivedAtAndDeleteReports(t *testing.T) {
 			t.Errorf("report %v: receipt time %v after a re-store and reopen, first %v", ids[i], again[i], first[i])
 		}
 	}
-	n, err := s.DeleteReports("d", []payload.ReportID{reportID(1), reportID(3), reportID(9)})
+	n, err := s.DeleteReports("d", []payload.ReportID{reportID(1), reportID(3), reportID(9), reportID(3)})
 	if err != nil || n != 2 {
 		t.Fatalf("DeleteReports: %d, %v; want 2 deleted", n, err)
 	}
@@ -493,5 +520,38 @@ func TestUploadsReadsBackByID(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.id.String()) {
 			t.Errorf("Uploads of report %v of dataset %q: %v, want an error naming it", c.id, c.dataset, err)
 		}
+	}
+}
+
+// TestOpenRefusesDamagedRecords: a report record too short to hold its
+// report ID and receipt time, or under a key that is no sequence number,
+// is refused at open, naming the file and the dataset.
+func TestOpenRefusesDamagedRecords(t *testing.T) {
+	for _, c := range []struct{ name, key, value string }{
+		{"short record", "\x00\x00\x00\x00\x00\x00\x00\x01", "short"},
+		{"key of 16 bytes", string(make([]byte, 16)), string(make([]byte, 40))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, path := openTemp(t)
+			err := s.db.Update(func(tx *bolt.Tx) error {
+				d, err := tx.Bucket(reportsBucket).CreateBucket([]byte("d"))
+				if err != nil {
+					return err
+				}
+				return d.Put([]byte(c.key), []byte(c.value))
+			})
+			s.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err = Open(path)
+			if err == nil {
+				s.Close()
+				t.Fatal("Open accepted a damaged record")
+			}
+			if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), `dataset "d"`) || !strings.Contains(err.Error(), "damaged") {
+				t.Errorf("Open: %v; want an error naming the file, the dataset and the damage", err)
+			}
+		})
 	}
 }

@@ -10,9 +10,10 @@ import (
 	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
-// Buckets of the additive backend: verdicts/<dataset>/<report ID> = the
-// server's encoded verdict record; verifykey/<dataset> = the verify key
-// record (verifyKeyVersion, then the key).
+// Buckets of the verified backends: verdicts/<dataset>/<seq> = a
+// report's ID and the server's encoded verdict record, appended
+// (records.go); verifykey/<dataset> = the verify key record
+// (verifyKeyVersion, then the key).
 var (
 	verdictsBucket  = []byte("verdicts")
 	verifyKeyBucket = []byte("verifykey")
@@ -25,30 +26,45 @@ const verifyKeyVersion = 1
 // the store's dataset was verified under another key.
 var ErrVerifyKeyChanged = errors.New("verification key changed")
 
-// SaveVerdicts implements server.VerdictStore: the records are committed
-// in one transaction before it returns.
+// SaveVerdicts implements server.VerdictStore: the records are appended
+// and committed before it returns, in the transaction of the reports and
+// verdicts written at the same time (group commit, commit.go). A record
+// replaces the earlier ones of its report when loaded.
 func (s *Store) SaveVerdicts(dataset string, records map[payload.ReportID][]byte) error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		d, err := tx.Bucket(verdictsBucket).CreateBucketIfNotExists([]byte(dataset))
-		if err != nil {
-			return err
-		}
-		for id, rec := range records {
-			if err := d.Put(id[:], rec); err != nil {
-				return err
-			}
-		}
+	if len(records) == 0 {
 		return nil
-	})
-	if err != nil {
+	}
+	if err := s.enqueue(&write{dataset: dataset, verdicts: records}); err != nil {
 		return fmt.Errorf("store: recording %d verdicts of dataset %q: %w", len(records), dataset, err)
 	}
 	return nil
 }
 
-// LoadVerdicts implements server.VerdictStore, in report ID order.
+// LoadVerdicts implements server.VerdictStore: fn is called once per
+// report, with its last record, in the order of those records.
 func (s *Store) LoadVerdicts(dataset string, fn func(id payload.ReportID, record []byte) error) error {
-	return s.loadRecords(verdictsBucket, dataset, "report", fn)
+	return s.db.View(func(tx *bolt.Tx) error {
+		d := tx.Bucket(verdictsBucket).Bucket([]byte(dataset))
+		if d == nil {
+			return nil
+		}
+		last := make(map[payload.ReportID]uint64)
+		err := d.ForEach(func(k, v []byte) error {
+			seq, id, _, err := parseRecord(dataset, "verdict", k, v)
+			last[id] = seq
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
+		return d.ForEach(func(k, v []byte) error {
+			seq, id, rec, _ := parseRecord(dataset, "verdict", k, v)
+			if last[id] != seq {
+				return nil // replaced by a later record
+			}
+			return fn(id, bytes.Clone(rec)) // rec is valid only in the transaction
+		})
+	})
 }
 
 // CheckVerifyKey records key as the verification key of dataset's
