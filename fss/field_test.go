@@ -47,6 +47,34 @@ func TestFieldAgainstBigInt(t *testing.T) {
 	}
 }
 
+// TestAddLazyAgainstBigInt: a lazily carried sum (AddLazy) of edge and
+// random elements, from any starting word, made canonical (Canonical),
+// is the sum mod p; and Canonical of any word is that word mod p.
+func TestAddLazyAgainstBigInt(t *testing.T) {
+	p := new(big.Int).SetUint64(Modulus)
+	r := rand.New(testRand(81))
+	edges := []uint64{0, 1, 1<<32 - 1, 1 << 32, Modulus - 1, Modulus, Modulus + 1, 1<<64 - 1}
+	for _, start := range edges {
+		t.Run(fmt.Sprintf("start=%#x", start), func(t *testing.T) {
+			if got, want := uint64(Canonical(start)), new(big.Int).Mod(new(big.Int).SetUint64(start), p).Uint64(); got != want {
+				t.Fatalf("Canonical(%#x) = %d, want %d", start, got, want)
+			}
+			lazy, want := start, new(big.Int).SetUint64(start)
+			for i := range 4000 {
+				x := Modulus - 1 // the largest term, many times: the carries
+				if i%2 == 1 {
+					x = r.Uint64N(Modulus)
+				}
+				lazy = AddLazy(lazy, Fp(x))
+				want.Add(want, new(big.Int).SetUint64(x))
+				if got := uint64(Canonical(lazy)); got != new(big.Int).Mod(want, p).Uint64() {
+					t.Fatalf("after %d terms: Canonical(AddLazy …) = %d, want %d", i+1, got, new(big.Int).Mod(want, p))
+				}
+			}
+		})
+	}
+}
+
 func ExampleFp() {
 	minusOne := Fp(1).Neg()
 	fmt.Println(uint64(minusOne) == Modulus-1, minusOne.Mul(minusOne), Fp(Modulus-1).Add(2))

@@ -193,7 +193,8 @@
 // releases of it (ErrPolicy); Hosmer–Lemeshow on it uses the plans that
 // need no probability (internal/verify, "A probability component").
 // The verified DCF backend gives the same, with soundness error
-// 3/(p − 1) < 2^-62 per report (internal/vdcf), and likewise refuses a
+// 3/(p − 1) < 2^-62 per report, and q·3/(p − 1) for q reports checked
+// under one key, sent adaptively (internal/vdcf), and likewise refuses a
 // release over a strict subset of its verified reports; a dcf dataset
 // that collects the probability (Dataset.Probability) also verifies it,
 // in [0, 2^32] at the record's bin, and releases it (without it, a
@@ -225,8 +226,9 @@
 // outputs in parallel first (PrepareReplay), which also names the
 // chunk's rejected reports: their uploads need no replay, and an upload
 // of a rejected report is refused with its reason, never acknowledged
-// as a duplicate, so its rejection counts once. So whichever server crashes at whatever point of the
-// exchange, the next exchange finishes it: a Prepare lost or unanswered
+// as a duplicate, so its rejection counts once. So whichever server
+// crashes at whatever point of the exchange, the next exchange
+// finishes it: a Prepare lost or unanswered
 // is sent again and answered from the same (stored) tentative verdict, a
 // Decide lost is sent again, and both servers end with the same counted
 // reports, aggregate and rejected counts (TestVerificationSurvivesCrashes,

@@ -30,18 +30,18 @@ func newPartyCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "party --manifest FILE (--score-value S --label-value Y [--probability-value P] | --csv FILE)",
 		Short: "Submit one record (or one report per CSV row, each a separate party) to both servers",
-		Long: `Submit reports in the manifest's upload mode: "direct", each server receives
-its own DCF key over a Noise channel to it; or "relay", the party talks to
-the leader only and the helper's key is HPKE-sealed to the helper's public
-key in the manifest (RFC 9180, as in IETF DAP), so the leader relays it
-without reading it. When the manifest gives a server an upload address
+		Long: `Submit reports in the manifest's upload mode: "direct", each server
+receives its own share of the report over a Noise channel to it; or
+"relay", the party talks to the leader only and the helper's share is
+HPKE-sealed to the helper's public key in the manifest (RFC 9180, as in
+IETF DAP), so the leader relays it without reading it. When the manifest gives a server an upload address
 (upload_addr), the party uploads to it over one plain TCP connection,
 the upload HPKE-sealed to that server and its acknowledgement checked
 by a MAC, instead of over libp2p. The exit status is 0 only if both
 servers acknowledged (durably stored) every report.
 
 With --csv every row is checked (grid range, NaN, labels, probabilities)
-before the first upload, and each row's report ID and DCF keys are derived
+before the first upload, and each row's report ID and shares are derived
 from a secret row key (--row-key, created on first use) and the row, so
 rerunning the same command after a failure resumes safely: rows the
 servers already hold are recognised and not stored twice.

@@ -68,9 +68,10 @@ reports counted (verified), held (not yet verified) and held here only,
 rejections at verification per reason, budget spent and total, and whether
 the other server is reachable.
 
-Connection limits: each party opens a connection or two, often briefly,
-and many parties may share one IPv4 address (a NAT, or one machine
-uploading for many). The server accepts --conns-per-address concurrent
+Connection limits (of the libp2p listener; the sealed-upload listener's
+is --upload-conns, below): each party opens a connection or two, often
+briefly, and many parties may share one IPv4 address (a NAT, or one
+machine uploading for many). The server accepts --conns-per-address concurrent
 connections from one address (an IPv4 address or an IPv6 /56), new ones
 at --conn-rate per second after a burst of --conn-burst, and
 --max-conns in all; loopback is not limited. A refused party sees its

@@ -1,17 +1,18 @@
 // Package deploy runs fedecdf across machines: the deployment manifest,
 // the servers' and analysts' identities, and the wiring of the
-// party/server/analyst logic onto libp2p hosts (internal/p2p) with a
-// durable store (internal/store). See ARCHITECTURE.md, "Data flow".
+// party/server/analyst logic onto libp2p hosts (internal/p2p) and the
+// sealed-upload transport (sealed.go) with a durable store
+// (internal/store). See ARCHITECTURE.md, "Data flow".
 //
 // Identities. Each server and analyst has a key file (NewIdentity,
 // WriteIdentity; mode 0600): an Ed25519 libp2p identity, whose peer ID
 // the manifest pins, and an HPKE key pair (RFC 9180,
 // X25519-HKDF-SHA256 / HKDF-SHA256 / AES-128-GCM, cloudflare/circl)
-// whose public key the manifest publishes for reports relayed through
-// the other server.
+// whose public key the manifest publishes for uploads sealed to the
+// server ("Upload transport") and reports relayed through the leader.
 //
-// Manifest. One JSON file every participant holds (version 2; an older
-// one is refused: regenerate it with fedecdf manifest): protocol
+// Manifest. One JSON file every participant holds (ManifestVersion; an
+// older one is refused: regenerate it with fedecdf manifest): protocol
 // version, both servers' peer IDs, multiaddrs, HPKE public keys and
 // optional sealed-upload addresses (upload_addr, below), the
 // analysts' peer IDs, the grid, the payload layout, the dataset's
@@ -140,10 +141,10 @@
 // answers a retried release from its record, and completes or aborts a
 // pending one (server/doc.go, "Release creation").
 //
-// Load. RunLoad uploads many synthetic reports from fresh or shared
-// hosts and records the digest of every upload; Sent.Check then reads
-// the stopped servers' stores for reports lost or stored twice (fedecdf
-// bench ingest).
+// Load. RunLoad uploads many synthetic reports (sealed, or over libp2p
+// from fresh or shared hosts) and records the digest of every upload;
+// Sent.Check then reads the stopped servers' stores for reports lost or
+// stored twice (fedecdf bench ingest).
 //
 // The two servers run one manifest. The leader exchanges the manifest's
 // digests (Manifest.Digests) with the helper when it starts, every
@@ -207,5 +208,6 @@
 // charge in, with each
 // server adding its own full-scale noise (twice the variance of one
 // curator; aggregation.Release.Guarantee states it). Neither server alone
-// learns a party's bin: each holds one DCF key.
+// learns a party's bin: each holds one share of its report (a field DCF
+// key, or a Prio3 input share).
 package deploy

@@ -13,11 +13,12 @@ import (
 )
 
 // Load is an ingestion load (fedecdf bench ingest): Parties reports of
-// DemoInstances(Parties, Seed),
-// each from a fresh host of its own (Hosts 0: a libp2p host, connection
-// and Noise handshake per party, as in a deployment) or multiplexed over
-// Hosts hosts (one connection to each server per host, a stream per
-// report), at most Concurrency in flight.
+// DemoInstances(Parties, Seed), at most Concurrency in flight. To a
+// server with an upload address in the manifest each is sealed in one
+// TCP connection (Hosts aside); otherwise each comes from a fresh
+// libp2p host of its own (Hosts 0: a connection and Noise handshake per
+// party) or is multiplexed over Hosts hosts (one connection to each
+// server per host, a stream per report).
 type Load struct {
 	Parties, Hosts, Concurrency int
 	Seed                        uint64

@@ -81,7 +81,8 @@ type ServerConfig struct {
 }
 
 // Server is a running leader or helper: a libp2p host serving the
-// protocol, a server.Server holding the reports and releases, and a
+// protocol, with the manifest's upload_addr a sealed-upload listener
+// (sealed.go), a server.Server holding the reports and releases, and a
 // store holding everything it acknowledged (reports, the ledger, and the
 // secret noise seed of every release).
 type Server struct {

@@ -76,8 +76,10 @@
 // acknowledging the release, so nothing acknowledged is lost on a crash
 // (ARCHITECTURE.md, "Data flow"); on restart
 // the releases are restored with their original noise, the reports are
-// replayed into the fresh server, and the ledger continues where it
-// stopped: re-querying an old release costs no budget.
+// replayed into the fresh server (package deploy deletes the uploads of
+// reports rejected at verification, whose verdicts suffice), and the
+// ledger continues where it stopped: re-querying an old release costs
+// no budget.
 //
 // The file holds secrets: with a server's seed of a release, its noise
 // can be subtracted from every answer of that release. Open creates it

@@ -239,10 +239,10 @@
 //	e_s = ChaCha8 keyed with SHA-256(Version ‖ 1 ‖ s ‖ σ_s ‖ nonce),
 //	      64-bit words rejection-sampled into F_p, in layout order
 //
-// (usage byte 1; the challenge's is 0). A free value v is e₀(v) + e₁(v),
-// and server s's share of it is e_s(v). Of a determined value v one
-// server t receives its share explicitly, v − e_{1−t}(v), and the other's
-// share is its expansion e_{1−t}(v). The determined values, in layout
+// (usage byte 1; the challenge's are 0 per report and 2 for r). A free
+// value v is e₀(v) + e₁(v), and server s's share of it is e_s(v). Of a
+// determined value v one server t receives its share explicitly,
+// v − e_{1−t}(v), and the other's share is its expansion e_{1−t}(v). The determined values, in layout
 // order, go alternately to the helper and the leader, helper first, so
 // that the two uploads differ by at most one element. Server s's share of
 // the report is

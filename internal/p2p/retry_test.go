@@ -1,0 +1,62 @@
+package p2p
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRetryWithoutHost: the package-level Retry (the sealed uploads'
+// schedule, with no libp2p host) retries transient errors until success
+// or its attempts are spent, stops at once on an error transient
+// rejects, and says how many attempts it made.
+func TestRetryWithoutHost(t *testing.T) {
+	errTransient, errFinal := errors.New("transient"), errors.New("final")
+	cfg := Config{Logger: quiet, Attempts: 4, Backoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond}
+	for _, c := range []struct {
+		name     string
+		fails    []error // the errors of the attempts before a success
+		want     error
+		attempts int
+		gaveUp   bool // the error says how many attempts were made
+	}{
+		{"first attempt succeeds", nil, nil, 1, false},
+		{"succeeds after two transient errors", []error{errTransient, errTransient}, nil, 3, false},
+		{"a final error stops at once", []error{errTransient, errFinal, errTransient}, errFinal, 2, false},
+		{"attempts spent", []error{errTransient, errTransient, errTransient, errTransient, errTransient}, errTransient, 4, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n := 0
+			err := Retry(context.Background(), cfg, func() error {
+				n++
+				if n <= len(c.fails) {
+					return c.fails[n-1]
+				}
+				return nil
+			}, func(err error) bool { return errors.Is(err, errTransient) })
+			if !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {
+				t.Fatalf("Retry: %v, want %v", err, c.want)
+			}
+			if n != c.attempts {
+				t.Errorf("%d attempts, want %d", n, c.attempts)
+			}
+			if got := err != nil && strings.Contains(err.Error(), "gave up after 4 attempts"); got != c.gaveUp {
+				t.Errorf("error %q: says it gave up: %v, want %v", err, got, c.gaveUp)
+			}
+		})
+	}
+}
+
+// TestRetryStopsWithContext: a cancelled context ends the retries with
+// its error and the last attempt's.
+func TestRetryStopsWithContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	errTransient := errors.New("transient")
+	cfg := Config{Logger: quiet, RetryWindow: time.Hour, Backoff: time.Hour, MaxBackoff: time.Hour}
+	err := Retry(ctx, cfg, func() error { cancel(); return errTransient }, func(error) bool { return true })
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, errTransient) {
+		t.Fatalf("Retry: %v, want context.Canceled and the last attempt's error", err)
+	}
+}
