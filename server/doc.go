@@ -151,8 +151,14 @@
 // with its verdict, its own share of the check value, from which the
 // helper decides. A report counts only if the check value is 0 at both;
 // a corrupt leader that alters its second message makes the honest helper
-// reject the report (its own count being, as for its answers, its to
-// falsify). Accepted reports add their prefix vectors' count and label
+// reject a valid report, or, since it sends its share after seeing the
+// helper's, accept an invalid one into the helper's aggregate. Neither
+// gives it more than it has: its own answers are its to falsify (it can
+// add any payload to a release, or leave any report out), and the
+// helper's decision is then a function of the leader's own shift, not of
+// the record (internal/vdcf, "Zero knowledge"); another round, the leader
+// committing to its share first, would not stop it falsifying its
+// answers, so there is none. Accepted reports add their prefix vectors' count and label
 // shares to the dataset's aggregate in F_p, p = 2^64 − 2^32 + 1; the
 // not-label prefixes are count − label, formed at release, so label +
 // not-label = count holds by construction. A dataset that collects the
