@@ -85,7 +85,8 @@ type scheme interface {
 	// leader accepted, from its state and the leader's Decide message:
 	// the report's output, to add.
 	settle(state any, leaderMsg []byte) (any, error)
-	// add counts an accepted report's output (ErrReplay: counted already).
+	// add counts an accepted report's output (the additive backend's
+	// ErrReplay: counted already; the caller refuses replays first).
 	add(id payload.ReportID, out any) error
 	// accepted is the number of reports added.
 	accepted() int
@@ -332,7 +333,7 @@ func reasonOf(v protocol.Verdict) string { return verify.Reason(verdicts[v]) }
 // whether the report was accepted.
 func (v *verified) decide(role Role, id payload.ReportID, verdict protocol.Verdict, out any, msg []byte) bool {
 	if verdict == protocol.VerdictOK {
-		verdict = verdictOf(v.scheme.add(id, out))
+		verdict = verdictOf(v.add(id, out))
 	}
 	v.final[id] = verdict
 	delete(v.uploads, id)
@@ -344,6 +345,16 @@ func (v *verified) decide(role Role, id payload.ReportID, verdict protocol.Verdi
 		v.untold = append(v.untold, decision(id, verdict, msg))
 	}
 	return verdict == protocol.VerdictOK
+}
+
+// add counts the output of report id, accepted now: a report decided
+// already is a replay (every report counted is in final: decided here,
+// or before a restart and counted again once, by rederive).
+func (v *verified) add(id payload.ReportID, out any) error {
+	if _, decided := v.final[id]; decided {
+		return fmt.Errorf("%w: report %v counted already", verify.ErrReplay, id)
+	}
+	return v.scheme.add(id, out)
 }
 
 // Rejected returns, per reason (verify.Reason: malformed, mismatch,
