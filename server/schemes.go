@@ -136,7 +136,10 @@ type verifiedDCF struct {
 	bins int
 	comp []payload.Component // the components folded: Count, Label[, Probability]
 	agg  *vdcf.Aggregate     // over comp
-	seen map[payload.ReportID]bool
+	// n is the number of reports added: the replays are refused by
+	// report ID before (verified.decide, verified.hold), so that a
+	// server keeps one set of IDs per report, not two.
+	n int
 	// cpu is the CPU time of the per-key work — each key's field walk
 	// and its sketch — from the working threads' clocks (KeyWalkCPU).
 	cpu walkClock
@@ -167,7 +170,7 @@ func newVDCF(bins int, prob bool, role Role, key [verify.KeySize]byte) (*verifie
 	if err != nil {
 		return nil, err
 	}
-	return &verifiedDCF{sch: sch, srv: srv, bins: bins, comp: comp, agg: agg, seen: make(map[payload.ReportID]bool)}, nil
+	return &verifiedDCF{sch: sch, srv: srv, bins: bins, comp: comp, agg: agg}, nil
 }
 
 func (v *verifiedDCF) check(up *protocol.Upload) error {
@@ -264,16 +267,13 @@ func (v *verifiedDCF) settle(state any, leaderMsg []byte) (any, error) {
 }
 
 // add adds the report's count, label (and probability) prefix shares.
-func (v *verifiedDCF) add(id payload.ReportID, out any) error {
-	if v.seen[id] {
-		return fmt.Errorf("%w: report %v counted already", verify.ErrReplay, id)
-	}
-	v.seen[id] = true
+func (v *verifiedDCF) add(_ payload.ReportID, out any) error {
+	v.n++
 	v.agg.Add(out.([]fss.Fp))
 	return nil
 }
 
-func (v *verifiedDCF) accepted() int { return len(v.seen) }
+func (v *verifiedDCF) accepted() int { return v.n }
 
 // rederive evaluates the report's key again: its prefix vector.
 func (v *verifiedDCF) rederive(up *protocol.Upload) (any, error) {

@@ -257,7 +257,7 @@ func (s *Server) aggregate(d *dataset) error {
 	if store == nil {
 		store, gate = noVerdicts{}, false
 	}
-	if d.verified, err = newVerified(d.Dataset, s.cfg.Role, s.cfg.VerifyKey, store, gate); err != nil {
+	if d.verified, err = newVerified(d.Dataset, s.cfg.Role, s.cfg.VerifyKey, store, gate, d.reports); err != nil {
 		return err
 	}
 	if err := d.verified.load(s.cfg.Role); err != nil {

@@ -31,7 +31,8 @@ func (s *Server) ReportIDs(dataset string) (ids, open []payload.ReportID, err er
 		return nil, nil, err
 	}
 	if v := d.verified; v != nil {
-		ids = slices.AppendSeq(slices.Collect(maps.Keys(v.final)), maps.Keys(v.uploads))
+		ids = slices.AppendSeq(slices.Collect(maps.Keys(v.uploads)), maps.Keys(v.counted))
+		ids = slices.AppendSeq(slices.AppendSeq(ids, maps.Keys(v.restore)), maps.Keys(v.refused))
 		open = slices.Collect(maps.Keys(v.uploads))
 	} else {
 		ids = slices.Collect(maps.Keys(d.reports))

@@ -110,10 +110,10 @@ func (v *verified) load(role Role) error {
 			v.restoreTentative[id] = protocol.Item{Report: id, Verdict: verdict, Message: msg}
 			return nil
 		}
-		v.final[id] = verdict
 		if verdict == protocol.VerdictOK {
 			v.restore[id] = true
 		} else {
+			v.refused[id] = verdict
 			v.rejected[reasonOf(verdict)]++
 		}
 		if role == Leader {

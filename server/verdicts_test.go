@@ -126,7 +126,7 @@ func (r *restartable) rederive(t *testing.T, srv *Server, uploads [][]byte) {
 	v := srv.datasets["d"].verified
 	want := 0
 	for _, up := range ups {
-		if verdict, ok := v.final[up.Report]; ok && verdict != protocol.VerdictOK {
+		if verdict, ok := v.verdict(up.Report); ok && verdict != protocol.VerdictOK {
 			want++
 		}
 	}
@@ -466,7 +466,7 @@ func TestRejectedReportRefusedAgain(t *testing.T) {
 					refused := 0
 					for _, up := range r.store[role].uploads {
 						id := mustDecode(up).(*protocol.Upload).Report
-						verdict := srv.datasets["d"].verified.final[id]
+						verdict, _ := srv.datasets["d"].verified.verdict(id)
 						resp := mustDecode(srv.Handle(context.Background(), "mallory", up))
 						if verdict == protocol.VerdictOK {
 							continue

@@ -27,8 +27,12 @@ type verified struct {
 	// tentative holds, at the helper, the reports it prepared and
 	// answered for, until the leader's Decide.
 	tentative map[payload.ReportID]*tentative
-	// final is the final verdict of every decided report.
-	final map[payload.ReportID]protocol.Verdict
+	// The final verdict of every decided report (verdict) is OK for
+	// those in counted, the dataset's reports (accepted and counted),
+	// and in restore, and refused's otherwise: one set of IDs for the
+	// accepted reports at a server, not two.
+	counted map[payload.ReportID]struct{}
+	refused map[payload.ReportID]protocol.Verdict
 	// untold holds, at the leader, final verdicts the helper has not
 	// acknowledged yet (sent with the next exchange).
 	untold []protocol.Item
@@ -85,7 +89,8 @@ type scheme interface {
 	// leader accepted, from its state and the leader's Decide message:
 	// the report's output, to add.
 	settle(state any, leaderMsg []byte) (any, error)
-	// add counts an accepted report's output (ErrReplay: counted already).
+	// add counts an accepted report's output (the additive backend's
+	// ErrReplay: counted already; the caller refuses replays first).
 	add(id payload.ReportID, out any) error
 	// accepted is the number of reports added.
 	accepted() int
@@ -106,8 +111,9 @@ type step struct {
 
 // newVerified returns the verification state of a verified dataset d at
 // the server of role, with the servers' shared key, keeping its verdicts
-// in store (gate: verifying only uploads made durable).
-func newVerified(d Dataset, role Role, key [verify.KeySize]byte, store VerdictStore, gate bool) (*verified, error) {
+// in store (gate: verifying only uploads made durable), and the
+// reports it accepts in counted, the dataset's report set.
+func newVerified(d Dataset, role Role, key [verify.KeySize]byte, store VerdictStore, gate bool, counted map[payload.ReportID]struct{}) (*verified, error) {
 	var sch scheme
 	var err error
 	if d.Backend == Additive {
@@ -122,7 +128,8 @@ func newVerified(d Dataset, role Role, key [verify.KeySize]byte, store VerdictSt
 		scheme:    sch,
 		uploads:   make(map[payload.ReportID]*protocol.Upload),
 		tentative: make(map[payload.ReportID]*tentative),
-		final:     make(map[payload.ReportID]protocol.Verdict),
+		counted:   counted,
+		refused:   make(map[payload.ReportID]protocol.Verdict),
 		rejected:  make(map[string]int),
 		dataset:   d.Name, store: store, gate: gate,
 		restore:          make(map[payload.ReportID]bool),
@@ -195,7 +202,7 @@ func (v *verified) hold(role Role, m *protocol.Upload) (duplicate, accepted bool
 	if _, held := v.uploads[m.Report]; held {
 		return true, false, nil
 	}
-	if verdict, decided := v.final[m.Report]; decided {
+	if verdict, decided := v.verdict(m.Report); decided {
 		switch {
 		case v.restore[m.Report]:
 			return false, true, v.rederive(m)
@@ -244,6 +251,7 @@ func (v *verified) rederive(m *protocol.Upload) error {
 		return fmt.Errorf("report %v, accepted before a restart: %w", m.Report, err)
 	}
 	delete(v.restore, m.Report)
+	v.counted[m.Report] = struct{}{}
 	return nil
 }
 
@@ -285,7 +293,7 @@ func (s *Server) PrepareReplay(dataset string, ups []*protocol.Upload) (rejected
 	v := d.verified
 	var todo []*protocol.Upload
 	for _, up := range ups {
-		verdict, decided := v.final[up.Report]
+		verdict, decided := v.verdict(up.Report)
 		_, done := v.rederived[up.Report]
 		switch {
 		case decided && verdict != protocol.VerdictOK:
@@ -327,14 +335,18 @@ func (s *Server) Stored(dataset string, id payload.ReportID) {
 func reasonOf(v protocol.Verdict) string { return verify.Reason(verdicts[v]) }
 
 // decide records the final verdict on report id, counting it in the
-// aggregate (out) or among the rejections; the leader queues it for the
-// helper, with its message msg for the helper's settle. It returns
-// whether the report was accepted.
+// aggregate (out) and the dataset's reports, or among the rejections;
+// the leader queues it for the helper, with its message msg for the
+// helper's settle. It returns whether the report was accepted.
 func (v *verified) decide(role Role, id payload.ReportID, verdict protocol.Verdict, out any, msg []byte) bool {
 	if verdict == protocol.VerdictOK {
-		verdict = verdictOf(v.scheme.add(id, out))
+		verdict = verdictOf(v.add(id, out))
 	}
-	v.final[id] = verdict
+	if verdict == protocol.VerdictOK {
+		v.counted[id] = struct{}{}
+	} else {
+		v.refused[id] = verdict
+	}
 	delete(v.uploads, id)
 	delete(v.tentative, id)
 	if verdict != protocol.VerdictOK {
@@ -344,6 +356,25 @@ func (v *verified) decide(role Role, id payload.ReportID, verdict protocol.Verdi
 		v.untold = append(v.untold, decision(id, verdict, msg))
 	}
 	return verdict == protocol.VerdictOK
+}
+
+// verdict returns the final verdict on report id, if decided.
+func (v *verified) verdict(id payload.ReportID) (protocol.Verdict, bool) {
+	if verdict, ok := v.refused[id]; ok {
+		return verdict, true
+	}
+	_, counted := v.counted[id]
+	return protocol.VerdictOK, counted || v.restore[id]
+}
+
+// add counts the output of report id, accepted now: a report decided
+// already is a replay (every report counted is decided: here, or
+// before a restart and counted again once, by rederive).
+func (v *verified) add(id payload.ReportID, out any) error {
+	if _, decided := v.verdict(id); decided {
+		return fmt.Errorf("%w: report %v counted already", verify.ErrReplay, id)
+	}
+	return v.scheme.add(id, out)
 }
 
 // Rejected returns, per reason (verify.Reason: malformed, mismatch,
@@ -509,8 +540,8 @@ func (s *Server) exchange(ctx context.Context, d *dataset, b *leaderBatch, missi
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for j, own := range b.items {
-		if !missing[own.Report] && d.verified.decide(Leader, own.Report, verdicts[j], outs[j].state, outs[j].msg) {
-			d.reports[own.Report] = struct{}{}
+		if !missing[own.Report] {
+			d.verified.decide(Leader, own.Report, verdicts[j], outs[j].state, outs[j].msg)
 		}
 	}
 	return nil
@@ -605,7 +636,7 @@ func (s *Server) prepared(m *protocol.Prepare) (protocol.Message, error) {
 // known sets the helper's answer for report id if it has one already,
 // and otherwise returns its upload, to prepare; the caller holds s.mu.
 func (v *verified) known(id payload.ReportID, answer *protocol.Item) *protocol.Upload {
-	if verdict, ok := v.final[id]; ok {
+	if verdict, ok := v.verdict(id); ok {
 		if verdict == protocol.VerdictOK {
 			verdict = protocol.VerdictReplay
 		}
@@ -665,7 +696,7 @@ func (s *Server) decided(m *protocol.Decide) (protocol.Message, error) {
 	var final []protocol.Item
 	outs := make(map[payload.ReportID]any)
 	for _, it := range m.Items {
-		if _, done := v.final[it.Report]; done {
+		if _, done := v.verdict(it.Report); done {
 			continue
 		}
 		t, prepared := v.tentative[it.Report]
@@ -689,9 +720,7 @@ func (s *Server) decided(m *protocol.Decide) (protocol.Message, error) {
 		return nil, fmt.Errorf("helper: %w", err)
 	}
 	for _, it := range final {
-		if v.decide(Helper, it.Report, it.Verdict, outs[it.Report], nil) {
-			d.reports[it.Report] = struct{}{}
-		}
+		v.decide(Helper, it.Report, it.Verdict, outs[it.Report], nil)
 	}
 	return &protocol.Ack{}, nil
 }

@@ -493,3 +493,28 @@ func TestTentativeReportsCountOnceTowardsTheCap(t *testing.T) {
 		})
 	}
 }
+
+// TestDecidedReportCountsOnce: a report decided already is not counted
+// again when a decision on it comes again (the servers refuse replays
+// by their verdicts, not by a second set of report IDs): it is a replay.
+func TestDecidedReportCountsOnce(t *testing.T) {
+	for _, b := range verifiedBackends {
+		t.Run(string(b), func(t *testing.T) {
+			p := newVerifiedPair(t, b)
+			id := p.uploadVerified(t, 0.3)[0]
+			if err := p.leader.Verify(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			for _, srv := range []*Server{p.leader, p.helper} {
+				srv.mu.Lock()
+				v := srv.datasets["d"].verified
+				again := v.decide(srv.cfg.Role, id, protocol.VerdictOK, nil, nil)
+				n, replays := v.scheme.accepted(), v.rejected["replay"]
+				srv.mu.Unlock()
+				if again || n != 1 || replays != 1 {
+					t.Errorf("%s: decided again: accepted %v, %d counted, %d replays; want false, 1, 1", srv.cfg.Role, again, n, replays)
+				}
+			}
+		})
+	}
+}
