@@ -216,3 +216,68 @@ func checkValueSteps(t *testing.T, r *rand.Rand, keys, bad, side int) {
 		}
 	}
 }
+
+// TestAddBothValuesFlagsRejectedWords checks the field walker's value step
+// (addBothValues, with each of the accelerated loops this machine has and
+// the scalar tail) against addP key by key, and that it reports a word ≥ p
+// exactly when one of the words it reads is, wherever that word is: in the
+// vector part or the tail, on the left or the right.
+func TestAddBothValuesFlagsRejectedWords(t *testing.T) {
+	for _, accel := range accelerations() {
+		t.Run(accel.name, func(t *testing.T) {
+			defer accel.use()()
+			r := rand.New(testRand(91))
+			const m = 3
+			for _, n := range []int{64, 13, 3} {
+				for _, bad := range []struct{ key, side int }{{-1, 0}, {0, 0}, {n - 1, 1}, {n / 2, 1}, {7 % n, 0}} {
+					t.Run(fmt.Sprintf("n=%d/bad=%v", n, bad), func(t *testing.T) {
+						checkAddBothValues(t, r, m, n, bad.key, bad.side)
+					})
+				}
+			}
+		})
+	}
+}
+
+// checkAddBothValues runs addBothValues for every component c < m of n
+// keys on random words below p, but for the word of side of key bad
+// (none when bad < 0), which is ≥ p.
+func checkAddBothValues(t *testing.T, r *rand.Rand, m, n, bad, side int) {
+	vals := make([][]block, m)
+	for j := range vals {
+		vals[j] = make([]block, n+1)
+		for i := range vals[j] {
+			vals[j][i] = block{r.Uint64N(Modulus), r.Uint64N(Modulus)}
+		}
+	}
+	word := func(i, q int) *uint64 { return &vals[q/2][i][q%2] }
+	for c := range m {
+		left, right, parent := &fieldState{val: make([][]uint64, m)}, &fieldState{val: make([][]uint64, m)}, &fieldState{val: make([][]uint64, m)}
+		for _, st := range []*fieldState{left, right, parent} {
+			st.val[c] = make([]uint64, n)
+		}
+		vcw, mask := make([]uint64, n), make([]uint64, n)
+		for i := range n {
+			parent.val[c][i], vcw[i], mask[i] = r.Uint64(), r.Uint64N(Modulus), -(r.Uint64() & 1)
+		}
+		if bad >= 0 {
+			*word(bad, side*m+c) = Modulus + r.Uint64N(1<<32-1)
+		}
+		rej := addBothValues(left, right, parent, c, vals, m, vcw, mask)
+		if want := uint64(min(bad+1, 1)); rej != want {
+			t.Fatalf("component %d: rejected = %d, want %d", c, rej, want)
+		}
+		for i := range n {
+			base := addP(parent.val[c][i], vcw[i]&mask[i])
+			if got, want := left.val[c][i], addP(base, *word(i, c)); got != want {
+				t.Fatalf("component %d, key %d: left %#x, want %#x", c, i, got, want)
+			}
+			if got, want := right.val[c][i], addP(base, *word(i, m+c)); got != want {
+				t.Fatalf("component %d, key %d: right %#x, want %#x", c, i, got, want)
+			}
+		}
+		if bad >= 0 {
+			*word(bad, side*m+c) = r.Uint64N(Modulus)
+		}
+	}
+}

@@ -2,6 +2,8 @@
 
 package fss
 
+import "golang.org/x/sys/cpu"
+
 // AES-NI path. The standard library pipelines AES only in its CTR and GCM
 // keystreams, which encrypt counters, not the arbitrary inputs σ(s) the
 // fixed-key PRG needs, and crypto/aes's Block.Encrypt runs one block per
@@ -53,6 +55,7 @@ func initAccel() {
 	useAESNI = hasAESNI()
 	avx2, vaes := x86Features()
 	useAVX2, useVAES = avx2, useAESNI && vaes
+	useAVX512 = avx2 && cpu.X86.HasAVX512F
 	for i := range fixedKeys {
 		roundKeys[i] = expandKey128(fixedKeys[i])
 	}
