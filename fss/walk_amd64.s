@@ -358,3 +358,91 @@ both8Done:
 	VZEROUPPER
 	MOVQ       AX, ret+8(FP)
 	RET
+
+// sliceHeaders are the byte offsets of eight consecutive slice headers.
+DATA sliceHeaders<>+0(SB)/8, $0
+DATA sliceHeaders<>+8(SB)/8, $24
+DATA sliceHeaders<>+16(SB)/8, $48
+DATA sliceHeaders<>+24(SB)/8, $72
+DATA sliceHeaders<>+32(SB)/8, $96
+DATA sliceHeaders<>+40(SB)/8, $120
+DATA sliceHeaders<>+48(SB)/8, $144
+DATA sliceHeaders<>+56(SB)/8, $168
+GLOBL sliceHeaders<>(SB), RODATA|NOPTR, $64
+
+DATA elementBytes<>+0(SB)/8, $8
+GLOBL elementBytes<>(SB), RODATA|NOPTR, $8
+
+// func leafAVX512(a *leafArgs) uint64
+//
+// leafAVX2 for a.n a multiple of 8, eight keys per instruction: the
+// keys' element addresses are gathered from their slice headers and the
+// shares scattered to them; not 0 when a word is ≥ p. R8 = 8i, BX =
+// &outs[i], Z5 the eight keys' addresses of element a.at + c, DI = c,
+// R13 = 0 (the scatter's base).
+TEXT ·leafAVX512(SB), NOSPLIT, $0-16
+	MOVQ         a+0(FP), DX
+	MOVQ         32(DX), BX // outs
+	MOVQ         40(DX), AX
+	SHLQ         $3, AX     // at, in bytes
+	MOVQ         56(DX), CX // n
+	VPBROADCASTQ 64(DX), Z10 // neg
+	VPBROADCASTQ AX, Z11
+	VPBROADCASTQ low32<>(SB), Z14
+	VMOVDQU64    evenWords<>(SB), Z13
+	VPBROADCASTQ modulus<>(SB), Z12
+	VMOVDQU64    sliceHeaders<>(SB), Z9
+	VPBROADCASTQ elementBytes<>(SB), Z8
+	KXORW        K4, K4, K4
+	XORQ         R8, R8
+	XORQ         R13, R13
+
+leaf8:
+	CMPQ       CX, $8
+	JB         leaf8Done
+	MOVQ       24(DX), SI
+	VMOVDQU64  (SI)(R8*1), Z6 // mask
+	KXNORW     K1, K1, K1
+	VPGATHERQQ (BX)(Z9*1), K1, Z5 // the keys' output vectors
+	VPADDQ     Z11, Z5, Z5        // their element a.at
+	XORQ       DI, DI
+
+leafComp8:
+	MOVQ      0(DX), SI
+	MOVQ      (SI)(DI*8), SI // val[c]
+	VMOVDQU64 (SI)(R8*1), Z0
+	MOVQ      16(DX), SI
+	MOVQ      (SI)(DI*8), SI // words[c]
+	LEAQ      (SI)(R8*2), SI // 16 bytes per key
+	WORDS512(SI, Z1)
+	REJECT512(Z1)
+	ADDP512(Z1, Z0)
+	MOVQ      8(DX), SI
+	MOVQ      (SI)(DI*8), SI // final[c]
+	VMOVDQU64 (SI)(R8*1), Z2
+	VPANDQ    Z6, Z2, Z2
+	ADDP512(Z2, Z0)
+	VPCMPUQ   $5, Z12, Z0, K2 // canonical: subtract p where v ≥ p
+	VPSUBQ    Z12, Z0, K2, Z0
+	VPTESTMQ  Z0, Z0, K2      // v ≠ 0
+	VPXORQ    Z3, Z3, Z3
+	VPSUBQ    Z0, Z12, K2, Z3 // −v mod p
+	VPXORQ    Z0, Z3, Z3
+	VPANDQ    Z10, Z3, Z3
+	VPXORQ    Z3, Z0, Z0      // v, or −v when neg
+	KXNORW    K1, K1, K1
+	VPSCATTERQQ Z0, K1, (R13)(Z5*1)
+	VPADDQ    Z8, Z5, Z5
+	INCQ      DI
+	CMPQ      DI, 48(DX)
+	JB        leafComp8
+	ADDQ      $64, R8
+	ADDQ      $192, BX
+	SUBQ      $8, CX
+	JMP       leaf8
+
+leaf8Done:
+	KMOVW      K4, AX
+	VZEROUPPER
+	MOVQ       AX, ret+8(FP)
+	RET
