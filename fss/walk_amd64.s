@@ -152,21 +152,27 @@ GLOBL belowSigned<>(SB), RODATA|NOPTR, $8
 	VPOR         X10, X11, X11 \
 	VMOVQ        X11, AX
 
+// ADDBOTH_ARGS loads the arguments of addBothAVX2 and addBothAVX512:
+// DI = left, R8 = right, SI = parent, R9 = vcw, R10 = mask, R11 = vl,
+// R12 = vr, CX = n.
+#define ADDBOTH_ARGS \
+	MOVQ a+0(FP), DX \
+	MOVQ 0(DX), DI   \
+	MOVQ 8(DX), R8   \
+	MOVQ 16(DX), SI  \
+	MOVQ 24(DX), R9  \
+	MOVQ 32(DX), R10 \
+	MOVQ 40(DX), R11 \
+	MOVQ 48(DX), R12 \
+	MOVQ 56(DX), CX
+
 // func addBothAVX2(a *addBothArgs) uint64
 //
 // For i < a.n (a multiple of 4), with base = addP(parent[i], vcw[i] &
 // mask[i]): left[i] = addP(base, vl[16i]), right[i] = addP(base,
 // vr[16i]) (byte offsets); all ones when a vl or vr word is ≥ p.
 TEXT ·addBothAVX2(SB), NOSPLIT, $0-16
-	MOVQ a+0(FP), DX
-	MOVQ 0(DX), DI   // left
-	MOVQ 8(DX), R8   // right
-	MOVQ 16(DX), SI  // parent
-	MOVQ 24(DX), R9  // vcw
-	MOVQ 32(DX), R10 // mask
-	MOVQ 40(DX), R11 // vl
-	MOVQ 48(DX), R12 // vr
-	MOVQ 56(DX), CX  // n
+	ADDBOTH_ARGS
 	FIELD_CONSTS
 
 both4:
@@ -200,6 +206,12 @@ bothDone:
 	VZEROUPPER
 	MOVQ AX, ret+8(FP)
 	RET
+
+// COMPONENT(off): SI = element c = DI of the array of pointers at off(DX)
+// (a leafArgs field).
+#define COMPONENT(off) \
+	MOVQ off(DX), SI \
+	MOVQ (SI)(DI*8), SI
 
 // func leafAVX2(a *leafArgs) uint64
 //
@@ -235,17 +247,14 @@ leafGroup:
 	XORQ    DI, DI
 
 leafComp:
-	MOVQ     0(DX), SI
-	MOVQ     (SI)(DI*8), SI // val[c]
+	COMPONENT(0) // val[c]
 	VMOVDQU  (SI)(R8*1), Y0
-	MOVQ     16(DX), SI
-	MOVQ     (SI)(DI*8), SI // words[c]
+	COMPONENT(16) // words[c]
 	LEAQ     (SI)(R8*2), SI // 16 bytes per key
 	WORDS(SI, Y1, Y8)
 	REJECT(Y1, Y8)
 	ADDP(Y1, Y0, Y8, Y9)
-	MOVQ     8(DX), SI
-	MOVQ     (SI)(DI*8), SI // final[c]
+	COMPONENT(8) // final[c]
 	VMOVDQU  (SI)(R8*1), Y2
 	VPAND    Y6, Y2, Y2
 	ADDP(Y2, Y0, Y8, Y9)
@@ -313,15 +322,7 @@ GLOBL evenWords<>(SB), RODATA|NOPTR, $64
 // addBothAVX2 for n a multiple of 8, eight keys per instruction; not 0
 // when a vl or vr word is ≥ p.
 TEXT ·addBothAVX512(SB), NOSPLIT, $0-16
-	MOVQ         a+0(FP), DX
-	MOVQ         0(DX), DI   // left
-	MOVQ         8(DX), R8   // right
-	MOVQ         16(DX), SI  // parent
-	MOVQ         24(DX), R9  // vcw
-	MOVQ         32(DX), R10 // mask
-	MOVQ         40(DX), R11 // vl
-	MOVQ         48(DX), R12 // vr
-	MOVQ         56(DX), CX  // n
+	ADDBOTH_ARGS
 	VPBROADCASTQ low32<>(SB), Z14
 	VMOVDQU64    evenWords<>(SB), Z13
 	VPBROADCASTQ modulus<>(SB), Z12
@@ -408,17 +409,14 @@ leaf8:
 	XORQ       DI, DI
 
 leafComp8:
-	MOVQ      0(DX), SI
-	MOVQ      (SI)(DI*8), SI // val[c]
+	COMPONENT(0) // val[c]
 	VMOVDQU64 (SI)(R8*1), Z0
-	MOVQ      16(DX), SI
-	MOVQ      (SI)(DI*8), SI // words[c]
+	COMPONENT(16) // words[c]
 	LEAQ      (SI)(R8*2), SI // 16 bytes per key
 	WORDS512(SI, Z1)
 	REJECT512(Z1)
 	ADDP512(Z1, Z0)
-	MOVQ      8(DX), SI
-	MOVQ      (SI)(DI*8), SI // final[c]
+	COMPONENT(8) // final[c]
 	VMOVDQU64 (SI)(R8*1), Z2
 	VPANDQ    Z6, Z2, Z2
 	ADDP512(Z2, Z0)
