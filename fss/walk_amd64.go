@@ -108,16 +108,24 @@ func leafAVX512(a *leafArgs) uint64
 // 8 with AVX-512 or of 4 with AVX2, and returns how many it did (0
 // without) and whether a word was rejected.
 func addBothAccel(dl, dr, par, vcw, mask []uint64, vl []block, hl int, vr []block, hr int) (done int, rej uint64) {
-	kernel, n := addBothAVX2, len(mask)&^3
+	n := len(mask) &^ 3
 	if useAVX512 {
-		kernel, n = addBothAVX512, len(mask)&^7
+		n = len(mask) &^ 7
 	}
 	if !useAVX2 || n == 0 {
 		return 0, 0
 	}
 	_, _, _, _, _, _ = dl[n-1], dr[n-1], par[n-1], vcw[n-1], vl[n], vr[n]
-	r := kernel(&addBothArgs{left: &dl[0], right: &dr[0], parent: &par[0], vcw: &vcw[0], mask: &mask[0],
-		vl: &vl[0][hl&1], vr: &vr[0][hr&1], n: n})
+	a := addBothArgs{left: &dl[0], right: &dr[0], parent: &par[0], vcw: &vcw[0], mask: &mask[0],
+		vl: &vl[0][hl&1], vr: &vr[0][hr&1], n: n}
+	// Direct calls, not through a func value: go:noescape keeps a and
+	// the arrays it points to on the stack.
+	var r uint64
+	if useAVX512 {
+		r = addBothAVX512(&a)
+	} else {
+		r = addBothAVX2(&a)
+	}
 	if r != 0 {
 		rej = 1
 	}
@@ -129,9 +137,9 @@ func addBothAccel(dl, dr, par, vcw, mask []uint64, vl []block, hl int, vr []bloc
 // and whether a word was rejected. Every out[i] must hold elements at …
 // at+m−1, as checkFieldBatch ensures.
 func leafAccel(out [][]Fp, at int, val, final [][]uint64, vals [][]block, mask []uint64, neg uint64) (done int, rej uint64) {
-	kernel, n, m := leafAVX2, len(mask)&^3, len(val)
+	n, m := len(mask)&^3, len(val)
 	if useAVX512 {
-		kernel, n = leafAVX512, len(mask)&^7
+		n = len(mask) &^ 7
 	}
 	if !useAVX2 || n == 0 {
 		return 0, 0
@@ -142,7 +150,13 @@ func leafAccel(out [][]Fp, at int, val, final [][]uint64, vals [][]block, mask [
 		pv[c], pf[c], pw[c] = &val[c][0], &final[c][0], &vals[c/2][0][c&1]
 	}
 	_ = out[n-1]
-	r := kernel(&leafArgs{val: &pv, final: &pf, words: &pw, mask: &mask[0], outs: &out[0], at: at, m: m, n: n, neg: neg})
+	a := leafArgs{val: &pv, final: &pf, words: &pw, mask: &mask[0], outs: &out[0], at: at, m: m, n: n, neg: neg}
+	var r uint64
+	if useAVX512 {
+		r = leafAVX512(&a)
+	} else {
+		r = leafAVX2(&a)
+	}
 	if r != 0 {
 		rej = 1
 	}
