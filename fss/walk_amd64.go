@@ -7,8 +7,8 @@ package fss
 
 var useAVX2 bool
 
-// With AVX-512 (useAVX512), the field walker's value steps run eight keys
-// per instruction: addBothAVX512 and leafAVX512.
+// With AVX-512 (useAVX512), the field walker's value step runs eight keys
+// per instruction: addBothAVX512.
 var useAVX512 bool
 
 // expandArgs are the arguments of expandAVX2; the assembly reads the
@@ -98,12 +98,6 @@ type leafArgs struct {
 //go:noescape
 func leafAVX2(a *leafArgs) uint64
 
-// leafAVX512 is leafAVX2 on AVX-512 for a.n a multiple of 8; it returns a
-// non-zero word when one of the words read is not below p.
-//
-//go:noescape
-func leafAVX512(a *leafArgs) uint64
-
 // addBothAccel runs addBothValues's loop on the first keys, a multiple of
 // 8 with AVX-512 or of 4 with AVX2, and returns how many it did (0
 // without) and whether a word was rejected.
@@ -132,15 +126,12 @@ func addBothAccel(dl, dr, par, vcw, mask []uint64, vl []block, hl int, vr []bloc
 	return n, rej
 }
 
-// leafAccel runs leafShares's loop on the first keys, a multiple of 8
-// with AVX-512 or of 4 with AVX2, and returns how many it did (0 without)
-// and whether a word was rejected. Every out[i] must hold elements at …
-// at+m−1, as checkFieldBatch ensures.
+// leafAccel runs leafShares's loop on the first keys, a multiple of 4,
+// with AVX2 and returns how many it did (0 without) and whether a word was
+// rejected. Every out[i] must hold elements at … at+m−1, as
+// checkFieldBatch ensures.
 func leafAccel(out [][]Fp, at int, val, final [][]uint64, vals [][]block, mask []uint64, neg uint64) (done int, rej uint64) {
 	n, m := len(mask)&^3, len(val)
-	if useAVX512 {
-		n = len(mask) &^ 7
-	}
 	if !useAVX2 || n == 0 {
 		return 0, 0
 	}
@@ -150,15 +141,6 @@ func leafAccel(out [][]Fp, at int, val, final [][]uint64, vals [][]block, mask [
 		pv[c], pf[c], pw[c] = &val[c][0], &final[c][0], &vals[c/2][0][c&1]
 	}
 	_ = out[n-1]
-	a := leafArgs{val: &pv, final: &pf, words: &pw, mask: &mask[0], outs: &out[0], at: at, m: m, n: n, neg: neg}
-	var r uint64
-	if useAVX512 {
-		r = leafAVX512(&a)
-	} else {
-		r = leafAVX2(&a)
-	}
-	if r != 0 {
-		rej = 1
-	}
-	return n, rej
+	r := leafAVX2(&leafArgs{val: &pv, final: &pf, words: &pw, mask: &mask[0], outs: &out[0], at: at, m: m, n: n, neg: neg})
+	return n, r & 1
 }
