@@ -136,9 +136,9 @@
 // addition, and 2^32 − 1 added back on carry) and made canonical once per
 // leaf, four keys per instruction on AVX2 (eight on AVX-512 for the step
 // to the children), and a rejected word (checked without branching on the
-// word) sends that
-// key's node through fieldValues. Per point and key the full domain costs
-// about 2 + m + ⌈m/2⌉ AES blocks, as SumBatch's Z_{2^64} words do.
+// word) sends that key's node through fieldValues. Per point and key the
+// full domain costs about 2 + m + ⌈m/2⌉ AES blocks, as SumBatch's
+// Z_{2^64} words do.
 //
 // # Stability
 //
