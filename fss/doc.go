@@ -129,14 +129,16 @@
 // Verifying a report needs each key's own full-domain shares, not their
 // sum over keys, so EvalFieldBatch (FieldPrefixes for a PrefixDomain)
 // walks chunks of keys in lockstep like SumBatch but keeps per-key
-// values: the PRG's blocks are taken per key (hashEach: the AES routine's
-// per-seed outputs under two fixed keys, eight blocks in flight on AES-NI,
-// sixteen on VAES), each key's path value is carried as a 64-bit word
-// congruent to it mod p (an addition, and 2^32 − 1 added back on carry)
-// and made canonical once per leaf, four keys per instruction on AVX2, and
-// a rejected word (checked without branching on the word) sends that
-// key's node through fieldValues. Per point and key the full domain costs
-// about 2 + m + ⌈m/2⌉ AES blocks, as SumBatch's Z_{2^64} words do.
+// values: the PRG's blocks are taken per key (hashNode: one pass of the
+// AES routine over the chunk's seeds writes each key's child seeds and
+// value blocks, eight blocks in flight on AES-NI, sixteen on VAES), each
+// key's path value is carried as a 64-bit word congruent to it mod p (an
+// addition, and 2^32 − 1 added back on carry) and made canonical once per
+// leaf, four keys per instruction on AVX2 (eight on AVX-512 for the step
+// to the children), and a rejected word (checked without branching on the
+// word) sends that key's node through fieldValues. Per point and key the
+// full domain costs about 2 + m + ⌈m/2⌉ AES blocks, as SumBatch's
+// Z_{2^64} words do.
 //
 // # Stability
 //

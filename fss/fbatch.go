@@ -143,8 +143,14 @@ type fieldWalker struct {
 	cw      []levelCW       // per depth; val holds field elements
 	final   [][]uint64      // per component, per key
 	seedOut [2][]block
-	valOut  [][]block // per value block, per key
+	vals    []block   // value block j of key i at vals[j·valStride + i]
+	valOut  [][]block // per value block, per key: the rows of vals
 }
+
+// valStride is the row length of fieldWalker.vals: one block beyond the
+// chunk, as the vector loops read the high words of blocks as 32-byte
+// loads from a block's middle.
+const valStride = chunkKeys + 1
 
 func newFieldWalker(n, m int, points []uint64, reverse bool) *fieldWalker {
 	perKey := func() [][]uint64 {
@@ -167,12 +173,11 @@ func newFieldWalker(n, m int, points []uint64, reverse bool) *fieldWalker {
 		cw:      make([]levelCW, n),
 		final:   perKey(),
 		seedOut: [2][]block{make([]block, chunkKeys), make([]block, chunkKeys)},
+		vals:    make([]block, m*valStride),
 		valOut:  make([][]block, m),
 	}
 	for j := range w.valOut {
-		// One block beyond the chunk: the vector loops read the high
-		// words of blocks as 32-byte loads from a block's middle.
-		w.valOut[j] = make([]block, chunkKeys+1)
+		w.valOut[j] = w.vals[j*valStride : (j+1)*valStride]
 	}
 	w.state[0][0] = newState()
 	for d := 1; d <= n; d++ {
@@ -202,30 +207,16 @@ func (w *fieldWalker) run(keys []*FieldKey, out [][]Fp) {
 	w.walk(0, root, 0, len(w.points))
 }
 
-// seedKeys returns the fixed keys of the wanted children's seeds and
-// where they go: when only the right child is wanted, its key comes first.
-func (w *fieldWalker) seedKeys(need [2]bool) (ka, kb int, a, b []block) {
-	left, right := w.seedOut[0][:w.keys], w.seedOut[1][:w.keys]
-	switch {
-	case need[0] && need[1]:
-		return 0, rightSeedKey(w.m), left, right
-	case need[0]:
-		return 0, 0, left, nil
-	default:
-		return rightSeedKey(w.m), 0, right, nil
-	}
-}
-
-// hashValues writes value blocks 0 … blocks−1 of every key's seed to
-// w.valOut, two fixed keys per AES call.
-func (w *fieldWalker) hashValues(seeds []block, blocks int) {
-	for j := 0; j < blocks; j += 2 {
-		if j+1 < blocks {
-			hashEach(1+j, 2+j, seeds, w.valOut[j][:len(seeds)], w.valOut[j+1][:len(seeds)])
-		} else {
-			hashEach(1+j, 0, seeds, w.valOut[j][:len(seeds)], nil)
+// hash writes the wanted children's seeds of every key's seed to
+// w.seedOut and its value blocks 0 … blocks−1 to w.valOut.
+func (w *fieldWalker) hash(seeds []block, need [2]bool, blocks int) {
+	var out [2][]block
+	for side := range need {
+		if need[side] {
+			out[side] = w.seedOut[side][:len(seeds)]
 		}
 	}
+	hashNode(w.m, seeds, out[0], out[1], blocks, w.vals, valStride)
 }
 
 // word returns value word q of key i: word q%2 of value block q/2.
@@ -240,8 +231,9 @@ func (w *fieldWalker) walk(d int, st *fieldState, lo, hi int) {
 	mid := splitPoints(w.points, lo, hi, w.n-1-d)
 	need := [2]bool{lo < mid, mid < hi}
 	seeds, mask := st.seed[:w.keys], st.mask[:w.keys]
-	ka, kb, a, b := w.seedKeys(need)
-	hashEach(ka, kb, seeds, a, b)
+	// Every value block is needed even for one child: a word ≥ p on the
+	// left shifts the right child's values (sampleField).
+	w.hash(seeds, need, w.m)
 	children := &w.state[d+1]
 	cw := &w.cw[d]
 	for side := range need {
@@ -249,9 +241,6 @@ func (w *fieldWalker) walk(d int, st *fieldState, lo, hi int) {
 			childSeeds(cw, side, w.seedOut[side], mask, children[side].seed, children[side].mask)
 		}
 	}
-	// Every value block is needed even for one child: a word ≥ p on the
-	// left shifts the right child's values (sampleField).
-	w.hashValues(seeds, w.m)
 	var rej uint64
 	if need[0] && need[1] {
 		for c := range w.m {
@@ -361,7 +350,7 @@ func (w *fieldWalker) leaf(st *fieldState, p int) {
 		row = len(w.points) - 1 - p
 	}
 	mask := st.mask[:w.keys]
-	w.hashValues(st.seed[:w.keys], fieldLeafBlocks(w.m))
+	w.hash(st.seed[:w.keys], [2]bool{}, fieldLeafBlocks(w.m))
 	if leafShares(w.out[:len(mask)], row*w.m, st.val, w.final, w.valOut, mask, -w.party) != 0 || forceResample {
 		w.resampleLeaf(st, row)
 	}

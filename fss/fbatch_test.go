@@ -216,3 +216,137 @@ func checkValueSteps(t *testing.T, r *rand.Rand, keys, bad, side int) {
 		}
 	}
 }
+
+// TestAddBothValuesFlagsRejectedWords checks the field walker's value step
+// (addBothValues, with each of the accelerated loops this machine has and
+// the scalar tail) against addP key by key, and that it reports a word ≥ p
+// exactly when one of the words it reads is, wherever that word is: in the
+// vector part or the tail, on the left or the right.
+func TestAddBothValuesFlagsRejectedWords(t *testing.T) {
+	for _, accel := range accelerations() {
+		t.Run(accel.name, func(t *testing.T) {
+			defer accel.use()()
+			r := rand.New(testRand(91))
+			const m = 3
+			for _, n := range []int{64, 13, 3} {
+				for _, bad := range []struct{ key, side int }{{-1, 0}, {0, 0}, {n - 1, 1}, {n / 2, 1}, {7 % n, 0}} {
+					t.Run(fmt.Sprintf("n=%d/bad=%v", n, bad), func(t *testing.T) {
+						checkAddBothValues(t, r, m, n, bad.key, bad.side)
+					})
+				}
+			}
+		})
+	}
+}
+
+// checkAddBothValues runs addBothValues for every component c < m of n
+// keys on random words below p, but for the word of side of key bad
+// (none when bad < 0), which is ≥ p.
+func checkAddBothValues(t *testing.T, r *rand.Rand, m, n, bad, side int) {
+	vals := make([][]block, m)
+	for j := range vals {
+		vals[j] = make([]block, n+1)
+		for i := range vals[j] {
+			vals[j][i] = block{r.Uint64N(Modulus), r.Uint64N(Modulus)}
+		}
+	}
+	word := func(i, q int) *uint64 { return &vals[q/2][i][q%2] }
+	for c := range m {
+		left, right, parent := &fieldState{val: make([][]uint64, m)}, &fieldState{val: make([][]uint64, m)}, &fieldState{val: make([][]uint64, m)}
+		for _, st := range []*fieldState{left, right, parent} {
+			st.val[c] = make([]uint64, n)
+		}
+		vcw, mask := make([]uint64, n), make([]uint64, n)
+		for i := range n {
+			parent.val[c][i], vcw[i], mask[i] = r.Uint64(), r.Uint64N(Modulus), -(r.Uint64() & 1)
+		}
+		if bad >= 0 {
+			*word(bad, side*m+c) = Modulus + r.Uint64N(1<<32-1)
+		}
+		rej := addBothValues(left, right, parent, c, vals, m, vcw, mask)
+		if want := uint64(min(bad+1, 1)); rej != want {
+			t.Fatalf("component %d: rejected = %d, want %d", c, rej, want)
+		}
+		for i := range n {
+			base := addP(parent.val[c][i], vcw[i]&mask[i])
+			if got, want := left.val[c][i], addP(base, *word(i, c)); got != want {
+				t.Fatalf("component %d, key %d: left %#x, want %#x", c, i, got, want)
+			}
+			if got, want := right.val[c][i], addP(base, *word(i, m+c)); got != want {
+				t.Fatalf("component %d, key %d: right %#x, want %#x", c, i, got, want)
+			}
+		}
+		if bad >= 0 {
+			*word(bad, side*m+c) = r.Uint64N(Modulus)
+		}
+	}
+}
+
+// TestLeafSharesFlagsRejectedWords is TestAddBothValuesFlagsRejectedWords
+// for the walker's leaf step (leafShares), for both parties.
+func TestLeafSharesFlagsRejectedWords(t *testing.T) {
+	for _, accel := range accelerations() {
+		t.Run(accel.name, func(t *testing.T) {
+			defer accel.use()()
+			r := rand.New(testRand(92))
+			for _, n := range []int{64, 13, 3} {
+				for _, bad := range []struct{ key, c int }{{-1, 0}, {0, 0}, {n - 1, 2}, {n / 2, 1}, {7 % n, 2}} {
+					for party := range 2 {
+						t.Run(fmt.Sprintf("n=%d/bad=%v/party=%d", n, bad, party), func(t *testing.T) {
+							checkLeafShares(t, r, n, bad.key, bad.c, party)
+						})
+					}
+				}
+			}
+		})
+	}
+}
+
+// checkLeafShares runs leafShares on row 2 of n keys' outputs with m = 3
+// components, on random words below p but for word c of key bad (none
+// when bad < 0), which is ≥ p.
+func checkLeafShares(t *testing.T, r *rand.Rand, n, bad, c, party int) {
+	const m, row = 3, 2
+	random := func(bound uint64) [][]uint64 {
+		rows := make([][]uint64, m)
+		for c := range rows {
+			rows[c] = make([]uint64, n)
+			for i := range rows[c] {
+				rows[c][i] = r.Uint64N(bound)
+			}
+		}
+		return rows
+	}
+	val, final := random(1<<63), random(Modulus)
+	vals := make([][]block, fieldLeafBlocks(m))
+	for j := range vals {
+		vals[j] = make([]block, n+1)
+		for i := range vals[j] {
+			vals[j][i] = block{r.Uint64N(Modulus), r.Uint64N(Modulus)}
+		}
+	}
+	if bad >= 0 {
+		vals[c/2][bad][c%2] = Modulus + r.Uint64N(1<<32-1)
+	}
+	out, mask := make([][]Fp, n), make([]uint64, n)
+	for i := range out {
+		out[i], mask[i] = make([]Fp, 4*m), -(r.Uint64() & 1)
+	}
+	rej := leafShares(out, row*m, val, final, vals, mask, -uint64(party))
+	if want := uint64(min(bad+1, 1)); rej != want {
+		t.Fatalf("rejected = %d, want %d", rej, want)
+	}
+	for i := range n {
+		for c := range m {
+			e := canonical(addP(addP(val[c][i], vals[c/2][i][c%2]), final[c][i]&mask[i]))
+			if want := negateFieldIf(e, uint64(party)); out[i][row*m+c] != want {
+				t.Fatalf("key %d, component %d: %d, want %d", i, c, out[i][row*m+c], want)
+			}
+		}
+		for j, v := range out[i] {
+			if (j < row*m || j >= (row+1)*m) && v != 0 {
+				t.Fatalf("key %d: element %d = %d outside row %d", i, j, v, row)
+			}
+		}
+	}
+}

@@ -210,3 +210,35 @@ func hashEach(ka, kb int, seeds, a, b []block) {
 		}
 	}
 }
+
+// hashNode is the field walker's PRG on one node of every key: for each
+// seed i, the left child seed H_0(seeds[i]) to left[i] and the right one
+// H_{1+m}(seeds[i]) to right[i] when they are non-nil, and value blocks
+// j < values, H_{1+j}(seeds[i]), to vals[j·stride + i]; on AES-NI in one
+// pass over the seeds.
+func hashNode(m int, seeds, left, right []block, values int, vals []block, stride int) {
+	if len(seeds) == 0 {
+		return
+	}
+	if values > 0 {
+		_ = vals[(values-1)*stride+len(seeds)-1]
+	}
+	if left != nil {
+		_ = left[len(seeds)-1]
+	}
+	if right != nil {
+		_ = right[len(seeds)-1]
+	}
+	if hashNodeAccel(m, seeds, left, right, values, vals, stride) {
+		return
+	}
+	if left != nil {
+		hashEach(0, 0, seeds, left, nil)
+	}
+	if right != nil {
+		hashEach(rightSeedKey(m), 0, seeds, right, nil)
+	}
+	for j := range values {
+		hashEach(1+j, 0, seeds, vals[j*stride:j*stride+len(seeds)], nil)
+	}
+}

@@ -2,6 +2,8 @@
 
 package fss
 
+import "golang.org/x/sys/cpu"
+
 // AES-NI path. The standard library pipelines AES only in its CTR and GCM
 // keystreams, which encrypt counters, not the arbitrary inputs σ(s) the
 // fixed-key PRG needs, and crypto/aes's Block.Encrypt runs one block per
@@ -20,7 +22,7 @@ var roundKeys [prgKeys][176]byte
 var useAESNI, useVAES bool
 
 // prgNodeArgs are the arguments of prgNodeAsm; the assembly reads the
-// fields at offsets 0, 8, …, 72.
+// fields at offsets 0, 8, …, 80.
 type prgNodeArgs struct {
 	leftKey, rightKey *[176]byte // nil: that child seed is not wanted
 	valueKeys         *[176]byte // schedules of the summed value keys
@@ -30,6 +32,7 @@ type prgNodeArgs struct {
 	seeds             *block
 	n                 int // number of seeds
 	scratch           *[16]block
+	valueStride       int // bytes; not 0: store the value blocks instead of summing them
 }
 
 // prgNodeAsm is prgNode on AES-NI.
@@ -52,6 +55,7 @@ func initAccel() {
 	useAESNI = hasAESNI()
 	avx2, vaes := x86Features()
 	useAVX2, useVAES = avx2, useAESNI && vaes
+	useAVX512 = avx2 && cpu.X86.HasAVX512F
 	for i := range fixedKeys {
 		roundKeys[i] = expandKey128(fixedKeys[i])
 	}
@@ -76,14 +80,15 @@ func prgNodeAccel(m int, seeds, left, right []block, valueFirst int, sums []bloc
 	if right != nil {
 		a.rightKey = &roundKeys[rightSeedKey(m)]
 	}
-	runAccel(a, seeds, left, right)
+	runAccel(a, seeds, left, right, nil)
 	return true
 }
 
 // runAccel runs the PRG of a on seeds, writing child seeds to left and
-// right when non-nil: the first multiple of 16 seeds on VAES when there
-// is, the rest on AES-NI.
-func runAccel(a prgNodeArgs, seeds, left, right []block) {
+// right when non-nil and, when vals is, value block j of seed i to
+// vals[j·stride + i] (a.valueStride = 16·stride): the first multiple of 16
+// seeds on VAES when there is, the rest on AES-NI.
+func runAccel(a prgNodeArgs, seeds, left, right, vals []block) {
 	vaesSeeds := 0
 	if useVAES {
 		vaesSeeds = len(seeds) &^ 15
@@ -99,6 +104,9 @@ func runAccel(a prgNodeArgs, seeds, left, right []block) {
 		}
 		if right != nil {
 			a.right = &right[from]
+		}
+		if vals != nil {
+			a.sums = &vals[from]
 		}
 		if to == vaesSeeds {
 			prgNodeVAES(&a)
@@ -117,6 +125,22 @@ func hashEachAccel(ka, kb int, seeds, a, b []block) bool {
 	if b != nil {
 		args.rightKey = &roundKeys[kb]
 	}
-	runAccel(args, seeds, a, b)
+	runAccel(args, seeds, a, b, nil)
+	return true
+}
+
+func hashNodeAccel(m int, seeds, left, right []block, values int, vals []block, stride int) bool {
+	if !useAESNI {
+		return false
+	}
+	var scratch [16]block
+	a := prgNodeArgs{valueKeys: &roundKeys[1], values: values, scratch: &scratch, valueStride: 16 * stride}
+	if left != nil {
+		a.leftKey = &roundKeys[0]
+	}
+	if right != nil {
+		a.rightKey = &roundKeys[rightSeedKey(m)]
+	}
+	runAccel(a, seeds, left, right, vals)
 	return true
 }

@@ -156,14 +156,27 @@ skip:
 	PADDQ X9, X0    \
 	MOVOU X0, (R11)
 
-// VALUES(enc, sum, loop, skip): for each value key j, add the seeds'
-// hashes to sums[j].
-#define VALUES(enc, sum, loop, skip) \
+// VALUES(enc, sum, store, loop, sloop, skip): for each value key j, add
+// the seeds' hashes to sums[j], or, when the stride at 80(args) is not
+// zero, store them at sums + j·stride + R8, one block per seed.
+#define VALUES(enc, sum, store, loop, sloop, skip) \
 	MOVQ  24(DX), R13 \
 	TESTQ R13, R13    \
 	JZ    skip        \
 	MOVQ  16(DX), R10 \
 	MOVQ  48(DX), R11 \
+	MOVQ  80(DX), R12 \
+	TESTQ R12, R12    \
+	JZ    loop        \
+	ADDQ  R8, R11     \
+sloop:                \
+	enc               \
+	store             \
+	ADDQ  $176, R10   \
+	ADDQ  R12, R11    \
+	DECQ  R13         \
+	JNZ   sloop       \
+	JMP   skip        \
 loop:                 \
 	enc               \
 	sum               \
@@ -184,16 +197,17 @@ skip:
 	XORQ R8, R8
 
 // GROUPS(group, width, bytes, sigma, enc, store, sum, left, right, values,
-// vdone, exit) runs groups of width seeds (bytes of blocks) while there
-// are, then goes on at exit: sigma to scratch, then each output's keys.
-#define GROUPS(group, width, bytes, sigma, enc, store, sum, left, right, values, vdone, exit) \
+// svalues, vdone, exit) runs groups of width seeds (bytes of blocks) while
+// there are, then goes on at exit: sigma to scratch, then each output's
+// keys.
+#define GROUPS(group, width, bytes, sigma, enc, store, sum, left, right, values, svalues, vdone, exit) \
 group:                                   \
 	CMPQ CX, $width                      \
 	JB   exit                            \
 	sigma                                \
 	SEEDS(enc, store, 0, 32, left)       \
 	SEEDS(enc, store, 8, 40, right)      \
-	VALUES(enc, sum, values, vdone)      \
+	VALUES(enc, sum, store, values, svalues, vdone) \
 	ADDQ $bytes, R8                      \
 	SUBQ $width, CX                      \
 	JMP  group
@@ -203,11 +217,13 @@ group:                                   \
 // For the n seeds at a.seeds: a.left[i] = H(leftKey, seed i) and
 // a.right[i] = H(rightKey, seed i) when those keys are not nil, and
 // a.sums[j] += Σ_i H(valueKeys[j], seed i) for j < a.values, where
-// H(k, x) = AES_k(σ(x)) ⊕ σ(x). Eight seeds in flight, then one at a time.
+// H(k, x) = AES_k(σ(x)) ⊕ σ(x); or, when a.valueStride is not zero, the
+// block at byte offset j·a.valueStride + 16i from a.sums is H(valueKeys[j],
+// seed i). Eight seeds in flight, then one at a time.
 TEXT ·prgNodeAsm(SB), NOSPLIT, $0-8
 	PRG_ARGS
 	MOVOU hiMask<>(SB), X15
-	GROUPS(group8, 8, 128, SIGMA8, ENC8, STORE8, SUM8, left8, right8, values8, done8, tail)
+	GROUPS(group8, 8, 128, SIGMA8, ENC8, STORE8, SUM8, left8, right8, values8, svalues8, done8, tail)
 
 tail:
 	TESTQ CX, CX
@@ -216,7 +232,7 @@ tail:
 	ADDQ  $16, SI
 	SEEDS(ENC1, STORE1, 0, 32, left1)
 	SEEDS(ENC1, STORE1, 8, 40, right1)
-	VALUES(ENC1, SUM1, values1, done1)
+	VALUES(ENC1, SUM1, STORE1, values1, svalues1, done1)
 	ADDQ  $16, R8
 	DECQ  CX
 	JMP   tail
@@ -347,7 +363,7 @@ TEXT ·hasAESNI(SB), NOSPLIT, $0-1
 TEXT ·prgNodeVAES(SB), NOSPLIT, $0-8
 	PRG_ARGS
 	VBROADCASTI128 hiMask<>(SB), Y15
-	GROUPS(group16, 16, 256, VSIGMA16, ENC16, STORE16, SUM16, left16, right16, values16, done16, vdone)
+	GROUPS(group16, 16, 256, VSIGMA16, ENC16, STORE16, SUM16, left16, right16, values16, svalues16, done16, vdone)
 
 vdone:
 	VZEROUPPER

@@ -9,3 +9,7 @@ func prgNodeAccel(m int, seeds, left, right []block, valueFirst int, sums []bloc
 }
 
 func hashEachAccel(ka, kb int, seeds, a, b []block) bool { return false }
+
+func hashNodeAccel(m int, seeds, left, right []block, values int, vals []block, stride int) bool {
+	return false
+}

@@ -7,6 +7,10 @@ package fss
 
 var useAVX2 bool
 
+// With AVX-512 (useAVX512), the field walker's value step runs eight keys
+// per instruction: addBothAVX512.
+var useAVX512 bool
+
 // expandArgs are the arguments of expandAVX2; the assembly reads the
 // fields at offsets 0, 8, …, 48.
 type expandArgs struct {
@@ -70,6 +74,12 @@ type addBothArgs struct {
 //go:noescape
 func addBothAVX2(a *addBothArgs) uint64
 
+// addBothAVX512 is addBothAVX2 on AVX-512 for a.n a multiple of 8; it
+// returns a non-zero word when one of the words read is not below p.
+//
+//go:noescape
+func addBothAVX512(a *addBothArgs) uint64
+
 // leafArgs are the arguments of leafAVX2; the assembly reads the fields at
 // offsets 0, 8, …, 64.
 type leafArgs struct {
@@ -89,17 +99,31 @@ type leafArgs struct {
 func leafAVX2(a *leafArgs) uint64
 
 // addBothAccel runs addBothValues's loop on the first keys, a multiple of
-// 4, with AVX2 and returns how many it did (0 without) and whether a word
-// was rejected.
+// 8 with AVX-512 or of 4 with AVX2, and returns how many it did (0
+// without) and whether a word was rejected.
 func addBothAccel(dl, dr, par, vcw, mask []uint64, vl []block, hl int, vr []block, hr int) (done int, rej uint64) {
 	n := len(mask) &^ 3
+	if useAVX512 {
+		n = len(mask) &^ 7
+	}
 	if !useAVX2 || n == 0 {
 		return 0, 0
 	}
 	_, _, _, _, _, _ = dl[n-1], dr[n-1], par[n-1], vcw[n-1], vl[n], vr[n]
-	r := addBothAVX2(&addBothArgs{left: &dl[0], right: &dr[0], parent: &par[0], vcw: &vcw[0], mask: &mask[0],
-		vl: &vl[0][hl&1], vr: &vr[0][hr&1], n: n})
-	return n, r & 1
+	a := addBothArgs{left: &dl[0], right: &dr[0], parent: &par[0], vcw: &vcw[0], mask: &mask[0],
+		vl: &vl[0][hl&1], vr: &vr[0][hr&1], n: n}
+	// Direct calls, not through a func value: go:noescape keeps a and
+	// the arrays it points to on the stack.
+	var r uint64
+	if useAVX512 {
+		r = addBothAVX512(&a)
+	} else {
+		r = addBothAVX2(&a)
+	}
+	if r != 0 {
+		rej = 1
+	}
+	return n, rej
 }
 
 // leafAccel runs leafShares's loop on the first keys, a multiple of 4,

@@ -152,21 +152,27 @@ GLOBL belowSigned<>(SB), RODATA|NOPTR, $8
 	VPOR         X10, X11, X11 \
 	VMOVQ        X11, AX
 
+// ADDBOTH_ARGS loads the arguments of addBothAVX2 and addBothAVX512:
+// DI = left, R8 = right, SI = parent, R9 = vcw, R10 = mask, R11 = vl,
+// R12 = vr, CX = n.
+#define ADDBOTH_ARGS \
+	MOVQ a+0(FP), DX \
+	MOVQ 0(DX), DI   \
+	MOVQ 8(DX), R8   \
+	MOVQ 16(DX), SI  \
+	MOVQ 24(DX), R9  \
+	MOVQ 32(DX), R10 \
+	MOVQ 40(DX), R11 \
+	MOVQ 48(DX), R12 \
+	MOVQ 56(DX), CX
+
 // func addBothAVX2(a *addBothArgs) uint64
 //
 // For i < a.n (a multiple of 4), with base = addP(parent[i], vcw[i] &
 // mask[i]): left[i] = addP(base, vl[16i]), right[i] = addP(base,
 // vr[16i]) (byte offsets); all ones when a vl or vr word is ≥ p.
 TEXT ·addBothAVX2(SB), NOSPLIT, $0-16
-	MOVQ a+0(FP), DX
-	MOVQ 0(DX), DI   // left
-	MOVQ 8(DX), R8   // right
-	MOVQ 16(DX), SI  // parent
-	MOVQ 24(DX), R9  // vcw
-	MOVQ 32(DX), R10 // mask
-	MOVQ 40(DX), R11 // vl
-	MOVQ 48(DX), R12 // vr
-	MOVQ 56(DX), CX  // n
+	ADDBOTH_ARGS
 	FIELD_CONSTS
 
 both4:
@@ -200,6 +206,12 @@ bothDone:
 	VZEROUPPER
 	MOVQ AX, ret+8(FP)
 	RET
+
+// COMPONENT(off): SI = element c = DI of the array of pointers at off(DX)
+// (a leafArgs field).
+#define COMPONENT(off) \
+	MOVQ off(DX), SI \
+	MOVQ (SI)(DI*8), SI
 
 // func leafAVX2(a *leafArgs) uint64
 //
@@ -235,17 +247,14 @@ leafGroup:
 	XORQ    DI, DI
 
 leafComp:
-	MOVQ     0(DX), SI
-	MOVQ     (SI)(DI*8), SI // val[c]
+	COMPONENT(0) // val[c]
 	VMOVDQU  (SI)(R8*1), Y0
-	MOVQ     16(DX), SI
-	MOVQ     (SI)(DI*8), SI // words[c]
+	COMPONENT(16) // words[c]
 	LEAQ     (SI)(R8*2), SI // 16 bytes per key
 	WORDS(SI, Y1, Y8)
 	REJECT(Y1, Y8)
 	ADDP(Y1, Y0, Y8, Y9)
-	MOVQ     8(DX), SI
-	MOVQ     (SI)(DI*8), SI // final[c]
+	COMPONENT(8) // final[c]
 	VMOVDQU  (SI)(R8*1), Y2
 	VPAND    Y6, Y2, Y2
 	ADDP(Y2, Y0, Y8, Y9)
@@ -276,4 +285,77 @@ leafDone:
 	REJECTED_OUT
 	VZEROUPPER
 	MOVQ AX, ret+8(FP)
+	RET
+
+// evenWords indexes words 0, 2, …, 14 of two ZMM registers for VPERMT2Q:
+// one word of each of eight blocks.
+DATA evenWords<>+0(SB)/8, $0
+DATA evenWords<>+8(SB)/8, $2
+DATA evenWords<>+16(SB)/8, $4
+DATA evenWords<>+24(SB)/8, $6
+DATA evenWords<>+32(SB)/8, $8
+DATA evenWords<>+40(SB)/8, $10
+DATA evenWords<>+48(SB)/8, $12
+DATA evenWords<>+56(SB)/8, $14
+GLOBL evenWords<>(SB), RODATA|NOPTR, $64
+
+// ADDP512(x, a): a = addP(a, x): a + x, plus 2^32 − 1 (Z14) in the lanes
+// where the addition carried (a + x <u x).
+#define ADDP512(x, a) \
+	VPADDQ  x, a, a      \
+	VPCMPUQ $1, x, a, K2 \
+	VPADDQ  Z14, a, K2, a
+
+// WORDS512(ptr, z): z = the words at ptr, ptr + 16, …, ptr + 112 (one word
+// of each of eight blocks; reads 8 bytes past the last).
+#define WORDS512(ptr, z) \
+	VMOVDQU64 0(ptr), z        \
+	VPERMT2Q  64(ptr), Z13, z
+
+// REJECT512(x): K4 |= (x ≥ p), lane by lane; Z12 = p.
+#define REJECT512(x) \
+	VPCMPUQ $5, Z12, x, K3 \
+	KORW    K3, K4, K4
+
+// func addBothAVX512(a *addBothArgs) uint64
+//
+// addBothAVX2 for n a multiple of 8, eight keys per instruction; not 0
+// when a vl or vr word is ≥ p.
+TEXT ·addBothAVX512(SB), NOSPLIT, $0-16
+	ADDBOTH_ARGS
+	VPBROADCASTQ low32<>(SB), Z14
+	VMOVDQU64    evenWords<>(SB), Z13
+	VPBROADCASTQ modulus<>(SB), Z12
+	KXORW        K4, K4, K4
+
+both8:
+	CMPQ      CX, $8
+	JB        both8Done
+	VMOVDQU64 (SI), Z0
+	VMOVDQU64 (R9), Z1
+	VPANDQ    (R10), Z1, Z1
+	ADDP512(Z1, Z0) // base
+	WORDS512(R11, Z2)
+	WORDS512(R12, Z3)
+	REJECT512(Z2)
+	REJECT512(Z3)
+	VMOVDQA64 Z0, Z4
+	ADDP512(Z2, Z0)
+	ADDP512(Z3, Z4)
+	VMOVDQU64 Z0, (DI)
+	VMOVDQU64 Z4, (R8)
+	ADDQ      $64, SI
+	ADDQ      $64, R9
+	ADDQ      $64, R10
+	ADDQ      $64, DI
+	ADDQ      $64, R8
+	ADDQ      $128, R11
+	ADDQ      $128, R12
+	SUBQ      $8, CX
+	JMP       both8
+
+both8Done:
+	KMOVW      K4, AX
+	VZEROUPPER
+	MOVQ       AX, ret+8(FP)
 	RET
