@@ -396,8 +396,8 @@ func TestSealedFrameKnownAnswer(t *testing.T) {
 		b    []byte
 		want string
 	}{
-		{"frame", c.frame, "4c091023a5ce367e83992d8f3fd626071153a56019a0d530cd34316511ab200a"},
-		{"answer", answer, "a98bfe2aa476ba9dd1876da7d602d498fb01f8eab740562ba4a1491d1d3c8e31"},
+		{"frame", c.frame, "4ba8d419f25efda843d8f7b240419a13663a0d1ad25e5cd182fe8a906762e114"},
+		{"answer", answer, "af40716041545f677d1fc9c6a65c962c825b95011ad89f8630173ed72b7ccef5"},
 	} {
 		sum := sha256.Sum256(k.b)
 		if got := hex.EncodeToString(sum[:]); got != k.want {

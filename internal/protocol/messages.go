@@ -26,8 +26,12 @@ import (
 // counts per reason in Status (ServerState.Rejected), and the verified
 // DCF backend — an Upload's Share may carry a verified DCF report share
 // (internal/vdcf), and a Decide item may carry the leader's message when
-// its verdict is VerdictOK.
-const Version = 7
+// its verdict is VerdictOK. Version 8: the verified DCF share of an
+// Upload is internal/vdcf's format v4 (a seed per server and explicit
+// shares of the determined values; one challenge vector per server
+// key), so a server or party of version 7 is refused by version rather
+// than failing every report's check.
+const Version = 8
 
 // Limits on decoded messages: anything larger is rejected before it is
 // allocated.

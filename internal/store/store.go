@@ -46,7 +46,8 @@ var (
 // verify key (verdicts.go), and uploads of protocol version 7.
 // Version 4: reports and verdicts appended under sequence numbers, each
 // record holding its report ID, the receipt time inside the report's
-// record (records.go), instead of keyed by report ID.
+// record (records.go), instead of keyed by report ID, and uploads of
+// protocol version 8.
 const FormatVersion = 4
 
 // ErrFormat is wrapped by the error of Open for a store written under
