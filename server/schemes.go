@@ -42,17 +42,18 @@ func (p pool) each(n int, fn func(srv *verify.Server, i int) step) []step {
 
 func newAdditive(bins int, role Role, key [verify.KeySize]byte) (*additive, error) {
 	a := &additive{pool: make(pool, runtime.GOMAXPROCS(0))}
+	var sch *verify.Scheme
 	for range cap(a.pool) {
-		sch, err := verify.New(bins)
-		if err != nil {
+		var err error
+		if sch, err = verify.New(bins); err != nil {
 			return nil, err
 		}
 		if a.srv, err = sch.NewServer(int(role), key); err != nil {
 			return nil, err
 		}
 		a.pool <- a.srv
-		a.agg = sch.NewAggregate()
 	}
+	a.agg = sch.NewAggregate()
 	return a, nil
 }
 

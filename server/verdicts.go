@@ -55,7 +55,7 @@ func parseVerdictRecord(b []byte) (stage byte, v protocol.Verdict, msg []byte, e
 		return 0, 0, nil, fmt.Errorf("verdict record of %d bytes, want at least 3", len(b))
 	case b[1] != stageFinal && b[1] != stageTentative:
 		return 0, 0, nil, fmt.Errorf("verdict record of unknown stage %d", b[1])
-	case protocol.Verdict(b[2]) == protocol.VerdictMissing || (protocol.Verdict(b[2]) != protocol.VerdictOK && verdicts[protocol.Verdict(b[2])] == nil):
+	case protocol.Verdict(b[2]) != protocol.VerdictOK && verdicts[protocol.Verdict(b[2])] == nil: // VerdictMissing too
 		return 0, 0, nil, fmt.Errorf("verdict record of unknown verdict %d", b[2])
 	case len(b) > 3 && protocol.Verdict(b[2]) != protocol.VerdictOK:
 		return 0, 0, nil, fmt.Errorf("verdict record of a rejection with a %d-byte message: only an acceptance carries one", len(b)-3)

@@ -453,21 +453,15 @@ func (s *Store) DeleteRelease(dataset string, release payload.ReleaseID) error {
 
 // LoadReleases implements server.ReleaseStore, in release ID order.
 func (s *Store) LoadReleases(dataset string, fn func(release payload.ReleaseID, record []byte) error) error {
-	return s.loadRecords(seedsBucket, dataset, "release", fn)
-}
-
-// loadRecords calls fn with every record of dataset in bucket, keyed by
-// an ID (of what: a release or a report), in ID order.
-func (s *Store) loadRecords(bucket []byte, dataset, what string, fn func(id payload.ID, record []byte) error) error {
 	return s.db.View(func(tx *bolt.Tx) error {
-		d := tx.Bucket(bucket).Bucket([]byte(dataset))
+		d := tx.Bucket(seedsBucket).Bucket([]byte(dataset))
 		if d == nil {
 			return nil
 		}
 		return d.ForEach(func(k, v []byte) error {
-			var id payload.ID
+			var id payload.ReleaseID
 			if len(k) != len(id) {
-				return fmt.Errorf("store: dataset %q: a %s record under the key %x, not a %s ID", dataset, what, k, what)
+				return fmt.Errorf("store: dataset %q: a release record under the key %x, not a release ID", dataset, k)
 			}
 			copy(id[:], k)
 			return fn(id, bytes.Clone(v)) // v is valid only in the transaction
