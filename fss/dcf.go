@@ -29,11 +29,19 @@ func Gen(alpha uint64, beta []uint64, nbits int, rand io.Reader) (k0, k1 *Key, e
 	if err != nil {
 		return nil, nil, fmt.Errorf("fss: Gen: %w", err)
 	}
+	k0, k1 = keyPair(s, nbits, m, func(k *Key) { genCorrections(k, s, alpha, beta) })
+	return k0, k1, nil
+}
+
+// keyPair returns the two parties' keys on the initial seeds s, for n =
+// nbits and m components: fill writes the correction words into party
+// 0's, and party 1's gets a copy of them.
+func keyPair(s [2]block, nbits, m int, fill func(*Key)) (k0, k1 *Key) {
 	k0 = &Key{party: 0, nbits: nbits, m: m, seed: s[0], cw: make([]uint64, nbits*(2+m)), final: make([]uint64, m)}
-	genCorrections(k0, s, alpha, beta)
+	fill(k0)
 	k1 = &Key{party: 1, nbits: nbits, m: m, seed: s[1], tcw: k0.tcw,
 		cw: append([]uint64(nil), k0.cw...), final: append([]uint64(nil), k0.final...)}
-	return k0, k1, nil
+	return k0, k1
 }
 
 // readSeeds reads the two parties' 128-bit initial seeds from rand

@@ -153,11 +153,8 @@ func GenField(alpha uint64, beta []Fp, nbits int, rand io.Reader) (k0, k1 *Field
 	if err != nil {
 		return nil, nil, fmt.Errorf("fss: GenField: %w", err)
 	}
-	k0 = &FieldKey{Key{party: 0, nbits: nbits, m: m, seed: s[0], cw: make([]uint64, nbits*(2+m)), final: make([]uint64, m)}}
-	genFieldCorrections(&k0.k, s, alpha, beta)
-	k1 = &FieldKey{Key{party: 1, nbits: nbits, m: m, seed: s[1], tcw: k0.k.tcw,
-		cw: append([]uint64(nil), k0.k.cw...), final: append([]uint64(nil), k0.k.final...)}}
-	return k0, k1, nil
+	a, b := keyPair(s, nbits, m, func(k *Key) { genFieldCorrections(k, s, alpha, beta) })
+	return &FieldKey{*a}, &FieldKey{*b}, nil
 }
 
 // genFieldCorrections is genCorrections over F_p (BCG+21 Fig. 3, restated

@@ -342,14 +342,10 @@ func expand(id int, seed [SeedSize]byte, nonce [NonceSize]byte, n int) []fss.Fp 
 	h.Write(nonce[:])
 	var key [32]byte
 	h.Sum(key[:0])
-	stream := rand.NewChaCha8(key)
+	st := rand.NewChaCha8(key)
 	out := make([]fss.Fp, n)
 	for i := range out {
-		x := fss.Fp(stream.Uint64())
-		for !x.Valid() {
-			x = fss.Fp(stream.Uint64())
-		}
-		out[i] = x
+		out[i] = next(st)
 	}
 	return out
 }
