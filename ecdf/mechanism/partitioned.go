@@ -40,17 +40,16 @@ import (
 // tree-l2) weights each node by its own variance, as it should. Part j's
 // nodes are numbered after those of parts 1…j−1.
 type partitioned struct {
-	parts     []Mechanism
-	offsets   []int     // offsets[j]: bins before part j; offsets[len(parts)] = N
-	nodeOff   []int     // nodeOff[j]: node variables before part j
-	coef      []float64 // coef[j] = 1/r_j = √(V_j/V_ref)
-	before    []float64 // before[j] = Σ_{l<j} V_l(n_l)
-	epsilon   float64
-	relation  Relation
-	name      string
-	meanVar   float64
-	partBins  []int
-	nodeTotal int
+	parts    []Mechanism
+	offsets  []int     // offsets[j]: bins before part j; offsets[len(parts)] = N
+	nodeOff  []int     // nodeOff[j]: node variables before part j
+	coef     []float64 // coef[j] = 1/r_j = √(V_j/V_ref)
+	before   []float64 // before[j] = Σ_{l<j} V_l(n_l)
+	epsilon  float64
+	relation Relation
+	name     string
+	meanVar  float64
+	partBins []int
 }
 
 // partitionedNoiseDomain separates the derivation of the parts' seeds
@@ -120,7 +119,6 @@ func newPartitioned(p Params) (*partitioned, error) {
 		names = append(names, fmt.Sprintf("%d:%s", bins, part.Name()))
 	}
 	m.meanVar /= float64(p.Bins)
-	m.nodeTotal = m.nodeOff[len(m.parts)]
 	m.name = "partitioned(" + strings.Join(names, ",") + ")"
 	if err := checkNoise("partitioned", p, sum+maxVar); err != nil {
 		return nil, err
@@ -180,7 +178,7 @@ func (m *partitioned) PrefixVariance(i int) float64 {
 func (m *partitioned) MeanVariance() float64 { return m.meanVar }
 
 // Nodes returns the number of node variables of all parts together.
-func (m *partitioned) Nodes() int { return m.nodeTotal }
+func (m *partitioned) Nodes() int { return m.nodeOff[len(m.parts)] }
 
 // NodeVariance returns the variance of every node variable: that of the
 // first part's node noise (see partitioned, Nodes).

@@ -27,6 +27,6 @@ func GradientTreeL2(f []float64, m mechanism.Mechanism) error {
 
 // BuildPathTree builds m's path-sum tree, bypassing the cache.
 func BuildPathTree(m mechanism.Mechanism) bool {
-	_, ok := newPathTree(m, m.Bins())
+	_, ok := newPathTree(m)
 	return ok
 }

@@ -43,7 +43,8 @@ type pathTree struct {
 // subtrees exactly when this succeeds for every prefix with one
 // coefficient per node and its own last node (no two prefixes with the
 // same noise).
-func newPathTree(m mechanism.Mechanism, n int) (*pathTree, bool) {
+func newPathTree(m mechanism.Mechanism) (*pathTree, bool) {
+	n := m.Bins()
 	if m.Nodes()+n+2 > math.MaxInt32 {
 		return nil, false // variable numbers are int32
 	}

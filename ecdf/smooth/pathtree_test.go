@@ -45,7 +45,7 @@ func TestNewPathTreeHasMechanismCovariance(t *testing.T) {
 		for _, p := range pathTreeParams(n) {
 			m := newMech(t, p)
 			t.Run(fmt.Sprintf("%s/N=%d", m.Name(), n), func(t *testing.T) {
-				tr, ok := newPathTree(m, n)
+				tr, ok := newPathTree(m)
 				if !ok {
 					t.Fatal("not recognised as a path-sum tree")
 				}
@@ -102,7 +102,7 @@ func TestNewPathTreeRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, ok := newPathTree(tt.m, tt.m.Bins()); ok {
+			if _, ok := newPathTree(tt.m); ok {
 				t.Error("recognised as a path-sum tree")
 			}
 		})
@@ -266,7 +266,7 @@ func TestGLSSolverIncrementalMatchesFresh(t *testing.T) {
 	for _, p := range []mechanism.Params{{Name: "tree", Bins: n, Epsilon: 1}, {Name: "kary", Bins: n, Epsilon: 1, K: 3}} {
 		m := newMech(t, p)
 		t.Run(m.Name(), func(t *testing.T) {
-			tr, ok := newPathTree(m, n)
+			tr, ok := newPathTree(m)
 			if !ok {
 				t.Fatal("not a path-sum tree")
 			}

@@ -196,12 +196,12 @@ var pathTrees struct {
 // pathTreeOf returns m's pattern as a pathTree (newPathTree), cached.
 func pathTreeOf(m mechanism.Mechanism) (*pathTree, bool) {
 	if reflect.ValueOf(m).Kind() != reflect.Pointer {
-		return newPathTree(m, m.Bins())
+		return newPathTree(m)
 	}
 	pathTrees.Lock()
 	defer pathTrees.Unlock()
 	if pathTrees.m != m {
-		pathTrees.t, pathTrees.ok = newPathTree(m, m.Bins())
+		pathTrees.t, pathTrees.ok = newPathTree(m)
 		pathTrees.m = m
 	}
 	return pathTrees.t, pathTrees.ok

@@ -151,10 +151,7 @@ func newModel(m mechanism.Mechanism, unit float64) (model, error) {
 	l := &laplaceModel{tr: tr, b: laplaceScale(m.NodeVariance() / (unit * unit)), unit: unit,
 		scales: make([]float64, len(tr.parent)), weights: make([]float64, len(tr.parent))}
 	for v := 1; v < len(tr.parent); v++ {
-		l.scales[v] = l.b
-		if tr.coef[v] != 1 {
-			l.scales[v] = laplaceScale(m.NodeVariance() * tr.coef[v] * tr.coef[v] / (unit * unit))
-		}
+		l.scales[v] = laplaceScale(m.NodeVariance() * tr.coef[v] * tr.coef[v] / (unit * unit))
 		l.weights[v] = l.b / l.scales[v]
 	}
 	return l, nil

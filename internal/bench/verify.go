@@ -136,10 +136,11 @@ func newVerifyBench(cfg VerifyConfig) (*verifyBench, error) {
 	if err != nil {
 		return nil, err
 	}
-	scheme, err := vdcf.New(cfg.Bins)
+	newScheme := vdcf.New
 	if cfg.Probability {
-		scheme, err = vdcf.NewWithProbability(cfg.Bins)
+		newScheme = vdcf.NewWithProbability
 	}
+	scheme, err := newScheme(cfg.Bins)
 	if err != nil {
 		return nil, err
 	}
