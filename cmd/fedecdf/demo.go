@@ -33,8 +33,7 @@ type demoOptions struct {
 	backend       string
 	// transport is how parties upload: transportSealed or transportLibp2p.
 	transport string
-	// malicious is the number of malicious parties (demoMalicious if
-	// negative).
+	// malicious is the number of malicious parties.
 	malicious int
 }
 
@@ -86,13 +85,7 @@ the directory too; on Linux the servers also die if the demo is killed.`,
   fedecdf demo --backend dcf`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.parties < 1 {
-				return fmt.Errorf("--parties %d is not positive", o.parties)
-			}
-			if err := o.resolveMalicious(); err != nil {
-				return err
-			}
-			if err := checkTransport(o.transport); err != nil {
+			if err := o.check(); err != nil {
 				return err
 			}
 			return withServersDir(cmd, "fedecdf-demo", o.keep, func(ctx context.Context, dir string) error {
@@ -107,22 +100,23 @@ the directory too; on Linux the servers also die if the demo is killed.`,
 	f.Float64Var(&o.epsilon, "epsilon", 1, "ε of the release")
 	f.StringVar(&o.upload, "upload", deploy.UploadDirect, "upload mode: direct or relay (through the leader, HPKE-sealed to the helper)")
 	f.StringVar(&o.backend, "backend", string(server.Additive), "secure-sum backend: additive (verified one-hot histograms) or dcf (verified DCF keys, probability included)")
-	f.IntVar(&o.malicious, "malicious", -1, fmt.Sprintf("number of malicious parties, each uploading an invalid report both servers reject (default %d)", demoMalicious))
+	f.IntVar(&o.malicious, "malicious", demoMalicious, "number of malicious parties, each uploading an invalid report both servers reject")
 	f.BoolVar(&o.verbose, "verbose", false, "show the servers' INFO logs (by default only their warnings and errors)")
 	f.BoolVar(&o.keep, "keep", false, "keep the keys, manifest, stores and logs in the temporary directory")
 	return cmd
 }
 
-// resolveMalicious checks the backend and sets the default number of
-// malicious parties.
-func (o *demoOptions) resolveMalicious() error {
+// check refuses demo flags out of range.
+func (o *demoOptions) check() error {
 	switch {
+	case o.parties < 1:
+		return fmt.Errorf("--parties %d is not positive", o.parties)
 	case o.backend != string(server.Additive) && o.backend != string(server.DCF):
 		return fmt.Errorf("--backend %q: want additive or dcf", o.backend)
 	case o.malicious < 0:
-		o.malicious = demoMalicious
+		return fmt.Errorf("--malicious %d is negative: give 0 for none, or a number of malicious parties", o.malicious)
 	}
-	return nil
+	return checkTransport(o.transport)
 }
 
 // withServersDir runs fn, which starts servers in dir, with a new

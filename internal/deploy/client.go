@@ -144,14 +144,15 @@ func (p *Party) Send(ctx context.Context, r *Report) (dup bool, err error) {
 	}
 	targets := []struct {
 		peer transport.PeerID
+		end  Endpoint
 		held Held
 		up   *protocol.Upload
-	}{{LeaderName, HeldByLeader, r.Leader}, {HelperName, HeldByHelper, r.Helper}}
+	}{{LeaderName, p.m.Leader, HeldByLeader, r.Leader}, {HelperName, p.m.Helper, HeldByHelper, r.Helper}}
 	acks := make([]*protocol.Ack, len(targets))
 	errs := make([]error, len(targets))
 	var wg sync.WaitGroup
 	for k, to := range targets {
-		wg.Go(func() { acks[k], errs[k] = p.upload(ctx, to.peer, to.up) })
+		wg.Go(func() { acks[k], errs[k] = p.upload(ctx, to.peer, to.end, to.up) })
 	}
 	wg.Wait()
 	ue := &UploadError{Report: r.ID}
@@ -169,13 +170,9 @@ func (p *Party) Send(ctx context.Context, r *Report) (dup bool, err error) {
 	return dup, nil
 }
 
-// upload sends up to the server to, over the sealed transport when the
-// manifest gives it an upload address, over libp2p otherwise.
-func (p *Party) upload(ctx context.Context, to transport.PeerID, up *protocol.Upload) (*protocol.Ack, error) {
-	e := p.m.Leader
-	if to == HelperName {
-		e = p.m.Helper
-	}
+// upload sends up to the server to at e, over the sealed transport when
+// the manifest gives it an upload address, over libp2p otherwise.
+func (p *Party) upload(ctx context.Context, to transport.PeerID, e Endpoint, up *protocol.Upload) (*protocol.Ack, error) {
 	if e.UploadAddr == "" {
 		return protocol.Call[*protocol.Ack](ctx, p.host.Conn(p2p.ReportProtocol), to, up)
 	}

@@ -117,7 +117,7 @@
 // replayed uploads, in parallel, and deletes the rejected ones' uploads
 // from its store (server/doc.go). Rejections are logged at WARN and
 // shown per reason in fedecdf status (ServerStatus.Rejected). The two
-// servers' verify key is VerifyKey: HKDF-SHA256 over the X25519 shared
+// servers' verify key is sharedVerifyKey: HKDF-SHA256 over the X25519 shared
 // secret of one server's HPKE private key and the other's public key in
 // the manifest (a static–static Diffie–Hellman, domain-separated from
 // HPKE by its label), with the dataset and both peer IDs; only the two

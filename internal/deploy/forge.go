@@ -15,9 +15,10 @@ import (
 )
 
 // SubmitForgeries has k malicious parties upload one invalid report each
-// to the dataset of m, in the manifest's upload mode, each from a libp2p
-// host of its own: the kinds of the backend's forgeries
-// (verify.Forgeries for additive, vdcf.Scheme.Forgeries for dcf) in turn,
+// to the dataset of m, in the manifest's upload mode, each a party of
+// its own (NewParty: the sealed transport, or a libp2p host): the kinds
+// of the backend's forgeries (verify.Forgeries for additive,
+// vdcf.Scheme.Forgeries for dcf) in turn,
 // taken by rejection reason in turn (so that three parties already draw
 // three reasons), each altered from a random record (rng seeded by seed).
 // It is what fedecdf demo --malicious runs; both servers reject every one
@@ -85,7 +86,7 @@ func kindsOf[K any](kinds []verify.Kind[K], forge func(K, payload.ReportID, *ran
 	return out
 }
 
-// submitForgery uploads one invalid report of kind from a fresh host.
+// submitForgery uploads one invalid report of kind from a fresh party.
 func submitForgery(ctx context.Context, m *Manifest, kind forgeryKind, tc p2p.Config, rng *rand.Rand) error {
 	id, err := payload.NewID()
 	if err != nil {

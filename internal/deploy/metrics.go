@@ -136,7 +136,8 @@ func (s *Server) writeMetrics(w io.Writer) error {
 		{"fedecdf_peer_reachable", "gauge", "Leader: 1 if the helper answered the last check. Helper: 1 once the leader has called.", reachable},
 		{"fedecdf_peer_last_contact_timestamp_seconds", "gauge", "Unix time of the last check of (leader) or call from (helper) the other server.", float64(st.PeerCheckedAt)},
 	}
-	labels := fmt.Sprintf(`{role="%s",dataset="%s"}`, st.Role, labelEscaper.Replace(s.cfg.Manifest.Dataset))
+	serverLabels := fmt.Sprintf(`role="%s",dataset="%s"`, st.Role, labelEscaper.Replace(s.cfg.Manifest.Dataset))
+	labels := "{" + serverLabels + "}"
 	for _, m := range metrics {
 		if _, err := fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s%s %s\n", m.name, m.help, m.name, m.kind, m.name, labels, strconv.FormatFloat(m.value, 'g', -1, 64)); err != nil {
 			return err
@@ -146,7 +147,7 @@ func (s *Server) writeMetrics(w io.Writer) error {
 		return err
 	}
 	for _, rj := range st.Rejected {
-		if _, err := fmt.Fprintf(w, "fedecdf_reports_verification_rejected{role=\"%s\",dataset=\"%s\",reason=\"%s\"} %d\n", st.Role, labelEscaper.Replace(s.cfg.Manifest.Dataset), rj.Reason, rj.Count); err != nil {
+		if _, err := fmt.Fprintf(w, "fedecdf_reports_verification_rejected{%s,reason=\"%s\"} %d\n", serverLabels, rj.Reason, rj.Count); err != nil {
 			return err
 		}
 	}

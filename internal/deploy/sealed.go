@@ -288,9 +288,9 @@ func (s *Server) listenUploads(addr string) error {
 	return nil
 }
 
-// UploadAddr returns the address the sealed-upload listener is bound
+// uploadAddr returns the address the sealed-upload listener is bound
 // to ("" if none).
-func (s *Server) UploadAddr() string {
+func (s *Server) uploadAddr() string {
 	if s.uploads == nil {
 		return ""
 	}

@@ -28,7 +28,7 @@ func newSealedDeployment(t *testing.T, mode string, timeout time.Duration) *depl
 	d := newDeploymentTweaked(t, hugeEpsilon, 1, mode, "replace", func(c *ServerConfig) {
 		c.UploadListen, c.UploadTimeout = "127.0.0.1:0", timeout
 	})
-	d.m.Leader.UploadAddr, d.m.Helper.UploadAddr = d.leader.UploadAddr(), d.helper.UploadAddr()
+	d.m.Leader.UploadAddr, d.m.Helper.UploadAddr = d.leader.uploadAddr(), d.helper.uploadAddr()
 	if err := d.m.Check(); err != nil {
 		t.Fatal(err)
 	}
@@ -478,7 +478,7 @@ func TestSealedConnectionCap(t *testing.T) {
 	d := newDeploymentTweaked(t, hugeEpsilon, 1, UploadDirect, "replace", func(c *ServerConfig) {
 		c.UploadListen, c.UploadTimeout, c.UploadConns = "127.0.0.1:0", time.Second, 1
 	})
-	d.m.Leader.UploadAddr, d.m.Helper.UploadAddr = d.leader.UploadAddr(), d.helper.UploadAddr()
+	d.m.Leader.UploadAddr, d.m.Helper.UploadAddr = d.leader.uploadAddr(), d.helper.uploadAddr()
 	slow, err := net.Dial("tcp", d.m.Leader.UploadAddr)
 	if err != nil {
 		t.Fatal(err)

@@ -201,7 +201,7 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 			return nil, err
 		}
 	}
-	s.log.Info("serving", "peer_id", s.host.ID().String(), "addrs", fmt.Sprint(s.host.Addrs()), "upload_addr", s.UploadAddr(), "dataset", m.Dataset, "version", cfg.Version)
+	s.log.Info("serving", "peer_id", s.host.ID().String(), "addrs", fmt.Sprint(s.host.Addrs()), "upload_addr", s.uploadAddr(), "dataset", m.Dataset, "version", cfg.Version)
 	if err := s.startOps(); err != nil {
 		close(s.done)
 		s.Close()
@@ -359,12 +359,12 @@ func (s *Server) resolvePending() {
 	}
 }
 
-// verifyKey sets the servers' shared verify key (VerifyKey) and the
+// verifyKey sets the servers' shared verify key (sharedVerifyKey) and the
 // store that keeps the verdicts, after checking that the store's verdicts
 // were reached under the same key.
 func (s *Server) verifyKey(cfg *server.Config) error {
 	m := s.cfg.Manifest
-	key, err := VerifyKey(m, s.cfg.Role, s.cfg.Identity)
+	key, err := sharedVerifyKey(m, s.cfg.Role, s.cfg.Identity)
 	if err != nil {
 		return err
 	}

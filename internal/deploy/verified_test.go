@@ -174,11 +174,11 @@ func TestVerifyKeyKnownAnswer(t *testing.T) {
 	m := &Manifest{Dataset: "kat",
 		Leader: Endpoint{Public: Public{PeerID: "leader-id", HPKEPublicKey: pub["leader"]}},
 		Helper: Endpoint{Public: Public{PeerID: "helper-id", HPKEPublicKey: pub["helper"]}}}
-	l, err := VerifyKey(m, server.Leader, ids["leader"])
+	l, err := sharedVerifyKey(m, server.Leader, ids["leader"])
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := VerifyKey(m, server.Helper, ids["helper"])
+	h, err := sharedVerifyKey(m, server.Helper, ids["helper"])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,12 +189,12 @@ func TestVerifyKeyKnownAnswer(t *testing.T) {
 		t.Errorf("verify key %s, want %s", got, want)
 	}
 	for _, role := range []server.Role{server.Leader, server.Helper} {
-		if k, err := VerifyKey(m, role, ids["analyst"]); err != nil || k == l {
+		if k, err := sharedVerifyKey(m, role, ids["analyst"]); err != nil || k == l {
 			t.Errorf("the analyst as the %s derives %x (%v): the servers' key", role, k, err)
 		}
 	}
 	m.Dataset = "another"
-	if k, _ := VerifyKey(m, server.Leader, ids["leader"]); k == l {
+	if k, _ := sharedVerifyKey(m, server.Leader, ids["leader"]); k == l {
 		t.Error("another dataset has the same verify key")
 	}
 }

@@ -15,14 +15,14 @@ import (
 // this use of the servers' X25519 keys from their use in HPKE.
 const verifyKeyInfo = "fedecdf verify key v1"
 
-// VerifyKey derives the Prio3 verify key the two servers of m share for
-// the additive backend, at the server of role with identity id: HKDF-SHA256
-// over the X25519 shared secret of the server's HPKE private key and the
+// sharedVerifyKey derives the verify key the two servers of m share (the
+// additive backend's Prio3 key, the dcf backend's challenge seed), at
+// the server of role with identity id: HKDF-SHA256 over the X25519 shared secret of the server's HPKE private key and the
 // other server's HPKE public key in the manifest, with the label, the
 // dataset and both peer IDs as info. Both servers compute the same key
 // and nobody else can: a party or analyst holds only public keys, and no
 // message carries the key (server/doc.go, "The verification key").
-func VerifyKey(m *Manifest, role server.Role, id *Identity) ([verify.KeySize]byte, error) {
+func sharedVerifyKey(m *Manifest, role server.Role, id *Identity) ([verify.KeySize]byte, error) {
 	var key [verify.KeySize]byte
 	peer := m.Helper.HPKEPublicKey
 	if role == server.Helper {

@@ -318,7 +318,7 @@ func (c *conn) Call(ctx context.Context, to transport.PeerID, req []byte) ([]byt
 		return nil, fmt.Errorf("p2p: request of %d bytes to %s exceeds the limit %d", len(req), to, c.h.cfg.MaxMessage)
 	}
 	var resp []byte
-	err := c.h.Retry(ctx, func() error {
+	err := Retry(ctx, c.h.cfg, func() error {
 		c.h.clearBackoff(info.ID)
 		var err error
 		resp, err = c.attempt(ctx, info.ID, to, req)
@@ -334,17 +334,12 @@ func (c *conn) Call(ctx context.Context, to transport.PeerID, req []byte) ([]byt
 }
 
 // Retry calls try until it succeeds, fails with an error that
-// transient rejects, or the host's retry schedule ends (Config.Attempts
-// or RetryWindow, with Backoff doubling up to MaxBackoff, jittered),
-// and returns its last error, saying how many attempts were made when
-// more than one. Retries are logged at debug level with logArgs.
-func (h *Host) Retry(ctx context.Context, try func() error, transient func(error) bool, logArgs ...any) error {
-	return Retry(ctx, h.cfg, try, transient, logArgs...)
-}
-
-// Retry is Host.Retry under the retry schedule of cfg (its zero fields
-// the defaults), for callers that retry without a libp2p host (the
-// sealed upload transport); retries are logged to cfg.Logger.
+// transient rejects, or the retry schedule of cfg ends (Attempts or
+// RetryWindow, with Backoff doubling up to MaxBackoff, jittered; its
+// zero fields the defaults), and returns its last error, saying how
+// many attempts were made when more than one. Retries are logged to
+// cfg.Logger at debug level with logArgs. A host's calls retry under
+// its Config, and so do the sealed uploads, which have no host.
 func Retry(ctx context.Context, cfg Config, try func() error, transient func(error) bool, logArgs ...any) error {
 	cfg = withDefaults(cfg)
 	r := &retrier{start: time.Now(), attempts: cfg.Attempts, window: cfg.RetryWindow, wait: cfg.Backoff, max: cfg.MaxBackoff}
