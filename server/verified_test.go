@@ -325,22 +325,26 @@ func lostVerificationReplies(t *testing.T, b Backend) {
 // the leader from nobody, so nobody else can decide a report at either
 // server (a report decided at one server only would count at one).
 func TestVerificationOnlyFromTheLeader(t *testing.T) {
-	p := newPair(t, Additive, 1<<50, 1, nil)
-	id := p.uploadVerified(t, 0.5)
-	for _, to := range []transport.PeerID{"helper", "leader"} {
-		for _, m := range []protocol.Message{
-			&protocol.Prepare{Dataset: "d", Items: []protocol.Item{{Report: id[0], Verdict: protocol.VerdictProof}}},
-			&protocol.Decide{Dataset: "d", Items: []protocol.Item{{Report: id[0], Verdict: protocol.VerdictProof}}},
-		} {
-			if _, err := protocol.Call[protocol.Message](context.Background(), p.net.Conn("mallory"), to, m); !errors.Is(err, ErrNotLeader) {
-				t.Errorf("%T from a stranger to the %s: %v, want %v", m, to, err, ErrNotLeader)
+	for _, b := range verifiedBackends {
+		t.Run(string(b), func(t *testing.T) {
+			p := newVerifiedPair(t, b)
+			id := p.uploadVerified(t, 0.5)
+			for _, to := range []transport.PeerID{"helper", "leader"} {
+				for _, m := range []protocol.Message{
+					&protocol.Prepare{Dataset: "d", Items: []protocol.Item{{Report: id[0], Verdict: protocol.VerdictProof}}},
+					&protocol.Decide{Dataset: "d", Items: []protocol.Item{{Report: id[0], Verdict: protocol.VerdictProof}}},
+				} {
+					if _, err := protocol.Call[protocol.Message](context.Background(), p.net.Conn("mallory"), to, m); !errors.Is(err, ErrNotLeader) {
+						t.Errorf("%T from a stranger to the %s: %v, want %v", m, to, err, ErrNotLeader)
+					}
+				}
 			}
-		}
+			if err := p.leader.Verify(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			p.checkVerified(t, 1, map[string]int{})
+		})
 	}
-	if err := p.leader.Verify(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	p.checkVerified(t, 1, map[string]int{})
 }
 
 // TestVerifiedUploadChecks: each dataset takes the uploads of its
