@@ -60,6 +60,14 @@ load generator's own CPU. The machine's load average is printed too:
 CPU figures are comparable across loads, wall-clock ones are not. The
 command fails if a report was lost, duplicated or not acknowledged.
 
+--store postgres://… (a local PostgreSQL database; the password in
+PGPASSWORD) runs the same load a second time with the servers on
+PostgreSQL, each on a schema of its own created in that database and
+dropped after, and prints both runs: the server CPU then includes the
+PostgreSQL processes' (the backends of the servers' connections and the
+cluster's background processes, from their /proc stat), bytes written
+theirs too, and cpu_ratio_to_bbolt compares the two runs.
+
 --server-binary runs the servers from another fedecdf executable (the
 same load against another build); --profile DIR writes each server's CPU
 profile to DIR/leader.pprof and DIR/helper.pprof (with servers that have

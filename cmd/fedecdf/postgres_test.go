@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -33,14 +32,7 @@ const restartEnv = "FEDECDF_TEST_POSTGRES_RESTART"
 func TestServersOnPostgres(t *testing.T) {
 	const n, k, concurrency = 200, 40, 4
 	stores := map[string]string{"leader": pgtest.Schema(t), "helper": pgtest.Schema(t)}
-	restart := os.Getenv(restartEnv)
-	if restart == "" {
-		msg := restartEnv + " is not set: the command restarting the test's PostgreSQL (.ci/run sets it)"
-		if os.Getenv("CI") == "true" {
-			t.Fatal("CI=true: " + msg)
-		}
-		t.Skip(msg)
-	}
+	restart := pgtest.Env(t, restartEnv, "the command restarting the test's PostgreSQL (.ci/run sets it)")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c := newClusterWith(t, ctx, n, clusterOptions{stores: stores, serverArgs: []string{"--log-level", "debug"}})

@@ -1,10 +1,3 @@
-// Package pgtest gives tests a PostgreSQL database of their own: a
-// fresh schema in the database named by FEDECDF_TEST_POSTGRES, dropped
-// when the test ends. Without that variable the test is skipped with a
-// message, unless CI=true, where the skip is a failure: a CI run must
-// not pass with its PostgreSQL half silently left out. .ci/run starts a
-// throwaway cluster and sets the variable; README, "Running a server on
-// PostgreSQL", gives the commands.
 package pgtest
 
 import (
@@ -27,15 +20,22 @@ const EnvDSN = "FEDECDF_TEST_POSTGRES"
 // it (failing it under CI=true).
 func BaseDSN(t testing.TB) string {
 	t.Helper()
-	dsn := os.Getenv(EnvDSN)
-	if dsn == "" {
-		msg := EnvDSN + " is not set: the PostgreSQL tests did not run (README, \"Running a server on PostgreSQL\", starts a throwaway cluster)"
+	return Env(t, EnvDSN, "the PostgreSQL tests did not run (README, \"Running a server on PostgreSQL\", starts a throwaway cluster)")
+}
+
+// Env returns the environment variable name, skipping t if it is not
+// set (failing it under CI=true), saying why: what.
+func Env(t testing.TB, name, what string) string {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		msg := name + " is not set: " + what
 		if os.Getenv("CI") == "true" {
 			t.Fatal("CI=true: " + msg)
 		}
 		t.Skip(msg)
 	}
-	return dsn
+	return v
 }
 
 // Schema creates a schema of its own for t in the test database and
