@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -191,5 +192,38 @@ func TestPostgresSurvivesLostConnection(t *testing.T) {
 			second.Close()
 		}
 		t.Fatalf("a second process after the reconnection: %v, want ErrLocked", err)
+	}
+}
+
+// TestPostgresRefusesDamagedRecords: a report record too short to hold
+// its report ID and receipt time, or one holding another report's ID
+// than its row, is refused when read, naming the dataset and the
+// damage, never decoded.
+func TestPostgresRefusesDamagedRecords(t *testing.T) {
+	for _, c := range []struct{ name, rec string }{
+		{"short record", `'\x73686f7274'`},
+		{"another report's ID", `'\x` + strings.Repeat("ab", 24) + `'`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dsn := pgtest.Schema(t)
+			s, err := OpenPostgres(dsn, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			id := reportID(1)
+			pgtest.Exec(t, dsn, `INSERT INTO fedecdf_reports (dataset, id, rec) VALUES ('d', '\x`+hex.EncodeToString(id[:])+`', `+c.rec+`)`)
+			errs := []error{
+				s.Uploads("d", []payload.ReportID{id}, func(payload.ReportID, []byte) error { return nil }),
+			}
+			if c.name == "short record" {
+				errs = append(errs, s.Reports("d", func(payload.ReportID, []byte) error { return nil }))
+			}
+			for _, err := range errs {
+				if err == nil || !strings.Contains(err.Error(), `dataset "d"`) || !strings.Contains(err.Error(), "damaged") {
+					t.Errorf("reading a damaged record: %v; want an error naming the dataset and the damage", err)
+				}
+			}
+		})
 	}
 }
