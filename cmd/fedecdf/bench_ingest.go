@@ -14,6 +14,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/internal/deploy"
 	"github.com/fedecdf/fedecdf/internal/p2p"
+	"github.com/fedecdf/fedecdf/internal/store"
 	"github.com/fedecdf/fedecdf/server"
 )
 
@@ -22,6 +23,7 @@ type benchIngestOptions struct {
 	parties, bins, hosts, concurrency int
 	connections, format, serverExe    string
 	profile, upload, transport        string
+	store                             string
 	keep                              bool
 }
 
@@ -58,6 +60,14 @@ load generator's own CPU. The machine's load average is printed too:
 CPU figures are comparable across loads, wall-clock ones are not. The
 command fails if a report was lost, duplicated or not acknowledged.
 
+--store postgres://… (a local PostgreSQL database; the password in
+PGPASSWORD) runs the same load a second time with the servers on
+PostgreSQL, each on a schema of its own created in that database and
+dropped after, and prints both runs: the server CPU then includes the
+PostgreSQL processes' (the backends of the servers' connections and the
+cluster's background processes, from their /proc stat), bytes written
+theirs too, and cpu_ratio_to_bbolt compares the two runs.
+
 --server-binary runs the servers from another fedecdf executable (the
 same load against another build); --profile DIR writes each server's CPU
 profile to DIR/leader.pprof and DIR/helper.pprof (with servers that have
@@ -72,7 +82,7 @@ the --cpu-profile flag).`,
 				return err
 			}
 			return withServersDir(cmd, "fedecdf-ingest", o.keep, func(ctx context.Context, dir string) error {
-				r, err := o.run(ctx, cmd.ErrOrStderr(), dir)
+				r, err := o.compare(ctx, cmd.ErrOrStderr(), dir)
 				if err != nil {
 					return err
 				}
@@ -94,7 +104,8 @@ the --cpu-profile flag).`,
 	f.StringVar(&o.format, "format", "text", "output format: text or json")
 	f.StringVar(&o.serverExe, "server-binary", "", "fedecdf executable running the two servers (default: this one), to compare builds")
 	f.StringVar(&o.profile, "profile", "", "directory to write the servers' CPU profiles to (leader.pprof, helper.pprof)")
-	f.BoolVar(&o.keep, "keep", false, "keep the keys, manifest and stores in the temporary directory")
+	f.StringVar(&o.store, "store", "", "postgres:// DSN of a local database: run the servers on PostgreSQL (a schema each, dropped after) after a bbolt run of the same load (password from PGPASSWORD)")
+	f.BoolVar(&o.keep, "keep", false, "keep the keys, manifest and stores in the temporary directory (and the PostgreSQL schemas)")
 	return cmd
 }
 
@@ -113,6 +124,8 @@ func (o *benchIngestOptions) check() error {
 		return fmt.Errorf("--upload %q: want %s or %s", o.upload, deploy.UploadDirect, deploy.UploadRelay)
 	case o.format != "text" && o.format != "json":
 		return fmt.Errorf("--format %q: want text or json", o.format)
+	case o.store != "" && !store.IsPostgres(o.store):
+		return fmt.Errorf("--store %q: want a postgres:// DSN (without --store the servers use bbolt files)", o.store)
 	}
 	return checkTransport(o.transport)
 }
@@ -139,6 +152,50 @@ type ingestResult struct {
 	StoreBytesPerReport   float64 `json:"store_bytes_per_report"`
 	UploadBytes           int     `json:"upload_bytes"`
 	LoadAverage           float64 `json:"load_average_1m"`
+	// Store is bbolt or postgres. With postgres, the server figures
+	// include the PostgreSQL processes' (PostgresCPUSeconds: the
+	// backends of the servers' connections and the cluster's
+	// background processes), and Bbolt is the same load on bbolt files
+	// in the same run, CPURatioToBbolt the ratio of the CPU per report.
+	Store              string  `json:"store"`
+	PostgresCPUSeconds float64 `json:"postgres_cpu_s,omitempty"`
+	// PostgresBackends counts the backends of the servers' connections
+	// measured.
+	PostgresBackends int           `json:"postgres_backends,omitempty"`
+	Bbolt            *ingestResult `json:"bbolt,omitempty"`
+	CPURatioToBbolt  float64       `json:"cpu_ratio_to_bbolt,omitempty"`
+}
+
+// compare runs the load on bbolt files and, with --store, then on
+// PostgreSQL, each in a directory of its own under dir.
+func (o *benchIngestOptions) compare(ctx context.Context, stderr io.Writer, dir string) (*ingestResult, error) {
+	bolt := *o
+	bolt.store = ""
+	runs := []*benchIngestOptions{&bolt}
+	if o.store != "" {
+		runs = append(runs, o)
+	}
+	var results []*ingestResult
+	for _, run := range runs {
+		sub := filepath.Join(dir, "bbolt")
+		if run.store != "" {
+			sub = filepath.Join(dir, "postgres")
+		}
+		if err := os.Mkdir(sub, 0o700); err != nil {
+			return nil, err
+		}
+		r, err := run.run(ctx, stderr, sub)
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, r)
+	}
+	r := results[len(results)-1]
+	if len(results) == 2 {
+		r.Bbolt = results[0]
+		r.CPURatioToBbolt = r.ServerCPUMsPerReport / r.Bbolt.ServerCPUMsPerReport
+	}
+	return r, nil
 }
 
 // run starts the servers in dir, runs the load, stops the servers and
@@ -160,12 +217,27 @@ func (o *benchIngestOptions) run(ctx context.Context, stderr io.Writer, dir stri
 	if err != nil {
 		return nil, err
 	}
+	var pg *pgBench
+	if o.store != "" {
+		if pg, err = newPGBench(ctx, o.store); err != nil {
+			return nil, err
+		}
+		defer pg.close(context.Background(), o.keep)
+		d.stores = map[string]string{"leader": pg.dsn("leader"), "helper": pg.dsn("helper")}
+	}
 	err = d.start(ctx, stderr, o.serverExe, args)
 	defer d.stop()
 	if err != nil {
 		return nil, err
 	}
-	r := &ingestResult{Parties: o.parties, Connections: o.connections, Transport: o.transport, Upload: o.upload, Concurrency: o.concurrency, ServerCPUSeconds: map[string]float64{}}
+	r := &ingestResult{Parties: o.parties, Connections: o.connections, Transport: o.transport, Upload: o.upload, Concurrency: o.concurrency, ServerCPUSeconds: map[string]float64{}, Store: "bbolt"}
+	var pgBefore, pgAfter map[int]procUsage
+	if pg != nil {
+		r.Store = "postgres"
+		if pgBefore, err = pg.usage(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if r.LoadAverage, err = loadAverage(); err != nil {
 		return nil, err
 	}
@@ -191,12 +263,26 @@ func (o *benchIngestOptions) run(ctx context.Context, stderr io.Writer, dir stri
 	if err != nil {
 		return nil, err
 	}
+	if pg != nil {
+		if pgAfter, err = pg.usage(ctx); err != nil {
+			return nil, err
+		}
+	}
 	d.stop()
 	r.Acknowledged, r.Failed, r.UploadBytes = sent.Acked, sent.Failed, sent.UploadBytes
 	r.ReportsPerS = float64(sent.Acked) / r.Seconds
 	r.measure(before, after)
-	if r.Lost, r.Duplicated, err = sent.Check(d.m.Dataset, filepath.Join(dir, "leader.db"), filepath.Join(dir, "helper.db")); err != nil {
+	if r.Lost, r.Duplicated, err = sent.Check(d.m.Dataset, d.store("leader"), d.store("helper")); err != nil {
 		return nil, err
+	}
+	if pg != nil {
+		cpu, written := pgDelta(pgBefore, pgAfter)
+		r.PostgresCPUSeconds, r.PostgresBackends = cpu, pg.backends
+		r.ServerCPUMsPerReport += 1000 * cpu / float64(o.parties)
+		r.BytesWrittenPerReport += float64(written) / float64(o.parties)
+		size, err := pg.storeBytes(ctx)
+		r.StoreBytesPerReport = float64(size) / float64(o.parties)
+		return r, err
 	}
 	for _, role := range []string{"leader", "helper"} {
 		fi, err := os.Stat(filepath.Join(dir, role+".db"))
@@ -245,11 +331,17 @@ func (r *ingestResult) write(w io.Writer, format string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	}
-	_, err := fmt.Fprintf(w, `%d reports (%s transport, %s upload, %s connections, %d in flight): %d acknowledged, %d failed, %d lost, %d duplicated
+	if r.Bbolt != nil {
+		if err := r.Bbolt.write(w, format); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "postgres, the same load (CPU per report %.2f× bbolt's; PostgreSQL's processes %.2f s):\n", r.CPURatioToBbolt, r.PostgresCPUSeconds)
+	}
+	_, err := fmt.Fprintf(w, `%d reports (%s store, %s transport, %s upload, %s connections, %d in flight): %d acknowledged, %d failed, %d lost, %d duplicated
 %.2f s: %.0f reports/s (load average %.2f)
 server CPU: %.3f ms per report (leader %.2f s, helper %.2f s); load generator %.3f ms per report
 written to disk: %.0f bytes per report (both servers; upload %d bytes to each); stores %.0f bytes per report
-`, r.Parties, r.Transport, r.Upload, r.Connections, r.Concurrency, r.Acknowledged, r.Failed, r.Lost, r.Duplicated,
+`, r.Parties, r.Store, r.Transport, r.Upload, r.Connections, r.Concurrency, r.Acknowledged, r.Failed, r.Lost, r.Duplicated,
 		r.Seconds, r.ReportsPerS, r.LoadAverage,
 		r.ServerCPUMsPerReport, r.ServerCPUSeconds["leader"], r.ServerCPUSeconds["helper"], r.ClientCPUMsPerReport,
 		r.BytesWrittenPerReport, r.UploadBytes, r.StoreBytesPerReport)
@@ -262,6 +354,11 @@ var errIngest = errors.New("bench ingest: reports lost, duplicated or not acknow
 
 // verdict fails a run that lost, duplicated or failed reports.
 func (r *ingestResult) verdict() error {
+	if r.Bbolt != nil {
+		if err := r.Bbolt.verdict(); err != nil {
+			return fmt.Errorf("the bbolt run: %w", err)
+		}
+	}
 	if r.Lost+r.Duplicated+r.Failed > 0 {
 		return fmt.Errorf("%w: %d lost, %d duplicated, %d failed (see the servers' errors above)", errIngest, r.Lost, r.Duplicated, r.Failed)
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/fedecdf/fedecdf/internal/pgtest"
 )
 
 // TestBenchIngest runs bench ingest with 50 parties over fresh and
@@ -47,5 +49,40 @@ func TestBenchIngest(t *testing.T) {
 				t.Errorf("connections %v, store %v bytes per report, upload %v bytes: want %s and a store holding both uploads", r["connections"], r["store_bytes_per_report"], r["upload_bytes"], mode)
 			}
 		})
+	}
+}
+
+// TestBenchIngestPostgres runs bench ingest --store on a PostgreSQL
+// database: the bbolt run and the PostgreSQL run of the same 50 parties
+// both store every report once, the PostgreSQL processes' CPU is
+// measured (the backends of both servers' connections found) and
+// counted in the servers' CPU, and the ratio to bbolt's is the one of the two runs.
+func TestBenchIngestPostgres(t *testing.T) {
+	dsn := pgtest.BaseDSN(t)
+	t.Setenv(asCommand, "1")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	cmd := newBenchIngestCommand()
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs([]string{"--parties", "50", "--concurrency", "8", "--store", dsn, "--format", "json"})
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		t.Fatalf("bench ingest --store: %v\n%s\n%s", err, out.String(), errOut.String())
+	}
+	var r ingestResult
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out.String())
+	}
+	for _, run := range []*ingestResult{r.Bbolt, &r} {
+		if run == nil || run.Acknowledged != 50 || run.Lost+run.Duplicated+run.Failed != 0 {
+			t.Fatalf("a run: %+v; want 50 acknowledged, none lost, duplicated or failed", run)
+		}
+	}
+	if r.Store != "postgres" || r.Bbolt.Store != "bbolt" || r.PostgresBackends < 2 || r.PostgresCPUSeconds < 0 || !(r.StoreBytesPerReport > 0) {
+		t.Errorf("store %q (baseline %q), %d server backends, PostgreSQL CPU %g s, %g bytes stored per report", r.Store, r.Bbolt.Store, r.PostgresBackends, r.PostgresCPUSeconds, r.StoreBytesPerReport)
+	}
+	if want := r.ServerCPUMsPerReport / r.Bbolt.ServerCPUMsPerReport; r.CPURatioToBbolt != want {
+		t.Errorf("cpu_ratio_to_bbolt %g, want %g", r.CPURatioToBbolt, want)
 	}
 }

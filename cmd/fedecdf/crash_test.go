@@ -129,6 +129,9 @@ type clusterOptions struct {
 	// serverArgs are extra flags of both servers, manifestArgs of
 	// fedecdf manifest (a flag given again overrides the default).
 	serverArgs, manifestArgs []string
+	// stores are the servers' --store values by role (a bbolt file in
+	// the cluster's directory for a role not named).
+	stores map[string]string
 }
 
 // newCrashCluster makes the keys and the manifest with `fedecdf keygen`
@@ -196,8 +199,12 @@ func newClusterWith(t *testing.T, ctx context.Context, minReports int, opts clus
 // handlers are installed).
 func (c *crashCluster) start(role string) {
 	c.t.Helper()
+	st := c.opts.stores[role]
+	if st == "" {
+		st = filepath.Join(c.dir, role+".db")
+	}
 	args := append([]string{"server", "--role", role, "--key", filepath.Join(c.dir, role+".key"), "--manifest", c.manifest,
-		"--listen", c.addrs[role], "--store", filepath.Join(c.dir, role+".db"), "--log-level", "info"}, c.opts.serverArgs...)
+		"--listen", c.addrs[role], "--store", st, "--log-level", "info"}, c.opts.serverArgs...)
 	cmd := c.command(args...)
 	if c.opts.netns != "" {
 		// ip netns exec execs the command: the process is the server's.

@@ -177,6 +177,9 @@ type localDeployment struct {
 	uploads map[string]string
 	procs   map[string]*exec.Cmd
 	stop    func() // never nil: terminates the processes started
+	// stores are the servers' --store values by role (dir/ROLE.db if
+	// not named).
+	stores map[string]string
 }
 
 // newLocal makes the keys and the manifest of o in dir, with free
@@ -224,7 +227,7 @@ func (d *localDeployment) start(ctx context.Context, stderr io.Writer, exe strin
 	d.stop = func() { stopChildren(started) }
 	for _, role := range []string{"helper", "leader"} {
 		p := demoChild(ctx, exe, append([]string{"server", "--role", role, "--key", filepath.Join(d.dir, role+".key"),
-			"--manifest", manifest, "--listen", d.addrs[role], "--store", filepath.Join(d.dir, role+".db")}, args(role)...)...)
+			"--manifest", manifest, "--listen", d.addrs[role], "--store", d.store(role)}, args(role)...)...)
 		p.Stderr = stderr
 		if err := p.Start(); err != nil {
 			return fmt.Errorf("starting the %s: %w", role, err)
@@ -241,6 +244,14 @@ func (d *localDeployment) start(ctx context.Context, stderr io.Writer, exe strin
 		}
 	}
 	return nil
+}
+
+// store is the --store of the server of role.
+func (d *localDeployment) store(role string) string {
+	if s := d.stores[role]; s != "" {
+		return s
+	}
+	return filepath.Join(d.dir, role+".db")
 }
 
 // demoIdentities makes the leader's, helper's and analyst's identities

@@ -69,11 +69,11 @@ func rowIDs(t *testing.T, dataset, csv string, rows []party.Instance) map[payloa
 	return ids
 }
 
-// storedIDs returns the report IDs in a server's store (its process
-// stopped).
+// storedIDs returns the report IDs in a server's store, a bbolt file or
+// a postgres:// DSN (its process stopped).
 func storedIDs(t *testing.T, path, dataset string) map[payload.ReportID]bool {
 	t.Helper()
-	s, err := store.Open(path)
+	s, err := store.OpenBackend(path, "")
 	if err != nil {
 		t.Fatal(err)
 	}

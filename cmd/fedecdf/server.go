@@ -23,6 +23,7 @@ import (
 // serverOptions are the flags of "fedecdf server".
 type serverOptions struct {
 	role, key, manifest, store, logLevel, logFormat, metrics string
+	storePasswordFile                                        string
 	cpuProfile, uploadListen                                 string
 	uploadConns                                              int
 	uploadTimeout                                            time.Duration
@@ -41,8 +42,10 @@ func newServerCommand() *cobra.Command {
 		Long: `server runs one of the two non-colluding servers of the manifest: the leader
 or the helper, as --role says, under the identity in --key. It accepts the
 parties' reports, stores them and its budget ledger in --store (a bbolt
-file, kept across restarts), and answers the analysts' releases within the
-manifest's privacy policy and budget, until SIGINT or SIGTERM.
+file, kept across restarts, or a PostgreSQL database named by a postgres://
+DSN, its password in PGPASSWORD or --store-password-file, never in the DSN),
+and answers the analysts' releases within the manifest's privacy policy and
+budget, until SIGINT or SIGTERM.
 
 Logs go to standard error, one line per event, as text (key=value) or JSON
 (--log-format), at --log-level and above: each upload at debug; a summary of
@@ -123,7 +126,8 @@ manifest.`,
 	f.StringVar(&o.key, "key", "", "the server's key file (keygen)")
 	f.StringVar(&o.manifest, "manifest", "manifest.json", "deployment manifest")
 	f.StringSliceVar(&o.listen, "listen", nil, "multiaddr to listen on, e.g. /ip4/0.0.0.0/tcp/4001 (repeatable)")
-	f.StringVar(&o.store, "store", "", "bbolt file holding accepted reports and the budget ledger")
+	f.StringVar(&o.store, "store", "", "bbolt file holding accepted reports and the budget ledger, or a postgres:// DSN (no password in it)")
+	f.StringVar(&o.storePasswordFile, "store-password-file", "", "file (mode 0600) holding the PostgreSQL password of a postgres:// --store (else PGPASSWORD)")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug (every upload), info, warn or error")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: "+strings.Join(deploy.LogFormats, " or ")+" (one line per event)")
 	f.StringVar(&o.metrics, "metrics", "", "serve Prometheus text-format metrics at http://HOST:PORT/metrics, e.g. 127.0.0.1:9090 (default: none)")
@@ -192,7 +196,7 @@ func startCPUProfile(path string) (stop func() error, err error) {
 // config checks the flags and reads the key and the manifest.
 func (o *serverOptions) config(logger *slog.Logger) (deploy.ServerConfig, error) {
 	cfg := deploy.ServerConfig{
-		Store: o.store, Logger: logger, Version: version(), Metrics: o.metrics, Transport: p2p.Config{Limits: o.limits},
+		Store: o.store, StorePasswordFile: o.storePasswordFile, Logger: logger, Version: version(), Metrics: o.metrics, Transport: p2p.Config{Limits: o.limits},
 		AcceptBudgetChange: o.acceptBudgetChange,
 		UploadListen:       o.uploadListen, UploadTimeout: o.uploadTimeout, UploadConns: o.uploadConns,
 		PeerCheck: o.peerCheck, PeerTimeout: o.peerTimeout, Summary: never(o.summary), PurgeAfter: o.purgeAfter,

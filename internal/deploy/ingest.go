@@ -134,7 +134,7 @@ func (s *Sent) Check(dataset, leaderStore, helperStore string) (lost, duplicated
 // k (0 the leader, 1 the helper), adding the acknowledged reports it
 // does not hold to missing, and returns its duplicated entries.
 func (s *Sent) checkStore(dataset, path string, k int, missing map[payload.ReportID]bool) (duplicated int, err error) {
-	st, err := store.Open(path)
+	st, err := store.OpenBackend(path, "")
 	if err != nil {
 		return 0, err
 	}

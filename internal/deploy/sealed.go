@@ -351,6 +351,9 @@ func (u *uploadListener) handle(c net.Conn) {
 		return
 	}
 	answerKind, answer := u.s.answerSealed(u.ctx, from, kind, body)
+	if answer == nil {
+		return // nothing to answer yet (the store failed): the party retries
+	}
 	c.SetWriteDeadline(time.Now().Add(u.timeout))
 	if err := writeSealedFrame(c, answerKind, answer); err != nil {
 		u.s.log.Warn("could not answer a sealed upload", "from", from, "err", err)
@@ -379,7 +382,11 @@ func (s *Server) answerSealed(ctx context.Context, from transport.PeerID, kind b
 	if err != nil {
 		return refuse(sealed.Report.String(), err.Error())
 	}
-	return frameAck, answerBody(key, s.handleOpened(ctx, from, kind, sealed, pt))
+	resp := s.handleOpened(ctx, from, kind, sealed, pt)
+	if resp == nil {
+		return frameAck, nil
+	}
+	return frameAck, answerBody(key, resp)
 }
 
 // handleOpened handles the plaintext pt of an opened frame: an upload,

@@ -29,8 +29,11 @@ type ServerConfig struct {
 	Identity *Identity
 	Manifest *Manifest
 	Listen   []ma.Multiaddr
-	Store    string // bbolt file
-	Logger   *slog.Logger
+	Store    string // bbolt file, or a postgres:// DSN without a password
+	// StorePasswordFile, for a postgres:// Store, holds the database
+	// password (else PGPASSWORD or ~/.pgpass).
+	StorePasswordFile string
+	Logger            *slog.Logger
 	// Progress is the interval of the progress line logged while a
 	// query is evaluated (10 s if 0).
 	Progress time.Duration
@@ -90,7 +93,7 @@ type Server struct {
 	name  transport.PeerID
 	host  *p2p.Host
 	srv   *server.Server
-	store *store.Store
+	store store.Backend
 	log   *slog.Logger
 	stop  chan struct{} // closed by Close: ends watchHelper
 	done  chan struct{} // closed when watchHelper returns
@@ -146,7 +149,7 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.store, err = store.Open(cfg.Store); err != nil {
+	if s.store, err = store.OpenBackend(cfg.Store, cfg.StorePasswordFile); err != nil {
 		return nil, err
 	}
 	if err := s.checkBudget(dataset.Budget); err != nil {
@@ -464,7 +467,10 @@ func errorResponse(format string, args ...any) []byte {
 }
 
 // handleReport accepts an upload: the server checks it, the store makes
-// it durable, and only then is it acknowledged. A duplicate is written
+// it durable, and only then is it acknowledged. If the store fails (a
+// PostgreSQL store that lost its database) it returns nil: the upload
+// is not answered, and the party retries it as it would a server that
+// is down. A duplicate is written
 // again (harmlessly) so that its acknowledgement, too, follows durability.
 func (s *Server) handleReport(ctx context.Context, from transport.PeerID, req []byte) []byte {
 	msg, err := protocol.Decode(req)
@@ -485,7 +491,7 @@ func (s *Server) handleReport(ctx context.Context, from transport.PeerID, req []
 	if err := s.store.PutReport(up.Dataset, up.Report, req); err != nil {
 		s.counters.rejected.Add(1)
 		s.log.Error("could not persist a report", "report", up.Report.String(), "err", err)
-		return errorResponse("%s: report %v not stored: %v", s.name, up.Report, err)
+		return nil // no answer: the party retries, as when the server is down
 	}
 	s.srv.Stored(up.Dataset, up.Report)
 	dup := ack.Duplicate

@@ -237,6 +237,8 @@ func (h *Host) name(p peer.ID) (transport.PeerID, bool) {
 // names that may call; nil allows any peer, known or not (parties). A
 // stream from any other peer is answered with a refusal frame and never
 // reaches handler. The remote peer is identified by the Noise handshake.
+// A handler returning nil answers nothing: the stream is reset, and
+// the caller's Call sees a transient failure and retries.
 func (h *Host) Handle(proto protocol.ID, allowed []transport.PeerID, handler transport.Handler) {
 	h.h.SetStreamHandler(proto, func(s network.Stream) {
 		h.mu.Lock()
@@ -275,6 +277,10 @@ func (h *Host) serve(s network.Stream, allowed []transport.PeerID, handler trans
 	ctx, cancel := context.WithTimeout(context.Background(), h.cfg.CallTimeout)
 	defer cancel()
 	resp := handler(ctx, from, req)
+	if resp == nil { // the handler has no answer yet: the caller retries
+		_ = s.Reset()
+		return
+	}
 	_ = s.SetWriteDeadline(time.Now().Add(h.cfg.ReadTimeout))
 	if err := writeFrame(s, frameMessage, resp, h.cfg.MaxMessage); err != nil {
 		h.log.Warn("could not send a response", "protocol", proto, "peer", from, "err", err)

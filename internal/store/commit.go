@@ -41,27 +41,39 @@ type committer struct {
 	closed  bool
 	queue   chan *write
 	stopped chan struct{}
+	// commit commits a batch and answers each of its writes (the
+	// bbolt Store's commitBatch, or the PostgreSQL store's).
+	commit func(batch []*write)
 }
 
 var donePool = sync.Pool{New: func() any { return make(chan error, 1) }}
 
+// startCommitter starts a group commit committing its batches with
+// commit.
+func startCommitter(commit func(batch []*write)) *committer {
+	c := &committer{queue: make(chan *write, maxBatch), stopped: make(chan struct{}), commit: commit}
+	go c.loop()
+	return c
+}
+
 // startCommitter starts the group commit of s.
-func (s *Store) startCommitter() {
-	s.c = &committer{queue: make(chan *write, maxBatch), stopped: make(chan struct{})}
-	go s.commitLoop()
+func (s *Store) startCommitter() { s.c = startCommitter(s.commitBatch) }
+
+// stop refuses new writes, commits those queued and waits for the
+// committer to end.
+func (c *committer) stop() {
+	c.mu.Lock()
+	if !c.closed {
+		c.closed = true
+		close(c.queue)
+	}
+	c.mu.Unlock()
+	<-c.stopped
 }
 
 // stopCommitter refuses new writes, commits those queued and waits for
 // the committer to end.
-func (s *Store) stopCommitter() {
-	s.c.mu.Lock()
-	if !s.c.closed {
-		s.c.closed = true
-		close(s.c.queue)
-	}
-	s.c.mu.Unlock()
-	<-s.c.stopped
-}
+func (s *Store) stopCommitter() { s.c.stop() }
 
 // PutReport records the upload of report id to dataset, and the time it
 // was first recorded (ReceivedAt), and returns once the transaction
@@ -81,34 +93,41 @@ func (s *Store) PutReport(dataset string, id payload.ReportID, upload []byte) er
 // enqueue hands w to the committer and waits for the commit covering
 // it; a report recorded already is durable, and needs no commit.
 func (s *Store) enqueue(w *write) error {
-	s.c.mu.RLock()
-	if s.c.closed {
-		s.c.mu.RUnlock()
+	return s.c.enqueue(w, func() bool { return w.verdicts == nil && s.index.seq(w.dataset, w.id) != 0 })
+}
+
+// enqueue hands w to the committer and waits for the commit covering
+// it, unless durable (called once the committer is known open) says
+// that w is durable already.
+func (c *committer) enqueue(w *write, durable func() bool) error {
+	c.mu.RLock()
+	if c.closed {
+		c.mu.RUnlock()
 		return ErrClosed
 	}
-	if w.verdicts == nil && s.index.seq(w.dataset, w.id) != 0 {
-		s.c.mu.RUnlock()
+	if durable() {
+		c.mu.RUnlock()
 		return nil
 	}
 	w.done = donePool.Get().(chan error)
-	s.c.queue <- w
-	s.c.mu.RUnlock()
+	c.queue <- w
+	c.mu.RUnlock()
 	err := <-w.done
 	donePool.Put(w.done)
 	return err
 }
 
-// commitLoop commits the queued writes in batches until the queue is
-// closed and empty.
-func (s *Store) commitLoop() {
-	defer close(s.c.stopped)
+// loop commits the queued writes in batches until the queue is closed
+// and empty.
+func (c *committer) loop() {
+	defer close(c.stopped)
 	batch := make([]*write, 0, maxBatch)
-	for w := range s.c.queue {
+	for w := range c.queue {
 		batch = append(batch[:0], w)
 	drain:
 		for len(batch) < maxBatch {
 			select {
-			case w, ok := <-s.c.queue:
+			case w, ok := <-c.queue:
 				if !ok {
 					break drain
 				}
@@ -117,7 +136,7 @@ func (s *Store) commitLoop() {
 				break drain
 			}
 		}
-		s.commitBatch(batch)
+		c.commit(batch)
 	}
 }
 

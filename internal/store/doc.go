@@ -1,4 +1,5 @@
-// Package store is a server's durable state in an embedded bbolt file:
+// Package store is a server's durable state in an embedded bbolt file
+// (or a PostgreSQL database, below):
 // the reports it accepted (the encoded uploads, with the time each was
 // first stored, so that reports only one server holds can be purged
 // after an age), its privacy-budget ledger
@@ -12,6 +13,19 @@
 // verification verdicts (server.VerdictStore: the server's encoded
 // records per report) and the verify key the two servers share
 // (CheckVerifyKey: recorded once, another refused).
+//
+// Two stores implement Backend, the interface package deploy's server
+// uses: Store, an embedded bbolt file (the default), and Postgres, a
+// PostgreSQL database (pgx), chosen by OpenBackend from the --store
+// value. Both keep the same encoded records (records.go, FormatVersion)
+// and pass one contract test suite (contract_test.go). In PostgreSQL
+// (schema.go) the dedup is a unique index on (dataset, report ID), the
+// group commit inserts a batch in one transaction acknowledged after
+// its commit, a charge is one serialisable transaction around
+// ledger.Admit, the schema is versioned in the database with
+// forward-only migrations applied at open under an advisory lock, and a
+// session advisory lock keeps one server process per database (or
+// schema), as bbolt's file lock does.
 //
 // Layering: the store imports internal/ledger (Budget, Admit) and
 // internal/payload (IDs), never package server; it satisfies

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -312,47 +311,6 @@ func TestBatchDirtiesItsBytesInPages(t *testing.T) {
 				t.Errorf("one batch wrote %d pages, want at most %d", got, limit)
 			}
 		})
-	}
-}
-
-// TestGroupCommitMixesVerdicts: verdicts saved while reports are being
-// stored share their commits and are all loaded back, and a verdict
-// write that cannot be stored fails alone.
-func TestGroupCommitMixesVerdicts(t *testing.T) {
-	s, _ := openTemp(t)
-	defer s.Close()
-	const n = 200
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			id := payload.ReportID{byte(i), byte(i >> 8)}
-			switch {
-			case i == n/2:
-				errs[i] = s.SaveVerdicts("", map[payload.ReportID][]byte{id: {1}}) // bbolt refuses a bucket without a name
-			case i%2 == 0:
-				errs[i] = s.SaveVerdicts("d", map[payload.ReportID][]byte{id: {byte(i)}})
-			default:
-				errs[i] = s.PutReport("d", id, []byte{byte(i)})
-			}
-		})
-	}
-	wg.Wait()
-	verdicts := 0
-	for i, err := range errs {
-		if (err != nil) != (i == n/2) {
-			t.Errorf("write %d: %v", i, err)
-		}
-	}
-	err := s.LoadVerdicts("d", func(id payload.ReportID, rec []byte) error {
-		if rec[0] != id[0] {
-			t.Errorf("report %v: verdict %v", id, rec)
-		}
-		verdicts++
-		return nil
-	})
-	if reports, _ := s.NumReports("d"); err != nil || verdicts != n/2-1 || reports != n/2 {
-		t.Errorf("loaded %d verdicts and %d reports (%v), want %d and %d", verdicts, reports, err, n/2-1, n/2)
 	}
 }
 

@@ -360,8 +360,12 @@ func (s *Store) Charged(dataset string, release payload.ReleaseID) (bool, error)
 }
 
 func readSpent(d *bolt.Bucket, dataset string) (ledger.Budget, error) {
+	return parseSpent(d.Get(spentKey), dataset)
+}
+
+// parseSpent decodes the spending recorded for dataset (nil: none).
+func parseSpent(b []byte, dataset string) (ledger.Budget, error) {
 	var spent ledger.Budget
-	b := d.Get(spentKey)
 	if b == nil {
 		return spent, nil
 	}

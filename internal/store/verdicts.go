@@ -78,14 +78,21 @@ func (s *Store) CheckVerifyKey(dataset string, key []byte) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(verifyKeyBucket)
 		old := b.Get([]byte(dataset))
-		switch {
-		case old == nil:
+		if old == nil {
 			return b.Put([]byte(dataset), want)
-		case len(old) == 0 || old[0] != verifyKeyVersion:
-			return fmt.Errorf("store: dataset %q: verify key record of version %v, this fedecdf reads version %d; start on a new store file", dataset, old[:min(len(old), 1)], verifyKeyVersion)
-		case !bytes.Equal(old, want):
-			return fmt.Errorf("store: dataset %q: %w: the key derived now is not the one its verdicts were reached under (did a server's key file change?); start both servers with the key files the store was started with, or both on new store files", dataset, ErrVerifyKeyChanged)
 		}
-		return nil
+		return compareVerifyKey(dataset, old, want)
 	})
+}
+
+// compareVerifyKey refuses the recorded verify key record old of
+// dataset if it is not want.
+func compareVerifyKey(dataset string, old, want []byte) error {
+	switch {
+	case len(old) == 0 || old[0] != verifyKeyVersion:
+		return fmt.Errorf("store: dataset %q: verify key record of version %v, this fedecdf reads version %d; start on a new store", dataset, old[:min(len(old), 1)], verifyKeyVersion)
+	case !bytes.Equal(old, want):
+		return fmt.Errorf("store: dataset %q: %w: the key derived now is not the one its verdicts were reached under (did a server's key file change?); start both servers with the key files the store was started with, or both on new stores", dataset, ErrVerifyKeyChanged)
+	}
+	return nil
 }

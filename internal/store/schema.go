@@ -1,0 +1,115 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// migrations are the PostgreSQL store's schema, one forward-only step
+// per version: migrations[i] takes a database of schema version i to
+// i+1. A released step is never edited; a change is a new step. The
+// records in the tables are those of the bbolt store (records.go), so
+// FormatVersion is checked apart (fedecdf_meta's "format").
+//
+// Version 1:
+//
+//	fedecdf_schema(version)                      the schema version, one row
+//	fedecdf_meta(key, value)                     "format" = FormatVersion (one byte)
+//	fedecdf_reports(seq, dataset, id, rec)       rec = reportRecord; unique (dataset, id): the dedup
+//	fedecdf_verdicts(seq, dataset, id, rec)      rec = idRecord(id, verdict); the last seq of an id counts
+//	fedecdf_ledgers(dataset, spent, total)       the JSON of ledger.Budget, as the bbolt store's
+//	fedecdf_charges(dataset, release, at)        the releases charged
+//	fedecdf_releases(dataset, release, rec)      the server's release records (secret)
+//	fedecdf_verify_keys(dataset, rec)            verifyKeyVersion ‖ key
+//
+// seq orders the records as appended (one writer connection appends).
+var migrations = []string{
+	`CREATE TABLE fedecdf_meta (key text PRIMARY KEY, value bytea NOT NULL);
+	CREATE TABLE fedecdf_reports (
+		seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		dataset text NOT NULL CHECK (dataset <> ''),
+		id bytea NOT NULL,
+		rec bytea NOT NULL);
+	CREATE UNIQUE INDEX fedecdf_reports_id ON fedecdf_reports (dataset, id);
+	CREATE TABLE fedecdf_verdicts (
+		seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		dataset text NOT NULL CHECK (dataset <> ''),
+		id bytea NOT NULL,
+		rec bytea NOT NULL);
+	CREATE INDEX fedecdf_verdicts_id ON fedecdf_verdicts (dataset, id, seq);
+	CREATE TABLE fedecdf_ledgers (dataset text PRIMARY KEY, spent bytea, total bytea);
+	CREATE TABLE fedecdf_charges (dataset text NOT NULL, release bytea NOT NULL, at text NOT NULL, PRIMARY KEY (dataset, release));
+	CREATE TABLE fedecdf_releases (dataset text NOT NULL, release bytea NOT NULL, rec bytea NOT NULL, PRIMARY KEY (dataset, release));
+	CREATE TABLE fedecdf_verify_keys (dataset text PRIMARY KEY, rec bytea NOT NULL);`,
+}
+
+// SchemaVersion is the PostgreSQL schema this fedecdf writes: the
+// number of migrations.
+var SchemaVersion = len(migrations)
+
+// migrate brings the database of conn to SchemaVersion under an
+// advisory lock (so that two processes starting at once migrate it
+// once), and refuses a newer schema (ErrSchema) or another record
+// format (ErrFormat).
+func migrate(ctx context.Context, conn *pgx.Conn) error {
+	const lock = `hashtext('fedecdf migrate ' || current_schema())`
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(`+lock+`)`); err != nil {
+		return err
+	}
+	err := migrateLocked(ctx, conn, migrations)
+	_, uerr := conn.Exec(ctx, `SELECT pg_advisory_unlock(`+lock+`)`)
+	return errors.Join(err, uerr)
+}
+
+// migrateLocked applies steps from the database's version on, each in a
+// transaction of its own with the version it reaches, and checks the
+// record format of a database it did not create.
+func migrateLocked(ctx context.Context, conn *pgx.Conn, steps []string) error {
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS fedecdf_schema (version integer NOT NULL)`); err != nil {
+		return err
+	}
+	var version int
+	err := conn.QueryRow(ctx, `SELECT version FROM fedecdf_schema`).Scan(&version)
+	if errors.Is(err, pgx.ErrNoRows) {
+		if _, err = conn.Exec(ctx, `INSERT INTO fedecdf_schema VALUES (0)`); err != nil {
+			return err
+		}
+	} else if err != nil {
+		return err
+	}
+	if version > len(steps) {
+		return fmt.Errorf("%w: the database is at schema version %d, this fedecdf knows versions up to %d; use the fedecdf version that wrote it (or a newer one), or start on a new database", ErrSchema, version, len(steps))
+	}
+	fresh := version == 0
+	for v := version; v < len(steps); v++ {
+		err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, steps[v]); err != nil {
+				return err
+			}
+			if v == 0 {
+				if _, err := tx.Exec(ctx, `INSERT INTO fedecdf_meta VALUES ('format', $1)`, []byte{FormatVersion}); err != nil {
+					return err
+				}
+			}
+			_, err := tx.Exec(ctx, `UPDATE fedecdf_schema SET version = $1`, v+1)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("schema migration to version %d: %w", v+1, err)
+		}
+	}
+	if fresh {
+		return nil
+	}
+	var format []byte
+	if err := conn.QueryRow(ctx, `SELECT value FROM fedecdf_meta WHERE key = 'format'`).Scan(&format); err != nil {
+		return fmt.Errorf("reading the record format: %w", err)
+	}
+	if len(format) != 1 || format[0] != FormatVersion {
+		return fmt.Errorf("%w: the database holds records of format %v, this fedecdf reads format %d; use the fedecdf version that wrote it, or start on a new database", ErrFormat, format, FormatVersion)
+	}
+	return nil
+}
