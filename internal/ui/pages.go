@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/fedecdf/fedecdf/analysis"
@@ -20,7 +21,7 @@ var pageNames = []string{"dataset", "releases", "confirm", "results", "open", "e
 
 // parsePages parses each page with the layout.
 func parsePages() (map[string]*template.Template, error) {
-	funcs := template.FuncMap{"num": f, "pct": func(x float64) string { return fmt.Sprintf("%.1f %%", 100*x) }}
+	funcs := template.FuncMap{"num": f, "val": val}
 	pages := map[string]*template.Template{}
 	for _, name := range pageNames {
 		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "assets/layout.html", "assets/"+name+".html")
@@ -30,6 +31,12 @@ func parsePages() (map[string]*template.Template, error) {
 		pages[name] = t
 	}
 	return pages, nil
+}
+
+// val shows x to 4 significant digits in a data element whose value is
+// x exactly, for whoever reads the page's numbers by machine.
+func val(x float64) template.HTML {
+	return template.HTML(fmt.Sprintf(`<data value="%s">%s</data>`, f(x), strconv.FormatFloat(x, 'g', 4, 64)))
 }
 
 // routes sets up the mux.
@@ -290,9 +297,11 @@ type resultsView struct {
 	GroupRows        [][]string
 }
 
-// quantileRow is a quantile and its 95 % interval.
+// quantileRow is a quantile and its 95 % interval (nil: none).
 type quantileRow struct {
-	P, Q, Lo, Hi string
+	P  string
+	Q  float64
+	CI *[2]float64
 }
 
 // rocRow is the ROC's TPR at one FPR with its band.
@@ -309,11 +318,11 @@ func (s *Server) resultsPage(w http.ResponseWriter, r *http.Request) {
 	}
 	v := resultsView{Key: key, Results: res}
 	if e := res.ECDF; e != nil {
-		v.ECDFRows = ecdfRows(e, max(1, len(e.Thresholds)/20))
+		v.ECDFRows = ecdfRows(e, max(1, len(e.Thresholds)/20), short)
 		for _, p := range sortedKeys(e.Quantiles) {
-			q := quantileRow{P: p, Q: f(e.Quantiles[p])}
+			q := quantileRow{P: p, Q: e.Quantiles[p]}
 			if ci, ok := e.QuantilesCI95[p]; ok {
-				q.Lo, q.Hi = f(ci[0]), f(ci[1])
+				q.CI = &ci
 			}
 			v.Quantiles = append(v.Quantiles, q)
 		}
@@ -323,17 +332,17 @@ func (s *Server) resultsPage(w http.ResponseWriter, r *http.Request) {
 		// from a file too
 		for _, x := range analysis.BandFPRs {
 			if fpr, lo, hi, ok := ro.Band95.At(x); ok {
-				v.ROCRows = append(v.ROCRows, rocRow{FPR: f(fpr), TPR: f((&roc.Curve{FPR: ro.FPR, TPR: ro.TPR}).TPRAt(fpr)), Lo: f(lo), Hi: f(hi)})
+				v.ROCRows = append(v.ROCRows, rocRow{FPR: short(fpr), TPR: short((&roc.Curve{FPR: ro.FPR, TPR: ro.TPR}).TPRAt(fpr)), Lo: short(lo), Hi: short(hi)})
 			}
 		}
 		step := max(1, len(ro.Recall)/20)
 		v.PRRows = [][]string{{"recall", "precision"}}
 		for i := 0; i < len(ro.Recall); i += step {
-			v.PRRows = append(v.PRRows, []string{f(ro.Recall[i]), f(ro.Precision[i])})
+			v.PRRows = append(v.PRRows, []string{short(ro.Recall[i]), short(ro.Precision[i])})
 		}
 	}
 	if h := res.Hosmer; h != nil {
-		v.GroupRows = groupRows(h)
+		v.GroupRows = groupRows(h, short)
 	}
 	title := "Results of release " + res.Release
 	if res.Source != "" {

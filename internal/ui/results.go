@@ -156,14 +156,15 @@ func (res *Results) Chart(name string) (*plot.Chart, error) {
 	return calibrationChart(res.Hosmer), nil
 }
 
-// privacyTitle states a result's release: ε, δ, relation, mechanism.
-func privacyTitle(p analysis.Privacy) string {
-	return fmt.Sprintf("%s, ε = %.6g, δ = %.6g, %s neighbours", p.Mechanism, p.Epsilon, p.Delta, p.Neighbours)
+// chartTitle is a chart's title: the figure and n, the release's ε, δ
+// and relation, and on a line of its own its (possibly long) mechanism.
+func chartTitle(figure string, p analysis.Privacy) string {
+	return fmt.Sprintf("%s, n = %d, ε = %.6g, δ = %.6g, %s neighbours\nmechanism %s", figure, p.N, p.Epsilon, p.Delta, p.Neighbours, p.Mechanism)
 }
 
 func ecdfChart(e *analysis.ECDF) *plot.Chart {
 	c := &plot.Chart{
-		Title:  "ECDF, n = " + strconv.FormatInt(e.N, 10) + ", " + privacyTitle(e.Privacy),
+		Title:  chartTitle("ECDF", e.Privacy),
 		XLabel: "score threshold τ", YLabel: "F(τ)", Legend: plot.TopLeft, YMin: 0, YMax: 1,
 		Series: []plot.Series{
 			{Name: "private F̂", X: e.Thresholds, Y: e.Raw, Style: plot.Step},
@@ -177,14 +178,14 @@ func ecdfChart(e *analysis.ECDF) *plot.Chart {
 }
 
 func rocChart(r *analysis.ROC) *plot.Chart {
-	return plot.ROCChart("ROC, n = "+strconv.FormatInt(r.N, 10)+", "+privacyTitle(r.Privacy), r.Band95,
+	return plot.ROCChart(chartTitle("ROC", r.Privacy), r.Band95,
 		plot.Series{Name: fmt.Sprintf("private (AUC %.3f)", r.Raw.AUC), X: r.Raw.FPR, Y: r.Raw.TPR},
 		plot.Series{Name: fmt.Sprintf("smoothed by %s (AUC %.3f)", r.Smoothing, r.AUC), X: r.FPR, Y: r.TPR, Style: plot.Dashed})
 }
 
 func prChart(r *analysis.ROC) *plot.Chart {
 	return &plot.Chart{
-		Title:  "PR, n = " + strconv.FormatInt(r.N, 10) + ", " + privacyTitle(r.Privacy),
+		Title:  chartTitle("PR", r.Privacy),
 		XLabel: "recall", YLabel: "precision", Legend: plot.TopRight, XMin: 0, XMax: 1, YMin: 0, YMax: 1,
 		Series: []plot.Series{
 			{Name: fmt.Sprintf("private (AP %.3f)", r.Raw.AveragePrecision), X: r.Raw.Recall, Y: r.Raw.Precision},
@@ -194,7 +195,7 @@ func prChart(r *analysis.ROC) *plot.Chart {
 }
 
 func calibrationChart(h *analysis.Hosmer) *plot.Chart {
-	title := fmt.Sprintf("Calibration, %d groups, %s plan, ε = %.6g, δ = %.6g; %s", len(h.Groups), h.Plan, h.Epsilon, h.Delta, analysis.ShortPValues(h))
+	title := fmt.Sprintf("Calibration, %d groups, %s plan, ε = %.6g, δ = %.6g\n%s", len(h.Groups), h.Plan, h.Epsilon, h.Delta, analysis.ShortPValues(h))
 	name := "private"
 	if h.Statistic != nil {
 		name = fmt.Sprintf("private (H %.2f; %s)", *h.Statistic, analysis.CalibrationBarsLegend)
@@ -214,24 +215,27 @@ func (res *Results) CSV(w io.Writer, name string) error {
 	var err error
 	switch name {
 	case "ecdf":
-		err = cw.WriteAll(ecdfRows(res.ECDF, 1))
+		err = cw.WriteAll(ecdfRows(res.ECDF, 1, f))
 	case "roc":
 		err = cw.WriteAll(rocRows(res.ROC))
 	case "pr":
 		err = cw.WriteAll(prRows(res.ROC))
 	default:
-		err = cw.WriteAll(groupRows(res.Hosmer))
+		err = cw.WriteAll(groupRows(res.Hosmer, f))
 	}
 	return err
 }
 
-// f formats a number in the tables and CSV files: the shortest decimal
-// that reads back to it.
+// f formats a number of the CSV files and downloads: the shortest
+// decimal that reads back to it.
 func f(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
+// short formats a number of the pages' tables: 6 significant digits.
+func short(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
+
 // ecdfRows are the header and every step-th row of the ECDF's table
-// (the last row always).
-func ecdfRows(e *analysis.ECDF, step int) [][]string {
+// (the last row always), numbers formatted by f.
+func ecdfRows(e *analysis.ECDF, step int, f func(float64) string) [][]string {
 	rows := [][]string{{"threshold", "count", "ecdf", "smoothed", "band_lower", "band_upper"}}
 	for i := range e.Thresholds {
 		if (i+1)%step != 0 && i != len(e.Thresholds)-1 {
@@ -267,7 +271,8 @@ func prRows(r *analysis.ROC) [][]string {
 	return curveRows(rows, "raw", r.Raw.Recall, r.Raw.Precision)
 }
 
-func groupRows(h *analysis.Hosmer) [][]string {
+// groupRows are the header and the groups of h, numbers formatted by f.
+func groupRows(h *analysis.Hosmer, f func(float64) string) [][]string {
 	rows := [][]string{{"group", "first_bin", "last_bin", "size", "observed", "expected", "observed_sd", "rate_half_width_95"}}
 	half := h.RateHalfWidths()
 	for k, g := range h.Groups {
