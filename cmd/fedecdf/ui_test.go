@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -386,5 +389,158 @@ func TestUIListen(t *testing.T) {
 	}
 	if _, err := runCommand(newUICommand(), "--listen", "0.0.0.0:0", "--file", "x.json"); !errors.Is(err, errPublicListen) {
 		t.Errorf("fedecdf ui --listen 0.0.0.0:0: %v, want the refusal", err)
+	}
+}
+
+// uiClient is an HTTP client of a fedecdf ui with its session.
+type uiClient struct {
+	t    *testing.T
+	base string
+	c    *http.Client
+}
+
+func newUIClient(t *testing.T, base string) *uiClient {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &uiClient{t: t, base: base, c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+// do sends a GET (form nil) or a POST of form from the ui's own origin,
+// and returns the status, Location and body.
+func (u *uiClient) do(path string, form url.Values) (int, string, string) {
+	u.t.Helper()
+	var req *http.Request
+	if form == nil {
+		req, _ = http.NewRequest(http.MethodGet, u.base+path, nil)
+	} else {
+		req, _ = http.NewRequest(http.MethodPost, u.base+path, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", u.base)
+	}
+	resp, err := u.c.Do(req)
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Location"), string(body)
+}
+
+// fedecdf ui over HTTP, no browser needed: a release created through
+// the confirmation form is charged exactly its shown cost at both
+// servers and reads as query --release reads it; a create without the
+// confirmation, an unknown kind and an unknown release are refused
+// without spending; no page or download holds the analyst's private key.
+func TestUIHTTP(t *testing.T) {
+	manifest, key := inProcessDeployment(t, 0.5, 100)
+	base := startUI(t, "--manifest", manifest, "--key", key, "--listen", "127.0.0.1:0", "--interval-draws", "50", "--bootstrap", "20")
+	u := newUIClient(t, base)
+	var bodies []string
+	get := func(path string, want int) string {
+		t.Helper()
+		code, _, body := u.do(path, nil)
+		if code != want {
+			t.Fatalf("GET %s: HTTP %d, want %d: %s", path, code, want, body)
+		}
+		bodies = append(bodies, body)
+		return body
+	}
+	m := regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`).FindStringSubmatch(get("/releases", http.StatusOK))
+	if m == nil {
+		t.Fatal("no CSRF token in the releases page")
+	}
+	token := m[1]
+	post := func(path string, want int, kv ...string) (string, string) {
+		t.Helper()
+		form := url.Values{"csrf": {token}}
+		for i := 0; i+1 < len(kv); i += 2 {
+			form.Set(kv[i], kv[i+1])
+		}
+		code, loc, body := u.do(path, form)
+		if code != want {
+			t.Fatalf("POST %s %v: HTTP %d, want %d: %s", path, kv, code, want, body)
+		}
+		bodies = append(bodies, body)
+		return loc, body
+	}
+	spent := func() []float64 {
+		out, err := runStatus("--manifest", manifest, "--key", key, "--format", "json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st struct {
+			Servers []struct{ Spent struct{ Epsilon float64 } }
+		}
+		json.Unmarshal([]byte(out), &st)
+		var e []float64
+		for _, s := range st.Servers {
+			e = append(e, s.Spent.Epsilon)
+		}
+		return e
+	}
+
+	_, confirm := post("/releases/confirm", http.StatusOK, "kind", "roc")
+	if !strings.Contains(confirm, `id="cost">ε = 0.5, δ = 0<`) {
+		t.Errorf("the confirmation does not show the cost ε = 0.5, δ = 0:\n%s", confirm)
+	}
+	post("/releases/create", http.StatusBadRequest, "kind", "roc")
+	post("/releases/confirm", http.StatusBadRequest, "kind", "histogram")
+	post("/releases/create", http.StatusBadGateway, "kind", "histogram", "confirm", "yes")
+	if got := spent(); len(got) != 2 || got[0] != 0 || got[1] != 0 {
+		t.Fatalf("refused requests spent ε %v", got)
+	}
+	loc, _ := post("/releases/create", http.StatusSeeOther, "kind", "roc", "confirm", "yes")
+	id := strings.TrimPrefix(loc, "/results/")
+	if got := spent(); len(got) != 2 || got[0] != 0.5 || got[1] != 0.5 {
+		t.Errorf("after one release the servers spent ε %v, want 0.5 at both", got)
+	}
+	get(loc, http.StatusOK)
+	var page, cli map[string]any
+	json.Unmarshal([]byte(get(loc+"/roc.json", http.StatusOK)), &page)
+	out, err := runQuery("--manifest", manifest, "--key", key, "--format", "json", "--interval-draws", "50", "--release", id, "roc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.Unmarshal([]byte(out), &cli)
+	if page["charged"] != true || cli["charged"] != false {
+		t.Errorf("charged: page %v (created it), query %v (re-read)", page["charged"], cli["charged"])
+	}
+	delete(page, "charged")
+	delete(cli, "charged")
+	if a, b := fmt.Sprint(page), fmt.Sprint(cli); a != b {
+		t.Errorf("the page's roc.json differs from query --release %s roc", id)
+	}
+	for _, f := range []string{"roc.svg", "roc.png", "roc.csv", "pr.csv", "calibration.json", "calibration.csv"} {
+		get(loc+"/"+f, http.StatusOK)
+	}
+	get("/results/"+strings.Repeat("ab", 16), http.StatusBadGateway)
+	get("/", http.StatusOK)
+	get("/releases", http.StatusOK)
+	get("/open", http.StatusOK)
+
+	// The key file's private fields appear in no answer.
+	raw, err := os.ReadFile(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]any
+	json.Unmarshal(raw, &fields)
+	checked := 0
+	for name, v := range fields {
+		secret, ok := v.(string)
+		if !ok || name == "public" || len(secret) < 16 {
+			continue
+		}
+		checked++
+		for _, body := range bodies {
+			if strings.Contains(body, secret) {
+				t.Errorf("a page holds the key file's %s", name)
+			}
+		}
+	}
+	if checked < 2 {
+		t.Errorf("only %d private fields in the key file %s: %s", checked, key, raw)
 	}
 }
