@@ -517,7 +517,9 @@ func TestUIHTTP(t *testing.T) {
 	}
 	get("/results/"+strings.Repeat("ab", 16), http.StatusBadGateway)
 	get("/", http.StatusOK)
-	get("/releases", http.StatusOK)
+	if list := get("/releases", http.StatusOK); !regexp.MustCompile(`<td>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ</td>`).MatchString(list) || !strings.Contains(list, id) {
+		t.Errorf("the releases page does not list %s with its creation time", id)
+	}
 	get("/open", http.StatusOK)
 
 	// The key file's private fields appear in no answer.

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/internal/deploy"
@@ -153,6 +154,8 @@ type releaseRow struct {
 	// AtHelper: the helper recorded the release too.
 	AtHelper  bool
 	Guarantee string
+	// Created is when this ui created it ("": before, or elsewhere).
+	Created string
 }
 
 // releasesView is the releases page's data.
@@ -190,7 +193,7 @@ func (s *Server) releases(w http.ResponseWriter, r *http.Request) {
 	for _, rel := range st.Servers[0].Releases {
 		row := releaseRow{ReleaseState: rel, AtHelper: helper[rel.Release]}
 		if res := s.results[rel.Release]; res != nil {
-			row.Guarantee = res.guarantee()
+			row.Guarantee, row.Created = res.guarantee(), res.Created
 		}
 		v.Releases = append(v.Releases, row)
 	}
@@ -254,6 +257,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadGateway, err)
 		return
 	}
+	res.Created = time.Now().UTC().Format(time.RFC3339)
 	s.mu.Lock()
 	s.results[res.Release] = res
 	s.mu.Unlock()

@@ -31,6 +31,9 @@ type Results struct {
 	Hosmer *analysis.Hosmer
 	// HosmerError says why a ROC release has no Hosmer–Lemeshow test.
 	HosmerError string
+	// Created is when this server created the release ("" when it did
+	// not: the servers record no creation time).
+	Created string
 	// The objects downloaded as JSON: the deploy types fedecdf query
 	// prints, or a file's own objects.
 	ecdfJSON, rocJSON, hosmerJSON any
