@@ -487,7 +487,7 @@ func TestUIHTTP(t *testing.T) {
 	}
 	post("/releases/create", http.StatusBadRequest, "kind", "roc")
 	post("/releases/confirm", http.StatusBadRequest, "kind", "histogram")
-	post("/releases/create", http.StatusBadGateway, "kind", "histogram", "confirm", "yes")
+	post("/releases/create", http.StatusBadRequest, "kind", "histogram", "confirm", "yes")
 	if got := spent(); len(got) != 2 || got[0] != 0 || got[1] != 0 {
 		t.Fatalf("refused requests spent ε %v", got)
 	}
@@ -515,7 +515,8 @@ func TestUIHTTP(t *testing.T) {
 	for _, f := range []string{"roc.svg", "roc.png", "roc.csv", "pr.csv", "calibration.json", "calibration.csv"} {
 		get(loc+"/"+f, http.StatusOK)
 	}
-	get("/results/"+strings.Repeat("ab", 16), http.StatusBadGateway)
+	get("/results/"+strings.Repeat("ab", 16), http.StatusBadRequest)
+	get("/results/nothex", http.StatusBadRequest)
 	get("/", http.StatusOK)
 	if list := get("/releases", http.StatusOK); !regexp.MustCompile(`<td>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ</td>`).MatchString(list) || !strings.Contains(list, id) {
 		t.Errorf("the releases page does not list %s with its creation time", id)

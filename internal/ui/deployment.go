@@ -26,6 +26,9 @@ var ErrKind = errors.New("ui: unknown release kind (want ecdf or roc)")
 // an ECDF's nor a ROC's (a hosmer joint or paper plan's).
 var ErrNotViewable = errors.New("ui: this release is not an ECDF or a ROC release (fedecdf query hosmer --plan joint|paper made it): read it with fedecdf query")
 
+// ErrNoRelease is returned for a release ID the servers do not list.
+var ErrNoRelease = errors.New("ui: the servers list no such release")
+
 // Options are the post-processing settings of the results, as the flags
 // of fedecdf query set them.
 type Options struct {
@@ -153,7 +156,7 @@ func (d *Deployment) Create(ctx context.Context, kind string) (*Results, error) 
 func (d *Deployment) Read(ctx context.Context, st *deploy.Status, id string) (*Results, error) {
 	rid, err := deploy.ParseReleaseID(id)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrNoRelease, err)
 	}
 	var comps []string
 	for _, sv := range st.Servers {
@@ -165,7 +168,7 @@ func (d *Deployment) Read(ctx context.Context, st *deploy.Status, id string) (*R
 	}
 	switch {
 	case comps == nil:
-		return nil, fmt.Errorf("ui: release %s: the servers list no such release", id)
+		return nil, fmt.Errorf("%w: %s", ErrNoRelease, id)
 	case slices.Equal(comps, []string{"count"}):
 		e, err := d.a.ReadRelease(ctx, rid)
 		if err != nil {

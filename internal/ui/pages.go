@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -81,6 +82,15 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, name, 
 // fail renders err as the CLI prints it ("fedecdf: " and the error).
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, code int, err error) {
 	s.render(w, r, code, "error", "Error", "fedecdf: "+err.Error())
+}
+
+// errorStatus is the HTTP status of an error of a Deployment: 400 for
+// a request this server refuses, 502 for what the servers answered.
+func errorStatus(err error) int {
+	if errors.Is(err, ErrKind) || errors.Is(err, ErrNotViewable) || errors.Is(err, ErrNoRelease) {
+		return http.StatusBadRequest
+	}
+	return http.StatusBadGateway
 }
 
 // ctx bounds a request's calls to the servers.
@@ -254,7 +264,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	res, err := s.cfg.Deployment.Create(ctx, r.PostFormValue("kind"))
 	if err != nil {
-		s.fail(w, r, http.StatusBadGateway, err)
+		s.fail(w, r, errorStatus(err), err)
 		return
 	}
 	res.Created = time.Now().UTC().Format(time.RFC3339)
@@ -283,7 +293,7 @@ func (s *Server) lookup(r *http.Request, key string) (*Results, int, error) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
 	if res, err = s.cfg.Deployment.Read(ctx, st, key); err != nil {
-		return nil, http.StatusBadGateway, err
+		return nil, errorStatus(err), err
 	}
 	s.mu.Lock()
 	s.results[key] = res

@@ -124,6 +124,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	session := s.session(w, r)
 	if r.Method == http.MethodPost {
+		r.Body = http.MaxBytesReader(w, r.Body, maxUpload)
 		if why := s.checkPost(r, session); why != "" {
 			s.refuse(w, r, why)
 			return
@@ -181,7 +182,7 @@ func (s *Server) checkPost(r *http.Request, session string) string {
 	return ""
 }
 
-// maxUpload bounds an opened file.
+// maxUpload bounds a POST's body, an opened file with it.
 const maxUpload = 64 << 20
 
 // refuse answers 403 and logs why.
