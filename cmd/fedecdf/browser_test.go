@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -14,21 +15,23 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// chromiumPath returns the browser the UI tests drive: $FEDECDF_CHROMIUM,
-// else chromium on the PATH, else /usr/bin/chromium. Without one the
-// test is skipped with a message, except under CI=true, where a skipped
-// browser test would hide the UI's only end-to-end check: it fails.
+// chromiumPath returns the browser the UI tests drive: $FEDECDF_CHROMIUM
+// when set (and then only it), else chromium on the PATH, else
+// /usr/bin/chromium. Without one the test is skipped with a message,
+// except under CI=true, where a skipped browser test would hide the UI's
+// only end-to-end check: it fails.
 func chromiumPath(t *testing.T) string {
 	t.Helper()
-	for _, p := range []string{os.Getenv("FEDECDF_CHROMIUM"), "chromium", "/usr/bin/chromium"} {
-		if p == "" {
-			continue
-		}
+	candidates := []string{"chromium", "/usr/bin/chromium"}
+	if p := os.Getenv("FEDECDF_CHROMIUM"); p != "" {
+		candidates = []string{p}
+	}
+	for _, p := range candidates {
 		if path, err := exec.LookPath(p); err == nil {
 			return path
 		}
 	}
-	msg := "no chromium (install it: apt-get install chromium, or set FEDECDF_CHROMIUM): the browser tests of fedecdf ui are skipped"
+	msg := fmt.Sprintf("no chromium at %v (install it: apt-get install chromium, or set FEDECDF_CHROMIUM): the browser tests of fedecdf ui are skipped", candidates)
 	if os.Getenv("CI") == "true" {
 		t.Fatal(msg + ", which CI=true does not allow")
 	}

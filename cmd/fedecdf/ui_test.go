@@ -341,7 +341,8 @@ func crossOriginPost(t *testing.T, b *browser, url string, left float64) {
 	defer attacker.Close()
 	b.open(t, attacker.URL)
 	var body string
-	for range 100 {
+	for range 600 { // up to 30 s: a guard against a hung browser
+
 		loc, err := chromedp.Run(b.ctx, chromedp.Location())
 		if err == nil && strings.HasPrefix(loc, url) {
 			body, err = chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS("body")))
