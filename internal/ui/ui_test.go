@@ -267,3 +267,28 @@ func TestFilesOnly(t *testing.T) {
 		}
 	}
 }
+
+// A download: its type, its own CSP for an SVG, and an attachment
+// when asked for.
+func TestDownloadHeaders(t *testing.T) {
+	ts, _ := newFileServer(t)
+	for _, tc := range []struct{ path, ctype, csp, disposition string }{
+		{"/results/file-1/roc.svg", "image/svg+xml", svgCSP, ""},
+		{"/results/file-1/roc.svg?download=1", "image/svg+xml", svgCSP, `attachment; filename="roc.svg"`},
+		{"/results/file-1/ecdf.png", "image/png", csp, ""},
+		{"/results/file-1/calibration.json?download=1", "application/json", csp, `attachment; filename="calibration.json"`},
+		{"/results/file-1/pr.csv", "text/csv; charset=utf-8", csp, ""},
+		{"/results/file-1", "text/html; charset=utf-8", csp, ""},
+	} {
+		resp, err := http.Get(ts.URL + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		h := resp.Header
+		if resp.StatusCode != http.StatusOK || h.Get("Content-Type") != tc.ctype || h.Get("Content-Security-Policy") != tc.csp || h.Get("Content-Disposition") != tc.disposition {
+			t.Errorf("GET %s: %d, type %q, CSP %q, disposition %q; want 200, %q, %q, %q", tc.path, resp.StatusCode,
+				h.Get("Content-Type"), h.Get("Content-Security-Policy"), h.Get("Content-Disposition"), tc.ctype, tc.csp, tc.disposition)
+		}
+	}
+}
