@@ -55,6 +55,7 @@ non-colluding servers that never see a record.`,
 		newQueryCommand(),
 		newStatusCommand(),
 		newDemoCommand(),
+		newUICommand(),
 	)
 	root.SetVersionTemplate("fedecdf {{.Version}}\n")
 	for _, c := range append(commands(root), root) {

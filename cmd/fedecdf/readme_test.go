@@ -68,9 +68,10 @@ func readmeCommands(t *testing.T, path string) []readmeCommand {
 }
 
 // readmeSkip says why a README command is not run here, or "". The rules:
-//   - deployment commands (keygen, manifest, server, party, query, status, demo)
-//     need several processes or machines: TestPartyCSVRerunStoresEachRowOnce,
-//     TestQuery* and TestDemo run them against loopback deployments;
+//   - deployment commands (keygen, manifest, server, party, query, status, demo,
+//     ui) need several processes or machines, or serve until stopped:
+//     TestPartyCSVRerunStoresEachRowOnce, TestQuery*, TestDemo and TestUI*
+//     run them against loopback deployments;
 //   - a command reading ../shared/data when that directory is missing;
 //   - unless -readme.long is given, long runs: bench cost at its
 //     defaults, experiment, audit.
@@ -78,7 +79,7 @@ func readmeCommands(t *testing.T, path string) []readmeCommand {
 // Lines that do not run fedecdf (go build, go test) are not commands.
 func readmeSkip(args []string) string {
 	switch args[0] {
-	case "keygen", "manifest", "server", "party", "query", "status", "demo":
+	case "keygen", "manifest", "server", "party", "query", "status", "demo", "ui":
 		return "deployment command"
 	}
 	for _, a := range args {

@@ -8,6 +8,7 @@ package plot
 import (
 	"fmt"
 	"image/color"
+	"io"
 	"math"
 	"strconv"
 
@@ -117,6 +118,39 @@ func round6(v float64) float64 {
 
 // Save draws c into a PNG file of 6 × 4 inches at 96 dpi.
 func (c *Chart) Save(path string) error {
+	p, err := c.plot()
+	if err != nil {
+		return err
+	}
+	if err := p.Save(6*vg.Inch, 4*vg.Inch, path); err != nil {
+		return fmt.Errorf("chart %q: %w", c.Title, err)
+	}
+	return nil
+}
+
+// Encode draws c, 6 × 4 inches, into w as format: "svg" (text naming
+// its fonts, which the viewer's system supplies: the image loads
+// nothing) or "png" (96 dpi).
+func (c *Chart) Encode(w io.Writer, format string) error {
+	if format != "svg" && format != "png" {
+		return fmt.Errorf("chart %q: format %q: want svg or png", c.Title, format)
+	}
+	p, err := c.plot()
+	if err != nil {
+		return err
+	}
+	wt, err := p.WriterTo(6*vg.Inch, 4*vg.Inch, format)
+	if err == nil {
+		_, err = wt.WriteTo(w)
+	}
+	if err != nil {
+		return fmt.Errorf("chart %q: %w", c.Title, err)
+	}
+	return nil
+}
+
+// plot builds the gonum plot of c.
+func (c *Chart) plot() (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = c.Title
 	p.X.Label.Text = c.XLabel
@@ -139,12 +173,12 @@ func (c *Chart) Save(path string) error {
 		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plainTicks{plot.LogTicks{Prec: 1}}
 	}
 	if err := c.addBands(p); err != nil {
-		return fmt.Errorf("chart %q: band: %w", c.Title, err)
+		return nil, fmt.Errorf("chart %q: band: %w", c.Title, err)
 	}
 	for k, s := range c.Series {
 		col, dashes := seriesStyle(k)
 		if err := c.add(p, s, col, dashes); err != nil {
-			return fmt.Errorf("chart %q, series %q: %w", c.Title, s.Name, err)
+			return nil, fmt.Errorf("chart %q, series %q: %w", c.Title, s.Name, err)
 		}
 	}
 	if c.XMax > c.XMin {
@@ -155,10 +189,7 @@ func (c *Chart) Save(path string) error {
 	}
 	widenLogRange(&p.X, c.LogX)
 	widenLogRange(&p.Y, c.LogY)
-	if err := p.Save(6*vg.Inch, 4*vg.Inch, path); err != nil {
-		return fmt.Errorf("chart %q: %w", c.Title, err)
-	}
-	return nil
+	return p, nil
 }
 
 // widenLogRange widens the range of a log axis holding a single value v

@@ -3,6 +3,7 @@ package plot
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,6 +31,35 @@ func TestSaveWritesPNG(t *testing.T) {
 	}
 	bad := &Chart{Series: []Series{{Name: "bad", X: []float64{1}, Y: []float64{1, 2}}}}
 	if err := bad.Save(path); err == nil {
+		t.Error("series with 1 x and 2 y accepted")
+	}
+}
+
+// Encode writes the chart as SVG text naming its title, as PNG, and
+// refuses another format or a bad series.
+func TestEncode(t *testing.T) {
+	c := ROCChart("ROC, ε = 1", nil, Series{Name: "a", X: []float64{0, 0.5, 1}, Y: []float64{0, 0.8, 1}})
+	for _, tc := range []struct {
+		format, prefix, holds string
+	}{
+		{"svg", "<?xml", "ROC, ε = 1"},
+		{"png", "\x89PNG\r\n\x1a\n", ""},
+	} {
+		t.Run(tc.format, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := c.Encode(&b, tc.format); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(b.String(), tc.prefix) || !strings.Contains(b.String(), tc.holds) {
+				t.Errorf("%s output starts %q, want %q and to hold %q", tc.format, b.String()[:min(b.Len(), 40)], tc.prefix, tc.holds)
+			}
+		})
+	}
+	if err := c.Encode(io.Discard, "gif"); err == nil {
+		t.Error("format gif accepted")
+	}
+	bad := &Chart{Series: []Series{{Name: "bad", X: []float64{1}, Y: []float64{1, 2}}}}
+	if err := bad.Encode(io.Discard, "svg"); err == nil {
 		t.Error("series with 1 x and 2 y accepted")
 	}
 }
