@@ -12,6 +12,7 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
 	"github.com/fedecdf/fedecdf/fss"
+	"github.com/fedecdf/fedecdf/internal/errcode"
 	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -88,7 +89,7 @@ type Dataset struct {
 
 // ErrTooManyReports is wrapped by the refusal of an upload to a dataset
 // that holds its Dataset.MaxReports reports.
-var ErrTooManyReports = errors.New("too many reports")
+var ErrTooManyReports = errcode.New(errcode.TooManyReports, "too many reports")
 
 // Config configures a server.
 type Config struct {
@@ -349,7 +350,7 @@ func checkDataset(d Dataset) error {
 func (s *Server) Handle(ctx context.Context, from transport.PeerID, req []byte) []byte {
 	msg, err := protocol.Decode(req)
 	if err != nil {
-		return protocol.Encode(&protocol.Error{Text: fmt.Sprintf("%s: malformed request: %v", s.cfg.Role, err)})
+		return protocol.Encode(protocol.Refusalf("%s: malformed request: %w", s.cfg.Role, err))
 	}
 	return protocol.Encode(s.HandleMessage(ctx, from, msg))
 }
@@ -360,7 +361,7 @@ func (s *Server) Handle(ctx context.Context, from transport.PeerID, req []byte) 
 func (s *Server) HandleMessage(ctx context.Context, from transport.PeerID, msg protocol.Message) protocol.Message {
 	resp, err := s.handle(ctx, from, msg)
 	if err != nil {
-		return &protocol.Error{Text: err.Error()}
+		return protocol.Refusal(err)
 	}
 	return resp
 }

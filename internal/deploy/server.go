@@ -460,7 +460,7 @@ func (s *Server) Close() error {
 }
 
 func errorResponse(format string, args ...any) []byte {
-	return protocol.Encode(&protocol.Error{Text: fmt.Sprintf(format, args...)})
+	return protocol.Encode(protocol.Refusalf(format, args...))
 }
 
 // handleReport accepts an upload: the server checks it, the store makes
@@ -485,7 +485,7 @@ func (s *Server) handleReport(ctx context.Context, from transport.PeerID, req []
 	if err := s.store.PutReport(up.Dataset, up.Report, req); err != nil {
 		s.counters.rejected.Add(1)
 		s.log.Error("could not persist a report", "report", up.Report.String(), "err", err)
-		return errorResponse("%s: report %v not stored: %v", s.name, up.Report, err)
+		return errorResponse("%s: report %v not stored: %w", s.name, up.Report, err)
 	}
 	s.srv.Stored(up.Dataset, up.Report)
 	dup := ack.Duplicate
@@ -515,7 +515,7 @@ func (s *Server) refuseReport(from transport.PeerID, report, reason string) []by
 func (s *Server) handleRelease(ctx context.Context, from transport.PeerID, req []byte) []byte {
 	msg, err := protocol.Decode(req)
 	if err != nil {
-		return errorResponse("%s: malformed request: %v", s.name, err)
+		return errorResponse("%s: malformed request: %w", s.name, err)
 	}
 	if s.cfg.Role == server.Helper {
 		s.peer.set(nil) // the leader reaches the helper

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/fedecdf/fedecdf/internal/errcode"
 	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
@@ -21,7 +22,7 @@ type Budget struct {
 
 // ErrBudgetExhausted is wrapped by the error of a charge that would exceed
 // the dataset's total budget.
-var ErrBudgetExhausted = errors.New("budget exhausted")
+var ErrBudgetExhausted = errcode.New(errcode.BudgetExhausted, "budget exhausted")
 
 // Ledger records, per dataset, the privacy budget spent by releases. A
 // release is charged once, when it is created; charging the same release
