@@ -832,7 +832,7 @@ func (s *Server) notAsked(m *protocol.CreateRelease, err error) error {
 
 // stillPending is the error of an attempt that left release m pending.
 func (s *Server) stillPending(m *protocol.CreateRelease, err error) error {
-	return fmt.Errorf("leader: release %v %w: %w; nothing is released, and its cost stays held until it completes: retry release %v with the same spec, or read it (fedecdf query --release %v), to complete or abort it at both servers", m.Release, ErrReleasePending, err, m.Release, m.Release)
+	return fmt.Errorf("leader: release %v %w: %w; nothing is released, and its cost stays held until it completes: retry release %v with the same spec, or read it by its ID, to complete or abort it at both servers", m.Release, ErrReleasePending, err, m.Release)
 }
 
 // ResolvePending retries, at the leader, every pending release with the

@@ -14,7 +14,7 @@ import (
 func main() {
 	root := newRootCommand()
 	if err := root.Execute(); err != nil {
-		fmt.Fprintln(root.ErrOrStderr(), "fedecdf:", err)
+		fmt.Fprintln(root.ErrOrStderr(), "fedecdf:", describe(err))
 		os.Exit(1)
 	}
 }
