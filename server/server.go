@@ -55,8 +55,8 @@ const (
 type Dataset struct {
 	Name    string
 	Backend Backend
-	Bins    int           // N, the grid size every release and query uses
-	Budget  ledger.Budget // total privacy budget of all its releases
+	Bins    int              // N, the grid size every release and query uses
+	Budget  mechanism.Budget // total privacy budget of all its releases
 	// Policy is the privacy contract of every release of the dataset:
 	// its neighbouring relation and the mechanisms, δ and ε a release
 	// may ask for; both servers refuse any other release before anything

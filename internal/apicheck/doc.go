@@ -16,7 +16,8 @@
 // name: each must be in api/internal.txt, an allow-list that can only
 // shrink (-update removes what was fixed and never adds).
 //
-// TestLayering checks that no package outside cmd/ imports
+// TestExamplesImportPublic checks that the examples of the public
+// packages import no internal/ package. TestLayering checks that no package outside cmd/ imports
 // runtime/debug (process policy belongs to the command) and that only
 // cmd/, simulate and the harnesses themselves import the harnesses
 // internal/bench and internal/experiment.
