@@ -1,7 +1,9 @@
-// Package ecdf computes differentially private empirical cumulative
-// distribution functions (ECDFs) and their inverse, following Barczewski,
-// Mawass and Ramon, "Differentially Private Empirical Cumulative
-// Distribution Functions" (dp-ecdf in this repository's papers).
+// Package ecdf computes differentially private empirical CDFs and their
+// inverse.
+//
+// It follows Barczewski, Mawass and Ramon, "Differentially Private
+// Empirical Cumulative Distribution Functions" (dp-ecdf in this
+// repository's papers).
 //
 // # Grid
 //

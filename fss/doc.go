@@ -1,9 +1,12 @@
 // Package fss implements the distributed comparison function (DCF) of
-// Boyle, Chandran, Gilboa, Gupta, Ishai, Kumar and Rathee, "Function Secret
-// Sharing for Mixed-Mode and Fixed-Point Secure Computation" (Eurocrypt
-// 2021, eprint 2020/1392, Fig. 3; "BCG+21"), the function secret sharing
-// of §4.2 of Barczewski, Mawass and Ramon, "Differentially Private
-// Empirical Cumulative Distribution Functions" (dp-ecdf).
+// BCG+21.
+//
+// The DCF is that of Boyle, Chandran, Gilboa, Gupta, Ishai, Kumar and
+// Rathee, "Function Secret Sharing for Mixed-Mode and Fixed-Point
+// Secure Computation" (Eurocrypt 2021, eprint 2020/1392, Fig. 3;
+// "BCG+21"), the function secret sharing of §4.2 of Barczewski, Mawass
+// and Ramon, "Differentially Private Empirical Cumulative Distribution
+// Functions" (dp-ecdf).
 //
 // # Function and comparison direction
 //

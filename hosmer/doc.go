@@ -1,6 +1,8 @@
-// Package hosmer computes the Hosmer–Lemeshow calibration statistic and
-// its p-value privately from released prefix sums, following dp-ecdf
-// §5.2 (Eq. 5, Algorithm 2, Theorem 5.1 and its proof in Appendix 0.A.2).
+// Package hosmer computes the Hosmer–Lemeshow calibration statistic
+// privately from released prefix sums.
+//
+// The statistic and its p-value follow dp-ecdf §5.2 (Eq. 5, Algorithm
+// 2, Theorem 5.1 and its proof in Appendix 0.A.2).
 //
 // # Statistic
 //

@@ -1,6 +1,8 @@
 // Package roc computes differentially private ROC and precision–recall
-// curves and the area under the ROC curve from released prefix sums,
-// following dp-ecdf §5.1 (Barczewski, Mawass, Ramon).
+// curves and the AUC.
+//
+// It reads them from released prefix sums, following dp-ecdf §5.1
+// (Barczewski, Mawass, Ramon).
 //
 // # Convention
 //
@@ -107,7 +109,7 @@
 // noise than one tree (analysis.ROCParams: the grids of 32–192 bins that
 // analysis.ROCBins gives for n ≈ 10⁴–10⁵, not 256 bins).
 //
-// # The default estimator (issue 18)
+// # The default estimator
 //
 // The default release is the partitioned one above (where
 // analysis.ROCParams chooses it). analysis.NewROC,
@@ -151,8 +153,8 @@
 // that reads binned counts, private or not. It falls like N^(−1/2)
 // (bins of m instances: Σ√(ab(a+b)) ≤ √m·√(n₊n₋) by Cauchy–Schwarz),
 // not like a smooth curve's O(N⁻²) chord error: this is the
-// noise-free error that issue 18 found left at 96–128 bins whatever
-// the interpolation. Which bins carry it depends on where the classes
+// noise-free error left at 96–128 bins whatever the interpolation
+// (EXPERIMENTS.md, "Private ROC curves"). Which bins carry it depends on where the classes
 // mix: on a linear grid of probabilities whose negatives crowd near 0
 // the first few bins (thousands of negatives, some positives each)
 // carry most of it, and a grid that is finer there (the quantiles of

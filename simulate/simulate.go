@@ -65,7 +65,7 @@ type Config struct {
 	// empty means Mechanism. Either way "auto" becomes the partitioned
 	// release where analysis.ROCParams finds it answers the grid's ends
 	// with less noise (the --bins 0 grid of 10⁴–10⁵ parties, not 256
-	// bins; EXPERIMENTS.md, issue 18); the ECDF and the Hosmer–Lemeshow
+	// bins; EXPERIMENTS.md, "Private ROC curves"); the ECDF and the Hosmer–Lemeshow
 	// plans' own releases use Mechanism as it is.
 	ROCMechanism string
 	// Delta is the δ of every release, per privacy unit (payload.
@@ -209,8 +209,8 @@ type Errors struct {
 	ROCArea float64 `json:"roc_area"`
 	// ROCAreaUnbinned is the area between the exact unbinned ROC curve
 	// (every distinct score a threshold, analysis.UnbinnedROC) and the
-	// private estimate of it, analysis.ROC.Interpolated: issue 18's
-	// measure.
+	// private estimate of it, analysis.ROC.Interpolated: the measure of
+	// EXPERIMENTS.md, "Private ROC curves".
 	ROCAreaUnbinned float64 `json:"roc_area_unbinned"`
 }
 

@@ -1,6 +1,8 @@
-// Package mechanism holds the noise mechanisms for prefix sums over a grid
-// of N bins: data-independent, linearly structured noise whose per-prefix
-// variance is known exactly.
+// Package mechanism holds the noise mechanisms for prefix sums over a
+// grid of N bins.
+//
+// Their noise is data-independent and linearly structured, and its
+// per-prefix variance is known exactly.
 //
 // Every statistic of fedecdf is a vector of prefix counts
 //

@@ -1,7 +1,9 @@
-// Package noise draws the secret noise of differentially private releases:
-// exact integer samplers that read only cryptographic randomness, never
-// floating-point inverse-CDF transforms (Mironov 2012 shows how those leak
-// through the low bits).
+// Package noise draws the secret noise of differentially private
+// releases.
+//
+// Its exact integer samplers read only cryptographic randomness, never
+// floating-point inverse-CDF transforms (Mironov 2012 shows how those
+// leak through the low bits).
 //
 //   - DiscreteLaplace: P(x) ∝ exp(−|x|/t) on Z, the two-sided geometric
 //     distribution, sampled exactly by Canonne, Kamath and Steinke 2020

@@ -1,6 +1,7 @@
-// Package apicheck guards fedecdf's public surface: its tests compare
-// the exported API of the public packages with a golden file and keep
-// the layering rules.
+// Package apicheck guards fedecdf's public surface and its layering.
+//
+// Its tests compare the exported API of the public packages with a
+// golden file and keep the layering rules.
 //
 // The public packages are those of the module outside internal/ and
 // cmd/. TestAPI dumps, with go/types, every exported identifier of them

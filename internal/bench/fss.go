@@ -1,6 +1,7 @@
-// Package bench holds the measurement harnesses of `fedecdf bench`: the
-// speed of the DCF (package fss) and the accuracy of the noise mechanisms
-// (package mechanism), raw and after smoothing.
+// Package bench holds the measurement harnesses of `fedecdf bench`.
+//
+// They measure the speed of the DCF (package fss) and the accuracy of
+// the noise mechanisms (package mechanism), raw and after smoothing.
 package bench
 
 import (

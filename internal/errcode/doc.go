@@ -1,5 +1,6 @@
-// Package errcode numbers the sentinel errors that cross the wire, so
-// that a peer's refusal is matched by its code, never by its text.
+// Package errcode numbers the sentinel errors that cross the wire.
+//
+// A peer's refusal is then matched by its code, never by its text.
 //
 // A sentinel made by [New] carries a [Code]. A server that refuses a
 // request sends [Of] its error — the codes of every coded error in its

@@ -1,6 +1,8 @@
 // Package protocol is the message layer of fedecdf's two-server secure
-// sum (dp-ecdf §4.1–4.2): the messages parties, servers and analysts
-// exchange, with their versioned, length-capped binary encoding, and
+// sum.
+//
+// It holds the messages parties, servers and analysts exchange (dp-ecdf
+// §4.1–4.2), with their versioned, length-capped binary encoding, and
 // Call, a typed request over an internal/transport connection. The
 // vocabulary the messages carry — payload components, identifiers, each
 // component's noise mechanism and seed — is package internal/payload.
