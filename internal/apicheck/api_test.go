@@ -27,6 +27,7 @@ const module = "github.com/fedecdf/fedecdf"
 type listed struct {
 	ImportPath   string
 	Dir          string
+	GoFiles      []string
 	XTestGoFiles []string
 	Name         string
 	Export       string
@@ -66,6 +67,17 @@ func packages(t *testing.T) map[string]*listed {
 				return
 			}
 			listAll[p.ImportPath] = p
+			// go test caches a test's result keyed by the files it
+			// opens, not by those go list reads: open the module's
+			// sources here, so that a change to them reruns the test.
+			if strings.HasPrefix(p.ImportPath, module) {
+				for _, name := range append(slices.Clone(p.GoFiles), p.XTestGoFiles...) {
+					if _, err := os.ReadFile(filepath.Join(p.Dir, name)); err != nil {
+						listErr = err
+						return
+					}
+				}
+			}
 		}
 	})
 	if listErr != nil {
