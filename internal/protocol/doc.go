@@ -14,12 +14,17 @@
 // U-statistic Û_φ(X, I) of §2 with φ = payload_c·1[bin ≤ τ_i] and I the
 // mechanism's noise indices for prefix i).
 //
+// A refused request is answered by an Error (Refusal): the refusal's
+// text and the wire codes (internal/errcode) of the sentinel errors it
+// wraps. The caller's RemoteError matches errors.Is(err, target) by
+// those codes only, never by text.
+//
 // StatusRequest and Status carry fedecdf status: each server's report
 // counts, ledger, releases and last errors, and the comparison of the
 // two servers' report sets.
 //
-// It imports ecdf/mechanism, internal/payload, internal/transport and
-// internal/wire; nothing above them.
+// It imports ecdf/mechanism, internal/errcode, internal/payload,
+// internal/transport and internal/wire; nothing above them.
 //
 // # Stability
 //
