@@ -85,7 +85,7 @@
 //
 // Normalising by the released totals P̂(N), M̂(N) (not public under
 // either relation), smoothing each normalised ECDF into a non-decreasing
-// curve in [0, 1] (dp-ecdf Eq. 3 with p = 1 or 2; Smoother) and every
+// curve in [0, 1] (dp-ecdf Eq. 3 with p = 1 or 2; [Smoother]) and every
 // quantity derived from them — TPR/FPR at every threshold, AUC, the PR
 // curve — are post-processing and cost nothing more.
 //
@@ -146,7 +146,7 @@
 //	E area(bin i) = (√(2π)/8) · (b_i/n₋) · √(a_i(a_i+b_i)/b_i) / n₊
 //	              = (√(2π)/8) · √(a_i·b_i·(a_i+b_i)) / (n₊·n₋),
 //
-// and the floor is the sum over bins (BinningFloor). Under the same
+// and the floor is the sum over bins ([BinningFloor]). Under the same
 // model the bridge's pointwise median is the chord, so the chord — the
 // curve through the bins' points — minimises the expected area among
 // all functions of the bin counts: the floor bounds every estimator
@@ -168,7 +168,7 @@
 // P(s⁺ > s⁻) + ½P(s⁺ = s⁻) (ties within a bin are the diagonal segments
 // of the curve). Precision TP/(TP+FP), with TP = P̂(N)·TPR and
 // FP = M̂(N)·FPR, is only kept where TP+FP is at least one instance (see
-// Curve.PR). AreaError is the error measure of dp-ecdf §6.5,
+// Curve.PR). [AreaError] is the error measure of dp-ecdf §6.5,
 // ∫|ROC_true − ROC_private| dFPR, integrated exactly between the two
-// piecewise-linear curves; AUCError is |AUC_true − AUC_private|.
+// piecewise-linear curves; [AUCError] is |AUC_true − AUC_private|.
 package roc

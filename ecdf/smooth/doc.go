@@ -28,7 +28,7 @@
 // With Z replaced by the identity (one correction per point), Eq. 3 is
 // min Σ|g_i − F̂_i|^p over g ∈ K: bounded isotonic regression.
 //
-// p = 2. PointwiseL2 runs pool-adjacent-violators, O(N), giving the
+// p = 2. [PointwiseL2] runs pool-adjacent-violators, O(N), giving the
 // unbounded isotonic fit z* = P_M F̂ (M the monotone cone), then clips it
 // to [0, 1]. The clip c(z*) is exactly P_K F̂. Proof: for any w ∈ K,
 //
