@@ -21,5 +21,9 @@
 // packages import no internal/ package. TestLayering checks that no package outside cmd/ imports
 // runtime/debug (process policy belongs to the command) and that only
 // cmd/, simulate and the harnesses themselves import the harnesses
-// internal/bench and internal/experiment.
+// internal/bench and internal/experiment. TestLayersMatchTree checks
+// that ARCHITECTURE.md's layer list names every package of the module
+// and that every import points to the importer's line or below it.
+// TestOutsideModule builds and runs a program of another module that
+// imports only public packages.
 package apicheck
