@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/fedecdf/fedecdf/aggregation/remote"
+	"github.com/fedecdf/fedecdf/internal/deploy"
 	"github.com/fedecdf/fedecdf/server"
 )
 
@@ -28,6 +29,12 @@ func hint(err error) string {
 		return "read it by its ID (fedecdf query --release ID), which charges nothing more and completes or aborts it at both servers"
 	case errors.Is(err, server.ErrManifestMismatch):
 		return "fedecdf manifest writes the manifest: copy that one file to both servers"
+	case errors.Is(err, deploy.ErrManifestVersion):
+		return "write it again with this fedecdf's `fedecdf manifest`"
+	case errors.Is(err, deploy.ErrNoAnalysts):
+		return "name one with fedecdf manifest --analyst FILE.pub"
+	case errors.Is(err, deploy.ErrSharedKey):
+		return "make one with fedecdf keygen"
 	}
 	return ""
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/aggregation/remote"
+	"github.com/fedecdf/fedecdf/internal/deploy"
 	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -51,6 +52,38 @@ func TestHints(t *testing.T) {
 			}
 			if h := hint(tt.err); tt.want == "" && h != "" || !strings.Contains(h, tt.want) || tt.want != "" && got != tt.err.Error()+"; "+h {
 				t.Errorf("%q, want a hint with %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestManifestHints: a manifest that Check refuses gets the fedecdf
+// command that writes a good one.
+func TestManifestHints(t *testing.T) {
+	good, err := runManifest(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		edit func(*deploy.Manifest)
+		want string
+	}{
+		{"old version", func(m *deploy.Manifest) { m.Version = 1 }, "`fedecdf manifest`"},
+		{"other protocol", func(m *deploy.Manifest) { m.Protocol-- }, "`fedecdf manifest`"},
+		{"no analyst", func(m *deploy.Manifest) { m.Analysts = nil }, "fedecdf manifest --analyst FILE.pub"},
+		{"the leader as analyst", func(m *deploy.Manifest) { m.Analysts = []string{m.Leader.PeerID} }, "fedecdf keygen"},
+		{"an analyst as operator", func(m *deploy.Manifest) { m.Operators = m.Analysts }, "fedecdf keygen"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := *good
+			c.edit(&m)
+			err := m.Check()
+			if err == nil {
+				t.Fatal("Check passed")
+			}
+			if got := describe(err); !strings.Contains(got, c.want) || !strings.HasPrefix(got, err.Error()+"; ") {
+				t.Errorf("%q, want the error then a hint naming %q", got, c.want)
 			}
 		})
 	}
