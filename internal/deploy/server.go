@@ -485,7 +485,7 @@ func (s *Server) handleReport(ctx context.Context, from transport.PeerID, req []
 	if err := s.store.PutReport(up.Dataset, up.Report, req); err != nil {
 		s.counters.rejected.Add(1)
 		s.log.Error("could not persist a report", "report", up.Report.String(), "err", err)
-		return errorResponse("%s: report %v not stored: %w", s.name, up.Report, err)
+		return errorResponse("%s: report %v not stored: %v", s.name, up.Report, err)
 	}
 	s.srv.Stored(up.Dataset, up.Report)
 	dup := ack.Duplicate
