@@ -56,7 +56,7 @@ type ROC struct {
 	// Interpolated is Curve with ROCInterpolation − 1 points between
 	// consecutive thresholds (roc.Curve.Interpolate, PCHIP): the estimate
 	// of the unbinned curve, whose auc is the estimate of the unbinned
-	// AUC (issue 18's estimator).
+	// AUC (roc/doc.go, "The default estimator").
 	Interpolated Curve `json:"interpolated"`
 	// AUCCI95 is a 95 % interval for the data set's own binned AUC given
 	// the DP noise, AUCCI95Population one for the population AUC adding
@@ -274,7 +274,7 @@ const ROCInterpolation = 8
 // partitioned release (mechanism.New), whose shallow parts at the two
 // ends of the grid answer the prefixes the ROC area weighs most with
 // less noise than one tree over the grid, at the same ε (roc/doc.go, "A
-// partitioned release"; EXPERIMENTS.md, issue 18).
+// partitioned release"; EXPERIMENTS.md, "Private ROC curves").
 const ROCMechanism = "partitioned"
 
 // ROCParams returns the mechanism of a ROC release made with the release

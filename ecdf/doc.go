@@ -1,14 +1,16 @@
-// Package ecdf computes differentially private empirical cumulative
-// distribution functions (ECDFs) and their inverse, following Barczewski,
-// Mawass and Ramon, "Differentially Private Empirical Cumulative
-// Distribution Functions" (dp-ecdf in this repository's papers).
+// Package ecdf computes differentially private empirical CDFs and their
+// inverse.
+//
+// It follows Barczewski, Mawass and Ramon, "Differentially Private
+// Empirical Cumulative Distribution Functions" (dp-ecdf in this
+// repository's papers).
 //
 // # Grid
 //
 // A public, data-independent grid τ_1 < … < τ_N over a domain [min, max]
 // (dp-ecdf §3.1) fixes where the ECDF is evaluated: evenly spaced,
-// τ_i = min + i·(max−min)/N (NewLinearGrid), or evenly spaced in log when
-// relative error matters (NewGrid with Log). τ_N = max exactly. An instance x falls in bin
+// τ_i = min + i·(max−min)/N ([NewLinearGrid]), or evenly spaced in log when
+// relative error matters ([NewGrid] with [Log]). τ_N = max exactly. An instance x falls in bin
 //
 //	bin(x) = min{i : x ≤ τ_i},
 //
@@ -36,7 +38,7 @@
 // normalised by the public number of instances n under the replace-one
 // relation of dp-ecdf §2, and by the noisy total c_N + η(N) under
 // add/remove, where n is private (raised to 1 when noise drives it
-// below; Normaliser, which every output embeds to say which n it is). It is not clipped to [0, 1] and need not
+// below; [Normaliser], which every output embeds to say which n it is). It is not clipped to [0, 1] and need not
 // be monotone. The noises are drawn once per release from a secret seed,
 // so F̂ may be evaluated any number of times, at any thresholds, for the
 // budget of one release (Private).
@@ -48,7 +50,7 @@
 // inverse ECDF is found by binary search (dp-ecdf Algorithm 1,
 // Inv-Ecdf-DP): keep an interval (a, b] with F́(a) < p ≤ F́(b), halve it
 // until it is one bin (the precision ψ of the grid) wide, ⌈log2 N⌉
-// evaluations in all (QuantileIndex, Quantile). On a monotone curve this
+// evaluations in all ([QuantileIndex], [Quantile]). On a monotone curve this
 // gives the smallest τ_i with F́(τ_i) ≥ p; on raw, noisy F̂ it still ends at
 // a crossing. Quantile returns the right end τ_i of the final interval
 // rather than Algorithm 1's midpoint: τ_i is where the curve was

@@ -2,11 +2,13 @@ package ecdf_test
 
 import (
 	"fmt"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
-	"github.com/fedecdf/fedecdf/internal/synthetic"
 )
 
 // Example bins ages on a public grid, computes the exact ECDF and reads
@@ -42,11 +44,14 @@ func Example() {
 // The seed is fresh from crypto/rand, so the noisy values differ on every
 // run; only the noise-free facts are printed.
 func ExampleNewPrivate() {
-	hist, err := synthetic.PoissonHistogram(10, synthetic.PoissonBins, 1)
-	if err != nil {
-		panic(err)
+	// X_pois(10): 2^15 values, each held by Poisson(10) instances.
+	const values = 1 << 15
+	pois := distuv.Poisson{Lambda: 10, Src: rand.NewPCG(1, 0x9e3779b97f4a7c15)}
+	hist := make([]int64, values)
+	for v := range hist {
+		hist[v] = int64(pois.Rand())
 	}
-	grid, err := ecdf.NewLinearGrid(0, synthetic.PoissonBins, synthetic.PoissonBins) // value v in bin v
+	grid, err := ecdf.NewLinearGrid(0, values, values) // value v in bin v
 	if err != nil {
 		panic(err)
 	}

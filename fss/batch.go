@@ -20,12 +20,15 @@ const chunkKeys = 64
 // len(points)·m. Full-domain evaluation is points = 0, 1, …, 2^n − 1.
 //
 // Each key's tree is walked once for all points, expanding each distinct
-// node on the points' paths once (BatchCost counts them), with chunks of
-// keys walked in lockstep on GOMAXPROCS goroutines. Each worker's buffers
-// are reused across calls (a pool per n, m); nothing is allocated per
-// evaluation.
-func SumBatch(keys []*Key, points []uint64, acc []uint64) error {
-	_, err := sumBatch(keys, points, acc, false, runtime.GOMAXPROCS(0))
+// node on the points' paths once ([BatchCost] counts them), with chunks of
+// keys walked in lockstep on at most workers goroutines (GOMAXPROCS if
+// workers < 1). Each worker's buffers are reused across calls (a pool
+// per n, m); nothing is allocated per evaluation.
+func SumBatch(keys []*Key, points []uint64, acc []uint64, workers int) error {
+	if workers < 1 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	_, err := sumBatch(keys, points, acc, false, workers)
 	return err
 }
 

@@ -63,10 +63,10 @@ func checkSumBatch(t *testing.T) {
 			k0, k1, want := genMany(t, r, tc.keys, tc.n, tc.m, points)
 			acc0 := make([]uint64, len(want))
 			acc1 := make([]uint64, len(want))
-			if err := SumBatch(k0, points, acc0); err != nil {
+			if err := SumBatch(k0, points, acc0, 0); err != nil {
 				t.Fatal(err)
 			}
-			if err := SumBatch(k1, points, acc1); err != nil {
+			if err := SumBatch(k1, points, acc1, 0); err != nil {
 				t.Fatal(err)
 			}
 			for j, x := range points {
@@ -132,7 +132,7 @@ func TestSumBatchRejectsBadInput(t *testing.T) {
 		"short acc":      {[]*Key{k0}, []uint64{1, 2}, 1},
 		"long acc":       {[]*Key{k0}, []uint64{1, 2}, 3},
 	} {
-		if err := SumBatch(tc.keys, tc.points, make([]uint64, tc.acc)); err == nil {
+		if err := SumBatch(tc.keys, tc.points, make([]uint64, tc.acc), 0); err == nil {
 			t.Errorf("%s: accepted", name)
 		} else {
 			t.Logf("%s: %v", name, err)

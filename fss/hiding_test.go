@@ -62,7 +62,7 @@ func TestOneKeyLooksUniform(t *testing.T) {
 	}
 	shares := [2][]uint64{make([]uint64, len(points)*m), make([]uint64, len(points)*m)}
 	for b, k := range []*Key{k0, k1} {
-		if err := SumBatch([]*Key{k}, points, shares[b]); err != nil {
+		if err := SumBatch([]*Key{k}, points, shares[b], 0); err != nil {
 			t.Fatal(err)
 		}
 	}

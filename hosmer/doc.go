@@ -1,6 +1,8 @@
-// Package hosmer computes the Hosmer–Lemeshow calibration statistic and
-// its p-value privately from released prefix sums, following dp-ecdf
-// §5.2 (Eq. 5, Algorithm 2, Theorem 5.1 and its proof in Appendix 0.A.2).
+// Package hosmer computes the Hosmer–Lemeshow calibration statistic
+// privately from released prefix sums.
+//
+// The statistic and its p-value follow dp-ecdf §5.2 (Eq. 5, Algorithm
+// 2, Theorem 5.1 and its proof in Appendix 0.A.2).
 //
 // # Statistic
 //
@@ -11,7 +13,7 @@
 //
 //	H = Σ_g (O_1g − E_1g)²/E_1g + (O_0g − E_0g)²/E_0g      (Eq. 5)
 //
-// compared with χ² with Q − 2 degrees of freedom (Statistic, PValue).
+// compared with χ² with Q − 2 degrees of freedom ([Statistic], [PValue]).
 //
 // # Algorithm 2 on prefix sums
 //
@@ -22,7 +24,7 @@
 // components count, y and p at the group's boundary bins (lines 8–9).
 // Groups are the bins b_{q−1}+1..b_q, a partition (Algorithm 2's closed
 // intervals [t_{q−1}, t_q] would count boundary instances twice);
-// quantiles falling in one bin are merged (Boundaries). Released sums are
+// quantiles falling in one bin are merged ([Boundaries]). Released sums are
 // clipped to what sums of instances can be, 0 ≤ O_1, E_1 ≤ size, and
 // optionally E_1, E_0 ≥ MinExpected (post-processing). With the noise
 // off, the result is exactly the textbook statistic on the same groups.
@@ -36,7 +38,7 @@
 // instance touches two groups and four statistics in each, hence 8ε'
 // (Appendix 0.A.2), for (L+1)ε' + 8ε' = ε in all (Theorem 5.1).
 //
-// PaperPlan keeps this split on the prefix releases of the aggregation
+// [PaperPlan] keeps this split on the prefix releases of the aggregation
 // layer: a Count release at (L+1)ε' (a replace-one tree at that ε has
 // Lap(L/((L+1)ε')) nodes, a little less noise than the paper's Lap(1/ε'),
 // since the tree's exact replace-one sensitivity is L, not Theorem 3.1's
@@ -99,18 +101,18 @@
 // # The best allocation: none of its own (GridPlan)
 //
 // On a grid over the probabilities, every instance in bin i has
-// p ∈ (τ_{i−1}, τ_i], so with m_i = (τ_{i−1} + τ_i)/2 (BinCenters)
+// p ∈ (τ_{i−1}, τ_i], so with m_i = (τ_{i−1} + τ_i)/2 ([BinCenters])
 //
 //	|E_1g − Σ_{i∈g} c_i·m_i| ≤ size_g · max_i (τ_i − τ_{i−1})/2,
 //
-// and E_1 needs no Probability release: GridPlan releases {Label,
+// and E_1 needs no Probability release: [GridPlan] releases {Label,
 // NotLabel} once at spec ε — one privacy unit (payload.PrivacyUnits),
 // ε-DP under replace-one, and exactly the release of a private ROC curve
 // on the same grid, so a deployment that has released the ROC curve gets
 // the HL test as post-processing. E_1's noise is then the per-bin count
 // noise weighted by m_i, small exactly in the low-risk groups whose small
 // E_1 makes H explode (dp-ecdf §6.6), and O_1 and the counts get the
-// whole ε instead of ε/4 (JointPlan's add/remove ε/4 per component
+// whole ε instead of ε/4 ([JointPlan]'s add/remove ε/4 per component
 // against ε/2 here): 4 times less noise variance. Measured (Fig. 6, Bank,
 // ε = 1, k-ary, each class's prefix curve smoothed as Config.Smooth
 // says): relative MSE of H 0.072 against 1.5e3 (joint) and 2.0e5
@@ -119,7 +121,7 @@
 // # Debiasing
 //
 // Noise in D_g = O_1g − E_1g inflates H by V_g(1/E_1g + 1/E_0g) on
-// average (V_g = Var D_g). DebiasedStatistic subtracts it using the
+// average (V_g = Var D_g). [DebiasedStatistic] subtracts it using the
 // mechanism's exact range-sum variances (mechanism.RangeVariance,
 // Config.Debias). It removes the dominant error at small ε (Fig. 6 tree,
 // ε = 1: relative MSE 2.4 → 1.1), but at larger ε it can cost up to 5

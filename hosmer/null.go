@@ -18,7 +18,7 @@ import (
 // draws unless told otherwise: B = 500 gives the p-value a Monte-Carlo
 // standard error √(p(1−p)/B) of at most 0.022, 0.010 at p = 0.05, and
 // keeps the whole inference of the default `fedecdf simulate` within
-// issue 15's cost goal (EXPERIMENTS.md, "Cost of the inference").
+// the cost EXPERIMENTS.md, "Cost of the inference", sets as its goal.
 const DefaultNullDraws = 500
 
 // NullTest is the noise-aware p-value of a private Hosmer–Lemeshow

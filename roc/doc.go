@@ -1,6 +1,8 @@
 // Package roc computes differentially private ROC and precision–recall
-// curves and the area under the ROC curve from released prefix sums,
-// following dp-ecdf §5.1 (Barczewski, Mawass, Ramon).
+// curves and the AUC.
+//
+// It reads them from released prefix sums, following dp-ecdf §5.1
+// (Barczewski, Mawass, Ramon).
 //
 // # Convention
 //
@@ -83,7 +85,7 @@
 //
 // Normalising by the released totals P̂(N), M̂(N) (not public under
 // either relation), smoothing each normalised ECDF into a non-decreasing
-// curve in [0, 1] (dp-ecdf Eq. 3 with p = 1 or 2; Smoother) and every
+// curve in [0, 1] (dp-ecdf Eq. 3 with p = 1 or 2; [Smoother]) and every
 // quantity derived from them — TPR/FPR at every threshold, AUC, the PR
 // curve — are post-processing and cost nothing more.
 //
@@ -107,7 +109,7 @@
 // noise than one tree (analysis.ROCParams: the grids of 32–192 bins that
 // analysis.ROCBins gives for n ≈ 10⁴–10⁵, not 256 bins).
 //
-// # The default estimator (issue 18)
+// # The default estimator
 //
 // The default release is the partitioned one above (where
 // analysis.ROCParams chooses it). analysis.NewROC,
@@ -144,15 +146,15 @@
 //	E area(bin i) = (√(2π)/8) · (b_i/n₋) · √(a_i(a_i+b_i)/b_i) / n₊
 //	              = (√(2π)/8) · √(a_i·b_i·(a_i+b_i)) / (n₊·n₋),
 //
-// and the floor is the sum over bins (BinningFloor). Under the same
+// and the floor is the sum over bins ([BinningFloor]). Under the same
 // model the bridge's pointwise median is the chord, so the chord — the
 // curve through the bins' points — minimises the expected area among
 // all functions of the bin counts: the floor bounds every estimator
 // that reads binned counts, private or not. It falls like N^(−1/2)
 // (bins of m instances: Σ√(ab(a+b)) ≤ √m·√(n₊n₋) by Cauchy–Schwarz),
 // not like a smooth curve's O(N⁻²) chord error: this is the
-// noise-free error that issue 18 found left at 96–128 bins whatever
-// the interpolation. Which bins carry it depends on where the classes
+// noise-free error left at 96–128 bins whatever the interpolation
+// (EXPERIMENTS.md, "Private ROC curves"). Which bins carry it depends on where the classes
 // mix: on a linear grid of probabilities whose negatives crowd near 0
 // the first few bins (thousands of negatives, some positives each)
 // carry most of it, and a grid that is finer there (the quantiles of
@@ -166,7 +168,7 @@
 // P(s⁺ > s⁻) + ½P(s⁺ = s⁻) (ties within a bin are the diagonal segments
 // of the curve). Precision TP/(TP+FP), with TP = P̂(N)·TPR and
 // FP = M̂(N)·FPR, is only kept where TP+FP is at least one instance (see
-// Curve.PR). AreaError is the error measure of dp-ecdf §6.5,
+// Curve.PR). [AreaError] is the error measure of dp-ecdf §6.5,
 // ∫|ROC_true − ROC_private| dFPR, integrated exactly between the two
-// piecewise-linear curves; AUCError is |AUC_true − AUC_private|.
+// piecewise-linear curves; [AUCError] is |AUC_true − AUC_private|.
 package roc

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/fss"
 	"github.com/fedecdf/fedecdf/internal/cpuclock"
+	"github.com/fedecdf/fedecdf/internal/errcode"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 )
@@ -27,7 +28,7 @@ type ReportStore interface {
 
 // ErrReportsNotKept is wrapped by the refusal of a release that needs a
 // report's key folded again from a NoReports server.
-var ErrReportsNotKept = errors.New("report keys not kept")
+var ErrReportsNotKept = errcode.New(errcode.ReportsNotKept, "report keys not kept")
 
 // NoReports is the ReportStore of a server that keeps no report at all:
 // a release over fewer reports than it holds, which needs the others'

@@ -62,7 +62,7 @@ func (s *Server) manifestDigest(from transport.PeerID, m *protocol.ManifestDiges
 func (s *Server) compareManifest(theirs []protocol.ManifestField) error {
 	var err error
 	if diff := diffFields(s.cfg.Manifest, theirs); len(diff) != 0 {
-		err = fmt.Errorf("%w with the %s: %s differ; start both servers on the same manifest file (fedecdf manifest writes it; copy that one file to both)", ErrManifestMismatch, s.peerRole(), strings.Join(diff, ", "))
+		err = fmt.Errorf("%w with the %s: %s differ; start both servers on the same manifest file", ErrManifestMismatch, s.peerRole(), strings.Join(diff, ", "))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

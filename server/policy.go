@@ -1,19 +1,19 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/errcode"
 )
 
 // ErrPolicy is wrapped by the refusal of a release whose mechanism the
 // dataset's Policy does not allow: another neighbouring relation, a
 // mechanism not listed, or an ε or δ above the policy's bounds.
-var ErrPolicy = errors.New("release outside the dataset's privacy policy")
+var ErrPolicy = errcode.New(errcode.Policy, "release outside the dataset's privacy policy")
 
 // Policy is the privacy contract of a dataset, fixed by the servers'
 // configuration (a deployment's manifest) and enforced by both servers

@@ -127,7 +127,7 @@ func TestUnsavedReleaseNotAcknowledged(t *testing.T) {
 		t.Fatal(err)
 	}
 	rel, _, err := p.release(1)
-	if !errors.Is(err, errFull) || !strings.Contains(err.Error(), "not recorded") {
+	if err == nil || !strings.Contains(err.Error(), errFull.Error()) || !strings.Contains(err.Error(), "not recorded") {
 		t.Fatalf("release with a failing store: %v", err)
 	}
 	q := &protocol.Query{Dataset: "d", Release: rel, Component: payload.Count, Prefixes: []int{1}}

@@ -12,6 +12,7 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
 	"github.com/fedecdf/fedecdf/fss"
+	"github.com/fedecdf/fedecdf/internal/errcode"
 	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -54,8 +55,8 @@ const (
 type Dataset struct {
 	Name    string
 	Backend Backend
-	Bins    int           // N, the grid size every release and query uses
-	Budget  ledger.Budget // total privacy budget of all its releases
+	Bins    int              // N, the grid size every release and query uses
+	Budget  mechanism.Budget // total privacy budget of all its releases
 	// Policy is the privacy contract of every release of the dataset:
 	// its neighbouring relation and the mechanisms, δ and ε a release
 	// may ask for; both servers refuse any other release before anything
@@ -88,7 +89,7 @@ type Dataset struct {
 
 // ErrTooManyReports is wrapped by the refusal of an upload to a dataset
 // that holds its Dataset.MaxReports reports.
-var ErrTooManyReports = errors.New("too many reports")
+var ErrTooManyReports = errcode.New(errcode.TooManyReports, "too many reports")
 
 // Config configures a server.
 type Config struct {
@@ -349,7 +350,7 @@ func checkDataset(d Dataset) error {
 func (s *Server) Handle(ctx context.Context, from transport.PeerID, req []byte) []byte {
 	msg, err := protocol.Decode(req)
 	if err != nil {
-		return protocol.Encode(&protocol.Error{Text: fmt.Sprintf("%s: malformed request: %v", s.cfg.Role, err)})
+		return protocol.Encode(protocol.Refusalf("%s: malformed request: %w", s.cfg.Role, err))
 	}
 	return protocol.Encode(s.HandleMessage(ctx, from, msg))
 }
@@ -360,7 +361,7 @@ func (s *Server) Handle(ctx context.Context, from transport.PeerID, req []byte) 
 func (s *Server) HandleMessage(ctx context.Context, from transport.PeerID, msg protocol.Message) protocol.Message {
 	resp, err := s.handle(ctx, from, msg)
 	if err != nil {
-		return &protocol.Error{Text: err.Error()}
+		return protocol.Refusal(err)
 	}
 	return resp
 }
@@ -831,7 +832,7 @@ func (s *Server) notAsked(m *protocol.CreateRelease, err error) error {
 
 // stillPending is the error of an attempt that left release m pending.
 func (s *Server) stillPending(m *protocol.CreateRelease, err error) error {
-	return fmt.Errorf("leader: release %v %w: %w; nothing is released, and its cost stays held until it completes: retry release %v with the same spec, or read it (fedecdf query --release %v), to complete or abort it at both servers", m.Release, ErrReleasePending, err, m.Release, m.Release)
+	return fmt.Errorf("leader: release %v %w: %w; nothing is released, and its cost stays held until it completes: retry release %v with the same spec, or read it by its ID, to complete or abort it at both servers", m.Release, ErrReleasePending, err, m.Release)
 }
 
 // ResolvePending retries, at the leader, every pending release with the

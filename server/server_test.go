@@ -284,7 +284,7 @@ func TestMalformedKeyNamesReport(t *testing.T) {
 			}
 		})
 	}
-	if resp := p.leader.Handle(ctx, "x", []byte{9, 9}); !strings.Contains(string(resp), "protocol version 9") {
+	if resp := p.leader.Handle(ctx, "x", []byte{0xff, 9}); !strings.Contains(string(resp), "protocol version 255") {
 		t.Errorf("garbage request answered %q", resp)
 	}
 }

@@ -1,18 +1,18 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 
+	"github.com/fedecdf/fedecdf/internal/errcode"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 )
 
 // ErrBusy is wrapped by the refusal of DropReports while a release is
 // being created: the release may be agreeing on the reports to drop.
-var ErrBusy = errors.New("a release is being created")
+var ErrBusy = errcode.New(errcode.Busy, "a release is being created")
 
 // ReportIDs returns, sorted, the IDs of the reports of dataset the
 // server knows, which the two servers compare to find the reports only

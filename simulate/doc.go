@@ -1,15 +1,17 @@
-// Package simulate runs a whole fedecdf deployment in one process: n
-// parties each holding one (score, label) instance, two servers (leader
-// and helper) and an analyst, over the in-process transport. The analyst
-// creates one release of the chosen noise mechanism and asks for the
-// private ECDF at every threshold (or at |B| evenly spaced ones) through
-// the chosen secure-sum backend (aggregation: plain, additive — one
-// verified Prio3 upload per party, internal/verify — or dcf, §4.2 of
-// dp-ecdf), with Config.Malicious parties sending invalid reports that
-// the additive servers reject, and the report puts it next to the exact ECDF, with
-// its error, the privacy spent and the communication cost counted by the
-// transport (bytes per party and per server, round trips) and the wall
-// time of each phase.
+// Package simulate runs a whole fedecdf deployment in one process.
+//
+// It runs n parties each holding one (score, label) instance, two
+// servers (leader and helper) and an analyst, over the in-process
+// transport. The analyst creates one release of the chosen noise
+// mechanism and asks for the private ECDF at every threshold (or at |B|
+// evenly spaced ones) through the chosen secure-sum backend
+// (aggregation: plain, additive — one verified Prio3 upload per party,
+// internal/verify — or dcf, §4.2 of dp-ecdf), with Config.Malicious
+// parties sending invalid reports that the additive servers reject, and
+// the report puts it next to the exact ECDF, with its error, the
+// privacy spent and the communication cost counted by the transport
+// (bytes per party and per server, round trips) and the wall time of
+// each phase.
 //
 // # Statistics and budget
 //

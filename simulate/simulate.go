@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime/debug"
-	"runtime/metrics"
 	"slices"
 	"time"
 
@@ -67,7 +65,7 @@ type Config struct {
 	// empty means Mechanism. Either way "auto" becomes the partitioned
 	// release where analysis.ROCParams finds it answers the grid's ends
 	// with less noise (the --bins 0 grid of 10⁴–10⁵ parties, not 256
-	// bins; EXPERIMENTS.md, issue 18); the ECDF and the Hosmer–Lemeshow
+	// bins; EXPERIMENTS.md, "Private ROC curves"); the ECDF and the Hosmer–Lemeshow
 	// plans' own releases use Mechanism as it is.
 	ROCMechanism string
 	// Delta is the δ of every release, per privacy unit (payload.
@@ -211,8 +209,8 @@ type Errors struct {
 	ROCArea float64 `json:"roc_area"`
 	// ROCAreaUnbinned is the area between the exact unbinned ROC curve
 	// (every distinct score a threshold, analysis.UnbinnedROC) and the
-	// private estimate of it, analysis.ROC.Interpolated: issue 18's
-	// measure.
+	// private estimate of it, analysis.ROC.Interpolated: the measure of
+	// EXPERIMENTS.md, "Private ROC curves".
 	ROCAreaUnbinned float64 `json:"roc_area_unbinned"`
 }
 
@@ -338,14 +336,9 @@ type phases struct {
 	serversCPU     map[string]float64
 	startServers   time.Duration
 	serversUnknown bool
-	// memory, when set, caps the heap from phase to phase.
-	memory *memoryCap
 }
 
 func (p *phases) begin(name string, total int) {
-	if p.memory != nil {
-		p.memory.update()
-	}
 	p.name, p.start, p.startCPU = name, time.Now(), cpuclock.Process()
 	p.startServers = 0
 	if p.servers != nil {
@@ -385,9 +378,9 @@ func (p *phases) end() {
 
 // Run performs the simulation in four steps: the data, the parties
 // holding it (uploaded to the servers), the releases and their answers,
-// and the report comparing them with the truth. After the upload of
-// the dcf backend it sets a soft memory limit (memoryCap) unless the
-// process has one, and restores it when it returns.
+// and the report comparing them with the truth. It leaves the process's
+// memory policy alone: a program that wants one drives it from the
+// phases Config.Progress sees start (as `fedecdf simulate` does).
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	var data *Data
 	if cfg.Bins == 0 { // the number of parties decides: read the data first
@@ -411,10 +404,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := r.startParties(ctx); err != nil {
 		return nil, err
 	}
-	if cfg.Backend == string(server.DCF) {
-		r.ph.memory = newMemoryCap()
-		defer r.ph.memory.restore()
-	}
 	if r.aesNs > 0 {
 		r.aesNs = (r.aesNs + aesNsPerBlock()) / 2
 	}
@@ -422,68 +411,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	return r.report(ctx)
-}
-
-// lateMemoryFloor is the least soft memory limit a memoryCap sets:
-// below it Go's default collector already keeps a run small, and a
-// limit near a small live heap would make it collect far too often.
-const lateMemoryFloor = 256 << 20
-
-// memoryCap holds the heap near what is live in the phases after the
-// upload of the dcf backend. The heap then holds every party, the
-// servers' aggregates and report IDs, and grows only with each
-// release's agreed report list and the analysis; Go's default collector
-// lets it reach twice what is live, keeping freed memory besides
-// (≈ 1.2 GiB at 10⁶ parties). Unless the process has a memory limit
-// (GOMEMLIMIT, debug.SetMemoryLimit), the cap sets a soft limit of twice
-// the heap live after the upload (at least lateMemoryFloor), so that the
-// collector and the scavenger keep the later phases near it, and raises
-// it at the start of a phase to 1.5× the heap live then if that is
-// more: the collector keeps room to work in when releases and the
-// analysis add to the live heap. A phase that outgrew the limit would
-// only make the collector run more often (the runtime bounds its share
-// of the CPU).
-type memoryCap struct {
-	owned bool  // the process had no limit: the cap sets and restores it
-	old   int64 // the limit to restore
-	limit int64
-}
-
-// newMemoryCap returns to the operating system what the upload freed
-// and sets the limit.
-func newMemoryCap() *memoryCap {
-	debug.FreeOSMemory()
-	m := &memoryCap{old: debug.SetMemoryLimit(-1)}
-	m.owned = m.old == math.MaxInt64
-	if m.owned {
-		m.limit = max(2*liveHeap(), lateMemoryFloor)
-		debug.SetMemoryLimit(m.limit)
-	}
-	return m
-}
-
-// update raises the limit to 1.5× the heap live at the last collection
-// when that is more.
-func (m *memoryCap) update() {
-	if live := liveHeap(); m.owned && live+live/2 > m.limit {
-		m.limit = live + live/2
-		debug.SetMemoryLimit(m.limit)
-	}
-}
-
-// liveHeap returns the bytes of heap objects live at the last
-// collection.
-func liveHeap() int64 {
-	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(live)
-	return int64(live[0].Value.Uint64())
-}
-
-// restore puts back the process's limit.
-func (m *memoryCap) restore() {
-	if m.owned {
-		debug.SetMemoryLimit(m.old)
-	}
 }
 
 // run is one simulation as it goes through the steps of Run.

@@ -27,8 +27,12 @@ type Curator struct {
 }
 
 // New returns a curator over the parties' instances on a grid of bins
-// bins, charging releases of dataset to the ledger l within budget.
-func New(dataset string, bins int, parties []*party.Party, budget ledger.Budget, l ledger.Ledger) (*Curator, error) {
+// bins, charging releases of dataset to the ledger l (a new ledger in
+// memory if l is nil) within budget.
+func New(dataset string, bins int, parties []*party.Party, budget mechanism.Budget, l ledger.Ledger) (*Curator, error) {
+	if l == nil {
+		l = ledger.NewMemory()
+	}
 	p := &Curator{dataset: dataset, bins: bins, budget: budget, ledger: l, reports: len(parties), noise: make(map[payload.ReleaseID]map[payload.Component]mechanism.Release)}
 	for c := range p.prefix {
 		p.prefix[c] = make([]uint64, bins)

@@ -8,7 +8,6 @@ import (
 	"github.com/fedecdf/fedecdf/aggregation/curator"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
-	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/party"
 )
 
@@ -16,7 +15,8 @@ import (
 // once. At ε = 10^6 the node scales round up to the finest the exact
 // samplers represent and the noise is zero with overwhelming
 // probability, so the exact prefix counts show through; the release is
-// charged to the curator's ledger.
+// charged to the curator's ledger (in memory: nil), and a second release
+// finds the budget spent.
 func ExampleNew() {
 	ctx := context.Background()
 	g, _ := ecdf.NewLinearGrid(0, 1, 4)
@@ -28,8 +28,7 @@ func ExampleNew() {
 		}
 		parties = append(parties, p)
 	}
-	l := ledger.NewMemory()
-	c, err := curator.New("scores", 4, parties, ledger.Budget{Epsilon: 1e6}, l)
+	c, err := curator.New("scores", 4, parties, mechanism.Budget{Epsilon: 1e6}, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -41,10 +40,10 @@ func ExampleNew() {
 	if err != nil {
 		panic(err)
 	}
-	spent, _ := l.Spent("scores")
 	fmt.Println("prefix counts", res.Sums, "over", rel.Reports, "reports")
-	fmt.Println("spent ε", spent.Epsilon)
+	_, err = c.NewRelease(ctx, aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: "kary", Bins: 4, Epsilon: 1}})
+	fmt.Println("a second release refused:", err != nil)
 	// Output:
 	// prefix counts [1 3 3 4] over 4 reports
-	// spent ε 1e+06
+	// a second release refused: true
 }

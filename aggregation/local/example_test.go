@@ -8,7 +8,6 @@ import (
 	"github.com/fedecdf/fedecdf/aggregation/local"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
-	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/party"
 )
 
@@ -28,7 +27,7 @@ func ExampleNew() {
 		parties = append(parties, p)
 	}
 	l, err := local.New(ctx, local.Config{
-		Backend: "dcf", Dataset: "demo", Bins: 8, Budget: ledger.Budget{Epsilon: 1 << 48}, MinReports: 5,
+		Backend: "dcf", Dataset: "demo", Bins: 8, Budget: mechanism.Budget{Epsilon: 1 << 48}, MinReports: 5,
 	}, parties)
 	if err != nil {
 		panic(err)

@@ -38,7 +38,7 @@ type Config struct {
 	Backend string // "plain", "additive" or "dcf"
 	Dataset string
 	Bins    int
-	Budget  ledger.Budget
+	Budget  mechanism.Budget
 	// Policy is the privacy policy both servers enforce on every
 	// release: its neighbouring relation (the zero value: replace-one),
 	// the mechanisms, δ and ε a release may ask for (server.Policy; the

@@ -46,14 +46,42 @@ func (r *Client) NewRelease(ctx context.Context, spec aggregation.ReleaseSpec) (
 	}
 	msg := &protocol.CreateRelease{Dataset: r.dataset, Release: id, Mechanism: spec.Mechanism, Components: spec.Components}
 	resp, err := protocol.Call[*protocol.ReleaseCreated](ctx, r.conn, r.leader, msg)
-	var refused *protocol.RemoteError
-	switch {
-	case errors.As(err, &refused): // the leader's errors name the release
-		return nil, err
-	case err != nil:
-		return nil, fmt.Errorf("remote: release %v: %w; the leader may have created it: read it by its ID (fedecdf query --release %v), which charges nothing more and completes it if it is pending", id, err, id)
+	if err != nil {
+		return nil, &ReleaseError{Release: id, Err: err}
 	}
 	return aggregation.NewRelease(id, spec, resp.Reports, 2)
+}
+
+// ReleaseError is the failure of NewRelease to create release Release.
+// Unless the leader refused the release and it is not pending
+// (Unsure), the leader may hold it: reading it by its ID (OpenRelease)
+// charges nothing more and completes it, or aborts it at both servers.
+type ReleaseError struct {
+	Release payload.ReleaseID
+	Err     error // the leader's refusal, or the call's failure
+}
+
+// Error is the leader's refusal (which names the release), or the
+// call's failure after the release's ID.
+func (e *ReleaseError) Error() string {
+	if e.refused() {
+		return e.Err.Error()
+	}
+	return fmt.Sprintf("remote: release %v: %v; the leader may have created it", e.Release, e.Err)
+}
+
+// Unwrap returns Err.
+func (e *ReleaseError) Unwrap() error { return e.Err }
+
+// Unsure reports whether the release may exist at the servers: the
+// leader did not answer, or answered that it is pending.
+func (e *ReleaseError) Unsure() bool {
+	return !e.refused() || errors.Is(e.Err, server.ErrReleasePending)
+}
+
+func (e *ReleaseError) refused() bool {
+	var refused *protocol.RemoteError
+	return errors.As(e.Err, &refused)
 }
 
 // OpenRelease returns an existing release id of the given components, as

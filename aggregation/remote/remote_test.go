@@ -3,6 +3,7 @@ package remote_test
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"strings"
 	"testing"
 
@@ -71,7 +72,7 @@ func loseFirst(from, to transport.PeerID, k protocol.Kind, fault transport.Fault
 // TestReadCompletesACutOffRelease: an analyst whose release was cut off
 // — the helper's acknowledgement to the leader lost, or the leader's
 // reply to the analyst — gets an error naming the release ID, and
-// reading that release by its ID (fedecdf query --release) completes it
+// reading that release by its ID (OpenRelease) completes it
 // and returns its counts, charged once at both servers.
 func TestReadCompletesACutOffRelease(t *testing.T) {
 	for _, c := range []struct {
@@ -96,6 +97,10 @@ func TestReadCompletesACutOffRelease(t *testing.T) {
 			var id payload.ReleaseID
 			if _, perr := hex.Decode(id[:], []byte(err.Error()[i+8:i+8+32])); perr != nil {
 				t.Fatalf("the error names no release ID (%v): %v", perr, err)
+			}
+			var rerr *remote.ReleaseError
+			if !errors.As(err, &rerr) || rerr.Release != id || !rerr.Unsure() {
+				t.Fatalf("%v: not an unsure *remote.ReleaseError of release %v", err, id)
 			}
 			net.SetFaults(nil)
 			rel, err := client.OpenRelease(context.Background(), id, []aggregation.Component{aggregation.Count})

@@ -1,6 +1,8 @@
-// Command fedecdf computes differentially private empirical CDFs, quantiles,
-// ROC/PR curves and the Hosmer–Lemeshow statistic, either on one machine or
-// across many parties and two non-colluding servers.
+// Command fedecdf computes differentially private ECDFs, quantiles,
+// ROC/PR curves and Hosmer–Lemeshow.
+//
+// It runs either on one machine or across many parties and two
+// non-colluding servers.
 package main
 
 import (
@@ -14,7 +16,7 @@ import (
 func main() {
 	root := newRootCommand()
 	if err := root.Execute(); err != nil {
-		fmt.Fprintln(root.ErrOrStderr(), "fedecdf:", err)
+		fmt.Fprintln(root.ErrOrStderr(), "fedecdf:", describe(err))
 		os.Exit(1)
 	}
 }

@@ -207,7 +207,7 @@ func (o *simulateOptions) run(cmd *cobra.Command, _ []string) error {
 	if p := newProgress(cmd.ErrOrStderr(), cfg.Data != "" || cfg.Parties >= 10000); p != nil {
 		cfg.Progress = p
 	}
-	r, err := simulate.Run(cmd.Context(), cfg)
+	r, err := runSimulation(cmd.Context(), cfg)
 	if err != nil {
 		return err
 	}

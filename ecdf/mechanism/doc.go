@@ -1,6 +1,8 @@
-// Package mechanism holds the noise mechanisms for prefix sums over a grid
-// of N bins: data-independent, linearly structured noise whose per-prefix
-// variance is known exactly.
+// Package mechanism holds the noise mechanisms for prefix sums over a
+// grid of N bins.
+//
+// Their noise is data-independent and linearly structured, and its
+// per-prefix variance is known exactly.
 //
 // Every statistic of fedecdf is a vector of prefix counts
 //
@@ -21,7 +23,7 @@
 //	auto           least exact mean prefix variance among the above (pure ε-DP ones when δ = 0)
 //	partitioned    three parts of the grid, each its own auto (below)  discrete Laplace, per part  ε-DP
 //
-// Sensitivities are exact for each neighbouring relation (Relation):
+// Sensitivities are exact for each neighbouring relation ([Relation]):
 //
 //   - tree: Δ = L under replace-one (L ≥ 1; 1 for N = 1), ⌈(L+1)/2⌉
 //     under add/remove (Lemma 1: an added instance changes a suffix of

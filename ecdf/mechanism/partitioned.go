@@ -69,9 +69,9 @@ const partitionedNoiseDomain uint32 = 0x70617274
 // sensitivity 1 instead of 2), so its prefixes sum fewer nodes of a
 // smaller scale than those of one deep tree over the grid. The middle
 // prefixes pay the lower part's total noise on top of their own. Ends of
-// n/16 … n/4 bins measured within about 10 % of each other in the ROC
-// area (EXPERIMENTS.md, issue 18); the symmetric ⌈n/6⌉ assumes nothing
-// about which class is the minority.
+// n/16 … n/4 bins give close ROC areas (EXPERIMENTS.md, "Private ROC
+// curves"); the symmetric ⌈n/6⌉ assumes nothing about which class is
+// the minority.
 func partitionBins(n int) []int {
 	if n < 3 {
 		return []int{n}

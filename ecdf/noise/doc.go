@@ -1,9 +1,11 @@
-// Package noise draws the secret noise of differentially private releases:
-// exact integer samplers that read only cryptographic randomness, never
-// floating-point inverse-CDF transforms (Mironov 2012 shows how those leak
-// through the low bits).
+// Package noise draws the secret noise of differentially private
+// releases.
 //
-//   - DiscreteLaplace: P(x) ∝ exp(−|x|/t) on Z, the two-sided geometric
+// Its exact integer samplers read only cryptographic randomness, never
+// floating-point inverse-CDF transforms (Mironov 2012 shows how those
+// leak through the low bits).
+//
+//   - [DiscreteLaplace]: P(x) ∝ exp(−|x|/t) on Z, the two-sided geometric
 //     distribution, sampled exactly by Canonne, Kamath and Steinke 2020
 //     ("The Discrete Gaussian for Differential Privacy", Algorithms 1–2):
 //     Bernoulli(exp(−γ)) for rational γ from integer comparisons only. The
@@ -11,17 +13,17 @@
 //     no rounding enters the distribution. Its variance is
 //     2e^{−1/t}/(1−e^{−1/t})², within 1/(12t²) relative of the continuous
 //     Laplace's 2t².
-//   - DiscreteGaussian: P(x) ∝ exp(−x²/(2σ²)) on Z (CKS20 Algorithm 3).
+//   - [DiscreteGaussian]: P(x) ∝ exp(−x²/(2σ²)) on Z (CKS20 Algorithm 3).
 //
 // Calibration. A scale Δ/ε or a variance σ² computed by a calibration is
-// a real number; RoundUpScale turns it into the least exactly sampled
+// a real number; [RoundUpScale] turns it into the least exactly sampled
 // value at least as large (a float64 multiple of 2^−62), so the realised
 // noise is never smaller than the calibration asks for and the realised
 // ε never exceeds the claim. A huge ε thus gives the finest scale 2^−62,
 // whose draws are 0 except with probability about 2e^{−2^62}.
 //
-// Randomness comes from a Source: crypto/rand for one-off draws, or a
-// Stream derived from a secret release Seed with ChaCha20, so that every
+// Randomness comes from a [Source]: crypto/rand for one-off draws, or a
+// [Stream] derived from a secret release [Seed] with ChaCha20, so that every
 // noise variable of a release is a function of the seed and a server
 // stores only 32 bytes per release.
 //

@@ -1,8 +1,10 @@
-// Package smooth turns a private ECDF F̂ (raw: possibly decreasing and
-// outside [0, 1]) into a non-decreasing curve F́ in [0, 1] — dp-ecdf §3.2,
-// Eq. 3. Smoothing is post-processing of a released curve: it costs no
-// privacy budget, and F́ has the ε (δ) and neighbouring relation of the
-// release it came from.
+// Package smooth turns a raw private ECDF into a non-decreasing curve
+// in [0, 1].
+//
+// The raw F̂ may decrease and leave [0, 1]; the smoothed F́ is that of
+// dp-ecdf §3.2, Eq. 3. Smoothing is post-processing of a released
+// curve: it costs no privacy budget, and F́ has the ε (δ) and
+// neighbouring relation of the release it came from.
 //
 // # Eq. 3
 //
@@ -26,7 +28,7 @@
 // With Z replaced by the identity (one correction per point), Eq. 3 is
 // min Σ|g_i − F̂_i|^p over g ∈ K: bounded isotonic regression.
 //
-// p = 2. PointwiseL2 runs pool-adjacent-violators, O(N), giving the
+// p = 2. [PointwiseL2] runs pool-adjacent-violators, O(N), giving the
 // unbounded isotonic fit z* = P_M F̂ (M the monotone cone), then clips it
 // to [0, 1]. The clip c(z*) is exactly P_K F̂. Proof: for any w ∈ K,
 //

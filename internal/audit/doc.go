@@ -1,13 +1,15 @@
-// Package audit lower-bounds, empirically and with a stated confidence,
-// the ε of one release as the deployed code makes it, in the manner of
-// Jagielski, Ullman and Oprea ("Auditing Differentially Private Machine
-// Learning: How Private is Private SGD?", NeurIPS 2020) and Nasr, Song,
-// Thakurta, Papernot and Carlini ("Adversary Instantiation: Lower Bounds
-// for Differentially Private Machine Learning", IEEE S&P 2021): run the
+// Package audit lower-bounds empirically the ε of one release as the
+// deployed code makes it.
+//
+// The bound holds with a stated confidence, in the manner of Jagielski,
+// Ullman and Oprea ("Auditing Differentially Private Machine Learning:
+// How Private is Private SGD?", NeurIPS 2020) and Nasr, Song, Thakurta,
+// Papernot and Carlini ("Adversary Instantiation: Lower Bounds for
+// Differentially Private Machine Learning", IEEE S&P 2021): run the
 // mechanism many times on a pair of neighbouring data sets, distinguish
-// the two sides with a test, and turn the test's error rates into a lower
-// bound that no (ε, δ)-DP mechanism can exceed except with probability
-// 5 %. `fedecdf audit` prints it.
+// the two sides with a test, and turn the test's error rates into a
+// lower bound that no (ε, δ)-DP mechanism can exceed except with
+// probability 5 %. `fedecdf audit` prints it.
 //
 // # What is audited
 //
@@ -54,7 +56,7 @@
 //     worst move under add/remove is the suffix whose non-adjacent form
 //     needs ⌈(L+1)/2⌉ nodes; under replace-one, an interval needing L
 //     (below the mechanism's Δ = L + 1 of Thm 3.1: the audit shows the
-//     over-noise of issue 12, break 8).
+//     over-noise; EXPERIMENTS.md, "`fedecdf audit`").
 //   - Gaussian noise (gaussian-tree, cascade). The prefix noise has
 //     covariance Σ (from Terms and PrefixVariance, Cascade Sampling's
 //     rounding on the diagonal); a pair whose change D has Mahalanobis

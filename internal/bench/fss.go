@@ -1,6 +1,7 @@
-// Package bench holds the measurement harnesses of `fedecdf bench`: the
-// speed of the DCF (package fss) and the accuracy of the noise mechanisms
-// (package mechanism), raw and after smoothing.
+// Package bench holds the measurement harnesses of `fedecdf bench`.
+//
+// They measure the speed of the DCF (package fss) and the accuracy of
+// the noise mechanisms (package mechanism), raw and after smoothing.
 package bench
 
 import (
@@ -17,7 +18,6 @@ import (
 	"time"
 
 	"github.com/fedecdf/fedecdf/fss"
-	"github.com/fedecdf/fedecdf/internal/bench/fsshook"
 )
 
 // FSSConfig sets what MeasureFSS times.
@@ -60,7 +60,6 @@ type FSSReport struct {
 	EvalAESBlocks      int           `json:"eval_aes_blocks"`
 	AESCTRNsPerBlock   float64       `json:"aes_ctr_ns_per_block"`
 	AESBlockNsPerBlock float64       `json:"aes_block_encrypt_ns_per_block"` // crypto/aes Block.Encrypt
-	PRGNsPerBlock      float64       `json:"prg_ns_per_block"`               // package fss's MMO, 1024-block batches
 	Batches            []BatchFigure `json:"batches"`
 	Workers            int           `json:"workers"` // GOMAXPROCS
 	FullDomainSpeedup  float64       `json:"full_domain_parallel_speedup"`
@@ -87,7 +86,6 @@ func MeasureFSS(cfg FSSConfig) (FSSReport, error) {
 		GenAESBlocks:       2 * (n*(2+m) + (m+1)/2),
 		AESCTRNsPerBlock:   ctrNsPerBlock(cfg.MinTime),
 		AESBlockNsPerBlock: blockEncryptNsPerBlock(cfg.MinTime),
-		PRGNsPerBlock:      prgNsPerBlock(cfg.MinTime),
 	}
 	var genErr error
 	rep.GenNs = timeNs(cfg.MinTime, func() { _, _, genErr = fss.Gen(alpha, beta, n, src) })
@@ -112,8 +110,8 @@ func MeasureFSS(cfg FSSConfig) (FSSReport, error) {
 	}
 	full := evenPoints(1<<min(n, 20), n)
 	acc := make([]uint64, len(full)*m)
-	one := timeNs(cfg.MinTime, func() { fsshook.SumBatch(keys, full, acc, 1) })
-	all := timeNs(cfg.MinTime, func() { fsshook.SumBatch(keys, full, acc, rep.Workers) })
+	one := timeNs(cfg.MinTime, func() { fss.SumBatch(keys, full, acc, 1) })
+	all := timeNs(cfg.MinTime, func() { fss.SumBatch(keys, full, acc, rep.Workers) })
 	rep.FullDomainSpeedup = one / all
 	return rep, nil
 }
@@ -136,7 +134,7 @@ func measureBatch(keys []*fss.Key, n, m, count int, minTime time.Duration) (Batc
 	var ns, ratios [measureRounds]float64
 	for r := range ns {
 		ctr := ctrNsPerBlock(minTime / measureRounds)
-		ns[r] = timeNs(minTime/measureRounds, func() { fsshook.SumBatch(keys, points, acc, 1) })
+		ns[r] = timeNs(minTime/measureRounds, func() { fss.SumBatch(keys, points, acc, 1) })
 		ratios[r] = ns[r] / float64(len(keys)*perKey) / ctr
 	}
 	t := median(ns[:])
@@ -222,12 +220,6 @@ func blockEncryptNsPerBlock(minTime time.Duration) float64 {
 	}) / refBlocks
 }
 
-// prgNsPerBlock times package fss's MMO hash on batches of blocks.
-func prgNsPerBlock(minTime time.Duration) float64 {
-	seeds, out := make([][2]uint64, refBlocks), make([][2]uint64, refBlocks)
-	return timeNs(minTime, func() { fsshook.PRG(seeds, out) }) / refBlocks
-}
-
 // WriteText writes the report as a table.
 func (r FSSReport) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -237,7 +229,6 @@ func (r FSSReport) WriteText(w io.Writer) error {
 	fmt.Fprintf(tw, "eval_ns\t%.0f\t(%d AES blocks, one point)\n", r.EvalNs, r.EvalAESBlocks)
 	fmt.Fprintf(tw, "aes_ctr_ns_per_block\t%.3f\t(crypto/aes CTR keystream)\n", r.AESCTRNsPerBlock)
 	fmt.Fprintf(tw, "aes_block_encrypt_ns_per_block\t%.3f\t(crypto/aes Block.Encrypt, ratio %.2f)\n", r.AESBlockNsPerBlock, r.AESBlockNsPerBlock/r.AESCTRNsPerBlock)
-	fmt.Fprintf(tw, "prg_ns_per_block\t%.3f\t(MMO-σ PRG, ratio %.2f)\n", r.PRGNsPerBlock, r.PRGNsPerBlock/r.AESCTRNsPerBlock)
 	fmt.Fprintln(tw, "\nbatch (one goroutine)\t\t\t\t\t\t")
 	fmt.Fprintln(tw, "B\tnodes\taes_blocks_per_key\tbatch_ns_per_key_point\tns_per_key_node\tns_per_aes_block\tratio")
 	for _, b := range r.Batches {

@@ -1,8 +1,9 @@
-// Package dataset reads the data the fedecdf tools work on: numeric columns
-// of CSV files (scores whose ECDF is released), scored and labelled records
-// (for ROC curves and the Hosmer–Lemeshow statistic), and whole tables on
-// which a logistic regression is trained to produce those scores, as in
-// dp-ecdf §6.
+// Package dataset reads the data the fedecdf tools work on.
+//
+// It reads numeric columns of CSV files (scores whose ECDF is
+// released), scored and labelled records (for ROC curves and the
+// Hosmer–Lemeshow statistic), and whole tables on which a logistic
+// regression is trained to produce those scores, as in dp-ecdf §6.
 //
 // # CSV input
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/fedecdf/fedecdf/internal/errcode"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/transport"
 )
@@ -12,7 +13,7 @@ import (
 // Sentinel errors for callers to branch on with errors.Is; the error's
 // text adds the details. Malformed relayed reports match
 // protocol.ErrMalformed, and a server's refusals its sentinels (package
-// server) through protocol.RemoteError.
+// server) by their wire codes, through protocol.RemoteError.
 var (
 	// ErrNotAnalyst: NewAnalyst was given a key whose peer ID is not an
 	// analyst of the manifest (the leader would refuse its queries).
@@ -24,7 +25,7 @@ var (
 	// HPKE key (the helper's for a relayed share, the receiving server's
 	// for the sealed transport): it was tampered with, or sealed to
 	// another key.
-	ErrUnsealable = errors.New("does not open with the server's HPKE key")
+	ErrUnsealable = errcode.New(errcode.Unsealable, "does not open with the server's HPKE key")
 	// ErrForgedAck: a server's answer to a sealed upload fails its MAC
 	// (keyed by the HPKE context's exported secret, which only the
 	// server that opened the upload holds): a party never trusts it and
@@ -36,7 +37,7 @@ var (
 	ErrBudgetChanged = errors.New("total budget changed")
 	// ErrRelayFailed: in relay mode the leader stored its share of a
 	// report but could not deliver the sealed share to the helper.
-	ErrRelayFailed = errors.New("the leader could not relay the sealed share to the helper")
+	ErrRelayFailed = errcode.New(errcode.RelayFailed, "the leader could not relay the sealed share to the helper")
 	// ErrUnverifiedStore: the server's store holds a bare DCF key, the
 	// upload of a dcf deployment before its reports were verified
 	// (manifest version 2), which no verified dataset can count.

@@ -159,13 +159,26 @@ func (m *Manifest) Write(path string) error {
 	return writeNewJSON(path, 0o644, m)
 }
 
+// Sentinel errors of Manifest.Check, for callers to branch on (the
+// command line names the fedecdf command that fixes each).
+var (
+	// ErrManifestVersion: the manifest's version or protocol is not this
+	// fedecdf's; the manifest must be written again.
+	ErrManifestVersion = errors.New("not supported")
+	// ErrNoAnalysts: the manifest names no analyst.
+	ErrNoAnalysts = errors.New("no analysts")
+	// ErrSharedKey: an analyst's or operator's key is also a server's
+	// (or an analyst's); each needs a key of its own.
+	ErrSharedKey = errors.New("needs a key of its own")
+)
+
 // Check validates every field.
 func (m *Manifest) Check() error {
 	switch {
 	case m.Version != ManifestVersion:
-		return fmt.Errorf("version %d is not supported (want %d): regenerate the manifest with `fedecdf manifest` (version 2 pins the neighbouring relation, mechanisms and δ the servers accept; version 3 verifies a dcf deployment's reports, so the servers of an older dcf deployment start on new store files and its parties upload again)", m.Version, ManifestVersion)
+		return fmt.Errorf("version %d is %w (want %d): write the manifest again with this fedecdf (version 2 pins the neighbouring relation, mechanisms and δ the servers accept; version 3 verifies a dcf deployment's reports, so the servers of an older dcf deployment start on new store files and its parties upload again)", m.Version, ErrManifestVersion, ManifestVersion)
 	case m.Protocol != protocol.Version:
-		return fmt.Errorf("protocol %d is not supported (want %d): regenerate the manifest with this fedecdf's `fedecdf manifest`, and start its servers on new store files", m.Protocol, protocol.Version)
+		return fmt.Errorf("protocol %d is %w (want %d): write the manifest again with this fedecdf, and start its servers on new store files", m.Protocol, ErrManifestVersion, protocol.Version)
 	case m.Backend != string(server.DCF) && m.Backend != string(server.Additive):
 		return fmt.Errorf("backend %q: want %q (verified DCF keys, probability included) or %q (verified one-hot histograms; no probability component)", m.Backend, server.DCF, server.Additive)
 	case m.Upload != UploadDirect && m.Upload != UploadRelay:
@@ -192,14 +205,14 @@ func (m *Manifest) Check() error {
 		return fmt.Errorf("leader and helper both have upload_addr %s: give each server an upload address of its own (another port or host)", a)
 	}
 	if len(m.Analysts) == 0 {
-		return errors.New("no analysts: nobody could create a release; name at least one analyst's public key (fedecdf manifest --analyst FILE.pub)")
+		return fmt.Errorf("%w: nobody could create a release; name at least one analyst's public key", ErrNoAnalysts)
 	}
 	for _, a := range m.Analysts {
 		if _, err := peer.Decode(a); err != nil {
 			return fmt.Errorf("analyst %q: %w", a, err)
 		}
 		if a == m.Leader.PeerID || a == m.Helper.PeerID {
-			return fmt.Errorf("analyst %s is a server's key: give each analyst a key of its own (fedecdf keygen)", a)
+			return fmt.Errorf("analyst %s is a server's key: each analyst %w", a, ErrSharedKey)
 		}
 	}
 	if err := m.checkOperators(); err != nil {
@@ -229,7 +242,7 @@ func (m *Manifest) checkOperators() error {
 			return fmt.Errorf("operator %q: %w", o, err)
 		}
 		if o == m.Leader.PeerID || o == m.Helper.PeerID || slices.Contains(m.Analysts, o) {
-			return fmt.Errorf("operator %s is a server's or an analyst's key: give each operator a key of its own (fedecdf keygen)", o)
+			return fmt.Errorf("operator %s is a server's or an analyst's key: each operator %w", o, ErrSharedKey)
 		}
 	}
 	return nil

@@ -98,7 +98,8 @@ func TestManifestPolicy(t *testing.T) {
 
 // TestOldManifestRefused: a version 1 manifest (the analyst's requests
 // chose the relation) and a version 2 one (unverified dcf reports) are
-// refused with the command that regenerates them.
+// refused as ErrManifestVersion (cmd/fedecdf names the command that
+// writes a new one).
 func TestOldManifestRefused(t *testing.T) {
 	var v1 map[string]any
 	b, err := json.Marshal(testManifest(t))
@@ -118,8 +119,8 @@ func TestOldManifestRefused(t *testing.T) {
 	if err := writeNewJSON(path, 0o644, v1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadManifest(path); err == nil || !strings.Contains(err.Error(), "version 1 is not supported") || !strings.Contains(err.Error(), "fedecdf manifest") {
-		t.Fatalf("a version 1 manifest: %v, want a refusal naming `fedecdf manifest`", err)
+	if _, err := ReadManifest(path); !errors.Is(err, ErrManifestVersion) || !strings.Contains(err.Error(), "version 1 is not supported") {
+		t.Fatalf("a version 1 manifest: %v, want %v", err, ErrManifestVersion)
 	}
 	// Version 2: a dcf deployment's parties uploaded bare DCF keys, which
 	// its servers stored; refused, saying to start on new store files.
@@ -188,8 +189,8 @@ func TestManifestRefusesUselessDeployments(t *testing.T) {
 			m.Mechanism.Name, m.Mechanism.Allowed, m.Mechanism.Delta, m.Mechanism.MaxDelta = "cascade", []string{"cascade"}, 1e-6, 1e-6
 		}, "exceeds the total budget delta 0"},
 		{"the same address", func(m *Manifest) { m.Helper.Addrs = m.Leader.Addrs }, "leader and helper both at /ip4/127.0.0.1/tcp/1"},
-		{"no analyst", func(m *Manifest) { m.Analysts = nil }, "no analysts"},
-		{"the leader as analyst", func(m *Manifest) { m.Analysts = []string{m.Leader.PeerID} }, "is a server's key"},
+		{"no analyst", func(m *Manifest) { m.Analysts = nil }, "no analysts: nobody could create a release"},
+		{"the leader as analyst", func(m *Manifest) { m.Analysts = []string{m.Leader.PeerID} }, "is a server's key: each analyst needs a key of its own"},
 		{"the helper as analyst", func(m *Manifest) { m.Analysts = append(m.Analysts, m.Helper.PeerID) }, "is a server's key"},
 		// An analyst holding an operator's key would see the counts status
 		// withholds from analysts under add/remove.
@@ -278,6 +279,30 @@ func TestManifestUploadAddr(t *testing.T) {
 				t.Errorf("refused: %v", err)
 			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 				t.Errorf("error %v, want one saying %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestManifestSentinels: the refusals callers branch on match their
+// sentinels.
+func TestManifestSentinels(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(*Manifest)
+		want error
+	}{
+		{"old version", func(m *Manifest) { m.Version = 2 }, ErrManifestVersion},
+		{"other protocol", func(m *Manifest) { m.Protocol-- }, ErrManifestVersion},
+		{"no analyst", func(m *Manifest) { m.Analysts = nil }, ErrNoAnalysts},
+		{"the leader as analyst", func(m *Manifest) { m.Analysts = []string{m.Leader.PeerID} }, ErrSharedKey},
+		{"an analyst as operator", func(m *Manifest) { m.Operators = m.Analysts }, ErrSharedKey},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := testManifest(t)
+			c.edit(m)
+			if err := m.Check(); !errors.Is(err, c.want) {
+				t.Fatalf("Check: %v, want %v", err, c.want)
 			}
 		})
 	}

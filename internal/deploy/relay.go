@@ -276,7 +276,7 @@ func (p *Party) sendRelayed(ctx context.Context, r *Report) (dup bool, err error
 }
 
 // decodeAck returns the Ack in resp from peer, or the error it carries
-// as a *protocol.RemoteError (matching the sentinels in its text).
+// as a *protocol.RemoteError (matching the sentinels it wraps).
 func decodeAck(peer transport.PeerID, resp []byte) (*protocol.Ack, error) {
 	msg, err := protocol.Decode(resp)
 	if err != nil {
@@ -286,7 +286,7 @@ func decodeAck(peer transport.PeerID, resp []byte) (*protocol.Ack, error) {
 	case *protocol.Ack:
 		return m, nil
 	case *protocol.Error:
-		return nil, &protocol.RemoteError{Peer: peer, Text: m.Text}
+		return nil, m.Remote(peer)
 	}
 	return nil, fmt.Errorf("unexpected %T response", msg)
 }
@@ -313,12 +313,12 @@ func (s *Server) relay(ctx context.Context, from transport.PeerID, rr *relayedRe
 	helperResp, err := s.host.Conn(p2p.SealedProtocol).Call(ctx, HelperName, rr.Helper.marshal())
 	if err != nil {
 		s.log.Warn("relayed report held by the leader only: cannot reach the helper", "report", rr.Helper.Report.String(), "err", err)
-		return errorResponse("%s: report %v: %v: %v", s.name, rr.Helper.Report, ErrRelayFailed, err)
+		return errorResponse("%s: report %v: %w: %w", s.name, rr.Helper.Report, ErrRelayFailed, err)
 	}
 	theirs, err := decodeAck(HelperName, helperResp)
 	if err != nil {
 		s.log.Warn("relayed report held by the leader only: the helper refused it", "report", rr.Helper.Report.String(), "err", err)
-		return errorResponse("%s: report %v: the helper refused it: %v", s.name, rr.Helper.Report, err)
+		return errorResponse("%s: report %v: the helper refused it: %w", s.name, rr.Helper.Report, err)
 	}
 	return protocol.Encode(&protocol.Ack{Duplicate: mine.Duplicate || theirs.Duplicate})
 }

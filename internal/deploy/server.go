@@ -463,7 +463,7 @@ func (s *Server) Close() error {
 }
 
 func errorResponse(format string, args ...any) []byte {
-	return protocol.Encode(&protocol.Error{Text: fmt.Sprintf(format, args...)})
+	return protocol.Encode(protocol.Refusalf(format, args...))
 }
 
 // handleReport accepts an upload: the server checks it, the store makes
@@ -521,7 +521,7 @@ func (s *Server) refuseReport(from transport.PeerID, report, reason string) []by
 func (s *Server) handleRelease(ctx context.Context, from transport.PeerID, req []byte) []byte {
 	msg, err := protocol.Decode(req)
 	if err != nil {
-		return errorResponse("%s: malformed request: %v", s.name, err)
+		return errorResponse("%s: malformed request: %w", s.name, err)
 	}
 	if s.cfg.Role == server.Helper {
 		s.peer.set(nil) // the leader reaches the helper

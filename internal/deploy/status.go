@@ -115,7 +115,7 @@ func (s *Server) state() (protocol.ServerState, error) {
 // the helper, the leader's.
 func (s *Server) handleStatus(ctx context.Context, from transport.PeerID, m *protocol.StatusRequest) []byte {
 	if m.Dataset != s.cfg.Manifest.Dataset {
-		return errorResponse("%s: %v %q", s.name, server.ErrUnknownDataset, m.Dataset)
+		return errorResponse("%s: %w %q", s.name, server.ErrUnknownDataset, m.Dataset)
 	}
 	var st *protocol.Status
 	var err error
@@ -127,7 +127,7 @@ func (s *Server) handleStatus(ctx context.Context, from transport.PeerID, m *pro
 	}
 	if err != nil {
 		s.log.Error("status failed", "from", from, "err", err)
-		return errorResponse("%s: status: %v", s.name, err)
+		return errorResponse("%s: status: %w", s.name, err)
 	}
 	return protocol.Encode(st)
 }

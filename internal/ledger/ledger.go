@@ -4,24 +4,23 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/errcode"
 	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
-// Budget is an amount of privacy loss (ε, δ).
-type Budget struct {
-	Epsilon float64 `json:"epsilon"`
-	Delta   float64 `json:"delta"`
-}
+// Budget is an amount of privacy loss (ε, δ), mechanism.Budget: public,
+// so that another module can set a dataset's budget.
+type Budget = mechanism.Budget
 
 // ErrBudgetExhausted is wrapped by the error of a charge that would exceed
 // the dataset's total budget.
-var ErrBudgetExhausted = errors.New("budget exhausted")
+var ErrBudgetExhausted = errcode.New(errcode.BudgetExhausted, "budget exhausted")
 
 // Ledger records, per dataset, the privacy budget spent by releases. A
 // release is charged once, when it is created; charging the same release
@@ -57,7 +56,7 @@ func Admit(charged bool, spent, cost, total Budget) error {
 
 // admit is Admit without the package prefix.
 func admit(charged bool, spent, cost, total Budget) error {
-	if err := cost.valid(); err != nil {
+	if err := cost.Valid(); err != nil {
 		return fmt.Errorf("cost: %w", err)
 	}
 	if charged {
@@ -102,29 +101,6 @@ func (s ledgerState) charge(dataset string, release payload.ReleaseID, cost, tot
 	}
 	next[dataset] = &ledgerEntry{Spent: e.Spent.Add(cost), Releases: append(slices.Clip(e.Releases), release.String())}
 	return next, true, nil
-}
-
-// Add returns b + c (basic composition).
-func (b Budget) Add(c Budget) Budget { return Budget{b.Epsilon + c.Epsilon, b.Delta + c.Delta} }
-
-// Valid returns nil if b is a budget: ε non-negative and finite, δ in
-// [0, 1).
-func (b Budget) Valid() error {
-	if err := b.valid(); err != nil {
-		return fmt.Errorf("ledger: %w", err)
-	}
-	return nil
-}
-
-// valid is Valid without the package prefix.
-func (b Budget) valid() error {
-	if math.IsNaN(b.Epsilon) || math.IsInf(b.Epsilon, 0) || b.Epsilon < 0 {
-		return fmt.Errorf("ε=%v is not a non-negative finite number", b.Epsilon)
-	}
-	if !(b.Delta >= 0 && b.Delta < 1) {
-		return fmt.Errorf("δ=%v is not in [0, 1)", b.Delta)
-	}
-	return nil
 }
 
 // Memory is a Ledger held in memory only (tests, simulations).
@@ -193,7 +169,7 @@ func OpenFile(path string) (*File, error) {
 		if e == nil {
 			return nil, fmt.Errorf("ledger: %s: dataset %q has no entry", path, name)
 		}
-		if err := e.Spent.valid(); err != nil {
+		if err := e.Spent.Valid(); err != nil {
 			return nil, fmt.Errorf("ledger: %s: dataset %q spent %w", path, name, err)
 		}
 	}

@@ -17,26 +17,26 @@ var admitCases = []struct {
 	spent, cost, total Budget
 	want               error
 }{
-	{"new, within ε", false, Budget{0.5, 0}, Budget{0.4, 0}, Budget{1, 0}, nil},
-	{"new, exactly the rest of ε", false, Budget{0.5, 0}, Budget{0.5, 0}, Budget{1, 0}, nil},
-	{"new, the rest of ε up to rounding", false, Budget{0.1, 0}, Budget{0.2, 0}, Budget{0.3, 0}, nil}, // 0.1 + 0.2 > 0.3 in float64
-	{"new, over ε by more than rounding", false, Budget{0.5, 0}, Budget{0.5 + 1e-6, 0}, Budget{1, 0}, ErrBudgetExhausted},
-	{"new, over ε", false, Budget{0.6, 0}, Budget{0.6, 0}, Budget{1, 0}, ErrBudgetExhausted},
-	{"new, zero cost on a spent budget", false, Budget{1, 1e-6}, Budget{0, 0}, Budget{1, 1e-6}, nil},
-	{"new, within δ", false, Budget{0.1, 1e-6}, Budget{0.1, 1e-6}, Budget{1, 3e-6}, nil},
-	{"new, exactly the rest of δ", false, Budget{0.1, 1e-6}, Budget{0.1, 1e-6}, Budget{1, 2e-6}, nil},
-	{"new, over δ", false, Budget{0.1, 1e-6}, Budget{0.1, 1e-6}, Budget{1, 1e-6}, ErrBudgetExhausted},
-	{"new, over δ and ε", false, Budget{1, 1e-6}, Budget{1, 1e-6}, Budget{1, 1e-6}, ErrBudgetExhausted},
-	{"new, pure cost on a pure budget", false, Budget{0.5, 0}, Budget{0.5, 0}, Budget{1, 0}, nil},
-	{"new, δ > 0 on a pure budget", false, Budget{0, 0}, Budget{0.1, 1e-12}, Budget{1, 0}, ErrBudgetExhausted},
-	{"charged, within", true, Budget{0.5, 0}, Budget{0.5, 0}, Budget{1, 0}, nil},
-	{"charged, over ε", true, Budget{1, 0}, Budget{1, 0}, Budget{1, 0}, nil},
-	{"charged, over δ", true, Budget{0.5, 1e-6}, Budget{0.5, 1e-6}, Budget{1, 1e-6}, nil},
-	{"charged, over ε and δ", true, Budget{1, 1e-6}, Budget{1, 1e-6}, Budget{1, 1e-6}, nil},
-	{"charged, δ > 0 on a pure budget", true, Budget{0, 0}, Budget{0.1, 1e-12}, Budget{1, 0}, nil},
-	{"NaN ε", false, Budget{}, Budget{math.NaN(), 0}, Budget{1, 0}, errInvalid},
-	{"negative ε", false, Budget{}, Budget{-0.1, 0}, Budget{1, 0}, errInvalid},
-	{"δ of 1", true, Budget{}, Budget{0.1, 1}, Budget{1, 0.5}, errInvalid},
+	{"new, within ε", false, Budget{Epsilon: 0.5, Delta: 0}, Budget{Epsilon: 0.4, Delta: 0}, Budget{Epsilon: 1, Delta: 0}, nil},
+	{"new, exactly the rest of ε", false, Budget{Epsilon: 0.5, Delta: 0}, Budget{Epsilon: 0.5, Delta: 0}, Budget{Epsilon: 1, Delta: 0}, nil},
+	{"new, the rest of ε up to rounding", false, Budget{Epsilon: 0.1, Delta: 0}, Budget{Epsilon: 0.2, Delta: 0}, Budget{Epsilon: 0.3, Delta: 0}, nil}, // 0.1 + 0.2 > 0.3 in float64
+	{"new, over ε by more than rounding", false, Budget{Epsilon: 0.5, Delta: 0}, Budget{Epsilon: 0.5 + 1e-6, Delta: 0}, Budget{Epsilon: 1, Delta: 0}, ErrBudgetExhausted},
+	{"new, over ε", false, Budget{Epsilon: 0.6, Delta: 0}, Budget{Epsilon: 0.6, Delta: 0}, Budget{Epsilon: 1, Delta: 0}, ErrBudgetExhausted},
+	{"new, zero cost on a spent budget", false, Budget{Epsilon: 1, Delta: 1e-6}, Budget{Epsilon: 0, Delta: 0}, Budget{Epsilon: 1, Delta: 1e-6}, nil},
+	{"new, within δ", false, Budget{Epsilon: 0.1, Delta: 1e-6}, Budget{Epsilon: 0.1, Delta: 1e-6}, Budget{Epsilon: 1, Delta: 3e-6}, nil},
+	{"new, exactly the rest of δ", false, Budget{Epsilon: 0.1, Delta: 1e-6}, Budget{Epsilon: 0.1, Delta: 1e-6}, Budget{Epsilon: 1, Delta: 2e-6}, nil},
+	{"new, over δ", false, Budget{Epsilon: 0.1, Delta: 1e-6}, Budget{Epsilon: 0.1, Delta: 1e-6}, Budget{Epsilon: 1, Delta: 1e-6}, ErrBudgetExhausted},
+	{"new, over δ and ε", false, Budget{Epsilon: 1, Delta: 1e-6}, Budget{Epsilon: 1, Delta: 1e-6}, Budget{Epsilon: 1, Delta: 1e-6}, ErrBudgetExhausted},
+	{"new, pure cost on a pure budget", false, Budget{Epsilon: 0.5, Delta: 0}, Budget{Epsilon: 0.5, Delta: 0}, Budget{Epsilon: 1, Delta: 0}, nil},
+	{"new, δ > 0 on a pure budget", false, Budget{Epsilon: 0, Delta: 0}, Budget{Epsilon: 0.1, Delta: 1e-12}, Budget{Epsilon: 1, Delta: 0}, ErrBudgetExhausted},
+	{"charged, within", true, Budget{Epsilon: 0.5, Delta: 0}, Budget{Epsilon: 0.5, Delta: 0}, Budget{Epsilon: 1, Delta: 0}, nil},
+	{"charged, over ε", true, Budget{Epsilon: 1, Delta: 0}, Budget{Epsilon: 1, Delta: 0}, Budget{Epsilon: 1, Delta: 0}, nil},
+	{"charged, over δ", true, Budget{Epsilon: 0.5, Delta: 1e-6}, Budget{Epsilon: 0.5, Delta: 1e-6}, Budget{Epsilon: 1, Delta: 1e-6}, nil},
+	{"charged, over ε and δ", true, Budget{Epsilon: 1, Delta: 1e-6}, Budget{Epsilon: 1, Delta: 1e-6}, Budget{Epsilon: 1, Delta: 1e-6}, nil},
+	{"charged, δ > 0 on a pure budget", true, Budget{Epsilon: 0, Delta: 0}, Budget{Epsilon: 0.1, Delta: 1e-12}, Budget{Epsilon: 1, Delta: 0}, nil},
+	{"NaN ε", false, Budget{}, Budget{Epsilon: math.NaN(), Delta: 0}, Budget{Epsilon: 1, Delta: 0}, errInvalid},
+	{"negative ε", false, Budget{}, Budget{Epsilon: -0.1, Delta: 0}, Budget{Epsilon: 1, Delta: 0}, errInvalid},
+	{"δ of 1", true, Budget{}, Budget{Epsilon: 0.1, Delta: 1}, Budget{Epsilon: 1, Delta: 0.5}, errInvalid},
 }
 
 var errInvalid = errors.New("invalid cost")

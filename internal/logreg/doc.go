@@ -1,8 +1,10 @@
-// Package logreg fits L2-regularised logistic regression, the classifier
-// whose predicted probabilities dp-ecdf §6 evaluates privately (ROC curves
-// and the Hosmer–Lemeshow statistic, Eq. 5). The paper trains it with
-// scikit-learn (§6.1); Fit minimises the same objective as scikit-learn's
-// LogisticRegression with its defaults (C = 1, an unpenalised intercept):
+// Package logreg fits L2-regularised logistic regression.
+//
+// It is the classifier whose predicted probabilities dp-ecdf §6
+// evaluates privately (ROC curves and the Hosmer–Lemeshow statistic,
+// Eq. 5). The paper trains it with scikit-learn (§6.1); Fit minimises
+// the same objective as scikit-learn's LogisticRegression with its
+// defaults (C = 1, an unpenalised intercept):
 //
 //	C·Σ_i [log(1 + e^{z_i}) − y_i·z_i] + ‖w‖²/2,   z_i = b + w·x_i,
 //

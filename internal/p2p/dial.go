@@ -12,29 +12,30 @@ import (
 	"github.com/libp2p/go-libp2p/core/sec"
 	"github.com/libp2p/go-libp2p/p2p/net/swarm"
 
+	"github.com/fedecdf/fedecdf/internal/errcode"
 	"github.com/fedecdf/fedecdf/internal/transport"
 )
 
 // Causes of a failed dial, wrapped by the *DialError Call returns.
 var (
 	// ErrConnRefused: nothing listens at the peer's address.
-	ErrConnRefused = errors.New("connection refused")
+	ErrConnRefused = errcode.New(errcode.ConnRefused, "connection refused")
 	// ErrPeerMismatch: something answers at the address, but under
 	// another key than the one the address book pins.
-	ErrPeerMismatch = errors.New("the key at that address is not the expected one")
+	ErrPeerMismatch = errcode.New(errcode.PeerMismatch, "the key at that address is not the expected one")
 	// ErrNoRoute: the address cannot be reached from this machine.
-	ErrNoRoute = errors.New("no route to the address")
+	ErrNoRoute = errcode.New(errcode.NoRoute, "no route to the address")
 	// ErrDialTimeout: the address did not answer in time (connecting,
 	// or with the response of a call).
-	ErrDialTimeout = errors.New("the address did not answer in time")
+	ErrDialTimeout = errcode.New(errcode.DialTimeout, "the address did not answer in time")
 	// ErrConnReset: the peer accepted the TCP connection and closed it
 	// during the handshake, or reset the stream of a call: a server
 	// refusing connections from this address (its per-address limits),
 	// shutting down or crashing.
-	ErrConnReset = errors.New("the connection was reset by the peer")
+	ErrConnReset = errcode.New(errcode.ConnReset, "the connection was reset by the peer")
 	// ErrResourceLimit: this host's own resource limits refused the
 	// connection or stream.
-	ErrResourceLimit = errors.New("a resource limit of this host was reached")
+	ErrResourceLimit = errcode.New(errcode.ResourceLimit, "a resource limit of this host was reached")
 )
 
 // DialError is a failed connection to a named peer of the address book,

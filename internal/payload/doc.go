@@ -1,10 +1,11 @@
-// Package payload is the vocabulary below the secure sum, shared by
-// parties, servers, the UStat backends and the analysis packages: the
-// components of a party's payload vector (1, y, 1−y, round(p·2^32)), the
-// noise mechanism and seed of each component (ComponentMechanism,
-// ComponentSeed), the privacy cost of a release of several components
-// (PrivacyUnits), and the random 16-byte identifiers of reports, releases
-// and query batches.
+// Package payload is the vocabulary below the secure sum.
+//
+// Parties, servers, the UStat backends and the analysis packages share
+// it: the components of a party's payload vector (1, y, 1−y,
+// round(p·2^32)), the noise mechanism and seed of each component
+// (ComponentMechanism, ComponentSeed), the privacy cost of a release of
+// several components (PrivacyUnits), and the random 16-byte identifiers
+// of reports, releases and query batches.
 //
 // It imports only ecdf/mechanism and ecdf/noise, so that package
 // aggregation — the UStat interface that roc and hosmer use — can name

@@ -1,6 +1,8 @@
 // Package protocol is the message layer of fedecdf's two-server secure
-// sum (dp-ecdf §4.1–4.2): the messages parties, servers and analysts
-// exchange, with their versioned, length-capped binary encoding, and
+// sum.
+//
+// It holds the messages parties, servers and analysts exchange (dp-ecdf
+// §4.1–4.2), with their versioned, length-capped binary encoding, and
 // Call, a typed request over an internal/transport connection. The
 // vocabulary the messages carry — payload components, identifiers, each
 // component's noise mechanism and seed — is package internal/payload.
@@ -12,12 +14,17 @@
 // U-statistic Û_φ(X, I) of §2 with φ = payload_c·1[bin ≤ τ_i] and I the
 // mechanism's noise indices for prefix i).
 //
+// A refused request is answered by an Error (Refusal): the refusal's
+// text and the wire codes (internal/errcode) of the sentinel errors it
+// wraps. The caller's RemoteError matches errors.Is(err, target) by
+// those codes only, never by text.
+//
 // StatusRequest and Status carry fedecdf status: each server's report
 // counts, ledger, releases and last errors, and the comparison of the
 // two servers' report sets.
 //
-// It imports ecdf/mechanism, internal/payload, internal/transport and
-// internal/wire; nothing above them.
+// It imports ecdf/mechanism, internal/errcode, internal/payload,
+// internal/transport and internal/wire; nothing above them.
 //
 // # Stability
 //

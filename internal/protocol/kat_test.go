@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/errcode"
 	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
@@ -15,7 +16,7 @@ func katMessages() []Message {
 	id := func(b byte) payload.ID { return payload.ID{b, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, b} }
 	params := mechanism.Params{Name: "kary", Bins: 1024, Epsilon: 0.5, Delta: 1e-6, K: 16, Relation: mechanism.AddRemove}
 	return []Message{
-		&Error{Text: "leader: release refused"},
+		&Error{Codes: []errcode.Code{errcode.ReleaseAborted, errcode.NotCharged}, Text: "leader: release refused"},
 		&Ack{Duplicate: true},
 		&Upload{Dataset: "bank", Report: id(1), Key: []byte{0xde, 0xad, 0xbe, 0xef}},
 		&Upload{Dataset: "bank", Report: id(2), Public: []byte{1, 2}, Share: []byte{3, 4, 5}},
@@ -48,7 +49,7 @@ func katMessages() []Message {
 // CreateRelease inside their release records: changing any encoding is a
 // breaking change that bumps Version (and this hash).
 func TestEncodingKnownAnswer(t *testing.T) {
-	const want = "61ebe7c6921d48d1b1d3f63318ee3551ce7ddd1cea6b4cc0ced865a067328931"
+	const want = "9a71b82f6e908c0e317da60c33a71ecbfc96d71e0776e39883bff3549aae2804"
 	h := sha256.New()
 	for _, m := range katMessages() {
 		b := Encode(m)

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/errcode"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/transport"
 	"github.com/fedecdf/fedecdf/internal/wire"
@@ -30,8 +30,10 @@ import (
 // Upload is internal/vdcf's format v4 (a seed per server and explicit
 // shares of the determined values; one challenge vector per server
 // key), so a server or party of version 7 is refused by version rather
-// than failing every report's check.
-const Version = 8
+// than failing every report's check. Version 9: an Error carries the
+// codes of the sentinels it wraps (internal/errcode), and callers match
+// a refusal by its codes, never by its text.
+const Version = 9
 
 // Limits on decoded messages: anything larger is rejected before it is
 // allocated.
@@ -76,8 +78,14 @@ type Message interface {
 	decode(r *wire.Reader)
 }
 
-// Error is the response to a request that failed; Text says why.
-type Error struct{ Text string }
+// Error is the response to a request that failed: Codes are the codes
+// of the sentinel errors the refusal wraps (internal/errcode, at most
+// errcode.MaxCodes), which the caller matches with errors.Is (see
+// RemoteError); Text says why, for people.
+type Error struct {
+	Codes []errcode.Code
+	Text  string
+}
 
 // Ack acknowledges an upload or share; Duplicate reports that the server
 // already held this report and dropped the copy.
@@ -301,21 +309,6 @@ func newMessage(k Kind) Message {
 	return nil
 }
 
-// RemoteError is an Error message returned by a peer.
-type RemoteError struct {
-	Peer transport.PeerID
-	Text string
-}
-
-// Error names the peer, unless the text already starts with its name (a
-// server's errors name its role).
-func (e *RemoteError) Error() string {
-	if strings.HasPrefix(e.Text, string(e.Peer)+": ") {
-		return e.Text
-	}
-	return fmt.Sprintf("%s: %s", e.Peer, e.Text)
-}
-
 // Call sends req to peer to and returns its response decoded as a T; an
 // Error response becomes a *RemoteError.
 func Call[T Message](ctx context.Context, c transport.Conn, to transport.PeerID, req Message) (T, error) {
@@ -329,7 +322,7 @@ func Call[T Message](ctx context.Context, c transport.Conn, to transport.PeerID,
 		return zero, fmt.Errorf("protocol: malformed response from %s: %w", to, Malformed(err))
 	}
 	if e, ok := resp.(*Error); ok {
-		return zero, &RemoteError{Peer: to, Text: e.Text}
+		return zero, e.Remote(to)
 	}
 	t, ok := resp.(T)
 	if !ok {
@@ -337,9 +330,6 @@ func Call[T Message](ctx context.Context, c transport.Conn, to transport.PeerID,
 	}
 	return t, nil
 }
-
-func (m *Error) encode(w *wire.Writer) { w.String(m.Text) }
-func (m *Error) decode(r *wire.Reader) { m.Text = r.String("error text", MaxTextLen) }
 
 func (m *Ack) encode(w *wire.Writer) { writeBool(w, m.Duplicate) }
 func (m *Ack) decode(r *wire.Reader) { m.Duplicate = readBool(r, "duplicate") }

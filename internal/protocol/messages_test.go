@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/errcode"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/wire"
 )
@@ -76,7 +77,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"rejection with message", Encode(&Decide{Dataset: "d", Items: []Item{{Verdict: VerdictProof, Message: []byte{1}}}}), ErrMalformed, "a message with a rejection in a decision"},
 		{"report twice", Encode(&Decide{Dataset: "d", Items: []Item{{}, {}}}), ErrMalformed, "twice"},
 		{"field values", Encode(&Answer{Field: make([]byte, 17), Mechanism: mechanism.Params{Name: "tree", Bins: 4, Epsilon: 1}}), ErrMalformed, "not a whole number of 16-byte elements"},
-		{"old version", append([]byte{7}, valid[1:]...), ErrMalformed, "protocol version 7 is not supported (want 8)"},
+		{"old version", append([]byte{7}, valid[1:]...), ErrMalformed, "protocol version 7 is not supported (want 9)"},
 		{"a manifest field twice", Encode(&ManifestDigest{Fields: []ManifestField{{Name: "grid"}, {Name: "grid"}}}), ErrMalformed, `fields: "grid" twice`},
 	}
 	for _, tt := range tests {
@@ -134,17 +135,58 @@ func TestRemoteErrorNamesPeerOnce(t *testing.T) {
 	}
 }
 
-// TestRemoteErrorIs: a sentinel the peer wrapped survives the wire as
-// text, and errors.Is finds it there.
+// TestRemoteErrorIs: the codes of the sentinels a peer wrapped survive
+// the wire (Refusal, Encode, Decode, Call), and errors.Is matches them
+// by code only: an uncoded error of the same text, another sentinel of
+// the same text, or a sentinel only named in the text (%v) matches
+// nothing.
 func TestRemoteErrorIs(t *testing.T) {
-	exhausted := errors.New("budget exhausted")
-	var err error = &RemoteError{Peer: "leader", Text: "leader: release 01 refused: budget exhausted: spent ε=1"}
-	if !errors.Is(fmt.Errorf("querying: %w", err), exhausted) {
+	exhausted := errcode.New(errcode.BudgetExhausted, "budget exhausted")
+	twin := errcode.New(errcode.Busy, "budget exhausted")
+	roundTrip := func(refusal *Error) error {
+		msg, err := Decode(Encode(refusal))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Errorf("querying: %w", msg.(*Error).Remote("leader"))
+	}
+	err := roundTrip(Refusalf("leader: release 01 refused: %w: spent ε=1", exhausted))
+	if !errors.Is(err, exhausted) {
 		t.Errorf("%v does not match %q", err, exhausted)
 	}
-	for _, other := range []error{errors.New("unknown release"), errors.New(""), nil} {
+	for _, other := range []error{twin, errors.New("budget exhausted"), ErrMalformed, errors.New(""), nil} {
 		if errors.Is(err, other) {
 			t.Errorf("%v matches %v", err, other)
+		}
+	}
+	if named := roundTrip(Refusalf("leader: %v", exhausted)); errors.Is(named, exhausted) {
+		t.Errorf("%v matches %q by its text", named, exhausted)
+	}
+	// A server relaying a peer's refusal sends its codes on.
+	relayed := roundTrip(Refusalf("helper said: %w", err))
+	if !errors.Is(relayed, exhausted) {
+		t.Errorf("relayed %v lost the code of %q", relayed, exhausted)
+	}
+}
+
+// TestErrorCodesBounded: a decoder refuses more codes than
+// errcode.MaxCodes, and code zero; Refusal sends at most MaxCodes.
+func TestErrorCodesBounded(t *testing.T) {
+	many := make([]errcode.Code, errcode.MaxCodes+1)
+	for k := range many {
+		many[k] = errcode.Code(k + 1)
+	}
+	b := Encode(&Error{Codes: many})
+	if m, err := Decode(b); err != nil || len(m.(*Error).Codes) != errcode.MaxCodes {
+		t.Errorf("Encode of %d codes: %v, %v; want %d codes", len(many), m, err, errcode.MaxCodes)
+	}
+	for name, b := range map[string][]byte{
+		"too many": {Version, byte(KindError), errcode.MaxCodes + 1},
+		"zero":     {Version, byte(KindError), 1, 0, 0, 0, 0, 0, 0, 0, 0},
+		"wide":     {Version, byte(KindError), 1, 0, 0, 1, 0, 0, 0, 0, 0},
+	} {
+		if _, err := Decode(b); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: %v, want ErrMalformed", name, err)
 		}
 	}
 }

@@ -1,6 +1,9 @@
-// Package stattest holds the statistics the zero-knowledge smoke tests of
-// internal/verify and internal/vdcf share: Pearson's χ² of the hypothesis
-// that 16 nibble counts are uniform, and the limit it is compared with.
+// Package stattest holds the statistics of the zero-knowledge smoke
+// tests.
+//
+// The tests of internal/verify and internal/vdcf share Pearson's χ² of
+// the hypothesis that 16 nibble counts are uniform, and the limit it is
+// compared with.
 //
 // Under uniformity the statistic Σ (O_i − E_i)²/E_i, E_i = n/16, is
 // asymptotically χ² with 15 degrees of freedom; NibbleLimit is the

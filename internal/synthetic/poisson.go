@@ -1,5 +1,7 @@
-// Package synthetic draws the simulation data sets of dp-ecdf §6: they
-// feed the experiments, benchmarks and tests, never a release's noise.
+// Package synthetic draws the simulation data sets of dp-ecdf §6.
+//
+// They feed the experiments, benchmarks and tests, never a release's
+// noise.
 package synthetic
 
 import (

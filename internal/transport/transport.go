@@ -1,10 +1,12 @@
-// Package transport is the seam between the protocol logic of parties,
-// servers and analysts and the network that carries their messages. The
-// logic sees only Conn (send one request, wait for its response) and
-// Handler (answer one request); messages are opaque, already-encoded
-// byte strings (package protocol). Network is the in-process
-// implementation, used by the simulator and the tests; a networked one
-// (libp2p) can replace it without touching the logic.
+// Package transport is the seam between the protocol logic and the
+// network.
+//
+// The protocol logic of parties, servers and analysts sees only Conn
+// (send one request, wait for its response) and Handler (answer one
+// request); messages are opaque, already-encoded byte strings (package
+// protocol). Network is the in-process implementation, used by the
+// simulator and the tests; a networked one (libp2p) can replace it
+// without touching the logic.
 //
 // Network counts, for every peer, the bytes it sends and receives and the
 // round trips it initiates, which is the cost model of dp-ecdf §4.1–4.2.

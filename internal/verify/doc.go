@@ -1,9 +1,10 @@
-// Package verify is the additive backend's one-shot, verified upload: a
-// party's record becomes one Prio3Histogram measurement, which both servers
-// verify on their shares before it counts, and from which they form the
-// prefix vectors of the count, label and 1 − label components alone, so that
-// any number of queries needs no party online. Package server runs it as
-// the additive backend.
+// Package verify is the additive backend's one-shot, verified upload.
+//
+// A party's record becomes one Prio3Histogram measurement, which both
+// servers verify on their shares before it counts, and from which they
+// form the prefix vectors of the count, label and 1 − label components
+// alone, so that any number of queries needs no party online. Package
+// server runs it as the additive backend.
 //
 // It uses Prio3 as specified in draft-irtf-cfrg-vdaf-13 §7 and implemented
 // by github.com/cloudflare/circl/vdaf/prio3/histogram; nothing of Prio3 is

@@ -8,6 +8,8 @@ import (
 
 	"github.com/cloudflare/circl/vdaf/prio3/arith/fp128"
 	"github.com/cloudflare/circl/vdaf/prio3/histogram"
+
+	"github.com/fedecdf/fedecdf/internal/errcode"
 )
 
 // Version names the report format and is bound into every proof as the
@@ -25,14 +27,14 @@ const (
 // Rejection reasons; a report rejected at one server is rejected at both.
 var (
 	// ErrMalformed: a share or verifier message does not decode.
-	ErrMalformed = errors.New("verify: malformed report")
+	ErrMalformed = errcode.New(errcode.ReportMalformed, "verify: malformed report")
 	// ErrMismatch: a server's input share does not match the report's
 	// public share (shares of different reports, or an altered share).
-	ErrMismatch = errors.New("verify: share does not match report")
+	ErrMismatch = errcode.New(errcode.ReportMismatch, "verify: share does not match report")
 	// ErrProof: the proof does not verify; the measurement is not one-hot.
-	ErrProof = errors.New("verify: proof rejected")
+	ErrProof = errcode.New(errcode.ReportProof, "verify: proof rejected")
 	// ErrReplay: the nonce was already counted in this aggregate.
-	ErrReplay = errors.New("verify: nonce already used")
+	ErrReplay = errcode.New(errcode.ReportReplay, "verify: nonce already used")
 )
 
 // Reason is the short name of a rejection error for per-reason counts

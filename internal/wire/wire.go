@@ -1,8 +1,9 @@
-// Package wire is the binary encoding of fedecdf protocol messages: a
-// small append-only Writer and a bounds-checked Reader whose every
-// variable-length field carries an explicit cap, so that a decoder fed
-// hostile bytes fails with an error naming the field instead of
-// allocating without limit or panicking.
+// Package wire is the binary encoding of fedecdf protocol messages.
+//
+// It is a small append-only Writer and a bounds-checked Reader whose
+// every variable-length field carries an explicit cap, so that a
+// decoder fed hostile bytes fails with an error naming the field
+// instead of allocating without limit or panicking.
 //
 // Integers are fixed-width little-endian; byte strings, strings and
 // vectors are prefixed by their length as a uint32.

@@ -1,0 +1,29 @@
+// Package apicheck guards fedecdf's public surface and its layering.
+//
+// Its tests compare the exported API of the public packages with a
+// golden file and keep the layering rules.
+//
+// The public packages are those of the module outside internal/ and
+// cmd/. TestAPI dumps, with go/types, every exported identifier of them
+// — package-level constants, variables, functions and types, the
+// exported fields and methods of exported types — one per line, as the
+// Go project's api/ files do, and compares the dump with api/fedecdf.txt:
+// an addition or change to the surface updates that file in the same
+// commit (go test ./internal/apicheck -update), so that growth is a
+// visible decision.
+//
+// TestNoInternalTypes lists the exported identifiers whose declared type
+// mentions a type of an internal/ package, which another module cannot
+// name: each must be in api/internal.txt, an allow-list that can only
+// shrink (-update removes what was fixed and never adds).
+//
+// TestExamplesImportPublic checks that the examples of the public
+// packages import no internal/ package. TestLayering checks that no package outside cmd/ imports
+// runtime/debug (process policy belongs to the command) and that only
+// cmd/, simulate and the harnesses themselves import the harnesses
+// internal/bench and internal/experiment. TestLayersMatchTree checks
+// that ARCHITECTURE.md's layer list names every package of the module
+// and that every import points to the importer's line or below it.
+// TestOutsideModule builds and runs a program of another module that
+// imports only public packages.
+package apicheck
