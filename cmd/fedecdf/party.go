@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/fedecdf/fedecdf/internal/dataset"
 	"github.com/fedecdf/fedecdf/internal/deploy"
 	"github.com/fedecdf/fedecdf/internal/p2p"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/party"
 )
 
@@ -42,9 +45,14 @@ servers acknowledged (durably stored) every report.
 
 With --csv every row is checked (grid range, NaN, labels, probabilities)
 before the first upload, and each row's report ID and shares are derived
-from a secret row key (--row-key, created on first use) and the row, so
-rerunning the same command after a failure resumes safely: rows the
-servers already hold are recognised and not stored twice.
+from a secret row key (--row-key, created on first use), the row's
+values and its occurrence number among identical rows, not its position,
+so rerunning after a failure, or on the same rows exported again in
+another order, stores nothing twice: rows the servers already hold are
+recognised. An edited row is a new row: the servers keep every accepted
+report, so its old version stays stored; the run says how many rows
+changed (were edited or removed) since the last upload, which the row
+key's side file (ROWKEY.uploaded) remembers.
 
 Each upload goes to both servers at once; a server that does not answer
 (refused, reset, unreachable, timed out) is retried with exponential
@@ -132,6 +140,14 @@ func (o *partyOptions) submitRows(cmd *cobra.Command, m *deploy.Manifest, all []
 	if created {
 		fmt.Fprintf(cmd.ErrOrStderr(), "fedecdf: created row key %s: keep it to rerun this file safely\n", keyPath)
 	}
+	ids := deploy.RowReportIDs(key, m.Dataset, all)
+	uploaded := deploy.UploadedRowsPath(keyPath)
+	prev := map[payload.ReportID]bool{}
+	if !created {
+		if prev, err = deploy.ReadUploadedRows(uploaded); err != nil {
+			return err
+		}
+	}
 	bar := newProgress(cmd.ErrOrStderr(), false)
 	bar.Start("uploading "+o.csv, len(all))
 	res, err := deploy.SubmitRows(cmd.Context(), m, all, key, tc, o.concurrency, func(int, bool) { bar.Add(1) })
@@ -145,11 +161,35 @@ func (o *partyOptions) submitRows(cmd *cobra.Command, m *deploy.Manifest, all []
 		fmt.Fprintf(out, " (%d already stored by an earlier run or attempt)", res.Duplicates)
 	}
 	fmt.Fprintln(out)
+	if changed := deploy.ChangedRows(prev, ids); changed > 0 {
+		fmt.Fprintf(out, "%d rows changed since the last upload: their old versions stay stored — the servers keep every accepted report "+
+			"(an edited or removed row counts; a moved row does not)\n", changed)
+	}
+	if werr := recordUploaded(uploaded, prev, ids, res, err == nil); werr != nil {
+		err = errors.Join(err, werr)
+	}
 	if err == nil {
 		return nil
 	}
 	printHeld(out, res)
 	return fmt.Errorf("%w\nstopped at the first row still failing after --retry-window %v; rerun the same command (same --csv and --row-key %s) to store the missing rows: rows already stored are recognised by their report IDs and not stored twice", err, o.retryWindow, keyPath)
+}
+
+// recordUploaded writes the side file of the row key: after a complete
+// run the IDs of the file's rows, after a failed one those of the last
+// complete run and the rows stored since, so that the next run reports
+// the rows edited since the last upload.
+func recordUploaded(path string, prev map[payload.ReportID]bool, ids []payload.ReportID, res *deploy.RowResult, complete bool) error {
+	now := map[payload.ReportID]bool{}
+	if !complete {
+		maps.Copy(now, prev)
+	}
+	for k, id := range ids {
+		if res.Held[k] == deploy.HeldByBoth {
+			now[id] = true
+		}
+	}
+	return deploy.WriteUploadedRows(path, now)
 }
 
 // printHeld says, after a failed run, which rows both servers hold,

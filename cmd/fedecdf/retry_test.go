@@ -63,8 +63,8 @@ func rowIDs(t *testing.T, dataset, csv string, rows []party.Instance) map[payloa
 		t.Fatal(err)
 	}
 	ids := map[payload.ReportID]bool{}
-	for k, x := range rows {
-		ids[deploy.RowReportID(key, dataset, k, x)] = true
+	for _, id := range deploy.RowReportIDs(key, dataset, rows) {
+		ids[id] = true
 	}
 	return ids
 }
