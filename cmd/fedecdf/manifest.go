@@ -68,6 +68,9 @@ over libp2p.`,
 // run completes the manifest from the key files and writes it.
 func (o *manifestOptions) run(cmd *cobra.Command, _ []string) error {
 	m, out := &o.m, o.out
+	if err := checkBins(m.Grid.Bins); err != nil {
+		return err
+	}
 	if cmd.Flags().Changed("k") && m.Mechanism.Name != "kary" && m.Mechanism.Name != "auto" {
 		return fmt.Errorf("--k %d is the arity of the kary mechanism, but --mechanism is %s: drop --k or use --mechanism kary", m.Mechanism.K, m.Mechanism.Name)
 	}

@@ -145,6 +145,8 @@ func (o *simulateOptions) addFlags(cmd *cobra.Command) {
 func (o *simulateOptions) check(cmd *cobra.Command) error {
 	cfg, changed := &o.cfg, cmd.Flags().Changed
 	switch {
+	case checkBins(cfg.Bins) != nil:
+		return checkBins(cfg.Bins)
 	case !slices.Contains(simulateBackends, cfg.Backend):
 		return fmt.Errorf("--backend %q: want one of %s", cfg.Backend, strings.Join(simulateBackends, ", "))
 	case simulate.CheckVerification(*cfg) != nil:
