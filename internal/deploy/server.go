@@ -293,6 +293,10 @@ func (s *Server) firstContact() error {
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.PeerTimeout)
 	defer cancel()
 	err := s.srv.CheckPeer(ctx)
+	// The peer gauge and /readyz from the start, not after a PeerCheck.
+	if s.peer.set(err) && err == nil {
+		s.logPeer(nil)
+	}
 	switch {
 	case errors.Is(err, server.ErrManifestMismatch):
 		return err
