@@ -182,7 +182,7 @@ func TestQueryHosmer(t *testing.T) {
 	t.Logf("fedecdf query --plan paper --groups 4 hosmer:\n%s", text)
 	// At a huge ε both plans release the exact groups: the same H.
 	wantH := "H = " + strconv.FormatFloat(*h.Statistic, 'g', 4, 64) + " with 4 groups"
-	for _, want := range []string{"paper plan", "group       bins", "obs. s.d.", "obs. rate ± 95 %", "replace neighbours", wantH, "naive χ²_2 p-value " + strconv.FormatFloat(*h.PValueNaive, 'g', 4, 64), "noise-aware p-value "} {
+	for _, want := range []string{"paper plan", "group       bins", "obs. s.d.", "obs. rate [95 % interval]", "replace neighbours", wantH, "naive χ²_2 p-value " + strconv.FormatFloat(*h.PValueNaive, 'g', 4, 64), "noise-aware p-value "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text output lacks %q:\n%s", want, text)
 		}
