@@ -74,8 +74,11 @@ const queryLong = `Without --release, the servers create a new release, each cha
                     within [0, 1]), joint (label, 1−label and probability
                     at ε/2) or paper (the paper's split). Prints the
                     --groups quantile groups (bins, size, observed and
-                    expected positives), H and its p-value (χ² with G−2
-                    degrees of freedom). The groups are quantiles of the
+                    expected positives), H and its noise-aware p-value
+                    (a parametric bootstrap of H under calibration over
+                    the public noise law, --bootstrap draws), next to
+                    the naive χ²(G−2) one, which ignores the noise and
+                    is too small. The groups are quantiles of the
                     grid's score bins: the score must be monotone in the
                     predicted probability; joint and paper also need every
                     party's probability (fedecdf party --probability).
