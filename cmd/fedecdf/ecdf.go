@@ -55,7 +55,7 @@ monotone curve, and quantiles read from the smoothed curve by binary search.
 from the data would leak it outside the privacy guarantee.
 
 A missing value ("", "?", "NA", "NaN" or "null") is an error by default, as
-in simulate's --score column; --missing skip leaves such values out (n is
+in simulate's --score-column; --missing skip leaves such values out (n is
 then the number of values present). Without --input and with stdin a
 terminal, ecdf says it is reading numbers from stdin (end them with Ctrl-D).
 

@@ -25,7 +25,7 @@ func TestBinsCapped(t *testing.T) {
 	for name, args := range map[string][]string{
 		"ecdf":     {"ecdf", "--input", "no-such-file.csv", "--min", "0", "--max", "1", "--bins", over},
 		"simulate": {"simulate", "--bins", over},
-		"manifest": {"manifest", "--bins", over, "--out", t.TempDir() + "/m.json"},
+		"manifest": {"manifest", "--bins", over, "--output", t.TempDir() + "/m.json"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, _, err := runCommandStderr(args...)

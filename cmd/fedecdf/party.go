@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/fedecdf/fedecdf/internal/dataset"
 	"github.com/fedecdf/fedecdf/internal/deploy"
@@ -31,7 +30,7 @@ type partyOptions struct {
 func newPartyCommand() *cobra.Command {
 	var o partyOptions
 	cmd := &cobra.Command{
-		Use:   "party --manifest FILE (--score-value S --label-value Y [--probability-value P] | --csv FILE)",
+		Use:   "party --manifest FILE (--score-value S --label-value Y [--probability-value P] | --input FILE)",
 		Short: "Submit one record (or one report per CSV row, each a separate party) to both servers",
 		Long: `Submit reports in the manifest's upload mode: "direct", each server
 receives its own share of the report over a Noise channel to it; or
@@ -43,7 +42,7 @@ the upload HPKE-sealed to that server and its acknowledgement checked
 by a MAC, instead of over libp2p. The exit status is 0 only if both
 servers acknowledged (durably stored) every report.
 
-With --csv every row is checked (grid range, NaN, labels, probabilities)
+With --input every row is checked (grid range, NaN, labels, probabilities)
 before the first upload, and each row's report ID and shares are derived
 from a secret row key (--row-key, created on first use), the row's
 values and its occurrence number among identical rows, not its position,
@@ -67,7 +66,7 @@ addresses (TCP); in relay mode the leader's only.`,
 
   # One report per row of a CSV file with 0/1 labels (here made by awk)
   awk 'BEGIN { srand(1); print "score,label"; for (i = 0; i < 2000; i++) { s = rand(); print s "," (rand() < s) } }' > scores.csv
-  fedecdf party --manifest manifest.json --csv scores.csv --score-column score --label-column label --probability-column score`,
+  fedecdf party --manifest manifest.json --input scores.csv --score-column score --label-column label --probability-column score`,
 		Args: cobra.NoArgs,
 		RunE: o.run,
 	}
@@ -76,20 +75,16 @@ addresses (TCP); in relay mode the leader's only.`,
 	f.Float64Var(&o.inst.Score, "score-value", 0, "the record's score")
 	f.IntVar(&o.inst.Label, "label-value", 0, "the record's label, 0 or 1")
 	f.Float64Var(&o.inst.Probability, "probability-value", 0, "the record's predicted probability of label 1, in [0, 1]")
-	// The old names, values here but column names in simulate.
-	for old, name := range map[string]string{"score": "score-value", "label": "label-value", "probability": "probability-value"} {
-		f.AddFlag(&pflag.Flag{Name: old, Usage: "deprecated name of --" + name, Value: f.Lookup(name).Value, DefValue: f.Lookup(name).DefValue})
-		_ = f.MarkDeprecated(old, "use --"+name+" (--"+old+" names a column in simulate)")
-	}
-	f.StringVar(&o.rowKey, "row-key", "", "secret key file of --csv's report IDs, created (mode 0600) if missing; keep it to rerun safely (default: the CSV file's name + .rowkey)")
-	f.StringVar(&o.csv, "csv", "", "CSV file: one report per row")
-	f.StringVar(&o.scoreCol, "score-column", "score", "score column of --csv")
-	f.StringVar(&o.labelCol, "label-column", "label", "label column of --csv")
-	f.StringVar(&o.probCol, "probability-column", "", "predicted-probability column of --csv (needed by the Hosmer–Lemeshow query; may be the score column)")
-	f.StringVar(&o.positive, "positive", "", `positive label value of --csv ("" means 0/1 labels, "!v" means not v)`)
-	f.IntVar(&o.concurrency, "concurrency", 8, "reports in flight at once with --csv")
+	f.StringVar(&o.rowKey, "row-key", "", "secret key file of --input's report IDs, created (mode 0600) if missing; keep it to rerun safely (default: the CSV file's name + .rowkey)")
+	f.StringVar(&o.csv, "input", "", "CSV file: one report per row")
+	f.StringVar(&o.scoreCol, "score-column", "score", "score column of --input")
+	f.StringVar(&o.labelCol, "label-column", "label", "label column of --input")
+	f.StringVar(&o.probCol, "probability-column", "", "predicted-probability column of --input (needed by the Hosmer–Lemeshow query; may be the score column)")
+	f.StringVar(&o.positive, "positive", "", `positive label value of --input ("" means 0/1 labels, "!v" means not v)`)
+	f.IntVar(&o.concurrency, "concurrency", 8, "reports in flight at once with --input")
 	f.DurationVar(&o.retryWindow, "retry-window", time.Minute, "how long an upload to a server that does not answer is retried (e.g. 30s, 5m)")
 	f.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
+	addDeprecatedFlags(cmd)
 	return cmd
 }
 
@@ -122,7 +117,7 @@ func (o *partyOptions) run(cmd *cobra.Command, _ []string) error {
 	return err
 }
 
-// submitRows uploads one report per row of --csv under IDs keyed by the
+// submitRows uploads one report per row of --input under IDs keyed by the
 // row key, with a progress bar on a terminal, and on a failure says which
 // rows both servers hold and that a rerun resumes.
 func (o *partyOptions) submitRows(cmd *cobra.Command, m *deploy.Manifest, all []party.Instance, tc p2p.Config) error {
@@ -172,7 +167,7 @@ func (o *partyOptions) submitRows(cmd *cobra.Command, m *deploy.Manifest, all []
 		return nil
 	}
 	printHeld(out, res)
-	return fmt.Errorf("%w\nstopped at the first row still failing after --retry-window %v; rerun the same command (same --csv and --row-key %s) to store the missing rows: rows already stored are recognised by their report IDs and not stored twice", err, o.retryWindow, keyPath)
+	return fmt.Errorf("%w\nstopped at the first row still failing after --retry-window %v; rerun the same command (same --input and --row-key %s) to store the missing rows: rows already stored are recognised by their report IDs and not stored twice", err, o.retryWindow, keyPath)
 }
 
 // recordUploaded writes the side file of the row key: after a complete
@@ -232,15 +227,13 @@ func rowRanges(stored []bool) string {
 	return strings.Join(parts, ", ")
 }
 
-// instances are the records to submit: one per row of --csv, or the one
+// instances are the records to submit: one per row of --input, or the one
 // given by --score-value and --label-value.
 func (o *partyOptions) instances(cmd *cobra.Command) ([]party.Instance, error) {
-	changed := func(name string) bool {
-		return cmd.Flags().Changed(name+"-value") || cmd.Flags().Changed(name)
-	}
+	changed := func(name string) bool { return flagChanged(cmd, name+"-value") }
 	switch {
 	case o.csv != "" && (changed("score") || changed("label")):
-		return nil, fmt.Errorf("give either --csv or --score-value/--label-value, not both")
+		return nil, fmt.Errorf("give either --input or --score-value/--label-value, not both")
 	case o.csv != "":
 		return o.csvInstances()
 	case changed("score") && changed("label"):
@@ -248,11 +241,11 @@ func (o *partyOptions) instances(cmd *cobra.Command) ([]party.Instance, error) {
 		inst.HasProbability = changed("probability")
 		return []party.Instance{inst}, nil
 	default:
-		return nil, fmt.Errorf("give --score-value and --label-value, or --csv")
+		return nil, fmt.Errorf("give --score-value and --label-value, or --input")
 	}
 }
 
-// csvInstances reads one record per row of --csv.
+// csvInstances reads one record per row of --input.
 func (o *partyOptions) csvInstances() ([]party.Instance, error) {
 	scores, labels, err := dataset.ReadScored(o.csv, o.scoreCol, o.labelCol, o.positive)
 	if err != nil {

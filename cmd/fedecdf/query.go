@@ -196,7 +196,7 @@ func (a *analystFlags) load(cmd *cobra.Command, owner string) (*deploy.Manifest,
 		return nil, nil, p2p.Config{}, err
 	}
 	if a.key == "" {
-		return nil, nil, p2p.Config{}, fmt.Errorf("--key is required: the %s's key file (fedecdf keygen --out analyst.key), whose peer ID the manifest lists", owner)
+		return nil, nil, p2p.Config{}, fmt.Errorf("--key is required: the %s's key file (fedecdf keygen --output analyst.key), whose peer ID the manifest lists", owner)
 	}
 	m, err := deploy.ReadManifest(a.manifest)
 	if err != nil {

@@ -43,7 +43,7 @@ func TestPartyCSVRowIdentitySurvivesReexport(t *testing.T) {
 	run := func(t *testing.T, rows []party.Instance) string {
 		t.Helper()
 		rewriteRows(t, csv, rows)
-		out, err := runCommand(newPartyCommand(), "--manifest", manifest, "--csv", csv, "--probability-column", "p")
+		out, err := runCommand(newPartyCommand(), "--manifest", manifest, "--input", csv, "--probability-column", "p")
 		if err != nil {
 			t.Fatalf("%v\n%s", err, out)
 		}
@@ -113,7 +113,7 @@ func TestPartyCSVRefusesOldRowKey(t *testing.T) {
 	if err := os.WriteFile(csv+".rowkey", []byte(strings.Repeat("ab", deploy.RowKeySize)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := runCommand(newPartyCommand(), "--manifest", manifest, "--csv", csv, "--probability-column", "p")
+	_, err := runCommand(newPartyCommand(), "--manifest", manifest, "--input", csv, "--probability-column", "p")
 	if !errors.Is(err, deploy.ErrOldRowKey) || !strings.Contains(err.Error(), "positions") {
 		t.Errorf("err = %v, want ErrOldRowKey explaining the change", err)
 	}

@@ -58,7 +58,7 @@ other, are never in a release; a report either server rejected is rejected
 at both, and one verified at both never is one server's only. They are found when the
 leader compares the two report sets (fedecdf status, and a periodic check
 when the sets differ), logged and shown by fedecdf status. A party completes
-its upload by running fedecdf party --csv again with the same --row-key (the
+its upload by running fedecdf party --input again with the same --row-key (the
 server holding a row's report counts it once); --purge-orphans-after AGE
 removes, at this server only, those received longer than AGE ago.
 
@@ -218,7 +218,7 @@ func (o *serverOptions) config(logger *slog.Logger) (deploy.ServerConfig, error)
 		return cfg, err
 	}
 	if o.key == "" {
-		return cfg, fmt.Errorf("--key is required: the %s's key file (fedecdf keygen --out %s.key)", o.role, o.role)
+		return cfg, fmt.Errorf("--key is required: the %s's key file (fedecdf keygen --output %s.key)", o.role, o.role)
 	}
 	if o.store == "" {
 		return cfg, fmt.Errorf("--store is required: the file holding the %s's reports and budget ledger, e.g. --store %s.db", o.role, o.role)
