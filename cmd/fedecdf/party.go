@@ -112,6 +112,9 @@ func (o *partyOptions) run(cmd *cobra.Command, _ []string) error {
 	if o.csv != "" {
 		return o.submitRows(cmd, m, all, tc)
 	}
+	if err := deploy.ValidateRows(m, all); err != nil {
+		return fmt.Errorf("the record given by --score-value, --label-value: %w; nothing was uploaded", errors.Unwrap(err))
+	}
 	n, err := deploy.SubmitAll(cmd.Context(), m, all, tc, o.concurrency, false)
 	fmt.Fprintf(cmd.OutOrStdout(), "%d of %d report(s) acknowledged by both servers\n", n, len(all))
 	return err
