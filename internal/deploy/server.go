@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -118,8 +119,18 @@ type Server struct {
 
 // StartServer opens the store, restores the releases (with their noise
 // seeds) and replays the reports it holds into a fresh server, and
-// starts serving.
+// starts serving. A server that fails to start removes the store file
+// it created, so a failed first start leaves no empty store behind.
 func StartServer(cfg ServerConfig) (*Server, error) {
+	_, statErr := os.Stat(cfg.Store)
+	s, err := startServer(cfg)
+	if err != nil && errors.Is(statErr, os.ErrNotExist) {
+		_ = os.Remove(cfg.Store)
+	}
+	return s, err
+}
+
+func startServer(cfg ServerConfig) (*Server, error) {
 	m := cfg.Manifest
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
