@@ -203,11 +203,13 @@ func (h *Hosmer) RateHalfWidths() []float64 {
 // group's bins, released size, observed (O_1) and expected (E_1)
 // positives, the s.d. of O_1 about E_1 under calibration (ObservedSD:
 // DP noise + binomial sampling), and the observed rate with its 95 %
-// bar (RateHalfWidths) next to the expected rate, as the calibration
-// chart draws them.
+// interval (RateHalfWidths) next to the expected rate, as the
+// calibration chart draws them: a rate, and its interval, clipped to
+// [0, 1], where the true rate lies (a noisy O_1 can leave it).
 func (h *Hosmer) WriteGroups(w io.Writer) error {
 	half := h.RateHalfWidths()
-	fmt.Fprintf(w, "%5s  %9s  %9s  %9s  %9s  %9s  %9s  %18s\n", "group", "bins", "size", "observed", "expected", "obs. s.d.", "exp. rate", "obs. rate ± 95 %")
+	fmt.Fprintf(w, "%5s  %9s  %9s  %9s  %9s  %9s  %9s  %26s\n", "group", "bins", "size", "observed", "expected", "obs. s.d.", "exp. rate", "obs. rate [95 % interval]")
+	clip := func(x float64) float64 { return min(max(x, 0), 1) }
 	for k, g := range h.Groups {
 		sd, rate := "—", "—"
 		if half != nil {
@@ -217,12 +219,12 @@ func (h *Hosmer) WriteGroups(w io.Writer) error {
 		expText := "—"
 		if ok {
 			expText = fmt.Sprintf("%.4f", exp)
-			rate = fmt.Sprintf("%.4f", obs)
+			rate = fmt.Sprintf("%.4f", clip(obs))
 			if half != nil {
-				rate += fmt.Sprintf(" ± %.4f", half[k])
+				rate += fmt.Sprintf(" [%.4f, %.4f]", clip(obs-half[k]), clip(obs+half[k]))
 			}
 		}
-		if _, err := fmt.Fprintf(w, "%5d  %9s  %9.1f  %9.1f  %9.1f  %9s  %9s  %18s\n", k+1, fmt.Sprintf("%d-%d", g.First, g.Last), g.Size, g.Positives, g.Expected, sd, expText, rate); err != nil {
+		if _, err := fmt.Fprintf(w, "%5d  %9s  %9.1f  %9.1f  %9.1f  %9s  %9s  %26s\n", k+1, fmt.Sprintf("%d-%d", g.First, g.Last), g.Size, g.Positives, g.Expected, sd, expText, rate); err != nil {
 			return err
 		}
 	}

@@ -119,3 +119,30 @@ func TestObservedSDAddsNoise(t *testing.T) {
 		}
 	}
 }
+
+// WriteGroups prints a released rate and its 95 % interval clipped to
+// [0, 1] (a noisy O_1 can be negative or exceed the group's size), never
+// "0.0000 ± 8.8739".
+func TestWriteGroupsClipsRates(t *testing.T) {
+	h := &Hosmer{
+		Groups: []hosmer.Group{
+			{First: 1, Last: 4, Size: 4, Positives: -0.5, Expected: 0.2},
+			{First: 5, Last: 8, Size: 100, Positives: 50, Expected: 48},
+			{First: 9, Last: 9, Size: 10, Positives: 12, Expected: 9},
+		},
+		ObservedSD: []float64{18.1, 5, 1},
+	}
+	var b strings.Builder
+	if err := h.WriteGroups(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"obs. rate [95 % interval]", "0.0000 [0.0000, 1.0000]", "0.5000 [0.4020, 0.5980]", "1.0000 [1.0000, 1.0000]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "±") {
+		t.Errorf("table has an unclipped rate:\n%s", out)
+	}
+}

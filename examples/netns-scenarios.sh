@@ -13,8 +13,8 @@ ip -n $S addr add 10.77.0.1/24 dev v$$s; ip -n $P addr add 10.77.0.3/24 dev v$$p
 for ns in $S $P; do ip -n $ns link set lo up; done
 ip -n $S link set v$$s up; ip -n $P link set v$$p up
 cd $W
-for k in leader helper analyst; do $B keygen --out $k.key >/dev/null; done
-$B manifest --out m.json --dataset d --leader leader.key.pub --leader-addr /ip4/10.77.0.1/tcp/4001 \
+for k in leader helper analyst; do $B keygen --output $k.key >/dev/null; done
+$B manifest --output m.json --dataset d --leader leader.key.pub --leader-addr /ip4/10.77.0.1/tcp/4001 \
   --helper helper.key.pub --helper-addr /ip4/10.77.0.1/tcp/4002 --analyst analyst.key.pub \
   --bins 64 --mechanism tree --epsilon 1 --budget-epsilon 4 --min-reports 1 >/dev/null
 declare -A PID=([leader]= [helper]=)
@@ -31,12 +31,12 @@ echo "30 single-record parties started together: $(grep -l '^0$' rc.* | wc -l) s
 
 fresh
 for i in $(seq 20); do awk -v s=$i 'BEGIN { srand(s); print "score,label"; for (j = 0; j < 100; j++) { x = rand(); print x "," (rand() < x) } }' > r$i.csv; done
-for i in $(seq 20); do (party --csv r$i.csv > out.$i 2>&1; echo $? > rc.$i) & done; wait_all 20
+for i in $(seq 20); do (party --input r$i.csv > out.$i 2>&1; echo $? > rc.$i) & done; wait_all 20
 echo "20 processes x 100 rows: $(grep -L '^0$' rc.* | wc -l) exit non-zero, $(grep -l '^0 of 100' out.* | wc -l) store 0 of 100, rows stored by both: $(cat out.* | awk '/row\(s\) stored by both/ {s += $1} END {print s}') of 2000"; rm -f rc.* out.*
 
 outage() { # role, seconds down
   fresh; awk 'BEGIN { srand(9); print "score,label"; for (j = 0; j < 2000; j++) { x = rand(); print x "," (rand() < x) } }' > k.csv; rm -f k.csv.rowkey
-  party --csv k.csv > kout 2>&1 & pp=$!
+  party --input k.csv > kout 2>&1 & pp=$!
   sleep 1.5; kill -9 ${PID[$1]}; wait ${PID[$1]} 2>/dev/null; sleep $2
   if [ $1 = leader ]; then start leader 4001; else start helper 4002; fi
   wait $pp; rc=$?

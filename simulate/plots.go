@@ -85,11 +85,22 @@ func (r *Report) calibrationChart() *plot.Chart {
 			series = append(series, plot.CalibrationSeriesBars(fmt.Sprintf("private, %s (H %.2f; %s)", a.label(), *a.Statistic, analysis.CalibrationBarsLegend), a.Groups, a.RateHalfWidths()))
 		}
 	}
-	title := fmt.Sprintf("Calibration, %d groups, %s, %s", h.Groups, r.Short(), r.Mechanism)
+	title := fmt.Sprintf("Calibration, %d groups, %s", h.Groups, r.Short())
 	if len(h.Allocations) > 0 {
-		title += "; " + analysis.ShortPValues(&h.Allocations[0].Hosmer)
+		a := &h.Allocations[0]
+		title += fmt.Sprintf(", %s; %s", r.allocationMechanism(a), analysis.ShortPValues(&a.Hosmer))
 	}
 	return plot.CalibrationChart(title, series...)
+}
+
+// allocationMechanism names the mechanism of the release(s) behind
+// allocation a: the ROC/PR release's for the roc allocation (whose
+// numbers come from it), the run's --mechanism for the others.
+func (r *Report) allocationMechanism(a *HosmerAllocation) string {
+	if a.Plan == hosmerROC && r.ROC != nil {
+		return r.ROC.Mechanism
+	}
+	return r.Mechanism
 }
 
 // formatFloat prints x with at most 6 significant digits, so that a sum

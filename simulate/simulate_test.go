@@ -279,6 +279,15 @@ func TestPlotTitles(t *testing.T) {
 		t.Errorf("roc.png title %q: want the ROC release's ε 0.75 and mechanism %s", c, r.ROC.Mechanism)
 	}
 	t.Logf("mechanisms: ECDF %s, ROC %s", r.ECDF.Mechanism, r.ROC.Mechanism)
+	// calibration.png's numbers come from the ROC release (the roc
+	// allocation): its title names that release's mechanism.
+	cfg.Mechanism, cfg.ROCMechanism = "tree", "partitioned"
+	if r, err = Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if c := r.calibrationChart().Title; !strings.Contains(c, r.ROC.Mechanism) || strings.Contains(c, r.ECDF.Mechanism) {
+		t.Errorf("calibration.png title %q: want the ROC release's mechanism %s, not the ECDF's %s", c, r.ROC.Mechanism, r.ECDF.Mechanism)
+	}
 }
 
 // TestRunVerifiedWithMaliciousParties: with a verified backend and

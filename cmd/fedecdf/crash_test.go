@@ -158,7 +158,7 @@ func newClusterWith(t *testing.T, ctx context.Context, minReports int, opts clus
 	})
 	for _, name := range []string{"leader", "helper", "analyst"} {
 		key := filepath.Join(c.dir, name+".key")
-		c.fedecdf("keygen", "--out", key)
+		c.fedecdf("keygen", "--output", key)
 		id, err := deploy.ReadIdentity(key)
 		if err != nil {
 			t.Fatal(err)
@@ -179,7 +179,7 @@ func newClusterWith(t *testing.T, ctx context.Context, minReports int, opts clus
 	}
 	c.manifest = filepath.Join(c.dir, "manifest.json")
 	float := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-	c.fedecdf(append([]string{"manifest", "--out", c.manifest, "--dataset", "crash",
+	c.fedecdf(append([]string{"manifest", "--output", c.manifest, "--dataset", "crash",
 		"--leader", filepath.Join(c.dir, "leader.key.pub"), "--leader-addr", c.addrs["leader"],
 		"--helper", filepath.Join(c.dir, "helper.key.pub"), "--helper-addr", c.addrs["helper"],
 		"--analyst", filepath.Join(c.dir, "analyst.key.pub"),

@@ -34,7 +34,7 @@ type ecdfOptions struct {
 	smooth             string
 	quantiles          string
 	format, plot       string
-	clamp              bool
+	clamp, progress    bool
 	intervalDraws      int
 }
 
@@ -55,9 +55,15 @@ monotone curve, and quantiles read from the smoothed curve by binary search.
 from the data would leak it outside the privacy guarantee.
 
 A missing value ("", "?", "NA", "NaN" or "null") is an error by default, as
-in simulate's --score column; --missing skip leaves such values out (n is
+in simulate's --score-column; --missing skip leaves such values out (n is
 then the number of values present). Without --input and with stdin a
-terminal, ecdf says it is reading numbers from stdin (end them with Ctrl-D).`,
+terminal, ecdf says it is reading numbers from stdin (end them with Ctrl-D).
+
+Time: the release grows linearly in --bins (at most 1048576) and the 95 %
+intervals take --interval-draws Monte-Carlo draws at every threshold; when
+they will take long, ecdf says so on standard error before starting them.
+A spinner shows each phase on a terminal; --progress prints one line per
+finished phase with its time when standard error is redirected.`,
 		Example: `  # Ages in a ';'-separated file with a quoted header; 128 bins over [18, 95]
   printf '"age";"job"\n30;"admin"\n45;"nurse"\n61;"retired"\n38;"admin"\n' > ages.csv
   fedecdf ecdf --input ages.csv --column age --min 18 --max 95 --bins 128 --quantiles 0.25,0.5,0.75
@@ -100,6 +106,7 @@ terminal, ecdf says it is reading numbers from stdin (end them with Ctrl-D).`,
 	f.StringVar(&o.plot, "plot", "", "write a PNG plot of the private and smoothed curves to this file")
 	f.BoolVar(&o.clamp, "clamp", false, "clamp values outside [--min, --max] to the end bins instead of failing")
 	addIntervalDrawsFlag(cmd, &o.intervalDraws)
+	addProgressFlag(cmd, &o.progress)
 	return cmd
 }
 
@@ -116,11 +123,14 @@ func runECDF(cmd *cobra.Command, o *ecdfOptions) error {
 	if err != nil {
 		return err
 	}
+	bar := newProgress(cmd.ErrOrStderr(), o.progress)
+	bar.Start("reading "+inputName(o), -1)
 	bins, err := o.binValues(cmd, grid)
 	if err != nil {
 		return err
 	}
-	e, err := releaseECDF(cmd.Context(), grid, params, bins, o.intervalDraws)
+	bar.Finish()
+	e, err := releaseECDF(cmd.Context(), grid, params, bins, o.intervalDraws, bar, cmd.ErrOrStderr())
 	if err != nil {
 		return fmt.Errorf("%s: %w", inputName(o), err)
 	}
@@ -141,8 +151,11 @@ func runECDF(cmd *cobra.Command, o *ecdfOptions) error {
 // releaseECDF gives each value, by its 1-based bin on g, to a party of a
 // trusted curator, makes one release of the Count component under p
 // (one full-scale noise draw, charged to a budget of exactly its cost)
-// and reads every prefix of it, with draws interval draws.
-func releaseECDF(ctx context.Context, g *ecdf.Grid, p mechanism.Params, bins []int, draws int) (*analysis.ECDF, error) {
+// and reads every prefix of it, with draws interval draws, showing each
+// phase on bar (if not nil) and telling w beforehand when the draws will
+// take long (noteSlowDraws).
+func releaseECDF(ctx context.Context, g *ecdf.Grid, p mechanism.Params, bins []int, draws int, bar *progress, w io.Writer) (*analysis.ECDF, error) {
+	bar.Start(fmt.Sprintf("releasing the ECDF of %d values over %d bins", len(bins), g.Len()), -1)
 	parties := make([]*party.Party, len(bins))
 	for k, b := range bins {
 		var err error
@@ -159,7 +172,17 @@ func releaseECDF(ctx context.Context, g *ecdf.Grid, p mechanism.Params, bins []i
 	if err != nil {
 		return nil, err
 	}
-	return analysis.QueryECDF(ctx, u, rel, g, analysis.AllPrefixes(g.Len()), draws)
+	res, err := u.Sum(ctx, aggregation.Query{Release: rel, Component: aggregation.Count, Prefixes: analysis.AllPrefixes(g.Len())})
+	if err != nil {
+		return nil, err
+	}
+	bar.Finish()
+	if draws > 0 {
+		noteSlowDraws(w, draws, len(res.Prefixes), g.Len())
+		bar.Start(fmt.Sprintf("%d interval draws", draws), -1)
+		defer bar.Finish()
+	}
+	return analysis.NewECDF(res, g, draws)
 }
 
 // setup checks the flags and builds the grid and the mechanism
@@ -179,6 +202,9 @@ func (o *ecdfOptions) setup() (*ecdf.Grid, mechanism.Params, error) {
 	}
 	if _, err := analysis.CheckSmoothing(o.smooth, 0, o.bins); err != nil {
 		return nil, p, fmt.Errorf("--smooth: %w", err)
+	}
+	if err := checkBins(o.bins); err != nil {
+		return nil, p, err
 	}
 	grid, err := ecdf.NewGrid(scale, o.min, o.max, o.bins)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Every --bins tells the same story, and each its own default's reason.
@@ -28,12 +29,12 @@ func TestBinsHelpOneStory(t *testing.T) {
 	}
 }
 
-// simulate --parties says what --data does to its default; --backend
+// simulate --parties says what --input does to its default; --backend
 // lists every backend, plain too, in its help and its error.
 func TestSimulatePartiesAndBackendHelp(t *testing.T) {
 	cmd := newSimulateCommand()
-	if f := cmd.Flags().Lookup("parties"); !strings.Contains(f.Usage, "with --data, default: every row") {
-		t.Errorf("--parties help %q does not say every row with --data", f.Usage)
+	if f := cmd.Flags().Lookup("parties"); !strings.Contains(f.Usage, "with --input, default: every row") {
+		t.Errorf("--parties help %q does not say every row with --input", f.Usage)
 	}
 	_, err := runSimulate("--backend", "paillier")
 	for _, want := range []string{`"paillier"`, "plain", "additive", "dcf"} {
@@ -139,5 +140,83 @@ func TestQuantilesCI95PerQuantile(t *testing.T) {
 		if len(e.QuantilesCI95) != len(e.Quantiles) {
 			t.Errorf("quantiles_ci95 %v, quantiles %v: not the same keys", e.QuantilesCI95, e.Quantiles)
 		}
+	}
+}
+
+// One spelling per concept: no command has a former spelling
+// (deprecatedFlags) as a current flag, and each former spelling is a
+// hidden, deprecated alias that sets the current flag.
+func TestOneFlagSpellingPerConcept(t *testing.T) {
+	root := newRootCommand()
+	old := map[string]bool{}
+	for _, renames := range deprecatedFlags {
+		for o, cur := range renames {
+			if o != cur {
+				old[o] = true
+			}
+		}
+	}
+	// Former spellings that remain current for another concept.
+	otherConcept := map[string]string{
+		"fedecdf experiment out": "a directory", "fedecdf query out": "a directory", "fedecdf simulate out": "a directory",
+		"fedecdf bench fss probability": "a switch: verified reports carry the probability",
+	}
+	for _, c := range commands(root) {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if old[f.Name] && f.Deprecated == "" && otherConcept[c.CommandPath()+" "+f.Name] == "" {
+				t.Errorf("%s has --%s, a former spelling, as a current flag", c.CommandPath(), f.Name)
+			}
+		})
+	}
+	for name, renames := range deprecatedFlags {
+		cmd, _, err := root.Find([]string{name})
+		if err != nil || cmd.Name() != name {
+			t.Fatalf("no command %s: %v", name, err)
+		}
+		for o, cur := range renames {
+			t.Run(name+"_"+o, func(t *testing.T) {
+				f := cmd.Flags().Lookup(o)
+				if f == nil || f.Deprecated != "use --"+cur || !f.Hidden {
+					t.Fatalf("--%s is not a hidden deprecated alias of --%s: %+v", o, cur, f)
+				}
+				sample := map[string]string{"string": "x.csv", "float64": "0.5", "int": "1"}[f.Value.Type()]
+				if err := cmd.Flags().Set(o, sample); err != nil {
+					t.Fatal(err)
+				}
+				if got := cmd.Flags().Lookup(cur).Value.String(); got != sample || !flagChanged(cmd, cur) {
+					t.Errorf("--%s %s set --%s to %q (changed %v)", o, sample, cur, got, flagChanged(cmd, cur))
+				}
+			})
+		}
+	}
+}
+
+// The renamed flags run: simulate on a file by its new spellings gives
+// what the old ones gave.
+func TestSimulateNewAndOldSpellings(t *testing.T) {
+	path := scoresCSV(t, 200, false)
+	args := []string{"--parties", "200", "--epsilon", "4", "--bins", "32", "--interval-draws", "0", "--format", "json", "--bootstrap", "-1"}
+	newOut, err := runSimulate(append(args, "--input", path, "--score-column", "score", "--label-column", "y", "--positive", "yes")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldOut, err := runSimulate(append(args, "--data", path, "--score", "score", "--label", "y", "--positive", "yes")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notice, oldJSON, _ := strings.Cut(oldOut, "\n{")
+	if !strings.Contains(notice, "Flag --data has been deprecated, use --input") {
+		t.Errorf("no deprecation notice for --data: %q", notice)
+	}
+	oldOut = "{" + oldJSON
+	var a, b map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(newOut), &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(oldOut), &b); err != nil {
+		t.Fatal(err)
+	}
+	if a["true"] == nil || string(a["true"]) != string(b["true"]) || string(a["data"]) != string(b["data"]) {
+		t.Errorf("new spellings read other data than the old ones:\n%.300s\n%.300s", a["true"], b["true"])
 	}
 }

@@ -11,21 +11,21 @@ import (
 func newKeygenCommand() *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
-		Use:   "keygen --out FILE",
+		Use:   "keygen --output FILE",
 		Short: "Make a server's or analyst's identity: an Ed25519 libp2p key and an HPKE key pair (FILE, mode 0600; public part in FILE.pub)",
 		Long: `keygen makes the identity of a server or an analyst: an Ed25519 key, whose
 libp2p peer ID names it on the network, and an X25519 HPKE key pair, to
-which parties seal what only it may read. The private keys go to --out
+which parties seal what only it may read. The private keys go to --output
 (mode 0600, never overwritten); the public part goes to FILE.pub, which
 "fedecdf manifest" reads.`,
 		Example: `  # The three identities of a deployment (each also writes FILE.pub)
-  fedecdf keygen --out leader.key
-  fedecdf keygen --out helper.key
-  fedecdf keygen --out analyst.key`,
+  fedecdf keygen --output leader.key
+  fedecdf keygen --output helper.key
+  fedecdf keygen --output analyst.key`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
-				return fmt.Errorf("--out: no key file given")
+				return fmt.Errorf("--output: no key file given")
 			}
 			id, err := deploy.NewIdentity()
 			if err != nil {
@@ -38,6 +38,7 @@ which parties seal what only it may read. The private keys go to --out
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", "", "key file to create (refuses to overwrite)")
+	cmd.Flags().StringVar(&out, "output", "", "key file to create (refuses to overwrite)")
+	addDeprecatedFlags(cmd)
 	return cmd
 }

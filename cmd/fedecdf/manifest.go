@@ -28,7 +28,7 @@ func newManifestCommand() *cobra.Command {
 		Upload: deploy.UploadDirect, Payload: deploy.PayloadLayout(),
 	}}
 	cmd := &cobra.Command{
-		Use:   "manifest --out FILE --leader PUB --leader-addr MULTIADDR --helper PUB --helper-addr MULTIADDR --analyst PUB ...",
+		Use:   "manifest --output FILE --leader PUB --leader-addr MULTIADDR --helper PUB --helper-addr MULTIADDR --analyst PUB ...",
 		Short: "Write the deployment manifest every server, party and analyst holds",
 		Long: `Write the deployment manifest every server, party and analyst holds.
 
@@ -46,15 +46,15 @@ connection per report, its upload HPKE-sealed to the server's key and
 the acknowledgement authenticated, instead of a libp2p connection and
 handshake (much cheaper for the servers). Without them parties upload
 over libp2p.`,
-		Example: `  # After fedecdf keygen --out leader.key (and helper.key, analyst.key):
+		Example: `  # After fedecdf keygen --output leader.key (and helper.key, analyst.key):
   # both servers on this machine, as in fedecdf server --help
-  fedecdf manifest --out manifest.json --dataset scores --bins 128 \
+  fedecdf manifest --output manifest.json --dataset scores --bins 128 \
     --leader leader.key.pub --leader-addr /ip4/127.0.0.1/tcp/4001 \
     --helper helper.key.pub --helper-addr /ip4/127.0.0.1/tcp/4002 \
     --analyst analyst.key.pub --epsilon 1 --budget-epsilon 4 --min-reports 100
 
   # The same, parties uploading over the sealed transport
-  fedecdf manifest --out sealed.json --dataset scores --bins 128 \
+  fedecdf manifest --output sealed.json --dataset scores --bins 128 \
     --leader leader.key.pub --leader-addr /ip4/127.0.0.1/tcp/4001 --leader-upload 127.0.0.1:7401 \
     --helper helper.key.pub --helper-addr /ip4/127.0.0.1/tcp/4002 --helper-upload 127.0.0.1:7402 \
     --analyst analyst.key.pub --epsilon 1 --budget-epsilon 4 --min-reports 100`,
@@ -62,12 +62,16 @@ over libp2p.`,
 		RunE: o.run,
 	}
 	o.addFlags(cmd)
+	addDeprecatedFlags(cmd)
 	return cmd
 }
 
 // run completes the manifest from the key files and writes it.
 func (o *manifestOptions) run(cmd *cobra.Command, _ []string) error {
 	m, out := &o.m, o.out
+	if err := checkBins(m.Grid.Bins); err != nil {
+		return err
+	}
 	if cmd.Flags().Changed("k") && m.Mechanism.Name != "kary" && m.Mechanism.Name != "auto" {
 		return fmt.Errorf("--k %d is the arity of the kary mechanism, but --mechanism is %s: drop --k or use --mechanism kary", m.Mechanism.K, m.Mechanism.Name)
 	}
@@ -125,7 +129,7 @@ func (o *manifestOptions) run(cmd *cobra.Command, _ []string) error {
 func (o *manifestOptions) addFlags(cmd *cobra.Command) {
 	m := &o.m
 	f := cmd.Flags()
-	f.StringVar(&o.out, "out", "manifest.json", "manifest file to create (refuses to overwrite)")
+	f.StringVar(&o.out, "output", "manifest.json", "manifest file to create (refuses to overwrite)")
 	f.StringVar(&m.Dataset, "dataset", "fedecdf", "dataset name")
 	f.StringVar(&o.leaderPub, "leader", "", "the leader's public key file (keygen's FILE.pub)")
 	f.StringSliceVar(&m.Leader.Addrs, "leader-addr", nil, "the leader's multiaddr, e.g. /ip4/10.0.0.1/tcp/4001 (repeatable)")

@@ -23,7 +23,7 @@ func runManifest(t *testing.T, args ...string) (*deploy.Manifest, error) {
 func runManifestOf(t *testing.T, names []string, args ...string) (*deploy.Manifest, error) {
 	t.Helper()
 	dir := t.TempDir()
-	base := []string{"--out", filepath.Join(dir, "manifest.json"), "--leader-addr", "/ip4/127.0.0.1/tcp/1", "--helper-addr", "/ip4/127.0.0.1/tcp/2"}
+	base := []string{"--output", filepath.Join(dir, "manifest.json"), "--leader-addr", "/ip4/127.0.0.1/tcp/1", "--helper-addr", "/ip4/127.0.0.1/tcp/2"}
 	for _, name := range []string{"leader", "helper", "analyst", "operator"} {
 		id, err := deploy.NewIdentity()
 		if err != nil {

@@ -1,18 +1,20 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/fedecdf/fedecdf/internal/dataset"
 	"github.com/fedecdf/fedecdf/internal/deploy"
 	"github.com/fedecdf/fedecdf/internal/p2p"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/party"
 )
 
@@ -28,7 +30,7 @@ type partyOptions struct {
 func newPartyCommand() *cobra.Command {
 	var o partyOptions
 	cmd := &cobra.Command{
-		Use:   "party --manifest FILE (--score-value S --label-value Y [--probability-value P] | --csv FILE)",
+		Use:   "party --manifest FILE (--score-value S --label-value Y [--probability-value P] | --input FILE)",
 		Short: "Submit one record (or one report per CSV row, each a separate party) to both servers",
 		Long: `Submit reports in the manifest's upload mode: "direct", each server
 receives its own share of the report over a Noise channel to it; or
@@ -40,11 +42,16 @@ the upload HPKE-sealed to that server and its acknowledgement checked
 by a MAC, instead of over libp2p. The exit status is 0 only if both
 servers acknowledged (durably stored) every report.
 
-With --csv every row is checked (grid range, NaN, labels, probabilities)
+With --input every row is checked (grid range, NaN, labels, probabilities)
 before the first upload, and each row's report ID and shares are derived
-from a secret row key (--row-key, created on first use) and the row, so
-rerunning the same command after a failure resumes safely: rows the
-servers already hold are recognised and not stored twice.
+from a secret row key (--row-key, created on first use), the row's
+values and its occurrence number among identical rows, not its position,
+so rerunning after a failure, or on the same rows exported again in
+another order, stores nothing twice: rows the servers already hold are
+recognised. An edited row is a new row: the servers keep every accepted
+report, so its old version stays stored; the run says how many rows
+changed (were edited or removed) since the last upload, which the row
+key's side file (ROWKEY.uploaded) remembers.
 
 Each upload goes to both servers at once; a server that does not answer
 (refused, reset, unreachable, timed out) is retried with exponential
@@ -59,7 +66,7 @@ addresses (TCP); in relay mode the leader's only.`,
 
   # One report per row of a CSV file with 0/1 labels (here made by awk)
   awk 'BEGIN { srand(1); print "score,label"; for (i = 0; i < 2000; i++) { s = rand(); print s "," (rand() < s) } }' > scores.csv
-  fedecdf party --manifest manifest.json --csv scores.csv --score-column score --label-column label --probability-column score`,
+  fedecdf party --manifest manifest.json --input scores.csv --score-column score --label-column label --probability-column score`,
 		Args: cobra.NoArgs,
 		RunE: o.run,
 	}
@@ -68,20 +75,16 @@ addresses (TCP); in relay mode the leader's only.`,
 	f.Float64Var(&o.inst.Score, "score-value", 0, "the record's score")
 	f.IntVar(&o.inst.Label, "label-value", 0, "the record's label, 0 or 1")
 	f.Float64Var(&o.inst.Probability, "probability-value", 0, "the record's predicted probability of label 1, in [0, 1]")
-	// The old names, values here but column names in simulate.
-	for old, name := range map[string]string{"score": "score-value", "label": "label-value", "probability": "probability-value"} {
-		f.AddFlag(&pflag.Flag{Name: old, Usage: "deprecated name of --" + name, Value: f.Lookup(name).Value, DefValue: f.Lookup(name).DefValue})
-		_ = f.MarkDeprecated(old, "use --"+name+" (--"+old+" names a column in simulate)")
-	}
-	f.StringVar(&o.rowKey, "row-key", "", "secret key file of --csv's report IDs, created (mode 0600) if missing; keep it to rerun safely (default: the CSV file's name + .rowkey)")
-	f.StringVar(&o.csv, "csv", "", "CSV file: one report per row")
-	f.StringVar(&o.scoreCol, "score-column", "score", "score column of --csv")
-	f.StringVar(&o.labelCol, "label-column", "label", "label column of --csv")
-	f.StringVar(&o.probCol, "probability-column", "", "predicted-probability column of --csv (needed by the Hosmer–Lemeshow query; may be the score column)")
-	f.StringVar(&o.positive, "positive", "", `positive label value of --csv ("" means 0/1 labels, "!v" means not v)`)
-	f.IntVar(&o.concurrency, "concurrency", 8, "reports in flight at once with --csv")
+	f.StringVar(&o.rowKey, "row-key", "", "secret key file of --input's report IDs, created (mode 0600) if missing; keep it to rerun safely (default: the CSV file's name + .rowkey)")
+	f.StringVar(&o.csv, "input", "", "CSV file: one report per row")
+	f.StringVar(&o.scoreCol, "score-column", "score", "score column of --input")
+	f.StringVar(&o.labelCol, "label-column", "label", "label column of --input")
+	f.StringVar(&o.probCol, "probability-column", "", "predicted-probability column of --input (needed by the Hosmer–Lemeshow query; may be the score column)")
+	f.StringVar(&o.positive, "positive", "", `positive label value of --input ("" means 0/1 labels, "!v" means not v)`)
+	f.IntVar(&o.concurrency, "concurrency", 8, "reports in flight at once with --input")
 	f.DurationVar(&o.retryWindow, "retry-window", time.Minute, "how long an upload to a server that does not answer is retried (e.g. 30s, 5m)")
 	f.StringVar(&o.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
+	addDeprecatedFlags(cmd)
 	return cmd
 }
 
@@ -109,12 +112,15 @@ func (o *partyOptions) run(cmd *cobra.Command, _ []string) error {
 	if o.csv != "" {
 		return o.submitRows(cmd, m, all, tc)
 	}
+	if err := deploy.ValidateRows(m, all); err != nil {
+		return fmt.Errorf("the record given by --score-value, --label-value: %w; nothing was uploaded", errors.Unwrap(err))
+	}
 	n, err := deploy.SubmitAll(cmd.Context(), m, all, tc, o.concurrency, false)
 	fmt.Fprintf(cmd.OutOrStdout(), "%d of %d report(s) acknowledged by both servers\n", n, len(all))
 	return err
 }
 
-// submitRows uploads one report per row of --csv under IDs keyed by the
+// submitRows uploads one report per row of --input under IDs keyed by the
 // row key, with a progress bar on a terminal, and on a failure says which
 // rows both servers hold and that a rerun resumes.
 func (o *partyOptions) submitRows(cmd *cobra.Command, m *deploy.Manifest, all []party.Instance, tc p2p.Config) error {
@@ -132,6 +138,14 @@ func (o *partyOptions) submitRows(cmd *cobra.Command, m *deploy.Manifest, all []
 	if created {
 		fmt.Fprintf(cmd.ErrOrStderr(), "fedecdf: created row key %s: keep it to rerun this file safely\n", keyPath)
 	}
+	ids := deploy.RowReportIDs(key, m.Dataset, all)
+	uploaded := deploy.UploadedRowsPath(keyPath)
+	prev := map[payload.ReportID]bool{}
+	if !created {
+		if prev, err = deploy.ReadUploadedRows(uploaded); err != nil {
+			return err
+		}
+	}
 	bar := newProgress(cmd.ErrOrStderr(), false)
 	bar.Start("uploading "+o.csv, len(all))
 	res, err := deploy.SubmitRows(cmd.Context(), m, all, key, tc, o.concurrency, func(int, bool) { bar.Add(1) })
@@ -145,11 +159,35 @@ func (o *partyOptions) submitRows(cmd *cobra.Command, m *deploy.Manifest, all []
 		fmt.Fprintf(out, " (%d already stored by an earlier run or attempt)", res.Duplicates)
 	}
 	fmt.Fprintln(out)
+	if changed := deploy.ChangedRows(prev, ids); changed > 0 {
+		fmt.Fprintf(out, "%d rows changed since the last upload: their old versions stay stored — the servers keep every accepted report "+
+			"(an edited or removed row counts; a moved row does not)\n", changed)
+	}
+	if werr := recordUploaded(uploaded, prev, ids, res, err == nil); werr != nil {
+		err = errors.Join(err, werr)
+	}
 	if err == nil {
 		return nil
 	}
 	printHeld(out, res)
-	return fmt.Errorf("%w\nstopped at the first row still failing after --retry-window %v; rerun the same command (same --csv and --row-key %s) to store the missing rows: rows already stored are recognised by their report IDs and not stored twice", err, o.retryWindow, keyPath)
+	return fmt.Errorf("%w\nstopped at the first row still failing after --retry-window %v; rerun the same command (same --input and --row-key %s) to store the missing rows: rows already stored are recognised by their report IDs and not stored twice", err, o.retryWindow, keyPath)
+}
+
+// recordUploaded writes the side file of the row key: after a complete
+// run the IDs of the file's rows, after a failed one those of the last
+// complete run and the rows stored since, so that the next run reports
+// the rows edited since the last upload.
+func recordUploaded(path string, prev map[payload.ReportID]bool, ids []payload.ReportID, res *deploy.RowResult, complete bool) error {
+	now := map[payload.ReportID]bool{}
+	if !complete {
+		maps.Copy(now, prev)
+	}
+	for k, id := range ids {
+		if res.Held[k] == deploy.HeldByBoth {
+			now[id] = true
+		}
+	}
+	return deploy.WriteUploadedRows(path, now)
 }
 
 // printHeld says, after a failed run, which rows both servers hold,
@@ -192,15 +230,13 @@ func rowRanges(stored []bool) string {
 	return strings.Join(parts, ", ")
 }
 
-// instances are the records to submit: one per row of --csv, or the one
+// instances are the records to submit: one per row of --input, or the one
 // given by --score-value and --label-value.
 func (o *partyOptions) instances(cmd *cobra.Command) ([]party.Instance, error) {
-	changed := func(name string) bool {
-		return cmd.Flags().Changed(name+"-value") || cmd.Flags().Changed(name)
-	}
+	changed := func(name string) bool { return flagChanged(cmd, name+"-value") }
 	switch {
 	case o.csv != "" && (changed("score") || changed("label")):
-		return nil, fmt.Errorf("give either --csv or --score-value/--label-value, not both")
+		return nil, fmt.Errorf("give either --input or --score-value/--label-value, not both")
 	case o.csv != "":
 		return o.csvInstances()
 	case changed("score") && changed("label"):
@@ -208,11 +244,11 @@ func (o *partyOptions) instances(cmd *cobra.Command) ([]party.Instance, error) {
 		inst.HasProbability = changed("probability")
 		return []party.Instance{inst}, nil
 	default:
-		return nil, fmt.Errorf("give --score-value and --label-value, or --csv")
+		return nil, fmt.Errorf("give --score-value and --label-value, or --input")
 	}
 }
 
-// csvInstances reads one record per row of --csv.
+// csvInstances reads one record per row of --input.
 func (o *partyOptions) csvInstances() ([]party.Instance, error) {
 	scores, labels, err := dataset.ReadScored(o.csv, o.scoreCol, o.labelCol, o.positive)
 	if err != nil {

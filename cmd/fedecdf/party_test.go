@@ -88,7 +88,7 @@ func TestPartyCSVRerunStoresEachRowOnce(t *testing.T) {
 	if err == nil || res.Count() != k {
 		t.Fatalf("crashed run: %d stored, %v; want %d and an error", res.Count(), err, k)
 	}
-	out, err := runCommand(newPartyCommand(), "--manifest", manifest, "--csv", csv, "--probability-column", "p")
+	out, err := runCommand(newPartyCommand(), "--manifest", manifest, "--input", csv, "--probability-column", "p")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestPartyCSVRerunStoresEachRowOnce(t *testing.T) {
 		t.Errorf("rerun said %q, want %q", out, want)
 	}
 	// A third run stores nothing new.
-	if out, err := runCommand(newPartyCommand(), "--manifest", manifest, "--csv", csv, "--probability-column", "p"); err != nil || !strings.Contains(out, fmt.Sprintf("(%d already stored", n)) {
+	if out, err := runCommand(newPartyCommand(), "--manifest", manifest, "--input", csv, "--probability-column", "p"); err != nil || !strings.Contains(out, fmt.Sprintf("(%d already stored", n)) {
 		t.Errorf("third run: %q, %v", out, err)
 	}
 	a, err := deploy.NewAnalyst(m, analyst, tc)
@@ -129,7 +129,7 @@ func TestPartyCSVValidatesBeforeUpload(t *testing.T) {
 			if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, err := runCommand(newPartyCommand(), "--manifest", manifest, "--csv", path, "--probability-column", "p")
+			_, err := runCommand(newPartyCommand(), "--manifest", manifest, "--input", path, "--probability-column", "p")
 			if err == nil || !strings.Contains(err.Error(), "data row 3:") && !strings.Contains(err.Error(), "rows.csv:4:") {
 				t.Errorf("err = %v, want the bad row named and nothing uploaded", err)
 			}
@@ -216,7 +216,7 @@ func TestPartyCSVStopsAtFirstServerFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	args := []string{"--csv", csv, "--probability-column", "p", "--concurrency", "1", "--retry-window", "1s"}
+	args := []string{"--input", csv, "--probability-column", "p", "--concurrency", "1", "--retry-window", "1s"}
 	out, err := runCommand(newPartyCommand(), append([]string{"--manifest", flakyPath}, args...)...)
 	if err == nil {
 		t.Fatalf("party --csv succeeded although the helper went away:\n%s", out)

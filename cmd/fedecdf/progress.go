@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
 )
 
 // isTerminal says whether w is a terminal, where a progress bar can
@@ -18,6 +19,13 @@ func isTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// addProgressFlag gives cmd the --progress flag, bound to verbose: the
+// phases of a command that can run long are shown on standard error on
+// a terminal anyway, and with --progress also when it is redirected.
+func addProgressFlag(cmd *cobra.Command, verbose *bool) {
+	cmd.Flags().BoolVar(verbose, "progress", false, "report each phase and its time on standard error also when it is not a terminal (on a terminal a bar or spinner shows anyway)")
 }
 
 // newProgress returns a progress display on w (a command's standard
@@ -60,6 +68,7 @@ func (p *progress) Start(phase string, total int) {
 		progressbar.OptionSetPredictTime(total > 0),
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
+		progressbar.OptionSetRenderBlankState(total < 0),
 	)
 }
 

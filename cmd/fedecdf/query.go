@@ -74,8 +74,11 @@ const queryLong = `Without --release, the servers create a new release, each cha
                     within [0, 1]), joint (label, 1−label and probability
                     at ε/2) or paper (the paper's split). Prints the
                     --groups quantile groups (bins, size, observed and
-                    expected positives), H and its p-value (χ² with G−2
-                    degrees of freedom). The groups are quantiles of the
+                    expected positives), H and its noise-aware p-value
+                    (a parametric bootstrap of H under calibration over
+                    the public noise law, --bootstrap draws), next to
+                    the naive χ²(G−2) one, which ignores the noise and
+                    is too small. The groups are quantiles of the
                     grid's score bins: the score must be monotone in the
                     predicted probability; joint and paper also need every
                     party's probability (fedecdf party --probability).
@@ -88,8 +91,9 @@ restarts): no budget is spent and the result is the one first read.
 "roc --release ID" re-reads a ROC release, and "hosmer --release ID" runs
 the grid plan's test on it: the Hosmer–Lemeshow test comes free with the
 ROC curve. Smoothing and quantiles are post-processing. --out DIR writes the result
-as JSON (ecdf.json, roc.json, pr.json or hosmer.json) and, for roc, roc.png
-(the curves over their simultaneous 95 % band) and, for hosmer, calibration.png
+as JSON (ecdf.json, roc.json, pr.json or hosmer.json) and a PNG: ecdf.png
+(the private and smoothed curves over their simultaneous 95 % band),
+roc.png (likewise), pr.png and, for hosmer, calibration.png
 (observed against expected positive rate per group).`
 
 // newQueryCommand builds the "query" command.
@@ -113,7 +117,7 @@ func newQueryCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	q.add(f)
-	f.StringVar(&q.outDir, "out", "", "directory to write the result into (ecdf.json, roc.json and roc.png, pr.json, or hosmer.json and calibration.png)")
+	f.StringVar(&q.outDir, "out", "", "directory to write the result into (ecdf.json and ecdf.png, roc.json and roc.png, pr.json and pr.png, or hosmer.json and calibration.png)")
 	f.StringVar(&q.method, "smooth", "l2", "smoothing of the private curve (for hosmer: of the ECDF the groups are cut from): "+strings.Join(smooth.Methods, ", "))
 	f.StringVar(&q.release, "release", "", "re-read this existing release (its ID, as printed) instead of creating one: no budget spent (ecdf and quantile: an ecdf release; roc, pr and hosmer: a roc release)")
 	f.StringVar(&q.plan, "plan", analysis.HosmerPlans[0], "hosmer: allocation of ε over the releases: "+strings.Join(analysis.HosmerPlans, " or "))
@@ -165,6 +169,9 @@ func (q *queryFlags) run(cmd *cobra.Command, args []string) error {
 		if err := writeJSONFile(filepath.Join(q.outDir, "ecdf.json"), e); err != nil {
 			return err
 		}
+		if err := plotCurves(filepath.Join(q.outDir, "ecdf.png"), e.ECDF); err != nil {
+			return err
+		}
 	}
 	if q.format == "json" {
 		return writeJSON(cmd.OutOrStdout(), e)
@@ -193,7 +200,7 @@ func (a *analystFlags) load(cmd *cobra.Command, owner string) (*deploy.Manifest,
 		return nil, nil, p2p.Config{}, err
 	}
 	if a.key == "" {
-		return nil, nil, p2p.Config{}, fmt.Errorf("--key is required: the %s's key file (fedecdf keygen --out analyst.key), whose peer ID the manifest lists", owner)
+		return nil, nil, p2p.Config{}, fmt.Errorf("--key is required: the %s's key file (fedecdf keygen --output analyst.key), whose peer ID the manifest lists", owner)
 	}
 	m, err := deploy.ReadManifest(a.manifest)
 	if err != nil {
@@ -313,10 +320,12 @@ func (q *queryFlags) roc(cmd *cobra.Command, a *deploy.Analyst, stat string, id 
 		if err := writeJSONFile(filepath.Join(q.outDir, stat+".json"), r); err != nil {
 			return err
 		}
-		if stat == "roc" {
-			if err := rocChart(r).Save(filepath.Join(q.outDir, "roc.png")); err != nil {
-				return err
-			}
+		chart := rocChart(r)
+		if stat == "pr" {
+			chart = prChart(r)
+		}
+		if err := chart.Save(filepath.Join(q.outDir, stat+".png")); err != nil {
+			return err
 		}
 	}
 	w := cmd.OutOrStdout()
@@ -354,6 +363,19 @@ func rocChart(r *deploy.ROC) *plot.Chart {
 	return plot.ROCChart(title, r.Band95,
 		plot.Series{Name: fmt.Sprintf("private (AUC %.3f)", r.Raw.AUC), X: r.Raw.FPR, Y: r.Raw.TPR},
 		plot.Series{Name: fmt.Sprintf("smoothed by %s (AUC %.3f)", r.Smoothing, r.AUC), X: r.FPR, Y: r.TPR, Style: plot.Dashed})
+}
+
+// prChart is pr.png: the private PR curve and the smoothed one.
+func prChart(r *deploy.ROC) *plot.Chart {
+	return &plot.Chart{
+		Title:  fmt.Sprintf("PR, dataset %q, n = %d, %s, ε = %.6g", r.Dataset, r.N, r.Mechanism, r.Epsilon),
+		XLabel: "recall", YLabel: "precision", Legend: plot.BottomRight,
+		XMin: 0, XMax: 1, YMin: 0, YMax: 1,
+		Series: []plot.Series{
+			{Name: fmt.Sprintf("private (AP %.3f)", r.Raw.AveragePrecision), X: r.Raw.Recall, Y: r.Raw.Precision},
+			{Name: fmt.Sprintf("smoothed by %s (AP %.3f)", r.Smoothing, r.AveragePrecision), X: r.Recall, Y: r.Precision, Style: plot.Dashed},
+		},
+	}
 }
 
 // hosmer runs the Hosmer–Lemeshow test — on new releases of --plan, or on

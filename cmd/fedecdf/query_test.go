@@ -182,7 +182,7 @@ func TestQueryHosmer(t *testing.T) {
 	t.Logf("fedecdf query --plan paper --groups 4 hosmer:\n%s", text)
 	// At a huge ε both plans release the exact groups: the same H.
 	wantH := "H = " + strconv.FormatFloat(*h.Statistic, 'g', 4, 64) + " with 4 groups"
-	for _, want := range []string{"paper plan", "group       bins", "obs. s.d.", "obs. rate ± 95 %", "replace neighbours", wantH, "naive χ²_2 p-value " + strconv.FormatFloat(*h.PValueNaive, 'g', 4, 64), "noise-aware p-value "} {
+	for _, want := range []string{"paper plan", "group       bins", "obs. s.d.", "obs. rate [95 % interval]", "replace neighbours", wantH, "naive χ²_2 p-value " + strconv.FormatFloat(*h.PValueNaive, 'g', 4, 64), "noise-aware p-value "} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text output lacks %q:\n%s", want, text)
 		}
@@ -261,7 +261,8 @@ func TestWriteHosmerUndefined(t *testing.T) {
 	}
 }
 
-// --out creates its directory (with roc.png for roc); a path that
+// --out creates its directory, with the result's JSON and PNG for
+// ecdf, roc and pr; a path that
 // cannot be a directory is refused before any release, so the whole
 // budget (2ε) remains for two queries afterwards.
 func TestQueryOutDirectory(t *testing.T) {
@@ -274,16 +275,24 @@ func TestQueryOutDirectory(t *testing.T) {
 	if _, err := runQuery(append(base, "--out", filepath.Join(file, "sub"), "ecdf")...); err == nil || !strings.Contains(err.Error(), "--out") {
 		t.Fatalf("--out under a file: %v", err)
 	}
-	for _, stat := range []string{"ecdf", "roc"} {
-		dir := filepath.Join(t.TempDir(), "new", "results")
-		if _, err := runQuery(append(base, "--out", dir, stat)...); err != nil {
+	dir := filepath.Join(t.TempDir(), "new", "results")
+	for _, stat := range []string{"ecdf", "roc", "pr"} {
+		args := append(base, "--out", dir, stat)
+		if stat == "pr" { // the roc release's PR curve, free
+			var r struct{ Release string }
+			if b, err := os.ReadFile(filepath.Join(dir, "roc.json")); err != nil || json.Unmarshal(b, &r) != nil {
+				t.Fatalf("roc.json: %v", err)
+			}
+			args = append(base, "--release", r.Release, "--out", dir, stat)
+		}
+		if _, err := runQuery(args...); err != nil {
 			t.Fatalf("%s: %v", stat, err)
 		}
 		if b, err := os.ReadFile(filepath.Join(dir, stat+".json")); err != nil || !json.Valid(b) {
 			t.Errorf("%s.json: %v", stat, err)
 		}
-		if png, err := os.ReadFile(filepath.Join(dir, "roc.png")); stat == "roc" && (err != nil || !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n"))) {
-			t.Errorf("roc.png: %v", err)
+		if png, err := os.ReadFile(filepath.Join(dir, stat+".png")); err != nil || !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
+			t.Errorf("%s.png: %v", stat, err)
 		}
 	}
 }

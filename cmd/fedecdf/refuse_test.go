@@ -25,7 +25,7 @@ func TestFlagsRefused(t *testing.T) {
 		{"simulate parties 0", []string{"simulate", "--parties", "0"}, "--parties 0 is not positive"},
 		{"simulate bins -1", []string{"simulate", "--bins", "-1"}, "--bins -1 is negative"},
 		{"experiment bins 0", []string{"experiment", "--bins", "0"}, "--bins 0 is not positive"},
-		{"party concurrency 0", []string{"party", "--concurrency", "0", "--score", "0.5", "--label", "1"}, "--concurrency 0 is not positive"},
+		{"party concurrency 0", []string{"party", "--concurrency", "0", "--score-value", "0.5", "--label-value", "1"}, "--concurrency 0 is not positive"},
 		{"ecdf k with tree", []string{"ecdf", "--min", "0", "--max", "1", "--mechanism", "tree", "--k", "5"}, "--k 5 is the arity of the kary mechanism, but --mechanism is tree"},
 		{"manifest k with tree", []string{"manifest", "--mechanism", "tree", "--k", "5"}, "--k 5 is the arity of the kary mechanism"},
 		{"server without key", []string{"server", "--role", "leader", "--store", "leader.db"}, "--key is required"},

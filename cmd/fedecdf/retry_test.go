@@ -63,8 +63,8 @@ func rowIDs(t *testing.T, dataset, csv string, rows []party.Instance) map[payloa
 		t.Fatal(err)
 	}
 	ids := map[payload.ReportID]bool{}
-	for k, x := range rows {
-		ids[deploy.RowReportID(key, dataset, k, x)] = true
+	for _, id := range deploy.RowReportIDs(key, dataset, rows) {
+		ids[id] = true
 	}
 	return ids
 }
@@ -110,7 +110,7 @@ func TestPartyRetriesAcrossServerKill(t *testing.T) {
 	csvA, rows := writeRows(t, n)
 	csvB, _ := writeRows(t, n)
 	party := func(csv, window string) []string {
-		return []string{"--manifest", c.manifest, "--csv", csv, "--probability-column", "p", "--concurrency", strconv.Itoa(concurrency), "--retry-window", window}
+		return []string{"--manifest", c.manifest, "--input", csv, "--probability-column", "p", "--concurrency", strconv.Itoa(concurrency), "--retry-window", window}
 	}
 
 	run := startParty(party(csvA, "30s")...)

@@ -61,7 +61,7 @@ other, are never in a release; a report either server rejected is rejected
 at both, and one verified at both never is one server's only. They are found when the
 leader compares the two report sets (fedecdf status, and a periodic check
 when the sets differ), logged and shown by fedecdf status. A party completes
-its upload by running fedecdf party --csv again with the same --row-key (the
+its upload by running fedecdf party --input again with the same --row-key (the
 server holding a row's report counts it once); --purge-orphans-after AGE
 removes, at this server only, those received longer than AGE ago.
 
@@ -69,7 +69,11 @@ removes, at this server only, those received longer than AGE ago.
 reports accepted, duplicate, rejected and purged, releases and queries,
 reports counted (verified), held (not yet verified) and held here only,
 rejections at verification per reason, budget spent and total, and whether
-the other server is reachable.
+the other server is reachable (set by the leader's start-up check). The same
+listener serves the probes /healthz (200 while the process serves) and
+/readyz (200 when the store is readable and, at the leader, the helper
+answered the last check; 503 and the reason otherwise). An example systemd
+unit is examples/fedecdf-server.service.
 
 Connection limits (of the libp2p listener; the sealed-upload listener's
 is --upload-conns, below): each party opens a connection or two, often
@@ -130,7 +134,7 @@ manifest.`,
 	f.StringVar(&o.storePasswordFile, "store-password-file", "", "file (mode 0600) holding the PostgreSQL password of a postgres:// --store (else PGPASSWORD)")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug (every upload), info, warn or error")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: "+strings.Join(deploy.LogFormats, " or ")+" (one line per event)")
-	f.StringVar(&o.metrics, "metrics", "", "serve Prometheus text-format metrics at http://HOST:PORT/metrics, e.g. 127.0.0.1:9090 (default: none)")
+	f.StringVar(&o.metrics, "metrics", "", "serve Prometheus text-format metrics at http://HOST:PORT/metrics and the probes /healthz and /readyz, e.g. 127.0.0.1:9090 (default: none)")
 	f.DurationVar(&o.peerCheck, "peer-check", deploy.DefaultPeerCheck, "leader: interval of its checks of the helper: same manifest, reachable, report sets")
 	f.DurationVar(&o.peerTimeout, "peer-timeout", deploy.DefaultPeerTimeout, "leader: how long a check of the helper, or the helper's part of fedecdf status, may take")
 	f.DurationVar(&o.summary, "summary", deploy.DefaultSummary, "interval of the info line summarising uploads, releases and queries (0: none)")
@@ -218,7 +222,7 @@ func (o *serverOptions) config(logger *slog.Logger) (deploy.ServerConfig, error)
 		return cfg, err
 	}
 	if o.key == "" {
-		return cfg, fmt.Errorf("--key is required: the %s's key file (fedecdf keygen --out %s.key)", o.role, o.role)
+		return cfg, fmt.Errorf("--key is required: the %s's key file (fedecdf keygen --output %s.key)", o.role, o.role)
 	}
 	if o.store == "" {
 		return cfg, fmt.Errorf("--store is required: the file holding the %s's reports and budget ledger, e.g. --store %s.db", o.role, o.role)

@@ -36,6 +36,7 @@ func newSimulateCommand() *cobra.Command {
 	}
 	o.addFlags(cmd)
 	addIntervalDrawsFlag(cmd, &o.intervalDraws)
+	addDeprecatedFlags(cmd)
 	return cmd
 }
 
@@ -43,10 +44,11 @@ const simulateLong = `simulate runs n parties, the leader and helper servers and
 process over a counting in-process transport, and compares the private
 outputs with the exact ones.
 
-Data: without --data, a built-in synthetic table is scored by a logistic
-regression (its test rows become the parties). With --data and --score, the
-score column and --label are read as they are. With --data and no --score,
-the file is a table with a label column: a logistic regression is trained on
+Data: without --input, a built-in synthetic table is scored by a logistic
+regression (its test rows become the parties). With --input and
+--score-column, the score column and --label-column are read as they are.
+With --input and no --score-column, the file is a table with a label
+column: a logistic regression is trained on
 a seeded split (--drop names identifier columns) and the test rows' predicted
 probabilities become the parties' scores, as in dp-ecdf §6.
 
@@ -94,14 +96,14 @@ const simulateExample = `  fedecdf simulate
 
   # A file of scores and 0/1 labels (here 2000 rows made by awk)
   awk 'BEGIN { srand(1); print "score,label"; for (i = 0; i < 2000; i++) { s = rand(); print s "," (rand() < s) } }' > scores.csv
-  fedecdf simulate --data scores.csv --score score --label label --out plots/
+  fedecdf simulate --input scores.csv --score-column score --label-column label --out plots/
 
   # A table with a yes/no label column (here made by awk): a logistic
   # regression is trained on it first (--drop lists identifier columns;
   # '!v' means "not v")
   awk 'BEGIN { srand(2); print "id,age,balance,y"; for (i = 0; i < 3000; i++) { a = 20 + 60 * rand(); print i "," a "," 5000 * rand() "," (rand() < a / 100 ? "yes" : "no") } }' > table.csv
-  fedecdf simulate --data table.csv --label y --positive yes --drop id
-  fedecdf simulate --data table.csv --label y --positive '!no' --drop id --format json`
+  fedecdf simulate --input table.csv --label-column y --positive yes --drop id
+  fedecdf simulate --input table.csv --label-column y --positive '!no' --drop id --format json`
 
 // simulateBackends are the values of simulate --backend.
 var simulateBackends = []string{"plain", "additive", "dcf"}
@@ -111,15 +113,15 @@ var simulateBackends = []string{"plain", "additive", "dcf"}
 func (o *simulateOptions) addFlags(cmd *cobra.Command) {
 	d := simulate.DefaultConfig()
 	f := cmd.Flags()
-	f.IntVar(&o.cfg.Parties, "parties", 0, fmt.Sprintf("number of parties n (default: %d of the built-in data; with --data, default: every row, or give n for the first n rows)", d.Parties))
+	f.IntVar(&o.cfg.Parties, "parties", 0, fmt.Sprintf("number of parties n (default: %d of the built-in data; with --input, default: every row, or give n for the first n rows)", d.Parties))
 	f.StringVar(&o.cfg.Backend, "backend", d.Backend, "secure-sum backend: "+strings.Join(simulateBackends, ", ")+" (plain: a trusted curator, no secure sum)")
 	f.IntVar(&o.cfg.Malicious, "malicious", 0, "number of malicious parties added, each uploading an invalid report that both servers reject (--backend additive or dcf); n and every statistic cover the honest parties")
 	f.BoolVar(&o.cfg.Unverified, "unverified", false, "--backend dcf only: fold the parties' DCF keys unchecked, probability included (one party can then move any statistic)")
-	f.StringVar(&o.cfg.Data, "data", "", "CSV file (default: built-in synthetic table scored by logistic regression)")
-	f.StringVar(&o.cfg.ScoreCol, "score", "", "score column of --data (default: train a logistic regression on the table)")
-	f.StringVar(&o.cfg.LabelCol, "label", d.LabelCol, "label column of --data")
-	f.StringVar(&o.cfg.Positive, "positive", "", `positive label value of --data ("" means 0/1 labels, "!v" means not v)`)
-	f.StringSliceVar(&o.cfg.Drop, "drop", nil, "columns of --data that are not features (identifiers), comma-separated")
+	f.StringVar(&o.cfg.Data, "input", "", "CSV file (default: built-in synthetic table scored by logistic regression)")
+	f.StringVar(&o.cfg.ScoreCol, "score-column", "", "score column of --input (default: train a logistic regression on the table)")
+	f.StringVar(&o.cfg.LabelCol, "label-column", d.LabelCol, "label column of --input")
+	f.StringVar(&o.cfg.Positive, "positive", "", `positive label value of --input ("" means 0/1 labels, "!v" means not v)`)
+	f.StringSliceVar(&o.cfg.Drop, "drop", nil, "columns of --input that are not features (identifiers), comma-separated")
 	f.Float64Var(&o.cfg.TestFraction, "test-fraction", 0, "share of the table's rows held out and scored (default 0.3)")
 	f.Float64Var(&o.cfg.Epsilon, "epsilon", d.Epsilon, "total privacy budget ε (δ: see --delta)")
 	f.Float64Var(&o.cfg.ECDFShare, "ecdf-share", d.ECDFShare, "share of ε spent on the ECDF of the scores (0: none, a ROC-only run)")
@@ -145,6 +147,8 @@ func (o *simulateOptions) addFlags(cmd *cobra.Command) {
 func (o *simulateOptions) check(cmd *cobra.Command) error {
 	cfg, changed := &o.cfg, cmd.Flags().Changed
 	switch {
+	case checkBins(cfg.Bins) != nil:
+		return checkBins(cfg.Bins)
 	case !slices.Contains(simulateBackends, cfg.Backend):
 		return fmt.Errorf("--backend %q: want one of %s", cfg.Backend, strings.Join(simulateBackends, ", "))
 	case simulate.CheckVerification(*cfg) != nil:
@@ -166,7 +170,7 @@ func (o *simulateOptions) check(cmd *cobra.Command) error {
 	case changed("test-fraction") && !(cfg.TestFraction > 0 && cfg.TestFraction < 1):
 		return fmt.Errorf("--test-fraction %g: want the share of rows held out for scoring in (0, 1) (default 0.3)", cfg.TestFraction)
 	case changed("test-fraction") && cfg.ScoreCol != "":
-		return errors.New("--test-fraction with --score: the scores are read as they are, nothing is trained or held out; drop --test-fraction")
+		return errors.New("--test-fraction with --score-column: the scores are read as they are, nothing is trained or held out; drop --test-fraction")
 	}
 	return nil
 }

@@ -210,13 +210,13 @@ func TestSimulateLabelValues(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"misspelt", []string{"--data", mixed, "--label", "y", "--positive", "Yes"}, []string{`label column "y" has 2 values`, `"yes" (`, `"no" (`, `"Yes" matches none`}},
-		{"third value", []string{"--data", mixed, "--label", "z", "--positive", "yes"}, []string{`label column "z" has 3 values`, `"maybe" (29)`, `"!v"`}},
-		{"all positive", []string{"--data", positive, "--label", "y", "--positive", "yes"}, []string{"all 200 instances are positive", `label "yes"`, "both classes"}},
-		{"all negative", []string{"--data", positive, "--label", "y", "--positive", "no"}, []string{"all 200 instances are negative", `label "no"`}},
+		{"misspelt", []string{"--input", mixed, "--label-column", "y", "--positive", "Yes"}, []string{`label column "y" has 2 values`, `"yes" (`, `"no" (`, `"Yes" matches none`}},
+		{"third value", []string{"--input", mixed, "--label-column", "z", "--positive", "yes"}, []string{`label column "z" has 3 values`, `"maybe" (29)`, `"!v"`}},
+		{"all positive", []string{"--input", positive, "--label-column", "y", "--positive", "yes"}, []string{"all 200 instances are positive", `label "yes"`, "both classes"}},
+		{"all negative", []string{"--input", positive, "--label-column", "y", "--positive", "no"}, []string{"all 200 instances are negative", `label "no"`}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := runSimulate(append([]string{"--score", "score", "--bins", "16", "--backend", "plain"}, c.args...)...)
+			_, err := runSimulate(append([]string{"--score-column", "score", "--bins", "16", "--backend", "plain"}, c.args...)...)
 			if err == nil {
 				t.Fatal("accepted")
 			}
@@ -227,7 +227,7 @@ func TestSimulateLabelValues(t *testing.T) {
 			}
 		})
 	}
-	if _, err := runSimulate("--data", mixed, "--score", "score", "--label", "y", "--positive", "yes", "--bins", "16", "--backend", "plain"); err != nil {
+	if _, err := runSimulate("--input", mixed, "--score-column", "score", "--label-column", "y", "--positive", "yes", "--bins", "16", "--backend", "plain"); err != nil {
 		t.Errorf("the right positive value: %v", err)
 	}
 }
@@ -280,7 +280,7 @@ func TestSimulateHosmerUndefined(t *testing.T) {
 // rows is refused, naming how many there are.
 func TestSimulatePartiesAboveRows(t *testing.T) {
 	path := scoresCSV(t, 200, false)
-	_, err := runSimulate("--data", path, "--score", "score", "--label", "y", "--positive", "yes", "--parties", "500", "--bins", "16", "--backend", "plain")
+	_, err := runSimulate("--input", path, "--score-column", "score", "--label-column", "y", "--positive", "yes", "--parties", "500", "--bins", "16", "--backend", "plain")
 	if err == nil || !strings.Contains(err.Error(), "500 parties asked for") || !strings.Contains(err.Error(), "only 200 rows") {
 		t.Errorf("error %v: want a refusal naming the 200 rows available", err)
 	}

@@ -154,12 +154,25 @@ func csvError(name string, err error) error {
 	return fmt.Errorf("%s: %w", name, err)
 }
 
-// parseFinite parses s (surrounding spaces ignored) as a finite float64;
-// NaN and ±Inf are rejected.
+// parseFinite parses s (surrounding spaces ignored) as a finite decimal
+// float64 as CSV writers print one: NaN and ±Inf are rejected, and so
+// is Go literal syntax strconv.ParseFloat would take (digit separators
+// "1_000", hexadecimal "0x1p-1"). A decimal comma is named as such.
 func parseFinite(s string) (float64, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
 		return 0, errors.New("empty value is not a number")
+	}
+	digits := strings.TrimLeft(t, "+-")
+	switch {
+	case strings.Contains(t, "_"):
+		return 0, fmt.Errorf("%q is not a number: digit separators are Go syntax, not CSV; write %s", t, strings.ReplaceAll(t, "_", ""))
+	case len(digits) > 1 && digits[0] == '0' && strings.ContainsAny(digits[1:2], "xXbBoO"):
+		return 0, fmt.Errorf("%q is not a decimal number (hexadecimal, binary and octal are Go syntax, not CSV)", t)
+	case strings.Count(t, ",") == 1 && !strings.ContainsAny(t, ".eE"):
+		if _, err := strconv.ParseFloat(strings.Replace(t, ",", ".", 1), 64); err == nil {
+			return 0, fmt.Errorf("%q is not a number: a decimal comma? write %s (and separate fields with --sep ';' or tabs)", t, strings.Replace(t, ",", ".", 1))
+		}
 	}
 	v, err := strconv.ParseFloat(t, 64)
 	var ne *strconv.NumError

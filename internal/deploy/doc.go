@@ -44,8 +44,14 @@
 // duplicates by report ID, so a lost acknowledgement never counts a
 // party twice; an upload that reached one server only fails with an
 // UploadError naming it. A party's file of rows (SubmitRows) derives
-// each row's report ID and keys from a secret row key, so a rerun
-// stores exactly the rows not yet stored.
+// each row's report ID and keys from a secret row key, the row's values
+// and its occurrence number j among identical rows (the j-th copy),
+//
+//	id = HMAC-SHA256(key, "fedecdf report id v2" ‖ dataset ‖ j ‖ row)[:16],
+//
+// never its position, so a rerun of the same multiset of rows, in any
+// order, stores exactly the rows not yet stored; the row key's side file
+// lists the IDs last stored, so a rerun counts the rows edited since.
 //
 // Upload mode "relay" (manifest "upload": "relay"): the party talks to
 // the leader only, as an IETF DAP client. It sends the leader, over

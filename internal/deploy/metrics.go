@@ -64,8 +64,9 @@ func (s *Server) summarise(ctx context.Context) {
 	})
 }
 
-// serveMetrics serves the Prometheus text format at http://addr/metrics
-// until ctx ends; it returns once the address is bound.
+// serveMetrics serves the Prometheus text format at http://addr/metrics,
+// and the health probes (registerHealth), until ctx ends; it returns
+// once the address is bound.
 func (s *Server) serveMetrics(ctx context.Context, addr string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -79,6 +80,7 @@ func (s *Server) serveMetrics(ctx context.Context, addr string) error {
 			s.log.Error("metrics", "err", err)
 		}
 	})
+	s.registerHealth(mux)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	s.loops.Add(2)
 	go func() {

@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -131,5 +132,30 @@ func TestUnverifiedStoreRefused(t *testing.T) {
 	}
 	if !errors.Is(err, ErrUnverifiedStore) || !strings.Contains(err.Error(), "new store file") {
 		t.Fatalf("starting on a store of bare DCF keys: %v, want ErrUnverifiedStore saying to start on a new store file", err)
+	}
+}
+
+// A server that fails to start on a new store (here: its address is
+// taken) leaves no store file behind; one that fails on an existing
+// store keeps it.
+func TestFailedStartLeavesNoNewStore(t *testing.T) {
+	d := newDeployment(t, hugeEpsilon, 1)
+	taken := d.helper.Addrs()[0]
+	for name, existing := range map[string]bool{"new store": false, "existing store": true} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "helper.db")
+			if existing {
+				if err := os.WriteFile(path, nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := StartServer(ServerConfig{Role: server.Helper, Identity: d.helperID, Manifest: d.m, Listen: []ma.Multiaddr{taken}, Store: path, Logger: quiet, Transport: fast})
+			if err == nil {
+				t.Fatal("a second helper started on a taken address")
+			}
+			if _, statErr := os.Stat(path); existing == errors.Is(statErr, os.ErrNotExist) {
+				t.Errorf("after the failed start (%v): store file stat %v, want it kept only if it existed", err, statErr)
+			}
+		})
 	}
 }

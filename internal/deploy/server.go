@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -121,8 +122,18 @@ type Server struct {
 
 // StartServer opens the store, restores the releases (with their noise
 // seeds) and replays the reports it holds into a fresh server, and
-// starts serving.
+// starts serving. A server that fails to start removes the store file
+// it created, so a failed first start leaves no empty store behind.
 func StartServer(cfg ServerConfig) (*Server, error) {
+	_, statErr := os.Stat(cfg.Store)
+	s, err := startServer(cfg)
+	if err != nil && errors.Is(statErr, os.ErrNotExist) {
+		_ = os.Remove(cfg.Store)
+	}
+	return s, err
+}
+
+func startServer(cfg ServerConfig) (*Server, error) {
 	m := cfg.Manifest
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -296,6 +307,10 @@ func (s *Server) firstContact() error {
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.PeerTimeout)
 	defer cancel()
 	err := s.srv.CheckPeer(ctx)
+	// The peer gauge and /readyz from the start, not after a PeerCheck.
+	if s.peer.set(err) && err == nil {
+		s.logPeer(nil)
+	}
 	switch {
 	case errors.Is(err, server.ErrManifestMismatch):
 		return err

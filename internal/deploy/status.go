@@ -262,7 +262,7 @@ func (s *Server) found(only []payload.ReportID) {
 	s.orphans.set(only)
 	if len(only) > 0 {
 		s.log.Warn("reports held by this server only", "reports", len(only),
-			"hint", "no release includes them: rerun the parties' fedecdf party --csv (same --row-key) to store the missing share, or purge them with fedecdf server --purge-orphans-after")
+			"hint", "no release includes them: rerun the parties' fedecdf party --input (same --row-key) to store the missing share, or purge them with fedecdf server --purge-orphans-after")
 	}
 }
 

@@ -539,3 +539,52 @@ func BenchmarkCompareReportSets(b *testing.B) {
 		_, _ = intersectIDs(helper, both)
 	}
 }
+
+// httpGet returns the status code and body of a GET of url.
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// The metrics listener serves the health probes: /healthz while the
+// process serves, /readyz ready once the start-up check reached the
+// helper (no periodic check runs here), not ready with the reason once
+// the helper stopped; the peer gauge reads 1 right after a start, so an
+// alert on it does not fire on every leader restart.
+func TestHealthProbes(t *testing.T) {
+	d := newDeploymentTweaked(t, hugeEpsilon, 1, UploadDirect, "replace", func(c *ServerConfig) {
+		c.Metrics, c.PeerCheck = "127.0.0.1:0", time.Hour
+	})
+	base := "http://" + d.leader.metricsAddr
+	if code, body := httpGet(t, base+"/metrics"); code != 200 || !strings.Contains(body, `fedecdf_peer_reachable{role="leader",dataset="test"} 1`) {
+		t.Errorf("peer gauge after the start-up check: %d\n%s", code, body)
+	}
+	for path, want := range map[string]string{"/healthz": "ok", "/readyz": "ready\nstore: open\nhelper: reachable", "/": "/readyz"} {
+		if code, body := httpGet(t, base+path); code != 200 || !strings.Contains(body, want) {
+			t.Errorf("GET %s = %d %q, want 200 and %q", path, code, body, want)
+		}
+	}
+	if code, body := httpGet(t, "http://"+d.helper.metricsAddr+"/readyz"); code != 200 || !strings.HasPrefix(body, "ready\n") {
+		t.Errorf("helper /readyz = %d %q", code, body)
+	}
+	if code, _ := httpGet(t, base+"/nothing"); code != http.StatusNotFound {
+		t.Errorf("GET /nothing = %d, want 404", code)
+	}
+	d.helper.Close()
+	_, _ = AskStatus(context.Background(), d.m, d.analystID, fast) // the leader checks the helper
+	if code, body := httpGet(t, base+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "not ready") || !strings.Contains(body, "helper: not reachable") {
+		t.Errorf("/readyz with the helper down = %d %q, want 503 naming the helper", code, body)
+	}
+	if code, _ := httpGet(t, base+"/healthz"); code != 200 {
+		t.Errorf("/healthz with the helper down = %d, want 200 (the leader itself serves)", code)
+	}
+}

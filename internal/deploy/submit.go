@@ -2,24 +2,15 @@ package deploy
 
 import (
 	"context"
-	"crypto/hmac"
-	crand "crypto/rand"
-	"crypto/sha256"
-	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"strings"
 	"sync"
 
 	"golang.org/x/crypto/chacha20"
 
 	"github.com/fedecdf/fedecdf/internal/p2p"
-	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/party"
 )
 
@@ -109,43 +100,6 @@ func DemoInstances(n int, seed uint64) []party.Instance {
 	return inst
 }
 
-// RowKeySize is the size of the secret that keys a party's row reports
-// (RowReportID).
-const RowKeySize = 32
-
-// RowReportID returns the report ID of row k (0-based) of a party's
-// file: the first 16 bytes of HMAC-SHA256 under the party's secret key
-// of the dataset, k and the row's values. A rerun of the same file with
-// the same key gives the same IDs, so the servers drop the rows an
-// earlier run stored; without the key the ID says nothing about the row.
-func RowReportID(key []byte, dataset string, k int, x party.Instance) payload.ReportID {
-	var id payload.ReportID
-	copy(id[:], rowMAC(key, "fedecdf report id v1", dataset, k, x))
-	return id
-}
-
-// rowMAC is HMAC-SHA256 under key of a domain label, the dataset, the
-// row index and the row's values, each length-prefixed or fixed-size.
-func rowMAC(key []byte, label, dataset string, k int, x party.Instance) []byte {
-	mac := hmac.New(sha256.New, key)
-	var b []byte
-	for _, s := range []string{label, dataset} {
-		b = binary.BigEndian.AppendUint64(b, uint64(len(s)))
-		b = append(b, s...)
-	}
-	b = binary.BigEndian.AppendUint64(b, uint64(k))
-	b = binary.BigEndian.AppendUint64(b, math.Float64bits(x.Score))
-	b = binary.BigEndian.AppendUint64(b, uint64(x.Label))
-	b = binary.BigEndian.AppendUint64(b, math.Float64bits(x.Probability))
-	if x.HasProbability {
-		b = append(b, 1)
-	} else {
-		b = append(b, 0)
-	}
-	mac.Write(b)
-	return mac.Sum(nil)
-}
-
 // ValidateRows checks every instance against the manifest's grid and
 // payload rules (party.New) and returns the first bad one, naming its
 // 1-based row, so that nothing is uploaded from a file with a bad row.
@@ -162,22 +116,23 @@ func ValidateRows(m *Manifest, inst []party.Instance) error {
 	return nil
 }
 
-// rowReport is row k's report: its ID is RowReportID, and its verified
-// report's keys and randomness are drawn from a ChaCha20 stream keyed by
-// the row's MAC under another label, so a rerun sends byte-identical uploads and the two servers
-// never hold halves of two different key pairs under one ID.
-func (p *Party) rowReport(key []byte, k int, x party.Instance) (*Report, error) {
+// rowReport is the report of row k, the occ-th (0-based) of the rows
+// equal to x: its ID is RowReportID, and its verified report's keys and
+// randomness are drawn from a ChaCha20 stream keyed by the row's MAC
+// under another label, so a rerun sends byte-identical uploads and the
+// two servers never hold halves of two different key pairs under one ID.
+func (p *Party) rowReport(key []byte, k, occ int, x party.Instance) (*Report, error) {
 	pt, err := party.New(x, p.grid)
 	if err != nil {
 		return nil, fmt.Errorf("data row %d: %w", k+1, err)
 	}
-	seed := rowMAC(key, "fedecdf report keys v1", p.m.Dataset, k, x)
+	seed := rowMAC(key, rowKeysLabel, p.m.Dataset, occ, x)
 	var nonce [chacha20.NonceSize]byte
 	stream, err := chacha20.NewUnauthenticatedCipher(seed, nonce[:])
 	if err != nil {
 		return nil, err
 	}
-	r, err := p.report(pt, RowReportID(key, p.m.Dataset, k, x), streamReader{stream})
+	r, err := p.report(pt, RowReportID(key, p.m.Dataset, occ, x), streamReader{stream})
 	if err != nil {
 		return nil, fmt.Errorf("data row %d: %w", k+1, err)
 	}
@@ -222,9 +177,9 @@ func (r *RowResult) Rows(h Held) []bool {
 }
 
 // SubmitRows submits one report per row of a party's file, at most
-// concurrency at a time, with IDs and keys derived from key
-// (RowReportID), so that running it again on the same rows stores each
-// row exactly once. It validates every row before the first upload;
+// concurrency at a time, with IDs and keys derived from key and each
+// row's content and occurrence number (RowReportID), so that running it
+// again on the same rows, in any order, stores each row exactly once. It validates every row before the first upload;
 // each upload retries within tc's retry window (p2p.Config.RetryWindow);
 // it stops at the first row that still fails (no new row is started;
 // rows in flight finish), and calls stored, if not nil, after each row
@@ -243,6 +198,7 @@ func SubmitRows(ctx context.Context, m *Manifest, inst []party.Instance, key []b
 		return res, err
 	}
 	defer p.Close()
+	occ := RowOccurrences(inst)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -260,7 +216,7 @@ func SubmitRows(ctx context.Context, m *Manifest, inst []party.Instance, key []b
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			r, err := p.rowReport(key, k, x)
+			r, err := p.rowReport(key, k, occ[k], x)
 			dup := false
 			if err == nil {
 				dup, err = p.Send(ctx, r)
@@ -291,42 +247,4 @@ func SubmitRows(ctx context.Context, m *Manifest, inst []party.Instance, key []b
 		firstErr = ctx.Err()
 	}
 	return res, firstErr
-}
-
-// LoadRowKey reads the party's row key (RowReportID) from path, hex in a
-// file of mode 0600, creating it with fresh random bytes when it does not
-// exist (created is then true). Keep the file to rerun a file safely: a
-// new key gives every row a new ID, and the servers would store it twice.
-func LoadRowKey(path string) (key []byte, created bool, err error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		key = make([]byte, RowKeySize)
-		if _, err := crand.Read(key); err != nil {
-			return nil, false, fmt.Errorf("drawing a row key from crypto/rand: %w", err)
-		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if err != nil {
-			return nil, false, fmt.Errorf("writing row key file: %w", err)
-		}
-		_, werr := fmt.Fprintf(f, "%x\n", key)
-		if err := errors.Join(werr, f.Sync(), f.Close()); err != nil {
-			return nil, false, fmt.Errorf("writing row key file %s: %w", path, err)
-		}
-		return key, true, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("row key file: %w", err)
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, false, fmt.Errorf("row key file: %w", err)
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return nil, false, fmt.Errorf("row key file %s has mode %v: it must not be readable by group or others (chmod 600)", path, fi.Mode().Perm())
-	}
-	key, err = hex.DecodeString(strings.TrimSpace(string(b)))
-	if err != nil || len(key) != RowKeySize {
-		return nil, false, fmt.Errorf("row key file %s does not hold %d hex-encoded bytes; remove it only if no row of this file was ever submitted with it", path, RowKeySize)
-	}
-	return key, false, nil
 }

@@ -21,7 +21,7 @@ import (
 // the logistic regression's test-set probabilities p); each of cfg.Runs
 // runs draws fresh labels y ~ Bernoulli(p) — the model is calibrated on
 // them by construction — writes them with p to a CSV file and calls
-// simulate.Run as `fedecdf simulate --data FILE --score score --label
+// simulate.Run as `fedecdf simulate --input FILE --score-column score --label-column
 // label --interval-draws 0` does (every other setting simulate's
 // default: ε = 1, a quarter on the ECDF, the roc allocation, B =
 // hosmer.DefaultNullDraws, dcf backend, two servers). --interval-draws 0
@@ -41,7 +41,7 @@ func HLSimulate(ctx context.Context, cfg Config) (*Figure, error) {
 		XLabel: "n", YLabel: "rejection rate", LogX: true, Runs: cfg.Runs,
 		Notes: []string{
 			"data: the built-in table's test-set probabilities p (simulate's default scoring), labels redrawn y ~ Bernoulli(p) per run",
-			"each run: simulate.Run as `fedecdf simulate --data FILE --score score --label label --interval-draws 0`, otherwise simulate's defaults",
+			"each run: simulate.Run as `fedecdf simulate --input FILE --score-column score --label-column label --interval-draws 0`, otherwise simulate's defaults",
 		},
 	}
 	series := []Series{{Name: hlTests[0]}, {Name: hlTests[1]}, {Name: hlTests[2]}}

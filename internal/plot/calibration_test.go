@@ -2,6 +2,7 @@ package plot
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,12 +31,40 @@ func TestCalibrationSeries(t *testing.T) {
 	}
 }
 
+// The chart's axes fit the points and their bars (a square with the
+// diagonal from corner to corner), and released rates outside [0, 1]
+// and their bars are clipped to it.
+func TestCalibrationChartFitsData(t *testing.T) {
+	low := []group{{size: 100, observed: 1, expected: 2}, {size: 100, observed: 4, expected: 3}, {size: 100, observed: -3, expected: 5}}
+	s := CalibrationSeriesBars("g", low, []float64{0.01, 0.01, 0.05})
+	if !slices.Equal(s.Y, []float64{0.01, 0.04, 0}) || s.StdErrLow[2] != 0 || math.Abs(s.StdErr[2]-0.02) > 1e-12 {
+		t.Fatalf("clipped series = %+v", s)
+	}
+	c := CalibrationChart("low prevalence", s)
+	if c.XMin != 0 || c.XMax > 0.1 || c.XMax < 0.06 || c.YMin != c.XMin || c.YMax != c.XMax {
+		t.Errorf("axes [%g, %g] × [%g, %g], want a square fitted to [0, 0.06]", c.XMin, c.XMax, c.YMin, c.YMax)
+	}
+	if d := c.Series[0]; !slices.Equal(d.X, []float64{c.XMin, c.XMax}) || !slices.Equal(d.Y, d.X) {
+		t.Errorf("diagonal %v, %v, want corner to corner", d.X, d.Y)
+	}
+	mid := CalibrationChart("mid", CalibrationSeries("g", []group{{size: 10, observed: 4, expected: 5}, {size: 10, observed: 6, expected: 6}}))
+	if mid.XMin < 0.3 || mid.XMax > 0.7 {
+		t.Errorf("axes [%g, %g], want fitted to [0.4, 0.6]", mid.XMin, mid.XMax)
+	}
+	for _, r := range []struct{ rate, half, r, lo, hi float64 }{{0, 8.8739, 0, 0, 1}, {1.2, 0.1, 1, 1, 1}, {0.5, 0.1, 0.5, 0.4, 0.6}} {
+		if r0, lo, hi := RateInterval(r.rate, r.half); r0 != r.r || math.Abs(lo-r.lo) > 1e-12 || math.Abs(hi-r.hi) > 1e-12 {
+			t.Errorf("RateInterval(%g, %g) = %g [%g, %g]", r.rate, r.half, r0, lo, hi)
+		}
+	}
+}
+
 // CalibrationSeriesBars keeps the bar of each group with a rate, and the
 // chart draws them (one error-bar plotter per barred series).
 func TestCalibrationSeriesBars(t *testing.T) {
 	groups := []group{{size: 10, observed: 2, expected: 1}, {size: 0.5, observed: 0.5, expected: 0.25}, {size: 4, observed: 4, expected: 3}}
 	s := CalibrationSeriesBars("g", groups, []float64{0.05, 9, 0.2})
-	if !slices.Equal(s.StdErr, []float64{0.05, 0.2}) || len(s.X) != 2 {
+	// The second bar is clipped above at rate 1.
+	if len(s.X) != 2 || math.Abs(s.StdErr[0]-0.05) > 1e-12 || s.StdErr[1] != 0 || math.Abs(s.StdErrLow[1]-0.2) > 1e-12 {
 		t.Fatalf("CalibrationSeriesBars = %+v", s)
 	}
 	if s := CalibrationSeriesBars("g", groups, nil); s.StdErr != nil {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -37,6 +38,9 @@ type Series struct {
 	// StdErr, when not nil, draws a ±StdErr[j] bar at each point (a
 	// standard error, or any half-width the series' name states).
 	StdErr []float64
+	// StdErrLow, when not nil, is the bar's length below each point
+	// (StdErr then the length above): a bar clipped at a bound.
+	StdErrLow []float64
 }
 
 // Chart is a line chart.
@@ -116,13 +120,33 @@ func round6(v float64) float64 {
 	return r
 }
 
+// chartWidth is the width of a chart's image.
+const chartWidth = 6 * vg.Inch
+
+// wrapTitle breaks title into lines no wider than width as measured by
+// measure, after a comma, semicolon or space, so that a long title is
+// not cut off at the image's edges; a single word wider than width
+// stays whole.
+func wrapTitle(title string, measure func(string) vg.Length, width vg.Length) string {
+	var lines []string
+	line := ""
+	for _, word := range strings.SplitAfter(title, " ") {
+		if line != "" && measure(strings.TrimSpace(line+word)) > width {
+			lines = append(lines, strings.TrimSpace(line))
+			line = ""
+		}
+		line += word
+	}
+	return strings.Join(append(lines, strings.TrimSpace(line)), "\n")
+}
+
 // Save draws c into a PNG file of 6 × 4 inches at 96 dpi.
 func (c *Chart) Save(path string) error {
 	p, err := c.plot()
 	if err != nil {
 		return err
 	}
-	if err := p.Save(6*vg.Inch, 4*vg.Inch, path); err != nil {
+	if err := p.Save(chartWidth, 4*vg.Inch, path); err != nil {
 		return fmt.Errorf("chart %q: %w", c.Title, err)
 	}
 	return nil
@@ -139,7 +163,7 @@ func (c *Chart) Encode(w io.Writer, format string) error {
 	if err != nil {
 		return err
 	}
-	wt, err := p.WriterTo(6*vg.Inch, 4*vg.Inch, format)
+	wt, err := p.WriterTo(chartWidth, 4*vg.Inch, format)
 	if err == nil {
 		_, err = wt.WriteTo(w)
 	}
@@ -152,7 +176,7 @@ func (c *Chart) Encode(w io.Writer, format string) error {
 // plot builds the gonum plot of c.
 func (c *Chart) plot() (*plot.Plot, error) {
 	p := plot.New()
-	p.Title.Text = c.Title
+	p.Title.Text = wrapTitle(c.Title, p.Title.TextStyle.Width, chartWidth-2*vg.Points(8))
 	p.X.Label.Text = c.XLabel
 	p.Y.Label.Text = c.YLabel
 	p.Legend.Top, p.Legend.Left = c.Legend != BottomRight, c.Legend == TopLeft
@@ -203,7 +227,7 @@ func widenLogRange(a *plot.Axis, log bool) {
 
 // add draws s on p; points that a log axis cannot show are left out.
 func (c *Chart) add(p *plot.Plot, s Series, col color.RGBA, dashes []vg.Length) error {
-	if len(s.X) != len(s.Y) || (s.StdErr != nil && len(s.StdErr) != len(s.Y)) {
+	if len(s.X) != len(s.Y) || (s.StdErr != nil && len(s.StdErr) != len(s.Y)) || (s.StdErrLow != nil && len(s.StdErrLow) != len(s.Y)) {
 		return fmt.Errorf("%d x, %d y and %d standard errors", len(s.X), len(s.Y), len(s.StdErr))
 	}
 	var xys plotter.XYs
@@ -216,6 +240,9 @@ func (c *Chart) add(p *plot.Plot, s Series, col color.RGBA, dashes []vg.Length) 
 		xys = append(xys, plotter.XY{X: x, Y: y})
 		if s.StdErr != nil {
 			lo := s.StdErr[j]
+			if s.StdErrLow != nil {
+				lo = s.StdErrLow[j]
+			}
 			if c.LogY {
 				lo = min(lo, 0.999*y) // keep the bar above 0
 			}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
 )
 
 func TestSaveWritesPNG(t *testing.T) {
@@ -124,5 +125,32 @@ func TestSaveSingleValueLogAxis(t *testing.T) {
 	c := &Chart{Title: "t", LogX: true, LogY: true, Series: []Series{{Name: "a", X: []float64{1}, Y: []float64{0.95}, StdErr: []float64{0.01}}}}
 	if err := c.Save(filepath.Join(t.TempDir(), "c.png")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A title wider than the image is broken into lines that fit, at
+// spaces, keeping every word.
+func TestWrapTitle(t *testing.T) {
+	style := plot.New().Title.TextStyle
+	width := chartWidth - 2*vg.Points(8)
+	long := "Calibration, 10 groups, n = 2000, replace neighbours, partitioned, ε = 1; noise-aware p 0.423 ± 0.022 (B 500), naive χ² p 0.31"
+	if style.Width(long) <= width {
+		t.Fatalf("the test title fits on one line (%v ≤ %v)", style.Width(long), width)
+	}
+	got := wrapTitle(long, style.Width, width)
+	lines := strings.Split(got, "\n")
+	if len(lines) < 2 {
+		t.Fatalf("wrapTitle kept one line: %q", got)
+	}
+	for _, l := range lines {
+		if style.Width(l) > width {
+			t.Errorf("line %q is %v wide, more than %v", l, style.Width(l), width)
+		}
+	}
+	if strings.Join(strings.Fields(got), " ") != long {
+		t.Errorf("wrapTitle lost words: %q", got)
+	}
+	if short := "ECDF"; wrapTitle(short, style.Width, width) != short {
+		t.Errorf("a short title changed")
 	}
 }
