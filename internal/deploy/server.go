@@ -149,6 +149,10 @@ func StartServer(cfg ServerConfig) (*Server, error) {
 	if s.store, err = store.Open(cfg.Store); err != nil {
 		return nil, err
 	}
+	if err := s.checkStoreConfig(); err != nil {
+		s.store.Close()
+		return nil, err
+	}
 	if err := s.checkBudget(dataset.Budget); err != nil {
 		s.store.Close()
 		return nil, err
