@@ -74,10 +74,12 @@ type ServerConfig struct {
 	UploadListen string
 	// UploadTimeout bounds the reading of a sealed upload's frame and
 	// the writing of its answer (DefaultUploadTimeout if 0); UploadConns
-	// caps the connections served at once (DefaultUploadConns if 0):
-	// further ones wait in the kernel's backlog.
+	// caps the connections waiting for their frame in all, and the
+	// frames handled at once (DefaultUploadConns if 0); UploadLimits
+	// admit connections per client address (admission.go).
 	UploadTimeout time.Duration
 	UploadConns   int
+	UploadLimits  UploadLimits
 }
 
 // Server is a running leader or helper: a libp2p host serving the
@@ -98,6 +100,7 @@ type Server struct {
 
 	started   time.Time
 	last      lastErrors
+	connLog   connLog
 	counters  counters
 	peer      peerView
 	orphans   orphanView
@@ -243,6 +246,7 @@ func withOpsDefaults(cfg ServerConfig) ServerConfig {
 	if cfg.UploadConns <= 0 {
 		cfg.UploadConns = DefaultUploadConns
 	}
+	cfg.UploadLimits = cfg.UploadLimits.withDefaults()
 	return cfg
 }
 
@@ -252,6 +256,7 @@ func (s *Server) startOps() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancelOps = cancel
 	s.summarise(ctx)
+	s.every(ctx, connLogWindow, func() { s.connLog.flush(s.log) })
 	if s.cfg.Role == server.Helper {
 		s.every(ctx, s.cfg.PeerCheck, s.logRejected)
 	}
