@@ -49,7 +49,11 @@ servers already hold are recognised and not stored twice.
 Each upload goes to both servers at once; a server that does not answer
 (refused, reset, unreachable, timed out) is retried with exponential
 backoff for --retry-window, long enough for a server restart, and only
-the server that has not acknowledged is retried. An upload that still
+the server that has not acknowledged is retried. Each attempt
+(connecting, sending, reading the answer) is bounded by 20 s, so an
+upload gives up within --retry-window plus 20 s whatever the server does
+(stalls, is stopped, drops packets); a server shedding load closes the
+connection at once, and the attempt is retried. An upload that still
 fails stops the run: the party says which server failed and why, which
 rows both servers hold, which rows one server alone holds, and which rows
 a rerun will store. With direct uploads a party must reach both servers'

@@ -43,10 +43,15 @@ const (
 const (
 	DefaultMaxMessage  = 1 << 28
 	DefaultCallTimeout = 5 * time.Minute
-	DefaultReadTimeout = 30 * time.Second
-	DefaultAttempts    = 3
-	DefaultBackoff     = 200 * time.Millisecond
-	DefaultMaxBackoff  = 5 * time.Second
+	// DefaultConnectTimeout bounds the opening of a call's stream
+	// (connecting, the handshake, the protocol's negotiation): a peer
+	// that accepts and stalls fails the attempt then, not at the call's
+	// timeout, which a long query needs.
+	DefaultConnectTimeout = 15 * time.Second
+	DefaultReadTimeout    = 30 * time.Second
+	DefaultAttempts       = 3
+	DefaultBackoff        = 200 * time.Millisecond
+	DefaultMaxBackoff     = 5 * time.Second
 )
 
 // Config configures a Host.
@@ -66,8 +71,9 @@ type Config struct {
 	// MaxMessage caps a request or response (DefaultMaxMessage if 0).
 	MaxMessage int
 	// CallTimeout bounds one attempt of a call, connection included
-	// (DefaultCallTimeout if 0).
-	CallTimeout time.Duration
+	// (DefaultCallTimeout if 0); ConnectTimeout the opening of its
+	// stream, when shorter (DefaultConnectTimeout if 0).
+	CallTimeout, ConnectTimeout time.Duration
 	// ReadTimeout bounds the reading of a request by a handler
 	// (DefaultReadTimeout if 0).
 	ReadTimeout time.Duration
@@ -189,6 +195,9 @@ func withDefaults(cfg Config) Config {
 	}
 	if cfg.CallTimeout == 0 {
 		cfg.CallTimeout = DefaultCallTimeout
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = DefaultConnectTimeout
 	}
 	if cfg.ReadTimeout == 0 {
 		cfg.ReadTimeout = DefaultReadTimeout
@@ -410,7 +419,9 @@ func (c *conn) attempt(ctx context.Context, id peer.ID, to transport.PeerID, req
 	// Every attempt dials for real: the swarm's own dial backoff would
 	// make a retry fail at once with "dial backoff", hiding the cause.
 	ctx = network.WithForceDirectDial(ctx, "fedecdf retries a call itself")
-	s, err := c.h.h.NewStream(ctx, id, c.proto)
+	open, cancelOpen := context.WithTimeout(ctx, c.h.cfg.ConnectTimeout)
+	s, err := c.h.h.NewStream(open, id, c.proto)
+	cancelOpen()
 	if err != nil {
 		if derr := explainDial(to, err); derr != nil {
 			return nil, derr
