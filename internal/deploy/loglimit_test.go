@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestConnLogLimitsPerAddress: one address's flood of connection
@@ -73,6 +74,33 @@ func TestLastErrorsKeepDistinctCauses(t *testing.T) {
 	for i, w := range []string{"disk full", "helper not reachable", "n=499"} {
 		if !strings.Contains(got[i], w) {
 			t.Errorf("line %d %q lacks %q", i, got[i], w)
+		}
+	}
+}
+
+// TestFreshOneServerReportsNotWarned: reports one server alone holds,
+// received within the orphan grace (their other share is usually on its
+// way during ingest), are shown by status but not warned about; once
+// older than the grace, the next comparison warns at both servers.
+func TestFreshOneServerReportsNotWarned(t *testing.T) {
+	d := newDeployment(t, hugeEpsilon, 1)
+	d.withOrphans(instances(6, 11))
+	const warning = "reports held by this server only"
+	st := d.status()
+	for _, sv := range st.Servers {
+		if sv.OneServerOnly == nil || *sv.OneServerOnly != 1 {
+			t.Fatalf("%s: one-server-only %v, want 1 shown", sv.Role, sv.OneServerOnly)
+		}
+		if strings.Contains(strings.Join(sv.LastErrors, "\n"), warning) {
+			t.Errorf("%s warns about a report received just now: %q", sv.Role, sv.LastErrors)
+		}
+	}
+	for _, s := range []*Server{d.leader, d.helper} {
+		s.orphanGrace.Store(int64(time.Nanosecond))
+	}
+	for _, sv := range d.status().Servers {
+		if !strings.Contains(strings.Join(sv.LastErrors, "\n"), warning) {
+			t.Errorf("%s does not warn about a report past the grace: %q", sv.Role, sv.LastErrors)
 		}
 	}
 }

@@ -111,6 +111,8 @@ type Server struct {
 	compared time.Time
 	// metricsAddr is the bound address of the metrics endpoint.
 	metricsAddr string
+	// orphanGrace, if not 0, replaces DefaultOrphanGrace (tests).
+	orphanGrace atomic.Int64
 	// rejected is what logRejected last logged.
 	rejected map[string]int
 	// uploads is the sealed-upload listener (nil if none).
