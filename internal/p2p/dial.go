@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"syscall"
 
 	"github.com/libp2p/go-libp2p/core/network"
@@ -83,6 +84,11 @@ func (e *DialError) hint() string {
 		return "the peer closed the connection during the handshake: it may be limiting connections from this address, or restarting"
 	case ErrResourceLimit:
 		return "this process has too many connections or streams open: lower --concurrency"
+	case ErrDialTimeout:
+		if server {
+			return fmt.Sprintf("the %s accepted no connection in time: it may be stopped or overloaded (is `fedecdf server --role %s` running and answering?); if it runs, check its address in the manifest and the firewall between the two machines", e.Peer, e.Peer)
+		}
+		return "the peer accepted no connection in time: it may be stopped or overloaded; if it runs, check its address and the firewall"
 	default:
 		return "is the address right, and does a firewall drop the connection?"
 	}
@@ -153,7 +159,13 @@ func streamCause(err error) error {
 // explainStream wraps err, a failure of call's stream to peer to after
 // the connection was made, with its cause when known.
 func explainStream(to transport.PeerID, what string, err error) error {
-	if cause := streamCause(err); cause != nil {
+	cause := streamCause(err)
+	if cause == ErrDialTimeout && strings.HasPrefix(what, "opening") {
+		// Connected or not, the peer never completed the stream: the
+		// hint of a dial that timed out applies.
+		return fmt.Errorf("p2p: %s %s: %w: %w: %s", what, to, cause, err, (&DialError{Peer: to, Cause: cause}).hint())
+	}
+	if cause != nil {
 		return fmt.Errorf("p2p: %s %s: %w: %w", what, to, cause, err)
 	}
 	return fmt.Errorf("p2p: %s %s: %w", what, to, err)
