@@ -75,10 +75,14 @@ briefly, and many parties may share one IPv4 address (a NAT, or one
 machine uploading for many). The server accepts --conns-per-address concurrent
 connections from one address (an IPv4 address or an IPv6 /56), new ones
 at --conn-rate per second after a burst of --conn-burst, and
---max-conns in all; loopback is not limited. A refused party sees its
-connection reset during the handshake (and retries for its
---retry-window); the server logs "refused a connection" with the
-address. go-libp2p's own defaults (8 concurrent, 0.2 per second after 16)
+--max-conns in all; loopback is not limited. Connections still in their
+handshake (where no one, not even a manifest analyst, is known yet) are
+held to --conns-per-address per address and --max-conns in all whatever
+the address: when full, the oldest one a second old is closed to make
+room, so idle connections from strangers never lock the analysts, the
+operators or the other server out. A refused party sees its connection
+reset during the handshake (and retries for its --retry-window); the
+server logs "refused a connection" with the address. go-libp2p's own defaults (8 concurrent, 0.2 per second after 16)
 would refuse most parties behind one address.
 
 Sealed uploads: when the manifest gives this server an upload_addr

@@ -142,7 +142,7 @@ func New(cfg Config) (*Host, error) {
 		libp2p.DisableMetrics(),
 		libp2p.DisableIdentifyAddressDiscovery(),
 		libp2p.Ping(false),
-		libp2p.ConnectionGater(&gater{known: names}),
+		libp2p.ConnectionGater(&gater{known: names, hs: newHandshakes(cfg.Limits)}),
 		// Start-up failures come back as New's error; fx's own log
 		// of them would only repeat it, unformatted.
 		libp2p.WithFxOption(fx.NopLogger),
@@ -456,9 +456,11 @@ func (c *conn) attempt(ctx context.Context, id peer.ID, to transport.PeerID, req
 
 // gater lets a host dial only the peers of its address book; inbound
 // connections are accepted from anyone (parties are not in the book)
-// and authorised per protocol by Handle.
+// within the limits of handshakes, and authorised per protocol by
+// Handle.
 type gater struct {
 	known map[peer.ID]transport.PeerID
+	hs    *handshakes
 }
 
 func (g *gater) InterceptPeerDial(p peer.ID) bool { _, ok := g.known[p]; return ok }
@@ -466,8 +468,11 @@ func (g *gater) InterceptAddrDial(p peer.ID, _ ma.Multiaddr) bool {
 	_, ok := g.known[p]
 	return ok
 }
-func (g *gater) InterceptAccept(network.ConnMultiaddrs) bool { return true }
-func (g *gater) InterceptSecured(network.Direction, peer.ID, network.ConnMultiaddrs) bool {
+func (g *gater) InterceptAccept(c network.ConnMultiaddrs) bool { return g.hs.accept(c) }
+func (g *gater) InterceptSecured(dir network.Direction, _ peer.ID, c network.ConnMultiaddrs) bool {
+	if dir == network.DirInbound {
+		g.hs.secured(c)
+	}
 	return true
 }
 func (g *gater) InterceptUpgraded(network.Conn) (bool, control.DisconnectReason) { return true, 0 }
