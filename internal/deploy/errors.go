@@ -93,7 +93,7 @@ type UploadError struct {
 
 func (e *UploadError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "report %v stored by %v", e.Report, e.Held)
+	fmt.Fprintf(&b, "report %v acknowledged by %v", e.Report, e.Held)
 	for _, f := range e.Failed {
 		fmt.Fprintf(&b, "; upload to the %s: %v", f.Server, f.Err)
 	}
