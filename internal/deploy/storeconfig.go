@@ -94,6 +94,9 @@ func (s *Server) checkStoreConfig() error {
 		return fmt.Errorf("deploy: encoding the store's configuration record: %w", err)
 	}
 	if !found {
+		if n, err := s.store.NumReports(want.Dataset); err == nil && n > 0 {
+			s.log.Warn("the store has reports but no configuration record (written by an earlier fedecdf): recording this manifest's, which must be the one the store was started with", "store", s.cfg.Store, "reports", n)
+		}
 		return s.store.SetConfig(b)
 	}
 	var old storeConfig
