@@ -50,6 +50,8 @@ func (r *Client) NewRelease(ctx context.Context, spec aggregation.ReleaseSpec) (
 	switch {
 	case errors.As(err, &refused): // the leader's errors name the release
 		return nil, err
+	case errors.Is(err, transport.ErrNotDelivered):
+		return nil, fmt.Errorf("remote: release %v: %w; the leader never read the request: nothing was created or charged", id, err)
 	case err != nil:
 		return nil, fmt.Errorf("remote: release %v: %w; the leader may have created it: read it by its ID (fedecdf query --release %v), which charges nothing more and completes it if it is pending", id, err, id)
 	}

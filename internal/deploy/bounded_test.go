@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fedecdf/fedecdf/internal/p2p"
+	"github.com/fedecdf/fedecdf/internal/transport"
 )
 
 // stallingListener accepts connections and never answers, until the
@@ -101,5 +103,28 @@ func TestPartyAttemptTimeoutDefault(t *testing.T) {
 	}
 	if p.tc.CallTimeout != DefaultUploadAttempt || DefaultUploadAttempt >= p2p.DefaultCallTimeout {
 		t.Errorf("a party's attempt timeout is %v, want %v (below the call timeout %v)", p.tc.CallTimeout, DefaultUploadAttempt, p2p.DefaultCallTimeout)
+	}
+}
+
+// TestRogueAnalystToldNothingWasCreated: a key that edited itself into
+// its own copy of the manifest as an analyst is refused by the leader
+// before its request is read, and told that nothing was created or
+// charged, not that the leader may have created the release.
+func TestRogueAnalystToldNothingWasCreated(t *testing.T) {
+	d := newDeployment(t, hugeEpsilon, 1)
+	rogue := newIdentity(t)
+	m := *d.m
+	m.Analysts = append([]string{rogue.PeerID.String()}, d.m.Analysts...)
+	a, err := NewAnalyst(&m, rogue, fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	_, err = a.ECDF(context.Background())
+	if !errors.Is(err, transport.ErrNotDelivered) || !strings.Contains(err.Error(), "nothing was created or charged") || strings.Contains(err.Error(), "may have created") {
+		t.Fatalf("a rogue analyst's release: %v, want %v saying nothing was created", err, transport.ErrNotDelivered)
+	}
+	if spent, _ := d.leader.store.Spent(d.m.Dataset); spent.Epsilon != 0 {
+		t.Errorf("the leader spent ε=%g on the rogue analyst's request", spent.Epsilon)
 	}
 }

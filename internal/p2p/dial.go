@@ -56,6 +56,10 @@ func (e *DialError) Error() string {
 // Unwrap returns the cause and libp2p's error.
 func (e *DialError) Unwrap() []error { return []error{e.Cause, e.Err} }
 
+// Is reports that a failed dial matches transport.ErrNotDelivered: no
+// request was sent.
+func (e *DialError) Is(target error) bool { return target == transport.ErrNotDelivered }
+
 // hint says what to do about e.
 func (e *DialError) hint() string {
 	server := e.Peer == "leader" || e.Peer == "helper"

@@ -370,6 +370,10 @@ func TestDialCauses(t *testing.T) {
 			if !errors.Is(err, tc.cause) {
 				t.Fatalf("Call: %v; want the cause %q", err, tc.cause)
 			}
+			var dial *DialError
+			if errors.As(err, &dial) != errors.Is(err, transport.ErrNotDelivered) {
+				t.Errorf("Call: %v: a failed dial (only) matches %v", err, transport.ErrNotDelivered)
+			}
 			msg := err.Error()
 			for _, want := range []string{"leader", tc.says} {
 				if !strings.Contains(msg, want) {
