@@ -132,6 +132,25 @@ func (s *Server) handleStatus(ctx context.Context, from transport.PeerID, m *pro
 	return protocol.Encode(st)
 }
 
+// resolvedForStatus completes (or aborts) the releases a cut link left
+// pending, charged at the helper and not yet here, now rather than at
+// the next peer check, so that both ledgers agree in a status; it
+// reports whether the leader's spending changed.
+func (s *Server) resolvedForStatus(ctx context.Context) bool {
+	dataset := s.cfg.Manifest.Dataset
+	before, err := s.store.Spent(dataset)
+	if err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.PeerTimeout)
+	defer cancel()
+	if err := s.srv.ResolvePending(ctx); err != nil {
+		s.log.Debug("pending releases not resolved for status", "err", err)
+	}
+	after, err := s.store.Spent(dataset)
+	return err == nil && after != before
+}
+
 // leaderStatus compares the report sets with the helper and returns
 // both servers' states (the helper's if reached); report counts and
 // errors to an operator, and to an analyst only under replace-one, where
@@ -139,6 +158,9 @@ func (s *Server) handleStatus(ctx context.Context, from transport.PeerID, m *pro
 // and so does status).
 func (s *Server) leaderStatus(ctx context.Context, operator bool) (*protocol.Status, error) {
 	helper, _ := s.checkHelper(ctx, true)
+	if helper != nil && s.resolvedForStatus(ctx) {
+		helper, _ = s.checkHelper(ctx, true)
+	}
 	mine, err := s.state()
 	if err != nil {
 		return nil, err
