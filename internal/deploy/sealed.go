@@ -370,7 +370,7 @@ func (u *uploadListener) handle(w *waiter) {
 	kind, body, err := readSealedFrame(bufio.NewReaderSize(r, min(u.maxFrame+sealedHeaderLen, 64<<10)), u.maxFrame, frameUpload, frameRelayed)
 	evicted := u.adm.release(w)
 	switch {
-	case evicted:
+	case evicted && err != nil: // a frame read in full is handled all the same
 		u.shed.Add(1)
 		u.s.log.Debug("sealed-upload connection closed to make room", "from", from)
 		return
