@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/fedecdf/fedecdf/internal/ledger"
 )
 
 // storeConfig is the part of a manifest that gives a server's stored
@@ -132,4 +134,33 @@ func (s *Server) checkStoreConfig() error {
 		return fmt.Errorf("%s: %w: %s; the store %s holds %d reports of dataset %q (released: %v), which mean something else under the new values: start the server on the manifest the store was created under, or on a new store file (the parties upload again); nothing in the store was changed", s.name, ErrStoreConfig, describeChanges(ch), s.cfg.Store, reports, old.Dataset, released)
 	}
 	return s.store.SetConfig(b)
+}
+
+// checkBudget compares the manifest's total budget with the one the
+// store's ledger is kept under, and records the manifest's: a new store
+// or an equal budget passes, and so does another one over a ledger that
+// has charged nothing yet (logged); over one that has, another budget is
+// refused (ErrBudgetChanged) unless the operator accepts the change
+// (ServerConfig.AcceptBudgetChange), which is logged at WARN with the
+// old and the new budget and what is spent.
+func (s *Server) checkBudget(want ledger.Budget) error {
+	name := s.cfg.Manifest.Dataset
+	old, found, err := s.store.Total(name)
+	if err != nil || (found && old == want) {
+		return err
+	}
+	spent, err := s.store.Spent(name)
+	if err != nil {
+		return err
+	}
+	attrs := []any{"dataset", name, "old_epsilon", old.Epsilon, "old_delta", old.Delta, "new_epsilon", want.Epsilon, "new_delta", want.Delta, "spent_epsilon", spent.Epsilon, "spent_delta", spent.Delta}
+	switch {
+	case found && spent != (ledger.Budget{}) && !s.cfg.AcceptBudgetChange:
+		return fmt.Errorf("%s: dataset %q: %w: the manifest's total budget ε=%g, δ=%g is not the ε=%g, δ=%g the ledger in %s has spent ε=%g, δ=%g under; if the change is intended, start the server with --accept-budget-change (both servers run the same manifest, so both need it); otherwise start it on the manifest the store was started with", s.name, name, ErrBudgetChanged, want.Epsilon, want.Delta, old.Epsilon, old.Delta, s.cfg.Store, spent.Epsilon, spent.Delta)
+	case found && spent != (ledger.Budget{}):
+		s.log.Warn("total budget changed by --accept-budget-change", attrs...)
+	case found:
+		s.log.Info("total budget changed before any release was charged", attrs...)
+	}
+	return s.store.SetTotal(name, want)
 }
