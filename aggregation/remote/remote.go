@@ -67,6 +67,9 @@ func (e *ReleaseError) Error() string {
 	if e.refused() {
 		return e.Err.Error()
 	}
+	if !e.Unsure() {
+		return fmt.Sprintf("remote: release %v: %v; the leader never read the request: nothing was created or charged", e.Release, e.Err)
+	}
 	return fmt.Sprintf("remote: release %v: %v; the leader may have created it", e.Release, e.Err)
 }
 
@@ -74,9 +77,14 @@ func (e *ReleaseError) Error() string {
 func (e *ReleaseError) Unwrap() error { return e.Err }
 
 // Unsure reports whether the release may exist at the servers: the
-// leader did not answer, or answered that it is pending.
+// leader read the request but did not answer, or answered that it is
+// pending. A request never delivered (transport.ErrNotDelivered) created
+// nothing.
 func (e *ReleaseError) Unsure() bool {
-	return !e.refused() || errors.Is(e.Err, server.ErrReleasePending)
+	if e.refused() {
+		return errors.Is(e.Err, server.ErrReleasePending)
+	}
+	return !errors.Is(e.Err, transport.ErrNotDelivered)
 }
 
 func (e *ReleaseError) refused() bool {

@@ -215,6 +215,12 @@ func newLocal(dir string, o demoOptions) (*localDeployment, error) {
 // start starts the two servers as processes of exe (this executable if
 // empty) with the extra flags args(role), writing to stderr, and waits
 // until each listens. d.stop terminates those started, also on error.
+// loopbackAdmission are the sealed-upload admission flags of a local
+// deployment's servers: every party connects from 127.0.0.1, one client
+// address, which the per-address defaults (meant for one NAT among many)
+// would hold to a few dozen connections a second.
+var loopbackAdmission = []string{"--upload-conns-per-address", "1000000", "--upload-rate", "1000000", "--upload-burst", "1000000"}
+
 func (d *localDeployment) start(ctx context.Context, stderr io.Writer, exe string, args func(role string) []string) error {
 	if exe == "" {
 		var err error
@@ -226,8 +232,8 @@ func (d *localDeployment) start(ctx context.Context, stderr io.Writer, exe strin
 	var started []*exec.Cmd
 	d.stop = func() { stopChildren(started) }
 	for _, role := range []string{"helper", "leader"} {
-		p := demoChild(ctx, exe, append([]string{"server", "--role", role, "--key", filepath.Join(d.dir, role+".key"),
-			"--manifest", manifest, "--listen", d.addrs[role], "--store", d.store(role)}, args(role)...)...)
+		p := demoChild(ctx, exe, append(append([]string{"server", "--role", role, "--key", filepath.Join(d.dir, role+".key"),
+			"--manifest", manifest, "--listen", d.addrs[role], "--store", d.store(role)}, loopbackAdmission...), args(role)...)...)
 		p.Stderr = stderr
 		if err := p.Start(); err != nil {
 			return fmt.Errorf("starting the %s: %w", role, err)

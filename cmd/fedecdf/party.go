@@ -56,9 +56,13 @@ key's side file (ROWKEY.uploaded) remembers.
 Each upload goes to both servers at once; a server that does not answer
 (refused, reset, unreachable, timed out) is retried with exponential
 backoff for --retry-window, long enough for a server restart, and only
-the server that has not acknowledged is retried. An upload that still
+the server that has not acknowledged is retried. Each attempt
+(connecting, sending, reading the answer) is bounded by 20 s, so an
+upload gives up within --retry-window plus 20 s whatever the server does
+(stalls, is stopped, drops packets); a server shedding load closes the
+connection at once, and the attempt is retried. An upload that still
 fails stops the run: the party says which server failed and why, which
-rows both servers hold, which rows one server alone holds, and which rows
+rows both servers hold, which rows one server alone acknowledged, and which rows
 a rerun will store. With direct uploads a party must reach both servers'
 addresses (TCP); in relay mode the leader's only.`,
 		Example: `  # One record, against the servers of manifest.json (see fedecdf manifest --help)
@@ -191,22 +195,23 @@ func recordUploaded(path string, prev map[payload.ReportID]bool, ids []payload.R
 }
 
 // printHeld says, after a failed run, which rows both servers hold,
-// which one server alone holds, and which a rerun will store (1-based
-// data rows).
+// which one server alone acknowledged (the other may hold them too, its
+// acknowledgement lost), and which a rerun will store (1-based data
+// rows).
 func printHeld(out io.Writer, res *deploy.RowResult) {
 	if res.Count() > 0 {
 		fmt.Fprintf(out, "stored by both servers (row 1 is the first after the header): %s\n", rowRanges(res.Rows(deploy.HeldByBoth)))
 	}
 	for _, h := range []deploy.Held{deploy.HeldByLeader, deploy.HeldByHelper} {
 		if rows := rowRanges(res.Rows(h)); rows != "" {
-			fmt.Fprintf(out, "stored by %v: %s\n", h, rows)
+			fmt.Fprintf(out, "acknowledged by %v (the other may hold them too, if its acknowledgement was lost): %s\n", h, rows)
 		}
 	}
 	missing := res.Rows(deploy.HeldByBoth)
 	for k := range missing {
 		missing[k] = !missing[k]
 	}
-	fmt.Fprintf(out, "not stored by both servers (a rerun stores them): %s\n", rowRanges(missing))
+	fmt.Fprintf(out, "not acknowledged by both servers (a rerun stores them): %s\n", rowRanges(missing))
 }
 
 // rowRanges lists the 1-based rows k with stored[k−1] as ranges, "1–57, 59".

@@ -221,15 +221,15 @@ func TestPartyCSVStopsAtFirstServerFailure(t *testing.T) {
 	if err == nil {
 		t.Fatalf("party --csv succeeded although the helper went away:\n%s", out)
 	}
-	for _, want := range []string{fmt.Sprintf("data row %d:", k+1), "stored by the leader only; upload to the helper", "stopped at the first row still failing", "rerun the same command"} {
+	for _, want := range []string{fmt.Sprintf("data row %d:", k+1), "acknowledged by the leader only; upload to the helper", "stopped at the first row still failing", "rerun the same command"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
 	}
 	for _, want := range []string{fmt.Sprintf("%d of %d row(s) stored by both servers", k, n),
 		fmt.Sprintf("stored by both servers (row 1 is the first after the header): 1–%d\n", k),
-		fmt.Sprintf("stored by the leader only: %d\n", k+1),
-		fmt.Sprintf("not stored by both servers (a rerun stores them): %d–%d\n", k+1, n)} {
+		fmt.Sprintf("acknowledged by the leader only (the other may hold them too, if its acknowledgement was lost): %d\n", k+1),
+		fmt.Sprintf("not acknowledged by both servers (a rerun stores them): %d–%d\n", k+1, n)} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

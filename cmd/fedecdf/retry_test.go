@@ -132,7 +132,7 @@ func TestPartyRetriesAcrossServerKill(t *testing.T) {
 		t.Fatalf("party succeeded with the helper down:\n%s", run.out)
 	}
 	stored := regexp.MustCompile(`^(\d+) of \d+ row\(s\) stored by both servers`).FindStringSubmatch(run.out)
-	for _, want := range []string{"not stored by both servers (a rerun stores them): ", "upload to the helper", "connection refused"} {
+	for _, want := range []string{"not acknowledged by both servers (a rerun stores them): ", "upload to the helper", "connection refused"} {
 		if !strings.Contains(run.out+run.err.Error(), want) {
 			t.Errorf("the failed run does not say %q:\n%s%v", want, run.out, run.err)
 		}

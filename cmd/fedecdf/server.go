@@ -27,6 +27,7 @@ type serverOptions struct {
 	cpuProfile, uploadListen                                 string
 	uploadConns                                              int
 	uploadTimeout                                            time.Duration
+	uploadLimits                                             deploy.UploadLimits
 	listen                                                   []string
 	peerCheck, peerTimeout, summary, purgeAfter              time.Duration
 	limits                                                   p2p.Limits
@@ -76,25 +77,45 @@ answered the last check; 503 and the reason otherwise). An example systemd
 unit is examples/fedecdf-server.service.
 
 Connection limits (of the libp2p listener; the sealed-upload listener's
-is --upload-conns, below): each party opens a connection or two, often
+are --upload-*, below): each party opens a connection or two, often
 briefly, and many parties may share one IPv4 address (a NAT, or one
 machine uploading for many). The server accepts --conns-per-address concurrent
 connections from one address (an IPv4 address or an IPv6 /56), new ones
 at --conn-rate per second after a burst of --conn-burst, and
---max-conns in all; loopback is not limited. A refused party sees its
-connection reset during the handshake (and retries for its
---retry-window); the server logs "refused a connection" with the
-address. go-libp2p's own defaults (8 concurrent, 0.2 per second after 16)
+--max-conns in all; loopback is not limited. Connections still in their
+handshake (where no one, not even a manifest analyst, is known yet) are
+held to --conns-per-address per address and --max-conns in all whatever
+the address: when full, the oldest one a second old is closed to make
+room, so idle connections from strangers never lock the analysts, the
+operators or the other server out. A refused party sees its connection
+reset during the handshake (and retries for its --retry-window); the
+server logs "refused a connection" with the address. go-libp2p's own defaults (8 concurrent, 0.2 per second after 16)
 would refuse most parties behind one address.
 
 Sealed uploads: when the manifest gives this server an upload_addr
 (fedecdf manifest --leader-upload, --helper-upload), the server also
 listens there (or on --upload-listen, e.g. 0.0.0.0:PORT) for parties'
 uploads over plain TCP, one frame per connection, HPKE-sealed to its key:
-a frame that is malformed, too large for the manifest's reports, or
-slower than --upload-timeout closes its connection; at most
---upload-conns are served at once. They are stored and acknowledged as
-the uploads over libp2p are.
+a frame that is malformed or too large for the manifest's reports
+closes its connection. They are stored and acknowledged as the uploads
+over libp2p are. Every connection is accepted at once (the kernel's
+backlog never fills) and admitted per client address (an IPv4 address
+or an IPv6 /56): beyond --upload-rate new connections per second after a
+burst of --upload-burst it is closed at once; an address may have
+--upload-conns-per-address connections waiting for their frame, and the
+listener --upload-conns in all; when full, the oldest waiting connection
+is closed to make room if it has waited a second, otherwise the new one
+is. A connection whose frame has not started after
+--upload-header-timeout, or not ended after --upload-timeout, is closed;
+one whose frame is read stops waiting at once. So one client, whatever it
+does, holds at most --upload-conns-per-address places, each for at most
+--upload-header-timeout, and cannot keep out the parties of other
+addresses; parties at its own address share its rate and get a place
+whenever they connect within it (with --upload-burst + --upload-rate
+below --upload-conns-per-address, as by default). A party whose
+connection is closed retries within its --retry-window. Dropped
+connections are logged at WARN at most 5 times per address every 10 s,
+then as one "more connection warnings suppressed" line.
 
 Start the helper first, then the leader. The leader compares its manifest
 with the helper's (a digest of the dataset, grid, policy, budget, minimum
@@ -141,7 +162,11 @@ manifest.`,
 	f.DurationVar(&o.purgeAfter, "purge-orphans-after", 0, "purge the reports only this server holds once received longer ago than this, e.g. 24h (default 0: keep them)")
 	f.StringVar(&o.uploadListen, "upload-listen", "", "HOST:PORT of the sealed-upload listener, e.g. 0.0.0.0:7401 (default: the server's upload_addr in the manifest; none if it has none)")
 	f.DurationVar(&o.uploadTimeout, "upload-timeout", deploy.DefaultUploadTimeout, "how long a sealed upload's frame may take to arrive, and its answer to be sent")
-	f.IntVar(&o.uploadConns, "upload-conns", deploy.DefaultUploadConns, "sealed-upload connections served at once (further ones wait in the kernel's backlog)")
+	f.IntVar(&o.uploadConns, "upload-conns", deploy.DefaultUploadConns, "sealed-upload connections waiting for their frame in all, and frames handled at once (see Sealed uploads above)")
+	f.IntVar(&o.uploadLimits.ConnsPerAddr, "upload-conns-per-address", deploy.DefaultUploadConnsPerAddr, "sealed-upload connections waiting for their frame from one IPv4 address or IPv6 /56")
+	f.Float64Var(&o.uploadLimits.Rate, "upload-rate", deploy.DefaultUploadRate, "new sealed-upload connections per second accepted from one address once its --upload-burst is spent")
+	f.IntVar(&o.uploadLimits.Burst, "upload-burst", deploy.DefaultUploadBurst, "new sealed-upload connections one address may open at once before --upload-rate applies")
+	f.DurationVar(&o.uploadLimits.HeaderTimeout, "upload-header-timeout", deploy.DefaultUploadHeaderTimeout, "how long a sealed-upload connection may wait before its frame starts (the whole frame: --upload-timeout)")
 	f.StringVar(&o.cpuProfile, "cpu-profile", "", "write a CPU profile of the whole run to this file on shutdown (go tool pprof)")
 	f.IntVar(&o.limits.ConnsPerAddr, "conns-per-address", p2p.DefaultConnsPerAddr, "concurrent connections accepted from one IPv4 address or IPv6 /56 (parties behind one NAT share it)")
 	f.Float64Var(&o.limits.ConnRate, "conn-rate", p2p.DefaultConnRate, "new connections per second accepted from one address once its --conn-burst is spent")
@@ -202,11 +227,11 @@ func (o *serverOptions) config(logger *slog.Logger) (deploy.ServerConfig, error)
 	cfg := deploy.ServerConfig{
 		Store: o.store, StorePasswordFile: o.storePasswordFile, Logger: logger, Version: version(), Metrics: o.metrics, Transport: p2p.Config{Limits: o.limits},
 		AcceptBudgetChange: o.acceptBudgetChange,
-		UploadListen:       o.uploadListen, UploadTimeout: o.uploadTimeout, UploadConns: o.uploadConns,
+		UploadListen:       o.uploadListen, UploadTimeout: o.uploadTimeout, UploadConns: o.uploadConns, UploadLimits: o.uploadLimits,
 		PeerCheck: o.peerCheck, PeerTimeout: o.peerTimeout, Summary: never(o.summary), PurgeAfter: o.purgeAfter,
 	}
-	for name, d := range map[string]time.Duration{"--peer-check": o.peerCheck, "--peer-timeout": o.peerTimeout, "--summary": o.summary, "--purge-orphans-after": o.purgeAfter, "--upload-timeout": o.uploadTimeout} {
-		if d < 0 || (d == 0 && (name == "--peer-check" || name == "--peer-timeout" || name == "--upload-timeout")) {
+	for name, d := range map[string]time.Duration{"--peer-check": o.peerCheck, "--peer-timeout": o.peerTimeout, "--summary": o.summary, "--purge-orphans-after": o.purgeAfter, "--upload-timeout": o.uploadTimeout, "--upload-header-timeout": o.uploadLimits.HeaderTimeout} {
+		if d < 0 || (d == 0 && (name == "--peer-check" || name == "--peer-timeout" || name == "--upload-timeout" || name == "--upload-header-timeout")) {
 			return cfg, fmt.Errorf("%s %v: want a positive duration such as 30s", name, d)
 		}
 	}
@@ -253,6 +278,7 @@ func (o *serverOptions) checkLimits() error {
 	for name, v := range map[string]float64{
 		"conns-per-address": float64(o.limits.ConnsPerAddr), "conn-rate": o.limits.ConnRate,
 		"conn-burst": float64(o.limits.ConnBurst), "max-conns": float64(o.limits.Conns), "upload-conns": float64(o.uploadConns),
+		"upload-conns-per-address": float64(o.uploadLimits.ConnsPerAddr), "upload-rate": o.uploadLimits.Rate, "upload-burst": float64(o.uploadLimits.Burst),
 	} {
 		if !(v > 0) {
 			return fmt.Errorf("--%s %v is not positive: give a limit above 0 (see fedecdf server --help)", name, v)

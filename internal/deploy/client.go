@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"sync"
+	"time"
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 
@@ -29,7 +31,18 @@ type Party struct {
 	grid *ecdf.Grid
 	host *p2p.Host  // nil when every upload goes over the sealed transport
 	tc   p2p.Config // timeouts and retries
+	// dialer dials the sealed-upload connections (tests bind it to a
+	// local address).
+	dialer net.Dialer
 }
+
+// DefaultUploadAttempt bounds one attempt of a party's upload to a
+// server (connecting, sending, reading the answer) unless the
+// p2p.Config given to NewParty sets CallTimeout: an attempt that times
+// out is retried while the retry window lasts, so a party with
+// RetryWindow W gives up within W plus one attempt, whatever the server
+// does (accepts and stalls, stopped, unreachable).
+const DefaultUploadAttempt = 20 * time.Second
 
 // NewParty starts a party. When the manifest gives every server it
 // uploads to (both in direct mode, the leader in relay mode) an upload
@@ -39,6 +52,9 @@ type Party struct {
 // key when nil: parties are anonymous to the servers). tc sets timeouts
 // and retries; its Key, Peers and Listen are set here.
 func NewParty(m *Manifest, key crypto.PrivKey, tc p2p.Config) (*Party, error) {
+	if tc.CallTimeout == 0 {
+		tc.CallTimeout = DefaultUploadAttempt
+	}
 	g, err := m.NewGrid()
 	if err != nil {
 		return nil, fmt.Errorf("manifest grid: %w", err)

@@ -11,7 +11,7 @@ import (
 // manifestDigestVersion names the rules of Digests in every digest;
 // changing the parts or their encoding bumps it (and
 // TestManifestDigestKnownAnswer's hash).
-const manifestDigestVersion = 1
+const manifestDigestVersion = 2
 
 // Digests returns the digest of each part of the manifest that the
 // servers act on, which the leader and the helper exchange at first
@@ -20,6 +20,9 @@ const manifestDigestVersion = 1
 //
 //	version      version, protocol
 //	dataset      dataset, backend, upload, payload
+//	uploads      the leader's and the helper's upload_addr (a helper
+//	             on a manifest without sealed uploads and a leader whose
+//	             parties upload sealed could never agree on a report)
 //	grid         scale, min, max, bins
 //	policy       mechanism.neighbours, allowed, max_delta, max_epsilon
 //	budget       budget.epsilon, budget.delta
@@ -30,12 +33,12 @@ const manifestDigestVersion = 1
 //	operators    the operators' peer IDs, in order (they may read
 //	             report counts in status, even under add/remove)
 //
-// Each digest is SHA-256 of "fedecdf manifest digest v1", the part's
+// Each digest is SHA-256 of "fedecdf manifest digest v2", the part's
 // name and its JSON encoding (encoding/json, the manifest's keys), each
-// followed by a zero byte. Not digested: the servers' addresses, libp2p
-// and sealed-upload (where
-// they are reached from, which may differ between hosts' copies and
-// shows as unreachable when wrong), and the analysts' release (the
+// followed by a zero byte. Version 2 added the uploads part. Not
+// digested: the servers' libp2p addresses (where they are reached from,
+// which may differ between hosts' copies and shows as unreachable when
+// wrong), and the analysts' release (the
 // mechanism name, epsilon, delta and k the analyst commands ask for,
 // which each server checks against the policy on every release).
 func (m *Manifest) Digests() []protocol.ManifestField {
@@ -55,6 +58,7 @@ func (m *Manifest) Digests() []protocol.ManifestField {
 	}{
 		{"version", [2]int{m.Version, m.Protocol}},
 		{"dataset", [4]any{m.Dataset, m.Backend, m.Upload, m.Payload}},
+		{"uploads", [2]string{m.Leader.UploadAddr, m.Helper.UploadAddr}},
 		{"grid", m.Grid},
 		{"policy", policy{m.Mechanism.Neighbours, m.Mechanism.Allowed, m.Mechanism.MaxDelta, m.Mechanism.MaxEpsilon}},
 		{"budget", m.Budget},

@@ -98,9 +98,14 @@
 // acknowledges as a duplicate if it stored it. A replayed frame is a
 // duplicate. The server reads a frame of at most twice its manifest's
 // upload size plus 2 KiB (a relayed report holds two uploads) within
-// ServerConfig.UploadTimeout, writes the answer within it, and serves at
-// most UploadConns connections at once; a malformed frame closes its
-// connection only. The party needs no libp2p host when every server it
+// ServerConfig.UploadTimeout (its header within
+// UploadLimits.HeaderTimeout), writes the answer within it, and admits
+// connections per client address (UploadLimits, admission.go): a
+// client's connections beyond its rate are closed at once, and when its
+// address, or the listener, has too many waiting for their frame the
+// oldest one a second old makes room; a malformed frame closes its
+// connection only, and its warning is rate-limited per address
+// (connLog). The party needs no libp2p host when every server it
 // uploads to has an upload address. The sealed transport authenticates
 // the server to the party but not the party, as libp2p's fresh party
 // keys did not either; the leader–helper link stays libp2p.

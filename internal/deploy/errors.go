@@ -35,6 +35,11 @@ var (
 	// server's store kept its ledger under, and the operator did not
 	// accept the change (ServerConfig.AcceptBudgetChange).
 	ErrBudgetChanged = errors.New("total budget changed")
+	// ErrStoreConfig: the manifest gives the server's stored data
+	// another meaning than the one its store was created under (dataset,
+	// backend, grid, payload, or the neighbouring relation after a
+	// release): the server does not start, and changes nothing stored.
+	ErrStoreConfig = errors.New("the manifest differs from the one the store was created under")
 	// ErrRelayFailed: in relay mode the leader stored its share of a
 	// report but could not deliver the sealed share to the helper.
 	ErrRelayFailed = errcode.New(errcode.RelayFailed, "the leader could not relay the sealed share to the helper")
@@ -89,7 +94,7 @@ type UploadError struct {
 
 func (e *UploadError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "report %v stored by %v", e.Report, e.Held)
+	fmt.Fprintf(&b, "report %v acknowledged by %v", e.Report, e.Held)
 	for _, f := range e.Failed {
 		fmt.Fprintf(&b, "; upload to the %s: %v", f.Server, f.Err)
 	}

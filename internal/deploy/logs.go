@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -54,21 +56,40 @@ func oneLine(_ []string, a slog.Attr) slog.Attr {
 // fedecdf status.
 const maxLastErrors = 16
 
-// lastErrors keeps the last maxLastErrors lines written to it, one per
-// Write (slog's text handler writes one record per call).
+// lastErrors keeps the most recent line of each of the last
+// maxLastErrors distinct causes (a line's msg) written to it, one line
+// per Write (slog's text handler writes one record per call): a flood of
+// one warning leaves the other causes in view.
 type lastErrors struct {
 	mu    sync.Mutex
 	lines []string
 }
 
 func (e *lastErrors) Write(p []byte) (int, error) {
+	line := strings.TrimSpace(string(p))
+	cause := lineMsg(line)
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.lines = slices.DeleteFunc(e.lines, func(l string) bool { return lineMsg(l) == cause })
 	if len(e.lines) == maxLastErrors {
 		e.lines = append(e.lines[:0], e.lines[1:]...)
 	}
-	e.lines = append(e.lines, strings.TrimSpace(string(p)))
+	e.lines = append(e.lines, line)
 	return len(p), nil
+}
+
+// lineMsg returns the msg of a text-handler line (the whole line if it
+// has none).
+func lineMsg(line string) string {
+	_, rest, found := strings.Cut(line, " msg=")
+	if !found {
+		return line
+	}
+	if q, err := strconv.QuotedPrefix(rest); err == nil {
+		return q
+	}
+	msg, _, _ := strings.Cut(rest, " ")
+	return msg
 }
 
 // snapshot returns the kept lines, oldest first.

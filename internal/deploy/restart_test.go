@@ -159,3 +159,27 @@ func TestFailedStartLeavesNoNewStore(t *testing.T) {
 		})
 	}
 }
+
+// TestStatusResolvesPendingRelease: a leader whose release was left
+// pending (the helper down when it started) completes it at the first
+// status once the helper is back, not at its next peer check: both
+// servers show the release's ε spent.
+func TestStatusResolvesPendingRelease(t *testing.T) {
+	d := newDeployment(t, hugeEpsilon, 1)
+	d.submitAll(instances(3, 9))
+	at, helperAt := d.leader.Addrs(), d.helper.Addrs()[0].String()
+	d.leader.Close()
+	d.helper.Close()
+	path := filepath.Join(d.dir, "leader.db")
+	pendingAt(t, d.m, path, payload.ReleaseID{0x7a})
+	var err error
+	if d.leader, err = d.startWith(server.Leader, d.m, ServerConfig{Store: path, Listen: at}); err != nil {
+		t.Fatal(err)
+	}
+	d.helper = d.start(server.Helper, helperAt)
+	for _, sv := range d.status().Servers {
+		if sv.Spent.Epsilon != hugeEpsilon {
+			t.Errorf("%s: spent ε=%g in the first status after the helper is back, want the pending release's %g", sv.Role, sv.Spent.Epsilon, float64(hugeEpsilon))
+		}
+	}
+}

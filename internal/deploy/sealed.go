@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fedecdf/fedecdf/internal/p2p"
@@ -189,14 +190,10 @@ func newSealedCall(rnd io.Reader, e Endpoint, to transport.PeerID, kind byte, re
 // *unopenedError when the server could not open the frame (neither is
 // retried).
 func (p *Party) callSealed(ctx context.Context, c *sealedCall) (*protocol.Ack, error) {
-	timeout := p.tc.CallTimeout
-	if timeout == 0 {
-		timeout = p2p.DefaultCallTimeout
-	}
 	var resp []byte
 	err := p2p.Retry(ctx, p.tc, func() error {
 		var err error
-		resp, err = c.attempt(ctx, timeout)
+		resp, err = c.attempt(ctx, &p.dialer, p.tc.CallTimeout)
 		return err
 	}, func(err error) bool {
 		var refused *protocol.RemoteError
@@ -225,10 +222,10 @@ func (e *unopenedError) Error() string {
 // attempt sends the frame over a new connection and returns the
 // server's protocol response once its MAC checks, or the refusal of the
 // unopened frame (*unopenedError).
-func (c *sealedCall) attempt(ctx context.Context, timeout time.Duration) ([]byte, error) {
+func (c *sealedCall) attempt(ctx context.Context, dialer *net.Dialer, timeout time.Duration) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", c.addr)
+	conn, err := dialer.DialContext(ctx, "tcp", c.addr)
 	if err != nil {
 		return nil, fmt.Errorf("%w: is `fedecdf server --role %s` running and listening for sealed uploads there? Start it, or fix the %s's upload_addr in the manifest", err, c.to, c.to)
 	}
@@ -259,16 +256,20 @@ func (c *sealedCall) attempt(ctx context.Context, timeout time.Duration) ([]byte
 }
 
 // uploadListener is a server's sealed-upload listener: one frame per
-// connection, at most cap(slots) connections at once.
+// connection, admitted per client address (admission), at most cap(work)
+// frames handled at once once read.
 type uploadListener struct {
 	s        *Server
 	ln       net.Listener
-	slots    chan struct{}
+	adm      *admission
+	work     chan struct{}
 	timeout  time.Duration
 	maxFrame int
 	ctx      context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
+	// shed counts the connections refused or closed to make room.
+	shed atomic.Int64
 }
 
 // listenUploads starts the sealed-upload listener on addr.
@@ -281,7 +282,10 @@ func (s *Server) listenUploads(addr string) error {
 	if err != nil {
 		return fmt.Errorf("sealed-upload listener: %w", err)
 	}
-	u := &uploadListener{s: s, ln: ln, slots: make(chan struct{}, s.cfg.UploadConns), timeout: s.cfg.UploadTimeout, maxFrame: maxSealedFrame(upload)}
+	u := &uploadListener{
+		s: s, ln: ln, adm: newAdmission(s.cfg.UploadLimits, s.cfg.UploadConns), work: make(chan struct{}, s.cfg.UploadConns),
+		timeout: s.cfg.UploadTimeout, maxFrame: maxSealedFrame(upload),
+	}
 	u.ctx, u.cancel = context.WithCancel(context.Background())
 	s.uploads = u
 	u.wg.Go(u.serve)
@@ -297,21 +301,16 @@ func (s *Server) uploadAddr() string {
 	return s.uploads.ln.Addr().String()
 }
 
-// serve accepts connections while a slot is free, until close.
+// serve accepts every connection at once, until close, and admits it or
+// closes it (admission).
 func (u *uploadListener) serve() {
 	for {
-		select {
-		case u.slots <- struct{}{}:
-		case <-u.ctx.Done():
-			return
-		}
 		c, err := u.ln.Accept()
 		if err != nil {
-			<-u.slots
 			if u.ctx.Err() != nil {
 				return
 			}
-			u.s.log.Warn("sealed-upload listener: accept failed", "err", err)
+			u.s.connWarn("", "sealed-upload listener: accept failed", "err", err)
 			select {
 			case <-time.After(100 * time.Millisecond): // e.g. out of file descriptors
 			case <-u.ctx.Done():
@@ -319,10 +318,17 @@ func (u *uploadListener) serve() {
 			}
 			continue
 		}
-		u.wg.Go(func() {
-			defer func() { <-u.slots }()
-			u.handle(c)
-		})
+		w, evicted, refused := u.adm.admit(c)
+		if evicted != nil {
+			evicted.Close()
+		}
+		if refused != "" {
+			c.Close()
+			u.shed.Add(1)
+			u.s.connWarn(clientAddr(c.RemoteAddr()).String(), "sealed-upload connection refused", "from", c.RemoteAddr().String(), "reason", refused)
+			continue
+		}
+		u.wg.Go(func() { u.handle(w) })
 	}
 }
 
@@ -333,21 +339,53 @@ func (u *uploadListener) close() {
 	u.wg.Wait()
 }
 
-// handle reads one frame within the timeout, answers it and closes the
-// connection; a frame that cannot be read closes it unanswered.
-func (u *uploadListener) handle(c net.Conn) {
+// headerReader reads from a connection whose read deadline is the
+// header's until the frame header has arrived, and then the frame's.
+type headerReader struct {
+	c     net.Conn
+	got   int
+	frame time.Time // the deadline of the whole frame
+}
+
+func (r *headerReader) Read(b []byte) (int, error) {
+	n, err := r.c.Read(b)
+	if r.got < sealedHeaderLen && r.got+n >= sealedHeaderLen {
+		r.c.SetReadDeadline(r.frame)
+	}
+	r.got += n
+	return n, err
+}
+
+// handle reads w's frame, its header within the header timeout and the
+// whole within the upload timeout, frees its place (admission), answers
+// it and closes the connection; a frame that cannot be read closes it
+// unanswered.
+func (u *uploadListener) handle(w *waiter) {
+	c := w.conn
 	defer c.Close()
 	from := transport.PeerID("tcp " + c.RemoteAddr().String())
-	c.SetReadDeadline(time.Now().Add(u.timeout))
+	c.SetReadDeadline(w.since.Add(min(u.s.cfg.UploadLimits.HeaderTimeout, u.timeout)))
+	r := &headerReader{c: c, frame: w.since.Add(u.timeout)}
 	// Buffered: a frame the party wrote at once is read in one call.
-	kind, body, err := readSealedFrame(bufio.NewReaderSize(c, min(u.maxFrame+sealedHeaderLen, 64<<10)), u.maxFrame, frameUpload, frameRelayed)
-	if errors.Is(err, io.EOF) {
+	kind, body, err := readSealedFrame(bufio.NewReaderSize(r, min(u.maxFrame+sealedHeaderLen, 64<<10)), u.maxFrame, frameUpload, frameRelayed)
+	evicted := u.adm.release(w)
+	switch {
+	case evicted && err != nil: // a frame read in full is handled all the same
+		u.shed.Add(1)
+		u.s.log.Debug("sealed-upload connection closed to make room", "from", from)
+		return
+	case errors.Is(err, io.EOF):
 		u.s.log.Debug("sealed-upload connection closed before a frame", "from", from)
 		return
-	}
-	if err != nil {
+	case err != nil:
 		u.s.counters.rejected.Add(1)
-		u.s.log.Warn("sealed upload dropped", "from", from, "err", err)
+		u.s.connWarn(w.addr.String(), "sealed upload dropped", "from", from, "err", err)
+		return
+	}
+	select {
+	case u.work <- struct{}{}:
+		defer func() { <-u.work }()
+	case <-u.ctx.Done():
 		return
 	}
 	answerKind, answer := u.s.answerSealed(u.ctx, from, kind, body)
@@ -356,7 +394,7 @@ func (u *uploadListener) handle(c net.Conn) {
 	}
 	c.SetWriteDeadline(time.Now().Add(u.timeout))
 	if err := writeSealedFrame(c, answerKind, answer); err != nil {
-		u.s.log.Warn("could not answer a sealed upload", "from", from, "err", err)
+		u.s.connWarn(w.addr.String(), "could not answer a sealed upload", "from", from, "err", err)
 	}
 }
 

@@ -473,20 +473,27 @@ func TestSealedServerDown(t *testing.T) {
 }
 
 // TestSealedConnectionCap: with UploadConns 1, a client holding the one
-// slot and sending nothing delays the next upload until the timeout
-// drops it: the upload is answered only once the slow connection is
-// closed, and then stored.
+// place and sending nothing makes the next connection close at once
+// during its first second (uploadGrace, on the listener's clock), and is
+// closed to make room for the next one after it: that upload is
+// answered and stored, and the idle client sees its connection closed.
 func TestSealedConnectionCap(t *testing.T) {
 	d := newDeploymentTweaked(t, hugeEpsilon, 1, UploadDirect, "replace", func(c *ServerConfig) {
-		c.UploadListen, c.UploadTimeout, c.UploadConns = "127.0.0.1:0", time.Second, 1
+		c.UploadListen, c.UploadTimeout, c.UploadConns = "127.0.0.1:0", time.Minute, 1
+		c.UploadLimits.HeaderTimeout = time.Minute
 	})
 	d.m.Leader.UploadAddr, d.m.Helper.UploadAddr = d.leader.uploadAddr(), d.helper.uploadAddr()
+	adm := d.leader.uploads.adm
+	clock := time.Now()
+	adm.mu.Lock()
+	adm.now = func() time.Time { return clock } // read under adm.mu
+	adm.mu.Unlock()
 	slow, err := net.Dial("tcp", d.m.Leader.UploadAddr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer slow.Close()
-	for len(d.leader.uploads.slots) == 0 { // until the leader serves it
+	for adm.numWaiting() == 0 { // until the leader admits it
 		time.Sleep(time.Millisecond)
 	}
 	r, err := d.newParty().NewReport(instances(1, 13)[0])
@@ -494,17 +501,20 @@ func TestSealedConnectionCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := frameOf(t, d, d.m.Leader, r, frameUpload, nil)
+	if kind, _, err := exchange(t, d.m.Leader.UploadAddr, f.frame); err == nil {
+		t.Fatalf("an upload while the one place is young: answered (kind %d), want closed at once", kind)
+	}
+	adm.mu.Lock()
+	clock = clock.Add(uploadGrace)
+	adm.mu.Unlock()
 	if kind, body, err := exchange(t, d.m.Leader.UploadAddr, f.frame); err != nil || kind != frameAck {
-		t.Fatalf("upload behind a slow client: kind %d (%s), %v", kind, body, err)
+		t.Fatalf("upload once the idle client waited a second: kind %d (%s), %v", kind, body, err)
 	}
-	// The slow connection was closed before the upload was served: its
-	// end of file is already there (had the upload been served beside
-	// it, the connection would stay open for most of the timeout).
-	slow.SetReadDeadline(time.Now().Add(time.Millisecond))
-	if n, err := slow.Read(make([]byte, 1)); n != 0 || !errors.Is(err, io.EOF) {
-		t.Fatalf("the slow connection is still open (%d, %v) after the upload behind it was answered", n, err)
+	slow.SetReadDeadline(time.Now().Add(time.Minute))
+	if n, err := slow.Read(make([]byte, 1)); n != 0 || err == nil {
+		t.Fatalf("the idle connection read (%d, %v), want it closed to make room", n, err)
 	}
-	if got := d.counts(); got[0] != 1 {
-		t.Fatalf("the leader stored %d reports, want 1", got[0])
+	if got, shed := d.counts(), d.leader.uploads.shed.Load(); got[0] != 1 || shed != 2 {
+		t.Fatalf("the leader stored %d reports and shed %d connections, want 1 and 2", got[0], shed)
 	}
 }

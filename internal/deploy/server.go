@@ -15,7 +15,6 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
 
-	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -78,10 +77,12 @@ type ServerConfig struct {
 	UploadListen string
 	// UploadTimeout bounds the reading of a sealed upload's frame and
 	// the writing of its answer (DefaultUploadTimeout if 0); UploadConns
-	// caps the connections served at once (DefaultUploadConns if 0):
-	// further ones wait in the kernel's backlog.
+	// caps the connections waiting for their frame in all, and the
+	// frames handled at once (DefaultUploadConns if 0); UploadLimits
+	// admit connections per client address (admission.go).
 	UploadTimeout time.Duration
 	UploadConns   int
+	UploadLimits  UploadLimits
 }
 
 // Server is a running leader or helper: a libp2p host serving the
@@ -102,6 +103,7 @@ type Server struct {
 
 	started   time.Time
 	last      lastErrors
+	connLog   connLog
 	counters  counters
 	peer      peerView
 	orphans   orphanView
@@ -112,6 +114,8 @@ type Server struct {
 	compared time.Time
 	// metricsAddr is the bound address of the metrics endpoint.
 	metricsAddr string
+	// orphanGrace, if not 0, replaces DefaultOrphanGrace (tests).
+	orphanGrace atomic.Int64
 	// rejected is what logRejected last logged.
 	rejected map[string]int
 	// uploads is the sealed-upload listener (nil if none).
@@ -161,6 +165,10 @@ func startServer(cfg ServerConfig) (*Server, error) {
 		return nil, err
 	}
 	if s.store, err = store.OpenBackend(cfg.Store, cfg.StorePasswordFile); err != nil {
+		return nil, err
+	}
+	if err := s.checkStoreConfig(); err != nil {
+		s.store.Close()
 		return nil, err
 	}
 	if err := s.checkBudget(dataset.Budget); err != nil {
@@ -253,6 +261,7 @@ func withOpsDefaults(cfg ServerConfig) ServerConfig {
 	if cfg.UploadConns <= 0 {
 		cfg.UploadConns = DefaultUploadConns
 	}
+	cfg.UploadLimits = cfg.UploadLimits.withDefaults()
 	return cfg
 }
 
@@ -262,6 +271,7 @@ func (s *Server) startOps() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancelOps = cancel
 	s.summarise(ctx)
+	s.every(ctx, connLogWindow, func() { s.connLog.flush(s.log) })
 	if s.cfg.Role == server.Helper {
 		s.every(ctx, s.cfg.PeerCheck, s.logRejected)
 	}
@@ -269,35 +279,6 @@ func (s *Server) startOps() error {
 		return s.serveMetrics(ctx, s.cfg.Metrics)
 	}
 	return nil
-}
-
-// checkBudget compares the manifest's total budget with the one the
-// store's ledger is kept under, and records the manifest's: a new store
-// or an equal budget passes, and so does another one over a ledger that
-// has charged nothing yet (logged); over one that has, another budget is
-// refused (ErrBudgetChanged) unless the operator accepts the change
-// (ServerConfig.AcceptBudgetChange), which is logged at WARN with the
-// old and the new budget and what is spent.
-func (s *Server) checkBudget(want ledger.Budget) error {
-	name := s.cfg.Manifest.Dataset
-	old, found, err := s.store.Total(name)
-	if err != nil || (found && old == want) {
-		return err
-	}
-	spent, err := s.store.Spent(name)
-	if err != nil {
-		return err
-	}
-	attrs := []any{"dataset", name, "old_epsilon", old.Epsilon, "old_delta", old.Delta, "new_epsilon", want.Epsilon, "new_delta", want.Delta, "spent_epsilon", spent.Epsilon, "spent_delta", spent.Delta}
-	switch {
-	case found && spent != (ledger.Budget{}) && !s.cfg.AcceptBudgetChange:
-		return fmt.Errorf("%s: dataset %q: %w: the manifest's total budget ε=%g, δ=%g is not the ε=%g, δ=%g the ledger in %s has spent ε=%g, δ=%g under; if the change is intended, start the server with --accept-budget-change (both servers run the same manifest, so both need it); otherwise start it on the manifest the store was started with", s.name, name, ErrBudgetChanged, want.Epsilon, want.Delta, old.Epsilon, old.Delta, s.cfg.Store, spent.Epsilon, spent.Delta)
-	case found && spent != (ledger.Budget{}):
-		s.log.Warn("total budget changed by --accept-budget-change", attrs...)
-	case found:
-		s.log.Info("total budget changed before any release was charged", attrs...)
-	}
-	return s.store.SetTotal(name, want)
 }
 
 // firstContact exchanges manifest digests with the helper when the

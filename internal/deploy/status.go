@@ -132,6 +132,25 @@ func (s *Server) handleStatus(ctx context.Context, from transport.PeerID, m *pro
 	return protocol.Encode(st)
 }
 
+// resolvedForStatus completes (or aborts) the releases a cut link left
+// pending, charged at the helper and not yet here, now rather than at
+// the next peer check, so that both ledgers agree in a status; it
+// reports whether the leader's spending changed.
+func (s *Server) resolvedForStatus(ctx context.Context) bool {
+	dataset := s.cfg.Manifest.Dataset
+	before, err := s.store.Spent(dataset)
+	if err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.PeerTimeout)
+	defer cancel()
+	if err := s.srv.ResolvePending(ctx); err != nil {
+		s.log.Debug("pending releases not resolved for status", "err", err)
+	}
+	after, err := s.store.Spent(dataset)
+	return err == nil && after != before
+}
+
 // leaderStatus compares the report sets with the helper and returns
 // both servers' states (the helper's if reached); report counts and
 // errors to an operator, and to an analyst only under replace-one, where
@@ -139,6 +158,9 @@ func (s *Server) handleStatus(ctx context.Context, from transport.PeerID, m *pro
 // and so does status).
 func (s *Server) leaderStatus(ctx context.Context, operator bool) (*protocol.Status, error) {
 	helper, _ := s.checkHelper(ctx, true)
+	if helper != nil && s.resolvedForStatus(ctx) {
+		helper, _ = s.checkHelper(ctx, true)
+	}
 	mine, err := s.state()
 	if err != nil {
 		return nil, err
@@ -253,38 +275,68 @@ func (s *Server) helperStatus(m *protocol.StatusRequest) (*protocol.Status, erro
 	return st, nil
 }
 
+// DefaultOrphanGrace is how long after its receipt a report held by one
+// server only is not warned about: during ingest, a party's upload to
+// the other server is usually on its way (retried within the party's
+// retry window), and the comparison merely saw it first.
+const DefaultOrphanGrace = 2 * time.Minute
+
 // found records the reports only this server held at a comparison,
-// warns about them, and purges those older than PurgeAfter if set.
+// warns about those received longer than the orphan grace ago
+// (DefaultOrphanGrace; the others at DEBUG), and purges those older
+// than PurgeAfter if set.
 func (s *Server) found(only []payload.ReportID) {
 	if s.cfg.PurgeAfter > 0 && len(only) > 0 {
 		only = s.purge(only)
 	}
 	s.orphans.set(only)
-	if len(only) > 0 {
-		s.log.Warn("reports held by this server only", "reports", len(only),
-			"hint", "no release includes them: rerun the parties' fedecdf party --input (same --row-key) to store the missing share, or purge them with fedecdf server --purge-orphans-after")
+	if len(only) == 0 {
+		return
 	}
+	grace := DefaultOrphanGrace
+	if g := s.orphanGrace.Load(); g != 0 {
+		grace = time.Duration(g)
+	}
+	old, err := s.receivedBefore(only, time.Now().Add(-grace))
+	if err != nil {
+		s.log.Error("reading the receipt times of the reports held by this server only", "err", err)
+		old = only
+	}
+	if len(old) == 0 {
+		s.log.Debug("reports held by this server only, received recently (their other share is likely on its way)", "reports", len(only))
+		return
+	}
+	s.log.Warn("reports held by this server only", "reports", len(old), "received_within_grace", len(only)-len(old), "grace", grace.String(),
+		"hint", "no release includes them: rerun the parties' fedecdf party --input (same --row-key) to store the missing share, or purge them with fedecdf server --purge-orphans-after")
 }
 
-// purge removes the reports of only received longer than PurgeAfter ago
-// (a report stored without a time counts from the server's start) from
-// the server and its store, and returns those it kept.
-func (s *Server) purge(only []payload.ReportID) []payload.ReportID {
-	dataset := s.cfg.Manifest.Dataset
-	times, err := s.store.ReceivedAt(dataset, only)
+// receivedBefore returns the reports of ids received before cutoff (a
+// report stored without a time counts from the server's start).
+func (s *Server) receivedBefore(ids []payload.ReportID, cutoff time.Time) ([]payload.ReportID, error) {
+	times, err := s.store.ReceivedAt(s.cfg.Manifest.Dataset, ids)
 	if err != nil {
-		s.log.Error("purge: reading receipt times", "err", err)
-		return only
+		return nil, err
 	}
-	cutoff := time.Now().Add(-s.cfg.PurgeAfter)
 	var old []payload.ReportID
 	for i, at := range times {
 		if at.IsZero() {
 			at = s.started
 		}
 		if at.Before(cutoff) {
-			old = append(old, only[i])
+			old = append(old, ids[i])
 		}
+	}
+	return old, nil
+}
+
+// purge removes the reports of only received longer than PurgeAfter ago
+// from the server and its store, and returns those it kept.
+func (s *Server) purge(only []payload.ReportID) []payload.ReportID {
+	dataset := s.cfg.Manifest.Dataset
+	old, err := s.receivedBefore(only, time.Now().Add(-s.cfg.PurgeAfter))
+	if err != nil {
+		s.log.Error("purge: reading receipt times", "err", err)
+		return only
 	}
 	if len(old) == 0 {
 		return only

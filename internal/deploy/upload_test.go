@@ -57,7 +57,7 @@ func uploadReachesOneServer(t *testing.T, mode string) {
 	if !errors.Is(err, p2p.ErrConnRefused) || mode == UploadRelay && !errors.Is(err, ErrRelayFailed) {
 		t.Errorf("%v: the cause is not p2p.ErrConnRefused (and, relayed, ErrRelayFailed)", err)
 	}
-	for _, want := range []string{r.ID.String(), "stored by the leader only", "upload to the helper", "connection refused"} {
+	for _, want := range []string{r.ID.String(), "acknowledged by the leader only", "upload to the helper", "connection refused"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"syscall"
 
 	"github.com/libp2p/go-libp2p/core/network"
@@ -56,6 +57,10 @@ func (e *DialError) Error() string {
 // Unwrap returns the cause and libp2p's error.
 func (e *DialError) Unwrap() []error { return []error{e.Cause, e.Err} }
 
+// Is reports that a failed dial matches transport.ErrNotDelivered: no
+// request was sent.
+func (e *DialError) Is(target error) bool { return target == transport.ErrNotDelivered }
+
 // hint says what to do about e.
 func (e *DialError) hint() string {
 	server := e.Peer == "leader" || e.Peer == "helper"
@@ -84,6 +89,11 @@ func (e *DialError) hint() string {
 		return "the peer closed the connection during the handshake: it may be limiting connections from this address, or restarting"
 	case ErrResourceLimit:
 		return "this process has too many connections or streams open: lower --concurrency"
+	case ErrDialTimeout:
+		if server {
+			return fmt.Sprintf("the %s accepted no connection in time: it may be stopped or overloaded (is `fedecdf server --role %s` running and answering?); if it runs, check its address in the manifest and the firewall between the two machines", e.Peer, e.Peer)
+		}
+		return "the peer accepted no connection in time: it may be stopped or overloaded; if it runs, check its address and the firewall"
 	default:
 		return "is the address right, and does a firewall drop the connection?"
 	}
@@ -154,7 +164,13 @@ func streamCause(err error) error {
 // explainStream wraps err, a failure of call's stream to peer to after
 // the connection was made, with its cause when known.
 func explainStream(to transport.PeerID, what string, err error) error {
-	if cause := streamCause(err); cause != nil {
+	cause := streamCause(err)
+	if cause == ErrDialTimeout && strings.HasPrefix(what, "opening") {
+		// Connected or not, the peer never completed the stream: the
+		// hint of a dial that timed out applies.
+		return fmt.Errorf("p2p: %s %s: %w: %w: %s", what, to, cause, err, (&DialError{Peer: to, Cause: cause}).hint())
+	}
+	if cause != nil {
 		return fmt.Errorf("p2p: %s %s: %w: %w", what, to, cause, err)
 	}
 	return fmt.Errorf("p2p: %s %s: %w", what, to, err)

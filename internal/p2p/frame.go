@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/fedecdf/fedecdf/internal/transport"
 )
 
 // FrameVersion is the first byte of every frame on a fedecdf stream.
@@ -80,6 +82,10 @@ type RefusedError struct {
 func (e *RefusedError) Error() string {
 	return fmt.Sprintf("p2p: %s refused the call: %s", e.Peer, e.Reason)
 }
+
+// Is reports that a refusal matches transport.ErrNotDelivered: the
+// callee refused the caller before its handler saw the request.
+func (e *RefusedError) Is(target error) bool { return target == transport.ErrNotDelivered }
 
 // IsRefused reports whether err is (or wraps) a RefusedError.
 func IsRefused(err error) bool {

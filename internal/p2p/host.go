@@ -43,10 +43,15 @@ const (
 const (
 	DefaultMaxMessage  = 1 << 28
 	DefaultCallTimeout = 5 * time.Minute
-	DefaultReadTimeout = 30 * time.Second
-	DefaultAttempts    = 3
-	DefaultBackoff     = 200 * time.Millisecond
-	DefaultMaxBackoff  = 5 * time.Second
+	// DefaultConnectTimeout bounds the opening of a call's stream
+	// (connecting, the handshake, the protocol's negotiation): a peer
+	// that accepts and stalls fails the attempt then, not at the call's
+	// timeout, which a long query needs.
+	DefaultConnectTimeout = 15 * time.Second
+	DefaultReadTimeout    = 30 * time.Second
+	DefaultAttempts       = 3
+	DefaultBackoff        = 200 * time.Millisecond
+	DefaultMaxBackoff     = 5 * time.Second
 )
 
 // Config configures a Host.
@@ -66,8 +71,9 @@ type Config struct {
 	// MaxMessage caps a request or response (DefaultMaxMessage if 0).
 	MaxMessage int
 	// CallTimeout bounds one attempt of a call, connection included
-	// (DefaultCallTimeout if 0).
-	CallTimeout time.Duration
+	// (DefaultCallTimeout if 0); ConnectTimeout the opening of its
+	// stream, when shorter (DefaultConnectTimeout if 0).
+	CallTimeout, ConnectTimeout time.Duration
 	// ReadTimeout bounds the reading of a request by a handler
 	// (DefaultReadTimeout if 0).
 	ReadTimeout time.Duration
@@ -136,7 +142,7 @@ func New(cfg Config) (*Host, error) {
 		libp2p.DisableMetrics(),
 		libp2p.DisableIdentifyAddressDiscovery(),
 		libp2p.Ping(false),
-		libp2p.ConnectionGater(&gater{known: names}),
+		libp2p.ConnectionGater(&gater{known: names, hs: newHandshakes(cfg.Limits)}),
 		// Start-up failures come back as New's error; fx's own log
 		// of them would only repeat it, unformatted.
 		libp2p.WithFxOption(fx.NopLogger),
@@ -189,6 +195,9 @@ func withDefaults(cfg Config) Config {
 	}
 	if cfg.CallTimeout == 0 {
 		cfg.CallTimeout = DefaultCallTimeout
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = DefaultConnectTimeout
 	}
 	if cfg.ReadTimeout == 0 {
 		cfg.ReadTimeout = DefaultReadTimeout
@@ -416,7 +425,9 @@ func (c *conn) attempt(ctx context.Context, id peer.ID, to transport.PeerID, req
 	// Every attempt dials for real: the swarm's own dial backoff would
 	// make a retry fail at once with "dial backoff", hiding the cause.
 	ctx = network.WithForceDirectDial(ctx, "fedecdf retries a call itself")
-	s, err := c.h.h.NewStream(ctx, id, c.proto)
+	open, cancelOpen := context.WithTimeout(ctx, c.h.cfg.ConnectTimeout)
+	s, err := c.h.h.NewStream(open, id, c.proto)
+	cancelOpen()
 	if err != nil {
 		if derr := explainDial(to, err); derr != nil {
 			return nil, derr
@@ -451,9 +462,11 @@ func (c *conn) attempt(ctx context.Context, id peer.ID, to transport.PeerID, req
 
 // gater lets a host dial only the peers of its address book; inbound
 // connections are accepted from anyone (parties are not in the book)
-// and authorised per protocol by Handle.
+// within the limits of handshakes, and authorised per protocol by
+// Handle.
 type gater struct {
 	known map[peer.ID]transport.PeerID
+	hs    *handshakes
 }
 
 func (g *gater) InterceptPeerDial(p peer.ID) bool { _, ok := g.known[p]; return ok }
@@ -461,8 +474,11 @@ func (g *gater) InterceptAddrDial(p peer.ID, _ ma.Multiaddr) bool {
 	_, ok := g.known[p]
 	return ok
 }
-func (g *gater) InterceptAccept(network.ConnMultiaddrs) bool { return true }
-func (g *gater) InterceptSecured(network.Direction, peer.ID, network.ConnMultiaddrs) bool {
+func (g *gater) InterceptAccept(c network.ConnMultiaddrs) bool { return g.hs.accept(c) }
+func (g *gater) InterceptSecured(dir network.Direction, _ peer.ID, c network.ConnMultiaddrs) bool {
+	if dir == network.DirInbound {
+		g.hs.secured(c)
+	}
 	return true
 }
 func (g *gater) InterceptUpgraded(network.Conn) (bool, control.DisconnectReason) { return true, 0 }

@@ -27,7 +27,10 @@ import (
 // IPv4 address): a server whose parties share one address would refuse
 // most of them, and the party would see only a reset handshake.
 type Limits struct {
-	// ConnsPerAddr caps the concurrent connections from one address.
+	// ConnsPerAddr caps the connections from one address in their
+	// handshake (handshakes, which closes an idle one a second old to
+	// make room for a new one) and, with handshakeReserve more for those
+	// just closed, all its concurrent connections.
 	ConnsPerAddr int
 	// ConnRate is the sustained rate (connections per second) at which
 	// one address may open new connections once its burst is spent.
@@ -35,8 +38,10 @@ type Limits struct {
 	// ConnBurst is how many new connections one address may open at once
 	// before ConnRate applies.
 	ConnBurst int
-	// Conns caps the concurrent inbound connections from all addresses
-	// (and, as many, the streams being negotiated).
+	// Conns caps the inbound connections in their handshake from all
+	// addresses as ConnsPerAddr does per address, and (with the reserve)
+	// all concurrent inbound connections and, as many, the streams being
+	// negotiated.
 	Conns int
 }
 
@@ -108,7 +113,10 @@ func resourceOptions(l Limits, log *slog.Logger) ([]libp2p.Option, connmgr.ConnM
 func newResourceManager(l Limits, log *slog.Logger) (*refusalLog, error) {
 	scaling := rcmgr.DefaultLimits
 	libp2p.SetDefaultServiceLimits(&scaling)
-	conns, streams := rcmgr.LimitVal(l.Conns), rcmgr.LimitVal(16*l.Conns)
+	// handshakes holds the connections in their handshake to the limits
+	// (closing idle ones to make room); the reserve leaves room for
+	// those it just closed, released a moment later.
+	conns, streams := rcmgr.LimitVal(l.Conns+handshakeReserve), rcmgr.LimitVal(16*l.Conns)
 	wide := rcmgr.ResourceLimits{ConnsInbound: conns, Conns: 2 * conns, StreamsInbound: streams, Streams: 2 * streams}
 	partial := rcmgr.PartialLimitConfig{
 		System: wide, Transient: wide,
@@ -121,7 +129,7 @@ func newResourceManager(l Limits, log *slog.Logger) (*refusalLog, error) {
 		ProtocolPeerDefault: rcmgr.ResourceLimits{StreamsInbound: conns, Streams: 2 * conns},
 	}
 	perAddr := func(bits int) []rcmgr.ConnLimitPerSubnet {
-		return []rcmgr.ConnLimitPerSubnet{{PrefixLength: bits, ConnCount: l.ConnsPerAddr}}
+		return []rcmgr.ConnLimitPerSubnet{{PrefixLength: bits, ConnCount: l.ConnsPerAddr + handshakeReserve}}
 	}
 	rateLimit := rate.Limit{RPS: l.ConnRate, Burst: l.ConnBurst}
 	limiter := &rate.Limiter{

@@ -27,18 +27,18 @@ func openConns(t *testing.T, rm network.ResourceManager, addr string, n int) int
 }
 
 // TestLimitsPerAddress: the resource manager accepts ConnsPerAddr
-// concurrent connections from one non-loopback address, refuses the
-// next (logging it), leaves other addresses and loopback alone, and
-// rate-limits new connections to the burst; go-libp2p's own defaults
-// (8 concurrent, burst 16 at 0.2/s) refuse the 9th.
+// concurrent connections from one non-loopback address and the reserve
+// (handshakeReserve: those handshakes just closed to make room), refuses
+// the next (logging it), leaves other addresses and loopback alone, and
+// rate-limits new connections to the burst.
 func TestLimitsPerAddress(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		limits   Limits
 		accepted int // concurrent connections accepted from one address
 	}{
-		{"ours", Limits{}.withDefaults(), DefaultConnsPerAddr},
-		{"libp2p defaults", Limits{ConnsPerAddr: 8, ConnRate: 0.2, ConnBurst: 16, Conns: 64}, 8},
+		{"ours", Limits{}.withDefaults(), min(DefaultConnsPerAddr+handshakeReserve, DefaultConnBurst)}, // the burst binds first
+		{"small", Limits{ConnsPerAddr: 8, ConnRate: 0.2, ConnBurst: 100, Conns: 200}, 8 + handshakeReserve},
 		{"rate-bound", Limits{ConnsPerAddr: 100, ConnRate: 0.001, ConnBurst: 5, Conns: 100}, 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -356,7 +356,7 @@ func TestDialCauses(t *testing.T) {
 		says  string
 	}{
 		{"closed during the handshake", expected, []ma.Multiaddr{resetter}, ErrConnReset, "--conns-per-address"},
-		{"never answers", expected, []ma.Multiaddr{silent}, ErrDialTimeout, "did not answer in time"},
+		{"never answers", expected, []ma.Multiaddr{silent}, ErrDialTimeout, "may be stopped or overloaded"},
 		{"stream reset", resets.ID(), resets.Addrs(), ErrConnReset, "reset by the peer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -369,6 +369,10 @@ func TestDialCauses(t *testing.T) {
 			_, err = c.Conn(ReportProtocol).Call(context.Background(), "leader", []byte("x"))
 			if !errors.Is(err, tc.cause) {
 				t.Fatalf("Call: %v; want the cause %q", err, tc.cause)
+			}
+			var dial *DialError
+			if errors.As(err, &dial) != errors.Is(err, transport.ErrNotDelivered) {
+				t.Errorf("Call: %v: a failed dial (only) matches %v", err, transport.ErrNotDelivered)
 			}
 			msg := err.Error()
 			for _, want := range []string{"leader", tc.says} {

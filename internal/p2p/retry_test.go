@@ -3,9 +3,15 @@ package p2p
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+	ma "github.com/multiformats/go-multiaddr"
+
+	"github.com/fedecdf/fedecdf/internal/transport"
 )
 
 // TestRetryWithoutHost: the package-level Retry (the sealed uploads'
@@ -58,5 +64,36 @@ func TestRetryStopsWithContext(t *testing.T) {
 	err := Retry(ctx, cfg, func() error { cancel(); return errTransient }, func(error) bool { return true })
 	if !errors.Is(err, context.Canceled) || !errors.Is(err, errTransient) {
 		t.Fatalf("Retry: %v, want context.Canceled and the last attempt's error", err)
+	}
+}
+
+// TestConnectTimeoutBoundsAnAttempt: a peer that accepts the TCP
+// connection and never answers fails each attempt at ConnectTimeout,
+// not at the (long) CallTimeout a query's answer may need, and the
+// attempts are retried within the window: the call ends within the
+// window plus one connect timeout (checked with tenfold slack).
+func TestConnectTimeoutBoundsAnAttempt(t *testing.T) {
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	silent := rawListener(t, func(c *net.TCPConn) {
+		<-hold
+		c.Close()
+	})
+	id, _ := peer.IDFromPrivateKey(newKey(t))
+	const window, connect = 500 * time.Millisecond, 200 * time.Millisecond
+	c, err := New(Config{Key: newKey(t), Peers: map[transport.PeerID]peer.AddrInfo{"leader": {ID: id, Addrs: []ma.Multiaddr{silent}}},
+		Logger: quiet, RetryWindow: window, Backoff: 10 * time.Millisecond, CallTimeout: time.Hour, ConnectTimeout: connect})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	_, err = c.Conn(QueryProtocol).Call(context.Background(), "leader", []byte("x"))
+	took := time.Since(start)
+	if !errors.Is(err, ErrDialTimeout) || !strings.Contains(err.Error(), "gave up after") {
+		t.Fatalf("Call: %v, want %v after several attempts", err, ErrDialTimeout)
+	}
+	if bound := 10 * (window + connect); took > bound {
+		t.Errorf("the call took %v, beyond %v", took, bound)
 	}
 }

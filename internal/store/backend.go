@@ -57,6 +57,15 @@ type Backend interface {
 	LoadVerdicts(dataset string, fn func(id payload.ReportID, record []byte) error) error
 	CheckVerifyKey(dataset string, key []byte) error
 
+	// Config and SetConfig read and record the store's configuration
+	// record: the manifest fields it was created under, compared at
+	// every start before anything stored is read. HasReleases reports
+	// whether dataset has the record of any release (created or
+	// pending).
+	Config() ([]byte, bool, error)
+	SetConfig(rec []byte) error
+	HasReleases(dataset string) (bool, error)
+
 	// Close commits the writes queued, refuses further ones (ErrClosed)
 	// and releases the store.
 	Close() error

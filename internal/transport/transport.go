@@ -74,6 +74,11 @@ type Faults func(from, to PeerID, req []byte) Fault
 // ErrLinkCut is wrapped by the error of a call that a fault failed.
 var ErrLinkCut = errors.New("link cut")
 
+// ErrNotDelivered is matched by the error of a call whose request the
+// callee's logic never received (no connection, or the callee refused
+// the caller before reading it): the call had no effect there.
+var ErrNotDelivered = errors.New("the request was not delivered")
+
 // SetFaults makes f decide every later call (nil: deliver them all).
 func (n *Network) SetFaults(f Faults) {
 	n.mu.Lock()

@@ -1,0 +1,106 @@
+package deploy
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestConnLogLimitsPerAddress: one address's flood of connection
+// warnings is cut to connLogBurst lines per window, then one line per
+// window says how many more were suppressed; another address's
+// warnings are logged all the same, and a new window starts afresh.
+func TestConnLogLimitsPerAddress(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	s := &Server{log: log}
+	for i := range 1000 {
+		s.connWarn("10.0.0.1/32", "sealed upload dropped", "n", i)
+	}
+	s.connWarn("10.0.0.2/32", "sealed upload dropped", "n", -1)
+	s.connLog.flush(log)
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != connLogBurst+2 {
+		t.Fatalf("%d lines for 1001 warnings, want %d:\n%s", len(lines), connLogBurst+2, buf.String())
+	}
+	last := lines[len(lines)-1]
+	for _, w := range []string{"more connection warnings suppressed", "from=10.0.0.1/32", fmt.Sprintf("suppressed=%d", 1000-connLogBurst)} {
+		if !strings.Contains(last, w) {
+			t.Errorf("the summary %q lacks %q", last, w)
+		}
+	}
+	if !strings.Contains(buf.String(), "n=-1") {
+		t.Error("the other address's warning was suppressed")
+	}
+	buf.Reset()
+	s.connWarn("10.0.0.1/32", "sealed upload dropped")
+	s.connLog.flush(log)
+	if n := strings.Count(buf.String(), "\n"); n != 1 {
+		t.Errorf("a new window logged %d lines for one warning, want 1:\n%s", n, buf.String())
+	}
+}
+
+// TestConnLogBoundsAddresses: past connLogAddrs addresses, the others
+// are counted together, so many addresses cannot grow the state.
+func TestConnLogBoundsAddresses(t *testing.T) {
+	var l connLog
+	for i := range connLogAddrs + 500 {
+		for range connLogBurst + 1 {
+			l.allow(fmt.Sprintf("10.%d.%d.1/32", i/256, i%256), "x")
+		}
+	}
+	if n := len(l.addrs); n != connLogAddrs+1 {
+		t.Fatalf("%d addresses kept, want %d and one for the others", n, connLogAddrs+1)
+	}
+}
+
+// TestLastErrorsKeepDistinctCauses: a flood of one warning keeps its
+// most recent line only, and the earlier, other causes stay in view.
+func TestLastErrorsKeepDistinctCauses(t *testing.T) {
+	var last lastErrors
+	log := withLastErrors(slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)), &last)
+	log.Error("could not persist a report", "err", "disk full")
+	log.Warn("helper not reachable")
+	for i := range 500 {
+		log.Warn("sealed upload dropped", "n", i)
+	}
+	got := last.snapshot()
+	if len(got) != 3 {
+		t.Fatalf("kept %d lines, want 3 (one per cause):\n%s", len(got), strings.Join(got, "\n"))
+	}
+	for i, w := range []string{"disk full", "helper not reachable", "n=499"} {
+		if !strings.Contains(got[i], w) {
+			t.Errorf("line %d %q lacks %q", i, got[i], w)
+		}
+	}
+}
+
+// TestFreshOneServerReportsNotWarned: reports one server alone holds,
+// received within the orphan grace (their other share is usually on its
+// way during ingest), are shown by status but not warned about; once
+// older than the grace, the next comparison warns at both servers.
+func TestFreshOneServerReportsNotWarned(t *testing.T) {
+	d := newDeployment(t, hugeEpsilon, 1)
+	d.withOrphans(instances(6, 11))
+	const warning = "reports held by this server only"
+	st := d.status()
+	for _, sv := range st.Servers {
+		if sv.OneServerOnly == nil || *sv.OneServerOnly != 1 {
+			t.Fatalf("%s: one-server-only %v, want 1 shown", sv.Role, sv.OneServerOnly)
+		}
+		if strings.Contains(strings.Join(sv.LastErrors, "\n"), warning) {
+			t.Errorf("%s warns about a report received just now: %q", sv.Role, sv.LastErrors)
+		}
+	}
+	for _, s := range []*Server{d.leader, d.helper} {
+		s.orphanGrace.Store(int64(time.Nanosecond))
+	}
+	for _, sv := range d.status().Servers {
+		if !strings.Contains(strings.Join(sv.LastErrors, "\n"), warning) {
+			t.Errorf("%s does not warn about a report past the grace: %q", sv.Role, sv.LastErrors)
+		}
+	}
+}
