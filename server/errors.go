@@ -39,4 +39,9 @@ var (
 	ErrNotCharged = errors.New("the helper holds no charge of it")
 	// ErrReleaseBusy: another request is creating the same release ID.
 	ErrReleaseBusy = errors.New("is being created")
+	// ErrReportSetChanged: the server no longer holds every report of
+	// the set the release was created over (a store lost or quarantined
+	// one); it refuses to answer the release rather than answer it with
+	// the same noise over another set (checkBound).
+	ErrReportSetChanged = errors.New("report set changed")
 )
