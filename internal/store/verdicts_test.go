@@ -51,7 +51,7 @@ func TestCheckVerifyKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := s.db.View(func(tx *bolt.Tx) error {
-		if got, want := tx.Bucket(verifyKeyBucket).Get([]byte("d")), append([]byte{1}, key...); !bytes.Equal(got, want) {
+		if got, want := tx.Bucket(verifyKeyBucket).Get([]byte("d")), Seal("verifykey", []byte("d"), append([]byte{1}, key...)); !bytes.Equal(got, want) {
 			t.Errorf("stored key record %x, want %x", got, want)
 		}
 		return nil
