@@ -475,6 +475,9 @@ func (s *Server) handleReport(ctx context.Context, from transport.PeerID, req []
 	if !ok {
 		return s.refuseReport(from, "", fmt.Sprintf("%T is not a report", msg))
 	}
+	if s.store.Quarantined(up.Dataset, up.Report) {
+		return s.refuseReport(from, up.Report.String(), fmt.Sprintf("report %v refused: %v by the operator", up.Report, store.ErrQuarantined))
+	}
 	reply := s.srv.HandleMessage(ctx, from, up)
 	ack, isAck := reply.(*protocol.Ack)
 	if !isAck {

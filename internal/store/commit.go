@@ -70,8 +70,11 @@ func (s *Store) stopCommitter() {
 // after PutReport returns nil never acknowledges a report a crash could
 // lose. Writing the same report again writes nothing and keeps the first
 // upload and its time; it too returns only once that first one is
-// durable.
+// durable. A quarantined report is refused (ErrQuarantined).
 func (s *Store) PutReport(dataset string, id payload.ReportID, upload []byte) error {
+	if s.Quarantined(dataset, id) {
+		return fmt.Errorf("store: recording report %v of dataset %q: %w", id, dataset, ErrQuarantined)
+	}
 	if err := s.enqueue(&write{dataset: dataset, id: id, upload: upload, received: time.Now()}); err != nil {
 		return fmt.Errorf("store: recording report %v of dataset %q: %w", id, dataset, err)
 	}

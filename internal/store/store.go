@@ -78,6 +78,16 @@ type Store struct {
 	// writing serialises the writers of reports (the committer,
 	// DeleteReports) with the index they change.
 	writing sync.Mutex
+	// quarantined holds, per dataset, the reports set aside
+	// (Quarantine), read at Open and never changed while open.
+	quarantined map[string]map[payload.ReportID]bool
+}
+
+// Quarantined reports whether report id of dataset was set aside by
+// Quarantine: an upload of it is to be refused before the server
+// accepts it (PutReport refuses it too, ErrQuarantined).
+func (s *Store) Quarantined(dataset string, id payload.ReportID) bool {
+	return s.quarantined[dataset][id]
 }
 
 // Open opens or creates the store at path (mode 0600). An existing file
@@ -149,7 +159,14 @@ func openChecked(path string) (s *Store, err error) {
 		db.Close()
 		return nil, s.named(err)
 	}
-	if err := db.View(checkRecords); err != nil {
+	err = db.View(func(tx *bolt.Tx) error {
+		if err := checkRecords(tx); err != nil {
+			return err
+		}
+		s.quarantined, err = loadQuarantine(tx)
+		return err
+	})
+	if err != nil {
 		db.Close()
 		return nil, s.named(err)
 	}
