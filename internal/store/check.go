@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
+	"runtime/debug"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -80,7 +81,7 @@ func parseMeta(b []byte) boltMeta {
 // and within their parent's bounds, no page reached twice nor both free
 // and in use. An empty file is new (bbolt initialises it). Record contents are checked by their seals (Seal),
 // when read.
-func checkFile(f *os.File) error {
+func checkFile(f *os.File) (err error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return err
@@ -89,6 +90,15 @@ func checkFile(f *os.File) error {
 		return nil
 	}
 	c := &fileCheck{r: f, size: uint64(fi.Size()), seen: make(map[uint64]bool)}
+	var unmap func()
+	c.mapped, unmap = mapFile(f, fi.Size())
+	defer unmap()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil { // the file shrank under the mapping
+			err = fmt.Errorf("%w: reading it: %v", ErrDamaged, r)
+		}
+	}()
 	if err := c.run(); err != nil {
 		return fmt.Errorf("%w: %w", ErrDamaged, err)
 	}
@@ -98,6 +108,7 @@ func checkFile(f *os.File) error {
 // fileCheck is one run of checkFile.
 type fileCheck struct {
 	r        io.ReaderAt
+	mapped   []byte // the file mapped read-only (nil: read with r)
 	size     uint64
 	pageSize uint64
 	pgid     uint64
@@ -155,12 +166,12 @@ func (c *fileCheck) page(id uint64, what string) ([]byte, error) {
 	if id < 2 || id >= c.pgid {
 		return nil, fmt.Errorf("%s page %d is beyond the file's %d pages", what, id, c.pgid)
 	}
-	hdr := make([]byte, pageHeaderLen)
-	if _, err := c.r.ReadAt(hdr, int64(id*c.pageSize)); err != nil {
+	b, err := c.read(id, 1)
+	if err != nil {
 		return nil, err
 	}
-	overflow := uint64(binary.LittleEndian.Uint32(hdr[12:]))
-	if got := binary.LittleEndian.Uint64(hdr); got != id || id+overflow >= c.pgid {
+	overflow := uint64(binary.LittleEndian.Uint32(b[12:]))
+	if got := binary.LittleEndian.Uint64(b); got != id || id+overflow >= c.pgid {
 		return nil, fmt.Errorf("%s page %d holds page %d of %d pages (beyond the file's %d)", what, id, got, overflow+1, c.pgid)
 	}
 	for p := id; p <= id+overflow; p++ {
@@ -169,11 +180,22 @@ func (c *fileCheck) page(id uint64, what string) ([]byte, error) {
 		}
 		c.seen[p] = true
 	}
-	b := make([]byte, (overflow+1)*c.pageSize)
-	if _, err := c.r.ReadAt(b, int64(id*c.pageSize)); err != nil {
-		return nil, err
+	if overflow > 0 {
+		return c.read(id, overflow+1)
 	}
 	return b, nil
+}
+
+// read returns n pages from page id on (within the file): a slice of
+// the mapping, or read into a new slice.
+func (c *fileCheck) read(id, n uint64) ([]byte, error) {
+	off, end := id*c.pageSize, (id+n)*c.pageSize
+	if c.mapped != nil {
+		return c.mapped[off:end:end], nil
+	}
+	b := make([]byte, end-off)
+	_, err := c.r.ReadAt(b, int64(off))
+	return b, err
 }
 
 // freelist checks the freelist page id: its IDs in range, none twice.
@@ -293,7 +315,8 @@ func (c *fileCheck) bucket(v []byte, id uint64, depth int) error {
 }
 
 // checkRecords checks the seal of every record of the store but the
-// meta bucket's (whose format version initBuckets checks), each under
+// meta bucket's (whose format version initBuckets checks) and the
+// reports' (whose seals the index's load checks), each under
 // the path of its bucket, and that no appended bucket's sequence is
 // below its last record's (a lowered sequence would have the next
 // record overwrite an older one). A record under a damaged key fails
@@ -303,12 +326,13 @@ func checkRecords(tx *bolt.Tx) error {
 		if bytes.Equal(name, metaBucket) {
 			return nil
 		}
-		return checkBucket(string(name), b)
+		return checkBucket(string(name), b, !bytes.Equal(name, reportsBucket))
 	})
 }
 
-// checkBucket checks the records of bucket b at path, and its buckets'.
-func checkBucket(path string, b *bolt.Bucket) error {
+// checkBucket checks the records of bucket b at path (if seals), and
+// its buckets'.
+func checkBucket(path string, b *bolt.Bucket, seals bool) error {
 	return b.ForEach(func(k, v []byte) error {
 		if v == nil {
 			sub := b.Bucket(k)
@@ -318,7 +342,10 @@ func checkBucket(path string, b *bolt.Bucket) error {
 					return fmt.Errorf("%w: %s: its sequence %d is below its last record %d", ErrDamaged, where, sub.Sequence(), binary.BigEndian.Uint64(last))
 				}
 			}
-			return checkBucket(where, sub)
+			return checkBucket(where, sub, seals)
+		}
+		if !seals {
+			return nil
 		}
 		_, err := Unseal(path, k, v)
 		return err

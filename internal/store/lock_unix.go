@@ -33,3 +33,16 @@ func lockFile(path string, timeout time.Duration) (*os.File, error) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// mapFile maps the file's size bytes read-only (nil if it cannot); unmap
+// releases the mapping.
+func mapFile(f *os.File, size int64) (b []byte, unmap func()) {
+	if size <= 0 || int64(int(size)) != size {
+		return nil, func() {}
+	}
+	b, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, func() {}
+	}
+	return b, func() { _ = syscall.Munmap(b) }
+}
