@@ -270,7 +270,8 @@
 // which parties and analysts must never know: a party that knew it could
 // compute the query randomness and build a report that passes while
 // invalid. No message carries it. Package deploy derives it from the two
-// servers' static X25519 keys (see there), so only the leader and the
+// servers' static X25519 keys and the digests of the manifest they run
+// (see there: each deployment has its own), so only the leader and the
 // helper can compute it; a server holding another key rejects every
 // report (additive: ErrMismatch at the joint randomness, or the FLP
 // decision fails; verified DCF: the check value is not zero), at both
