@@ -1,7 +1,10 @@
 package server
 
 import (
+	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -92,4 +95,27 @@ func storedUpload(id payload.ReportID, b []byte) (*protocol.Upload, error) {
 		return nil, fmt.Errorf("stored report %v is not its upload", id)
 	}
 	return up, nil
+}
+
+// UnboundReleases returns, for each release of dataset whose report set
+// this server no longer holds in full, the refusal a read of it meets
+// (ErrReportSetChanged), in release ID order: a restarted server, once
+// its store is replayed, reports them at start rather than at the first
+// read.
+func (s *Server) UnboundReleases(dataset string) []error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, ok := s.datasets[dataset]
+	if !ok {
+		return nil
+	}
+	ids := slices.SortedFunc(maps.Keys(d.releases), func(a, b payload.ReleaseID) int { return bytes.Compare(a[:], b[:]) })
+	var errs []error
+	for _, id := range ids {
+		rel := d.releases[id]
+		if err := checkBound(id, d.reports, rel.reports, rel.digest); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", s.cfg.Role, err))
+		}
+	}
+	return errs
 }

@@ -62,6 +62,9 @@ func TestReleaseBoundToItsReportSet(t *testing.T) {
 				t.Fatalf("the leader counts %d reports, want 4 (3 kept and 1 new)", got)
 			}
 			for _, srv := range []*Server{r.leader, r.helper} {
+				if errs := srv.UnboundReleases("d"); len(errs) != 1 || !errors.Is(errs[0], ErrReportSetChanged) {
+					t.Fatalf("%v: unbound releases %v, want the old one", srv.cfg.Role, errs)
+				}
 				s := srv.datasets["d"]
 				err := srv.releaseSums(s, s.releases[rel])
 				want := fmt.Sprintf("release %v was created over 4 reports", rel)
@@ -104,6 +107,11 @@ func TestOldReleasesReadableAfterGrowth(t *testing.T) {
 				r.restartBoth(t)
 				if err := r.leader.Verify(t.Context()); err != nil {
 					t.Fatal(err)
+				}
+				for _, srv := range []*Server{r.leader, r.helper} {
+					if errs := srv.UnboundReleases("d"); len(errs) != 0 {
+						t.Fatalf("%v: unbound releases %v, want none", srv.cfg.Role, errs)
+					}
 				}
 				for i, rel := range rels {
 					if got := r.noisyPrefixes(t, rel); !slices.Equal(got, answers[i]) {

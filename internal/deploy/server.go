@@ -434,6 +434,9 @@ func (s *Server) replay() error {
 		s.log.Error("deleting the stored uploads of rejected reports (they are skipped again at the next start)", "err", err)
 	}
 	s.log.Info("restored from the store", "reports", n, "rejected_uploads_deleted", len(rejected))
+	for _, err := range s.srv.UnboundReleases(dataset) {
+		s.log.Warn("a release is unreadable: the store lost or quarantined reports it was created over", "err", err)
+	}
 	return nil
 }
 
