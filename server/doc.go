@@ -263,7 +263,10 @@
 // (TestOldReleasesReadableAfterGrowth); (3) a report lost from a store
 // (or quarantined) makes every release over it unreadable at both
 // servers, never answered over another set, while releases not over it
-// and new releases are unaffected.
+// and new releases are unaffected; a restarted server lists such
+// releases once its store is replayed (UnboundReleases). The record's
+// own report list is checked against its recorded size and digest at
+// every load (parseReleaseRecord).
 //
 // The verification key. Both servers hold the same 32-byte verify key
 // (Config.VerifyKey: Prio3's, and the verified DCF's challenge seed),
