@@ -466,6 +466,11 @@ func errorResponse(format string, args ...any) []byte {
 	return protocol.Encode(&protocol.Error{Text: fmt.Sprintf(format, args...)})
 }
 
+// quarantiner is a store that sets reports aside (store.Quarantine).
+type quarantiner interface {
+	Quarantined(dataset string, id payload.ReportID) bool
+}
+
 // handleReport accepts an upload: the server checks it, the store makes
 // it durable, and only then is it acknowledged. A duplicate is written
 // again (harmlessly) so that its acknowledgement, too, follows durability.
@@ -478,7 +483,7 @@ func (s *Server) handleReport(ctx context.Context, from transport.PeerID, req []
 	if !ok {
 		return s.refuseReport(from, "", fmt.Sprintf("%T is not a report", msg))
 	}
-	if s.store.Quarantined(up.Dataset, up.Report) {
+	if q, ok := any(s.store).(quarantiner); ok && q.Quarantined(up.Dataset, up.Report) {
 		return s.refuseReport(from, up.Report.String(), fmt.Sprintf("report %v refused: %v by the operator", up.Report, store.ErrQuarantined))
 	}
 	reply := s.srv.HandleMessage(ctx, from, up)

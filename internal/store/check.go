@@ -316,36 +316,48 @@ func (c *fileCheck) bucket(v []byte, id uint64, depth int) error {
 
 // checkRecords checks the seal of every record of the store but the
 // meta bucket's (whose format version initBuckets checks) and the
-// reports' (whose seals the index's load checks), each under
-// the path of its bucket, and that no appended bucket's sequence is
-// below its last record's (a lowered sequence would have the next
-// record overwrite an older one). A record under a damaged key fails
-// its seal here, rather than go unseen by a lookup of the right key.
+// reports' (whose seals the index's load checks): the verdicts'
+// (parseRecord), the others' under the path of their bucket and their
+// key; and that no appended bucket's sequence is below its last
+// record's (a lowered sequence would have the next record overwrite an
+// older one). A record under a damaged key fails its seal here, rather
+// than go unseen by a lookup of the right key.
 func checkRecords(tx *bolt.Tx) error {
 	return tx.ForEach(func(name []byte, b *bolt.Bucket) error {
-		if bytes.Equal(name, metaBucket) {
+		switch {
+		case bytes.Equal(name, metaBucket):
 			return nil
+		case bytes.Equal(name, reportsBucket), bytes.Equal(name, verdictsBucket):
+			return checkAppended(string(name), b)
 		}
-		return checkBucket(string(name), b, !bytes.Equal(name, reportsBucket))
+		return checkBucket(string(name), b)
 	})
 }
 
-// checkBucket checks the records of bucket b at path (if seals), and
+// checkAppended checks each dataset's bucket of appended records in b
+// (name: reports or verdicts): its sequence, and the verdicts' seals.
+func checkAppended(name string, b *bolt.Bucket) error {
+	return b.ForEachBucket(func(dataset []byte) error {
+		d := b.Bucket(dataset)
+		if last, _ := d.Cursor().Last(); len(last) == seqLen && binary.BigEndian.Uint64(last) > d.Sequence() {
+			return fmt.Errorf("%w: %s/%s: its sequence %d is below its last record %d", ErrDamaged, name, dataset, d.Sequence(), binary.BigEndian.Uint64(last))
+		}
+		if name != string(verdictsBucket) {
+			return nil
+		}
+		return d.ForEach(func(k, v []byte) error {
+			_, _, _, err := parseRecord(string(dataset), "verdict", k, v)
+			return err
+		})
+	})
+}
+
+// checkBucket checks the seals of the records of bucket b at path, and
 // its buckets'.
-func checkBucket(path string, b *bolt.Bucket, seals bool) error {
+func checkBucket(path string, b *bolt.Bucket) error {
 	return b.ForEach(func(k, v []byte) error {
 		if v == nil {
-			sub := b.Bucket(k)
-			where := path + "/" + string(k)
-			if path == string(reportsBucket) || path == string(verdictsBucket) {
-				if last, _ := sub.Cursor().Last(); len(last) == seqLen && binary.BigEndian.Uint64(last) > sub.Sequence() {
-					return fmt.Errorf("%w: %s: its sequence %d is below its last record %d", ErrDamaged, where, sub.Sequence(), binary.BigEndian.Uint64(last))
-				}
-			}
-			return checkBucket(where, sub, seals)
-		}
-		if !seals {
-			return nil
+			return checkBucket(path+"/"+string(k), b.Bucket(k))
 		}
 		_, err := Unseal(path, k, v)
 		return err

@@ -159,7 +159,7 @@ func (s *Store) commitBatch(batch []*write) {
 func (s *Store) append(tx *bolt.Tx, w *write, added map[indexKey]uint64) error {
 	if w.verdicts != nil {
 		for id, rec := range w.verdicts {
-			if _, err := appendRecord(tx, verdictsBucket, w.dataset, idRecord(id, rec)); err != nil {
+			if _, err := appendRecord(tx, verdictsBucket, w.dataset, idRecord(w.dataset, id, rec)); err != nil {
 				return err
 			}
 		}
@@ -169,7 +169,7 @@ func (s *Store) append(tx *bolt.Tx, w *write, added map[indexKey]uint64) error {
 	if added[k] != 0 || s.index.seq(w.dataset, w.id) != 0 {
 		return nil
 	}
-	seq, err := appendRecord(tx, reportsBucket, w.dataset, reportRecord(w.id, w.received, w.upload))
+	seq, err := appendRecord(tx, reportsBucket, w.dataset, reportRecord(w.dataset, w.id, w.received, w.upload))
 	added[k] = seq
 	return err
 }

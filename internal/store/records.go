@@ -27,8 +27,9 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Seal returns the stored form of a record: value followed by its
 // checksum, CRC-32C (Castagnoli) over the record's place — where, the
-// bucket path such as "reports/<dataset>", and its key — and value, each
-// length-prefixed, as 4 big-endian bytes. Every record of the store is
+// bucket path such as "ledger/<dataset>", and its key (for the appended
+// reports and verdicts, the report's ID: reportRecord, idRecord) — and
+// value, each length-prefixed, as 4 big-endian bytes. Every record of the store is
 // sealed (FormatVersion 5): reports, verdicts, release and pending
 // records, the ledger's entries and the verify key. A flipped bit, a
 // burst of up to 32 flipped bits, a record moved under another key or
@@ -74,8 +75,8 @@ func checksum(where string, key, value []byte) uint32 {
 // divided by the page size in leaves, not a leaf per record. Each record
 // starts with the report's 16-byte ID:
 //
-//	reports/<dataset>/<seq>  = Seal(report ID ‖ receipt time (Unix ns, int64 big-endian) ‖ encoded upload)
-//	verdicts/<dataset>/<seq> = Seal(report ID ‖ the server's verdict record)
+//	reports/<dataset>/<seq>  = reportRecord: Seal(report ID ‖ receipt time (Unix ns, int64 big-endian) ‖ encoded upload)
+//	verdicts/<dataset>/<seq> = idRecord: Seal(report ID ‖ the server's verdict record)
 const (
 	seqLen          = 8
 	idLen           = len(payload.ReportID{})
@@ -86,24 +87,32 @@ const (
 // bbolt keeps it until the transaction ends).
 func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(make([]byte, 0, seqLen), seq) }
 
-// reportRecord encodes a report's record.
-func reportRecord(id payload.ReportID, received time.Time, upload []byte) []byte {
-	rec := make([]byte, 0, reportHeaderLen+len(upload))
+// reportRecord encodes the sealed record of a report of dataset:
+// Seal("reports/<dataset>", its ID, ID ‖ receipt time ‖ upload). The
+// seal binds the report's ID, not the sequence number, which a database
+// may assign only when it inserts the record.
+func reportRecord(dataset string, id payload.ReportID, received time.Time, upload []byte) []byte {
+	rec := make([]byte, 0, reportHeaderLen+len(upload)+ChecksumLen)
 	rec = append(rec, id[:]...)
 	rec = binary.BigEndian.AppendUint64(rec, uint64(received.UnixNano()))
-	return append(rec, upload...)
+	return Seal(appendedWhere("report", dataset), id[:], append(rec, upload...))
 }
 
-// idRecord encodes a record of report id holding rest (a verdict record).
-func idRecord(id payload.ReportID, rest []byte) []byte {
-	return append(append(make([]byte, 0, idLen+len(rest)), id[:]...), rest...)
+// idRecord encodes the sealed record of report id of dataset holding
+// rest (a verdict record): Seal("verdicts/<dataset>", its ID, ID ‖ rest).
+func idRecord(dataset string, id payload.ReportID, rest []byte) []byte {
+	return Seal(appendedWhere("verdict", dataset), id[:], append(append(make([]byte, 0, idLen+len(rest)+ChecksumLen), id[:]...), rest...))
 }
+
+// appendedWhere is the place (Seal) of dataset's records of what
+// ("report" or "verdict").
+func appendedWhere(what, dataset string) string { return what + "s/" + dataset }
 
 // parseRecord splits the record v under key k of dataset (what: "report"
 // or "verdict") into its sequence number, report ID and the rest, which
 // for a report is at least its receipt time, after checking its
-// checksum; its errors wrap ErrDamaged and name the record (and, when
-// its ID field is readable, the report it claims).
+// seal; its errors wrap ErrDamaged and name the record (and, when its ID
+// field is readable, the report it claims).
 func parseRecord(dataset, what string, k, v []byte) (seq uint64, id payload.ReportID, rest []byte, err error) {
 	minLen := idLen
 	if what == "report" {
@@ -114,7 +123,7 @@ func parseRecord(dataset, what string, k, v []byte) (seq uint64, id payload.Repo
 	}
 	copy(id[:], v)
 	seq = binary.BigEndian.Uint64(k)
-	value, err := Unseal(what+"s/"+dataset, k, v)
+	value, err := Unseal(appendedWhere(what, dataset), id[:], v)
 	if err != nil {
 		return seq, id, nil, fmt.Errorf("dataset %q: the %s record %d, of report %v: %w", dataset, what, seq, id, err)
 	}
@@ -139,8 +148,7 @@ func appendRecord(tx *bolt.Tx, bucket []byte, dataset string, rec []byte) (uint6
 	if err != nil {
 		return 0, err
 	}
-	k := seqKey(seq)
-	return seq, d.Put(k, Seal(string(bucket)+"/"+dataset, k, rec))
+	return seq, d.Put(seqKey(seq), rec)
 }
 
 // index is the store's memory of which reports it holds: per dataset,
