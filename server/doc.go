@@ -129,10 +129,12 @@
 // helper's tentative state, a lost Decide sent again before the next
 // exchange, and the leader holds its verification lock while it agrees
 // on a release, so that both servers' verified sets are equal when they
-// agree; a release's sums are the whole aggregate (Aggregate.Prefixes),
-// and a release over a strict subset of the verified reports is refused
-// (nothing charged at the helper; it is never needed in process, and
-// would need the per-report output shares re-derived).
+// agree; a release's sums are the whole aggregate (Aggregate.Prefixes)
+// when its report set is every verified report, and otherwise (a
+// release created before the dataset grew, re-read after a restart)
+// the sum of its own reports' output shares, re-derived from their
+// stored uploads into a fresh aggregate ("Releases bound to their
+// report set" below).
 //
 // The DCF backend: verified keys. A party uploads once a verified DCF
 // report (package internal/vdcf has the construction, its soundness and
@@ -200,8 +202,9 @@
 // need no probability (internal/verify, "A probability component").
 // The verified DCF backend gives the same, with soundness error
 // 3/(p − 1) < 2^-62 per report, and q·3/(p − 1) for q reports checked
-// under one key, sent adaptively (internal/vdcf), and likewise refuses a
-// release over a strict subset of its verified reports; a dcf dataset
+// under one key, sent adaptively (internal/vdcf), and likewise sums a
+// release over fewer than its verified reports from their re-derived
+// outputs; a dcf dataset
 // that collects the probability (Dataset.Probability) also verifies it,
 // in [0, 2^32] at the record's bin, and releases it (without it, a
 // release of the probability is refused, ErrPolicy).
@@ -240,12 +243,38 @@
 // reports, aggregate and rejected counts (TestVerificationSurvivesCrashes,
 // for both backends).
 //
+// Releases bound to their report set, for every backend. A release is
+// over a closed batch: the reports agreed when it was created, whose
+// sorted IDs and digest (payload.Digest) its record keeps at both
+// servers. Invariants, across crashes and restarts: (1) a release is
+// answered only over exactly that set — at every read each server
+// recomputes the digest of the recorded reports it holds and refuses
+// (ErrReportSetChanged, naming the release, both counts, both digests
+// and the first missing report) unless it holds them all; a count alone
+// is not enough, since a lost report and a new one keep the count and
+// the same noise over the changed set would reveal their difference
+// (TestReleaseBoundToItsReportSet); (2) old releases stay readable while
+// the dataset grows — their sums are computed once per process from the
+// batch's report IDs (the aggregate when the batch is every accepted
+// report; else the unverified fold minus or plus the refolded keys, or
+// the verified outputs re-derived from the stored uploads) and kept
+// until it ends, so a re-read after a restart and new reports answers
+// from the same set with the same noise
+// (TestOldReleasesReadableAfterGrowth); (3) a report lost from a store
+// (or quarantined) makes every release over it unreadable at both
+// servers, never answered over another set, while releases not over it
+// and new releases are unaffected; a restarted server lists such
+// releases once its store is replayed (UnboundReleases). The record's
+// own report list is checked against its recorded size and digest at
+// every load (parseReleaseRecord).
+//
 // The verification key. Both servers hold the same 32-byte verify key
 // (Config.VerifyKey: Prio3's, and the verified DCF's challenge seed),
 // which parties and analysts must never know: a party that knew it could
 // compute the query randomness and build a report that passes while
 // invalid. No message carries it. Package deploy derives it from the two
-// servers' static X25519 keys (see there), so only the leader and the
+// servers' static X25519 keys and the digests of the manifest they run
+// (see there: each deployment has its own), so only the leader and the
 // helper can compute it; a server holding another key rejects every
 // report (additive: ErrMismatch at the joint randomness, or the FLP
 // decision fails; verified DCF: the check value is not zero), at both

@@ -40,4 +40,9 @@ var (
 	ErrNotCharged = errcode.New(errcode.NotCharged, "the helper holds no charge of it")
 	// ErrReleaseBusy: another request is creating the same release ID.
 	ErrReleaseBusy = errcode.New(errcode.ReleaseBusy, "is being created")
+	// ErrReportSetChanged: the server no longer holds every report of
+	// the set the release was created over (a store lost or quarantined
+	// one); it refuses to answer the release rather than answer it with
+	// the same noise over another set (checkBound).
+	ErrReportSetChanged = errcode.New(errcode.ReportSetChanged, "report set changed")
 )

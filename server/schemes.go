@@ -18,10 +18,14 @@ import (
 // (internal/verify), one round: the helper decides from both verifier
 // messages when it answers, the leader when it reads the answer.
 type additive struct {
-	srv  *verify.Server // decoding only: safe for concurrent use
-	pool pool           // prepares and decides
-	agg  *verify.Aggregate
+	additiveSum // the aggregate of the accepted reports
+	sch         *verify.Scheme
+	srv         *verify.Server // decoding only: safe for concurrent use
+	pool        pool           // prepares and decides
 }
+
+// additiveSum is an aggregate of additive outputs.
+type additiveSum struct{ agg *verify.Aggregate }
 
 // pool holds one verify.Server per core: a verify.Server runs one
 // verification at a time (circl's Prio3 keeps one XOF state), and a
@@ -42,31 +46,33 @@ func (p pool) each(n int, fn func(srv *verify.Server, i int) step) []step {
 
 func newAdditive(bins int, role Role, key [verify.KeySize]byte) (*additive, error) {
 	a := &additive{pool: make(pool, runtime.GOMAXPROCS(0))}
-	var sch *verify.Scheme
 	for range cap(a.pool) {
 		var err error
-		if sch, err = verify.New(bins); err != nil {
+		if a.sch, err = verify.New(bins); err != nil {
 			return nil, err
 		}
-		if a.srv, err = sch.NewServer(int(role), key); err != nil {
+		if a.srv, err = a.sch.NewServer(int(role), key); err != nil {
 			return nil, err
 		}
 		a.pool <- a.srv
 	}
-	a.agg = sch.NewAggregate()
+	a.agg = a.sch.NewAggregate()
 	return a, nil
 }
+
+// fresh returns an empty aggregate.
+func (a *additive) fresh() (aggregator, error) { return &additiveSum{a.sch.NewAggregate()}, nil }
 
 func (a *additive) check(up *protocol.Upload) error { return a.srv.Check(up.Public, up.Share) }
 
 // settle returns the output the helper computed when it answered.
 func (a *additive) settle(state any, _ []byte) (any, error) { return state, nil }
 
-func (a *additive) add(id payload.ReportID, out any) error {
+func (a *additiveSum) add(id payload.ReportID, out any) error {
 	return a.agg.Add(id, out.(*verify.Output))
 }
 
-func (a *additive) accepted() int { return a.agg.Len() }
+func (a *additiveSum) accepted() int { return a.agg.Len() }
 
 // rederive re-derives the output share (verify.Server.Rederive).
 func (a *additive) rederive(up *protocol.Upload) (any, error) {
@@ -75,7 +81,7 @@ func (a *additive) rederive(up *protocol.Upload) (any, error) {
 	return srv.Rederive(up.Report, up.Public, up.Share)
 }
 
-func (a *additive) sums(rel *release) error {
+func (a *additiveSum) sums(rel *release) error {
 	p, err := a.agg.Prefixes()
 	if err != nil {
 		return err
@@ -132,8 +138,16 @@ func (a *additive) conclude(states []any, answers [][]byte) []step {
 // second in Decide, from which the helper decides. Its aggregate is over
 // F_p: each server's share of the count and label prefix sums.
 type verifiedDCF struct {
-	sch  *vdcf.Scheme
-	srv  *vdcf.Server // stateless: safe for concurrent use
+	dcfSum // the aggregate of the accepted reports
+	sch    *vdcf.Scheme
+	srv    *vdcf.Server // stateless: safe for concurrent use
+	// cpu is the CPU time of the per-key work — each key's field walk
+	// and its sketch — from the working threads' clocks (KeyWalkCPU).
+	cpu walkClock
+}
+
+// dcfSum is an aggregate of verified DCF outputs (prefix vectors).
+type dcfSum struct {
 	bins int
 	comp []payload.Component // the components folded: Count, Label[, Probability]
 	agg  *vdcf.Aggregate     // over comp
@@ -141,9 +155,6 @@ type verifiedDCF struct {
 	// report ID before (verified.decide, verified.hold), so that a
 	// server keeps one set of IDs per report, not two.
 	n int
-	// cpu is the CPU time of the per-key work — each key's field walk
-	// and its sketch — from the working threads' clocks (KeyWalkCPU).
-	cpu walkClock
 }
 
 // dcfState is a verified DCF report between its messages: the pending
@@ -171,7 +182,13 @@ func newVDCF(bins int, prob bool, role Role, key [verify.KeySize]byte) (*verifie
 	if err != nil {
 		return nil, err
 	}
-	return &verifiedDCF{sch: sch, srv: srv, bins: bins, comp: comp, agg: agg}, nil
+	return &verifiedDCF{dcfSum: dcfSum{bins: bins, comp: comp, agg: agg}, sch: sch, srv: srv}, nil
+}
+
+// fresh returns an empty aggregate.
+func (v *verifiedDCF) fresh() (aggregator, error) {
+	agg, err := v.sch.NewAggregate(v.comp)
+	return &dcfSum{bins: v.bins, comp: v.comp, agg: agg}, err
 }
 
 func (v *verifiedDCF) check(up *protocol.Upload) error {
@@ -268,13 +285,13 @@ func (v *verifiedDCF) settle(state any, leaderMsg []byte) (any, error) {
 }
 
 // add adds the report's count, label (and probability) prefix shares.
-func (v *verifiedDCF) add(_ payload.ReportID, out any) error {
+func (v *dcfSum) add(_ payload.ReportID, out any) error {
 	v.n++
 	v.agg.Add(out.([]fss.Fp))
 	return nil
 }
 
-func (v *verifiedDCF) accepted() int { return v.n }
+func (v *dcfSum) accepted() int { return v.n }
 
 // rederive evaluates the report's key again: its prefix vector.
 func (v *verifiedDCF) rederive(up *protocol.Upload) (any, error) {
@@ -292,7 +309,7 @@ func (v *verifiedDCF) rederive(up *protocol.Upload) (any, error) {
 
 // sums sets the release's sums, elements of F_p held as uint64: the
 // not-label prefixes are count − label.
-func (v *verifiedDCF) sums(rel *release) error {
+func (v *dcfSum) sums(rel *release) error {
 	out := make(map[payload.Component][]uint64, len(rel.components))
 	for _, c := range rel.components {
 		want := []payload.Component{c}

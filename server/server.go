@@ -181,7 +181,11 @@ type intent struct {
 // agreed report set and its own secret noise, drawn from a seed of its
 // own (crypto/rand) at full scale for every component.
 type release struct {
-	reports    []payload.ReportID // sorted
+	id      payload.ReleaseID
+	reports []payload.ReportID // sorted
+	// digest is the recorded digest of reports (payload.Digest), checked
+	// at every read against the reports held (checkBound).
+	digest     [32]byte
 	mechanism  mechanism.Params
 	components []payload.Component
 	noise      map[payload.Component]mechanism.Release
@@ -291,7 +295,7 @@ func (s *Server) loadReleases(d *dataset) error {
 		if err != nil {
 			return fmt.Errorf("release %v: %w", r.Release, err)
 		}
-		d.releases[r.Release] = &release{reports: r.Reports, mechanism: r.Mechanism, components: r.Components, noise: componentNoise}
+		d.releases[r.Release] = &release{id: r.Release, reports: r.Reports, digest: payload.Digest(r.Reports), mechanism: r.Mechanism, components: r.Components, noise: componentNoise}
 		return nil
 	})
 	if err != nil {
@@ -992,7 +996,7 @@ func (s *Server) commit(p *draft, m *protocol.CreateRelease, resp *protocol.Rele
 	if rel, dup := p.d.releases[m.Release]; dup {
 		return s.retriedRelease(rel, m)
 	}
-	rel := &release{reports: p.rec.Reports, mechanism: m.Mechanism, components: m.Components, noise: p.noise}
+	rel := &release{id: m.Release, reports: p.rec.Reports, digest: payload.Digest(p.rec.Reports), mechanism: m.Mechanism, components: m.Components, noise: p.noise}
 	if err := s.releaseSums(p.d, rel); err != nil {
 		return nil, fmt.Errorf("%s: release %v: %w", s.cfg.Role, m.Release, err)
 	}
@@ -1294,13 +1298,17 @@ func (s *Server) shareSums(d *dataset, rel *release, m *protocol.Query) ([]uint6
 }
 
 // releaseSums computes the release's sums from the dataset's aggregate,
-// unless it has them (the caller holds s.mu). A DCF release loaded after
-// a restart gets them at its first query, once the stored reports have
-// been folded again.
+// unless it has them (the caller holds s.mu), after checking, at every
+// call, that the server holds every report of the release (checkBound).
+// A release loaded after a restart gets them at its first query, once
+// the stored reports have been accepted again.
 func (s *Server) releaseSums(d *dataset, rel *release) error {
+	if err := checkBound(rel.id, d.reports, rel.reports, rel.digest); err != nil {
+		return err
+	}
 	switch {
 	case d.verified != nil && rel.field == nil && rel.sums == nil:
-		return d.verified.releaseSums(d.reports, rel)
+		return d.verified.releaseSums(d.Name, d.reports, rel, s.cfg.Reports)
 	case d.fold != nil && rel.sums == nil:
 		sums, err := d.fold.over(d.reports, rel.reports, rel.components, d.Name, s.cfg.Reports)
 		if err != nil {

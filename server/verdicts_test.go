@@ -33,6 +33,26 @@ type durable struct {
 	uploads  [][]byte
 }
 
+// Uploads implements ReportStore over the stored uploads.
+func (d *durable) Uploads(dataset string, ids []payload.ReportID, fn func(payload.ReportID, []byte) error) error {
+	d.mu.Lock()
+	byID := make(map[payload.ReportID][]byte, len(d.uploads))
+	for _, b := range d.uploads {
+		byID[mustDecode(b).(*protocol.Upload).Report] = b
+	}
+	d.mu.Unlock()
+	for _, id := range ids {
+		b, ok := byID[id]
+		if !ok {
+			return fmt.Errorf("report %v of dataset %q not stored", id, dataset)
+		}
+		if err := fn(id, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // restartable is a pair whose servers can crash and start again from
 // what they made durable.
 type restartable struct {
@@ -65,7 +85,7 @@ func newRestartable(t *testing.T, b Backend) *restartable {
 func (r *restartable) restart(t *testing.T, role Role) {
 	t.Helper()
 	st := r.store[role]
-	cfg := Config{Role: role, Peer: "leader", Ledger: st.ledger, Releases: st.releases, Verdicts: st.verdicts,
+	cfg := Config{Role: role, Peer: "leader", Ledger: st.ledger, Releases: st.releases, Verdicts: st.verdicts, Reports: st,
 		Datasets: []Dataset{{Name: "d", Backend: r.backend, Bins: bins, Budget: ledger.Budget{Epsilon: 1 << 50}, MinReports: 1}},
 		Manifest: testManifest, VerifyKey: testVerifyKey}
 	if role == Leader {

@@ -89,6 +89,19 @@ type scheme interface {
 	// leader accepted, from its state and the leader's Decide message:
 	// the report's output, to add.
 	settle(state any, leaderMsg []byte) (any, error)
+	// The aggregator is the aggregate of the accepted reports.
+	aggregator
+	// fresh returns an empty aggregate, for a release over fewer reports
+	// than the aggregate (releaseSums).
+	fresh() (aggregator, error)
+	// rederive re-derives, from its replayed upload alone, the output of
+	// a report both servers accepted before a restart; it does not
+	// verify the report again.
+	rederive(up *protocol.Upload) (any, error)
+}
+
+// aggregator is a sum of accepted reports' outputs at one server.
+type aggregator interface {
 	// add counts an accepted report's output (the additive backend's
 	// ErrReplay: counted already; the caller refuses replays first).
 	add(id payload.ReportID, out any) error
@@ -96,10 +109,6 @@ type scheme interface {
 	accepted() int
 	// sums sets the release's sums from the aggregate.
 	sums(rel *release) error
-	// rederive re-derives, from its replayed upload alone, the output of
-	// a report both servers accepted before a restart; it does not
-	// verify the report again.
-	rederive(up *protocol.Upload) (any, error)
 }
 
 // step is one report's result of a batch method of a scheme.
@@ -723,15 +732,4 @@ func (s *Server) decided(m *protocol.Decide) (protocol.Message, error) {
 		v.decide(Helper, it.Report, it.Verdict, outs[it.Report], nil)
 	}
 	return &protocol.Ack{}, nil
-}
-
-// releaseSums sets the release's sums from the aggregate of all the
-// reports this server accepted, which must be its report set: the servers
-// agree on verified reports, and a release over a subset of them is not
-// supported.
-func (v *verified) releaseSums(held map[payload.ReportID]struct{}, rel *release) error {
-	if len(rel.reports) != len(held) || len(rel.reports) != v.scheme.accepted() {
-		return fmt.Errorf("the release's %d reports are not the %d this server verified: a release over a subset of the verified reports is not supported; retry it", len(rel.reports), v.scheme.accepted())
-	}
-	return v.scheme.sums(rel)
 }

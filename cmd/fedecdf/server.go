@@ -146,6 +146,7 @@ manifest.`,
 		Args: cobra.NoArgs,
 		RunE: o.run,
 	}
+	cmd.AddCommand(newQuarantineCommand())
 	f := cmd.Flags()
 	f.StringVar(&o.role, "role", "", "leader or helper")
 	f.StringVar(&o.key, "key", "", "the server's key file (keygen)")

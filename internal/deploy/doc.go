@@ -131,7 +131,9 @@
 // servers' verify key is sharedVerifyKey: HKDF-SHA256 over the X25519 shared
 // secret of one server's HPKE private key and the other's public key in
 // the manifest (a static–static Diffie–Hellman, domain-separated from
-// HPKE by its label), with the dataset and both peer IDs; only the two
+// HPKE by its label), with the dataset, both peer IDs and the digests of
+// the manifest parts the servers verify and release under (keyedParts:
+// each deployment its own key); only the two
 // servers can compute it, and no message carries it. Each store records
 // it (CheckVerifyKey) and a server whose key file changed under it
 // refuses to start (store.ErrVerifyKeyChanged). SubmitForgeries sends

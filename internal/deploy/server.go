@@ -433,6 +433,9 @@ func (s *Server) replay() error {
 		s.log.Error("deleting the stored uploads of rejected reports (they are skipped again at the next start)", "err", err)
 	}
 	s.log.Info("restored from the store", "reports", n, "rejected_uploads_deleted", len(rejected))
+	for _, err := range s.srv.UnboundReleases(dataset) {
+		s.log.Warn("a release is unreadable: the store lost or quarantined reports it was created over", "err", err)
+	}
 	return nil
 }
 
@@ -462,6 +465,11 @@ func errorResponse(format string, args ...any) []byte {
 	return protocol.Encode(protocol.Refusalf(format, args...))
 }
 
+// quarantiner is a store that sets reports aside (store.Quarantine).
+type quarantiner interface {
+	Quarantined(dataset string, id payload.ReportID) bool
+}
+
 // handleReport accepts an upload: the server checks it, the store makes
 // it durable, and only then is it acknowledged. If the store fails (a
 // PostgreSQL store that lost its database) it returns nil: the upload
@@ -476,6 +484,9 @@ func (s *Server) handleReport(ctx context.Context, from transport.PeerID, req []
 	up, ok := msg.(*protocol.Upload)
 	if !ok {
 		return s.refuseReport(from, "", fmt.Sprintf("%T is not a report", msg))
+	}
+	if q, ok := any(s.store).(quarantiner); ok && q.Quarantined(up.Dataset, up.Report) {
+		return s.refuseReport(from, up.Report.String(), fmt.Sprintf("report %v refused: %v by the operator", up.Report, store.ErrQuarantined))
 	}
 	reply := s.srv.HandleMessage(ctx, from, up)
 	ack, isAck := reply.(*protocol.Ack)

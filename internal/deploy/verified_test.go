@@ -160,7 +160,7 @@ func survivesRestart(t *testing.T, backend string) {
 // store (store.ErrVerifyKeyChanged). An analyst's key, with the same
 // public keys at hand, derives another key: only the two servers can.
 func TestVerifyKeyKnownAnswer(t *testing.T) {
-	const want = "e25554c5cf5a6862c6da78c5a2a8ed76bf5245c136d73ae1f0ac8bc6afb73440"
+	const want = "0858ce5ed42ea52db38ca7a89a49a987e596d581f6db4266d6d93c2cd58e9ada"
 	ids := map[string]*Identity{}
 	pub := map[string][]byte{}
 	for i, name := range []string{"leader", "helper", "analyst"} {
@@ -196,6 +196,85 @@ func TestVerifyKeyKnownAnswer(t *testing.T) {
 	m.Dataset = "another"
 	if k, _ := sharedVerifyKey(m, server.Leader, ids["leader"]); k == l {
 		t.Error("another dataset has the same verify key")
+	}
+}
+
+// TestVerifyKeyPerDeployment: the verify key binds the manifest: a
+// change to any field the servers verify or release under — version,
+// protocol, dataset, backend, upload, payload, each grid field, each
+// policy field, the minimum reports, either server's identity — derives
+// another key at both servers, while the budget, the analysts and the
+// operators (changeable on the same store) and the servers' addresses
+// keep it.
+func TestVerifyKeyPerDeployment(t *testing.T) {
+	ids := map[string]*Identity{}
+	pub := map[string][]byte{}
+	for i, name := range []string{"leader", "helper"} {
+		sk, err := ecdh.X25519().NewPrivateKey(bytes.Repeat([]byte{byte(i + 1)}, 32))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[name] = &Identity{HPKEPrivate: sk.Bytes()}
+		pub[name] = sk.PublicKey().Bytes()
+	}
+	base := func() *Manifest {
+		return &Manifest{Version: 3, Protocol: 9, Dataset: "d", Backend: "dcf", Upload: UploadDirect,
+			Leader:   Endpoint{Public: Public{PeerID: "leader-id", HPKESuite: "s", HPKEPublicKey: pub["leader"]}, Addrs: []string{"/ip4/1.2.3.4/tcp/1"}},
+			Helper:   Endpoint{Public: Public{PeerID: "helper-id", HPKESuite: "s", HPKEPublicKey: pub["helper"]}, Addrs: []string{"/ip4/1.2.3.5/tcp/1"}},
+			Analysts: []string{"a"}, Operators: []string{"o"},
+			Grid: Grid{Scale: "linear", Min: 0, Max: 1, Bins: 64}, Payload: []string{"count", "label"},
+			Mechanism: Mech{Name: "tree", Epsilon: 1, Neighbours: "replace", Allowed: []string{"tree"}, MaxDelta: 0, MaxEpsilon: 2},
+			Budget:    Budget{Epsilon: 4}, MinReports: 10}
+	}
+	keys := func(m *Manifest) [verify.KeySize]byte {
+		t.Helper()
+		l, err := sharedVerifyKey(m, server.Leader, ids["leader"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := sharedVerifyKey(m, server.Helper, ids["helper"])
+		if err != nil || h != l {
+			t.Fatalf("the leader derives %x, the helper %x (%v)", l, h, err)
+		}
+		return l
+	}
+	orig := keys(base())
+	for _, c := range []struct {
+		field string
+		edit  func(m *Manifest)
+		same  bool
+	}{
+		{"version", func(m *Manifest) { m.Version++ }, false},
+		{"protocol", func(m *Manifest) { m.Protocol++ }, false},
+		{"dataset", func(m *Manifest) { m.Dataset = "e" }, false},
+		{"backend", func(m *Manifest) { m.Backend = "additive" }, false},
+		{"upload", func(m *Manifest) { m.Upload = UploadRelay }, false},
+		{"payload", func(m *Manifest) { m.Payload = append(m.Payload, "probability") }, false},
+		{"grid scale", func(m *Manifest) { m.Grid.Scale = "log" }, false},
+		{"grid min", func(m *Manifest) { m.Grid.Min = -1 }, false},
+		{"grid max", func(m *Manifest) { m.Grid.Max = 2 }, false},
+		{"grid bins", func(m *Manifest) { m.Grid.Bins = 128 }, false},
+		{"neighbours", func(m *Manifest) { m.Mechanism.Neighbours = "addremove" }, false},
+		{"allowed", func(m *Manifest) { m.Mechanism.Allowed = []string{"tree", "cascade"} }, false},
+		{"max delta", func(m *Manifest) { m.Mechanism.MaxDelta = 1e-9 }, false},
+		{"max epsilon", func(m *Manifest) { m.Mechanism.MaxEpsilon = 3 }, false},
+		{"min reports", func(m *Manifest) { m.MinReports = 11 }, false},
+		{"leader peer ID", func(m *Manifest) { m.Leader.PeerID = "other" }, false},
+		{"helper peer ID", func(m *Manifest) { m.Helper.PeerID = "other" }, false},
+		{"HPKE suite", func(m *Manifest) { m.Helper.HPKESuite = "t" }, false},
+		{"budget", func(m *Manifest) { m.Budget.Epsilon = 5 }, true},
+		{"analysts", func(m *Manifest) { m.Analysts = append(m.Analysts, "b") }, true},
+		{"operators", func(m *Manifest) { m.Operators = nil }, true},
+		{"addresses", func(m *Manifest) { m.Leader.Addrs = []string{"/ip4/9.9.9.9/tcp/1"}; m.Helper.UploadAddr = "h:1" }, true},
+		{"release asked for", func(m *Manifest) { m.Mechanism.Epsilon, m.Mechanism.Name = 2, "cascade" }, true},
+	} {
+		t.Run(c.field, func(t *testing.T) {
+			m := base()
+			c.edit(m)
+			if got := keys(m); (got == orig) != c.same {
+				t.Errorf("key unchanged: %v, want %v", got == orig, c.same)
+			}
+		})
 	}
 }
 

@@ -6,22 +6,36 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/fedecdf/fedecdf/internal/verify"
 	"github.com/fedecdf/fedecdf/server"
 )
 
 // verifyKeyInfo is the HKDF info label of the verify key: it separates
-// this use of the servers' X25519 keys from their use in HPKE.
-const verifyKeyInfo = "fedecdf verify key v1"
+// this use of the servers' X25519 keys from their use in HPKE. Version
+// 2: the info binds the manifest's digests (keyedParts).
+const verifyKeyInfo = "fedecdf verify key v2"
+
+// keyedParts are the manifest parts (Digests) whose digests the verify
+// key binds: what the servers verify and release under it. Not bound,
+// so that changing them keeps the store: the budget (a server may start
+// on its store under another total, ServerConfig.AcceptBudgetChange),
+// the analysts and the operators (who may read the releases).
+var keyedParts = []string{"version", "dataset", "grid", "policy", "min_reports", "servers"}
 
 // sharedVerifyKey derives the verify key the two servers of m share (the
 // additive backend's Prio3 key, the dcf backend's challenge seed), at
-// the server of role with identity id: HKDF-SHA256 over the X25519 shared secret of the server's HPKE private key and the
-// other server's HPKE public key in the manifest, with the label, the
-// dataset and both peer IDs as info. Both servers compute the same key
-// and nobody else can: a party or analyst holds only public keys, and no
-// message carries the key (server/doc.go, "The verification key").
+// the server of role with identity id: HKDF-SHA256 over the X25519
+// shared secret of the server's HPKE private key and the other server's
+// HPKE public key in the manifest, with the label, the dataset, both
+// peer IDs and the digests of m's keyedParts as info. Both servers
+// compute the same key and nobody else can: a party or analyst holds
+// only public keys, and no message carries it (server/doc.go, "The
+// verification key"). Each deployment has its own key: another grid,
+// backend, policy or pair of servers derives another, and new server
+// keys (fedecdf keygen) rotate it (ARCHITECTURE.md, "Rotating the
+// verify key").
 func sharedVerifyKey(m *Manifest, role server.Role, id *Identity) ([verify.KeySize]byte, error) {
 	var key [verify.KeySize]byte
 	peer := m.Helper.HPKEPublicKey
@@ -40,8 +54,14 @@ func sharedVerifyKey(m *Manifest, role server.Role, id *Identity) ([verify.KeySi
 	if err != nil {
 		return key, fmt.Errorf("deriving the verify key: %w", err)
 	}
+	parts := []string{verifyKeyInfo, m.Dataset, m.Leader.PeerID, m.Helper.PeerID}
+	for _, f := range m.Digests() {
+		if slices.Contains(keyedParts, f.Name) {
+			parts = append(parts, f.Name, string(f.Digest[:]))
+		}
+	}
 	var info []byte
-	for _, s := range []string{verifyKeyInfo, m.Dataset, m.Leader.PeerID, m.Helper.PeerID} {
+	for _, s := range parts {
 		info = binary.BigEndian.AppendUint64(info, uint64(len(s)))
 		info = append(info, s...)
 	}

@@ -44,6 +44,8 @@ const (
 	DialTimeout
 	ConnReset
 	ResourceLimit
+	// server: a release's report set is no longer held whole
+	ReportSetChanged
 )
 
 // MaxCodes bounds the codes [Of] returns for one error (and a wire

@@ -82,8 +82,11 @@ func (s *Store) stopCommitter() { s.c.stop() }
 // after PutReport returns nil never acknowledges a report a crash could
 // lose. Writing the same report again writes nothing and keeps the first
 // upload and its time; it too returns only once that first one is
-// durable.
+// durable. A quarantined report is refused (ErrQuarantined).
 func (s *Store) PutReport(dataset string, id payload.ReportID, upload []byte) error {
+	if s.Quarantined(dataset, id) {
+		return fmt.Errorf("store: recording report %v of dataset %q: %w", id, dataset, ErrQuarantined)
+	}
 	if err := s.enqueue(&write{dataset: dataset, id: id, upload: upload, received: time.Now()}); err != nil {
 		return fmt.Errorf("store: recording report %v of dataset %q: %w", id, dataset, err)
 	}
@@ -175,7 +178,7 @@ func (s *Store) commitBatch(batch []*write) {
 func (s *Store) append(tx *bolt.Tx, w *write, added map[indexKey]uint64) error {
 	if w.verdicts != nil {
 		for id, rec := range w.verdicts {
-			if _, err := appendRecord(tx, verdictsBucket, w.dataset, idRecord(id, rec)); err != nil {
+			if _, err := appendRecord(tx, verdictsBucket, w.dataset, idRecord(w.dataset, id, rec)); err != nil {
 				return err
 			}
 		}
@@ -185,7 +188,7 @@ func (s *Store) append(tx *bolt.Tx, w *write, added map[indexKey]uint64) error {
 	if added[k] != 0 || s.index.seq(w.dataset, w.id) != 0 {
 		return nil
 	}
-	seq, err := appendRecord(tx, reportsBucket, w.dataset, reportRecord(w.id, w.received, w.upload))
+	seq, err := appendRecord(tx, reportsBucket, w.dataset, reportRecord(w.dataset, w.id, w.received, w.upload))
 	added[k] = seq
 	return err
 }

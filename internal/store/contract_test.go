@@ -71,6 +71,9 @@ func rawVerifyKey(t *testing.T, s Backend, dataset string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if got, err = Unseal(string(verifyKeyBucket), []byte(dataset), got); err != nil {
+		t.Fatal(err)
+	}
 	return got
 }
 

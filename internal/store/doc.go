@@ -103,9 +103,29 @@
 // and a release beyond the dataset's total is refused with nothing
 // recorded.
 //
+// Damage. bbolt checksums only its meta pages, and a damaged file can
+// make it panic or fault. Open therefore first reads the file under
+// bbolt's lock (checkFile): both meta pages (magic, version, checksum,
+// page size), the file's size against their page count, and every page
+// the newer meta reaches — the freelist and each bucket's B+tree (page
+// IDs and types, elements packed where bbolt writes them, keys ordered
+// within their parent's bounds, no page reached twice). A panic or
+// fault bbolt still raises while opening is recovered. Every record is
+// sealed (Seal: a CRC-32C of its bucket path, key and value), and Open
+// checks every seal before serving, so a record under a damaged key is
+// found rather than missed by a lookup; readers check them again. Any
+// damage refuses with ErrDamaged naming the file and the record — for
+// a report, its ID — never skipping it or computing on it (a stored
+// upload the server re-derives at restart is the one it accepted: its
+// seal holds). One damaged report need not cost the store: Quarantine
+// (fedecdf server quarantine, run at both servers with the same IDs)
+// deletes its records and refuses it if uploaded again; a release
+// created over it is then refused (server.ErrReportSetChanged) and new
+// releases leave it out. A structural damage is restored from a backup.
+//
 // Stability. The store's layout and records are versioned
 // (FormatVersion, written into a new file and checked on every open;
-// TestRecordsKnownAnswer pins the appended records), and each release
+// TestRecordsKnownAnswer pins the appended records and the seal), and each release
 // record carries its own version (server's
 // TestReleaseRecordKnownAnswer pins a record and the noise re-derived
 // from it). A store or record of another version is refused with an

@@ -42,6 +42,7 @@ func (p *Postgres) Charge(dataset string, release payload.ReleaseID, cost, total
 		if b, err = json.Marshal(spent.Add(cost)); err != nil {
 			return err
 		}
+		b = Seal(ledgerWhere(dataset), spentKey, b)
 		if _, err := tx.Exec(ctx, `INSERT INTO fedecdf_ledgers (dataset, spent) VALUES ($1, $2)
 			ON CONFLICT (dataset) DO UPDATE SET spent = excluded.spent`, dataset, b); err != nil {
 			return err
@@ -96,7 +97,10 @@ func (p *Postgres) Total(dataset string) (ledger.Budget, bool, error) {
 	var total ledger.Budget
 	b, err := p.ledgerColumn(dataset, "total")
 	if err == nil && b != nil {
-		if err = json.Unmarshal(b, &total); err == nil {
+		if b, err = Unseal(ledgerWhere(dataset), totalKey, b); err == nil {
+			err = json.Unmarshal(b, &total)
+		}
+		if err == nil {
 			err = total.Valid()
 		}
 		if err != nil {
@@ -116,6 +120,7 @@ func (p *Postgres) SetTotal(dataset string, total ledger.Budget) error {
 	}
 	b, err := json.Marshal(total)
 	if err == nil {
+		b = Seal(ledgerWhere(dataset), totalKey, b)
 		err = p.write(pgx.ReadCommitted, func(ctx context.Context, tx pgx.Tx) error {
 			_, err := tx.Exec(ctx, `INSERT INTO fedecdf_ledgers (dataset, total) VALUES ($1, $2)
 				ON CONFLICT (dataset) DO UPDATE SET total = excluded.total`, dataset, b)
@@ -133,7 +138,7 @@ func (p *Postgres) SetTotal(dataset string, total ledger.Budget) error {
 func (p *Postgres) SaveRelease(dataset string, release payload.ReleaseID, record []byte) error {
 	err := p.write(pgx.ReadCommitted, func(ctx context.Context, tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO fedecdf_releases VALUES ($1, $2, $3)
-			ON CONFLICT (dataset, release) DO UPDATE SET rec = excluded.rec`, dataset, release[:], record)
+			ON CONFLICT (dataset, release) DO UPDATE SET rec = excluded.rec`, dataset, release[:], Seal(seedsWhere(dataset), release[:], record))
 		return err
 	})
 	if err != nil {
@@ -170,7 +175,12 @@ func (p *Postgres) LoadReleases(dataset string, fn func(release payload.ReleaseI
 			return fmt.Errorf("store: dataset %q: a release record under the key %x, not a release ID", dataset, key)
 		}
 		copy(id[:], key)
-		fnErr = fn(id, rec)
+		value, err := Unseal(seedsWhere(dataset), key, rec)
+		if err != nil {
+			fnErr = fmt.Errorf("store: dataset %q: release %v: %w", dataset, id, err)
+			return fnErr
+		}
+		fnErr = fn(id, value)
 		return fnErr
 	})
 	if err != nil && err != fnErr {
@@ -184,13 +194,17 @@ func (p *Postgres) CheckVerifyKey(dataset string, key []byte) error {
 	want := append([]byte{verifyKeyVersion}, key...)
 	var old []byte
 	err := p.write(pgx.ReadCommitted, func(ctx context.Context, tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO fedecdf_verify_keys VALUES ($1, $2) ON CONFLICT DO NOTHING`, dataset, want); err != nil {
+		sealed := Seal(string(verifyKeyBucket), []byte(dataset), want)
+		if _, err := tx.Exec(ctx, `INSERT INTO fedecdf_verify_keys VALUES ($1, $2) ON CONFLICT DO NOTHING`, dataset, sealed); err != nil {
 			return err
 		}
 		return tx.QueryRow(ctx, `SELECT rec FROM fedecdf_verify_keys WHERE dataset = $1`, dataset).Scan(&old)
 	})
 	if err != nil {
 		return fmt.Errorf("store: dataset %q: verify key: %w", dataset, err)
+	}
+	if old, err = Unseal(string(verifyKeyBucket), []byte(dataset), old); err != nil {
+		return fmt.Errorf("store: dataset %q: the verify key record: %w", dataset, err)
 	}
 	return compareVerifyKey(dataset, old, want)
 }

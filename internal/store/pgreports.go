@@ -53,11 +53,11 @@ func (p *Postgres) commitBatch(batch []*write) {
 	var reports, verdicts rows
 	for _, w := range batch {
 		if w.verdicts == nil {
-			reports.add(w.dataset, w.id, reportRecord(w.id, w.received, w.upload))
+			reports.add(w.dataset, w.id, reportRecord(w.dataset, w.id, w.received, w.upload))
 			continue
 		}
 		for id, rec := range w.verdicts {
-			verdicts.add(w.dataset, id, idRecord(id, rec))
+			verdicts.add(w.dataset, id, idRecord(w.dataset, id, rec))
 		}
 	}
 	err := p.write(pgx.ReadCommitted, func(ctx context.Context, tx pgx.Tx) error {

@@ -2,7 +2,9 @@ package store
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"hash/crc32"
 	"sync"
 	"time"
 
@@ -11,7 +13,61 @@ import (
 	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
-// The appended records (FormatVersion 4). Reports and verdicts are kept
+// ErrDamaged is wrapped by the error of a store whose file is damaged: a
+// record whose checksum fails (Unseal), a record too short for its
+// fields, or a file whose bbolt structure does not hold (checkFile). The
+// error names the file and the record (and a report's ID); the store
+// never skips a damaged record nor computes on it.
+var ErrDamaged = errors.New("store file damaged")
+
+// ChecksumLen is the length of the checksum Seal appends to a record.
+const ChecksumLen = 4
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Seal returns the stored form of a record: value followed by its
+// checksum, CRC-32C (Castagnoli) over the record's place — where, the
+// bucket path such as "ledger/<dataset>", and its key (for the appended
+// reports and verdicts, the report's ID: reportRecord, idRecord) — and
+// value, each length-prefixed, as 4 big-endian bytes. Every record of the store is
+// sealed (FormatVersion 5): reports, verdicts, release and pending
+// records, the ledger's entries and the verify key. A flipped bit, a
+// burst of up to 32 flipped bits, a record moved under another key or
+// bucket, or a truncated record fails Unseal; CRC-32C is for storage
+// faults, not for an adversary who can write the file (who could as
+// well rewrite the ledger). Any store of server records (bbolt here, a
+// SQL database elsewhere) keeps the same sealed form.
+func Seal(where string, key, value []byte) []byte {
+	sum := checksum(where, key, value)
+	return binary.BigEndian.AppendUint32(append(make([]byte, 0, len(value)+ChecksumLen), value...), sum)
+}
+
+// Unseal returns the value of a record Seal stored under where and key;
+// its error wraps ErrDamaged and names the place.
+func Unseal(where string, key, rec []byte) ([]byte, error) {
+	if len(rec) < ChecksumLen {
+		return nil, fmt.Errorf("%w: the record under %s/%x has %d bytes, fewer than its checksum", ErrDamaged, where, key, len(rec))
+	}
+	value := rec[:len(rec)-ChecksumLen]
+	if binary.BigEndian.Uint32(rec[len(value):]) != checksum(where, key, value) {
+		return nil, fmt.Errorf("%w: the record under %s/%x fails its checksum", ErrDamaged, where, key)
+	}
+	return value, nil
+}
+
+// checksum is the CRC-32C of Seal.
+func checksum(where string, key, value []byte) uint32 {
+	h := crc32.New(castagnoli)
+	var n [4]byte
+	for _, b := range [][]byte{[]byte(where), key, value} {
+		binary.BigEndian.PutUint32(n[:], uint32(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	return h.Sum32()
+}
+
+// The appended records (FormatVersion 5: sealed). Reports and verdicts are kept
 // per dataset in a bucket of records keyed by a sequence number, the
 // bucket's bbolt NextSequence as 8 big-endian bytes, so that the key
 // order is the order of appending and a transaction's records fill the
@@ -19,8 +75,8 @@ import (
 // divided by the page size in leaves, not a leaf per record. Each record
 // starts with the report's 16-byte ID:
 //
-//	reports/<dataset>/<seq>  = report ID ‖ receipt time (Unix ns, int64 big-endian) ‖ encoded upload
-//	verdicts/<dataset>/<seq> = report ID ‖ the server's verdict record
+//	reports/<dataset>/<seq>  = reportRecord: Seal(report ID ‖ receipt time (Unix ns, int64 big-endian) ‖ encoded upload)
+//	verdicts/<dataset>/<seq> = idRecord: Seal(report ID ‖ the server's verdict record)
 const (
 	seqLen          = 8
 	idLen           = len(payload.ReportID{})
@@ -31,32 +87,47 @@ const (
 // bbolt keeps it until the transaction ends).
 func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(make([]byte, 0, seqLen), seq) }
 
-// reportRecord encodes a report's record.
-func reportRecord(id payload.ReportID, received time.Time, upload []byte) []byte {
-	rec := make([]byte, 0, reportHeaderLen+len(upload))
+// reportRecord encodes the sealed record of a report of dataset:
+// Seal("reports/<dataset>", its ID, ID ‖ receipt time ‖ upload). The
+// seal binds the report's ID, not the sequence number, which a database
+// may assign only when it inserts the record.
+func reportRecord(dataset string, id payload.ReportID, received time.Time, upload []byte) []byte {
+	rec := make([]byte, 0, reportHeaderLen+len(upload)+ChecksumLen)
 	rec = append(rec, id[:]...)
 	rec = binary.BigEndian.AppendUint64(rec, uint64(received.UnixNano()))
-	return append(rec, upload...)
+	return Seal(appendedWhere("report", dataset), id[:], append(rec, upload...))
 }
 
-// idRecord encodes a record of report id holding rest (a verdict record).
-func idRecord(id payload.ReportID, rest []byte) []byte {
-	return append(append(make([]byte, 0, idLen+len(rest)), id[:]...), rest...)
+// idRecord encodes the sealed record of report id of dataset holding
+// rest (a verdict record): Seal("verdicts/<dataset>", its ID, ID ‖ rest).
+func idRecord(dataset string, id payload.ReportID, rest []byte) []byte {
+	return Seal(appendedWhere("verdict", dataset), id[:], append(append(make([]byte, 0, idLen+len(rest)+ChecksumLen), id[:]...), rest...))
 }
+
+// appendedWhere is the place (Seal) of dataset's records of what
+// ("report" or "verdict").
+func appendedWhere(what, dataset string) string { return what + "s/" + dataset }
 
 // parseRecord splits the record v under key k of dataset (what: "report"
 // or "verdict") into its sequence number, report ID and the rest, which
-// for a report is at least its receipt time.
+// for a report is at least its receipt time, after checking its
+// seal; its errors wrap ErrDamaged and name the record (and, when its ID
+// field is readable, the report it claims).
 func parseRecord(dataset, what string, k, v []byte) (seq uint64, id payload.ReportID, rest []byte, err error) {
 	minLen := idLen
 	if what == "report" {
 		minLen = reportHeaderLen
 	}
-	if len(k) != seqLen || len(v) < minLen {
-		return 0, id, nil, fmt.Errorf("dataset %q: a %s record of %d bytes under the key %x, want an %d-byte key and at least %d bytes: the store file is damaged", dataset, what, len(v), k, seqLen, minLen)
+	if len(k) != seqLen || len(v) < minLen+ChecksumLen {
+		return 0, id, nil, fmt.Errorf("dataset %q: %w: a %s record of %d bytes under the key %x, want an %d-byte key and at least %d bytes", dataset, ErrDamaged, what, len(v), k, seqLen, minLen+ChecksumLen)
 	}
 	copy(id[:], v)
-	return binary.BigEndian.Uint64(k), id, v[idLen:], nil
+	seq = binary.BigEndian.Uint64(k)
+	value, err := Unseal(appendedWhere(what, dataset), id[:], v)
+	if err != nil {
+		return seq, id, nil, fmt.Errorf("dataset %q: the %s record %d, of report %v: %w", dataset, what, seq, id, err)
+	}
+	return seq, id, value[idLen:], nil
 }
 
 // parseReport splits the rest of a report record into its receipt time

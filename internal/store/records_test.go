@@ -35,7 +35,7 @@ func rawRecords(t *testing.T, s *Store, bucket []byte, dataset string) (keys, va
 	return keys, values
 }
 
-// TestRecordsKnownAnswer pins the appended records of FormatVersion 4:
+// TestRecordsKnownAnswer pins the appended records of FormatVersion 5:
 // the encodings, and what PutReport and SaveVerdicts put in the file (a
 // report's receipt time is the one ReceivedAt returns). Changing any of
 // them is a breaking change: bump FormatVersion and update this test.
@@ -45,8 +45,9 @@ func TestRecordsKnownAnswer(t *testing.T) {
 	for _, c := range []struct{ name, got, want string }{
 		{"key of record 1", hex.EncodeToString(seqKey(1)), "0000000000000001"},
 		{"key of record 2^40+5", hex.EncodeToString(seqKey(1<<40 + 5)), "0000010000000005"},
-		{"report record", hex.EncodeToString(reportRecord(id, at, []byte("upload"))), "01aa0000000000000000000000000000" + "17979cfe3d85cd15" + "75706c6f6164"},
-		{"verdict record", hex.EncodeToString(idRecord(id, []byte{1, 1, 0})), "01aa0000000000000000000000000000" + "010100"},
+		{"report record", hex.EncodeToString(reportRecord("d", id, at, []byte("upload"))), "01aa0000000000000000000000000000" + "17979cfe3d85cd15" + "75706c6f6164" + "0c21c9f7"},
+		{"verdict record", hex.EncodeToString(idRecord("d", id, []byte{1, 1, 0})), "01aa0000000000000000000000000000" + "010100" + "b64eae07"},
+		{"sealed record", hex.EncodeToString(Seal("reports/d", seqKey(1), []byte("upload"))), "75706c6f6164" + "6f16853a"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.got != c.want {
@@ -69,8 +70,8 @@ func TestRecordsKnownAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := hex.EncodeToString(reportRecord(id, times[0], []byte("upload")))
-	if strings.Join(keys, " ") != "0000000000000001 0000000000000002" || values[0] != want || !strings.HasSuffix(values[1], hex.EncodeToString([]byte("second"))) {
+	want := hex.EncodeToString(reportRecord("d", id, times[0], []byte("upload")))
+	if strings.Join(keys, " ") != "0000000000000001 0000000000000002" || values[0] != want || !strings.Contains(values[1], hex.EncodeToString([]byte("second"))) {
 		t.Errorf("report records %v = %v; want keys 1 and 2, the first %s", keys, values, want)
 	}
 	s.Close()
@@ -91,7 +92,7 @@ func TestRecordsKnownAnswer(t *testing.T) {
 		}
 	}
 	keys, values = rawRecords(t, s, verdictsBucket, "d")
-	if strings.Join(keys, " ") != "0000000000000001 0000000000000002" || strings.Join(values, " ") != "01aa0000000000000000000000000000010200 01aa0000000000000000000000000000010100" {
+	if strings.Join(keys, " ") != "0000000000000001 0000000000000002" || strings.Join(values, " ") != "01aa0000000000000000000000000000010200"+"82a9069e 01aa0000000000000000000000000000010100"+"b64eae07" {
 		t.Errorf("verdict records %v = %v", keys, values)
 	}
 }
@@ -196,7 +197,7 @@ func TestCrashBetweenAppendedRecords(t *testing.T) {
 
 	t.Run("a report recorded twice", func(t *testing.T) {
 		rawUpdate(func(tx *bolt.Tx) error {
-			_, err := appendRecord(tx, reportsBucket, "d", reportRecord(r1, time.Now(), []byte("u1 again")))
+			_, err := appendRecord(tx, reportsBucket, "d", reportRecord("d", r1, time.Now(), []byte("u1 again")))
 			return err
 		})(t, path)
 		st := readState(t, path)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -48,7 +49,9 @@ var (
 // record holding its report ID, the receipt time inside the report's
 // record (records.go), instead of keyed by report ID, and uploads of
 // protocol version 8.
-const FormatVersion = 4
+// Version 5: every record sealed with a checksum of its place and value
+// (Seal), checked on every read (ErrDamaged).
+const FormatVersion = 5
 
 // ErrFormat is wrapped by the error of Open for a store written under
 // another FormatVersion (or holding no version at all).
@@ -68,40 +71,113 @@ var ErrLocked = errors.New("store file in use by another process")
 // concurrent use; writes are serialised by bbolt, and concurrent
 // PutReport and SaveVerdicts calls share a transaction (group commit).
 type Store struct {
+	path  string // the file, named in errors
 	db    *bolt.DB
 	c     *committer
 	index index
 	// writing serialises the writers of reports (the committer,
 	// DeleteReports) with the index they change.
 	writing sync.Mutex
+	// quarantined holds, per dataset, the reports set aside
+	// (Quarantine), read at Open and never changed while open.
+	quarantined map[string]map[payload.ReportID]bool
+}
+
+// Quarantined reports whether report id of dataset was set aside by
+// Quarantine: an upload of it is to be refused before the server
+// accepts it (PutReport refuses it too, ErrQuarantined).
+func (s *Store) Quarantined(dataset string, id payload.ReportID) bool {
+	return s.quarantined[dataset][id]
 }
 
 // Open opens or creates the store at path (mode 0600). An existing file
-// must not be accessible to group or others (ErrPermissions) and must
-// hold this FormatVersion (ErrFormat). A second process opening the same
-// file waits at most a second for its lock and fails (ErrLocked).
+// must not be accessible to group or others (ErrPermissions), must be a
+// sound bbolt file (checkFile: else ErrDamaged, naming it) and must hold
+// this FormatVersion (ErrFormat); its report records are read, and
+// their seals checked, to build the index (a damaged one: ErrDamaged,
+// naming the report). A second process opening the same file waits at
+// most a second for its lock and fails (ErrLocked).
 func Open(path string) (*Store, error) {
 	if err := checkMode(path); err != nil {
 		return nil, err
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
-	if errors.Is(err, bolterrors.ErrTimeout) {
-		return nil, fmt.Errorf("store: %s: %w: is another fedecdf server running on it? Stop that server, or give this one a store file of its own", path, ErrLocked)
+	f, err := lockFile(path, time.Second)
+	if errors.Is(err, errLocked) {
+		return nil, lockedError(path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: %s: %w", path, err)
 	}
-	s := &Store{db: db}
-	if err := db.Update(initBuckets); err != nil {
-		db.Close()
+	if f != nil {
+		err = checkFile(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("store: %s: %w; restore the file from a backup", path, err)
+		}
+	}
+	return openChecked(path)
+}
+
+// errLocked is lockFile's error for a file another process holds.
+var errLocked = errors.New("locked")
+
+func lockedError(path string) error {
+	return fmt.Errorf("store: %s: %w: is another fedecdf server running on it? Stop that server, or give this one a store file of its own", path, ErrLocked)
+}
+
+// openChecked opens the file checkFile accepted. Should bbolt still
+// panic or fault on it (a damage checkFile does not see), the panic is
+// recovered into ErrDamaged naming the file.
+func openChecked(path string) (s *Store, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	var db *bolt.DB
+	defer func() {
+		if r := recover(); r != nil {
+			if db != nil {
+				closeQuietly(db)
+			}
+			s, err = nil, fmt.Errorf("store: %s: %w: bbolt: %v; restore the file from a backup", path, ErrDamaged, r)
+		}
+	}()
+	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return nil, lockedError(path)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("store: %s: %w", path, err)
+	}
+	s = &Store{path: path, db: db}
+	err = db.View(initBuckets)
+	if errors.Is(err, errInit) {
+		err = db.Update(initBuckets)
+	}
+	if err != nil {
+		db.Close()
+		return nil, s.named(err)
 	}
 	if err := db.View(s.index.load); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("store: %s: %w", path, err)
+		return nil, s.named(err)
+	}
+	err = db.View(func(tx *bolt.Tx) error {
+		if err := checkRecords(tx); err != nil {
+			return err
+		}
+		s.quarantined, err = loadQuarantine(tx)
+		return err
+	})
+	if err != nil {
+		db.Close()
+		return nil, s.named(err)
 	}
 	s.startCommitter()
 	return s, nil
+}
+
+// closeQuietly closes db after a panic in it, ignoring a further one.
+func closeQuietly(db *bolt.DB) {
+	defer func() { _ = recover() }()
+	db.Close()
 }
 
 // checkMode refuses an existing store file with any group or other
@@ -128,24 +204,47 @@ func initBuckets(tx *bolt.Tx) error {
 		if tx.Bucket(reportsBucket) != nil {
 			return fmt.Errorf("%w: the file has no format version (written before version %d); start the server on a new store file", ErrFormat, FormatVersion)
 		}
+		if !tx.Writable() {
+			return errInit
+		}
 		var err error
 		if meta, err = tx.CreateBucket(metaBucket); err != nil {
 			return err
 		}
-		if err := meta.Put(formatKey, []byte{FormatVersion}); err != nil {
+		if err := meta.Put(formatKey, Seal(string(metaBucket), formatKey, []byte{FormatVersion})); err != nil {
 			return err
 		}
 	}
-	if v := meta.Get(formatKey); len(v) != 1 || v[0] != FormatVersion {
+	v := meta.Get(formatKey)
+	switch len(v) {
+	case 0:
+		return fmt.Errorf("%w: the meta bucket holds no format version", ErrDamaged)
+	case 1 + ChecksumLen: // sealed: format 5 on
+		var err error
+		if v, err = Unseal(string(metaBucket), formatKey, v); err != nil {
+			return fmt.Errorf("the format version: %w", err)
+		}
+	}
+	if len(v) != 1 || v[0] != FormatVersion {
 		return fmt.Errorf("%w: the file is format %v, this fedecdf reads format %d; use the fedecdf version that wrote it, or start on a new store file", ErrFormat, v, FormatVersion)
 	}
 	for _, b := range [][]byte{reportsBucket, ledgerBucket, seedsBucket, verdictsBucket, verifyKeyBucket} {
-		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+		if tx.Bucket(b) != nil {
+			continue
+		}
+		if !tx.Writable() {
+			return errInit
+		}
+		if _, err := tx.CreateBucket(b); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// errInit is initBuckets' error in a read transaction on a store that
+// lacks a bucket: Open then runs it in a write transaction.
+var errInit = errors.New("buckets to create")
 
 // Close commits the reports already queued (their PutReport calls
 // return), refuses further ones (ErrClosed) and closes the file.
@@ -167,7 +266,7 @@ func (s *Store) Reports(dataset string, fn func(id payload.ReportID, upload []by
 			seq, id, rest, err := parseRecord(dataset, "report", k, v)
 			switch {
 			case err != nil:
-				return fmt.Errorf("store: %w", err)
+				return s.named(err)
 			case s.index.seq(dataset, id) != seq:
 				return nil // a second record of the report, or one deleted since
 			}
@@ -195,7 +294,7 @@ func (s *Store) records(dataset string, ids []payload.ReportID, fn func(i int, r
 			}
 			_, got, rest, err := parseRecord(dataset, "report", seqKey(seqs[i]), v)
 			if err != nil {
-				return err
+				return s.named(err)
 			}
 			if got != id {
 				return fmt.Errorf("dataset %q: the record of report %v holds report %v: the store file is damaged", dataset, id, got)
@@ -286,7 +385,7 @@ func (s *Store) NumReports(dataset string) (int, error) {
 // no-op.
 func (s *Store) Charge(dataset string, release payload.ReleaseID, cost, total ledger.Budget) error {
 	if err := s.db.Update(func(tx *bolt.Tx) error { return charge(tx, dataset, release, cost, total) }); err != nil {
-		return fmt.Errorf("store: %w", err)
+		return s.named(err)
 	}
 	return nil
 }
@@ -305,7 +404,10 @@ func charge(tx *bolt.Tx, dataset string, release payload.ReleaseID, cost, total 
 	if err != nil {
 		return err
 	}
-	charged := rels.Get(release[:]) != nil
+	charged, err := isCharged(rels, dataset, release)
+	if err != nil {
+		return err
+	}
 	if err := ledger.Admit(charged, spent, cost, total); err != nil {
 		return fmt.Errorf("dataset %q: %w", dataset, err)
 	}
@@ -316,10 +418,28 @@ func charge(tx *bolt.Tx, dataset string, release payload.ReleaseID, cost, total 
 	if err != nil {
 		return err
 	}
-	if err := d.Put(spentKey, b); err != nil {
+	if err := d.Put(spentKey, Seal(ledgerWhere(dataset), spentKey, b)); err != nil {
 		return err
 	}
-	return rels.Put(release[:], []byte(time.Now().UTC().Format(time.RFC3339)))
+	return rels.Put(release[:], Seal(chargesWhere(dataset), release[:], []byte(time.Now().UTC().Format(time.RFC3339))))
+}
+
+// ledgerWhere and chargesWhere are the places (Seal) of a dataset's
+// ledger entries and of its charged releases.
+func ledgerWhere(dataset string) string  { return "ledger/" + dataset }
+func chargesWhere(dataset string) string { return "ledger/" + dataset + "/releases" }
+
+// isCharged reports whether the charges rels record release, checking
+// the record's seal.
+func isCharged(rels *bolt.Bucket, dataset string, release payload.ReleaseID) (bool, error) {
+	v := rels.Get(release[:])
+	if v == nil {
+		return false, nil
+	}
+	if _, err := Unseal(chargesWhere(dataset), release[:], v); err != nil {
+		return false, fmt.Errorf("the charge of release %v of dataset %q: %w", release, dataset, err)
+	}
+	return true, nil
 }
 
 // Spent implements ledger.Ledger.
@@ -335,7 +455,7 @@ func (s *Store) Spent(dataset string) (ledger.Budget, error) {
 		return err
 	})
 	if err != nil {
-		return ledger.Budget{}, fmt.Errorf("store: %w", err)
+		return ledger.Budget{}, s.named(err)
 	}
 	return spent, nil
 }
@@ -348,13 +468,14 @@ func (s *Store) Charged(dataset string, release payload.ReleaseID) (bool, error)
 		if d == nil {
 			return nil
 		}
+		var err error
 		if rels := d.Bucket(releasesBucket); rels != nil {
-			charged = rels.Get(release[:]) != nil
+			charged, err = isCharged(rels, dataset, release)
 		}
-		return nil
+		return err
 	})
 	if err != nil {
-		return false, fmt.Errorf("store: %w", err)
+		return false, s.named(err)
 	}
 	return charged, nil
 }
@@ -368,6 +489,10 @@ func parseSpent(b []byte, dataset string) (ledger.Budget, error) {
 	var spent ledger.Budget
 	if b == nil {
 		return spent, nil
+	}
+	b, err := Unseal(ledgerWhere(dataset), spentKey, b)
+	if err != nil {
+		return spent, fmt.Errorf("ledger of dataset %q: spent: %w", dataset, err)
 	}
 	if err := json.Unmarshal(b, &spent); err != nil {
 		return spent, fmt.Errorf("ledger of dataset %q: %w", dataset, err)
@@ -389,13 +514,17 @@ func (s *Store) Total(dataset string) (ledger.Budget, bool, error) {
 			return nil
 		}
 		found = true
-		if err := json.Unmarshal(d.Get(totalKey), &total); err != nil {
+		b, err := Unseal(ledgerWhere(dataset), totalKey, d.Get(totalKey))
+		if err != nil {
+			return fmt.Errorf("ledger of dataset %q: total: %w", dataset, err)
+		}
+		if err := json.Unmarshal(b, &total); err != nil {
 			return fmt.Errorf("ledger of dataset %q: total: %w", dataset, err)
 		}
 		return total.Valid()
 	})
 	if err != nil {
-		return ledger.Budget{}, false, fmt.Errorf("store: %w", err)
+		return ledger.Budget{}, false, s.named(err)
 	}
 	return total, found, nil
 }
@@ -415,7 +544,7 @@ func (s *Store) SetTotal(dataset string, total ledger.Budget) error {
 		if err != nil {
 			return err
 		}
-		return d.Put(totalKey, b)
+		return d.Put(totalKey, Seal(ledgerWhere(dataset), totalKey, b))
 	})
 	if err != nil {
 		return fmt.Errorf("store: recording the total budget of dataset %q: %w", dataset, err)
@@ -432,7 +561,7 @@ func (s *Store) SaveRelease(dataset string, release payload.ReleaseID, record []
 		if err != nil {
 			return err
 		}
-		return d.Put(release[:], record)
+		return d.Put(release[:], Seal(seedsWhere(dataset), release[:], record))
 	})
 	if err != nil {
 		return fmt.Errorf("store: recording release %v of dataset %q: %w", release, dataset, err)
@@ -455,9 +584,14 @@ func (s *Store) DeleteRelease(dataset string, release payload.ReleaseID) error {
 	return nil
 }
 
-// LoadReleases implements server.ReleaseStore, in release ID order.
+// seedsWhere is the place (Seal) of a dataset's release records.
+func seedsWhere(dataset string) string { return "seeds/" + dataset }
+
+// LoadReleases implements server.ReleaseStore, in release ID order; a
+// record whose seal fails is an error (ErrDamaged).
 func (s *Store) LoadReleases(dataset string, fn func(release payload.ReleaseID, record []byte) error) error {
-	return s.db.View(func(tx *bolt.Tx) error {
+	var fnErr error
+	err := s.db.View(func(tx *bolt.Tx) error {
 		d := tx.Bucket(seedsBucket).Bucket([]byte(dataset))
 		if d == nil {
 			return nil
@@ -465,12 +599,30 @@ func (s *Store) LoadReleases(dataset string, fn func(release payload.ReleaseID, 
 		return d.ForEach(func(k, v []byte) error {
 			var id payload.ReleaseID
 			if len(k) != len(id) {
-				return fmt.Errorf("store: dataset %q: a release record under the key %x, not a release ID", dataset, k)
+				return fmt.Errorf("dataset %q: %w: a release record under the key %x, not a release ID", dataset, ErrDamaged, k)
 			}
 			copy(id[:], k)
-			return fn(id, bytes.Clone(v)) // v is valid only in the transaction
+			rec, err := Unseal(seedsWhere(dataset), k, v)
+			if err != nil {
+				return fmt.Errorf("dataset %q: the record of release %v: %w", dataset, id, err)
+			}
+			fnErr = fn(id, bytes.Clone(rec)) // v is valid only in the transaction
+			return fnErr
 		})
 	})
+	if err != nil && err != fnErr {
+		return s.named(err)
+	}
+	return err
+}
+
+// named prefixes err with the package and the file, and a damaged
+// file's error (ErrDamaged) with what to do.
+func (s *Store) named(err error) error {
+	if errors.Is(err, ErrDamaged) {
+		return fmt.Errorf("store: %s: %w; restore the file from a backup (a damaged report can instead be set aside at both servers: fedecdf server quarantine)", s.path, err)
+	}
+	return fmt.Errorf("store: %s: %w", s.path, err)
 }
 
 var _ ledger.Ledger = (*Store)(nil)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -151,7 +152,7 @@ func TestOpenCreatesPrivateVersionedFile(t *testing.T) {
 		t.Errorf("new store has mode %v, want 0600", perm)
 	}
 	err = s.db.View(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(metaBucket).Get(formatKey); len(v) != 1 || v[0] != FormatVersion {
+		if v := tx.Bucket(metaBucket).Get(formatKey); !bytes.Equal(v, Seal("meta", formatKey, []byte{FormatVersion})) {
 			t.Errorf("format version %v, want %d", v, FormatVersion)
 		}
 		return nil

@@ -55,7 +55,7 @@ func (s *Store) LoadVerdicts(dataset string, fn func(id payload.ReportID, record
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("store: %w", err)
+			return s.named(err)
 		}
 		return d.ForEach(func(k, v []byte) error {
 			seq, id, rec, _ := parseRecord(dataset, "verdict", k, v)
@@ -78,8 +78,14 @@ func (s *Store) CheckVerifyKey(dataset string, key []byte) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(verifyKeyBucket)
 		old := b.Get([]byte(dataset))
+		if old != nil {
+			var err error
+			if old, err = Unseal(string(verifyKeyBucket), []byte(dataset), old); err != nil {
+				return s.named(fmt.Errorf("dataset %q: the verify key record: %w", dataset, err))
+			}
+		}
 		if old == nil {
-			return b.Put([]byte(dataset), want)
+			return b.Put([]byte(dataset), Seal(string(verifyKeyBucket), []byte(dataset), want))
 		}
 		return compareVerifyKey(dataset, old, want)
 	})

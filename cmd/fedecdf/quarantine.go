@@ -1,0 +1,70 @@
+package main
+
+import (
+	"encoding/hex"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/payload"
+	"github.com/fedecdf/fedecdf/internal/store"
+)
+
+// newQuarantineCommand builds "server quarantine".
+func newQuarantineCommand() *cobra.Command {
+	var storePath, manifest string
+	cmd := &cobra.Command{
+		Use:   "quarantine --store FILE --manifest FILE REPORT_ID...",
+		Short: "Set damaged reports aside in a stopped server's store (run it at both servers)",
+		Long: `quarantine sets the named reports aside in the store of a stopped server:
+their uploads and verdicts are deleted, whether their checksums hold or
+not, and the store refuses them if uploaded again. It is the way out when
+a server refuses to start because a stored report is damaged ("store file
+damaged: ... of report ID"): one bad record costs one report, not the
+store. Run it with the same report IDs at both servers, so that both hold
+the same report set again; the reports then leave every future release,
+and a release created over one of them is refused rather than answered
+over another set. A store whose file structure is damaged (not one
+record) cannot be repaired this way: restore it from a backup.`,
+		Example: `  # the server refused to start: "... the report record 17, of report 3f2a...: fails its checksum"
+  fedecdf server quarantine --store leader.db --manifest manifest.json 3f2a0c...
+  fedecdf server quarantine --store helper.db --manifest manifest.json 3f2a0c...`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if storePath == "" {
+				return fmt.Errorf("--store is required")
+			}
+			m, err := deploy.ReadManifest(manifest)
+			if err != nil {
+				return err
+			}
+			ids := make([]payload.ReportID, len(args))
+			for i, a := range args {
+				if ids[i], err = parseReportID(a); err != nil {
+					return err
+				}
+			}
+			n, err := store.Quarantine(storePath, m.Dataset, ids)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%d reports of dataset %q quarantined in %s (%d stored records deleted); run the same at the other server\n", len(ids), m.Dataset, storePath, n)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&storePath, "store", "", "the stopped server's store file")
+	cmd.Flags().StringVar(&manifest, "manifest", "manifest.json", "deployment manifest (names the dataset)")
+	return cmd
+}
+
+// parseReportID parses a report ID as the server's errors print it.
+func parseReportID(s string) (payload.ReportID, error) {
+	var id payload.ReportID
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != len(id) {
+		return id, fmt.Errorf("report ID %q is not %d hexadecimal bytes", s, len(id))
+	}
+	copy(id[:], b)
+	return id, nil
+}
