@@ -39,4 +39,10 @@ var (
 	ErrNotCharged = errors.New("the helper holds no charge of it")
 	// ErrReleaseBusy: another request is creating the same release ID.
 	ErrReleaseBusy = errors.New("is being created")
+	// ErrLedgerRewound: the two servers' ledgers of the dataset hold
+	// different numbers of releases, so one went back in time (its store
+	// restored from an older backup); both refuse to create or answer
+	// releases of the dataset until the operator restores the latest
+	// state (server/ledgercheck.go).
+	ErrLedgerRewound = errors.New("ledger went back in time")
 )

@@ -396,8 +396,8 @@ func TestSealedFrameKnownAnswer(t *testing.T) {
 		b    []byte
 		want string
 	}{
-		{"frame", c.frame, "4ba8d419f25efda843d8f7b240419a13663a0d1ad25e5cd182fe8a906762e114"},
-		{"answer", answer, "af40716041545f677d1fc9c6a65c962c825b95011ad89f8630173ed72b7ccef5"},
+		{"frame", c.frame, "406f6518dc3b026a6329814f38d3b307bb1364e1fb8580af138ba4ed0951d4cb"},
+		{"answer", answer, "b9521adc53a23e1ad2a3d88dee6dc4a1a4f88d6c0907ad1c14848a2040a05eab"},
 	} {
 		sum := sha256.Sum256(k.b)
 		if got := hex.EncodeToString(sum[:]); got != k.want {

@@ -48,7 +48,9 @@ var (
 // record holding its report ID, the receipt time inside the report's
 // record (records.go), instead of keyed by report ID, and uploads of
 // protocol version 8.
-const FormatVersion = 4
+// Version 5: uploads of protocol version 9 (the records unchanged; a
+// store of version 4 holds uploads this fedecdf no longer decodes).
+const FormatVersion = 5
 
 // ErrFormat is wrapped by the error of Open for a store written under
 // another FormatVersion (or holding no version at all).
@@ -357,6 +359,26 @@ func (s *Store) Charged(dataset string, release payload.ReleaseID) (bool, error)
 		return false, fmt.Errorf("store: %w", err)
 	}
 	return charged, nil
+}
+
+// Releases implements ledger.Ledger: the number of releases charged on
+// dataset's ledger.
+func (s *Store) Releases(dataset string) (uint64, error) {
+	var n uint64
+	err := s.db.View(func(tx *bolt.Tx) error {
+		d := tx.Bucket(ledgerBucket).Bucket([]byte(dataset))
+		if d == nil {
+			return nil
+		}
+		if rels := d.Bucket(releasesBucket); rels != nil {
+			n = uint64(rels.Stats().KeyN)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: %w", err)
+	}
+	return n, nil
 }
 
 func readSpent(d *bolt.Bucket, dataset string) (ledger.Budget, error) {
