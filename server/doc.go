@@ -94,6 +94,15 @@
 // spec, from the record, without a new charge; at the helper the leader
 // must still offer every recorded report.
 //
+// Restored stores. Nothing is refunded, so the number of releases on a
+// ledger only grows, and at rest both ledgers hold the same releases
+// (above). The leader compares its count with the helper's, outside the
+// releases it holds pending (LedgerCheck: at every CheckPeer, before
+// every release and before the first query of a dataset); a difference
+// means one store was restored from an older backup, and both servers
+// refuse to create or answer releases of the dataset (ErrLedgerRewound)
+// until a check finds the counts equal (ledgercheck.go).
+//
 // The additive backend: one verified upload. A party uploads once, a
 // Prio3Histogram report of its (bin, label) over 2N buckets (package
 // internal/verify has the construction, its soundness and zero-knowledge

@@ -45,4 +45,10 @@ var (
 	// one); it refuses to answer the release rather than answer it with
 	// the same noise over another set (checkBound).
 	ErrReportSetChanged = errcode.New(errcode.ReportSetChanged, "report set changed")
+	// ErrLedgerRewound: the two servers' ledgers of the dataset hold
+	// different numbers of releases, so one went back in time (its store
+	// restored from an older backup); both refuse to create or answer
+	// releases of the dataset until the operator restores the latest
+	// state (server/ledgercheck.go).
+	ErrLedgerRewound = errcode.New(errcode.LedgerRewound, "ledger went back in time")
 )

@@ -15,8 +15,16 @@ import (
 // parts that differ, if the helper runs another manifest. Until an
 // exchange finds them equal again, the leader refuses uploads and
 // queries; it repeats the exchange before every release.
+//
+// It then compares the ledgers of the two servers (checkLedgers,
+// server/ledgercheck.go) and returns ErrLedgerRewound if one went back
+// in time: until a check finds them equal again, both servers refuse
+// to create or answer releases of that dataset.
 func (s *Server) CheckPeer(ctx context.Context) error {
 	if err := s.checkPeer(ctx); err != nil {
+		return fmt.Errorf("leader: %w", err)
+	}
+	if err := s.checkLedgers(ctx); err != nil {
 		return fmt.Errorf("leader: %w", err)
 	}
 	return nil

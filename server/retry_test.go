@@ -73,8 +73,13 @@ func TestHelperAnswersRetriedRelease(t *testing.T) {
 	late := p.upload(t, 0.7)[0] // arrives after the release
 	parties = append(parties, late)
 	// The leader crashed after the helper's acknowledgement, before its
-	// own charge and record; the analyst retries the same release.
-	p.leader.cfg.Ledger, p.leader.cfg.Releases = ledger.NewMemory(), newMemoryReleases()
+	// own charge and record: it holds the pending record it saved
+	// before asking the helper. The analyst retries the same release.
+	pendingOnly := newMemoryReleases()
+	if err := pendingOnly.SaveRelease("d", create.Release, marshalPending(create)); err != nil {
+		t.Fatal(err)
+	}
+	p.leader.cfg.Ledger, p.leader.cfg.Releases = ledger.NewMemory(), pendingOnly
 	p.restart(t, parties)
 	resp, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", create)
 	if err != nil {

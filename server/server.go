@@ -167,6 +167,12 @@ type dataset struct {
 	// creating marks the releases a request is creating right now; a
 	// second request for one of them is refused (ErrReleaseBusy).
 	creating map[payload.ReleaseID]bool
+	// rewound is the difference the last ledger check found between the
+	// two servers' ledgers (ErrLedgerRewound), nil if none: while set,
+	// no release of the dataset is created or answered. ledgerChecked
+	// records, at the leader, that a check found them equal.
+	rewound       error
+	ledgerChecked bool
 }
 
 // intent is a release the leader recorded as pending: its spec
@@ -393,6 +399,8 @@ func (s *Server) handle(ctx context.Context, from transport.PeerID, msg protocol
 		return s.createRelease(ctx, from, m)
 	case *protocol.Query:
 		return s.query(ctx, from, m)
+	case *protocol.LedgerCheck:
+		return s.ledgerCheck(from, m)
 	}
 	return nil, fmt.Errorf("%s: unexpected %T request", s.cfg.Role, msg)
 }
@@ -564,6 +572,15 @@ func (s *Server) createRelease(ctx context.Context, from transport.PeerID, m *pr
 	if err := s.leaderShown(m); err != nil {
 		return nil, err
 	}
+	s.mu.Lock()
+	var rewound error
+	if d := s.datasets[m.Dataset]; d != nil {
+		rewound = d.ledgerAgreed()
+	}
+	s.mu.Unlock()
+	if rewound != nil {
+		return nil, fmt.Errorf("helper: release %v refused: %w", m.Release, rewound)
+	}
 	return s.helperRelease(m)
 }
 
@@ -624,6 +641,14 @@ func (s *Server) leaderRelease(ctx context.Context, m *protocol.CreateRelease) (
 	if err := s.checkPeer(ctx); err != nil {
 		return nil, s.notAsked(m, err)
 	}
+	s.mu.Lock()
+	d := s.datasets[m.Dataset]
+	s.mu.Unlock()
+	if d != nil {
+		if err := s.checkLedger(ctx, d); err != nil {
+			return nil, s.notAsked(m, err)
+		}
+	}
 	in, answer, err := s.beginRelease(m)
 	if in == nil {
 		if answer == nil {
@@ -631,7 +656,6 @@ func (s *Server) leaderRelease(ctx context.Context, m *protocol.CreateRelease) (
 		}
 		return answer, err
 	}
-	d := s.datasets[m.Dataset]
 	defer s.doneCreating(d, m.Release)
 	return s.completeRelease(ctx, d, in)
 }
@@ -1117,6 +1141,9 @@ func (s *Server) query(ctx context.Context, from transport.PeerID, m *protocol.Q
 		return nil, err
 	}
 	if s.cfg.Role == Leader {
+		if err := s.ledgerCheckedForQuery(ctx, m.Dataset); err != nil {
+			return nil, err
+		}
 		if err := s.resolveForQuery(ctx, m); err != nil {
 			return nil, err
 		}
@@ -1266,6 +1293,9 @@ func (s *Server) queryInputs(m *protocol.Query) (*dataset, *release, error) {
 	d, err := s.dataset(m.Dataset)
 	if err != nil {
 		return nil, nil, err
+	}
+	if err := d.ledgerAgreed(); err != nil {
+		return nil, nil, fmt.Errorf("release %v not answered: %w", m.Release, err)
 	}
 	rel, ok := d.releases[m.Release]
 	switch {

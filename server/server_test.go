@@ -41,6 +41,12 @@ var testVerifyKey = [32]byte{31: 7}
 // under the same manifest.
 func newPairOf(t testing.TB, d Dataset, leaderLedger ledger.Ledger) *pair {
 	t.Helper()
+	return newPairOn(t, d, leaderLedger, ledger.NewMemory())
+}
+
+// newPairOn is newPairOf with the helper's ledger too.
+func newPairOn(t testing.TB, d Dataset, leaderLedger, helperLedger ledger.Ledger) *pair {
+	t.Helper()
 	if leaderLedger == nil {
 		leaderLedger = ledger.NewMemory()
 	}
@@ -50,7 +56,7 @@ func newPairOf(t testing.TB, d Dataset, leaderLedger ledger.Ledger) *pair {
 	if err != nil {
 		t.Fatal(err)
 	}
-	helper, err := New(Config{Role: Helper, Peer: "leader", Ledger: ledger.NewMemory(), Datasets: ds, Manifest: testManifest, VerifyKey: testVerifyKey})
+	helper, err := New(Config{Role: Helper, Peer: "leader", Ledger: helperLedger, Datasets: ds, Manifest: testManifest, VerifyKey: testVerifyKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,15 +160,20 @@ func TestHelperRefusesBeyondItsBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, _ := payload.NewID()
+	// Both ledgers hold the release (as they must: the ledger check
+	// compares their counts), at a larger cost on the helper's.
 	if err := p.helper.cfg.Ledger.Charge("d", id, ledger.Budget{Epsilon: 0.9}, ledger.Budget{Epsilon: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.leader.cfg.Ledger.Charge("d", id, ledger.Budget{Epsilon: 0.1}, ledger.Budget{Epsilon: 1}); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err := p.release(0.5)
 	if !errors.Is(err, ledger.ErrBudgetExhausted) || !strings.Contains(err.Error(), "helper: ") {
 		t.Fatalf("release beyond the helper's budget: %v", err)
 	}
-	if spent, _ := p.leader.cfg.Ledger.Spent("d"); spent.Epsilon != 0 {
-		t.Errorf("the leader charged ε=%g for a refused release", spent.Epsilon)
+	if spent, _ := p.leader.cfg.Ledger.Spent("d"); spent.Epsilon != 0.1 {
+		t.Errorf("the leader charged ε=%g for a refused release", spent.Epsilon-0.1)
 	}
 }
 
@@ -191,8 +202,13 @@ func TestFileLedgerSurvivesRestart(t *testing.T) {
 	if err := reloaded.Charge("d", other, ledger.Budget{Epsilon: 0.5}, total); !errors.Is(err, ledger.ErrBudgetExhausted) {
 		t.Fatalf("charge beyond the reloaded budget: %v", err)
 	}
-	// A server restarted on the reloaded ledger refuses the release too.
-	p := newPair(t, DCF, 1, 1, reloaded)
+	// A server restarted on the reloaded ledger refuses the release too
+	// (its helper's ledger holding the same release).
+	helperLedger := ledger.NewMemory()
+	if err := helperLedger.Charge("d", rel, ledger.Budget{Epsilon: 0.7}, total); err != nil {
+		t.Fatal(err)
+	}
+	p := newPairOn(t, Dataset{Name: "d", Backend: DCF, Unverified: true, Bins: bins, Budget: total, MinReports: 1}, reloaded, helperLedger)
 	if err := newParty(t, 0.3).UploadKeys(context.Background(), p.servers); err != nil {
 		t.Fatal(err)
 	}

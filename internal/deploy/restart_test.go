@@ -72,13 +72,23 @@ func pendingAt(t *testing.T, m *Manifest, path string, id payload.ReleaseID) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	net := transport.NewNetwork()  // no helper on it
+	net := transport.NewNetwork()
 	key := [verify.KeySize]byte{1} // verifies nothing: it never reaches the helper
 	srv, err := server.New(server.Config{Role: server.Leader, Peer: HelperName, Conn: net.Conn(LeaderName), Ledger: st, Releases: st, Datasets: []server.Dataset{ds}, VerifyKey: key})
 	if err != nil {
 		t.Fatal(err)
 	}
 	net.Register(LeaderName, srv.Handle)
+	// A helper that compares ledgers (both empty) and then fails every
+	// request, so that the release stays pending.
+	net.Register(HelperName, func(_ context.Context, _ transport.PeerID, req []byte) []byte {
+		if msg, err := protocol.Decode(req); err == nil {
+			if c, ok := msg.(*protocol.LedgerCheck); ok {
+				return protocol.Encode(&protocol.LedgerCheck{Dataset: c.Dataset})
+			}
+		}
+		return protocol.Encode(&protocol.Error{Text: "helper: down"})
+	})
 	params, err := m.MechanismParams()
 	if err != nil {
 		t.Fatal(err)

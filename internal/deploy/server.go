@@ -295,6 +295,9 @@ func (s *Server) firstContact() error {
 	switch {
 	case errors.Is(err, server.ErrManifestMismatch):
 		return err
+	case errors.Is(err, server.ErrLedgerRewound):
+		s.peer.set(err)
+		s.log.Error("refusing releases: the two ledgers disagree", "err", err)
 	case err != nil:
 		s.log.Warn("helper not reachable yet: the manifest check and any pending release wait for it", "err", err)
 	default:
@@ -336,6 +339,8 @@ func (s *Server) watchHelper() {
 			switch {
 			case errors.Is(err, server.ErrManifestMismatch):
 				s.log.Error("refusing to serve: the helper runs another manifest", "err", err)
+			case errors.Is(err, server.ErrLedgerRewound):
+				s.log.Error("refusing releases: the two ledgers disagree", "err", err)
 			case err != nil:
 				s.log.Warn("helper not reachable", "err", err)
 			default:
@@ -521,7 +526,8 @@ func (s *Server) refuseReport(from transport.PeerID, report, reason string) []by
 // handleRelease serves release creation and queries (from the analysts
 // at the leader, from the leader at the helper), logging a progress line
 // while a query is evaluated, the manifest digests and the verification
-// exchange (additive backend) the leader sends the helper, and status
+// exchange (additive backend) and the ledger checks the leader sends
+// the helper, and status
 // requests (from the analysts and operators at the
 // leader, from the leader at the helper); an operator may ask for status
 // only.
@@ -554,6 +560,14 @@ func (s *Server) handleRelease(ctx context.Context, from transport.PeerID, req [
 		return s.handleStatus(ctx, from, m)
 	case *protocol.Prepare, *protocol.Decide:
 		return s.srv.Handle(ctx, from, req) // the server takes them from the leader only
+	case *protocol.LedgerCheck:
+		resp := s.srv.Handle(ctx, from, req) // from the leader only
+		if back, err := protocol.Decode(resp); err == nil {
+			if mine, ok := back.(*protocol.LedgerCheck); ok && mine.Charged != m.Charged {
+				s.log.Error("refusing releases: the two ledgers disagree (server.ErrLedgerRewound)", "dataset", m.Dataset, "leader_releases", m.Charged, "helper_releases", mine.Charged)
+			}
+		}
+		return resp
 	}
 	return errorResponse("%s: %T is not a release, query or status request", s.name, msg)
 }

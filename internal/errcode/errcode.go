@@ -46,6 +46,8 @@ const (
 	ResourceLimit
 	// server: a release's report set is no longer held whole
 	ReportSetChanged
+	// server: the two ledgers disagree on their release counts
+	LedgerRewound
 )
 
 // MaxCodes bounds the codes [Of] returns for one error (and a wire

@@ -37,6 +37,11 @@ type Ledger interface {
 	// Charged reports whether release is already on dataset's ledger (a
 	// retry of a release whose charge outlived a crash costs nothing).
 	Charged(dataset string, release payload.ReleaseID) (bool, error)
+	// Releases returns the number of releases on dataset's ledger.
+	// Nothing is ever refunded, so it only grows: a ledger holding fewer
+	// releases than it did (or than its peer server's) went back in
+	// time, its store restored from an older backup.
+	Releases(dataset string) (uint64, error)
 }
 
 // Admit is the budget rule, the one every Ledger and the servers' check
@@ -132,6 +137,16 @@ func (l *Memory) Charged(dataset string, release payload.ReleaseID) (bool, error
 	return e != nil && slices.Contains(e.Releases, release.String()), nil
 }
 
+// Releases implements Ledger.
+func (l *Memory) Releases(dataset string) (uint64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e := l.state[dataset]; e != nil {
+		return uint64(len(e.Releases)), nil
+	}
+	return 0, nil
+}
+
 // Spent implements Ledger.
 func (l *Memory) Spent(dataset string) (Budget, error) {
 	l.mu.Lock()
@@ -201,6 +216,9 @@ func (l *File) Spent(dataset string) (Budget, error) { return l.mem.Spent(datase
 func (l *File) Charged(dataset string, release payload.ReleaseID) (bool, error) {
 	return l.mem.Charged(dataset, release)
 }
+
+// Releases implements Ledger.
+func (l *File) Releases(dataset string) (uint64, error) { return l.mem.Releases(dataset) }
 
 func writeAtomically(path string, state ledgerState) error {
 	b, err := json.MarshalIndent(state, "", "  ")

@@ -32,7 +32,9 @@ import (
 // key), so a server or party of version 7 is refused by version rather
 // than failing every report's check. Version 9: an Error carries the
 // codes of the sentinels it wraps (internal/errcode), and callers match
-// a refusal by its codes, never by its text.
+// a refusal by its codes, never by its text; LedgerCheck, the servers'
+// comparison of their ledgers' release counts (a server whose store was
+// restored from an older backup is found out).
 const Version = 9
 
 // Limits on decoded messages: anything larger is rejected before it is
@@ -69,6 +71,7 @@ const (
 	KindStatusRequest
 	KindStatus
 	KindDecide
+	KindLedgerCheck
 )
 
 // Message is one protocol message.
@@ -216,6 +219,20 @@ type ManifestDigest struct {
 	Fields []ManifestField
 }
 
+// LedgerCheck compares the two servers' ledgers of a dataset. The leader
+// sends the number of releases its ledger has charged that are not among
+// its pending releases, listed in Pending; the helper answers with its
+// own count of the releases it has charged outside Pending (and no
+// Pending). Nothing is ever refunded, so the count only grows, and both
+// servers charge the same releases apart from those the leader holds
+// pending: counts that differ mean one server's ledger went back in
+// time (its store restored from an older backup).
+type LedgerCheck struct {
+	Dataset string
+	Charged uint64
+	Pending []payload.ReleaseID
+}
+
 // ManifestField is the digest of one named part of a manifest.
 type ManifestField struct {
 	Name   string
@@ -233,6 +250,7 @@ func (*ReleaseCreated) Kind() Kind { return KindReleaseCreated }
 func (*Query) Kind() Kind          { return KindQuery }
 func (*Answer) Kind() Kind         { return KindAnswer }
 func (*ManifestDigest) Kind() Kind { return KindManifestDigest }
+func (*LedgerCheck) Kind() Kind    { return KindLedgerCheck }
 
 // Encode returns the binary form of m: Version, Kind, then its fields.
 func Encode(m Message) []byte {
@@ -301,6 +319,8 @@ func newMessage(k Kind) Message {
 		return new(Answer)
 	case KindManifestDigest:
 		return new(ManifestDigest)
+	case KindLedgerCheck:
+		return new(LedgerCheck)
 	case KindStatusRequest:
 		return new(StatusRequest)
 	case KindStatus:
@@ -518,6 +538,18 @@ func (m *ManifestDigest) decode(r *wire.Reader) {
 		seen[f.Name] = true
 		m.Fields = append(m.Fields, f)
 	}
+}
+
+func (m *LedgerCheck) encode(w *wire.Writer) {
+	w.String(m.Dataset)
+	w.Uint64(m.Charged)
+	writeIDs(w, m.Pending)
+}
+
+func (m *LedgerCheck) decode(r *wire.Reader) {
+	m.Dataset = r.String("dataset", MaxNameLen)
+	m.Charged = r.Uint64("charged releases")
+	m.Pending = readIDs(r, "pending release IDs")
 }
 
 // failf records a semantic decoding error unless one is already recorded.

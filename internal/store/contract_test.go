@@ -237,6 +237,44 @@ func TestCharged(t *testing.T) {
 	})
 }
 
+// TestReleasesCounted: the release count of a ledger (what the servers
+// compare to find a store restored from an older backup) counts each
+// release charged once, per dataset, grows with each new charge only
+// (not with a repeated or refused one), and survives a reopen.
+func TestReleasesCounted(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, f fixture) {
+		s := f.open(t)
+		count := func(dataset string, want uint64) {
+			t.Helper()
+			if n, err := s.Releases(dataset); n != want || err != nil {
+				t.Fatalf("dataset %q: %d releases, %v; want %d", dataset, n, err, want)
+			}
+		}
+		count("d", 0)
+		total := ledger.Budget{Epsilon: 1}
+		for i, rel := range []payload.ReleaseID{{1}, {2}, {1}} { // the third: a repeat
+			if err := s.Charge("d", rel, ledger.Budget{Epsilon: 0.25}, total); err != nil {
+				t.Fatalf("charge %d: %v", i, err)
+			}
+		}
+		if err := s.Charge("d", payload.ReleaseID{3}, ledger.Budget{Epsilon: 0.75}, total); !errors.Is(err, ledger.ErrBudgetExhausted) {
+			t.Fatalf("charge beyond the budget: %v", err)
+		}
+		if err := s.Charge("e", payload.ReleaseID{1}, ledger.Budget{Epsilon: 0.25}, total); err != nil {
+			t.Fatal(err)
+		}
+		count("d", 2)
+		count("e", 1)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s = f.open(t)
+		defer s.Close()
+		count("d", 2)
+		count("x", 0)
+	})
+}
+
 // TestOpenLockedStore: a store another server holds open (a bbolt
 // file, a PostgreSQL database or schema) is refused with ErrLocked,
 // saying what to do, not bbolt's "timeout".

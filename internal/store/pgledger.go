@@ -92,6 +92,18 @@ func (p *Postgres) Charged(dataset string, release payload.ReleaseID) (bool, err
 	return charged, nil
 }
 
+// Releases implements ledger.Ledger: the number of releases charged on
+// dataset's ledger.
+func (p *Postgres) Releases(dataset string) (uint64, error) {
+	ctx, cancel := readCtx()
+	defer cancel()
+	var n int64
+	if err := p.pool.QueryRow(ctx, `SELECT count(*) FROM fedecdf_charges WHERE dataset = $1`, dataset).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: %w", err)
+	}
+	return uint64(n), nil
+}
+
 // Total implements Backend.
 func (p *Postgres) Total(dataset string) (ledger.Budget, bool, error) {
 	var total ledger.Budget

@@ -50,7 +50,8 @@ var (
 // record (records.go), instead of keyed by report ID, and uploads of
 // protocol version 8.
 // Version 5: every record sealed with a checksum of its place and value
-// (Seal), checked on every read (ErrDamaged).
+// (Seal), checked on every read (ErrDamaged); uploads of protocol
+// version 9.
 const FormatVersion = 5
 
 // ErrFormat is wrapped by the error of Open for a store written under
@@ -478,6 +479,26 @@ func (s *Store) Charged(dataset string, release payload.ReleaseID) (bool, error)
 		return false, s.named(err)
 	}
 	return charged, nil
+}
+
+// Releases implements ledger.Ledger: the number of releases charged on
+// dataset's ledger.
+func (s *Store) Releases(dataset string) (uint64, error) {
+	var n uint64
+	err := s.db.View(func(tx *bolt.Tx) error {
+		d := tx.Bucket(ledgerBucket).Bucket([]byte(dataset))
+		if d == nil {
+			return nil
+		}
+		if rels := d.Bucket(releasesBucket); rels != nil {
+			n = uint64(rels.Stats().KeyN)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: %w", err)
+	}
+	return n, nil
 }
 
 func readSpent(d *bolt.Bucket, dataset string) (ledger.Budget, error) {
