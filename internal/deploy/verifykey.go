@@ -18,11 +18,13 @@ import (
 const verifyKeyInfo = "fedecdf verify key v2"
 
 // keyedParts are the manifest parts (Digests) whose digests the verify
-// key binds: what the servers verify and release under it. Not bound,
-// so that changing them keeps the store: the budget (a server may start
-// on its store under another total, ServerConfig.AcceptBudgetChange),
-// the analysts and the operators (who may read the releases).
-var keyedParts = []string{"version", "dataset", "grid", "policy", "min_reports", "servers"}
+// key binds: what the servers verify reports under. Not bound, so that
+// changing them keeps the store: the budget (a server may start on its
+// store under another total, ServerConfig.AcceptBudgetChange), the
+// policy (its neighbouring relation may change before the first
+// release, checkStoreConfig; no verification depends on it), the
+// analysts and the operators (who may read the releases).
+var keyedParts = []string{"version", "dataset", "grid", "min_reports", "servers"}
 
 // sharedVerifyKey derives the verify key the two servers of m share (the
 // additive backend's Prio3 key, the dcf backend's challenge seed), at
@@ -33,7 +35,7 @@ var keyedParts = []string{"version", "dataset", "grid", "policy", "min_reports",
 // compute the same key and nobody else can: a party or analyst holds
 // only public keys, and no message carries it (server/doc.go, "The
 // verification key"). Each deployment has its own key: another grid,
-// backend, policy or pair of servers derives another, and new server
+// backend or pair of servers derives another, and new server
 // keys (fedecdf keygen) rotate it (ARCHITECTURE.md, "Rotating the
 // verify key").
 func sharedVerifyKey(m *Manifest, role server.Role, id *Identity) ([verify.KeySize]byte, error) {

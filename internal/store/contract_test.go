@@ -523,10 +523,19 @@ func TestCheckVerifyKey(t *testing.T) {
 			t.Errorf("same key again: %v", err)
 		}
 		other := bytes.Repeat([]byte{8}, 32)
-		if err := s.CheckVerifyKey("d", other); !errors.Is(err, ErrVerifyKeyChanged) {
-			t.Errorf("another key: %v, want ErrVerifyKeyChanged", err)
+		if err := s.CheckVerifyKey("d", other); err != nil {
+			t.Errorf("another key before any verdict: %v, want it to replace the first", err)
 		}
-		if err := s.CheckVerifyKey("e", other); err != nil {
+		if got, want := rawVerifyKey(t, s, "d"), append([]byte{1}, other...); !bytes.Equal(got, want) {
+			t.Errorf("stored key record %x after the replacement, want %x", got, want)
+		}
+		if err := s.SaveVerdicts("d", map[payload.ReportID][]byte{reportID(1): {1}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CheckVerifyKey("d", key); !errors.Is(err, ErrVerifyKeyChanged) {
+			t.Errorf("another key once a verdict is stored: %v, want ErrVerifyKeyChanged", err)
+		}
+		if err := s.CheckVerifyKey("e", key); err != nil {
 			t.Errorf("another dataset's key: %v", err)
 		}
 	})

@@ -207,7 +207,9 @@ func (p *Postgres) CheckVerifyKey(dataset string, key []byte) error {
 	var old []byte
 	err := p.write(pgx.ReadCommitted, func(ctx context.Context, tx pgx.Tx) error {
 		sealed := Seal(string(verifyKeyBucket), []byte(dataset), want)
-		if _, err := tx.Exec(ctx, `INSERT INTO fedecdf_verify_keys VALUES ($1, $2) ON CONFLICT DO NOTHING`, dataset, sealed); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO fedecdf_verify_keys VALUES ($1, $2)
+			ON CONFLICT (dataset) DO UPDATE SET rec = excluded.rec
+			WHERE NOT EXISTS (SELECT 1 FROM fedecdf_verdicts WHERE dataset = $1)`, dataset, sealed); err != nil {
 			return err
 		}
 		return tx.QueryRow(ctx, `SELECT rec FROM fedecdf_verify_keys WHERE dataset = $1`, dataset).Scan(&old)

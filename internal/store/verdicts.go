@@ -68,7 +68,8 @@ func (s *Store) LoadVerdicts(dataset string, fn func(id payload.ReportID, record
 }
 
 // CheckVerifyKey records key as the verification key of dataset's
-// additive reports if the store has none yet, and otherwise refuses
+// reports if the store has none yet or holds no verdict of dataset
+// (nothing was decided under the old one), and otherwise refuses
 // another key than the one recorded (ErrVerifyKeyChanged): the verdicts
 // in the store, and the reports its peer holds, were verified under it.
 // The key is a secret shared by the two servers, kept here like the
@@ -84,11 +85,21 @@ func (s *Store) CheckVerifyKey(dataset string, key []byte) error {
 				return s.named(fmt.Errorf("dataset %q: the verify key record: %w", dataset, err))
 			}
 		}
-		if old == nil {
+		if old == nil || (!bytes.Equal(old, want) && !hasVerdicts(tx, dataset)) {
 			return b.Put([]byte(dataset), Seal(string(verifyKeyBucket), []byte(dataset), want))
 		}
 		return compareVerifyKey(dataset, old, want)
 	})
+}
+
+// hasVerdicts reports whether the store holds a verdict of dataset.
+func hasVerdicts(tx *bolt.Tx, dataset string) bool {
+	d := tx.Bucket(verdictsBucket).Bucket([]byte(dataset))
+	if d == nil {
+		return false
+	}
+	k, _ := d.Cursor().First()
+	return k != nil
 }
 
 // compareVerifyKey refuses the recorded verify key record old of
