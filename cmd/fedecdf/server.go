@@ -77,7 +77,7 @@ answered the last check; 503 and the reason otherwise). An example systemd
 unit is examples/fedecdf-server.service.
 
 Connection limits (of the libp2p listener; the sealed-upload listener's
-are --upload-*, below): each party opens a connection or two, often
+are the upload flags below): each party opens a connection or two, often
 briefly, and many parties may share one IPv4 address (a NAT, or one
 machine uploading for many). The server accepts --conns-per-address concurrent
 connections from one address (an IPv4 address or an IPv6 /56), new ones
