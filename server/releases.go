@@ -1,5 +1,8 @@
 package server
 
+// Release records: the stored form of a created or pending release and
+// the loading of a dataset's records when a server opens (loadReleases).
+
 import (
 	"fmt"
 	"maps"
@@ -269,4 +272,57 @@ func loadRecord(dataset string, release payload.ReleaseID, b []byte) (*releaseRe
 		return nil, fmt.Errorf("the record saved as release %v of dataset %q is release %v of dataset %q", release, dataset, r.Release, r.Dataset)
 	}
 	return r, nil
+}
+
+// loadReleases restores the recorded releases of d with their noise,
+// and the leader's pending releases.
+func (s *Server) loadReleases(d *dataset) error {
+	err := s.cfg.Releases.LoadReleases(d.Name, func(id payload.ReleaseID, b []byte) error {
+		if isPending(b) {
+			return s.loadPending(d, id, b)
+		}
+		r, err := loadRecord(d.Name, id, b)
+		if err != nil {
+			return err
+		}
+		if r.Mechanism.Bins != d.Bins {
+			return fmt.Errorf("release %v is of dataset %q over %d bins, want %q over %d", r.Release, r.Dataset, r.Mechanism.Bins, d.Name, d.Bins)
+		}
+		// The helper records a release before charging it (commit): a
+		// record whose charge a crash prevented was never acknowledged,
+		// and its noise never used.
+		if charged, err := s.cfg.Ledger.Charged(d.Name, r.Release); err != nil || !charged {
+			return err
+		}
+		componentNoise, err := r.noise()
+		if err != nil {
+			return fmt.Errorf("release %v: %w", r.Release, err)
+		}
+		d.releases[r.Release] = &release{id: r.Release, reports: r.Reports, digest: payload.Digest(r.Reports), mechanism: r.Mechanism, components: r.Components, noise: componentNoise}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("server: loading the releases of dataset %q: %w", d.Name, err)
+	}
+	return nil
+}
+
+// loadPending restores a pending release of d at the leader, to be
+// completed or aborted by a retry (ResolvePending).
+func (s *Server) loadPending(d *dataset, id payload.ReleaseID, b []byte) error {
+	m, err := parsePending(b)
+	switch {
+	case err != nil:
+		return fmt.Errorf("release %v: %w", id, err)
+	case m.Release != id || m.Dataset != d.Name:
+		return fmt.Errorf("the pending record saved as release %v of dataset %q is release %v of dataset %q", id, d.Name, m.Release, m.Dataset)
+	case s.cfg.Role != Leader:
+		return fmt.Errorf("release %v: the helper holds a leader's pending record: is this the leader's store?", id)
+	}
+	cost, err := specCost(m)
+	if err != nil {
+		return fmt.Errorf("pending release %v: %w", id, err)
+	}
+	d.pending[id] = &intent{spec: m, cost: cost}
+	return nil
 }

@@ -1,5 +1,8 @@
 package simulate
 
+// The run: the data, the parties, the releases and their answers (Run),
+// and the report comparing them with the truth.
+
 import (
 	"context"
 	"fmt"
@@ -13,122 +16,13 @@ import (
 	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
-	"github.com/fedecdf/fedecdf/fss"
 	"github.com/fedecdf/fedecdf/hosmer"
-	"github.com/fedecdf/fedecdf/internal/bench"
-	"github.com/fedecdf/fedecdf/internal/cpuclock"
 	"github.com/fedecdf/fedecdf/internal/dataset"
 	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/server"
 )
-
-// Config configures one simulation.
-type Config struct {
-	Parties  int      // n; 0 with Data means every (test) row
-	Backend  string   // plain, additive or dcf
-	Data     string   // CSV path; empty for the built-in data
-	ScoreCol string   // score column of Data; empty: train a logistic regression on Data
-	LabelCol string   // label column of Data
-	Positive string   // positive label value of Data (see dataset.ReadScored)
-	Drop     []string // columns of Data that are not features (identifiers)
-	// TestFraction is the held-out share of a table whose test rows become
-	// the parties (0: dataset.DefaultTestFraction).
-	TestFraction float64
-	Epsilon      float64 // total ε: the dataset's whole budget, split by ECDFShare
-	// ECDFShare is the share of Epsilon spent on the ECDF of the scores,
-	// in [0, 1); 0 makes no ECDF release (a ROC-only run: Report.ECDF is
-	// nil). The rest goes to the ROC/PR release (positives and negatives
-	// vectors released together at that ε: one privacy unit, payload.
-	// PrivacyUnits).
-	ECDFShare float64
-	// HosmerPlans are the Hosmer–Lemeshow allocations to run (needs
-	// probability scores on a grid within [0, 1]): "roc" post-processes
-	// the ROC/PR release with hosmer.GridPlan's estimator at no ε of its
-	// own; "grid" (hosmer.GridPlan), "joint" (hosmer.JointPlan) and
-	// "paper" (hosmer.PaperPlan, dp-ecdf's ε/(L+9)) make releases of
-	// their own, sharing HosmerShare of Epsilon evenly (0 when none is
-	// named). The ROC/PR release gets what the ECDF and these leave.
-	HosmerShare float64
-	// Bootstrap is the number B of null data sets simulated for the
-	// noise-aware Hosmer–Lemeshow p-value (hosmer.Plan.NullTest; 0:
-	// hosmer.DefaultNullDraws, negative: none).
-	Bootstrap int
-	// IntervalDraws is the number B of Monte-Carlo draws of the noise
-	// law behind the ECDF band and the AUC intervals (0:
-	// analysis.DefaultIntervalDraws, negative: no intervals).
-	IntervalDraws int
-	HosmerPlans   []string
-	Mechanism     string // mechanism name (mechanism.New)
-	// ROCMechanism is the mechanism of the ROC/PR release (mechanism.New);
-	// empty means Mechanism. Either way "auto" becomes the partitioned
-	// release where analysis.ROCParams finds it answers the grid's ends
-	// with less noise (the --bins 0 grid of 10⁴–10⁵ parties, not 256
-	// bins; EXPERIMENTS.md, "Private ROC curves"); the ECDF and the Hosmer–Lemeshow
-	// plans' own releases use Mechanism as it is.
-	ROCMechanism string
-	// Delta is the δ of every release, per privacy unit (payload.
-	// PrivacyUnits); the (ε, δ) mechanisms cascade and gaussian-tree need
-	// it positive, and auto considers them only then.
-	Delta float64
-	// Neighbours is the neighbouring relation of the dataset and of every
-	// release. Under replace-one (the default) n is public and the ECDF
-	// is normalised by it; under add/remove the analyst is not told n and
-	// normalises by the released noisy total (ecdf.Normaliser), and only
-	// the roc Hosmer–Lemeshow allocation runs (the others are proved
-	// under replace-one only).
-	Neighbours mechanism.Relation
-	// Bins is N; 0 chooses it for the ROC release from n and its ε
-	// (analysis.ROCBins), n the number of parties.
-	Bins     int
-	Min, Max float64 // grid domain
-	Prefixes int     // |B|: number of evenly spaced prefixes queried; 0 means all N
-	Seed     uint64  // seed of the built-in data and of the train/test split
-	// Smoothing post-processes every private curve (smooth.Apply: none,
-	// l1, l2 or tree-l2; empty means l2). tree-l2 follows the release
-	// mechanism's noise pattern, so it needs every prefix (Prefixes 0).
-	Smoothing string
-	// Unverified runs the dcf backend without verification (parties
-	// upload Z_2^64 keys of their whole payload, probability included,
-	// folded unchecked): for comparing the cost of verification. (The
-	// verified dcf backend carries the probability too, verified, when a
-	// Hosmer–Lemeshow allocation releases it.)
-	Unverified bool
-	// Malicious is the number of malicious parties added to the honest
-	// ones (verified backends: additive, dcf): each uploads an invalid
-	// report of one kind (internal/verify.Forgeries or
-	// internal/vdcf.Scheme.Forgeries in turn), which both servers reject;
-	// Report.Parties and every statistic cover the honest parties only,
-	// Report.Rejected the malicious ones.
-	Malicious int
-	// Progress, if not nil, is told of each phase.
-	Progress Progress
-}
-
-// DefaultConfig is the configuration of `fedecdf simulate` with no
-// flags (its flags' defaults): 10 000 parties of the built-in data, two
-// servers with the DCF secure sum, ε = 1 with a quarter on the ECDF, the
-// Hosmer–Lemeshow test from the ROC/PR release with
-// hosmer.DefaultNullDraws bootstrap draws, the auto mechanism (for the
-// ROC/PR release as analysis.ROCParams resolves it), replace-one, 256
-// bins over [0, 1], l2 smoothing, seed 1.
-func DefaultConfig() Config {
-	return Config{
-		Parties: 10000, Backend: "dcf", LabelCol: "label", Epsilon: 1, ECDFShare: 0.25,
-		HosmerPlans: []string{hosmerROC}, Bootstrap: hosmer.DefaultNullDraws, Mechanism: "auto",
-		Neighbours: mechanism.ReplaceOne, Bins: 256, Min: 0, Max: 1, Seed: 1, Smoothing: "l2",
-	}
-}
-
-// Progress follows the phases of a run: Start(phase, total) begins a
-// phase of total units of work (−1 when unknown), Add(k) reports k more
-// units done, Finish ends the phase.
-type Progress interface {
-	Start(phase string, total int)
-	Add(k int)
-	Finish()
-}
 
 // Report is the outcome of one simulation. Its JSON form is the output of
 // `fedecdf simulate --format json` (docs/json.md).
@@ -212,168 +106,6 @@ type Errors struct {
 	// private estimate of it, analysis.ROC.Interpolated: the measure of
 	// EXPERIMENTS.md, "Private ROC curves".
 	ROCAreaUnbinned float64 `json:"roc_area_unbinned"`
-}
-
-// Cost is the communication and time of the run.
-type Cost struct {
-	BytesPerParty  float64            `json:"bytes_per_party"`
-	BytesPerServer map[string]int64   `json:"bytes_per_server"`
-	BytesTotal     int64              `json:"bytes_total"`
-	Rounds         Rounds             `json:"rounds"`
-	Seconds        map[string]float64 `json:"seconds"`
-	// CPUSeconds is the process CPU time (user + system, all threads)
-	// of each phase.
-	CPUSeconds map[string]float64 `json:"cpu_seconds"`
-	// ServersCPUSeconds is the part of CPUSeconds the two servers spent
-	// walking DCF keys in each phase that has servers, from the walking
-	// threads' own clocks (server.Server.KeyWalkCPU): with the verified
-	// dcf backend each key's field walk and its sketch, with the
-	// unverified one the folds; nil for the additive backend and where
-	// threads have no clock.
-	ServersCPUSeconds map[string]float64 `json:"servers_cpu_seconds,omitempty"`
-	// VerifyBytes is the traffic between the two servers while they
-	// verified the reports (verified backends only).
-	VerifyBytes int64 `json:"verify_bytes,omitempty"`
-	// AESBound compares the CPU of the phases that evaluate DCF keys with
-	// the AES work an unverified fold cannot avoid (dcf backend only; the
-	// verified backend's field walks and sketches are held to the same
-	// bound, so its ratio shows what verification costs on top).
-	AESBound *AESBound `json:"aes_bound,omitempty"`
-}
-
-// AESBound is the AES work bound of the DCF backend: one full-domain walk
-// of every key at each server, 2·n·BlocksPerKey AES blocks
-// (fss.BatchCost over the N points), at the time per block of crypto/aes's
-// CTR keystream measured in the same run (process CPU time, the mean of
-// a timing before the first phase and one after the upload).
-type AESBound struct {
-	NsPerBlock   float64 `json:"aes_ctr_ns_per_block"`
-	BlocksPerKey int     `json:"aes_blocks_per_key"`
-	Seconds      float64 `json:"seconds"`
-	// CPUSeconds is the process CPU of the upload, release and query
-	// phases: the servers' folding and answering, plus the parties' key
-	// generation and the in-process transport, so an upper bound on the
-	// servers' CPU; ProcessRatio is CPUSeconds / Seconds.
-	CPUSeconds   float64 `json:"cpu_seconds"`
-	ProcessRatio float64 `json:"process_ratio"`
-	// ServersCPUSeconds is the servers' share of CPUSeconds: their walks
-	// of the keys (Cost.ServersCPUSeconds), the work the bound bounds;
-	// OtherCPUSeconds the rest: the parties' key generation and encoding,
-	// the in-process transport, the servers' decoding and bookkeeping of
-	// each upload, the garbage collector. Ratio is ServersCPUSeconds /
-	// Seconds (0 with the other two when threads have no clock).
-	ServersCPUSeconds float64 `json:"servers_cpu_seconds"`
-	OtherCPUSeconds   float64 `json:"other_cpu_seconds"`
-	Ratio             float64 `json:"ratio"`
-}
-
-// newAESBound returns the bound for n parties' keys over bins bins, at
-// nsPerBlock (aesNsPerBlock).
-func newAESBound(nsPerBlock float64, n, bins int) (*AESBound, error) {
-	dom, err := fss.NewPrefixDomain(bins)
-	if err != nil {
-		return nil, err
-	}
-	points := make([]uint64, bins)
-	for j := range points {
-		points[j] = uint64(j)
-	}
-	_, blocks, err := fss.BatchCost(dom.Bits(), payload.NumComponents, points)
-	if err != nil {
-		return nil, err
-	}
-	b := &AESBound{NsPerBlock: nsPerBlock, BlocksPerKey: blocks}
-	b.Seconds = 2 * float64(n) * float64(blocks) * b.NsPerBlock / 1e9
-	return b, nil
-}
-
-// aesNsPerBlock times AES on the process CPU clock, between phases:
-// nothing else runs then. Run takes the mean of a timing before the
-// first phase and one after the upload, so that a shared machine's load
-// in the meantime weighs on the bound as on the work it bounds.
-func aesNsPerBlock() float64 {
-	return bench.AESCTRNsPerBlock(cpuclock.Process, 10*time.Millisecond)
-}
-
-// boundPhases are the phases whose CPU the AES bound bounds.
-var boundPhases = []string{"upload", "release", "query"}
-
-// compare sets the CPU times and ratios from the phases' process CPU and
-// the servers' part of it (nil: not measured).
-func (b *AESBound) compare(cpu, servers map[string]float64) {
-	for _, p := range boundPhases {
-		b.CPUSeconds += cpu[p]
-		b.ServersCPUSeconds += servers[p]
-	}
-	b.ProcessRatio = b.CPUSeconds / b.Seconds
-	if servers != nil {
-		b.OtherCPUSeconds = b.CPUSeconds - b.ServersCPUSeconds
-		b.Ratio = b.ServersCPUSeconds / b.Seconds
-	}
-}
-
-// Rounds counts the round trips each role initiated.
-type Rounds struct {
-	PerParty float64 `json:"per_party"`
-	Analyst  int64   `json:"analyst"`
-	Servers  int64   `json:"leader_to_helper"`
-}
-
-// phases times the phases of a run, in wall and process CPU time and
-// the servers' CPU once there are servers, and tells cfg.Progress about
-// them.
-type phases struct {
-	progress Progress
-	seconds  map[string]float64
-	cpu      map[string]float64
-	name     string
-	start    time.Time
-	startCPU time.Duration
-	// servers returns the servers' CPU so far (nil: no servers yet);
-	// serversCPU holds it per phase from the first phase that ends with
-	// it set, and serversUnknown records a failed reading.
-	servers        func() (time.Duration, bool)
-	serversCPU     map[string]float64
-	startServers   time.Duration
-	serversUnknown bool
-}
-
-func (p *phases) begin(name string, total int) {
-	p.name, p.start, p.startCPU = name, time.Now(), cpuclock.Process()
-	p.startServers = 0
-	if p.servers != nil {
-		p.startServers = p.readServers()
-	}
-	if p.progress != nil {
-		p.progress.Start(name, total)
-	}
-}
-
-// readServers reads the servers' CPU, remembering a failed reading.
-func (p *phases) readServers() time.Duration {
-	cpu, ok := p.servers()
-	p.serversUnknown = p.serversUnknown || !ok
-	return cpu
-}
-
-func (p *phases) add(k int) {
-	if p.progress != nil {
-		p.progress.Add(k)
-	}
-}
-
-func (p *phases) end() {
-	p.seconds[p.name] += time.Since(p.start).Seconds()
-	p.cpu[p.name] += (cpuclock.Process() - p.startCPU).Seconds()
-	if p.servers != nil {
-		if p.serversCPU == nil {
-			p.serversCPU = map[string]float64{}
-		}
-		p.serversCPU[p.name] += (p.readServers() - p.startServers).Seconds()
-	}
-	if p.progress != nil {
-		p.progress.Finish()
-	}
 }
 
 // Run performs the simulation in four steps: the data, the parties
@@ -695,25 +427,6 @@ func collectsProbability(plans []*hosmer.Plan) bool {
 		}
 	}
 	return false
-}
-
-// verified reports whether cfg's servers verify every report: the
-// additive backend, and the dcf backend unless Unverified.
-func verified(cfg Config) bool {
-	return cfg.Backend == "additive" || cfg.Backend == "dcf" && !cfg.Unverified
-}
-
-// CheckVerification checks cfg's Unverified and Malicious against its
-// backend: only the dcf backend runs unverified, and malicious parties
-// need a verified backend.
-func CheckVerification(cfg Config) error {
-	switch {
-	case cfg.Unverified && cfg.Backend != "dcf":
-		return fmt.Errorf("an unverified run of the %s backend: only the dcf backend runs unverified", cfg.Backend)
-	case cfg.Malicious < 0 || cfg.Malicious > 0 && !verified(cfg):
-		return fmt.Errorf("%d malicious parties: want 0, or any number with a verified backend (additive, or dcf not unverified)", cfg.Malicious)
-	}
-	return nil
 }
 
 // params are the mechanism parameters of a release at ε under cfg.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/fedecdf/fedecdf/analysis"
-	"github.com/fedecdf/fedecdf/internal/verify"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +11,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fedecdf/fedecdf/analysis"
+	"github.com/fedecdf/fedecdf/internal/verify"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/fss"

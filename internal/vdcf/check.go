@@ -1,0 +1,367 @@
+package vdcf
+
+// Server checks: each server decodes its share of a report (DecodeShare),
+// evaluates its key (Evaluate), sketches the result and exchanges one
+// message with the other server (Prepare, Exchange, Finish) to accept or
+// reject the report.
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/fedecdf/fedecdf/fss"
+	"github.com/fedecdf/fedecdf/internal/payload"
+	"github.com/fedecdf/fedecdf/internal/verify"
+)
+
+// Server is one server's side of the verification: its index (0 leader,
+// 1 helper), the verification key it shares with the other server and
+// keeps secret from parties, and the challenge vector drawn from that key
+// once, as the sketch's weights (package doc, "Soundness").
+type Server struct {
+	s   *Scheme
+	id  int
+	key [KeySize]byte
+	// u_j = r_j − r_{j+1} and w_j = r_j² − r_{j+1}² (r_N = 0), the
+	// weights of prefix j in ⟨r, ΔP⟩ and ⟨r∘r, ΔP⟩.
+	u, w []fss.Fp
+}
+
+// NewServer returns server id (0 or 1) with the shared key.
+func (s *Scheme) NewServer(id int, key [KeySize]byte) (*Server, error) {
+	if id != 0 && id != 1 {
+		return nil, fmt.Errorf("vdcf: server id %d: want 0 (leader) or 1 (helper)", id)
+	}
+	r := challengeVector(key, s.bins)
+	v := &Server{s: s, id: id, key: key, u: make([]fss.Fp, s.bins), w: make([]fss.Fp, s.bins)}
+	var rNext, sqNext fss.Fp // r_{j+1}, r_{j+1}²
+	for j := s.bins - 1; j >= 0; j-- {
+		sq := r[j].Mul(r[j])
+		v.u[j], v.w[j] = r[j].Sub(rNext), sq.Sub(sqNext)
+		rNext, sqNext = r[j], sq
+	}
+	return v, nil
+}
+
+// Share is one server's decoded share of a report: its key, its seed and
+// its explicit shares of the determined correlated values.
+type Share struct {
+	key      *fss.FieldKey
+	seed     [SeedSize]byte
+	explicit []fss.Fp
+}
+
+// DecodeShare decodes this server's share of a report. Undecodable bytes
+// match verify.ErrMalformed; a well-formed key for the other server or for
+// another grid matches verify.ErrMismatch.
+func (v *Server) DecodeShare(b []byte) (*Share, error) {
+	m, keyLen, size := v.s.Components(), v.s.keySize(), v.s.ShareSize(v.id)
+	if len(b) < keyLen {
+		return nil, fmt.Errorf("vdcf: %w: share of %d bytes, want %d for server %d of %d bins", verify.ErrMalformed, len(b), size, v.id, v.s.bins)
+	}
+	key, err := fss.DecodeField(b[:keyLen])
+	if err != nil {
+		return nil, fmt.Errorf("vdcf: %w: %v", verify.ErrMalformed, err)
+	}
+	if key.Party() != v.id || key.Bits() != v.s.dom.Bits() || key.Components() != m {
+		return nil, fmt.Errorf("vdcf: %w: key for server %d with n = %d, m = %d; this is server %d of a grid with n = %d, m = %d",
+			verify.ErrMismatch, key.Party(), key.Bits(), key.Components(), v.id, v.s.dom.Bits(), m)
+	}
+	if len(b) != size {
+		return nil, fmt.Errorf("vdcf: %w: share of %d bytes, want %d for server %d of %d bins", verify.ErrMalformed, len(b), size, v.id, v.s.bins)
+	}
+	sh := &Share{key: key, explicit: make([]fss.Fp, len(v.s.explicit[v.id]))}
+	copy(sh.seed[:], b[keyLen:])
+	if err := readElements(b[keyLen+SeedSize:], sh.explicit); err != nil {
+		return nil, fmt.Errorf("vdcf: %w: explicit shares: %v", verify.ErrMalformed, err)
+	}
+	return sh, nil
+}
+
+// correlatedShare is this server's share of every correlated value of the
+// report with the nonce: its seed's expansion, with its explicit shares in
+// place of the expanded ones.
+func (v *Server) correlatedShare(nonce [NonceSize]byte, sh *Share) []fss.Fp {
+	c := expand(v.id, sh.seed, nonce, v.s.corrLen())
+	for k, i := range v.s.explicit[v.id] {
+		c[i] = sh.explicit[k]
+	}
+	return c
+}
+
+// Evaluate returns, per share, this server's share of the report's prefix
+// vector: out[i][j·m + c] is its share of β_c·1[bin ≤ j] for every prefix
+// j < bins, m = Scheme.Components (fss.PrefixDomain.FieldPrefixes, one
+// tree walk per key, keys in lockstep).
+func (v *Server) Evaluate(shares []*Share) ([][]fss.Fp, error) {
+	keys := make([]*fss.FieldKey, len(shares))
+	out := make([][]fss.Fp, len(shares))
+	for i, sh := range shares {
+		keys[i] = sh.key
+		out[i] = make([]fss.Fp, v.s.bins*v.s.Components())
+	}
+	if err := v.s.dom.FieldPrefixes(keys, out); err != nil {
+		return nil, fmt.Errorf("vdcf: %w", err)
+	}
+	return out, nil
+}
+
+// sketch is one server's share of the report's sketch: ⟨r, Δv⟩ for the
+// components, ⟨r∘r, ΔCount⟩ and the total count.
+type sketch struct {
+	x     []fss.Fp
+	q     fss.Fp
+	total fss.Fp
+}
+
+// sketchOf computes the sketch of a prefix vector in one pass with the
+// server's precomputed weights, ⟨r, ΔP⟩ = Σ_j u_j·P(j) and
+// ⟨r∘r, ΔP⟩ = Σ_j w_j·P(j): m + 1 products per prefix, accumulated
+// unreduced and reduced once per sum, on AVX-512 IFMA where the CPU has
+// it (sketchAccel) and for the prefixes it leaves in scalar loops (the
+// probability's in a second one, so that the first one's accumulators
+// stay in registers).
+func (v *Server) sketchOf(prefixes []fss.Fp) sketch {
+	m, u, w := v.s.Components(), v.u, v.w
+	// count, label, MAC, probability, square: the prefixes done below
+	sums, done := sketchAccel(prefixes, u, w, m)
+	var count, label, mac, sq wide
+	for j := done; j < len(u); j++ {
+		row := (*[3]fss.Fp)(prefixes[m*j:]) // Count, Label, MAC
+		count = count.addMul(u[j], row[payload.Count])
+		label = label.addMul(u[j], row[payload.Label])
+		mac = mac.addMul(u[j], row[MAC])
+		sq = sq.addMul(w[j], row[payload.Count])
+	}
+	s := sketch{
+		x: []fss.Fp{sums[0].Add(count.reduce()), sums[1].Add(label.reduce()), sums[2].Add(mac.reduce())},
+		q: sums[4].Add(sq.reduce()),
+	}
+	if v.s.prob {
+		var prob wide
+		for j := done; j < len(u); j++ {
+			prob = prob.addMul(u[j], prefixes[m*j+Probability])
+		}
+		s.x = append(s.x, sums[3].Add(prob.reduce()))
+	}
+	s.total = prefixes[len(prefixes)-m+int(payload.Count)]
+	return s
+}
+
+// wide is an unreduced sum of 128-bit products: top·2^128 + hi·2^64 + lo.
+type wide struct{ lo, hi, top uint64 }
+
+// addMul returns a + x·y. (Values, not pointers: the sketch's
+// accumulators then stay in registers.)
+func (a wide) addMul(x, y fss.Fp) wide {
+	ph, pl := bits.Mul64(uint64(x), uint64(y))
+	var c uint64
+	a.lo, c = bits.Add64(a.lo, pl, 0)
+	a.hi, c = bits.Add64(a.hi, ph, c)
+	a.top += c
+	return a
+}
+
+// twoTo128 is 2^128 mod p = −2^32.
+const twoTo128 = fss.Fp(fss.Modulus - 1<<32)
+
+func (a wide) reduce() fss.Fp {
+	return fss.Fp(0).Add(fss.Fp(a.lo % fss.Modulus)).Add(fss.Fp(a.hi % fss.Modulus).Mul(fss.Fp(1<<32 - 1))).Add(fss.Fp(a.top % fss.Modulus).Mul(twoTo128))
+}
+
+// Pending is a server's state for one report between its messages.
+type Pending struct {
+	v     *Server
+	coef  coefficients
+	sk    sketch
+	corr  []fss.Fp
+	open  []fss.Fp // own share of the openings (d₁, d₂[, d_p, d_0 … d_32])
+	z     fss.Fp   // own share of the check value, once exchanged
+	stage int
+}
+
+// Prepare starts the verification of one report from this server's share
+// and its evaluated prefix vector (Evaluate): it derives the report's
+// coefficients from the key and the nonce, sketches the vector with the
+// server's challenge vector (drawn from the key alone) and returns
+// the first message, the masked openings d₁ = ⟨r, ΔCount⟩ − a₁ and
+// d₂ = ⟨r, ΔLabel⟩ − a₂, and with the probability d_p = p̂ − a_p and
+// d_i = s_i·b_i − a'_i (Message1Size bytes).
+func (v *Server) Prepare(nonce [NonceSize]byte, sh *Share, prefixes []fss.Fp) (*Pending, []byte, error) {
+	m := v.s.Components()
+	if len(prefixes) != v.s.bins*m {
+		return nil, nil, fmt.Errorf("vdcf: prefix vector of %d elements, want %d bins × %d components", len(prefixes), v.s.bins, m)
+	}
+	p := &Pending{v: v, coef: v.challenge(nonce), corr: v.correlatedShare(nonce, sh), stage: 1}
+	p.sk = v.sketchOf(prefixes)
+	c := p.corr
+	p.open = append(make([]fss.Fp, 0, v.s.openings()),
+		p.sk.x[payload.Count].Sub(c[corrA1]),
+		p.sk.x[payload.Label].Sub(c[corrA2]))
+	if v.s.prob {
+		p.open = append(p.open, p.estimate().Sub(c[corrAP]))
+		for i, s := range p.coef.s {
+			p.open = append(p.open, s.Mul(c[corrBits+i]).Sub(c[corrMasks+i]))
+		}
+	}
+	return p, appendElements(nil, p.open), nil
+}
+
+// estimate is this server's share of p̂ = Σ 2^i·b_i.
+func (p *Pending) estimate() fss.Fp {
+	var e fss.Fp
+	for i := probBits - 1; i >= 0; i-- {
+		e = e.Add(e).Add(p.corr[corrBits+i])
+	}
+	return e
+}
+
+// Exchange takes the other server's first message and returns this
+// server's second: its share of the check value z (Message2Size bytes).
+func (p *Pending) Exchange(peer []byte) ([]byte, error) {
+	if p.stage != 1 {
+		return nil, fmt.Errorf("vdcf: Exchange called at stage %d, want 1 (after Prepare)", p.stage)
+	}
+	other := make([]fss.Fp, len(p.open))
+	if err := readElements(peer, other); err != nil {
+		return nil, fmt.Errorf("vdcf: %w: first message: %v", verify.ErrMalformed, err)
+	}
+	p.stage = 2
+	for i := range other {
+		other[i] = other[i].Add(p.open[i])
+	}
+	p.z = p.checkShare(other)
+	return appendElements(nil, []fss.Fp{p.z}), nil
+}
+
+// lead is 1 at the leader and 0 at the helper: the public terms of a
+// share go to the leader's.
+func (p *Pending) lead() fss.Fp {
+	if p.v.id == 0 {
+		return 1
+	}
+	return 0
+}
+
+// checkShare returns this server's share of
+//
+//	z = (x₁² − ⟨r∘r, ΔCount⟩) + ρ₁·x₂(x₁ − x₂) + ρ₂·(Σ ΔCount − 1)
+//	  [+ the probability's terms] + ρ₃·(the MAC term, macShare)
+//
+// with x₁ = ⟨r, ΔCount⟩, x₂ = ⟨r, ΔLabel⟩, from the opened d =
+// (d₁, d₂[, d_p, d_0 … d_32]) (Beaver's multiplication; package doc,
+// "Protocol" and "Probability").
+func (p *Pending) checkShare(d []fss.Fp) fss.Fp {
+	c, sk, rho := p.corr, &p.sk, &p.coef.rho
+	lead := p.lead()
+	d1, d2 := d[0], d[1]
+	e := d1.Sub(d2) // opening of x₁ − x₂, masked by a₁ − a₂
+	two := fss.Fp(2)
+	square := lead.Mul(d1.Mul(d1)).Add(two.Mul(d1).Mul(c[corrA1])).Add(c[corrC1])
+	product := lead.Mul(d2.Mul(e)).Add(d2.Mul(c[corrA1].Sub(c[corrA2]))).Add(e.Mul(c[corrA2])).Add(c[corrC2])
+	total := sk.total.Sub(lead)
+	z := square.Sub(sk.q).Add(rho[rhoLabel].Mul(product)).Add(rho[rhoTotal].Mul(total))
+	if p.v.s.prob {
+		z = z.Add(p.probabilityShare(d))
+	}
+	return z.Add(rho[rhoMAC].Mul(p.macShare(d)))
+}
+
+// macShare is this server's share of the MAC term
+//
+//	κ₁x₁ + κ₂x₂ − ⟨r, ΔMAC⟩ [+ Σ_i (κ'_i·x'_i − s_i·(κ'_i b_i)) + κ_p·p̂ − κ_p·p],
+//
+// each κ·x from its opening: κ·d + κ·a, the κ·a summed in μ.
+func (p *Pending) macShare(d []fss.Fp) fss.Fp {
+	c := p.corr
+	mac := c[corrK1].Mul(d[0]).Add(c[corrK2].Mul(d[1])).Add(c[corrMu]).Sub(p.sk.x[MAC])
+	if !p.v.s.prob {
+		return mac
+	}
+	for i, di := range d[3:] {
+		mac = mac.Add(c[corrKeys+i].Mul(di)).Sub(p.coef.s[i].Mul(c[corrMacs+i]))
+	}
+	return mac.Add(c[corrKP].Mul(d[2])).Sub(c[corrMP])
+}
+
+// probabilityShare returns this server's share of the probability's
+// terms of z,
+//
+//	ρ₄·(Σ_i x'_i² − Σ_i s_i²·b_i) + ρ₅·(⟨r, ΔProbability⟩ − p̂·x₁)
+//	  + ρ₆·(x'_32·p̂ − 2^32·x'_32),    x'_i = s_i·b_i, p̂ = Σ_i 2^i·b_i,
+//
+// from the opened d_p = p̂ − a_p and d_i = x'_i − a'_i.
+func (p *Pending) probabilityShare(d []fss.Fp) fss.Fp {
+	c, sk, rho, s := p.corr, &p.sk, &p.coef.rho, p.coef.s
+	lead, two := p.lead(), fss.Fp(2)
+	d1, dp, bits := d[0], d[2], d[3:]
+	var sq wide // Σ_i (lead·d_i² + 2d_i·a'_i) − s_i²·b_i, accumulated
+	for i, di := range bits {
+		sq = sq.addMul(di, lead.Mul(di).Add(two.Mul(c[corrMasks+i])))
+		sq = sq.addMul(s[i].Mul(s[i]).Neg(), c[corrBits+i])
+	}
+	bitTerm := sq.reduce().Add(c[corrSq])
+	pxShare := lead.Mul(dp.Mul(d1)).Add(dp.Mul(c[corrA1])).Add(d1.Mul(c[corrAP])).Add(c[corrCP])
+	supp := sk.x[Probability].Sub(pxShare)
+	top := probBits - 1
+	dt, xt := bits[top], s[top].Mul(c[corrBits+top])
+	topTerm := lead.Mul(dt.Mul(dp)).Add(dt.Mul(c[corrAP])).Add(dp.Mul(c[corrMasks+top])).Add(c[corrCT]).Sub(fss.Fp(MaxProbability).Mul(xt))
+	return rho[rhoBits].Mul(bitTerm).Add(rho[rhoSupp].Mul(supp)).Add(rho[rhoTop].Mul(topTerm))
+}
+
+// Finish takes the other server's second message and decides: nil when the
+// two shares of z add up to 0 (the report is valid), an error matching
+// verify.ErrProof otherwise. Both servers decide from the same two values,
+// so they accept or reject together.
+func (p *Pending) Finish(peer []byte) error {
+	if p.stage != 2 {
+		return fmt.Errorf("vdcf: Finish called at stage %d, want 2 (after Exchange)", p.stage)
+	}
+	p.stage = 3
+	var other [1]fss.Fp
+	if err := readElements(peer, other[:]); err != nil {
+		return fmt.Errorf("vdcf: %w: second message: %v", verify.ErrMalformed, err)
+	}
+	if p.z.Add(other[0]) != 0 {
+		return fmt.Errorf("vdcf: %w: the report does not encode one record", verify.ErrProof)
+	}
+	return nil
+}
+
+// VerifyPair runs both servers' verification of r in process, exchanging
+// the messages directly. It returns both servers' prefix vectors
+// (Evaluate) if both accept, else the first error; a rejection is the same
+// at both servers.
+func VerifyPair(leader, helper *Server, r Report) ([2][]fss.Fp, error) {
+	var vecs [2][]fss.Fp
+	srv := [2]*Server{leader, helper}
+	var pend [2]*Pending
+	var msg [2][]byte
+	for i, v := range srv {
+		sh, err := v.DecodeShare(r.Shares[i])
+		if err != nil {
+			return [2][]fss.Fp{}, err
+		}
+		out, err := v.Evaluate([]*Share{sh})
+		if err != nil {
+			return [2][]fss.Fp{}, err
+		}
+		vecs[i] = out[0]
+		if pend[i], msg[i], err = v.Prepare(r.Nonce, sh, vecs[i]); err != nil {
+			return [2][]fss.Fp{}, err
+		}
+	}
+	var second [2][]byte
+	for i := range srv {
+		var err error
+		if second[i], err = pend[i].Exchange(msg[1-i]); err != nil {
+			return [2][]fss.Fp{}, err
+		}
+	}
+	for i := range srv {
+		if err := pend[i].Finish(second[1-i]); err != nil {
+			return [2][]fss.Fp{}, err
+		}
+	}
+	return vecs, nil
+}

@@ -1,0 +1,161 @@
+package server
+
+// Verification, helper: the helper answers the leader's batches
+// (prepared) and records the verdicts it is told (decided).
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/fedecdf/fedecdf/internal/payload"
+	"github.com/fedecdf/fedecdf/internal/protocol"
+)
+
+// verifiedDataset returns the verified dataset a verification message
+// from the leader names; the caller holds s.mu.
+func (s *Server) verifiedDataset(name string) (*dataset, error) {
+	d, err := s.dataset(name)
+	if err != nil {
+		return nil, err
+	}
+	if d.verified == nil {
+		return nil, fmt.Errorf("%s: dataset %q uses the %s backend: no verification", s.cfg.Role, d.Name, d.Backend)
+	}
+	return d, nil
+}
+
+// prepared answers the leader's Prepare at the helper: for each report,
+// its own verdict — from both verifier messages — and message; a report
+// it already answered for gets the same answer again, one it decided
+// finally VerdictReplay if accepted (it counted already), one it lacks
+// VerdictMissing. Nothing counts before the leader's Decide. The
+// verification runs outside s.mu.
+func (s *Server) prepared(m *protocol.Prepare) (protocol.Message, error) {
+	s.mu.Lock()
+	d, err := s.verifiedDataset(m.Dataset)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	v := d.verified
+	resp := &protocol.Prepared{Items: make([]protocol.Item, len(m.Items))}
+	todo := make(map[int]*protocol.Upload)
+	for j, theirs := range m.Items {
+		if up := v.known(theirs.Report, &resp.Items[j]); up != nil {
+			todo[j] = up
+		}
+	}
+	s.mu.Unlock()
+	fresh := prepareHelper(v.scheme, todo, m.Items)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var kept []protocol.Item
+	for j, t := range fresh {
+		if _, held := v.uploads[t.item.Report]; held {
+			kept = append(kept, decision(t.item.Report, t.item.Verdict, m.Items[j].Message))
+		}
+	}
+	if err := v.save(stageTentative, kept); err != nil {
+		return nil, fmt.Errorf("helper: %w", err)
+	}
+	for j, t := range fresh {
+		if _, held := v.uploads[t.item.Report]; held {
+			v.tentative[t.item.Report] = t
+		}
+		resp.Items[j] = t.item
+	}
+	return resp, nil
+}
+
+// known sets the helper's answer for report id if it has one already,
+// and otherwise returns its upload, to prepare; the caller holds s.mu.
+func (v *verified) known(id payload.ReportID, answer *protocol.Item) *protocol.Upload {
+	if verdict, ok := v.verdict(id); ok {
+		if verdict == protocol.VerdictOK {
+			verdict = protocol.VerdictReplay
+		}
+		*answer = protocol.Item{Report: id, Verdict: verdict}
+		return nil
+	}
+	if t, ok := v.tentative[id]; ok {
+		*answer = t.item
+		return nil
+	}
+	up, ok := v.uploads[id]
+	if !ok || v.unstored[id] {
+		*answer = protocol.Item{Report: id, Verdict: protocol.VerdictMissing}
+		return nil
+	}
+	return up
+}
+
+// prepareHelper prepares the uploads todo (by index into the leader's
+// items) at the helper, returning its answers by the same index: each
+// the leader's rejection, or its own, or its message.
+func prepareHelper(sch scheme, todo map[int]*protocol.Upload, items []protocol.Item) map[int]*tentative {
+	fresh := make(map[int]*tentative, len(todo))
+	var ups []*protocol.Upload
+	var msgs [][]byte
+	var follow []*tentative
+	for _, j := range slices.Sorted(maps.Keys(todo)) {
+		t := &tentative{item: protocol.Item{Report: todo[j].Report, Verdict: items[j].Verdict}}
+		fresh[j] = t
+		if t.item.Verdict == protocol.VerdictOK {
+			ups, msgs, follow = append(ups, todo[j]), append(msgs, items[j].Message), append(follow, t)
+		}
+	}
+	for k, st := range sch.follow(ups, msgs) {
+		t := follow[k]
+		if t.item.Verdict = verdictOf(st.err); t.item.Verdict == protocol.VerdictOK {
+			t.item.Message, t.state = st.msg, st.state
+		}
+	}
+	return fresh
+}
+
+// decided applies the leader's final verdicts at the helper: a report
+// counts only if both servers accepted it (the helper settling it from
+// the leader's message); a rejection counts under the leader's reason
+// (which includes the helper's), also for a report the helper does not
+// hold. An acceptance of a report it did not prepare, and any verdict on
+// a report decided already, are ignored.
+func (s *Server) decided(m *protocol.Decide) (protocol.Message, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, err := s.verifiedDataset(m.Dataset)
+	if err != nil {
+		return nil, err
+	}
+	v := d.verified
+	var final []protocol.Item
+	outs := make(map[payload.ReportID]any)
+	for _, it := range m.Items {
+		if _, done := v.verdict(it.Report); done {
+			continue
+		}
+		t, prepared := v.tentative[it.Report]
+		switch {
+		case prepared:
+			verdict := firstRejection(it.Verdict, t.item.Verdict)
+			if verdict == protocol.VerdictOK {
+				var err error
+				outs[it.Report], err = v.scheme.settle(t.state, it.Message)
+				verdict = verdictOf(err)
+			}
+			final = append(final, protocol.Item{Report: it.Report, Verdict: verdict})
+		case it.Verdict != protocol.VerdictOK:
+			// Held or not yet (or never, when the leader refused a
+			// relayed upload): rejected here too, and an upload
+			// arriving later is a duplicate.
+			final = append(final, protocol.Item{Report: it.Report, Verdict: it.Verdict})
+		}
+	}
+	if err := v.save(stageFinal, final); err != nil {
+		return nil, fmt.Errorf("helper: %w", err)
+	}
+	for _, it := range final {
+		v.decide(Helper, it.Report, it.Verdict, outs[it.Report], nil)
+	}
+	return &protocol.Ack{}, nil
+}
