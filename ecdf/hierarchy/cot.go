@@ -17,10 +17,16 @@ import (
 // transition nodes. See the package documentation for the algorithm and
 // its privacy proof.
 type CountingOnTrees struct {
-	p    Params
-	tree Tree
-	root truncatedLaplace
+	p     Params
+	tree  Tree
+	root  truncatedLaplace
+	kappa float64 // κ, the margin-to-threshold ratio of the schedule
 }
+
+// kappas are the candidate values of κ, in units of α: NewCountingOnTrees
+// keeps the one whose PredictedMRMSE is least (a function of the public
+// parameters only).
+var kappas = []float64{0.25, 0.5, 1, 2, 4, 8}
 
 // cotDomain separates the noise stream of a CountingOnTrees release
 // from the prefix mechanisms' streams of the same seed ("cott").
@@ -48,7 +54,15 @@ func NewCountingOnTrees(p Params) (*CountingOnTrees, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CountingOnTrees{p: p, tree: t, root: root}, nil
+	var best *CountingOnTrees
+	least := math.Inf(1)
+	for _, k := range kappas {
+		c := &CountingOnTrees{p: p, tree: t, root: root, kappa: k * p.Alpha}
+		if e := c.PredictedMRMSE(p.Alpha); best == nil || e < least {
+			best, least = c, e
+		}
+	}
+	return best, nil
 }
 
 // Name returns "counting-on-trees(α=…,b=…)".
@@ -68,14 +82,14 @@ func (c *CountingOnTrees) Delta() float64 { return c.p.Delta }
 // Relation returns the neighbouring relation of the guarantee.
 func (c *CountingOnTrees) Relation() mechanism.Relation { return c.p.Relation }
 
-// Release returns the released node counts of hist (Counts' layout) and
-// the number of classification rounds run. All randomness is read, in
+// Release returns the released node counts of hist (Counts' layout).
+// All randomness is read, in
 // an order fixed by the outputs so far, from the one stream
 // seed.Stream(cotDomain, 0): equal seeds and data give equal releases.
-func (c *CountingOnTrees) Release(hist []int64, seed noise.Seed) ([][]int64, int, error) {
+func (c *CountingOnTrees) Release(hist []int64, seed noise.Seed) ([][]int64, error) {
 	counts, err := c.tree.Counts(hist)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	out := make([][]int64, len(counts))
 	for l := range out {
@@ -85,11 +99,11 @@ func (c *CountingOnTrees) Release(hist []int64, seed noise.Seed) ([][]int64, int
 	// Algorithm 4, Line 2: U ≥ w_root always, the noise being ≥ −A.
 	u := counts[0][0] + c.root.Sample(src) + c.root.limit
 	if u <= 0 {
-		return out, 0, nil // w_root ≤ U ≤ 0: every count is 0
+		return out, nil // w_root ≤ U ≤ 0: every count is 0
 	}
-	rounds, err := schedule(c.p, c.tree.Depth(), u)
+	rounds, err := schedule(c.p, c.tree.Depth(), u, c.kappa)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	r := releaser{tree: c.tree, counts: counts, out: out, src: src, mark: make([][]int32, len(counts))}
 	for l := range r.mark {
@@ -104,7 +118,33 @@ func (c *CountingOnTrees) Release(hist []int64, seed noise.Seed) ([][]int64, int
 		}
 		forest = next
 	}
-	return out, len(rounds), nil
+	return out, nil
+}
+
+// predictionRoot is the root bound U at which PredictedMRMSE evaluates
+// the schedule: a public stand-in for the data's size (the lowest rounds,
+// which set the prediction, hardly depend on U).
+const predictionRoot = 1 << 20
+
+// PredictedMRMSE is the largest α-mRMSE over the nodes that the schedule
+// for U = 2^20 guarantees when no round fails (probability ≥ 1 − β): a
+// node marked in round i lies in [L_i, H_{i−1}], so its error is at most
+// ((1−α)·H_{i−1} − (1+α)·L_i)/2 after the slack; a node never marked has
+// count ≤ H_m and is released as 0, error ≤ (1−α)·H_m. The α argument is
+// the one of the release's Params (the schedule is spaced for it); other
+// values are evaluated at that schedule.
+func (c *CountingOnTrees) PredictedMRMSE(alpha float64) float64 {
+	rounds, err := schedule(c.p, c.tree.Depth(), predictionRoot, c.kappa)
+	if err != nil {
+		return math.Inf(1)
+	}
+	worst := 0.0
+	for _, r := range rounds {
+		worst = max(worst, MultiplicativeError(alpha, float64(r.low), float64(r.est)),
+			MultiplicativeError(alpha, float64(r.high), float64(r.est)))
+	}
+	last := rounds[len(rounds)-1]
+	return max(worst, (1-alpha)*float64(last.tau+last.tlap.limit+2*last.margin))
 }
 
 // node is node j of level l.

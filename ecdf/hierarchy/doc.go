@@ -42,9 +42,11 @@
 //  2. Schedule (Theorem A.1, from U alone): ρ = (1+α)/(1−α), thresholds
 //     τ_i = ⌈U/ρ^i⌉ for i = 1..m, round budgets (ε_i, δ_i) ∝ ρ^{i−m}
 //     summing to (ε_u, δ_u)·(1 − rootShare) (geometric, so the last,
-//     lowest thresholds get the most), stopping at the first τ_m at most
-//     the round's margin A_m + 2a_m (below it the noise is as large as the
-//     threshold).
+//     lowest thresholds get the most and the margin Δ_i = A_i + 2a_i stays
+//     about κ·τ_i in every round, Lemma 4.6's Equations 5 and 6),
+//     stopping at the first τ_m with κ·τ_m ≤ Δ_m. κ is the one of
+//     {¼, ½, 1, 2, 4, 8}·α whose PredictedMRMSE (the schedule's worst-case
+//     error for U = 2^20) is least: public parameters only.
 //  3. Round i (Algorithm 2, Reduction) runs Classification on every tree
 //     of the forest F_i (F_1 = {the tree}) at τ_i; the nodes it marks get
 //     the estimate ((1+α)L_i + (1−α)H_{i−1})/2, the best for a count known

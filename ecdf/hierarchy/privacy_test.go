@@ -124,7 +124,7 @@ func aboveThresholdLaw(q []int64, threshold int64, ts, tq float64, bound int64) 
 // such instances in sequence (basic composition).
 func TestSparseVectorPrivacy(t *testing.T) {
 	p := Params{Bins: 8, Arity: 2, Epsilon: 3, Delta: 1e-3, Alpha: 0.5, Relation: mechanism.AddRemove}
-	rounds, err := schedule(p, 4, 200)
+	rounds, err := schedule(p, 4, 200, 0.5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func empiricalDivergence(t *testing.T, c *CountingOnTrees, x, y []int64, eps flo
 		m := map[string]float64{}
 		for i := range draws {
 			seed := noise.Seed{salt, byte(i), byte(i >> 8), byte(i >> 16)}
-			out, _, err := c.Release(h, seed)
+			out, err := c.Release(h, seed)
 			if err != nil {
 				t.Fatal(err)
 			}

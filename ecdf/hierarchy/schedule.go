@@ -64,8 +64,10 @@ type round struct {
 // schedule returns the rounds for root bound u (U of Algorithm 4) on a
 // tree of depth d: thresholds τ_i = ⌈u/ρ^i⌉ with ρ = (1+α)/(1−α), budgets
 // ε_i, δ_i ∝ ρ^i (geometric, summing to the classification budget), down
-// to the first τ_m at most the margin of its round (Δ_m).
-func schedule(p Params, d int, u int64) ([]round, error) {
+// to the first τ_m with κ·τ_m at most the margin of its round
+// Δ_m = A_m + 2a_m: the budgets keep Δ_i/τ_i about κ in every round
+// (Lemma 4.6's Δ_i ≤ κ·τ_i, Equations 5 and 6).
+func schedule(p Params, d int, u int64, kappa float64) ([]round, error) {
 	epsU, deltaU := unitBudget(p)
 	epsC, deltaC := epsU*(1-rootShare)*(1-1e-12), deltaU*(1-rootShare)*(1-1e-12)
 	rho := (1 + p.Alpha) / (1 - p.Alpha)
@@ -75,7 +77,7 @@ func schedule(p Params, d int, u int64) ([]round, error) {
 			return nil, err
 		}
 		last := rounds[len(rounds)-1]
-		if last.tau <= last.tlap.limit+2*last.margin || last.tau <= 1 || m == maxRounds {
+		if float64(last.tau)*kappa <= float64(last.tlap.limit+2*last.margin) || last.tau <= 1 || m == maxRounds {
 			return rounds, nil
 		}
 	}

@@ -33,15 +33,6 @@ type AlphaError struct {
 	NodeSREBound float64 `json:"node_smoothed_relative_bound"`
 }
 
-// arityOf is the arity of m's own tree: its Arity() when it has one (the
-// k-ary tree), else 2 (the binary trees of tree, gaussian-tree, cascade).
-func arityOf(m mechanism.Mechanism) int {
-	if a, ok := m.(interface{ Arity() int }); ok && a.Arity() >= 2 {
-		return a.Arity()
-	}
-	return 2
-}
-
 // smoothingFactor is τ of the smoothed relative error for n records:
 // 0.1 % of n (the choice of the evaluations Appendix B cites), at least 1.
 func smoothingFactor(n int64) float64 { return max(1, 0.001*float64(n)) }
@@ -51,7 +42,7 @@ func smoothingFactor(n int64) float64 { return max(1, 0.001*float64(n)) }
 // prefixes (a uniform sample, the same for every release, when there
 // are more).
 func alphaErrors(m mechanism.Mechanism, hist []int64, alphas []float64, runs, maxEval int, rng *rand.Rand) ([]AlphaError, float64, error) {
-	t, err := hierarchy.NewTree(m.Bins(), arityOf(m))
+	t, err := hierarchy.NewTree(m.Bins(), hierarchy.ArityOf(m))
 	if err != nil {
 		return nil, 0, err
 	}
@@ -79,22 +70,7 @@ func alphaErrors(m mechanism.Mechanism, hist []int64, alphas []float64, runs, ma
 	}
 	nodes, prefixes = sampleSpans(nodes, maxEval, rng), sampleSpans(prefixes, maxEval, rng)
 	tau := smoothingFactor(prefix[len(hist)])
-	variance := func(s span) float64 {
-		coef := map[int]float64{}
-		for _, tm := range m.Terms(s.hi, nil) {
-			coef[tm.Node] += tm.Coef
-		}
-		if s.lo > 0 {
-			for _, tm := range m.Terms(s.lo, nil) {
-				coef[tm.Node] -= tm.Coef
-			}
-		}
-		v := 0.0
-		for _, c := range coef {
-			v += c * c
-		}
-		return v * m.NodeVariance()
-	}
+	variance := func(s span) float64 { return hierarchy.RangeVariance(m, s.lo, s.hi) }
 	estimates := func(set []span) [][]float64 {
 		e := make([][]float64, len(set))
 		for k := range e {
