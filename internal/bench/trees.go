@@ -22,7 +22,7 @@ type TreesConfig struct {
 	Deltas     []float64
 	Alphas     []float64
 	Relation   mechanism.Relation
-	Mechanisms []string // mechanism.New names, and "counting-on-trees"
+	Mechanisms []string // hierarchy.New names
 	Runs       int
 	Data       func(bins int) ([]int64, string, error) // histogram and its name
 	Seed       uint64
@@ -73,7 +73,7 @@ func Trees(cfg TreesConfig, progress io.Writer) ([]TreesRow, error) {
 			for _, alpha := range cfg.Alphas {
 				start := len(rows)
 				for _, name := range cfg.Mechanisms {
-					m, err := nodeMechanism(name, t, cfg.Epsilon, delta, alpha, cfg.Relation)
+					m, err := hierarchy.New(name, hierarchy.Params{Bins: bins, Arity: arity, Epsilon: cfg.Epsilon, Delta: delta, Alpha: alpha, Relation: cfg.Relation})
 					if err != nil {
 						return nil, err
 					}
@@ -101,23 +101,6 @@ func Trees(cfg TreesConfig, progress io.Writer) ([]TreesRow, error) {
 		}
 	}
 	return rows, nil
-}
-
-// nodeMechanism builds name over t: "counting-on-trees" at α, or the
-// prefix mechanism read through prefix differences (tree and kary pure,
-// δ = 0).
-func nodeMechanism(name string, t hierarchy.Tree, eps, delta, alpha float64, rel mechanism.Relation) (hierarchy.NodeMechanism, error) {
-	if name == "counting-on-trees" {
-		return hierarchy.NewCountingOnTrees(hierarchy.Params{Bins: t.Bins(), Arity: t.Arity(), Epsilon: eps, Delta: delta, Alpha: alpha, Relation: rel})
-	}
-	if name == "tree" || name == "kary" {
-		delta = 0
-	}
-	m, err := mechanism.New(mechanism.Params{Name: name, Bins: t.Bins(), Epsilon: eps, Delta: delta, Relation: rel})
-	if err != nil {
-		return nil, err
-	}
-	return hierarchy.FromPrefixes(m, t)
 }
 
 // measureNodes returns the largest over the nodes of the Monte-Carlo
