@@ -1,9 +1,9 @@
 package bench
 
 import (
-	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/fedecdf/fedecdf/ecdf/hierarchy"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
@@ -13,13 +13,13 @@ import (
 // mechanism at one α: the largest over the nodes of the mechanism's own
 // tree of the α-mRMSE of the node's range count (the difference of two
 // released prefixes), and the largest over the prefixes of that of the
-// prefix sum, on the data of the row (AccuracyRow.AlphaData). At α = 0 both are
-// exact (√ of the largest exact variance: the noise is linear in node
-// noises of known variance); at α > 0 they are Monte-Carlo estimates over
-// the row's releases (the law of a sum of node noises has no closed form),
-// the largest of per-node estimates, biased upwards by the maximum; so is
-// the node value at α = 0 of a mechanism whose rounding the Terms omit
-// (cascade).
+// prefix sum, on the data of the row (AccuracyRow.AlphaData). At α = 0
+// both are exact (√ of the largest exact variance: the noise is linear in
+// node noises of known variance), except cascade's nodes, whose rounding
+// the Terms omit. Otherwise they are Monte-Carlo estimates that pool the
+// row's releases over all the spans whose noise has the same law
+// (lawKey; for cascade up to its rounding): each span's expectation is
+// taken over many draws, so the maximum over the spans is hardly biased.
 type AlphaError struct {
 	Alpha       float64 `json:"alpha"`
 	Node        float64 `json:"node_mrmse"`
@@ -50,10 +50,6 @@ func alphaErrors(m mechanism.Mechanism, hist []int64, alphas []float64, runs, ma
 	if err != nil {
 		return nil, 0, err
 	}
-	type span struct {
-		lo, hi int // noise is PrefixNoise(hi) − PrefixNoise(lo), PrefixNoise(0) = 0
-		truth  float64
-	}
 	prefix := make([]int64, len(hist)+1)
 	for i, c := range hist {
 		prefix[i+1] = prefix[i] + c
@@ -70,34 +66,15 @@ func alphaErrors(m mechanism.Mechanism, hist []int64, alphas []float64, runs, ma
 	}
 	nodes, prefixes = sampleSpans(nodes, maxEval, rng), sampleSpans(prefixes, maxEval, rng)
 	tau := smoothingFactor(prefix[len(hist)])
-	variance := func(s span) float64 { return hierarchy.RangeVariance(m, s.lo, s.hi) }
-	estimates := func(set []span) [][]float64 {
-		e := make([][]float64, len(set))
-		for k := range e {
-			e[k] = make([]float64, 0, runs)
-		}
-		return e
+	exact := termsExact(m, prefixes)
+	all := append(slices.Clone(nodes), prefixes...)
+	keys := make([]string, len(all))
+	for k, s := range all {
+		keys[k] = lawKey(m, s)
 	}
-	nodeEst, prefixEst := estimates(nodes), estimates(prefixes)
-	for range runs {
-		var seed [32]byte
-		for j := 0; j < 32; j += 8 {
-			binary.LittleEndian.PutUint64(seed[j:], rng.Uint64())
-		}
-		rel := m.NewRelease(seed)
-		noiseAt := func(i int) float64 {
-			if i == 0 {
-				return 0
-			}
-			return float64(rel.PrefixNoise(i))
-		}
-		for k, s := range nodes {
-			nodeEst[k] = append(nodeEst[k], s.truth+noiseAt(s.hi)-noiseAt(s.lo))
-		}
-		for k, s := range prefixes {
-			prefixEst[k] = append(prefixEst[k], s.truth+noiseAt(s.hi))
-		}
-	}
+	laws := pooledLaws(m, all, keys, runs, rng)
+	nodeLaw := func(k int) *law { return laws[keys[k]] }
+	prefixLaw := func(k int) *law { return laws[keys[len(nodes)+k]] }
 	worst := func(n int, f func(k int) float64) float64 {
 		w := 0.0
 		for k := range n {
@@ -105,28 +82,18 @@ func alphaErrors(m mechanism.Mechanism, hist []int64, alphas []float64, runs, ma
 		}
 		return w
 	}
-	// The Terms describe the noise exactly when they give every prefix
-	// its PrefixVariance (not so for cascade, whose rounding they omit):
-	// then a node's variance is exact too, else it is measured.
-	linear := true
-	for _, s := range prefixes {
-		v := m.PrefixVariance(s.hi)
-		linear = linear && math.Abs(variance(s)-v) <= 1e-9*v
-	}
 	out := make([]AlphaError, len(alphas))
 	for a, alpha := range alphas {
-		e := AlphaError{Alpha: alpha, NodeExact: alpha == 0 && linear, PrefixExact: alpha == 0}
-		e.Node = worst(len(nodes), func(k int) float64 { return hierarchy.MRMSE(alpha, nodes[k].truth, nodeEst[k]) })
-		e.Prefix = worst(len(prefixes), func(k int) float64 { return hierarchy.MRMSE(alpha, prefixes[k].truth, prefixEst[k]) })
+		e := AlphaError{Alpha: alpha, NodeExact: alpha == 0 && exact, PrefixExact: alpha == 0}
+		e.Node = math.Sqrt(worst(len(nodes), func(k int) float64 { return nodeLaw(k).mse(alpha * nodes[k].truth) }))
+		e.Prefix = math.Sqrt(worst(len(prefixes), func(k int) float64 { return prefixLaw(k).mse(alpha * prefixes[k].truth) }))
 		if e.NodeExact {
-			e.Node = math.Sqrt(worst(len(nodes), func(k int) float64 { return variance(nodes[k]) }))
+			e.Node = math.Sqrt(worst(len(nodes), func(k int) float64 { return hierarchy.RangeVariance(m, nodes[k].lo, nodes[k].hi) }))
 		}
 		if e.PrefixExact {
 			e.Prefix = math.Sqrt(worst(len(prefixes), func(k int) float64 { return m.PrefixVariance(prefixes[k].hi) }))
 		}
-		e.NodeSRE = worst(len(nodes), func(k int) float64 {
-			return hierarchy.SmoothedRelativeError(tau, nodes[k].truth, nodeEst[k])
-		})
+		e.NodeSRE = worst(len(nodes), func(k int) float64 { return nodeLaw(k).meanAbs / max(nodes[k].truth, tau) })
 		e.NodeSREBound = hierarchy.SmoothedBound(alpha, tau, e.Node)
 		out[a] = e
 	}

@@ -28,7 +28,7 @@ func TestAlphaErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		const runs = 3000
+		const runs = 500
 		got, tau, err := alphaErrors(m, hist, []float64{0, 1e-12, 0.1, 0.5}, runs, 0, rand.New(rand.NewPCG(1, 1)))
 		if err != nil {
 			t.Fatal(err)

@@ -39,7 +39,8 @@ type TreesRow struct {
 	Alpha     float64 `json:"alpha"`
 	Mechanism string  `json:"mechanism"`
 	// MRMSE is the largest over the nodes of the Monte-Carlo α-mRMSE over
-	// Runs releases; Predicted the worst case over data sets that the
+	// Runs releases (for a prefix mechanism, each node's pooled with the
+	// nodes whose noise has the same law, lawKey); Predicted the worst case over data sets that the
 	// public parameters give (NodeMechanism.PredictedMRMSE).
 	MRMSE     float64 `json:"mc_node_mrmse"`
 	Predicted float64 `json:"predicted_node_mrmse"`
@@ -77,7 +78,7 @@ func Trees(cfg TreesConfig, progress io.Writer) ([]TreesRow, error) {
 					if err != nil {
 						return nil, err
 					}
-					worst, err := measureNodes(m, hist, alpha, cfg.Runs, rng)
+					worst, err := nodeMRMSE(m, hist, alpha, cfg.Runs, rng)
 					if err != nil {
 						return nil, err
 					}
@@ -103,12 +104,32 @@ func Trees(cfg TreesConfig, progress io.Writer) ([]TreesRow, error) {
 	return rows, nil
 }
 
-// measureNodes returns the largest over the nodes of the Monte-Carlo
-// α-mRMSE of runs releases of m on hist.
-func measureNodes(m hierarchy.NodeMechanism, hist []int64, alpha float64, runs int, rng *rand.Rand) (float64, error) {
+// nodeMRMSE returns the largest over the nodes of the Monte-Carlo
+// α-mRMSE of runs releases of m on hist: per node for counting-on-trees,
+// whose error depends on the data, and pooled over the nodes of equal
+// noise law (pooledLaws) for a prefix mechanism.
+func nodeMRMSE(m hierarchy.NodeMechanism, hist []int64, alpha float64, runs int, rng *rand.Rand) (float64, error) {
 	truth, err := m.Tree().Counts(hist)
 	if err != nil {
 		return 0, err
+	}
+	worst := 0.0
+	if pm, ok := m.(interface{ Mechanism() mechanism.Mechanism }); ok {
+		t := m.Tree()
+		var spans []span
+		var keys []string
+		for l := range t.Depth() {
+			for j := range t.LevelNodes(l) {
+				lo, hi := t.Range(l, j)
+				spans = append(spans, span{lo, hi, float64(truth[l][j])})
+				keys = append(keys, lawKey(pm.Mechanism(), spans[len(spans)-1]))
+			}
+		}
+		laws := pooledLaws(pm.Mechanism(), spans, keys, runs, rng)
+		for k, s := range spans {
+			worst = max(worst, laws[keys[k]].mse(alpha*s.truth))
+		}
+		return math.Sqrt(worst), nil
 	}
 	sq := make([][]float64, len(truth))
 	for l := range sq {
@@ -130,7 +151,6 @@ func measureNodes(m hierarchy.NodeMechanism, hist []int64, alpha float64, runs i
 			}
 		}
 	}
-	worst := 0.0
 	for l := range sq {
 		for _, s := range sq[l] {
 			worst = max(worst, s)
