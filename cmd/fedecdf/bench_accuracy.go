@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -20,7 +21,7 @@ import (
 func newBenchAccuracyCommand() *cobra.Command {
 	var format, neighbours string
 	var runs, maxPrefixes int
-	var alphas []float64
+	var alphaList string
 	cmd := &cobra.Command{
 		Use:   "accuracy",
 		Short: "Exact and Monte-Carlo prefix error of every noise mechanism, as ratios to tree",
@@ -53,10 +54,9 @@ Progress goes to stderr.`,
 			if format != "text" && format != "json" {
 				return fmt.Errorf("format %q: want text or json", format)
 			}
-			for _, a := range alphas {
-				if !(a >= 0 && a < 1) {
-					return fmt.Errorf("--alpha %v: each α must be in [0, 1)", a)
-				}
+			alphas, err := parseAlphas(alphaList)
+			if err != nil {
+				return err
 			}
 			rows, err := bench.Accuracy(bench.AccuracyConfig{
 				Bins:        []int{1 << 10, 1 << 15, 1 << 20},
@@ -85,8 +85,24 @@ Progress goes to stderr.`,
 	cmd.Flags().IntVar(&runs, "runs", 10, "releases per mechanism and (N, ε)")
 	cmd.Flags().IntVar(&maxPrefixes, "max-prefixes", 1<<15, "prefixes evaluated per release beyond which they are sampled")
 	cmd.Flags().StringVar(&neighbours, "neighbours", "replace", "neighbouring relation: replace or addremove")
-	cmd.Flags().Float64SliceVar(&alphas, "alpha", []float64{0, 0.1, 0.5}, "multiplicative slacks α of the α-mRMSE columns (comma-separated, each in [0, 1))")
+	cmd.Flags().StringVar(&alphaList, "alpha", "0,0.1,0.5", `multiplicative slacks α of the α-mRMSE columns (comma-separated, each in [0, 1); "" for none)`)
 	return cmd
+}
+
+// parseAlphas parses --alpha: comma-separated α in [0, 1), none for "".
+func parseAlphas(s string) ([]float64, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		a, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(a >= 0 && a < 1) {
+			return nil, fmt.Errorf("--alpha %s: each α must be a number in [0, 1)", strings.TrimSpace(f))
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }
 
 // writeAccuracyText prints the rows as two tables to out: the prefix

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,6 +28,23 @@ func TestWriteAccuracyAlpha(t *testing.T) {
 		has := strings.Contains(out, "α=0.1 node") && strings.Contains(out, "α=0.5 node") && strings.Contains(out, "α=0 node")
 		if has != (alphas != nil) || (alphas != nil && !strings.Contains(out, "*")) {
 			t.Errorf("alphas %v: table\n%s", alphas, out)
+		}
+	}
+}
+
+// TestParseAlphas checks --alpha: a list in [0, 1), none for "".
+func TestParseAlphas(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []float64
+		ok   bool
+	}{
+		{"", nil, true}, {" ", nil, true}, {"0,0.1, 0.5", []float64{0, 0.1, 0.5}, true},
+		{"1", nil, false}, {"-0.1", nil, false}, {"x", nil, false}, {"0.1,", nil, false},
+	} {
+		got, err := parseAlphas(c.in)
+		if (err == nil) != c.ok || !slices.Equal(got, c.want) {
+			t.Errorf("parseAlphas(%q) = %v, %v", c.in, got, err)
 		}
 	}
 }
