@@ -37,7 +37,8 @@ For each α of --alpha it also reports the α-mRMSE of counting-on-trees
 (Definition 1.4: √E[max(|y′ − y| − α·y, 0)²], the largest over the
 nodes of the mechanism's own tree, binary or k-ary, of their range
 counts, and over the prefix sums) on X_pois(1) over the N bins, exact at
-α = 0 (marked *) and Monte-Carlo over --runs further releases otherwise,
+α = 0 (marked *) and Monte-Carlo over --runs further releases otherwise
+(each node's draws pooled with those of the nodes of equal noise law),
 with the largest smoothed relative error E|y′ − y|/max(y, τ) of a node,
 τ = 0.1 % of n, and its Appendix B bound α + α-mRMSE/τ. --alpha ""
 leaves them out.
