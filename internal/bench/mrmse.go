@@ -18,8 +18,11 @@ import (
 // node noises of known variance), except cascade's nodes, whose rounding
 // the Terms omit. Otherwise they are Monte-Carlo estimates that pool the
 // row's releases over all the spans whose noise has the same law
-// (lawKey; for cascade up to its rounding): each span's expectation is
-// taken over many draws, so the maximum over the spans is hardly biased.
+// (lawKey; for cascade approximately): each span's expectation is
+// taken over many draws, so the maximum over the spans is hardly biased;
+// and, the Terms being exact, each is capped at its span's exact mean
+// square error (α-mRMSE ≤ RMSE), which the rarest laws (the root's) would
+// otherwise overshoot from their few draws.
 type AlphaError struct {
 	Alpha       float64 `json:"alpha"`
 	Node        float64 `json:"node_mrmse"`
@@ -70,7 +73,7 @@ func alphaErrors(m mechanism.Mechanism, hist []int64, alphas []float64, runs, ma
 	all := append(slices.Clone(nodes), prefixes...)
 	keys := make([]string, len(all))
 	for k, s := range all {
-		keys[k] = lawKey(m, s)
+		keys[k] = lawKey(m, s, exact)
 	}
 	laws := pooledLaws(m, all, keys, runs, rng)
 	nodeLaw := func(k int) *law { return laws[keys[k]] }
@@ -85,8 +88,12 @@ func alphaErrors(m mechanism.Mechanism, hist []int64, alphas []float64, runs, ma
 	out := make([]AlphaError, len(alphas))
 	for a, alpha := range alphas {
 		e := AlphaError{Alpha: alpha, NodeExact: alpha == 0 && exact, PrefixExact: alpha == 0}
-		e.Node = math.Sqrt(worst(len(nodes), func(k int) float64 { return nodeLaw(k).mse(alpha * nodes[k].truth) }))
-		e.Prefix = math.Sqrt(worst(len(prefixes), func(k int) float64 { return prefixLaw(k).mse(alpha * prefixes[k].truth) }))
+		e.Node = math.Sqrt(worst(len(nodes), func(k int) float64 {
+			return capped(nodeLaw(k).mse(alpha*nodes[k].truth), exact, hierarchy.RangeVariance(m, nodes[k].lo, nodes[k].hi))
+		}))
+		e.Prefix = math.Sqrt(worst(len(prefixes), func(k int) float64 {
+			return capped(prefixLaw(k).mse(alpha*prefixes[k].truth), exact, m.PrefixVariance(prefixes[k].hi))
+		}))
 		if e.NodeExact {
 			e.Node = math.Sqrt(worst(len(nodes), func(k int) float64 { return hierarchy.RangeVariance(m, nodes[k].lo, nodes[k].hi) }))
 		}

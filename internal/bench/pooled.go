@@ -20,13 +20,19 @@ type span struct {
 	truth  float64
 }
 
-// lawKey names the law of a span's noise: the multiset of |coefficients|
-// of the node noises in prefix hi minus prefix lo (Terms). The node
-// noises are independent and symmetric, so spans with equal keys have
-// equal noise laws — up to what the Terms omit: cascade's rounding to an
-// integer, a variance below 1/4 against the hundreds of its noise, which
-// may differ between the spans pooled.
-func lawKey(m mechanism.Mechanism, s span) string {
+// lawKey names the law of a span's noise. When m's Terms describe its
+// noise exactly (exact), it is the multiset of |coefficients| of the node
+// noises in prefix hi minus prefix lo: the node noises are independent
+// and symmetric, so spans with equal keys have equal noise laws. Else
+// (cascade, whose Terms omit the rounding to an integer, a variance below
+// 1/4) it is the variance the Terms give, to 9 digits: its noise is a sum
+// of independent discrete Gaussians with σ in the tens, so spans of equal
+// variance have laws equal up to the discreteness and the rounding, an
+// approximation.
+func lawKey(m mechanism.Mechanism, s span, exact bool) string {
+	if !exact {
+		return fmt.Sprintf("v%.9g", hierarchy.RangeVariance(m, s.lo, s.hi))
+	}
 	coef := map[int]float64{}
 	for _, tm := range m.Terms(s.hi, nil) {
 		coef[tm.Node] += tm.Coef
@@ -117,4 +123,15 @@ func termsExact(m mechanism.Mechanism, spans []span) bool {
 		}
 	}
 	return true
+}
+
+// capped is a Monte-Carlo mean square multiplicative error mse, capped
+// at the span's exact noise variance when the Terms are exact: the
+// α-multiplicative error never exceeds |η|, so neither does its mean
+// square exceed E[η²].
+func capped(mse float64, exact bool, variance float64) float64 {
+	if exact {
+		return min(mse, variance)
+	}
+	return mse
 }

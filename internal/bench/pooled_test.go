@@ -43,7 +43,7 @@ func TestLawKey(t *testing.T) {
 		variance := map[string]float64{}
 		for lo := 0; lo < 64; lo += 4 {
 			s := span{lo: lo, hi: lo + 4}
-			key := lawKey(m, s)
+			key := lawKey(m, s, name != "cascade")
 			v := hierarchy.RangeVariance(m, s.lo, s.hi)
 			if w, ok := variance[key]; ok && math.Abs(w-v) > 1e-9*v {
 				t.Errorf("%s: key %q pools variances %v and %v", name, key, w, v)
@@ -52,6 +52,37 @@ func TestLawKey(t *testing.T) {
 		}
 		if len(variance) >= 16 {
 			t.Errorf("%s: %d keys for 16 spans: nothing pooled", name, len(variance))
+		}
+	}
+}
+
+// TestPooledLawsVariance checks RangeVariance of every node range against
+// the uncapped pooled Monte-Carlo mean square of its law, within six
+// standard errors (relative s.e. ≤ √(5/draws) for these laws): the cap
+// of the α-mRMSE columns rests on it.
+func TestPooledLawsVariance(t *testing.T) {
+	for _, name := range []string{"tree", "kary", "gaussian-tree"} {
+		m, err := mechanism.New(mechanism.Params{Name: name, Bins: 64, Epsilon: 1, Delta: 1e-6})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, _ := hierarchy.NewTree(64, hierarchy.ArityOf(m))
+		var spans []span
+		var keys []string
+		for l := range tr.Depth() {
+			for j := range tr.LevelNodes(l) {
+				lo, hi := tr.Range(l, j)
+				spans = append(spans, span{lo: lo, hi: hi})
+				keys = append(keys, lawKey(m, spans[len(spans)-1], true))
+			}
+		}
+		laws := pooledLaws(m, spans, keys, 400, rand.New(rand.NewPCG(2, 2)))
+		for k, s := range spans {
+			l := laws[keys[k]]
+			v := hierarchy.RangeVariance(m, s.lo, s.hi)
+			if tol := 6 * math.Sqrt(5/float64(len(l.abs))); math.Abs(l.mse(0)/v-1) > tol {
+				t.Errorf("%s [%d,%d): Monte-Carlo %v, RangeVariance %v", name, s.lo, s.hi, l.mse(0), v)
+			}
 		}
 	}
 }

@@ -40,7 +40,8 @@ type TreesRow struct {
 	Mechanism string  `json:"mechanism"`
 	// MRMSE is the largest over the nodes of the Monte-Carlo α-mRMSE over
 	// Runs releases (for a prefix mechanism, each node's pooled with the
-	// nodes whose noise has the same law, lawKey); Predicted the worst case over data sets that the
+	// nodes whose noise has the same law, lawKey, and capped at its exact
+	// RMSE); Predicted the worst case over data sets that the
 	// public parameters give (NodeMechanism.PredictedMRMSE).
 	MRMSE     float64 `json:"mc_node_mrmse"`
 	Predicted float64 `json:"predicted_node_mrmse"`
@@ -117,17 +118,20 @@ func nodeMRMSE(m hierarchy.NodeMechanism, hist []int64, alpha float64, runs int,
 	if pm, ok := m.(interface{ Mechanism() mechanism.Mechanism }); ok {
 		t := m.Tree()
 		var spans []span
-		var keys []string
 		for l := range t.Depth() {
 			for j := range t.LevelNodes(l) {
 				lo, hi := t.Range(l, j)
 				spans = append(spans, span{lo, hi, float64(truth[l][j])})
-				keys = append(keys, lawKey(pm.Mechanism(), spans[len(spans)-1]))
 			}
+		}
+		exact := termsExact(pm.Mechanism(), spans)
+		keys := make([]string, len(spans))
+		for k, s := range spans {
+			keys[k] = lawKey(pm.Mechanism(), s, exact)
 		}
 		laws := pooledLaws(pm.Mechanism(), spans, keys, runs, rng)
 		for k, s := range spans {
-			worst = max(worst, laws[keys[k]].mse(alpha*s.truth))
+			worst = max(worst, capped(laws[keys[k]].mse(alpha*s.truth), exact, hierarchy.RangeVariance(pm.Mechanism(), s.lo, s.hi)))
 		}
 		return math.Sqrt(worst), nil
 	}
