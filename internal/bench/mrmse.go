@@ -100,7 +100,10 @@ func alphaErrors(m mechanism.Mechanism, hist []int64, alphas []float64, runs, ma
 		if e.PrefixExact {
 			e.Prefix = math.Sqrt(worst(len(prefixes), func(k int) float64 { return m.PrefixVariance(prefixes[k].hi) }))
 		}
-		e.NodeSRE = worst(len(nodes), func(k int) float64 { return nodeLaw(k).meanAbs / max(nodes[k].truth, tau) })
+		e.NodeSRE = worst(len(nodes), func(k int) float64 {
+			abs := math.Sqrt(capped(nodeLaw(k).meanAbs*nodeLaw(k).meanAbs, exact, hierarchy.RangeVariance(m, nodes[k].lo, nodes[k].hi)))
+			return abs / max(nodes[k].truth, tau) // E|η| ≤ √E[η²], capped likewise
+		})
 		e.NodeSREBound = hierarchy.SmoothedBound(alpha, tau, e.Node)
 		out[a] = e
 	}
