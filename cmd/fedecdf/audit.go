@@ -46,7 +46,14 @@ the audit must catch; if it does not, the settings lack power and a
 "consistent" verdict is weak evidence.
 
 One release is one server's noise: what the other server, if corrupt, and
-the analyst together see of the data.`,
+the analyst together see of the data.
+
+Not audited here: counting-on-trees (fedecdf histogram). Its output is not
+data plus data-independent noise, so there is no likelihood ratio to test
+and no single worst-case pair: the sparse vector's data-dependent
+classification decides which counts are estimated at all. Its tests check
+the truncated Laplace and sparse-vector laws exactly and an empirical
+divergence on a small tree (ecdf/hierarchy).`,
 		Example: `  # The tree of dp-ecdf Eq. (2) under replace-one, as deployed (defaults)
   fedecdf audit
 

@@ -21,6 +21,6 @@ twice.`,
   fedecdf bench cost --parties 200 --prefixes 4,16 --bins 64
   fedecdf bench ingest --parties 5000 --connections reuse`,
 	}
-	cmd.AddCommand(newBenchAccuracyCommand(), newBenchFSSCommand(), newBenchCostCommand(), newBenchIngestCommand())
+	cmd.AddCommand(newBenchAccuracyCommand(), newBenchTreesCommand(), newBenchFSSCommand(), newBenchCostCommand(), newBenchIngestCommand())
 	return cmd
 }

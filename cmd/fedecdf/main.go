@@ -46,6 +46,7 @@ non-colluding servers that never see a record.`,
 	}
 	root.AddCommand(
 		newECDFCommand(),
+		newHistogramCommand(),
 		newSimulateCommand(),
 		newExperimentCommand(),
 		newAuditCommand(),

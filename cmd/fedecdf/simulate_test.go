@@ -134,6 +134,8 @@ func TestBenchAccuracyNeighboursFlag(t *testing.T) {
 	}{
 		{[]string{"bench", "accuracy", "--neighbours", "swap"}, "--neighbours"},
 		{[]string{"bench", "accuracy", "--relation", "replace"}, "unknown flag: --relation"},
+		{[]string{"bench", "accuracy", "--alpha", "0,1.5"}, "--alpha 1.5"},
+		{[]string{"bench", "accuracy", "--alpha", "-0.1"}, "--alpha -0.1"},
 	} {
 		t.Run(strings.Join(c.args[2:], " "), func(t *testing.T) {
 			if _, err := runCommand(newRootCommand(), c.args...); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/synthetic"
 )
 
 // AccuracyConfig describes one accuracy benchmark: every mechanism of
@@ -25,6 +26,10 @@ type AccuracyConfig struct {
 	// unbiased and the "max error" is the max over that sample.
 	MaxPrefixes int
 	Seed        uint64 // simulation RNG (release seeds, sampled prefixes)
+	// Alphas, when not empty, adds the α-mRMSE of node counts and prefix
+	// sums at each α (AccuracyRow.Alpha) on X_pois(1) over the N bins,
+	// from Runs further releases drawn from their own generator (Seed).
+	Alphas []float64
 }
 
 // AccuracyRow is the accuracy of one mechanism at one (N, ε).
@@ -50,6 +55,11 @@ type AccuracyRow struct {
 	// prefix after pointwise p = 2 smoothing of releases on X_pois(λ), when
 	// measured (filled by the caller: smoothing lives above this package).
 	SmoothedMSE map[string]float64 `json:"smoothed_mse,omitempty"`
+	// Alpha is the α-mRMSE at each α of AccuracyConfig.Alphas, measured
+	// on the data AlphaData with smoothing factor Tau.
+	Alpha     []AlphaError `json:"alpha_mrmse,omitempty"`
+	AlphaData string       `json:"alpha_data,omitempty"`
+	Tau       float64      `json:"smoothing_tau,omitempty"`
 	// Params rebuilds the mechanism measured (mechanism.New(Params)).
 	Params mechanism.Params `json:"-"`
 }
@@ -66,8 +76,16 @@ func Accuracy(cfg AccuracyConfig, progress io.Writer) ([]AccuracyRow, error) {
 		return nil, fmt.Errorf("bench: mechanisms %v: the first must be tree, the reference of the ratios", cfg.Mechanisms)
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x61636375))
+	alphaRNG := rand.New(rand.NewPCG(cfg.Seed, 0x616c7068))
 	var rows []AccuracyRow
 	for _, n := range cfg.Bins {
+		var hist []int64
+		if len(cfg.Alphas) > 0 {
+			var err error
+			if hist, err = synthetic.PoissonHistogram(1, n, cfg.Seed); err != nil {
+				return nil, err
+			}
+		}
 		for _, eps := range cfg.Epsilons {
 			var ref AccuracyRow
 			for _, name := range cfg.Mechanisms {
@@ -77,6 +95,16 @@ func Accuracy(cfg AccuracyConfig, progress io.Writer) ([]AccuracyRow, error) {
 				}
 				if name == "tree" {
 					ref = row
+				}
+				if hist != nil {
+					m, err := mechanism.New(row.Params)
+					if err != nil {
+						return nil, err
+					}
+					if row.Alpha, row.Tau, err = alphaErrors(m, hist, cfg.Alphas, cfg.Runs, cfg.MaxPrefixes, alphaRNG); err != nil {
+						return nil, err
+					}
+					row.AlphaData = "X_pois(1)"
 				}
 				row.VarianceRatio = row.MeanVariance / ref.MeanVariance
 				row.MSERatio = row.MSE / ref.MSE
