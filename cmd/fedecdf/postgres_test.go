@@ -37,7 +37,7 @@ func TestServersOnPostgres(t *testing.T) {
 	defer cancel()
 	c := newClusterWith(t, ctx, n, clusterOptions{stores: stores, serverArgs: []string{"--log-level", "debug"}})
 	csv, rows := writeRows(t, n)
-	run := startParty("--manifest", c.manifest, "--csv", csv, "--probability-column", "p",
+	run := startParty("--manifest", c.manifest, "--input", csv, "--probability-column", "p",
 		"--concurrency", strconv.Itoa(concurrency), "--retry-window", "60s")
 	for c.accepted("leader") < k {
 		select {
