@@ -192,10 +192,10 @@ func TestROCIntervalsCoverage(t *testing.T) {
 	}
 	t.Logf("band coverage at FPR %v: %v of %d; whole curve %d", rocBandChecks, bandHits, trials, whole)
 	// The band is simultaneous: it holds the whole curve with probability
-	// 95 % (up to the bootstrap's approximation), hence each point with
-	// at least that.
-	if cov := float64(whole) / trials; math.Abs(cov-0.95) > 3*se+0.03 {
-		t.Errorf("ROC band holds the whole curve in %.3f of releases, want 0.95 ± %.3f", cov, 3*se+0.03)
+	// at least 95 % (the box is conservative), hence each point with at
+	// least that.
+	if cov := float64(whole) / trials; cov < 0.95-3*se-0.03 {
+		t.Errorf("ROC band holds the whole curve in %.3f of releases, want ≥ %.3f", cov, 0.95-3*se-0.03)
 	}
 	for c, hits := range bandHits {
 		if cov := float64(hits) / trials; cov < 0.95-3*se-0.03 {
@@ -208,10 +208,10 @@ func TestROCIntervalsCoverage(t *testing.T) {
 }
 
 // bandHoldsCurve reports whether b holds c's TPR at every FPR of its
-// grid.
+// grid (the TPR clipped to [0, 1]: 1 − F may be −1e-17 by rounding).
 func bandHoldsCurve(b *ROCBand, c *roc.Curve) bool {
 	for j, x := range b.FPR {
-		if y := c.TPRAt(x); y < b.Lower[j] || y > b.Upper[j] {
+		if y := clip01(c.TPRAt(x)); y < b.Lower[j] || y > b.Upper[j] {
 			return false
 		}
 	}

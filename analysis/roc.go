@@ -68,6 +68,15 @@ type ROC struct {
 	// an FPR grid (rocIntervals), from the same bootstrap; absent
 	// without interval draws.
 	Band95 *ROCBand `json:"band95,omitempty"`
+	// IntervalMethod is how the intervals were built (rocIntervals):
+	// "bootstrap", "box", or "noise-dominates" (the box, where a class
+	// total is within 3 noise s.d. of zero); absent without intervals.
+	IntervalMethod string `json:"interval_method,omitempty"`
+	// NoiseDominates is set when the noise s.d. of a class total exceeds
+	// a third of its released value (rocRegime): the curves and the AUC
+	// then carry little information at this n·ε, the intervals are near
+	// the whole range and Notes says so.
+	NoiseDominates bool `json:"noise_dominates"`
 	// Notes say what post-processing changed, e.g. a class total raised
 	// to 1 (ClampTotals).
 	Notes []string `json:"notes,omitempty"`
@@ -185,13 +194,32 @@ func NewROC(pos, neg *aggregation.Result, method string, draws int) (*ROC, error
 		return nil, err
 	}
 	if draws > 0 {
-		own, pop, band, err := rocIntervals(pos, neg, p, m, fit, method, smoothed, draws)
+		iv, err := rocIntervals(pos, neg, p, m, fit, draws)
 		if err != nil {
 			return nil, fmt.Errorf("analysis: release %v: %w", pos.Release.ID, err)
 		}
-		r.AUCCI95, r.AUCCI95Population, r.Band95 = &own, &pop, band
+		r.AUCCI95, r.AUCCI95Population, r.Band95, r.IntervalMethod = &iv.Own, &iv.Population, iv.Band, iv.Regime
 	}
+	r.noiseNotes(pos)
 	return r, nil
+}
+
+// noiseNotes sets NoiseDominates from the public noise s.d. of the class
+// totals of the release of pos against the released totals (rocRegime)
+// and adds a note saying so, and one when the raw AUC lies outside
+// [0, 1].
+func (r *ROC) noiseNotes(pos *aggregation.Result) {
+	rel, last := pos.Release, pos.Prefixes[len(pos.Prefixes)-1]
+	sp := math.Sqrt(rel.RangeVariance(aggregation.Label, 0, last))
+	sm := math.Sqrt(rel.RangeVariance(aggregation.NotLabel, 0, last))
+	tp, tm := r.Raw.curve.Positives, r.Raw.curve.Negatives
+	if rocRegime(sp, sm, tp, tm) == RegimeNoiseDominates {
+		r.NoiseDominates = true
+		r.Notes = append(r.Notes, fmt.Sprintf("noise dominates: the noise s.d. of the class totals (%.3g positives, %.3g negatives) exceeds a third of the released totals (%.4g, %.4g); the curves and the AUC carry little information at this n·ε and the intervals are near [0, 1]", sp, sm, tp, tm))
+	}
+	if a := r.Raw.AUC; !(a >= 0 && a <= 1) {
+		r.Notes = append(r.Notes, fmt.Sprintf("the raw AUC %.4g is outside [0, 1]: the unsmoothed noisy curve is not a ROC curve where the noise is large against the class counts; read the smoothed AUC and its interval", a))
+	}
 }
 
 // QueryROC reads the positives and negatives of the ROC release rel at

@@ -193,13 +193,13 @@ func ciRun(g *ecdf.Grid, n int, eps, popAUC float64, rng *rand.Rand) ([]bool, er
 	hit[3] = r.AUCCI95Population[0] <= popAUC && popAUC <= r.AUCCI95Population[1]
 	for k, x := range ciFPRs {
 		fpr, lo, hi, _ := r.Band95.At(x)
-		t := truth.TPRAt(fpr)
+		t := clamp01(truth.TPRAt(fpr)) // 1 − F may be −1e-17 by rounding
 		hit[4+k] = lo <= t && t <= hi
 	}
 	whole := 4 + len(ciFPRs)
 	hit[whole] = true
 	for j, x := range r.Band95.FPR {
-		t := truth.TPRAt(x)
+		t := clamp01(truth.TPRAt(x))
 		hit[whole] = hit[whole] && r.Band95.Lower[j] <= t && t <= r.Band95.Upper[j]
 	}
 	return hit, nil
@@ -265,3 +265,6 @@ func populationBinnedAUC(g *ecdf.Grid) float64 {
 	}
 	return auc
 }
+
+// clamp01 is x within [0, 1].
+func clamp01(x float64) float64 { return min(max(x, 0), 1) }
