@@ -178,22 +178,32 @@ func newBand(res *aggregation.Result, e *ECDF, draws int) *Band {
 	return b
 }
 
-// quantileInterval inverts band b at thresholds for probability p: the
-// smallest threshold where the upper curve reaches p, to the smallest
-// where the lower curve does (the last threshold if it never does). When
-// the true ECDF lies in the band, its p-quantile on the read thresholds
-// (the smallest τ with F(τ) ≥ p) lies in the interval, so the quantile
-// intervals hold simultaneously with the band.
-func quantileInterval(b *Band, thresholds []float64, p float64) [2]float64 {
-	last := thresholds[len(thresholds)-1]
-	iv := [2]float64{last, last}
+// quantileInterval inverts band b at thresholds for probability p, on a
+// grid whose lowest value is lowest: with j_lo the first read threshold
+// where the upper curve reaches p and j_hi the first where the lower one
+// does (the last threshold if it never does), the interval is
+// [τ_{j_lo−1}, τ_{j_hi}], τ_{j_lo−1} the read threshold before j_lo
+// (lowest before the first). When the true ECDF F lies in the band, the
+// first read threshold j with F(τ_j) ≥ p lies in [j_lo, j_hi], and the
+// data's p-quantile q (the smallest x with F(x) ≥ p, or any point
+// between it and the next data value) satisfies F(τ_{j−1}) < p ≤ F(τ_j),
+// so τ_{j−1} < q ≤ τ_j: the interval holds the data's quantile, not
+// just the grid's, simultaneously with the band. It is at least the
+// bin that holds the estimate, never a single point.
+func quantileInterval(b *Band, thresholds []float64, lowest, p float64) [2]float64 {
+	last := len(thresholds) - 1
+	jlo, jhi := last, last
 	if j, ok := firstAtLeast(b.Upper, p); ok {
-		iv[0] = thresholds[j]
+		jlo = j
 	}
 	if j, ok := firstAtLeast(b.Lower, p); ok {
-		iv[1] = thresholds[j]
+		jhi = j
 	}
-	return iv
+	lo := lowest
+	if jlo > 0 {
+		lo = thresholds[jlo-1]
+	}
+	return [2]float64{lo, thresholds[jhi]}
 }
 
 func firstAtLeast(f []float64, p float64) (int, bool) {
