@@ -53,6 +53,10 @@ type Config struct {
 	HLSizes    []int
 	HLEpsilons []float64
 	HLDraws    int
+	// Cells selects cells of ci-coverage's grid (issue 25): a
+	// space-separated list of key=v1,v2 with keys n, eps, prev, rel,
+	// servers; empty: issue 15's cells (HLSizes × HLEpsilons).
+	Cells string
 	// Progress, if not nil, follows the runs.
 	Progress Progress
 }
