@@ -72,15 +72,18 @@
 //     interval holds whenever the box does: coverage ≥ 95 % at every n
 //     and ε, inside [0, 1], and of positive width while the noise s.d.
 //     is positive. The population interval takes the box at 97.5 % and
-//     widens it by the 97.5 % Hanley–McNeil sampling interval (union
-//     bound).
+//     widens it by the 97.5 % sampling interval from the Birnbaum–Klose
+//     bound Var(Â) ≤ A(1 − A)/min(n₁, n₀), valid for any score laws
+//     (union bound).
 //   - ROC, the bootstrap: where both class totals exceed ten noise s.d.
 //     (the AUC's ratio is then nearly linear in the noise), the box is
 //     needlessly wide and the AUC intervals are a basic bootstrap of the
 //     raw (unclipped, unsmoothed) AUC: re-noise the released vectors,
 //     take the quantiles q of AUC*, and return [2Â − q₉₇.₅, 2Â − q₂.₅]
-//     clipped to [0, 1]; the population interval adds the Hanley–McNeil
-//     variance (rocIntervals).
+//     clipped to [0, 1]; the population interval adds DeLong's sampling
+//     variance computed from the smoothed curve's bin masses (exact for
+//     binned scores, where Hanley–McNeil's exponential approximation is
+//     not: auc_sampling_se reports both; rocIntervals, deLong).
 //   - Noise dominates: where a class total is within 3 noise s.d. of
 //     zero (σ_c > T̂_c/3), ROC.NoiseDominates is set and a note says so;
 //     the box then gives intervals near [0, 1]. With the tree over N bins

@@ -292,11 +292,12 @@ const rocBandPoints = 101
 // formula (Hanley & McNeil 1982, the DeLong variance under their
 // exponential approximation):
 // Var = [A(1−A) + (n₁−1)(Q₁−A²) + (n₀−1)(Q₂−A²)]/(n₁n₀), Q₁ = A/(2−A),
-// Q₂ = 2A²/(1+A). In the bootstrap regime A is the raw AUC, n₁, n₀ the
-// released class totals, and each half-width h of the noise interval
-// becomes √(h² + (1.96·√Var)²); in the box regime see
-// countBox.boxIntervals.
-func rocIntervals(pos, neg *aggregation.Result, p, m []float64, fit *totalsFit, draws int) (iv rocInterval, err error) {
+// Q₂ = 2A²/(1+A), reported beside DeLong's variance computed from the
+// smoothed curve's bin masses (deLong), which the interval uses. In the
+// bootstrap regime n₁, n₀ are the released class totals, and each
+// half-width h of the noise interval becomes √(h² + (1.96·√Var)²); in
+// the box regime see countBox.boxIntervals.
+func rocIntervals(pos, neg *aggregation.Result, p, m []float64, fit *totalsFit, c *roc.Curve, draws int) (iv rocInterval, err error) {
 	k := len(p)
 	fpr := make([]float64, rocBandPoints)
 	for j := range fpr {
@@ -347,7 +348,9 @@ func rocIntervals(pos, neg *aggregation.Result, p, m []float64, fit *totalsFit, 
 		iv.Regime = RegimeBox
 		return iv, nil
 	}
-	s := z975 * math.Sqrt(hanleyMcNeil(auc, max(p[k-1], 1), max(m[k-1], 1)))
+	n1, n0 := max(p[k-1], 1), max(m[k-1], 1)
+	iv.SamplingSE = &SamplingSE{DeLong: math.Sqrt(deLong(c, n1, n0)), HanleyMcNeil: math.Sqrt(hanleyMcNeil(auc, n1, n0))}
+	s := z975 * iv.SamplingSE.DeLong
 	// hi − auc and auc − lo are the lower and upper half-widths of the
 	// (unclipped) noise interval.
 	iv.Own, iv.Population = own, [2]float64{clip01(auc - math.Hypot(hi-auc, s)), clip01(auc + math.Hypot(auc-lo, s))}
@@ -359,6 +362,39 @@ type rocInterval struct {
 	Own, Population [2]float64
 	Band            *ROCBand
 	Regime          string
+	SamplingSE      *SamplingSE
+}
+
+// SamplingSE is the sampling standard error of the AUC behind the
+// population interval in the bootstrap regime (JSON schema in
+// docs/json.md): DeLong's, used, and Hanley–McNeil's, for comparison.
+type SamplingSE struct {
+	DeLong       float64 `json:"delong"`
+	HanleyMcNeil float64 `json:"hanley_mcneil"`
+}
+
+// deLong is the DeLong variance of the AUC of binned scores with n1
+// positives and n0 negatives whose ECDFs are those of the (monotone)
+// curve c: with p_j, q_j the positives' and negatives' masses in bin j,
+// a positive in bin j has placement V₁₀(j) = Q_{j−1} + q_j/2 (the
+// negatives below it, ties halved), a negative V₀₁(j) = 1 − P_j + p_j/2,
+// A = Σ p_j V₁₀(j) = Σ q_j V₀₁(j), and
+// Var = Var_pos(V₁₀)/n1 + Var_neg(V₀₁)/n0 (DeLong et al. 1988; exact
+// for binned scores, where ties are the rule, unlike Hanley–McNeil's
+// exponential approximation).
+func deLong(c *roc.Curve, n1, n0 float64) float64 {
+	var a, s10, s01 float64
+	for i := 1; i < len(c.TPR); i++ {
+		// Bin i holds the instances between thresholds i−1 and i: F(i) −
+		// F(i−1) = rate(i−1) − rate(i).
+		p, q := c.TPR[i-1]-c.TPR[i], c.FPR[i-1]-c.FPR[i]
+		below, above := 1-c.FPR[i-1], c.TPR[i]
+		v10, v01 := below+q/2, above+p/2
+		a += p * v10
+		s10 += p * v10 * v10
+		s01 += q * v01 * v01
+	}
+	return max(s10-a*a, 0)/n1 + max(s01-a*a, 0)/n0
 }
 
 // The regimes of the ROC intervals (ROC.Regime).

@@ -72,6 +72,10 @@ type ROC struct {
 	// "bootstrap", "box", or "noise-dominates" (the box, where a class
 	// total is within 3 noise s.d. of zero); absent without intervals.
 	IntervalMethod string `json:"interval_method,omitempty"`
+	// AUCSamplingSE is the AUC's sampling s.e. behind AUCCI95Population
+	// under the bootstrap method (DeLong's, with Hanley–McNeil's for
+	// comparison); absent otherwise.
+	AUCSamplingSE *SamplingSE `json:"auc_sampling_se,omitempty"`
 	// NoiseDominates is set when the noise s.d. of a class total exceeds
 	// a third of its released value (rocRegime): the curves and the AUC
 	// then carry little information at this n·ε, the intervals are near
@@ -194,11 +198,11 @@ func NewROC(pos, neg *aggregation.Result, method string, draws int) (*ROC, error
 		return nil, err
 	}
 	if draws > 0 {
-		iv, err := rocIntervals(pos, neg, p, m, fit, draws)
+		iv, err := rocIntervals(pos, neg, p, m, fit, smoothed, draws)
 		if err != nil {
 			return nil, fmt.Errorf("analysis: release %v: %w", pos.Release.ID, err)
 		}
-		r.AUCCI95, r.AUCCI95Population, r.Band95, r.IntervalMethod = &iv.Own, &iv.Population, iv.Band, iv.Regime
+		r.AUCCI95, r.AUCCI95Population, r.Band95, r.IntervalMethod, r.AUCSamplingSE = &iv.Own, &iv.Population, iv.Band, iv.Regime, iv.SamplingSE
 	}
 	r.noiseNotes(pos)
 	return r, nil

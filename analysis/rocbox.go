@@ -179,8 +179,10 @@ func (b *countBox) at(c float64) (boxROC, bool) {
 
 // boxIntervals returns the box's intervals: the data set's AUC at
 // boxLevel, the population AUC as the popBoxLevel box widened at each end
-// by z9875 Hanley–McNeil s.d. (the largest over the AUCs of the interval,
-// at the box's lower class totals), and the ROC band between the
+// by z9875 sampling s.d. from the Birnbaum–Klose bound
+// Var(Â) ≤ A(1 − A)/min(n₁, n₀), which holds for every pair of score
+// laws (largest over the interval, at the box's lower class totals),
+// and the ROC band between the
 // envelope curves on fpr. A box that holds no counts gives [0, 1] and
 // the band [0, 1].
 func (b *countBox) boxIntervals(fpr []float64) (own, population [2]float64, band *ROCBand) {
@@ -198,12 +200,10 @@ func (b *countBox) boxIntervals(fpr []float64) (own, population [2]float64, band
 		band.Lower[j], band.Upper[j] = clip01(r.lower.TPRAt(x)), clip01(r.upper.TPRAt(x))
 	}
 	if r, ok := b.at(b.crit975); ok {
-		var v float64
-		for t := range 21 {
-			a := r.auc[0] + (r.auc[1]-r.auc[0])*float64(t)/20
-			v = max(v, hanleyMcNeil(a, max(r.totals[0], 1), max(r.totals[1], 1)))
-		}
-		s := z9875 * math.Sqrt(v)
+		// Birnbaum–Klose: Var(Â) ≤ A(1 − A)/min(n₁, n₀) for any score
+		// laws, largest over the interval at the A nearest 1/2.
+		a := min(max(0.5, r.auc[0]), r.auc[1])
+		s := z9875 * math.Sqrt(a*(1-a)/max(min(r.totals[0], r.totals[1]), 1))
 		population = [2]float64{clip01(r.auc[0] - s), clip01(r.auc[1] + s)}
 	}
 	return own, population, band

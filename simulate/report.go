@@ -50,7 +50,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	p("ROC\tAUC true %.4f (unbinned %.4f), private raw %s, smoothed %.4f, interpolated %.4f; area between true and %s curves %.4f, between the unbinned and the interpolated %.4f\n",
 		r.True.ROC.AUC, r.True.AUCUnbinned, rawAUCText(r.ROC.Raw.AUC), r.ROC.AUC, r.ROC.Interpolated.AUC, r.privateCurve(), r.Error.ROCArea, r.Error.ROCAreaUnbinned)
 	if iv, pop := r.ROC.AUCCI95, r.ROC.AUCCI95Population; iv != nil {
-		p("\tAUC 95 %% CI [%.4f, %.4f] for this data set's binned AUC given the DP noise (holds the true %.4f: %s); [%.4f, %.4f] for the population AUC (+ sampling, Hanley–McNeil)\n",
+		p("\tAUC 95 %% CI [%.4f, %.4f] for this data set's binned AUC given the DP noise (holds the true %.4f: %s); [%.4f, %.4f] for the population AUC (+ sampling)\n",
 			iv[0], iv[1], r.True.ROC.AUC, yesNo(iv[0] <= r.True.ROC.AUC && r.True.ROC.AUC <= iv[1]), pop[0], pop[1])
 	}
 	for _, x := range analysis.BandFPRs {
