@@ -81,6 +81,15 @@ type ROC struct {
 	// then carry little information at this n·ε, the intervals are near
 	// the whole range and Notes says so.
 	NoiseDominates bool `json:"noise_dominates"`
+
+	prefixes []int // the read prefixes of the curves' points 1…
+	// Thresholds[i] is the score threshold of point i of fpr and tpr
+	// (and of raw's): an instance counts as predicted positive at point
+	// i when its bin lies above the i-th read prefix, i.e. its score
+	// exceeds Thresholds[i] (the grid's τ at that prefix); point 0 counts
+	// every instance and carries the grid's lower end. Absent until
+	// SetThresholds.
+	Thresholds []float64 `json:"thresholds,omitempty"`
 	// Notes say what post-processing changed, e.g. a class total raised
 	// to 1 (ClampTotals).
 	Notes []string `json:"notes,omitempty"`
@@ -205,7 +214,17 @@ func NewROC(pos, neg *aggregation.Result, method string, draws int) (*ROC, error
 		r.AUCCI95, r.AUCCI95Population, r.Band95, r.IntervalMethod, r.AUCSamplingSE = &iv.Own, &iv.Population, iv.Band, iv.Regime, iv.SamplingSE
 	}
 	r.noiseNotes(pos)
+	r.prefixes = pos.Prefixes
 	return r, nil
+}
+
+// SetThresholds sets Thresholds from g, the grid of the release: the
+// lower end of g for point 0, then τ at each read prefix.
+func (r *ROC) SetThresholds(g *ecdf.Grid) {
+	r.Thresholds = append(make([]float64, 0, len(r.prefixes)+1), g.Min())
+	for _, i := range r.prefixes {
+		r.Thresholds = append(r.Thresholds, g.Threshold(i))
+	}
 }
 
 // noiseNotes sets NoiseDominates from the public noise s.d. of the class
