@@ -75,8 +75,9 @@
 //     widens it by the 97.5 % sampling interval from the Birnbaum–Klose
 //     bound Var(Â) ≤ A(1 − A)/min(n₁, n₀), valid for any score laws
 //     (union bound).
-//   - ROC, the bootstrap: where both class totals exceed ten noise s.d.
-//     (the AUC's ratio is then nearly linear in the noise), the box is
+//   - ROC, the bootstrap: where both class totals exceed four noise s.d.
+//     (the AUC's ratio is then close to linear in the noise: relative bias
+//     about CV² ≤ 6 %, corrected to first order), the box is
 //     needlessly wide and the AUC intervals are a basic bootstrap of the
 //     raw (unclipped, unsmoothed) AUC: re-noise the released vectors,
 //     take the quantiles q of AUC*, and return [2Â − q₉₇.₅, 2Â − q₂.₅]

@@ -399,7 +399,7 @@ func deLong(c *roc.Curve, n1, n0 float64) float64 {
 
 // The regimes of the ROC intervals (ROC.Regime).
 const (
-	// RegimeLinear: both class totals exceed 1/linearCV = 10 noise s.d.;
+	// RegimeLinear: both class totals exceed 1/linearCV = 4 noise s.d.;
 	// the intervals come from the bootstrap of the raw AUC.
 	RegimeLinear = "bootstrap"
 	// RegimeBox: the intervals come from the inverted box of the counts.
@@ -414,7 +414,7 @@ const (
 // sp, sm of the positives' and negatives' totals and their released
 // values tp, tm: RegimeNoiseDominates when σ_c > T̂_c/3 for a class (its
 // total is not told from zero at 3 s.d.), RegimeLinear when
-// σ_c ≤ T̂_c/10 for both, else RegimeBox.
+// σ_c ≤ T̂_c/4 for both, else RegimeBox.
 func rocRegime(sp, sm, tp, tm float64) string {
 	switch {
 	case !(sp <= dominatesCV*tp) || !(sm <= dominatesCV*tm):

@@ -39,8 +39,9 @@ func populationAUC(bins int) float64 {
 }
 
 // TestROCIntervalsSmallN checks the ROC intervals where hospitals are:
-// two servers, ε = 1, n = 100 (noise dominates), 400 (the box) and 2000
-// (the bootstrap), each over trials fresh data sets with fresh noise.
+// two servers, ε = 1, n = 100 (noise dominates), 280 (mostly the box),
+// 400 and 2000 (the bootstrap; at 400 the positives' total has noise
+// CV ≈ 0.2), each over trials fresh data sets with fresh noise.
 // The data set's AUC interval, the population AUC interval and the ROC
 // band (whole curve) must each cover at least 0.95 − 2 s.e. (binomial,
 // of trials draws): with 800 trials a true coverage of 0.90 passes that
@@ -53,14 +54,17 @@ func TestROCIntervalsSmallN(t *testing.T) {
 	const trials, draws = 800, 100
 	popAUC := populationAUC(smallROCBins)
 	for _, tc := range []struct {
-		n        int
-		regime   string
-		dominate bool
-	}{{100, RegimeNoiseDominates, true}, {400, RegimeBox, false}, {2000, RegimeLinear, false}} {
+		n      int
+		regime string // the regime of at least an eighth of the data sets
+		// dominate: the noise dominates in most data sets (1), in none
+		// (−1), either (0)
+		dominate int
+	}{{100, RegimeNoiseDominates, 1}, {280, RegimeBox, 0}, {400, RegimeLinear, 0}, {2000, RegimeLinear, -1}} {
 		t.Run(fmt.Sprintf("n=%d", tc.n), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(tc.n), 25))
 			rel := testRelease(t, []aggregation.Component{aggregation.Label, aggregation.NotLabel}, smallROCBins, tc.n, 1)
 			var own, pop, band, regime, flagged int
+			var width, popWidth float64
 			for range trials {
 				n1 := 0
 				for range tc.n {
@@ -82,6 +86,8 @@ func TestROCIntervalsSmallN(t *testing.T) {
 						t.Fatalf("interval %v: want 0 ≤ lo < hi ≤ 1", *iv)
 					}
 				}
+				width += (r.AUCCI95[1] - r.AUCCI95[0]) / trials
+				popWidth += (r.AUCCI95Population[1] - r.AUCCI95Population[0]) / trials
 				if a := truth.AUC(); r.AUCCI95[0] <= a && a <= r.AUCCI95[1] {
 					own++
 				}
@@ -99,7 +105,7 @@ func TestROCIntervalsSmallN(t *testing.T) {
 				}
 			}
 			se := math.Sqrt(0.05 * 0.95 / trials)
-			t.Logf("n = %d: own %d, population %d, band %d of %d; regime %s in %d, noise dominates in %d", tc.n, own, pop, band, trials, tc.regime, regime, flagged)
+			t.Logf("n = %d: own %d, population %d, band %d of %d; mean widths %.3f, %.3f; regime %s in %d, noise dominates in %d", tc.n, own, pop, band, trials, width, popWidth, tc.regime, regime, flagged)
 			for _, c := range []struct {
 				name string
 				hits int
@@ -108,11 +114,11 @@ func TestROCIntervalsSmallN(t *testing.T) {
 					t.Errorf("%s interval coverage %.3f, want ≥ %.3f", c.name, cov, 0.95-2*se)
 				}
 			}
-			if regime < trials*9/10 {
-				t.Errorf("regime %s in %d of %d data sets, want most", tc.regime, regime, trials)
+			if regime < trials/8 {
+				t.Errorf("regime %s in %d of %d data sets, want at least an eighth", tc.regime, regime, trials)
 			}
-			if tc.dominate != (flagged > trials/2) {
-				t.Errorf("noise dominates flagged in %d of %d data sets, want most: %v", flagged, trials, tc.dominate)
+			if tc.dominate == 1 && flagged < trials*9/10 || tc.dominate == -1 && flagged > 0 {
+				t.Errorf("noise dominates flagged in %d of %d data sets (want: %d)", flagged, trials, tc.dominate)
 			}
 		})
 	}
