@@ -47,20 +47,63 @@
 // only its draw is secret. Every interval re-draws noise of that law B
 // times (DefaultIntervalDraws, a parameter of NewECDF, NewROC,
 // QueryECDF and QueryROC; 0 leaves the intervals out), from a fixed
-// public seed:
+// public seed. Because the seed is fixed, a Monte-Carlo quantile is
+// read at a conservative order statistic (orderIndex: 1.645 binomial
+// s.d. beyond B·level), so that the draws' error cannot bias every
+// interval towards undercoverage.
 //
 //   - ECDF: a simultaneous 95 % band F̂_i ± c·sd_i, c the 95 % quantile of
 //     max_i |η_i|/sd_i (newBand), and each quantile's interval read off
-//     it;
-//   - ROC: the released positive and negative vectors are re-noised, the
-//     curve rebuilt by the same code (clamping, smoothing), and a basic
-//     bootstrap gives the AUC interval [2·AUC − q₉₇.₅, 2·AUC − q₂.₅] and,
-//     at each FPR of a grid, the same for the TPR (the pointwise ROC
-//     band); the population AUC interval adds the Hanley–McNeil sampling
-//     variance (rocIntervals).
+//     it, widened to the whole bin of each end (quantileInterval).
+//   - ROC, the box (countBox). Let η_P, η_M be the noise of the two
+//     released vectors at the read prefixes j (P_N the last) and sd_j,
+//     sd'_j the exact s.d. of η_j and of η_N − η_j. With c the 95 %
+//     quantile of max over both classes and all j of |η_j|/sd_j and
+//     |η_N − η_j|/sd'_j, with probability 95 % every true prefix count
+//     P_j and suffix count S_j = P_N − P_j of both classes lies in
+//     [p̂_j ± c·sd_j] and [ŝ_j ± c·sd'_j] (and P_N + M_N = n when n is
+//     public). Over that box F_j = P_j/(P_j + S_j) lies between
+//     L_j = a_j/(a_j + B_j) and U_j = b_j/(b_j + A_j) (a, b the ends
+//     of P_j, A, B those of S_j), made monotone with F_N = 1. The AUC
+//     A(F_pos, F_neg) = Σ_j ΔF_pos,j (F_neg,j−1 + F_neg,j)/2 rises as
+//     F_neg rises and as F_pos falls, so over the box it lies in
+//     [A(U_pos, L_neg), A(L_pos, U_neg)], and the ROC curve lies between
+//     the curves of those two pairs at every FPR (the ROC band). The
+//     interval holds whenever the box does: coverage ≥ 95 % at every n
+//     and ε, inside [0, 1], and of positive width while the noise s.d.
+//     is positive. The population interval takes the box at 97.5 % and
+//     widens it by the 97.5 % sampling interval from the Birnbaum–Klose
+//     bound Var(Â) ≤ A(1 − A)/min(n₁, n₀), valid for any score laws
+//     (union bound).
+//   - ROC, the bootstrap: where both class totals exceed four noise s.d.
+//     (the AUC's ratio is then close to linear in the noise: relative bias
+//     about CV² ≤ 6 %, corrected to first order), the box is
+//     needlessly wide and the AUC intervals are a basic bootstrap of the
+//     raw (unclipped, unsmoothed) AUC: re-noise the released vectors,
+//     take the quantiles q of AUC*, and return [2Â − q₉₇.₅, 2Â − q₂.₅]
+//     clipped to [0, 1]; the population interval adds DeLong's sampling
+//     variance computed from the smoothed curve's bin masses (exact for
+//     binned scores, where Hanley–McNeil's exponential approximation is
+//     not: auc_sampling_se reports both; rocIntervals, deLong).
+//   - Noise dominates: where a class total is within 3 noise s.d. of
+//     zero (σ_c > T̂_c/3), ROC.NoiseDominates is set and a note says so;
+//     the box then gives intervals near [0, 1]. With the tree over N bins
+//     at ε_v per class vector and S servers, σ_c = √(S·V_N)/ε_v (V_N the
+//     total's variance at ε_v = 1), so the flag is raised below
+//     n·min(π, 1 − π)·ε_v < 3√(S·V_N) (π the prevalence); rocRegime
+//     applies it to the public σ_c and the released T̂_c, and the note
+//     prints both.
 //
 // The noise-aware Hosmer–Lemeshow p-value (hosmer.Plan.NullTest, B of
-// Bootstrap) simulates the statistic under H₀ with the same law.
+// Bootstrap) simulates the statistic under H₀ with the same law. Its
+// power (HosmerPower, hosmerPower): group g adds (O − E)²/s_g² to H,
+// s_g² = size·m_g(1 − m_g); with the noise, O − E has variance
+// w_g·s_g² (w_g = ObservedSD_g²/s_g²) and, under a calibration-intercept
+// shift a (true rate expit(logit m_g + a)), mean s_g·μ_g(a). So
+// H ≈ Σ_g (√w_g Z_g + μ_g(a))², the test rejects above the 95 %
+// quantile of its a = 0 law, and the smallest a with power 80 % is found
+// by bisection over common normal draws. Where a > 0.5 (odds ratio
+// 1.65) the output warns that the test is weak.
 //
 // # Guarantee
 //

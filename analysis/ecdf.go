@@ -41,8 +41,8 @@ type ECDF struct {
 	// Band95 is the simultaneous 95 % confidence band of the true ECDF
 	// at Thresholds given the noise (newBand), nil when built with no
 	// interval draws; QuantilesCI95 maps each key of Quantiles to its 95 %
-	// interval, read off the band (quantileInterval; empty without a
-	// band).
+	// interval of the data's p-quantile, read off the band and widened
+	// to whole bins (quantileInterval; empty without a band).
 	Band95        *Band                 `json:"band95,omitempty"`
 	QuantilesCI95 map[string][2]float64 `json:"quantiles_ci95"`
 
@@ -117,7 +117,7 @@ func (e *ECDF) Smooth(method string, probs []float64) error {
 		key := strconv.FormatFloat(p, 'g', -1, 64)
 		q[key] = e.Thresholds[j-1]
 		if e.Band95 != nil {
-			ci[key] = quantileInterval(e.Band95, e.Thresholds, p)
+			ci[key] = quantileInterval(e.Band95, e.Thresholds, e.grid.Min(), p)
 		}
 	}
 	e.Smoothing, e.Smoothed, e.Quantiles, e.QuantilesCI95 = method, g, q, ci

@@ -94,6 +94,10 @@ type Hosmer struct {
 	// size·m(1−m) with m = E_1/size. Calibration charts draw O_1/size ±
 	// 1.96·ObservedSD/size (RateHalfWidths). Empty when H is undefined.
 	ObservedSD []float64 `json:"observed_sd,omitempty"`
+	// Power is what the noise-aware test could detect at this n, ε and
+	// noise (hosmerPower); absent when H is undefined or there are fewer
+	// than 3 groups.
+	Power *HosmerPower `json:"power,omitempty"`
 	// Error says why the noise left H undefined (a released group too
 	// small to have positive expected positives and negatives); the
 	// releases are spent all the same.
@@ -146,6 +150,7 @@ func RunHosmer(ctx context.Context, u aggregation.UStat, plan *hosmer.Plan, rels
 	h.Statistic, h.PValueNaive = res.Finite()
 	h.Groups, h.H = res.Groups, res.H
 	h.ObservedSD = observedSD(rels, res.Groups)
+	h.Power = hosmerPower(res.Groups, h.ObservedSD)
 	if boot.Draws > 0 && len(res.Groups) >= 3 {
 		t, err := plan.NullTest(rels, g, method, cfg, res, boot.Draws, boot.Seed)
 		if err != nil {
@@ -285,8 +290,12 @@ func DescribePValues(h *Hosmer) string {
 	if h.PValuePrivate == nil {
 		return "no noise-aware p-value (bootstrap off); " + naive
 	}
-	return fmt.Sprintf("noise-aware p-value %.4g ± %.2g (Monte-Carlo s.e., B = %d null data sets simulated over the public noise law); %s",
+	s := fmt.Sprintf("noise-aware p-value %.4g ± %.2g (Monte-Carlo s.e., B = %d null data sets simulated over the public noise law); %s",
 		*h.PValuePrivate, *h.PValueSE, h.BootstrapDraws, naive)
+	if h.Power != nil {
+		s += "; " + h.Power.Describe()
+	}
+	return s
 }
 
 // ShortPValues is DescribePValues for a chart title.

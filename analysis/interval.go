@@ -178,22 +178,32 @@ func newBand(res *aggregation.Result, e *ECDF, draws int) *Band {
 	return b
 }
 
-// quantileInterval inverts band b at thresholds for probability p: the
-// smallest threshold where the upper curve reaches p, to the smallest
-// where the lower curve does (the last threshold if it never does). When
-// the true ECDF lies in the band, its p-quantile on the read thresholds
-// (the smallest τ with F(τ) ≥ p) lies in the interval, so the quantile
-// intervals hold simultaneously with the band.
-func quantileInterval(b *Band, thresholds []float64, p float64) [2]float64 {
-	last := thresholds[len(thresholds)-1]
-	iv := [2]float64{last, last}
+// quantileInterval inverts band b at thresholds for probability p, on a
+// grid whose lowest value is lowest: with j_lo the first read threshold
+// where the upper curve reaches p and j_hi the first where the lower one
+// does (the last threshold if it never does), the interval is
+// [τ_{j_lo−1}, τ_{j_hi}], τ_{j_lo−1} the read threshold before j_lo
+// (lowest before the first). When the true ECDF F lies in the band, the
+// first read threshold j with F(τ_j) ≥ p lies in [j_lo, j_hi], and the
+// data's p-quantile q (the smallest x with F(x) ≥ p, or any point
+// between it and the next data value) satisfies F(τ_{j−1}) < p ≤ F(τ_j),
+// so τ_{j−1} < q ≤ τ_j: the interval holds the data's quantile, not
+// just the grid's, simultaneously with the band. It is at least the
+// bin that holds the estimate, never a single point.
+func quantileInterval(b *Band, thresholds []float64, lowest, p float64) [2]float64 {
+	last := len(thresholds) - 1
+	jlo, jhi := last, last
 	if j, ok := firstAtLeast(b.Upper, p); ok {
-		iv[0] = thresholds[j]
+		jlo = j
 	}
 	if j, ok := firstAtLeast(b.Lower, p); ok {
-		iv[1] = thresholds[j]
+		jhi = j
 	}
-	return iv
+	lo := lowest
+	if jlo > 0 {
+		lo = thresholds[jlo-1]
+	}
+	return [2]float64{lo, thresholds[jhi]}
 }
 
 func firstAtLeast(f []float64, p float64) (int, bool) {
@@ -208,15 +218,17 @@ func firstAtLeast(f []float64, p float64) (int, bool) {
 // ROCBand is a simultaneous 95 % confidence band of the ROC curve (JSON
 // schema in docs/json.md): on a fixed grid of false positive rates
 // FPR[j], the band [Lower[j], Upper[j]] holds the TPR of the data set's
-// own binned ROC curve at every FPR[j] at once with probability about
-// 95 %, given the DP noise (rocIntervals).
+// own binned ROC curve at every FPR[j] at once with probability at least
+// 95 %, given the DP noise: it lies between the curves of the extreme
+// ECDF pairs of a simultaneous box of the counts (rocIntervals).
 type ROCBand struct {
 	FPR   []float64 `json:"fpr"`
 	Lower []float64 `json:"lower"`
 	Upper []float64 `json:"upper"`
-	// Critical is c: the band is the bias-corrected TPR ± c·s_j.
+	// Critical is c: the box holds every prefix and suffix count within
+	// c noise s.d. of its released value.
 	Critical float64 `json:"critical"`
-	// Draws is the number of Monte-Carlo draws behind the band.
+	// Draws is the number of Monte-Carlo draws behind Critical.
 	Draws int `json:"draws"`
 }
 
@@ -249,48 +261,59 @@ var BandFPRs = []float64{0.05, 0.1, 0.2, 0.5}
 // rocBandPoints is the size of the FPR grid of ROCBand: 0, 0.01, …, 1.
 const rocBandPoints = 101
 
-// rocIntervals returns the 95 % intervals of the ROC curve c built by
-// NewROC from pos and neg with method:
+// rocIntervals returns the 95 % intervals of the ROC curve built by
+// NewROC from pos and neg (fitted into p and m), and the regime they
+// come from (rocRegime), by one of two methods:
 //
-// For the data set's own binned AUC (given the DP noise), a basic
-// parametric bootstrap over the public noise law: draws times, fresh
-// noise of the release's law is added to both released vectors, the
-// curve is rebuilt by the same code path (totalsFit, ClampTotals, smoothing,
-// roc.FromPrefixes) and its AUC* taken; with q_lo, q_hi the 2.5 % and
-// 97.5 % quantiles of AUC*, the interval is [2·AUC − q_hi, 2·AUC − q_lo]
-// (the spread of AUC* about AUC stands for that of AUC about the truth,
-// and a shift of AUC* from AUC, e.g. by clamping or smoothing, is
-// subtracted rather than repeated).
+// The box (countBox; regimes RegimeBox and RegimeNoiseDominates, and
+// the ROC band in every regime): a simultaneous 95 % box of the true
+// prefix and suffix counts of both classes, from the exact public noise
+// law, is inverted: the AUC over every pair of ECDFs the box allows lies
+// between the AUCs of its two extreme pairs, and their curves bound the
+// ROC curve at every FPR (countBox.at). It holds whenever the box holds
+// the truth, so its coverage is at least 95 % (up to the Monte-Carlo
+// error of the box's critical value) at every n and ε, and its width is
+// positive while the noise is.
 //
-// The ROC band comes from the same bootstrap curves: at each FPR x of
-// the grid 0, 0.01, …, 1 their TPR*(x) (roc.Curve.TPRAt) give the
-// deviation's mean m (subtracted, as the basic bootstrap does) and s.d.
-// s, and the band TPR(x) − m ± c·s takes c from the bootstrap
-// distribution of the largest standardised deviation over the grid (a
-// sup-t band, as the ECDF band's), so that it holds the whole curve at
-// once. c is that distribution's 97.5 % quantile, not its 95 %: the
-// re-noised curves understate the spread where the curve is steep, since
-// there a small noise in the FPR moves the TPR a lot, and at the 97.5 %
-// quantile the band's measured coverage of the whole curve is about 95 %
-// (EXPERIMENTS.md). A pointwise band (c = 1.96) undercovered there.
+// The bootstrap (RegimeLinear, both σ_c ≤ linearCV·T̂_c), for the AUC
+// intervals: fresh noise of the release's law is added draws times to
+// both released vectors, the totals fit applied, and the raw
+// (unclipped, unsmoothed) AUC* taken; with q_lo, q_hi the 2.5 % and
+// 97.5 % quantiles of AUC* and Â the raw AUC, the interval is
+// [2Â − q_hi, 2Â − q_lo] clipped to [0, 1] (basic bootstrap). The raw
+// AUC is a smooth function of the counts, with no boundary to collapse
+// onto, and in this regime nearly linear in the noise; it is much
+// narrower than the box's where the noise is small. Should the clipped
+// interval have zero width, the box's is used instead. (A bootstrap band
+// of the smoothed curves undercovered the whole curve at n = 2000, ε = 1:
+// 0.88, TestROCIntervalsSmallN; hence the box's band everywhere.)
 //
-// For the population AUC, the sampling variance of the Hanley–McNeil
+// The population AUC adds the sampling variance of the Hanley–McNeil
 // formula (Hanley & McNeil 1982, the DeLong variance under their
-// exponential approximation) is added:
+// exponential approximation):
 // Var = [A(1−A) + (n₁−1)(Q₁−A²) + (n₀−1)(Q₂−A²)]/(n₁n₀), Q₁ = A/(2−A),
-// Q₂ = 2A²/(1+A), with A the private AUC and n₁, n₀ the released class
-// totals (clamped to at least 1); each half-width h of the noise interval
-// becomes √(h² + (1.96·√Var)²). Both are clipped to [0, 1].
-func rocIntervals(pos, neg *aggregation.Result, p, m []float64, fit *totalsFit, method string, c *roc.Curve, draws int) (own, population [2]float64, band *ROCBand, err error) {
-	ps := newNoiseSampler(pos.Release, aggregation.Label, pos.Prefixes)
-	ms := newNoiseSampler(neg.Release, aggregation.NotLabel, neg.Prefixes)
-	smoothing := smoother(method, pos.Release.Mechanism(aggregation.Label))
+// Q₂ = 2A²/(1+A), reported beside DeLong's variance computed from the
+// smoothed curve's bin masses (deLong), which the interval uses. In the
+// bootstrap regime n₁, n₀ are the released class totals, and each
+// half-width h of the noise interval becomes √(h² + (1.96·√Var)²); in
+// the box regime see countBox.boxIntervals.
+func rocIntervals(pos, neg *aggregation.Result, p, m []float64, fit *totalsFit, c *roc.Curve, draws int) (iv rocInterval, err error) {
 	k := len(p)
 	fpr := make([]float64, rocBandPoints)
 	for j := range fpr {
 		fpr[j] = float64(j) / (rocBandPoints - 1)
 	}
-	tprs := make([][]float64, draws) // tprs[b][j]: TPR* of draw b at fpr[j]
+	last := pos.Prefixes[k-1]
+	sp := math.Sqrt(pos.Release.RangeVariance(aggregation.Label, 0, last))
+	sm := math.Sqrt(pos.Release.RangeVariance(aggregation.NotLabel, 0, last))
+	iv.Regime = rocRegime(sp, sm, p[k-1], m[k-1])
+	iv.Own, iv.Population, iv.Band = newCountBox(pos, neg, draws).boxIntervals(fpr)
+	iv.Band.Draws = draws
+	if iv.Regime != RegimeLinear {
+		return iv, nil
+	}
+	ps := newNoiseSampler(pos.Release, aggregation.Label, pos.Prefixes)
+	ms := newNoiseSampler(neg.Release, aggregation.NotLabel, neg.Prefixes)
 	var mu sync.Mutex
 	a := monteCarlo(draws, 2, func(rng *rand.Rand, b int) float64 {
 		pp, mm := make([]float64, k), make([]float64, k)
@@ -302,82 +325,127 @@ func rocIntervals(pos, neg *aggregation.Result, p, m []float64, fit *totalsFit, 
 		}
 		fit.apply(pp, mm)
 		ClampTotals(pp, mm)
-		cb, e := roc.FromPrefixes(pp, mm, smoothing)
+		raw, e := roc.FromPrefixes(pp, mm, nil)
 		if e != nil {
 			mu.Lock()
 			err = e
 			mu.Unlock()
 			return math.NaN()
 		}
-		tprs[b] = tprGrid(cb, fpr)
-		return cb.AUC()
+		return raw.AUC()
 	})
 	if err != nil {
-		return own, population, nil, fmt.Errorf("re-drawn noise: %w", err)
+		return iv, fmt.Errorf("re-drawn noise: %w", err)
 	}
-	auc := c.AUC()
+	raw, err := roc.FromPrefixes(p, m, nil)
+	if err != nil {
+		return iv, err
+	}
+	auc := raw.AUC()
 	lo, hi := quantiles95(a)
-	own = [2]float64{clip01(2*auc - hi), clip01(2*auc - lo)}
-	s := z975 * math.Sqrt(hanleyMcNeil(auc, max(p[k-1], 1), max(m[k-1], 1)))
+	own := [2]float64{clip01(2*auc - hi), clip01(2*auc - lo)}
+	if !(own[1] > own[0]) {
+		iv.Regime = RegimeBox
+		return iv, nil
+	}
+	n1, n0 := max(p[k-1], 1), max(m[k-1], 1)
+	iv.SamplingSE = &SamplingSE{DeLong: math.Sqrt(deLong(c, n1, n0)), HanleyMcNeil: math.Sqrt(hanleyMcNeil(auc, n1, n0))}
+	s := z975 * iv.SamplingSE.DeLong
 	// hi − auc and auc − lo are the lower and upper half-widths of the
 	// (unclipped) noise interval.
-	population = [2]float64{clip01(auc - math.Hypot(hi-auc, s)), clip01(auc + math.Hypot(auc-lo, s))}
-	return own, population, newROCBand(c, fpr, tprs), nil
+	iv.Own, iv.Population = own, [2]float64{clip01(auc - math.Hypot(hi-auc, s)), clip01(auc + math.Hypot(auc-lo, s))}
+	return iv, nil
 }
 
-// newROCBand returns the simultaneous bootstrap band of c at fpr from
-// the bootstrap curves' TPR* there (tprs[b][j]): with d_bj = TPR*_b(x_j)
-// − TPR(x_j), m_j and s_j their mean and standard deviation over the
-// draws, and c the 97.5 % quantile over the draws of max_j |d_bj − m_j|/s_j
-// (points with s_j = 0 left out; quantiles95's upper end), the band is
-// TPR(x_j) − m_j ± c·s_j, clipped to [0, 1].
-func newROCBand(c *roc.Curve, fpr []float64, tprs [][]float64) *ROCBand {
-	band := &ROCBand{FPR: fpr, Lower: make([]float64, len(fpr)), Upper: make([]float64, len(fpr)), Draws: len(tprs)}
-	t := tprGrid(c, fpr)
-	mean, sd := make([]float64, len(fpr)), make([]float64, len(fpr))
-	for j := range fpr {
-		for _, d := range tprs {
-			mean[j] += d[j] - t[j]
-		}
-		mean[j] /= float64(len(tprs))
-		for _, d := range tprs {
-			sd[j] += (d[j] - t[j] - mean[j]) * (d[j] - t[j] - mean[j])
-		}
-		sd[j] = math.Sqrt(sd[j] / float64(max(len(tprs)-1, 1)))
-	}
-	worst := make([]float64, len(tprs))
-	for b, d := range tprs {
-		for j := range fpr {
-			if sd[j] > 0 {
-				worst[b] = max(worst[b], math.Abs(d[j]-t[j]-mean[j])/sd[j])
-			}
-		}
-	}
-	_, crit := quantiles95(worst) // the 97.5 % quantile: see rocIntervals
-	band.Critical = crit
-	for j := range fpr {
-		centre := t[j] - mean[j]
-		band.Lower[j], band.Upper[j] = clip01(centre-crit*sd[j]), clip01(centre+crit*sd[j])
-	}
-	return band
+// rocInterval is what rocIntervals returns.
+type rocInterval struct {
+	Own, Population [2]float64
+	Band            *ROCBand
+	Regime          string
+	SamplingSE      *SamplingSE
 }
 
-// tprGrid returns c's TPR at each of fpr (roc.Curve.TPRAt).
-func tprGrid(c *roc.Curve, fpr []float64) []float64 {
-	t := make([]float64, len(fpr))
-	for j, x := range fpr {
-		t[j] = c.TPRAt(x)
-	}
-	return t
+// SamplingSE is the sampling standard error of the AUC behind the
+// population interval in the bootstrap regime (JSON schema in
+// docs/json.md): DeLong's, used, and Hanley–McNeil's, for comparison.
+type SamplingSE struct {
+	DeLong       float64 `json:"delong"`
+	HanleyMcNeil float64 `json:"hanley_mcneil"`
 }
 
-// quantiles95 returns the empirical 2.5 % and 97.5 % quantiles of x
-// (sorting x): its ⌊0.025(B−1)⌋-th and ⌈0.975(B−1)⌉-th order statistics
-// from 0.
+// deLong is the DeLong variance of the AUC of binned scores with n1
+// positives and n0 negatives whose ECDFs are those of the (monotone)
+// curve c: with p_j, q_j the positives' and negatives' masses in bin j,
+// a positive in bin j has placement V₁₀(j) = Q_{j−1} + q_j/2 (the
+// negatives below it, ties halved), a negative V₀₁(j) = 1 − P_j + p_j/2,
+// A = Σ p_j V₁₀(j) = Σ q_j V₀₁(j), and
+// Var = Var_pos(V₁₀)/n1 + Var_neg(V₀₁)/n0 (DeLong et al. 1988; exact
+// for binned scores, where ties are the rule, unlike Hanley–McNeil's
+// exponential approximation).
+func deLong(c *roc.Curve, n1, n0 float64) float64 {
+	var a, s10, s01 float64
+	for i := 1; i < len(c.TPR); i++ {
+		// Bin i holds the instances between thresholds i−1 and i: F(i) −
+		// F(i−1) = rate(i−1) − rate(i).
+		p, q := c.TPR[i-1]-c.TPR[i], c.FPR[i-1]-c.FPR[i]
+		below, above := 1-c.FPR[i-1], c.TPR[i]
+		v10, v01 := below+q/2, above+p/2
+		a += p * v10
+		s10 += p * v10 * v10
+		s01 += q * v01 * v01
+	}
+	return max(s10-a*a, 0)/n1 + max(s01-a*a, 0)/n0
+}
+
+// The regimes of the ROC intervals (ROC.Regime).
+const (
+	// RegimeLinear: both class totals exceed 1/linearCV = 4 noise s.d.;
+	// the intervals come from the bootstrap of the raw AUC.
+	RegimeLinear = "bootstrap"
+	// RegimeBox: the intervals come from the inverted box of the counts.
+	RegimeBox = "box"
+	// RegimeNoiseDominates: a class total is within 1/dominatesCV = 3
+	// noise s.d. of zero; the intervals come from the box and are near
+	// the whole range.
+	RegimeNoiseDominates = "noise-dominates"
+)
+
+// rocRegime returns the regime of the ROC intervals from the noise s.d.
+// sp, sm of the positives' and negatives' totals and their released
+// values tp, tm: RegimeNoiseDominates when σ_c > T̂_c/3 for a class (its
+// total is not told from zero at 3 s.d.), RegimeLinear when
+// σ_c ≤ T̂_c/4 for both, else RegimeBox.
+func rocRegime(sp, sm, tp, tm float64) string {
+	switch {
+	case !(sp <= dominatesCV*tp) || !(sm <= dominatesCV*tm):
+		return RegimeNoiseDominates
+	case sp <= linearCV*tp && sm <= linearCV*tm:
+		return RegimeLinear
+	}
+	return RegimeBox
+}
+
+// quantiles95 returns conservative empirical 2.5 % and 97.5 % quantiles
+// of x (sorting x): the order statistics orderIndex(B, 0.025, −1) and
+// orderIndex(B, 0.975, +1).
 func quantiles95(x []float64) (lo, hi float64) {
 	slices.Sort(x)
-	n := float64(len(x) - 1)
-	return x[int(math.Floor(0.025*n))], x[int(math.Ceil(0.975*n))]
+	return x[orderIndex(len(x), 0.025, -1)], x[orderIndex(len(x), 0.975, 1)]
+}
+
+// orderIndex returns the 0-based index of the order statistic of B draws
+// that estimates their level-quantile conservatively: moved by 1.645
+// binomial s.d. √(B·level·(1 − level)) beyond B·level, towards the upper
+// tail for side +1 and the lower for −1, so that with probability about
+// 95 % over the Monte-Carlo draws the chosen value lies beyond the
+// law's own level-quantile. The intervals use a fixed public seed, so an
+// unlucky draw would bias every interval alike; this bounds that bias.
+func orderIndex(b int, level float64, side int) int {
+	k := float64(b)*level + float64(side)*1.6448536269514722*math.Sqrt(float64(b)*level*(1-level))
+	if side > 0 {
+		return min(max(int(math.Ceil(k))-1, 0), b-1)
+	}
+	return min(max(int(math.Floor(k)), 0), b-1)
 }
 
 // hanleyMcNeil is the Hanley–McNeil variance of an AUC a estimated from

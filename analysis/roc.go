@@ -68,6 +68,28 @@ type ROC struct {
 	// an FPR grid (rocIntervals), from the same bootstrap; absent
 	// without interval draws.
 	Band95 *ROCBand `json:"band95,omitempty"`
+	// IntervalMethod is how the intervals were built (rocIntervals):
+	// "bootstrap", "box", or "noise-dominates" (the box, where a class
+	// total is within 3 noise s.d. of zero); absent without intervals.
+	IntervalMethod string `json:"interval_method,omitempty"`
+	// AUCSamplingSE is the AUC's sampling s.e. behind AUCCI95Population
+	// under the bootstrap method (DeLong's, with Hanley–McNeil's for
+	// comparison); absent otherwise.
+	AUCSamplingSE *SamplingSE `json:"auc_sampling_se,omitempty"`
+	// NoiseDominates is set when the noise s.d. of a class total exceeds
+	// a third of its released value (rocRegime): the curves and the AUC
+	// then carry little information at this n·ε, the intervals are near
+	// the whole range and Notes says so.
+	NoiseDominates bool `json:"noise_dominates"`
+
+	prefixes []int // the read prefixes of the curves' points 1…
+	// Thresholds[i] is the score threshold of point i of fpr and tpr
+	// (and of raw's): an instance counts as predicted positive at point
+	// i when its bin lies above the i-th read prefix, i.e. its score
+	// exceeds Thresholds[i] (the grid's τ at that prefix); point 0 counts
+	// every instance and carries the grid's lower end. Absent until
+	// SetThresholds.
+	Thresholds []float64 `json:"thresholds,omitempty"`
 	// Notes say what post-processing changed, e.g. a class total raised
 	// to 1 (ClampTotals).
 	Notes []string `json:"notes,omitempty"`
@@ -185,13 +207,42 @@ func NewROC(pos, neg *aggregation.Result, method string, draws int) (*ROC, error
 		return nil, err
 	}
 	if draws > 0 {
-		own, pop, band, err := rocIntervals(pos, neg, p, m, fit, method, smoothed, draws)
+		iv, err := rocIntervals(pos, neg, p, m, fit, smoothed, draws)
 		if err != nil {
 			return nil, fmt.Errorf("analysis: release %v: %w", pos.Release.ID, err)
 		}
-		r.AUCCI95, r.AUCCI95Population, r.Band95 = &own, &pop, band
+		r.AUCCI95, r.AUCCI95Population, r.Band95, r.IntervalMethod, r.AUCSamplingSE = &iv.Own, &iv.Population, iv.Band, iv.Regime, iv.SamplingSE
 	}
+	r.noiseNotes(pos)
+	r.prefixes = pos.Prefixes
 	return r, nil
+}
+
+// SetThresholds sets Thresholds from g, the grid of the release: the
+// lower end of g for point 0, then τ at each read prefix.
+func (r *ROC) SetThresholds(g *ecdf.Grid) {
+	r.Thresholds = append(make([]float64, 0, len(r.prefixes)+1), g.Min())
+	for _, i := range r.prefixes {
+		r.Thresholds = append(r.Thresholds, g.Threshold(i))
+	}
+}
+
+// noiseNotes sets NoiseDominates from the public noise s.d. of the class
+// totals of the release of pos against the released totals (rocRegime)
+// and adds a note saying so, and one when the raw AUC lies outside
+// [0, 1].
+func (r *ROC) noiseNotes(pos *aggregation.Result) {
+	rel, last := pos.Release, pos.Prefixes[len(pos.Prefixes)-1]
+	sp := math.Sqrt(rel.RangeVariance(aggregation.Label, 0, last))
+	sm := math.Sqrt(rel.RangeVariance(aggregation.NotLabel, 0, last))
+	tp, tm := r.Raw.curve.Positives, r.Raw.curve.Negatives
+	if rocRegime(sp, sm, tp, tm) == RegimeNoiseDominates {
+		r.NoiseDominates = true
+		r.Notes = append(r.Notes, fmt.Sprintf("noise dominates: the noise s.d. of the class totals (%.3g positives, %.3g negatives) exceeds a third of the released totals (%.4g, %.4g); the curves and the AUC carry little information at this n·ε and the intervals are near [0, 1]", sp, sm, tp, tm))
+	}
+	if a := r.Raw.AUC; !(a >= 0 && a <= 1) {
+		r.Notes = append(r.Notes, fmt.Sprintf("the raw AUC %.4g is outside [0, 1]: the unsmoothed noisy curve is not a ROC curve where the noise is large against the class counts; read the smoothed AUC and its interval", a))
+	}
 }
 
 // QueryROC reads the positives and negatives of the ROC release rel at

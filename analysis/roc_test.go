@@ -3,7 +3,12 @@ package analysis
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/ecdf"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 )
@@ -82,5 +87,24 @@ func TestROCParams(t *testing.T) {
 				t.Errorf("ROCParams gave an unbuildable release: %v", err)
 			}
 		})
+	}
+}
+
+// SetThresholds pairs each ROC point with its score threshold: the
+// grid's lower end for point 0, then τ at each read prefix.
+func TestSetThresholds(t *testing.T) {
+	g, err := ecdf.NewLinearGrid(0, 1, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := testRelease(t, []aggregation.Component{aggregation.Label, aggregation.NotLabel}, 4, 100, 1)
+	rng := rand.New(rand.NewPCG(8, 9))
+	r, err := NewROC(noisyResult(rel, aggregation.Label, []float64{10, 20, 30, 40}, rng), noisyResult(rel, aggregation.NotLabel, []float64{30, 45, 55, 60}, rng), "l2", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SetThresholds(g)
+	if want := []float64{0, 0.25, 0.5, 0.75, 1}; !slices.Equal(r.Thresholds, want) || len(r.Thresholds) != len(r.FPR) {
+		t.Errorf("thresholds %v for %d points, want %v", r.Thresholds, len(r.FPR), want)
 	}
 }

@@ -47,10 +47,10 @@ func (r *Report) WriteText(w io.Writer) error {
 		p("ECDF band\tsimultaneous 95 %% band F̂ ± %.3g s.d. (Monte Carlo over the noise law, %d draws); holds the true F at every threshold: %s\n",
 			b.Critical, b.Draws, yesNo(r.bandCovers()))
 	}
-	p("ROC\tAUC true %.4f (unbinned %.4f), private raw %.4f, smoothed %.4f, interpolated %.4f; area between true and %s curves %.4f, between the unbinned and the interpolated %.4f\n",
-		r.True.ROC.AUC, r.True.AUCUnbinned, r.ROC.Raw.AUC, r.ROC.AUC, r.ROC.Interpolated.AUC, r.privateCurve(), r.Error.ROCArea, r.Error.ROCAreaUnbinned)
+	p("ROC\tAUC true %.4f (unbinned %.4f), private raw %s, smoothed %.4f, interpolated %.4f; area between true and %s curves %.4f, between the unbinned and the interpolated %.4f\n",
+		r.True.ROC.AUC, r.True.AUCUnbinned, rawAUCText(r.ROC.Raw.AUC), r.ROC.AUC, r.ROC.Interpolated.AUC, r.privateCurve(), r.Error.ROCArea, r.Error.ROCAreaUnbinned)
 	if iv, pop := r.ROC.AUCCI95, r.ROC.AUCCI95Population; iv != nil {
-		p("\tAUC 95 %% CI [%.4f, %.4f] for this data set's binned AUC given the DP noise (holds the true %.4f: %s); [%.4f, %.4f] for the population AUC (+ sampling, Hanley–McNeil)\n",
+		p("\tAUC 95 %% CI [%.4f, %.4f] for this data set's binned AUC given the DP noise (holds the true %.4f: %s); [%.4f, %.4f] for the population AUC (+ sampling)\n",
 			iv[0], iv[1], r.True.ROC.AUC, yesNo(iv[0] <= r.True.ROC.AUC && r.True.ROC.AUC <= iv[1]), pop[0], pop[1])
 	}
 	for _, x := range analysis.BandFPRs {
@@ -105,6 +105,15 @@ func (r *Report) WriteText(w io.Writer) error {
 		p(" %.4g\t%.4f\t%.4f\t%.4f\t%s\n", r.ECDF.Thresholds[j], r.True.ECDF[j], r.ECDF.Raw[j], r.ECDF.Smoothed[j], band)
 	}
 	return tw.Flush()
+}
+
+// rawAUCText is the raw private AUC, flagged when outside [0, 1] (the
+// notes say why).
+func rawAUCText(a float64) string {
+	if a >= 0 && a <= 1 {
+		return fmt.Sprintf("%.4f", a)
+	}
+	return fmt.Sprintf("%.4g (outside [0, 1]: noise larger than the class counts, see the notes)", a)
 }
 
 // bandCovers reports whether the ECDF's 95 % band holds the true F at

@@ -345,6 +345,7 @@ func (r *run) reportROC(rep *Report) error {
 	if rep.ROC, err = analysis.NewROC(r.positives, r.negatives, r.cfg.Smoothing, intervalDraws(r.cfg)); err != nil {
 		return err
 	}
+	rep.ROC.SetThresholds(r.g)
 	for _, n := range rep.ROC.Notes {
 		rep.Notes = append(rep.Notes, "ROC/PR: "+n)
 	}

@@ -82,7 +82,7 @@ func aucText(r *analysis.ROC) string {
 	if r.AUCCI95 == nil {
 		return fmt.Sprintf("%.4f%s", r.AUC, unbinned)
 	}
-	return fmt.Sprintf("%.4f, 95%% CI [%.4f, %.4f] for this data set's binned AUC given the DP noise, [%.4f, %.4f] for the population AUC (+ sampling, Hanley–McNeil)%s",
+	return fmt.Sprintf("%.4f, 95%% CI [%.4f, %.4f] for this data set's binned AUC given the DP noise, [%.4f, %.4f] for the population AUC (+ sampling)%s",
 		r.AUC, r.AUCCI95[0], r.AUCCI95[1], r.AUCCI95Population[0], r.AUCCI95Population[1], unbinned)
 }
 

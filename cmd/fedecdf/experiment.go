@@ -31,7 +31,8 @@ Figures: ` + figureList(),
 		Example: `  fedecdf experiment --out docs/experiments
   fedecdf experiment --only fig4 --runs 20 --out /tmp/fig
   fedecdf experiment --only hl-typeI --runs 500 --hl-n 10000 --hl-bootstrap 19 --out /tmp/hl
-  fedecdf experiment --only hl-simulate,ci-coverage --runs 200 --hl-n 10000 --out /tmp/hl`,
+  fedecdf experiment --only hl-simulate,ci-coverage --runs 200 --hl-n 10000 --out /tmp/hl
+  fedecdf experiment --only ci-coverage --runs 200 --cells 'n=100 eps=1 servers=2' --out /tmp/ci`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cfg.Runs < 1 {
@@ -71,6 +72,7 @@ Figures: ` + figureList(),
 	f.IntVar(&cfg.DataBins, "data-bins", cfg.DataBins, "N of the probability grid of fig5, fig6, fig10")
 	f.IntSliceVar(&cfg.HLSizes, "hl-n", cfg.HLSizes, "data-set sizes n of hl-typeI, hl-simulate and ci-coverage")
 	f.Float64SliceVar(&cfg.HLEpsilons, "hl-epsilons", cfg.HLEpsilons, "ε axis of hl-typeI and ci-coverage")
+	f.StringVar(&cfg.Cells, "cells", "", "cells of ci-coverage's grid n × eps × prev × rel × servers, e.g. 'n=50,100 eps=1 servers=2' (a key left out keeps its whole axis: n 50…10⁵, eps 0.1,0.5,1,4, prev 0.05,0.3, rel replace,addremove, servers 1,2); empty: --hl-n × --hl-epsilons at prevalence 0.3, replace, 2 servers")
 	f.IntVar(&cfg.HLDraws, "hl-bootstrap", cfg.HLDraws, "bootstrap B of hl-typeI's noise-aware test (its exact level is ⌊α(B+1)⌋/(B+1); hl-simulate uses simulate's default)")
 	return cmd
 }

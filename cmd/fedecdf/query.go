@@ -340,6 +340,9 @@ func (q *queryFlags) roc(cmd *cobra.Command, a *deploy.Analyst, stat string, id 
 		fmt.Fprintf(w, "average precision %.4f (curves smoothed by %s)\n\n", r.AveragePrecision, r.Smoothing)
 	} else {
 		fmt.Fprintf(w, "AUC %s (curves smoothed by %s)\n", aucText(r.ROC), r.Smoothing)
+		for _, n := range r.Notes {
+			fmt.Fprintf(w, "note: %s\n", n)
+		}
 		for _, x := range analysis.BandFPRs {
 			if fpr, lo, hi, ok := r.Band95.At(x); ok {
 				fmt.Fprintf(w, "TPR at FPR %.2f: %.4f, simultaneous 95 %% band [%.4f, %.4f] given the DP noise\n", fpr, r.TPRAt(fpr), lo, hi)

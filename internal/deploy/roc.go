@@ -72,5 +72,6 @@ func (a *Analyst) roc(ctx context.Context, rel *aggregation.Release, method stri
 	if err != nil {
 		return nil, err
 	}
+	r.SetThresholds(a.grid)
 	return &ROC{Stored: a.stored(rel.ID), ROC: r}, nil
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/analysis"
@@ -17,12 +19,10 @@ import (
 	"github.com/fedecdf/fedecdf/roc"
 )
 
-// ciCoverage settings: a fraction ciPrevalence of the instances
-// positive, scores N(ciShift·y, 1) on a linear grid of ciBins bins over
-// [ciMin, ciMax] (values outside clamped to the end bins), two servers,
-// the default mechanism "auto", replace-one.
+// ciCoverage settings: scores N(ciShift·y, 1) on a linear grid of
+// ciBins bins over [ciMin, ciMax] (values outside clamped to the end
+// bins), the default mechanism "auto".
 const (
-	ciPrevalence = 0.3
 	ciShift      = 1.2
 	ciBins       = 256
 	ciMin, ciMax = -4.0, 5.0
@@ -37,59 +37,165 @@ var ciFPRs = []float64{0.1, 0.3, 0.5}
 
 // ciTargets name what CICoverage checks, in the order of ciRun's hits.
 var ciTargets = []string{
-	"ECDF band (simultaneous)", "quantiles p = 0.1…0.9 (all at once)",
+	"ECDF band (simultaneous)", "quantiles p = 0.1…0.9 (all at once, data quantiles)",
 	"AUC, data set (auc_ci95)", "AUC, population (auc_ci95_population)",
 	"ROC band at FPR 0.1", "ROC band at FPR 0.3", "ROC band at FPR 0.5",
-	"ROC band (simultaneous)",
+	"ROC band (simultaneous)", "AUC noise dominates (flag)",
+}
+
+// ciCell is one setting of the coverage grid besides ε: data-set size,
+// prevalence, neighbouring relation and number of servers (1: a
+// trusted curator).
+type ciCell struct {
+	n          int
+	prevalence float64
+	relation   mechanism.Relation
+	servers    int
+}
+
+func (c ciCell) id() string {
+	return fmt.Sprintf("ci-coverage-n%d-p%g-%s-s%d", c.n, c.prevalence, c.relation, c.servers)
+}
+
+// The axes of the coverage grid of issue 25 (CellSelector).
+var (
+	ciGridN          = []int{50, 100, 300, 1000, 10000, 100000}
+	ciGridEpsilons   = []float64{0.1, 0.5, 1, 4}
+	ciGridPrevalence = []float64{0.05, 0.3}
+	ciGridRelations  = []mechanism.Relation{mechanism.ReplaceOne, mechanism.AddRemove}
+	ciGridServers    = []int{1, 2}
+)
+
+// ciCells returns the cells and ε axis of CICoverage: with cfg.Cells
+// empty, issue 15's (cfg.HLSizes × cfg.HLEpsilons, prevalence 0.3,
+// replace-one, two servers); else the grid of issue 25 filtered by
+// cfg.Cells, a space-separated list of key=v1,v2,… with keys n, eps,
+// prev, rel (replace, addremove) and servers (1, 2); a key left out
+// keeps its whole axis.
+func ciCells(cfg Config) ([]ciCell, []float64, error) {
+	if cfg.Cells == "" {
+		var cells []ciCell
+		for _, n := range cfg.HLSizes {
+			cells = append(cells, ciCell{n: n, prevalence: 0.3, relation: mechanism.ReplaceOne, servers: 2})
+		}
+		return cells, cfg.HLEpsilons, nil
+	}
+	ns, eps, prevs, rels, servers := ciGridN, ciGridEpsilons, ciGridPrevalence, ciGridRelations, ciGridServers
+	for _, field := range strings.Fields(cfg.Cells) {
+		key, vals, ok := strings.Cut(field, "=")
+		if !ok {
+			return nil, nil, fmt.Errorf("experiment: --cells %q: want key=v1,v2 (keys n, eps, prev, rel, servers)", field)
+		}
+		var err error
+		list := strings.Split(vals, ",")
+		switch key {
+		case "n":
+			ns, err = parseList(list, strconv.Atoi)
+		case "eps":
+			eps, err = parseList(list, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
+		case "prev":
+			prevs, err = parseList(list, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
+		case "rel":
+			rels, err = parseList(list, mechanism.ParseRelation)
+		case "servers":
+			servers, err = parseList(list, strconv.Atoi)
+		default:
+			err = fmt.Errorf("unknown key %q (keys n, eps, prev, rel, servers)", key)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("experiment: --cells %q: %w", field, err)
+		}
+	}
+	var cells []ciCell
+	for _, s := range servers {
+		for _, r := range rels {
+			for _, p := range prevs {
+				for _, n := range ns {
+					if n < 2 || !(p > 0 && p < 1) || s < 1 {
+						return nil, nil, fmt.Errorf("experiment: --cells: n = %d, prevalence %g, %d servers: want n ≥ 2, prevalence in (0, 1), servers ≥ 1", n, p, s)
+					}
+					cells = append(cells, ciCell{n: n, prevalence: p, relation: r, servers: s})
+				}
+			}
+		}
+	}
+	return cells, eps, nil
+}
+
+// parseList parses every entry of list by parse.
+func parseList[T any](list []string, parse func(string) (T, error)) ([]T, error) {
+	out := make([]T, len(list))
+	for k, v := range list {
+		var err error
+		if out[k], err = parse(v); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // CICoverage measures the coverage of the intervals of package analysis
-// (issue 15): for each size n (cfg.HLSizes), each ε (cfg.HLEpsilons)
-// and each of cfg.Runs data sets of n instances drawn afresh from the
-// population above, one ECDF release and one ROC release are made by
-// the analysis path (analysis.NewECDF, NewROC over results with the
-// exact noise law of a two-server release, analysis.DefaultIntervalDraws
-// draws) and the figure reports, with binomial standard errors, how
-// often the simultaneous ECDF band holds the data set's ECDF at every
-// threshold, each quantile interval its grid quantile (all five at
+// (issues 15 and 25): for each cell (ciCells: size n, prevalence,
+// relation, servers), each ε and each of cfg.Runs data sets of n
+// instances drawn afresh (y ~ Bernoulli(prevalence), score
+// N(ciShift·y, 1)), one ECDF release and one ROC release are made by the
+// analysis path (analysis.NewECDF, NewROC over results with the exact
+// noise law of the cell's release, analysis.DefaultIntervalDraws draws)
+// and the figure reports, with binomial standard errors, how often the
+// simultaneous ECDF band holds the data set's ECDF at every threshold,
+// the quantile intervals the data set's own quantiles (all five at
 // once), auc_ci95 the data set's binned AUC, auc_ci95_population the
 // population's binned AUC (Σ_i p_i(Q_{i−1} + q_i/2) from the normal bin
-// probabilities) and the simultaneous ROC band the data set's TPR at
-// each of ciFPRs and at every point of its grid at once.
-// One figure per n: "ci-coverage" at n = 10⁴, "ci-coverage-nN" else.
+// probabilities), the ROC band the data set's TPR at each of ciFPRs and
+// at every point of its grid at once, and how often noise_dominates is
+// set. One figure per cell: "ci-coverage" at n = 10⁴ without cfg.Cells,
+// "ci-coverage-nN" else, and ciCell.id with cfg.Cells.
 func CICoverage(ctx context.Context, cfg Config) ([]*Figure, error) {
 	cfg = cfg.withDefaults()
+	cells, eps, err := ciCells(cfg)
+	if err != nil {
+		return nil, err
+	}
 	pr := progress{cfg.Progress}
-	pr.start("ci-coverage", len(cfg.HLSizes)*len(cfg.HLEpsilons)*cfg.Runs)
+	pr.start("ci-coverage", len(cells)*len(eps)*cfg.Runs)
 	defer pr.finish()
 	var figs []*Figure
-	for si, n := range cfg.HLSizes {
-		f, err := ciCoverage(ctx, cfg, n, uint64(si), pr)
+	for si, c := range cells {
+		id := c.id()
+		if cfg.Cells == "" {
+			id = "ci-coverage"
+			if c.n != 10000 {
+				id += fmt.Sprintf("-n%d", c.n)
+			}
+		}
+		f, err := ciCoverage(ctx, cfg, c, eps, id, uint64(si), pr)
 		if err != nil {
-			return nil, fmt.Errorf("n = %d: %w", n, err)
+			return nil, fmt.Errorf("%s: %w", id, err)
 		}
 		figs = append(figs, f)
 	}
 	return figs, nil
 }
 
-// ciCoverage is the figure of CICoverage for data sets of n instances.
-func ciCoverage(ctx context.Context, cfg Config, n int, si uint64, pr progress) (*Figure, error) {
+// ciCoverage is the figure of CICoverage for cell c.
+func ciCoverage(ctx context.Context, cfg Config, c ciCell, epsilons []float64, id string, si uint64, pr progress) (*Figure, error) {
 	g, err := ecdf.NewLinearGrid(ciMin, ciMax, ciBins)
 	if err != nil {
 		return nil, err
 	}
 	popAUC := populationBinnedAUC(g)
-	id := "ci-coverage"
-	if n != 10000 {
-		id += fmt.Sprintf("-n%d", n)
+	who := "2 servers"
+	if c.servers == 1 {
+		who = "trusted curator"
+	} else if c.servers > 2 {
+		who = fmt.Sprintf("%d servers", c.servers)
 	}
 	fig := &Figure{
-		ID: id, Title: fmt.Sprintf("coverage of the 95 %% intervals, n = %d, auto mechanism, 2 servers", n),
+		ID: id, Title: fmt.Sprintf("coverage of the 95 %% intervals, n = %d, prevalence %g, %s, %s", c.n, c.prevalence, c.relation, who),
 		XLabel: "ε", YLabel: "coverage", LogX: true, Runs: cfg.Runs, Legend: plot.BottomRight,
 		Notes: []string{
-			fmt.Sprintf("data: n = %d, y ~ Bernoulli(%.1f), score ~ N(%.1f·y, 1), %d linear bins over [%g, %g]; a fresh data set per run", n, ciPrevalence, ciShift, ciBins, ciMin, ciMax),
-			fmt.Sprintf("ECDF and ROC releases each at ε, mechanism auto, replace neighbours, 2 servers; %d Monte-Carlo draws per interval (analysis.DefaultIntervalDraws)", analysis.DefaultIntervalDraws),
+			fmt.Sprintf("data: n = %d, y ~ Bernoulli(%g), score ~ N(%.1f·y, 1), %d linear bins over [%g, %g]; a fresh data set per run", c.n, c.prevalence, ciShift, ciBins, ciMin, ciMax),
+			fmt.Sprintf("ECDF and ROC releases each at ε, mechanism auto, %s neighbours, %s; %d Monte-Carlo draws per interval (analysis.DefaultIntervalDraws)", c.relation, who, analysis.DefaultIntervalDraws),
 			fmt.Sprintf("population binned AUC %.6f", popAUC),
 		},
 	}
@@ -97,14 +203,14 @@ func ciCoverage(ctx context.Context, cfg Config, n int, si uint64, pr progress) 
 	for k := range series {
 		series[k].Name = ciTargets[k]
 	}
-	for ei, eps := range cfg.HLEpsilons {
+	for ei, eps := range epsilons {
 		hits := make([]int, len(ciTargets))
 		rng := rand.New(rand.NewPCG(cfg.Seed+si<<32, uint64(ei)))
 		for range cfg.Runs {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			h, err := ciRun(g, n, eps, popAUC, rng)
+			h, err := ciRun(g, c, eps, popAUC, rng)
 			if err != nil {
 				return nil, fmt.Errorf("ε = %g: %w", eps, err)
 			}
@@ -116,35 +222,41 @@ func ciCoverage(ctx context.Context, cfg Config, n int, si uint64, pr progress) 
 			pr.add()
 		}
 		for k := range series {
-			c := float64(hits[k]) / float64(cfg.Runs)
+			v := float64(hits[k]) / float64(cfg.Runs)
 			s := &series[k]
-			s.X, s.Y, s.StdErr = append(s.X, eps), append(s.Y, c), append(s.StdErr, math.Sqrt(c*(1-c)/float64(cfg.Runs)))
+			s.X, s.Y, s.StdErr = append(s.X, eps), append(s.Y, v), append(s.StdErr, math.Sqrt(v*(1-v)/float64(cfg.Runs)))
 		}
 	}
 	fig.Series = series
 	return fig, nil
 }
 
-// ciRun draws one data set of n instances and its two releases and
+// ciRun draws one data set of cell c and its two releases at ε and
 // reports which intervals hold their targets (ciTargets).
-func ciRun(g *ecdf.Grid, n int, eps, popAUC float64, rng *rand.Rand) ([]bool, error) {
+func ciRun(g *ecdf.Grid, c ciCell, eps, popAUC float64, rng *rand.Rand) ([]bool, error) {
 	hit := make([]bool, len(ciTargets))
-	count, pos, neg := make([]float64, ciBins), make([]float64, ciBins), make([]float64, ciBins)
-	for range n {
-		y := rng.Float64() < ciPrevalence
-		x := rng.NormFloat64()
-		if y {
-			x += ciShift
-		}
-		b, _, err := g.BinAll([]float64{x}, true)
-		if err != nil {
-			return hit, err
-		}
-		count[b[0]-1]++
-		if y {
-			pos[b[0]-1]++
-		} else {
-			neg[b[0]-1]++
+	var count, pos, neg, scores []float64
+	// A data set of one class has no ROC curve: draw again (the figures
+	// are conditional on both classes present).
+	for len(scores) == 0 || sum(pos) == 0 || sum(neg) == 0 {
+		count, pos, neg, scores = make([]float64, ciBins), make([]float64, ciBins), make([]float64, ciBins), make([]float64, c.n)
+		for k := range c.n {
+			y := rng.Float64() < c.prevalence
+			x := rng.NormFloat64()
+			if y {
+				x += ciShift
+			}
+			scores[k] = min(max(x, ciMin), ciMax)
+			b, _, err := g.BinAll([]float64{x}, true)
+			if err != nil {
+				return hit, err
+			}
+			count[b[0]-1]++
+			if y {
+				pos[b[0]-1]++
+			} else {
+				neg[b[0]-1]++
+			}
 		}
 	}
 	for j := 1; j < ciBins; j++ {
@@ -152,7 +264,8 @@ func ciRun(g *ecdf.Grid, n int, eps, popAUC float64, rng *rand.Rand) ([]bool, er
 		pos[j] += pos[j-1]
 		neg[j] += neg[j-1]
 	}
-	ecdfRel, err := ciRelease(n, eps, aggregation.Count)
+	slices.Sort(scores)
+	ecdfRel, err := ciRelease(c, eps, aggregation.Count)
 	if err != nil {
 		return hit, err
 	}
@@ -164,19 +277,16 @@ func ciRun(g *ecdf.Grid, n int, eps, popAUC float64, rng *rand.Rand) ([]bool, er
 		return hit, err
 	}
 	hit[0], hit[1] = true, true
-	for j, c := range count {
-		f := c / float64(n)
+	for j, v := range count {
+		f := v / float64(c.n)
 		hit[0] = hit[0] && e.Band95.Lower[j] <= f && f <= e.Band95.Upper[j]
 	}
 	for _, p := range ciProbs {
-		j := 0
-		for count[j] < p*float64(n) {
-			j++
-		}
+		k := int(math.Ceil(p*float64(c.n))) - 1
 		iv := e.QuantilesCI95[strconv.FormatFloat(p, 'g', -1, 64)]
-		hit[1] = hit[1] && iv[0] <= e.Thresholds[j] && e.Thresholds[j] <= iv[1]
+		hit[1] = hit[1] && iv[0] <= scores[k] && scores[k] <= iv[1]
 	}
-	rocRel, err := ciRelease(n, eps, aggregation.Label, aggregation.NotLabel)
+	rocRel, err := ciRelease(c, eps, aggregation.Label, aggregation.NotLabel)
 	if err != nil {
 		return hit, err
 	}
@@ -193,28 +303,37 @@ func ciRun(g *ecdf.Grid, n int, eps, popAUC float64, rng *rand.Rand) ([]bool, er
 	hit[3] = r.AUCCI95Population[0] <= popAUC && popAUC <= r.AUCCI95Population[1]
 	for k, x := range ciFPRs {
 		fpr, lo, hi, _ := r.Band95.At(x)
-		t := truth.TPRAt(fpr)
+		t := clamp01(truth.TPRAt(fpr)) // 1 − F may be −1e-17 by rounding
 		hit[4+k] = lo <= t && t <= hi
 	}
 	whole := 4 + len(ciFPRs)
 	hit[whole] = true
 	for j, x := range r.Band95.FPR {
-		t := truth.TPRAt(x)
+		t := clamp01(truth.TPRAt(x))
 		hit[whole] = hit[whole] && r.Band95.Lower[j] <= t && t <= r.Band95.Upper[j]
 	}
+	hit[whole+1] = r.NoiseDominates
 	return hit, nil
 }
 
-// ciRelease is a two-server release of comps at ε (auto, replace-one)
-// over n reports.
-func ciRelease(n int, eps float64, comps ...aggregation.Component) (*aggregation.Release, error) {
-	return aggregation.NewRelease(payload.ReleaseID{}, aggregation.ReleaseSpec{
-		Mechanism:  mechanism.Params{Name: "auto", Bins: ciBins, Epsilon: eps, Relation: mechanism.ReplaceOne},
-		Components: comps,
-	}, n, 2)
+func sum(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	return s
 }
 
-// ciResult is what a two-server backend answers for component c of rel
+// ciRelease is the release of cell c of comps at ε (auto) over c.n
+// reports.
+func ciRelease(c ciCell, eps float64, comps ...aggregation.Component) (*aggregation.Release, error) {
+	return aggregation.NewRelease(payload.ReleaseID{}, aggregation.ReleaseSpec{
+		Mechanism:  mechanism.Params{Name: "auto", Bins: ciBins, Epsilon: eps, Relation: c.relation},
+		Components: comps,
+	}, c.n, c.servers)
+}
+
+// ciResult is what a backend of rel.Servers servers answers for component c of rel
 // with true prefix sums truth: each server adds a full-scale draw of
 // the component's mechanism (fresh seeds from rng).
 func ciResult(rel *aggregation.Release, c aggregation.Component, truth []float64, rng *rand.Rand) *aggregation.Result {
@@ -265,3 +384,6 @@ func populationBinnedAUC(g *ecdf.Grid) float64 {
 	}
 	return auc
 }
+
+// clamp01 is x within [0, 1].
+func clamp01(x float64) float64 { return min(max(x, 0), 1) }

@@ -53,6 +53,10 @@ type Config struct {
 	HLSizes    []int
 	HLEpsilons []float64
 	HLDraws    int
+	// Cells selects cells of ci-coverage's grid (issue 25): a
+	// space-separated list of key=v1,v2 with keys n, eps, prev, rel,
+	// servers; empty: issue 15's cells (HLSizes × HLEpsilons).
+	Cells string
 	// Progress, if not nil, follows the runs.
 	Progress Progress
 }
@@ -141,7 +145,7 @@ var experiments = []experiment{
 	{"hl-simulate", "rejection rate at α = 0.05 of `fedecdf simulate` runs on calibrated data, n = 10⁴ and 10⁵ (issue 15's done-when)", one(HLSimulate)},
 	{"fig10", "Hosmer–Lemeshow relative MSE vs ε on Diabetes (dp-ecdf Fig. 10)", one(Fig10)},
 	{"roc-accuracy", "ROC area and AUC error vs ε of the private ROC estimators on Bank (all rows) and synthetic probabilities, both relations (issue 18)", RocAccuracy},
-	{"ci-coverage", "coverage of the ECDF band, quantile and AUC 95 % intervals and the ROC band vs ε, n = 10⁴ and 10⁵ (issue 15)", CICoverage},
+	{"ci-coverage", "coverage of the ECDF band, quantile and AUC 95 % intervals and the ROC band vs ε, n = 10⁴ and 10⁵ (issue 15), or cells of issue 25's grid (--cells)", CICoverage},
 }
 
 // one adapts an experiment that computes a single figure.
