@@ -52,10 +52,10 @@ func ReadFile(source string, data []byte) (*Results, error) {
 	switch {
 	case top["ecdf"] != nil && top["roc"] != nil: // simulate
 		err = res.readSimulate(top)
+	case top["fpr"] != nil && top["raw"] != nil: // before thresholds: a ROC has them too
+		err = decode(data, &res.ROC, &res.rocJSON)
 	case top["thresholds"] != nil:
 		err = decode(data, &res.ECDF, &res.ecdfJSON)
-	case top["fpr"] != nil && top["raw"] != nil:
-		err = decode(data, &res.ROC, &res.rocJSON)
 	case top["plan"] != nil && top["groups"] != nil:
 		err = decode(data, &res.Hosmer, &res.hosmerJSON)
 	default:
