@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	ma "github.com/multiformats/go-multiaddr"
+
 	"github.com/fedecdf/fedecdf/internal/p2p"
 )
 
@@ -151,4 +153,53 @@ func TestClientAddr(t *testing.T) {
 			t.Errorf("clientAddr(%s) = %v, want %s", c.addr, got, c.want)
 		}
 	}
+}
+
+// TestAnalystAnswersUnderIdleFlood: item 3 of the admission work at the
+// user level. A flood of idle TCP connections from the analyst's own
+// address to the leader's libp2p port, many times the leader's
+// handshake limits (set small here, 16 per address and 32 in all, so
+// that a few hundred sockets exceed them), does not keep the analyst
+// from fedecdf status and a query: the leader closes an idle connection
+// a second old to make room for the analyst's (p2p's handshakes), which
+// retries within its window as the CLI does.
+func TestAnalystAnswersUnderIdleFlood(t *testing.T) {
+	d := newDeploymentTweaked(t, hugeEpsilon, 1, UploadDirect, "replace", func(cfg *ServerConfig) {
+		cfg.Transport.Limits = p2p.Limits{ConnsPerAddr: 16, Conns: 32}
+	})
+	inst := instances(3, 9)
+	p := d.newParty()
+	for _, in := range inst {
+		if _, err := p.Submit(context.Background(), in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	port, err := d.leader.Addrs()[0].ValueForProtocol(ma.P_TCP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle := idleSockets(t, "127.0.0.1", "127.0.0.1:"+port, 300)
+	if idle < 33 {
+		t.Fatalf("only %d idle connections opened: the flood does not exceed the limits", idle)
+	}
+	tc := p2p.Config{Logger: quiet, RetryWindow: 10 * time.Second, Backoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond, CallTimeout: 10 * time.Second}
+	start := time.Now()
+	st, err := AskStatus(context.Background(), d.m, d.analystID, tc)
+	if err != nil {
+		t.Fatalf("status behind %d idle connections from the analyst's address: %v", idle, err)
+	}
+	if !st.LeaderReachesHelper {
+		t.Errorf("status behind the flood: the leader does not reach the helper: %+v", st)
+	}
+	a, err := NewAnalyst(d.m, d.analystID, tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	e, err := a.ECDF(context.Background())
+	if err != nil {
+		t.Fatalf("query behind %d idle connections from the analyst's address: %v", idle, err)
+	}
+	checkExact(t, e, plainCounts(t, d.m, inst))
+	t.Logf("status and query behind %d idle connections: %v", idle, time.Since(start).Round(time.Millisecond))
 }

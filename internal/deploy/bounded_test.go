@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/transport"
@@ -17,7 +20,15 @@ import (
 // test ends; it returns its address.
 func stallingListener(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln := stallAt(t, "127.0.0.1:0", new(atomic.Int64))
+	return ln
+}
+
+// stallAt listens at addr, accepts connections and never answers,
+// counting them in accepted, until the test ends; it returns its address.
+func stallAt(t *testing.T, addr string, accepted *atomic.Int64) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,6 +50,7 @@ func stallingListener(t *testing.T) string {
 			if err != nil {
 				return
 			}
+			accepted.Add(1)
 			held = append(held, c) // read nothing, answer nothing
 		}
 	}()
@@ -126,5 +138,45 @@ func TestRogueAnalystToldNothingWasCreated(t *testing.T) {
 	}
 	if spent, _ := d.leader.store.Spent(d.m.Dataset); spent.Epsilon != 0 {
 		t.Errorf("the leader spent ε=%g on the rogue analyst's request", spent.Epsilon)
+	}
+}
+
+// TestQueryAgainstStoppedHelperFailsAtOnce: when the helper's address
+// accepts connections and never answers (a stopped process, SIGSTOP, a
+// black hole), the analyst's query fails after one connect timeout of
+// the leader, not after the leader's three attempts, and says that the
+// helper is not answering. The attempts are counted at the stalling
+// listener that replaced the helper.
+func TestQueryAgainstStoppedHelperFailsAtOnce(t *testing.T) {
+	const connect = 300 * time.Millisecond
+	d := newDeploymentTweaked(t, hugeEpsilon, 1, UploadDirect, "replace", func(cfg *ServerConfig) {
+		cfg.Transport.ConnectTimeout = connect
+		cfg.PeerCheck = time.Hour // no check of the leader's own dials the helper
+	})
+	p := d.newParty()
+	if _, err := p.Submit(context.Background(), instances(1, 5)[0]); err != nil {
+		t.Fatal(err)
+	}
+	addr, err := d.helper.Addrs()[0].ValueForProtocol(ma.P_TCP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.helper.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var dials atomic.Int64
+	stallAt(t, "127.0.0.1:"+addr, &dials)
+	start := time.Now()
+	_, err = d.analyst().ECDF(context.Background())
+	took := time.Since(start)
+	if err == nil {
+		t.Fatal("a query answered without the helper")
+	}
+	t.Logf("failed after %v, %d connection(s) to the helper: %v", took.Round(time.Millisecond), dials.Load(), err)
+	if msg := err.Error(); !strings.Contains(msg, "helper is not answering") || !strings.Contains(msg, "stopped") {
+		t.Errorf("the error %q does not say the helper is not answering", msg)
+	}
+	if n := dials.Load(); n != 1 {
+		t.Errorf("the leader opened %d connections to the stopped helper, want 1 (no retry after a connect timeout)", n)
 	}
 }

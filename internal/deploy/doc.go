@@ -185,6 +185,12 @@
 // leader only (PeerProtocol); reports (ReportProtocol) are accepted from
 // any peer and may carry only uploads.
 //
+// A call of the leader to the helper (a release, a query, a status)
+// that cannot open a connection within the transport's connect timeout
+// is not retried: the analyst is told at once that the helper is not
+// answering (stopped, hung or unreachable); a refused connection is
+// retried Attempts times, quickly.
+//
 // Operations. Each server logs one line per event (NewLogger: text or
 // JSON; uploads at DEBUG, a summary of each interval with activity at
 // INFO, refusals at WARN with the reason, failures at ERROR) and keeps

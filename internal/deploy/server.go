@@ -177,6 +177,9 @@ func startServer(cfg ServerConfig) (*Server, error) {
 	}
 	tc := cfg.Transport
 	tc.Key, tc.Self, tc.Listen, tc.Peers, tc.Logger = cfg.Identity.Key, self, cfg.Listen, book, s.log
+	// An analyst waits on every call to the helper: one that does not
+	// answer a connect timeout is reported at once, not after retries.
+	tc.StopUnanswered = true
 	if tc.MaxMessage == 0 {
 		tc.MaxMessage = protocol.MaxMessageSize
 	}

@@ -25,7 +25,9 @@
 // libp2p's typed errors (ErrConnRefused, ErrPeerMismatch, ErrNoRoute,
 // ErrDialTimeout, ErrConnReset, ErrResourceLimit) with what to do; a
 // failure after connecting wraps ErrConnReset or ErrDialTimeout; a wrong
-// key is not retried. Other failures are retried, Config.Attempts times
+// key is not retried, nor, under Config.StopUnanswered (the servers'
+// calls to each other), a stream not opened within the connect timeout:
+// the peer is not answering. Other failures are retried, Config.Attempts times
 // or for Config.RetryWindow (a party rides out a server restart), with
 // exponential backoff and jitter, each attempt under its own timeout
 // and dialling anew (libp2p's dial backoff is cleared and bypassed); a

@@ -91,6 +91,14 @@ type Config struct {
 	Backoff time.Duration
 	// MaxBackoff caps the wait between attempts (DefaultMaxBackoff if 0).
 	MaxBackoff time.Duration
+	// StopUnanswered makes Call give up at the first attempt whose
+	// stream could not be opened within ConnectTimeout (nothing was
+	// sent): a peer that does not answer one ConnectTimeout is stopped,
+	// hung or unreachable, and a caller someone waits on (the leader
+	// serving an analyst's query) says so after one attempt rather than
+	// after Attempts of them. Refused connections are still retried:
+	// they fail at once, and a restarting peer ends them.
+	StopUnanswered bool
 	// Limits bound the inbound connections of a listening host per
 	// remote address and in all (zero fields: the Default values).
 	Limits Limits
@@ -340,7 +348,11 @@ func (c *conn) Call(ctx context.Context, to transport.PeerID, req []byte) ([]byt
 		return err
 	}, func(err error) bool {
 		// A refusal or a wrong key at the address will not change on a retry.
-		return !IsRefused(err) && !errors.Is(err, ErrPeerMismatch)
+		if IsRefused(err) || errors.Is(err, ErrPeerMismatch) {
+			return false
+		}
+		var u *unanswered
+		return !(c.h.cfg.StopUnanswered && errors.As(err, &u))
 	}, "peer", to, "protocol", c.proto)
 	if err != nil {
 		return nil, err
@@ -427,12 +439,17 @@ func (c *conn) attempt(ctx context.Context, id peer.ID, to transport.PeerID, req
 	ctx = network.WithForceDirectDial(ctx, "fedecdf retries a call itself")
 	open, cancelOpen := context.WithTimeout(ctx, c.h.cfg.ConnectTimeout)
 	s, err := c.h.h.NewStream(open, id, c.proto)
+	timedOut := errors.Is(open.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 	cancelOpen()
 	if err != nil {
-		if derr := explainDial(to, err); derr != nil {
-			return nil, derr
+		derr := explainDial(to, err)
+		if derr == nil {
+			derr = explainStream(to, fmt.Sprintf("opening a %s stream to", c.proto), err)
 		}
-		return nil, explainStream(to, fmt.Sprintf("opening a %s stream to", c.proto), err)
+		if timedOut {
+			return nil, &unanswered{err: derr, peer: to, after: c.h.cfg.ConnectTimeout}
+		}
+		return nil, derr
 	}
 	defer s.Close()
 	stop := context.AfterFunc(ctx, func() { _ = s.Reset() })
@@ -459,6 +476,20 @@ func (c *conn) attempt(ctx context.Context, id peer.ID, to transport.PeerID, req
 	}
 	return resp, nil
 }
+
+// unanswered is the failure of an attempt whose stream was not opened
+// within the connect timeout: the peer is stopped, hung or unreachable.
+type unanswered struct {
+	err   error
+	peer  transport.PeerID
+	after time.Duration
+}
+
+func (u *unanswered) Error() string {
+	return fmt.Sprintf("p2p: the %s is not answering (stopped, hung or unreachable): no connection within %v: %v", u.peer, u.after, u.err)
+}
+
+func (u *unanswered) Unwrap() error { return u.err }
 
 // gater lets a host dial only the peers of its address book; inbound
 // connections are accepted from anyone (parties are not in the book)

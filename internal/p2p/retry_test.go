@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -95,5 +96,57 @@ func TestConnectTimeoutBoundsAnAttempt(t *testing.T) {
 	}
 	if bound := 10 * (window + connect); took > bound {
 		t.Errorf("the call took %v, beyond %v", took, bound)
+	}
+}
+
+// TestStopUnanswered: under Config.StopUnanswered, a call to a peer
+// whose address accepts connections and never answers is given up after
+// its first attempt, saying the peer is not answering, where the
+// default schedule makes all its Attempts; a refused connection is
+// still retried. Attempts are counted at the listener.
+func TestStopUnanswered(t *testing.T) {
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	var accepted atomic.Int64
+	silent := rawListener(t, func(c *net.TCPConn) {
+		accepted.Add(1)
+		<-hold
+		c.Close()
+	})
+	closed := rawListener(t, func(c *net.TCPConn) {
+		accepted.Add(1)
+		c.SetLinger(0)
+		c.Close() // reset during the handshake
+	})
+	id, _ := peer.IDFromPrivateKey(newKey(t))
+	for _, c := range []struct {
+		name  string
+		addr  ma.Multiaddr
+		stop  bool
+		tries int64
+	}{
+		{"stalled, default", silent, false, 3},
+		{"stalled, StopUnanswered", silent, true, 1},
+		{"reset, StopUnanswered", closed, true, 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h, err := New(Config{Key: newKey(t), Peers: map[transport.PeerID]peer.AddrInfo{"helper": {ID: id, Addrs: []ma.Multiaddr{c.addr}}},
+				Logger: quiet, Attempts: 3, Backoff: 10 * time.Millisecond, CallTimeout: time.Hour, ConnectTimeout: 200 * time.Millisecond, StopUnanswered: c.stop})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			accepted.Store(0)
+			_, err = h.Conn(PeerProtocol).Call(context.Background(), "helper", []byte("x"))
+			if err == nil {
+				t.Fatal("a call answered")
+			}
+			if n := accepted.Load(); n != c.tries {
+				t.Errorf("%d attempts, want %d: %v", n, c.tries, err)
+			}
+			if not := strings.Contains(err.Error(), "helper is not answering (stopped"); not != (c.addr.Equal(silent)) {
+				t.Errorf("error %q: says not answering %v, want %v", err, not, c.addr.Equal(silent))
+			}
+		})
 	}
 }
