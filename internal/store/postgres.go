@@ -72,6 +72,11 @@ func OpenPostgres(dsn, passwordFile string) (*Postgres, error) {
 		}
 		pcfg.ConnConfig.Password = pw
 	}
+	// Every read pings the connection it is handed: after the database
+	// restarted, a connection idle for less than pgxpool's default second
+	// would otherwise fail the first read on it (a ledger check, say)
+	// instead of being replaced.
+	pcfg.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return true }
 	p := &Postgres{cfg: pcfg.ConnConfig, name: redact(dsn)}
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
