@@ -58,8 +58,11 @@ rest), from which come the ROC and PR curves, the AUC and — when the scores
 are probabilities on a grid within [0, 1] — the Hosmer–Lemeshow test
 (Q = 10, hosmer.GridPlan) at no extra ε (--hosmer-plans roc).
 --hosmer-plans grid,joint,paper with --hosmer-share S adds allocations with
-releases of their own, for comparison (replace-one only). Every release has
-δ = --delta per privacy unit; cascade and gaussian-tree need it positive.
+releases of their own, for comparison (replace-one only). --epsilon is the
+run's total, but --delta is the δ of every release per privacy unit, so a
+run spends it once per release: --mechanism cascade --delta 1e-6 spends
+δ = 2·10⁻⁶ in all (the ECDF and the ROC/PR release), as the privacy line
+and the JSON's budget.delta say. cascade and gaussian-tree need δ > 0.
 The ROC/PR release uses --roc-mechanism (default: --mechanism); auto there
 becomes partitioned (the grid cut into three parts, each with its own
 mechanism at the full ε) where that answers the grid's end bins with less
@@ -123,14 +126,14 @@ func (o *simulateOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.cfg.Positive, "positive", "", `positive label value of --input ("" means 0/1 labels, "!v" means not v)`)
 	f.StringSliceVar(&o.cfg.Drop, "drop", nil, "columns of --input that are not features (identifiers), comma-separated")
 	f.Float64Var(&o.cfg.TestFraction, "test-fraction", 0, "share of the table's rows held out and scored (default 0.3)")
-	f.Float64Var(&o.cfg.Epsilon, "epsilon", d.Epsilon, "total privacy budget ε (δ: see --delta)")
+	f.Float64Var(&o.cfg.Epsilon, "epsilon", d.Epsilon, "total privacy budget ε of the run, split among its releases by --ecdf-share and --hosmer-share (unlike --delta, a total)")
 	f.Float64Var(&o.cfg.ECDFShare, "ecdf-share", d.ECDFShare, "share of ε spent on the ECDF of the scores (0: none, a ROC-only run)")
 	f.StringSliceVar(&o.cfg.HosmerPlans, "hosmer-plans", d.HosmerPlans, "Hosmer–Lemeshow allocations: roc (from the ROC/PR release, no ε of its own), and with --hosmer-share: grid (its own {y, 1−y} release), joint (one release of y, 1−y, p), paper (dp-ecdf Algorithm 2's ε/(L+9))")
 	f.IntVar(&o.cfg.Bootstrap, "bootstrap", d.Bootstrap, "Hosmer–Lemeshow: number B of null data sets simulated over the public noise law for the noise-aware p-value (Monte-Carlo s.e. √(p(1−p)/B); negative: none)")
 	f.Float64Var(&o.cfg.HosmerShare, "hosmer-share", 0, "share of ε spent on the Hosmer–Lemeshow allocations grid, joint and paper (split evenly); the rest goes to the ROC/PR release")
 	f.StringVar(&o.cfg.Mechanism, "mechanism", d.Mechanism, "noise mechanism: "+strings.Join(mechanism.Names, ", "))
 	f.StringVar(&o.cfg.ROCMechanism, "roc-mechanism", "", "noise mechanism of the ROC/PR release (default: --mechanism; auto picks partitioned where it has less noise at the grid's ends): "+strings.Join(mechanism.Names, ", "))
-	f.Float64Var(&o.cfg.Delta, "delta", 0, "δ of every release, per privacy unit: cascade and gaussian-tree need δ > 0 (auto considers them only then)")
+	f.Float64Var(&o.cfg.Delta, "delta", 0, "δ of each release per privacy unit, not a total: the run spends it once per release (cascade: the ECDF's and the ROC/PR release, 2·δ in all, which the privacy line and budget.delta print); cascade and gaussian-tree need δ > 0 (auto considers them only then)")
 	f.StringVar(&o.neighbours, "neighbours", "replace", "neighbouring relation: replace (n public) or addremove (the analyst normalises by a noisy total)")
 	f.IntVar(&o.cfg.Bins, "bins", d.Bins, binsUsage("suits thousands of parties; 0 chooses N for the ROC curve from n and its ε, n·ε/600 per class vector within [32, 1024] (analysis.ROCBins), a coarser grid that the ECDF and the Hosmer–Lemeshow groups share"))
 	f.Float64Var(&o.cfg.Min, "min", d.Min, "grid minimum")

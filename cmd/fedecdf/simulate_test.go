@@ -299,3 +299,44 @@ func TestSimulateEpsilonPrinting(t *testing.T) {
 		t.Errorf("ε printed at full float precision:\n%s", text)
 	}
 }
+
+// TestSimulateDeltaTotal (issue 28, item 7): --epsilon is the run's
+// total while --delta is per release and privacy unit; the output says
+// so and prints the total δ spent, 2·--delta for cascade's ECDF and
+// ROC/PR releases, in the privacy line and in budget.delta.
+func TestSimulateDeltaTotal(t *testing.T) {
+	args := []string{"--parties", "300", "--bins", "32", "--backend", "plain", "--mechanism", "cascade", "--delta", "1e-6", "--bootstrap", "-1"}
+	out, err := runSimulate(append(args, "--format", "json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Delta  float64 `json:"delta"`
+		Budget struct {
+			Delta float64 `json:"delta"`
+		} `json:"budget"`
+		Guarantee string `json:"guarantee"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(r.Budget.Delta-2e-6) > 1e-15 || r.Delta != 1e-6 {
+		t.Errorf("budget.delta %g, delta %g: want the total 2e-06 and the per-release 1e-06", r.Budget.Delta, r.Delta)
+	}
+	for _, want := range []string{"δ spent in all 2e-06 = ECDF 1e-06 + ROC/PR 1e-06", "per release and privacy unit, not a total"} {
+		if !strings.Contains(r.Guarantee, want) {
+			t.Errorf("guarantee %q lacks %q", r.Guarantee, want)
+		}
+	}
+	text, err := runSimulate(args...)
+	if err != nil || !strings.Contains(text, "δ spent in all 2e-06") {
+		t.Errorf("text output (%v) does not print the total δ:\n%s", err, text)
+	}
+	help := newSimulateCommand().Flags()
+	if u := help.Lookup("delta").Usage; !strings.Contains(u, "not a total") {
+		t.Errorf("--delta help %q does not say it is not a total", u)
+	}
+	if u := help.Lookup("epsilon").Usage; !strings.Contains(u, "total") {
+		t.Errorf("--epsilon help %q does not say it is the total", u)
+	}
+}
