@@ -39,11 +39,11 @@ mechanisms (tree: Laplace; gaussian-tree: Gaussian; kary; cascade) give a
 node as the difference of two released prefixes; counting-on-trees is
 the (ε,δ) algorithm of Theorem 4.1.
 
---data poisson draws X_pois(1) over the bins (dp-ecdf §6); --data FILE
+--input poisson draws X_pois(1) over the bins (dp-ecdf §6); --input FILE
 bins --column of a CSV on a linear grid over [--min, --max].
 Progress goes to stderr.`,
 		Example: `  fedecdf bench trees --shapes 2x4,2x8,2x12,2x16 --deltas 1e-6,1e-9 --alphas 0.1,0.5
-  fedecdf bench trees --shapes 4x8 --data ../shared/data/bank-full.csv --column age --min 18 --max 96`,
+  fedecdf bench trees --shapes 4x8 --input ../shared/data/bank-full.csv --column age --min 18 --max 96`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runBenchTrees(cmd, o)
@@ -56,11 +56,12 @@ Progress goes to stderr.`,
 	f.Float64SliceVar(&o.alphas, "alphas", []float64{0.1, 0.5}, "multiplicative slacks α, each in (0, 1)")
 	f.StringVar(&o.neighbours, "neighbours", "addremove", "neighbouring relation: replace or addremove")
 	f.IntVar(&o.runs, "runs", 10, "releases per mechanism and setting")
-	f.StringVar(&o.data, "data", "poisson", "poisson, or a CSV file")
-	f.StringVar(&o.column, "column", "", "the CSV's numeric column (with --data FILE)")
-	f.Float64Var(&o.min, "min", 0, "grid minimum (with --data FILE; public)")
-	f.Float64Var(&o.max, "max", 0, "grid maximum (with --data FILE; public)")
+	f.StringVar(&o.data, "input", "poisson", "poisson (X_pois), or a CSV file")
+	f.StringVar(&o.column, "column", "", "the CSV's numeric column (with --input FILE)")
+	f.Float64Var(&o.min, "min", 0, "grid minimum (with --input FILE; public)")
+	f.Float64Var(&o.max, "max", 0, "grid maximum (with --input FILE; public)")
 	f.StringVar(&o.format, "format", "text", "output format: text or json")
+	addDeprecatedFlags(cmd)
 	return cmd
 }
 
@@ -82,7 +83,7 @@ func runBenchTrees(cmd *cobra.Command, o benchTreesOptions) error {
 	}
 	if o.data != "poisson" {
 		if o.column == "" || !(o.max > o.min) {
-			return fmt.Errorf("--data %s: needs --column and a public range --min < --max", o.data)
+			return fmt.Errorf("--input %s: needs --column and a public range --min < --max", o.data)
 		}
 		values, err := dataset.ReadColumn(o.data, o.column, 0)
 		if err != nil {

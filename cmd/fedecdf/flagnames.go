@@ -24,6 +24,7 @@ var deprecatedFlags = map[string]map[string]string{
 	"simulate": {"data": "input", "score": "score-column", "label": "label-column"},
 	"keygen":   {"out": "output"},
 	"manifest": {"out": "output"},
+	"trees":    {"data": "input"}, // bench trees
 }
 
 // addDeprecatedFlags gives cmd the deprecated spellings of its flags
