@@ -19,6 +19,7 @@ import (
 type simulateOptions struct {
 	cfg                     simulate.Config
 	format, out, neighbours string
+	missing                 string
 	intervalDraws           int
 }
 
@@ -46,7 +47,9 @@ outputs with the exact ones.
 
 Data: without --input, a built-in synthetic table is scored by a logistic
 regression (its test rows become the parties). With --input and
---score-column, the score column and --label-column are read as they are.
+--score-column, the score column and --label-column are read as they are;
+a row missing either is an error, or with --missing skip left out whole
+and counted in the output's data line.
 With --input and no --score-column, the file is a table with a label
 column: a logistic regression is trained on
 a seeded split (--drop names identifier columns) and the test rows' predicted
@@ -123,6 +126,7 @@ func (o *simulateOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.cfg.Data, "input", "", "CSV file (default: built-in synthetic table scored by logistic regression)")
 	f.StringVar(&o.cfg.ScoreCol, "score-column", "", "score column of --input (default: train a logistic regression on the table)")
 	f.StringVar(&o.cfg.LabelCol, "label-column", d.LabelCol, "label column of --input")
+	f.StringVar(&o.missing, "missing", "error", `with --score-column: rows missing the score or the label ("", "?", "NA", "NaN", "null"): error, or skip to leave each such row out whole (the output counts them)`)
 	f.StringVar(&o.cfg.Positive, "positive", "", `positive label value of --input ("" means 0/1 labels, "!v" means not v)`)
 	f.StringSliceVar(&o.cfg.Drop, "drop", nil, "columns of --input that are not features (identifiers), comma-separated")
 	f.Float64Var(&o.cfg.TestFraction, "test-fraction", 0, "share of the table's rows held out and scored (default 0.3)")
@@ -172,6 +176,10 @@ func (o *simulateOptions) check(cmd *cobra.Command) error {
 		return fmt.Errorf("--parties %d is not positive", cfg.Parties)
 	case changed("test-fraction") && !(cfg.TestFraction > 0 && cfg.TestFraction < 1):
 		return fmt.Errorf("--test-fraction %g: want the share of rows held out for scoring in (0, 1) (default 0.3)", cfg.TestFraction)
+	case o.missing != "error" && o.missing != "skip":
+		return fmt.Errorf("--missing %q: want error or skip", o.missing)
+	case o.missing == "skip" && cfg.ScoreCol == "":
+		return errors.New("--missing skip needs --input and --score-column: a table's missing features are encoded for the logistic regression, not skipped")
 	case changed("test-fraction") && cfg.ScoreCol != "":
 		return errors.New("--test-fraction with --score-column: the scores are read as they are, nothing is trained or held out; drop --test-fraction")
 	}
@@ -197,6 +205,7 @@ func (o *simulateOptions) run(cmd *cobra.Command, _ []string) error {
 	if err := o.check(cmd); err != nil {
 		return err
 	}
+	cfg.SkipMissing = o.missing == "skip"
 	var err error
 	if cfg.Neighbours, err = mechanism.ParseRelation(o.neighbours); err != nil {
 		return fmt.Errorf("--neighbours: %w", err)

@@ -340,3 +340,46 @@ func TestSimulateDeltaTotal(t *testing.T) {
 		t.Errorf("--epsilon help %q does not say it is the total", u)
 	}
 }
+
+// TestSimulateMissingSkip (issue 28, item 8): --missing skip leaves out
+// the rows of --input missing their score or label, whole, and says how
+// many; without it such a row is an error, and without --score-column
+// --missing skip is refused.
+func TestSimulateMissingSkip(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("score,y\n")
+	for i := range 300 {
+		s, y := fmt.Sprint(float64(i%97)/100), fmt.Sprint(i%3%2)
+		switch i % 50 {
+		case 7:
+			s = "NA"
+		case 8:
+			y = "?"
+		}
+		fmt.Fprintf(&b, "%s,%s\n", s, y)
+	}
+	path := writeFile(t, "missing.csv", b.String())
+	args := []string{"--input", path, "--score-column", "score", "--label-column", "y", "--bins", "32", "--backend", "plain", "--bootstrap", "-1", "--interval-draws", "0"}
+	out, err := runSimulate(append(args, "--missing", "skip", "--format", "json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Parties int `json:"parties"`
+		Data    struct {
+			Source string `json:"source"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Parties != 288 || !strings.Contains(r.Data.Source, "12 row(s) with a missing score or label skipped, 288 kept") {
+		t.Errorf("parties %d, data %q: want 288 parties and the 12 skipped rows counted", r.Parties, r.Data.Source)
+	}
+	if _, err := runSimulate(args...); err == nil || !strings.Contains(err.Error(), ":9:") {
+		t.Errorf("without --missing skip: %v, want an error at line 9", err)
+	}
+	if _, err := runSimulate("--missing", "skip", "--bins", "32", "--backend", "plain"); err == nil || !strings.Contains(err.Error(), "--score-column") {
+		t.Errorf("--missing skip without --score-column: %v, want it refused", err)
+	}
+}
