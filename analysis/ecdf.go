@@ -95,7 +95,8 @@ func QueryECDF(ctx context.Context, u aggregation.UStat, rel *aggregation.Releas
 }
 
 // Smooth post-processes the private curve Raw with method (CheckSmoothing;
-// dp-ecdf Eq. 3) and reads the p-quantiles of the smoothed curve by
+// dp-ecdf Eq. 3) — with the curve's last point fixed at 1 when n is public
+// (replace-one) and the grid's top is read (smooth.ApplyTop) — and reads the p-quantiles of the smoothed curve by
 // Algorithm 1 over the read prefixes (to one bin when all are read).
 // Post-processing: no budget, same guarantee.
 func (e *ECDF) Smooth(method string, probs []float64) error {
@@ -103,7 +104,12 @@ func (e *ECDF) Smooth(method string, probs []float64) error {
 	if err != nil {
 		return err
 	}
-	g, err := smooth.Apply(method, e.Raw, e.mech)
+	apply := smooth.Apply
+	if e.Public && len(e.Prefixes) > 0 && e.Prefixes[len(e.Prefixes)-1] == e.Bins {
+		// Under replace-one n is public, so is F = 1 at the grid's top.
+		apply = smooth.ApplyTop
+	}
+	g, err := apply(method, e.Raw, e.mech)
 	if err != nil {
 		return fmt.Errorf("analysis: smoothing the ECDF: %w", err)
 	}

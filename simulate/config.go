@@ -13,13 +13,17 @@ import (
 
 // Config configures one simulation.
 type Config struct {
-	Parties  int      // n; 0 with Data means every (test) row
-	Backend  string   // plain, additive or dcf
-	Data     string   // CSV path; empty for the built-in data
-	ScoreCol string   // score column of Data; empty: train a logistic regression on Data
-	LabelCol string   // label column of Data
-	Positive string   // positive label value of Data (see dataset.ReadScored)
-	Drop     []string // columns of Data that are not features (identifiers)
+	Parties  int    // n; 0 with Data means every (test) row
+	Backend  string // plain, additive or dcf
+	Data     string // CSV path; empty for the built-in data
+	ScoreCol string // score column of Data; empty: train a logistic regression on Data
+	// SkipMissing, with ScoreCol, leaves out the rows of Data missing
+	// their score or label (dataset.ReadScoredRows), counted in
+	// Data.Source; without it such a row is an error.
+	SkipMissing bool
+	LabelCol    string   // label column of Data
+	Positive    string   // positive label value of Data (see dataset.ReadScored)
+	Drop        []string // columns of Data that are not features (identifiers)
 	// TestFraction is the held-out share of a table whose test rows become
 	// the parties (0: dataset.DefaultTestFraction).
 	TestFraction float64

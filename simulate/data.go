@@ -68,7 +68,13 @@ func LoadData(cfg Config) (*Data, error) {
 		}
 	case cfg.ScoreCol != "":
 		d = &Data{Source: fmt.Sprintf("%s: score column %q, label column %q", cfg.Data, cfg.ScoreCol, cfg.LabelCol)}
-		d.Scores, d.Labels, err = dataset.ReadScored(cfg.Data, cfg.ScoreCol, cfg.LabelCol, cfg.Positive)
+		var rows *dataset.ScoredRows
+		if rows, err = dataset.ReadScoredRows(cfg.Data, cfg.ScoreCol, cfg.LabelCol, cfg.Positive, "", cfg.SkipMissing); err == nil {
+			d.Scores, d.Labels = rows.Scores, rows.Labels
+			if rows.Skipped > 0 {
+				d.Source += fmt.Sprintf(" (%d row(s) with a missing score or label skipped, %d kept)", rows.Skipped, len(rows.Scores))
+			}
+		}
 		d.Probabilities = cfg.Min >= 0 && cfg.Max <= 1
 	default:
 		var t *dataset.Table

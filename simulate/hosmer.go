@@ -181,3 +181,26 @@ func (a *HosmerAllocation) label() string {
 	}
 	return fmt.Sprintf("%s, ε %.3g", a.Plan, a.Epsilon)
 }
+
+// withoutProbability refuses Hosmer–Lemeshow plans that release the
+// probability component, which the additive backend's verified reports
+// (Prio3 histograms over class × bin) cannot carry.
+func withoutProbability(backend string, plans []*hosmer.Plan) error {
+	if collectsProbability(plans) {
+		return fmt.Errorf("the Hosmer–Lemeshow allocation releases the probability component, which the %s backend's verified reports (Prio3 histograms) cannot carry: use the roc or grid allocation, or the dcf backend", backend)
+	}
+	return nil
+}
+
+// collectsProbability reports whether a plan releases the probability
+// component: the dataset must then collect it (local.Config.Probability).
+func collectsProbability(plans []*hosmer.Plan) bool {
+	for _, p := range plans {
+		for _, spec := range p.Releases {
+			if slices.Contains(spec.Components, aggregation.Probability) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/fedecdf/fedecdf/aggregation"
@@ -35,11 +36,13 @@ type Report struct {
 	// released noisy total under add/remove (JSON keys n, n_public,
 	// n_note).
 	ecdf.Normaliser
-	Data       *Data   `json:"data"`
-	Backend    string  `json:"backend"`
-	Mechanism  string  `json:"mechanism"`
-	Epsilon    float64 `json:"epsilon"`
-	Budget     Budget  `json:"budget"`
+	Data      *Data   `json:"data"`
+	Backend   string  `json:"backend"`
+	Mechanism string  `json:"mechanism"`
+	Epsilon   float64 `json:"epsilon"`
+	Budget    Budget  `json:"budget"`
+	// Delta is the δ of one release per privacy unit (Config.Delta), not
+	// the run's total: that is Budget.Delta.
 	Delta      float64 `json:"delta"`
 	Neighbours string  `json:"neighbours"`
 	Guarantee  string  `json:"guarantee"`
@@ -86,7 +89,12 @@ type Budget struct {
 	ROC float64 `json:"roc_pr"`
 	// Hosmer is the proved ε of the Hosmer–Lemeshow releases, all
 	// allocations together (0 when not computed).
-	Hosmer     float64  `json:"hosmer"`
+	Hosmer float64 `json:"hosmer"`
+	// Delta is the δ the run spends in all: Config.Delta is per release
+	// and privacy unit, so it is the sum of the releases' δ (cascade:
+	// the ECDF's and the ROC/PR release's, 2·Config.Delta), whereas
+	// Config.Epsilon is already the total.
+	Delta      float64  `json:"delta"`
 	Guarantees []string `json:"guarantees"`
 }
 
@@ -372,9 +380,11 @@ func (r *run) reportROC(rep *Report) error {
 func (r *run) reportBudget(ctx context.Context, rep *Report) error {
 	rep.Budget = Budget{ROC: r.rocRel.Epsilon(), Guarantees: []string{"ROC/PR: " + rep.ROC.Guarantee}}
 	delta := r.rocRel.Delta()
+	deltas := []string{fmt.Sprintf("ROC/PR %.6g", r.rocRel.Delta())}
 	if r.ecdfRel != nil {
 		rep.Budget.ECDF, delta = r.ecdfRel.Epsilon(), delta+r.ecdfRel.Delta()
 		rep.Budget.Guarantees = append([]string{"ECDF: " + rep.ECDF.Guarantee}, rep.Budget.Guarantees...)
+		deltas = append([]string{fmt.Sprintf("ECDF %.6g", r.ecdfRel.Delta())}, deltas...)
 	}
 	var err error
 	if rep.Hosmer, err = r.hosmer(ctx, rep.ROC.Normaliser); err != nil {
@@ -384,11 +394,20 @@ func (r *run) reportBudget(ctx context.Context, rep *Report) error {
 		for _, a := range rep.Hosmer.Allocations {
 			rep.Budget.Hosmer += a.Epsilon
 			delta += a.Delta
+			if a.Delta > 0 {
+				deltas = append(deltas, fmt.Sprintf("Hosmer–Lemeshow %s %.6g", a.Plan, a.Delta))
+			}
 			rep.Budget.Guarantees = append(rep.Budget.Guarantees, "Hosmer–Lemeshow, "+a.describe())
 		}
 	}
 	rep.Epsilon = rep.Budget.ECDF + rep.Budget.ROC + rep.Budget.Hosmer
+	rep.Budget.Delta = delta
 	rep.Guarantee = fmt.Sprintf("(ε=%.6g, δ=%.6g)-DP in all under %s neighbours: ECDF ε=%.6g, ROC/PR ε=%.6g, Hosmer–Lemeshow ε=%.6g (basic composition)", rep.Epsilon, delta, rep.Neighbours, rep.Budget.ECDF, rep.Budget.ROC, rep.Budget.Hosmer)
+	if delta > 0 {
+		// --epsilon is a total, --delta is per release and privacy unit:
+		// say where the total δ comes from.
+		rep.Guarantee += fmt.Sprintf("; δ spent in all %.6g = %s (--delta %.6g is per release and privacy unit, not a total)", delta, strings.Join(deltas, " + "), r.cfg.Delta)
+	}
 	return nil
 }
 
@@ -405,29 +424,6 @@ func (r *run) hosmer(ctx context.Context, rocTotal ecdf.Normaliser) (*HosmerRepo
 		fromROC = r.rocRel
 	}
 	return hosmerReport(ctx, r.local, r.g, r.plans, fromROC, r.cfg.Smoothing, r.parties, r.data.Scores, rocTotal, analysis.NewBootstrap(r.cfg.Bootstrap, r.cfg.Seed))
-}
-
-// withoutProbability refuses Hosmer–Lemeshow plans that release the
-// probability component, which the additive backend's verified reports
-// (Prio3 histograms over class × bin) cannot carry.
-func withoutProbability(backend string, plans []*hosmer.Plan) error {
-	if collectsProbability(plans) {
-		return fmt.Errorf("the Hosmer–Lemeshow allocation releases the probability component, which the %s backend's verified reports (Prio3 histograms) cannot carry: use the roc or grid allocation, or the dcf backend", backend)
-	}
-	return nil
-}
-
-// collectsProbability reports whether a plan releases the probability
-// component: the dataset must then collect it (local.Config.Probability).
-func collectsProbability(plans []*hosmer.Plan) bool {
-	for _, p := range plans {
-		for _, spec := range p.Releases {
-			if slices.Contains(spec.Components, aggregation.Probability) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // params are the mechanism parameters of a release at ε under cfg.

@@ -77,7 +77,7 @@ divergence on a small tree (ecdf/hierarchy).`,
 	f.Float64Var(&cfg.Delta, "delta", 0, "claimed δ (cascade and gaussian-tree need δ in (0, 1))")
 	f.StringVar(&o.neighbours, "neighbours", "replace", "neighbouring relation: replace (n public) or addremove")
 	f.StringVar(&o.component, "component", "count", "payload component: count, label, notlabel or probability")
-	f.IntVar(&cfg.Bins, "bins", cfg.Bins, binsUsage(fmt.Sprintf("keeps the audit fast; 2 to %d", audit.MaxBins)))
+	f.IntVar(&cfg.Bins, "bins", cfg.Bins, binsUsageUnlike(fmt.Sprintf("keeps the audit fast: it searches the worst neighbouring pair among O(N²) moves; 2 to %d", audit.MaxBins)))
 	f.IntVar(&cfg.Trials, "trials", cfg.Trials, "releases drawn on each side of the pair, for the honest and for the control mechanism")
 	f.StringVar(&o.format, "format", "text", "output format: text or json")
 	return cmd

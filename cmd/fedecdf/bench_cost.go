@@ -40,7 +40,7 @@ and their query batches) as a Markdown table, the one in the README.`,
 	f.IntSliceVar(&o.parties, "parties", []int{1000, 10000}, "numbers of parties n, comma-separated")
 	f.IntSliceVar(&o.prefixes, "prefixes", []int{16, 1024}, "numbers |B| of thresholds queried, comma-separated (each at most --bins)")
 	f.StringSliceVar(&o.backends, "backends", []string{"additive", "dcf"}, "secure-sum backends, comma-separated: additive, dcf")
-	f.IntVar(&o.bins, "bins", 1024, binsUsage("is the README table's"))
+	f.IntVar(&o.bins, "bins", 1024, binsUsageUnlike("is the grid the README's cost table was measured on"))
 	return cmd
 }
 

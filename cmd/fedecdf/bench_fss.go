@@ -79,7 +79,7 @@ range and at the record's bin, as a dataset that collects it has them.`,
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	cmd.Flags().IntVar(&keys, "keys", 256, "keys summed by each batch evaluation (with --verify: reports per timing)")
 	cmd.Flags().BoolVar(&verify, "verify", false, "compare the unverified and the verified DCF upload instead")
-	cmd.Flags().IntVar(&bins, "bins", 1024, "grid size N of the --verify comparison")
+	cmd.Flags().IntVar(&bins, "bins", 1024, binsUsageUnlike("is bench cost's grid, the README cost table's (used by the --verify comparison)"))
 	cmd.Flags().BoolVar(&probability, "probability", false, "with --verify: the verified reports carry the probability too")
 	cmd.Flags().DurationVar(&minTime, "min-time", 300*time.Millisecond, "minimum duration of each timing")
 	return cmd

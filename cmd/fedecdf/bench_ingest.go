@@ -100,7 +100,7 @@ the --cpu-profile flag).`,
 	f.IntVar(&o.hosts, "hosts", 4, "hosts of the load generator with --connections reuse")
 	f.IntVar(&o.concurrency, "concurrency", 64, "reports in flight at once")
 	f.StringVar(&o.upload, "upload", deploy.UploadDirect, "upload mode: direct (a connection to each server) or relay (through the leader, HPKE-sealed to the helper)")
-	f.IntVar(&o.bins, "bins", 64, binsUsage("sets the size of a report (a DCF key of log2(bins) levels)"))
+	f.IntVar(&o.bins, "bins", 64, binsUsageUnlike("sets the size of a report (a DCF key of log2(bins) levels), and EXPERIMENTS.md's ingest figures were measured with it"))
 	f.StringVar(&o.format, "format", "text", "output format: text or json")
 	f.StringVar(&o.serverExe, "server-binary", "", "fedecdf executable running the two servers (default: this one), to compare builds")
 	f.StringVar(&o.profile, "profile", "", "directory to write the servers' CPU profiles to (leader.pprof, helper.pprof)")

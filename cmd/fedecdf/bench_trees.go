@@ -56,7 +56,7 @@ Progress goes to stderr.`,
 	f.Float64SliceVar(&o.alphas, "alphas", []float64{0.1, 0.5}, "multiplicative slacks α, each in (0, 1)")
 	f.StringVar(&o.neighbours, "neighbours", "addremove", "neighbouring relation: replace or addremove")
 	f.IntVar(&o.runs, "runs", 10, "releases per mechanism and setting")
-	f.StringVar(&o.data, "input", "poisson", "poisson, or a CSV file")
+	f.StringVar(&o.data, "input", "poisson", "poisson (X_pois), or a CSV file")
 	f.StringVar(&o.column, "column", "", "the CSV's numeric column (with --input FILE)")
 	f.Float64Var(&o.min, "min", 0, "grid minimum (with --input FILE; public)")
 	f.Float64Var(&o.max, "max", 0, "grid maximum (with --input FILE; public)")

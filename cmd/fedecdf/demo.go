@@ -96,7 +96,7 @@ the directory too; on Linux the servers also die if the demo is killed.`,
 	f := cmd.Flags()
 	f.IntVar(&o.parties, "parties", 200, "number of parties")
 	f.StringVar(&o.transport, "transport", transportSealed, transportUsage)
-	f.IntVar(&o.bins, "bins", 64, binsUsage("suits the demo's few parties"))
+	f.IntVar(&o.bins, "bins", 64, binsUsageUnlike("suits the demo's few parties and keeps it quick"))
 	f.Float64Var(&o.epsilon, "epsilon", 1, "ε of the release")
 	f.StringVar(&o.upload, "upload", deploy.UploadDirect, "upload mode: direct or relay (through the leader, HPKE-sealed to the helper)")
 	f.StringVar(&o.backend, "backend", string(server.Additive), "secure-sum backend: additive (verified one-hot histograms) or dcf (verified DCF keys, probability included)")

@@ -93,7 +93,7 @@ finished phase with its time when standard error is redirected.`,
 	f.StringVar(&o.sep, "sep", "", "field separator: ',', ';' or 'tab' (default: detected from the header)")
 	f.Float64Var(&o.epsilon, "epsilon", 1, "privacy budget ε of the release")
 	f.Float64Var(&o.delta, "delta", 0, "δ of approximate (ε, δ)-DP mechanisms (cascade, gaussian-tree; auto considers them when δ > 0)")
-	f.IntVar(&o.bins, "bins", 1024, binsUsage("is a fine grid for one column"))
+	f.IntVar(&o.bins, "bins", 1024, binsUsageUnlike("is a finer grid: ecdf releases one column locally, with no DCF report or server work growing with N"))
 	f.Float64Var(&o.min, "min", 0, "lower end of the public grid (required)")
 	f.Float64Var(&o.max, "max", 0, "upper end of the public grid (required)")
 	f.StringVar(&o.scale, "scale", "linear", "grid spacing: linear or log")

@@ -63,7 +63,7 @@ Figures: ` + figureList(),
 	f.Float64SliceVar(&cfg.Epsilons, "epsilons", cfg.Epsilons, "ε axis")
 	f.Float64SliceVar(&cfg.Lambdas, "lambdas", cfg.Lambdas, "λ axis of fig3")
 	f.Float64Var(&cfg.Lambda, "lambda", cfg.Lambda, "λ of X_pois in the figures against ε")
-	f.IntVar(&cfg.Bins, "bins", cfg.Bins, binsUsage("is the N of dp-ecdf §6's X_pois"))
+	f.IntVar(&cfg.Bins, "bins", cfg.Bins, binsUsageUnlike("is the N of dp-ecdf §6's X_pois, whose figures the command reproduces"))
 	f.IntSliceVar(&cfg.Sizes, "sizes", cfg.Sizes, "N axis of fig7")
 	f.StringSliceVar(&cfg.Mechanisms, "mechanisms", cfg.Mechanisms, "mechanisms compared (tree is the paper's)")
 	f.Float64Var(&cfg.Delta, "delta", cfg.Delta, "δ of the (ε, δ) mechanisms (cascade)")

@@ -22,9 +22,9 @@ import (
 var deprecatedFlags = map[string]map[string]string{
 	"party":    {"csv": "input", "score": "score-value", "label": "label-value", "probability": "probability-value"},
 	"simulate": {"data": "input", "score": "score-column", "label": "label-column"},
-	"trees":    {"data": "input"},
 	"keygen":   {"out": "output"},
 	"manifest": {"out": "output"},
+	"trees":    {"data": "input"}, // bench trees
 }
 
 // addDeprecatedFlags gives cmd the deprecated spellings of its flags

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/analysis"
+	"github.com/fedecdf/fedecdf/simulate"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -169,7 +170,7 @@ func TestOneFlagSpellingPerConcept(t *testing.T) {
 		})
 	}
 	for name, renames := range deprecatedFlags {
-		var cmd *cobra.Command
+		var cmd *cobra.Command // by name: a subcommand (bench trees) too
 		for _, c := range commands(root) {
 			if c.Name() == name {
 				cmd = c
@@ -223,5 +224,29 @@ func TestSimulateNewAndOldSpellings(t *testing.T) {
 	}
 	if a["true"] == nil || string(a["true"]) != string(b["true"]) || string(a["data"]) != string(b["data"]) {
 		t.Errorf("new spellings read other data than the old ones:\n%.300s\n%.300s", a["true"], b["true"])
+	}
+}
+
+// TestBinsDefaults (issue 28, item 7): the default --bins is the same
+// (simulate's, which manifest shares) across the commands unless a
+// command's help says why it differs from it.
+func TestBinsDefaults(t *testing.T) {
+	common := strconv.Itoa(simulate.DefaultConfig().Bins)
+	seen := 0
+	for _, c := range commands(newRootCommand()) {
+		f := c.Flags().Lookup("bins")
+		if f == nil {
+			continue
+		}
+		seen++
+		if f.DefValue == common || f.DefValue == "0" {
+			continue
+		}
+		if want := "unlike the " + common + " of simulate and manifest"; !strings.Contains(f.Usage, want) {
+			t.Errorf("%s --bins defaults to %s, not %s, and its help does not say why (%q): %q", c.CommandPath(), f.DefValue, common, want, f.Usage)
+		}
+	}
+	if seen < 5 {
+		t.Errorf("only %d commands have --bins", seen)
 	}
 }

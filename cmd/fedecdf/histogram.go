@@ -65,7 +65,7 @@ servers' shares: docs/json.md, "fedecdf histogram").`,
 	f.StringVar(&o.sep, "sep", "", "field separator: ',', ';' or 'tab' (default: detected from the header)")
 	f.Float64Var(&o.epsilon, "epsilon", 1, "privacy budget ε of the release")
 	f.Float64Var(&o.delta, "delta", 0, "δ of (ε, δ)-DP mechanisms (counting-on-trees, cascade, gaussian-tree; auto considers them when δ > 0)")
-	f.IntVar(&o.bins, "bins", 64, binsUsage("keeps the printed levels short"))
+	f.IntVar(&o.bins, "bins", 64, binsUsageUnlike("keeps the printed levels short (the leaf level prints one count per bin)"))
 	f.Float64Var(&o.min, "min", 0, "lower end of the public grid (required)")
 	f.Float64Var(&o.max, "max", 0, "upper end of the public grid (required)")
 	f.StringVar(&o.scale, "scale", "linear", "grid spacing: linear or log")

@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime/debug"
 
+	"github.com/fedecdf/fedecdf/simulate"
 	"github.com/spf13/cobra"
 )
 
@@ -26,6 +27,16 @@ func main() {
 func binsUsage(why string) string {
 	return "number of bins N of the public grid, fixed before seeing data: more bins resolve finer, but each prefix sums about log N noisy tree nodes; the default " + why
 }
+
+// binsUsageUnlike is binsUsage for a command whose default --bins is not
+// commonBins, saying why.
+func binsUsageUnlike(why string) string {
+	return binsUsage(fmt.Sprintf("differs: unlike the %d of simulate and manifest, it %s", commonBins, why))
+}
+
+// commonBins is the default --bins of simulate and manifest, and of every
+// command without a reason of its own for another (binsUsageUnlike).
+var commonBins = simulate.DefaultConfig().Bins
 
 // newRootCommand builds the fedecdf command and its subcommands, each
 // with flags of its own, so tests can run any of them in-process.

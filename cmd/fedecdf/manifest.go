@@ -142,7 +142,7 @@ func (o *manifestOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&m.Grid.Scale, "scale", "linear", "grid scale: linear or log")
 	f.Float64Var(&m.Grid.Min, "min", 0, "grid minimum")
 	f.Float64Var(&m.Grid.Max, "max", 1, "grid maximum")
-	f.IntVar(&m.Grid.Bins, "bins", 256, binsUsage("suits thousands of parties, as in simulate"))
+	f.IntVar(&m.Grid.Bins, "bins", commonBins, binsUsage("suits thousands of parties, as in simulate: the servers' work grows as n·N"))
 	f.StringVar(&m.Mechanism.Name, "mechanism", "auto", "noise mechanism of the analysts' releases: "+strings.Join(mechanism.Names, ", ")+" (with auto, query roc uses partitioned where the policy allows it and it has less noise at the grid's ends)")
 	f.Float64Var(&m.Mechanism.Epsilon, "epsilon", 1, "ε of each release (per payload component)")
 	f.Float64Var(&m.Mechanism.Delta, "delta", 0, "δ of each release (approximate mechanisms)")

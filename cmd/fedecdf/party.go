@@ -24,6 +24,11 @@ type partyOptions struct {
 	inst                                                                   party.Instance
 	concurrency                                                            int
 	retryWindow                                                            time.Duration
+	// missing is --missing; dataRows, after a --missing skip that left
+	// rows out, is the file's 1-based data row of each kept row (nil
+	// when every row is kept: row k+1 is then the (k+1)-th).
+	missing  string
+	dataRows []int
 }
 
 // newPartyCommand builds the "party" command.
@@ -84,6 +89,7 @@ addresses (TCP); in relay mode the leader's only.`,
 	f.StringVar(&o.scoreCol, "score-column", "score", "score column of --input")
 	f.StringVar(&o.labelCol, "label-column", "label", "label column of --input")
 	f.StringVar(&o.probCol, "probability-column", "", "predicted-probability column of --input (needed by the Hosmer–Lemeshow query; may be the score column)")
+	f.StringVar(&o.missing, "missing", "error", `rows of --input missing the score, the label or the probability ("", "?", "NA", "NaN", "null"): error, or skip to leave each such row out whole (the party counts them; row numbers stay the file's)`)
 	f.StringVar(&o.positive, "positive", "", `positive label value of --input ("" means 0/1 labels, "!v" means not v)`)
 	f.IntVar(&o.concurrency, "concurrency", 8, "reports in flight at once with --input")
 	f.DurationVar(&o.retryWindow, "retry-window", time.Minute, "how long an upload to a server that does not answer is retried (e.g. 30s, 5m)")
@@ -128,7 +134,7 @@ func (o *partyOptions) run(cmd *cobra.Command, _ []string) error {
 // row key, with a progress bar on a terminal, and on a failure says which
 // rows both servers hold and that a rerun resumes.
 func (o *partyOptions) submitRows(cmd *cobra.Command, m *deploy.Manifest, all []party.Instance, tc p2p.Config) error {
-	if err := deploy.ValidateRows(m, all); err != nil {
+	if err := o.validateRows(m, all); err != nil {
 		return fmt.Errorf("%s: %w; nothing was uploaded: fix the row and run again", o.csv, err)
 	}
 	keyPath := o.rowKey
@@ -173,7 +179,10 @@ func (o *partyOptions) submitRows(cmd *cobra.Command, m *deploy.Manifest, all []
 	if err == nil {
 		return nil
 	}
-	printHeld(out, res)
+	printHeld(out, res, o.dataRows)
+	if o.dataRows != nil {
+		err = fmt.Errorf("%w\n(--missing skip left rows out: a data row named in the error counts the rows kept; the rows listed above are the file's)", err)
+	}
 	return fmt.Errorf("%w\nstopped at the first row still failing after --retry-window %v; rerun the same command (same --input and --row-key %s) to store the missing rows: rows already stored are recognised by their report IDs and not stored twice", err, o.retryWindow, keyPath)
 }
 
@@ -198,37 +207,47 @@ func recordUploaded(path string, prev map[payload.ReportID]bool, ids []payload.R
 // which one server alone acknowledged (the other may hold them too, its
 // acknowledgement lost), and which a rerun will store (1-based data
 // rows).
-func printHeld(out io.Writer, res *deploy.RowResult) {
+func printHeld(out io.Writer, res *deploy.RowResult, rows []int) {
 	if res.Count() > 0 {
-		fmt.Fprintf(out, "stored by both servers (row 1 is the first after the header): %s\n", rowRanges(res.Rows(deploy.HeldByBoth)))
+		fmt.Fprintf(out, "stored by both servers (row 1 is the first after the header): %s\n", rowRangesOf(res.Rows(deploy.HeldByBoth), rows))
 	}
 	for _, h := range []deploy.Held{deploy.HeldByLeader, deploy.HeldByHelper} {
-		if rows := rowRanges(res.Rows(h)); rows != "" {
-			fmt.Fprintf(out, "acknowledged by %v (the other may hold them too, if its acknowledgement was lost): %s\n", h, rows)
+		if held := rowRangesOf(res.Rows(h), rows); held != "" {
+			fmt.Fprintf(out, "acknowledged by %v (the other may hold them too, if its acknowledgement was lost): %s\n", h, held)
 		}
 	}
 	missing := res.Rows(deploy.HeldByBoth)
 	for k := range missing {
 		missing[k] = !missing[k]
 	}
-	fmt.Fprintf(out, "not acknowledged by both servers (a rerun stores them): %s\n", rowRanges(missing))
+	fmt.Fprintf(out, "not acknowledged by both servers (a rerun stores them): %s\n", rowRangesOf(missing, rows))
 }
 
 // rowRanges lists the 1-based rows k with stored[k−1] as ranges, "1–57, 59".
-func rowRanges(stored []bool) string {
+func rowRanges(stored []bool) string { return rowRangesOf(stored, nil) }
+
+// rowRangesOf is rowRanges with row k+1 numbered rows[k] (nil: k+1): the
+// file's data rows when --missing skip left some out.
+func rowRangesOf(stored []bool, rows []int) string {
+	num := func(k int) int {
+		if rows == nil {
+			return k + 1
+		}
+		return rows[k]
+	}
 	var parts []string
 	for k := 0; k < len(stored); k++ {
 		if !stored[k] {
 			continue
 		}
 		j := k
-		for j+1 < len(stored) && stored[j+1] {
+		for j+1 < len(stored) && stored[j+1] && num(j+1) == num(j)+1 {
 			j++
 		}
 		if j == k {
-			parts = append(parts, strconv.Itoa(k+1))
+			parts = append(parts, strconv.Itoa(num(k)))
 		} else {
-			parts = append(parts, fmt.Sprintf("%d–%d", k+1, j+1))
+			parts = append(parts, fmt.Sprintf("%d–%d", num(k), num(j)))
 		}
 		k = j
 	}
@@ -243,7 +262,7 @@ func (o *partyOptions) instances(cmd *cobra.Command) ([]party.Instance, error) {
 	case o.csv != "" && (changed("score") || changed("label")):
 		return nil, fmt.Errorf("give either --input or --score-value/--label-value, not both")
 	case o.csv != "":
-		return o.csvInstances()
+		return o.csvInstances(cmd)
 	case changed("score") && changed("label"):
 		inst := o.inst
 		inst.HasProbability = changed("probability")
@@ -253,39 +272,49 @@ func (o *partyOptions) instances(cmd *cobra.Command) ([]party.Instance, error) {
 	}
 }
 
-// csvInstances reads one record per row of --input.
-func (o *partyOptions) csvInstances() ([]party.Instance, error) {
-	scores, labels, err := dataset.ReadScored(o.csv, o.scoreCol, o.labelCol, o.positive)
-	if err != nil {
-		return nil, err
+// validateRows is deploy.ValidateRows naming the file's data row when
+// --missing skip left rows out.
+func (o *partyOptions) validateRows(m *deploy.Manifest, all []party.Instance) error {
+	if o.dataRows == nil {
+		return deploy.ValidateRows(m, all)
 	}
-	probs, err := csvProbabilities(o.csv, o.probCol, len(scores))
+	g, err := m.NewGrid()
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("manifest grid: %w", err)
 	}
-	var all []party.Instance
-	for k := range scores {
-		inst := party.Instance{Score: scores[k], Label: labels[k]}
-		if probs != nil {
-			inst.Probability, inst.HasProbability = probs[k], true
+	for k, x := range all {
+		if _, err := party.New(x, g); err != nil {
+			return fmt.Errorf("data row %d: %w", o.dataRows[k], err)
 		}
-		all = append(all, inst)
 	}
-	return all, nil
+	return nil
 }
 
-// csvProbabilities reads column of path, one probability per report, or
-// returns nil when column is empty.
-func csvProbabilities(path, column string, n int) ([]float64, error) {
-	if column == "" {
-		return nil, nil
+// csvInstances reads one record per row of --input; with --missing skip
+// a row missing the score, the label or the probability is left out
+// whole (so the probability stays on its row) and counted on stderr.
+func (o *partyOptions) csvInstances(cmd *cobra.Command) ([]party.Instance, error) {
+	if o.missing != "error" && o.missing != "skip" {
+		return nil, fmt.Errorf("--missing %q: want error or skip", o.missing)
 	}
-	probs, err := dataset.ReadColumn(path, column, 0)
+	rows, err := dataset.ReadScoredRows(o.csv, o.scoreCol, o.labelCol, o.positive, o.probCol, o.missing == "skip")
 	if err != nil {
 		return nil, err
 	}
-	if len(probs) != n {
-		return nil, fmt.Errorf("%s: %d probabilities in column %q for %d scored rows", path, len(probs), column, n)
+	all := make([]party.Instance, len(rows.Scores))
+	for k := range all {
+		all[k] = party.Instance{Score: rows.Scores[k], Label: rows.Labels[k]}
+		if rows.Extra != nil {
+			all[k].Probability, all[k].HasProbability = rows.Extra[k], true
+		}
 	}
-	return probs, nil
+	o.dataRows = nil
+	if rows.Skipped > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "fedecdf: --missing skip left out %d row(s) missing a value; %d row(s) are submitted\n", rows.Skipped, len(all))
+		o.dataRows = make([]int, len(all))
+		for k, line := range rows.Lines {
+			o.dataRows[k] = line - 1 // the header is line 1
+		}
+	}
+	return all, nil
 }

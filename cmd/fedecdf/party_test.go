@@ -21,24 +21,44 @@ import (
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
 	"github.com/fedecdf/fedecdf/party"
+	"github.com/spf13/cobra"
 )
 
-func TestCSVProbabilities(t *testing.T) {
+// csvInstances reads the probability column on its row; with --missing
+// skip (issue 28, item 8) a row missing any value is left out whole, the
+// others keep their probability and their file row number, and without
+// it such a row is an error.
+func TestCSVInstancesMissing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rows.csv")
-	if err := os.WriteFile(path, []byte("score;label;p\n0.9;1;0.8\n0.2;0;0.1\n"), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte("score;label;p\n0.9;1;0.8\n0.2;0;0.1\n0.4;1;NA\n0.5;?;0.45\n0.7;0;0.6\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := csvProbabilities(path, "p", 2); err != nil || !slices.Equal(got, []float64{0.8, 0.1}) {
-		t.Errorf("csvProbabilities = %v, %v", got, err)
+	var stderr strings.Builder
+	cmd := &cobra.Command{}
+	cmd.SetErr(&stderr)
+	o := partyOptions{csv: path, scoreCol: "score", labelCol: "label", probCol: "p", missing: "skip"}
+	all, err := o.csvInstances(cmd)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got, err := csvProbabilities(path, "", 2); got != nil || err != nil {
-		t.Errorf("no column: %v, %v", got, err)
+	want := []party.Instance{
+		{Score: 0.9, Label: 1, Probability: 0.8, HasProbability: true},
+		{Score: 0.2, Label: 0, Probability: 0.1, HasProbability: true},
+		{Score: 0.7, Label: 0, Probability: 0.6, HasProbability: true},
 	}
-	if _, err := csvProbabilities(path, "q", 2); err == nil || !strings.Contains(err.Error(), `"q"`) {
-		t.Errorf("missing column: %v", err)
+	if !slices.Equal(all, want) || !slices.Equal(o.dataRows, []int{1, 2, 5}) || !strings.Contains(stderr.String(), "left out 2 row(s)") {
+		t.Errorf("got %v rows %v (%q), want %v from data rows 1, 2, 5 and 2 left out", all, o.dataRows, stderr.String(), want)
 	}
-	if _, err := csvProbabilities(path, "p", 3); err == nil || !strings.Contains(err.Error(), "2 probabilities") {
-		t.Errorf("count mismatch: %v", err)
+	if got := rowRangesOf([]bool{true, true, true}, o.dataRows); got != "1–2, 5" {
+		t.Errorf("kept rows 1–3 printed as %q, want the file's data rows 1–2, 5", got)
+	}
+	o.missing = "error"
+	if _, err := o.csvInstances(cmd); err == nil || !strings.Contains(err.Error(), ":4:") {
+		t.Errorf("without --missing skip: %v, want an error at line 4", err)
+	}
+	o.probCol = ""
+	if all, err := o.csvInstances(&cobra.Command{}); err == nil || all != nil {
+		t.Errorf("label ? without --missing skip: %v, %v; want an error", all, err)
 	}
 }
 

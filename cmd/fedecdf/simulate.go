@@ -19,6 +19,7 @@ import (
 type simulateOptions struct {
 	cfg                     simulate.Config
 	format, out, neighbours string
+	missing                 string
 	intervalDraws           int
 }
 
@@ -46,7 +47,9 @@ outputs with the exact ones.
 
 Data: without --input, a built-in synthetic table is scored by a logistic
 regression (its test rows become the parties). With --input and
---score-column, the score column and --label-column are read as they are.
+--score-column, the score column and --label-column are read as they are;
+a row missing either is an error, or with --missing skip left out whole
+and counted in the output's data line.
 With --input and no --score-column, the file is a table with a label
 column: a logistic regression is trained on
 a seeded split (--drop names identifier columns) and the test rows' predicted
@@ -58,8 +61,11 @@ rest), from which come the ROC and PR curves, the AUC and — when the scores
 are probabilities on a grid within [0, 1] — the Hosmer–Lemeshow test
 (Q = 10, hosmer.GridPlan) at no extra ε (--hosmer-plans roc).
 --hosmer-plans grid,joint,paper with --hosmer-share S adds allocations with
-releases of their own, for comparison (replace-one only). Every release has
-δ = --delta per privacy unit; cascade and gaussian-tree need it positive.
+releases of their own, for comparison (replace-one only). --epsilon is the
+run's total, but --delta is the δ of every release per privacy unit, so a
+run spends it once per release: --mechanism cascade --delta 1e-6 spends
+δ = 2·10⁻⁶ in all (the ECDF and the ROC/PR release), as the privacy line
+and the JSON's budget.delta say. cascade and gaussian-tree need δ > 0.
 The ROC/PR release uses --roc-mechanism (default: --mechanism); auto there
 becomes partitioned (the grid cut into three parts, each with its own
 mechanism at the full ε) where that answers the grid's end bins with less
@@ -120,17 +126,18 @@ func (o *simulateOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&o.cfg.Data, "input", "", "CSV file (default: built-in synthetic table scored by logistic regression)")
 	f.StringVar(&o.cfg.ScoreCol, "score-column", "", "score column of --input (default: train a logistic regression on the table)")
 	f.StringVar(&o.cfg.LabelCol, "label-column", d.LabelCol, "label column of --input")
+	f.StringVar(&o.missing, "missing", "error", `with --score-column: rows missing the score or the label ("", "?", "NA", "NaN", "null"): error, or skip to leave each such row out whole (the output counts them)`)
 	f.StringVar(&o.cfg.Positive, "positive", "", `positive label value of --input ("" means 0/1 labels, "!v" means not v)`)
 	f.StringSliceVar(&o.cfg.Drop, "drop", nil, "columns of --input that are not features (identifiers), comma-separated")
 	f.Float64Var(&o.cfg.TestFraction, "test-fraction", 0, "share of the table's rows held out and scored (default 0.3)")
-	f.Float64Var(&o.cfg.Epsilon, "epsilon", d.Epsilon, "total privacy budget ε (δ: see --delta)")
+	f.Float64Var(&o.cfg.Epsilon, "epsilon", d.Epsilon, "total privacy budget ε of the run, split among its releases by --ecdf-share and --hosmer-share (unlike --delta, a total)")
 	f.Float64Var(&o.cfg.ECDFShare, "ecdf-share", d.ECDFShare, "share of ε spent on the ECDF of the scores (0: none, a ROC-only run)")
 	f.StringSliceVar(&o.cfg.HosmerPlans, "hosmer-plans", d.HosmerPlans, "Hosmer–Lemeshow allocations: roc (from the ROC/PR release, no ε of its own), and with --hosmer-share: grid (its own {y, 1−y} release), joint (one release of y, 1−y, p), paper (dp-ecdf Algorithm 2's ε/(L+9))")
 	f.IntVar(&o.cfg.Bootstrap, "bootstrap", d.Bootstrap, "Hosmer–Lemeshow: number B of null data sets simulated over the public noise law for the noise-aware p-value (Monte-Carlo s.e. √(p(1−p)/B); negative: none)")
 	f.Float64Var(&o.cfg.HosmerShare, "hosmer-share", 0, "share of ε spent on the Hosmer–Lemeshow allocations grid, joint and paper (split evenly); the rest goes to the ROC/PR release")
 	f.StringVar(&o.cfg.Mechanism, "mechanism", d.Mechanism, "noise mechanism: "+strings.Join(mechanism.Names, ", "))
 	f.StringVar(&o.cfg.ROCMechanism, "roc-mechanism", "", "noise mechanism of the ROC/PR release (default: --mechanism; auto picks partitioned where it has less noise at the grid's ends): "+strings.Join(mechanism.Names, ", "))
-	f.Float64Var(&o.cfg.Delta, "delta", 0, "δ of every release, per privacy unit: cascade and gaussian-tree need δ > 0 (auto considers them only then)")
+	f.Float64Var(&o.cfg.Delta, "delta", 0, "δ of each release per privacy unit, not a total: the run spends it once per release (cascade: the ECDF's and the ROC/PR release, 2·δ in all, which the privacy line and budget.delta print); cascade and gaussian-tree need δ > 0 (auto considers them only then)")
 	f.StringVar(&o.neighbours, "neighbours", "replace", "neighbouring relation: replace (n public) or addremove (the analyst normalises by a noisy total)")
 	f.IntVar(&o.cfg.Bins, "bins", d.Bins, binsUsage("suits thousands of parties; 0 chooses N for the ROC curve from n and its ε, n·ε/600 per class vector within [32, 1024] (analysis.ROCBins), a coarser grid that the ECDF and the Hosmer–Lemeshow groups share"))
 	f.Float64Var(&o.cfg.Min, "min", d.Min, "grid minimum")
@@ -169,6 +176,10 @@ func (o *simulateOptions) check(cmd *cobra.Command) error {
 		return fmt.Errorf("--parties %d is not positive", cfg.Parties)
 	case changed("test-fraction") && !(cfg.TestFraction > 0 && cfg.TestFraction < 1):
 		return fmt.Errorf("--test-fraction %g: want the share of rows held out for scoring in (0, 1) (default 0.3)", cfg.TestFraction)
+	case o.missing != "error" && o.missing != "skip":
+		return fmt.Errorf("--missing %q: want error or skip", o.missing)
+	case o.missing == "skip" && cfg.ScoreCol == "":
+		return errors.New("--missing skip needs --input and --score-column: a table's missing features are encoded for the logistic regression, not skipped")
 	case changed("test-fraction") && cfg.ScoreCol != "":
 		return errors.New("--test-fraction with --score-column: the scores are read as they are, nothing is trained or held out; drop --test-fraction")
 	}
@@ -194,6 +205,7 @@ func (o *simulateOptions) run(cmd *cobra.Command, _ []string) error {
 	if err := o.check(cmd); err != nil {
 		return err
 	}
+	cfg.SkipMissing = o.missing == "skip"
 	var err error
 	if cfg.Neighbours, err = mechanism.ParseRelation(o.neighbours); err != nil {
 		return fmt.Errorf("--neighbours: %w", err)

@@ -299,3 +299,87 @@ func TestSimulateEpsilonPrinting(t *testing.T) {
 		t.Errorf("ε printed at full float precision:\n%s", text)
 	}
 }
+
+// TestSimulateDeltaTotal (issue 28, item 7): --epsilon is the run's
+// total while --delta is per release and privacy unit; the output says
+// so and prints the total δ spent, 2·--delta for cascade's ECDF and
+// ROC/PR releases, in the privacy line and in budget.delta.
+func TestSimulateDeltaTotal(t *testing.T) {
+	args := []string{"--parties", "300", "--bins", "32", "--backend", "plain", "--mechanism", "cascade", "--delta", "1e-6", "--bootstrap", "-1"}
+	out, err := runSimulate(append(args, "--format", "json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Delta  float64 `json:"delta"`
+		Budget struct {
+			Delta float64 `json:"delta"`
+		} `json:"budget"`
+		Guarantee string `json:"guarantee"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(r.Budget.Delta-2e-6) > 1e-15 || r.Delta != 1e-6 {
+		t.Errorf("budget.delta %g, delta %g: want the total 2e-06 and the per-release 1e-06", r.Budget.Delta, r.Delta)
+	}
+	for _, want := range []string{"δ spent in all 2e-06 = ECDF 1e-06 + ROC/PR 1e-06", "per release and privacy unit, not a total"} {
+		if !strings.Contains(r.Guarantee, want) {
+			t.Errorf("guarantee %q lacks %q", r.Guarantee, want)
+		}
+	}
+	text, err := runSimulate(args...)
+	if err != nil || !strings.Contains(text, "δ spent in all 2e-06") {
+		t.Errorf("text output (%v) does not print the total δ:\n%s", err, text)
+	}
+	help := newSimulateCommand().Flags()
+	if u := help.Lookup("delta").Usage; !strings.Contains(u, "not a total") {
+		t.Errorf("--delta help %q does not say it is not a total", u)
+	}
+	if u := help.Lookup("epsilon").Usage; !strings.Contains(u, "total") {
+		t.Errorf("--epsilon help %q does not say it is the total", u)
+	}
+}
+
+// TestSimulateMissingSkip (issue 28, item 8): --missing skip leaves out
+// the rows of --input missing their score or label, whole, and says how
+// many; without it such a row is an error, and without --score-column
+// --missing skip is refused.
+func TestSimulateMissingSkip(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("score,y\n")
+	for i := range 300 {
+		s, y := fmt.Sprint(float64(i%97)/100), fmt.Sprint(i%3%2)
+		switch i % 50 {
+		case 7:
+			s = "NA"
+		case 8:
+			y = "?"
+		}
+		fmt.Fprintf(&b, "%s,%s\n", s, y)
+	}
+	path := writeFile(t, "missing.csv", b.String())
+	args := []string{"--input", path, "--score-column", "score", "--label-column", "y", "--bins", "32", "--backend", "plain", "--bootstrap", "-1", "--interval-draws", "0"}
+	out, err := runSimulate(append(args, "--missing", "skip", "--format", "json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Parties int `json:"parties"`
+		Data    struct {
+			Source string `json:"source"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Parties != 288 || !strings.Contains(r.Data.Source, "12 row(s) with a missing score or label skipped, 288 kept") {
+		t.Errorf("parties %d, data %q: want 288 parties and the 12 skipped rows counted", r.Parties, r.Data.Source)
+	}
+	if _, err := runSimulate(args...); err == nil || !strings.Contains(err.Error(), ":9:") {
+		t.Errorf("without --missing skip: %v, want an error at line 9", err)
+	}
+	if _, err := runSimulate("--missing", "skip", "--bins", "32", "--backend", "plain"); err == nil || !strings.Contains(err.Error(), "--score-column") {
+		t.Errorf("--missing skip without --score-column: %v, want it refused", err)
+	}
+}

@@ -82,3 +82,43 @@ func nonDecreasing(g []float64) []float64 {
 	}
 	return g
 }
+
+// ApplyTop is Apply for a curve whose last point is known to be 1: F at
+// the grid's top, public under replace-one, where n is public and every
+// counted record lies in one of the grid's bins, so the last prefix is n.
+// That point is fixed at 1 instead of smoothed with the others:
+//
+//   - "l1" and "l2": the exact minimiser under the constraint z_N = 1,
+//     which is the method's fit of f_1..f_{N−1} (bounded above by
+//     z_N = 1, as it already is) followed by 1;
+//   - "tree-l2": Apply's curve with its last point raised to 1 (it stays
+//     in [0, 1] and non-decreasing; the other points are not refitted
+//     for the constraint, as the noise couples them);
+//   - "none": f unchanged, the raw curve.
+//
+// Post-processing with public knowledge: the guarantee of f's release.
+func ApplyTop(method string, f []float64, m mechanism.Mechanism) ([]float64, error) {
+	if err := checkCurve(f); err != nil {
+		return nil, fmt.Errorf("smooth: %w", err)
+	}
+	var g []float64
+	var err error
+	switch n := len(f); {
+	case method == "none":
+		return slices.Clone(f), nil
+	case (method == "l1" || method == "l2") && n > 1:
+		g, err = Apply(method, f[:n-1], m)
+		g = append(g, 1)
+	case method == "l1" || method == "l2":
+		g = []float64{1}
+	default:
+		g, err = Apply(method, f, m)
+		if err == nil {
+			g[n-1] = 1
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return g, nil
+}

@@ -159,6 +159,14 @@
 // exact method against the gradient one at a 1e−12 tolerance for N up to
 // 1024, and the incremental solves against fresh ones.
 //
+// # A public end: ApplyTop
+//
+// Under replace-one n is public, and every counted record lies in a bin
+// of the grid, so F(τ_N) = 1 is public too. [ApplyTop] adds g_N = 1 to
+// K. For l1 and l2 the minimiser is then the bounded fit of F̂_1..F̂_{N−1}
+// (g_{N−1} ≤ g_N = 1 is the bound already there) followed by 1, exactly;
+// tree-l2 raises its last point to 1 without refitting the others.
+//
 // The paper solves Eq. 3 with the cvxopt LP and QP solvers (§6.6, Fig. 7);
 // here l2 is O(N), l1 O(N log N), and tree-l2 on path-sum trees O(N) per
 // active-set iteration (O(N log N) per gradient iteration for cascade).

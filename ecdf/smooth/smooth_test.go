@@ -524,3 +524,86 @@ type outOfRangeNode struct{ mechanism.Mechanism }
 func (o outOfRangeNode) Terms(i int, dst []mechanism.Term) []mechanism.Term {
 	return append(dst, mechanism.Term{Node: o.Nodes(), Coef: 1})
 }
+
+// bruteL2Top is bruteL2 under the constraint z_N = 1: the block holding
+// the last point is at 1, the others at their clipped means.
+func bruteL2Top(f []float64) float64 {
+	n := len(f)
+	best := math.Inf(1)
+	for mask := 0; mask < 1<<(n-1); mask++ {
+		z := make([]float64, n)
+		start := 0
+		for i := 1; i <= n; i++ {
+			if i == n || mask&(1<<(i-1)) == 0 {
+				mean := 0.0
+				for _, v := range f[start:i] {
+					mean += v
+				}
+				mean = clip(mean / float64(i-start))
+				if i == n {
+					mean = 1
+				}
+				for k := start; k < i; k++ {
+					z[k] = mean
+				}
+				start = i
+			}
+		}
+		if slices.IsSorted(z) {
+			best = min(best, sqDist(f, z))
+		}
+	}
+	return best
+}
+
+// ApplyTop fixes the last point at 1 (F at the grid's top, public under
+// replace-one): l2 is the constrained optimum, l1 and tree-l2 end at 1
+// and stay feasible, none is the raw curve.
+func TestApplyTopEndsAtOne(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := range 300 {
+		n := 1 + trial%12
+		f := noisyCurve(rng, n, 0.3)
+		g, err := ApplyTop("l2", f, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		requireFeasible(t, g)
+		if g[n-1] != 1 {
+			t.Fatalf("l2 of %v ends at %g, want 1", f, g[n-1])
+		}
+		near(t, bruteL2Top(f), sqDist(f, g), 1e-12, "constrained L2 distance of f=%v g=%v", f, g)
+		g1, err := ApplyTop("l1", f, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		requireFeasible(t, g1)
+		if g1[n-1] != 1 {
+			t.Fatalf("l1 of %v ends at %g, want 1", f, g1[n-1])
+		}
+	}
+	// A curve whose noisy end falls below its middle: plain l2 pools the
+	// end below 1; ApplyTop does not.
+	f := []float64{0.2, 0.5, 0.95, 0.97, 0.9}
+	if g, _ := Apply("l2", f, nil); g[4] == 1 {
+		t.Fatalf("Apply l2 of %v already ends at 1: the case tests nothing", f)
+	}
+	if g, _ := ApplyTop("l2", f, nil); !slices.Equal(g, []float64{0.2, 0.5, 0.95, 0.97, 1}) {
+		t.Errorf("ApplyTop l2 of %v = %v", f, g)
+	}
+	m, err := mechanism.New(mechanism.Params{Name: "tree", Bins: len(f), Epsilon: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := ApplyTop("tree-l2", f, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireFeasible(t, g)
+	if g[len(g)-1] != 1 {
+		t.Errorf("tree-l2 of %v ends at %g", f, g[len(g)-1])
+	}
+	if g, _ := ApplyTop("none", f, nil); !slices.Equal(g, f) {
+		t.Errorf("none changed %v to %v", f, g)
+	}
+}

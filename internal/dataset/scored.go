@@ -109,43 +109,104 @@ func ReadScored(path, scoreCol, labelCol, positive string) (scores []float64, la
 // readScoredFrom is ReadScored on an open reader; name identifies the input
 // in errors.
 func readScoredFrom(r io.Reader, name, scoreCol, labelCol, positive string) (scores []float64, labels []int, err error) {
+	rows, err := readScoredRows(r, name, scoreCol, labelCol, positive, "", false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rows.Scores, rows.Labels, nil
+}
+
+// ScoredRows are the rows ReadScoredRows keeps, in file order, each
+// field of a row at the same index.
+type ScoredRows struct {
+	Scores []float64
+	Labels []int
+	// Extra holds the extra column's value of each row; nil without one.
+	Extra []float64
+	// Lines is each row's line in the file (the header is line 1).
+	Lines []int
+	// Skipped counts the rows left out for a missing value.
+	Skipped int
+}
+
+// ReadScoredRows is ReadScored with an optional extra numeric column
+// (extraCol, "" for none, e.g. a probability read beside the score) and a
+// rule for missing values (IsMissing): with skip, a row missing any of
+// the columns used is left out whole — so its fields never shift against
+// another row's — and counted; otherwise it is read as ReadScored reads
+// it (a missing score is an error naming the line).
+func ReadScoredRows(path, scoreCol, labelCol, positive, extraCol string, skip bool) (*ScoredRows, error) {
+	f, name, err := openFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readScoredRows(f, name, scoreCol, labelCol, positive, extraCol, skip)
+}
+
+// readScoredRows is ReadScoredRows on an open reader.
+func readScoredRows(r io.Reader, name, scoreCol, labelCol, positive, extraCol string, skip bool) (*ScoredRows, error) {
 	rs, err := newRecords(r, name, 0)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	sc, err := rs.column(scoreCol)
-	if err != nil {
-		return nil, nil, err
+	cols := []string{scoreCol, labelCol}
+	if extraCol != "" {
+		cols = append(cols, extraCol)
 	}
-	lc, err := rs.column(labelCol)
-	if err != nil {
-		return nil, nil, err
+	idx := make([]int, len(cols))
+	for k, c := range cols {
+		if idx[k], err = rs.column(c); err != nil {
+			return nil, err
+		}
 	}
 	rule := newLabelRule(positive)
+	out := &ScoredRows{}
 	for {
 		row, line, err := rs.next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		s, err := parseFinite(row[sc])
+		if skip && missingField(row, idx) >= 0 {
+			out.Skipped++
+			continue
+		}
+		s, err := parseFinite(row[idx[0]])
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s:%d: column %q: %v", name, line, scoreCol, err)
+			return nil, fmt.Errorf("%s:%d: column %q: %v", name, line, scoreCol, err)
 		}
-		y, err := rule.label(row[lc])
+		y, err := rule.label(row[idx[1]])
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s:%d: column %q: %v", name, line, labelCol, err)
+			return nil, fmt.Errorf("%s:%d: column %q: %v", name, line, labelCol, err)
 		}
-		scores = append(scores, s)
-		labels = append(labels, y)
+		if extraCol != "" {
+			v, err := parseFinite(row[idx[2]])
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d: column %q: %v", name, line, extraCol, err)
+			}
+			out.Extra = append(out.Extra, v)
+		}
+		out.Scores, out.Labels, out.Lines = append(out.Scores, s), append(out.Labels, y), append(out.Lines, line)
 	}
-	if len(scores) == 0 {
-		return nil, nil, fmt.Errorf("%s: no data rows after the header", name)
+	if len(out.Scores) == 0 {
+		return nil, fmt.Errorf("%s: no data rows after the header%s", name, skippedNote(out.Skipped))
 	}
 	if err := rule.check(labelCol); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return scores, labels, nil
+	return out, nil
+}
+
+// missingField returns the first k with row[idx[k]] missing (IsMissing),
+// or −1.
+func missingField(row []string, idx []int) int {
+	for k, i := range idx {
+		if isMissing(strings.TrimSpace(row[i])) {
+			return k
+		}
+	}
+	return -1
 }

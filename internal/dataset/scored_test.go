@@ -57,3 +57,25 @@ func TestReadScoredErrors(t *testing.T) {
 		}
 	}
 }
+
+// ReadScoredRows with skip leaves out whole rows missing any column used,
+// so the score, label and extra column stay aligned, and counts them;
+// without skip a missing score is an error as in ReadScored.
+func TestReadScoredRowsSkipMissing(t *testing.T) {
+	path := writeTemp(t, "rows.csv", "s,y,p\n0.1,0,0.15\n?,1,0.2\n0.3,NA,0.35\n0.4,1,\n0.5,1,0.55\n")
+	rows, err := ReadScoredRows(path, "s", "y", "", "p", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rows.Scores, []float64{0.1, 0.5}) || !slices.Equal(rows.Labels, []int{0, 1}) ||
+		!slices.Equal(rows.Extra, []float64{0.15, 0.55}) || !slices.Equal(rows.Lines, []int{2, 6}) || rows.Skipped != 3 {
+		t.Errorf("got %+v, want rows of lines 2 and 6 aligned, 3 skipped", rows)
+	}
+	if _, err := ReadScoredRows(path, "s", "y", "", "p", false); err == nil || !strings.Contains(err.Error(), ":3:") {
+		t.Errorf("without skip: %v, want an error at line 3", err)
+	}
+	noExtra, err := ReadScoredRows(path, "s", "y", "", "", true)
+	if err != nil || noExtra.Extra != nil || noExtra.Skipped != 2 || !slices.Equal(noExtra.Lines, []int{2, 5, 6}) {
+		t.Errorf("without the extra column: %+v, %v; want lines 2, 5, 6 and 2 skipped", noExtra, err)
+	}
+}
