@@ -50,6 +50,8 @@ func unitBudget(p Params) (eps, delta float64) {
 // round holds the public parameters of classification round i.
 type round struct {
 	tau    int64                  // τ_i, the threshold
+	eps    float64                // ε_i, the round's budget against one unit change
+	delta  float64                // δ_i
 	cutoff int                    // c_i, ⊤ answers per tree before the default ⊥
 	svtEps float64                // ε of the sparse vector (all c_i AboveThreshold instances)
 	thresh *noise.DiscreteLaplace // ρ ~ Lap_Z(≥ 2c_i/ε_svt)
@@ -99,6 +101,7 @@ func buildRounds(p Params, d int, u int64, m int, rho, epsC, deltaC float64) ([]
 	for i := range m {
 		r := round{tau: int64(math.Ceil(float64(u) / math.Pow(rho, float64(i+1)))), high: high}
 		eps, delta := epsC*w[i]/sum, deltaC*w[i]/sum
+		r.eps, r.delta = eps, delta
 		r.svtEps = eps * svtShare
 		for c := 1; ; c++ {
 			tl, err := newTruncatedLaplace(eps*(1-svtShare)/float64(c), delta/float64(c))
