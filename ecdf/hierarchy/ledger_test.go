@@ -99,7 +99,7 @@ func TestCountingOnTreesLedger(t *testing.T) {
 		}
 		d := cot.tree.Depth()
 		for _, u := range c.u {
-			rounds, err := schedule(c.p, d, u, cot.kappa)
+			rounds, err := schedule(c.p, d, u, cot.kappa, cot.space)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -124,7 +124,7 @@ func aboveThresholdLaw(q []int64, threshold int64, ts, tq float64, bound int64) 
 // such instances in sequence (basic composition).
 func TestSparseVectorPrivacy(t *testing.T) {
 	p := Params{Bins: 8, Arity: 2, Epsilon: 3, Delta: 1e-3, Alpha: 0.5, Relation: mechanism.AddRemove}
-	rounds, err := schedule(p, 4, 200, 0.5)
+	rounds, err := schedule(p, 4, 200, 0.5, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
