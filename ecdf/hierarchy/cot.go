@@ -21,16 +21,25 @@ type CountingOnTrees struct {
 	tree  Tree
 	root  truncatedLaplace
 	kappa float64 // κ, the margin-to-threshold ratio of the schedule
+	space float64 // s, the thresholds' spacing ρ = (1+sα)/(1−sα)
 }
 
-// kappas are the candidate values of κ, in units of α: NewCountingOnTrees
-// keeps the one whose PredictedMRMSE is least (a function of the public
-// parameters only).
-var kappas = []float64{0.25, 0.5, 1, 2, 4, 8}
+// kappas are the candidate values of κ, in units of α, and spacings the
+// candidate values of s: NewCountingOnTrees keeps the pair whose
+// PredictedMRMSE is least (a function of the public parameters only).
+var (
+	kappas   = []float64{0.125, 0.25, 0.5, 1, 2}
+	spacings = []float64{1, 0.75, 0.5}
+)
 
 // cotDomain separates the noise stream of a CountingOnTrees release
 // from the prefix mechanisms' streams of the same seed ("cott").
 const cotDomain uint32 = 0x636f7474
+
+// cotVersion is the stream index of a release, the version of the seed →
+// release derivation: 1 since the schedule's spacing s joined κ (0 before).
+// Any change to the schedule or the draws' order bumps it.
+const cotVersion uint64 = 1
 
 // NewCountingOnTrees validates p: a tree NewTree accepts, ε > 0 finite,
 // 0 < δ < 1, 0 < α < 1 and a known relation. Errors match ErrInvalid.
@@ -56,10 +65,12 @@ func NewCountingOnTrees(p Params) (*CountingOnTrees, error) {
 	}
 	var best *CountingOnTrees
 	least := math.Inf(1)
-	for _, k := range kappas {
-		c := &CountingOnTrees{p: p, tree: t, root: root, kappa: k * p.Alpha}
-		if e := c.PredictedMRMSE(p.Alpha); best == nil || e < least {
-			best, least = c, e
+	for _, s := range spacings {
+		for _, k := range kappas {
+			c := &CountingOnTrees{p: p, tree: t, root: root, kappa: k * p.Alpha, space: s}
+			if e := c.PredictedMRMSE(p.Alpha); best == nil || e < least {
+				best, least = c, e
+			}
 		}
 	}
 	return best, nil
@@ -85,7 +96,7 @@ func (c *CountingOnTrees) Relation() mechanism.Relation { return c.p.Relation }
 // Release returns the released node counts of hist (Counts' layout).
 // All randomness is read, in
 // an order fixed by the outputs so far, from the one stream
-// seed.Stream(cotDomain, 0): equal seeds and data give equal releases.
+// seed.Stream(cotDomain, cotVersion): equal seeds and data give equal releases.
 func (c *CountingOnTrees) Release(hist []int64, seed noise.Seed) ([][]int64, error) {
 	counts, err := c.tree.Counts(hist)
 	if err != nil {
@@ -95,13 +106,13 @@ func (c *CountingOnTrees) Release(hist []int64, seed noise.Seed) ([][]int64, err
 	for l := range out {
 		out[l] = make([]int64, len(counts[l]))
 	}
-	src := seed.Stream(cotDomain, 0)
+	src := seed.Stream(cotDomain, cotVersion)
 	// Algorithm 4, Line 2: U ≥ w_root always, the noise being ≥ −A.
 	u := counts[0][0] + c.root.Sample(src) + c.root.limit
 	if u <= 0 {
 		return out, nil // w_root ≤ U ≤ 0: every count is 0
 	}
-	rounds, err := schedule(c.p, c.tree.Depth(), u, c.kappa)
+	rounds, err := schedule(c.p, c.tree.Depth(), u, c.kappa, c.space)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +145,7 @@ const predictionRoot = 1 << 20
 // the one of the release's Params (the schedule is spaced for it); other
 // values are evaluated at that schedule.
 func (c *CountingOnTrees) PredictedMRMSE(alpha float64) float64 {
-	rounds, err := schedule(c.p, c.tree.Depth(), predictionRoot, c.kappa)
+	rounds, err := schedule(c.p, c.tree.Depth(), predictionRoot, c.kappa, c.space)
 	if err != nil {
 		return math.Inf(1)
 	}

@@ -39,14 +39,19 @@
 //
 //  1. Root bound (Algorithm 4, Line 2): U = w_root + Z + A₀ with
 //     Z ~ TLap_Z(t₀, A₀) at (ε_u, δ_u)·rootShare; U ≥ w_root always.
-//  2. Schedule (Theorem A.1, from U alone): ρ = (1+α)/(1−α), thresholds
-//     τ_i = ⌈U/ρ^i⌉ for i = 1..m, round budgets (ε_i, δ_i) ∝ ρ^{i−m}
-//     summing to (ε_u, δ_u)·(1 − rootShare) (geometric, so the last,
-//     lowest thresholds get the most and the margin Δ_i = A_i + 2a_i stays
-//     about κ·τ_i in every round, Lemma 4.6's Equations 5 and 6),
-//     stopping at the first τ_m with κ·τ_m ≤ Δ_m. κ is the one of
-//     {¼, ½, 1, 2, 4, 8}·α whose PredictedMRMSE (the schedule's worst-case
-//     error for U = 2^20) is least: public parameters only.
+//  2. Schedule (Theorem A.1, from U alone): ρ = (1+sα)/(1−sα) for a
+//     spacing s ∈ (0, 1], thresholds τ_i = ⌈U/ρ^i⌉ for i = 1..m, round
+//     budgets (ε_i, δ_i) ∝ ρ^{i−m} summing to (ε_u, δ_u)·(1 − rootShare)
+//     (geometric, so the last, lowest thresholds get the most and the
+//     margin Δ_i = A_i + 2a_i stays about κ·τ_i in every round, Lemma
+//     4.6's Equations 5 and 6), stopping at the first τ_m with
+//     κ·τ_m ≤ Δ_m. With s = 1 the spacing uses all of the slack α; with
+//     s < 1 the slack (1 − s)α·τ_i left absorbs the margins, so a node
+//     marked in round i has an error that the multiplicative slack
+//     forgives entirely when Δ_{i−1} and A_i are below about
+//     2(1 − s)α·τ_i. (s, κ) is the pair of {1, ¾, ½} × {⅛, ¼, ½, 1, 2}·α
+//     whose PredictedMRMSE (the schedule's worst-case error for U = 2^20)
+//     is least: public parameters only, so any choice is private.
 //  3. Round i (Algorithm 2, Reduction) runs Classification on every tree
 //     of the forest F_i (F_1 = {the tree}) at τ_i; the nodes it marks get
 //     the estimate ((1+α)L_i + (1−α)H_{i−1})/2, the best for a count known
@@ -112,6 +117,7 @@
 //     gives (ε, δ).
 //
 // Hence one release of every node count is (ε, δ)-DP under the relation
-// of its Params. Measured against the baselines in EXPERIMENTS.md
+// of its Params. TestCountingOnTreesLedger checks each step of this
+// proof on production schedules by exact hockey-stick divergences. Measured against the baselines in EXPERIMENTS.md
 // ("Counting on trees").
 package hierarchy

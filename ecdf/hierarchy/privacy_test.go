@@ -124,7 +124,7 @@ func aboveThresholdLaw(q []int64, threshold int64, ts, tq float64, bound int64) 
 // such instances in sequence (basic composition).
 func TestSparseVectorPrivacy(t *testing.T) {
 	p := Params{Bins: 8, Arity: 2, Epsilon: 3, Delta: 1e-3, Alpha: 0.5, Relation: mechanism.AddRemove}
-	rounds, err := schedule(p, 4, 200, 0.5)
+	rounds, err := schedule(p, 4, 200, 0.5, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,9 +198,10 @@ func empiricalDivergence(t *testing.T, c *CountingOnTrees, x, y []int64, eps flo
 // the standard error of Σ_o |P̂(o) − P(o)| for K outputs). Its power is
 // low (the released counts are coarse, so one record rarely changes
 // them, and a version with 12 times less noise also passes): it catches
-// a release whose outputs separate the neighbours, while the exact
-// guarantee rests on TestTruncatedLaplacePrivacy, TestSparseVectorPrivacy
-// and the composition proved in the package documentation.
+// a release whose outputs separate the neighbours end to end, while the
+// exact, factor-2-sensitive check of every noise scale against the
+// composition proved in the package documentation is
+// TestCountingOnTreesLedger.
 func TestCountingOnTreesEmpirical(t *testing.T) {
 	const draws = 10000
 	for _, rel := range []mechanism.Relation{mechanism.AddRemove, mechanism.ReplaceOne} {

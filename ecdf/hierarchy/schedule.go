@@ -50,6 +50,8 @@ func unitBudget(p Params) (eps, delta float64) {
 // round holds the public parameters of classification round i.
 type round struct {
 	tau    int64                  // τ_i, the threshold
+	eps    float64                // ε_i, the round's budget against one unit change
+	delta  float64                // δ_i
 	cutoff int                    // c_i, ⊤ answers per tree before the default ⊥
 	svtEps float64                // ε of the sparse vector (all c_i AboveThreshold instances)
 	thresh *noise.DiscreteLaplace // ρ ~ Lap_Z(≥ 2c_i/ε_svt)
@@ -62,15 +64,17 @@ type round struct {
 }
 
 // schedule returns the rounds for root bound u (U of Algorithm 4) on a
-// tree of depth d: thresholds τ_i = ⌈u/ρ^i⌉ with ρ = (1+α)/(1−α), budgets
+// tree of depth d: thresholds τ_i = ⌈u/ρ^i⌉ with ρ = (1+sα)/(1−sα) for
+// the spacing s ∈ (0, 1] (s < 1 leaves the slack (α − sα)·τ_i to absorb
+// the margins of round i, Lemma 4.6's Equation 5), budgets
 // ε_i, δ_i ∝ ρ^i (geometric, summing to the classification budget), down
 // to the first τ_m with κ·τ_m at most the margin of its round
 // Δ_m = A_m + 2a_m: the budgets keep Δ_i/τ_i about κ in every round
 // (Lemma 4.6's Δ_i ≤ κ·τ_i, Equations 5 and 6).
-func schedule(p Params, d int, u int64, kappa float64) ([]round, error) {
+func schedule(p Params, d int, u int64, kappa, spacing float64) ([]round, error) {
 	epsU, deltaU := unitBudget(p)
 	epsC, deltaC := epsU*(1-rootShare)*(1-1e-12), deltaU*(1-rootShare)*(1-1e-12)
-	rho := (1 + p.Alpha) / (1 - p.Alpha)
+	rho := (1 + spacing*p.Alpha) / (1 - spacing*p.Alpha)
 	for m := 1; m <= maxRounds; m++ {
 		rounds, err := buildRounds(p, d, u, m, rho, epsC, deltaC)
 		if err != nil {
@@ -99,6 +103,7 @@ func buildRounds(p Params, d int, u int64, m int, rho, epsC, deltaC float64) ([]
 	for i := range m {
 		r := round{tau: int64(math.Ceil(float64(u) / math.Pow(rho, float64(i+1)))), high: high}
 		eps, delta := epsC*w[i]/sum, deltaC*w[i]/sum
+		r.eps, r.delta = eps, delta
 		r.svtEps = eps * svtShare
 		for c := 1; ; c++ {
 			tl, err := newTruncatedLaplace(eps*(1-svtShare)/float64(c), delta/float64(c))
