@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/aggregation/curator"
@@ -36,6 +37,23 @@ type ecdfOptions struct {
 	format, plot       string
 	clamp, progress    bool
 	intervalDraws      int
+}
+
+// addColumnFlags defines the flags that read one numeric column (ecdf,
+// histogram): --input, --column, --missing and --sep.
+func addColumnFlags(f *pflag.FlagSet, o *ecdfOptions) {
+	f.StringVar(&o.input, "input", "-", "CSV file to read, with a header line (- for stdin)")
+	f.StringVar(&o.column, "column", "", "name of the CSV column to read (without it, the input is one number per line, no header)")
+	f.StringVar(&o.missing, "missing", "error", `missing values ("", "?", "NA", "NaN", "null"): error, or skip to leave them out`)
+	f.StringVar(&o.sep, "sep", "", "field separator: ',', ';' or 'tab' (default: detected from the header)")
+}
+
+// addGridFlags defines the public grid's --min, --max and --scale (ecdf,
+// histogram; --bins has a default of each command's own).
+func addGridFlags(f *pflag.FlagSet, o *ecdfOptions) {
+	f.Float64Var(&o.min, "min", 0, "lower end of the public grid (required)")
+	f.Float64Var(&o.max, "max", 0, "upper end of the public grid (required)")
+	f.StringVar(&o.scale, "scale", "linear", "grid spacing: linear or log")
 }
 
 // newECDFCommand builds the "ecdf" command with its own options, so tests
@@ -87,16 +105,11 @@ finished phase with its time when standard error is redirected.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.input, "input", "-", "CSV file to read, with a header line (- for stdin)")
-	f.StringVar(&o.column, "column", "", "name of the CSV column to read (without it, the input is one number per line, no header)")
-	f.StringVar(&o.missing, "missing", "error", `missing values ("", "?", "NA", "NaN", "null"): error, or skip to leave them out`)
-	f.StringVar(&o.sep, "sep", "", "field separator: ',', ';' or 'tab' (default: detected from the header)")
+	addColumnFlags(f, &o)
 	f.Float64Var(&o.epsilon, "epsilon", 1, "privacy budget ε of the release")
 	f.Float64Var(&o.delta, "delta", 0, "δ of approximate (ε, δ)-DP mechanisms (cascade, gaussian-tree; auto considers them when δ > 0)")
 	f.IntVar(&o.bins, "bins", 1024, binsUsageUnlike("is a finer grid: ecdf releases one column locally, with no DCF report or server work growing with N"))
-	f.Float64Var(&o.min, "min", 0, "lower end of the public grid (required)")
-	f.Float64Var(&o.max, "max", 0, "upper end of the public grid (required)")
-	f.StringVar(&o.scale, "scale", "linear", "grid spacing: linear or log")
+	addGridFlags(f, &o)
 	f.StringVar(&o.mechanism, "mechanism", "auto", "noise mechanism: "+strings.Join(mechanism.Names, ", "))
 	f.IntVar(&o.k, "k", 0, "arity of the kary mechanism (0: the best for N)")
 	f.StringVar(&o.neighbours, "neighbours", "replace", "neighbouring relation: replace (n public) or addremove")

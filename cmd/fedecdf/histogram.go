@@ -59,16 +59,11 @@ servers' shares: docs/json.md, "fedecdf histogram").`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.input, "input", "-", "CSV file to read, with a header line (- for stdin)")
-	f.StringVar(&o.column, "column", "", "name of the CSV column to read (without it, the input is one number per line, no header)")
-	f.StringVar(&o.missing, "missing", "error", `missing values ("", "?", "NA", "NaN", "null"): error, or skip to leave them out`)
-	f.StringVar(&o.sep, "sep", "", "field separator: ',', ';' or 'tab' (default: detected from the header)")
+	addColumnFlags(f, &o.ecdfOptions)
 	f.Float64Var(&o.epsilon, "epsilon", 1, "privacy budget ε of the release")
 	f.Float64Var(&o.delta, "delta", 0, "δ of (ε, δ)-DP mechanisms (counting-on-trees, cascade, gaussian-tree; auto considers them when δ > 0)")
 	f.IntVar(&o.bins, "bins", 64, binsUsageUnlike("keeps the printed levels short (the leaf level prints one count per bin)"))
-	f.Float64Var(&o.min, "min", 0, "lower end of the public grid (required)")
-	f.Float64Var(&o.max, "max", 0, "upper end of the public grid (required)")
-	f.StringVar(&o.scale, "scale", "linear", "grid spacing: linear or log")
+	addGridFlags(f, &o.ecdfOptions)
 	f.StringVar(&o.mechanism, "mechanism", "auto", "node-count mechanism: "+strings.Join(hierarchy.Names, ", "))
 	f.StringVar(&o.neighbours, "neighbours", "replace", "neighbouring relation: replace (n public) or addremove")
 	f.StringVar(&o.format, "format", "text", "output format: text or json")
