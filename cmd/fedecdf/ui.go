@@ -164,7 +164,13 @@ func serveUI(cmd *cobra.Command, ln net.Listener, s http.Handler) error {
 		return err
 	case <-ctx.Done():
 	}
+	// Requests in flight get 5 s to finish (a page waiting on a server
+	// that stopped first may take longer); then the connections close:
+	// stopping was asked for, so that is no error.
 	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return srv.Shutdown(shut)
+	if err := srv.Shutdown(shut); !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return srv.Close()
 }
