@@ -64,6 +64,11 @@ type ROC struct {
 	// when built with no interval draws.
 	AUCCI95           *[2]float64 `json:"auc_ci95,omitempty"`
 	AUCCI95Population *[2]float64 `json:"auc_ci95_population,omitempty"`
+	// AveragePrecisionCI95 is a 95 % interval for the data set's own
+	// binned average precision given the DP noise, from the box of the
+	// counts in every regime (envelope.averagePrecision); absent when
+	// built with no interval draws.
+	AveragePrecisionCI95 *[2]float64 `json:"average_precision_ci95,omitempty"`
 	// Band95 is the simultaneous 95 % band of the data set's ROC curve on
 	// an FPR grid (rocIntervals), from the same bootstrap; absent
 	// without interval draws.
@@ -212,6 +217,7 @@ func NewROC(pos, neg *aggregation.Result, method string, draws int) (*ROC, error
 			return nil, fmt.Errorf("analysis: release %v: %w", pos.Release.ID, err)
 		}
 		r.AUCCI95, r.AUCCI95Population, r.Band95, r.IntervalMethod, r.AUCSamplingSE = &iv.Own, &iv.Population, iv.Band, iv.Regime, iv.SamplingSE
+		r.AveragePrecisionCI95 = &iv.AP
 	}
 	r.noiseNotes(pos)
 	r.prefixes = pos.Prefixes

@@ -337,7 +337,7 @@ func (q *queryFlags) roc(cmd *cobra.Command, a *deploy.Analyst, stat string, id 
 	xs, ys, xName, yName := r.FPR, r.TPR, "FPR", "TPR"
 	if stat == "pr" {
 		xs, ys, xName, yName = r.Recall, r.Precision, "recall", "precision"
-		fmt.Fprintf(w, "average precision %.4f (curves smoothed by %s)\n\n", r.AveragePrecision, r.Smoothing)
+		fmt.Fprintf(w, "average precision %s (curves smoothed by %s)\n\n", apText(r.ROC), r.Smoothing)
 	} else {
 		fmt.Fprintf(w, "AUC %s (curves smoothed by %s)\n", aucText(r.ROC), r.Smoothing)
 		for _, n := range r.Notes {
