@@ -95,6 +95,9 @@ type ROC struct {
 	// every instance and carries the grid's lower end. Absent until
 	// SetThresholds.
 	Thresholds []float64 `json:"thresholds,omitempty"`
+	// Order is the order of the arrays: absent for fedecdf's threshold
+	// order, "sklearn" for scikit-learn's (InOrder).
+	Order string `json:"order,omitempty"`
 	// Notes say what post-processing changed, e.g. a class total raised
 	// to 1 (ClampTotals).
 	Notes []string `json:"notes,omitempty"`
