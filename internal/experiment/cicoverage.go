@@ -40,6 +40,7 @@ var ciFPRs = []float64{0.1, 0.3, 0.5}
 var ciTargets = []string{
 	"ECDF band (simultaneous)", "quantiles p = 0.1…0.9 (all at once, data quantiles)",
 	"AUC, data set (auc_ci95)", "AUC, population (auc_ci95_population)",
+	"average precision, data set (average_precision_ci95)",
 	"ROC band at FPR 0.1", "ROC band at FPR 0.3", "ROC band at FPR 0.5",
 	"ROC band (simultaneous)", "AUC noise dominates (flag)",
 	"HL noise-aware test rejects at 5 % (type-I error, calibrated p)",
@@ -148,7 +149,8 @@ func parseList[T any](list []string, parse func(string) (T, error)) ([]T, error)
 // the quantile intervals the data set's own quantiles (all five at
 // once), auc_ci95 the data set's binned AUC, auc_ci95_population the
 // population's binned AUC (Σ_i p_i(Q_{i−1} + q_i/2) from the normal bin
-// probabilities), the ROC band the data set's TPR at each of ciFPRs and
+// probabilities), average_precision_ci95 the data set's binned average
+// precision, the ROC band the data set's TPR at each of ciFPRs and
 // at every point of its grid at once, how often noise_dominates is
 // set, and, on a further data set of the same law with its calibrated
 // probabilities (calibratedInstance), how often the noise-aware
@@ -320,12 +322,14 @@ func ciRun(g *ecdf.Grid, c ciCell, eps, popAUC float64, rng *rand.Rand) ([]bool,
 	a := truth.AUC()
 	hit[2] = r.AUCCI95[0] <= a && a <= r.AUCCI95[1]
 	hit[3] = r.AUCCI95Population[0] <= popAUC && popAUC <= r.AUCCI95Population[1]
+	ap := truth.PR(1).AveragePrecision()
+	hit[4] = r.AveragePrecisionCI95[0] <= ap && ap <= r.AveragePrecisionCI95[1]
 	for k, x := range ciFPRs {
 		fpr, lo, hi, _ := r.Band95.At(x)
 		t := clamp01(truth.TPRAt(fpr)) // 1 − F may be −1e-17 by rounding
-		hit[4+k] = lo <= t && t <= hi
+		hit[5+k] = lo <= t && t <= hi
 	}
-	whole := 4 + len(ciFPRs)
+	whole := 5 + len(ciFPRs)
 	hit[whole] = true
 	for j, x := range r.Band95.FPR {
 		t := clamp01(truth.TPRAt(x))
