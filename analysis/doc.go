@@ -75,6 +75,17 @@
 //     widens it by the 97.5 % sampling interval from the Birnbaum–Klose
 //     bound Var(Â) ≤ A(1 − A)/min(n₁, n₀), valid for any score laws
 //     (union bound).
+//   - Average precision, from the same box in every regime
+//     (envelope.averagePrecision): the data set's
+//     AP = Σ_i (G_{i+1} − G_i)·π_i, G the positives' ECDF at the read
+//     prefixes and π_i = TP_i/(TP_i + FP_i) the precision at point i. Over
+//     the box π_i ∈ [ℓ_i, u_i] (TP at its lower end and FP at its upper,
+//     and the reverse), and as the masses are not negative,
+//     AP ≥ Σ_i ΔG_i·ℓ_i = ℓ_{k−1} + Σ_{i≥1} G_i(ℓ_{i−1} − ℓ_i), smallest
+//     with each G_i at the end of its envelope the sign of its
+//     coefficient picks (monotonicity dropped: only wider); likewise the
+//     upper end. It holds whenever the box does, so at every n and ε, but
+//     it is conservative where the box is wide.
 //   - ROC, the bootstrap: where both class totals exceed four noise s.d.
 //     (the AUC's ratio is then close to linear in the noise: relative bias
 //     about CV² ≤ 6 %, corrected to first order), the box is

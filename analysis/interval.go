@@ -307,7 +307,7 @@ func rocIntervals(pos, neg *aggregation.Result, p, m []float64, fit *totalsFit, 
 	sp := math.Sqrt(pos.Release.RangeVariance(aggregation.Label, 0, last))
 	sm := math.Sqrt(pos.Release.RangeVariance(aggregation.NotLabel, 0, last))
 	iv.Regime = rocRegime(sp, sm, p[k-1], m[k-1])
-	iv.Own, iv.Population, iv.Band = newCountBox(pos, neg, draws).boxIntervals(fpr)
+	iv.Own, iv.Population, iv.AP, iv.Band = newCountBox(pos, neg, draws).boxIntervals(fpr)
 	iv.Band.Draws = draws
 	if iv.Regime != RegimeLinear {
 		return iv, nil
@@ -359,10 +359,10 @@ func rocIntervals(pos, neg *aggregation.Result, p, m []float64, fit *totalsFit, 
 
 // rocInterval is what rocIntervals returns.
 type rocInterval struct {
-	Own, Population [2]float64
-	Band            *ROCBand
-	Regime          string
-	SamplingSE      *SamplingSE
+	Own, Population, AP [2]float64
+	Band                *ROCBand
+	Regime              string
+	SamplingSE          *SamplingSE
 }
 
 // SamplingSE is the sampling standard error of the AUC behind the

@@ -64,6 +64,11 @@ type ROC struct {
 	// when built with no interval draws.
 	AUCCI95           *[2]float64 `json:"auc_ci95,omitempty"`
 	AUCCI95Population *[2]float64 `json:"auc_ci95_population,omitempty"`
+	// AveragePrecisionCI95 is a 95 % interval for the data set's own
+	// binned average precision given the DP noise, from the box of the
+	// counts in every regime (envelope.averagePrecision); absent when
+	// built with no interval draws.
+	AveragePrecisionCI95 *[2]float64 `json:"average_precision_ci95,omitempty"`
 	// Band95 is the simultaneous 95 % band of the data set's ROC curve on
 	// an FPR grid (rocIntervals), from the same bootstrap; absent
 	// without interval draws.
@@ -90,6 +95,9 @@ type ROC struct {
 	// every instance and carries the grid's lower end. Absent until
 	// SetThresholds.
 	Thresholds []float64 `json:"thresholds,omitempty"`
+	// Order is the order of the arrays: absent for fedecdf's threshold
+	// order, "sklearn" for scikit-learn's (InOrder).
+	Order string `json:"order,omitempty"`
 	// Notes say what post-processing changed, e.g. a class total raised
 	// to 1 (ClampTotals).
 	Notes []string `json:"notes,omitempty"`
@@ -212,6 +220,7 @@ func NewROC(pos, neg *aggregation.Result, method string, draws int) (*ROC, error
 			return nil, fmt.Errorf("analysis: release %v: %w", pos.Release.ID, err)
 		}
 		r.AUCCI95, r.AUCCI95Population, r.Band95, r.IntervalMethod, r.AUCSamplingSE = &iv.Own, &iv.Population, iv.Band, iv.Regime, iv.SamplingSE
+		r.AveragePrecisionCI95 = &iv.AP
 	}
 	r.noiseNotes(pos)
 	r.prefixes = pos.Prefixes

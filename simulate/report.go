@@ -53,6 +53,11 @@ func (r *Report) WriteText(w io.Writer) error {
 		p("\tAUC 95 %% CI [%.4f, %.4f] for this data set's binned AUC given the DP noise (holds the true %.4f: %s); [%.4f, %.4f] for the population AUC (+ sampling)\n",
 			iv[0], iv[1], r.True.ROC.AUC, yesNo(iv[0] <= r.True.ROC.AUC && r.True.ROC.AUC <= iv[1]), pop[0], pop[1])
 	}
+	if iv := r.ROC.AveragePrecisionCI95; iv != nil {
+		ap := r.True.ROC.AveragePrecision
+		p("\taverage precision true %.4f, smoothed %.4f, 95 %% CI [%.4f, %.4f] for this data set's binned average precision given the DP noise (holds the true: %s)\n",
+			ap, r.ROC.AveragePrecision, iv[0], iv[1], yesNo(iv[0] <= ap && ap <= iv[1]))
+	}
 	for _, x := range analysis.BandFPRs {
 		if fpr, lo, hi, ok := r.ROC.Band95.At(x); ok {
 			t := r.True.ROC.TPRAt(fpr)

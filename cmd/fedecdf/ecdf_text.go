@@ -86,6 +86,15 @@ func aucText(r *analysis.ROC) string {
 		r.AUC, r.AUCCI95[0], r.AUCCI95[1], r.AUCCI95Population[0], r.AUCCI95Population[1], unbinned)
 }
 
+// apText is the average precision with its 95 % interval when it is
+// known.
+func apText(r *analysis.ROC) string {
+	if r.AveragePrecisionCI95 == nil {
+		return fmt.Sprintf("%.4f", r.AveragePrecision)
+	}
+	return fmt.Sprintf("%.4f, 95%% CI [%.4f, %.4f] for this data set's binned average precision given the DP noise", r.AveragePrecision, r.AveragePrecisionCI95[0], r.AveragePrecisionCI95[1])
+}
+
 // summaryIndices returns up to k bin indices in [1, n], evenly spaced and
 // ending at n.
 func summaryIndices(n, k int) []int {

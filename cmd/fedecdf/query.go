@@ -28,6 +28,7 @@ import (
 type queryFlags struct {
 	analystFlags
 	outDir, method, release, plan    string
+	order                            string
 	groups, bootstrap, intervalDraws int
 }
 
@@ -124,6 +125,7 @@ func newQueryCommand() *cobra.Command {
 	f.IntVar(&q.groups, "groups", analysis.HosmerGroups, "hosmer: number Q of quantile groups (at least 3)")
 	f.IntVar(&q.bootstrap, "bootstrap", hosmer.DefaultNullDraws, "hosmer: number B of simulated null data sets for the noise-aware p-value (Monte-Carlo s.e. √(p(1−p)/B); negative: none)")
 	addIntervalDrawsFlag(cmd, &q.intervalDraws)
+	addOrderFlag(cmd, &q.order)
 	return cmd
 }
 
@@ -316,8 +318,12 @@ func (q *queryFlags) roc(cmd *cobra.Command, a *deploy.Analyst, stat string, id 
 	if err != nil {
 		return err
 	}
+	out := *r // the JSON, in --order
+	if out.ROC, err = r.ROC.InOrder(q.order); err != nil {
+		return err
+	}
 	if q.outDir != "" {
-		if err := writeJSONFile(filepath.Join(q.outDir, stat+".json"), r); err != nil {
+		if err := writeJSONFile(filepath.Join(q.outDir, stat+".json"), &out); err != nil {
 			return err
 		}
 		chart := rocChart(r)
@@ -330,14 +336,14 @@ func (q *queryFlags) roc(cmd *cobra.Command, a *deploy.Analyst, stat string, id 
 	}
 	w := cmd.OutOrStdout()
 	if q.format == "json" {
-		return writeJSON(w, r)
+		return writeJSON(w, &out)
 	}
 	fmt.Fprintf(w, "release %s (%s; re-read it with --release %s, and \"hosmer --release %s\" gives the Hosmer–Lemeshow test from it for free)\ndataset %q, %s\n%s\n\n",
 		r.Release, spentNote(r.Charged, "label and 1−label components"), r.Release, r.Release, r.Dataset, r.Normaliser, r.Guarantee)
 	xs, ys, xName, yName := r.FPR, r.TPR, "FPR", "TPR"
 	if stat == "pr" {
 		xs, ys, xName, yName = r.Recall, r.Precision, "recall", "precision"
-		fmt.Fprintf(w, "average precision %.4f (curves smoothed by %s)\n\n", r.AveragePrecision, r.Smoothing)
+		fmt.Fprintf(w, "average precision %s (curves smoothed by %s)\n\n", apText(r.ROC), r.Smoothing)
 	} else {
 		fmt.Fprintf(w, "AUC %s (curves smoothed by %s)\n", aucText(r.ROC), r.Smoothing)
 		for _, n := range r.Notes {

@@ -237,6 +237,20 @@ func TestQueryHosmerFromROCRelease(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &again); err != nil || again.Charged || again.AUC != r.AUC || !slices.Equal(again.TPR, r.TPR) {
 		t.Fatalf("roc --release (%v): %s", err, out)
 	}
+	// --order sklearn: the same curve, its arrays reversed.
+	out, err = runQuery(append(base, "--release", r.Release, "--order", "sklearn", "roc")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sk deploy.ROC
+	if err := json.Unmarshal([]byte(out), &sk); err != nil || sk.Order != "sklearn" || sk.AUC != r.AUC {
+		t.Fatalf("roc --order sklearn (%v): %s", err, out)
+	}
+	slices.Reverse(sk.TPR)
+	slices.Reverse(sk.Thresholds)
+	if !slices.Equal(sk.TPR, r.TPR) || !slices.Equal(sk.Thresholds, r.Thresholds) || len(r.Thresholds) == 0 {
+		t.Errorf("roc --order sklearn: tpr and thresholds reversed %v, %v; want %v, %v", sk.TPR, sk.Thresholds, r.TPR, r.Thresholds)
+	}
 }
 
 // The text output of an undefined H says why, and --out writes the JSON

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
 	"github.com/fedecdf/fedecdf/simulate"
@@ -20,6 +21,7 @@ type simulateOptions struct {
 	cfg                     simulate.Config
 	format, out, neighbours string
 	missing                 string
+	order                   string
 	intervalDraws           int
 }
 
@@ -37,6 +39,7 @@ func newSimulateCommand() *cobra.Command {
 	}
 	o.addFlags(cmd)
 	addIntervalDrawsFlag(cmd, &o.intervalDraws)
+	addOrderFlag(cmd, &o.order)
 	addDeprecatedFlags(cmd)
 	return cmd
 }
@@ -237,7 +240,14 @@ func (o *simulateOptions) run(cmd *cobra.Command, _ []string) error {
 		}
 	}
 	if o.format == "json" {
-		return writeJSON(cmd.OutOrStdout(), r)
+		out := *r // the JSON, in --order
+		if r.ROC != nil && o.order == analysis.OrderSklearn {
+			if out.ROC, err = r.ROC.InOrder(o.order); err != nil {
+				return err
+			}
+			out.True.ROC = r.True.ROC.Sklearn()
+		}
+		return writeJSON(cmd.OutOrStdout(), &out)
 	}
 	return r.WriteText(cmd.OutOrStdout())
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/hosmer"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/plot"
 	"github.com/fedecdf/fedecdf/roc"
@@ -39,8 +40,10 @@ var ciFPRs = []float64{0.1, 0.3, 0.5}
 var ciTargets = []string{
 	"ECDF band (simultaneous)", "quantiles p = 0.1…0.9 (all at once, data quantiles)",
 	"AUC, data set (auc_ci95)", "AUC, population (auc_ci95_population)",
+	"average precision, data set (average_precision_ci95)",
 	"ROC band at FPR 0.1", "ROC band at FPR 0.3", "ROC band at FPR 0.5",
 	"ROC band (simultaneous)", "AUC noise dominates (flag)",
+	"HL noise-aware test rejects at 5 % (type-I error, calibrated p)",
 }
 
 // ciCell is one setting of the coverage grid besides ε: data-set size,
@@ -146,9 +149,13 @@ func parseList[T any](list []string, parse func(string) (T, error)) ([]T, error)
 // the quantile intervals the data set's own quantiles (all five at
 // once), auc_ci95 the data set's binned AUC, auc_ci95_population the
 // population's binned AUC (Σ_i p_i(Q_{i−1} + q_i/2) from the normal bin
-// probabilities), the ROC band the data set's TPR at each of ciFPRs and
-// at every point of its grid at once, and how often noise_dominates is
-// set. One figure per cell: "ci-coverage" at n = 10⁴ without cfg.Cells,
+// probabilities), average_precision_ci95 the data set's binned average
+// precision, the ROC band the data set's TPR at each of ciFPRs and
+// at every point of its grid at once, how often noise_dominates is
+// set, and, on a further data set of the same law with its calibrated
+// probabilities (calibratedInstance), how often the noise-aware
+// Hosmer–Lemeshow test of the grid plan at ε (cfg.HLDraws null draws,
+// the cell's relation and servers) rejects at 5 %: its type-I error. One figure per cell: "ci-coverage" at n = 10⁴ without cfg.Cells,
 // "ci-coverage-nN" else, and ciCell.id with cfg.Cells.
 func CICoverage(ctx context.Context, cfg Config) ([]*Figure, error) {
 	cfg = cfg.withDefaults()
@@ -184,6 +191,10 @@ func ciCoverage(ctx context.Context, cfg Config, c ciCell, epsilons []float64, i
 		return nil, err
 	}
 	popAUC := populationBinnedAUC(g)
+	hg, err := ecdf.NewLinearGrid(0, 1, hlBins)
+	if err != nil {
+		return nil, err
+	}
 	who := "2 servers"
 	if c.servers == 1 {
 		who = "trusted curator"
@@ -197,6 +208,7 @@ func ciCoverage(ctx context.Context, cfg Config, c ciCell, epsilons []float64, i
 			fmt.Sprintf("data: n = %d, y ~ Bernoulli(%g), score ~ N(%.1f·y, 1), %d linear bins over [%g, %g]; a fresh data set per run", c.n, c.prevalence, ciShift, ciBins, ciMin, ciMax),
 			fmt.Sprintf("ECDF and ROC releases each at ε, mechanism auto, %s neighbours, %s; %d Monte-Carlo draws per interval (analysis.DefaultIntervalDraws)", c.relation, who, analysis.DefaultIntervalDraws),
 			fmt.Sprintf("population binned AUC %.6f", popAUC),
+			fmt.Sprintf("Hosmer–Lemeshow: a further data set per run from the same law with its calibrated probability p = P(y = 1 | score) (calibratedInstance) on %d linear bins over [0, 1], the grid plan at ε (%s, %s neighbours), the noise-aware test with B = %d null draws; an undefined H counts as no rejection; its row is a rejection rate (type-I error), goal ≤ 0.05 + 2 s.e.", hlBins, hlMechanism, c.relation, cfg.HLDraws),
 		},
 	}
 	series := make([]Series, len(ciTargets))
@@ -206,7 +218,11 @@ func ciCoverage(ctx context.Context, cfg Config, c ciCell, epsilons []float64, i
 	for ei, eps := range epsilons {
 		hits := make([]int, len(ciTargets))
 		rng := rand.New(rand.NewPCG(cfg.Seed+si<<32, uint64(ei)))
-		for range cfg.Runs {
+		hl, err := analysis.HosmerPlan("grid", eps, hlBins, mechanism.Params{Name: hlMechanism, Relation: c.relation})
+		if err != nil {
+			return nil, err
+		}
+		for run := range cfg.Runs {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
@@ -214,6 +230,11 @@ func ciCoverage(ctx context.Context, cfg Config, c ciCell, epsilons []float64, i
 			if err != nil {
 				return nil, fmt.Errorf("ε = %g: %w", eps, err)
 			}
+			rej, err := hlRun(ctx, rng, hg, c.n, cfg.HLDraws, calibratedInstance(c.prevalence), []*hosmer.Plan{hl}, si<<40|uint64(ei)<<32|uint64(run), c.servers)
+			if err != nil {
+				return nil, fmt.Errorf("ε = %g, Hosmer–Lemeshow: %w", eps, err)
+			}
+			h[len(h)-1] = rej[0][0]
 			for k, ok := range h {
 				if ok {
 					hits[k]++
@@ -301,12 +322,14 @@ func ciRun(g *ecdf.Grid, c ciCell, eps, popAUC float64, rng *rand.Rand) ([]bool,
 	a := truth.AUC()
 	hit[2] = r.AUCCI95[0] <= a && a <= r.AUCCI95[1]
 	hit[3] = r.AUCCI95Population[0] <= popAUC && popAUC <= r.AUCCI95Population[1]
+	ap := truth.PR(1).AveragePrecision()
+	hit[4] = r.AveragePrecisionCI95[0] <= ap && ap <= r.AveragePrecisionCI95[1]
 	for k, x := range ciFPRs {
 		fpr, lo, hi, _ := r.Band95.At(x)
 		t := clamp01(truth.TPRAt(fpr)) // 1 − F may be −1e-17 by rounding
-		hit[4+k] = lo <= t && t <= hi
+		hit[5+k] = lo <= t && t <= hi
 	}
-	whole := 4 + len(ciFPRs)
+	whole := 5 + len(ciFPRs)
 	hit[whole] = true
 	for j, x := range r.Band95.FPR {
 		t := clamp01(truth.TPRAt(x))
@@ -314,6 +337,23 @@ func ciRun(g *ecdf.Grid, c ciCell, eps, popAUC float64, rng *rand.Rand) ([]bool,
 	}
 	hit[whole+1] = r.NoiseDominates
 	return hit, nil
+}
+
+// calibratedInstance draws an instance of the cell's data with its model
+// probability: y ~ Bernoulli(prevalence), x ~ N(ciShift·y, 1), and
+// p = P(y = 1 | x) = expit(logit(prevalence) − ciShift²/2 + ciShift·x),
+// so that y ~ Bernoulli(p) given p exactly: the model is calibrated and
+// the Hosmer–Lemeshow test's rejections are its type-I errors.
+func calibratedInstance(prevalence float64) func(*rand.Rand) (float64, int) {
+	a := math.Log(prevalence/(1-prevalence)) - ciShift*ciShift/2
+	return func(r *rand.Rand) (float64, int) {
+		y := 0
+		if r.Float64() < prevalence {
+			y = 1
+		}
+		x := r.NormFloat64() + ciShift*float64(y)
+		return 1 / (1 + math.Exp(-(a + ciShift*x))), y
+	}
 }
 
 func sum(x []float64) float64 {

@@ -2,10 +2,15 @@ package experiment
 
 import (
 	"context"
+	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/fedecdf/fedecdf/analysis"
+	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/hosmer"
 )
 
 func TestCICells(t *testing.T) {
@@ -55,9 +60,75 @@ func TestCICoverageCell(t *testing.T) {
 	if len(figs) != 1 || figs[0].ID != c.id() || figs[0].ID != "ci-coverage-n50-p0.3-addremove-s1" {
 		t.Fatalf("figures %v, want one %s", figs, c.id())
 	}
+	if last := figs[0].Series[len(figs[0].Series)-1]; !strings.Contains(last.Name, "type-I") {
+		t.Errorf("last series %q: want the Hosmer–Lemeshow type-I error", last.Name)
+	}
 	for _, s := range figs[0].Series {
 		if len(s.Y) != 1 || s.Y[0] < 0 || s.Y[0] > 1 || len(s.StdErr) != 1 {
 			t.Errorf("series %q: %v ± %v", s.Name, s.Y, s.StdErr)
 		}
+	}
+}
+
+// calibratedInstance's p is P(y = 1 | p): in each tenth of the p range
+// the labels' sum is within 4 binomial s.d. of Σp (a wrong intercept,
+// e.g. without the −ciShift²/2, misses by far more at 2·10⁵ draws).
+func TestCalibratedInstance(t *testing.T) {
+	for _, prev := range []float64{0.05, 0.3} {
+		draw := calibratedInstance(prev)
+		rng := rand.New(rand.NewPCG(1, 25))
+		var sumY, sumP, varP [10]float64
+		for range 200000 {
+			p, y := draw(rng)
+			g := min(int(p*10), 9)
+			sumY[g] += float64(y)
+			sumP[g] += p
+			varP[g] += p * (1 - p)
+		}
+		for g := range sumY {
+			if d := math.Abs(sumY[g] - sumP[g]); d > 4*math.Sqrt(varP[g])+1e-9 {
+				t.Errorf("prevalence %g, p in [%.1f, %.1f): Σy = %.0f, Σp = %.1f (s.d. %.1f)", prev, float64(g)/10, float64(g+1)/10, sumY[g], sumP[g], math.Sqrt(varP[g]))
+			}
+		}
+	}
+}
+
+// The Hosmer–Lemeshow cell of the grid: on calibrated data the
+// noise-aware test (grid plan) rejects at most 0.05 + 2 s.e. of
+// hlCellRuns data sets (a true 0.10 passes with probability about 0.3 %)
+// with the cell's relation and servers, so that the release's stated
+// noise law (twoServers.servers) is the one drawn.
+func TestCIHosmerTypeI(t *testing.T) {
+	if testing.Short() {
+		t.Skip("rejection rate over 300 data sets per cell")
+	}
+	const hlCellRuns, n, eps, draws = 300, 500, 1.0, 39
+	hg, err := ecdf.NewLinearGrid(0, 1, hlBins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []ciCell{{n: n, prevalence: 0.3, relation: mechanism.ReplaceOne, servers: 2}, {n: n, prevalence: 0.3, relation: mechanism.AddRemove, servers: 1}} {
+		t.Run(c.id(), func(t *testing.T) {
+			pl, err := analysis.HosmerPlan("grid", eps, hlBins, mechanism.Params{Name: hlMechanism, Relation: c.relation})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(uint64(c.servers), 25))
+			var rejected int
+			for run := range hlCellRuns {
+				rej, err := hlRun(context.Background(), rng, hg, c.n, draws, calibratedInstance(c.prevalence), []*hosmer.Plan{pl}, uint64(run), c.servers)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rej[0][0] {
+					rejected++
+				}
+			}
+			rate, se := float64(rejected)/hlCellRuns, math.Sqrt(0.05*0.95/hlCellRuns)
+			t.Logf("%s: rejected %d of %d", c.id(), rejected, hlCellRuns)
+			if rate > 0.05+2*se {
+				t.Errorf("type-I error %.3f, want ≤ %.3f", rate, 0.05+2*se)
+			}
+		})
 	}
 }

@@ -145,7 +145,7 @@ var experiments = []experiment{
 	{"hl-simulate", "rejection rate at α = 0.05 of `fedecdf simulate` runs on calibrated data, n = 10⁴ and 10⁵ (issue 15's done-when)", one(HLSimulate)},
 	{"fig10", "Hosmer–Lemeshow relative MSE vs ε on Diabetes (dp-ecdf Fig. 10)", one(Fig10)},
 	{"roc-accuracy", "ROC area and AUC error vs ε of the private ROC estimators on Bank (all rows) and synthetic probabilities, both relations (issue 18)", RocAccuracy},
-	{"ci-coverage", "coverage of the ECDF band, quantile and AUC 95 % intervals and the ROC band vs ε, n = 10⁴ and 10⁵ (issue 15), or cells of issue 25's grid (--cells)", CICoverage},
+	{"ci-coverage", "coverage of the ECDF band, quantile and AUC 95 % intervals, the ROC band and the HL test's type-I error vs ε, n = 10⁴ and 10⁵ (issue 15), or cells of issue 25's grid (--cells)", CICoverage},
 }
 
 // one adapts an experiment that computes a single figure.

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -112,7 +113,7 @@ func hlRejections(ctx context.Context, cfg Config, g *ecdf.Grid, s hlSetup, n in
 			// depend on the order of the runs.
 			id := uint64(m*cfg.Runs + run)
 			r := rand.New(rand.NewPCG(cfg.Seed+si<<32, (15+id)<<8))
-			rej, err := hlRun(ctx, r, g, n, s.draws, model.rate, plans, si<<40|id)
+			rej, err := hlRun(ctx, r, g, n, s.draws, betaInstance(model.rate), plans, si<<40|id, hlServers)
 			if err != nil {
 				return nil, fmt.Errorf("%s, data set %d: %w", model.name, run+1, err)
 			}
@@ -164,18 +165,15 @@ func hlFigures(cfg Config, s hlSetup, n int, rejected [][][3]int) []*Figure {
 	return figs
 }
 
-// hlRun draws one data set of n instances and says, for each plan,
-// which of the three tests reject (the noise-aware one with draws
-// bootstrap draws).
-func hlRun(ctx context.Context, r *rand.Rand, g *ecdf.Grid, n, draws int, rate func(float64) float64, plans []*hosmer.Plan, seed uint64) ([][3]bool, error) {
+// hlRun draws one data set of n instances (model probability and label)
+// by instance and says, for each plan, which of the three tests reject
+// (the noise-aware one with draws bootstrap draws), with the noise law
+// of servers servers.
+func hlRun(ctx context.Context, r *rand.Rand, g *ecdf.Grid, n, draws int, instance func(*rand.Rand) (p float64, y int), plans []*hosmer.Plan, seed uint64, servers int) ([][3]bool, error) {
 	out := make([][3]bool, len(plans))
 	parties := make([]*party.Party, n)
 	for j := range parties {
-		p := beta25(r)
-		y := 0
-		if r.Float64() < rate(p) {
-			y = 1
-		}
+		p, y := instance(r)
 		pt, err := party.New(party.Instance{Score: p, Label: y, Probability: p, HasProbability: true}, g)
 		if err != nil {
 			return nil, err
@@ -186,7 +184,7 @@ func hlRun(ctx context.Context, r *rand.Rand, g *ecdf.Grid, n, draws int, rate f
 	if err != nil {
 		return nil, err
 	}
-	u := &twoServers{Curator: c, extra: map[payload.ReleaseID]map[aggregation.Component]mechanism.Release{}}
+	u := &twoServers{Curator: c, servers: servers, extra: map[payload.ReleaseID]map[aggregation.Component]mechanism.Release{}}
 	bins, labels, probs := make([]int, n), make([]int, n), make([]float64, n)
 	for k, p := range parties {
 		bins[k], labels[k] = p.Bin(), int(p.Payload(aggregation.Label))
@@ -212,15 +210,31 @@ func hlRun(ctx context.Context, r *rand.Rand, g *ecdf.Grid, n, draws int, rate f
 	return out, nil
 }
 
+// betaInstance draws an instance of hl-typeI: p ~ Beta(2, 5) (beta25)
+// and y ~ Bernoulli(rate(p)).
+func betaInstance(rate func(float64) float64) func(*rand.Rand) (float64, int) {
+	return func(r *rand.Rand) (float64, int) {
+		p := beta25(r)
+		if r.Float64() < rate(p) {
+			return p, 1
+		}
+		return p, 0
+	}
+}
+
 // twoServers is a trusted curator with the noise law of hlServers
-// servers: each release says Servers = hlServers, and every answer
-// carries the curator's draw plus hlServers − 1 further independent
+// servers (or of its servers field): each release says Servers =
+// hlServers, and every answer carries the curator's draw plus
+// hlServers − 1 further independent
 // full-scale draws of the same mechanism, exactly the sum the two
 // servers' answers add up to.
 type twoServers struct {
 	*curator.Curator
-	mu    sync.Mutex
-	extra map[payload.ReleaseID]map[aggregation.Component]mechanism.Release
+	// servers is the number of servers whose noise law it has (0:
+	// hlServers; 1: the curator alone).
+	servers int
+	mu      sync.Mutex
+	extra   map[payload.ReleaseID]map[aggregation.Component]mechanism.Release
 }
 
 // NewRelease implements aggregation.UStat.
@@ -229,7 +243,10 @@ func (t *twoServers) NewRelease(ctx context.Context, spec aggregation.ReleaseSpe
 	if err != nil {
 		return nil, err
 	}
-	rel.Servers = hlServers
+	rel.Servers = cmp.Or(t.servers, hlServers)
+	if rel.Servers == 1 {
+		return rel, nil
+	}
 	seed, err := noise.NewSeed()
 	if err != nil {
 		return nil, err
@@ -253,6 +270,9 @@ func (t *twoServers) Sum(ctx context.Context, q aggregation.Query) (*aggregation
 	t.mu.Lock()
 	nr := t.extra[q.Release.ID][q.Component]
 	t.mu.Unlock()
+	if nr == nil { // a curator alone
+		return res, nil
+	}
 	for j, i := range q.Prefixes {
 		res.Sums[j] += nr.PrefixNoise(i)
 	}
