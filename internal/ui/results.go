@@ -61,6 +61,9 @@ func ReadFile(source string, data []byte) (*Results, error) {
 	default:
 		err = errors.New("no ECDF, ROC or Hosmer–Lemeshow keys (docs/json.md)")
 	}
+	if err == nil && res.ROC != nil && res.ROC.Order != "" {
+		err = fmt.Errorf("its ROC and PR arrays are in %s order (written with --order): the ui reads fedecdf's own order, so write the file without --order", res.ROC.Order)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrFile, source, err)
 	}

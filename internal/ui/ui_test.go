@@ -75,7 +75,7 @@ func TestReadFile(t *testing.T) {
 			}
 		})
 	}
-	for _, bad := range []string{"", "[1]", `{"dataset": "x"}`, `{"thresholds": "no"}`} {
+	for _, bad := range []string{"", "[1]", `{"dataset": "x"}`, `{"thresholds": "no"}`, `{"fpr": [0, 1], "raw": {}, "order": "sklearn"}`} {
 		if _, err := ReadFile("bad", []byte(bad)); !errors.Is(err, ErrFile) {
 			t.Errorf("ReadFile(%q) = %v, want ErrFile", bad, err)
 		}
