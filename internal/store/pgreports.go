@@ -98,9 +98,20 @@ func (p *Postgres) unreachable() bool {
 
 // Reports implements Backend.
 func (p *Postgres) Reports(dataset string, fn func(id payload.ReportID, upload []byte) error) error {
+	return p.appended(dataset, "report", `SELECT seq, rec FROM fedecdf_reports WHERE dataset = $1 ORDER BY seq`,
+		func(id payload.ReportID, rest []byte) error {
+			_, upload := parseReport(rest)
+			return fn(id, upload)
+		})
+}
+
+// appended calls fn with the ID and rest of each appended record (what:
+// "report" or "verdict") of dataset that query selects as (seq, rec),
+// checking each record's seal (parseRecord).
+func (p *Postgres) appended(dataset, what, query string, fn func(id payload.ReportID, rest []byte) error) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	rs, err := p.pool.Query(ctx, `SELECT seq, rec FROM fedecdf_reports WHERE dataset = $1 ORDER BY seq`, dataset)
+	rs, err := p.pool.Query(ctx, query, dataset)
 	if err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
@@ -111,16 +122,15 @@ func (p *Postgres) Reports(dataset string, fn func(id payload.ReportID, upload [
 		if err := rs.Scan(&seq, &rec); err != nil {
 			return fmt.Errorf("store: %w", err)
 		}
-		_, id, rest, err := parseRecord(dataset, "report", seqKey(uint64(seq)), rec)
+		_, id, rest, err := parseRecord(dataset, what, seqKey(uint64(seq)), rec)
 		if err != nil {
 			return fmt.Errorf("store: %w", err)
 		}
-		_, upload := parseReport(rest)
-		if err := fn(id, upload); err != nil {
+		if err := fn(id, rest); err != nil {
 			return err
 		}
 	}
-	if err := rs.Err(); err != nil {
+	if err := rs.Err(); err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("store: %w", err)
 	}
 	return nil
@@ -222,31 +232,7 @@ func (p *Postgres) NumReports(dataset string) (int, error) {
 // LoadVerdicts implements Backend: the last record of each report, in
 // the order of those records.
 func (p *Postgres) LoadVerdicts(dataset string, fn func(id payload.ReportID, record []byte) error) error {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	rs, err := p.pool.Query(ctx, `SELECT seq, rec FROM fedecdf_verdicts v WHERE dataset = $1
+	return p.appended(dataset, "verdict", `SELECT seq, rec FROM fedecdf_verdicts v WHERE dataset = $1
 		AND seq = (SELECT max(seq) FROM fedecdf_verdicts w WHERE w.dataset = v.dataset AND w.id = v.id)
-		ORDER BY seq`, dataset)
-	if err != nil {
-		return fmt.Errorf("store: %w", err)
-	}
-	defer rs.Close()
-	for rs.Next() {
-		var seq int64
-		var rec []byte
-		if err := rs.Scan(&seq, &rec); err != nil {
-			return fmt.Errorf("store: %w", err)
-		}
-		_, id, rest, err := parseRecord(dataset, "verdict", seqKey(uint64(seq)), rec)
-		if err != nil {
-			return fmt.Errorf("store: %w", err)
-		}
-		if err := fn(id, rest); err != nil {
-			return err
-		}
-	}
-	if err := rs.Err(); err != nil && !errors.Is(err, context.Canceled) {
-		return fmt.Errorf("store: %w", err)
-	}
-	return nil
+		ORDER BY seq`, fn)
 }
