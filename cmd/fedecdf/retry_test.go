@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/store"
 	"github.com/fedecdf/fedecdf/party"
@@ -176,6 +177,22 @@ func TestPartyRetriesAcrossServerKill(t *testing.T) {
 			t.Errorf("the %s holds %d reports, want the %d rows' IDs exactly", role, len(got), len(want))
 		}
 	}
+}
+
+// releasedCounts are the prefix counts of a new ECDF release that
+// analyst asks the deployment of m for.
+func releasedCounts(t *testing.T, m *deploy.Manifest, analyst *deploy.Identity, tc p2p.Config) []int64 {
+	t.Helper()
+	a, err := deploy.NewAnalyst(m, analyst, tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	e, err := a.ECDF(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.Counts
 }
 
 // exactRowCounts are the prefix counts of the rows' bins.
