@@ -56,10 +56,10 @@ func TestREADMECommandsTable(t *testing.T) {
 	// A group that runs itself (server) may be listed too.
 	var have, groups []string
 	for _, c := range commands(root) {
+		if c.HasSubCommands() && c.Runnable() && !c.Hidden {
+			groups = append(groups, strings.TrimPrefix(c.CommandPath(), "fedecdf "))
+		}
 		if c.Hidden || c.Name() == "help" || c.HasParent() && c.Parent().Name() == "completion" || c.HasSubCommands() {
-			if c.Runnable() {
-				groups = append(groups, strings.TrimPrefix(c.CommandPath(), "fedecdf "))
-			}
 			continue
 		}
 		have = append(have, strings.TrimPrefix(c.CommandPath(), "fedecdf "))
