@@ -198,7 +198,7 @@ func (cfg *Config) auditRelease(ctx context.Context, honest, control *hierarchy.
 		}
 	}
 	d, d1, desc := treePair(cfg.Bins, bestW, cfg.Relation)
-	o := ReleaseOutcome{Description: desc, Records: bestW}
+	o := ReleaseOutcome{Description: desc, Records: d[0]}
 	run := func(phase string, m *hierarchy.CountingOnTrees) (Estimate, int, error) {
 		var keys [2][]uint64
 		for side, h := range [][]int64{d, d1} {
