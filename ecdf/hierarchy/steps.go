@@ -10,8 +10,9 @@ import (
 // share (Epsilon, Delta) of the per-unit-change budget that the privacy
 // proof (package documentation) assigns to it: the pieces an auditor can
 // run on its own, since the whole release has no fixed-noise likelihood
-// ratio. Each step is (Epsilon, Delta)-DP against inputs that differ by
-// one in one query value (a unit change moves each query by at most 1).
+// ratio. Each step is (Epsilon, Delta)-DP against inputs whose query
+// values each move by at most one (what a unit change does to them; the
+// sparse vector's queries may be chosen adaptively).
 type Step struct {
 	// Name says which step: "root bound", "round i: truncated Laplace"
 	// or "round i: sparse vector".
