@@ -78,6 +78,8 @@ func TestAuditCommandErrors(t *testing.T) {
 		{[]string{"--component", "foo"}, "--component: unknown payload component"},
 		{[]string{"--neighbours", "swap"}, "--neighbours: unknown neighbouring relation"},
 		{[]string{"--format", "xml"}, `--format "xml": want text or json`},
+		{[]string{"--mechanism", "counting-on-trees", "--delta", "1e-3", "--alpha", "0"}, "--alpha 0: counting-on-trees needs a multiplicative slack in (0, 1)"},
+		{[]string{"--mechanism", "counting-on-trees", "--delta", "1e-3", "--arity", "1"}, "--arity 1: must be at least 2"},
 	} {
 		t.Run(tc.args[0], func(t *testing.T) {
 			_, err := runAuditCommand(t, tc.args...)
@@ -85,5 +87,41 @@ func TestAuditCommandErrors(t *testing.T) {
 				t.Errorf("audit %v: error %v, want one containing %q", tc.args, err, tc.want)
 			}
 		})
+	}
+}
+
+// The counting-on-trees audit prints its end-to-end and step audits and
+// what it cannot check; its JSON has the documented keys.
+func TestAuditCommandCountingOnTrees(t *testing.T) {
+	args := []string{"--mechanism", "counting-on-trees", "--epsilon", "4", "--delta", "1e-3", "--alpha", "0.5", "--bins", "4", "--trials", "400"}
+	out, err := runAuditCommand(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"counting-on-trees(α=0.5,b=2), replace neighbours, N = 4 bins", "end to end", "root bound", "sparse vector", "verdict: ", "not checked: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	out, err = runAuditCommand(t, append(args, "--format", "json")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Release struct {
+			LowerBound *float64 `json:"lower_bound"`
+		}
+		Steps []struct {
+			Name          string
+			LowerBound    *float64 `json:"lower_bound"`
+			ControlCaught *bool    `json:"control_caught"`
+		}
+		Verdict, Unchecked string
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out)
+	}
+	if r.Release.LowerBound == nil || len(r.Steps) == 0 || r.Steps[0].LowerBound == nil || r.Steps[0].ControlCaught == nil || r.Verdict == "" || r.Unchecked == "" {
+		t.Errorf("JSON lacks documented keys:\n%s", out)
 	}
 }

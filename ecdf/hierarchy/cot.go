@@ -183,7 +183,6 @@ func (r *releaser) span(root node, l int) (lo, hi int) {
 // (transition nodes) with their ancestors; after c ⊤ answers, ⊥ for the
 // rest. Marks are stamped with the round.
 func (r *releaser) classify(root node, rd *round, stamp int32) {
-	threshold := rd.tau + rd.tlap.limit + rd.margin
 	rho := rd.thresh.Sample(r.src)
 	tops := 0
 	for l := r.tree.Depth() - 1; l >= root.l && tops < rd.cutoff; l-- {
@@ -197,7 +196,7 @@ func (r *releaser) classify(root node, rd *round, stamp int32) {
 		if !any {
 			return // every node of the level is covered, and so all above
 		}
-		if q+rd.query.Sample(r.src) < threshold+rho {
+		if !rd.above(q, rho, r.src) {
 			continue // ⊥
 		}
 		for j := lo; j < hi; j++ {

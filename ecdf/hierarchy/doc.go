@@ -118,6 +118,9 @@
 //
 // Hence one release of every node count is (ε, δ)-DP under the relation
 // of its Params. TestCountingOnTreesLedger checks each step of this
-// proof on production schedules by exact hockey-stick divergences. Measured against the baselines in EXPERIMENTS.md
-// ("Counting on trees").
+// proof on production schedules by exact hockey-stick divergences.
+// Steps exposes each randomised step with its share for `fedecdf audit`
+// (internal/audit), which lower-bounds each step's ε empirically and
+// catches ControlSteps, the steps with halved noise. Measured against
+// the baselines in EXPERIMENTS.md ("Counting on trees").
 package hierarchy

@@ -140,3 +140,10 @@ func estimate(alpha float64, lo, hi int64) int64 {
 	e := int64(math.Round(((1+alpha)*float64(lo) + (1-alpha)*float64(hi)) / 2))
 	return min(max(e, lo), max(hi, lo))
 }
+
+// above is one AboveThreshold comparison of round rd's sparse vector:
+// query value q with fresh query noise ν against the threshold
+// τ + A + a moved by the instance's threshold noise rho (⊤ when true).
+func (rd *round) above(q, rho int64, src noise.Source) bool {
+	return q+rd.query.Sample(src) >= rd.tau+rd.tlap.limit+rd.margin+rho
+}

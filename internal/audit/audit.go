@@ -59,6 +59,8 @@ const (
 type Config struct {
 	Mechanism string  // tree, kary, cascade, gaussian-tree or partitioned
 	K         int     // arity of kary (0: the best for Bins)
+	Arity     int     // arity of the counting-on-trees tree
+	Alpha     float64 // multiplicative slack of counting-on-trees, in (0, 1)
 	Epsilon   float64 // claimed ε of one release
 	Delta     float64 // claimed δ (0 for pure ε-DP; cascade and gaussian-tree need δ > 0)
 	Relation  mechanism.Relation

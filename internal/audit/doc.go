@@ -132,4 +132,39 @@
 //
 // The lower bound is sound whatever the power: it exceeds the true ε of
 // the released prefixes with probability at most 5 %.
+//
+// # Counting-on-trees (RunCountingOnTrees)
+//
+// hierarchy.CountingOnTrees releases node counts whose noise depends on
+// the data (the sparse vector decides which counts are estimated at
+// all): there is no likelihood ratio to compute and no single worst-case
+// pair, so it is audited as a black box, with the same bound ε ≥
+// ln((P_lo(E|D) − δ)/P_hi(E|D′)) on an event E fixed on half of the
+// trials and evaluated on the other half:
+//
+//   - End to end: whole releases (Release, fresh crypto/rand seeds) of D,
+//     w records in the first bin, and D′, one record more (add/remove)
+//     or one of them moved to the second bin (replace-one); w is the
+//     power of two whose first leaf a pilot finds released non-zero
+//     closest to half of the time, where the classification is least
+//     certain. E is a set of values of the first leaf's released count,
+//     ranked by their empirical likelihood ratio on the first half. The
+//     control is the release at 2ε. Power is low: the release's output
+//     is coarse and each step holds a small share of ε.
+//   - Step by step (hierarchy.Step, the release's own samplers and
+//     comparison): the root bound and the first and last rounds'
+//     truncated Laplace step, on a count and the count plus one (the
+//     test a threshold on the output, most powerful for a shift of a
+//     log-concave law), and sparse vector instance, on the stream of
+//     Dwork–Roth's proof (queries at the threshold; in D′ the first
+//     ones one lower and the last one higher; E learned over the index
+//     of the first ⊤), each against its own share of one unit change's
+//     budget. The control (ControlSteps) is each step with every noise
+//     scale halved, caught when its bound exceeds the honest share.
+//
+// What it cannot check: the adaptive composition of the steps (that the
+// shares add up to the claim, and that later steps' parameters may
+// depend on earlier outputs) and pairs other than the one audited;
+// ecdf/hierarchy proves the composition and checks it exactly
+// (TestCountingOnTreesLedger). The output says so.
 package audit
