@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/vdcf"
@@ -24,7 +25,7 @@ func (p *Party) VerifiedReport(rand io.Reader) (verify.Report, error) {
 // VerifiedReportAt is VerifiedReport under the report ID id instead of
 // the party's own: a party that derives its IDs (a rerun of a file must
 // send the same reports) gives them here.
-func (p *Party) VerifiedReportAt(id payload.ReportID, rand io.Reader) (verify.Report, error) {
+func (p *Party) VerifiedReportAt(id core.ID, rand io.Reader) (verify.Report, error) {
 	s, err := verify.New(p.bins)
 	return encodeAt[verify.Report](p, id, s, err, rand)
 }
@@ -36,7 +37,7 @@ type encoder[R any] interface {
 
 // encodeAt encodes the party's (bin, label) with s, made with error err,
 // under the report ID id; randomness from rand, crypto/rand when nil.
-func encodeAt[R any](p *Party, id payload.ReportID, s encoder[R], err error, rand io.Reader) (R, error) {
+func encodeAt[R any](p *Party, id core.ID, s encoder[R], err error, rand io.Reader) (R, error) {
 	var r R
 	if err != nil {
 		return r, fmt.Errorf("party: %w", err)
@@ -81,7 +82,7 @@ func (p *Party) VerifiedKeys(probability bool, rand io.Reader) (vdcf.Report, err
 
 // VerifiedKeysAt is VerifiedKeys under the report ID id instead of the
 // party's own (VerifiedReportAt).
-func (p *Party) VerifiedKeysAt(id payload.ReportID, probability bool, rand io.Reader) (vdcf.Report, error) {
+func (p *Party) VerifiedKeysAt(id core.ID, probability bool, rand io.Reader) (vdcf.Report, error) {
 	if !probability {
 		s, err := vdcf.New(p.bins)
 		return encodeAt[vdcf.Report](p, id, s, err, rand)

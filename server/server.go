@@ -10,6 +10,7 @@ import (
 
 	"github.com/cloudflare/circl/vdaf/prio3/arith/fp128"
 
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -90,9 +91,9 @@ type Config struct {
 	// Peer is the other server: the helper for the leader (which Conn
 	// reaches), the leader for the helper (the only peer it answers
 	// release and query requests from).
-	Peer   transport.PeerID
-	Conn   transport.Conn
-	Ledger ledger.Ledger
+	Peer   core.PeerID
+	Conn   core.Conn
+	Ledger core.Ledger
 	// Releases keeps each release's seed and report set, saved before the
 	// release is acknowledged and loaded by New (a memoryReleases if nil).
 	Releases ReleaseStore
@@ -297,7 +298,7 @@ func checkDataset(d Dataset) error {
 }
 
 // Handle answers one encoded request; it is the server's transport.Handler.
-func (s *Server) Handle(ctx context.Context, from transport.PeerID, req []byte) []byte {
+func (s *Server) Handle(ctx context.Context, from core.PeerID, req []byte) []byte {
 	msg, err := protocol.Decode(req)
 	if err != nil {
 		return protocol.Encode(protocol.Refusalf("%s: malformed request: %w", s.cfg.Role, err))
@@ -308,7 +309,7 @@ func (s *Server) Handle(ctx context.Context, from transport.PeerID, req []byte) 
 // HandleMessage answers one decoded request as Handle answers an encoded
 // one, for a caller that has decoded it already; a refusal is a
 // *protocol.Error.
-func (s *Server) HandleMessage(ctx context.Context, from transport.PeerID, msg protocol.Message) protocol.Message {
+func (s *Server) HandleMessage(ctx context.Context, from core.PeerID, msg protocol.Message) protocol.Message {
 	resp, err := s.handle(ctx, from, msg)
 	if err != nil {
 		return protocol.Refusal(err)

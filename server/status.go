@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/internal/errcode"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -23,7 +24,7 @@ var ErrBusy = errcode.New(errcode.Busy, "a release is being created")
 // rejected), and open the undecided ones, so that a report decided at
 // both servers is never one server's alone. They are sorted after the
 // server's lock is released, so that uploads do not wait for it.
-func (s *Server) ReportIDs(dataset string) (ids, open []payload.ReportID, err error) {
+func (s *Server) ReportIDs(dataset string) (ids, open []core.ID, err error) {
 	s.mu.Lock()
 	d, err := s.dataset(dataset)
 	if err != nil {
@@ -96,7 +97,7 @@ func (s *Server) State(dataset string) (protocol.ServerState, error) {
 // report's evaluation is subtracted from the aggregate again, its key
 // read back from the ReportStore (an error drops nothing), so the caller
 // removes them from durable storage afterwards.
-func (s *Server) DropReports(dataset string, ids []payload.ReportID) ([]payload.ReportID, error) {
+func (s *Server) DropReports(dataset string, ids []core.ID) ([]core.ID, error) {
 	if !s.releasing.TryLock() {
 		return nil, fmt.Errorf("%s: dropping reports of dataset %q: %w; try again later", s.cfg.Role, dataset, ErrBusy)
 	}

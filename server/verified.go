@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/verify"
@@ -293,7 +294,7 @@ func (v *verified) retentative(m *protocol.Upload, it protocol.Item) (*tentative
 // replay to fail on); and it returns the reports among ups that this
 // server rejected finally, whose uploads need no replay (their verdicts
 // are loaded, and an upload of them is refused) and may be dropped.
-func (s *Server) PrepareReplay(dataset string, ups []*protocol.Upload) (rejected []payload.ReportID) {
+func (s *Server) PrepareReplay(dataset string, ups []*protocol.Upload) (rejected []core.ID) {
 	s.mu.Lock()
 	d, ok := s.datasets[dataset]
 	if !ok || d.verified == nil {
@@ -333,7 +334,7 @@ func (s *Server) PrepareReplay(dataset string, ups []*protocol.Upload) (rejected
 // it accepted, is durable: with a Config.Verdicts store, a verified
 // report is verified only then, so that no report is decided that a
 // restarted server could not count again from its store.
-func (s *Server) Stored(dataset string, id payload.ReportID) {
+func (s *Server) Stored(dataset string, id core.ID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if d, ok := s.datasets[dataset]; ok && d.verified != nil {

@@ -21,22 +21,18 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/fedecdf/fedecdf/core"
 )
 
-// PeerID names a participant: a server ("leader", "helper"), an analyst
-// or a party.
-type PeerID string
+// PeerID names a participant (core.PeerID).
+type PeerID = core.PeerID
 
 // Handler answers one request from peer from. It must not retain req.
 type Handler func(ctx context.Context, from PeerID, req []byte) []byte
 
-// Conn is one participant's view of the network.
-type Conn interface {
-	// Self is the caller's own peer ID.
-	Self() PeerID
-	// Call sends req to peer to and returns its response.
-	Call(ctx context.Context, to PeerID, req []byte) ([]byte, error)
-}
+// Conn is one participant's view of the network (core.Conn).
+type Conn = core.Conn
 
 // Stats is the traffic of one peer.
 type Stats struct {
