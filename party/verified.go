@@ -127,7 +127,9 @@ func Upload(ctx context.Context, s Servers, r Report) error {
 }
 
 // fromVerify is the upload of an additive-backend report.
-func fromVerify(r verify.Report) Report { return Report{ID: r.Nonce, Public: r.Public, Shares: r.Shares} }
+func fromVerify(r verify.Report) Report {
+	return Report{ID: r.Nonce, Public: r.Public, Shares: r.Shares}
+}
 
 // fromVDCF is the upload of a verified DCF report.
 func fromVDCF(r vdcf.Report) Report { return Report{ID: r.Nonce, Shares: r.Shares} }
