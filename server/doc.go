@@ -1,9 +1,9 @@
-// Package server is the leader and helper of the two-server secure sum
-// (dp-ecdf §4): each holds one share of a verified Prio3 histogram
-// (additive backend, internal/verify) or one DCF key (§4.2, BCG+21;
-// verified as internal/vdcf, or unverified) of every party's report, and
-// answers a prefix query
-// of a release with its share of Σ_parties payload_c·1[bin ≤ i] plus its
+// Package server is the leader and helper of the two-server secure sum.
+//
+// In the secure sum of dp-ecdf §4 each [Server] holds one share of a
+// verified Prio3 histogram (additive backend, internal/verify) or one
+// DCF key (§4.2, BCG+21; verified as internal/vdcf, or unverified) of
+// every party's report, and answers a prefix query of a release with its share of Σ_parties payload_c·1[bin ≤ i] plus its
 // own secret noise, drawn at the full scale of the release's mechanism
 // (the tree of Eq. 2 and Theorem 3.1, or the k-ary and cascade
 // mechanisms). The leader adds the helper's answer to its own, so the
