@@ -2,7 +2,8 @@
 // network.
 //
 // The protocol logic of parties, servers and analysts sees only Conn
-// (send one request, wait for its response) and Handler (answer one
+// (send one request, wait for its response; core.Conn, public so that
+// another module can bring its own transport) and Handler (answer one
 // request); messages are opaque, already-encoded byte strings (package
 // protocol). Network is the in-process implementation, used by the
 // simulator and the tests; a networked one (libp2p) can replace it
