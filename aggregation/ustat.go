@@ -6,20 +6,21 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 // Component names one entry of the parties' payload vectors.
-type Component = payload.Component
+type Component = core.Component
 
 // The payload components.
 const (
-	Count       = payload.Count
-	Label       = payload.Label
-	NotLabel    = payload.NotLabel
-	Probability = payload.Probability
+	Count       = core.Count
+	Label       = core.Label
+	NotLabel    = core.NotLabel
+	Probability = core.Probability
 )
 
 // UStat computes noisy prefix sums of the parties' payloads.
@@ -66,7 +67,7 @@ func (s ReleaseSpec) Normalize() (ReleaseSpec, error) {
 
 // Release is a fixed draw of secret noise over a fixed set of reports.
 type Release struct {
-	ID   payload.ReleaseID
+	ID   core.ID
 	Spec ReleaseSpec
 	// Reports is n, the number of reports the release sums, when it is
 	// public: under replace-one neighbours. Under add/remove n itself
@@ -86,7 +87,7 @@ type Release struct {
 // per-component mechanisms of spec and keeps reports only when public
 // (Release.Reports). It draws no noise and charges no budget: that is
 // the backend's UStat.NewRelease.
-func NewRelease(id payload.ReleaseID, spec ReleaseSpec, reports, servers int) (*Release, error) {
+func NewRelease(id core.ID, spec ReleaseSpec, reports, servers int) (*Release, error) {
 	spec, err := spec.Normalize()
 	if err != nil {
 		return nil, err

@@ -3,7 +3,7 @@
 // label and optionally a predicted probability), bins its score on the
 // public grid and turns it into the payload vector
 //
-//	payload = (1, y, 1 − y, round(p·2^32))      (payload.Count … Probability)
+//	payload = (1, y, 1 − y, round(p·2^32))      (core.Count … core.Probability)
 //
 // whose prefix sums Σ_parties payload_c·1[bin ≤ i] are the U-statistics
 // of dp-ecdf Eq. (4) (count: ECDF; label and 1 − label: ROC; probability:
@@ -23,4 +23,9 @@
 // Every report carries a random 16-byte report ID (crypto/rand) by which
 // the servers drop duplicates and agree on the set of reports; for a
 // verified report it is also the nonce.
+//
+// A party reaches the servers through [Servers], over any [core.Conn]:
+// the project's in-process network and libp2p hosts, or another
+// module's own transport. [Report] is a verified report as it is
+// uploaded ([Upload]).
 package party

@@ -17,6 +17,6 @@ func ExampleParty_VerifiedReport() {
 		panic(err)
 	}
 	r, _ := p.VerifiedReport(nil)
-	fmt.Println("bin", p.Bin(), "label", p.Payload(aggregation.Label), "nonce is the report ID:", r.Nonce == p.ReportID())
+	fmt.Println("bin", p.Bin(), "label", p.Payload(aggregation.Label), "nonce is the report ID:", r.ID == p.ReportID())
 	// Output: bin 3 label 1 nonce is the report ID: true
 }

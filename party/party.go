@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
-	"github.com/fedecdf/fedecdf/internal/transport"
 )
 
 // Instance is one party's private record.
@@ -25,7 +25,7 @@ type Instance struct {
 
 // Party is one validated instance, binned, with its report ID.
 type Party struct {
-	report  payload.ReportID
+	report  core.ID
 	bin     int
 	bins    int
 	payload [payload.NumComponents]uint64
@@ -71,19 +71,19 @@ func check(inst Instance, g *ecdf.Grid) (bin int, prob uint64, err error) {
 }
 
 // ReportID returns the party's report ID.
-func (p *Party) ReportID() payload.ReportID { return p.report }
+func (p *Party) ReportID() core.ID { return p.report }
 
 // Bin returns the party's 1-based bin on the grid.
 func (p *Party) Bin() int { return p.bin }
 
 // Payload returns component c of the payload vector (in integer units:
 // fixed point for Probability).
-func (p *Party) Payload(c payload.Component) uint64 { return p.payload[c] }
+func (p *Party) Payload(c core.Component) uint64 { return p.payload[c] }
 
 // Servers is how a party reaches the two servers of one dataset.
 type Servers struct {
-	Conn           transport.Conn
-	Leader, Helper transport.PeerID
+	Conn           core.Conn
+	Leader, Helper core.PeerID
 	Dataset        string
 	// Probability is set when the dataset collects the probability
 	// component (server.Dataset.Probability): a verified DCF report then
@@ -97,7 +97,7 @@ type Servers struct {
 func (p *Party) upload(ctx context.Context, s Servers, leader, helper *protocol.Upload) error {
 	var errs []error
 	for _, to := range []struct {
-		peer transport.PeerID
+		peer core.PeerID
 		msg  *protocol.Upload
 	}{{s.Leader, leader}, {s.Helper, helper}} {
 		to.msg.Dataset, to.msg.Report = s.Dataset, p.report

@@ -66,22 +66,22 @@ func TestVerifiedReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Nonce != p.ReportID() {
-		t.Fatalf("nonce %x is not the report ID %v", r.Nonce, p.ReportID())
+	if r.ID != p.ReportID() {
+		t.Fatalf("report ID %v is not the party's %v", r.ID, p.ReportID())
 	}
 	s, _ := verify.New(10)
 	var key [verify.KeySize]byte
 	key[0] = 1
 	leader, _ := s.NewServer(0, key)
 	helper, _ := s.NewServer(1, key)
-	outs, err := verify.VerifyPair(leader, helper, r)
+	outs, err := verify.VerifyPair(leader, helper, verify.Report{Nonce: r.ID, Public: r.Public, Shares: r.Shares})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var prefixes [2]verify.Prefixes
 	for i := range outs {
 		agg := s.NewAggregate()
-		if err := agg.Add(r.Nonce, outs[i]); err != nil {
+		if err := agg.Add(r.ID, outs[i]); err != nil {
 			t.Fatal(err)
 		}
 		if prefixes[i], err = agg.Prefixes(); err != nil {
@@ -114,8 +114,8 @@ func TestVerifiedKeys(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if r.Nonce != p.ReportID() {
-					t.Fatalf("nonce %x is not the report ID %v", r.Nonce, p.ReportID())
+				if r.ID != p.ReportID() {
+					t.Fatalf("report ID %v is not the party's %v", r.ID, p.ReportID())
 				}
 				s, _ := vdcf.New(10)
 				want := map[int]uint64{int(payload.Count): 1, int(payload.Label): uint64(label)}
@@ -126,7 +126,7 @@ func TestVerifiedKeys(t *testing.T) {
 				key := [vdcf.KeySize]byte{1}
 				leader, _ := s.NewServer(0, key)
 				helper, _ := s.NewServer(1, key)
-				vecs, err := vdcf.VerifyPair(leader, helper, r)
+				vecs, err := vdcf.VerifyPair(leader, helper, vdcf.Report{Nonce: r.ID, Shares: r.Shares})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/vdcf"
@@ -17,16 +18,17 @@ import (
 // Prio3 histogram over class × bin, sharded for the two servers, with the
 // report ID as the nonce; randomness from rand, crypto/rand when nil. The
 // probability component is not carried.
-func (p *Party) VerifiedReport(rand io.Reader) (verify.Report, error) {
+func (p *Party) VerifiedReport(rand io.Reader) (Report, error) {
 	return p.VerifiedReportAt(p.report, rand)
 }
 
 // VerifiedReportAt is VerifiedReport under the report ID id instead of
 // the party's own: a party that derives its IDs (a rerun of a file must
 // send the same reports) gives them here.
-func (p *Party) VerifiedReportAt(id payload.ReportID, rand io.Reader) (verify.Report, error) {
+func (p *Party) VerifiedReportAt(id core.ID, rand io.Reader) (Report, error) {
 	s, err := verify.New(p.bins)
-	return encodeAt[verify.Report](p, id, s, err, rand)
+	r, err := encodeAt[verify.Report](p, id, s, err, rand)
+	return fromVerify(r), err
 }
 
 // encoder is a verified scheme's party side (verify.Scheme, vdcf.Scheme).
@@ -36,7 +38,7 @@ type encoder[R any] interface {
 
 // encodeAt encodes the party's (bin, label) with s, made with error err,
 // under the report ID id; randomness from rand, crypto/rand when nil.
-func encodeAt[R any](p *Party, id payload.ReportID, s encoder[R], err error, rand io.Reader) (R, error) {
+func encodeAt[R any](p *Party, id core.ID, s encoder[R], err error, rand io.Reader) (R, error) {
 	var r R
 	if err != nil {
 		return r, fmt.Errorf("party: %w", err)
@@ -58,15 +60,7 @@ func (p *Party) UploadVerified(ctx context.Context, s Servers) error {
 	if err != nil {
 		return err
 	}
-	return UploadReport(ctx, s, r)
-}
-
-// UploadReport sends a verified report r, as made, one input share to
-// each server under the report ID r.Nonce: what UploadVerified sends, and
-// what a malicious party sends for a report it altered.
-func UploadReport(ctx context.Context, s Servers, r verify.Report) error {
-	p := &Party{report: r.Nonce}
-	return p.upload(ctx, s, &protocol.Upload{Public: r.Public, Share: r.Shares[0]}, &protocol.Upload{Public: r.Public, Share: r.Shares[1]})
+	return Upload(ctx, s, r)
 }
 
 // VerifiedKeys returns the party's one-shot report for the verified dcf
@@ -75,19 +69,22 @@ func UploadReport(ctx context.Context, s Servers, r verify.Report) error {
 // (probability; 0 for a party without one, as in an unverified key),
 // with correlated randomness the servers check them with, the report ID
 // as the nonce; randomness from rand, crypto/rand when nil.
-func (p *Party) VerifiedKeys(probability bool, rand io.Reader) (vdcf.Report, error) {
+func (p *Party) VerifiedKeys(probability bool, rand io.Reader) (Report, error) {
 	return p.VerifiedKeysAt(p.report, probability, rand)
 }
 
 // VerifiedKeysAt is VerifiedKeys under the report ID id instead of the
 // party's own (VerifiedReportAt).
-func (p *Party) VerifiedKeysAt(id payload.ReportID, probability bool, rand io.Reader) (vdcf.Report, error) {
+func (p *Party) VerifiedKeysAt(id core.ID, probability bool, rand io.Reader) (Report, error) {
+	var r vdcf.Report
 	if !probability {
 		s, err := vdcf.New(p.bins)
-		return encodeAt[vdcf.Report](p, id, s, err, rand)
+		r, err = encodeAt[vdcf.Report](p, id, s, err, rand)
+		return fromVDCF(r), err
 	}
 	s, err := vdcf.NewWithProbability(p.bins)
-	return encodeAt[vdcf.Report](p, id, withProbability{s, p.payload[payload.Probability]}, err, rand)
+	r, err = encodeAt[vdcf.Report](p, id, withProbability{s, p.payload[payload.Probability]}, err, rand)
+	return fromVDCF(r), err
 }
 
 // withProbability is the encoder of a vdcf scheme that carries the
@@ -109,13 +106,30 @@ func (p *Party) UploadVerifiedKeys(ctx context.Context, s Servers) error {
 	if err != nil {
 		return err
 	}
-	return UploadKeysReport(ctx, s, r)
+	return Upload(ctx, s, r)
 }
 
-// UploadKeysReport sends a verified DCF report r, as made, one share to
-// each server under the report ID r.Nonce: what UploadVerifiedKeys sends,
-// and what a malicious party sends for a report it forged.
-func UploadKeysReport(ctx context.Context, s Servers, r vdcf.Report) error {
-	p := &Party{report: r.Nonce}
-	return p.upload(ctx, s, &protocol.Upload{Share: r.Shares[0]}, &protocol.Upload{Share: r.Shares[1]})
+// Report is a party's verified report as it is uploaded: its report ID,
+// the public share every server gets (none for the dcf backend) and each
+// server's share, the leader's first.
+type Report struct {
+	ID     core.ID
+	Public []byte
+	Shares [2][]byte
 }
+
+// Upload sends a verified report r, as made, one share to each server
+// under the report ID r.ID: what UploadVerified and UploadVerifiedKeys
+// send, and what a malicious party sends for a report it altered.
+func Upload(ctx context.Context, s Servers, r Report) error {
+	p := &Party{report: r.ID}
+	return p.upload(ctx, s, &protocol.Upload{Public: r.Public, Share: r.Shares[0]}, &protocol.Upload{Public: r.Public, Share: r.Shares[1]})
+}
+
+// fromVerify is the upload of an additive-backend report.
+func fromVerify(r verify.Report) Report {
+	return Report{ID: r.Nonce, Public: r.Public, Shares: r.Shares}
+}
+
+// fromVDCF is the upload of a verified DCF report.
+func fromVDCF(r vdcf.Report) Report { return Report{ID: r.Nonce, Shares: r.Shares} }

@@ -64,14 +64,14 @@ func verifiedUploads(b *testing.B, backend Backend, nbins, n int) []func(context
 			if err != nil {
 				b.Fatal(err)
 			}
-			uploads[k] = func(ctx context.Context, s party.Servers) error { return party.UploadReport(ctx, s, r) }
+			uploads[k] = func(ctx context.Context, s party.Servers) error { return party.Upload(ctx, s, r) }
 			continue
 		}
 		r, err := q.VerifiedKeys(false, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		uploads[k] = func(ctx context.Context, s party.Servers) error { return party.UploadKeysReport(ctx, s, r) }
+		uploads[k] = func(ctx context.Context, s party.Servers) error { return party.Upload(ctx, s, r) }
 	}
 	return uploads
 }

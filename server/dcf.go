@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/fss"
 	"github.com/fedecdf/fedecdf/internal/cpuclock"
 	"github.com/fedecdf/fedecdf/internal/errcode"
@@ -23,7 +24,7 @@ import (
 type ReportStore interface {
 	// Uploads calls fn with the encoded protocol.Upload of each of the
 	// reports ids of dataset, as accepted, and fails for one it lacks.
-	Uploads(dataset string, ids []payload.ReportID, fn func(id payload.ReportID, upload []byte) error) error
+	Uploads(dataset string, ids []core.ID, fn func(id core.ID, upload []byte) error) error
 }
 
 // ErrReportsNotKept is wrapped by the refusal of a release that needs a

@@ -1,9 +1,9 @@
-// Package server is the leader and helper of the two-server secure sum
-// (dp-ecdf §4): each holds one share of a verified Prio3 histogram
-// (additive backend, internal/verify) or one DCF key (§4.2, BCG+21;
-// verified as internal/vdcf, or unverified) of every party's report, and
-// answers a prefix query
-// of a release with its share of Σ_parties payload_c·1[bin ≤ i] plus its
+// Package server is the leader and helper of the two-server secure sum.
+//
+// In the secure sum of dp-ecdf §4 each [Server] holds one share of a
+// verified Prio3 histogram (additive backend, internal/verify) or one
+// DCF key (§4.2, BCG+21; verified as internal/vdcf, or unverified) of
+// every party's report, and answers a prefix query of a release with its share of Σ_parties payload_c·1[bin ≤ i] plus its
 // own secret noise, drawn at the full scale of the release's mechanism
 // (the tree of Eq. 2 and Theorem 3.1, or the k-ary and cascade
 // mechanisms). The leader adds the helper's answer to its own, so the
@@ -30,7 +30,7 @@
 // of the inverse (Algorithm 1) — returns the same noise and costs no
 // further budget. Creating a release charges its (ε, δ) once per privacy
 // unit of its components (payload.PrivacyUnits: Count, the {Label,
-// NotLabel} pair, Probability) to the dataset's ledger.Ledger (basic
+// NotLabel} pair, Probability) to the dataset's [core.Ledger] (basic
 // composition, one rule: ledger.Admit; refused beyond the dataset's total),
 // records the seed, mechanism, components and report set in the
 // ReleaseStore, and only then acknowledges. Everything else that can
@@ -346,12 +346,14 @@
 // total instead (ecdf.Normaliser). The helper answers only the leader and
 // still tells it n, which the leader checks against its own.
 //
-// Layering. The package imports ecdf/mechanism, ecdf/noise, fss and the
-// internal vocabulary below it (internal/payload, internal/ledger,
+// Layering. The package imports core, ecdf/mechanism, ecdf/noise, fss and
+// the internal vocabulary below it (internal/payload, internal/ledger,
 // internal/protocol, internal/transport, internal/verify, internal/wire);
-// never
-// aggregation, party, deploy or internal/store. It defines what it needs
-// of its storage (ledger.Ledger, ReleaseStore: encoded records, whose
+// never aggregation, party, deploy or internal/store. Its exported
+// signatures name only public types (core's IDs, PeerID, Conn and
+// Ledger), so that a program of another module embeds a server behind
+// its own transport (Handle). It defines what it needs
+// of its storage (core.Ledger, ReleaseStore: encoded records, whose
 // format it owns; ReportStore: the uploads it accepted, read back to fold
 // again; VerdictStore: its verification verdicts, records whose format it
 // owns too), and deploy hands it an internal/store.Store for all four.

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -264,8 +265,8 @@ func TestRefusalWithoutLookingKeepsPending(t *testing.T) {
 	if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", m); !errors.Is(err, ErrReleasePending) {
 		t.Fatalf("first attempt: %v, want %v", err, ErrReleasePending)
 	}
-	other := slices.Clone(testManifest)
-	other[1].Digest[0]++
+	other := maps.Clone(testManifest)
+	other["budget"] = [32]byte{0xff}
 	p.helper.cfg.Manifest = other
 	p.restart(t, nil)
 	if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.net.Conn("analyst"), "leader", m); !errors.Is(err, ErrManifestMismatch) || errors.Is(err, ErrReleaseAborted) {

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -35,7 +36,7 @@ func (s *Server) checkPeer(ctx context.Context) error {
 	if s.cfg.Role != Leader || s.cfg.Manifest == nil {
 		return nil
 	}
-	resp, err := protocol.Call[*protocol.ManifestDigest](ctx, s.cfg.Conn, s.cfg.Peer, &protocol.ManifestDigest{Fields: s.cfg.Manifest})
+	resp, err := protocol.Call[*protocol.ManifestDigest](ctx, s.cfg.Conn, s.cfg.Peer, &protocol.ManifestDigest{Fields: manifestFields(s.cfg.Manifest)})
 	if err != nil {
 		return fmt.Errorf("manifest check with the helper: %w", err)
 	}
@@ -62,20 +63,32 @@ func (s *Server) manifestDigest(from transport.PeerID, m *protocol.ManifestDiges
 	if s.cfg.Manifest != nil {
 		_ = s.compareManifest(m.Fields) // the leader finds the same difference
 	}
-	return &protocol.ManifestDigest{Fields: s.cfg.Manifest}, nil
+	return &protocol.ManifestDigest{Fields: manifestFields(s.cfg.Manifest)}, nil
 }
 
 // compareManifest records whether the other server's manifest digests,
 // theirs, differ from this server's, and returns the difference.
 func (s *Server) compareManifest(theirs []protocol.ManifestField) error {
 	var err error
-	if diff := diffFields(s.cfg.Manifest, theirs); len(diff) != 0 {
+	if diff := diffFields(manifestFields(s.cfg.Manifest), theirs); len(diff) != 0 {
 		err = fmt.Errorf("%w with the %s: %s differ; start both servers on the same manifest file", ErrManifestMismatch, s.peerRole(), strings.Join(diff, ", "))
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.mismatch, s.shown = err, err == nil
 	return err
+}
+
+// manifestFields lists the digests of m, sorted by the part's name.
+func manifestFields(m map[string][32]byte) []protocol.ManifestField {
+	if m == nil {
+		return nil
+	}
+	fields := make([]protocol.ManifestField, 0, len(m))
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		fields = append(fields, protocol.ManifestField{Name: name, Digest: m[name]})
+	}
+	return fields
 }
 
 // diffFields names, sorted, the parts whose digests differ between a and

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -29,8 +30,8 @@ func TestManifestMismatchRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := slices.Clone(testManifest)
-	other[0].Digest[0]++ // "grid"
+	other := maps.Clone(testManifest)
+	other["grid"] = [32]byte{0xff}
 	p.helper.cfg.Manifest = other
 	p.restart(t, nil) // the leader's first contact finds the difference
 	mismatch := func(who string, err error) {
@@ -86,14 +87,14 @@ func TestHelperWaitsForTheLeadersManifest(t *testing.T) {
 	if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), net.Conn("leader"), "helper", m); !errors.Is(err, ErrManifestMismatch) {
 		t.Fatalf("a release before the leader's digests: %v, want %v", err, ErrManifestMismatch)
 	}
-	resp, err := protocol.Call[*protocol.ManifestDigest](context.Background(), net.Conn("leader"), "helper", &protocol.ManifestDigest{Fields: testManifest})
-	if err != nil || !slices.Equal(resp.Fields, testManifest) {
+	resp, err := protocol.Call[*protocol.ManifestDigest](context.Background(), net.Conn("leader"), "helper", &protocol.ManifestDigest{Fields: manifestFields(testManifest)})
+	if err != nil || !slices.Equal(resp.Fields, manifestFields(testManifest)) {
 		t.Fatalf("the helper's digests: %+v, %v", resp, err)
 	}
 	if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), net.Conn("leader"), "helper", m); errors.Is(err, ErrManifestMismatch) {
 		t.Fatalf("a release after the leader's digests: %v", err)
 	}
-	if _, err := protocol.Call[*protocol.ManifestDigest](context.Background(), net.Conn("stranger"), "helper", &protocol.ManifestDigest{Fields: testManifest}); !errors.Is(err, ErrNotLeader) {
+	if _, err := protocol.Call[*protocol.ManifestDigest](context.Background(), net.Conn("stranger"), "helper", &protocol.ManifestDigest{Fields: manifestFields(testManifest)}); !errors.Is(err, ErrNotLeader) {
 		t.Errorf("digests from a stranger: %v, want %v", err, ErrNotLeader)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -45,12 +46,12 @@ type releaseRecord struct {
 type ReleaseStore interface {
 	// SaveRelease records the encoded record of release of dataset; a
 	// record of the same release is replaced.
-	SaveRelease(dataset string, release payload.ReleaseID, record []byte) error
+	SaveRelease(dataset string, release core.ID, record []byte) error
 	// DeleteRelease removes the record of release of dataset, if any.
-	DeleteRelease(dataset string, release payload.ReleaseID) error
+	DeleteRelease(dataset string, release core.ID) error
 	// LoadReleases calls fn with every record of dataset and the
 	// release it was saved as.
-	LoadReleases(dataset string, fn func(release payload.ReleaseID, record []byte) error) error
+	LoadReleases(dataset string, fn func(release core.ID, record []byte) error) error
 }
 
 // pendingRecordVersion is the first byte of the leader's encoded pending

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cloudflare/circl/vdaf/prio3/arith/fp128"
 
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -90,9 +91,9 @@ type Config struct {
 	// Peer is the other server: the helper for the leader (which Conn
 	// reaches), the leader for the helper (the only peer it answers
 	// release and query requests from).
-	Peer   transport.PeerID
-	Conn   transport.Conn
-	Ledger ledger.Ledger
+	Peer   core.PeerID
+	Conn   core.Conn
+	Ledger core.Ledger
 	// Releases keeps each release's seed and report set, saved before the
 	// release is acknowledged and loaded by New (a memoryReleases if nil).
 	Releases ReleaseStore
@@ -102,13 +103,13 @@ type Config struct {
 	Reports  ReportStore
 	Datasets []Dataset
 	// Manifest is this server's digest of each part of its deployment
-	// manifest (package deploy computes them; nil: no check). The leader
+	// manifest, by the part's name (nil: no check). The leader
 	// sends them to the helper at first contact (CheckPeer) and before
 	// every release, the helper answers with its own, and each server
 	// refuses to serve while they differ (ErrManifestMismatch); the
 	// helper creates no release before the leader has shown matching
 	// digests.
-	Manifest []protocol.ManifestField
+	Manifest map[string][32]byte
 	// VerifyKey is the verification key the two servers share for their
 	// verified datasets — Prio3's for the additive backend, the verified
 	// DCF's (internal/vdcf) for the dcf backend — secret from parties
@@ -123,6 +124,12 @@ type Config struct {
 	// store).
 	Verdicts VerdictStore
 }
+
+// NewMemoryLedger returns a Ledger that keeps the spending in memory
+// only, applying the budget rule every ledger applies: for a test, or a
+// program whose releases need not outlive it (a restarted server with
+// it forgets what it spent).
+func NewMemoryLedger() core.Ledger { return ledger.NewMemory() }
 
 // Server is a leader or helper of the two-server secure sum. Its Handle
 // method answers protocol messages; it is safe for concurrent use.
@@ -296,19 +303,19 @@ func checkDataset(d Dataset) error {
 	return nil
 }
 
-// Handle answers one encoded request; it is the server's transport.Handler.
-func (s *Server) Handle(ctx context.Context, from transport.PeerID, req []byte) []byte {
+// Handle answers one encoded request from peer from: a program that
+// embeds the server serves its transport's requests with it.
+func (s *Server) Handle(ctx context.Context, from core.PeerID, req []byte) []byte {
 	msg, err := protocol.Decode(req)
 	if err != nil {
 		return protocol.Encode(protocol.Refusalf("%s: malformed request: %w", s.cfg.Role, err))
 	}
-	return protocol.Encode(s.HandleMessage(ctx, from, msg))
+	return protocol.Encode(s.handleMessage(ctx, from, msg))
 }
 
-// HandleMessage answers one decoded request as Handle answers an encoded
-// one, for a caller that has decoded it already; a refusal is a
-// *protocol.Error.
-func (s *Server) HandleMessage(ctx context.Context, from transport.PeerID, msg protocol.Message) protocol.Message {
+// handleMessage answers one decoded request as Handle answers an encoded
+// one; a refusal is a *protocol.Error.
+func (s *Server) handleMessage(ctx context.Context, from core.PeerID, msg protocol.Message) protocol.Message {
 	resp, err := s.handle(ctx, from, msg)
 	if err != nil {
 		return protocol.Refusal(err)

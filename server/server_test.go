@@ -32,7 +32,7 @@ func newPair(t *testing.T, backend Backend, budget float64, minReports int, lead
 
 // testManifest stands for the digests of the manifest both servers of
 // a pair run.
-var testManifest = []protocol.ManifestField{{Name: "grid", Digest: [32]byte{1}}, {Name: "budget", Digest: [32]byte{2}}}
+var testManifest = map[string][32]byte{"grid": {1}, "budget": {2}}
 
 // testVerifyKey is the verification key both servers of a pair share.
 var testVerifyKey = [32]byte{31: 7}
@@ -323,14 +323,14 @@ func TestHandleMessageAnswersAsHandle(t *testing.T) {
 		name string
 		msg  protocol.Message
 	}{
-		{"digest exchange", &protocol.ManifestDigest{Fields: testManifest}},
+		{"digest exchange", &protocol.ManifestDigest{Fields: manifestFields(testManifest)}},
 		{"not a request", &protocol.Ack{}},
 		{"unknown dataset", &protocol.StatusRequest{Dataset: "nope"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want := p.helper.Handle(context.Background(), "leader", protocol.Encode(tc.msg))
-			if got := protocol.Encode(p.helper.HandleMessage(context.Background(), "leader", tc.msg)); !bytes.Equal(got, want) {
-				t.Errorf("HandleMessage replies %x, Handle %x", got, want)
+			if got := protocol.Encode(p.helper.handleMessage(context.Background(), "leader", tc.msg)); !bytes.Equal(got, want) {
+				t.Errorf("handleMessage replies %x, Handle %x", got, want)
 			}
 		})
 	}

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/fedecdf/fedecdf/core"
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/errcode"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -23,7 +25,7 @@ var ErrBusy = errcode.New(errcode.Busy, "a release is being created")
 // rejected), and open the undecided ones, so that a report decided at
 // both servers is never one server's alone. They are sorted after the
 // server's lock is released, so that uploads do not wait for it.
-func (s *Server) ReportIDs(dataset string) (ids, open []payload.ReportID, err error) {
+func (s *Server) ReportIDs(dataset string) (ids, open []core.ID, err error) {
 	s.mu.Lock()
 	d, err := s.dataset(dataset)
 	if err != nil {
@@ -46,14 +48,39 @@ func (s *Server) ReportIDs(dataset string) (ids, open []payload.ReportID, err er
 	return ids, open, nil
 }
 
-// State returns the server's part of a status report on dataset: its
+// Status is a server's part of a status report on one dataset.
+type Status struct {
+	Role Role
+	// Reports is the number of reports the server counts; Held, of a
+	// verified dataset, those it holds undecided.
+	Reports, Held int
+	// Spent is what the dataset's ledger holds; Total its budget.
+	Spent, Total mechanism.Budget
+	// Releases are the recorded releases, by ID.
+	Releases []ReleaseStatus
+	// Rejected counts, of a verified dataset, the reports the server
+	// rejected per reason (verify.Reason).
+	Rejected map[string]int
+}
+
+// ReleaseStatus is a recorded release as a Status lists it: what it
+// covers, over how many reports, and what it charged.
+type ReleaseStatus struct {
+	ID         core.ID
+	Mechanism  mechanism.Params
+	Components []core.Component
+	Reports    int
+	Charge     mechanism.Budget
+}
+
+// Status returns the server's part of a status report on dataset: its
 // role, the number of reports it counts and, of a verified dataset, of
 // those it holds undecided and those it rejected, its ledger and its recorded
 // releases (by ID) with what each charged.
-func (s *Server) State(dataset string) (protocol.ServerState, error) {
+func (s *Server) Status(dataset string) (Status, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := protocol.ServerState{Role: s.cfg.Role.String()}
+	st := Status{Role: s.cfg.Role}
 	d, err := s.dataset(dataset)
 	if err != nil {
 		return st, err
@@ -65,25 +92,19 @@ func (s *Server) State(dataset string) (protocol.ServerState, error) {
 	st.Reports = len(d.reports)
 	if d.verified != nil {
 		st.Held = len(d.verified.uploads)
+		st.Rejected = maps.Clone(d.verified.rejected)
 	}
-	st.SpentEpsilon, st.SpentDelta = spent.Epsilon, spent.Delta
-	st.TotalEpsilon, st.TotalDelta = d.Budget.Epsilon, d.Budget.Delta
+	st.Spent, st.Total = spent, d.Budget
 	for id, rel := range d.releases {
 		cost, err := specCost(&protocol.CreateRelease{Mechanism: rel.mechanism, Components: rel.components})
 		if err != nil {
 			return st, fmt.Errorf("%s: release %v: %w", s.cfg.Role, id, err)
 		}
-		st.Releases = append(st.Releases, protocol.ReleaseState{
-			Release: id, Mechanism: rel.mechanism, Components: rel.components, Reports: len(rel.reports),
-			ChargeEpsilon: cost.Epsilon, ChargeDelta: cost.Delta,
+		st.Releases = append(st.Releases, ReleaseStatus{
+			ID: id, Mechanism: rel.mechanism, Components: rel.components, Reports: len(rel.reports), Charge: cost,
 		})
 	}
-	slices.SortFunc(st.Releases, func(a, b protocol.ReleaseState) int { return payload.CompareIDs(a.Release, b.Release) })
-	if d.verified != nil {
-		for _, reason := range slices.Sorted(maps.Keys(d.verified.rejected)) {
-			st.Rejected = append(st.Rejected, protocol.Rejection{Reason: reason, Count: d.verified.rejected[reason]})
-		}
-	}
+	slices.SortFunc(st.Releases, func(a, b ReleaseStatus) int { return payload.CompareIDs(a.ID, b.ID) })
 	return st, nil
 }
 
@@ -96,7 +117,7 @@ func (s *Server) State(dataset string) (protocol.ServerState, error) {
 // report's evaluation is subtracted from the aggregate again, its key
 // read back from the ReportStore (an error drops nothing), so the caller
 // removes them from durable storage afterwards.
-func (s *Server) DropReports(dataset string, ids []payload.ReportID) ([]payload.ReportID, error) {
+func (s *Server) DropReports(dataset string, ids []core.ID) ([]core.ID, error) {
 	if !s.releasing.TryLock() {
 		return nil, fmt.Errorf("%s: dropping reports of dataset %q: %w; try again later", s.cfg.Role, dataset, ErrBusy)
 	}

@@ -75,9 +75,9 @@ func TestDropReports(t *testing.T) {
 	}
 }
 
-// State reports the reports held, the ledger, and each release with its
+// Status reports the reports held, the ledger, and each release with its
 // charge: ε per privacy unit of its components.
-func TestState(t *testing.T) {
+func TestStatus(t *testing.T) {
 	p := newPair(t, DCF, 10, 1, nil)
 	p.uploadToLeaderOnly(t, 0.5)
 	if err := newParty(t, 0.1).UploadKeys(context.Background(), p.servers); err != nil {
@@ -92,14 +92,14 @@ func TestState(t *testing.T) {
 		role    string
 		reports int
 	}{{p.leader, "leader", 2}, {p.helper, "helper", 1}} {
-		st, err := c.s.State("d")
+		st, err := c.s.Status("d")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Role != c.role || st.Reports != c.reports || st.SpentEpsilon != 1 || st.TotalEpsilon != 10 {
+		if st.Role.String() != c.role || st.Reports != c.reports || st.Spent.Epsilon != 1 || st.Total.Epsilon != 10 {
 			t.Errorf("%s state %+v, want %d reports, ε 1 of 10 spent", c.role, st, c.reports)
 		}
-		if len(st.Releases) != 1 || st.Releases[0].Release != rel || st.Releases[0].ChargeEpsilon != 1 || st.Releases[0].Reports != 1 {
+		if len(st.Releases) != 1 || st.Releases[0].ID != rel || st.Releases[0].Charge.Epsilon != 1 || st.Releases[0].Reports != 1 {
 			t.Errorf("%s releases %+v, want %v over 1 report charging ε 1 (two privacy units)", c.role, st.Releases, rel)
 		}
 	}

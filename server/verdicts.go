@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 )
@@ -14,9 +15,9 @@ import (
 type VerdictStore interface {
 	// SaveVerdicts durably records the verdict records of dataset, all
 	// at once, each replacing any earlier record of its report.
-	SaveVerdicts(dataset string, records map[payload.ReportID][]byte) error
+	SaveVerdicts(dataset string, records map[core.ID][]byte) error
 	// LoadVerdicts calls fn with every verdict record of dataset.
-	LoadVerdicts(dataset string, fn func(id payload.ReportID, record []byte) error) error
+	LoadVerdicts(dataset string, fn func(id core.ID, record []byte) error) error
 }
 
 // verdictRecordVersion is the first byte of a stored verdict record.

@@ -142,7 +142,7 @@ func (r *restartable) rederive(t *testing.T, srv *Server, uploads [][]byte) {
 	for i, b := range uploads {
 		ups[i] = mustDecode(b).(*protocol.Upload)
 	}
-	rejected := srv.PrepareReplay("d", ups)
+	rejected := srv.PrepareReplay("d", uploads)
 	v := srv.datasets["d"].verified
 	want := 0
 	for _, up := range ups {

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/verify"
@@ -283,17 +284,19 @@ func (v *verified) retentative(m *protocol.Upload, it protocol.Item) (*tentative
 	return t, nil
 }
 
-// PrepareReplay prepares the replay (Handle) of ups, uploads of dataset
-// a restarted server held before: it re-derives, on GOMAXPROCS
+// PrepareReplay prepares the replay (Handle) of uploads, the encoded
+// upload requests of dataset a restarted server held before (one that
+// does not decode is left for its replay to refuse): it re-derives, on GOMAXPROCS
 // goroutines and outside the server's lock, the outputs of the reports
 // among them that both servers accepted, which their replay then adds
 // without deriving them again under the lock (a restarted server
 // replaying its store in chunks through it re-derives at the speed of
 // its cores, not of one; an output that fails to derive is left for the
-// replay to fail on); and it returns the reports among ups that this
+// replay to fail on); and it returns the reports among them that this
 // server rejected finally, whose uploads need no replay (their verdicts
 // are loaded, and an upload of them is refused) and may be dropped.
-func (s *Server) PrepareReplay(dataset string, ups []*protocol.Upload) (rejected []payload.ReportID) {
+func (s *Server) PrepareReplay(dataset string, uploads [][]byte) (rejected []core.ID) {
+	ups := decodeUploads(uploads)
 	s.mu.Lock()
 	d, ok := s.datasets[dataset]
 	if !ok || d.verified == nil {
@@ -329,11 +332,24 @@ func (s *Server) PrepareReplay(dataset string, ups []*protocol.Upload) (rejected
 	return rejected
 }
 
+// decodeUploads decodes the upload requests among reqs.
+func decodeUploads(reqs [][]byte) []*protocol.Upload {
+	ups := make([]*protocol.Upload, 0, len(reqs))
+	for _, req := range reqs {
+		if msg, err := protocol.Decode(req); err == nil {
+			if up, ok := msg.(*protocol.Upload); ok {
+				ups = append(ups, up)
+			}
+		}
+	}
+	return ups
+}
+
 // Stored tells the server that the upload of report id of dataset, which
 // it accepted, is durable: with a Config.Verdicts store, a verified
 // report is verified only then, so that no report is decided that a
 // restarted server could not count again from its store.
-func (s *Server) Stored(dataset string, id payload.ReportID) {
+func (s *Server) Stored(dataset string, id core.ID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if d, ok := s.datasets[dataset]; ok && d.verified != nil {

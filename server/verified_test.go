@@ -79,14 +79,14 @@ func (p *pair) forge(t *testing.T, k int, rng *rand.Rand) {
 		if r, err = s.Forge(verify.Forgery(k), id, bin, label, crand.Reader, rng); err != nil {
 			t.Fatal(err)
 		}
-		err = party.UploadReport(context.Background(), servers, r)
+		err = party.Upload(context.Background(), servers, party.Report{ID: r.Nonce, Public: r.Public, Shares: r.Shares})
 	} else {
 		s, _ := vdcf.New(bins)
 		var r vdcf.Report
 		if r, err = s.Forge(vdcf.Forgery(k), id, bin, label, crand.Reader, rng); err != nil {
 			t.Fatal(err)
 		}
-		err = party.UploadKeysReport(context.Background(), servers, r)
+		err = party.Upload(context.Background(), servers, party.Report{ID: r.Nonce, Shares: r.Shares})
 	}
 	if err != nil && !errors.Is(err, verify.ErrMalformed) && !errors.Is(err, verify.ErrMismatch) {
 		t.Fatal(err)
@@ -389,14 +389,14 @@ func TestVerifiedUploadChecks(t *testing.T) {
 func TestVerifyWaitsForTheHelpersUploads(t *testing.T) {
 	ctx := context.Background()
 	p := newPair(t, Additive, 1<<50, 1, nil)
-	var late []verify.Report
+	var late []party.Report
 	for k := range verifyBatch + 20 {
 		q := newParty(t, float64(k%10)/10)
 		r, err := q.VerifiedReport(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		up := &protocol.Upload{Dataset: "d", Report: r.Nonce, Public: r.Public, Share: r.Shares[0]}
+		up := &protocol.Upload{Dataset: "d", Report: r.ID, Public: r.Public, Share: r.Shares[0]}
 		if _, err := protocol.Call[*protocol.Ack](ctx, p.servers.Conn, "leader", up); err != nil {
 			t.Fatal(err)
 		}
@@ -408,7 +408,7 @@ func TestVerifyWaitsForTheHelpersUploads(t *testing.T) {
 	}
 	p.checkVerified(t, 2, map[string]int{})
 	for _, r := range late {
-		up := &protocol.Upload{Dataset: "d", Report: r.Nonce, Public: r.Public, Share: r.Shares[1]}
+		up := &protocol.Upload{Dataset: "d", Report: r.ID, Public: r.Public, Share: r.Shares[1]}
 		if _, err := protocol.Call[*protocol.Ack](ctx, p.servers.Conn, "helper", up); err != nil {
 			t.Fatal(err)
 		}
@@ -431,15 +431,15 @@ func TestReplayedReportsCountOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := party.UploadReport(ctx, p.servers, r); err != nil {
+	if err := party.Upload(ctx, p.servers, r); err != nil {
 		t.Fatal(err)
 	}
-	replays := []verify.Report{r, r}
-	replays[1].Nonce, _ = payload.NewID()
+	replays := []party.Report{r, r}
+	replays[1].ID, _ = payload.NewID()
 	for _, again := range replays {
 		servers := p.servers
 		servers.Conn = p.net.Conn("mallory")
-		if err := party.UploadReport(ctx, servers, again); err != nil {
+		if err := party.Upload(ctx, servers, again); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -460,8 +460,8 @@ func TestUploadCheckRejectsUndecodableShares(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Public = r.Public[:10]
-	err = party.UploadReport(ctx, p.servers, r)
-	if !errors.Is(err, verify.ErrMalformed) || !strings.Contains(err.Error(), payload.ID(r.Nonce).String()) {
+	err = party.Upload(ctx, p.servers, r)
+	if !errors.Is(err, verify.ErrMalformed) || !strings.Contains(err.Error(), r.ID.String()) {
 		t.Fatalf("upload of a truncated public share: %v, want %v naming the report", err, verify.ErrMalformed)
 	}
 	if err := p.leader.Verify(ctx); err != nil {

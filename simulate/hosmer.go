@@ -193,7 +193,7 @@ func withoutProbability(backend string, plans []*hosmer.Plan) error {
 }
 
 // collectsProbability reports whether a plan releases the probability
-// component: the dataset must then collect it (local.Config.Probability).
+// component: the dataset must then collect it (testbed.Config.Probability).
 func collectsProbability(plans []*hosmer.Plan) bool {
 	for _, p := range plans {
 		for _, spec := range p.Releases {

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/fedecdf/fedecdf/aggregation"
-	"github.com/fedecdf/fedecdf/aggregation/local"
 	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
@@ -21,6 +20,7 @@ import (
 	"github.com/fedecdf/fedecdf/internal/dataset"
 	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/payload"
+	"github.com/fedecdf/fedecdf/internal/testbed"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/server"
 )
@@ -166,7 +166,7 @@ type run struct {
 	data    *Data
 	notes   []string
 	parties []*party.Party
-	local   *local.Deployment
+	local   *testbed.Deployment
 	// ecdfRel and rocRel are the ECDF and ROC/PR releases; counts,
 	// positives and negatives their answers at the queried prefixes.
 	ecdfRel, rocRel              *aggregation.Release
@@ -249,7 +249,7 @@ func (r *run) startParties(ctx context.Context) error {
 	r.parties = parties
 	r.ph.begin("upload", -1)
 	defer r.ph.end()
-	r.local, err = local.New(ctx, local.Config{
+	r.local, err = testbed.New(ctx, testbed.Config{
 		Backend: r.cfg.Backend, Dataset: "simulation", Bins: r.cfg.Bins,
 		Budget: r.budget, MinReports: 1, Policy: server.Policy{Relation: r.cfg.Neighbours, MaxDelta: r.cfg.Delta},
 		Unverified: r.cfg.Unverified, Probability: collectsProbability(r.plans), Malicious: r.cfg.Malicious, Rand: rand.New(rand.NewPCG(r.cfg.Seed, 17)),
@@ -500,7 +500,7 @@ func newParties(d *Data, g *ecdf.Grid, ph *phases) ([]*party.Party, error) {
 }
 
 // newReport starts the report of a run: the setting and its cost.
-func newReport(cfg Config, l *local.Deployment, parties []*party.Party, ph *phases) *Report {
+func newReport(cfg Config, l *testbed.Deployment, parties []*party.Party, ph *phases) *Report {
 	c := l.Cost()
 	r := &Report{
 		Parties: len(parties), Backend: l.Backend(), Bins: cfg.Bins, Verified: verified(cfg),

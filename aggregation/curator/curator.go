@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
 	"github.com/fedecdf/fedecdf/internal/ledger"
@@ -19,21 +20,21 @@ type Curator struct {
 	dataset string
 	bins    int
 	budget  ledger.Budget
-	ledger  ledger.Ledger
+	ledger  core.Ledger
 	prefix  [payload.NumComponents][]uint64 // prefix[c][i−1] = Σ payload_c·1[bin ≤ i]
 	reports int
 	mu      sync.Mutex
-	noise   map[payload.ReleaseID]map[payload.Component]mechanism.Release
+	noise   map[core.ID]map[core.Component]mechanism.Release
 }
 
 // New returns a curator over the parties' instances on a grid of bins
 // bins, charging releases of dataset to the ledger l (a new ledger in
 // memory if l is nil) within budget.
-func New(dataset string, bins int, parties []*party.Party, budget mechanism.Budget, l ledger.Ledger) (*Curator, error) {
+func New(dataset string, bins int, parties []*party.Party, budget mechanism.Budget, l core.Ledger) (*Curator, error) {
 	if l == nil {
 		l = ledger.NewMemory()
 	}
-	p := &Curator{dataset: dataset, bins: bins, budget: budget, ledger: l, reports: len(parties), noise: make(map[payload.ReleaseID]map[payload.Component]mechanism.Release)}
+	p := &Curator{dataset: dataset, bins: bins, budget: budget, ledger: l, reports: len(parties), noise: make(map[core.ID]map[core.Component]mechanism.Release)}
 	for c := range p.prefix {
 		p.prefix[c] = make([]uint64, bins)
 	}
@@ -42,7 +43,7 @@ func New(dataset string, bins int, parties []*party.Party, budget mechanism.Budg
 			return nil, fmt.Errorf("curator: party %d (report %v): bin %d is not in [1, %d]", k, q.ReportID(), q.Bin(), bins)
 		}
 		for c := range p.prefix {
-			p.prefix[c][q.Bin()-1] += q.Payload(payload.Component(c))
+			p.prefix[c][q.Bin()-1] += q.Payload(core.Component(c))
 		}
 	}
 	for c := range p.prefix {
@@ -81,7 +82,7 @@ func (p *Curator) NewRelease(_ context.Context, spec aggregation.ReleaseSpec) (*
 	if err := p.ledger.Charge(p.dataset, id, cost, p.budget); err != nil {
 		return nil, fmt.Errorf("curator: release refused: %w", err)
 	}
-	noise := make(map[payload.Component]mechanism.Release)
+	noise := make(map[core.Component]mechanism.Release)
 	for _, c := range spec.Components {
 		noise[c] = rel.Mechanism(c).NewRelease(payload.ComponentSeed(seed, c))
 	}

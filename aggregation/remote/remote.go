@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
@@ -17,13 +18,13 @@ import (
 // leader only.
 type Client struct {
 	backend server.Backend
-	conn    transport.Conn
-	leader  transport.PeerID
+	conn    core.Conn
+	leader  core.PeerID
 	dataset string
 }
 
 // New returns the analyst's client of dataset at leader.
-func New(backend server.Backend, conn transport.Conn, leader transport.PeerID, dataset string) (*Client, error) {
+func New(backend server.Backend, conn core.Conn, leader core.PeerID, dataset string) (*Client, error) {
 	if backend != server.Additive && backend != server.DCF {
 		return nil, fmt.Errorf("remote: unknown secure-sum backend %q (want additive or dcf)", backend)
 	}
@@ -57,7 +58,7 @@ func (r *Client) NewRelease(ctx context.Context, spec aggregation.ReleaseSpec) (
 // (Unsure), the leader may hold it: reading it by its ID (OpenRelease)
 // charges nothing more and completes it, or aborts it at both servers.
 type ReleaseError struct {
-	Release payload.ReleaseID
+	Release core.ID
 	Err     error // the leader's refusal, or the call's failure
 }
 
@@ -97,7 +98,7 @@ func (e *ReleaseError) refused() bool {
 // answers to a one-prefix query of each component, which re-reads the
 // release's fixed noise and costs no budget), so that it can be queried
 // again (Sum) after the analyst that created it is gone.
-func (r *Client) OpenRelease(ctx context.Context, id payload.ReleaseID, components []payload.Component) (*aggregation.Release, error) {
+func (r *Client) OpenRelease(ctx context.Context, id core.ID, components []core.Component) (*aggregation.Release, error) {
 	spec, err := aggregation.ReleaseSpec{Components: components}.Normalize()
 	if err != nil {
 		return nil, err

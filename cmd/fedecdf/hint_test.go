@@ -4,14 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/fedecdf/fedecdf/aggregation/remote"
 	"github.com/fedecdf/fedecdf/internal/deploy"
 	"github.com/fedecdf/fedecdf/internal/ledger"
+	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/store"
 	"github.com/fedecdf/fedecdf/server"
 )
 
@@ -44,6 +48,14 @@ func TestHints(t *testing.T) {
 		{"manifest mismatch, at start", fmt.Errorf("leader: %w", mismatch), "fedecdf manifest writes the manifest"},
 		{"the words only", refused(t, errors.New("manifest mismatch: is pending: the helper has not confirmed it")), ""},
 		{"other", errors.New("no such file"), ""},
+		{"a server down", fmt.Errorf("sealed upload to the helper at 127.0.0.1:1: %w", &deploy.DialError{Server: deploy.HelperName, Err: syscall.ECONNREFUSED}), "is `fedecdf server --role helper` running"},
+		{"a store in use", lockedStore(t), "another fedecdf server running on it"},
+		{"a store of another format", fmt.Errorf("store: x.db: %w: the file is format [9]", store.ErrFormat), "use the fedecdf version that wrote it"},
+		{"a database of a newer schema", fmt.Errorf("store: %w", store.ErrSchema), "use the fedecdf version that wrote it"},
+		{"a damaged store", fmt.Errorf("store: x.db: %w", store.ErrDamaged), "fedecdf server quarantine"},
+		{"a password on the command line", passwordInDSN(t), "--store-password-file"},
+		{"a changed budget", fmt.Errorf("leader: dataset %q: %w", "d", deploy.ErrBudgetChanged), "--accept-budget-change"},
+		{"an address in use", fmt.Errorf("%w: /ip4/127.0.0.1/tcp/4001", p2p.ErrAddrInUse), "another --listen address"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := describe(tt.err)
@@ -55,6 +67,34 @@ func TestHints(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lockedStore returns the error of opening a store another holds.
+func lockedStore(t *testing.T) error {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s.db")
+	s, err := store.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	second, err := store.Open(path)
+	if err == nil {
+		second.Close()
+		t.Fatal("a second Open of a held store succeeded")
+	}
+	return err
+}
+
+// passwordInDSN returns the error of a PostgreSQL DSN with a password.
+func passwordInDSN(t *testing.T) error {
+	t.Helper()
+	s, err := store.OpenPostgres("postgres://u:secret@localhost/db", "")
+	if err == nil {
+		s.Close()
+		t.Fatal("a DSN with a password was accepted")
+	}
+	return err
 }
 
 // TestManifestHints: a manifest that Check refuses gets the fedecdf

@@ -19,7 +19,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite api/fedecdf.txt, and remove fixed entries from api/internal.txt")
+var update = flag.Bool("update", false, "rewrite api/fedecdf.txt")
 
 const module = "github.com/fedecdf/fedecdf"
 
@@ -310,10 +310,7 @@ func writeLines(t *testing.T, path, header string, lines []string) {
 	}
 }
 
-var (
-	apiFile      = filepath.Join("..", "..", "api", "fedecdf.txt")
-	internalFile = filepath.Join("..", "..", "api", "internal.txt")
-)
+var apiFile = filepath.Join("..", "..", "api", "fedecdf.txt")
 
 // TestAPI: the exported API of the public packages is api/fedecdf.txt.
 func TestAPI(t *testing.T) {
@@ -348,11 +345,10 @@ func TestAPI(t *testing.T) {
 	t.Logf("%d exported package-level identifiers in the public packages", top)
 }
 
-// TestNoInternalTypes: an exported identifier of a public package whose
-// type mentions an internal/ type is in api/internal.txt, which lists
-// nothing else.
+// TestNoInternalTypes: no exported identifier of a public package has a
+// type that mentions an internal/ type, which another module cannot
+// name (an alias of one counts: go/types resolves it).
 func TestNoInternalTypes(t *testing.T) {
-	var got []string
 	for _, pkg := range publicPackages(t) {
 		for _, f := range features(pkg) {
 			var in []string
@@ -361,34 +357,10 @@ func TestNoInternalTypes(t *testing.T) {
 			}
 			if len(in) > 0 {
 				slices.Sort(in)
-				got = append(got, f.key)
-				t.Logf("%s mentions %s", f.key, strings.Join(slices.Compact(in), ", "))
+				t.Errorf("%s mentions %s, which another module cannot name", f.key, strings.Join(slices.Compact(in), ", "))
 			}
 		}
 	}
-	allowed := readLines(t, internalFile)
-	added, fixed := diff(got, allowed)
-	for _, l := range added {
-		t.Errorf("mentions an internal/ type, which another module cannot name (see the log): %s", l)
-	}
-	if *update && len(fixed) > 0 {
-		var keep []string
-		for _, l := range allowed {
-			if !slices.Contains(fixed, l) {
-				keep = append(keep, l)
-			}
-		}
-		writeLines(t, internalFile, internalHeader(len(keep)), keep)
-		return
-	}
-	for _, l := range fixed {
-		t.Errorf("api/internal.txt lists what no longer mentions an internal/ type (remove it, or run -update): %s", l)
-	}
-	t.Logf("%d exported identifiers mention internal/ types", len(got))
-}
-
-func internalHeader(n int) string {
-	return fmt.Sprintf("# Exported identifiers of public packages whose type mentions an internal/\n# type, which another module cannot name: an allow-list that can only\n# shrink (TestNoInternalTypes; go test -v lists what each mentions). %d lines.\n", n)
 }
 
 // diff returns the lines of got not in want, and of want not in got.

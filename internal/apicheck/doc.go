@@ -12,10 +12,9 @@
 // commit (go test ./internal/apicheck -update), so that growth is a
 // visible decision.
 //
-// TestNoInternalTypes lists the exported identifiers whose declared type
-// mentions a type of an internal/ package, which another module cannot
-// name: each must be in api/internal.txt, an allow-list that can only
-// shrink (-update removes what was fixed and never adds).
+// TestNoInternalTypes fails on an exported identifier whose declared
+// type mentions a type of an internal/ package (directly or through an
+// alias), which another module cannot name.
 //
 // TestExamplesImportPublic checks that the examples of the public
 // packages import no internal/ package. TestLayering checks that no package outside cmd/ imports
@@ -25,7 +24,8 @@
 // that ARCHITECTURE.md's layer list names every package of the module
 // and that every import points to the importer's line or below it.
 // TestOutsideModule builds and runs a program of another module that
-// imports only public packages.
+// imports only public packages: two embedded servers over loopback TCP,
+// parties uploading to them and an analyst reading a private ECDF.
 //
 // TestFileLength keeps every non-test Go file of server, internal/vdcf
 // and simulate under 600 lines: one role per file.

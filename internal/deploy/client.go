@@ -123,13 +123,13 @@ func (p *Party) report(pt *party.Party, id payload.ReportID, rand io.Reader) (*R
 		if err != nil {
 			return nil, err
 		}
-		return p.verifiedReport(r.Nonce, r.Public, r.Shares), nil
+		return p.verifiedReport(r.ID, r.Public, r.Shares), nil
 	}
 	r, err := pt.VerifiedKeysAt(id, true, rand) // a dcf manifest collects the probability
 	if err != nil {
 		return nil, err
 	}
-	return p.verifiedReport(r.Nonce, nil, r.Shares), nil
+	return p.verifiedReport(r.ID, nil, r.Shares), nil
 }
 
 // verifiedReport is the upload of a verified report to each server: the

@@ -1,8 +1,11 @@
-// Package deploy runs fedecdf across machines: the deployment manifest,
-// the servers' and analysts' identities, and the wiring of the
-// party/server/analyst logic onto libp2p hosts (internal/p2p) and the
-// sealed-upload transport (sealed.go) with a durable store
-// (internal/store). See ARCHITECTURE.md, "Data flow".
+// Package deploy runs fedecdf's parties, servers and analysts across
+// machines.
+//
+// It holds the deployment manifest, the servers' and analysts'
+// identities, and the wiring of the party/server/analyst logic onto
+// libp2p hosts (internal/p2p) and the sealed-upload transport
+// (sealed.go) with a durable store (internal/store). See
+// ARCHITECTURE.md, "Data flow".
 //
 // Identities. Each server and analyst has a key file (NewIdentity,
 // WriteIdentity; mode 0600): an Ed25519 libp2p identity, whose peer ID

@@ -80,6 +80,19 @@ type ServerError struct {
 	Err    error
 }
 
+// DialError is a party's failed connection to a server's upload_addr
+// (the sealed transport): the server is not running, or not listening
+// for sealed uploads there, or the manifest's address is wrong.
+type DialError struct {
+	Server transport.PeerID // LeaderName or HelperName
+	Err    error            // the dial's error (p2p.ErrConnRefused, a timeout, …)
+}
+
+func (e *DialError) Error() string { return e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *DialError) Unwrap() error { return e.Err }
+
 // UploadError is a direct upload that not both servers acknowledged,
 // after each retried for the transport's retry window: which servers
 // hold the report and why the others failed (each error names its

@@ -45,7 +45,11 @@ func (s *Server) handleReport(ctx context.Context, from transport.PeerID, req []
 	if q, ok := any(s.store).(quarantiner); ok && q.Quarantined(up.Dataset, up.Report) {
 		return s.refuseReport(from, up.Report.String(), fmt.Sprintf("report %v refused: %v by the operator", up.Report, store.ErrQuarantined))
 	}
-	reply := s.srv.HandleMessage(ctx, from, up)
+	resp := s.srv.Handle(ctx, from, req)
+	reply, err := protocol.Decode(resp)
+	if err != nil {
+		reply = protocol.Refusalf("%s: undecodable answer to an upload: %w", s.name, err)
+	}
 	ack, isAck := reply.(*protocol.Ack)
 	if !isAck {
 		s.counters.rejected.Add(1)
@@ -65,7 +69,7 @@ func (s *Server) handleReport(ctx context.Context, from transport.PeerID, req []
 		s.counters.accepted.Add(1)
 	}
 	s.log.Debug("report accepted", "from", from, "report", up.Report.String(), "duplicate", dup)
-	return protocol.Encode(reply)
+	return resp
 }
 
 // refuseReport counts and logs a refused upload and returns the refusal.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strconv"
@@ -135,8 +136,8 @@ func TestBudgetChangeMustBeAccepted(t *testing.T) {
 	larger := *d.m
 	larger.Budget.Epsilon *= 2
 	_, err := d.startWith(server.Helper, &larger, ServerConfig{Store: store})
-	if !errors.Is(err, ErrBudgetChanged) || !strings.Contains(err.Error(), "--accept-budget-change") {
-		t.Fatalf("a restart with a doubled budget: %v, want %v naming --accept-budget-change", err, ErrBudgetChanged)
+	if !errors.Is(err, ErrBudgetChanged) || !strings.Contains(err.Error(), fmt.Sprintf("ε=%g", larger.Budget.Epsilon)) {
+		t.Fatalf("a restart with a doubled budget: %v, want %v naming the new budget", err, ErrBudgetChanged)
 	}
 	var log bytes.Buffer
 	s, err := d.startWith(server.Helper, &larger, ServerConfig{Store: store, AcceptBudgetChange: true, Logger: slog.New(slog.NewTextHandler(&log, nil))})

@@ -227,7 +227,7 @@ func (c *sealedCall) attempt(ctx context.Context, dialer *net.Dialer, timeout ti
 	defer cancel()
 	conn, err := dialer.DialContext(ctx, "tcp", c.addr)
 	if err != nil {
-		return nil, fmt.Errorf("%w: is `fedecdf server --role %s` running and listening for sealed uploads there? Start it, or fix the %s's upload_addr in the manifest", err, c.to, c.to)
+		return nil, &DialError{Server: c.to, Err: err}
 	}
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })

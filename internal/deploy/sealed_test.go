@@ -450,8 +450,8 @@ func FuzzSealedFrame(f *testing.F) {
 }
 
 // TestSealedServerDown: an upload to a server not listening fails after
-// the retries with an error naming the server, its address and what to
-// do; it never succeeds.
+// the retries with an error naming the server and its address, a
+// *DialError for the command line to say what to do; it never succeeds.
 func TestSealedServerDown(t *testing.T) {
 	d := newSealedDeployment(t, UploadDirect, time.Minute)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -467,8 +467,9 @@ func TestSealedServerDown(t *testing.T) {
 	}
 	_, err = p.Submit(context.Background(), instances(1, 12)[0])
 	var ue *UploadError
-	if !errors.As(err, &ue) || ue.Held != HeldByLeader || !strings.Contains(err.Error(), "sealed upload to the helper at "+view.Helper.UploadAddr) || !strings.Contains(err.Error(), "fedecdf server --role helper") {
-		t.Fatalf("upload to a helper not listening: %v", err)
+	var dial *DialError
+	if !errors.As(err, &ue) || ue.Held != HeldByLeader || !strings.Contains(err.Error(), "sealed upload to the helper at "+view.Helper.UploadAddr) || !errors.As(err, &dial) || dial.Server != HelperName {
+		t.Fatalf("upload to a helper not listening: %v, want an *UploadError held by the leader with a *DialError of the helper", err)
 	}
 }
 

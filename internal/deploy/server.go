@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -189,7 +190,7 @@ func startServer(cfg ServerConfig) (*Server, error) {
 	}
 	scfg := server.Config{
 		Role: cfg.Role, Peer: peerName, Conn: s.host.Conn(p2p.PeerProtocol),
-		Ledger: s.store, Releases: s.store, Reports: s.store, Datasets: []server.Dataset{dataset}, Manifest: m.Digests(),
+		Ledger: s.store, Releases: s.store, Reports: s.store, Datasets: []server.Dataset{dataset}, Manifest: digestsByName(m.Digests()),
 	}
 	err = s.verifyKey(&scfg)
 	if err == nil {
@@ -397,21 +398,24 @@ func (s *Server) replay() error {
 	n := 0
 	var rejected []payload.ReportID
 	chunk := make([]*protocol.Upload, 0, replayChunk)
+	raw := make([][]byte, 0, replayChunk)
 	flush := func() error {
-		skip := s.srv.PrepareReplay(dataset, chunk)
+		skip := s.srv.PrepareReplay(dataset, raw)
 		rejected = append(rejected, skip...)
-		for _, up := range chunk {
+		for i, up := range chunk {
 			if slices.Contains(skip, up.Report) {
 				continue
 			}
-			resp := s.srv.HandleMessage(context.Background(), "store", up)
+			resp, err := protocol.Decode(s.srv.Handle(context.Background(), "store", raw[i]))
 			if e, isErr := resp.(*protocol.Error); isErr {
 				return fmt.Errorf("store: replaying report %v: %s", up.Report, e.Text)
+			} else if err != nil {
+				return fmt.Errorf("store: replaying report %v: %w", up.Report, err)
 			}
 			s.srv.Stored(dataset, up.Report)
 			n++
 		}
-		chunk = chunk[:0]
+		chunk, raw = chunk[:0], raw[:0]
 		return nil
 	}
 	err := s.store.Reports(dataset, func(id payload.ReportID, upload []byte) error {
@@ -426,6 +430,7 @@ func (s *Server) replay() error {
 		case len(up.Key) != 0:
 			return fmt.Errorf("store: report %v: %w, stored before this deployment's reports were verified (manifest version 2): start the server on a new store file, and have the parties upload again", id, ErrUnverifiedStore)
 		}
+		raw = append(raw, bytes.Clone(upload)) // upload is valid only during the call
 		if chunk = append(chunk, up); len(chunk) == replayChunk {
 			return flush()
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -99,7 +100,8 @@ func intersectIDs(ids, set []payload.ReportID) (in, out []payload.ReportID) {
 
 // state returns this server's part of a status report.
 func (s *Server) state() (protocol.ServerState, error) {
-	st, err := s.srv.State(s.cfg.Manifest.Dataset)
+	status, err := s.srv.Status(s.cfg.Manifest.Dataset)
+	st := serverState(status)
 	if err != nil {
 		return st, err
 	}
@@ -108,6 +110,25 @@ func (s *Server) state() (protocol.ServerState, error) {
 	s.orphans.fill(&st)
 	s.peer.fill(&st)
 	return st, nil
+}
+
+// serverState is st as a status report carries it.
+func serverState(st server.Status) protocol.ServerState {
+	out := protocol.ServerState{
+		Role: st.Role.String(), Reports: st.Reports, Held: st.Held,
+		SpentEpsilon: st.Spent.Epsilon, SpentDelta: st.Spent.Delta,
+		TotalEpsilon: st.Total.Epsilon, TotalDelta: st.Total.Delta,
+	}
+	for _, r := range st.Releases {
+		out.Releases = append(out.Releases, protocol.ReleaseState{
+			Release: r.ID, Mechanism: r.Mechanism, Components: r.Components, Reports: r.Reports,
+			ChargeEpsilon: r.Charge.Epsilon, ChargeDelta: r.Charge.Delta,
+		})
+	}
+	for _, reason := range slices.Sorted(maps.Keys(st.Rejected)) {
+		out.Rejected = append(out.Rejected, protocol.Rejection{Reason: reason, Count: st.Rejected[reason]})
+	}
+	return out
 }
 
 // handleStatus answers a StatusRequest: at the leader, an analyst's

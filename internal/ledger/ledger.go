@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/errcode"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -22,27 +23,10 @@ type Budget = mechanism.Budget
 // the dataset's total budget.
 var ErrBudgetExhausted = errcode.New(errcode.BudgetExhausted, "budget exhausted")
 
-// Ledger records, per dataset, the privacy budget spent by releases. A
-// release is charged once, when it is created; charging the same release
-// again is a no-op, so re-querying a release is free (its noise is fixed).
-// Implementations must make a charge durable before returning nil.
-type Ledger interface {
-	// Charge adds cost to the spending of dataset for release if Admit
-	// admits it (charged: release is already on the ledger; spent: the
-	// dataset's spending so far), and otherwise fails with Admit's
-	// error, with nothing recorded.
-	Charge(dataset string, release payload.ReleaseID, cost, total Budget) error
-	// Spent returns what dataset has spent so far.
-	Spent(dataset string) (Budget, error)
-	// Charged reports whether release is already on dataset's ledger (a
-	// retry of a release whose charge outlived a crash costs nothing).
-	Charged(dataset string, release payload.ReleaseID) (bool, error)
-	// Releases returns the number of releases on dataset's ledger.
-	// Nothing is ever refunded, so it only grows: a ledger holding fewer
-	// releases than it did (or than its peer server's) went back in
-	// time, its store restored from an older backup.
-	Releases(dataset string) (uint64, error)
-}
+// Ledger records, per dataset, the privacy budget spent by releases
+// (core.Ledger, public so that another module can give a server one);
+// it applies Admit.
+type Ledger = core.Ledger
 
 // Admit is the budget rule, the one every Ledger and the servers' check
 // before a release apply (basic composition): a release already charged

@@ -168,7 +168,7 @@ func New(cfg Config) (*Host, error) {
 	h, err := libp2p.New(opts...)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), "address already in use") {
-			return nil, fmt.Errorf("%w: %s: is another fedecdf server (or another program) listening there? Stop it or choose another --listen address (%v)",
+			return nil, fmt.Errorf("%w: %s (%v)",
 				ErrAddrInUse, listenList(cfg.Listen), err)
 		}
 		return nil, fmt.Errorf("p2p: starting the host: %w", err)

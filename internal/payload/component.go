@@ -4,29 +4,26 @@ import (
 	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
 )
 
-// Component names one entry of a party's payload vector.
-type Component uint8
+// Component names one entry of a party's payload vector (core.Component,
+// public so that another module can name it).
+type Component = core.Component
 
+// The components, core's.
 const (
-	// Count is 1 for every instance: its prefix sums are ECDF counts.
-	Count Component = iota
-	// Label is the instance's label y ∈ {0, 1}.
-	Label
-	// NotLabel is 1 − y.
-	NotLabel
-	// Probability is the predicted probability p ∈ [0, 1] in fixed point,
-	// round(p·ProbabilityScale).
-	Probability
+	Count       = core.Count
+	Label       = core.Label
+	NotLabel    = core.NotLabel
+	Probability = core.Probability
 	// NumComponents is m, the length of every payload vector.
 	NumComponents = 4
 )
@@ -38,42 +35,23 @@ const (
 // exactly from the 64-bit share domain as an int64.
 const ProbabilityScale = 1 << 32
 
-var componentNames = [NumComponents]string{"count", "label", "notlabel", "probability"}
-
-// String returns the component's command-line name.
-func (c Component) String() string {
-	if c < NumComponents {
-		return componentNames[c]
-	}
-	return fmt.Sprintf("Component(%d)", uint8(c))
-}
-
 // ParseComponent parses count, label, notlabel or probability.
 // Its error is the bare phrase, for the caller to prefix with the flag
 // or field it parsed ("--neighbours: ..."): it has no package prefix.
 func ParseComponent(s string) (Component, error) {
-	for i, n := range componentNames {
-		if s == n {
-			return Component(i), nil
+	var names []string
+	for c := range Component(NumComponents) {
+		if s == c.String() {
+			return c, nil
 		}
+		names = append(names, c.String())
 	}
-	return 0, fmt.Errorf("unknown payload component %q (want %s)", s, strings.Join(componentNames[:], ", "))
+	return 0, fmt.Errorf("unknown payload component %q (want %s)", s, strings.Join(names, ", "))
 }
 
-// Valid reports whether c is one of the NumComponents components.
-func (c Component) Valid() bool { return c < NumComponents }
-
-// Scale is the number of integer units per unit of the component: 1 for
-// the counts, ProbabilityScale for Probability.
-func (c Component) Scale() float64 { return float64(c.unit()) }
-
-// unit is Scale as the mechanism's sensitivity multiplier Params.Unit.
-func (c Component) unit() uint64 {
-	if c == Probability {
-		return ProbabilityScale
-	}
-	return 1
-}
+// unit is the component's Scale as the mechanism's sensitivity
+// multiplier Params.Unit.
+func unit(c Component) uint64 { return uint64(c.Scale()) }
 
 // NewMechanism builds the noise mechanism p names (mechanism.New; an
 // empty name means "tree", the mechanism of dp-ecdf Eq. 2).
@@ -132,7 +110,7 @@ func ComponentMechanism(p mechanism.Params, c Component) (mechanism.Mechanism, e
 		}
 		p.Relation = mechanism.AddRemove
 	}
-	p.Unit = c.unit()
+	p.Unit = unit(c)
 	m, err := newMechanism(p)
 	if err != nil {
 		return nil, fmt.Errorf("payload: noise of component %v: %w", c, err)
@@ -159,8 +137,9 @@ func ComponentSeed(s noise.Seed, c Component) noise.Seed {
 	return out
 }
 
-// ID is a random 16-byte identifier of a report, release or query.
-type ID [16]byte
+// ID is a random 16-byte identifier of a report, release or query
+// (core.ID).
+type ID = core.ID
 
 // ReportID identifies one party's report; ReleaseID one release.
 type (
@@ -176,12 +155,6 @@ func NewID() (ID, error) {
 	}
 	return id, nil
 }
-
-// String returns the hexadecimal form of the ID.
-func (id ID) String() string { return hex.EncodeToString(id[:]) }
-
-// IsZero reports whether id is all zeros.
-func (id ID) IsZero() bool { return id == ID{} }
 
 // CompareIDs orders IDs bytewise (without converting them to strings,
 // which allocated twice per comparison of a sort).

@@ -5,9 +5,11 @@
 // round(p·2^32)), the noise mechanism and seed of each component
 // (ComponentMechanism, ComponentSeed), the privacy cost of a release of
 // several components (PrivacyUnits), and the random 16-byte identifiers
-// of reports, releases and query batches.
+// of reports, releases and query batches. The component and identifier
+// types are core's (Component, ID), aliased here, so that the public
+// packages' signatures name a type another module can name too.
 //
-// It imports only ecdf/mechanism and ecdf/noise, so that package
+// It imports only core, ecdf/mechanism and ecdf/noise, so that package
 // aggregation — the UStat interface that roc and hosmer use — can name
 // components and releases without the wire format and the transport of
 // package internal/protocol, which builds its messages on this package.

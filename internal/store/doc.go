@@ -1,18 +1,18 @@
-// Package store is a server's durable state in an embedded bbolt file
-// (or a PostgreSQL database, below):
-// the reports it accepted (the encoded uploads, with the time each was
-// first stored, so that reports only one server holds can be purged
-// after an age), its privacy-budget ledger
-// (ledger.Ledger: per dataset, the ε and δ spent, the IDs of the releases
-// charged and the total budget the ledger is kept under: Total, SetTotal)
-// and its
-// releases (server.ReleaseStore: per release, the server's encoded
-// record of its noise seed, the mechanism, the components and the agreed
-// report set, or the leader's pending record of a release the helper has
-// not confirmed, kept as opaque bytes), and for verified datasets the
-// verification verdicts (server.VerdictStore: the server's encoded
-// records per report) and the verify key the two servers share
-// (CheckVerifyKey: recorded once, another refused).
+// Package store is a server's durable state, in a bbolt file or PostgreSQL.
+//
+// It keeps the reports the server accepted (the encoded uploads, with
+// the time each was first stored, so that reports only one server holds
+// can be purged after an age), its privacy-budget ledger (core.Ledger:
+// per dataset, the ε and δ spent, the IDs of the releases charged and
+// the total budget the ledger is kept under: [Store.Total],
+// [Store.SetTotal]) and its releases (server.ReleaseStore: per release,
+// the server's encoded record of its noise seed, the mechanism, the
+// components and the agreed report set, or the leader's pending record
+// of a release the helper has not confirmed, kept as opaque bytes), and
+// for verified datasets the verification verdicts (server.VerdictStore:
+// the server's encoded records per report) and the verify key the two
+// servers share ([Store.CheckVerifyKey]: recorded once, another
+// refused).
 //
 // Two stores implement Backend, the interface package deploy's server
 // uses: Store, an embedded bbolt file (the default), and Postgres, a

@@ -59,7 +59,7 @@ type Postgres struct {
 // ~/.pgpass as libpq does.
 func OpenPostgres(dsn, passwordFile string) (*Postgres, error) {
 	if dsnHasPassword(dsn) {
-		return nil, fmt.Errorf("store: %w: a command line is visible to every user of the machine; remove the password from --store and give it in PGPASSWORD or --store-password-file", ErrPassword)
+		return nil, fmt.Errorf("store: %w: a command line is visible to every user of the machine", ErrPassword)
 	}
 	pcfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
@@ -154,7 +154,7 @@ func (p *Postgres) lockedConn(ctx context.Context) error {
 	}
 	if !got {
 		conn.Close(ctx)
-		return fmt.Errorf("store: %s: %w: is another fedecdf server running on it? Stop that server, or give this one a database (or schema) of its own", p.name, ErrLocked)
+		return fmt.Errorf("store: %s: %w", p.name, ErrLocked)
 	}
 	p.conn = conn
 	return nil

@@ -46,8 +46,8 @@ func TestQuarantineSetsDamagedReportAside(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(path); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), bad.String()) || !strings.Contains(err.Error(), "quarantine") {
-		t.Fatalf("opening the damaged store: %v; want ErrDamaged naming the file, the report and the way out", err)
+	if _, err := Open(path); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), bad.String()) {
+		t.Fatalf("opening the damaged store: %v; want ErrDamaged naming the file and the report (cmd/fedecdf adds the way out)", err)
 	}
 	n, err := Quarantine(path, "d", []payload.ReportID{bad})
 	if err != nil || n != 2 {

@@ -81,7 +81,7 @@ func migrateLocked(ctx context.Context, conn *pgx.Conn, steps []string) error {
 		return err
 	}
 	if version > len(steps) {
-		return fmt.Errorf("%w: the database is at schema version %d, this fedecdf knows versions up to %d; use the fedecdf version that wrote it (or a newer one), or start on a new database", ErrSchema, version, len(steps))
+		return fmt.Errorf("%w: the database is at schema version %d, this fedecdf knows versions up to %d", ErrSchema, version, len(steps))
 	}
 	fresh := version == 0
 	for v := version; v < len(steps); v++ {
@@ -109,7 +109,7 @@ func migrateLocked(ctx context.Context, conn *pgx.Conn, steps []string) error {
 		return fmt.Errorf("reading the record format: %w", err)
 	}
 	if len(format) != 1 || format[0] != FormatVersion {
-		return fmt.Errorf("%w: the database holds records of format %v, this fedecdf reads format %d; use the fedecdf version that wrote it, or start on a new database", ErrFormat, format, FormatVersion)
+		return fmt.Errorf("%w: the database holds records of format %v, this fedecdf reads format %d", ErrFormat, format, FormatVersion)
 	}
 	return nil
 }

@@ -123,7 +123,7 @@ func Open(path string) (*Store, error) {
 var errLocked = errors.New("locked")
 
 func lockedError(path string) error {
-	return fmt.Errorf("store: %s: %w: is another fedecdf server running on it? Stop that server, or give this one a store file of its own", path, ErrLocked)
+	return fmt.Errorf("store: %s: %w", path, ErrLocked)
 }
 
 // openChecked opens the file checkFile accepted. Should bbolt still
@@ -227,7 +227,7 @@ func initBuckets(tx *bolt.Tx) error {
 		}
 	}
 	if len(v) != 1 || v[0] != FormatVersion {
-		return fmt.Errorf("%w: the file is format %v, this fedecdf reads format %d; use the fedecdf version that wrote it, or start on a new store file", ErrFormat, v, FormatVersion)
+		return fmt.Errorf("%w: the file is format %v, this fedecdf reads format %d", ErrFormat, v, FormatVersion)
 	}
 	for _, b := range [][]byte{reportsBucket, ledgerBucket, seedsBucket, verdictsBucket, verifyKeyBucket} {
 		if tx.Bucket(b) != nil {
@@ -637,13 +637,7 @@ func (s *Store) LoadReleases(dataset string, fn func(release payload.ReleaseID, 
 	return err
 }
 
-// named prefixes err with the package and the file, and a damaged
-// file's error (ErrDamaged) with what to do.
-func (s *Store) named(err error) error {
-	if errors.Is(err, ErrDamaged) {
-		return fmt.Errorf("store: %s: %w; restore the file from a backup (a damaged report can instead be set aside at both servers: fedecdf server quarantine)", s.path, err)
-	}
-	return fmt.Errorf("store: %s: %w", s.path, err)
-}
+// named prefixes err with the package and the file.
+func (s *Store) named(err error) error { return fmt.Errorf("store: %s: %w", s.path, err) }
 
 var _ ledger.Ledger = (*Store)(nil)

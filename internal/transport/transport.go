@@ -2,7 +2,8 @@
 // network.
 //
 // The protocol logic of parties, servers and analysts sees only Conn
-// (send one request, wait for its response) and Handler (answer one
+// (send one request, wait for its response; core.Conn, public so that
+// another module can bring its own transport) and Handler (answer one
 // request); messages are opaque, already-encoded byte strings (package
 // protocol). Network is the in-process implementation, used by the
 // simulator and the tests; a networked one (libp2p) can replace it
@@ -21,22 +22,18 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/fedecdf/fedecdf/core"
 )
 
-// PeerID names a participant: a server ("leader", "helper"), an analyst
-// or a party.
-type PeerID string
+// PeerID names a participant (core.PeerID).
+type PeerID = core.PeerID
 
 // Handler answers one request from peer from. It must not retain req.
 type Handler func(ctx context.Context, from PeerID, req []byte) []byte
 
-// Conn is one participant's view of the network.
-type Conn interface {
-	// Self is the caller's own peer ID.
-	Self() PeerID
-	// Call sends req to peer to and returns its response.
-	Call(ctx context.Context, to PeerID, req []byte) ([]byte, error)
-}
+// Conn is one participant's view of the network (core.Conn).
+type Conn = core.Conn
 
 // Stats is the traffic of one peer.
 type Stats struct {

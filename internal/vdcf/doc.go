@@ -1,5 +1,6 @@
-// Package vdcf is the DCF backend's verified upload (issue 17, item 1): a
-// party's record becomes a pair of field DCF keys (fss.GenField) and a few
+// Package vdcf is the verified upload of the DCF backend.
+//
+// A party's record becomes a pair of field DCF keys (fss.GenField) and a few
 // field elements of correlated randomness, and both servers check, on
 // their shares of the report's full-domain prefix vectors alone, that it
 // encodes exactly one record, learning nothing else about it. It is the

@@ -1,4 +1,4 @@
-// Package local deploys parties, two servers and an analyst in one
+// Package testbed deploys parties, two servers and an analyst in one
 // process.
 //
 // They talk over the in-process transport, which counts bytes and round
@@ -11,4 +11,4 @@
 // It imports the backends (aggregation/curator, aggregation/remote) and
 // what they run on: party, server, internal/protocol and
 // internal/transport. Only commands, simulations and tests import it.
-package local
+package testbed

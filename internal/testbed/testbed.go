@@ -1,4 +1,4 @@
-package local
+package testbed
 
 import (
 	"context"
@@ -89,7 +89,7 @@ type Deployment struct {
 // another neighbouring relation than the dataset's (Config.Policy.Relation).
 func (l *Deployment) NewRelease(ctx context.Context, spec aggregation.ReleaseSpec) (*aggregation.Release, error) {
 	if r := spec.Mechanism.Relation; r != l.neighbours {
-		return nil, fmt.Errorf("local: release under %s neighbours refused: %w: the dataset is released under %s neighbours", r, server.ErrPolicy, l.neighbours)
+		return nil, fmt.Errorf("testbed: release under %s neighbours refused: %w: the dataset is released under %s neighbours", r, server.ErrPolicy, l.neighbours)
 	}
 	return l.UStat.NewRelease(ctx, spec)
 }
@@ -116,10 +116,10 @@ func New(ctx context.Context, cfg Config, parties []*party.Party) (*Deployment, 
 	}
 	backend := server.Backend(cfg.Backend)
 	if cfg.Unverified && backend != server.DCF {
-		return nil, fmt.Errorf("local: only the dcf backend runs unverified, not %q", cfg.Backend)
+		return nil, fmt.Errorf("testbed: only the dcf backend runs unverified, not %q", cfg.Backend)
 	}
 	if cfg.Malicious != 0 && cfg.Unverified {
-		return nil, fmt.Errorf("local: %d malicious parties: an unverified dcf deployment would count their reports; verify them", cfg.Malicious)
+		return nil, fmt.Errorf("testbed: %d malicious parties: an unverified dcf deployment would count their reports; verify them", cfg.Malicious)
 	}
 	if err := l.servers(cfg); err != nil {
 		return nil, err
@@ -192,7 +192,7 @@ func (l *Deployment) servers(cfg Config) error {
 	ds := server.Dataset{Name: cfg.Dataset, Backend: server.Backend(cfg.Backend), Unverified: cfg.Unverified, Probability: cfg.Probability, Bins: cfg.Bins, Budget: cfg.Budget, Policy: cfg.Policy, MinReports: cfg.MinReports}
 	var key [verify.KeySize]byte
 	if _, err := crand.Read(key[:]); err != nil {
-		return fmt.Errorf("local: verification key: %w", err)
+		return fmt.Errorf("testbed: verification key: %w", err)
 	}
 	var err error
 	l.Leader, err = server.New(server.Config{Role: server.Leader, Peer: helperPeer, Conn: l.Network.Conn(leaderPeer), Ledger: cfg.LeaderLedger, Reports: server.NoReports, Datasets: []server.Dataset{ds}, VerifyKey: key})
@@ -219,16 +219,16 @@ func (l *Deployment) malicious(ctx context.Context, cfg Config, group *localPart
 	}
 	forge, err := forger(cfg.Backend, cfg.Bins, cfg.Probability)
 	if err != nil {
-		return fmt.Errorf("local: %w", err)
+		return fmt.Errorf("testbed: %w", err)
 	}
 	uploads := make([]func(context.Context, party.Servers) error, cfg.Malicious)
 	for k := range uploads {
 		id, err := payload.NewID()
 		if err != nil {
-			return fmt.Errorf("local: %w", err)
+			return fmt.Errorf("testbed: %w", err)
 		}
 		if uploads[k], err = forge(k, id, rng.IntN(cfg.Bins), rng.IntN(2) == 1, rng); err != nil {
-			return fmt.Errorf("local: %w", err)
+			return fmt.Errorf("testbed: %w", err)
 		}
 	}
 	first := len(group.parties)
@@ -248,7 +248,9 @@ type forgery func(k int, id payload.ID, bin int, label bool, rng *rand.Rand) (fu
 func forger(backend string, bins int, probability bool) (forgery, error) {
 	if backend == string(server.Additive) {
 		s, err := verify.New(bins)
-		return forgeWith(s, verify.Forgeries(), party.UploadReport), err
+		return forgeWith(s, verify.Forgeries(), func(r verify.Report) party.Report {
+			return party.Report{ID: r.Nonce, Public: r.Public, Shares: r.Shares}
+		}), err
 	}
 	s, err := vdcf.New(bins)
 	if probability {
@@ -257,17 +259,17 @@ func forger(backend string, bins int, probability bool) (forgery, error) {
 	if err != nil {
 		return nil, err
 	}
-	return forgeWith(s, s.Forgeries(), party.UploadKeysReport), nil
+	return forgeWith(s, s.Forgeries(), func(r vdcf.Report) party.Report { return party.Report{ID: r.Nonce, Shares: r.Shares} }), nil
 }
 
 // forgeWith is the forgery of a scheme that forges reports of type R of
-// kinds K, sent by upload.
+// kinds K, uploaded as upload makes them.
 func forgeWith[K, R any](s interface {
 	Forge(k K, nonce [16]byte, bin int, label bool, rnd io.Reader, rng *rand.Rand) (R, error)
-}, kinds []verify.Kind[K], upload func(context.Context, party.Servers, R) error) forgery {
+}, kinds []verify.Kind[K], upload func(R) party.Report) forgery {
 	return func(k int, id payload.ID, bin int, label bool, rng *rand.Rand) (func(context.Context, party.Servers) error, error) {
 		r, err := s.Forge(kinds[k%len(kinds)].Kind, id, bin, label, crand.Reader, rng)
-		return func(ctx context.Context, srv party.Servers) error { return upload(ctx, srv, r) }, err
+		return func(ctx context.Context, srv party.Servers) error { return party.Upload(ctx, srv, upload(r)) }, err
 	}
 }
 

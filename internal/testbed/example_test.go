@@ -1,13 +1,13 @@
-package local_test
+package testbed_test
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/fedecdf/fedecdf/aggregation"
-	"github.com/fedecdf/fedecdf/aggregation/local"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/testbed"
 	"github.com/fedecdf/fedecdf/party"
 )
 
@@ -26,7 +26,7 @@ func ExampleNew() {
 		}
 		parties = append(parties, p)
 	}
-	l, err := local.New(ctx, local.Config{
+	l, err := testbed.New(ctx, testbed.Config{
 		Backend: "dcf", Dataset: "demo", Bins: 8, Budget: mechanism.Budget{Epsilon: 1 << 48}, MinReports: 5,
 	}, parties)
 	if err != nil {
