@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -87,7 +88,7 @@ func TestPostgresSchemaMigrations(t *testing.T) {
 	if !errors.Is(err, ErrSchema) || !strings.Contains(err.Error(), "use the fedecdf version that wrote it") {
 		t.Errorf("newer schema: %v; want ErrSchema saying what to do", err)
 	}
-	pgtest.Exec(t, dsn, `UPDATE fedecdf_schema SET version = 1; UPDATE fedecdf_meta SET value = '\x63' WHERE key = 'format'`)
+	pgtest.Exec(t, dsn, `UPDATE fedecdf_schema SET version = `+strconv.Itoa(SchemaVersion)+`; UPDATE fedecdf_meta SET value = '\x63' WHERE key = 'format'`)
 	s, err = OpenPostgres(dsn, "")
 	if err == nil {
 		s.Close()
