@@ -1,0 +1,349 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/ledger"
+	"github.com/fedecdf/fedecdf/internal/payload"
+	"github.com/fedecdf/fedecdf/internal/pgtest"
+	"github.com/fedecdf/fedecdf/internal/store"
+)
+
+// processCluster is a crashCluster with two `fedecdf server` processes
+// per role, each role's two on one PostgreSQL schema: processes
+// leader1, leader2, helper1, helper2, each with a libp2p address (both
+// of a role in the manifest) and a sealed-upload address of its own.
+type processCluster struct {
+	*crashCluster
+	upload map[string]string // process → its sealed-upload host:port
+	stores map[string]string // role → DSN
+}
+
+// processRole is the role of a process name ("leader2": leader).
+func processRole(name string) string { return strings.TrimRight(name, "0123456789") }
+
+func newProcessCluster(t *testing.T, ctx context.Context, minReports int) *processCluster {
+	c := &processCluster{
+		crashCluster: &crashCluster{
+			t: t, ctx: ctx, dir: t.TempDir(), ids: map[string]*deploy.Identity{}, addrs: map[string]string{},
+			procs: map[string]*serverProc{}, logs: map[string]*serverLog{}, starts: map[string]int{},
+		},
+		upload: map[string]string{},
+		stores: map[string]string{"leader": pgtest.Schema(t), "helper": pgtest.Schema(t)},
+	}
+	names := []string{"helper1", "helper2", "leader1", "leader2"}
+	t.Cleanup(func() {
+		for _, name := range names {
+			if c.procs[name] != nil {
+				c.kill(name)
+			}
+			if t.Failed() {
+				t.Logf("%s standard error:\n%s", name, c.logs[name])
+			}
+		}
+	})
+	for _, name := range []string{"leader", "helper", "analyst"} {
+		key := filepath.Join(c.dir, name+".key")
+		c.fedecdf("keygen", "--output", key)
+		id, err := deploy.ReadIdentity(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.ids[name] = id
+	}
+	args := []string{"manifest", "--output", filepath.Join(c.dir, "manifest.json"), "--dataset", "crash",
+		"--leader", filepath.Join(c.dir, "leader.key.pub"), "--helper", filepath.Join(c.dir, "helper.key.pub"),
+		"--analyst", filepath.Join(c.dir, "analyst.key.pub"), "--bins", strconv.Itoa(crashBins), "--mechanism", "tree",
+		"--epsilon", strconv.FormatFloat(crashEpsilon, 'g', -1, 64), "--budget-epsilon", strconv.FormatFloat(3*crashEpsilon, 'g', -1, 64),
+		"--min-reports", strconv.Itoa(minReports)}
+	for _, name := range names {
+		p2pPort, err := freeLoopbackPort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		upPort, err := freeLoopbackPort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.addrs[name] = fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", p2pPort)
+		c.upload[name] = fmt.Sprintf("127.0.0.1:%d", upPort)
+		c.logs[name] = &serverLog{}
+		args = append(args, "--"+processRole(name)+"-addr", c.addrs[name])
+	}
+	args = append(args, "--leader-upload", c.upload["leader1"], "--helper-upload", c.upload["helper1"])
+	c.manifest = args[2]
+	c.fedecdf(args...)
+	var err error
+	if c.m, err = deploy.ReadManifest(c.manifest); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		c.startProcess(name)
+	}
+	return c
+}
+
+// startProcess runs `fedecdf server` as process name on its role's
+// store and waits until it serves (the coordinator) or stands by.
+func (c *processCluster) startProcess(name string) {
+	c.t.Helper()
+	role := processRole(name)
+	cmd := c.command("server", "--role", role, "--key", filepath.Join(c.dir, role+".key"), "--manifest", c.manifest,
+		"--listen", c.addrs[name], "--upload-listen", c.upload[name], "--store", c.stores[role], "--log-level", "info")
+	fmt.Fprintf(c.logs[name], "--- run %d\n", c.starts[name]+1)
+	cmd.Stderr = c.logs[name]
+	if err := cmd.Start(); err != nil {
+		c.t.Fatalf("starting %s: %v", name, err)
+	}
+	p := &serverProc{cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	c.procs[name] = p
+	c.starts[name]++
+	c.waitLog(name, p, func(log string) bool {
+		return strings.Count(log, "msg=serving")+strings.Count(log, `msg="standing by`) >= c.starts[name]
+	})
+}
+
+// waitLog waits until done holds of process name's log.
+func (c *processCluster) waitLog(name string, p *serverProc, done func(string) bool) {
+	c.t.Helper()
+	for tick := time.NewTicker(20 * time.Millisecond); !done(c.logs[name].String()); {
+		select {
+		case <-p.exited:
+			c.t.Fatalf("%s exited: %v", name, p.err)
+		case <-c.ctx.Done():
+			c.t.Fatalf("waiting for %s: %v", name, c.ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// partyOf returns a party uploading to process k (1 or 2) of each
+// role: the manifest with that process's upload addresses, as a party
+// of a manifest listing several would pick one.
+func (c *processCluster) partyOf(k int) *deploy.Party {
+	m := *c.m
+	m.Leader.UploadAddr, m.Helper.UploadAddr = c.upload["leader"+strconv.Itoa(k)], c.upload["helper"+strconv.Itoa(k)]
+	p, err := deploy.NewParty(&m, nil, crashTransport)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// TestProcessesPerRoleSurviveSIGKILL runs two `fedecdf server`
+// processes per role on one PostgreSQL schema per role. Reports
+// uploaded to the standby processes only are counted by a release the
+// coordinators create. Then parties upload to both processes of each
+// role and the coordinating leader and helper processes are SIGKILLed
+// mid-upload: the standbys take over, parties whose process died retry
+// at the other, and every acknowledged report is stored once at both
+// servers; a release through the new coordinator counts exactly the
+// reports both servers hold, each once. Last, two analysts ask at once
+// for a release with budget left for one: exactly one is charged, and
+// both servers' ledgers hold the same three releases.
+func TestProcessesPerRoleSurviveSIGKILL(t *testing.T) {
+	const first, n, killAfter = 30, 160, 50
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c := newProcessCluster(t, ctx, first)
+	for _, name := range []string{"helper1", "leader1"} {
+		if !strings.Contains(c.logs[name].String(), "msg=serving") {
+			t.Fatalf("%s, started first, does not coordinate:\n%s", name, c.logs[name])
+		}
+	}
+	for _, name := range []string{"helper2", "leader2"} {
+		if !strings.Contains(c.logs[name].String(), `msg="standing by`) {
+			t.Fatalf("%s, started second, does not stand by:\n%s", name, c.logs[name])
+		}
+	}
+	parties := []*deploy.Party{c.partyOf(1), c.partyOf(2)}
+	reports, bins := c.newReports(parties[0], n)
+
+	standbyOnly := newUploads()
+	standbyOnly.send(ctx, []*deploy.Party{parties[1]}, reports[:first], nil)
+	if standbyOnly.failed != 0 {
+		t.Fatalf("%d of %d uploads to the standbys failed", standbyOnly.failed, first)
+	}
+	e, err := c.release()
+	if err != nil {
+		t.Fatalf("release over the reports the standbys recorded: %v", err)
+	}
+	if want := prefixCounts(standbyOnly.acked, bins); e.N != first || !slices.Equal(e.Counts, want) {
+		t.Fatalf("release over the standbys' reports: %d reports, counts %v; want %d, %v", e.N, e.Counts, first, want)
+	}
+
+	up := newUploads()
+	killed := make(chan struct{})
+	up.send(ctx, parties, reports[first:], func(acked int) {
+		if acked == killAfter {
+			c.kill("leader1")
+			c.kill("helper1")
+			close(killed)
+		}
+	})
+	<-killed
+	if up.failed != 0 {
+		t.Errorf("%d of %d uploads failed at both processes of a role", up.failed, n-first)
+	}
+	for _, name := range []string{"helper2", "leader2"} {
+		c.waitLog(name, c.procs[name], func(log string) bool { return strings.Contains(log, "msg=serving") })
+	}
+	e, err = c.release()
+	if err != nil {
+		t.Fatalf("release through the leader process that took over: %v", err)
+	}
+	released := e
+
+	errs := make([]error, 2)
+	var both sync.WaitGroup
+	for i := range errs {
+		both.Go(func() { _, errs[i] = c.release() })
+	}
+	both.Wait()
+	charged := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			charged++
+		case !errors.Is(err, ledger.ErrBudgetExhausted):
+			t.Errorf("concurrent release: %v, want success or %v", err, ledger.ErrBudgetExhausted)
+		}
+	}
+	if charged != 1 {
+		t.Errorf("%d of two concurrent releases charged with budget for one; want exactly 1", charged)
+	}
+
+	c.kill("leader2")
+	c.kill("helper2")
+	held := map[string]map[payload.ReportID]bool{}
+	for _, role := range []string{"leader", "helper"} {
+		held[role] = storedIDs(t, c.stores[role], c.m.Dataset) // fails on a report stored twice
+		for id := range maps.Keys(up.acked) {
+			if !held[role][id] {
+				t.Errorf("acknowledged report %v is not in the %s's database", id, role)
+			}
+		}
+		if releases := ledgerReleases(t, c.stores[role], c.m.Dataset); releases != 3 {
+			t.Errorf("the %s's ledger holds %d releases, want 3", role, releases)
+		}
+	}
+	atBoth := map[payload.ReportID]bool{}
+	for id := range held["leader"] {
+		if held["helper"][id] {
+			atBoth[id] = true
+		}
+	}
+	if want := prefixCounts(atBoth, bins); released.N != int64(len(atBoth)) || !slices.Equal(released.Counts, want) {
+		t.Errorf("release over %d reports, counts %v; want the %d both servers hold, each once: %v", released.N, released.Counts, len(atBoth), want)
+	}
+	t.Logf("%d acknowledged of %d, %d stored at both servers, released %d; the coordinators were killed after %d", first+len(up.acked), n, len(atBoth), released.N, killAfter)
+}
+
+// newReports prepares n reports of DemoInstances with p, and their
+// bins by report ID.
+func (c *processCluster) newReports(p *deploy.Party, n int) ([]*deploy.Report, map[payload.ReportID]int) {
+	c.t.Helper()
+	g, err := c.m.NewGrid()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	reports := make([]*deploy.Report, n)
+	bins := map[payload.ReportID]int{}
+	for j, x := range deploy.DemoInstances(n, 27) {
+		if reports[j], err = p.NewReport(x); err != nil {
+			c.t.Fatal(err)
+		}
+		if bins[reports[j].ID], err = g.Bin(x.Score); err != nil {
+			c.t.Fatal(err)
+		}
+	}
+	return reports, bins
+}
+
+// prefixCounts are the prefix counts of the reports ids of 1-based bins.
+func prefixCounts(ids map[payload.ReportID]bool, bins map[payload.ReportID]int) []int64 {
+	want := make([]int64, crashBins)
+	for id := range ids {
+		for i := bins[id] - 1; i < len(want); i++ {
+			want[i]++
+		}
+	}
+	return want
+}
+
+// uploads are the reports a set of parties got acknowledged, and how
+// many failed.
+type uploads struct {
+	mu     sync.Mutex
+	acked  map[payload.ReportID]bool
+	failed int
+}
+
+func newUploads() *uploads { return &uploads{acked: map[payload.ReportID]bool{}} }
+
+// send uploads reports, 6 at a time, report j first through party j
+// mod len(parties) and then the next, as a party knowing several
+// processes' addresses would, pausing between tries (a take-over takes
+// a second; the servers limit the connection rate of one address, and
+// every party here is 127.0.0.1). afterAck is called with the number
+// acknowledged after each acknowledgement.
+func (u *uploads) send(ctx context.Context, parties []*deploy.Party, reports []*deploy.Report, afterAck func(acked int)) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 6)
+	for j, r := range reports {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			var err error
+			for try := range 40 {
+				if _, err = parties[(j+try)%len(parties)].Send(ctx, r); err == nil {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			u.mu.Lock()
+			defer u.mu.Unlock()
+			if err != nil {
+				u.failed++
+				return
+			}
+			u.acked[r.ID] = true
+			if afterAck != nil {
+				afterAck(len(u.acked))
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// ledgerReleases returns the number of releases charged on the ledger
+// of dataset in the store at dsn (no process running on it).
+func ledgerReleases(t *testing.T, dsn, dataset string) uint64 {
+	t.Helper()
+	s, err := store.OpenBackend(dsn, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	n, err := s.Releases(dataset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
