@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/fedecdf/fedecdf/internal/deploy"
 	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -100,7 +102,7 @@ func (c *processCluster) startProcess(name string) {
 	c.t.Helper()
 	role := processRole(name)
 	cmd := c.command("server", "--role", role, "--key", filepath.Join(c.dir, role+".key"), "--manifest", c.manifest,
-		"--listen", c.addrs[name], "--upload-listen", c.upload[name], "--store", c.stores[role], "--log-level", "info")
+		"--listen", c.addrs[name], "--upload-listen", c.upload[name], "--store", c.stores[role], "--log-level", "info", "--peer-check", "500ms")
 	fmt.Fprintf(c.logs[name], "--- run %d\n", c.starts[name]+1)
 	cmd.Stderr = c.logs[name]
 	if err := cmd.Start(); err != nil {
@@ -346,4 +348,110 @@ func ledgerReleases(t *testing.T, dsn, dataset string) uint64 {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// armFault makes the nth row inserted into table (fedecdf_releases or
+// fedecdf_charges) of the schema of dsn sleep for a minute inside its
+// transaction: the write of that step of release creation hangs, so
+// that the test can kill the process making it. The count is a
+// sequence, which a killed transaction does not roll back.
+func armFault(t *testing.T, dsn, table string, nth int) {
+	t.Helper()
+	pgtest.Exec(t, dsn, fmt.Sprintf(`CREATE SEQUENCE t_fault_%[1]s;
+		CREATE FUNCTION t_fault_%[1]s() RETURNS trigger LANGUAGE plpgsql AS $f$
+		BEGIN
+			IF nextval('t_fault_%[1]s') = %[2]d THEN PERFORM pg_sleep(60); END IF;
+			RETURN NEW;
+		END $f$;
+		CREATE TRIGGER t_fault BEFORE INSERT ON %[1]s FOR EACH ROW EXECUTE FUNCTION t_fault_%[1]s();`, table, nth))
+}
+
+// query runs a query of one int64 on the database of dsn.
+func queryInt(t *testing.T, dsn, sql string) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int64
+	if err := conn.QueryRow(ctx, sql).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+// TestCoordinatorKilledDuringRelease kills the coordinating process of
+// the leader, or of the helper, while it writes each step of release
+// creation (the leader's pending record, its charge, its release
+// record; the helper's charge), the write hanging in the database:
+// the standby takes over and the release is completed or aborted, so
+// that both ledgers hold the same releases, none twice; a new release
+// then counts every report once.
+func TestCoordinatorKilledDuringRelease(t *testing.T) {
+	const n = 20
+	for _, c := range []struct {
+		name, role, table string
+		nth               int
+	}{
+		{"the leader's pending record", "leader", "fedecdf_releases", 1},
+		{"the leader's charge", "leader", "fedecdf_charges", 1},
+		{"the leader's release record", "leader", "fedecdf_releases", 2},
+		{"the helper's charge", "helper", "fedecdf_charges", 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			pc := newProcessCluster(t, ctx, n)
+			p := pc.partyOf(1)
+			reports, bins := pc.newReports(p, n)
+			up := newUploads()
+			up.send(ctx, []*deploy.Party{p}, reports, nil)
+			if up.failed != 0 {
+				t.Fatalf("%d uploads failed", up.failed)
+			}
+			dsn := pc.stores[c.role]
+			armFault(t, dsn, c.table, c.nth)
+			failed := make(chan error, 1)
+			go func() {
+				_, err := pc.release()
+				failed <- err
+			}()
+			backend := `SELECT pid FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE '%` + c.table + `%'`
+			for queryInt(t, dsn, `SELECT count(*) FROM (`+backend+`) b`) == 0 {
+				time.Sleep(10 * time.Millisecond)
+			}
+			pc.kill(c.role + "1")
+			// The database notices a dead client only when it next
+			// reads from it: end the hanging write as it would.
+			queryInt(t, dsn, `SELECT count(pg_terminate_backend(pid)) FROM (`+backend+`) b`)
+			if err := <-failed; err == nil {
+				t.Fatalf("the release succeeded though the %s's coordinator was killed creating it", c.role)
+			}
+			pc.waitLog(c.role+"2", pc.procs[c.role+"2"], func(log string) bool { return strings.Contains(log, "msg=serving") })
+			var charges [2]int64
+			for deadline := time.Now().Add(30 * time.Second); ; {
+				for k, role := range []string{"leader", "helper"} {
+					charges[k] = queryInt(t, pc.stores[role], `SELECT count(*) FROM fedecdf_charges`)
+				}
+				if charges[0] == charges[1] && queryInt(t, pc.stores["leader"], `SELECT count(*) FROM fedecdf_releases`) == charges[0] {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("30 s after the take-over: charges leader %d, helper %d; want equal, every leader record charged", charges[0], charges[1])
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			e, err := pc.release()
+			if err != nil {
+				t.Fatalf("a release after the take-over: %v", err)
+			}
+			if want := prefixCounts(up.acked, bins); e.N != n || !slices.Equal(e.Counts, want) {
+				t.Errorf("release after the take-over: %d reports, counts %v; want %d, %v", e.N, e.Counts, n, want)
+			}
+			t.Logf("the interrupted release was %s", map[int64]string{0: "aborted", 1: "completed"}[charges[0]])
+		})
+	}
 }
