@@ -165,6 +165,8 @@ func (s *Server) ingest(from transport.PeerID, pt []byte) []byte {
 		return s.refuseReport(from, "", fmt.Sprintf("%T is not a report", msg))
 	case up.Dataset != s.cfg.Manifest.Dataset:
 		return s.refuseReport(from, up.Report.String(), fmt.Sprintf("report %v is of dataset %q, not of this server's %q", up.Report, up.Dataset, s.cfg.Manifest.Dataset))
+	case s.shared.Quarantined(up.Dataset, up.Report):
+		return s.refuseReport(from, up.Report.String(), fmt.Sprintf("report %v refused: %v by the operator", up.Report, store.ErrQuarantined))
 	}
 	if err := s.store.PutReport(up.Dataset, up.Report, pt); err != nil {
 		s.counters.rejected.Add(1)

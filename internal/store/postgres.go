@@ -12,6 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 // ErrSchema is wrapped by the error of OpenPostgres for a database whose
@@ -59,6 +61,9 @@ type Postgres struct {
 	// taken by another process (Lost).
 	lost     chan struct{}
 	lostOnce sync.Once
+	// quarantined holds, per dataset, the reports set aside, read at
+	// open (QuarantinePostgres runs with no process on the database).
+	quarantined map[string]map[payload.ReportID]bool
 }
 
 // OpenPostgres connects to the database of dsn (a postgres:// URL
@@ -110,6 +115,11 @@ func openPostgres(dsn, passwordFile string, shared bool) (*Postgres, error) {
 		return nil, fmt.Errorf("store: %s: %w", p.name, err)
 	}
 	if p.pool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
+		p.conn.Close(ctx)
+		return nil, fmt.Errorf("store: %s: %w", p.name, err)
+	}
+	if p.quarantined, err = p.loadQuarantine(ctx); err != nil {
+		p.pool.Close()
 		p.conn.Close(ctx)
 		return nil, fmt.Errorf("store: %s: %w", p.name, err)
 	}

@@ -31,6 +31,7 @@ import (
 //
 //	fedecdf_reports.xid                          the inserting transaction (pg_current_xact_id);
 //	                                             indexed with dataset: the coordinator's tail (ReportsAfter)
+//	fedecdf_quarantine(dataset, id, at)          the reports set aside (QuarantinePostgres)
 var migrations = []string{
 	`CREATE TABLE fedecdf_meta (key text PRIMARY KEY, value bytea NOT NULL);
 	CREATE TABLE fedecdf_reports (
@@ -50,7 +51,8 @@ var migrations = []string{
 	CREATE TABLE fedecdf_releases (dataset text NOT NULL, release bytea NOT NULL, rec bytea NOT NULL, PRIMARY KEY (dataset, release));
 	CREATE TABLE fedecdf_verify_keys (dataset text PRIMARY KEY, rec bytea NOT NULL);`,
 	`ALTER TABLE fedecdf_reports ADD COLUMN xid xid8 NOT NULL DEFAULT pg_current_xact_id();
-	CREATE INDEX fedecdf_reports_xid ON fedecdf_reports (dataset, xid);`,
+	CREATE INDEX fedecdf_reports_xid ON fedecdf_reports (dataset, xid);
+	CREATE TABLE fedecdf_quarantine (dataset text NOT NULL, id bytea NOT NULL, at text NOT NULL, PRIMARY KEY (dataset, id));`,
 }
 
 // SchemaVersion is the PostgreSQL schema this fedecdf writes: the
