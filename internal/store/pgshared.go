@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -49,19 +48,24 @@ func (p *Postgres) TakeOver() (bool, error) {
 	}
 	ctx, cancel := readCtx()
 	defer cancel()
-	old := p.conn
-	if err := p.lockedConn(ctx); err != nil {
-		p.conn = old
-		if errors.Is(err, ErrLocked) {
-			return false, nil
+	if p.conn == nil || p.conn.IsClosed() {
+		conn, err := p.connect(ctx)
+		if err != nil {
+			return false, err
 		}
-		return false, err
+		p.conn = conn
 	}
-	if old != nil {
-		old.Close(ctx)
+	// The standby's writing connection takes the lock itself: no new
+	// connection (a new PostgreSQL backend) per try.
+	var got bool
+	if err := p.conn.QueryRow(ctx, tryLockSQL).Scan(&got); err != nil {
+		if p.conn.IsClosed() {
+			p.conn = nil
+		}
+		return false, fmt.Errorf("store: %s: %w", p.name, err)
 	}
-	p.standby = false
-	return true, nil
+	p.standby = !got
+	return got, nil
 }
 
 // Lost is closed when the coordinator's writing connection, reconnected

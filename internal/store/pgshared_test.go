@@ -73,7 +73,13 @@ func TestSharedProcessesOneCoordinator(t *testing.T) {
 		t.Fatalf("standby takes over beside a running coordinator: %v, %v", took, err)
 	}
 	a.Close()
-	if took, err := b.TakeOver(); !took || err != nil || !b.Coordinating() {
+	// The lock goes when the closed session's backend has exited.
+	took, err := b.TakeOver()
+	for deadline := time.Now().Add(10 * time.Second); !took && err == nil && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		took, err = b.TakeOver()
+	}
+	if !took || err != nil || !b.Coordinating() {
 		t.Fatalf("standby takes over after the coordinator closed: %v, %v", took, err)
 	}
 	if err := b.PutReport("d", reportID(3), []byte{3}); err != nil {
@@ -135,10 +141,14 @@ func TestCoordinatorLosesLock(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	if took, err := b.TakeOver(); !took || err != nil {
+	took, err := b.TakeOver()
+	for deadline := time.Now().Add(10 * time.Second); !took && err == nil && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		took, err = b.TakeOver()
+	}
+	if !took || err != nil {
 		t.Fatalf("standby takes over after the coordinator's connection ended: %v, %v", took, err)
 	}
-	var err error
 	for try := 0; try < 2 && !errors.Is(err, ErrLocked); try++ {
 		err = a.PutReport("d", reportID(1), []byte{1})
 	}

@@ -170,6 +170,10 @@ func readPassword(path string) (string, error) {
 	return strings.TrimSuffix(pw, "\r"), nil
 }
 
+// tryLockSQL takes the advisory lock of the store's schema, the lock
+// of its coordinating process, if no other session holds it.
+const tryLockSQL = `SELECT pg_try_advisory_lock(hashtext('fedecdf store ' || current_schema()))`
+
 // lockedConn connects p.conn and takes the advisory lock of the store's
 // schema on it (wmu held, or during OpenPostgres). The session lock is
 // the database's "file lock": released when the connection ends, taken
@@ -180,7 +184,7 @@ func (p *Postgres) lockedConn(ctx context.Context) error {
 		return err
 	}
 	var got bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtext('fedecdf store ' || current_schema()))`).Scan(&got); err != nil {
+	if err := conn.QueryRow(ctx, tryLockSQL).Scan(&got); err != nil {
 		conn.Close(ctx)
 		return fmt.Errorf("store: %s: %w", p.name, err)
 	}
