@@ -142,29 +142,7 @@ func newCrashCluster(t *testing.T, ctx context.Context, minReports int) *crashCl
 
 // newClusterWith is newCrashCluster with the servers placed by opts.
 func newClusterWith(t *testing.T, ctx context.Context, minReports int, opts clusterOptions) *crashCluster {
-	c := &crashCluster{
-		t: t, ctx: ctx, opts: opts, dir: t.TempDir(), ids: map[string]*deploy.Identity{}, addrs: map[string]string{},
-		procs: map[string]*serverProc{}, logs: map[string]*serverLog{}, starts: map[string]int{},
-	}
-	t.Cleanup(func() {
-		for _, role := range []string{"leader", "helper"} {
-			if c.procs[role] != nil {
-				c.kill(role)
-			}
-			if t.Failed() && c.logs[role] != nil {
-				t.Logf("%s standard error:\n%s", role, c.logs[role])
-			}
-		}
-	})
-	for _, name := range []string{"leader", "helper", "analyst"} {
-		key := filepath.Join(c.dir, name+".key")
-		c.fedecdf("keygen", "--output", key)
-		id, err := deploy.ReadIdentity(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.ids[name] = id
-	}
+	c := newKeyedCluster(t, ctx, opts, "leader", "helper")
 	for k, role := range []string{"leader", "helper"} {
 		ip, port := opts.ip, 4001+k
 		if ip == "" {
@@ -191,6 +169,36 @@ func newClusterWith(t *testing.T, ctx context.Context, minReports int, opts clus
 	}
 	c.start("helper")
 	c.start("leader")
+	return c
+}
+
+// newKeyedCluster makes a cluster's directory and its leader's,
+// helper's and analyst's keys (fedecdf keygen); the server processes
+// names are killed when t ends, and their logs shown if it failed.
+func newKeyedCluster(t *testing.T, ctx context.Context, opts clusterOptions, names ...string) *crashCluster {
+	c := &crashCluster{
+		t: t, ctx: ctx, opts: opts, dir: t.TempDir(), ids: map[string]*deploy.Identity{}, addrs: map[string]string{},
+		procs: map[string]*serverProc{}, logs: map[string]*serverLog{}, starts: map[string]int{},
+	}
+	t.Cleanup(func() {
+		for _, name := range names {
+			if c.procs[name] != nil {
+				c.kill(name)
+			}
+			if t.Failed() && c.logs[name] != nil {
+				t.Logf("%s standard error:\n%s", name, c.logs[name])
+			}
+		}
+	})
+	for _, name := range []string{"leader", "helper", "analyst"} {
+		key := filepath.Join(c.dir, name+".key")
+		c.fedecdf("keygen", "--output", key)
+		id, err := deploy.ReadIdentity(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.ids[name] = id
+	}
 	return c
 }
 

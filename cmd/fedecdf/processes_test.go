@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/fedecdf/fedecdf/internal/deploy"
 	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -36,34 +34,11 @@ type processCluster struct {
 func processRole(name string) string { return strings.TrimRight(name, "0123456789") }
 
 func newProcessCluster(t *testing.T, ctx context.Context, minReports int) *processCluster {
-	c := &processCluster{
-		crashCluster: &crashCluster{
-			t: t, ctx: ctx, dir: t.TempDir(), ids: map[string]*deploy.Identity{}, addrs: map[string]string{},
-			procs: map[string]*serverProc{}, logs: map[string]*serverLog{}, starts: map[string]int{},
-		},
-		upload: map[string]string{},
-		stores: map[string]string{"leader": pgtest.Schema(t), "helper": pgtest.Schema(t)},
-	}
 	names := []string{"helper1", "helper2", "leader1", "leader2"}
-	t.Cleanup(func() {
-		for _, name := range names {
-			if c.procs[name] != nil {
-				c.kill(name)
-			}
-			if t.Failed() {
-				t.Logf("%s standard error:\n%s", name, c.logs[name])
-			}
-		}
-	})
-	for _, name := range []string{"leader", "helper", "analyst"} {
-		key := filepath.Join(c.dir, name+".key")
-		c.fedecdf("keygen", "--output", key)
-		id, err := deploy.ReadIdentity(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.ids[name] = id
-	}
+	// The schemas first: dropped when t ends after the processes are
+	// killed (cleanups run last first).
+	stores := map[string]string{"leader": pgtest.Schema(t), "helper": pgtest.Schema(t)}
+	c := &processCluster{crashCluster: newKeyedCluster(t, ctx, clusterOptions{}, names...), upload: map[string]string{}, stores: stores}
 	args := []string{"manifest", "--output", filepath.Join(c.dir, "manifest.json"), "--dataset", "crash",
 		"--leader", filepath.Join(c.dir, "leader.key.pub"), "--helper", filepath.Join(c.dir, "helper.key.pub"),
 		"--analyst", filepath.Join(c.dir, "analyst.key.pub"), "--bins", strconv.Itoa(crashBins), "--mechanism", "tree",
@@ -366,20 +341,10 @@ func armFault(t *testing.T, dsn, table string, nth int) {
 		CREATE TRIGGER t_fault BEFORE INSERT ON %[1]s FOR EACH ROW EXECUTE FUNCTION t_fault_%[1]s();`, table, nth))
 }
 
-// query runs a query of one int64 on the database of dsn.
-func queryInt(t *testing.T, dsn, sql string) int64 {
+// queryInt runs a query of one int64 on the database of dsn.
+func queryInt(t *testing.T, dsn, sql string) (n int64) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	var n int64
-	if err := conn.QueryRow(ctx, sql).Scan(&n); err != nil {
-		t.Fatalf("%s: %v", sql, err)
-	}
+	pgtest.QueryRow(t, dsn, sql, &n)
 	return n
 }
 

@@ -70,3 +70,19 @@ func Exec(t testing.TB, dsn, sql string) {
 		t.Fatalf("%s: %v", sql, err)
 	}
 }
+
+// QueryRow runs sql, a query of one row without arguments, on the
+// database of dsn and scans its row into dest.
+func QueryRow(t testing.TB, dsn, sql string, dest ...any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if err := conn.QueryRow(ctx, sql).Scan(dest...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
