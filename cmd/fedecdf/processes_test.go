@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -418,5 +419,90 @@ func TestCoordinatorKilledDuringRelease(t *testing.T) {
 			}
 			t.Logf("the interrupted release was %s", map[int64]string{0: "aborted", 1: "completed"}[charges[0]])
 		})
+	}
+}
+
+// TestProcessesPerRoleAcrossPostgresRestart restarts PostgreSQL
+// (pg_ctl restart -m fast) while parties upload to both processes of
+// each role: writes cut by the restart are not acknowledged and are
+// retried, every process reconnects, each role has one coordinator
+// again (the one before, or a standby that took over while the
+// former one exits, "coordination lost"), every acknowledged report is
+// stored once at both servers, and a release counts exactly the reports
+// both hold.
+func TestProcessesPerRoleAcrossPostgresRestart(t *testing.T) {
+	const first, n = 20, 200
+	restart := pgtest.Env(t, restartEnv, "the command restarting the test's PostgreSQL (.ci/run sets it)")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c := newProcessCluster(t, ctx, first)
+	parties := []*deploy.Party{c.partyOf(1), c.partyOf(2)}
+	reports, bins := c.newReports(parties[0], n)
+	up := newUploads()
+	restarted := make(chan error, 1)
+	up.send(ctx, parties, reports, func(acked int) {
+		if acked == first {
+			go func() {
+				cmd := exec.CommandContext(ctx, "sh", "-c", restart)
+				cmd.WaitDelay = 10 * time.Second // the restarted postmaster may hold the output pipe
+				out, err := cmd.CombinedOutput()
+				if err != nil && !errors.Is(err, exec.ErrWaitDelay) {
+					err = fmt.Errorf("restarting PostgreSQL: %v\n%s", err, out)
+				} else {
+					err = nil
+				}
+				restarted <- err
+			}()
+		}
+	})
+	if err := <-restarted; err != nil {
+		t.Fatal(err)
+	}
+	if up.failed != 0 {
+		t.Errorf("%d of %d uploads failed across PostgreSQL's restart", up.failed, n)
+	}
+	e, err := c.release()
+	for try := 0; err != nil && try < 20; try++ { // a take-over may be under way
+		time.Sleep(500 * time.Millisecond)
+		e, err = c.release()
+	}
+	if err != nil {
+		t.Fatalf("release after PostgreSQL's restart: %v", err)
+	}
+	for _, name := range []string{"leader1", "leader2", "helper1", "helper2"} {
+		select {
+		case <-c.procs[name].exited:
+			if !strings.Contains(c.logs[name].String(), "coordination lost") {
+				t.Errorf("%s exited (%v) without losing its coordination", name, c.procs[name].err)
+			}
+			c.procs[name] = nil
+		default:
+		}
+		log := c.logs[name].String()
+		t.Logf("%s: %d writes not acknowledged across the restart; took over: %v, lost its coordination: %v", name,
+			strings.Count(log, "could not persist a report"), strings.Contains(log, "taking over"), strings.Contains(log, "coordination lost"))
+	}
+	for _, name := range []string{"leader1", "leader2", "helper1", "helper2"} {
+		if c.procs[name] != nil {
+			c.kill(name)
+		}
+	}
+	held := map[string]map[payload.ReportID]bool{}
+	for _, role := range []string{"leader", "helper"} {
+		held[role] = storedIDs(t, c.stores[role], c.m.Dataset)
+		for id := range up.acked {
+			if !held[role][id] {
+				t.Errorf("acknowledged report %v is not in the %s's database", id, role)
+			}
+		}
+	}
+	atBoth := map[payload.ReportID]bool{}
+	for id := range held["leader"] {
+		if held["helper"][id] {
+			atBoth[id] = true
+		}
+	}
+	if want := prefixCounts(atBoth, bins); e.N != int64(len(atBoth)) || !slices.Equal(e.Counts, want) {
+		t.Errorf("release over %d reports, counts %v; want the %d both servers hold, each once: %v", e.N, e.Counts, len(atBoth), want)
 	}
 }

@@ -319,6 +319,7 @@ func (s *Server) startOps() error {
 	s.every(ctx, connLogWindow, func() { s.connLog.flush(s.log) })
 	if s.shared != nil {
 		s.every(ctx, DefaultTailInterval, s.catchUpOrLog)
+		s.every(ctx, s.cfg.TakeOver, s.holdLock)
 		s.watchLock(ctx)
 	}
 	if s.cfg.Role == server.Helper {

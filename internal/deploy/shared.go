@@ -150,6 +150,16 @@ func (s *Server) watchLock(ctx context.Context) {
 	})
 }
 
+// holdLock checks that the coordinator still holds the database's lock
+// (store.Postgres.Hold), so that it learns of a take-over (watchLock)
+// even with nothing to write, and takes its lock back after the
+// database restarted.
+func (s *Server) holdLock() {
+	if err := s.shared.Hold(); err != nil && !errors.Is(err, store.ErrLocked) {
+		s.log.Warn("the database is not reachable", "err", err)
+	}
+}
+
 // ingest records the upload pt (checked by the sealed frame's
 // checkUpload) for the coordinating process while this one stands by,
 // and acknowledges it after the commit; nil (no answer: the party

@@ -121,3 +121,26 @@ func (p *Postgres) ReportsAfter(dataset string, cursor uint64, fn func(id payloa
 	}
 	return next, nil
 }
+
+// Hold checks that a coordinator's writing connection is alive and
+// still holds the lock, reconnecting (and taking the lock again) if the
+// connection ended: after the database restarted, the coordinator takes
+// its lock back before a standby does, or finds it taken (ErrLocked, and
+// Lost is closed) though it had nothing to write. Nothing for a standby.
+func (p *Postgres) Hold() error {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if p.standby {
+		return nil
+	}
+	ctx, cancel := readCtx()
+	defer cancel()
+	if p.conn != nil && !p.conn.IsClosed() {
+		if err := p.conn.Ping(ctx); err == nil {
+			return nil
+		}
+		p.conn.Close(ctx)
+	}
+	p.conn = nil
+	return p.reconnect(ctx)
+}

@@ -160,6 +160,12 @@ func TestCoordinatorLosesLock(t *testing.T) {
 	default:
 		t.Fatal("Lost not closed after the former coordinator found the lock taken")
 	}
+	if err := a.Hold(); !errors.Is(err, ErrLocked) {
+		t.Errorf("Hold of the former coordinator: %v, want ErrLocked", err)
+	}
+	if err := b.Hold(); err != nil {
+		t.Errorf("Hold of the new coordinator: %v", err)
+	}
 	if n, err := b.NumReports("d"); n != 0 || err != nil {
 		t.Fatalf("%d reports stored (%v) by a coordinator that lost its lock", n, err)
 	}
@@ -186,5 +192,44 @@ func TestMigrationToSharedSchema(t *testing.T) {
 	}
 	if ids, _ := after(t, p, 0); !slices.Equal(ids, []payload.ReportID{id}) {
 		t.Fatalf("reports of the version-1 database read: %v, want %v", ids, id)
+	}
+}
+
+// TestHoldNoticesLostLock: a coordinator with nothing to write learns
+// through Hold that its connection ended and a standby took the lock
+// (ErrLocked, Lost closed); a coordinator whose connection ended while
+// no one took the lock takes it back.
+func TestHoldNoticesLostLock(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	a := openShared(t, dsn)
+	terminate := func(p *Postgres) {
+		p.wmu.Lock()
+		pid := p.conn.PgConn().PID()
+		p.wmu.Unlock()
+		withConn(t, dsn, func(ctx context.Context, conn *pgx.Conn) {
+			if _, err := conn.Exec(ctx, `SELECT pg_terminate_backend($1, 10000)`, pid); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	terminate(a)
+	if err := a.Hold(); err != nil || !a.Coordinating() {
+		t.Fatalf("Hold after the connection ended, no standby: %v", err)
+	}
+	b := openShared(t, dsn)
+	if b.Coordinating() {
+		t.Fatal("a second process coordinates after the first took its lock back")
+	}
+	terminate(a)
+	if took, err := b.TakeOver(); !took || err != nil {
+		t.Fatalf("standby takes over: %v, %v", took, err)
+	}
+	if err := a.Hold(); !errors.Is(err, ErrLocked) {
+		t.Fatalf("Hold after a standby took over: %v, want ErrLocked", err)
+	}
+	select {
+	case <-a.Lost():
+	default:
+		t.Fatal("Lost not closed")
 	}
 }
