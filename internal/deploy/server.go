@@ -107,8 +107,8 @@ type Server struct {
 	tail   tailState
 	failed chan error
 	log    *slog.Logger
-	stop   chan struct{} // closed by Close: ends watchHelper
-	done   chan struct{} // closed when watchHelper returns
+	stop   chan struct{} // closed by Close: ends watchHelper or awaitTakeOver
+	done   chan struct{} // closed when watchHelper or awaitTakeOver returns
 	once   sync.Once     // closes stop
 
 	started   time.Time
@@ -218,7 +218,7 @@ type roleSetup struct {
 // the store's releases and reports replayed, the handlers, the
 // sealed-upload listener (unless a standby already runs it), the
 // operations loops and, at the leader, the first contact with the
-// helper. On error the caller closes the host (if set) and the store.
+// helper. On error the caller closes the server (Close).
 func (s *Server) coordinate(r roleSetup) error {
 	cfg, m := s.cfg, s.cfg.Manifest
 	tc := cfg.Transport
