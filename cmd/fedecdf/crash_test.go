@@ -219,18 +219,7 @@ func (c *crashCluster) start(role string) {
 		cmd.Args = append([]string{"ip", "netns", "exec", c.opts.netns}, cmd.Args...)
 		cmd.Path = ipPath(c.t)
 	}
-	fmt.Fprintf(c.logs[role], "--- run %d\n", c.starts[role]+1)
-	cmd.Stderr = c.logs[role]
-	if err := cmd.Start(); err != nil {
-		c.t.Fatalf("starting the %s: %v", role, err)
-	}
-	p := &serverProc{cmd: cmd, exited: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.exited)
-	}()
-	c.procs[role] = p
-	c.starts[role]++
+	p := c.launch(role, cmd)
 	for tick := time.NewTicker(20 * time.Millisecond); strings.Count(c.logs[role].String(), "msg=serving") < c.starts[role]; {
 		select {
 		case <-p.exited:
@@ -240,6 +229,25 @@ func (c *crashCluster) start(role string) {
 		case <-tick.C:
 		}
 	}
+}
+
+// launch starts cmd as the server process name, its standard error
+// appended to the name's log.
+func (c *crashCluster) launch(name string, cmd *exec.Cmd) *serverProc {
+	c.t.Helper()
+	fmt.Fprintf(c.logs[name], "--- run %d\n", c.starts[name]+1)
+	cmd.Stderr = c.logs[name]
+	if err := cmd.Start(); err != nil {
+		c.t.Fatalf("starting the %s: %v", name, err)
+	}
+	p := &serverProc{cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	c.procs[name] = p
+	c.starts[name]++
+	return p
 }
 
 // kill sends the server of role SIGKILL (no shutdown code runs: its

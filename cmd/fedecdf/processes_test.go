@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -79,18 +78,7 @@ func (c *processCluster) startProcess(name string) {
 	role := processRole(name)
 	cmd := c.command("server", "--role", role, "--key", filepath.Join(c.dir, role+".key"), "--manifest", c.manifest,
 		"--listen", c.addrs[name], "--upload-listen", c.upload[name], "--store", c.stores[role], "--log-level", "info", "--peer-check", "500ms")
-	fmt.Fprintf(c.logs[name], "--- run %d\n", c.starts[name]+1)
-	cmd.Stderr = c.logs[name]
-	if err := cmd.Start(); err != nil {
-		c.t.Fatalf("starting %s: %v", name, err)
-	}
-	p := &serverProc{cmd: cmd, exited: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.exited)
-	}()
-	c.procs[name] = p
-	c.starts[name]++
+	p := c.launch(name, cmd)
 	c.waitLog(name, p, func(log string) bool {
 		return strings.Count(log, "msg=serving")+strings.Count(log, `msg="standing by`) >= c.starts[name]
 	})
@@ -209,16 +197,29 @@ func TestProcessesPerRoleSurviveSIGKILL(t *testing.T) {
 
 	c.kill("leader2")
 	c.kill("helper2")
+	atBoth := c.checkStored(up.acked, released, bins)
+	for _, role := range []string{"leader", "helper"} {
+		if releases := ledgerReleases(t, c.stores[role], c.m.Dataset); releases != 3 {
+			t.Errorf("the %s's ledger holds %d releases, want 3", role, releases)
+		}
+	}
+	t.Logf("%d acknowledged of %d, %d stored at both servers, released %d; the coordinators were killed after %d", first+len(up.acked), n, len(atBoth), released.N, killAfter)
+}
+
+// checkStored checks, with every process stopped, that each role's
+// database holds every acknowledged report (once: storedIDs fails on a
+// report stored twice) and that the release e counts exactly the
+// reports both hold, each once; it returns those.
+func (c *processCluster) checkStored(acked map[payload.ReportID]bool, e *deploy.ECDF, bins map[payload.ReportID]int) map[payload.ReportID]bool {
+	t := c.t
+	t.Helper()
 	held := map[string]map[payload.ReportID]bool{}
 	for _, role := range []string{"leader", "helper"} {
-		held[role] = storedIDs(t, c.stores[role], c.m.Dataset) // fails on a report stored twice
-		for id := range maps.Keys(up.acked) {
+		held[role] = storedIDs(t, c.stores[role], c.m.Dataset)
+		for id := range acked {
 			if !held[role][id] {
 				t.Errorf("acknowledged report %v is not in the %s's database", id, role)
 			}
-		}
-		if releases := ledgerReleases(t, c.stores[role], c.m.Dataset); releases != 3 {
-			t.Errorf("the %s's ledger holds %d releases, want 3", role, releases)
 		}
 	}
 	atBoth := map[payload.ReportID]bool{}
@@ -227,10 +228,10 @@ func TestProcessesPerRoleSurviveSIGKILL(t *testing.T) {
 			atBoth[id] = true
 		}
 	}
-	if want := prefixCounts(atBoth, bins); released.N != int64(len(atBoth)) || !slices.Equal(released.Counts, want) {
-		t.Errorf("release over %d reports, counts %v; want the %d both servers hold, each once: %v", released.N, released.Counts, len(atBoth), want)
+	if want := prefixCounts(atBoth, bins); e.N != int64(len(atBoth)) || !slices.Equal(e.Counts, want) {
+		t.Errorf("release over %d reports, counts %v; want the %d both servers hold, each once: %v", e.N, e.Counts, len(atBoth), want)
 	}
-	t.Logf("%d acknowledged of %d, %d stored at both servers, released %d; the coordinators were killed after %d", first+len(up.acked), n, len(atBoth), released.N, killAfter)
+	return atBoth
 }
 
 // newReports prepares n reports of DemoInstances with p, and their
@@ -487,22 +488,5 @@ func TestProcessesPerRoleAcrossPostgresRestart(t *testing.T) {
 			c.kill(name)
 		}
 	}
-	held := map[string]map[payload.ReportID]bool{}
-	for _, role := range []string{"leader", "helper"} {
-		held[role] = storedIDs(t, c.stores[role], c.m.Dataset)
-		for id := range up.acked {
-			if !held[role][id] {
-				t.Errorf("acknowledged report %v is not in the %s's database", id, role)
-			}
-		}
-	}
-	atBoth := map[payload.ReportID]bool{}
-	for id := range held["leader"] {
-		if held["helper"][id] {
-			atBoth[id] = true
-		}
-	}
-	if want := prefixCounts(atBoth, bins); e.N != int64(len(atBoth)) || !slices.Equal(e.Counts, want) {
-		t.Errorf("release over %d reports, counts %v; want the %d both servers hold, each once: %v", e.N, e.Counts, len(atBoth), want)
-	}
+	c.checkStored(up.acked, e, bins)
 }
