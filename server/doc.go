@@ -346,6 +346,21 @@
 // total instead (ecdf.Normaliser). The helper answers only the leader and
 // still tells it n, which the leader checks against its own.
 //
+// One Server per role at a time. A Server's state (verdicts, aggregate,
+// releases held, the request running per release ID) is in its process,
+// so a role has exactly one Server running on its stores; package
+// deploy runs several processes per role on one PostgreSQL database by
+// giving the Server to the process holding the database's lock (the
+// coordinator), whose stores alone may write. Its ReportStore may then
+// hold reports other processes recorded that the Server was not handed:
+// deploy hands them to it, as it replays a store at start (the same
+// Handle and Stored), before every release, Prepare and status,
+// so a release's report set is every report committed before it was
+// asked for. A process taking over builds a new Server from the stores,
+// exactly as a restart does, so the invariants above (release states,
+// verification across restarts, releases bound to their report set)
+// hold whichever process crashes.
+//
 // Layering. The package imports core, ecdf/mechanism, ecdf/noise, fss and
 // the internal vocabulary below it (internal/payload, internal/ledger,
 // internal/protocol, internal/transport, internal/verify, internal/wire);

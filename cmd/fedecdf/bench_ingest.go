@@ -25,6 +25,9 @@ type benchIngestOptions struct {
 	profile, upload, transport        string
 	store                             string
 	keep                              bool
+	// processes is the number of server processes per role (--store
+	// only; the bbolt run has one).
+	processes int
 }
 
 // newBenchIngestCommand builds "bench ingest".
@@ -66,7 +69,12 @@ PostgreSQL, each on a schema of its own created in that database and
 dropped after, and prints both runs: the server CPU then includes the
 PostgreSQL processes' (the backends of the servers' connections and the
 cluster's background processes, from their /proc stat), bytes written
-theirs too, and cpu_ratio_to_bbolt compares the two runs.
+theirs too, and cpu_ratio_to_bbolt compares the two runs. With
+--processes K (K > 1) the PostgreSQL run has K server processes per role
+on the role's schema: the first coordinates, the others stand by and
+record the uploads they receive, party k uploading to process k mod K of
+each role; the server CPU is all K processes' and their backends', the
+coordinators' reading of the others' reports included.
 
 --server-binary runs the servers from another fedecdf executable (the
 same load against another build); --profile DIR writes each server's CPU
@@ -75,6 +83,7 @@ the --cpu-profile flag).`,
 		Example: `  fedecdf bench ingest --parties 5000
   fedecdf bench ingest --parties 5000 --transport libp2p --connections fresh --format json
   fedecdf bench ingest --parties 100000 --upload relay --format json
+  fedecdf bench ingest --parties 100000 --store postgres://postgres@/postgres?host=/run/postgresql --processes 2 --format json
   nice fedecdf bench ingest --parties 5000 --profile /tmp/prof && go tool pprof -top /tmp/prof/leader.pprof`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -105,6 +114,7 @@ the --cpu-profile flag).`,
 	f.StringVar(&o.serverExe, "server-binary", "", "fedecdf executable running the two servers (default: this one), to compare builds")
 	f.StringVar(&o.profile, "profile", "", "directory to write the servers' CPU profiles to (leader.pprof, helper.pprof)")
 	f.StringVar(&o.store, "store", "", "postgres:// DSN of a local database: run the servers on PostgreSQL (a schema each, dropped after) after a bbolt run of the same load (password from PGPASSWORD)")
+	f.IntVar(&o.processes, "processes", 1, "with --store: server processes per role on its PostgreSQL schema (the first coordinates, the others record the uploads they receive)")
 	f.BoolVar(&o.keep, "keep", false, "keep the keys, manifest and stores in the temporary directory (and the PostgreSQL schemas)")
 	return cmd
 }
@@ -126,6 +136,10 @@ func (o *benchIngestOptions) check() error {
 		return fmt.Errorf("--format %q: want text or json", o.format)
 	case o.store != "" && !store.IsPostgres(o.store):
 		return fmt.Errorf("--store %q: want a postgres:// DSN (without --store the servers use bbolt files)", o.store)
+	case o.processes < 1:
+		return fmt.Errorf("--processes %d is not positive", o.processes)
+	case o.processes > 1 && (o.store == "" || o.transport != transportSealed || o.upload != deploy.UploadDirect):
+		return fmt.Errorf("--processes %d: several processes per role need --store postgres://…, --transport %s and --upload %s (a standby takes sealed uploads only)", o.processes, transportSealed, deploy.UploadDirect)
 	}
 	return checkTransport(o.transport)
 }
@@ -157,7 +171,10 @@ type ingestResult struct {
 	// backends of the servers' connections and the cluster's
 	// background processes), and Bbolt is the same load on bbolt files
 	// in the same run, CPURatioToBbolt the ratio of the CPU per report.
-	Store              string  `json:"store"`
+	Store string `json:"store"`
+	// Processes is the number of server processes per role
+	// (ServerCPUSeconds holds each: leader, leader2, …).
+	Processes          int     `json:"processes"`
 	PostgresCPUSeconds float64 `json:"postgres_cpu_s,omitempty"`
 	// PostgresBackends counts the backends of the servers' connections
 	// measured.
@@ -170,7 +187,7 @@ type ingestResult struct {
 // PostgreSQL, each in a directory of its own under dir.
 func (o *benchIngestOptions) compare(ctx context.Context, stderr io.Writer, dir string) (*ingestResult, error) {
 	bolt := *o
-	bolt.store = ""
+	bolt.store, bolt.processes = "", 1
 	runs := []*benchIngestOptions{&bolt}
 	if o.store != "" {
 		runs = append(runs, o)
@@ -227,10 +244,13 @@ func (o *benchIngestOptions) run(ctx context.Context, stderr io.Writer, dir stri
 	}
 	err = d.start(ctx, stderr, o.serverExe, args)
 	defer d.stop()
+	if err == nil {
+		err = d.startStandbys(ctx, stderr, o.serverExe, o.processes, args)
+	}
 	if err != nil {
 		return nil, err
 	}
-	r := &ingestResult{Parties: o.parties, Connections: o.connections, Transport: o.transport, Upload: o.upload, Concurrency: o.concurrency, ServerCPUSeconds: map[string]float64{}, Store: "bbolt"}
+	r := &ingestResult{Parties: o.parties, Connections: o.connections, Transport: o.transport, Upload: o.upload, Concurrency: o.concurrency, ServerCPUSeconds: map[string]float64{}, Store: "bbolt", Processes: o.processes}
 	var pgBefore, pgAfter map[int]procUsage
 	if pg != nil {
 		r.Store = "postgres"
@@ -245,7 +265,7 @@ func (o *benchIngestOptions) run(ctx context.Context, stderr io.Writer, dir stri
 	if err != nil {
 		return nil, err
 	}
-	load := deploy.Load{Parties: o.parties, Concurrency: o.concurrency, Seed: 1, Transport: p2p.Config{RetryWindow: time.Minute}}
+	load := deploy.Load{Parties: o.parties, Concurrency: o.concurrency, Seed: 1, Transport: p2p.Config{RetryWindow: time.Minute}, Manifests: d.spread}
 	if o.connections == "reuse" {
 		load.Hosts = o.hosts
 	}
@@ -259,6 +279,10 @@ func (o *benchIngestOptions) run(ctx context.Context, stderr io.Writer, dir stri
 	}
 	r.Seconds = time.Since(start).Seconds()
 	bar.Finish()
+	if len(d.spread) > 1 {
+		// The coordinators read the standbys' last reports.
+		time.Sleep(3 * deploy.DefaultTailInterval)
+	}
 	after, err := d.usage()
 	if err != nil {
 		return nil, err
@@ -315,7 +339,10 @@ func (d *localDeployment) usage() (map[string]procUsage, error) {
 // after the load.
 func (r *ingestResult) measure(before, after map[string]procUsage) {
 	n := float64(r.Parties)
-	for _, role := range []string{"leader", "helper"} {
+	for role := range after {
+		if role == "client" {
+			continue
+		}
 		cpu := (after[role].cpu - before[role].cpu).Seconds()
 		r.ServerCPUSeconds[role] = cpu
 		r.ServerCPUMsPerReport += 1000 * cpu / n
@@ -337,11 +364,11 @@ func (r *ingestResult) write(w io.Writer, format string) error {
 		}
 		fmt.Fprintf(w, "postgres, the same load (CPU per report %.2f× bbolt's; PostgreSQL's processes %.2f s):\n", r.CPURatioToBbolt, r.PostgresCPUSeconds)
 	}
-	_, err := fmt.Fprintf(w, `%d reports (%s store, %s transport, %s upload, %s connections, %d in flight): %d acknowledged, %d failed, %d lost, %d duplicated
+	_, err := fmt.Fprintf(w, `%d reports (%s store, %d process(es) per role, %s transport, %s upload, %s connections, %d in flight): %d acknowledged, %d failed, %d lost, %d duplicated
 %.2f s: %.0f reports/s (load average %.2f)
 server CPU: %.3f ms per report (leader %.2f s, helper %.2f s); load generator %.3f ms per report
 written to disk: %.0f bytes per report (both servers; upload %d bytes to each); stores %.0f bytes per report
-`, r.Parties, r.Store, r.Transport, r.Upload, r.Connections, r.Concurrency, r.Acknowledged, r.Failed, r.Lost, r.Duplicated,
+`, r.Parties, r.Store, r.Processes, r.Transport, r.Upload, r.Connections, r.Concurrency, r.Acknowledged, r.Failed, r.Lost, r.Duplicated,
 		r.Seconds, r.ReportsPerS, r.LoadAverage,
 		r.ServerCPUMsPerReport, r.ServerCPUSeconds["leader"], r.ServerCPUSeconds["helper"], r.ClientCPUMsPerReport,
 		r.BytesWrittenPerReport, r.UploadBytes, r.StoreBytesPerReport)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -85,4 +87,49 @@ func TestBenchIngestPostgres(t *testing.T) {
 	if want := r.ServerCPUMsPerReport / r.Bbolt.ServerCPUMsPerReport; r.CPURatioToBbolt != want {
 		t.Errorf("cpu_ratio_to_bbolt %g, want %g", r.CPURatioToBbolt, want)
 	}
+}
+
+// TestBenchIngestProcesses runs bench ingest --store --processes 2: the
+// PostgreSQL run has two processes per role, whose CPU is measured
+// apiece, and stores every report once; --processes is refused
+// without a PostgreSQL store.
+func TestBenchIngestProcesses(t *testing.T) {
+	t.Run("without --store", func(t *testing.T) {
+		cmd := newBenchIngestCommand()
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		cmd.SetArgs([]string{"--parties", "5", "--processes", "2"})
+		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--processes 2") {
+			t.Fatalf("bench ingest --processes 2 on bbolt: %v, want a refusal naming --processes", err)
+		}
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dsn := pgtest.BaseDSN(t)
+		t.Setenv(asCommand, "1")
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		var out, errOut bytes.Buffer
+		cmd := newBenchIngestCommand()
+		cmd.SetOut(&out)
+		cmd.SetErr(&errOut)
+		cmd.SetArgs([]string{"--parties", "60", "--concurrency", "8", "--store", dsn, "--processes", "2", "--format", "json"})
+		if err := cmd.ExecuteContext(ctx); err != nil {
+			t.Fatalf("bench ingest --processes 2: %v\n%s\n%s", err, out.String(), errOut.String())
+		}
+		var r ingestResult
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			t.Fatalf("output is not JSON: %v\n%s", err, out.String())
+		}
+		if r.Processes != 2 || r.Bbolt.Processes != 1 || r.Acknowledged != 60 || r.Lost+r.Duplicated+r.Failed != 0 {
+			t.Fatalf("processes %d (bbolt run %d), %d acknowledged, %d lost, %d duplicated, %d failed; want 2 (1), 60, 0, 0, 0", r.Processes, r.Bbolt.Processes, r.Acknowledged, r.Lost, r.Duplicated, r.Failed)
+		}
+		for _, name := range []string{"leader", "leader2", "helper", "helper2"} {
+			if _, ok := r.ServerCPUSeconds[name]; !ok {
+				t.Errorf("no CPU measured for process %s: %v", name, r.ServerCPUSeconds)
+			}
+		}
+		if r.PostgresBackends < 4 {
+			t.Errorf("%d server backends measured, want at least the 4 processes' writing connections", r.PostgresBackends)
+		}
+	})
 }

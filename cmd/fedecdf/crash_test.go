@@ -142,29 +142,7 @@ func newCrashCluster(t *testing.T, ctx context.Context, minReports int) *crashCl
 
 // newClusterWith is newCrashCluster with the servers placed by opts.
 func newClusterWith(t *testing.T, ctx context.Context, minReports int, opts clusterOptions) *crashCluster {
-	c := &crashCluster{
-		t: t, ctx: ctx, opts: opts, dir: t.TempDir(), ids: map[string]*deploy.Identity{}, addrs: map[string]string{},
-		procs: map[string]*serverProc{}, logs: map[string]*serverLog{}, starts: map[string]int{},
-	}
-	t.Cleanup(func() {
-		for _, role := range []string{"leader", "helper"} {
-			if c.procs[role] != nil {
-				c.kill(role)
-			}
-			if t.Failed() && c.logs[role] != nil {
-				t.Logf("%s standard error:\n%s", role, c.logs[role])
-			}
-		}
-	})
-	for _, name := range []string{"leader", "helper", "analyst"} {
-		key := filepath.Join(c.dir, name+".key")
-		c.fedecdf("keygen", "--output", key)
-		id, err := deploy.ReadIdentity(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.ids[name] = id
-	}
+	c := newKeyedCluster(t, ctx, opts, "leader", "helper")
 	for k, role := range []string{"leader", "helper"} {
 		ip, port := opts.ip, 4001+k
 		if ip == "" {
@@ -194,6 +172,36 @@ func newClusterWith(t *testing.T, ctx context.Context, minReports int, opts clus
 	return c
 }
 
+// newKeyedCluster makes a cluster's directory and its leader's,
+// helper's and analyst's keys (fedecdf keygen); the server processes
+// names are killed when t ends, and their logs shown if it failed.
+func newKeyedCluster(t *testing.T, ctx context.Context, opts clusterOptions, names ...string) *crashCluster {
+	c := &crashCluster{
+		t: t, ctx: ctx, opts: opts, dir: t.TempDir(), ids: map[string]*deploy.Identity{}, addrs: map[string]string{},
+		procs: map[string]*serverProc{}, logs: map[string]*serverLog{}, starts: map[string]int{},
+	}
+	t.Cleanup(func() {
+		for _, name := range names {
+			if c.procs[name] != nil {
+				c.kill(name)
+			}
+			if t.Failed() && c.logs[name] != nil {
+				t.Logf("%s standard error:\n%s", name, c.logs[name])
+			}
+		}
+	})
+	for _, name := range []string{"leader", "helper", "analyst"} {
+		key := filepath.Join(c.dir, name+".key")
+		c.fedecdf("keygen", "--output", key)
+		id, err := deploy.ReadIdentity(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.ids[name] = id
+	}
+	return c
+}
+
 // start runs `fedecdf server` for role on its port and store and waits
 // until it logs that it is serving (after its store is replayed and its
 // handlers are installed).
@@ -211,18 +219,7 @@ func (c *crashCluster) start(role string) {
 		cmd.Args = append([]string{"ip", "netns", "exec", c.opts.netns}, cmd.Args...)
 		cmd.Path = ipPath(c.t)
 	}
-	fmt.Fprintf(c.logs[role], "--- run %d\n", c.starts[role]+1)
-	cmd.Stderr = c.logs[role]
-	if err := cmd.Start(); err != nil {
-		c.t.Fatalf("starting the %s: %v", role, err)
-	}
-	p := &serverProc{cmd: cmd, exited: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.exited)
-	}()
-	c.procs[role] = p
-	c.starts[role]++
+	p := c.launch(role, cmd)
 	for tick := time.NewTicker(20 * time.Millisecond); strings.Count(c.logs[role].String(), "msg=serving") < c.starts[role]; {
 		select {
 		case <-p.exited:
@@ -232,6 +229,25 @@ func (c *crashCluster) start(role string) {
 		case <-tick.C:
 		}
 	}
+}
+
+// launch starts cmd as the server process name, its standard error
+// appended to the name's log.
+func (c *crashCluster) launch(name string, cmd *exec.Cmd) *serverProc {
+	c.t.Helper()
+	fmt.Fprintf(c.logs[name], "--- run %d\n", c.starts[name]+1)
+	cmd.Stderr = c.logs[name]
+	if err := cmd.Start(); err != nil {
+		c.t.Fatalf("starting the %s: %v", name, err)
+	}
+	p := &serverProc{cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	c.procs[name] = p
+	c.starts[name]++
+	return p
 }
 
 // kill sends the server of role SIGKILL (no shutdown code runs: its

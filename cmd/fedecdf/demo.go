@@ -180,7 +180,14 @@ type localDeployment struct {
 	// stores are the servers' --store values by role (dir/ROLE.db if
 	// not named).
 	stores map[string]string
+	// started are the processes stop terminates; spread, with several
+	// processes per role (bench_processes.go), the manifest of each.
+	started []*exec.Cmd
+	spread  []*deploy.Manifest
 }
+
+// addStop adds p to the processes d.stop terminates.
+func (d *localDeployment) addStop(p *exec.Cmd) { d.started = append(d.started, p) }
 
 // newLocal makes the keys and the manifest of o in dir, with free
 // loopback ports for the two servers (and their sealed-upload listeners
@@ -229,8 +236,7 @@ func (d *localDeployment) start(ctx context.Context, stderr io.Writer, exe strin
 		}
 	}
 	manifest := filepath.Join(d.dir, "manifest.json")
-	var started []*exec.Cmd
-	d.stop = func() { stopChildren(started) }
+	d.stop = func() { stopChildren(d.started) }
 	for _, role := range []string{"helper", "leader"} {
 		p := demoChild(ctx, exe, append(append([]string{"server", "--role", role, "--key", filepath.Join(d.dir, role+".key"),
 			"--manifest", manifest, "--listen", d.addrs[role], "--store", d.store(role)}, loopbackAdmission...), args(role)...)...)
@@ -238,7 +244,7 @@ func (d *localDeployment) start(ctx context.Context, stderr io.Writer, exe strin
 		if err := p.Start(); err != nil {
 			return fmt.Errorf("starting the %s: %w", role, err)
 		}
-		started = append(started, p)
+		d.addStop(p)
 		d.procs[role] = p
 		for _, addr := range []string{d.addrs[role], d.uploads[role]} {
 			if addr == "" {

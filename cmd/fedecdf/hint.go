@@ -57,7 +57,7 @@ func operatorHint(err error) string {
 	case errors.As(err, &dial):
 		return fmt.Sprintf("is `fedecdf server --role %s` running and listening for sealed uploads there? Start it, or fix the %s's upload_addr in the manifest", dial.Server, dial.Server)
 	case errors.Is(err, store.ErrLocked):
-		return "is another fedecdf server running on it? Stop that server, or give this one a store of its own (a file, or a PostgreSQL database or schema)"
+		return "is another fedecdf server running on it? Stop that server, or give this one a store of its own (a file, or a PostgreSQL database or schema); on PostgreSQL, another process of the same role waits as a standby (fedecdf server on the same database)"
 	case errors.Is(err, store.ErrFormat), errors.Is(err, store.ErrSchema):
 		return "use the fedecdf version that wrote it (or a newer one), or start on a new store"
 	case errors.Is(err, store.ErrDamaged):

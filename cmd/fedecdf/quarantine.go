@@ -15,7 +15,7 @@ import (
 func newQuarantineCommand() *cobra.Command {
 	var storePath, manifest string
 	cmd := &cobra.Command{
-		Use:   "quarantine --store FILE --manifest FILE REPORT_ID...",
+		Use:   "quarantine --store FILE|postgres://… --manifest FILE REPORT_ID...",
 		Short: "Set damaged reports aside in a stopped server's store (run it at both servers)",
 		Long: `quarantine sets the named reports aside in the store of a stopped server:
 their uploads and verdicts are deleted, whether their checksums hold or
@@ -26,7 +26,9 @@ store. Run it with the same report IDs at both servers, so that both hold
 the same report set again; the reports then leave every future release,
 and a release created over one of them is refused rather than answered
 over another set. A store whose file structure is damaged (not one
-record) cannot be repaired this way: restore it from a backup.`,
+record) cannot be repaired this way: restore it from a backup. On a
+PostgreSQL store (--store postgres://…, the password in PGPASSWORD or
+~/.pgpass) stop every process of the server first.`,
 		Example: `  # the server refused to start: "... the report record 17, of report 3f2a...: fails its checksum"
   fedecdf server quarantine --store leader.db --manifest manifest.json 3f2a0c...
   fedecdf server quarantine --store helper.db --manifest manifest.json 3f2a0c...`,
@@ -45,7 +47,7 @@ record) cannot be repaired this way: restore it from a backup.`,
 					return err
 				}
 			}
-			n, err := store.Quarantine(storePath, m.Dataset, ids)
+			n, err := store.QuarantineBackend(storePath, "", m.Dataset, ids)
 			if err != nil {
 				return err
 			}
@@ -53,7 +55,7 @@ record) cannot be repaired this way: restore it from a backup.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&storePath, "store", "", "the stopped server's store file")
+	cmd.Flags().StringVar(&storePath, "store", "", "the stopped server's store: its bbolt file, or its postgres:// DSN")
 	cmd.Flags().StringVar(&manifest, "manifest", "manifest.json", "deployment manifest (names the dataset)")
 	return cmd
 }

@@ -198,9 +198,13 @@ func (o *serverOptions) run(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return errors.Join(err, stopProfile())
 	}
-	<-ctx.Done()
-	logger.Info("shutting down", "role", o.role)
-	return errors.Join(s.Close(), stopProfile())
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down", "role", o.role)
+		return errors.Join(s.Close(), stopProfile())
+	case err := <-s.Failed():
+		return errors.Join(err, s.Close(), stopProfile())
+	}
 }
 
 // startCPUProfile starts a CPU profile into path (nothing if empty); stop

@@ -99,6 +99,11 @@ func (s *Server) handleRelease(ctx context.Context, from transport.PeerID, req [
 		s.log.Warn("refused an operator's request", "from", from, "request", fmt.Sprintf("%T", msg))
 		return errorResponse("%s: %s may ask for status only: it is an operator of the manifest, not an analyst", s.name, from)
 	}
+	switch msg.(type) {
+	case *protocol.CreateRelease, *protocol.Prepare, *protocol.StatusRequest:
+		// Count every report any process of the role committed before.
+		s.catchUpOrLog()
+	}
 	switch m := msg.(type) {
 	case *protocol.ManifestDigest:
 		resp := s.srv.Handle(ctx, from, req)

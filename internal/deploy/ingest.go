@@ -26,6 +26,10 @@ type Load struct {
 	// Acked, if not nil, is called after each report both servers
 	// acknowledged (a progress display).
 	Acked func()
+	// Manifests, if not empty, are the manifests the parties use in
+	// turn, party k Manifests[k mod len] (the same deployment with
+	// other upload addresses: processes of a role), instead of m.
+	Manifests []*Manifest
 }
 
 // Sent is what a load sent: by report ID, the digest of each report's
@@ -72,7 +76,11 @@ func RunLoad(ctx context.Context, m *Manifest, l Load) (*Sent, error) {
 			if len(hosts) > 0 {
 				p = hosts[k%len(hosts)]
 			}
-			r, err := sendOne(ctx, m, p, l.Transport, x)
+			mk := m
+			if len(l.Manifests) > 0 {
+				mk = l.Manifests[k%len(l.Manifests)]
+			}
+			r, err := sendOne(ctx, mk, p, l.Transport, x)
 			mu.Lock()
 			defer mu.Unlock()
 			if r != nil {

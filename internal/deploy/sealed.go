@@ -434,6 +434,9 @@ func (s *Server) handleOpened(ctx context.Context, from transport.PeerID, kind b
 		if err := sealed.checkUpload(pt); err != nil {
 			return s.refuseReport(from, sealed.Report.String(), err.Error())
 		}
+		if !s.active.Load() {
+			return s.ingest(from, pt) // standing by (shared.go)
+		}
 		return s.handleReport(ctx, from, pt)
 	}
 	rr, err := parseRelayedReport(pt)

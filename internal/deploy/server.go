@@ -1,13 +1,11 @@
 package deploy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -84,6 +82,10 @@ type ServerConfig struct {
 	UploadTimeout time.Duration
 	UploadConns   int
 	UploadLimits  UploadLimits
+	// TakeOver is how often a standby process (another coordinates the
+	// role on its PostgreSQL store: shared.go) tries to take over
+	// (DefaultTakeOver if 0).
+	TakeOver time.Duration
 }
 
 // Server is a running leader or helper: a libp2p host serving the
@@ -97,10 +99,17 @@ type Server struct {
 	host  *p2p.Host
 	srv   *server.Server
 	store store.Backend
-	log   *slog.Logger
-	stop  chan struct{} // closed by Close: ends watchHelper
-	done  chan struct{} // closed when watchHelper returns
-	once  sync.Once     // closes stop
+	// shared is the store when it is a PostgreSQL database that several
+	// processes of the role may share (shared.go), else nil; active is
+	// set once this process coordinates (srv and host set).
+	shared *store.Postgres
+	active atomic.Bool
+	tail   tailState
+	failed chan error
+	log    *slog.Logger
+	stop   chan struct{} // closed by Close: ends watchHelper or awaitTakeOver
+	done   chan struct{} // closed when watchHelper or awaitTakeOver returns
+	once   sync.Once     // closes stop
 
 	started   time.Time
 	last      lastErrors
@@ -144,7 +153,7 @@ func startServer(cfg ServerConfig) (*Server, error) {
 		cfg.Logger = slog.Default()
 	}
 	cfg = withOpsDefaults(cfg)
-	s := &Server{cfg: cfg, started: time.Now(), stop: make(chan struct{}), done: make(chan struct{}), cancelOps: func() {}}
+	s := &Server{cfg: cfg, started: time.Now(), stop: make(chan struct{}), done: make(chan struct{}), cancelOps: func() {}, failed: make(chan error, 1)}
 	s.log = withLastErrors(cfg.Logger, &s.last).With("role", cfg.Role.String())
 	self, peerName, endpoint := LeaderName, HelperName, m.Leader
 	if cfg.Role == server.Helper {
@@ -165,7 +174,7 @@ func startServer(cfg ServerConfig) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.store, err = store.OpenBackend(cfg.Store, cfg.StorePasswordFile); err != nil {
+	if err := s.openStore(); err != nil {
 		return nil, err
 	}
 	if err := s.checkStoreConfig(); err != nil {
@@ -176,21 +185,58 @@ func startServer(cfg ServerConfig) (*Server, error) {
 		s.store.Close()
 		return nil, err
 	}
+	r := roleSetup{dataset: dataset, book: book, peer: peerName, endpoint: endpoint}
+	if s.shared != nil && !s.shared.Coordinating() {
+		if err := s.standBy(r); err != nil {
+			s.store.Close()
+			return nil, err
+		}
+		return s, nil
+	}
+	if err := s.coordinate(r); err != nil {
+		close(s.done)
+		s.Close()
+		return nil, err
+	}
+	if cfg.Role == server.Helper {
+		close(s.done)
+		return s, nil
+	}
+	go s.watchHelper()
+	return s, nil
+}
+
+// roleSetup is what coordinate needs of the manifest to serve the role.
+type roleSetup struct {
+	dataset  server.Dataset
+	book     map[transport.PeerID]peer.AddrInfo
+	peer     transport.PeerID
+	endpoint Endpoint
+}
+
+// coordinate starts serving the role: the libp2p host, a server with
+// the store's releases and reports replayed, the handlers, the
+// sealed-upload listener (unless a standby already runs it), the
+// operations loops and, at the leader, the first contact with the
+// helper. On error the caller closes the server (Close).
+func (s *Server) coordinate(r roleSetup) error {
+	cfg, m := s.cfg, s.cfg.Manifest
 	tc := cfg.Transport
-	tc.Key, tc.Self, tc.Listen, tc.Peers, tc.Logger = cfg.Identity.Key, self, cfg.Listen, book, s.log
+	tc.Key, tc.Self, tc.Listen, tc.Peers, tc.Logger = cfg.Identity.Key, s.name, cfg.Listen, r.book, s.log
 	// An analyst waits on every call to the helper: one that does not
 	// answer a connect timeout is reported at once, not after retries.
 	tc.StopUnanswered = true
 	if tc.MaxMessage == 0 {
 		tc.MaxMessage = protocol.MaxMessageSize
 	}
-	if s.host, err = p2p.New(tc); err != nil {
-		s.store.Close()
-		return nil, err
+	host, err := p2p.New(tc)
+	if err != nil {
+		return err
 	}
+	s.host = host
 	scfg := server.Config{
-		Role: cfg.Role, Peer: peerName, Conn: s.host.Conn(p2p.PeerProtocol),
-		Ledger: s.store, Releases: s.store, Reports: s.store, Datasets: []server.Dataset{dataset}, Manifest: digestsByName(m.Digests()),
+		Role: cfg.Role, Peer: r.peer, Conn: s.host.Conn(p2p.PeerProtocol),
+		Ledger: s.store, Releases: s.store, Reports: s.store, Datasets: []server.Dataset{r.dataset}, Manifest: digestsByName(m.Digests()),
 	}
 	err = s.verifyKey(&scfg)
 	if err == nil {
@@ -200,10 +246,9 @@ func startServer(cfg ServerConfig) (*Server, error) {
 		err = s.replay()
 	}
 	if err != nil {
-		s.host.Close()
-		s.store.Close()
-		return nil, err
+		return err
 	}
+	s.active.Store(true)
 	s.host.Handle(p2p.ReportProtocol, nil, s.handleReport)
 	relay := m.Upload == UploadRelay
 	if cfg.Role == server.Leader {
@@ -217,33 +262,28 @@ func startServer(cfg ServerConfig) (*Server, error) {
 			s.host.Handle(p2p.SealedProtocol, []transport.PeerID{LeaderName}, s.handleSealed)
 		}
 	}
-	if cfg.UploadListen == "" {
-		cfg.UploadListen = endpoint.UploadAddr
-	}
-	if cfg.UploadListen != "" {
-		if err := s.listenUploads(cfg.UploadListen); err != nil {
-			s.host.Close()
-			s.store.Close()
-			return nil, err
+	if listen := s.uploadListen(r.endpoint); listen != "" && s.uploads == nil {
+		if err := s.listenUploads(listen); err != nil {
+			return err
 		}
 	}
-	s.log.Info("serving", "peer_id", s.host.ID().String(), "addrs", fmt.Sprint(s.host.Addrs()), "upload_addr", s.uploadAddr(), "dataset", m.Dataset, "version", cfg.Version)
+	s.log.Info("serving", "peer_id", s.host.ID().String(), "addrs", fmt.Sprint(s.host.Addrs()), "upload_addr", s.uploadAddr(), "dataset", m.Dataset, "version", cfg.Version, "coordinator", s.shared != nil)
 	if err := s.startOps(); err != nil {
-		close(s.done)
-		s.Close()
-		return nil, err
+		return err
 	}
 	if cfg.Role == server.Helper {
-		close(s.done)
-		return s, nil
+		return nil
 	}
-	if err := s.firstContact(); err != nil {
-		close(s.done)
-		s.Close()
-		return nil, err
+	return s.firstContact()
+}
+
+// uploadListen is the address of the sealed-upload listener: the
+// configured one, else the manifest's ("": none).
+func (s *Server) uploadListen(e Endpoint) string {
+	if s.cfg.UploadListen != "" {
+		return s.cfg.UploadListen
 	}
-	go s.watchHelper()
-	return s, nil
+	return e.UploadAddr
 }
 
 // withOpsDefaults fills the unset operations fields of cfg.
@@ -254,6 +294,7 @@ func withOpsDefaults(cfg ServerConfig) ServerConfig {
 	}{
 		{&cfg.Progress, 10 * time.Second}, {&cfg.PeerCheck, DefaultPeerCheck}, {&cfg.PeerTimeout, DefaultPeerTimeout},
 		{&cfg.OrphanCheck, DefaultOrphanCheck}, {&cfg.Summary, DefaultSummary}, {&cfg.UploadTimeout, DefaultUploadTimeout},
+		{&cfg.TakeOver, DefaultTakeOver},
 	} {
 		if *d.field == 0 {
 			*d.field = d.def
@@ -276,6 +317,11 @@ func (s *Server) startOps() error {
 	s.cancelOps = cancel
 	s.summarise(ctx)
 	s.every(ctx, connLogWindow, func() { s.connLog.flush(s.log) })
+	if s.shared != nil {
+		s.every(ctx, DefaultTailInterval, s.catchUpOrLog)
+		s.every(ctx, s.cfg.TakeOver, s.holdLock)
+		s.watchLock(ctx)
+	}
 	if s.cfg.Role == server.Helper {
 		s.every(ctx, s.cfg.PeerCheck, s.logRejected)
 	}
@@ -386,70 +432,54 @@ func (s *Server) verifyKey(cfg *server.Config) error {
 // replayChunk is how many stored uploads replay prepares together.
 const replayChunk = 256
 
-// replay feeds the stored uploads to the fresh server, in chunks whose
-// accepted reports' outputs the server re-derives in parallel first
-// (server.Server.PrepareReplay). The uploads of reports the server
-// rejected are not replayed but deleted from the store: their verdicts
-// are stored, and the server refuses them if uploaded again. A bare DCF
-// key stored before dcf deployments were verified is refused
-// (ErrUnverifiedStore).
+// replay feeds the stored uploads to the fresh server (feed). The
+// uploads of reports the server rejected are not replayed but deleted
+// from the store: their verdicts are stored, and the server refuses
+// them if uploaded again. A bare DCF key stored before dcf deployments
+// were verified is refused (ErrUnverifiedStore). A shared store is
+// read from its first report on (readNew), which sets the cursor of
+// the coordinator's later reads.
 func (s *Server) replay() error {
 	dataset := s.cfg.Manifest.Dataset
-	n := 0
-	var rejected []payload.ReportID
-	chunk := make([]*protocol.Upload, 0, replayChunk)
-	raw := make([][]byte, 0, replayChunk)
-	flush := func() error {
-		skip := s.srv.PrepareReplay(dataset, raw)
-		rejected = append(rejected, skip...)
-		for i, up := range chunk {
-			if slices.Contains(skip, up.Report) {
-				continue
+	var n, deleted int
+	var err error
+	if s.shared != nil {
+		s.tail.cursor = 0
+		n, deleted, err = s.readNew()
+	} else {
+		var rejected []payload.ReportID
+		n, rejected, err = s.feed(func(fn func(payload.ReportID, []byte) error) error { return s.store.Reports(dataset, fn) })
+		deleted = len(rejected)
+		if err == nil && len(rejected) > 0 {
+			if _, err := s.store.DeleteReports(dataset, rejected); err != nil {
+				s.log.Error("deleting the stored uploads of rejected reports (they are skipped again at the next start)", "err", err)
 			}
-			resp, err := protocol.Decode(s.srv.Handle(context.Background(), "store", raw[i]))
-			if e, isErr := resp.(*protocol.Error); isErr {
-				return fmt.Errorf("store: replaying report %v: %s", up.Report, e.Text)
-			} else if err != nil {
-				return fmt.Errorf("store: replaying report %v: %w", up.Report, err)
-			}
-			s.srv.Stored(dataset, up.Report)
-			n++
 		}
-		chunk, raw = chunk[:0], raw[:0]
-		return nil
-	}
-	err := s.store.Reports(dataset, func(id payload.ReportID, upload []byte) error {
-		msg, err := protocol.Decode(upload)
-		if err != nil {
-			return fmt.Errorf("store: replaying report %v: %w", id, err)
-		}
-		up, ok := msg.(*protocol.Upload)
-		switch {
-		case !ok:
-			return fmt.Errorf("store: replaying report %v: a %T, not an upload", id, msg)
-		case len(up.Key) != 0:
-			return fmt.Errorf("store: report %v: %w, stored before this deployment's reports were verified (manifest version 2): start the server on a new store file, and have the parties upload again", id, ErrUnverifiedStore)
-		}
-		raw = append(raw, bytes.Clone(upload)) // upload is valid only during the call
-		if chunk = append(chunk, up); len(chunk) == replayChunk {
-			return flush()
-		}
-		return nil
-	})
-	if err == nil {
-		err = flush()
 	}
 	if err != nil {
 		return err
 	}
-	if _, err := s.store.DeleteReports(dataset, rejected); err != nil {
-		s.log.Error("deleting the stored uploads of rejected reports (they are skipped again at the next start)", "err", err)
-	}
-	s.log.Info("restored from the store", "reports", n, "rejected_uploads_deleted", len(rejected))
+	s.log.Info("restored from the store", "reports", n, "rejected_uploads_deleted", deleted)
 	for _, err := range s.srv.UnboundReleases(dataset) {
 		s.log.Warn("a release is unreadable: the store lost or quarantined reports it was created over", "err", err)
 	}
 	return nil
+}
+
+// storedUpload decodes the stored upload of report id.
+func storedUpload(id payload.ReportID, upload []byte) (*protocol.Upload, error) {
+	msg, err := protocol.Decode(upload)
+	if err != nil {
+		return nil, fmt.Errorf("store: replaying report %v: %w", id, err)
+	}
+	up, ok := msg.(*protocol.Upload)
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("store: replaying report %v: a %T, not an upload", id, msg)
+	case len(up.Key) != 0:
+		return nil, fmt.Errorf("store: report %v: %w, stored before this deployment's reports were verified (manifest version 2): start the server on a new store file, and have the parties upload again", id, ErrUnverifiedStore)
+	}
+	return up, nil
 }
 
 // ID returns the server's peer ID.
@@ -469,7 +499,10 @@ func (s *Server) Close() error {
 	if s.uploads != nil {
 		s.uploads.close() // before the host and the store its uploads use
 	}
-	err := s.host.Close()
+	var err error
+	if s.host != nil {
+		err = s.host.Close()
+	}
 	s.loops.Wait()
 	return errors.Join(err, s.store.Close())
 }

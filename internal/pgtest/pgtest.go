@@ -59,6 +59,25 @@ func Schema(t testing.TB) string {
 // Exec runs sql (statements without arguments) on the database of dsn.
 func Exec(t testing.TB, dsn, sql string) {
 	t.Helper()
+	withConn(t, dsn, sql, func(ctx context.Context, conn *pgx.Conn) error {
+		_, err := conn.Exec(ctx, sql)
+		return err
+	})
+}
+
+// QueryRow runs sql, a query of one row without arguments, on the
+// database of dsn and scans its row into dest.
+func QueryRow(t testing.TB, dsn, sql string, dest ...any) {
+	t.Helper()
+	withConn(t, dsn, sql, func(ctx context.Context, conn *pgx.Conn) error {
+		return conn.QueryRow(ctx, sql).Scan(dest...)
+	})
+}
+
+// withConn runs fn on a new connection to the database of dsn, failing
+// t (naming sql) on an error.
+func withConn(t testing.TB, dsn, sql string, fn func(context.Context, *pgx.Conn) error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, dsn)
@@ -66,7 +85,7 @@ func Exec(t testing.TB, dsn, sql string) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, sql); err != nil {
+	if err := fn(ctx, conn); err != nil {
 		t.Fatalf("%s: %v", sql, err)
 	}
 }

@@ -27,6 +27,7 @@ import (
 // time), name is how its errors name it.
 type fixture struct {
 	name    string
+	spec    string // the store's --store value: the file, or the DSN
 	openErr func() (Backend, error)
 }
 
@@ -45,11 +46,11 @@ func (f fixture) open(t *testing.T) Backend {
 func forEachBackend(t *testing.T, test func(t *testing.T, f fixture)) {
 	t.Run("bbolt", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "server.db")
-		test(t, fixture{name: path, openErr: func() (Backend, error) { return Open(path) }})
+		test(t, fixture{name: path, spec: path, openErr: func() (Backend, error) { return Open(path) }})
 	})
 	t.Run("postgres", func(t *testing.T) {
 		dsn := pgtest.Schema(t)
-		test(t, fixture{name: redact(dsn), openErr: func() (Backend, error) { return OpenPostgres(dsn, "") }})
+		test(t, fixture{name: redact(dsn), spec: dsn, openErr: func() (Backend, error) { return OpenPostgres(dsn, "") }})
 	})
 }
 

@@ -24,8 +24,11 @@
 // its commit, a charge is one serialisable transaction around
 // ledger.Admit, the schema is versioned in the database with
 // forward-only migrations applied at open under an advisory lock, and a
-// session advisory lock keeps one server process per database (or
-// schema), as bbolt's file lock does.
+// session advisory lock keeps one coordinating process per database (or
+// schema), as bbolt's file lock keeps one process per file; the other
+// processes of the role open it as standbys (OpenPostgresShared,
+// pgshared.go), which record uploads only, and the coordinator reads
+// what they recorded with ReportsAfter.
 //
 // Layering: the store imports internal/ledger (Budget, Admit) and
 // internal/payload (IDs), never package server; it satisfies

@@ -17,6 +17,9 @@ import (
 // writes, and PutReport returns once that transaction committed (with
 // PostgreSQL's synchronous_commit, once its WAL is flushed).
 func (p *Postgres) PutReport(dataset string, id payload.ReportID, upload []byte) error {
+	if p.Quarantined(dataset, id) {
+		return fmt.Errorf("store: recording report %v of dataset %q: %w", id, dataset, ErrQuarantined)
+	}
 	if err := p.c.enqueue(&write{dataset: dataset, id: id, upload: upload, received: time.Now()}, func() bool { return false }); err != nil {
 		return fmt.Errorf("store: recording report %v of dataset %q: %w", id, dataset, err)
 	}

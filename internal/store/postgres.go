@@ -12,6 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 // ErrSchema is wrapped by the error of OpenPostgres for a database whose
@@ -31,23 +33,37 @@ const opTimeout = 30 * time.Second
 // Postgres is a server's durable state in a PostgreSQL database (or a
 // schema of one, chosen by the DSN's search_path): the tables of
 // schema.go holding the same records as the bbolt Store. Reads use a
-// connection pool; every write goes through one connection holding the
-// database's advisory lock (one server process per database, as one
-// per bbolt file), in a transaction committed before the method
-// returns. PutReport and SaveVerdicts share transactions (group
-// commit, as Store). After the database restarts the next write
-// reconnects and takes the lock again; the writes meanwhile fail and
-// are not acknowledged.
+// connection pool; every write goes through one connection, in a
+// transaction committed before the method returns. PutReport and
+// SaveVerdicts share transactions (group commit, as Store). After the
+// database restarts the next write reconnects; the writes meanwhile
+// fail and are not acknowledged.
+//
+// The writing connection of the coordinating process holds the
+// schema's advisory lock: one coordinator per database, as one process
+// per bbolt file. OpenPostgres refuses a database whose lock another
+// process holds (ErrLocked); OpenPostgresShared opens it as a standby
+// instead, whose writing connection holds no lock (it records uploads
+// only: pgshared.go) until TakeOver takes the lock.
 type Postgres struct {
 	pool *pgxpool.Pool
 	cfg  *pgx.ConnConfig
 	name string // the DSN, for errors (it holds no password)
 	c    *committer
 
-	// wmu serialises the writers on conn, the connection holding the
-	// advisory lock (nil: reconnect before the next write).
-	wmu  sync.Mutex
-	conn *pgx.Conn
+	// wmu serialises the writers on conn, the writing connection (nil:
+	// reconnect before the next write), which holds the advisory lock
+	// unless standby.
+	wmu     sync.Mutex
+	conn    *pgx.Conn
+	standby bool
+	// lost is closed when a coordinator's reconnection finds the lock
+	// taken by another process (Lost).
+	lost     chan struct{}
+	lostOnce sync.Once
+	// quarantined holds, per dataset, the reports set aside, read at
+	// open (QuarantinePostgres runs with no process on the database).
+	quarantined map[string]map[payload.ReportID]bool
 }
 
 // OpenPostgres connects to the database of dsn (a postgres:// URL
@@ -58,6 +74,11 @@ type Postgres struct {
 // from passwordFile (mode 0600) if not empty, else from PGPASSWORD or
 // ~/.pgpass as libpq does.
 func OpenPostgres(dsn, passwordFile string) (*Postgres, error) {
+	return openPostgres(dsn, passwordFile, false)
+}
+
+// openPostgres is OpenPostgres, or OpenPostgresShared if shared.
+func openPostgres(dsn, passwordFile string, shared bool) (*Postgres, error) {
 	if dsnHasPassword(dsn) {
 		return nil, fmt.Errorf("store: %w: a command line is visible to every user of the machine", ErrPassword)
 	}
@@ -77,17 +98,28 @@ func OpenPostgres(dsn, passwordFile string) (*Postgres, error) {
 	// would otherwise fail the first read on it (a ledger check, say)
 	// instead of being replaced.
 	pcfg.ShouldPing = func(context.Context, pgxpool.ShouldPingParams) bool { return true }
-	p := &Postgres{cfg: pcfg.ConnConfig, name: redact(dsn)}
+	p := &Postgres{cfg: pcfg.ConnConfig, name: redact(dsn), lost: make(chan struct{})}
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	if err := p.lockedConn(ctx); err != nil {
-		return nil, err
+		if !shared || !errors.Is(err, ErrLocked) {
+			return nil, err
+		}
+		if p.conn, err = p.connect(ctx); err != nil {
+			return nil, err
+		}
+		p.standby = true
 	}
 	if err := migrate(ctx, p.conn); err != nil {
 		p.conn.Close(ctx)
 		return nil, fmt.Errorf("store: %s: %w", p.name, err)
 	}
 	if p.pool, err = pgxpool.NewWithConfig(ctx, pcfg); err != nil {
+		p.conn.Close(ctx)
+		return nil, fmt.Errorf("store: %s: %w", p.name, err)
+	}
+	if p.quarantined, err = p.loadQuarantine(ctx); err != nil {
+		p.pool.Close()
 		p.conn.Close(ctx)
 		return nil, fmt.Errorf("store: %s: %w", p.name, err)
 	}
@@ -138,17 +170,21 @@ func readPassword(path string) (string, error) {
 	return strings.TrimSuffix(pw, "\r"), nil
 }
 
+// tryLockSQL takes the advisory lock of the store's schema, the lock
+// of its coordinating process, if no other session holds it.
+const tryLockSQL = `SELECT pg_try_advisory_lock(hashtext('fedecdf store ' || current_schema()))`
+
 // lockedConn connects p.conn and takes the advisory lock of the store's
 // schema on it (wmu held, or during OpenPostgres). The session lock is
 // the database's "file lock": released when the connection ends, taken
 // again by the next write after a reconnection.
 func (p *Postgres) lockedConn(ctx context.Context) error {
-	conn, err := pgx.ConnectConfig(ctx, p.cfg)
+	conn, err := p.connect(ctx)
 	if err != nil {
-		return fmt.Errorf("store: %s: %w", p.name, err)
+		return err
 	}
 	var got bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtext('fedecdf store ' || current_schema()))`).Scan(&got); err != nil {
+	if err := conn.QueryRow(ctx, tryLockSQL).Scan(&got); err != nil {
 		conn.Close(ctx)
 		return fmt.Errorf("store: %s: %w", p.name, err)
 	}
@@ -158,6 +194,31 @@ func (p *Postgres) lockedConn(ctx context.Context) error {
 	}
 	p.conn = conn
 	return nil
+}
+
+// connect opens a connection of p's configuration.
+func (p *Postgres) connect(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, p.cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: %w", p.name, err)
+	}
+	return conn, nil
+}
+
+// reconnect connects p.conn again (wmu held): a standby's without the
+// lock, a coordinator's with it; a coordinator finding the lock taken
+// has lost its role (Lost).
+func (p *Postgres) reconnect(ctx context.Context) error {
+	if p.standby {
+		conn, err := p.connect(ctx)
+		p.conn = conn
+		return err
+	}
+	err := p.lockedConn(ctx)
+	if errors.Is(err, ErrLocked) {
+		p.lostOnce.Do(func() { close(p.lost) })
+	}
+	return err
 }
 
 // write runs fn in a transaction (of isolation iso) on the locked
@@ -181,7 +242,7 @@ func (p *Postgres) writeOnce(iso pgx.TxIsoLevel, fn func(ctx context.Context, tx
 	defer cancel()
 	if p.conn == nil || p.conn.IsClosed() {
 		p.conn = nil
-		if err := p.lockedConn(ctx); err != nil {
+		if err := p.reconnect(ctx); err != nil {
 			return err
 		}
 	}

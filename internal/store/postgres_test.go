@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -88,7 +89,7 @@ func TestPostgresSchemaMigrations(t *testing.T) {
 	if !errors.Is(err, ErrSchema) || !strings.Contains(err.Error(), fmt.Sprintf("schema version %d", len(next))) {
 		t.Errorf("newer schema: %v; want ErrSchema naming the version", err)
 	}
-	pgtest.Exec(t, dsn, `UPDATE fedecdf_schema SET version = 1; UPDATE fedecdf_meta SET value = '\x63' WHERE key = 'format'`)
+	pgtest.Exec(t, dsn, `UPDATE fedecdf_schema SET version = `+strconv.Itoa(SchemaVersion)+`; UPDATE fedecdf_meta SET value = '\x63' WHERE key = 'format'`)
 	s, err = OpenPostgres(dsn, "")
 	if err == nil {
 		s.Close()

@@ -25,7 +25,13 @@ import (
 //	fedecdf_releases(dataset, release, rec)      the server's release records (secret)
 //	fedecdf_verify_keys(dataset, rec)            verifyKeyVersion ‖ key
 //
-// seq orders the records as appended (one writer connection appends).
+// seq orders the records as appended.
+//
+// Version 2 (several processes per role):
+//
+//	fedecdf_reports.xid                          the inserting transaction (pg_current_xact_id);
+//	                                             indexed with dataset: the coordinator's tail (ReportsAfter)
+//	fedecdf_quarantine(dataset, id, at)          the reports set aside (QuarantinePostgres)
 var migrations = []string{
 	`CREATE TABLE fedecdf_meta (key text PRIMARY KEY, value bytea NOT NULL);
 	CREATE TABLE fedecdf_reports (
@@ -44,6 +50,9 @@ var migrations = []string{
 	CREATE TABLE fedecdf_charges (dataset text NOT NULL, release bytea NOT NULL, at text NOT NULL, PRIMARY KEY (dataset, release));
 	CREATE TABLE fedecdf_releases (dataset text NOT NULL, release bytea NOT NULL, rec bytea NOT NULL, PRIMARY KEY (dataset, release));
 	CREATE TABLE fedecdf_verify_keys (dataset text PRIMARY KEY, rec bytea NOT NULL);`,
+	`ALTER TABLE fedecdf_reports ADD COLUMN xid xid8 NOT NULL DEFAULT pg_current_xact_id();
+	CREATE INDEX fedecdf_reports_xid ON fedecdf_reports (dataset, xid);
+	CREATE TABLE fedecdf_quarantine (dataset text NOT NULL, id bytea NOT NULL, at text NOT NULL, PRIMARY KEY (dataset, id));`,
 }
 
 // SchemaVersion is the PostgreSQL schema this fedecdf writes: the

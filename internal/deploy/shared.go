@@ -1,0 +1,291 @@
+package deploy
+
+// Server process, several per role: processes with the same key,
+// manifest and PostgreSQL store serve one role. The first to take the
+// database's lock coordinates: it runs the server (verification,
+// releases, the ledger, queries, the leader–helper exchange) as a
+// single process does. The others stand by: each takes sealed uploads
+// on its own address and records them in the database, acknowledging
+// after the commit, and tries every TakeOver interval to take the lock;
+// the one that gets it (the coordinator stopped, was killed or lost its
+// database connection) loads everything from the database, as a
+// restarted server does, and coordinates. The coordinator reads the
+// reports the others recorded (catchUp) every TailInterval, and before
+// it creates a release, answers a Prepare, or reports its status, so a
+// release counts every report committed before it was asked for.
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/fedecdf/fedecdf/internal/payload"
+	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/store"
+	"github.com/fedecdf/fedecdf/internal/transport"
+	"github.com/fedecdf/fedecdf/server"
+)
+
+// DefaultTakeOver is how often a standby tries to take over, and
+// DefaultTailInterval how often the coordinator reads the reports the
+// standbys recorded.
+const (
+	DefaultTakeOver     = time.Second
+	DefaultTailInterval = 500 * time.Millisecond
+)
+
+// ErrStandbyRelay is returned by StartServer for a standby process of
+// a relay deployment: a standby takes sealed uploads of its own server
+// only, not relayed ones.
+var ErrStandbyRelay = errors.New("deploy: a standby cannot relay uploads")
+
+// tailState is where the coordinator's reading of other processes'
+// reports stands (store.Postgres.ReportsAfter's cursor).
+type tailState struct {
+	mu     sync.Mutex
+	cursor uint64
+}
+
+// openStore opens the configured store: a PostgreSQL database shared
+// with the role's other processes (a standby if another coordinates),
+// or a bbolt file, of one process.
+func (s *Server) openStore() error {
+	if !store.IsPostgres(s.cfg.Store) {
+		var err error
+		s.store, err = store.OpenBackend(s.cfg.Store, s.cfg.StorePasswordFile)
+		return err
+	}
+	p, err := store.OpenPostgresShared(s.cfg.Store, s.cfg.StorePasswordFile)
+	if err != nil {
+		return err
+	}
+	s.store, s.shared = p, p
+	return nil
+}
+
+// standBy serves sealed uploads while another process coordinates the
+// role, and waits to take over.
+func (s *Server) standBy(r roleSetup) error {
+	if s.cfg.Manifest.Upload == UploadRelay {
+		return fmt.Errorf("%w: another process coordinates the %s on this database, and in a relay deployment uploads reach the helper through the leader's coordinator; stop the other process, or give this one a database of its own", ErrStandbyRelay, s.name)
+	}
+	listen := s.uploadListen(r.endpoint)
+	if listen == "" {
+		return fmt.Errorf("another process coordinates the %s on this database, and this one, standing by, serves sealed uploads only: give it --upload-listen HOST:PORT (or the %s an upload_addr in the manifest)", s.name, s.name)
+	}
+	if err := s.listenUploads(listen); err != nil {
+		return err
+	}
+	s.log.Info("standing by: another process coordinates the role; recording sealed uploads", "upload_addr", s.uploadAddr(), "dataset", s.cfg.Manifest.Dataset, "version", s.cfg.Version)
+	go s.awaitTakeOver(r)
+	return nil
+}
+
+// awaitTakeOver tries to take over every TakeOver interval until it
+// does, and then coordinates (at the leader, watching the helper) until
+// Close; it closes done when it returns.
+func (s *Server) awaitTakeOver(r roleSetup) {
+	t := time.NewTicker(s.cfg.TakeOver)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			close(s.done)
+			return
+		case <-t.C:
+		}
+		took, err := s.shared.TakeOver()
+		if err != nil {
+			s.log.Warn("standing by: cannot reach the database", "err", err)
+		}
+		if !took {
+			continue
+		}
+		s.log.Info("taking over: the coordinating process of the role is gone")
+		if err := s.coordinate(r); err != nil {
+			s.log.Error("taking over failed", "err", err)
+			s.fail(err)
+			close(s.done)
+			return
+		}
+		if s.cfg.Role == server.Helper {
+			close(s.done)
+			return
+		}
+		s.watchHelper()
+		return
+	}
+}
+
+// Failed is sent the error that ended the server's serving on its own:
+// a standby that could not take over, or a coordinator that lost the
+// database's lock to another process. The process should then exit
+// (a supervisor restarting it makes it a standby again).
+func (s *Server) Failed() <-chan error { return s.failed }
+
+func (s *Server) fail(err error) {
+	select {
+	case s.failed <- err:
+	default:
+	}
+}
+
+// watchLock runs until ctx ends, failing the server if its store loses
+// the lock to another process.
+func (s *Server) watchLock(ctx context.Context) {
+	if s.shared == nil {
+		return
+	}
+	s.loops.Go(func() {
+		select {
+		case <-ctx.Done():
+		case <-s.shared.Lost():
+			err := fmt.Errorf("%w: another process took over the %s's coordination while this one was cut from the database; it writes nothing more: restart it, and it stands by", store.ErrLocked, s.name)
+			s.log.Error("coordination lost", "err", err)
+			s.fail(err)
+		}
+	})
+}
+
+// holdLock checks that the coordinator still holds the database's lock
+// (store.Postgres.Hold), so that it learns of a take-over (watchLock)
+// even with nothing to write, and takes its lock back after the
+// database restarted.
+func (s *Server) holdLock() {
+	if err := s.shared.Hold(); err != nil && !errors.Is(err, store.ErrLocked) {
+		s.log.Warn("the database is not reachable", "err", err)
+	}
+}
+
+// ingest records the upload pt (checked by the sealed frame's
+// checkUpload) for the coordinating process while this one stands by,
+// and acknowledges it after the commit; nil (no answer: the party
+// retries) if the store fails.
+func (s *Server) ingest(from transport.PeerID, pt []byte) []byte {
+	msg, err := protocol.Decode(pt)
+	if err != nil {
+		return s.refuseReport(from, "", fmt.Sprintf("malformed report: %v", err))
+	}
+	up, ok := msg.(*protocol.Upload)
+	switch {
+	case !ok:
+		return s.refuseReport(from, "", fmt.Sprintf("%T is not a report", msg))
+	case up.Dataset != s.cfg.Manifest.Dataset:
+		return s.refuseReport(from, up.Report.String(), fmt.Sprintf("report %v is of dataset %q, not of this server's %q", up.Report, up.Dataset, s.cfg.Manifest.Dataset))
+	case s.shared.Quarantined(up.Dataset, up.Report):
+		return s.refuseReport(from, up.Report.String(), fmt.Sprintf("report %v refused: %v by the operator", up.Report, store.ErrQuarantined))
+	}
+	if err := s.store.PutReport(up.Dataset, up.Report, pt); err != nil {
+		s.counters.rejected.Add(1)
+		s.log.Error("could not persist a report", "report", up.Report.String(), "err", err)
+		return nil
+	}
+	s.counters.accepted.Add(1)
+	s.log.Debug("report recorded for the coordinating process", "from", from, "report", up.Report.String())
+	return protocol.Encode(&protocol.Ack{})
+}
+
+// catchUp hands the coordinator's server the reports recorded since its
+// last read, by any process of the role (its own come back as
+// duplicates), and deletes the uploads of reports it rejected. Nothing
+// for a store of one process.
+func (s *Server) catchUp() error {
+	if s.shared == nil || !s.active.Load() {
+		return nil
+	}
+	n, _, err := s.readNew()
+	if n > 0 {
+		s.log.Debug("read the reports other processes recorded", "reports", n)
+	}
+	return err
+}
+
+// catchUpOrLog is catchUp, logging its failure.
+func (s *Server) catchUpOrLog() {
+	if err := s.catchUp(); err != nil {
+		s.log.Warn("reading the reports other processes recorded", "err", err)
+	}
+}
+
+// readNew feeds the server the shared store's reports since the cursor,
+// deletes the uploads of those it rejected, and returns how many it
+// accepted anew and how many it deleted.
+func (s *Server) readNew() (n, deleted int, err error) {
+	s.tail.mu.Lock()
+	defer s.tail.mu.Unlock()
+	dataset := s.cfg.Manifest.Dataset
+	var rejected []payload.ReportID
+	n, rejected, err = s.feed(func(fn func(payload.ReportID, []byte) error) error {
+		next, err := s.shared.ReportsAfter(dataset, s.tail.cursor, fn)
+		s.tail.cursor = next
+		return err
+	})
+	if len(rejected) > 0 {
+		if _, derr := s.store.DeleteReports(dataset, rejected); derr != nil {
+			s.log.Error("deleting the stored uploads of rejected reports (they are skipped again at the next start)", "err", derr)
+		}
+	}
+	return n, len(rejected), err
+}
+
+// feed hands the server the stored uploads source calls its function
+// with, in chunks whose accepted reports' outputs the server re-derives
+// in parallel first (server.Server.PrepareReplay), and returns how many
+// it accepted anew and the reports it had rejected finally (their
+// uploads need no replay). An upload the server refuses fails a
+// bbolt store's replay (the server acknowledged everything in it); in
+// a shared store a standby recorded it unchecked, and it is logged and
+// counted as refused.
+func (s *Server) feed(source func(fn func(payload.ReportID, []byte) error) error) (n int, rejected []payload.ReportID, err error) {
+	dataset := s.cfg.Manifest.Dataset
+	chunk := make([]*protocol.Upload, 0, replayChunk)
+	raw := make([][]byte, 0, replayChunk)
+	flush := func() error {
+		skip := s.srv.PrepareReplay(dataset, raw)
+		rejected = append(rejected, skip...)
+		for i, up := range chunk {
+			if slices.Contains(skip, up.Report) {
+				continue
+			}
+			resp, err := protocol.Decode(s.srv.Handle(context.Background(), "store", raw[i]))
+			if err != nil {
+				return fmt.Errorf("store: replaying report %v: %w", up.Report, err)
+			}
+			switch r := resp.(type) {
+			case *protocol.Error:
+				if s.shared == nil {
+					return fmt.Errorf("store: replaying report %v: %s", up.Report, r.Text)
+				}
+				s.counters.rejected.Add(1)
+				s.log.Warn("report refused", "from", "store", "report", up.Report.String(), "reason", r.Text)
+				continue
+			case *protocol.Ack:
+				if !r.Duplicate {
+					n++
+				}
+			}
+			s.srv.Stored(dataset, up.Report)
+		}
+		chunk, raw = chunk[:0], raw[:0]
+		return nil
+	}
+	err = source(func(id payload.ReportID, upload []byte) error {
+		up, err := storedUpload(id, upload)
+		if err != nil {
+			return err
+		}
+		raw = append(raw, bytes.Clone(upload)) // upload is valid only during the call
+		if chunk = append(chunk, up); len(chunk) == replayChunk {
+			return flush()
+		}
+		return nil
+	})
+	if err == nil {
+		err = flush()
+	}
+	return n, rejected, err
+}
