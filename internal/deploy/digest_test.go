@@ -8,21 +8,22 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/server"
 )
 
 // katManifest is a fixed manifest (fixed peer IDs, no keys needed).
-func katManifest() *Manifest {
-	return &Manifest{
-		Version: 2, Protocol: 4, Dataset: "kat", Backend: string(server.DCF), Upload: UploadDirect,
-		Leader:     Endpoint{Public: Public{PeerID: "12D3KooWLeader"}, Addrs: []string{"/ip4/10.0.0.1/tcp/4001"}},
-		Helper:     Endpoint{Public: Public{PeerID: "12D3KooWHelper", HPKESuite: "kat", HPKEPublicKey: []byte{1, 2, 3}}, Addrs: []string{"/ip4/10.0.0.2/tcp/4002"}},
+func katManifest() *manifest.Manifest {
+	return &manifest.Manifest{
+		Version: 2, Protocol: 4, Dataset: "kat", Backend: string(server.DCF), Upload: manifest.UploadDirect,
+		Leader:     manifest.Endpoint{Public: manifest.Public{PeerID: "12D3KooWLeader"}, Addrs: []string{"/ip4/10.0.0.1/tcp/4001"}},
+		Helper:     manifest.Endpoint{Public: manifest.Public{PeerID: "12D3KooWHelper", HPKESuite: "kat", HPKEPublicKey: []byte{1, 2, 3}}, Addrs: []string{"/ip4/10.0.0.2/tcp/4002"}},
 		Analysts:   []string{"12D3KooWAnalyst"},
-		Grid:       Grid{Scale: "linear", Min: 0, Max: 1, Bins: 256},
-		Payload:    PayloadLayout(),
-		Mechanism:  Mech{Name: "tree", Epsilon: 1, Neighbours: "replace", Allowed: []string{"tree"}, MaxDelta: 0, MaxEpsilon: 2},
-		Budget:     Budget{Epsilon: 4, Delta: 1e-6},
+		Grid:       manifest.Grid{Scale: "linear", Min: 0, Max: 1, Bins: 256},
+		Payload:    manifest.PayloadLayout(),
+		Mechanism:  manifest.Mech{Name: "tree", Epsilon: 1, Neighbours: "replace", Allowed: []string{"tree"}, MaxDelta: 0, MaxEpsilon: 2},
+		Budget:     manifest.Budget{Epsilon: 4, Delta: 1e-6},
 		MinReports: 100,
 	}
 }
@@ -50,29 +51,31 @@ func TestManifestDigestKnownAnswer(t *testing.T) {
 func TestDigestsNameWhatDiffers(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		edit func(m *Manifest)
+		edit func(m *manifest.Manifest)
 		want []string
 	}{
-		{"bins", func(m *Manifest) { m.Grid.Bins = 128 }, []string{"grid"}},
-		{"grid scale", func(m *Manifest) { m.Grid.Scale = "log" }, []string{"grid"}},
-		{"budget ε", func(m *Manifest) { m.Budget.Epsilon = 8 }, []string{"budget"}},
-		{"budget δ", func(m *Manifest) { m.Budget.Delta = 0 }, []string{"budget"}},
-		{"neighbours", func(m *Manifest) { m.Mechanism.Neighbours = "addremove" }, []string{"policy"}},
-		{"allowed", func(m *Manifest) { m.Mechanism.Allowed = []string{"tree", "kary"} }, []string{"policy"}},
-		{"max δ", func(m *Manifest) { m.Mechanism.MaxDelta = 1e-9 }, []string{"policy"}},
-		{"max ε", func(m *Manifest) { m.Mechanism.MaxEpsilon = 0 }, []string{"policy"}},
-		{"dataset", func(m *Manifest) { m.Dataset = "other" }, []string{"dataset"}},
-		{"upload", func(m *Manifest) { m.Upload = UploadRelay }, []string{"dataset"}},
-		{"min reports", func(m *Manifest) { m.MinReports = 10 }, []string{"min_reports"}},
-		{"helper key", func(m *Manifest) { m.Helper.PeerID = "12D3KooWOther" }, []string{"servers"}},
-		{"helper HPKE key", func(m *Manifest) { m.Helper.HPKEPublicKey = []byte{9} }, []string{"servers"}},
-		{"analysts", func(m *Manifest) { m.Analysts = append(m.Analysts, "12D3KooWSecond") }, []string{"analysts"}},
-		{"operators", func(m *Manifest) { m.Operators = append(m.Operators, "12D3KooWOperator") }, []string{"operators"}},
-		{"protocol", func(m *Manifest) { m.Protocol = 3 }, []string{"version"}},
-		{"the helper's address", func(m *Manifest) { m.Helper.Addrs = []string{"/ip4/10.0.0.9/tcp/4002"} }, nil},
-		{"the upload addresses", func(m *Manifest) { m.Leader.UploadAddr, m.Helper.UploadAddr = "10.0.0.1:7401", "10.0.0.2:7402" }, []string{"uploads"}},
-		{"the helper's upload address", func(m *Manifest) { m.Helper.UploadAddr = "10.0.0.2:7402" }, []string{"uploads"}},
-		{"the analysts' ε", func(m *Manifest) { m.Mechanism.Epsilon = 0.5 }, nil},
+		{"bins", func(m *manifest.Manifest) { m.Grid.Bins = 128 }, []string{"grid"}},
+		{"grid scale", func(m *manifest.Manifest) { m.Grid.Scale = "log" }, []string{"grid"}},
+		{"budget ε", func(m *manifest.Manifest) { m.Budget.Epsilon = 8 }, []string{"budget"}},
+		{"budget δ", func(m *manifest.Manifest) { m.Budget.Delta = 0 }, []string{"budget"}},
+		{"neighbours", func(m *manifest.Manifest) { m.Mechanism.Neighbours = "addremove" }, []string{"policy"}},
+		{"allowed", func(m *manifest.Manifest) { m.Mechanism.Allowed = []string{"tree", "kary"} }, []string{"policy"}},
+		{"max δ", func(m *manifest.Manifest) { m.Mechanism.MaxDelta = 1e-9 }, []string{"policy"}},
+		{"max ε", func(m *manifest.Manifest) { m.Mechanism.MaxEpsilon = 0 }, []string{"policy"}},
+		{"dataset", func(m *manifest.Manifest) { m.Dataset = "other" }, []string{"dataset"}},
+		{"upload", func(m *manifest.Manifest) { m.Upload = manifest.UploadRelay }, []string{"dataset"}},
+		{"min reports", func(m *manifest.Manifest) { m.MinReports = 10 }, []string{"min_reports"}},
+		{"helper key", func(m *manifest.Manifest) { m.Helper.PeerID = "12D3KooWOther" }, []string{"servers"}},
+		{"helper HPKE key", func(m *manifest.Manifest) { m.Helper.HPKEPublicKey = []byte{9} }, []string{"servers"}},
+		{"analysts", func(m *manifest.Manifest) { m.Analysts = append(m.Analysts, "12D3KooWSecond") }, []string{"analysts"}},
+		{"operators", func(m *manifest.Manifest) { m.Operators = append(m.Operators, "12D3KooWOperator") }, []string{"operators"}},
+		{"protocol", func(m *manifest.Manifest) { m.Protocol = 3 }, []string{"version"}},
+		{"the helper's address", func(m *manifest.Manifest) { m.Helper.Addrs = []string{"/ip4/10.0.0.9/tcp/4002"} }, nil},
+		{"the upload addresses", func(m *manifest.Manifest) {
+			m.Leader.UploadAddr, m.Helper.UploadAddr = "10.0.0.1:7401", "10.0.0.2:7402"
+		}, []string{"uploads"}},
+		{"the helper's upload address", func(m *manifest.Manifest) { m.Helper.UploadAddr = "10.0.0.2:7402" }, []string{"uploads"}},
+		{"the analysts' ε", func(m *manifest.Manifest) { m.Mechanism.Epsilon = 0.5 }, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a, b := katManifest(), katManifest()
