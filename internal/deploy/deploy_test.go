@@ -17,9 +17,12 @@ import (
 
 	ma "github.com/multiformats/go-multiaddr"
 
+	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/ecdf"
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -507,5 +510,43 @@ func TestParseReleaseID(t *testing.T) {
 				t.Errorf("ParseReleaseID(%q) accepted", bad)
 			}
 		})
+	}
+}
+
+// TestDeploymentEnforcesManifestPolicy: an analyst of a deployment asks
+// the leader for releases outside the manifest's policy (add/remove on a
+// replace-one dataset, a mechanism the manifest does not allow, δ > 0
+// on a pure one); the servers refuse each and neither charges anything.
+func TestDeploymentEnforcesManifestPolicy(t *testing.T) {
+	d := newDeployment(t, 1, 1)
+	if _, err := d.newParty().Submit(context.Background(), instances(1, 1)[0]); err != nil {
+		t.Fatal(err)
+	}
+	a, err := analyst.NewAnalyst(d.m, d.analystID, fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	params, err := d.m.MechanismParams()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, edit := range map[string]func(*mechanism.Params){
+		"add/remove":          func(p *mechanism.Params) { p.Relation = mechanism.AddRemove },
+		"a mechanism refused": func(p *mechanism.Params) { p.Name = "kary" },
+		"δ > 0":               func(p *mechanism.Params) { p.Delta = 1e-6 },
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := params
+			edit(&p)
+			if _, err := a.Remote().NewRelease(context.Background(), aggregation.ReleaseSpec{Mechanism: p}); !errors.Is(err, server.ErrPolicy) {
+				t.Errorf("a release with %s: %v, want %q", name, err, server.ErrPolicy)
+			}
+		})
+	}
+	for _, s := range []*Server{d.leader, d.helper} {
+		if spent, err := s.store.Spent(d.m.Dataset); err != nil || spent != (ledger.Budget{}) {
+			t.Errorf("%s spent %+v (%v) on refused releases", s.cfg.Role, spent, err)
+		}
 	}
 }

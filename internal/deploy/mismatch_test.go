@@ -159,3 +159,18 @@ func TestBudgetChangeMustBeAccepted(t *testing.T) {
 }
 
 func formatG(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// TestLeaderRefusesHelperWithoutItsUploadAddrs: a leader whose manifest
+// has the parties upload sealed to both servers does not start against a
+// helper whose manifest has no upload addresses (every upload would fail
+// at the helper), saying the uploads differ.
+func TestLeaderRefusesHelperWithoutItsUploadAddrs(t *testing.T) {
+	d := newDeployment(t, hugeEpsilon, 1)
+	sealed := *d.m
+	sealed.Leader.UploadAddr, sealed.Helper.UploadAddr = "127.0.0.1:7401", "127.0.0.1:7402"
+	d.leader.Close()
+	_, err := d.startWith(server.Leader, &sealed, ServerConfig{UploadListen: "127.0.0.1:0"})
+	if !errors.Is(err, server.ErrManifestMismatch) || !strings.Contains(err.Error(), "uploads differ") {
+		t.Fatalf("a sealed leader against a libp2p-only helper: %v, want %v naming the uploads", err, server.ErrManifestMismatch)
+	}
+}

@@ -1,7 +1,6 @@
-package deploy
+package manifest
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -10,28 +9,36 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
-	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
-	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
-	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/server"
 )
 
+const bins = 64
+
+// newIdentity is a fresh identity.
+func newIdentity(t testing.TB) *Identity {
+	t.Helper()
+	id, err := NewIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
 // testManifest is a valid manifest of a pure, tree-only, replace-one
 // dataset (no servers started).
-func testManifest(t *testing.T) *manifest.Manifest {
+func testManifest(t *testing.T) *Manifest {
 	t.Helper()
-	m := &manifest.Manifest{
-		Version: manifest.ManifestVersion, Protocol: protocol.Version, Dataset: "test", Backend: string(server.DCF), Upload: manifest.UploadDirect,
-		Leader:     manifest.Endpoint{Public: newIdentity(t).Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
-		Helper:     manifest.Endpoint{Public: newIdentity(t).Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/2"}},
+	m := &Manifest{
+		Version: ManifestVersion, Protocol: protocol.Version, Dataset: "test", Backend: string(server.DCF), Upload: UploadDirect,
+		Leader:     Endpoint{Public: newIdentity(t).Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
+		Helper:     Endpoint{Public: newIdentity(t).Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/2"}},
 		Analysts:   []string{newIdentity(t).PeerID.String()},
-		Grid:       manifest.Grid{Scale: "linear", Min: 0, Max: 1, Bins: bins},
-		Payload:    manifest.PayloadLayout(),
-		Mechanism:  manifest.Mech{Name: "tree", Epsilon: 1, Neighbours: "replace", Allowed: []string{"tree"}},
-		Budget:     manifest.Budget{Epsilon: 4},
+		Grid:       Grid{Scale: "linear", Min: 0, Max: 1, Bins: bins},
+		Payload:    PayloadLayout(),
+		Mechanism:  Mech{Name: "tree", Epsilon: 1, Neighbours: "replace", Allowed: []string{"tree"}},
+		Budget:     Budget{Epsilon: 4},
 		MinReports: 1,
 	}
 	if err := m.Check(); err != nil {
@@ -40,22 +47,13 @@ func testManifest(t *testing.T) *manifest.Manifest {
 	return m
 }
 
-// writeNewJSON writes v as JSON to a new file at path.
-func writeNewJSON(path string, mode os.FileMode, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, b, mode)
-}
-
 // TestManifestPolicy: the manifest's mechanism section is the policy
 // both servers run (server.Dataset.Policy), under the JSON keys
 // neighbours, allowed, max_delta and max_epsilon; a policy the manifest's
 // own release does not fit, or an unknown relation, is refused.
 func TestManifestPolicy(t *testing.T) {
 	m := testManifest(t)
-	m.Mechanism = manifest.Mech{Name: "cascade", Epsilon: 0.5, Delta: 1e-7, Neighbours: "addremove", Allowed: []string{"cascade", "tree"}, MaxDelta: 1e-6, MaxEpsilon: 2}
+	m.Mechanism = Mech{Name: "cascade", Epsilon: 0.5, Delta: 1e-7, Neighbours: "addremove", Allowed: []string{"cascade", "tree"}, MaxDelta: 1e-6, MaxEpsilon: 2}
 	m.Budget.Delta = 1e-5
 	path := filepath.Join(t.TempDir(), "manifest.json")
 	if err := m.Write(path); err != nil {
@@ -70,7 +68,7 @@ func TestManifestPolicy(t *testing.T) {
 			t.Errorf("the manifest file lacks %s:\n%s", key, b)
 		}
 	}
-	read, err := manifest.ReadManifest(path)
+	read, err := ReadManifest(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,16 +83,16 @@ func TestManifestPolicy(t *testing.T) {
 
 	for _, c := range []struct {
 		name string
-		edit func(*manifest.Mech)
+		edit func(*Mech)
 		want string
 	}{
-		{"the old relation spelling", func(x *manifest.Mech) { x.Neighbours = "replace-one" }, `neighbours "replace-one"`},
-		{"no relation", func(x *manifest.Mech) { x.Neighbours = "" }, `neighbours ""`},
-		{"no allowed mechanisms", func(x *manifest.Mech) { x.Allowed = nil }, "no allowed mechanisms"},
-		{"a release outside the allowed mechanisms", func(x *manifest.Mech) { x.Allowed = []string{"tree"} }, "allows the mechanisms tree"},
-		{"a release δ above the maximum", func(x *manifest.Mech) { x.MaxDelta = 1e-8 }, "δ ≤ 1e-08"},
-		{"a release ε above the maximum", func(x *manifest.Mech) { x.MaxEpsilon = 0.25 }, "ε ≤ 0.25"},
-		{"an unknown allowed mechanism", func(x *manifest.Mech) { x.Allowed = append(x.Allowed, "laplace") }, `unknown mechanism "laplace"`},
+		{"the old relation spelling", func(x *Mech) { x.Neighbours = "replace-one" }, `neighbours "replace-one"`},
+		{"no relation", func(x *Mech) { x.Neighbours = "" }, `neighbours ""`},
+		{"no allowed mechanisms", func(x *Mech) { x.Allowed = nil }, "no allowed mechanisms"},
+		{"a release outside the allowed mechanisms", func(x *Mech) { x.Allowed = []string{"tree"} }, "allows the mechanisms tree"},
+		{"a release δ above the maximum", func(x *Mech) { x.MaxDelta = 1e-8 }, "δ ≤ 1e-08"},
+		{"a release ε above the maximum", func(x *Mech) { x.MaxEpsilon = 0.25 }, "ε ≤ 0.25"},
+		{"an unknown allowed mechanism", func(x *Mech) { x.Allowed = append(x.Allowed, "laplace") }, `unknown mechanism "laplace"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			bad := *read
@@ -130,8 +128,8 @@ func TestOldManifestRefused(t *testing.T) {
 	if err := writeNewJSON(path, 0o644, v1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := manifest.ReadManifest(path); !errors.Is(err, manifest.ErrManifestVersion) || !strings.Contains(err.Error(), "version 1 is not supported") {
-		t.Fatalf("a version 1 manifest: %v, want %v", err, manifest.ErrManifestVersion)
+	if _, err := ReadManifest(path); !errors.Is(err, ErrManifestVersion) || !strings.Contains(err.Error(), "version 1 is not supported") {
+		t.Fatalf("a version 1 manifest: %v, want %v", err, ErrManifestVersion)
 	}
 	// Version 2: a dcf deployment's parties uploaded bare DCF keys, which
 	// its servers stored; refused, saying to start on new store files.
@@ -141,46 +139,8 @@ func TestOldManifestRefused(t *testing.T) {
 	if err := writeNewJSON(path, 0o644, v2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := manifest.ReadManifest(path); err == nil || !strings.Contains(err.Error(), "version 2 is not supported") || !strings.Contains(err.Error(), "new store files") {
+	if _, err := ReadManifest(path); err == nil || !strings.Contains(err.Error(), "version 2 is not supported") || !strings.Contains(err.Error(), "new store files") {
 		t.Fatalf("a version 2 manifest: %v, want a refusal naming new store files", err)
-	}
-}
-
-// TestDeploymentEnforcesManifestPolicy: an analyst of a deployment asks
-// the leader for releases outside the manifest's policy (add/remove on a
-// replace-one dataset, a mechanism the manifest does not allow, δ > 0
-// on a pure one); the servers refuse each and neither charges anything.
-func TestDeploymentEnforcesManifestPolicy(t *testing.T) {
-	d := newDeployment(t, 1, 1)
-	if _, err := d.newParty().Submit(context.Background(), instances(1, 1)[0]); err != nil {
-		t.Fatal(err)
-	}
-	a, err := analyst.NewAnalyst(d.m, d.analystID, fast)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	params, err := d.m.MechanismParams()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, edit := range map[string]func(*mechanism.Params){
-		"add/remove":          func(p *mechanism.Params) { p.Relation = mechanism.AddRemove },
-		"a mechanism refused": func(p *mechanism.Params) { p.Name = "kary" },
-		"δ > 0":               func(p *mechanism.Params) { p.Delta = 1e-6 },
-	} {
-		t.Run(name, func(t *testing.T) {
-			p := params
-			edit(&p)
-			if _, err := a.Remote().NewRelease(context.Background(), aggregation.ReleaseSpec{Mechanism: p}); !errors.Is(err, server.ErrPolicy) {
-				t.Errorf("a release with %s: %v, want %q", name, err, server.ErrPolicy)
-			}
-		})
-	}
-	for _, s := range []*Server{d.leader, d.helper} {
-		if spent, err := s.store.Spent(d.m.Dataset); err != nil || spent != (ledger.Budget{}) {
-			t.Errorf("%s spent %+v (%v) on refused releases", s.cfg.Role, spent, err)
-		}
 	}
 }
 
@@ -191,23 +151,23 @@ func TestDeploymentEnforcesManifestPolicy(t *testing.T) {
 func TestManifestRefusesUselessDeployments(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		edit func(*manifest.Manifest)
+		edit func(*Manifest)
 		want string
 	}{
-		{"release ε above the budget", func(m *manifest.Manifest) { m.Mechanism.Epsilon, m.Budget.Epsilon = 5, 4 }, "exceeds the total budget epsilon 4"},
-		{"zero budget ε", func(m *manifest.Manifest) { m.Budget.Epsilon = 0 }, "budget epsilon 0 is not positive"},
-		{"release δ above the budget", func(m *manifest.Manifest) {
+		{"release ε above the budget", func(m *Manifest) { m.Mechanism.Epsilon, m.Budget.Epsilon = 5, 4 }, "exceeds the total budget epsilon 4"},
+		{"zero budget ε", func(m *Manifest) { m.Budget.Epsilon = 0 }, "budget epsilon 0 is not positive"},
+		{"release δ above the budget", func(m *Manifest) {
 			m.Mechanism.Name, m.Mechanism.Allowed, m.Mechanism.Delta, m.Mechanism.MaxDelta = "cascade", []string{"cascade"}, 1e-6, 1e-6
 		}, "exceeds the total budget delta 0"},
-		{"the same address", func(m *manifest.Manifest) { m.Helper.Addrs = m.Leader.Addrs }, "leader and helper both at /ip4/127.0.0.1/tcp/1"},
-		{"no analyst", func(m *manifest.Manifest) { m.Analysts = nil }, "no analysts: nobody could create a release"},
-		{"the leader as analyst", func(m *manifest.Manifest) { m.Analysts = []string{m.Leader.PeerID} }, "is a server's key: each analyst needs a key of its own"},
-		{"the helper as analyst", func(m *manifest.Manifest) { m.Analysts = append(m.Analysts, m.Helper.PeerID) }, "is a server's key"},
+		{"the same address", func(m *Manifest) { m.Helper.Addrs = m.Leader.Addrs }, "leader and helper both at /ip4/127.0.0.1/tcp/1"},
+		{"no analyst", func(m *Manifest) { m.Analysts = nil }, "no analysts: nobody could create a release"},
+		{"the leader as analyst", func(m *Manifest) { m.Analysts = []string{m.Leader.PeerID} }, "is a server's key: each analyst needs a key of its own"},
+		{"the helper as analyst", func(m *Manifest) { m.Analysts = append(m.Analysts, m.Helper.PeerID) }, "is a server's key"},
 		// An analyst holding an operator's key would see the counts status
 		// withholds from analysts under add/remove.
-		{"an analyst as operator", func(m *manifest.Manifest) { m.Operators = m.Analysts }, "is a server's or an analyst's key"},
-		{"the leader as operator", func(m *manifest.Manifest) { m.Operators = []string{m.Leader.PeerID} }, "is a server's or an analyst's key"},
-		{"a malformed operator", func(m *manifest.Manifest) { m.Operators = []string{"nobody"} }, `operator "nobody"`},
+		{"an analyst as operator", func(m *Manifest) { m.Operators = m.Analysts }, "is a server's or an analyst's key"},
+		{"the leader as operator", func(m *Manifest) { m.Operators = []string{m.Leader.PeerID} }, "is a server's or an analyst's key"},
+		{"a malformed operator", func(m *Manifest) { m.Operators = []string{"nobody"} }, `operator "nobody"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := testManifest(t)
@@ -300,14 +260,14 @@ func TestManifestUploadAddr(t *testing.T) {
 func TestManifestSentinels(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		edit func(*manifest.Manifest)
+		edit func(*Manifest)
 		want error
 	}{
-		{"old version", func(m *manifest.Manifest) { m.Version = 2 }, manifest.ErrManifestVersion},
-		{"other protocol", func(m *manifest.Manifest) { m.Protocol-- }, manifest.ErrManifestVersion},
-		{"no analyst", func(m *manifest.Manifest) { m.Analysts = nil }, manifest.ErrNoAnalysts},
-		{"the leader as analyst", func(m *manifest.Manifest) { m.Analysts = []string{m.Leader.PeerID} }, manifest.ErrSharedKey},
-		{"an analyst as operator", func(m *manifest.Manifest) { m.Operators = m.Analysts }, manifest.ErrSharedKey},
+		{"old version", func(m *Manifest) { m.Version = 2 }, ErrManifestVersion},
+		{"other protocol", func(m *Manifest) { m.Protocol-- }, ErrManifestVersion},
+		{"no analyst", func(m *Manifest) { m.Analysts = nil }, ErrNoAnalysts},
+		{"the leader as analyst", func(m *Manifest) { m.Analysts = []string{m.Leader.PeerID} }, ErrSharedKey},
+		{"an analyst as operator", func(m *Manifest) { m.Operators = m.Analysts }, ErrSharedKey},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := testManifest(t)
