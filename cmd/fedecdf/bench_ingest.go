@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/store"
 	"github.com/fedecdf/fedecdf/server"
@@ -108,7 +109,7 @@ the --cpu-profile flag).`,
 	f.StringVar(&o.connections, "connections", "fresh", "with --transport libp2p: fresh (a libp2p host, connection and handshake per party) or reuse (parties multiplexed over --hosts hosts)")
 	f.IntVar(&o.hosts, "hosts", 4, "hosts of the load generator with --connections reuse")
 	f.IntVar(&o.concurrency, "concurrency", 64, "reports in flight at once")
-	f.StringVar(&o.upload, "upload", deploy.UploadDirect, "upload mode: direct (a connection to each server) or relay (through the leader, HPKE-sealed to the helper)")
+	f.StringVar(&o.upload, "upload", manifest.UploadDirect, "upload mode: direct (a connection to each server) or relay (through the leader, HPKE-sealed to the helper)")
 	f.IntVar(&o.bins, "bins", 64, binsUsageUnlike("sets the size of a report (a DCF key of log2(bins) levels), and EXPERIMENTS.md's ingest figures were measured with it"))
 	f.StringVar(&o.format, "format", "text", "output format: text or json")
 	f.StringVar(&o.serverExe, "server-binary", "", "fedecdf executable running the two servers (default: this one), to compare builds")
@@ -130,16 +131,16 @@ func (o *benchIngestOptions) check() error {
 		return fmt.Errorf("--hosts %d is not positive", o.hosts)
 	case o.concurrency < 1:
 		return fmt.Errorf("--concurrency %d is not positive", o.concurrency)
-	case o.upload != deploy.UploadDirect && o.upload != deploy.UploadRelay:
-		return fmt.Errorf("--upload %q: want %s or %s", o.upload, deploy.UploadDirect, deploy.UploadRelay)
+	case o.upload != manifest.UploadDirect && o.upload != manifest.UploadRelay:
+		return fmt.Errorf("--upload %q: want %s or %s", o.upload, manifest.UploadDirect, manifest.UploadRelay)
 	case o.format != "text" && o.format != "json":
 		return fmt.Errorf("--format %q: want text or json", o.format)
 	case o.store != "" && !store.IsPostgres(o.store):
 		return fmt.Errorf("--store %q: want a postgres:// DSN (without --store the servers use bbolt files)", o.store)
 	case o.processes < 1:
 		return fmt.Errorf("--processes %d is not positive", o.processes)
-	case o.processes > 1 && (o.store == "" || o.transport != transportSealed || o.upload != deploy.UploadDirect):
-		return fmt.Errorf("--processes %d: several processes per role need --store postgres://…, --transport %s and --upload %s (a standby takes sealed uploads only)", o.processes, transportSealed, deploy.UploadDirect)
+	case o.processes > 1 && (o.store == "" || o.transport != transportSealed || o.upload != manifest.UploadDirect):
+		return fmt.Errorf("--processes %d: several processes per role need --store postgres://…, --transport %s and --upload %s (a standby takes sealed uploads only)", o.processes, transportSealed, manifest.UploadDirect)
 	}
 	return checkTransport(o.transport)
 }

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 )
 
 // startStandbys starts processes−1 more server processes per role on
@@ -25,7 +25,7 @@ func (d *localDeployment) startStandbys(ctx context.Context, stderr io.Writer, e
 			return err
 		}
 	}
-	d.spread = []*deploy.Manifest{d.m}
+	d.spread = []*manifest.Manifest{d.m}
 	for k := 2; k <= processes; k++ {
 		m := *d.m
 		for _, role := range []string{"helper", "leader"} {

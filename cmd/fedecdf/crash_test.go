@@ -22,6 +22,8 @@ import (
 	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -91,9 +93,9 @@ type crashCluster struct {
 	opts     clusterOptions
 	dir      string
 	manifest string // its path
-	m        *deploy.Manifest
-	ids      map[string]*deploy.Identity // leader, helper, analyst
-	addrs    map[string]string           // the servers' listen multiaddrs
+	m        *manifest.Manifest
+	ids      map[string]*manifest.Identity // leader, helper, analyst
+	addrs    map[string]string             // the servers' listen multiaddrs
 	procs    map[string]*serverProc
 	logs     map[string]*serverLog
 	starts   map[string]int // runs started per server
@@ -164,7 +166,7 @@ func newClusterWith(t *testing.T, ctx context.Context, minReports int, opts clus
 		"--bins", strconv.Itoa(crashBins), "--mechanism", "tree", "--epsilon", float(crashEpsilon),
 		"--budget-epsilon", float(2 * crashEpsilon), "--min-reports", strconv.Itoa(minReports)}, opts.manifestArgs...)...)
 	var err error
-	if c.m, err = deploy.ReadManifest(c.manifest); err != nil {
+	if c.m, err = manifest.ReadManifest(c.manifest); err != nil {
 		t.Fatal(err)
 	}
 	c.start("helper")
@@ -177,7 +179,7 @@ func newClusterWith(t *testing.T, ctx context.Context, minReports int, opts clus
 // names are killed when t ends, and their logs shown if it failed.
 func newKeyedCluster(t *testing.T, ctx context.Context, opts clusterOptions, names ...string) *crashCluster {
 	c := &crashCluster{
-		t: t, ctx: ctx, opts: opts, dir: t.TempDir(), ids: map[string]*deploy.Identity{}, addrs: map[string]string{},
+		t: t, ctx: ctx, opts: opts, dir: t.TempDir(), ids: map[string]*manifest.Identity{}, addrs: map[string]string{},
 		procs: map[string]*serverProc{}, logs: map[string]*serverLog{}, starts: map[string]int{},
 	}
 	t.Cleanup(func() {
@@ -193,7 +195,7 @@ func newKeyedCluster(t *testing.T, ctx context.Context, opts clusterOptions, nam
 	for _, name := range []string{"leader", "helper", "analyst"} {
 		key := filepath.Join(c.dir, name+".key")
 		c.fedecdf("keygen", "--output", key)
-		id, err := deploy.ReadIdentity(key)
+		id, err := manifest.ReadIdentity(key)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -289,7 +291,7 @@ func (c *crashCluster) newParty() *deploy.Party {
 func (c *crashCluster) rawHost(key crypto.PrivKey, self transport.PeerID) *p2p.Host {
 	c.t.Helper()
 	book := map[transport.PeerID]peer.AddrInfo{}
-	for name, e := range map[transport.PeerID]deploy.Endpoint{deploy.LeaderName: c.m.Leader, deploy.HelperName: c.m.Helper} {
+	for name, e := range map[transport.PeerID]manifest.Endpoint{manifest.LeaderName: c.m.Leader, manifest.HelperName: c.m.Helper} {
 		id, err := peer.Decode(e.PeerID)
 		if err != nil {
 			c.t.Fatal(err)
@@ -307,9 +309,9 @@ func (c *crashCluster) rawHost(key crypto.PrivKey, self transport.PeerID) *p2p.H
 }
 
 // release creates a release as the analyst and reads its counts.
-func (c *crashCluster) release() (*deploy.ECDF, error) {
+func (c *crashCluster) release() (*analyst.ECDF, error) {
 	c.t.Helper()
-	a, err := deploy.NewAnalyst(c.m, c.ids["analyst"], crashTransport)
+	a, err := analyst.NewAnalyst(c.m, c.ids["analyst"], crashTransport)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -319,7 +321,7 @@ func (c *crashCluster) release() (*deploy.ECDF, error) {
 
 // exactCounts are the prefix counts of the reports' 1-based bins:
 // counts[i−1] is the number of reports in bins 1..i.
-func exactCounts(m *deploy.Manifest, reports []*deploy.Report, bins map[*deploy.Report]int) []int64 {
+func exactCounts(m *manifest.Manifest, reports []*deploy.Report, bins map[*deploy.Report]int) []int64 {
 	want := make([]int64, m.Grid.Bins)
 	for _, r := range reports {
 		for i := bins[r] - 1; i < len(want); i++ {
@@ -377,7 +379,7 @@ func TestLeaderSIGKILL(t *testing.T) {
 	// helper): one is retried after the crash, the other never.
 	stray := c.rawHost(c.newIdentityKey(), "")
 	for _, r := range []*deploy.Report{partial, leaderOnly} {
-		if ack, err := protocol.Call[*protocol.Ack](ctx, stray.Conn(p2p.ReportProtocol), deploy.LeaderName, r.Leader); err != nil || ack.Duplicate {
+		if ack, err := protocol.Call[*protocol.Ack](ctx, stray.Conn(p2p.ReportProtocol), manifest.LeaderName, r.Leader); err != nil || ack.Duplicate {
 			t.Fatalf("upload of report %v to the leader alone: %+v, %v", r.ID, ack, err)
 		}
 	}
@@ -414,28 +416,28 @@ func TestLeaderSIGKILL(t *testing.T) {
 	// The helper enforces its own ledger: a release request signed with
 	// the leader's key (the leader is down), after the manifest digests
 	// every leader shows first, is refused there too.
-	leader := c.rawHost(c.ids["leader"].Key, deploy.LeaderName)
+	leader := c.rawHost(c.ids["leader"].Key, manifest.LeaderName)
 	params, err := c.m.MechanismParams()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := protocol.Call[*protocol.ManifestDigest](ctx, leader.Conn(p2p.PeerProtocol), deploy.HelperName, &protocol.ManifestDigest{Fields: c.m.Digests()}); err != nil {
+	if _, err := protocol.Call[*protocol.ManifestDigest](ctx, leader.Conn(p2p.PeerProtocol), manifest.HelperName, &protocol.ManifestDigest{Fields: c.m.Digests()}); err != nil {
 		t.Fatalf("manifest digests to the restarted helper: %v", err)
 	}
 	req := &protocol.CreateRelease{Dataset: c.m.Dataset, Release: payload.ReleaseID{0xc7}, Mechanism: params, Components: []payload.Component{payload.Count}}
-	_, err = protocol.Call[*protocol.ReleaseCreated](ctx, leader.Conn(p2p.PeerProtocol), deploy.HelperName, req)
+	_, err = protocol.Call[*protocol.ReleaseCreated](ctx, leader.Conn(p2p.PeerProtocol), manifest.HelperName, req)
 	wantBudgetRefusal(t, "helper", err)
 	leader.Close()
 
 	c.start("leader")
 	_, err = c.release()
 	wantBudgetRefusal(t, "leader", err)
-	a, err := deploy.NewAnalyst(c.m, c.ids["analyst"], crashTransport)
+	a, err := analyst.NewAnalyst(c.m, c.ids["analyst"], crashTransport)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	id, err := deploy.ParseReleaseID(first.Release)
+	id, err := analyst.ParseReleaseID(first.Release)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -447,7 +449,7 @@ func TestLeaderSIGKILL(t *testing.T) {
 
 func (c *crashCluster) newIdentityKey() crypto.PrivKey {
 	c.t.Helper()
-	id, err := deploy.NewIdentity()
+	id, err := manifest.NewIdentity()
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
 	"github.com/fedecdf/fedecdf/internal/verify"
 )
 
@@ -60,7 +61,7 @@ func TestAdditiveSIGKILL(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			if a, err := deploy.NewAnalyst(c.m, c.ids["analyst"], crashTransport); err == nil {
+			if a, err := analyst.NewAnalyst(c.m, c.ids["analyst"], crashTransport); err == nil {
 				_, _ = a.ECDF(releasing) // may be cut by the crash
 				a.Close()
 			}
@@ -83,7 +84,7 @@ func TestAdditiveSIGKILL(t *testing.T) {
 		if want := exactCounts(c.m, honest, bins); e.N != int64(len(honest)) || !slices.Equal(e.Counts, want) {
 			t.Fatalf("%s: release over %d reports with counts\n%v\nwant the %d honest ones:\n%v", when, e.N, e.Counts, len(honest), want)
 		}
-		st, err := deploy.AskStatus(ctx, c.m, c.ids["analyst"], crashTransport)
+		st, err := analyst.AskStatus(ctx, c.m, c.ids["analyst"], crashTransport)
 		if err != nil {
 			t.Fatal(err)
 		}

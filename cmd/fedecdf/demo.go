@@ -17,6 +17,8 @@ import (
 
 	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/verify"
@@ -98,7 +100,7 @@ the directory too; on Linux the servers also die if the demo is killed.`,
 	f.StringVar(&o.transport, "transport", transportSealed, transportUsage)
 	f.IntVar(&o.bins, "bins", 64, binsUsageUnlike("suits the demo's few parties and keeps it quick"))
 	f.Float64Var(&o.epsilon, "epsilon", 1, "ε of the release")
-	f.StringVar(&o.upload, "upload", deploy.UploadDirect, "upload mode: direct or relay (through the leader, HPKE-sealed to the helper)")
+	f.StringVar(&o.upload, "upload", manifest.UploadDirect, "upload mode: direct or relay (through the leader, HPKE-sealed to the helper)")
 	f.StringVar(&o.backend, "backend", string(server.Additive), "secure-sum backend: additive (verified one-hot histograms) or dcf (verified DCF keys, probability included)")
 	f.IntVar(&o.malicious, "malicious", demoMalicious, "number of malicious parties, each uploading an invalid report both servers reject")
 	f.BoolVar(&o.verbose, "verbose", false, "show the servers' INFO logs (by default only their warnings and errors)")
@@ -169,8 +171,8 @@ func runDemo(ctx context.Context, cmd *cobra.Command, dir string, o demoOptions)
 // their keys, manifest and stores (NAME.db) in dir.
 type localDeployment struct {
 	dir   string
-	ids   map[string]*deploy.Identity
-	m     *deploy.Manifest
+	ids   map[string]*manifest.Identity
+	m     *manifest.Manifest
 	addrs map[string]string
 	// uploads are the servers' sealed-upload addresses (none with
 	// --transport libp2p).
@@ -183,7 +185,7 @@ type localDeployment struct {
 	// started are the processes stop terminates; spread, with several
 	// processes per role (bench_processes.go), the manifest of each.
 	started []*exec.Cmd
-	spread  []*deploy.Manifest
+	spread  []*manifest.Manifest
 }
 
 // addStop adds p to the processes d.stop terminates.
@@ -268,14 +270,14 @@ func (d *localDeployment) store(role string) string {
 
 // demoIdentities makes the leader's, helper's and analyst's identities
 // and writes each to dir/NAME.key.
-func demoIdentities(dir string) (map[string]*deploy.Identity, error) {
-	ids := map[string]*deploy.Identity{}
+func demoIdentities(dir string) (map[string]*manifest.Identity, error) {
+	ids := map[string]*manifest.Identity{}
 	for _, name := range []string{"leader", "helper", "analyst"} {
-		id, err := deploy.NewIdentity()
+		id, err := manifest.NewIdentity()
 		if err != nil {
 			return nil, err
 		}
-		if err := deploy.WriteIdentity(filepath.Join(dir, name+".key"), id); err != nil {
+		if err := manifest.WriteIdentity(filepath.Join(dir, name+".key"), id); err != nil {
 			return nil, err
 		}
 		ids[name] = id
@@ -286,16 +288,16 @@ func demoIdentities(dir string) (map[string]*deploy.Identity, error) {
 // demoManifest is the demo's manifest: the servers at addrs (their
 // sealed-upload listeners at uploads), one analyst, a budget for the
 // ECDF and the ROC release.
-func demoManifest(ids map[string]*deploy.Identity, addrs, uploads map[string]string, o demoOptions) *deploy.Manifest {
-	return &deploy.Manifest{
-		Version: deploy.ManifestVersion, Protocol: protocol.Version, Dataset: "demo", Backend: o.backend, Upload: o.upload,
-		Leader:     deploy.Endpoint{Public: ids["leader"].Public(), Addrs: []string{addrs["leader"]}, UploadAddr: uploads["leader"]},
-		Helper:     deploy.Endpoint{Public: ids["helper"].Public(), Addrs: []string{addrs["helper"]}, UploadAddr: uploads["helper"]},
+func demoManifest(ids map[string]*manifest.Identity, addrs, uploads map[string]string, o demoOptions) *manifest.Manifest {
+	return &manifest.Manifest{
+		Version: manifest.ManifestVersion, Protocol: protocol.Version, Dataset: "demo", Backend: o.backend, Upload: o.upload,
+		Leader:     manifest.Endpoint{Public: ids["leader"].Public(), Addrs: []string{addrs["leader"]}, UploadAddr: uploads["leader"]},
+		Helper:     manifest.Endpoint{Public: ids["helper"].Public(), Addrs: []string{addrs["helper"]}, UploadAddr: uploads["helper"]},
 		Analysts:   []string{ids["analyst"].PeerID.String()},
-		Grid:       deploy.Grid{Scale: "linear", Min: 0, Max: 1, Bins: o.bins},
-		Payload:    deploy.PayloadLayout(),
-		Mechanism:  deploy.Mech{Name: "auto", Epsilon: o.epsilon, Neighbours: "replace", Allowed: []string{"auto", analysis.ROCMechanism}},
-		Budget:     deploy.Budget{Epsilon: 2 * o.epsilon}, // the ECDF and the ROC release
+		Grid:       manifest.Grid{Scale: "linear", Min: 0, Max: 1, Bins: o.bins},
+		Payload:    manifest.PayloadLayout(),
+		Mechanism:  manifest.Mech{Name: "auto", Epsilon: o.epsilon, Neighbours: "replace", Allowed: []string{"auto", analysis.ROCMechanism}},
+		Budget:     manifest.Budget{Epsilon: 2 * o.epsilon}, // the ECDF and the ROC release
 		MinReports: o.parties,
 	}
 }
@@ -328,7 +330,7 @@ func stopChildren(procs []*exec.Cmd) {
 
 // demoAnalyst uploads the demo's parties, then as the analyst releases
 // and prints the ECDF, the ROC AUC and the Hosmer–Lemeshow test.
-func demoAnalyst(ctx context.Context, out io.Writer, bar *progress, m *deploy.Manifest, id *deploy.Identity, o demoOptions) error {
+func demoAnalyst(ctx context.Context, out io.Writer, bar *progress, m *manifest.Manifest, id *manifest.Identity, o demoOptions) error {
 	start := time.Now()
 	bar.Start("uploading parties", o.parties)
 	inst := deploy.DemoInstances(o.parties, 1)
@@ -350,7 +352,7 @@ func demoAnalyst(ctx context.Context, out io.Writer, bar *progress, m *deploy.Ma
 		}
 		fmt.Fprintf(out, "%d malicious parties uploaded an invalid report each\n", o.malicious)
 	}
-	a, err := deploy.NewAnalyst(m, id, p2p.Config{})
+	a, err := analyst.NewAnalyst(m, id, p2p.Config{})
 	if err != nil {
 		return err
 	}
@@ -382,8 +384,8 @@ func demoAnalyst(ctx context.Context, out io.Writer, bar *progress, m *deploy.Ma
 // demoRejected prints the reports each server rejected at verification,
 // per reason (fedecdf status), and the n of the release: the honest
 // parties only.
-func demoRejected(ctx context.Context, out io.Writer, m *deploy.Manifest, id *deploy.Identity, n int64) error {
-	st, err := deploy.AskStatus(ctx, m, id, p2p.Config{})
+func demoRejected(ctx context.Context, out io.Writer, m *manifest.Manifest, id *manifest.Identity, n int64) error {
+	st, err := analyst.AskStatus(ctx, m, id, p2p.Config{})
 	if err != nil {
 		return err
 	}
@@ -403,7 +405,7 @@ type demoTruths struct {
 
 // demoTruth computes the exact binned AUC and Hosmer–Lemeshow H (10
 // groups) of inst on m's grid: what the private values estimate.
-func demoTruth(m *deploy.Manifest, inst []party.Instance) (demoTruths, error) {
+func demoTruth(m *manifest.Manifest, inst []party.Instance) (demoTruths, error) {
 	g, err := m.NewGrid()
 	if err != nil {
 		return demoTruths{}, err
@@ -431,13 +433,13 @@ func demoTruth(m *deploy.Manifest, inst []party.Instance) (demoTruths, error) {
 // demoROC releases the ROC pair and prints its AUC and the Hosmer–Lemeshow
 // test computed from the same release (the grid plan, no further ε), each
 // next to its true value, and returns the release's ε.
-func demoROC(ctx context.Context, out io.Writer, a *deploy.Analyst, truth demoTruths) (float64, error) {
+func demoROC(ctx context.Context, out io.Writer, a *analyst.Analyst, truth demoTruths) (float64, error) {
 	r, err := a.ROC(ctx, "l2")
 	if err != nil {
 		return 0, err
 	}
 	fmt.Fprintf(out, "\nROC release %s (label and 1−label, ε=%.6g): private AUC %.4f (true %.4f on the same grid), average precision %.4f\n", r.Release, r.Epsilon, r.AUC, truth.auc, r.AveragePrecision)
-	id, err := deploy.ParseReleaseID(r.Release)
+	id, err := analyst.ParseReleaseID(r.Release)
 	if err != nil {
 		return 0, err
 	}

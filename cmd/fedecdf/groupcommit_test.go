@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -50,7 +51,7 @@ func TestSIGKILLDuringConcurrentUploads(t *testing.T) {
 	for range workers {
 		wg.Go(func() {
 			for r := range reports {
-				if _, err := protocol.Call[*protocol.Ack](sendCtx, conn, deploy.LeaderName, r.Leader); err != nil {
+				if _, err := protocol.Call[*protocol.Ack](sendCtx, conn, manifest.LeaderName, r.Leader); err != nil {
 					continue // sent during or after the kill: not acknowledged
 				}
 				mu.Lock()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/aggregation/remote"
 	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/store"
 	"github.com/fedecdf/fedecdf/server"
@@ -39,11 +40,11 @@ func releaseHint(err error) string {
 		return "read it by its ID (fedecdf query --release ID), which charges nothing more and completes or aborts it at both servers"
 	case errors.Is(err, server.ErrManifestMismatch):
 		return "fedecdf manifest writes the manifest: copy that one file to both servers"
-	case errors.Is(err, deploy.ErrManifestVersion):
+	case errors.Is(err, manifest.ErrManifestVersion):
 		return "write it again with this fedecdf's `fedecdf manifest`"
-	case errors.Is(err, deploy.ErrNoAnalysts):
+	case errors.Is(err, manifest.ErrNoAnalysts):
 		return "name one with fedecdf manifest --analyst FILE.pub"
-	case errors.Is(err, deploy.ErrSharedKey):
+	case errors.Is(err, manifest.ErrSharedKey):
 		return "make one with fedecdf keygen"
 	}
 	return ""

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/aggregation/remote"
 	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -48,7 +49,7 @@ func TestHints(t *testing.T) {
 		{"manifest mismatch, at start", fmt.Errorf("leader: %w", mismatch), "fedecdf manifest writes the manifest"},
 		{"the words only", refused(t, errors.New("manifest mismatch: is pending: the helper has not confirmed it")), ""},
 		{"other", errors.New("no such file"), ""},
-		{"a server down", fmt.Errorf("sealed upload to the helper at 127.0.0.1:1: %w", &deploy.DialError{Server: deploy.HelperName, Err: syscall.ECONNREFUSED}), "is `fedecdf server --role helper` running"},
+		{"a server down", fmt.Errorf("sealed upload to the helper at 127.0.0.1:1: %w", &deploy.DialError{Server: manifest.HelperName, Err: syscall.ECONNREFUSED}), "is `fedecdf server --role helper` running"},
 		{"a store in use", lockedStore(t), "another fedecdf server running on it"},
 		{"a store of another format", fmt.Errorf("store: x.db: %w: the file is format [9]", store.ErrFormat), "use the fedecdf version that wrote it"},
 		{"a database of a newer schema", fmt.Errorf("store: %w", store.ErrSchema), "use the fedecdf version that wrote it"},
@@ -106,14 +107,14 @@ func TestManifestHints(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name string
-		edit func(*deploy.Manifest)
+		edit func(*manifest.Manifest)
 		want string
 	}{
-		{"old version", func(m *deploy.Manifest) { m.Version = 1 }, "`fedecdf manifest`"},
-		{"other protocol", func(m *deploy.Manifest) { m.Protocol-- }, "`fedecdf manifest`"},
-		{"no analyst", func(m *deploy.Manifest) { m.Analysts = nil }, "fedecdf manifest --analyst FILE.pub"},
-		{"the leader as analyst", func(m *deploy.Manifest) { m.Analysts = []string{m.Leader.PeerID} }, "fedecdf keygen"},
-		{"an analyst as operator", func(m *deploy.Manifest) { m.Operators = m.Analysts }, "fedecdf keygen"},
+		{"old version", func(m *manifest.Manifest) { m.Version = 1 }, "`fedecdf manifest`"},
+		{"other protocol", func(m *manifest.Manifest) { m.Protocol-- }, "`fedecdf manifest`"},
+		{"no analyst", func(m *manifest.Manifest) { m.Analysts = nil }, "fedecdf manifest --analyst FILE.pub"},
+		{"the leader as analyst", func(m *manifest.Manifest) { m.Analysts = []string{m.Leader.PeerID} }, "fedecdf keygen"},
+		{"an analyst as operator", func(m *manifest.Manifest) { m.Operators = m.Analysts }, "fedecdf keygen"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := *good

@@ -3,8 +3,9 @@ package main
 import (
 	"fmt"
 
-	"github.com/fedecdf/fedecdf/internal/deploy"
 	"github.com/spf13/cobra"
+
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 )
 
 // newKeygenCommand builds the "keygen" command.
@@ -27,11 +28,11 @@ which parties seal what only it may read. The private keys go to --output
 			if out == "" {
 				return fmt.Errorf("--output: no key file given")
 			}
-			id, err := deploy.NewIdentity()
+			id, err := manifest.NewIdentity()
 			if err != nil {
 				return err
 			}
-			if err := deploy.WriteIdentity(out, id); err != nil {
+			if err := manifest.WriteIdentity(out, id); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "peer ID %s\nkey %s (0600), public part %s.pub\n", id.PeerID, out, out)

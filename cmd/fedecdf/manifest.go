@@ -5,27 +5,28 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
-	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/server"
-	"github.com/spf13/cobra"
 )
 
 // manifestOptions are the flags of "fedecdf manifest": the manifest's
 // fields, and the files its keys and its destination come from.
 type manifestOptions struct {
-	m                         deploy.Manifest
+	m                         manifest.Manifest
 	out, leaderPub, helperPub string
 	analystPubs, operatorPubs []string
 }
 
 // newManifestCommand returns the "manifest" command.
 func newManifestCommand() *cobra.Command {
-	o := manifestOptions{m: deploy.Manifest{
-		Version: deploy.ManifestVersion, Protocol: protocol.Version, Backend: string(server.DCF),
-		Upload: deploy.UploadDirect, Payload: deploy.PayloadLayout(),
+	o := manifestOptions{m: manifest.Manifest{
+		Version: manifest.ManifestVersion, Protocol: protocol.Version, Backend: string(server.DCF),
+		Upload: manifest.UploadDirect, Payload: manifest.PayloadLayout(),
 	}}
 	cmd := &cobra.Command{
 		Use:   "manifest --output FILE --leader PUB --leader-addr MULTIADDR --helper PUB --helper-addr MULTIADDR --analyst PUB ...",
@@ -86,7 +87,7 @@ func (o *manifestOptions) run(cmd *cobra.Command, _ []string) error {
 	}
 	for _, e := range []struct {
 		flag, path string
-		dst        *deploy.Endpoint
+		dst        *manifest.Endpoint
 	}{{"leader", o.leaderPub, &m.Leader}, {"helper", o.helperPub, &m.Helper}} {
 		if e.path == "" {
 			return fmt.Errorf("--%s is required: the %s's public key file (fedecdf keygen writes FILE.pub)", e.flag, e.flag)
@@ -94,7 +95,7 @@ func (o *manifestOptions) run(cmd *cobra.Command, _ []string) error {
 		if len(e.dst.Addrs) == 0 {
 			return fmt.Errorf("--%s-addr is required: the multiaddr the %s listens on, e.g. /ip4/10.0.0.1/tcp/4001", e.flag, e.flag)
 		}
-		p, err := deploy.ReadPublic(e.path)
+		p, err := manifest.ReadPublic(e.path)
 		if err != nil {
 			return fmt.Errorf("--%s: %w", e.flag, err)
 		}
@@ -109,7 +110,7 @@ func (o *manifestOptions) run(cmd *cobra.Command, _ []string) error {
 		ids   *[]string
 	}{{"analyst", o.analystPubs, &m.Analysts}, {"operator", o.operatorPubs, &m.Operators}} {
 		for _, path := range keys.paths {
-			p, err := deploy.ReadPublic(path)
+			p, err := manifest.ReadPublic(path)
 			if err != nil {
 				return fmt.Errorf("--%s: %w", keys.flag, err)
 			}
@@ -155,14 +156,14 @@ func (o *manifestOptions) addFlags(cmd *cobra.Command) {
 	f.Float64Var(&m.Budget.Delta, "budget-delta", 0, "total δ of all releases of the dataset")
 	f.IntVar(&m.MinReports, "min-reports", 100, "minimum number of reports before any release")
 	f.StringVar(&m.Backend, "backend", string(server.DCF), "secure-sum backend: dcf (verified DCF keys, the probability included) or additive (Prio3-verified one-hot histograms; no probability component): both reject invalid reports at both servers")
-	f.StringVar(&m.Upload, "upload", deploy.UploadDirect, "how parties upload: direct (each server its key over Noise) or relay (through the leader, the helper's key HPKE-sealed to the helper)")
+	f.StringVar(&m.Upload, "upload", manifest.UploadDirect, "how parties upload: direct (each server its key over Noise) or relay (through the leader, the helper's key HPKE-sealed to the helper)")
 }
 
 // defaultAllowed is the policy's mechanisms when --allow is not given:
 // the analysts' mechanism, and with "auto" at δ = 0 also the ROC
 // release's default (analysis.ROCMechanism), which query roc asks for
 // in its place.
-func defaultAllowed(m deploy.Mech) []string {
+func defaultAllowed(m manifest.Mech) []string {
 	if m.Name == "auto" && m.Delta == 0 {
 		return []string{m.Name, analysis.ROCMechanism}
 	}

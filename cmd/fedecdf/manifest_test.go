@@ -7,12 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 )
 
 // runManifest runs "fedecdf manifest" in-process with fresh keys for the
 // servers and one analyst, plus args.
-func runManifest(t *testing.T, args ...string) (*deploy.Manifest, error) {
+func runManifest(t *testing.T, args ...string) (*manifest.Manifest, error) {
 	t.Helper()
 	return runManifestOf(t, []string{"leader", "helper", "analyst"}, args...)
 }
@@ -20,17 +20,17 @@ func runManifest(t *testing.T, args ...string) (*deploy.Manifest, error) {
 // runManifestOf runs "fedecdf manifest" in-process with fresh keys
 // DIR/NAME.key for names, each passed as --NAME DIR/NAME.key.pub, plus
 // args, in which "DIR" is replaced by the key directory.
-func runManifestOf(t *testing.T, names []string, args ...string) (*deploy.Manifest, error) {
+func runManifestOf(t *testing.T, names []string, args ...string) (*manifest.Manifest, error) {
 	t.Helper()
 	dir := t.TempDir()
 	base := []string{"--output", filepath.Join(dir, "manifest.json"), "--leader-addr", "/ip4/127.0.0.1/tcp/1", "--helper-addr", "/ip4/127.0.0.1/tcp/2"}
 	for _, name := range []string{"leader", "helper", "analyst", "operator"} {
-		id, err := deploy.NewIdentity()
+		id, err := manifest.NewIdentity()
 		if err != nil {
 			t.Fatal(err)
 		}
 		key := filepath.Join(dir, name+".key")
-		if err := deploy.WriteIdentity(key, id); err != nil {
+		if err := manifest.WriteIdentity(key, id); err != nil {
 			t.Fatal(err)
 		}
 		if slices.Contains(names, name) {
@@ -47,7 +47,7 @@ func runManifestOf(t *testing.T, names []string, args ...string) (*deploy.Manife
 	if err := cmd.Execute(); err != nil {
 		return nil, err
 	}
-	return deploy.ReadManifest(filepath.Join(dir, "manifest.json"))
+	return manifest.ReadManifest(filepath.Join(dir, "manifest.json"))
 }
 
 // TestManifestCommandRefuses: flags under which no release could run,
@@ -92,17 +92,17 @@ func TestManifestCommandPolicy(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		args []string
-		want deploy.Mech // Name, Epsilon, K left to the defaults
+		want manifest.Mech // Name, Epsilon, K left to the defaults
 		err  string
 	}{
-		{"defaults", nil, deploy.Mech{Neighbours: "replace", Allowed: []string{"auto", "partitioned"}}, ""},
-		{"approximate", []string{"--mechanism", "cascade", "--delta", "1e-7", "--budget-delta", "1e-6"}, deploy.Mech{Delta: 1e-7, Neighbours: "replace", Allowed: []string{"cascade"}, MaxDelta: 1e-7}, ""},
+		{"defaults", nil, manifest.Mech{Neighbours: "replace", Allowed: []string{"auto", "partitioned"}}, ""},
+		{"approximate", []string{"--mechanism", "cascade", "--delta", "1e-7", "--budget-delta", "1e-6"}, manifest.Mech{Delta: 1e-7, Neighbours: "replace", Allowed: []string{"cascade"}, MaxDelta: 1e-7}, ""},
 		{"policy flags", []string{"--neighbours", "addremove", "--allow", "tree,kary", "--allow", "auto", "--max-delta", "1e-6", "--max-epsilon", "2"},
-			deploy.Mech{Neighbours: "addremove", Allowed: []string{"tree", "kary", "auto"}, MaxDelta: 1e-6, MaxEpsilon: 2}, ""},
-		{"another spelling of the relation", []string{"--neighbours", "add-remove"}, deploy.Mech{}, `neighbours "add-remove"`},
-		{"a release outside --allow", []string{"--allow", "tree"}, deploy.Mech{}, "allows the mechanisms tree"},
-		{"a release δ above --max-delta", []string{"--mechanism", "cascade", "--delta", "1e-6", "--max-delta", "1e-7", "--budget-delta", "1e-5"}, deploy.Mech{}, "δ ≤ 1e-07"},
-		{"a release ε above --max-epsilon", []string{"--epsilon", "3", "--max-epsilon", "2"}, deploy.Mech{}, "ε ≤ 2"},
+			manifest.Mech{Neighbours: "addremove", Allowed: []string{"tree", "kary", "auto"}, MaxDelta: 1e-6, MaxEpsilon: 2}, ""},
+		{"another spelling of the relation", []string{"--neighbours", "add-remove"}, manifest.Mech{}, `neighbours "add-remove"`},
+		{"a release outside --allow", []string{"--allow", "tree"}, manifest.Mech{}, "allows the mechanisms tree"},
+		{"a release δ above --max-delta", []string{"--mechanism", "cascade", "--delta", "1e-6", "--max-delta", "1e-7", "--budget-delta", "1e-5"}, manifest.Mech{}, "δ ≤ 1e-07"},
+		{"a release ε above --max-epsilon", []string{"--epsilon", "3", "--max-epsilon", "2"}, manifest.Mech{}, "ε ≤ 2"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m, err := runManifest(t, c.args...)

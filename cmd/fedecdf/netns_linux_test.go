@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 )
 
@@ -174,8 +175,8 @@ func scanResult(out, mode string, n, ok, reset *int, example *string) bool {
 // partiesChild uploads manyParties reports, each from a new host with a
 // single attempt, one after the other and then all at once, and prints
 // "parties MODE: N ACCEPTED RESET | an error" for each mode.
-func partiesChild(t *testing.T, manifest string) {
-	m, err := deploy.ReadManifest(manifest)
+func partiesChild(t *testing.T, manifestPath string) {
+	m, err := manifest.ReadManifest(manifestPath)
 	if err != nil {
 		t.Fatal(err)
 	}

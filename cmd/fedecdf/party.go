@@ -13,6 +13,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/internal/dataset"
 	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/party"
@@ -110,7 +111,7 @@ func (o *partyOptions) run(cmd *cobra.Command, _ []string) error {
 	if o.retryWindow <= 0 {
 		return fmt.Errorf("--retry-window %v is not positive: give how long to retry a server that does not answer (default 1m0s)", o.retryWindow)
 	}
-	m, err := deploy.ReadManifest(o.manifest)
+	m, err := manifest.ReadManifest(o.manifest)
 	if err != nil {
 		return err
 	}
@@ -133,7 +134,7 @@ func (o *partyOptions) run(cmd *cobra.Command, _ []string) error {
 // submitRows uploads one report per row of --input under IDs keyed by the
 // row key, with a progress bar on a terminal, and on a failure says which
 // rows both servers hold and that a rerun resumes.
-func (o *partyOptions) submitRows(cmd *cobra.Command, m *deploy.Manifest, all []party.Instance, tc p2p.Config) error {
+func (o *partyOptions) submitRows(cmd *cobra.Command, m *manifest.Manifest, all []party.Instance, tc p2p.Config) error {
 	if err := o.validateRows(m, all); err != nil {
 		return fmt.Errorf("%s: %w; nothing was uploaded: fix the row and run again", o.csv, err)
 	}
@@ -274,7 +275,7 @@ func (o *partyOptions) instances(cmd *cobra.Command) ([]party.Instance, error) {
 
 // validateRows is deploy.ValidateRows naming the file's data row when
 // --missing skip left rows out.
-func (o *partyOptions) validateRows(m *deploy.Manifest, all []party.Instance) error {
+func (o *partyOptions) validateRows(m *manifest.Manifest, all []party.Instance) error {
 	if o.dataRows == nil {
 		return deploy.ValidateRows(m, all)
 	}

@@ -16,12 +16,14 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
 
+	"github.com/spf13/cobra"
+
 	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
 	"github.com/fedecdf/fedecdf/party"
-	"github.com/spf13/cobra"
 )
 
 // csvInstances reads the probability column on its row; with --missing
@@ -264,9 +266,9 @@ func TestPartyCSVStopsAtFirstServerFailure(t *testing.T) {
 	}
 }
 
-func mustIdentity(t *testing.T) *deploy.Identity {
+func mustIdentity(t *testing.T) *manifest.Identity {
 	t.Helper()
-	id, err := deploy.NewIdentity()
+	id, err := manifest.NewIdentity()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/pgtest"
@@ -62,7 +64,7 @@ func newProcessCluster(t *testing.T, ctx context.Context, minReports int) *proce
 	c.manifest = args[2]
 	c.fedecdf(args...)
 	var err error
-	if c.m, err = deploy.ReadManifest(c.manifest); err != nil {
+	if c.m, err = manifest.ReadManifest(c.manifest); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range names {
@@ -210,7 +212,7 @@ func TestProcessesPerRoleSurviveSIGKILL(t *testing.T) {
 // database holds every acknowledged report (once: storedIDs fails on a
 // report stored twice) and that the release e counts exactly the
 // reports both hold, each once; it returns those.
-func (c *processCluster) checkStored(acked map[payload.ReportID]bool, e *deploy.ECDF, bins map[payload.ReportID]int) map[payload.ReportID]bool {
+func (c *processCluster) checkStored(acked map[payload.ReportID]bool, e *analyst.ECDF, bins map[payload.ReportID]int) map[payload.ReportID]bool {
 	t := c.t
 	t.Helper()
 	held := map[string]map[payload.ReportID]bool{}

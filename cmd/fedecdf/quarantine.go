@@ -6,14 +6,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/store"
 )
 
 // newQuarantineCommand builds "server quarantine".
 func newQuarantineCommand() *cobra.Command {
-	var storePath, manifest string
+	var storePath, manifestPath string
 	cmd := &cobra.Command{
 		Use:   "quarantine --store FILE|postgres://… --manifest FILE REPORT_ID...",
 		Short: "Set damaged reports aside in a stopped server's store (run it at both servers)",
@@ -37,7 +37,7 @@ PostgreSQL store (--store postgres://…, the password in PGPASSWORD or
 			if storePath == "" {
 				return fmt.Errorf("--store is required")
 			}
-			m, err := deploy.ReadManifest(manifest)
+			m, err := manifest.ReadManifest(manifestPath)
 			if err != nil {
 				return err
 			}
@@ -56,7 +56,7 @@ PostgreSQL store (--store postgres://…, the password in PGPASSWORD or
 		},
 	}
 	cmd.Flags().StringVar(&storePath, "store", "", "the stopped server's store: its bbolt file, or its postgres:// DSN")
-	cmd.Flags().StringVar(&manifest, "manifest", "manifest.json", "deployment manifest (names the dataset)")
+	cmd.Flags().StringVar(&manifestPath, "manifest", "manifest.json", "deployment manifest (names the dataset)")
 	return cmd
 }
 

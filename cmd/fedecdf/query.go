@@ -18,7 +18,8 @@ import (
 	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
 	"github.com/fedecdf/fedecdf/hosmer"
-	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/plot"
@@ -144,7 +145,7 @@ func (q *queryFlags) run(cmd *cobra.Command, args []string) error {
 	}
 	var release payload.ReleaseID
 	if q.release != "" {
-		if release, err = deploy.ParseReleaseID(q.release); err != nil {
+		if release, err = analyst.ParseReleaseID(q.release); err != nil {
 			return fmt.Errorf("--release: %w", err)
 		}
 	}
@@ -185,18 +186,18 @@ func (q *queryFlags) run(cmd *cobra.Command, args []string) error {
 // logging to the command's standard error.
 // analyst starts the analyst's client of the manifest's deployment
 // under the key file of --key.
-func (a *analystFlags) analyst(cmd *cobra.Command) (*deploy.Analyst, error) {
+func (a *analystFlags) analyst(cmd *cobra.Command) (*analyst.Analyst, error) {
 	m, id, tc, err := a.load(cmd, "analyst")
 	if err != nil {
 		return nil, err
 	}
-	return deploy.NewAnalyst(m, id, tc)
+	return analyst.NewAnalyst(m, id, tc)
 }
 
 // load reads the manifest and the key file of --key, whose owner is
 // (named for the error) the manifest lists, and returns them with the
 // transport settings logging at --log-level.
-func (a *analystFlags) load(cmd *cobra.Command, owner string) (*deploy.Manifest, *deploy.Identity, p2p.Config, error) {
+func (a *analystFlags) load(cmd *cobra.Command, owner string) (*manifest.Manifest, *manifest.Identity, p2p.Config, error) {
 	logger, err := newLogger(cmd.ErrOrStderr(), a.logLevel)
 	if err != nil {
 		return nil, nil, p2p.Config{}, err
@@ -204,11 +205,11 @@ func (a *analystFlags) load(cmd *cobra.Command, owner string) (*deploy.Manifest,
 	if a.key == "" {
 		return nil, nil, p2p.Config{}, fmt.Errorf("--key is required: the %s's key file (fedecdf keygen --output analyst.key), whose peer ID the manifest lists", owner)
 	}
-	m, err := deploy.ReadManifest(a.manifest)
+	m, err := manifest.ReadManifest(a.manifest)
 	if err != nil {
 		return nil, nil, p2p.Config{}, err
 	}
-	id, err := deploy.ReadIdentity(a.key)
+	id, err := manifest.ReadIdentity(a.key)
 	if err != nil {
 		return nil, nil, p2p.Config{}, fmt.Errorf("--key: %w", err)
 	}
@@ -216,7 +217,7 @@ func (a *analystFlags) load(cmd *cobra.Command, owner string) (*deploy.Manifest,
 }
 
 // readECDF creates a new release, or re-reads release id when reread.
-func readECDF(ctx context.Context, a *deploy.Analyst, reread bool, id payload.ReleaseID) (*deploy.ECDF, error) {
+func readECDF(ctx context.Context, a *analyst.Analyst, reread bool, id payload.ReleaseID) (*analyst.ECDF, error) {
 	if !reread {
 		return a.ECDF(ctx)
 	}
@@ -277,7 +278,7 @@ func writeJSONFile(path string, v any) error {
 // writeECDFText prints the release ID (for --release), the guarantee,
 // the quantiles of the smoothed curve, and F̂ and its smoothing at up to
 // 20 evenly spaced thresholds.
-func writeECDFText(w io.Writer, e *deploy.ECDF) error {
+func writeECDFText(w io.Writer, e *analyst.ECDF) error {
 	spent := "new release: ε, δ charged at both servers"
 	if !e.Charged {
 		spent = "existing release re-read: no budget spent"
@@ -307,8 +308,8 @@ func sortedKeys(m map[string]float64) []string {
 // roc creates a release of the positives' and negatives' prefix counts,
 // or re-reads release id when set, and prints the private ROC curve (or
 // its PR curve).
-func (q *queryFlags) roc(cmd *cobra.Command, a *deploy.Analyst, stat string, id payload.ReleaseID) error {
-	var r *deploy.ROC
+func (q *queryFlags) roc(cmd *cobra.Command, a *analyst.Analyst, stat string, id payload.ReleaseID) error {
+	var r *analyst.ROC
 	var err error
 	if q.release != "" {
 		r, err = a.ROCRelease(cmd.Context(), id, q.method)
@@ -367,7 +368,7 @@ func (q *queryFlags) roc(cmd *cobra.Command, a *deploy.Analyst, stat string, id 
 
 // rocChart draws the raw and smoothed private ROC curves of r over their
 // simultaneous 95 % band.
-func rocChart(r *deploy.ROC) *plot.Chart {
+func rocChart(r *analyst.ROC) *plot.Chart {
 	title := fmt.Sprintf("ROC, dataset %q, n = %d, %s, ε = %.6g", r.Dataset, r.N, r.Mechanism, r.Epsilon)
 	return plot.ROCChart(title, r.Band95,
 		plot.Series{Name: fmt.Sprintf("private (AUC %.3f)", r.Raw.AUC), X: r.Raw.FPR, Y: r.Raw.TPR},
@@ -375,7 +376,7 @@ func rocChart(r *deploy.ROC) *plot.Chart {
 }
 
 // prChart is pr.png: the private PR curve and the smoothed one.
-func prChart(r *deploy.ROC) *plot.Chart {
+func prChart(r *analyst.ROC) *plot.Chart {
 	return &plot.Chart{
 		Title:  fmt.Sprintf("PR, dataset %q, n = %d, %s, ε = %.6g", r.Dataset, r.N, r.Mechanism, r.Epsilon),
 		XLabel: "recall", YLabel: "precision", Legend: plot.BottomRight,
@@ -390,8 +391,8 @@ func prChart(r *deploy.ROC) *plot.Chart {
 // hosmer runs the Hosmer–Lemeshow test — on new releases of --plan, or on
 // the ROC release id when --release is set — and prints it, writing
 // hosmer.json and calibration.png into --out.
-func (q *queryFlags) hosmer(cmd *cobra.Command, a *deploy.Analyst, id payload.ReleaseID) error {
-	var h *deploy.Hosmer
+func (q *queryFlags) hosmer(cmd *cobra.Command, a *analyst.Analyst, id payload.ReleaseID) error {
+	var h *analyst.Hosmer
 	var err error
 	if q.release != "" {
 		if cmd.Flags().Changed("plan") && q.plan != "grid" {
@@ -417,7 +418,7 @@ func (q *queryFlags) hosmer(cmd *cobra.Command, a *deploy.Analyst, id payload.Re
 
 // writeHosmerFiles writes hosmer.json and calibration.png into dir
 // (created if missing); with H undefined there is no chart to draw.
-func writeHosmerFiles(dir string, h *deploy.Hosmer) error {
+func writeHosmerFiles(dir string, h *analyst.Hosmer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
@@ -434,7 +435,7 @@ func writeHosmerFiles(dir string, h *deploy.Hosmer) error {
 
 // writeHosmerText prints the releases, the guarantee, the groups table
 // and H with its p-value, or why H is undefined.
-func writeHosmerText(w io.Writer, h *deploy.Hosmer) error {
+func writeHosmerText(w io.Writer, h *analyst.Hosmer) error {
 	fmt.Fprintf(w, "Hosmer–Lemeshow test, %s plan: release(s) %s (%s)\n", h.Plan, strings.Join(h.Releases, ", "), spentNote(h.Charged, "plan"))
 	fmt.Fprintf(w, "dataset %q, %s, %s mechanism, ECDF smoothed by %s\n%s\n\n", h.Dataset, h.Normaliser, h.Mechanism, h.Smoothing, h.Guarantee)
 	if h.Error != "" {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/fedecdf/fedecdf/hosmer"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -16,12 +15,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fedecdf/fedecdf/hosmer"
+
 	ma "github.com/multiformats/go-multiaddr"
 	"github.com/spf13/cobra"
 
 	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/party"
@@ -53,7 +56,7 @@ func inProcessDeployment(t *testing.T, epsilon float64, n int) (manifest, key st
 
 // inProcessDeploymentUnder is inProcessDeployment with a manifest of the
 // given neighbouring relation.
-func inProcessDeploymentUnder(t *testing.T, epsilon float64, n int, relation string) (manifest, key string) {
+func inProcessDeploymentUnder(t *testing.T, epsilon float64, n int, relation string) (manifestPath, key string) {
 	t.Helper()
 	m, tc, analyst, dir := inProcessServers(t, epsilon, n, relation)
 	p, err := deploy.NewParty(m, nil, tc)
@@ -72,21 +75,21 @@ func inProcessDeploymentUnder(t *testing.T, epsilon float64, n int, relation str
 			t.Fatal(err)
 		}
 	}
-	manifest, key = filepath.Join(dir, "manifest.json"), filepath.Join(dir, "analyst.key")
-	if err := m.Write(manifest); err != nil {
+	manifestPath, key = filepath.Join(dir, "manifest.json"), filepath.Join(dir, "analyst.key")
+	if err := m.Write(manifestPath); err != nil {
 		t.Fatal(err)
 	}
-	if err := deploy.WriteIdentity(key, analyst); err != nil {
+	if err := manifest.WriteIdentity(key, analyst); err != nil {
 		t.Fatal(err)
 	}
-	return manifest, key
+	return manifestPath, key
 }
 
 // inProcessServers starts a leader and a helper on 127.0.0.1 in this
 // process with a tree mechanism at epsilon under relation, releasing
 // from minReports reports, and returns their manifest, a quiet transport
 // configuration, the analyst's identity and a scratch directory.
-func inProcessServers(t *testing.T, epsilon float64, minReports int, relation string) (m *deploy.Manifest, tc p2p.Config, analyst *deploy.Identity, dir string) {
+func inProcessServers(t *testing.T, epsilon float64, minReports int, relation string) (m *manifest.Manifest, tc p2p.Config, analyst *manifest.Identity, dir string) {
 	t.Helper()
 	c := startCluster(t, epsilon, minReports, relation)
 	return c.m, c.tc, c.ids["analyst"], c.dir
@@ -96,9 +99,9 @@ func inProcessServers(t *testing.T, epsilon float64, minReports int, relation st
 // configuration, the identities of leader, helper and analyst, the
 // running servers by role and a scratch directory.
 type cluster struct {
-	m       *deploy.Manifest
+	m       *manifest.Manifest
 	tc      p2p.Config
-	ids     map[string]*deploy.Identity
+	ids     map[string]*manifest.Identity
 	servers map[string]*deploy.Server
 	dir     string
 }
@@ -106,32 +109,32 @@ type cluster struct {
 // startCluster is inProcessServers returning the whole cluster.
 func startCluster(t *testing.T, epsilon float64, minReports int, relation string) *cluster {
 	t.Helper()
-	c := &cluster{dir: t.TempDir(), ids: map[string]*deploy.Identity{}, servers: map[string]*deploy.Server{}}
+	c := &cluster{dir: t.TempDir(), ids: map[string]*manifest.Identity{}, servers: map[string]*deploy.Server{}}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	c.tc = p2p.Config{Logger: quiet, Backoff: time.Millisecond, CallTimeout: time.Minute}
 	ids := c.ids
 	for _, name := range []string{"leader", "helper", "analyst"} {
-		id, err := deploy.NewIdentity()
+		id, err := manifest.NewIdentity()
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids[name] = id
 	}
-	m := &deploy.Manifest{
-		Version: deploy.ManifestVersion, Protocol: protocol.Version, Dataset: "cli", Backend: string(server.DCF), Upload: deploy.UploadDirect,
-		Leader:     deploy.Endpoint{Public: ids["leader"].Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
-		Helper:     deploy.Endpoint{Public: ids["helper"].Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
+	m := &manifest.Manifest{
+		Version: manifest.ManifestVersion, Protocol: protocol.Version, Dataset: "cli", Backend: string(server.DCF), Upload: manifest.UploadDirect,
+		Leader:     manifest.Endpoint{Public: ids["leader"].Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
+		Helper:     manifest.Endpoint{Public: ids["helper"].Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
 		Analysts:   []string{ids["analyst"].PeerID.String()},
-		Grid:       deploy.Grid{Scale: "linear", Min: 0, Max: 1, Bins: 32},
-		Payload:    deploy.PayloadLayout(),
-		Mechanism:  deploy.Mech{Name: "tree", Epsilon: epsilon, Neighbours: relation, Allowed: []string{"tree"}},
-		Budget:     deploy.Budget{Epsilon: 2 * epsilon},
+		Grid:       manifest.Grid{Scale: "linear", Min: 0, Max: 1, Bins: 32},
+		Payload:    manifest.PayloadLayout(),
+		Mechanism:  manifest.Mech{Name: "tree", Epsilon: epsilon, Neighbours: relation, Allowed: []string{"tree"}},
+		Budget:     manifest.Budget{Epsilon: 2 * epsilon},
 		MinReports: minReports,
 	}
 	c.m = m
 	for _, s := range []struct {
 		role server.Role
-		ep   *deploy.Endpoint
+		ep   *manifest.Endpoint
 	}{{server.Helper, &m.Helper}, {server.Leader, &m.Leader}} {
 		srv, err := deploy.StartServer(deploy.ServerConfig{
 			Role: s.role, Identity: ids[s.role.String()], Manifest: m, Listen: []ma.Multiaddr{ma.StringCast("/ip4/127.0.0.1/tcp/0")},
@@ -160,7 +163,7 @@ func TestQueryHosmer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var h deploy.Hosmer
+	var h analyst.Hosmer
 	if err := json.Unmarshal([]byte(out), &h); err != nil {
 		t.Fatalf("JSON output: %v\n%s", err, out)
 	}
@@ -217,7 +220,7 @@ func TestQueryHosmerFromROCRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r deploy.ROC
+	var r analyst.ROC
 	if err := json.Unmarshal([]byte(out), &r); err != nil || !r.Charged {
 		t.Fatalf("roc JSON (%v): %s", err, out)
 	}
@@ -225,7 +228,7 @@ func TestQueryHosmerFromROCRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var h deploy.Hosmer
+	var h analyst.Hosmer
 	if err := json.Unmarshal([]byte(out), &h); err != nil || h.Charged || h.Plan != "grid" || h.Statistic == nil || len(h.Releases) != 1 || h.Releases[0] != r.Release {
 		t.Fatalf("hosmer --release (%v): %s", err, out)
 	}
@@ -233,7 +236,7 @@ func TestQueryHosmerFromROCRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var again deploy.ROC
+	var again analyst.ROC
 	if err := json.Unmarshal([]byte(out), &again); err != nil || again.Charged || again.AUC != r.AUC || !slices.Equal(again.TPR, r.TPR) {
 		t.Fatalf("roc --release (%v): %s", err, out)
 	}
@@ -242,7 +245,7 @@ func TestQueryHosmerFromROCRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sk deploy.ROC
+	var sk analyst.ROC
 	if err := json.Unmarshal([]byte(out), &sk); err != nil || sk.Order != "sklearn" || sk.AUC != r.AUC {
 		t.Fatalf("roc --order sklearn (%v): %s", err, out)
 	}
@@ -256,7 +259,7 @@ func TestQueryHosmerFromROCRelease(t *testing.T) {
 // The text output of an undefined H says why, and --out writes the JSON
 // (statistic null) but no chart.
 func TestWriteHosmerUndefined(t *testing.T) {
-	h := &deploy.Hosmer{Dataset: "d", Normaliser: ecdf.Normaliser{N: 100, Public: true}, Releases: []string{"ab"}, GroupsAsked: 10,
+	h := &analyst.Hosmer{Dataset: "d", Normaliser: ecdf.Normaliser{N: 100, Public: true}, Releases: []string{"ab"}, GroupsAsked: 10,
 		Hosmer: analysis.Hosmer{Plan: "joint", Error: "hosmer: Hosmer–Lemeshow statistic undefined: group 3"}}
 	var b bytes.Buffer
 	if err := writeHosmerText(&b, h); err != nil || !strings.Contains(b.String(), "H undefined: hosmer: Hosmer–Lemeshow statistic undefined: group 3") {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/store"
@@ -181,9 +183,9 @@ func TestPartyRetriesAcrossServerKill(t *testing.T) {
 
 // releasedCounts are the prefix counts of a new ECDF release that
 // analyst asks the deployment of m for.
-func releasedCounts(t *testing.T, m *deploy.Manifest, analyst *deploy.Identity, tc p2p.Config) []int64 {
+func releasedCounts(t *testing.T, m *manifest.Manifest, analystID *manifest.Identity, tc p2p.Config) []int64 {
 	t.Helper()
-	a, err := deploy.NewAnalyst(m, analyst, tc)
+	a, err := analyst.NewAnalyst(m, analystID, tc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +198,7 @@ func releasedCounts(t *testing.T, m *deploy.Manifest, analyst *deploy.Identity, 
 }
 
 // exactRowCounts are the prefix counts of the rows' bins.
-func exactRowCounts(t *testing.T, m *deploy.Manifest, rows []party.Instance) []int64 {
+func exactRowCounts(t *testing.T, m *manifest.Manifest, rows []party.Instance) []int64 {
 	t.Helper()
 	g, err := m.NewGrid()
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/server"
 )
@@ -258,10 +259,10 @@ func (o *serverOptions) config(logger *slog.Logger) (deploy.ServerConfig, error)
 		return cfg, fmt.Errorf("--store is required: the file holding the %s's reports and budget ledger, e.g. --store %s.db", o.role, o.role)
 	}
 	var err error
-	if cfg.Identity, err = deploy.ReadIdentity(o.key); err != nil {
+	if cfg.Identity, err = manifest.ReadIdentity(o.key); err != nil {
 		return cfg, fmt.Errorf("--key: %w", err)
 	}
-	if cfg.Manifest, err = deploy.ReadManifest(o.manifest); err != nil {
+	if cfg.Manifest, err = manifest.ReadManifest(o.manifest); err != nil {
 		return cfg, err
 	}
 	for _, s := range o.listen {

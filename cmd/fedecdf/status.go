@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
 	"github.com/fedecdf/fedecdf/internal/verify"
 )
 
@@ -62,7 +62,7 @@ func (o *statusFlags) run(cmd *cobra.Command, _ []string) error {
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 	defer cancel()
-	st, err := deploy.AskStatus(ctx, m, id, tc)
+	st, err := analyst.AskStatus(ctx, m, id, tc)
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
 	}
@@ -74,7 +74,7 @@ func (o *statusFlags) run(cmd *cobra.Command, _ []string) error {
 
 // writeStatus prints a status as text: the deployment, then one block
 // per server.
-func writeStatus(out io.Writer, st *deploy.Status) error {
+func writeStatus(out io.Writer, st *analyst.Status) error {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(w, "dataset\t%s (protocol %d)\n", st.Dataset, st.Protocol)
 	fmt.Fprintf(w, "leader → helper\t%s\n", yesNo(st.LeaderReachesHelper, "reachable", "UNREACHABLE"))
@@ -94,7 +94,7 @@ func writeStatus(out io.Writer, st *deploy.Status) error {
 	return w.Flush()
 }
 
-func writeServerStatus(w io.Writer, sv deploy.ServerStatus) {
+func writeServerStatus(w io.Writer, sv analyst.ServerStatus) {
 	if sv.Reports != nil {
 		fmt.Fprintf(w, "  reports counted\t%d\n", *sv.Reports)
 		fmt.Fprintf(w, "  held, undecided\t%d\n", *sv.Held)

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/party"
 )
 
@@ -37,7 +39,7 @@ func objectKeys(t *testing.T, raw json.RawMessage) [][]string {
 // JSON keys are those docs/json.md documents, and a key that is no
 // analyst's, or a bad --format, is refused.
 func TestStatusCommand(t *testing.T) {
-	m, tc, analyst, dir := inProcessServers(t, 1<<48, 1, "replace")
+	m, tc, analystID, dir := inProcessServers(t, 1<<48, 1, "replace")
 	p, err := deploy.NewParty(m, nil, tc)
 	if err != nil {
 		t.Fatal(err)
@@ -57,18 +59,18 @@ func TestStatusCommand(t *testing.T) {
 			t.Fatalf("upload of %g: %v", x, err)
 		}
 	}
-	manifest, key := filepath.Join(dir, "manifest.json"), filepath.Join(dir, "analyst.key")
-	if err := m.Write(manifest); err != nil {
+	manifestPath, key := filepath.Join(dir, "manifest.json"), filepath.Join(dir, "analyst.key")
+	if err := m.Write(manifestPath); err != nil {
 		t.Fatal(err)
 	}
-	if err := deploy.WriteIdentity(key, analyst); err != nil {
+	if err := manifest.WriteIdentity(key, analystID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := runQuery("--manifest", manifest, "--key", key, "ecdf"); err != nil {
+	if _, err := runQuery("--manifest", manifestPath, "--key", key, "ecdf"); err != nil {
 		t.Fatal(err)
 	}
 
-	text, err := runStatus("--manifest", manifest, "--key", key)
+	text, err := runStatus("--manifest", manifestPath, "--key", key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,11 +80,11 @@ func TestStatusCommand(t *testing.T) {
 		}
 	}
 
-	out, err := runStatus("--manifest", manifest, "--key", key, "--format", "json")
+	out, err := runStatus("--manifest", manifestPath, "--key", key, "--format", "json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var st deploy.Status
+	var st analyst.Status
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		t.Fatal(err)
 	}
@@ -107,18 +109,18 @@ func TestStatusCommand(t *testing.T) {
 		checkDocumented(t, "status releases", releases[0], docTable(t, "status: releases"), nil)
 	}
 
-	other, err := deploy.NewIdentity()
+	other, err := manifest.NewIdentity()
 	if err != nil {
 		t.Fatal(err)
 	}
 	otherKey := filepath.Join(dir, "other.key")
-	if err := deploy.WriteIdentity(otherKey, other); err != nil {
+	if err := manifest.WriteIdentity(otherKey, other); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := runStatus("--manifest", manifest, "--key", otherKey); err == nil || !strings.Contains(err.Error(), "is neither an analyst nor an operator of the manifest") {
+	if _, err := runStatus("--manifest", manifestPath, "--key", otherKey); err == nil || !strings.Contains(err.Error(), "is neither an analyst nor an operator of the manifest") {
 		t.Errorf("status under a key that is no analyst's: %v", err)
 	}
-	if _, err := runStatus("--manifest", manifest, "--key", key, "--format", "yaml"); err == nil || !strings.Contains(err.Error(), "--format") {
+	if _, err := runStatus("--manifest", manifestPath, "--key", key, "--format", "yaml"); err == nil || !strings.Contains(err.Error(), "--format") {
 		t.Errorf("--format yaml: %v", err)
 	}
 }

@@ -118,7 +118,7 @@ func sameNumbers(t *testing.T, b *browser, id string, want ...any) {
 
 // closePValues fails unless the page's noise-aware p-value and its
 // Monte-Carlo s.e. agree with the CLI's p and se: each is a bootstrap of
-// its own (deploy.Analyst.HosmerRelease seeds it at random), so they
+// its own (analyst.Analyst.HosmerRelease seeds it at random), so they
 // may differ by their sampling error, √(se₁² + se₂²) in s.d.; 4.5 s.d.
 // is exceeded by chance with probability below 10⁻⁵.
 func closePValues(t *testing.T, b *browser, p, se float64) {

@@ -12,6 +12,8 @@ import (
 
 	ma "github.com/multiformats/go-multiaddr"
 
+	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 )
 
@@ -102,7 +104,7 @@ func TestSealedAdmissionUnderAttack(t *testing.T) {
 		t.Skip("opens thousands of loopback connections")
 	}
 	lim := UploadLimits{ConnsPerAddr: 64, Rate: 16, Burst: 16, HeaderTimeout: 2 * time.Second}
-	d := newDeploymentTweaked(t, hugeEpsilon, 1, UploadDirect, "replace", func(c *ServerConfig) {
+	d := newDeploymentTweaked(t, hugeEpsilon, 1, manifest.UploadDirect, "replace", func(c *ServerConfig) {
 		c.UploadListen, c.UploadTimeout, c.UploadConns, c.UploadLimits = "127.0.0.1:0", 30*time.Second, 256, lim
 	})
 	d.m.Leader.UploadAddr, d.m.Helper.UploadAddr = d.leader.uploadAddr(), d.helper.uploadAddr()
@@ -164,7 +166,7 @@ func TestClientAddr(t *testing.T) {
 // a second old to make room for the analyst's (p2p's handshakes), which
 // retries within its window as the CLI does.
 func TestAnalystAnswersUnderIdleFlood(t *testing.T) {
-	d := newDeploymentTweaked(t, hugeEpsilon, 1, UploadDirect, "replace", func(cfg *ServerConfig) {
+	d := newDeploymentTweaked(t, hugeEpsilon, 1, manifest.UploadDirect, "replace", func(cfg *ServerConfig) {
 		cfg.Transport.Limits = p2p.Limits{ConnsPerAddr: 16, Conns: 32}
 	})
 	inst := instances(3, 9)
@@ -184,14 +186,14 @@ func TestAnalystAnswersUnderIdleFlood(t *testing.T) {
 	}
 	tc := p2p.Config{Logger: quiet, RetryWindow: 10 * time.Second, Backoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond, CallTimeout: 10 * time.Second}
 	start := time.Now()
-	st, err := AskStatus(context.Background(), d.m, d.analystID, tc)
+	st, err := analyst.AskStatus(context.Background(), d.m, d.analystID, tc)
 	if err != nil {
 		t.Fatalf("status behind %d idle connections from the analyst's address: %v", idle, err)
 	}
 	if !st.LeaderReachesHelper {
 		t.Errorf("status behind the flood: the leader does not reach the helper: %+v", st)
 	}
-	a, err := NewAnalyst(d.m, d.analystID, tc)
+	a, err := analyst.NewAnalyst(d.m, d.analystID, tc)
 	if err != nil {
 		t.Fatal(err)
 	}

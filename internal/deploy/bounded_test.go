@@ -12,6 +12,8 @@ import (
 
 	ma "github.com/multiformats/go-multiaddr"
 
+	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/transport"
 )
@@ -66,15 +68,15 @@ func stallAt(t *testing.T, addr string, accepted *atomic.Int64) string {
 // timeout, 5 minutes before, would exceed it).
 func TestUploadToStallingServerEndsWithinWindow(t *testing.T) {
 	const window, attempt = time.Second, 300 * time.Millisecond
-	d := newSealedDeployment(t, UploadDirect, time.Minute)
+	d := newSealedDeployment(t, manifest.UploadDirect, time.Minute)
 	stall := stallingListener(t)
 	host, port, _ := net.SplitHostPort(stall)
 	for _, c := range []struct {
 		name string
-		edit func(*Manifest)
+		edit func(*manifest.Manifest)
 	}{
-		{"sealed", func(m *Manifest) { m.Helper.UploadAddr = stall }},
-		{"libp2p", func(m *Manifest) {
+		{"sealed", func(m *manifest.Manifest) { m.Helper.UploadAddr = stall }},
+		{"libp2p", func(m *manifest.Manifest) {
 			m.Leader.UploadAddr, m.Helper.UploadAddr = "", ""
 			m.Helper.Addrs = []string{fmt.Sprintf("/ip4/%s/tcp/%s", host, port)}
 		}},
@@ -108,7 +110,7 @@ func TestUploadToStallingServerEndsWithinWindow(t *testing.T) {
 // each upload attempt by DefaultUploadAttempt, not the 5-minute call
 // timeout of libp2p's queries.
 func TestPartyAttemptTimeoutDefault(t *testing.T) {
-	d := newSealedDeployment(t, UploadDirect, time.Minute)
+	d := newSealedDeployment(t, manifest.UploadDirect, time.Minute)
 	p, err := NewParty(d.m, nil, p2p.Config{RetryWindow: time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +129,7 @@ func TestRogueAnalystToldNothingWasCreated(t *testing.T) {
 	rogue := newIdentity(t)
 	m := *d.m
 	m.Analysts = append([]string{rogue.PeerID.String()}, d.m.Analysts...)
-	a, err := NewAnalyst(&m, rogue, fast)
+	a, err := analyst.NewAnalyst(&m, rogue, fast)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +151,7 @@ func TestRogueAnalystToldNothingWasCreated(t *testing.T) {
 // listener that replaced the helper.
 func TestQueryAgainstStoppedHelperFailsAtOnce(t *testing.T) {
 	const connect = 300 * time.Millisecond
-	d := newDeploymentTweaked(t, hugeEpsilon, 1, UploadDirect, "replace", func(cfg *ServerConfig) {
+	d := newDeploymentTweaked(t, hugeEpsilon, 1, manifest.UploadDirect, "replace", func(cfg *ServerConfig) {
 		cfg.Transport.ConnectTimeout = connect
 		cfg.PeerCheck = time.Hour // no check of the leader's own dials the helper
 	})

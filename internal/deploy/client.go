@@ -12,6 +12,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/crypto"
 
 	"github.com/fedecdf/fedecdf/ecdf"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -23,7 +24,7 @@ import (
 // Party is a party's (or a batch of parties') host: it dials the two
 // servers of the manifest and nothing else.
 type Party struct {
-	m    *Manifest
+	m    *manifest.Manifest
 	grid *ecdf.Grid
 	host *p2p.Host  // nil when every upload goes over the sealed transport
 	tc   p2p.Config // timeouts and retries
@@ -47,7 +48,7 @@ const DefaultUploadAttempt = 20 * time.Second
 // otherwise it starts a dial-only libp2p host with key (a fresh Ed25519
 // key when nil: parties are anonymous to the servers). tc sets timeouts
 // and retries; its Key, Peers and Listen are set here.
-func NewParty(m *Manifest, key crypto.PrivKey, tc p2p.Config) (*Party, error) {
+func NewParty(m *manifest.Manifest, key crypto.PrivKey, tc p2p.Config) (*Party, error) {
 	if tc.CallTimeout == 0 {
 		tc.CallTimeout = DefaultUploadAttempt
 	}
@@ -55,15 +56,15 @@ func NewParty(m *Manifest, key crypto.PrivKey, tc p2p.Config) (*Party, error) {
 	if err != nil {
 		return nil, fmt.Errorf("manifest grid: %w", err)
 	}
-	if !m.partyUsesLibp2p() {
+	if !partyUsesLibp2p(m) {
 		return &Party{m: m, grid: g, tc: tc}, nil
 	}
-	book, err := m.book(false)
+	book, err := m.Book(false)
 	if err != nil {
 		return nil, err
 	}
 	if key == nil {
-		id, err := NewIdentity()
+		id, err := manifest.NewIdentity()
 		if err != nil {
 			return nil, err
 		}
@@ -79,8 +80,8 @@ func NewParty(m *Manifest, key crypto.PrivKey, tc p2p.Config) (*Party, error) {
 
 // partyUsesLibp2p reports whether a party of m uploads to a server over
 // libp2p: one it uploads to has no upload address.
-func (m *Manifest) partyUsesLibp2p() bool {
-	if m.Upload == UploadRelay {
+func partyUsesLibp2p(m *manifest.Manifest) bool {
+	if m.Upload == manifest.UploadRelay {
 		return m.Leader.UploadAddr == ""
 	}
 	return m.Leader.UploadAddr == "" || m.Helper.UploadAddr == ""
@@ -151,15 +152,15 @@ func (p *Party) verifiedReport(id payload.ReportID, public []byte, shares [2][]b
 // both servers acknowledged fails with an *UploadError saying which
 // server holds it and why the other failed.
 func (p *Party) Send(ctx context.Context, r *Report) (dup bool, err error) {
-	if p.m.Upload == UploadRelay {
+	if p.m.Upload == manifest.UploadRelay {
 		return p.sendRelayed(ctx, r)
 	}
 	targets := []struct {
 		peer transport.PeerID
-		end  Endpoint
+		end  manifest.Endpoint
 		held Held
 		up   *protocol.Upload
-	}{{LeaderName, p.m.Leader, HeldByLeader, r.Leader}, {HelperName, p.m.Helper, HeldByHelper, r.Helper}}
+	}{{manifest.LeaderName, p.m.Leader, HeldByLeader, r.Leader}, {manifest.HelperName, p.m.Helper, HeldByHelper, r.Helper}}
 	acks := make([]*protocol.Ack, len(targets))
 	errs := make([]error, len(targets))
 	var wg sync.WaitGroup
@@ -184,7 +185,7 @@ func (p *Party) Send(ctx context.Context, r *Report) (dup bool, err error) {
 
 // upload sends up to the server to at e, over the sealed transport when
 // the manifest gives it an upload address, over libp2p otherwise.
-func (p *Party) upload(ctx context.Context, to transport.PeerID, e Endpoint, up *protocol.Upload) (*protocol.Ack, error) {
+func (p *Party) upload(ctx context.Context, to transport.PeerID, e manifest.Endpoint, up *protocol.Upload) (*protocol.Ack, error) {
 	if e.UploadAddr == "" {
 		return protocol.Call[*protocol.Ack](ctx, p.host.Conn(p2p.ReportProtocol), to, up)
 	}

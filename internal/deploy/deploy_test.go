@@ -17,7 +17,12 @@ import (
 
 	ma "github.com/multiformats/go-multiaddr"
 
+	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/ecdf"
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -35,22 +40,25 @@ const bins = 64
 // hugeEpsilon makes the noise vanish (scale ~ 2^-45), as in the simulate tests.
 const hugeEpsilon = 1 << 48
 
+// servers is the number of independent full-scale noises in an answer.
+const servers = 2
+
 // deployment is two servers on 127.0.0.1 and an analyst identity.
 type deployment struct {
 	t                  *testing.T
-	m                  *Manifest
-	leaderID, helperID *Identity
-	analystID          *Identity
-	operatorID         *Identity // allowed status only
+	m                  *manifest.Manifest
+	leaderID, helperID *manifest.Identity
+	analystID          *manifest.Identity
+	operatorID         *manifest.Identity // allowed status only
 	leader, helper     *Server
 	dir                string
 	// tweak, if set, changes the configuration of each server started.
 	tweak func(*ServerConfig)
 }
 
-func newIdentity(t testing.TB) *Identity {
+func newIdentity(t testing.TB) *manifest.Identity {
 	t.Helper()
-	id, err := NewIdentity()
+	id, err := manifest.NewIdentity()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +67,7 @@ func newIdentity(t testing.TB) *Identity {
 
 func newDeployment(t *testing.T, epsilon float64, minReports int) *deployment {
 	t.Helper()
-	return newDeploymentMode(t, epsilon, minReports, UploadDirect)
+	return newDeploymentMode(t, epsilon, minReports, manifest.UploadDirect)
 }
 
 // newDeploymentMode starts a deployment whose parties upload in mode.
@@ -79,25 +87,25 @@ func newDeploymentOf(t *testing.T, epsilon float64, minReports int, mode, relati
 // configuration of every server started.
 func newDeploymentTweaked(t *testing.T, epsilon float64, minReports int, mode, relation string, tweak func(*ServerConfig)) *deployment {
 	t.Helper()
-	return newDeploymentMech(t, Mech{Name: "tree", Epsilon: epsilon, Neighbours: relation, Allowed: []string{"tree"}}, minReports, mode, tweak)
+	return newDeploymentMech(t, manifest.Mech{Name: "tree", Epsilon: epsilon, Neighbours: relation, Allowed: []string{"tree"}}, minReports, mode, tweak)
 }
 
 // newDeploymentMech starts a deployment whose manifest has the mechanism
 // and policy mech (its budget 4·mech.Epsilon), parties uploading in mode,
 // tweak applied to the configuration of every server started.
-func newDeploymentMech(t *testing.T, mech Mech, minReports int, mode string, tweak func(*ServerConfig)) *deployment {
+func newDeploymentMech(t *testing.T, mech manifest.Mech, minReports int, mode string, tweak func(*ServerConfig)) *deployment {
 	t.Helper()
 	d := &deployment{t: t, leaderID: newIdentity(t), helperID: newIdentity(t), analystID: newIdentity(t), operatorID: newIdentity(t), dir: t.TempDir(), tweak: tweak}
-	d.m = &Manifest{
-		Version: ManifestVersion, Protocol: protocol.Version, Dataset: "test", Backend: string(server.DCF), Upload: mode,
-		Leader:     Endpoint{Public: d.leaderID.Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
-		Helper:     Endpoint{Public: d.helperID.Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/2"}},
+	d.m = &manifest.Manifest{
+		Version: manifest.ManifestVersion, Protocol: protocol.Version, Dataset: "test", Backend: string(server.DCF), Upload: mode,
+		Leader:     manifest.Endpoint{Public: d.leaderID.Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
+		Helper:     manifest.Endpoint{Public: d.helperID.Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/2"}},
 		Analysts:   []string{d.analystID.PeerID.String()},
 		Operators:  []string{d.operatorID.PeerID.String()},
-		Grid:       Grid{Scale: "linear", Min: 0, Max: 1, Bins: bins},
-		Payload:    PayloadLayout(),
+		Grid:       manifest.Grid{Scale: "linear", Min: 0, Max: 1, Bins: bins},
+		Payload:    manifest.PayloadLayout(),
 		Mechanism:  mech,
-		Budget:     Budget{Epsilon: 4 * mech.Epsilon},
+		Budget:     manifest.Budget{Epsilon: 4 * mech.Epsilon},
 		MinReports: minReports,
 	}
 	if err := d.m.Check(); err != nil {
@@ -156,8 +164,8 @@ func (d *deployment) restartBoth() {
 }
 
 // readRelease reads release id as the deployment's analyst.
-func (d *deployment) readRelease(id payload.ReleaseID) (*ECDF, error) {
-	a, err := NewAnalyst(d.m, d.analystID, fast)
+func (d *deployment) readRelease(id payload.ReleaseID) (*analyst.ECDF, error) {
+	a, err := analyst.NewAnalyst(d.m, d.analystID, fast)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +183,7 @@ func (d *deployment) newParty() *Party {
 	return p
 }
 
-func (d *deployment) query() *ECDF {
+func (d *deployment) query() *analyst.ECDF {
 	d.t.Helper()
 	e, err := d.analyst().ECDF(context.Background())
 	if err != nil {
@@ -186,7 +194,7 @@ func (d *deployment) query() *ECDF {
 
 // plainCounts is the in-process reference: the exact prefix counts of
 // the instances on the manifest's grid.
-func plainCounts(t *testing.T, m *Manifest, inst []party.Instance) []int64 {
+func plainCounts(t *testing.T, m *manifest.Manifest, inst []party.Instance) []int64 {
 	t.Helper()
 	g, err := m.NewGrid()
 	if err != nil {
@@ -205,7 +213,7 @@ func plainCounts(t *testing.T, m *Manifest, inst []party.Instance) []int64 {
 	return ecdf.PrefixCounts(hist)
 }
 
-func checkExact(t *testing.T, got *ECDF, want []int64) {
+func checkExact(t *testing.T, got *analyst.ECDF, want []int64) {
 	t.Helper()
 	if got.N != want[len(want)-1] {
 		t.Fatalf("release over %d reports, want %d", got.N, want[len(want)-1])
@@ -381,14 +389,14 @@ func TestLeaderRestart(t *testing.T) {
 func TestUnknownPeersRefused(t *testing.T) {
 	d := newDeployment(t, 1, 1)
 	stranger := newIdentity(t)
-	if _, err := NewAnalyst(d.m, stranger, fast); !errors.Is(err, ErrNotAnalyst) {
+	if _, err := analyst.NewAnalyst(d.m, stranger, fast); !errors.Is(err, analyst.ErrNotAnalyst) {
 		t.Fatal("NewAnalyst accepted a key that is not in the manifest")
 	}
-	book, err := d.m.book(false)
+	book, err := d.m.Book(false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []*Identity{stranger, d.analystID} {
+	for _, key := range []*manifest.Identity{stranger, d.analystID} {
 		tc := fast
 		tc.Key, tc.Peers = key.Key, book
 		h, err := p2p.New(tc)
@@ -398,12 +406,12 @@ func TestUnknownPeersRefused(t *testing.T) {
 		defer h.Close()
 		req := protocol.Encode(&protocol.Query{Dataset: d.m.Dataset, Component: payload.Count, Prefixes: []int{1}})
 		if key == stranger {
-			_, err = h.Conn(p2p.QueryProtocol).Call(context.Background(), LeaderName, req)
+			_, err = h.Conn(p2p.QueryProtocol).Call(context.Background(), manifest.LeaderName, req)
 			if !p2p.IsRefused(err) {
 				t.Errorf("query from an unknown peer: %v, want a refusal", err)
 			}
 		}
-		_, err = h.Conn(p2p.PeerProtocol).Call(context.Background(), HelperName, req)
+		_, err = h.Conn(p2p.PeerProtocol).Call(context.Background(), manifest.HelperName, req)
 		if !p2p.IsRefused(err) {
 			t.Errorf("peer message to the helper from %s: %v, want a refusal", key.PeerID, err)
 		}
@@ -416,7 +424,7 @@ func TestReportProtocolCarriesOnlyUploads(t *testing.T) {
 	d := newDeployment(t, 1, 1)
 	p := d.newParty()
 	req := &protocol.CreateRelease{Dataset: d.m.Dataset, Release: payload.ReleaseID{1}, Components: []payload.Component{payload.Count}}
-	_, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.host.Conn(p2p.ReportProtocol), LeaderName, req)
+	_, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.host.Conn(p2p.ReportProtocol), manifest.LeaderName, req)
 	if err == nil {
 		t.Fatal("a release request over the report protocol was accepted")
 	}
@@ -456,14 +464,14 @@ func TestReleaseReadAfterRestart(t *testing.T) {
 	if !first.Charged {
 		t.Fatal("a new release is not marked as charged")
 	}
-	id, err := ParseReleaseID(first.Stored.Release)
+	id, err := analyst.ParseReleaseID(first.Stored.Release)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d.restartBoth()
 	edited := *d.m
 	edited.Mechanism.Epsilon = 7
-	a, err := NewAnalyst(&edited, d.analystID, fast)
+	a, err := analyst.NewAnalyst(&edited, d.analystID, fast)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -493,14 +501,52 @@ func TestReleaseReadAfterRestart(t *testing.T) {
 
 func TestParseReleaseID(t *testing.T) {
 	id := payload.ReleaseID{0xab, 1}
-	if got, err := ParseReleaseID(id.String()); got != id || err != nil {
+	if got, err := analyst.ParseReleaseID(id.String()); got != id || err != nil {
 		t.Fatalf("ParseReleaseID(%s) = %v, %v", id, got, err)
 	}
 	for _, bad := range []string{"", "zz", id.String()[2:], id.String() + "00"} {
 		t.Run(bad, func(t *testing.T) {
-			if _, err := ParseReleaseID(bad); err == nil {
+			if _, err := analyst.ParseReleaseID(bad); err == nil {
 				t.Errorf("ParseReleaseID(%q) accepted", bad)
 			}
 		})
+	}
+}
+
+// TestDeploymentEnforcesManifestPolicy: an analyst of a deployment asks
+// the leader for releases outside the manifest's policy (add/remove on a
+// replace-one dataset, a mechanism the manifest does not allow, δ > 0
+// on a pure one); the servers refuse each and neither charges anything.
+func TestDeploymentEnforcesManifestPolicy(t *testing.T) {
+	d := newDeployment(t, 1, 1)
+	if _, err := d.newParty().Submit(context.Background(), instances(1, 1)[0]); err != nil {
+		t.Fatal(err)
+	}
+	a, err := analyst.NewAnalyst(d.m, d.analystID, fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	params, err := d.m.MechanismParams()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, edit := range map[string]func(*mechanism.Params){
+		"add/remove":          func(p *mechanism.Params) { p.Relation = mechanism.AddRemove },
+		"a mechanism refused": func(p *mechanism.Params) { p.Name = "kary" },
+		"δ > 0":               func(p *mechanism.Params) { p.Delta = 1e-6 },
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := params
+			edit(&p)
+			if _, err := a.Remote().NewRelease(context.Background(), aggregation.ReleaseSpec{Mechanism: p}); !errors.Is(err, server.ErrPolicy) {
+				t.Errorf("a release with %s: %v, want %q", name, err, server.ErrPolicy)
+			}
+		})
+	}
+	for _, s := range []*Server{d.leader, d.helper} {
+		if spent, err := s.store.Spent(d.m.Dataset); err != nil || spent != (ledger.Budget{}) {
+			t.Errorf("%s spent %+v (%v) on refused releases", s.cfg.Role, spent, err)
+		}
 	}
 }

@@ -1,30 +1,10 @@
-// Package deploy runs fedecdf's parties, servers and analysts across
-// machines.
+// Package deploy runs fedecdf's servers and parties across machines.
 //
-// It holds the deployment manifest, the servers' and analysts'
-// identities, and the wiring of the party/server/analyst logic onto
-// libp2p hosts (internal/p2p) and the sealed-upload transport
-// (sealed.go) with a durable store (internal/store). See
-// ARCHITECTURE.md, "Data flow".
-//
-// Identities. Each server and analyst has a key file (NewIdentity,
-// WriteIdentity; mode 0600): an Ed25519 libp2p identity, whose peer ID
-// the manifest pins, and an HPKE key pair (RFC 9180,
-// X25519-HKDF-SHA256 / HKDF-SHA256 / AES-128-GCM, cloudflare/circl)
-// whose public key the manifest publishes for uploads sealed to the
-// server ("Upload transport") and reports relayed through the leader.
-//
-// Manifest. One JSON file every participant holds (ManifestVersion; an
-// older one is refused: regenerate it with fedecdf manifest): protocol
-// version, both servers' peer IDs, multiaddrs, HPKE public keys and
-// optional sealed-upload addresses (upload_addr, below), the
-// analysts' peer IDs, the grid, the payload layout, the dataset's
-// privacy policy (Mech: the neighbouring relation "neighbours", replace
-// or addremove; the mechanisms "allowed"; the largest δ and ε of one
-// release, "max_delta" with 0 for pure ε-DP only, and "max_epsilon"),
-// the release the analyst commands ask for within it (mechanism name,
-// ε and δ per release and component), the dataset's total budget, and
-// the minimum number of reports before any release.
+// It wires the party/server logic onto libp2p hosts (internal/p2p) and
+// the sealed-upload transport (sealed.go) with a durable store
+// (internal/store), under the manifest and identities of package
+// internal/deploy/manifest; the analyst's side is package
+// internal/deploy/analyst. See ARCHITECTURE.md, "Data flow".
 //
 // The servers own the privacy contract: each builds its server.Dataset
 // from the manifest, so the relation, the mechanisms allowed, the δ
@@ -174,12 +154,7 @@
 // The manifest's server addresses must be dialable (an IP address or DNS
 // name and a TCP port; not 0.0.0.0, which a server may listen on).
 //
-// Analyses. Analyst.ECDF (count component), Analyst.ROC (the pair {Label,
-// NotLabel}, one privacy unit) and Analyst.Hosmer (dp-ecdf Algorithm 2
-// under hosmer's grid, joint or paper plan, replace-one only) create
-// releases; ReadRelease, ROCRelease and HosmerRelease re-read existing
-// ones at no cost — HosmerRelease runs the grid plan on a ROC release, so
-// the Hosmer–Lemeshow test comes with the ROC curve for free. The store file (mode 0600) holds the
+// The store file (mode 0600) holds the
 // server's secret seeds: anyone who reads it can strip that server's
 // noise from its releases, so it must stay private to the server, as
 // its key file. The leader

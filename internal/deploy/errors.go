@@ -15,12 +15,6 @@ import (
 // protocol.ErrMalformed, and a server's refusals its sentinels (package
 // server) by their wire codes, through protocol.RemoteError.
 var (
-	// ErrNotAnalyst: NewAnalyst was given a key whose peer ID is not an
-	// analyst of the manifest (the leader would refuse its queries).
-	ErrNotAnalyst = errors.New("is not an analyst of the manifest")
-	// ErrNotStatusKey: AskStatus was given a key whose peer ID is neither
-	// an analyst's nor an operator's of the manifest.
-	ErrNotStatusKey = errors.New("is neither an analyst nor an operator of the manifest")
 	// ErrUnsealable: a sealed upload does not open with the server's
 	// HPKE key (the helper's for a relayed share, the receiving server's
 	// for the sealed transport): it was tampered with, or sealed to

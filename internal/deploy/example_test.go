@@ -11,6 +11,8 @@ import (
 	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/party"
@@ -23,21 +25,21 @@ func Example() {
 	dir, _ := os.MkdirTemp("", "deploy")
 	defer os.RemoveAll(dir)
 	quiet := p2p.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	leaderID, _ := deploy.NewIdentity()
-	helperID, _ := deploy.NewIdentity()
-	analystID, _ := deploy.NewIdentity()
-	m := &deploy.Manifest{
-		Version: deploy.ManifestVersion, Protocol: protocol.Version, Dataset: "example", Backend: "dcf", Upload: deploy.UploadDirect,
-		Leader:     deploy.Endpoint{Public: leaderID.Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
-		Helper:     deploy.Endpoint{Public: helperID.Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
+	leaderID, _ := manifest.NewIdentity()
+	helperID, _ := manifest.NewIdentity()
+	analystID, _ := manifest.NewIdentity()
+	m := &manifest.Manifest{
+		Version: manifest.ManifestVersion, Protocol: protocol.Version, Dataset: "example", Backend: "dcf", Upload: manifest.UploadDirect,
+		Leader:     manifest.Endpoint{Public: leaderID.Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
+		Helper:     manifest.Endpoint{Public: helperID.Public(), Addrs: []string{"/ip4/127.0.0.1/tcp/1"}},
 		Analysts:   []string{analystID.PeerID.String()},
-		Grid:       deploy.Grid{Scale: "linear", Min: 0, Max: 1, Bins: 4},
-		Payload:    deploy.PayloadLayout(),
-		Mechanism:  deploy.Mech{Name: "tree", Epsilon: 1 << 48, Neighbours: "replace", Allowed: []string{"tree"}},
-		Budget:     deploy.Budget{Epsilon: 1 << 48},
+		Grid:       manifest.Grid{Scale: "linear", Min: 0, Max: 1, Bins: 4},
+		Payload:    manifest.PayloadLayout(),
+		Mechanism:  manifest.Mech{Name: "tree", Epsilon: 1 << 48, Neighbours: "replace", Allowed: []string{"tree"}},
+		Budget:     manifest.Budget{Epsilon: 1 << 48},
 		MinReports: 3,
 	}
-	start := func(role server.Role, id *deploy.Identity) *deploy.Server {
+	start := func(role server.Role, id *manifest.Identity) *deploy.Server {
 		s, err := deploy.StartServer(deploy.ServerConfig{
 			Role: role, Identity: id, Manifest: m, Listen: []ma.Multiaddr{ma.StringCast("/ip4/127.0.0.1/tcp/0")},
 			Store: filepath.Join(dir, role.String()+".db"), Logger: quiet.Logger, Transport: quiet,
@@ -58,7 +60,7 @@ func Example() {
 	if _, err := deploy.SubmitAll(context.Background(), m, records, quiet, 3, true); err != nil {
 		panic(err)
 	}
-	a, err := deploy.NewAnalyst(m, analystID, quiet)
+	a, err := analyst.NewAnalyst(m, analystID, quiet)
 	if err != nil {
 		panic(err)
 	}

@@ -3,6 +3,9 @@ package deploy
 import (
 	"context"
 	"testing"
+
+	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 )
 
 // TestReportAtLeaderOnlyLeftOutAcrossRestart: a verified report only the
@@ -27,14 +30,14 @@ func TestReportAtLeaderOnlyLeftOutAcrossRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := upload(p, LeaderName, extra.Leader); err != nil {
+	if err := upload(p, manifest.LeaderName, extra.Leader); err != nil {
 		t.Fatal(err)
 	}
 	want := plainCounts(t, d.m, inst[:n])
 	first := d.query()
 	checkExact(t, first, want)
 
-	id, err := ParseReleaseID(first.Stored.Release)
+	id, err := analyst.ParseReleaseID(first.Stored.Release)
 	if err != nil {
 		t.Fatal(err)
 	}

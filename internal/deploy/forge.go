@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/vdcf"
@@ -26,7 +27,7 @@ import (
 // verification) and count it per reason. A refusal at upload as
 // malformed or mismatched is expected; any other failure is returned,
 // naming the party and its kind.
-func SubmitForgeries(ctx context.Context, m *Manifest, k int, tc p2p.Config, seed uint64) error {
+func SubmitForgeries(ctx context.Context, m *manifest.Manifest, k int, tc p2p.Config, seed uint64) error {
 	kinds, err := forgeriesOf(m)
 	if err != nil {
 		return err
@@ -53,7 +54,7 @@ type forgeryKind struct {
 // forgeriesOf lists the forgeries of m's backend: verify.Forgeries for
 // additive, vdcf.Scheme.Forgeries of the scheme with the probability (a
 // dcf manifest collects it) for dcf.
-func forgeriesOf(m *Manifest) ([]forgeryKind, error) {
+func forgeriesOf(m *manifest.Manifest) ([]forgeryKind, error) {
 	bins := m.Grid.Bins
 	if m.Backend == string(server.Additive) {
 		s, err := verify.New(bins)
@@ -87,7 +88,7 @@ func kindsOf[K any](kinds []verify.Kind[K], forge func(K, payload.ReportID, *ran
 }
 
 // submitForgery uploads one invalid report of kind from a fresh party.
-func submitForgery(ctx context.Context, m *Manifest, kind forgeryKind, tc p2p.Config, rng *rand.Rand) error {
+func submitForgery(ctx context.Context, m *manifest.Manifest, kind forgeryKind, tc p2p.Config, rng *rand.Rand) error {
 	id, err := payload.NewID()
 	if err != nil {
 		return err

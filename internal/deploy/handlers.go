@@ -95,7 +95,7 @@ func (s *Server) handleRelease(ctx context.Context, from transport.PeerID, req [
 	if s.cfg.Role == server.Helper {
 		s.peer.set(nil) // the leader reaches the helper
 	}
-	if _, isStatus := msg.(*protocol.StatusRequest); !isStatus && slices.Contains(s.cfg.Manifest.operatorNames(), from) {
+	if _, isStatus := msg.(*protocol.StatusRequest); !isStatus && slices.Contains(s.cfg.Manifest.OperatorNames(), from) {
 		s.log.Warn("refused an operator's request", "from", from, "request", fmt.Sprintf("%T", msg))
 		return errorResponse("%s: %s may ask for status only: it is an operator of the manifest, not an analyst", s.name, from)
 	}

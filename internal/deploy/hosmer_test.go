@@ -8,11 +8,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/hosmer"
+	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/server"
@@ -46,9 +47,9 @@ func (d *deployment) submitAll(inst []party.Instance) {
 }
 
 // hosmerOf runs the deployment's Hosmer–Lemeshow query.
-func (d *deployment) hosmerOf(plan, method string, groups int) (*Hosmer, error) {
+func (d *deployment) hosmerOf(plan, method string, groups int) (*analyst.Hosmer, error) {
 	d.t.Helper()
-	a, err := NewAnalyst(d.m, d.analystID, fast)
+	a, err := analyst.NewAnalyst(d.m, d.analystID, fast)
 	if err != nil {
 		d.t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func (d *deployment) checkSpent(epsilon float64) {
 // exactHosmer is the textbook test of inst on the manifest's grid: groups
 // at the quantiles of the exact histogram (hosmer.Boundaries), sums
 // taken from the instances (hosmer.Exact).
-func exactHosmer(t *testing.T, m *Manifest, inst []party.Instance, groups int) (*hosmer.Result, error) {
+func exactHosmer(t *testing.T, m *manifest.Manifest, inst []party.Instance, groups int) (*hosmer.Result, error) {
 	t.Helper()
 	g, err := m.NewGrid()
 	if err != nil {
@@ -235,24 +236,24 @@ func TestHosmerRefusals(t *testing.T) {
 func TestHosmerPlanChoice(t *testing.T) {
 	unit, _ := ecdf.NewLinearGrid(0, 1, bins)
 	gauss := mechanism.Params{Name: "gaussian-tree", Bins: bins, Epsilon: 1, Delta: 1e-6, Relation: mechanism.ReplaceOne}
-	if _, err := hosmerPlan("joint", gauss, 10, unit); err == nil || !strings.Contains(err.Error(), "use the grid or paper plan") {
+	if _, err := analyst.HosmerPlan("joint", gauss, 10, unit); err == nil || !strings.Contains(err.Error(), "use the grid or paper plan") {
 		t.Errorf("joint plan with δ > 0: %v", err)
 	}
 	for _, name := range []string{"grid", "paper"} {
-		if p, err := hosmerPlan(name, gauss, 10, unit); err != nil || p.Epsilon != 1 {
+		if p, err := analyst.HosmerPlan(name, gauss, 10, unit); err != nil || p.Epsilon != 1 {
 			t.Errorf("%s plan with δ > 0: %v, %v", name, p, err)
 		}
 	}
 	tree := mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1, Relation: mechanism.ReplaceOne}
-	if p, err := hosmerPlan("", tree, 10, unit); err != nil || p.Name != "grid" {
+	if p, err := analyst.HosmerPlan("", tree, 10, unit); err != nil || p.Name != "grid" {
 		t.Errorf("default plan: %v, %v", p, err)
 	}
 	scores, _ := ecdf.NewLinearGrid(-5, 5, bins)
-	if _, err := hosmerPlan("grid", tree, 10, scores); err == nil || !strings.Contains(err.Error(), "not within [0, 1]") {
+	if _, err := analyst.HosmerPlan("grid", tree, 10, scores); err == nil || !strings.Contains(err.Error(), "not within [0, 1]") {
 		t.Errorf("grid plan on a grid over [-5, 5]: %v", err)
 	}
 	tree.Relation = mechanism.AddRemove
-	if _, err := hosmerPlan("joint", tree, 10, unit); err == nil || !strings.Contains(err.Error(), "replace neighbours only") {
+	if _, err := analyst.HosmerPlan("joint", tree, 10, unit); err == nil || !strings.Contains(err.Error(), "replace neighbours only") {
 		t.Errorf("add-remove manifest: %v", err)
 	}
 }
@@ -265,30 +266,13 @@ func deref(v *float64) float64 {
 	return *v
 }
 
-// Releases over different report sets (a party uploaded between the
-// paper plan's two releases) cannot be grouped together.
-func TestHosmerSameReports(t *testing.T) {
-	a, b := &aggregation.Release{ID: payload.ReleaseID{1}, Reports: 100}, &aggregation.Release{ID: payload.ReleaseID{2}, Reports: 100}
-	if err := sameReports([]*aggregation.Release{a, b}); err != nil {
-		t.Fatal(err)
-	}
-	b.Reports = 101
-	if err := sameReports([]*aggregation.Release{a, b}); err == nil || !strings.Contains(err.Error(), "one non-empty report set") {
-		t.Fatalf("100 and 101 reports: %v", err)
-	}
-	a.Reports, b.Reports = 0, 0
-	if err := sameReports([]*aggregation.Release{a, b}); err == nil {
-		t.Fatal("releases of no reports accepted")
-	}
-}
-
 // The grid plan's test of an existing ROC release costs nothing more and,
 // at huge ε, gives the groups the grid plan gives on a new release.
 func TestHosmerFromROCRelease(t *testing.T) {
 	const n, groups = 150, 5
 	d := newDeployment(t, hugeEpsilon, n)
 	d.submitAll(calibratedInstances(n, 1))
-	a, err := NewAnalyst(d.m, d.analystID, fast)
+	a, err := analyst.NewAnalyst(d.m, d.analystID, fast)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +282,7 @@ func TestHosmerFromROCRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, err := ParseReleaseID(r.Stored.Release)
+	id, err := analyst.ParseReleaseID(r.Stored.Release)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +312,7 @@ func countRange(t *testing.T, plan string, n int) (lo, hi float64) {
 	t.Helper()
 	params := mechanism.Params{Name: "tree", Bins: bins, Epsilon: 1, Relation: mechanism.ReplaceOne}
 	unit, _ := ecdf.NewLinearGrid(0, 1, bins)
-	p, err := hosmerPlan(plan, params, 10, unit)
+	p, err := analyst.HosmerPlan(plan, params, 10, unit)
 	if err != nil {
 		t.Fatal(err)
 	}

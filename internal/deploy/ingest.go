@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"sync"
 
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -29,7 +30,7 @@ type Load struct {
 	// Manifests, if not empty, are the manifests the parties use in
 	// turn, party k Manifests[k mod len] (the same deployment with
 	// other upload addresses: processes of a role), instead of m.
-	Manifests []*Manifest
+	Manifests []*manifest.Manifest
 }
 
 // Sent is what a load sent: by report ID, the digest of each report's
@@ -52,7 +53,7 @@ type sentReport struct {
 // after the transport's retries counts in Failed (its report may or may
 // not be stored); RunLoad itself fails only when a shared host cannot
 // be started.
-func RunLoad(ctx context.Context, m *Manifest, l Load) (*Sent, error) {
+func RunLoad(ctx context.Context, m *manifest.Manifest, l Load) (*Sent, error) {
 	hosts := make([]*Party, l.Hosts)
 	for k := range hosts {
 		p, err := NewParty(m, nil, l.Transport)
@@ -105,7 +106,7 @@ func RunLoad(ctx context.Context, m *Manifest, l Load) (*Sent, error) {
 // sendOne prepares and sends the report of x from p, or from a host of
 // its own when p is nil. The report is returned once prepared, also when
 // sending it failed.
-func sendOne(ctx context.Context, m *Manifest, p *Party, tc p2p.Config, x party.Instance) (*Report, error) {
+func sendOne(ctx context.Context, m *manifest.Manifest, p *Party, tc p2p.Config, x party.Instance) (*Report, error) {
 	if p == nil {
 		var err error
 		if p, err = NewParty(m, nil, tc); err != nil {

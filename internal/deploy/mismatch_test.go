@@ -13,6 +13,8 @@ import (
 
 	ma "github.com/multiformats/go-multiaddr"
 
+	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/server"
 )
@@ -20,7 +22,7 @@ import (
 // startWith starts the deployment's server of role on manifest m (a copy
 // of the deployment's, perhaps edited) and its own store; nil and the
 // error if it does not start.
-func (d *deployment) startWith(role server.Role, m *Manifest, cfg ServerConfig) (*Server, error) {
+func (d *deployment) startWith(role server.Role, m *manifest.Manifest, cfg ServerConfig) (*Server, error) {
 	d.t.Helper()
 	cfg.Role, cfg.Identity, cfg.Manifest = role, d.leaderID, m
 	if role == server.Helper {
@@ -60,7 +62,7 @@ func TestLeaderRefusesHelperWithAnotherManifest(t *testing.T) {
 		}
 	}
 	helperAt, leaderStore := d.helper.Addrs(), filepath.Join(d.dir, "leader.db")
-	restartHelper := func(m *Manifest, store string) {
+	restartHelper := func(m *manifest.Manifest, store string) {
 		t.Helper()
 		d.helper.Close()
 		var err error // at the same address: the leader's manifest names it
@@ -83,7 +85,7 @@ func TestLeaderRefusesHelperWithAnotherManifest(t *testing.T) {
 	}
 	d.m.Leader.Addrs = addrStrings(d.leader.Addrs())
 	restartHelper(&other, "helper-32.db")
-	a, err := NewAnalyst(d.m, d.analystID, fast)
+	a, err := analyst.NewAnalyst(d.m, d.analystID, fast)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +123,7 @@ func TestBudgetChangeMustBeAccepted(t *testing.T) {
 	store, at := filepath.Join(d.dir, "helper.db"), d.helper.Addrs()
 	fresh := *d.m
 	fresh.Budget.Epsilon *= 3
-	for _, m := range []*Manifest{&fresh, d.m} {
+	for _, m := range []*manifest.Manifest{&fresh, d.m} {
 		d.helper.Close()
 		var err error
 		if d.helper, err = d.startWith(server.Helper, m, ServerConfig{Store: store, Listen: at}); err != nil {
@@ -157,3 +159,18 @@ func TestBudgetChangeMustBeAccepted(t *testing.T) {
 }
 
 func formatG(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// TestLeaderRefusesHelperWithoutItsUploadAddrs: a leader whose manifest
+// has the parties upload sealed to both servers does not start against a
+// helper whose manifest has no upload addresses (every upload would fail
+// at the helper), saying the uploads differ.
+func TestLeaderRefusesHelperWithoutItsUploadAddrs(t *testing.T) {
+	d := newDeployment(t, hugeEpsilon, 1)
+	sealed := *d.m
+	sealed.Leader.UploadAddr, sealed.Helper.UploadAddr = "127.0.0.1:7401", "127.0.0.1:7402"
+	d.leader.Close()
+	_, err := d.startWith(server.Leader, &sealed, ServerConfig{UploadListen: "127.0.0.1:0"})
+	if !errors.Is(err, server.ErrManifestMismatch) || !strings.Contains(err.Error(), "uploads differ") {
+		t.Fatalf("a sealed leader against a libp2p-only helper: %v, want %v naming the uploads", err, server.ErrManifestMismatch)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 )
 
 // TestAnalystNormalisesByNoisyTotalUnderAddRemove: an analyst of an
@@ -21,7 +23,7 @@ func TestAnalystNormalisesByNoisyTotalUnderAddRemove(t *testing.T) {
 		public               bool
 	}{{"addremove", "addremove", false}, {"replace", "replace", true}} {
 		t.Run(c.relation, func(t *testing.T) {
-			d := newDeploymentOf(t, 64, n, UploadDirect, c.relation) // ε large enough that no class total goes negative
+			d := newDeploymentOf(t, 64, n, manifest.UploadDirect, c.relation) // ε large enough that no class total goes negative
 			p := d.newParty()
 			for _, x := range instances(n, 4) {
 				if _, err := p.Submit(context.Background(), x); err != nil {

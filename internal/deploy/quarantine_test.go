@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/store"
 	"github.com/fedecdf/fedecdf/party"
@@ -29,7 +30,7 @@ func TestDamagedReportQuarantined(t *testing.T) {
 		}
 	}
 	first := d.query()
-	old, err := ParseReleaseID(first.Stored.Release)
+	old, err := analyst.ParseReleaseID(first.Stored.Release)
 	if err != nil || first.N != 5 {
 		t.Fatalf("the first release: n = %d, %v", first.N, err)
 	}

@@ -10,19 +10,13 @@ import (
 	"github.com/cloudflare/circl/hpke"
 	"github.com/cloudflare/circl/kem"
 
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
 	"github.com/fedecdf/fedecdf/internal/wire"
 )
-
-// UploadRelay is the upload mode in which a party talks to the leader
-// only: it sends the leader its own DCF key and the helper's key sealed
-// to the helper's HPKE public key (RFC 9180, as IETF DAP's input
-// shares), which the leader relays to the helper without being able to
-// read it.
-const UploadRelay = "relay"
 
 // relayInfo is the HPKE info string: it binds a sealed share to this
 // protocol and version.
@@ -177,7 +171,7 @@ func seal(rnd io.Reader, public []byte, info, dataset string, report payload.Rep
 	if err != nil {
 		return nil, nil, fmt.Errorf("the server's HPKE public key: %w", err)
 	}
-	sender, err := HPKESuite.NewSender(pk, []byte(info))
+	sender, err := manifest.HPKESuite.NewSender(pk, []byte(info))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -206,7 +200,7 @@ func (s *sealedUpload) open(helperPrivate kem.PrivateKey) ([]byte, error) {
 // it was sealed with, and returns the plaintext and the receiver's
 // exported secret for the acknowledgement's MAC (seal's).
 func (s *sealedUpload) openWith(private kem.PrivateKey, info string) (plaintext, ackKey []byte, err error) {
-	receiver, err := HPKESuite.NewReceiver(private, []byte(info))
+	receiver, err := manifest.HPKESuite.NewReceiver(private, []byte(info))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -246,14 +240,14 @@ func (p *Party) sendRelayed(ctx context.Context, r *Report) (dup bool, err error
 	}
 	rr := (&relayedReport{Leader: protocol.Encode(r.Leader), Helper: *sealed}).marshal()
 	call := func() (*protocol.Ack, error) {
-		resp, err := p.host.Conn(p2p.RelayProtocol).Call(ctx, LeaderName, rr)
+		resp, err := p.host.Conn(p2p.RelayProtocol).Call(ctx, manifest.LeaderName, rr)
 		if err != nil {
 			return nil, err
 		}
-		return decodeAck(LeaderName, resp)
+		return decodeAck(manifest.LeaderName, resp)
 	}
 	if e := p.m.Leader; e.UploadAddr != "" {
-		sc, err := newSealedCall(rand.Reader, e, LeaderName, frameRelayed, r.ID, p.m.Dataset, rr)
+		sc, err := newSealedCall(rand.Reader, e, manifest.LeaderName, frameRelayed, r.ID, p.m.Dataset, rr)
 		if err != nil {
 			return false, err
 		}
@@ -268,7 +262,7 @@ func (p *Party) sendRelayed(ctx context.Context, r *Report) (dup bool, err error
 	}, func(err error) bool { return errors.Is(err, ErrRelayFailed) }, "report", r.ID.String())
 	switch {
 	case errors.Is(err, ErrRelayFailed):
-		return false, &UploadError{Report: r.ID, Held: HeldByLeader, Failed: []ServerError{{Server: HelperName, Err: err}}}
+		return false, &UploadError{Report: r.ID, Held: HeldByLeader, Failed: []ServerError{{Server: manifest.HelperName, Err: err}}}
 	case err != nil:
 		return false, fmt.Errorf("report %v: relayed upload to the leader: %w", r.ID, err)
 	}
@@ -310,12 +304,12 @@ func (s *Server) relay(ctx context.Context, from transport.PeerID, rr *relayedRe
 	if err != nil {
 		return resp
 	}
-	helperResp, err := s.host.Conn(p2p.SealedProtocol).Call(ctx, HelperName, rr.Helper.marshal())
+	helperResp, err := s.host.Conn(p2p.SealedProtocol).Call(ctx, manifest.HelperName, rr.Helper.marshal())
 	if err != nil {
 		s.log.Warn("relayed report held by the leader only: cannot reach the helper", "report", rr.Helper.Report.String(), "err", err)
 		return errorResponse("%s: report %v: %w: %w", s.name, rr.Helper.Report, ErrRelayFailed, err)
 	}
-	theirs, err := decodeAck(HelperName, helperResp)
+	theirs, err := decodeAck(manifest.HelperName, helperResp)
 	if err != nil {
 		s.log.Warn("relayed report held by the leader only: the helper refused it", "report", rr.Helper.Report.String(), "err", err)
 		return errorResponse("%s: report %v: the helper refused it: %w", s.name, rr.Helper.Report, err)

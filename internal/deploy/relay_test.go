@@ -9,6 +9,7 @@ import (
 
 	"github.com/cloudflare/circl/kem"
 
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/party"
@@ -20,7 +21,7 @@ import (
 // A resent report is a duplicate at both servers.
 func TestRelayUpload(t *testing.T) {
 	const n = 25
-	d := newDeploymentMode(t, hugeEpsilon, n, UploadRelay)
+	d := newDeploymentMode(t, hugeEpsilon, n, manifest.UploadRelay)
 	partyView := *d.m
 	partyView.Helper.Addrs = []string{"/ip4/127.0.0.1/tcp/1"}
 	p, err := NewParty(&partyView, nil, fast)
@@ -65,7 +66,7 @@ func sendThenResend(t *testing.T, p *Party, inst []party.Instance) {
 func TestRelayRefusedInDirectMode(t *testing.T) {
 	d := newDeployment(t, 1, 1)
 	relayView := *d.m
-	relayView.Upload = UploadRelay
+	relayView.Upload = manifest.UploadRelay
 	p, err := NewParty(&relayView, nil, fast)
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +77,7 @@ func TestRelayRefusedInDirectMode(t *testing.T) {
 	}
 }
 
-func testSealed(t testing.TB, helper *Identity) (*protocol.Upload, *sealedUpload) {
+func testSealed(t testing.TB, helper *manifest.Identity) (*protocol.Upload, *sealedUpload) {
 	up := &protocol.Upload{Dataset: "d", Report: payload.ReportID{4, 2}, Key: []byte("the helper's DCF key")}
 	s, err := sealUpload(helper.HPKEPublicKey, up)
 	if err != nil {
@@ -166,9 +167,9 @@ func FuzzParseSealedUpload(f *testing.F) {
 }
 
 // hpkeKey returns id's HPKE private key.
-func hpkeKey(t testing.TB, id *Identity) kem.PrivateKey {
+func hpkeKey(t testing.TB, id *manifest.Identity) kem.PrivateKey {
 	t.Helper()
-	sk, err := id.hpkeKey()
+	sk, err := id.HPKEKey()
 	if err != nil {
 		t.Fatal(err)
 	}

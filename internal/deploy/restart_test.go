@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	ma "github.com/multiformats/go-multiaddr"
+
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/store"
@@ -15,7 +18,6 @@ import (
 	"github.com/fedecdf/fedecdf/internal/verify"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/server"
-	ma "github.com/multiformats/go-multiaddr"
 )
 
 // TestRestartedLeaderCompletesPendingRelease: the leader recorded a
@@ -61,27 +63,27 @@ func TestRestartedLeaderCompletesPendingRelease(t *testing.T) {
 
 // pendingAt has a leader on the store at path, which cannot reach the
 // helper, record release id of the manifest's release as pending.
-func pendingAt(t *testing.T, m *Manifest, path string, id payload.ReleaseID) {
+func pendingAt(t *testing.T, m *manifest.Manifest, path string, id payload.ReleaseID) {
 	t.Helper()
 	st, err := store.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	ds, err := m.serverDataset()
+	ds, err := m.ServerDataset()
 	if err != nil {
 		t.Fatal(err)
 	}
 	net := transport.NewNetwork()
 	key := [verify.KeySize]byte{1} // verifies nothing: it never reaches the helper
-	srv, err := server.New(server.Config{Role: server.Leader, Peer: HelperName, Conn: net.Conn(LeaderName), Ledger: st, Releases: st, Datasets: []server.Dataset{ds}, VerifyKey: key})
+	srv, err := server.New(server.Config{Role: server.Leader, Peer: manifest.HelperName, Conn: net.Conn(manifest.LeaderName), Ledger: st, Releases: st, Datasets: []server.Dataset{ds}, VerifyKey: key})
 	if err != nil {
 		t.Fatal(err)
 	}
-	net.Register(LeaderName, srv.Handle)
+	net.Register(manifest.LeaderName, srv.Handle)
 	// A helper that compares ledgers (both empty) and then fails every
 	// request, so that the release stays pending.
-	net.Register(HelperName, func(_ context.Context, _ transport.PeerID, req []byte) []byte {
+	net.Register(manifest.HelperName, func(_ context.Context, _ transport.PeerID, req []byte) []byte {
 		if msg, err := protocol.Decode(req); err == nil {
 			if c, ok := msg.(*protocol.LedgerCheck); ok {
 				return protocol.Encode(&protocol.LedgerCheck{Dataset: c.Dataset})
@@ -94,7 +96,7 @@ func pendingAt(t *testing.T, m *Manifest, path string, id payload.ReleaseID) {
 		t.Fatal(err)
 	}
 	req := &protocol.CreateRelease{Dataset: m.Dataset, Release: id, Mechanism: params, Components: []payload.Component{payload.Count}}
-	if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), net.Conn("analyst"), LeaderName, req); !errors.Is(err, server.ErrReleasePending) {
+	if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), net.Conn("analyst"), manifest.LeaderName, req); !errors.Is(err, server.ErrReleasePending) {
 		t.Fatalf("a release the helper never heard of: %v, want %v", err, server.ErrReleasePending)
 	}
 }

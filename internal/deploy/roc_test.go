@@ -8,14 +8,16 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/analysis"
+	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/roc"
 )
 
 // rocOf queries the deployment's ROC curve, smoothed by method.
-func (d *deployment) rocOf(method string) *ROC {
+func (d *deployment) rocOf(method string) *analyst.ROC {
 	d.t.Helper()
-	a, err := NewAnalyst(d.m, d.analystID, fast)
+	a, err := analyst.NewAnalyst(d.m, d.analystID, fast)
 	if err != nil {
 		d.t.Fatal(err)
 	}
@@ -98,7 +100,7 @@ func TestROCPartitionedWhereAllowed(t *testing.T) {
 	}{{[]string{"auto", analysis.ROCMechanism}, "partitioned("}, {[]string{"auto"}, "kary("}} {
 		t.Run(strings.Join(c.allowed, ","), func(t *testing.T) {
 			const n = 100
-			d := newDeploymentMech(t, Mech{Name: "auto", Epsilon: 20, Neighbours: "replace", Allowed: c.allowed}, n, UploadDirect, nil)
+			d := newDeploymentMech(t, manifest.Mech{Name: "auto", Epsilon: 20, Neighbours: "replace", Allowed: c.allowed}, n, manifest.UploadDirect, nil)
 			p := d.newParty()
 			for _, x := range instances(n, 5) {
 				if _, err := p.Submit(context.Background(), x); err != nil {

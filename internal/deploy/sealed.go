@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -140,7 +141,7 @@ func maxSealedFrame(upload int) int { return 2*upload + 2048 }
 // maxUploadSize returns the size of the largest encoded upload of a
 // party of m: a report's size depends on the grid and the backend only,
 // so the largest of the uploads of the grid's first and last bin.
-func maxUploadSize(m *Manifest) (int, error) {
+func maxUploadSize(m *manifest.Manifest) (int, error) {
 	g, err := m.NewGrid()
 	if err != nil {
 		return 0, err
@@ -169,7 +170,7 @@ type sealedCall struct {
 // newSealedCall seals plaintext (an encoded upload, or a relayed
 // report) of report of dataset to the server e as a frame of kind, its
 // ephemeral key drawn from rnd (crypto/rand but in tests).
-func newSealedCall(rnd io.Reader, e Endpoint, to transport.PeerID, kind byte, report payload.ReportID, dataset string, plaintext []byte) (*sealedCall, error) {
+func newSealedCall(rnd io.Reader, e manifest.Endpoint, to transport.PeerID, kind byte, report payload.ReportID, dataset string, plaintext []byte) (*sealedCall, error) {
 	s, key, err := seal(rnd, e.HPKEPublicKey, sealedInfo[kind], dataset, report, plaintext)
 	if err != nil {
 		return nil, fmt.Errorf("sealing report %v to the %s: %w", report, to, err)
@@ -413,7 +414,7 @@ func (s *Server) answerSealed(ctx context.Context, from transport.PeerID, kind b
 	if err != nil {
 		return refuse("", err.Error())
 	}
-	if kind == frameRelayed && (s.name != LeaderName || s.cfg.Manifest.Upload != UploadRelay) {
+	if kind == frameRelayed && (s.name != manifest.LeaderName || s.cfg.Manifest.Upload != manifest.UploadRelay) {
 		return refuse(sealed.Report.String(), fmt.Sprintf("the %s of this %s deployment takes no relayed reports: upload each server its own share", s.name, s.cfg.Manifest.Upload))
 	}
 	pt, key, err := sealed.openWith(s.hpkeKey, sealedInfo[kind])

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cloudflare/circl/hpke"
 
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 )
@@ -52,7 +53,7 @@ func (d *deployment) counts() [2]int {
 // parties without a libp2p host upload reports both servers store and
 // count exactly (ε = 2^48); a resent report is a duplicate.
 func TestSealedUploads(t *testing.T) {
-	for _, mode := range []string{UploadDirect, UploadRelay} {
+	for _, mode := range []string{manifest.UploadDirect, manifest.UploadRelay} {
 		t.Run(mode, func(t *testing.T) {
 			const n = 20
 			d := newSealedDeployment(t, mode, time.Minute)
@@ -89,7 +90,7 @@ func exchange(t *testing.T, addr string, frame []byte) (byte, []byte, error) {
 // frameOf seals report r's upload to the leader (or, in relay mode, r
 // relayed through it) as the party would, then lets change alter the
 // sealed upload before the frame is encoded.
-func frameOf(t *testing.T, d *deployment, to Endpoint, r *Report, kind byte, change func(*sealedUpload)) *sealedCall {
+func frameOf(t *testing.T, d *deployment, to manifest.Endpoint, r *Report, kind byte, change func(*sealedUpload)) *sealedCall {
 	t.Helper()
 	pt := protocol.Encode(r.Leader)
 	if kind == frameRelayed {
@@ -110,7 +111,7 @@ func frameOf(t *testing.T, d *deployment, to Endpoint, r *Report, kind byte, cha
 	if err := writeSealedFrame(&f, kind, sealedWriter(s)); err != nil {
 		t.Fatal(err)
 	}
-	return &sealedCall{to: LeaderName, addr: d.m.Leader.UploadAddr, frame: f.Bytes(), ackKey: key}
+	return &sealedCall{to: manifest.LeaderName, addr: d.m.Leader.UploadAddr, frame: f.Bytes(), ackKey: key}
 }
 
 // sealedWriter is the body of a request frame holding s.
@@ -123,17 +124,17 @@ func sealedWriter(s *sealedUpload) []byte { return s.marshal()[1:] }
 // and nothing is stored; a replayed frame is stored once (the replay is
 // a duplicate, acknowledged as such).
 func TestSealedFramesAdversary(t *testing.T) {
-	for _, mode := range []string{UploadDirect, UploadRelay} {
+	for _, mode := range []string{manifest.UploadDirect, manifest.UploadRelay} {
 		t.Run(mode, func(t *testing.T) {
 			d := newSealedDeployment(t, mode, time.Minute)
 			p := d.newParty()
 			kind, otherKind := frameUpload, frameRelayed
-			if mode == UploadRelay {
+			if mode == manifest.UploadRelay {
 				kind, otherKind = frameRelayed, frameUpload
 			}
 			for _, c := range []struct {
 				name   string
-				to     Endpoint
+				to     manifest.Endpoint
 				kind   byte
 				change func(*sealedUpload)
 			}{
@@ -177,7 +178,7 @@ func TestSealedFramesAdversary(t *testing.T) {
 					}
 				}
 				want := [2]int{before[0] + 1, before[1]}
-				if mode == UploadRelay {
+				if mode == manifest.UploadRelay {
 					want[1]++
 				}
 				if after := d.counts(); after != want {
@@ -260,7 +261,7 @@ func TestSealedForgedAck(t *testing.T) {
 	forged := protocol.Encode(&protocol.Ack{})
 	refuse := func(byte, []byte) (byte, []byte) { return frameRefusal, []byte("leader: no") }
 	var unopened *unopenedError
-	for _, mode := range []string{UploadDirect, UploadRelay} {
+	for _, mode := range []string{manifest.UploadDirect, manifest.UploadRelay} {
 		for _, c := range []struct {
 			name  string
 			times int // answers altered; the later ones pass
@@ -289,7 +290,7 @@ func TestSealedForgedAck(t *testing.T) {
 				dup, err := p.Send(context.Background(), r)
 				var ue *UploadError
 				switch {
-				case c.want != nil && (!c.want(err) || (mode == UploadDirect && (!errors.As(err, &ue) || ue.Held != HeldByHelper))):
+				case c.want != nil && (!c.want(err) || (mode == manifest.UploadDirect && (!errors.As(err, &ue) || ue.Held != HeldByHelper))):
 					t.Fatalf("altered answers: duplicate=%v, %v; want the leader's upload failed (the helper's held in direct mode)", dup, err)
 				case c.want == nil && err != nil:
 					t.Fatalf("one altered answer, then true ones: %v", err)
@@ -308,7 +309,7 @@ func TestSealedForgedAck(t *testing.T) {
 // the timeout, and a malformed or oversized frame closes its connection
 // unanswered, while other parties upload as usual.
 func TestSealedListenerRobust(t *testing.T) {
-	d := newSealedDeployment(t, UploadDirect, 200*time.Millisecond)
+	d := newSealedDeployment(t, manifest.UploadDirect, 200*time.Millisecond)
 	addr := d.m.Leader.UploadAddr
 	limit := d.leader.uploads.maxFrame
 	for _, c := range []struct {
@@ -355,7 +356,7 @@ func TestSealedListenerRobust(t *testing.T) {
 // uploads: the larger upload of every report has the size maxUploadSize gives, and
 // a relayed report's frame fits the limit.
 func TestSealedFrameLimit(t *testing.T) {
-	d := newSealedDeployment(t, UploadRelay, time.Minute)
+	d := newSealedDeployment(t, manifest.UploadRelay, time.Minute)
 	size, err := maxUploadSize(d.m)
 	if err != nil {
 		t.Fatal(err)
@@ -387,8 +388,8 @@ func TestSealedFrameKnownAnswer(t *testing.T) {
 	pk, sk := hpke.KEM_X25519_HKDF_SHA256.Scheme().DeriveKeyPair(bytes.Repeat([]byte{7}, 32))
 	pub, _ := pk.MarshalBinary()
 	up := &protocol.Upload{Dataset: "kat", Report: payload.ReportID{1, 2, 3}, Share: []byte("share")}
-	e := Endpoint{Public: Public{HPKEPublicKey: pub}, UploadAddr: "127.0.0.1:1"}
-	c, err := newSealedCall(bytes.NewReader(bytes.Repeat([]byte{9}, 64)), e, LeaderName, frameUpload, up.Report, up.Dataset, protocol.Encode(up))
+	e := manifest.Endpoint{Public: manifest.Public{HPKEPublicKey: pub}, UploadAddr: "127.0.0.1:1"}
+	c, err := newSealedCall(bytes.NewReader(bytes.Repeat([]byte{9}, 64)), e, manifest.LeaderName, frameUpload, up.Report, up.Dataset, protocol.Encode(up))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,8 +426,8 @@ func TestSealedFrameKnownAnswer(t *testing.T) {
 func FuzzSealedFrame(f *testing.F) {
 	id := newIdentity(f)
 	up := &protocol.Upload{Dataset: "d", Report: payload.ReportID{4, 2}, Share: []byte("share")}
-	e := Endpoint{Public: id.Public(), UploadAddr: "127.0.0.1:1"}
-	c, err := newSealedCall(bytes.NewReader(bytes.Repeat([]byte{1}, 64)), e, LeaderName, frameUpload, up.Report, up.Dataset, protocol.Encode(up))
+	e := manifest.Endpoint{Public: id.Public(), UploadAddr: "127.0.0.1:1"}
+	c, err := newSealedCall(bytes.NewReader(bytes.Repeat([]byte{1}, 64)), e, manifest.LeaderName, frameUpload, up.Report, up.Dataset, protocol.Encode(up))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -453,7 +454,7 @@ func FuzzSealedFrame(f *testing.F) {
 // the retries with an error naming the server and its address, a
 // *DialError for the command line to say what to do; it never succeeds.
 func TestSealedServerDown(t *testing.T) {
-	d := newSealedDeployment(t, UploadDirect, time.Minute)
+	d := newSealedDeployment(t, manifest.UploadDirect, time.Minute)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -468,7 +469,7 @@ func TestSealedServerDown(t *testing.T) {
 	_, err = p.Submit(context.Background(), instances(1, 12)[0])
 	var ue *UploadError
 	var dial *DialError
-	if !errors.As(err, &ue) || ue.Held != HeldByLeader || !strings.Contains(err.Error(), "sealed upload to the helper at "+view.Helper.UploadAddr) || !errors.As(err, &dial) || dial.Server != HelperName {
+	if !errors.As(err, &ue) || ue.Held != HeldByLeader || !strings.Contains(err.Error(), "sealed upload to the helper at "+view.Helper.UploadAddr) || !errors.As(err, &dial) || dial.Server != manifest.HelperName {
 		t.Fatalf("upload to a helper not listening: %v, want an *UploadError held by the leader with a *DialError of the helper", err)
 	}
 }
@@ -479,7 +480,7 @@ func TestSealedServerDown(t *testing.T) {
 // closed to make room for the next one after it: that upload is
 // answered and stored, and the idle client sees its connection closed.
 func TestSealedConnectionCap(t *testing.T) {
-	d := newDeploymentTweaked(t, hugeEpsilon, 1, UploadDirect, "replace", func(c *ServerConfig) {
+	d := newDeploymentTweaked(t, hugeEpsilon, 1, manifest.UploadDirect, "replace", func(c *ServerConfig) {
 		c.UploadListen, c.UploadTimeout, c.UploadConns = "127.0.0.1:0", time.Minute, 1
 		c.UploadLimits.HeaderTimeout = time.Minute
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
 
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -25,8 +26,8 @@ import (
 // ServerConfig configures one server process.
 type ServerConfig struct {
 	Role     server.Role
-	Identity *Identity
-	Manifest *Manifest
+	Identity *manifest.Identity
+	Manifest *manifest.Manifest
 	Listen   []ma.Multiaddr
 	Store    string // bbolt file, or a postgres:// DSN without a password
 	// StorePasswordFile, for a postgres:// Store, holds the database
@@ -155,22 +156,22 @@ func startServer(cfg ServerConfig) (*Server, error) {
 	cfg = withOpsDefaults(cfg)
 	s := &Server{cfg: cfg, started: time.Now(), stop: make(chan struct{}), done: make(chan struct{}), cancelOps: func() {}, failed: make(chan error, 1)}
 	s.log = withLastErrors(cfg.Logger, &s.last).With("role", cfg.Role.String())
-	self, peerName, endpoint := LeaderName, HelperName, m.Leader
+	self, peerName, endpoint := manifest.LeaderName, manifest.HelperName, m.Leader
 	if cfg.Role == server.Helper {
-		self, peerName, endpoint = HelperName, LeaderName, m.Helper
+		self, peerName, endpoint = manifest.HelperName, manifest.LeaderName, m.Helper
 	}
 	s.name = self
 	if cfg.Identity.PeerID.String() != endpoint.PeerID {
 		return nil, fmt.Errorf("the key's peer ID %s is not the %s's %s in the manifest", cfg.Identity.PeerID, self, endpoint.PeerID)
 	}
-	book, err := m.book(true)
+	book, err := m.Book(true)
 	if err != nil {
 		return nil, err
 	}
-	if s.hpkeKey, err = cfg.Identity.hpkeKey(); err != nil {
+	if s.hpkeKey, err = cfg.Identity.HPKEKey(); err != nil {
 		return nil, err
 	}
-	dataset, err := m.serverDataset()
+	dataset, err := m.ServerDataset()
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +212,7 @@ type roleSetup struct {
 	dataset  server.Dataset
 	book     map[transport.PeerID]peer.AddrInfo
 	peer     transport.PeerID
-	endpoint Endpoint
+	endpoint manifest.Endpoint
 }
 
 // coordinate starts serving the role: the libp2p host, a server with
@@ -236,7 +237,7 @@ func (s *Server) coordinate(r roleSetup) error {
 	s.host = host
 	scfg := server.Config{
 		Role: cfg.Role, Peer: r.peer, Conn: s.host.Conn(p2p.PeerProtocol),
-		Ledger: s.store, Releases: s.store, Reports: s.store, Datasets: []server.Dataset{r.dataset}, Manifest: digestsByName(m.Digests()),
+		Ledger: s.store, Releases: s.store, Reports: s.store, Datasets: []server.Dataset{r.dataset}, Manifest: manifest.DigestsByName(m.Digests()),
 	}
 	err = s.verifyKey(&scfg)
 	if err == nil {
@@ -250,16 +251,16 @@ func (s *Server) coordinate(r roleSetup) error {
 	}
 	s.active.Store(true)
 	s.host.Handle(p2p.ReportProtocol, nil, s.handleReport)
-	relay := m.Upload == UploadRelay
+	relay := m.Upload == manifest.UploadRelay
 	if cfg.Role == server.Leader {
-		s.host.Handle(p2p.QueryProtocol, append(m.analystNames(), m.operatorNames()...), s.handleRelease)
+		s.host.Handle(p2p.QueryProtocol, append(m.AnalystNames(), m.OperatorNames()...), s.handleRelease)
 		if relay {
 			s.host.Handle(p2p.RelayProtocol, nil, s.handleRelayed)
 		}
 	} else {
-		s.host.Handle(p2p.PeerProtocol, []transport.PeerID{LeaderName}, s.handleRelease)
+		s.host.Handle(p2p.PeerProtocol, []transport.PeerID{manifest.LeaderName}, s.handleRelease)
 		if relay {
-			s.host.Handle(p2p.SealedProtocol, []transport.PeerID{LeaderName}, s.handleSealed)
+			s.host.Handle(p2p.SealedProtocol, []transport.PeerID{manifest.LeaderName}, s.handleSealed)
 		}
 	}
 	if listen := s.uploadListen(r.endpoint); listen != "" && s.uploads == nil {
@@ -279,7 +280,7 @@ func (s *Server) coordinate(r roleSetup) error {
 
 // uploadListen is the address of the sealed-upload listener: the
 // configured one, else the manifest's ("": none).
-func (s *Server) uploadListen(e Endpoint) string {
+func (s *Server) uploadListen(e manifest.Endpoint) string {
 	if s.cfg.UploadListen != "" {
 		return s.cfg.UploadListen
 	}

@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/store"
@@ -70,7 +71,7 @@ func (s *Server) openStore() error {
 // standBy serves sealed uploads while another process coordinates the
 // role, and waits to take over.
 func (s *Server) standBy(r roleSetup) error {
-	if s.cfg.Manifest.Upload == UploadRelay {
+	if s.cfg.Manifest.Upload == manifest.UploadRelay {
 		return fmt.Errorf("%w: another process coordinates the %s on this database, and in a relay deployment uploads reach the helper through the leader's coordinator; stop the other process, or give this one a database of its own", ErrStandbyRelay, s.name)
 	}
 	listen := s.uploadListen(r.endpoint)

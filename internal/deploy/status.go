@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -142,7 +143,7 @@ func (s *Server) handleStatus(ctx context.Context, from transport.PeerID, m *pro
 	var err error
 	if s.cfg.Role == server.Leader {
 		s.log.Info("status request", "from", from)
-		st, err = s.leaderStatus(ctx, slices.Contains(s.cfg.Manifest.operatorNames(), from))
+		st, err = s.leaderStatus(ctx, slices.Contains(s.cfg.Manifest.OperatorNames(), from))
 	} else {
 		st, err = s.helperStatus(m)
 	}
@@ -230,7 +231,7 @@ func (s *Server) checkHelper(ctx context.Context, compare bool) (*protocol.Statu
 	if compare {
 		req.IDs = ids
 	}
-	resp, err := protocol.Call[*protocol.Status](ctx, s.host.Conn(p2p.PeerProtocol), HelperName, req)
+	resp, err := protocol.Call[*protocol.Status](ctx, s.host.Conn(p2p.PeerProtocol), manifest.HelperName, req)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
 		err = fmt.Errorf("no answer within the peer timeout %v: is the helper hung, or the leader→helper path blocked? (%w)", s.cfg.PeerTimeout, err)

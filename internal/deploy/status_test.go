@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -26,9 +28,9 @@ import (
 )
 
 // analyst returns a client of the deployment under the analyst's key.
-func (d *deployment) analyst() *Analyst {
+func (d *deployment) analyst() *analyst.Analyst {
 	d.t.Helper()
-	a, err := NewAnalyst(d.m, d.analystID, fast)
+	a, err := analyst.NewAnalyst(d.m, d.analystID, fast)
 	if err != nil {
 		d.t.Fatal(err)
 	}
@@ -37,11 +39,11 @@ func (d *deployment) analyst() *Analyst {
 }
 
 // status asks for the deployment's status under the analyst's key.
-func (d *deployment) status() *Status { return d.statusAs(d.analystID) }
+func (d *deployment) status() *analyst.Status { return d.statusAs(d.analystID) }
 
-func (d *deployment) statusAs(id *Identity) *Status {
+func (d *deployment) statusAs(id *manifest.Identity) *analyst.Status {
 	d.t.Helper()
-	st, err := AskStatus(context.Background(), d.m, id, fast)
+	st, err := analyst.AskStatus(context.Background(), d.m, id, fast)
 	if err != nil {
 		d.t.Fatalf("status: %v", err)
 	}
@@ -72,24 +74,24 @@ func (d *deployment) withOrphans(inst []party.Instance) {
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	if err := upload(p, LeaderName, leaderOnly.Leader); err != nil {
+	if err := upload(p, manifest.LeaderName, leaderOnly.Leader); err != nil {
 		d.t.Fatal(err)
 	}
 	helperOnly, err := p.NewReport(inst[4])
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	if err := upload(p, HelperName, helperOnly.Helper); err != nil {
+	if err := upload(p, manifest.HelperName, helperOnly.Helper); err != nil {
 		d.t.Fatal(err)
 	}
 	forged, err := p.NewReport(inst[5])
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	if err := upload(p, LeaderName, forged.Leader); err != nil {
+	if err := upload(p, manifest.LeaderName, forged.Leader); err != nil {
 		d.t.Fatal(err)
 	}
-	if err := upload(p, HelperName, forged.Leader); err == nil {
+	if err := upload(p, manifest.HelperName, forged.Leader); err == nil {
 		d.t.Fatal("the helper accepted the leader's DCF key")
 	}
 	if err := d.leader.srv.Verify(context.Background()); err != nil {
@@ -101,7 +103,7 @@ func (d *deployment) withOrphans(inst []party.Instance) {
 // held undecided, and of those held, the ones held there only.
 type serverCounts struct{ counted, held, oneServer int }
 
-func countsOf(t *testing.T, st *Status) map[string]serverCounts {
+func countsOf(t *testing.T, st *analyst.Status) map[string]serverCounts {
 	t.Helper()
 	got := map[string]serverCounts{}
 	for _, sv := range st.Servers {
@@ -156,7 +158,7 @@ func TestStatusShowsOneServerOnlyReports(t *testing.T) {
 // nothing, keeps its own, and no report held by both is lost: a release
 // sums all three.
 func TestPurgeOrphans(t *testing.T) {
-	d := newDeploymentTweaked(t, hugeEpsilon, 1, UploadDirect, "replace", func(c *ServerConfig) {
+	d := newDeploymentTweaked(t, hugeEpsilon, 1, manifest.UploadDirect, "replace", func(c *ServerConfig) {
 		if c.Role == server.Leader {
 			c.PurgeAfter = time.Nanosecond
 		}
@@ -187,7 +189,7 @@ func TestPurgeOrphans(t *testing.T) {
 // analyst no count and no error line (which names reports), only the
 // ledgers and releases; an operator of the manifest gets them.
 func TestStatusWithholdsCountsUnderAddRemove(t *testing.T) {
-	d := newDeploymentOf(t, hugeEpsilon, 1, UploadDirect, "addremove")
+	d := newDeploymentOf(t, hugeEpsilon, 1, manifest.UploadDirect, "addremove")
 	d.withOrphans(instances(6, 13))
 	st := d.status()
 	if st.CountsPublic || st.ReportsBoth != nil {
@@ -212,7 +214,7 @@ func TestOperatorMayNotRelease(t *testing.T) {
 	if _, err := p.Submit(context.Background(), instances(1, 18)[0]); err != nil {
 		t.Fatal(err)
 	}
-	book, err := d.m.book(false)
+	book, err := d.m.Book(false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +228,7 @@ func TestOperatorMayNotRelease(t *testing.T) {
 		t.Fatal(err)
 	}
 	create := &protocol.CreateRelease{Dataset: d.m.Dataset, Mechanism: params, Components: []payload.Component{payload.Count}}
-	if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), h.Conn(p2p.QueryProtocol), LeaderName, create); err == nil || !strings.Contains(err.Error(), "may ask for status only") {
+	if _, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), h.Conn(p2p.QueryProtocol), manifest.LeaderName, create); err == nil || !strings.Contains(err.Error(), "may ask for status only") {
 		t.Errorf("an operator's release: %v, want a refusal", err)
 	}
 	for _, sv := range d.status().Servers {
@@ -246,7 +248,7 @@ func TestStatusRefusesUnauthorisedKeys(t *testing.T) {
 	for _, c := range []struct {
 		to   transport.PeerID
 		conn transport.Conn
-	}{{LeaderName, p.host.Conn(p2p.QueryProtocol)}, {HelperName, p.host.Conn(p2p.PeerProtocol)}} {
+	}{{manifest.LeaderName, p.host.Conn(p2p.QueryProtocol)}, {manifest.HelperName, p.host.Conn(p2p.PeerProtocol)}} {
 		t.Run(string(c.to), func(t *testing.T) {
 			_, err := protocol.Call[*protocol.Status](context.Background(), c.conn, c.to, req)
 			if !p2p.IsRefused(err) {
@@ -254,7 +256,7 @@ func TestStatusRefusesUnauthorisedKeys(t *testing.T) {
 			}
 		})
 	}
-	if _, err := NewAnalyst(d.m, newIdentity(t), fast); !errors.Is(err, ErrNotAnalyst) {
+	if _, err := analyst.NewAnalyst(d.m, newIdentity(t), fast); !errors.Is(err, analyst.ErrNotAnalyst) {
 		t.Errorf("an analyst client with another key: %v", err)
 	}
 }
@@ -291,7 +293,7 @@ func TestStatusHelperUnreachable(t *testing.T) {
 		{"hung", "no answer within the peer timeout 500ms", func(*deployment) string { return "/ip4/127.0.0.1/tcp/" + strconv.Itoa(port) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			d := newDeploymentTweaked(t, hugeEpsilon, 1, UploadDirect, "replace", func(cfg *ServerConfig) {
+			d := newDeploymentTweaked(t, hugeEpsilon, 1, manifest.UploadDirect, "replace", func(cfg *ServerConfig) {
 				cfg.PeerTimeout = 500 * time.Millisecond
 			})
 			d.helper.Close()
@@ -387,7 +389,7 @@ func TestNewLogger(t *testing.T) {
 // uploads and what the server holds.
 func TestServerLogs(t *testing.T) {
 	var logs syncBuffer
-	d := newDeploymentTweaked(t, hugeEpsilon, 1, UploadDirect, "replace", func(c *ServerConfig) {
+	d := newDeploymentTweaked(t, hugeEpsilon, 1, manifest.UploadDirect, "replace", func(c *ServerConfig) {
 		c.Logger, c.Summary = logs.logger(t, "debug"), 10*time.Millisecond
 	})
 	d.withOrphans(instances(6, 14))
@@ -402,7 +404,7 @@ func TestServerLogs(t *testing.T) {
 // The metrics endpoint serves the counters and gauges in the
 // Prometheus text format.
 func TestMetrics(t *testing.T) {
-	d := newDeploymentTweaked(t, hugeEpsilon, 1, UploadDirect, "replace", func(c *ServerConfig) {
+	d := newDeploymentTweaked(t, hugeEpsilon, 1, manifest.UploadDirect, "replace", func(c *ServerConfig) {
 		c.Metrics = "127.0.0.1:0"
 	})
 	d.withOrphans(instances(6, 15))
@@ -436,7 +438,7 @@ func TestMetrics(t *testing.T) {
 // request needs it: it logs a warning saying it cannot reach it.
 func TestLeaderWarnsWhenHelperStops(t *testing.T) {
 	var logs syncBuffer
-	d := newDeploymentTweaked(t, hugeEpsilon, 1, UploadDirect, "replace", func(c *ServerConfig) {
+	d := newDeploymentTweaked(t, hugeEpsilon, 1, manifest.UploadDirect, "replace", func(c *ServerConfig) {
 		c.Logger, c.PeerCheck, c.PeerTimeout = logs.logger(t, "info"), 10*time.Millisecond, time.Second
 	})
 	logs.waitFor(t, `level=INFO msg="the helper is reachable" role=leader`, "the helper reached")
@@ -450,7 +452,7 @@ func TestLeaderWarnsWhenHelperStops(t *testing.T) {
 // reports, exactly. (The leader can exclude any report from a release
 // anyway, by not offering it; the purge gives it nothing more.)
 func TestCorruptLeaderCannotPurgeReleasedReports(t *testing.T) {
-	d := newDeploymentTweaked(t, hugeEpsilon, 1, UploadDirect, "replace", func(c *ServerConfig) {
+	d := newDeploymentTweaked(t, hugeEpsilon, 1, manifest.UploadDirect, "replace", func(c *ServerConfig) {
 		c.PeerCheck = time.Hour // inst[3] stays undecided: no periodic verification decides it
 		if c.Role == server.Helper {
 			c.PurgeAfter = time.Nanosecond
@@ -477,7 +479,7 @@ func TestCorruptLeaderCannotPurgeReleasedReports(t *testing.T) {
 	if n, err := d.helper.NumReports(); err != nil || n != 3 {
 		t.Errorf("the helper holds %d reports (%v) after the corrupt comparison, want the release's 3", n, err)
 	}
-	id, err := ParseReleaseID(first.Release)
+	id, err := analyst.ParseReleaseID(first.Release)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -499,7 +501,7 @@ func TestResyncByResending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := upload(p, LeaderName, r.Leader); err != nil { // the helper was down
+	if err := upload(p, manifest.LeaderName, r.Leader); err != nil { // the helper was down
 		t.Fatal(err)
 	}
 	if err := d.leader.srv.Verify(context.Background()); err != nil {
@@ -561,7 +563,7 @@ func httpGet(t *testing.T, url string) (int, string) {
 // the helper stopped; the peer gauge reads 1 right after a start, so an
 // alert on it does not fire on every leader restart.
 func TestHealthProbes(t *testing.T) {
-	d := newDeploymentTweaked(t, hugeEpsilon, 1, UploadDirect, "replace", func(c *ServerConfig) {
+	d := newDeploymentTweaked(t, hugeEpsilon, 1, manifest.UploadDirect, "replace", func(c *ServerConfig) {
 		c.Metrics, c.PeerCheck = "127.0.0.1:0", time.Hour
 	})
 	base := "http://" + d.leader.metricsAddr
@@ -580,7 +582,7 @@ func TestHealthProbes(t *testing.T) {
 		t.Errorf("GET /nothing = %d, want 404", code)
 	}
 	d.helper.Close()
-	_, _ = AskStatus(context.Background(), d.m, d.analystID, fast) // the leader checks the helper
+	_, _ = analyst.AskStatus(context.Background(), d.m, d.analystID, fast) // the leader checks the helper
 	if code, body := httpGet(t, base+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "not ready") || !strings.Contains(body, "helper: not reachable") {
 		t.Errorf("/readyz with the helper down = %d %q, want 503 naming the helper", code, body)
 	}

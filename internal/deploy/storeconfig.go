@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/ledger"
 )
 
@@ -18,15 +19,15 @@ import (
 // and a server compares it with its manifest before it reads any stored
 // report (checkStoreConfig).
 type storeConfig struct {
-	Dataset    string   `json:"dataset"`
-	Backend    string   `json:"backend"`
-	Grid       Grid     `json:"grid"`
-	Neighbours string   `json:"neighbours"`
-	Payload    []string `json:"payload"`
+	Dataset    string        `json:"dataset"`
+	Backend    string        `json:"backend"`
+	Grid       manifest.Grid `json:"grid"`
+	Neighbours string        `json:"neighbours"`
+	Payload    []string      `json:"payload"`
 }
 
 // storeConfigOf returns the storeConfig of m.
-func storeConfigOf(m *Manifest) storeConfig {
+func storeConfigOf(m *manifest.Manifest) storeConfig {
 	return storeConfig{Dataset: m.Dataset, Backend: m.Backend, Grid: m.Grid, Neighbours: m.Mechanism.Neighbours, Payload: m.Payload}
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/server"
 )
@@ -28,15 +29,15 @@ func TestWrongManifestDestroysNothing(t *testing.T) {
 	d.submitAll(inst)
 	edits := []struct {
 		name       string
-		edit       func(*Manifest)
+		edit       func(*manifest.Manifest)
 		field      string
 		old, value string
 	}{
-		{"128 bins", func(m *Manifest) { m.Grid.Bins = 2 * bins }, "grid.bins", "64", "128"},
-		{"max 2", func(m *Manifest) { m.Grid.Max = 2 }, "grid.max", "1", "2"},
-		{"log scale", func(m *Manifest) { m.Grid.Scale, m.Grid.Min = "log", 0.001 }, "grid.scale", "linear", "log"},
-		{"dataset", func(m *Manifest) { m.Dataset = "other" }, "dataset", "test", "other"},
-		{"backend", func(m *Manifest) { m.Backend = string(server.Additive) }, "backend", "dcf", "additive"},
+		{"128 bins", func(m *manifest.Manifest) { m.Grid.Bins = 2 * bins }, "grid.bins", "64", "128"},
+		{"max 2", func(m *manifest.Manifest) { m.Grid.Max = 2 }, "grid.max", "1", "2"},
+		{"log scale", func(m *manifest.Manifest) { m.Grid.Scale, m.Grid.Min = "log", 0.001 }, "grid.scale", "linear", "log"},
+		{"dataset", func(m *manifest.Manifest) { m.Dataset = "other" }, "dataset", "test", "other"},
+		{"backend", func(m *manifest.Manifest) { m.Backend = string(server.Additive) }, "backend", "dcf", "additive"},
 	}
 	at := map[server.Role]*Server{server.Leader: d.leader, server.Helper: d.helper}
 	listen := map[server.Role]string{}
@@ -85,7 +86,7 @@ func TestNeighboursChangeOverAStore(t *testing.T) {
 	addremove.Mechanism.Neighbours = "addremove"
 	other := *d.m
 	other.Grid.Bins = 32
-	restart := func(m *Manifest, log *bytes.Buffer) error {
+	restart := func(m *manifest.Manifest, log *bytes.Buffer) error {
 		t.Helper()
 		d.helper.Close()
 		cfg := ServerConfig{Store: store, Listen: at}
@@ -98,7 +99,7 @@ func TestNeighboursChangeOverAStore(t *testing.T) {
 		}
 		return err
 	}
-	for _, m := range []*Manifest{&other, d.m} {
+	for _, m := range []*manifest.Manifest{&other, d.m} {
 		if err := restart(m, nil); err != nil {
 			t.Fatalf("a change over a store that holds nothing: %v", err)
 		}

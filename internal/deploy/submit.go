@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/crypto/chacha20"
 
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/party"
 )
@@ -19,13 +20,13 @@ import (
 // fresh identity), at most concurrency at a time. It returns the number
 // of reports both servers acknowledged and the first error (naming the
 // instance by its 1-based position).
-func SubmitAll(ctx context.Context, m *Manifest, inst []party.Instance, tc p2p.Config, concurrency int, ownHost bool) (int, error) {
+func SubmitAll(ctx context.Context, m *manifest.Manifest, inst []party.Instance, tc p2p.Config, concurrency int, ownHost bool) (int, error) {
 	return SubmitAllProgress(ctx, m, inst, tc, concurrency, ownHost, nil)
 }
 
 // SubmitAllProgress is SubmitAll calling acked, if not nil, after each
 // report both servers acknowledged (for a progress display).
-func SubmitAllProgress(ctx context.Context, m *Manifest, inst []party.Instance, tc p2p.Config, concurrency int, ownHost bool, acked func()) (int, error) {
+func SubmitAllProgress(ctx context.Context, m *manifest.Manifest, inst []party.Instance, tc p2p.Config, concurrency int, ownHost bool, acked func()) (int, error) {
 	if concurrency < 1 {
 		concurrency = 1
 	}
@@ -67,7 +68,7 @@ func SubmitAllProgress(ctx context.Context, m *Manifest, inst []party.Instance, 
 	return done, firstErr
 }
 
-func submitOne(ctx context.Context, m *Manifest, p *Party, tc p2p.Config, x party.Instance) error {
+func submitOne(ctx context.Context, m *manifest.Manifest, p *Party, tc p2p.Config, x party.Instance) error {
 	if p == nil {
 		var err error
 		if p, err = NewParty(m, nil, tc); err != nil {
@@ -103,7 +104,7 @@ func DemoInstances(n int, seed uint64) []party.Instance {
 // ValidateRows checks every instance against the manifest's grid and
 // payload rules (party.New) and returns the first bad one, naming its
 // 1-based row, so that nothing is uploaded from a file with a bad row.
-func ValidateRows(m *Manifest, inst []party.Instance) error {
+func ValidateRows(m *manifest.Manifest, inst []party.Instance) error {
 	g, err := m.NewGrid()
 	if err != nil {
 		return fmt.Errorf("manifest grid: %w", err)
@@ -185,7 +186,7 @@ func (r *RowResult) Rows(h Held) []bool {
 // rows in flight finish), and calls stored, if not nil, after each row
 // both servers acknowledged. The result says which servers hold each
 // row, also on failure: an *UploadError names a row one server holds.
-func SubmitRows(ctx context.Context, m *Manifest, inst []party.Instance, key []byte, tc p2p.Config, concurrency int, stored func(k int, dup bool)) (*RowResult, error) {
+func SubmitRows(ctx context.Context, m *manifest.Manifest, inst []party.Instance, key []byte, tc p2p.Config, concurrency int, stored func(k int, dup bool)) (*RowResult, error) {
 	res := &RowResult{Held: make([]Held, len(inst))}
 	if len(key) < 16 {
 		return res, fmt.Errorf("row key of %d bytes is too short: give at least 16 secret bytes", len(key))

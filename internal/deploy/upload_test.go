@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/server"
 )
@@ -28,7 +29,7 @@ func wantReports(t *testing.T, role string, s *Server, n int) {
 // party keeps retrying the helper (through the leader in relay mode)
 // and the upload completes.
 func TestUploadReachesOneServer(t *testing.T) {
-	for _, mode := range []string{UploadDirect, UploadRelay} {
+	for _, mode := range []string{manifest.UploadDirect, manifest.UploadRelay} {
 		t.Run(mode, func(t *testing.T) { uploadReachesOneServer(t, mode) })
 	}
 }
@@ -51,10 +52,10 @@ func uploadReachesOneServer(t *testing.T, mode string) {
 	d.helper.Close()
 	_, err = p.Send(context.Background(), r)
 	var ue *UploadError
-	if !errors.As(err, &ue) || ue.Held != HeldByLeader || len(ue.Failed) != 1 || ue.Failed[0].Server != HelperName {
+	if !errors.As(err, &ue) || ue.Held != HeldByLeader || len(ue.Failed) != 1 || ue.Failed[0].Server != manifest.HelperName {
 		t.Fatalf("upload with the helper down: %v; want an *UploadError held by the leader only, the helper failing", err)
 	}
-	if !errors.Is(err, p2p.ErrConnRefused) || mode == UploadRelay && !errors.Is(err, ErrRelayFailed) {
+	if !errors.Is(err, p2p.ErrConnRefused) || mode == manifest.UploadRelay && !errors.Is(err, ErrRelayFailed) {
 		t.Errorf("%v: the cause is not p2p.ErrConnRefused (and, relayed, ErrRelayFailed)", err)
 	}
 	for _, want := range []string{r.ID.String(), "acknowledged by the leader only", "upload to the helper", "connection refused"} {

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/store"
 	"github.com/fedecdf/fedecdf/internal/verify"
@@ -87,7 +89,7 @@ func (d *deployment) checkRejected(want map[string]int) {
 func TestVerifiedOverTheNetwork(t *testing.T) {
 	const n = 24
 	for _, backend := range verifiedBackends {
-		for _, mode := range []string{UploadDirect, UploadRelay} {
+		for _, mode := range []string{manifest.UploadDirect, manifest.UploadRelay} {
 			t.Run(backend+"/"+mode, func(t *testing.T) {
 				d := newBackendDeployment(t, backend, n, mode)
 				inst := instances(n, 5)
@@ -117,7 +119,7 @@ func TestVerifiedSurvivesRestart(t *testing.T) {
 
 func survivesRestart(t *testing.T, backend string) {
 	const n = 12
-	d := newBackendDeployment(t, backend, n, UploadDirect)
+	d := newBackendDeployment(t, backend, n, manifest.UploadDirect)
 	inst := instances(n, 6)
 	if _, err := SubmitAll(context.Background(), d.m, inst[:n/2], fast, 4, false); err != nil {
 		t.Fatal(err)
@@ -144,7 +146,7 @@ func survivesRestart(t *testing.T, backend string) {
 	d.restartBoth()
 	d.checkRejected(d.forgeryReasons())
 	checkExact(t, d.query(), want)
-	id, err := ParseReleaseID(first.Release)
+	id, err := analyst.ParseReleaseID(first.Release)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,19 +164,19 @@ func survivesRestart(t *testing.T, backend string) {
 // public keys at hand, derives another key: only the two servers can.
 func TestVerifyKeyKnownAnswer(t *testing.T) {
 	const want = "f03fae1cde397e8be894358b6e39796f85014db0a6b99e529b4022d2ae5ca369"
-	ids := map[string]*Identity{}
+	ids := map[string]*manifest.Identity{}
 	pub := map[string][]byte{}
 	for i, name := range []string{"leader", "helper", "analyst"} {
 		sk, err := ecdh.X25519().NewPrivateKey(bytes.Repeat([]byte{byte(i + 1)}, 32))
 		if err != nil {
 			t.Fatal(err)
 		}
-		ids[name] = &Identity{HPKEPrivate: sk.Bytes()}
+		ids[name] = &manifest.Identity{HPKEPrivate: sk.Bytes()}
 		pub[name] = sk.PublicKey().Bytes()
 	}
-	m := &Manifest{Dataset: "kat",
-		Leader: Endpoint{Public: Public{PeerID: "leader-id", HPKEPublicKey: pub["leader"]}},
-		Helper: Endpoint{Public: Public{PeerID: "helper-id", HPKEPublicKey: pub["helper"]}}}
+	m := &manifest.Manifest{Dataset: "kat",
+		Leader: manifest.Endpoint{Public: manifest.Public{PeerID: "leader-id", HPKEPublicKey: pub["leader"]}},
+		Helper: manifest.Endpoint{Public: manifest.Public{PeerID: "helper-id", HPKEPublicKey: pub["helper"]}}}
 	l, err := sharedVerifyKey(m, server.Leader, ids["leader"])
 	if err != nil {
 		t.Fatal(err)
@@ -208,26 +210,26 @@ func TestVerifyKeyKnownAnswer(t *testing.T) {
 // operators (changeable on the same store) and the servers' addresses
 // keep it.
 func TestVerifyKeyPerDeployment(t *testing.T) {
-	ids := map[string]*Identity{}
+	ids := map[string]*manifest.Identity{}
 	pub := map[string][]byte{}
 	for i, name := range []string{"leader", "helper"} {
 		sk, err := ecdh.X25519().NewPrivateKey(bytes.Repeat([]byte{byte(i + 1)}, 32))
 		if err != nil {
 			t.Fatal(err)
 		}
-		ids[name] = &Identity{HPKEPrivate: sk.Bytes()}
+		ids[name] = &manifest.Identity{HPKEPrivate: sk.Bytes()}
 		pub[name] = sk.PublicKey().Bytes()
 	}
-	base := func() *Manifest {
-		return &Manifest{Version: 3, Protocol: 9, Dataset: "d", Backend: "dcf", Upload: UploadDirect,
-			Leader:   Endpoint{Public: Public{PeerID: "leader-id", HPKESuite: "s", HPKEPublicKey: pub["leader"]}, Addrs: []string{"/ip4/1.2.3.4/tcp/1"}},
-			Helper:   Endpoint{Public: Public{PeerID: "helper-id", HPKESuite: "s", HPKEPublicKey: pub["helper"]}, Addrs: []string{"/ip4/1.2.3.5/tcp/1"}},
+	base := func() *manifest.Manifest {
+		return &manifest.Manifest{Version: 3, Protocol: 9, Dataset: "d", Backend: "dcf", Upload: manifest.UploadDirect,
+			Leader:   manifest.Endpoint{Public: manifest.Public{PeerID: "leader-id", HPKESuite: "s", HPKEPublicKey: pub["leader"]}, Addrs: []string{"/ip4/1.2.3.4/tcp/1"}},
+			Helper:   manifest.Endpoint{Public: manifest.Public{PeerID: "helper-id", HPKESuite: "s", HPKEPublicKey: pub["helper"]}, Addrs: []string{"/ip4/1.2.3.5/tcp/1"}},
 			Analysts: []string{"a"}, Operators: []string{"o"},
-			Grid: Grid{Scale: "linear", Min: 0, Max: 1, Bins: 64}, Payload: []string{"count", "label"},
-			Mechanism: Mech{Name: "tree", Epsilon: 1, Neighbours: "replace", Allowed: []string{"tree"}, MaxDelta: 0, MaxEpsilon: 2},
-			Budget:    Budget{Epsilon: 4}, MinReports: 10}
+			Grid: manifest.Grid{Scale: "linear", Min: 0, Max: 1, Bins: 64}, Payload: []string{"count", "label"},
+			Mechanism: manifest.Mech{Name: "tree", Epsilon: 1, Neighbours: "replace", Allowed: []string{"tree"}, MaxDelta: 0, MaxEpsilon: 2},
+			Budget:    manifest.Budget{Epsilon: 4}, MinReports: 10}
 	}
-	keys := func(m *Manifest) [verify.KeySize]byte {
+	keys := func(m *manifest.Manifest) [verify.KeySize]byte {
 		t.Helper()
 		l, err := sharedVerifyKey(m, server.Leader, ids["leader"])
 		if err != nil {
@@ -242,32 +244,35 @@ func TestVerifyKeyPerDeployment(t *testing.T) {
 	orig := keys(base())
 	for _, c := range []struct {
 		field string
-		edit  func(m *Manifest)
+		edit  func(m *manifest.Manifest)
 		same  bool
 	}{
-		{"version", func(m *Manifest) { m.Version++ }, false},
-		{"protocol", func(m *Manifest) { m.Protocol++ }, false},
-		{"dataset", func(m *Manifest) { m.Dataset = "e" }, false},
-		{"backend", func(m *Manifest) { m.Backend = "additive" }, false},
-		{"upload", func(m *Manifest) { m.Upload = UploadRelay }, false},
-		{"payload", func(m *Manifest) { m.Payload = append(m.Payload, "probability") }, false},
-		{"grid scale", func(m *Manifest) { m.Grid.Scale = "log" }, false},
-		{"grid min", func(m *Manifest) { m.Grid.Min = -1 }, false},
-		{"grid max", func(m *Manifest) { m.Grid.Max = 2 }, false},
-		{"grid bins", func(m *Manifest) { m.Grid.Bins = 128 }, false},
-		{"neighbours", func(m *Manifest) { m.Mechanism.Neighbours = "addremove" }, true},
-		{"allowed", func(m *Manifest) { m.Mechanism.Allowed = []string{"tree", "cascade"} }, true},
-		{"max delta", func(m *Manifest) { m.Mechanism.MaxDelta = 1e-9 }, true},
-		{"max epsilon", func(m *Manifest) { m.Mechanism.MaxEpsilon = 3 }, true},
-		{"min reports", func(m *Manifest) { m.MinReports = 11 }, false},
-		{"leader peer ID", func(m *Manifest) { m.Leader.PeerID = "other" }, false},
-		{"helper peer ID", func(m *Manifest) { m.Helper.PeerID = "other" }, false},
-		{"HPKE suite", func(m *Manifest) { m.Helper.HPKESuite = "t" }, false},
-		{"budget", func(m *Manifest) { m.Budget.Epsilon = 5 }, true},
-		{"analysts", func(m *Manifest) { m.Analysts = append(m.Analysts, "b") }, true},
-		{"operators", func(m *Manifest) { m.Operators = nil }, true},
-		{"addresses", func(m *Manifest) { m.Leader.Addrs = []string{"/ip4/9.9.9.9/tcp/1"}; m.Helper.UploadAddr = "h:1" }, true},
-		{"release asked for", func(m *Manifest) { m.Mechanism.Epsilon, m.Mechanism.Name = 2, "cascade" }, true},
+		{"version", func(m *manifest.Manifest) { m.Version++ }, false},
+		{"protocol", func(m *manifest.Manifest) { m.Protocol++ }, false},
+		{"dataset", func(m *manifest.Manifest) { m.Dataset = "e" }, false},
+		{"backend", func(m *manifest.Manifest) { m.Backend = "additive" }, false},
+		{"upload", func(m *manifest.Manifest) { m.Upload = manifest.UploadRelay }, false},
+		{"payload", func(m *manifest.Manifest) { m.Payload = append(m.Payload, "probability") }, false},
+		{"grid scale", func(m *manifest.Manifest) { m.Grid.Scale = "log" }, false},
+		{"grid min", func(m *manifest.Manifest) { m.Grid.Min = -1 }, false},
+		{"grid max", func(m *manifest.Manifest) { m.Grid.Max = 2 }, false},
+		{"grid bins", func(m *manifest.Manifest) { m.Grid.Bins = 128 }, false},
+		{"neighbours", func(m *manifest.Manifest) { m.Mechanism.Neighbours = "addremove" }, true},
+		{"allowed", func(m *manifest.Manifest) { m.Mechanism.Allowed = []string{"tree", "cascade"} }, true},
+		{"max delta", func(m *manifest.Manifest) { m.Mechanism.MaxDelta = 1e-9 }, true},
+		{"max epsilon", func(m *manifest.Manifest) { m.Mechanism.MaxEpsilon = 3 }, true},
+		{"min reports", func(m *manifest.Manifest) { m.MinReports = 11 }, false},
+		{"leader peer ID", func(m *manifest.Manifest) { m.Leader.PeerID = "other" }, false},
+		{"helper peer ID", func(m *manifest.Manifest) { m.Helper.PeerID = "other" }, false},
+		{"HPKE suite", func(m *manifest.Manifest) { m.Helper.HPKESuite = "t" }, false},
+		{"budget", func(m *manifest.Manifest) { m.Budget.Epsilon = 5 }, true},
+		{"analysts", func(m *manifest.Manifest) { m.Analysts = append(m.Analysts, "b") }, true},
+		{"operators", func(m *manifest.Manifest) { m.Operators = nil }, true},
+		{"addresses", func(m *manifest.Manifest) {
+			m.Leader.Addrs = []string{"/ip4/9.9.9.9/tcp/1"}
+			m.Helper.UploadAddr = "h:1"
+		}, true},
+		{"release asked for", func(m *manifest.Manifest) { m.Mechanism.Epsilon, m.Mechanism.Name = 2, "cascade" }, true},
 	} {
 		t.Run(c.field, func(t *testing.T) {
 			m := base()
@@ -283,7 +288,7 @@ func TestVerifyKeyPerDeployment(t *testing.T) {
 // a server whose store holds verdicts reached under another verify key
 // (a key file changed) refuses to start, saying so.
 func TestChangedVerifyKeyRefused(t *testing.T) {
-	d := newAdditiveDeployment(t, 1, UploadDirect)
+	d := newAdditiveDeployment(t, 1, manifest.UploadDirect)
 	d.submitAll(instances(3, 5))
 	d.query() // the reports are verified: the stores hold verdicts
 	d.helper.Close()
@@ -319,7 +324,7 @@ func TestChangedVerifyKeyRefused(t *testing.T) {
 func TestAssortedForgeries(t *testing.T) {
 	for _, backend := range verifiedBackends {
 		t.Run(backend, func(t *testing.T) {
-			kinds, err := forgeriesOf(&Manifest{Backend: backend, Grid: Grid{Bins: 8}})
+			kinds, err := forgeriesOf(&manifest.Manifest{Backend: backend, Grid: manifest.Grid{Bins: 8}})
 			if err != nil {
 				t.Fatal(err)
 			}

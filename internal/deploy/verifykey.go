@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/verify"
 	"github.com/fedecdf/fedecdf/server"
 )
@@ -38,7 +39,7 @@ var keyedParts = []string{"version", "dataset", "grid", "min_reports", "servers"
 // backend or pair of servers derives another, and new server
 // keys (fedecdf keygen) rotate it (ARCHITECTURE.md, "Rotating the
 // verify key").
-func sharedVerifyKey(m *Manifest, role server.Role, id *Identity) ([verify.KeySize]byte, error) {
+func sharedVerifyKey(m *manifest.Manifest, role server.Role, id *manifest.Identity) ([verify.KeySize]byte, error) {
 	var key [verify.KeySize]byte
 	peer := m.Helper.HPKEPublicKey
 	if role == server.Helper {

@@ -9,7 +9,8 @@ import (
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/analysis"
-	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
 )
@@ -40,24 +41,24 @@ type Options struct {
 	// groups and of null data sets for the noise-aware p-value.
 	Groups, Bootstrap int
 	// IntervalDraws is the number of Monte-Carlo draws behind the bands
-	// and intervals (deploy.Analyst.SetIntervalDraws).
+	// and intervals (analyst.Analyst.SetIntervalDraws).
 	IntervalDraws int
 }
 
 // Deployment is the analyst's client of a running deployment, under
 // the analyst's key, which stays in this process.
 type Deployment struct {
-	m    *deploy.Manifest
-	id   *deploy.Identity
+	m    *manifest.Manifest
+	id   *manifest.Identity
 	tc   p2p.Config
-	a    *deploy.Analyst
+	a    *analyst.Analyst
 	opts Options
 }
 
 // NewDeployment starts the analyst's client of manifest m under the
-// analyst identity id (deploy.NewAnalyst), with transport settings tc.
-func NewDeployment(m *deploy.Manifest, id *deploy.Identity, tc p2p.Config, opts Options) (*Deployment, error) {
-	a, err := deploy.NewAnalyst(m, id, tc)
+// analyst identity id (analyst.NewAnalyst), with transport settings tc.
+func NewDeployment(m *manifest.Manifest, id *manifest.Identity, tc p2p.Config, opts Options) (*Deployment, error) {
+	a, err := analyst.NewAnalyst(m, id, tc)
 	if err != nil {
 		return nil, err
 	}
@@ -69,11 +70,11 @@ func NewDeployment(m *deploy.Manifest, id *deploy.Identity, tc p2p.Config, opts 
 func (d *Deployment) Close() error { return d.a.Close() }
 
 // Manifest returns the deployment's manifest.
-func (d *Deployment) Manifest() *deploy.Manifest { return d.m }
+func (d *Deployment) Manifest() *manifest.Manifest { return d.m }
 
 // Status asks the leader how the deployment is (fedecdf status).
-func (d *Deployment) Status(ctx context.Context) (*deploy.Status, error) {
-	st, err := deploy.AskStatus(ctx, d.m, d.id, d.tc)
+func (d *Deployment) Status(ctx context.Context) (*analyst.Status, error) {
+	st, err := analyst.AskStatus(ctx, d.m, d.id, d.tc)
 	if err != nil {
 		return nil, fmt.Errorf("status: %w", err)
 	}
@@ -153,8 +154,8 @@ func (d *Deployment) Create(ctx context.Context, kind string) (*Results, error) 
 
 // Read re-reads release id at no cost (fedecdf query --release), its
 // kind told by the components the servers recorded for it in st.
-func (d *Deployment) Read(ctx context.Context, st *deploy.Status, id string) (*Results, error) {
-	rid, err := deploy.ParseReleaseID(id)
+func (d *Deployment) Read(ctx context.Context, st *analyst.Status, id string) (*Results, error) {
+	rid, err := analyst.ParseReleaseID(id)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNoRelease, err)
 	}
@@ -186,7 +187,7 @@ func (d *Deployment) Read(ctx context.Context, st *deploy.Status, id string) (*R
 }
 
 // ecdfResults smooths e and reads its quantiles, as fedecdf query ecdf.
-func (d *Deployment) ecdfResults(e *deploy.ECDF) (*Results, error) {
+func (d *Deployment) ecdfResults(e *analyst.ECDF) (*Results, error) {
 	if err := e.Smooth(d.opts.Smoothing, d.opts.Quantiles); err != nil {
 		return nil, err
 	}
@@ -196,11 +197,11 @@ func (d *Deployment) ecdfResults(e *deploy.ECDF) (*Results, error) {
 // rocResults adds to the ROC release r its Hosmer–Lemeshow test, free
 // (fedecdf query --release ID hosmer); an error of the test (e.g. under
 // add/remove neighbours) is kept to be shown with the results.
-func (d *Deployment) rocResults(ctx context.Context, r *deploy.ROC) *Results {
+func (d *Deployment) rocResults(ctx context.Context, r *analyst.ROC) *Results {
 	res := &Results{Dataset: r.Dataset, Release: r.Release, ROC: r.ROC, rocJSON: r}
-	id, err := deploy.ParseReleaseID(r.Release)
+	id, err := analyst.ParseReleaseID(r.Release)
 	if err == nil {
-		var h *deploy.Hosmer
+		var h *analyst.Hosmer
 		if h, err = d.a.HosmerRelease(ctx, id, d.opts.Smoothing, d.opts.Groups, d.opts.Bootstrap); err == nil {
 			res.Hosmer, res.hosmerJSON = &h.Hosmer, h
 		}

@@ -7,7 +7,7 @@
 // same result views of a `simulate --format json` or `query --format
 // json` file.
 //
-// Every number comes from the analyst's client (internal/deploy) and the
+// Every number comes from the analyst's client (internal/deploy/analyst) and the
 // analysis types, computed exactly as fedecdf query computes it: a page
 // creates a release with Analyst.ECDF or Analyst.ROC, and re-reads one
 // with ReadRelease, ROCRelease and HosmerRelease, so the cost charged is

@@ -14,7 +14,8 @@ import (
 	"time"
 
 	"github.com/fedecdf/fedecdf/analysis"
-	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/roc"
 )
 
@@ -110,8 +111,8 @@ func (s *Server) needDeployment(w http.ResponseWriter, r *http.Request) bool {
 
 // datasetView is the dataset page's data.
 type datasetView struct {
-	M      *deploy.Manifest
-	Status *deploy.Status
+	M      *manifest.Manifest
+	Status *analyst.Status
 	Err    string
 	Left   budgetLeft
 }
@@ -124,7 +125,7 @@ type budgetLeft struct {
 }
 
 // left returns the budget left at both servers of st.
-func left(st *deploy.Status) budgetLeft {
+func left(st *analyst.Status) budgetLeft {
 	b := budgetLeft{Epsilon: math.Inf(1), Delta: math.Inf(1)}
 	for _, sv := range st.Servers {
 		if !sv.Reachable {
@@ -138,7 +139,7 @@ func left(st *deploy.Status) budgetLeft {
 }
 
 // status asks the leader for the deployment's status.
-func (s *Server) status(r *http.Request) (*deploy.Status, error) {
+func (s *Server) status(r *http.Request) (*analyst.Status, error) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
 	return s.cfg.Deployment.Status(ctx)
@@ -160,7 +161,7 @@ func (s *Server) dataset(w http.ResponseWriter, r *http.Request) {
 
 // releaseRow is one release of the releases page.
 type releaseRow struct {
-	deploy.ReleaseState
+	analyst.ReleaseState
 	// AtHelper: the helper recorded the release too.
 	AtHelper  bool
 	Guarantee string

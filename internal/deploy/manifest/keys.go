@@ -1,4 +1,4 @@
-package deploy
+package manifest
 
 import (
 	"crypto/rand"
@@ -67,10 +67,10 @@ func NewIdentity() (*Identity, error) {
 	return &Identity{Key: key, PeerID: id, HPKEPrivate: skb, HPKEPublicKey: pkb}, nil
 }
 
-// hpkeKey returns the identity's HPKE private key, its public key
+// HPKEKey returns the identity's HPKE private key, its public key
 // computed once (the KEM's decapsulation needs it), so that the key may
 // open many sealed uploads at once.
-func (id *Identity) hpkeKey() (kem.PrivateKey, error) {
+func (id *Identity) HPKEKey() (kem.PrivateKey, error) {
 	sk, err := hpke.KEM_X25519_HKDF_SHA256.Scheme().UnmarshalBinaryPrivateKey(id.HPKEPrivate)
 	if err != nil {
 		return nil, fmt.Errorf("the HPKE private key: %w", err)

@@ -1,4 +1,4 @@
-package deploy
+package analyst
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 )
@@ -43,13 +44,13 @@ type ServerStatus struct {
 	// verified dataset, received and not yet decided; OneServerOnly: of
 	// those held, the ones the other server did not know at the
 	// comparison at ComparedAt (RFC 3339).
-	Reports       *int           `json:"reports"`
-	Held          *int           `json:"held"`
-	OneServerOnly *int           `json:"one_server_only"`
-	ComparedAt    string         `json:"compared_at,omitempty"`
-	Spent         Budget         `json:"spent"`
-	Total         Budget         `json:"total"`
-	Releases      []ReleaseState `json:"releases"`
+	Reports       *int            `json:"reports"`
+	Held          *int            `json:"held"`
+	OneServerOnly *int            `json:"one_server_only"`
+	ComparedAt    string          `json:"compared_at,omitempty"`
+	Spent         manifest.Budget `json:"spent"`
+	Total         manifest.Budget `json:"total"`
+	Releases      []ReleaseState  `json:"releases"`
 	// LastErrors are the server's last warnings and errors, oldest first,
 	// one log line each (null when withheld).
 	LastErrors []string `json:"last_errors"`
@@ -77,11 +78,11 @@ type ReleaseState struct {
 // set with the helper's (within its bounded peer timeout) and answers for
 // both. tc sets timeouts and retries; its Key, Peers and Listen are set
 // here.
-func AskStatus(ctx context.Context, m *Manifest, id *Identity, tc p2p.Config) (*Status, error) {
+func AskStatus(ctx context.Context, m *manifest.Manifest, id *manifest.Identity, tc p2p.Config) (*Status, error) {
 	if pid := id.PeerID.String(); !slices.Contains(m.Analysts, pid) && !slices.Contains(m.Operators, pid) {
 		return nil, fmt.Errorf("the key's peer ID %s %w", pid, ErrNotStatusKey)
 	}
-	book, err := m.book(false)
+	book, err := m.Book(false)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +92,7 @@ func AskStatus(ctx context.Context, m *Manifest, id *Identity, tc p2p.Config) (*
 		return nil, err
 	}
 	defer h.Close()
-	st, err := protocol.Call[*protocol.Status](ctx, h.Conn(p2p.QueryProtocol), LeaderName, &protocol.StatusRequest{Dataset: m.Dataset})
+	st, err := protocol.Call[*protocol.Status](ctx, h.Conn(p2p.QueryProtocol), manifest.LeaderName, &protocol.StatusRequest{Dataset: m.Dataset})
 	if err != nil {
 		return nil, err
 	}
@@ -119,8 +120,8 @@ func newStatus(st *protocol.Status) *Status {
 func serverStatus(sv protocol.ServerState, counts bool) ServerStatus {
 	out := ServerStatus{
 		Role: sv.Role, Reachable: true, Version: sv.Version,
-		Spent:       Budget{Epsilon: sv.SpentEpsilon, Delta: sv.SpentDelta},
-		Total:       Budget{Epsilon: sv.TotalEpsilon, Delta: sv.TotalDelta},
+		Spent:       manifest.Budget{Epsilon: sv.SpentEpsilon, Delta: sv.SpentDelta},
+		Total:       manifest.Budget{Epsilon: sv.TotalEpsilon, Delta: sv.TotalDelta},
 		ComparedAt:  unixTime(sv.ComparedAt),
 		PeerContact: unixTime(sv.PeerCheckedAt),
 		Releases:    []ReleaseState{},

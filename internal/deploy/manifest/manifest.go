@@ -1,4 +1,4 @@
-package deploy
+package manifest
 
 import (
 	"encoding/json"
@@ -34,6 +34,13 @@ const ManifestVersion = 3
 // UploadDirect is the upload mode in which a party sends each server its
 // own DCF key directly, over a Noise channel to that server.
 const UploadDirect = "direct"
+
+// UploadRelay is the upload mode in which a party talks to the leader
+// only: it sends the leader its own DCF key and the helper's key sealed
+// to the helper's HPKE public key (RFC 9180, as IETF DAP's input
+// shares), which the leader relays to the helper without being able to
+// read it.
+const UploadRelay = "relay"
 
 // The names of the two servers in the protocol and the address book.
 const (
@@ -391,8 +398,8 @@ func (m *Manifest) MechanismParams() (mechanism.Params, error) {
 	return p, nil
 }
 
-// serverDataset is the dataset both servers run.
-func (m *Manifest) serverDataset() (server.Dataset, error) {
+// ServerDataset is the dataset both servers run.
+func (m *Manifest) ServerDataset() (server.Dataset, error) {
 	policy, err := m.Policy()
 	if err != nil {
 		return server.Dataset{}, fmt.Errorf("manifest: mechanism: %w", err)
@@ -414,9 +421,9 @@ func analystName(i int) transport.PeerID { return transport.PeerID(fmt.Sprintf("
 // operatorName is the address-book name of the i-th operator.
 func operatorName(i int) transport.PeerID { return transport.PeerID(fmt.Sprintf("operator-%d", i+1)) }
 
-// book returns the address book of a participant: both servers and,
+// Book returns the address book of a participant: both servers and,
 // for a server, the analysts and operators (recognised, never dialled).
-func (m *Manifest) book(withAnalysts bool) (map[transport.PeerID]peer.AddrInfo, error) {
+func (m *Manifest) Book(withAnalysts bool) (map[transport.PeerID]peer.AddrInfo, error) {
 	b := make(map[transport.PeerID]peer.AddrInfo)
 	for name, e := range map[transport.PeerID]Endpoint{LeaderName: m.Leader, HelperName: m.Helper} {
 		info, err := e.addrInfo()
@@ -443,8 +450,8 @@ func (m *Manifest) book(withAnalysts bool) (map[transport.PeerID]peer.AddrInfo, 
 	return b, nil
 }
 
-// analystNames returns the address-book names of all analysts.
-func (m *Manifest) analystNames() []transport.PeerID {
+// AnalystNames returns the address-book names of all analysts.
+func (m *Manifest) AnalystNames() []transport.PeerID {
 	names := make([]transport.PeerID, len(m.Analysts))
 	for i := range names {
 		names[i] = analystName(i)
@@ -452,8 +459,8 @@ func (m *Manifest) analystNames() []transport.PeerID {
 	return names
 }
 
-// operatorNames returns the address-book names of all operators.
-func (m *Manifest) operatorNames() []transport.PeerID {
+// OperatorNames returns the address-book names of all operators.
+func (m *Manifest) OperatorNames() []transport.PeerID {
 	names := make([]transport.PeerID, len(m.Operators))
 	for i := range names {
 		names[i] = operatorName(i)

@@ -1,4 +1,4 @@
-package deploy
+package analyst
 
 // Analyst queries: an analyst's host (Analyst) creates and reads the
 // releases of a deployment, the ECDF here and the ROC and Hosmer–Lemeshow
@@ -13,6 +13,7 @@ import (
 	"github.com/fedecdf/fedecdf/aggregation/remote"
 	"github.com/fedecdf/fedecdf/analysis"
 	"github.com/fedecdf/fedecdf/ecdf"
+	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -21,7 +22,7 @@ import (
 
 // Analyst is the analyst's host and its client of the leader.
 type Analyst struct {
-	m      *Manifest
+	m      *manifest.Manifest
 	grid   *ecdf.Grid
 	host   *p2p.Host
 	remote *remote.Client
@@ -32,7 +33,7 @@ type Analyst struct {
 
 // NewAnalyst starts the analyst's dial-only host; its peer ID must be
 // one of the manifest's analysts (the leader refuses any other).
-func NewAnalyst(m *Manifest, id *Identity, tc p2p.Config) (*Analyst, error) {
+func NewAnalyst(m *manifest.Manifest, id *manifest.Identity, tc p2p.Config) (*Analyst, error) {
 	if !contains(m.Analysts, id.PeerID.String()) {
 		return nil, fmt.Errorf("the key's peer ID %s %w", id.PeerID, ErrNotAnalyst)
 	}
@@ -40,7 +41,7 @@ func NewAnalyst(m *Manifest, id *Identity, tc p2p.Config) (*Analyst, error) {
 	if err != nil {
 		return nil, fmt.Errorf("manifest grid: %w", err)
 	}
-	book, err := m.book(false)
+	book, err := m.Book(false)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +53,7 @@ func NewAnalyst(m *Manifest, id *Identity, tc p2p.Config) (*Analyst, error) {
 	if err != nil {
 		return nil, err
 	}
-	client, err := remote.New(server.Backend(m.Backend), h.Conn(p2p.QueryProtocol), LeaderName, m.Dataset)
+	client, err := remote.New(server.Backend(m.Backend), h.Conn(p2p.QueryProtocol), manifest.LeaderName, m.Dataset)
 	if err != nil {
 		h.Close()
 		return nil, err
@@ -76,6 +77,10 @@ func contains(list []string, s string) bool {
 
 // Close stops the host.
 func (a *Analyst) Close() error { return a.host.Close() }
+
+// Remote is the analyst's client of the leader, which may ask for any
+// release: the servers, not this package, enforce the manifest's policy.
+func (a *Analyst) Remote() *remote.Client { return a.remote }
 
 // Stored names the release behind a result over the network: every
 // field is public.
@@ -154,6 +159,3 @@ func (a *Analyst) read(ctx context.Context, rel *aggregation.Release) (*ECDF, er
 	}
 	return &ECDF{Stored: a.stored(rel.ID), ECDF: e}, nil
 }
-
-// servers is the number of independent full-scale noises in an answer.
-const servers = 2

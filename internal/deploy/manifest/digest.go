@@ -1,4 +1,4 @@
-package deploy
+package manifest
 
 import (
 	"crypto/sha256"
@@ -83,8 +83,8 @@ func (m *Manifest) Digests() []protocol.ManifestField {
 	return fields
 }
 
-// digestsByName is fields as server.Config.Manifest takes them.
-func digestsByName(fields []protocol.ManifestField) map[string][32]byte {
+// DigestsByName is fields as server.Config.Manifest takes them.
+func DigestsByName(fields []protocol.ManifestField) map[string][32]byte {
 	m := make(map[string][32]byte, len(fields))
 	for _, f := range fields {
 		m[f.Name] = f.Digest

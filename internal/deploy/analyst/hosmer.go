@@ -1,4 +1,4 @@
-package deploy
+package analyst
 
 import (
 	"context"
@@ -67,7 +67,7 @@ func (a *Analyst) Hosmer(ctx context.Context, plan, method string, groups, draws
 	if err != nil {
 		return nil, err
 	}
-	p, err := hosmerPlan(plan, params, groups, a.grid)
+	p, err := HosmerPlan(plan, params, groups, a.grid)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +99,7 @@ func (a *Analyst) HosmerRelease(ctx context.Context, id payload.ReleaseID, metho
 	if err != nil {
 		return nil, err
 	}
-	p, err := hosmerPlan("grid", rel.Spec.Mechanism, groups, a.grid)
+	p, err := HosmerPlan("grid", rel.Spec.Mechanism, groups, a.grid)
 	if err != nil {
 		return nil, fmt.Errorf("release %v: %w", id, err)
 	}
@@ -149,9 +149,9 @@ func sameReports(rels []*aggregation.Release) error {
 	return nil
 }
 
-// hosmerPlan checks the arguments of Analyst.Hosmer and builds the plan
+// HosmerPlan checks the arguments of Analyst.Hosmer and builds the plan
 // at the manifest's per-release ε.
-func hosmerPlan(name string, params mechanism.Params, groups int, g *ecdf.Grid) (*hosmer.Plan, error) {
+func HosmerPlan(name string, params mechanism.Params, groups int, g *ecdf.Grid) (*hosmer.Plan, error) {
 	if params.Relation != mechanism.ReplaceOne {
 		return nil, fmt.Errorf("the neighbouring relation is %s: the Hosmer–Lemeshow plans are proved under replace neighbours only (n public)", params.Relation)
 	}

@@ -1,11 +1,9 @@
-package deploy
+package manifest
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -70,7 +68,9 @@ func TestDigestsNameWhatDiffers(t *testing.T) {
 		{"operators", func(m *Manifest) { m.Operators = append(m.Operators, "12D3KooWOperator") }, []string{"operators"}},
 		{"protocol", func(m *Manifest) { m.Protocol = 3 }, []string{"version"}},
 		{"the helper's address", func(m *Manifest) { m.Helper.Addrs = []string{"/ip4/10.0.0.9/tcp/4002"} }, nil},
-		{"the upload addresses", func(m *Manifest) { m.Leader.UploadAddr, m.Helper.UploadAddr = "10.0.0.1:7401", "10.0.0.2:7402" }, []string{"uploads"}},
+		{"the upload addresses", func(m *Manifest) {
+			m.Leader.UploadAddr, m.Helper.UploadAddr = "10.0.0.1:7401", "10.0.0.2:7402"
+		}, []string{"uploads"}},
 		{"the helper's upload address", func(m *Manifest) { m.Helper.UploadAddr = "10.0.0.2:7402" }, []string{"uploads"}},
 		{"the analysts' ε", func(m *Manifest) { m.Mechanism.Epsilon = 0.5 }, nil},
 	} {
@@ -92,20 +92,5 @@ func TestDigestsNameWhatDiffers(t *testing.T) {
 	}
 	if n := len(katManifest().Digests()); n > protocol.MaxFields {
 		t.Errorf("%d parts exceed the %d a ManifestDigest carries", n, protocol.MaxFields)
-	}
-}
-
-// TestLeaderRefusesHelperWithoutItsUploadAddrs: a leader whose manifest
-// has the parties upload sealed to both servers does not start against a
-// helper whose manifest has no upload addresses (every upload would fail
-// at the helper), saying the uploads differ.
-func TestLeaderRefusesHelperWithoutItsUploadAddrs(t *testing.T) {
-	d := newDeployment(t, hugeEpsilon, 1)
-	sealed := *d.m
-	sealed.Leader.UploadAddr, sealed.Helper.UploadAddr = "127.0.0.1:7401", "127.0.0.1:7402"
-	d.leader.Close()
-	_, err := d.startWith(server.Leader, &sealed, ServerConfig{UploadListen: "127.0.0.1:0"})
-	if !errors.Is(err, server.ErrManifestMismatch) || !strings.Contains(err.Error(), "uploads differ") {
-		t.Fatalf("a sealed leader against a libp2p-only helper: %v, want %v naming the uploads", err, server.ErrManifestMismatch)
 	}
 }

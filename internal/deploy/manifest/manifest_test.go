@@ -1,7 +1,6 @@
-package deploy
+package manifest
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -10,12 +9,22 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
-	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/server"
 )
+
+const bins = 64
+
+// newIdentity is a fresh identity.
+func newIdentity(t testing.TB) *Identity {
+	t.Helper()
+	id, err := NewIdentity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
 
 // testManifest is a valid manifest of a pure, tree-only, replace-one
 // dataset (no servers started).
@@ -63,7 +72,7 @@ func TestManifestPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds, err := read.serverDataset()
+	ds, err := read.ServerDataset()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,44 +141,6 @@ func TestOldManifestRefused(t *testing.T) {
 	}
 	if _, err := ReadManifest(path); err == nil || !strings.Contains(err.Error(), "version 2 is not supported") || !strings.Contains(err.Error(), "new store files") {
 		t.Fatalf("a version 2 manifest: %v, want a refusal naming new store files", err)
-	}
-}
-
-// TestDeploymentEnforcesManifestPolicy: an analyst of a deployment asks
-// the leader for releases outside the manifest's policy (add/remove on a
-// replace-one dataset, a mechanism the manifest does not allow, δ > 0
-// on a pure one); the servers refuse each and neither charges anything.
-func TestDeploymentEnforcesManifestPolicy(t *testing.T) {
-	d := newDeployment(t, 1, 1)
-	if _, err := d.newParty().Submit(context.Background(), instances(1, 1)[0]); err != nil {
-		t.Fatal(err)
-	}
-	a, err := NewAnalyst(d.m, d.analystID, fast)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	params, err := d.m.MechanismParams()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, edit := range map[string]func(*mechanism.Params){
-		"add/remove":          func(p *mechanism.Params) { p.Relation = mechanism.AddRemove },
-		"a mechanism refused": func(p *mechanism.Params) { p.Name = "kary" },
-		"δ > 0":               func(p *mechanism.Params) { p.Delta = 1e-6 },
-	} {
-		t.Run(name, func(t *testing.T) {
-			p := params
-			edit(&p)
-			if _, err := a.remote.NewRelease(context.Background(), aggregation.ReleaseSpec{Mechanism: p}); !errors.Is(err, server.ErrPolicy) {
-				t.Errorf("a release with %s: %v, want %q", name, err, server.ErrPolicy)
-			}
-		})
-	}
-	for _, s := range []*Server{d.leader, d.helper} {
-		if spent, err := s.store.Spent(d.m.Dataset); err != nil || spent != (ledger.Budget{}) {
-			t.Errorf("%s spent %+v (%v) on refused releases", s.cfg.Role, spent, err)
-		}
 	}
 }
 
