@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -49,7 +50,9 @@ func (s *Server) ReportIDs(dataset string) (ids, open []payload.ReportID, err er
 // State returns the server's part of a status report on dataset: its
 // role, the number of reports it counts and, of a verified dataset, of
 // those it holds undecided and those it rejected, its ledger and its recorded
-// releases (by ID) with what each charged.
+// releases with when each was created and what it charged, oldest first
+// (those of unknown time first: they were recorded before records held
+// it), then by ID.
 func (s *Server) State(dataset string) (protocol.ServerState, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -75,10 +78,12 @@ func (s *Server) State(dataset string) (protocol.ServerState, error) {
 		}
 		st.Releases = append(st.Releases, protocol.ReleaseState{
 			Release: id, Mechanism: rel.mechanism, Components: rel.components, Reports: len(rel.reports),
-			ChargeEpsilon: cost.Epsilon, ChargeDelta: cost.Delta,
+			ChargeEpsilon: cost.Epsilon, ChargeDelta: cost.Delta, Created: rel.created,
 		})
 	}
-	slices.SortFunc(st.Releases, func(a, b protocol.ReleaseState) int { return payload.CompareIDs(a.Release, b.Release) })
+	slices.SortFunc(st.Releases, func(a, b protocol.ReleaseState) int {
+		return cmp.Or(cmp.Compare(a.Created, b.Created), payload.CompareIDs(a.Release, b.Release))
+	})
 	if d.verified != nil {
 		for _, reason := range slices.Sorted(maps.Keys(d.verified.rejected)) {
 			st.Rejected = append(st.Rejected, protocol.Rejection{Reason: reason, Count: d.verified.rejected[reason]})

@@ -3,12 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fedecdf/fedecdf/internal/deploy"
 	"github.com/fedecdf/fedecdf/party"
@@ -134,4 +138,94 @@ func TestStatusTextWithholdsCounts(t *testing.T) {
 	if !strings.Contains(text, "withheld: n is private under add/remove") || strings.Contains(text, "reports held") || strings.Contains(text, "last errors") {
 		t.Errorf("status text under add/remove:\n%s", text)
 	}
+}
+
+// fedecdf status lists each server's releases with when it created
+// them, oldest first, and still does after both servers restart on their
+// stores (the time is in each release's record).
+func TestStatusListsReleasesWithTime(t *testing.T) {
+	c := startCluster(t, 1<<40, 1, "replace")
+	p, err := deploy.NewParty(c.m, nil, c.tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Submit(context.Background(), party.Instance{Score: 0.4, Label: 1}); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	manifest, key := filepath.Join(c.dir, "manifest.json"), filepath.Join(c.dir, "analyst.key")
+	if err := deploy.WriteIdentity(key, c.ids["analyst"]); err != nil {
+		t.Fatal(err)
+	}
+	writeManifest := func() {
+		if err := os.Remove(manifest); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+		if err := c.m.Write(manifest); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeManifest()
+	var releases []string // in the order created
+	var times []time.Time
+	for i := range 2 {
+		if i > 0 { // the second release one clock second later than the first
+			time.Sleep(time.Until(times[0].Truncate(time.Second).Add(time.Second)))
+		}
+		before := time.Now().Truncate(time.Second)
+		out, err := runQuery("--manifest", manifest, "--key", key, "--format", "json", "ecdf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct{ Release string }
+		if err := json.Unmarshal([]byte(out), &e); err != nil || e.Release == "" {
+			t.Fatalf("query ecdf: %v\n%s", err, out)
+		}
+		releases, times = append(releases, e.Release), append(times, before)
+	}
+	check := func(when string) {
+		t.Helper()
+		text, err := runStatus("--manifest", manifest, "--key", key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := regexp.MustCompile(`(?m)^ {4}([0-9a-f]{32})  (\S+)  tree replace`)
+		for _, role := range []string{"leader", "helper"} {
+			block := text[strings.Index(text, "\n"+role):]
+			got := line.FindAllStringSubmatch(block, 2)
+			if len(got) != 2 {
+				t.Fatalf("%s: the %s lists %d releases with a time, want 2:\n%s", when, role, len(got), text)
+			}
+			for i, m := range got {
+				at, err := time.Parse(time.RFC3339, m[2])
+				if m[1] != releases[i] || err != nil || at.Before(times[i]) || (i == 0 && !at.Before(times[1])) {
+					t.Errorf("%s: the %s lists release %s created %q as number %d, want %s created from %v on (%v), oldest first:\n%s", when, role, m[1], m[2], i+1, releases[i], times[i], err, text)
+				}
+			}
+		}
+		out, err := runStatus("--manifest", manifest, "--key", key, "--format", "json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st deploy.Status
+		if err := json.Unmarshal([]byte(out), &st); err != nil {
+			t.Fatal(err)
+		}
+		for _, sv := range st.Servers {
+			for i, r := range sv.Releases {
+				if r.Release != releases[i] || r.Created == "" {
+					t.Errorf("%s: JSON lists %s's release %d as %s created %q, want %s with its time", when, sv.Role, i, r.Release, r.Created, releases[i])
+				}
+			}
+		}
+	}
+	check("running")
+	for _, role := range []string{"leader", "helper"} {
+		if err := c.servers[role].Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.start(t)
+	writeManifest()
+	check("after a restart")
 }
