@@ -169,8 +169,8 @@ func TestStatusListsReleasesWithTime(t *testing.T) {
 	var releases []string // in the order created
 	var times []time.Time
 	for i := range 2 {
-		if i > 0 { // the second release one clock second later than the first
-			time.Sleep(time.Until(times[0].Truncate(time.Second).Add(time.Second)))
+		if i > 0 { // the first release is done: the second starts in the next clock second
+			time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
 		}
 		before := time.Now().Truncate(time.Second)
 		out, err := runQuery("--manifest", manifest, "--key", key, "--format", "json", "ecdf")
