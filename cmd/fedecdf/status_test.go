@@ -21,6 +21,21 @@ import (
 // runStatus runs "fedecdf status args…" in-process.
 func runStatus(args ...string) (string, error) { return runCommand(newStatusCommand(), args...) }
 
+// statusJSON runs "fedecdf status --format json" and returns its output
+// and what it decodes to.
+func statusJSON(t *testing.T, manifest, key string) (string, *deploy.Status) {
+	t.Helper()
+	out, err := runStatus("--manifest", manifest, "--key", key, "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st deploy.Status
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatal(err)
+	}
+	return out, &st
+}
+
 // objectKeys returns the sorted keys of each object of a JSON array.
 func objectKeys(t *testing.T, raw json.RawMessage) [][]string {
 	t.Helper()
@@ -82,14 +97,7 @@ func TestStatusCommand(t *testing.T) {
 		}
 	}
 
-	out, err := runStatus("--manifest", manifest, "--key", key, "--format", "json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st deploy.Status
-	if err := json.Unmarshal([]byte(out), &st); err != nil {
-		t.Fatal(err)
-	}
+	out, st := statusJSON(t, manifest, key)
 	if *st.ReportsBoth != 2 || *st.Servers[0].Reports != 2 || *st.Servers[0].Held != 1 || *st.Servers[0].OneServerOnly != 1 || *st.Servers[1].OneServerOnly != 0 {
 		t.Errorf("status %s: want 2 known to both, the leader counting 2 and holding 1 undecided, only there", out)
 	}
@@ -203,14 +211,7 @@ func TestStatusListsReleasesWithTime(t *testing.T) {
 				}
 			}
 		}
-		out, err := runStatus("--manifest", manifest, "--key", key, "--format", "json")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var st deploy.Status
-		if err := json.Unmarshal([]byte(out), &st); err != nil {
-			t.Fatal(err)
-		}
+		_, st := statusJSON(t, manifest, key)
 		for _, sv := range st.Servers {
 			for i, r := range sv.Releases {
 				if r.Release != releases[i] || r.Created == "" {
