@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/fedecdf/fedecdf/internal/cpuclock"
 )
 
 func BenchmarkGen(b *testing.B) {
@@ -74,5 +76,55 @@ func BenchmarkAESCTR(b *testing.B) {
 	b.SetBytes(int64(len(buf)))
 	for b.Loop() {
 		s.XORKeyStream(buf, buf)
+	}
+}
+
+// BenchmarkAccelerations times, for each PRG and walker acceleration this
+// CPU has (AES-NI alone; AVX2; VAES on YMM; AVX-512), the batch evaluator
+// at B = 1024 and the PRG alone, in process CPU time per AES block, and
+// their ratio to the crypto/aes CTR keystream timed the same way right
+// after (ctr-ratio): what `fedecdf bench fss`'s ratio is made of (README,
+// "Function secret sharing speed"). Run it with GOMAXPROCS=1.
+func BenchmarkAccelerations(b *testing.B) {
+	const n, m, keys, count = 16, 3, 64, 1024
+	k0, _, _ := genMany(b, rand.New(testRand(73)), keys, n, m, nil)
+	points := make([]uint64, count) // evenly spaced
+	for j := range points {
+		points[j] = uint64(j) << n / count
+	}
+	_, perKey, _ := BatchCost(n, m, points)
+	acc := make([]uint64, count*m)
+	seeds, out := make([]block, refBlocks), make([]block, refBlocks)
+	c, _ := aes.NewCipher(make([]byte, 16))
+	ctr := cipher.NewCTR(c, make([]byte, 16))
+	buf := make([]byte, 16*refBlocks)
+	ctrNs := func() float64 {
+		const calls = 20000
+		start := cpuclock.Process()
+		for range calls {
+			ctr.XORKeyStream(buf, buf)
+		}
+		return float64((cpuclock.Process() - start).Nanoseconds()) / (calls * refBlocks)
+	}
+	for _, a := range accelerations() {
+		for _, part := range []struct {
+			name   string
+			blocks int
+			run    func()
+		}{
+			{"batch", keys * perKey, func() { sumBatch(k0, points, acc, false, 1) }},
+			{"prg", refBlocks, func() { prgNode(1, seeds, out, nil, 0, nil) }},
+		} {
+			b.Run(a.name+"/"+part.name, func(b *testing.B) {
+				defer a.use()()
+				start := cpuclock.Process()
+				for b.Loop() {
+					part.run()
+				}
+				ns := float64((cpuclock.Process() - start).Nanoseconds()) / float64(b.N*part.blocks)
+				b.ReportMetric(ns, "cpu-ns/aes-block")
+				b.ReportMetric(ns/ctrNs(), "ctr-ratio")
+			})
+		}
 	}
 }

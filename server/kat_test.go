@@ -1,11 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
@@ -23,7 +26,7 @@ import (
 // either is a breaking change: bump releaseRecordVersion (and the store
 // format) and update this hash.
 func TestReleaseRecordKnownAnswer(t *testing.T) {
-	const want = "fb5e0104fb53a219b304d64ce50efe8c28e8e55fd9571fa35ace82a065dd4732"
+	const want = "974025502cb7a15ef50ba5f730867270b143ad66ee455a53e0f4f2fb4430d436"
 	h := sha256.New()
 	for i, p := range []mechanism.Params{
 		{Name: "tree", Bins: 37, Epsilon: 1, Relation: mechanism.ReplaceOne},
@@ -35,6 +38,7 @@ func TestReleaseRecordKnownAnswer(t *testing.T) {
 			Dataset: "kat", Release: payload.ReleaseID{byte(i), 0xee}, Mechanism: p,
 			Components: []payload.Component{payload.Count, payload.Label, payload.NotLabel, payload.Probability},
 			Reports:    []payload.ReportID{{1}, {2}, {3}},
+			Created:    1_800_000_000 + int64(i),
 		}
 		for j := range rec.Seed {
 			rec.Seed[j] = byte(31*i + j)
@@ -111,5 +115,41 @@ func TestPendingRecordRefusesMalformed(t *testing.T) {
 				t.Errorf("parsed %+v, %v; want %v", m, err, protocol.ErrMalformed)
 			}
 		})
+	}
+}
+
+// TestOldReleaseRecordReadable: a version 3 record, written by fedecdf
+// before records held their creation time (testdata, from commit
+// 6e68507), is still read: its time unknown (0), its noise the one that
+// version derived from its seed, and it re-encodes to the same bytes.
+func TestOldReleaseRecordReadable(t *testing.T) {
+	raw, err := os.ReadFile("testdata/release-record-v3.hex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := hex.DecodeString(strings.TrimSpace(string(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := parseReleaseRecord(b)
+	if err != nil {
+		t.Fatalf("a version 3 record: %v", err)
+	}
+	if rec.Created != 0 || rec.Release != (payload.ReleaseID{0x03, 0xee}) || rec.Dataset != "old" || len(rec.Reports) != 2 {
+		t.Errorf("version 3 record read as %+v, want release 03ee… of dataset old over 2 reports, created at 0 (unknown)", rec)
+	}
+	componentNoise, err := rec.noise()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []int64{-1, -7, -17, 10, 3, 9, 0, 18, -7, -11, -25, -19, -9, -13, -9, -9} // printed by the version that wrote it
+	for prefix := 1; prefix <= rec.Mechanism.Bins; prefix++ {
+		if got := componentNoise[payload.Count].PrefixNoise(prefix); got != want[prefix-1] {
+			t.Errorf("prefix %d: noise %d, want %d as when the record was written", prefix, got, want[prefix-1])
+		}
+	}
+	again, err := rec.MarshalBinary()
+	if err != nil || !bytes.Equal(again, b) {
+		t.Errorf("a version 3 record re-encodes to %x (%v), want its own bytes", again, err)
 	}
 }

@@ -129,7 +129,7 @@ func (s *Server) commit(p *draft, m *protocol.CreateRelease, resp *protocol.Rele
 	if rel, dup := p.d.releases[m.Release]; dup {
 		return s.retriedRelease(rel, m)
 	}
-	rel := &release{id: m.Release, reports: p.rec.Reports, digest: payload.Digest(p.rec.Reports), mechanism: m.Mechanism, components: m.Components, noise: p.noise}
+	rel := &release{id: m.Release, reports: p.rec.Reports, digest: payload.Digest(p.rec.Reports), mechanism: m.Mechanism, components: m.Components, noise: p.noise, created: p.rec.Created}
 	if err := s.releaseSums(p.d, rel); err != nil {
 		return nil, fmt.Errorf("%s: release %v: %w", s.cfg.Role, m.Release, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/fedecdf/fedecdf/ecdf/noise"
 	"github.com/fedecdf/fedecdf/internal/ledger"
@@ -68,9 +69,11 @@ func (s *Server) prepareRelease(m *protocol.CreateRelease) (p *draft, answer *pr
 }
 
 // newDraft draws a seed for release m of d and builds its noise, over
-// the sorted report IDs this server holds now.
+// the sorted report IDs this server holds now; the release is created
+// now, by this server's clock.
 func (s *Server) newDraft(d *dataset, m *protocol.CreateRelease, cost ledger.Budget) (*draft, error) {
-	p := &draft{d: d, cost: cost, rec: &releaseRecord{Dataset: m.Dataset, Release: m.Release, Mechanism: m.Mechanism, Components: m.Components}}
+	rec := &releaseRecord{Dataset: m.Dataset, Release: m.Release, Mechanism: m.Mechanism, Components: m.Components, Created: time.Now().Unix()}
+	p := &draft{d: d, cost: cost, rec: rec}
 	var err error
 	if p.rec.Seed, err = noise.NewSeed(); err != nil {
 		return nil, fmt.Errorf("%s: release %v: %w", s.cfg.Role, m.Release, err)

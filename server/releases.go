@@ -20,7 +20,8 @@ import (
 // releaseRecord is everything a server needs to answer later queries of a
 // release with the same noise: the release's mechanism and components,
 // the agreed report set, and the server's secret seed, from which every
-// component's noise is derived (payload.ComponentSeed).
+// component's noise is derived (payload.ComponentSeed); and when the
+// server created it (fedecdf status lists releases by it).
 //
 // The seed is a secret: whoever learns it can subtract this server's
 // noise from every answer of the release. A record must be kept where
@@ -32,6 +33,10 @@ type releaseRecord struct {
 	Components []payload.Component
 	Reports    []payload.ReportID // sorted
 	Seed       noise.Seed
+	// Created is when this server drew the seed, in Unix seconds by its
+	// clock; 0 when unknown: a record of version 3, written before
+	// records held it.
+	Created int64
 }
 
 // ReleaseStore keeps encoded release records (the server owns the
@@ -107,7 +112,16 @@ func isPending(b []byte) bool { return len(b) > 0 && b[0] == pendingRecordVersio
 // answered with other noise (an analyst could average the two draws).
 // Version 2: the replace-one tree's Δ = L and scales rounded up.
 // Version 3: the release inside is a protocol version 4 message.
-const releaseRecordVersion = 3
+// Version 4: the record holds its creation time (Created) after the
+// seed. A version 3 record is still read, its time unknown: its seed and
+// its noise are those of version 4, so nothing is answered differently
+// (TestOldReleaseRecordReadable); a record without a time is written as
+// version 3, so that every record read re-encodes to itself.
+const releaseRecordVersion = 4
+
+// untimedRecordVersion is the version of a record without its creation
+// time (releaseRecordVersion 3).
+const untimedRecordVersion = 3
 
 // recordMessageVersion is the protocol version byte of the
 // CreateRelease message inside a release or pending record, written as
@@ -143,16 +157,24 @@ func decodeStoredRelease(b []byte) (*protocol.CreateRelease, error) {
 	return m, nil
 }
 
-// MarshalBinary encodes r: a version byte, the seed, then the release as
-// a protocol.CreateRelease message (its version byte
-// recordMessageVersion) whose IDs are the agreed reports.
+// MarshalBinary encodes r: a version byte, the seed, the creation time
+// (Unix seconds, 8 bytes; absent from a version 3 record, written for a
+// Created of 0), then the release as a protocol.CreateRelease message
+// (its version byte recordMessageVersion) whose IDs are the agreed
+// reports.
 func (r *releaseRecord) MarshalBinary() ([]byte, error) {
 	if err := r.checkSize(); err != nil {
 		return nil, err
 	}
 	var w wire.Writer
-	w.Uint8(releaseRecordVersion)
-	w.Fixed(r.Seed[:])
+	if r.Created == 0 {
+		w.Uint8(untimedRecordVersion)
+		w.Fixed(r.Seed[:])
+	} else {
+		w.Uint8(releaseRecordVersion)
+		w.Fixed(r.Seed[:])
+		w.Uint64(uint64(r.Created))
+	}
 	w.Blob(encodeStoredRelease(&protocol.CreateRelease{
 		Dataset: r.Dataset, Release: r.Release, Mechanism: r.Mechanism, Components: r.Components,
 		Reports: len(r.Reports), Digest: payload.Digest(r.Reports), IDs: r.Reports,
@@ -180,11 +202,17 @@ func parseReleaseRecord(b []byte) (*releaseRecord, error) {
 
 func decodeReleaseRecord(b []byte) (*releaseRecord, error) {
 	r := wire.NewReader(b)
-	if v := r.Uint8("record version"); r.Err() == nil && v != releaseRecordVersion {
-		return nil, fmt.Errorf("release record: version %d is not supported (want %d): it was written by another fedecdf version, whose noise for the release would differ; read it with that version, or start on a new store", v, releaseRecordVersion)
+	v := r.Uint8("record version")
+	if r.Err() == nil && v != releaseRecordVersion && v != untimedRecordVersion {
+		return nil, fmt.Errorf("release record: version %d is not supported (want %d or %d): it was written by another fedecdf version, whose noise for the release would differ; read it with that version, or start on a new store", v, untimedRecordVersion, releaseRecordVersion)
 	}
 	var rec releaseRecord
 	r.Fixed("seed", rec.Seed[:])
+	if v == releaseRecordVersion {
+		if rec.Created = int64(r.Uint64("creation time")); r.Err() == nil && rec.Created <= 0 {
+			return nil, fmt.Errorf("release record: version %d with creation time %d, want a positive Unix time", v, rec.Created)
+		}
+	}
 	body := r.Blob("release", protocol.MaxMessageSize)
 	if err := r.Finish(); err != nil {
 		return nil, fmt.Errorf("release record: %w", err)
@@ -299,7 +327,7 @@ func (s *Server) loadReleases(d *dataset) error {
 		if err != nil {
 			return fmt.Errorf("release %v: %w", r.Release, err)
 		}
-		d.releases[r.Release] = &release{id: r.Release, reports: r.Reports, digest: payload.Digest(r.Reports), mechanism: r.Mechanism, components: r.Components, noise: componentNoise}
+		d.releases[r.Release] = &release{id: r.Release, reports: r.Reports, digest: payload.Digest(r.Reports), mechanism: r.Mechanism, components: r.Components, noise: componentNoise, created: r.Created}
 		return nil
 	})
 	if err != nil {

@@ -3,7 +3,9 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -147,6 +149,7 @@ func testRecord(t testing.TB) *releaseRecord {
 		Dataset: "d", Release: payload.ReleaseID{7}, Seed: seed, Reports: ids,
 		Mechanism:  mechanism.Params{Name: "kary", Bins: 100, Epsilon: 0.5, K: 4, Relation: mechanism.AddRemove},
 		Components: []payload.Component{payload.Count, payload.Label},
+		Created:    1_800_000_000,
 	}
 }
 
@@ -160,7 +163,7 @@ func TestReleaseRecordRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Dataset != want.Dataset || got.Release != want.Release || got.Seed != want.Seed || got.Mechanism != want.Mechanism ||
+	if got.Dataset != want.Dataset || got.Release != want.Release || got.Seed != want.Seed || got.Mechanism != want.Mechanism || got.Created != want.Created ||
 		!slices.Equal(got.Components, want.Components) || !slices.Equal(got.Reports, want.Reports) {
 		t.Fatalf("round trip: got %+v, want %+v", got, want)
 	}
@@ -172,6 +175,8 @@ func TestReleaseRecordRoundTrip(t *testing.T) {
 		{"truncated", b[:len(b)-1], "release record"},
 		{"old version", append([]byte{1}, b[1:]...), "version 1 is not supported"},
 		{"next version", append([]byte{releaseRecordVersion + 1}, b[1:]...), "is not supported"},
+		{"no creation time", slices.Concat(b[:1+len(want.Seed)], make([]byte, 8), b[1+len(want.Seed)+8:]), "creation time 0"},
+		{"negative creation time", slices.Concat(b[:1+len(want.Seed)], bytes.Repeat([]byte{0xff}, 8), b[1+len(want.Seed)+8:]), "creation time -1"},
 		{"trailing", append(slices.Clone(b), 0), "release record"},
 		{"empty", nil, "release record"},
 	} {
@@ -202,6 +207,11 @@ func FuzzParseReleaseRecord(f *testing.F) {
 	f.Add(b)
 	f.Add(b[:40])
 	f.Add([]byte{1})
+	if old, err := os.ReadFile("testdata/release-record-v3.hex"); err == nil {
+		if b, err := hex.DecodeString(strings.TrimSpace(string(old))); err == nil {
+			f.Add(b)
+		}
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := parseReleaseRecord(b)
 		if err != nil {

@@ -195,6 +195,9 @@ type release struct {
 	mechanism  mechanism.Params
 	components []payload.Component
 	noise      map[payload.Component]mechanism.Release
+	// created is when this server created the release (Unix seconds; 0:
+	// unknown, a record older than the time).
+	created int64
 	// field holds, for the additive backend, this server's shares in the
 	// field of Prio3 of the prefix sums of each component over the
 	// release's reports; nil until computed.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -56,7 +57,7 @@ type Status struct {
 	Reports, Held int
 	// Spent is what the dataset's ledger holds; Total its budget.
 	Spent, Total mechanism.Budget
-	// Releases are the recorded releases, by ID.
+	// Releases are the recorded releases, oldest first.
 	Releases []ReleaseStatus
 	// Rejected counts, of a verified dataset, the reports the server
 	// rejected per reason (verify.Reason).
@@ -71,12 +72,17 @@ type ReleaseStatus struct {
 	Components []core.Component
 	Reports    int
 	Charge     mechanism.Budget
+	// Created is when the server created it, in Unix seconds (0 if its
+	// record predates the field).
+	Created int64
 }
 
 // Status returns the server's part of a status report on dataset: its
 // role, the number of reports it counts and, of a verified dataset, of
 // those it holds undecided and those it rejected, its ledger and its recorded
-// releases (by ID) with what each charged.
+// releases with when each was created and what it charged, oldest first
+// (those of unknown time first: they were recorded before records held
+// it), then by ID.
 func (s *Server) Status(dataset string) (Status, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -101,10 +107,12 @@ func (s *Server) Status(dataset string) (Status, error) {
 			return st, fmt.Errorf("%s: release %v: %w", s.cfg.Role, id, err)
 		}
 		st.Releases = append(st.Releases, ReleaseStatus{
-			ID: id, Mechanism: rel.mechanism, Components: rel.components, Reports: len(rel.reports), Charge: cost,
+			ID: id, Mechanism: rel.mechanism, Components: rel.components, Reports: len(rel.reports), Charge: cost, Created: rel.created,
 		})
 	}
-	slices.SortFunc(st.Releases, func(a, b ReleaseStatus) int { return payload.CompareIDs(a.ID, b.ID) })
+	slices.SortFunc(st.Releases, func(a, b ReleaseStatus) int {
+		return cmp.Or(cmp.Compare(a.Created, b.Created), payload.CompareIDs(a.ID, b.ID))
+	})
 	return st, nil
 }
 

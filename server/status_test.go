@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -83,10 +84,12 @@ func TestStatus(t *testing.T) {
 	if err := newParty(t, 0.1).UploadKeys(context.Background(), p.servers); err != nil {
 		t.Fatal(err)
 	}
+	before := time.Now().Unix()
 	rel, _, err := p.releaseOf(0.5, payload.Count, payload.Label, payload.NotLabel)
 	if err != nil {
 		t.Fatal(err)
 	}
+	after := time.Now().Unix()
 	for _, c := range []struct {
 		s       *Server
 		role    string
@@ -102,5 +105,48 @@ func TestStatus(t *testing.T) {
 		if len(st.Releases) != 1 || st.Releases[0].ID != rel || st.Releases[0].Charge.Epsilon != 1 || st.Releases[0].Reports != 1 {
 			t.Errorf("%s releases %+v, want %v over 1 report charging ε 1 (two privacy units)", c.role, st.Releases, rel)
 		}
+		if created := st.Releases[0].Created; created < before || created > after {
+			t.Errorf("%s: release created at %d, want within [%d, %d]: when it was created", c.role, created, before, after)
+		}
+	}
+}
+
+// State lists the releases oldest first, those of unknown time (records
+// older than the time) before all, ties by ID.
+func TestStateListsReleasesByTime(t *testing.T) {
+	p := newPair(t, DCF, 10, 1, nil)
+	if err := newParty(t, 0.1).UploadKeys(context.Background(), p.servers); err != nil {
+		t.Fatal(err)
+	}
+	var ids []payload.ReleaseID
+	for range 4 {
+		rel, _, err := p.release(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, rel)
+	}
+	slices.SortFunc(ids, payload.CompareIDs)
+	// Times against the IDs' order: the last ID oldest, the first two
+	// tied, the third unknown.
+	created := map[payload.ReleaseID]int64{ids[0]: 1_800_000_500, ids[1]: 1_800_000_500, ids[2]: 0, ids[3]: 1_800_000_100}
+	p.leader.mu.Lock()
+	for id, at := range created {
+		p.leader.datasets["d"].releases[id].created = at
+	}
+	p.leader.mu.Unlock()
+	st, err := p.leader.Status("d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []payload.ReleaseID
+	for _, r := range st.Releases {
+		got = append(got, r.ID)
+		if r.Created != created[r.ID] {
+			t.Errorf("release %v listed as created at %d, want %d", r.ID, r.Created, created[r.ID])
+		}
+	}
+	if want := []payload.ReleaseID{ids[2], ids[3], ids[0], ids[1]}; !slices.Equal(got, want) {
+		t.Errorf("releases listed as %v, want %v: unknown time first, then oldest first, ties by ID", got, want)
 	}
 }

@@ -24,11 +24,14 @@ and m = 3 payload components: encoded key size (against the BCG+21 formula),
 Gen and pointwise Eval time, and the batch evaluator SumBatch on one goroutine
 for B ∈ {64, 1024, 2^16} evenly spaced points (2^16 is the full domain): ns per
 key and point, per key and tree node, and per AES block, with the number of
-AES blocks per key. ratio is ns per AES block spent in the batch evaluator
-divided by ns per block of the crypto/aes CTR keystream measured in the same
-process; the constant ns per key and node across B shows the work grows as
-keys × distinct nodes. A last figure gives the full-domain speedup on
-GOMAXPROCS goroutines.
+AES blocks per key. Times are process CPU time, which a shared machine's
+other load does not inflate. ratio is ns per AES block spent in the batch
+evaluator divided by ns per block of the crypto/aes CTR keystream measured
+in the same process (below 1 on a CPU with VAES, whose PRG path runs two
+blocks per instruction where the CTR keystream runs one: README, "Function
+secret sharing speed"); the constant ns per key and node across B shows the
+work grows as keys × distinct nodes. A last figure gives the full-domain
+speedup on GOMAXPROCS goroutines, in wall time.
 
 With --verify it compares instead, in one run at --bins bins, the unverified
 DCF upload (Z_2^64 keys with the four payload components, folded summed over

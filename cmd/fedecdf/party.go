@@ -147,7 +147,9 @@ func (o *partyOptions) submitRows(cmd *cobra.Command, m *manifest.Manifest, all 
 		return err
 	}
 	if created {
-		fmt.Fprintf(cmd.ErrOrStderr(), "fedecdf: created row key %s: keep it to rerun this file safely\n", keyPath)
+		fmt.Fprintf(cmd.ErrOrStderr(), "fedecdf: created row key %s: keep it to rerun this file safely "+
+			"(a new key: rows uploaded before under another key, such as this file's under another name, are stored again; "+
+			"pass that key with --row-key instead)\n", keyPath)
 	}
 	ids := deploy.RowReportIDs(key, m.Dataset, all)
 	uploaded := deploy.UploadedRowsPath(keyPath)

@@ -132,12 +132,22 @@ func startCluster(t *testing.T, epsilon float64, minReports int, relation string
 		MinReports: minReports,
 	}
 	c.m = m
+	c.start(t)
+	return c
+}
+
+// start starts the cluster's helper, then its leader, on their stores
+// in c.dir (those of an earlier start: a restart), and sets the
+// manifest's addresses to theirs.
+func (c *cluster) start(t *testing.T) {
+	t.Helper()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for _, s := range []struct {
 		role server.Role
 		ep   *manifest.Endpoint
-	}{{server.Helper, &m.Helper}, {server.Leader, &m.Leader}} {
+	}{{server.Helper, &c.m.Helper}, {server.Leader, &c.m.Leader}} {
 		srv, err := deploy.StartServer(deploy.ServerConfig{
-			Role: s.role, Identity: ids[s.role.String()], Manifest: m, Listen: []ma.Multiaddr{ma.StringCast("/ip4/127.0.0.1/tcp/0")},
+			Role: s.role, Identity: c.ids[s.role.String()], Manifest: c.m, Listen: []ma.Multiaddr{ma.StringCast("/ip4/127.0.0.1/tcp/0")},
 			Store: filepath.Join(c.dir, s.role.String()+".db"), Logger: quiet, Transport: c.tc,
 		})
 		if err != nil {
@@ -150,7 +160,6 @@ func startCluster(t *testing.T, epsilon float64, minReports int, relation string
 			s.ep.Addrs = append(s.ep.Addrs, a.String())
 		}
 	}
-	return c
 }
 
 // fedecdf query hosmer over an in-process deployment at a huge ε: the

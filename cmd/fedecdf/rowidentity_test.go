@@ -108,3 +108,37 @@ func TestPartyCSVRefusesOldRowKey(t *testing.T) {
 		t.Errorf("err = %v, want ErrOldRowKey explaining the change", err)
 	}
 }
+
+// The same rows under another file name rerun to nothing with the first
+// file's --row-key; without it the party creates a new key and warns
+// that rows uploaded under another key are stored again.
+func TestPartyCSVNewNameNeedsItsRowKey(t *testing.T) {
+	m, _, _, dir := inProcessServers(t, 1<<48, 1, "replace")
+	manifest := dir + "/manifest.json"
+	if err := m.Write(manifest); err != nil {
+		t.Fatal(err)
+	}
+	first, rows := writeRows(t, 3)
+	second := first + ".exported-again.csv"
+	reversed := slices.Clone(rows)
+	slices.Reverse(reversed)
+	rewriteRows(t, second, reversed)
+	run := func(args ...string) (stdout, stderr string) {
+		t.Helper()
+		cmd := newPartyCommand()
+		var out, errOut strings.Builder
+		cmd.SetOut(&out)
+		cmd.SetErr(&errOut)
+		cmd.SetArgs(append([]string{"--manifest", manifest, "--probability-column", "p"}, args...))
+		if err := cmd.Execute(); err != nil {
+			t.Fatalf("%v\n%s", err, out.String())
+		}
+		return out.String(), errOut.String()
+	}
+	if _, stderr := run("--input", first); !strings.Contains(stderr, "created row key "+first+".rowkey") || !strings.Contains(stderr, "--row-key") {
+		t.Errorf("first run's warning: %q, want the created key and --row-key", stderr)
+	}
+	if stdout, stderr := run("--input", second, "--row-key", first+".rowkey"); !strings.Contains(stdout, "3 of 3 row(s) stored by both servers (3 already stored") || strings.Contains(stderr, "created row key") {
+		t.Errorf("the rows under another name with the first key: %q, %q; want nothing new", stdout, stderr)
+	}
+}

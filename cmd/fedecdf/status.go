@@ -33,7 +33,8 @@ each counts (verified and accepted), holds undecided (received, not yet
 verified), rejected (per reason), known to both, and held by one server only
 (an upload that reached one server; never in a release: see fedecdf server
 --help), each ledger's
-spent and total budget, the releases (ID, mechanism, ε and δ charged), each
+spent and total budget, the releases oldest first (ID, when the server created
+it, mechanism, ε and δ charged), each
 server's last warnings and errors, and whether the leader reaches the helper.
 Report counts and error lines are shown to an operator, and to an analyst
 only under replace-one neighbours, where n is public; under add/remove they
@@ -112,7 +113,7 @@ func writeServerStatus(w io.Writer, sv analyst.ServerStatus) {
 		if r.Reports != nil {
 			reports = fmt.Sprintf(", %d reports", *r.Reports)
 		}
-		fmt.Fprintf(w, "    %s  %s %s, %s: ε %g, δ %g%s\n", r.Release, r.Mechanism, r.Neighbours, strings.Join(r.Components, "+"), r.Epsilon, r.Delta, reports)
+		fmt.Fprintf(w, "    %s  %s  %s %s, %s: ε %g, δ %g%s\n", r.Release, yesNo(r.Created != "", r.Created, "time unknown"), r.Mechanism, r.Neighbours, strings.Join(r.Components, "+"), r.Epsilon, r.Delta, reports)
 	}
 	if sv.LastErrors != nil {
 		fmt.Fprintf(w, "  last errors: %d\n", len(sv.LastErrors))

@@ -3,12 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fedecdf/fedecdf/internal/deploy"
 	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
@@ -18,6 +22,21 @@ import (
 
 // runStatus runs "fedecdf status args…" in-process.
 func runStatus(args ...string) (string, error) { return runCommand(newStatusCommand(), args...) }
+
+// statusJSON runs "fedecdf status --format json" and returns its output
+// and what it decodes to.
+func statusJSON(t *testing.T, manifestPath, key string) (string, *analyst.Status) {
+	t.Helper()
+	out, err := runStatus("--manifest", manifestPath, "--key", key, "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st analyst.Status
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatal(err)
+	}
+	return out, &st
+}
 
 // objectKeys returns the sorted keys of each object of a JSON array.
 func objectKeys(t *testing.T, raw json.RawMessage) [][]string {
@@ -80,14 +99,7 @@ func TestStatusCommand(t *testing.T) {
 		}
 	}
 
-	out, err := runStatus("--manifest", manifestPath, "--key", key, "--format", "json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st analyst.Status
-	if err := json.Unmarshal([]byte(out), &st); err != nil {
-		t.Fatal(err)
-	}
+	out, st := statusJSON(t, manifestPath, key)
 	if *st.ReportsBoth != 2 || *st.Servers[0].Reports != 2 || *st.Servers[0].Held != 1 || *st.Servers[0].OneServerOnly != 1 || *st.Servers[1].OneServerOnly != 0 {
 		t.Errorf("status %s: want 2 known to both, the leader counting 2 and holding 1 undecided, only there", out)
 	}
@@ -136,4 +148,87 @@ func TestStatusTextWithholdsCounts(t *testing.T) {
 	if !strings.Contains(text, "withheld: n is private under add/remove") || strings.Contains(text, "reports held") || strings.Contains(text, "last errors") {
 		t.Errorf("status text under add/remove:\n%s", text)
 	}
+}
+
+// fedecdf status lists each server's releases with when it created
+// them, oldest first, and still does after both servers restart on their
+// stores (the time is in each release's record).
+func TestStatusListsReleasesWithTime(t *testing.T) {
+	c := startCluster(t, 1<<40, 1, "replace")
+	p, err := deploy.NewParty(c.m, nil, c.tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Submit(context.Background(), party.Instance{Score: 0.4, Label: 1}); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	manifestPath, key := filepath.Join(c.dir, "manifest.json"), filepath.Join(c.dir, "analyst.key")
+	if err := manifest.WriteIdentity(key, c.ids["analyst"]); err != nil {
+		t.Fatal(err)
+	}
+	writeManifest := func() {
+		if err := os.Remove(manifestPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+		if err := c.m.Write(manifestPath); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeManifest()
+	var releases []string // in the order created
+	var times []time.Time
+	for i := range 2 {
+		if i > 0 { // the first release is done: the second starts in the next clock second
+			time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
+		}
+		before := time.Now().Truncate(time.Second)
+		out, err := runQuery("--manifest", manifestPath, "--key", key, "--format", "json", "ecdf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct{ Release string }
+		if err := json.Unmarshal([]byte(out), &e); err != nil || e.Release == "" {
+			t.Fatalf("query ecdf: %v\n%s", err, out)
+		}
+		releases, times = append(releases, e.Release), append(times, before)
+	}
+	check := func(when string) {
+		t.Helper()
+		text, err := runStatus("--manifest", manifestPath, "--key", key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := regexp.MustCompile(`(?m)^ {4}([0-9a-f]{32})  (\S+)  tree replace`)
+		for _, role := range []string{"leader", "helper"} {
+			block := text[strings.Index(text, "\n"+role):]
+			got := line.FindAllStringSubmatch(block, 2)
+			if len(got) != 2 {
+				t.Fatalf("%s: the %s lists %d releases with a time, want 2:\n%s", when, role, len(got), text)
+			}
+			for i, m := range got {
+				at, err := time.Parse(time.RFC3339, m[2])
+				if m[1] != releases[i] || err != nil || at.Before(times[i]) || (i == 0 && !at.Before(times[1])) {
+					t.Errorf("%s: the %s lists release %s created %q as number %d, want %s created from %v on (%v), oldest first:\n%s", when, role, m[1], m[2], i+1, releases[i], times[i], err, text)
+				}
+			}
+		}
+		_, st := statusJSON(t, manifestPath, key)
+		for _, sv := range st.Servers {
+			for i, r := range sv.Releases {
+				if r.Release != releases[i] || r.Created == "" {
+					t.Errorf("%s: JSON lists %s's release %d as %s created %q, want %s with its time", when, sv.Role, i, r.Release, r.Created, releases[i])
+				}
+			}
+		}
+	}
+	check("running")
+	for _, role := range []string{"leader", "helper"} {
+		if err := c.servers[role].Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.start(t)
+	writeManifest()
+	check("after a restart")
 }

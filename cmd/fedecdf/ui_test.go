@@ -519,8 +519,19 @@ func TestUIHTTP(t *testing.T) {
 	get("/results/"+strings.Repeat("ab", 16), http.StatusBadRequest)
 	get("/results/nothex", http.StatusBadRequest)
 	get("/", http.StatusOK)
-	if list := get("/releases", http.StatusOK); !regexp.MustCompile(`<td>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ</td>`).MatchString(list) || !strings.Contains(list, id) {
-		t.Errorf("the releases page does not list %s with its creation time", id)
+	// A release created elsewhere (query) is listed with the leader's
+	// time of it too.
+	out, err = runQuery("--manifest", manifest, "--key", key, "--format", "json", "--interval-draws", "50", "ecdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var elsewhere struct{ Release string }
+	json.Unmarshal([]byte(out), &elsewhere)
+	list := get("/releases", http.StatusOK)
+	for _, rel := range []string{id, elsewhere.Release} {
+		if !regexp.MustCompile(rel + `</a></td>.*<td>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ</td>`).MatchString(list) {
+			t.Errorf("the releases page does not list %s with its creation time:\n%s", rel, list)
+		}
 	}
 	get("/open", http.StatusOK)
 

@@ -123,7 +123,7 @@ func serverState(st server.Status) protocol.ServerState {
 	for _, r := range st.Releases {
 		out.Releases = append(out.Releases, protocol.ReleaseState{
 			Release: r.ID, Mechanism: r.Mechanism, Components: r.Components, Reports: r.Reports,
-			ChargeEpsilon: r.Charge.Epsilon, ChargeDelta: r.Charge.Delta,
+			ChargeEpsilon: r.Charge.Epsilon, ChargeDelta: r.Charge.Delta, Created: r.Created,
 		})
 	}
 	for _, reason := range slices.Sorted(maps.Keys(st.Rejected)) {

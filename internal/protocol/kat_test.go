@@ -36,7 +36,7 @@ func katMessages() []Message {
 		&Status{Dataset: "bank", Counts: true, Compared: true, Both: 1, Missing: []payload.ID{id(4)}, Servers: []ServerState{
 			{Role: "leader", Version: "v1.2.3", Reports: 2, Held: 5, OneServer: 1, ComparedAt: 1_800_000_000,
 				SpentEpsilon: 1, SpentDelta: 1e-6, TotalEpsilon: 4, TotalDelta: 1e-5,
-				Releases: []ReleaseState{{Release: id(3), Mechanism: params, Components: []payload.Component{payload.Label, payload.NotLabel}, Reports: 1, ChargeEpsilon: 0.5, ChargeDelta: 1e-6}},
+				Releases: []ReleaseState{{Release: id(3), Mechanism: params, Components: []payload.Component{payload.Label, payload.NotLabel}, Reports: 1, ChargeEpsilon: 0.5, ChargeDelta: 1e-6, Created: 1_799_999_000}},
 				Errors:   []string{"level=WARN msg=refused"}, PeerReachable: true, PeerCheckedAt: 1_800_000_030, PeerError: "",
 				Rejected: []Rejection{{Reason: "mismatch", Count: 3}, {Reason: "proof", Count: 1}}},
 			{Role: "helper", Version: "v1.2.3", Reports: 1, PeerError: "helper: unreachable"},
@@ -50,7 +50,7 @@ func katMessages() []Message {
 // CreateRelease inside their release records: changing any encoding is a
 // breaking change that bumps Version (and this hash).
 func TestEncodingKnownAnswer(t *testing.T) {
-	const want = "4b25bb464e42794b737bbe44ba206ddedfa853940ac1308ae6db16427ce525db"
+	const want = "fdb9cbab215adf22f3c426f6d45430fc1a458e3c9a6fa0428bcb6b249a229546"
 	h := sha256.New()
 	for _, m := range katMessages() {
 		b := Encode(m)

@@ -34,8 +34,9 @@ import (
 // codes of the sentinels it wraps (internal/errcode), and callers match
 // a refusal by its codes, never by its text; LedgerCheck, the servers'
 // comparison of their ledgers' release counts (a server whose store was
-// restored from an older backup is found out).
-const Version = 9
+// restored from an older backup is found out). Version 10: a Status
+// lists when each release was created (ReleaseState.Created).
+const Version = 10
 
 // Limits on decoded messages: anything larger is rejected before it is
 // allocated.

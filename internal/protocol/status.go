@@ -85,7 +85,9 @@ type Rejection struct {
 }
 
 // ReleaseState is one recorded release: its mechanism and components,
-// the size of its report set (0 when withheld) and what it charged.
+// the size of its report set (0 when withheld), what it charged, and
+// when the server created it (Unix seconds; 0: unknown, a record written
+// before records held it).
 type ReleaseState struct {
 	Release       payload.ReleaseID
 	Mechanism     mechanism.Params
@@ -93,6 +95,7 @@ type ReleaseState struct {
 	Reports       int
 	ChargeEpsilon float64
 	ChargeDelta   float64
+	Created       int64
 }
 
 func (*StatusRequest) Kind() Kind { return KindStatusRequest }
@@ -222,6 +225,7 @@ func (rel *ReleaseState) encode(w *wire.Writer) {
 	w.Uint32(uint32(rel.Reports))
 	w.Float64(rel.ChargeEpsilon)
 	w.Float64(rel.ChargeDelta)
+	w.Uint64(uint64(rel.Created))
 }
 
 func (rel *ReleaseState) decode(r *wire.Reader) {
@@ -231,4 +235,5 @@ func (rel *ReleaseState) decode(r *wire.Reader) {
 	rel.Reports = int(r.Uint32("reports"))
 	rel.ChargeEpsilon = r.Float64("charged epsilon")
 	rel.ChargeDelta = r.Float64("charged delta")
+	rel.Created = int64(r.Uint64("created at"))
 }

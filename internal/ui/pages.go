@@ -159,14 +159,15 @@ func (s *Server) dataset(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "dataset", "Dataset "+v.M.Dataset, v)
 }
 
-// releaseRow is one release of the releases page.
+// releaseRow is one release of the releases page; its Created is when
+// the leader created it (deploy.ReleaseState), or, for a release the
+// leader recorded before it kept the time, when this ui created it ("":
+// unknown).
 type releaseRow struct {
 	analyst.ReleaseState
 	// AtHelper: the helper recorded the release too.
 	AtHelper  bool
 	Guarantee string
-	// Created is when this ui created it ("": before, or elsewhere).
-	Created string
 }
 
 // releasesView is the releases page's data.
@@ -204,7 +205,10 @@ func (s *Server) releases(w http.ResponseWriter, r *http.Request) {
 	for _, rel := range st.Servers[0].Releases {
 		row := releaseRow{ReleaseState: rel, AtHelper: helper[rel.Release]}
 		if res := s.results[rel.Release]; res != nil {
-			row.Guarantee, row.Created = res.guarantee(), res.Created
+			row.Guarantee = res.guarantee()
+			if row.Created == "" {
+				row.Created = res.Created
+			}
 		}
 		v.Releases = append(v.Releases, row)
 	}

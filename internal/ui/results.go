@@ -31,8 +31,8 @@ type Results struct {
 	Hosmer *analysis.Hosmer
 	// HosmerError says why a ROC release has no Hosmer–Lemeshow test.
 	HosmerError string
-	// Created is when this server created the release ("" when it did
-	// not: the servers record no creation time).
+	// Created is when this ui server created the release ("" when it
+	// did not; the servers record their own time, fedecdf status).
 	Created string
 	// The objects downloaded as JSON: the deploy types fedecdf query
 	// prints, or a file's own objects.

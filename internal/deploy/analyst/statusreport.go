@@ -62,9 +62,12 @@ type ServerStatus struct {
 	Rejected map[string]int `json:"rejected"`
 }
 
-// ReleaseState is one release a server recorded and what it charged.
+// ReleaseState is one release a server recorded, when and what it
+// charged. Created is when the server created it (RFC 3339; "" when
+// unknown: a release recorded by a fedecdf older than the time).
 type ReleaseState struct {
 	Release    string   `json:"release"`
+	Created    string   `json:"created,omitempty"`
 	Mechanism  string   `json:"mechanism"`
 	Neighbours string   `json:"neighbours"`
 	Components []string `json:"components"`
@@ -140,7 +143,7 @@ func serverStatus(sv protocol.ServerState, counts bool) ServerStatus {
 	}
 	for _, r := range sv.Releases {
 		rs := ReleaseState{
-			Release: r.Release.String(), Mechanism: r.Mechanism.Name, Neighbours: r.Mechanism.Relation.String(),
+			Release: r.Release.String(), Created: unixTime(r.Created), Mechanism: r.Mechanism.Name, Neighbours: r.Mechanism.Relation.String(),
 			Epsilon: r.ChargeEpsilon, Delta: r.ChargeDelta,
 		}
 		for _, c := range r.Components {
