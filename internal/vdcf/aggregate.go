@@ -25,7 +25,7 @@ type Aggregate struct {
 func (s *Scheme) NewAggregate(comp []payload.Component) (*Aggregate, error) {
 	a := &Aggregate{m: s.Components(), bins: s.bins, sum: make([]uint64, len(comp)*s.bins)}
 	for _, c := range comp {
-		if int(c) >= a.m {
+		if int(c) >= a.m || c == payload.Probability && !s.prob { // component 3 is then the second MAC
 			return nil, fmt.Errorf("vdcf: component %v is not carried by this scheme's reports (%d components)", c, a.m)
 		}
 		a.comp = append(a.comp, int(c))

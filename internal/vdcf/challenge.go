@@ -41,52 +41,44 @@ const (
 	rhoLen
 )
 
-// coefficients are the servers' combination coefficients of one report,
-// ρ₁ … ρ₆ (nonzero), and with the probability the bits' challenges s_i.
+// coefficients are one check's challenge of one report: the combination
+// coefficients ρ₁ … ρ₆ (nonzero), with the probability the bits'
+// challenges s_i, and the challenge vector r as the sketch's weights
+// u_j = r_j − r_{j+1} and w_j = r_j² − r_{j+1}² (r_N = 0), the weights
+// of prefix j in ⟨r, ΔP⟩ and ⟨r∘r, ΔP⟩ (dropped once sketched).
 type coefficients struct {
-	rho [rhoLen]fss.Fp
-	s   []fss.Fp
+	rho  [rhoLen]fss.Fp
+	s    []fss.Fp
+	u, w []fss.Fp
 }
 
-// Domain-separation bytes of the two challenge streams drawn from the
-// servers' key: the per-key challenge vector r and a report's
-// coefficients (1 labels the expansion of a party's seed, expand).
-const (
-	streamReport = 0
-	streamVector = 2
-)
+// streamReport is the domain-separation byte of the challenge streams
+// drawn from the servers' key (1 labels the expansion of a party's seed,
+// expand; 2 labelled the per-key challenge vector of Version v4).
+const streamReport = 0
 
-// stream is ChaCha8 seeded with SHA-256(Version ‖ label ‖ key ‖ nonce),
-// nonce empty for the challenge vector.
-func stream(label byte, key [KeySize]byte, nonce []byte) *rand.ChaCha8 {
+// stream is ChaCha8 seeded with SHA-256(Version ‖ label ‖ key ‖ k ‖
+// nonce): check k's challenge stream of the report with the nonce.
+func stream(label byte, key [KeySize]byte, k byte, nonce []byte) *rand.ChaCha8 {
 	h := sha256.New()
 	h.Write([]byte(Version))
 	h.Write([]byte{label})
 	h.Write(key[:])
+	h.Write([]byte{k})
 	h.Write(nonce)
 	var seed [32]byte
 	h.Sum(seed[:0])
 	return rand.NewChaCha8(seed)
 }
 
-// challengeVector derives the challenge vector r ∈ F_p^bins of every
-// report from the servers' key alone: r_0, …, r_{bins−1} from
-// stream(streamVector, key), 64-bit words rejection-sampled into F_p.
-func challengeVector(key [KeySize]byte, bins int) []fss.Fp {
-	st := stream(streamVector, key, nil)
-	r := make([]fss.Fp, bins)
-	for j := range r {
-		r[j] = next(st)
-	}
-	return r
-}
-
-// challenge derives the coefficients of the report with the nonce from
-// the servers' key: from stream(streamReport, key, nonce), 64-bit words
-// rejection-sampled into F_p, ρ₁ … ρ₆ (each redrawn while zero), then
-// s_0 … s_32 if the scheme carries the probability.
-func (v *Server) challenge(nonce [NonceSize]byte) coefficients {
-	st := stream(streamReport, v.key, nonce[:])
+// challenge derives check k's challenge of the report with the nonce from
+// the servers' key, after the report is fixed: from stream(streamReport,
+// key, k, nonce), 64-bit words rejection-sampled into F_p, ρ₁ … ρ₆ (each
+// redrawn while zero), then s_0 … s_32 if the scheme carries the
+// probability, then r_0 … r_{N−1}, returned as the weights u, w in buf
+// (2N elements).
+func (v *Server) challenge(k int, nonce [NonceSize]byte, buf []fss.Fp) coefficients {
+	st := stream(streamReport, v.key, byte(k), nonce[:])
 	var c coefficients
 	for i := range c.rho {
 		for c.rho[i] == 0 {
@@ -98,6 +90,18 @@ func (v *Server) challenge(nonce [NonceSize]byte) coefficients {
 		for i := range c.s {
 			c.s[i] = next(st)
 		}
+	}
+	n := v.s.bins
+	c.u, c.w = buf[:n:n], buf[n:2*n]
+	for j := range n {
+		c.u[j] = next(st)
+	}
+	var rNext, sqNext fss.Fp // r_{j+1}, r_{j+1}²
+	for j := n - 1; j >= 0; j-- {
+		r := c.u[j]
+		sq := r.Mul(r)
+		c.u[j], c.w[j] = r.Sub(rNext), sq.Sub(sqNext)
+		rNext, sqNext = r, sq
 	}
 	return c
 }

@@ -21,8 +21,8 @@ func TestReportKnownAnswer(t *testing.T) {
 		sizes [2]int // the leader's and the helper's share
 		want  string
 	}{
-		{"count and label", false, [2]int{229, 237}, "21e01691c6a479c5e6ff1254a94cc9cd28b863449dba38c63b6d3a55a586954b"},
-		{"with probability", true, [2]int{549, 557}, "7c27fd435c784a591c9574e321e529f13f94a9e383b2c98080bb6640b711a993"},
+		{"count and label", false, [2]int{285, 285}, "c6a4554e5864e8bf1ef4c7c388fc94ba2023bd7214b40c306c67753c473ccdb9"},
+		{"with probability", true, [2]int{885, 885}, "8552070339b676f7c985496fa3764176042534bc45445770726a163cd34cf541"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := New(8)

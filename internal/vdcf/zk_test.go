@@ -139,11 +139,11 @@ func TestCorruptLeaderCannotReadTheBin(t *testing.T) {
 		r := f.encode(t, bin, label)
 		first, second, pend := f.exchangePending(t, r, shift)
 		z, d := leaderView(first, second, pend)
-		mac := pend[0].macShare(d).Add(pend[1].macShare(d)) // κ₁D₁ + κ₂D₂ + μ − ⟨r, ΔM⟩
-		noMAC := z.Sub(pend[0].coef.rho[rhoMAC].Mul(mac))
-		rv := challengeVector(f.srv[0].key, bins)
+		mac := pend[0].macShare(&pend[0].chk[0], d).Add(pend[1].macShare(&pend[1].chk[0], d)) // κ₁D₁ + κ₂D₂ + μ − ⟨r, ΔM⟩
+		noMAC := z.Sub(pend[0].chk[0].coef.rho[rhoMAC].Mul(mac))
+		_, rv := challengeOf(f.srv[0], 0, r.Nonce)
 		guesses := func(v fss.Fp) (hits []string) {
-			rho1 := pend[0].coef.rho[rhoLabel]
+			rho1 := pend[0].chk[0].coef.rho[rhoLabel]
 			for b, rb := range rv {
 				for _, y := range []fss.Fp{0, 1} {
 					if rho1.Mul(rb.Sub(y.Mul(rb)).Sub(y.Mul(rb)).Sub(1)) == v {
@@ -170,11 +170,11 @@ func TestCorruptLeaderCannotReadTheBin(t *testing.T) {
 // the check value z as the helper's share of it completes the leader's own
 // share computed with the openings the helper used, and those openings.
 func leaderView(first, second [2][]byte, pend [2]*Pending) (z fss.Fp, d []fss.Fp) {
-	d = make([]fss.Fp, len(pend[0].open))
+	d = make([]fss.Fp, len(pend[0].chk[0].open))
 	for j := range d {
 		d[j] = element(first[0][8*j:]).Add(element(first[1][8*j:]))
 	}
-	return pend[0].checkShare(d).Add(element(second[1])), d
+	return pend[0].checkShare(&pend[0].chk[0], d).Add(element(second[1])), d
 }
 
 // element decodes the first field element of msg.
