@@ -5,7 +5,10 @@ package vdcf
 // per-report coefficients derived from their shared key.
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/sha256"
+	"encoding/binary"
 	"math/rand/v2"
 
 	"github.com/fedecdf/fedecdf/fss"
@@ -57,9 +60,12 @@ type coefficients struct {
 // expand; 2 labelled the per-key challenge vector of Version v4).
 const streamReport = 0
 
-// stream is ChaCha8 seeded with SHA-256(Version ‖ label ‖ key ‖ k ‖
-// nonce): check k's challenge stream of the report with the nonce.
-func stream(label byte, key [KeySize]byte, k byte, nonce []byte) *rand.ChaCha8 {
+// stream is check k's challenge stream of the report with the nonce:
+// the AES-128-CTR keystream (zero IV) under the first 16 bytes of
+// SHA-256(Version ‖ label ‖ key ‖ k ‖ nonce), read as little-endian
+// 64-bit words. AES with the CPU's instructions produces the N words of
+// a challenge vector at about twice ChaCha8's speed (BenchmarkChallenge).
+func stream(label byte, key [KeySize]byte, k byte, nonce []byte) *ctrStream {
 	h := sha256.New()
 	h.Write([]byte(Version))
 	h.Write([]byte{label})
@@ -68,7 +74,34 @@ func stream(label byte, key [KeySize]byte, k byte, nonce []byte) *rand.ChaCha8 {
 	h.Write(nonce)
 	var seed [32]byte
 	h.Sum(seed[:0])
-	return rand.NewChaCha8(seed)
+	c, err := aes.NewCipher(seed[:16])
+	if err != nil {
+		panic(err) // unreachable: the key is 16 bytes
+	}
+	return &ctrStream{ctr: cipher.NewCTR(c, make([]byte, aes.BlockSize))}
+}
+
+// ctrStream reads a CTR keystream in blocks of ctrBuffer bytes.
+type ctrStream struct {
+	ctr cipher.Stream
+	buf [ctrBuffer]byte
+	pos int
+	ok  bool
+}
+
+// ctrBuffer is the number of keystream bytes generated at once.
+const ctrBuffer = 1024
+
+// Uint64 returns the next 64-bit word of the keystream.
+func (c *ctrStream) Uint64() uint64 {
+	if !c.ok || c.pos == len(c.buf) {
+		clear(c.buf[:])
+		c.ctr.XORKeyStream(c.buf[:], c.buf[:])
+		c.pos, c.ok = 0, true
+	}
+	w := binary.LittleEndian.Uint64(c.buf[c.pos:])
+	c.pos += 8
+	return w
 }
 
 // challenge derives check k's challenge of the report with the nonce from
@@ -107,7 +140,7 @@ func (v *Server) challenge(k int, nonce [NonceSize]byte, buf []fss.Fp) coefficie
 }
 
 // next draws a uniform field element from the stream.
-func next(st *rand.ChaCha8) fss.Fp {
+func next(st interface{ Uint64() uint64 }) fss.Fp {
 	for {
 		if x := fss.Fp(st.Uint64()); x.Valid() {
 			return x

@@ -51,9 +51,9 @@
 //
 // Both servers derive the challenge of check k ∈ {0, 1} of a report from
 // their shared key K, secret from parties, and the report's nonce, once
-// the report is fixed (Prepare): from ChaCha8 seeded with
-// SHA-256(Version ‖ 0 ‖ K ‖ k ‖ nonce), 64-bit words rejection-sampled
-// into F_p, the coefficients ρ₁, ρ₂, ρ₃ ∈ F_p∖{0} (each redrawn while
+// the report is fixed (Prepare): from the AES-128-CTR keystream under
+// the first 16 bytes of SHA-256(Version ‖ 0 ‖ K ‖ k ‖ nonce), 64-bit
+// words rejection-sampled into F_p, the coefficients ρ₁, ρ₂, ρ₃ ∈ F_p∖{0} (each redrawn while
 // zero; ρ₄ … ρ₆ and s_i with the probability), then the challenge vector
 // r ∈ F_p^N. Each server turns r into the weights u_j = r_j − r_{j+1}
 // and w_j = r_j² − r_{j+1}² (r_N = 0), so that ⟨r, ΔP⟩ = Σ_j u_j·P(j)
@@ -105,7 +105,7 @@
 //
 //	ε₁ = 3/(p − 1) < 2^-62.4   per check, whatever N,
 //
-// plus the advantage of distinguishing the ChaCha8 streams under
+// plus the advantage of distinguishing the AES-CTR streams under
 // SHA-256(… K …) from uniform, since the party does not know K. An inconsistent triple (δ₁, δ₂ ≠ 0) only adds a
 // constant the party fixed before the challenge was drawn, so it cannot
 // cancel a nonzero part of A or B; it makes a valid report fail, which
@@ -195,8 +195,9 @@
 // check has degree 3 whatever N, so one check gives ε₁ ≈ 2^-62.4 and
 // two give 2^-124.8, while Field128 would double the keys' value words
 // and the AES blocks that produce them; a second check adds one field
-// component (its MAC), which fits in the value words the AES blocks
-// already produce (two components per block). (Prio3 needs Field128 for a histogram because the
+// component (its MAC): one more AES block per node of the key's walk (a
+// node's m value blocks hold both children's m values), 2 + m + ⌈m/2⌉
+// = 8 blocks per point instead of 7. (Prio3 needs Field128 for a histogram because the
 // error of its FLP grows with the circuit, internal/verify.)
 //
 // # Probability
@@ -296,11 +297,12 @@
 // shares are seeds), here for both servers: with two servers a free value
 // costs no upload, a determined one a single element to one server.
 //
-// The expansion is the challenge's construction: ChaCha8 from Go's
-// math/rand/v2 (a cryptographically strong generator under a 256-bit key,
-// here SHA-256 of a 128-bit seed, the fss keys' seed length), in the
-// standard library and fast beside a key's walk (at most 145 elements per
-// report and server); AES-CTR would do as well. The server index and the
+// The expansion is ChaCha8 from Go's math/rand/v2 (a cryptographically
+// strong generator under a 256-bit key, here SHA-256 of a 128-bit seed,
+// the fss keys' seed length), in the standard library and fast beside a
+// key's walk (at most 290 elements per report and server); the
+// challenges, N words per check, use AES-CTR, about twice as fast with
+// the CPU's AES instructions. The server index and the
 // nonce separate the streams: one seed expands differently for the two
 // servers and under two nonces. So a report copied verbatim under another
 // nonce (report ID), or with one server's seed replaced by another
@@ -388,15 +390,15 @@
 // Upload to server s (ShareSize): fss.EncodedSize(n, m) + 16 + 8·e_s
 // bytes, n = bits.Len(N), with m = 4 components and e = (3, 3) explicit
 // shares (leader, helper), or with the probability m = 5 and e = (73, 73).
-// At N = 1024: 615 bytes each, 1.05× the 583 bytes of an unverified
+// At N = 1024: 623 bytes each, 1.07× the 583 bytes of an unverified
 // Z_{2^64} key with the four payload components (v4, one check: 511 and
-// 519); with the probability 1271 bytes each (v4: 887 and 895). Exchange
+// 519); with the probability 1279 bytes each (v4: 887 and 895). Exchange
 // per server and report: 32 + 16 bytes in two messages; with the
 // probability 576 + 16. Party work: the keys, two SHA-256 hashes and
 // 2·14 (2·290) ChaCha8 words. Server work per report: the full-domain
 // evaluation of one field key, which the aggregate needs anyway but here
 // per key rather than summed over keys (fss.EvalFieldBatch); the seed's
-// expansion; per check, the challenge, one SHA-256 and N + 6 ChaCha8
+// expansion; per check, the challenge, one SHA-256 and N + 6 AES-CTR
 // words (N + 39 with the probability's s_i) and N squarings for the
 // weights u_j, w_j, and the sketch, 4N multiply-accumulates of 64-bit
 // words into 192-bit sums with one reduction per sum (5N with the
