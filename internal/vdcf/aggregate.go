@@ -38,8 +38,8 @@ func (s *Scheme) NewAggregate(comp []payload.Component) (*Aggregate, error) {
 func (a *Aggregate) Add(vec []fss.Fp) {
 	vec = vec[:a.bins*a.m]
 	done := 0
-	if a.m == 3 && len(a.comp) == 2 && a.comp[0] == int(payload.Count) && a.comp[1] == int(payload.Label) {
-		done = foldAccel(vec, a.sum[:a.bins], a.sum[a.bins:])
+	if len(a.comp) == 2 && a.comp[0] == int(payload.Count) && a.comp[1] == int(payload.Label) {
+		done = foldAccel(vec, a.m, a.sum[:a.bins], a.sum[a.bins:])
 	}
 	for k, c := range a.comp {
 		sum := a.sum[k*a.bins : (k+1)*a.bins]
