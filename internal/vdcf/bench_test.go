@@ -74,8 +74,6 @@ func BenchmarkChallenge(b *testing.B) {
 	nonce := f.nonce()
 	buf := make([]fss.Fp, 2*checks*1024)
 	for b.Loop() {
-		for k := range checks {
-			f.srv[0].challenge(k, nonce, buf[2*k*1024:])
-		}
+		f.srv[0].challenges(nonce, buf)
 	}
 }

@@ -60,17 +60,18 @@ type coefficients struct {
 // expand; 2 labelled the per-key challenge vector of Version v4).
 const streamReport = 0
 
-// stream is check k's challenge stream of the report with the nonce:
-// the AES-128-CTR keystream (zero IV) under the first 16 bytes of
-// SHA-256(Version ‖ label ‖ key ‖ k ‖ nonce), read as little-endian
-// 64-bit words. AES with the CPU's instructions produces the N words of
-// a challenge vector at about twice ChaCha8's speed (BenchmarkChallenge).
-func stream(label byte, key [KeySize]byte, k byte, nonce []byte) *ctrStream {
+// reportCipher is the block cipher of the challenge streams of the
+// report with the nonce: AES-128 under the first 16 bytes of
+// SHA-256(Version ‖ label ‖ key ‖ nonce). Check k's stream is its CTR
+// keystream from the counter block k ‖ 0^15 (the two checks' streams are
+// 2^120 blocks apart), read as little-endian 64-bit words. AES with the
+// CPU's instructions produces the N words of a challenge vector at about
+// twice ChaCha8's speed (BenchmarkChallenge).
+func reportCipher(label byte, key [KeySize]byte, nonce []byte) cipher.Block {
 	h := sha256.New()
 	h.Write([]byte(Version))
 	h.Write([]byte{label})
 	h.Write(key[:])
-	h.Write([]byte{k})
 	h.Write(nonce)
 	var seed [32]byte
 	h.Sum(seed[:0])
@@ -78,7 +79,14 @@ func stream(label byte, key [KeySize]byte, k byte, nonce []byte) *ctrStream {
 	if err != nil {
 		panic(err) // unreachable: the key is 16 bytes
 	}
-	return &ctrStream{ctr: cipher.NewCTR(c, make([]byte, aes.BlockSize))}
+	return c
+}
+
+// newCTRStream is the keystream of check k under the block cipher c.
+func newCTRStream(c cipher.Block, k byte) *ctrStream {
+	iv := make([]byte, aes.BlockSize)
+	iv[0] = k
+	return &ctrStream{ctr: cipher.NewCTR(c, iv)}
 }
 
 // ctrStream reads a CTR keystream in blocks of ctrBuffer bytes.
@@ -86,32 +94,61 @@ type ctrStream struct {
 	ctr cipher.Stream
 	buf [ctrBuffer]byte
 	pos int
-	ok  bool
 }
 
 // ctrBuffer is the number of keystream bytes generated at once.
-const ctrBuffer = 1024
+const ctrBuffer = 2048
 
 // Uint64 returns the next 64-bit word of the keystream.
 func (c *ctrStream) Uint64() uint64 {
-	if !c.ok || c.pos == len(c.buf) {
-		clear(c.buf[:])
-		c.ctr.XORKeyStream(c.buf[:], c.buf[:])
-		c.pos, c.ok = 0, true
+	if c.pos == 0 || c.pos == len(c.buf) {
+		c.refill()
 	}
 	w := binary.LittleEndian.Uint64(c.buf[c.pos:])
 	c.pos += 8
 	return w
 }
 
-// challenge derives check k's challenge of the report with the nonce from
-// the servers' key, after the report is fixed: from stream(streamReport,
-// key, k, nonce), 64-bit words rejection-sampled into F_p, ρ₁ … ρ₆ (each
-// redrawn while zero), then s_0 … s_32 if the scheme carries the
-// probability, then r_0 … r_{N−1}, returned as the weights u, w in buf
-// (2N elements).
-func (v *Server) challenge(k int, nonce [NonceSize]byte, buf []fss.Fp) coefficients {
-	st := stream(streamReport, v.key, byte(k), nonce[:])
+func (c *ctrStream) refill() {
+	clear(c.buf[:])
+	c.ctr.XORKeyStream(c.buf[:], c.buf[:])
+	c.pos = 0
+}
+
+// elements fills dst with the next words of the stream below p
+// (rejection sampling, as next), a buffer at a time.
+func (c *ctrStream) elements(dst []fss.Fp) {
+	for i := 0; i < len(dst); {
+		if c.pos == 0 || c.pos == len(c.buf) {
+			c.refill()
+		}
+		for ; c.pos < len(c.buf) && i < len(dst); c.pos += 8 {
+			if x := fss.Fp(binary.LittleEndian.Uint64(c.buf[c.pos:])); x.Valid() {
+				dst[i] = x
+				i++
+			}
+		}
+	}
+}
+
+// challenges derives the report's challenges from the servers' key and
+// its nonce, after the report is fixed (challenge), the weights of check
+// k in buf[2kN : 2(k+1)N].
+func (v *Server) challenges(nonce [NonceSize]byte, buf []fss.Fp) [checks]coefficients {
+	c := reportCipher(streamReport, v.key, nonce[:])
+	var out [checks]coefficients
+	n := v.s.bins
+	for k := range out {
+		out[k] = v.challenge(newCTRStream(c, byte(k)), buf[2*k*n:2*(k+1)*n])
+	}
+	return out
+}
+
+// challenge draws one check's challenge from its stream, 64-bit words
+// rejection-sampled into F_p: ρ₁ … ρ₆ (each redrawn while zero), then
+// s_0 … s_32 if the scheme carries the probability, then r_0 … r_{N−1},
+// returned as the weights u, w in buf (2N elements).
+func (v *Server) challenge(st *ctrStream, buf []fss.Fp) coefficients {
 	var c coefficients
 	for i := range c.rho {
 		for c.rho[i] == 0 {
@@ -126,9 +163,7 @@ func (v *Server) challenge(k int, nonce [NonceSize]byte, buf []fss.Fp) coefficie
 	}
 	n := v.s.bins
 	c.u, c.w = buf[:n:n], buf[n:2*n]
-	for j := range n {
-		c.u[j] = next(st)
-	}
+	st.elements(c.u)
 	var rNext, sqNext fss.Fp // r_{j+1}, r_{j+1}²
 	for j := n - 1; j >= 0; j-- {
 		r := c.u[j]

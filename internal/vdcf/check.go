@@ -198,10 +198,11 @@ func (v *Server) Prepare(nonce [NonceSize]byte, sh *Share, prefixes []fss.Fp) (*
 	p := &Pending{v: v, corr: v.correlatedShare(nonce, sh), stage: 1}
 	buf := v.bufs.Get().(*[]fss.Fp)
 	defer v.bufs.Put(buf)
+	coef := v.challenges(nonce, *buf)
 	msg := make([]byte, 0, v.s.Message1Size())
 	for k := range p.chk {
 		ch := &p.chk[k]
-		ch.coef = v.challenge(k, nonce, (*buf)[2*k*v.s.bins:])
+		ch.coef = coef[k]
 		ch.sk = v.sketchOf(prefixes, ch.coef.u, ch.coef.w, v.s.macOf(k))
 		ch.coef.u, ch.coef.w = nil, nil // the buffer goes back to the pool
 		c := p.corr[k*v.s.blockLen() : (k+1)*v.s.blockLen()]

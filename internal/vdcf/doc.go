@@ -52,8 +52,8 @@
 // Both servers derive the challenge of check k ∈ {0, 1} of a report from
 // their shared key K, secret from parties, and the report's nonce, once
 // the report is fixed (Prepare): from the AES-128-CTR keystream under
-// the first 16 bytes of SHA-256(Version ‖ 0 ‖ K ‖ k ‖ nonce), 64-bit
-// words rejection-sampled into F_p, the coefficients ρ₁, ρ₂, ρ₃ ∈ F_p∖{0} (each redrawn while
+// the first 16 bytes of SHA-256(Version ‖ 0 ‖ K ‖ nonce) from the counter
+// block k ‖ 0^15, 64-bit words rejection-sampled into F_p, the coefficients ρ₁, ρ₂, ρ₃ ∈ F_p∖{0} (each redrawn while
 // zero; ρ₄ … ρ₆ and s_i with the probability), then the challenge vector
 // r ∈ F_p^N. Each server turns r into the weights u_j = r_j − r_{j+1}
 // and w_j = r_j² − r_{j+1}² (r_N = 0), so that ⟨r, ΔP⟩ = Σ_j u_j·P(j)

@@ -154,7 +154,7 @@ func inverse(a fss.Fp) fss.Fp {
 // server v (its weights in a buffer of their own) and its challenge
 // vector r, r_j = Σ_{i ≥ j} u_i.
 func challengeOf(v *Server, k int, nonce [NonceSize]byte) (coefficients, []fss.Fp) {
-	c := v.challenge(k, nonce, make([]fss.Fp, 2*v.s.bins))
+	c := v.challenges(nonce, make([]fss.Fp, 2*checks*v.s.bins))[k]
 	r := make([]fss.Fp, len(c.u))
 	var acc fss.Fp
 	for j := len(r) - 1; j >= 0; j-- {
