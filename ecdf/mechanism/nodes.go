@@ -56,28 +56,27 @@ func identity(j int) int { return j }
 // Fixed work at release creation. The samplers are rejection loops: the
 // words a draw reads, hence its time, grow with |η|/scale (issue 31: a
 // one-node release took 340 ns at η = 0 and 629 ns at |η| ≥ 6). Each
-// node's draw therefore reads exactly wordBudget words from its stream:
-// the sampler's, then as many more, discarded, as the budget leaves. The
-// noise is unchanged, value for value (each node has its own stream, and
-// words read after its draw are used by nothing), so the distribution
-// stays exact and the stability contract of package noise holds; only in
-// the event that a draw needs more than the budget does it read on, and
-// take longer. Its probability, estimated from 10^6 draws per scale (the
+// node's draw therefore computes exactly wordBudget words of its stream
+// at once (noise.Stream.Fill, whole ChaCha20 blocks), and its sampler
+// reads them from memory; only a draw that needs more reads on from the
+// stream, and takes longer. The noise is unchanged, value for value (the
+// sampler reads the same words in the same order), so the distribution
+// stays exact and the stability contract of package noise holds. The
+// probability of reading on, estimated from 10^6 draws per scale (the
 // tail of the words read falls by ≥ 2.5 bits per 16 words for the
 // discrete Laplace at every scale, by ≥ 1 bit per 16 words for the
 // discrete Gaussian down to σ = 1/4, and faster for larger σ), is below
 // 2^-70 for the Laplace budget and 2^-60 for the Gaussian one at
 // σ ≥ 1/4 (EXPERIMENTS.md, "Fixed work at release creation"); it is an
-// estimate, not a derived bound. The ChaCha20 blocks behind the words
-// then cost the same for every node; what still varies with the noise
-// is the sampler's own arithmetic on the words it uses, a few
-// nanoseconds per word (TestDrawReadsFixedWords).
+// estimate, not a derived bound. What still varies with the noise is the
+// sampler's own arithmetic on the words it uses, a few nanoseconds per
+// word, against the budget's keystream (TestDrawReadsFixedWords).
 const (
 	laplaceWords  = 512
 	gaussianWords = 1024
 )
 
-// wordBudget is the number of words a draw of s reads (above).
+// wordBudget is the number of words a draw of s computes (above).
 func wordBudget(s sampler) int {
 	if _, ok := s.(*noise.DiscreteGaussian); ok {
 		return gaussianWords
@@ -85,21 +84,31 @@ func wordBudget(s sampler) int {
 	return laplaceWords
 }
 
-// drawPadded draws one value of s from src and then reads src up to
-// wordBudget(s) words in all.
+// drawPadded draws one value of s from src, its first wordBudget(s)
+// words computed at once when src is a noise.Stream.
 func drawPadded(s sampler, src noise.Source) int64 {
-	c := &countedSource{src: src}
-	v := s.Sample(c)
-	for ; c.n < wordBudget(s); c.n++ {
-		src.Uint64()
+	words := make([]uint64, wordBudget(s))
+	if st, ok := src.(*noise.Stream); ok {
+		st.Fill(words)
+	} else {
+		for i := range words {
+			words[i] = src.Uint64()
+		}
 	}
-	return v
+	return s.Sample(&prefetched{words: words, src: src})
 }
 
-// countedSource counts the words read from src.
-type countedSource struct {
-	src noise.Source
-	n   int
+// prefetched is a Source that reads words, then src.
+type prefetched struct {
+	words []uint64
+	src   noise.Source
 }
 
-func (c *countedSource) Uint64() uint64 { c.n++; return c.src.Uint64() }
+func (p *prefetched) Uint64() uint64 {
+	if len(p.words) == 0 {
+		return p.src.Uint64()
+	}
+	w := p.words[0]
+	p.words = p.words[1:]
+	return w
+}

@@ -60,6 +60,14 @@ func TestDrawReadsFixedWords(t *testing.T) {
 	}
 }
 
+// countedSource counts the words read from src.
+type countedSource struct {
+	src noise.Source
+	n   int
+}
+
+func (c *countedSource) Uint64() uint64 { c.n++; return c.src.Uint64() }
+
 // correlation is Pearson's correlation of x and y.
 func correlation(x, y []float64) float64 {
 	var mx, my float64

@@ -64,3 +64,26 @@ func (st *Stream) Uint64() uint64 {
 	st.pos += 8
 	return v
 }
+
+// Fill sets words to the next len(words) words of the keystream, the
+// same words as that many calls of Uint64, computing whole 64-byte
+// blocks at once: a release's fixed budget of words per node costs the
+// same whatever its sampler reads of it (package mechanism, "Fixed work
+// at release creation").
+func (st *Stream) Fill(words []uint64) {
+	i := 0
+	for ; i < len(words) && st.ok && st.pos < len(st.buf); i++ {
+		words[i] = st.Uint64()
+	}
+	if blocks := (len(words) - i) / 8; blocks > 0 {
+		bulk := make([]byte, 64*blocks)
+		st.c.XORKeyStream(bulk, bulk)
+		for b := 0; b < len(bulk); b += 8 {
+			words[i] = binary.LittleEndian.Uint64(bulk[b:])
+			i++
+		}
+	}
+	for ; i < len(words); i++ {
+		words[i] = st.Uint64()
+	}
+}
