@@ -293,10 +293,11 @@
 // helper can compute it; a server holding another key rejects every
 // report (additive: ErrMismatch at the joint randomness, or the FLP
 // decision fails; verified DCF: the check value is not zero), at both
-// servers. For the verified DCF the key fixes one challenge vector for
-// every report (internal/vdcf, "Soundness across reports"), so the
-// verification messages, from which a party could learn it, stay between
-// the servers like the key.
+// servers. For the verified DCF the key and a report's ID fix that
+// report's challenges, drawn once the report is fixed (internal/vdcf,
+// "Soundness across reports"), so verification messages that leak tell a
+// party nothing about the next report's challenges; they stay between
+// the servers all the same.
 //
 // Folding at ingestion (unverified DCF backend). A DCF key's evaluation at every
 // point of the domain is that report's share of every prefix of every

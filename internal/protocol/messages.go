@@ -34,8 +34,12 @@ import (
 // codes of the sentinels it wraps (internal/errcode), and callers match
 // a refusal by its codes, never by its text; LedgerCheck, the servers'
 // comparison of their ledgers' release counts (a server whose store was
-// restored from an older backup is found out).
-const Version = 9
+// restored from an older backup is found out). Version 10: the verified
+// DCF share of an Upload is internal/vdcf's format v5 (two checks per
+// report, each with its own MAC component and correlated randomness, and
+// challenges drawn per report), and the verification messages are twice
+// as long, so a server or party of version 9 is refused by version.
+const Version = 10
 
 // Limits on decoded messages: anything larger is rejected before it is
 // allocated.

@@ -77,7 +77,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"rejection with message", Encode(&Decide{Dataset: "d", Items: []Item{{Verdict: VerdictProof, Message: []byte{1}}}}), ErrMalformed, "a message with a rejection in a decision"},
 		{"report twice", Encode(&Decide{Dataset: "d", Items: []Item{{}, {}}}), ErrMalformed, "twice"},
 		{"field values", Encode(&Answer{Field: make([]byte, 17), Mechanism: mechanism.Params{Name: "tree", Bins: 4, Epsilon: 1}}), ErrMalformed, "not a whole number of 16-byte elements"},
-		{"old version", append([]byte{8}, valid[1:]...), ErrMalformed, "protocol version 8 is not supported (want 9)"},
+		{"old version", append([]byte{9}, valid[1:]...), ErrMalformed, "protocol version 9 is not supported (want 10)"},
 		{"a manifest field twice", Encode(&ManifestDigest{Fields: []ManifestField{{Name: "grid"}, {Name: "grid"}}}), ErrMalformed, `fields: "grid" twice`},
 	}
 	for _, tt := range tests {
