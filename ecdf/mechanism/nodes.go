@@ -29,9 +29,10 @@ var nodeStream = func(seed noise.Seed, domain uint32, node int) noise.Source {
 func drawNodes(seed noise.Seed, domain uint32, count int, node func(j int) int, dist func(node int) sampler) []int64 {
 	vals := make([]int64, count)
 	draw := func(from, to int) {
+		words := make([]uint64, gaussianWords)
 		for j := from; j < to; j++ {
 			v := node(j)
-			vals[j] = drawPadded(dist(v), nodeStream(seed, domain, v))
+			vals[j] = drawPadded(dist(v), nodeStream(seed, domain, v), words)
 		}
 	}
 	workers := min(runtime.GOMAXPROCS(0), count/minNodesPerWorker)
@@ -64,16 +65,17 @@ func identity(j int) int { return j }
 // stays exact and the stability contract of package noise holds. The
 // probability of reading on, estimated from 10^6 draws per scale (the
 // tail of the words read falls by ≥ 2.5 bits per 16 words for the
-// discrete Laplace at every scale, by ≥ 1 bit per 16 words for the
-// discrete Gaussian down to σ = 1/4, and faster for larger σ), is below
-// 2^-70 for the Laplace budget and 2^-60 for the Gaussian one at
-// σ ≥ 1/4 (EXPERIMENTS.md, "Fixed work at release creation"); it is an
-// estimate, not a derived bound. What still varies with the noise is the
+// discrete Laplace at every scale, ≥ 5.5 at scales ≥ 1, and by ≥ 1 bit
+// per 16 words for the discrete Gaussian down to σ = 1/4, ≥ 1.3 at
+// σ ≥ 1), is below 2^-40 for the Laplace budget (2^-90 at scales ≥ 1)
+// and 2^-50 for the Gaussian one at σ ≥ 1/4 (2^-60 at σ ≥ 1)
+// (EXPERIMENTS.md, "Per-report challenges, two checks, fixed-work
+// noise"); it is an estimate, not a derived bound. What still varies with the noise is the
 // sampler's own arithmetic on the words it uses, a few nanoseconds per
 // word, against the budget's keystream (TestDrawReadsFixedWords).
 const (
-	laplaceWords  = 512
-	gaussianWords = 1024
+	laplaceWords  = 256
+	gaussianWords = 768
 )
 
 // wordBudget is the number of words a draw of s computes (above).
@@ -85,9 +87,10 @@ func wordBudget(s sampler) int {
 }
 
 // drawPadded draws one value of s from src, its first wordBudget(s)
-// words computed at once when src is a noise.Stream.
-func drawPadded(s sampler, src noise.Source) int64 {
-	words := make([]uint64, wordBudget(s))
+// words computed at once (into scratch, of at least gaussianWords
+// words) when src is a noise.Stream.
+func drawPadded(s sampler, src noise.Source, scratch []uint64) int64 {
+	words := scratch[:wordBudget(s)]
 	if st, ok := src.(*noise.Stream); ok {
 		st.Fill(words)
 	} else {

@@ -43,7 +43,7 @@ func TestDrawReadsFixedWords(t *testing.T) {
 				alone := &countedSource{src: seed.Stream(1, uint64(node))}
 				v := tc.s.Sample(alone)
 				padded := &countedSource{src: seed.Stream(1, uint64(node))}
-				if got := drawPadded(tc.s, padded); got != v {
+				if got := drawPadded(tc.s, padded, make([]uint64, gaussianWords)); got != v {
 					t.Fatalf("node %d: padded draw %d, the sampler alone %d", node, got, v)
 				}
 				if want := max(wordBudget(tc.s), alone.n); padded.n != want {

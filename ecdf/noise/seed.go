@@ -75,10 +75,12 @@ func (st *Stream) Fill(words []uint64) {
 	for ; i < len(words) && st.ok && st.pos < len(st.buf); i++ {
 		words[i] = st.Uint64()
 	}
-	if blocks := (len(words) - i) / 8; blocks > 0 {
-		bulk := make([]byte, 64*blocks)
-		st.c.XORKeyStream(bulk, bulk)
-		for b := 0; b < len(bulk); b += 8 {
+	var bulk [512]byte // eight ChaCha20 blocks at a time
+	for len(words)-i >= 8 {
+		n := min(len(bulk), 8*((len(words)-i)/8*8))
+		clear(bulk[:n])
+		st.c.XORKeyStream(bulk[:n], bulk[:n])
+		for b := 0; b < n; b += 8 {
 			words[i] = binary.LittleEndian.Uint64(bulk[b:])
 			i++
 		}
