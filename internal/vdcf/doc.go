@@ -139,7 +139,8 @@
 // server that shifts both checks' openings by the same (ε₁, ε₂) adds
 // ρ₃(κ₁ε₁ + κ₂ε₂) to z₀ and ρ₃'(κ₁ε₁ + κ₂ε₂) to z₁, and ρ₃'z₀ − ρ₃z₁
 // is free of κ and reveals x₁, x₁' (the bin): the MAC masks a check value
-// only if its key is independent of every other revealed value. Hence
+// only if its key is independent of every other revealed value
+// (TestCorruptLeaderCannotCancelTheMACsOfTwoChecks). Hence
 // the second MAC component κ₁' + κ₂'y of the DCF payload, and a second
 // block of correlated randomness (masks, triples, keys and μ' =
 // κ₁'a₁' + κ₂'a₂', with the probability its own bits, masks and MACs).
