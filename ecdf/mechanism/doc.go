@@ -135,7 +135,7 @@
 // then only adds stored values and reads no randomness, so the time a
 // server takes to answer, and in particular its first answers, does not
 // depend on the noise. Creation itself computes a fixed budget of
-// stream words per node (256 for the discrete Laplace, 768 for the
+// stream words per node (128 for the discrete Laplace, 512 for the
 // discrete Gaussian) whatever the sampler reads of them, so its time
 // does not depend on the noise either, except with a small estimated
 // probability that a draw needs more (nodes.go, "Fixed work at release

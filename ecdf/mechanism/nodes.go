@@ -64,18 +64,19 @@ func identity(j int) int { return j }
 // sampler reads the same words in the same order), so the distribution
 // stays exact and the stability contract of package noise holds. The
 // probability of reading on, estimated from 10^6 draws per scale (the
-// tail of the words read falls by ≥ 2.5 bits per 16 words for the
-// discrete Laplace at every scale, ≥ 5.5 at scales ≥ 1, and by ≥ 1 bit
-// per 16 words for the discrete Gaussian down to σ = 1/4, ≥ 1.3 at
-// σ ≥ 1), is below 2^-40 for the Laplace budget (2^-90 at scales ≥ 1)
-// and 2^-50 for the Gaussian one at σ ≥ 1/4 (2^-60 at σ ≥ 1)
-// (EXPERIMENTS.md, "Per-report challenges, two checks, fixed-work
-// noise"); it is an estimate, not a derived bound. What still varies with the noise is the
+// tail of the words read falls by ≥ 5.5 bits per 16 words for the
+// discrete Laplace at scales ≥ 1, ≥ 2.5 at finer ones, and by ≥ 1.3
+// bits per 16 words for the discrete Gaussian at σ ≥ 1, ≥ 1 down to
+// σ = 1/4), is below 2^-40 for the Laplace budget at scales ≥ 1 (2^-20
+// at the finest, where ε ≫ Δ) and for the Gaussian one at σ ≥ 1 (2^-30
+// at σ = 1/4) (EXPERIMENTS.md, "Per-report challenges, two checks,
+// fixed-work noise"); it is an estimate, not a derived bound. What still
+// varies with the noise is the
 // sampler's own arithmetic on the words it uses, a few nanoseconds per
 // word, against the budget's keystream (TestDrawReadsFixedWords).
 const (
-	laplaceWords  = 256
-	gaussianWords = 768
+	laplaceWords  = 128
+	gaussianWords = 512
 )
 
 // wordBudget is the number of words a draw of s computes (above).
