@@ -20,19 +20,44 @@ var nodeStream = func(seed noise.Seed, domain uint32, node int) noise.Source {
 	return seed.Stream(domain, uint64(node))
 }
 
+// SimulatedRelease returns the release of m under seed, the same noise
+// as m.NewRelease(seed), drawn without the fixed work of creation
+// ("Fixed work at release creation" below): for simulations of the
+// noise's distribution (package analysis's Monte Carlo), whose time
+// reveals nothing secret, never for a server's secret release.
+func SimulatedRelease(m Mechanism, seed [32]byte) Release { return newRelease(m, seed, false) }
+
+// releaser is a mechanism whose release can be drawn with or without the
+// fixed work of creation.
+type releaser interface {
+	release(seed [32]byte, fixed bool) Release
+}
+
+// newRelease is m's release under seed, with fixed work if fixed.
+func newRelease(m Mechanism, seed [32]byte, fixed bool) Release {
+	if r, ok := m.(releaser); ok {
+		return r.release(seed, fixed)
+	}
+	return m.NewRelease(seed)
+}
+
 // drawNodes draws, when a release is created, the noise of all count
 // nodes it can ever use: vals[j] is the noise of node(j), drawn by
-// dist(node(j)) from that node's own stream. Each node's value depends
-// only on the seed, the domain and the node, never on which other nodes
-// are drawn or in what order, so large releases are drawn in parallel
-// blocks.
-func drawNodes(seed noise.Seed, domain uint32, count int, node func(j int) int, dist func(node int) sampler) []int64 {
+// dist(node(j)) from that node's own stream, with fixed work if fixed.
+// Each node's value depends only on the seed, the domain and the node,
+// never on which other nodes are drawn or in what order, so large
+// releases are drawn in parallel blocks.
+func drawNodes(seed noise.Seed, domain uint32, count int, node func(j int) int, dist func(node int) sampler, fixed bool) []int64 {
 	vals := make([]int64, count)
 	draw := func(from, to int) {
 		words := make([]uint64, gaussianWords)
 		for j := from; j < to; j++ {
 			v := node(j)
-			vals[j] = drawPadded(dist(v), nodeStream(seed, domain, v), words)
+			if fixed {
+				vals[j] = drawPadded(dist(v), nodeStream(seed, domain, v), words)
+			} else {
+				vals[j] = dist(v).Sample(nodeStream(seed, domain, v))
+			}
 		}
 	}
 	workers := min(runtime.GOMAXPROCS(0), count/minNodesPerWorker)

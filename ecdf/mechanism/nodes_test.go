@@ -82,3 +82,29 @@ func correlation(x, y []float64) float64 {
 	}
 	return sxy / math.Sqrt(sxx*syy)
 }
+
+// TestSimulatedReleaseIsTheRelease: the release drawn without fixed work
+// (SimulatedRelease, for simulations) has the same noise as NewRelease,
+// for every mechanism, and reads fewer words.
+func TestSimulatedReleaseIsTheRelease(t *testing.T) {
+	streams, words := countingStreams(t)
+	for _, p := range allMechanisms(100, 0.5, 1e-6, 1) {
+		m, err := New(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		*streams, *words = 0, 0
+		fixed := m.NewRelease(karySeed(3))
+		fixedWords := *words
+		*words = 0
+		sim := SimulatedRelease(m, karySeed(3))
+		for i := 1; i <= m.Bins(); i++ {
+			if a, b := fixed.PrefixNoise(i), sim.PrefixNoise(i); a != b {
+				t.Fatalf("%s: prefix %d: %d with fixed work, %d simulated", m.Name(), i, a, b)
+			}
+		}
+		if *words >= fixedWords {
+			t.Errorf("%s: the simulated release read %d words, the fixed-work one %d", m.Name(), *words, fixedWords)
+		}
+	}
+}
