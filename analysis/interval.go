@@ -66,7 +66,7 @@ func (s noiseSampler) draw(rng *rand.Rand, dst []float64) {
 		for k := 0; k < 32; k += 8 {
 			binary.LittleEndian.PutUint64(seed[k:], rng.Uint64())
 		}
-		r := s.m.NewRelease(seed)
+		r := mechanism.SimulatedRelease(s.m, seed) // its time reveals nothing: no fixed work
 		for j, i := range s.prefixes {
 			dst[j] += float64(r.PrefixNoise(i)) / s.scale
 		}

@@ -210,8 +210,10 @@
 // releases of it (ErrPolicy); Hosmer–Lemeshow on it uses the plans that
 // need no probability (internal/verify, "A probability component").
 // The verified DCF backend gives the same, with soundness error
-// 3/(p − 1) < 2^-62 per report, and q·3/(p − 1) for q reports checked
-// under one key, sent adaptively (internal/vdcf), and likewise sums a
+// (3/(p − 1))² < 2^-124 per report (two independent checks, each with
+// challenges drawn from the key and the report's ID once the report is
+// fixed), and q times that for q reports checked under one key, sent
+// adaptively (internal/vdcf), and likewise sums a
 // release over fewer than its verified reports from their re-derived
 // outputs; a dcf dataset
 // that collects the probability (Dataset.Probability) also verifies it,
@@ -228,6 +230,9 @@
 // message a restarted server needs to finish the exchange: the leader's
 // with its message for Decide (the verified DCF's share of the check
 // value; none for the additive backend), the helper's tentative one with
+// what it needs to answer the same again and settle: for the verified
+// DCF its own share of the check values (never the leader's openings,
+// TestStolenHelperStoreHoldsNoLeaderOpenings), for the additive backend
 // the leader's message it answered. With a store, a report is verified
 // only once its upload is durable (Stored): a verdict never outlives the
 // upload it needs. The aggregate itself is never stored: a restarted
@@ -237,10 +242,11 @@
 // are handed to it again, re-derives each accepted report's output from
 // its own share alone (scheme.rederive: verify.Server.Rederive for the
 // additive backend, the key's full-domain evaluation for the verified
-// DCF), and restores the helper's tentative answers by following the
-// stored leader message again (both schemes' preparation is
-// deterministic given the key, the share and the nonce, so the answer is
-// the same). A replay in chunks has the server re-derive a chunk's
+// DCF), and restores the helper's tentative answers from what their
+// records kept: preparing the report again and resuming with its stored
+// second message (verified DCF) or following the stored leader message
+// (additive) — both schemes' preparation is deterministic given the key,
+// the share and the nonce, so the answer is the same. A replay in chunks has the server re-derive a chunk's
 // outputs in parallel first (PrepareReplay), which also names the
 // chunk's rejected reports: their uploads need no replay, and an upload
 // of a rejected report is refused with its reason, never acknowledged
@@ -287,10 +293,11 @@
 // helper can compute it; a server holding another key rejects every
 // report (additive: ErrMismatch at the joint randomness, or the FLP
 // decision fails; verified DCF: the check value is not zero), at both
-// servers. For the verified DCF the key fixes one challenge vector for
-// every report (internal/vdcf, "Soundness across reports"), so the
-// verification messages, from which a party could learn it, stay between
-// the servers like the key.
+// servers. For the verified DCF the key and a report's ID fix that
+// report's challenges, drawn once the report is fixed (internal/vdcf,
+// "Soundness across reports"), so verification messages that leak tell a
+// party nothing about the next report's challenges; they stay between
+// the servers all the same.
 //
 // Folding at ingestion (unverified DCF backend). A DCF key's evaluation at every
 // point of the domain is that report's share of every prefix of every

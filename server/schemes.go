@@ -122,6 +122,16 @@ func (a *additive) follow(ups []*protocol.Upload, leader [][]byte) []step {
 	})
 }
 
+// kept is the leader's message: follow derives the answer and the
+// output again from it (Prio3's query randomness is drawn per report from
+// the key and the nonce, so a leaked message pre-empts no other report's
+// check).
+func (a *additive) kept(leader, _ []byte) []byte { return leader }
+
+func (a *additive) resume(up *protocol.Upload, kept []byte) step {
+	return a.follow([]*protocol.Upload{up}, [][]byte{kept})[0]
+}
+
 func (a *additive) conclude(states []any, answers [][]byte) []step {
 	return a.pool.each(len(states), func(srv *verify.Server, j int) step {
 		if states[j] == nil {
@@ -245,6 +255,25 @@ func (v *verifiedDCF) follow(ups []*protocol.Upload, leader [][]byte) []step {
 		steps[j].msg, steps[j].err = append(steps[j].msg, second...), err
 	}
 	return steps
+}
+
+// kept is the helper's own second message, its shares of the check
+// values, not the leader's first: a stolen store then holds none of the
+// leader's openings (internal/vdcf, "Soundness across reports").
+func (v *verifiedDCF) kept(_, answer []byte) []byte { return answer[v.sch.Message1Size():] }
+
+// resume prepares the report again (its first message) and resumes the
+// verification with the second message kept (vdcf.Pending.Resume).
+func (v *verifiedDCF) resume(up *protocol.Upload, kept []byte) step {
+	st := v.prepare([]*protocol.Upload{up})[0]
+	if st.err != nil {
+		return st
+	}
+	if err := st.state.(*dcfState).p.Resume(kept); err != nil {
+		return step{err: err}
+	}
+	st.msg = append(st.msg, kept...)
+	return st
 }
 
 func (v *verifiedDCF) conclude(states []any, answers [][]byte) []step {

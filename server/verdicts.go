@@ -23,7 +23,7 @@ type VerdictStore interface {
 // verdictRecordVersion is the first byte of a stored verdict record.
 // Changing the record is a breaking change: bump it, and old records are
 // refused with a message saying so (TestVerdictRecordKnownAnswer).
-const verdictRecordVersion = 1
+const verdictRecordVersion = 2
 
 // A verdict record's stage: the final verdict, or the helper's tentative
 // one (its answer to a Prepare, before the leader's Decide).
@@ -31,8 +31,11 @@ const verdictRecordVersion = 1
 // An acceptance carries the message a restarted server needs to finish
 // the exchange: in a final record at the leader, its message for the
 // helper's settle in Decide (empty for the additive backend); in a
-// tentative record at the helper, the leader's message it answered, from
-// which it derives its answer and state again (retentative).
+// tentative record at the helper, what its scheme keeps to answer the
+// same again and settle (scheme.kept: for the verified DCF its own
+// second message, never the leader's openings; for the additive backend
+// the leader's message), from which it derives its answer and state
+// again (retentative).
 const (
 	stageFinal     = 1
 	stageTentative = 2

@@ -91,6 +91,15 @@ type scheme interface {
 	// leader accepted, from its state and the leader's Decide message:
 	// the report's output, to add.
 	settle(state any, leaderMsg []byte) (any, error)
+	// kept is what the helper's tentative record of an acceptance keeps
+	// of the leader's message and its own answer (follow): no more than
+	// resume needs to answer the same again and settle.
+	kept(leader, answer []byte) []byte
+	// resume restores, after a restart, the helper's answer and state on
+	// a report from its replayed upload and what its tentative record
+	// kept (each scheme's preparation is deterministic given the key,
+	// the share and the nonce).
+	resume(up *protocol.Upload, kept []byte) step
 	// The aggregator is the aggregate of the accepted reports.
 	aggregator
 	// fresh returns an empty aggregate, for a release over fewer reports
@@ -268,7 +277,7 @@ func (v *verified) rederive(m *protocol.Upload) error {
 
 // retentative restores the helper's tentative answer it stored, it, on
 // the replayed upload m: an acceptance with its message and state for
-// settle derived again by following the leader's stored message (each
+// settle derived again from what its record kept (scheme.resume; each
 // scheme's preparation is deterministic given the key, the share and the
 // nonce, so the answer is the one the leader may have received).
 func (v *verified) retentative(m *protocol.Upload, it protocol.Item) (*tentative, error) {
@@ -276,7 +285,7 @@ func (v *verified) retentative(m *protocol.Upload, it protocol.Item) (*tentative
 	if it.Verdict != protocol.VerdictOK {
 		return t, nil
 	}
-	st := v.scheme.follow([]*protocol.Upload{m}, [][]byte{it.Message})[0]
+	st := v.scheme.resume(m, it.Message)
 	if st.err != nil {
 		return nil, fmt.Errorf("restoring the tentative verdict on report %v: %w", m.Report, st.err)
 	}

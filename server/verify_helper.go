@@ -53,7 +53,11 @@ func (s *Server) prepared(m *protocol.Prepare) (protocol.Message, error) {
 	var kept []protocol.Item
 	for j, t := range fresh {
 		if _, held := v.uploads[t.item.Report]; held {
-			kept = append(kept, decision(t.item.Report, t.item.Verdict, m.Items[j].Message))
+			var msg []byte
+			if t.item.Verdict == protocol.VerdictOK {
+				msg = v.scheme.kept(m.Items[j].Message, t.item.Message)
+			}
+			kept = append(kept, decision(t.item.Report, t.item.Verdict, msg))
 		}
 	}
 	if err := v.save(stageTentative, kept); err != nil {

@@ -251,13 +251,15 @@ func (c *cascade) checkPrefix(i int) {
 
 // NewRelease draws all 2^L variables of a release, R (node 0) and D_v
 // (node v), from noise.Seed(seed).Stream(domain "casc", node).
-func (c *cascade) NewRelease(seed [32]byte) Release {
+func (c *cascade) NewRelease(seed [32]byte) Release { return c.release(seed, true) }
+
+func (c *cascade) release(seed [32]byte, fixed bool) Release {
 	return &cascadeRelease{c: c, vars: drawNodes(seed, cascadeNoiseDomain, c.Nodes(), identity, func(node int) sampler {
 		if node == 0 {
 			return c.root
 		}
 		return c.diff
-	})}
+	}, fixed)}
 }
 
 // cascadeRelease holds R (vars[0]) and every D_v (vars[v]) of one

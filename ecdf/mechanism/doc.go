@@ -134,9 +134,14 @@
 // of package noise, whose work grows with the value drawn. PrefixNoise
 // then only adds stored values and reads no randomness, so the time a
 // server takes to answer, and in particular its first answers, does not
-// depend on the noise. A release costs one sample and 8 bytes per node
-// (BenchmarkNewRelease; figures in EXPERIMENTS.md); large releases are
-// drawn on all cores.
+// depend on the noise. Creation itself computes a fixed budget of
+// stream words per node (128 for the discrete Laplace, 512 for the
+// discrete Gaussian) whatever the sampler reads of them, so its time
+// does not depend on the noise either, except with a small estimated
+// probability that a draw needs more (nodes.go, "Fixed work at release
+// creation"). A release costs that keystream, one sample and 8 bytes per
+// node (BenchmarkNewRelease; figures in EXPERIMENTS.md); large releases
+// are drawn on all cores.
 //
 // # Stability
 //

@@ -379,11 +379,13 @@ func (m *kary) checkPrefix(i int) {
 
 // NewRelease draws the noise of every node some prefix t ≤ N uses, node
 // key − 1 from noise.Seed(seed).Stream(domain, key − 1).
-func (m *kary) NewRelease(seed [32]byte) Release {
+func (m *kary) NewRelease(seed [32]byte) Release { return m.release(seed, true) }
+
+func (m *kary) release(seed [32]byte, fixed bool) Release {
 	m.keysOnce.Do(func() { m.keys = m.usedKeys() })
 	keys := m.keys
 	return &karyRelease{m: m, keys: keys,
-		vals: drawNodes(seed, m.domain, len(keys), func(j int) int { return keys[j] - 1 }, func(int) sampler { return m.node })}
+		vals: drawNodes(seed, m.domain, len(keys), func(j int) int { return keys[j] - 1 }, func(int) sampler { return m.node }, fixed)}
 }
 
 // usedKeys returns the sorted keys of the nodes visited by the walk of

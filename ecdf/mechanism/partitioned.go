@@ -208,11 +208,13 @@ func (m *partitioned) partTerms(j, local int, dst []Term) []Term {
 // NewRelease draws every part's release, part j (0-based) from the seed
 // partSeed(seed, j); each part draws its nodes from that seed's streams
 // (its own domains), before NewRelease returns.
-func (m *partitioned) NewRelease(seed [32]byte) Release {
+func (m *partitioned) NewRelease(seed [32]byte) Release { return m.release(seed, true) }
+
+func (m *partitioned) release(seed [32]byte, fixed bool) Release {
 	r := &partitionedRelease{m: m, before: make([]int64, len(m.parts))}
 	var sum int64
 	for j, part := range m.parts {
-		rel := part.NewRelease(partSeed(seed, j))
+		rel := newRelease(part, partSeed(seed, j), fixed)
 		r.parts = append(r.parts, rel)
 		r.before[j] = sum
 		sum += rel.PrefixNoise(m.partBins[j])

@@ -210,8 +210,10 @@ func (t *tree) checkPrefix(i int) {
 
 // NewRelease draws all Nodes() node noises of a release: η_{j,l} from
 // noise.Seed(seed).Stream(domain "tree", node index).
-func (t *tree) NewRelease(seed [32]byte) Release {
-	return &treeRelease{tree: t, nodes: drawNodes(seed, treeNoiseDomain, t.Nodes(), identity, func(int) sampler { return t.node })}
+func (t *tree) NewRelease(seed [32]byte) Release { return t.release(seed, true) }
+
+func (t *tree) release(seed [32]byte, fixed bool) Release {
+	return &treeRelease{tree: t, nodes: drawNodes(seed, treeNoiseDomain, t.Nodes(), identity, func(int) sampler { return t.node }, fixed)}
 }
 
 // treeRelease holds every node noise of one release. It is read-only,

@@ -64,3 +64,28 @@ func (st *Stream) Uint64() uint64 {
 	st.pos += 8
 	return v
 }
+
+// Fill sets words to the next len(words) words of the keystream, the
+// same words as that many calls of Uint64, computing whole 64-byte
+// blocks at once: a release's fixed budget of words per node costs the
+// same whatever its sampler reads of it (package mechanism, "Fixed work
+// at release creation").
+func (st *Stream) Fill(words []uint64) {
+	i := 0
+	for ; i < len(words) && st.ok && st.pos < len(st.buf); i++ {
+		words[i] = st.Uint64()
+	}
+	var bulk [512]byte // eight ChaCha20 blocks at a time
+	for len(words)-i >= 8 {
+		n := min(len(bulk), 8*((len(words)-i)/8*8))
+		clear(bulk[:n])
+		st.c.XORKeyStream(bulk[:n], bulk[:n])
+		for b := 0; b < n; b += 8 {
+			words[i] = binary.LittleEndian.Uint64(bulk[b:])
+			i++
+		}
+	}
+	for ; i < len(words); i++ {
+		words[i] = st.Uint64()
+	}
+}

@@ -35,7 +35,12 @@ import (
 // a refusal by its codes, never by its text; LedgerCheck, the servers'
 // comparison of their ledgers' release counts (a server whose store was
 // restored from an older backup is found out). Version 10: a Status
-// lists when each release was created (ReleaseState.Created).
+// lists when each release was created (ReleaseState.Created); the
+// verified DCF share of an Upload is internal/vdcf's format v5 (two
+// checks per report, each with its own MAC component and correlated
+// randomness, and challenges drawn per report), and the verification
+// messages are twice as long, so a server or party of version 9 is
+// refused by version.
 const Version = 10
 
 // Limits on decoded messages: anything larger is rejected before it is

@@ -44,5 +44,5 @@ func ExampleNew() {
 	fmt.Println("party upload bytes:", l.Cost().BytesPerParty)
 	// Output:
 	// counts [2 2 5 8] over 8 reports from 2 servers
-	// party upload bytes: 548
+	// party upload bytes: 652
 }

@@ -25,7 +25,7 @@ type Aggregate struct {
 func (s *Scheme) NewAggregate(comp []payload.Component) (*Aggregate, error) {
 	a := &Aggregate{m: s.Components(), bins: s.bins, sum: make([]uint64, len(comp)*s.bins)}
 	for _, c := range comp {
-		if int(c) >= a.m {
+		if int(c) >= a.m || c == payload.Probability && !s.prob { // component 3 is then the second MAC
 			return nil, fmt.Errorf("vdcf: component %v is not carried by this scheme's reports (%d components)", c, a.m)
 		}
 		a.comp = append(a.comp, int(c))
@@ -38,8 +38,8 @@ func (s *Scheme) NewAggregate(comp []payload.Component) (*Aggregate, error) {
 func (a *Aggregate) Add(vec []fss.Fp) {
 	vec = vec[:a.bins*a.m]
 	done := 0
-	if a.m == 3 && len(a.comp) == 2 && a.comp[0] == int(payload.Count) && a.comp[1] == int(payload.Label) {
-		done = foldAccel(vec, a.sum[:a.bins], a.sum[a.bins:])
+	if len(a.comp) == 2 && a.comp[0] == int(payload.Count) && a.comp[1] == int(payload.Label) {
+		done = foldAccel(vec, a.m, a.sum[:a.bins], a.sum[a.bins:])
 	}
 	for k, c := range a.comp {
 		sum := a.sum[k*a.bins : (k+1)*a.bins]

@@ -8,6 +8,7 @@ package vdcf
 import (
 	"fmt"
 	"math/bits"
+	"sync"
 
 	"github.com/fedecdf/fedecdf/fss"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -15,16 +16,15 @@ import (
 )
 
 // Server is one server's side of the verification: its index (0 leader,
-// 1 helper), the verification key it shares with the other server and
-// keeps secret from parties, and the challenge vector drawn from that key
-// once, as the sketch's weights (package doc, "Soundness").
+// 1 helper) and the verification key it shares with the other server and
+// keeps secret from parties, from which it derives each report's
+// challenges once the report is fixed (package doc, "Soundness").
 type Server struct {
 	s   *Scheme
 	id  int
 	key [KeySize]byte
-	// u_j = r_j − r_{j+1} and w_j = r_j² − r_{j+1}² (r_N = 0), the
-	// weights of prefix j in ⟨r, ΔP⟩ and ⟨r∘r, ΔP⟩.
-	u, w []fss.Fp
+	// bufs holds scratch weights (2N elements per check) for Prepare.
+	bufs sync.Pool
 }
 
 // NewServer returns server id (0 or 1) with the shared key.
@@ -32,14 +32,8 @@ func (s *Scheme) NewServer(id int, key [KeySize]byte) (*Server, error) {
 	if id != 0 && id != 1 {
 		return nil, fmt.Errorf("vdcf: server id %d: want 0 (leader) or 1 (helper)", id)
 	}
-	r := challengeVector(key, s.bins)
-	v := &Server{s: s, id: id, key: key, u: make([]fss.Fp, s.bins), w: make([]fss.Fp, s.bins)}
-	var rNext, sqNext fss.Fp // r_{j+1}, r_{j+1}²
-	for j := s.bins - 1; j >= 0; j-- {
-		sq := r[j].Mul(r[j])
-		v.u[j], v.w[j] = r[j].Sub(rNext), sq.Sub(sqNext)
-		rNext, sqNext = r[j], sq
-	}
+	v := &Server{s: s, id: id, key: key}
+	v.bufs.New = func() any { b := make([]fss.Fp, 2*checks*s.bins); return &b }
 	return v, nil
 }
 
@@ -114,35 +108,38 @@ type sketch struct {
 	total fss.Fp
 }
 
-// sketchOf computes the sketch of a prefix vector in one pass with the
-// server's precomputed weights, ⟨r, ΔP⟩ = Σ_j u_j·P(j) and
-// ⟨r∘r, ΔP⟩ = Σ_j w_j·P(j): m + 1 products per prefix, accumulated
-// unreduced and reduced once per sum, on AVX-512 IFMA where the CPU has
-// it (sketchAccel) and for the prefixes it leaves in scalar loops (the
-// probability's in a second one, so that the first one's accumulators
-// stay in registers).
-func (v *Server) sketchOf(prefixes []fss.Fp) sketch {
-	m, u, w := v.s.Components(), v.u, v.w
-	// count, label, MAC, probability, square: the prefixes done below
+// sketchOf computes the sketch of a prefix vector under one check's
+// weights u, w and MAC component mac in one pass,
+// ⟨r, ΔP⟩ = Σ_j u_j·P(j) and ⟨r∘r, ΔP⟩ = Σ_j w_j·P(j): the products of
+// its components accumulated unreduced and reduced once per sum, on
+// AVX-512 IFMA where the CPU has it (sketchAccel) and for the prefixes it
+// leaves in scalar loops (the probability's in a second one, so that the
+// first one's accumulators stay in registers).
+func (v *Server) sketchOf(prefixes, u, w []fss.Fp, mac int) sketch {
+	m := v.s.Components()
+	// count, label, component 2, component 3, square: the prefixes done below
 	sums, done := sketchAccel(prefixes, u, w, m)
-	var count, label, mac, sq wide
+	var count, label, mc, sq wide
 	for j := done; j < len(u); j++ {
-		row := (*[3]fss.Fp)(prefixes[m*j:]) // Count, Label, MAC
+		row := prefixes[m*j : m*j+m]
 		count = count.addMul(u[j], row[payload.Count])
 		label = label.addMul(u[j], row[payload.Label])
-		mac = mac.addMul(u[j], row[MAC])
+		mc = mc.addMul(u[j], row[mac])
 		sq = sq.addMul(w[j], row[payload.Count])
 	}
 	s := sketch{
-		x: []fss.Fp{sums[0].Add(count.reduce()), sums[1].Add(label.reduce()), sums[2].Add(mac.reduce())},
+		x: []fss.Fp{sums[0].Add(count.reduce()), sums[1].Add(label.reduce()), mc.reduce()},
 		q: sums[4].Add(sq.reduce()),
+	}
+	if mac < 4 { // sketchAccel sums the first four components
+		s.x[MAC] = s.x[MAC].Add(sums[mac])
 	}
 	if v.s.prob {
 		var prob wide
-		for j := done; j < len(u); j++ {
+		for j := range u { // no accelerated kernel for five components
 			prob = prob.addMul(u[j], prefixes[m*j+Probability])
 		}
-		s.x = append(s.x, sums[3].Add(prob.reduce()))
+		s.x = append(s.x, prob.reduce())
 	}
 	s.total = prefixes[len(prefixes)-m+int(payload.Count)]
 	return s
@@ -172,66 +169,111 @@ func (a wide) reduce() fss.Fp {
 // Pending is a server's state for one report between its messages.
 type Pending struct {
 	v     *Server
-	coef  coefficients
-	sk    sketch
+	chk   [checks]check
 	corr  []fss.Fp
-	open  []fss.Fp // own share of the openings (d₁, d₂[, d_p, d_0 … d_32])
-	z     fss.Fp   // own share of the check value, once exchanged
 	stage int
 }
 
+// check is one of a report's independent checks at one server.
+type check struct {
+	coef coefficients
+	sk   sketch
+	corr []fss.Fp // its block of the correlated randomness
+	open []fss.Fp // own share of the openings (d₁, d₂[, d_p, d_0 … d_32])
+	z    fss.Fp   // own share of the check value, once exchanged
+}
+
 // Prepare starts the verification of one report from this server's share
-// and its evaluated prefix vector (Evaluate): it derives the report's
-// coefficients from the key and the nonce, sketches the vector with the
-// server's challenge vector (drawn from the key alone) and returns
-// the first message, the masked openings d₁ = ⟨r, ΔCount⟩ − a₁ and
+// and its evaluated prefix vector (Evaluate): for each check it derives
+// the report's challenge from the key and the nonce (challenge), sketches
+// the vector and opens, masked, d₁ = ⟨r, ΔCount⟩ − a₁ and
 // d₂ = ⟨r, ΔLabel⟩ − a₂, and with the probability d_p = p̂ − a_p and
-// d_i = s_i·b_i − a'_i (Message1Size bytes).
+// d_i = s_i·b_i − a'_i: the first message, both checks' openings
+// (Message1Size bytes).
 func (v *Server) Prepare(nonce [NonceSize]byte, sh *Share, prefixes []fss.Fp) (*Pending, []byte, error) {
 	m := v.s.Components()
 	if len(prefixes) != v.s.bins*m {
 		return nil, nil, fmt.Errorf("vdcf: prefix vector of %d elements, want %d bins × %d components", len(prefixes), v.s.bins, m)
 	}
-	p := &Pending{v: v, coef: v.challenge(nonce), corr: v.correlatedShare(nonce, sh), stage: 1}
-	p.sk = v.sketchOf(prefixes)
-	c := p.corr
-	p.open = append(make([]fss.Fp, 0, v.s.openings()),
-		p.sk.x[payload.Count].Sub(c[corrA1]),
-		p.sk.x[payload.Label].Sub(c[corrA2]))
-	if v.s.prob {
-		p.open = append(p.open, p.estimate().Sub(c[corrAP]))
-		for i, s := range p.coef.s {
-			p.open = append(p.open, s.Mul(c[corrBits+i]).Sub(c[corrMasks+i]))
+	p := &Pending{v: v, corr: v.correlatedShare(nonce, sh), stage: 1}
+	buf := v.bufs.Get().(*[]fss.Fp)
+	defer v.bufs.Put(buf)
+	coef := v.challenges(nonce, *buf)
+	msg := make([]byte, 0, v.s.Message1Size())
+	for k := range p.chk {
+		ch := &p.chk[k]
+		ch.coef = coef[k]
+		ch.sk = v.sketchOf(prefixes, ch.coef.u, ch.coef.w, v.s.macOf(k))
+		ch.coef.u, ch.coef.w = nil, nil // the buffer goes back to the pool
+		c := p.corr[k*v.s.blockLen() : (k+1)*v.s.blockLen()]
+		ch.corr = c
+		ch.open = append(make([]fss.Fp, 0, v.s.openings()),
+			ch.sk.x[payload.Count].Sub(c[corrA1]),
+			ch.sk.x[payload.Label].Sub(c[corrA2]))
+		if v.s.prob {
+			ch.open = append(ch.open, ch.estimate().Sub(c[corrAP]))
+			for i, s := range ch.coef.s {
+				ch.open = append(ch.open, s.Mul(c[corrBits+i]).Sub(c[corrMasks+i]))
+			}
 		}
+		msg = appendElements(msg, ch.open)
 	}
-	return p, appendElements(nil, p.open), nil
+	return p, msg, nil
 }
 
 // estimate is this server's share of p̂ = Σ 2^i·b_i.
-func (p *Pending) estimate() fss.Fp {
+func (ch *check) estimate() fss.Fp {
 	var e fss.Fp
 	for i := probBits - 1; i >= 0; i-- {
-		e = e.Add(e).Add(p.corr[corrBits+i])
+		e = e.Add(e).Add(ch.corr[corrBits+i])
 	}
 	return e
 }
 
 // Exchange takes the other server's first message and returns this
-// server's second: its share of the check value z (Message2Size bytes).
+// server's second: its shares of the checks' values z (Message2Size
+// bytes).
 func (p *Pending) Exchange(peer []byte) ([]byte, error) {
 	if p.stage != 1 {
 		return nil, fmt.Errorf("vdcf: Exchange called at stage %d, want 1 (after Prepare)", p.stage)
 	}
-	other := make([]fss.Fp, len(p.open))
+	n := p.v.s.openings()
+	other := make([]fss.Fp, checks*n)
 	if err := readElements(peer, other); err != nil {
 		return nil, fmt.Errorf("vdcf: %w: first message: %v", verify.ErrMalformed, err)
 	}
 	p.stage = 2
-	for i := range other {
-		other[i] = other[i].Add(p.open[i])
+	out := make([]byte, 0, Message2Size)
+	for k := range p.chk {
+		ch := &p.chk[k]
+		d := other[k*n : (k+1)*n]
+		for i := range d {
+			d[i] = d[i].Add(ch.open[i])
+		}
+		ch.z = p.checkShare(ch, d)
+		out = appendElements(out, []fss.Fp{ch.z})
 	}
-	p.z = p.checkShare(other)
-	return appendElements(nil, []fss.Fp{p.z}), nil
+	return out, nil
+}
+
+// Resume restores a Pending after Exchange from this server's own second
+// message, returned by Exchange on the same report before (a restarted
+// helper keeps that instead of the other server's first message: package
+// server, "Verification state across restarts"). The report must be
+// prepared again (Prepare), the same way, first.
+func (p *Pending) Resume(second []byte) error {
+	if p.stage != 1 {
+		return fmt.Errorf("vdcf: Resume called at stage %d, want 1 (after Prepare)", p.stage)
+	}
+	var z [checks]fss.Fp
+	if err := readElements(second, z[:]); err != nil {
+		return fmt.Errorf("vdcf: %w: own second message: %v", verify.ErrMalformed, err)
+	}
+	for k := range p.chk {
+		p.chk[k].z = z[k]
+	}
+	p.stage = 2
+	return nil
 }
 
 // lead is 1 at the leader and 0 at the helper: the public terms of a
@@ -251,8 +293,8 @@ func (p *Pending) lead() fss.Fp {
 // with x₁ = ⟨r, ΔCount⟩, x₂ = ⟨r, ΔLabel⟩, from the opened d =
 // (d₁, d₂[, d_p, d_0 … d_32]) (Beaver's multiplication; package doc,
 // "Protocol" and "Probability").
-func (p *Pending) checkShare(d []fss.Fp) fss.Fp {
-	c, sk, rho := p.corr, &p.sk, &p.coef.rho
+func (p *Pending) checkShare(ch *check, d []fss.Fp) fss.Fp {
+	c, sk, rho := ch.corr, &ch.sk, &ch.coef.rho
 	lead := p.lead()
 	d1, d2 := d[0], d[1]
 	e := d1.Sub(d2) // opening of x₁ − x₂, masked by a₁ − a₂
@@ -262,9 +304,9 @@ func (p *Pending) checkShare(d []fss.Fp) fss.Fp {
 	total := sk.total.Sub(lead)
 	z := square.Sub(sk.q).Add(rho[rhoLabel].Mul(product)).Add(rho[rhoTotal].Mul(total))
 	if p.v.s.prob {
-		z = z.Add(p.probabilityShare(d))
+		z = z.Add(p.probabilityShare(ch, d))
 	}
-	return z.Add(rho[rhoMAC].Mul(p.macShare(d)))
+	return z.Add(rho[rhoMAC].Mul(p.macShare(ch, d)))
 }
 
 // macShare is this server's share of the MAC term
@@ -272,14 +314,14 @@ func (p *Pending) checkShare(d []fss.Fp) fss.Fp {
 //	κ₁x₁ + κ₂x₂ − ⟨r, ΔMAC⟩ [+ Σ_i (κ'_i·x'_i − s_i·(κ'_i b_i)) + κ_p·p̂ − κ_p·p],
 //
 // each κ·x from its opening: κ·d + κ·a, the κ·a summed in μ.
-func (p *Pending) macShare(d []fss.Fp) fss.Fp {
-	c := p.corr
-	mac := c[corrK1].Mul(d[0]).Add(c[corrK2].Mul(d[1])).Add(c[corrMu]).Sub(p.sk.x[MAC])
+func (p *Pending) macShare(ch *check, d []fss.Fp) fss.Fp {
+	c := ch.corr
+	mac := c[corrK1].Mul(d[0]).Add(c[corrK2].Mul(d[1])).Add(c[corrMu]).Sub(ch.sk.x[MAC])
 	if !p.v.s.prob {
 		return mac
 	}
 	for i, di := range d[3:] {
-		mac = mac.Add(c[corrKeys+i].Mul(di)).Sub(p.coef.s[i].Mul(c[corrMacs+i]))
+		mac = mac.Add(c[corrKeys+i].Mul(di)).Sub(ch.coef.s[i].Mul(c[corrMacs+i]))
 	}
 	return mac.Add(c[corrKP].Mul(d[2])).Sub(c[corrMP])
 }
@@ -291,8 +333,8 @@ func (p *Pending) macShare(d []fss.Fp) fss.Fp {
 //	  + ρ₆·(x'_32·p̂ − 2^32·x'_32),    x'_i = s_i·b_i, p̂ = Σ_i 2^i·b_i,
 //
 // from the opened d_p = p̂ − a_p and d_i = x'_i − a'_i.
-func (p *Pending) probabilityShare(d []fss.Fp) fss.Fp {
-	c, sk, rho, s := p.corr, &p.sk, &p.coef.rho, p.coef.s
+func (p *Pending) probabilityShare(ch *check, d []fss.Fp) fss.Fp {
+	c, sk, rho, s := ch.corr, &ch.sk, &ch.coef.rho, ch.coef.s
 	lead, two := p.lead(), fss.Fp(2)
 	d1, dp, bits := d[0], d[2], d[3:]
 	var sq wide // Σ_i (lead·d_i² + 2d_i·a'_i) − s_i²·b_i, accumulated
@@ -309,21 +351,23 @@ func (p *Pending) probabilityShare(d []fss.Fp) fss.Fp {
 	return rho[rhoBits].Mul(bitTerm).Add(rho[rhoSupp].Mul(supp)).Add(rho[rhoTop].Mul(topTerm))
 }
 
-// Finish takes the other server's second message and decides: nil when the
-// two shares of z add up to 0 (the report is valid), an error matching
-// verify.ErrProof otherwise. Both servers decide from the same two values,
-// so they accept or reject together.
+// Finish takes the other server's second message and decides: nil when,
+// for each check, the two shares of its z add up to 0 (the report is
+// valid), an error matching verify.ErrProof otherwise. Both servers decide
+// from the same values, so they accept or reject together.
 func (p *Pending) Finish(peer []byte) error {
 	if p.stage != 2 {
 		return fmt.Errorf("vdcf: Finish called at stage %d, want 2 (after Exchange)", p.stage)
 	}
 	p.stage = 3
-	var other [1]fss.Fp
+	var other [checks]fss.Fp
 	if err := readElements(peer, other[:]); err != nil {
 		return fmt.Errorf("vdcf: %w: second message: %v", verify.ErrMalformed, err)
 	}
-	if p.z.Add(other[0]) != 0 {
-		return fmt.Errorf("vdcf: %w: the report does not encode one record", verify.ErrProof)
+	for k, ch := range p.chk {
+		if ch.z.Add(other[k]) != 0 {
+			return fmt.Errorf("vdcf: %w: the report does not encode one record (check %d of %d)", verify.ErrProof, k+1, checks)
+		}
 	}
 	return nil
 }

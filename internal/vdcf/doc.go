@@ -16,10 +16,14 @@
 //
 // Everything lives in F_p, p = 2^64 − 2^32 + 1 (fss.Modulus, Prio3's
 // Field64). With N bins a record (bin b, label y ∈ {0, 1}) is the DCF
-// payload β = (1, y, κ₁ + κ₂y) at α = N − b (fss.PrefixDomain):
-// components Count and Label (the indices of package payload) and MAC,
-// where κ₁, κ₂ are uniform elements the party keeps (and a fourth,
-// Probability, in a scheme that carries it: "Probability" below). Each
+// payload β = (1, y, κ₁ + κ₂y[, p], κ₁' + κ₂'y) at α = N − b
+// (fss.PrefixDomain): components Count and Label (the indices of package
+// payload), MAC, Probability in a scheme that carries it ("Probability"
+// below), and last the second check's MAC, where κ₁, κ₂ and κ₁', κ₂' are
+// uniform elements the party keeps. A report is checked twice,
+// independently ("Two checks"); what follows describes one check, with
+// its own challenge, correlated randomness and MAC (κ₁, κ₂ for the first,
+// κ₁', κ₂' for the second). Each
 // server evaluates its key over the whole domain and obtains its share of the
 // prefix vectors P_c(j) = β_c·1[b ≤ j], j < N (Server.Evaluate), the
 // vectors it folds into its aggregate if the report is accepted; its share
@@ -46,15 +50,16 @@
 // Server s receives k_s and a 16-byte seed from which it expands its
 // shares, with explicit shares of a few of the values (ShareSize bytes).
 //
-// Both servers derive the challenge from their shared key K, secret from
-// parties: the challenge vector r ∈ F_p^N from K alone, once per server
-// (NewServer), from ChaCha8 seeded with SHA-256(Version ‖ 2 ‖ K), and per
-// report (Prepare) the coefficients ρ₁, ρ₂, ρ₃ ∈ F_p∖{0} from K and the
-// report's nonce, from ChaCha8 seeded with SHA-256(Version ‖ 0 ‖ K ‖
-// nonce), both rejection-sampled. Each server keeps the weights u_j =
-// r_j − r_{j+1} and w_j = r_j² − r_{j+1}² (r_N = 0), so that
-// ⟨r, ΔP⟩ = Σ_j u_j·P(j) and ⟨r∘r, ΔP⟩ = Σ_j w_j·P(j), and computes from
-// its prefix shares, in one pass:
+// Both servers derive the challenge of check k ∈ {0, 1} of a report from
+// their shared key K, secret from parties, and the report's nonce, once
+// the report is fixed (Prepare): from the AES-128-CTR keystream under
+// the first 16 bytes of SHA-256(Version ‖ 0 ‖ K ‖ nonce) from the counter
+// block k ‖ 0^15, 64-bit words rejection-sampled into F_p, the coefficients ρ₁, ρ₂, ρ₃ ∈ F_p∖{0} (each redrawn while
+// zero; ρ₄ … ρ₆ and s_i with the probability), then the challenge vector
+// r ∈ F_p^N. Each server turns r into the weights u_j = r_j − r_{j+1}
+// and w_j = r_j² − r_{j+1}² (r_N = 0), so that ⟨r, ΔP⟩ = Σ_j u_j·P(j)
+// and ⟨r∘r, ΔP⟩ = Σ_j w_j·P(j), and computes from its prefix shares, in
+// one pass:
 //
 //	x₁ = ⟨r, ΔC⟩, x₂ = ⟨r, ΔL⟩, x_M = ⟨r, ΔM⟩,
 //	q = ⟨r∘r, ΔC⟩, t = P_C(N − 1) − [s = 0]          (t: total count − 1)
@@ -69,8 +74,10 @@
 //	  + ρ₂·t
 //	  + ρ₃·(κ₁D₁ + κ₂D₂ + μ − x_M)                             (κ₁x₁ + κ₂x₂ − ⟨r, ΔM⟩)
 //
-// Both add the two shares (Finish) and accept iff z = 0: the same two
-// values at both, so a report is accepted at both servers or at neither.
+// Both add the two shares (Finish) and accept iff z = 0 for both checks:
+// the same values at both, so a report is accepted at both servers or at
+// neither. The first message carries both checks' openings, the second
+// both checks' shares of z.
 // A server that cannot decode its share sends nothing, and the other
 // rejects too.
 //
@@ -85,7 +92,8 @@
 //	T = κ₁⟨r, ΔC⟩ + κ₂⟨r, ΔL⟩ − ⟨r, ΔM⟩ + δ₃,
 //
 // a polynomial Z(r, ρ) of total degree at most 3 whose coefficients the
-// party fixed when it sent the report. Claim: if the report is invalid, Z
+// party fixed when it sent the report (for the second check, with its own
+// MAC component M' in place of M). Claim: if the report is invalid, Z
 // is not the zero polynomial. Distinct monomials in ρ make Z ≡ 0 equivalent
 // to A ≡ B ≡ T ≡ 0 and t = 0. The degree-2 part of A is
 // Σ_j (ΔC_j² − ΔC_j)·r_j² + 2·Σ_{j<k} ΔC_jΔC_k·r_jr_k, zero iff every
@@ -93,15 +101,13 @@
 // e_b. The degree-2 part of B is a product of two linear forms, zero in
 // the integral domain F_p[r] iff one factor is: ΔL = 0 or ΔL = ΔC = e_b.
 // Together these are exactly validity. By the Schwartz–Zippel lemma, for
-// r uniform on F_p^N and ρ uniform on (F_p∖{0})^3, an invalid report is
-// accepted with probability at most
+// r uniform on F_p^N and ρ uniform on (F_p∖{0})^3, an invalid report
+// passes one check with probability at most
 //
-//	ε = 3/(p − 1) < 2^-62.4   per report, whatever N,
+//	ε₁ = 3/(p − 1) < 2^-62.4   per check, whatever N,
 //
-// plus the advantage of distinguishing the ChaCha8 streams under
-// SHA-256(… K …) from uniform, since the party does not know K. Many
-// reports share r: "Soundness across reports" below bounds what an
-// adaptive party gains from that. An inconsistent triple (δ₁, δ₂ ≠ 0) only adds a
+// plus the advantage of distinguishing the AES-CTR streams under
+// SHA-256(… K …) from uniform, since the party does not know K. An inconsistent triple (δ₁, δ₂ ≠ 0) only adds a
 // constant the party fixed before the challenge was drawn, so it cannot
 // cancel a nonzero part of A or B; it makes a valid report fail, which
 // harms only the party. The MAC term is not needed for soundness: T ≡ 0 or
@@ -110,55 +116,90 @@
 // add what it likes to its own aggregate share whatever is verified, as in
 // Prio and Poplar.
 //
+// # Two checks
+//
+// Each check is complete on its own (the claim above holds for either:
+// Z_k ≡ 0 iff the report is valid and its check-k correlated values are
+// consistent where they must be), and the two checks' challenges come
+// from two streams, separated by k, so that (r, ρ, s) of check 0 and
+// (r', ρ', s') of check 1 are independent and uniform. An invalid report
+// fixes both Z₀ ≢ 0 and Z₁ ≢ 0 before either challenge is drawn, so it
+// is accepted with probability
+//
+//	Pr[Z₀(r, ρ, s) = 0 ∧ Z₁(r', ρ', s') = 0] ≤ ε₁² = 9/(p − 1)² < 2^-124.8
+//
+// per report, below issue 31's 2^-120 and comparable to the VDAF draft's
+// target for Field64 (draft-irtf-cfrg-vdaf: Field128 with one proof, or
+// Field64 with several). The probability's terms keep the bound: Z_k still
+// has degree 3 ("Soundness of the probability"). A single check value
+// cannot do this: one evaluation of one nonzero polynomial over F_p
+// vanishes with probability about deg/p, whatever the number of
+// variables.
+//
+// Each check needs its own MAC: with one pair κ₁, κ₂ for both, a corrupt
+// server that shifts both checks' openings by the same (ε₁, ε₂) adds
+// ρ₃(κ₁ε₁ + κ₂ε₂) to z₀ and ρ₃'(κ₁ε₁ + κ₂ε₂) to z₁, and ρ₃'z₀ − ρ₃z₁
+// is free of κ and reveals x₁, x₁' (the bin): the MAC masks a check value
+// only if its key is independent of every other revealed value
+// (TestCorruptLeaderCannotCancelTheMACsOfTwoChecks). Hence
+// the second MAC component κ₁' + κ₂'y of the DCF payload, and a second
+// block of correlated randomness (masks, triples, keys and μ' =
+// κ₁'a₁' + κ₂'a₂', with the probability its own bits, masks and MACs).
+//
 // # Soundness across reports
 //
-// One r serves every report the servers check under K; only ρ (and the
-// probability's s_i) is drawn afresh per report. Model the streams as
-// uniform: r uniform on F_p^N, and for each nonce its (ρ, s) uniform and
-// independent of r and of other nonces' (the two streams are domain
-// separated by their label byte, and by the nonce). Let a party (or
-// colluding parties: one adversary) send q reports adaptively, seeing
-// after each what the deployment shows parties and analysts: the
-// decision and its reason, and releases over the accepted reports, whose
-// noise the servers draw independently of r. Report i fixes, when it is
-// sent, its polynomial Z_i(r, ρ, s) (above); call accept-iff-Z_i ≡ 0 its
-// predicted decision (the reasons other than ErrProof do not depend on
-// the challenge at all). Claim: with probability at least 1 − q·ε every
-// decision is the predicted one; in particular no invalid report (Z_i ≢ 0)
-// is accepted.
+// Every report has its own challenges, drawn from K and its nonce after
+// it is sent. Model the streams as uniform: for each nonce and check its
+// (r, ρ, s) uniform and independent of other nonces' and checks'
+// (domain separation by the nonce and by k). Let a party (or colluding
+// parties: one adversary) send q reports adaptively, seeing after each
+// what the deployment shows parties and analysts: the decision and its
+// reason, and releases over the accepted reports, whose noise the servers
+// draw independently of the challenges. Report i fixes, when it is sent,
+// its polynomials Z_i (above); call accept-iff-Z_i ≡ 0 its predicted
+// decision (the reasons other than ErrProof do not depend on the
+// challenge at all). Claim: with probability at least 1 − q·ε every
+// decision is the predicted one, ε = ε₁² the per-report bound of "Two
+// checks"; in particular no invalid report (Z_i ≢ 0) is accepted.
 //
 // Proof. Consider the hybrid run in which every decision is replaced by
 // its prediction. Everything the party sees there is a function of its
-// own coins and of randomness independent of (r, ρ, s), so its i-th
-// report, hence Z_i, is independent of r and of every nonce's (ρ, s). The
-// real and the hybrid runs agree until the first report whose real
-// decision differs from its prediction, and at that report i the
-// polynomial is the hybrid's Z_i. A difference at i needs Z_i ≢ 0 and
-// Z_i(r, ρ_i, s_i) = 0 (for Z_i ≡ 0 the report is accepted whatever the
-// challenge), which, Z_i being independent of (r, ρ_i, s_i) and the
-// latter uniform (ρ_i repeats an earlier report's if the party reuses a
-// nonce; only this marginal matters), has probability at most ε by
-// Schwartz–Zippel. A union bound over the q reports gives q·ε, e.g.
-// below 2^-22 for q = 2^40 reports under one K. □
+// own coins and of randomness independent of the challenges of nonces it
+// has not sent yet, so its i-th report, hence Z_i, is independent of the
+// challenges of report i's nonce (a nonce sent again gets the same
+// challenges, but the servers refuse a report ID they decided, and an
+// upload's ID is its nonce). The real and the hybrid runs agree until the
+// first report whose real decision differs from its prediction; a
+// difference at i needs Z_i ≢ 0 and both checks to vanish at report i's
+// challenges, probability at most ε by "Two checks". A union bound over
+// the q reports gives q·ε, e.g. below 2^-84 for q = 2^40 reports under
+// one K. □
 //
-// What the argument needs that a per-report r did not: nothing that
-// depends on r reaches parties except through decisions. The servers'
-// messages do depend on it: a party that could read both servers' first
-// messages for its own report learns D₁ = ⟨r, ΔC⟩ − a₁, with a₁ its
-// own, so ⟨r, ΔC⟩ for a ΔC of its choosing, and with N of them all of r,
-// after which it can forge at will. The exchange therefore stays between
-// the servers, as K does: over libp2p it runs on the servers' Noise
-// channel, encrypted and authenticated (internal/p2p: every host speaks
-// Noise only), in process it never leaves memory, and the servers'
-// stored verdicts stay on their own disks. Leaking the exchange is
-// leaking K; a new K is a new r.
+// What leaks cannot do. The servers' messages depend on the challenges:
+// a party that reads the leader's first message for its own report
+// learns D₁ = ⟨r, ΔC⟩ − a₁ (it made both keys and knows a₁), one linear
+// equation in that report's r. Under Version v4, whose r was drawn once
+// per key, N such leaks gave all of r and a forgery at will
+// (TestLeakedMessagesDoNotForge: 20 of 20 accepted); now each report's r
+// is drawn for it alone, after it is fixed, so the messages of decided
+// reports say nothing about the challenge of the next one, and the test's
+// forgeries from the solved r are rejected. The messages of a report not
+// yet decided do bear on its own decision, and they stay between the
+// servers: over libp2p on their Noise channel, in process in memory, and
+// the verified DCF helper's tentative record keeps its own shares of the
+// check values rather than the leader's openings (package server,
+// "Verification state across restarts"). Leaking K itself still leaks
+// every future challenge: a new K (a regenerated manifest) is the remedy.
 //
 // This is why F_p and not Z_{2^64}: the one-hot identities need a field
 // (in Z_{2^64}, with zero divisors, Schwartz–Zippel fails: the nonzero
 // 2^63·r² vanishes at every even r); and why Field64 suffices: the
-// check has degree 3 whatever N, so ε ≈ 2^-62.4 meets issue 17's 2^-60,
-// while Field128 would double the keys' value words and the AES blocks
-// that produce them. (Prio3 needs Field128 for a histogram because the
+// check has degree 3 whatever N, so one check gives ε₁ ≈ 2^-62.4 and
+// two give 2^-124.8, while Field128 would double the keys' value words
+// and the AES blocks that produce them; a second check adds one field
+// component (its MAC): one more AES block per node of the key's walk (a
+// node's m value blocks hold both children's m values), 2 + m + ⌈m/2⌉
+// = 8 blocks per point instead of 7. (Prio3 needs Field128 for a histogram because the
 // error of its FLP grows with the circuit, internal/verify.)
 //
 // # Probability
@@ -225,22 +266,25 @@
 // else. So the bound is unchanged, a single Schwartz–Zippel bound on one
 // polynomial (no union over sub-checks):
 //
-//	ε = 3/(p − 1) < 2^-62.4   per report, with or without the probability.
+//	ε₁ = 3/(p − 1) < 2^-62.4   per check, with or without the probability,
+//
+// and ε₁² < 2^-124.8 per report for the two checks.
 //
 // # Seeds
 //
-// Of the correlated values, the masks (a₁, a₂, and with the probability
+// The correlated randomness is one block per check, the second after the
+// first, each laid out as below. Of a block's correlated values, the masks (a₁, a₂, and with the probability
 // a'_0 … a'_32, a_p) and the MAC keys (κ₁, κ₂, κ'_0 … κ'_32, κ_p) are
 // free: uniform and constrained by nothing. The others are determined by
 // them and the record: c₁, c₂, μ, and with the probability the bits b_i,
-// the MACs m_i, C, c_p, c_t and m_p (3 of 7 values, 73 of 145). The party
+// the MACs m_i, C, c_p, c_t and m_p (3 of 7 values, 73 of 145, per block). The party
 // draws two seeds σ₀, σ₁ of 16 bytes and expands each into one element
 // per correlated value,
 //
 //	e_s = ChaCha8 keyed with SHA-256(Version ‖ 1 ‖ s ‖ σ_s ‖ nonce),
 //	      64-bit words rejection-sampled into F_p, in layout order
 //
-// (usage byte 1; the challenge's are 0 per report and 2 for r). A free
+// (usage byte 1; the challenges' is 0; 2 labelled v4's per-key r). A free
 // value v is e₀(v) + e₁(v), and server s's share of it is e_s(v). Of a
 // determined value v one server t receives its share explicitly,
 // v − e_{1−t}(v), and the other's share is its expansion e_{1−t}(v). The determined values, in layout
@@ -255,11 +299,12 @@
 // shares are seeds), here for both servers: with two servers a free value
 // costs no upload, a determined one a single element to one server.
 //
-// The expansion is the challenge's construction: ChaCha8 from Go's
-// math/rand/v2 (a cryptographically strong generator under a 256-bit key,
-// here SHA-256 of a 128-bit seed, the fss keys' seed length), in the
-// standard library and fast beside a key's walk (at most 145 elements per
-// report and server); AES-CTR would do as well. The server index and the
+// The expansion is ChaCha8 from Go's math/rand/v2 (a cryptographically
+// strong generator under a 256-bit key, here SHA-256 of a 128-bit seed,
+// the fss keys' seed length), in the standard library and fast beside a
+// key's walk (at most 290 elements per report and server); the
+// challenges, N words per check, use AES-CTR, about twice as fast with
+// the CPU's AES instructions. The server index and the
 // nonce separate the streams: one seed expands differently for the two
 // servers and under two nonces. So a report copied verbatim under another
 // nonce (report ID), or with one server's seed replaced by another
@@ -280,10 +325,12 @@
 //
 // Against one corrupt server s* (either), with an honest party: its view
 // is its key, its seed σ_{s*} and explicit shares, the nonce and K (hence
-// r, ρ, s), the honest server s's two messages and the decision. That r
-// is the same for every report changes nothing here: s* knows K, hence
-// r, whether r is drawn per report or per key, and the party's masks and
-// MAC keys are fresh per report. The view is simulatable without
+// both checks' r, ρ, s), the honest server s's two messages and the
+// decision. The argument below is per check; the two checks' masks,
+// triples and MAC keys are independent blocks of the party's randomness,
+// so the honest server's messages of the two checks are independent too
+// (a shift of both checks' openings meets two independent MAC keys:
+// "Two checks"). The view is simulatable without
 // (b, y, p), up to two computational terms, fss's key privacy and the
 // PRG of "Seeds" (distinguishing ChaCha8 under SHA-256 of an unknown
 // 128-bit seed from uniform words):
@@ -343,28 +390,27 @@
 // # Cost
 //
 // Upload to server s (ShareSize): fss.EncodedSize(n, m) + 16 + 8·e_s
-// bytes, n = bits.Len(N), with m = 3 components and e = (1, 2) explicit
-// shares (leader, helper), or with the probability m = 4 and e = (36, 37).
-// At N = 1024: 511 and 519 bytes, 0.88× and 0.89× the 583 bytes of an
-// unverified Z_{2^64} key with the four payload components; with the
-// probability 887 and 895 bytes, 1.52× and 1.54× (the two uploads' mean
-// 891 bytes, 1.53×). Exchange per server and report: 16 + 8 bytes in two
-// messages; with the probability 288 + 8. Party work: the keys, two
-// SHA-256 hashes and 2·7 (2·145) ChaCha8 words. Server work per report:
-// the full-domain evaluation of one field key, which the aggregate needs
-// anyway but here per key rather than summed over keys
-// (fss.EvalFieldBatch); the seed's expansion; the sketch, (m + 1)·N
-// multiply-accumulates of 64-bit words (4N, with the probability 5N)
-// into 192-bit sums with one reduction per sum, and no PRG and no
-// product of field elements per prefix, since the weights u_j, w_j are
-// drawn and squared once per server key (N ChaCha8 words, N squarings,
-// 16N bytes kept) — on AVX-512 IFMA eight prefixes per instruction, each
-// 64-bit product from 7 multiply-adds of 52- and 12-bit limbs, 28 per
-// eight prefixes for the four sums (35 for five); one SHA-256 and 6
-// ChaCha8 words for ρ₁ … ρ₆ (39 with the probability's s_i); and for an
-// accepted report the fold of its count and label prefixes (and
-// probability), one addition and a conditional one per element
-// (Aggregate; eight prefixes per instruction on AVX-512). Measured
+// bytes, n = bits.Len(N), with m = 4 components and e = (3, 3) explicit
+// shares (leader, helper), or with the probability m = 5 and e = (73, 73).
+// At N = 1024: 623 bytes each, 1.07× the 583 bytes of an unverified
+// Z_{2^64} key with the four payload components (v4, one check: 511 and
+// 519); with the probability 1279 bytes each (v4: 887 and 895). Exchange
+// per server and report: 32 + 16 bytes in two messages; with the
+// probability 576 + 16. Party work: the keys, two SHA-256 hashes and
+// 2·14 (2·290) ChaCha8 words. Server work per report: the full-domain
+// evaluation of one field key, which the aggregate needs anyway but here
+// per key rather than summed over keys (fss.EvalFieldBatch); the seed's
+// expansion; per check, the challenge, one SHA-256 and N + 6 AES-CTR
+// words (N + 39 with the probability's s_i) and N squarings for the
+// weights u_j, w_j, and the sketch, 4N multiply-accumulates of 64-bit
+// words into 192-bit sums with one reduction per sum (5N with the
+// probability) — on AVX-512 IFMA eight prefixes per instruction, each
+// 64-bit product from 7 multiply-adds of 52- and 12-bit limbs, 35 per
+// eight prefixes for the kernel's five sums of a 4-component vector (one
+// of them the other check's MAC, unused), with the probability's five
+// components the scalar loops; and for an accepted report the fold of
+// its count and label prefixes (and probability), one addition and a
+// conditional one per element (Aggregate). Measured
 // figures: EXPERIMENTS.md, "Verified DCF".
 //
 // # Errors

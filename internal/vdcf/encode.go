@@ -150,7 +150,13 @@ func (s *Scheme) newDraft(nonce [NonceSize]byte, rnd io.Reader) (*draft, error) 
 // correlated sets the determined correlated values of d from its free
 // values and pl (package doc, "Protocol" and "Probability").
 func (s *Scheme) correlated(d *draft, pl plain) {
-	corr := d.corr
+	for k := range checks {
+		s.correlatedBlock(d.corr[k*s.blockLen():(k+1)*s.blockLen()], pl)
+	}
+}
+
+// correlatedBlock sets the determined values of one check's block.
+func (s *Scheme) correlatedBlock(corr []fss.Fp, pl plain) {
 	a1, a2, k1, k2 := corr[corrA1], corr[corrA2], corr[corrK1], corr[corrK2]
 	corr[corrC1], corr[corrC2] = a1.Mul(a1), a2.Mul(a1.Sub(a2))
 	corr[corrMu] = k1.Mul(a1).Add(k2.Mul(a2))
@@ -176,10 +182,14 @@ func (s *Scheme) correlated(d *draft, pl plain) {
 // expanded share of it).
 func (s *Scheme) assemble(d *draft, pl plain, rnd io.Reader) (Report, error) {
 	r := Report{Nonce: d.nonce}
-	k1, k2 := d.corr[corrK1], d.corr[corrK2]
-	full := append([]fss.Fp{pl.beta[payload.Count], pl.beta[payload.Label]}, k1.Mul(pl.beta[payload.Count]).Add(k2.Mul(pl.beta[payload.Label])))
+	full := make([]fss.Fp, s.Components())
+	full[payload.Count], full[payload.Label] = pl.beta[payload.Count], pl.beta[payload.Label]
 	if s.prob {
-		full = append(full, pl.beta[2])
+		full[Probability] = pl.beta[2]
+	}
+	for k := range checks {
+		c := d.corr[k*s.blockLen():]
+		full[s.macOf(k)] = c[corrK1].Mul(pl.beta[payload.Count]).Add(c[corrK2].Mul(pl.beta[payload.Label]))
 	}
 	keys, err := s.genKeys(pl.bin, full, rnd)
 	if err != nil {

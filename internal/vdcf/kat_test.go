@@ -21,8 +21,8 @@ func TestReportKnownAnswer(t *testing.T) {
 		sizes [2]int // the leader's and the helper's share
 		want  string
 	}{
-		{"count and label", false, [2]int{229, 237}, "21e01691c6a479c5e6ff1254a94cc9cd28b863449dba38c63b6d3a55a586954b"},
-		{"with probability", true, [2]int{549, 557}, "7c27fd435c784a591c9574e321e529f13f94a9e383b2c98080bb6640b711a993"},
+		{"count and label", false, [2]int{285, 285}, "e68f058271b7527b0dd7aae54c8fad4a8c71bb97529dbdc8e5b6a0559ceca8ce"},
+		{"with probability", true, [2]int{885, 885}, "581ca262473665612dfc46317e59f30f65b181ac887a897fa0f2a9da6351787f"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := New(8)

@@ -85,10 +85,10 @@ func TestCorruptLeaderCannotReadAProbabilityBit(t *testing.T) {
 		prob := f.r.Uint64N(MaxProbability + 1)
 		first, second, pend := f.exchangePending(t, f.encodeProb(t, f.r.IntN(16), true, prob), shift)
 		z, d := leaderView(first, second, pend)
-		noMAC := z.Sub(pend[0].coef.rho[rhoMAC].Mul(pend[0].macShare(d).Add(pend[1].macShare(d))))
+		noMAC := z.Sub(pend[0].chk[0].coef.rho[rhoMAC].Mul(pend[0].macShare(&pend[0].chk[0], d).Add(pend[1].macShare(&pend[1].chk[0], d))))
 		guess := func(v fss.Fp) (hits []uint64) {
 			for _, b := range []uint64{0, 1} {
-				if pend[0].coef.rho[rhoBits].Mul(fss.Fp(2*b).Mul(pend[0].coef.s[i]).Add(1)) == v {
+				if pend[0].chk[0].coef.rho[rhoBits].Mul(fss.Fp(2*b).Mul(pend[0].chk[0].coef.s[i]).Add(1)) == v {
 					hits = append(hits, b)
 				}
 			}

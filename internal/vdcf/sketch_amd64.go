@@ -15,21 +15,29 @@ var (
 	useAVX512 = cpu.X86.HasAVX512F
 )
 
-// fold3AVX512 is the assembly kernel of foldAccel (sketch_amd64.s).
+// fold3AVX512 and fold4AVX512 are the assembly kernels of foldAccel for
+// 3- and 4-component vectors (sketch_amd64.s).
 //
 //go:noescape
 func fold3AVX512(p *fss.Fp, count, label *uint64, n int)
 
+//go:noescape
+func fold4AVX512(p *fss.Fp, count, label *uint64, n int)
+
 // foldAccel adds the count and label of the first done prefixes (a
-// multiple of 8; 0 without AVX-512) of a 3-component prefix vector to
-// the lazily reduced sums count and label (fss.AddLazy).
-func foldAccel(prefixes []fss.Fp, count, label []uint64) (done int) {
+// multiple of 8; 0 without AVX-512) of an m-component prefix vector,
+// m = 3 or 4, to the lazily reduced sums count and label (fss.AddLazy).
+func foldAccel(prefixes []fss.Fp, m int, count, label []uint64) (done int) {
 	n := len(count) &^ 7
-	if !useAVX512 || n == 0 {
+	if !useAVX512 || n == 0 || m < 3 || m > 4 {
 		return 0
 	}
-	_, _ = prefixes[3*n-1], label[n-1]
-	fold3AVX512(&prefixes[0], &count[0], &label[0], n)
+	_, _ = prefixes[m*n-1], label[n-1]
+	if m == 3 {
+		fold3AVX512(&prefixes[0], &count[0], &label[0], n)
+	} else {
+		fold4AVX512(&prefixes[0], &count[0], &label[0], n)
+	}
 	return n
 }
 

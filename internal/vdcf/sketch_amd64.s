@@ -264,3 +264,37 @@ fold:
 folded:
 	VZEROUPPER
 	RET
+
+// func fold4AVX512(p *fss.Fp, count, label *uint64, n int)
+//
+// fold3AVX512 for a 4-component prefix vector (count, label and the two
+// checks' MACs).
+TEXT ·fold4AVX512(SB), NOSPLIT, $0-32
+	MOVQ         p+0(FP), SI
+	MOVQ         count+8(FP), DI
+	MOVQ         label+16(FP), R8
+	MOVQ         n+24(FP), CX
+	VPBROADCASTQ twoTo32m1<>(SB), Z30
+	VMOVDQU64    idx4C0<>(SB), Z19
+	VMOVDQU64    idx4C1<>(SB), Z20
+	TESTQ        CX, CX
+	JZ           folded4
+
+fold4:
+	VMOVDQU64 0(SI), Z15
+	VMOVDQU64 64(SI), Z16
+	VMOVDQU64 128(SI), Z17
+	VMOVDQU64 192(SI), Z18
+	GATHER4(Z19, Z21)
+	GATHER4(Z20, Z22)
+	ADD_LAZY(Z21, (DI), K1)
+	ADD_LAZY(Z22, (R8), K2)
+	ADDQ      $256, SI
+	ADDQ      $64, DI
+	ADDQ      $64, R8
+	SUBQ      $8, CX
+	JNZ       fold4
+
+folded4:
+	VZEROUPPER
+	RET

@@ -8,4 +8,4 @@ import "github.com/fedecdf/fedecdf/fss"
 func sketchAccel(prefixes, u, w []fss.Fp, m int) (sums [5]fss.Fp, done int) { return sums, 0 }
 
 // foldAccel does nothing without AVX-512 (sketch_amd64.go).
-func foldAccel(prefixes []fss.Fp, count, label []uint64) (done int) { return 0 }
+func foldAccel(prefixes []fss.Fp, m int, count, label []uint64) (done int) { return 0 }

@@ -35,9 +35,17 @@ func TestSketchMatchesFieldArithmetic(t *testing.T) {
 								vec[i] = fss.Fp(rnd.Uint64N(fss.Modulus))
 							}
 						}
-						got, want := f.srv[0].sketchOf(vec), referenceSketch(f.srv[0].key, vec, m)
-						if fmt.Sprint(got) != fmt.Sprint(want) {
-							t.Fatalf("sketch %v, want %v", got, want)
+						nonce := f.nonce()
+						for k := range checks {
+							c, r := challengeOf(f.srv[0], k, nonce)
+							comps := []int{0, 1, f.s.macOf(k)}
+							if prob {
+								comps = append(comps, Probability)
+							}
+							got, want := f.srv[0].sketchOf(vec, c.u, c.w, f.s.macOf(k)), referenceSketch(r, vec, m, comps)
+							if fmt.Sprint(got) != fmt.Sprint(want) {
+								t.Fatalf("check %d: sketch %v, want %v", k, got, want)
+							}
 						}
 					})
 				}
@@ -46,19 +54,19 @@ func TestSketchMatchesFieldArithmetic(t *testing.T) {
 	}
 }
 
-// referenceSketch is the sketch from its definition: x_c = ⟨r, ΔP_c⟩ and
-// q = ⟨r∘r, ΔP_Count⟩ with ΔP_c(j) = P_c(j) − P_c(j − 1).
-func referenceSketch(key [KeySize]byte, vec []fss.Fp, m int) sketch {
+// referenceSketch is the sketch from its definition under the challenge
+// vector r: x_i = ⟨r, ΔP_{comps[i]}⟩ and q = ⟨r∘r, ΔP_Count⟩ with
+// ΔP_c(j) = P_c(j) − P_c(j − 1).
+func referenceSketch(r, vec []fss.Fp, m int, comps []int) sketch {
 	bins := len(vec) / m
-	r := challengeVector(key, bins)
-	s := sketch{x: make([]fss.Fp, m), total: vec[(bins-1)*m]}
+	s := sketch{x: make([]fss.Fp, len(comps)), total: vec[(bins-1)*m]}
 	for j := range bins {
-		for c := range m {
+		for i, c := range comps {
 			d := vec[j*m+c]
 			if j > 0 {
 				d = d.Sub(vec[(j-1)*m+c])
 			}
-			s.x[c] = s.x[c].Add(r[j].Mul(d))
+			s.x[i] = s.x[i].Add(r[j].Mul(d))
 			if c == 0 {
 				s.q = s.q.Add(r[j].Mul(r[j]).Mul(d))
 			}

@@ -15,7 +15,7 @@ import (
 // coefficients of this scheme, and the expansion of the parties' seeds,
 // from every other use of their key and seeds: reports and messages of
 // another version fail verification.
-const Version = "fedecdf/vdcf v4"
+const Version = "fedecdf/vdcf v5"
 
 // NonceSize and KeySize are the sizes in bytes of a report's nonce and of
 // the verification key the two servers share; SeedSize is the size of the
@@ -29,10 +29,17 @@ const (
 
 // MAC is the index of the third component of a report's DCF payload,
 // κ₁ + κ₂·y: the MAC that binds the count and label shares to the party's
-// secret κ (package doc). payload.Count and payload.Label are the first
-// two, at their payload indices; the not-label prefixes are Count −
-// Label, formed by the servers.
+// secret κ in the first check (package doc); the second check's MAC,
+// with its own κ, is the last component (Scheme.Components − 1).
+// payload.Count and payload.Label are the first two, at their payload
+// indices; the not-label prefixes are Count − Label, formed by the
+// servers.
 const MAC = 2
+
+// checks is the number of independent checks of a report, each with its
+// own challenge, correlated randomness and MAC (package doc,
+// "Soundness"): two in F_p give (3/(p − 1))² < 2^-124 per report.
+const checks = 2
 
 // Probability is the index of the fourth component of a scheme that
 // carries the probability (NewWithProbability): the party's fixed-point
@@ -48,8 +55,9 @@ const MaxProbability = payload.ProbabilityScale
 // p = Σ_{i<33} 2^i·b_i, with b_32 = 1 only for p = 2^32.
 const probBits = 33
 
-// The party's correlated randomness, per server: additive shares of
-// a₁, a₁², a₂, a₂(a₁ − a₂), κ₁, κ₂, κ₁a₁ + κ₂a₂.
+// The party's correlated randomness of one check, per server: additive
+// shares of a₁, a₁², a₂, a₂(a₁ − a₂), κ₁, κ₂, κ₁a₁ + κ₂a₂. A report
+// carries one such block per check, the second after the first.
 const (
 	corrA1 = iota
 	corrC1
@@ -61,8 +69,8 @@ const (
 	corrLen
 )
 
-// The probability's correlated randomness, after the above in a scheme
-// that carries it: shares of the bits b_i, their masks a'_i, MAC keys κ'_i
+// The probability's correlated randomness, after the above in each block
+// of a scheme that carries it: shares of the bits b_i, their masks a'_i, MAC keys κ'_i
 // and MACs κ'_i·b_i (probBits each), then Σ a'_i², a_p, a₁a_p, a'_32·a_p,
 // κ_p and κ_p·p.
 const (
@@ -80,8 +88,8 @@ const (
 )
 
 // Message2Size is the size of the second message each server sends per
-// report: its share of the check value z.
-const Message2Size = 8
+// report: its shares of the two checks' values z.
+const Message2Size = 8 * checks
 
 // Scheme is the verifiable DCF over a grid of bins.
 type Scheme struct {
@@ -130,10 +138,22 @@ func (s *Scheme) split() {
 }
 
 // determined lists, in layout order, the correlated values that the
-// record and the free values fix: the triples' products, the MACs and
-// μ, and the probability's bits. The others (the masks a and MAC keys κ)
-// are free.
+// record and the free values fix: in each check's block the triples'
+// products, the MACs and μ, and the probability's bits. The others (the
+// masks a and MAC keys κ) are free.
 func (s *Scheme) determined() []int {
+	var d []int
+	for k := range checks {
+		base := k * s.blockLen()
+		for _, i := range s.determinedInBlock() {
+			d = append(d, base+i)
+		}
+	}
+	return d
+}
+
+// determinedInBlock lists the determined values of one check's block.
+func (s *Scheme) determinedInBlock() []int {
 	d := []int{corrC1, corrC2, corrMu}
 	if !s.prob {
 		return d
@@ -155,25 +175,39 @@ func (s *Scheme) HasProbability() bool { return s.prob }
 
 // Components is m, the number of field components of a report's DCF
 // payload and of each prefix of its vector (Server.Evaluate): Count,
-// Label, MAC, and Probability if the scheme carries it.
+// Label, MAC, Probability if the scheme carries it, and the second
+// check's MAC.
 func (s *Scheme) Components() int {
 	if s.prob {
-		return 4
+		return 5
 	}
-	return 3
+	return 4
 }
 
-// corrLen is the number of field elements of a share's correlated
-// randomness.
-func (s *Scheme) corrLen() int {
+// macOf is the component of check k's MAC: MAC for the first, the last
+// component for the second.
+func (s *Scheme) macOf(k int) int {
+	if k == 0 {
+		return MAC
+	}
+	return s.Components() - 1
+}
+
+// blockLen is the number of field elements of one check's block of a
+// share's correlated randomness.
+func (s *Scheme) blockLen() int {
 	if s.prob {
 		return corrLenP
 	}
 	return corrLen
 }
 
-// openings is the number of masked openings each server sends: d₁, d₂,
-// and with the probability d_p and one per bit.
+// corrLen is the number of field elements of a share's correlated
+// randomness: one block per check.
+func (s *Scheme) corrLen() int { return checks * s.blockLen() }
+
+// openings is the number of masked openings each server sends per check:
+// d₁, d₂, and with the probability d_p and one per bit.
 func (s *Scheme) openings() int {
 	if s.prob {
 		return 3 + probBits
@@ -182,8 +216,8 @@ func (s *Scheme) openings() int {
 }
 
 // Message1Size is the size of the first message each server sends per
-// report: its shares of the masked openings.
-func (s *Scheme) Message1Size() int { return 8 * s.openings() }
+// report: its shares of the masked openings of both checks.
+func (s *Scheme) Message1Size() int { return 8 * checks * s.openings() }
 
 // ShareSize is the length in bytes of server id's share of a report (0
 // leader, 1 helper): its field DCF key, its seed and its explicit shares of

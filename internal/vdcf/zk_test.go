@@ -139,11 +139,11 @@ func TestCorruptLeaderCannotReadTheBin(t *testing.T) {
 		r := f.encode(t, bin, label)
 		first, second, pend := f.exchangePending(t, r, shift)
 		z, d := leaderView(first, second, pend)
-		mac := pend[0].macShare(d).Add(pend[1].macShare(d)) // κ₁D₁ + κ₂D₂ + μ − ⟨r, ΔM⟩
-		noMAC := z.Sub(pend[0].coef.rho[rhoMAC].Mul(mac))
-		rv := challengeVector(f.srv[0].key, bins)
+		mac := pend[0].macShare(&pend[0].chk[0], d).Add(pend[1].macShare(&pend[1].chk[0], d)) // κ₁D₁ + κ₂D₂ + μ − ⟨r, ΔM⟩
+		noMAC := z.Sub(pend[0].chk[0].coef.rho[rhoMAC].Mul(mac))
+		_, rv := challengeOf(f.srv[0], 0, r.Nonce)
 		guesses := func(v fss.Fp) (hits []string) {
-			rho1 := pend[0].coef.rho[rhoLabel]
+			rho1 := pend[0].chk[0].coef.rho[rhoLabel]
 			for b, rb := range rv {
 				for _, y := range []fss.Fp{0, 1} {
 					if rho1.Mul(rb.Sub(y.Mul(rb)).Sub(y.Mul(rb)).Sub(1)) == v {
@@ -170,12 +170,79 @@ func TestCorruptLeaderCannotReadTheBin(t *testing.T) {
 // the check value z as the helper's share of it completes the leader's own
 // share computed with the openings the helper used, and those openings.
 func leaderView(first, second [2][]byte, pend [2]*Pending) (z fss.Fp, d []fss.Fp) {
-	d = make([]fss.Fp, len(pend[0].open))
+	d = make([]fss.Fp, len(pend[0].chk[0].open))
 	for j := range d {
 		d[j] = element(first[0][8*j:]).Add(element(first[1][8*j:]))
 	}
-	return pend[0].checkShare(d).Add(element(second[1])), d
+	return pend[0].checkShare(&pend[0].chk[0], d).Add(element(second[1])), d
 }
 
 // element decodes the first field element of msg.
 func element(msg []byte) fss.Fp { return fss.Fp(binary.LittleEndian.Uint64(msg)) }
+
+// TestCorruptLeaderCannotCancelTheMACsOfTwoChecks is the attack the
+// second check's own MAC stops: a leader shifts its opening of x₂ by 1 in
+// both checks, so that z_k = ρ₁ᵏ(x₁ᵏ − 2x₂ᵏ − 1) + ρ₃ᵏ·κ₂ᵏ, and forms
+// ρ₃¹z₀ − ρ₃⁰z₁, free of the MAC keys if the checks shared them, to match
+// against every (bin, label). With a key pair per check no guess matches;
+// with check 1's MAC term replaced by what a shared key pair gives (check
+// 0's, scaled by ρ₃¹/ρ₃⁰), the true record always does, so the test has
+// power.
+func TestCorruptLeaderCannotCancelTheMACsOfTwoChecks(t *testing.T) {
+	const bins = 16
+	f := newFixture(t, bins, 9)
+	n := f.s.openings()
+	shift := func(id int, msg []byte) []byte {
+		if id == 0 {
+			for k := range checks {
+				off := 8 * (k*n + 1)
+				d := fss.Fp(binary.LittleEndian.Uint64(msg[off:]))
+				binary.LittleEndian.PutUint64(msg[off:], uint64(d.Add(1)))
+			}
+		}
+		return msg
+	}
+	for i := range 50 {
+		bin, label := f.r.IntN(bins), f.r.IntN(2) == 1
+		r := f.encode(t, bin, label)
+		first, second, pend := f.exchangePending(t, r, shift)
+		var z, mac, rho1, rho3 [checks]fss.Fp
+		var rv [checks][]fss.Fp
+		for k := range checks {
+			d := make([]fss.Fp, n)
+			for j := range d {
+				d[j] = element(first[0][8*(k*n+j):]).Add(element(first[1][8*(k*n+j):]))
+			}
+			z[k] = pend[0].checkShare(&pend[0].chk[k], d).Add(element(second[1][8*k:]))
+			mac[k] = pend[0].macShare(&pend[0].chk[k], d).Add(pend[1].macShare(&pend[1].chk[k], d))
+			rho1[k], rho3[k] = pend[0].chk[k].coef.rho[rhoLabel], pend[0].chk[k].coef.rho[rhoMAC]
+			_, rv[k] = challengeOf(f.srv[0], k, r.Nonce)
+		}
+		guesses := func(z0, z1 fss.Fp) (hits []string) {
+			v := rho3[1].Mul(z0).Sub(rho3[0].Mul(z1))
+			for b := range bins {
+				for _, y := range []fss.Fp{0, 1} {
+					g := [checks]fss.Fp{}
+					for k := range checks {
+						g[k] = rho1[k].Mul(rv[k][b].Sub(fss.Fp(2).Mul(y).Mul(rv[k][b])).Sub(1))
+					}
+					if rho3[1].Mul(g[0]).Sub(rho3[0].Mul(g[1])) == v {
+						hits = append(hits, fmt.Sprint(b, y))
+					}
+				}
+			}
+			return hits
+		}
+		if hits := guesses(z[0], z[1]); len(hits) > 0 {
+			t.Fatalf("report %d: the leader's guesses %v match its combination of the two check values", i, hits)
+		}
+		shared := z[1].Sub(rho3[1].Mul(mac[1])).Add(rho3[1].Mul(mac[0]))
+		y := 0
+		if label {
+			y = 1
+		}
+		if hits, want := guesses(z[0], shared), fmt.Sprint(bin, y); len(hits) != 1 || hits[0] != want {
+			t.Fatalf("report %d: with one MAC key pair for both checks the guesses %v, want exactly the record %s: the test has no power", i, hits, want)
+		}
+	}
+}
