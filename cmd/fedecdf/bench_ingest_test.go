@@ -60,22 +60,7 @@ func TestBenchIngest(t *testing.T) {
 // measured (the backends of both servers' connections found) and
 // counted in the servers' CPU, and the ratio to bbolt's is the one of the two runs.
 func TestBenchIngestPostgres(t *testing.T) {
-	dsn := pgtest.BaseDSN(t)
-	t.Setenv(asCommand, "1")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	var out, errOut bytes.Buffer
-	cmd := newBenchIngestCommand()
-	cmd.SetOut(&out)
-	cmd.SetErr(&errOut)
-	cmd.SetArgs([]string{"--parties", "50", "--concurrency", "8", "--store", dsn, "--format", "json"})
-	if err := cmd.ExecuteContext(ctx); err != nil {
-		t.Fatalf("bench ingest --store: %v\n%s\n%s", err, out.String(), errOut.String())
-	}
-	var r ingestResult
-	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
-		t.Fatalf("output is not JSON: %v\n%s", err, out.String())
-	}
+	r := benchIngestJSON(t, "--parties", "50", "--concurrency", "8", "--store", pgtest.BaseDSN(t), "--format", "json")
 	for _, run := range []*ingestResult{r.Bbolt, &r} {
 		if run == nil || run.Acknowledged != 50 || run.Lost+run.Duplicated+run.Failed != 0 {
 			t.Fatalf("a run: %+v; want 50 acknowledged, none lost, duplicated or failed", run)
@@ -104,22 +89,7 @@ func TestBenchIngestProcesses(t *testing.T) {
 		}
 	})
 	t.Run("postgres", func(t *testing.T) {
-		dsn := pgtest.BaseDSN(t)
-		t.Setenv(asCommand, "1")
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		var out, errOut bytes.Buffer
-		cmd := newBenchIngestCommand()
-		cmd.SetOut(&out)
-		cmd.SetErr(&errOut)
-		cmd.SetArgs([]string{"--parties", "60", "--concurrency", "8", "--store", dsn, "--processes", "2", "--format", "json"})
-		if err := cmd.ExecuteContext(ctx); err != nil {
-			t.Fatalf("bench ingest --processes 2: %v\n%s\n%s", err, out.String(), errOut.String())
-		}
-		var r ingestResult
-		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
-			t.Fatalf("output is not JSON: %v\n%s", err, out.String())
-		}
+		r := benchIngestJSON(t, "--parties", "60", "--concurrency", "8", "--store", pgtest.BaseDSN(t), "--processes", "2", "--format", "json")
 		if r.Processes != 2 || r.Bbolt.Processes != 1 || r.Acknowledged != 60 || r.Lost+r.Duplicated+r.Failed != 0 {
 			t.Fatalf("processes %d (bbolt run %d), %d acknowledged, %d lost, %d duplicated, %d failed; want 2 (1), 60, 0, 0, 0", r.Processes, r.Bbolt.Processes, r.Acknowledged, r.Lost, r.Duplicated, r.Failed)
 		}
@@ -132,4 +102,26 @@ func TestBenchIngestProcesses(t *testing.T) {
 			t.Errorf("%d server backends measured, want at least the 4 processes' writing connections", r.PostgresBackends)
 		}
 	})
+}
+
+// benchIngestJSON runs fedecdf bench ingest with args (a --format json
+// among them) in this process and decodes its result.
+func benchIngestJSON(t *testing.T, args ...string) ingestResult {
+	t.Helper()
+	t.Setenv(asCommand, "1")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	cmd := newBenchIngestCommand()
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(args)
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		t.Fatalf("bench ingest %s: %v\n%s\n%s", strings.Join(args, " "), err, out.String(), errOut.String())
+	}
+	var r ingestResult
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out.String())
+	}
+	return r
 }
