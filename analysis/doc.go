@@ -53,7 +53,8 @@
 // interval towards undercoverage.
 //
 //   - ECDF: a simultaneous 95 % band F̂_i ± c·sd_i, c the 95 % quantile of
-//     max_i |η_i|/sd_i (newBand), and each quantile's interval read off
+//     max_i |η_i|/sd_i (newBand), clipped into [0, 1] and made monotone
+//     without ever shrinking to a point (bandEnds), and each quantile's interval read off
 //     it, widened to the whole bin of each end (quantileInterval).
 //   - ROC, the box (countBox). Let η_P, η_M be the noise of the two
 //     released vectors at the read prefixes j (P_N the last) and sd_j,

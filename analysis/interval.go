@@ -136,10 +136,9 @@ func criticalValueOf(draws int, salt uint64, level float64, k int, stat func([]f
 // counts (F* normalised as F̂ is: by n, or under add/remove by the
 // re-noised total). Under replace-one F* − F̂ = η*/n exactly, so the
 // band covers the whole true ECDF at the read thresholds with
-// probability 95 % up to the Monte-Carlo error. The ends are clipped to
-// [0, 1] and made monotone (lower_i = max_{k≤i} lower_k, upper_i =
-// min_{k≥i} upper_k): the true ECDF is a non-decreasing curve in [0, 1],
-// so it lies in the clipped band exactly when it lies in the raw one.
+// probability 95 % up to the Monte-Carlo error. The ends are then made
+// to fit what an ECDF can be (bandEnds): clipped to [0, 1] and made
+// monotone, never to zero width while the noise s.d. is positive.
 func newBand(res *aggregation.Result, e *ECDF, draws int) *Band {
 	k := len(res.Prefixes)
 	n := float64(e.N)
@@ -164,18 +163,70 @@ func newBand(res *aggregation.Result, e *ECDF, draws int) *Band {
 		return m
 	}
 	c := criticalValueOf(draws, 1, 0.95, k, stat, s.draw)
-	b := &Band{Lower: make([]float64, k), Upper: make([]float64, k), Critical: c, Draws: draws}
-	for j := range b.Lower {
-		b.Lower[j] = min(max(e.Raw[j]-c*sd[j], 0), 1)
-		b.Upper[j] = min(max(e.Raw[j]+c*sd[j], 0), 1)
+	half := make([]float64, k)
+	for j := range half {
+		half[j] = c * sd[j]
 	}
+	lo, hi := bandEnds(e.Raw, half)
+	return &Band{Lower: lo, Upper: hi, Critical: c, Draws: draws}
+}
+
+// bandEnds returns the ends of the band F̂_i ± h_i of a non-decreasing
+// curve in [0, 1], as two non-decreasing curves in [0, 1] with
+// lower_i < upper_i wherever h_i > 0. Each end is clipped to [0, 1]; an
+// interval that lies wholly at or beyond an end of [0, 1] (F̂_i − h_i ≥ 1
+// or F̂_i + h_i ≤ 0: the noise drew far from the truth) is moved inside
+// instead, to [max(1 − 2h_i, 0), 1] or [0, min(2h_i, 1)], keeping its
+// width. Then the band is made monotone (lower_i = max_{k≤i} lower_k,
+// upper_i = min_{k≥i} upper_k): the true ECDF is a non-decreasing curve
+// in [0, 1], so it lies in this band exactly when it lies in the raw
+// one (or in the moved intervals, which are wider than the raw ones'
+// part in [0, 1], empty or a point). Where that leaves no width at some
+// i — no non-decreasing curve lies in the raw band, an atypical draw of
+// the noise (≤ 5 %) — the band is the outer one instead
+// (lower_i = min_{k≥i} lower_k, upper_i = max_{k≤i} upper_k), which
+// holds every interval, so coverage is never lost and no interval is a
+// point.
+func bandEnds(raw, h []float64) (lower, upper []float64) {
+	k := len(raw)
+	lo, hi := make([]float64, k), make([]float64, k)
+	for j, f := range raw {
+		switch {
+		case h[j] > 0 && f-h[j] >= 1:
+			lo[j], hi[j] = max(1-2*h[j], 0), 1
+		case h[j] > 0 && f+h[j] <= 0:
+			lo[j], hi[j] = 0, min(2*h[j], 1)
+		default:
+			lo[j], hi[j] = clip01(f-h[j]), clip01(f+h[j])
+		}
+	}
+	lower, upper = slices.Clone(lo), slices.Clone(hi)
 	for j := 1; j < k; j++ {
-		b.Lower[j] = max(b.Lower[j], b.Lower[j-1])
+		lower[j] = max(lower[j], lower[j-1])
 	}
 	for j := k - 2; j >= 0; j-- {
-		b.Upper[j] = min(b.Upper[j], b.Upper[j+1])
+		upper[j] = min(upper[j], upper[j+1])
 	}
-	return b
+	for j := range lower {
+		if h[j] > 0 && !(lower[j] < upper[j]) {
+			return outerBand(lo, hi)
+		}
+	}
+	return lower, upper
+}
+
+// outerBand returns the smallest pair of non-decreasing curves holding
+// every interval [lo_i, hi_i]: lower_i = min_{k≥i} lo_k, upper_i =
+// max_{k≤i} hi_k.
+func outerBand(lo, hi []float64) (lower, upper []float64) {
+	lower, upper = slices.Clone(lo), slices.Clone(hi)
+	for j := len(lo) - 2; j >= 0; j-- {
+		lower[j] = min(lower[j], lower[j+1])
+	}
+	for j := 1; j < len(hi); j++ {
+		upper[j] = max(upper[j], upper[j-1])
+	}
+	return lower, upper
 }
 
 // quantileInterval inverts band b at thresholds for probability p, on a
