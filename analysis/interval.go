@@ -324,7 +324,10 @@ const rocBandPoints = 101
 // ROC curve at every FPR (countBox.at). It holds whenever the box holds
 // the truth, so its coverage is at least 95 % (up to the Monte-Carlo
 // error of the box's critical value) at every n and ε, and its width is
-// positive while the noise is.
+// positive while the noise is. The average precision's interval comes
+// from the box too (envelope.averagePrecision) unless apLinear, where
+// it is the basic bootstrap below of the raw AP (roc.PR.AveragePrecision
+// of the re-noised raw curve), kept only if it has positive width.
 //
 // The bootstrap (RegimeLinear, both σ_c ≤ linearCV·T̂_c), for the AUC
 // intervals: fresh noise of the release's law is added draws times to
@@ -366,6 +369,7 @@ func rocIntervals(pos, neg *aggregation.Result, p, m []float64, fit *totalsFit, 
 	ps := newNoiseSampler(pos.Release, aggregation.Label, pos.Prefixes)
 	ms := newNoiseSampler(neg.Release, aggregation.NotLabel, neg.Prefixes)
 	var mu sync.Mutex
+	apDraws := make([]float64, draws)
 	a := monteCarlo(draws, 2, func(rng *rand.Rand, b int) float64 {
 		pp, mm := make([]float64, k), make([]float64, k)
 		ps.draw(rng, pp)
@@ -383,6 +387,7 @@ func rocIntervals(pos, neg *aggregation.Result, p, m []float64, fit *totalsFit, 
 			mu.Unlock()
 			return math.NaN()
 		}
+		apDraws[b] = raw.PR(1).AveragePrecision()
 		return raw.AUC()
 	})
 	if err != nil {
@@ -392,10 +397,15 @@ func rocIntervals(pos, neg *aggregation.Result, p, m []float64, fit *totalsFit, 
 	if err != nil {
 		return iv, err
 	}
+	if apLinear(sp, sm, p[k-1], m[k-1]) {
+		if ap, ok := basicInterval(raw.PR(1).AveragePrecision(), apDraws); ok {
+			iv.AP = ap
+		}
+	}
 	auc := raw.AUC()
 	lo, hi := quantiles95(a)
-	own := [2]float64{clip01(2*auc - hi), clip01(2*auc - lo)}
-	if !(own[1] > own[0]) {
+	own, ok := basicInterval(auc, a)
+	if !ok {
 		iv.Regime = RegimeBox
 		return iv, nil
 	}
@@ -406,6 +416,16 @@ func rocIntervals(pos, neg *aggregation.Result, p, m []float64, fit *totalsFit, 
 	// (unclipped) noise interval.
 	iv.Own, iv.Population = own, [2]float64{clip01(auc - math.Hypot(hi-auc, s)), clip01(auc + math.Hypot(auc-lo, s))}
 	return iv, nil
+}
+
+// basicInterval returns the basic bootstrap 95 % interval
+// [2θ̂ − q_hi, 2θ̂ − q_lo] of an estimate θ̂ from its re-noised draws
+// (quantiles95, sorting draws), clipped to [0, 1]; ok is false when the
+// clipped interval has no width.
+func basicInterval(est float64, draws []float64) (iv [2]float64, ok bool) {
+	lo, hi := quantiles95(draws)
+	iv = [2]float64{clip01(2*est - hi), clip01(2*est - lo)}
+	return iv, iv[1] > iv[0]
 }
 
 // rocInterval is what rocIntervals returns.
