@@ -38,24 +38,28 @@ func TestBoxAveragePrecisionExact(t *testing.T) {
 }
 
 // TestAveragePrecisionIntervalSmallN checks average_precision_ci95 at
-// two servers, ε = 1, n = 100 (noise dominates) and n = 2000 (the
-// bootstrap regime of the AUC; the AP interval is the box's in every
-// regime), each over trials fresh data sets with fresh noise: the
-// interval must hold the data set's own binned average precision in at
-// least 0.95 − 2 s.e. of them (binomial s.e. of trials draws; with 800
-// trials a true coverage of 0.90 passes with probability about 6·10⁻⁴),
-// lie in [0, 1] and have positive width.
+// two servers, ε = 1, n = 100 (noise dominates: the box) and n = 5000
+// (σ_1/T̂_1 ≈ 0.02: mostly the bootstrap of the raw AP), each
+// over trials fresh data sets with fresh noise: the interval must hold
+// the data set's own binned average precision in at least 0.95 − 2 s.e.
+// of them (binomial s.e. of trials draws; with 800 trials a true
+// coverage of 0.90 passes with probability about 6·10⁻⁴), lie in
+// [0, 1] and have positive width. At n = 5000 the bootstrap must be
+// used in most data sets and be narrower on average than the box's
+// interval of the same releases.
 func TestAveragePrecisionIntervalSmallN(t *testing.T) {
 	if testing.Short() {
 		t.Skip("coverage over 800 data sets per size")
 	}
 	const trials, draws = 800, 100
-	for _, n := range []int{100, 2000} {
+	for _, n := range []int{100, 5000} {
 		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(n), 2525))
 			rel := testRelease(t, []aggregation.Component{aggregation.Label, aggregation.NotLabel}, smallROCBins, n, 1)
-			var hits int
-			var width float64
+			sp := math.Sqrt(rel.RangeVariance(aggregation.Label, 0, smallROCBins))
+			sm := math.Sqrt(rel.RangeVariance(aggregation.NotLabel, 0, smallROCBins))
+			var hits, boot int
+			var width, boxWidth float64
 			for range trials {
 				n1 := 0
 				for range n {
@@ -68,7 +72,8 @@ func TestAveragePrecisionIntervalSmallN(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				r, err := NewROC(noisyResult(rel, aggregation.Label, pos, rng), noisyResult(rel, aggregation.NotLabel, neg, rng), "l2", draws)
+				pr, nr := noisyResult(rel, aggregation.Label, pos, rng), noisyResult(rel, aggregation.NotLabel, neg, rng)
+				r, err := NewROC(pr, nr, "l2", draws)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -80,11 +85,21 @@ func TestAveragePrecisionIntervalSmallN(t *testing.T) {
 				if ap := truth.PR(1).AveragePrecision(); iv[0] <= ap && ap <= iv[1] {
 					hits++
 				}
+				if r.IntervalMethod == RegimeLinear && apLinear(sp, sm, r.Raw.curve.Positives, r.Raw.curve.Negatives) {
+					boot++
+				}
+				if n == 5000 {
+					_, _, box, _ := newCountBox(pr, nr, draws).boxIntervals([]float64{0, 1})
+					boxWidth += (box[1] - box[0]) / trials
+				}
 			}
 			se := math.Sqrt(0.05 * 0.95 / trials)
-			t.Logf("n = %d: average precision interval holds the data set's in %d of %d; mean width %.3f", n, hits, trials, width)
+			t.Logf("n = %d: average precision interval holds the data set's in %d of %d; bootstrap in %d; mean width %.3f (box %.3f)", n, hits, trials, boot, width, boxWidth)
 			if cov := float64(hits) / trials; cov < 0.95-2*se {
 				t.Errorf("coverage %.3f, want ≥ %.3f", cov, 0.95-2*se)
+			}
+			if n == 5000 && (boot < trials/2 || !(width < boxWidth)) {
+				t.Errorf("bootstrap in %d of %d data sets, mean width %.3f against the box's %.3f: want most and narrower", boot, trials, width, boxWidth)
 			}
 		})
 	}

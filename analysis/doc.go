@@ -53,7 +53,8 @@
 // interval towards undercoverage.
 //
 //   - ECDF: a simultaneous 95 % band F̂_i ± c·sd_i, c the 95 % quantile of
-//     max_i |η_i|/sd_i (newBand), and each quantile's interval read off
+//     max_i |η_i|/sd_i (newBand), clipped into [0, 1] and made monotone
+//     without ever shrinking to a point (bandEnds), and each quantile's interval read off
 //     it, widened to the whole bin of each end (quantileInterval).
 //   - ROC, the box (countBox). Let η_P, η_M be the noise of the two
 //     released vectors at the read prefixes j (P_N the last) and sd_j,
@@ -75,8 +76,9 @@
 //     widens it by the 97.5 % sampling interval from the Birnbaum–Klose
 //     bound Var(Â) ≤ A(1 − A)/min(n₁, n₀), valid for any score laws
 //     (union bound).
-//   - Average precision, from the same box in every regime
-//     (envelope.averagePrecision): the data set's
+//   - Average precision, from the same box (envelope.averagePrecision)
+//     unless both class totals exceed 50 noise s.d. (then the
+//     bootstrap below, of the raw AP): the data set's
 //     AP = Σ_i (G_{i+1} − G_i)·π_i, G the positives' ECDF at the read
 //     prefixes and π_i = TP_i/(TP_i + FP_i) the precision at point i. Over
 //     the box π_i ∈ [ℓ_i, u_i] (TP at its lower end and FP at its upper,
@@ -85,7 +87,11 @@
 //     with each G_i at the end of its envelope the sign of its
 //     coefficient picks (monotonicity dropped: only wider); likewise the
 //     upper end. It holds whenever the box does, so at every n and ε, but
-//     it is conservative where the box is wide.
+//     it is conservative where the box is wide. Where σ_c ≤ T̂_c/50 for
+//     both classes (apLinearCV) the basic bootstrap of the raw AP (as
+//     the AUC's below) is used instead: the precision at the top
+//     thresholds, where TP + FP is within a few σ of zero, is noise, but
+//     the recall steps it weighs are then a few σ_1/T̂_1 ≤ a few %.
 //   - ROC, the bootstrap: where both class totals exceed four noise s.d.
 //     (the AUC's ratio is then close to linear in the noise: relative bias
 //     about CV² ≤ 6 %, corrected to first order), the box is

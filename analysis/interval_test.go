@@ -13,9 +13,10 @@ import (
 	"github.com/fedecdf/fedecdf/roc"
 )
 
-// For k independent N(0, 1) coordinates the 95 % quantile of max|η_j|
-// solves (2Φ(c) − 1)^k = 0.95; the Monte-Carlo estimate of B draws has
-// s.e. √(0.05·0.95/B)/f(c), f the density of the maximum.
+// For k independent N(0, 1) coordinates the level-quantile of max|η_j|
+// solves (2Φ(c) − 1)^k = level, here the level of the conservative order
+// statistic upperQuantile reads for 95 %; the Monte-Carlo estimate of B
+// draws has s.e. √(0.05·0.95/B)/f(c), f the density of the maximum.
 func TestCriticalValueIndependentGaussian(t *testing.T) {
 	const k, draws = 50, 4000
 	sd := make([]float64, k)
@@ -27,7 +28,10 @@ func TestCriticalValueIndependentGaussian(t *testing.T) {
 			dst[j] = sd[j] * rng.NormFloat64()
 		}
 	})
-	g := math.Pow(0.95, 1.0/k) // 2Φ(c) − 1
+	// upperQuantile reads the conservative order statistic: the quantile
+	// at its level.
+	level := float64(orderIndex(draws, 0.95, 1)+1) / draws
+	g := math.Pow(level, 1.0/k) // 2Φ(c) − 1
 	want := math.Sqrt2 * math.Erfinv(g)
 	phi := math.Exp(-want*want/2) / math.Sqrt(2*math.Pi)
 	density := k * math.Pow(g, k-1) * 2 * phi

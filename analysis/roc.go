@@ -66,8 +66,9 @@ type ROC struct {
 	AUCCI95Population *[2]float64 `json:"auc_ci95_population,omitempty"`
 	// AveragePrecisionCI95 is a 95 % interval for the data set's own
 	// binned average precision given the DP noise, from the box of the
-	// counts in every regime (envelope.averagePrecision); absent when
-	// built with no interval draws.
+	// counts (envelope.averagePrecision), or a bootstrap of the raw AP
+	// where both class totals exceed 50 noise s.d. (apLinear); absent
+	// when built with no interval draws.
 	AveragePrecisionCI95 *[2]float64 `json:"average_precision_ci95,omitempty"`
 	// Band95 is the simultaneous 95 % band of the data set's ROC curve on
 	// an FPR grid (rocIntervals), from the same bootstrap; absent

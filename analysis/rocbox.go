@@ -33,7 +33,24 @@ const (
 	// dominatesCV: when σ_c > dominatesCV·T̂_c for a class, its total is
 	// not told from zero at 3 s.d.: the noise dominates.
 	dominatesCV = 1.0 / 3
+	// apLinearCV: when σ_c ≤ apLinearCV·T̂_c for both classes the
+	// average precision's interval comes from the bootstrap of the raw
+	// AP (apLinear). The AP weighs the precision TP/(TP + FP) at every
+	// threshold by its recall step; at the top thresholds, where TP + FP
+	// is within a few σ of zero, that ratio is noise, and the recall
+	// those thresholds carry is a few σ_1/T̂_1: a few times apLinearCV
+	// of the AP. Above it (TestAveragePrecisionIntervalSmallN, n = 2000,
+	// ε = 1: σ_1/T̂_1 ≈ 0.05) the bootstrap's width swung between 0.5
+	// and 1, no narrower than the box's.
+	apLinearCV = 0.02
 )
+
+// apLinear reports whether the average precision's interval comes from
+// the bootstrap: σ_c ≤ apLinearCV·T̂_c for both classes, with the noise
+// s.d. sp, sm of the class totals and their released values tp, tm.
+func apLinear(sp, sm, tp, tm float64) bool {
+	return sp <= apLinearCV*tp && sm <= apLinearCV*tm
+}
 
 // countBox is a simultaneous confidence box of the true prefix counts of
 // one release's positives and negatives at the read prefixes: with

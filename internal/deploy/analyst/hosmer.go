@@ -2,8 +2,9 @@ package analyst
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/analysis"
@@ -109,8 +110,9 @@ func (a *Analyst) HosmerRelease(ctx context.Context, id payload.ReleaseID, metho
 // hosmer runs the plan's test (analysis.RunHosmer) on its releases rels,
 // with draws bootstrap draws for the noise-aware p-value
 // (hosmer.Plan.NullTest; 0: hosmer.DefaultNullDraws, negative: none),
-// their simulated noise seeded from math/rand/v2: it simulates the
-// public noise law, so it needs no secret randomness.
+// their simulated noise seeded by bootstrapSeed from the releases' IDs:
+// it simulates the public noise law, so it needs no secret randomness,
+// and the same releases give the same p-value at every query.
 func (a *Analyst) hosmer(ctx context.Context, p *hosmer.Plan, rels []*aggregation.Release, method string, groups, draws int) (*Hosmer, error) {
 	out := &Hosmer{Dataset: a.m.Dataset, Neighbours: mechanism.ReplaceOne.String(), Mechanism: p.CountMechanism(rels[0]).Name(), Releases: releaseIDs(rels), Smoothing: method, GroupsAsked: groups}
 	if err := sameReports(rels); err != nil {
@@ -121,12 +123,26 @@ func (a *Analyst) hosmer(ctx context.Context, p *hosmer.Plan, rels []*aggregatio
 		return nil, fmt.Errorf("%s plan: %w", p.Name, err)
 	}
 	cfg := analysis.HosmerConfig(a.grid.Len(), int(out.N), groups)
-	h, err := analysis.RunHosmer(ctx, a.remote, p, rels, a.grid, method, cfg, analysis.NewBootstrap(draws, rand.Uint64()))
+	h, err := analysis.RunHosmer(ctx, a.remote, p, rels, a.grid, method, cfg, analysis.NewBootstrap(draws, bootstrapSeed(rels, method, groups)))
 	if err != nil {
 		return nil, fmt.Errorf("releases %v: %w", out.Releases, err)
 	}
 	out.Hosmer = *h
 	return out, nil
+}
+
+// bootstrapSeed is the seed of the noise-aware p-value's null draws of
+// the test of rels smoothed by method in groups groups: the first 8
+// bytes of SHA-256 over a domain string, the arguments and the
+// releases' IDs, all public. Querying a release again so reproduces its
+// p-value instead of drawing another Monte-Carlo estimate of it.
+func bootstrapSeed(rels []*aggregation.Release, method string, groups int) uint64 {
+	h := sha256.New()
+	fmt.Fprintf(h, "fedecdf hosmer bootstrap v1\x00%s\x00%d\x00", method, groups)
+	for _, rel := range rels {
+		h.Write(rel.ID[:])
+	}
+	return binary.LittleEndian.Uint64(h.Sum(nil))
 }
 
 // releaseIDs are the IDs of rels.
