@@ -9,7 +9,9 @@ import (
 
 	"github.com/cloudflare/circl/kem"
 
+	"github.com/fedecdf/fedecdf/internal/deploy/client"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
+	"github.com/fedecdf/fedecdf/internal/deploy/sealed"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/party"
@@ -24,7 +26,7 @@ func TestRelayUpload(t *testing.T) {
 	d := newDeploymentMode(t, hugeEpsilon, n, manifest.UploadRelay)
 	partyView := *d.m
 	partyView.Helper.Addrs = []string{"/ip4/127.0.0.1/tcp/1"}
-	p, err := NewParty(&partyView, nil, fast)
+	p, err := client.NewParty(&partyView, nil, fast)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,9 +43,9 @@ func TestRelayUpload(t *testing.T) {
 
 // sendThenResend has p send the report of each instance, each new to
 // the servers, then the first one again, which must be a duplicate.
-func sendThenResend(t *testing.T, p *Party, inst []party.Instance) {
+func sendThenResend(t *testing.T, p *client.Party, inst []party.Instance) {
 	t.Helper()
-	var first *Report
+	var first *client.Report
 	for _, x := range inst {
 		r, err := p.NewReport(x)
 		if err != nil {
@@ -67,7 +69,7 @@ func TestRelayRefusedInDirectMode(t *testing.T) {
 	d := newDeployment(t, 1, 1)
 	relayView := *d.m
 	relayView.Upload = manifest.UploadRelay
-	p, err := NewParty(&relayView, nil, fast)
+	p, err := client.NewParty(&relayView, nil, fast)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,9 +79,9 @@ func TestRelayRefusedInDirectMode(t *testing.T) {
 	}
 }
 
-func testSealed(t testing.TB, helper *manifest.Identity) (*protocol.Upload, *sealedUpload) {
+func testSealed(t testing.TB, helper *manifest.Identity) (*protocol.Upload, *sealed.Upload) {
 	up := &protocol.Upload{Dataset: "d", Report: payload.ReportID{4, 2}, Key: []byte("the helper's DCF key")}
-	s, err := sealUpload(helper.HPKEPublicKey, up)
+	s, err := sealed.SealUpload(helper.HPKEPublicKey, up)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,23 +96,23 @@ func TestSealedUpload(t *testing.T) {
 	if bytes.Contains(s.Ciphertext, up.Key) {
 		t.Fatal("the sealed share holds the key in the clear")
 	}
-	got, err := s.open(hpkeKey(t, helper))
+	got, err := s.Open(hpkeKey(t, helper))
 	if err != nil || !bytes.Equal(got, protocol.Encode(up)) {
 		t.Fatalf("open: %x, %v; want the encoded upload", got, err)
 	}
-	if _, err := s.open(hpkeKey(t, other)); !errors.Is(err, ErrUnsealable) {
+	if _, err := s.Open(hpkeKey(t, other)); !errors.Is(err, sealed.ErrUnsealable) {
 		t.Errorf("opened with another key: %v", err)
 	}
-	for name, tamper := range map[string]func(*sealedUpload){
-		"report":     func(s *sealedUpload) { s.Report[0] ^= 1 },
-		"dataset":    func(s *sealedUpload) { s.Dataset = "e" },
-		"ciphertext": func(s *sealedUpload) { s.Ciphertext[3] ^= 1 },
-		"enc":        func(s *sealedUpload) { s.Enc[3] ^= 1 },
+	for name, tamper := range map[string]func(*sealed.Upload){
+		"report":     func(s *sealed.Upload) { s.Report[0] ^= 1 },
+		"dataset":    func(s *sealed.Upload) { s.Dataset = "e" },
+		"ciphertext": func(s *sealed.Upload) { s.Ciphertext[3] ^= 1 },
+		"enc":        func(s *sealed.Upload) { s.Enc[3] ^= 1 },
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, s := testSealed(t, helper)
 			tamper(s)
-			if _, err := s.open(hpkeKey(t, helper)); err == nil {
+			if _, err := s.Open(hpkeKey(t, helper)); err == nil {
 				t.Errorf("a sealed share with a changed %s opened", name)
 			}
 		})
@@ -121,34 +123,34 @@ func TestRelayedReportParse(t *testing.T) {
 	up, s := testSealed(t, newIdentity(t))
 	mine := *up
 	mine.Key = []byte("the leader's DCF key")
-	rr := &relayedReport{Leader: protocol.Encode(&mine), Helper: *s}
-	got, err := parseRelayedReport(rr.marshal())
-	if err != nil || !bytes.Equal(got.Leader, rr.Leader) || !bytes.Equal(got.Helper.marshal(), s.marshal()) {
+	rr := &sealed.RelayedReport{Leader: protocol.Encode(&mine), Helper: *s}
+	got, err := sealed.ParseRelayedReport(rr.Marshal())
+	if err != nil || !bytes.Equal(got.Leader, rr.Leader) || !bytes.Equal(got.Helper.Marshal(), s.Marshal()) {
 		t.Fatalf("round trip: %+v, %v", got, err)
 	}
 	mine.Report[0] ^= 1
 	rr.Leader = protocol.Encode(&mine)
-	if _, err := parseRelayedReport(rr.marshal()); !errors.Is(err, protocol.ErrMalformed) || !strings.Contains(err.Error(), "the sealed one report") {
+	if _, err := sealed.ParseRelayedReport(rr.Marshal()); !errors.Is(err, protocol.ErrMalformed) || !strings.Contains(err.Error(), "the sealed one report") {
 		t.Errorf("leader and sealed uploads of different reports: %v", err)
 	}
 	rr.Leader = protocol.Encode(&protocol.Ack{})
-	if _, err := parseRelayedReport(rr.marshal()); !errors.Is(err, protocol.ErrMalformed) || !strings.Contains(err.Error(), "not an upload") {
+	if _, err := sealed.ParseRelayedReport(rr.Marshal()); !errors.Is(err, protocol.ErrMalformed) || !strings.Contains(err.Error(), "not an upload") {
 		t.Errorf("leader part not an upload: %v", err)
 	}
-	b := rr.marshal()
+	b := rr.Marshal()
 	b[0] = 9
-	if _, err := parseRelayedReport(b); !errors.Is(err, protocol.ErrMalformed) || !strings.Contains(err.Error(), "version 9") {
+	if _, err := sealed.ParseRelayedReport(b); !errors.Is(err, protocol.ErrMalformed) || !strings.Contains(err.Error(), "version 9") {
 		t.Errorf("version 9: %v", err)
 	}
 }
 
 func FuzzParseRelayedReport(f *testing.F) {
 	up, s := testSealed(f, newIdentity(f))
-	f.Add((&relayedReport{Leader: protocol.Encode(up), Helper: *s}).marshal())
-	f.Add([]byte{relayVersion})
+	f.Add((&sealed.RelayedReport{Leader: protocol.Encode(up), Helper: *s}).Marshal())
+	f.Add([]byte{sealed.RelayVersion})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		rr, err := parseRelayedReport(b)
-		if err == nil && !bytes.Equal(rr.marshal(), b) {
+		rr, err := sealed.ParseRelayedReport(b)
+		if err == nil && !bytes.Equal(rr.Marshal(), b) {
 			t.Fatalf("relayed report re-encodes differently")
 		}
 	})
@@ -156,11 +158,11 @@ func FuzzParseRelayedReport(f *testing.F) {
 
 func FuzzParseSealedUpload(f *testing.F) {
 	_, s := testSealed(f, newIdentity(f))
-	f.Add(s.marshal())
-	f.Add([]byte{relayVersion, 0, 0, 0, 0})
+	f.Add(s.Marshal())
+	f.Add([]byte{sealed.RelayVersion, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		s, err := parseSealedUpload(b)
-		if err == nil && !bytes.Equal(s.marshal(), b) {
+		s, err := sealed.ParseUpload(b)
+		if err == nil && !bytes.Equal(s.Marshal(), b) {
 			t.Fatalf("sealed upload re-encodes differently")
 		}
 	})
