@@ -84,7 +84,7 @@
 // each deployment its own key); only the two
 // servers can compute it, and no message carries it. Each store records
 // it (CheckVerifyKey) and a server whose key file changed under it
-// refuses to start (store.ErrVerifyKeyChanged). SubmitForgeries sends
+// refuses to start (store.ErrVerifyKeyChanged). client.SubmitForgeries sends
 // invalid reports of every kind (fedecdf demo --malicious).
 //
 // Servers. A server accepts a report only after writing it to its bbolt

@@ -456,7 +456,7 @@ func FuzzSealedFrame(f *testing.F) {
 
 // TestSealedServerDown: an upload to a server not listening fails after
 // the retries with an error naming the server and its address, a
-// *DialError for the command line to say what to do; it never succeeds.
+// *client.DialError for the command line to say what to do; it never succeeds.
 func TestSealedServerDown(t *testing.T) {
 	d := newSealedDeployment(t, manifest.UploadDirect, time.Minute)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -24,7 +24,7 @@ func wantReports(t *testing.T, role string, s *Server, n int) {
 
 // TestUploadReachesOneServer, in both upload modes: with the helper
 // down, an upload is stored by the leader alone and fails, after its
-// retry window, with an *UploadError saying so and why (connection
+// retry window, with an *client.UploadError saying so and why (connection
 // refused; in relay mode, that the leader could not relay); sent again
 // once the helper is back it completes there, the leader dropping the
 // duplicate. With the helper down for part of a longer window, the

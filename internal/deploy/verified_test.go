@@ -319,31 +319,3 @@ func TestChangedVerifyKeyRefused(t *testing.T) {
 		t.Errorf("the helper started over a store of another key: %v", err)
 	}
 }
-
-// TestAssortedForgeries: for both backends the malicious parties' kinds
-// cover every kind once, and the first ones every rejection reason.
-func TestAssortedForgeries(t *testing.T) {
-	for _, backend := range verifiedBackends {
-		t.Run(backend, func(t *testing.T) {
-			kinds, err := client.ForgeriesOf(&manifest.Manifest{Backend: backend, Grid: manifest.Grid{Bins: 8}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := client.Assorted(kinds)
-			names, reasons := map[string]bool{}, map[string]bool{}
-			for _, k := range got {
-				names[k.Name], reasons[k.Reason] = true, true
-			}
-			if len(got) != len(kinds) || len(names) != len(kinds) {
-				t.Fatalf("assorted kinds %v of %v", got, kinds)
-			}
-			first := map[string]bool{}
-			for _, k := range got[:len(reasons)] {
-				first[k.Reason] = true
-			}
-			if len(first) != len(reasons) || len(reasons) < 2 {
-				t.Errorf("the first %d kinds give the reasons %v, want all of %v", len(reasons), first, reasons)
-			}
-		})
-	}
-}

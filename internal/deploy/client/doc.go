@@ -37,7 +37,7 @@
 // the manifest; the dataset and report ID are the AEAD's associated
 // data, so the leader can neither read the helper's key nor move it to
 // another report. The leader stores its key, relays the sealed share to
-// the helper (SealedProtocol, leader only), which opens and stores it,
+// the helper (p2p.SealedProtocol, leader only), which opens and stores it,
 // and acknowledges the party only when both have. Retries are safe as in
 // direct mode: each server drops a duplicate report ID. When the leader
 // stored its share but could not relay the other (sealed.ErrRelayFailed), the

@@ -33,7 +33,7 @@ func SubmitForgeries(ctx context.Context, m *manifest.Manifest, k int, tc p2p.Co
 		return err
 	}
 	rng := rand.New(rand.NewPCG(seed, 0x6d616c))
-	kinds = Assorted(kinds)
+	kinds = assorted(kinds)
 	for j := range k {
 		kind := kinds[j%len(kinds)]
 		if err := submitForgery(ctx, m, kind, tc, rng); err != nil {
@@ -108,9 +108,9 @@ func submitForgery(ctx context.Context, m *manifest.Manifest, kind ForgeryKind, 
 	return nil
 }
 
-// Assorted orders kinds one rejection reason at a time: the first kind of
+// assorted orders kinds one rejection reason at a time: the first kind of
 // each reason, then the second of each, and so on.
-func Assorted(kinds []ForgeryKind) []ForgeryKind {
+func assorted(kinds []ForgeryKind) []ForgeryKind {
 	var reasons []string
 	byReason := map[string][]ForgeryKind{}
 	for _, k := range kinds {

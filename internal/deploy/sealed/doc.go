@@ -21,6 +21,6 @@
 // context's exported secret, which only the sealing party and the
 // opening server hold) or FrameRefusal (why the frame did not open,
 // unauthenticated). Changing a layout, an info string or the MAC bumps
-// FrameVersion or RelayVersion (TestSealedFrameKnownAnswer in package
+// FrameVersion or the uploads' version byte (TestSealedFrameKnownAnswer in package
 // deploy).
 package sealed

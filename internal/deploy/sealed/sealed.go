@@ -130,8 +130,8 @@ func MaxFrame(upload int) int { return 2*upload + 2048 }
 // protocol and version.
 const relayInfo = "fedecdf relayed upload v1"
 
-// RelayVersion is the first byte of a relayed report and a sealed upload.
-const RelayVersion = 1
+// relayVersion is the first byte of a relayed report and a sealed upload.
+const relayVersion = 1
 
 // Limits of the sealed fields: an X25519 encapsulated key is 32 bytes;
 // the ciphertext is an encoded upload plus the AEAD tag.
@@ -177,7 +177,7 @@ func (s *Upload) decode(r *wire.Reader) {
 // marshal returns the version byte and the fields of s.
 func (s *Upload) Marshal() []byte {
 	var w wire.Writer
-	w.Uint8(RelayVersion)
+	w.Uint8(relayVersion)
 	s.Encode(&w)
 	return w.Bytes()
 }
@@ -204,7 +204,7 @@ func decodeSealedUpload(b []byte) (*Upload, error) {
 
 func (rr *RelayedReport) Marshal() []byte {
 	var w wire.Writer
-	w.Uint8(RelayVersion)
+	w.Uint8(relayVersion)
 	w.Blob(rr.Leader)
 	rr.Helper.Encode(&w)
 	return w.Bytes()
@@ -244,8 +244,8 @@ func decodeRelayedReport(b []byte) (*RelayedReport, error) {
 }
 
 func readRelayVersion(r *wire.Reader) error {
-	if v := r.Uint8("version"); r.Err() == nil && v != RelayVersion {
-		return fmt.Errorf("version %d is not supported (want %d)", v, RelayVersion)
+	if v := r.Uint8("version"); r.Err() == nil && v != relayVersion {
+		return fmt.Errorf("version %d is not supported (want %d)", v, relayVersion)
 	}
 	return r.Err()
 }
