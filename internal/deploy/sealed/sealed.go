@@ -160,6 +160,8 @@ type RelayedReport struct {
 	Helper Upload
 }
 
+// Encode writes the fields of s, without the version byte (a frame's
+// body, or the helper's part of a relayed report).
 func (s *Upload) Encode(w *wire.Writer) {
 	w.String(s.Dataset)
 	w.Fixed(s.Report[:])
@@ -202,6 +204,7 @@ func decodeSealedUpload(b []byte) (*Upload, error) {
 	return &s, nil
 }
 
+// Marshal returns the version byte and the fields of rr.
 func (rr *RelayedReport) Marshal() []byte {
 	var w wire.Writer
 	w.Uint8(relayVersion)
