@@ -46,9 +46,4 @@
 // mode); it does let the leader drop a party's sealed share, which only
 // removes that report from every release (both servers sum the agreed
 // set).
-//
-// Load. RunLoad uploads many synthetic reports (sealed, or over libp2p
-// from fresh or shared hosts) and records the digest of every upload;
-// Sent.Check then reads the stopped servers' stores for reports lost or
-// stored twice (fedecdf bench ingest).
 package client
