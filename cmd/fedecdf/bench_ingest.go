@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fedecdf/fedecdf/internal/bench"
 	"github.com/fedecdf/fedecdf/internal/deploy"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
@@ -266,7 +267,7 @@ func (o *benchIngestOptions) run(ctx context.Context, stderr io.Writer, dir stri
 	if err != nil {
 		return nil, err
 	}
-	load := deploy.Load{Parties: o.parties, Concurrency: o.concurrency, Seed: 1, Transport: p2p.Config{RetryWindow: time.Minute}, Manifests: d.spread}
+	load := bench.Load{Parties: o.parties, Concurrency: o.concurrency, Seed: 1, Transport: p2p.Config{RetryWindow: time.Minute}, Manifests: d.spread}
 	if o.connections == "reuse" {
 		load.Hosts = o.hosts
 	}
@@ -274,7 +275,7 @@ func (o *benchIngestOptions) run(ctx context.Context, stderr io.Writer, dir stri
 	bar.Start("uploading reports", o.parties)
 	load.Acked = func() { bar.Add(1) }
 	start := time.Now()
-	sent, err := deploy.RunLoad(ctx, d.m, load)
+	sent, err := bench.RunLoad(ctx, d.m, load)
 	if err != nil {
 		return nil, err
 	}

@@ -21,8 +21,8 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
 
-	"github.com/fedecdf/fedecdf/internal/deploy"
 	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/client"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/p2p"
@@ -276,9 +276,9 @@ func (c *crashCluster) crash(role string) {
 	c.start(role)
 }
 
-func (c *crashCluster) newParty() *deploy.Party {
+func (c *crashCluster) newParty() *client.Party {
 	c.t.Helper()
-	p, err := deploy.NewParty(c.m, nil, crashTransport)
+	p, err := client.NewParty(c.m, nil, crashTransport)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -321,7 +321,7 @@ func (c *crashCluster) release() (*analyst.ECDF, error) {
 
 // exactCounts are the prefix counts of the reports' 1-based bins:
 // counts[i−1] is the number of reports in bins 1..i.
-func exactCounts(m *manifest.Manifest, reports []*deploy.Report, bins map[*deploy.Report]int) []int64 {
+func exactCounts(m *manifest.Manifest, reports []*client.Report, bins map[*client.Report]int) []int64 {
 	want := make([]int64, m.Grid.Bins)
 	for _, r := range reports {
 		for i := bins[r] - 1; i < len(want); i++ {
@@ -358,9 +358,9 @@ func TestLeaderSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := c.newParty()
-	inst := deploy.DemoInstances(k+2+fresh, 11)
-	reports := make([]*deploy.Report, len(inst))
-	bins := map[*deploy.Report]int{}
+	inst := client.DemoInstances(k+2+fresh, 11)
+	reports := make([]*client.Report, len(inst))
+	bins := map[*client.Report]int{}
 	for j, x := range inst {
 		if reports[j], err = p.NewReport(x); err != nil {
 			t.Fatal(err)
@@ -378,7 +378,7 @@ func TestLeaderSIGKILL(t *testing.T) {
 	// Two uploads reach the leader only (the party stops before the
 	// helper): one is retried after the crash, the other never.
 	stray := c.rawHost(c.newIdentityKey(), "")
-	for _, r := range []*deploy.Report{partial, leaderOnly} {
+	for _, r := range []*client.Report{partial, leaderOnly} {
 		if ack, err := protocol.Call[*protocol.Ack](ctx, stray.Conn(p2p.ReportProtocol), manifest.LeaderName, r.Leader); err != nil || ack.Duplicate {
 			t.Fatalf("upload of report %v to the leader alone: %+v, %v", r.ID, ack, err)
 		}

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fedecdf/fedecdf/internal/deploy"
 	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/client"
 	"github.com/fedecdf/fedecdf/internal/verify"
 )
 
@@ -36,12 +36,12 @@ func TestAdditiveSIGKILL(t *testing.T) {
 	}
 	p := c.newParty()
 	rng := rand.New(rand.NewPCG(17, 18))
-	var honest []*deploy.Report
-	bins := map[*deploy.Report]int{}
+	var honest []*client.Report
+	bins := map[*client.Report]int{}
 	wantRejected := map[string]int{}
 	kinds := verify.Forgeries()
 	for round := range rounds {
-		for _, x := range deploy.DemoInstances(honestPerRound, uint64(round)) {
+		for _, x := range client.DemoInstances(honestPerRound, uint64(round)) {
 			r, err := p.NewReport(x)
 			if err != nil {
 				t.Fatal(err)
@@ -54,7 +54,7 @@ func TestAdditiveSIGKILL(t *testing.T) {
 			}
 			honest = append(honest, r)
 		}
-		if err := deploy.SubmitForgeries(ctx, c.m, forgedPerRound, crashTransport, uint64(round)); err != nil {
+		if err := client.SubmitForgeries(ctx, c.m, forgedPerRound, crashTransport, uint64(round)); err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
 		releasing, stop := context.WithCancel(ctx)

@@ -16,8 +16,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fedecdf/fedecdf/analysis"
-	"github.com/fedecdf/fedecdf/internal/deploy"
 	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/client"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -333,12 +333,12 @@ func stopChildren(procs []*exec.Cmd) {
 func demoAnalyst(ctx context.Context, out io.Writer, bar *progress, m *manifest.Manifest, id *manifest.Identity, o demoOptions) error {
 	start := time.Now()
 	bar.Start("uploading parties", o.parties)
-	inst := deploy.DemoInstances(o.parties, 1)
+	inst := client.DemoInstances(o.parties, 1)
 	truth, err := demoTruth(m, inst)
 	if err != nil {
 		return err
 	}
-	n, err := deploy.SubmitAllProgress(ctx, m, inst, p2p.Config{}, 16, true, func() { bar.Add(1) })
+	n, err := client.SubmitAllProgress(ctx, m, inst, p2p.Config{}, 16, true, func() { bar.Add(1) })
 	if err == nil {
 		bar.Finish()
 	}
@@ -347,7 +347,7 @@ func demoAnalyst(ctx context.Context, out io.Writer, bar *progress, m *manifest.
 	}
 	fmt.Fprintf(out, "%d parties uploaded in %.2f s (%s transport)\n", n, time.Since(start).Seconds(), o.transport)
 	if o.malicious > 0 {
-		if err := deploy.SubmitForgeries(ctx, m, o.malicious, p2p.Config{}, 1); err != nil {
+		if err := client.SubmitForgeries(ctx, m, o.malicious, p2p.Config{}, 1); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "%d malicious parties uploaded an invalid report each\n", o.malicious)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/client"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -28,9 +28,9 @@ func TestSIGKILLDuringConcurrentUploads(t *testing.T) {
 	c := newCrashCluster(t, ctx, 1)
 	p := c.newParty()
 	conn := c.rawHost(c.newIdentityKey(), "").Conn(p2p.ReportProtocol)
-	reports := make(chan *deploy.Report, n)
+	reports := make(chan *client.Report, n)
 	sent := map[payload.ReportID]bool{}
-	for _, x := range deploy.DemoInstances(n, 17) {
+	for _, x := range client.DemoInstances(n, 17) {
 		r, err := p.NewReport(x)
 		if err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/aggregation/remote"
 	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/client"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/store"
@@ -53,7 +54,7 @@ func releaseHint(err error) string {
 // operatorHint is the hint of an error starting or reaching a server:
 // its store, its listening address, its budget.
 func operatorHint(err error) string {
-	var dial *deploy.DialError
+	var dial *client.DialError
 	switch {
 	case errors.As(err, &dial):
 		return fmt.Sprintf("is `fedecdf server --role %s` running and listening for sealed uploads there? Start it, or fix the %s's upload_addr in the manifest", dial.Server, dial.Server)

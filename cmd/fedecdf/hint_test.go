@@ -11,6 +11,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/aggregation/remote"
 	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/client"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/p2p"
@@ -49,7 +50,7 @@ func TestHints(t *testing.T) {
 		{"manifest mismatch, at start", fmt.Errorf("leader: %w", mismatch), "fedecdf manifest writes the manifest"},
 		{"the words only", refused(t, errors.New("manifest mismatch: is pending: the helper has not confirmed it")), ""},
 		{"other", errors.New("no such file"), ""},
-		{"a server down", fmt.Errorf("sealed upload to the helper at 127.0.0.1:1: %w", &deploy.DialError{Server: manifest.HelperName, Err: syscall.ECONNREFUSED}), "is `fedecdf server --role helper` running"},
+		{"a server down", fmt.Errorf("sealed upload to the helper at 127.0.0.1:1: %w", &client.DialError{Server: manifest.HelperName, Err: syscall.ECONNREFUSED}), "is `fedecdf server --role helper` running"},
 		{"a store in use", lockedStore(t), "another fedecdf server running on it"},
 		{"a store of another format", fmt.Errorf("store: x.db: %w: the file is format [9]", store.ErrFormat), "use the fedecdf version that wrote it"},
 		{"a database of a newer schema", fmt.Errorf("store: %w", store.ErrSchema), "use the fedecdf version that wrote it"},

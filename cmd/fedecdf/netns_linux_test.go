@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/client"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 )
@@ -181,9 +181,9 @@ func partiesChild(t *testing.T, manifestPath string) {
 		t.Fatal(err)
 	}
 	tc := p2p.Config{Logger: crashTransport.Logger, Attempts: 1, CallTimeout: 30 * time.Second}
-	inst := deploy.DemoInstances(manyParties, 3)
+	inst := client.DemoInstances(manyParties, 3)
 	upload := func(k int) error {
-		p, err := deploy.NewParty(m, nil, tc)
+		p, err := client.NewParty(m, nil, tc)
 		if err != nil {
 			return err
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fedecdf/fedecdf/internal/dataset"
-	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/client"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -123,10 +123,10 @@ func (o *partyOptions) run(cmd *cobra.Command, _ []string) error {
 	if o.csv != "" {
 		return o.submitRows(cmd, m, all, tc)
 	}
-	if err := deploy.ValidateRows(m, all); err != nil {
+	if err := client.ValidateRows(m, all); err != nil {
 		return fmt.Errorf("the record given by --score-value, --label-value: %w; nothing was uploaded", errors.Unwrap(err))
 	}
-	n, err := deploy.SubmitAll(cmd.Context(), m, all, tc, o.concurrency, false)
+	n, err := client.SubmitAll(cmd.Context(), m, all, tc, o.concurrency, false)
 	fmt.Fprintf(cmd.OutOrStdout(), "%d of %d report(s) acknowledged by both servers\n", n, len(all))
 	return err
 }
@@ -142,7 +142,7 @@ func (o *partyOptions) submitRows(cmd *cobra.Command, m *manifest.Manifest, all 
 	if keyPath == "" {
 		keyPath = o.csv + ".rowkey"
 	}
-	key, created, err := deploy.LoadRowKey(keyPath)
+	key, created, err := client.LoadRowKey(keyPath)
 	if err != nil {
 		return err
 	}
@@ -151,17 +151,17 @@ func (o *partyOptions) submitRows(cmd *cobra.Command, m *manifest.Manifest, all 
 			"(a new key: rows uploaded before under another key, such as this file's under another name, are stored again; "+
 			"pass that key with --row-key instead)\n", keyPath)
 	}
-	ids := deploy.RowReportIDs(key, m.Dataset, all)
-	uploaded := deploy.UploadedRowsPath(keyPath)
+	ids := client.RowReportIDs(key, m.Dataset, all)
+	uploaded := client.UploadedRowsPath(keyPath)
 	prev := map[payload.ReportID]bool{}
 	if !created {
-		if prev, err = deploy.ReadUploadedRows(uploaded); err != nil {
+		if prev, err = client.ReadUploadedRows(uploaded); err != nil {
 			return err
 		}
 	}
 	bar := newProgress(cmd.ErrOrStderr(), false)
 	bar.Start("uploading "+o.csv, len(all))
-	res, err := deploy.SubmitRows(cmd.Context(), m, all, key, tc, o.concurrency, func(int, bool) { bar.Add(1) })
+	res, err := client.SubmitRows(cmd.Context(), m, all, key, tc, o.concurrency, func(int, bool) { bar.Add(1) })
 	if bar != nil && err == nil {
 		bar.Finish()
 	}
@@ -172,7 +172,7 @@ func (o *partyOptions) submitRows(cmd *cobra.Command, m *manifest.Manifest, all 
 		fmt.Fprintf(out, " (%d already stored by an earlier run or attempt)", res.Duplicates)
 	}
 	fmt.Fprintln(out)
-	if changed := deploy.ChangedRows(prev, ids); changed > 0 {
+	if changed := client.ChangedRows(prev, ids); changed > 0 {
 		fmt.Fprintf(out, "%d rows changed since the last upload: their old versions stay stored — the servers keep every accepted report "+
 			"(an edited or removed row counts; a moved row does not)\n", changed)
 	}
@@ -193,33 +193,33 @@ func (o *partyOptions) submitRows(cmd *cobra.Command, m *manifest.Manifest, all 
 // run the IDs of the file's rows, after a failed one those of the last
 // complete run and the rows stored since, so that the next run reports
 // the rows edited since the last upload.
-func recordUploaded(path string, prev map[payload.ReportID]bool, ids []payload.ReportID, res *deploy.RowResult, complete bool) error {
+func recordUploaded(path string, prev map[payload.ReportID]bool, ids []payload.ReportID, res *client.RowResult, complete bool) error {
 	now := map[payload.ReportID]bool{}
 	if !complete {
 		maps.Copy(now, prev)
 	}
 	for k, id := range ids {
-		if res.Held[k] == deploy.HeldByBoth {
+		if res.Held[k] == client.HeldByBoth {
 			now[id] = true
 		}
 	}
-	return deploy.WriteUploadedRows(path, now)
+	return client.WriteUploadedRows(path, now)
 }
 
 // printHeld says, after a failed run, which rows both servers hold,
 // which one server alone acknowledged (the other may hold them too, its
 // acknowledgement lost), and which a rerun will store (1-based data
 // rows).
-func printHeld(out io.Writer, res *deploy.RowResult, rows []int) {
+func printHeld(out io.Writer, res *client.RowResult, rows []int) {
 	if res.Count() > 0 {
-		fmt.Fprintf(out, "stored by both servers (row 1 is the first after the header): %s\n", rowRangesOf(res.Rows(deploy.HeldByBoth), rows))
+		fmt.Fprintf(out, "stored by both servers (row 1 is the first after the header): %s\n", rowRangesOf(res.Rows(client.HeldByBoth), rows))
 	}
-	for _, h := range []deploy.Held{deploy.HeldByLeader, deploy.HeldByHelper} {
+	for _, h := range []client.Held{client.HeldByLeader, client.HeldByHelper} {
 		if held := rowRangesOf(res.Rows(h), rows); held != "" {
 			fmt.Fprintf(out, "acknowledged by %v (the other may hold them too, if its acknowledgement was lost): %s\n", h, held)
 		}
 	}
-	missing := res.Rows(deploy.HeldByBoth)
+	missing := res.Rows(client.HeldByBoth)
 	for k := range missing {
 		missing[k] = !missing[k]
 	}
@@ -275,11 +275,11 @@ func (o *partyOptions) instances(cmd *cobra.Command) ([]party.Instance, error) {
 	}
 }
 
-// validateRows is deploy.ValidateRows naming the file's data row when
+// validateRows is client.ValidateRows naming the file's data row when
 // --missing skip left rows out.
 func (o *partyOptions) validateRows(m *manifest.Manifest, all []party.Instance) error {
 	if o.dataRows == nil {
-		return deploy.ValidateRows(m, all)
+		return client.ValidateRows(m, all)
 	}
 	g, err := m.NewGrid()
 	if err != nil {

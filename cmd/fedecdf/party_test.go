@@ -18,7 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/client"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -96,13 +96,13 @@ func TestPartyCSVRerunStoresEachRowOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	csv, rows := writeRows(t, n)
-	key, created, err := deploy.LoadRowKey(csv + ".rowkey")
+	key, created, err := client.LoadRowKey(csv + ".rowkey")
 	if err != nil || !created {
 		t.Fatalf("LoadRowKey = %v, %v", created, err)
 	}
 	ctx, crash := context.WithCancel(context.Background())
 	acked := 0
-	res, err := deploy.SubmitRows(ctx, m, rows, key, tc, 1, func(int, bool) {
+	res, err := client.SubmitRows(ctx, m, rows, key, tc, 1, func(int, bool) {
 		if acked++; acked == k {
 			crash()
 		}

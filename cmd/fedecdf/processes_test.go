@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fedecdf/fedecdf/internal/deploy"
 	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/client"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -103,10 +103,10 @@ func (c *processCluster) waitLog(name string, p *serverProc, done func(string) b
 // partyOf returns a party uploading to process k (1 or 2) of each
 // role: the manifest with that process's upload addresses, as a party
 // of a manifest listing several would pick one.
-func (c *processCluster) partyOf(k int) *deploy.Party {
+func (c *processCluster) partyOf(k int) *client.Party {
 	m := *c.m
 	m.Leader.UploadAddr, m.Helper.UploadAddr = c.upload["leader"+strconv.Itoa(k)], c.upload["helper"+strconv.Itoa(k)]
-	p, err := deploy.NewParty(&m, nil, crashTransport)
+	p, err := client.NewParty(&m, nil, crashTransport)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -140,11 +140,11 @@ func TestProcessesPerRoleSurviveSIGKILL(t *testing.T) {
 			t.Fatalf("%s, started second, does not stand by:\n%s", name, c.logs[name])
 		}
 	}
-	parties := []*deploy.Party{c.partyOf(1), c.partyOf(2)}
+	parties := []*client.Party{c.partyOf(1), c.partyOf(2)}
 	reports, bins := c.newReports(parties[0], n)
 
 	standbyOnly := newUploads()
-	standbyOnly.send(ctx, []*deploy.Party{parties[1]}, reports[:first], nil)
+	standbyOnly.send(ctx, []*client.Party{parties[1]}, reports[:first], nil)
 	if standbyOnly.failed != 0 {
 		t.Fatalf("%d of %d uploads to the standbys failed", standbyOnly.failed, first)
 	}
@@ -238,15 +238,15 @@ func (c *processCluster) checkStored(acked map[payload.ReportID]bool, e *analyst
 
 // newReports prepares n reports of DemoInstances with p, and their
 // bins by report ID.
-func (c *processCluster) newReports(p *deploy.Party, n int) ([]*deploy.Report, map[payload.ReportID]int) {
+func (c *processCluster) newReports(p *client.Party, n int) ([]*client.Report, map[payload.ReportID]int) {
 	c.t.Helper()
 	g, err := c.m.NewGrid()
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	reports := make([]*deploy.Report, n)
+	reports := make([]*client.Report, n)
 	bins := map[payload.ReportID]int{}
-	for j, x := range deploy.DemoInstances(n, 27) {
+	for j, x := range client.DemoInstances(n, 27) {
 		if reports[j], err = p.NewReport(x); err != nil {
 			c.t.Fatal(err)
 		}
@@ -284,7 +284,7 @@ func newUploads() *uploads { return &uploads{acked: map[payload.ReportID]bool{}}
 // a second; the servers limit the connection rate of one address, and
 // every party here is 127.0.0.1). afterAck is called with the number
 // acknowledged after each acknowledgement.
-func (u *uploads) send(ctx context.Context, parties []*deploy.Party, reports []*deploy.Report, afterAck func(acked int)) {
+func (u *uploads) send(ctx context.Context, parties []*client.Party, reports []*client.Report, afterAck func(acked int)) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 6)
 	for j, r := range reports {
@@ -377,7 +377,7 @@ func TestCoordinatorKilledDuringRelease(t *testing.T) {
 			p := pc.partyOf(1)
 			reports, bins := pc.newReports(p, n)
 			up := newUploads()
-			up.send(ctx, []*deploy.Party{p}, reports, nil)
+			up.send(ctx, []*client.Party{p}, reports, nil)
 			if up.failed != 0 {
 				t.Fatalf("%d uploads failed", up.failed)
 			}
@@ -439,7 +439,7 @@ func TestProcessesPerRoleAcrossPostgresRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c := newProcessCluster(t, ctx, first)
-	parties := []*deploy.Party{c.partyOf(1), c.partyOf(2)}
+	parties := []*client.Party{c.partyOf(1), c.partyOf(2)}
 	reports, bins := c.newReports(parties[0], n)
 	up := newUploads()
 	restarted := make(chan error, 1)

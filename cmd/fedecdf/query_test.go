@@ -24,6 +24,7 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/internal/deploy"
 	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/client"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -59,7 +60,7 @@ func inProcessDeployment(t *testing.T, epsilon float64, n int) (manifest, key st
 func inProcessDeploymentUnder(t *testing.T, epsilon float64, n int, relation string) (manifestPath, key string) {
 	t.Helper()
 	m, tc, analyst, dir := inProcessServers(t, epsilon, n, relation)
-	p, err := deploy.NewParty(m, nil, tc)
+	p, err := client.NewParty(m, nil, tc)
 	if err != nil {
 		t.Fatal(err)
 	}

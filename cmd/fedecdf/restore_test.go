@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/client"
 	"github.com/fedecdf/fedecdf/internal/pgtest"
 	"github.com/fedecdf/fedecdf/server"
 )
@@ -66,7 +66,7 @@ func testRestore(t *testing.T, stores map[string]string, snapshot func(c *crashC
 	defer cancel()
 	c := newClusterWith(t, ctx, k, clusterOptions{stores: stores})
 	p := c.newParty()
-	for _, x := range deploy.DemoInstances(k, 5) {
+	for _, x := range client.DemoInstances(k, 5) {
 		r, err := p.NewReport(x)
 		if err != nil {
 			t.Fatal(err)

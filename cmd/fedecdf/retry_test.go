@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fedecdf/fedecdf/internal/deploy"
 	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/client"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -61,12 +61,12 @@ func (c *crashCluster) killAfter(role string, k int, r *partyRun) {
 // rowIDs returns the report IDs of the rows of csv under its row key.
 func rowIDs(t *testing.T, dataset, csv string, rows []party.Instance) map[payload.ReportID]bool {
 	t.Helper()
-	key, _, err := deploy.LoadRowKey(csv + ".rowkey")
+	key, _, err := client.LoadRowKey(csv + ".rowkey")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ids := map[payload.ReportID]bool{}
-	for _, id := range deploy.RowReportIDs(key, dataset, rows) {
+	for _, id := range client.RowReportIDs(key, dataset, rows) {
 		ids[id] = true
 	}
 	return ids

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedecdf/fedecdf/internal/deploy"
+	"github.com/fedecdf/fedecdf/internal/deploy/client"
 	"github.com/fedecdf/fedecdf/party"
 )
 
@@ -100,11 +100,11 @@ func TestPartyCSVRefusesOldRowKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	csv, _ := writeRows(t, 3)
-	if err := os.WriteFile(csv+".rowkey", []byte(strings.Repeat("ab", deploy.RowKeySize)+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(csv+".rowkey", []byte(strings.Repeat("ab", client.RowKeySize)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	_, err := runCommand(newPartyCommand(), "--manifest", manifest, "--input", csv, "--probability-column", "p")
-	if !errors.Is(err, deploy.ErrOldRowKey) || !strings.Contains(err.Error(), "positions") {
+	if !errors.Is(err, client.ErrOldRowKey) || !strings.Contains(err.Error(), "positions") {
 		t.Errorf("err = %v, want ErrOldRowKey explaining the change", err)
 	}
 }

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fedecdf/fedecdf/internal/deploy"
 	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/client"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/party"
 )
@@ -59,7 +59,7 @@ func objectKeys(t *testing.T, raw json.RawMessage) [][]string {
 // analyst's, or a bad --format, is refused.
 func TestStatusCommand(t *testing.T) {
 	m, tc, analystID, dir := inProcessServers(t, 1<<48, 1, "replace")
-	p, err := deploy.NewParty(m, nil, tc)
+	p, err := client.NewParty(m, nil, tc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestStatusTextWithholdsCounts(t *testing.T) {
 // stores (the time is in each release's record).
 func TestStatusListsReleasesWithTime(t *testing.T) {
 	c := startCluster(t, 1<<40, 1, "replace")
-	p, err := deploy.NewParty(c.m, nil, c.tc)
+	p, err := client.NewParty(c.m, nil, c.tc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,9 @@ import (
 	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/client"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
+	"github.com/fedecdf/fedecdf/internal/deploy/sealed"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 )
 
@@ -33,11 +35,11 @@ func (d *deployment) partiesFrom(ip string, n int, seed uint64) (int, time.Durat
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i, inst := range instances(n, seed) {
-		p, err := NewParty(d.m, nil, tc)
+		p, err := client.NewParty(d.m, nil, tc)
 		if err != nil {
 			d.t.Fatal(err)
 		}
-		p.dialer = from(ip)
+		p.SetDialer(from(ip))
 		wg.Go(func() {
 			if _, err := p.Submit(context.Background(), inst); err == nil {
 				ok.Add(1)
@@ -84,7 +86,7 @@ func garbage(ip string, addrs []string, stop <-chan struct{}) {
 		}
 		rand.Read(body)
 		c.SetDeadline(time.Now().Add(time.Second))
-		writeSealedFrame(c, frameUpload, body)
+		sealed.WriteFrame(c, sealed.FrameUpload, body)
 		c.Read(make([]byte, 1))
 		c.Close()
 	}

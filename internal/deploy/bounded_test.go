@@ -13,6 +13,7 @@ import (
 	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/client"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/transport"
@@ -84,7 +85,7 @@ func TestUploadToStallingServerEndsWithinWindow(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			m := *d.m
 			c.edit(&m)
-			p, err := NewParty(&m, nil, p2p.Config{Logger: quiet, RetryWindow: window, CallTimeout: attempt, Backoff: 20 * time.Millisecond})
+			p, err := client.NewParty(&m, nil, p2p.Config{Logger: quiet, RetryWindow: window, CallTimeout: attempt, Backoff: 20 * time.Millisecond})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -111,12 +112,12 @@ func TestUploadToStallingServerEndsWithinWindow(t *testing.T) {
 // timeout of libp2p's queries.
 func TestPartyAttemptTimeoutDefault(t *testing.T) {
 	d := newSealedDeployment(t, manifest.UploadDirect, time.Minute)
-	p, err := NewParty(d.m, nil, p2p.Config{RetryWindow: time.Minute})
+	p, err := client.NewParty(d.m, nil, p2p.Config{RetryWindow: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.tc.CallTimeout != DefaultUploadAttempt || DefaultUploadAttempt >= p2p.DefaultCallTimeout {
-		t.Errorf("a party's attempt timeout is %v, want %v (below the call timeout %v)", p.tc.CallTimeout, DefaultUploadAttempt, p2p.DefaultCallTimeout)
+	if p.Transport().CallTimeout != client.DefaultUploadAttempt || client.DefaultUploadAttempt >= p2p.DefaultCallTimeout {
+		t.Errorf("a party's attempt timeout is %v, want %v (below the call timeout %v)", p.Transport().CallTimeout, client.DefaultUploadAttempt, p2p.DefaultCallTimeout)
 	}
 }
 

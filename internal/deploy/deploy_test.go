@@ -21,6 +21,7 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/client"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/p2p"
@@ -173,9 +174,9 @@ func (d *deployment) readRelease(id payload.ReleaseID) (*analyst.ECDF, error) {
 	return a.ReadRelease(context.Background(), id)
 }
 
-func (d *deployment) newParty() *Party {
+func (d *deployment) newParty() *client.Party {
 	d.t.Helper()
-	p, err := NewParty(d.m, nil, fast)
+	p, err := client.NewParty(d.m, nil, fast)
 	if err != nil {
 		d.t.Fatal(err)
 	}
@@ -241,7 +242,7 @@ func TestEndToEnd(t *testing.T) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			p, err := NewParty(d.m, nil, fast)
+			p, err := client.NewParty(d.m, nil, fast)
 			if err != nil {
 				errs <- err
 				return
@@ -337,7 +338,7 @@ func TestLeaderRestart(t *testing.T) {
 	d := newDeployment(t, hugeEpsilon, k+more)
 	p := d.newParty()
 	inst := instances(k+more, 3)
-	reports := make([]*Report, len(inst))
+	reports := make([]*client.Report, len(inst))
 	for j, x := range inst {
 		var err error
 		if reports[j], err = p.NewReport(x); err != nil {
@@ -424,7 +425,7 @@ func TestReportProtocolCarriesOnlyUploads(t *testing.T) {
 	d := newDeployment(t, 1, 1)
 	p := d.newParty()
 	req := &protocol.CreateRelease{Dataset: d.m.Dataset, Release: payload.ReleaseID{1}, Components: []payload.Component{payload.Count}}
-	_, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.host.Conn(p2p.ReportProtocol), manifest.LeaderName, req)
+	_, err := protocol.Call[*protocol.ReleaseCreated](context.Background(), p.Host().Conn(p2p.ReportProtocol), manifest.LeaderName, req)
 	if err == nil {
 		t.Fatal("a release request over the report protocol was accepted")
 	}

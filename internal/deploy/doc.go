@@ -1,10 +1,12 @@
-// Package deploy runs fedecdf's servers and parties across machines.
+// Package deploy runs a fedecdf server process, leader or helper, across machines.
 //
-// It wires the party/server logic onto libp2p hosts (internal/p2p) and
-// the sealed-upload transport (sealed.go) with a durable store
-// (internal/store), under the manifest and identities of package
-// internal/deploy/manifest; the analyst's side is package
-// internal/deploy/analyst. See ARCHITECTURE.md, "Data flow".
+// It wires the server logic onto libp2p hosts (internal/p2p) and the
+// sealed-upload listener (sealed_server.go; the frames are package
+// internal/deploy/sealed) with a durable store (internal/store), under
+// the manifest and identities of package internal/deploy/manifest. A
+// party's side (direct and relayed uploads, files of rows, load and
+// forgeries) is package internal/deploy/client; the analyst's side is
+// package internal/deploy/analyst. See ARCHITECTURE.md, "Data flow".
 //
 // The servers own the privacy contract: each builds its server.Dataset
 // from the manifest, so the relation, the mechanisms allowed, the δ
@@ -16,51 +18,14 @@
 // chooses only ε and δ within the policy, and which components and
 // prefixes to read.
 //
-// Upload mode "direct": a party validates its record, draws a report ID
-// and its verified report (the dcf backend: the field DCF keys of its bin
-// and payload vector with correlated randomness, internal/vdcf; the
-// additive backend: a Prio3 report, below), and sends each server its
-// own share over a Noise channel to that server (or sealed to it:
-// "Upload transport"), to both at once; it is then free to go offline. The same
-// encoded upload is resent on retries (each server's on its own, with
-// backoff, for the transport's retry window), and servers drop
-// duplicates by report ID, so a lost acknowledgement never counts a
-// party twice; an upload that reached one server only fails with an
-// UploadError naming it. A party's file of rows (SubmitRows) derives
-// each row's report ID and keys from a secret row key, the row's values
-// and its occurrence number j among identical rows (the j-th copy),
-//
-//	id = HMAC-SHA256(key, "fedecdf report id v2" ‖ dataset ‖ j ‖ row)[:16],
-//
-// never its position, so a rerun of the same multiset of rows, in any
-// order, stores exactly the rows not yet stored; the row key's side file
-// lists the IDs last stored, so a rerun counts the rows edited since.
-//
-// Upload mode "relay" (manifest "upload": "relay"): the party talks to
-// the leader only, as an IETF DAP client. It sends the leader, over
-// Noise (or in one frame sealed to the leader: "Upload transport"),
-// its own DCF key and the helper's upload sealed
-// with HPKE (base mode, the suite above) to the helper's public key in
-// the manifest; the dataset and report ID are the AEAD's associated
-// data, so the leader can neither read the helper's key nor move it to
-// another report. The leader stores its key, relays the sealed share to
-// the helper (SealedProtocol, leader only), which opens and stores it,
-// and acknowledges the party only when both have. Retries are safe as in
-// direct mode: each server drops a duplicate report ID. When the leader
-// stored its share but could not relay the other (ErrRelayFailed), the
-// party retries through the leader within its retry window. The relay adds
-// no trust in the leader for privacy (it sees one key, as in direct
-// mode); it does let the leader drop a party's sealed share, which only
-// removes that report from every release (both servers sum the agreed
-// set).
-//
-// Upload transport. Over libp2p (the default when the manifest gives a
+// Upload transport (the parties' side and the upload modes: package
+// internal/deploy/client; the frames: internal/deploy/sealed). Over libp2p (the default when the manifest gives a
 // server no "upload_addr"), each party's upload costs each server a
 // Noise XX handshake, identify and yamux: a mutually authenticated
 // session a party does not need. A server whose manifest entry has an
 // upload_addr (HOST:PORT; fedecdf manifest --leader-upload,
 // --helper-upload) also listens there for sealed uploads, as an IETF
-// DAP server does (sealed.go): the party opens one plain TCP connection
+// DAP server does (sealed_server.go): the party opens one plain TCP connection
 // per upload and sends one frame (version 1, kind,
 // length; then the dataset, the report ID, the HPKE encapsulated key and
 // the ciphertext), its upload sealed with HPKE base mode (the suite
@@ -77,7 +42,7 @@
 // another report or server (the frame does not open: it is refused
 // unanswered by a MAC, which the party does not trust as success), and
 // cannot forge or alter an acknowledgement: the party checks the MAC
-// (ErrForgedAck) and sends the same frame again, which the server
+// (client.ErrForgedAck) and sends the same frame again, which the server
 // acknowledges as a duplicate if it stored it. A replayed frame is a
 // duplicate. The server reads a frame of at most twice its manifest's
 // upload size plus 2 KiB (a relayed report holds two uploads) within
@@ -119,7 +84,7 @@
 // each deployment its own key); only the two
 // servers can compute it, and no message carries it. Each store records
 // it (CheckVerifyKey) and a server whose key file changed under it
-// refuses to start (store.ErrVerifyKeyChanged). SubmitForgeries sends
+// refuses to start (store.ErrVerifyKeyChanged). client.SubmitForgeries sends
 // invalid reports of every kind (fedecdf demo --malicious).
 //
 // Servers. A server accepts a report only after writing it to its bbolt
@@ -136,11 +101,6 @@
 // same noise) and charged at most once at each server; the leader, too,
 // answers a retried release from its record, and completes or aborts a
 // pending one (server/doc.go, "Release creation").
-//
-// Load. RunLoad uploads many synthetic reports (sealed, or over libp2p
-// from fresh or shared hosts) and records the digest of every upload;
-// Sent.Check then reads the stopped servers' stores for reports lost or
-// stored twice (fedecdf bench ingest).
 //
 // The two servers run one manifest. The leader exchanges the manifest's
 // digests (Manifest.Digests) with the helper when it starts, every

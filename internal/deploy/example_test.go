@@ -12,6 +12,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/internal/deploy"
 	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/client"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -57,7 +58,7 @@ func Example() {
 	m.Leader.Addrs = []string{leader.Addrs()[0].String()}
 
 	records := []party.Instance{{Score: 0.1}, {Score: 0.6, Label: 1}, {Score: 0.9}}
-	if _, err := deploy.SubmitAll(context.Background(), m, records, quiet, 3, true); err != nil {
+	if _, err := client.SubmitAll(context.Background(), m, records, quiet, 3, true); err != nil {
 		panic(err)
 	}
 	a, err := analyst.NewAnalyst(m, analystID, quiet)

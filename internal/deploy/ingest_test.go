@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/fedecdf/fedecdf/internal/bench"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/store"
 )
@@ -19,7 +20,7 @@ import (
 func TestLoadCheck(t *testing.T) {
 	for _, hosts := range []int{0, 2} {
 		d := newDeployment(t, hugeEpsilon, 1)
-		sent, err := RunLoad(context.Background(), d.m, Load{Parties: 24, Hosts: hosts, Concurrency: 6, Seed: 3, Transport: fast})
+		sent, err := bench.RunLoad(context.Background(), d.m, bench.Load{Parties: 24, Hosts: hosts, Concurrency: 6, Seed: 3, Transport: fast})
 		if err != nil || sent.Acked != 24 || sent.Failed != 0 {
 			t.Fatalf("hosts %d: %d acknowledged, %d failed, %v; want all 24", hosts, sent.Acked, sent.Failed, err)
 		}

@@ -1,17 +1,11 @@
 package deploy
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"strings"
 	"testing"
 
-	"github.com/cloudflare/circl/kem"
-
+	"github.com/fedecdf/fedecdf/internal/deploy/client"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
-	"github.com/fedecdf/fedecdf/internal/payload"
-	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/party"
 )
 
@@ -24,7 +18,7 @@ func TestRelayUpload(t *testing.T) {
 	d := newDeploymentMode(t, hugeEpsilon, n, manifest.UploadRelay)
 	partyView := *d.m
 	partyView.Helper.Addrs = []string{"/ip4/127.0.0.1/tcp/1"}
-	p, err := NewParty(&partyView, nil, fast)
+	p, err := client.NewParty(&partyView, nil, fast)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,9 +35,9 @@ func TestRelayUpload(t *testing.T) {
 
 // sendThenResend has p send the report of each instance, each new to
 // the servers, then the first one again, which must be a duplicate.
-func sendThenResend(t *testing.T, p *Party, inst []party.Instance) {
+func sendThenResend(t *testing.T, p *client.Party, inst []party.Instance) {
 	t.Helper()
-	var first *Report
+	var first *client.Report
 	for _, x := range inst {
 		r, err := p.NewReport(x)
 		if err != nil {
@@ -67,7 +61,7 @@ func TestRelayRefusedInDirectMode(t *testing.T) {
 	d := newDeployment(t, 1, 1)
 	relayView := *d.m
 	relayView.Upload = manifest.UploadRelay
-	p, err := NewParty(&relayView, nil, fast)
+	p, err := client.NewParty(&relayView, nil, fast)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,103 +69,4 @@ func TestRelayRefusedInDirectMode(t *testing.T) {
 	if _, err := p.Submit(context.Background(), instances(1, 6)[0]); err == nil {
 		t.Fatal("a direct-mode leader accepted a relayed report")
 	}
-}
-
-func testSealed(t testing.TB, helper *manifest.Identity) (*protocol.Upload, *sealedUpload) {
-	up := &protocol.Upload{Dataset: "d", Report: payload.ReportID{4, 2}, Key: []byte("the helper's DCF key")}
-	s, err := sealUpload(helper.HPKEPublicKey, up)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return up, s
-}
-
-// TestSealedUpload: only the helper's key opens a sealed share, and the
-// leader cannot move it to another report or dataset or alter it.
-func TestSealedUpload(t *testing.T) {
-	helper, other := newIdentity(t), newIdentity(t)
-	up, s := testSealed(t, helper)
-	if bytes.Contains(s.Ciphertext, up.Key) {
-		t.Fatal("the sealed share holds the key in the clear")
-	}
-	got, err := s.open(hpkeKey(t, helper))
-	if err != nil || !bytes.Equal(got, protocol.Encode(up)) {
-		t.Fatalf("open: %x, %v; want the encoded upload", got, err)
-	}
-	if _, err := s.open(hpkeKey(t, other)); !errors.Is(err, ErrUnsealable) {
-		t.Errorf("opened with another key: %v", err)
-	}
-	for name, tamper := range map[string]func(*sealedUpload){
-		"report":     func(s *sealedUpload) { s.Report[0] ^= 1 },
-		"dataset":    func(s *sealedUpload) { s.Dataset = "e" },
-		"ciphertext": func(s *sealedUpload) { s.Ciphertext[3] ^= 1 },
-		"enc":        func(s *sealedUpload) { s.Enc[3] ^= 1 },
-	} {
-		t.Run(name, func(t *testing.T) {
-			_, s := testSealed(t, helper)
-			tamper(s)
-			if _, err := s.open(hpkeKey(t, helper)); err == nil {
-				t.Errorf("a sealed share with a changed %s opened", name)
-			}
-		})
-	}
-}
-
-func TestRelayedReportParse(t *testing.T) {
-	up, s := testSealed(t, newIdentity(t))
-	mine := *up
-	mine.Key = []byte("the leader's DCF key")
-	rr := &relayedReport{Leader: protocol.Encode(&mine), Helper: *s}
-	got, err := parseRelayedReport(rr.marshal())
-	if err != nil || !bytes.Equal(got.Leader, rr.Leader) || !bytes.Equal(got.Helper.marshal(), s.marshal()) {
-		t.Fatalf("round trip: %+v, %v", got, err)
-	}
-	mine.Report[0] ^= 1
-	rr.Leader = protocol.Encode(&mine)
-	if _, err := parseRelayedReport(rr.marshal()); !errors.Is(err, protocol.ErrMalformed) || !strings.Contains(err.Error(), "the sealed one report") {
-		t.Errorf("leader and sealed uploads of different reports: %v", err)
-	}
-	rr.Leader = protocol.Encode(&protocol.Ack{})
-	if _, err := parseRelayedReport(rr.marshal()); !errors.Is(err, protocol.ErrMalformed) || !strings.Contains(err.Error(), "not an upload") {
-		t.Errorf("leader part not an upload: %v", err)
-	}
-	b := rr.marshal()
-	b[0] = 9
-	if _, err := parseRelayedReport(b); !errors.Is(err, protocol.ErrMalformed) || !strings.Contains(err.Error(), "version 9") {
-		t.Errorf("version 9: %v", err)
-	}
-}
-
-func FuzzParseRelayedReport(f *testing.F) {
-	up, s := testSealed(f, newIdentity(f))
-	f.Add((&relayedReport{Leader: protocol.Encode(up), Helper: *s}).marshal())
-	f.Add([]byte{relayVersion})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		rr, err := parseRelayedReport(b)
-		if err == nil && !bytes.Equal(rr.marshal(), b) {
-			t.Fatalf("relayed report re-encodes differently")
-		}
-	})
-}
-
-func FuzzParseSealedUpload(f *testing.F) {
-	_, s := testSealed(f, newIdentity(f))
-	f.Add(s.marshal())
-	f.Add([]byte{relayVersion, 0, 0, 0, 0})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		s, err := parseSealedUpload(b)
-		if err == nil && !bytes.Equal(s.marshal(), b) {
-			t.Fatalf("sealed upload re-encodes differently")
-		}
-	})
-}
-
-// hpkeKey returns id's HPKE private key.
-func hpkeKey(t testing.TB, id *manifest.Identity) kem.PrivateKey {
-	t.Helper()
-	sk, err := id.HPKEKey()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sk
 }

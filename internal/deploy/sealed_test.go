@@ -16,7 +16,9 @@ import (
 
 	"github.com/cloudflare/circl/hpke"
 
+	"github.com/fedecdf/fedecdf/internal/deploy/client"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
+	"github.com/fedecdf/fedecdf/internal/deploy/sealed"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 )
@@ -58,7 +60,7 @@ func TestSealedUploads(t *testing.T) {
 			const n = 20
 			d := newSealedDeployment(t, mode, time.Minute)
 			p := d.newParty()
-			if p.host != nil {
+			if p.Host() != nil {
 				t.Fatal("a party of a manifest with upload addresses started a libp2p host")
 			}
 			inst := instances(n, 7)
@@ -84,23 +86,23 @@ func exchange(t *testing.T, addr string, frame []byte) (byte, []byte, error) {
 	if _, err := c.Write(frame); err != nil {
 		return 0, nil, err
 	}
-	return readSealedFrame(c, maxAnswerLen, frameAck, frameRefusal)
+	return sealed.ReadFrame(c, sealed.MaxAnswerLen, sealed.FrameAck, sealed.FrameRefusal)
 }
 
 // frameOf seals report r's upload to the leader (or, in relay mode, r
 // relayed through it) as the party would, then lets change alter the
 // sealed upload before the frame is encoded.
-func frameOf(t *testing.T, d *deployment, to manifest.Endpoint, r *Report, kind byte, change func(*sealedUpload)) *sealedCall {
+func frameOf(t *testing.T, d *deployment, to manifest.Endpoint, r *client.Report, kind byte, change func(*sealed.Upload)) *client.SealedCall {
 	t.Helper()
 	pt := protocol.Encode(r.Leader)
-	if kind == frameRelayed {
-		sealed, err := sealUpload(d.m.Helper.HPKEPublicKey, r.Helper)
+	if kind == sealed.FrameRelayed {
+		su, err := sealed.SealUpload(d.m.Helper.HPKEPublicKey, r.Helper)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pt = (&relayedReport{Leader: pt, Helper: *sealed}).marshal()
+		pt = (&sealed.RelayedReport{Leader: pt, Helper: *su}).Marshal()
 	}
-	s, key, err := seal(strings.NewReader(strings.Repeat("k", 64)), to.HPKEPublicKey, sealedInfo[kind], d.m.Dataset, r.ID, pt)
+	s, key, err := sealed.Seal(strings.NewReader(strings.Repeat("k", 64)), to.HPKEPublicKey, sealed.Info[kind], d.m.Dataset, r.ID, pt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,14 +110,14 @@ func frameOf(t *testing.T, d *deployment, to manifest.Endpoint, r *Report, kind 
 		change(s)
 	}
 	var f bytes.Buffer
-	if err := writeSealedFrame(&f, kind, sealedWriter(s)); err != nil {
+	if err := sealed.WriteFrame(&f, kind, sealedWriter(s)); err != nil {
 		t.Fatal(err)
 	}
-	return &sealedCall{to: manifest.LeaderName, addr: d.m.Leader.UploadAddr, frame: f.Bytes(), ackKey: key}
+	return &client.SealedCall{To: manifest.LeaderName, Addr: d.m.Leader.UploadAddr, Frame: f.Bytes(), AckKey: key}
 }
 
 // sealedWriter is the body of a request frame holding s.
-func sealedWriter(s *sealedUpload) []byte { return s.marshal()[1:] }
+func sealedWriter(s *sealed.Upload) []byte { return s.Marshal()[1:] }
 
 // TestSealedFramesAdversary: a network attacker's or malicious party's
 // frames, in both upload modes: a tampered ciphertext, associated data
@@ -128,20 +130,20 @@ func TestSealedFramesAdversary(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			d := newSealedDeployment(t, mode, time.Minute)
 			p := d.newParty()
-			kind, otherKind := frameUpload, frameRelayed
+			kind, otherKind := sealed.FrameUpload, sealed.FrameRelayed
 			if mode == manifest.UploadRelay {
-				kind, otherKind = frameRelayed, frameUpload
+				kind, otherKind = sealed.FrameRelayed, sealed.FrameUpload
 			}
 			for _, c := range []struct {
 				name   string
 				to     manifest.Endpoint
 				kind   byte
-				change func(*sealedUpload)
+				change func(*sealed.Upload)
 			}{
-				{"ciphertext", d.m.Leader, kind, func(s *sealedUpload) { s.Ciphertext[5] ^= 1 }},
-				{"report ID", d.m.Leader, kind, func(s *sealedUpload) { s.Report[0] ^= 1 }},
-				{"dataset", d.m.Leader, kind, func(s *sealedUpload) { s.Dataset = "other" }},
-				{"encapsulated key", d.m.Leader, kind, func(s *sealedUpload) { s.Enc[0] ^= 1 }},
+				{"ciphertext", d.m.Leader, kind, func(s *sealed.Upload) { s.Ciphertext[5] ^= 1 }},
+				{"report ID", d.m.Leader, kind, func(s *sealed.Upload) { s.Report[0] ^= 1 }},
+				{"dataset", d.m.Leader, kind, func(s *sealed.Upload) { s.Dataset = "other" }},
+				{"encapsulated key", d.m.Leader, kind, func(s *sealed.Upload) { s.Enc[0] ^= 1 }},
 				{"sealed to the helper", d.m.Helper, kind, nil},
 				{"other kind", d.m.Leader, otherKind, nil},
 			} {
@@ -153,10 +155,10 @@ func TestSealedFramesAdversary(t *testing.T) {
 					before := d.counts()
 					f := frameOf(t, d, c.to, r, c.kind, c.change)
 					if c.name == "other kind" {
-						f.frame[1] = kind
+						f.Frame[1] = kind
 					}
-					got, body, err := exchange(t, d.m.Leader.UploadAddr, f.frame)
-					if err != nil || got != frameRefusal {
+					got, body, err := exchange(t, d.m.Leader.UploadAddr, f.Frame)
+					if err != nil || got != sealed.FrameRefusal {
 						t.Fatalf("answer kind %d (%s), %v; want a refusal", got, body, err)
 					}
 					if after := d.counts(); after != before {
@@ -172,7 +174,7 @@ func TestSealedFramesAdversary(t *testing.T) {
 				before := d.counts()
 				f := frameOf(t, d, d.m.Leader, r, kind, nil)
 				for k, wantDup := range []bool{false, true, true} {
-					ack, err := p.callSealed(context.Background(), f)
+					ack, err := p.CallSealed(context.Background(), f)
 					if err != nil || ack.Duplicate != wantDup {
 						t.Fatalf("sending %d: %+v, %v; want duplicate=%v", k+1, ack, err, wantDup)
 					}
@@ -216,7 +218,7 @@ func (p *ackProxy) serve() {
 		if err != nil {
 			return
 		}
-		kind, body, err := readSealedFrame(c, 1<<20, frameUpload, frameRelayed)
+		kind, body, err := sealed.ReadFrame(c, 1<<20, sealed.FrameUpload, sealed.FrameRelayed)
 		if err == nil {
 			var ak byte
 			var ab []byte
@@ -224,7 +226,7 @@ func (p *ackProxy) serve() {
 				if n < p.times {
 					ak, ab = p.alter(ak, ab)
 				}
-				writeSealedFrame(c, ak, ab)
+				sealed.WriteFrame(c, ak, ab)
 			}
 		}
 		c.Close()
@@ -238,16 +240,16 @@ func exchangeRaw(addr string, kind byte, body []byte) (byte, []byte, error) {
 		return 0, nil, err
 	}
 	defer c.Close()
-	if err := writeSealedFrame(c, kind, body); err != nil {
+	if err := sealed.WriteFrame(c, kind, body); err != nil {
 		return 0, nil, err
 	}
-	return readSealedFrame(c, maxAnswerLen, frameAck, frameRefusal)
+	return sealed.ReadFrame(c, sealed.MaxAnswerLen, sealed.FrameAck, sealed.FrameRefusal)
 }
 
 // flipDuplicate flips the duplicate flag of an answer's Ack (the last
 // byte of the response before the MAC).
 func flipDuplicate(kind byte, b []byte) (byte, []byte) {
-	b[len(b)-ackKeyLen-1] ^= 1
+	b[len(b)-sealed.AckKeyLen-1] ^= 1
 	return kind, b
 }
 
@@ -259,8 +261,8 @@ func flipDuplicate(kind byte, b []byte) (byte, []byte) {
 // answer, or fails.
 func TestSealedForgedAck(t *testing.T) {
 	forged := protocol.Encode(&protocol.Ack{})
-	refuse := func(byte, []byte) (byte, []byte) { return frameRefusal, []byte("leader: no") }
-	var unopened *unopenedError
+	refuse := func(byte, []byte) (byte, []byte) { return sealed.FrameRefusal, []byte("leader: no") }
+	var unopened *client.UnopenedError
 	for _, mode := range []string{manifest.UploadDirect, manifest.UploadRelay} {
 		for _, c := range []struct {
 			name  string
@@ -268,9 +270,11 @@ func TestSealedForgedAck(t *testing.T) {
 			alter func(byte, []byte) (byte, []byte)
 			want  func(error) bool // nil: the upload succeeds after retrying
 		}{
-			{"flip the duplicate flag always", 1 << 30, flipDuplicate, func(err error) bool { return errors.Is(err, ErrForgedAck) }},
-			{"alter the MAC always", 1 << 30, func(k byte, b []byte) (byte, []byte) { b[len(b)-1] ^= 1; return k, b }, func(err error) bool { return errors.Is(err, ErrForgedAck) }},
-			{"forge an ack always", 1 << 30, func(byte, []byte) (byte, []byte) { return frameAck, answerBody(make([]byte, ackKeyLen), forged) }, func(err error) bool { return errors.Is(err, ErrForgedAck) }},
+			{"flip the duplicate flag always", 1 << 30, flipDuplicate, func(err error) bool { return errors.Is(err, client.ErrForgedAck) }},
+			{"alter the MAC always", 1 << 30, func(k byte, b []byte) (byte, []byte) { b[len(b)-1] ^= 1; return k, b }, func(err error) bool { return errors.Is(err, client.ErrForgedAck) }},
+			{"forge an ack always", 1 << 30, func(byte, []byte) (byte, []byte) {
+				return sealed.FrameAck, sealed.AnswerBody(make([]byte, sealed.AckKeyLen), forged)
+			}, func(err error) bool { return errors.Is(err, client.ErrForgedAck) }},
 			{"refuse unopened always", 1 << 30, refuse, func(err error) bool { return errors.As(err, &unopened) }},
 			{"flip the duplicate flag once", 1, flipDuplicate, nil},
 		} {
@@ -279,7 +283,7 @@ func TestSealedForgedAck(t *testing.T) {
 				proxy := startAckProxy(t, d.m.Leader.UploadAddr, c.times, c.alter)
 				view := *d.m
 				view.Leader.UploadAddr = proxy.ln.Addr().String()
-				p, err := NewParty(&view, nil, fast)
+				p, err := client.NewParty(&view, nil, fast)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -288,9 +292,9 @@ func TestSealedForgedAck(t *testing.T) {
 					t.Fatal(err)
 				}
 				dup, err := p.Send(context.Background(), r)
-				var ue *UploadError
+				var ue *client.UploadError
 				switch {
-				case c.want != nil && (!c.want(err) || (mode == manifest.UploadDirect && (!errors.As(err, &ue) || ue.Held != HeldByHelper))):
+				case c.want != nil && (!c.want(err) || (mode == manifest.UploadDirect && (!errors.As(err, &ue) || ue.Held != client.HeldByHelper))):
 					t.Fatalf("altered answers: duplicate=%v, %v; want the leader's upload failed (the helper's held in direct mode)", dup, err)
 				case c.want == nil && err != nil:
 					t.Fatalf("one altered answer, then true ones: %v", err)
@@ -317,11 +321,11 @@ func TestSealedListenerRobust(t *testing.T) {
 		send []byte
 	}{
 		{"slow client", nil},
-		{"bad version", []byte{9, frameUpload, 0, 0, 0, 1, 0}},
-		{"answer kind", []byte{sealedFrameVersion, frameAck, 0, 0, 0, 0}},
-		{"oversized", binary.BigEndian.AppendUint32([]byte{sealedFrameVersion, frameUpload}, uint32(limit+1))},
-		{"truncated", []byte{sealedFrameVersion, frameUpload, 0, 0, 1, 0, 1, 2}},
-		{"garbage body", []byte{sealedFrameVersion, frameUpload, 0, 0, 0, 3, 1, 2, 3}},
+		{"bad version", []byte{9, sealed.FrameUpload, 0, 0, 0, 1, 0}},
+		{"answer kind", []byte{sealed.FrameVersion, sealed.FrameAck, 0, 0, 0, 0}},
+		{"oversized", binary.BigEndian.AppendUint32([]byte{sealed.FrameVersion, sealed.FrameUpload}, uint32(limit+1))},
+		{"truncated", []byte{sealed.FrameVersion, sealed.FrameUpload, 0, 0, 1, 0, 1, 2}},
+		{"garbage body", []byte{sealed.FrameVersion, sealed.FrameUpload, 0, 0, 0, 3, 1, 2, 3}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			conn, err := net.Dial("tcp", addr)
@@ -340,7 +344,7 @@ func TestSealedListenerRobust(t *testing.T) {
 			b, err := io.ReadAll(conn)
 			if c.name == "garbage body" {
 				// A whole frame that does not parse is refused with the reason.
-				if err != nil || len(b) < sealedHeaderLen || b[1] != frameRefusal {
+				if err != nil || len(b) < sealed.HeaderLen || b[1] != sealed.FrameRefusal {
 					t.Fatalf("garbage body: answer %q, %v; want a refusal", b, err)
 				}
 				return
@@ -357,12 +361,12 @@ func TestSealedListenerRobust(t *testing.T) {
 // a relayed report's frame fits the limit.
 func TestSealedFrameLimit(t *testing.T) {
 	d := newSealedDeployment(t, manifest.UploadRelay, time.Minute)
-	size, err := maxUploadSize(d.m)
+	size, err := client.MaxUploadSize(d.m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := d.newParty()
-	for k, x := range DemoInstances(20, 3) {
+	for k, x := range client.DemoInstances(20, 3) {
 		r, err := p.NewReport(x)
 		if err != nil {
 			t.Fatal(err)
@@ -372,8 +376,8 @@ func TestSealedFrameLimit(t *testing.T) {
 		if n := max(len(protocol.Encode(r.Leader)), len(protocol.Encode(r.Helper))); n != size {
 			t.Fatalf("instance %d: upload of %d bytes, maxUploadSize %d", k, n, size)
 		}
-		if f := frameOf(t, d, d.m.Leader, r, frameRelayed, nil); len(f.frame)-sealedHeaderLen > maxSealedFrame(size) {
-			t.Fatalf("a relayed frame of %d bytes exceeds the limit %d", len(f.frame), maxSealedFrame(size))
+		if f := frameOf(t, d, d.m.Leader, r, sealed.FrameRelayed, nil); len(f.Frame)-sealed.HeaderLen > sealed.MaxFrame(size) {
+			t.Fatalf("a relayed frame of %d bytes exceeds the limit %d", len(f.Frame), sealed.MaxFrame(size))
 		}
 	}
 }
@@ -381,7 +385,7 @@ func TestSealedFrameLimit(t *testing.T) {
 // TestSealedFrameKnownAnswer pins the sealed transport's wire format:
 // a frame sealed with a fixed ephemeral key to a fixed server key, and
 // the answer to it. Changing either is a versioned change (bump
-// sealedFrameVersion and update the hashes). Both carry a protocol
+// sealed.FrameVersion and update the hashes). Both carry a protocol
 // message, whose first byte is protocol.Version: a bump of it changes
 // the hashes too.
 func TestSealedFrameKnownAnswer(t *testing.T) {
@@ -389,17 +393,17 @@ func TestSealedFrameKnownAnswer(t *testing.T) {
 	pub, _ := pk.MarshalBinary()
 	up := &protocol.Upload{Dataset: "kat", Report: payload.ReportID{1, 2, 3}, Share: []byte("share")}
 	e := manifest.Endpoint{Public: manifest.Public{HPKEPublicKey: pub}, UploadAddr: "127.0.0.1:1"}
-	c, err := newSealedCall(bytes.NewReader(bytes.Repeat([]byte{9}, 64)), e, manifest.LeaderName, frameUpload, up.Report, up.Dataset, protocol.Encode(up))
+	c, err := client.NewSealedCall(bytes.NewReader(bytes.Repeat([]byte{9}, 64)), e, manifest.LeaderName, sealed.FrameUpload, up.Report, up.Dataset, protocol.Encode(up))
 	if err != nil {
 		t.Fatal(err)
 	}
-	answer := answerBody(c.ackKey, protocol.Encode(&protocol.Ack{Duplicate: true}))
+	answer := sealed.AnswerBody(c.AckKey, protocol.Encode(&protocol.Ack{Duplicate: true}))
 	for _, k := range []struct {
 		name string
 		b    []byte
 		want string
 	}{
-		{"frame", c.frame, "07cdaba6dde4c6c79c2b842184da38b3e2e3cdba95fad211e270d01ad0be626c"},
+		{"frame", c.Frame, "07cdaba6dde4c6c79c2b842184da38b3e2e3cdba95fad211e270d01ad0be626c"},
 		{"answer", answer, "0d52a8eb3800b95aba316c4793e3daebf982f07ed0c3aa7726d203f670122413"},
 	} {
 		sum := sha256.Sum256(k.b)
@@ -407,17 +411,17 @@ func TestSealedFrameKnownAnswer(t *testing.T) {
 			t.Errorf("%s: SHA-256 %s, want %s (%x)", k.name, got, k.want, k.b)
 		}
 	}
-	kind, body, err := readSealedFrame(bytes.NewReader(c.frame), 1<<20, frameUpload)
-	if err != nil || kind != frameUpload {
+	kind, body, err := sealed.ReadFrame(bytes.NewReader(c.Frame), 1<<20, sealed.FrameUpload)
+	if err != nil || kind != sealed.FrameUpload {
 		t.Fatal(kind, err)
 	}
-	s, err := parseSealedRequest(body)
+	s, err := sealed.ParseRequest(body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pt, key, err := s.openWith(sk, sealedInfo[frameUpload])
-	if err != nil || !bytes.Equal(pt, protocol.Encode(up)) || !bytes.Equal(key, c.ackKey) {
-		t.Fatalf("open: %x, %v; key %x, want %x", pt, err, key, c.ackKey)
+	pt, key, err := s.OpenWith(sk, sealed.Info[sealed.FrameUpload])
+	if err != nil || !bytes.Equal(pt, protocol.Encode(up)) || !bytes.Equal(key, c.AckKey) {
+		t.Fatalf("open: %x, %v; key %x, want %x", pt, err, key, c.AckKey)
 	}
 }
 
@@ -427,24 +431,24 @@ func FuzzSealedFrame(f *testing.F) {
 	id := newIdentity(f)
 	up := &protocol.Upload{Dataset: "d", Report: payload.ReportID{4, 2}, Share: []byte("share")}
 	e := manifest.Endpoint{Public: id.Public(), UploadAddr: "127.0.0.1:1"}
-	c, err := newSealedCall(bytes.NewReader(bytes.Repeat([]byte{1}, 64)), e, manifest.LeaderName, frameUpload, up.Report, up.Dataset, protocol.Encode(up))
+	c, err := client.NewSealedCall(bytes.NewReader(bytes.Repeat([]byte{1}, 64)), e, manifest.LeaderName, sealed.FrameUpload, up.Report, up.Dataset, protocol.Encode(up))
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(c.frame)
-	f.Add([]byte{sealedFrameVersion, frameRelayed, 0, 0, 0, 0})
-	f.Add([]byte{sealedFrameVersion, frameUpload, 0xff, 0xff, 0xff, 0xff})
+	f.Add(c.Frame)
+	f.Add([]byte{sealed.FrameVersion, sealed.FrameRelayed, 0, 0, 0, 0})
+	f.Add([]byte{sealed.FrameVersion, sealed.FrameUpload, 0xff, 0xff, 0xff, 0xff})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		kind, body, err := readSealedFrame(bytes.NewReader(b), 1<<16, frameUpload, frameRelayed)
+		kind, body, err := sealed.ReadFrame(bytes.NewReader(b), 1<<16, sealed.FrameUpload, sealed.FrameRelayed)
 		if err != nil {
 			return
 		}
-		s, err := parseSealedRequest(body)
+		s, err := sealed.ParseRequest(body)
 		if err != nil {
 			return
 		}
 		var out bytes.Buffer
-		if err := writeSealedFrame(&out, kind, sealedWriter(s)); err != nil || !bytes.Equal(out.Bytes(), b[:out.Len()]) {
+		if err := sealed.WriteFrame(&out, kind, sealedWriter(s)); err != nil || !bytes.Equal(out.Bytes(), b[:out.Len()]) {
 			t.Fatalf("frame re-encodes as %x, was %x", out.Bytes(), b)
 		}
 	})
@@ -452,7 +456,7 @@ func FuzzSealedFrame(f *testing.F) {
 
 // TestSealedServerDown: an upload to a server not listening fails after
 // the retries with an error naming the server and its address, a
-// *DialError for the command line to say what to do; it never succeeds.
+// *client.DialError for the command line to say what to do; it never succeeds.
 func TestSealedServerDown(t *testing.T) {
 	d := newSealedDeployment(t, manifest.UploadDirect, time.Minute)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -462,15 +466,15 @@ func TestSealedServerDown(t *testing.T) {
 	view := *d.m
 	view.Helper.UploadAddr = ln.Addr().String()
 	ln.Close() // nobody listens there now
-	p, err := NewParty(&view, nil, fast)
+	p, err := client.NewParty(&view, nil, fast)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = p.Submit(context.Background(), instances(1, 12)[0])
-	var ue *UploadError
-	var dial *DialError
-	if !errors.As(err, &ue) || ue.Held != HeldByLeader || !strings.Contains(err.Error(), "sealed upload to the helper at "+view.Helper.UploadAddr) || !errors.As(err, &dial) || dial.Server != manifest.HelperName {
-		t.Fatalf("upload to a helper not listening: %v, want an *UploadError held by the leader with a *DialError of the helper", err)
+	var ue *client.UploadError
+	var dial *client.DialError
+	if !errors.As(err, &ue) || ue.Held != client.HeldByLeader || !strings.Contains(err.Error(), "sealed upload to the helper at "+view.Helper.UploadAddr) || !errors.As(err, &dial) || dial.Server != manifest.HelperName {
+		t.Fatalf("upload to a helper not listening: %v, want an *client.UploadError held by the leader with a *client.DialError of the helper", err)
 	}
 }
 
@@ -502,14 +506,14 @@ func TestSealedConnectionCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := frameOf(t, d, d.m.Leader, r, frameUpload, nil)
-	if kind, _, err := exchange(t, d.m.Leader.UploadAddr, f.frame); err == nil {
+	f := frameOf(t, d, d.m.Leader, r, sealed.FrameUpload, nil)
+	if kind, _, err := exchange(t, d.m.Leader.UploadAddr, f.Frame); err == nil {
 		t.Fatalf("an upload while the one place is young: answered (kind %d), want closed at once", kind)
 	}
 	adm.mu.Lock()
 	clock = clock.Add(uploadGrace)
 	adm.mu.Unlock()
-	if kind, body, err := exchange(t, d.m.Leader.UploadAddr, f.frame); err != nil || kind != frameAck {
+	if kind, body, err := exchange(t, d.m.Leader.UploadAddr, f.Frame); err != nil || kind != sealed.FrameAck {
 		t.Fatalf("upload once the idle client waited a second: kind %d (%s), %v", kind, body, err)
 	}
 	slow.SetReadDeadline(time.Now().Add(time.Minute))

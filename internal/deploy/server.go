@@ -72,7 +72,7 @@ type ServerConfig struct {
 	// text-format endpoint, /metrics.
 	Metrics string
 	// UploadListen is the host:port of the sealed-upload listener
-	// (sealed.go): the server's upload_addr in the manifest if empty,
+	// (sealed_server.go): the server's upload_addr in the manifest if empty,
 	// none if that is empty too.
 	UploadListen string
 	// UploadTimeout bounds the reading of a sealed upload's frame and
@@ -91,7 +91,7 @@ type ServerConfig struct {
 
 // Server is a running leader or helper: a libp2p host serving the
 // protocol, with the manifest's upload_addr a sealed-upload listener
-// (sealed.go), a server.Server holding the reports and releases, and a
+// (sealed_server.go), a server.Server holding the reports and releases, and a
 // store holding everything it acknowledged (reports, the ledger, and the
 // secret noise seed of every release).
 type Server struct {

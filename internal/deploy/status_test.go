@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/client"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -51,8 +52,8 @@ func (d *deployment) statusAs(id *manifest.Identity) *analyst.Status {
 }
 
 // upload sends one server one upload directly, as a party does.
-func upload(p *Party, to transport.PeerID, up *protocol.Upload) error {
-	_, err := protocol.Call[*protocol.Ack](context.Background(), p.host.Conn(p2p.ReportProtocol), to, up)
+func upload(p *client.Party, to transport.PeerID, up *protocol.Upload) error {
+	_, err := protocol.Call[*protocol.Ack](context.Background(), p.Host().Conn(p2p.ReportProtocol), to, up)
 	return err
 }
 
@@ -248,7 +249,7 @@ func TestStatusRefusesUnauthorisedKeys(t *testing.T) {
 	for _, c := range []struct {
 		to   transport.PeerID
 		conn transport.Conn
-	}{{manifest.LeaderName, p.host.Conn(p2p.QueryProtocol)}, {manifest.HelperName, p.host.Conn(p2p.PeerProtocol)}} {
+	}{{manifest.LeaderName, p.Host().Conn(p2p.QueryProtocol)}, {manifest.HelperName, p.Host().Conn(p2p.PeerProtocol)}} {
 		t.Run(string(c.to), func(t *testing.T) {
 			_, err := protocol.Call[*protocol.Status](context.Background(), c.conn, c.to, req)
 			if !p2p.IsRefused(err) {

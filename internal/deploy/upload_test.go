@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fedecdf/fedecdf/internal/deploy/client"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
+	"github.com/fedecdf/fedecdf/internal/deploy/sealed"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/server"
 )
@@ -22,7 +24,7 @@ func wantReports(t *testing.T, role string, s *Server, n int) {
 
 // TestUploadReachesOneServer, in both upload modes: with the helper
 // down, an upload is stored by the leader alone and fails, after its
-// retry window, with an *UploadError saying so and why (connection
+// retry window, with an *client.UploadError saying so and why (connection
 // refused; in relay mode, that the leader could not relay); sent again
 // once the helper is back it completes there, the leader dropping the
 // duplicate. With the helper down for part of a longer window, the
@@ -39,7 +41,7 @@ func uploadReachesOneServer(t *testing.T, mode string) {
 	helperAddr := d.helper.Addrs()[0].String()
 	short := fast
 	short.RetryWindow, short.Backoff = 300*time.Millisecond, 10*time.Millisecond
-	p, err := NewParty(d.m, nil, short)
+	p, err := client.NewParty(d.m, nil, short)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,12 +53,12 @@ func uploadReachesOneServer(t *testing.T, mode string) {
 
 	d.helper.Close()
 	_, err = p.Send(context.Background(), r)
-	var ue *UploadError
-	if !errors.As(err, &ue) || ue.Held != HeldByLeader || len(ue.Failed) != 1 || ue.Failed[0].Server != manifest.HelperName {
-		t.Fatalf("upload with the helper down: %v; want an *UploadError held by the leader only, the helper failing", err)
+	var ue *client.UploadError
+	if !errors.As(err, &ue) || ue.Held != client.HeldByLeader || len(ue.Failed) != 1 || ue.Failed[0].Server != manifest.HelperName {
+		t.Fatalf("upload with the helper down: %v; want an *client.UploadError held by the leader only, the helper failing", err)
 	}
-	if !errors.Is(err, p2p.ErrConnRefused) || mode == manifest.UploadRelay && !errors.Is(err, ErrRelayFailed) {
-		t.Errorf("%v: the cause is not p2p.ErrConnRefused (and, relayed, ErrRelayFailed)", err)
+	if !errors.Is(err, p2p.ErrConnRefused) || mode == manifest.UploadRelay && !errors.Is(err, sealed.ErrRelayFailed) {
+		t.Errorf("%v: the cause is not p2p.ErrConnRefused (and, relayed, sealed.ErrRelayFailed)", err)
 	}
 	for _, want := range []string{r.ID.String(), "acknowledged by the leader only", "upload to the helper", "connection refused"} {
 		if !strings.Contains(err.Error(), want) {
@@ -74,7 +76,7 @@ func uploadReachesOneServer(t *testing.T, mode string) {
 	// A helper outage within the window: the upload waits it out.
 	long := fast
 	long.RetryWindow, long.Backoff, long.MaxBackoff = time.Minute, 10*time.Millisecond, 50*time.Millisecond
-	q, err := NewParty(d.m, nil, long)
+	q, err := client.NewParty(d.m, nil, long)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/client"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/store"
@@ -40,9 +41,9 @@ func newBackendDeployment(t *testing.T, backend string, n int, mode string) *dep
 var verifiedBackends = []string{string(server.Additive), string(server.DCF)}
 
 // forgeryKinds returns the forgeries of d's backend.
-func (d *deployment) forgeryKinds() []forgeryKind {
+func (d *deployment) forgeryKinds() []client.ForgeryKind {
 	d.t.Helper()
-	kinds, err := forgeriesOf(d.m)
+	kinds, err := client.ForgeriesOf(d.m)
 	if err != nil {
 		d.t.Fatal(err)
 	}
@@ -93,10 +94,10 @@ func TestVerifiedOverTheNetwork(t *testing.T) {
 			t.Run(backend+"/"+mode, func(t *testing.T) {
 				d := newBackendDeployment(t, backend, n, mode)
 				inst := instances(n, 5)
-				if _, err := SubmitAll(context.Background(), d.m, inst, fast, 8, false); err != nil {
+				if _, err := client.SubmitAll(context.Background(), d.m, inst, fast, 8, false); err != nil {
 					t.Fatal(err)
 				}
-				if err := SubmitForgeries(context.Background(), d.m, len(d.forgeryKinds()), fast, 1); err != nil {
+				if err := client.SubmitForgeries(context.Background(), d.m, len(d.forgeryKinds()), fast, 1); err != nil {
 					t.Fatal(err)
 				}
 				checkExact(t, d.query(), plainCounts(t, d.m, inst))
@@ -121,16 +122,16 @@ func survivesRestart(t *testing.T, backend string) {
 	const n = 12
 	d := newBackendDeployment(t, backend, n, manifest.UploadDirect)
 	inst := instances(n, 6)
-	if _, err := SubmitAll(context.Background(), d.m, inst[:n/2], fast, 4, false); err != nil {
+	if _, err := client.SubmitAll(context.Background(), d.m, inst[:n/2], fast, 4, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := SubmitForgeries(context.Background(), d.m, len(d.forgeryKinds()), fast, 2); err != nil {
+	if err := client.SubmitForgeries(context.Background(), d.m, len(d.forgeryKinds()), fast, 2); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.leader.srv.Verify(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := SubmitAll(context.Background(), d.m, inst[n/2:], fast, 4, false); err != nil {
+	if _, err := client.SubmitAll(context.Background(), d.m, inst[n/2:], fast, 4, false); err != nil {
 		t.Fatal(err)
 	}
 	d.restartBoth()
@@ -316,33 +317,5 @@ func TestChangedVerifyKeyRefused(t *testing.T) {
 	_, err = d.startWith(server.Helper, d.m, ServerConfig{Store: other})
 	if !errors.Is(err, store.ErrVerifyKeyChanged) {
 		t.Errorf("the helper started over a store of another key: %v", err)
-	}
-}
-
-// TestAssortedForgeries: for both backends the malicious parties' kinds
-// cover every kind once, and the first ones every rejection reason.
-func TestAssortedForgeries(t *testing.T) {
-	for _, backend := range verifiedBackends {
-		t.Run(backend, func(t *testing.T) {
-			kinds, err := forgeriesOf(&manifest.Manifest{Backend: backend, Grid: manifest.Grid{Bins: 8}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := assorted(kinds)
-			names, reasons := map[string]bool{}, map[string]bool{}
-			for _, k := range got {
-				names[k.Name], reasons[k.Reason] = true, true
-			}
-			if len(got) != len(kinds) || len(names) != len(kinds) {
-				t.Fatalf("assorted kinds %v of %v", got, kinds)
-			}
-			first := map[string]bool{}
-			for _, k := range got[:len(reasons)] {
-				first[k.Reason] = true
-			}
-			if len(first) != len(reasons) || len(reasons) < 2 {
-				t.Errorf("the first %d kinds give the reasons %v, want all of %v", len(reasons), first, reasons)
-			}
-		})
 	}
 }

@@ -74,7 +74,8 @@ type Manifest struct {
 // Endpoint is one server: its pinned identity, its libp2p addresses,
 // and optionally the host:port of its sealed-upload listener
 // (UploadAddr): parties then upload to it over one TCP connection per
-// report, HPKE-sealed to its key (sealed.go), instead of over libp2p.
+// report, HPKE-sealed to its key (package internal/deploy/sealed),
+// instead of over libp2p.
 type Endpoint struct {
 	Public
 	Addrs      []string `json:"addrs"`

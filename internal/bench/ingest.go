@@ -1,10 +1,11 @@
-package deploy
+package bench
 
 import (
 	"context"
 	"crypto/sha256"
 	"sync"
 
+	"github.com/fedecdf/fedecdf/internal/deploy/client"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -54,9 +55,9 @@ type sentReport struct {
 // not be stored); RunLoad itself fails only when a shared host cannot
 // be started.
 func RunLoad(ctx context.Context, m *manifest.Manifest, l Load) (*Sent, error) {
-	hosts := make([]*Party, l.Hosts)
+	hosts := make([]*client.Party, l.Hosts)
 	for k := range hosts {
-		p, err := NewParty(m, nil, l.Transport)
+		p, err := client.NewParty(m, nil, l.Transport)
 		if err != nil {
 			return nil, err
 		}
@@ -69,11 +70,11 @@ func RunLoad(ctx context.Context, m *manifest.Manifest, l Load) (*Sent, error) {
 		wg  sync.WaitGroup
 		sem = make(chan struct{}, max(l.Concurrency, 1))
 	)
-	for k, x := range DemoInstances(l.Parties, l.Seed) {
+	for k, x := range client.DemoInstances(l.Parties, l.Seed) {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			var p *Party
+			var p *client.Party
 			if len(hosts) > 0 {
 				p = hosts[k%len(hosts)]
 			}
@@ -106,10 +107,10 @@ func RunLoad(ctx context.Context, m *manifest.Manifest, l Load) (*Sent, error) {
 // sendOne prepares and sends the report of x from p, or from a host of
 // its own when p is nil. The report is returned once prepared, also when
 // sending it failed.
-func sendOne(ctx context.Context, m *manifest.Manifest, p *Party, tc p2p.Config, x party.Instance) (*Report, error) {
+func sendOne(ctx context.Context, m *manifest.Manifest, p *client.Party, tc p2p.Config, x party.Instance) (*client.Report, error) {
 	if p == nil {
 		var err error
-		if p, err = NewParty(m, nil, tc); err != nil {
+		if p, err = client.NewParty(m, nil, tc); err != nil {
 			return nil, err
 		}
 		defer p.Close()

@@ -1,4 +1,4 @@
-package deploy
+package client
 
 import (
 	"context"
@@ -28,7 +28,7 @@ import (
 // malformed or mismatched is expected; any other failure is returned,
 // naming the party and its kind.
 func SubmitForgeries(ctx context.Context, m *manifest.Manifest, k int, tc p2p.Config, seed uint64) error {
-	kinds, err := forgeriesOf(m)
+	kinds, err := ForgeriesOf(m)
 	if err != nil {
 		return err
 	}
@@ -43,18 +43,18 @@ func SubmitForgeries(ctx context.Context, m *manifest.Manifest, k int, tc p2p.Co
 	return nil
 }
 
-// forgeryKind is a kind of forgery of a backend: its name, the reason
+// ForgeryKind is a kind of forgery of a backend: its name, the reason
 // both servers reject it for, and how to make one under a report ID.
-type forgeryKind struct {
+type ForgeryKind struct {
 	Name   string
 	Reason string
 	forge  func(id payload.ReportID, rng *rand.Rand) (public []byte, shares [2][]byte, err error)
 }
 
-// forgeriesOf lists the forgeries of m's backend: verify.Forgeries for
+// ForgeriesOf lists the forgeries of m's backend: verify.Forgeries for
 // additive, vdcf.Scheme.Forgeries of the scheme with the probability (a
 // dcf manifest collects it) for dcf.
-func forgeriesOf(m *manifest.Manifest) ([]forgeryKind, error) {
+func ForgeriesOf(m *manifest.Manifest) ([]ForgeryKind, error) {
 	bins := m.Grid.Bins
 	if m.Backend == string(server.Additive) {
 		s, err := verify.New(bins)
@@ -77,10 +77,10 @@ func forgeriesOf(m *manifest.Manifest) ([]forgeryKind, error) {
 }
 
 // kindsOf binds each kind of a scheme's forgeries to its forge function.
-func kindsOf[K any](kinds []verify.Kind[K], forge func(K, payload.ReportID, *rand.Rand) ([]byte, [2][]byte, error)) []forgeryKind {
-	out := make([]forgeryKind, len(kinds))
+func kindsOf[K any](kinds []verify.Kind[K], forge func(K, payload.ReportID, *rand.Rand) ([]byte, [2][]byte, error)) []ForgeryKind {
+	out := make([]ForgeryKind, len(kinds))
 	for i, k := range kinds {
-		out[i] = forgeryKind{Name: k.Name, Reason: verify.Reason(k.Want), forge: func(id payload.ReportID, rng *rand.Rand) ([]byte, [2][]byte, error) {
+		out[i] = ForgeryKind{Name: k.Name, Reason: verify.Reason(k.Want), forge: func(id payload.ReportID, rng *rand.Rand) ([]byte, [2][]byte, error) {
 			return forge(k.Kind, id, rng)
 		}}
 	}
@@ -88,7 +88,7 @@ func kindsOf[K any](kinds []verify.Kind[K], forge func(K, payload.ReportID, *ran
 }
 
 // submitForgery uploads one invalid report of kind from a fresh party.
-func submitForgery(ctx context.Context, m *manifest.Manifest, kind forgeryKind, tc p2p.Config, rng *rand.Rand) error {
+func submitForgery(ctx context.Context, m *manifest.Manifest, kind ForgeryKind, tc p2p.Config, rng *rand.Rand) error {
 	id, err := payload.NewID()
 	if err != nil {
 		return err
@@ -110,16 +110,16 @@ func submitForgery(ctx context.Context, m *manifest.Manifest, kind forgeryKind, 
 
 // assorted orders kinds one rejection reason at a time: the first kind of
 // each reason, then the second of each, and so on.
-func assorted(kinds []forgeryKind) []forgeryKind {
+func assorted(kinds []ForgeryKind) []ForgeryKind {
 	var reasons []string
-	byReason := map[string][]forgeryKind{}
+	byReason := map[string][]ForgeryKind{}
 	for _, k := range kinds {
 		if byReason[k.Reason] == nil {
 			reasons = append(reasons, k.Reason)
 		}
 		byReason[k.Reason] = append(byReason[k.Reason], k)
 	}
-	var out []forgeryKind
+	var out []ForgeryKind
 	for round := 0; len(out) < len(kinds); round++ {
 		for _, r := range reasons {
 			if round < len(byReason[r]) {

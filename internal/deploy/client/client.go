@@ -1,4 +1,4 @@
-package deploy
+package client
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
+	"github.com/fedecdf/fedecdf/internal/deploy/sealed"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -189,11 +190,11 @@ func (p *Party) upload(ctx context.Context, to transport.PeerID, e manifest.Endp
 	if e.UploadAddr == "" {
 		return protocol.Call[*protocol.Ack](ctx, p.host.Conn(p2p.ReportProtocol), to, up)
 	}
-	c, err := newSealedCall(crand.Reader, e, to, frameUpload, up.Report, up.Dataset, protocol.Encode(up))
+	c, err := NewSealedCall(crand.Reader, e, to, sealed.FrameUpload, up.Report, up.Dataset, protocol.Encode(up))
 	if err != nil {
 		return nil, err
 	}
-	return p.callSealed(ctx, c)
+	return p.CallSealed(ctx, c)
 }
 
 // Submit prepares and sends the report of one instance.
@@ -205,3 +206,14 @@ func (p *Party) Submit(ctx context.Context, inst party.Instance) (payload.Report
 	_, err = p.Send(ctx, r)
 	return r.ID, err
 }
+
+// Host returns the party's libp2p host, nil when every upload goes over
+// the sealed transport; tests call the servers' protocols through it.
+func (p *Party) Host() *p2p.Host { return p.host }
+
+// Transport returns the party's transport configuration.
+func (p *Party) Transport() p2p.Config { return p.tc }
+
+// SetDialer sets the dialer of the party's sealed uploads (tests give
+// each party its own source address).
+func (p *Party) SetDialer(d net.Dialer) { p.dialer = d }

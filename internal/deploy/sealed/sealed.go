@@ -1,9 +1,10 @@
-package deploy
+package sealed
 
 import (
-	"context"
+	"crypto/hmac"
 	"crypto/rand"
-	"errors"
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"io"
 
@@ -11,12 +12,119 @@ import (
 	"github.com/cloudflare/circl/kem"
 
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
-	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
 	"github.com/fedecdf/fedecdf/internal/wire"
 )
+
+// FrameVersion is the first byte of every frame of the sealed
+// upload transport; changing the frames' layout, the HPKE info strings
+// or the MAC bumps it (TestSealedFrameKnownAnswer).
+const FrameVersion = 1
+
+// The kinds of a sealed-transport frame, its second byte.
+const (
+	FrameUpload  byte = 1 // party → server: a sealed protocol.Upload
+	FrameRelayed byte = 2 // party → leader: a sealed relayed report
+	FrameAck     byte = 3 // server → party: the response and its MAC
+	FrameRefusal byte = 4 // server → party: why the frame was not opened
+)
+
+// Info is the HPKE info string of each request kind: a frame
+// opens only as the kind it was sealed as.
+var Info = map[byte]string{
+	FrameUpload:  "fedecdf sealed upload v1",
+	FrameRelayed: "fedecdf sealed relayed report v1",
+}
+
+// ackLabel is the HPKE exporter context of the acknowledgement's MAC
+// key, AckKeyLen its length.
+const (
+	ackLabel  = "fedecdf sealed ack v1"
+	AckKeyLen = sha256.Size
+)
+
+// Limits of the frames: the header (version, kind, big-endian uint32
+// length); an answer carries a protocol.Ack or Error and its MAC; a
+// refusal's reason is cut to MaxRefusalLen.
+const (
+	HeaderLen     = 6
+	MaxAnswerLen  = protocol.MaxTextLen + 64 + AckKeyLen
+	MaxRefusalLen = 1024
+)
+
+// WriteFrame writes one frame.
+func WriteFrame(w io.Writer, kind byte, body []byte) error {
+	b := make([]byte, HeaderLen, HeaderLen+len(body))
+	b[0], b[1] = FrameVersion, kind
+	binary.BigEndian.PutUint32(b[2:], uint32(len(body)))
+	_, err := w.Write(append(b, body...))
+	return err
+}
+
+// ReadFrame reads one frame of a kind in kinds whose body is at
+// most maxLen bytes.
+func ReadFrame(r io.Reader, maxLen int, kinds ...byte) (kind byte, body []byte, err error) {
+	var h [HeaderLen]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return 0, nil, fmt.Errorf("reading the frame header: %w", err)
+	}
+	if h[0] != FrameVersion {
+		return 0, nil, fmt.Errorf("frame version %d is not supported (want %d)", h[0], FrameVersion)
+	}
+	kind = h[1]
+	known := false
+	for _, k := range kinds {
+		known = known || k == kind
+	}
+	if !known {
+		return 0, nil, fmt.Errorf("frame kind %d is not one of %v here", kind, kinds)
+	}
+	n := binary.BigEndian.Uint32(h[2:])
+	if uint64(n) > uint64(maxLen) {
+		return 0, nil, fmt.Errorf("frame of %d bytes exceeds the limit of %d", n, maxLen)
+	}
+	body = make([]byte, n) // at most maxLen, derived from the manifest's report size
+	if got, err := io.ReadFull(r, body); err != nil {
+		return 0, nil, fmt.Errorf("frame truncated after %d of %d bytes: %w", got, n, err)
+	}
+	return kind, body, nil
+}
+
+// ParseRequest decodes the body of a party's frame: a sealed
+// upload without the version byte (the frame's header has it).
+func ParseRequest(body []byte) (*Upload, error) {
+	var s Upload
+	r := wire.NewReader(body)
+	s.decode(r)
+	if err := r.Finish(); err != nil {
+		return nil, protocol.Malformed(fmt.Errorf("sealed frame: %w", err))
+	}
+	return &s, nil
+}
+
+// AckMAC is the MAC of an answer's body under the exported key.
+func AckMAC(key, body []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte{FrameVersion, FrameAck})
+	m.Write(body)
+	return m.Sum(nil)
+}
+
+// AnswerBody is the body of an answer: the protocol response (an Ack
+// or an Error) and its MAC.
+func AnswerBody(key, resp []byte) []byte {
+	var w wire.Writer
+	w.Blob(resp)
+	return append(w.Bytes(), AckMAC(key, w.Bytes())...)
+}
+
+// MaxFrame is the largest body of a valid request frame to a
+// server of m: a relayed report (the largest kind) holds two uploads
+// of upload bytes each; the dataset name, report IDs, encapsulated keys,
+// AEAD tags and lengths around them take under 2 KiB.
+func MaxFrame(upload int) int { return 2*upload + 2048 }
 
 // relayInfo is the HPKE info string: it binds a sealed share to this
 // protocol and version.
@@ -32,34 +140,36 @@ const (
 	maxCiphertextLen = protocol.MaxKeySize + protocol.MaxNameLen + 1024
 )
 
-// sealedUpload is the helper's upload of one report, HPKE-sealed to the
+// Upload is the helper's upload of one report, HPKE-sealed to the
 // helper. The dataset and report ID travel in the clear (the leader
 // needs them, and holds the same ones in its own upload) and are the
 // AEAD's associated data, so the leader cannot move a sealed share to
 // another report. The sealed transport's frames carry one too (sealed.go),
 // sealed to the server receiving it under another info string.
-type sealedUpload struct {
+type Upload struct {
 	Dataset    string
 	Report     payload.ReportID
 	Enc        []byte // HPKE encapsulated key
 	Ciphertext []byte // sealed protocol.Encode(helper's Upload)
 }
 
-// relayedReport is what a party sends the leader in relay mode: the
+// RelayedReport is what a party sends the leader in relay mode: the
 // leader's encoded upload and the helper's sealed one.
-type relayedReport struct {
+type RelayedReport struct {
 	Leader []byte
-	Helper sealedUpload
+	Helper Upload
 }
 
-func (s *sealedUpload) encode(w *wire.Writer) {
+// Encode writes the fields of s, without the version byte (a frame's
+// body, or the helper's part of a relayed report).
+func (s *Upload) Encode(w *wire.Writer) {
 	w.String(s.Dataset)
 	w.Fixed(s.Report[:])
 	w.Blob(s.Enc)
 	w.Blob(s.Ciphertext)
 }
 
-func (s *sealedUpload) decode(r *wire.Reader) {
+func (s *Upload) decode(r *wire.Reader) {
 	s.Dataset = r.String("dataset", protocol.MaxNameLen)
 	r.Fixed("report", s.Report[:])
 	s.Enc = r.Blob("encapsulated key", maxEncLen)
@@ -67,22 +177,22 @@ func (s *sealedUpload) decode(r *wire.Reader) {
 }
 
 // marshal returns the version byte and the fields of s.
-func (s *sealedUpload) marshal() []byte {
+func (s *Upload) Marshal() []byte {
 	var w wire.Writer
 	w.Uint8(relayVersion)
-	s.encode(&w)
+	s.Encode(&w)
 	return w.Bytes()
 }
 
-// parseSealedUpload decodes a sealed upload relayed by the leader; its
+// ParseUpload decodes a sealed upload relayed by the leader; its
 // errors match protocol.ErrMalformed.
-func parseSealedUpload(b []byte) (*sealedUpload, error) {
+func ParseUpload(b []byte) (*Upload, error) {
 	s, err := decodeSealedUpload(b)
 	return s, protocol.Malformed(err)
 }
 
-func decodeSealedUpload(b []byte) (*sealedUpload, error) {
-	var s sealedUpload
+func decodeSealedUpload(b []byte) (*Upload, error) {
+	var s Upload
 	r := wire.NewReader(b)
 	if err := readRelayVersion(r); err != nil {
 		return nil, fmt.Errorf("sealed upload: %w", err)
@@ -94,24 +204,25 @@ func decodeSealedUpload(b []byte) (*sealedUpload, error) {
 	return &s, nil
 }
 
-func (rr *relayedReport) marshal() []byte {
+// Marshal returns the version byte and the fields of rr.
+func (rr *RelayedReport) Marshal() []byte {
 	var w wire.Writer
 	w.Uint8(relayVersion)
 	w.Blob(rr.Leader)
-	rr.Helper.encode(&w)
+	rr.Helper.Encode(&w)
 	return w.Bytes()
 }
 
-// parseRelayedReport decodes a party's relayed report and checks that
+// ParseRelayedReport decodes a party's relayed report and checks that
 // the leader's upload is for the same dataset and report as the sealed
 // one. Its errors match protocol.ErrMalformed.
-func parseRelayedReport(b []byte) (*relayedReport, error) {
+func ParseRelayedReport(b []byte) (*RelayedReport, error) {
 	rr, err := decodeRelayedReport(b)
 	return rr, protocol.Malformed(err)
 }
 
-func decodeRelayedReport(b []byte) (*relayedReport, error) {
-	var rr relayedReport
+func decodeRelayedReport(b []byte) (*RelayedReport, error) {
+	var rr RelayedReport
 	r := wire.NewReader(b)
 	if err := readRelayVersion(r); err != nil {
 		return nil, fmt.Errorf("relayed report: %w", err)
@@ -151,9 +262,9 @@ func sealAAD(dataset string, report payload.ReportID) []byte {
 	return w.Bytes()
 }
 
-// sealUpload seals the helper's upload to the helper's HPKE public key.
-func sealUpload(helperPublic []byte, up *protocol.Upload) (*sealedUpload, error) {
-	s, _, err := seal(rand.Reader, helperPublic, relayInfo, up.Dataset, up.Report, protocol.Encode(up))
+// SealUpload seals the helper's upload to the helper's HPKE public key.
+func SealUpload(helperPublic []byte, up *protocol.Upload) (*Upload, error) {
+	s, _, err := Seal(rand.Reader, helperPublic, relayInfo, up.Dataset, up.Report, protocol.Encode(up))
 	if err != nil {
 		return nil, fmt.Errorf("sealing report %v to the helper: %w", up.Report, err)
 	}
@@ -166,7 +277,7 @@ func sealUpload(helperPublic []byte, up *protocol.Upload) (*sealedUpload, error)
 // drawing the ephemeral key from rnd. It also returns the sender's
 // exported secret for the acknowledgement's MAC (ackLabel), a key only
 // the holder of the private key shares.
-func seal(rnd io.Reader, public []byte, info, dataset string, report payload.ReportID, plaintext []byte) (*sealedUpload, []byte, error) {
+func Seal(rnd io.Reader, public []byte, info, dataset string, report payload.ReportID, plaintext []byte) (*Upload, []byte, error) {
 	pk, err := hpke.KEM_X25519_HKDF_SHA256.Scheme().UnmarshalBinaryPublicKey(public)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the server's HPKE public key: %w", err)
@@ -183,23 +294,23 @@ func seal(rnd io.Reader, public []byte, info, dataset string, report payload.Rep
 	if err != nil {
 		return nil, nil, err
 	}
-	return &sealedUpload{Dataset: dataset, Report: report, Enc: enc, Ciphertext: ct}, sealer.Export([]byte(ackLabel), ackKeyLen), nil
+	return &Upload{Dataset: dataset, Report: report, Enc: enc, Ciphertext: ct}, sealer.Export([]byte(ackLabel), AckKeyLen), nil
 }
 
 // open decrypts s with the helper's HPKE private key and returns the
 // encoded upload, checked to be the report s names.
-func (s *sealedUpload) open(helperPrivate kem.PrivateKey) ([]byte, error) {
-	pt, _, err := s.openWith(helperPrivate, relayInfo)
+func (s *Upload) Open(helperPrivate kem.PrivateKey) ([]byte, error) {
+	pt, _, err := s.OpenWith(helperPrivate, relayInfo)
 	if err != nil {
 		return nil, err
 	}
-	return pt, s.checkUpload(pt)
+	return pt, s.CheckUpload(pt)
 }
 
 // openWith decrypts s with an HPKE private key under the info string
 // it was sealed with, and returns the plaintext and the receiver's
 // exported secret for the acknowledgement's MAC (seal's).
-func (s *sealedUpload) openWith(private kem.PrivateKey, info string) (plaintext, ackKey []byte, err error) {
+func (s *Upload) OpenWith(private kem.PrivateKey, info string) (plaintext, ackKey []byte, err error) {
 	receiver, err := manifest.HPKESuite.NewReceiver(private, []byte(info))
 	if err != nil {
 		return nil, nil, err
@@ -212,12 +323,12 @@ func (s *sealedUpload) openWith(private kem.PrivateKey, info string) (plaintext,
 	if err != nil {
 		return nil, nil, fmt.Errorf("sealed report %v %w (tampered, or sealed to another key): %w", s.Report, ErrUnsealable, err)
 	}
-	return pt, opener.Export([]byte(ackLabel), ackKeyLen), nil
+	return pt, opener.Export([]byte(ackLabel), AckKeyLen), nil
 }
 
 // checkUpload checks that pt is the encoded upload of the report s
 // names.
-func (s *sealedUpload) checkUpload(pt []byte) error {
+func (s *Upload) CheckUpload(pt []byte) error {
 	msg, err := protocol.Decode(pt)
 	if err != nil {
 		return fmt.Errorf("sealed report %v: %w", s.Report, err)
@@ -228,50 +339,9 @@ func (s *sealedUpload) checkUpload(pt []byte) error {
 	return nil
 }
 
-// sendRelayed uploads r through the leader: its own key in the clear
-// (over Noise, or within the frame sealed to the leader when the
-// manifest gives the leader an upload address), the helper's sealed to
-// the helper. The leader answers once both servers have made the report
-// durable.
-func (p *Party) sendRelayed(ctx context.Context, r *Report) (dup bool, err error) {
-	sealed, err := sealUpload(p.m.Helper.HPKEPublicKey, r.Helper)
-	if err != nil {
-		return false, err
-	}
-	rr := (&relayedReport{Leader: protocol.Encode(r.Leader), Helper: *sealed}).marshal()
-	call := func() (*protocol.Ack, error) {
-		resp, err := p.host.Conn(p2p.RelayProtocol).Call(ctx, manifest.LeaderName, rr)
-		if err != nil {
-			return nil, err
-		}
-		return decodeAck(manifest.LeaderName, resp)
-	}
-	if e := p.m.Leader; e.UploadAddr != "" {
-		sc, err := newSealedCall(rand.Reader, e, manifest.LeaderName, frameRelayed, r.ID, p.m.Dataset, rr)
-		if err != nil {
-			return false, err
-		}
-		call = func() (*protocol.Ack, error) { return p.callSealed(ctx, sc) }
-	}
-	var ack *protocol.Ack
-	// The leader holds its share once it answers that the relay failed:
-	// retry the relay (the leader drops its duplicate) within the window.
-	err = p2p.Retry(ctx, p.tc, func() error {
-		ack, err = call()
-		return err
-	}, func(err error) bool { return errors.Is(err, ErrRelayFailed) }, "report", r.ID.String())
-	switch {
-	case errors.Is(err, ErrRelayFailed):
-		return false, &UploadError{Report: r.ID, Held: HeldByLeader, Failed: []ServerError{{Server: manifest.HelperName, Err: err}}}
-	case err != nil:
-		return false, fmt.Errorf("report %v: relayed upload to the leader: %w", r.ID, err)
-	}
-	return ack.Duplicate, nil
-}
-
-// decodeAck returns the Ack in resp from peer, or the error it carries
+// DecodeAck returns the Ack in resp from peer, or the error it carries
 // as a *protocol.RemoteError (matching the sentinels it wraps).
-func decodeAck(peer transport.PeerID, resp []byte) (*protocol.Ack, error) {
+func DecodeAck(peer transport.PeerID, resp []byte) (*protocol.Ack, error) {
 	msg, err := protocol.Decode(resp)
 	if err != nil {
 		return nil, err
@@ -283,50 +353,4 @@ func decodeAck(peer transport.PeerID, resp []byte) (*protocol.Ack, error) {
 		return nil, m.Remote(peer)
 	}
 	return nil, fmt.Errorf("unexpected %T response", msg)
-}
-
-// handleRelayed is the leader's side of a relayed report: it stores its
-// own upload as a direct one, relays the sealed share to the helper, and
-// acknowledges only when both servers have stored the report.
-func (s *Server) handleRelayed(ctx context.Context, from transport.PeerID, req []byte) []byte {
-	rr, err := parseRelayedReport(req)
-	if err != nil {
-		return s.refuseReport(from, "", err.Error())
-	}
-	return s.relay(ctx, from, rr)
-}
-
-// relay stores the leader's upload of rr, relays the helper's sealed
-// one and returns the acknowledgement of both, or why not.
-func (s *Server) relay(ctx context.Context, from transport.PeerID, rr *relayedReport) []byte {
-	resp := s.handleReport(ctx, from, rr.Leader)
-	mine, err := decodeAck(s.name, resp)
-	if err != nil {
-		return resp
-	}
-	helperResp, err := s.host.Conn(p2p.SealedProtocol).Call(ctx, manifest.HelperName, rr.Helper.marshal())
-	if err != nil {
-		s.log.Warn("relayed report held by the leader only: cannot reach the helper", "report", rr.Helper.Report.String(), "err", err)
-		return errorResponse("%s: report %v: %w: %w", s.name, rr.Helper.Report, ErrRelayFailed, err)
-	}
-	theirs, err := decodeAck(manifest.HelperName, helperResp)
-	if err != nil {
-		s.log.Warn("relayed report held by the leader only: the helper refused it", "report", rr.Helper.Report.String(), "err", err)
-		return errorResponse("%s: report %v: the helper refused it: %w", s.name, rr.Helper.Report, err)
-	}
-	return protocol.Encode(&protocol.Ack{Duplicate: mine.Duplicate || theirs.Duplicate})
-}
-
-// handleSealed is the helper's side: it opens the sealed upload with its
-// HPKE private key and accepts it as a direct one.
-func (s *Server) handleSealed(ctx context.Context, from transport.PeerID, req []byte) []byte {
-	sealed, err := parseSealedUpload(req)
-	if err != nil {
-		return s.refuseReport(from, "", err.Error())
-	}
-	upload, err := sealed.open(s.hpkeKey)
-	if err != nil {
-		return s.refuseReport(from, sealed.Report.String(), err.Error())
-	}
-	return s.handleReport(ctx, from, upload)
 }
