@@ -12,13 +12,13 @@
 // units; dividing by n gives the U-statistic. Under the replace-one
 // relation n is public (Release.Reports); under add/remove no backend
 // tells it — adding one record changes it — and the analyst divides by a
-// released noisy total instead (Release.Normaliser: the [Count] prefix N,
-// or the {Label, [NotLabel]} prefixes N together).
+// released noisy total instead (Release.Normaliser: the [core.Count] prefix N,
+// or the {Label, [core.NotLabel]} prefixes N together).
 //
 // A release fixes its noise once, when it is created, and charges its
 // privacy budget then: ε (and δ) per privacy unit of the components it
 // covers (payload.PrivacyUnits: Count, the {Label, NotLabel} pair and
-// [Probability] are one unit each), under the mechanism's neighbouring
+// [core.Probability] are one unit each), under the mechanism's neighbouring
 // relation (replace-one by default, n public), which the servers'
 // policy requires to be the dataset's.
 // Every later query of the release reuses the same noise and the same

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 )
 
@@ -13,7 +14,7 @@ import (
 func ExampleReleaseSpec_Normalize() {
 	spec := aggregation.ReleaseSpec{
 		Mechanism:  mechanism.Params{Bins: 256, Epsilon: 1},
-		Components: []aggregation.Component{aggregation.NotLabel, aggregation.Label},
+		Components: []core.Component{core.NotLabel, core.Label},
 	}
 	s, err := spec.Normalize()
 	fmt.Println(s.Mechanism.Name, s.Components, err)

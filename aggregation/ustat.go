@@ -12,17 +12,6 @@ import (
 	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
-// Component names one entry of the parties' payload vectors.
-type Component = core.Component
-
-// The payload components.
-const (
-	Count       = core.Count
-	Label       = core.Label
-	NotLabel    = core.NotLabel
-	Probability = core.Probability
-)
-
 // UStat computes noisy prefix sums of the parties' payloads.
 type UStat interface {
 	// Backend is "plain", "additive" or "dcf".
@@ -35,19 +24,19 @@ type UStat interface {
 }
 
 // ReleaseSpec describes a release: its noise mechanism (Bins must be the
-// grid size) and the components it covers (Count when empty).
+// grid size) and the components it covers ([core.Count] when empty).
 type ReleaseSpec struct {
 	Mechanism  mechanism.Params
-	Components []Component
+	Components []core.Component
 }
 
 // Normalize returns the spec a backend releases: its components sorted
-// (Count when empty), each valid and listed once, and the mechanism
+// ([core.Count] when empty), each valid and listed once, and the mechanism
 // named (tree when unnamed).
 func (s ReleaseSpec) Normalize() (ReleaseSpec, error) {
 	comps := slices.Clone(s.Components)
 	if len(comps) == 0 {
-		comps = []Component{Count}
+		comps = []core.Component{core.Count}
 	}
 	slices.Sort(comps)
 	for i, c := range comps {
@@ -77,7 +66,7 @@ type Release struct {
 	// Servers is the number of independent full-scale noise draws added
 	// to each value: 1 for a trusted curator, 2 for two servers.
 	Servers    int
-	mechanisms map[Component]mechanism.Mechanism
+	mechanisms map[core.Component]mechanism.Mechanism
 	units      int // payload.PrivacyUnits of the components
 }
 
@@ -99,7 +88,7 @@ func NewRelease(id core.ID, spec ReleaseSpec, reports, servers int) (*Release, e
 	if spec.Mechanism.Relation != mechanism.ReplaceOne {
 		reports = 0
 	}
-	r := &Release{ID: id, Spec: spec, Reports: reports, Servers: servers, mechanisms: make(map[Component]mechanism.Mechanism), units: units}
+	r := &Release{ID: id, Spec: spec, Reports: reports, Servers: servers, mechanisms: make(map[core.Component]mechanism.Mechanism), units: units}
 	for _, c := range spec.Components {
 		m, err := payload.ComponentMechanism(spec.Mechanism, c)
 		if err != nil {
@@ -120,7 +109,7 @@ func (r *Release) Normaliser(noisyTotal int64) (ecdf.Normaliser, error) {
 
 // Mechanism returns the mechanism whose noise component c receives (see
 // payload.ComponentMechanism), or nil if the release does not cover c.
-func (r *Release) Mechanism(c Component) mechanism.Mechanism { return r.mechanisms[c] }
+func (r *Release) Mechanism(c core.Component) mechanism.Mechanism { return r.mechanisms[c] }
 
 // Epsilon and Delta return the privacy cost of the release: ε and δ of
 // the spec once per privacy unit of its components (payload.
@@ -138,19 +127,19 @@ func (r *Release) Delta() float64 {
 // variance returns the variance of the noise of prefix i of component c,
 // in the component's units (probabilities for Probability):
 // Servers × PrefixVariance(i) / scale².
-func (r *Release) variance(c Component, i int) float64 { return r.RangeVariance(c, 0, i) }
+func (r *Release) variance(c core.Component, i int) float64 { return r.RangeVariance(c, 0, i) }
 
 // RangeVariance returns the variance of the noise of the range sum
 // prefix(to) − prefix(from) of component c (from = 0: prefix to), in the
 // component's units: Servers × mechanism.RangeVariance / scale².
-func (r *Release) RangeVariance(c Component, from, to int) float64 {
+func (r *Release) RangeVariance(c core.Component, from, to int) float64 {
 	return float64(r.Servers) * mechanism.RangeVariance(r.mechanisms[c], from, to) / (c.Scale() * c.Scale())
 }
 
 // Query is one batch of prefix sums.
 type Query struct {
 	Release   *Release
-	Component Component
+	Component core.Component
 	Prefixes  []int // strictly increasing, in [1, N]
 }
 

@@ -2,6 +2,8 @@ package aggregation
 
 import (
 	"slices"
+
+	"github.com/fedecdf/fedecdf/core"
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
@@ -11,13 +13,13 @@ import (
 func TestReleaseSpecNormalize(t *testing.T) {
 	cases := []struct {
 		name  string
-		comps []Component
-		want  []Component // nil: refused
+		comps []core.Component
+		want  []core.Component // nil: refused
 	}{
-		{"empty means count", nil, []Component{Count}},
-		{"sorted", []Component{NotLabel, Label}, []Component{Label, NotLabel}},
-		{"duplicate", []Component{Label, Label}, nil},
-		{"unknown", []Component{Component(9)}, nil},
+		{"empty means count", nil, []core.Component{core.Count}},
+		{"sorted", []core.Component{core.NotLabel, core.Label}, []core.Component{core.Label, core.NotLabel}},
+		{"duplicate", []core.Component{core.Label, core.Label}, nil},
+		{"unknown", []core.Component{core.Component(9)}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -45,8 +47,8 @@ func TestNewReleaseHidesReportsUnderAddRemove(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.Reports != c.want || r.Mechanism(Count) == nil || r.Mechanism(Label) != nil {
-				t.Errorf("reports %d (want %d), mechanisms count %v, label %v", r.Reports, c.want, r.Mechanism(Count), r.Mechanism(Label))
+			if r.Reports != c.want || r.Mechanism(core.Count) == nil || r.Mechanism(core.Label) != nil {
+				t.Errorf("reports %d (want %d), mechanisms count %v, label %v", r.Reports, c.want, r.Mechanism(core.Count), r.Mechanism(core.Label))
 			}
 		})
 	}
@@ -62,13 +64,13 @@ func TestQueryCheck(t *testing.T) {
 		q    Query
 		ok   bool
 	}{
-		{"valid", Query{Release: rel, Component: Count, Prefixes: []int{1, 8}}, true},
-		{"no release", Query{Component: Count, Prefixes: []int{1}}, false},
-		{"uncovered component", Query{Release: rel, Component: Label, Prefixes: []int{1}}, false},
-		{"no prefixes", Query{Release: rel, Component: Count}, false},
-		{"prefix beyond N", Query{Release: rel, Component: Count, Prefixes: []int{9}}, false},
-		{"prefix 0", Query{Release: rel, Component: Count, Prefixes: []int{0}}, false},
-		{"not increasing", Query{Release: rel, Component: Count, Prefixes: []int{2, 2}}, false},
+		{"valid", Query{Release: rel, Component: core.Count, Prefixes: []int{1, 8}}, true},
+		{"no release", Query{Component: core.Count, Prefixes: []int{1}}, false},
+		{"uncovered component", Query{Release: rel, Component: core.Label, Prefixes: []int{1}}, false},
+		{"no prefixes", Query{Release: rel, Component: core.Count}, false},
+		{"prefix beyond N", Query{Release: rel, Component: core.Count, Prefixes: []int{9}}, false},
+		{"prefix 0", Query{Release: rel, Component: core.Count, Prefixes: []int{0}}, false},
+		{"not increasing", Query{Release: rel, Component: core.Count, Prefixes: []int{2, 2}}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

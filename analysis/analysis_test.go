@@ -9,6 +9,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/aggregation/curator"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/ledger"
@@ -83,7 +84,7 @@ func newCurator(t *testing.T, n int) (*curator.Curator, *ecdf.Grid) {
 	return u, g
 }
 
-func release(t *testing.T, u aggregation.UStat, eps float64, r mechanism.Relation, comps ...aggregation.Component) *aggregation.Release {
+func release(t *testing.T, u aggregation.UStat, eps float64, r mechanism.Relation, comps ...core.Component) *aggregation.Release {
 	t.Helper()
 	rel, err := u.NewRelease(context.Background(), aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: "tree", Bins: 16, Epsilon: eps, Relation: r}, Components: comps})
 	if err != nil {
@@ -97,7 +98,7 @@ func release(t *testing.T, u aggregation.UStat, eps float64, r mechanism.Relatio
 func TestExactThroughCurator(t *testing.T) {
 	u, g := newCurator(t, 64)
 	ctx := context.Background()
-	e, err := QueryECDF(ctx, u, release(t, u, 1<<48, mechanism.ReplaceOne, aggregation.Count), g, AllPrefixes(16), DefaultIntervalDraws)
+	e, err := QueryECDF(ctx, u, release(t, u, 1<<48, mechanism.ReplaceOne, core.Count), g, AllPrefixes(16), DefaultIntervalDraws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func TestExactThroughCurator(t *testing.T) {
 	if e.N != 64 || !e.Public || e.Raw[15] != 1 || e.Quantiles["0.5"] != 0.5 {
 		t.Errorf("ECDF: n %d public %v, F̂(max) %v, median %v", e.N, e.Public, e.Raw[15], e.Quantiles["0.5"])
 	}
-	r, err := QueryROC(ctx, u, release(t, u, 1<<48, mechanism.ReplaceOne, aggregation.Label, aggregation.NotLabel), AllPrefixes(16), "l2", DefaultIntervalDraws)
+	r, err := QueryROC(ctx, u, release(t, u, 1<<48, mechanism.ReplaceOne, core.Label, core.NotLabel), AllPrefixes(16), "l2", DefaultIntervalDraws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func TestExactThroughCurator(t *testing.T) {
 func TestNoisyROCIsClamped(t *testing.T) {
 	u, _ := newCurator(t, 2)
 	for range 50 {
-		r, err := QueryROC(context.Background(), u, release(t, u, 0.05, mechanism.ReplaceOne, aggregation.Label, aggregation.NotLabel), AllPrefixes(16), "l2", DefaultIntervalDraws)
+		r, err := QueryROC(context.Background(), u, release(t, u, 0.05, mechanism.ReplaceOne, core.Label, core.NotLabel), AllPrefixes(16), "l2", DefaultIntervalDraws)
 		if err != nil {
 			t.Fatalf("noisy ROC release refused: %v", err)
 		}

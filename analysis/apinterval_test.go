@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/roc"
 )
 
@@ -55,9 +55,9 @@ func TestAveragePrecisionIntervalSmallN(t *testing.T) {
 	for _, n := range []int{100, 5000} {
 		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(n), 2525))
-			rel := testRelease(t, []aggregation.Component{aggregation.Label, aggregation.NotLabel}, smallROCBins, n, 1)
-			sp := math.Sqrt(rel.RangeVariance(aggregation.Label, 0, smallROCBins))
-			sm := math.Sqrt(rel.RangeVariance(aggregation.NotLabel, 0, smallROCBins))
+			rel := testRelease(t, []core.Component{core.Label, core.NotLabel}, smallROCBins, n, 1)
+			sp := math.Sqrt(rel.RangeVariance(core.Label, 0, smallROCBins))
+			sm := math.Sqrt(rel.RangeVariance(core.NotLabel, 0, smallROCBins))
 			var hits, boot int
 			var width, boxWidth float64
 			for range trials {
@@ -72,7 +72,7 @@ func TestAveragePrecisionIntervalSmallN(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				pr, nr := noisyResult(rel, aggregation.Label, pos, rng), noisyResult(rel, aggregation.NotLabel, neg, rng)
+				pr, nr := noisyResult(rel, core.Label, pos, rng), noisyResult(rel, core.NotLabel, neg, rng)
 				r, err := NewROC(pr, nr, "l2", draws)
 				if err != nil {
 					t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -77,14 +78,14 @@ func TestBandNeverAPoint(t *testing.T) {
 			t.Run(fmt.Sprintf("%v/eps=%g", rl, eps), func(t *testing.T) {
 				rel, err := aggregation.NewRelease(payload.ReleaseID{}, aggregation.ReleaseSpec{
 					Mechanism:  mechanism.Params{Name: "auto", Bins: bins, Epsilon: eps, Relation: rl},
-					Components: []aggregation.Component{aggregation.Count},
+					Components: []core.Component{core.Count},
 				}, n, 2)
 				if err != nil {
 					t.Fatal(err)
 				}
 				rng := rand.New(rand.NewPCG(25, uint64(eps*1e3)))
 				for range trials {
-					res := noisyResult(rel, aggregation.Count, prefixSums(n, bins, 0, rng), rng)
+					res := noisyResult(rel, core.Count, prefixSums(n, bins, 0, rng), rng)
 					e, err := NewECDF(res, g, draws)
 					if err != nil {
 						t.Fatal(err)
@@ -116,16 +117,16 @@ func TestBandCriticalValueHolds(t *testing.T) {
 		t.Run(fmt.Sprintf("eps=%g", eps), func(t *testing.T) {
 			rel, err := aggregation.NewRelease(payload.ReleaseID{}, aggregation.ReleaseSpec{
 				Mechanism:  mechanism.Params{Name: "auto", Bins: bins, Epsilon: eps, Relation: mechanism.ReplaceOne},
-				Components: []aggregation.Component{aggregation.Count},
+				Components: []core.Component{core.Count},
 			}, n, 2)
 			if err != nil {
 				t.Fatal(err)
 			}
 			prefixes := AllPrefixes(bins)
-			s := newNoiseSampler(rel, aggregation.Count, prefixes)
+			s := newNoiseSampler(rel, core.Count, prefixes)
 			sd := make([]float64, bins)
 			for j, i := range prefixes {
-				sd[j] = math.Sqrt(rel.RangeVariance(aggregation.Count, 0, i))
+				sd[j] = math.Sqrt(rel.RangeVariance(core.Count, 0, i))
 			}
 			c := criticalValue(DefaultIntervalDraws, 1, sd, 0.95, s.draw)
 			rng := rand.New(rand.NewPCG(9, 9))

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
@@ -58,7 +59,7 @@ type ECDF struct {
 // (DefaultIntervalDraws; 0: no intervals).
 func NewECDF(res *aggregation.Result, g *ecdf.Grid, draws int) (*ECDF, error) {
 	rel := res.Release
-	if res.Component != aggregation.Count || g.Len() != rel.Spec.Mechanism.Bins {
+	if res.Component != core.Count || g.Len() != rel.Spec.Mechanism.Bins {
 		return nil, fmt.Errorf("analysis: an ECDF needs the Count sums of a release over the grid's %d bins", g.Len())
 	}
 	n, err := rel.Normaliser(lastSum(res))
@@ -66,8 +67,8 @@ func NewECDF(res *aggregation.Result, g *ecdf.Grid, draws int) (*ECDF, error) {
 		return nil, fmt.Errorf("analysis: release %v: %w", rel.ID, err)
 	}
 	e := &ECDF{
-		Privacy: describe(rel, aggregation.Count, n), Scale: g.Scale().String(), Min: g.Min(), Max: g.Max(), Bins: g.Len(),
-		Prefixes: res.Prefixes, Counts: res.Sums, mech: rel.Mechanism(aggregation.Count), grid: g,
+		Privacy: describe(rel, core.Count, n), Scale: g.Scale().String(), Min: g.Min(), Max: g.Max(), Bins: g.Len(),
+		Prefixes: res.Prefixes, Counts: res.Sums, mech: rel.Mechanism(core.Count), grid: g,
 	}
 	var sumVar float64
 	for j, i := range res.Prefixes {
@@ -87,7 +88,7 @@ func NewECDF(res *aggregation.Result, g *ecdf.Grid, draws int) (*ECDF, error) {
 // them with draws interval draws. Reading a release again costs no
 // budget.
 func QueryECDF(ctx context.Context, u aggregation.UStat, rel *aggregation.Release, g *ecdf.Grid, prefixes []int, draws int) (*ECDF, error) {
-	res, err := u.Sum(ctx, aggregation.Query{Release: rel, Component: aggregation.Count, Prefixes: prefixes})
+	res, err := u.Sum(ctx, aggregation.Query{Release: rel, Component: core.Count, Prefixes: prefixes})
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/hosmer"
@@ -167,7 +168,7 @@ func RunHosmer(ctx context.Context, u aggregation.UStat, plan *hosmer.Plan, rels
 func observedSD(rels []*aggregation.Release, groups []hosmer.Group) []float64 {
 	var rel *aggregation.Release
 	for _, r := range rels {
-		if r.Mechanism(aggregation.Label) != nil {
+		if r.Mechanism(core.Label) != nil {
 			rel = r
 			break
 		}
@@ -176,7 +177,7 @@ func observedSD(rels []*aggregation.Release, groups []hosmer.Group) []float64 {
 	for k, g := range groups {
 		var v float64
 		if rel != nil {
-			v = rel.RangeVariance(aggregation.Label, g.First-1, g.Last)
+			v = rel.RangeVariance(core.Label, g.First-1, g.Last)
 		}
 		if g.Size > 0 {
 			m := min(max(g.Expected/g.Size, 0), 1)

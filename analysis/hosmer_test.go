@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/hosmer"
 )
@@ -113,7 +113,7 @@ func TestObservedSDAddsNoise(t *testing.T) {
 	sd := observedSD(rels, groups)
 	for k, g := range groups {
 		m := g.Expected / g.Size
-		noise := rels[0].RangeVariance(aggregation.Label, g.First-1, g.Last)
+		noise := rels[0].RangeVariance(core.Label, g.First-1, g.Last)
 		if want := math.Sqrt(noise + g.Size*m*(1-m)); noise <= 0 || math.Abs(sd[k]-want) > 1e-9*want {
 			t.Errorf("group %d: s.d. %v, want √(noise %v + binomial %v)", k, sd[k], noise, g.Size*m*(1-m))
 		}

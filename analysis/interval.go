@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/roc"
 )
@@ -54,7 +55,7 @@ type noiseSampler struct {
 	scale    float64
 }
 
-func newNoiseSampler(rel *aggregation.Release, c aggregation.Component, prefixes []int) noiseSampler {
+func newNoiseSampler(rel *aggregation.Release, c core.Component, prefixes []int) noiseSampler {
 	return noiseSampler{m: rel.Mechanism(c), servers: max(rel.Servers, 1), prefixes: prefixes, scale: c.Scale()}
 }
 
@@ -152,7 +153,7 @@ func newBand(res *aggregation.Result, e *ECDF, draws int) *Band {
 	for j := range sd {
 		sd[j] = math.Sqrt(res.Variance(j)) / n
 	}
-	s := newNoiseSampler(res.Release, aggregation.Count, res.Prefixes)
+	s := newNoiseSampler(res.Release, core.Count, res.Prefixes)
 	counts := values(res)
 	public := e.Public
 	stat := func(eta []float64) float64 {
@@ -364,16 +365,16 @@ func rocIntervals(pos, neg *aggregation.Result, p, m []float64, fit *totalsFit, 
 		fpr[j] = float64(j) / (rocBandPoints - 1)
 	}
 	last := pos.Prefixes[k-1]
-	sp := math.Sqrt(pos.Release.RangeVariance(aggregation.Label, 0, last))
-	sm := math.Sqrt(pos.Release.RangeVariance(aggregation.NotLabel, 0, last))
+	sp := math.Sqrt(pos.Release.RangeVariance(core.Label, 0, last))
+	sm := math.Sqrt(pos.Release.RangeVariance(core.NotLabel, 0, last))
 	iv.Regime = rocRegime(sp, sm, p[k-1], m[k-1])
 	iv.Own, iv.Population, iv.AP, iv.Band = newCountBox(pos, neg, draws).boxIntervals(fpr)
 	iv.Band.Draws = draws
 	if iv.Regime != RegimeLinear {
 		return iv, nil
 	}
-	ps := newNoiseSampler(pos.Release, aggregation.Label, pos.Prefixes)
-	ms := newNoiseSampler(neg.Release, aggregation.NotLabel, neg.Prefixes)
+	ps := newNoiseSampler(pos.Release, core.Label, pos.Prefixes)
+	ms := newNoiseSampler(neg.Release, core.NotLabel, neg.Prefixes)
 	var mu sync.Mutex
 	apDraws := make([]float64, draws)
 	a := monteCarlo(draws, 2, func(rng *rand.Rand, b int) float64 {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -54,7 +55,7 @@ func TestHanleyMcNeilNull(t *testing.T) {
 
 // testRelease returns a tree release of components over bins bins at ε
 // with two servers and n public reports.
-func testRelease(t *testing.T, comps []aggregation.Component, bins, n int, eps float64) *aggregation.Release {
+func testRelease(t *testing.T, comps []core.Component, bins, n int, eps float64) *aggregation.Release {
 	t.Helper()
 	rel, err := aggregation.NewRelease(payload.ReleaseID{}, aggregation.ReleaseSpec{
 		Mechanism:  mechanism.Params{Name: "tree", Bins: bins, Epsilon: eps, Relation: mechanism.ReplaceOne},
@@ -68,7 +69,7 @@ func testRelease(t *testing.T, comps []aggregation.Component, bins, n int, eps f
 
 // noisyResult returns the result of component c of rel with true
 // prefix sums truth and fresh noise of the release's law.
-func noisyResult(rel *aggregation.Release, c aggregation.Component, truth []float64, rng *rand.Rand) *aggregation.Result {
+func noisyResult(rel *aggregation.Release, c core.Component, truth []float64, rng *rand.Rand) *aggregation.Result {
 	prefixes := AllPrefixes(len(truth))
 	eta := make([]float64, len(truth))
 	newNoiseSampler(rel, c, prefixes).draw(rng, eta)
@@ -102,7 +103,7 @@ func TestBandCoverage(t *testing.T) {
 	const trials, bins, n = 300, 64, 2000
 	rng := rand.New(rand.NewPCG(1, 2))
 	truth := prefixSums(n, bins, 0, rng)
-	rel := testRelease(t, []aggregation.Component{aggregation.Count}, bins, n, 0.5)
+	rel := testRelease(t, []core.Component{core.Count}, bins, n, 0.5)
 	g, err := ecdf.NewLinearGrid(-3, 3, bins)
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +111,7 @@ func TestBandCoverage(t *testing.T) {
 	probs := []float64{0.1, 0.5, 0.9}
 	var band, quant int
 	for range trials {
-		e, err := NewECDF(noisyResult(rel, aggregation.Count, truth, rng), g, 200)
+		e, err := NewECDF(noisyResult(rel, core.Count, truth, rng), g, 200)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,13 +163,13 @@ func TestROCIntervalsCoverage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel := testRelease(t, []aggregation.Component{aggregation.Label, aggregation.NotLabel}, bins, n, 1)
+	rel := testRelease(t, []core.Component{core.Label, core.NotLabel}, bins, n, 1)
 	se := math.Sqrt(0.05 * 0.95 / trials)
 	var own, popWider int
 	bandHits := make([]int, len(rocBandChecks))
 	var whole int // releases whose band holds the true curve at every grid point
 	for range trials {
-		r, err := NewROC(noisyResult(rel, aggregation.Label, pos, rng), noisyResult(rel, aggregation.NotLabel, neg, rng), "l2", 200)
+		r, err := NewROC(noisyResult(rel, core.Label, pos, rng), noisyResult(rel, core.NotLabel, neg, rng), "l2", 200)
 		if err != nil {
 			t.Fatal(err)
 		}

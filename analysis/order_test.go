@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 )
 
@@ -18,9 +18,9 @@ import (
 func TestInOrderSklearn(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 25))
 	const bins, n = 16, 400
-	rel := testRelease(t, []aggregation.Component{aggregation.Label, aggregation.NotLabel}, bins, n, 4)
+	rel := testRelease(t, []core.Component{core.Label, core.NotLabel}, bins, n, 4)
 	pos, neg := prefixSums(120, bins, 1.2, rng), prefixSums(n-120, bins, 0, rng)
-	r, err := NewROC(noisyResult(rel, aggregation.Label, pos, rng), noisyResult(rel, aggregation.NotLabel, neg, rng), "l2", 0)
+	r, err := NewROC(noisyResult(rel, core.Label, pos, rng), noisyResult(rel, core.NotLabel, neg, rng), "l2", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

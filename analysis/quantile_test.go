@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 )
 
@@ -29,7 +29,7 @@ func TestQuantileIntervalHoldsDataQuantile(t *testing.T) {
 	}
 	for _, n := range []int{100, 100000} {
 		rng := rand.New(rand.NewPCG(uint64(n), 3))
-		rel := testRelease(t, []aggregation.Component{aggregation.Count}, bins, n, 1)
+		rel := testRelease(t, []core.Component{core.Count}, bins, n, 1)
 		hits := 0
 		for range trials {
 			x := make([]float64, n)
@@ -46,7 +46,7 @@ func TestQuantileIntervalHoldsDataQuantile(t *testing.T) {
 				counts[j] += counts[j-1]
 			}
 			slices.Sort(x)
-			e, err := NewECDF(noisyResult(rel, aggregation.Count, counts, rng), g, 100)
+			e, err := NewECDF(noisyResult(rel, core.Count, counts, rng), g, 100)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 )
 
@@ -23,7 +24,7 @@ type Privacy struct {
 
 // describe returns the description of rel normalised by n, with the
 // mechanism of component c.
-func describe(rel *aggregation.Release, c aggregation.Component, n ecdf.Normaliser) Privacy {
+func describe(rel *aggregation.Release, c core.Component, n ecdf.Normaliser) Privacy {
 	return Privacy{
 		Normaliser: n, Epsilon: rel.Epsilon(), Delta: rel.Delta(),
 		Mechanism: rel.Mechanism(c).Name(), Neighbours: rel.Spec.Mechanism.Relation.String(),

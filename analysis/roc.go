@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -153,14 +154,14 @@ func newTotalsFit(pos, neg *aggregation.Result, n ecdf.Normaliser) *totalsFit {
 		return nil
 	}
 	rel, last := pos.Release, pos.Prefixes[len(pos.Prefixes)-1]
-	vp, vm := rel.RangeVariance(aggregation.Label, 0, last), rel.RangeVariance(aggregation.NotLabel, 0, last)
+	vp, vm := rel.RangeVariance(core.Label, 0, last), rel.RangeVariance(core.NotLabel, 0, last)
 	if !(vp+vm > 0) {
 		return nil
 	}
 	f := &totalsFit{n: float64(n.N), cp: make([]float64, len(pos.Prefixes)), cm: make([]float64, len(pos.Prefixes))}
 	for j, i := range pos.Prefixes {
-		f.cp[j] = (rel.RangeVariance(aggregation.Label, 0, i) + vp - rel.RangeVariance(aggregation.Label, i, last)) / 2 / (vp + vm)
-		f.cm[j] = (rel.RangeVariance(aggregation.NotLabel, 0, i) + vm - rel.RangeVariance(aggregation.NotLabel, i, last)) / 2 / (vp + vm)
+		f.cp[j] = (rel.RangeVariance(core.Label, 0, i) + vp - rel.RangeVariance(core.Label, i, last)) / 2 / (vp + vm)
+		f.cm[j] = (rel.RangeVariance(core.NotLabel, 0, i) + vm - rel.RangeVariance(core.NotLabel, i, last)) / 2 / (vp + vm)
 	}
 	return f
 }
@@ -192,7 +193,7 @@ func NewROC(pos, neg *aggregation.Result, method string, draws int) (*ROC, error
 	if err != nil {
 		return nil, err
 	}
-	if pos.Release != neg.Release || pos.Component != aggregation.Label || neg.Component != aggregation.NotLabel {
+	if pos.Release != neg.Release || pos.Component != core.Label || neg.Component != core.NotLabel {
 		return nil, fmt.Errorf("analysis: a ROC curve needs the Label and NotLabel sums of one release")
 	}
 	n, err := pos.Release.Normaliser(lastSum(pos) + lastSum(neg))
@@ -202,12 +203,12 @@ func NewROC(pos, neg *aggregation.Result, method string, draws int) (*ROC, error
 	p, m := values(pos), values(neg)
 	fit := newTotalsFit(pos, neg, n)
 	fit.apply(p, m)
-	r := &ROC{Privacy: describe(pos.Release, aggregation.Label, n), Smoothing: method, Notes: ClampTotals(p, m)}
+	r := &ROC{Privacy: describe(pos.Release, core.Label, n), Smoothing: method, Notes: ClampTotals(p, m)}
 	raw, err := roc.FromPrefixes(p, m, nil)
 	if err != nil {
 		return nil, fmt.Errorf("analysis: release %v: %w", pos.Release.ID, err)
 	}
-	smoothed, err := roc.FromPrefixes(p, m, smoother(method, pos.Release.Mechanism(aggregation.Label)))
+	smoothed, err := roc.FromPrefixes(p, m, smoother(method, pos.Release.Mechanism(core.Label)))
 	if err != nil {
 		return nil, fmt.Errorf("analysis: release %v: %w", pos.Release.ID, err)
 	}
@@ -243,8 +244,8 @@ func (r *ROC) SetThresholds(g *ecdf.Grid) {
 // [0, 1].
 func (r *ROC) noiseNotes(pos *aggregation.Result) {
 	rel, last := pos.Release, pos.Prefixes[len(pos.Prefixes)-1]
-	sp := math.Sqrt(rel.RangeVariance(aggregation.Label, 0, last))
-	sm := math.Sqrt(rel.RangeVariance(aggregation.NotLabel, 0, last))
+	sp := math.Sqrt(rel.RangeVariance(core.Label, 0, last))
+	sm := math.Sqrt(rel.RangeVariance(core.NotLabel, 0, last))
 	tp, tm := r.Raw.curve.Positives, r.Raw.curve.Negatives
 	if rocRegime(sp, sm, tp, tm) == RegimeNoiseDominates {
 		r.NoiseDominates = true
@@ -261,7 +262,7 @@ func (r *ROC) noiseNotes(pos *aggregation.Result) {
 // costs no budget.
 func QueryROC(ctx context.Context, u aggregation.UStat, rel *aggregation.Release, prefixes []int, method string, draws int) (*ROC, error) {
 	var res [2]*aggregation.Result
-	for k, c := range []aggregation.Component{aggregation.Label, aggregation.NotLabel} {
+	for k, c := range []core.Component{core.Label, core.NotLabel} {
 		var err error
 		if res[k], err = u.Sum(ctx, aggregation.Query{Release: rel, Component: c, Prefixes: prefixes}); err != nil {
 			return nil, err

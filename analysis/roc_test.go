@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
@@ -97,9 +97,9 @@ func TestSetThresholds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel := testRelease(t, []aggregation.Component{aggregation.Label, aggregation.NotLabel}, 4, 100, 1)
+	rel := testRelease(t, []core.Component{core.Label, core.NotLabel}, 4, 100, 1)
 	rng := rand.New(rand.NewPCG(8, 9))
-	r, err := NewROC(noisyResult(rel, aggregation.Label, []float64{10, 20, 30, 40}, rng), noisyResult(rel, aggregation.NotLabel, []float64{30, 45, 55, 60}, rng), "l2", 0)
+	r, err := NewROC(noisyResult(rel, core.Label, []float64{10, 20, 30, 40}, rng), noisyResult(rel, core.NotLabel, []float64{30, 45, 55, 60}, rng), "l2", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/roc"
 )
 
@@ -72,13 +73,13 @@ func newCountBox(pos, neg *aggregation.Result, draws int) *countBox {
 	k := len(pos.Prefixes)
 	rel, last := pos.Release, pos.Prefixes[k-1]
 	b := &countBox{p: values(pos), m: values(neg), n: float64(rel.Reports)}
-	sd := func(c aggregation.Component, from, to int) float64 { return math.Sqrt(rel.RangeVariance(c, from, to)) }
+	sd := func(c core.Component, from, to int) float64 { return math.Sqrt(rel.RangeVariance(c, from, to)) }
 	for _, i := range pos.Prefixes {
-		b.sdP, b.sdM = append(b.sdP, sd(aggregation.Label, 0, i)), append(b.sdM, sd(aggregation.NotLabel, 0, i))
-		b.sdSP, b.sdSM = append(b.sdSP, sd(aggregation.Label, i, last)), append(b.sdSM, sd(aggregation.NotLabel, i, last))
+		b.sdP, b.sdM = append(b.sdP, sd(core.Label, 0, i)), append(b.sdM, sd(core.NotLabel, 0, i))
+		b.sdSP, b.sdSM = append(b.sdSP, sd(core.Label, i, last)), append(b.sdSM, sd(core.NotLabel, i, last))
 	}
-	ps := newNoiseSampler(rel, aggregation.Label, pos.Prefixes)
-	ms := newNoiseSampler(rel, aggregation.NotLabel, neg.Prefixes)
+	ps := newNoiseSampler(rel, core.Label, pos.Prefixes)
+	ms := newNoiseSampler(rel, core.NotLabel, neg.Prefixes)
 	worst := monteCarlo(draws, 3, func(rng *rand.Rand, _ int) float64 {
 		ep, em := make([]float64, k), make([]float64, k)
 		ps.draw(rng, ep)

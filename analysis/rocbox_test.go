@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/roc"
 )
 
@@ -62,7 +62,7 @@ func TestROCIntervalsSmallN(t *testing.T) {
 	}{{100, RegimeNoiseDominates, 1}, {280, RegimeBox, 0}, {400, RegimeLinear, 0}, {2000, RegimeLinear, -1}} {
 		t.Run(fmt.Sprintf("n=%d", tc.n), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(tc.n), 25))
-			rel := testRelease(t, []aggregation.Component{aggregation.Label, aggregation.NotLabel}, smallROCBins, tc.n, 1)
+			rel := testRelease(t, []core.Component{core.Label, core.NotLabel}, smallROCBins, tc.n, 1)
 			var own, pop, band, regime, flagged int
 			var width, popWidth float64
 			for range trials {
@@ -77,7 +77,7 @@ func TestROCIntervalsSmallN(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				r, err := NewROC(noisyResult(rel, aggregation.Label, pos, rng), noisyResult(rel, aggregation.NotLabel, neg, rng), "l2", draws)
+				r, err := NewROC(noisyResult(rel, core.Label, pos, rng), noisyResult(rel, core.NotLabel, neg, rng), "l2", draws)
 				if err != nil {
 					t.Fatal(err)
 				}

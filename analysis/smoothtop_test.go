@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 )
 
@@ -16,14 +16,14 @@ func TestSmoothedECDFReachesOneUnderReplace(t *testing.T) {
 	const bins, n = 32, 50
 	rng := rand.New(rand.NewPCG(5, 6))
 	truth := prefixSums(n, bins, 0, rng)
-	rel := testRelease(t, []aggregation.Component{aggregation.Count}, bins, n, 0.2)
+	rel := testRelease(t, []core.Component{core.Count}, bins, n, 0.2)
 	g, err := ecdf.NewLinearGrid(-3, 3, bins)
 	if err != nil {
 		t.Fatal(err)
 	}
 	below := 0
 	for range 20 {
-		res := noisyResult(rel, aggregation.Count, truth, rng)
+		res := noisyResult(rel, core.Count, truth, rng)
 		e, err := NewECDF(res, g, 0)
 		if err != nil {
 			t.Fatal(err)

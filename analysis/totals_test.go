@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 )
 
@@ -16,17 +16,17 @@ import (
 // noise law); under add/remove (n not public) it is the identity.
 func TestTotalsFit(t *testing.T) {
 	const bins, n, draws = 32, 1000, 2000
-	rel := testRelease(t, []aggregation.Component{aggregation.Label, aggregation.NotLabel}, bins, n, 1)
+	rel := testRelease(t, []core.Component{core.Label, core.NotLabel}, bins, n, 1)
 	rng := rand.New(rand.NewPCG(18, 2))
 	pos, neg := prefixSums(300, bins, 1, rng), prefixSums(700, bins, 0, rng)
 	norm := ecdf.Normaliser{N: n, Public: true}
-	if f := newTotalsFit(noisyResult(rel, aggregation.Label, pos, rng), noisyResult(rel, aggregation.NotLabel, neg, rng), ecdf.Normaliser{N: 990}); f != nil {
+	if f := newTotalsFit(noisyResult(rel, core.Label, pos, rng), noisyResult(rel, core.NotLabel, neg, rng), ecdf.Normaliser{N: 990}); f != nil {
 		t.Errorf("add/remove normaliser: fit %+v, want none", f)
 	}
 	checked := []int{0, bins / 2, bins - 1}
 	var sum, sumSq [3]float64
 	for range draws {
-		pr, nr := noisyResult(rel, aggregation.Label, pos, rng), noisyResult(rel, aggregation.NotLabel, neg, rng)
+		pr, nr := noisyResult(rel, core.Label, pos, rng), noisyResult(rel, core.NotLabel, neg, rng)
 		p, m := values(pr), values(nr)
 		newTotalsFit(pr, nr, norm).apply(p, m)
 		if d := p[bins-1] + m[bins-1] - n; math.Abs(d) > 1e-6 {
@@ -38,17 +38,17 @@ func TestTotalsFit(t *testing.T) {
 			sumSq[k] += e * e
 		}
 	}
-	vp, vm := rel.RangeVariance(aggregation.Label, 0, bins), rel.RangeVariance(aggregation.NotLabel, 0, bins)
+	vp, vm := rel.RangeVariance(core.Label, 0, bins), rel.RangeVariance(core.NotLabel, 0, bins)
 	for k, j := range checked {
 		i := j + 1
-		cov := (rel.RangeVariance(aggregation.Label, 0, i) + vp - rel.RangeVariance(aggregation.Label, i, bins)) / 2
-		want := rel.RangeVariance(aggregation.Label, 0, i) - cov*cov/(vp+vm)
+		cov := (rel.RangeVariance(core.Label, 0, i) + vp - rel.RangeVariance(core.Label, i, bins)) / 2
+		want := rel.RangeVariance(core.Label, 0, i) - cov*cov/(vp+vm)
 		mean := sum[k] / draws
 		got := sumSq[k]/draws - mean*mean
 		// The noise is a sum of Laplace-like terms (kurtosis ≤ 6): the
 		// sample variance has s.e. ≤ var·√(5/draws); 5 s.e. either way.
 		if math.Abs(got-want) > 5*want*math.Sqrt(5.0/draws) || math.Abs(mean) > 5*math.Sqrt(want/draws) {
-			t.Errorf("prefix %d: error mean %.3g, variance %.4g, want 0 and %.4g (unfitted %.4g)", i, mean, got, want, rel.RangeVariance(aggregation.Label, 0, i))
+			t.Errorf("prefix %d: error mean %.3g, variance %.4g, want 0 and %.4g (unfitted %.4g)", i, mean, got, want, rel.RangeVariance(core.Label, 0, i))
 		}
 	}
 }

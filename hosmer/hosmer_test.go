@@ -2,15 +2,15 @@ package hosmer
 
 import (
 	"context"
-	"github.com/fedecdf/fedecdf/aggregation/curator"
-	"github.com/fedecdf/fedecdf/internal/ledger"
 	"math"
 	"math/rand/v2"
 	"testing"
 
-	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/aggregation/curator"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/party"
 )
 
@@ -85,7 +85,7 @@ func newExactSource(bins, labels []int, probs []float64, nBins int) *exactSource
 	return s
 }
 
-func (s *exactSource) Prefixes(c aggregation.Component, bins []int) ([]float64, error) {
+func (s *exactSource) Prefixes(c core.Component, bins []int) ([]float64, error) {
 	v := make([]float64, len(bins))
 	for j, b := range bins {
 		v[j] = s.prefix[c][b-1]

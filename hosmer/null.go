@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -156,14 +157,14 @@ func (m *nullModel) draw(p *Plan, rels []*aggregation.Release, g *ecdf.Grid, met
 	copy(key[16:], "hosmer null test")
 	rng := rand.New(rand.NewChaCha8(key))
 	n := len(m.prefix)
-	data := map[aggregation.Component][]int64{}
+	data := map[core.Component][]int64{}
 	count, pos, prob := make([]int64, n), make([]int64, n), make([]int64, n)
 	var c, y, e int64
 	for i := range n {
 		ci := m.prefix[i] - c
 		if ci > 0 {
 			y += int64(distuv.Binomial{N: float64(ci), P: m.probs[i], Src: rng}.Rand())
-			e += ci * int64(math.Round(m.probs[i]*aggregation.Probability.Scale()))
+			e += ci * int64(math.Round(m.probs[i]*core.Probability.Scale()))
 		}
 		c += ci
 		count[i], pos[i], prob[i] = c, y, e
@@ -172,7 +173,7 @@ func (m *nullModel) draw(p *Plan, rels []*aggregation.Release, g *ecdf.Grid, met
 	for i := range neg {
 		neg[i] = count[i] - pos[i]
 	}
-	data[aggregation.Count], data[aggregation.Label], data[aggregation.NotLabel], data[aggregation.Probability] = count, pos, neg, prob
+	data[core.Count], data[core.Label], data[core.NotLabel], data[core.Probability] = count, pos, neg, prob
 	src := nullSource{}
 	for _, rel := range rels {
 		for _, comp := range rel.Spec.Components {
@@ -208,7 +209,7 @@ func (m *nullModel) draw(p *Plan, rels []*aggregation.Release, g *ecdf.Grid, met
 
 // nullSource holds the simulated released prefixes of every component
 // at every bin.
-type nullSource map[aggregation.Component][]float64
+type nullSource map[core.Component][]float64
 
 // nullVarianceSource is a NoiseSource over a nullSource, with the
 // releases' noise variances (for Config.Debias).
@@ -217,7 +218,7 @@ type nullVarianceSource struct {
 	rels []*aggregation.Release
 }
 
-func (s nullVarianceSource) Prefixes(c aggregation.Component, bins []int) ([]float64, error) {
+func (s nullVarianceSource) Prefixes(c core.Component, bins []int) ([]float64, error) {
 	all, ok := s.src[c]
 	if !ok {
 		return nil, fmt.Errorf("no release covers payload component %v", c)
@@ -229,7 +230,7 @@ func (s nullVarianceSource) Prefixes(c aggregation.Component, bins []int) ([]flo
 	return v, nil
 }
 
-func (s nullVarianceSource) RangeVariance(c aggregation.Component, from, to int) (float64, error) {
+func (s nullVarianceSource) RangeVariance(c core.Component, from, to int) (float64, error) {
 	for _, rel := range s.rels {
 		if rel.Mechanism(c) != nil {
 			return rel.RangeVariance(c, from, to), nil

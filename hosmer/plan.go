@@ -6,6 +6,7 @@ import (
 	"math/bits"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 )
@@ -53,8 +54,8 @@ func PaperPlan(epsilon float64, bins int, template mechanism.Params) (*Plan, err
 	return &Plan{
 		Name: "paper",
 		Releases: []aggregation.ReleaseSpec{
-			spec(template, bins, float64(levels+1)*unit, aggregation.Count),
-			spec(template, bins, 4*unit, aggregation.Label, aggregation.Probability),
+			spec(template, bins, float64(levels+1)*unit, core.Count),
+			spec(template, bins, 4*unit, core.Label, core.Probability),
 		},
 		Epsilon: epsilon,
 	}, nil
@@ -75,7 +76,7 @@ func JointPlan(epsilon float64, bins int, template mechanism.Params) (*Plan, err
 	}
 	return &Plan{
 		Name:            "joint",
-		Releases:        []aggregation.ReleaseSpec{spec(template, bins, epsilon/2, aggregation.Label, aggregation.NotLabel, aggregation.Probability)},
+		Releases:        []aggregation.ReleaseSpec{spec(template, bins, epsilon/2, core.Label, core.NotLabel, core.Probability)},
 		CountFromLabels: true,
 		Epsilon:         epsilon,
 	}, nil
@@ -99,7 +100,7 @@ func GridPlan(epsilon float64, bins int, template mechanism.Params) (*Plan, erro
 	}
 	return &Plan{
 		Name:             "grid",
-		Releases:         []aggregation.ReleaseSpec{spec(template, bins, epsilon, aggregation.Label, aggregation.NotLabel)},
+		Releases:         []aggregation.ReleaseSpec{spec(template, bins, epsilon, core.Label, core.NotLabel)},
 		CountFromLabels:  true,
 		ExpectedFromGrid: true,
 		Epsilon:          epsilon,
@@ -118,7 +119,7 @@ func BinCenters(g *ecdf.Grid) []float64 {
 	return m
 }
 
-func spec(template mechanism.Params, bins int, epsilon float64, comps ...aggregation.Component) aggregation.ReleaseSpec {
+func spec(template mechanism.Params, bins int, epsilon float64, comps ...core.Component) aggregation.ReleaseSpec {
 	p := template
 	p.Bins, p.Epsilon, p.Relation = bins, epsilon, mechanism.ReplaceOne
 	return aggregation.ReleaseSpec{Mechanism: p, Components: comps}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/roc"
 )
 
@@ -57,7 +57,7 @@ type Config struct {
 // sums prefix(to) − prefix(from) (roc.UStatSource does).
 type NoiseSource interface {
 	roc.Source
-	RangeVariance(c aggregation.Component, from, to int) (float64, error)
+	RangeVariance(c core.Component, from, to int) (float64, error)
 }
 
 // Result is a private Hosmer–Lemeshow test.
@@ -167,13 +167,13 @@ func releasedGroups(src roc.Source, cfg Config, f, counts, smoothedPos []float64
 		sizes, expected = gridPrefixes(f, float64(cfg.Reports), cfg.Centers, bounds)
 	} else {
 		sizes = atBounds(counts, bounds)
-		if expected, err = src.Prefixes(aggregation.Probability, bounds); err != nil {
+		if expected, err = src.Prefixes(core.Probability, bounds); err != nil {
 			return nil, fmt.Errorf("hosmer: expected positives: %w", err)
 		}
 	}
 	if smoothedPos != nil {
 		pos = atBounds(smoothedPos, bounds)
-	} else if pos, err = src.Prefixes(aggregation.Label, bounds); err != nil {
+	} else if pos, err = src.Prefixes(core.Label, bounds); err != nil {
 		return nil, fmt.Errorf("hosmer: observed positives: %w", err)
 	}
 	groups, err := FromPrefixes(bounds, sizes, pos, expected)
@@ -216,14 +216,14 @@ func debiased(src roc.Source, groups []Group, grid bool) (float64, error) {
 	}
 	v := make([]float64, len(groups))
 	for k, g := range groups {
-		vy, err := ns.RangeVariance(aggregation.Label, g.First-1, g.Last)
+		vy, err := ns.RangeVariance(core.Label, g.First-1, g.Last)
 		if err != nil {
 			return 0, err
 		}
-		other, weight := aggregation.Probability, 1.0
+		other, weight := core.Probability, 1.0
 		if grid {
 			m := g.Expected / g.Size
-			other, vy, weight = aggregation.NotLabel, vy*(1-m)*(1-m), m*m
+			other, vy, weight = core.NotLabel, vy*(1-m)*(1-m), m*m
 		}
 		vo, err := ns.RangeVariance(other, g.First-1, g.Last)
 		if err != nil {
@@ -259,7 +259,7 @@ func gridPrefixes(f []float64, n float64, centers []float64, bounds []int) (size
 func classPrefixes(src roc.Source, bins int, n float64, smooth roc.Smoother) (counts, pos []float64, err error) {
 	var classes [2][]float64
 	var totals [2]float64
-	for k, c := range []aggregation.Component{aggregation.Label, aggregation.NotLabel} {
+	for k, c := range []core.Component{core.Label, core.NotLabel} {
 		raw, err := src.Prefixes(c, allBins(bins))
 		if err != nil {
 			return nil, nil, fmt.Errorf("hosmer: %v: %w", c, err)
@@ -290,17 +290,17 @@ func classPrefixes(src roc.Source, bins int, n float64, smooth roc.Smoother) (co
 // Label + NotLabel.
 func countPrefixes(src roc.Source, bins []int, fromLabels bool) ([]float64, error) {
 	if !fromLabels {
-		c, err := src.Prefixes(aggregation.Count, bins)
+		c, err := src.Prefixes(core.Count, bins)
 		if err != nil {
 			return nil, fmt.Errorf("hosmer: counts: %w", err)
 		}
 		return c, nil
 	}
-	pos, err := src.Prefixes(aggregation.Label, bins)
+	pos, err := src.Prefixes(core.Label, bins)
 	if err != nil {
 		return nil, fmt.Errorf("hosmer: positives: %w", err)
 	}
-	neg, err := src.Prefixes(aggregation.NotLabel, bins)
+	neg, err := src.Prefixes(core.NotLabel, bins)
 	if err != nil {
 		return nil, fmt.Errorf("hosmer: negatives: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
@@ -33,9 +34,9 @@ func (p *Plan) configure(g *ecdf.Grid, cfg Config) (Config, error) {
 // of one noise pattern) — for smoothing over the noise's terms.
 func (p *Plan) CountMechanism(rel *aggregation.Release) mechanism.Mechanism {
 	if p.CountFromLabels {
-		return rel.Mechanism(aggregation.Label)
+		return rel.Mechanism(core.Label)
 	}
-	return rel.Mechanism(aggregation.Count)
+	return rel.Mechanism(core.Count)
 }
 
 // smoother returns the smoothing of the released ECDF of probabilities

@@ -3,7 +3,7 @@ package party_test
 import (
 	"fmt"
 
-	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/party"
 )
@@ -17,6 +17,6 @@ func ExampleParty_VerifiedReport() {
 		panic(err)
 	}
 	r, _ := p.VerifiedReport(nil)
-	fmt.Println("bin", p.Bin(), "label", p.Payload(aggregation.Label), "nonce is the report ID:", r.ID == p.ReportID())
+	fmt.Println("bin", p.Bin(), "label", p.Payload(core.Label), "nonce is the report ID:", r.ID == p.ReportID())
 	// Output: bin 3 label 1 nonce is the report ID: true
 }

@@ -24,7 +24,7 @@
 // # Private release and its ε
 //
 // P and M are the prefix sums of the payload components label y and
-// 1 − y (aggregation.Label, aggregation.NotLabel), released with noise by
+// 1 − y (core.Label, core.NotLabel), released with noise by
 // a mechanism (dp-ecdf Eq. 2 for the tree). Under the replace-one
 // relation of dp-ecdf §2 (n public), replacing one instance (bin a,
 // label y) by (bin b, label y') changes the pair of vectors in one of two

@@ -2,16 +2,17 @@ package roc
 
 import (
 	"context"
-	"github.com/fedecdf/fedecdf/aggregation/curator"
-	"github.com/fedecdf/fedecdf/internal/ledger"
 	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/aggregation/curator"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
+	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/party"
 )
 
@@ -260,7 +261,7 @@ func TestErrors(t *testing.T) {
 	if _, _, err := ExactPrefixes([]int{1, 2}, []int{0, 2}, 4); err == nil {
 		t.Error("label 2 accepted")
 	}
-	if _, err := (UStatSource{}).Prefixes(aggregation.Label, AllBins(4)); err == nil {
+	if _, err := (UStatSource{}).Prefixes(core.Label, AllBins(4)); err == nil {
 		t.Error("source without releases accepted")
 	}
 }
@@ -285,17 +286,17 @@ func TestCurveThroughUStat(t *testing.T) {
 	ctx := context.Background()
 	rel, err := u.NewRelease(ctx, aggregation.ReleaseSpec{
 		Mechanism:  mechanism.Params{Name: "tree", Bins: g.Len(), Epsilon: 1 << 48},
-		Components: []aggregation.Component{aggregation.Label, aggregation.NotLabel},
+		Components: []core.Component{core.Label, core.NotLabel},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	src := UStatSource{Ctx: ctx, UStat: u, Releases: []*aggregation.Release{rel}}
-	pos, err := src.Prefixes(aggregation.Label, AllBins(g.Len()))
+	pos, err := src.Prefixes(core.Label, AllBins(g.Len()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	neg, err := src.Prefixes(aggregation.NotLabel, AllBins(g.Len()))
+	neg, err := src.Prefixes(core.NotLabel, AllBins(g.Len()))
 	if err != nil {
 		t.Fatal(err)
 	}

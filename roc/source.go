@@ -5,14 +5,15 @@ import (
 	"fmt"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 )
 
 // Source releases noisy prefix sums of one payload component at sorted
 // 1-based bins, in the component's units (counts, or probabilities for
-// aggregation.Probability). Values of one component come from one
+// core.Probability). Values of one component come from one
 // release: asking again returns the same noise.
 type Source interface {
-	Prefixes(c aggregation.Component, bins []int) ([]float64, error)
+	Prefixes(c core.Component, bins []int) ([]float64, error)
 }
 
 // UStatSource is a Source answering through a UStat: component c is
@@ -24,7 +25,7 @@ type UStatSource struct {
 }
 
 // Prefixes implements Source.
-func (s UStatSource) Prefixes(c aggregation.Component, bins []int) ([]float64, error) {
+func (s UStatSource) Prefixes(c core.Component, bins []int) ([]float64, error) {
 	for _, rel := range s.Releases {
 		if rel.Mechanism(c) == nil {
 			continue
@@ -45,7 +46,7 @@ func (s UStatSource) Prefixes(c aggregation.Component, bins []int) ([]float64, e
 // RangeVariance returns the noise variance of the range sum prefix(to) −
 // prefix(from) of component c, from the release that answers c
 // (aggregation.Release.RangeVariance).
-func (s UStatSource) RangeVariance(c aggregation.Component, from, to int) (float64, error) {
+func (s UStatSource) RangeVariance(c core.Component, from, to int) (float64, error) {
 	for _, rel := range s.Releases {
 		if rel.Mechanism(c) != nil {
 			return rel.RangeVariance(c, from, to), nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/analysis"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/hosmer"
@@ -95,7 +96,7 @@ func hosmerPlans(cfg Config) (plans []*hosmer.Plan, fromROC bool, err error) {
 func hosmerReport(ctx context.Context, u aggregation.UStat, g *ecdf.Grid, plans []*hosmer.Plan, rocRel *aggregation.Release, method string, parties []*party.Party, probs []float64, n ecdf.Normaliser, boot analysis.Bootstrap) (*HosmerReport, error) {
 	pBins, labels := make([]int, len(parties)), make([]int, len(parties))
 	for k, p := range parties {
-		pBins[k], labels[k] = p.Bin(), int(p.Payload(aggregation.Label))
+		pBins[k], labels[k] = p.Bin(), int(p.Payload(core.Label))
 	}
 	base := analysis.HosmerConfig(g.Len(), int(n.N), 0)
 	exact, err := analysis.TrueHosmer(pBins, labels, probs[:len(parties)], g.Len(), 0)
@@ -197,7 +198,7 @@ func withoutProbability(backend string, plans []*hosmer.Plan) error {
 func collectsProbability(plans []*hosmer.Plan) bool {
 	for _, p := range plans {
 		for _, spec := range p.Releases {
-			if slices.Contains(spec.Components, aggregation.Probability) {
+			if slices.Contains(spec.Components, core.Probability) {
 				return true
 			}
 		}

@@ -1,8 +1,8 @@
 package simulate
 
 import (
-	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/analysis"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/party"
 )
 
@@ -10,7 +10,7 @@ import (
 func trueROC(parties []*party.Party, bins int, prefixes []int) (analysis.Curve, error) {
 	b, labels := make([]int, len(parties)), make([]int, len(parties))
 	for k, p := range parties {
-		b[k], labels[k] = p.Bin(), int(p.Payload(aggregation.Label))
+		b[k], labels[k] = p.Bin(), int(p.Payload(core.Label))
 	}
 	return analysis.TrueROC(b, labels, bins, prefixes)
 }

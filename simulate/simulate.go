@@ -14,6 +14,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/analysis"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/hosmer"
@@ -294,11 +295,11 @@ func (r *run) query(ctx context.Context) error {
 	for _, q := range []struct {
 		dst *(*aggregation.Result)
 		rel *aggregation.Release
-		c   aggregation.Component
+		c   core.Component
 	}{
-		{&r.counts, r.ecdfRel, aggregation.Count},
-		{&r.positives, r.rocRel, aggregation.Label},
-		{&r.negatives, r.rocRel, aggregation.NotLabel},
+		{&r.counts, r.ecdfRel, core.Count},
+		{&r.positives, r.rocRel, core.Label},
+		{&r.negatives, r.rocRel, core.NotLabel},
 	} {
 		if q.rel == nil {
 			r.ph.add(1)
@@ -434,7 +435,7 @@ func params(cfg Config, epsilon float64) mechanism.Params {
 // ecdfSpec is the release of the scores' ECDF: the Count component at
 // cfg.ECDFShare of ε.
 func ecdfSpec(cfg Config) aggregation.ReleaseSpec {
-	return aggregation.ReleaseSpec{Mechanism: params(cfg, cfg.Epsilon*cfg.ECDFShare), Components: []aggregation.Component{aggregation.Count}}
+	return aggregation.ReleaseSpec{Mechanism: params(cfg, cfg.Epsilon*cfg.ECDFShare), Components: []core.Component{core.Count}}
 }
 
 // rocSpec is the ROC/PR release: the {Label, NotLabel} pair at what the
@@ -447,7 +448,7 @@ func rocSpec(cfg Config) aggregation.ReleaseSpec {
 	if cfg.ROCMechanism != "" {
 		p.Name = cfg.ROCMechanism
 	}
-	return aggregation.ReleaseSpec{Mechanism: analysis.ROCParams(p, nil), Components: []aggregation.Component{aggregation.Label, aggregation.NotLabel}}
+	return aggregation.ReleaseSpec{Mechanism: analysis.ROCParams(p, nil), Components: []core.Component{core.Label, core.NotLabel}}
 }
 
 // budgetOf is the dataset's budget: ε, and δ once per privacy unit of the

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/aggregation/curator"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/party"
@@ -36,7 +37,7 @@ func ExampleNew() {
 	if err != nil {
 		panic(err)
 	}
-	res, err := c.Sum(ctx, aggregation.Query{Release: rel, Component: aggregation.Count, Prefixes: []int{1, 2, 3, 4}})
+	res, err := c.Sum(ctx, aggregation.Query{Release: rel, Component: core.Count, Prefixes: []int{1, 2, 3, 4}})
 	if err != nil {
 		panic(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/aggregation/remote"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/ledger"
@@ -103,11 +104,11 @@ func TestReadCompletesACutOffRelease(t *testing.T) {
 				t.Fatalf("%v: not an unsure *remote.ReleaseError of release %v", err, id)
 			}
 			net.SetFaults(nil)
-			rel, err := client.OpenRelease(context.Background(), id, []aggregation.Component{aggregation.Count})
+			rel, err := client.OpenRelease(context.Background(), id, []core.Component{core.Count})
 			if err != nil {
 				t.Fatalf("reading release %v by its ID: %v", id, err)
 			}
-			res, err := client.Sum(context.Background(), aggregation.Query{Release: rel, Component: aggregation.Count, Prefixes: []int{bins}})
+			res, err := client.Sum(context.Background(), aggregation.Query{Release: rel, Component: core.Count, Prefixes: []int{bins}})
 			if err != nil || res.Sums[0] != 3 {
 				t.Fatalf("release %v: total %+v, %v; want 3", id, res, err)
 			}

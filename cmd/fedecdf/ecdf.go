@@ -15,6 +15,7 @@ import (
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/aggregation/curator"
 	"github.com/fedecdf/fedecdf/analysis"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/smooth"
@@ -181,11 +182,11 @@ func releaseECDF(ctx context.Context, g *ecdf.Grid, p mechanism.Params, bins []i
 	if err != nil {
 		return nil, err
 	}
-	rel, err := u.NewRelease(ctx, aggregation.ReleaseSpec{Mechanism: p, Components: []aggregation.Component{aggregation.Count}})
+	rel, err := u.NewRelease(ctx, aggregation.ReleaseSpec{Mechanism: p, Components: []core.Component{core.Count}})
 	if err != nil {
 		return nil, err
 	}
-	res, err := u.Sum(ctx, aggregation.Query{Release: rel, Component: aggregation.Count, Prefixes: analysis.AllPrefixes(g.Len())})
+	res, err := u.Sum(ctx, aggregation.Query{Release: rel, Component: core.Count, Prefixes: analysis.AllPrefixes(g.Len())})
 	if err != nil {
 		return nil, err
 	}

@@ -133,7 +133,8 @@ type Result struct {
 // server makes it (payload.ComponentMechanism, NewRelease on a fresh
 // seed): it derives the worst-case neighbouring pair, draws cfg.Trials
 // releases on each side for the claimed mechanism and for the control,
-// and bounds ε from below (see the package documentation).
+// and bounds ε from below (see the package documentation). It refuses
+// CountingOnTrees, which RunCountingOnTrees audits.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -209,6 +210,8 @@ func (cfg *Config) validate() error {
 	}
 	gaussian := cfg.Mechanism == "cascade" || cfg.Mechanism == "gaussian-tree"
 	switch {
+	case cfg.Mechanism == CountingOnTrees:
+		return bad("mechanism", cfg.Mechanism, "audited by RunCountingOnTrees, not Run")
 	case !validName(cfg.Mechanism):
 		return bad("mechanism", cfg.Mechanism, "unknown; want tree, kary, cascade or gaussian-tree")
 	case math.IsNaN(cfg.Epsilon) || math.IsInf(cfg.Epsilon, 0) || cfg.Epsilon <= 0:

@@ -129,6 +129,17 @@ func TestRunRejectsConfig(t *testing.T) {
 	}
 }
 
+// Run names RunCountingOnTrees for counting-on-trees rather than calling
+// the name unknown: it is audited, by the other entry point.
+func TestRunRefersCountingOnTrees(t *testing.T) {
+	cfg := Config{Mechanism: CountingOnTrees, Epsilon: 1, Delta: 1e-6, Alpha: 0.1, Arity: 2, Bins: 8, Trials: 200}
+	_, err := Run(context.Background(), cfg)
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Field != "mechanism" || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "RunCountingOnTrees") {
+		t.Errorf("Run(%s) = %v, want a FieldError on mechanism naming RunCountingOnTrees", CountingOnTrees, err)
+	}
+}
+
 // A cancelled context stops the trials.
 func TestRunCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())

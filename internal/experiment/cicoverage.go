@@ -12,6 +12,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/analysis"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/hosmer"
@@ -286,11 +287,11 @@ func ciRun(g *ecdf.Grid, c ciCell, eps, popAUC float64, rng *rand.Rand) ([]bool,
 		neg[j] += neg[j-1]
 	}
 	slices.Sort(scores)
-	ecdfRel, err := ciRelease(c, eps, aggregation.Count)
+	ecdfRel, err := ciRelease(c, eps, core.Count)
 	if err != nil {
 		return hit, err
 	}
-	e, err := analysis.NewECDF(ciResult(ecdfRel, aggregation.Count, count, rng), g, analysis.DefaultIntervalDraws)
+	e, err := analysis.NewECDF(ciResult(ecdfRel, core.Count, count, rng), g, analysis.DefaultIntervalDraws)
 	if err != nil {
 		return hit, err
 	}
@@ -307,11 +308,11 @@ func ciRun(g *ecdf.Grid, c ciCell, eps, popAUC float64, rng *rand.Rand) ([]bool,
 		iv := e.QuantilesCI95[strconv.FormatFloat(p, 'g', -1, 64)]
 		hit[1] = hit[1] && iv[0] <= scores[k] && scores[k] <= iv[1]
 	}
-	rocRel, err := ciRelease(c, eps, aggregation.Label, aggregation.NotLabel)
+	rocRel, err := ciRelease(c, eps, core.Label, core.NotLabel)
 	if err != nil {
 		return hit, err
 	}
-	r, err := analysis.NewROC(ciResult(rocRel, aggregation.Label, pos, rng), ciResult(rocRel, aggregation.NotLabel, neg, rng), analysis.DefaultSmoothing, analysis.DefaultIntervalDraws)
+	r, err := analysis.NewROC(ciResult(rocRel, core.Label, pos, rng), ciResult(rocRel, core.NotLabel, neg, rng), analysis.DefaultSmoothing, analysis.DefaultIntervalDraws)
 	if err != nil {
 		return hit, err
 	}
@@ -366,7 +367,7 @@ func sum(x []float64) float64 {
 
 // ciRelease is the release of cell c of comps at ε (auto) over c.n
 // reports.
-func ciRelease(c ciCell, eps float64, comps ...aggregation.Component) (*aggregation.Release, error) {
+func ciRelease(c ciCell, eps float64, comps ...core.Component) (*aggregation.Release, error) {
 	return aggregation.NewRelease(payload.ReleaseID{}, aggregation.ReleaseSpec{
 		Mechanism:  mechanism.Params{Name: "auto", Bins: ciBins, Epsilon: eps, Relation: c.relation},
 		Components: comps,
@@ -376,7 +377,7 @@ func ciRelease(c ciCell, eps float64, comps ...aggregation.Component) (*aggregat
 // ciResult is what a backend of rel.Servers servers answers for component c of rel
 // with true prefix sums truth: each server adds a full-scale draw of
 // the component's mechanism (fresh seeds from rng).
-func ciResult(rel *aggregation.Release, c aggregation.Component, truth []float64, rng *rand.Rand) *aggregation.Result {
+func ciResult(rel *aggregation.Release, c core.Component, truth []float64, rng *rand.Rand) *aggregation.Result {
 	res := exactResult(rel, c, truth)
 	prefixes := res.Prefixes
 	for range rel.Servers {
@@ -399,7 +400,7 @@ func randomSeed(rng *rand.Rand) [32]byte {
 
 // exactResult is the noise-free answer of component c of rel at every
 // prefix: the true prefix sums truth.
-func exactResult(rel *aggregation.Release, c aggregation.Component, truth []float64) *aggregation.Result {
+func exactResult(rel *aggregation.Release, c core.Component, truth []float64) *aggregation.Result {
 	res := &aggregation.Result{Query: aggregation.Query{Release: rel, Component: c, Prefixes: analysis.AllPrefixes(len(truth))}, Sums: make([]int64, len(truth))}
 	for j, v := range truth {
 		res.Sums[j] = int64(v)

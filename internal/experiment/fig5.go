@@ -7,6 +7,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/analysis"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/party"
 )
@@ -65,7 +66,7 @@ func Fig5(ctx context.Context, cfg Config) (*Figure, error) {
 	for _, v := range rocVariants {
 		series := make([]Series, len(smoothingMethods))
 		for _, eps := range cfg.Epsilons {
-			spec := aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: v.mechanism, Bins: cfg.DataBins, Epsilon: eps * v.share}, Components: []aggregation.Component{aggregation.Label, aggregation.NotLabel}}
+			spec := aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: v.mechanism, Bins: cfg.DataBins, Epsilon: eps * v.share}, Components: []core.Component{core.Label, core.NotLabel}}
 			errs := make([]meanSE, len(smoothingMethods))
 			var label string
 			for range cfg.Runs {
@@ -76,7 +77,7 @@ func Fig5(ctx context.Context, cfg Config) (*Figure, error) {
 				if err != nil {
 					return nil, err
 				}
-				m := rel.Mechanism(aggregation.Label)
+				m := rel.Mechanism(core.Label)
 				label = seriesName(v.mechanism, m) + ", " + v.note
 				areas, err := rocAreaErrors(ctx, u, rel, exact)
 				if err != nil {
@@ -102,7 +103,7 @@ func Fig5(ctx context.Context, cfg Config) (*Figure, error) {
 func exactROC(parties []*party.Party, bins int) (analysis.Curve, error) {
 	b, labels := make([]int, len(parties)), make([]int, len(parties))
 	for k, p := range parties {
-		b[k], labels[k] = p.Bin(), int(p.Payload(aggregation.Label))
+		b[k], labels[k] = p.Bin(), int(p.Payload(core.Label))
 	}
 	return analysis.TrueROC(b, labels, bins, analysis.AllPrefixes(bins))
 }

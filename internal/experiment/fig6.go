@@ -7,6 +7,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/analysis"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/hosmer"
@@ -120,8 +121,8 @@ func hlSeries(ctx context.Context, cfg Config, u aggregation.UStat, g *ecdf.Grid
 func exactHL(parties []*party.Party, bins int) (float64, error) {
 	b, labels, probs := make([]int, len(parties)), make([]int, len(parties)), make([]float64, len(parties))
 	for k, p := range parties {
-		b[k], labels[k] = p.Bin(), int(p.Payload(aggregation.Label))
-		probs[k] = float64(p.Payload(aggregation.Probability)) / aggregation.Probability.Scale()
+		b[k], labels[k] = p.Bin(), int(p.Payload(core.Label))
+		probs[k] = float64(p.Payload(core.Probability)) / core.Probability.Scale()
 	}
 	res, err := analysis.TrueHosmer(b, labels, probs, bins, 0)
 	if err != nil {

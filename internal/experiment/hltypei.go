@@ -11,6 +11,7 @@ import (
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/aggregation/curator"
 	"github.com/fedecdf/fedecdf/analysis"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
@@ -184,11 +185,11 @@ func hlRun(ctx context.Context, r *rand.Rand, g *ecdf.Grid, n, draws int, instan
 	if err != nil {
 		return nil, err
 	}
-	u := &twoServers{Curator: c, servers: servers, extra: map[payload.ReleaseID]map[aggregation.Component]mechanism.Release{}}
+	u := &twoServers{Curator: c, servers: servers, extra: map[payload.ReleaseID]map[core.Component]mechanism.Release{}}
 	bins, labels, probs := make([]int, n), make([]int, n), make([]float64, n)
 	for k, p := range parties {
-		bins[k], labels[k] = p.Bin(), int(p.Payload(aggregation.Label))
-		probs[k] = float64(p.Payload(aggregation.Probability)) / aggregation.Probability.Scale()
+		bins[k], labels[k] = p.Bin(), int(p.Payload(core.Label))
+		probs[k] = float64(p.Payload(core.Probability)) / core.Probability.Scale()
 	}
 	exact, err := analysis.TrueHosmer(bins, labels, probs, hlBins, 0)
 	if err != nil {
@@ -234,7 +235,7 @@ type twoServers struct {
 	// hlServers; 1: the curator alone).
 	servers int
 	mu      sync.Mutex
-	extra   map[payload.ReleaseID]map[aggregation.Component]mechanism.Release
+	extra   map[payload.ReleaseID]map[core.Component]mechanism.Release
 }
 
 // NewRelease implements aggregation.UStat.
@@ -251,7 +252,7 @@ func (t *twoServers) NewRelease(ctx context.Context, spec aggregation.ReleaseSpe
 	if err != nil {
 		return nil, err
 	}
-	m := map[aggregation.Component]mechanism.Release{}
+	m := map[core.Component]mechanism.Release{}
 	for _, c := range rel.Spec.Components {
 		m[c] = rel.Mechanism(c).NewRelease(payload.ComponentSeed(seed, c))
 	}

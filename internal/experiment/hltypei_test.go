@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -64,7 +65,7 @@ func TestTwoServersNoise(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := &twoServers{Curator: c, extra: map[payload.ReleaseID]map[aggregation.Component]mechanism.Release{}}
+	u := &twoServers{Curator: c, extra: map[payload.ReleaseID]map[core.Component]mechanism.Release{}}
 	spec := aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: "kary", Bins: bins, Epsilon: 1, Relation: mechanism.ReplaceOne}}
 	const reps = 4000
 	var sum, sq float64
@@ -77,7 +78,7 @@ func TestTwoServersNoise(t *testing.T) {
 		if rel.Servers != 2 {
 			t.Fatalf("Servers = %d", rel.Servers)
 		}
-		res, err := u.Sum(context.Background(), aggregation.Query{Release: rel, Component: aggregation.Count, Prefixes: []int{bins}})
+		res, err := u.Sum(context.Background(), aggregation.Query{Release: rel, Component: core.Count, Prefixes: []int{bins}})
 		if err != nil {
 			t.Fatal(err)
 		}

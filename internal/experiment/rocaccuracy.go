@@ -11,6 +11,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/analysis"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/dataset"
@@ -197,7 +198,7 @@ var bothNoised = noised{true, true}
 // noise on the vectors of which), reads each with method m, and returns
 // the area and AUC errors' means.
 func rocRuns(ctx context.Context, r *aggregation.Release, m rocMethod, d rocScores, pos, neg []float64, which noised, runs int, rng *rand.Rand, pr progress) (area, auc meanSE, err error) {
-	result := func(c aggregation.Component, truth []float64, noisy bool) *aggregation.Result {
+	result := func(c core.Component, truth []float64, noisy bool) *aggregation.Result {
 		if !noisy {
 			return exactResult(r, c, truth)
 		}
@@ -207,7 +208,7 @@ func rocRuns(ctx context.Context, r *aggregation.Release, m rocMethod, d rocScor
 		if err := ctx.Err(); err != nil {
 			return area, auc, err
 		}
-		c, err := analysis.NewROC(result(aggregation.Label, pos, which[0]), result(aggregation.NotLabel, neg, which[1]), m.smoothing, 0)
+		c, err := analysis.NewROC(result(core.Label, pos, which[0]), result(core.NotLabel, neg, which[1]), m.smoothing, 0)
 		if err != nil {
 			return area, auc, err
 		}
@@ -238,7 +239,7 @@ func noiseSourcesNote(ctx context.Context, name string, r *aggregation.Release, 
 
 // rocSpec is the ROC release of method m at ε under rel.
 func rocSpec(m rocMethod, eps float64, rel mechanism.Relation) aggregation.ReleaseSpec {
-	return aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: m.mechanism, Bins: m.bins, Epsilon: eps, Relation: rel}, Components: []aggregation.Component{aggregation.Label, aggregation.NotLabel}}
+	return aggregation.ReleaseSpec{Mechanism: mechanism.Params{Name: m.mechanism, Bins: m.bins, Epsilon: eps, Relation: rel}, Components: []core.Component{core.Label, core.NotLabel}}
 }
 
 // rocErrors returns the area and AUC errors of the ROC result c (its
@@ -260,7 +261,7 @@ func rocAccuracyNote(name string, d rocScores, rel mechanism.Relation, m rocMeth
 	if err != nil {
 		return "", err
 	}
-	c, err := analysis.NewROC(exactResult(exact, aggregation.Label, pos), exactResult(exact, aggregation.NotLabel, neg), "none", 0)
+	c, err := analysis.NewROC(exactResult(exact, core.Label, pos), exactResult(exact, core.NotLabel, neg), "none", 0)
 	if err != nil {
 		return "", err
 	}

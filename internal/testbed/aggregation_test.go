@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/ledger"
@@ -34,7 +35,7 @@ func randomParties(t testing.TB, n int, g *ecdf.Grid, seed uint64) []*party.Part
 }
 
 // exactSums is Σ payload_c·1[bin ≤ i], computed directly.
-func exactSums(ps []*party.Party, c aggregation.Component, prefixes []int) []int64 {
+func exactSums(ps []*party.Party, c core.Component, prefixes []int) []int64 {
 	s := make([]int64, len(prefixes))
 	for _, p := range ps {
 		for j, i := range prefixes {
@@ -76,11 +77,11 @@ func deploy(t testing.TB, backend string, bins int, ps []*party.Party, budget fl
 	return l
 }
 
-var allComponents = []aggregation.Component{aggregation.Count, aggregation.Label, aggregation.NotLabel, aggregation.Probability}
+var allComponents = []core.Component{core.Count, core.Label, core.NotLabel, core.Probability}
 
 // componentsOf is the components a backend releases: all but the
 // probability for the verified backends whose reports do not carry it.
-func componentsOf(backend string) []aggregation.Component {
+func componentsOf(backend string) []core.Component {
 	if backend == "additive" || backend == "dcf" {
 		return allComponents[:3]
 	}
@@ -164,16 +165,16 @@ func TestTwoServerNoiseVariance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mech = rel.Mechanism(aggregation.Count)
+			mech = rel.Mechanism(core.Count)
 			prefix := []int{1 + r%bins}
-			res, err := l.Sum(ctx, aggregation.Query{Release: rel, Component: aggregation.Count, Prefixes: prefix})
+			res, err := l.Sum(ctx, aggregation.Query{Release: rel, Component: core.Count, Prefixes: prefix})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got, want := res.Variance(0), float64(tc.servers)*mech.PrefixVariance(prefix[0]); got != want {
 				t.Fatalf("%s: stated variance %g, want %g", tc.backend, got, want)
 			}
-			d := float64(res.Sums[0] - exactSums(ps, aggregation.Count, prefix)[0])
+			d := float64(res.Sums[0] - exactSums(ps, core.Count, prefix)[0])
 			sum += d
 			sumSq += d * d
 		}
@@ -202,11 +203,11 @@ func TestRequeryReusesNoise(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, err := l.Sum(ctx, aggregation.Query{Release: rel, Component: aggregation.Count, Prefixes: []int{3, 9, 32}})
+		a, err := l.Sum(ctx, aggregation.Query{Release: rel, Component: core.Count, Prefixes: []int{3, 9, 32}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := l.Sum(ctx, aggregation.Query{Release: rel, Component: aggregation.Count, Prefixes: []int{9}})
+		b, err := l.Sum(ctx, aggregation.Query{Release: rel, Component: core.Count, Prefixes: []int{9}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -228,10 +229,10 @@ func TestQueryErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []aggregation.Query{
-		{Release: rel, Component: aggregation.Label, Prefixes: []int{1}},
-		{Release: rel, Component: aggregation.Count, Prefixes: []int{2, 2}},
-		{Release: rel, Component: aggregation.Count, Prefixes: []int{9}},
-		{Release: rel, Component: aggregation.Count},
+		{Release: rel, Component: core.Label, Prefixes: []int{1}},
+		{Release: rel, Component: core.Count, Prefixes: []int{2, 2}},
+		{Release: rel, Component: core.Count, Prefixes: []int{9}},
+		{Release: rel, Component: core.Count},
 	} {
 		if _, err := l.Sum(ctx, q); err == nil {
 			t.Errorf("query %+v accepted", q)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/fedecdf/fedecdf/aggregation"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/testbed"
@@ -36,7 +37,7 @@ func ExampleNew() {
 	if err != nil {
 		panic(err)
 	}
-	res, err := l.Sum(ctx, aggregation.Query{Release: rel, Component: aggregation.Count, Prefixes: []int{1, 2, 4, 8}})
+	res, err := l.Sum(ctx, aggregation.Query{Release: rel, Component: core.Count, Prefixes: []int{1, 2, 4, 8}})
 	if err != nil {
 		panic(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/aggregation/remote"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/internal/ledger"
@@ -46,7 +47,7 @@ func TestAnalystSeesNoExactCountUnderAddRemove(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					pair, err := l.NewRelease(ctx, aggregation.ReleaseSpec{Mechanism: p, Components: []aggregation.Component{aggregation.Label, aggregation.NotLabel}})
+					pair, err := l.NewRelease(ctx, aggregation.ReleaseSpec{Mechanism: p, Components: []core.Component{core.Label, core.NotLabel}})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -58,15 +59,15 @@ func TestAnalystSeesNoExactCountUnderAddRemove(t *testing.T) {
 						t.Errorf("n = %d: the analyst's releases say %d and %d reports, want %d", n, count.Reports, pair.Reports, wantReports)
 					}
 					if client, ok := l.UStat.(*remote.Client); ok && backend == "dcf" {
-						again, err := client.OpenRelease(ctx, count.ID, []aggregation.Component{aggregation.Count})
+						again, err := client.OpenRelease(ctx, count.ID, []core.Component{core.Count})
 						if err != nil || again.Reports != wantReports {
 							t.Errorf("n = %d: the reopened release says %d reports (%v), want %d", n, again.Reports, err, wantReports)
 						}
 					}
 					var totals []int64
-					for _, c := range []aggregation.Component{aggregation.Count, aggregation.Label, aggregation.NotLabel} {
+					for _, c := range []core.Component{core.Count, core.Label, core.NotLabel} {
 						rel := count
-						if c != aggregation.Count {
+						if c != core.Count {
 							rel = pair
 						}
 						res, err := l.Sum(ctx, aggregation.Query{Release: rel, Component: c, Prefixes: all})

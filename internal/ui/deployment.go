@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/analysis"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
@@ -122,12 +122,12 @@ func (d *Deployment) Cost(kind string) (Cost, error) {
 }
 
 // components are the components of a release of kind.
-func components(kind string) ([]aggregation.Component, error) {
+func components(kind string) ([]core.Component, error) {
 	switch kind {
 	case "ecdf":
-		return []aggregation.Component{aggregation.Count}, nil
+		return []core.Component{core.Count}, nil
 	case "roc":
-		return []aggregation.Component{aggregation.Label, aggregation.NotLabel}, nil
+		return []core.Component{core.Label, core.NotLabel}, nil
 	}
 	return nil, fmt.Errorf("%w: %q", ErrKind, kind)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/aggregation/remote"
 	"github.com/fedecdf/fedecdf/analysis"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
@@ -132,7 +133,7 @@ func (a *Analyst) ECDF(ctx context.Context) (*ECDF, error) {
 // and smoothing follow the mechanism the servers recorded for the
 // release, whatever the manifest now says.
 func (a *Analyst) ReadRelease(ctx context.Context, id payload.ReleaseID) (*ECDF, error) {
-	rel, err := a.remote.OpenRelease(ctx, id, []aggregation.Component{aggregation.Count})
+	rel, err := a.remote.OpenRelease(ctx, id, []core.Component{core.Count})
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/analysis"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/hosmer"
@@ -96,7 +97,7 @@ func (a *Analyst) HosmerRelease(ctx context.Context, id payload.ReleaseID, metho
 	if _, err := analysis.CheckSmoothing(method, 0, a.grid.Len()); err != nil {
 		return nil, err
 	}
-	rel, err := a.remote.OpenRelease(ctx, id, []aggregation.Component{aggregation.Label, aggregation.NotLabel})
+	rel, err := a.remote.OpenRelease(ctx, id, []core.Component{core.Label, core.NotLabel})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/analysis"
+	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
@@ -53,7 +54,7 @@ func (a *Analyst) ROC(ctx context.Context, method string) (*ROC, error) {
 
 // rocComponents are the components of a ROC release: the positives' and
 // the negatives' prefix counts.
-var rocComponents = []aggregation.Component{aggregation.Label, aggregation.NotLabel}
+var rocComponents = []core.Component{core.Label, core.NotLabel}
 
 // ROCRelease reads the ROC and PR curves of an existing ROC release id
 // again, at no cost: the servers answer with its fixed noise, and the
