@@ -77,6 +77,23 @@ func (l *serverLog) String() string {
 	return l.buf.String()
 }
 
+// logged reports whether server name's log says want within 30 s: a
+// server logs a refusal as it answers it, so the line may follow the
+// answer the test already holds.
+func (c *crashCluster) logged(name, want string) bool {
+	deadline := time.After(30 * time.Second)
+	for tick := time.NewTicker(20 * time.Millisecond); !strings.Contains(c.logs[name].String(), want); {
+		select {
+		case <-deadline:
+			return false
+		case <-c.ctx.Done():
+			return false
+		case <-tick.C:
+		}
+	}
+	return true
+}
+
 // serverProc is one run of `fedecdf server` (the re-executed test binary).
 type serverProc struct {
 	cmd    *exec.Cmd

@@ -90,11 +90,11 @@ func testRestore(t *testing.T, stores map[string]string, snapshot func(c *crashC
 	if err == nil || !strings.Contains(err.Error(), server.ErrLedgerRewound.Error()) {
 		t.Fatalf("a release with the leader's store restored from before the last: %v, want %q", err, server.ErrLedgerRewound)
 	}
-	if log := c.logs["helper"].String(); !strings.Contains(log, "refusing releases: the two ledgers disagree") {
-		t.Errorf("the helper's log does not say that a ledger went back:\n%s", log)
+	if !c.logged("helper", "refusing releases: the two ledgers disagree") {
+		t.Errorf("the helper's log does not say that a ledger went back:\n%s", c.logs["helper"])
 	}
-	if log := c.logs["leader"].String(); !strings.Contains(log, "the leader's store was restored from an older backup") {
-		t.Errorf("the leader's log does not name the store restored:\n%s", log)
+	if !c.logged("leader", "the leader's store was restored from an older backup") {
+		t.Errorf("the leader's log does not name the store restored:\n%s", c.logs["leader"])
 	}
 	c.kill("leader")
 	latest(c)
