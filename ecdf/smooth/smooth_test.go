@@ -115,7 +115,15 @@ func TestPointwiseL1IsOptimal(t *testing.T) {
 // bruteL2 minimises Σ(z−f)² over bounded monotone z by enumerating which
 // adjacent pairs are pooled and which values are clipped: every optimum is
 // a sequence of constant blocks each at its mean, clipped.
-func bruteL2(f []float64) float64 {
+func bruteL2(f []float64) float64 { return bruteL2Blocks(f, false) }
+
+// bruteL2Top is bruteL2 under the constraint z_N = 1: the block holding
+// the last point is at 1, the others at their clipped means.
+func bruteL2Top(f []float64) float64 { return bruteL2Blocks(f, true) }
+
+// bruteL2Blocks enumerates the blocks for bruteL2 and, if top, pins the
+// last block at 1 (bruteL2Top).
+func bruteL2Blocks(f []float64, top bool) float64 {
 	n := len(f)
 	best := math.Inf(1)
 	for mask := 0; mask < 1<<(n-1); mask++ {
@@ -127,9 +135,12 @@ func bruteL2(f []float64) float64 {
 				for _, v := range f[start:i] {
 					mean += v
 				}
-				mean /= float64(i - start)
+				mean = clip(mean / float64(i-start))
+				if top && i == n {
+					mean = 1
+				}
 				for k := start; k < i; k++ {
-					z[k] = clip(mean)
+					z[k] = mean
 				}
 				start = i
 			}
@@ -523,37 +534,6 @@ type outOfRangeNode struct{ mechanism.Mechanism }
 
 func (o outOfRangeNode) Terms(i int, dst []mechanism.Term) []mechanism.Term {
 	return append(dst, mechanism.Term{Node: o.Nodes(), Coef: 1})
-}
-
-// bruteL2Top is bruteL2 under the constraint z_N = 1: the block holding
-// the last point is at 1, the others at their clipped means.
-func bruteL2Top(f []float64) float64 {
-	n := len(f)
-	best := math.Inf(1)
-	for mask := 0; mask < 1<<(n-1); mask++ {
-		z := make([]float64, n)
-		start := 0
-		for i := 1; i <= n; i++ {
-			if i == n || mask&(1<<(i-1)) == 0 {
-				mean := 0.0
-				for _, v := range f[start:i] {
-					mean += v
-				}
-				mean = clip(mean / float64(i-start))
-				if i == n {
-					mean = 1
-				}
-				for k := start; k < i; k++ {
-					z[k] = mean
-				}
-				start = i
-			}
-		}
-		if slices.IsSorted(z) {
-			best = min(best, sqDist(f, z))
-		}
-	}
-	return best
 }
 
 // ApplyTop fixes the last point at 1 (F at the grid's top, public under
