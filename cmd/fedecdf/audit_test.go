@@ -71,7 +71,7 @@ func TestAuditCommandErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--mechanism", "cascade"}, "--delta 0: cascade is an (ε, δ) mechanism: give δ in (0, 1)"},
-		{[]string{"--mechanism", "auto"}, "--mechanism auto: unknown; want tree, kary, cascade or gaussian-tree"},
+		{[]string{"--mechanism", "auto"}, "--mechanism auto: unknown; want tree, kary, cascade, gaussian-tree or partitioned"},
 		{[]string{"--bins", "1000"}, "--bins 1000: must be between 2 and 256"},
 		{[]string{"--trials", "10"}, "--trials 10: must be between 100"},
 		{[]string{"--epsilon", "-1"}, "--epsilon -1: must be positive"},

@@ -173,8 +173,8 @@ func (o *partyOptions) submitRows(cmd *cobra.Command, m *manifest.Manifest, all 
 	}
 	fmt.Fprintln(out)
 	if changed := client.ChangedRows(prev, ids); changed > 0 {
-		fmt.Fprintf(out, "%d rows changed since the last upload: their old versions stay stored — the servers keep every accepted report "+
-			"(an edited or removed row counts; a moved row does not)\n", changed)
+		fmt.Fprintf(out, "%s changed since the last upload: their old versions stay stored — the servers keep every accepted report "+
+			"(an edited or removed row counts; a moved row does not)\n", count(changed, "row"))
 	}
 	if werr := recordUploaded(uploaded, prev, ids, res, err == nil); werr != nil {
 		err = errors.Join(err, werr)

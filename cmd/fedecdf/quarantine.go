@@ -51,7 +51,7 @@ PostgreSQL store (--store postgres://…, the password in PGPASSWORD or
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%d reports of dataset %q quarantined in %s (%d stored records deleted); run the same at the other server\n", len(ids), m.Dataset, storePath, n)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s of dataset %q quarantined in %s (%s deleted); run the same at the other server\n", count(len(ids), "report"), m.Dataset, storePath, count(n, "stored record"))
 			return nil
 		},
 	}

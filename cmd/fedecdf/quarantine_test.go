@@ -33,7 +33,7 @@ func TestServerQuarantine(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := runRoot("server", "quarantine", "--store", path, "--manifest", manifest, id.String())
-	if err != nil || !strings.Contains(out, "1 reports of dataset") || !strings.Contains(out, "1 stored records deleted") {
+	if err != nil || !strings.Contains(out, "1 report of dataset") || !strings.Contains(out, "1 stored record deleted") {
 		t.Fatalf("quarantine: %q, %v", out, err)
 	}
 	if s, err = store.Open(path); err != nil {

@@ -79,8 +79,8 @@ func TestPartyCSVRowIdentitySurvivesReexport(t *testing.T) {
 			if !strings.Contains(out, want) {
 				t.Errorf("said %q, want %q", out, want)
 			}
-			changed := fmt.Sprintf("%d rows changed since the last upload: their old versions stay stored — the servers keep every accepted report", c.changed)
-			if got := strings.Contains(out, "rows changed since the last upload"); got != (c.changed > 0) || c.changed > 0 && !strings.Contains(out, changed) {
+			changed := count(c.changed, "row") + " changed since the last upload: their old versions stay stored — the servers keep every accepted report"
+			if got := strings.Contains(out, "changed since the last upload"); got != (c.changed > 0) || c.changed > 0 && !strings.Contains(out, changed) {
 				t.Errorf("said %q, want %d changed rows reported", out, c.changed)
 			}
 			stored = append(stored, c.new...)

@@ -52,3 +52,16 @@ func TestPartySingleRecordValidatedFirst(t *testing.T) {
 		t.Errorf("stdout %q, want nothing (no acknowledgement count)", out)
 	}
 }
+
+func TestCountPlural(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{0, "0 reports"}, {1, "1 report"}, {2, "2 reports"}} {
+		t.Run(c.want, func(t *testing.T) {
+			if got := count(c.n, "report"); got != c.want {
+				t.Errorf("count(%d) = %q, want %q", c.n, got, c.want)
+			}
+		})
+	}
+}

@@ -111,7 +111,7 @@ func writeServerStatus(w io.Writer, sv analyst.ServerStatus) {
 	for _, r := range sv.Releases {
 		reports := ""
 		if r.Reports != nil {
-			reports = fmt.Sprintf(", %d reports", *r.Reports)
+			reports = ", " + count(*r.Reports, "report")
 		}
 		fmt.Fprintf(w, "    %s  %s  %s %s, %s: ε %g, δ %g%s\n", r.Release, yesNo(r.Created != "", r.Created, "time unknown"), r.Mechanism, r.Neighbours, strings.Join(r.Components, "+"), r.Epsilon, r.Delta, reports)
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
@@ -213,7 +214,7 @@ func (cfg *Config) validate() error {
 	case cfg.Mechanism == CountingOnTrees:
 		return bad("mechanism", cfg.Mechanism, "audited by RunCountingOnTrees, not Run")
 	case !validName(cfg.Mechanism):
-		return bad("mechanism", cfg.Mechanism, "unknown; want tree, kary, cascade or gaussian-tree")
+		return bad("mechanism", cfg.Mechanism, "unknown; want "+strings.Join(Mechanisms[:len(Mechanisms)-1], ", ")+" or "+Mechanisms[len(Mechanisms)-1])
 	case math.IsNaN(cfg.Epsilon) || math.IsInf(cfg.Epsilon, 0) || cfg.Epsilon <= 0:
 		return bad("epsilon", cfg.Epsilon, "must be positive and finite")
 	case math.IsNaN(cfg.Delta) || cfg.Delta < 0 || cfg.Delta >= 1:
