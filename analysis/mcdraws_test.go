@@ -5,7 +5,11 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/core"
+	"github.com/fedecdf/fedecdf/ecdf"
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 // noiseDraws gives, value for value, the vectors the intervals drew
@@ -52,5 +56,56 @@ func TestNoiseDrawsCached(t *testing.T) {
 	a, b := noiseDraws(2, 5, long), noiseDraws(2, 5, long)
 	if &a[0][0][0] == &b[0][0][0] || !slices.Equal(a[1][0], b[1][0]) {
 		t.Error("a set above maxCachedDrawValues: want drawn afresh, equal")
+	}
+}
+
+// BenchmarkIntervals is the intervals of one data set of n = 300 on the
+// coverage grid's 256 bins (auto, ε = 1, two servers, B =
+// DefaultIntervalDraws): an ECDF (band and quantile intervals) and a ROC
+// (box, bootstrap, band). "redrawn" empties the draws cache before each
+// data set, which is what every data set cost before it (each interval
+// drew its B noise vectors afresh); "cached" keeps it, as a run of one
+// noise law does. Their ns/op ratio is the cache's speed-up.
+func BenchmarkIntervals(b *testing.B) {
+	const bins, n = 256, 300
+	g, err := ecdf.NewLinearGrid(-3, 3, bins)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 25))
+	count := prefixSums(n, bins, 0, rng)
+	pos, neg := prefixSums(n*3/10, bins, 1.2, rng), prefixSums(n*7/10, bins, 0, rng)
+	release := func(comps ...core.Component) *aggregation.Release {
+		rel, err := aggregation.NewRelease(payload.ReleaseID{}, aggregation.ReleaseSpec{
+			Mechanism:  mechanism.Params{Name: "auto", Bins: bins, Epsilon: 1, Relation: mechanism.ReplaceOne},
+			Components: comps,
+		}, n, 2)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return rel
+	}
+	er, rr := release(core.Count), release(core.Label, core.NotLabel)
+	ecdfRes, posRes, negRes := noisyResult(er, core.Count, count, rng), noisyResult(rr, core.Label, pos, rng), noisyResult(rr, core.NotLabel, neg, rng)
+	for _, redraw := range []bool{true, false} {
+		b.Run(map[bool]string{true: "redrawn", false: "cached"}[redraw], func(b *testing.B) {
+			for b.Loop() {
+				if redraw {
+					drawCache.Lock()
+					drawCache.sets, drawCache.order, drawCache.size = map[string]*drawSet{}, nil, 0
+					drawCache.Unlock()
+				}
+				e, err := NewECDF(ecdfRes, g, DefaultIntervalDraws)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := e.Smooth(DefaultSmoothing, []float64{0.5}); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := NewROC(posRes, negRes, DefaultSmoothing, DefaultIntervalDraws); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
