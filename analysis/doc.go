@@ -50,7 +50,11 @@
 // public seed. Because the seed is fixed, a Monte-Carlo quantile is
 // read at a conservative order statistic (orderIndex: 1.645 binomial
 // s.d. beyond B·level), so that the draws' error cannot bias every
-// interval towards undercoverage.
+// interval towards undercoverage. The draws depend on the noise law and
+// the seed alone, never on the released values, so they are drawn once
+// per law and kept (noiseDraws, a bounded cache): later releases of the
+// same law get the same intervals as if drawn afresh, at the cost of
+// evaluating each interval's statistic only.
 //
 //   - ECDF: a simultaneous 95 % band F̂_i ± c·sd_i, c the 95 % quantile of
 //     max_i |η_i|/sd_i (newBand), clipped into [0, 1] and made monotone

@@ -50,13 +50,15 @@ type Band struct {
 // component's mechanism, summed, in the component's units.
 type noiseSampler struct {
 	m        mechanism.Mechanism
+	params   mechanism.Params // the release's, from which m is built
+	comp     core.Component
 	servers  int
 	prefixes []int
 	scale    float64
 }
 
 func newNoiseSampler(rel *aggregation.Release, c core.Component, prefixes []int) noiseSampler {
-	return noiseSampler{m: rel.Mechanism(c), servers: max(rel.Servers, 1), prefixes: prefixes, scale: c.Scale()}
+	return noiseSampler{m: rel.Mechanism(c), params: rel.Spec.Mechanism, comp: c, servers: max(rel.Servers, 1), prefixes: prefixes, scale: c.Scale()}
 }
 
 // draw writes one noise vector into dst, with seeds from rng.
@@ -111,27 +113,11 @@ func upperQuantile(x []float64, level float64) float64 {
 	return x[orderIndex(len(x), level, 1)]
 }
 
-// criticalValue returns the level-quantile of max_j |η_j|/sd_j over draws
-// noise vectors from draw (sd_j = 0 coordinates are skipped).
-func criticalValue(draws int, salt uint64, sd []float64, level float64, draw func(rng *rand.Rand, dst []float64)) float64 {
-	return criticalValueOf(draws, salt, level, len(sd), func(eta []float64) float64 {
-		var m float64
-		for j, s := range sd {
-			if s > 0 {
-				m = max(m, math.Abs(eta[j])/s)
-			}
-		}
-		return m
-	}, draw)
-}
-
 // criticalValueOf returns the level-quantile of stat(η) over draws noise
-// vectors of length k from draw.
-func criticalValueOf(draws int, salt uint64, level float64, k int, stat func([]float64) float64, draw func(rng *rand.Rand, dst []float64)) float64 {
-	return upperQuantile(monteCarlo(draws, salt, func(rng *rand.Rand, _ int) float64 {
-		eta := make([]float64, k)
-		draw(rng, eta)
-		return stat(eta)
+// vectors of s (noiseDraws with salt).
+func criticalValueOf(draws int, salt uint64, level float64, stat func([]float64) float64, s noiseSampler) float64 {
+	return upperQuantile(monteCarloOver(noiseDraws(draws, salt, s), func(_ int, eta [][]float64) float64 {
+		return stat(eta[0])
 	}), level)
 }
 
@@ -169,7 +155,7 @@ func newBand(res *aggregation.Result, e *ECDF, draws int) *Band {
 		}
 		return m
 	}
-	c := criticalValueOf(draws, 1, 0.95, k, stat, s.draw)
+	c := criticalValueOf(draws, 1, 0.95, stat, s)
 	half := make([]float64, k)
 	for j := range half {
 		half[j] = c * sd[j]
@@ -377,13 +363,11 @@ func rocIntervals(pos, neg *aggregation.Result, p, m []float64, fit *totalsFit, 
 	ms := newNoiseSampler(neg.Release, core.NotLabel, neg.Prefixes)
 	var mu sync.Mutex
 	apDraws := make([]float64, draws)
-	a := monteCarlo(draws, 2, func(rng *rand.Rand, b int) float64 {
+	a := monteCarloOver(noiseDraws(draws, 2, ps, ms), func(b int, eta [][]float64) float64 {
 		pp, mm := make([]float64, k), make([]float64, k)
-		ps.draw(rng, pp)
-		ms.draw(rng, mm)
 		for j := range pp {
-			pp[j] += p[j]
-			mm[j] += m[j]
+			pp[j] = eta[0][j] + p[j]
+			mm[j] = eta[1][j] + m[j]
 		}
 		fit.apply(pp, mm)
 		ClampTotals(pp, mm)

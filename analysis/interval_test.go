@@ -42,6 +42,23 @@ func TestCriticalValueIndependentGaussian(t *testing.T) {
 	}
 }
 
+// criticalValue returns the level-quantile of max_j |η_j|/sd_j over draws
+// noise vectors from draw (sd_j = 0 coordinates are skipped), drawn by
+// monteCarlo with salt as the intervals' draws are.
+func criticalValue(draws int, salt uint64, sd []float64, level float64, draw func(rng *rand.Rand, dst []float64)) float64 {
+	return upperQuantile(monteCarlo(draws, salt, func(rng *rand.Rand, _ int) float64 {
+		eta := make([]float64, len(sd))
+		draw(rng, eta)
+		var m float64
+		for j, s := range sd {
+			if s > 0 {
+				m = max(m, math.Abs(eta[j])/s)
+			}
+		}
+		return m
+	}), level)
+}
+
 func TestHanleyMcNeilNull(t *testing.T) {
 	// At A = 1/2 the formula is the Mann–Whitney null variance
 	// (n₁ + n₀ + 1)/(12 n₁ n₀).

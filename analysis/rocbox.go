@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"math"
-	"math/rand/v2"
 	"slices"
 
 	"github.com/fedecdf/fedecdf/aggregation"
@@ -80,11 +79,8 @@ func newCountBox(pos, neg *aggregation.Result, draws int) *countBox {
 	}
 	ps := newNoiseSampler(rel, core.Label, pos.Prefixes)
 	ms := newNoiseSampler(rel, core.NotLabel, neg.Prefixes)
-	worst := monteCarlo(draws, 3, func(rng *rand.Rand, _ int) float64 {
-		ep, em := make([]float64, k), make([]float64, k)
-		ps.draw(rng, ep)
-		ms.draw(rng, em)
-		return max(maxStandardised(ep, b.sdP, b.sdSP), maxStandardised(em, b.sdM, b.sdSM))
+	worst := monteCarloOver(noiseDraws(draws, 3, ps, ms), func(_ int, eta [][]float64) float64 {
+		return max(maxStandardised(eta[0], b.sdP, b.sdSP), maxStandardised(eta[1], b.sdM, b.sdSM))
 	})
 	slices.Sort(worst)
 	b.crit95, b.crit975 = worst[orderIndex(draws, boxLevel, 1)], worst[orderIndex(draws, popBoxLevel, 1)]

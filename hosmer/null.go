@@ -12,6 +12,7 @@ import (
 	"github.com/fedecdf/fedecdf/aggregation"
 	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/ecdf"
+	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
@@ -188,7 +189,7 @@ func (m *nullModel) draw(p *Plan, rels []*aggregation.Release, g *ecdf.Grid, met
 				for k := 0; k < 32; k += 8 {
 					binary.LittleEndian.PutUint64(sd[k:], rng.Uint64())
 				}
-				draws[s] = mech.NewRelease(sd)
+				draws[s] = mechanism.SimulatedRelease(mech, sd) // NewRelease's noise, without its fixed work
 			}
 			for i := range v {
 				sum := data[comp][i]

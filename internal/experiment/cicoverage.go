@@ -262,22 +262,25 @@ func ciRun(g *ecdf.Grid, c ciCell, eps, popAUC float64, rng *rand.Rand) ([]bool,
 	// are conditional on both classes present).
 	for len(scores) == 0 || sum(pos) == 0 || sum(neg) == 0 {
 		count, pos, neg, scores = make([]float64, ciBins), make([]float64, ciBins), make([]float64, ciBins), make([]float64, c.n)
+		ys := make([]bool, c.n)
 		for k := range c.n {
-			y := rng.Float64() < c.prevalence
-			x := rng.NormFloat64()
-			if y {
-				x += ciShift
+			ys[k] = rng.Float64() < c.prevalence
+			scores[k] = rng.NormFloat64()
+			if ys[k] {
+				scores[k] += ciShift
 			}
-			scores[k] = min(max(x, ciMin), ciMax)
-			b, _, err := g.BinAll([]float64{x}, true)
-			if err != nil {
-				return hit, err
-			}
-			count[b[0]-1]++
-			if y {
-				pos[b[0]-1]++
+		}
+		bins, _, err := g.BinAll(scores, true)
+		if err != nil {
+			return hit, err
+		}
+		for k, b := range bins {
+			scores[k] = min(max(scores[k], ciMin), ciMax)
+			count[b-1]++
+			if ys[k] {
+				pos[b-1]++
 			} else {
-				neg[b[0]-1]++
+				neg[b-1]++
 			}
 		}
 	}

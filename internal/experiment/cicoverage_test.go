@@ -132,3 +132,15 @@ func TestCIHosmerTypeI(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkCICoverageCell is one data set of a cell of the coverage
+// grid per iteration (ns/op is a data set's cost).
+func BenchmarkCICoverageCell(b *testing.B) {
+	for _, cells := range []string{"n=300 eps=1 prev=0.3 rel=replace servers=1", "n=100000 eps=1 prev=0.3 rel=replace servers=2"} {
+		b.Run(strings.Fields(cells)[0], func(b *testing.B) {
+			if _, err := CICoverage(context.Background(), Config{Runs: b.N, Cells: cells}); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}
