@@ -151,15 +151,13 @@ func inverse(a fss.Fp) fss.Fp {
 }
 
 // challengeOf is check k's challenge of the report with the nonce at
-// server v (its weights in a buffer of their own) and its challenge
-// vector r, r_j = Σ_{i ≥ j} u_i.
+// server v (its row factors in a buffer of their own) and its challenge
+// vector r, r_j = α_h·β_l.
 func challengeOf(v *Server, k int, nonce [NonceSize]byte) (coefficients, []fss.Fp) {
-	c := v.challenges(nonce, make([]fss.Fp, 2*checks*v.s.bins))[k]
-	r := make([]fss.Fp, len(c.u))
-	var acc fss.Fp
-	for j := len(r) - 1; j >= 0; j-- {
-		acc = acc.Add(c.u[j])
-		r[j] = acc
+	c := v.challenges(nonce, v.newScratch())[k]
+	r := make([]fss.Fp, v.s.bins)
+	for j := range r {
+		r[j] = c.r(j)
 	}
 	return c, r
 }

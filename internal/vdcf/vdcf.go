@@ -15,7 +15,7 @@ import (
 // coefficients of this scheme, and the expansion of the parties' seeds,
 // from every other use of their key and seeds: reports and messages of
 // another version fail verification.
-const Version = "fedecdf/vdcf v5"
+const Version = "fedecdf/vdcf v6"
 
 // NonceSize and KeySize are the sizes in bytes of a report's nonce and of
 // the verification key the two servers share; SeedSize is the size of the
