@@ -125,14 +125,14 @@ const (
 type columns [sumLen][tensorCols]wide
 
 // sketchOf computes the sketch of a prefix vector under one check's
-// challenge c and MAC component mac: with r_j = α_h·β_l (j = hb + l) and
+// challenge c and MAC component mac: with r_j = α_h·β_l (j = 8h + l) and
 // ΔP(j) = P(j) − P(j − 1),
 //
 //	⟨r, ΔP⟩ = Σ_l β_l·Σ_h α_h·ΔP(h, l),  ⟨r∘r, ΔP⟩ = Σ_l β_l²·Σ_h α_h²·ΔP(h, l),
 //
 // the inner sums per column, over whole rows on AVX-512 IFMA where the
 // CPU has it (tensorAccel) and in scalar loops for the rest, accumulated
-// unreduced; the outer ones are b products per sum (package doc,
+// unreduced; the outer ones are 8 products per sum (package doc,
 // "Tensor challenges").
 func (v *Server) sketchOf(prefixes []fss.Fp, c *coefficients, mac int) sketch {
 	m := v.s.Components()
