@@ -126,17 +126,17 @@
 // # Tensor challenges
 //
 // The challenge vector of a check is r = α⊗β cut to N elements: prefix j
-// sits at row h = ⌊j/8⌋ and column l = j mod 8, r_j = α_h·β_l, with
-// 8 column factors β ∈ F_p^8 and a = ⌈N/8⌉ row factors α ∈ F_p^a
-// drawn per report and check (8: the lanes of an AVX-512 vector). The sketch then needs no vector of N
-// challenge elements: each server sums, per column, the first
-// differences of its shares times α_h, and weighs the 8 column sums by
-// β_l at the end,
+// sits at row h = ⌊j/8⌋ and column l = j mod 8, r_j = α_h·β_l, with 8
+// column factors β ∈ F_p^8 and a = ⌈N/8⌉ row factors α ∈ F_p^a drawn per
+// report and check (8: the lanes of an AVX-512 vector). The sketch then
+// needs no vector of N challenge elements: each server sums, per column,
+// the first differences of its shares times α_h, and weighs the 8 column
+// sums by β_l at the end,
 //
 //	⟨r, ΔP⟩ = Σ_l β_l·Σ_h α_h·ΔP(h, l),   ⟨r∘r, ΔC⟩ = Σ_l β_l²·Σ_h α_h²·ΔC(h, l),
 //
-// so a check draws a + 8 words (at N = 1024, 128 + 8) instead
-// of N, squares a + 8 elements instead of N, and keeps its 4N
+// so a check draws a + 8 words (at N = 1024, 128 + 8) instead of N,
+// squares a + 8 elements instead of N, and keeps its 4N
 // multiply-accumulates (5N with the probability).
 //
 // Soundness. Substitute r_j = α_hβ_l in the polynomial Z of "Soundness":
@@ -163,8 +163,9 @@
 // {(h,l), (h',l')} and {(h,l'), (h',l)}, and no other pair gives any of
 // them). All zero: the first row makes every ΔC_j ∈ {0, 1}; then each
 // other coefficient is twice a sum of products of 0s and 1s, an integer
-// in [0, 4], below p, so zero only if no two ΔC_j are 1. With t = 0, ΔC = e_b. Hence Z ≢ 0 exactly
-// when the report is invalid, and by the Schwartz–Zippel lemma (each
+// in [0, 4], below p, so zero only if no two ΔC_j are 1. With t = 0,
+// ΔC = e_b. Hence Z ≢ 0 exactly when the report is invalid, and by the
+// Schwartz–Zippel lemma (each
 // variable uniform on a set of at least p − 1 elements: F_p for α, β, s;
 // F_p∖{0} for ρ; the lemma's induction allows a set per variable) an
 // invalid report passes one check with probability at most
