@@ -489,7 +489,7 @@
 // probability's five components the scalar loops; and for an accepted report the fold of
 // its count and label prefixes (and probability), one addition and a
 // conditional one per element (Aggregate). Measured
-// figures: EXPERIMENTS.md, "Verified DCF".
+// figures: EXPERIMENTS.md, "Verified DCF" and "Tensor challenges".
 //
 // # Errors
 //
