@@ -210,9 +210,9 @@
 // releases of it (ErrPolicy); Hosmer–Lemeshow on it uses the plans that
 // need no probability (internal/verify, "A probability component").
 // The verified DCF backend gives the same, with soundness error
-// (3/(p − 1))² < 2^-124 per report (two independent checks, each with
-// challenges drawn from the key and the report's ID once the report is
-// fixed), and q times that for q reports checked under one key, sent
+// (5/(p − 1))² < 2^-123.3 per report (two independent checks, each with
+// a tensor challenge drawn from the key and the report's ID once the
+// report is fixed), and q times that for q reports checked under one key, sent
 // adaptively (internal/vdcf), and likewise sums a
 // release over fewer than its verified reports from their re-derived
 // outputs; a dcf dataset

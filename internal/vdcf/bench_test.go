@@ -4,8 +4,6 @@ import (
 	crand "crypto/rand"
 	"io"
 	"testing"
-
-	"github.com/fedecdf/fedecdf/fss"
 )
 
 // BenchmarkCheck is one server's verification of one report at N = 1024
@@ -67,13 +65,13 @@ func BenchmarkEncode(b *testing.B) {
 }
 
 // BenchmarkChallenge is one server's derivation of one report's two
-// checks' challenges at N = 1024 bins: coefficients, challenge vectors
-// and the sketch's weights.
+// checks' challenges at N = 1024 bins: coefficients and the challenge
+// vectors' tensor factors with their squares.
 func BenchmarkChallenge(b *testing.B) {
 	f := newFixture(b, 1024, 8)
 	nonce := f.nonce()
-	buf := make([]fss.Fp, 2*checks*1024)
+	sc := f.srv[0].newScratch()
 	for b.Loop() {
-		f.srv[0].challenges(nonce, buf)
+		f.srv[0].challenges(nonce, sc)
 	}
 }

@@ -44,15 +44,32 @@ const (
 	rhoLen
 )
 
+// tensorCols is b, the number of columns of a challenge vector laid out
+// as a tensor: prefix j is at row h = ⌊j/b⌋ and column l = j mod b, and
+// r_j = α_h·β_l (package doc, "Tensor challenges"). Eight columns are
+// the eight lanes of the AVX-512 sketch, so that a row of prefixes is a
+// vector and the column sums stay in lanes.
+const tensorCols = 8
+
+// tensorRows is a, the number of rows of the challenge tensor of N bins:
+// ⌈N/b⌉.
+func tensorRows(bins int) int { return (bins + tensorCols - 1) / tensorCols }
+
 // coefficients are one check's challenge of one report: the combination
 // coefficients ρ₁ … ρ₆ (nonzero), with the probability the bits'
-// challenges s_i, and the challenge vector r as the sketch's weights
-// u_j = r_j − r_{j+1} and w_j = r_j² − r_{j+1}² (r_N = 0), the weights
-// of prefix j in ⟨r, ΔP⟩ and ⟨r∘r, ΔP⟩ (dropped once sketched).
+// challenges s_i, and the challenge vector r as its tensor factors, the
+// rows' α_h with their squares and the columns' β_l with theirs:
+// r_j = α_h·β_l and r_j² = α_h²·β_l² (dropped once sketched).
 type coefficients struct {
-	rho  [rhoLen]fss.Fp
-	s    []fss.Fp
-	u, w []fss.Fp
+	rho           [rhoLen]fss.Fp
+	s             []fss.Fp
+	alpha, alpha2 []fss.Fp
+	beta, beta2   [tensorCols]fss.Fp
+}
+
+// r returns the challenge vector's element j, α_h·β_l.
+func (c *coefficients) r(j int) fss.Fp {
+	return c.alpha[j/tensorCols].Mul(c.beta[j%tensorCols])
 }
 
 // streamReport is the domain-separation byte of the challenge streams
@@ -60,13 +77,11 @@ type coefficients struct {
 // expand; 2 labelled the per-key challenge vector of Version v4).
 const streamReport = 0
 
-// reportCipher is the block cipher of the challenge streams of the
+// reportCipher is the block cipher of the challenge stream of the
 // report with the nonce: AES-128 under the first 16 bytes of
-// SHA-256(Version ‖ label ‖ key ‖ nonce). Check k's stream is its CTR
-// keystream from the counter block k ‖ 0^15 (the two checks' streams are
-// 2^120 blocks apart), read as little-endian 64-bit words. AES with the
-// CPU's instructions produces the N words of a challenge vector at about
-// twice ChaCha8's speed (BenchmarkChallenge).
+// SHA-256(Version ‖ label ‖ key ‖ nonce). The stream is its CTR
+// keystream from the zero counter block, read as little-endian 64-bit
+// words, the first check's challenge first (BenchmarkChallenge).
 func reportCipher(label byte, key [KeySize]byte, nonce []byte) cipher.Block {
 	h := sha256.New()
 	h.Write([]byte(Version))
@@ -82,12 +97,8 @@ func reportCipher(label byte, key [KeySize]byte, nonce []byte) cipher.Block {
 	return c
 }
 
-// newCTRStream is the keystream of check k under the block cipher c.
-func newCTRStream(c cipher.Block, k byte) *ctrStream {
-	iv := make([]byte, aes.BlockSize)
-	iv[0] = k
-	return &ctrStream{ctr: cipher.NewCTR(c, iv)}
-}
+// zeroBlock is the first counter block of a challenge stream.
+var zeroBlock [aes.BlockSize]byte
 
 // ctrStream reads a CTR keystream in blocks of ctrBuffer bytes.
 type ctrStream struct {
@@ -96,8 +107,14 @@ type ctrStream struct {
 	pos int
 }
 
+// start starts the stream over as the CTR keystream of c from the zero
+// counter block.
+func (c *ctrStream) start(b cipher.Block) {
+	c.ctr, c.pos = cipher.NewCTR(b, zeroBlock[:]), 0
+}
+
 // ctrBuffer is the number of keystream bytes generated at once.
-const ctrBuffer = 2048
+const ctrBuffer = 512
 
 // Uint64 returns the next 64-bit word of the keystream.
 func (c *ctrStream) Uint64() uint64 {
@@ -131,23 +148,38 @@ func (c *ctrStream) elements(dst []fss.Fp) {
 	}
 }
 
+// scratch is a Prepare's working memory, reused through a pool: the
+// challenge tensors' row factors (2·tensorRows(N) elements per check)
+// and the challenge stream.
+type scratch struct {
+	rows []fss.Fp
+	st   ctrStream
+}
+
+// newScratch returns working memory for one Prepare.
+func (v *Server) newScratch() *scratch {
+	return &scratch{rows: make([]fss.Fp, 2*checks*tensorRows(v.s.bins))}
+}
+
 // challenges derives the report's challenges from the servers' key and
-// its nonce, after the report is fixed (challenge), the weights of check
-// k in buf[2kN : 2(k+1)N].
-func (v *Server) challenges(nonce [NonceSize]byte, buf []fss.Fp) [checks]coefficients {
-	c := reportCipher(streamReport, v.key, nonce[:])
+// its nonce, after the report is fixed: the checks' challenges one after
+// the other from one stream (challenge), the row factors of check k in
+// sc.rows[2ka : 2(k+1)a], a = tensorRows(N).
+func (v *Server) challenges(nonce [NonceSize]byte, sc *scratch) [checks]coefficients {
+	sc.st.start(reportCipher(streamReport, v.key, nonce[:]))
 	var out [checks]coefficients
-	n := v.s.bins
+	a := tensorRows(v.s.bins)
 	for k := range out {
-		out[k] = v.challenge(newCTRStream(c, byte(k)), buf[2*k*n:2*(k+1)*n])
+		out[k] = v.challenge(&sc.st, sc.rows[2*k*a:2*(k+1)*a])
 	}
 	return out
 }
 
 // challenge draws one check's challenge from its stream, 64-bit words
 // rejection-sampled into F_p: ρ₁ … ρ₆ (each redrawn while zero), then
-// s_0 … s_32 if the scheme carries the probability, then r_0 … r_{N−1},
-// returned as the weights u, w in buf (2N elements).
+// s_0 … s_32 if the scheme carries the probability, then the column
+// factors β_0 … β_{b−1}, then the row factors α_0 … α_{a−1}, in buf (2a
+// elements) with their squares.
 func (v *Server) challenge(st *ctrStream, buf []fss.Fp) coefficients {
 	var c coefficients
 	for i := range c.rho {
@@ -161,15 +193,15 @@ func (v *Server) challenge(st *ctrStream, buf []fss.Fp) coefficients {
 			c.s[i] = next(st)
 		}
 	}
-	n := v.s.bins
-	c.u, c.w = buf[:n:n], buf[n:2*n]
-	st.elements(c.u)
-	var rNext, sqNext fss.Fp // r_{j+1}, r_{j+1}²
-	for j := n - 1; j >= 0; j-- {
-		r := c.u[j]
-		sq := r.Mul(r)
-		c.u[j], c.w[j] = r.Sub(rNext), sq.Sub(sqNext)
-		rNext, sqNext = r, sq
+	st.elements(c.beta[:])
+	for l, b := range c.beta {
+		c.beta2[l] = b.Mul(b)
+	}
+	a := len(buf) / 2
+	c.alpha, c.alpha2 = buf[:a:a], buf[a:]
+	st.elements(c.alpha)
+	for h, x := range c.alpha {
+		c.alpha2[h] = x.Mul(x)
 	}
 	return c
 }

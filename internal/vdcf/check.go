@@ -23,7 +23,7 @@ type Server struct {
 	s   *Scheme
 	id  int
 	key [KeySize]byte
-	// bufs holds scratch weights (2N elements per check) for Prepare.
+	// bufs holds Prepare's scratch memory (*scratch).
 	bufs sync.Pool
 }
 
@@ -33,7 +33,7 @@ func (s *Scheme) NewServer(id int, key [KeySize]byte) (*Server, error) {
 		return nil, fmt.Errorf("vdcf: server id %d: want 0 (leader) or 1 (helper)", id)
 	}
 	v := &Server{s: s, id: id, key: key}
-	v.bufs.New = func() any { b := make([]fss.Fp, 2*checks*s.bins); return &b }
+	v.bufs.New = func() any { return v.newScratch() }
 	return v, nil
 }
 
@@ -108,41 +108,101 @@ type sketch struct {
 	total fss.Fp
 }
 
+// The sketch's sums, each kept per column of the challenge tensor:
+// Σ_h α_h·ΔP_c(h, l) for the count, label, MAC and probability
+// components, and Σ_h α_h²·ΔCount(h, l).
+const (
+	sumCount = iota
+	sumLabel
+	sumMAC
+	sumSquare
+	sumProb
+	sumLen
+)
+
+// columns holds, per sum and column l of the challenge tensor, the sum
+// over the rows, unreduced.
+type columns [sumLen][tensorCols]wide
+
 // sketchOf computes the sketch of a prefix vector under one check's
-// weights u, w and MAC component mac in one pass,
-// ⟨r, ΔP⟩ = Σ_j u_j·P(j) and ⟨r∘r, ΔP⟩ = Σ_j w_j·P(j): the products of
-// its components accumulated unreduced and reduced once per sum, on
-// AVX-512 IFMA where the CPU has it (sketchAccel) and for the prefixes it
-// leaves in scalar loops (the probability's in a second one, so that the
-// first one's accumulators stay in registers).
-func (v *Server) sketchOf(prefixes, u, w []fss.Fp, mac int) sketch {
+// challenge c and MAC component mac: with r_j = α_h·β_l (j = 8h + l) and
+// ΔP(j) = P(j) − P(j − 1),
+//
+//	⟨r, ΔP⟩ = Σ_l β_l·Σ_h α_h·ΔP(h, l),  ⟨r∘r, ΔP⟩ = Σ_l β_l²·Σ_h α_h²·ΔP(h, l),
+//
+// the inner sums per column, over whole rows on AVX-512 IFMA where the
+// CPU has it (tensorAccel) and in scalar loops for the rest, accumulated
+// unreduced; the outer ones are 8 products per sum (package doc,
+// "Tensor challenges").
+func (v *Server) sketchOf(prefixes []fss.Fp, c *coefficients, mac int) sketch {
 	m := v.s.Components()
-	// count, label, component 2, component 3, square: the prefixes done below
-	sums, done := sketchAccel(prefixes, u, w, m)
-	var count, label, mc, sq wide
-	for j := done; j < len(u); j++ {
-		row := prefixes[m*j : m*j+m]
-		count = count.addMul(u[j], row[payload.Count])
-		label = label.addMul(u[j], row[payload.Label])
-		mc = mc.addMul(u[j], row[mac])
-		sq = sq.addMul(w[j], row[payload.Count])
+	var cols columns
+	comps := [sumLen]int{sumCount: int(payload.Count), sumLabel: int(payload.Label), sumMAC: mac, sumSquare: -1, sumProb: -1}
+	if v.s.prob {
+		comps[sumProb] = Probability
 	}
+	rows := tensorAccel(prefixes, c.alpha, c.alpha2, m, mac, &cols)
+	cols.scalar(prefixes, rows, c, m, comps)
 	s := sketch{
-		x: []fss.Fp{sums[0].Add(count.reduce()), sums[1].Add(label.reduce()), mc.reduce()},
-		q: sums[4].Add(sq.reduce()),
-	}
-	if mac < 4 { // sketchAccel sums the first four components
-		s.x[MAC] = s.x[MAC].Add(sums[mac])
+		x: []fss.Fp{cols.dot(sumCount, &c.beta), cols.dot(sumLabel, &c.beta), cols.dot(sumMAC, &c.beta)},
+		q: cols.dot(sumSquare, &c.beta2),
 	}
 	if v.s.prob {
-		var prob wide
-		for j := range u { // no accelerated kernel for five components
-			prob = prob.addMul(u[j], prefixes[m*j+Probability])
-		}
-		s.x = append(s.x, prob.reduce())
+		s.x = append(s.x, cols.dot(sumProb, &c.beta))
 	}
 	s.total = prefixes[len(prefixes)-m+int(payload.Count)]
 	return s
+}
+
+// scalar adds to the column sums the rows of the prefix vector from row0
+// on, for the components comps[d] of the sums d (−1: none; the square's
+// is the count's).
+func (cols *columns) scalar(prefixes []fss.Fp, row0 int, c *coefficients, m int, comps [sumLen]int) {
+	n := len(prefixes) / m
+	at := func(j, comp int) fss.Fp { // P_comp(j), 0 before the first prefix
+		if j < 0 {
+			return 0
+		}
+		return prefixes[j*m+comp]
+	}
+	cc, lc, mc := comps[sumCount], comps[sumLabel], comps[sumMAC]
+	for l := range tensorCols {
+		var count, label, mac, sq wide
+		for h := row0; h*tensorCols+l < n; h++ {
+			j := h*tensorCols + l
+			a := c.alpha[h]
+			dc := prefixes[j*m+cc].Sub(at(j-1, cc))
+			count = count.addMul(a, dc)
+			sq = sq.addMul(c.alpha2[h], dc)
+			label = label.addMul(a, prefixes[j*m+lc].Sub(at(j-1, lc)))
+			mac = mac.addMul(a, prefixes[j*m+mc].Sub(at(j-1, mc)))
+		}
+		cols[sumCount][l] = cols[sumCount][l].add(count)
+		cols[sumLabel][l] = cols[sumLabel][l].add(label)
+		cols[sumMAC][l] = cols[sumMAC][l].add(mac)
+		cols[sumSquare][l] = cols[sumSquare][l].add(sq)
+		if pc := comps[sumProb]; pc >= 0 { // a second loop: the first one's sums stay in registers
+			var prob wide
+			for h := row0; h*tensorCols+l < n; h++ {
+				j := h*tensorCols + l
+				prob = prob.addMul(c.alpha[h], prefixes[j*m+pc].Sub(at(j-1, pc)))
+			}
+			cols[sumProb][l] = cols[sumProb][l].add(prob)
+		}
+	}
+}
+
+// dot returns Σ_l f_l·(sum d of column l) mod p for the column factors
+// f (β, or β² for the square): the three words of the columns' sums
+// weighted apart, then reduced once each.
+func (cols *columns) dot(d int, f *[tensorCols]fss.Fp) fss.Fp {
+	var lo, hi, top wide
+	for l, w := range cols[d] {
+		lo = lo.addMul(f[l], fss.Fp(w.lo))
+		hi = hi.addMul(f[l], fss.Fp(w.hi))
+		top = top.addMul(f[l], fss.Fp(w.top))
+	}
+	return lo.reduce().Add(hi.reduce().Mul(twoTo64)).Add(top.reduce().Mul(twoTo128))
 }
 
 // wide is an unreduced sum of 128-bit products: top·2^128 + hi·2^64 + lo.
@@ -159,8 +219,26 @@ func (a wide) addMul(x, y fss.Fp) wide {
 	return a
 }
 
-// twoTo128 is 2^128 mod p = −2^32.
-const twoTo128 = fss.Fp(fss.Modulus - 1<<32)
+// twoTo64 and twoTo128 are 2^64 mod p = 2^32 − 1 and 2^128 mod p = −2^32.
+const (
+	twoTo64  = fss.Fp(1<<32 - 1)
+	twoTo128 = fss.Fp(fss.Modulus - 1<<32)
+)
+
+// add returns a + b, exactly (while the sum is below 2^192).
+func (a wide) add(b wide) wide {
+	var c uint64
+	a.lo, c = bits.Add64(a.lo, b.lo, 0)
+	a.hi, c = bits.Add64(a.hi, b.hi, c)
+	a.top += b.top + c
+	return a
+}
+
+// addLimbs returns a + z0 + 2^52·z1 + 2^104·z2, exactly: the three
+// lane sums of one column of the IFMA sketch.
+func (a wide) addLimbs(z0, z1, z2 uint64) wide {
+	return a.add(wide{lo: z0}).add(wide{lo: z1 << 52, hi: z1 >> 12}).add(wide{hi: z2 << 40, top: z2 >> 24})
+}
 
 func (a wide) reduce() fss.Fp {
 	return fss.Fp(0).Add(fss.Fp(a.lo % fss.Modulus)).Add(fss.Fp(a.hi % fss.Modulus).Mul(fss.Fp(1<<32 - 1))).Add(fss.Fp(a.top % fss.Modulus).Mul(twoTo128))
@@ -196,15 +274,15 @@ func (v *Server) Prepare(nonce [NonceSize]byte, sh *Share, prefixes []fss.Fp) (*
 		return nil, nil, fmt.Errorf("vdcf: prefix vector of %d elements, want %d bins × %d components", len(prefixes), v.s.bins, m)
 	}
 	p := &Pending{v: v, corr: v.correlatedShare(nonce, sh), stage: 1}
-	buf := v.bufs.Get().(*[]fss.Fp)
-	defer v.bufs.Put(buf)
-	coef := v.challenges(nonce, *buf)
+	sc := v.bufs.Get().(*scratch)
+	defer v.bufs.Put(sc)
+	coef := v.challenges(nonce, sc)
 	msg := make([]byte, 0, v.s.Message1Size())
 	for k := range p.chk {
 		ch := &p.chk[k]
 		ch.coef = coef[k]
-		ch.sk = v.sketchOf(prefixes, ch.coef.u, ch.coef.w, v.s.macOf(k))
-		ch.coef.u, ch.coef.w = nil, nil // the buffer goes back to the pool
+		ch.sk = v.sketchOf(prefixes, &ch.coef, v.s.macOf(k))
+		ch.coef.alpha, ch.coef.alpha2 = nil, nil // the buffer goes back to the pool
 		c := p.corr[k*v.s.blockLen() : (k+1)*v.s.blockLen()]
 		ch.corr = c
 		ch.open = append(make([]fss.Fp, 0, v.s.openings()),

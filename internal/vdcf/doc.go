@@ -50,16 +50,21 @@
 // Server s receives k_s and a 16-byte seed from which it expands its
 // shares, with explicit shares of a few of the values (ShareSize bytes).
 //
-// Both servers derive the challenge of check k ∈ {0, 1} of a report from
+// Both servers derive the challenges of a report's two checks from
 // their shared key K, secret from parties, and the report's nonce, once
 // the report is fixed (Prepare): from the AES-128-CTR keystream under
-// the first 16 bytes of SHA-256(Version ‖ 0 ‖ K ‖ nonce) from the counter
-// block k ‖ 0^15, 64-bit words rejection-sampled into F_p, the coefficients ρ₁, ρ₂, ρ₃ ∈ F_p∖{0} (each redrawn while
-// zero; ρ₄ … ρ₆ and s_i with the probability), then the challenge vector
-// r ∈ F_p^N. Each server turns r into the weights u_j = r_j − r_{j+1}
-// and w_j = r_j² − r_{j+1}² (r_N = 0), so that ⟨r, ΔP⟩ = Σ_j u_j·P(j)
-// and ⟨r∘r, ΔP⟩ = Σ_j w_j·P(j), and computes from its prefix shares, in
-// one pass:
+// the first 16 bytes of SHA-256(Version ‖ 0 ‖ K ‖ nonce) from the zero
+// counter block, 64-bit words rejection-sampled into F_p, check 0's
+// challenge and then check 1's, each the coefficients ρ₁, ρ₂, ρ₃ ∈
+// F_p∖{0} (each redrawn while zero; ρ₄ … ρ₆ and s_i with the
+// probability), then the column factors β_0 … β_7 and the row factors
+// α_0 … α_{a−1} of its challenge vector, a = ⌈N/8⌉:
+//
+//	r_j = α_h·β_l,   j = 8h + l, 0 ≤ l < 8,
+//
+// a tensor α⊗β cut to its first N elements ("Tensor challenges"). Each
+// server computes from its prefix shares, in one pass over the first
+// differences ΔP(j) = P(j) − P(j − 1) of its shares:
 //
 //	x₁ = ⟨r, ΔC⟩, x₂ = ⟨r, ΔL⟩, x_M = ⟨r, ΔM⟩,
 //	q = ⟨r∘r, ΔC⟩, t = P_C(N − 1) − [s = 0]          (t: total count − 1)
@@ -91,7 +96,7 @@
 //	B = ⟨r, ΔL⟩·⟨r, ΔC − ΔL⟩ + δ₂,   t = Σ_j ΔC_j − 1,
 //	T = κ₁⟨r, ΔC⟩ + κ₂⟨r, ΔL⟩ − ⟨r, ΔM⟩ + δ₃,
 //
-// a polynomial Z(r, ρ) of total degree at most 3 whose coefficients the
+// a polynomial Z(r, ρ) whose coefficients the
 // party fixed when it sent the report (for the second check, with its own
 // MAC component M' in place of M). Claim: if the report is invalid, Z
 // is not the zero polynomial. Distinct monomials in ρ make Z ≡ 0 equivalent
@@ -100,14 +105,16 @@
 // ΔC_j ∈ {0, 1} with at most one of them 1 (p is odd); with t = 0, ΔC =
 // e_b. The degree-2 part of B is a product of two linear forms, zero in
 // the integral domain F_p[r] iff one factor is: ΔL = 0 or ΔL = ΔC = e_b.
-// Together these are exactly validity. By the Schwartz–Zippel lemma, for
-// r uniform on F_p^N and ρ uniform on (F_p∖{0})^3, an invalid report
-// passes one check with probability at most
+// Together these are exactly validity. With r = α⊗β the same holds of Z
+// as a polynomial in (α, β, ρ), of total degree at most 5, and by the
+// Schwartz–Zippel lemma an invalid report passes one check with
+// probability at most
 //
-//	ε₁ = 3/(p − 1) < 2^-62.4   per check, whatever N,
+//	ε₁ = 5/(p − 1) < 2^-61.67   per check, whatever N
 //
-// plus the advantage of distinguishing the AES-CTR streams under
-// SHA-256(… K …) from uniform, since the party does not know K. An inconsistent triple (δ₁, δ₂ ≠ 0) only adds a
+// ("Tensor challenges"), plus the advantage of distinguishing the AES-CTR
+// stream under SHA-256(… K …) from uniform, since the party does not know
+// K. An inconsistent triple (δ₁, δ₂ ≠ 0) only adds a
 // constant the party fixed before the challenge was drawn, so it cannot
 // cancel a nonzero part of A or B; it makes a valid report fail, which
 // harms only the party. The MAC term is not needed for soundness: T ≡ 0 or
@@ -116,22 +123,87 @@
 // add what it likes to its own aggregate share whatever is verified, as in
 // Prio and Poplar.
 //
+// # Tensor challenges
+//
+// The challenge vector of a check is r = α⊗β cut to N elements: prefix j
+// sits at row h = ⌊j/8⌋ and column l = j mod 8, r_j = α_h·β_l, with 8
+// column factors β ∈ F_p^8 and a = ⌈N/8⌉ row factors α ∈ F_p^a drawn per
+// report and check (8: the lanes of an AVX-512 vector). The sketch then
+// needs no vector of N challenge elements: each server sums, per column,
+// the first differences of its shares times α_h, and weighs the 8 column
+// sums by β_l at the end,
+//
+//	⟨r, ΔP⟩ = Σ_l β_l·Σ_h α_h·ΔP(h, l),   ⟨r∘r, ΔC⟩ = Σ_l β_l²·Σ_h α_h²·ΔC(h, l),
+//
+// so a check draws a + 8 words (at N = 1024, 128 + 8) instead of N,
+// squares a + 8 elements instead of N, and keeps its 4N
+// multiply-accumulates (5N with the probability).
+//
+// Soundness. Substitute r_j = α_hβ_l in the polynomial Z of "Soundness":
+// Z becomes a polynomial in (α, β, ρ, s). Its degree: A has r-degree 2,
+// hence (α, β)-degree 4; ρ₁B has 1 + 4 = 5; ρ₃T (T linear in r) 3;
+// ρ₂t 1; with the probability ρ₄·Bits (s_i²) 3, ρ₅·Supp 3, ρ₆·Top 2. So
+// deg Z ≤ 5. Claim: for an invalid report Z is still not the zero
+// polynomial. As before, distinct monomials in ρ make Z ≡ 0 equivalent
+// to A ≡ B ≡ T ≡ 0, t = 0 (and Bits ≡ Supp ≡ Top ≡ 0); each of A, B is
+// a homogeneous part of degree 4 in (α, β) plus a constant δ, so both
+// parts vanish. Distinct j give distinct monomials α_hβ_l, so a linear
+// form ⟨r, x⟩ = Σ_j x_j·α_hβ_l is zero iff x = 0; the degree-4 part of B
+// is the product ⟨r, ΔL⟩·⟨r, ΔC − ΔL⟩ of two such forms, zero in the
+// integral domain F_p[α, β] iff ΔL = 0 or ΔL = ΔC, as before. The
+// degree-4 part of A is ⟨r, ΔC⟩² − ⟨r∘r, ΔC⟩; its coefficients, by
+// monomial:
+//
+//	α_h²β_l²                  ΔC_(h,l)² − ΔC_(h,l)
+//	α_h²β_lβ_l'   (l ≠ l')     2·ΔC_(h,l)·ΔC_(h,l')
+//	α_hα_h'β_l²   (h ≠ h')     2·ΔC_(h,l)·ΔC_(h',l)
+//	α_hα_h'β_lβ_l' (h ≠ h', l ≠ l')  2·(ΔC_(h,l)·ΔC_(h',l') + ΔC_(h,l')·ΔC_(h',l))
+//
+// (a product r_jr_k, j ≠ k, gives the last monomial from the two pairs
+// {(h,l), (h',l')} and {(h,l'), (h',l)}, and no other pair gives any of
+// them). All zero: the first row makes every ΔC_j ∈ {0, 1}; then each
+// other coefficient is twice a sum of products of 0s and 1s, an integer
+// in [0, 4], below p, so zero only if no two ΔC_j are 1. With t = 0,
+// ΔC = e_b. Hence Z ≢ 0 exactly when the report is invalid, and by the
+// Schwartz–Zippel lemma (each
+// variable uniform on a set of at least p − 1 elements: F_p for α, β, s;
+// F_p∖{0} for ρ; the lemma's induction allows a set per variable) an
+// invalid report passes one check with probability at most
+//
+//	ε₁ = deg Z/(p − 1) = 5/(p − 1) < 2^-61.67,
+//
+// against 3/(p − 1) for r uniform on F_p^N: the price of drawing a + 8
+// words instead of N. Two checks: (5/(p − 1))² = 25/(p − 1)² < 2^-123.35
+// ("Two checks"). Completeness and zero knowledge do not depend on how r
+// is drawn: the identities hold for every r, and the simulation
+// ("Zero knowledge") gives the corrupt server the challenge anyway.
+//
+// Both factors must be unknown when the report is fixed. If β were
+// known (fixed per key, or public), a count vector e_b + v with v on one
+// row h and Σ_l v_l = Σ_l v_l·β_l = Σ_l v_l·β_l² = 0 (5 equations over
+// both checks in 8 unknowns: a nonzero v exists) would pass both
+// checks for every α, since ⟨r, v⟩ = α_h·Σ_l v_l·β_l; likewise along a
+// column for a known α (TestTensorFactorsUnpredictable: 20 of 20
+// accepted with either factor fixed per key, 0 of 20 as drawn). Drawn
+// per report from the stream, both are uniform and independent of
+// everything the party saw before ("Soundness across reports").
+//
 // # Two checks
 //
 // Each check is complete on its own (the claim above holds for either:
 // Z_k ≡ 0 iff the report is valid and its check-k correlated values are
-// consistent where they must be), and the two checks' challenges come
-// from two streams, separated by k, so that (r, ρ, s) of check 0 and
-// (r', ρ', s') of check 1 are independent and uniform. An invalid report
-// fixes both Z₀ ≢ 0 and Z₁ ≢ 0 before either challenge is drawn, so it
-// is accepted with probability
+// consistent where they must be), and the two checks' challenges are
+// disjoint parts of the stream, so that (α, β, ρ, s) of check 0 and
+// (α', β', ρ', s') of check 1 are independent and uniform. An invalid
+// report fixes both Z₀ ≢ 0 and Z₁ ≢ 0 before either challenge is drawn,
+// so it is accepted with probability
 //
-//	Pr[Z₀(r, ρ, s) = 0 ∧ Z₁(r', ρ', s') = 0] ≤ ε₁² = 9/(p − 1)² < 2^-124.8
+//	Pr[Z₀(α, β, ρ, s) = 0 ∧ Z₁(α', β', ρ', s') = 0] ≤ ε₁² = 25/(p − 1)² < 2^-123.35
 //
 // per report, below issue 31's 2^-120 and comparable to the VDAF draft's
 // target for Field64 (draft-irtf-cfrg-vdaf: Field128 with one proof, or
 // Field64 with several). The probability's terms keep the bound: Z_k still
-// has degree 3 ("Soundness of the probability"). A single check value
+// has degree at most 5 ("Soundness of the probability"). A single check value
 // cannot do this: one evaluation of one nonzero polynomial over F_p
 // vanishes with probability about deg/p, whatever the number of
 // variables.
@@ -150,8 +222,9 @@
 //
 // Every report has its own challenges, drawn from K and its nonce after
 // it is sent. Model the streams as uniform: for each nonce and check its
-// (r, ρ, s) uniform and independent of other nonces' and checks'
-// (domain separation by the nonce and by k). Let a party (or colluding
+// (α, β, ρ, s) uniform and independent of other nonces' and checks'
+// (domain separation by the nonce; the checks' parts of a stream are
+// disjoint). Let a party (or colluding
 // parties: one adversary) send q reports adaptively, seeing after each
 // what the deployment shows parties and analysts: the decision and its
 // reason, and releases over the accepted reports, whose noise the servers
@@ -172,7 +245,7 @@
 // first report whose real decision differs from its prediction; a
 // difference at i needs Z_i ≢ 0 and both checks to vanish at report i's
 // challenges, probability at most ε by "Two checks". A union bound over
-// the q reports gives q·ε, e.g. below 2^-84 for q = 2^40 reports under
+// the q reports gives q·ε, e.g. below 2^-83.3 for q = 2^40 reports under
 // one K. □
 //
 // What leaks cannot do. The servers' messages depend on the challenges:
@@ -183,7 +256,8 @@
 // (TestLeakedMessagesDoNotForge: 20 of 20 accepted); now each report's r
 // is drawn for it alone, after it is fixed, so the messages of decided
 // reports say nothing about the challenge of the next one, and the test's
-// forgeries from the solved r are rejected. The messages of a report not
+// forgeries from the solved r are rejected. The same holds of each
+// tensor factor on its own ("Tensor challenges"). The messages of a report not
 // yet decided do bear on its own decision, and they stay between the
 // servers: over libp2p on their Noise channel, in process in memory, and
 // the verified DCF helper's tentative record keeps its own shares of the
@@ -194,8 +268,8 @@
 // This is why F_p and not Z_{2^64}: the one-hot identities need a field
 // (in Z_{2^64}, with zero divisors, Schwartz–Zippel fails: the nonzero
 // 2^63·r² vanishes at every even r); and why Field64 suffices: the
-// check has degree 3 whatever N, so one check gives ε₁ ≈ 2^-62.4 and
-// two give 2^-124.8, while Field128 would double the keys' value words
+// check has degree 5 whatever N, so one check gives ε₁ < 2^-61.67 and
+// two give 2^-123.35, while Field128 would double the keys' value words
 // and the AES blocks that produce them; a second check adds one field
 // component (its MAC): one more AES block per node of the key's walk (a
 // node's m value blocks hold both children's m values), 2 + m + ⌈m/2⌉
@@ -264,11 +338,13 @@
 // zero, so p̂ ≤ 2^32. Supp ≡ 0: ΔP = p̂·ΔC = p̂·e_b. Together: the
 // probability is an integer in [0, 2^32] at the record's bin, and nowhere
 // else. So the bound is unchanged, a single Schwartz–Zippel bound on one
-// polynomial (no union over sub-checks):
+// polynomial (no union over sub-checks): with r = α⊗β, Supp's
+// ⟨r, ΔP − p̂·ΔC⟩ is a bilinear form in (α, β), zero only if ΔP = p̂·ΔC,
+// ρ₅·Supp and ρ₄·Bits have degree 3 and ρ₆·Top 2, below ρ₁·B's 5, so
 //
-//	ε₁ = 3/(p − 1) < 2^-62.4   per check, with or without the probability,
+//	ε₁ = 5/(p − 1) < 2^-61.67   per check, with or without the probability,
 //
-// and ε₁² < 2^-124.8 per report for the two checks.
+// and ε₁² < 2^-123.35 per report for the two checks.
 //
 // # Seeds
 //
@@ -303,8 +379,8 @@
 // strong generator under a 256-bit key, here SHA-256 of a 128-bit seed,
 // the fss keys' seed length), in the standard library and fast beside a
 // key's walk (at most 290 elements per report and server); the
-// challenges, N words per check, use AES-CTR, about twice as fast with
-// the CPU's AES instructions. The server index and the
+// challenges, ⌈N/8⌉ + 8 + 3 words per check (+ 36 with the probability),
+// use AES-CTR with the CPU's AES instructions. The server index and the
 // nonce separate the streams: one seed expands differently for the two
 // servers and under two nonces. So a report copied verbatim under another
 // nonce (report ID), or with one server's seed replaced by another
@@ -400,18 +476,20 @@
 // 2·14 (2·290) ChaCha8 words. Server work per report: the full-domain
 // evaluation of one field key, which the aggregate needs anyway but here
 // per key rather than summed over keys (fss.EvalFieldBatch); the seed's
-// expansion; per check, the challenge, one SHA-256 and N + 6 AES-CTR
-// words (N + 39 with the probability's s_i) and N squarings for the
-// weights u_j, w_j, and the sketch, 4N multiply-accumulates of 64-bit
-// words into 192-bit sums with one reduction per sum (5N with the
-// probability) — on AVX-512 IFMA eight prefixes per instruction, each
-// 64-bit product from 7 multiply-adds of 52- and 12-bit limbs, 35 per
-// eight prefixes for the kernel's five sums of a 4-component vector (one
-// of them the other check's MAC, unused), with the probability's five
-// components the scalar loops; and for an accepted report the fold of
+// expansion; one SHA-256 and one AES key schedule for both checks' challenges;
+// per check, the challenge, a + 8 + 3 AES-CTR words (+ 36 with the
+// probability's ρ₄ … ρ₆ and s_i), a = ⌈N/8⌉, and a + 8 squarings for
+// α² and β²,
+// and the sketch: 3N first differences, 4N multiply-accumulates of
+// 64-bit words into 192-bit column sums (5N with the probability), and
+// per sum 8 multiply-accumulates by β_l (β_l²) and one reduction — on
+// AVX-512 IFMA a row of eight prefixes per vector, the column sums in
+// the lanes, each 64-bit product from 7 multiply-adds of 52- and 12-bit
+// limbs, 28 per row for the four sums of a 4-component vector, with the
+// probability's five components the scalar loops; and for an accepted report the fold of
 // its count and label prefixes (and probability), one addition and a
 // conditional one per element (Aggregate). Measured
-// figures: EXPERIMENTS.md, "Verified DCF".
+// figures: EXPERIMENTS.md, "Verified DCF" and "Tensor challenges".
 //
 // # Errors
 //

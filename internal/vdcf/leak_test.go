@@ -1,9 +1,11 @@
 package vdcf
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/fedecdf/fedecdf/fss"
+	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 // TestLeakedMessagesDoNotForge is the audit's attack on a challenge that
@@ -151,15 +153,166 @@ func inverse(a fss.Fp) fss.Fp {
 }
 
 // challengeOf is check k's challenge of the report with the nonce at
-// server v (its weights in a buffer of their own) and its challenge
-// vector r, r_j = Σ_{i ≥ j} u_i.
+// server v (its row factors in a buffer of their own) and its challenge
+// vector r, r_j = α_h·β_l.
 func challengeOf(v *Server, k int, nonce [NonceSize]byte) (coefficients, []fss.Fp) {
-	c := v.challenges(nonce, make([]fss.Fp, 2*checks*v.s.bins))[k]
-	r := make([]fss.Fp, len(c.u))
-	var acc fss.Fp
-	for j := len(r) - 1; j >= 0; j-- {
-		acc = acc.Add(c.u[j])
-		r[j] = acc
+	c := v.challenges(nonce, v.newScratch())[k]
+	r := make([]fss.Fp, v.s.bins)
+	for j := range r {
+		r[j] = c.r(j)
 	}
 	return c, r
+}
+
+// TestTensorFactorsUnpredictable is the forgery that a tensor challenge
+// r_(h,l) = α_h·β_l invites if one of its factors can be known: a report
+// whose count differences are e_b + v, with v on one line of the tensor
+// (row h: v_(h,l) with Σ_l v_l = Σ_l v_l·β_l = Σ_l v_l·β_l² = 0 for both
+// checks' β; or a column likewise with α), moves count between bins of
+// that line and passes every check whatever the other factor, since
+// ⟨r, v⟩ = α_h·Σ_l v_l·β_l and ⟨r∘r, v⟩ = α_h²·Σ_l v_l·β_l² vanish. The
+// control builds v from the report's own factors (which only the key
+// gives) and is accepted every time: the construction is exact. The
+// attack builds it from the factors of the party's previous report, as
+// if every challenge before were leaked: with both factors drawn per
+// report, after it is fixed, every such forgery is rejected (a factor
+// fixed per key, or public, lets all of them through).
+func TestTensorFactorsUnpredictable(t *testing.T) {
+	const bins, tries = 64, 20 // 8 rows of 8 columns
+	for _, tc := range []struct {
+		name string
+		line func(i int) (js []int, factors func(c *coefficients) (f, f2 []fss.Fp))
+	}{
+		{"row: column factors β", func(i int) ([]int, func(*coefficients) ([]fss.Fp, []fss.Fp)) {
+			h := 1 + i%(bins/tensorCols-1) // the record in row 0
+			js := make([]int, tensorCols)
+			for l := range js {
+				js[l] = h*tensorCols + l
+			}
+			return js, func(c *coefficients) ([]fss.Fp, []fss.Fp) { return c.beta[:], c.beta2[:] }
+		}},
+		{"column: row factors α", func(i int) ([]int, func(*coefficients) ([]fss.Fp, []fss.Fp)) {
+			l := 1 + i%(tensorCols-1) // the record in column 0
+			js := make([]int, bins/tensorCols)
+			for h := range js {
+				js[h] = h*tensorCols + l
+			}
+			return js, func(c *coefficients) ([]fss.Fp, []fss.Fp) { return c.alpha, c.alpha2 }
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, bins, 32)
+			prev := f.nonce()
+			forged := 0
+			for i := range tries {
+				r := f.encode(t, 0, i%2 == 0)
+				js, factors := tc.line(i)
+				own, leaked := lineEquations(f, r.Nonce, factors), lineEquations(f, prev, factors)
+				prev = r.Nonce
+				if errs := f.decide(t, r.Nonce, r.Shares, lineForgery(t, f, js, own)); errs[0] != nil || errs[1] != nil {
+					t.Fatalf("forgery from the report's own factors rejected (the attack is wrong): %v", errs)
+				}
+				errs := f.decide(t, r.Nonce, r.Shares, lineForgery(t, f, js, leaked))
+				if (errs[0] == nil) != (errs[1] == nil) {
+					t.Fatalf("the servers disagree: %v", errs)
+				}
+				if errs[0] == nil {
+					forged++
+				}
+			}
+			if forged > 0 {
+				t.Errorf("%d of %d forgeries from the previous report's factors accepted", forged, tries)
+			}
+		})
+	}
+}
+
+// lineEquations are the equations a line forgery's v must satisfy for the
+// report with the nonce: Σ_i v_i·f_i = Σ_i v_i·f_i² = 0 for the line's
+// factors f of each check, and Σ_i v_i = 0.
+func lineEquations(f *fixture, nonce [NonceSize]byte, factors func(*coefficients) (f, f2 []fss.Fp)) [][]fss.Fp {
+	var eqs [][]fss.Fp
+	for k := range checks {
+		c, _ := challengeOf(f.srv[0], k, nonce)
+		x, x2 := factors(&c)
+		eqs = append(eqs, x, x2)
+	}
+	ones := make([]fss.Fp, len(eqs[0]))
+	for i := range ones {
+		ones[i] = 1
+	}
+	return append(eqs, ones)
+}
+
+// lineForgery adds to the leader's count differences a nonzero v at the
+// prefixes js (a line of the tensor) that satisfies the equations eqs:
+// to its prefixes, v's prefix sums.
+func lineForgery(t *testing.T, f *fixture, js []int, eqs [][]fss.Fp) attack {
+	t.Helper()
+	v := nullVector(eqs)
+	if v == nil {
+		t.Fatal("no nonzero v: the equations have full rank")
+	}
+	m := f.s.Components()
+	return attack{vector: func(id int, vec []fss.Fp) {
+		if id != 0 {
+			return
+		}
+		for i, j := range js {
+			for k := j; k < f.s.bins; k++ {
+				vec[k*m+int(payload.Count)] = vec[k*m+int(payload.Count)].Add(v[i])
+			}
+		}
+	}}
+}
+
+// nullVector returns a nonzero x with Σ_i eq_i·x_i = 0 for every
+// equation, or nil if there is none (Gaussian elimination over F_p).
+func nullVector(eqs [][]fss.Fp) []fss.Fp {
+	n := len(eqs[0])
+	rows := make([][]fss.Fp, len(eqs))
+	for i, e := range eqs {
+		rows[i] = append([]fss.Fp(nil), e...)
+	}
+	pivots := make([]int, 0, len(rows)) // pivot column of each reduced row
+	for c, r := 0, 0; c < n && r < len(rows); c++ {
+		p := r
+		for p < len(rows) && rows[p][c] == 0 {
+			p++
+		}
+		if p == len(rows) {
+			continue
+		}
+		rows[r], rows[p] = rows[p], rows[r]
+		inv := inverse(rows[r][c])
+		for j := range n {
+			rows[r][j] = rows[r][j].Mul(inv)
+		}
+		for i := range rows {
+			if i != r && rows[i][c] != 0 {
+				k := rows[i][c]
+				for j := range n {
+					rows[i][j] = rows[i][j].Sub(k.Mul(rows[r][j]))
+				}
+			}
+		}
+		pivots = append(pivots, c)
+		r++
+	}
+	free := -1
+	for c := range n {
+		if !slices.Contains(pivots, c) {
+			free = c
+			break
+		}
+	}
+	if free < 0 {
+		return nil
+	}
+	x := make([]fss.Fp, n)
+	x[free] = 1
+	for r, c := range pivots {
+		x[c] = rows[r][free].Neg()
+	}
+	return x
 }

@@ -6,6 +6,7 @@ import (
 	"golang.org/x/sys/cpu"
 
 	"github.com/fedecdf/fedecdf/fss"
+	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 // useIFMA: the sketch runs on AVX-512 IFMA;
@@ -41,60 +42,42 @@ func foldAccel(prefixes []fss.Fp, m int, count, label []uint64) (done int) {
 	return n
 }
 
-// sketch3IFMA and sketch4IFMA are the assembly kernels of sketchAccel
-// for 3- and 4-component vectors (sketch_amd64.s).
+// tensor4IFMA is the assembly kernel of tensorAccel (sketch_amd64.s).
 //
 //go:noescape
-func sketch3IFMA(p, u, w *fss.Fp, n int, acc *[12][8]uint64)
+func tensor4IFMA(p *fss.Fp, prev *[3]fss.Fp, alpha, alpha2 *fss.Fp, rows, mac int, acc *[12][8]uint64)
 
-//go:noescape
-func sketch4IFMA(p, u, w *fss.Fp, n int, acc *[15][8]uint64)
+// tensorBlock is the most rows one kernel call takes, so that its lane
+// sums cannot overflow: per row a lane's part gains below 3·2^52, and
+// 3·2^52·512 < 2^64.
+const tensorBlock = 512
 
-// ifmaBlock is the most prefixes one kernel call takes, so that its lane
-// sums cannot overflow.
-const ifmaBlock = 1024
-
-// sketchAccel returns, for a prefix vector of m = 3 or 4 components, the
-// sums Σ_j u_j·C_j, Σ_j u_j·L_j, Σ_j u_j·M_j, Σ_j u_j·P_j (0 for m = 3)
-// and Σ_j w_j·C_j over its first done prefixes (a multiple of 8; 0
-// without IFMA), reduced mod p.
-func sketchAccel(prefixes, u, w []fss.Fp, m int) (sums [5]fss.Fp, done int) {
-	n := len(u) &^ 7
-	if !useIFMA || n == 0 || m < 3 || m > 4 {
-		return sums, 0
+// tensorAccel adds to the column sums cols, for a 4-component prefix
+// vector, the rows the AVX-512 IFMA kernel sums (the whole rows of
+// tensorCols prefixes; none without IFMA or for other m) and returns
+// their number: per column l, Σ_h α_h·ΔP_c(h, l) for the count, label
+// and MAC component mac, and Σ_h α_h²·ΔCount(h, l).
+func tensorAccel(prefixes, alpha, alpha2 []fss.Fp, m, mac int, cols *columns) (rows int) {
+	rows = len(prefixes) / (m * tensorCols)
+	if !useIFMA || rows == 0 || m != 4 || (mac != 2 && mac != 3) {
+		return 0
 	}
-	_, _ = prefixes[m*n-1], w[n-1]
-	var acc [15][8]uint64
-	at := [5]int{0, 1, 2, 4} // m = 3: the kernel's sums d → sums[at[d]]
-	if m == 4 {
-		at = [5]int{0, 1, 2, 3, 4}
-	}
-	for lo := 0; lo < n; lo += ifmaBlock {
-		k := min(ifmaBlock, n-lo)
-		if m == 3 {
-			sketch3IFMA(&prefixes[3*lo], &u[lo], &w[lo], k, (*[12][8]uint64)(acc[:12]))
-		} else {
-			sketch4IFMA(&prefixes[4*lo], &u[lo], &w[lo], k, &acc)
+	_, _ = prefixes[m*tensorCols*rows-1], alpha2[rows-1]
+	var acc [12][8]uint64
+	var prev [3]fss.Fp // P(j − 1) of the block's first prefix j: count, label, MAC
+	sums := [4]int{sumCount, sumLabel, sumMAC, sumSquare}
+	for lo := 0; lo < rows; lo += tensorBlock {
+		if lo > 0 {
+			last := prefixes[m*(tensorCols*lo-1):]
+			prev = [3]fss.Fp{last[payload.Count], last[payload.Label], last[mac]}
 		}
-		for d := range m + 1 {
-			s := &sums[at[d]]
-			*s = s.Add(limbSum(&acc[3*d], 1)).Add(limbSum(&acc[3*d+1], twoTo52)).Add(limbSum(&acc[3*d+2], twoTo104))
+		k := min(tensorBlock, rows-lo)
+		tensor4IFMA(&prefixes[m*tensorCols*lo], &prev, &alpha[lo], &alpha2[lo], k, mac, &acc)
+		for d, sum := range sums {
+			for l := range tensorCols {
+				cols[sum][l] = cols[sum][l].addLimbs(acc[3*d][l], acc[3*d+1][l], acc[3*d+2][l])
+			}
 		}
 	}
-	return sums, n
-}
-
-// twoTo52 and twoTo104 are 2^52 and 2^104 mod p (2^96 ≡ −1).
-const (
-	twoTo52  = fss.Fp(1 << 52)
-	twoTo104 = fss.Fp(fss.Modulus - 1<<8)
-)
-
-// limbSum returns the sum of the lanes times the weight, mod p.
-func limbSum(lanes *[8]uint64, weight fss.Fp) fss.Fp {
-	var s uint64
-	for _, x := range lanes {
-		s += x
-	}
-	return fss.Fp(s % fss.Modulus).Mul(weight)
+	return rows
 }

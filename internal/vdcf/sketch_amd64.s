@@ -6,6 +6,10 @@
 DATA mask52<>+0(SB)/8, $0x000fffffffffffff
 GLOBL mask52<>(SB), RODATA|NOPTR, $8
 
+// modulus is p = 2^64 − 2^32 + 1.
+DATA modulus<>+0(SB)/8, $0xffffffff00000001
+GLOBL modulus<>(SB), RODATA|NOPTR, $8
+
 // twoTo32m1 is 2^32 − 1 ≡ 2^64 (mod p).
 DATA twoTo32m1<>+0(SB)/8, $0xffffffff
 GLOBL twoTo32m1<>(SB), RODATA|NOPTR, $8
@@ -23,14 +27,13 @@ GLOBL twoTo32m1<>(SB), RODATA|NOPTR, $8
 	GLOBL name<>(SB), RODATA|NOPTR, $64
 
 // Permutations that gather, from three rows of eight prefixes (24 words
-// P[3j + c] in Z12, Z13, Z14), component c of each: the first picks what
-// lies in the first 16 words, the second completes from the last 8.
+// P[3j + c] in Z12, Z13, Z14), the count or the label of each: the
+// first picks what lies in the first 16 words, the second completes from
+// the last 8.
 INDEX(idxC1, 0, 3, 6, 9, 12, 15, 0, 0)
 INDEX(idxC2, 0, 1, 2, 3, 4, 5, 10, 13)
 INDEX(idxL1, 1, 4, 7, 10, 13, 0, 0, 0)
 INDEX(idxL2, 0, 1, 2, 3, 4, 8, 11, 14)
-INDEX(idxM1, 2, 5, 8, 11, 14, 0, 0, 0)
-INDEX(idxM2, 0, 1, 2, 3, 4, 9, 12, 15)
 
 // COUNT_LABEL_INDEX loads the count's and the label's permutations into
 // Z24–Z27.
@@ -116,111 +119,81 @@ INDEX(idx4C3, 3, 7, 11, 15, 0, 0, 0, 0)
 	VMOVDQU64 Z10, 640(DX) \
 	VMOVDQU64 Z11, 704(DX)
 
-// SKETCH_ARGS loads the sketch kernels' arguments: p, u, w, n, acc in
-// SI, DI, R8, CX, DX, and mask52 into Z31.
-#define SKETCH_ARGS \
-	MOVQ         p+0(FP), SI      \
-	MOVQ         u+8(FP), DI      \
-	MOVQ         w+16(FP), R8     \
-	MOVQ         n+24(FP), CX     \
-	MOVQ         acc+32(FP), DX   \
+// DIFF(prev): Z23 = the first differences P(j) − P(j − 1) mod p of the
+// eight prefixes of one component in Z22, P(j − 1) of the first from
+// the last lane of prev, which then takes Z22's values; a difference
+// that borrows (P(j) below P(j − 1), both below p) gets p back.
+#define DIFF(prev) \
+	VALIGNQ     $7, prev, Z22, Z23           \
+	VPCMPUQ     $1, Z23, Z22, K1             \
+	VPSUBQ      Z23, Z22, Z23                \
+	VPADDQ.BCST modulus<>(SB), Z23, K1, Z23  \
+	VMOVDQA64   Z22, prev
+
+// func tensor4IFMA(p *fss.Fp, prev *[3]fss.Fp, alpha, alpha2 *fss.Fp, rows, mac int, acc *[12][8]uint64)
+//
+// For rows rows of eight prefixes of a 4-component prefix vector p (at
+// most 512 rows; prev the count, label and MAC of the prefix before the
+// first, zeros at the vector's start), sets acc to lane-wise sums, lane
+// l for column l: Σ_h α_h·ΔC(h, l), Σ_h α_h·ΔL(h, l), Σ_h α_h·ΔM(h, l)
+// and Σ_h α_h²·ΔC(h, l), with C, L the count and label (components 0
+// and 1) and M component mac (2 or 3), Δ the first differences mod p:
+// sum d has its 2^0, 2^52 and 2^104 parts in acc[3d], acc[3d+1],
+// acc[3d+2].
+TEXT ·tensor4IFMA(SB), NOSPLIT, $0-56
+	MOVQ         p+0(FP), SI
+	MOVQ         prev+8(FP), BX
+	MOVQ         alpha+16(FP), DI
+	MOVQ         alpha2+24(FP), R8
+	MOVQ         rows+32(FP), CX
+	MOVQ         mac+40(FP), AX
+	MOVQ         acc+48(FP), DX
 	VPBROADCASTQ mask52<>(SB), Z31
-
-// func sketch3IFMA(p, u, w *fss.Fp, n int, acc *[12][8]uint64)
-//
-// For n prefixes (a multiple of 8, at most 1024) of a 3-component prefix
-// vector p, sets acc to lane-wise sums whose total is the four sketch
-// sums Σ_j u_j·C_j, Σ_j u_j·L_j, Σ_j u_j·M_j and Σ_j w_j·C_j (C, L, M
-// the components): sum d has its 2^0, 2^52 and 2^104 parts in acc[3d],
-// acc[3d+1], acc[3d+2]. Per lane and call a part gains less than
-// 3·128·2^52, so the eight lanes sum in 64 bits.
-TEXT ·sketch3IFMA(SB), NOSPLIT, $0-40
-	SKETCH_ARGS
-	COUNT_LABEL_INDEX
-	VMOVDQU64    idxM1<>(SB), Z28
-	VMOVDQU64    idxM2<>(SB), Z29
-	ZERO_ACC
-	TESTQ        CX, CX
-	JZ           sketched
-
-sketch:
-	LOAD_ROWS
-	VMOVDQU64 (DI), Z18
-	LIMBS(Z18, Z19, Z20)  // u
-	VMOVDQU64 (R8), Z21
-	LIMBS(Z21, Z22, Z23)  // w
-	GATHER(Z24, Z25, Z15) // count
-	LIMBS(Z15, Z16, Z17)
-	PRODUCT(Z19, Z20, Z16, Z17, Z0, Z1, Z2)
-	PRODUCT(Z22, Z23, Z16, Z17, Z9, Z10, Z11)
-	GATHER(Z26, Z27, Z15) // label
-	LIMBS(Z15, Z16, Z17)
-	PRODUCT(Z19, Z20, Z16, Z17, Z3, Z4, Z5)
-	GATHER(Z28, Z29, Z15) // MAC
-	LIMBS(Z15, Z16, Z17)
-	PRODUCT(Z19, Z20, Z16, Z17, Z6, Z7, Z8)
-	ADDQ      $192, SI
-	ADDQ      $64, DI
-	ADDQ      $64, R8
-	SUBQ      $8, CX
-	JNZ       sketch
-
-sketched:
-	STORE_ACC
-	VZEROUPPER
-	RET
-
-// func sketch4IFMA(p, u, w *fss.Fp, n int, acc *[15][8]uint64)
-//
-// sketch3IFMA for a 4-component prefix vector (count, label, MAC,
-// probability): the five sums Σ_j u_j·C_j, Σ_j u_j·L_j, Σ_j u_j·M_j,
-// Σ_j u_j·P_j and Σ_j w_j·C_j, sum d in acc[3d], acc[3d+1], acc[3d+2].
-TEXT ·sketch4IFMA(SB), NOSPLIT, $0-40
-	SKETCH_ARGS
 	VMOVDQU64    idx4C0<>(SB), Z19
 	VMOVDQU64    idx4C1<>(SB), Z20
 	VMOVDQU64    idx4C2<>(SB), Z21
-	VMOVDQU64    idx4C3<>(SB), Z22
-	ZERO_ACC
-	VPXORQ       Z12, Z12, Z12
-	VPXORQ       Z13, Z13, Z13
-	VPXORQ       Z14, Z14, Z14
-	TESTQ        CX, CX
-	JZ           sketched4
+	CMPQ         AX, $3
+	JNE          macIndexed
+	VMOVDQU64    idx4C3<>(SB), Z21
 
-sketch4:
-	VMOVDQU64 0(SI), Z15
-	VMOVDQU64 64(SI), Z16
-	VMOVDQU64 128(SI), Z17
-	VMOVDQU64 192(SI), Z18
-	VMOVDQU64 (DI), Z27
-	LIMBS(Z27, Z27, Z28)  // u
-	VMOVDQU64 (R8), Z29
-	LIMBS(Z29, Z29, Z30)  // w
-	GATHER4(Z19, Z23)     // count
+macIndexed:
+	VPBROADCASTQ 0(BX), Z12
+	VPBROADCASTQ 8(BX), Z13
+	VPBROADCASTQ 16(BX), Z14
+	ZERO_ACC
+	TESTQ        CX, CX
+	JZ           tensored
+
+tensor:
+	VMOVDQU64    0(SI), Z15
+	VMOVDQU64    64(SI), Z16
+	VMOVDQU64    128(SI), Z17
+	VMOVDQU64    192(SI), Z18
+	VPBROADCASTQ (DI), Z27
+	LIMBS(Z27, Z27, Z28)          // α_h
+	VPBROADCASTQ (R8), Z29
+	LIMBS(Z29, Z29, Z30)          // α_h²
+	GATHER4(Z19, Z22)             // count
+	DIFF(Z12)
 	LIMBS(Z23, Z25, Z26)
 	PRODUCT(Z27, Z28, Z25, Z26, Z0, Z1, Z2)
-	PRODUCT(Z29, Z30, Z25, Z26, Z12, Z13, Z14)
-	GATHER4(Z20, Z23)     // label
+	PRODUCT(Z29, Z30, Z25, Z26, Z9, Z10, Z11)
+	GATHER4(Z20, Z22)             // label
+	DIFF(Z13)
 	LIMBS(Z23, Z25, Z26)
 	PRODUCT(Z27, Z28, Z25, Z26, Z3, Z4, Z5)
-	GATHER4(Z21, Z23)     // MAC
+	GATHER4(Z21, Z22)             // MAC
+	DIFF(Z14)
 	LIMBS(Z23, Z25, Z26)
 	PRODUCT(Z27, Z28, Z25, Z26, Z6, Z7, Z8)
-	GATHER4(Z22, Z23)     // probability
-	LIMBS(Z23, Z25, Z26)
-	PRODUCT(Z27, Z28, Z25, Z26, Z9, Z10, Z11)
-	ADDQ      $256, SI
-	ADDQ      $64, DI
-	ADDQ      $64, R8
-	SUBQ      $8, CX
-	JNZ       sketch4
+	ADDQ         $256, SI
+	ADDQ         $8, DI
+	ADDQ         $8, R8
+	DECQ         CX
+	JNZ          tensor
 
-sketched4:
+tensored:
 	STORE_ACC
-	VMOVDQU64 Z12, 768(DX)
-	VMOVDQU64 Z13, 832(DX)
-	VMOVDQU64 Z14, 896(DX)
 	VZEROUPPER
 	RET
 

@@ -11,12 +11,12 @@ import (
 // TestSketchMatchesFieldArithmetic checks sketchOf, on every path
 // (accelerations on and off), against the inner products computed with
 // canonical field operations from r itself, on grids that leave tails
-// after the vector kernel's groups of 8 and span more than one of its
+// after the vector kernel's rows of 8 and span more than one of its
 // blocks, with elements near p (every limb and carry at its largest) and
 // uniform ones.
 func TestSketchMatchesFieldArithmetic(t *testing.T) {
 	for _, accel := range accelPaths(t) {
-		for _, bins := range []int{1, 7, 8, 9, 1024, 2053} {
+		for _, bins := range []int{1, 7, 8, 9, 1024, 2053, 4103} {
 			for _, prob := range []bool{false, true} {
 				for _, near := range []bool{true, false} {
 					t.Run(fmt.Sprintf("%s/bins=%d/probability=%v/near_p=%v", accel.name, bins, prob, near), func(t *testing.T) {
@@ -42,7 +42,7 @@ func TestSketchMatchesFieldArithmetic(t *testing.T) {
 							if prob {
 								comps = append(comps, Probability)
 							}
-							got, want := f.srv[0].sketchOf(vec, c.u, c.w, f.s.macOf(k)), referenceSketch(r, vec, m, comps)
+							got, want := f.srv[0].sketchOf(vec, &c, f.s.macOf(k)), referenceSketch(r, vec, m, comps)
 							if fmt.Sprint(got) != fmt.Sprint(want) {
 								t.Fatalf("check %d: sketch %v, want %v", k, got, want)
 							}

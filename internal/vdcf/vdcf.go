@@ -15,7 +15,7 @@ import (
 // coefficients of this scheme, and the expansion of the parties' seeds,
 // from every other use of their key and seeds: reports and messages of
 // another version fail verification.
-const Version = "fedecdf/vdcf v5"
+const Version = "fedecdf/vdcf v6"
 
 // NonceSize and KeySize are the sizes in bytes of a report's nonce and of
 // the verification key the two servers share; SeedSize is the size of the
@@ -38,7 +38,8 @@ const MAC = 2
 
 // checks is the number of independent checks of a report, each with its
 // own challenge, correlated randomness and MAC (package doc,
-// "Soundness"): two in F_p give (3/(p − 1))² < 2^-124 per report.
+// "Soundness", "Tensor challenges"): two in F_p give (5/(p − 1))² <
+// 2^-123.35 per report.
 const checks = 2
 
 // Probability is the index of the fourth component of a scheme that
