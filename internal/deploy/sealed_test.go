@@ -113,7 +113,7 @@ func frameOf(t *testing.T, d *deployment, to manifest.Endpoint, r *client.Report
 	if err := sealed.WriteFrame(&f, kind, sealedWriter(s)); err != nil {
 		t.Fatal(err)
 	}
-	return &client.SealedCall{To: manifest.LeaderName, Addr: d.m.Leader.UploadAddr, Frame: f.Bytes(), AckKey: key}
+	return &client.SealedCall{To: manifest.LeaderName, Addrs: d.m.Leader.UploadAddrs(), Frame: f.Bytes(), AckKey: key}
 }
 
 // sealedWriter is the body of a request frame holding s.
