@@ -176,6 +176,7 @@ func TestProcessesPerRoleSurviveSIGKILL(t *testing.T) {
 	if want := prefixCounts(standbyOnly.acked, bins); e.N != first || !slices.Equal(e.Counts, want) {
 		t.Fatalf("release over the standbys' reports: %d reports, counts %v; want %d, %v", e.N, e.Counts, first, want)
 	}
+	c.checkProcesses(map[string]int{"leader1": 0, "leader2": first, "helper1": 0, "helper2": first}, "1")
 
 	up := newUploads()
 	up.tries = 1
@@ -199,6 +200,7 @@ func TestProcessesPerRoleSurviveSIGKILL(t *testing.T) {
 		t.Fatalf("release through the leader process that took over: %v", err)
 	}
 	released := e
+	c.checkProcesses(map[string]int{"leader2": 0, "helper2": 0}, "2")
 
 	errs := make([]error, 2)
 	var both sync.WaitGroup
@@ -228,6 +230,75 @@ func TestProcessesPerRoleSurviveSIGKILL(t *testing.T) {
 		}
 	}
 	t.Logf("%d acknowledged of %d, %d stored at both servers, released %d; the coordinators were killed after %d", first+len(up.acked), n, len(atBoth), released.N, killAfter)
+}
+
+// checkProcesses checks that fedecdf status lists, for each role,
+// exactly the processes of want (by their upload addresses), each
+// having acknowledged at least want[name] uploads, process coord of
+// the role (its number) as the coordinator, first. It asks until the
+// list is so or 10 s passed: a process records itself every second,
+// and a killed one drops out of the list within three.
+func (c *processCluster) checkProcesses(want map[string]int, coord string) {
+	c.t.Helper()
+	var problems []string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		st, err := analyst.AskStatus(c.ctx, c.m, c.ids["analyst"], crashTransport)
+		if err != nil {
+			c.t.Fatalf("status: %v", err)
+		}
+		if problems = c.processProblems(st, want, coord); len(problems) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+	}
+	c.t.Errorf("status 10 s on: %s", strings.Join(problems, "; "))
+}
+
+// processProblems lists how st's processes differ from checkProcesses'
+// want and coord.
+func (c *processCluster) processProblems(st *analyst.Status, want map[string]int, coord string) []string {
+	var problems []string
+	for _, sv := range st.Servers {
+		var got []string
+		for k, p := range sv.Processes {
+			name := ""
+			for n, addr := range c.upload {
+				if addr == p.UploadAddr {
+					name = n
+				}
+			}
+			got = append(got, name)
+			min, ok := want[name]
+			switch {
+			case !ok || processRole(name) != sv.Role:
+				problems = append(problems, fmt.Sprintf("the %s lists process %s at %s, not one of %v", sv.Role, p.ID, p.UploadAddr, want))
+			case p.Coordinator != (k == 0) || p.Coordinator != (name == sv.Role+coord):
+				problems = append(problems, fmt.Sprintf("the %s lists %s (%d of %d) as coordinator %v; want %s%s first, the coordinator", sv.Role, name, k+1, len(sv.Processes), p.Coordinator, sv.Role, coord))
+			case p.Uploads == nil || *p.Uploads < uint64(min):
+				problems = append(problems, fmt.Sprintf("the %s lists %s with uploads %s, want at least %d", sv.Role, name, optionalCount(p.Uploads), min))
+			}
+		}
+		n := 0
+		for name := range want {
+			if processRole(name) == sv.Role {
+				n++
+			}
+		}
+		if len(got) != n {
+			problems = append(problems, fmt.Sprintf("the %s lists processes %v, want %d of %v", sv.Role, got, n, want))
+		}
+	}
+	return problems
+}
+
+// optionalCount formats a withheld (nil) or given count.
+func optionalCount(n *uint64) string {
+	if n == nil {
+		return "withheld"
+	}
+	return strconv.FormatUint(*n, 10)
 }
 
 // checkStored checks, with every process stopped, that each role's
