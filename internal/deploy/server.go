@@ -138,6 +138,8 @@ type Server struct {
 	hpkeKey kem.PrivateKey
 	// procID names this process in the shared store's list (processes.go).
 	procID string
+	// checker checks the uploads a standby records (shared.go).
+	checker *server.UploadChecker
 }
 
 // StartServer opens the store, restores the releases (with their noise

@@ -78,6 +78,13 @@ func (s *Server) standBy(r roleSetup) error {
 	if listen == "" {
 		return fmt.Errorf("another process coordinates the %s on this database, and this one, standing by, serves sealed uploads only: give it --upload-listen HOST:PORT (or the %s an upload_addr in the manifest)", s.name, s.name)
 	}
+	key, err := sharedVerifyKey(s.cfg.Manifest, s.cfg.Role, s.cfg.Identity)
+	if err != nil {
+		return err
+	}
+	if s.checker, err = server.NewUploadChecker(r.dataset, s.cfg.Role, key); err != nil {
+		return err
+	}
 	if err := s.listenUploads(listen); err != nil {
 		return err
 	}
@@ -165,7 +172,10 @@ func (s *Server) holdLock() {
 // ingest records the upload pt (checked by the sealed frame's
 // checkUpload) for the coordinating process while this one stands by,
 // and acknowledges it after the commit; nil (no answer: the party
-// retries) if the store fails.
+// retries) if the store fails. It first refuses what the coordinator
+// would reject at once (server.UploadChecker: a share that does not
+// decode, an upload of another backend), so that a party learns of
+// its malformed report at upload, as from the coordinator.
 func (s *Server) ingest(from transport.PeerID, pt []byte) []byte {
 	msg, err := protocol.Decode(pt)
 	if err != nil {
@@ -179,6 +189,11 @@ func (s *Server) ingest(from transport.PeerID, pt []byte) []byte {
 		return s.refuseReport(from, up.Report.String(), fmt.Sprintf("report %v is of dataset %q, not of this server's %q", up.Report, up.Dataset, s.cfg.Manifest.Dataset))
 	case s.shared.Quarantined(up.Dataset, up.Report):
 		return s.refuseReport(from, up.Report.String(), fmt.Sprintf("report %v refused: %v by the operator", up.Report, store.ErrQuarantined))
+	}
+	if err := s.checker.Check(pt); err != nil {
+		s.counters.rejected.Add(1)
+		s.log.Warn("report refused", "from", from, "report", up.Report.String(), "reason", err.Error())
+		return errorResponse("%w", err) // the codes of err's sentinels, as the coordinator's refusal carries
 	}
 	if err := s.store.PutReport(up.Dataset, up.Report, pt); err != nil {
 		s.counters.rejected.Add(1)
