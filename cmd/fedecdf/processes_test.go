@@ -36,7 +36,7 @@ type processCluster struct {
 // processRole is the role of a process name ("leader2": leader).
 func processRole(name string) string { return strings.TrimRight(name, "0123456789") }
 
-func newProcessCluster(t *testing.T, ctx context.Context, minReports int) *processCluster {
+func newProcessCluster(t *testing.T, ctx context.Context, minReports int, manifestArgs ...string) *processCluster {
 	names := []string{"helper1", "helper2", "leader1", "leader2"}
 	// The schemas first: dropped when t ends after the processes are
 	// killed (cleanups run last first).
@@ -47,6 +47,7 @@ func newProcessCluster(t *testing.T, ctx context.Context, minReports int) *proce
 		"--analyst", filepath.Join(c.dir, "analyst.key.pub"), "--bins", strconv.Itoa(crashBins), "--mechanism", "tree",
 		"--epsilon", strconv.FormatFloat(crashEpsilon, 'g', -1, 64), "--budget-epsilon", strconv.FormatFloat(3*crashEpsilon, 'g', -1, 64),
 		"--min-reports", strconv.Itoa(minReports)}
+	args = append(args, manifestArgs...)
 	for _, name := range names {
 		p2pPort, err := freeLoopbackPort()
 		if err != nil {

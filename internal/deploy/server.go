@@ -138,8 +138,10 @@ type Server struct {
 	hpkeKey kem.PrivateKey
 	// procID names this process in the shared store's list (processes.go).
 	procID string
-	// checker checks the uploads a standby records (shared.go).
-	checker *server.UploadChecker
+	// checker checks the uploads a standby records, and relayHost, of a
+	// standby leader of a relay deployment, relays (shared.go).
+	checker   *server.UploadChecker
+	relayHost *p2p.Host
 }
 
 // StartServer opens the store, restores the releases (with their noise
@@ -510,8 +512,10 @@ func (s *Server) Close() error {
 		s.uploads.close() // before the host and the store its uploads use
 	}
 	var err error
-	if s.host != nil {
-		err = s.host.Close()
+	for _, h := range []*p2p.Host{s.host, s.relayHost} {
+		if h != nil {
+			err = errors.Join(err, h.Close())
+		}
 	}
 	s.loops.Wait()
 	return errors.Join(err, s.store.Close())
