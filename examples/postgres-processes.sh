@@ -31,6 +31,7 @@ rows 1 > a.csv; rows 2 > b.csv; rows 3 > c.csv
 $B party --manifest m.json --input a.csv | head -1
 $B party --manifest m.json --input b.csv | head -1
 echo "coordinators: $(grep -l 'coordinator=true' *.log | tr '\n' ' '); standing by: $(grep -l 'standing by' *.log | tr '\n' ' ')"
+$B status --manifest m.json --key analyst.key | grep -A2 'processes:'
 $B party --manifest m.json --input c.csv > c.out & P=$!
 sleep 0.5; kill -9 ${PID[leader1]} ${PID[helper1]}
 wait $P || true; head -1 c.out
