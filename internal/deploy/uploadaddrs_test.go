@@ -64,33 +64,6 @@ func deadAddr(t *testing.T) string {
 	return a
 }
 
-// stallAddr is a loopback address that accepts connections, reads them
-// and never answers: a process that lost its database.
-func stallAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		var held []net.Conn
-		defer func() {
-			for _, c := range held {
-				c.Close()
-			}
-		}()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			held = append(held, c)
-		}
-	}()
-	return ln.Addr().String()
-}
-
 // TestSealedUploadsSeveralAddresses: a party of a manifest listing
 // several upload addresses for the leader (its processes) spreads its
 // reports over them, and fails over to another when one refuses
@@ -110,7 +83,7 @@ func TestSealedUploadsSeveralAddresses(t *testing.T) {
 		}{
 			{"two live processes", func(_ *testing.T, a, b string) []string { return []string{a, b} }, true},
 			{"one process down", func(t *testing.T, a, _ string) []string { return []string{deadAddr(t), a} }, false},
-			{"one process unanswering", func(t *testing.T, a, _ string) []string { return []string{stallAddr(t), a} }, false},
+			{"one process unanswering", func(t *testing.T, a, _ string) []string { return []string{stallingListener(t), a} }, false},
 		} {
 			t.Run(mode+"/"+c.name, func(t *testing.T) {
 				d := newSealedDeployment(t, mode, time.Minute)
