@@ -30,7 +30,8 @@ func sampleMessages() []Message {
 		&ManifestDigest{Fields: []ManifestField{{Name: "grid", Digest: [32]byte{7}}}},
 		&StatusRequest{Dataset: "d", Reports: 1, Compare: true, IDs: []payload.ReportID{id}},
 		&Status{Dataset: "d", Counts: true, Servers: []ServerState{{Role: "leader", Reports: 1, Errors: []string{"x"},
-			Releases: []ReleaseState{{Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: 256, Epsilon: 1}, Components: []payload.Component{payload.Count}}}}}},
+			Releases:  []ReleaseState{{Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: 256, Epsilon: 1}, Components: []payload.Component{payload.Count}}},
+			Processes: []ProcessState{{ID: "h/1-ab", Coordinator: true, UploadAddr: "127.0.0.1:7401", Uploads: 3, Started: 1, Seen: 2}, {ID: "h/2-cd"}}}}},
 	}
 }
 
