@@ -69,12 +69,18 @@ func (d *dataset) undecided() int {
 
 // parseReport checks the body of an upload against the dataset.
 func (s *Server) parseReport(d *dataset, m *protocol.Upload) (*fss.Key, error) {
+	return parseUpload(s.cfg.Role, d.Dataset, d.verified != nil, m)
+}
+
+// parseUpload checks the body of an upload against the dataset d (its
+// reports verified or not) at the server of role.
+func parseUpload(role Role, d Dataset, verified bool, m *protocol.Upload) (*fss.Key, error) {
 	switch {
 	case d.Backend == Additive && (len(m.Key) != 0 || len(m.Share) == 0):
 		return nil, fmt.Errorf("dataset %q uses the additive backend: the upload must carry a verified report (public and input share, party.UploadVerified), not a DCF key", d.Name)
-	case d.verified != nil && d.Backend == DCF && (len(m.Key)+len(m.Public) != 0 || len(m.Share) == 0):
+	case verified && d.Backend == DCF && (len(m.Key)+len(m.Public) != 0 || len(m.Share) == 0):
 		return nil, fmt.Errorf("dataset %q uses the verified dcf backend: the upload must carry a verified DCF share (party.UploadVerifiedKeys), not a bare DCF key", d.Name)
-	case d.verified != nil:
+	case verified:
 		return nil, nil
 	case len(m.Key) == 0:
 		return nil, fmt.Errorf("missing DCF key (dataset %q uses the unverified dcf backend: party.UploadKeys)", d.Name)
@@ -83,14 +89,14 @@ func (s *Server) parseReport(d *dataset, m *protocol.Upload) (*fss.Key, error) {
 	if err != nil {
 		return nil, fmt.Errorf("malformed DCF key: %w", err)
 	}
-	wantParty := int(s.cfg.Role)
+	wantParty := int(role)
 	switch {
 	case key.Bits() != dcfBits(d.Bins):
 		return nil, fmt.Errorf("malformed DCF key: %d input bits, want %d for %d bins", key.Bits(), dcfBits(d.Bins), d.Bins)
 	case key.Components() != payload.NumComponents:
 		return nil, fmt.Errorf("malformed DCF key: %d payload components, want %d", key.Components(), payload.NumComponents)
 	case key.Party() != wantParty:
-		return nil, fmt.Errorf("DCF key is party %d's, but the %s holds party %d's", key.Party(), s.cfg.Role, wantParty)
+		return nil, fmt.Errorf("DCF key is party %d's, but the %s holds party %d's", key.Party(), role, wantParty)
 	}
 	return key, nil
 }

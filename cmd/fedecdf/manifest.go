@@ -17,9 +17,10 @@ import (
 // manifestOptions are the flags of "fedecdf manifest": the manifest's
 // fields, and the files its keys and its destination come from.
 type manifestOptions struct {
-	m                         manifest.Manifest
-	out, leaderPub, helperPub string
-	analystPubs, operatorPubs []string
+	m                            manifest.Manifest
+	out, leaderPub, helperPub    string
+	analystPubs, operatorPubs    []string
+	leaderUploads, helperUploads []string
 }
 
 // newManifestCommand returns the "manifest" command.
@@ -46,7 +47,10 @@ addresses: a party then uploads to such a server over one plain TCP
 connection per report, its upload HPKE-sealed to the server's key and
 the acknowledgement authenticated, instead of a libp2p connection and
 handshake (much cheaper for the servers). Without them parties upload
-over libp2p.`,
+over libp2p. A server run by several processes on one PostgreSQL
+database lists each process's address (repeat the flag, or separate
+them by commas): parties spread their uploads over them and retry
+another when one fails.`,
 		Example: `  # After fedecdf keygen --output leader.key (and helper.key, analyst.key):
   # both servers on this machine, as in fedecdf server --help
   fedecdf manifest --output manifest.json --dataset scores --bins 128 \
@@ -58,6 +62,12 @@ over libp2p.`,
   fedecdf manifest --output sealed.json --dataset scores --bins 128 \
     --leader leader.key.pub --leader-addr /ip4/127.0.0.1/tcp/4001 --leader-upload 127.0.0.1:7401 \
     --helper helper.key.pub --helper-addr /ip4/127.0.0.1/tcp/4002 --helper-upload 127.0.0.1:7402 \
+    --analyst analyst.key.pub --epsilon 1 --budget-epsilon 4 --min-reports 100
+
+  # Two processes per server (fedecdf server --store postgres://…)
+  fedecdf manifest --output processes.json --dataset scores --bins 128 \
+    --leader leader.key.pub --leader-addr /ip4/10.0.0.1/tcp/4001,/ip4/10.0.0.3/tcp/4001 --leader-upload 10.0.0.1:7401,10.0.0.3:7401 \
+    --helper helper.key.pub --helper-addr /ip4/10.0.0.2/tcp/4001,/ip4/10.0.0.4/tcp/4001 --helper-upload 10.0.0.2:7401,10.0.0.4:7401 \
     --analyst analyst.key.pub --epsilon 1 --budget-epsilon 4 --min-reports 100`,
 		Args: cobra.NoArgs,
 		RunE: o.run,
@@ -88,7 +98,8 @@ func (o *manifestOptions) run(cmd *cobra.Command, _ []string) error {
 	for _, e := range []struct {
 		flag, path string
 		dst        *manifest.Endpoint
-	}{{"leader", o.leaderPub, &m.Leader}, {"helper", o.helperPub, &m.Helper}} {
+		uploads    []string
+	}{{"leader", o.leaderPub, &m.Leader, o.leaderUploads}, {"helper", o.helperPub, &m.Helper, o.helperUploads}} {
 		if e.path == "" {
 			return fmt.Errorf("--%s is required: the %s's public key file (fedecdf keygen writes FILE.pub)", e.flag, e.flag)
 		}
@@ -100,6 +111,9 @@ func (o *manifestOptions) run(cmd *cobra.Command, _ []string) error {
 			return fmt.Errorf("--%s: %w", e.flag, err)
 		}
 		e.dst.Public = p
+		if len(e.uploads) > 0 {
+			e.dst.UploadAddr, e.dst.MoreUploadAddrs = e.uploads[0], e.uploads[1:]
+		}
 	}
 	if len(o.analystPubs) == 0 {
 		return errors.New("--analyst is required: without an analyst nobody could create a release; give an analyst's public key file (fedecdf keygen writes FILE.pub)")
@@ -134,10 +148,10 @@ func (o *manifestOptions) addFlags(cmd *cobra.Command) {
 	f.StringVar(&m.Dataset, "dataset", "fedecdf", "dataset name")
 	f.StringVar(&o.leaderPub, "leader", "", "the leader's public key file (keygen's FILE.pub)")
 	f.StringSliceVar(&m.Leader.Addrs, "leader-addr", nil, "the leader's multiaddr, e.g. /ip4/10.0.0.1/tcp/4001 (repeatable)")
-	f.StringVar(&m.Leader.UploadAddr, "leader-upload", "", "the leader's sealed-upload address HOST:PORT, e.g. 10.0.0.1:7401: parties upload there over one TCP connection per report, HPKE-sealed to the leader (default: none, parties use libp2p)")
+	f.StringSliceVar(&o.leaderUploads, "leader-upload", nil, "the leader's sealed-upload address HOST:PORT, e.g. 10.0.0.1:7401: parties upload there over one TCP connection per report, HPKE-sealed to the leader (repeatable: one per process of a leader on PostgreSQL; default: none, parties use libp2p)")
 	f.StringVar(&o.helperPub, "helper", "", "the helper's public key file")
 	f.StringSliceVar(&m.Helper.Addrs, "helper-addr", nil, "the helper's multiaddr (repeatable)")
-	f.StringVar(&m.Helper.UploadAddr, "helper-upload", "", "the helper's sealed-upload address HOST:PORT (as --leader-upload; not used by parties in relay mode)")
+	f.StringSliceVar(&o.helperUploads, "helper-upload", nil, "the helper's sealed-upload address HOST:PORT (as --leader-upload, repeatable; not used by parties in relay mode)")
 	f.StringSliceVar(&o.analystPubs, "analyst", nil, "an analyst's public key file (repeatable)")
 	f.StringSliceVar(&o.operatorPubs, "operator", nil, "an operator's public key file (repeatable): fedecdf status only, with the report counts it withholds from analysts under addremove")
 	f.StringVar(&m.Grid.Scale, "scale", "linear", "grid scale: linear or log")

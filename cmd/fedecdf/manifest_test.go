@@ -151,4 +151,14 @@ func TestManifestUploadFlags(t *testing.T) {
 	if m, err = runManifest(t); err != nil || m.Leader.UploadAddr != "" || m.Helper.UploadAddr != "" {
 		t.Errorf("without the flags: %+v, %v; want no upload addresses", m, err)
 	}
+	m, err = runManifest(t, "--leader-upload", "10.0.0.1:7401,10.0.0.3:7401", "--leader-upload", "10.0.0.5:7401", "--helper-upload", "10.0.0.2:7401")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Leader.UploadAddrs(); !slices.Equal(got, []string{"10.0.0.1:7401", "10.0.0.3:7401", "10.0.0.5:7401"}) || len(m.Helper.MoreUploadAddrs) != 0 {
+		t.Errorf("several leader upload addresses: %v (helper %v)", got, m.Helper.UploadAddrs())
+	}
+	if _, err := runManifest(t, "--leader-upload", "10.0.0.1:7401,10.0.0.1:7401"); err == nil || !strings.Contains(err.Error(), "listed twice") {
+		t.Errorf("an upload address listed twice: %v", err)
+	}
 }

@@ -24,8 +24,9 @@ import (
 
 // processCluster is a crashCluster with two `fedecdf server` processes
 // per role, each role's two on one PostgreSQL schema: processes
-// leader1, leader2, helper1, helper2, each with a libp2p address (both
-// of a role in the manifest) and a sealed-upload address of its own.
+// leader1, leader2, helper1, helper2, each with a libp2p address and a
+// sealed-upload address of its own (both of a role in the manifest:
+// upload_addr and more_upload_addrs).
 type processCluster struct {
 	*crashCluster
 	upload map[string]string // process → its sealed-upload host:port
@@ -35,7 +36,7 @@ type processCluster struct {
 // processRole is the role of a process name ("leader2": leader).
 func processRole(name string) string { return strings.TrimRight(name, "0123456789") }
 
-func newProcessCluster(t *testing.T, ctx context.Context, minReports int) *processCluster {
+func newProcessCluster(t *testing.T, ctx context.Context, minReports int, manifestArgs ...string) *processCluster {
 	names := []string{"helper1", "helper2", "leader1", "leader2"}
 	// The schemas first: dropped when t ends after the processes are
 	// killed (cleanups run last first).
@@ -46,6 +47,7 @@ func newProcessCluster(t *testing.T, ctx context.Context, minReports int) *proce
 		"--analyst", filepath.Join(c.dir, "analyst.key.pub"), "--bins", strconv.Itoa(crashBins), "--mechanism", "tree",
 		"--epsilon", strconv.FormatFloat(crashEpsilon, 'g', -1, 64), "--budget-epsilon", strconv.FormatFloat(3*crashEpsilon, 'g', -1, 64),
 		"--min-reports", strconv.Itoa(minReports)}
+	args = append(args, manifestArgs...)
 	for _, name := range names {
 		p2pPort, err := freeLoopbackPort()
 		if err != nil {
@@ -60,7 +62,7 @@ func newProcessCluster(t *testing.T, ctx context.Context, minReports int) *proce
 		c.logs[name] = &serverLog{}
 		args = append(args, "--"+processRole(name)+"-addr", c.addrs[name])
 	}
-	args = append(args, "--leader-upload", c.upload["leader1"], "--helper-upload", c.upload["helper1"])
+	args = append(args, "--leader-upload", c.upload["leader1"]+","+c.upload["leader2"], "--helper-upload", c.upload["helper1"], "--helper-upload", c.upload["helper2"])
 	c.manifest = args[2]
 	c.fedecdf(args...)
 	var err error
@@ -100,13 +102,31 @@ func (c *processCluster) waitLog(name string, p *serverProc, done func(string) b
 	}
 }
 
-// partyOf returns a party uploading to process k (1 or 2) of each
-// role: the manifest with that process's upload addresses, as a party
-// of a manifest listing several would pick one.
+// party returns a party of the manifest, which spreads its uploads
+// over both processes of each role and fails over between them.
+func (c *processCluster) party() *client.Party {
+	c.t.Helper()
+	return c.partyOfManifest(c.m)
+}
+
+// partyOf returns a party that knows process k (1 or 2) of each role
+// only: the manifest without the other's upload address.
 func (c *processCluster) partyOf(k int) *client.Party {
+	c.t.Helper()
 	m := *c.m
 	m.Leader.UploadAddr, m.Helper.UploadAddr = c.upload["leader"+strconv.Itoa(k)], c.upload["helper"+strconv.Itoa(k)]
-	p, err := client.NewParty(&m, nil, crashTransport)
+	m.Leader.MoreUploadAddrs, m.Helper.MoreUploadAddrs = nil, nil
+	return c.partyOfManifest(&m)
+}
+
+// partyOfManifest is a party of m retrying an upload for up to 30 s,
+// as fedecdf party does for a minute (the servers limit the connection
+// rate of one address, and every party here is 127.0.0.1).
+func (c *processCluster) partyOfManifest(m *manifest.Manifest) *client.Party {
+	c.t.Helper()
+	tc := crashTransport
+	tc.Attempts, tc.RetryWindow = 0, 30*time.Second
+	p, err := client.NewParty(m, nil, tc)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -117,12 +137,14 @@ func (c *processCluster) partyOf(k int) *client.Party {
 // TestProcessesPerRoleSurviveSIGKILL runs two `fedecdf server`
 // processes per role on one PostgreSQL schema per role. Reports
 // uploaded to the standby processes only are counted by a release the
-// coordinators create. Then parties upload to both processes of each
-// role and the coordinating leader and helper processes are SIGKILLed
-// mid-upload: the standbys take over, parties whose process died retry
-// at the other, and every acknowledged report is stored once at both
-// servers; a release through the new coordinator counts exactly the
-// reports both servers hold, each once. Last, two analysts ask at once
+// coordinators create. Then parties of the manifest, which lists both
+// processes' upload addresses, upload (spread over both) and the
+// coordinating leader and helper processes are SIGKILLed mid-upload:
+// the standbys take over, each party whose process died fails over to
+// the other within its one Send (no upload is sent again by the test),
+// and every acknowledged report is stored once at both servers; a
+// release through the new coordinator counts exactly the reports both
+// servers hold, each once. Last, two analysts ask at once
 // for a release with budget left for one: exactly one is charged, and
 // both servers' ledgers hold the same three releases.
 func TestProcessesPerRoleSurviveSIGKILL(t *testing.T) {
@@ -140,11 +162,11 @@ func TestProcessesPerRoleSurviveSIGKILL(t *testing.T) {
 			t.Fatalf("%s, started second, does not stand by:\n%s", name, c.logs[name])
 		}
 	}
-	parties := []*client.Party{c.partyOf(1), c.partyOf(2)}
-	reports, bins := c.newReports(parties[0], n)
+	p := c.party()
+	reports, bins := c.newReports(p, n)
 
 	standbyOnly := newUploads()
-	standbyOnly.send(ctx, []*client.Party{parties[1]}, reports[:first], nil)
+	standbyOnly.send(ctx, []*client.Party{c.partyOf(2)}, reports[:first], nil)
 	if standbyOnly.failed != 0 {
 		t.Fatalf("%d of %d uploads to the standbys failed", standbyOnly.failed, first)
 	}
@@ -155,10 +177,12 @@ func TestProcessesPerRoleSurviveSIGKILL(t *testing.T) {
 	if want := prefixCounts(standbyOnly.acked, bins); e.N != first || !slices.Equal(e.Counts, want) {
 		t.Fatalf("release over the standbys' reports: %d reports, counts %v; want %d, %v", e.N, e.Counts, first, want)
 	}
+	c.checkProcesses(map[string]int{"leader1": 0, "leader2": first, "helper1": 0, "helper2": first}, "1")
 
 	up := newUploads()
+	up.tries = 1
 	killed := make(chan struct{})
-	up.send(ctx, parties, reports[first:], func(acked int) {
+	up.send(ctx, []*client.Party{p}, reports[first:], func(acked int) {
 		if acked == killAfter {
 			c.kill("leader1")
 			c.kill("helper1")
@@ -167,7 +191,7 @@ func TestProcessesPerRoleSurviveSIGKILL(t *testing.T) {
 	})
 	<-killed
 	if up.failed != 0 {
-		t.Errorf("%d of %d uploads failed at both processes of a role", up.failed, n-first)
+		t.Errorf("%d of %d uploads failed at both processes of a role: %v", up.failed, n-first, up.err)
 	}
 	for _, name := range []string{"helper2", "leader2"} {
 		c.waitLog(name, c.procs[name], func(log string) bool { return strings.Contains(log, "msg=serving") })
@@ -177,6 +201,7 @@ func TestProcessesPerRoleSurviveSIGKILL(t *testing.T) {
 		t.Fatalf("release through the leader process that took over: %v", err)
 	}
 	released := e
+	c.checkProcesses(map[string]int{"leader2": 0, "helper2": 0}, "2")
 
 	errs := make([]error, 2)
 	var both sync.WaitGroup
@@ -206,6 +231,75 @@ func TestProcessesPerRoleSurviveSIGKILL(t *testing.T) {
 		}
 	}
 	t.Logf("%d acknowledged of %d, %d stored at both servers, released %d; the coordinators were killed after %d", first+len(up.acked), n, len(atBoth), released.N, killAfter)
+}
+
+// checkProcesses checks that fedecdf status lists, for each role,
+// exactly the processes of want (by their upload addresses), each
+// having acknowledged at least want[name] uploads, process coord of
+// the role (its number) as the coordinator, first. It asks until the
+// list is so or 10 s passed: a process records itself every second,
+// and a killed one drops out of the list within three.
+func (c *processCluster) checkProcesses(want map[string]int, coord string) {
+	c.t.Helper()
+	var problems []string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		st, err := analyst.AskStatus(c.ctx, c.m, c.ids["analyst"], crashTransport)
+		if err != nil {
+			c.t.Fatalf("status: %v", err)
+		}
+		if problems = c.processProblems(st, want, coord); len(problems) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+	}
+	c.t.Errorf("status 10 s on: %s", strings.Join(problems, "; "))
+}
+
+// processProblems lists how st's processes differ from checkProcesses'
+// want and coord.
+func (c *processCluster) processProblems(st *analyst.Status, want map[string]int, coord string) []string {
+	var problems []string
+	for _, sv := range st.Servers {
+		var got []string
+		for k, p := range sv.Processes {
+			name := ""
+			for n, addr := range c.upload {
+				if addr == p.UploadAddr {
+					name = n
+				}
+			}
+			got = append(got, name)
+			min, ok := want[name]
+			switch {
+			case !ok || processRole(name) != sv.Role:
+				problems = append(problems, fmt.Sprintf("the %s lists process %s at %s, not one of %v", sv.Role, p.ID, p.UploadAddr, want))
+			case p.Coordinator != (k == 0) || p.Coordinator != (name == sv.Role+coord):
+				problems = append(problems, fmt.Sprintf("the %s lists %s (%d of %d) as coordinator %v; want %s%s first, the coordinator", sv.Role, name, k+1, len(sv.Processes), p.Coordinator, sv.Role, coord))
+			case p.Uploads == nil || *p.Uploads < uint64(min):
+				problems = append(problems, fmt.Sprintf("the %s lists %s with uploads %s, want at least %d", sv.Role, name, optionalCount(p.Uploads), min))
+			}
+		}
+		n := 0
+		for name := range want {
+			if processRole(name) == sv.Role {
+				n++
+			}
+		}
+		if len(got) != n {
+			problems = append(problems, fmt.Sprintf("the %s lists processes %v, want %d of %v", sv.Role, got, n, want))
+		}
+	}
+	return problems
+}
+
+// optionalCount formats a withheld (nil) or given count.
+func optionalCount(n *uint64) string {
+	if n == nil {
+		return "withheld"
+	}
+	return strconv.FormatUint(*n, 10)
 }
 
 // checkStored checks, with every process stopped, that each role's
@@ -269,19 +363,22 @@ func prefixCounts(ids map[payload.ReportID]bool, bins map[payload.ReportID]int) 
 }
 
 // uploads are the reports a set of parties got acknowledged, and how
-// many failed.
+// many failed (the last failure err), each Sent at most tries times
+// (40 if 0).
 type uploads struct {
 	mu     sync.Mutex
 	acked  map[payload.ReportID]bool
 	failed int
+	err    error
+	tries  int
 }
 
 func newUploads() *uploads { return &uploads{acked: map[payload.ReportID]bool{}} }
 
 // send uploads reports, 6 at a time, report j first through party j
-// mod len(parties) and then the next, as a party knowing several
-// processes' addresses would, pausing between tries (a take-over takes
-// a second; the servers limit the connection rate of one address, and
+// mod len(parties) and then the next, pausing between tries (as a party
+// running fedecdf party again would: PostgreSQL restarting takes
+// seconds; the servers limit the connection rate of one address, and
 // every party here is 127.0.0.1). afterAck is called with the number
 // acknowledged after each acknowledgement.
 func (u *uploads) send(ctx context.Context, parties []*client.Party, reports []*client.Report, afterAck func(acked int)) {
@@ -292,7 +389,11 @@ func (u *uploads) send(ctx context.Context, parties []*client.Party, reports []*
 		wg.Go(func() {
 			defer func() { <-sem }()
 			var err error
-			for try := range 40 {
+			tries := u.tries
+			if tries == 0 {
+				tries = 40
+			}
+			for try := range tries {
 				if _, err = parties[(j+try)%len(parties)].Send(ctx, r); err == nil {
 					break
 				}
@@ -302,6 +403,7 @@ func (u *uploads) send(ctx context.Context, parties []*client.Party, reports []*
 			defer u.mu.Unlock()
 			if err != nil {
 				u.failed++
+				u.err = err
 				return
 			}
 			u.acked[r.ID] = true
@@ -374,7 +476,7 @@ func TestCoordinatorKilledDuringRelease(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			pc := newProcessCluster(t, ctx, n)
-			p := pc.partyOf(1)
+			p := pc.party()
 			reports, bins := pc.newReports(p, n)
 			up := newUploads()
 			up.send(ctx, []*client.Party{p}, reports, nil)
@@ -439,11 +541,11 @@ func TestProcessesPerRoleAcrossPostgresRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c := newProcessCluster(t, ctx, first)
-	parties := []*client.Party{c.partyOf(1), c.partyOf(2)}
-	reports, bins := c.newReports(parties[0], n)
+	p := c.party()
+	reports, bins := c.newReports(p, n)
 	up := newUploads()
 	restarted := make(chan error, 1)
-	up.send(ctx, parties, reports, func(acked int) {
+	up.send(ctx, []*client.Party{p}, reports, func(acked int) {
 		if acked == first {
 			go func() {
 				cmd := exec.CommandContext(ctx, "sh", "-c", restart)

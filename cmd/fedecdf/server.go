@@ -95,8 +95,9 @@ would refuse most parties behind one address.
 
 Sealed uploads: when the manifest gives this server an upload_addr
 (fedecdf manifest --leader-upload, --helper-upload), the server also
-listens there (or on --upload-listen, e.g. 0.0.0.0:PORT) for parties'
-uploads over plain TCP, one frame per connection, HPKE-sealed to its key:
+listens there (or on --upload-listen, e.g. 0.0.0.0:PORT; each process
+of a server run by several gives its own, listed in the manifest) for
+parties' uploads over plain TCP, one frame per connection, HPKE-sealed to its key:
 a frame that is malformed or too large for the manifest's reports
 closes its connection. They are stored and acknowledged as the uploads
 over libp2p are. Every connection is accepted at once (the kernel's
@@ -162,7 +163,7 @@ manifest.`,
 	f.DurationVar(&o.peerTimeout, "peer-timeout", deploy.DefaultPeerTimeout, "leader: how long a check of the helper, or the helper's part of fedecdf status, may take")
 	f.DurationVar(&o.summary, "summary", deploy.DefaultSummary, "interval of the info line summarising uploads, releases and queries (0: none)")
 	f.DurationVar(&o.purgeAfter, "purge-orphans-after", 0, "purge the reports only this server holds once received longer ago than this, e.g. 24h (default 0: keep them)")
-	f.StringVar(&o.uploadListen, "upload-listen", "", "HOST:PORT of the sealed-upload listener, e.g. 0.0.0.0:7401 (default: the server's upload_addr in the manifest; none if it has none)")
+	f.StringVar(&o.uploadListen, "upload-listen", "", "HOST:PORT of the sealed-upload listener, e.g. 0.0.0.0:7401 (default: the server's upload_addr in the manifest, its first if it lists several; none if it has none)")
 	f.DurationVar(&o.uploadTimeout, "upload-timeout", deploy.DefaultUploadTimeout, "how long a sealed upload's frame may take to arrive, and its answer to be sent")
 	f.IntVar(&o.uploadConns, "upload-conns", deploy.DefaultUploadConns, "sealed-upload connections waiting for their frame in all, and frames handled at once (see Sealed uploads above)")
 	f.IntVar(&o.uploadLimits.ConnsPerAddr, "upload-conns-per-address", deploy.DefaultUploadConnsPerAddr, "sealed-upload connections waiting for their frame from one IPv4 address or IPv6 /56")

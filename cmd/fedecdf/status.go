@@ -35,7 +35,9 @@ verified), rejected (per reason), known to both, and held by one server only
 --help), each ledger's
 spent and total budget, the releases oldest first (ID, when the server created
 it, mechanism, ε and δ charged), each
-server's last warnings and errors, and whether the leader reaches the helper.
+server's last warnings and errors, and whether the leader reaches the helper;
+for a server run by several processes on one PostgreSQL database, each
+process (coordinator or standby, upload address, uploads it acknowledged).
 Report counts and error lines are shown to an operator, and to an analyst
 only under replace-one neighbours, where n is public; under add/remove they
 are withheld from analysts. JSON keys: docs/json.md.`,
@@ -114,6 +116,16 @@ func writeServerStatus(w io.Writer, sv analyst.ServerStatus) {
 			reports = ", " + count(*r.Reports, "report")
 		}
 		fmt.Fprintf(w, "    %s  %s  %s %s, %s: ε %g, δ %g%s\n", r.Release, yesNo(r.Created != "", r.Created, "time unknown"), r.Mechanism, r.Neighbours, strings.Join(r.Components, "+"), r.Epsilon, r.Delta, reports)
+	}
+	if sv.Processes != nil {
+		fmt.Fprintf(w, "  processes: %d\n", len(sv.Processes))
+		for _, p := range sv.Processes {
+			uploads := ""
+			if p.Uploads != nil {
+				uploads = fmt.Sprintf(", %d uploads", *p.Uploads)
+			}
+			fmt.Fprintf(w, "    %s  %s  upload %s%s, seen %s\n", p.ID, yesNo(p.Coordinator, "coordinator", "standby"), yesNo(p.UploadAddr != "", p.UploadAddr, "none"), uploads, p.Seen)
+		}
 	}
 	if sv.LastErrors != nil {
 		fmt.Fprintf(w, "  last errors: %d\n", len(sv.LastErrors))

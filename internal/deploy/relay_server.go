@@ -22,14 +22,22 @@ func (s *Server) handleRelayed(ctx context.Context, from transport.PeerID, req [
 }
 
 // relay stores the leader's upload of rr, relays the helper's sealed
-// one and returns the acknowledgement of both, or why not.
+// one and returns the acknowledgement of both, or why not. A standby
+// process records its upload for the coordinator (ingest) and relays
+// through its dial-only host (shared.go).
 func (s *Server) relay(ctx context.Context, from transport.PeerID, rr *sealed.RelayedReport) []byte {
-	resp := s.handleReport(ctx, from, rr.Leader)
+	host := s.host
+	var resp []byte
+	if s.active.Load() {
+		resp = s.handleReport(ctx, from, rr.Leader)
+	} else {
+		host, resp = s.relayHost, s.ingest(from, rr.Leader)
+	}
 	mine, err := sealed.DecodeAck(s.name, resp)
 	if err != nil {
 		return resp
 	}
-	helperResp, err := s.host.Conn(p2p.SealedProtocol).Call(ctx, manifest.HelperName, rr.Helper.Marshal())
+	helperResp, err := host.Conn(p2p.SealedProtocol).Call(ctx, manifest.HelperName, rr.Helper.Marshal())
 	if err != nil {
 		s.log.Warn("relayed report held by the leader only: cannot reach the helper", "report", rr.Helper.Report.String(), "err", err)
 		return errorResponse("%s: report %v: %w: %w", s.name, rr.Helper.Report, sealed.ErrRelayFailed, err)

@@ -113,7 +113,7 @@ func frameOf(t *testing.T, d *deployment, to manifest.Endpoint, r *client.Report
 	if err := sealed.WriteFrame(&f, kind, sealedWriter(s)); err != nil {
 		t.Fatal(err)
 	}
-	return &client.SealedCall{To: manifest.LeaderName, Addr: d.m.Leader.UploadAddr, Frame: f.Bytes(), AckKey: key}
+	return &client.SealedCall{To: manifest.LeaderName, Addrs: d.m.Leader.UploadAddrs(), Frame: f.Bytes(), AckKey: key}
 }
 
 // sealedWriter is the body of a request frame holding s.
@@ -403,8 +403,8 @@ func TestSealedFrameKnownAnswer(t *testing.T) {
 		b    []byte
 		want string
 	}{
-		{"frame", c.Frame, "07cdaba6dde4c6c79c2b842184da38b3e2e3cdba95fad211e270d01ad0be626c"},
-		{"answer", answer, "0d52a8eb3800b95aba316c4793e3daebf982f07ed0c3aa7726d203f670122413"},
+		{"frame", c.Frame, "5977c1ed5f621dbd45aaea321646415f84b8928eea3589b0bb6f746cdf3b5cdc"},
+		{"answer", answer, "5c0385de63ef9659e68bf0506345e92ebb01d9564be88965658f81b1a622521d"},
 	} {
 		sum := sha256.Sum256(k.b)
 		if got := hex.EncodeToString(sum[:]); got != k.want {

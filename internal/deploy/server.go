@@ -87,6 +87,9 @@ type ServerConfig struct {
 	// role on its PostgreSQL store: shared.go) tries to take over
 	// (DefaultTakeOver if 0).
 	TakeOver time.Duration
+	// Heartbeat is how often a process on a PostgreSQL store records its
+	// state for fedecdf status (processes.go; DefaultHeartbeat if 0).
+	Heartbeat time.Duration
 }
 
 // Server is a running leader or helper: a libp2p host serving the
@@ -133,6 +136,12 @@ type Server struct {
 	uploads *uploadListener
 	// hpkeKey opens the uploads sealed to this server.
 	hpkeKey kem.PrivateKey
+	// procID names this process in the shared store's list (processes.go).
+	procID string
+	// checker checks the uploads a standby records, and relayHost, of a
+	// standby leader of a relay deployment, relays (shared.go).
+	checker   *server.UploadChecker
+	relayHost *p2p.Host
 }
 
 // StartServer opens the store, restores the releases (with their noise
@@ -192,6 +201,7 @@ func startServer(cfg ServerConfig) (*Server, error) {
 			s.store.Close()
 			return nil, err
 		}
+		s.startHeartbeat()
 		return s, nil
 	}
 	if err := s.coordinate(r); err != nil {
@@ -199,6 +209,7 @@ func startServer(cfg ServerConfig) (*Server, error) {
 		s.Close()
 		return nil, err
 	}
+	s.startHeartbeat()
 	if cfg.Role == server.Helper {
 		close(s.done)
 		return s, nil
@@ -295,7 +306,7 @@ func withOpsDefaults(cfg ServerConfig) ServerConfig {
 	}{
 		{&cfg.Progress, 10 * time.Second}, {&cfg.PeerCheck, DefaultPeerCheck}, {&cfg.PeerTimeout, DefaultPeerTimeout},
 		{&cfg.OrphanCheck, DefaultOrphanCheck}, {&cfg.Summary, DefaultSummary}, {&cfg.UploadTimeout, DefaultUploadTimeout},
-		{&cfg.TakeOver, DefaultTakeOver},
+		{&cfg.TakeOver, DefaultTakeOver}, {&cfg.Heartbeat, DefaultHeartbeat},
 	} {
 		if *d.field == 0 {
 			*d.field = d.def
@@ -501,8 +512,10 @@ func (s *Server) Close() error {
 		s.uploads.close() // before the host and the store its uploads use
 	}
 	var err error
-	if s.host != nil {
-		err = s.host.Close()
+	for _, h := range []*p2p.Host{s.host, s.relayHost} {
+		if h != nil {
+			err = errors.Join(err, h.Close())
+		}
 	}
 	s.loops.Wait()
 	return errors.Join(err, s.store.Close())

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
+	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/store"
@@ -38,11 +39,6 @@ const (
 	DefaultTakeOver     = time.Second
 	DefaultTailInterval = 500 * time.Millisecond
 )
-
-// ErrStandbyRelay is returned by StartServer for a standby process of
-// a relay deployment: a standby takes sealed uploads of its own server
-// only, not relayed ones.
-var ErrStandbyRelay = errors.New("deploy: a standby cannot relay uploads")
 
 // tailState is where the coordinator's reading of other processes'
 // reports stands (store.Postgres.ReportsAfter's cursor).
@@ -69,20 +65,51 @@ func (s *Server) openStore() error {
 }
 
 // standBy serves sealed uploads while another process coordinates the
-// role, and waits to take over.
+// role, and waits to take over. In a relay deployment a standby leader
+// relays the helper's shares over a libp2p host of its own that only
+// dials (the helper's coordinator), and a standby helper, which parties
+// never reach, only waits.
 func (s *Server) standBy(r roleSetup) error {
-	if s.cfg.Manifest.Upload == manifest.UploadRelay {
-		return fmt.Errorf("%w: another process coordinates the %s on this database, and in a relay deployment uploads reach the helper through the leader's coordinator; stop the other process, or give this one a database of its own", ErrStandbyRelay, s.name)
-	}
+	relay := s.cfg.Manifest.Upload == manifest.UploadRelay
 	listen := s.uploadListen(r.endpoint)
-	if listen == "" {
+	if listen == "" && !(relay && s.cfg.Role == server.Helper) {
 		return fmt.Errorf("another process coordinates the %s on this database, and this one, standing by, serves sealed uploads only: give it --upload-listen HOST:PORT (or the %s an upload_addr in the manifest)", s.name, s.name)
 	}
-	if err := s.listenUploads(listen); err != nil {
+	key, err := sharedVerifyKey(s.cfg.Manifest, s.cfg.Role, s.cfg.Identity)
+	if err != nil {
 		return err
+	}
+	if s.checker, err = server.NewUploadChecker(r.dataset, s.cfg.Role, key); err != nil {
+		return err
+	}
+	if relay && s.cfg.Role == server.Leader {
+		if err := s.startRelayHost(r); err != nil {
+			return err
+		}
+	}
+	if listen != "" {
+		if err := s.listenUploads(listen); err != nil {
+			return err
+		}
 	}
 	s.log.Info("standing by: another process coordinates the role; recording sealed uploads", "upload_addr", s.uploadAddr(), "dataset", s.cfg.Manifest.Dataset, "version", s.cfg.Version)
 	go s.awaitTakeOver(r)
+	return nil
+}
+
+// startRelayHost starts the standby leader's dial-only libp2p host,
+// through which it relays the helper's shares of relayed reports.
+func (s *Server) startRelayHost(r roleSetup) error {
+	tc := s.cfg.Transport
+	tc.Key, tc.Self, tc.Listen, tc.Peers, tc.Logger = s.cfg.Identity.Key, s.name, nil, r.book, s.log
+	if tc.MaxMessage == 0 {
+		tc.MaxMessage = protocol.MaxMessageSize
+	}
+	h, err := p2p.New(tc)
+	if err != nil {
+		return fmt.Errorf("the standby's relay host: %w", err)
+	}
+	s.relayHost = h
 	return nil
 }
 
@@ -165,7 +192,10 @@ func (s *Server) holdLock() {
 // ingest records the upload pt (checked by the sealed frame's
 // checkUpload) for the coordinating process while this one stands by,
 // and acknowledges it after the commit; nil (no answer: the party
-// retries) if the store fails.
+// retries) if the store fails. It first refuses what the coordinator
+// would reject at once (server.UploadChecker: a share that does not
+// decode, an upload of another backend), so that a party learns of
+// its malformed report at upload, as from the coordinator.
 func (s *Server) ingest(from transport.PeerID, pt []byte) []byte {
 	msg, err := protocol.Decode(pt)
 	if err != nil {
@@ -179,6 +209,11 @@ func (s *Server) ingest(from transport.PeerID, pt []byte) []byte {
 		return s.refuseReport(from, up.Report.String(), fmt.Sprintf("report %v is of dataset %q, not of this server's %q", up.Report, up.Dataset, s.cfg.Manifest.Dataset))
 	case s.shared.Quarantined(up.Dataset, up.Report):
 		return s.refuseReport(from, up.Report.String(), fmt.Sprintf("report %v refused: %v by the operator", up.Report, store.ErrQuarantined))
+	}
+	if err := s.checker.Check(pt); err != nil {
+		s.counters.rejected.Add(1)
+		s.log.Warn("report refused", "from", from, "report", up.Report.String(), "reason", err.Error())
+		return errorResponse("%w", err) // the codes of err's sentinels, as the coordinator's refusal carries
 	}
 	if err := s.store.PutReport(up.Dataset, up.Report, pt); err != nil {
 		s.counters.rejected.Add(1)

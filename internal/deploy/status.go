@@ -110,6 +110,9 @@ func (s *Server) state() (protocol.ServerState, error) {
 	st.Errors = s.last.snapshot()
 	s.orphans.fill(&st)
 	s.peer.fill(&st)
+	if err := s.fillProcesses(&st); err != nil {
+		s.log.Warn("listing the role's processes", "err", err)
+	}
 	return st, nil
 }
 

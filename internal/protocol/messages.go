@@ -40,8 +40,9 @@ import (
 // checks per report, each with its own MAC component and correlated
 // randomness, and challenges drawn per report), and the verification
 // messages are twice as long, so a server or party of version 9 is
-// refused by version.
-const Version = 10
+// refused by version. Version 11: a Status lists each process of a
+// server run by several on one database (ServerState.Processes).
+const Version = 11
 
 // Limits on decoded messages: anything larger is rejected before it is
 // allocated.

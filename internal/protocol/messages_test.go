@@ -30,7 +30,8 @@ func sampleMessages() []Message {
 		&ManifestDigest{Fields: []ManifestField{{Name: "grid", Digest: [32]byte{7}}}},
 		&StatusRequest{Dataset: "d", Reports: 1, Compare: true, IDs: []payload.ReportID{id}},
 		&Status{Dataset: "d", Counts: true, Servers: []ServerState{{Role: "leader", Reports: 1, Errors: []string{"x"},
-			Releases: []ReleaseState{{Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: 256, Epsilon: 1}, Components: []payload.Component{payload.Count}}}}}},
+			Releases:  []ReleaseState{{Release: id, Mechanism: mechanism.Params{Name: "tree", Bins: 256, Epsilon: 1}, Components: []payload.Component{payload.Count}}},
+			Processes: []ProcessState{{ID: "h/1-ab", Coordinator: true, UploadAddr: "127.0.0.1:7401", Uploads: 3, Started: 1, Seen: 2}, {ID: "h/2-cd"}}}}},
 	}
 }
 
@@ -77,7 +78,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"rejection with message", Encode(&Decide{Dataset: "d", Items: []Item{{Verdict: VerdictProof, Message: []byte{1}}}}), ErrMalformed, "a message with a rejection in a decision"},
 		{"report twice", Encode(&Decide{Dataset: "d", Items: []Item{{}, {}}}), ErrMalformed, "twice"},
 		{"field values", Encode(&Answer{Field: make([]byte, 17), Mechanism: mechanism.Params{Name: "tree", Bins: 4, Epsilon: 1}}), ErrMalformed, "not a whole number of 16-byte elements"},
-		{"old version", append([]byte{9}, valid[1:]...), ErrMalformed, "protocol version 9 is not supported (want 10)"},
+		{"old version", append([]byte{10}, valid[1:]...), ErrMalformed, "protocol version 10 is not supported (want 11)"},
+		{"too many processes", Encode(&Status{Servers: []ServerState{{Processes: make([]ProcessState, MaxStatusProcs+1)}}}), ErrMalformed, "processes: 257 exceed the limit 256"},
 		{"a manifest field twice", Encode(&ManifestDigest{Fields: []ManifestField{{Name: "grid"}, {Name: "grid"}}}), ErrMalformed, `fields: "grid" twice`},
 	}
 	for _, tt := range tests {

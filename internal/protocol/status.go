@@ -11,6 +11,7 @@ const (
 	MaxStatusErrors   = 64      // last errors of one server
 	MaxStatusReleases = 1 << 16 // releases listed for one server
 	MaxStatusReasons  = 16      // rejection reasons of one server
+	MaxStatusProcs    = 256     // processes listed for one server
 	maxServers        = 2
 )
 
@@ -75,6 +76,23 @@ type ServerState struct {
 	PeerCheckedAt int64
 	PeerError     string
 	Rejected      []Rejection
+	Processes     []ProcessState
+}
+
+// ProcessState is one process of a server run by several on one
+// PostgreSQL database, as it last recorded itself (store.Process):
+// whether it coordinated, its sealed-upload and libp2p listen
+// addresses, the uploads it acknowledged since it started, and when it
+// started and last recorded itself (Unix seconds). A server of one
+// process lists none.
+type ProcessState struct {
+	ID          string
+	Coordinator bool
+	UploadAddr  string
+	Listen      string
+	Uploads     uint64
+	Started     int64
+	Seen        int64
 }
 
 // Rejection is how many reports a server rejected for one reason
@@ -172,6 +190,16 @@ func (s *ServerState) encode(w *wire.Writer) {
 		w.String(rj.Reason)
 		w.Uint32(uint32(rj.Count))
 	}
+	w.Uint32(uint32(len(s.Processes)))
+	for _, p := range s.Processes {
+		w.String(p.ID)
+		writeBool(w, p.Coordinator)
+		w.String(p.UploadAddr)
+		w.String(p.Listen)
+		w.Uint64(p.Uploads)
+		w.Uint64(uint64(p.Started))
+		w.Uint64(uint64(p.Seen))
+	}
 }
 
 func (s *ServerState) decode(r *wire.Reader) {
@@ -215,6 +243,23 @@ func (s *ServerState) decode(r *wire.Reader) {
 	}
 	for range n {
 		s.Rejected = append(s.Rejected, Rejection{Reason: r.String("rejection reason", MaxNameLen), Count: int(r.Uint32("rejected"))})
+	}
+	n = r.Uint32("processes")
+	if n > MaxStatusProcs {
+		failf(r, "processes: %d exceed the limit %d", n, MaxStatusProcs)
+		return
+	}
+	for range n {
+		p := ProcessState{ID: r.String("process ID", MaxNameLen), Coordinator: readBool(r, "coordinator")}
+		p.UploadAddr = r.String("process upload address", MaxNameLen)
+		p.Listen = r.String("process listen address", MaxTextLen)
+		p.Uploads = r.Uint64("process uploads")
+		p.Started = int64(r.Uint64("process started"))
+		p.Seen = int64(r.Uint64("process seen"))
+		if r.Err() != nil {
+			return
+		}
+		s.Processes = append(s.Processes, p)
 	}
 }
 

@@ -32,6 +32,11 @@ import (
 //	fedecdf_reports.xid                          the inserting transaction (pg_current_xact_id);
 //	                                             indexed with dataset: the coordinator's tail (ReportsAfter)
 //	fedecdf_quarantine(dataset, id, at)          the reports set aside (QuarantinePostgres)
+//
+// Version 3 (what fedecdf status shows of each process):
+//
+//	fedecdf_processes(id, coordinator, upload_addr, listen, uploads, started, seen)
+//	                                             one row per process (Heartbeat), seen its last beat
 var migrations = []string{
 	`CREATE TABLE fedecdf_meta (key text PRIMARY KEY, value bytea NOT NULL);
 	CREATE TABLE fedecdf_reports (
@@ -53,6 +58,8 @@ var migrations = []string{
 	`ALTER TABLE fedecdf_reports ADD COLUMN xid xid8 NOT NULL DEFAULT pg_current_xact_id();
 	CREATE INDEX fedecdf_reports_xid ON fedecdf_reports (dataset, xid);
 	CREATE TABLE fedecdf_quarantine (dataset text NOT NULL, id bytea NOT NULL, at text NOT NULL, PRIMARY KEY (dataset, id));`,
+	`CREATE TABLE fedecdf_processes (id text PRIMARY KEY, coordinator boolean NOT NULL, upload_addr text NOT NULL,
+		listen text NOT NULL, uploads bigint NOT NULL, started timestamptz NOT NULL, seen timestamptz NOT NULL);`,
 }
 
 // SchemaVersion is the PostgreSQL schema this fedecdf writes: the

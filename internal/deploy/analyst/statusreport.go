@@ -60,6 +60,25 @@ type ServerStatus struct {
 	// Rejected counts the reports the server rejected at verification,
 	// per reason (null when none were, or when withheld).
 	Rejected map[string]int `json:"rejected"`
+	// Processes are the server's processes when several serve it on one
+	// PostgreSQL database (omitted for a server of one process), the
+	// coordinator first.
+	Processes []ProcessState `json:"processes,omitempty"`
+}
+
+// ProcessState is one process of a server run by several: its ID
+// (host/pid-random), whether it coordinates (else it stands by), its
+// sealed-upload and libp2p listen addresses (a standby has no libp2p
+// host), the uploads it acknowledged since it started (null when
+// withheld), and when it started and last recorded itself (RFC 3339).
+type ProcessState struct {
+	ID          string  `json:"id"`
+	Coordinator bool    `json:"coordinator"`
+	UploadAddr  string  `json:"upload_addr,omitempty"`
+	Listen      string  `json:"listen,omitempty"`
+	Uploads     *uint64 `json:"uploads"`
+	Started     string  `json:"started"`
+	Seen        string  `json:"seen"`
 }
 
 // ReleaseState is one release a server recorded, when and what it
@@ -140,6 +159,13 @@ func serverStatus(sv protocol.ServerState, counts bool) ServerStatus {
 			}
 			out.Rejected[rj.Reason] = rj.Count
 		}
+	}
+	for _, p := range sv.Processes {
+		ps := ProcessState{ID: p.ID, Coordinator: p.Coordinator, UploadAddr: p.UploadAddr, Listen: p.Listen, Started: unixTime(p.Started), Seen: unixTime(p.Seen)}
+		if counts {
+			ps.Uploads = &p.Uploads
+		}
+		out.Processes = append(out.Processes, ps)
 	}
 	for _, r := range sv.Releases {
 		rs := ReleaseState{

@@ -5,10 +5,12 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
@@ -42,12 +44,17 @@ func MaxUploadSize(m *manifest.Manifest) (int, error) {
 }
 
 // SealedCall is one sealed upload ready to be sent, and sent again: the
-// Frame for the server To at Addr and the key of its answer's MAC.
+// Frame for the server To at any of Addrs (its processes' sealed-upload
+// addresses) and the key of its answer's MAC. Every attempt sends the
+// same frame, so the server's processes see one report ID however many
+// of them it reaches.
 type SealedCall struct {
 	To     transport.PeerID
-	Addr   string
+	Addrs  []string
 	Frame  []byte
 	AckKey []byte
+	// next is the index in Addrs of the next attempt's first address.
+	next int
 }
 
 // NewSealedCall seals plaintext (an encoded upload, or a relayed
@@ -64,11 +71,24 @@ func NewSealedCall(rnd io.Reader, e manifest.Endpoint, to transport.PeerID, kind
 	if err := sealed.WriteFrame(&b, kind, w.Bytes()); err != nil {
 		return nil, err
 	}
-	return &SealedCall{To: to, Addr: e.UploadAddr, Frame: b.Bytes(), AckKey: key}, nil
+	return &SealedCall{To: to, Addrs: e.UploadAddrs(), Frame: b.Bytes(), AckKey: key, next: firstAddr(report, len(e.UploadAddrs()))}, nil
+}
+
+// firstAddr is the index of the first of n addresses report is sent to:
+// its ID's first bytes modulo n, which spreads uniformly random (or
+// HMAC-derived) IDs evenly over a server's processes.
+func firstAddr(report payload.ReportID, n int) int {
+	if n < 2 {
+		return 0
+	}
+	return int(binary.BigEndian.Uint32(report[:4]) % uint32(n))
 }
 
 // CallSealed sends c, retrying a failed connection or an answer that
-// fails its MAC (ErrForgedAck) within the party's retry schedule, and
+// fails its MAC (ErrForgedAck) within the party's retry schedule (a
+// server with several addresses: each attempt tries them in turn from
+// the next one, each attempt after a failure from the one after the
+// last tried), and
 // returns the server's acknowledgement, or its refusal: a
 // *protocol.RemoteError when authenticated, as over libp2p, an
 // *UnopenedError when the server could not open the frame (neither is
@@ -83,9 +103,9 @@ func (p *Party) CallSealed(ctx context.Context, c *SealedCall) (*protocol.Ack, e
 		var refused *protocol.RemoteError
 		var unopened *UnopenedError
 		return !errors.As(err, &refused) && !errors.As(err, &unopened)
-	}, "server", c.To, "addr", c.Addr)
+	}, "server", c.To, "addrs", c.Addrs)
 	if err != nil {
-		return nil, fmt.Errorf("sealed upload to the %s at %s: %w", c.To, c.Addr, err)
+		return nil, fmt.Errorf("sealed upload to the %s at %s: %w", c.To, strings.Join(c.Addrs, ", "), err)
 	}
 	return sealed.DecodeAck(c.To, resp)
 }
@@ -105,11 +125,23 @@ func (e *UnopenedError) Error() string {
 
 // attempt sends the frame over a new connection and returns the
 // server's protocol response once its MAC checks, or the refusal of the
-// unopened frame (*UnopenedError).
+// unopened frame (*UnopenedError). It dials the server's addresses from
+// the next one until one connects (a process that is down refuses at
+// once), and moves next past the address it sent to, so that the
+// attempt after a failure (a process that stalls, or leaves the upload
+// unanswered because it lost its database) goes to another process.
 func (c *SealedCall) attempt(ctx context.Context, dialer *net.Dialer, timeout time.Duration) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	conn, err := dialer.DialContext(ctx, "tcp", c.Addr)
+	var conn net.Conn
+	err := errors.New("no upload address")
+	for range c.Addrs {
+		addr := c.Addrs[c.next%len(c.Addrs)]
+		c.next = (c.next + 1) % len(c.Addrs)
+		if conn, err = dialer.DialContext(ctx, "tcp", addr); err == nil || ctx.Err() != nil {
+			break
+		}
+	}
 	if err != nil {
 		return nil, &DialError{Server: c.To, Err: err}
 	}

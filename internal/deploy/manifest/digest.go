@@ -22,7 +22,9 @@ const manifestDigestVersion = 2
 //	dataset      dataset, backend, upload, payload
 //	uploads      the leader's and the helper's upload_addr (a helper
 //	             on a manifest without sealed uploads and a leader whose
-//	             parties upload sealed could never agree on a report)
+//	             parties upload sealed could never agree on a report);
+//	             when either server lists more_upload_addrs, both
+//	             servers' lists of addresses, upload_addr first
 //	grid         scale, min, max, bins
 //	policy       mechanism.neighbours, allowed, max_delta, max_epsilon
 //	budget       budget.epsilon, budget.delta
@@ -35,7 +37,10 @@ const manifestDigestVersion = 2
 //
 // Each digest is SHA-256 of "fedecdf manifest digest v2", the part's
 // name and its JSON encoding (encoding/json, the manifest's keys), each
-// followed by a zero byte. Version 2 added the uploads part. Not
+// followed by a zero byte. Version 2 added the uploads part. The uploads
+// part of a manifest without more_upload_addrs is encoded as before
+// they existed (two strings), so its digest is unchanged; with them it
+// is two lists of strings, which no encoding of two strings equals. Not
 // digested: the servers' libp2p addresses (where they are reached from,
 // which may differ between hosts' copies and shows as unreachable when
 // wrong), and the analysts' release (the
@@ -58,7 +63,7 @@ func (m *Manifest) Digests() []protocol.ManifestField {
 	}{
 		{"version", [2]int{m.Version, m.Protocol}},
 		{"dataset", [4]any{m.Dataset, m.Backend, m.Upload, m.Payload}},
-		{"uploads", [2]string{m.Leader.UploadAddr, m.Helper.UploadAddr}},
+		{"uploads", m.uploadsPart()},
 		{"grid", m.Grid},
 		{"policy", policy{m.Mechanism.Neighbours, m.Mechanism.Allowed, m.Mechanism.MaxDelta, m.Mechanism.MaxEpsilon}},
 		{"budget", m.Budget},
@@ -90,4 +95,14 @@ func DigestsByName(fields []protocol.ManifestField) map[string][32]byte {
 		m[f.Name] = f.Digest
 	}
 	return m
+}
+
+// uploadsPart is the value of the uploads digest: the two servers'
+// upload_addr, or their lists of upload addresses when either lists
+// more than one.
+func (m *Manifest) uploadsPart() any {
+	if len(m.Leader.MoreUploadAddrs) == 0 && len(m.Helper.MoreUploadAddrs) == 0 {
+		return [2]string{m.Leader.UploadAddr, m.Helper.UploadAddr}
+	}
+	return [2][]string{m.Leader.UploadAddrs(), m.Helper.UploadAddrs()}
 }

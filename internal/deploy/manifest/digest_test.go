@@ -42,6 +42,31 @@ func TestManifestDigestKnownAnswer(t *testing.T) {
 	}
 }
 
+// TestManifestDigestUploadsKnownAnswer pins the uploads digest of a
+// manifest with one upload address per server, which must equal that of
+// fedecdf before more_upload_addrs existed (so an old manifest keeps its
+// digests), and of one listing two addresses for the leader, which must
+// differ from every one-address manifest's.
+func TestManifestDigestUploadsKnownAnswer(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		more []string
+		want string
+	}{
+		{"one address each", nil, "dd2769383af15c423aa76e472d758ffb8904dd7e0fba12ca6819a8b39b38aefc"},
+		{"two leader addresses", []string{"10.0.0.3:7401"}, "ecf8e7d8c3de5ac946fee1b19b515c08c7e3fedd610ca404235ac68688e101d0"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := katManifest()
+			m.Leader.UploadAddr, m.Leader.MoreUploadAddrs, m.Helper.UploadAddr = "10.0.0.1:7401", c.more, "10.0.0.2:7402"
+			d := DigestsByName(m.Digests())["uploads"]
+			if got := hex.EncodeToString(d[:]); got != c.want {
+				t.Errorf("uploads digest %s, want %s", got, c.want)
+			}
+		})
+	}
+}
+
 // TestDigestsNameWhatDiffers: each change to a manifest changes the
 // digest of exactly the part it belongs to, and none for what the
 // servers do not act on (libp2p addresses, the analysts' release).
@@ -72,6 +97,9 @@ func TestDigestsNameWhatDiffers(t *testing.T) {
 			m.Leader.UploadAddr, m.Helper.UploadAddr = "10.0.0.1:7401", "10.0.0.2:7402"
 		}, []string{"uploads"}},
 		{"the helper's upload address", func(m *Manifest) { m.Helper.UploadAddr = "10.0.0.2:7402" }, []string{"uploads"}},
+		{"a second upload address", func(m *Manifest) {
+			m.Leader.UploadAddr, m.Leader.MoreUploadAddrs = "10.0.0.1:7401", []string{"10.0.0.3:7401"}
+		}, []string{"uploads"}},
 		{"the analysts' ε", func(m *Manifest) { m.Mechanism.Epsilon = 0.5 }, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {

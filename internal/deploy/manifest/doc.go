@@ -12,7 +12,9 @@
 // Manifest. One JSON file every participant holds (ManifestVersion; an
 // older one is refused: regenerate it with fedecdf manifest): protocol
 // version, both servers' peer IDs, multiaddrs, HPKE public keys and
-// optional sealed-upload addresses (upload_addr: package deploy), the
+// optional sealed-upload addresses (upload_addr, and more_upload_addrs
+// for the further processes of a server run by several: package
+// deploy), the
 // analysts' peer IDs, the grid, the payload layout, the dataset's
 // privacy policy (Mech: the neighbouring relation "neighbours", replace
 // or addremove; the mechanisms "allowed"; the largest δ and ε of one

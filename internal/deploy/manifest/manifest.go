@@ -75,11 +75,24 @@ type Manifest struct {
 // and optionally the host:port of its sealed-upload listener
 // (UploadAddr): parties then upload to it over one TCP connection per
 // report, HPKE-sealed to its key (package internal/deploy/sealed),
-// instead of over libp2p.
+// instead of over libp2p. A server run by several processes (on one
+// PostgreSQL database) may list the further processes' sealed-upload
+// addresses in MoreUploadAddrs: a party spreads its uploads over all of
+// them and retries another when one fails (UploadAddrs).
 type Endpoint struct {
 	Public
-	Addrs      []string `json:"addrs"`
-	UploadAddr string   `json:"upload_addr,omitempty"`
+	Addrs           []string `json:"addrs"`
+	UploadAddr      string   `json:"upload_addr,omitempty"`
+	MoreUploadAddrs []string `json:"more_upload_addrs,omitempty"`
+}
+
+// UploadAddrs returns every sealed-upload address of the server,
+// UploadAddr first, or nil when it has none.
+func (e Endpoint) UploadAddrs() []string {
+	if e.UploadAddr == "" {
+		return nil
+	}
+	return append([]string{e.UploadAddr}, e.MoreUploadAddrs...)
 }
 
 // Grid is the public grid τ_1 < … < τ_N (ecdf.NewGrid).
@@ -209,8 +222,10 @@ func (m *Manifest) Check() error {
 			return fmt.Errorf("leader and helper both at %s: give each server an address of its own (another port or host)", a)
 		}
 	}
-	if a := m.Leader.UploadAddr; a != "" && a == m.Helper.UploadAddr {
-		return fmt.Errorf("leader and helper both have upload_addr %s: give each server an upload address of its own (another port or host)", a)
+	for _, a := range m.Leader.UploadAddrs() {
+		if slices.Contains(m.Helper.UploadAddrs(), a) {
+			return fmt.Errorf("leader and helper both have upload address %s: give each server an upload address of its own (another port or host)", a)
+		}
 	}
 	if len(m.Analysts) == 0 {
 		return fmt.Errorf("%w: nobody could create a release; name at least one analyst's public key", ErrNoAnalysts)
@@ -266,8 +281,17 @@ func (e Endpoint) check() error {
 	if _, err := e.addrInfo(); err != nil {
 		return err
 	}
-	if e.UploadAddr != "" {
-		return checkUploadAddr(e.UploadAddr)
+	if e.UploadAddr == "" && len(e.MoreUploadAddrs) > 0 {
+		return fmt.Errorf("more_upload_addrs %v without an upload_addr: give the first address as upload_addr", e.MoreUploadAddrs)
+	}
+	addrs := e.UploadAddrs()
+	for i, a := range addrs {
+		if err := checkUploadAddr(a); err != nil {
+			return err
+		}
+		if slices.Contains(addrs[:i], a) {
+			return fmt.Errorf("upload address %s is listed twice: list each process's address once", a)
+		}
 	}
 	return nil
 }

@@ -255,6 +255,50 @@ func TestManifestUploadAddr(t *testing.T) {
 	}
 }
 
+// TestManifestMoreUploadAddrs: a server run by several processes lists
+// their upload addresses, each checked as upload_addr is; one without
+// an upload_addr, listed twice, or also the other server's is refused,
+// and UploadAddrs lists upload_addr first.
+func TestManifestMoreUploadAddrs(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		leader       string
+		more, helper []string
+		want         string // "" for accepted
+	}{
+		{"two processes", "10.0.0.1:7401", []string{"10.0.0.3:7401"}, nil, ""},
+		{"three processes", "10.0.0.1:7401", []string{"10.0.0.3:7401", "leader-3.example.org:7401"}, []string{"10.0.0.2:7401"}, ""},
+		{"no upload_addr", "", []string{"10.0.0.3:7401"}, nil, "without an upload_addr"},
+		{"listed twice", "10.0.0.1:7401", []string{"10.0.0.1:7401"}, nil, "listed twice"},
+		{"undialable", "10.0.0.1:7401", []string{"0.0.0.0:7401"}, nil, "no address anyone can dial"},
+		{"no port", "10.0.0.1:7401", []string{"10.0.0.3"}, nil, "is not HOST:PORT"},
+		{"the helper's", "10.0.0.1:7401", []string{"10.0.0.2:7401"}, []string{"10.0.0.2:7401"}, "upload address of its own"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := testManifest(t)
+			m.Leader.UploadAddr, m.Leader.MoreUploadAddrs = c.leader, c.more
+			if len(c.helper) > 0 {
+				m.Helper.UploadAddr = c.helper[0]
+			}
+			err := m.Check()
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("error %v, want one saying %q", err, c.want)
+			}
+			if c.leader != "" {
+				if got := m.Leader.UploadAddrs(); !slices.Equal(got, append([]string{c.leader}, c.more...)) {
+					t.Errorf("UploadAddrs %v", got)
+				}
+			}
+		})
+	}
+	if got := testManifest(t).Leader.UploadAddrs(); got != nil {
+		t.Errorf("UploadAddrs of a server without upload address: %v, want none", got)
+	}
+}
+
 // TestManifestSentinels: the refusals callers branch on match their
 // sentinels.
 func TestManifestSentinels(t *testing.T) {
