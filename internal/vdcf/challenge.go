@@ -139,7 +139,11 @@ func (v *Server) challenges(nonce [NonceSize]byte, buf []fss.Fp) [checks]coeffic
 	var out [checks]coefficients
 	n := v.s.bins
 	for k := range out {
-		out[k] = v.challenge(newCTRStream(c, byte(k)), buf[2*k*n:2*(k+1)*n])
+		var b []fss.Fp
+		if buf != nil {
+			b = buf[2*k*n : 2*(k+1)*n]
+		}
+		out[k] = v.challenge(newCTRStream(c, byte(k)), b)
 	}
 	return out
 }
@@ -147,7 +151,7 @@ func (v *Server) challenges(nonce [NonceSize]byte, buf []fss.Fp) [checks]coeffic
 // challenge draws one check's challenge from its stream, 64-bit words
 // rejection-sampled into F_p: ρ₁ … ρ₆ (each redrawn while zero), then
 // s_0 … s_32 if the scheme carries the probability, then r_0 … r_{N−1},
-// returned as the weights u, w in buf (2N elements).
+// returned as the weights u, w in buf (2N elements; nil buf: not drawn).
 func (v *Server) challenge(st *ctrStream, buf []fss.Fp) coefficients {
 	var c coefficients
 	for i := range c.rho {
@@ -160,6 +164,9 @@ func (v *Server) challenge(st *ctrStream, buf []fss.Fp) coefficients {
 		for i := range c.s {
 			c.s[i] = next(st)
 		}
+	}
+	if buf == nil { // the coefficients only (Resketch)
+		return c
 	}
 	n := v.s.bins
 	c.u, c.w = buf[:n:n], buf[n:2*n]
