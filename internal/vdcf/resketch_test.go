@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/fedecdf/fedecdf/fss"
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/verify"
 )
 
@@ -197,5 +199,59 @@ func TestSketchKnownAnswer(t *testing.T) {
 				t.Errorf("sketches hash %s, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestAggregateEncodedSplits checks that folds of a split of the
+// reports, encoded and added (as a role's processes fold batches and a
+// release sums them), equal the aggregate of all of them; that the
+// encoding is pinned (it is stored between processes: a change is a
+// breaking change, bump Version); and that a bad encoding is refused
+// without changing the aggregate.
+func TestAggregateEncodedSplits(t *testing.T) {
+	f := newFixture(t, 13, 43)
+	comp := []payload.Component{payload.Count, payload.Label}
+	whole, err := f.s.NewAggregate(comp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	summed, _ := f.s.NewAggregate(comp)
+	for part := range 3 {
+		fold, _ := f.s.NewAggregate(comp)
+		for range 4 + part {
+			vec := make([]fss.Fp, 13*f.s.Components())
+			for i := range vec {
+				vec[i] = fss.Fp(fss.Modulus - 1 - f.r.Uint64N(3))
+			}
+			whole.Add(vec)
+			fold.Add(vec)
+		}
+		if err := summed.AddEncoded(fold.Encode()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(summed.Encode(), whole.Encode()) {
+		t.Fatal("the folds' encodings added differ from the aggregate of all reports")
+	}
+	one, _ := f.s.NewAggregate(comp)
+	vec := make([]fss.Fp, 13*f.s.Components())
+	for i := range vec {
+		vec[i] = fss.Fp(i)
+	}
+	one.Add(vec)
+	h := sha256.Sum256(one.Encode())
+	if got, want := hex.EncodeToString(h[:]), "ff4791ff42d2c065c669f7643de14cabc8c4a94a7863e4fc37811044d1846f5d"; got != want {
+		t.Errorf("encoding hashes %s, want %s", got, want)
+	}
+	before := summed.Encode()
+	bad := whole.Encode()
+	copy(bad[8:16], bytes.Repeat([]byte{0xff}, 8))
+	for _, b := range [][]byte{whole.Encode()[8:], bad} {
+		if err := summed.AddEncoded(b); err == nil {
+			t.Error("a bad encoding was added")
+		}
+	}
+	if !bytes.Equal(summed.Encode(), before) {
+		t.Error("a refused encoding changed the aggregate")
 	}
 }
