@@ -47,7 +47,11 @@ func (s *Server) prepared(m *protocol.Prepare) (protocol.Message, error) {
 		}
 	}
 	s.mu.Unlock()
-	fresh := prepareHelper(v.scheme, todo, m.Items)
+	sketches, err := v.unprepared(todo, resp.Items)
+	if err != nil {
+		return nil, fmt.Errorf("helper: %w", err)
+	}
+	fresh := v.prepareHelper(todo, m.Items, sketches)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var kept []protocol.Item
@@ -94,10 +98,40 @@ func (v *verified) known(id payload.ReportID, answer *protocol.Item) *protocol.U
 	return up
 }
 
+// unprepared finds, with a PreparationStore, the sketches of the uploads
+// todo (by index into the leader's items), and answers VerdictMissing
+// for those not prepared yet, removing them from todo: the leader asks
+// again later.
+func (v *verified) unprepared(todo map[int]*protocol.Upload, answers []protocol.Item) (map[payload.ReportID][]byte, error) {
+	if v.prep == nil || len(todo) == 0 {
+		return nil, nil
+	}
+	ups := make([]*protocol.Upload, 0, len(todo))
+	for _, up := range todo {
+		ups = append(ups, up)
+	}
+	ready, sk, _, err := v.prep.sketches(ups)
+	if err != nil {
+		return nil, err
+	}
+	sketches := make(map[payload.ReportID][]byte, len(ready))
+	for i, up := range ready {
+		sketches[up.Report] = sk[i]
+	}
+	for j, up := range todo {
+		if _, ok := sketches[up.Report]; !ok {
+			answers[j] = protocol.Item{Report: up.Report, Verdict: protocol.VerdictMissing}
+			delete(todo, j)
+		}
+	}
+	return sketches, nil
+}
+
 // prepareHelper prepares the uploads todo (by index into the leader's
-// items) at the helper, returning its answers by the same index: each
-// the leader's rejection, or its own, or its message.
-func prepareHelper(sch scheme, todo map[int]*protocol.Upload, items []protocol.Item) map[int]*tentative {
+// items) at the helper — from their sketches if not nil — returning its
+// answers by the same index: each the leader's rejection, or its own,
+// or its message.
+func (v *verified) prepareHelper(todo map[int]*protocol.Upload, items []protocol.Item, sketches map[payload.ReportID][]byte) map[int]*tentative {
 	fresh := make(map[int]*tentative, len(todo))
 	var ups []*protocol.Upload
 	var msgs [][]byte
@@ -109,7 +143,17 @@ func prepareHelper(sch scheme, todo map[int]*protocol.Upload, items []protocol.I
 			ups, msgs, follow = append(ups, todo[j]), append(msgs, items[j].Message), append(follow, t)
 		}
 	}
-	for k, st := range sch.follow(ups, msgs) {
+	var steps []step
+	if sketches == nil {
+		steps = v.scheme.follow(ups, msgs)
+	} else {
+		sk := make([][]byte, len(ups))
+		for k, up := range ups {
+			sk[k] = sketches[up.Report]
+		}
+		steps = v.prep.dcf.followSketched(ups, msgs, sk)
+	}
+	for k, st := range steps {
 		t := follow[k]
 		if t.item.Verdict = verdictOf(st.err); t.item.Verdict == protocol.VerdictOK {
 			t.item.Message, t.state = st.msg, st.state

@@ -45,8 +45,11 @@ func (s *Server) verifyDataset(ctx context.Context, d *dataset) error {
 		}
 		for len(queue) > 0 {
 			n := min(verifyBatch, len(queue))
-			batch := s.prepareBatch(d, queue[:n])
+			batch, err := s.prepareBatch(d, queue[:n], missing)
 			queue = queue[n:]
+			if err != nil {
+				return fmt.Errorf("leader: verifying reports of dataset %q: %w", d.Name, err)
+			}
 			if len(batch.items) != 0 {
 				if err := s.exchange(ctx, d, batch, missing); err != nil {
 					return fmt.Errorf("leader: verifying reports of dataset %q: %w", d.Name, err)
@@ -93,8 +96,10 @@ type leaderBatch struct {
 }
 
 // prepareBatch prepares the reports ids at the leader that are still
-// held (an orphan purge may have dropped one since heldInOrder).
-func (s *Server) prepareBatch(d *dataset, ids []payload.ReportID) *leaderBatch {
+// held (an orphan purge may have dropped one since heldInOrder): with a
+// PreparationStore, those prepared from their sketches, the others left
+// for a later run (added to unready).
+func (s *Server) prepareBatch(d *dataset, ids []payload.ReportID, unready map[payload.ReportID]bool) (*leaderBatch, error) {
 	v := d.verified
 	ups := make([]*protocol.Upload, 0, len(ids))
 	s.mu.Lock()
@@ -104,14 +109,29 @@ func (s *Server) prepareBatch(d *dataset, ids []payload.ReportID) *leaderBatch {
 		}
 	}
 	s.mu.Unlock()
+	var steps []step
+	if v.prep == nil {
+		steps = v.scheme.lead(ups)
+	} else {
+		var sketches [][]byte
+		var later []payload.ReportID
+		var err error
+		if ups, sketches, later, err = v.prep.sketches(ups); err != nil {
+			return nil, err
+		}
+		for _, id := range later {
+			unready[id] = true
+		}
+		steps = v.prep.dcf.resketch(ups, sketches)
+	}
 	b := &leaderBatch{items: make([]protocol.Item, len(ups)), pending: make([]any, len(ups))}
-	for j, st := range v.scheme.lead(ups) {
+	for j, st := range steps {
 		b.items[j] = protocol.Item{Report: ups[j].Report, Verdict: verdictOf(st.err)}
 		if st.err == nil {
 			b.items[j].Message, b.pending[j] = st.msg, st.state
 		}
 	}
-	return b
+	return b, nil
 }
 
 // exchange sends the leader's batch to the helper and decides each
