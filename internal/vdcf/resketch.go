@@ -58,7 +58,7 @@ func (v *Server) Resketch(nonce [NonceSize]byte, sh *Share, sk []byte) (*Pending
 	var sks [checks]sketch
 	for k := range sks {
 		e := els[k*n : (k+1)*n]
-		sks[k] = sketch{x: e[:n-2:n-2], q: e[n-2], total: e[n-1]}
+		sks[k] = sketch{x: e[: n-2 : n-2], q: e[n-2], total: e[n-1]}
 	}
 	p, msg := v.start(nonce, sh, v.challenges(nonce, nil), sks)
 	return p, msg, nil
