@@ -225,7 +225,7 @@ func (s *Server) readNew() (n, deleted int, err error) {
 		s.tail.cursor = next
 		return err
 	})
-	if len(rejected) > 0 {
+	if len(rejected) > 0 && !s.prepared {
 		if _, derr := s.store.DeleteReports(dataset, rejected); derr != nil {
 			s.log.Error("deleting the stored uploads of rejected reports (they are skipped again at the next start)", "err", derr)
 		}

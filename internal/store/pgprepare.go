@@ -204,3 +204,25 @@ func (p *Postgres) DrainQueue(dataset string) error {
 	}
 	return nil
 }
+
+// VerifyKeyIs reports whether the verify key the role's coordinator
+// recorded for dataset (CheckVerifyKey) is key (false if none is
+// recorded yet), without writing: a standby prepares reports only under
+// the key its coordinator verifies with.
+func (p *Postgres) VerifyKeyIs(dataset string, key []byte) (bool, error) {
+	ctx, cancel := readCtx()
+	defer cancel()
+	var rec []byte
+	err := p.pool.QueryRow(ctx, `SELECT rec FROM fedecdf_verify_keys WHERE dataset = $1`, dataset).Scan(&rec)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: dataset %q: reading the verify key: %w", dataset, err)
+	}
+	old, err := Unseal(string(verifyKeyBucket), []byte(dataset), rec)
+	if err != nil {
+		return false, fmt.Errorf("store: dataset %q: the verify key record: %w", dataset, err)
+	}
+	return compareVerifyKey(dataset, old, append([]byte{verifyKeyVersion}, key...)) == nil, nil
+}

@@ -1,0 +1,172 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"maps"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/fedecdf/fedecdf/internal/payload"
+	"github.com/fedecdf/fedecdf/internal/pgtest"
+)
+
+// wideID is report i's ID, for i beyond a byte.
+func wideID(i int) payload.ReportID {
+	var id payload.ReportID
+	binary.BigEndian.PutUint32(id[:], uint32(i))
+	id[15] = 0xbb
+	return id
+}
+
+// countingPrepare is a Prepare that sketches each report as its upload,
+// except those whose upload is {0} (not decoding: no sketch), and folds
+// the number of reports sketched (8 bytes), counting in seen how often
+// each report was prepared.
+func countingPrepare(mu *sync.Mutex, seen map[payload.ReportID]int) Prepare {
+	return func(ids []payload.ReportID, uploads [][]byte) ([][]byte, []byte, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		sketches := make([][]byte, len(ids))
+		n := uint64(0)
+		for i, id := range ids {
+			seen[id]++
+			if !bytes.Equal(uploads[i], []byte{0}) {
+				sketches[i], n = uploads[i], n+1
+			}
+		}
+		if n == 0 {
+			return sketches, nil, nil
+		}
+		return sketches, binary.LittleEndian.AppendUint64(nil, n), nil
+	}
+}
+
+// TestPrepareLeasesEachReportOnce: three processes of a role preparing
+// at once, while reports are recorded, prepare every report exactly
+// once, the one the coordinator recorded and the standbys' alike; the
+// sketches and folds read back are theirs, and the folds hold exactly
+// the reports sketched.
+func TestPrepareLeasesEachReportOnce(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	procs := []*Postgres{openShared(t, dsn), openShared(t, dsn), openShared(t, dsn)}
+	const n = 600
+	var mu sync.Mutex
+	seen := map[payload.ReportID]int{}
+	var wg sync.WaitGroup
+	for k, p := range procs {
+		wg.Go(func() {
+			for i := k; i < n; i += len(procs) {
+				upload := []byte{byte(i%7 + 1), byte(i)}
+				if i%50 == 0 {
+					upload = []byte{0}
+				}
+				if err := p.PutReport("d", wideID(i), upload); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+		wg.Go(func() {
+			for idle := 0; idle < 20; {
+				got, err := p.PrepareNext("d", 32, countingPrepare(&mu, seen))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if got == 0 {
+					idle++
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for {
+		got, err := procs[0].PrepareNext("d", 64, countingPrepare(&mu, seen))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got == 0 {
+			break
+		}
+	}
+	if len(seen) != n {
+		t.Fatalf("%d reports prepared, want %d", len(seen), n)
+	}
+	for id, c := range seen {
+		if c != 1 {
+			t.Fatalf("report %v prepared %d times", id, c)
+		}
+	}
+	ids := make([]payload.ReportID, n)
+	for i := range ids {
+		ids[i] = wideID(i)
+	}
+	sk, err := procs[1].Sketches("d", ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folds, folded, err := procs[2].Folds("d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := uint64(0)
+	for _, f := range folds {
+		total += binary.LittleEndian.Uint64(f)
+	}
+	want := slices.Collect(maps.Keys(sk))
+	slices.SortFunc(want, payload.CompareIDs)
+	slices.SortFunc(folded, payload.CompareIDs)
+	if len(sk) != n-n/50 || !slices.Equal(folded, want) || total != uint64(len(folded)) {
+		t.Fatalf("%d sketches, %d reports folded (the sketched ones: %v), folds counting %d; want %d", len(sk), len(folded), slices.Equal(folded, want), total, n-n/50)
+	}
+	for i, id := range ids {
+		if s, ok := sk[id]; ok && !bytes.Equal(s, []byte{byte(i%7 + 1), byte(i)}) {
+			t.Fatalf("report %d's sketch %v is not its own", i, s)
+		}
+	}
+}
+
+// TestKilledLeaseIsTakenAgain: a process whose session ends while it
+// holds a lease (as when it is SIGKILLed: PostgreSQL ends its backend's
+// transaction) records nothing, and its reports are leased again by
+// another process, and prepared once.
+func TestKilledLeaseIsTakenAgain(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	a, b := openShared(t, dsn), openShared(t, dsn)
+	for i := range 10 {
+		if err := a.PutReport("d", wideID(i), []byte{byte(i + 1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	seen := map[payload.ReportID]int{}
+	inner := countingPrepare(&mu, seen)
+	got, err := b.PrepareNext("d", 4, func(ids []payload.ReportID, uploads [][]byte) ([][]byte, []byte, error) {
+		// The lease's session ends: every backend holding a lock on a
+		// queued report but this test's.
+		pgtest.Exec(t, dsn, `SELECT pg_terminate_backend(l.pid) FROM pg_locks l
+			WHERE l.relation = 'fedecdf_prepare_queue'::regclass AND l.pid <> pg_backend_pid()`)
+		return inner(ids, uploads)
+	})
+	if err == nil || got != 0 {
+		t.Fatalf("PrepareNext whose session ended: %d, %v; want an error", got, err)
+	}
+	clear(seen)
+	for {
+		got, err := a.PrepareNext("d", 4, inner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got == 0 {
+			break
+		}
+	}
+	folds, folded, err := a.Folds("d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 10 || len(folded) != 10 || len(folds) != 3 {
+		t.Fatalf("after the killed lease: %d reports prepared, %d folded in %d folds; want 10, 10, 3", len(seen), len(folded), len(folds))
+	}
+}
