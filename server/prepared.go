@@ -7,6 +7,7 @@ package server
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -113,6 +114,30 @@ func (p *prepared) sketches(ups []*protocol.Upload) (ready []*protocol.Upload, s
 		}
 	}
 	return ready, sk, unready, nil
+}
+
+// lead prepares ups at the leader: those prepared from their sketches,
+// the others here (scheme.lead) if all, else left out (added to
+// unready). It returns the reports prepared and their steps.
+func (p *prepared) lead(ups []*protocol.Upload, unready map[payload.ReportID]bool, all bool) ([]*protocol.Upload, []step, error) {
+	ready, sketches, later, err := p.sketches(ups)
+	if err != nil {
+		return nil, nil, err
+	}
+	steps := p.dcf.resketch(ready, sketches)
+	if !all {
+		for _, id := range later {
+			unready[id] = true
+		}
+		return ready, steps, nil
+	}
+	rest := make([]*protocol.Upload, 0, len(later))
+	for _, up := range ups {
+		if slices.Contains(later, up.Report) {
+			rest = append(rest, up)
+		}
+	}
+	return append(ready, rest...), append(steps, p.dcf.lead(rest)...), nil
 }
 
 // resketch starts the verification of each of ups from its sketch

@@ -131,19 +131,21 @@ func (p *pair) prefixCounts(t *testing.T, rel payload.ReleaseID) []uint64 {
 }
 
 // TestPreparedVerificationMatchesLocal: with its reports prepared by
-// other processes, a pair verifies a report only once both servers'
-// processes prepared it, rejects every forgery as a pair preparing
-// locally does, and answers releases with the prefix counts of exactly
-// the reports it accepted — the folds less the forgeries and the
-// reports folded after the release was agreed — equal to a local pair's
-// over the same scores.
+// other processes, the leader verifies as reports arrive only those its
+// processes prepared, and neither server walks a key to verify those
+// both prepared; a release verifies the others too (each server
+// preparing them itself), rejects every forgery as a pair preparing
+// locally does, and answers with the prefix counts of exactly the
+// reports accepted — the folds, less the forgeries and the reports
+// folded after the release was agreed, plus those not folded — equal to
+// a local pair's over the same scores.
 func TestPreparedVerificationMatchesLocal(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	scores := []float64{0.05, 0.2, 0.2, 0.4, 0.55, 0.7, 0.9, 0.99}
 	p, preps := newPreparedPair(t)
 	local := newVerifiedPair(t, DCF)
 	p.uploadVerified(t, scores...)
-	local.uploadVerified(t, scores...)
+	local.uploadVerified(t, append(scores, 0.3, 0.8)...)
 	ks := forgeries(DCF)
 	for _, k := range ks[:4] {
 		p.forge(t, k.kind, rng)
@@ -152,12 +154,8 @@ func TestPreparedVerificationMatchesLocal(t *testing.T) {
 	if err := p.leader.Verify(ctx); err != nil {
 		t.Fatal(err)
 	}
-	p.checkVerified(t, 0, map[string]int{})
+	p.checkVerified(t, 0, map[string]int{}) // nothing prepared
 	preps[0].work(t, 3)
-	if err := p.leader.Verify(ctx); err != nil {
-		t.Fatal(err)
-	}
-	p.checkVerified(t, 0, map[string]int{}) // the helper's processes have not prepared them
 	preps[1].work(t, 5)
 	if err := p.leader.Verify(ctx); err != nil {
 		t.Fatal(err)
@@ -169,12 +167,14 @@ func TestPreparedVerificationMatchesLocal(t *testing.T) {
 			t.Errorf("the %s walked keys for %v to verify: its processes prepare them", srv.cfg.Role, cpu)
 		}
 	}
-	p.uploadVerified(t, 0.3) // prepared after the release below
+	p.uploadVerified(t, 0.3) // prepared by neither server's processes
+	p.uploadVerified(t, 0.8)
+	preps[0].work(t, 1) // … by the leader's only
 	rel, n, err := p.release(1 << 48)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.checkVerified(t, len(scores), want)
+	p.checkVerified(t, len(scores)+2, want)
 	preps[0].work(t, 1)
 	preps[1].work(t, 1)
 	lrel, _, err := local.release(1 << 48)
@@ -182,15 +182,16 @@ func TestPreparedVerificationMatchesLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, wantCounts := p.prefixCounts(t, rel), local.prefixCounts(t, lrel)
-	if n != len(scores) || !slices.Equal(got, wantCounts) {
-		t.Errorf("release over %d reports, prefix counts %v, want %d and %v (the local pair's)", n, got, len(scores), wantCounts)
+	if n != len(scores)+2 || !slices.Equal(got, wantCounts) {
+		t.Errorf("release over %d reports, prefix counts %v, want %d and %v (the local pair's)", n, got, len(scores)+2, wantCounts)
 	}
+	p.uploadVerified(t, 0.6)
 	rel2, n2, err := p.release(1 << 48)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n2 != len(scores)+1 || p.total(t, rel2) != len(scores)+1 {
-		t.Errorf("second release over %d reports, total %d, want %d", n2, p.total(t, rel2), len(scores)+1)
+	if total := p.total(t, rel2); n2 != len(scores)+3 || total != len(scores)+3 {
+		t.Errorf("second release over %d reports, total %d, want %d", n2, total, len(scores)+3)
 	}
 	if !slices.Equal(p.prefixCounts(t, rel), got) {
 		t.Error("the first release's answers changed as the dataset grew")

@@ -47,7 +47,7 @@ func (s *Server) prepared(m *protocol.Prepare) (protocol.Message, error) {
 		}
 	}
 	s.mu.Unlock()
-	sketches, err := v.unprepared(todo, resp.Items)
+	sketches, err := v.sketchesOf(todo)
 	if err != nil {
 		return nil, fmt.Errorf("helper: %w", err)
 	}
@@ -98,11 +98,10 @@ func (v *verified) known(id payload.ReportID, answer *protocol.Item) *protocol.U
 	return up
 }
 
-// unprepared finds, with a PreparationStore, the sketches of the uploads
-// todo (by index into the leader's items), and answers VerdictMissing
-// for those not prepared yet, removing them from todo: the leader asks
-// again later.
-func (v *verified) unprepared(todo map[int]*protocol.Upload, answers []protocol.Item) (map[payload.ReportID][]byte, error) {
+// sketchesOf returns, with a PreparationStore, the sketches of those
+// of the uploads todo that the role's processes prepared (nil without
+// one).
+func (v *verified) sketchesOf(todo map[int]*protocol.Upload) (map[payload.ReportID][]byte, error) {
 	if v.prep == nil || len(todo) == 0 {
 		return nil, nil
 	}
@@ -118,19 +117,13 @@ func (v *verified) unprepared(todo map[int]*protocol.Upload, answers []protocol.
 	for i, up := range ready {
 		sketches[up.Report] = sk[i]
 	}
-	for j, up := range todo {
-		if _, ok := sketches[up.Report]; !ok {
-			answers[j] = protocol.Item{Report: up.Report, Verdict: protocol.VerdictMissing}
-			delete(todo, j)
-		}
-	}
 	return sketches, nil
 }
 
 // prepareHelper prepares the uploads todo (by index into the leader's
-// items) at the helper — from their sketches if not nil — returning its
-// answers by the same index: each the leader's rejection, or its own,
-// or its message.
+// items) at the helper — those with a sketch from it, the others here —
+// returning its answers by the same index: each the leader's
+// rejection, or its own, or its message.
 func (v *verified) prepareHelper(todo map[int]*protocol.Upload, items []protocol.Item, sketches map[payload.ReportID][]byte) map[int]*tentative {
 	fresh := make(map[int]*tentative, len(todo))
 	var ups []*protocol.Upload
@@ -143,17 +136,7 @@ func (v *verified) prepareHelper(todo map[int]*protocol.Upload, items []protocol
 			ups, msgs, follow = append(ups, todo[j]), append(msgs, items[j].Message), append(follow, t)
 		}
 	}
-	var steps []step
-	if sketches == nil {
-		steps = v.scheme.follow(ups, msgs)
-	} else {
-		sk := make([][]byte, len(ups))
-		for k, up := range ups {
-			sk[k] = sketches[up.Report]
-		}
-		steps = v.prep.dcf.followSketched(ups, msgs, sk)
-	}
-	for k, st := range steps {
+	for k, st := range v.follow(ups, msgs, sketches) {
 		t := follow[k]
 		if t.item.Verdict = verdictOf(st.err); t.item.Verdict == protocol.VerdictOK {
 			t.item.Message, t.state = st.msg, st.state
@@ -206,4 +189,43 @@ func (s *Server) decided(m *protocol.Decide) (protocol.Message, error) {
 		v.decide(Helper, it.Report, it.Verdict, outs[it.Report], nil)
 	}
 	return &protocol.Ack{}, nil
+}
+
+// follow is scheme.follow, from the sketches of the reports that have
+// one (followSketched).
+func (v *verified) follow(ups []*protocol.Upload, msgs [][]byte, sketches map[payload.ReportID][]byte) []step {
+	if len(sketches) == 0 {
+		return v.scheme.follow(ups, msgs)
+	}
+	var with, without []int
+	for k, up := range ups {
+		if _, ok := sketches[up.Report]; ok {
+			with = append(with, k)
+		} else {
+			without = append(without, k)
+		}
+	}
+	steps := make([]step, len(ups))
+	for _, part := range []struct {
+		at    []int
+		steps func(ups []*protocol.Upload, msgs [][]byte) []step
+	}{
+		{with, func(ups []*protocol.Upload, msgs [][]byte) []step {
+			sk := make([][]byte, len(ups))
+			for k, up := range ups {
+				sk[k] = sketches[up.Report]
+			}
+			return v.prep.dcf.followSketched(ups, msgs, sk)
+		}},
+		{without, v.scheme.follow},
+	} {
+		pu, pm := make([]*protocol.Upload, len(part.at)), make([][]byte, len(part.at))
+		for i, k := range part.at {
+			pu[i], pm[i] = ups[k], msgs[k]
+		}
+		for i, st := range part.steps(pu, pm) {
+			steps[part.at[i]] = st
+		}
+	}
+	return steps
 }

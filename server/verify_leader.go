@@ -25,7 +25,7 @@ func (s *Server) Verify(ctx context.Context) error {
 		if d.verified == nil {
 			continue
 		}
-		if err := s.verifyDataset(ctx, d); err != nil {
+		if err := s.verifyDataset(ctx, d, false); err != nil {
 			return err
 		}
 	}
@@ -33,8 +33,10 @@ func (s *Server) Verify(ctx context.Context) error {
 }
 
 // verifyDataset is Verify for one dataset; it holds s.verifying. The
-// reports the helper does not hold yet are left for a later run.
-func (s *Server) verifyDataset(ctx context.Context, d *dataset) error {
+// reports the helper does not hold yet are left for a later run, and
+// with a PreparationStore those not prepared yet unless all (a release:
+// the leader prepares them itself).
+func (s *Server) verifyDataset(ctx context.Context, d *dataset, all bool) error {
 	s.verifying.Lock()
 	defer s.verifying.Unlock()
 	missing := make(map[payload.ReportID]bool)
@@ -45,7 +47,7 @@ func (s *Server) verifyDataset(ctx context.Context, d *dataset) error {
 		}
 		for len(queue) > 0 {
 			n := min(verifyBatch, len(queue))
-			batch, err := s.prepareBatch(d, queue[:n], missing)
+			batch, err := s.prepareBatch(d, queue[:n], missing, all)
 			queue = queue[n:]
 			if err != nil {
 				return fmt.Errorf("leader: verifying reports of dataset %q: %w", d.Name, err)
@@ -97,9 +99,9 @@ type leaderBatch struct {
 
 // prepareBatch prepares the reports ids at the leader that are still
 // held (an orphan purge may have dropped one since heldInOrder): with a
-// PreparationStore, those prepared from their sketches, the others left
-// for a later run (added to unready).
-func (s *Server) prepareBatch(d *dataset, ids []payload.ReportID, unready map[payload.ReportID]bool) (*leaderBatch, error) {
+// PreparationStore, those prepared from their sketches, the others here
+// if all, else left for a later run (added to unready).
+func (s *Server) prepareBatch(d *dataset, ids []payload.ReportID, unready map[payload.ReportID]bool, all bool) (*leaderBatch, error) {
 	v := d.verified
 	ups := make([]*protocol.Upload, 0, len(ids))
 	s.mu.Lock()
@@ -113,16 +115,10 @@ func (s *Server) prepareBatch(d *dataset, ids []payload.ReportID, unready map[pa
 	if v.prep == nil {
 		steps = v.scheme.lead(ups)
 	} else {
-		var sketches [][]byte
-		var later []payload.ReportID
 		var err error
-		if ups, sketches, later, err = v.prep.sketches(ups); err != nil {
+		if ups, steps, err = v.prep.lead(ups, unready, all); err != nil {
 			return nil, err
 		}
-		for _, id := range later {
-			unready[id] = true
-		}
-		steps = v.prep.dcf.resketch(ups, sketches)
 	}
 	b := &leaderBatch{items: make([]protocol.Item, len(ups)), pending: make([]any, len(ups))}
 	for j, st := range steps {
