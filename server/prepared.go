@@ -30,6 +30,12 @@ type PreparationStore interface {
 	// Folds returns, read at one instant, every fold of dataset
 	// (Preparer.Prepare's) and the reports they hold.
 	Folds(dataset string) (folds [][]byte, reports []core.ID, err error)
+	// PrepareNow has prepare prepare those of ids of dataset no process
+	// prepared yet (prepare is Preparer.Prepare), waiting for those
+	// another process is preparing, and records them as the role's
+	// processes do: the Server's own share of the work, for reports it
+	// must verify now.
+	PrepareNow(dataset string, ids []core.ID, prepare func(ids []core.ID, uploads [][]byte) (sketches [][]byte, fold []byte, err error)) error
 }
 
 // Preparer prepares the verified DCF reports of one dataset for one
@@ -116,28 +122,40 @@ func (p *prepared) sketches(ups []*protocol.Upload) (ready []*protocol.Upload, s
 	return ready, sk, unready, nil
 }
 
-// lead prepares ups at the leader: those prepared from their sketches,
-// the others here (scheme.lead) if all, else left out (added to
-// unready). It returns the reports prepared and their steps.
+// lead prepares ups at the leader from their sketches: if all, first
+// preparing here those no process has prepared yet (PrepareNow), else
+// leaving those out (added to unready). It returns the reports
+// prepared and their steps.
 func (p *prepared) lead(ups []*protocol.Upload, unready map[payload.ReportID]bool, all bool) ([]*protocol.Upload, []step, error) {
-	ready, sketches, later, err := p.sketches(ups)
+	ready, sketches, later, err := p.sketchesNow(ups, all)
 	if err != nil {
 		return nil, nil, err
 	}
-	steps := p.dcf.resketch(ready, sketches)
-	if !all {
-		for _, id := range later {
-			unready[id] = true
-		}
-		return ready, steps, nil
+	for _, id := range later {
+		unready[id] = true
 	}
-	rest := make([]*protocol.Upload, 0, len(later))
+	return ready, p.dcf.resketch(ready, sketches), nil
+}
+
+// sketchesNow is sketches, having first prepared here, if now, the
+// reports no process prepared yet (PrepareNow); a report prepared
+// without a sketch (its share does not decode) is among unready.
+func (p *prepared) sketchesNow(ups []*protocol.Upload, now bool) (ready []*protocol.Upload, sk [][]byte, unready []payload.ReportID, err error) {
+	ready, sk, unready, err = p.sketches(ups)
+	if err != nil || !now || len(unready) == 0 {
+		return ready, sk, unready, err
+	}
+	if err := p.store.PrepareNow(p.dataset, unready, (&Preparer{v: p.dcf}).Prepare); err != nil {
+		return nil, nil, nil, err
+	}
+	rest := make([]*protocol.Upload, 0, len(unready))
 	for _, up := range ups {
-		if slices.Contains(later, up.Report) {
+		if slices.Contains(unready, up.Report) {
 			rest = append(rest, up)
 		}
 	}
-	return append(ready, rest...), append(steps, p.dcf.lead(rest)...), nil
+	more, moreSk, unready, err := p.sketches(rest)
+	return append(ready, more...), append(sk, moreSk...), unready, err
 }
 
 // resketch starts the verification of each of ups from its sketch

@@ -26,6 +26,7 @@ type memPreparations struct {
 	sketches map[core.ID][]byte
 	folded   []core.ID
 	folds    [][]byte
+	now      int // reports asked for by PrepareNow
 }
 
 func (m *memPreparations) Sketches(_ string, ids []core.ID) (map[core.ID][]byte, error) {
@@ -44,6 +45,41 @@ func (m *memPreparations) Folds(string) ([][]byte, []core.ID, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.Clone(m.folds), slices.Clone(m.folded), nil
+}
+
+func (m *memPreparations) PrepareNow(_ string, ids []core.ID, prepare func([]core.ID, [][]byte) ([][]byte, []byte, error)) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.now += len(ids)
+	var todo []core.ID
+	var ups [][]byte
+	for _, id := range ids {
+		if _, done := m.sketches[id]; !done {
+			todo, ups = append(todo, id), append(ups, m.reports["d"][id])
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	sk, fold, err := prepare(todo, ups)
+	if err != nil {
+		return err
+	}
+	m.record(todo, sk, fold)
+	return nil
+}
+
+// record records a batch's preparation.
+func (m *memPreparations) record(ids []core.ID, sk [][]byte, fold []byte) {
+	for i, id := range ids {
+		m.sketches[id] = sk[i]
+		if sk[i] != nil {
+			m.folded = append(m.folded, id)
+		}
+	}
+	if fold != nil {
+		m.folds = append(m.folds, fold)
+	}
 }
 
 // work prepares the kept uploads not prepared yet, batch reports per
@@ -65,15 +101,7 @@ func (m *memPreparations) work(t *testing.T, batch int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, id := range ids[start:end] {
-			m.sketches[id] = sk[i]
-			if sk[i] != nil {
-				m.folded = append(m.folded, id)
-			}
-		}
-		if fold != nil {
-			m.folds = append(m.folds, fold)
-		}
+		m.record(ids[start:end], sk, fold)
 	}
 }
 
@@ -175,6 +203,9 @@ func TestPreparedVerificationMatchesLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.checkVerified(t, len(scores)+2, want)
+	if preps[0].now != 0 || preps[1].now != 2 {
+		t.Errorf("prepared by the coordinators themselves: leader %d, helper %d reports; want 0 and 2", preps[0].now, preps[1].now)
+	}
 	preps[0].work(t, 1)
 	preps[1].work(t, 1)
 	lrel, _, err := local.release(1 << 48)

@@ -98,9 +98,9 @@ func (v *verified) known(id payload.ReportID, answer *protocol.Item) *protocol.U
 	return up
 }
 
-// sketchesOf returns, with a PreparationStore, the sketches of those
-// of the uploads todo that the role's processes prepared (nil without
-// one).
+// sketchesOf returns, with a PreparationStore, the sketches of the
+// uploads todo, prepared by the role's processes or, for those they
+// have not reached yet, here (PrepareNow); nil without one.
 func (v *verified) sketchesOf(todo map[int]*protocol.Upload) (map[payload.ReportID][]byte, error) {
 	if v.prep == nil || len(todo) == 0 {
 		return nil, nil
@@ -109,7 +109,7 @@ func (v *verified) sketchesOf(todo map[int]*protocol.Upload) (map[payload.Report
 	for _, up := range todo {
 		ups = append(ups, up)
 	}
-	ready, sk, _, err := v.prep.sketches(ups)
+	ready, sk, _, err := v.prep.sketchesNow(ups, true)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -31,7 +32,7 @@ const leaseTimeout = "60s"
 // Prepare is what a process makes of a batch of leased reports: per
 // report its sketch (nil: its share does not decode, nothing folded),
 // and the fold of the reports with a sketch (nil if none).
-type Prepare func(ids []payload.ReportID, uploads [][]byte) (sketches [][]byte, fold []byte, err error)
+type Prepare = func(ids []payload.ReportID, uploads [][]byte) (sketches [][]byte, fold []byte, err error)
 
 // PrepareNext leases up to limit queued reports of dataset, calls
 // prepare with their uploads, and records its result, all in one
@@ -66,11 +67,29 @@ func (p *Postgres) PrepareNext(dataset string, limit int, prepare Prepare) (int,
 }
 
 // leaseQueued locks up to limit queued reports of dataset that no other
-// transaction holds, and returns them with their uploads.
+// transaction holds, oldest first (an index scan: a queue of deleted
+// rows not yet vacuumed costs no heap scan), and returns them with
+// their uploads.
 func leaseQueued(ctx context.Context, tx pgx.Tx, dataset string, limit int) ([]payload.ReportID, [][]byte, error) {
-	rs, err := tx.Query(ctx, `SELECT r.seq, r.rec FROM fedecdf_prepare_queue q
-		JOIN fedecdf_reports r ON r.dataset = q.dataset AND r.id = q.id
-		WHERE q.dataset = $1 LIMIT $2 FOR UPDATE OF q SKIP LOCKED`, dataset, limit)
+	rs, err := tx.Query(ctx, `SELECT id FROM fedecdf_prepare_queue WHERE dataset = $1 ORDER BY seq LIMIT $2 FOR UPDATE SKIP LOCKED`, dataset, limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	return queuedUploads(ctx, tx, dataset, rs)
+}
+
+// queuedUploads returns the queued reports rs selects (by id), locked,
+// with their uploads, read by ID.
+func queuedUploads(ctx context.Context, tx pgx.Tx, dataset string, rs pgx.Rows) ([]payload.ReportID, [][]byte, error) {
+	var keys [][]byte
+	var key []byte
+	if _, err := pgx.ForEachRow(rs, []any{&key}, func() error {
+		keys = append(keys, bytes.Clone(key))
+		return nil
+	}); err != nil || len(keys) == 0 {
+		return nil, nil, err
+	}
+	rs, err := tx.Query(ctx, `SELECT seq, rec FROM fedecdf_reports WHERE dataset = $1 AND id = ANY($2)`, dataset, keys)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -84,10 +103,47 @@ func leaseQueued(ctx context.Context, tx pgx.Tx, dataset string, limit int) ([]p
 			return err
 		}
 		_, upload := parseReport(rest)
-		ids, uploads = append(ids, id), append(uploads, upload)
+		ids, uploads = append(ids, id), append(uploads, bytes.Clone(upload))
 		return nil
 	})
 	return ids, uploads, err
+}
+
+// PrepareNow prepares with prepare those of the reports ids of dataset
+// still queued, waiting for the processes preparing some of them to
+// finish (their reports are then prepared, or queued again if the
+// process died), and records them as PrepareNext does: once it
+// returns, every one of ids recorded is prepared. For a coordinator
+// that must verify reports its processes have not reached yet.
+func (p *Postgres) PrepareNow(dataset string, ids []payload.ReportID, prepare Prepare) error {
+	keys := make([][]byte, len(ids))
+	for i := range ids {
+		keys[i] = ids[i][:]
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	err := pgx.BeginTxFunc(ctx, p.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
+		rs, err := tx.Query(ctx, `SELECT id FROM fedecdf_prepare_queue WHERE dataset = $1 AND id = ANY($2) ORDER BY seq FOR UPDATE`, dataset, keys)
+		if err != nil {
+			return err
+		}
+		ids, uploads, err := queuedUploads(ctx, tx, dataset, rs)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		sketches, fold, err := prepare(ids, uploads)
+		if err != nil {
+			return err
+		}
+		if len(sketches) != len(ids) {
+			return fmt.Errorf("%d sketches for %d reports", len(sketches), len(ids))
+		}
+		return recordPrepared(ctx, tx, dataset, ids, sketches, fold)
+	})
+	if err != nil {
+		return fmt.Errorf("store: preparing %d reports of dataset %q: %w", len(ids), dataset, err)
+	}
+	return nil
 }
 
 // recordPrepared appends fold, records each report's sketch (and the

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/pgtest"
@@ -168,5 +169,59 @@ func TestKilledLeaseIsTakenAgain(t *testing.T) {
 	}
 	if len(seen) != 10 || len(folded) != 10 || len(folds) != 3 {
 		t.Fatalf("after the killed lease: %d reports prepared, %d folded in %d folds; want 10, 10, 3", len(seen), len(folded), len(folds))
+	}
+}
+
+// TestPrepareNowWaitsForLeases: a coordinator preparing reports itself
+// (PrepareNow) waits for the process holding a lease on some of them,
+// prepares only the others, and returns with every one prepared once.
+func TestPrepareNowWaitsForLeases(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	a, b := openShared(t, dsn), openShared(t, dsn)
+	ids := make([]payload.ReportID, 6)
+	for i := range ids {
+		ids[i] = wideID(i)
+		if err := a.PutReport("d", ids[i], []byte{byte(i + 1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	seen := map[payload.ReportID]int{}
+	inner := countingPrepare(&mu, seen)
+	leased, release := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if _, err := b.PrepareNext("d", 3, func(ids []payload.ReportID, uploads [][]byte) ([][]byte, []byte, error) {
+			close(leased)
+			<-release
+			return inner(ids, uploads)
+		}); err != nil {
+			t.Error(err)
+		}
+	})
+	<-leased
+	done := make(chan error, 1)
+	go func() { done <- a.PrepareNow("d", ids, inner) }()
+	select {
+	case err := <-done:
+		t.Fatalf("PrepareNow returned (%v) while another process held a lease on 3 of its reports", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(release)
+	wg.Wait()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	sk, err := a.Sketches("d", ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 6 || len(sk) != 6 {
+		t.Fatalf("%d reports prepared, %d sketched; want 6, 6", len(seen), len(sk))
+	}
+	for id, c := range seen {
+		if c != 1 {
+			t.Errorf("report %v prepared %d times", id, c)
+		}
 	}
 }

@@ -36,7 +36,7 @@ import (
 // Version 3 (verification spread over the processes of a role,
 // pgprepare.go):
 //
-//	fedecdf_prepare_queue(dataset, id)           the reports no process prepared yet: filled by a
+//	fedecdf_prepare_queue(dataset, id, seq)      the reports no process prepared yet: filled by a
 //	                                             trigger on fedecdf_reports (and, at the migration,
 //	                                             with every report recorded); leased FOR UPDATE SKIP LOCKED
 //	fedecdf_folds(seq, dataset, reports, agg)    one process's sum of a batch's prefix vectors
@@ -64,8 +64,9 @@ var migrations = []string{
 	`ALTER TABLE fedecdf_reports ADD COLUMN xid xid8 NOT NULL DEFAULT pg_current_xact_id();
 	CREATE INDEX fedecdf_reports_xid ON fedecdf_reports (dataset, xid);
 	CREATE TABLE fedecdf_quarantine (dataset text NOT NULL, id bytea NOT NULL, at text NOT NULL, PRIMARY KEY (dataset, id));`,
-	`CREATE TABLE fedecdf_prepare_queue (dataset text NOT NULL, id bytea NOT NULL, PRIMARY KEY (dataset, id),
+	`CREATE TABLE fedecdf_prepare_queue (dataset text NOT NULL, id bytea NOT NULL, seq bigint NOT NULL, PRIMARY KEY (dataset, id),
 		FOREIGN KEY (dataset, id) REFERENCES fedecdf_reports (dataset, id) ON DELETE CASCADE);
+	CREATE INDEX fedecdf_prepare_queue_seq ON fedecdf_prepare_queue (dataset, seq);
 	CREATE TABLE fedecdf_folds (
 		seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 		dataset text NOT NULL,
@@ -75,9 +76,9 @@ var migrations = []string{
 	CREATE TABLE fedecdf_prepared (dataset text NOT NULL, id bytea NOT NULL, sketch bytea, fold bigint REFERENCES fedecdf_folds,
 		PRIMARY KEY (dataset, id));
 	CREATE FUNCTION fedecdf_enqueue() RETURNS trigger LANGUAGE plpgsql AS $$
-		BEGIN INSERT INTO fedecdf_prepare_queue VALUES (NEW.dataset, NEW.id); RETURN NULL; END $$;
+		BEGIN INSERT INTO fedecdf_prepare_queue VALUES (NEW.dataset, NEW.id, NEW.seq); RETURN NULL; END $$;
 	CREATE TRIGGER fedecdf_reports_enqueue AFTER INSERT ON fedecdf_reports FOR EACH ROW EXECUTE FUNCTION fedecdf_enqueue();
-	INSERT INTO fedecdf_prepare_queue SELECT dataset, id FROM fedecdf_reports;`,
+	INSERT INTO fedecdf_prepare_queue SELECT dataset, id, seq FROM fedecdf_reports;`,
 }
 
 // SchemaVersion is the PostgreSQL schema this fedecdf writes: the
