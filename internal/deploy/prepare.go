@@ -14,11 +14,15 @@ import (
 	"github.com/fedecdf/fedecdf/server"
 )
 
-// prepareBatch is the most reports one lease takes, and prepareIdle
-// how long a process waits after finding none to prepare.
+// prepareBatch is the most reports one lease takes. A process that
+// finds fewer waits prepareIdle before looking again, twice as long
+// each time it finds none, up to prepareIdleMax: an idle role's
+// processes do not poll the database ten times a second each (a
+// release prepares what they have not reached, PrepareNow).
 const (
-	prepareBatch = 256
-	prepareIdle  = 100 * time.Millisecond
+	prepareBatch   = 256
+	prepareIdle    = 100 * time.Millisecond
+	prepareIdleMax = time.Second
 )
 
 // startPreparing runs, until Close, this process's share of the role's
@@ -50,6 +54,7 @@ func (s *Server) startPreparing(d server.Dataset) error {
 // of another manifest or key prepares nothing).
 func (s *Server) prepare(dataset string, key []byte, p *server.Preparer) {
 	agreed, warned := false, false
+	idle := prepareIdle
 	for {
 		var n int
 		var err error
@@ -74,10 +79,15 @@ func (s *Server) prepare(dataset string, key []byte, p *server.Preparer) {
 				continue
 			}
 		}
+		if n > 0 {
+			idle = prepareIdle
+		} else {
+			idle = min(2*idle, prepareIdleMax)
+		}
 		select {
 		case <-s.stop:
 			return
-		case <-time.After(prepareIdle):
+		case <-time.After(idle):
 		}
 	}
 }
