@@ -25,9 +25,15 @@ import (
 // coordinator verifies a report from its sketch (Sketches) and sums a
 // release from the folds (Folds).
 
-// leaseTimeout ends a lease (the transaction of PrepareNext) whose
-// process stopped working on it without ending its session.
-const leaseTimeout = "60s"
+// prepareSettings are those of a preparation's transaction: the lease
+// ends if its process stops working on it for 60 s without ending its
+// session; and its commit does not wait for its WAL to be flushed. A
+// preparation lost in a crash of PostgreSQL is lost whole (its sketches,
+// its fold and the queue's deletion) and is redone, the same, from the
+// queue; and a coordinator that verified from its sketch saved its
+// verdicts in a later, synchronous commit, which flushed the WAL of the
+// preparation before it.
+const prepareSettings = `SET LOCAL idle_in_transaction_session_timeout = '60s'; SET LOCAL synchronous_commit = off`
 
 // Prepare is what a process makes of a batch of leased reports: per
 // report its sketch (nil: its share does not decode, nothing folded),
@@ -43,7 +49,7 @@ func (p *Postgres) PrepareNext(dataset string, limit int, prepare Prepare) (int,
 	defer cancel()
 	n := 0
 	err := pgx.BeginTxFunc(ctx, p.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SET LOCAL idle_in_transaction_session_timeout = '`+leaseTimeout+`'`); err != nil {
+		if _, err := tx.Exec(ctx, prepareSettings); err != nil {
 			return err
 		}
 		ids, uploads, err := leaseQueued(ctx, tx, dataset, limit)
@@ -123,6 +129,9 @@ func (p *Postgres) PrepareNow(dataset string, ids []payload.ReportID, prepare Pr
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	err := pgx.BeginTxFunc(ctx, p.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, prepareSettings); err != nil {
+			return err
+		}
 		rs, err := tx.Query(ctx, `SELECT id FROM fedecdf_prepare_queue WHERE dataset = $1 AND id = ANY($2) ORDER BY seq FOR UPDATE`, dataset, keys)
 		if err != nil {
 			return err
