@@ -177,15 +177,7 @@ func (v *verifiedDCF) resketch(ups []*protocol.Upload, sketches [][]byte) []step
 
 // followSketched is follow from the reports' sketches.
 func (v *verifiedDCF) followSketched(ups []*protocol.Upload, leader, sketches [][]byte) []step {
-	steps := v.resketch(ups, sketches)
-	for j := range steps {
-		if steps[j].err != nil {
-			continue
-		}
-		second, err := steps[j].state.(*dcfState).p.Exchange(leader[j])
-		steps[j].msg, steps[j].err = append(steps[j].msg, second...), err
-	}
-	return steps
+	return exchanged(v.resketch(ups, sketches), leader)
 }
 
 // foldedSums sets the sums of rel, a release over every report accepted,

@@ -249,7 +249,12 @@ func (v *verifiedDCF) lead(ups []*protocol.Upload) []step { return v.prepare(ups
 
 // follow answers with both the helper's messages.
 func (v *verifiedDCF) follow(ups []*protocol.Upload, leader [][]byte) []step {
-	steps := v.prepare(ups)
+	return exchanged(v.prepare(ups), leader)
+}
+
+// exchanged appends to each prepared report's first message its second,
+// from the leader's first (vdcf.Pending.Exchange).
+func exchanged(steps []step, leader [][]byte) []step {
 	for j := range steps {
 		if steps[j].err != nil {
 			continue

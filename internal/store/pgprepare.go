@@ -53,18 +53,8 @@ func (p *Postgres) PrepareNext(dataset string, limit int, prepare Prepare) (int,
 			return err
 		}
 		ids, uploads, err := leaseQueued(ctx, tx, dataset, limit)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		sketches, fold, err := prepare(ids, uploads)
-		if err != nil {
-			return err
-		}
-		if len(sketches) != len(ids) {
-			return fmt.Errorf("%d sketches for %d reports", len(sketches), len(ids))
-		}
 		n = len(ids)
-		return recordPrepared(ctx, tx, dataset, ids, sketches, fold)
+		return prepareLeased(ctx, tx, dataset, ids, uploads, err, prepare)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("store: preparing reports of dataset %q: %w", dataset, err)
@@ -137,22 +127,28 @@ func (p *Postgres) PrepareNow(dataset string, ids []payload.ReportID, prepare Pr
 			return err
 		}
 		ids, uploads, err := queuedUploads(ctx, tx, dataset, rs)
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		sketches, fold, err := prepare(ids, uploads)
-		if err != nil {
-			return err
-		}
-		if len(sketches) != len(ids) {
-			return fmt.Errorf("%d sketches for %d reports", len(sketches), len(ids))
-		}
-		return recordPrepared(ctx, tx, dataset, ids, sketches, fold)
+		return prepareLeased(ctx, tx, dataset, ids, uploads, err, prepare)
 	})
 	if err != nil {
 		return fmt.Errorf("store: preparing %d reports of dataset %q: %w", len(ids), dataset, err)
 	}
 	return nil
+}
+
+// prepareLeased prepares the reports ids leased in tx, with their
+// uploads, and records them (unless leasing them failed: leaseErr).
+func prepareLeased(ctx context.Context, tx pgx.Tx, dataset string, ids []payload.ReportID, uploads [][]byte, leaseErr error, prepare Prepare) error {
+	if leaseErr != nil || len(ids) == 0 {
+		return leaseErr
+	}
+	sketches, fold, err := prepare(ids, uploads)
+	if err != nil {
+		return err
+	}
+	if len(sketches) != len(ids) {
+		return fmt.Errorf("%d sketches for %d reports", len(sketches), len(ids))
+	}
+	return recordPrepared(ctx, tx, dataset, ids, sketches, fold)
 }
 
 // recordPrepared appends fold, records each report's sketch (and the
