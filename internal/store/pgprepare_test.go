@@ -225,3 +225,28 @@ func TestPrepareNowWaitsForLeases(t *testing.T) {
 		}
 	}
 }
+
+// TestPreparedReportRecordedAgainNotQueued: a report prepared, deleted
+// (an orphan purge, say) and recorded again is not queued again: its
+// preparation stands, and no lease fails on it for ever.
+func TestPreparedReportRecordedAgainNotQueued(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	a := openShared(t, dsn)
+	if err := a.PutReport("d", wideID(1), []byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[payload.ReportID]int{}
+	if n, err := a.PrepareNext("d", 8, countingPrepare(&mu, seen)); n != 1 || err != nil {
+		t.Fatalf("PrepareNext: %d, %v; want 1", n, err)
+	}
+	if n, err := a.DeleteReports("d", []payload.ReportID{wideID(1)}); n != 1 || err != nil {
+		t.Fatalf("DeleteReports: %d, %v", n, err)
+	}
+	if err := a.PutReport("d", wideID(1), []byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := a.PrepareNext("d", 8, countingPrepare(&mu, seen)); n != 0 || err != nil || seen[wideID(1)] != 1 {
+		t.Fatalf("PrepareNext after the report was recorded again: %d, %v, prepared %d times; want 0, nil, 1", n, err, seen[wideID(1)])
+	}
+}

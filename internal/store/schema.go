@@ -38,7 +38,8 @@ import (
 //
 //	fedecdf_prepare_queue(dataset, id, seq)      the reports no process prepared yet: filled by a
 //	                                             trigger on fedecdf_reports (and, at the migration,
-//	                                             with every report recorded); leased FOR UPDATE SKIP LOCKED
+//	                                             with every report recorded; never one prepared before,
+//	                                             deleted and recorded again); leased FOR UPDATE SKIP LOCKED
 //	fedecdf_folds(seq, dataset, reports, agg)    one process's sum of a batch's prefix vectors
 //	                                             (server.Preparer's fold), appended, never updated
 //	fedecdf_prepared(dataset, id, sketch, fold)  a report's sketch (vdcf.Pending.Sketch; NULL: its
@@ -76,7 +77,11 @@ var migrations = []string{
 	CREATE TABLE fedecdf_prepared (dataset text NOT NULL, id bytea NOT NULL, sketch bytea, fold bigint REFERENCES fedecdf_folds,
 		PRIMARY KEY (dataset, id));
 	CREATE FUNCTION fedecdf_enqueue() RETURNS trigger LANGUAGE plpgsql AS $$
-		BEGIN INSERT INTO fedecdf_prepare_queue VALUES (NEW.dataset, NEW.id, NEW.seq); RETURN NULL; END $$;
+		BEGIN
+			INSERT INTO fedecdf_prepare_queue SELECT NEW.dataset, NEW.id, NEW.seq
+			WHERE NOT EXISTS (SELECT 1 FROM fedecdf_prepared p WHERE p.dataset = NEW.dataset AND p.id = NEW.id);
+			RETURN NULL;
+		END $$;
 	CREATE TRIGGER fedecdf_reports_enqueue AFTER INSERT ON fedecdf_reports FOR EACH ROW EXECUTE FUNCTION fedecdf_enqueue();
 	INSERT INTO fedecdf_prepare_queue SELECT dataset, id, seq FROM fedecdf_reports;`,
 }
