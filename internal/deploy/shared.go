@@ -13,6 +13,8 @@ package deploy
 // reports the others recorded (catchUp) every TailInterval, and before
 // it creates a release, answers a Prepare, or reports its status, so a
 // release counts every report committed before it was asked for.
+// Every process, coordinating or standing by, also prepares the role's
+// verified DCF reports for verification (prepare.go).
 
 import (
 	"bytes"
