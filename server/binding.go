@@ -45,41 +45,24 @@ func checkBound(id payload.ReleaseID, held map[payload.ReportID]struct{}, report
 // created before the dataset grew, re-read after a restart — their
 // outputs re-derived from their uploads, read back from reports, into a
 // fresh aggregate (each report is rederived once per release and
-// restart: the sums are kept until the process ends).
+// restart: the sums are kept until the process ends). With a
+// PreparationStore the aggregate is the folds (foldedSums), and a
+// release whose sums they cannot give is re-derived likewise.
 func (v *verified) releaseSums(dataset string, held map[payload.ReportID]struct{}, rel *release, reports ReportStore) error {
 	if len(rel.reports) == len(held) && len(held) == v.scheme.accepted() {
-		return v.scheme.sums(rel)
+		if v.prep == nil {
+			return v.scheme.sums(rel)
+		}
+		if v.foldedSums(dataset, rel, reports) == nil {
+			return nil
+		}
 	}
 	agg, err := v.scheme.fresh()
 	if err != nil {
 		return err
 	}
-	for start := 0; start < len(rel.reports); start += verifyBatch {
-		chunk := rel.reports[start:min(start+verifyBatch, len(rel.reports))]
-		ups := make([]*protocol.Upload, 0, len(chunk))
-		err := reports.Uploads(dataset, chunk, func(id payload.ReportID, b []byte) error {
-			up, err := storedUpload(id, b)
-			ups = append(ups, up)
-			return err
-		})
-		if err == nil && len(ups) != len(chunk) {
-			err = fmt.Errorf("%d of %d reports read back", len(ups), len(chunk))
-		}
-		if err != nil {
-			return fmt.Errorf("release %v: re-deriving its %d reports: %w", rel.id, len(rel.reports), err)
-		}
-		outs := make([]step, len(ups))
-		parallel(len(ups), func(i int) {
-			outs[i].state, outs[i].err = v.scheme.rederive(ups[i])
-		})
-		for i, o := range outs {
-			if o.err == nil {
-				o.err = agg.add(ups[i].Report, o.state)
-			}
-			if o.err != nil {
-				return fmt.Errorf("release %v: re-deriving report %v: %w", rel.id, ups[i].Report, o.err)
-			}
-		}
+	if err := v.rederiveInto(agg, dataset, rel.reports, reports); err != nil {
+		return fmt.Errorf("release %v: re-deriving its %d reports: %w", rel.id, len(rel.reports), err)
 	}
 	return agg.sums(rel)
 }

@@ -368,6 +368,32 @@
 // verification across restarts, releases bound to their report set)
 // hold whichever process crashes.
 //
+// Preparation by other processes (verified DCF). The costly local part
+// of verification — walking a report's key over the whole domain and
+// sketching the prefix vector — is the same at every process of a
+// role, so with Config.Preparations any process of the role does it
+// (Preparer, from the stored upload): it keeps the report's sketch
+// (vdcf.Pending.Sketch; its own shares of inner products of its own
+// vector, nothing of the other server's messages) and adds the vector
+// to a fold of its own, each report in exactly one fold (package deploy
+// leases batches from the database, the sketches and the batch's fold
+// recorded in the lease's transaction). The coordinating Server then
+// verifies a report from its sketch (vdcf.Server.Resketch: the same
+// first message and decision as Prepare's), adds no output to an
+// aggregate of its own, and sums a release from the folds read at one
+// instant: their sum, less the re-derived outputs of the reports folded
+// but not in the release (rejected, or decided after it), plus those of
+// its reports no fold holds yet; when those cannot be re-derived (an
+// upload deleted) it re-derives the whole release instead. The
+// leader's Verify waits for a report to be prepared, so that the
+// coordinator does not do its processes' work; a release verifies the
+// others too, each server preparing there what its processes have not,
+// so a release still counts every report recorded before it was asked
+// for. Invariants: a fold's sum is exactly its reports' vectors; each
+// report is in at most one fold, and whether folded or not, counted once
+// in a release (the correction terms above); a process that dies
+// holding a batch records nothing of it, and another prepares it.
+//
 // Layering. The package imports core, ecdf/mechanism, ecdf/noise, fss and
 // the internal vocabulary below it (internal/payload, internal/ledger,
 // internal/protocol, internal/transport, internal/verify, internal/wire);

@@ -150,7 +150,7 @@ func (s *Server) completeRelease(ctx context.Context, d *dataset, in *intent) (p
 		// Every held report is decided, and the helper told, before the
 		// leader offers its verified set; no report is decided while the
 		// two servers agree.
-		if err := s.verifyDataset(ctx, d); err != nil {
+		if err := s.verifyDataset(ctx, d, true); err != nil {
 			return nil, s.stillPending(m, err)
 		}
 		s.verifying.Lock()

@@ -161,6 +161,9 @@ type dcfSum struct {
 	bins int
 	comp []payload.Component // the components folded: Count, Label[, Probability]
 	agg  *vdcf.Aggregate     // over comp
+	// less, if not nil, is subtracted from agg when read (foldedSums:
+	// the outputs of reports folded but not in the release).
+	less *vdcf.Aggregate
 	// n is the number of reports added: the replays are refused by
 	// report ID before (verified.decide, verified.hold), so that a
 	// server keeps one set of IDs per report, not two.
@@ -246,7 +249,12 @@ func (v *verifiedDCF) lead(ups []*protocol.Upload) []step { return v.prepare(ups
 
 // follow answers with both the helper's messages.
 func (v *verifiedDCF) follow(ups []*protocol.Upload, leader [][]byte) []step {
-	steps := v.prepare(ups)
+	return exchanged(v.prepare(ups), leader)
+}
+
+// exchanged appends to each prepared report's first message its second,
+// from the leader's first (vdcf.Pending.Exchange).
+func exchanged(steps []step, leader [][]byte) []step {
 	for j := range steps {
 		if steps[j].err != nil {
 			continue
@@ -313,10 +321,14 @@ func (v *verifiedDCF) settle(state any, leaderMsg []byte) (any, error) {
 	return st.vec, nil
 }
 
-// add adds the report's count, label (and probability) prefix shares.
+// add adds the report's count, label (and probability) prefix shares;
+// an output of nil counts a report whose shares are in a fold instead
+// (Config.Preparations).
 func (v *dcfSum) add(_ payload.ReportID, out any) error {
 	v.n++
-	v.agg.Add(out.([]fss.Fp))
+	if vec, ok := out.([]fss.Fp); ok && vec != nil {
+		v.agg.Add(vec)
+	}
 	return nil
 }
 
@@ -353,9 +365,9 @@ func (v *dcfSum) sums(rel *release) error {
 		}
 		s := make([]uint64, v.bins)
 		for j := range s {
-			x := v.agg.Sum(at[0], j)
+			x := v.sum(at[0], j)
 			if c == payload.NotLabel {
-				x = x.Sub(v.agg.Sum(at[1], j))
+				x = x.Sub(v.sum(at[1], j))
 			}
 			s[j] = uint64(x)
 		}
@@ -363,4 +375,14 @@ func (v *dcfSum) sums(rel *release) error {
 	}
 	rel.sums = out
 	return nil
+}
+
+// sum is the aggregate's sum at prefix j of its k-th component, less
+// that of less.
+func (v *dcfSum) sum(k, j int) fss.Fp {
+	x := v.agg.Sum(k, j)
+	if v.less != nil {
+		x = x.Sub(v.less.Sum(k, j))
+	}
+	return x
 }

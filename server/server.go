@@ -123,6 +123,12 @@ type Config struct {
 	// when its upload is handed to it again (package deploy replays its
 	// store).
 	Verdicts VerdictStore
+	// Preparations, if not nil, holds what the role's processes prepared
+	// of the verified DCF datasets' reports (Preparer): the Server
+	// verifies a report only once it is prepared, from its sketch, and
+	// sums releases from the folds (package deploy sets it for a role
+	// of several processes on PostgreSQL).
+	Preparations PreparationStore
 }
 
 // NewMemoryLedger returns a Ledger that keeps the spending in memory
@@ -273,6 +279,9 @@ func (s *Server) aggregate(d *dataset) error {
 	}
 	if d.verified, err = newVerified(d.Dataset, s.cfg.Role, s.cfg.VerifyKey, store, gate, d.reports); err != nil {
 		return err
+	}
+	if dcf, ok := d.verified.scheme.(*verifiedDCF); ok && s.cfg.Preparations != nil {
+		d.verified.prep = &prepared{store: s.cfg.Preparations, dataset: d.Name, dcf: dcf}
 	}
 	if err := d.verified.load(s.cfg.Role); err != nil {
 		return fmt.Errorf("loading the verdicts: %w", err)

@@ -60,6 +60,10 @@ type verified struct {
 	// durable (Server.Stored); unstored holds those it has not yet.
 	gate     bool
 	unstored map[payload.ReportID]bool
+	// prep, if not nil, is where the role's processes prepared the
+	// reports (Config.Preparations): a report is verified from its
+	// sketch once prepared, and no output is added here.
+	prep *prepared
 }
 
 // tentative is the helper's answer on a report before the leader's
@@ -261,7 +265,7 @@ func (v *verified) rederive(m *protocol.Upload) error {
 	out, ok := v.rederived[m.Report]
 	delete(v.rederived, m.Report)
 	var err error
-	if !ok {
+	if !ok && v.prep == nil { // prepared: its output is in a fold
 		out, err = v.scheme.rederive(m)
 	}
 	if err != nil {
@@ -320,7 +324,7 @@ func (s *Server) PrepareReplay(dataset string, uploads [][]byte) (rejected []cor
 		switch {
 		case decided && verdict != protocol.VerdictOK:
 			rejected = append(rejected, up.Report)
-		case v.restore[up.Report] && !done:
+		case v.restore[up.Report] && !done && v.prep == nil:
 			todo = append(todo, up)
 		}
 	}
@@ -408,6 +412,9 @@ func (v *verified) verdict(id payload.ReportID) (protocol.Verdict, bool) {
 func (v *verified) add(id payload.ReportID, out any) error {
 	if _, decided := v.verdict(id); decided {
 		return fmt.Errorf("%w: report %v counted already", verify.ErrReplay, id)
+	}
+	if v.prep != nil {
+		out = nil // in a fold
 	}
 	return v.scheme.add(id, out)
 }

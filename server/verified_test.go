@@ -485,7 +485,10 @@ func TestTentativeReportsCountOnceTowardsTheCap(t *testing.T) {
 		t.Run(string(b), func(t *testing.T) {
 			p := newPairOf(t, Dataset{Name: "d", Backend: b, Bins: bins, Budget: ledger.Budget{Epsilon: 1 << 50}, MinReports: 1, MaxReports: 3}, nil)
 			ids := p.uploadVerified(t, 0.1, 0.5)
-			batch := p.leader.prepareBatch(p.leader.datasets["d"], ids)
+			batch, err := p.leader.prepareBatch(p.leader.datasets["d"], ids, map[payload.ReportID]bool{}, true)
+			if err != nil {
+				t.Fatal(err)
+			}
 			prepare := &protocol.Prepare{Dataset: "d", Items: batch.items}
 			if _, err := protocol.Call[*protocol.Prepared](context.Background(), p.leader.cfg.Conn, p.leader.cfg.Peer, prepare); err != nil {
 				t.Fatal(err)

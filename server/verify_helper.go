@@ -47,7 +47,11 @@ func (s *Server) prepared(m *protocol.Prepare) (protocol.Message, error) {
 		}
 	}
 	s.mu.Unlock()
-	fresh := prepareHelper(v.scheme, todo, m.Items)
+	sketches, err := v.sketchesOf(todo)
+	if err != nil {
+		return nil, fmt.Errorf("helper: %w", err)
+	}
+	fresh := v.prepareHelper(todo, m.Items, sketches)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var kept []protocol.Item
@@ -94,10 +98,33 @@ func (v *verified) known(id payload.ReportID, answer *protocol.Item) *protocol.U
 	return up
 }
 
+// sketchesOf returns, with a PreparationStore, the sketches of the
+// uploads todo, prepared by the role's processes or, for those they
+// have not reached yet, here (PrepareNow); nil without one.
+func (v *verified) sketchesOf(todo map[int]*protocol.Upload) (map[payload.ReportID][]byte, error) {
+	if v.prep == nil || len(todo) == 0 {
+		return nil, nil
+	}
+	ups := make([]*protocol.Upload, 0, len(todo))
+	for _, up := range todo {
+		ups = append(ups, up)
+	}
+	ready, sk, _, err := v.prep.sketchesNow(ups, true)
+	if err != nil {
+		return nil, err
+	}
+	sketches := make(map[payload.ReportID][]byte, len(ready))
+	for i, up := range ready {
+		sketches[up.Report] = sk[i]
+	}
+	return sketches, nil
+}
+
 // prepareHelper prepares the uploads todo (by index into the leader's
-// items) at the helper, returning its answers by the same index: each
-// the leader's rejection, or its own, or its message.
-func prepareHelper(sch scheme, todo map[int]*protocol.Upload, items []protocol.Item) map[int]*tentative {
+// items) at the helper — those with a sketch from it, the others here —
+// returning its answers by the same index: each the leader's
+// rejection, or its own, or its message.
+func (v *verified) prepareHelper(todo map[int]*protocol.Upload, items []protocol.Item, sketches map[payload.ReportID][]byte) map[int]*tentative {
 	fresh := make(map[int]*tentative, len(todo))
 	var ups []*protocol.Upload
 	var msgs [][]byte
@@ -109,7 +136,7 @@ func prepareHelper(sch scheme, todo map[int]*protocol.Upload, items []protocol.I
 			ups, msgs, follow = append(ups, todo[j]), append(msgs, items[j].Message), append(follow, t)
 		}
 	}
-	for k, st := range sch.follow(ups, msgs) {
+	for k, st := range v.follow(ups, msgs, sketches) {
 		t := follow[k]
 		if t.item.Verdict = verdictOf(st.err); t.item.Verdict == protocol.VerdictOK {
 			t.item.Message, t.state = st.msg, st.state
@@ -162,4 +189,43 @@ func (s *Server) decided(m *protocol.Decide) (protocol.Message, error) {
 		v.decide(Helper, it.Report, it.Verdict, outs[it.Report], nil)
 	}
 	return &protocol.Ack{}, nil
+}
+
+// follow is scheme.follow, from the sketches of the reports that have
+// one (followSketched).
+func (v *verified) follow(ups []*protocol.Upload, msgs [][]byte, sketches map[payload.ReportID][]byte) []step {
+	if len(sketches) == 0 {
+		return v.scheme.follow(ups, msgs)
+	}
+	var with, without []int
+	for k, up := range ups {
+		if _, ok := sketches[up.Report]; ok {
+			with = append(with, k)
+		} else {
+			without = append(without, k)
+		}
+	}
+	steps := make([]step, len(ups))
+	for _, part := range []struct {
+		at    []int
+		steps func(ups []*protocol.Upload, msgs [][]byte) []step
+	}{
+		{with, func(ups []*protocol.Upload, msgs [][]byte) []step {
+			sk := make([][]byte, len(ups))
+			for k, up := range ups {
+				sk[k] = sketches[up.Report]
+			}
+			return v.prep.dcf.followSketched(ups, msgs, sk)
+		}},
+		{without, v.scheme.follow},
+	} {
+		pu, pm := make([]*protocol.Upload, len(part.at)), make([][]byte, len(part.at))
+		for i, k := range part.at {
+			pu[i], pm[i] = ups[k], msgs[k]
+		}
+		for i, st := range part.steps(pu, pm) {
+			steps[part.at[i]] = st
+		}
+	}
+	return steps
 }

@@ -25,7 +25,7 @@ func (s *Server) Verify(ctx context.Context) error {
 		if d.verified == nil {
 			continue
 		}
-		if err := s.verifyDataset(ctx, d); err != nil {
+		if err := s.verifyDataset(ctx, d, false); err != nil {
 			return err
 		}
 	}
@@ -33,8 +33,10 @@ func (s *Server) Verify(ctx context.Context) error {
 }
 
 // verifyDataset is Verify for one dataset; it holds s.verifying. The
-// reports the helper does not hold yet are left for a later run.
-func (s *Server) verifyDataset(ctx context.Context, d *dataset) error {
+// reports the helper does not hold yet are left for a later run, and
+// with a PreparationStore those not prepared yet unless all (a release:
+// the leader prepares them itself).
+func (s *Server) verifyDataset(ctx context.Context, d *dataset, all bool) error {
 	s.verifying.Lock()
 	defer s.verifying.Unlock()
 	missing := make(map[payload.ReportID]bool)
@@ -45,8 +47,11 @@ func (s *Server) verifyDataset(ctx context.Context, d *dataset) error {
 		}
 		for len(queue) > 0 {
 			n := min(verifyBatch, len(queue))
-			batch := s.prepareBatch(d, queue[:n])
+			batch, err := s.prepareBatch(d, queue[:n], missing, all)
 			queue = queue[n:]
+			if err != nil {
+				return fmt.Errorf("leader: verifying reports of dataset %q: %w", d.Name, err)
+			}
 			if len(batch.items) != 0 {
 				if err := s.exchange(ctx, d, batch, missing); err != nil {
 					return fmt.Errorf("leader: verifying reports of dataset %q: %w", d.Name, err)
@@ -93,8 +98,10 @@ type leaderBatch struct {
 }
 
 // prepareBatch prepares the reports ids at the leader that are still
-// held (an orphan purge may have dropped one since heldInOrder).
-func (s *Server) prepareBatch(d *dataset, ids []payload.ReportID) *leaderBatch {
+// held (an orphan purge may have dropped one since heldInOrder): with a
+// PreparationStore, those prepared from their sketches, the others here
+// if all, else left for a later run (added to unready).
+func (s *Server) prepareBatch(d *dataset, ids []payload.ReportID, unready map[payload.ReportID]bool, all bool) (*leaderBatch, error) {
 	v := d.verified
 	ups := make([]*protocol.Upload, 0, len(ids))
 	s.mu.Lock()
@@ -104,14 +111,23 @@ func (s *Server) prepareBatch(d *dataset, ids []payload.ReportID) *leaderBatch {
 		}
 	}
 	s.mu.Unlock()
+	var steps []step
+	if v.prep == nil {
+		steps = v.scheme.lead(ups)
+	} else {
+		var err error
+		if ups, steps, err = v.prep.lead(ups, unready, all); err != nil {
+			return nil, err
+		}
+	}
 	b := &leaderBatch{items: make([]protocol.Item, len(ups)), pending: make([]any, len(ups))}
-	for j, st := range v.scheme.lead(ups) {
+	for j, st := range steps {
 		b.items[j] = protocol.Item{Report: ups[j].Report, Verdict: verdictOf(st.err)}
 		if st.err == nil {
 			b.items[j].Message, b.pending[j] = st.msg, st.state
 		}
 	}
-	return b
+	return b, nil
 }
 
 // exchange sends the leader's batch to the helper and decides each

@@ -176,7 +176,10 @@ type ingestResult struct {
 	Store string `json:"store"`
 	// Processes is the number of server processes per role
 	// (ServerCPUSeconds holds each: leader, leader2, …).
-	Processes          int     `json:"processes"`
+	Processes int `json:"processes"`
+	// ServerGOMAXPROCS is the GOMAXPROCS each server process ran with
+	// (serverEnv: the cores over Processes unless set).
+	ServerGOMAXPROCS   string  `json:"server_gomaxprocs"`
 	PostgresCPUSeconds float64 `json:"postgres_cpu_s,omitempty"`
 	// PostgresBackends counts the backends of the servers' connections
 	// measured.
@@ -236,6 +239,8 @@ func (o *benchIngestOptions) run(ctx context.Context, stderr io.Writer, dir stri
 	if err != nil {
 		return nil, err
 	}
+	var gomaxprocs string
+	d.env, gomaxprocs = serverEnv(o.processes)
 	var pg *pgBench
 	if o.store != "" {
 		if pg, err = newPGBench(ctx, o.store); err != nil {
@@ -252,7 +257,7 @@ func (o *benchIngestOptions) run(ctx context.Context, stderr io.Writer, dir stri
 	if err != nil {
 		return nil, err
 	}
-	r := &ingestResult{Parties: o.parties, Connections: o.connections, Transport: o.transport, Upload: o.upload, Concurrency: o.concurrency, ServerCPUSeconds: map[string]float64{}, Store: "bbolt", Processes: o.processes}
+	r := &ingestResult{Parties: o.parties, Connections: o.connections, Transport: o.transport, Upload: o.upload, Concurrency: o.concurrency, ServerCPUSeconds: map[string]float64{}, Store: "bbolt", Processes: o.processes, ServerGOMAXPROCS: gomaxprocs}
 	var pgBefore, pgAfter map[int]procUsage
 	if pg != nil {
 		r.Store = "postgres"

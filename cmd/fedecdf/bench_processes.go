@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 )
@@ -42,7 +44,7 @@ func (d *localDeployment) startStandbys(ctx context.Context, stderr io.Writer, e
 			p := demoChild(ctx, exe, append(append([]string{"server", "--role", role, "--key", filepath.Join(d.dir, role+".key"),
 				"--manifest", filepath.Join(d.dir, "manifest.json"), "--listen", fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", port),
 				"--upload-listen", addr, "--store", d.store(role)}, loopbackAdmission...), args(name)...)...)
-			p.Stderr = stderr
+			p.Stderr, p.Env = stderr, d.env
 			if err := p.Start(); err != nil {
 				return fmt.Errorf("starting the %s: %w", name, err)
 			}
@@ -60,4 +62,20 @@ func (d *localDeployment) startStandbys(ctx context.Context, stderr io.Writer, e
 		d.spread = append(d.spread, &m)
 	}
 	return nil
+}
+
+// serverEnv is the environment of bench ingest's server processes with
+// processes per role: this process's, with GOMAXPROCS set to the
+// machine's cores over processes (at least 1) unless it is set already,
+// so that K processes of a role run as many Go schedulers' worth of
+// threads as one: each process's idle Ps spinning for work cost CPU per
+// report that grows with K (EXPERIMENTS.md, "Several processes per
+// role"). It returns the value the servers run with.
+func serverEnv(processes int) (env []string, gomaxprocs string) {
+	env = os.Environ()
+	if v, ok := os.LookupEnv("GOMAXPROCS"); ok {
+		return env, v
+	}
+	gomaxprocs = strconv.Itoa(max(1, runtime.NumCPU()/max(1, processes)))
+	return append(env, "GOMAXPROCS="+gomaxprocs), gomaxprocs
 }

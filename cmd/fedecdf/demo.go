@@ -186,6 +186,9 @@ type localDeployment struct {
 	// processes per role (bench_processes.go), the manifest of each.
 	started []*exec.Cmd
 	spread  []*manifest.Manifest
+	// env, if not nil, is the environment of the server processes
+	// (bench ingest's GOMAXPROCS per process, serverEnv).
+	env []string
 }
 
 // addStop adds p to the processes d.stop terminates.
@@ -242,7 +245,7 @@ func (d *localDeployment) start(ctx context.Context, stderr io.Writer, exe strin
 	for _, role := range []string{"helper", "leader"} {
 		p := demoChild(ctx, exe, append(append([]string{"server", "--role", role, "--key", filepath.Join(d.dir, role+".key"),
 			"--manifest", manifest, "--listen", d.addrs[role], "--store", d.store(role)}, loopbackAdmission...), args(role)...)...)
-		p.Stderr = stderr
+		p.Stderr, p.Env = stderr, d.env
 		if err := p.Start(); err != nil {
 			return fmt.Errorf("starting the %s: %w", role, err)
 		}

@@ -55,15 +55,23 @@ func TestServersOnPostgres(t *testing.T) {
 	if want := fmt.Sprintf("%d of %d row(s) stored by both servers", n, n); run.err != nil || !strings.HasPrefix(run.out, want) {
 		t.Fatalf("party across PostgreSQL's restart: %v\n%s\nwant %q", run.err, run.out, want)
 	}
-	// The restart ended each server's writing connection: its next
-	// write failed, unacknowledged, and the same process stored the
-	// rest after reconnecting.
+	// The restart ended each server's writing connection: a write it
+	// received before reconnecting failed, unacknowledged, and the same
+	// process stored the rest after reconnecting. A server may receive
+	// none in that window (it reconnects within a second, Hold, while
+	// the party retries at the other), but the party's writes during
+	// the restart fail somewhere.
+	failed := 0
 	for _, role := range []string{"leader", "helper"} {
-		failed := strings.Count(c.logs[role].String(), "could not persist a report")
-		if failed == 0 || c.starts[role] != 1 {
-			t.Errorf("the %s: %d writes failed across PostgreSQL's restart, %d runs; want at least one failure, in its first run", role, failed, c.starts[role])
+		n := strings.Count(c.logs[role].String(), "could not persist a report")
+		if c.starts[role] != 1 {
+			t.Errorf("the %s ran %d times across PostgreSQL's restart, want once", role, c.starts[role])
 		}
-		t.Logf("the %s: %d writes failed (not acknowledged) across the restart", role, failed)
+		failed += n
+		t.Logf("the %s: %d writes failed (not acknowledged) across the restart", role, n)
+	}
+	if failed == 0 {
+		t.Error("no write failed across PostgreSQL's restart at either server: the restart cut no upload")
 	}
 	t.Logf("PostgreSQL restarted after %d rows: %s", k, strings.TrimSpace(run.out))
 

@@ -76,12 +76,13 @@ func newProcessCluster(t *testing.T, ctx context.Context, minReports int, manife
 }
 
 // startProcess runs `fedecdf server` as process name on its role's
-// store and waits until it serves (the coordinator) or stands by.
+// store (its connections named name: application_name) and waits until
+// it serves (the coordinator) or stands by.
 func (c *processCluster) startProcess(name string) {
 	c.t.Helper()
 	role := processRole(name)
 	cmd := c.command("server", "--role", role, "--key", filepath.Join(c.dir, role+".key"), "--manifest", c.manifest,
-		"--listen", c.addrs[name], "--upload-listen", c.upload[name], "--store", c.stores[role], "--log-level", "info", "--peer-check", "500ms")
+		"--listen", c.addrs[name], "--upload-listen", c.upload[name], "--store", c.stores[role]+"&application_name="+name, "--log-level", "info", "--peer-check", "500ms")
 	p := c.launch(name, cmd)
 	c.waitLog(name, p, func(log string) bool {
 		return strings.Count(log, "msg=serving")+strings.Count(log, `msg="standing by`) >= c.starts[name]

@@ -109,11 +109,15 @@ type Server struct {
 	shared *store.Postgres
 	active atomic.Bool
 	tail   tailState
-	failed chan error
-	log    *slog.Logger
-	stop   chan struct{} // closed by Close: ends watchHelper or awaitTakeOver
-	done   chan struct{} // closed when watchHelper or awaitTakeOver returns
-	once   sync.Once     // closes stop
+	// prepared: the role's processes prepare the reports (prepare.go),
+	// and the uploads of rejected ones stay stored (a release's sums
+	// re-derive those a fold holds).
+	prepared bool
+	failed   chan error
+	log      *slog.Logger
+	stop     chan struct{} // closed by Close: ends watchHelper or awaitTakeOver
+	done     chan struct{} // closed when watchHelper or awaitTakeOver returns
+	once     sync.Once     // closes stop
 
 	started   time.Time
 	last      lastErrors
@@ -196,15 +200,25 @@ func startServer(cfg ServerConfig) (*Server, error) {
 		return nil, err
 	}
 	r := roleSetup{dataset: dataset, book: book, peer: peerName, endpoint: endpoint}
+	s.prepared = s.shared != nil && prepares(dataset)
 	if s.shared != nil && !s.shared.Coordinating() {
 		if err := s.standBy(r); err != nil {
 			s.store.Close()
+			return nil, err
+		}
+		if err := s.startPreparing(dataset); err != nil {
+			s.Close()
 			return nil, err
 		}
 		s.startHeartbeat()
 		return s, nil
 	}
 	if err := s.coordinate(r); err != nil {
+		close(s.done)
+		s.Close()
+		return nil, err
+	}
+	if err := s.startPreparing(dataset); err != nil {
 		close(s.done)
 		s.Close()
 		return nil, err
@@ -438,6 +452,9 @@ func (s *Server) verifyKey(cfg *server.Config) error {
 		return err
 	}
 	cfg.VerifyKey, cfg.Verdicts = key, s.store
+	if s.shared != nil {
+		cfg.Preparations = s.shared
+	}
 	return nil
 }
 

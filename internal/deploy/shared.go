@@ -13,6 +13,8 @@ package deploy
 // reports the others recorded (catchUp) every TailInterval, and before
 // it creates a release, answers a Prepare, or reports its status, so a
 // release counts every report committed before it was asked for.
+// Every process, coordinating or standing by, also prepares the role's
+// verified DCF reports for verification (prepare.go).
 
 import (
 	"bytes"
@@ -260,7 +262,7 @@ func (s *Server) readNew() (n, deleted int, err error) {
 		s.tail.cursor = next
 		return err
 	})
-	if len(rejected) > 0 {
+	if len(rejected) > 0 && !s.prepared {
 		if _, derr := s.store.DeleteReports(dataset, rejected); derr != nil {
 			s.log.Error("deleting the stored uploads of rejected reports (they are skipped again at the next start)", "err", derr)
 		}

@@ -33,10 +33,19 @@ import (
 //	                                             indexed with dataset: the coordinator's tail (ReportsAfter)
 //	fedecdf_quarantine(dataset, id, at)          the reports set aside (QuarantinePostgres)
 //
-// Version 3 (what fedecdf status shows of each process):
+// Version 3 (what fedecdf status shows of each process, and
+// verification spread over the processes of a role, pgprepare.go):
 //
 //	fedecdf_processes(id, coordinator, upload_addr, listen, uploads, started, seen)
 //	                                             one row per process (Heartbeat), seen its last beat
+//	fedecdf_prepare_queue(dataset, id, seq)      the reports no process prepared yet: filled by a
+//	                                             trigger on fedecdf_reports (and, at the migration,
+//	                                             with every report recorded; never one prepared before,
+//	                                             deleted and recorded again); leased FOR UPDATE SKIP LOCKED
+//	fedecdf_folds(seq, dataset, reports, agg)    one process's sum of a batch's prefix vectors
+//	                                             (server.Preparer's fold), appended, never updated
+//	fedecdf_prepared(dataset, id, sketch, fold)  a report's sketch (vdcf.Pending.Sketch; NULL: its
+//	                                             share does not decode) and the fold holding it
 var migrations = []string{
 	`CREATE TABLE fedecdf_meta (key text PRIMARY KEY, value bytea NOT NULL);
 	CREATE TABLE fedecdf_reports (
@@ -59,7 +68,26 @@ var migrations = []string{
 	CREATE INDEX fedecdf_reports_xid ON fedecdf_reports (dataset, xid);
 	CREATE TABLE fedecdf_quarantine (dataset text NOT NULL, id bytea NOT NULL, at text NOT NULL, PRIMARY KEY (dataset, id));`,
 	`CREATE TABLE fedecdf_processes (id text PRIMARY KEY, coordinator boolean NOT NULL, upload_addr text NOT NULL,
-		listen text NOT NULL, uploads bigint NOT NULL, started timestamptz NOT NULL, seen timestamptz NOT NULL);`,
+		listen text NOT NULL, uploads bigint NOT NULL, started timestamptz NOT NULL, seen timestamptz NOT NULL);
+	CREATE TABLE fedecdf_prepare_queue (dataset text NOT NULL, id bytea NOT NULL, seq bigint NOT NULL, PRIMARY KEY (dataset, id),
+		FOREIGN KEY (dataset, id) REFERENCES fedecdf_reports (dataset, id) ON DELETE CASCADE);
+	CREATE INDEX fedecdf_prepare_queue_seq ON fedecdf_prepare_queue (dataset, seq);
+	CREATE TABLE fedecdf_folds (
+		seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		dataset text NOT NULL,
+		reports integer NOT NULL,
+		agg bytea NOT NULL);
+	CREATE INDEX fedecdf_folds_dataset ON fedecdf_folds (dataset);
+	CREATE TABLE fedecdf_prepared (dataset text NOT NULL, id bytea NOT NULL, sketch bytea, fold bigint REFERENCES fedecdf_folds,
+		PRIMARY KEY (dataset, id));
+	CREATE FUNCTION fedecdf_enqueue() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			INSERT INTO fedecdf_prepare_queue SELECT NEW.dataset, NEW.id, NEW.seq
+			WHERE NOT EXISTS (SELECT 1 FROM fedecdf_prepared p WHERE p.dataset = NEW.dataset AND p.id = NEW.id);
+			RETURN NULL;
+		END $$;
+	CREATE TRIGGER fedecdf_reports_enqueue AFTER INSERT ON fedecdf_reports FOR EACH ROW EXECUTE FUNCTION fedecdf_enqueue();
+	INSERT INTO fedecdf_prepare_queue SELECT dataset, id, seq FROM fedecdf_reports;`,
 }
 
 // SchemaVersion is the PostgreSQL schema this fedecdf writes: the

@@ -1,6 +1,7 @@
 package vdcf
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/fedecdf/fedecdf/fss"
@@ -52,3 +53,29 @@ func (a *Aggregate) Add(vec []fss.Fp) {
 // Sum is the sum at prefix j of the k-th component summed (the order of
 // NewAggregate's comp).
 func (a *Aggregate) Sum(k, j int) fss.Fp { return fss.Canonical(a.sum[k*a.bins+j]) }
+
+// Encode returns the sums as canonical field elements, 8 bytes each,
+// little-endian, component by component (the order of NewAggregate's
+// comp): what AddEncoded adds to another aggregate of the same
+// components.
+func (a *Aggregate) Encode() []byte {
+	out := make([]byte, 0, 8*len(a.sum))
+	for _, w := range a.sum {
+		out = binary.LittleEndian.AppendUint64(out, uint64(fss.Canonical(w)))
+	}
+	return out
+}
+
+// AddEncoded adds an encoded aggregate (Encode) of the same components
+// and bins; one of another length, or with an element not below the
+// modulus, is an error and changes nothing.
+func (a *Aggregate) AddEncoded(b []byte) error {
+	xs := make([]fss.Fp, len(a.sum))
+	if err := readElements(b, xs); err != nil {
+		return fmt.Errorf("vdcf: encoded aggregate of %d components × %d bins: %w", len(a.comp), a.bins, err)
+	}
+	for i, x := range xs {
+		a.sum[i] = fss.AddLazy(a.sum[i], x)
+	}
+	return nil
+}

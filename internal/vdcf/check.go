@@ -273,16 +273,26 @@ func (v *Server) Prepare(nonce [NonceSize]byte, sh *Share, prefixes []fss.Fp) (*
 	if len(prefixes) != v.s.bins*m {
 		return nil, nil, fmt.Errorf("vdcf: prefix vector of %d elements, want %d bins × %d components", len(prefixes), v.s.bins, m)
 	}
-	p := &Pending{v: v, corr: v.correlatedShare(nonce, sh), stage: 1}
 	sc := v.bufs.Get().(*scratch)
 	defer v.bufs.Put(sc)
 	coef := v.challenges(nonce, sc)
+	var sks [checks]sketch
+	for k := range sks {
+		sks[k] = v.sketchOf(prefixes, &coef[k], v.s.macOf(k))
+		coef[k].alpha, coef[k].alpha2 = nil, nil // the buffer goes back to the pool
+	}
+	p, msg := v.start(nonce, sh, coef, sks)
+	return p, msg, nil
+}
+
+// start is Prepare from the report's coefficients and sketches: the
+// pending verification and the first message.
+func (v *Server) start(nonce [NonceSize]byte, sh *Share, coef [checks]coefficients, sks [checks]sketch) (*Pending, []byte) {
+	p := &Pending{v: v, corr: v.correlatedShare(nonce, sh), stage: 1}
 	msg := make([]byte, 0, v.s.Message1Size())
 	for k := range p.chk {
 		ch := &p.chk[k]
-		ch.coef = coef[k]
-		ch.sk = v.sketchOf(prefixes, &ch.coef, v.s.macOf(k))
-		ch.coef.alpha, ch.coef.alpha2 = nil, nil // the buffer goes back to the pool
+		ch.coef, ch.sk = coef[k], sks[k]
 		c := p.corr[k*v.s.blockLen() : (k+1)*v.s.blockLen()]
 		ch.corr = c
 		ch.open = append(make([]fss.Fp, 0, v.s.openings()),
@@ -296,7 +306,7 @@ func (v *Server) Prepare(nonce [NonceSize]byte, sh *Share, prefixes []fss.Fp) (*
 		}
 		msg = appendElements(msg, ch.open)
 	}
-	return p, msg, nil
+	return p, msg
 }
 
 // estimate is this server's share of p̂ = Σ 2^i·b_i.

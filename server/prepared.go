@@ -1,0 +1,265 @@
+package server
+
+// Verification spread over the processes of a role (package doc,
+// "Preparation by other processes"): the preparation of verified DCF
+// reports by any process (Preparer), and the coordinating Server's use
+// of what they recorded (PreparationStore).
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/fedecdf/fedecdf/core"
+	"github.com/fedecdf/fedecdf/internal/payload"
+	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/verify"
+)
+
+// PreparationStore holds what the processes of a role prepared of its
+// verified DCF reports (Preparer): each report's sketch, and folds, the
+// sums of the prepared reports' prefix vectors, each report in exactly
+// one fold. With one (Config.Preparations), a Server verifies a report
+// only once it is prepared, from its sketch, never evaluating its key,
+// adds no output to an aggregate of its own, and sums a release from
+// the folds.
+type PreparationStore interface {
+	// Sketches returns the sketch of each of ids of dataset that has
+	// been prepared (none for one not yet prepared, or whose share did
+	// not decode).
+	Sketches(dataset string, ids []core.ID) (map[core.ID][]byte, error)
+	// Folds returns, read at one instant, every fold of dataset
+	// (Preparer.Prepare's) and the reports they hold.
+	Folds(dataset string) (folds [][]byte, reports []core.ID, err error)
+	// PrepareNow has prepare prepare those of ids of dataset no process
+	// prepared yet (prepare is Preparer.Prepare), waiting for those
+	// another process is preparing, and records them as the role's
+	// processes do: the Server's own share of the work, for reports it
+	// must verify now.
+	PrepareNow(dataset string, ids []core.ID, prepare func(ids []core.ID, uploads [][]byte) (sketches [][]byte, fold []byte, err error)) error
+}
+
+// Preparer prepares the verified DCF reports of one dataset for one
+// server role in any of its processes: it evaluates each report's key,
+// sketches it (the costly part of its verification) and folds the
+// prefix vectors, for the role's coordinating Server to verify from the
+// sketches and sum releases from the folds. Safe for concurrent use.
+type Preparer struct {
+	v *verifiedDCF
+}
+
+// NewPreparer returns the Preparer of dataset d (verified DCF) at the
+// server of role, with the servers' shared verification key.
+func NewPreparer(d Dataset, role Role, key [verify.KeySize]byte) (*Preparer, error) {
+	if d.Backend != DCF || d.Unverified {
+		return nil, fmt.Errorf("%s: dataset %q: only verified dcf reports are prepared by other processes", role, d.Name)
+	}
+	v, err := newVDCF(d.Bins, d.Probability, role, key)
+	if err != nil {
+		return nil, fmt.Errorf("%s: dataset %q: %w", role, d.Name, err)
+	}
+	return &Preparer{v: v}, nil
+}
+
+// Prepare prepares the reports ids from their encoded uploads (as
+// stored): per report its sketch (nil: the upload or its share does not
+// decode, and nothing of it is folded), and the fold of the others (nil
+// if none).
+func (p *Preparer) Prepare(ids []core.ID, uploads [][]byte) (sketches [][]byte, fold []byte, err error) {
+	ups := make([]*protocol.Upload, 0, len(ids))
+	at := make([]int, 0, len(ids))
+	for i, b := range uploads {
+		if up, err := storedUpload(ids[i], b); err == nil {
+			ups, at = append(ups, up), append(at, i)
+		}
+	}
+	agg, err := p.v.sch.NewAggregate(p.v.comp)
+	if err != nil {
+		return nil, nil, err
+	}
+	sketches = make([][]byte, len(ids))
+	folded := 0
+	for k, st := range p.v.prepare(ups) {
+		if st.err != nil {
+			continue
+		}
+		ds := st.state.(*dcfState)
+		sketches[at[k]] = ds.p.Sketch()
+		agg.Add(ds.vec)
+		folded++
+	}
+	if folded > 0 {
+		fold = agg.Encode()
+	}
+	return sketches, fold, nil
+}
+
+// prepared is a verified DCF dataset's link to the reports its role's
+// processes prepared (Config.Preparations).
+type prepared struct {
+	store   PreparationStore
+	dataset string
+	dcf     *verifiedDCF
+}
+
+// sketches splits ups into those prepared, with their sketches, and the
+// IDs of the others.
+func (p *prepared) sketches(ups []*protocol.Upload) (ready []*protocol.Upload, sk [][]byte, unready []payload.ReportID, err error) {
+	ids := make([]payload.ReportID, len(ups))
+	for i, up := range ups {
+		ids[i] = up.Report
+	}
+	got, err := p.store.Sketches(p.dataset, ids)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, up := range ups {
+		if s, ok := got[up.Report]; ok {
+			ready, sk = append(ready, up), append(sk, s)
+		} else {
+			unready = append(unready, up.Report)
+		}
+	}
+	return ready, sk, unready, nil
+}
+
+// lead prepares ups at the leader from their sketches: if all, first
+// preparing here those no process has prepared yet (PrepareNow), else
+// leaving those out (added to unready). It returns the reports
+// prepared and their steps.
+func (p *prepared) lead(ups []*protocol.Upload, unready map[payload.ReportID]bool, all bool) ([]*protocol.Upload, []step, error) {
+	ready, sketches, later, err := p.sketchesNow(ups, all)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, id := range later {
+		unready[id] = true
+	}
+	return ready, p.dcf.resketch(ready, sketches), nil
+}
+
+// sketchesNow is sketches, having first prepared here, if now, the
+// reports no process prepared yet (PrepareNow); a report prepared
+// without a sketch (its share does not decode) is among unready.
+func (p *prepared) sketchesNow(ups []*protocol.Upload, now bool) (ready []*protocol.Upload, sk [][]byte, unready []payload.ReportID, err error) {
+	ready, sk, unready, err = p.sketches(ups)
+	if err != nil || !now || len(unready) == 0 {
+		return ready, sk, unready, err
+	}
+	if err := p.store.PrepareNow(p.dataset, unready, (&Preparer{v: p.dcf}).Prepare); err != nil {
+		return nil, nil, nil, err
+	}
+	rest := make([]*protocol.Upload, 0, len(unready))
+	for _, up := range ups {
+		if slices.Contains(unready, up.Report) {
+			rest = append(rest, up)
+		}
+	}
+	more, moreSk, unready, err := p.sketches(rest)
+	return append(ready, more...), append(sk, moreSk...), unready, err
+}
+
+// resketch starts the verification of each of ups from its sketch
+// (vdcf.Server.Resketch): per report, a *dcfState without its prefix
+// vector (its output is in a fold) and the first message.
+func (v *verifiedDCF) resketch(ups []*protocol.Upload, sketches [][]byte) []step {
+	steps := make([]step, len(ups))
+	parallel(len(ups), func(j int) {
+		sh, err := v.srv.DecodeShare(ups[j].Share)
+		if err != nil {
+			steps[j].err = err
+			return
+		}
+		p, msg, err := v.srv.Resketch(ups[j].Report, sh, sketches[j])
+		steps[j] = step{&dcfState{p: p}, msg, err}
+	})
+	return steps
+}
+
+// followSketched is follow from the reports' sketches.
+func (v *verifiedDCF) followSketched(ups []*protocol.Upload, leader, sketches [][]byte) []step {
+	return exchanged(v.resketch(ups, sketches), leader)
+}
+
+// foldedSums sets the sums of rel, a release over every report accepted,
+// from the folds read at one instant: their sum, less the outputs of the
+// reports folded but not in rel (rejected, or not decided yet), plus
+// those of the reports of rel not folded yet, each re-derived from its
+// upload. An error (an upload to re-derive no longer stored, say) leaves
+// the caller to re-derive all of rel's.
+func (v *verified) foldedSums(dataset string, rel *release, reports ReportStore) error {
+	folds, ids, err := v.prep.store.Folds(dataset)
+	if err != nil {
+		return err
+	}
+	total, err := v.scheme.fresh()
+	if err != nil {
+		return err
+	}
+	less, _ := v.scheme.fresh()
+	for _, f := range folds {
+		if err := total.(*dcfSum).agg.AddEncoded(f); err != nil {
+			return fmt.Errorf("a fold of dataset %q: %w", dataset, err)
+		}
+	}
+	in := make(map[payload.ReportID]bool, len(rel.reports))
+	for _, id := range rel.reports {
+		in[id] = true
+	}
+	folded := make(map[payload.ReportID]bool, len(ids))
+	var extra, lacking []payload.ReportID
+	for _, id := range ids {
+		if folded[id] = true; !in[id] {
+			extra = append(extra, id)
+		}
+	}
+	for _, id := range rel.reports {
+		if !folded[id] {
+			lacking = append(lacking, id)
+		}
+	}
+	if len(extra)+len(lacking) > len(rel.reports) {
+		return fmt.Errorf("%d reports to re-derive, more than the release's %d", len(extra)+len(lacking), len(rel.reports))
+	}
+	if err := v.rederiveInto(total, dataset, lacking, reports); err != nil {
+		return err
+	}
+	if err := v.rederiveInto(less, dataset, extra, reports); err != nil {
+		return err
+	}
+	sum := total.(*dcfSum)
+	sum.less = less.(*dcfSum).agg
+	return sum.sums(rel)
+}
+
+// rederiveInto adds to agg the outputs of the reports ids, re-derived
+// from their uploads, read back from reports.
+func (v *verified) rederiveInto(agg aggregator, dataset string, ids []payload.ReportID, reports ReportStore) error {
+	for start := 0; start < len(ids); start += verifyBatch {
+		chunk := ids[start:min(start+verifyBatch, len(ids))]
+		ups := make([]*protocol.Upload, 0, len(chunk))
+		err := reports.Uploads(dataset, chunk, func(id payload.ReportID, b []byte) error {
+			up, err := storedUpload(id, b)
+			ups = append(ups, up)
+			return err
+		})
+		if err == nil && len(ups) != len(chunk) {
+			err = fmt.Errorf("%d of %d reports read back", len(ups), len(chunk))
+		}
+		if err != nil {
+			return err
+		}
+		outs := make([]step, len(ups))
+		parallel(len(ups), func(i int) {
+			outs[i].state, outs[i].err = v.scheme.rederive(ups[i])
+		})
+		for i, o := range outs {
+			if o.err == nil {
+				o.err = agg.add(ups[i].Report, o.state)
+			}
+			if o.err != nil {
+				return fmt.Errorf("re-deriving report %v: %w", ups[i].Report, o.err)
+			}
+		}
+	}
+	return nil
+}

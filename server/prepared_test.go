@@ -1,0 +1,230 @@
+package server
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/fedecdf/fedecdf/core"
+	"github.com/fedecdf/fedecdf/internal/ledger"
+	"github.com/fedecdf/fedecdf/internal/payload"
+	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/transport"
+	"github.com/fedecdf/fedecdf/internal/verify"
+	"github.com/fedecdf/fedecdf/party"
+)
+
+// memPreparations is a PreparationStore in memory, and the role's other
+// processes: work prepares, in batches (each its own fold, as one
+// process's lease), every upload the server kept and no batch prepared.
+type memPreparations struct {
+	mu       sync.Mutex
+	reports  memoryReports
+	p        *Preparer
+	sketches map[core.ID][]byte
+	folded   []core.ID
+	folds    [][]byte
+	now      int // reports asked for by PrepareNow
+}
+
+func (m *memPreparations) Sketches(_ string, ids []core.ID) (map[core.ID][]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[core.ID][]byte{}
+	for _, id := range ids {
+		if sk, ok := m.sketches[id]; ok {
+			out[id] = sk
+		}
+	}
+	return out, nil
+}
+
+func (m *memPreparations) Folds(string) ([][]byte, []core.ID, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.folds), slices.Clone(m.folded), nil
+}
+
+func (m *memPreparations) PrepareNow(_ string, ids []core.ID, prepare func([]core.ID, [][]byte) ([][]byte, []byte, error)) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.now += len(ids)
+	var todo []core.ID
+	var ups [][]byte
+	for _, id := range ids {
+		if _, done := m.sketches[id]; !done {
+			todo, ups = append(todo, id), append(ups, m.reports["d"][id])
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	sk, fold, err := prepare(todo, ups)
+	if err != nil {
+		return err
+	}
+	m.record(todo, sk, fold)
+	return nil
+}
+
+// record records a batch's preparation.
+func (m *memPreparations) record(ids []core.ID, sk [][]byte, fold []byte) {
+	for i, id := range ids {
+		m.sketches[id] = sk[i]
+		if sk[i] != nil {
+			m.folded = append(m.folded, id)
+		}
+	}
+	if fold != nil {
+		m.folds = append(m.folds, fold)
+	}
+}
+
+// work prepares the kept uploads not prepared yet, batch reports per
+// lease.
+func (m *memPreparations) work(t *testing.T, batch int) {
+	t.Helper()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var ids []core.ID
+	var ups [][]byte
+	for id, up := range m.reports["d"] {
+		if _, done := m.sketches[id]; !done {
+			ids, ups = append(ids, id), append(ups, up)
+		}
+	}
+	for start := 0; start < len(ids); start += batch {
+		end := min(start+batch, len(ids))
+		sk, fold, err := m.p.Prepare(ids[start:end], ups[start:end])
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.record(ids[start:end], sk, fold)
+	}
+}
+
+// newPreparedPair is a verified DCF pair each of whose servers has its
+// reports prepared by other processes (memPreparations).
+func newPreparedPair(t *testing.T) (*pair, [2]*memPreparations) {
+	t.Helper()
+	d := Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 1 << 50}, MinReports: 1}
+	var preps [2]*memPreparations
+	var srv [2]*Server
+	net := transport.NewNetwork()
+	for i, role := range []Role{Leader, Helper} {
+		p, err := NewPreparer(d, role, testVerifyKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		preps[i] = &memPreparations{reports: memoryReports{}, p: p, sketches: map[core.ID][]byte{}}
+		cfg := Config{Role: role, Peer: "helper", Conn: net.Conn("leader"), Ledger: ledger.NewMemory(), Datasets: []Dataset{d},
+			Manifest: testManifest, VerifyKey: testVerifyKey, Reports: preps[i].reports, Preparations: preps[i]}
+		if role == Helper {
+			cfg.Peer, cfg.Conn = "leader", nil
+		}
+		if srv[i], err = New(cfg); err != nil {
+			t.Fatal(err)
+		}
+		keep, handle := preps[i].reports, srv[i].Handle
+		net.Register(transport.PeerID(role.String()), func(ctx context.Context, from transport.PeerID, req []byte) []byte {
+			if msg, err := protocol.Decode(req); err == nil {
+				if up, ok := msg.(*protocol.Upload); ok { // recorded, as deploy stores it
+					keep.keep(up)
+				}
+			}
+			return handle(ctx, from, req)
+		})
+	}
+	if err := srv[0].CheckPeer(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return &pair{net: net, leader: srv[0], helper: srv[1], servers: party.Servers{Conn: net.Conn("party"), Leader: "leader", Helper: "helper", Dataset: "d"}}, preps
+}
+
+// prefixCounts queries every prefix of the release's Count at ε = 2^48.
+func (p *pair) prefixCounts(t *testing.T, rel payload.ReleaseID) []uint64 {
+	t.Helper()
+	all := make([]int, bins)
+	for i := range all {
+		all[i] = i + 1
+	}
+	ans, err := protocol.Call[*protocol.Answer](context.Background(), p.net.Conn("analyst"), "leader",
+		&protocol.Query{Dataset: "d", Release: rel, Component: payload.Count, Prefixes: all})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ans.Values
+}
+
+// TestPreparedVerificationMatchesLocal: with its reports prepared by
+// other processes, the leader verifies as reports arrive only those its
+// processes prepared, and neither server walks a key to verify those
+// both prepared; a release verifies the others too (each server
+// preparing them itself), rejects every forgery as a pair preparing
+// locally does, and answers with the prefix counts of exactly the
+// reports accepted — the folds, less the forgeries and the reports
+// folded after the release was agreed, plus those not folded — equal to
+// a local pair's over the same scores.
+func TestPreparedVerificationMatchesLocal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	scores := []float64{0.05, 0.2, 0.2, 0.4, 0.55, 0.7, 0.9, 0.99}
+	p, preps := newPreparedPair(t)
+	local := newVerifiedPair(t, DCF)
+	p.uploadVerified(t, scores...)
+	local.uploadVerified(t, append(scores, 0.3, 0.8)...)
+	ks := forgeries(DCF)
+	for _, k := range ks[:4] {
+		p.forge(t, k.kind, rng)
+	}
+	ctx := context.Background()
+	if err := p.leader.Verify(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p.checkVerified(t, 0, map[string]int{}) // nothing prepared
+	preps[0].work(t, 3)
+	preps[1].work(t, 5)
+	if err := p.leader.Verify(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{verify.Reason(verify.ErrProof): 4}
+	p.checkVerified(t, len(scores), want)
+	for _, srv := range []*Server{p.leader, p.helper} {
+		if cpu, _ := srv.KeyWalkCPU(); cpu != 0 {
+			t.Errorf("the %s walked keys for %v to verify: its processes prepare them", srv.cfg.Role, cpu)
+		}
+	}
+	p.uploadVerified(t, 0.3) // prepared by neither server's processes
+	p.uploadVerified(t, 0.8)
+	preps[0].work(t, 1) // … by the leader's only
+	rel, n, err := p.release(1 << 48)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.checkVerified(t, len(scores)+2, want)
+	if preps[0].now != 0 || preps[1].now != 2 {
+		t.Errorf("prepared by the coordinators themselves: leader %d, helper %d reports; want 0 and 2", preps[0].now, preps[1].now)
+	}
+	preps[0].work(t, 1)
+	preps[1].work(t, 1)
+	lrel, _, err := local.release(1 << 48)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, wantCounts := p.prefixCounts(t, rel), local.prefixCounts(t, lrel)
+	if n != len(scores)+2 || !slices.Equal(got, wantCounts) {
+		t.Errorf("release over %d reports, prefix counts %v, want %d and %v (the local pair's)", n, got, len(scores)+2, wantCounts)
+	}
+	p.uploadVerified(t, 0.6)
+	rel2, n2, err := p.release(1 << 48)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total := p.total(t, rel2); n2 != len(scores)+3 || total != len(scores)+3 {
+		t.Errorf("second release over %d reports, total %d, want %d", n2, total, len(scores)+3)
+	}
+	if !slices.Equal(p.prefixCounts(t, rel), got) {
+		t.Error("the first release's answers changed as the dataset grew")
+	}
+}
