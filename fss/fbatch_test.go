@@ -289,12 +289,14 @@ func TestLeafSharesFlagsRejectedWords(t *testing.T) {
 		t.Run(accel.name, func(t *testing.T) {
 			defer accel.use()()
 			r := rand.New(testRand(92))
-			for _, n := range []int{64, 13, 3} {
-				for _, bad := range []struct{ key, c int }{{-1, 0}, {0, 0}, {n - 1, 2}, {n / 2, 1}, {7 % n, 2}} {
-					for party := range 2 {
-						t.Run(fmt.Sprintf("n=%d/bad=%v/party=%d", n, bad, party), func(t *testing.T) {
-							checkLeafShares(t, r, n, bad.key, bad.c, party)
-						})
+			for _, m := range []int{3, 4} {
+				for _, n := range []int{64, 13, 8, 3} {
+					for _, bad := range []struct{ key, c int }{{-1, 0}, {0, 0}, {n - 1, m - 1}, {n / 2, 1}, {7 % n, 2}} {
+						for party := range 2 {
+							t.Run(fmt.Sprintf("m=%d/n=%d/bad=%v/party=%d", m, n, bad, party), func(t *testing.T) {
+								checkLeafShares(t, r, m, n, bad.key, bad.c, party)
+							})
+						}
 					}
 				}
 			}
@@ -302,11 +304,13 @@ func TestLeafSharesFlagsRejectedWords(t *testing.T) {
 	}
 }
 
-// checkLeafShares runs leafShares on row 2 of n keys' outputs with m = 3
+// checkLeafShares runs leafShares on row 2 of n keys' outputs with m
 // components, on random words below p but for word c of key bad (none
-// when bad < 0), which is ≥ p.
-func checkLeafShares(t *testing.T, r *rand.Rand, n, bad, c, party int) {
-	const m, row = 3, 2
+// when bad < 0), which is ≥ p. A third of the keys get edge inputs
+// instead: a path value of all ones, or a sum of 0 or of p − 1 (whose
+// negation is 0 or 1), or words of 0.
+func checkLeafShares(t *testing.T, r *rand.Rand, m, n, bad, c, party int) {
+	const row = 2
 	random := func(bound uint64) [][]uint64 {
 		rows := make([][]uint64, m)
 		for c := range rows {
@@ -323,6 +327,19 @@ func checkLeafShares(t *testing.T, r *rand.Rand, n, bad, c, party int) {
 		vals[j] = make([]block, n+1)
 		for i := range vals[j] {
 			vals[j][i] = block{r.Uint64N(Modulus), r.Uint64N(Modulus)}
+		}
+	}
+	for i := range n {
+		for c := range m {
+			switch r.IntN(9) {
+			case 0:
+				val[c][i] = ^uint64(0)
+			case 1: // val + word ≡ 0 or p − 1, final ANDed to 0 or not
+				vals[c/2][i][c%2] = r.Uint64N(Modulus)
+				val[c][i] = Modulus - vals[c/2][i][c%2] - uint64(r.IntN(2))
+			case 2:
+				val[c][i], vals[c/2][i][c%2], final[c][i] = 0, 0, 0
+			}
 		}
 	}
 	if bad >= 0 {
