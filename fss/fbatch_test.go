@@ -24,44 +24,62 @@ func TestEvalFieldBatchEqualsPointwise(t *testing.T) {
 
 func checkEvalFieldBatch(t *testing.T) {
 	r := rand.New(testRand(83))
-	for _, tc := range []struct {
-		n, m, keys, points, workers int
-		resample                    bool
-	}{
+	for _, tc := range []fieldBatchCase{
 		{1, 1, 3, 2, 1, false}, {5, 3, 70, 32, 2, false}, {8, 4, 9, 256, 1, false}, {10, 3, 130, 100, 2, false},
 		{32, 2, 5, 20, 1, false}, {64, 3, 3, 10, 2, false},
 		{1, 1, 3, 2, 1, true}, {5, 3, 70, 32, 2, true}, {8, 5, 9, 256, 1, true}, {20, 3, 17, 100, 2, true},
+		{11, 4, 70, 300, 2, false}, {11, 4, 70, 37, 1, true},
 	} {
-		t.Run(fmt.Sprint(tc), func(t *testing.T) {
-			forceResample = tc.resample
-			t.Cleanup(func() { forceResample = false })
-			points := sortedPoints(r, tc.points, tc.n)
-			var keys []*FieldKey
-			for range tc.keys {
-				k0, k1, err := GenField(r.Uint64()>>uint(64-tc.n), randomFieldBeta(r, tc.m), tc.n, testRand(r.Uint64()))
-				if err != nil {
-					t.Fatal(err)
+		for _, reverse := range []bool{false, true} {
+			t.Run(fmt.Sprint(tc, reverse), func(t *testing.T) {
+				checkEvalFieldBatchCase(t, r, tc, reverse)
+			})
+		}
+	}
+}
+
+// fieldBatchCase is a case of checkEvalFieldBatch: keys of n-bit inputs
+// and m components at the given number of random points, on workers
+// goroutines, with resampling forced or not.
+type fieldBatchCase struct {
+	n, m, keys, points, workers int
+	resample                    bool
+}
+
+// checkEvalFieldBatchCase checks evalFieldBatch against EvalField for a
+// case, with point j at row len(points)−1−j when reverse is set.
+func checkEvalFieldBatchCase(t *testing.T, r *rand.Rand, tc fieldBatchCase, reverse bool) {
+	forceResample = tc.resample
+	t.Cleanup(func() { forceResample = false })
+	points := sortedPoints(r, tc.points, tc.n)
+	var keys []*FieldKey
+	for range tc.keys {
+		k0, k1, err := GenField(r.Uint64()>>uint(64-tc.n), randomFieldBeta(r, tc.m), tc.n, testRand(r.Uint64()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, [2]*FieldKey{k0, k1}[tc.keys%2])
+	}
+	out := make([][]Fp, len(keys))
+	for i := range out {
+		out[i] = make([]Fp, len(points)*tc.m)
+	}
+	if err := evalFieldBatch(keys, points, out, reverse, tc.workers); err != nil {
+		t.Fatal(err)
+	}
+	for i, k := range keys {
+		for j, x := range points {
+			want, _ := EvalField(k, x)
+			row := j
+			if reverse {
+				row = len(points) - 1 - j
+			}
+			for c := range want {
+				if got := out[i][row*tc.m+c]; got != want[c] {
+					t.Fatalf("key %d x=%d component %d: batch %d, EvalField %d", i, x, c, got, want[c])
 				}
-				keys = append(keys, [2]*FieldKey{k0, k1}[tc.keys%2])
 			}
-			out := make([][]Fp, len(keys))
-			for i := range out {
-				out[i] = make([]Fp, len(points)*tc.m)
-			}
-			if err := evalFieldBatch(keys, points, out, false, tc.workers); err != nil {
-				t.Fatal(err)
-			}
-			for i, k := range keys {
-				for j, x := range points {
-					want, _ := EvalField(k, x)
-					for c := range want {
-						if got := out[i][j*tc.m+c]; got != want[c] {
-							t.Fatalf("key %d x=%d component %d: batch %d, EvalField %d", i, x, c, got, want[c])
-						}
-					}
-				}
-			}
-		})
+		}
 	}
 }
 
