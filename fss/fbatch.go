@@ -150,11 +150,12 @@ type fieldWalker struct {
 
 // leafRun is the number of consecutive leaves whose shares the walker
 // stages before writing them out: a leaf writes m elements to every key's
-// staging row, a cache-resident leafRun·m·8 bytes per key (16 KB per chunk
+// staging row, a cache-resident leafRun·m·8 bytes per key (32 KB per chunk
 // at m = 4), and every leafRun leaves each key's run is copied to its
 // output vector in one sequential copy, instead of m elements to each of
 // chunkKeys vectors per leaf, a store to a line of 2 MB of outputs per key
-// that the cache rarely holds (EXPERIMENTS.md, "Fused leaf step").
+// that the cache rarely holds (EXPERIMENTS.md, "Tensor challenges: fused
+// leaf step").
 const leafRun = 16
 
 // valStride is the row length of fieldWalker.vals: one block beyond the
