@@ -145,7 +145,18 @@ type fieldWalker struct {
 	seedOut [2][]block
 	vals    []block   // value block j of key i at vals[j·valStride + i]
 	valOut  [][]block // per value block, per key: the rows of vals
+	staged  [][]Fp    // per key: the shares of up to leafRun leaves, in row order
 }
+
+// leafRun is the number of consecutive leaves whose shares the walker
+// stages before writing them out: a leaf writes m elements to every key's
+// staging row, a cache-resident leafRun·m·8 bytes per key (32 KB per chunk
+// at m = 4), and every leafRun leaves each key's run is copied to its
+// output vector in one sequential copy, instead of m elements to each of
+// chunkKeys vectors per leaf, a store to a line of 2 MB of outputs per key
+// that the cache rarely holds (EXPERIMENTS.md, "Tensor challenges: fused
+// leaf step").
+const leafRun = 16
 
 // valStride is the row length of fieldWalker.vals: one block beyond the
 // chunk, as the vector loops read the high words of blocks as 32-byte
@@ -178,6 +189,11 @@ func newFieldWalker(n, m int, points []uint64, reverse bool) *fieldWalker {
 	}
 	for j := range w.valOut {
 		w.valOut[j] = w.vals[j*valStride : (j+1)*valStride]
+	}
+	staged := make([]Fp, chunkKeys*leafRun*m)
+	w.staged = make([][]Fp, chunkKeys)
+	for i := range w.staged {
+		w.staged[i] = staged[i*leafRun*m : (i+1)*leafRun*m]
 	}
 	w.state[0][0] = newState()
 	for d := 1; d <= n; d++ {
@@ -342,17 +358,37 @@ func (w *fieldWalker) rejectedKey(i, words int) bool {
 	return rej != 0 || forceResample
 }
 
-// leaf writes every key's share at point p: the path value plus the leaf
-// value Convert(s^(n)) and t·CW^(n+1), times (−1)^b.
+// leaf stages every key's share at point p: the path value plus the leaf
+// value Convert(s^(n)) and t·CW^(n+1), times (−1)^b; at the end of a run
+// of leafRun leaves, or of the points, it writes the run out (flush).
 func (w *fieldWalker) leaf(st *fieldState, p int) {
-	row := p
+	done := p%leafRun + 1 // leaves of the run, this one included
+	slot := done - 1
 	if w.reverse {
-		row = len(w.points) - 1 - p
+		slot = leafRun - done
 	}
 	mask := st.mask[:w.keys]
 	w.hash(st.seed[:w.keys], [2]bool{}, fieldLeafBlocks(w.m))
-	if leafShares(w.out[:len(mask)], row*w.m, st.val, w.final, w.valOut, mask, -w.party) != 0 || forceResample {
-		w.resampleLeaf(st, row)
+	if leafShares(w.staged[:len(mask)], slot*w.m, st.val, w.final, w.valOut, mask, -w.party) != 0 || forceResample {
+		w.resampleLeaf(st, slot)
+	}
+	if done == leafRun || p == len(w.points)-1 {
+		w.flush(p+1-done, done)
+	}
+}
+
+// flush copies the staged shares of the leaves first … first+n−1 to
+// every key's output: rows first … first+n−1, or their mirror rows
+// len(points)−first−n … len(points)−first−1 when reverse, in whose order
+// the leaves were staged (at the end of the staging row).
+func (w *fieldWalker) flush(first, n int) {
+	row, from := first, 0
+	if w.reverse {
+		row, from = len(w.points)-first-n, leafRun-n
+	}
+	m := w.m
+	for i, out := range w.out[:w.keys] {
+		copy(out[row*m:(row+n)*m], w.staged[i][from*m:(from+n)*m])
 	}
 }
 
@@ -375,9 +411,9 @@ func leafShares(out [][]Fp, at int, val, final [][]uint64, vals [][]block, mask 
 	return rej
 }
 
-// resampleLeaf rewrites row for the keys whose first m leaf words are not
-// all below p, with their leaf values from fieldValues.
-func (w *fieldWalker) resampleLeaf(st *fieldState, row int) {
+// resampleLeaf rewrites staged slot for the keys whose first m leaf
+// words are not all below p, with their leaf values from fieldValues.
+func (w *fieldWalker) resampleLeaf(st *fieldState, slot int) {
 	var vals [maxFieldComponents]Fp
 	for i := range w.keys {
 		if !w.rejectedKey(i, w.m) {
@@ -386,7 +422,7 @@ func (w *fieldWalker) resampleLeaf(st *fieldState, row int) {
 		fieldLeaf(st.seed[i], vals[:w.m])
 		for c := range w.m {
 			v := canonical(addP(addP(st.val[c][i], uint64(vals[c])), w.final[c][i]&st.mask[i]))
-			w.out[i][row*w.m+c] = negateFieldIf(v, w.party)
+			w.staged[i][slot*w.m+c] = negateFieldIf(v, w.party)
 		}
 	}
 }

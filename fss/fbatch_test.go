@@ -24,44 +24,62 @@ func TestEvalFieldBatchEqualsPointwise(t *testing.T) {
 
 func checkEvalFieldBatch(t *testing.T) {
 	r := rand.New(testRand(83))
-	for _, tc := range []struct {
-		n, m, keys, points, workers int
-		resample                    bool
-	}{
+	for _, tc := range []fieldBatchCase{
 		{1, 1, 3, 2, 1, false}, {5, 3, 70, 32, 2, false}, {8, 4, 9, 256, 1, false}, {10, 3, 130, 100, 2, false},
 		{32, 2, 5, 20, 1, false}, {64, 3, 3, 10, 2, false},
 		{1, 1, 3, 2, 1, true}, {5, 3, 70, 32, 2, true}, {8, 5, 9, 256, 1, true}, {20, 3, 17, 100, 2, true},
+		{11, 4, 70, 300, 2, false}, {11, 4, 70, 37, 1, true},
 	} {
-		t.Run(fmt.Sprint(tc), func(t *testing.T) {
-			forceResample = tc.resample
-			t.Cleanup(func() { forceResample = false })
-			points := sortedPoints(r, tc.points, tc.n)
-			var keys []*FieldKey
-			for range tc.keys {
-				k0, k1, err := GenField(r.Uint64()>>uint(64-tc.n), randomFieldBeta(r, tc.m), tc.n, testRand(r.Uint64()))
-				if err != nil {
-					t.Fatal(err)
+		for _, reverse := range []bool{false, true} {
+			t.Run(fmt.Sprint(tc, reverse), func(t *testing.T) {
+				checkEvalFieldBatchCase(t, r, tc, reverse)
+			})
+		}
+	}
+}
+
+// fieldBatchCase is a case of checkEvalFieldBatch: keys of n-bit inputs
+// and m components at the given number of random points, on workers
+// goroutines, with resampling forced or not.
+type fieldBatchCase struct {
+	n, m, keys, points, workers int
+	resample                    bool
+}
+
+// checkEvalFieldBatchCase checks evalFieldBatch against EvalField for a
+// case, with point j at row len(points)−1−j when reverse is set.
+func checkEvalFieldBatchCase(t *testing.T, r *rand.Rand, tc fieldBatchCase, reverse bool) {
+	forceResample = tc.resample
+	t.Cleanup(func() { forceResample = false })
+	points := sortedPoints(r, tc.points, tc.n)
+	var keys []*FieldKey
+	for range tc.keys {
+		k0, k1, err := GenField(r.Uint64()>>uint(64-tc.n), randomFieldBeta(r, tc.m), tc.n, testRand(r.Uint64()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, [2]*FieldKey{k0, k1}[tc.keys%2])
+	}
+	out := make([][]Fp, len(keys))
+	for i := range out {
+		out[i] = make([]Fp, len(points)*tc.m)
+	}
+	if err := evalFieldBatch(keys, points, out, reverse, tc.workers); err != nil {
+		t.Fatal(err)
+	}
+	for i, k := range keys {
+		for j, x := range points {
+			want, _ := EvalField(k, x)
+			row := j
+			if reverse {
+				row = len(points) - 1 - j
+			}
+			for c := range want {
+				if got := out[i][row*tc.m+c]; got != want[c] {
+					t.Fatalf("key %d x=%d component %d: batch %d, EvalField %d", i, x, c, got, want[c])
 				}
-				keys = append(keys, [2]*FieldKey{k0, k1}[tc.keys%2])
 			}
-			out := make([][]Fp, len(keys))
-			for i := range out {
-				out[i] = make([]Fp, len(points)*tc.m)
-			}
-			if err := evalFieldBatch(keys, points, out, false, tc.workers); err != nil {
-				t.Fatal(err)
-			}
-			for i, k := range keys {
-				for j, x := range points {
-					want, _ := EvalField(k, x)
-					for c := range want {
-						if got := out[i][j*tc.m+c]; got != want[c] {
-							t.Fatalf("key %d x=%d component %d: batch %d, EvalField %d", i, x, c, got, want[c])
-						}
-					}
-				}
-			}
-		})
+		}
 	}
 }
 
@@ -289,12 +307,14 @@ func TestLeafSharesFlagsRejectedWords(t *testing.T) {
 		t.Run(accel.name, func(t *testing.T) {
 			defer accel.use()()
 			r := rand.New(testRand(92))
-			for _, n := range []int{64, 13, 3} {
-				for _, bad := range []struct{ key, c int }{{-1, 0}, {0, 0}, {n - 1, 2}, {n / 2, 1}, {7 % n, 2}} {
-					for party := range 2 {
-						t.Run(fmt.Sprintf("n=%d/bad=%v/party=%d", n, bad, party), func(t *testing.T) {
-							checkLeafShares(t, r, n, bad.key, bad.c, party)
-						})
+			for _, m := range []int{3, 4} {
+				for _, n := range []int{64, 13, 8, 3} {
+					for _, bad := range []struct{ key, c int }{{-1, 0}, {0, 0}, {n - 1, m - 1}, {n / 2, 1}, {7 % n, 2}} {
+						for party := range 2 {
+							t.Run(fmt.Sprintf("m=%d/n=%d/bad=%v/party=%d", m, n, bad, party), func(t *testing.T) {
+								checkLeafShares(t, r, m, n, bad.key, bad.c, party)
+							})
+						}
 					}
 				}
 			}
@@ -302,11 +322,13 @@ func TestLeafSharesFlagsRejectedWords(t *testing.T) {
 	}
 }
 
-// checkLeafShares runs leafShares on row 2 of n keys' outputs with m = 3
+// checkLeafShares runs leafShares on row 2 of n keys' outputs with m
 // components, on random words below p but for word c of key bad (none
-// when bad < 0), which is ≥ p.
-func checkLeafShares(t *testing.T, r *rand.Rand, n, bad, c, party int) {
-	const m, row = 3, 2
+// when bad < 0), which is ≥ p. A third of the keys get edge inputs
+// instead: a path value of all ones, or a sum of 0 or of p − 1 (whose
+// negation is 0 or 1), or words of 0.
+func checkLeafShares(t *testing.T, r *rand.Rand, m, n, bad, c, party int) {
+	const row = 2
 	random := func(bound uint64) [][]uint64 {
 		rows := make([][]uint64, m)
 		for c := range rows {
@@ -323,6 +345,19 @@ func checkLeafShares(t *testing.T, r *rand.Rand, n, bad, c, party int) {
 		vals[j] = make([]block, n+1)
 		for i := range vals[j] {
 			vals[j][i] = block{r.Uint64N(Modulus), r.Uint64N(Modulus)}
+		}
+	}
+	for i := range n {
+		for c := range m {
+			switch r.IntN(9) {
+			case 0:
+				val[c][i] = ^uint64(0)
+			case 1: // val + word ≡ 0 or p − 1, final ANDed to 0 or not
+				vals[c/2][i][c%2] = r.Uint64N(Modulus)
+				val[c][i] = Modulus - vals[c/2][i][c%2] - uint64(r.IntN(2))
+			case 2:
+				val[c][i], vals[c/2][i][c%2], final[c][i] = 0, 0, 0
+			}
 		}
 	}
 	if bad >= 0 {

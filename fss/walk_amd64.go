@@ -98,6 +98,13 @@ type leafArgs struct {
 //go:noescape
 func leafAVX2(a *leafArgs) uint64
 
+// leaf4AVX512 is leafAVX2 on AVX-512 for a.m = 4 and a.n a multiple of 8:
+// it transposes eight keys' four elements and writes each key's with one
+// 32-byte store. It returns a non-zero word when a word read is ≥ p.
+//
+//go:noescape
+func leaf4AVX512(a *leafArgs) uint64
+
 // addBothAccel runs addBothValues's loop on the first keys, a multiple of
 // 8 with AVX-512 or of 4 with AVX2, and returns how many it did (0
 // without) and whether a word was rejected.
@@ -126,12 +133,16 @@ func addBothAccel(dl, dr, par, vcw, mask []uint64, vl []block, hl int, vr []bloc
 	return n, rej
 }
 
-// leafAccel runs leafShares's loop on the first keys, a multiple of 4,
-// with AVX2 and returns how many it did (0 without) and whether a word was
-// rejected. Every out[i] must hold elements at … at+m−1, as
+// leafAccel runs leafShares's loop on the first keys, a multiple of 8
+// with AVX-512 and m = 4 (leaf4AVX512) or of 4 with AVX2, and returns
+// how many it did (0 without) and whether a word was rejected. Every out[i] must hold elements at … at+m−1, as
 // checkFieldBatch ensures.
 func leafAccel(out [][]Fp, at int, val, final [][]uint64, vals [][]block, mask []uint64, neg uint64) (done int, rej uint64) {
 	n, m := len(mask)&^3, len(val)
+	wide := useAVX512 && m == 4 && len(mask) >= 8
+	if wide {
+		n = len(mask) &^ 7
+	}
 	if !useAVX2 || n == 0 {
 		return 0, 0
 	}
@@ -141,6 +152,15 @@ func leafAccel(out [][]Fp, at int, val, final [][]uint64, vals [][]block, mask [
 		pv[c], pf[c], pw[c] = &val[c][0], &final[c][0], &vals[c/2][0][c&1]
 	}
 	_ = out[n-1]
-	r := leafAVX2(&leafArgs{val: &pv, final: &pf, words: &pw, mask: &mask[0], outs: &out[0], at: at, m: m, n: n, neg: neg})
-	return n, r & 1
+	a := leafArgs{val: &pv, final: &pf, words: &pw, mask: &mask[0], outs: &out[0], at: at, m: m, n: n, neg: neg}
+	var r uint64
+	if wide {
+		r = leaf4AVX512(&a)
+	} else {
+		r = leafAVX2(&a)
+	}
+	if r != 0 {
+		rej = 1
+	}
+	return n, rej
 }

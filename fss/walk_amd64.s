@@ -359,3 +359,116 @@ both8Done:
 	VZEROUPPER
 	MOVQ       AX, ret+8(FP)
 	RET
+
+// pairLo and pairHi index, over two ZMM registers A and B of component
+// pairs (A the pairs (0, 1) of keys 0, 2, 4, 6 or 1, 3, 5, 7, B the pairs
+// (2, 3)), the four components of two keys: pairLo the first and second
+// key, pairHi the third and fourth.
+DATA pairLo<>+0(SB)/8, $0
+DATA pairLo<>+8(SB)/8, $1
+DATA pairLo<>+16(SB)/8, $8
+DATA pairLo<>+24(SB)/8, $9
+DATA pairLo<>+32(SB)/8, $2
+DATA pairLo<>+40(SB)/8, $3
+DATA pairLo<>+48(SB)/8, $10
+DATA pairLo<>+56(SB)/8, $11
+GLOBL pairLo<>(SB), RODATA|NOPTR, $64
+DATA pairHi<>+0(SB)/8, $4
+DATA pairHi<>+8(SB)/8, $5
+DATA pairHi<>+16(SB)/8, $12
+DATA pairHi<>+24(SB)/8, $13
+DATA pairHi<>+32(SB)/8, $6
+DATA pairHi<>+40(SB)/8, $7
+DATA pairHi<>+48(SB)/8, $14
+DATA pairHi<>+56(SB)/8, $15
+GLOBL pairHi<>(SB), RODATA|NOPTR, $64
+
+// LEAF4(c8, z): z = component c of keys 8g … 8g+7 (c8 = 8c; R8 = 64g):
+// canonical(addP(addP(val[c], word c&1 of value block c/2), final[c] &
+// mask)), negated mod p in the lanes of K6 (party 1) that are not 0.
+// Z6 = mask, Z12 = p, Z13 = evenWords, Z14 = 2^32 − 1; K4 collects the
+// words ≥ p.
+#define LEAF4(c8, z) \
+	MOVQ      0(DX), SI          \
+	MOVQ      c8(SI), SI         \
+	VMOVDQU64 (SI)(R8*1), z      \
+	MOVQ      16(DX), SI         \
+	MOVQ      c8(SI), SI         \
+	LEAQ      (SI)(R8*2), SI     \
+	WORDS512(SI, Z4)             \
+	REJECT512(Z4)                \
+	ADDP512(Z4, z)               \
+	MOVQ      8(DX), SI          \
+	MOVQ      c8(SI), SI         \
+	VPANDQ    (SI)(R8*1), Z6, Z5 \
+	ADDP512(Z5, z)               \
+	VPCMPUQ   $5, Z12, z, K3     \
+	VPSUBQ    Z12, z, K3, z      \
+	VPTESTMQ  z, z, K6, K5       \
+	VPSUBQ    z, Z12, K5, z
+
+// STORE2(z, lo, hi): the low 32 bytes of z to element a.at of output
+// vector lo (byte offset of its slice header from BX), the high 32 to hi.
+#define STORE2(z, y, lo, hi) \
+	MOVQ          lo(BX), SI           \
+	VMOVDQU64     y, (SI)(R13*1)       \
+	MOVQ          hi(BX), SI           \
+	VEXTRACTI64X4 $1, z, (SI)(R13*1)
+
+// func leaf4AVX512(a *leafArgs) uint64
+//
+// leafAVX2 for a.m = 4 and a.n a multiple of 8, eight keys per
+// instruction: the four components of eight keys are computed as four
+// vectors, transposed to a key's four elements in 32 bytes, and stored
+// with one instruction per key instead of four. Not 0 when a word is ≥ p.
+TEXT ·leaf4AVX512(SB), NOSPLIT, $0-16
+	MOVQ         a+0(FP), DX
+	MOVQ         32(DX), BX // outs
+	MOVQ         40(DX), R13
+	SHLQ         $3, R13    // at, in bytes
+	MOVQ         56(DX), CX // n
+	MOVQ         64(DX), AX // neg
+	KMOVW        AX, K6
+	VPBROADCASTQ low32<>(SB), Z14
+	VMOVDQU64    evenWords<>(SB), Z13
+	VPBROADCASTQ modulus<>(SB), Z12
+	VMOVDQU64    pairLo<>(SB), Z15
+	VMOVDQU64    pairHi<>(SB), Z16
+	KXORW        K4, K4, K4
+	XORQ         R8, R8
+
+leaf8:
+	CMPQ        CX, $8
+	JB          leaf8Done
+	MOVQ        24(DX), SI
+	VMOVDQU64   (SI)(R8*1), Z6 // mask
+	LEAF4(0, Z0)
+	LEAF4(8, Z1)
+	LEAF4(16, Z2)
+	LEAF4(24, Z3)
+	VPUNPCKLQDQ Z1, Z0, Z7  // (c0, c1) of keys 0, 2, 4, 6
+	VPUNPCKHQDQ Z1, Z0, Z8  // … of keys 1, 3, 5, 7
+	VPUNPCKLQDQ Z3, Z2, Z9  // (c2, c3) of keys 0, 2, 4, 6
+	VPUNPCKHQDQ Z3, Z2, Z10 // … of keys 1, 3, 5, 7
+	VMOVDQA64   Z15, Z4
+	VPERMI2Q    Z9, Z7, Z4  // keys 0, 2
+	VMOVDQA64   Z16, Z5
+	VPERMI2Q    Z9, Z7, Z5  // keys 4, 6
+	VMOVDQA64   Z15, Z11
+	VPERMI2Q    Z10, Z8, Z11 // keys 1, 3
+	VMOVDQA64   Z16, Z17
+	VPERMI2Q    Z10, Z8, Z17 // keys 5, 7
+	STORE2(Z4, Y4, 0, 48)
+	STORE2(Z5, Y5, 96, 144)
+	STORE2(Z11, Y11, 24, 72)
+	STORE2(Z17, Y17, 120, 168)
+	ADDQ        $64, R8
+	ADDQ        $192, BX
+	SUBQ        $8, CX
+	JMP         leaf8
+
+leaf8Done:
+	KMOVW      K4, AX
+	VZEROUPPER
+	MOVQ       AX, ret+8(FP)
+	RET

@@ -75,3 +75,33 @@ func BenchmarkChallenge(b *testing.B) {
 		f.srv[0].challenges(nonce, sc)
 	}
 }
+
+// BenchmarkEvaluatePrepare is one server's work on a chunk of 64 reports
+// at N = 1024 bins, as the server walks them: Evaluate the chunk's keys in
+// lockstep, then Prepare each report's check; ns/report per report.
+func BenchmarkEvaluatePrepare(b *testing.B) {
+	const reports = 64
+	f := newFixture(b, 1024, 9)
+	shares := make([]*Share, reports)
+	nonces := make([][NonceSize]byte, reports)
+	for i := range shares {
+		r := f.encode(b, f.r.IntN(1024), i%2 == 0)
+		sh, err := f.srv[0].DecodeShare(r.Shares[0])
+		if err != nil {
+			b.Fatal(err)
+		}
+		shares[i], nonces[i] = sh, r.Nonce
+	}
+	for b.Loop() {
+		vecs, err := f.srv[0].Evaluate(shares)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i, sh := range shares {
+			if _, _, err := f.srv[0].Prepare(nonces[i], sh, vecs[i]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*reports), "ns/report")
+}
