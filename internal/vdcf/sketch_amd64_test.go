@@ -2,7 +2,13 @@
 
 package vdcf
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+
+	"github.com/fedecdf/fedecdf/fss"
+	"github.com/fedecdf/fedecdf/internal/payload"
+)
 
 // accelPath is a way to run the sketch and the fold: set turns it on for
 // one test.
@@ -28,4 +34,35 @@ func accelPaths(t *testing.T) []accelPath {
 		t.Log("no AVX-512 IFMA: the vector kernels are not tested here")
 	}
 	return paths
+}
+
+// TestKernelsDispatched checks that, where the CPU has them, the vector
+// kernels take what they are for (a dispatch that falls back to the
+// portable loops gives the same sums, so the sums tests cannot see it):
+// the sketch's whole rows and the fold's multiples of 8 prefixes, for
+// 4- and 5-component vectors.
+func TestKernelsDispatched(t *testing.T) {
+	if !useIFMA || !useAVX512 {
+		t.Skip("no AVX-512 IFMA: no kernel to dispatch to")
+	}
+	const bins = 1031 // 128 whole rows, 1024 prefixes in groups of 8
+	for _, prob := range []bool{false, true} {
+		f := newFixture(t, bins, 43)
+		if prob {
+			f = newProbFixture(t, bins, 43)
+		}
+		m := f.s.Components()
+		t.Run(fmt.Sprintf("m=%d", m), func(t *testing.T) {
+			vec := make([]fss.Fp, bins*m)
+			c := factorsOf(bins, func() fss.Fp { return 1 })
+			var cols columns
+			if rows := tensorAccel(vec, c.alpha, c.alpha2, m, f.s.macOf(1), &cols); rows != bins/tensorCols {
+				t.Errorf("sketch kernel took %d rows, want %d", rows, bins/tensorCols)
+			}
+			comp := []int{int(payload.Count), int(payload.Label)}
+			if done := foldAccel(vec, m, comp, make([]uint64, len(comp)*bins)); done != bins&^7 {
+				t.Errorf("fold kernel took %d prefixes, want %d", done, bins&^7)
+			}
+		})
+	}
 }
