@@ -21,6 +21,16 @@ type Aggregate struct {
 	sum  []uint64
 }
 
+// Summed is the components a server sums over its accepted reports
+// (NewAggregate's comp): the count and label, and the probability if the
+// scheme's reports carry it.
+func (s *Scheme) Summed() []payload.Component {
+	if s.prob {
+		return []payload.Component{payload.Count, payload.Label, Probability}
+	}
+	return []payload.Component{payload.Count, payload.Label}
+}
+
 // NewAggregate returns the empty aggregate of the scheme's prefix
 // vectors over the components comp, each one the scheme's reports carry.
 func (s *Scheme) NewAggregate(comp []payload.Component) (*Aggregate, error) {
