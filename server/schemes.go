@@ -179,14 +179,13 @@ type dcfState struct {
 
 func newVDCF(bins int, prob bool, role Role, key [verify.KeySize]byte) (*verifiedDCF, error) {
 	sch, err := vdcf.New(bins)
-	comp := []payload.Component{payload.Count, payload.Label}
 	if prob {
 		sch, err = vdcf.NewWithProbability(bins)
-		comp = append(comp, payload.Probability)
 	}
 	if err != nil {
 		return nil, err
 	}
+	comp := sch.Summed()
 	srv, err := sch.NewServer(int(role), key)
 	if err != nil {
 		return nil, err

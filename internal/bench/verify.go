@@ -50,7 +50,7 @@ type VerifyReport struct {
 	EvalNs            float64    `json:"eval_cpu_ns"`               // server, unverified: summed full-domain evaluation
 	FieldEvalNs       float64    `json:"field_eval_cpu_ns"`         // server, verified: per-key full-domain evaluation
 	CheckNs           float64    `json:"check_cpu_ns"`              // server: Prepare, Exchange, Finish
-	FoldNs            float64    `json:"fold_cpu_ns"`               // server: adding an accepted report's count and label prefixes
+	FoldNs            float64    `json:"fold_cpu_ns"`               // server: adding an accepted report's summed prefixes (vdcf.Scheme.Summed)
 	VerifiedNs        float64    `json:"verified_cpu_ns"`           // FieldEvalNs + CheckNs + FoldNs
 	AddedOverEval     float64    `json:"added_over_eval"`           // (VerifiedNs − EvalNs) / EvalNs
 	CheckOverEval     float64    `json:"check_over_field_eval"`     // CheckNs / FieldEvalNs
@@ -108,7 +108,7 @@ func MeasureVerify(cfg VerifyConfig) (VerifyReport, error) {
 				rep.AcceptedAllHonest = false
 			}
 		}) / per
-		agg, err := b.scheme.NewAggregate([]payload.Component{payload.Count, payload.Label})
+		agg, err := b.scheme.NewAggregate(b.scheme.Summed())
 		if err != nil {
 			return VerifyReport{}, err
 		}

@@ -12,13 +12,24 @@ import (
 // (Server.Evaluate) over some of their components: its share of each
 // component's prefix sums. Sums are carried as 64-bit words congruent
 // mod p (fss.AddLazy), one addition and a conditional one per element,
-// and made canonical when read; the count and label of a 3-component
-// vector eight prefixes per instruction on AVX-512 (foldAccel).
+// and made canonical when read; eight prefixes per instruction on
+// AVX-512 (foldAccel: the count and label of a 4-component vector,
+// any components of a 5-component one).
 type Aggregate struct {
 	m    int   // components of a prefix vector
 	bins int   // prefixes
 	comp []int // the components summed
 	sum  []uint64
+}
+
+// Summed is the components a server sums over its accepted reports
+// (NewAggregate's comp): the count and label, and the probability if the
+// scheme's reports carry it.
+func (s *Scheme) Summed() []payload.Component {
+	if s.prob {
+		return []payload.Component{payload.Count, payload.Label, Probability}
+	}
+	return []payload.Component{payload.Count, payload.Label}
 }
 
 // NewAggregate returns the empty aggregate of the scheme's prefix
@@ -38,10 +49,7 @@ func (s *Scheme) NewAggregate(comp []payload.Component) (*Aggregate, error) {
 // sums.
 func (a *Aggregate) Add(vec []fss.Fp) {
 	vec = vec[:a.bins*a.m]
-	done := 0
-	if len(a.comp) == 2 && a.comp[0] == int(payload.Count) && a.comp[1] == int(payload.Label) {
-		done = foldAccel(vec, a.m, a.sum[:a.bins], a.sum[a.bins:])
-	}
+	done := foldAccel(vec, a.m, a.comp, a.sum)
 	for k, c := range a.comp {
 		sum := a.sum[k*a.bins : (k+1)*a.bins]
 		for j := done; j < len(sum); j++ {

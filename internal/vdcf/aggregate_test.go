@@ -75,3 +75,30 @@ func TestAggregateRefusesAMissingComponent(t *testing.T) {
 		t.Fatal("an aggregate over the probability of reports without it was made")
 	}
 }
+
+// TestSummedComponents: a server sums the count and label, and the
+// probability when the reports carry it (server/schemes.go and `bench
+// fss --verify` fold these), each an aggregate can take.
+func TestSummedComponents(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		new  func(int) (*Scheme, error)
+		want []payload.Component
+	}{
+		{"count and label", New, []payload.Component{payload.Count, payload.Label}},
+		{"with probability", NewWithProbability, []payload.Component{payload.Count, payload.Label, payload.Probability}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := tc.new(16)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s.Summed(); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Fatalf("Summed() = %v, want %v", got, tc.want)
+			}
+			if _, err := s.NewAggregate(s.Summed()); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -16,28 +16,34 @@ var (
 	useAVX512 = cpu.X86.HasAVX512F
 )
 
-// fold3AVX512 and fold4AVX512 are the assembly kernels of foldAccel for
-// 3- and 4-component vectors (sketch_amd64.s).
+// fold4AVX512 is the assembly kernel of foldAccel for 4-component
+// vectors (sketch_amd64.s).
 //
-//go:noescape
-func fold3AVX512(p *fss.Fp, count, label *uint64, n int)
-
 //go:noescape
 func fold4AVX512(p *fss.Fp, count, label *uint64, n int)
 
-// foldAccel adds the count and label of the first done prefixes (a
-// multiple of 8; 0 without AVX-512) of an m-component prefix vector,
-// m = 3 or 4, to the lazily reduced sums count and label (fss.AddLazy).
-func foldAccel(prefixes []fss.Fp, m int, count, label []uint64) (done int) {
-	n := len(count) &^ 7
-	if !useAVX512 || n == 0 || m < 3 || m > 4 {
+// foldAccel adds the components comp of the first done prefixes (a
+// multiple of 8; 0 without AVX-512) of an m-component prefix vector to
+// the lazily reduced sums (fss.AddLazy), component comp[k]'s at
+// sums[k·bins:], bins = len(sums)/len(comp): for m = 5 any components
+// (tensor5_amd64.go), for m = 4 count and label (in one pass).
+func foldAccel(prefixes []fss.Fp, m int, comp []int, sums []uint64) (done int) {
+	if len(comp) == 0 {
 		return 0
 	}
-	_, _ = prefixes[m*n-1], label[n-1]
-	if m == 3 {
-		fold3AVX512(&prefixes[0], &count[0], &label[0], n)
-	} else {
-		fold4AVX512(&prefixes[0], &count[0], &label[0], n)
+	bins := len(sums) / len(comp)
+	n := bins &^ 7
+	if !useAVX512 || n == 0 {
+		return 0
+	}
+	switch {
+	case m == 5:
+		fold5Accel(prefixes, comp, sums, bins, n)
+	case m == 4 && len(comp) == 2 && comp[0] == int(payload.Count) && comp[1] == int(payload.Label):
+		_ = prefixes[4*n-1]
+		fold4AVX512(&prefixes[0], &sums[0], &sums[bins], n)
+	default:
+		return 0
 	}
 	return n
 }
@@ -53,11 +59,14 @@ func tensor4IFMA(p *fss.Fp, prev *[3]fss.Fp, alpha, alpha2 *fss.Fp, rows, mac in
 const tensorBlock = 512
 
 // tensorAccel adds to the column sums cols, for a 4-component prefix
-// vector, the rows the AVX-512 IFMA kernel sums (the whole rows of
-// tensorCols prefixes; none without IFMA or for other m) and returns
+// vector (5-component: tensor5Accel), the rows the AVX-512 IFMA kernel
+// sums (the whole rows of tensorCols prefixes; none without IFMA) and returns
 // their number: per column l, Σ_h α_h·ΔP_c(h, l) for the count, label
 // and MAC component mac, and Σ_h α_h²·ΔCount(h, l).
 func tensorAccel(prefixes, alpha, alpha2 []fss.Fp, m, mac int, cols *columns) (rows int) {
+	if m == 5 {
+		return tensor5Accel(prefixes, alpha, alpha2, mac, cols)
+	}
 	rows = len(prefixes) / (m * tensorCols)
 	if !useIFMA || rows == 0 || m != 4 || (mac != 2 && mac != 3) {
 		return 0

@@ -26,23 +26,6 @@ GLOBL twoTo32m1<>(SB), RODATA|NOPTR, $8
 	DATA name<>+56(SB)/8, $i7             \
 	GLOBL name<>(SB), RODATA|NOPTR, $64
 
-// Permutations that gather, from three rows of eight prefixes (24 words
-// P[3j + c] in Z12, Z13, Z14), the count or the label of each: the
-// first picks what lies in the first 16 words, the second completes from
-// the last 8.
-INDEX(idxC1, 0, 3, 6, 9, 12, 15, 0, 0)
-INDEX(idxC2, 0, 1, 2, 3, 4, 5, 10, 13)
-INDEX(idxL1, 1, 4, 7, 10, 13, 0, 0, 0)
-INDEX(idxL2, 0, 1, 2, 3, 4, 8, 11, 14)
-
-// COUNT_LABEL_INDEX loads the count's and the label's permutations into
-// Z24–Z27.
-#define COUNT_LABEL_INDEX \
-	VMOVDQU64 idxC1<>(SB), Z24 \
-	VMOVDQU64 idxC2<>(SB), Z25 \
-	VMOVDQU64 idxL1<>(SB), Z26 \
-	VMOVDQU64 idxL2<>(SB), Z27
-
 // Permutations that gather, from two rows of four prefixes (16 words
 // P[4j + c]), component c of each into the low four words.
 INDEX(idx4C0, 0, 4, 8, 12, 0, 0, 0, 0)
@@ -58,18 +41,6 @@ INDEX(idx4C3, 3, 7, 11, 15, 0, 0, 0, 0)
 	VMOVDQA64    Z17, Z24       \
 	VPERMT2Q     Z18, index, Z24 \
 	VINSERTI64X4 $1, Y24, dst, dst
-
-// LOAD_ROWS loads the 24 words of eight prefixes at SI into Z12–Z14.
-#define LOAD_ROWS \
-	VMOVDQU64 0(SI), Z12   \
-	VMOVDQU64 64(SI), Z13  \
-	VMOVDQU64 128(SI), Z14
-
-// GATHER(first, second, dst): dst = one component of the eight prefixes.
-#define GATHER(first, second, dst) \
-	VMOVDQA64 Z12, dst          \
-	VPERMT2Q  Z13, first, dst   \
-	VPERMT2Q  Z14, second, dst
 
 // LIMBS(x, lo, hi): x = lo + 2^52·hi, lo < 2^52, hi < 2^12 (Z31: mask52);
 // lo may be x.
@@ -207,41 +178,12 @@ tensored:
 	VPADDQ    Z30, Z16, k, Z16  \
 	VMOVDQU64 Z16, at
 
-// func fold3AVX512(p *fss.Fp, count, label *uint64, n int)
-//
-// For n prefixes (a multiple of 8) of a 3-component prefix vector p, adds
-// component 0 (count) to count[j] and component 1 (label) to label[j] as
-// words congruent mod p, eight prefixes per instruction.
-TEXT ·fold3AVX512(SB), NOSPLIT, $0-32
-	MOVQ         p+0(FP), SI
-	MOVQ         count+8(FP), DI
-	MOVQ         label+16(FP), R8
-	MOVQ         n+24(FP), CX
-	VPBROADCASTQ twoTo32m1<>(SB), Z30
-	COUNT_LABEL_INDEX
-	TESTQ        CX, CX
-	JZ           folded
-
-fold:
-	LOAD_ROWS
-	GATHER(Z24, Z25, Z15)
-	ADD_LAZY(Z15, (DI), K1)
-	GATHER(Z26, Z27, Z17)
-	ADD_LAZY(Z17, (R8), K2)
-	ADDQ $192, SI
-	ADDQ $64, DI
-	ADDQ $64, R8
-	SUBQ $8, CX
-	JNZ  fold
-
-folded:
-	VZEROUPPER
-	RET
-
 // func fold4AVX512(p *fss.Fp, count, label *uint64, n int)
 //
-// fold3AVX512 for a 4-component prefix vector (count, label and the two
-// checks' MACs).
+// For n prefixes (a multiple of 8) of a 4-component prefix vector p
+// (count, label and the two checks' MACs), adds component 0 (count) to
+// count[j] and component 1 (label) to label[j] as words congruent mod p,
+// eight prefixes per instruction.
 TEXT ·fold4AVX512(SB), NOSPLIT, $0-32
 	MOVQ         p+0(FP), SI
 	MOVQ         count+8(FP), DI

@@ -2,7 +2,14 @@
 
 package vdcf
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/fedecdf/fedecdf/fss"
+	"github.com/fedecdf/fedecdf/internal/payload"
+)
 
 // accelPath is a way to run the sketch and the fold: set turns it on for
 // one test.
@@ -28,4 +35,87 @@ func accelPaths(t *testing.T) []accelPath {
 		t.Log("no AVX-512 IFMA: the vector kernels are not tested here")
 	}
 	return paths
+}
+
+// TestKernelsDispatched checks that, where the CPU has them, the vector
+// kernels take what they are for (a dispatch that falls back to the
+// portable loops gives the same sums, so the sums tests cannot see it):
+// the sketch's whole rows and the fold's multiples of 8 prefixes, for
+// 4- and 5-component vectors.
+func TestKernelsDispatched(t *testing.T) {
+	if !useIFMA || !useAVX512 {
+		t.Skip("no AVX-512 IFMA: no kernel to dispatch to")
+	}
+	const bins = 1031 // 128 whole rows, 1024 prefixes in groups of 8
+	for _, prob := range []bool{false, true} {
+		f := newFixture(t, bins, 43)
+		if prob {
+			f = newProbFixture(t, bins, 43)
+		}
+		m := f.s.Components()
+		t.Run(fmt.Sprintf("m=%d", m), func(t *testing.T) {
+			vec := make([]fss.Fp, bins*m)
+			c := factorsOf(bins, func() fss.Fp { return 1 })
+			var cols columns
+			if rows := tensorAccel(vec, c.alpha, c.alpha2, m, f.s.macOf(1), &cols); rows != bins/tensorCols {
+				t.Errorf("sketch kernel took %d rows, want %d", rows, bins/tensorCols)
+			}
+			comp := []int{int(payload.Count), int(payload.Label)}
+			if done := foldAccel(vec, m, comp, make([]uint64, len(comp)*bins)); done != bins&^7 {
+				t.Errorf("fold kernel took %d prefixes, want %d", done, bins&^7)
+			}
+		})
+	}
+}
+
+// BenchmarkKernels times the vector kernels and the portable loops in
+// one run, alternating them in each iteration, at N = 1024 bins, on 4-
+// and 5-component vectors (without and with the probability): one
+// check's sketch (Server.sketchOf) and one vector's fold into the
+// aggregate a server keeps (Scheme.Summed). It reports both times per
+// operation and their ratio, portable/kernel.
+func BenchmarkKernels(b *testing.B) {
+	if !useIFMA || !useAVX512 {
+		b.Skip("no AVX-512 IFMA: nothing to compare")
+	}
+	for _, prob := range []bool{false, true} {
+		f := newFixture(b, 1024, 42)
+		if prob {
+			f = newProbFixture(b, 1024, 42)
+		}
+		m := f.s.Components()
+		vec := make([]fss.Fp, 1024*m)
+		for i := range vec {
+			vec[i] = fss.Fp(f.r.Uint64N(fss.Modulus))
+		}
+		c := factorsOf(1024, func() fss.Fp { return fss.Fp(f.r.Uint64N(fss.Modulus)) })
+		agg, err := f.s.NewAggregate(f.s.Summed())
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, op := range []struct {
+			name string
+			run  func()
+		}{
+			{"sketch", func() { f.srv[0].sketchOf(vec, c, MAC) }},
+			{"fold", func() { agg.Add(vec) }},
+		} {
+			b.Run(fmt.Sprintf("%s/m=%d", op.name, m), func(b *testing.B) {
+				defer func(ifma, avx512 bool) { useIFMA, useAVX512 = ifma, avx512 }(useIFMA, useAVX512)
+				var kernel, portable time.Duration
+				for b.Loop() {
+					t0 := time.Now()
+					useIFMA, useAVX512 = true, true
+					op.run()
+					t1 := time.Now()
+					useIFMA, useAVX512 = false, false
+					op.run()
+					kernel, portable = kernel+t1.Sub(t0), portable+time.Since(t1)
+				}
+				b.ReportMetric(float64(kernel.Nanoseconds())/float64(b.N), "kernel-ns/op")
+				b.ReportMetric(float64(portable.Nanoseconds())/float64(b.N), "portable-ns/op")
+				b.ReportMetric(float64(portable)/float64(kernel), "portable/kernel")
+			})
+		}
+	}
 }

@@ -8,4 +8,4 @@ import "github.com/fedecdf/fedecdf/fss"
 func tensorAccel(prefixes, alpha, alpha2 []fss.Fp, m, mac int, cols *columns) (rows int) { return 0 }
 
 // foldAccel does nothing without AVX-512 (sketch_amd64.go).
-func foldAccel(prefixes []fss.Fp, m int, count, label []uint64) (done int) { return 0 }
+func foldAccel(prefixes []fss.Fp, m int, comp []int, sums []uint64) (done int) { return 0 }

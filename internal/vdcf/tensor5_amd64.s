@@ -1,0 +1,189 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// The probability scheme's kernels (tensor5_amd64.go). The field's
+// constants and the limb arithmetic are those of sketch_amd64.s, whose
+// file-local symbols and macros this file cannot name.
+
+// mask52f is 2^52 − 1, the low limb of a 64-bit word.
+DATA mask52f<>+0(SB)/8, $0x000fffffffffffff
+GLOBL mask52f<>(SB), RODATA|NOPTR, $8
+
+// modulusf is p = 2^64 − 2^32 + 1.
+DATA modulusf<>+0(SB)/8, $0xffffffff00000001
+GLOBL modulusf<>(SB), RODATA|NOPTR, $8
+
+// twoTo32m1f is 2^32 − 1 ≡ 2^64 (mod p).
+DATA twoTo32m1f<>+0(SB)/8, $0xffffffff
+GLOBL twoTo32m1f<>(SB), RODATA|NOPTR, $8
+
+// LIMBS5(x, lo, hi): x = lo + 2^52·hi, lo < 2^52, hi < 2^12 (Z31:
+// mask52f); lo may be x.
+#define LIMBS5(x, lo, hi) \
+	VPSRLQ $52, x, hi     \
+	VPANDQ Z31, x, lo
+
+// PRODUCT5(a0, a1, b0, b1, z0, z1, z2) adds (a0 + 2^52·a1)(b0 + 2^52·b1)
+// to z0 + 2^52·z1 + 2^104·z2, lane-wise: the low and high 52 bits of
+// a0b0, a0b1 and a1b0, and a1b1 < 2^24, which has no high part.
+#define PRODUCT5(a0, a1, b0, b1, z0, z1, z2) \
+	VPMADD52LUQ b0, a0, z0               \
+	VPMADD52HUQ b0, a0, z1               \
+	VPMADD52LUQ b1, a0, z1               \
+	VPMADD52HUQ b1, a0, z2               \
+	VPMADD52LUQ b0, a1, z1               \
+	VPMADD52HUQ b0, a1, z2               \
+	VPMADD52LUQ b1, a1, z2
+
+// WORDS5(at, before, z0, z1, z2): Z25 = the first differences
+// P(j) − P(j − 1) mod p of the eight words W of a row at `at` (word g
+// less word g − 5: the same component of the prefix before, the five
+// words from the eight before W, in `before`), through Z24; then
+// z0 + 2^52·z1 + 2^104·z2 += α_h·Z25 (α_h's limbs in Z28, Z29).
+#define WORDS5(at, before, z0, z1, z2)       \
+	VMOVDQU64    at, Z24                     \
+	VALIGNQ      $3, before, Z24, Z25        \
+	VPCMPUQ      $1, Z25, Z24, K1            \
+	VPSUBQ       Z25, Z24, Z25               \
+	VPADDQ.BCST  modulusf<>(SB), Z25, K1, Z25 \
+	LIMBS5(Z25, Z26, Z27)                    \
+	PRODUCT5(Z28, Z29, Z26, Z27, z0, z1, z2)
+
+// func tensor5IFMA(p *fss.Fp, prev *[8]uint64, alpha, alpha2 *fss.Fp, rows int, acc *[18][8]uint64, count *[4][8]uint64)
+//
+// For rows rows of eight prefixes of a 5-component prefix vector p (at
+// most 512 rows; lanes 3–7 of prev the components of the prefix before
+// the first, zeros at the vector's start), sets acc to lane-wise sums:
+// acc[3k + i][l] is part i (of weight 2^(52i)) of Σ_h α_h·ΔW(h, 8k + l),
+// W(h, g) word g of row h and Δ the first difference of its component;
+// acc[15 + i][l] part i of Σ_h α_h²·ΔC(h, l), C the count, gathered from
+// the differences by the permutations at count (gather5).
+TEXT ·tensor5IFMA(SB), NOSPLIT, $0-56
+	MOVQ         p+0(FP), SI
+	MOVQ         prev+8(FP), BX
+	MOVQ         alpha+16(FP), DI
+	MOVQ         alpha2+24(FP), R8
+	MOVQ         rows+32(FP), CX
+	MOVQ         acc+40(FP), DX
+	MOVQ         count+48(FP), AX
+	VPBROADCASTQ mask52f<>(SB), Z31
+	VMOVDQU64    0(AX), Z19
+	VMOVDQU64    64(AX), Z20
+	VMOVDQU64    128(AX), Z21
+	VMOVDQU64    192(AX), Z22
+	VMOVDQU64    0(BX), Z23
+	VPXORQ       Z0, Z0, Z0
+	VPXORQ       Z1, Z1, Z1
+	VPXORQ       Z2, Z2, Z2
+	VPXORQ       Z3, Z3, Z3
+	VPXORQ       Z4, Z4, Z4
+	VPXORQ       Z5, Z5, Z5
+	VPXORQ       Z6, Z6, Z6
+	VPXORQ       Z7, Z7, Z7
+	VPXORQ       Z8, Z8, Z8
+	VPXORQ       Z9, Z9, Z9
+	VPXORQ       Z10, Z10, Z10
+	VPXORQ       Z11, Z11, Z11
+	VPXORQ       Z12, Z12, Z12
+	VPXORQ       Z13, Z13, Z13
+	VPXORQ       Z14, Z14, Z14
+	VPXORQ       Z15, Z15, Z15
+	VPXORQ       Z16, Z16, Z16
+	VPXORQ       Z17, Z17, Z17
+	TESTQ        CX, CX
+	JZ           tensored5
+
+tensor5:
+	VPBROADCASTQ (DI), Z28
+	LIMBS5(Z28, Z28, Z29)                         // α_h
+	WORDS5(0(SI), Z23, Z0, Z1, Z2)                // Z23: the row before's last eight words
+	VMOVDQA64    Z25, Z18
+	WORDS5(64(SI), 0(SI), Z3, Z4, Z5)
+	VPERMT2Q     Z25, Z19, Z18
+	WORDS5(128(SI), 64(SI), Z6, Z7, Z8)
+	VPERMT2Q     Z25, Z20, Z18
+	WORDS5(192(SI), 128(SI), Z9, Z10, Z11)
+	VPERMT2Q     Z25, Z21, Z18
+	WORDS5(256(SI), 192(SI), Z12, Z13, Z14)
+	VPERMT2Q     Z25, Z22, Z18                    // the count's differences
+	VMOVDQA64    Z24, Z23
+	VPBROADCASTQ (R8), Z24
+	LIMBS5(Z24, Z24, Z30)                         // α_h²
+	LIMBS5(Z18, Z18, Z26)
+	PRODUCT5(Z24, Z30, Z18, Z26, Z15, Z16, Z17)
+	ADDQ         $320, SI
+	ADDQ         $8, DI
+	ADDQ         $8, R8
+	DECQ         CX
+	JNZ          tensor5
+
+tensored5:
+	VMOVDQU64 Z0, 0(DX)
+	VMOVDQU64 Z1, 64(DX)
+	VMOVDQU64 Z2, 128(DX)
+	VMOVDQU64 Z3, 192(DX)
+	VMOVDQU64 Z4, 256(DX)
+	VMOVDQU64 Z5, 320(DX)
+	VMOVDQU64 Z6, 384(DX)
+	VMOVDQU64 Z7, 448(DX)
+	VMOVDQU64 Z8, 512(DX)
+	VMOVDQU64 Z9, 576(DX)
+	VMOVDQU64 Z10, 640(DX)
+	VMOVDQU64 Z11, 704(DX)
+	VMOVDQU64 Z12, 768(DX)
+	VMOVDQU64 Z13, 832(DX)
+	VMOVDQU64 Z14, 896(DX)
+	VMOVDQU64 Z15, 960(DX)
+	VMOVDQU64 Z16, 1024(DX)
+	VMOVDQU64 Z17, 1088(DX)
+	VZEROUPPER
+	RET
+
+// GATHER5(i1, i2, i3, i4, dst): dst = one component of the eight
+// prefixes of a 5-component vector at SI (five rows of eight words) by
+// four chained VPERMT2Q, their permutations in i1 … i4 (gather5 in
+// tensor5_amd64.go): step s keeps the lanes found in the rows before
+// row s and takes those in row s.
+#define GATHER5(i1, i2, i3, i4, dst) \
+	VMOVDQU64 0(SI), dst        \
+	VPERMT2Q  64(SI), i1, dst   \
+	VPERMT2Q  128(SI), i2, dst  \
+	VPERMT2Q  192(SI), i3, dst  \
+	VPERMT2Q  256(SI), i4, dst
+
+// func fold5AVX512(p *fss.Fp, sum *uint64, index *[4][8]uint64, n int)
+//
+// For n prefixes (a multiple of 8) of a 5-component prefix vector p, adds
+// the component that the permutations at index gather (GATHER5) to
+// sum[j] as words congruent mod p, eight prefixes per instruction: a sum
+// that carries (is below the addend) gets the lost 2^64 ≡ 2^32 − 1 back,
+// which cannot carry again (fss.AddLazy).
+TEXT ·fold5AVX512(SB), NOSPLIT, $0-32
+	MOVQ         p+0(FP), SI
+	MOVQ         sum+8(FP), DI
+	MOVQ         index+16(FP), R8
+	MOVQ         n+24(FP), CX
+	VPBROADCASTQ twoTo32m1f<>(SB), Z30
+	VMOVDQU64    0(R8), Z19
+	VMOVDQU64    64(R8), Z20
+	VMOVDQU64    128(R8), Z21
+	VMOVDQU64    192(R8), Z22
+	TESTQ        CX, CX
+	JZ           folded5
+
+fold5:
+	GATHER5(Z19, Z20, Z21, Z22, Z15)
+	VMOVDQU64 (DI), Z16
+	VPADDQ    Z15, Z16, Z16
+	VPCMPUQ   $1, Z15, Z16, K1
+	VPADDQ    Z30, Z16, K1, Z16
+	VMOVDQU64 Z16, (DI)
+	ADDQ      $320, SI
+	ADDQ      $64, DI
+	SUBQ      $8, CX
+	JNZ       fold5
+
+folded5:
+	VZEROUPPER
+	RET
