@@ -40,11 +40,20 @@ func NewAnalystAt(m *manifest.Manifest, id *manifest.Identity, tc p2p.Config, fi
 		return nil, err
 	}
 	leader := book[manifest.LeaderName]
+	addrs := make([]ma.Multiaddr, 0, len(first))
+	for _, f := range first {
+		addr, id := peer.SplitAddr(f)
+		if id != "" && id != leader.ID {
+			a.Close()
+			return nil, fmt.Errorf("analyst: leader process %v: peer ID %s is not the leader's %s", f, id, leader.ID)
+		}
+		addrs = append(addrs, addr)
+	}
 	at := make(map[transport.PeerID]peer.AddrInfo, len(book))
 	for name, info := range book {
 		at[name] = info
 	}
-	at[manifest.LeaderName] = peer.AddrInfo{ID: leader.ID, Addrs: first}
+	at[manifest.LeaderName] = peer.AddrInfo{ID: leader.ID, Addrs: addrs}
 	tc.Key, tc.Peers, tc.Listen = id.Key, at, nil
 	if tc.MaxMessage == 0 {
 		tc.MaxMessage = protocol.MaxMessageSize
