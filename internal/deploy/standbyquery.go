@@ -6,11 +6,12 @@ package deploy
 // database over a read-only view of the store (readOnlyStore): it holds
 // the same release records (seed, report set, mechanism), so it answers
 // with the same noise as the coordinator, and it never drives
-// verification, charges budget or records a release or a verdict. Every
-// other request (a release to create, a pending release to resolve,
-// status) is refused with protocol.ErrStandby, naming the coordinator's
-// libp2p address from the processes' heartbeat rows; the analyst's
-// client asks the coordinator instead (analyst.NewAnalystAt).
+// verification, charges budget or records a release or a verdict.
+// Every other request (a release to create, a pending release to
+// resolve, a release the standby does not hold, status) is refused with
+// protocol.ErrStandby, naming the coordinator's libp2p address from the
+// processes' heartbeat rows; the analyst's client asks the coordinator
+// instead (analyst.NewAnalystAt).
 
 import (
 	"bytes"
@@ -33,12 +34,17 @@ import (
 
 // standbyQueries is a standby's libp2p host for analysts and its
 // read-only server, built at the first query and rebuilt when a query
-// names a release it does not hold (created since).
+// names a release it does not hold and the ledger holds more releases
+// than when it was built (so that queries of made-up release IDs cannot
+// make the standby reload the database again and again).
 type standbyQueries struct {
 	host *p2p.Host
 	r    roleSetup
 	mu   sync.Mutex
 	srv  *server.Server
+	// releases is the number of releases on the ledger when srv was
+	// built.
+	releases uint64
 }
 
 // hostOrNil is q's host, nil if q is.
@@ -113,8 +119,12 @@ func (s *Server) handleStandby(ctx context.Context, from transport.PeerID, req [
 		s.log.Warn("standing by: cannot rebuild the releases from the database", "err", err)
 		return s.refuseStandby("query")
 	}
-	if refusedWith(resp, protocol.ErrStandby) {
+	switch {
+	case refusedWith(resp, protocol.ErrStandby):
 		return s.refuseStandby("query of a release the coordinator must first complete")
+	case refusedWith(resp, server.ErrUnknownRelease):
+		// Perhaps being created: the coordinator knows.
+		return s.refuseStandby("query of a release this standby does not hold")
 	}
 	return resp
 }
@@ -150,17 +160,30 @@ func (s *Server) refuseStandby(what string) []byte {
 func (s *Server) standbyAnswer(ctx context.Context, from transport.PeerID, q *protocol.Query, req []byte, rebuild bool) ([]byte, error) {
 	qs := s.queries
 	qs.mu.Lock()
-	if qs.srv == nil || rebuild {
-		srv, err := s.readOnlyServer(qs)
-		if err != nil {
-			qs.mu.Unlock()
-			return nil, err
-		}
-		qs.srv = srv
-	}
-	srv := qs.srv
+	srv, err := s.builtServer(qs, rebuild)
 	qs.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
 	return srv.Handle(ctx, from, req), nil
+}
+
+// builtServer returns the read-only server, built first if it is not
+// yet or if rebuild and the ledger grew since; the caller holds qs.mu.
+func (s *Server) builtServer(qs *standbyQueries, rebuild bool) (*server.Server, error) {
+	releases, err := s.store.Releases(s.cfg.Manifest.Dataset)
+	if err != nil {
+		return nil, err
+	}
+	if qs.srv != nil && (!rebuild || releases == qs.releases) {
+		return qs.srv, nil
+	}
+	srv, err := s.readOnlyServer(qs)
+	if err != nil {
+		return nil, err
+	}
+	qs.srv, qs.releases = srv, releases
+	return srv, nil
 }
 
 // readOnlyServer builds a leader server from the database over a
