@@ -31,6 +31,7 @@ type processCluster struct {
 	*crashCluster
 	upload map[string]string // process → its sealed-upload host:port
 	stores map[string]string // role → DSN
+	query  map[string]string // leader process → its --query-listen multiaddr
 }
 
 // processRole is the role of a process name ("leader2": leader).
@@ -41,7 +42,7 @@ func newProcessCluster(t *testing.T, ctx context.Context, minReports int, manife
 	// The schemas first: dropped when t ends after the processes are
 	// killed (cleanups run last first).
 	stores := map[string]string{"leader": pgtest.Schema(t), "helper": pgtest.Schema(t)}
-	c := &processCluster{crashCluster: newKeyedCluster(t, ctx, clusterOptions{}, names...), upload: map[string]string{}, stores: stores}
+	c := &processCluster{crashCluster: newKeyedCluster(t, ctx, clusterOptions{}, names...), upload: map[string]string{}, stores: stores, query: map[string]string{}}
 	args := []string{"manifest", "--output", filepath.Join(c.dir, "manifest.json"), "--dataset", "crash",
 		"--leader", filepath.Join(c.dir, "leader.key.pub"), "--helper", filepath.Join(c.dir, "helper.key.pub"),
 		"--analyst", filepath.Join(c.dir, "analyst.key.pub"), "--bins", strconv.Itoa(crashBins), "--mechanism", "tree",
@@ -59,6 +60,13 @@ func newProcessCluster(t *testing.T, ctx context.Context, minReports int, manife
 		}
 		c.addrs[name] = fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", p2pPort)
 		c.upload[name] = fmt.Sprintf("127.0.0.1:%d", upPort)
+		if processRole(name) == "leader" {
+			qPort, err := freeLoopbackPort()
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.query[name] = fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", qPort)
+		}
 		c.logs[name] = &serverLog{}
 		args = append(args, "--"+processRole(name)+"-addr", c.addrs[name])
 	}
@@ -83,6 +91,9 @@ func (c *processCluster) startProcess(name string) {
 	role := processRole(name)
 	cmd := c.command("server", "--role", role, "--key", filepath.Join(c.dir, role+".key"), "--manifest", c.manifest,
 		"--listen", c.addrs[name], "--upload-listen", c.upload[name], "--store", c.stores[role]+"&application_name="+name, "--log-level", "info", "--peer-check", "500ms")
+	if q := c.query[name]; q != "" {
+		cmd.Args = append(cmd.Args, "--query-listen", q)
+	}
 	p := c.launch(name, cmd)
 	c.waitLog(name, p, func(log string) bool {
 		return strings.Count(log, "msg=serving")+strings.Count(log, `msg="standing by`) >= c.starts[name]

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	ma "github.com/multiformats/go-multiaddr"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -37,6 +38,9 @@ type queryFlags struct {
 // (query, status).
 type analystFlags struct {
 	manifest, key, format, logLevel string
+	// leaderProcess is the leader process asked first (a standby's
+	// --query-listen address).
+	leaderProcess string
 }
 
 // add defines the flags on f.
@@ -45,6 +49,7 @@ func (a *analystFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&a.key, "key", "", "your key file (keygen), whose peer ID the manifest lists (query: as an analyst; status: as an analyst or operator)")
 	f.StringVar(&a.format, "format", "text", "output format: text or json")
 	f.StringVar(&a.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
+	f.StringVar(&a.leaderProcess, "leader-process", "", "query: multiaddr of the leader process to ask first, a standby's --query-listen address; what it refuses goes to the coordinator (default: the manifest's leader addresses)")
 }
 
 // checkFormat refuses a --format other than text or json.
@@ -191,7 +196,14 @@ func (a *analystFlags) analyst(cmd *cobra.Command) (*analyst.Analyst, error) {
 	if err != nil {
 		return nil, err
 	}
-	return analyst.NewAnalyst(m, id, tc)
+	if a.leaderProcess == "" {
+		return analyst.NewAnalyst(m, id, tc)
+	}
+	first, err := ma.NewMultiaddr(a.leaderProcess)
+	if err != nil {
+		return nil, fmt.Errorf("--leader-process %q: %w", a.leaderProcess, err)
+	}
+	return analyst.NewAnalystAt(m, id, tc, []ma.Multiaddr{first})
 }
 
 // load reads the manifest and the key file of --key, whose owner is

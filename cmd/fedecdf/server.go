@@ -18,6 +18,7 @@ import (
 	"github.com/fedecdf/fedecdf/internal/deploy"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
+	"github.com/fedecdf/fedecdf/internal/store"
 	"github.com/fedecdf/fedecdf/server"
 )
 
@@ -29,7 +30,7 @@ type serverOptions struct {
 	uploadConns                                              int
 	uploadTimeout                                            time.Duration
 	uploadLimits                                             deploy.UploadLimits
-	listen                                                   []string
+	listen, queryListen                                      []string
 	peerCheck, peerTimeout, summary, purgeAfter              time.Duration
 	limits                                                   p2p.Limits
 	acceptBudgetChange                                       bool
@@ -154,6 +155,7 @@ manifest.`,
 	f.StringVar(&o.key, "key", "", "the server's key file (keygen)")
 	f.StringVar(&o.manifest, "manifest", "manifest.json", "deployment manifest")
 	f.StringSliceVar(&o.listen, "listen", nil, "multiaddr to listen on, e.g. /ip4/0.0.0.0/tcp/4001 (repeatable)")
+	f.StringSliceVar(&o.queryListen, "query-listen", nil, "leader on a shared postgres:// --store: multiaddr on which this process, while it stands by, answers analysts' reads of existing releases, e.g. /ip4/0.0.0.0/tcp/4101 (repeatable; not in the manifest)")
 	f.StringVar(&o.store, "store", "", "bbolt file holding accepted reports and the budget ledger, or a postgres:// DSN (no password in it)")
 	f.StringVar(&o.storePasswordFile, "store-password-file", "", "file (mode 0600) holding the PostgreSQL password of a postgres:// --store (else PGPASSWORD)")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug (every upload), info, warn or error")
@@ -266,12 +268,14 @@ func (o *serverOptions) config(logger *slog.Logger) (deploy.ServerConfig, error)
 	if cfg.Manifest, err = manifest.ReadManifest(o.manifest); err != nil {
 		return cfg, err
 	}
-	for _, s := range o.listen {
-		a, err := ma.NewMultiaddr(s)
-		if err != nil {
-			return cfg, fmt.Errorf("--listen %q: %w", s, err)
-		}
-		cfg.Listen = append(cfg.Listen, a)
+	if cfg.Listen, err = multiaddrs("--listen", o.listen); err != nil {
+		return cfg, err
+	}
+	if cfg.QueryListen, err = multiaddrs("--query-listen", o.queryListen); err != nil {
+		return cfg, err
+	}
+	if len(cfg.QueryListen) > 0 && (o.role != "leader" || !store.IsPostgres(o.store)) {
+		return cfg, fmt.Errorf("--query-listen: only a leader process on a shared postgres:// --store stands by and answers reads")
 	}
 	if len(cfg.Listen) == 0 {
 		return cfg, fmt.Errorf("--listen: no address given")
@@ -307,4 +311,17 @@ func never(d time.Duration) time.Duration {
 // --log-level of the commands without --log-format).
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	return deploy.NewLogger(w, "text", level)
+}
+
+// multiaddrs parses the multiaddrs of flag.
+func multiaddrs(flag string, addrs []string) ([]ma.Multiaddr, error) {
+	var out []ma.Multiaddr
+	for _, s := range addrs {
+		a, err := ma.NewMultiaddr(s)
+		if err != nil {
+			return nil, fmt.Errorf("%s %q: %w", flag, s, err)
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }

@@ -75,6 +75,12 @@ type ServerConfig struct {
 	// (sealed_server.go): the server's upload_addr in the manifest if empty,
 	// none if that is empty too.
 	UploadListen string
+	// QueryListen are the multiaddrs on which a standby process of a
+	// shared PostgreSQL store answers analysts' reads of existing
+	// releases (standbyquery.go); none: a standby does not listen for
+	// analysts. Unlike Listen they are not in the manifest, so that
+	// parties and the helper never reach a standby.
+	QueryListen []ma.Multiaddr
 	// UploadTimeout bounds the reading of a sealed upload's frame and
 	// the writing of its answer (DefaultUploadTimeout if 0); UploadConns
 	// caps the connections waiting for their frame in all, and the
@@ -146,6 +152,9 @@ type Server struct {
 	// standby leader of a relay deployment, relays (shared.go).
 	checker   *server.UploadChecker
 	relayHost *p2p.Host
+	// queries answers analysts' reads while this process stands by
+	// (standbyquery.go; nil if it does not listen for them).
+	queries *standbyQueries
 }
 
 // StartServer opens the store, restores the releases (with their noise
@@ -529,7 +538,7 @@ func (s *Server) Close() error {
 		s.uploads.close() // before the host and the store its uploads use
 	}
 	var err error
-	for _, h := range []*p2p.Host{s.host, s.relayHost} {
+	for _, h := range []*p2p.Host{s.host, s.relayHost, s.queries.hostOrNil()} {
 		if h != nil {
 			err = errors.Join(err, h.Close())
 		}

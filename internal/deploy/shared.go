@@ -94,6 +94,9 @@ func (s *Server) standBy(r roleSetup) error {
 			return err
 		}
 	}
+	if err := s.listenQueries(r); err != nil {
+		return err
+	}
 	s.log.Info("standing by: another process coordinates the role; recording sealed uploads", "upload_addr", s.uploadAddr(), "dataset", s.cfg.Manifest.Dataset, "version", s.cfg.Version)
 	go s.awaitTakeOver(r)
 	return nil

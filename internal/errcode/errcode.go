@@ -48,6 +48,9 @@ const (
 	ReportSetChanged
 	// server: the two ledgers disagree on their release counts
 	LedgerRewound
+	// internal/protocol: a standby process refuses a request only the
+	// role's coordinator serves
+	Standby
 )
 
 // MaxCodes bounds the codes [Of] returns for one error (and a wire

@@ -16,6 +16,12 @@ import (
 // text says which field or check failed.
 var ErrMalformed = errcode.New(errcode.Malformed, "malformed message")
 
+// ErrStandby is wrapped by a standby process's refusal of a request only
+// the role's coordinating process serves (one that creates a release,
+// charges budget or drives verification): the caller asks the
+// coordinator, whose address the refusal's text names.
+var ErrStandby = errcode.New(errcode.Standby, "this process stands by: only the role's coordinating process serves it")
+
 // malformed is an error of kind ErrMalformed that keeps the text of err.
 type malformed struct{ err error }
 

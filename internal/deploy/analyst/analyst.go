@@ -30,6 +30,11 @@ type Analyst struct {
 	// draws is the number of Monte-Carlo draws behind the intervals of
 	// the results (SetIntervalDraws).
 	draws int
+	// first is the host reaching the leader process asked first, and
+	// failover its connection, of an analyst made by NewAnalystAt (nil
+	// otherwise).
+	first    *p2p.Host
+	failover *failover
 }
 
 // NewAnalyst starts the analyst's dial-only host; its peer ID must be
@@ -77,7 +82,12 @@ func contains(list []string, s string) bool {
 }
 
 // Close stops the host.
-func (a *Analyst) Close() error { return a.host.Close() }
+func (a *Analyst) Close() error {
+	if a.first != nil {
+		a.first.Close()
+	}
+	return a.host.Close()
+}
 
 // Remote is the analyst's client of the leader, which may ask for any
 // release: the servers, not this package, enforce the manifest's policy.
