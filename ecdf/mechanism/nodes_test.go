@@ -7,9 +7,11 @@ import (
 	"github.com/fedecdf/fedecdf/ecdf/noise"
 )
 
-// TestDrawReadsFixedWords: a node's draw at release creation reads the
-// same number of words whatever noise it draws (wordBudget), and draws
-// the same value as the sampler alone. Without the padding the words
+// TestDrawReadsFixedWords: a node's draw at release creation computes
+// the same number of keystream blocks whatever noise it draws
+// (noise.SampleFixed: WordBudget()/8 + 1), reads the same number of words
+// from a generic Source (WordBudget()), and draws the same value as the
+// sampler alone. Without the padding the words
 // read grow with |η|: their correlation with |η| over the draws is above
 // 5/√n, five standard errors of a correlation under independence, which
 // shows the test has power.
@@ -43,11 +45,18 @@ func TestDrawReadsFixedWords(t *testing.T) {
 				alone := &countedSource{src: seed.Stream(1, uint64(node))}
 				v := tc.s.Sample(alone)
 				padded := &countedSource{src: seed.Stream(1, uint64(node))}
-				if got := drawPadded(tc.s, padded, make([]uint64, gaussianWords)); got != v {
+				if got := noise.SampleFixed(tc.s, padded); got != v {
 					t.Fatalf("node %d: padded draw %d, the sampler alone %d", node, got, v)
 				}
-				if want := max(wordBudget(tc.s), alone.n); padded.n != want {
+				if want := max(tc.s.WordBudget(), alone.n); padded.n != want {
 					t.Fatalf("node %d (η = %d): %d words read, want %d (the sampler alone read %d)", node, v, padded.n, want, alone.n)
+				}
+				st := seed.Stream(1, uint64(node))
+				if got := noise.SampleFixed(tc.s, st); got != v {
+					t.Fatalf("node %d: fixed-work draw %d, the sampler alone %d", node, got, v)
+				}
+				if want := uint64(tc.s.WordBudget()/8 + 1); st.Blocks() != want {
+					t.Fatalf("node %d (η = %d): %d blocks computed, want %d (the sampler alone read %d words)", node, v, st.Blocks(), want, alone.n)
 				}
 				size[node], words[node] = math.Abs(float64(v)), float64(alone.n)
 			}
