@@ -134,20 +134,23 @@ const exactMoments = 1 << 12
 func newLaplaceWords(num, den uint64) laplaceWords {
 	l := laplaceWords{num: num, den: den, moments: make([]float64, 2*seriesTerms)}
 	n := float64(num)
-	for k := 1; k < seriesTerms; k++ {
-		if num > exactMoments {
+	if num > exactMoments {
+		for k := 1; k < seriesTerms; k++ {
 			l.moments[k] = 1 / float64(k)
 			l.moments[k+seriesTerms] = 1/float64(k) - 1/float64(k+1) + 1/n
-			continue
 		}
-		for u := range num {
-			gamma := float64(u) / n
-			p := math.Pow(gamma, float64(k-1))
-			l.moments[k] += p / n
-			l.moments[k+seriesTerms] += p * (1 - gamma) / n
+		return l
+	}
+	for u := range num {
+		gamma, p := float64(u)/n, 1/n // p = γ^{k−1}/num
+		for k := 1; k < seriesTerms; k++ {
+			l.moments[k] += p
+			l.moments[k+seriesTerms] += p * (1 - gamma)
+			p *= gamma
 		}
+	}
+	for k := range l.moments {
 		l.moments[k] *= 1 + 0x1p-40 // rounding
-		l.moments[k+seriesTerms] *= 1 + 0x1p-40
 	}
 	return l
 }
@@ -351,9 +354,28 @@ type wordCache struct {
 	budget int
 }
 
-// get returns the budget, computing it with fn once.
-func (c *wordCache) get(fn func() int) int {
-	c.once.Do(func() { c.budget = fn() })
+// budgets holds the budgets computed in this process, by scale
+// (budgetKey): mechanisms such as counting-on-trees build new samplers
+// of the same scales for every release.
+var budgets sync.Map
+
+// budgetKey identifies a sampler's law: its kind and exact scale.
+type budgetKey struct {
+	gaussian bool
+	scale    float64
+}
+
+// get returns the budget of the law key, computing it with fn once per
+// sampler and per process.
+func (c *wordCache) get(key budgetKey, fn func() int) int {
+	c.once.Do(func() {
+		if b, ok := budgets.Load(key); ok {
+			c.budget = b.(int)
+			return
+		}
+		c.budget = fn()
+		budgets.Store(key, c.budget)
+	})
 	return c.budget
 }
 
@@ -362,7 +384,7 @@ func (c *wordCache) get(fn func() int) int {
 // on the probability that a draw needs more (WordTailBound) is at most
 // 2^−40.
 func (d *DiscreteLaplace) WordBudget() int {
-	return d.words.get(func() int { return newLaplaceWords(d.num, d.den).budget(wordTarget) })
+	return d.words.get(budgetKey{false, d.scale}, func() int { return newLaplaceWords(d.num, d.den).budget(wordTarget) })
 }
 
 // WordTailBound returns an upper bound, derived from the sampler's
@@ -375,7 +397,7 @@ func (d *DiscreteLaplace) WordTailBound(words int) float64 {
 // WordBudget returns the number of stream words a fixed-work draw of g
 // computes (SampleFixed), as for the discrete Laplace.
 func (g *DiscreteGaussian) WordBudget() int {
-	return g.words.get(func() int { return newGaussianWords(g).budget(wordTarget) })
+	return g.words.get(budgetKey{true, g.sigma2}, func() int { return newGaussianWords(g).budget(wordTarget) })
 }
 
 // WordTailBound returns an upper bound, derived from the sampler's
