@@ -60,7 +60,7 @@
 //
 // Chernoff's bound P(W > B) ≤ E[z^W]·z^−B, minimised over z, then gives
 // the least B (a multiple of 8) with P(W > B) ≤ 2^−40 at every scale:
-// 168–416 words for the discrete Laplace (the most at scales just above
+// 136–416 words for the discrete Laplace (the most at scales just above
 // an integer fraction such as 1.5), 720–1256 for the discrete Gaussian
 // (TestWordBudgetBoundsTheTail). The bound is loose — where it says
 // 0.01 at most 0.03% of draws pass (TestWordTailBoundHolds) — so the
