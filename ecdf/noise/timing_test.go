@@ -65,5 +65,5 @@ func corrSlope(x, y []float64) (r, slope, se float64) {
 		sxy, sxx, syy = sxy+dx*dy, sxx+dx*dx, syy+dy*dy
 	}
 	slope = sxy / sxx
-	return sxy / math.Sqrt(sxx*syy), slope, math.Sqrt((syy-slope*sxy)/float64(len(x)-2)/sxx)
+	return sxy / math.Sqrt(sxx*syy), slope, math.Sqrt((syy - slope*sxy) / float64(len(x)-2) / sxx)
 }
