@@ -6,6 +6,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
 	"github.com/fedecdf/fedecdf/ecdf/noise"
+	"github.com/fedecdf/fedecdf/internal/stattest"
 )
 
 // TestCountingOnTreesDrawsFixedWork: every noise draw of a
@@ -61,7 +62,7 @@ func TestCountingOnTreesDrawsFixedWork(t *testing.T) {
 		}
 	}
 	n := float64(len(size))
-	if r := pearson(size, words); r <= 5/math.Sqrt(n) {
+	if r, _, _ := stattest.Regression(size, words); r <= 5/math.Sqrt(n) {
 		t.Errorf("correlation of |η|/scale and the words the sampler alone reads %.3f ≤ %.3f over %d draws: the test has no power", r, 5/math.Sqrt(n), len(size))
 	} else {
 		t.Logf("%d fixed-work draws; unpadded: correlation of |η|/scale and words %.3f over %d draws", fixed, r, len(size))
@@ -75,18 +76,3 @@ type countWords struct {
 }
 
 func (c *countWords) Uint64() uint64 { c.n++; return c.src.Uint64() }
-
-// pearson is Pearson's correlation of x and y.
-func pearson(x, y []float64) float64 {
-	var mx, my float64
-	for i := range x {
-		mx, my = mx+x[i], my+y[i]
-	}
-	mx, my = mx/float64(len(x)), my/float64(len(y))
-	var sxy, sxx, syy float64
-	for i := range x {
-		dx, dy := x[i]-mx, y[i]-my
-		sxy, sxx, syy = sxy+dx*dy, sxx+dx*dx, syy+dy*dy
-	}
-	return sxy / math.Sqrt(sxx*syy)
-}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/noise"
+	"github.com/fedecdf/fedecdf/internal/stattest"
 )
 
 // TestDrawReadsFixedWords: a node's draw at release creation computes
@@ -60,7 +61,7 @@ func TestDrawReadsFixedWords(t *testing.T) {
 				}
 				size[node], words[node] = math.Abs(float64(v)), float64(alone.n)
 			}
-			if r := correlation(size, words); r <= 5/math.Sqrt(n) {
+			if r, _, _ := stattest.Regression(size, words); r <= 5/math.Sqrt(n) {
 				t.Errorf("correlation of |η| and the words the sampler alone reads %.3f ≤ %.3f: the test has no power", r, 5/math.Sqrt(n))
 			} else {
 				t.Logf("unpadded: correlation of |η| and words %.3f", r)
@@ -76,21 +77,6 @@ type countedSource struct {
 }
 
 func (c *countedSource) Uint64() uint64 { c.n++; return c.src.Uint64() }
-
-// correlation is Pearson's correlation of x and y.
-func correlation(x, y []float64) float64 {
-	var mx, my float64
-	for i := range x {
-		mx, my = mx+x[i], my+y[i]
-	}
-	mx, my = mx/float64(len(x)), my/float64(len(y))
-	var sxy, sxx, syy float64
-	for i := range x {
-		dx, dy := x[i]-mx, y[i]-my
-		sxy, sxx, syy = sxy+dx*dy, sxx+dx*dx, syy+dy*dy
-	}
-	return sxy / math.Sqrt(sxx*syy)
-}
 
 // TestSimulatedReleaseIsTheRelease: the release drawn without fixed work
 // (SimulatedRelease, for simulations) has the same noise as NewRelease,

@@ -1,9 +1,10 @@
 package noise
 
 import (
-	"math"
 	"testing"
 	"time"
+
+	"github.com/fedecdf/fedecdf/internal/stattest"
 )
 
 // BenchmarkDrawTimingCorrelation measures what still varies with the
@@ -42,28 +43,11 @@ func BenchmarkDrawTimingCorrelation(b *testing.B) {
 					ns = append(ns, float64(time.Since(start).Nanoseconds()))
 					words = append(words, float64(counted.n))
 				}
-				r, slope, se := corrSlope(words, ns)
+				r, slope, se := stattest.Regression(words, ns)
 				b.ReportMetric(r, "corr(time,words)")
 				b.ReportMetric(slope, "ns/word")
 				b.ReportMetric(se, "ns/word_s.e.")
 			})
 		}
 	}
-}
-
-// corrSlope returns Pearson's correlation of x and y, the least-squares
-// slope of y on x and its standard error.
-func corrSlope(x, y []float64) (r, slope, se float64) {
-	var mx, my float64
-	for i := range x {
-		mx, my = mx+x[i], my+y[i]
-	}
-	mx, my = mx/float64(len(x)), my/float64(len(y))
-	var sxy, sxx, syy float64
-	for i := range x {
-		dx, dy := x[i]-mx, y[i]-my
-		sxy, sxx, syy = sxy+dx*dy, sxx+dx*dx, syy+dy*dy
-	}
-	slope = sxy / sxx
-	return sxy / math.Sqrt(sxx*syy), slope, math.Sqrt((syy - slope*sxy) / float64(len(x)-2) / sxx)
 }
