@@ -235,7 +235,19 @@
 // TestStolenHelperStoreHoldsNoLeaderOpenings), for the additive backend
 // the leader's message it answered. With a store, a report is verified
 // only once its upload is durable (Stored): a verdict never outlives the
-// upload it needs. The aggregate itself is never stored: a restarted
+// upload it needs. Every acceptance, final or tentative, also keeps the
+// SHA-256 digest of the upload accepted (uploadDigest; verdict record
+// version 3, version 2 records read without it): an upload replayed for
+// an accepted report is checked against it before anything is computed
+// on it, and one that differs — a store edited by someone who fixed up
+// its checksums, damage its CRC-32C missed, an upload sent again under
+// an accepted report's ID — is refused naming the report
+// (ErrUploadChanged; package deploy refuses to start on it as
+// store.ErrDamaged, and the report can be quarantined at both servers:
+// TestReplayedUploadCheckedAgainstWhatWasAccepted, deploy's
+// TestDamagedReportQuarantined). The digest is not keyed: whoever can
+// rewrite both the upload's and the verdict's records defeats it, as
+// they could rewrite the ledger. The aggregate itself is never stored: a restarted
 // server loads its verdicts — rejections counted at once per reason, the
 // leader queueing every final verdict, with its message, to tell the
 // helper again (it ignores those it has) — and, as its stored uploads

@@ -1,6 +1,9 @@
 package server
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
 	"fmt"
 
 	"github.com/fedecdf/fedecdf/core"
@@ -23,7 +26,40 @@ type VerdictStore interface {
 // verdictRecordVersion is the first byte of a stored verdict record.
 // Changing the record is a breaking change: bump it, and old records are
 // refused with a message saying so (TestVerdictRecordKnownAnswer).
-const verdictRecordVersion = 2
+// Version 3 adds the accepted upload's digest (uploadDigest) to every
+// acceptance; version 2 records, which have none, are still read, their
+// replayed uploads checked through the store's seal only.
+const (
+	verdictRecordVersion   = 3
+	verdictRecordVersionV2 = 2
+)
+
+// ErrUploadChanged is wrapped by the error of a restarted server handed,
+// for a report it accepted before, an upload other than the one it
+// accepted: its digest, kept in the acceptance's verdict record, differs
+// (a store edited, or damaged with its checksum intact; an upload
+// replayed from the network under an accepted report's ID). The error
+// names the report; package deploy refuses to start on it as damage
+// (internal/store.ErrDamaged), and the operator can quarantine the
+// report.
+var ErrUploadChanged = errors.New("not the upload accepted")
+
+// uploadDigest is the SHA-256 digest of an upload as a server accepted
+// it: a domain-separation prefix, then the dataset, report ID, key,
+// public share and share, each with its 4-byte big-endian length.
+// Persisted in verdict records: changing it is a breaking change of the
+// record (verdictRecordVersion).
+func uploadDigest(up *protocol.Upload) [sha256.Size]byte {
+	h := sha256.New()
+	h.Write([]byte("fedecdf upload digest v1"))
+	var n [4]byte
+	for _, b := range [][]byte{[]byte(up.Dataset), up.Report[:], up.Key, up.Public, up.Share} {
+		binary.BigEndian.PutUint32(n[:], uint32(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	return [sha256.Size]byte(h.Sum(nil))
+}
 
 // A verdict record's stage: the final verdict, or the helper's tentative
 // one (its answer to a Prepare, before the leader's Decide).
@@ -42,32 +78,87 @@ const (
 )
 
 // verdictRecord encodes a verdict of stage on one report: the version,
-// the stage and the protocol.Verdict, one byte each, then the message of
-// an acceptance (none for a rejection).
-func verdictRecord(stage byte, v protocol.Verdict, msg []byte) []byte {
-	return append([]byte{verdictRecordVersion, stage, byte(v)}, msg...)
+// the stage and the protocol.Verdict, one byte each, then for an
+// acceptance the digest of the upload accepted (uploadDigest, 32 bytes)
+// and the message (a rejection has neither).
+func verdictRecord(stage byte, v protocol.Verdict, digest [sha256.Size]byte, msg []byte) []byte {
+	b := []byte{verdictRecordVersion, stage, byte(v)}
+	if v != protocol.VerdictOK {
+		return b
+	}
+	return append(append(b, digest[:]...), msg...)
 }
 
-// parseVerdictRecord decodes a verdict record.
-func parseVerdictRecord(b []byte) (stage byte, v protocol.Verdict, msg []byte, err error) {
+// storedVerdict is a decoded verdict record; digested is false for a
+// version 2 acceptance, which holds no digest.
+type storedVerdict struct {
+	stage    byte
+	verdict  protocol.Verdict
+	digest   [sha256.Size]byte
+	digested bool
+	msg      []byte
+}
+
+// parseVerdictRecord decodes a verdict record of version 3, or 2.
+func parseVerdictRecord(b []byte) (storedVerdict, error) {
+	var r storedVerdict
 	switch {
 	case len(b) == 0:
-		return 0, 0, nil, fmt.Errorf("empty verdict record")
-	case b[0] != verdictRecordVersion:
-		return 0, 0, nil, fmt.Errorf("verdict record version %d is not supported (want %d): the store was written by another fedecdf; start this one on a new store", b[0], verdictRecordVersion)
+		return r, fmt.Errorf("empty verdict record")
+	case b[0] != verdictRecordVersion && b[0] != verdictRecordVersionV2:
+		return r, fmt.Errorf("verdict record version %d is not supported (want %d): the store was written by another fedecdf; start this one on a new store", b[0], verdictRecordVersion)
 	case len(b) < 3:
-		return 0, 0, nil, fmt.Errorf("verdict record of %d bytes, want at least 3", len(b))
+		return r, fmt.Errorf("verdict record of %d bytes, want at least 3", len(b))
 	case b[1] != stageFinal && b[1] != stageTentative:
-		return 0, 0, nil, fmt.Errorf("verdict record of unknown stage %d", b[1])
+		return r, fmt.Errorf("verdict record of unknown stage %d", b[1])
 	case protocol.Verdict(b[2]) != protocol.VerdictOK && verdicts[protocol.Verdict(b[2])] == nil: // VerdictMissing too
-		return 0, 0, nil, fmt.Errorf("verdict record of unknown verdict %d", b[2])
+		return r, fmt.Errorf("verdict record of unknown verdict %d", b[2])
 	case len(b) > 3 && protocol.Verdict(b[2]) != protocol.VerdictOK:
-		return 0, 0, nil, fmt.Errorf("verdict record of a rejection with a %d-byte message: only an acceptance carries one", len(b)-3)
+		return r, fmt.Errorf("verdict record of a rejection with a %d-byte message: only an acceptance carries one", len(b)-3)
 	}
-	if len(b) > 3 {
-		msg = b[3:]
+	r.stage, r.verdict = b[1], protocol.Verdict(b[2])
+	rest := b[3:]
+	if r.verdict == protocol.VerdictOK && b[0] == verdictRecordVersion {
+		if len(rest) < sha256.Size {
+			return r, fmt.Errorf("verdict record of an acceptance of %d bytes, want at least %d (its upload's digest)", len(b), 3+sha256.Size)
+		}
+		r.digest, r.digested, rest = [sha256.Size]byte(rest[:sha256.Size]), true, rest[sha256.Size:]
 	}
-	return b[1], protocol.Verdict(b[2]), msg, nil
+	if len(rest) > 0 {
+		r.msg = rest
+	}
+	return r, nil
+}
+
+// heldDigest returns the digest of the upload held of report id; the
+// caller holds the server's lock.
+func (v *verified) heldDigest(id payload.ReportID) ([sha256.Size]byte, bool) {
+	up, ok := v.uploads[id]
+	if !ok {
+		return [sha256.Size]byte{}, false
+	}
+	return uploadDigest(up), true
+}
+
+// tentativeDigest returns the digest of the upload of report id the
+// helper answered for; the caller holds the server's lock.
+func (v *verified) tentativeDigest(id payload.ReportID) ([sha256.Size]byte, bool) {
+	t, ok := v.tentative[id]
+	if !ok {
+		return [sha256.Size]byte{}, false
+	}
+	return t.digest, true
+}
+
+// checkAccepted refuses the upload m of a report accepted (finally or
+// tentatively) before a restart if it is not the upload accepted
+// (ErrUploadChanged); a version 2 record keeps no digest to check.
+func (v *verified) checkAccepted(m *protocol.Upload) error {
+	want, ok := v.accepted[m.Report]
+	if ok && uploadDigest(m) != want {
+		return fmt.Errorf("report %v, accepted before a restart: %w: its upload's digest is not the one its verdict record keeps (the store was edited or damaged); quarantine the report at both servers", m.Report, ErrUploadChanged)
+	}
+	return nil
 }
 
 // noVerdicts is the VerdictStore of a server configured without one: it
@@ -81,14 +172,23 @@ func (noVerdicts) SaveVerdicts(string, map[payload.ReportID][]byte) error { retu
 func (noVerdicts) LoadVerdicts(string, func(payload.ReportID, []byte) error) error { return nil }
 
 // save durably records verdicts of stage on the reports of items, each
-// with its message (decision: an acceptance's only).
-func (v *verified) save(stage byte, items []protocol.Item) error {
+// with its message (decision: an acceptance's only) and, for an
+// acceptance, the digest of its upload (uploadDigest), which digestOf
+// returns (an accepted report was prepared, so its upload is known).
+func (v *verified) save(stage byte, items []protocol.Item, digestOf func(payload.ReportID) ([sha256.Size]byte, bool)) error {
 	if len(items) == 0 {
 		return nil
 	}
 	records := make(map[payload.ReportID][]byte, len(items))
 	for _, it := range items {
-		records[it.Report] = verdictRecord(stage, it.Verdict, it.Message)
+		var digest [sha256.Size]byte
+		if it.Verdict == protocol.VerdictOK {
+			var ok bool
+			if digest, ok = digestOf(it.Report); !ok {
+				return fmt.Errorf("saving the acceptance of report %v: its upload is not known", it.Report)
+			}
+		}
+		records[it.Report] = verdictRecord(stage, it.Verdict, digest, it.Message)
 	}
 	if err := v.store.SaveVerdicts(v.dataset, records); err != nil {
 		return fmt.Errorf("saving %d verdicts: %w", len(items), err)
@@ -103,9 +203,13 @@ func (v *verified) save(stage byte, items []protocol.Item) error {
 // again, with its message (the helper ignores those it has).
 func (v *verified) load(role Role) error {
 	return v.store.LoadVerdicts(v.dataset, func(id payload.ReportID, b []byte) error {
-		stage, verdict, msg, err := parseVerdictRecord(b)
+		rec, err := parseVerdictRecord(b)
 		if err != nil {
 			return fmt.Errorf("report %v: %w", id, err)
+		}
+		stage, verdict, msg := rec.stage, rec.verdict, rec.msg
+		if rec.digested {
+			v.accepted[id] = rec.digest
 		}
 		switch {
 		case stage == stageTentative && role == Leader:

@@ -85,13 +85,7 @@ func newRestartable(t *testing.T, b Backend) *restartable {
 func (r *restartable) restart(t *testing.T, role Role) {
 	t.Helper()
 	st := r.store[role]
-	cfg := Config{Role: role, Peer: "leader", Ledger: st.ledger, Releases: st.releases, Verdicts: st.verdicts, Reports: st,
-		Datasets: []Dataset{{Name: "d", Backend: r.backend, Bins: bins, Budget: ledger.Budget{Epsilon: 1 << 50}, MinReports: 1}},
-		Manifest: testManifest, VerifyKey: testVerifyKey}
-	if role == Leader {
-		cfg.Peer, cfg.Conn = "helper", r.net.Conn("leader")
-	}
-	srv, err := New(cfg)
+	srv, err := New(r.config(role))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,6 +127,19 @@ func (r *restartable) restart(t *testing.T, role Role) {
 	r.net.Register("helper", handle)
 }
 
+// config is the configuration of the server of role on its durable
+// state.
+func (r *restartable) config(role Role) Config {
+	st := r.store[role]
+	cfg := Config{Role: role, Peer: "leader", Ledger: st.ledger, Releases: st.releases, Verdicts: st.verdicts, Reports: st,
+		Datasets: []Dataset{{Name: "d", Backend: r.backend, Bins: bins, Budget: ledger.Budget{Epsilon: 1 << 50}, MinReports: 1}},
+		Manifest: testManifest, VerifyKey: testVerifyKey}
+	if role == Leader {
+		cfg.Peer, cfg.Conn = "helper", r.net.Conn("leader")
+	}
+	return cfg
+}
+
 // rederive has srv re-derive ahead the outputs of the reports among
 // uploads accepted before its restart, which it must hold after: as many
 // as the verdicts accepted in its store.
@@ -142,7 +149,10 @@ func (r *restartable) rederive(t *testing.T, srv *Server, uploads [][]byte) {
 	for i, b := range uploads {
 		ups[i] = mustDecode(b).(*protocol.Upload)
 	}
-	rejected := srv.PrepareReplay("d", uploads)
+	rejected, err := srv.PrepareReplay("d", uploads)
+	if err != nil {
+		t.Fatal(err)
+	}
 	v := srv.datasets["d"].verified
 	want := 0
 	for _, up := range ups {
@@ -299,8 +309,11 @@ func TestUnstoredUploadNotVerified(t *testing.T) {
 // TestVerdictRecordKnownAnswer pins the stored verdict record: a
 // restarted server reads the verdicts an older one saved. Changing it is
 // a breaking change: bump verdictRecordVersion and update this hash.
+// The acceptances' digest is uploadDigest of a fixed upload, which pins
+// the digest too; a version 2 record (no digest) is still read.
 func TestVerdictRecordKnownAnswer(t *testing.T) {
-	const want = "c409d861fd989c7c89a9e96608ca6417ecbc9cceaa9c89746e6cff12d9c0cf91"
+	const want = "92ffa1d81715a1f806fe6f7b41d0abd67413ccf01c1c5aff1d1e42937542ad73"
+	digest := uploadDigest(&protocol.Upload{Dataset: "d", Report: payload.ReportID{1, 2, 3}, Public: []byte{4, 5}, Share: []byte{6, 7, 8}})
 	h := sha256.New()
 	for _, stage := range []byte{stageFinal, stageTentative} {
 		for v := protocol.VerdictOK; v <= protocol.VerdictReplay; v++ {
@@ -312,11 +325,11 @@ func TestVerdictRecordKnownAnswer(t *testing.T) {
 				msgs = append(msgs, []byte{0xa1, 0xb2, 0xc3, 0xd4, 0xe5, 0xf6, 0x07, 0x18})
 			}
 			for _, msg := range msgs {
-				b := verdictRecord(stage, v, msg)
+				b := verdictRecord(stage, v, digest, msg)
 				h.Write(b)
-				s, back, backMsg, err := parseVerdictRecord(b)
-				if err != nil || s != stage || back != v || !bytes.Equal(backMsg, msg) {
-					t.Fatalf("parse(%x) = %d, %v, %x, %v", b, s, back, backMsg, err)
+				r, err := parseVerdictRecord(b)
+				if err != nil || r.stage != stage || r.verdict != v || !bytes.Equal(r.msg, msg) || r.digested != (v == protocol.VerdictOK) || (r.digested && r.digest != digest) {
+					t.Fatalf("parse(%x) = %+v, %v", b, r, err)
 				}
 			}
 		}
@@ -329,6 +342,7 @@ func TestVerdictRecordKnownAnswer(t *testing.T) {
 		want string
 	}{
 		{[]byte{1, stageFinal, 0}, "version 1 is not supported"},
+		{[]byte{verdictRecordVersion, stageFinal, 0, 1, 2}, "want at least 35 (its upload's digest)"},
 		{[]byte{verdictRecordVersion, 3, 0}, "unknown stage"},
 		{[]byte{verdictRecordVersion, stageFinal, byte(protocol.VerdictMissing)}, "unknown verdict"},
 		{[]byte{verdictRecordVersion, stageFinal, 99}, "unknown verdict"},
@@ -336,9 +350,13 @@ func TestVerdictRecordKnownAnswer(t *testing.T) {
 		{[]byte{verdictRecordVersion, stageTentative, byte(protocol.VerdictProof), 1}, "rejection with a 1-byte message"},
 		{nil, "empty"},
 	} {
-		if _, _, _, err := parseVerdictRecord(bad.b); err == nil || !strings.Contains(err.Error(), bad.want) {
+		if _, err := parseVerdictRecord(bad.b); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("parse(%x) = %v, want %q", bad.b, err, bad.want)
 		}
+	}
+	old := []byte{verdictRecordVersionV2, stageTentative, byte(protocol.VerdictOK), 0xa1, 0xb2}
+	if r, err := parseVerdictRecord(old); err != nil || r.digested || r.stage != stageTentative || !bytes.Equal(r.msg, old[3:]) {
+		t.Errorf("the version 2 acceptance %x: %+v, %v; want it read, with no digest", old, r, err)
 	}
 }
 
@@ -536,10 +554,11 @@ func TestStolenHelperStoreHoldsNoLeaderOpenings(t *testing.T) {
 	r.net.SetFaults(nil)
 	tentative := 0
 	for id, b := range r.store[Helper].verdicts["d"] {
-		stage, _, msg, err := parseVerdictRecord(b)
+		rec, err := parseVerdictRecord(b)
 		if err != nil {
 			t.Fatal(err)
 		}
+		stage, msg := rec.stage, rec.msg
 		if stage == stageTentative {
 			tentative++
 		}

@@ -4,6 +4,7 @@ package server
 // have verified them (hold), their verdicts, and the replay of a store.
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"maps"
 	"runtime"
@@ -56,6 +57,10 @@ type verified struct {
 	// stored before a restart on reports not held again yet: each its
 	// verdict and the leader's message it answered (retentative).
 	restoreTentative map[payload.ReportID]protocol.Item
+	// accepted holds, for the reports in restore and restoreTentative,
+	// the digest of the upload accepted (verdicts.go), against which
+	// their replayed upload is checked (checkAccepted).
+	accepted map[payload.ReportID][sha256.Size]byte
 	// gate: an upload is verified only once the caller has made it
 	// durable (Server.Stored); unstored holds those it has not yet.
 	gate     bool
@@ -69,8 +74,9 @@ type verified struct {
 // tentative is the helper's answer on a report before the leader's
 // decision, and its state to settle it.
 type tentative struct {
-	item  protocol.Item // its answer to Prepare
-	state any
+	item   protocol.Item // its answer to Prepare
+	state  any
+	digest [sha256.Size]byte // of the upload answered for (uploadDigest)
 }
 
 // scheme is one verified backend at one server: the additive backend's
@@ -159,6 +165,7 @@ func newVerified(d Dataset, role Role, key [verify.KeySize]byte, store VerdictSt
 		restore:          make(map[payload.ReportID]bool),
 		rederived:        make(map[payload.ReportID]any),
 		restoreTentative: make(map[payload.ReportID]protocol.Item),
+		accepted:         make(map[payload.ReportID][sha256.Size]byte),
 		unstored:         make(map[payload.ReportID]bool),
 	}, nil
 }
@@ -226,6 +233,9 @@ func (v *verified) hold(role Role, m *protocol.Upload) (duplicate, accepted bool
 	if _, held := v.uploads[m.Report]; held {
 		return true, false, nil
 	}
+	if err := v.checkAccepted(m); err != nil {
+		return false, false, err
+	}
 	if verdict, decided := v.verdict(m.Report); decided {
 		switch {
 		case v.restore[m.Report]:
@@ -237,7 +247,7 @@ func (v *verified) hold(role Role, m *protocol.Upload) (duplicate, accepted bool
 	}
 	if err := v.scheme.check(m); err != nil {
 		verdict := verdictOf(err)
-		if err := v.save(stageFinal, []protocol.Item{{Report: m.Report, Verdict: verdict}}); err != nil {
+		if err := v.save(stageFinal, []protocol.Item{{Report: m.Report, Verdict: verdict}}, v.heldDigest); err != nil {
 			return false, false, err
 		}
 		v.decide(role, m.Report, verdict, nil, nil)
@@ -275,6 +285,7 @@ func (v *verified) rederive(m *protocol.Upload) error {
 		return fmt.Errorf("report %v, accepted before a restart: %w", m.Report, err)
 	}
 	delete(v.restore, m.Report)
+	delete(v.accepted, m.Report)
 	v.counted[m.Report] = struct{}{}
 	return nil
 }
@@ -285,10 +296,11 @@ func (v *verified) rederive(m *protocol.Upload) error {
 // scheme's preparation is deterministic given the key, the share and the
 // nonce, so the answer is the one the leader may have received).
 func (v *verified) retentative(m *protocol.Upload, it protocol.Item) (*tentative, error) {
-	t := &tentative{item: protocol.Item{Report: m.Report, Verdict: it.Verdict}}
+	t := &tentative{item: protocol.Item{Report: m.Report, Verdict: it.Verdict}, digest: uploadDigest(m)}
 	if it.Verdict != protocol.VerdictOK {
 		return t, nil
 	}
+	delete(v.accepted, m.Report)
 	st := v.scheme.resume(m, it.Message)
 	if st.err != nil {
 		return nil, fmt.Errorf("restoring the tentative verdict on report %v: %w", m.Report, st.err)
@@ -307,17 +319,21 @@ func (v *verified) retentative(m *protocol.Upload, it protocol.Item) (*tentative
 // its cores, not of one; an output that fails to derive is left for the
 // replay to fail on); and it returns the reports among them that this
 // server rejected finally, whose uploads need no replay (their verdicts
-// are loaded, and an upload of them is refused) and may be dropped.
-func (s *Server) PrepareReplay(dataset string, uploads [][]byte) (rejected []core.ID) {
+// are loaded, and an upload of them is refused) and may be dropped. An
+// upload of a report accepted before the restart that is not the one
+// accepted (its digest differs from its verdict record's) is an error
+// wrapping ErrUploadChanged and naming the report.
+func (s *Server) PrepareReplay(dataset string, uploads [][]byte) (rejected []core.ID, err error) {
 	ups := decodeUploads(uploads)
 	s.mu.Lock()
 	d, ok := s.datasets[dataset]
 	if !ok || d.verified == nil {
 		s.mu.Unlock()
-		return nil
+		return nil, nil
 	}
 	v := d.verified
-	var todo []*protocol.Upload
+	var todo, check []*protocol.Upload
+	var want [][sha256.Size]byte
 	for _, up := range ups {
 		verdict, decided := v.verdict(up.Report)
 		_, done := v.rederived[up.Report]
@@ -327,8 +343,18 @@ func (s *Server) PrepareReplay(dataset string, uploads [][]byte) (rejected []cor
 		case v.restore[up.Report] && !done && v.prep == nil:
 			todo = append(todo, up)
 		}
+		if digest, ok := v.accepted[up.Report]; ok {
+			check, want = append(check, up), append(want, digest)
+		}
 	}
 	s.mu.Unlock()
+	changed := make([]bool, len(check))
+	parallel(len(check), func(i int) { changed[i] = uploadDigest(check[i]) != want[i] })
+	for i, c := range changed {
+		if c {
+			return rejected, fmt.Errorf("server: dataset %q: report %v, accepted before a restart: %w: its upload's digest is not the one its verdict record keeps (the store was edited or damaged); quarantine the report at both servers", dataset, check[i].Report, ErrUploadChanged)
+		}
+	}
 	outs := make([]any, len(todo))
 	parallel(len(todo), func(i int) {
 		if out, err := v.scheme.rederive(todo[i]); err == nil {
@@ -342,7 +368,7 @@ func (s *Server) PrepareReplay(dataset string, uploads [][]byte) (rejected []cor
 			v.rederived[up.Report] = outs[i]
 		}
 	}
-	return rejected
+	return rejected, nil
 }
 
 // decodeUploads decodes the upload requests among reqs.

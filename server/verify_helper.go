@@ -4,6 +4,7 @@ package server
 // (prepared) and records the verdicts it is told (decided).
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"maps"
 	"slices"
@@ -64,7 +65,7 @@ func (s *Server) prepared(m *protocol.Prepare) (protocol.Message, error) {
 			kept = append(kept, decision(t.item.Report, t.item.Verdict, msg))
 		}
 	}
-	if err := v.save(stageTentative, kept); err != nil {
+	if err := v.save(stageTentative, kept, v.tentativeOf(fresh)); err != nil {
 		return nil, fmt.Errorf("helper: %w", err)
 	}
 	for j, t := range fresh {
@@ -120,6 +121,19 @@ func (v *verified) sketchesOf(todo map[int]*protocol.Upload) (map[payload.Report
 	return sketches, nil
 }
 
+// tentativeOf returns the digests of the uploads of fresh, the helper's
+// new answers.
+func (v *verified) tentativeOf(fresh map[int]*tentative) func(payload.ReportID) ([sha256.Size]byte, bool) {
+	byID := make(map[payload.ReportID][sha256.Size]byte, len(fresh))
+	for _, t := range fresh {
+		byID[t.item.Report] = t.digest
+	}
+	return func(id payload.ReportID) ([sha256.Size]byte, bool) {
+		d, ok := byID[id]
+		return d, ok
+	}
+}
+
 // prepareHelper prepares the uploads todo (by index into the leader's
 // items) at the helper — those with a sketch from it, the others here —
 // returning its answers by the same index: each the leader's
@@ -130,7 +144,7 @@ func (v *verified) prepareHelper(todo map[int]*protocol.Upload, items []protocol
 	var msgs [][]byte
 	var follow []*tentative
 	for _, j := range slices.Sorted(maps.Keys(todo)) {
-		t := &tentative{item: protocol.Item{Report: todo[j].Report, Verdict: items[j].Verdict}}
+		t := &tentative{item: protocol.Item{Report: todo[j].Report, Verdict: items[j].Verdict}, digest: uploadDigest(todo[j])}
 		fresh[j] = t
 		if t.item.Verdict == protocol.VerdictOK {
 			ups, msgs, follow = append(ups, todo[j]), append(msgs, items[j].Message), append(follow, t)
@@ -182,7 +196,7 @@ func (s *Server) decided(m *protocol.Decide) (protocol.Message, error) {
 			final = append(final, protocol.Item{Report: it.Report, Verdict: it.Verdict})
 		}
 	}
-	if err := v.save(stageFinal, final); err != nil {
+	if err := v.save(stageFinal, final, v.tentativeDigest); err != nil {
 		return nil, fmt.Errorf("helper: %w", err)
 	}
 	for _, it := range final {

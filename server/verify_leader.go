@@ -5,6 +5,7 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"slices"
 
@@ -94,7 +95,14 @@ func (s *Server) heldInOrder(d *dataset, skip map[payload.ReportID]bool) []paylo
 // pending preparations.
 type leaderBatch struct {
 	items   []protocol.Item
-	pending []any // the states of items[j]
+	pending []any                                  // the states of items[j]
+	digests map[payload.ReportID][sha256.Size]byte // of the uploads
+}
+
+// digest returns the digest of the upload of report id in the batch.
+func (b *leaderBatch) digest(id payload.ReportID) ([sha256.Size]byte, bool) {
+	d, ok := b.digests[id]
+	return d, ok
 }
 
 // prepareBatch prepares the reports ids at the leader that are still
@@ -120,7 +128,10 @@ func (s *Server) prepareBatch(d *dataset, ids []payload.ReportID, unready map[pa
 			return nil, err
 		}
 	}
-	b := &leaderBatch{items: make([]protocol.Item, len(ups)), pending: make([]any, len(ups))}
+	b := &leaderBatch{items: make([]protocol.Item, len(ups)), pending: make([]any, len(ups)), digests: make(map[payload.ReportID][sha256.Size]byte, len(ups))}
+	for _, up := range ups {
+		b.digests[up.Report] = uploadDigest(up)
+	}
 	for j, st := range steps {
 		b.items[j] = protocol.Item{Report: ups[j].Report, Verdict: verdictOf(st.err)}
 		if st.err == nil {
@@ -169,7 +180,7 @@ func (s *Server) exchange(ctx context.Context, d *dataset, b *leaderBatch, missi
 			final = append(final, decision(own.Report, verdicts[j], outs[j].msg))
 		}
 	}
-	if err := d.verified.save(stageFinal, final); err != nil {
+	if err := d.verified.save(stageFinal, final, b.digest); err != nil {
 		return err
 	}
 	s.mu.Lock()

@@ -108,7 +108,7 @@ func (c *CountingOnTrees) Release(hist []int64, seed noise.Seed) ([][]int64, err
 	}
 	src := seed.Stream(cotDomain, cotVersion)
 	// Algorithm 4, Line 2: U ≥ w_root always, the noise being ≥ −A.
-	u := counts[0][0] + c.root.Sample(src) + c.root.limit
+	u := counts[0][0] + c.root.sampleFixed(src) + c.root.limit
 	if u <= 0 {
 		return out, nil // w_root ≤ U ≤ 0: every count is 0
 	}
@@ -183,7 +183,7 @@ func (r *releaser) span(root node, l int) (lo, hi int) {
 // (transition nodes) with their ancestors; after c ⊤ answers, ⊥ for the
 // rest. Marks are stamped with the round.
 func (r *releaser) classify(root node, rd *round, stamp int32) {
-	rho := rd.thresh.Sample(r.src)
+	rho := drawNoise(rd.thresh, r.src)
 	tops := 0
 	for l := r.tree.Depth() - 1; l >= root.l && tops < rd.cutoff; l-- {
 		lo, hi := r.span(root, l)
@@ -200,12 +200,12 @@ func (r *releaser) classify(root node, rd *round, stamp int32) {
 			continue // ⊥
 		}
 		for j := lo; j < hi; j++ {
-			if r.mark[l][j] != stamp && r.counts[l][j]+rd.tlap.Sample(r.src) >= rd.tau {
+			if r.mark[l][j] != stamp && r.counts[l][j]+rd.tlap.sampleFixed(r.src) >= rd.tau {
 				r.cover(node{l, j}, root.l, stamp)
 			}
 		}
 		tops++
-		rho = rd.thresh.Sample(r.src)
+		rho = drawNoise(rd.thresh, r.src)
 	}
 }
 

@@ -145,5 +145,5 @@ func estimate(alpha float64, lo, hi int64) int64 {
 // query value q with fresh query noise ν against the threshold
 // τ + A + a moved by the instance's threshold noise rho (⊤ when true).
 func (rd *round) above(q, rho int64, src noise.Source) bool {
-	return q+rd.query.Sample(src) >= rd.tau+rd.tlap.limit+rd.margin+rho
+	return q+drawNoise(rd.query, src) >= rd.tau+rd.tlap.limit+rd.margin+rho
 }

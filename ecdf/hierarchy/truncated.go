@@ -53,6 +53,26 @@ func tlapDelta(t float64, a int64) float64 {
 	return ra * q / (1 + r - 2*r*ra)
 }
 
+// drawNoise draws one discrete Laplace noise of a release with fixed
+// work (noise.SampleFixed): every draw of counting-on-trees' one stream
+// computes the same keystream whatever its value, except with
+// probability at most 2^−40, and leaves the stream where the sampler
+// alone would, so releases are unchanged value for value. A variable
+// only so that tests can watch the draws.
+var drawNoise = noise.SampleFixed
+
+// sampleFixed draws one value as Sample does, each discrete Laplace
+// draw with fixed work (drawNoise). A draw outside ±A is drawn again:
+// how many draws that takes is independent of the value returned
+// (rejection sampling), so its time tells nothing about it.
+func (d truncatedLaplace) sampleFixed(src noise.Source) int64 {
+	for {
+		if x := drawNoise(d.lap, src); x >= -d.limit && x <= d.limit {
+			return x
+		}
+	}
+}
+
 // Sample draws one value.
 func (d truncatedLaplace) Sample(src noise.Source) int64 {
 	for {

@@ -84,7 +84,7 @@ type kary struct {
 
 // nodeSampler is an exact integer noise distribution of package noise.
 type nodeSampler interface {
-	Sample(src noise.Source) int64
+	noise.FixedWorkSampler
 	Variance() float64
 }
 

@@ -92,9 +92,10 @@ type Mechanism interface {
 // the variable-time rejection samplers of package noise; PrefixNoise
 // only adds up stored node values, reads no randomness and takes the
 // same few additions whatever the noise is, so the time of a server's
-// answers does not depend on the noise; creation reads the same number
-// of random words per node whatever the noise, except with a small
-// estimated probability ("Fixed work at release creation", nodes.go).
+// answers does not depend on the noise; creation computes the same
+// number of random words per node whatever the noise, except with
+// probability at most 2^−40 per node, a derived bound ("Fixed work at
+// release creation", nodes.go).
 // A Release is safe for concurrent use.
 type Release interface {
 	// PrefixNoise is the integer noise added to prefix count i (1 ≤ i ≤ N).

@@ -8,10 +8,9 @@ import (
 )
 
 // sampler draws one integer noise from a cryptographic Source
-// (noise.DiscreteLaplace, noise.DiscreteGaussian).
-type sampler interface {
-	Sample(src noise.Source) int64
-}
+// (noise.DiscreteLaplace, noise.DiscreteGaussian), with fixed work at
+// release creation (noise.SampleFixed).
+type sampler = noise.FixedWorkSampler
 
 // nodeStream is the Source of one node's noise: the stream
 // noise.Seed.Stream(domain, node) of the release seed. It is a variable
@@ -50,11 +49,10 @@ func newRelease(m Mechanism, seed [32]byte, fixed bool) Release {
 func drawNodes(seed noise.Seed, domain uint32, count int, node func(j int) int, dist func(node int) sampler, fixed bool) []int64 {
 	vals := make([]int64, count)
 	draw := func(from, to int) {
-		words := make([]uint64, gaussianWords)
 		for j := from; j < to; j++ {
 			v := node(j)
 			if fixed {
-				vals[j] = drawPadded(dist(v), nodeStream(seed, domain, v), words)
+				vals[j] = noise.SampleFixed(dist(v), nodeStream(seed, domain, v))
 			} else {
 				vals[j] = dist(v).Sample(nodeStream(seed, domain, v))
 			}
@@ -82,62 +80,14 @@ func identity(j int) int { return j }
 // Fixed work at release creation. The samplers are rejection loops: the
 // words a draw reads, hence its time, grow with |η|/scale (issue 31: a
 // one-node release took 340 ns at η = 0 and 629 ns at |η| ≥ 6). Each
-// node's draw therefore computes exactly wordBudget words of its stream
-// at once (noise.Stream.Fill, whole ChaCha20 blocks), and its sampler
-// reads them from memory; only a draw that needs more reads on from the
-// stream, and takes longer. The noise is unchanged, value for value (the
+// node's draw therefore computes a fixed budget of words of its stream
+// at once (noise.SampleFixed: whole ChaCha20 blocks, the budget a
+// function of the public scale), and its sampler reads them from memory;
+// only a draw that needs more reads on from the stream, and takes
+// longer, with probability at most 2^−40 at every scale — a bound
+// derived from the samplers' rejection structure (package noise, "Fixed
+// work"), not estimated. The noise is unchanged, value for value (the
 // sampler reads the same words in the same order), so the distribution
-// stays exact and the stability contract of package noise holds. The
-// probability of reading on, estimated from 10^6 draws per scale (the
-// tail of the words read falls by ≥ 5.5 bits per 16 words for the
-// discrete Laplace at scales ≥ 1, ≥ 2.5 at finer ones, and by ≥ 1.3
-// bits per 16 words for the discrete Gaussian at σ ≥ 1, ≥ 1 down to
-// σ = 1/4), is below 2^-40 for the Laplace budget at scales ≥ 1 (2^-20
-// at the finest, where ε ≫ Δ) and for the Gaussian one at σ ≥ 1 (2^-30
-// at σ = 1/4) (EXPERIMENTS.md, "Per-report challenges, two checks,
-// fixed-work noise"); it is an estimate, not a derived bound. What still
-// varies with the noise is the
-// sampler's own arithmetic on the words it uses, a few nanoseconds per
-// word, against the budget's keystream (TestDrawReadsFixedWords).
-const (
-	laplaceWords  = 128
-	gaussianWords = 512
-)
-
-// wordBudget is the number of words a draw of s computes (above).
-func wordBudget(s sampler) int {
-	if _, ok := s.(*noise.DiscreteGaussian); ok {
-		return gaussianWords
-	}
-	return laplaceWords
-}
-
-// drawPadded draws one value of s from src, its first wordBudget(s)
-// words computed at once (into scratch, of at least gaussianWords
-// words) when src is a noise.Stream.
-func drawPadded(s sampler, src noise.Source, scratch []uint64) int64 {
-	words := scratch[:wordBudget(s)]
-	if st, ok := src.(*noise.Stream); ok {
-		st.Fill(words)
-	} else {
-		for i := range words {
-			words[i] = src.Uint64()
-		}
-	}
-	return s.Sample(&prefetched{words: words, src: src})
-}
-
-// prefetched is a Source that reads words, then src.
-type prefetched struct {
-	words []uint64
-	src   noise.Source
-}
-
-func (p *prefetched) Uint64() uint64 {
-	if len(p.words) == 0 {
-		return p.src.Uint64()
-	}
-	w := p.words[0]
-	p.words = p.words[1:]
-	return w
-}
+// stays exact and the stability contract of package noise holds. What
+// still varies with the noise is the sampler's own arithmetic on the
+// words it uses, against the budget's keystream (TestDrawReadsFixedWords).

@@ -5,11 +5,14 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/noise"
+	"github.com/fedecdf/fedecdf/internal/stattest"
 )
 
-// TestDrawReadsFixedWords: a node's draw at release creation reads the
-// same number of words whatever noise it draws (wordBudget), and draws
-// the same value as the sampler alone. Without the padding the words
+// TestDrawReadsFixedWords: a node's draw at release creation computes
+// the same number of keystream blocks whatever noise it draws
+// (noise.SampleFixed: WordBudget()/8 + 1), reads the same number of words
+// from a generic Source (WordBudget()), and draws the same value as the
+// sampler alone. Without the padding the words
 // read grow with |η|: their correlation with |η| over the draws is above
 // 5/√n, five standard errors of a correlation under independence, which
 // shows the test has power.
@@ -43,15 +46,22 @@ func TestDrawReadsFixedWords(t *testing.T) {
 				alone := &countedSource{src: seed.Stream(1, uint64(node))}
 				v := tc.s.Sample(alone)
 				padded := &countedSource{src: seed.Stream(1, uint64(node))}
-				if got := drawPadded(tc.s, padded, make([]uint64, gaussianWords)); got != v {
+				if got := noise.SampleFixed(tc.s, padded); got != v {
 					t.Fatalf("node %d: padded draw %d, the sampler alone %d", node, got, v)
 				}
-				if want := max(wordBudget(tc.s), alone.n); padded.n != want {
+				if want := max(tc.s.WordBudget(), alone.n); padded.n != want {
 					t.Fatalf("node %d (η = %d): %d words read, want %d (the sampler alone read %d)", node, v, padded.n, want, alone.n)
+				}
+				st := seed.Stream(1, uint64(node))
+				if got := noise.SampleFixed(tc.s, st); got != v {
+					t.Fatalf("node %d: fixed-work draw %d, the sampler alone %d", node, got, v)
+				}
+				if want := uint64(tc.s.WordBudget()/8 + 1); st.Blocks() != want {
+					t.Fatalf("node %d (η = %d): %d blocks computed, want %d (the sampler alone read %d words)", node, v, st.Blocks(), want, alone.n)
 				}
 				size[node], words[node] = math.Abs(float64(v)), float64(alone.n)
 			}
-			if r := correlation(size, words); r <= 5/math.Sqrt(n) {
+			if r, _, _ := stattest.Regression(size, words); r <= 5/math.Sqrt(n) {
 				t.Errorf("correlation of |η| and the words the sampler alone reads %.3f ≤ %.3f: the test has no power", r, 5/math.Sqrt(n))
 			} else {
 				t.Logf("unpadded: correlation of |η| and words %.3f", r)
@@ -67,21 +77,6 @@ type countedSource struct {
 }
 
 func (c *countedSource) Uint64() uint64 { c.n++; return c.src.Uint64() }
-
-// correlation is Pearson's correlation of x and y.
-func correlation(x, y []float64) float64 {
-	var mx, my float64
-	for i := range x {
-		mx, my = mx+x[i], my+y[i]
-	}
-	mx, my = mx/float64(len(x)), my/float64(len(y))
-	var sxy, sxx, syy float64
-	for i := range x {
-		dx, dy := x[i]-mx, y[i]-my
-		sxy, sxx, syy = sxy+dx*dy, sxx+dx*dx, syy+dy*dy
-	}
-	return sxy / math.Sqrt(sxx*syy)
-}
 
 // TestSimulatedReleaseIsTheRelease: the release drawn without fixed work
 // (SimulatedRelease, for simulations) has the same noise as NewRelease,

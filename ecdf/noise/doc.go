@@ -27,6 +27,51 @@
 // noise variable of a release is a function of the seed and a server
 // stores only 32 bytes per release.
 //
+// # Fixed work
+//
+// The samplers are rejection loops: the words a draw reads, hence its
+// time, grow with the value drawn. [SampleFixed] computes a fixed budget
+// of stream words at once (WordBudget, whole ChaCha20 blocks, a function
+// of the public scale only) and lets the sampler read them from memory,
+// so a draw's keystream work is the same whatever its value; only a
+// draw needing more reads on. The probability of that is bounded, not
+// estimated (words.go, WordTailBound), from the rejection structure:
+//
+//   - uniformBelow(n) reads 1 + a geometric number of words, rejecting
+//     with probability q = (2^64 mod n)/2^64 independently of its value:
+//     PGF E[z^W] = (1 − q)z/(1 − qz).
+//   - bernoulliExpNegOne reads J words, P(J ≥ j) = 1/j!, and is true iff
+//     J is even; the loop of V (and the Gaussian's whole part) calls it
+//     until it is false: PGF no/(1 − yes) of the two parts.
+//   - Algorithm 1's counter reaches k with probability γ^{k−1}/(k−1)!,
+//     reading the Bernoulli(γ) sampler and the counters on the way; a
+//     smaller γ reads a prefix of the words of a larger one.
+//   - Lap_Z: the rounds are independent; a round ends the draw unless
+//     Algorithm 1 rejects U or Y = 0 draws a negative sign, so
+//     E[z^W] = S(z)/(1 − F(z)), S, F the PGFs of a round restricted to
+//     ending the draw or not, bounded term by term (U's moments summed
+//     exactly for num ≤ 2^12, by integrals above).
+//   - N_Z: a round (one Lap_Z draw and the acceptance, whose
+//     uniformBelowBig tries succeed with probability ≥ 1/2) accepts with
+//     probability at least tanh(1/(2t))·e^{−σ²/(2t²)}·max(1, √(2π)σ)
+//     (Poisson summation), so P(more than r rounds) ≤ (1 − p)^r; r
+//     rounds, coupled with independent ones reading every part, exceed
+//     B words with probability at most their PGF times z^−B.
+//
+// Chernoff's bound P(W > B) ≤ E[z^W]·z^−B, minimised over z, then gives
+// the least B (a multiple of 8) with P(W > B) ≤ 2^−40 at every scale:
+// 136–416 words for the discrete Laplace (the most at scales just above
+// an integer fraction such as 1.5), 720–1256 for the discrete Gaussian
+// (TestWordBudgetBoundsTheTail). The bound is loose — where it says
+// 0.01 at most 0.03% of draws pass (TestWordTailBoundHolds) — so the
+// budgets are larger than the work needs; a tighter bound would lower
+// the cost, not the guarantee. Past the budget the draw is still exact
+// (the sampler reads the same words in the same order, so values, the
+// distribution and the pure-ε claims are unchanged); only its time then
+// depends on the value, with probability at most 2^−40 per draw. What
+// always varies with the value is the sampler's own arithmetic on the
+// words it reads from memory (a few nanoseconds per word).
+//
 // # Stability
 //
 // The derivation seed → Stream(domain, index) → sampler → value is a

@@ -27,6 +27,7 @@ type DiscreteGaussian struct {
 	num      *big.Int         // σ² = num/den
 	denT     *big.Int         // den·t
 	gammaDen *big.Int         // 2·num·den·t²: γ = (|Y|·den·t − num)²/gammaDen
+	words    *wordCache
 }
 
 // NewDiscreteGaussian returns N_Z(0, sigma2). sigma2 must be positive and
@@ -66,7 +67,7 @@ func newDiscreteGaussian(sigma2 float64) (*DiscreteGaussian, error) {
 	denT := new(big.Int).Mul(den, t)
 	gammaDen := new(big.Int).Mul(num, denT)
 	gammaDen.Mul(gammaDen, t).Lsh(gammaDen, 1)
-	return &DiscreteGaussian{sigma2: sigma2, variance: discreteGaussianVariance(sigma2), laplace: laplace, num: num, denT: denT, gammaDen: gammaDen}, nil
+	return &DiscreteGaussian{sigma2: sigma2, variance: discreteGaussianVariance(sigma2), laplace: laplace, num: num, denT: denT, gammaDen: gammaDen, words: new(wordCache)}, nil
 }
 
 // Sigma2 returns σ², the variance parameter (not exactly the variance).

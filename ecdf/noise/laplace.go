@@ -29,6 +29,7 @@ import (
 type DiscreteLaplace struct {
 	scale    float64
 	num, den uint64 // scale = num/den in lowest terms
+	words    *wordCache
 }
 
 // maxRationalPart bounds the numerator and denominator of a scale, and
@@ -77,7 +78,7 @@ func newDiscreteLaplace(scale float64) (*DiscreteLaplace, error) {
 	if scale > maxLaplaceScale {
 		return nil, fmt.Errorf("discrete Laplace scale %g is above the supported maximum 2^52: use a larger ε or fewer bins", scale)
 	}
-	return &DiscreteLaplace{scale: scale, num: r.Num().Uint64(), den: r.Denom().Uint64()}, nil
+	return &DiscreteLaplace{scale: scale, num: r.Num().Uint64(), den: r.Denom().Uint64(), words: new(wordCache)}, nil
 }
 
 // exactFraction writes a positive finite float64 as the fraction num/den

@@ -35,22 +35,35 @@ func NewSeed() (Seed, error) {
 // Use domain to separate different uses of one seed and index for the
 // noise variable (node) being drawn.
 func (s Seed) Stream(domain uint32, index uint64) *Stream {
-	var nonce [chacha20.NonceSize]byte
-	binary.LittleEndian.PutUint32(nonce[0:4], domain)
-	binary.LittleEndian.PutUint64(nonce[4:12], index)
-	c, err := chacha20.NewUnauthenticatedCipher(s[:], nonce[:])
-	if err != nil {
-		panic(err) // unreachable: key and nonce sizes are fixed
-	}
-	return &Stream{c: c}
+	st := &Stream{key: s}
+	binary.LittleEndian.PutUint32(st.nonce[0:4], domain)
+	binary.LittleEndian.PutUint64(st.nonce[4:12], index)
+	st.c = st.cipherAt(0)
+	return st
 }
 
 // Stream is a deterministic cryptographic Source derived from a Seed.
 type Stream struct {
-	c   *chacha20.Cipher
-	buf [64]byte
-	pos int
-	ok  bool
+	key    Seed
+	nonce  [chacha20.NonceSize]byte
+	c      *chacha20.Cipher
+	next   uint64 // the block c computes next
+	buf    [64]byte
+	pos    int
+	ok     bool
+	blocks uint64 // keystream blocks computed (Blocks)
+}
+
+// cipherAt returns the ChaCha20 cipher of the stream positioned at
+// block: its next XORKeyStream computes that block first.
+func (st *Stream) cipherAt(block uint64) *chacha20.Cipher {
+	c, err := chacha20.NewUnauthenticatedCipher(st.key[:], st.nonce[:])
+	if err != nil {
+		panic(err) // unreachable: key and nonce sizes are fixed
+	}
+	c.SetCounter(uint32(block)) // a stream never reaches 2^32 blocks (256 GiB)
+	st.next = block
+	return c
 }
 
 // Uint64 returns the next 64 bits of the keystream.
@@ -58,6 +71,8 @@ func (st *Stream) Uint64() uint64 {
 	if !st.ok || st.pos == len(st.buf) {
 		clear(st.buf[:])
 		st.c.XORKeyStream(st.buf[:], st.buf[:])
+		st.next++
+		st.blocks++
 		st.pos, st.ok = 0, true
 	}
 	v := binary.LittleEndian.Uint64(st.buf[st.pos:])
@@ -65,27 +80,16 @@ func (st *Stream) Uint64() uint64 {
 	return v
 }
 
-// Fill sets words to the next len(words) words of the keystream, the
-// same words as that many calls of Uint64, computing whole 64-byte
-// blocks at once: a release's fixed budget of words per node costs the
-// same whatever its sampler reads of it (package mechanism, "Fixed work
-// at release creation").
-func (st *Stream) Fill(words []uint64) {
-	i := 0
-	for ; i < len(words) && st.ok && st.pos < len(st.buf); i++ {
-		words[i] = st.Uint64()
+// Blocks returns how many 64-byte ChaCha20 blocks st has computed so
+// far: the work of the draws made from it, which SampleFixed makes the
+// same whatever the values drawn.
+func (st *Stream) Blocks() uint64 { return st.blocks }
+
+// word is the position, in words from the stream's start, of the next
+// word Uint64 returns.
+func (st *Stream) word() uint64 {
+	if !st.ok {
+		return st.next * 8
 	}
-	var bulk [512]byte // eight ChaCha20 blocks at a time
-	for len(words)-i >= 8 {
-		n := min(len(bulk), 8*((len(words)-i)/8*8))
-		clear(bulk[:n])
-		st.c.XORKeyStream(bulk[:n], bulk[:n])
-		for b := 0; b < n; b += 8 {
-			words[i] = binary.LittleEndian.Uint64(bulk[b:])
-			i++
-		}
-	}
-	for ; i < len(words); i++ {
-		words[i] = st.Uint64()
-	}
+	return (st.next-1)*8 + uint64(st.pos/8)
 }

@@ -22,7 +22,21 @@ import (
 // and answered a wrong ECDF silently). Quarantined at both, they start
 // without it: the release created over it is refused rather than
 // answered over another set, and a new release counts the other reports.
+// The same holds when whoever edited the upload also recomputed its
+// record's checksum ("resealed"): the upload's digest in the verdict
+// record of its acceptance refuses it (server.ErrUploadChanged).
 func TestDamagedReportQuarantined(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		reseal bool
+	}{{"flipped", false}, {"resealed", true}} {
+		t.Run(tc.name, func(t *testing.T) { testDamagedReportQuarantined(t, tc.reseal) })
+	}
+}
+
+// testDamagedReportQuarantined is TestDamagedReportQuarantined, the
+// damaged record's checksum recomputed if reseal.
+func testDamagedReportQuarantined(t *testing.T, reseal bool) {
 	d := newDeployment(t, hugeEpsilon, 1)
 	for _, x := range []float64{0.1, 0.3, 0.5, 0.7, 0.9} {
 		if _, err := d.newParty().Submit(context.Background(), party.Instance{Score: x, Label: 1}); err != nil {
@@ -64,12 +78,20 @@ func TestDamagedReportQuarantined(t *testing.T) {
 			t.Fatalf("the %v's upload of report %v is not in its file", role, bad)
 		}
 		b[at+3] ^= 0x01
+		if reseal { // the record: ID ‖ receipt time ‖ upload ‖ CRC-32C
+			start, end := at-len(up)/2-24, at-len(up)/2+len(up)
+			sealed := store.Seal("reports/"+d.m.Dataset, bad[:], b[start:end])
+			copy(b[end:], sealed[end-start:])
+		}
 		if err := os.WriteFile(path, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
 		_, err = d.startWith(role, d.m, ServerConfig{Store: path})
 		if !errors.Is(err, store.ErrDamaged) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), bad.String()) {
 			t.Fatalf("starting the %v on its damaged store: %v; want ErrDamaged naming the file and report %v", role, err, bad)
+		}
+		if changed := errors.Is(err, server.ErrUploadChanged); changed != reseal {
+			t.Fatalf("starting the %v on its damaged store: %v; its checksum recomputed: %v", role, err, reseal)
 		}
 		if _, err := store.Quarantine(path, d.m.Dataset, []payload.ReportID{bad}); err != nil {
 			t.Fatal(err)

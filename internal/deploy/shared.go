@@ -277,7 +277,10 @@ func (s *Server) readNew() (n, deleted int, err error) {
 // with, in chunks whose accepted reports' outputs the server re-derives
 // in parallel first (server.Server.PrepareReplay), and returns how many
 // it accepted anew and the reports it had rejected finally (their
-// uploads need no replay). An upload the server refuses fails a
+// uploads need no replay). An upload of a report accepted before that
+// is not the one accepted (server.ErrUploadChanged: the store edited,
+// or damaged under an intact checksum) is damage (store.ErrDamaged),
+// naming the store and the report, to quarantine. An upload the server refuses fails a
 // bbolt store's replay (the server acknowledged everything in it); in
 // a shared store a standby recorded it unchecked, and it is logged and
 // counted as refused.
@@ -286,7 +289,10 @@ func (s *Server) feed(source func(fn func(payload.ReportID, []byte) error) error
 	chunk := make([]*protocol.Upload, 0, replayChunk)
 	raw := make([][]byte, 0, replayChunk)
 	flush := func() error {
-		skip := s.srv.PrepareReplay(dataset, raw)
+		skip, err := s.srv.PrepareReplay(dataset, raw)
+		if err != nil {
+			return fmt.Errorf("store %s: %w: %w", s.cfg.Store, store.ErrDamaged, err)
+		}
 		rejected = append(rejected, skip...)
 		for i, up := range chunk {
 			if slices.Contains(skip, up.Report) {

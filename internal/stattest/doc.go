@@ -3,7 +3,9 @@
 //
 // The tests of internal/verify and internal/vdcf share Pearson's χ² of
 // the hypothesis that 16 nibble counts are uniform, and the limit it is
-// compared with.
+// compared with. The timing tests of fixed-work noise draws (packages
+// noise, mechanism, hierarchy) share a correlation and regression slope
+// (Regression).
 //
 // Under uniformity the statistic Σ (O_i − E_i)²/E_i, E_i = n/16, is
 // asymptotically χ² with 15 degrees of freedom; NibbleLimit is the

@@ -120,7 +120,10 @@
 // damage refuses with ErrDamaged naming the file and the record — for
 // a report, its ID — never skipping it or computing on it (a stored
 // upload the server re-derives at restart is the one it accepted: its
-// seal holds). One damaged report need not cost the store: Quarantine
+// seal holds, and so does the SHA-256 digest of the upload that the
+// server's verdict record of its acceptance keeps, which a CRC-32C
+// recomputed by whoever edited the upload does not fix:
+// server.ErrUploadChanged, refused at start as ErrDamaged). One damaged report need not cost the store: Quarantine
 // (fedecdf server quarantine, run at both servers with the same IDs)
 // deletes its records and refuses it if uploaded again; a release
 // created over it is then refused (server.ErrReportSetChanged) and new
