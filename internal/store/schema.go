@@ -40,12 +40,15 @@ import (
 //	                                             one row per process (Heartbeat), seen its last beat
 //	fedecdf_prepare_queue(dataset, id, seq)      the reports no process prepared yet: filled by a
 //	                                             trigger on fedecdf_reports (and, at the migration,
-//	                                             with every report recorded; never one prepared before,
-//	                                             deleted and recorded again); leased FOR UPDATE SKIP LOCKED
-//	fedecdf_folds(seq, dataset, reports, agg)    one process's sum of a batch's prefix vectors
-//	                                             (server.Preparer's fold), appended, never updated
+//	                                             with every report recorded); leased FOR UPDATE SKIP LOCKED
+//	fedecdf_folds(seq, dataset, reports, agg,    one process's sum of a batch's prefix vectors
+//	              stale)                         (server.Preparer's fold), appended; stale once a report
+//	                                             it holds is deleted (then never summed again: its
+//	                                             other reports are re-derived)
 //	fedecdf_prepared(dataset, id, sketch, fold)  a report's sketch (vdcf.Pending.Sketch; NULL: its
-//	                                             share does not decode) and the fold holding it
+//	                                             share does not decode) and the fold holding it;
+//	                                             deleted with the report (a trigger, which marks its fold
+//	                                             stale), so an ID recorded again is queued and prepared anew
 var migrations = []string{
 	`CREATE TABLE fedecdf_meta (key text PRIMARY KEY, value bytea NOT NULL);
 	CREATE TABLE fedecdf_reports (
@@ -76,7 +79,8 @@ var migrations = []string{
 		seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 		dataset text NOT NULL,
 		reports integer NOT NULL,
-		agg bytea NOT NULL);
+		agg bytea NOT NULL,
+		stale boolean NOT NULL DEFAULT false);
 	CREATE INDEX fedecdf_folds_dataset ON fedecdf_folds (dataset);
 	CREATE TABLE fedecdf_prepared (dataset text NOT NULL, id bytea NOT NULL, sketch bytea, fold bigint REFERENCES fedecdf_folds,
 		PRIMARY KEY (dataset, id));
@@ -87,6 +91,14 @@ var migrations = []string{
 			RETURN NULL;
 		END $$;
 	CREATE TRIGGER fedecdf_reports_enqueue AFTER INSERT ON fedecdf_reports FOR EACH ROW EXECUTE FUNCTION fedecdf_enqueue();
+	CREATE FUNCTION fedecdf_unprepare() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			UPDATE fedecdf_folds SET stale = true WHERE seq = (SELECT fold FROM fedecdf_prepared p
+				WHERE p.dataset = OLD.dataset AND p.id = OLD.id);
+			DELETE FROM fedecdf_prepared p WHERE p.dataset = OLD.dataset AND p.id = OLD.id;
+			RETURN NULL;
+		END $$;
+	CREATE TRIGGER fedecdf_reports_unprepare AFTER DELETE ON fedecdf_reports FOR EACH ROW EXECUTE FUNCTION fedecdf_unprepare();
 	INSERT INTO fedecdf_prepare_queue SELECT dataset, id, seq FROM fedecdf_reports;`,
 }
 

@@ -1,0 +1,112 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"slices"
+	"testing"
+
+	"github.com/fedecdf/fedecdf/internal/payload"
+	"github.com/fedecdf/fedecdf/internal/pgtest"
+)
+
+// binFold is a Prepare that sketches each report as its upload and
+// folds the reports' one-hot bin vectors (the bin is upload[0] mod 4):
+// four little-endian counts, the shape of a release's sum.
+func binFold(ids []payload.ReportID, uploads [][]byte) ([][]byte, []byte, error) {
+	counts := make([]uint64, 4)
+	for _, u := range uploads {
+		counts[u[0]%4]++
+	}
+	fold := make([]byte, 0, 32)
+	for _, c := range counts {
+		fold = binary.LittleEndian.AppendUint64(fold, c)
+	}
+	return slices.Clone(uploads), fold, nil
+}
+
+// prepareAll prepares dataset d's queued reports in batches of batch.
+func prepareAll(t *testing.T, p *Postgres, batch int) {
+	t.Helper()
+	for {
+		n, err := p.PrepareNext("d", batch, binFold)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+	}
+}
+
+// TestDeletedReportLeavesItsFold is the adversary of verification
+// spread over processes: a party's report is recorded and folded, then
+// deleted (an orphan purge, a quarantine, a rejection: all go through
+// DeleteReports) and recorded again under the same ID with another bin.
+// The folds Folds returns must sum exactly the current uploads of the
+// reports it says they hold (a release sums them and re-derives only
+// the others), the re-recorded report must be prepared again from its
+// new upload, and only the batch that held the deleted report is left
+// for a release to re-derive.
+func TestDeletedReportLeavesItsFold(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		rerecord bool
+	}{{"purged", false}, {"purged and recorded again", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := openShared(t, pgtest.Schema(t))
+			uploads := map[payload.ReportID][]byte{}
+			for i := range 12 {
+				uploads[wideID(i)] = []byte{byte(i), byte(i)}
+				if err := p.PutReport("d", wideID(i), uploads[wideID(i)]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			prepareAll(t, p, 4) // folds {0..3}, {4..7}, {8..11}
+			if n, err := p.DeleteReports("d", []payload.ReportID{wideID(5)}); err != nil || n != 1 {
+				t.Fatalf("DeleteReports: %d, %v", n, err)
+			}
+			delete(uploads, wideID(5))
+			if tc.rerecord {
+				uploads[wideID(5)] = []byte{6, 5} // bin 2, was bin 1
+				if err := p.PutReport("d", wideID(5), uploads[wideID(5)]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			prepareAll(t, p, 4)
+			folds, folded, err := p.Folds("d")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]uint64, 4)
+			for _, f := range folds {
+				for b := range got {
+					got[b] += binary.LittleEndian.Uint64(f[8*b:])
+				}
+			}
+			want := make([]uint64, 4)
+			for _, id := range folded {
+				u, ok := uploads[id]
+				if !ok {
+					t.Fatalf("report %v among the folded reports, but deleted", id)
+				}
+				want[u[0]%4]++
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("the folds sum the bins %v; the uploads of the %d reports they hold, %v", got, len(folded), want)
+			}
+			if lacking := len(uploads) - len(folded); lacking != 3 {
+				t.Errorf("%d reports left to re-derive, want 3 (the deleted report's batch)", lacking)
+			}
+			if tc.rerecord {
+				sk, err := p.Sketches("d", []payload.ReportID{wideID(5)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(sk[wideID(5)], uploads[wideID(5)]) {
+					t.Errorf("the re-recorded report's sketch is %v, want its new upload's %v", sk[wideID(5)], uploads[wideID(5)])
+				}
+			}
+		})
+	}
+}
