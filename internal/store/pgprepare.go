@@ -23,11 +23,13 @@ import (
 // batch returns to the queue for another; one that hangs loses it after
 // leaseTimeout. Each report is therefore prepared, and folded, once. The
 // coordinator verifies a report from its sketch (Sketches) and sums a
-// release from the folds (Folds). Deleting a report (a trigger) deletes
-// its sketch and marks its fold stale, never summed again: a report
-// recorded again under the same ID, with other content, is queued and
-// prepared anew, and a release re-derives only the stale fold's other
-// reports.
+// release from the folds (Folds). Deleting a report (an orphan purge, a
+// quarantine; a trigger, in the deleting transaction) deletes its
+// sketch and the fold holding it, and queues that fold's other reports
+// again: a report recorded again under the same ID, with other content,
+// is queued and prepared anew, the folds never hold a report no longer
+// stored, and the cost of a deletion is one batch prepared again, once,
+// not a re-derivation at every release.
 
 // prepareSettings are those of a preparation's transaction: the lease
 // ends if its process stops working on it for 60 s without ending its
@@ -219,17 +221,15 @@ func (p *Postgres) Sketches(dataset string, ids []payload.ReportID) (map[payload
 	return out, nil
 }
 
-// Folds returns, read in one snapshot, every fold of dataset not stale
-// and the reports they hold: the folds sum exactly those reports'
-// prefix vectors. A fold is stale once a report it holds is deleted
-// (an orphan purge, a quarantine, a rejection); its other reports are
-// then among none of the folds returned, to be re-derived as reports
-// not prepared yet.
+// Folds returns, read in one snapshot, every fold of dataset and the
+// reports they hold: the folds sum exactly those reports' prefix
+// vectors (a fold holding a report deleted since is gone, its other
+// reports queued again).
 func (p *Postgres) Folds(dataset string) (folds [][]byte, ids []payload.ReportID, err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	err = pgx.BeginTxFunc(ctx, p.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		rs, err := tx.Query(ctx, `SELECT agg FROM fedecdf_folds WHERE dataset = $1 AND NOT stale ORDER BY seq`, dataset)
+		rs, err := tx.Query(ctx, `SELECT agg FROM fedecdf_folds WHERE dataset = $1 ORDER BY seq`, dataset)
 		if err != nil {
 			return err
 		}
@@ -240,8 +240,7 @@ func (p *Postgres) Folds(dataset string) (folds [][]byte, ids []payload.ReportID
 		}); err != nil {
 			return err
 		}
-		rs, err = tx.Query(ctx, `SELECT p.id FROM fedecdf_prepared p JOIN fedecdf_folds f ON f.seq = p.fold
-			WHERE p.dataset = $1 AND NOT f.stale`, dataset)
+		rs, err = tx.Query(ctx, `SELECT id FROM fedecdf_prepared WHERE dataset = $1 AND fold IS NOT NULL`, dataset)
 		if err != nil {
 			return err
 		}
