@@ -126,3 +126,81 @@ func TestDeletedReportLeavesItsFold(t *testing.T) {
 		})
 	}
 }
+
+// TestDeletionsWhilePreparing: reports deleted and recorded again with
+// other content while two processes prepare leave, once the queue is
+// empty, folds that hold every stored report exactly once and sum their
+// current uploads.
+func TestDeletionsWhilePreparing(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	a, b := openShared(t, dsn), openShared(t, dsn)
+	const n = 200
+	uploads := map[payload.ReportID][]byte{}
+	for i := range n {
+		uploads[wideID(i)] = []byte{byte(i), byte(i)}
+		if err := a.PutReport("d", wideID(i), uploads[wideID(i)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan struct{})
+	errs := make(chan error, 2)
+	for _, p := range []*Postgres{a, b} {
+		go func() {
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				if _, err := p.PrepareNext("d", 8, binFold); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for i := 0; i < n; i += 7 {
+		id := wideID(i)
+		if _, err := b.DeleteReports("d", []payload.ReportID{id}); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			uploads[id] = []byte{byte(i + 1), byte(i)}
+			if err := a.PutReport("d", id, uploads[id]); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			delete(uploads, id)
+		}
+	}
+	close(done)
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	prepareAll(t, a, 8)
+	folds, folded, err := b.Folds("d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := make([]uint64, 4), make([]uint64, 4)
+	for _, f := range folds {
+		for k := range got {
+			got[k] += binary.LittleEndian.Uint64(f[8*k:])
+		}
+	}
+	seen := map[payload.ReportID]bool{}
+	for _, id := range folded {
+		u, ok := uploads[id]
+		if !ok || seen[id] {
+			t.Fatalf("report %v folded twice, or deleted (stored: %v)", id, ok)
+		}
+		seen[id] = true
+		want[u[0]%4]++
+	}
+	if len(folded) != len(uploads) || !slices.Equal(got, want) {
+		t.Errorf("the folds hold %d of %d stored reports and sum the bins %v; their uploads %v", len(folded), len(uploads), got, want)
+	}
+}
