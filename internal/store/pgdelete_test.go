@@ -25,6 +25,17 @@ func binFold(ids []payload.ReportID, uploads [][]byte) ([][]byte, []byte, error)
 	return slices.Clone(uploads), fold, nil
 }
 
+// sumBins is the sum of binFold's folds.
+func sumBins(folds [][]byte) []uint64 {
+	sum := make([]uint64, 4)
+	for _, f := range folds {
+		for b := range sum {
+			sum[b] += binary.LittleEndian.Uint64(f[8*b:])
+		}
+	}
+	return sum
+}
+
 // prepareAll prepares dataset d's queued reports in batches of batch
 // and returns how many it prepared.
 func prepareAll(t *testing.T, p *Postgres, batch int) int {
@@ -94,13 +105,7 @@ func TestDeletedReportLeavesItsFold(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := make([]uint64, 4)
-			for _, f := range folds {
-				for b := range got {
-					got[b] += binary.LittleEndian.Uint64(f[8*b:])
-				}
-			}
-			want := make([]uint64, 4)
+			got, want := sumBins(folds), make([]uint64, 4)
 			for _, id := range folded {
 				u, ok := uploads[id]
 				if !ok {
@@ -185,12 +190,7 @@ func TestDeletionsWhilePreparing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, want := make([]uint64, 4), make([]uint64, 4)
-	for _, f := range folds {
-		for k := range got {
-			got[k] += binary.LittleEndian.Uint64(f[8*k:])
-		}
-	}
+	got, want := sumBins(folds), make([]uint64, 4)
 	seen := map[payload.ReportID]bool{}
 	for _, id := range folded {
 		u, ok := uploads[id]
