@@ -404,7 +404,11 @@
 // for. Invariants: a fold's sum is exactly its reports' vectors; each
 // report is in at most one fold, and whether folded or not, counted once
 // in a release (the correction terms above); a process that dies
-// holding a batch records nothing of it, and another prepares it.
+// holding a batch records nothing of it, and another prepares it; a
+// report deleted from the store (an orphan purge, a quarantine) takes
+// its sketch and its fold with it, the fold's other reports prepared
+// again, so that a report recorded again under the same ID is prepared
+// from its new upload (a trigger of the PostgreSQL store).
 //
 // Layering. The package imports core, ecdf/mechanism, ecdf/noise, fss and
 // the internal vocabulary below it (internal/payload, internal/ledger,

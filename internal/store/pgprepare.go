@@ -23,7 +23,13 @@ import (
 // batch returns to the queue for another; one that hangs loses it after
 // leaseTimeout. Each report is therefore prepared, and folded, once. The
 // coordinator verifies a report from its sketch (Sketches) and sums a
-// release from the folds (Folds).
+// release from the folds (Folds). Deleting a report (an orphan purge, a
+// quarantine; a trigger, in the deleting transaction) deletes its
+// sketch and the fold holding it, and queues that fold's other reports
+// again: a report recorded again under the same ID, with other content,
+// is queued and prepared anew, the folds never hold a report no longer
+// stored, and the cost of a deletion is one batch prepared again, once,
+// not a re-derivation at every release.
 
 // prepareSettings are those of a preparation's transaction: the lease
 // ends if its process stops working on it for 60 s without ending its
@@ -217,7 +223,8 @@ func (p *Postgres) Sketches(dataset string, ids []payload.ReportID) (map[payload
 
 // Folds returns, read in one snapshot, every fold of dataset and the
 // reports they hold: the folds sum exactly those reports' prefix
-// vectors.
+// vectors (a fold holding a report deleted since is gone, its other
+// reports queued again).
 func (p *Postgres) Folds(dataset string) (folds [][]byte, ids []payload.ReportID, err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -226,10 +226,11 @@ func TestPrepareNowWaitsForLeases(t *testing.T) {
 	}
 }
 
-// TestPreparedReportRecordedAgainNotQueued: a report prepared, deleted
-// (an orphan purge, say) and recorded again is not queued again: its
-// preparation stands, and no lease fails on it for ever.
-func TestPreparedReportRecordedAgainNotQueued(t *testing.T) {
+// TestPreparedReportRecordedAgainIsPreparedAnew: a report prepared,
+// deleted (an orphan purge, say) and recorded again is queued again and
+// prepared anew, its content may differ (TestDeletedReportLeavesItsFold),
+// and its lease does not fail on the old preparation.
+func TestPreparedReportRecordedAgainIsPreparedAnew(t *testing.T) {
 	dsn := pgtest.Schema(t)
 	a := openShared(t, dsn)
 	if err := a.PutReport("d", wideID(1), []byte{1}); err != nil {
@@ -246,7 +247,7 @@ func TestPreparedReportRecordedAgainNotQueued(t *testing.T) {
 	if err := a.PutReport("d", wideID(1), []byte{1}); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := a.PrepareNext("d", 8, countingPrepare(&mu, seen)); n != 0 || err != nil || seen[wideID(1)] != 1 {
-		t.Fatalf("PrepareNext after the report was recorded again: %d, %v, prepared %d times; want 0, nil, 1", n, err, seen[wideID(1)])
+	if n, err := a.PrepareNext("d", 8, countingPrepare(&mu, seen)); n != 1 || err != nil || seen[wideID(1)] != 2 {
+		t.Fatalf("PrepareNext after the report was recorded again: %d, %v, prepared %d times; want 1, nil, 2", n, err, seen[wideID(1)])
 	}
 }

@@ -40,12 +40,15 @@ import (
 //	                                             one row per process (Heartbeat), seen its last beat
 //	fedecdf_prepare_queue(dataset, id, seq)      the reports no process prepared yet: filled by a
 //	                                             trigger on fedecdf_reports (and, at the migration,
-//	                                             with every report recorded; never one prepared before,
-//	                                             deleted and recorded again); leased FOR UPDATE SKIP LOCKED
+//	                                             with every report recorded); leased FOR UPDATE SKIP LOCKED
 //	fedecdf_folds(seq, dataset, reports, agg)    one process's sum of a batch's prefix vectors
-//	                                             (server.Preparer's fold), appended, never updated
+//	                                             (server.Preparer's fold), appended, never updated;
+//	                                             deleted when a report it holds is (a trigger on
+//	                                             fedecdf_reports, which queues its other reports again)
 //	fedecdf_prepared(dataset, id, sketch, fold)  a report's sketch (vdcf.Pending.Sketch; NULL: its
-//	                                             share does not decode) and the fold holding it
+//	                                             share does not decode) and the fold holding it;
+//	                                             deleted with the report (that trigger), so an ID
+//	                                             recorded again is queued and prepared anew
 var migrations = []string{
 	`CREATE TABLE fedecdf_meta (key text PRIMARY KEY, value bytea NOT NULL);
 	CREATE TABLE fedecdf_reports (
@@ -87,6 +90,19 @@ var migrations = []string{
 			RETURN NULL;
 		END $$;
 	CREATE TRIGGER fedecdf_reports_enqueue AFTER INSERT ON fedecdf_reports FOR EACH ROW EXECUTE FUNCTION fedecdf_enqueue();
+	CREATE FUNCTION fedecdf_unprepare() RETURNS trigger LANGUAGE plpgsql AS $$
+		DECLARE f bigint;
+		BEGIN
+			DELETE FROM fedecdf_prepared p WHERE p.dataset = OLD.dataset AND p.id = OLD.id RETURNING p.fold INTO f;
+			IF f IS NOT NULL THEN
+				WITH gone AS (DELETE FROM fedecdf_prepared p WHERE p.fold = f RETURNING p.id)
+				INSERT INTO fedecdf_prepare_queue SELECT r.dataset, r.id, r.seq FROM fedecdf_reports r JOIN gone g ON g.id = r.id
+					WHERE r.dataset = OLD.dataset ON CONFLICT DO NOTHING;
+				DELETE FROM fedecdf_folds WHERE seq = f;
+			END IF;
+			RETURN NULL;
+		END $$;
+	CREATE TRIGGER fedecdf_reports_unprepare AFTER DELETE ON fedecdf_reports FOR EACH ROW EXECUTE FUNCTION fedecdf_unprepare();
 	INSERT INTO fedecdf_prepare_queue SELECT dataset, id, seq FROM fedecdf_reports;`,
 }
 
