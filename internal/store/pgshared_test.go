@@ -171,6 +171,65 @@ func TestCoordinatorLosesLock(t *testing.T) {
 	}
 }
 
+// TestDemoteAfterLostLock: a coordinator that lost its lock, demoted,
+// is a standby again: Lost is a new channel, open; it records uploads
+// without the lock, does not take the lock while the new coordinator
+// holds it, and takes it once that one closes.
+func TestDemoteAfterLostLock(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	a := openShared(t, dsn)
+	b := openShared(t, dsn)
+	a.wmu.Lock()
+	pid := a.conn.PgConn().PID()
+	a.wmu.Unlock()
+	withConn(t, dsn, func(ctx context.Context, conn *pgx.Conn) {
+		if _, err := conn.Exec(ctx, `SELECT pg_terminate_backend($1, 10000)`, pid); err != nil {
+			t.Fatal(err)
+		}
+	})
+	took, err := b.TakeOver()
+	for deadline := time.Now().Add(10 * time.Second); !took && err == nil && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		took, err = b.TakeOver()
+	}
+	if !took || err != nil {
+		t.Fatalf("standby takes over after the coordinator's connection ended: %v, %v", took, err)
+	}
+	if err := a.Hold(); !errors.Is(err, ErrLocked) {
+		t.Fatalf("Hold of the former coordinator: %v, want ErrLocked", err)
+	}
+	a.Demote()
+	select {
+	case <-a.Lost():
+		t.Fatal("Lost closed after Demote")
+	default:
+	}
+	if a.Coordinating() {
+		t.Fatal("a demoted store coordinates")
+	}
+	if err := a.PutReport("d", reportID(2), []byte{2}); err != nil {
+		t.Fatalf("the demoted standby records an upload: %v", err)
+	}
+	if took, err := a.TakeOver(); took || err != nil {
+		t.Fatalf("the demoted standby's TakeOver while another coordinates: %v, %v; want false, nil", took, err)
+	}
+	if n, err := b.NumReports("d"); n != 1 || err != nil {
+		t.Fatalf("the coordinator reads %d reports (%v), want the demoted standby's 1", n, err)
+	}
+	b.Close()
+	took, err = a.TakeOver()
+	for deadline := time.Now().Add(10 * time.Second); !took && err == nil && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		took, err = a.TakeOver()
+	}
+	if !took || err != nil {
+		t.Fatalf("the demoted standby takes over after the coordinator closed: %v, %v", took, err)
+	}
+	if err := a.Hold(); err != nil {
+		t.Errorf("Hold of the coordinator again: %v", err)
+	}
+}
+
 // TestMigrationToSharedSchema: a database of schema version 1 (one
 // process per role) is brought to the current version at open, and the
 // reports it held are read by the coordinator's first ReportsAfter.
