@@ -65,8 +65,8 @@ func (s *Server) coordinateUntilLost(r roleSetup) bool {
 // what a standby serves (serveStandby).
 func (s *Server) demote(r roleSetup) error {
 	s.log.Warn("coordination lost: another process took over the role's coordination while this one was cut from the database; standing by", "err", store.ErrLocked)
+	s.coord.Lock() // once the requests served as the coordinator on the shared listeners ended
 	s.active.Store(false)
-	s.coord.Lock() // requests served as the coordinator on the upload and query listeners end
 	s.coord.Unlock()
 	s.cancelOps()
 	err := s.host.Close() // waits for the requests it serves

@@ -9,7 +9,9 @@ package deploy
 // after the commit, and tries every TakeOver interval to take the lock;
 // the one that gets it (the coordinator stopped, was killed or lost its
 // database connection) loads everything from the database, as a
-// restarted server does, and coordinates. The coordinator reads the
+// restarted server does, and coordinates; a coordinator that finds the
+// lock taken (its connection was cut meanwhile) stands by again
+// (demote.go). The coordinator reads the
 // reports the others recorded (catchUp) every TailInterval, and before
 // it creates a release, answers a Prepare, or reports its status, so a
 // release counts every report committed before it was asked for.
