@@ -378,7 +378,9 @@
 // asked for. A process taking over builds a new Server from the stores,
 // exactly as a restart does, so the invariants above (release states,
 // verification across restarts, releases bound to their report set)
-// hold whichever process crashes.
+// hold whichever process crashes. A coordinator that loses the lock
+// drops its Server unwritten, once the requests it serves ended, and
+// stands by.
 //
 // Preparation by other processes (verified DCF). The costly local part
 // of verification — walking a report's key over the whole domain and

@@ -544,7 +544,7 @@ func TestCoordinatorKilledDuringRelease(t *testing.T) {
 // each role: writes cut by the restart are not acknowledged and are
 // retried, every process reconnects, each role has one coordinator
 // again (the one before, or a standby that took over while the
-// former one exits, "coordination lost"), every acknowledged report is
+// former one stands by again, "coordination lost"), every acknowledged report is
 // stored once at both servers, and a release counts exactly the reports
 // both hold.
 func TestProcessesPerRoleAcrossPostgresRestart(t *testing.T) {

@@ -82,15 +82,15 @@ func (s *Server) serveMetrics(ctx context.Context, addr string) error {
 	})
 	s.registerHealth(mux)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	s.loops.Add(2)
+	s.ops.Add(2)
 	go func() {
-		defer s.loops.Done()
+		defer s.ops.Done()
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error("metrics endpoint stopped", "err", err)
 		}
 	}()
 	go func() {
-		defer s.loops.Done()
+		defer s.ops.Done()
 		<-ctx.Done()
 		_ = srv.Close()
 	}()

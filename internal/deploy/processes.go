@@ -71,13 +71,14 @@ func (s *Server) startHeartbeat() {
 // heartbeat records this process's state.
 func (s *Server) heartbeat() {
 	pr := store.Process{ID: s.procID, Coordinator: s.active.Load() && s.shared.Coordinating(), UploadAddr: s.uploadAddr(), Uploads: s.counters.accepted.Load()}
-	if s.active.Load() { // the host is set before active
+	s.asCoordinator(func() []byte { // the host is set before active, and dropped after
 		addrs := make([]string, 0, len(s.host.Addrs()))
 		for _, a := range s.host.Addrs() {
 			addrs = append(addrs, a.String())
 		}
 		pr.Listen = strings.Join(addrs, " ")
-	}
+		return nil
+	})
 	if err := s.shared.Heartbeat(pr, processForget); err != nil {
 		s.log.Debug("recording this process's state", "err", err)
 	}

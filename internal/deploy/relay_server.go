@@ -26,11 +26,12 @@ func (s *Server) handleRelayed(ctx context.Context, from transport.PeerID, req [
 // process records its upload for the coordinator (ingest) and relays
 // through its dial-only host (shared.go).
 func (s *Server) relay(ctx context.Context, from transport.PeerID, rr *sealed.RelayedReport) []byte {
-	host := s.host
-	var resp []byte
-	if s.active.Load() {
-		resp = s.handleReport(ctx, from, rr.Leader)
-	} else {
+	var host *p2p.Host
+	resp, ok := s.asCoordinator(func() []byte {
+		host = s.host
+		return s.handleReport(ctx, from, rr.Leader)
+	})
+	if !ok {
 		host, resp = s.relayHost, s.ingest(from, rr.Leader)
 	}
 	mine, err := sealed.DecodeAck(s.name, resp)

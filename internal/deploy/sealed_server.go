@@ -202,10 +202,10 @@ func (s *Server) handleOpened(ctx context.Context, from transport.PeerID, kind b
 		if err := su.CheckUpload(pt); err != nil {
 			return s.refuseReport(from, su.Report.String(), err.Error())
 		}
-		if !s.active.Load() {
-			return s.ingest(from, pt) // standing by (shared.go)
+		if resp, ok := s.asCoordinator(func() []byte { return s.handleReport(ctx, from, pt) }); ok {
+			return resp
 		}
-		return s.handleReport(ctx, from, pt)
+		return s.ingest(from, pt) // standing by (shared.go)
 	}
 	rr, err := sealed.ParseRelayedReport(pt)
 	if err != nil {

@@ -132,7 +132,13 @@ type Server struct {
 	peer      peerView
 	orphans   orphanView
 	cancelOps context.CancelFunc // ends the summary and the metrics endpoint
-	loops     sync.WaitGroup
+	// ops are the coordinator's operations loops (startOps), which
+	// cancelOps ends; loops are the others (heartbeat, preparation).
+	ops, loops sync.WaitGroup
+	// coord is held (read) by a request served as the coordinator on a
+	// listener shared with the standby's role, so that demote waits for
+	// it (demote.go).
+	coord sync.RWMutex
 	// compared is when the periodic check last compared every report ID
 	// (watchHelper's goroutine only).
 	compared time.Time
@@ -233,11 +239,7 @@ func startServer(cfg ServerConfig) (*Server, error) {
 		return nil, err
 	}
 	s.startHeartbeat()
-	if cfg.Role == server.Helper {
-		close(s.done)
-		return s, nil
-	}
-	go s.watchHelper()
+	go s.run(r, true)
 	return s, nil
 }
 
@@ -355,7 +357,6 @@ func (s *Server) startOps() error {
 	if s.shared != nil {
 		s.every(ctx, DefaultTailInterval, s.catchUpOrLog)
 		s.every(ctx, s.cfg.TakeOver, s.holdLock)
-		s.watchLock(ctx)
 	}
 	if s.cfg.Role == server.Helper {
 		s.every(ctx, s.cfg.PeerCheck, s.logRejected)
@@ -395,16 +396,18 @@ func (s *Server) firstContact() error {
 // watchHelper exchanges manifest digests with the helper every
 // PeerCheck, logging each change (unreachable, mismatch, agreed) and
 // resolving pending releases once the helper agrees, and then checks the
-// report sets (checkReports), until Close.
-func (s *Server) watchHelper() {
-	defer close(s.done)
+// report sets (checkReports), until Close (false) or lost is closed
+// (true: the store lost its lock).
+func (s *Server) watchHelper(lost <-chan struct{}) bool {
 	t := time.NewTicker(s.cfg.PeerCheck)
 	defer t.Stop()
 	last := ""
 	for {
 		select {
 		case <-s.stop:
-			return
+			return false
+		case <-lost:
+			return true
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.PeerTimeout)
@@ -534,6 +537,7 @@ func (s *Server) Close() error {
 	s.once.Do(func() { close(s.stop) })
 	<-s.done
 	s.cancelOps()
+	s.ops.Wait()
 	if s.uploads != nil {
 		s.uploads.close() // before the host and the store its uploads use
 	}

@@ -9,7 +9,9 @@ package deploy
 // after the commit, and tries every TakeOver interval to take the lock;
 // the one that gets it (the coordinator stopped, was killed or lost its
 // database connection) loads everything from the database, as a
-// restarted server does, and coordinates. The coordinator reads the
+// restarted server does, and coordinates; a coordinator that finds the
+// lock taken (its connection was cut meanwhile) stands by again
+// (demote.go). The coordinator reads the
 // reports the others recorded (catchUp) every TailInterval, and before
 // it creates a release, answers a Prepare, or reports its status, so a
 // release counts every report committed before it was asked for.
@@ -67,38 +69,50 @@ func (s *Server) openStore() error {
 }
 
 // standBy serves sealed uploads while another process coordinates the
-// role, and waits to take over. In a relay deployment a standby leader
-// relays the helper's shares over a libp2p host of its own that only
-// dials (the helper's coordinator), and a standby helper, which parties
-// never reach, only waits.
+// role, and waits to take over (run). In a relay deployment a standby
+// leader relays the helper's shares over a libp2p host of its own that
+// only dials (the helper's coordinator), and a standby helper, which
+// parties never reach, only waits.
 func (s *Server) standBy(r roleSetup) error {
 	relay := s.cfg.Manifest.Upload == manifest.UploadRelay
-	listen := s.uploadListen(r.endpoint)
-	if listen == "" && !(relay && s.cfg.Role == server.Helper) {
+	if s.uploadListen(r.endpoint) == "" && !(relay && s.cfg.Role == server.Helper) {
 		return fmt.Errorf("another process coordinates the %s on this database, and this one, standing by, serves sealed uploads only: give it --upload-listen HOST:PORT (or the %s an upload_addr in the manifest)", s.name, s.name)
 	}
-	key, err := sharedVerifyKey(s.cfg.Manifest, s.cfg.Role, s.cfg.Identity)
-	if err != nil {
+	if err := s.serveStandby(r); err != nil {
 		return err
 	}
-	if s.checker, err = server.NewUploadChecker(r.dataset, s.cfg.Role, key); err != nil {
-		return err
+	s.log.Info("standing by: another process coordinates the role; recording sealed uploads", "upload_addr", s.uploadAddr(), "dataset", s.cfg.Manifest.Dataset, "version", s.cfg.Version)
+	go s.run(r, false)
+	return nil
+}
+
+// serveStandby starts what a standby serves and this process does not
+// serve yet: the checker of the uploads it records, the relay host of
+// a relay deployment's leader, the sealed-upload listener and the
+// analysts' query host.
+func (s *Server) serveStandby(r roleSetup) error {
+	if s.checker == nil {
+		key, err := sharedVerifyKey(s.cfg.Manifest, s.cfg.Role, s.cfg.Identity)
+		if err != nil {
+			return err
+		}
+		if s.checker, err = server.NewUploadChecker(r.dataset, s.cfg.Role, key); err != nil {
+			return err
+		}
 	}
-	if relay && s.cfg.Role == server.Leader {
+	if s.cfg.Manifest.Upload == manifest.UploadRelay && s.cfg.Role == server.Leader && s.relayHost == nil {
 		if err := s.startRelayHost(r); err != nil {
 			return err
 		}
 	}
-	if listen != "" {
+	if listen := s.uploadListen(r.endpoint); listen != "" && s.uploads == nil {
 		if err := s.listenUploads(listen); err != nil {
 			return err
 		}
 	}
-	if err := s.listenQueries(r); err != nil {
-		return err
+	if s.queries == nil {
+		return s.listenQueries(r)
 	}
-	s.log.Info("standing by: another process coordinates the role; recording sealed uploads", "upload_addr", s.uploadAddr(), "dataset", s.cfg.Manifest.Dataset, "version", s.cfg.Version)
-	go s.awaitTakeOver(r)
 	return nil
 }
 
@@ -119,16 +133,15 @@ func (s *Server) startRelayHost(r roleSetup) error {
 }
 
 // awaitTakeOver tries to take over every TakeOver interval until it
-// does, and then coordinates (at the leader, watching the helper) until
-// Close; it closes done when it returns.
-func (s *Server) awaitTakeOver(r roleSetup) {
+// does (true: this process coordinates) or Close (false); it fails the
+// server (Failed) and returns false if taking over fails.
+func (s *Server) awaitTakeOver(r roleSetup) bool {
 	t := time.NewTicker(s.cfg.TakeOver)
 	defer t.Stop()
 	for {
 		select {
 		case <-s.stop:
-			close(s.done)
-			return
+			return false
 		case <-t.C:
 		}
 		took, err := s.shared.TakeOver()
@@ -142,22 +155,16 @@ func (s *Server) awaitTakeOver(r roleSetup) {
 		if err := s.coordinate(r); err != nil {
 			s.log.Error("taking over failed", "err", err)
 			s.fail(err)
-			close(s.done)
-			return
+			return false
 		}
-		if s.cfg.Role == server.Helper {
-			close(s.done)
-			return
-		}
-		s.watchHelper()
-		return
+		return true
 	}
 }
 
 // Failed is sent the error that ended the server's serving on its own:
-// a standby that could not take over, or a coordinator that lost the
-// database's lock to another process. The process should then exit
-// (a supervisor restarting it makes it a standby again).
+// a process that could not take over, or could not stand by again
+// after losing the database's lock. The process should then exit (a
+// supervisor restarting it makes it a standby again).
 func (s *Server) Failed() <-chan error { return s.failed }
 
 func (s *Server) fail(err error) {
@@ -167,25 +174,8 @@ func (s *Server) fail(err error) {
 	}
 }
 
-// watchLock runs until ctx ends, failing the server if its store loses
-// the lock to another process.
-func (s *Server) watchLock(ctx context.Context) {
-	if s.shared == nil {
-		return
-	}
-	s.loops.Go(func() {
-		select {
-		case <-ctx.Done():
-		case <-s.shared.Lost():
-			err := fmt.Errorf("%w: another process took over the %s's coordination while this one was cut from the database; it writes nothing more: restart it, and it stands by", store.ErrLocked, s.name)
-			s.log.Error("coordination lost", "err", err)
-			s.fail(err)
-		}
-	})
-}
-
 // holdLock checks that the coordinator still holds the database's lock
-// (store.Postgres.Hold), so that it learns of a take-over (watchLock)
+// (store.Postgres.Hold), so that it learns of a take-over (run)
 // even with nothing to write, and takes its lock back after the
 // database restarted.
 func (s *Server) holdLock() {

@@ -100,8 +100,8 @@ func (s *Server) QueryAddrs() []string {
 // refused (ErrStandby). Once this process coordinates, it serves the
 // request as the coordinator does.
 func (s *Server) handleStandby(ctx context.Context, from transport.PeerID, req []byte) []byte {
-	if s.active.Load() {
-		return s.handleRelease(ctx, from, req)
+	if resp, ok := s.asCoordinator(func() []byte { return s.handleRelease(ctx, from, req) }); ok {
+		return resp
 	}
 	msg, err := protocol.Decode(req)
 	if err != nil {

@@ -398,9 +398,9 @@ func (s *Server) every(ctx context.Context, interval time.Duration, f func()) {
 	if interval <= 0 {
 		return
 	}
-	s.loops.Add(1)
+	s.ops.Add(1)
 	go func() {
-		defer s.loops.Done()
+		defer s.ops.Done()
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {

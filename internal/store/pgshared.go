@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 
@@ -72,7 +73,29 @@ func (p *Postgres) TakeOver() (bool, error) {
 // (after the database restarted, say), finds the lock held by another
 // process, which took over meanwhile: p then writes nothing (ErrLocked)
 // and its process must stop coordinating.
-func (p *Postgres) Lost() <-chan struct{} { return p.lost }
+func (p *Postgres) Lost() <-chan struct{} {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	return p.lost
+}
+
+// Demote makes p, a coordinator that lost the lock (Lost closed), a
+// standby again: its writing connection, reconnected without the lock,
+// records uploads (and its process must write nothing else: it no
+// longer coordinates) until TakeOver takes the lock again, and Lost
+// returns a new channel.
+func (p *Postgres) Demote() {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if p.conn != nil {
+		ctx, cancel := readCtx()
+		p.conn.Close(ctx)
+		cancel()
+		p.conn = nil
+	}
+	p.standby = true
+	p.lost, p.lostOnce = make(chan struct{}), sync.Once{}
+}
 
 // ReportsAfter calls fn with each recorded upload of dataset that a
 // transaction with ID cursor or later inserted, in the order recorded,

@@ -130,25 +130,8 @@ func TestReportsAfterSeesLateCommits(t *testing.T) {
 // while a standby takes over writes nothing more (ErrLocked, and Lost
 // is closed), so two processes never both coordinate.
 func TestCoordinatorLosesLock(t *testing.T) {
-	dsn := pgtest.Schema(t)
-	a := openShared(t, dsn)
-	b := openShared(t, dsn)
-	a.wmu.Lock()
-	pid := a.conn.PgConn().PID()
-	a.wmu.Unlock()
-	withConn(t, dsn, func(ctx context.Context, conn *pgx.Conn) {
-		if _, err := conn.Exec(ctx, `SELECT pg_terminate_backend($1, 10000)`, pid); err != nil {
-			t.Fatal(err)
-		}
-	})
-	took, err := b.TakeOver()
-	for deadline := time.Now().Add(10 * time.Second); !took && err == nil && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
-		took, err = b.TakeOver()
-	}
-	if !took || err != nil {
-		t.Fatalf("standby takes over after the coordinator's connection ended: %v, %v", took, err)
-	}
+	a, b := cutAndTakeOver(t)
+	var err error
 	for try := 0; try < 2 && !errors.Is(err, ErrLocked); try++ {
 		err = a.PutReport("d", reportID(1), []byte{1})
 	}
@@ -168,6 +151,72 @@ func TestCoordinatorLosesLock(t *testing.T) {
 	}
 	if n, err := b.NumReports("d"); n != 0 || err != nil {
 		t.Fatalf("%d reports stored (%v) by a coordinator that lost its lock", n, err)
+	}
+}
+
+// cutAndTakeOver opens a coordinator a and a standby b on a new schema,
+// ends a's writing connection and has b take over.
+func cutAndTakeOver(t *testing.T) (a, b *Postgres) {
+	t.Helper()
+	dsn := pgtest.Schema(t)
+	a, b = openShared(t, dsn), openShared(t, dsn)
+	a.wmu.Lock()
+	pid := a.conn.PgConn().PID()
+	a.wmu.Unlock()
+	withConn(t, dsn, func(ctx context.Context, conn *pgx.Conn) {
+		if _, err := conn.Exec(ctx, `SELECT pg_terminate_backend($1, 10000)`, pid); err != nil {
+			t.Fatal(err)
+		}
+	})
+	took, err := b.TakeOver()
+	for deadline := time.Now().Add(10 * time.Second); !took && err == nil && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		took, err = b.TakeOver()
+	}
+	if !took || err != nil {
+		t.Fatalf("standby takes over after the coordinator's connection ended: %v, %v", took, err)
+	}
+	return a, b
+}
+
+// TestDemoteAfterLostLock: a coordinator that lost its lock, demoted,
+// is a standby again: Lost is a new channel, open; it records uploads
+// without the lock, does not take the lock while the new coordinator
+// holds it, and takes it once that one closes.
+func TestDemoteAfterLostLock(t *testing.T) {
+	a, b := cutAndTakeOver(t)
+	if err := a.Hold(); !errors.Is(err, ErrLocked) {
+		t.Fatalf("Hold of the former coordinator: %v, want ErrLocked", err)
+	}
+	a.Demote()
+	select {
+	case <-a.Lost():
+		t.Fatal("Lost closed after Demote")
+	default:
+	}
+	if a.Coordinating() {
+		t.Fatal("a demoted store coordinates")
+	}
+	if err := a.PutReport("d", reportID(2), []byte{2}); err != nil {
+		t.Fatalf("the demoted standby records an upload: %v", err)
+	}
+	if took, err := a.TakeOver(); took || err != nil {
+		t.Fatalf("the demoted standby's TakeOver while another coordinates: %v, %v; want false, nil", took, err)
+	}
+	if n, err := b.NumReports("d"); n != 1 || err != nil {
+		t.Fatalf("the coordinator reads %d reports (%v), want the demoted standby's 1", n, err)
+	}
+	b.Close()
+	took, err := a.TakeOver()
+	for deadline := time.Now().Add(10 * time.Second); !took && err == nil && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		took, err = a.TakeOver()
+	}
+	if !took || err != nil {
+		t.Fatalf("the demoted standby takes over after the coordinator closed: %v, %v", took, err)
+	}
+	if err := a.Hold(); err != nil {
+		t.Errorf("Hold of the coordinator again: %v", err)
 	}
 }
 

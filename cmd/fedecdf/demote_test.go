@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fedecdf/fedecdf/internal/deploy/analyst"
+	"github.com/fedecdf/fedecdf/internal/deploy/client"
+	"github.com/fedecdf/fedecdf/internal/payload"
+)
+
+// TestCoordinatorDemotedStandsBy cuts the coordinating leader process
+// (leader1) from PostgreSQL (pg_terminate_backend of its connections)
+// until the standby (leader2) takes the lock: leader1 does not exit but
+// stands by, acknowledging uploads as a standby; a release through
+// leader2 counts every acknowledged report once. Then leader2 is
+// killed and leader1 takes over again, and a release through it counts
+// every acknowledged report once; the ledger holds just the two.
+func TestCoordinatorDemotedStandsBy(t *testing.T) {
+	const first, n = 20, 60
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c := newProcessCluster(t, ctx, first)
+	reports, bins := c.newReports(c.party(), n)
+	up := newUploads()
+	up.send(ctx, []*client.Party{c.party()}, reports[:first], nil)
+
+	dsn := c.stores["leader"]
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(c.logs["leader2"].String(), "taking over"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("leader2 did not take over within 60 s of cutting leader1:\n%s", c.logs["leader2"])
+		}
+		// leader1 reconnects and takes its lock back, unless leader2
+		// tries first: cut it until leader2 does.
+		queryInt(t, dsn, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'leader1'`)
+		time.Sleep(300 * time.Millisecond)
+	}
+	c.waitLog("leader1", c.procs["leader1"], func(log string) bool {
+		return strings.Contains(log, "coordination lost") && strings.Contains(log, "standing by: recording sealed uploads")
+	})
+
+	// Through leader1 (and helper1) only: leader1, demoted, records them.
+	viaDemoted := newUploads()
+	viaDemoted.send(ctx, []*client.Party{c.partyOf(1)}, reports[first:2*first], nil)
+	if viaDemoted.failed != 0 {
+		t.Fatalf("%d of %d uploads to the demoted leader1 failed: %v", viaDemoted.failed, first, viaDemoted.err)
+	}
+	acked := union(up.acked, viaDemoted.acked)
+	e := c.releaseRetrying(t)
+	if want := prefixCounts(acked, bins); e.N != int64(len(acked)) || !slices.Equal(e.Counts, want) {
+		t.Fatalf("release through leader2: %d reports, counts %v; want %d, %v", e.N, e.Counts, len(acked), want)
+	}
+	select {
+	case <-c.procs["leader1"].exited:
+		t.Fatalf("leader1 exited after losing its coordination: %v", c.procs["leader1"].err)
+	default:
+	}
+
+	c.kill("leader2")
+	c.waitLog("leader1", c.procs["leader1"], func(log string) bool { return strings.Count(log, "msg=serving") >= 2 })
+	again := newUploads()
+	again.send(ctx, []*client.Party{c.partyOf(1)}, reports[2*first:], nil)
+	if again.failed != 0 {
+		t.Fatalf("%d of %d uploads to leader1, coordinating again, failed: %v", again.failed, n-2*first, again.err)
+	}
+	acked = union(acked, again.acked)
+	e = c.releaseRetrying(t)
+	for _, name := range []string{"leader1", "helper1", "helper2"} {
+		c.kill(name)
+	}
+	atBoth := c.checkStored(acked, e, bins)
+	if len(atBoth) != n {
+		t.Errorf("%d reports stored at both servers, want all %d acknowledged", len(atBoth), n)
+	}
+	if releases := ledgerReleases(t, dsn, c.m.Dataset); releases != 2 {
+		t.Errorf("the leader's ledger holds %d releases, want 2", releases)
+	}
+}
+
+// releaseRetrying is release, retried for 10 s while a take-over may be
+// under way.
+func (c *processCluster) releaseRetrying(t *testing.T) *analyst.ECDF {
+	t.Helper()
+	e, err := c.release()
+	for try := 0; err != nil && try < 20; try++ {
+		time.Sleep(500 * time.Millisecond)
+		e, err = c.release()
+	}
+	if err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	return e
+}
+
+// union is the set of the reports of a and b.
+func union(a, b map[payload.ReportID]bool) map[payload.ReportID]bool {
+	u := make(map[payload.ReportID]bool, len(a)+len(b))
+	for _, m := range []map[payload.ReportID]bool{a, b} {
+		for id := range m {
+			u[id] = true
+		}
+	}
+	return u
+}
