@@ -115,13 +115,23 @@ func TestStandbyAnswersReads(t *testing.T) {
 		}
 	}
 
-	coord := c.statusAt(nil)
-	standby := c.statusAt([]ma.Multiaddr{ma.StringCast(c.query["leader2"])})
+	c.uploadAll(5) // since the standby built its releases: its status reloads them
+	var coord, standby *analyst.Status
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		// The coordinator reads the reports a standby recorded every half second.
+		coord, standby = c.statusAt(nil), c.statusAt([]ma.Multiaddr{ma.StringCast(c.query["leader2"])})
+		if dbStatus(standby) == dbStatus(coord) || time.Now().After(deadline) {
+			break
+		}
+	}
 	if got, want := dbStatus(standby), dbStatus(coord); got != want {
 		t.Errorf("the standby's status differs from the coordinator's in what the database holds:\n standby     %s\n coordinator %s", got, want)
 	}
-	if len(coord.Servers[0].Releases) != 2 || coord.Servers[0].Reports == nil {
-		t.Errorf("the coordinator's status lists %d releases, reports %v: want 2 releases and public counts (replace-one)", len(coord.Servers[0].Releases), coord.Servers[0].Reports)
+	if sv := coord.Servers[0]; sv.Reports == nil || *sv.Reports+*sv.Held != n+5 {
+		t.Errorf("the coordinator's status: %s; want %d reports counted or held", dbStatus(coord), n+5)
+	}
+	if len(coord.Servers[0].Releases) != 2 {
+		t.Errorf("the coordinator's status lists %d releases, want 2", len(coord.Servers[0].Releases))
 	}
 	if h := standby.Servers[1]; h.Reachable || !strings.Contains(h.Error, "standby") || !strings.Contains(h.Error, c.addrs["leader1"]) {
 		t.Errorf("the standby's status shows the helper %+v, want it not reached, saying a standby answered and naming the coordinator at %s", h, c.addrs["leader1"])
