@@ -49,7 +49,7 @@ func (a *analystFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&a.key, "key", "", "your key file (keygen), whose peer ID the manifest lists (query: as an analyst; status: as an analyst or operator)")
 	f.StringVar(&a.format, "format", "text", "output format: text or json")
 	f.StringVar(&a.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
-	f.StringVar(&a.leaderProcess, "leader-process", "", "query: multiaddr of the leader process to ask first, a standby's --query-listen address; what it refuses goes to the coordinator (default: the manifest's leader addresses)")
+	f.StringVar(&a.leaderProcess, "leader-process", "", "multiaddr of the leader process to ask first, a standby's --query-listen address (query: what it refuses goes to the coordinator; status: it answers from the database) (default: the manifest's leader addresses)")
 }
 
 // checkFormat refuses a --format other than text or json.
@@ -196,14 +196,23 @@ func (a *analystFlags) analyst(cmd *cobra.Command) (*analyst.Analyst, error) {
 	if err != nil {
 		return nil, err
 	}
+	first, err := a.first()
+	if err != nil {
+		return nil, err
+	}
+	return analyst.NewAnalystAt(m, id, tc, first)
+}
+
+// first is the leader process of --leader-process, none without it.
+func (a *analystFlags) first() ([]ma.Multiaddr, error) {
 	if a.leaderProcess == "" {
-		return analyst.NewAnalyst(m, id, tc)
+		return nil, nil
 	}
 	first, err := ma.NewMultiaddr(a.leaderProcess)
 	if err != nil {
 		return nil, fmt.Errorf("--leader-process %q: %w", a.leaderProcess, err)
 	}
-	return analyst.NewAnalystAt(m, id, tc, []ma.Multiaddr{first})
+	return []ma.Multiaddr{first}, nil
 }
 
 // load reads the manifest and the key file of --key, whose owner is

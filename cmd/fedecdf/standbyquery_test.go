@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,7 +69,10 @@ func (c *processCluster) writes(role string) string {
 // there, and the analyst's client gets it from the coordinator: one
 // charge at each server. With the coordinating leader SIGKILLed, reads
 // of the old releases through the standby's address still return the
-// same counts.
+// same counts. The standby's status (fedecdf status --leader-process)
+// equals the coordinator's in what the database holds (ledger,
+// releases, report counts, processes), says a standby answered, naming
+// the coordinator, and is still answered with the coordinator killed.
 func TestStandbyAnswersReads(t *testing.T) {
 	const n = 40
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -110,7 +115,32 @@ func TestStandbyAnswersReads(t *testing.T) {
 		}
 	}
 
+	c.uploadAll(5) // since the standby built its releases: its status reloads them
+	var coord, standby *analyst.Status
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		// The coordinator reads the reports a standby recorded every half second.
+		coord, standby = c.statusAt(nil), c.statusAt([]ma.Multiaddr{ma.StringCast(c.query["leader2"])})
+		if dbStatus(standby) == dbStatus(coord) || time.Now().After(deadline) {
+			break
+		}
+	}
+	if got, want := dbStatus(standby), dbStatus(coord); got != want {
+		t.Errorf("the standby's status differs from the coordinator's in what the database holds:\n standby     %s\n coordinator %s", got, want)
+	}
+	if sv := coord.Servers[0]; sv.Reports == nil || *sv.Reports+*sv.Held != n+5 {
+		t.Errorf("the coordinator's status: %s; want %d reports counted or held", dbStatus(coord), n+5)
+	}
+	if len(coord.Servers[0].Releases) != 2 {
+		t.Errorf("the coordinator's status lists %d releases, want 2", len(coord.Servers[0].Releases))
+	}
+	if h := standby.Servers[1]; h.Reachable || !strings.Contains(h.Error, "standby") || !strings.Contains(h.Error, c.addrs["leader1"]) {
+		t.Errorf("the standby's status shows the helper %+v, want it not reached, saying a standby answered and naming the coordinator at %s", h, c.addrs["leader1"])
+	}
+
 	c.kill("leader1")
+	if killed := c.statusAt([]ma.Multiaddr{ma.StringCast(c.query["leader2"])}); releasesOf(killed) != releasesOf(coord) {
+		t.Errorf("status through leader2 with leader1 killed lists releases %s, want %s", releasesOf(killed), releasesOf(coord))
+	}
 	for _, want := range []*analyst.ECDF{e, second} {
 		id, _ := analyst.ParseReleaseID(want.Release)
 		got, err := c.standbyAnalyst().ReadRelease(ctx, id)
@@ -130,7 +160,7 @@ func TestStandbyAnswersReads(t *testing.T) {
 // operator) sending every request type, well formed or not, to the
 // standby leader process's query address cannot make it write a
 // charge, a release record or a verdict; each request but a query of
-// an existing release is refused, the ones only a coordinator serves
+// an existing release or a status request is refused, the ones only a coordinator serves
 // (a query of a release the standby does not hold among them: the
 // coordinator may be creating it) with protocol.ErrStandby.
 func TestStandbyWritesNothing(t *testing.T) {
@@ -165,14 +195,20 @@ func TestStandbyWritesNothing(t *testing.T) {
 		{"ledger check", &protocol.LedgerCheck{Dataset: ds, Charged: 9}, protocol.ErrStandby},
 		{"upload", reports[0].Leader, protocol.ErrStandby},
 		{"manifest digest", &protocol.ManifestDigest{}, protocol.ErrStandby},
-		{"status", &protocol.StatusRequest{Dataset: ds}, protocol.ErrStandby},
+		{"status", &protocol.StatusRequest{Dataset: ds}, nil},
+		{"status of another dataset", &protocol.StatusRequest{Dataset: "other"}, server.ErrUnknownDataset},
 		{"query of an unknown release", &protocol.Query{Dataset: ds, Release: fresh, Component: core.Count, Prefixes: []int{1}}, protocol.ErrStandby},
 		{"query of another dataset", &protocol.Query{Dataset: "other", Release: released, Component: core.Count, Prefixes: []int{1}}, server.ErrUnknownDataset},
 		{"query of the release", &protocol.Query{Dataset: ds, Release: released, Component: core.Count, Prefixes: []int{1, crashBins}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := map[string]string{"leader": c.writes("leader"), "helper": c.writes("helper")}
-			_, err := protocol.Call[*protocol.Answer](ctx, conn, manifest.LeaderName, tc.req)
+			var err error
+			if _, status := tc.req.(*protocol.StatusRequest); status {
+				_, err = protocol.Call[*protocol.Status](ctx, conn, manifest.LeaderName, tc.req)
+			} else {
+				_, err = protocol.Call[*protocol.Answer](ctx, conn, manifest.LeaderName, tc.req)
+			}
 			switch {
 			case tc.want == nil && err != nil:
 				t.Errorf("answered %v, want an answer", err)
@@ -189,6 +225,52 @@ func TestStandbyWritesNothing(t *testing.T) {
 	for _, name := range []string{"leader1", "leader2", "helper1", "helper2"} {
 		c.kill(name)
 	}
+}
+
+// statusAt asks for the deployment's status under the analyst's key,
+// of the leader process at first (the manifest's addresses if none).
+func (c *processCluster) statusAt(first []ma.Multiaddr) *analyst.Status {
+	c.t.Helper()
+	st, err := analyst.AskStatusAt(c.ctx, c.m, c.ids["analyst"], crashTransport, first)
+	if err != nil {
+		c.t.Fatalf("status at %v: %v", first, err)
+	}
+	if len(st.Servers) != 2 {
+		c.t.Fatalf("status at %v lists %d servers, want 2", first, len(st.Servers))
+	}
+	return st
+}
+
+// dbStatus is what st's leader part shows that the leader's database
+// holds: counts, ledger, releases, rejections and processes (their IDs,
+// roles and addresses).
+func dbStatus(st *analyst.Status) string {
+	sv := st.Servers[0]
+	deref := func(p *int) string {
+		if p == nil {
+			return "withheld"
+		}
+		return strconv.Itoa(*p)
+	}
+	out := fmt.Sprintf("counts public %v, reports %s, held %s, spent %+v of %+v, releases %s, rejected %v, processes",
+		st.CountsPublic, deref(sv.Reports), deref(sv.Held), sv.Spent, sv.Total, releasesOf(st), sv.Rejected)
+	for _, p := range sv.Processes {
+		out += fmt.Sprintf(" [%s coordinator %v upload %s listen %s]", p.ID, p.Coordinator, p.UploadAddr, p.Listen)
+	}
+	return out
+}
+
+// releasesOf lists st's leader's releases.
+func releasesOf(st *analyst.Status) string {
+	out := ""
+	for _, r := range st.Servers[0].Releases {
+		reports := "withheld"
+		if r.Reports != nil {
+			reports = strconv.Itoa(*r.Reports)
+		}
+		out += fmt.Sprintf("[%s %s %s %v ε %g δ %g created %s reports %s]", r.Release, r.Mechanism, r.Neighbours, r.Components, r.Epsilon, r.Delta, r.Created, reports)
+	}
+	return out
 }
 
 // standbyConn is an analyst's connection to the standby leader

@@ -38,11 +38,15 @@ it, mechanism, ε and δ charged), each
 server's last warnings and errors, and whether the leader reaches the helper;
 for a server run by several processes on one PostgreSQL database, each
 process (coordinator or standby, upload address, uploads it acknowledged).
+With --leader-process, a standby leader process's --query-listen address,
+the standby answers from the database (the leader's ledger, releases,
+reports and processes; not the helper, which only the coordinator asks).
 Report counts and error lines are shown to an operator, and to an analyst
 only under replace-one neighbours, where n is public; under add/remove they
 are withheld from analysts. JSON keys: docs/json.md.`,
 		Example: `  fedecdf status --manifest manifest.json --key analyst.key
-  fedecdf status --manifest manifest.json --key operator.key --format json`,
+  fedecdf status --manifest manifest.json --key operator.key --format json
+  fedecdf status --manifest manifest.json --key analyst.key --leader-process /ip4/10.0.0.3/tcp/4101/p2p/12D3KooW...`,
 		Args: cobra.NoArgs,
 		RunE: o.run,
 	}
@@ -63,9 +67,13 @@ func (o *statusFlags) run(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
+	first, err := o.first()
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), o.timeout)
 	defer cancel()
-	st, err := analyst.AskStatus(ctx, m, id, tc)
+	st, err := analyst.AskStatusAt(ctx, m, id, tc, first)
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
 	}

@@ -85,9 +85,11 @@ func (s *Server) heartbeat() {
 }
 
 // fillProcesses lists in st the processes of the role seen lately, the
-// coordinator first; none for a store of one process. The coordinator
-// is the process answering (the one holding the database's lock), not
-// whatever a former coordinator, killed, last recorded of itself.
+// coordinator first; none for a store of one process. At the
+// coordinator, the coordinator is the process answering (the one
+// holding the database's lock), not whatever a former coordinator,
+// killed, last recorded of itself; at a standby, the process whose
+// last heartbeat says it coordinated.
 func (s *Server) fillProcesses(st *protocol.ServerState) error {
 	if s.shared == nil {
 		return nil
@@ -96,12 +98,19 @@ func (s *Server) fillProcesses(st *protocol.ServerState) error {
 	if err != nil {
 		return err
 	}
+	active := s.active.Load()
+	coordinates := func(p store.Process) bool {
+		if active {
+			return p.ID == s.procID
+		}
+		return p.Coordinator
+	}
 	slices.SortStableFunc(ps, func(a, b store.Process) int {
-		return cmp.Compare(b2i(b.ID == s.procID), b2i(a.ID == s.procID))
+		return cmp.Compare(b2i(coordinates(b)), b2i(coordinates(a)))
 	})
 	for _, p := range ps[:min(len(ps), protocol.MaxStatusProcs)] {
 		st.Processes = append(st.Processes, protocol.ProcessState{
-			ID: p.ID, Coordinator: p.ID == s.procID, UploadAddr: p.UploadAddr, Listen: p.Listen,
+			ID: p.ID, Coordinator: coordinates(p), UploadAddr: p.UploadAddr, Listen: p.Listen,
 			Uploads: uint64(p.Uploads), Started: p.Started.Unix(), Seen: p.Seen.Unix(),
 		})
 	}

@@ -8,10 +8,11 @@ package deploy
 // with the same noise as the coordinator, and it never drives
 // verification, charges budget or records a release or a verdict.
 // Every other request (a release to create, a pending release to
-// resolve, a release the standby does not hold, status) is refused with
+// resolve, a release the standby does not hold) is refused with
 // protocol.ErrStandby, naming the coordinator's libp2p address from the
 // processes' heartbeat rows; the analyst's client asks the coordinator
-// instead (analyst.NewAnalystAt).
+// instead (analyst.NewAnalystAt). A status request is answered from the
+// database too (standbyStatus).
 
 import (
 	"bytes"
@@ -34,17 +35,23 @@ import (
 
 // standbyQueries is a standby's libp2p host for analysts and its
 // read-only server, built at the first query and rebuilt when a query
-// names a release it does not hold and the ledger holds more releases
-// than when it was built (so that queries of made-up release IDs cannot
-// make the standby reload the database again and again).
+// names a release it does not hold, or at a status request, and the
+// database holds more releases or another number of reports than when it
+// was built (so that queries of made-up release IDs cannot make the
+// standby reload the database again and again).
 type standbyQueries struct {
 	host *p2p.Host
 	r    roleSetup
 	mu   sync.Mutex
 	srv  *server.Server
-	// releases is the number of releases on the ledger when srv was
-	// built.
+	// built is what the database held when srv was built.
+	built storeSize
+}
+
+// storeSize is how many releases the ledger and reports the store hold.
+type storeSize struct {
 	releases uint64
+	reports  int
 }
 
 // hostOrNil is q's host, nil if q is.
@@ -107,6 +114,9 @@ func (s *Server) handleStandby(ctx context.Context, from transport.PeerID, req [
 	if err != nil {
 		return errorResponse("%s: malformed request: %w", s.name, err)
 	}
+	if sr, ok := msg.(*protocol.StatusRequest); ok {
+		return s.standbyStatus(from, sr)
+	}
 	q, ok := msg.(*protocol.Query)
 	if !ok || slices.Contains(s.cfg.Manifest.OperatorNames(), from) {
 		return s.refuseStandby(fmt.Sprintf("%T", msg))
@@ -142,17 +152,58 @@ func refusedWith(resp []byte, target error) bool {
 // refuseStandby refuses what, naming the coordinator's libp2p address
 // from the heartbeat rows.
 func (s *Server) refuseStandby(what string) []byte {
-	addr := "unknown: no coordinator recorded itself in the last three heartbeats"
+	s.log.Info("standing by: refused a request for the coordinator", "request", what)
+	return errorResponse("%s: %s refused: %w; ask the coordinating process at %s", s.name, what, protocol.ErrStandby, s.coordinatorAddr())
+}
+
+// coordinatorAddr is the coordinator's libp2p address from the
+// heartbeat rows, or why it is unknown.
+func (s *Server) coordinatorAddr() string {
 	if ps, _, err := s.shared.Processes(3 * s.cfg.Heartbeat); err == nil {
 		for _, p := range ps {
 			if p.Coordinator && p.Listen != "" {
-				addr = p.Listen
-				break
+				return p.Listen
 			}
 		}
 	}
-	s.log.Info("standing by: refused a request for the coordinator", "request", what)
-	return errorResponse("%s: %s refused: %w; ask the coordinating process at %s", s.name, what, protocol.ErrStandby, addr)
+	return "unknown: no coordinator recorded itself in the last three heartbeats"
+}
+
+// standbyStatus answers a status request at a standby from the
+// database: the read-only server's state (ledger, releases, reports),
+// the role's processes from the heartbeat rows, report counts withheld
+// as the coordinator withholds them (statusCounts). The standby does
+// not ask the helper (the coordinator checks it): it lists the leader
+// only, its PeerError saying that a standby answered and naming the
+// coordinator.
+func (s *Server) standbyStatus(from transport.PeerID, m *protocol.StatusRequest) []byte {
+	dataset := s.cfg.Manifest.Dataset
+	if m.Dataset != dataset {
+		return errorResponse("%s: %w %q", s.name, server.ErrUnknownDataset, m.Dataset)
+	}
+	s.log.Info("status request at a standby", "from", from)
+	qs := s.queries
+	qs.mu.Lock()
+	srv, err := s.builtServer(qs, true)
+	qs.mu.Unlock()
+	if err != nil {
+		return errorResponse("%s: status at a standby: %w", s.name, err)
+	}
+	status, err := srv.Status(dataset)
+	if err != nil {
+		return errorResponse("%s: status at a standby: %w", s.name, err)
+	}
+	mine := serverState(status)
+	mine.Version = s.cfg.Version
+	if err := s.fillProcesses(&mine); err != nil {
+		s.log.Warn("listing the role's processes", "err", err)
+	}
+	mine.PeerError = fmt.Sprintf("answered by the standby process %s from the database; the coordinating process at %s checks the helper", s.procID, s.coordinatorAddr())
+	st := &protocol.Status{Dataset: dataset, Servers: []protocol.ServerState{mine}}
+	if err := s.statusCounts(st, slices.Contains(s.cfg.Manifest.OperatorNames(), from)); err != nil {
+		return errorResponse("%s: status at a standby: %w", s.name, err)
+	}
+	return protocol.Encode(st)
 }
 
 // standbyAnswer has the read-only server (rebuilt first if rebuild or
@@ -169,20 +220,25 @@ func (s *Server) standbyAnswer(ctx context.Context, from transport.PeerID, q *pr
 }
 
 // builtServer returns the read-only server, built first if it is not
-// yet or if rebuild and the ledger grew since; the caller holds qs.mu.
+// yet or if rebuild and the database changed since; the caller holds
+// qs.mu.
 func (s *Server) builtServer(qs *standbyQueries, rebuild bool) (*server.Server, error) {
-	releases, err := s.store.Releases(s.cfg.Manifest.Dataset)
-	if err != nil {
+	var now storeSize
+	var err error
+	if now.releases, err = s.store.Releases(s.cfg.Manifest.Dataset); err != nil {
 		return nil, err
 	}
-	if qs.srv != nil && (!rebuild || releases == qs.releases) {
+	if now.reports, err = s.store.NumReports(s.cfg.Manifest.Dataset); err != nil {
+		return nil, err
+	}
+	if qs.srv != nil && (!rebuild || now == qs.built) {
 		return qs.srv, nil
 	}
 	srv, err := s.readOnlyServer(qs)
 	if err != nil {
 		return nil, err
 	}
-	qs.srv, qs.releases = srv, releases
+	qs.srv, qs.built = srv, now
 	return srv, nil
 }
 

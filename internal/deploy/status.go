@@ -195,15 +195,24 @@ func (s *Server) leaderStatus(ctx context.Context, operator bool) (*protocol.Sta
 		st.Compared, st.Both = helper.Compared, helper.Both
 		st.Servers = append(st.Servers, helper.Servers...)
 	}
+	if err := s.statusCounts(st, operator); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// statusCounts withholds st's report counts and errors unless asked by
+// an operator or under replace-one, where n is public.
+func (s *Server) statusCounts(st *protocol.Status, operator bool) error {
 	policy, err := s.cfg.Manifest.Policy()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	st.Counts = operator || policy.Relation == mechanism.ReplaceOne
 	if !st.Counts {
 		withholdCounts(st)
 	}
-	return st, nil
+	return nil
 }
 
 // withholdCounts zeroes what tells an analyst how many reports the

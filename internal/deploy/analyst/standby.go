@@ -34,26 +34,11 @@ func NewAnalystAt(m *manifest.Manifest, id *manifest.Identity, tc p2p.Config, fi
 	if err != nil || len(first) == 0 {
 		return a, err
 	}
-	book, err := m.Book(false)
+	at, err := leaderAt(m, first)
 	if err != nil {
 		a.Close()
 		return nil, err
 	}
-	leader := book[manifest.LeaderName]
-	addrs := make([]ma.Multiaddr, 0, len(first))
-	for _, f := range first {
-		addr, id := peer.SplitAddr(f)
-		if id != "" && id != leader.ID {
-			a.Close()
-			return nil, fmt.Errorf("analyst: leader process %v: peer ID %s is not the leader's %s", f, id, leader.ID)
-		}
-		addrs = append(addrs, addr)
-	}
-	at := make(map[transport.PeerID]peer.AddrInfo, len(book))
-	for name, info := range book {
-		at[name] = info
-	}
-	at[manifest.LeaderName] = peer.AddrInfo{ID: leader.ID, Addrs: addrs}
 	tc.Key, tc.Peers, tc.Listen = id.Key, at, nil
 	if tc.MaxMessage == 0 {
 		tc.MaxMessage = protocol.MaxMessageSize
@@ -73,6 +58,31 @@ func NewAnalystAt(m *manifest.Manifest, id *manifest.Identity, tc p2p.Config, fi
 	a.remote, a.first, a.failover = client, h, conn
 	a.draws = analysis.DefaultIntervalDraws
 	return a, nil
+}
+
+// leaderAt is m's address book with the leader at the addresses of
+// first (multiaddrs of a leader process, each with the leader's peer ID
+// or none) instead of the manifest's; m's book if first is empty.
+func leaderAt(m *manifest.Manifest, first []ma.Multiaddr) (map[transport.PeerID]peer.AddrInfo, error) {
+	book, err := m.Book(false)
+	if err != nil || len(first) == 0 {
+		return book, err
+	}
+	leader := book[manifest.LeaderName]
+	addrs := make([]ma.Multiaddr, 0, len(first))
+	for _, f := range first {
+		addr, id := peer.SplitAddr(f)
+		if id != "" && id != leader.ID {
+			return nil, fmt.Errorf("analyst: leader process %v: peer ID %s is not the leader's %s", f, id, leader.ID)
+		}
+		addrs = append(addrs, addr)
+	}
+	at := make(map[transport.PeerID]peer.AddrInfo, len(book))
+	for name, info := range book {
+		at[name] = info
+	}
+	at[manifest.LeaderName] = peer.AddrInfo{ID: leader.ID, Addrs: addrs}
+	return at, nil
 }
 
 // failover calls first, and the coordinator instead when first refuses

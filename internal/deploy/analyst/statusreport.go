@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	ma "github.com/multiformats/go-multiaddr"
+
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/p2p"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -101,10 +103,18 @@ type ReleaseState struct {
 // both. tc sets timeouts and retries; its Key, Peers and Listen are set
 // here.
 func AskStatus(ctx context.Context, m *manifest.Manifest, id *manifest.Identity, tc p2p.Config) (*Status, error) {
+	return AskStatusAt(ctx, m, id, tc, nil)
+}
+
+// AskStatusAt is AskStatus asking the leader process at first (a
+// standby's query address, which answers from the database: see
+// fedecdf server --query-listen) instead of the manifest's leader
+// addresses; the manifest's if first is empty.
+func AskStatusAt(ctx context.Context, m *manifest.Manifest, id *manifest.Identity, tc p2p.Config, first []ma.Multiaddr) (*Status, error) {
 	if pid := id.PeerID.String(); !slices.Contains(m.Analysts, pid) && !slices.Contains(m.Operators, pid) {
 		return nil, fmt.Errorf("the key's peer ID %s %w", pid, ErrNotStatusKey)
 	}
-	book, err := m.Book(false)
+	book, err := leaderAt(m, first)
 	if err != nil {
 		return nil, err
 	}
