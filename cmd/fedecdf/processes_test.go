@@ -510,7 +510,11 @@ func TestCoordinatorKilledDuringRelease(t *testing.T) {
 			// The database notices a dead client only when it next
 			// reads from it: end the hanging write as it would.
 			queryInt(t, dsn, `SELECT count(pg_terminate_backend(pid)) FROM (`+backend+`) b`)
-			if err := <-failed; err == nil {
+			// A killed leader coordinator fails the analyst's call; a
+			// killed helper coordinator may be replaced before the
+			// leader's retry, which then completes the release: both
+			// outcomes are allowed, the ledgers below must agree.
+			if err := <-failed; err == nil && c.role == "leader" {
 				t.Fatalf("the release succeeded though the %s's coordinator was killed creating it", c.role)
 			}
 			pc.waitLog(c.role+"2", pc.procs[c.role+"2"], func(log string) bool { return strings.Contains(log, "msg=serving") })
