@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "limbs_amd64.h"
 
 // mask52 is 2^52 − 1, the low limb of a 64-bit word.
 DATA mask52<>+0(SB)/8, $0x000fffffffffffff
@@ -42,23 +43,6 @@ INDEX(idx4C3, 3, 7, 11, 15, 0, 0, 0, 0)
 	VPERMT2Q     Z18, index, Z24 \
 	VINSERTI64X4 $1, Y24, dst, dst
 
-// LIMBS(x, lo, hi): x = lo + 2^52·hi, lo < 2^52, hi < 2^12 (Z31: mask52);
-// lo may be x.
-#define LIMBS(x, lo, hi) \
-	VPSRLQ $52, x, hi     \
-	VPANDQ Z31, x, lo
-
-// PRODUCT(a0, a1, b0, b1, z0, z1, z2) adds (a0 + 2^52·a1)(b0 + 2^52·b1)
-// to z0 + 2^52·z1 + 2^104·z2, lane-wise: the low and high 52 bits of
-// a0b0, a0b1 and a1b0, and a1b1 < 2^24, which has no high part.
-#define PRODUCT(a0, a1, b0, b1, z0, z1, z2) \
-	VPMADD52LUQ b0, a0, z0               \
-	VPMADD52HUQ b0, a0, z1               \
-	VPMADD52LUQ b1, a0, z1               \
-	VPMADD52HUQ b1, a0, z2               \
-	VPMADD52LUQ b0, a1, z1               \
-	VPMADD52HUQ b0, a1, z2               \
-	VPMADD52LUQ b1, a1, z2
 
 // ZERO_ACC clears the accumulators Z0–Z11; STORE_ACC stores them to
 // DX, 64 bytes each.

@@ -1,10 +1,11 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "limbs_amd64.h"
 
 // The probability scheme's kernels (tensor5_amd64.go). The field's
-// constants and the limb arithmetic are those of sketch_amd64.s, whose
-// file-local symbols and macros this file cannot name.
+// constants are those of sketch_amd64.s, whose file-local symbols this
+// file cannot name; the limb arithmetic is limbs_amd64.h's.
 
 // mask52f is 2^52 − 1, the low limb of a 64-bit word.
 DATA mask52f<>+0(SB)/8, $0x000fffffffffffff
@@ -18,23 +19,6 @@ GLOBL modulusf<>(SB), RODATA|NOPTR, $8
 DATA twoTo32m1f<>+0(SB)/8, $0xffffffff
 GLOBL twoTo32m1f<>(SB), RODATA|NOPTR, $8
 
-// LIMBS5(x, lo, hi): x = lo + 2^52·hi, lo < 2^52, hi < 2^12 (Z31:
-// mask52f); lo may be x.
-#define LIMBS5(x, lo, hi) \
-	VPSRLQ $52, x, hi     \
-	VPANDQ Z31, x, lo
-
-// PRODUCT5(a0, a1, b0, b1, z0, z1, z2) adds (a0 + 2^52·a1)(b0 + 2^52·b1)
-// to z0 + 2^52·z1 + 2^104·z2, lane-wise: the low and high 52 bits of
-// a0b0, a0b1 and a1b0, and a1b1 < 2^24, which has no high part.
-#define PRODUCT5(a0, a1, b0, b1, z0, z1, z2) \
-	VPMADD52LUQ b0, a0, z0               \
-	VPMADD52HUQ b0, a0, z1               \
-	VPMADD52LUQ b1, a0, z1               \
-	VPMADD52HUQ b1, a0, z2               \
-	VPMADD52LUQ b0, a1, z1               \
-	VPMADD52HUQ b0, a1, z2               \
-	VPMADD52LUQ b1, a1, z2
 
 // WORDS5(at, before, z0, z1, z2): Z25 = the first differences
 // P(j) − P(j − 1) mod p of the eight words W of a row at `at` (word g
@@ -47,8 +31,8 @@ GLOBL twoTo32m1f<>(SB), RODATA|NOPTR, $8
 	VPCMPUQ      $1, Z25, Z24, K1            \
 	VPSUBQ       Z25, Z24, Z25               \
 	VPADDQ.BCST  modulusf<>(SB), Z25, K1, Z25 \
-	LIMBS5(Z25, Z26, Z27)                    \
-	PRODUCT5(Z28, Z29, Z26, Z27, z0, z1, z2)
+	LIMBS(Z25, Z26, Z27)                    \
+	PRODUCT(Z28, Z29, Z26, Z27, z0, z1, z2)
 
 // func tensor5IFMA(p *fss.Fp, prev *[8]uint64, alpha, alpha2 *fss.Fp, rows int, acc *[18][8]uint64, count *[4][8]uint64)
 //
@@ -96,7 +80,7 @@ TEXT ·tensor5IFMA(SB), NOSPLIT, $0-56
 
 tensor5:
 	VPBROADCASTQ (DI), Z28
-	LIMBS5(Z28, Z28, Z29)                         // α_h
+	LIMBS(Z28, Z28, Z29)                         // α_h
 	WORDS5(0(SI), Z23, Z0, Z1, Z2)                // Z23: the row before's last eight words
 	VMOVDQA64    Z25, Z18
 	WORDS5(64(SI), 0(SI), Z3, Z4, Z5)
@@ -109,9 +93,9 @@ tensor5:
 	VPERMT2Q     Z25, Z22, Z18                    // the count's differences
 	VMOVDQA64    Z24, Z23
 	VPBROADCASTQ (R8), Z24
-	LIMBS5(Z24, Z24, Z30)                         // α_h²
-	LIMBS5(Z18, Z18, Z26)
-	PRODUCT5(Z24, Z30, Z18, Z26, Z15, Z16, Z17)
+	LIMBS(Z24, Z24, Z30)                         // α_h²
+	LIMBS(Z18, Z18, Z26)
+	PRODUCT(Z24, Z30, Z18, Z26, Z15, Z16, Z17)
 	ADDQ         $320, SI
 	ADDQ         $8, DI
 	ADDQ         $8, R8
