@@ -187,10 +187,9 @@ func (q *queryFlags) run(cmd *cobra.Command, args []string) error {
 	return writeECDFText(cmd.OutOrStdout(), e)
 }
 
-// analyst connects to the servers of --manifest as the analyst of --key,
-// logging to the command's standard error.
 // analyst starts the analyst's client of the manifest's deployment
-// under the key file of --key.
+// under the key file of --key, trying the leader process of
+// --leader-process first when it is given.
 func (a *analystFlags) analyst(cmd *cobra.Command) (*analyst.Analyst, error) {
 	m, id, tc, err := a.load(cmd, "analyst")
 	if err != nil {
