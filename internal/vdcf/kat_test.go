@@ -25,28 +25,8 @@ func TestReportKnownAnswer(t *testing.T) {
 		{"with probability", true, [2]int{885, 885}, "c8c1c2fdb606b232827861ce98b63fcfe315dba865ca9d15f35438d59b831715"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := New(8)
-			if tc.prob {
-				s, err = NewWithProbability(8)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			f := &fixture{s: s}
-			for id := range f.srv {
-				if f.srv[id], err = s.NewServer(id, [KeySize]byte{2}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			var r Report
-			if tc.prob {
-				r, err = s.EncodeProbability(5, true, 3<<30, rand.NewChaCha8([32]byte{1}))
-			} else {
-				r, err = s.Encode(5, true, rand.NewChaCha8([32]byte{1}))
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			f, r := katReport(t, tc.prob)
+			s := f.s
 			if got := [2]int{len(r.Shares[0]), len(r.Shares[1])}; got != tc.sizes || got != [2]int{s.ShareSize(0), s.ShareSize(1)} {
 				t.Errorf("shares of %v bytes, ShareSize %d and %d, want %v", got, s.ShareSize(0), s.ShareSize(1), tc.sizes)
 			}
@@ -66,4 +46,35 @@ func TestReportKnownAnswer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// katReport returns the known-answer tests' fixture, 8 bins (with the
+// probability if prob) and both servers under the key {2}, and their
+// report: bin 5, label 1, probability 3·2^30 where carried, drawn from
+// ChaCha8 seeded {1}.
+func katReport(t *testing.T, prob bool) (*fixture, Report) {
+	t.Helper()
+	s, err := New(8)
+	if prob {
+		s, err = NewWithProbability(8)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{s: s}
+	for id := range f.srv {
+		if f.srv[id], err = s.NewServer(id, [KeySize]byte{2}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var r Report
+	if prob {
+		r, err = s.EncodeProbability(5, true, 3<<30, rand.NewChaCha8([32]byte{1}))
+	} else {
+		r, err = s.Encode(5, true, rand.NewChaCha8([32]byte{1}))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, r
 }

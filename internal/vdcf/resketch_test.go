@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/fedecdf/fedecdf/fss"
@@ -161,28 +160,7 @@ func TestSketchKnownAnswer(t *testing.T) {
 		{"with probability", true, 96, "7a9c6bf0668e3df59105ee447dac269fd89e4be533732a776101b33cf919ef99"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := New(8)
-			if tc.prob {
-				s, err = NewWithProbability(8)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			f := fixtureOf(t, s, nil, 0)
-			for id := range f.srv {
-				if f.srv[id], err = s.NewServer(id, [KeySize]byte{2}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			var r Report
-			if tc.prob {
-				r, err = s.EncodeProbability(5, true, 3<<30, rand.NewChaCha8([32]byte{1}))
-			} else {
-				r, err = s.Encode(5, true, rand.NewChaCha8([32]byte{1}))
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			f, r := katReport(t, tc.prob)
 			h := sha256.New()
 			for id := range f.srv {
 				sh, vec := f.evaluate(t, id, r.Shares[id])
@@ -190,8 +168,8 @@ func TestSketchKnownAnswer(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(p.Sketch()) != tc.size || s.SketchSize() != tc.size {
-					t.Errorf("server %d: sketch of %d bytes, SketchSize %d, want %d", id, len(p.Sketch()), s.SketchSize(), tc.size)
+				if len(p.Sketch()) != tc.size || f.s.SketchSize() != tc.size {
+					t.Errorf("server %d: sketch of %d bytes, SketchSize %d, want %d", id, len(p.Sketch()), f.s.SketchSize(), tc.size)
 				}
 				h.Write(p.Sketch())
 			}
