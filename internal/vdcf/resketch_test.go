@@ -44,14 +44,7 @@ func (f *fixture) resketched(t *testing.T, r Report) [2]error {
 			t.Fatalf("server %d: Resketch's first message differs from Prepare's", id)
 		}
 	}
-	var second [2][]byte
-	for id := range pend {
-		var err error
-		if second[id], err = pend[id].Exchange(msg[1-id]); err != nil {
-			return [2]error{err, err}
-		}
-	}
-	return [2]error{pend[0].Finish(second[1]), pend[1].Finish(second[0])}
+	return exchange(pend, msg)
 }
 
 // TestResketchDecidesAsPrepare checks that a verification started from

@@ -156,14 +156,7 @@ func (f *fixture) decide(t testing.TB, nonce [NonceSize]byte, shares [2][]byte, 
 			msg[id] = a.opening(id, msg[id])
 		}
 	}
-	var second [2][]byte
-	for id := range pend {
-		var err error
-		if second[id], err = pend[id].Exchange(msg[1-id]); err != nil {
-			return [2]error{err, err}
-		}
-	}
-	return [2]error{pend[0].Finish(second[1]), pend[1].Finish(second[0])}
+	return exchange(pend, msg)
 }
 
 // TestHonestReportsAccepted checks that honest reports are accepted,
@@ -547,4 +540,17 @@ func TestLiftLower(t *testing.T) {
 			}
 		})
 	}
+}
+
+// exchange completes the verifications pend, whose first messages are
+// msg: each server's second message, then both decisions.
+func exchange(pend [2]*Pending, msg [2][]byte) [2]error {
+	var second [2][]byte
+	for id := range pend {
+		var err error
+		if second[id], err = pend[id].Exchange(msg[1-id]); err != nil {
+			return [2]error{err, err}
+		}
+	}
+	return [2]error{pend[0].Finish(second[1]), pend[1].Finish(second[0])}
 }
