@@ -1,5 +1,19 @@
-// Limb arithmetic shared by the package's AVX-512 IFMA kernels
-// (sketch_amd64.s, tensor5_amd64.s). Z31 holds 2^52 − 1 in every lane.
+// The field's constants and limb arithmetic, shared by the package's
+// AVX-512 IFMA kernels (sketch_amd64.s, tensor5_amd64.s; each includes
+// its own file-local copy of the constants). Z31 holds 2^52 − 1 in
+// every lane.
+
+// mask52 is 2^52 − 1, the low limb of a 64-bit word.
+DATA mask52<>+0(SB)/8, $0x000fffffffffffff
+GLOBL mask52<>(SB), RODATA|NOPTR, $8
+
+// modulus is p = 2^64 − 2^32 + 1.
+DATA modulus<>+0(SB)/8, $0xffffffff00000001
+GLOBL modulus<>(SB), RODATA|NOPTR, $8
+
+// twoTo32m1 is 2^32 − 1 ≡ 2^64 (mod p).
+DATA twoTo32m1<>+0(SB)/8, $0xffffffff
+GLOBL twoTo32m1<>(SB), RODATA|NOPTR, $8
 
 // LIMBS(x, lo, hi): x = lo + 2^52·hi, lo < 2^52, hi < 2^12 (Z31: mask52);
 // lo may be x.

@@ -3,18 +3,6 @@
 #include "textflag.h"
 #include "limbs_amd64.h"
 
-// mask52 is 2^52 − 1, the low limb of a 64-bit word.
-DATA mask52<>+0(SB)/8, $0x000fffffffffffff
-GLOBL mask52<>(SB), RODATA|NOPTR, $8
-
-// modulus is p = 2^64 − 2^32 + 1.
-DATA modulus<>+0(SB)/8, $0xffffffff00000001
-GLOBL modulus<>(SB), RODATA|NOPTR, $8
-
-// twoTo32m1 is 2^32 − 1 ≡ 2^64 (mod p).
-DATA twoTo32m1<>+0(SB)/8, $0xffffffff
-GLOBL twoTo32m1<>(SB), RODATA|NOPTR, $8
-
 // INDEX(name, …) is an eight-word permutation table.
 #define INDEX(name, i0, i1, i2, i3, i4, i5, i6, i7) \
 	DATA name<>+0(SB)/8, $i0              \

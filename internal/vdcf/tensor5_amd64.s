@@ -3,22 +3,8 @@
 #include "textflag.h"
 #include "limbs_amd64.h"
 
-// The probability scheme's kernels (tensor5_amd64.go). The field's
-// constants are those of sketch_amd64.s, whose file-local symbols this
-// file cannot name; the limb arithmetic is limbs_amd64.h's.
-
-// mask52f is 2^52 − 1, the low limb of a 64-bit word.
-DATA mask52f<>+0(SB)/8, $0x000fffffffffffff
-GLOBL mask52f<>(SB), RODATA|NOPTR, $8
-
-// modulusf is p = 2^64 − 2^32 + 1.
-DATA modulusf<>+0(SB)/8, $0xffffffff00000001
-GLOBL modulusf<>(SB), RODATA|NOPTR, $8
-
-// twoTo32m1f is 2^32 − 1 ≡ 2^64 (mod p).
-DATA twoTo32m1f<>+0(SB)/8, $0xffffffff
-GLOBL twoTo32m1f<>(SB), RODATA|NOPTR, $8
-
+// The probability scheme's kernels (tensor5_amd64.go); the field's
+// constants and limb arithmetic are limbs_amd64.h's.
 
 // WORDS5(at, before, z0, z1, z2): Z25 = the first differences
 // P(j) − P(j − 1) mod p of the eight words W of a row at `at` (word g
@@ -30,7 +16,7 @@ GLOBL twoTo32m1f<>(SB), RODATA|NOPTR, $8
 	VALIGNQ      $3, before, Z24, Z25        \
 	VPCMPUQ      $1, Z25, Z24, K1            \
 	VPSUBQ       Z25, Z24, Z25               \
-	VPADDQ.BCST  modulusf<>(SB), Z25, K1, Z25 \
+	VPADDQ.BCST  modulus<>(SB), Z25, K1, Z25 \
 	LIMBS(Z25, Z26, Z27)                    \
 	PRODUCT(Z28, Z29, Z26, Z27, z0, z1, z2)
 
@@ -51,7 +37,7 @@ TEXT ·tensor5IFMA(SB), NOSPLIT, $0-56
 	MOVQ         rows+32(FP), CX
 	MOVQ         acc+40(FP), DX
 	MOVQ         count+48(FP), AX
-	VPBROADCASTQ mask52f<>(SB), Z31
+	VPBROADCASTQ mask52<>(SB), Z31
 	VMOVDQU64    0(AX), Z19
 	VMOVDQU64    64(AX), Z20
 	VMOVDQU64    128(AX), Z21
@@ -148,7 +134,7 @@ TEXT ·fold5AVX512(SB), NOSPLIT, $0-32
 	MOVQ         sum+8(FP), DI
 	MOVQ         index+16(FP), R8
 	MOVQ         n+24(FP), CX
-	VPBROADCASTQ twoTo32m1f<>(SB), Z30
+	VPBROADCASTQ twoTo32m1<>(SB), Z30
 	VMOVDQU64    0(R8), Z19
 	VMOVDQU64    64(R8), Z20
 	VMOVDQU64    128(R8), Z21
