@@ -33,8 +33,9 @@ type verified struct {
 	// The final verdict of every decided report (verdict) is OK for
 	// those in counted, the dataset's reports (accepted and counted),
 	// and in restore, and refused's otherwise: one set of IDs for the
-	// accepted reports at a server, not two.
-	counted map[payload.ReportID]struct{}
+	// accepted reports at a server, not two; counted keeps the digest of
+	// each one's upload (heldReports).
+	counted heldReports
 	refused map[payload.ReportID]protocol.Verdict
 	// untold holds, at the leader, final verdicts the helper has not
 	// acknowledged yet (sent with the next exchange).
@@ -143,7 +144,7 @@ type step struct {
 // the server of role, with the servers' shared key, keeping its verdicts
 // in store (gate: verifying only uploads made durable), and the
 // reports it accepts in counted, the dataset's report set.
-func newVerified(d Dataset, role Role, key [verify.KeySize]byte, store VerdictStore, gate bool, counted map[payload.ReportID]struct{}) (*verified, error) {
+func newVerified(d Dataset, role Role, key [verify.KeySize]byte, store VerdictStore, gate bool, counted heldReports) (*verified, error) {
 	var sch scheme
 	var err error
 	if d.Backend == Additive {
@@ -250,7 +251,7 @@ func (v *verified) hold(role Role, m *protocol.Upload) (duplicate, accepted bool
 		if err := v.save(stageFinal, []protocol.Item{{Report: m.Report, Verdict: verdict}}, v.heldDigest); err != nil {
 			return false, false, err
 		}
-		v.decide(role, m.Report, verdict, nil, nil)
+		v.decide(role, m.Report, verdict, [sha256.Size]byte{}, nil, nil)
 		return false, false, err
 	}
 	if it, ok := v.restoreTentative[m.Report]; ok {
@@ -286,7 +287,7 @@ func (v *verified) rederive(m *protocol.Upload) error {
 	}
 	delete(v.restore, m.Report)
 	delete(v.accepted, m.Report)
-	v.counted[m.Report] = struct{}{}
+	v.counted[m.Report] = uploadDigest(m)
 	return nil
 }
 
@@ -400,15 +401,16 @@ func (s *Server) Stored(dataset string, id core.ID) {
 func reasonOf(v protocol.Verdict) string { return verify.Reason(verdicts[v]) }
 
 // decide records the final verdict on report id, counting it in the
-// aggregate (out) and the dataset's reports, or among the rejections;
-// the leader queues it for the helper, with its message msg for the
-// helper's settle. It returns whether the report was accepted.
-func (v *verified) decide(role Role, id payload.ReportID, verdict protocol.Verdict, out any, msg []byte) bool {
+// aggregate (out) and the dataset's reports, with the digest of its
+// upload (digest), or among the rejections; the leader queues it for
+// the helper, with its message msg for the helper's settle. It returns
+// whether the report was accepted.
+func (v *verified) decide(role Role, id payload.ReportID, verdict protocol.Verdict, digest [sha256.Size]byte, out any, msg []byte) bool {
 	if verdict == protocol.VerdictOK {
 		verdict = verdictOf(v.add(id, out))
 	}
 	if verdict == protocol.VerdictOK {
-		v.counted[id] = struct{}{}
+		v.counted[id] = digest
 	} else {
 		v.refused[id] = verdict
 	}
