@@ -121,7 +121,8 @@ func (r *restartable) editStored(t *testing.T, id payload.ReportID) {
 // release is edited at both. Reading that release again sums its reports
 // read back from the store (re-derived, or folded again): both servers
 // refuse it (ErrUploadChanged, naming the dataset, the release and the
-// report), never answering over the edited upload, while a release not
+// report; the analyst's refusal carries ErrUploadChanged's wire code),
+// never answering over the edited upload, while a release not
 // over the report still answers as before. Unedited, the old release
 // answers as before (the control). Quarantined at both servers (its
 // upload deleted, both restarted), the report leaves the dataset as the
@@ -182,8 +183,8 @@ func testRederivedUploadChecked(t *testing.T, r *restartable, edit bool) {
 		}
 		return
 	}
-	if err == nil || !strings.Contains(err.Error(), ErrUploadChanged.Error()) || !strings.Contains(err.Error(), victim.String()) {
-		t.Fatalf("the analyst's query of the release over the edited upload: %v, want a refusal naming ErrUploadChanged and report %v", err, victim)
+	if !errors.Is(err, ErrUploadChanged) || !strings.Contains(err.Error(), victim.String()) {
+		t.Fatalf("the analyst's query of the release over the edited upload: %v, want a refusal with ErrUploadChanged's code naming report %v", err, victim)
 	}
 	for _, srv := range []*Server{r.leader, r.helper} {
 		s := srv.datasets["d"]

@@ -234,7 +234,7 @@ func TestEditedUploadOfOldReleaseRefused(t *testing.T) {
 				damageUpload(t, specs[role], d.m.Dataset, bad, up, true)
 			}
 			_, err = d.readRelease(old)
-			if err == nil || !strings.Contains(err.Error(), server.ErrUploadChanged.Error()) || !strings.Contains(err.Error(), bad.String()) {
+			if !errors.Is(err, server.ErrUploadChanged) || !strings.Contains(err.Error(), bad.String()) {
 				t.Fatalf("reading the release over the edited upload: %v; want a refusal naming %q and report %v", err, server.ErrUploadChanged, bad)
 			}
 			addrs := map[server.Role]string{server.Leader: d.leader.Addrs()[0].String(), server.Helper: d.helper.Addrs()[0].String()}
