@@ -70,6 +70,31 @@ func (d *deployment) firstReport() payload.ReportID {
 	return first
 }
 
+// stopBoth closes both servers and returns the address each listened on.
+func (d *deployment) stopBoth() map[server.Role]string {
+	addrs := map[server.Role]string{server.Leader: d.leader.Addrs()[0].String(), server.Helper: d.helper.Addrs()[0].String()}
+	d.leader.Close()
+	d.helper.Close()
+	return addrs
+}
+
+// checkQuarantined starts both servers again at addrs, a report of the
+// release old quarantined in their stores, and checks what package
+// server's doc states: old is refused rather than answered over
+// another set (server.ErrReportSetChanged), and a new release counts
+// the kept reports.
+func (d *deployment) checkQuarantined(addrs map[server.Role]string, old payload.ReleaseID, kept int64) {
+	d.t.Helper()
+	d.helper = d.start(server.Helper, addrs[server.Helper])
+	d.leader = d.start(server.Leader, addrs[server.Leader])
+	if _, err := d.readRelease(old); !errors.Is(err, server.ErrReportSetChanged) {
+		d.t.Fatalf("reading the release created over the quarantined report: %v, want %q", err, server.ErrReportSetChanged)
+	}
+	if again := d.query(); again.N != kept {
+		d.t.Fatalf("a new release over %d reports, want the %d kept", again.N, kept)
+	}
+}
+
 // damageUpload flips one byte in the middle of the stored upload up of
 // report id of dataset, in place, in the store spec (a bbolt file, which
 // a running server may hold open, or a PostgreSQL DSN: its row edited
@@ -163,9 +188,7 @@ func testDamagedReportQuarantined(t *testing.T, kind string, reseal bool) {
 	}
 	bad := d.firstReport()
 	uploads := d.storedUploads(bad)
-	addrs := map[server.Role]string{server.Leader: d.leader.Addrs()[0].String(), server.Helper: d.helper.Addrs()[0].String()}
-	d.leader.Close()
-	d.helper.Close()
+	addrs := d.stopBoth()
 	for role, up := range uploads {
 		spec := specs[role]
 		damageUpload(t, spec, d.m.Dataset, bad, up, reseal)
@@ -183,14 +206,7 @@ func testDamagedReportQuarantined(t *testing.T, kind string, reseal bool) {
 			t.Fatal(err)
 		}
 	}
-	d.helper = d.start(server.Helper, addrs[server.Helper])
-	d.leader = d.start(server.Leader, addrs[server.Leader])
-	if _, err := d.readRelease(old); err == nil || !strings.Contains(err.Error(), server.ErrReportSetChanged.Error()) {
-		t.Fatalf("reading the release created over the quarantined report: %v", err)
-	}
-	if again := d.query(); again.N != 4 {
-		t.Fatalf("a new release over %d reports, want the 4 kept", again.N)
-	}
+	d.checkQuarantined(addrs, old, 4)
 	if _, err := d.newParty().Submit(context.Background(), party.Instance{Score: 0.2, Label: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -237,22 +253,13 @@ func TestEditedUploadOfOldReleaseRefused(t *testing.T) {
 			if !errors.Is(err, server.ErrUploadChanged) || !strings.Contains(err.Error(), bad.String()) {
 				t.Fatalf("reading the release over the edited upload: %v; want a refusal naming %q and report %v", err, server.ErrUploadChanged, bad)
 			}
-			addrs := map[server.Role]string{server.Leader: d.leader.Addrs()[0].String(), server.Helper: d.helper.Addrs()[0].String()}
-			d.leader.Close()
-			d.helper.Close()
+			addrs := d.stopBoth()
 			for _, spec := range specs {
 				if _, err := store.QuarantineBackend(spec, "", d.m.Dataset, []payload.ReportID{bad}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			d.helper = d.start(server.Helper, addrs[server.Helper])
-			d.leader = d.start(server.Leader, addrs[server.Leader])
-			if _, err := d.readRelease(old); err == nil || !strings.Contains(err.Error(), server.ErrReportSetChanged.Error()) {
-				t.Fatalf("reading the release created over the quarantined report: %v", err)
-			}
-			if again := d.query(); again.N != 6 {
-				t.Fatalf("a new release over %d reports, want the 6 kept", again.N)
-			}
+			d.checkQuarantined(addrs, old, 6)
 		})
 	}
 }
