@@ -39,7 +39,7 @@ func (s *Server) upload(from transport.PeerID, m *protocol.Upload) (protocol.Mes
 		return nil, fmt.Errorf("%s: report %v refused: %w: dataset %q holds its maximum of %d reports; configure another dataset for more", s.cfg.Role, m.Report, ErrTooManyReports, d.Name, d.MaxReports)
 	}
 	if d.verified != nil {
-		dup, _, err := d.verified.hold(s.cfg.Role, m) // an acceptance is counted in d.reports
+		dup, err := d.verified.hold(s.cfg.Role, m)
 		if err != nil {
 			return nil, fmt.Errorf("%s: report %v rejected: %w", s.cfg.Role, m.Report, err)
 		}

@@ -227,37 +227,37 @@ func firstRejection(vs ...protocol.Verdict) protocol.Verdict {
 // verified DCF key of the other server or grid), and the helper told, by
 // the leader; a report already held or accepted is a duplicate, one
 // rejected is refused again with its reason (not acknowledged, so not
-// stored again). A report accepted before a restart is counted again
-// (accepted), and a helper's tentative answer from before a restart
-// restored. The caller holds s.mu.
-func (v *verified) hold(role Role, m *protocol.Upload) (duplicate, accepted bool, err error) {
+// stored again). A report accepted before a restart is counted again,
+// in counted (the dataset's reports), and a helper's tentative answer
+// from before a restart restored. The caller holds s.mu.
+func (v *verified) hold(role Role, m *protocol.Upload) (duplicate bool, err error) {
 	if _, held := v.uploads[m.Report]; held {
-		return true, false, nil
+		return true, nil
 	}
 	if err := v.checkAccepted(m); err != nil {
-		return false, false, err
+		return false, err
 	}
 	if verdict, decided := v.verdict(m.Report); decided {
 		switch {
 		case v.restore[m.Report]:
-			return false, true, v.rederive(m)
+			return false, v.rederive(m)
 		case verdict != protocol.VerdictOK:
-			return false, false, fmt.Errorf("decided already: %w", verdicts[verdict])
+			return false, fmt.Errorf("decided already: %w", verdicts[verdict])
 		}
-		return true, false, nil
+		return true, nil
 	}
 	if err := v.scheme.check(m); err != nil {
 		verdict := verdictOf(err)
 		if err := v.save(stageFinal, []protocol.Item{{Report: m.Report, Verdict: verdict}}, v.heldDigest); err != nil {
-			return false, false, err
+			return false, err
 		}
 		v.decide(role, m.Report, verdict, [sha256.Size]byte{}, nil, nil)
-		return false, false, err
+		return false, err
 	}
 	if it, ok := v.restoreTentative[m.Report]; ok {
 		t, err := v.retentative(m, it)
 		if err != nil {
-			return false, false, err
+			return false, err
 		}
 		v.tentative[m.Report] = t
 		delete(v.restoreTentative, m.Report)
@@ -266,7 +266,7 @@ func (v *verified) hold(role Role, m *protocol.Upload) (duplicate, accepted bool
 	if v.gate {
 		v.unstored[m.Report] = true
 	}
-	return false, false, nil
+	return false, nil
 }
 
 // rederive counts again a report accepted before a restart, from its
