@@ -17,7 +17,7 @@ import (
 // bound to its report set: answering it with the same noise over another
 // set would reveal the difference of the two sums exactly (a lost report
 // and a new one: the new report's prefix vector minus the lost one's).
-func checkBound(id payload.ReleaseID, held map[payload.ReportID]struct{}, reports []payload.ReportID, digest [32]byte) error {
+func checkBound(id payload.ReleaseID, held heldReports, reports []payload.ReportID, digest [32]byte) error {
 	kept := make([]payload.ReportID, 0, len(reports))
 	var missing []payload.ReportID
 	for _, r := range reports {
@@ -48,7 +48,7 @@ func checkBound(id payload.ReleaseID, held map[payload.ReportID]struct{}, report
 // restart: the sums are kept until the process ends). With a
 // PreparationStore the aggregate is the folds (foldedSums), and a
 // release whose sums they cannot give is re-derived likewise.
-func (v *verified) releaseSums(dataset string, held map[payload.ReportID]struct{}, rel *release, reports ReportStore) error {
+func (v *verified) releaseSums(dataset string, held heldReports, rel *release, reports ReportStore) error {
 	if len(rel.reports) == len(held) && len(held) == v.scheme.accepted() {
 		if v.prep == nil {
 			return v.scheme.sums(rel)
@@ -61,7 +61,7 @@ func (v *verified) releaseSums(dataset string, held map[payload.ReportID]struct{
 	if err != nil {
 		return err
 	}
-	if err := v.rederiveInto(agg, dataset, rel.reports, reports); err != nil {
+	if err := v.rederiveInto(agg, dataset, "release "+rel.id.String(), rel.reports, reports); err != nil {
 		return fmt.Errorf("release %v: re-deriving its %d reports: %w", rel.id, len(rel.reports), err)
 	}
 	return agg.sums(rel)

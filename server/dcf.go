@@ -234,12 +234,13 @@ func (s *Server) KeyWalkCPU() (cpu time.Duration, ok bool) {
 }
 
 // over returns, per component of comps, this server's share of the
-// prefix sums over the reports ids (sorted), which must all be held
-// (checkBound):
+// prefix sums over the reports ids (sorted) of release rel, which must
+// all be held (checkBound):
 // the aggregate minus the held reports outside ids, or ids folded afresh
-// when they are fewer (their keys read back from reports). Evaluation is
+// when they are fewer (their keys read back from reports, each checked
+// against the upload accepted: heldReports.read). Evaluation is
 // deterministic and linear, so both give Σ_{ids} of the reports' shares.
-func (f *folded) over(held map[payload.ReportID]struct{}, ids []payload.ReportID, comps []payload.Component, dataset string, reports ReportStore) (map[payload.Component][]uint64, error) {
+func (f *folded) over(held heldReports, rel payload.ReleaseID, ids []payload.ReportID, comps []payload.Component, dataset string, reports ReportStore) (map[payload.Component][]uint64, error) {
 	if err := f.flush(); err != nil {
 		return nil, err
 	}
@@ -249,9 +250,9 @@ func (f *folded) over(held map[payload.ReportID]struct{}, ids []payload.ReportID
 	switch {
 	case subtract && len(held) == len(ids): // every held report is in ids
 	case subtract:
-		err = f.refold(outside(held, ids), dataset, reports, acc)
+		err = f.refold(held, "release "+rel.String(), outside(held, ids), dataset, reports, acc)
 	default:
-		err = f.refold(ids, dataset, reports, acc)
+		err = f.refold(held, "release "+rel.String(), ids, dataset, reports, acc)
 	}
 	if err != nil {
 		return nil, err
@@ -271,9 +272,9 @@ func (f *folded) over(held map[payload.ReportID]struct{}, ids []payload.ReportID
 }
 
 // remove subtracts the evaluation of the reports ids, which the caller
-// stops holding, from the aggregate, their keys read back from reports;
-// on error the aggregate is unchanged.
-func (f *folded) remove(ids []payload.ReportID, dataset string, reports ReportStore) error {
+// holds (held) and stops holding, from the aggregate, their keys read
+// back from reports; on error the aggregate is unchanged.
+func (f *folded) remove(held heldReports, ids []payload.ReportID, dataset string, reports ReportStore) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -281,7 +282,7 @@ func (f *folded) remove(ids []payload.ReportID, dataset string, reports ReportSt
 		return err
 	}
 	acc := make([]uint64, len(f.sums))
-	if err := f.refold(ids, dataset, reports, acc); err != nil {
+	if err := f.refold(held, "dropping reports", ids, dataset, reports, acc); err != nil {
 		return err
 	}
 	for k, a := range acc {
@@ -291,7 +292,7 @@ func (f *folded) remove(ids []payload.ReportID, dataset string, reports ReportSt
 }
 
 // outside returns the held reports not in ids (sorted).
-func outside(held map[payload.ReportID]struct{}, ids []payload.ReportID) []payload.ReportID {
+func outside(held heldReports, ids []payload.ReportID) []payload.ReportID {
 	var others []payload.ReportID
 	for id := range held {
 		if _, in := slices.BinarySearchFunc(ids, id, payload.CompareIDs); !in {
@@ -302,17 +303,21 @@ func outside(held map[payload.ReportID]struct{}, ids []payload.ReportID) []paylo
 	return others
 }
 
-// refold adds to acc the evaluation of the reports ids, read back from
-// reports in chunks of foldChunk keys.
-func (f *folded) refold(ids []payload.ReportID, dataset string, reports ReportStore, acc []uint64) error {
+// refold adds to acc the evaluation of the reports ids, held, read back
+// from reports in chunks of foldChunk keys and checked against the
+// uploads accepted (heldReports.read) for what.
+func (f *folded) refold(held heldReports, what string, ids []payload.ReportID, dataset string, reports ReportStore, acc []uint64) error {
 	keys := make([]*fss.Key, 0, foldChunk())
 	for start := 0; start < len(ids); start += cap(keys) {
 		chunk := ids[start:min(start+cap(keys), len(ids))]
 		keys = keys[:0]
-		err := reports.Uploads(dataset, chunk, func(id payload.ReportID, b []byte) error {
-			key, err := storedKey(id, b)
+		err := held.read(reports, dataset, what, chunk, func(up *protocol.Upload) error {
+			key, err := fss.Decode(up.Key)
+			if err != nil {
+				return fmt.Errorf("stored report %v: %w", up.Report, err)
+			}
 			keys = append(keys, key)
-			return err
+			return nil
 		})
 		if err == nil && len(keys) != len(chunk) {
 			err = fmt.Errorf("%d of %d reports read back", len(keys), len(chunk))
@@ -325,17 +330,4 @@ func (f *folded) refold(ids []payload.ReportID, dataset string, reports ReportSt
 		}
 	}
 	return nil
-}
-
-// storedKey decodes the DCF key of the stored upload of report id.
-func storedKey(id payload.ReportID, b []byte) (*fss.Key, error) {
-	up, err := storedUpload(id, b)
-	if err != nil {
-		return nil, err
-	}
-	key, err := fss.Decode(up.Key)
-	if err != nil {
-		return nil, fmt.Errorf("stored report %v: %w", id, err)
-	}
-	return key, nil
 }

@@ -3,9 +3,12 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/transport"
 )
@@ -88,4 +91,124 @@ func countStage(t *testing.T, st *durable, stage byte) int {
 		}
 	}
 	return n
+}
+
+// editStored replaces, in the durable state of both servers, the stored
+// upload of report id by one with a byte of its key or share flipped:
+// a store edited after the servers started, by someone who also fixed
+// up its checksums.
+func (r *restartable) editStored(t *testing.T, id payload.ReportID) {
+	t.Helper()
+	for _, st := range r.store {
+		st.mu.Lock()
+		for i, b := range st.uploads {
+			if up := mustDecode(b).(*protocol.Upload); up.Report == id {
+				body := up.Share
+				if len(up.Key) > 0 {
+					body = up.Key
+				}
+				body[len(body)/2] ^= 0x10
+				st.uploads[i] = protocol.Encode(up)
+			}
+		}
+		st.mu.Unlock()
+	}
+}
+
+// TestRederivedUploadCheckedAgainstWhatWasAccepted is a store edited
+// while the servers run: releases are created as the dataset grows, both
+// servers restart (a clean replay), then one stored upload of an old
+// release is edited at both. Reading that release again sums its reports
+// read back from the store (re-derived, or folded again): both servers
+// refuse it (ErrUploadChanged, naming the dataset, the release and the
+// report; the analyst's refusal carries ErrUploadChanged's wire code),
+// never answering over the edited upload, while a release not
+// over the report still answers as before. Unedited, the old release
+// answers as before (the control). Quarantined at both servers (its
+// upload deleted, both restarted), the report leaves the dataset as the
+// package doc states: the release over it is refused
+// (ErrReportSetChanged), the other answers as before, and a new release
+// counts every other report.
+func TestRederivedUploadCheckedAgainstWhatWasAccepted(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		backend    Backend
+		unverified bool
+	}{{"additive", Additive, false}, {"dcf", DCF, false}, {"unverified dcf", DCF, true}} {
+		for _, edit := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/edited=%v", tc.name, edit), func(t *testing.T) {
+				testRederivedUploadChecked(t, newRestartableOf(t, tc.backend, tc.unverified), edit)
+			})
+		}
+	}
+}
+
+// testRederivedUploadChecked is TestRederivedUploadCheckedAgainstWhatWasAccepted
+// on r, the upload edited if edit.
+func testRederivedUploadChecked(t *testing.T, r *restartable, edit bool) {
+	var rels []payload.ReleaseID
+	var answers [][]uint64
+	var victim payload.ReportID
+	// Three batches: the first two each closed by a release, the third
+	// larger than both, so that the unverified fold sums each old
+	// release from its own reports, not the aggregate less the others.
+	for i, scores := range [][]float64{{0.1, 0.5}, {0.9, 0.3, 0.6}, {0.2, 0.8, 0.4, 0.7, 0.15, 0.85}} {
+		ids := r.uploadVerified(t, scores...)
+		if err := r.leader.Verify(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 {
+			victim = ids[1]
+		}
+		if i < 2 {
+			rel, _, err := r.release(1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rels, answers = append(rels, rel), append(answers, r.noisyPrefixes(t, rel))
+		}
+	}
+	r.restartBoth(t)
+	if edit {
+		r.editStored(t, victim)
+	}
+	msg := &protocol.Query{Dataset: "d", Release: rels[1], Component: payload.Count, Prefixes: []int{1, bins}}
+	_, err := protocol.Call[*protocol.Answer](t.Context(), r.net.Conn("analyst"), "leader", msg)
+	if !edit {
+		if err != nil {
+			t.Fatalf("the old release, unedited: %v", err)
+		}
+		if got := r.noisyPrefixes(t, rels[1]); !slices.Equal(got, answers[1]) {
+			t.Fatalf("the old release, unedited: %v, want %v", got, answers[1])
+		}
+		return
+	}
+	if !errors.Is(err, ErrUploadChanged) || !strings.Contains(err.Error(), victim.String()) {
+		t.Fatalf("the analyst's query of the release over the edited upload: %v, want a refusal with ErrUploadChanged's code naming report %v", err, victim)
+	}
+	for _, srv := range []*Server{r.leader, r.helper} {
+		s := srv.datasets["d"]
+		srv.mu.Lock()
+		err := srv.releaseSums(s, s.releases[rels[1]])
+		srv.mu.Unlock()
+		for _, want := range []string{`dataset "d"`, "release " + rels[1].String(), victim.String(), "quarantine"} {
+			if !errors.Is(err, ErrUploadChanged) || !strings.Contains(err.Error(), want) {
+				t.Fatalf("%v: the release over the edited upload: %v, want ErrUploadChanged naming %s", srv.cfg.Role, err, want)
+			}
+		}
+	}
+	if got := r.noisyPrefixes(t, rels[0]); !slices.Equal(got, answers[0]) {
+		t.Fatalf("the release not over the edited upload: %v, want %v", got, answers[0])
+	}
+	r.lose(t, victim) // quarantined at both servers
+	r.restartBoth(t)
+	if _, err := protocol.Call[*protocol.Answer](t.Context(), r.net.Conn("analyst"), "leader", msg); err == nil || !strings.Contains(err.Error(), ErrReportSetChanged.Error()) {
+		t.Fatalf("the release over the quarantined report: %v, want ErrReportSetChanged", err)
+	}
+	if got := r.noisyPrefixes(t, rels[0]); !slices.Equal(got, answers[0]) {
+		t.Fatalf("the release not over the quarantined report: %v, want %v", got, answers[0])
+	}
+	if rel, n, err := r.release(1 << 48); err != nil || n != 10 || r.total(t, rel) != 10 {
+		t.Fatalf("a new release: %d reports, %v; want the 10 kept", n, err)
+	}
 }

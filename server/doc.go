@@ -245,7 +245,15 @@
 // (ErrUploadChanged; package deploy refuses to start on it as
 // store.ErrDamaged, and the report can be quarantined at both servers:
 // TestReplayedUploadCheckedAgainstWhatWasAccepted, deploy's
-// TestDamagedReportQuarantined). The digest is not keyed: whoever can
+// TestDamagedReportQuarantined). Each server also keeps, for every
+// report it holds, the digest of its upload as it accepted it (replayed
+// and checked, or verified or folded since the start), and every later
+// read-back of an accepted upload to sum it — a release re-derived or
+// folded again from its reports, an unverified report dropped — is
+// checked against it: an upload edited in the store while the server
+// runs is refused likewise, naming the dataset, the release and the
+// report, and never summed (heldReports.read,
+// TestRederivedUploadCheckedAgainstWhatWasAccepted). The digest is not keyed: whoever can
 // rewrite both the upload's and the verdict's records defeats it, as
 // they could rewrite the ledger. The aggregate itself is never stored: a restarted
 // server loads its verdicts — rejections counted at once per reason, the

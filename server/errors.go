@@ -6,9 +6,11 @@ import "github.com/fedecdf/fedecdf/internal/errcode"
 // with errors.Is; the error's text adds the details. Each has a wire
 // code (internal/errcode), by which a remote caller's errors.Is matches
 // the server's refusal, never by its text. The other sentinels are
-// internal/ledger's ErrBudgetExhausted, ErrBusy, ErrPolicy and
-// ErrTooManyReports; the additive backend's rejections of reports are
-// internal/verify's (ErrMalformed, ErrMismatch, ErrProof, ErrReplay).
+// internal/ledger's ErrBudgetExhausted, ErrBusy, ErrPolicy,
+// ErrTooManyReports, ErrReportsNotKept and ErrUploadChanged (each with
+// its code too: TestEverySentinelHasAWireCode); the additive backend's
+// rejections of reports are internal/verify's (ErrMalformed,
+// ErrMismatch, ErrProof, ErrReplay).
 var (
 	// ErrUnknownDataset: the request names a dataset the server does not
 	// hold.

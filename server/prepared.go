@@ -220,10 +220,11 @@ func (v *verified) foldedSums(dataset string, rel *release, reports ReportStore)
 	if len(extra)+len(lacking) > len(rel.reports) {
 		return fmt.Errorf("%d reports to re-derive, more than the release's %d", len(extra)+len(lacking), len(rel.reports))
 	}
-	if err := v.rederiveInto(total, dataset, lacking, reports); err != nil {
+	what := "release " + rel.id.String()
+	if err := v.rederiveInto(total, dataset, what, lacking, reports); err != nil {
 		return err
 	}
-	if err := v.rederiveInto(less, dataset, extra, reports); err != nil {
+	if err := v.rederiveInto(less, dataset, what, extra, reports); err != nil {
 		return err
 	}
 	sum := total.(*dcfSum)
@@ -232,15 +233,15 @@ func (v *verified) foldedSums(dataset string, rel *release, reports ReportStore)
 }
 
 // rederiveInto adds to agg the outputs of the reports ids, re-derived
-// from their uploads, read back from reports.
-func (v *verified) rederiveInto(agg aggregator, dataset string, ids []payload.ReportID, reports ReportStore) error {
+// from their uploads, read back from reports and checked against the
+// uploads accepted (heldReports.read) for what.
+func (v *verified) rederiveInto(agg aggregator, dataset, what string, ids []payload.ReportID, reports ReportStore) error {
 	for start := 0; start < len(ids); start += verifyBatch {
 		chunk := ids[start:min(start+verifyBatch, len(ids))]
 		ups := make([]*protocol.Upload, 0, len(chunk))
-		err := reports.Uploads(dataset, chunk, func(id payload.ReportID, b []byte) error {
-			up, err := storedUpload(id, b)
+		err := v.counted.read(reports, dataset, what, chunk, func(up *protocol.Upload) error {
 			ups = append(ups, up)
-			return err
+			return nil
 		})
 		if err == nil && len(ups) != len(chunk) {
 			err = fmt.Errorf("%d of %d reports read back", len(ups), len(chunk))

@@ -160,7 +160,7 @@ type Server struct {
 
 type dataset struct {
 	Dataset
-	reports map[payload.ReportID]struct{} // accepted: folded (unverified dcf) or verified
+	reports heldReports // accepted: folded (unverified dcf) or verified
 	// fold is the aggregate of the unverified DCF reports (nil otherwise).
 	fold *folded
 	// verified is the verification state and aggregate of the verified
@@ -246,7 +246,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		ds := &dataset{
 			Dataset:  d,
-			reports:  make(map[payload.ReportID]struct{}),
+			reports:  make(heldReports),
 			releases: make(map[payload.ReleaseID]*release),
 			pending:  make(map[payload.ReleaseID]*intent),
 			creating: make(map[payload.ReleaseID]bool),

@@ -155,7 +155,7 @@ func (s *Server) DropReports(dataset string, ids []core.ID) ([]core.ID, error) {
 	}
 	slices.SortFunc(dropped, payload.CompareIDs)
 	if d.fold != nil {
-		if err := d.fold.remove(dropped, d.Name, s.cfg.Reports); err != nil {
+		if err := d.fold.remove(d.reports, dropped, d.Name, s.cfg.Reports); err != nil {
 			return nil, fmt.Errorf("%s: dropping reports of dataset %q: %w", s.cfg.Role, dataset, err)
 		}
 	}

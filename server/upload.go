@@ -39,12 +39,9 @@ func (s *Server) upload(from transport.PeerID, m *protocol.Upload) (protocol.Mes
 		return nil, fmt.Errorf("%s: report %v refused: %w: dataset %q holds its maximum of %d reports; configure another dataset for more", s.cfg.Role, m.Report, ErrTooManyReports, d.Name, d.MaxReports)
 	}
 	if d.verified != nil {
-		dup, accepted, err := d.verified.hold(s.cfg.Role, m)
+		dup, err := d.verified.hold(s.cfg.Role, m)
 		if err != nil {
 			return nil, fmt.Errorf("%s: report %v rejected: %w", s.cfg.Role, m.Report, err)
-		}
-		if accepted {
-			d.reports[m.Report] = struct{}{}
 		}
 		return &protocol.Ack{Duplicate: dup}, nil
 	}
@@ -54,7 +51,7 @@ func (s *Server) upload(from transport.PeerID, m *protocol.Upload) (protocol.Mes
 	if k, ok := s.cfg.Reports.(keeper); ok {
 		k.keep(m)
 	}
-	d.reports[m.Report] = struct{}{}
+	d.reports[m.Report] = uploadDigest(m)
 	return &protocol.Ack{}, nil
 }
 

@@ -3,10 +3,10 @@ package server
 import (
 	"crypto/sha256"
 	"encoding/binary"
-	"errors"
 	"fmt"
 
 	"github.com/fedecdf/fedecdf/core"
+	"github.com/fedecdf/fedecdf/internal/errcode"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 )
@@ -41,8 +41,12 @@ const (
 // replayed from the network under an accepted report's ID). The error
 // names the report; package deploy refuses to start on it as damage
 // (internal/store.ErrDamaged), and the operator can quarantine the
-// report.
-var ErrUploadChanged = errors.New("not the upload accepted")
+// report. A read-back of an accepted upload to sum it again (a release
+// re-derived or folded again from its reports) is refused with it too,
+// naming the dataset, the release and the report: so it also crosses the
+// wire, to the analyst whose query meets it (its wire code,
+// internal/errcode.UploadChanged).
+var ErrUploadChanged = errcode.New(errcode.UploadChanged, "not the upload accepted")
 
 // uploadDigest is the SHA-256 digest of an upload as a server accepted
 // it: a domain-separation prefix, then the dataset, report ID, key,

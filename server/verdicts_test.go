@@ -62,13 +62,22 @@ type restartable struct {
 	// ahead: a restarted server re-derives the accepted reports'
 	// outputs ahead of the replay (Server.PrepareReplay), as deploy does.
 	ahead bool
+	// unverified: the dataset is unverified dcf (folded at ingestion).
+	unverified bool
 }
 
 // newRestartable returns a restartable pair serving a verified dataset of
 // backend b.
 func newRestartable(t *testing.T, b Backend) *restartable {
 	t.Helper()
-	r := &restartable{pair: &pair{net: transport.NewNetwork()}, backend: b}
+	return newRestartableOf(t, b, false)
+}
+
+// newRestartableOf returns a restartable pair serving a dataset of
+// backend b, unverified if unverified (dcf only).
+func newRestartableOf(t *testing.T, b Backend, unverified bool) *restartable {
+	t.Helper()
+	r := &restartable{pair: &pair{net: transport.NewNetwork()}, backend: b, unverified: unverified}
 	for i := range r.store {
 		r.store[i] = &durable{ledger: ledger.NewMemory(), releases: newMemoryReleases(), verdicts: memoryVerdicts{}}
 	}
@@ -99,8 +108,8 @@ func (r *restartable) restart(t *testing.T, role Role) {
 		m, _ := protocol.Decode(up)
 		srv.Stored("d", m.(*protocol.Upload).Report)
 	}
-	if n := len(srv.datasets["d"].verified.rederived); n != 0 {
-		t.Fatalf("%d outputs re-derived ahead were not used by the replay", n)
+	if v := srv.datasets["d"].verified; v != nil && len(v.rederived) != 0 {
+		t.Fatalf("%d outputs re-derived ahead were not used by the replay", len(v.rederived))
 	}
 	handle := func(ctx context.Context, from transport.PeerID, req []byte) []byte {
 		resp := srv.Handle(ctx, from, req)
@@ -132,7 +141,7 @@ func (r *restartable) restart(t *testing.T, role Role) {
 func (r *restartable) config(role Role) Config {
 	st := r.store[role]
 	cfg := Config{Role: role, Peer: "leader", Ledger: st.ledger, Releases: st.releases, Verdicts: st.verdicts, Reports: st,
-		Datasets: []Dataset{{Name: "d", Backend: r.backend, Bins: bins, Budget: ledger.Budget{Epsilon: 1 << 50}, MinReports: 1}},
+		Datasets: []Dataset{{Name: "d", Backend: r.backend, Unverified: r.unverified, Bins: bins, Budget: ledger.Budget{Epsilon: 1 << 50}, MinReports: 1}},
 		Manifest: testManifest, VerifyKey: testVerifyKey}
 	if role == Leader {
 		cfg.Peer, cfg.Conn = "helper", r.net.Conn("leader")

@@ -33,8 +33,9 @@ type verified struct {
 	// The final verdict of every decided report (verdict) is OK for
 	// those in counted, the dataset's reports (accepted and counted),
 	// and in restore, and refused's otherwise: one set of IDs for the
-	// accepted reports at a server, not two.
-	counted map[payload.ReportID]struct{}
+	// accepted reports at a server, not two; counted keeps the digest of
+	// each one's upload (heldReports).
+	counted heldReports
 	refused map[payload.ReportID]protocol.Verdict
 	// untold holds, at the leader, final verdicts the helper has not
 	// acknowledged yet (sent with the next exchange).
@@ -143,7 +144,7 @@ type step struct {
 // the server of role, with the servers' shared key, keeping its verdicts
 // in store (gate: verifying only uploads made durable), and the
 // reports it accepts in counted, the dataset's report set.
-func newVerified(d Dataset, role Role, key [verify.KeySize]byte, store VerdictStore, gate bool, counted map[payload.ReportID]struct{}) (*verified, error) {
+func newVerified(d Dataset, role Role, key [verify.KeySize]byte, store VerdictStore, gate bool, counted heldReports) (*verified, error) {
 	var sch scheme
 	var err error
 	if d.Backend == Additive {
@@ -226,37 +227,37 @@ func firstRejection(vs ...protocol.Verdict) protocol.Verdict {
 // verified DCF key of the other server or grid), and the helper told, by
 // the leader; a report already held or accepted is a duplicate, one
 // rejected is refused again with its reason (not acknowledged, so not
-// stored again). A report accepted before a restart is counted again
-// (accepted), and a helper's tentative answer from before a restart
-// restored. The caller holds s.mu.
-func (v *verified) hold(role Role, m *protocol.Upload) (duplicate, accepted bool, err error) {
+// stored again). A report accepted before a restart is counted again,
+// in counted (the dataset's reports), and a helper's tentative answer
+// from before a restart restored. The caller holds s.mu.
+func (v *verified) hold(role Role, m *protocol.Upload) (duplicate bool, err error) {
 	if _, held := v.uploads[m.Report]; held {
-		return true, false, nil
+		return true, nil
 	}
 	if err := v.checkAccepted(m); err != nil {
-		return false, false, err
+		return false, err
 	}
 	if verdict, decided := v.verdict(m.Report); decided {
 		switch {
 		case v.restore[m.Report]:
-			return false, true, v.rederive(m)
+			return false, v.rederive(m)
 		case verdict != protocol.VerdictOK:
-			return false, false, fmt.Errorf("decided already: %w", verdicts[verdict])
+			return false, fmt.Errorf("decided already: %w", verdicts[verdict])
 		}
-		return true, false, nil
+		return true, nil
 	}
 	if err := v.scheme.check(m); err != nil {
 		verdict := verdictOf(err)
 		if err := v.save(stageFinal, []protocol.Item{{Report: m.Report, Verdict: verdict}}, v.heldDigest); err != nil {
-			return false, false, err
+			return false, err
 		}
-		v.decide(role, m.Report, verdict, nil, nil)
-		return false, false, err
+		v.decide(role, m.Report, verdict, [sha256.Size]byte{}, nil, nil)
+		return false, err
 	}
 	if it, ok := v.restoreTentative[m.Report]; ok {
 		t, err := v.retentative(m, it)
 		if err != nil {
-			return false, false, err
+			return false, err
 		}
 		v.tentative[m.Report] = t
 		delete(v.restoreTentative, m.Report)
@@ -265,7 +266,7 @@ func (v *verified) hold(role Role, m *protocol.Upload) (duplicate, accepted bool
 	if v.gate {
 		v.unstored[m.Report] = true
 	}
-	return false, false, nil
+	return false, nil
 }
 
 // rederive counts again a report accepted before a restart, from its
@@ -286,7 +287,7 @@ func (v *verified) rederive(m *protocol.Upload) error {
 	}
 	delete(v.restore, m.Report)
 	delete(v.accepted, m.Report)
-	v.counted[m.Report] = struct{}{}
+	v.counted[m.Report] = uploadDigest(m)
 	return nil
 }
 
@@ -400,15 +401,16 @@ func (s *Server) Stored(dataset string, id core.ID) {
 func reasonOf(v protocol.Verdict) string { return verify.Reason(verdicts[v]) }
 
 // decide records the final verdict on report id, counting it in the
-// aggregate (out) and the dataset's reports, or among the rejections;
-// the leader queues it for the helper, with its message msg for the
-// helper's settle. It returns whether the report was accepted.
-func (v *verified) decide(role Role, id payload.ReportID, verdict protocol.Verdict, out any, msg []byte) bool {
+// aggregate (out) and the dataset's reports, with the digest of its
+// upload (digest), or among the rejections; the leader queues it for
+// the helper, with its message msg for the helper's settle. It returns
+// whether the report was accepted.
+func (v *verified) decide(role Role, id payload.ReportID, verdict protocol.Verdict, digest [sha256.Size]byte, out any, msg []byte) bool {
 	if verdict == protocol.VerdictOK {
 		verdict = verdictOf(v.add(id, out))
 	}
 	if verdict == protocol.VerdictOK {
-		v.counted[id] = struct{}{}
+		v.counted[id] = digest
 	} else {
 		v.refused[id] = verdict
 	}

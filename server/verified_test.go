@@ -23,14 +23,18 @@ import (
 var verifiedBackends = []Backend{Additive, DCF}
 
 // uploadVerified has one honest party per score upload its verified
-// report (of the pair's backend), and returns their report IDs.
+// report (of the pair's backend; its keys if unverified), and returns
+// their report IDs.
 func (p *pair) uploadVerified(t *testing.T, scores ...float64) []payload.ReportID {
 	t.Helper()
 	var ids []payload.ReportID
 	for _, x := range scores {
 		q := newParty(t, x)
 		upload := q.UploadVerified
-		if p.leader.datasets["d"].Backend == DCF {
+		switch d := p.leader.datasets["d"]; {
+		case d.Unverified:
+			upload = q.UploadKeys
+		case d.Backend == DCF:
 			upload = q.UploadVerifiedKeys
 		}
 		if err := upload(context.Background(), p.servers); err != nil {
@@ -515,7 +519,7 @@ func TestDecidedReportCountsOnce(t *testing.T) {
 			for _, srv := range []*Server{p.leader, p.helper} {
 				srv.mu.Lock()
 				v := srv.datasets["d"].verified
-				again := v.decide(srv.cfg.Role, id, protocol.VerdictOK, nil, nil)
+				again := v.decide(srv.cfg.Role, id, protocol.VerdictOK, v.counted[id], nil, nil)
 				n, replays := v.scheme.accepted(), v.rejected["replay"]
 				srv.mu.Unlock()
 				if again || n != 1 || replays != 1 {

@@ -200,7 +200,8 @@ func (s *Server) decided(m *protocol.Decide) (protocol.Message, error) {
 		return nil, fmt.Errorf("helper: %w", err)
 	}
 	for _, it := range final {
-		v.decide(Helper, it.Report, it.Verdict, outs[it.Report], nil)
+		digest, _ := v.tentativeDigest(it.Report) // an acceptance's: prepared
+		v.decide(Helper, it.Report, it.Verdict, digest, outs[it.Report], nil)
 	}
 	return &protocol.Ack{}, nil
 }

@@ -187,7 +187,7 @@ func (s *Server) exchange(ctx context.Context, d *dataset, b *leaderBatch, missi
 	defer s.mu.Unlock()
 	for j, own := range b.items {
 		if !missing[own.Report] {
-			d.verified.decide(Leader, own.Report, verdicts[j], outs[j].state, outs[j].msg)
+			d.verified.decide(Leader, own.Report, verdicts[j], b.digests[own.Report], outs[j].state, outs[j].msg)
 		}
 	}
 	return nil

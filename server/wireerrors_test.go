@@ -4,10 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io/fs"
+	"maps"
+	"os"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fedecdf/fedecdf/ecdf/mechanism"
+	"github.com/fedecdf/fedecdf/internal/errcode"
 	"github.com/fedecdf/fedecdf/internal/ledger"
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/protocol"
@@ -79,5 +87,70 @@ func TestAbortNeedsTheCode(t *testing.T) {
 	coded := overTheWire(t, "helper", fmt.Errorf("helper: release %v: %w", m.Release, ErrNotCharged))
 	if err := p.leader.abortOrKeep(d, m, coded); !errors.Is(err, ErrReleaseAborted) || len(d.pending) != 0 {
 		t.Fatalf("the helper's coded ErrNotCharged: %v, want the release aborted", err)
+	}
+}
+
+// sentinels are the package's sentinel errors, by name.
+var sentinels = map[string]error{
+	"ErrUnknownDataset": ErrUnknownDataset, "ErrUnknownRelease": ErrUnknownRelease,
+	"ErrReleaseExists": ErrReleaseExists, "ErrNotLeader": ErrNotLeader,
+	"ErrTooFewReports": ErrTooFewReports, "ErrReleasePending": ErrReleasePending,
+	"ErrReleaseAborted": ErrReleaseAborted, "ErrManifestMismatch": ErrManifestMismatch,
+	"ErrNotCharged": ErrNotCharged, "ErrReleaseBusy": ErrReleaseBusy,
+	"ErrReportSetChanged": ErrReportSetChanged, "ErrLedgerRewound": ErrLedgerRewound,
+	"ErrReportsNotKept": ErrReportsNotKept, "ErrPolicy": ErrPolicy, "ErrBusy": ErrBusy,
+	"ErrTooManyReports": ErrTooManyReports, "ErrUploadChanged": ErrUploadChanged,
+}
+
+// TestEverySentinelHasAWireCode: every exported Err variable the
+// package declares (read from its source, so that a new one cannot be
+// left out) is a sentinel with a wire code of its own (internal/errcode),
+// so that any refusal that reaches a peer, a party or an analyst is
+// matched by its code, never by its text.
+func TestEverySentinelHasAWireCode(t *testing.T) {
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var declared []string
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), e.Name(), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range f.Decls {
+			if g, ok := decl.(*ast.GenDecl); ok && g.Tok == token.VAR {
+				for _, spec := range g.Specs {
+					for _, n := range spec.(*ast.ValueSpec).Names {
+						if strings.HasPrefix(n.Name, "Err") && n.IsExported() {
+							declared = append(declared, n.Name)
+						}
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(declared)
+	if listed := slices.Sorted(maps.Keys(sentinels)); !slices.Equal(declared, listed) {
+		t.Fatalf("the package declares the sentinels %v, the test lists %v", declared, listed)
+	}
+	seen := map[errcode.Code]string{}
+	for _, name := range declared {
+		t.Run(name, func(t *testing.T) {
+			code := errcode.CodeOf(sentinels[name])
+			if code == 0 {
+				t.Fatalf("%s has no wire code", name)
+			}
+			if other, dup := seen[code]; dup {
+				t.Fatalf("%s has the code %d of %s", name, code, other)
+			}
+			seen[code] = name
+			if err := overTheWire(t, "helper", fmt.Errorf("helper: %w", sentinels[name])); !errors.Is(err, sentinels[name]) {
+				t.Errorf("%s sent over the wire: %v does not match it", name, err)
+			}
+		})
 	}
 }

@@ -523,11 +523,22 @@ func storedUpload(id payload.ReportID, upload []byte) (*protocol.Upload, error) 
 	return up, nil
 }
 
-// ID returns the server's peer ID.
-func (s *Server) ID() peer.ID { return s.host.ID() }
+// ID returns the server's peer ID: its role's, from its identity, the
+// same whether this process coordinates the role or stands by.
+func (s *Server) ID() peer.ID { return s.cfg.Identity.PeerID }
 
-// Addrs returns the addresses the server listens on.
-func (s *Server) Addrs() []ma.Multiaddr { return s.host.Addrs() }
+// Addrs returns the addresses the server listens on as its role's
+// coordinator; none while this process stands by (started while another
+// process coordinates, or demoted after losing the coordination lock),
+// when it has no coordinator's host.
+func (s *Server) Addrs() []ma.Multiaddr {
+	var addrs []ma.Multiaddr
+	s.asCoordinator(func() []byte { // the host is set before active, and dropped after
+		addrs = s.host.Addrs()
+		return nil
+	})
+	return addrs
+}
 
 // NumReports returns the number of reports the server has made durable.
 func (s *Server) NumReports() (int, error) { return s.store.NumReports(s.cfg.Manifest.Dataset) }

@@ -51,6 +51,9 @@ const (
 	// internal/protocol: a standby process refuses a request only the
 	// role's coordinator serves
 	Standby
+	// server: a stored upload read back is not the one the server
+	// accepted (the store was edited or damaged)
+	UploadChanged
 )
 
 // MaxCodes bounds the codes [Of] returns for one error (and a wire

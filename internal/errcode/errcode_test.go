@@ -21,7 +21,7 @@ func TestCodesKnownAnswer(t *testing.T) {
 		{Busy, 17}, {Policy, 18}, {TooManyReports, 19}, {Unsealable, 20}, {RelayFailed, 21},
 		{ReportsNotKept, 22}, {ConnRefused, 23}, {PeerMismatch, 24}, {NoRoute, 25},
 		{DialTimeout, 26}, {ConnReset, 27}, {ResourceLimit, 28},
-		{ReportSetChanged, 29}, {LedgerRewound, 30}, {Standby, 31},
+		{ReportSetChanged, 29}, {LedgerRewound, 30}, {Standby, 31}, {UploadChanged, 32},
 	} {
 		if uint16(c.code) != c.want {
 			t.Errorf("code %d, want %d: codes are never renumbered", c.code, c.want)
