@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -24,7 +26,7 @@ type memPreparations struct {
 	reports  memoryReports
 	p        *Preparer
 	sketches map[core.ID][]byte
-	folded   []core.ID
+	folded   map[core.ID][sha256.Size]byte
 	folds    [][]byte
 	now      int // reports asked for by PrepareNow
 }
@@ -41,10 +43,10 @@ func (m *memPreparations) Sketches(_ string, ids []core.ID) (map[core.ID][]byte,
 	return out, nil
 }
 
-func (m *memPreparations) Folds(string) ([][]byte, []core.ID, error) {
+func (m *memPreparations) Folds(string) ([][]byte, map[core.ID][sha256.Size]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return slices.Clone(m.folds), slices.Clone(m.folded), nil
+	return slices.Clone(m.folds), maps.Clone(m.folded), nil
 }
 
 func (m *memPreparations) PrepareNow(_ string, ids []core.ID, prepare func([]core.ID, [][]byte) ([][]byte, []byte, error)) error {
@@ -65,16 +67,16 @@ func (m *memPreparations) PrepareNow(_ string, ids []core.ID, prepare func([]cor
 	if err != nil {
 		return err
 	}
-	m.record(todo, sk, fold)
+	m.record(todo, ups, sk, fold)
 	return nil
 }
 
-// record records a batch's preparation.
-func (m *memPreparations) record(ids []core.ID, sk [][]byte, fold []byte) {
+// record records a batch's preparation, of the uploads ups.
+func (m *memPreparations) record(ids []core.ID, ups, sk [][]byte, fold []byte) {
 	for i, id := range ids {
 		m.sketches[id] = sk[i]
 		if sk[i] != nil {
-			m.folded = append(m.folded, id)
+			m.folded[id] = sha256.Sum256(ups[i])
 		}
 	}
 	if fold != nil {
@@ -101,7 +103,7 @@ func (m *memPreparations) work(t *testing.T, batch int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m.record(ids[start:end], sk, fold)
+		m.record(ids[start:end], ups[start:end], sk, fold)
 	}
 }
 
@@ -118,7 +120,7 @@ func newPreparedPair(t *testing.T) (*pair, [2]*memPreparations) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		preps[i] = &memPreparations{reports: memoryReports{}, p: p, sketches: map[core.ID][]byte{}}
+		preps[i] = &memPreparations{reports: memoryReports{}, p: p, sketches: map[core.ID][]byte{}, folded: map[core.ID][sha256.Size]byte{}}
 		cfg := Config{Role: role, Peer: "helper", Conn: net.Conn("leader"), Ledger: ledger.NewMemory(), Datasets: []Dataset{d},
 			Manifest: testManifest, VerifyKey: testVerifyKey, Reports: preps[i].reports, Preparations: preps[i]}
 		if role == Helper {
