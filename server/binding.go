@@ -66,8 +66,9 @@ func (v *verified) releaseSums(dataset string, held heldReports, rel *release, r
 	if err != nil {
 		return err
 	}
-	if err := v.rederiveInto(agg, dataset, "release "+rel.id.String(), rel.reports, reports, v.counted.read); err != nil {
-		return fmt.Errorf("release %v: re-deriving its %d reports: %w", rel.id, len(rel.reports), err)
+	what := fmt.Sprintf("re-deriving the release's %d reports", len(rel.reports))
+	if err := v.rederiveInto(agg, dataset, what, rel.reports, reports, v.counted.read); err != nil {
+		return err
 	}
 	return agg.sums(rel)
 }

@@ -226,11 +226,10 @@ func (v *verified) foldedSums(dataset string, rel *release, reports ReportStore)
 	if len(extra)+len(lacking) > len(rel.reports) {
 		return fmt.Errorf("%d reports to re-derive, more than the release's %d", len(extra)+len(lacking), len(rel.reports))
 	}
-	what := "release " + rel.id.String()
-	if err := v.rederiveInto(total, dataset, what, lacking, reports, v.counted.read); err != nil {
+	if err := v.rederiveInto(total, dataset, "re-deriving the release's reports no fold holds", lacking, reports, v.counted.read); err != nil {
 		return err
 	}
-	if err := v.rederiveInto(less, dataset, what, extra, reports, foldedReports(folded).read); err != nil {
+	if err := v.rederiveInto(less, dataset, "taking out of the folds the reports not in the release", extra, reports, foldedReports(folded).read); err != nil {
 		return err
 	}
 	sum := total.(*dcfSum)
@@ -250,7 +249,7 @@ func (v *verified) rederiveInto(agg aggregator, dataset, what string, ids []payl
 			return nil
 		})
 		if err == nil && len(ups) != len(chunk) {
-			err = fmt.Errorf("%d of %d reports read back", len(ups), len(chunk))
+			err = fmt.Errorf("dataset %q: %s: %d of %d reports read back", dataset, what, len(ups), len(chunk))
 		}
 		if err != nil {
 			return err
@@ -264,7 +263,7 @@ func (v *verified) rederiveInto(agg aggregator, dataset, what string, ids []payl
 				o.err = agg.add(ups[i].Report, o.state)
 			}
 			if o.err != nil {
-				return fmt.Errorf("re-deriving report %v: %w", ups[i].Report, o.err)
+				return fmt.Errorf("dataset %q: %s: report %v: %w", dataset, what, ups[i].Report, o.err)
 			}
 		}
 	}
