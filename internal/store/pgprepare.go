@@ -60,7 +60,7 @@ func (p *Postgres) PrepareNext(dataset string, limit int, prepare Prepare) (int,
 		if _, err := tx.Exec(ctx, prepareSettings); err != nil {
 			return err
 		}
-		ids, uploads, err := leaseQueued(ctx, tx, dataset, limit)
+		ids, uploads, err := p.leaseQueued(ctx, tx, dataset, limit)
 		n = len(ids)
 		return prepareLeased(ctx, tx, dataset, ids, uploads, err, prepare)
 	})
@@ -74,17 +74,17 @@ func (p *Postgres) PrepareNext(dataset string, limit int, prepare Prepare) (int,
 // transaction holds, oldest first (an index scan: a queue of deleted
 // rows not yet vacuumed costs no heap scan), and returns them with
 // their uploads.
-func leaseQueued(ctx context.Context, tx pgx.Tx, dataset string, limit int) ([]payload.ReportID, [][]byte, error) {
+func (p *Postgres) leaseQueued(ctx context.Context, tx pgx.Tx, dataset string, limit int) ([]payload.ReportID, [][]byte, error) {
 	rs, err := tx.Query(ctx, `SELECT id FROM fedecdf_prepare_queue WHERE dataset = $1 ORDER BY seq LIMIT $2 FOR UPDATE SKIP LOCKED`, dataset, limit)
 	if err != nil {
 		return nil, nil, err
 	}
-	return queuedUploads(ctx, tx, dataset, rs)
+	return p.queuedUploads(ctx, tx, dataset, rs)
 }
 
 // queuedUploads returns the queued reports rs selects (by id), locked,
 // with their uploads, read by ID.
-func queuedUploads(ctx context.Context, tx pgx.Tx, dataset string, rs pgx.Rows) ([]payload.ReportID, [][]byte, error) {
+func (p *Postgres) queuedUploads(ctx context.Context, tx pgx.Tx, dataset string, rs pgx.Rows) ([]payload.ReportID, [][]byte, error) {
 	var keys [][]byte
 	var key []byte
 	if _, err := pgx.ForEachRow(rs, []any{&key}, func() error {
@@ -102,7 +102,7 @@ func queuedUploads(ctx context.Context, tx pgx.Tx, dataset string, rs pgx.Rows) 
 	var seq int64
 	var rec []byte
 	_, err = pgx.ForEachRow(rs, []any{&seq, &rec}, func() error {
-		_, id, rest, err := parseRecord(dataset, "report", seqKey(uint64(seq)), rec)
+		_, id, rest, err := p.parseRow(dataset, "report", seq, rec)
 		if err != nil {
 			return err
 		}
@@ -134,7 +134,7 @@ func (p *Postgres) PrepareNow(dataset string, ids []payload.ReportID, prepare Pr
 		if err != nil {
 			return err
 		}
-		ids, uploads, err := queuedUploads(ctx, tx, dataset, rs)
+		ids, uploads, err := p.queuedUploads(ctx, tx, dataset, rs)
 		return prepareLeased(ctx, tx, dataset, ids, uploads, err, prepare)
 	})
 	if err != nil {
@@ -296,7 +296,7 @@ func (p *Postgres) VerifyKeyIs(dataset string, key []byte) (bool, error) {
 	}
 	old, err := Unseal(string(verifyKeyBucket), []byte(dataset), rec)
 	if err != nil {
-		return false, fmt.Errorf("store: dataset %q: the verify key record: %w", dataset, err)
+		return false, fmt.Errorf("store: database %s, table fedecdf_verify_keys, the row of dataset %q: %w", p.name, dataset, err)
 	}
 	return compareVerifyKey(dataset, old, append([]byte{verifyKeyVersion}, key...)) == nil, nil
 }
