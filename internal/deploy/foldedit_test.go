@@ -42,23 +42,9 @@ func testFoldedUploadEdited(t *testing.T, edit bool) {
 	leaderDB := dsns[server.Leader]
 	inst := instances(3, 31)
 	d.submitAll(inst)
-	g, err := d.m.NewGrid()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var id payload.ReportID
 	id[0], id[15] = 0x31, 0xf0
-	share := func(x party.Instance) []byte {
-		pt, err := party.New(x, g)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := pt.VerifiedKeysAt(id, true, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r.Shares[0]
-	}
+	share := func(x party.Instance) []byte { return d.verifiedKeysAt(id, x).Shares[0] }
 	folded := &protocol.Upload{Dataset: d.m.Dataset, Report: id, Share: share(party.Instance{Score: 0.05, Label: 1})}
 	if err := upload(d.newParty(), manifest.LeaderName, folded); err != nil {
 		t.Fatal(err)
