@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -47,22 +48,27 @@ func checkBound(id payload.ReleaseID, held heldReports, reports []payload.Report
 // fresh aggregate (each report is rederived once per release and
 // restart: the sums are kept until the process ends). With a
 // PreparationStore the aggregate is the folds (foldedSums), and a
-// release whose sums they cannot give is re-derived likewise.
+// release whose sums they cannot give is re-derived likewise — unless
+// an upload to take out of them is not the one folded
+// (ErrUploadChanged): the release is refused, the damage shown, until
+// the report is quarantined.
 func (v *verified) releaseSums(dataset string, held heldReports, rel *release, reports ReportStore) error {
 	if len(rel.reports) == len(held) && len(held) == v.scheme.accepted() {
 		if v.prep == nil {
 			return v.scheme.sums(rel)
 		}
-		if v.foldedSums(dataset, rel, reports) == nil {
-			return nil
+		err := v.foldedSums(dataset, rel, reports)
+		if err == nil || errors.Is(err, ErrUploadChanged) {
+			return err
 		}
 	}
 	agg, err := v.scheme.fresh()
 	if err != nil {
 		return err
 	}
-	if err := v.rederiveInto(agg, dataset, "release "+rel.id.String(), rel.reports, reports); err != nil {
-		return fmt.Errorf("release %v: re-deriving its %d reports: %w", rel.id, len(rel.reports), err)
+	what := fmt.Sprintf("re-deriving the release's %d reports", len(rel.reports))
+	if err := v.rederiveInto(agg, dataset, what, rel.reports, reports, v.counted.read); err != nil {
+		return err
 	}
 	return agg.sums(rel)
 }

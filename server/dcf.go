@@ -240,7 +240,7 @@ func (s *Server) KeyWalkCPU() (cpu time.Duration, ok bool) {
 // when they are fewer (their keys read back from reports, each checked
 // against the upload accepted: heldReports.read). Evaluation is
 // deterministic and linear, so both give Σ_{ids} of the reports' shares.
-func (f *folded) over(held heldReports, rel payload.ReleaseID, ids []payload.ReportID, comps []payload.Component, dataset string, reports ReportStore) (map[payload.Component][]uint64, error) {
+func (f *folded) over(held heldReports, ids []payload.ReportID, comps []payload.Component, dataset string, reports ReportStore) (map[payload.Component][]uint64, error) {
 	if err := f.flush(); err != nil {
 		return nil, err
 	}
@@ -250,9 +250,10 @@ func (f *folded) over(held heldReports, rel payload.ReleaseID, ids []payload.Rep
 	switch {
 	case subtract && len(held) == len(ids): // every held report is in ids
 	case subtract:
-		err = f.refold(held, "release "+rel.String(), outside(held, ids), dataset, reports, acc)
+		others := outside(held, ids)
+		err = f.refold(held, fmt.Sprintf("folding the %d reports not in the release again", len(others)), others, dataset, reports, acc)
 	default:
-		err = f.refold(held, "release "+rel.String(), ids, dataset, reports, acc)
+		err = f.refold(held, fmt.Sprintf("folding the release's %d reports again", len(ids)), ids, dataset, reports, acc)
 	}
 	if err != nil {
 		return nil, err
@@ -282,7 +283,7 @@ func (f *folded) remove(held heldReports, ids []payload.ReportID, dataset string
 		return err
 	}
 	acc := make([]uint64, len(f.sums))
-	if err := f.refold(held, "dropping reports", ids, dataset, reports, acc); err != nil {
+	if err := f.refold(held, fmt.Sprintf("dropping %d reports", len(ids)), ids, dataset, reports, acc); err != nil {
 		return err
 	}
 	for k, a := range acc {
@@ -314,16 +315,16 @@ func (f *folded) refold(held heldReports, what string, ids []payload.ReportID, d
 		err := held.read(reports, dataset, what, chunk, func(up *protocol.Upload) error {
 			key, err := fss.Decode(up.Key)
 			if err != nil {
-				return fmt.Errorf("stored report %v: %w", up.Report, err)
+				return fmt.Errorf("dataset %q: %s: stored report %v: %w", dataset, what, up.Report, err)
 			}
 			keys = append(keys, key)
 			return nil
 		})
 		if err == nil && len(keys) != len(chunk) {
-			err = fmt.Errorf("%d of %d reports read back", len(keys), len(chunk))
+			err = fmt.Errorf("dataset %q: %s: %d of %d reports read back", dataset, what, len(keys), len(chunk))
 		}
 		if err != nil {
-			return fmt.Errorf("folding %d reports again: %w", len(ids), err)
+			return err
 		}
 		if err := f.eval(keys, acc); err != nil {
 			return err

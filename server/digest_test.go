@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/fedecdf/fedecdf/internal/payload"
+	"github.com/fedecdf/fedecdf/internal/pgtest"
 	"github.com/fedecdf/fedecdf/internal/protocol"
+	"github.com/fedecdf/fedecdf/internal/store"
 	"github.com/fedecdf/fedecdf/internal/transport"
 )
 
@@ -19,53 +21,113 @@ import (
 // other than the one it accepted refuses it, naming the report, before
 // computing on it — ahead of the replay (PrepareReplay, ErrUploadChanged)
 // and in the replay itself; the unedited store replays cleanly (the
-// control), so the refusal is the digest's doing.
+// control), so the refusal is the digest's doing. On each of
+// replayStores: the helper's verdicts and uploads in memory, or in
+// PostgreSQL (internal/store; the upload's row edited with SQL).
 func TestReplayedUploadCheckedAgainstWhatWasAccepted(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		backend Backend
-		stage   byte
-	}{
-		{"dcf final", DCF, stageFinal}, {"additive final", Additive, stageFinal},
-		{"dcf tentative", DCF, stageTentative},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := newRestartable(t, tc.backend)
-			r.uploadVerified(t, 0.1, 0.5, 0.9)
-			if tc.stage == stageTentative {
-				r.net.SetFaults(cutDecide)
-			}
-			_ = r.leader.Verify(context.Background())
-			r.net.SetFaults(nil)
-			st := r.store[Helper]
-			if n := countStage(t, st, tc.stage); n != 3 {
-				t.Fatalf("%d of the helper's records of stage %d, want 3", n, tc.stage)
-			}
-			srv, err := New(r.config(Helper))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := srv.PrepareReplay("d", st.uploads); err != nil {
-				t.Fatalf("the unedited store: %v", err)
-			}
-			up := mustDecode(st.uploads[1]).(*protocol.Upload)
-			up.Share[len(up.Share)/2] ^= 0x10
-			edited := append([][]byte{}, st.uploads...)
-			edited[1] = protocol.Encode(up)
-			srv, err = New(r.config(Helper))
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = srv.PrepareReplay("d", edited)
-			if !errors.Is(err, ErrUploadChanged) || !strings.Contains(err.Error(), up.Report.String()) {
-				t.Fatalf("replaying an edited upload ahead: %v, want ErrUploadChanged naming report %v", err, up.Report)
-			}
-			resp := mustDecode(srv.Handle(context.Background(), "store", edited[1]))
-			if e, ok := resp.(*protocol.Error); !ok || !strings.Contains(e.Text, ErrUploadChanged.Error()) || !strings.Contains(e.Text, up.Report.String()) {
-				t.Fatalf("replaying an edited upload: %+v, want a refusal naming ErrUploadChanged and the report", resp)
-			}
-		})
+	for _, db := range replayStores {
+		for _, tc := range []struct {
+			name    string
+			backend Backend
+			stage   byte
+		}{
+			{"dcf final", DCF, stageFinal}, {"additive final", Additive, stageFinal},
+			{"dcf tentative", DCF, stageTentative},
+		} {
+			t.Run(db.name+"/"+tc.name, func(t *testing.T) {
+				r := newRestartable(t, tc.backend)
+				st := r.store[Helper]
+				var replace func(up *protocol.Upload)
+				if db.open != nil {
+					st.db, replace = db.open(t)
+					r.restart(t, Helper)
+					r.restart(t, Leader)
+				}
+				r.uploadVerified(t, 0.1, 0.5, 0.9)
+				if tc.stage == stageTentative {
+					r.net.SetFaults(cutDecide)
+				}
+				_ = r.leader.Verify(context.Background())
+				r.net.SetFaults(nil)
+				if n := countStage(t, st, tc.stage); n != 3 {
+					t.Fatalf("%d of the helper's records of stage %d, want 3", n, tc.stage)
+				}
+				srv, err := New(r.config(Helper))
+				if err != nil {
+					t.Fatal(err)
+				}
+				stored := st.stored(t)
+				if _, err := srv.PrepareReplay("d", stored); err != nil {
+					t.Fatalf("the unedited store: %v", err)
+				}
+				up := mustDecode(stored[1]).(*protocol.Upload)
+				up.Share[len(up.Share)/2] ^= 0x10
+				edited := append([][]byte{}, stored...)
+				if edited[1] = protocol.Encode(up); replace != nil {
+					replace(up)
+					edited = st.stored(t)
+				}
+				srv, err = New(r.config(Helper))
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = srv.PrepareReplay("d", edited)
+				if !errors.Is(err, ErrUploadChanged) || !strings.Contains(err.Error(), up.Report.String()) {
+					t.Fatalf("replaying an edited upload ahead: %v, want ErrUploadChanged naming report %v", err, up.Report)
+				}
+				resp := mustDecode(srv.Handle(context.Background(), "store", edited[1]))
+				if e, ok := resp.(*protocol.Error); !ok || !strings.Contains(e.Text, ErrUploadChanged.Error()) || !strings.Contains(e.Text, up.Report.String()) {
+					t.Fatalf("replaying an edited upload: %+v, want a refusal naming ErrUploadChanged and the report", resp)
+				}
+			})
+		}
 	}
+}
+
+// replayStores are the stores of the helper's verdicts and uploads
+// TestReplayedUploadCheckedAgainstWhatWasAccepted runs on: open (nil:
+// in memory) returns the database and a function replacing a report's
+// stored upload in it, its record's checksum recomputed.
+var replayStores = []struct {
+	name string
+	open func(t *testing.T) (durableDB, func(up *protocol.Upload))
+}{
+	{"memory", nil},
+	{"postgres", func(t *testing.T) (durableDB, func(up *protocol.Upload)) {
+		dsn := pgtest.Schema(t)
+		db, err := store.OpenPostgres(dsn, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db, func(up *protocol.Upload) {
+			where := fmt.Sprintf(`WHERE dataset = 'd' AND id = '\x%x'`, up.Report[:])
+			var rec []byte
+			pgtest.QueryRow(t, dsn, `SELECT rec FROM fedecdf_reports `+where, &rec)
+			body := append(rec[:len(up.Report)+8:len(up.Report)+8], protocol.Encode(up)...)
+			rec = store.Seal("reports/d", up.Report[:], body)
+			pgtest.Exec(t, dsn, fmt.Sprintf(`UPDATE fedecdf_reports SET rec = '\x%x' `, rec)+where)
+		}
+	}},
+}
+
+// stored returns the uploads d holds, in the order they were recorded:
+// read back from its database, if it has one.
+func (d *durable) stored(t *testing.T) [][]byte {
+	t.Helper()
+	if d.db == nil {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return slices.Clone(d.uploads)
+	}
+	var out [][]byte
+	if err := d.db.Reports("d", func(_ payload.ReportID, b []byte) error {
+		out = append(out, slices.Clone(b))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // cutDecide loses every Decide, so that the helper keeps its tentative
@@ -81,14 +143,15 @@ func cutDecide(_, _ transport.PeerID, req []byte) transport.Fault {
 func countStage(t *testing.T, st *durable, stage byte) int {
 	t.Helper()
 	n := 0
-	for _, b := range st.verdicts["d"] {
+	err := st.verdictStore().LoadVerdicts("d", func(_ payload.ReportID, b []byte) error {
 		rec, err := parseVerdictRecord(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rec.stage == stage {
+		if err == nil && rec.stage == stage {
 			n++
 		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return n
 }
@@ -183,15 +246,22 @@ func testRederivedUploadChecked(t *testing.T, r *restartable, edit bool) {
 		}
 		return
 	}
-	if !errors.Is(err, ErrUploadChanged) || !strings.Contains(err.Error(), victim.String()) {
-		t.Fatalf("the analyst's query of the release over the edited upload: %v, want a refusal with ErrUploadChanged's code naming report %v", err, victim)
+	// The whole refusal, each layer adding what it knows once: the
+	// server, the release, the dataset and the read-back, the report.
+	const full = `leader: release %v: dataset "d": %s: report %v: %v: its stored upload's digest is not that of the upload this server accepted (the store was edited or damaged since); it is not summed: quarantine the report at both servers`
+	var wants []string
+	for _, how := range []string{"re-deriving the release's 5 reports", "folding the release's 5 reports again"} {
+		wants = append(wants, fmt.Sprintf(full, rels[1], how, victim, ErrUploadChanged))
+	}
+	if !errors.Is(err, ErrUploadChanged) || !slices.Contains(wants, err.Error()) {
+		t.Fatalf("the analyst's query of the release over the edited upload:\n%v\nwant a refusal with ErrUploadChanged's code reading one of\n%s", err, strings.Join(wants, "\n"))
 	}
 	for _, srv := range []*Server{r.leader, r.helper} {
 		s := srv.datasets["d"]
 		srv.mu.Lock()
 		err := srv.releaseSums(s, s.releases[rels[1]])
 		srv.mu.Unlock()
-		for _, want := range []string{`dataset "d"`, "release " + rels[1].String(), victim.String(), "quarantine"} {
+		for _, want := range []string{`dataset "d"`, victim.String(), "quarantine"} {
 			if !errors.Is(err, ErrUploadChanged) || !strings.Contains(err.Error(), want) {
 				t.Fatalf("%v: the release over the edited upload: %v, want ErrUploadChanged naming %s", srv.cfg.Role, err, want)
 			}

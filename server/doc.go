@@ -406,7 +406,14 @@
 // instant: their sum, less the re-derived outputs of the reports folded
 // but not in the release (rejected, or decided after it), plus those of
 // its reports no fold holds yet; when those cannot be re-derived (an
-// upload deleted) it re-derives the whole release instead. The
+// upload deleted) it re-derives the whole release instead. Each
+// upload read back is checked: a report of the release against the
+// digest of the upload accepted, a report taken out of the folds
+// against the SHA-256 of the upload folded, which the fold keeps
+// (PreparationStore.Folds); an upload edited since refuses the release
+// (ErrUploadChanged, naming the report) until the report is
+// quarantined, rather than skewing the sum by the difference of two
+// outputs (deploy's TestFoldedUploadEditedOnPostgres). The
 // leader's Verify waits for a report to be prepared, so that the
 // coordinator does not do its processes' work; a release verifies the
 // others too, each server preparing there what its processes have not,

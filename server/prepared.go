@@ -6,6 +6,7 @@ package server
 // of what they recorded (PreparationStore).
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"slices"
 
@@ -28,8 +29,11 @@ type PreparationStore interface {
 	// not decode).
 	Sketches(dataset string, ids []core.ID) (map[core.ID][]byte, error)
 	// Folds returns, read at one instant, every fold of dataset
-	// (Preparer.Prepare's) and the reports they hold.
-	Folds(dataset string) (folds [][]byte, reports []core.ID, err error)
+	// (Preparer.Prepare's) and the reports they hold, each with the
+	// SHA-256 of its upload as it was folded (the bytes the
+	// ReportStore's Uploads returned then): a report's output taken out
+	// of the folds again is re-derived only from that upload.
+	Folds(dataset string) (folds [][]byte, reports map[core.ID][sha256.Size]byte, err error)
 	// PrepareNow has prepare prepare those of ids of dataset no process
 	// prepared yet (prepare is Preparer.Prepare), waiting for those
 	// another process is preparing, and records them as the role's
@@ -184,10 +188,12 @@ func (v *verifiedDCF) followSketched(ups []*protocol.Upload, leader, sketches []
 // from the folds read at one instant: their sum, less the outputs of the
 // reports folded but not in rel (rejected, or not decided yet), plus
 // those of the reports of rel not folded yet, each re-derived from its
-// upload. An error (an upload to re-derive no longer stored, say) leaves
-// the caller to re-derive all of rel's.
+// upload, checked against the digest of the upload folded
+// (foldedReports.read) or accepted (heldReports.read). An error (an
+// upload to re-derive no longer stored, say) leaves the caller to
+// re-derive all of rel's; ErrUploadChanged is the caller's to refuse.
 func (v *verified) foldedSums(dataset string, rel *release, reports ReportStore) error {
-	folds, ids, err := v.prep.store.Folds(dataset)
+	folds, folded, err := v.prep.store.Folds(dataset)
 	if err != nil {
 		return err
 	}
@@ -205,26 +211,25 @@ func (v *verified) foldedSums(dataset string, rel *release, reports ReportStore)
 	for _, id := range rel.reports {
 		in[id] = true
 	}
-	folded := make(map[payload.ReportID]bool, len(ids))
 	var extra, lacking []payload.ReportID
-	for _, id := range ids {
-		if folded[id] = true; !in[id] {
+	for id := range folded {
+		if !in[id] {
 			extra = append(extra, id)
 		}
 	}
+	slices.SortFunc(extra, payload.CompareIDs)
 	for _, id := range rel.reports {
-		if !folded[id] {
+		if _, ok := folded[id]; !ok {
 			lacking = append(lacking, id)
 		}
 	}
 	if len(extra)+len(lacking) > len(rel.reports) {
 		return fmt.Errorf("%d reports to re-derive, more than the release's %d", len(extra)+len(lacking), len(rel.reports))
 	}
-	what := "release " + rel.id.String()
-	if err := v.rederiveInto(total, dataset, what, lacking, reports); err != nil {
+	if err := v.rederiveInto(total, dataset, "re-deriving the release's reports no fold holds", lacking, reports, v.counted.read); err != nil {
 		return err
 	}
-	if err := v.rederiveInto(less, dataset, what, extra, reports); err != nil {
+	if err := v.rederiveInto(less, dataset, "taking out of the folds the reports not in the release", extra, reports, foldedReports(folded).read); err != nil {
 		return err
 	}
 	sum := total.(*dcfSum)
@@ -232,19 +237,19 @@ func (v *verified) foldedSums(dataset string, rel *release, reports ReportStore)
 	return sum.sums(rel)
 }
 
-// rederiveInto adds to agg the outputs of the reports ids, re-derived
-// from their uploads, read back from reports and checked against the
-// uploads accepted (heldReports.read) for what.
-func (v *verified) rederiveInto(agg aggregator, dataset, what string, ids []payload.ReportID, reports ReportStore) error {
+// rederiveInto adds to agg the outputs of the reports ids of dataset,
+// re-derived from their uploads, read back from reports and checked (by
+// read: heldReports.read, foldedReports.read) for what.
+func (v *verified) rederiveInto(agg aggregator, dataset, what string, ids []payload.ReportID, reports ReportStore, read readBack) error {
 	for start := 0; start < len(ids); start += verifyBatch {
 		chunk := ids[start:min(start+verifyBatch, len(ids))]
 		ups := make([]*protocol.Upload, 0, len(chunk))
-		err := v.counted.read(reports, dataset, what, chunk, func(up *protocol.Upload) error {
+		err := read(reports, dataset, what, chunk, func(up *protocol.Upload) error {
 			ups = append(ups, up)
 			return nil
 		})
 		if err == nil && len(ups) != len(chunk) {
-			err = fmt.Errorf("%d of %d reports read back", len(ups), len(chunk))
+			err = fmt.Errorf("dataset %q: %s: %d of %d reports read back", dataset, what, len(ups), len(chunk))
 		}
 		if err != nil {
 			return err
@@ -258,7 +263,7 @@ func (v *verified) rederiveInto(agg aggregator, dataset, what string, ids []payl
 				o.err = agg.add(ups[i].Report, o.state)
 			}
 			if o.err != nil {
-				return fmt.Errorf("re-deriving report %v: %w", ups[i].Report, o.err)
+				return fmt.Errorf("dataset %q: %s: report %v: %w", dataset, what, ups[i].Report, o.err)
 			}
 		}
 	}

@@ -2,8 +2,13 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -24,7 +29,7 @@ type memPreparations struct {
 	reports  memoryReports
 	p        *Preparer
 	sketches map[core.ID][]byte
-	folded   []core.ID
+	folded   map[core.ID][sha256.Size]byte
 	folds    [][]byte
 	now      int // reports asked for by PrepareNow
 }
@@ -41,10 +46,10 @@ func (m *memPreparations) Sketches(_ string, ids []core.ID) (map[core.ID][]byte,
 	return out, nil
 }
 
-func (m *memPreparations) Folds(string) ([][]byte, []core.ID, error) {
+func (m *memPreparations) Folds(string) ([][]byte, map[core.ID][sha256.Size]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return slices.Clone(m.folds), slices.Clone(m.folded), nil
+	return slices.Clone(m.folds), maps.Clone(m.folded), nil
 }
 
 func (m *memPreparations) PrepareNow(_ string, ids []core.ID, prepare func([]core.ID, [][]byte) ([][]byte, []byte, error)) error {
@@ -65,16 +70,16 @@ func (m *memPreparations) PrepareNow(_ string, ids []core.ID, prepare func([]cor
 	if err != nil {
 		return err
 	}
-	m.record(todo, sk, fold)
+	m.record(todo, ups, sk, fold)
 	return nil
 }
 
-// record records a batch's preparation.
-func (m *memPreparations) record(ids []core.ID, sk [][]byte, fold []byte) {
+// record records a batch's preparation, of the uploads ups.
+func (m *memPreparations) record(ids []core.ID, ups, sk [][]byte, fold []byte) {
 	for i, id := range ids {
 		m.sketches[id] = sk[i]
 		if sk[i] != nil {
-			m.folded = append(m.folded, id)
+			m.folded[id] = sha256.Sum256(ups[i])
 		}
 	}
 	if fold != nil {
@@ -101,7 +106,7 @@ func (m *memPreparations) work(t *testing.T, batch int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m.record(ids[start:end], sk, fold)
+		m.record(ids[start:end], ups[start:end], sk, fold)
 	}
 }
 
@@ -118,7 +123,7 @@ func newPreparedPair(t *testing.T) (*pair, [2]*memPreparations) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		preps[i] = &memPreparations{reports: memoryReports{}, p: p, sketches: map[core.ID][]byte{}}
+		preps[i] = &memPreparations{reports: memoryReports{}, p: p, sketches: map[core.ID][]byte{}, folded: map[core.ID][sha256.Size]byte{}}
 		cfg := Config{Role: role, Peer: "helper", Conn: net.Conn("leader"), Ledger: ledger.NewMemory(), Datasets: []Dataset{d},
 			Manifest: testManifest, VerifyKey: testVerifyKey, Reports: preps[i].reports, Preparations: preps[i]}
 		if role == Helper {
@@ -226,5 +231,56 @@ func TestPreparedVerificationMatchesLocal(t *testing.T) {
 	}
 	if !slices.Equal(p.prefixCounts(t, rel), got) {
 		t.Error("the first release's answers changed as the dataset grew")
+	}
+}
+
+// TestFoldedUploadCheckedWhenTakenOut is TestFoldedUploadEditedOnPostgres
+// (package deploy) in memory: a forgery folded by the role's processes
+// and rejected is taken out of the folds by a release, its output
+// re-derived from its upload read back. Its upload edited in the store
+// after it was folded, both servers refuse the release
+// (ErrUploadChanged, naming the dataset, the release and the report)
+// instead of subtracting another output; unedited (the control), the
+// release counts exactly the honest reports.
+func TestFoldedUploadCheckedWhenTakenOut(t *testing.T) {
+	for _, edit := range []bool{false, true} {
+		t.Run(fmt.Sprintf("edited=%v", edit), func(t *testing.T) {
+			p, preps := newPreparedPair(t)
+			p.uploadVerified(t, 0.1, 0.5, 0.9)
+			p.forge(t, forgeries(DCF)[0].kind, rand.New(rand.NewPCG(7, 8)))
+			preps[0].work(t, 4)
+			preps[1].work(t, 4)
+			if err := p.leader.Verify(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			var forged core.ID
+			for id := range preps[0].folded {
+				if _, held := p.leader.datasets["d"].reports[id]; !held {
+					forged = id
+				}
+			}
+			if forged.IsZero() || len(preps[0].folded) != 4 || len(preps[1].folded) != 4 {
+				t.Fatalf("folded %d and %d reports, the forgery %v among them; want 4 each", len(preps[0].folded), len(preps[1].folded), forged)
+			}
+			if edit {
+				for _, prep := range preps {
+					up := mustDecode(prep.reports["d"][forged]).(*protocol.Upload)
+					up.Share[len(up.Share)/2] ^= 0x10
+					prep.reports["d"][forged] = protocol.Encode(up)
+				}
+			}
+			rel, n, err := p.release(1 << 48)
+			if !edit {
+				if err != nil || n != 3 || p.total(t, rel) != 3 {
+					t.Fatalf("the release, unedited: %d reports, %v; want the 3 honest ones", n, err)
+				}
+				return
+			}
+			for _, want := range []string{`dataset "d"`, "release " + rel.String(), forged.String(), "quarantine"} {
+				if !errors.Is(err, ErrUploadChanged) || !strings.Contains(err.Error(), want) {
+					t.Fatalf("the release while a folded upload was edited: %v; want ErrUploadChanged naming %s", err, want)
+				}
+			}
+		})
 	}
 }

@@ -227,7 +227,7 @@ func (s *Server) releaseSums(d *dataset, rel *release) error {
 	case d.verified != nil && rel.field == nil && rel.sums == nil:
 		return d.verified.releaseSums(d.Name, d.reports, rel, s.cfg.Reports)
 	case d.fold != nil && rel.sums == nil:
-		sums, err := d.fold.over(d.reports, rel.id, rel.reports, rel.components, d.Name, s.cfg.Reports)
+		sums, err := d.fold.over(d.reports, rel.reports, rel.components, d.Name, s.cfg.Reports)
 		if err != nil {
 			return err
 		}

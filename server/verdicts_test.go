@@ -31,6 +31,26 @@ type durable struct {
 	releases ReleaseStore
 	verdicts memoryVerdicts
 	uploads  [][]byte
+	// db, if not nil, is a database the server's verdicts are saved to
+	// (instead of verdicts) and its acknowledged uploads recorded in
+	// (besides uploads), as package deploy's store does.
+	db durableDB
+}
+
+// durableDB is what a durable's database keeps: the server's verdicts
+// and the uploads it acknowledged (internal/store's PostgreSQL store).
+type durableDB interface {
+	VerdictStore
+	PutReport(dataset string, id payload.ReportID, upload []byte) error
+	Reports(dataset string, fn func(id payload.ReportID, upload []byte) error) error
+}
+
+// verdictStore is where the server on d saves its verdicts.
+func (d *durable) verdictStore() VerdictStore {
+	if d.db != nil {
+		return d.db
+	}
+	return d.verdicts
 }
 
 // Uploads implements ReportStore over the stored uploads.
@@ -119,6 +139,11 @@ func (r *restartable) restart(t *testing.T, role Role) {
 				st.mu.Lock()
 				st.uploads = append(st.uploads, req)
 				st.mu.Unlock()
+				if st.db != nil {
+					if err := st.db.PutReport("d", up.Report, req); err != nil {
+						t.Error(err)
+					}
+				}
 				srv.Stored("d", up.Report)
 			}
 		}
@@ -140,7 +165,7 @@ func (r *restartable) restart(t *testing.T, role Role) {
 // state.
 func (r *restartable) config(role Role) Config {
 	st := r.store[role]
-	cfg := Config{Role: role, Peer: "leader", Ledger: st.ledger, Releases: st.releases, Verdicts: st.verdicts, Reports: st,
+	cfg := Config{Role: role, Peer: "leader", Ledger: st.ledger, Releases: st.releases, Verdicts: st.verdictStore(), Reports: st,
 		Datasets: []Dataset{{Name: "d", Backend: r.backend, Unverified: r.unverified, Bins: bins, Budget: ledger.Budget{Epsilon: 1 << 50}, MinReports: 1}},
 		Manifest: testManifest, VerifyKey: testVerifyKey}
 	if role == Leader {

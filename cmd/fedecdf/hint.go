@@ -63,7 +63,7 @@ func operatorHint(err error) string {
 	case errors.Is(err, store.ErrFormat), errors.Is(err, store.ErrSchema):
 		return "use the fedecdf version that wrote it (or a newer one), or start on a new store"
 	case errors.Is(err, store.ErrDamaged):
-		return "restore the file from a backup (a damaged report can instead be set aside at both servers: fedecdf server quarantine)"
+		return "restore the store (its file, or its database) from a backup (a damaged report can instead be set aside at both servers: fedecdf server quarantine)"
 	case errors.Is(err, store.ErrPassword):
 		return "remove the password from --store and give it in PGPASSWORD or --store-password-file"
 	case errors.Is(err, deploy.ErrBudgetChanged):

@@ -20,7 +20,7 @@ func newQuarantineCommand() *cobra.Command {
 		Long: `quarantine sets the named reports aside in the store of a stopped server:
 their uploads and verdicts are deleted, whether their checksums hold or
 not, and the store refuses them if uploaded again. It is the way out when
-a server refuses to start because a stored report is damaged ("store file
+a server refuses to start because a stored report is damaged ("store
 damaged: ... of report ID"): one bad record costs one report, not the
 store. Run it with the same report IDs at both servers, so that both hold
 the same report set again; the reports then leave every future release,

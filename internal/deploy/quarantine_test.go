@@ -199,6 +199,10 @@ func testDamagedReportQuarantined(t *testing.T, kind string, reseal bool) {
 		if kind == "bbolt" && !strings.Contains(err.Error(), spec) {
 			t.Fatalf("starting the %v on its damaged store: %v; want its file named", role, err)
 		}
+		if name := store.Name(spec); kind == "postgres" && (!strings.Contains(err.Error(), name) || strings.Contains(err.Error(), "file") ||
+			!reseal && !strings.Contains(err.Error(), "table fedecdf_reports, row seq ")) {
+			t.Fatalf("starting the %v on its damaged store: %v; want %s named (and, its checksum failing, the table and row), not a file", role, err, name)
+		}
 		if changed := errors.Is(err, server.ErrUploadChanged); changed != reseal {
 			t.Fatalf("starting the %v on its damaged store: %v; its checksum recomputed: %v", role, err, reseal)
 		}

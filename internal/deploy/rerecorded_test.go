@@ -54,23 +54,9 @@ func TestPurgedReportRecordedAgainOnPostgres(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	g, err := d.m.NewGrid()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var id payload.ReportID
 	id[0], id[15] = 0x27, 0xdd
-	keys := func(x party.Instance) party.Report {
-		pt, err := party.New(x, g)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := pt.VerifiedKeysAt(id, true, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
+	keys := func(x party.Instance) party.Report { return d.verifiedKeysAt(id, x) }
 	first, again := party.Instance{Score: 0.05, Label: 1}, party.Instance{Score: 0.95, Label: 0}
 	r := keys(first)
 	if err := upload(p, manifest.LeaderName, &protocol.Upload{Dataset: d.m.Dataset, Report: id, Share: r.Shares[0]}); err != nil {
@@ -89,4 +75,23 @@ func TestPurgedReportRecordedAgainOnPostgres(t *testing.T) {
 		}
 	}
 	checkExact(t, d.query(), plainCounts(t, d.m, append(inst, again)))
+}
+
+// verifiedKeysAt is a party's verified report of x under the report ID
+// id, for an upload built by hand.
+func (d *deployment) verifiedKeysAt(id payload.ReportID, x party.Instance) party.Report {
+	d.t.Helper()
+	g, err := d.m.NewGrid()
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	pt, err := party.New(x, g)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	r, err := pt.VerifiedKeysAt(id, true, nil)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	return r
 }

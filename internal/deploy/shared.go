@@ -281,7 +281,7 @@ func (s *Server) feed(source func(fn func(payload.ReportID, []byte) error) error
 	flush := func() error {
 		skip, err := s.srv.PrepareReplay(dataset, raw)
 		if err != nil {
-			return fmt.Errorf("store %s: %w: %w", s.cfg.Store, store.ErrDamaged, err)
+			return fmt.Errorf("store %s: %w: %w", store.Name(s.cfg.Store), store.ErrDamaged, err)
 		}
 		rejected = append(rejected, skip...)
 		for i, up := range chunk {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/ledger"
+	"github.com/fedecdf/fedecdf/internal/store"
 )
 
 // storeConfig is the part of a manifest that gives a server's stored
@@ -104,7 +105,7 @@ func (s *Server) checkStoreConfig() error {
 	}
 	var old storeConfig
 	if err := json.Unmarshal(rec, &old); err != nil {
-		return fmt.Errorf("deploy: store %s: its configuration record %q does not decode (%v): the store file is damaged", s.cfg.Store, rec, err)
+		return fmt.Errorf("deploy: store %s: its configuration record %q does not decode (%v): the store is damaged", store.Name(s.cfg.Store), rec, err)
 	}
 	ch := want.diff(old)
 	if len(ch) == 0 {

@@ -82,6 +82,16 @@ func IsPostgres(spec string) bool {
 	return strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://")
 }
 
+// Name is how an error names the store spec: a bbolt file by its path,
+// a PostgreSQL database as "database" and its DSN without the query
+// (which may name files and options; it holds no password: ErrPassword).
+func Name(spec string) string {
+	if IsPostgres(spec) {
+		return "database " + redact(spec)
+	}
+	return spec
+}
+
 // OpenBackend opens the store spec names: a PostgreSQL database for a
 // postgres:// URL (OpenPostgres, its password read from passwordFile if
 // not empty, else from PGPASSWORD or ~/.pgpass), a bbolt file otherwise

@@ -117,8 +117,9 @@
 // sealed (Seal: a CRC-32C of its bucket path, key and value), and Open
 // checks every seal before serving, so a record under a damaged key is
 // found rather than missed by a lookup; readers check them again. Any
-// damage refuses with ErrDamaged naming the file and the record — for
-// a report, its ID — never skipping it or computing on it (a stored
+// damage refuses with ErrDamaged naming the file (on PostgreSQL, the
+// database, its DSN without the query, and the table and row) and the
+// record — for a report, its ID — never skipping it or computing on it (a stored
 // upload the server re-derives at restart is the one it accepted: its
 // seal holds, and so does the SHA-256 digest of the upload that the
 // server's verdict record of its acceptance keeps, which a CRC-32C

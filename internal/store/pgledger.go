@@ -116,7 +116,7 @@ func (p *Postgres) Total(dataset string) (ledger.Budget, bool, error) {
 			err = total.Valid()
 		}
 		if err != nil {
-			err = fmt.Errorf("ledger of dataset %q: total: %w", dataset, err)
+			err = fmt.Errorf("database %s, table fedecdf_ledgers, the row of dataset %q: total: %w", p.name, dataset, err)
 		}
 	}
 	if err != nil {
@@ -189,7 +189,7 @@ func (p *Postgres) LoadReleases(dataset string, fn func(release payload.ReleaseI
 		copy(id[:], key)
 		value, err := Unseal(seedsWhere(dataset), key, rec)
 		if err != nil {
-			fnErr = fmt.Errorf("store: dataset %q: release %v: %w", dataset, id, err)
+			fnErr = fmt.Errorf("store: database %s, table fedecdf_releases, the row of dataset %q, release %v: %w", p.name, dataset, id, err)
 			return fnErr
 		}
 		fnErr = fn(id, value)
@@ -218,7 +218,7 @@ func (p *Postgres) CheckVerifyKey(dataset string, key []byte) error {
 		return fmt.Errorf("store: dataset %q: verify key: %w", dataset, err)
 	}
 	if old, err = Unseal(string(verifyKeyBucket), []byte(dataset), old); err != nil {
-		return fmt.Errorf("store: dataset %q: the verify key record: %w", dataset, err)
+		return fmt.Errorf("store: database %s, table fedecdf_verify_keys, the row of dataset %q: %w", p.name, dataset, err)
 	}
 	return compareVerifyKey(dataset, old, want)
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 
@@ -16,7 +17,8 @@ import (
 // Any process of the role leases a batch of queued reports
 // (PrepareNext: SELECT … FOR UPDATE SKIP LOCKED, so two processes never
 // take the same report), evaluates and sketches them, and in the same
-// transaction records each report's sketch (fedecdf_prepared), appends
+// transaction records each report's sketch and the SHA-256 of the
+// upload it prepared (fedecdf_prepared; schema version 4), appends
 // the sum of the batch's prefix vectors as a fold of its own
 // (fedecdf_folds) and removes the batch from the queue. A process killed
 // while it holds a lease ends its transaction with its session, so its
@@ -58,7 +60,7 @@ func (p *Postgres) PrepareNext(dataset string, limit int, prepare Prepare) (int,
 		if _, err := tx.Exec(ctx, prepareSettings); err != nil {
 			return err
 		}
-		ids, uploads, err := leaseQueued(ctx, tx, dataset, limit)
+		ids, uploads, err := p.leaseQueued(ctx, tx, dataset, limit)
 		n = len(ids)
 		return prepareLeased(ctx, tx, dataset, ids, uploads, err, prepare)
 	})
@@ -72,17 +74,17 @@ func (p *Postgres) PrepareNext(dataset string, limit int, prepare Prepare) (int,
 // transaction holds, oldest first (an index scan: a queue of deleted
 // rows not yet vacuumed costs no heap scan), and returns them with
 // their uploads.
-func leaseQueued(ctx context.Context, tx pgx.Tx, dataset string, limit int) ([]payload.ReportID, [][]byte, error) {
+func (p *Postgres) leaseQueued(ctx context.Context, tx pgx.Tx, dataset string, limit int) ([]payload.ReportID, [][]byte, error) {
 	rs, err := tx.Query(ctx, `SELECT id FROM fedecdf_prepare_queue WHERE dataset = $1 ORDER BY seq LIMIT $2 FOR UPDATE SKIP LOCKED`, dataset, limit)
 	if err != nil {
 		return nil, nil, err
 	}
-	return queuedUploads(ctx, tx, dataset, rs)
+	return p.queuedUploads(ctx, tx, dataset, rs)
 }
 
 // queuedUploads returns the queued reports rs selects (by id), locked,
 // with their uploads, read by ID.
-func queuedUploads(ctx context.Context, tx pgx.Tx, dataset string, rs pgx.Rows) ([]payload.ReportID, [][]byte, error) {
+func (p *Postgres) queuedUploads(ctx context.Context, tx pgx.Tx, dataset string, rs pgx.Rows) ([]payload.ReportID, [][]byte, error) {
 	var keys [][]byte
 	var key []byte
 	if _, err := pgx.ForEachRow(rs, []any{&key}, func() error {
@@ -100,7 +102,7 @@ func queuedUploads(ctx context.Context, tx pgx.Tx, dataset string, rs pgx.Rows) 
 	var seq int64
 	var rec []byte
 	_, err = pgx.ForEachRow(rs, []any{&seq, &rec}, func() error {
-		_, id, rest, err := parseRecord(dataset, "report", seqKey(uint64(seq)), rec)
+		_, id, rest, err := p.parseRow(dataset, "report", seq, rec)
 		if err != nil {
 			return err
 		}
@@ -132,7 +134,7 @@ func (p *Postgres) PrepareNow(dataset string, ids []payload.ReportID, prepare Pr
 		if err != nil {
 			return err
 		}
-		ids, uploads, err := queuedUploads(ctx, tx, dataset, rs)
+		ids, uploads, err := p.queuedUploads(ctx, tx, dataset, rs)
 		return prepareLeased(ctx, tx, dataset, ids, uploads, err, prepare)
 	})
 	if err != nil {
@@ -154,12 +156,13 @@ func prepareLeased(ctx context.Context, tx pgx.Tx, dataset string, ids []payload
 	if len(sketches) != len(ids) {
 		return fmt.Errorf("%d sketches for %d reports", len(sketches), len(ids))
 	}
-	return recordPrepared(ctx, tx, dataset, ids, sketches, fold)
+	return recordPrepared(ctx, tx, dataset, ids, uploads, sketches, fold)
 }
 
-// recordPrepared appends fold, records each report's sketch (and the
-// fold holding it) and removes the reports from the queue.
-func recordPrepared(ctx context.Context, tx pgx.Tx, dataset string, ids []payload.ReportID, sketches [][]byte, fold []byte) error {
+// recordPrepared appends fold, records each report's sketch, the fold
+// holding it and the SHA-256 of the upload it was prepared from, and
+// removes the reports from the queue.
+func recordPrepared(ctx context.Context, tx pgx.Tx, dataset string, ids []payload.ReportID, uploads, sketches [][]byte, fold []byte) error {
 	var foldSeq *int64
 	folded := 0
 	for _, sk := range sketches {
@@ -177,13 +180,14 @@ func recordPrepared(ctx context.Context, tx pgx.Tx, dataset string, ids []payloa
 			return err
 		}
 	}
-	keys := make([][]byte, len(ids))
+	keys, digests := make([][]byte, len(ids)), make([][]byte, len(ids))
 	for i := range ids {
-		keys[i] = ids[i][:]
+		d := sha256.Sum256(uploads[i])
+		keys[i], digests[i] = ids[i][:], d[:]
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO fedecdf_prepared (dataset, id, sketch, fold)
-		SELECT $1, i, s, CASE WHEN s IS NULL THEN NULL ELSE $4::bigint END FROM unnest($2::bytea[], $3::bytea[]) AS u(i, s)`,
-		dataset, keys, sketches, foldSeq); err != nil {
+	if _, err := tx.Exec(ctx, `INSERT INTO fedecdf_prepared (dataset, id, sketch, fold, upload_sha256)
+		SELECT $1, i, s, CASE WHEN s IS NULL THEN NULL ELSE $4::bigint END, h FROM unnest($2::bytea[], $3::bytea[], $5::bytea[]) AS u(i, s, h)`,
+		dataset, keys, sketches, foldSeq, digests); err != nil {
 		return err
 	}
 	_, err := tx.Exec(ctx, `DELETE FROM fedecdf_prepare_queue WHERE dataset = $1 AND id = ANY($2)`, dataset, keys)
@@ -222,10 +226,11 @@ func (p *Postgres) Sketches(dataset string, ids []payload.ReportID) (map[payload
 }
 
 // Folds returns, read in one snapshot, every fold of dataset and the
-// reports they hold: the folds sum exactly those reports' prefix
-// vectors (a fold holding a report deleted since is gone, its other
-// reports queued again).
-func (p *Postgres) Folds(dataset string) (folds [][]byte, ids []payload.ReportID, err error) {
+// reports they hold, each with the SHA-256 of its upload as it was
+// folded (the bytes Uploads returned then): the folds sum exactly those
+// reports' prefix vectors (a fold holding a report deleted since is
+// gone, its other reports queued again).
+func (p *Postgres) Folds(dataset string) (folds [][]byte, reports map[payload.ReportID][sha256.Size]byte, err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	err = pgx.BeginTxFunc(ctx, p.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
@@ -240,18 +245,19 @@ func (p *Postgres) Folds(dataset string) (folds [][]byte, ids []payload.ReportID
 		}); err != nil {
 			return err
 		}
-		rs, err = tx.Query(ctx, `SELECT id FROM fedecdf_prepared WHERE dataset = $1 AND fold IS NOT NULL`, dataset)
+		rs, err = tx.Query(ctx, `SELECT id, upload_sha256 FROM fedecdf_prepared WHERE dataset = $1 AND fold IS NOT NULL`, dataset)
 		if err != nil {
 			return err
 		}
-		var key []byte
-		_, err = pgx.ForEachRow(rs, []any{&key}, func() error {
+		reports = map[payload.ReportID][sha256.Size]byte{}
+		var key, digest []byte
+		_, err = pgx.ForEachRow(rs, []any{&key, &digest}, func() error {
 			var id payload.ReportID
-			if len(key) != len(id) {
-				return fmt.Errorf("a folded report's ID of %d bytes: the database is damaged", len(key))
+			if len(key) != len(id) || len(digest) != sha256.Size {
+				return fmt.Errorf("%w: database %s, table fedecdf_prepared: a folded report's row holds an ID of %d bytes and a digest of %d", ErrDamaged, p.name, len(key), len(digest))
 			}
 			copy(id[:], key)
-			ids = append(ids, id)
+			reports[id] = [sha256.Size]byte(digest)
 			return nil
 		})
 		return err
@@ -259,7 +265,7 @@ func (p *Postgres) Folds(dataset string) (folds [][]byte, ids []payload.ReportID
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: reading the folds of dataset %q: %w", dataset, err)
 	}
-	return folds, ids, nil
+	return folds, reports, nil
 }
 
 // DrainQueue empties dataset's queue of reports to prepare: for a
@@ -290,7 +296,7 @@ func (p *Postgres) VerifyKeyIs(dataset string, key []byte) (bool, error) {
 	}
 	old, err := Unseal(string(verifyKeyBucket), []byte(dataset), rec)
 	if err != nil {
-		return false, fmt.Errorf("store: dataset %q: the verify key record: %w", dataset, err)
+		return false, fmt.Errorf("store: database %s, table fedecdf_verify_keys, the row of dataset %q: %w", p.name, dataset, err)
 	}
 	return compareVerifyKey(dataset, old, append([]byte{verifyKeyVersion}, key...)) == nil, nil
 }

@@ -2,12 +2,17 @@ package store
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"maps"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/fedecdf/fedecdf/internal/payload"
 	"github.com/fedecdf/fedecdf/internal/pgtest"
@@ -115,11 +120,10 @@ func TestPrepareLeasesEachReportOnce(t *testing.T) {
 	for _, f := range folds {
 		total += binary.LittleEndian.Uint64(f)
 	}
-	want := slices.Collect(maps.Keys(sk))
-	slices.SortFunc(want, payload.CompareIDs)
-	slices.SortFunc(folded, payload.CompareIDs)
-	if len(sk) != n-n/50 || !slices.Equal(folded, want) || total != uint64(len(folded)) {
-		t.Fatalf("%d sketches, %d reports folded (the sketched ones: %v), folds counting %d; want %d", len(sk), len(folded), slices.Equal(folded, want), total, n-n/50)
+	want := slices.SortedFunc(maps.Keys(sk), payload.CompareIDs)
+	foldedIDs := slices.SortedFunc(maps.Keys(folded), payload.CompareIDs)
+	if len(sk) != n-n/50 || !slices.Equal(foldedIDs, want) || total != uint64(len(folded)) {
+		t.Fatalf("%d sketches, %d reports folded (the sketched ones: %v), folds counting %d; want %d", len(sk), len(folded), slices.Equal(foldedIDs, want), total, n-n/50)
 	}
 	for i, id := range ids {
 		if s, ok := sk[id]; ok && !bytes.Equal(s, []byte{byte(i%7 + 1), byte(i)}) {
@@ -249,5 +253,61 @@ func TestPreparedReportRecordedAgainIsPreparedAnew(t *testing.T) {
 	}
 	if n, err := a.PrepareNext("d", 8, countingPrepare(&mu, seen)); n != 1 || err != nil || seen[wideID(1)] != 2 {
 		t.Fatalf("PrepareNext after the report was recorded again: %d, %v, prepared %d times; want 1, nil, 2", n, err, seen[wideID(1)])
+	}
+}
+
+// TestSchema3PreparationsPreparedAnew is the migration 3 → 4 of a
+// database whose processes prepared reports before the folds kept what
+// they folded: its sketches and folds, which hold no upload digest, are
+// dropped and every report is queued again, so that each is prepared
+// anew, once, and folded with the SHA-256 of its upload (a known answer:
+// what server's foldedSums compares a read-back with).
+func TestSchema3PreparationsPreparedAnew(t *testing.T) {
+	dsn := pgtest.Schema(t)
+	uploads := map[payload.ReportID][]byte{wideID(1): {1, 2}, wideID(2): {2, 2}, wideID(3): {3, 2}}
+	withConn(t, dsn, func(ctx context.Context, conn *pgx.Conn) {
+		if err := migrateLocked(ctx, conn, migrations[:3]); err != nil {
+			t.Fatal(err)
+		}
+		for id, up := range uploads {
+			if _, err := conn.Exec(ctx, `INSERT INTO fedecdf_reports (dataset, id, rec) VALUES ('d', $1, $2)`,
+				id[:], reportRecord("d", id, time.Unix(1, 0), up)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Reports 1 and 2 prepared by a fedecdf of schema 3, 3 still queued.
+		one, two := wideID(1), wideID(2)
+		if _, err := conn.Exec(ctx, `WITH f AS (INSERT INTO fedecdf_folds (dataset, reports, agg) VALUES ('d', 2, '\x02') RETURNING seq)
+			INSERT INTO fedecdf_prepared SELECT 'd', i, i, f.seq FROM f, unnest($1::bytea[]) AS i`, [][]byte{one[:], two[:]}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(ctx, `DELETE FROM fedecdf_prepare_queue WHERE id = ANY($1)`, [][]byte{one[:], two[:]}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	p := openShared(t, dsn)
+	if v := schemaVersion(t, dsn); v != 4 || SchemaVersion != 4 {
+		t.Fatalf("migrated to schema version %d (SchemaVersion %d), want 4", v, SchemaVersion)
+	}
+	if folds, folded, err := p.Folds("d"); err != nil || len(folds)+len(folded) != 0 {
+		t.Fatalf("after the migration: %d folds of %d reports (%v), want none: schema 3's hold no digest", len(folds), len(folded), err)
+	}
+	var mu sync.Mutex
+	seen := map[payload.ReportID]int{}
+	if n, err := p.PrepareNext("d", 8, countingPrepare(&mu, seen)); n != 3 || err != nil {
+		t.Fatalf("PrepareNext after the migration: %d, %v; want all 3 reports", n, err)
+	}
+	_, folded, err := p.Folds("d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const kat = "a12871fee210fb8619291eaea194581cbd2531e4b23759d225f6806923f63222" // SHA-256 of 01 02
+	if got := folded[wideID(1)]; hex.EncodeToString(got[:]) != kat {
+		t.Errorf("report 1's upload 01 02 folded with the digest %x, want %s", got, kat)
+	}
+	for id, up := range uploads {
+		if seen[id] != 1 || folded[id] != sha256.Sum256(up) {
+			t.Errorf("report %v prepared %d times, folded with the digest %x; want once, that of its upload %x", id, seen[id], folded[id], up)
+		}
 	}
 }

@@ -125,7 +125,7 @@ func (p *Postgres) appended(dataset, what, query string, fn func(id payload.Repo
 		if err := rs.Scan(&seq, &rec); err != nil {
 			return fmt.Errorf("store: %w", err)
 		}
-		_, id, rest, err := parseRecord(dataset, what, seqKey(uint64(seq)), rec)
+		_, id, rest, err := p.parseRow(dataset, what, seq, rec)
 		if err != nil {
 			return fmt.Errorf("store: %w", err)
 		}
@@ -156,12 +156,12 @@ func (p *Postgres) records(dataset string, ids []payload.ReportID) (map[payload.
 	var seq int64
 	var key, rec []byte
 	_, err = pgx.ForEachRow(rs, []any{&seq, &key, &rec}, func() error {
-		_, id, rest, err := parseRecord(dataset, "report", seqKey(uint64(seq)), rec)
+		_, id, rest, err := p.parseRow(dataset, "report", seq, rec)
 		if err != nil {
 			return err
 		}
 		if string(id[:]) != string(key) {
-			return fmt.Errorf("dataset %q: the record of report %x holds report %v: the database is damaged", dataset, key, id)
+			return fmt.Errorf("%w: database %s, table fedecdf_reports, row seq %d: dataset %q: the record of report %x holds report %v", ErrDamaged, p.name, seq, dataset, key, id)
 		}
 		held[id] = rest
 		return nil
@@ -238,4 +238,15 @@ func (p *Postgres) LoadVerdicts(dataset string, fn func(id payload.ReportID, rec
 	return p.appended(dataset, "verdict", `SELECT seq, rec FROM fedecdf_verdicts v WHERE dataset = $1
 		AND seq = (SELECT max(seq) FROM fedecdf_verdicts w WHERE w.dataset = v.dataset AND w.id = v.id)
 		ORDER BY seq`, fn)
+}
+
+// parseRow is parseRecord of the record rec of the row seq of the table
+// of what (fedecdf_reports, fedecdf_verdicts), its error naming the
+// database, the table and the row rather than a file.
+func (p *Postgres) parseRow(dataset, what string, seq int64, rec []byte) (uint64, payload.ReportID, []byte, error) {
+	s, id, rest, err := parseRecord(dataset, what, seqKey(uint64(seq)), rec)
+	if err != nil {
+		err = fmt.Errorf("database %s, table fedecdf_%ss, row seq %d: %w", p.name, what, seq, err)
+	}
+	return s, id, rest, err
 }

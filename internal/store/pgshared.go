@@ -127,7 +127,7 @@ func (p *Postgres) ReportsAfter(dataset string, cursor uint64, fn func(id payloa
 		var seq int64
 		var rec []byte
 		_, err = pgx.ForEachRow(rs, []any{&seq, &rec}, func() error {
-			_, id, rest, err := parseRecord(dataset, "report", seqKey(uint64(seq)), rec)
+			_, id, rest, err := p.parseRow(dataset, "report", seq, rec)
 			if err != nil {
 				return err
 			}

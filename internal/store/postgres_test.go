@@ -222,8 +222,10 @@ func TestPostgresRefusesDamagedRecords(t *testing.T) {
 				errs = append(errs, s.Reports("d", func(payload.ReportID, []byte) error { return nil }))
 			}
 			for _, err := range errs {
-				if err == nil || !strings.Contains(err.Error(), `dataset "d"`) || !strings.Contains(err.Error(), "damaged") {
-					t.Errorf("reading a damaged record: %v; want an error naming the dataset and the damage", err)
+				for _, want := range []string{`dataset "d"`, "database " + redact(dsn), "table fedecdf_reports, row seq "} {
+					if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "file") {
+						t.Errorf("reading a damaged record: %v; want ErrDamaged naming %s, and no file", err, want)
+					}
 				}
 			}
 		})

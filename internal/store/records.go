@@ -13,12 +13,13 @@ import (
 	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
-// ErrDamaged is wrapped by the error of a store whose file is damaged: a
-// record whose checksum fails (Unseal), a record too short for its
-// fields, or a file whose bbolt structure does not hold (checkFile). The
-// error names the file and the record (and a report's ID); the store
-// never skips a damaged record nor computes on it.
-var ErrDamaged = errors.New("store file damaged")
+// ErrDamaged is wrapped by the error of a damaged store: a record whose
+// checksum fails (Unseal), a record too short for its fields, or a
+// file whose bbolt structure does not hold (checkFile). The error names
+// the file (or, on PostgreSQL, the database, the table and the row) and
+// the record (and a report's ID); the store never skips a damaged
+// record nor computes on it.
+var ErrDamaged = errors.New("store damaged")
 
 // ChecksumLen is the length of the checksum Seal appends to a record.
 const ChecksumLen = 4

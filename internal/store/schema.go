@@ -49,6 +49,15 @@ import (
 //	                                             share does not decode) and the fold holding it;
 //	                                             deleted with the report (that trigger), so an ID
 //	                                             recorded again is queued and prepared anew
+//
+// Version 4 (the fold remembers what it folded):
+//
+//	fedecdf_prepared.upload_sha256               the SHA-256 of the report's upload as it was prepared
+//	                                             (the bytes Uploads returns): a read-back to take its
+//	                                             output out of a fold (server's foldedSums) is checked
+//	                                             against it. A preparation of version 3 has no such
+//	                                             digest: the migration deletes every sketch and fold
+//	                                             and queues every report again, prepared anew, once
 var migrations = []string{
 	`CREATE TABLE fedecdf_meta (key text PRIMARY KEY, value bytea NOT NULL);
 	CREATE TABLE fedecdf_reports (
@@ -104,6 +113,10 @@ var migrations = []string{
 		END $$;
 	CREATE TRIGGER fedecdf_reports_unprepare AFTER DELETE ON fedecdf_reports FOR EACH ROW EXECUTE FUNCTION fedecdf_unprepare();
 	INSERT INTO fedecdf_prepare_queue SELECT dataset, id, seq FROM fedecdf_reports;`,
+	`DELETE FROM fedecdf_prepared;
+	DELETE FROM fedecdf_folds;
+	ALTER TABLE fedecdf_prepared ADD COLUMN upload_sha256 bytea NOT NULL CHECK (octet_length(upload_sha256) = 32);
+	INSERT INTO fedecdf_prepare_queue SELECT dataset, id, seq FROM fedecdf_reports ON CONFLICT DO NOTHING;`,
 }
 
 // SchemaVersion is the PostgreSQL schema this fedecdf writes: the
