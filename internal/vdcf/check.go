@@ -130,66 +130,19 @@ type columns [sumLen][tensorCols]wide
 //
 //	⟨r, ΔP⟩ = Σ_l β_l·Σ_h α_h·ΔP(h, l),  ⟨r∘r, ΔP⟩ = Σ_l β_l²·Σ_h α_h²·ΔP(h, l),
 //
-// the inner sums per column, over whole rows on AVX-512 IFMA where the
-// CPU has it (tensorAccel) and in scalar loops for the rest, accumulated
-// unreduced; the outer ones are 8 products per sum (package doc,
-// "Tensor challenges").
+// the inner sums per column, accumulated unreduced from the vector's
+// runs as the servers' walk hands them (addRun), the outer ones 8
+// products per sum (package doc, "Tensor challenges").
 func (v *Server) sketchOf(prefixes []fss.Fp, c *coefficients, mac int) sketch {
 	m := v.s.Components()
-	var cols columns
-	comps := [sumLen]int{sumCount: int(payload.Count), sumLabel: int(payload.Label), sumMAC: mac, sumSquare: -1, sumProb: -1}
-	if v.s.prob {
-		comps[sumProb] = Probability
+	bins := len(prefixes) / m
+	rc := &runCheck{coef: c, mac: mac}
+	for row := (bins - 1) / runLen * runLen; row >= 0; row -= runLen {
+		v.addRun(rc, row, prefixes[row*m:min(row+runLen, bins)*m])
 	}
-	rows := tensorAccel(prefixes, c.alpha, c.alpha2, m, mac, &cols)
-	cols.scalar(prefixes, rows, c, m, comps)
-	s := sketch{
-		x: []fss.Fp{cols.dot(sumCount, &c.beta), cols.dot(sumLabel, &c.beta), cols.dot(sumMAC, &c.beta)},
-		q: cols.dot(sumSquare, &c.beta2),
-	}
-	if v.s.prob {
-		s.x = append(s.x, cols.dot(sumProb, &c.beta))
-	}
+	s := v.sketchOfRuns(rc)
 	s.total = prefixes[len(prefixes)-m+int(payload.Count)]
 	return s
-}
-
-// scalar adds to the column sums the rows of the prefix vector from row0
-// on, for the components comps[d] of the sums d (−1: none; the square's
-// is the count's).
-func (cols *columns) scalar(prefixes []fss.Fp, row0 int, c *coefficients, m int, comps [sumLen]int) {
-	n := len(prefixes) / m
-	at := func(j, comp int) fss.Fp { // P_comp(j), 0 before the first prefix
-		if j < 0 {
-			return 0
-		}
-		return prefixes[j*m+comp]
-	}
-	cc, lc, mc := comps[sumCount], comps[sumLabel], comps[sumMAC]
-	for l := range tensorCols {
-		var count, label, mac, sq wide
-		for h := row0; h*tensorCols+l < n; h++ {
-			j := h*tensorCols + l
-			a := c.alpha[h]
-			dc := prefixes[j*m+cc].Sub(at(j-1, cc))
-			count = count.addMul(a, dc)
-			sq = sq.addMul(c.alpha2[h], dc)
-			label = label.addMul(a, prefixes[j*m+lc].Sub(at(j-1, lc)))
-			mac = mac.addMul(a, prefixes[j*m+mc].Sub(at(j-1, mc)))
-		}
-		cols[sumCount][l] = cols[sumCount][l].add(count)
-		cols[sumLabel][l] = cols[sumLabel][l].add(label)
-		cols[sumMAC][l] = cols[sumMAC][l].add(mac)
-		cols[sumSquare][l] = cols[sumSquare][l].add(sq)
-		if pc := comps[sumProb]; pc >= 0 { // a second loop: the first one's sums stay in registers
-			var prob wide
-			for h := row0; h*tensorCols+l < n; h++ {
-				j := h*tensorCols + l
-				prob = prob.addMul(c.alpha[h], prefixes[j*m+pc].Sub(at(j-1, pc)))
-			}
-			cols[sumProb][l] = cols[sumProb][l].add(prob)
-		}
-	}
 }
 
 // dot returns Σ_l f_l·(sum d of column l) mod p for the column factors

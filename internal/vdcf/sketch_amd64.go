@@ -48,45 +48,49 @@ func foldAccel(prefixes []fss.Fp, m int, comp []int, sums []uint64) (done int) {
 	return n
 }
 
-// tensor4IFMA is the assembly kernel of tensorAccel (sketch_amd64.s).
+// tensor4IFMA is the assembly kernel of tensorKernel for 4-component
+// vectors (sketch_amd64.s).
 //
 //go:noescape
-func tensor4IFMA(p *fss.Fp, prev *[3]fss.Fp, alpha, alpha2 *fss.Fp, rows, mac int, acc *[12][8]uint64)
+func tensor4IFMA(p *fss.Fp, prev *[3]fss.Fp, alpha, alpha2 *fss.Fp, rows, mac, tail int, acc *[12][8]uint64)
 
-// tensorBlock is the most rows one kernel call takes, so that its lane
-// sums cannot overflow: per row a lane's part gains below 3·2^52, and
-// 3·2^52·512 < 2^64.
+// tensorBlock is the most rows, a tail included, whose sums the
+// kernels' lane sums take before they are drained, so that they cannot
+// overflow: per row a lane's part gains below 3·2^52, and 3·2^52·512 <
+// 2^64.
 const tensorBlock = 512
 
-// tensorAccel adds to the column sums cols, for a 4-component prefix
-// vector (5-component: tensor5Accel), the rows the AVX-512 IFMA kernel
-// sums (the whole rows of tensorCols prefixes; none without IFMA) and returns
-// their number: per column l, Σ_h α_h·ΔP_c(h, l) for the count, label
-// and MAC component mac, and Σ_h α_h²·ΔCount(h, l).
-func tensorAccel(prefixes, alpha, alpha2 []fss.Fp, m, mac int, cols *columns) (rows int) {
-	if m == 5 {
-		return tensor5Accel(prefixes, alpha, alpha2, mac, cols)
+// tensorKernel adds to the lane sums acc of the IFMA kernel of
+// m-component vectors (tensor4IFMA, tensor5IFMA) the sums over rows ≥ 1
+// whole rows of p (tensorCols prefixes each) under the row factors
+// alpha, alpha2 from their first, prev the prefix before the first (nil:
+// zeros), and if tail a row of zeros after them (the first difference
+// at the next row: the last prefix's negation); it returns false, adding
+// nothing, where the CPU has no IFMA.
+func tensorKernel(p, prev, alpha, alpha2 []fss.Fp, rows, m, mac int, tail bool, acc *limbAcc) bool {
+	if !useIFMA || rows < 1 {
+		return false
 	}
-	rows = len(prefixes) / (m * tensorCols)
-	if !useIFMA || rows == 0 || m != 4 || (mac != 2 && mac != 3) {
-		return 0
+	t := 0
+	if tail {
+		t = 1
 	}
-	_, _ = prefixes[m*tensorCols*rows-1], alpha2[rows-1]
-	var acc [12][8]uint64
-	var prev [3]fss.Fp // P(j − 1) of the block's first prefix j: count, label, MAC
-	sums := [4]int{sumCount, sumLabel, sumMAC, sumSquare}
-	for lo := 0; lo < rows; lo += tensorBlock {
-		if lo > 0 {
-			last := prefixes[m*(tensorCols*lo-1):]
-			prev = [3]fss.Fp{last[payload.Count], last[payload.Label], last[mac]}
+	_, _, _ = p[m*tensorCols*rows-1], alpha[rows+t-1], alpha2[rows+t-1]
+	switch m {
+	case 4:
+		var pv [3]fss.Fp
+		if prev != nil {
+			pv = [3]fss.Fp{prev[payload.Count], prev[payload.Label], prev[mac]}
 		}
-		k := min(tensorBlock, rows-lo)
-		tensor4IFMA(&prefixes[m*tensorCols*lo], &prev, &alpha[lo], &alpha2[lo], k, mac, &acc)
-		for d, sum := range sums {
-			for l := range tensorCols {
-				cols[sum][l] = cols[sum][l].addLimbs(acc[3*d][l], acc[3*d+1][l], acc[3*d+2][l])
-			}
+		tensor4IFMA(&p[0], &pv, &alpha[0], &alpha2[0], rows, mac, t, (*[12][8]uint64)(acc[:12]))
+	case 5:
+		var pv [8]uint64 // lanes 3–7: the prefix before
+		for c, x := range prev {
+			pv[3+c] = uint64(x)
 		}
+		tensor5IFMA(&p[0], &pv, &alpha[0], &alpha2[0], rows, t, acc, &gather5[payload.Count])
+	default:
+		return false
 	}
-	return rows
+	return true
 }

@@ -32,21 +32,21 @@ INDEX(idx4C3, 3, 7, 11, 15, 0, 0, 0, 0)
 	VINSERTI64X4 $1, Y24, dst, dst
 
 
-// ZERO_ACC clears the accumulators Z0–Z11; STORE_ACC stores them to
-// DX, 64 bytes each.
-#define ZERO_ACC \
-	VPXORQ Z0, Z0, Z0 \
-	VPXORQ Z1, Z1, Z1 \
-	VPXORQ Z2, Z2, Z2 \
-	VPXORQ Z3, Z3, Z3 \
-	VPXORQ Z4, Z4, Z4 \
-	VPXORQ Z5, Z5, Z5 \
-	VPXORQ Z6, Z6, Z6 \
-	VPXORQ Z7, Z7, Z7 \
-	VPXORQ Z8, Z8, Z8 \
-	VPXORQ Z9, Z9, Z9 \
-	VPXORQ Z10, Z10, Z10 \
-	VPXORQ Z11, Z11, Z11
+// LOAD_ACC loads the accumulators Z0–Z11 from DX, 64 bytes each;
+// STORE_ACC stores them there.
+#define LOAD_ACC \
+	VMOVDQU64 0(DX), Z0 \
+	VMOVDQU64 64(DX), Z1 \
+	VMOVDQU64 128(DX), Z2 \
+	VMOVDQU64 192(DX), Z3 \
+	VMOVDQU64 256(DX), Z4 \
+	VMOVDQU64 320(DX), Z5 \
+	VMOVDQU64 384(DX), Z6 \
+	VMOVDQU64 448(DX), Z7 \
+	VMOVDQU64 512(DX), Z8 \
+	VMOVDQU64 576(DX), Z9 \
+	VMOVDQU64 640(DX), Z10 \
+	VMOVDQU64 704(DX), Z11
 
 #define STORE_ACC \
 	VMOVDQU64 Z0, 0(DX) \
@@ -73,24 +73,26 @@ INDEX(idx4C3, 3, 7, 11, 15, 0, 0, 0, 0)
 	VPADDQ.BCST modulus<>(SB), Z23, K1, Z23  \
 	VMOVDQA64   Z22, prev
 
-// func tensor4IFMA(p *fss.Fp, prev *[3]fss.Fp, alpha, alpha2 *fss.Fp, rows, mac int, acc *[12][8]uint64)
+// func tensor4IFMA(p *fss.Fp, prev *[3]fss.Fp, alpha, alpha2 *fss.Fp, rows, mac, tail int, acc *[12][8]uint64)
 //
 // For rows rows of eight prefixes of a 4-component prefix vector p (at
-// most 512 rows; prev the count, label and MAC of the prefix before the
-// first, zeros at the vector's start), sets acc to lane-wise sums, lane
-// l for column l: Σ_h α_h·ΔC(h, l), Σ_h α_h·ΔL(h, l), Σ_h α_h·ΔM(h, l)
-// and Σ_h α_h²·ΔC(h, l), with C, L the count and label (components 0
-// and 1) and M component mac (2 or 3), Δ the first differences mod p:
-// sum d has its 2^0, 2^52 and 2^104 parts in acc[3d], acc[3d+1],
-// acc[3d+2].
-TEXT ·tensor4IFMA(SB), NOSPLIT, $0-56
+// most 512 rows, with the tail; prev the count, label and MAC of the
+// prefix before the first, zeros at the vector's start), and then, if
+// tail is not 0, one row of zeros (whose first difference is the last
+// prefix's negation, at α_rows), adds to acc lane-wise sums, lane l for
+// column l: Σ_h α_h·ΔC(h, l), Σ_h α_h·ΔL(h, l), Σ_h α_h·ΔM(h, l) and
+// Σ_h α_h²·ΔC(h, l), with C, L the count and label (components 0 and 1)
+// and M component mac (2 or 3), Δ the first differences mod p: sum d has
+// its 2^0, 2^52 and 2^104 parts in acc[3d], acc[3d+1], acc[3d+2].
+TEXT ·tensor4IFMA(SB), NOSPLIT, $0-64
 	MOVQ         p+0(FP), SI
 	MOVQ         prev+8(FP), BX
 	MOVQ         alpha+16(FP), DI
 	MOVQ         alpha2+24(FP), R8
 	MOVQ         rows+32(FP), CX
 	MOVQ         mac+40(FP), AX
-	MOVQ         acc+48(FP), DX
+	MOVQ         tail+48(FP), R9
+	MOVQ         acc+56(FP), DX
 	VPBROADCASTQ mask52<>(SB), Z31
 	VMOVDQU64    idx4C0<>(SB), Z19
 	VMOVDQU64    idx4C1<>(SB), Z20
@@ -103,15 +105,17 @@ macIndexed:
 	VPBROADCASTQ 0(BX), Z12
 	VPBROADCASTQ 8(BX), Z13
 	VPBROADCASTQ 16(BX), Z14
-	ZERO_ACC
+	LOAD_ACC
 	TESTQ        CX, CX
-	JZ           tensored
+	JZ           tailed
 
 tensor:
 	VMOVDQU64    0(SI), Z15
 	VMOVDQU64    64(SI), Z16
 	VMOVDQU64    128(SI), Z17
 	VMOVDQU64    192(SI), Z18
+
+row:
 	VPBROADCASTQ (DI), Z27
 	LIMBS(Z27, Z27, Z28)          // α_h
 	VPBROADCASTQ (R8), Z29
@@ -134,6 +138,17 @@ tensor:
 	ADDQ         $8, R8
 	DECQ         CX
 	JNZ          tensor
+
+tailed:
+	TESTQ        R9, R9
+	JZ           tensored
+	XORQ         R9, R9
+	VPXORQ       Z15, Z15, Z15
+	VPXORQ       Z16, Z16, Z16
+	VPXORQ       Z17, Z17, Z17
+	VPXORQ       Z18, Z18, Z18
+	MOVQ         $1, CX
+	JMP          row
 
 tensored:
 	STORE_ACC

@@ -20,49 +20,52 @@
 	LIMBS(Z25, Z26, Z27)                    \
 	PRODUCT(Z28, Z29, Z26, Z27, z0, z1, z2)
 
-// func tensor5IFMA(p *fss.Fp, prev *[8]uint64, alpha, alpha2 *fss.Fp, rows int, acc *[18][8]uint64, count *[4][8]uint64)
+// func tensor5IFMA(p *fss.Fp, prev *[8]uint64, alpha, alpha2 *fss.Fp, rows, tail int, acc *[18][8]uint64, count *[4][8]uint64)
 //
 // For rows rows of eight prefixes of a 5-component prefix vector p (at
-// most 512 rows; lanes 3–7 of prev the components of the prefix before
-// the first, zeros at the vector's start), sets acc to lane-wise sums:
+// most 512 rows, with the tail; lanes 3–7 of prev the components of the
+// prefix before the first, zeros at the vector's start), and then, if
+// tail is not 0, one row of zeros (whose first differences are the last
+// prefix's negation, at α_rows), adds to acc lane-wise sums:
 // acc[3k + i][l] is part i (of weight 2^(52i)) of Σ_h α_h·ΔW(h, 8k + l),
 // W(h, g) word g of row h and Δ the first difference of its component;
 // acc[15 + i][l] part i of Σ_h α_h²·ΔC(h, l), C the count, gathered from
 // the differences by the permutations at count (gather5).
-TEXT ·tensor5IFMA(SB), NOSPLIT, $0-56
+TEXT ·tensor5IFMA(SB), NOSPLIT, $0-64
 	MOVQ         p+0(FP), SI
 	MOVQ         prev+8(FP), BX
 	MOVQ         alpha+16(FP), DI
 	MOVQ         alpha2+24(FP), R8
 	MOVQ         rows+32(FP), CX
-	MOVQ         acc+40(FP), DX
-	MOVQ         count+48(FP), AX
+	MOVQ         tail+40(FP), R9
+	MOVQ         acc+48(FP), DX
+	MOVQ         count+56(FP), AX
 	VPBROADCASTQ mask52<>(SB), Z31
 	VMOVDQU64    0(AX), Z19
 	VMOVDQU64    64(AX), Z20
 	VMOVDQU64    128(AX), Z21
 	VMOVDQU64    192(AX), Z22
 	VMOVDQU64    0(BX), Z23
-	VPXORQ       Z0, Z0, Z0
-	VPXORQ       Z1, Z1, Z1
-	VPXORQ       Z2, Z2, Z2
-	VPXORQ       Z3, Z3, Z3
-	VPXORQ       Z4, Z4, Z4
-	VPXORQ       Z5, Z5, Z5
-	VPXORQ       Z6, Z6, Z6
-	VPXORQ       Z7, Z7, Z7
-	VPXORQ       Z8, Z8, Z8
-	VPXORQ       Z9, Z9, Z9
-	VPXORQ       Z10, Z10, Z10
-	VPXORQ       Z11, Z11, Z11
-	VPXORQ       Z12, Z12, Z12
-	VPXORQ       Z13, Z13, Z13
-	VPXORQ       Z14, Z14, Z14
-	VPXORQ       Z15, Z15, Z15
-	VPXORQ       Z16, Z16, Z16
-	VPXORQ       Z17, Z17, Z17
+	VMOVDQU64    0(DX), Z0
+	VMOVDQU64    64(DX), Z1
+	VMOVDQU64    128(DX), Z2
+	VMOVDQU64    192(DX), Z3
+	VMOVDQU64    256(DX), Z4
+	VMOVDQU64    320(DX), Z5
+	VMOVDQU64    384(DX), Z6
+	VMOVDQU64    448(DX), Z7
+	VMOVDQU64    512(DX), Z8
+	VMOVDQU64    576(DX), Z9
+	VMOVDQU64    640(DX), Z10
+	VMOVDQU64    704(DX), Z11
+	VMOVDQU64    768(DX), Z12
+	VMOVDQU64    832(DX), Z13
+	VMOVDQU64    896(DX), Z14
+	VMOVDQU64    960(DX), Z15
+	VMOVDQU64    1024(DX), Z16
+	VMOVDQU64    1088(DX), Z17
 	TESTQ        CX, CX
-	JZ           tensored5
+	JZ           tailed5
 
 tensor5:
 	VPBROADCASTQ (DI), Z28
@@ -87,6 +90,14 @@ tensor5:
 	ADDQ         $8, R8
 	DECQ         CX
 	JNZ          tensor5
+
+tailed5:
+	TESTQ        R9, R9
+	JZ           tensored5
+	XORQ         R9, R9
+	LEAQ         zeroRow<>(SB), SI
+	MOVQ         $1, CX
+	JMP          tensor5
 
 tensored5:
 	VMOVDQU64 Z0, 0(DX)
