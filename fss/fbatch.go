@@ -36,9 +36,9 @@ func (p PrefixDomain) FieldPrefixes(keys []*FieldKey, out [][]Fp) error {
 // as the walk produces them, instead of writing them out: it calls
 // visit(k, row, run) with key k's shares of the prefixes row … row + n − 1,
 // run[i·m + c] that of prefix row + i, component c (n = len(run)/m), once
-// for every prefix. The runs of a key come from its highest prefixes to
-// its lowest, each of at most 16 prefixes, all but the highest starting
-// at a multiple of 16. run is valid only during the call, and visit is
+// for every prefix. The runs of a key come in order, from prefix 0 up,
+// each of 16 prefixes but the last (of at most 16), so each starts at a
+// multiple of 16. run is valid only during the call, and visit is
 // called from several goroutines at once, never for one key at once.
 // A caller that needs a function of the vector (a sketch, some of its
 // components) computes it from the runs while they are in cache, without
@@ -307,11 +307,16 @@ func (w *fieldWalker) walk(d int, st *fieldState, lo, hi int) {
 	if rej != 0 || forceResample {
 		w.resample(st, children, cw, need)
 	}
-	if need[0] {
-		w.walk(d+1, &children[0], lo, mid)
+	// Mirrored, the right child first: its leaves, the higher points,
+	// are the lower rows, so that runs come in ascending rows.
+	first := 0
+	if w.reverse {
+		first = 1
 	}
-	if need[1] {
-		w.walk(d+1, &children[1], mid, hi)
+	for _, side := range [2]int{first, 1 - first} {
+		if need[side] {
+			w.walk(d+1, &children[side], [2]int{lo, mid}[side], [2]int{mid, hi}[side])
+		}
 	}
 }
 
@@ -407,22 +412,18 @@ func (w *fieldWalker) leaf(st *fieldState, p int) {
 // slot returns leaf p's staging slot and, if the run of staged leaves
 // ends with it, the run's first row and its number of rows (else n = 0).
 // Leaf p goes to row p, or its mirror N − 1 − p when reverse (N =
-// len(points)); its slot is its row mod leafRun, so that a run holds
-// rows row … row + n − 1 in order from slot 0, and, when reverse, every
-// run but the highest starts at a multiple of leafRun (FieldPrefixRuns).
+// len(points)), the leaves then walked from the highest point down; its
+// slot is its row mod leafRun, so that a run holds rows row … row + n − 1
+// in order from slot 0, from a multiple of leafRun.
 func (w *fieldWalker) slot(p int) (slot, row, n int) {
 	last := len(w.points) - 1
-	if !w.reverse {
-		slot = p % leafRun
-		if slot == leafRun-1 || p == last {
-			return slot, p - slot, slot + 1
-		}
-		return slot, 0, 0
+	row = p
+	if w.reverse {
+		row = last - p
 	}
-	row = last - p
 	slot = row % leafRun
-	if slot == 0 {
-		return slot, row, min(leafRun, last+1-row)
+	if slot == leafRun-1 || row == last {
+		return slot, row - slot, slot + 1
 	}
 	return slot, 0, 0
 }

@@ -7,9 +7,9 @@ import (
 )
 
 // TestFieldPrefixRunsEqualFieldPrefixes checks that FieldPrefixRuns hands
-// each key every prefix once, in runs of at most leafRun prefixes from
-// the highest to the lowest, all but the highest starting at a multiple
-// of leafRun, with the shares FieldPrefixes writes: on grids around the
+// each key every prefix once, in ascending runs of leafRun prefixes (the
+// last of at most leafRun), each starting at a multiple of leafRun, with
+// the shares FieldPrefixes writes: on grids around the
 // run length, with more keys than a chunk on several goroutines, and
 // with the walker's resampling forced.
 func TestFieldPrefixRunsEqualFieldPrefixes(t *testing.T) {
@@ -37,7 +37,7 @@ func checkFieldPrefixRuns(t *testing.T, r *rand.Rand, bins, m, n, workers int) {
 	}
 	keys := make([]*FieldKey, n)
 	want, got := make([][]Fp, n), make([][]Fp, n)
-	next := make([]int, n) // per key: the row after the next run's last
+	next := make([]int, n) // per key: the first row of the next run
 	for i := range keys {
 		k0, k1, err := dom.GenField(r.IntN(bins), randomFieldBeta(r, m), testRand(r.Uint64()))
 		if err != nil {
@@ -45,7 +45,6 @@ func checkFieldPrefixRuns(t *testing.T, r *rand.Rand, bins, m, n, workers int) {
 		}
 		keys[i] = [2]*FieldKey{k0, k1}[bins%2] // one party per batch
 		want[i], got[i] = make([]Fp, bins*m), make([]Fp, bins*m)
-		next[i] = bins
 	}
 	if err := dom.fieldPrefixes(keys, want, nil, workers); err != nil {
 		t.Fatal(err)
@@ -57,20 +56,20 @@ func checkFieldPrefixRuns(t *testing.T, r *rand.Rand, bins, m, n, workers int) {
 		case bad[k] != "":
 		case len(run)%m != 0 || rows == 0 || rows > leafRun:
 			bad[k] = fmt.Sprintf("a run of %d elements", len(run))
-		case row+rows != next[k]:
-			bad[k] = fmt.Sprintf("rows %d … %d after a run from row %d", row, row+rows-1, next[k])
-		case row%leafRun != 0 && row+rows != bins:
-			bad[k] = fmt.Sprintf("rows %d … %d: not the highest, not at a multiple of %d", row, row+rows-1, leafRun)
+		case row != next[k]:
+			bad[k] = fmt.Sprintf("rows %d … %d, want a run from row %d", row, row+rows-1, next[k])
+		case row%leafRun != 0 || rows < leafRun && row+rows != bins:
+			bad[k] = fmt.Sprintf("rows %d … %d: not a run of %d from a multiple of %d, nor the last", row, row+rows-1, leafRun, leafRun)
 		}
-		next[k] = row
+		next[k] = row + rows
 		copy(got[k][row*m:], run)
 	}
 	if err := dom.fieldPrefixes(keys, nil, visit, workers); err != nil {
 		t.Fatal(err)
 	}
 	for k := range keys {
-		if bad[k] == "" && next[k] != 0 {
-			bad[k] = fmt.Sprintf("no run of rows %d … ", 0)
+		if bad[k] == "" && next[k] != bins {
+			bad[k] = fmt.Sprintf("no run from row %d", next[k])
 		}
 		if bad[k] != "" {
 			t.Fatalf("key %d: %s", k, bad[k])

@@ -4,6 +4,7 @@ import (
 	crand "crypto/rand"
 	"io"
 	"testing"
+	"time"
 )
 
 // BenchmarkCheck is one server's verification of one report at N = 1024
@@ -77,8 +78,12 @@ func BenchmarkChallenge(b *testing.B) {
 }
 
 // BenchmarkEvaluatePrepare is one server's work on a chunk of 64 reports
-// at N = 1024 bins, as the server walks them: Evaluate the chunk's keys in
-// lockstep, then Prepare each report's check; ns/report per report.
+// at N = 1024 bins, as the server walks them, both ways in one run,
+// alternating in each iteration: "separate", Evaluate the chunk's keys in
+// lockstep, then Prepare each report's check from its prefix vector;
+// "fused", PrepareAll, which sketches the vectors and keeps their summed
+// components as the walk hands them out. It reports both times per
+// report and their ratio, fused/separate.
 func BenchmarkEvaluatePrepare(b *testing.B) {
 	const reports = 64
 	f := newFixture(b, 1024, 9)
@@ -92,7 +97,9 @@ func BenchmarkEvaluatePrepare(b *testing.B) {
 		}
 		shares[i], nonces[i] = sh, r.Nonce
 	}
+	var separate, fused time.Duration
 	for b.Loop() {
+		t0 := time.Now()
 		vecs, err := f.srv[0].Evaluate(shares)
 		if err != nil {
 			b.Fatal(err)
@@ -101,6 +108,38 @@ func BenchmarkEvaluatePrepare(b *testing.B) {
 			if _, _, err := f.srv[0].Prepare(nonces[i], sh, vecs[i]); err != nil {
 				b.Fatal(err)
 			}
+		}
+		t1 := time.Now()
+		if _, err := f.srv[0].PrepareAll(nonces, shares); err != nil {
+			b.Fatal(err)
+		}
+		separate, fused = separate+t1.Sub(t0), fused+time.Since(t1)
+	}
+	per := float64(b.N * reports)
+	b.ReportMetric(float64(separate.Nanoseconds())/per, "separate-ns/report")
+	b.ReportMetric(float64(fused.Nanoseconds())/per, "fused-ns/report")
+	b.ReportMetric(float64(fused)/float64(separate), "fused/separate")
+}
+
+// BenchmarkPrepareAll is BenchmarkEvaluatePrepare's fused way alone:
+// PrepareAll on a chunk of 64 reports at N = 1024 bins, ns/report per
+// report (the separate way's figure on a commit before PrepareAll).
+func BenchmarkPrepareAll(b *testing.B) {
+	const reports = 64
+	f := newFixture(b, 1024, 9)
+	shares := make([]*Share, reports)
+	nonces := make([][NonceSize]byte, reports)
+	for i := range shares {
+		r := f.encode(b, f.r.IntN(1024), i%2 == 0)
+		sh, err := f.srv[0].DecodeShare(r.Shares[0])
+		if err != nil {
+			b.Fatal(err)
+		}
+		shares[i], nonces[i] = sh, r.Nonce
+	}
+	for b.Loop() {
+		if _, err := f.srv[0].PrepareAll(nonces, shares); err != nil {
+			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*reports), "ns/report")

@@ -166,11 +166,17 @@ func (v *Server) newScratch() *scratch {
 // the other from one stream (challenge), the row factors of check k in
 // sc.rows[2ka : 2(k+1)a], a = tensorRows(N).
 func (v *Server) challenges(nonce [NonceSize]byte, sc *scratch) [checks]coefficients {
-	sc.st.start(reportCipher(streamReport, v.key, nonce[:]))
+	return v.challengesIn(nonce, &sc.st, sc.rows)
+}
+
+// challengesIn is challenges with the stream st and the row factors in
+// rows (2·checks·tensorRows(N) elements).
+func (v *Server) challengesIn(nonce [NonceSize]byte, st *ctrStream, rows []fss.Fp) [checks]coefficients {
+	st.start(reportCipher(streamReport, v.key, nonce[:]))
 	var out [checks]coefficients
 	a := tensorRows(v.s.bins)
 	for k := range out {
-		out[k] = v.challenge(&sc.st, sc.rows[2*k*a:2*(k+1)*a])
+		out[k] = v.challenge(st, rows[2*k*a:2*(k+1)*a])
 	}
 	return out
 }

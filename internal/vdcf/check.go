@@ -23,8 +23,9 @@ type Server struct {
 	s   *Scheme
 	id  int
 	key [KeySize]byte
-	// bufs holds Prepare's scratch memory (*scratch).
-	bufs sync.Pool
+	// bufs holds Prepare's scratch memory (*scratch), walks that of
+	// PrepareAll and EvaluateSummed (*walked).
+	bufs, walks sync.Pool
 }
 
 // NewServer returns server id (0 or 1) with the shared key.
@@ -125,24 +126,44 @@ const (
 type columns [sumLen][tensorCols]wide
 
 // sketchOf computes the sketch of a prefix vector under one check's
-// challenge c and MAC component mac: with r_j = α_h·β_l (j = 8h + l) and
-// ΔP(j) = P(j) − P(j − 1),
+// challenge c and MAC component mac (sketches, both checks under c).
+func (v *Server) sketchOf(prefixes []fss.Fp, c *coefficients, mac int) sketch {
+	sks := v.sketches(prefixes, &[checks]coefficients{*c, *c})
+	for k := range checks {
+		if v.s.macOf(k) == mac {
+			return sks[k]
+		}
+	}
+	panic("vdcf: sketchOf: no check has MAC component " + fmt.Sprint(mac)) // unreachable: callers pass macOf(k)
+}
+
+// sketches computes the sketch of a prefix vector under each check's
+// challenge: with r_j = α_h·β_l (j = 8h + l) and ΔP(j) = P(j) − P(j − 1),
 //
 //	⟨r, ΔP⟩ = Σ_l β_l·Σ_h α_h·ΔP(h, l),  ⟨r∘r, ΔP⟩ = Σ_l β_l²·Σ_h α_h²·ΔP(h, l),
 //
 // the inner sums per column, accumulated unreduced from the vector's
 // runs as the servers' walk hands them (addRun), the outer ones 8
 // products per sum (package doc, "Tensor challenges").
-func (v *Server) sketchOf(prefixes []fss.Fp, c *coefficients, mac int) sketch {
+func (v *Server) sketches(prefixes []fss.Fp, coef *[checks]coefficients) [checks]sketch {
 	m := v.s.Components()
 	bins := len(prefixes) / m
-	rc := &runCheck{coef: c, mac: mac}
-	for row := (bins - 1) / runLen * runLen; row >= 0; row -= runLen {
-		v.addRun(rc, row, prefixes[row*m:min(row+runLen, bins)*m])
+	var chk [checks]runCheck
+	for k := range chk {
+		chk[k] = runCheck{coef: &coef[k], mac: v.s.macOf(k)}
 	}
-	s := v.sketchOfRuns(rc)
-	s.total = prefixes[len(prefixes)-m+int(payload.Count)]
-	return s
+	var prev []fss.Fp
+	for row := 0; row < bins; row += runLen {
+		run := prefixes[row*m : min(row+runLen, bins)*m]
+		v.addRun(&chk, row, run, prev, nil)
+		prev = run[len(run)-m:]
+	}
+	var sks [checks]sketch
+	for k := range sks {
+		sks[k] = v.sketchOfRuns(&chk[k])
+		sks[k].total = prefixes[len(prefixes)-m+int(payload.Count)]
+	}
+	return sks
 }
 
 // dot returns Σ_l f_l·(sum d of column l) mod p for the column factors
@@ -229,9 +250,8 @@ func (v *Server) Prepare(nonce [NonceSize]byte, sh *Share, prefixes []fss.Fp) (*
 	sc := v.bufs.Get().(*scratch)
 	defer v.bufs.Put(sc)
 	coef := v.challenges(nonce, sc)
-	var sks [checks]sketch
-	for k := range sks {
-		sks[k] = v.sketchOf(prefixes, &coef[k], v.s.macOf(k))
+	sks := v.sketches(prefixes, &coef)
+	for k := range coef {
 		coef[k].alpha, coef[k].alpha2 = nil, nil // the buffer goes back to the pool
 	}
 	p, msg := v.start(nonce, sh, coef, sks)

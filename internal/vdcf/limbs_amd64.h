@@ -15,10 +15,6 @@ GLOBL modulus<>(SB), RODATA|NOPTR, $8
 DATA twoTo32m1<>+0(SB)/8, $0xffffffff
 GLOBL twoTo32m1<>(SB), RODATA|NOPTR, $8
 
-// zeroRow is a row of zeros of a 5-component prefix vector (40 words;
-// a 4-component one's is its first 32): the row a kernel's tail sums.
-GLOBL zeroRow<>(SB), RODATA|NOPTR, $320
-
 // LIMBS(x, lo, hi): x = lo + 2^52·hi, lo < 2^52, hi < 2^12 (Z31: mask52);
 // lo may be x.
 #define LIMBS(x, lo, hi) \

@@ -1,10 +1,10 @@
 package vdcf
 
 // The sketch taken from a prefix vector's runs: the servers' walk hands
-// each key's shares in runs of consecutive prefixes, from the highest to
-// the lowest (fss.PrefixDomain.FieldPrefixRuns), and each run is
-// sketched, and its summed components kept, while it is in cache; a
-// whole vector is sketched as the same runs (sketchOf).
+// each key's shares in runs of consecutive prefixes, from prefix 0 up
+// (fss.PrefixDomain.FieldPrefixRuns), and each run is sketched, and its
+// summed components kept, while it is in cache; a whole vector is
+// sketched as the same runs (sketchOf).
 
 import (
 	"github.com/fedecdf/fedecdf/fss"
@@ -12,10 +12,16 @@ import (
 )
 
 // runLen is the length of the runs sketchOf cuts a whole vector into,
-// as fss.PrefixDomain.FieldPrefixRuns hands them: from the highest
-// prefixes down, every run but the highest starting at a multiple of
-// runLen (a multiple of tensorCols: whole rows of the challenge tensor).
+// as fss.PrefixDomain.FieldPrefixRuns hands them: from prefix 0 up,
+// each starting at a multiple of runLen (of tensorCols: whole rows of
+// the challenge tensor).
 const runLen = 16
+
+// tensorBlock is the most rows, a tail included, whose sums the
+// kernels' lane sums take before they are drained, so that they cannot
+// overflow: per row a lane's part gains below 3·2^52, and 3·2^52·512 <
+// 2^64.
+const tensorBlock = 512
 
 // limbAcc holds the IFMA kernels' lane sums of one check
 // (tensor4IFMA's first 12 rows, tensor5IFMA's 18), added to the column
@@ -43,48 +49,74 @@ func (v *Server) comps(mac int) [sumLen]int {
 	return comps
 }
 
-// addRun adds to the check's sums the prefixes row … row + n − 1 of a
-// run, run[i·m + c] = P_c(row + i), n = len(run)/m: their first
-// differences, P(row − 1) taken as 0, and, if the run is not the
-// highest, the term −P(row + n − 1) of the first difference at row + n,
-// which the run above it left out. Whole rows of the challenge tensor
-// go to the IFMA kernel where the CPU has it, in blocks that keep its
-// lane sums from overflowing, the rest to the scalar loops.
-func (v *Server) addRun(rc *runCheck, row int, run []fss.Fp) {
+// addRun adds to both checks' sums the prefixes row … row + n − 1 of a
+// run, run[i·m + c] = P_c(row + i), n = len(run)/m, and prev =
+// P(row − 1) (its m components; nil for 0 at row 0): their first
+// differences; and, if summed is not nil, copies the run's summed
+// components (Scheme.Summed) there, component k's prefix j at k·N + j.
+// Whole rows of the challenge tensor go to the IFMA kernel where the CPU
+// has it, in blocks that keep its lane sums from overflowing, the rest
+// to the scalar loops.
+func (v *Server) addRun(chk *[checks]runCheck, row int, run, prev, summed []fss.Fp) {
 	m := v.s.Components()
 	n := len(run) / m
-	above := row+n < v.s.bins
 	rows := 0 // whole tensor rows the kernel took
 	if row%tensorCols == 0 {
 		rows = n / tensorCols
 	}
-	tail := false // the kernel took the term at row + n
+	kept := 0 // prefixes whose summed components the kernel kept
 	for lo := 0; lo < rows; {
-		k := min(tensorBlock-1, rows-lo)
-		last := lo+k == rows
-		t := above && last && n == rows*tensorCols
-		if rc.rows+k+1 > tensorBlock {
-			rc.acc.drain(m, rc.mac, &rc.cols)
-			rc.rows = 0
+		k := min(tensorBlock, rows-lo)
+		if chk[0].rows+k > tensorBlock {
+			for c := range chk {
+				chk[c].acc.drain(m, chk[c].mac, &chk[c].cols)
+				chk[c].rows = 0
+			}
 		}
-		var prev []fss.Fp
 		if lo > 0 {
 			prev = run[m*(tensorCols*lo-1):][:m]
 		}
-		h := row/tensorCols + lo
-		if !tensorKernel(run[m*tensorCols*lo:], prev, rc.coef.alpha[h:], rc.coef.alpha2[h:], k, m, rc.mac, t, &rc.acc) {
+		var keep [2][]fss.Fp
+		if at := row + tensorCols*lo; summed != nil {
+			keep = [2][]fss.Fp{summed[at:], summed[v.s.bins+at:]}
+		}
+		ok, keptRows := tensorKernel(run[m*tensorCols*lo:], prev, chk, row/tensorCols+lo, k, m, keep)
+		if !ok {
 			rows = 0
 			break
 		}
-		if rc.rows += k; t {
-			rc.rows++
+		if keptRows {
+			kept += k * tensorCols
 		}
-		lo, tail = lo+k, t
+		for c := range chk {
+			chk[c].rows += k
+		}
+		lo += k
 	}
-	comps := v.comps(rc.mac)
-	rc.cols.scalar(run, row, rows*tensorCols, rc.coef, m, comps)
-	if above && !tail {
-		rc.cols.boundary(run[(n-1)*m:], row+n, rc.coef, comps)
+	if summed != nil && kept < n {
+		keep(summed, v.s.bins, row+kept, run[kept*m:], m, v.s.Summed())
+	}
+	if rows*tensorCols < n {
+		if rows > 0 {
+			prev = run[m*(tensorCols*rows-1):][:m]
+		}
+		for c := range chk {
+			chk[c].cols.scalar(run, prev, row, rows*tensorCols, chk[c].coef, m, v.comps(chk[c].mac))
+		}
+	}
+}
+
+// keep copies the summed components of a run of prefixes row, row + 1,
+// … of an m-component vector (run[i·m + c] = P_c(row + i)) to dst,
+// component summed[k]'s prefix j at k·bins + j.
+func keep(dst []fss.Fp, bins, row int, run []fss.Fp, m int, summed []payload.Component) {
+	n := len(run) / m
+	for k, c := range summed {
+		out := dst[k*bins+row:][:n]
+		in := run[c:]
+		for j := range out {
+			out[j] = in[j*m]
+		}
 	}
 }
 
@@ -102,23 +134,6 @@ func (v *Server) sketchOfRuns(rc *runCheck) sketch {
 		s.x = append(s.x, cols.dot(sumProb, &c.beta))
 	}
 	return s
-}
-
-// boundary adds to the column sums the term −P(j − 1) of the first
-// difference at prefix j, prev = P(j − 1) (its m components), for the
-// components comps[d] of the sums d.
-func (cols *columns) boundary(prev []fss.Fp, j int, c *coefficients, comps [sumLen]int) {
-	h, l := j/tensorCols, j%tensorCols
-	for d, comp := range comps {
-		a := c.alpha[h]
-		switch {
-		case d == sumSquare:
-			a, comp = c.alpha2[h], comps[sumCount]
-		case comp < 0:
-			continue
-		}
-		cols[d][l] = cols[d][l].addMul(a, prev[comp].Neg())
-	}
 }
 
 // drain adds the lane sums of the kernel of m-component vectors to the
@@ -152,15 +167,19 @@ func (acc *limbAcc) drain(m, mac int, cols *columns) {
 }
 
 // scalar adds to the column sums the prefixes from − … of a run,
-// run[i·m + c] = P_c(row + i), P(row − 1) taken as 0, for the components
-// comps[d] of the sums d (−1: none; the square's is the count's).
-func (cols *columns) scalar(run []fss.Fp, row, from int, c *coefficients, m int, comps [sumLen]int) {
+// run[i·m + c] = P_c(row + i), prev = P(row + from − 1) (nil: 0), for the
+// components comps[d] of the sums d (−1: none; the square's is the
+// count's).
+func (cols *columns) scalar(run, prev []fss.Fp, row, from int, c *coefficients, m int, comps [sumLen]int) {
 	n := len(run) / m
-	at := func(i, comp int) fss.Fp { // P_comp(row + i), 0 before the run
-		if i < 0 {
+	at := func(i, comp int) fss.Fp { // P_comp(row + i)
+		switch {
+		case i >= from:
+			return run[i*m+comp]
+		case prev == nil:
 			return 0
 		}
-		return run[i*m+comp]
+		return prev[comp]
 	}
 	cc, lc, mc := comps[sumCount], comps[sumLabel], comps[sumMAC]
 	for l := range tensorCols {

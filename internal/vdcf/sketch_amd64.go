@@ -48,49 +48,68 @@ func foldAccel(prefixes []fss.Fp, m int, comp []int, sums []uint64) (done int) {
 	return n
 }
 
-// tensor4IFMA is the assembly kernel of tensorKernel for 4-component
-// vectors (sketch_amd64.s).
+// addLazyAVX512 is the assembly kernel of addLazyAccel (sketch_amd64.s).
 //
 //go:noescape
-func tensor4IFMA(p *fss.Fp, prev *[3]fss.Fp, alpha, alpha2 *fss.Fp, rows, mac, tail int, acc *[12][8]uint64)
+func addLazyAVX512(sum *uint64, x *fss.Fp, n int)
 
-// tensorBlock is the most rows, a tail included, whose sums the
-// kernels' lane sums take before they are drained, so that they cannot
-// overflow: per row a lane's part gains below 3·2^52, and 3·2^52·512 <
-// 2^64.
-const tensorBlock = 512
+// addLazyAccel adds x[i] to the lazily reduced sums[i] (fss.AddLazy)
+// for the first done = len(x) rounded down to a multiple of 8 (0 without
+// AVX-512), eight per instruction.
+func addLazyAccel(sums []uint64, x []fss.Fp) (done int) {
+	n := len(x) &^ 7
+	if !useAVX512 || n == 0 {
+		return 0
+	}
+	_ = sums[n-1]
+	addLazyAVX512(&sums[0], &x[0], n)
+	return n
+}
 
-// tensorKernel adds to the lane sums acc of the IFMA kernel of
-// m-component vectors (tensor4IFMA, tensor5IFMA) the sums over rows ≥ 1
-// whole rows of p (tensorCols prefixes each) under the row factors
-// alpha, alpha2 from their first, prev the prefix before the first (nil:
-// zeros), and if tail a row of zeros after them (the first difference
-// at the next row: the last prefix's negation); it returns false, adding
-// nothing, where the CPU has no IFMA.
-func tensorKernel(p, prev, alpha, alpha2 []fss.Fp, rows, m, mac int, tail bool, acc *limbAcc) bool {
+// tensor4IFMA is the assembly kernel of tensorKernel for 4-component
+// vectors (sketch_amd64.s): both checks' sums, and the count and label
+// kept.
+//
+//go:noescape
+func tensor4IFMA(p *fss.Fp, prev *[4]fss.Fp, alpha0, alpha20, alpha1, alpha21 *fss.Fp, rows int, acc0, acc1 *[12][8]uint64, count, label *fss.Fp)
+
+// tensorKernel adds to the lane sums of both checks chk the IFMA
+// kernel's sums over rows ≥ 1 whole rows of an m-component vector p
+// (tensorCols prefixes each), the first at row h of the challenge
+// tensor, prev the prefix before the first (nil: zeros). For m = 4 it
+// also copies the rows' counts to keep[0] and labels to keep[1] unless
+// they are nil (kept). It returns false, adding nothing, where the CPU
+// has no IFMA.
+func tensorKernel(p, prev []fss.Fp, chk *[checks]runCheck, h, rows, m int, keep [2][]fss.Fp) (ok, kept bool) {
 	if !useIFMA || rows < 1 {
-		return false
+		return false, false
 	}
-	t := 0
-	if tail {
-		t = 1
-	}
-	_, _, _ = p[m*tensorCols*rows-1], alpha[rows+t-1], alpha2[rows+t-1]
+	n := tensorCols * rows
+	_ = p[m*n-1]
+	a0, a1 := chk[0].coef, chk[1].coef
+	_, _, _, _ = a0.alpha[h+rows-1], a0.alpha2[h+rows-1], a1.alpha[h+rows-1], a1.alpha2[h+rows-1]
 	switch m {
 	case 4:
-		var pv [3]fss.Fp
-		if prev != nil {
-			pv = [3]fss.Fp{prev[payload.Count], prev[payload.Label], prev[mac]}
+		var pv [4]fss.Fp
+		copy(pv[:], prev)
+		var count, label *fss.Fp
+		if keep[0] != nil {
+			_, _ = keep[0][n-1], keep[1][n-1]
+			count, label, kept = &keep[0][0], &keep[1][0], true
 		}
-		tensor4IFMA(&p[0], &pv, &alpha[0], &alpha2[0], rows, mac, t, (*[12][8]uint64)(acc[:12]))
+		tensor4IFMA(&p[0], &pv, &a0.alpha[h], &a0.alpha2[h], &a1.alpha[h], &a1.alpha2[h], rows,
+			(*[12][8]uint64)(chk[0].acc[:12]), (*[12][8]uint64)(chk[1].acc[:12]), count, label)
 	case 5:
 		var pv [8]uint64 // lanes 3–7: the prefix before
 		for c, x := range prev {
 			pv[3+c] = uint64(x)
 		}
-		tensor5IFMA(&p[0], &pv, &alpha[0], &alpha2[0], rows, t, acc, &gather5[payload.Count])
+		for k := range chk {
+			c := chk[k].coef
+			tensor5IFMA(&p[0], &pv, &c.alpha[h], &c.alpha2[h], rows, &chk[k].acc, &gather5[payload.Count])
+		}
 	default:
-		return false
+		return false, false
 	}
-	return true
+	return true, kept
 }

@@ -73,84 +73,115 @@ INDEX(idx4C3, 3, 7, 11, 15, 0, 0, 0, 0)
 	VPADDQ.BCST modulus<>(SB), Z23, K1, Z23  \
 	VMOVDQA64   Z22, prev
 
-// func tensor4IFMA(p *fss.Fp, prev *[3]fss.Fp, alpha, alpha2 *fss.Fp, rows, mac, tail int, acc *[12][8]uint64)
+// ROW4 loads the row of eight prefixes at SI (four components each) to
+// Z15–Z18, and α_h at DI and α_h² at R8 as limbs to Z27, Z28 and Z29,
+// Z30.
+#define ROW4 \
+	VMOVDQU64    0(SI), Z15  \
+	VMOVDQU64    64(SI), Z16 \
+	VMOVDQU64    128(SI), Z17 \
+	VMOVDQU64    192(SI), Z18 \
+	VPBROADCASTQ (DI), Z27   \
+	LIMBS(Z27, Z27, Z28)     \
+	VPBROADCASTQ (R8), Z29   \
+	LIMBS(Z29, Z29, Z30)
+
+// SUM4(prev, z0, z1, z2): z0 + 2^52·z1 + 2^104·z2 += α_h·ΔZ22, the
+// first differences of the component gathered in Z22 (DIFF), whose
+// limbs stay in Z25, Z26.
+#define SUM4(prev, z0, z1, z2) \
+	DIFF(prev)                 \
+	LIMBS(Z23, Z25, Z26)       \
+	PRODUCT(Z27, Z28, Z25, Z26, z0, z1, z2)
+
+// CHECK4 adds one row's sums of one check: the count's (and its square's,
+// Z9–Z11), the label's, and the MAC's, gathered by Z21; the count and the
+// label gathered first, by Z19 and Z20, each followed by `keep`.
+#define CHECK4(keepCount, keepLabel) \
+	GATHER4(Z19, Z22)                 \
+	keepCount                         \
+	SUM4(Z12, Z0, Z1, Z2)             \
+	PRODUCT(Z29, Z30, Z25, Z26, Z9, Z10, Z11) \
+	GATHER4(Z20, Z22)                 \
+	keepLabel                         \
+	SUM4(Z13, Z3, Z4, Z5)             \
+	GATHER4(Z21, Z22)                 \
+	SUM4(Z14, Z6, Z7, Z8)             \
+	ADDQ         $256, SI             \
+	ADDQ         $8, DI               \
+	ADDQ         $8, R8
+
+// KEEP(at): store Z22 (eight prefixes of one component) at `at`, then
+// the next eight.
+#define KEEP(at) \
+	VMOVDQU64 Z22, (at) \
+	ADDQ      $64, at
+
+#define NOKEEP
+
+// func tensor4IFMA(p *fss.Fp, prev *[4]fss.Fp, alpha0, alpha20, alpha1, alpha21 *fss.Fp, rows int, acc0, acc1 *[12][8]uint64, count, label *fss.Fp)
 //
-// For rows rows of eight prefixes of a 4-component prefix vector p (at
-// most 512 rows, with the tail; prev the count, label and MAC of the
-// prefix before the first, zeros at the vector's start), and then, if
-// tail is not 0, one row of zeros (whose first difference is the last
-// prefix's negation, at α_rows), adds to acc lane-wise sums, lane l for
+// For rows ≥ 1 rows of eight prefixes of a 4-component prefix vector p
+// (prev the prefix before the first, zeros at the vector's start), adds
+// to acc0 and acc1 the lane-wise sums of the two checks, under the row
+// factors α (alpha0, alpha1) and α² (alpha20, alpha21), lane l for
 // column l: Σ_h α_h·ΔC(h, l), Σ_h α_h·ΔL(h, l), Σ_h α_h·ΔM(h, l) and
-// Σ_h α_h²·ΔC(h, l), with C, L the count and label (components 0 and 1)
-// and M component mac (2 or 3), Δ the first differences mod p: sum d has
-// its 2^0, 2^52 and 2^104 parts in acc[3d], acc[3d+1], acc[3d+2].
-TEXT ·tensor4IFMA(SB), NOSPLIT, $0-64
+// Σ_h α_h²·ΔC(h, l), with C, L the count and label (components 0 and
+// 1), M the check's MAC (component 2, then 3), Δ the first differences
+// mod p: sum d has its 2^0, 2^52 and 2^104 parts in acc[3d], acc[3d+1],
+// acc[3d+2]. If count is not nil, it stores the rows' counts at count
+// and their labels at label.
+TEXT ·tensor4IFMA(SB), NOSPLIT, $0-88
 	MOVQ         p+0(FP), SI
 	MOVQ         prev+8(FP), BX
-	MOVQ         alpha+16(FP), DI
-	MOVQ         alpha2+24(FP), R8
-	MOVQ         rows+32(FP), CX
-	MOVQ         mac+40(FP), AX
-	MOVQ         tail+48(FP), R9
-	MOVQ         acc+56(FP), DX
+	MOVQ         alpha0+16(FP), DI
+	MOVQ         alpha20+24(FP), R8
+	MOVQ         rows+48(FP), CX
+	MOVQ         acc0+56(FP), DX
+	MOVQ         count+72(FP), R9
+	MOVQ         label+80(FP), R10
 	VPBROADCASTQ mask52<>(SB), Z31
 	VMOVDQU64    idx4C0<>(SB), Z19
 	VMOVDQU64    idx4C1<>(SB), Z20
 	VMOVDQU64    idx4C2<>(SB), Z21
-	CMPQ         AX, $3
-	JNE          macIndexed
-	VMOVDQU64    idx4C3<>(SB), Z21
-
-macIndexed:
 	VPBROADCASTQ 0(BX), Z12
 	VPBROADCASTQ 8(BX), Z13
 	VPBROADCASTQ 16(BX), Z14
 	LOAD_ACC
-	TESTQ        CX, CX
-	JZ           tailed
-
-tensor:
-	VMOVDQU64    0(SI), Z15
-	VMOVDQU64    64(SI), Z16
-	VMOVDQU64    128(SI), Z17
-	VMOVDQU64    192(SI), Z18
-
-row:
-	VPBROADCASTQ (DI), Z27
-	LIMBS(Z27, Z27, Z28)          // α_h
-	VPBROADCASTQ (R8), Z29
-	LIMBS(Z29, Z29, Z30)          // α_h²
-	GATHER4(Z19, Z22)             // count
-	DIFF(Z12)
-	LIMBS(Z23, Z25, Z26)
-	PRODUCT(Z27, Z28, Z25, Z26, Z0, Z1, Z2)
-	PRODUCT(Z29, Z30, Z25, Z26, Z9, Z10, Z11)
-	GATHER4(Z20, Z22)             // label
-	DIFF(Z13)
-	LIMBS(Z23, Z25, Z26)
-	PRODUCT(Z27, Z28, Z25, Z26, Z3, Z4, Z5)
-	GATHER4(Z21, Z22)             // MAC
-	DIFF(Z14)
-	LIMBS(Z23, Z25, Z26)
-	PRODUCT(Z27, Z28, Z25, Z26, Z6, Z7, Z8)
-	ADDQ         $256, SI
-	ADDQ         $8, DI
-	ADDQ         $8, R8
-	DECQ         CX
-	JNZ          tensor
-
-tailed:
 	TESTQ        R9, R9
-	JZ           tensored
-	XORQ         R9, R9
-	VPXORQ       Z15, Z15, Z15
-	VPXORQ       Z16, Z16, Z16
-	VPXORQ       Z17, Z17, Z17
-	VPXORQ       Z18, Z18, Z18
-	MOVQ         $1, CX
-	JMP          row
+	JZ           first
 
-tensored:
+firstKept:
+	ROW4
+	CHECK4(KEEP(R9), KEEP(R10))
+	DECQ         CX
+	JNZ          firstKept
+	JMP          second
+
+first:
+	ROW4
+	CHECK4(NOKEEP, NOKEEP)
+	DECQ         CX
+	JNZ          first
+
+second:
+	STORE_ACC
+	MOVQ         p+0(FP), SI
+	MOVQ         alpha1+32(FP), DI
+	MOVQ         alpha21+40(FP), R8
+	MOVQ         rows+48(FP), CX
+	MOVQ         acc1+64(FP), DX
+	VMOVDQU64    idx4C3<>(SB), Z21
+	VPBROADCASTQ 0(BX), Z12
+	VPBROADCASTQ 8(BX), Z13
+	VPBROADCASTQ 24(BX), Z14
+	LOAD_ACC
+
+secondRows:
+	ROW4
+	CHECK4(NOKEEP, NOKEEP)
+	DECQ         CX
+	JNZ          secondRows
 	STORE_ACC
 	VZEROUPPER
 	RET
@@ -198,5 +229,29 @@ fold4:
 	JNZ       fold4
 
 folded4:
+	VZEROUPPER
+	RET
+
+// func addLazyAVX512(sum *uint64, x *fss.Fp, n int)
+//
+// For n words (a multiple of 8), adds x[i] to sum[i] as words congruent
+// mod p, eight per instruction (ADD_LAZY).
+TEXT ·addLazyAVX512(SB), NOSPLIT, $0-24
+	MOVQ         sum+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VPBROADCASTQ twoTo32m1<>(SB), Z30
+	TESTQ        CX, CX
+	JZ           addedLazy
+
+addLazy:
+	VMOVDQU64 (SI), Z15
+	ADD_LAZY(Z15, (DI), K1)
+	ADDQ      $64, SI
+	ADDQ      $64, DI
+	SUBQ      $8, CX
+	JNZ       addLazy
+
+addedLazy:
 	VZEROUPPER
 	RET

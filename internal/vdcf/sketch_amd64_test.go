@@ -40,7 +40,7 @@ func accelPaths(t *testing.T) []accelPath {
 // TestKernelsDispatched checks that, where the CPU has them, the vector
 // kernels take what they are for (a dispatch that falls back to the
 // portable loops gives the same sums, so the sums tests cannot see it):
-// the whole rows of the sketch's runs with their tail, and the fold's multiples of 8 prefixes, for
+// the whole rows of the sketch's runs and the fold's multiples of 8 prefixes, for
 // 4- and 5-component vectors.
 func TestKernelsDispatched(t *testing.T) {
 	if !useIFMA || !useAVX512 {
@@ -56,10 +56,10 @@ func TestKernelsDispatched(t *testing.T) {
 		t.Run(fmt.Sprintf("m=%d", m), func(t *testing.T) {
 			vec := make([]fss.Fp, bins*m)
 			c := factorsOf(bins, func() fss.Fp { return 1 })
-			rc := &runCheck{coef: c, mac: f.s.macOf(1)}
-			f.srv[0].addRun(rc, runLen, vec[runLen*m:2*runLen*m])
-			if want := runLen/tensorCols + 1; rc.rows != want { // the run's rows and the tail
-				t.Errorf("sketch kernel took %d rows of a run, want %d", rc.rows, want)
+			chk := [checks]runCheck{{coef: c, mac: f.s.macOf(0)}, {coef: c, mac: f.s.macOf(1)}}
+			f.srv[0].addRun(&chk, runLen, vec[runLen*m:2*runLen*m], vec[(runLen-1)*m:runLen*m], nil)
+			if rc := &chk[1]; rc.rows != runLen/tensorCols {
+				t.Errorf("sketch kernel took %d rows of a run, want %d", rc.rows, runLen/tensorCols)
 			}
 			comp := []int{int(payload.Count), int(payload.Label)}
 			if done := foldAccel(vec, m, comp, make([]uint64, len(comp)*bins)); done != bins&^7 {

@@ -17,7 +17,7 @@ import (
 // come per word g = 5l + c (limbAcc.drain).
 //
 //go:noescape
-func tensor5IFMA(p *fss.Fp, prev *[8]uint64, alpha, alpha2 *fss.Fp, rows, tail int, acc *limbAcc, count *[4][8]uint64)
+func tensor5IFMA(p *fss.Fp, prev *[8]uint64, alpha, alpha2 *fss.Fp, rows int, acc *limbAcc, count *[4][8]uint64)
 
 // fold5AVX512 is the assembly kernel of fold5Accel.
 //

@@ -20,26 +20,23 @@
 	LIMBS(Z25, Z26, Z27)                    \
 	PRODUCT(Z28, Z29, Z26, Z27, z0, z1, z2)
 
-// func tensor5IFMA(p *fss.Fp, prev *[8]uint64, alpha, alpha2 *fss.Fp, rows, tail int, acc *[18][8]uint64, count *[4][8]uint64)
+// func tensor5IFMA(p *fss.Fp, prev *[8]uint64, alpha, alpha2 *fss.Fp, rows int, acc *[18][8]uint64, count *[4][8]uint64)
 //
-// For rows rows of eight prefixes of a 5-component prefix vector p (at
-// most 512 rows, with the tail; lanes 3–7 of prev the components of the
-// prefix before the first, zeros at the vector's start), and then, if
-// tail is not 0, one row of zeros (whose first differences are the last
-// prefix's negation, at α_rows), adds to acc lane-wise sums:
+// For rows rows of eight prefixes of a 5-component prefix vector p
+// (lanes 3–7 of prev the components of the prefix before the first,
+// zeros at the vector's start), adds to acc lane-wise sums:
 // acc[3k + i][l] is part i (of weight 2^(52i)) of Σ_h α_h·ΔW(h, 8k + l),
 // W(h, g) word g of row h and Δ the first difference of its component;
 // acc[15 + i][l] part i of Σ_h α_h²·ΔC(h, l), C the count, gathered from
 // the differences by the permutations at count (gather5).
-TEXT ·tensor5IFMA(SB), NOSPLIT, $0-64
+TEXT ·tensor5IFMA(SB), NOSPLIT, $0-56
 	MOVQ         p+0(FP), SI
 	MOVQ         prev+8(FP), BX
 	MOVQ         alpha+16(FP), DI
 	MOVQ         alpha2+24(FP), R8
 	MOVQ         rows+32(FP), CX
-	MOVQ         tail+40(FP), R9
-	MOVQ         acc+48(FP), DX
-	MOVQ         count+56(FP), AX
+	MOVQ         acc+40(FP), DX
+	MOVQ         count+48(FP), AX
 	VPBROADCASTQ mask52<>(SB), Z31
 	VMOVDQU64    0(AX), Z19
 	VMOVDQU64    64(AX), Z20
@@ -65,7 +62,7 @@ TEXT ·tensor5IFMA(SB), NOSPLIT, $0-64
 	VMOVDQU64    1024(DX), Z16
 	VMOVDQU64    1088(DX), Z17
 	TESTQ        CX, CX
-	JZ           tailed5
+	JZ           tensored5
 
 tensor5:
 	VPBROADCASTQ (DI), Z28
@@ -90,14 +87,6 @@ tensor5:
 	ADDQ         $8, R8
 	DECQ         CX
 	JNZ          tensor5
-
-tailed5:
-	TESTQ        R9, R9
-	JZ           tensored5
-	XORQ         R9, R9
-	LEAQ         zeroRow<>(SB), SI
-	MOVQ         $1, CX
-	JMP          tensor5
 
 tensored5:
 	VMOVDQU64 Z0, 0(DX)
