@@ -82,7 +82,7 @@ func evalFieldBatch(keys []*FieldKey, points []uint64, out [][]Fp, visit runVisi
 	chunks := (len(keys) + chunkKeys - 1) / chunkKeys
 	var next atomic.Int64
 	work := func() {
-		w := newFieldWalker(first.nbits, first.m, points, reverse)
+		w := newFieldWalker(first.nbits, first.m, points, reverse, visit != nil)
 		w.visit = visit
 		for c := int(next.Add(1) - 1); c < chunks; c = int(next.Add(1) - 1) {
 			lo, hi := c*chunkKeys, min((c+1)*chunkKeys, len(keys))
@@ -176,7 +176,8 @@ type fieldWalker struct {
 	seedOut [2][]block
 	vals    []block   // value block j of key i at vals[j·valStride + i]
 	valOut  [][]block // per value block, per key: the rows of vals
-	staged  [][]Fp    // per key: the shares of up to leafRun leaves, in row order
+	staged  [][]Fp    // per key: the shares of up to runLen leaves, in row order
+	runLen  int       // leafRun, or visitRun for visit
 }
 
 // leafRun is the number of consecutive leaves whose shares the walker
@@ -189,12 +190,19 @@ type fieldWalker struct {
 // leaf step").
 const leafRun = 16
 
+// visitRun is leafRun when the runs go to a visitor (FieldPrefixRuns):
+// 32 leaves, 64 KB of staging per chunk at m = 4, half in L1, so that
+// the visitor's per-run work (a verifier's sketch, whose per-key state is
+// larger than a run of 16) is spread over twice the shares
+// (EXPERIMENTS.md, "Sketch at the leaves").
+const visitRun = 32
+
 // valStride is the row length of fieldWalker.vals: one block beyond the
 // chunk, as the vector loops read the high words of blocks as 32-byte
 // loads from a block's middle.
 const valStride = chunkKeys + 1
 
-func newFieldWalker(n, m int, points []uint64, reverse bool) *fieldWalker {
+func newFieldWalker(n, m int, points []uint64, reverse, visited bool) *fieldWalker {
 	perKey := func() [][]uint64 {
 		rows := make([][]uint64, m)
 		for c := range rows {
@@ -221,10 +229,14 @@ func newFieldWalker(n, m int, points []uint64, reverse bool) *fieldWalker {
 	for j := range w.valOut {
 		w.valOut[j] = w.vals[j*valStride : (j+1)*valStride]
 	}
-	staged := make([]Fp, chunkKeys*leafRun*m)
+	w.runLen = leafRun
+	if visited {
+		w.runLen = visitRun
+	}
+	staged := make([]Fp, chunkKeys*w.runLen*m)
 	w.staged = make([][]Fp, chunkKeys)
 	for i := range w.staged {
-		w.staged[i] = staged[i*leafRun*m : (i+1)*leafRun*m]
+		w.staged[i] = staged[i*w.runLen*m : (i+1)*w.runLen*m]
 	}
 	w.state[0][0] = newState()
 	for d := 1; d <= n; d++ {
@@ -413,16 +425,16 @@ func (w *fieldWalker) leaf(st *fieldState, p int) {
 // ends with it, the run's first row and its number of rows (else n = 0).
 // Leaf p goes to row p, or its mirror N − 1 − p when reverse (N =
 // len(points)), the leaves then walked from the highest point down; its
-// slot is its row mod leafRun, so that a run holds rows row … row + n − 1
-// in order from slot 0, from a multiple of leafRun.
+// slot is its row mod the run length, so that a run holds rows row …
+// row + n − 1 in order from slot 0, from a multiple of the run length.
 func (w *fieldWalker) slot(p int) (slot, row, n int) {
 	last := len(w.points) - 1
 	row = p
 	if w.reverse {
 		row = last - p
 	}
-	slot = row % leafRun
-	if slot == leafRun-1 || row == last {
+	slot = row % w.runLen
+	if slot == w.runLen-1 || row == last {
 		return slot, row - slot, slot + 1
 	}
 	return slot, 0, 0

@@ -7,8 +7,8 @@ import (
 )
 
 // TestFieldPrefixRunsEqualFieldPrefixes checks that FieldPrefixRuns hands
-// each key every prefix once, in ascending runs of leafRun prefixes (the
-// last of at most leafRun), each starting at a multiple of leafRun, with
+// each key every prefix once, in ascending runs of visitRun prefixes (the
+// last of at most visitRun), each starting at a multiple of visitRun, with
 // the shares FieldPrefixes writes: on grids around the
 // run length, with more keys than a chunk on several goroutines, and
 // with the walker's resampling forced.
@@ -54,12 +54,12 @@ func checkFieldPrefixRuns(t *testing.T, r *rand.Rand, bins, m, n, workers int) {
 		rows := len(run) / m
 		switch {
 		case bad[k] != "":
-		case len(run)%m != 0 || rows == 0 || rows > leafRun:
+		case len(run)%m != 0 || rows == 0 || rows > visitRun:
 			bad[k] = fmt.Sprintf("a run of %d elements", len(run))
 		case row != next[k]:
 			bad[k] = fmt.Sprintf("rows %d … %d, want a run from row %d", row, row+rows-1, next[k])
-		case row%leafRun != 0 || rows < leafRun && row+rows != bins:
-			bad[k] = fmt.Sprintf("rows %d … %d: not a run of %d from a multiple of %d, nor the last", row, row+rows-1, leafRun, leafRun)
+		case row%visitRun != 0 || rows < visitRun && row+rows != bins:
+			bad[k] = fmt.Sprintf("rows %d … %d: not a run of %d from a multiple of %d, nor the last", row, row+rows-1, visitRun, visitRun)
 		}
 		next[k] = row + rows
 		copy(got[k][row*m:], run)

@@ -206,10 +206,16 @@ func (v *Server) challenge(st *ctrStream, buf []fss.Fp) coefficients {
 	a := len(buf) / 2
 	c.alpha, c.alpha2 = buf[:a:a], buf[a:]
 	st.elements(c.alpha)
-	for h, x := range c.alpha {
-		c.alpha2[h] = x.Mul(x)
-	}
+	squares(c.alpha2, c.alpha)
 	return c
+}
+
+// squares sets dst[i] = src[i]², eight at a time on AVX-512.
+func squares(dst, src []fss.Fp) {
+	dst = dst[:len(src)]
+	for i := squareAccel(dst, src); i < len(src); i++ {
+		dst[i] = src[i].Mul(src[i])
+	}
 }
 
 // next draws a uniform field element from the stream.

@@ -106,11 +106,10 @@ func (v *Server) walk(nonces [][NonceSize]byte, shares []*Share) (*walked, error
 		w.rows = make([]fss.Fp, len(shares)*per)
 	}
 	keys := make([]*fss.FieldKey, len(shares))
-	sums := make([]fss.Fp, len(shares)*len(summed)*bins)
 	for i, sh := range shares {
 		keys[i] = sh.key
 		r := &w.reports[i]
-		*r = reportRuns{summed: sums[i*len(summed)*bins : (i+1)*len(summed)*bins : (i+1)*len(summed)*bins]}
+		*r = reportRuns{summed: make([]fss.Fp, len(summed)*bins)}
 		if nonces != nil {
 			r.coef = v.challengesIn(nonces[i], &w.st, w.rows[i*per:(i+1)*per])
 			for k := range r.chk {

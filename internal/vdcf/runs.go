@@ -15,7 +15,7 @@ import (
 // as fss.PrefixDomain.FieldPrefixRuns hands them: from prefix 0 up,
 // each starting at a multiple of runLen (of tensorCols: whole rows of
 // the challenge tensor).
-const runLen = 16
+const runLen = 32
 
 // tensorBlock is the most rows, a tail included, whose sums the
 // kernels' lane sums take before they are drained, so that they cannot

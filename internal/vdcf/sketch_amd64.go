@@ -66,6 +66,24 @@ func addLazyAccel(sums []uint64, x []fss.Fp) (done int) {
 	return n
 }
 
+// squareAVX512 is the assembly kernel of squareAccel (sketch_amd64.s).
+//
+//go:noescape
+func squareAVX512(dst, src *fss.Fp, n int)
+
+// squareAccel sets dst[i] = src[i]² for the first done = len(src)
+// rounded down to a multiple of 8 (0 without AVX-512), eight per
+// instruction.
+func squareAccel(dst, src []fss.Fp) (done int) {
+	n := len(src) &^ 7
+	if !useAVX512 || n == 0 {
+		return 0
+	}
+	_ = dst[n-1]
+	squareAVX512(&dst[0], &src[0], n)
+	return n
+}
+
 // tensor4IFMA is the assembly kernel of tensorKernel for 4-component
 // vectors (sketch_amd64.s): both checks' sums, and the count and label
 // kept.

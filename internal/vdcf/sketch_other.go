@@ -14,3 +14,6 @@ func foldAccel(prefixes []fss.Fp, m int, comp []int, sums []uint64) (done int) {
 
 // addLazyAccel does nothing without AVX-512 (sketch_amd64.go).
 func addLazyAccel(sums []uint64, x []fss.Fp) (done int) { return 0 }
+
+// squareAccel does nothing without AVX-512 (sketch_amd64.go).
+func squareAccel(dst, src []fss.Fp) (done int) { return 0 }
