@@ -11,7 +11,8 @@ import (
 // TestPrepareAllEqualsEvaluatePrepare checks that PrepareAll, at both
 // servers, gives for every report what Evaluate and Prepare give: the
 // same first message, sketch, second message and decision, and as
-// summed components those of the prefix vector (the same aggregate), on
+// summed components those of the prefix vector (the same aggregate; so
+// does EvaluateSummed), on
 // honest reports and every forgery, for both schemes, on grids whose
 // highest run is whole, partial, or less than a tensor row, in batches
 // of more keys than the walk takes in lockstep, with the vector kernels
@@ -79,6 +80,10 @@ func checkPrepareAll(t *testing.T, f *fixture, reports []Report) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		summed, err := v.EvaluateSummed(shares)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for k, i := range at {
 			p, msg, err := v.Prepare(nonces[k], shares[k], vecs[k])
 			if err != nil {
@@ -93,6 +98,7 @@ func checkPrepareAll(t *testing.T, f *fixture, reports []Report) {
 				t.Fatalf("server %d, report %d: sketch %x, Prepare's %x", id, i, a, b)
 			}
 			summedMatches(t, f.s, prepared[k].Summed, vecs[k])
+			summedMatches(t, f.s, summed[k], vecs[k])
 		}
 	}
 	for i := range reports {
