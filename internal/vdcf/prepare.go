@@ -93,6 +93,11 @@ type reportRuns struct {
 func (v *Server) walk(nonces [][NonceSize]byte, shares []*Share) (*walked, error) {
 	m, bins := v.s.Components(), v.s.bins
 	summed := v.s.Summed()
+	for i, sh := range shares {
+		if sh == nil {
+			return nil, fmt.Errorf("vdcf: share %d is nil", i)
+		}
+	}
 	w, _ := v.walks.Get().(*walked)
 	if w == nil {
 		w = &walked{}

@@ -165,3 +165,36 @@ func TestAddSummedRefusesOtherLengths(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepareAllRefusesBadInput checks that PrepareAll and
+// EvaluateSummed refuse, with an error, what they cannot walk: no
+// shares, a nil one, nonces not one per share.
+func TestPrepareAllRefusesBadInput(t *testing.T) {
+	f := newFixture(t, 10, 53)
+	r := f.encode(t, 3, true)
+	sh, err := f.srv[0].DecodeShare(r.Shares[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	nonce := [][NonceSize]byte{r.Nonce}
+	for name, tc := range map[string]struct {
+		nonces [][NonceSize]byte
+		shares []*Share
+	}{
+		"no shares":          {nil, nil},
+		"nil share":          {append(nonce, r.Nonce), []*Share{sh, nil}},
+		"missing nonce":      {nonce, []*Share{sh, sh}},
+		"one nonce too many": {append(nonce, r.Nonce), []*Share{sh}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := f.srv[0].PrepareAll(tc.nonces, tc.shares); err == nil {
+				t.Error("PrepareAll accepted")
+			}
+			if len(tc.nonces) == len(tc.shares) {
+				if _, err := f.srv[0].EvaluateSummed(tc.shares); err == nil {
+					t.Error("EvaluateSummed accepted")
+				}
+			}
+		})
+	}
+}
