@@ -82,8 +82,8 @@ func evalFieldBatch(keys []*FieldKey, points []uint64, out [][]Fp, visit runVisi
 	chunks := (len(keys) + chunkKeys - 1) / chunkKeys
 	var next atomic.Int64
 	work := func() {
-		w := newFieldWalker(first.nbits, first.m, points, reverse, visit != nil)
-		w.visit = visit
+		w := fieldWalkerFor(first.nbits, first.m, points, reverse, visit)
+		defer w.release()
 		for c := int(next.Add(1) - 1); c < chunks; c = int(next.Add(1) - 1) {
 			lo, hi := c*chunkKeys, min((c+1)*chunkKeys, len(keys))
 			w.base = lo
@@ -196,6 +196,35 @@ const leafRun = 16
 // larger than a run of 16) is spread over twice the shares
 // (EXPERIMENTS.md, "Sketch at the leaves").
 const visitRun = 32
+
+// walkers holds field walkers between batches (fieldWalkerFor): a
+// walker's state is 180 KB at n = 10, m = 4, allocated and zeroed for
+// each chunk of keys a server prepares otherwise.
+var walkers sync.Pool
+
+// fieldWalkerFor returns a walker of n-bit keys with m components for
+// the points, one from walkers if one of that shape is there. Every
+// field of its state is written before it is read (run, walk, leaf), as
+// when one walker runs chunk after chunk.
+func fieldWalkerFor(n, m int, points []uint64, reverse bool, visit runVisitor) *fieldWalker {
+	runLen := leafRun
+	if visit != nil {
+		runLen = visitRun
+	}
+	w, _ := walkers.Get().(*fieldWalker)
+	if w == nil || w.n != n || w.m != m || w.runLen != runLen {
+		w = newFieldWalker(n, m, points, reverse, visit != nil)
+	}
+	w.points, w.reverse, w.visit = points, reverse, visit
+	return w
+}
+
+// release puts the walker back in walkers, keeping no keys, outputs,
+// points or visitor alive.
+func (w *fieldWalker) release() {
+	w.points, w.out, w.visit = nil, nil, nil
+	walkers.Put(w)
+}
 
 // valStride is the row length of fieldWalker.vals: one block beyond the
 // chunk, as the vector loops read the high words of blocks as 32-byte
