@@ -36,7 +36,7 @@ func (v *Server) PrepareAll(nonces [][NonceSize]byte, shares []*Share) ([]Prepar
 	if err != nil {
 		return nil, err
 	}
-	defer v.walks.Put(w)
+	defer v.release(w)
 	out := make([]Prepared, len(shares))
 	for i, sh := range shares {
 		r := &w.reports[i]
@@ -59,12 +59,21 @@ func (v *Server) EvaluateSummed(shares []*Share) ([][]fss.Fp, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer v.walks.Put(w)
+	defer v.release(w)
 	out := make([][]fss.Fp, len(shares))
 	for i := range out {
 		out[i] = w.reports[i].summed
 	}
 	return out, nil
+}
+
+// release puts the walk's working memory back in the pool, keeping no
+// output alive.
+func (v *Server) release(w *walked) {
+	for i := range w.reports {
+		w.reports[i].summed = nil
+	}
+	v.walks.Put(w)
 }
 
 // walked is the working memory of one walk (Server.walk), reused

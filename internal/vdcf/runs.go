@@ -17,10 +17,9 @@ import (
 // the challenge tensor).
 const runLen = 32
 
-// tensorBlock is the most rows, a tail included, whose sums the
-// kernels' lane sums take before they are drained, so that they cannot
-// overflow: per row a lane's part gains below 3·2^52, and 3·2^52·512 <
-// 2^64.
+// tensorBlock is the most rows whose sums the kernels' lane sums take
+// before they are drained, so that they cannot overflow: per row a
+// lane's part gains below 3·2^52, and 3·2^52·512 < 2^64.
 const tensorBlock = 512
 
 // limbAcc holds the IFMA kernels' lane sums of one check
