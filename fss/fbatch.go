@@ -37,8 +37,8 @@ func (p PrefixDomain) FieldPrefixes(keys []*FieldKey, out [][]Fp) error {
 // visit(k, row, run) with key k's shares of the prefixes row … row + n − 1,
 // run[i·m + c] that of prefix row + i, component c (n = len(run)/m), once
 // for every prefix. The runs of a key come in order, from prefix 0 up,
-// each of 16 prefixes but the last (of at most 16), so each starts at a
-// multiple of 16. run is valid only during the call, and visit is
+// each of 32 prefixes but the last (of at most 32), so each starts at a
+// multiple of 32. run is valid only during the call, and visit is
 // called from several goroutines at once, never for one key at once.
 // A caller that needs a function of the vector (a sketch, some of its
 // components) computes it from the runs while they are in cache, without
