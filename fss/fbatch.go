@@ -21,7 +21,7 @@ import (
 // AES call encrypts one block per key of the chunk, eight in flight) on
 // GOMAXPROCS goroutines.
 func EvalFieldBatch(keys []*FieldKey, points []uint64, out [][]Fp) error {
-	return evalFieldBatch(keys, points, out, false, runtime.GOMAXPROCS(0))
+	return evalFieldBatch(keys, points, out, nil, false, runtime.GOMAXPROCS(0))
 }
 
 // FieldPrefixes writes to out[k] key k's share of the prefix vector over
@@ -29,12 +29,30 @@ func EvalFieldBatch(keys []*FieldKey, points []uint64, out [][]Fp) error {
 // every 0-based prefix j < N, which the other server's share completes to
 // β_c·1[b ≤ j]. It is EvalFieldBatch at the mirrored points 0 … N − 1.
 func (p PrefixDomain) FieldPrefixes(keys []*FieldKey, out [][]Fp) error {
-	return p.fieldPrefixes(keys, out, runtime.GOMAXPROCS(0))
+	return p.fieldPrefixes(keys, out, nil, runtime.GOMAXPROCS(0))
 }
 
-// fieldPrefixes is FieldPrefixes on at most the given number of
-// goroutines.
-func (p PrefixDomain) fieldPrefixes(keys []*FieldKey, out [][]Fp, workers int) error {
+// FieldPrefixRuns is FieldPrefixes handing each key's shares to visit
+// as the walk produces them, instead of writing them out: it calls
+// visit(k, row, run) with key k's shares of the prefixes row … row + n − 1,
+// run[i·m + c] that of prefix row + i, component c (n = len(run)/m), once
+// for every prefix. The runs of a key come in order, from prefix 0 up,
+// each of 32 prefixes but the last (of at most 32), so each starts at a
+// multiple of 32. run is valid only during the call, and visit is
+// called from several goroutines at once, never for one key at once.
+// A caller that needs a function of the vector (a sketch, some of its
+// components) computes it from the runs while they are in cache, without
+// the whole vector in memory.
+func (p PrefixDomain) FieldPrefixRuns(keys []*FieldKey, visit func(key, row int, run []Fp)) error {
+	if visit == nil {
+		return errors.New("fss: FieldPrefixRuns: nil visit")
+	}
+	return p.fieldPrefixes(keys, nil, visit, runtime.GOMAXPROCS(0))
+}
+
+// fieldPrefixes is FieldPrefixes (visit nil) or FieldPrefixRuns (out
+// nil) on at most the given number of goroutines.
+func (p PrefixDomain) fieldPrefixes(keys []*FieldKey, out [][]Fp, visit runVisitor, workers int) error {
 	for i, k := range keys {
 		if k != nil && k.k.nbits != p.nbits {
 			return fmt.Errorf("fss: FieldPrefixes: key %d has n = %d, the domain of %d bins has n = %d", i, k.k.nbits, p.bins, p.nbits)
@@ -44,13 +62,17 @@ func (p PrefixDomain) fieldPrefixes(keys []*FieldKey, out [][]Fp, workers int) e
 	for x := range points {
 		points[x] = uint64(x)
 	}
-	return evalFieldBatch(keys, points, out, true, workers)
+	return evalFieldBatch(keys, points, out, visit, true, workers)
 }
 
+// runVisitor consumes a key's staged run of shares (FieldPrefixRuns).
+type runVisitor = func(key, row int, run []Fp)
+
 // evalFieldBatch is EvalFieldBatch on at most the given number of
-// goroutines, writing point j to row len(points)−1−j when reverse is set.
-func evalFieldBatch(keys []*FieldKey, points []uint64, out [][]Fp, reverse bool, workers int) error {
-	if err := checkFieldBatch(keys, points, out); err != nil {
+// goroutines, writing point j to row len(points)−1−j when reverse is set,
+// or handing the runs to visit instead if it is not nil (out nil).
+func evalFieldBatch(keys []*FieldKey, points []uint64, out [][]Fp, visit runVisitor, reverse bool, workers int) error {
+	if err := checkFieldBatch(keys, points, out, visit != nil); err != nil {
 		return fmt.Errorf("fss: EvalFieldBatch: %w", err)
 	}
 	if len(points) == 0 {
@@ -60,10 +82,16 @@ func evalFieldBatch(keys []*FieldKey, points []uint64, out [][]Fp, reverse bool,
 	chunks := (len(keys) + chunkKeys - 1) / chunkKeys
 	var next atomic.Int64
 	work := func() {
-		w := newFieldWalker(first.nbits, first.m, points, reverse)
+		w := fieldWalkerFor(first.nbits, first.m, points, reverse, visit)
+		defer w.release()
 		for c := int(next.Add(1) - 1); c < chunks; c = int(next.Add(1) - 1) {
 			lo, hi := c*chunkKeys, min((c+1)*chunkKeys, len(keys))
-			w.run(keys[lo:hi], out[lo:hi])
+			w.base = lo
+			if visit != nil {
+				w.run(keys[lo:hi], nil)
+			} else {
+				w.run(keys[lo:hi], out[lo:hi])
+			}
 		}
 	}
 	var wg sync.WaitGroup
@@ -75,12 +103,13 @@ func evalFieldBatch(keys []*FieldKey, points []uint64, out [][]Fp, reverse bool,
 	return nil
 }
 
-// checkFieldBatch checks the arguments of evalFieldBatch.
-func checkFieldBatch(keys []*FieldKey, points []uint64, out [][]Fp) error {
+// checkFieldBatch checks the arguments of evalFieldBatch (out unless
+// visited).
+func checkFieldBatch(keys []*FieldKey, points []uint64, out [][]Fp, visited bool) error {
 	if len(keys) == 0 {
 		return errors.New("no keys")
 	}
-	if len(out) != len(keys) {
+	if !visited && len(out) != len(keys) {
 		return fmt.Errorf("%d output vectors for %d keys", len(out), len(keys))
 	}
 	if keys[0] == nil {
@@ -94,7 +123,7 @@ func checkFieldBatch(keys []*FieldKey, points []uint64, out [][]Fp) error {
 		case fk.k.nbits != first.nbits || fk.k.m != first.m || fk.k.party != first.party:
 			return fmt.Errorf("key %d has (party, n, m) = (%d, %d, %d), key 0 has (%d, %d, %d)",
 				i, fk.k.party, fk.k.nbits, fk.k.m, first.party, first.nbits, first.m)
-		case len(out[i]) != len(points)*first.m:
+		case !visited && len(out[i]) != len(points)*first.m:
 			return fmt.Errorf("output %d has %d elements, want %d points × %d components", i, len(out[i]), len(points), first.m)
 		}
 	}
@@ -138,14 +167,17 @@ type fieldWalker struct {
 	reverse bool
 	keys    int
 	party   uint64
-	out     [][]Fp
+	out     [][]Fp          // per key of the chunk, unless visit
+	visit   runVisitor      // if not nil, takes the runs instead of out
+	base    int             // the index of the chunk's first key, for visit
 	state   [][2]fieldState // state[d][side]; state[0][0] the root
 	cw      []levelCW       // per depth; val holds field elements
 	final   [][]uint64      // per component, per key
 	seedOut [2][]block
 	vals    []block   // value block j of key i at vals[j·valStride + i]
 	valOut  [][]block // per value block, per key: the rows of vals
-	staged  [][]Fp    // per key: the shares of up to leafRun leaves, in row order
+	staged  [][]Fp    // per key: the shares of up to runLen leaves, in row order
+	runLen  int       // leafRun, or visitRun for visit
 }
 
 // leafRun is the number of consecutive leaves whose shares the walker
@@ -158,12 +190,48 @@ type fieldWalker struct {
 // leaf step").
 const leafRun = 16
 
+// visitRun is leafRun when the runs go to a visitor (FieldPrefixRuns):
+// 32 leaves, 64 KB of staging per chunk at m = 4, half in L1, so that
+// the visitor's per-run work (a verifier's sketch, whose per-key state is
+// larger than a run of 16) is spread over twice the shares
+// (EXPERIMENTS.md, "Sketch at the leaves").
+const visitRun = 32
+
+// walkers holds field walkers between batches (fieldWalkerFor): a
+// walker's state is 180 KB at n = 10, m = 4, allocated and zeroed for
+// each chunk of keys a server prepares otherwise.
+var walkers sync.Pool
+
+// fieldWalkerFor returns a walker of n-bit keys with m components for
+// the points, one from walkers if one of that shape is there. Every
+// field of its state is written before it is read (run, walk, leaf), as
+// when one walker runs chunk after chunk.
+func fieldWalkerFor(n, m int, points []uint64, reverse bool, visit runVisitor) *fieldWalker {
+	runLen := leafRun
+	if visit != nil {
+		runLen = visitRun
+	}
+	w, _ := walkers.Get().(*fieldWalker)
+	if w == nil || w.n != n || w.m != m || w.runLen != runLen {
+		w = newFieldWalker(n, m, points, reverse, visit != nil)
+	}
+	w.points, w.reverse, w.visit = points, reverse, visit
+	return w
+}
+
+// release puts the walker back in walkers, keeping no keys, outputs,
+// points or visitor alive.
+func (w *fieldWalker) release() {
+	w.points, w.out, w.visit = nil, nil, nil
+	walkers.Put(w)
+}
+
 // valStride is the row length of fieldWalker.vals: one block beyond the
 // chunk, as the vector loops read the high words of blocks as 32-byte
 // loads from a block's middle.
 const valStride = chunkKeys + 1
 
-func newFieldWalker(n, m int, points []uint64, reverse bool) *fieldWalker {
+func newFieldWalker(n, m int, points []uint64, reverse, visited bool) *fieldWalker {
 	perKey := func() [][]uint64 {
 		rows := make([][]uint64, m)
 		for c := range rows {
@@ -190,10 +258,14 @@ func newFieldWalker(n, m int, points []uint64, reverse bool) *fieldWalker {
 	for j := range w.valOut {
 		w.valOut[j] = w.vals[j*valStride : (j+1)*valStride]
 	}
-	staged := make([]Fp, chunkKeys*leafRun*m)
+	w.runLen = leafRun
+	if visited {
+		w.runLen = visitRun
+	}
+	staged := make([]Fp, chunkKeys*w.runLen*m)
 	w.staged = make([][]Fp, chunkKeys)
 	for i := range w.staged {
-		w.staged[i] = staged[i*leafRun*m : (i+1)*leafRun*m]
+		w.staged[i] = staged[i*w.runLen*m : (i+1)*w.runLen*m]
 	}
 	w.state[0][0] = newState()
 	for d := 1; d <= n; d++ {
@@ -276,11 +348,16 @@ func (w *fieldWalker) walk(d int, st *fieldState, lo, hi int) {
 	if rej != 0 || forceResample {
 		w.resample(st, children, cw, need)
 	}
-	if need[0] {
-		w.walk(d+1, &children[0], lo, mid)
+	// Mirrored, the right child first: its leaves, the higher points,
+	// are the lower rows, so that runs come in ascending rows.
+	first := 0
+	if w.reverse {
+		first = 1
 	}
-	if need[1] {
-		w.walk(d+1, &children[1], mid, hi)
+	for _, side := range [2]int{first, 1 - first} {
+		if need[side] {
+			w.walk(d+1, &children[side], [2]int{lo, mid}[side], [2]int{mid, hi}[side])
+		}
 	}
 }
 
@@ -362,33 +439,47 @@ func (w *fieldWalker) rejectedKey(i, words int) bool {
 // value Convert(s^(n)) and t·CW^(n+1), times (−1)^b; at the end of a run
 // of leafRun leaves, or of the points, it writes the run out (flush).
 func (w *fieldWalker) leaf(st *fieldState, p int) {
-	done := p%leafRun + 1 // leaves of the run, this one included
-	slot := done - 1
-	if w.reverse {
-		slot = leafRun - done
-	}
+	slot, row, n := w.slot(p)
 	mask := st.mask[:w.keys]
 	w.hash(st.seed[:w.keys], [2]bool{}, fieldLeafBlocks(w.m))
 	if leafShares(w.staged[:len(mask)], slot*w.m, st.val, w.final, w.valOut, mask, -w.party) != 0 || forceResample {
 		w.resampleLeaf(st, slot)
 	}
-	if done == leafRun || p == len(w.points)-1 {
-		w.flush(p+1-done, done)
+	if n > 0 {
+		w.flush(row, n)
 	}
 }
 
-// flush copies the staged shares of the leaves first … first+n−1 to
-// every key's output: rows first … first+n−1, or their mirror rows
-// len(points)−first−n … len(points)−first−1 when reverse, in whose order
-// the leaves were staged (at the end of the staging row).
-func (w *fieldWalker) flush(first, n int) {
-	row, from := first, 0
+// slot returns leaf p's staging slot and, if the run of staged leaves
+// ends with it, the run's first row and its number of rows (else n = 0).
+// Leaf p goes to row p, or its mirror N − 1 − p when reverse (N =
+// len(points)), the leaves then walked from the highest point down; its
+// slot is its row mod the run length, so that a run holds rows row …
+// row + n − 1 in order from slot 0, from a multiple of the run length.
+func (w *fieldWalker) slot(p int) (slot, row, n int) {
+	last := len(w.points) - 1
+	row = p
 	if w.reverse {
-		row, from = len(w.points)-first-n, leafRun-n
+		row = last - p
 	}
+	slot = row % w.runLen
+	if slot == w.runLen-1 || row == last {
+		return slot, row - slot, slot + 1
+	}
+	return slot, 0, 0
+}
+
+// flush hands every key's run of the staged shares of rows row … row +
+// n − 1 to visit, or copies it to the key's output.
+func (w *fieldWalker) flush(row, n int) {
 	m := w.m
-	for i, out := range w.out[:w.keys] {
-		copy(out[row*m:(row+n)*m], w.staged[i][from*m:(from+n)*m])
+	for i := range w.keys {
+		run := w.staged[i][:n*m]
+		if w.visit != nil {
+			w.visit(w.base+i, row, run)
+			continue
+		}
+		copy(w.out[i][row*m:], run)
 	}
 }
 

@@ -64,7 +64,7 @@ func checkEvalFieldBatchCase(t *testing.T, r *rand.Rand, tc fieldBatchCase, reve
 	for i := range out {
 		out[i] = make([]Fp, len(points)*tc.m)
 	}
-	if err := evalFieldBatch(keys, points, out, reverse, tc.workers); err != nil {
+	if err := evalFieldBatch(keys, points, out, nil, reverse, tc.workers); err != nil {
 		t.Fatal(err)
 	}
 	for i, k := range keys {

@@ -28,7 +28,7 @@ func BenchmarkFieldPrefixes(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("field/m=%d", m), func(b *testing.B) {
 			for b.Loop() {
-				if err := dom.fieldPrefixes(fk, out, 1); err != nil {
+				if err := dom.fieldPrefixes(fk, out, nil, 1); err != nil {
 					b.Fatal(err)
 				}
 			}

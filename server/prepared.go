@@ -87,8 +87,10 @@ func (p *Preparer) Prepare(ids []core.ID, uploads [][]byte) (sketches [][]byte, 
 			continue
 		}
 		ds := st.state.(*dcfState)
+		if err := agg.AddSummed(ds.vec); err != nil {
+			return nil, nil, err
+		}
 		sketches[at[k]] = ds.p.Sketch()
-		agg.Add(ds.vec)
 		folded++
 	}
 	if folded > 0 {

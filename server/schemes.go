@@ -171,7 +171,8 @@ type dcfSum struct {
 }
 
 // dcfState is a verified DCF report between its messages: the pending
-// verification and the report's prefix vector (its output if accepted).
+// verification and the report's summed prefixes (vdcf.Prepared.Summed:
+// its output if accepted).
 type dcfState struct {
 	p   *vdcf.Pending
 	vec []fss.Fp
@@ -209,13 +210,15 @@ func (v *verifiedDCF) check(up *protocol.Upload) error {
 }
 
 // prepare decodes this server's shares of ups, evaluates the keys of
-// those that decode together and sketches each: per report, a *dcfState
-// and the first message. Chunks of walkKeys keys, which fss walks in
-// lockstep on the calling goroutine, go to one core each, timed by its
-// thread's clock (cpu).
+// those that decode together and sketches each as the walk goes
+// (vdcf.Server.PrepareAll): per report, a *dcfState and the first
+// message. Chunks of walkKeys keys, which fss walks in lockstep on the
+// calling goroutine, go to one core each, timed by its thread's clock
+// (cpu).
 func (v *verifiedDCF) prepare(ups []*protocol.Upload) []step {
 	steps := make([]step, len(ups))
 	var shares []*vdcf.Share
+	var nonces [][vdcf.NonceSize]byte
 	var idx []int
 	for j, up := range ups {
 		sh, err := v.srv.DecodeShare(up.Share)
@@ -223,21 +226,21 @@ func (v *verifiedDCF) prepare(ups []*protocol.Upload) []step {
 			steps[j].err = err
 			continue
 		}
-		shares, idx = append(shares, sh), append(idx, j)
+		shares, nonces, idx = append(shares, sh), append(nonces, up.Report), append(idx, j)
 	}
 	chunks := (len(shares) + walkKeys - 1) / walkKeys
 	parallel(chunks, func(c int) {
 		lo, hi := c*walkKeys, min((c+1)*walkKeys, len(shares))
 		v.cpu.time(func() {
-			vecs, err := v.srv.Evaluate(shares[lo:hi])
+			prepared, err := v.srv.PrepareAll(nonces[lo:hi], shares[lo:hi])
 			for k := lo; k < hi; k++ {
 				j := idx[k]
 				if err != nil { // keys that decoded for this grid always evaluate
 					steps[j].err = err
 					continue
 				}
-				p, msg, err := v.srv.Prepare(ups[j].Report, shares[k], vecs[k-lo])
-				steps[j] = step{&dcfState{p: p, vec: vecs[k-lo]}, msg, err}
+				pr := prepared[k-lo]
+				steps[j] = step{&dcfState{p: pr.Pending, vec: pr.Summed}, pr.Message, nil}
 			}
 		})
 	})
@@ -320,27 +323,30 @@ func (v *verifiedDCF) settle(state any, leaderMsg []byte) (any, error) {
 	return st.vec, nil
 }
 
-// add adds the report's count, label (and probability) prefix shares;
-// an output of nil counts a report whose shares are in a fold instead
-// (Config.Preparations).
+// add adds the report's count, label (and probability) prefix shares,
+// its summed prefixes (vdcf.Prepared.Summed); an output of nil counts a
+// report whose shares are in a fold instead (Config.Preparations).
 func (v *dcfSum) add(_ payload.ReportID, out any) error {
-	v.n++
 	if vec, ok := out.([]fss.Fp); ok && vec != nil {
-		v.agg.Add(vec)
+		if err := v.agg.AddSummed(vec); err != nil {
+			return err
+		}
 	}
+	v.n++
 	return nil
 }
 
 func (v *dcfSum) accepted() int { return v.n }
 
-// rederive evaluates the report's key again: its prefix vector.
+// rederive evaluates the report's key again: its summed prefixes
+// (vdcf.Server.EvaluateSummed).
 func (v *verifiedDCF) rederive(up *protocol.Upload) (any, error) {
 	sh, err := v.srv.DecodeShare(up.Share)
 	if err != nil {
 		return nil, err
 	}
 	var vecs [][]fss.Fp
-	v.cpu.time(func() { vecs, err = v.srv.Evaluate([]*vdcf.Share{sh}) })
+	v.cpu.time(func() { vecs, err = v.srv.EvaluateSummed([]*vdcf.Share{sh}) })
 	if err != nil {
 		return nil, err
 	}

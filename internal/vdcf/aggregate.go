@@ -58,6 +58,22 @@ func (a *Aggregate) Add(vec []fss.Fp) {
 	}
 }
 
+// AddSummed adds a vector of the aggregate's components laid out as its
+// sums, component by component (the order of NewAggregate's comp):
+// component k's prefix j at k·bins + j, as Prepared.Summed is for an
+// aggregate over Scheme.Summed. One of another length is an error and
+// changes nothing.
+func (a *Aggregate) AddSummed(vec []fss.Fp) error {
+	if len(vec) != len(a.sum) {
+		return fmt.Errorf("vdcf: summed vector of %d elements, want %d components × %d bins", len(vec), len(a.comp), a.bins)
+	}
+	done := addLazyAccel(a.sum, vec)
+	for i := done; i < len(vec); i++ {
+		a.sum[i] = fss.AddLazy(a.sum[i], vec[i])
+	}
+	return nil
+}
+
 // Sum is the sum at prefix j of the k-th component summed (the order of
 // NewAggregate's comp).
 func (a *Aggregate) Sum(k, j int) fss.Fp { return fss.Canonical(a.sum[k*a.bins+j]) }
@@ -82,8 +98,5 @@ func (a *Aggregate) AddEncoded(b []byte) error {
 	if err := readElements(b, xs); err != nil {
 		return fmt.Errorf("vdcf: encoded aggregate of %d components × %d bins: %w", len(a.comp), a.bins, err)
 	}
-	for i, x := range xs {
-		a.sum[i] = fss.AddLazy(a.sum[i], x)
-	}
-	return nil
+	return a.AddSummed(xs)
 }

@@ -4,6 +4,7 @@ import (
 	crand "crypto/rand"
 	"io"
 	"testing"
+	"time"
 )
 
 // BenchmarkCheck is one server's verification of one report at N = 1024
@@ -77,22 +78,18 @@ func BenchmarkChallenge(b *testing.B) {
 }
 
 // BenchmarkEvaluatePrepare is one server's work on a chunk of 64 reports
-// at N = 1024 bins, as the server walks them: Evaluate the chunk's keys in
-// lockstep, then Prepare each report's check; ns/report per report.
+// at N = 1024 bins, as the server walks them, both ways in one run,
+// alternating in each iteration: "separate", Evaluate the chunk's keys in
+// lockstep, then Prepare each report's check from its prefix vector;
+// "fused", PrepareAll, which sketches the vectors and keeps their summed
+// components as the walk hands them out. It reports both times per
+// report and their ratio, fused/separate.
 func BenchmarkEvaluatePrepare(b *testing.B) {
 	const reports = 64
-	f := newFixture(b, 1024, 9)
-	shares := make([]*Share, reports)
-	nonces := make([][NonceSize]byte, reports)
-	for i := range shares {
-		r := f.encode(b, f.r.IntN(1024), i%2 == 0)
-		sh, err := f.srv[0].DecodeShare(r.Shares[0])
-		if err != nil {
-			b.Fatal(err)
-		}
-		shares[i], nonces[i] = sh, r.Nonce
-	}
+	f, nonces, shares := benchChunk(b, reports)
+	var separate, fused time.Duration
 	for b.Loop() {
+		t0 := time.Now()
 		vecs, err := f.srv[0].Evaluate(shares)
 		if err != nil {
 			b.Fatal(err)
@@ -102,6 +99,46 @@ func BenchmarkEvaluatePrepare(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+		t1 := time.Now()
+		if _, err := f.srv[0].PrepareAll(nonces, shares); err != nil {
+			b.Fatal(err)
+		}
+		separate, fused = separate+t1.Sub(t0), fused+time.Since(t1)
+	}
+	per := float64(b.N * reports)
+	b.ReportMetric(float64(separate.Nanoseconds())/per, "separate-ns/report")
+	b.ReportMetric(float64(fused.Nanoseconds())/per, "fused-ns/report")
+	b.ReportMetric(float64(fused)/float64(separate), "fused/separate")
+}
+
+// BenchmarkPrepareAll is BenchmarkEvaluatePrepare's fused way alone:
+// PrepareAll on a chunk of 64 reports at N = 1024 bins, ns/report per
+// report (the separate way's figure on a commit before PrepareAll).
+func BenchmarkPrepareAll(b *testing.B) {
+	const reports = 64
+	f, nonces, shares := benchChunk(b, reports)
+	for b.Loop() {
+		if _, err := f.srv[0].PrepareAll(nonces, shares); err != nil {
+			b.Fatal(err)
+		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*reports), "ns/report")
+}
+
+// benchChunk returns a fixture at N = 1024 bins and the leader's shares
+// of n honest reports at random records, with their nonces: a chunk as
+// the server walks it.
+func benchChunk(b *testing.B, n int) (*fixture, [][NonceSize]byte, []*Share) {
+	f := newFixture(b, 1024, 9)
+	shares := make([]*Share, n)
+	nonces := make([][NonceSize]byte, n)
+	for i := range shares {
+		r := f.encode(b, f.r.IntN(1024), i%2 == 0)
+		sh, err := f.srv[0].DecodeShare(r.Shares[0])
+		if err != nil {
+			b.Fatal(err)
+		}
+		shares[i], nonces[i] = sh, r.Nonce
+	}
+	return f, nonces, shares
 }

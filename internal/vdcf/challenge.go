@@ -166,11 +166,17 @@ func (v *Server) newScratch() *scratch {
 // the other from one stream (challenge), the row factors of check k in
 // sc.rows[2ka : 2(k+1)a], a = tensorRows(N).
 func (v *Server) challenges(nonce [NonceSize]byte, sc *scratch) [checks]coefficients {
-	sc.st.start(reportCipher(streamReport, v.key, nonce[:]))
+	return v.challengesIn(nonce, &sc.st, sc.rows)
+}
+
+// challengesIn is challenges with the stream st and the row factors in
+// rows (2·checks·tensorRows(N) elements).
+func (v *Server) challengesIn(nonce [NonceSize]byte, st *ctrStream, rows []fss.Fp) [checks]coefficients {
+	st.start(reportCipher(streamReport, v.key, nonce[:]))
 	var out [checks]coefficients
 	a := tensorRows(v.s.bins)
 	for k := range out {
-		out[k] = v.challenge(&sc.st, sc.rows[2*k*a:2*(k+1)*a])
+		out[k] = v.challenge(st, rows[2*k*a:2*(k+1)*a])
 	}
 	return out
 }
@@ -200,10 +206,16 @@ func (v *Server) challenge(st *ctrStream, buf []fss.Fp) coefficients {
 	a := len(buf) / 2
 	c.alpha, c.alpha2 = buf[:a:a], buf[a:]
 	st.elements(c.alpha)
-	for h, x := range c.alpha {
-		c.alpha2[h] = x.Mul(x)
-	}
+	squares(c.alpha2, c.alpha)
 	return c
+}
+
+// squares sets dst[i] = src[i]², eight at a time on AVX-512.
+func squares(dst, src []fss.Fp) {
+	dst = dst[:len(src)]
+	for i := squareAccel(dst, src); i < len(src); i++ {
+		dst[i] = src[i].Mul(src[i])
+	}
 }
 
 // next draws a uniform field element from the stream.

@@ -23,8 +23,9 @@ type Server struct {
 	s   *Scheme
 	id  int
 	key [KeySize]byte
-	// bufs holds Prepare's scratch memory (*scratch).
-	bufs sync.Pool
+	// bufs holds Prepare's scratch memory (*scratch), walks that of
+	// PrepareAll and EvaluateSummed (*walked).
+	bufs, walks sync.Pool
 }
 
 // NewServer returns server id (0 or 1) with the shared key.
@@ -125,71 +126,44 @@ const (
 type columns [sumLen][tensorCols]wide
 
 // sketchOf computes the sketch of a prefix vector under one check's
-// challenge c and MAC component mac: with r_j = α_h·β_l (j = 8h + l) and
-// ΔP(j) = P(j) − P(j − 1),
+// challenge c and MAC component mac (sketches, both checks under c).
+func (v *Server) sketchOf(prefixes []fss.Fp, c *coefficients, mac int) sketch {
+	sks := v.sketches(prefixes, &[checks]coefficients{*c, *c})
+	for k := range checks {
+		if v.s.macOf(k) == mac {
+			return sks[k]
+		}
+	}
+	panic("vdcf: sketchOf: no check has MAC component " + fmt.Sprint(mac)) // unreachable: callers pass macOf(k)
+}
+
+// sketches computes the sketch of a prefix vector under each check's
+// challenge: with r_j = α_h·β_l (j = 8h + l) and ΔP(j) = P(j) − P(j − 1),
 //
 //	⟨r, ΔP⟩ = Σ_l β_l·Σ_h α_h·ΔP(h, l),  ⟨r∘r, ΔP⟩ = Σ_l β_l²·Σ_h α_h²·ΔP(h, l),
 //
-// the inner sums per column, over whole rows on AVX-512 IFMA where the
-// CPU has it (tensorAccel) and in scalar loops for the rest, accumulated
-// unreduced; the outer ones are 8 products per sum (package doc,
-// "Tensor challenges").
-func (v *Server) sketchOf(prefixes []fss.Fp, c *coefficients, mac int) sketch {
+// the inner sums per column, accumulated unreduced from the vector's
+// runs as the servers' walk hands them (addRun), the outer ones 8
+// products per sum (package doc, "Tensor challenges").
+func (v *Server) sketches(prefixes []fss.Fp, coef *[checks]coefficients) [checks]sketch {
 	m := v.s.Components()
-	var cols columns
-	comps := [sumLen]int{sumCount: int(payload.Count), sumLabel: int(payload.Label), sumMAC: mac, sumSquare: -1, sumProb: -1}
-	if v.s.prob {
-		comps[sumProb] = Probability
+	bins := len(prefixes) / m
+	var chk [checks]runCheck
+	for k := range chk {
+		chk[k] = runCheck{coef: &coef[k], mac: v.s.macOf(k)}
 	}
-	rows := tensorAccel(prefixes, c.alpha, c.alpha2, m, mac, &cols)
-	cols.scalar(prefixes, rows, c, m, comps)
-	s := sketch{
-		x: []fss.Fp{cols.dot(sumCount, &c.beta), cols.dot(sumLabel, &c.beta), cols.dot(sumMAC, &c.beta)},
-		q: cols.dot(sumSquare, &c.beta2),
+	var prev []fss.Fp
+	for row := 0; row < bins; row += runLen {
+		run := prefixes[row*m : min(row+runLen, bins)*m]
+		v.addRun(&chk, row, run, prev, nil)
+		prev = run[len(run)-m:]
 	}
-	if v.s.prob {
-		s.x = append(s.x, cols.dot(sumProb, &c.beta))
+	var sks [checks]sketch
+	for k := range sks {
+		sks[k] = v.sketchOfRuns(&chk[k])
+		sks[k].total = prefixes[len(prefixes)-m+int(payload.Count)]
 	}
-	s.total = prefixes[len(prefixes)-m+int(payload.Count)]
-	return s
-}
-
-// scalar adds to the column sums the rows of the prefix vector from row0
-// on, for the components comps[d] of the sums d (−1: none; the square's
-// is the count's).
-func (cols *columns) scalar(prefixes []fss.Fp, row0 int, c *coefficients, m int, comps [sumLen]int) {
-	n := len(prefixes) / m
-	at := func(j, comp int) fss.Fp { // P_comp(j), 0 before the first prefix
-		if j < 0 {
-			return 0
-		}
-		return prefixes[j*m+comp]
-	}
-	cc, lc, mc := comps[sumCount], comps[sumLabel], comps[sumMAC]
-	for l := range tensorCols {
-		var count, label, mac, sq wide
-		for h := row0; h*tensorCols+l < n; h++ {
-			j := h*tensorCols + l
-			a := c.alpha[h]
-			dc := prefixes[j*m+cc].Sub(at(j-1, cc))
-			count = count.addMul(a, dc)
-			sq = sq.addMul(c.alpha2[h], dc)
-			label = label.addMul(a, prefixes[j*m+lc].Sub(at(j-1, lc)))
-			mac = mac.addMul(a, prefixes[j*m+mc].Sub(at(j-1, mc)))
-		}
-		cols[sumCount][l] = cols[sumCount][l].add(count)
-		cols[sumLabel][l] = cols[sumLabel][l].add(label)
-		cols[sumMAC][l] = cols[sumMAC][l].add(mac)
-		cols[sumSquare][l] = cols[sumSquare][l].add(sq)
-		if pc := comps[sumProb]; pc >= 0 { // a second loop: the first one's sums stay in registers
-			var prob wide
-			for h := row0; h*tensorCols+l < n; h++ {
-				j := h*tensorCols + l
-				prob = prob.addMul(c.alpha[h], prefixes[j*m+pc].Sub(at(j-1, pc)))
-			}
-			cols[sumProb][l] = cols[sumProb][l].add(prob)
-		}
-	}
+	return sks
 }
 
 // dot returns Σ_l f_l·(sum d of column l) mod p for the column factors
@@ -276,9 +250,8 @@ func (v *Server) Prepare(nonce [NonceSize]byte, sh *Share, prefixes []fss.Fp) (*
 	sc := v.bufs.Get().(*scratch)
 	defer v.bufs.Put(sc)
 	coef := v.challenges(nonce, sc)
-	var sks [checks]sketch
-	for k := range sks {
-		sks[k] = v.sketchOf(prefixes, &coef[k], v.s.macOf(k))
+	sks := v.sketches(prefixes, &coef)
+	for k := range coef {
 		coef[k].alpha, coef[k].alpha2 = nil, nil // the buffer goes back to the pool
 	}
 	p, msg := v.start(nonce, sh, coef, sks)

@@ -25,8 +25,11 @@
 // its own challenge, correlated randomness and MAC (κ₁, κ₂ for the first,
 // κ₁', κ₂' for the second). Each
 // server evaluates its key over the whole domain and obtains its share of the
-// prefix vectors P_c(j) = β_c·1[b ≤ j], j < N (Server.Evaluate), the
-// vectors it folds into its aggregate if the report is accepted; its share
+// prefix vectors P_c(j) = β_c·1[b ≤ j], j < N (Server.Evaluate), whose
+// count and label (and probability) it folds into its aggregate if the
+// report is accepted (Server.PrepareAll computes all that follows from
+// the vectors' runs as the walk hands them out, keeping only those
+// components, Prepared.Summed); its share
 // of the not-label prefixes is P_Count − P_Label, so label + not-label =
 // count holds by construction and costs no key component. The first
 // differences ΔP_c(j) = P_c(j) − P_c(j−1) are β_c·e_b for an honest party;

@@ -48,45 +48,86 @@ func foldAccel(prefixes []fss.Fp, m int, comp []int, sums []uint64) (done int) {
 	return n
 }
 
-// tensor4IFMA is the assembly kernel of tensorAccel (sketch_amd64.s).
+// addLazyAVX512 is the assembly kernel of addLazyAccel (sketch_amd64.s).
 //
 //go:noescape
-func tensor4IFMA(p *fss.Fp, prev *[3]fss.Fp, alpha, alpha2 *fss.Fp, rows, mac int, acc *[12][8]uint64)
+func addLazyAVX512(sum *uint64, x *fss.Fp, n int)
 
-// tensorBlock is the most rows one kernel call takes, so that its lane
-// sums cannot overflow: per row a lane's part gains below 3·2^52, and
-// 3·2^52·512 < 2^64.
-const tensorBlock = 512
-
-// tensorAccel adds to the column sums cols, for a 4-component prefix
-// vector (5-component: tensor5Accel), the rows the AVX-512 IFMA kernel
-// sums (the whole rows of tensorCols prefixes; none without IFMA) and returns
-// their number: per column l, Σ_h α_h·ΔP_c(h, l) for the count, label
-// and MAC component mac, and Σ_h α_h²·ΔCount(h, l).
-func tensorAccel(prefixes, alpha, alpha2 []fss.Fp, m, mac int, cols *columns) (rows int) {
-	if m == 5 {
-		return tensor5Accel(prefixes, alpha, alpha2, mac, cols)
-	}
-	rows = len(prefixes) / (m * tensorCols)
-	if !useIFMA || rows == 0 || m != 4 || (mac != 2 && mac != 3) {
+// addLazyAccel adds x[i] to the lazily reduced sums[i] (fss.AddLazy)
+// for the first done = len(x) rounded down to a multiple of 8 (0 without
+// AVX-512), eight per instruction.
+func addLazyAccel(sums []uint64, x []fss.Fp) (done int) {
+	n := len(x) &^ 7
+	if !useAVX512 || n == 0 {
 		return 0
 	}
-	_, _ = prefixes[m*tensorCols*rows-1], alpha2[rows-1]
-	var acc [12][8]uint64
-	var prev [3]fss.Fp // P(j − 1) of the block's first prefix j: count, label, MAC
-	sums := [4]int{sumCount, sumLabel, sumMAC, sumSquare}
-	for lo := 0; lo < rows; lo += tensorBlock {
-		if lo > 0 {
-			last := prefixes[m*(tensorCols*lo-1):]
-			prev = [3]fss.Fp{last[payload.Count], last[payload.Label], last[mac]}
-		}
-		k := min(tensorBlock, rows-lo)
-		tensor4IFMA(&prefixes[m*tensorCols*lo], &prev, &alpha[lo], &alpha2[lo], k, mac, &acc)
-		for d, sum := range sums {
-			for l := range tensorCols {
-				cols[sum][l] = cols[sum][l].addLimbs(acc[3*d][l], acc[3*d+1][l], acc[3*d+2][l])
-			}
-		}
+	_ = sums[n-1]
+	addLazyAVX512(&sums[0], &x[0], n)
+	return n
+}
+
+// squareAVX512 is the assembly kernel of squareAccel (sketch_amd64.s).
+//
+//go:noescape
+func squareAVX512(dst, src *fss.Fp, n int)
+
+// squareAccel sets dst[i] = src[i]² for the first done = len(src)
+// rounded down to a multiple of 8 (0 without AVX-512), eight per
+// instruction.
+func squareAccel(dst, src []fss.Fp) (done int) {
+	n := len(src) &^ 7
+	if !useAVX512 || n == 0 {
+		return 0
 	}
-	return rows
+	_ = dst[n-1]
+	squareAVX512(&dst[0], &src[0], n)
+	return n
+}
+
+// tensor4IFMA is the assembly kernel of tensorKernel for 4-component
+// vectors (sketch_amd64.s): both checks' sums, and the count and label
+// kept.
+//
+//go:noescape
+func tensor4IFMA(p *fss.Fp, prev *[4]fss.Fp, alpha0, alpha20, alpha1, alpha21 *fss.Fp, rows int, acc0, acc1 *[12][8]uint64, count, label *fss.Fp)
+
+// tensorKernel adds to the lane sums of both checks chk the IFMA
+// kernel's sums over rows ≥ 1 whole rows of an m-component vector p
+// (tensorCols prefixes each), the first at row h of the challenge
+// tensor, prev the prefix before the first (nil: zeros). For m = 4 it
+// also copies the rows' counts to keep[0] and labels to keep[1] unless
+// they are nil (kept). It returns false, adding nothing, where the CPU
+// has no IFMA.
+func tensorKernel(p, prev []fss.Fp, chk *[checks]runCheck, h, rows, m int, keep [2][]fss.Fp) (ok, kept bool) {
+	if !useIFMA || rows < 1 {
+		return false, false
+	}
+	n := tensorCols * rows
+	_ = p[m*n-1]
+	a0, a1 := chk[0].coef, chk[1].coef
+	_, _, _, _ = a0.alpha[h+rows-1], a0.alpha2[h+rows-1], a1.alpha[h+rows-1], a1.alpha2[h+rows-1]
+	switch m {
+	case 4:
+		var pv [4]fss.Fp
+		copy(pv[:], prev)
+		var count, label *fss.Fp
+		if keep[0] != nil {
+			_, _ = keep[0][n-1], keep[1][n-1]
+			count, label, kept = &keep[0][0], &keep[1][0], true
+		}
+		tensor4IFMA(&p[0], &pv, &a0.alpha[h], &a0.alpha2[h], &a1.alpha[h], &a1.alpha2[h], rows,
+			(*[12][8]uint64)(chk[0].acc[:12]), (*[12][8]uint64)(chk[1].acc[:12]), count, label)
+	case 5:
+		var pv [8]uint64 // lanes 3–7: the prefix before
+		for c, x := range prev {
+			pv[3+c] = uint64(x)
+		}
+		for k := range chk {
+			c := chk[k].coef
+			tensor5IFMA(&p[0], &pv, &c.alpha[h], &c.alpha2[h], rows, &chk[k].acc, &gather5[payload.Count])
+		}
+	default:
+		return false, false
+	}
+	return true, kept
 }

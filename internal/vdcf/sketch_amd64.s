@@ -32,21 +32,21 @@ INDEX(idx4C3, 3, 7, 11, 15, 0, 0, 0, 0)
 	VINSERTI64X4 $1, Y24, dst, dst
 
 
-// ZERO_ACC clears the accumulators Z0–Z11; STORE_ACC stores them to
-// DX, 64 bytes each.
-#define ZERO_ACC \
-	VPXORQ Z0, Z0, Z0 \
-	VPXORQ Z1, Z1, Z1 \
-	VPXORQ Z2, Z2, Z2 \
-	VPXORQ Z3, Z3, Z3 \
-	VPXORQ Z4, Z4, Z4 \
-	VPXORQ Z5, Z5, Z5 \
-	VPXORQ Z6, Z6, Z6 \
-	VPXORQ Z7, Z7, Z7 \
-	VPXORQ Z8, Z8, Z8 \
-	VPXORQ Z9, Z9, Z9 \
-	VPXORQ Z10, Z10, Z10 \
-	VPXORQ Z11, Z11, Z11
+// LOAD_ACC loads the accumulators Z0–Z11 from DX, 64 bytes each;
+// STORE_ACC stores them there.
+#define LOAD_ACC \
+	VMOVDQU64 0(DX), Z0 \
+	VMOVDQU64 64(DX), Z1 \
+	VMOVDQU64 128(DX), Z2 \
+	VMOVDQU64 192(DX), Z3 \
+	VMOVDQU64 256(DX), Z4 \
+	VMOVDQU64 320(DX), Z5 \
+	VMOVDQU64 384(DX), Z6 \
+	VMOVDQU64 448(DX), Z7 \
+	VMOVDQU64 512(DX), Z8 \
+	VMOVDQU64 576(DX), Z9 \
+	VMOVDQU64 640(DX), Z10 \
+	VMOVDQU64 704(DX), Z11
 
 #define STORE_ACC \
 	VMOVDQU64 Z0, 0(DX) \
@@ -73,69 +73,115 @@ INDEX(idx4C3, 3, 7, 11, 15, 0, 0, 0, 0)
 	VPADDQ.BCST modulus<>(SB), Z23, K1, Z23  \
 	VMOVDQA64   Z22, prev
 
-// func tensor4IFMA(p *fss.Fp, prev *[3]fss.Fp, alpha, alpha2 *fss.Fp, rows, mac int, acc *[12][8]uint64)
+// ROW4 loads the row of eight prefixes at SI (four components each) to
+// Z15–Z18, and α_h at DI and α_h² at R8 as limbs to Z27, Z28 and Z29,
+// Z30.
+#define ROW4 \
+	VMOVDQU64    0(SI), Z15  \
+	VMOVDQU64    64(SI), Z16 \
+	VMOVDQU64    128(SI), Z17 \
+	VMOVDQU64    192(SI), Z18 \
+	VPBROADCASTQ (DI), Z27   \
+	LIMBS(Z27, Z27, Z28)     \
+	VPBROADCASTQ (R8), Z29   \
+	LIMBS(Z29, Z29, Z30)
+
+// SUM4(prev, z0, z1, z2): z0 + 2^52·z1 + 2^104·z2 += α_h·ΔZ22, the
+// first differences of the component gathered in Z22 (DIFF), whose
+// limbs stay in Z25, Z26.
+#define SUM4(prev, z0, z1, z2) \
+	DIFF(prev)                 \
+	LIMBS(Z23, Z25, Z26)       \
+	PRODUCT(Z27, Z28, Z25, Z26, z0, z1, z2)
+
+// CHECK4 adds one row's sums of one check: the count's (and its square's,
+// Z9–Z11), the label's, and the MAC's, gathered by Z21; the count and the
+// label gathered first, by Z19 and Z20, each followed by `keep`.
+#define CHECK4(keepCount, keepLabel) \
+	GATHER4(Z19, Z22)                 \
+	keepCount                         \
+	SUM4(Z12, Z0, Z1, Z2)             \
+	PRODUCT(Z29, Z30, Z25, Z26, Z9, Z10, Z11) \
+	GATHER4(Z20, Z22)                 \
+	keepLabel                         \
+	SUM4(Z13, Z3, Z4, Z5)             \
+	GATHER4(Z21, Z22)                 \
+	SUM4(Z14, Z6, Z7, Z8)             \
+	ADDQ         $256, SI             \
+	ADDQ         $8, DI               \
+	ADDQ         $8, R8
+
+// KEEP(at): store Z22 (eight prefixes of one component) at `at`, then
+// the next eight.
+#define KEEP(at) \
+	VMOVDQU64 Z22, (at) \
+	ADDQ      $64, at
+
+#define NOKEEP
+
+// func tensor4IFMA(p *fss.Fp, prev *[4]fss.Fp, alpha0, alpha20, alpha1, alpha21 *fss.Fp, rows int, acc0, acc1 *[12][8]uint64, count, label *fss.Fp)
 //
-// For rows rows of eight prefixes of a 4-component prefix vector p (at
-// most 512 rows; prev the count, label and MAC of the prefix before the
-// first, zeros at the vector's start), sets acc to lane-wise sums, lane
-// l for column l: Σ_h α_h·ΔC(h, l), Σ_h α_h·ΔL(h, l), Σ_h α_h·ΔM(h, l)
-// and Σ_h α_h²·ΔC(h, l), with C, L the count and label (components 0
-// and 1) and M component mac (2 or 3), Δ the first differences mod p:
-// sum d has its 2^0, 2^52 and 2^104 parts in acc[3d], acc[3d+1],
-// acc[3d+2].
-TEXT ·tensor4IFMA(SB), NOSPLIT, $0-56
+// For rows ≥ 1 rows of eight prefixes of a 4-component prefix vector p
+// (prev the prefix before the first, zeros at the vector's start), adds
+// to acc0 and acc1 the lane-wise sums of the two checks, under the row
+// factors α (alpha0, alpha1) and α² (alpha20, alpha21), lane l for
+// column l: Σ_h α_h·ΔC(h, l), Σ_h α_h·ΔL(h, l), Σ_h α_h·ΔM(h, l) and
+// Σ_h α_h²·ΔC(h, l), with C, L the count and label (components 0 and
+// 1), M the check's MAC (component 2, then 3), Δ the first differences
+// mod p: sum d has its 2^0, 2^52 and 2^104 parts in acc[3d], acc[3d+1],
+// acc[3d+2]. If count is not nil, it stores the rows' counts at count
+// and their labels at label.
+TEXT ·tensor4IFMA(SB), NOSPLIT, $0-88
 	MOVQ         p+0(FP), SI
 	MOVQ         prev+8(FP), BX
-	MOVQ         alpha+16(FP), DI
-	MOVQ         alpha2+24(FP), R8
-	MOVQ         rows+32(FP), CX
-	MOVQ         mac+40(FP), AX
-	MOVQ         acc+48(FP), DX
+	MOVQ         alpha0+16(FP), DI
+	MOVQ         alpha20+24(FP), R8
+	MOVQ         rows+48(FP), CX
+	MOVQ         acc0+56(FP), DX
+	MOVQ         count+72(FP), R9
+	MOVQ         label+80(FP), R10
 	VPBROADCASTQ mask52<>(SB), Z31
 	VMOVDQU64    idx4C0<>(SB), Z19
 	VMOVDQU64    idx4C1<>(SB), Z20
 	VMOVDQU64    idx4C2<>(SB), Z21
-	CMPQ         AX, $3
-	JNE          macIndexed
-	VMOVDQU64    idx4C3<>(SB), Z21
-
-macIndexed:
 	VPBROADCASTQ 0(BX), Z12
 	VPBROADCASTQ 8(BX), Z13
 	VPBROADCASTQ 16(BX), Z14
-	ZERO_ACC
-	TESTQ        CX, CX
-	JZ           tensored
+	LOAD_ACC
+	TESTQ        R9, R9
+	JZ           first
 
-tensor:
-	VMOVDQU64    0(SI), Z15
-	VMOVDQU64    64(SI), Z16
-	VMOVDQU64    128(SI), Z17
-	VMOVDQU64    192(SI), Z18
-	VPBROADCASTQ (DI), Z27
-	LIMBS(Z27, Z27, Z28)          // α_h
-	VPBROADCASTQ (R8), Z29
-	LIMBS(Z29, Z29, Z30)          // α_h²
-	GATHER4(Z19, Z22)             // count
-	DIFF(Z12)
-	LIMBS(Z23, Z25, Z26)
-	PRODUCT(Z27, Z28, Z25, Z26, Z0, Z1, Z2)
-	PRODUCT(Z29, Z30, Z25, Z26, Z9, Z10, Z11)
-	GATHER4(Z20, Z22)             // label
-	DIFF(Z13)
-	LIMBS(Z23, Z25, Z26)
-	PRODUCT(Z27, Z28, Z25, Z26, Z3, Z4, Z5)
-	GATHER4(Z21, Z22)             // MAC
-	DIFF(Z14)
-	LIMBS(Z23, Z25, Z26)
-	PRODUCT(Z27, Z28, Z25, Z26, Z6, Z7, Z8)
-	ADDQ         $256, SI
-	ADDQ         $8, DI
-	ADDQ         $8, R8
+firstKept:
+	ROW4
+	CHECK4(KEEP(R9), KEEP(R10))
 	DECQ         CX
-	JNZ          tensor
+	JNZ          firstKept
+	JMP          second
 
-tensored:
+first:
+	ROW4
+	CHECK4(NOKEEP, NOKEEP)
+	DECQ         CX
+	JNZ          first
+
+second:
+	STORE_ACC
+	MOVQ         p+0(FP), SI
+	MOVQ         alpha1+32(FP), DI
+	MOVQ         alpha21+40(FP), R8
+	MOVQ         rows+48(FP), CX
+	MOVQ         acc1+64(FP), DX
+	VMOVDQU64    idx4C3<>(SB), Z21
+	VPBROADCASTQ 0(BX), Z12
+	VPBROADCASTQ 8(BX), Z13
+	VPBROADCASTQ 24(BX), Z14
+	LOAD_ACC
+
+secondRows:
+	ROW4
+	CHECK4(NOKEEP, NOKEEP)
+	DECQ         CX
+	JNZ          secondRows
 	STORE_ACC
 	VZEROUPPER
 	RET
@@ -183,5 +229,83 @@ fold4:
 	JNZ       fold4
 
 folded4:
+	VZEROUPPER
+	RET
+
+// func addLazyAVX512(sum *uint64, x *fss.Fp, n int)
+//
+// For n words (a multiple of 8), adds x[i] to sum[i] as words congruent
+// mod p, eight per instruction (ADD_LAZY).
+TEXT ·addLazyAVX512(SB), NOSPLIT, $0-24
+	MOVQ         sum+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VPBROADCASTQ twoTo32m1<>(SB), Z30
+	TESTQ        CX, CX
+	JZ           addedLazy
+
+addLazy:
+	VMOVDQU64 (SI), Z15
+	ADD_LAZY(Z15, (DI), K1)
+	ADDQ      $64, SI
+	ADDQ      $64, DI
+	SUBQ      $8, CX
+	JNZ       addLazy
+
+addedLazy:
+	VZEROUPPER
+	RET
+
+// lo32 is 2^32 − 1, the low half of a word.
+DATA lo32<>+0(SB)/8, $0xffffffff
+GLOBL lo32<>(SB), RODATA|NOPTR, $8
+
+// func squareAVX512(dst, src *fss.Fp, n int)
+//
+// For n elements (a multiple of 8) of F_p, sets dst[i] = src[i]² mod p,
+// eight per instruction: the 128-bit square hh·2^64 + 2·lh·2^32 + ll
+// from the halves' 32-bit products, reduced as fss's reduce128 does
+// (2^64 ≡ 2^32 − 1, 2^96 ≡ −1).
+TEXT ·squareAVX512(SB), NOSPLIT, $0-24
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VPBROADCASTQ lo32<>(SB), Z30
+	VPBROADCASTQ modulus<>(SB), Z29
+	VPTERNLOGQ   $0xff, Z28, Z28, Z28 // −1 in every lane
+	TESTQ        CX, CX
+	JZ           squared
+
+square:
+	VMOVDQU64 (SI), Z0
+	VPSRLQ    $32, Z0, Z1          // xh
+	VPMULUDQ  Z0, Z0, Z2           // ll = xl·xl
+	VPMULUDQ  Z1, Z0, Z3           // lh = xl·xh
+	VPMULUDQ  Z1, Z1, Z4           // hh = xh·xh
+	VPSLLQ    $33, Z3, Z5
+	VPADDQ    Z5, Z2, Z5           // lo = ll + (lh << 33)
+	VPCMPUQ   $1, Z2, Z5, K1       // carried: lo < ll
+	VPSRLQ    $31, Z3, Z3
+	VPADDQ    Z3, Z4, Z4           // hi = hh + (lh >> 31)
+	VPSUBQ    Z28, Z4, K1, Z4      // + 1 if lo carried
+	VPSRLQ    $32, Z4, Z6          // h1
+	VPANDQ    Z30, Z4, Z7          // h0
+	VPCMPUQ   $1, Z6, Z5, K2       // borrow: lo < h1
+	VPSUBQ    Z6, Z5, Z5           // t = lo − h1
+	VPSUBQ    Z30, Z5, K2, Z5      // − (2^32 − 1) if borrowed
+	VPSLLQ    $32, Z7, Z8
+	VPSUBQ    Z7, Z8, Z8           // h0·2^32 − h0
+	VPADDQ    Z8, Z5, Z8           // s = t + h0·2^32 − h0
+	VPCMPUQ   $1, Z5, Z8, K3       // carry: s < t
+	VPADDQ    Z30, Z8, K3, Z8      // + (2^32 − 1) if carried
+	VPCMPUQ   $5, Z29, Z8, K4      // s ≥ p
+	VPSUBQ    Z29, Z8, K4, Z8
+	VMOVDQU64 Z8, (DI)
+	ADDQ      $64, SI
+	ADDQ      $64, DI
+	SUBQ      $8, CX
+	JNZ       square
+
+squared:
 	VZEROUPPER
 	RET

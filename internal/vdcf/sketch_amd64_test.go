@@ -40,7 +40,7 @@ func accelPaths(t *testing.T) []accelPath {
 // TestKernelsDispatched checks that, where the CPU has them, the vector
 // kernels take what they are for (a dispatch that falls back to the
 // portable loops gives the same sums, so the sums tests cannot see it):
-// the sketch's whole rows and the fold's multiples of 8 prefixes, for
+// the whole rows of the sketch's runs and the fold's multiples of 8 prefixes, for
 // 4- and 5-component vectors.
 func TestKernelsDispatched(t *testing.T) {
 	if !useIFMA || !useAVX512 {
@@ -56,9 +56,19 @@ func TestKernelsDispatched(t *testing.T) {
 		t.Run(fmt.Sprintf("m=%d", m), func(t *testing.T) {
 			vec := make([]fss.Fp, bins*m)
 			c := factorsOf(bins, func() fss.Fp { return 1 })
-			var cols columns
-			if rows := tensorAccel(vec, c.alpha, c.alpha2, m, f.s.macOf(1), &cols); rows != bins/tensorCols {
-				t.Errorf("sketch kernel took %d rows, want %d", rows, bins/tensorCols)
+			chk := [checks]runCheck{{coef: c, mac: f.s.macOf(0)}, {coef: c, mac: f.s.macOf(1)}}
+			summed := make([]fss.Fp, len(f.s.Summed())*bins)
+			var keep [2][]fss.Fp
+			if m == 4 {
+				keep = [2][]fss.Fp{summed[runLen:], summed[bins+runLen:]}
+			}
+			ok, kept := tensorKernel(vec[runLen*m:2*runLen*m], vec[(runLen-1)*m:runLen*m], &chk, runLen/tensorCols, runLen/tensorCols, m, keep)
+			if !ok || kept != (m == 4) {
+				t.Errorf("sketch kernel took a run: %v, kept its summed components: %v, want true, %v", ok, kept, m == 4)
+			}
+			f.srv[0].addRun(&chk, runLen, vec[runLen*m:2*runLen*m], vec[(runLen-1)*m:runLen*m], nil)
+			if rc := &chk[1]; rc.rows != runLen/tensorCols {
+				t.Errorf("sketch kernel took %d rows of a run, want %d", rc.rows, runLen/tensorCols)
 			}
 			comp := []int{int(payload.Count), int(payload.Label)}
 			if done := foldAccel(vec, m, comp, make([]uint64, len(comp)*bins)); done != bins&^7 {

@@ -4,8 +4,16 @@ package vdcf
 
 import "github.com/fedecdf/fedecdf/fss"
 
-// tensorAccel does nothing without AVX-512 IFMA (sketch_amd64.go).
-func tensorAccel(prefixes, alpha, alpha2 []fss.Fp, m, mac int, cols *columns) (rows int) { return 0 }
+// tensorKernel does nothing without AVX-512 IFMA (sketch_amd64.go).
+func tensorKernel(p, prev []fss.Fp, chk *[checks]runCheck, h, rows, m int, keep [2][]fss.Fp) (ok, kept bool) {
+	return false, false
+}
 
 // foldAccel does nothing without AVX-512 (sketch_amd64.go).
 func foldAccel(prefixes []fss.Fp, m int, comp []int, sums []uint64) (done int) { return 0 }
+
+// addLazyAccel does nothing without AVX-512 (sketch_amd64.go).
+func addLazyAccel(sums []uint64, x []fss.Fp) (done int) { return 0 }
+
+// squareAccel does nothing without AVX-512 (sketch_amd64.go).
+func squareAccel(dst, src []fss.Fp) (done int) { return 0 }

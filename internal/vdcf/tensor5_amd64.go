@@ -4,7 +4,6 @@ package vdcf
 
 import (
 	"github.com/fedecdf/fedecdf/fss"
-	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 // The AVX-512 kernels of the probability scheme, whose prefix vectors
@@ -12,56 +11,18 @@ import (
 // the sketch under a tensor challenge (tensor5IFMA) and the fold of one
 // component into an aggregate (fold5AVX512), in tensor5_amd64.s.
 
-// tensor5IFMA is the assembly kernel of tensor5Accel.
+// tensor5IFMA is the assembly kernel of tensorKernel for 5-component
+// vectors: it weighs the first differences of all 40 words of a row at
+// once (the row's weight α_h is one for its eight prefixes), so its sums
+// come per word g = 5l + c (limbAcc.drain).
 //
 //go:noescape
-func tensor5IFMA(p *fss.Fp, prev *[8]uint64, alpha, alpha2 *fss.Fp, rows int, acc *[18][8]uint64, count *[4][8]uint64)
+func tensor5IFMA(p *fss.Fp, prev *[8]uint64, alpha, alpha2 *fss.Fp, rows int, acc *limbAcc, count *[4][8]uint64)
 
 // fold5AVX512 is the assembly kernel of fold5Accel.
 //
 //go:noescape
 func fold5AVX512(p *fss.Fp, sum *uint64, index *[4][8]uint64, n int)
-
-// tensor5Accel is tensorAccel for a 5-component prefix vector: it adds
-// to the column sums cols the whole rows of tensorCols prefixes (none
-// without IFMA) and returns their number: per column l, Σ_h α_h·ΔP_c(h, l)
-// for the count, label, MAC component mac and probability, and
-// Σ_h α_h²·ΔCount(h, l). The kernel weighs the first differences of all
-// 40 words of a row at once (the row's weight α_h is one for its eight
-// prefixes), so its sums come per word g = 5l + c; the second MAC's are
-// dropped.
-func tensor5Accel(prefixes, alpha, alpha2 []fss.Fp, mac int, cols *columns) (rows int) {
-	const m = 5
-	rows = len(prefixes) / (m * tensorCols)
-	if !useIFMA || rows == 0 {
-		return 0
-	}
-	_, _ = prefixes[m*tensorCols*rows-1], alpha2[rows-1]
-	sumOf := [m]int{-1, -1, -1, -1, -1} // component → sum
-	sumOf[payload.Count], sumOf[payload.Label], sumOf[mac], sumOf[Probability] = sumCount, sumLabel, sumMAC, sumProb
-	var acc [18][8]uint64
-	var prev [8]uint64 // lanes 3–7: P(j − 1) of the block's first prefix j
-	for lo := 0; lo < rows; lo += tensorBlock {
-		if lo > 0 {
-			last := prefixes[m*(tensorCols*lo-1):]
-			for c := range m {
-				prev[3+c] = uint64(last[c])
-			}
-		}
-		k := min(tensorBlock, rows-lo)
-		tensor5IFMA(&prefixes[m*tensorCols*lo], &prev, &alpha[lo], &alpha2[lo], k, &acc, &gather5[payload.Count])
-		for g := range m * tensorCols { // word g of a row: register g/8, lane g%8
-			if d := sumOf[g%m]; d >= 0 {
-				z := acc[3*(g/8):]
-				cols[d][g/m] = cols[d][g/m].addLimbs(z[0][g%8], z[1][g%8], z[2][g%8])
-			}
-		}
-		for l := range tensorCols {
-			cols[sumSquare][l] = cols[sumSquare][l].addLimbs(acc[15][l], acc[16][l], acc[17][l])
-		}
-	}
-	return rows
-}
 
 // fold5Accel adds the components comp of the first n prefixes (a
 // multiple of 8) of a 5-component prefix vector to the lazily reduced

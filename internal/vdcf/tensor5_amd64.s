@@ -22,9 +22,9 @@
 
 // func tensor5IFMA(p *fss.Fp, prev *[8]uint64, alpha, alpha2 *fss.Fp, rows int, acc *[18][8]uint64, count *[4][8]uint64)
 //
-// For rows rows of eight prefixes of a 5-component prefix vector p (at
-// most 512 rows; lanes 3–7 of prev the components of the prefix before
-// the first, zeros at the vector's start), sets acc to lane-wise sums:
+// For rows rows of eight prefixes of a 5-component prefix vector p
+// (lanes 3–7 of prev the components of the prefix before the first,
+// zeros at the vector's start), adds to acc lane-wise sums:
 // acc[3k + i][l] is part i (of weight 2^(52i)) of Σ_h α_h·ΔW(h, 8k + l),
 // W(h, g) word g of row h and Δ the first difference of its component;
 // acc[15 + i][l] part i of Σ_h α_h²·ΔC(h, l), C the count, gathered from
@@ -43,24 +43,24 @@ TEXT ·tensor5IFMA(SB), NOSPLIT, $0-56
 	VMOVDQU64    128(AX), Z21
 	VMOVDQU64    192(AX), Z22
 	VMOVDQU64    0(BX), Z23
-	VPXORQ       Z0, Z0, Z0
-	VPXORQ       Z1, Z1, Z1
-	VPXORQ       Z2, Z2, Z2
-	VPXORQ       Z3, Z3, Z3
-	VPXORQ       Z4, Z4, Z4
-	VPXORQ       Z5, Z5, Z5
-	VPXORQ       Z6, Z6, Z6
-	VPXORQ       Z7, Z7, Z7
-	VPXORQ       Z8, Z8, Z8
-	VPXORQ       Z9, Z9, Z9
-	VPXORQ       Z10, Z10, Z10
-	VPXORQ       Z11, Z11, Z11
-	VPXORQ       Z12, Z12, Z12
-	VPXORQ       Z13, Z13, Z13
-	VPXORQ       Z14, Z14, Z14
-	VPXORQ       Z15, Z15, Z15
-	VPXORQ       Z16, Z16, Z16
-	VPXORQ       Z17, Z17, Z17
+	VMOVDQU64    0(DX), Z0
+	VMOVDQU64    64(DX), Z1
+	VMOVDQU64    128(DX), Z2
+	VMOVDQU64    192(DX), Z3
+	VMOVDQU64    256(DX), Z4
+	VMOVDQU64    320(DX), Z5
+	VMOVDQU64    384(DX), Z6
+	VMOVDQU64    448(DX), Z7
+	VMOVDQU64    512(DX), Z8
+	VMOVDQU64    576(DX), Z9
+	VMOVDQU64    640(DX), Z10
+	VMOVDQU64    704(DX), Z11
+	VMOVDQU64    768(DX), Z12
+	VMOVDQU64    832(DX), Z13
+	VMOVDQU64    896(DX), Z14
+	VMOVDQU64    960(DX), Z15
+	VMOVDQU64    1024(DX), Z16
+	VMOVDQU64    1088(DX), Z17
 	TESTQ        CX, CX
 	JZ           tensored5
 
