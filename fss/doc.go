@@ -73,7 +73,9 @@
 // therefore encrypts eight independent blocks in flight (AESENC, as the
 // standard library's own CTR code does, and equally constant time); on
 // CPUs with VAES and AVX2 it encrypts sixteen, two per YMM register (VAESENC,
-// also constant time), which more than halves the time per block. Each
+// also constant time), which more than halves the time per block, and with
+// AVX-512 thirty-two, four per ZMM register, with the inputs σ(s) held in
+// registers. Each
 // loop is tested block for block against crypto/aes. Elsewhere, or with
 // the purego build tag, the PRG runs on crypto/aes.
 //
