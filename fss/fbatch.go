@@ -106,6 +106,9 @@ type fieldState struct {
 	seed []block    // per key
 	mask []uint64   // per key: the control bit t as a mask
 	val  [][]uint64 // per component, per key: V_c on the path from the root, lazily reduced (addP)
+	// The fused path's layout (fwide.go): the mask in both words of a
+	// block, and V as two rows of component pairs.
+	maskB, valB []block
 }
 
 // addP returns a + x mod p as a 64-bit word congruent to it, not
@@ -146,6 +149,7 @@ type fieldWalker struct {
 	vals    []block   // value block j of key i at vals[j·valStride + i]
 	valOut  [][]block // per value block, per key: the rows of vals
 	staged  [][]Fp    // per key: the shares of up to leafRun leaves, in row order
+	wide    *wide4    // the fused path for m = 4 (fwide.go); nil: the generic one
 }
 
 // leafRun is the number of consecutive leaves whose shares the walker
@@ -206,6 +210,7 @@ func newFieldWalker(n, m int, points []uint64, reverse bool) *fieldWalker {
 			val:    perKey(),
 		}
 	}
+	newWide4(w)
 	return w
 }
 
@@ -213,6 +218,11 @@ func newFieldWalker(n, m int, points []uint64, reverse bool) *fieldWalker {
 func (w *fieldWalker) run(keys []*FieldKey, out [][]Fp) {
 	w.keys, w.out, w.party = len(keys), out, uint64(keys[0].k.party)
 	root := &w.state[0][0]
+	if w.wide != nil {
+		w.runWide4(keys)
+		w.walk(0, root, 0, len(w.points))
+		return
+	}
 	for i, fk := range keys {
 		root.seed[i], root.mask[i] = fk.k.seed, -uint64(fk.k.party)
 		for c := range root.val {
@@ -246,6 +256,23 @@ func (w *fieldWalker) walk(d int, st *fieldState, lo, hi int) {
 	}
 	mid := splitPoints(w.points, lo, hi, w.n-1-d)
 	need := [2]bool{lo < mid, mid < hi}
+	if w.wide != nil {
+		w.node4(d, st, need)
+	} else {
+		w.node(d, st, need)
+	}
+	children := &w.state[d+1]
+	if need[0] {
+		w.walk(d+1, &children[0], lo, mid)
+	}
+	if need[1] {
+		w.walk(d+1, &children[1], mid, hi)
+	}
+}
+
+// node is the generic step at the inner node at depth d with state st:
+// the PRG, the wanted children's seeds and values.
+func (w *fieldWalker) node(d int, st *fieldState, need [2]bool) {
 	seeds, mask := st.seed[:w.keys], st.mask[:w.keys]
 	// Every value block is needed even for one child: a word ≥ p on the
 	// left shifts the right child's values (sampleField).
@@ -275,12 +302,6 @@ func (w *fieldWalker) walk(d int, st *fieldState, lo, hi int) {
 	}
 	if rej != 0 || forceResample {
 		w.resample(st, children, cw, need)
-	}
-	if need[0] {
-		w.walk(d+1, &children[0], lo, mid)
-	}
-	if need[1] {
-		w.walk(d+1, &children[1], mid, hi)
 	}
 }
 
@@ -367,13 +388,23 @@ func (w *fieldWalker) leaf(st *fieldState, p int) {
 	if w.reverse {
 		slot = leafRun - done
 	}
+	w.stageLeaf(st, slot)
+	if done == leafRun || p == len(w.points)-1 {
+		w.flush(p+1-done, done)
+	}
+}
+
+// stageLeaf writes every key's share at the leaf with state st to slot
+// of its staging row.
+func (w *fieldWalker) stageLeaf(st *fieldState, slot int) {
+	if w.wide != nil {
+		w.leaf4(st, slot)
+		return
+	}
 	mask := st.mask[:w.keys]
 	w.hash(st.seed[:w.keys], [2]bool{}, fieldLeafBlocks(w.m))
 	if leafShares(w.staged[:len(mask)], slot*w.m, st.val, w.final, w.valOut, mask, -w.party) != 0 || forceResample {
 		w.resampleLeaf(st, slot)
-	}
-	if done == leafRun || p == len(w.points)-1 {
-		w.flush(p+1-done, done)
 	}
 }
 
