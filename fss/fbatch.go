@@ -60,7 +60,8 @@ func evalFieldBatch(keys []*FieldKey, points []uint64, out [][]Fp, reverse bool,
 	chunks := (len(keys) + chunkKeys - 1) / chunkKeys
 	var next atomic.Int64
 	work := func() {
-		w := newFieldWalker(first.nbits, first.m, points, reverse)
+		w := getFieldWalker(first.nbits, first.m, points, reverse)
+		defer putFieldWalker(w)
 		for c := int(next.Add(1) - 1); c < chunks; c = int(next.Add(1) - 1) {
 			lo, hi := c*chunkKeys, min((c+1)*chunkKeys, len(keys))
 			w.run(keys[lo:hi], out[lo:hi])
@@ -167,6 +168,41 @@ const leafRun = 16
 // loads from a block's middle.
 const valStride = chunkKeys + 1
 
+// fieldWalkerPools holds idle field walkers per shape [3]int{n, m, fused
+// path or not}: a server evaluates a chunk of keys per call, and a
+// walker's buffers are several times a key's output.
+var fieldWalkerPools sync.Map
+
+// getFieldWalker returns a field walker for keys of shape (n, m) at the
+// points, from its pool when there is one.
+func getFieldWalker(n, m int, points []uint64, reverse bool) *fieldWalker {
+	pool, _ := fieldWalkerPools.LoadOrStore(fieldWalkerShape(n, m), new(sync.Pool))
+	w, _ := pool.(*sync.Pool).Get().(*fieldWalker)
+	if w == nil {
+		return newFieldWalker(n, m, points, reverse)
+	}
+	w.points, w.reverse = points, reverse
+	return w
+}
+
+// putFieldWalker returns w to its pool, without its references to the
+// caller's points and outputs.
+func putFieldWalker(w *fieldWalker) {
+	w.points, w.out = nil, nil
+	pool, _ := fieldWalkerPools.Load(fieldWalkerShape(w.n, w.m))
+	pool.(*sync.Pool).Put(w)
+}
+
+// fieldWalkerShape is the pool key of walkers of shape (n, m): whether
+// they have the fused path depends on the accelerations in use.
+func fieldWalkerShape(n, m int) [3]int {
+	fused := 0
+	if m == 4 && wide4Accel() {
+		fused = 1
+	}
+	return [3]int{n, m, fused}
+}
+
 func newFieldWalker(n, m int, points []uint64, reverse bool) *fieldWalker {
 	perKey := func() [][]uint64 {
 		rows := make([][]uint64, m)
@@ -216,13 +252,11 @@ func newFieldWalker(n, m int, points []uint64, reverse bool) *fieldWalker {
 
 // run writes the shares of up to chunkKeys keys at all points to out.
 func (w *fieldWalker) run(keys []*FieldKey, out [][]Fp) {
-	w.keys, w.out, w.party = len(keys), out, uint64(keys[0].k.party)
-	root := &w.state[0][0]
-	if w.wide != nil {
-		w.runWide4(keys)
-		w.walk(0, root, 0, len(w.points))
+	if keys, out = w.runFused(keys, out); len(keys) == 0 {
 		return
 	}
+	w.keys, w.out, w.party = len(keys), out, uint64(keys[0].k.party)
+	root := &w.state[0][0]
 	for i, fk := range keys {
 		root.seed[i], root.mask[i] = fk.k.seed, -uint64(fk.k.party)
 		for c := range root.val {
@@ -256,7 +290,7 @@ func (w *fieldWalker) walk(d int, st *fieldState, lo, hi int) {
 	}
 	mid := splitPoints(w.points, lo, hi, w.n-1-d)
 	need := [2]bool{lo < mid, mid < hi}
-	if w.wide != nil {
+	if w.fused() {
 		w.node4(d, st, need)
 	} else {
 		w.node(d, st, need)
@@ -397,7 +431,7 @@ func (w *fieldWalker) leaf(st *fieldState, p int) {
 // stageLeaf writes every key's share at the leaf with state st to slot
 // of its staging row.
 func (w *fieldWalker) stageLeaf(st *fieldState, slot int) {
-	if w.wide != nil {
+	if w.fused() {
 		w.leaf4(st, slot)
 		return
 	}

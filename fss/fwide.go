@@ -6,9 +6,8 @@ package fss
 // the shares, with the values taken from the AES output in registers.
 // The walk's state is kept in the PRG's own layout, a pair of components
 // per 128-bit block (fieldState.valB, maskB), so nothing is transposed
-// and no PRG output goes through memory. Chunks are padded to a multiple
-// of wide4Keys keys with copies of their last key, whose outputs are
-// staged but never written out.
+// and no PRG output goes through memory. The fused path takes the
+// largest multiple of wide4Keys keys of a chunk, the generic one the rest.
 
 // wide4Keys is the number of keys the fused kernels take per group.
 const wide4Keys = 32
@@ -17,7 +16,7 @@ const wide4Keys = 32
 // layout; a fieldState's pair q of components of key i is at
 // q·chunkKeys + i of its block rows.
 type wide4 struct {
-	keys   int          // keys in the current chunk, padded to wide4Keys
+	keys   int          // keys of the current walk, a multiple of wide4Keys; 0: generic path
 	seedCW [][2][]block // per depth, per side, per key: (sCW_lo | tCW_side, sCW_hi)
 	valCW  [][]block    // per depth: VCW as two rows of component pairs
 	final  []block      // CW^(n+1) as two rows of component pairs
@@ -44,13 +43,33 @@ func newWide4(w *fieldWalker) {
 	w.wide = x
 }
 
-// runWide4 sets up the root of the fused path for keys, padded to a
-// multiple of wide4Keys with copies of the last key.
+// runFused walks the first multiple of wide4Keys of keys on the fused
+// path, when w has it, writing their shares to out, and returns the keys
+// and outputs left for the generic path.
+func (w *fieldWalker) runFused(keys []*FieldKey, out [][]Fp) ([]*FieldKey, [][]Fp) {
+	if w.wide == nil {
+		return keys, out
+	}
+	n := len(keys) &^ (wide4Keys - 1)
+	if n > 0 {
+		w.keys, w.out, w.party = n, out[:n], uint64(keys[0].k.party)
+		w.runWide4(keys[:n])
+		w.walk(0, &w.state[0][0], 0, len(w.points))
+	}
+	w.wide.keys = 0
+	return keys[n:], out[n:]
+}
+
+// fused reports whether the current walk is on the fused path.
+func (w *fieldWalker) fused() bool { return w.wide != nil && w.wide.keys > 0 }
+
+// runWide4 sets up the root of the fused path for keys, a multiple of
+// wide4Keys of them.
 func (w *fieldWalker) runWide4(keys []*FieldKey) {
 	x, root := w.wide, &w.state[0][0]
-	x.keys = (len(keys) + wide4Keys - 1) &^ (wide4Keys - 1)
+	x.keys = len(keys)
 	for i := range x.keys {
-		k := &keys[min(i, len(keys)-1)].k
+		k := &keys[i].k
 		t := -uint64(k.party)
 		root.seed[i], root.maskB[i] = k.seed, block{t, t}
 		root.valB[i], root.valB[chunkKeys+i] = block{}, block{}
