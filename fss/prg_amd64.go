@@ -97,13 +97,7 @@ func prgNodeAccel(m int, seeds, left, right []block, valueFirst int, sums []bloc
 // which is then set (and zeroed, as Go zeroes it) here: a full chunk on
 // ZMM registers needs none.
 func runAccel(a prgNodeArgs, seeds, left, right, vals []block) {
-	wide, vaes := 0, 0
-	if useVAES && useAVX512 {
-		wide = len(seeds) &^ 31
-	}
-	if useVAES {
-		vaes = wide + (len(seeds)-wide)&^15
-	}
+	wide, vaes := accelSplit(len(seeds))
 	if wide > 0 {
 		runPart(&a, 0, wide, seeds, left, right, vals)
 		prgNodeVAES512(&a)
@@ -121,6 +115,19 @@ func runAccel(a prgNodeArgs, seeds, left, right, vals []block) {
 		runPart(&a, vaes, len(seeds), seeds, left, right, vals)
 		prgNodeAsm(&a)
 	}
+}
+
+// accelSplit returns how runAccel splits n seeds: the first wide on VAES
+// over ZMM registers, those up to vaes over YMM ones, the rest on AES-NI.
+func accelSplit(n int) (wide, vaes int) {
+	if useVAES && useAVX512 {
+		wide = n &^ 31
+	}
+	vaes = wide
+	if useVAES {
+		vaes += (n - wide) &^ 15
+	}
+	return wide, vaes
 }
 
 // runPart points a at seeds from … to−1 and their outputs. Direct calls
