@@ -1,6 +1,8 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "vaes512_amd64.h"
+#include "field_amd64.h"
 
 // The field walker's fused kernels for m = 4 on VAES over ZMM registers
 // and AVX-512 (fieldNode4AVX512, fieldLeaf4AVX512): the PRG's outputs go
@@ -8,107 +10,11 @@
 // state in the PRG's own layout, one or two blocks per key (fwide.go),
 // so nothing is transposed and no value block goes through memory.
 
-// Constants, broadcast from 64 bits or 128 bits.
-DATA wHiMask<>+0(SB)/8, $0
-DATA wHiMask<>+8(SB)/8, $-1
-GLOBL wHiMask<>(SB), RODATA|NOPTR, $16
+// wLowBit is 1 in the low 64-bit lane of a 128-bit one (hiMask is in
+// vaes512_amd64.h, the other constants in field_amd64.h).
 DATA wLowBit<>+0(SB)/8, $1
 DATA wLowBit<>+8(SB)/8, $0
 GLOBL wLowBit<>(SB), RODATA|NOPTR, $16
-DATA wLow32<>+0(SB)/8, $0x00000000ffffffff
-GLOBL wLow32<>(SB), RODATA|NOPTR, $8
-DATA wModulus<>+0(SB)/8, $0xffffffff00000001
-GLOBL wModulus<>(SB), RODATA|NOPTR, $8
-
-// wPairLo and wPairHi index, over a register A of four keys' components
-// (0, 1) and one B of their components (2, 3), the four components of the
-// first two keys and of the last two.
-DATA wPairLo<>+0(SB)/8, $0
-DATA wPairLo<>+8(SB)/8, $1
-DATA wPairLo<>+16(SB)/8, $8
-DATA wPairLo<>+24(SB)/8, $9
-DATA wPairLo<>+32(SB)/8, $2
-DATA wPairLo<>+40(SB)/8, $3
-DATA wPairLo<>+48(SB)/8, $10
-DATA wPairLo<>+56(SB)/8, $11
-GLOBL wPairLo<>(SB), RODATA|NOPTR, $64
-DATA wPairHi<>+0(SB)/8, $4
-DATA wPairHi<>+8(SB)/8, $5
-DATA wPairHi<>+16(SB)/8, $12
-DATA wPairHi<>+24(SB)/8, $13
-DATA wPairHi<>+32(SB)/8, $6
-DATA wPairHi<>+40(SB)/8, $7
-DATA wPairHi<>+48(SB)/8, $14
-DATA wPairHi<>+56(SB)/8, $15
-GLOBL wPairHi<>(SB), RODATA|NOPTR, $64
-
-// WSIGMA(i, z): z = σ(seeds 4i … 4i+3 at SI); Z15 = wHiMask, Z9 scratch.
-#define WSIGMA(i, z) \
-	VMOVDQU64 (i*64)(SI), z \
-	VPSHUFD   $0x4e, z, Z9  \
-	VPANDQ    Z15, z, z     \
-	VPXORQ    Z9, z, z
-
-#define WSIGMA32 \
-	WSIGMA(0, Z16) \
-	WSIGMA(1, Z17) \
-	WSIGMA(2, Z18) \
-	WSIGMA(3, Z19) \
-	WSIGMA(4, Z20) \
-	WSIGMA(5, Z21) \
-	WSIGMA(6, Z22) \
-	WSIGMA(7, Z23) \
-	ADDQ $512, SI
-
-#define WROUND(off) \
-	VBROADCASTI32X4 off(R10), Z8 \
-	VAESENC         Z8, Z0, Z0 \
-	VAESENC         Z8, Z1, Z1 \
-	VAESENC         Z8, Z2, Z2 \
-	VAESENC         Z8, Z3, Z3 \
-	VAESENC         Z8, Z4, Z4 \
-	VAESENC         Z8, Z5, Z5 \
-	VAESENC         Z8, Z6, Z6 \
-	VAESENC         Z8, Z7, Z7
-
-// WENC32 sets Z0…Z7 to H(σ in Z16…Z23) = AES(σ) ⊕ σ under the schedule
-// at R10, four seeds per register.
-#define WENC32 \
-	VBROADCASTI32X4 (R10), Z8 \
-	VPXORQ          Z8, Z16, Z0 \
-	VPXORQ          Z8, Z17, Z1 \
-	VPXORQ          Z8, Z18, Z2 \
-	VPXORQ          Z8, Z19, Z3 \
-	VPXORQ          Z8, Z20, Z4 \
-	VPXORQ          Z8, Z21, Z5 \
-	VPXORQ          Z8, Z22, Z6 \
-	VPXORQ          Z8, Z23, Z7 \
-	WROUND(16) \
-	WROUND(32) \
-	WROUND(48) \
-	WROUND(64) \
-	WROUND(80) \
-	WROUND(96) \
-	WROUND(112) \
-	WROUND(128) \
-	WROUND(144) \
-	VBROADCASTI32X4 160(R10), Z8 \
-	VAESENCLAST     Z8, Z0, Z0 \
-	VAESENCLAST     Z8, Z1, Z1 \
-	VAESENCLAST     Z8, Z2, Z2 \
-	VAESENCLAST     Z8, Z3, Z3 \
-	VAESENCLAST     Z8, Z4, Z4 \
-	VAESENCLAST     Z8, Z5, Z5 \
-	VAESENCLAST     Z8, Z6, Z6 \
-	VAESENCLAST     Z8, Z7, Z7 \
-	VPXORQ          Z16, Z0, Z0 \
-	VPXORQ          Z17, Z1, Z1 \
-	VPXORQ          Z18, Z2, Z2 \
-	VPXORQ          Z19, Z3, Z3 \
-	VPXORQ          Z20, Z4, Z4 \
-	VPXORQ          Z21, Z5, Z5 \
-	VPXORQ          Z22, Z6, Z6 \
-	VPXORQ          Z23, Z7, Z7
 
 // WADDP(x, a): a = addP(a, x): a + x, plus 2^32 − 1 (Z14) in the lanes
 // where the addition carried (a + x <u x).
@@ -151,7 +57,7 @@ GLOBL wPairHi<>(SB), RODATA|NOPTR, $64
 	JZ    skip            \
 	MOVQ  112(DX), R10    \
 	ADDQ  $keyOff, R10    \
-	WENC32                \
+	ENC32                \
 	MOVQ  cwOff(DX), AX   \
 	MOVQ  maskOff(DX), R13 \
 	WCHILD32              \
@@ -199,7 +105,7 @@ skip:
 #define WVALUEBLOCK(key, valOff, row) \
 	MOVQ  112(DX), R10       \
 	ADDQ  $(key*176), R10    \
-	WENC32                   \
+	ENC32                   \
 	MOVQ  valOff(DX), DI     \
 	ADDQ  row, DI            \
 	WVALUES32
@@ -220,16 +126,16 @@ TEXT ·fieldNode4AVX512(SB), NOSPLIT, $0-16
 	MOVQ            24(DX), R12 // VCW, row 0
 	MOVQ            96(DX), CX  // n
 	MOVQ            104(DX), BX // row stride, bytes
-	VBROADCASTI32X4 wHiMask<>(SB), Z15
+	VBROADCASTI32X4 hiMask<>(SB), Z15
 	VBROADCASTI32X4 wLowBit<>(SB), Z11
-	VPBROADCASTQ    wLow32<>(SB), Z14
+	VPBROADCASTQ    low32<>(SB), Z14
 	VPXORQ          Z13, Z13, Z13
 	XORQ            R8, R8
 
 node32:
 	CMPQ CX, $32
 	JB   nodeDone
-	WSIGMA32
+	ZSIGMA32
 	WSEEDS(0, 32, 48, 64, nodeLeft)
 	WSEEDS(880, 40, 56, 72, nodeRight)
 	WBASES(R11, R12)
@@ -245,7 +151,7 @@ node32:
 	JMP  node32
 
 nodeDone:
-	VPBROADCASTQ wModulus<>(SB), Z12
+	VPBROADCASTQ modulus<>(SB), Z12
 	VPCMPUQ      $5, Z12, Z13, K3
 	KMOVW        K3, AX
 	VZEROUPPER
@@ -265,7 +171,7 @@ nodeDone:
 // final & mask)), negated for party 1, each key's four to its staging
 // row with one 32-byte store. R11, R12: the path values' and finals'
 // row 0, AX, BX their row 1; R10 the row of key 4g, DX the bytes between
-// rows; Z18 = wPairLo, Z19 = wPairHi.
+// rows; Z18 = pairLo, Z19 = pairHi.
 #define WLEAF(g, a, b) \
 	VPMAXUQ       a, Z13, Z13           \
 	VPMAXUQ       b, Z13, Z13           \
@@ -312,18 +218,18 @@ TEXT ·fieldLeaf4AVX512(SB), NOSPLIT, $0-16
 	MOVQ            64(DX), R10
 	KMOVW           R10, K6     // neg
 	MOVQ            40(DX), DX  // bytes between staging rows
-	VBROADCASTI32X4 wHiMask<>(SB), Z15
-	VPBROADCASTQ    wLow32<>(SB), Z14
-	VPBROADCASTQ    wModulus<>(SB), Z12
+	VBROADCASTI32X4 hiMask<>(SB), Z15
+	VPBROADCASTQ    low32<>(SB), Z14
+	VPBROADCASTQ    modulus<>(SB), Z12
 	VPXORQ          Z13, Z13, Z13
 	XORQ            R8, R8
 
 leaf32:
 	CMPQ      CX, $32
 	JB        leafDone
-	WSIGMA32
+	ZSIGMA32
 	MOVQ      R13, R10
-	WENC32
+	ENC32
 	VMOVDQA64 Z0, Z24
 	VMOVDQA64 Z1, Z25
 	VMOVDQA64 Z2, Z26
@@ -333,9 +239,9 @@ leaf32:
 	VMOVDQA64 Z6, Z30
 	VMOVDQA64 Z7, Z31
 	LEAQ      176(R13), R10
-	WENC32
-	VMOVDQU64 wPairLo<>(SB), Z18
-	VMOVDQU64 wPairHi<>(SB), Z19
+	ENC32
+	VMOVDQU64 pairLo<>(SB), Z18
+	VMOVDQU64 pairHi<>(SB), Z19
 	MOVQ      DI, R10
 	WLEAF(0, Z24, Z0)
 	WLEAF(1, Z25, Z1)
