@@ -428,20 +428,6 @@ func (w *fieldWalker) leaf(st *fieldState, p int) {
 	}
 }
 
-// stageLeaf writes every key's share at the leaf with state st to slot
-// of its staging row.
-func (w *fieldWalker) stageLeaf(st *fieldState, slot int) {
-	if w.fused() {
-		w.leaf4(st, slot)
-		return
-	}
-	mask := st.mask[:w.keys]
-	w.hash(st.seed[:w.keys], [2]bool{}, fieldLeafBlocks(w.m))
-	if leafShares(w.staged[:len(mask)], slot*w.m, st.val, w.final, w.valOut, mask, -w.party) != 0 || forceResample {
-		w.resampleLeaf(st, slot)
-	}
-}
-
 // flush copies the staged shares of the leaves first … first+n−1 to
 // every key's output: rows first … first+n−1, or their mirror rows
 // len(points)−first−n … len(points)−first−1 when reverse, in whose order
@@ -489,6 +475,20 @@ func (w *fieldWalker) resampleLeaf(st *fieldState, slot int) {
 			v := canonical(addP(addP(st.val[c][i], uint64(vals[c])), w.final[c][i]&st.mask[i]))
 			w.staged[i][slot*w.m+c] = negateFieldIf(v, w.party)
 		}
+	}
+}
+
+// stageLeaf writes every key's share at the leaf with state st to slot
+// of its staging row.
+func (w *fieldWalker) stageLeaf(st *fieldState, slot int) {
+	if w.fused() {
+		w.leaf4(st, slot)
+		return
+	}
+	mask := st.mask[:w.keys]
+	w.hash(st.seed[:w.keys], [2]bool{}, fieldLeafBlocks(w.m))
+	if leafShares(w.staged[:len(mask)], slot*w.m, st.val, w.final, w.valOut, mask, -w.party) != 0 || forceResample {
+		w.resampleLeaf(st, slot)
 	}
 }
 
