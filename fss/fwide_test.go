@@ -6,36 +6,42 @@ import (
 	"testing"
 )
 
-// rejectingSeeds have a leaf word not below p: a word of H_1 or H_2, the
-// leaf values of m = 4 and the first value blocks of an inner node (found
-// by a search over 2^33 seeds; TestFieldWalkResamplesRealRejectedWords
-// checks that they still have one).
-var rejectingSeeds = []block{
-	{0x2937f5ac8, 0x5eed0f7e1ec7ed}, // word 3
-	{0x2cc171304, 0x5eed0f7e1ec7ed}, // word 0
+// rejectingSeeds have a PRG word not below p (found by searching 2^33
+// and more seeds; TestFieldWalkResamplesRealRejectedWords checks that
+// they still have it): value word q of a node, 2j or 2j + 1 of H_{1+j}.
+// Words 0 … 3 are also a leaf's at m = 4; word 4, the right child's
+// first, only an inner node's.
+var rejectingSeeds = []struct {
+	seed block
+	word int
+}{
+	{block{0x2937f5ac8, 0x5eed0f7e1ec7ed}, 3},
+	{block{0x2cc171304, 0x5eed0f7e1ec7ed}, 0},
+	{block{0x2008a5979d6, 0x5eed0f7e1ec7ed}, 4},
 }
 
 // TestFieldWalkResamplesRealRejectedWords checks the field walker, with
 // each acceleration, against EvalField for keys whose walks meet a PRG
-// word ≥ p at the root, at an inner node and at a leaf, from real AES
-// output rather than forceResample: without resampling those keys'
-// shares would differ.
+// word ≥ p at the root, at inner nodes and at leaves, on the fused path
+// (keys 0 … 63 of 70 with VAES and AVX-512) and the generic one (keys 64
+// … 69), from real AES output rather than forceResample: without
+// resampling those keys' shares would differ.
 func TestFieldWalkResamplesRealRejectedWords(t *testing.T) {
-	for i, s := range rejectingSeeds {
-		var words [4]uint64
-		streamWords(s, 1, 2, words[:])
-		if rejected(words[0])|rejected(words[1])|rejected(words[2])|rejected(words[3]) == 0 {
-			t.Fatalf("seed %d has no leaf word ≥ p", i)
+	for i, rs := range rejectingSeeds {
+		var words [8]uint64
+		streamWords(rs.seed, 1, 4, words[:])
+		if rejected(words[rs.word]) == 0 {
+			t.Fatalf("seed %d: word %d = %#x is below p", i, rs.word, words[rs.word])
 		}
 	}
-	const n, m, keys = 6, 4, 40
+	const n, m, keys = 6, 4, 70
 	points := make([]uint64, 1<<n)
 	for x := range points {
 		points[x] = uint64(x)
 	}
 	for _, accel := range accelerations() {
 		for party := range 2 {
-			for si, target := range rejectingSeeds {
+			for si, rs := range rejectingSeeds {
 				t.Run(fmt.Sprintf("%s/party=%d/seed=%d", accel.name, party, si), func(t *testing.T) {
 					defer accel.use()()
 					r := rand.New(testRand(uint64(93 + 2*si + party)))
@@ -43,9 +49,9 @@ func TestFieldWalkResamplesRealRejectedWords(t *testing.T) {
 					for i := range fk {
 						fk[i] = randomFieldKey(t, r, n, m, party)
 					}
-					fk[3].k.seed = target // the root
-					for _, at := range []struct{ key, depth int }{{20, 2}, {37, n}} {
-						for !steerToSeed(&fk[at.key].k, at.depth, target) {
+					fk[3].k.seed = rs.seed // the root
+					for _, at := range []struct{ key, depth int }{{20, 2}, {37, n}, {65, 3}, {66, n}} {
+						for !steerToSeed(&fk[at.key].k, at.depth, rs.seed) {
 							fk[at.key] = randomFieldKey(t, r, n, m, party)
 						}
 					}
