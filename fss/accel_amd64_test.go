@@ -4,6 +4,7 @@ package fss
 
 import (
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/cpu"
 )
@@ -62,5 +63,28 @@ func TestKernelsDispatched(t *testing.T) {
 				t.Errorf("the fused path left %d of 70 keys", len(rest))
 			}
 		})
+	}
+}
+
+// TestFusedKernelArgOffsets checks the offsets at which fwide_amd64.s
+// reads the fused kernels' arguments.
+func TestFusedKernelArgOffsets(t *testing.T) {
+	var n node4Args
+	var l leaf4Args
+	for _, f := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"node4Args.cwL", unsafe.Offsetof(n.cwL), 32}, {"node4Args.lseed", unsafe.Offsetof(n.lseed), 48},
+		{"node4Args.lmask", unsafe.Offsetof(n.lmask), 64}, {"node4Args.lval", unsafe.Offsetof(n.lval), 80},
+		{"node4Args.n", unsafe.Offsetof(n.n), 96}, {"node4Args.stride", unsafe.Offsetof(n.stride), 104},
+		{"node4Args.keys", unsafe.Offsetof(n.keys), 112},
+		{"leaf4Args.out", unsafe.Offsetof(l.out), 32}, {"leaf4Args.rowBytes", unsafe.Offsetof(l.rowBytes), 40},
+		{"leaf4Args.n", unsafe.Offsetof(l.n), 48}, {"leaf4Args.stride", unsafe.Offsetof(l.stride), 56},
+		{"leaf4Args.neg", unsafe.Offsetof(l.neg), 64}, {"leaf4Args.keys", unsafe.Offsetof(l.keys), 72},
+	} {
+		if f.got != f.want {
+			t.Errorf("%s at offset %d, the assembly reads %d", f.name, f.got, f.want)
+		}
 	}
 }

@@ -16,7 +16,7 @@ type node4Args struct {
 	keys                    *[176]byte // fixed key 0's schedule, the others after it
 }
 
-// fieldNode4AVX512 is the fused inner-node step (wide4.go); it returns a
+// fieldNode4AVX512 is the fused inner-node step (fwide.go); it returns a
 // non-zero word when a value word is ≥ p.
 //
 //go:noescape
@@ -34,7 +34,7 @@ type leaf4Args struct {
 	keys                    *[176]byte // fixed key 1's schedule, key 2's after it
 }
 
-// fieldLeaf4AVX512 is the fused leaf step (wide4.go); it returns a
+// fieldLeaf4AVX512 is the fused leaf step (fwide.go); it returns a
 // non-zero word when a leaf word is ≥ p.
 //
 //go:noescape
