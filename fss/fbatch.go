@@ -197,7 +197,7 @@ func putFieldWalker(w *fieldWalker) {
 // they have the fused path depends on the accelerations in use.
 func fieldWalkerShape(n, m int) [3]int {
 	fused := 0
-	if m == 4 && wide4Accel() {
+	if fusedShape(m) {
 		fused = 1
 	}
 	return [3]int{n, m, fused}

@@ -22,10 +22,14 @@ type wide4 struct {
 	final  []block      // CW^(n+1) as two rows of component pairs
 }
 
-// newWide4 gives w the fused path's buffers when the platform has the
-// kernels and w has m = 4 components; otherwise w keeps the generic path.
+// fusedShape reports whether walkers of m components take the fused
+// path: m = 4, on a platform with the kernels.
+func fusedShape(m int) bool { return m == 4 && wide4Accel() }
+
+// newWide4 gives w the fused path's buffers when it takes that path
+// (fusedShape); otherwise w keeps the generic one.
 func newWide4(w *fieldWalker) {
-	if w.m != 4 || !wide4Accel() {
+	if !fusedShape(w.m) {
 		return
 	}
 	x := &wide4{seedCW: make([][2][]block, w.n), valCW: make([][]block, w.n), final: make([]block, 2*chunkKeys)}
