@@ -73,7 +73,9 @@
 // therefore encrypts eight independent blocks in flight (AESENC, as the
 // standard library's own CTR code does, and equally constant time); on
 // CPUs with VAES and AVX2 it encrypts sixteen, two per YMM register (VAESENC,
-// also constant time), which more than halves the time per block. Each
+// also constant time), which more than halves the time per block, and with
+// AVX-512 thirty-two, four per ZMM register, with the inputs σ(s) held in
+// registers. Each
 // loop is tested block for block against crypto/aes. Elsewhere, or with
 // the purego build tag, the PRG runs on crypto/aes.
 //
@@ -135,14 +137,20 @@
 // walks chunks of keys in lockstep like SumBatch but keeps per-key
 // values: the PRG's blocks are taken per key (hashNode: one pass of the
 // AES routine over the chunk's seeds writes each key's child seeds and
-// value blocks, eight blocks in flight on AES-NI, sixteen on VAES), each
+// value blocks, eight blocks in flight on AES-NI, sixteen or thirty-two on
+// VAES), each
 // key's path value is carried as a 64-bit word congruent to it mod p (an
 // addition, and 2^32 − 1 added back on carry) and made canonical once per
 // leaf, four keys per instruction on AVX2 (eight on AVX-512 for the step
 // to the children), and a rejected word (checked without branching on the
-// word) sends that key's node through fieldValues. Per point and key the
-// full domain costs about 2 + m + ⌈m/2⌉ AES blocks, as SumBatch's
-// Z_{2^64} words do.
+// word) sends that key's node through fieldValues. With VAES and AVX-512
+// and m = 4 (the verified reports' shape) the walk is fused instead
+// (fwide.go): one kernel per inner node runs the PRG on 32 keys' seeds
+// and the seed and value steps on the AES output in registers, one per
+// leaf the PRG and the shares, with the path values kept in the PRG's
+// layout (two components per block), so no PRG output is stored and
+// read back. Per point and key the full domain costs about 2 + m + ⌈m/2⌉
+// AES blocks, as SumBatch's Z_{2^64} words do.
 //
 // # Stability
 //

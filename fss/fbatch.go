@@ -82,8 +82,8 @@ func evalFieldBatch(keys []*FieldKey, points []uint64, out [][]Fp, visit runVisi
 	chunks := (len(keys) + chunkKeys - 1) / chunkKeys
 	var next atomic.Int64
 	work := func() {
-		w := fieldWalkerFor(first.nbits, first.m, points, reverse, visit)
-		defer w.release()
+		w := getFieldWalker(first.nbits, first.m, points, reverse, visit)
+		defer putFieldWalker(w)
 		for c := int(next.Add(1) - 1); c < chunks; c = int(next.Add(1) - 1) {
 			lo, hi := c*chunkKeys, min((c+1)*chunkKeys, len(keys))
 			w.base = lo
@@ -135,6 +135,9 @@ type fieldState struct {
 	seed []block    // per key
 	mask []uint64   // per key: the control bit t as a mask
 	val  [][]uint64 // per component, per key: V_c on the path from the root, lazily reduced (addP)
+	// The fused path's layout (fwide.go): the mask in both words of a
+	// block, and V as two rows of component pairs.
+	maskB, valB []block
 }
 
 // addP returns a + x mod p as a 64-bit word congruent to it, not
@@ -178,6 +181,7 @@ type fieldWalker struct {
 	valOut  [][]block // per value block, per key: the rows of vals
 	staged  [][]Fp    // per key: the shares of up to runLen leaves, in row order
 	runLen  int       // leafRun, or visitRun for visit
+	wide    *wide4    // the fused path for m = 4 (fwide.go); nil: the generic one
 }
 
 // leafRun is the number of consecutive leaves whose shares the walker
@@ -197,39 +201,51 @@ const leafRun = 16
 // (EXPERIMENTS.md, "Sketch at the leaves").
 const visitRun = 32
 
-// walkers holds field walkers between batches (fieldWalkerFor): a
-// walker's state is 180 KB at n = 10, m = 4, allocated and zeroed for
-// each chunk of keys a server prepares otherwise.
-var walkers sync.Pool
+// valStride is the row length of fieldWalker.vals: one block beyond the
+// chunk, as the vector loops read the high words of blocks as 32-byte
+// loads from a block's middle.
+const valStride = chunkKeys + 1
 
-// fieldWalkerFor returns a walker of n-bit keys with m components for
-// the points, one from walkers if one of that shape is there. Every
-// field of its state is written before it is read (run, walk, leaf), as
-// when one walker runs chunk after chunk.
-func fieldWalkerFor(n, m int, points []uint64, reverse bool, visit runVisitor) *fieldWalker {
-	runLen := leafRun
-	if visit != nil {
-		runLen = visitRun
-	}
-	w, _ := walkers.Get().(*fieldWalker)
-	if w == nil || w.n != n || w.m != m || w.runLen != runLen {
+// fieldWalkerPools holds idle field walkers per shape [3]int{n, m, fused
+// path or not}: a server evaluates a chunk of keys per call, and a
+// walker's buffers are several times a key's output.
+var fieldWalkerPools sync.Map
+
+// getFieldWalker returns a field walker for keys of shape (n, m) at the
+// points, handing its runs to visit if not nil, from its pool when there
+// is one. Every field of its state is written before it is read (run,
+// walk, leaf), as when one walker runs chunk after chunk.
+func getFieldWalker(n, m int, points []uint64, reverse bool, visit runVisitor) *fieldWalker {
+	pool, _ := fieldWalkerPools.LoadOrStore(fieldWalkerShape(n, m, visit != nil), new(sync.Pool))
+	w, _ := pool.(*sync.Pool).Get().(*fieldWalker)
+	if w == nil {
 		w = newFieldWalker(n, m, points, reverse, visit != nil)
 	}
 	w.points, w.reverse, w.visit = points, reverse, visit
 	return w
 }
 
-// release puts the walker back in walkers, keeping no keys, outputs,
-// points or visitor alive.
-func (w *fieldWalker) release() {
+// putFieldWalker returns w to its pool, without its references to the
+// caller's points, outputs and visitor.
+func putFieldWalker(w *fieldWalker) {
 	w.points, w.out, w.visit = nil, nil, nil
-	walkers.Put(w)
+	pool, _ := fieldWalkerPools.Load(fieldWalkerShape(w.n, w.m, w.runLen == visitRun))
+	pool.(*sync.Pool).Put(w)
 }
 
-// valStride is the row length of fieldWalker.vals: one block beyond the
-// chunk, as the vector loops read the high words of blocks as 32-byte
-// loads from a block's middle.
-const valStride = chunkKeys + 1
+// fieldWalkerShape is the pool key of walkers of shape (n, m), visited
+// or not (their run length): whether they have the fused path depends on
+// the accelerations in use.
+func fieldWalkerShape(n, m int, visited bool) [4]int {
+	fused, runLen := 0, leafRun
+	if fusedShape(m) {
+		fused = 1
+	}
+	if visited {
+		runLen = visitRun
+	}
+	return [4]int{n, m, fused, runLen}
+}
 
 func newFieldWalker(n, m int, points []uint64, reverse, visited bool) *fieldWalker {
 	perKey := func() [][]uint64 {
@@ -278,11 +294,15 @@ func newFieldWalker(n, m int, points []uint64, reverse, visited bool) *fieldWalk
 			val:    perKey(),
 		}
 	}
+	newWide4(w)
 	return w
 }
 
 // run writes the shares of up to chunkKeys keys at all points to out.
 func (w *fieldWalker) run(keys []*FieldKey, out [][]Fp) {
+	if keys, out = w.runFused(keys, out); len(keys) == 0 {
+		return
+	}
 	w.keys, w.out, w.party = len(keys), out, uint64(keys[0].k.party)
 	root := &w.state[0][0]
 	for i, fk := range keys {
@@ -318,6 +338,28 @@ func (w *fieldWalker) walk(d int, st *fieldState, lo, hi int) {
 	}
 	mid := splitPoints(w.points, lo, hi, w.n-1-d)
 	need := [2]bool{lo < mid, mid < hi}
+	if w.fused() {
+		w.node4(d, st, need)
+	} else {
+		w.node(d, st, need)
+	}
+	// Mirrored, the right child first: its leaves, the higher points,
+	// are the lower rows, so that runs come in ascending rows.
+	children := &w.state[d+1]
+	first := 0
+	if w.reverse {
+		first = 1
+	}
+	for _, side := range [2]int{first, 1 - first} {
+		if need[side] {
+			w.walk(d+1, &children[side], [2]int{lo, mid}[side], [2]int{mid, hi}[side])
+		}
+	}
+}
+
+// node is the generic step at the inner node at depth d with state st:
+// the PRG, the wanted children's seeds and values.
+func (w *fieldWalker) node(d int, st *fieldState, need [2]bool) {
 	seeds, mask := st.seed[:w.keys], st.mask[:w.keys]
 	// Every value block is needed even for one child: a word ≥ p on the
 	// left shifts the right child's values (sampleField).
@@ -347,17 +389,6 @@ func (w *fieldWalker) walk(d int, st *fieldState, lo, hi int) {
 	}
 	if rej != 0 || forceResample {
 		w.resample(st, children, cw, need)
-	}
-	// Mirrored, the right child first: its leaves, the higher points,
-	// are the lower rows, so that runs come in ascending rows.
-	first := 0
-	if w.reverse {
-		first = 1
-	}
-	for _, side := range [2]int{first, 1 - first} {
-		if need[side] {
-			w.walk(d+1, &children[side], [2]int{lo, mid}[side], [2]int{mid, hi}[side])
-		}
 	}
 }
 
@@ -440,11 +471,7 @@ func (w *fieldWalker) rejectedKey(i, words int) bool {
 // of leafRun leaves, or of the points, it writes the run out (flush).
 func (w *fieldWalker) leaf(st *fieldState, p int) {
 	slot, row, n := w.slot(p)
-	mask := st.mask[:w.keys]
-	w.hash(st.seed[:w.keys], [2]bool{}, fieldLeafBlocks(w.m))
-	if leafShares(w.staged[:len(mask)], slot*w.m, st.val, w.final, w.valOut, mask, -w.party) != 0 || forceResample {
-		w.resampleLeaf(st, slot)
-	}
+	w.stageLeaf(st, slot)
 	if n > 0 {
 		w.flush(row, n)
 	}
@@ -515,6 +542,20 @@ func (w *fieldWalker) resampleLeaf(st *fieldState, slot int) {
 			v := canonical(addP(addP(st.val[c][i], uint64(vals[c])), w.final[c][i]&st.mask[i]))
 			w.staged[i][slot*w.m+c] = negateFieldIf(v, w.party)
 		}
+	}
+}
+
+// stageLeaf writes every key's share at the leaf with state st to slot
+// of its staging row.
+func (w *fieldWalker) stageLeaf(st *fieldState, slot int) {
+	if w.fused() {
+		w.leaf4(st, slot)
+		return
+	}
+	mask := st.mask[:w.keys]
+	w.hash(st.seed[:w.keys], [2]bool{}, fieldLeafBlocks(w.m))
+	if leafShares(w.staged[:len(mask)], slot*w.m, st.val, w.final, w.valOut, mask, -w.party) != 0 || forceResample {
+		w.resampleLeaf(st, slot)
 	}
 }
 

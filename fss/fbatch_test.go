@@ -29,6 +29,9 @@ func checkEvalFieldBatch(t *testing.T) {
 		{32, 2, 5, 20, 1, false}, {64, 3, 3, 10, 2, false},
 		{1, 1, 3, 2, 1, true}, {5, 3, 70, 32, 2, true}, {8, 5, 9, 256, 1, true}, {20, 3, 17, 100, 2, true},
 		{11, 4, 70, 300, 2, false}, {11, 4, 70, 37, 1, true},
+		// m = 4 around the fused path's groups of 32 keys, both parties
+		{6, 4, 31, 64, 1, false}, {6, 4, 64, 50, 2, false}, {7, 4, 33, 100, 1, true}, {5, 4, 65, 32, 2, false}, {5, 4, 96, 20, 1, true},
+		{1, 4, 64, 2, 1, false}, {2, 4, 33, 3, 1, true}, {64, 4, 64, 5, 2, false},
 	} {
 		for _, reverse := range []bool{false, true} {
 			t.Run(fmt.Sprint(tc, reverse), func(t *testing.T) {

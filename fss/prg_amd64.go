@@ -45,6 +45,13 @@ func prgNodeAsm(a *prgNodeArgs)
 //go:noescape
 func prgNodeVAES(a *prgNodeArgs)
 
+// prgNodeVAES512 is prgNodeAsm for a multiple of 32 seeds, on VAES over
+// ZMM registers (with AVX-512: useVAES and useAVX512); it keeps the
+// seeds' σ in registers and does not use a.scratch.
+//
+//go:noescape
+func prgNodeVAES512(a *prgNodeArgs)
+
 func hasAESNI() bool
 
 // x86Features reports whether the CPU and the OS support AVX2, and VAES
@@ -65,11 +72,9 @@ func prgNodeAccel(m int, seeds, left, right []block, valueFirst int, sums []bloc
 	if !useAESNI {
 		return false
 	}
-	var scratch [16]block
 	a := prgNodeArgs{
 		valueKeys: &roundKeys[1+valueFirst],
 		values:    len(sums),
-		scratch:   &scratch,
 	}
 	if len(sums) > 0 {
 		a.sums = &sums[0]
@@ -86,33 +91,58 @@ func prgNodeAccel(m int, seeds, left, right []block, valueFirst int, sums []bloc
 
 // runAccel runs the PRG of a on seeds, writing child seeds to left and
 // right when non-nil and, when vals is, value block j of seed i to
-// vals[j·stride + i] (a.valueStride = 16·stride): the first multiple of 16
-// seeds on VAES when there is, the rest on AES-NI.
+// vals[j·stride + i] (a.valueStride = 16·stride): the first multiple of 32
+// seeds on VAES over ZMM registers when there is, then a multiple of 16 on
+// VAES over YMM ones, the rest on AES-NI. Only the last two use a scratch,
+// which is then set (and zeroed, as Go zeroes it) here: a full chunk on
+// ZMM registers needs none.
 func runAccel(a prgNodeArgs, seeds, left, right, vals []block) {
-	vaesSeeds := 0
-	if useVAES {
-		vaesSeeds = len(seeds) &^ 15
+	wide, vaes := accelSplit(len(seeds))
+	if wide > 0 {
+		runPart(&a, 0, wide, seeds, left, right, vals)
+		prgNodeVAES512(&a)
 	}
-	for _, part := range [2][2]int{{0, vaesSeeds}, {vaesSeeds, len(seeds)}} {
-		from, to := part[0], part[1]
-		if from == to {
-			continue
-		}
-		a.seeds, a.n = &seeds[from], to-from
-		if left != nil {
-			a.left = &left[from]
-		}
-		if right != nil {
-			a.right = &right[from]
-		}
-		if vals != nil {
-			a.sums = &vals[from]
-		}
-		if to == vaesSeeds {
-			prgNodeVAES(&a)
-		} else {
-			prgNodeAsm(&a)
-		}
+	if wide == len(seeds) {
+		return
+	}
+	var scratch [16]block
+	a.scratch = &scratch
+	if vaes > wide {
+		runPart(&a, wide, vaes, seeds, left, right, vals)
+		prgNodeVAES(&a)
+	}
+	if vaes < len(seeds) {
+		runPart(&a, vaes, len(seeds), seeds, left, right, vals)
+		prgNodeAsm(&a)
+	}
+}
+
+// accelSplit returns how runAccel splits n seeds: the first wide on VAES
+// over ZMM registers, those up to vaes over YMM ones, the rest on AES-NI.
+func accelSplit(n int) (wide, vaes int) {
+	if useVAES && useAVX512 {
+		wide = n &^ 31
+	}
+	vaes = wide
+	if useVAES {
+		vaes += (n - wide) &^ 15
+	}
+	return wide, vaes
+}
+
+// runPart points a at seeds from … to−1 and their outputs. Direct calls
+// of the kernels, not through a func value: go:noescape keeps a and the
+// scratch it points to on the stack.
+func runPart(a *prgNodeArgs, from, to int, seeds, left, right, vals []block) {
+	a.seeds, a.n = &seeds[from], to-from
+	if left != nil {
+		a.left = &left[from]
+	}
+	if right != nil {
+		a.right = &right[from]
+	}
+	if vals != nil {
+		a.sums = &vals[from]
 	}
 }
 
@@ -120,8 +150,7 @@ func hashEachAccel(ka, kb int, seeds, a, b []block) bool {
 	if !useAESNI {
 		return false
 	}
-	var scratch [16]block
-	args := prgNodeArgs{leftKey: &roundKeys[ka], scratch: &scratch}
+	args := prgNodeArgs{leftKey: &roundKeys[ka]}
 	if b != nil {
 		args.rightKey = &roundKeys[kb]
 	}
@@ -133,8 +162,7 @@ func hashNodeAccel(m int, seeds, left, right []block, values int, vals []block, 
 	if !useAESNI {
 		return false
 	}
-	var scratch [16]block
-	a := prgNodeArgs{valueKeys: &roundKeys[1], values: values, scratch: &scratch, valueStride: 16 * stride}
+	a := prgNodeArgs{valueKeys: &roundKeys[1], values: values, valueStride: 16 * stride}
 	if left != nil {
 		a.leftKey = &roundKeys[0]
 	}

@@ -1,11 +1,9 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "vaes512_amd64.h"
 
-// hiMask selects the high 64-bit lane of an XMM register.
-DATA hiMask<>+0(SB)/8, $0
-DATA hiMask<>+8(SB)/8, $-1
-GLOBL hiMask<>(SB), RODATA|NOPTR, $16
+// hiMask (vaes512_amd64.h) selects the high 64-bit lane of an XMM register.
 
 // SIGMA(x, tmp) replaces x = (lo, hi) by σ(x) = (hi, lo ⊕ hi); X15 = hiMask.
 #define SIGMA(x, tmp) \
@@ -399,4 +397,45 @@ TEXT ·x86Features(SB), NOSPLIT, $0-2
 	MOVB  $1, vaes+1(FP)
 
 nofeatures:
+	RET
+
+// VAES on ZMM registers: ZSIGMA32 and ENC32 (vaes512_amd64.h).
+
+#define STORE32 \
+	VMOVDQU64 Z0, 0(R11)   \
+	VMOVDQU64 Z1, 64(R11)  \
+	VMOVDQU64 Z2, 128(R11) \
+	VMOVDQU64 Z3, 192(R11) \
+	VMOVDQU64 Z4, 256(R11) \
+	VMOVDQU64 Z5, 320(R11) \
+	VMOVDQU64 Z6, 384(R11) \
+	VMOVDQU64 Z7, 448(R11)
+
+// SUM32 adds the 32 blocks in Z0…Z7 to the block at R11.
+#define SUM32 \
+	VPADDQ        Z1, Z0, Z0   \
+	VPADDQ        Z3, Z2, Z2   \
+	VPADDQ        Z5, Z4, Z4   \
+	VPADDQ        Z7, Z6, Z6   \
+	VPADDQ        Z2, Z0, Z0   \
+	VPADDQ        Z6, Z4, Z4   \
+	VPADDQ        Z4, Z0, Z0   \
+	VEXTRACTI64X4 $1, Z0, Y1   \
+	VPADDQ        Y1, Y0, Y0   \
+	VEXTRACTI128  $1, Y0, X1   \
+	VPADDQ        X1, X0, X0   \
+	VPADDQ        (R11), X0, X0 \
+	VMOVDQU       X0, (R11)
+
+// func prgNodeVAES512(a *prgNodeArgs)
+//
+// prgNodeAsm for a.n seeds, a multiple of 32, on VAES over ZMM registers
+// (AVX-512); a.scratch is not used.
+TEXT ·prgNodeVAES512(SB), NOSPLIT, $0-8
+	PRG_ARGS
+	VBROADCASTI32X4 hiMask<>(SB), Z15
+	GROUPS(group32, 32, 512, ZSIGMA32, ENC32, STORE32, SUM32, left32, right32, values32, svalues32, done32, zdone)
+
+zdone:
+	VZEROUPPER
 	RET

@@ -81,3 +81,38 @@ func TestSigmaIsOrthomorphism(t *testing.T) {
 		}
 	}
 }
+
+// TestHashNodeMatchesStandardLibrary checks the field walker's PRG
+// (hashNode, which stores each seed's value blocks at a stride), with
+// each accelerated loop, against crypto/aes for seed counts around the
+// 8-, 16- and 32-seed groups of AES-NI, VAES on YMM and on ZMM registers.
+func TestHashNodeMatchesStandardLibrary(t *testing.T) {
+	for _, accel := range accelerations() {
+		t.Run(accel.name, func(t *testing.T) {
+			defer accel.use()()
+			r := rand.New(testRand(42))
+			buf := new([16]byte)
+			for _, m := range []int{1, 4, maxFieldComponents} {
+				for _, n := range []int{1, 8, 15, 16, 31, 32, 33, 47, 48, 63, 64, 65, 96} {
+					seeds := make([]block, n)
+					for i := range seeds {
+						seeds[i] = block{r.Uint64(), r.Uint64()}
+					}
+					stride := n + 3
+					left, right, vals := make([]block, n), make([]block, n), make([]block, m*stride)
+					hashNode(m, seeds, left, right, m, vals, stride)
+					for i, s := range seeds {
+						if left[i] != hashPortable(0, s, buf) || right[i] != hashPortable(rightSeedKey(m), s, buf) {
+							t.Fatalf("m=%d, %d seeds: child seeds of seed %d differ from crypto/aes", m, n, i)
+						}
+						for j := range m {
+							if vals[j*stride+i] != hashPortable(1+j, s, buf) {
+								t.Fatalf("m=%d, %d seeds: value block %d of seed %d differs from crypto/aes", m, n, j, i)
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}

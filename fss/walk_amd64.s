@@ -1,6 +1,7 @@
 //go:build amd64 && !purego
 
 #include "textflag.h"
+#include "field_amd64.h"
 
 // one is 1 in a 64-bit lane, broadcast to every lane.
 DATA one<>+0(SB)/8, $1
@@ -103,10 +104,6 @@ summed:
 // Constants of the field walker's loops, broadcast from 64 bits.
 DATA signBit<>+0(SB)/8, $0x8000000000000000
 GLOBL signBit<>(SB), RODATA|NOPTR, $8
-DATA low32<>+0(SB)/8, $0x00000000ffffffff
-GLOBL low32<>(SB), RODATA|NOPTR, $8
-DATA modulus<>+0(SB)/8, $0xffffffff00000001
-GLOBL modulus<>(SB), RODATA|NOPTR, $8
 DATA belowSigned<>+0(SB)/8, $0x7fffffff00000000 // (p − 1) ⊕ signBit
 GLOBL belowSigned<>(SB), RODATA|NOPTR, $8
 
@@ -360,28 +357,6 @@ both8Done:
 	MOVQ       AX, ret+8(FP)
 	RET
 
-// pairLo and pairHi index, over two ZMM registers A and B of component
-// pairs (A the pairs (0, 1) of keys 0, 2, 4, 6 or 1, 3, 5, 7, B the pairs
-// (2, 3)), the four components of two keys: pairLo the first and second
-// key, pairHi the third and fourth.
-DATA pairLo<>+0(SB)/8, $0
-DATA pairLo<>+8(SB)/8, $1
-DATA pairLo<>+16(SB)/8, $8
-DATA pairLo<>+24(SB)/8, $9
-DATA pairLo<>+32(SB)/8, $2
-DATA pairLo<>+40(SB)/8, $3
-DATA pairLo<>+48(SB)/8, $10
-DATA pairLo<>+56(SB)/8, $11
-GLOBL pairLo<>(SB), RODATA|NOPTR, $64
-DATA pairHi<>+0(SB)/8, $4
-DATA pairHi<>+8(SB)/8, $5
-DATA pairHi<>+16(SB)/8, $12
-DATA pairHi<>+24(SB)/8, $13
-DATA pairHi<>+32(SB)/8, $6
-DATA pairHi<>+40(SB)/8, $7
-DATA pairHi<>+48(SB)/8, $14
-DATA pairHi<>+56(SB)/8, $15
-GLOBL pairHi<>(SB), RODATA|NOPTR, $64
 
 // LEAF4(c8, z): z = component c of keys 8g … 8g+7 (c8 = 8c; R8 = 64g):
 // canonical(addP(addP(val[c], word c&1 of value block c/2), final[c] &

@@ -1,0 +1,264 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+#include "vaes512_amd64.h"
+#include "field_amd64.h"
+
+// The field walker's fused kernels for m = 4 on VAES over ZMM registers
+// and AVX-512 (fieldNode4AVX512, fieldLeaf4AVX512): the PRG's outputs go
+// straight from the AES rounds into the value step, with the walk's
+// state in the PRG's own layout, one or two blocks per key (fwide.go),
+// so nothing is transposed and no value block goes through memory.
+
+// wLowBit is 1 in the low 64-bit lane of a 128-bit one (hiMask is in
+// vaes512_amd64.h, the other constants in field_amd64.h).
+DATA wLowBit<>+0(SB)/8, $1
+DATA wLowBit<>+8(SB)/8, $0
+GLOBL wLowBit<>(SB), RODATA|NOPTR, $16
+
+// WADDP(x, a): a = addP(a, x): a + x, plus 2^32 − 1 (Z14) in the lanes
+// where the addition carried (a + x <u x).
+#define WADDP(x, a) \
+	VPADDQ  x, a, a      \
+	VPCMPUQ $1, x, a, K2 \
+	VPADDQ  Z14, a, K2, a
+
+// WCHILD(g, z): from the child seed blocks z of keys 4g … 4g+3, the
+// corrected seeds (z ⊕ cw & mask, least significant bit cleared) to
+// (DI) and their control bits as masks of both words to (R13); AX = the
+// side's seed corrections, R9 = the parent's masks, Z11 = wLowBit.
+#define WCHILD(g, z) \
+	VMOVDQU64 (g*64)(R9)(R8*1), Z9  \
+	VPANDQ    (g*64)(AX)(R8*1), Z9, Z9 \
+	VPXORQ    Z9, z, z              \
+	VPSLLQ    $63, z, Z9            \
+	VPSRAQ    $63, Z9, Z9           \
+	VPSHUFD   $0x44, Z9, Z9         \
+	VMOVDQU64 Z9, (g*64)(R13)(R8*1) \
+	VPANDNQ   z, Z11, z             \
+	VMOVDQU64 z, (g*64)(DI)(R8*1)
+
+#define WCHILD32 \
+	WCHILD(0, Z0) \
+	WCHILD(1, Z1) \
+	WCHILD(2, Z2) \
+	WCHILD(3, Z3) \
+	WCHILD(4, Z4) \
+	WCHILD(5, Z5) \
+	WCHILD(6, Z6) \
+	WCHILD(7, Z7)
+
+// WSEEDS(keyOff, cwOff, seedOff, maskOff, skip): when the child seed
+// output at seedOff(DX) is not nil, encrypt under the schedule at keyOff
+// from the fixed keys and write that child's seeds and masks.
+#define WSEEDS(keyOff, cwOff, seedOff, maskOff, skip) \
+	MOVQ  seedOff(DX), DI \
+	TESTQ DI, DI          \
+	JZ    skip            \
+	MOVQ  112(DX), R10    \
+	ADDQ  $keyOff, R10    \
+	ENC32                \
+	MOVQ  cwOff(DX), AX   \
+	MOVQ  maskOff(DX), R13 \
+	WCHILD32              \
+skip:
+
+// WBASE(g, pv, vc, z): z = addP(path value, VCW & mask) of keys 4g … 4g+3
+// for one pair of components, from the rows at pv and vc.
+#define WBASE(g, pv, vc, z) \
+	VMOVDQU64 (g*64)(pv)(R8*1), z  \
+	VMOVDQU64 (g*64)(vc)(R8*1), Z9 \
+	VPANDQ    (g*64)(R9)(R8*1), Z9, Z9 \
+	WADDP(Z9, z)
+
+#define WBASES(pv, vc) \
+	WBASE(0, pv, vc, Z24) \
+	WBASE(1, pv, vc, Z25) \
+	WBASE(2, pv, vc, Z26) \
+	WBASE(3, pv, vc, Z27) \
+	WBASE(4, pv, vc, Z28) \
+	WBASE(5, pv, vc, Z29) \
+	WBASE(6, pv, vc, Z30) \
+	WBASE(7, pv, vc, Z31)
+
+// WVALUE(g, z, b): z = addP(b, z), the child's values of a pair of
+// components of keys 4g … 4g+3 from the PRG words z and the bases b, to
+// the row at DI; Z13 = the largest word so far.
+#define WVALUE(g, z, b) \
+	VPMAXUQ   z, Z13, Z13          \
+	WADDP(b, z)                    \
+	VMOVDQU64 z, (g*64)(DI)(R8*1)
+
+#define WVALUES32 \
+	WVALUE(0, Z0, Z24) \
+	WVALUE(1, Z1, Z25) \
+	WVALUE(2, Z2, Z26) \
+	WVALUE(3, Z3, Z27) \
+	WVALUE(4, Z4, Z28) \
+	WVALUE(5, Z5, Z29) \
+	WVALUE(6, Z6, Z30) \
+	WVALUE(7, Z7, Z31)
+
+// WVALUEBLOCK(key, valOff, row): encrypt under fixed key `key` (value
+// block key − 1) and write the child's values of one pair of components
+// to the row at valOff(DX) + row.
+#define WVALUEBLOCK(key, valOff, row) \
+	MOVQ  112(DX), R10       \
+	ADDQ  $(key*176), R10    \
+	ENC32                   \
+	MOVQ  valOff(DX), DI     \
+	ADDQ  row, DI            \
+	WVALUES32
+
+// func fieldNode4AVX512(a *node4Args) uint64
+//
+// The field walker's step at an inner node for m = 4 and a.n seeds, a
+// multiple of 32 (fwide.go, (*fieldWalker).node4): each wanted child's
+// seeds and masks, and both children's values: value block j of seed i
+// holds words 2j, 2j+1, the left child's components (0, 1) and (2, 3)
+// for j = 0, 1 and the right child's for j = 2, 3. Not 0 when one of
+// those words is ≥ p.
+TEXT ·fieldNode4AVX512(SB), NOSPLIT, $0-16
+	MOVQ            a+0(FP), DX
+	MOVQ            0(DX), SI   // seeds
+	MOVQ            8(DX), R9   // parent masks
+	MOVQ            16(DX), R11 // parent values, row 0
+	MOVQ            24(DX), R12 // VCW, row 0
+	MOVQ            96(DX), CX  // n
+	MOVQ            104(DX), BX // row stride, bytes
+	VBROADCASTI32X4 hiMask<>(SB), Z15
+	VBROADCASTI32X4 wLowBit<>(SB), Z11
+	VPBROADCASTQ    low32<>(SB), Z14
+	VPXORQ          Z13, Z13, Z13
+	XORQ            R8, R8
+
+node32:
+	CMPQ CX, $32
+	JB   nodeDone
+	ZSIGMA32
+	WSEEDS(0, 32, 48, 64, nodeLeft)
+	WSEEDS(880, 40, 56, 72, nodeRight)
+	WBASES(R11, R12)
+	WVALUEBLOCK(1, 80, $0)
+	WVALUEBLOCK(3, 88, $0)
+	LEAQ (R11)(BX*1), AX
+	LEAQ (R12)(BX*1), R13
+	WBASES(AX, R13)
+	WVALUEBLOCK(2, 80, BX)
+	WVALUEBLOCK(4, 88, BX)
+	ADDQ $512, R8
+	SUBQ $32, CX
+	JMP  node32
+
+nodeDone:
+	VPBROADCASTQ modulus<>(SB), Z12
+	VPCMPUQ      $5, Z12, Z13, K3
+	KMOVW        K3, AX
+	VZEROUPPER
+	MOVQ         AX, ret+8(FP)
+	RET
+
+// WCANON(z): z = canonical(z), negated mod p in the lanes of K6 (party 1)
+// that are not 0; Z12 = p.
+#define WCANON(z) \
+	VPCMPUQ  $5, Z12, z, K3 \
+	VPSUBQ   Z12, z, K3, z  \
+	VPTESTMQ z, z, K6, K5   \
+	VPSUBQ   z, Z12, K5, z
+
+// WLEAF(g, a, b): the shares of keys 4g … 4g+3 from their leaf words a
+// (components 0, 1) and b (2, 3): canonical(addP(addP(path value, word),
+// final & mask)), negated for party 1, each key's four to its staging
+// row with one 32-byte store. R11, R12: the path values' and finals'
+// row 0, AX, BX their row 1; R10 the row of key 4g, DX the bytes between
+// rows; Z18 = pairLo, Z19 = pairHi.
+#define WLEAF(g, a, b) \
+	VPMAXUQ       a, Z13, Z13           \
+	VPMAXUQ       b, Z13, Z13           \
+	VMOVDQU64     (g*64)(R9)(R8*1), Z9  \
+	VMOVDQU64     (g*64)(R11)(R8*1), Z10 \
+	WADDP(Z10, a)                       \
+	VPANDQ        (g*64)(R12)(R8*1), Z9, Z10 \
+	WADDP(Z10, a)                       \
+	WCANON(a)                           \
+	VMOVDQU64     (g*64)(AX)(R8*1), Z10 \
+	WADDP(Z10, b)                       \
+	VPANDQ        (g*64)(BX)(R8*1), Z9, Z10 \
+	WADDP(Z10, b)                       \
+	WCANON(b)                           \
+	VMOVDQA64     Z18, Z10              \
+	VPERMI2Q      b, a, Z10             \
+	VMOVDQA64     Z19, Z9               \
+	VPERMI2Q      b, a, Z9              \
+	VMOVDQU       Y10, (R10)            \
+	VEXTRACTI64X4 $1, Z10, (R10)(DX*1)  \
+	LEAQ          (R10)(DX*2), R10      \
+	VMOVDQU       Y9, (R10)             \
+	VEXTRACTI64X4 $1, Z9, (R10)(DX*1)   \
+	LEAQ          (R10)(DX*2), R10
+
+// func fieldLeaf4AVX512(a *leaf4Args) uint64
+//
+// The field walker's leaf step for m = 4 and a.n seeds, a multiple of
+// 32 (fwide.go, (*fieldWalker).leaf4): value blocks 0 and 1 of each seed
+// are its leaf words, components (0, 1) and (2, 3). Not 0 when one of
+// those words is ≥ p.
+TEXT ·fieldLeaf4AVX512(SB), NOSPLIT, $0-16
+	MOVQ            a+0(FP), DX
+	MOVQ            0(DX), SI   // seeds
+	MOVQ            8(DX), R9   // masks
+	MOVQ            16(DX), R11 // path values, row 0
+	MOVQ            24(DX), R12 // finals, row 0
+	MOVQ            32(DX), DI  // the staging row of key 0
+	MOVQ            48(DX), CX  // n
+	MOVQ            56(DX), BX  // row stride, bytes
+	LEAQ            (R11)(BX*1), AX
+	LEAQ            (R12)(BX*1), BX
+	MOVQ            72(DX), R13 // fixed key 1's schedule
+	MOVQ            64(DX), R10
+	KMOVW           R10, K6     // neg
+	MOVQ            40(DX), DX  // bytes between staging rows
+	VBROADCASTI32X4 hiMask<>(SB), Z15
+	VPBROADCASTQ    low32<>(SB), Z14
+	VPBROADCASTQ    modulus<>(SB), Z12
+	VPXORQ          Z13, Z13, Z13
+	XORQ            R8, R8
+
+leaf32:
+	CMPQ      CX, $32
+	JB        leafDone
+	ZSIGMA32
+	MOVQ      R13, R10
+	ENC32
+	VMOVDQA64 Z0, Z24
+	VMOVDQA64 Z1, Z25
+	VMOVDQA64 Z2, Z26
+	VMOVDQA64 Z3, Z27
+	VMOVDQA64 Z4, Z28
+	VMOVDQA64 Z5, Z29
+	VMOVDQA64 Z6, Z30
+	VMOVDQA64 Z7, Z31
+	LEAQ      176(R13), R10
+	ENC32
+	VMOVDQU64 pairLo<>(SB), Z18
+	VMOVDQU64 pairHi<>(SB), Z19
+	MOVQ      DI, R10
+	WLEAF(0, Z24, Z0)
+	WLEAF(1, Z25, Z1)
+	WLEAF(2, Z26, Z2)
+	WLEAF(3, Z27, Z3)
+	WLEAF(4, Z28, Z4)
+	WLEAF(5, Z29, Z5)
+	WLEAF(6, Z30, Z6)
+	WLEAF(7, Z31, Z7)
+	MOVQ      R10, DI
+	ADDQ      $512, R8
+	SUBQ      $32, CX
+	JMP       leaf32
+
+leafDone:
+	VPCMPUQ $5, Z12, Z13, K3
+	KMOVW   K3, AX
+	VZEROUPPER
+	MOVQ    AX, ret+8(FP)
+	RET

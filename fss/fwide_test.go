@@ -1,0 +1,120 @@
+package fss
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// rejectingSeeds have a PRG word not below p (found by searching 2^33
+// and more seeds; TestFieldWalkResamplesRealRejectedWords checks that
+// they still have it): value word q of a node, 2j or 2j + 1 of H_{1+j}.
+// Words 0 … 3 are also a leaf's at m = 4; word 4, the right child's
+// first, only an inner node's.
+var rejectingSeeds = []struct {
+	seed block
+	word int
+}{
+	{block{0x2937f5ac8, 0x5eed0f7e1ec7ed}, 3},
+	{block{0x2cc171304, 0x5eed0f7e1ec7ed}, 0},
+	{block{0x2008a5979d6, 0x5eed0f7e1ec7ed}, 4},
+}
+
+// TestFieldWalkResamplesRealRejectedWords checks the field walker, with
+// each acceleration, against EvalField for keys whose walks meet a PRG
+// word ≥ p at the root, at inner nodes and at leaves, on the fused path
+// (keys 0 … 63 of 70 with VAES and AVX-512) and the generic one (keys 64
+// … 69), from real AES output rather than forceResample: without
+// resampling those keys' shares would differ.
+func TestFieldWalkResamplesRealRejectedWords(t *testing.T) {
+	for i, rs := range rejectingSeeds {
+		var words [8]uint64
+		streamWords(rs.seed, 1, 4, words[:])
+		if rejected(words[rs.word]) == 0 {
+			t.Fatalf("seed %d: word %d = %#x is below p", i, rs.word, words[rs.word])
+		}
+	}
+	const n, m, keys = 6, 4, 70
+	points := make([]uint64, 1<<n)
+	for x := range points {
+		points[x] = uint64(x)
+	}
+	for _, accel := range accelerations() {
+		for party := range 2 {
+			for si, rs := range rejectingSeeds {
+				t.Run(fmt.Sprintf("%s/party=%d/seed=%d", accel.name, party, si), func(t *testing.T) {
+					defer accel.use()()
+					r := rand.New(testRand(uint64(93 + 2*si + party)))
+					fk := make([]*FieldKey, keys)
+					for i := range fk {
+						fk[i] = randomFieldKey(t, r, n, m, party)
+					}
+					fk[3].k.seed = rs.seed // the root
+					for _, at := range []struct{ key, depth int }{{20, 2}, {37, n}, {65, 3}, {66, n}} {
+						for !steerToSeed(&fk[at.key].k, at.depth, rs.seed) {
+							fk[at.key] = randomFieldKey(t, r, n, m, party)
+						}
+					}
+					checkAgainstEvalField(t, fk, points)
+				})
+			}
+		}
+	}
+}
+
+// randomFieldKey returns the key of party of a random comparison.
+func randomFieldKey(t *testing.T, r *rand.Rand, n, m, party int) *FieldKey {
+	t.Helper()
+	k0, k1, err := GenField(r.Uint64N(1<<n), randomFieldBeta(r, m), n, testRand(r.Uint64()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return [2]*FieldKey{k0, k1}[party]
+}
+
+// steerToSeed rewrites the seed correction of level depth−1 of k so that
+// the node at depth on the path of x = 0 has the given seed (with a
+// clear least significant bit), and reports whether it could: the
+// correction applies only where the control bit at depth − 1 is 1.
+func steerToSeed(k *Key, depth int, target block) bool {
+	v := [2][]Fp{make([]Fp, k.m), make([]Fp, k.m)}
+	s, t := k.seed, uint64(k.party)
+	for d := 0; d < depth-1; d++ {
+		seeds, ts := expandFieldNode(s, k.m, v)
+		cw := k.cw[d*k.stride():]
+		s = block{seeds[0][0] ^ cw[0]&-t, seeds[0][1] ^ cw[1]&-t}
+		t = ts[0] ^ t&(k.tcw[0]>>uint(d))&1
+	}
+	if t == 0 {
+		return false
+	}
+	var out [1]block
+	hashEach(0, 0, []block{s}, out[:], nil)
+	cw := k.cw[(depth-1)*k.stride():]
+	cw[0], cw[1] = (out[0][0]^target[0])&^1, out[0][1]^target[1]
+	return true
+}
+
+// checkAgainstEvalField checks evalFieldBatch of keys at points against
+// EvalField, on one goroutine.
+func checkAgainstEvalField(t *testing.T, keys []*FieldKey, points []uint64) {
+	t.Helper()
+	m := keys[0].Components()
+	out := make([][]Fp, len(keys))
+	for i := range out {
+		out[i] = make([]Fp, len(points)*m)
+	}
+	if err := evalFieldBatch(keys, points, out, nil, false, 1); err != nil {
+		t.Fatal(err)
+	}
+	for i, k := range keys {
+		for j, x := range points {
+			want, _ := EvalField(k, x)
+			for c := range want {
+				if got := out[i][j*m+c]; got != want[c] {
+					t.Fatalf("key %d x=%d component %d: batch %d, EvalField %d", i, x, c, got, want[c])
+				}
+			}
+		}
+	}
+}
