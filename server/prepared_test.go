@@ -29,21 +29,22 @@ type memPreparations struct {
 	reports  memoryReports
 	p        *Preparer
 	sketches map[core.ID][]byte
+	digests  map[core.ID][sha256.Size]byte // of the uploads prepared
 	folded   map[core.ID][sha256.Size]byte
 	folds    [][]byte
 	now      int // reports asked for by PrepareNow
 }
 
-func (m *memPreparations) Sketches(_ string, ids []core.ID) (map[core.ID][]byte, error) {
+func (m *memPreparations) Sketches(_ string, ids []core.ID) (map[core.ID][]byte, map[core.ID][sha256.Size]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := map[core.ID][]byte{}
+	out, digests := map[core.ID][]byte{}, map[core.ID][sha256.Size]byte{}
 	for _, id := range ids {
 		if sk, ok := m.sketches[id]; ok {
-			out[id] = sk
+			out[id], digests[id] = sk, m.digests[id]
 		}
 	}
-	return out, nil
+	return out, digests, nil
 }
 
 func (m *memPreparations) Folds(string) ([][]byte, map[core.ID][sha256.Size]byte, error) {
@@ -77,7 +78,7 @@ func (m *memPreparations) PrepareNow(_ string, ids []core.ID, prepare func([]cor
 // record records a batch's preparation, of the uploads ups.
 func (m *memPreparations) record(ids []core.ID, ups, sk [][]byte, fold []byte) {
 	for i, id := range ids {
-		m.sketches[id] = sk[i]
+		m.sketches[id], m.digests[id] = sk[i], sha256.Sum256(ups[i])
 		if sk[i] != nil {
 			m.folded[id] = sha256.Sum256(ups[i])
 		}
@@ -123,7 +124,7 @@ func newPreparedPair(t *testing.T) (*pair, [2]*memPreparations) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		preps[i] = &memPreparations{reports: memoryReports{}, p: p, sketches: map[core.ID][]byte{}, folded: map[core.ID][sha256.Size]byte{}}
+		preps[i] = &memPreparations{reports: memoryReports{}, p: p, sketches: map[core.ID][]byte{}, digests: map[core.ID][sha256.Size]byte{}, folded: map[core.ID][sha256.Size]byte{}}
 		cfg := Config{Role: role, Peer: "helper", Conn: net.Conn("leader"), Ledger: ledger.NewMemory(), Datasets: []Dataset{d},
 			Manifest: testManifest, VerifyKey: testVerifyKey, Reports: preps[i].reports, Preparations: preps[i]}
 		if role == Helper {

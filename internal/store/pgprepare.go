@@ -196,33 +196,33 @@ func recordPrepared(ctx context.Context, tx pgx.Tx, dataset string, ids []payloa
 
 // Sketches returns the recorded sketch of each of ids of dataset that
 // has one (none for a report not yet prepared, or whose share did not
-// decode).
-func (p *Postgres) Sketches(dataset string, ids []payload.ReportID) (map[payload.ReportID][]byte, error) {
+// decode), and the SHA-256 of the upload it was prepared from.
+func (p *Postgres) Sketches(dataset string, ids []payload.ReportID) (sketches map[payload.ReportID][]byte, uploads map[payload.ReportID][sha256.Size]byte, err error) {
 	keys := make([][]byte, len(ids))
 	for i := range ids {
 		keys[i] = ids[i][:]
 	}
 	ctx, cancel := readCtx()
 	defer cancel()
-	rs, err := p.pool.Query(ctx, `SELECT id, sketch FROM fedecdf_prepared WHERE dataset = $1 AND id = ANY($2) AND sketch IS NOT NULL`, dataset, keys)
+	rs, err := p.pool.Query(ctx, `SELECT id, sketch, upload_sha256 FROM fedecdf_prepared WHERE dataset = $1 AND id = ANY($2) AND sketch IS NOT NULL`, dataset, keys)
 	if err != nil {
-		return nil, fmt.Errorf("store: reading sketches of dataset %q: %w", dataset, err)
+		return nil, nil, fmt.Errorf("store: reading sketches of dataset %q: %w", dataset, err)
 	}
-	out := make(map[payload.ReportID][]byte, len(ids))
-	var key, sk []byte
-	_, err = pgx.ForEachRow(rs, []any{&key, &sk}, func() error {
+	sketches, uploads = make(map[payload.ReportID][]byte, len(ids)), make(map[payload.ReportID][sha256.Size]byte, len(ids))
+	var key, sk, digest []byte
+	_, err = pgx.ForEachRow(rs, []any{&key, &sk, &digest}, func() error {
 		var id payload.ReportID
-		if len(key) != len(id) {
-			return fmt.Errorf("a prepared report's ID of %d bytes: the database is damaged", len(key))
+		if len(key) != len(id) || len(digest) != sha256.Size {
+			return fmt.Errorf("%w: database %s, table fedecdf_prepared: a prepared report's row holds an ID of %d bytes and a digest of %d", ErrDamaged, p.name, len(key), len(digest))
 		}
 		copy(id[:], key)
-		out[id] = sk
+		sketches[id], uploads[id] = sk, [sha256.Size]byte(digest)
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("store: reading sketches of dataset %q: %w", dataset, err)
+		return nil, nil, fmt.Errorf("store: reading sketches of dataset %q: %w", dataset, err)
 	}
-	return out, nil
+	return sketches, uploads, nil
 }
 
 // Folds returns, read in one snapshot, every fold of dataset and the
