@@ -115,8 +115,16 @@ func (m *memPreparations) work(t *testing.T, batch int) {
 // reports prepared by other processes (memPreparations).
 func newPreparedPair(t *testing.T) (*pair, [2]*memPreparations) {
 	t.Helper()
-	d := Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 1 << 50}, MinReports: 1}
 	var preps [2]*memPreparations
+	return restartPrepared(t, &preps), preps
+}
+
+// restartPrepared is newPreparedPair over the stores preps (those nil
+// made, into preps): each server, started afresh, is handed the uploads
+// its store keeps, in ID order, as a restarted server replays them.
+func restartPrepared(t *testing.T, preps *[2]*memPreparations) *pair {
+	t.Helper()
+	d := Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 1 << 50}, MinReports: 1}
 	var srv [2]*Server
 	net := transport.NewNetwork()
 	for i, role := range []Role{Leader, Helper} {
@@ -124,7 +132,9 @@ func newPreparedPair(t *testing.T) (*pair, [2]*memPreparations) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		preps[i] = &memPreparations{reports: memoryReports{}, p: p, sketches: map[core.ID][]byte{}, digests: map[core.ID][sha256.Size]byte{}, folded: map[core.ID][sha256.Size]byte{}}
+		if preps[i] == nil {
+			preps[i] = &memPreparations{reports: memoryReports{}, p: p, sketches: map[core.ID][]byte{}, digests: map[core.ID][sha256.Size]byte{}, folded: map[core.ID][sha256.Size]byte{}}
+		}
 		cfg := Config{Role: role, Peer: "helper", Conn: net.Conn("leader"), Ledger: ledger.NewMemory(), Datasets: []Dataset{d},
 			Manifest: testManifest, VerifyKey: testVerifyKey, Reports: preps[i].reports, Preparations: preps[i]}
 		if role == Helper {
@@ -146,7 +156,15 @@ func newPreparedPair(t *testing.T) (*pair, [2]*memPreparations) {
 	if err := srv[0].CheckPeer(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	return &pair{net: net, leader: srv[0], helper: srv[1], servers: party.Servers{Conn: net.Conn("party"), Leader: "leader", Helper: "helper", Dataset: "d"}}, preps
+	for i, prep := range preps {
+		stored := prep.reports["d"]
+		for _, id := range slices.SortedFunc(maps.Keys(stored), payload.CompareIDs) {
+			if _, ok := mustDecode(srv[i].Handle(context.Background(), "store", stored[id])).(*protocol.Ack); !ok {
+				t.Fatalf("the %s refused its stored upload of report %v", srv[i].cfg.Role, id)
+			}
+		}
+	}
+	return &pair{net: net, leader: srv[0], helper: srv[1], servers: party.Servers{Conn: net.Conn("party"), Leader: "leader", Helper: "helper", Dataset: "d"}}
 }
 
 // prefixCounts queries every prefix of the release's Count at ε = 2^48.
