@@ -8,10 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedecdf/fedecdf/core"
 	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/payload"
-	"github.com/fedecdf/fedecdf/internal/pgtest"
 	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/store"
 	"github.com/fedecdf/fedecdf/party"
@@ -42,24 +40,22 @@ func TestFoldedThenAcceptedOnPostgres(t *testing.T) {
 // testFoldedThenAccepted is TestFoldedThenAcceptedOnPostgres, the
 // folded upload edited if edit.
 func testFoldedThenAccepted(t *testing.T, edit bool) {
-	dsns := map[server.Role]string{server.Leader: pgtest.Schema(t), server.Helper: pgtest.Schema(t)}
-	d := newDeploymentTweaked(t, hugeEpsilon, 1, manifest.UploadDirect, "replace", func(c *ServerConfig) { c.Store = dsns[c.Role] })
-	leaderDB := dsns[server.Leader]
 	inst := instances(3, 32)
-	d.submitAll(inst)
+	d, dsns := newFoldingDeployment(t, inst)
+	leaderDB := dsns[server.Leader]
 	var id payload.ReportID
 	id[0], id[15] = 0x32, 0xf1
 	var seed [32]byte
 	seed[0] = 0x32
 	x := party.Instance{Score: 0.05, Label: 1}
-	folded := d.seededKeysAt(id, x, seed)
+	folded := d.verifiedKeysFrom(id, x, rand.NewChaCha8(seed))
 	if err := upload(d.newParty(), manifest.LeaderName, &protocol.Upload{Dataset: d.m.Dataset, Report: id, Share: folded.Shares[0]}); err != nil {
 		t.Fatal(err)
 	}
 	waitPG(t, leaderDB, fmt.Sprintf(`SELECT count(*) FROM fedecdf_prepared WHERE id = '\x%x' AND fold IS NOT NULL`, id[:]), 1)
 	addrs := d.stopBoth()
 	if edit {
-		other := d.seededKeysAt(id, party.Instance{Score: 0.95, Label: 1}, seed)
+		other := d.verifiedKeysFrom(id, party.Instance{Score: 0.95, Label: 1}, rand.NewChaCha8(seed))
 		replaceUpload(t, leaderDB, d.m.Dataset, &protocol.Upload{Dataset: d.m.Dataset, Report: id, Share: other.Shares[0]})
 	}
 	d.helper = d.start(server.Helper, addrs[server.Helper])
@@ -87,24 +83,4 @@ func testFoldedThenAccepted(t *testing.T, edit bool) {
 	d.helper = d.start(server.Helper, addrs[server.Helper])
 	d.leader = d.start(server.Leader, addrs[server.Leader])
 	checkExact(t, d.query(), plainCounts(t, d.m, inst))
-}
-
-// seededKeysAt is verifiedKeysAt with its randomness drawn from seed:
-// two instances of the same probability make reports under id that
-// differ only in their keys.
-func (d *deployment) seededKeysAt(id core.ID, x party.Instance, seed [32]byte) party.Report {
-	d.t.Helper()
-	g, err := d.m.NewGrid()
-	if err != nil {
-		d.t.Fatal(err)
-	}
-	pt, err := party.New(x, g)
-	if err != nil {
-		d.t.Fatal(err)
-	}
-	r, err := pt.VerifiedKeysAt(id, true, rand.NewChaCha8(seed))
-	if err != nil {
-		d.t.Fatal(err)
-	}
-	return r
 }
