@@ -24,8 +24,9 @@ import (
 // while it holds a lease ends its transaction with its session, so its
 // batch returns to the queue for another; one that hangs loses it after
 // leaseTimeout. Each report is therefore prepared, and folded, once. The
-// coordinator verifies a report from its sketch (Sketches) and sums a
-// release from the folds (Folds). Deleting a report (an orphan purge, a
+// coordinator verifies a report from its sketch (Sketches, with the
+// SHA-256 of the upload prepared, which the upload it verifies must
+// have) and sums a release from the folds (Folds). Deleting a report (an orphan purge, a
 // quarantine; a trigger, in the deleting transaction) deletes its
 // sketch and the fold holding it, and queues that fold's other reports
 // again: a report recorded again under the same ID, with other content,
