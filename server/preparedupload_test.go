@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	crand "crypto/rand"
+	"crypto/sha256"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -109,4 +111,55 @@ func twoUploadsOfOneReport(t *testing.T) (payload.ReportID, vdcf.Report, vdcf.Re
 		}
 	}
 	return id, r[0], r[1]
+}
+
+// BenchmarkPreparedUploadCheck measures what checking a prepared report's
+// upload against the digest its preparation recorded (preparedUpload)
+// adds to the coordinator's verification of it from its sketch:
+// "check" is the SHA-256 of the upload's encoding, "resketch" the
+// leader's first step from the sketch (resketch: decoding the share,
+// vdcf.Server.Resketch), both per report of a probability-carrying
+// scheme (a deployment's); their ratio is the check's share of that
+// step.
+func BenchmarkPreparedUploadCheck(b *testing.B) {
+	for _, nbins := range []int{16, 1024} {
+		v, err := newVDCF(nbins, true, Leader, testVerifyKey)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, _ := vdcf.NewWithProbability(nbins)
+		ups := make([]*protocol.Upload, 64)
+		ids, encoded := make([]payload.ReportID, len(ups)), make([][]byte, len(ups))
+		for k := range ups {
+			r, err := s.EncodeProbability(k%nbins, k%2 == 0, uint64(k)<<20, crand.Reader)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ups[k] = &protocol.Upload{Dataset: "d", Report: r.Nonce, Share: r.Shares[0]}
+			ids[k], encoded[k] = r.Nonce, protocol.Encode(ups[k])
+		}
+		sketches, _, err := (&Preparer{v: v}).Prepare(ids, encoded)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("check/bins=%d", nbins), func(b *testing.B) {
+			for b.Loop() {
+				for _, up := range ups {
+					sha256.Sum256(protocol.Encode(up))
+				}
+			}
+			b.ReportMetric(float64(len(encoded[0])), "upload-B")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ups)), "ns/report")
+		})
+		b.Run(fmt.Sprintf("resketch/bins=%d", nbins), func(b *testing.B) {
+			for b.Loop() {
+				for _, st := range v.resketch(ups, sketches) {
+					if st.err != nil {
+						b.Fatal(st.err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ups)), "ns/report")
+		})
+	}
 }
