@@ -413,7 +413,24 @@
 // (PreparationStore.Folds); an upload edited since refuses the release
 // (ErrUploadChanged, naming the report) until the report is
 // quarantined, rather than skewing the sum by the difference of two
-// outputs (deploy's TestFoldedUploadEditedOnPostgres). The
+// outputs (deploy's TestFoldedUploadEditedOnPostgres). Likewise a
+// report is verified from its sketch only if the upload verified — the
+// one its acceptance keeps the digest of — is the upload the sketch and
+// its fold were prepared from (the SHA-256 of its canonical encoding
+// against the one PreparationStore.Sketches returns, at the leader and
+// at the helper): one that is not, its store edited between the
+// preparation and the verification, is refused (ErrUploadChanged,
+// naming the dataset and the report), left undecided, and the
+// verification and releases with it until the report is quarantined
+// (which takes its fold out too) — rather than prepared afresh and taken
+// out of the fold, which would need the folded upload's bytes the edit
+// destroyed. Nothing wrong is summed (an acceptance never keeps another
+// upload than the one folded), nothing is lost silently (the report
+// stays undecided until the operator quarantines it or restores its
+// upload), and nothing leaks (no verifier message of the edited upload
+// is sent; the refusal names only the report).
+// (TestFoldedThenAcceptedUploadChecked,
+// deploy's TestFoldedThenAcceptedOnPostgres.) The
 // leader's Verify waits for a report to be prepared, so that the
 // coordinator does not do its processes' work; a release verifies the
 // others too, each server preparing there what its processes have not,

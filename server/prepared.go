@@ -26,8 +26,12 @@ import (
 type PreparationStore interface {
 	// Sketches returns the sketch of each of ids of dataset that has
 	// been prepared (none for one not yet prepared, or whose share did
-	// not decode).
-	Sketches(dataset string, ids []core.ID) (map[core.ID][]byte, error)
+	// not decode), and the SHA-256 of the upload it was prepared from
+	// (the bytes the ReportStore's Uploads returned then, as Folds'): a
+	// report is verified from its sketch only if the upload verified is
+	// that one, so that the upload an acceptance keeps is the one whose
+	// output is folded.
+	Sketches(dataset string, ids []core.ID) (sketches map[core.ID][]byte, uploads map[core.ID][sha256.Size]byte, err error)
 	// Folds returns, read at one instant, every fold of dataset
 	// (Preparer.Prepare's) and the reports they hold, each with the
 	// SHA-256 of its upload as it was folded (the bytes the
@@ -108,24 +112,46 @@ type prepared struct {
 }
 
 // sketches splits ups into those prepared, with their sketches, and the
-// IDs of the others.
+// IDs of the others. An upload that is not the one its sketch was
+// prepared from (preparedUpload) is an error wrapping ErrUploadChanged.
 func (p *prepared) sketches(ups []*protocol.Upload) (ready []*protocol.Upload, sk [][]byte, unready []payload.ReportID, err error) {
 	ids := make([]payload.ReportID, len(ups))
 	for i, up := range ups {
 		ids[i] = up.Report
 	}
-	got, err := p.store.Sketches(p.dataset, ids)
+	got, digests, err := p.store.Sketches(p.dataset, ids)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	for _, up := range ups {
-		if s, ok := got[up.Report]; ok {
-			ready, sk = append(ready, up), append(sk, s)
-		} else {
+		s, ok := got[up.Report]
+		if !ok {
 			unready = append(unready, up.Report)
+			continue
 		}
+		if err := p.preparedUpload(up, digests); err != nil {
+			return nil, nil, nil, err
+		}
+		ready, sk = append(ready, up), append(sk, s)
 	}
 	return ready, sk, unready, nil
+}
+
+// preparedUpload checks that up, an upload about to be verified from its
+// sketch, is the one its role's processes prepared and folded: the
+// SHA-256 of its encoding (the stored bytes: an upload's encoding is
+// canonical, protocol's FuzzDecode) against the digest they recorded.
+// One that is not — the store edited or damaged between the preparation
+// and the verification, the server holding one upload and the fold the
+// output of another — is refused, with an error wrapping
+// ErrUploadChanged naming the dataset and the report: verified, its
+// acceptance would keep the digest of one upload while the release
+// sums the output of the other.
+func (p *prepared) preparedUpload(up *protocol.Upload, digests map[payload.ReportID][sha256.Size]byte) error {
+	if want, ok := digests[up.Report]; ok && sha256.Sum256(protocol.Encode(up)) == want {
+		return nil
+	}
+	return fmt.Errorf("dataset %q: report %v, prepared: %w: the upload to verify is not the one its role's processes prepared and folded (the store was edited or damaged since it was received or folded); it is not verified from its sketch: quarantine the report at both servers", p.dataset, up.Report, ErrUploadChanged)
 }
 
 // lead prepares ups at the leader from their sketches: if all, first

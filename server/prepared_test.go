@@ -29,21 +29,22 @@ type memPreparations struct {
 	reports  memoryReports
 	p        *Preparer
 	sketches map[core.ID][]byte
+	digests  map[core.ID][sha256.Size]byte // of the uploads prepared
 	folded   map[core.ID][sha256.Size]byte
 	folds    [][]byte
 	now      int // reports asked for by PrepareNow
 }
 
-func (m *memPreparations) Sketches(_ string, ids []core.ID) (map[core.ID][]byte, error) {
+func (m *memPreparations) Sketches(_ string, ids []core.ID) (map[core.ID][]byte, map[core.ID][sha256.Size]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := map[core.ID][]byte{}
+	out, digests := map[core.ID][]byte{}, map[core.ID][sha256.Size]byte{}
 	for _, id := range ids {
 		if sk, ok := m.sketches[id]; ok {
-			out[id] = sk
+			out[id], digests[id] = sk, m.digests[id]
 		}
 	}
-	return out, nil
+	return out, digests, nil
 }
 
 func (m *memPreparations) Folds(string) ([][]byte, map[core.ID][sha256.Size]byte, error) {
@@ -77,7 +78,7 @@ func (m *memPreparations) PrepareNow(_ string, ids []core.ID, prepare func([]cor
 // record records a batch's preparation, of the uploads ups.
 func (m *memPreparations) record(ids []core.ID, ups, sk [][]byte, fold []byte) {
 	for i, id := range ids {
-		m.sketches[id] = sk[i]
+		m.sketches[id], m.digests[id] = sk[i], sha256.Sum256(ups[i])
 		if sk[i] != nil {
 			m.folded[id] = sha256.Sum256(ups[i])
 		}
@@ -114,8 +115,16 @@ func (m *memPreparations) work(t *testing.T, batch int) {
 // reports prepared by other processes (memPreparations).
 func newPreparedPair(t *testing.T) (*pair, [2]*memPreparations) {
 	t.Helper()
-	d := Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 1 << 50}, MinReports: 1}
 	var preps [2]*memPreparations
+	return restartPrepared(t, &preps), preps
+}
+
+// restartPrepared is newPreparedPair over the stores preps (those nil
+// made, into preps): each server, started afresh, is handed the uploads
+// its store keeps, in ID order, as a restarted server replays them.
+func restartPrepared(t *testing.T, preps *[2]*memPreparations) *pair {
+	t.Helper()
+	d := Dataset{Name: "d", Backend: DCF, Bins: bins, Budget: ledger.Budget{Epsilon: 1 << 50}, MinReports: 1}
 	var srv [2]*Server
 	net := transport.NewNetwork()
 	for i, role := range []Role{Leader, Helper} {
@@ -123,7 +132,9 @@ func newPreparedPair(t *testing.T) (*pair, [2]*memPreparations) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		preps[i] = &memPreparations{reports: memoryReports{}, p: p, sketches: map[core.ID][]byte{}, folded: map[core.ID][sha256.Size]byte{}}
+		if preps[i] == nil {
+			preps[i] = &memPreparations{reports: memoryReports{}, p: p, sketches: map[core.ID][]byte{}, digests: map[core.ID][sha256.Size]byte{}, folded: map[core.ID][sha256.Size]byte{}}
+		}
 		cfg := Config{Role: role, Peer: "helper", Conn: net.Conn("leader"), Ledger: ledger.NewMemory(), Datasets: []Dataset{d},
 			Manifest: testManifest, VerifyKey: testVerifyKey, Reports: preps[i].reports, Preparations: preps[i]}
 		if role == Helper {
@@ -145,7 +156,15 @@ func newPreparedPair(t *testing.T) (*pair, [2]*memPreparations) {
 	if err := srv[0].CheckPeer(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	return &pair{net: net, leader: srv[0], helper: srv[1], servers: party.Servers{Conn: net.Conn("party"), Leader: "leader", Helper: "helper", Dataset: "d"}}, preps
+	for i, prep := range preps {
+		stored := prep.reports["d"]
+		for _, id := range slices.SortedFunc(maps.Keys(stored), payload.CompareIDs) {
+			if _, ok := mustDecode(srv[i].Handle(context.Background(), "store", stored[id])).(*protocol.Ack); !ok {
+				t.Fatalf("the %s refused its stored upload of report %v", srv[i].cfg.Role, id)
+			}
+		}
+	}
+	return &pair{net: net, leader: srv[0], helper: srv[1], servers: party.Servers{Conn: net.Conn("party"), Leader: "leader", Helper: "helper", Dataset: "d"}}
 }
 
 // prefixCounts queries every prefix of the release's Count at ε = 2^48.

@@ -37,11 +37,9 @@ func TestFoldedUploadEditedOnPostgres(t *testing.T) {
 // testFoldedUploadEdited is TestFoldedUploadEditedOnPostgres, the
 // folded upload edited if edit.
 func testFoldedUploadEdited(t *testing.T, edit bool) {
-	dsns := map[server.Role]string{server.Leader: pgtest.Schema(t), server.Helper: pgtest.Schema(t)}
-	d := newDeploymentTweaked(t, hugeEpsilon, 1, manifest.UploadDirect, "replace", func(c *ServerConfig) { c.Store = dsns[c.Role] })
-	leaderDB := dsns[server.Leader]
 	inst := instances(3, 31)
-	d.submitAll(inst)
+	d, dsns := newFoldingDeployment(t, inst)
+	leaderDB := dsns[server.Leader]
 	var id payload.ReportID
 	id[0], id[15] = 0x31, 0xf0
 	share := func(x party.Instance) []byte { return d.verifiedKeysAt(id, x).Shares[0] }
@@ -73,6 +71,18 @@ func testFoldedUploadEdited(t *testing.T, edit bool) {
 	d.helper = d.start(server.Helper, addrs[server.Helper])
 	d.leader = d.start(server.Leader, addrs[server.Leader])
 	checkExact(t, d.query(), plainCounts(t, d.m, inst))
+}
+
+// newFoldingDeployment starts a deployment whose servers each store in
+// a PostgreSQL schema of their own (their processes preparing and
+// folding the reports), its parties having uploaded inst, and returns it
+// with the schemas by role.
+func newFoldingDeployment(t *testing.T, inst []party.Instance) (*deployment, map[server.Role]string) {
+	t.Helper()
+	dsns := map[server.Role]string{server.Leader: pgtest.Schema(t), server.Helper: pgtest.Schema(t)}
+	d := newDeploymentTweaked(t, hugeEpsilon, 1, manifest.UploadDirect, "replace", func(c *ServerConfig) { c.Store = dsns[c.Role] })
+	d.submitAll(inst)
+	return d, dsns
 }
 
 // replaceUpload replaces, in the database of dsn, the stored upload of

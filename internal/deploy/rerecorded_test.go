@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
@@ -81,6 +82,13 @@ func TestPurgedReportRecordedAgainOnPostgres(t *testing.T) {
 // id, for an upload built by hand.
 func (d *deployment) verifiedKeysAt(id payload.ReportID, x party.Instance) party.Report {
 	d.t.Helper()
+	return d.verifiedKeysFrom(id, x, nil)
+}
+
+// verifiedKeysFrom is verifiedKeysAt with its randomness drawn from rnd
+// (crypto/rand if nil).
+func (d *deployment) verifiedKeysFrom(id payload.ReportID, x party.Instance, rnd io.Reader) party.Report {
+	d.t.Helper()
 	g, err := d.m.NewGrid()
 	if err != nil {
 		d.t.Fatal(err)
@@ -89,7 +97,7 @@ func (d *deployment) verifiedKeysAt(id payload.ReportID, x party.Instance) party
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	r, err := pt.VerifiedKeysAt(id, true, nil)
+	r, err := pt.VerifiedKeysAt(id, true, rnd)
 	if err != nil {
 		d.t.Fatal(err)
 	}

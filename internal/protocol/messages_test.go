@@ -120,6 +120,9 @@ func FuzzDecode(f *testing.F) {
 		if !bytes.Equal(Encode(again), Encode(m)) {
 			t.Fatalf("%T does not round-trip", m)
 		}
+		if _, ok := m.(*Upload); ok && !bytes.Equal(Encode(m), b) {
+			t.Fatalf("an upload decoded from %x encodes as %x: an upload's encoding must be canonical (the server hashes it as the bytes stored)", b, Encode(m))
+		}
 	})
 }
 

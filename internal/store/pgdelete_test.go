@@ -124,12 +124,12 @@ func TestDeletedReportLeavesItsFold(t *testing.T) {
 				t.Errorf("the folds hold %d reports, want every one stored, %d", len(folded), len(uploads))
 			}
 			if tc.rerecord {
-				sk, err := p.Sketches("d", []payload.ReportID{wideID(5)})
+				sk, digests, err := p.Sketches("d", []payload.ReportID{wideID(5)})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !bytes.Equal(sk[wideID(5)], uploads[wideID(5)]) {
-					t.Errorf("the re-recorded report's sketch is %v, want its new upload's %v", sk[wideID(5)], uploads[wideID(5)])
+				if !bytes.Equal(sk[wideID(5)], uploads[wideID(5)]) || digests[wideID(5)] != sha256.Sum256(uploads[wideID(5)]) {
+					t.Errorf("the re-recorded report's sketch is %v, of the upload of digest %x; want its new upload's %v, %x", sk[wideID(5)], digests[wideID(5)], uploads[wideID(5)], sha256.Sum256(uploads[wideID(5)]))
 				}
 			}
 		})

@@ -24,8 +24,9 @@ import (
 // while it holds a lease ends its transaction with its session, so its
 // batch returns to the queue for another; one that hangs loses it after
 // leaseTimeout. Each report is therefore prepared, and folded, once. The
-// coordinator verifies a report from its sketch (Sketches) and sums a
-// release from the folds (Folds). Deleting a report (an orphan purge, a
+// coordinator verifies a report from its sketch (Sketches, with the
+// SHA-256 of the upload prepared, which the upload it verifies must
+// have) and sums a release from the folds (Folds). Deleting a report (an orphan purge, a
 // quarantine; a trigger, in the deleting transaction) deletes its
 // sketch and the fold holding it, and queues that fold's other reports
 // again: a report recorded again under the same ID, with other content,
@@ -196,33 +197,33 @@ func recordPrepared(ctx context.Context, tx pgx.Tx, dataset string, ids []payloa
 
 // Sketches returns the recorded sketch of each of ids of dataset that
 // has one (none for a report not yet prepared, or whose share did not
-// decode).
-func (p *Postgres) Sketches(dataset string, ids []payload.ReportID) (map[payload.ReportID][]byte, error) {
+// decode), and the SHA-256 of the upload it was prepared from.
+func (p *Postgres) Sketches(dataset string, ids []payload.ReportID) (sketches map[payload.ReportID][]byte, uploads map[payload.ReportID][sha256.Size]byte, err error) {
 	keys := make([][]byte, len(ids))
 	for i := range ids {
 		keys[i] = ids[i][:]
 	}
 	ctx, cancel := readCtx()
 	defer cancel()
-	rs, err := p.pool.Query(ctx, `SELECT id, sketch FROM fedecdf_prepared WHERE dataset = $1 AND id = ANY($2) AND sketch IS NOT NULL`, dataset, keys)
+	rs, err := p.pool.Query(ctx, `SELECT id, sketch, upload_sha256 FROM fedecdf_prepared WHERE dataset = $1 AND id = ANY($2) AND sketch IS NOT NULL`, dataset, keys)
 	if err != nil {
-		return nil, fmt.Errorf("store: reading sketches of dataset %q: %w", dataset, err)
+		return nil, nil, fmt.Errorf("store: reading sketches of dataset %q: %w", dataset, err)
 	}
-	out := make(map[payload.ReportID][]byte, len(ids))
-	var key, sk []byte
-	_, err = pgx.ForEachRow(rs, []any{&key, &sk}, func() error {
+	sketches, uploads = make(map[payload.ReportID][]byte, len(ids)), make(map[payload.ReportID][sha256.Size]byte, len(ids))
+	var key, sk, digest []byte
+	_, err = pgx.ForEachRow(rs, []any{&key, &sk, &digest}, func() error {
 		var id payload.ReportID
-		if len(key) != len(id) {
-			return fmt.Errorf("a prepared report's ID of %d bytes: the database is damaged", len(key))
+		if len(key) != len(id) || len(digest) != sha256.Size {
+			return fmt.Errorf("%w: database %s, table fedecdf_prepared: a prepared report's row holds an ID of %d bytes and a digest of %d", ErrDamaged, p.name, len(key), len(digest))
 		}
 		copy(id[:], key)
-		out[id] = sk
+		sketches[id], uploads[id] = sk, [sha256.Size]byte(digest)
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("store: reading sketches of dataset %q: %w", dataset, err)
+		return nil, nil, fmt.Errorf("store: reading sketches of dataset %q: %w", dataset, err)
 	}
-	return out, nil
+	return sketches, uploads, nil
 }
 
 // Folds returns, read in one snapshot, every fold of dataset and the

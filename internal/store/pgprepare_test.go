@@ -108,13 +108,16 @@ func TestPrepareLeasesEachReportOnce(t *testing.T) {
 	for i := range ids {
 		ids[i] = wideID(i)
 	}
-	sk, err := procs[1].Sketches("d", ids)
+	sk, skDigests, err := procs[1].Sketches("d", ids)
 	if err != nil {
 		t.Fatal(err)
 	}
 	folds, folded, err := procs[2].Folds("d")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !maps.Equal(skDigests, folded) {
+		t.Fatalf("the sketches' upload digests (%d) are not the folds' (%d)", len(skDigests), len(folded))
 	}
 	total := uint64(0)
 	for _, f := range folds {
@@ -216,7 +219,7 @@ func TestPrepareNowWaitsForLeases(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	sk, err := a.Sketches("d", ids)
+	sk, _, err := a.Sketches("d", ids)
 	if err != nil {
 		t.Fatal(err)
 	}
