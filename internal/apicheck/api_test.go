@@ -28,6 +28,7 @@ type listed struct {
 	ImportPath   string
 	Dir          string
 	GoFiles      []string
+	TestGoFiles  []string
 	XTestGoFiles []string
 	Name         string
 	Export       string
