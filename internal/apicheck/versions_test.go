@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -24,10 +25,12 @@ type versionRow struct {
 	tests    []string // the test cell's test functions
 	ident    string   // the version cell's identifier, "pkg.Name" or "name" of pkg
 	value    string   // its value in parentheses, a Go literal; "" when none
+	labels   []string // the other quoted strings of the version cell
 }
 
 var (
 	backticked = regexp.MustCompile("`([^`]+)`")
+	quoted     = regexp.MustCompile(`"[^"]*"`)
 	// identValue matches the version cell's first identifier and the
 	// literal that opens its parenthesis: `protocol.Version` (11),
 	// `verdictRecordVersion` (3; …), `vdcf.Version` ("fedecdf/vdcf v6").
@@ -60,8 +63,14 @@ func versionRows(t *testing.T) []versionRow {
 				r.tests = append(r.tests, m[1])
 			}
 		}
-		if m := identValue.FindStringSubmatch(strings.TrimSpace(cells[2])); m != nil {
+		version := strings.TrimSpace(cells[2])
+		if m := identValue.FindStringSubmatch(version); m != nil {
 			r.ident, r.value = m[1], m[2]
+		}
+		for _, q := range quoted.FindAllString(version, -1) {
+			if q != r.value {
+				r.labels = append(r.labels, q[1:len(q)-1])
+			}
 		}
 		rows = append(rows, r)
 	}
@@ -160,6 +169,29 @@ func checkVersion(r versionRow, fset *token.FileSet, files []*ast.File, imp type
 	return nil
 }
 
+// missingLabels returns those of labels that no string literal of files
+// is.
+func missingLabels(files []*ast.File, labels []string) []string {
+	have := map[string]bool{}
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				if v, err := strconv.Unquote(lit.Value); err == nil {
+					have[v] = true
+				}
+			}
+			return true
+		})
+	}
+	var missing []string
+	for _, l := range labels {
+		if !have[l] {
+			missing = append(missing, l)
+		}
+	}
+	return missing
+}
+
 // testFuncs returns the names of the Test functions of files.
 func testFuncs(files []*ast.File) map[string]bool {
 	names := map[string]bool{}
@@ -174,9 +206,10 @@ func testFuncs(files []*ast.File) map[string]bool {
 }
 
 // TestVersionsTableMatchesCode: every row of ARCHITECTURE.md's table of
-// versioned formats names tests that exist in its package, and the
-// version constant (or variable) it names exists with the value the
-// row says.
+// versioned formats names tests that exist in its package, the version
+// constant (or variable) it names exists with the value the row says,
+// and the other strings it quotes (info strings, labels) are string
+// literals of its package or the constant's.
 func TestVersionsTableMatchesCode(t *testing.T) {
 	all := packages(t)
 	imp := importer.ForCompiler(token.NewFileSet(), "gc", func(path string) (io.ReadCloser, error) {
@@ -207,17 +240,24 @@ func TestVersionsTableMatchesCode(t *testing.T) {
 					t.Errorf("%s has no test %s", r.pkg, name)
 				}
 			}
-			if r.ident == "" {
-				return
-			}
+			fset := token.NewFileSet()
+			rowFiles, files := parseFiles(t, fset, p.Dir, p.GoFiles), []*ast.File(nil)
 			if q, _, ok := strings.Cut(r.ident, "."); ok {
 				if len(byName[q]) != 1 {
 					t.Fatalf("%s: want one package named %s, have %v", r.ident, q, byName[q])
 				}
 				p = all[module+"/"+byName[q][0]]
+				files = parseFiles(t, fset, p.Dir, p.GoFiles)
+			} else {
+				files = rowFiles
 			}
-			fset := token.NewFileSet()
-			if err := checkVersion(r, fset, parseFiles(t, fset, p.Dir, p.GoFiles), imp); err != nil {
+			if missing := missingLabels(append(rowFiles, files...), r.labels); len(missing) > 0 {
+				t.Errorf("no string literal of %s or of %s's package is %q", r.pkg, r.ident, missing)
+			}
+			if r.ident == "" {
+				return
+			}
+			if err := checkVersion(r, fset, files, imp); err != nil {
 				t.Errorf("%s: %v", p.ImportPath, err)
 			}
 		})
@@ -226,7 +266,8 @@ func TestVersionsTableMatchesCode(t *testing.T) {
 
 // TestCheckVersionFindsStale: checkVersion fails on a constant, or a
 // computed variable, whose value differs from the row's, and on an
-// identifier that does not exist.
+// identifier that does not exist; missingLabels finds a label no
+// literal is.
 func TestCheckVersionFindsStale(t *testing.T) {
 	const src = `package p
 const Version = 4
@@ -261,5 +302,8 @@ var SchemaVersion = len(migrations)`
 				t.Errorf("checkVersion: %v, want ok %v", err, c.ok)
 			}
 		})
+	}
+	if got := missingLabels(files, []string{"fedecdf x v2", "fedecdf x v1"}); !slices.Equal(got, []string{"fedecdf x v1"}) {
+		t.Errorf("missingLabels: %q, want the label no literal is", got)
 	}
 }
