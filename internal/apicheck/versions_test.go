@@ -8,7 +8,6 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -212,13 +211,7 @@ func testFuncs(files []*ast.File) map[string]bool {
 // literals of its package or the constant's.
 func TestVersionsTableMatchesCode(t *testing.T) {
 	all := packages(t)
-	imp := importer.ForCompiler(token.NewFileSet(), "gc", func(path string) (io.ReadCloser, error) {
-		p, ok := all[path]
-		if !ok || p.Export == "" {
-			return nil, fmt.Errorf("no export data for %s", path)
-		}
-		return os.Open(p.Export)
-	})
+	imp := exportImporter(all)
 	byName := map[string][]string{} // package name → module-relative paths
 	for _, p := range all {
 		if rel, ok := strings.CutPrefix(p.ImportPath, module+"/"); ok && !p.DepOnly {
