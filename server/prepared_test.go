@@ -31,7 +31,8 @@ type memPreparations struct {
 	sketches map[core.ID][]byte
 	digests  map[core.ID][sha256.Size]byte // of the uploads prepared
 	folded   map[core.ID][sha256.Size]byte
-	folds    [][]byte
+	folds    [][]byte // nil: deleted
+	foldOf   map[core.ID]int
 	now      int // reports asked for by PrepareNow
 }
 
@@ -50,7 +51,7 @@ func (m *memPreparations) Sketches(_ string, ids []core.ID) (map[core.ID][]byte,
 func (m *memPreparations) Folds(string) ([][]byte, map[core.ID][sha256.Size]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return slices.Clone(m.folds), maps.Clone(m.folded), nil
+	return slices.DeleteFunc(slices.Clone(m.folds), func(f []byte) bool { return f == nil }), maps.Clone(m.folded), nil
 }
 
 func (m *memPreparations) PrepareNow(_ string, ids []core.ID, prepare func([]core.ID, [][]byte) ([][]byte, []byte, error)) error {
@@ -82,9 +83,42 @@ func (m *memPreparations) record(ids []core.ID, ups, sk [][]byte, fold []byte) {
 		if sk[i] != nil {
 			m.folded[id] = sha256.Sum256(ups[i])
 		}
+		if sk[i] != nil && fold != nil {
+			m.foldOf[id] = len(m.folds)
+		}
 	}
 	if fold != nil {
 		m.folds = append(m.folds, fold)
+	}
+}
+
+// quarantine deletes the report's upload as the PostgreSQL store's
+// quarantine does, its trigger with it: the report's preparation and
+// the fold holding it go, that fold's other reports to be prepared
+// again. keepFold is a mutant trigger that forgets the report was
+// folded but keeps its fold, its output in it.
+func (m *memPreparations) quarantine(t *testing.T, id core.ID, keepFold bool) {
+	t.Helper()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.reports["d"][id]; !ok {
+		t.Fatalf("no stored upload of report %v to quarantine", id)
+	}
+	delete(m.reports["d"], id)
+	k, folded := m.foldOf[id]
+	for other, f := range m.foldOf {
+		if other == id || folded && f == k && !keepFold {
+			delete(m.sketches, other)
+			delete(m.digests, other)
+			delete(m.folded, other)
+			delete(m.foldOf, other)
+		}
+	}
+	delete(m.sketches, id)
+	delete(m.digests, id)
+	delete(m.folded, id)
+	if folded && !keepFold {
+		m.folds[k] = nil
 	}
 }
 
@@ -133,7 +167,7 @@ func restartPrepared(t *testing.T, preps *[2]*memPreparations) *pair {
 			t.Fatal(err)
 		}
 		if preps[i] == nil {
-			preps[i] = &memPreparations{reports: memoryReports{}, p: p, sketches: map[core.ID][]byte{}, digests: map[core.ID][sha256.Size]byte{}, folded: map[core.ID][sha256.Size]byte{}}
+			preps[i] = &memPreparations{reports: memoryReports{}, p: p, sketches: map[core.ID][]byte{}, digests: map[core.ID][sha256.Size]byte{}, folded: map[core.ID][sha256.Size]byte{}, foldOf: map[core.ID]int{}}
 		}
 		cfg := Config{Role: role, Peer: "helper", Conn: net.Conn("leader"), Ledger: ledger.NewMemory(), Datasets: []Dataset{d},
 			Manifest: testManifest, VerifyKey: testVerifyKey, Reports: preps[i].reports, Preparations: preps[i]}

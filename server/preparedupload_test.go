@@ -30,13 +30,21 @@ import (
 // servers hold (those their acceptance records keep). Verified from the
 // sketch of the other upload, the report's acceptance would keep the
 // digest of the edited upload while the release summed the folded one's
-// output. Unedited (the control), the release counts the report.
+// output. Refused, the report is then quarantined at both servers (its
+// upload deleted, its preparation and the fold holding it with it, as
+// the PostgreSQL store's trigger does) and both restarted: a release
+// succeeds and answers exactly the prefix counts of a full
+// re-derivation of the three remaining uploads; a mutant quarantine
+// that leaves the report's output in its fold must not. Unedited (the
+// control), the release counts the report.
 func TestFoldedThenAcceptedUploadChecked(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		edited []int // the servers (0 leader, 1 helper) whose stored upload is replaced
+		name     string
+		edited   []int // the servers (0 leader, 1 helper) whose stored upload is replaced
+		keepFold bool  // a mutant quarantine, which leaves the report's output in its fold
 	}{
-		{"none", nil}, {"leader", []int{0}}, {"helper", []int{1}}, {"both", []int{0, 1}},
+		{"none", nil, false}, {"leader", []int{0}, false}, {"helper", []int{1}, false}, {"both", []int{0, 1}, false},
+		{"both/mutant quarantine", []int{0, 1}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, preps := newPreparedPair(t)
@@ -54,36 +62,60 @@ func TestFoldedThenAcceptedUploadChecked(t *testing.T) {
 			}
 			p = restartPrepared(t, &preps)
 			rel, n, err := p.release(1 << 48)
-			if err != nil {
-				for _, want := range []string{`dataset "d"`, id.String(), "quarantine"} {
-					if len(tc.edited) == 0 || !errors.Is(err, ErrUploadChanged) || !strings.Contains(err.Error(), want) {
-						t.Fatalf("the release: %v; want a success, or a refusal with ErrUploadChanged naming %s", err, want)
-					}
+			quarantined := err != nil
+			if quarantined {
+				checkUploadChangedRefusal(t, p, id, len(tc.edited) > 0, err)
+				for _, prep := range preps {
+					prep.quarantine(t, id, tc.keepFold)
 				}
-				for _, srv := range []*Server{p.leader, p.helper} {
-					if _, decided := srv.datasets["d"].verified.verdict(id); decided {
-						t.Errorf("the %s decided the report whose upload was edited", srv.cfg.Role)
-					}
+				p = restartPrepared(t, &preps)
+				if rel, n, err = p.release(1 << 48); err != nil && !tc.keepFold {
+					t.Fatalf("the release after the report was quarantined at both servers: %v", err)
 				}
-				return
 			}
 			local := newVerifiedPair(t, DCF)
 			local.uploadVerified(t, 0.1, 0.5, 0.9)
-			if err := party.Upload(context.Background(), local.servers, party.Report{ID: id, Shares: held}); err != nil {
-				t.Fatal(err)
+			if !quarantined {
+				if err := party.Upload(context.Background(), local.servers, party.Report{ID: id, Shares: held}); err != nil {
+					t.Fatal(err)
+				}
 			}
-			lrel, ln, err := local.release(1 << 48)
-			if err != nil {
-				t.Fatal(err)
+			lrel, ln, lerr := local.release(1 << 48)
+			if lerr != nil {
+				t.Fatal(lerr)
 			}
-			got, want := p.prefixCounts(t, rel), local.prefixCounts(t, lrel)
-			if n != ln || !slices.Equal(got, want) {
+			want := local.prefixCounts(t, lrel)
+			if tc.keepFold {
+				if err == nil && n == ln && slices.Equal(p.prefixCounts(t, rel), want) {
+					t.Errorf("the mutant quarantine, the report's output left in its fold, released the re-derivation's counts %v", want)
+				}
+				return
+			}
+			if got := p.prefixCounts(t, rel); n != ln || !slices.Equal(got, want) {
 				t.Errorf("the release over %d reports counts %v; a full re-derivation of the uploads held, %d reports, %v", n, got, ln, want)
 			}
-			if len(tc.edited) == 0 && n != 4 {
-				t.Errorf("the unedited release is over %d reports, want 4", n)
+			if wantN := map[bool]int{false: 4, true: 3}[quarantined]; n != wantN {
+				t.Errorf("the release is over %d reports, want %d", n, wantN)
 			}
 		})
+	}
+}
+
+// checkUploadChangedRefusal checks the release's refusal err: allowed
+// only if the report id's upload was edited, with ErrUploadChanged
+// naming the dataset, the report and the remedy, the report decided at
+// neither server.
+func checkUploadChangedRefusal(t *testing.T, p *pair, id payload.ReportID, edited bool, err error) {
+	t.Helper()
+	for _, want := range []string{`dataset "d"`, id.String(), "quarantine"} {
+		if !edited || !errors.Is(err, ErrUploadChanged) || !strings.Contains(err.Error(), want) {
+			t.Fatalf("the release: %v; want a success, or a refusal with ErrUploadChanged naming %s", err, want)
+		}
+	}
+	for _, srv := range []*Server{p.leader, p.helper} {
+		if _, decided := srv.datasets["d"].verified.verdict(id); decided {
+			t.Errorf("the %s decided the report whose upload was edited", srv.cfg.Role)
+		}
 	}
 }
 

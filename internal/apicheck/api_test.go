@@ -28,6 +28,7 @@ type listed struct {
 	ImportPath   string
 	Dir          string
 	GoFiles      []string
+	TestGoFiles  []string
 	XTestGoFiles []string
 	Name         string
 	Export       string
@@ -96,17 +97,22 @@ func isInternal(path string) bool {
 	return strings.HasPrefix(path, module) && (strings.Contains(path, "/internal/") || strings.HasSuffix(path, "/internal"))
 }
 
-// publicPackages type-checks (from export data) the public packages,
-// sorted by path.
-func publicPackages(t *testing.T) []*types.Package {
-	all := packages(t)
-	imp := importer.ForCompiler(token.NewFileSet(), "gc", func(path string) (io.ReadCloser, error) {
+// exportImporter imports the packages of all from their export data.
+func exportImporter(all map[string]*listed) types.Importer {
+	return importer.ForCompiler(token.NewFileSet(), "gc", func(path string) (io.ReadCloser, error) {
 		p, ok := all[path]
 		if !ok || p.Export == "" {
 			return nil, fmt.Errorf("no export data for %s", path)
 		}
 		return os.Open(p.Export)
 	})
+}
+
+// publicPackages type-checks (from export data) the public packages,
+// sorted by path.
+func publicPackages(t *testing.T) []*types.Package {
+	all := packages(t)
+	imp := exportImporter(all)
 	var pkgs []*types.Package
 	for _, p := range all {
 		if !public(p) {

@@ -27,6 +27,13 @@
 // imports only public packages: two embedded servers over loopback TCP,
 // parties uploading to them and an analyst reading a private ECDF.
 //
+// TestVersionsTableMatchesCode reads ARCHITECTURE.md's table of
+// versioned formats and checks each row against the code: its tests
+// exist in its package, and the version constant or variable it names
+// exists with the value the row gives (go/types; a variable computed as
+// len of a literal, as store.SchemaVersion, is counted), and the info
+// strings and labels it quotes are string literals of the code.
+//
 // TestFileLength keeps every non-test Go file of server, internal/vdcf
 // and simulate under 600 lines: one role per file.
 package apicheck
