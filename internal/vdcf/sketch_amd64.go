@@ -10,43 +10,12 @@ import (
 )
 
 // useIFMA: the sketch runs on AVX-512 IFMA;
-// useAVX512: its fold into an aggregate on AVX-512.
+// useAVX512: the additions to an aggregate and the challenges' squares
+// on AVX-512.
 var (
 	useIFMA   = cpu.X86.HasAVX512F && cpu.X86.HasAVX512IFMA
 	useAVX512 = cpu.X86.HasAVX512F
 )
-
-// fold4AVX512 is the assembly kernel of foldAccel for 4-component
-// vectors (sketch_amd64.s).
-//
-//go:noescape
-func fold4AVX512(p *fss.Fp, count, label *uint64, n int)
-
-// foldAccel adds the components comp of the first done prefixes (a
-// multiple of 8; 0 without AVX-512) of an m-component prefix vector to
-// the lazily reduced sums (fss.AddLazy), component comp[k]'s at
-// sums[k·bins:], bins = len(sums)/len(comp): for m = 5 any components
-// (tensor5_amd64.go), for m = 4 count and label (in one pass).
-func foldAccel(prefixes []fss.Fp, m int, comp []int, sums []uint64) (done int) {
-	if len(comp) == 0 {
-		return 0
-	}
-	bins := len(sums) / len(comp)
-	n := bins &^ 7
-	if !useAVX512 || n == 0 {
-		return 0
-	}
-	switch {
-	case m == 5:
-		fold5Accel(prefixes, comp, sums, bins, n)
-	case m == 4 && len(comp) == 2 && comp[0] == int(payload.Count) && comp[1] == int(payload.Label):
-		_ = prefixes[4*n-1]
-		fold4AVX512(&prefixes[0], &sums[0], &sums[bins], n)
-	default:
-		return 0
-	}
-	return n
-}
 
 // addLazyAVX512 is the assembly kernel of addLazyAccel (sketch_amd64.s).
 //

@@ -196,42 +196,6 @@ secondRows:
 	VPADDQ    Z30, Z16, k, Z16  \
 	VMOVDQU64 Z16, at
 
-// func fold4AVX512(p *fss.Fp, count, label *uint64, n int)
-//
-// For n prefixes (a multiple of 8) of a 4-component prefix vector p
-// (count, label and the two checks' MACs), adds component 0 (count) to
-// count[j] and component 1 (label) to label[j] as words congruent mod p,
-// eight prefixes per instruction.
-TEXT ·fold4AVX512(SB), NOSPLIT, $0-32
-	MOVQ         p+0(FP), SI
-	MOVQ         count+8(FP), DI
-	MOVQ         label+16(FP), R8
-	MOVQ         n+24(FP), CX
-	VPBROADCASTQ twoTo32m1<>(SB), Z30
-	VMOVDQU64    idx4C0<>(SB), Z19
-	VMOVDQU64    idx4C1<>(SB), Z20
-	TESTQ        CX, CX
-	JZ           folded4
-
-fold4:
-	VMOVDQU64 0(SI), Z15
-	VMOVDQU64 64(SI), Z16
-	VMOVDQU64 128(SI), Z17
-	VMOVDQU64 192(SI), Z18
-	GATHER4(Z19, Z21)
-	GATHER4(Z20, Z22)
-	ADD_LAZY(Z21, (DI), K1)
-	ADD_LAZY(Z22, (R8), K2)
-	ADDQ      $256, SI
-	ADDQ      $64, DI
-	ADDQ      $64, R8
-	SUBQ      $8, CX
-	JNZ       fold4
-
-folded4:
-	VZEROUPPER
-	RET
-
 // func addLazyAVX512(sum *uint64, x *fss.Fp, n int)
 //
 // For n words (a multiple of 8), adds x[i] to sum[i] as words congruent

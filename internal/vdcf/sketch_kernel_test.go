@@ -15,7 +15,7 @@ import (
 // at its largest).
 var limbEdges = []fss.Fp{0, 1, 1<<52 - 1, 1 << 52, 1<<52 + 1, 1<<63 - 1, fss.Fp(fss.Modulus - 2), fss.Fp(fss.Modulus - 1)}
 
-// TestSketchKernelEdges checks the sketch and the fold, on every path
+// TestSketchKernelEdges checks the sketch, on every path
 // (the vector kernels and the portable loops), against canonical field
 // arithmetic, for 4- and 5-component vectors, on lengths that leave
 // tails after the kernels' rows of 8 and span more than one of their
@@ -56,7 +56,6 @@ func TestSketchKernelEdges(t *testing.T) {
 							vec[i] = g.vec(r, i/m)
 						}
 						sketchMatches(t, f.srv[0], vec, factorsOf(bins, func() fss.Fp { return g.factor(r) }))
-						foldMatches(t, f.s, vec)
 					})
 				}
 			}
@@ -111,34 +110,7 @@ func sketchMatches(t *testing.T, v *Server, vec []fss.Fp, c *coefficients) {
 	}
 }
 
-// foldMatches adds vec to an aggregate over every component the fold
-// kernels take (count and label; with the probability every component)
-// and compares its sums with vec's, twice (the second addition wraps the
-// lazily reduced words of elements near p).
-func foldMatches(t *testing.T, s *Scheme, vec []fss.Fp) {
-	t.Helper()
-	m := s.Components()
-	comp := []payload.Component{payload.Count, payload.Label}
-	if s.prob {
-		comp = []payload.Component{payload.Count, payload.Label, MAC, Probability, payload.Component(m - 1)}
-	}
-	agg, err := s.NewAggregate(comp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	agg.Add(vec)
-	agg.Add(vec)
-	for k, c := range comp {
-		for j := range s.Bins() {
-			x := vec[j*m+int(c)]
-			if got := agg.Sum(k, j); got != x.Add(x) {
-				t.Fatalf("fold of component %d at prefix %d: %d, want %d", c, j, got, x.Add(x))
-			}
-		}
-	}
-}
-
-// FuzzSketchKernel checks the sketch and the fold of a vector read from
+// FuzzSketchKernel checks the sketch of a vector read from
 // the input (8-byte words reduced mod p, then zeros: the vector, then
 // the tensor factors), on every path, against canonical field
 // arithmetic: the first byte picks the vector's components (4 or 5), the
@@ -180,7 +152,6 @@ func FuzzSketchKernel(f *testing.F) {
 			t.Run(accel.name, func(t *testing.T) {
 				accel.set(t)
 				sketchMatches(t, fx.srv[0], vec, c)
-				foldMatches(t, fx.s, vec)
 			})
 		}
 	})

@@ -9,9 +9,6 @@ func tensorKernel(p, prev []fss.Fp, chk *[checks]runCheck, h, rows, m int, keep 
 	return false, false
 }
 
-// foldAccel does nothing without AVX-512 (sketch_amd64.go).
-func foldAccel(prefixes []fss.Fp, m int, comp []int, sums []uint64) (done int) { return 0 }
-
 // addLazyAccel does nothing without AVX-512 (sketch_amd64.go).
 func addLazyAccel(sums []uint64, x []fss.Fp) (done int) { return 0 }
 

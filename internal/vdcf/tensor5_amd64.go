@@ -8,8 +8,7 @@ import (
 
 // The AVX-512 kernels of the probability scheme, whose prefix vectors
 // have five components (count, label, MAC, probability, second MAC):
-// the sketch under a tensor challenge (tensor5IFMA) and the fold of one
-// component into an aggregate (fold5AVX512), in tensor5_amd64.s.
+// the sketch under a tensor challenge (tensor5IFMA), in tensor5_amd64.s.
 
 // tensor5IFMA is the assembly kernel of tensorKernel for 5-component
 // vectors: it weighs the first differences of all 40 words of a row at
@@ -18,21 +17,6 @@ import (
 //
 //go:noescape
 func tensor5IFMA(p *fss.Fp, prev *[8]uint64, alpha, alpha2 *fss.Fp, rows int, acc *limbAcc, count *[4][8]uint64)
-
-// fold5AVX512 is the assembly kernel of fold5Accel.
-//
-//go:noescape
-func fold5AVX512(p *fss.Fp, sum *uint64, index *[4][8]uint64, n int)
-
-// fold5Accel adds the components comp of the first n prefixes (a
-// multiple of 8) of a 5-component prefix vector to the lazily reduced
-// sums, component comp[k]'s at sums[k·bins:].
-func fold5Accel(prefixes []fss.Fp, comp []int, sums []uint64, bins, n int) {
-	_ = prefixes[5*n-1]
-	for k, c := range comp {
-		fold5AVX512(&prefixes[0], &sums[k*bins], &gather5[c], n)
-	}
-}
 
 // gather5[c] are the four chained permutations that gather component c
 // of eight prefixes of a 5-component vector from its five rows of eight

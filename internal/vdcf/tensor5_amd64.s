@@ -121,39 +121,3 @@ tensored5:
 	VPERMT2Q  128(SI), i2, dst  \
 	VPERMT2Q  192(SI), i3, dst  \
 	VPERMT2Q  256(SI), i4, dst
-
-// func fold5AVX512(p *fss.Fp, sum *uint64, index *[4][8]uint64, n int)
-//
-// For n prefixes (a multiple of 8) of a 5-component prefix vector p, adds
-// the component that the permutations at index gather (GATHER5) to
-// sum[j] as words congruent mod p, eight prefixes per instruction: a sum
-// that carries (is below the addend) gets the lost 2^64 ≡ 2^32 − 1 back,
-// which cannot carry again (fss.AddLazy).
-TEXT ·fold5AVX512(SB), NOSPLIT, $0-32
-	MOVQ         p+0(FP), SI
-	MOVQ         sum+8(FP), DI
-	MOVQ         index+16(FP), R8
-	MOVQ         n+24(FP), CX
-	VPBROADCASTQ twoTo32m1<>(SB), Z30
-	VMOVDQU64    0(R8), Z19
-	VMOVDQU64    64(R8), Z20
-	VMOVDQU64    128(R8), Z21
-	VMOVDQU64    192(R8), Z22
-	TESTQ        CX, CX
-	JZ           folded5
-
-fold5:
-	GATHER5(Z19, Z20, Z21, Z22, Z15)
-	VMOVDQU64 (DI), Z16
-	VPADDQ    Z15, Z16, Z16
-	VPCMPUQ   $1, Z15, Z16, K1
-	VPADDQ    Z30, Z16, K1, Z16
-	VMOVDQU64 Z16, (DI)
-	ADDQ      $320, SI
-	ADDQ      $64, DI
-	SUBQ      $8, CX
-	JNZ       fold5
-
-folded5:
-	VZEROUPPER
-	RET
