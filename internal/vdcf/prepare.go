@@ -145,7 +145,7 @@ func (v *Server) walk(nonces [][NonceSize]byte, shares []*Share) (*walked, error
 		if nonces != nil {
 			v.addRun(&r.chk, row, run, prev, r.summed)
 		} else {
-			keep(r.summed, bins, row, run, m, summed)
+			keepRun(r.summed, bins, row, run, m, summed)
 		}
 		copy(r.prev[:], run[(n-1)*m:])
 		if row+n == bins {

@@ -54,8 +54,8 @@ func (v *Server) comps(mac int) [sumLen]int {
 // differences; and, if summed is not nil, copies the run's summed
 // components (Scheme.Summed) there, component k's prefix j at k·N + j.
 // Whole rows of the challenge tensor go to the IFMA kernel where the CPU
-// has it, in blocks that keep its lane sums from overflowing, the rest
-// to the scalar loops.
+// has it, both checks and the copy in one call per block of rows that
+// keeps its lane sums from overflowing, the rest to the scalar loops.
 func (v *Server) addRun(chk *[checks]runCheck, row int, run, prev, summed []fss.Fp) {
 	m := v.s.Components()
 	n := len(run) / m
@@ -75,11 +75,11 @@ func (v *Server) addRun(chk *[checks]runCheck, row int, run, prev, summed []fss.
 		if lo > 0 {
 			prev = run[m*(tensorCols*lo-1):][:m]
 		}
-		var keep [2][]fss.Fp
-		if at := row + tensorCols*lo; summed != nil {
-			keep = [2][]fss.Fp{summed[at:], summed[v.s.bins+at:]}
+		var out [3][]fss.Fp
+		if summed != nil {
+			out = keepAt(summed, v.s.bins, row+tensorCols*lo, m)
 		}
-		ok, keptRows := tensorKernel(run[m*tensorCols*lo:], prev, chk, row/tensorCols+lo, k, m, keep)
+		ok, keptRows := tensorKernel(run[m*tensorCols*lo:], prev, chk, row/tensorCols+lo, k, m, out)
 		if !ok {
 			rows = 0
 			break
@@ -102,6 +102,29 @@ func (v *Server) addRun(chk *[checks]runCheck, row int, run, prev, summed []fss.
 		for c := range chk {
 			chk[c].cols.scalar(run, prev, row, rows*tensorCols, chk[c].coef, m, v.comps(chk[c].mac))
 		}
+	}
+}
+
+// keepAt returns where the summed components of prefix at go in a
+// vector laid out as Prepared.Summed (bins prefixes per component), for
+// an m-component scheme (m − 2 summed components: Scheme.Summed).
+func keepAt(summed []fss.Fp, bins, at, m int) (out [3][]fss.Fp) {
+	for k := range m - 2 {
+		out[k] = summed[k*bins+at:]
+	}
+	return out
+}
+
+// keepRun is keep by the vector kernel (keepKernel) for the whole rows
+// of a run starting at a row of the challenge tensor, where the CPU has
+// it, and by keep for the rest.
+func keepRun(dst []fss.Fp, bins, row int, run []fss.Fp, m int, summed []payload.Component) {
+	n, kept := len(run)/m, 0
+	if rows := n / tensorCols; row%tensorCols == 0 && keepKernel(run, rows, m, keepAt(dst, bins, row, m)) {
+		kept = rows * tensorCols
+	}
+	if kept < n {
+		keep(dst, bins, row+kept, run[kept*m:], m, summed)
 	}
 }
 

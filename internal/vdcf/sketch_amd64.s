@@ -186,6 +186,33 @@ secondRows:
 	VZEROUPPER
 	RET
 
+// func keep4AVX512(p *fss.Fp, rows int, count, label *fss.Fp)
+//
+// For rows ≥ 1 rows of eight prefixes of a 4-component prefix vector p,
+// stores their counts at count and their labels at label.
+TEXT ·keep4AVX512(SB), NOSPLIT, $0-32
+	MOVQ      p+0(FP), SI
+	MOVQ      rows+8(FP), CX
+	MOVQ      count+16(FP), R9
+	MOVQ      label+24(FP), R10
+	VMOVDQU64 idx4C0<>(SB), Z19
+	VMOVDQU64 idx4C1<>(SB), Z20
+
+keep4:
+	VMOVDQU64 0(SI), Z15
+	VMOVDQU64 64(SI), Z16
+	VMOVDQU64 128(SI), Z17
+	VMOVDQU64 192(SI), Z18
+	GATHER4(Z19, Z22)
+	KEEP(R9)
+	GATHER4(Z20, Z22)
+	KEEP(R10)
+	ADDQ      $256, SI
+	DECQ      CX
+	JNZ       keep4
+	VZEROUPPER
+	RET
+
 // ADD_LAZY(x, at, k): the eight words at `at` += x as words congruent mod
 // p: a sum that carries (is below x) gets the lost 2^64 ≡ 2^32 − 1 back
 // (Z30), which cannot carry again (fss.AddLazy).

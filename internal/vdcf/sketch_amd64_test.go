@@ -57,13 +57,12 @@ func TestKernelsDispatched(t *testing.T) {
 			c := factorsOf(bins, func() fss.Fp { return 1 })
 			chk := [checks]runCheck{{coef: c, mac: f.s.macOf(0)}, {coef: c, mac: f.s.macOf(1)}}
 			summed := make([]fss.Fp, len(f.s.Summed())*bins)
-			var keep [2][]fss.Fp
-			if m == 4 {
-				keep = [2][]fss.Fp{summed[runLen:], summed[bins+runLen:]}
+			ok, kept := tensorKernel(vec[runLen*m:2*runLen*m], vec[(runLen-1)*m:runLen*m], &chk, runLen/tensorCols, runLen/tensorCols, m, keepAt(summed, bins, runLen, m))
+			if !ok || !kept {
+				t.Errorf("sketch kernel took a run: %v, kept its summed components: %v, want true, true", ok, kept)
 			}
-			ok, kept := tensorKernel(vec[runLen*m:2*runLen*m], vec[(runLen-1)*m:runLen*m], &chk, runLen/tensorCols, runLen/tensorCols, m, keep)
-			if !ok || kept != (m == 4) {
-				t.Errorf("sketch kernel took a run: %v, kept its summed components: %v, want true, %v", ok, kept, m == 4)
+			if !keepKernel(vec, bins/tensorCols, m, keepAt(summed, bins, 0, m)) {
+				t.Error("the summed components' kernel took no rows")
 			}
 			f.srv[0].addRun(&chk, runLen, vec[runLen*m:2*runLen*m], vec[(runLen-1)*m:runLen*m], nil)
 			if rc := &chk[1]; rc.rows != runLen/tensorCols {

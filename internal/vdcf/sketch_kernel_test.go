@@ -15,7 +15,8 @@ import (
 // at its largest).
 var limbEdges = []fss.Fp{0, 1, 1<<52 - 1, 1 << 52, 1<<52 + 1, 1<<63 - 1, fss.Fp(fss.Modulus - 2), fss.Fp(fss.Modulus - 1)}
 
-// TestSketchKernelEdges checks the sketch, on every path
+// TestSketchKernelEdges checks the sketch and the summed components kept
+// (keptMatches), on every path
 // (the vector kernels and the portable loops), against canonical field
 // arithmetic, for 4- and 5-component vectors, on lengths that leave
 // tails after the kernels' rows of 8 and span more than one of their
@@ -55,7 +56,9 @@ func TestSketchKernelEdges(t *testing.T) {
 						for i := range vec {
 							vec[i] = g.vec(r, i/m)
 						}
-						sketchMatches(t, f.srv[0], vec, factorsOf(bins, func() fss.Fp { return g.factor(r) }))
+						c := factorsOf(bins, func() fss.Fp { return g.factor(r) })
+						sketchMatches(t, f.srv[0], vec, c)
+						keptMatches(t, f.srv[0], vec, c)
 					})
 				}
 			}
@@ -110,7 +113,37 @@ func sketchMatches(t *testing.T, v *Server, vec []fss.Fp, c *coefficients) {
 	}
 }
 
-// FuzzSketchKernel checks the sketch of a vector read from
+// keptMatches checks the summed components (Scheme.Summed) that the walk
+// keeps of vec's runs, sketching them under the factors c (addRun) or
+// not (keepRun, EvaluateSummed's), against vec's own.
+func keptMatches(t *testing.T, v *Server, vec []fss.Fp, c *coefficients) {
+	t.Helper()
+	m, bins, comp := v.s.Components(), v.s.Bins(), v.s.Summed()
+	for _, sketched := range []bool{false, true} {
+		got := make([]fss.Fp, len(comp)*bins)
+		chk := [checks]runCheck{{coef: c, mac: v.s.macOf(0)}, {coef: c, mac: v.s.macOf(1)}}
+		var prev []fss.Fp
+		for row := 0; row < bins; row += runLen {
+			run := vec[row*m : min(row+runLen, bins)*m]
+			if sketched {
+				v.addRun(&chk, row, run, prev, got)
+			} else {
+				keepRun(got, bins, row, run, m, comp)
+			}
+			prev = run[len(run)-m:]
+		}
+		for k, cc := range comp {
+			for j := range bins {
+				if got[k*bins+j] != vec[j*m+int(cc)] {
+					t.Fatalf("sketched %v: component %v kept at prefix %d: %d, want %d", sketched, cc, j, got[k*bins+j], vec[j*m+int(cc)])
+				}
+			}
+		}
+	}
+}
+
+// FuzzSketchKernel checks the sketch and the summed components kept of a
+// vector read from
 // the input (8-byte words reduced mod p, then zeros: the vector, then
 // the tensor factors), on every path, against canonical field
 // arithmetic: the first byte picks the vector's components (4 or 5), the
@@ -152,6 +185,7 @@ func FuzzSketchKernel(f *testing.F) {
 			t.Run(accel.name, func(t *testing.T) {
 				accel.set(t)
 				sketchMatches(t, fx.srv[0], vec, c)
+				keptMatches(t, fx.srv[0], vec, c)
 			})
 		}
 	})

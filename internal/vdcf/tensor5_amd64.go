@@ -4,6 +4,7 @@ package vdcf
 
 import (
 	"github.com/fedecdf/fedecdf/fss"
+	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 // The AVX-512 kernels of the probability scheme, whose prefix vectors
@@ -11,12 +12,24 @@ import (
 // the sketch under a tensor challenge (tensor5IFMA), in tensor5_amd64.s.
 
 // tensor5IFMA is the assembly kernel of tensorKernel for 5-component
-// vectors: it weighs the first differences of all 40 words of a row at
-// once (the row's weight α_h is one for its eight prefixes), so its sums
-// come per word g = 5l + c (limbAcc.drain).
+// vectors: per check it weighs the first differences of all 40 words of
+// a row at once (the row's weight α_h is one for its eight prefixes), so
+// its sums come per word g = 5l + c (limbAcc.drain); first, unless count
+// is nil, it stores the rows' summed components (keep5Index).
 //
 //go:noescape
-func tensor5IFMA(p *fss.Fp, prev *[8]uint64, alpha, alpha2 *fss.Fp, rows int, acc *limbAcc, count *[4][8]uint64)
+func tensor5IFMA(p *fss.Fp, prev *[8]uint64, alpha0, alpha20, alpha1, alpha21 *fss.Fp, rows int, acc0, acc1 *limbAcc, index *[3][4][8]uint64, count, label, prob *fss.Fp)
+
+// keep5AVX512 is the assembly kernel of keepKernel for 5-component
+// vectors.
+//
+//go:noescape
+func keep5AVX512(p *fss.Fp, rows int, index *[3][4][8]uint64, count, label, prob *fss.Fp)
+
+// keep5Index are the permutations (gather5) of the components a server
+// sums (Scheme.Summed): the count, the label and the probability; the
+// count's also gathers its differences for the square's sum.
+var keep5Index = [3][4][8]uint64{gather5[payload.Count], gather5[payload.Label], gather5[Probability]}
 
 // gather5[c] are the four chained permutations that gather component c
 // of eight prefixes of a 5-component vector from its five rows of eight
