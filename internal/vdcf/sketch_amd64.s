@@ -73,14 +73,18 @@ INDEX(idx4C3, 3, 7, 11, 15, 0, 0, 0, 0)
 	VPADDQ.BCST modulus<>(SB), Z23, K1, Z23  \
 	VMOVDQA64   Z22, prev
 
-// ROW4 loads the row of eight prefixes at SI (four components each) to
-// Z15–Z18, and α_h at DI and α_h² at R8 as limbs to Z27, Z28 and Z29,
-// Z30.
+// LOAD4 loads the row of eight prefixes at SI (four components each) to
+// Z15–Z18.
+#define LOAD4 \
+	VMOVDQU64 0(SI), Z15   \
+	VMOVDQU64 64(SI), Z16  \
+	VMOVDQU64 128(SI), Z17 \
+	VMOVDQU64 192(SI), Z18
+
+// ROW4 loads the row of eight prefixes at SI (LOAD4), and α_h at DI and
+// α_h² at R8 as limbs to Z27, Z28 and Z29, Z30.
 #define ROW4 \
-	VMOVDQU64    0(SI), Z15  \
-	VMOVDQU64    64(SI), Z16 \
-	VMOVDQU64    128(SI), Z17 \
-	VMOVDQU64    192(SI), Z18 \
+	LOAD4                    \
 	VPBROADCASTQ (DI), Z27   \
 	LIMBS(Z27, Z27, Z28)     \
 	VPBROADCASTQ (R8), Z29   \
@@ -199,10 +203,7 @@ TEXT ·keep4AVX512(SB), NOSPLIT, $0-32
 	VMOVDQU64 idx4C1<>(SB), Z20
 
 keep4:
-	VMOVDQU64 0(SI), Z15
-	VMOVDQU64 64(SI), Z16
-	VMOVDQU64 128(SI), Z17
-	VMOVDQU64 192(SI), Z18
+	LOAD4
 	GATHER4(Z19, Z22)
 	KEEP(R9)
 	GATHER4(Z20, Z22)
