@@ -489,9 +489,9 @@
 // AVX-512 IFMA a row of eight prefixes per vector, the column sums in
 // the lanes, each 64-bit product from 7 multiply-adds of 52- and 12-bit
 // limbs, 28 per row for the four sums of a 4-component vector; with the
-// probability's five components the differences of all 40 words of a row
-// weighed by α_h at once (35 per row) and the count's gathered for α_h²
-// (7); and for an accepted report the fold of its count and label
+// probability's five components the row transposed into its components
+// once, their differences kept, and each check weighing the four it
+// sums and the count's square (35 per row); and for an accepted report the fold of its count and label
 // prefixes (and probability), one addition and a conditional one per
 // element (Aggregate), on AVX-512 eight prefixes per vector. Measured
 // figures: EXPERIMENTS.md, "Verified DCF" and "Tensor challenges".

@@ -23,9 +23,9 @@ const runLen = 32
 const tensorBlock = 512
 
 // limbAcc holds the IFMA kernels' lane sums of one check
-// (tensor4IFMA's first 12 rows, tensor5IFMA's 18), added to the column
+// (tensor4IFMA's first 12 rows, tensor5IFMA's 15), added to the column
 // sums (drain) before they can overflow.
-type limbAcc [18][8]uint64
+type limbAcc [15][8]uint64
 
 // runCheck is one check's sketch of one report taking shape from its
 // runs: the kernels' lane sums, the number of rows they hold, and the
@@ -68,7 +68,7 @@ func (v *Server) addRun(chk *[checks]runCheck, row int, run, prev, summed []fss.
 		k := min(tensorBlock, rows-lo)
 		if chk[0].rows+k > tensorBlock {
 			for c := range chk {
-				chk[c].acc.drain(m, chk[c].mac, &chk[c].cols)
+				chk[c].acc.drain(m, &chk[c].cols)
 				chk[c].rows = 0
 			}
 		}
@@ -145,7 +145,7 @@ func keep(dst []fss.Fp, bins, row int, run []fss.Fp, m int, summed []payload.Com
 // sketchOfRuns returns the check's sketch once every run is added, the total
 // count apart.
 func (v *Server) sketchOfRuns(rc *runCheck) sketch {
-	rc.acc.drain(v.s.Components(), rc.mac, &rc.cols)
+	rc.acc.drain(v.s.Components(), &rc.cols)
 	rc.rows = 0
 	c, cols := rc.coef, &rc.cols
 	s := sketch{
@@ -159,30 +159,18 @@ func (v *Server) sketchOfRuns(rc *runCheck) sketch {
 }
 
 // drain adds the lane sums of the kernel of m-component vectors to the
-// column sums cols (of the check whose MAC is component mac) and clears
-// them: for m = 4 sum d's parts are acc[3d … 3d+2] (count, label, MAC,
-// square); for m = 5 acc[3k … 3k+2] are the parts of words 8k … 8k+7 of
-// a row, word g being component g mod 5 of column ⌊g/5⌋ (the second
-// MAC's dropped), and acc[15 … 17] the square's.
-func (acc *limbAcc) drain(m, mac int, cols *columns) {
-	switch m {
-	case 4:
-		for d, sum := range [4]int{sumCount, sumLabel, sumMAC, sumSquare} {
-			for l := range tensorCols {
-				cols[sum][l] = cols[sum][l].addLimbs(acc[3*d][l], acc[3*d+1][l], acc[3*d+2][l])
-			}
-		}
-	case 5:
-		sumOf := [5]int{-1, -1, -1, -1, -1} // component → sum
-		sumOf[payload.Count], sumOf[payload.Label], sumOf[mac], sumOf[Probability] = sumCount, sumLabel, sumMAC, sumProb
-		for g := range m * tensorCols { // word g of a row: register g/8, lane g%8
-			if d := sumOf[g%m]; d >= 0 {
-				z := acc[3*(g/8):]
-				cols[d][g/m] = cols[d][g/m].addLimbs(z[0][g%8], z[1][g%8], z[2][g%8])
-			}
-		}
+// column sums cols and clears them: sum d's parts are acc[3d … 3d+2]
+// (count, label, MAC, square), and for m = 5 the probability's
+// acc[12 … 14].
+func (acc *limbAcc) drain(m int, cols *columns) {
+	for d, sum := range [4]int{sumCount, sumLabel, sumMAC, sumSquare} {
 		for l := range tensorCols {
-			cols[sumSquare][l] = cols[sumSquare][l].addLimbs(acc[15][l], acc[16][l], acc[17][l])
+			cols[sum][l] = cols[sum][l].addLimbs(acc[3*d][l], acc[3*d+1][l], acc[3*d+2][l])
+		}
+	}
+	if m == 5 {
+		for l := range tensorCols {
+			cols[sumProb][l] = cols[sumProb][l].addLimbs(acc[12][l], acc[13][l], acc[14][l])
 		}
 	}
 	*acc = limbAcc{}

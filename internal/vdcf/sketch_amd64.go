@@ -89,12 +89,20 @@ func tensorKernel(p, prev []fss.Fp, chk *[checks]runCheck, h, rows, m int, keep 
 		tensor4IFMA(&p[0], &pv, &a0.alpha[h], &a0.alpha2[h], &a1.alpha[h], &a1.alpha2[h], rows,
 			(*[12][8]uint64)(chk[0].acc[:12]), (*[12][8]uint64)(chk[1].acc[:12]), out[0], out[1])
 	case 5:
-		var pv [8]uint64 // lanes 3–7: the prefix before
-		for c, x := range prev {
-			pv[3+c] = uint64(x)
+		var pv [5]fss.Fp
+		copy(pv[:], prev)
+		for lo := 0; lo < rows; lo += tensor5Rows {
+			k := min(tensor5Rows, rows-lo)
+			if lo > 0 {
+				copy(pv[:], p[5*(tensorCols*lo-1):])
+			}
+			var o [3]*fss.Fp
+			if kept {
+				o = [3]*fss.Fp{&keep[0][tensorCols*lo], &keep[1][tensorCols*lo], &keep[2][tensorCols*lo]}
+			}
+			tensor5IFMA(&p[5*tensorCols*lo], &pv, &a0.alpha[h+lo], &a0.alpha2[h+lo], &a1.alpha[h+lo], &a1.alpha2[h+lo], k,
+				&chk[0].acc, &chk[1].acc, &gather5, o[0], o[1], o[2])
 		}
-		tensor5IFMA(&p[0], &pv, &a0.alpha[h], &a0.alpha2[h], &a1.alpha[h], &a1.alpha2[h], rows,
-			&chk[0].acc, &chk[1].acc, &keep5Index, out[0], out[1], out[2])
 	default:
 		return false, false
 	}

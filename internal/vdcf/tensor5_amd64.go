@@ -12,13 +12,19 @@ import (
 // the sketch under a tensor challenge (tensor5IFMA), in tensor5_amd64.s.
 
 // tensor5IFMA is the assembly kernel of tensorKernel for 5-component
-// vectors: per check it weighs the first differences of all 40 words of
-// a row at once (the row's weight α_h is one for its eight prefixes), so
-// its sums come per word g = 5l + c (limbAcc.drain); first, unless count
-// is nil, it stores the rows' summed components (keep5Index).
+// vectors, at most tensor5Rows rows a call: it transposes the rows into
+// their components (gather5), keeping their first differences in its
+// frame, and weighs, per check, the four components the check sums and
+// the count's square (limbAcc's layout of the 4-component kernel, the
+// probability's sum at acc[12 … 14]); first, unless count is nil, it
+// stores the rows' summed components.
 //
 //go:noescape
-func tensor5IFMA(p *fss.Fp, prev *[8]uint64, alpha0, alpha20, alpha1, alpha21 *fss.Fp, rows int, acc0, acc1 *limbAcc, index *[3][4][8]uint64, count, label, prob *fss.Fp)
+func tensor5IFMA(p *fss.Fp, prev *[5]fss.Fp, alpha0, alpha20, alpha1, alpha21 *fss.Fp, rows int, acc0, acc1 *limbAcc, index *[5][4][8]uint64, count, label, prob *fss.Fp)
+
+// tensor5Rows is the most rows tensor5IFMA takes a call: its frame holds
+// their differences, 640 bytes a row.
+const tensor5Rows = 4
 
 // keep5AVX512 is the assembly kernel of keepKernel for 5-component
 // vectors.
