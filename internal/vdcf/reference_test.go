@@ -30,6 +30,12 @@ func (v *Server) Evaluate(shares []*Share) ([][]fss.Fp, error) {
 	return out, nil
 }
 
+// runLen is the length of the runs sketches cuts a whole vector into,
+// as fss.PrefixDomain.FieldPrefixRuns hands them: from prefix 0 up,
+// each starting at a multiple of runLen (of tensorCols: whole rows of
+// the challenge tensor).
+const runLen = 32
+
 // sketchOf computes the sketch of a prefix vector under one check's
 // challenge c and MAC component mac (sketches, both checks under c).
 func (v *Server) sketchOf(prefixes []fss.Fp, c *coefficients, mac int) sketch {

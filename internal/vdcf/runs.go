@@ -3,19 +3,12 @@ package vdcf
 // The sketch taken from a prefix vector's runs: the servers' walk hands
 // each key's shares in runs of consecutive prefixes, from prefix 0 up
 // (fss.PrefixDomain.FieldPrefixRuns), and each run is sketched, and its
-// summed components kept, while it is in cache; a whole vector is
-// sketched as the same runs (sketchOf).
+// summed components kept, while it is in cache.
 
 import (
 	"github.com/fedecdf/fedecdf/fss"
 	"github.com/fedecdf/fedecdf/internal/payload"
 )
-
-// runLen is the length of the runs sketchOf cuts a whole vector into,
-// as fss.PrefixDomain.FieldPrefixRuns hands them: from prefix 0 up,
-// each starting at a multiple of runLen (of tensorCols: whole rows of
-// the challenge tensor).
-const runLen = 32
 
 // tensorBlock is the most rows whose sums the kernels' lane sums take
 // before they are drained, so that they cannot overflow: per row a
