@@ -32,36 +32,6 @@ INDEX(idx4C3, 3, 7, 11, 15, 0, 0, 0, 0)
 	VINSERTI64X4 $1, Y24, dst, dst
 
 
-// LOAD_ACC loads the accumulators Z0–Z11 from DX, 64 bytes each;
-// STORE_ACC stores them there.
-#define LOAD_ACC \
-	VMOVDQU64 0(DX), Z0 \
-	VMOVDQU64 64(DX), Z1 \
-	VMOVDQU64 128(DX), Z2 \
-	VMOVDQU64 192(DX), Z3 \
-	VMOVDQU64 256(DX), Z4 \
-	VMOVDQU64 320(DX), Z5 \
-	VMOVDQU64 384(DX), Z6 \
-	VMOVDQU64 448(DX), Z7 \
-	VMOVDQU64 512(DX), Z8 \
-	VMOVDQU64 576(DX), Z9 \
-	VMOVDQU64 640(DX), Z10 \
-	VMOVDQU64 704(DX), Z11
-
-#define STORE_ACC \
-	VMOVDQU64 Z0, 0(DX) \
-	VMOVDQU64 Z1, 64(DX) \
-	VMOVDQU64 Z2, 128(DX) \
-	VMOVDQU64 Z3, 192(DX) \
-	VMOVDQU64 Z4, 256(DX) \
-	VMOVDQU64 Z5, 320(DX) \
-	VMOVDQU64 Z6, 384(DX) \
-	VMOVDQU64 Z7, 448(DX) \
-	VMOVDQU64 Z8, 512(DX) \
-	VMOVDQU64 Z9, 576(DX) \
-	VMOVDQU64 Z10, 640(DX) \
-	VMOVDQU64 Z11, 704(DX)
-
 // DIFF(prev): Z23 = the first differences P(j) − P(j − 1) mod p of the
 // eight prefixes of one component in Z22, P(j − 1) of the first from
 // the last lane of prev, which then takes Z22's values; a difference

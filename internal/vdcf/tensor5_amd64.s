@@ -144,38 +144,16 @@ keep5:
 	ADDQ         $8, DI                      \
 	ADDQ         $8, R8
 
-// LOAD_ACC5 loads the lane sums Z0–Z14 of the check at DX; STORE_ACC5
-// stores them there.
+// LOAD_ACC5 loads the lane sums Z0–Z14 of the check at DX (LOAD_ACC's
+// and three more); STORE_ACC5 stores them there.
 #define LOAD_ACC5 \
-	VMOVDQU64 0(DX), Z0    \
-	VMOVDQU64 64(DX), Z1   \
-	VMOVDQU64 128(DX), Z2  \
-	VMOVDQU64 192(DX), Z3  \
-	VMOVDQU64 256(DX), Z4  \
-	VMOVDQU64 320(DX), Z5  \
-	VMOVDQU64 384(DX), Z6  \
-	VMOVDQU64 448(DX), Z7  \
-	VMOVDQU64 512(DX), Z8  \
-	VMOVDQU64 576(DX), Z9  \
-	VMOVDQU64 640(DX), Z10 \
-	VMOVDQU64 704(DX), Z11 \
+	LOAD_ACC               \
 	VMOVDQU64 768(DX), Z12 \
 	VMOVDQU64 832(DX), Z13 \
 	VMOVDQU64 896(DX), Z14
 
 #define STORE_ACC5 \
-	VMOVDQU64 Z0, 0(DX)    \
-	VMOVDQU64 Z1, 64(DX)   \
-	VMOVDQU64 Z2, 128(DX)  \
-	VMOVDQU64 Z3, 192(DX)  \
-	VMOVDQU64 Z4, 256(DX)  \
-	VMOVDQU64 Z5, 320(DX)  \
-	VMOVDQU64 Z6, 384(DX)  \
-	VMOVDQU64 Z7, 448(DX)  \
-	VMOVDQU64 Z8, 512(DX)  \
-	VMOVDQU64 Z9, 576(DX)  \
-	VMOVDQU64 Z10, 640(DX) \
-	VMOVDQU64 Z11, 704(DX) \
+	STORE_ACC              \
 	VMOVDQU64 Z12, 768(DX) \
 	VMOVDQU64 Z13, 832(DX) \
 	VMOVDQU64 Z14, 896(DX)
