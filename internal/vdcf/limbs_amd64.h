@@ -1,7 +1,7 @@
 // The field's constants, limb arithmetic and the lane sums' loads and
-// stores, shared by the package's AVX-512 IFMA kernels (sketch_amd64.s, tensor5_amd64.s; each includes
-// its own file-local copy of the constants). Z31 holds 2^52 − 1 in
-// every lane.
+// stores, shared by the package's AVX-512 IFMA kernels (sketch_amd64.s,
+// tensor5_amd64.s; each includes its own file-local copy of the
+// constants). Z31 holds 2^52 − 1 in every lane.
 
 // mask52 is 2^52 − 1, the low limb of a 64-bit word.
 DATA mask52<>+0(SB)/8, $0x000fffffffffffff
