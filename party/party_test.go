@@ -130,12 +130,16 @@ func TestVerifiedKeys(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for j := range 10 {
-					for c, w := range want {
+				if len(want) != len(s.Summed()) {
+					t.Fatalf("components %v summed, want %v", s.Summed(), want)
+				}
+				for k, c := range s.Summed() {
+					for j := range 10 {
+						w := want[int(c)]
 						if j < 3 {
 							w = 0
 						}
-						if got := uint64(vecs[0][j*s.Components()+c].Add(vecs[1][j*s.Components()+c])); got != w {
+						if got := uint64(vecs[0][k*10+j].Add(vecs[1][k*10+j])); got != w {
 							t.Errorf("prefix %d, component %d: %d, want %d", j, c, got, w)
 						}
 					}

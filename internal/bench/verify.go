@@ -198,13 +198,11 @@ func peerMessages(leader, helper *vdcf.Server, r vdcf.Report) ([2][]byte, error)
 		if err != nil {
 			return out, err
 		}
-		vecs, err := v.Evaluate([]*vdcf.Share{sh})
+		prepared, err := v.PrepareAll([][vdcf.NonceSize]byte{r.Nonce}, []*vdcf.Share{sh})
 		if err != nil {
 			return out, err
 		}
-		if pend[id], first[id], err = v.Prepare(r.Nonce, sh, vecs[0]); err != nil {
-			return out, err
-		}
+		pend[id], first[id] = prepared[0].Pending, prepared[0].Message
 	}
 	second, err := pend[1].Exchange(first[0])
 	if err != nil {

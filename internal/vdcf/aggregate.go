@@ -9,12 +9,11 @@ import (
 )
 
 // Aggregate is one server's sum of accepted reports' prefix vectors
-// (Server.Evaluate) over some of their components: its share of each
+// (Server.PrepareAll) over some of their components: its share of each
 // component's prefix sums. Sums are carried as 64-bit words congruent
 // mod p (fss.AddLazy), one addition and a conditional one per element,
-// and made canonical when read; eight prefixes per instruction on
-// AVX-512 (foldAccel: the count and label of a 4-component vector,
-// any components of a 5-component one).
+// and made canonical when read; eight per instruction on AVX-512
+// (addLazyAccel).
 type Aggregate struct {
 	m    int   // components of a prefix vector
 	bins int   // prefixes
@@ -43,19 +42,6 @@ func (s *Scheme) NewAggregate(comp []payload.Component) (*Aggregate, error) {
 		a.comp = append(a.comp, int(c))
 	}
 	return a, nil
-}
-
-// Add adds a prefix vector (bins × Scheme.Components elements) to the
-// sums.
-func (a *Aggregate) Add(vec []fss.Fp) {
-	vec = vec[:a.bins*a.m]
-	done := foldAccel(vec, a.m, a.comp, a.sum)
-	for k, c := range a.comp {
-		sum := a.sum[k*a.bins : (k+1)*a.bins]
-		for j := done; j < len(sum); j++ {
-			sum[j] = fss.AddLazy(sum[j], vec[j*a.m+c])
-		}
-	}
 }
 
 // AddSummed adds a vector of the aggregate's components laid out as its

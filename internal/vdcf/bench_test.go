@@ -2,6 +2,7 @@ package vdcf
 
 import (
 	crand "crypto/rand"
+	"fmt"
 	"io"
 	"testing"
 	"time"
@@ -86,7 +87,7 @@ func BenchmarkChallenge(b *testing.B) {
 // report and their ratio, fused/separate.
 func BenchmarkEvaluatePrepare(b *testing.B) {
 	const reports = 64
-	f, nonces, shares := benchChunk(b, reports)
+	f, nonces, shares := benchChunk(b, reports, false)
 	var separate, fused time.Duration
 	for b.Loop() {
 		t0 := time.Now()
@@ -111,25 +112,31 @@ func BenchmarkEvaluatePrepare(b *testing.B) {
 	b.ReportMetric(float64(fused)/float64(separate), "fused/separate")
 }
 
-// BenchmarkPrepareAll is BenchmarkEvaluatePrepare's fused way alone:
-// PrepareAll on a chunk of 64 reports at N = 1024 bins, ns/report per
-// report (the separate way's figure on a commit before PrepareAll).
+// BenchmarkPrepareAll is PrepareAll on a chunk of 64 reports at N =
+// 1024 bins, without and with the probability, ns/report per report.
 func BenchmarkPrepareAll(b *testing.B) {
 	const reports = 64
-	f, nonces, shares := benchChunk(b, reports)
-	for b.Loop() {
-		if _, err := f.srv[0].PrepareAll(nonces, shares); err != nil {
-			b.Fatal(err)
-		}
+	for _, prob := range []bool{false, true} {
+		f, nonces, shares := benchChunk(b, reports, prob)
+		b.Run(fmt.Sprintf("m=%d", f.s.Components()), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := f.srv[0].PrepareAll(nonces, shares); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*reports), "ns/report")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*reports), "ns/report")
 }
 
-// benchChunk returns a fixture at N = 1024 bins and the leader's shares
-// of n honest reports at random records, with their nonces: a chunk as
-// the server walks it.
-func benchChunk(b *testing.B, n int) (*fixture, [][NonceSize]byte, []*Share) {
+// benchChunk returns a fixture at N = 1024 bins, with the probability
+// if prob, and the leader's shares of n honest reports at random
+// records, with their nonces: a chunk as the server walks it.
+func benchChunk(b *testing.B, n int, prob bool) (*fixture, [][NonceSize]byte, []*Share) {
 	f := newFixture(b, 1024, 9)
+	if prob {
+		f = newProbFixture(b, 1024, 9)
+	}
 	shares := make([]*Share, n)
 	nonces := make([][NonceSize]byte, n)
 	for i := range shares {

@@ -1,9 +1,9 @@
 package vdcf
 
 // Server checks: each server decodes its share of a report (DecodeShare),
-// evaluates its key (Evaluate), sketches the result and exchanges one
-// message with the other server (Prepare, Exchange, Finish) to accept or
-// reject the report.
+// walks its key, sketching the prefix vector as it goes (PrepareAll,
+// prepare.go), and exchanges one message with the other server
+// (Exchange, Finish) to accept or reject the report.
 
 import (
 	"fmt"
@@ -23,7 +23,7 @@ type Server struct {
 	s   *Scheme
 	id  int
 	key [KeySize]byte
-	// bufs holds Prepare's scratch memory (*scratch), walks that of
+	// bufs holds Resketch's scratch memory (*scratch), walks that of
 	// PrepareAll and EvaluateSummed (*walked).
 	bufs, walks sync.Pool
 }
@@ -84,23 +84,6 @@ func (v *Server) correlatedShare(nonce [NonceSize]byte, sh *Share) []fss.Fp {
 	return c
 }
 
-// Evaluate returns, per share, this server's share of the report's prefix
-// vector: out[i][j·m + c] is its share of β_c·1[bin ≤ j] for every prefix
-// j < bins, m = Scheme.Components (fss.PrefixDomain.FieldPrefixes, one
-// tree walk per key, keys in lockstep).
-func (v *Server) Evaluate(shares []*Share) ([][]fss.Fp, error) {
-	keys := make([]*fss.FieldKey, len(shares))
-	out := make([][]fss.Fp, len(shares))
-	for i, sh := range shares {
-		keys[i] = sh.key
-		out[i] = make([]fss.Fp, v.s.bins*v.s.Components())
-	}
-	if err := v.s.dom.FieldPrefixes(keys, out); err != nil {
-		return nil, fmt.Errorf("vdcf: %w", err)
-	}
-	return out, nil
-}
-
 // sketch is one server's share of the report's sketch: ⟨r, Δv⟩ for the
 // components, ⟨r∘r, ΔCount⟩ and the total count.
 type sketch struct {
@@ -124,47 +107,6 @@ const (
 // columns holds, per sum and column l of the challenge tensor, the sum
 // over the rows, unreduced.
 type columns [sumLen][tensorCols]wide
-
-// sketchOf computes the sketch of a prefix vector under one check's
-// challenge c and MAC component mac (sketches, both checks under c).
-func (v *Server) sketchOf(prefixes []fss.Fp, c *coefficients, mac int) sketch {
-	sks := v.sketches(prefixes, &[checks]coefficients{*c, *c})
-	for k := range checks {
-		if v.s.macOf(k) == mac {
-			return sks[k]
-		}
-	}
-	panic("vdcf: sketchOf: no check has MAC component " + fmt.Sprint(mac)) // unreachable: callers pass macOf(k)
-}
-
-// sketches computes the sketch of a prefix vector under each check's
-// challenge: with r_j = α_h·β_l (j = 8h + l) and ΔP(j) = P(j) − P(j − 1),
-//
-//	⟨r, ΔP⟩ = Σ_l β_l·Σ_h α_h·ΔP(h, l),  ⟨r∘r, ΔP⟩ = Σ_l β_l²·Σ_h α_h²·ΔP(h, l),
-//
-// the inner sums per column, accumulated unreduced from the vector's
-// runs as the servers' walk hands them (addRun), the outer ones 8
-// products per sum (package doc, "Tensor challenges").
-func (v *Server) sketches(prefixes []fss.Fp, coef *[checks]coefficients) [checks]sketch {
-	m := v.s.Components()
-	bins := len(prefixes) / m
-	var chk [checks]runCheck
-	for k := range chk {
-		chk[k] = runCheck{coef: &coef[k], mac: v.s.macOf(k)}
-	}
-	var prev []fss.Fp
-	for row := 0; row < bins; row += runLen {
-		run := prefixes[row*m : min(row+runLen, bins)*m]
-		v.addRun(&chk, row, run, prev, nil)
-		prev = run[len(run)-m:]
-	}
-	var sks [checks]sketch
-	for k := range sks {
-		sks[k] = v.sketchOfRuns(&chk[k])
-		sks[k].total = prefixes[len(prefixes)-m+int(payload.Count)]
-	}
-	return sks
-}
 
 // dot returns Σ_l f_l·(sum d of column l) mod p for the column factors
 // f (β, or β² for the square): the three words of the columns' sums
@@ -235,31 +177,12 @@ type check struct {
 	z    fss.Fp   // own share of the check value, once exchanged
 }
 
-// Prepare starts the verification of one report from this server's share
-// and its evaluated prefix vector (Evaluate): for each check it derives
-// the report's challenge from the key and the nonce (challenge), sketches
-// the vector and opens, masked, d₁ = ⟨r, ΔCount⟩ − a₁ and
+// start begins the verification of one report from its checks'
+// challenges and this server's sketches of its prefix vector (PrepareAll,
+// Resketch): for each check it opens, masked, d₁ = ⟨r, ΔCount⟩ − a₁ and
 // d₂ = ⟨r, ΔLabel⟩ − a₂, and with the probability d_p = p̂ − a_p and
-// d_i = s_i·b_i − a'_i: the first message, both checks' openings
-// (Message1Size bytes).
-func (v *Server) Prepare(nonce [NonceSize]byte, sh *Share, prefixes []fss.Fp) (*Pending, []byte, error) {
-	m := v.s.Components()
-	if len(prefixes) != v.s.bins*m {
-		return nil, nil, fmt.Errorf("vdcf: prefix vector of %d elements, want %d bins × %d components", len(prefixes), v.s.bins, m)
-	}
-	sc := v.bufs.Get().(*scratch)
-	defer v.bufs.Put(sc)
-	coef := v.challenges(nonce, sc)
-	sks := v.sketches(prefixes, &coef)
-	for k := range coef {
-		coef[k].alpha, coef[k].alpha2 = nil, nil // the buffer goes back to the pool
-	}
-	p, msg := v.start(nonce, sh, coef, sks)
-	return p, msg, nil
-}
-
-// start is Prepare from the report's coefficients and sketches: the
-// pending verification and the first message.
+// d_i = s_i·b_i − a'_i. It returns the pending verification and the
+// first message, both checks' openings (Message1Size bytes).
 func (v *Server) start(nonce [NonceSize]byte, sh *Share, coef [checks]coefficients, sks [checks]sketch) (*Pending, []byte) {
 	p := &Pending{v: v, corr: v.correlatedShare(nonce, sh), stage: 1}
 	msg := make([]byte, 0, v.s.Message1Size())
@@ -296,7 +219,7 @@ func (ch *check) estimate() fss.Fp {
 // bytes).
 func (p *Pending) Exchange(peer []byte) ([]byte, error) {
 	if p.stage != 1 {
-		return nil, fmt.Errorf("vdcf: Exchange called at stage %d, want 1 (after Prepare)", p.stage)
+		return nil, fmt.Errorf("vdcf: Exchange called at stage %d, want 1 (after PrepareAll or Resketch)", p.stage)
 	}
 	n := p.v.s.openings()
 	other := make([]fss.Fp, checks*n)
@@ -321,10 +244,10 @@ func (p *Pending) Exchange(peer []byte) ([]byte, error) {
 // message, returned by Exchange on the same report before (a restarted
 // helper keeps that instead of the other server's first message: package
 // server, "Verification state across restarts"). The report must be
-// prepared again (Prepare), the same way, first.
+// prepared again (PrepareAll or Resketch), the same way, first.
 func (p *Pending) Resume(second []byte) error {
 	if p.stage != 1 {
-		return fmt.Errorf("vdcf: Resume called at stage %d, want 1 (after Prepare)", p.stage)
+		return fmt.Errorf("vdcf: Resume called at stage %d, want 1 (after PrepareAll or Resketch)", p.stage)
 	}
 	var z [checks]fss.Fp
 	if err := readElements(second, z[:]); err != nil {
@@ -433,12 +356,14 @@ func (p *Pending) Finish(peer []byte) error {
 	return nil
 }
 
-// VerifyPair runs both servers' verification of r in process, exchanging
-// the messages directly. It returns both servers' prefix vectors
-// (Evaluate) if both accept, else the first error; a rejection is the same
-// at both servers.
+// VerifyPair runs both servers' verification of r in process (PrepareAll
+// of the one report, Exchange, Finish), exchanging the messages
+// directly. It returns both servers' summed components of the report's
+// prefix vector (Prepared.Summed: component Scheme.Summed()[k]'s prefix
+// j at k·N + j) if both accept, else the first error; a rejection is the
+// same at both servers.
 func VerifyPair(leader, helper *Server, r Report) ([2][]fss.Fp, error) {
-	var vecs [2][]fss.Fp
+	var summed [2][]fss.Fp
 	srv := [2]*Server{leader, helper}
 	var pend [2]*Pending
 	var msg [2][]byte
@@ -447,14 +372,11 @@ func VerifyPair(leader, helper *Server, r Report) ([2][]fss.Fp, error) {
 		if err != nil {
 			return [2][]fss.Fp{}, err
 		}
-		out, err := v.Evaluate([]*Share{sh})
+		prepared, err := v.PrepareAll([][NonceSize]byte{r.Nonce}, []*Share{sh})
 		if err != nil {
 			return [2][]fss.Fp{}, err
 		}
-		vecs[i] = out[0]
-		if pend[i], msg[i], err = v.Prepare(r.Nonce, sh, vecs[i]); err != nil {
-			return [2][]fss.Fp{}, err
-		}
+		pend[i], msg[i], summed[i] = prepared[0].Pending, prepared[0].Message, prepared[0].Summed
 	}
 	var second [2][]byte
 	for i := range srv {
@@ -468,5 +390,5 @@ func VerifyPair(leader, helper *Server, r Report) ([2][]fss.Fp, error) {
 			return [2][]fss.Fp{}, err
 		}
 	}
-	return vecs, nil
+	return summed, nil
 }

@@ -25,11 +25,11 @@
 // its own challenge, correlated randomness and MAC (κ₁, κ₂ for the first,
 // κ₁', κ₂' for the second). Each
 // server evaluates its key over the whole domain and obtains its share of the
-// prefix vectors P_c(j) = β_c·1[b ≤ j], j < N (Server.Evaluate), whose
+// prefix vectors P_c(j) = β_c·1[b ≤ j], j < N, whose
 // count and label (and probability) it folds into its aggregate if the
 // report is accepted (Server.PrepareAll computes all that follows from
 // the vectors' runs as the walk hands them out, keeping only those
-// components, Prepared.Summed); its share
+// components, Prepared.Summed, and never holds a vector whole); its share
 // of the not-label prefixes is P_Count − P_Label, so label + not-label =
 // count holds by construction and costs no key component. The first
 // differences ΔP_c(j) = P_c(j) − P_c(j−1) are β_c·e_b for an honest party;
@@ -55,7 +55,7 @@
 //
 // Both servers derive the challenges of a report's two checks from
 // their shared key K, secret from parties, and the report's nonce, once
-// the report is fixed (Prepare): from the AES-128-CTR keystream under
+// the report is fixed (PrepareAll): from the AES-128-CTR keystream under
 // the first 16 bytes of SHA-256(Version ‖ 0 ‖ K ‖ nonce) from the zero
 // counter block, 64-bit words rejection-sampled into F_p, check 0's
 // challenge and then check 1's, each the coefficients ρ₁, ρ₂, ρ₃ ∈
@@ -373,7 +373,7 @@
 //
 //	k_s ‖ σ_s ‖ its explicit shares         (ShareSize(s) bytes)
 //
-// and it expands σ_s in Prepare, which has the nonce. This is Prio3's
+// and it expands σ_s in PrepareAll, which has the nonce. This is Prio3's
 // seed compression of input shares (draft-irtf-cfrg-vdaf: the helpers'
 // shares are seeds), here for both servers: with two servers a free value
 // costs no upload, a determined one a single element to one server.
@@ -489,9 +489,9 @@
 // AVX-512 IFMA a row of eight prefixes per vector, the column sums in
 // the lanes, each 64-bit product from 7 multiply-adds of 52- and 12-bit
 // limbs, 28 per row for the four sums of a 4-component vector; with the
-// probability's five components the differences of all 40 words of a row
-// weighed by α_h at once (35 per row) and the count's gathered for α_h²
-// (7); and for an accepted report the fold of its count and label
+// probability's five components the row transposed into its components
+// once, their differences kept, and each check weighing the four it
+// sums and the count's square (35 per row); and for an accepted report the fold of its count and label
 // prefixes (and probability), one addition and a conditional one per
 // element (Aggregate), on AVX-512 eight prefixes per vector. Measured
 // figures: EXPERIMENTS.md, "Verified DCF" and "Tensor challenges".

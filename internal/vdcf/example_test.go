@@ -11,7 +11,8 @@ import (
 
 // A party in bin 2 of 4 with label 1 uploads one report; both servers
 // verify it and each keeps its share of the count and label prefix
-// vectors (not-label is count − label). A report whose two halves come
+// vectors (not-label is count − label), component by component
+// (Scheme.Summed). A report whose two halves come
 // from different parties is rejected.
 func Example() {
 	s, _ := vdcf.New(4)
@@ -25,7 +26,7 @@ func Example() {
 	fmt.Println("honest report:", err)
 	for j := range s.Bins() {
 		at := func(c payload.Component) uint64 {
-			k := j*s.Components() + int(c)
+			k := int(c)*s.Bins() + j // Summed(): count, then label
 			return uint64(vecs[0][k].Add(vecs[1][k]))
 		}
 		fmt.Printf("prefix %d: count %d, label %d, not-label %d\n", j, at(payload.Count), at(payload.Label), at(payload.Count)-at(payload.Label))

@@ -1,7 +1,7 @@
-// The field's constants and limb arithmetic, shared by the package's
-// AVX-512 IFMA kernels (sketch_amd64.s, tensor5_amd64.s; each includes
-// its own file-local copy of the constants). Z31 holds 2^52 − 1 in
-// every lane.
+// The field's constants, limb arithmetic and the lane sums' loads and
+// stores, shared by the package's AVX-512 IFMA kernels (sketch_amd64.s,
+// tensor5_amd64.s; each includes its own file-local copy of the
+// constants). Z31 holds 2^52 − 1 in every lane.
 
 // mask52 is 2^52 − 1, the low limb of a 64-bit word.
 DATA mask52<>+0(SB)/8, $0x000fffffffffffff
@@ -32,3 +32,33 @@ GLOBL twoTo32m1<>(SB), RODATA|NOPTR, $8
 	VPMADD52LUQ b0, a1, z1               \
 	VPMADD52HUQ b0, a1, z2               \
 	VPMADD52LUQ b1, a1, z2
+
+// LOAD_ACC loads the accumulators Z0–Z11 from DX, 64 bytes each;
+// STORE_ACC stores them there.
+#define LOAD_ACC \
+	VMOVDQU64 0(DX), Z0 \
+	VMOVDQU64 64(DX), Z1 \
+	VMOVDQU64 128(DX), Z2 \
+	VMOVDQU64 192(DX), Z3 \
+	VMOVDQU64 256(DX), Z4 \
+	VMOVDQU64 320(DX), Z5 \
+	VMOVDQU64 384(DX), Z6 \
+	VMOVDQU64 448(DX), Z7 \
+	VMOVDQU64 512(DX), Z8 \
+	VMOVDQU64 576(DX), Z9 \
+	VMOVDQU64 640(DX), Z10 \
+	VMOVDQU64 704(DX), Z11
+
+#define STORE_ACC \
+	VMOVDQU64 Z0, 0(DX) \
+	VMOVDQU64 Z1, 64(DX) \
+	VMOVDQU64 Z2, 128(DX) \
+	VMOVDQU64 Z3, 192(DX) \
+	VMOVDQU64 Z4, 256(DX) \
+	VMOVDQU64 Z5, 320(DX) \
+	VMOVDQU64 Z6, 384(DX) \
+	VMOVDQU64 Z7, 448(DX) \
+	VMOVDQU64 Z8, 512(DX) \
+	VMOVDQU64 Z9, 576(DX) \
+	VMOVDQU64 Z10, 640(DX) \
+	VMOVDQU64 Z11, 704(DX)

@@ -22,12 +22,15 @@ type Prepared struct {
 	Summed  []fss.Fp
 }
 
-// PrepareAll is Evaluate and then Prepare of each report, nonces[i] and
-// shares[i], in one walk of their keys (in lockstep, as Evaluate): each
-// key's prefix vector is sketched, and its summed components kept, from
-// the runs the walk hands out while they are in cache, instead of being
-// written out whole and read again. The messages, the decisions and the
-// sums are those of Evaluate, Prepare and Aggregate.Add.
+// PrepareAll starts the verification of each report, nonces[i] and
+// shares[i], in one walk of their keys (in lockstep,
+// fss.PrefixDomain.FieldPrefixRuns): each key's prefix vector, this
+// server's share of β_c·1[bin ≤ j] for every prefix j < N and component
+// c < Scheme.Components, is sketched under the report's challenges (one
+// per check, derived from the key and the nonce), and its summed
+// components kept, from the runs the walk hands out while they are in
+// cache, never written out whole (start: the checks' openings are the
+// first message).
 func (v *Server) PrepareAll(nonces [][NonceSize]byte, shares []*Share) ([]Prepared, error) {
 	if len(nonces) != len(shares) {
 		return nil, fmt.Errorf("vdcf: %d nonces for %d shares", len(nonces), len(shares))
@@ -52,8 +55,9 @@ func (v *Server) PrepareAll(nonces [][NonceSize]byte, shares []*Share) ([]Prepar
 	return out, nil
 }
 
-// EvaluateSummed is Evaluate keeping of each prefix vector only the
-// summed components, laid out as Prepared.Summed.
+// EvaluateSummed walks the keys of shares as PrepareAll does, keeping of
+// each prefix vector only the summed components, laid out as
+// Prepared.Summed, without sketching it.
 func (v *Server) EvaluateSummed(shares []*Share) ([][]fss.Fp, error) {
 	w, err := v.walk(nil, shares)
 	if err != nil {
@@ -141,7 +145,7 @@ func (v *Server) walk(nonces [][NonceSize]byte, shares []*Share) (*walked, error
 		if nonces != nil {
 			v.addRun(&r.chk, row, run, prev, r.summed)
 		} else {
-			keep(r.summed, bins, row, run, m, summed)
+			keepRun(r.summed, bins, row, run, m, summed)
 		}
 		copy(r.prev[:], run[(n-1)*m:])
 		if row+n == bins {

@@ -1,7 +1,7 @@
 package vdcf
 
 // Preparation split over processes: one process of a server evaluates a
-// report's key and sketches it (Prepare), keeps the sketch
+// report's key and sketches it (PrepareAll), keeps the sketch
 // (Pending.Sketch), and another starts the same verification from it
 // (Resketch) without the prefix vector, deriving again only what is
 // cheap: the challenges (both checks' ρ, s, β and the row factors α,
@@ -43,8 +43,8 @@ func (p *Pending) Sketch() []byte {
 	return out
 }
 
-// Resketch is Prepare from the report's sketch (Pending.Sketch of the
-// report's Prepare at this server, possibly in another process) instead
+// Resketch is PrepareAll from the report's sketch (Pending.Sketch of the
+// report's PrepareAll at this server, possibly in another process) instead
 // of its prefix vector: the same pending verification and first message.
 // A sketch of another length, or with an element not below the modulus,
 // is ErrMalformed; one of another report makes the report fail its

@@ -3,19 +3,12 @@ package vdcf
 // The sketch taken from a prefix vector's runs: the servers' walk hands
 // each key's shares in runs of consecutive prefixes, from prefix 0 up
 // (fss.PrefixDomain.FieldPrefixRuns), and each run is sketched, and its
-// summed components kept, while it is in cache; a whole vector is
-// sketched as the same runs (sketchOf).
+// summed components kept, while it is in cache.
 
 import (
 	"github.com/fedecdf/fedecdf/fss"
 	"github.com/fedecdf/fedecdf/internal/payload"
 )
-
-// runLen is the length of the runs sketchOf cuts a whole vector into,
-// as fss.PrefixDomain.FieldPrefixRuns hands them: from prefix 0 up,
-// each starting at a multiple of runLen (of tensorCols: whole rows of
-// the challenge tensor).
-const runLen = 32
 
 // tensorBlock is the most rows whose sums the kernels' lane sums take
 // before they are drained, so that they cannot overflow: per row a
@@ -23,9 +16,9 @@ const runLen = 32
 const tensorBlock = 512
 
 // limbAcc holds the IFMA kernels' lane sums of one check
-// (tensor4IFMA's first 12 rows, tensor5IFMA's 18), added to the column
+// (tensor4IFMA's first 12 rows, tensor5IFMA's 15), added to the column
 // sums (drain) before they can overflow.
-type limbAcc [18][8]uint64
+type limbAcc [15][8]uint64
 
 // runCheck is one check's sketch of one report taking shape from its
 // runs: the kernels' lane sums, the number of rows they hold, and the
@@ -54,8 +47,8 @@ func (v *Server) comps(mac int) [sumLen]int {
 // differences; and, if summed is not nil, copies the run's summed
 // components (Scheme.Summed) there, component k's prefix j at k·N + j.
 // Whole rows of the challenge tensor go to the IFMA kernel where the CPU
-// has it, in blocks that keep its lane sums from overflowing, the rest
-// to the scalar loops.
+// has it, both checks and the copy in one call per block of rows that
+// keeps its lane sums from overflowing, the rest to the scalar loops.
 func (v *Server) addRun(chk *[checks]runCheck, row int, run, prev, summed []fss.Fp) {
 	m := v.s.Components()
 	n := len(run) / m
@@ -68,18 +61,18 @@ func (v *Server) addRun(chk *[checks]runCheck, row int, run, prev, summed []fss.
 		k := min(tensorBlock, rows-lo)
 		if chk[0].rows+k > tensorBlock {
 			for c := range chk {
-				chk[c].acc.drain(m, chk[c].mac, &chk[c].cols)
+				chk[c].acc.drain(m, &chk[c].cols)
 				chk[c].rows = 0
 			}
 		}
 		if lo > 0 {
 			prev = run[m*(tensorCols*lo-1):][:m]
 		}
-		var keep [2][]fss.Fp
-		if at := row + tensorCols*lo; summed != nil {
-			keep = [2][]fss.Fp{summed[at:], summed[v.s.bins+at:]}
+		var out [3][]fss.Fp
+		if summed != nil {
+			out = keepAt(summed, v.s.bins, row+tensorCols*lo, m)
 		}
-		ok, keptRows := tensorKernel(run[m*tensorCols*lo:], prev, chk, row/tensorCols+lo, k, m, keep)
+		ok, keptRows := tensorKernel(run[m*tensorCols*lo:], prev, chk, row/tensorCols+lo, k, m, out)
 		if !ok {
 			rows = 0
 			break
@@ -105,6 +98,29 @@ func (v *Server) addRun(chk *[checks]runCheck, row int, run, prev, summed []fss.
 	}
 }
 
+// keepAt returns where the summed components of prefix at go in a
+// vector laid out as Prepared.Summed (bins prefixes per component), for
+// an m-component scheme (m − 2 summed components: Scheme.Summed).
+func keepAt(summed []fss.Fp, bins, at, m int) (out [3][]fss.Fp) {
+	for k := range m - 2 {
+		out[k] = summed[k*bins+at:]
+	}
+	return out
+}
+
+// keepRun is keep by the vector kernel (keepKernel) for the whole rows
+// of a run starting at a row of the challenge tensor, where the CPU has
+// it, and by keep for the rest.
+func keepRun(dst []fss.Fp, bins, row int, run []fss.Fp, m int, summed []payload.Component) {
+	n, kept := len(run)/m, 0
+	if rows := n / tensorCols; row%tensorCols == 0 && keepKernel(run, rows, m, keepAt(dst, bins, row, m)) {
+		kept = rows * tensorCols
+	}
+	if kept < n {
+		keep(dst, bins, row+kept, run[kept*m:], m, summed)
+	}
+}
+
 // keep copies the summed components of a run of prefixes row, row + 1,
 // … of an m-component vector (run[i·m + c] = P_c(row + i)) to dst,
 // component summed[k]'s prefix j at k·bins + j.
@@ -122,7 +138,7 @@ func keep(dst []fss.Fp, bins, row int, run []fss.Fp, m int, summed []payload.Com
 // sketchOfRuns returns the check's sketch once every run is added, the total
 // count apart.
 func (v *Server) sketchOfRuns(rc *runCheck) sketch {
-	rc.acc.drain(v.s.Components(), rc.mac, &rc.cols)
+	rc.acc.drain(v.s.Components(), &rc.cols)
 	rc.rows = 0
 	c, cols := rc.coef, &rc.cols
 	s := sketch{
@@ -136,30 +152,18 @@ func (v *Server) sketchOfRuns(rc *runCheck) sketch {
 }
 
 // drain adds the lane sums of the kernel of m-component vectors to the
-// column sums cols (of the check whose MAC is component mac) and clears
-// them: for m = 4 sum d's parts are acc[3d … 3d+2] (count, label, MAC,
-// square); for m = 5 acc[3k … 3k+2] are the parts of words 8k … 8k+7 of
-// a row, word g being component g mod 5 of column ⌊g/5⌋ (the second
-// MAC's dropped), and acc[15 … 17] the square's.
-func (acc *limbAcc) drain(m, mac int, cols *columns) {
-	switch m {
-	case 4:
-		for d, sum := range [4]int{sumCount, sumLabel, sumMAC, sumSquare} {
-			for l := range tensorCols {
-				cols[sum][l] = cols[sum][l].addLimbs(acc[3*d][l], acc[3*d+1][l], acc[3*d+2][l])
-			}
-		}
-	case 5:
-		sumOf := [5]int{-1, -1, -1, -1, -1} // component → sum
-		sumOf[payload.Count], sumOf[payload.Label], sumOf[mac], sumOf[Probability] = sumCount, sumLabel, sumMAC, sumProb
-		for g := range m * tensorCols { // word g of a row: register g/8, lane g%8
-			if d := sumOf[g%m]; d >= 0 {
-				z := acc[3*(g/8):]
-				cols[d][g/m] = cols[d][g/m].addLimbs(z[0][g%8], z[1][g%8], z[2][g%8])
-			}
-		}
+// column sums cols and clears them: sum d's parts are acc[3d … 3d+2]
+// (count, label, MAC, square), and for m = 5 the probability's
+// acc[12 … 14].
+func (acc *limbAcc) drain(m int, cols *columns) {
+	for d, sum := range [4]int{sumCount, sumLabel, sumMAC, sumSquare} {
 		for l := range tensorCols {
-			cols[sumSquare][l] = cols[sumSquare][l].addLimbs(acc[15][l], acc[16][l], acc[17][l])
+			cols[sum][l] = cols[sum][l].addLimbs(acc[3*d][l], acc[3*d+1][l], acc[3*d+2][l])
+		}
+	}
+	if m == 5 {
+		for l := range tensorCols {
+			cols[sumProb][l] = cols[sumProb][l].addLimbs(acc[12][l], acc[13][l], acc[14][l])
 		}
 	}
 	*acc = limbAcc{}

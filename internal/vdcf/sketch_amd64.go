@@ -6,47 +6,15 @@ import (
 	"golang.org/x/sys/cpu"
 
 	"github.com/fedecdf/fedecdf/fss"
-	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 // useIFMA: the sketch runs on AVX-512 IFMA;
-// useAVX512: its fold into an aggregate on AVX-512.
+// useAVX512: the additions to an aggregate and the challenges' squares
+// on AVX-512.
 var (
 	useIFMA   = cpu.X86.HasAVX512F && cpu.X86.HasAVX512IFMA
 	useAVX512 = cpu.X86.HasAVX512F
 )
-
-// fold4AVX512 is the assembly kernel of foldAccel for 4-component
-// vectors (sketch_amd64.s).
-//
-//go:noescape
-func fold4AVX512(p *fss.Fp, count, label *uint64, n int)
-
-// foldAccel adds the components comp of the first done prefixes (a
-// multiple of 8; 0 without AVX-512) of an m-component prefix vector to
-// the lazily reduced sums (fss.AddLazy), component comp[k]'s at
-// sums[k·bins:], bins = len(sums)/len(comp): for m = 5 any components
-// (tensor5_amd64.go), for m = 4 count and label (in one pass).
-func foldAccel(prefixes []fss.Fp, m int, comp []int, sums []uint64) (done int) {
-	if len(comp) == 0 {
-		return 0
-	}
-	bins := len(sums) / len(comp)
-	n := bins &^ 7
-	if !useAVX512 || n == 0 {
-		return 0
-	}
-	switch {
-	case m == 5:
-		fold5Accel(prefixes, comp, sums, bins, n)
-	case m == 4 && len(comp) == 2 && comp[0] == int(payload.Count) && comp[1] == int(payload.Label):
-		_ = prefixes[4*n-1]
-		fold4AVX512(&prefixes[0], &sums[0], &sums[bins], n)
-	default:
-		return 0
-	}
-	return n
-}
 
 // addLazyAVX512 is the assembly kernel of addLazyAccel (sketch_amd64.s).
 //
@@ -94,11 +62,11 @@ func tensor4IFMA(p *fss.Fp, prev *[4]fss.Fp, alpha0, alpha20, alpha1, alpha21 *f
 // tensorKernel adds to the lane sums of both checks chk the IFMA
 // kernel's sums over rows ≥ 1 whole rows of an m-component vector p
 // (tensorCols prefixes each), the first at row h of the challenge
-// tensor, prev the prefix before the first (nil: zeros). For m = 4 it
-// also copies the rows' counts to keep[0] and labels to keep[1] unless
-// they are nil (kept). It returns false, adding nothing, where the CPU
-// has no IFMA.
-func tensorKernel(p, prev []fss.Fp, chk *[checks]runCheck, h, rows, m int, keep [2][]fss.Fp) (ok, kept bool) {
+// tensor, prev the prefix before the first (nil: zeros), in one call;
+// unless keep[0] is nil it also copies the rows' summed components
+// (Scheme.Summed()[k]) to keep[k] (kept). It returns false, adding
+// nothing, where the CPU has no IFMA.
+func tensorKernel(p, prev []fss.Fp, chk *[checks]runCheck, h, rows, m int, keep [3][]fss.Fp) (ok, kept bool) {
 	if !useIFMA || rows < 1 {
 		return false, false
 	}
@@ -106,28 +74,66 @@ func tensorKernel(p, prev []fss.Fp, chk *[checks]runCheck, h, rows, m int, keep 
 	_ = p[m*n-1]
 	a0, a1 := chk[0].coef, chk[1].coef
 	_, _, _, _ = a0.alpha[h+rows-1], a0.alpha2[h+rows-1], a1.alpha[h+rows-1], a1.alpha2[h+rows-1]
+	var out [3]*fss.Fp
+	if keep[0] != nil {
+		for k := range m - 2 { // the summed components: 2 of 4, 3 of 5
+			_ = keep[k][n-1]
+			out[k] = &keep[k][0]
+		}
+		kept = true
+	}
 	switch m {
 	case 4:
 		var pv [4]fss.Fp
 		copy(pv[:], prev)
-		var count, label *fss.Fp
-		if keep[0] != nil {
-			_, _ = keep[0][n-1], keep[1][n-1]
-			count, label, kept = &keep[0][0], &keep[1][0], true
-		}
 		tensor4IFMA(&p[0], &pv, &a0.alpha[h], &a0.alpha2[h], &a1.alpha[h], &a1.alpha2[h], rows,
-			(*[12][8]uint64)(chk[0].acc[:12]), (*[12][8]uint64)(chk[1].acc[:12]), count, label)
+			(*[12][8]uint64)(chk[0].acc[:12]), (*[12][8]uint64)(chk[1].acc[:12]), out[0], out[1])
 	case 5:
-		var pv [8]uint64 // lanes 3–7: the prefix before
-		for c, x := range prev {
-			pv[3+c] = uint64(x)
-		}
-		for k := range chk {
-			c := chk[k].coef
-			tensor5IFMA(&p[0], &pv, &c.alpha[h], &c.alpha2[h], rows, &chk[k].acc, &gather5[payload.Count])
+		var pv [5]fss.Fp
+		copy(pv[:], prev)
+		for lo := 0; lo < rows; lo += tensor5Rows {
+			k := min(tensor5Rows, rows-lo)
+			if lo > 0 {
+				copy(pv[:], p[5*(tensorCols*lo-1):])
+			}
+			var o [3]*fss.Fp
+			if kept {
+				o = [3]*fss.Fp{&keep[0][tensorCols*lo], &keep[1][tensorCols*lo], &keep[2][tensorCols*lo]}
+			}
+			tensor5IFMA(&p[5*tensorCols*lo], &pv, &a0.alpha[h+lo], &a0.alpha2[h+lo], &a1.alpha[h+lo], &a1.alpha2[h+lo], k,
+				&chk[0].acc, &chk[1].acc, &gather5, o[0], o[1], o[2])
 		}
 	default:
 		return false, false
 	}
 	return true, kept
+}
+
+// keep4AVX512 is the assembly kernel of keepKernel for 4-component
+// vectors (sketch_amd64.s).
+//
+//go:noescape
+func keep4AVX512(p *fss.Fp, rows int, count, label *fss.Fp)
+
+// keepKernel copies the summed components (Scheme.Summed()[k]) of
+// rows ≥ 1 whole rows of an m-component vector p (tensorCols prefixes
+// each) to keep[k], eight prefixes per instruction. It returns false,
+// copying nothing, where the CPU has no AVX-512.
+func keepKernel(p []fss.Fp, rows, m int, keep [3][]fss.Fp) bool {
+	if !useAVX512 || rows < 1 {
+		return false
+	}
+	n := tensorCols * rows
+	_ = p[m*n-1]
+	_, _ = keep[0][n-1], keep[1][n-1]
+	switch m {
+	case 4:
+		keep4AVX512(&p[0], rows, &keep[0][0], &keep[1][0])
+	case 5:
+		_ = keep[2][n-1]
+		keep5AVX512(&p[0], rows, &keep5Index, &keep[0][0], &keep[1][0], &keep[2][0])
+	default:
+		return false
+	}
+	return true
 }

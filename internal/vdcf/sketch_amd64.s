@@ -32,36 +32,6 @@ INDEX(idx4C3, 3, 7, 11, 15, 0, 0, 0, 0)
 	VINSERTI64X4 $1, Y24, dst, dst
 
 
-// LOAD_ACC loads the accumulators Z0–Z11 from DX, 64 bytes each;
-// STORE_ACC stores them there.
-#define LOAD_ACC \
-	VMOVDQU64 0(DX), Z0 \
-	VMOVDQU64 64(DX), Z1 \
-	VMOVDQU64 128(DX), Z2 \
-	VMOVDQU64 192(DX), Z3 \
-	VMOVDQU64 256(DX), Z4 \
-	VMOVDQU64 320(DX), Z5 \
-	VMOVDQU64 384(DX), Z6 \
-	VMOVDQU64 448(DX), Z7 \
-	VMOVDQU64 512(DX), Z8 \
-	VMOVDQU64 576(DX), Z9 \
-	VMOVDQU64 640(DX), Z10 \
-	VMOVDQU64 704(DX), Z11
-
-#define STORE_ACC \
-	VMOVDQU64 Z0, 0(DX) \
-	VMOVDQU64 Z1, 64(DX) \
-	VMOVDQU64 Z2, 128(DX) \
-	VMOVDQU64 Z3, 192(DX) \
-	VMOVDQU64 Z4, 256(DX) \
-	VMOVDQU64 Z5, 320(DX) \
-	VMOVDQU64 Z6, 384(DX) \
-	VMOVDQU64 Z7, 448(DX) \
-	VMOVDQU64 Z8, 512(DX) \
-	VMOVDQU64 Z9, 576(DX) \
-	VMOVDQU64 Z10, 640(DX) \
-	VMOVDQU64 Z11, 704(DX)
-
 // DIFF(prev): Z23 = the first differences P(j) − P(j − 1) mod p of the
 // eight prefixes of one component in Z22, P(j − 1) of the first from
 // the last lane of prev, which then takes Z22's values; a difference
@@ -73,14 +43,18 @@ INDEX(idx4C3, 3, 7, 11, 15, 0, 0, 0, 0)
 	VPADDQ.BCST modulus<>(SB), Z23, K1, Z23  \
 	VMOVDQA64   Z22, prev
 
-// ROW4 loads the row of eight prefixes at SI (four components each) to
-// Z15–Z18, and α_h at DI and α_h² at R8 as limbs to Z27, Z28 and Z29,
-// Z30.
+// LOAD4 loads the row of eight prefixes at SI (four components each) to
+// Z15–Z18.
+#define LOAD4 \
+	VMOVDQU64 0(SI), Z15   \
+	VMOVDQU64 64(SI), Z16  \
+	VMOVDQU64 128(SI), Z17 \
+	VMOVDQU64 192(SI), Z18
+
+// ROW4 loads the row of eight prefixes at SI (LOAD4), and α_h at DI and
+// α_h² at R8 as limbs to Z27, Z28 and Z29, Z30.
 #define ROW4 \
-	VMOVDQU64    0(SI), Z15  \
-	VMOVDQU64    64(SI), Z16 \
-	VMOVDQU64    128(SI), Z17 \
-	VMOVDQU64    192(SI), Z18 \
+	LOAD4                    \
 	VPBROADCASTQ (DI), Z27   \
 	LIMBS(Z27, Z27, Z28)     \
 	VPBROADCASTQ (R8), Z29   \
@@ -186,6 +160,30 @@ secondRows:
 	VZEROUPPER
 	RET
 
+// func keep4AVX512(p *fss.Fp, rows int, count, label *fss.Fp)
+//
+// For rows ≥ 1 rows of eight prefixes of a 4-component prefix vector p,
+// stores their counts at count and their labels at label.
+TEXT ·keep4AVX512(SB), NOSPLIT, $0-32
+	MOVQ      p+0(FP), SI
+	MOVQ      rows+8(FP), CX
+	MOVQ      count+16(FP), R9
+	MOVQ      label+24(FP), R10
+	VMOVDQU64 idx4C0<>(SB), Z19
+	VMOVDQU64 idx4C1<>(SB), Z20
+
+keep4:
+	LOAD4
+	GATHER4(Z19, Z22)
+	KEEP(R9)
+	GATHER4(Z20, Z22)
+	KEEP(R10)
+	ADDQ      $256, SI
+	DECQ      CX
+	JNZ       keep4
+	VZEROUPPER
+	RET
+
 // ADD_LAZY(x, at, k): the eight words at `at` += x as words congruent mod
 // p: a sum that carries (is below x) gets the lost 2^64 ≡ 2^32 − 1 back
 // (Z30), which cannot carry again (fss.AddLazy).
@@ -195,42 +193,6 @@ secondRows:
 	VPCMPUQ   $1, x, Z16, k     \
 	VPADDQ    Z30, Z16, k, Z16  \
 	VMOVDQU64 Z16, at
-
-// func fold4AVX512(p *fss.Fp, count, label *uint64, n int)
-//
-// For n prefixes (a multiple of 8) of a 4-component prefix vector p
-// (count, label and the two checks' MACs), adds component 0 (count) to
-// count[j] and component 1 (label) to label[j] as words congruent mod p,
-// eight prefixes per instruction.
-TEXT ·fold4AVX512(SB), NOSPLIT, $0-32
-	MOVQ         p+0(FP), SI
-	MOVQ         count+8(FP), DI
-	MOVQ         label+16(FP), R8
-	MOVQ         n+24(FP), CX
-	VPBROADCASTQ twoTo32m1<>(SB), Z30
-	VMOVDQU64    idx4C0<>(SB), Z19
-	VMOVDQU64    idx4C1<>(SB), Z20
-	TESTQ        CX, CX
-	JZ           folded4
-
-fold4:
-	VMOVDQU64 0(SI), Z15
-	VMOVDQU64 64(SI), Z16
-	VMOVDQU64 128(SI), Z17
-	VMOVDQU64 192(SI), Z18
-	GATHER4(Z19, Z21)
-	GATHER4(Z20, Z22)
-	ADD_LAZY(Z21, (DI), K1)
-	ADD_LAZY(Z22, (R8), K2)
-	ADDQ      $256, SI
-	ADDQ      $64, DI
-	ADDQ      $64, R8
-	SUBQ      $8, CX
-	JNZ       fold4
-
-folded4:
-	VZEROUPPER
-	RET
 
 // func addLazyAVX512(sum *uint64, x *fss.Fp, n int)
 //

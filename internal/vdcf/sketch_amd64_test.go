@@ -8,10 +8,9 @@ import (
 	"time"
 
 	"github.com/fedecdf/fedecdf/fss"
-	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
-// accelPath is a way to run the sketch and the fold: set turns it on for
+// accelPath is a way to run the sketch and the aggregate: set turns it on for
 // one test.
 type accelPath struct {
 	name string
@@ -40,8 +39,8 @@ func accelPaths(t *testing.T) []accelPath {
 // TestKernelsDispatched checks that, where the CPU has them, the vector
 // kernels take what they are for (a dispatch that falls back to the
 // portable loops gives the same sums, so the sums tests cannot see it):
-// the whole rows of the sketch's runs and the fold's multiples of 8 prefixes, for
-// 4- and 5-component vectors.
+// the whole rows of the sketch's runs, for 4- and 5-component vectors,
+// and an aggregate's additions' multiples of 8 elements.
 func TestKernelsDispatched(t *testing.T) {
 	if !useIFMA || !useAVX512 {
 		t.Skip("no AVX-512 IFMA: no kernel to dispatch to")
@@ -58,21 +57,19 @@ func TestKernelsDispatched(t *testing.T) {
 			c := factorsOf(bins, func() fss.Fp { return 1 })
 			chk := [checks]runCheck{{coef: c, mac: f.s.macOf(0)}, {coef: c, mac: f.s.macOf(1)}}
 			summed := make([]fss.Fp, len(f.s.Summed())*bins)
-			var keep [2][]fss.Fp
-			if m == 4 {
-				keep = [2][]fss.Fp{summed[runLen:], summed[bins+runLen:]}
+			ok, kept := tensorKernel(vec[runLen*m:2*runLen*m], vec[(runLen-1)*m:runLen*m], &chk, runLen/tensorCols, runLen/tensorCols, m, keepAt(summed, bins, runLen, m))
+			if !ok || !kept {
+				t.Errorf("sketch kernel took a run: %v, kept its summed components: %v, want true, true", ok, kept)
 			}
-			ok, kept := tensorKernel(vec[runLen*m:2*runLen*m], vec[(runLen-1)*m:runLen*m], &chk, runLen/tensorCols, runLen/tensorCols, m, keep)
-			if !ok || kept != (m == 4) {
-				t.Errorf("sketch kernel took a run: %v, kept its summed components: %v, want true, %v", ok, kept, m == 4)
+			if !keepKernel(vec, bins/tensorCols, m, keepAt(summed, bins, 0, m)) {
+				t.Error("the summed components' kernel took no rows")
 			}
 			f.srv[0].addRun(&chk, runLen, vec[runLen*m:2*runLen*m], vec[(runLen-1)*m:runLen*m], nil)
 			if rc := &chk[1]; rc.rows != runLen/tensorCols {
 				t.Errorf("sketch kernel took %d rows of a run, want %d", rc.rows, runLen/tensorCols)
 			}
-			comp := []int{int(payload.Count), int(payload.Label)}
-			if done := foldAccel(vec, m, comp, make([]uint64, len(comp)*bins)); done != bins&^7 {
-				t.Errorf("fold kernel took %d prefixes, want %d", done, bins&^7)
+			if done := addLazyAccel(make([]uint64, len(summed)), summed); done != len(summed)&^7 {
+				t.Errorf("aggregate kernel took %d elements, want %d", done, len(summed)&^7)
 			}
 		})
 	}
@@ -81,9 +78,10 @@ func TestKernelsDispatched(t *testing.T) {
 // BenchmarkKernels times the vector kernels and the portable loops in
 // one run, alternating them in each iteration, at N = 1024 bins, on 4-
 // and 5-component vectors (without and with the probability): one
-// check's sketch (Server.sketchOf) and one vector's fold into the
-// aggregate a server keeps (Scheme.Summed). It reports both times per
-// operation and their ratio, portable/kernel.
+// report's sketches (both checks, Server.sketches) and the addition of
+// one report's summed components to the aggregate a server keeps
+// (Aggregate.AddSummed). It reports both times per operation and their
+// ratio, portable/kernel.
 func BenchmarkKernels(b *testing.B) {
 	if !useIFMA || !useAVX512 {
 		b.Skip("no AVX-512 IFMA: nothing to compare")
@@ -99,6 +97,7 @@ func BenchmarkKernels(b *testing.B) {
 			vec[i] = fss.Fp(f.r.Uint64N(fss.Modulus))
 		}
 		c := factorsOf(1024, func() fss.Fp { return fss.Fp(f.r.Uint64N(fss.Modulus)) })
+		summed := vec[:len(f.s.Summed())*1024]
 		agg, err := f.s.NewAggregate(f.s.Summed())
 		if err != nil {
 			b.Fatal(err)
@@ -107,8 +106,8 @@ func BenchmarkKernels(b *testing.B) {
 			name string
 			run  func()
 		}{
-			{"sketch", func() { f.srv[0].sketchOf(vec, c, MAC) }},
-			{"fold", func() { agg.Add(vec) }},
+			{"sketch", func() { f.srv[0].sketches(vec, &[checks]coefficients{*c, *c}) }},
+			{"add", func() { _ = agg.AddSummed(summed) }},
 		} {
 			b.Run(fmt.Sprintf("%s/m=%d", op.name, m), func(b *testing.B) {
 				defer func(ifma, avx512 bool) { useIFMA, useAVX512 = ifma, avx512 }(useIFMA, useAVX512)

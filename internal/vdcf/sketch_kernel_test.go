@@ -15,7 +15,8 @@ import (
 // at its largest).
 var limbEdges = []fss.Fp{0, 1, 1<<52 - 1, 1 << 52, 1<<52 + 1, 1<<63 - 1, fss.Fp(fss.Modulus - 2), fss.Fp(fss.Modulus - 1)}
 
-// TestSketchKernelEdges checks the sketch and the fold, on every path
+// TestSketchKernelEdges checks the sketch and the summed components kept
+// (keptMatches), on every path
 // (the vector kernels and the portable loops), against canonical field
 // arithmetic, for 4- and 5-component vectors, on lengths that leave
 // tails after the kernels' rows of 8 and span more than one of their
@@ -55,8 +56,9 @@ func TestSketchKernelEdges(t *testing.T) {
 						for i := range vec {
 							vec[i] = g.vec(r, i/m)
 						}
-						sketchMatches(t, f.srv[0], vec, factorsOf(bins, func() fss.Fp { return g.factor(r) }))
-						foldMatches(t, f.s, vec)
+						c := factorsOf(bins, func() fss.Fp { return g.factor(r) })
+						sketchMatches(t, f.srv[0], vec, c)
+						keptMatches(t, f.srv[0], vec, c)
 					})
 				}
 			}
@@ -111,34 +113,37 @@ func sketchMatches(t *testing.T, v *Server, vec []fss.Fp, c *coefficients) {
 	}
 }
 
-// foldMatches adds vec to an aggregate over every component the fold
-// kernels take (count and label; with the probability every component)
-// and compares its sums with vec's, twice (the second addition wraps the
-// lazily reduced words of elements near p).
-func foldMatches(t *testing.T, s *Scheme, vec []fss.Fp) {
+// keptMatches checks the summed components (Scheme.Summed) that the walk
+// keeps of vec's runs, sketching them under the factors c (addRun) or
+// not (keepRun, EvaluateSummed's), against vec's own.
+func keptMatches(t *testing.T, v *Server, vec []fss.Fp, c *coefficients) {
 	t.Helper()
-	m := s.Components()
-	comp := []payload.Component{payload.Count, payload.Label}
-	if s.prob {
-		comp = []payload.Component{payload.Count, payload.Label, MAC, Probability, payload.Component(m - 1)}
-	}
-	agg, err := s.NewAggregate(comp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	agg.Add(vec)
-	agg.Add(vec)
-	for k, c := range comp {
-		for j := range s.Bins() {
-			x := vec[j*m+int(c)]
-			if got := agg.Sum(k, j); got != x.Add(x) {
-				t.Fatalf("fold of component %d at prefix %d: %d, want %d", c, j, got, x.Add(x))
+	m, bins, comp := v.s.Components(), v.s.Bins(), v.s.Summed()
+	for _, sketched := range []bool{false, true} {
+		got := make([]fss.Fp, len(comp)*bins)
+		chk := [checks]runCheck{{coef: c, mac: v.s.macOf(0)}, {coef: c, mac: v.s.macOf(1)}}
+		var prev []fss.Fp
+		for row := 0; row < bins; row += runLen {
+			run := vec[row*m : min(row+runLen, bins)*m]
+			if sketched {
+				v.addRun(&chk, row, run, prev, got)
+			} else {
+				keepRun(got, bins, row, run, m, comp)
+			}
+			prev = run[len(run)-m:]
+		}
+		for k, cc := range comp {
+			for j := range bins {
+				if got[k*bins+j] != vec[j*m+int(cc)] {
+					t.Fatalf("sketched %v: component %v kept at prefix %d: %d, want %d", sketched, cc, j, got[k*bins+j], vec[j*m+int(cc)])
+				}
 			}
 		}
 	}
 }
 
-// FuzzSketchKernel checks the sketch and the fold of a vector read from
+// FuzzSketchKernel checks the sketch and the summed components kept of a
+// vector read from
 // the input (8-byte words reduced mod p, then zeros: the vector, then
 // the tensor factors), on every path, against canonical field
 // arithmetic: the first byte picks the vector's components (4 or 5), the
@@ -180,7 +185,7 @@ func FuzzSketchKernel(f *testing.F) {
 			t.Run(accel.name, func(t *testing.T) {
 				accel.set(t)
 				sketchMatches(t, fx.srv[0], vec, c)
-				foldMatches(t, fx.s, vec)
+				keptMatches(t, fx.srv[0], vec, c)
 			})
 		}
 	})

@@ -5,12 +5,12 @@ package vdcf
 import "github.com/fedecdf/fedecdf/fss"
 
 // tensorKernel does nothing without AVX-512 IFMA (sketch_amd64.go).
-func tensorKernel(p, prev []fss.Fp, chk *[checks]runCheck, h, rows, m int, keep [2][]fss.Fp) (ok, kept bool) {
+func tensorKernel(p, prev []fss.Fp, chk *[checks]runCheck, h, rows, m int, keep [3][]fss.Fp) (ok, kept bool) {
 	return false, false
 }
 
-// foldAccel does nothing without AVX-512 (sketch_amd64.go).
-func foldAccel(prefixes []fss.Fp, m int, comp []int, sums []uint64) (done int) { return 0 }
+// keepKernel does nothing without AVX-512 (sketch_amd64.go).
+func keepKernel(p []fss.Fp, rows, m int, keep [3][]fss.Fp) bool { return false }
 
 // addLazyAccel does nothing without AVX-512 (sketch_amd64.go).
 func addLazyAccel(sums []uint64, x []fss.Fp) (done int) { return 0 }

@@ -4,7 +4,7 @@ package vdcf
 
 import "testing"
 
-// accelPath is a way to run the sketch and the fold: set turns it on for
+// accelPath is a way to run the sketch and the aggregate: set turns it on for
 // one test.
 type accelPath struct {
 	name string

@@ -4,35 +4,38 @@ package vdcf
 
 import (
 	"github.com/fedecdf/fedecdf/fss"
+	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 // The AVX-512 kernels of the probability scheme, whose prefix vectors
 // have five components (count, label, MAC, probability, second MAC):
-// the sketch under a tensor challenge (tensor5IFMA) and the fold of one
-// component into an aggregate (fold5AVX512), in tensor5_amd64.s.
+// the sketch under a tensor challenge (tensor5IFMA), in tensor5_amd64.s.
 
 // tensor5IFMA is the assembly kernel of tensorKernel for 5-component
-// vectors: it weighs the first differences of all 40 words of a row at
-// once (the row's weight α_h is one for its eight prefixes), so its sums
-// come per word g = 5l + c (limbAcc.drain).
+// vectors, at most tensor5Rows rows a call: it transposes the rows into
+// their components (gather5), keeping their first differences in its
+// frame, and weighs, per check, the four components the check sums and
+// the count's square (limbAcc's layout of the 4-component kernel, the
+// probability's sum at acc[12 … 14]); first, unless count is nil, it
+// stores the rows' summed components.
 //
 //go:noescape
-func tensor5IFMA(p *fss.Fp, prev *[8]uint64, alpha, alpha2 *fss.Fp, rows int, acc *limbAcc, count *[4][8]uint64)
+func tensor5IFMA(p *fss.Fp, prev *[5]fss.Fp, alpha0, alpha20, alpha1, alpha21 *fss.Fp, rows int, acc0, acc1 *limbAcc, index *[5][4][8]uint64, count, label, prob *fss.Fp)
 
-// fold5AVX512 is the assembly kernel of fold5Accel.
+// tensor5Rows is the most rows tensor5IFMA takes a call: its frame holds
+// their differences, 640 bytes a row.
+const tensor5Rows = 4
+
+// keep5AVX512 is the assembly kernel of keepKernel for 5-component
+// vectors.
 //
 //go:noescape
-func fold5AVX512(p *fss.Fp, sum *uint64, index *[4][8]uint64, n int)
+func keep5AVX512(p *fss.Fp, rows int, index *[3][4][8]uint64, count, label, prob *fss.Fp)
 
-// fold5Accel adds the components comp of the first n prefixes (a
-// multiple of 8) of a 5-component prefix vector to the lazily reduced
-// sums, component comp[k]'s at sums[k·bins:].
-func fold5Accel(prefixes []fss.Fp, comp []int, sums []uint64, bins, n int) {
-	_ = prefixes[5*n-1]
-	for k, c := range comp {
-		fold5AVX512(&prefixes[0], &sums[k*bins], &gather5[c], n)
-	}
-}
+// keep5Index are the permutations (gather5) of the components a server
+// sums (Scheme.Summed): the count, the label and the probability; the
+// count's also gathers its differences for the square's sum.
+var keep5Index = [3][4][8]uint64{gather5[payload.Count], gather5[payload.Label], gather5[Probability]}
 
 // gather5[c] are the four chained permutations that gather component c
 // of eight prefixes of a 5-component vector from its five rows of eight

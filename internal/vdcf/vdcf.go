@@ -175,7 +175,7 @@ func (s *Scheme) Bins() int { return s.bins }
 func (s *Scheme) HasProbability() bool { return s.prob }
 
 // Components is m, the number of field components of a report's DCF
-// payload and of each prefix of its vector (Server.Evaluate): Count,
+// payload and of each prefix of its vector (Server.PrepareAll): Count,
 // Label, MAC, Probability if the scheme carries it, and the second
 // check's MAC.
 func (s *Scheme) Components() int {

@@ -195,20 +195,25 @@ func honestAccepted(t *testing.T, f *fixture) {
 		if err != nil {
 			t.Fatalf("report %d (bin %d, label %v, probability %d) rejected: %v", i, bin, label, prob, err)
 		}
-		checkPayload(t, vecs, f.s.Components(), bin, want)
+		checkPayload(t, vecs, f.s, bin, want)
 	}
 }
 
-// checkPayload checks that the two prefix vectors of m components add up
-// to want[c] at component c from bin on, 0 before.
-func checkPayload(t testing.TB, vecs [2][]fss.Fp, m, bin int, want map[int]fss.Fp) {
+// checkPayload checks that the two servers' summed components
+// (Prepared.Summed) add up to want[c] at component c from bin on, 0
+// before, and that want names every component summed.
+func checkPayload(t testing.TB, vecs [2][]fss.Fp, s *Scheme, bin int, want map[int]fss.Fp) {
 	t.Helper()
-	for j := range len(vecs[0]) / m {
-		for c, w := range want {
+	if len(want) != len(s.Summed()) {
+		t.Fatalf("components %v summed, want %v", s.Summed(), want)
+	}
+	for k, c := range s.Summed() {
+		for j := range s.bins {
+			w, at := want[int(c)], k*s.bins+j
 			if j < bin {
 				w = 0
 			}
-			if got := vecs[0][j*m+c].Add(vecs[1][j*m+c]); got != w {
+			if got := vecs[0][at].Add(vecs[1][at]); got != w {
 				t.Fatalf("bin %d %v: prefix %d component %d = %d, want %d", bin, want, j, c, got, w)
 			}
 		}
