@@ -144,14 +144,14 @@ func (p *prepared) sketches(ups []*protocol.Upload) (ready []*protocol.Upload, s
 // One that is not — the store edited or damaged between the preparation
 // and the verification, the server holding one upload and the fold the
 // output of another — is refused, with an error wrapping
-// ErrUploadChanged naming the dataset and the report: verified, its
-// acceptance would keep the digest of one upload while the release
-// sums the output of the other.
+// ErrUploadChanged naming the report (the caller names the dataset):
+// verified, its acceptance would keep the digest of one upload while
+// the release sums the output of the other.
 func (p *prepared) preparedUpload(up *protocol.Upload, digests map[payload.ReportID][sha256.Size]byte) error {
 	if want, ok := digests[up.Report]; ok && sha256.Sum256(protocol.Encode(up)) == want {
 		return nil
 	}
-	return fmt.Errorf("dataset %q: report %v, prepared: %w: the upload to verify is not the one its role's processes prepared and folded (the store was edited or damaged since it was received or folded); it is not verified from its sketch: quarantine the report at both servers", p.dataset, up.Report, ErrUploadChanged)
+	return fmt.Errorf("report %v, prepared: %w: the upload to verify is not the one its role's processes prepared and folded (the store was edited or damaged since it was received or folded); it is not verified from its sketch: quarantine the report at both servers", up.Report, ErrUploadChanged)
 }
 
 // lead prepares ups at the leader from their sketches: if all, first

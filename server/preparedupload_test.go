@@ -23,10 +23,10 @@ import (
 // replaced at the leader, the helper or both by another valid one under
 // the same ID (of bin 13), and the servers restarted from their stores
 // (so that the server verifies the edited upload) before verifying it.
-// A release is then either refused — ErrUploadChanged naming the
-// dataset, the report and the remedy, the report neither accepted nor
-// rejected — or answers exactly the prefix counts of a full
-// re-derivation: a pair without preparations given the uploads the
+// A release is then refused — ErrUploadChanged naming the dataset (once),
+// the report and the remedy, the report neither accepted nor rejected —
+// never answered; unedited, it answers exactly the prefix counts of a
+// full re-derivation: a pair without preparations given the uploads the
 // servers hold (those their acceptance records keep). Verified from the
 // sketch of the other upload, the report's acceptance would keep the
 // digest of the edited upload while the release summed the folded one's
@@ -63,6 +63,9 @@ func TestFoldedThenAcceptedUploadChecked(t *testing.T) {
 			p = restartPrepared(t, &preps)
 			rel, n, err := p.release(1 << 48)
 			quarantined := err != nil
+			if len(tc.edited) > 0 && !quarantined {
+				t.Fatalf("the release over the edited upload was answered (%d reports), not refused", n)
+			}
 			if quarantined {
 				checkUploadChangedRefusal(t, p, id, len(tc.edited) > 0, err)
 				for _, prep := range preps {
@@ -103,14 +106,17 @@ func TestFoldedThenAcceptedUploadChecked(t *testing.T) {
 
 // checkUploadChangedRefusal checks the release's refusal err: allowed
 // only if the report id's upload was edited, with ErrUploadChanged
-// naming the dataset, the report and the remedy, the report decided at
-// neither server.
+// naming the dataset (once), the report and the remedy, the report
+// decided at neither server.
 func checkUploadChangedRefusal(t *testing.T, p *pair, id payload.ReportID, edited bool, err error) {
 	t.Helper()
 	for _, want := range []string{`dataset "d"`, id.String(), "quarantine"} {
 		if !edited || !errors.Is(err, ErrUploadChanged) || !strings.Contains(err.Error(), want) {
 			t.Fatalf("the release: %v; want a success, or a refusal with ErrUploadChanged naming %s", err, want)
 		}
+	}
+	if n := strings.Count(err.Error(), `dataset "d"`); n != 1 {
+		t.Errorf("the refusal names the dataset %d times, want once: %v", n, err)
 	}
 	for _, srv := range []*Server{p.leader, p.helper} {
 		if _, decided := srv.datasets["d"].verified.verdict(id); decided {

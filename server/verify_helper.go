@@ -50,7 +50,7 @@ func (s *Server) prepared(m *protocol.Prepare) (protocol.Message, error) {
 	s.mu.Unlock()
 	sketches, err := v.sketchesOf(todo)
 	if err != nil {
-		return nil, fmt.Errorf("helper: %w", err)
+		return nil, fmt.Errorf("helper: %w", err) // the leader names the dataset
 	}
 	fresh := v.prepareHelper(todo, m.Items, sketches)
 	s.mu.Lock()
