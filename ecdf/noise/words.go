@@ -437,7 +437,9 @@ func rejectPGF(w, f, yes, no, phi float64) float64 {
 // maxRejectPGF bounds rejectPGF over γ ∈ [lo', hi'] ⊇ [min, max] of
 // γ over a range of |Y| (γ is convex in |Y|: its largest value at an end
 // lo or hi, its least at mid, the point of the range nearest σ²/t),
-// widened by 2^−40 relatively for rounding. On [w, w + 1) rejectPGF
+// widened by 2^−40 relatively for rounding (γ's float64 error is below
+// 2^−50 relatively where γ ≥ 1 and V < 2^9, far past where the sum over
+// V is cut). On [w, w + 1) rejectPGF
 // increases with f; at f = 1 it is monotone in w (geo + yes^w·(Φ −
 // geo), geo = no/(1 − yes)); so the largest is rejectPGF at hi' if lo'
 // and hi' share w, else at f = 1 and w = ⌊lo'⌋ or ⌊hi'⌋.

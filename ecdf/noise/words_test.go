@@ -174,11 +174,12 @@ func TestSampleFixedKeepsTheStream(t *testing.T) {
 // bound. For each sampler, n draws' word counts W give the mean of z^W
 // at z on the Chernoff grid; it must be at most the bound E[z^W] ≤
 // drawPGF(z) plus five standard errors, the variance of z^W bounded by
-// drawPGF(z²) − 1 (so z only where that is finite). The bound is tight
-// here — the discrete Laplace's of scale 1 is exact to 10^−4 and the
-// discrete Gaussian's log E[z^W] within a factor of 1.4 to 2 — so a
-// proof step that lost a factor would show, as a tail bound of 0.01 over
-// an observed 0.0005 would not.
+// drawPGF(z²) − 1 (so z only where that is finite). The PGF bound is
+// close to the truth — the discrete Laplace's at scales 1 and 2^−62
+// equals it within sampling error, the discrete Gaussian's log E[z^W] is
+// 1.4 to 2 times the observed — so a proof step that overstated what it
+// removes by more than that slack would show, where a tail bound of 0.01
+// over an observed 0.0005 would not.
 func TestWordPGFBoundHolds(t *testing.T) {
 	const n = 20000
 	type pgf interface{ drawPGF(float64) float64 }
