@@ -46,26 +46,42 @@
 //   - Algorithm 1's counter reaches k with probability γ^{k−1}/(k−1)!,
 //     reading the Bernoulli(γ) sampler and the counters on the way; a
 //     smaller γ reads a prefix of the words of a larger one.
-//   - Lap_Z: the rounds are independent; a round ends the draw unless
-//     Algorithm 1 rejects U or Y = 0 draws a negative sign, so
-//     E[z^W] = S(z)/(1 − F(z)), S, F the PGFs of a round restricted to
-//     ending the draw or not, bounded term by term (U's moments summed
-//     exactly for num ≤ 2^12, by integrals above).
-//   - N_Z: a round (one Lap_Z draw and the acceptance, whose
-//     uniformBelowBig tries succeed with probability ≥ 1/2) accepts with
-//     probability at least tanh(1/(2t))·e^{−σ²/(2t²)}·max(1, √(2π)σ)
-//     (Poisson summation), so P(more than r rounds) ≤ (1 − p)^r; r
-//     rounds, coupled with independent ones reading every part, exceed
-//     B words with probability at most their PGF times z^−B.
+//   - Renewal: when rounds are independent and a round's words have PGF
+//     at most m, restricted to its not ending the draw at most f < 1,
+//     E[z^W] = S/(1 − F) ≤ (m − F)/(1 − F) ≤ (m − f)/(1 − f) (S + F ≤ m,
+//     and the middle term grows with F as m ≥ 1).
+//   - Lap_Z: a round ends the draw unless Algorithm 1 rejects U or Y = 0
+//     draws a negative sign; m reads every part, f is bounded term by
+//     term (U's moments summed exactly for num ≤ 2^12, by integrals
+//     above).
+//   - N_Z (CKS20 Algorithm 3, t = ⌊σ⌋ + 1 an integer): a round is one
+//     Lap_Z(t) draw Y and its acceptance, which reads fresh words, so m
+//     is the product of Lap_Z's bound and the acceptance's read to the
+//     end (the loop of ⌊γ⌋ Bernoulli(e^−1) calls run to its first false,
+//     the fraction's Bernoulli with γ = 1; uniformBelowBig's tries
+//     succeed with probability ≥ 1/2 whatever the value). For f, Y's
+//     words are those of Lap_Z's failed rounds (1/(1 − f_Lap)) and of
+//     its last, split by that round's U and V: E[z^·; U = u, V = v] ≤
+//     (1/t)·g·(the U-Bernoulli accepting given u)·yes^v·no·z, and |Y| =
+//     tv + u. Given Y, the acceptance rejects either at the (j+1)-th
+//     whole call after j true ones (yes^j·no, j < ⌊γ⌋) or in the
+//     fraction's Bernoulli, which needs its first Bernoulli(γ − ⌊γ⌋)
+//     true (probability γ − ⌊γ⌋ whatever the words of its tries) and
+//     then reads a prefix of the words with γ = 1: at most
+//     yes^⌊γ⌋·(γ − ⌊γ⌋)·Φ. f sums the product over v and over ranges
+//     of u, the rejection term at its largest over the range.
 //
 // Chernoff's bound P(W > B) ≤ E[z^W]·z^−B, minimised over z, then gives
 // the least B (a multiple of 8) with P(W > B) ≤ 2^−40 at every scale:
-// 136–416 words for the discrete Laplace (the most at scales just above
-// an integer fraction such as 1.5), 720–1256 for the discrete Gaussian
-// (TestWordBudgetBoundsTheTail). The bound is loose — where it says
-// 0.01 at most 0.03% of draws pass (TestWordTailBoundHolds) — so the
+// 136–408 words for the discrete Laplace (the most at scales just above
+// an integer fraction such as 1.5), 448–736 for the discrete Gaussian
+// (TestWordBudgetBoundsTheTail). The bound is not tight — where it says
+// 0.01 at most 0.05% of draws pass (TestWordTailBoundHolds) — so the
 // budgets are larger than the work needs; a tighter bound would lower
-// the cost, not the guarantee. Past the budget the draw is still exact
+// the cost, not the guarantee. Left out of f_Lap: the rounds Lap_Z
+// rejects for ⌊X/den⌋ ≥ 2^63, which need V ≥ 2^11 − 1 true calls, a term
+// of order yes^2047 < 2^−900 at the z used. Past the budget the draw is
+// still exact
 // (the sampler reads the same words in the same order, so values, the
 // distribution and the pure-ε claims are unchanged); only its time then
 // depends on the value, with probability at most 2^−40 per draw. What

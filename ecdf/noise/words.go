@@ -162,25 +162,21 @@ func (l laplaceWords) roundPGF(z float64) float64 {
 	return g * fractionPGF(g, counterPGF(z), gammaMax) * geometricLoopPGF(z) * z
 }
 
-// failPGF bounds E[z^Y; the round does not end the draw]. The
-// Bernoulli's counter stops at k having read U (g), g·(cg)^{k−2} to reach
-// k (with probability γ^{k−1}/(k−1)!), then c, and g with probability
-// 1/k: it stops there with probability (1 − 1/k) + (1 − γ)/k, rejecting
-// at an even k, accepting at an odd one, averaged over U by the moments
-// of newLaplaceWords; at k = 1 the Bernoulli accepts with probability
-// 1 − E[γ] = (num+1)/(2num). After an
-// acceptance the sign fails only if Y = 0: for num ≥ den only if V = 0
-// (the loop's first call false: PGF no of bernoulliOnePGF) and U < den,
-// probability den/num, the Bernoulli's words then bounded by
-// fractionPGF; for num < den only if V < ⌈den/num⌉. Then the sign word,
-// false with probability 1/2.
-func (l laplaceWords) failPGF(z float64) float64 {
+// bernoulliPGF bounds E[z^Y; the Bernoulli rejects U] and E[z^Y; it
+// accepts U], Y the words of U and of the Bernoulli. Its counter stops
+// at k having read U (g), g·(cg)^{k−2} to reach k (with probability
+// γ^{k−1}/(k−1)!), then c, and g with probability 1/k: it stops there
+// with probability (1 − 1/k) + (1 − γ)/k, rejecting at an even k,
+// accepting at an odd one, averaged over U by the moments of
+// newLaplaceWords; at k = 1 the Bernoulli accepts with probability
+// 1 − E[γ] = (num+1)/(2num). +Inf where the series diverge.
+func (l laplaceWords) bernoulliPGF(z float64) (reject, accept float64) {
 	g, c := lemirePGF(lemireReject(l.num), z), counterPGF(z)
 	if c*g > 16 {
-		return math.Inf(1)
+		return math.Inf(1), math.Inf(1)
 	}
 	n := float64(l.num)
-	reject, accept := 0.0, g*(n+1)/(2*n)
+	accept = g * (n + 1) / (2 * n)
 	if l.num == 1 {
 		accept = g // γ = 0
 	}
@@ -195,7 +191,23 @@ func (l laplaceWords) failPGF(z float64) float64 {
 		reach *= c * g
 	}
 	rest := g * seriesRest(c*g)
-	reject, accept = g*(reject+rest), g*(accept+rest)
+	return g * (reject + rest), g * (accept + rest)
+}
+
+// failPGF bounds E[z^Y; the round does not end the draw]: the
+// Bernoulli rejects (bernoulliPGF), or after an acceptance the sign
+// fails. It fails only if Y = 0: for num ≥ den only if V = 0 (the loop's
+// first call false: PGF no of bernoulliOnePGF) and U < den, probability
+// den/num, the Bernoulli's words then bounded by fractionPGF; for
+// num < den only if V < ⌈den/num⌉. Then the sign word, false with
+// probability 1/2.
+func (l laplaceWords) failPGF(z float64) float64 {
+	reject, accept := l.bernoulliPGF(z)
+	if math.IsInf(accept, 1) {
+		return math.Inf(1)
+	}
+	g, c := lemirePGF(lemireReject(l.num), z), counterPGF(z)
+	n := float64(l.num)
 	yes, no := bernoulliOnePGF(c)
 	var zero float64
 	if l.num >= l.den {
@@ -207,14 +219,27 @@ func (l laplaceWords) failPGF(z float64) float64 {
 	return reject + accept*zero*z/2
 }
 
-// drawPGF bounds E[z^W] of one draw: roundPGF/(1 − failPGF), +Inf where
-// failPGF ≥ 1.
+// drawPGF bounds E[z^W] of one draw, renewalPGF of roundPGF and
+// failPGF.
 func (l laplaceWords) drawPGF(z float64) float64 {
 	f := l.failPGF(z)
 	if f >= 1 || math.IsNaN(f) {
 		return math.Inf(1)
 	}
-	return l.roundPGF(z) / (1 - f)
+	return renewalPGF(l.roundPGF(z), f)
+}
+
+// renewalPGF bounds E[z^W] for the words W of independent rounds until
+// the first that ends the draw, given m ≥ S(z) + F(z) ≥ 1 and f ≥ F(z),
+// S and F the PGFs of a round's words restricted to its ending the draw
+// or not: E[z^W] = Σ_n F^n·S = S/(1 − F) ≤ (m − F)/(1 − F) (as
+// S ≤ m − F), which increases with F (derivative (m − 1)/(1 − F)² ≥ 0),
+// so is at most (m − f)/(1 − f). +Inf where f ≥ 1.
+func renewalPGF(m, f float64) float64 {
+	if f >= 1 || math.IsNaN(f) || math.IsNaN(m) {
+		return math.Inf(1)
+	}
+	return (m - f) / (1 - f)
 }
 
 // zGrid is the z of the Chernoff bounds: 1 + 2^(i/8 − 12), i < 100.
@@ -257,16 +282,14 @@ func (l laplaceWords) budget(target float64) int {
 func (l laplaceWords) tail(b int) float64 { return chernoffTail(b, l.logPGF) }
 
 // gaussianWords is the structure of N_Z(0, σ²), σ² = num/den: each round
-// draws Lap_Z(t), t = ⌊σ⌋ + 1 (laplaceWords.drawPGF), then accepts it
-// with probability exp(−γ), γ = (|y| − σ²/t)²/(2σ²), reading the whole
-// part's loop (at most geometricLoopPGF: it stops at its first false, or
-// sooner) and bernoulliExpNegFraction whose Bernoulli reads
-// uniformBelowBig(D), D = 2·num·den·t²: L words per try, a try accepted
-// with probability s = D/2^bitlen(D) ≥ 1/2, PGF s·z^L/(1 − (1 − s)z^L).
-// The draw reads more than B words only if it needs more than r rounds
-// (probability (1 − p)^r, p bounding a round's acceptance below), or if r
-// rounds, coupled with independent ones that all read every part, read
-// more than B (Chernoff: (E[z^L]·E[z^A])^r·z^−B).
+// draws Y ~ Lap_Z(t), t = ⌊σ⌋ + 1 an integer (so Y = ±(U + t·V), U
+// uniform below t), then accepts it with probability exp(−γ), γ =
+// (|Y| − σ²/t)²/(2σ²): w = ⌊γ⌋ calls of bernoulliExpNegOne, stopping at
+// the first false (a rejection), then bernoulliExpNegFraction of γ − w
+// whose Bernoulli reads uniformBelowBig(D), D = 2·num·den·t²: L words per
+// try, a try accepted with probability s = D/2^bitlen(D) ≥ 1/2 whatever
+// the value drawn, PGF s·z^L/(1 − (1 − s)z^L). The rounds are
+// independent: renewalPGF of roundPGF and failPGF bounds the draw's PGF.
 type gaussianWords struct {
 	sigma2  float64
 	lap     laplaceWords
@@ -289,64 +312,156 @@ func newGaussianWords(g *DiscreteGaussian) gaussianWords {
 	}
 }
 
-// acceptPGF bounds the PGF of the acceptance's words.
-func (g gaussianWords) acceptPGF(z float64) float64 {
+// tryPGF bounds the PGF of one uniformBelowBig(D).
+func (g gaussianWords) tryPGF(z float64) float64 {
 	x := math.Pow(z, float64(g.tryLen))
 	if (1-g.tryProb)*x >= 1 {
 		return math.Inf(1)
 	}
-	try := g.tryProb * x / (1 - (1-g.tryProb)*x)
-	return geometricLoopPGF(z) * fractionPGF(try, counterPGF(z), 1)
+	return g.tryProb * x / (1 - (1-g.tryProb)*x)
 }
 
-// success bounds below the probability that a round accepts:
-// Σ_y P_t(y)e^{−γ(y)}, where P_t(y) = tanh(1/(2t))·e^{−|y|/t} and
-// |y|/t + γ(y) = y²/(2σ²) + σ²/(2t²), is
-// tanh(1/(2t))·e^{−σ²/(2t²)}·Σ_y e^{−y²/(2σ²)}, and the sum is at least
-// 1 (y = 0) and at least √(2π)σ (Poisson summation: √(2π)σ·Σ_k
-// e^{−2π²σ²k²}).
-func (g gaussianWords) success() float64 {
-	sigma := math.Sqrt(g.sigma2)
-	return math.Tanh(1/(2*g.t)) * math.Exp(-g.sigma2/(2*g.t*g.t)) * max(1, math.Sqrt(2*math.Pi)*sigma) * (1 - 0x1p-40)
+// acceptPGF bounds the PGF of the acceptance's words whatever Y: the
+// loop's words are a prefix of those of the loop run to its first false
+// (geometricLoopPGF), and the fraction's those of a Bernoulli with γ = 1
+// (fractionPGF).
+func (g gaussianWords) acceptPGF(z float64) float64 {
+	return geometricLoopPGF(z) * g.fractionPGF(z)
 }
 
-// roundsLog returns log of the Chernoff term's PGF for r rounds, the
-// PGF of one round evaluated once per z of the grid.
-func (g gaussianWords) roundsLog() func(r int) func(float64) float64 {
-	one := make(map[float64]float64)
-	zGrid(func(z float64) { one[z] = math.Log(g.lap.drawPGF(z)) + math.Log(g.acceptPGF(z)) })
-	return func(r int) func(float64) float64 {
-		return func(z float64) float64 { return float64(r) * one[z] }
+// fractionPGF is Φ = fractionPGF(try, c, 1), the words of the
+// acceptance's bernoulliExpNegFraction with γ = 1.
+func (g gaussianWords) fractionPGF(z float64) float64 {
+	return fractionPGF(g.tryPGF(z), counterPGF(z), 1)
+}
+
+// roundPGF bounds the PGF of a round's words: Y's and the acceptance's,
+// which reads fresh words, E[z^A | Y] ≤ acceptPGF whatever Y.
+func (g gaussianWords) roundPGF(z float64) float64 {
+	return g.lap.drawPGF(z) * g.acceptPGF(z)
+}
+
+// drawPGF bounds E[z^W] of one draw.
+func (g gaussianWords) drawPGF(z float64) float64 {
+	return renewalPGF(g.roundPGF(z), g.failPGF(z))
+}
+
+// failPGF bounds F(z) = E[z^X; the round rejects], X its words, as a sum
+// over the U and V of Y's last Laplace round. Y's words are those of the
+// Laplace rounds that fail (E[z^·] = 1/(1 − F_L) summed over their
+// number, F_L ≤ laplaceWords.failPGF) and of the last: U (words of PGF
+// g, independent of U's value) and its Bernoulli, accepting
+// (acceptGiven), V true calls of bernoulliExpNegOne and a false one
+// (yes^V·no, bernoulliOnePGF), and the sign word (z; the sign's
+// acceptance bounded by 1). Given Y the acceptance reads fresh words:
+// E[z^A; reject | Y] ≤ rejectPGF(γ(Y)). With U's values cut into at most
+// uBins ranges j of n_j values, U/t ∈ [a_j, b_j], and |Y| = tV + U:
+//
+//	F(z) ≤ g·no·z/(1 − F_L) · Σ_V yes^V · Σ_j (n_j/t)·acceptGiven(a_j, b_j)
+//	       · max{rejectPGF(γ(y)) : y ∈ [tV + t·a_j, tV + t·b_j]}
+//
+// (maxRejectPGF), the sum over V cut once a term falls below 2^−60 of
+// the sum, the rest bounded by yes^V/(1 − yes)·Σ_j (n_j/t)·acceptGiven
+// ·max(Φ, no/(1 − yes)), Φ ≥ rejectPGF everywhere.
+func (g gaussianWords) failPGF(z float64) float64 {
+	fl := g.lap.failPGF(z)
+	u := lemirePGF(lemireReject(g.lap.num), z)
+	c := counterPGF(z)
+	yes, no := bernoulliOnePGF(c)
+	phi := g.fractionPGF(z)
+	if fl >= 1 || yes >= 1 || math.IsInf(u+c+phi, 1) || math.IsNaN(fl+phi) {
+		return math.Inf(1)
 	}
-}
-
-// geometricRounds is the least r with (1 − p)^r ≤ target.
-func geometricRounds(p, target float64) int {
-	if p >= 1 {
-		return 1
+	type bin struct{ lo, hi, weight float64 } // U ∈ [lo, hi]; weight n_j/t·acceptGiven
+	bins := make([]bin, 0, uBins)
+	nb := min(g.t, uBins)
+	for j := 0.0; j < nb; j++ {
+		lo, hi := math.Floor(j*g.t/nb), math.Floor((j+1)*g.t/nb)-1
+		bins = append(bins, bin{lo, hi, (hi - lo + 1) / g.t * acceptGiven(u, c, lo/g.t, hi/g.t)})
 	}
-	return int(math.Ceil(math.Log(target) / math.Log1p(-p)))
-}
-
-// budget is the least multiple of 8 words B with bound P(W > B) ≤
-// target: (1 − p)^r ≤ target/2 and the Chernoff term ≤ target/2.
-func (g gaussianWords) budget(target float64) int {
-	r := geometricRounds(g.success(), target/2)
-	return blockWords(chernoffWords(g.roundsLog()(r), target/2))
-}
-
-// tail bounds P(W > b), the best over r of the two terms.
-func (g gaussianWords) tail(b int) float64 {
-	p, best, rounds := g.success(), 1.0, g.roundsLog()
-	for r := 1; r <= 400; r++ {
-		head := math.Pow(1-p, float64(r))
-		if head >= best {
-			break
+	sum, pow, largest := 0.0, 1.0, 0.0
+	for _, b := range bins {
+		largest += b.weight
+	}
+	for v := 0.0; pow*largest > 0x1p-60*sum; v++ {
+		for _, b := range bins {
+			lo, hi := v*g.t+b.lo, v*g.t+b.hi
+			sum += pow * b.weight * maxRejectPGF(g.gamma(lo), g.gamma(hi), g.gamma(max(lo, min(hi, g.sigma2/g.t))), yes, no, phi)
 		}
-		best = min(best, head+chernoffTail(b, rounds(r)))
+		pow *= yes
 	}
-	return best
+	sum += pow / (1 - yes) * max(phi, no/(1-yes)) * largest
+	return u * no * z / (1 - fl) * sum
 }
+
+// uBins is the most ranges failPGF cuts U's values into.
+const uBins = 32
+
+// acceptGiven bounds E[z^Y; the Bernoulli accepts | U], Y its words,
+// for U/t = γ ∈ [a, b], as bernoulliPGF does for the average over U,
+// each term bounded at its end of the range: the first Bernoulli(γ)
+// false (probability 1 − γ ≤ 1 − a, words g), or the counter reaching an
+// odd k (probability γ^{k−1}/(k−1)! ≤ b^{k−1}/(k−1)!) and stopping there.
+func acceptGiven(g, c, a, b float64) float64 {
+	accept := g * (1 - a)
+	reach := g * c * g
+	for k := 2.0; k < seriesTerms; k++ {
+		if int(k)%2 == 1 {
+			accept += reach / math.Gamma(k) * math.Pow(b, k-1) * ((1 - 1/k) + g/k*(1-a))
+		}
+		reach *= c * g
+	}
+	return accept + g*seriesRest(c*g)
+}
+
+// gamma is γ(y) = (y − σ²/t)²/(2σ²).
+func (g gaussianWords) gamma(y float64) float64 {
+	d := y - g.sigma2/g.t
+	return d * d / (2 * g.sigma2)
+}
+
+// rejectPGF bounds E[z^A; reject] for the acceptance of γ = w + f
+// (w = ⌊γ⌋, f its fraction): the loop rejects at its (j+1)-th call,
+// j < w, after j true calls (yes^j·no); or all w calls are true and the
+// fraction's Bernoulli rejects, which needs its counter to reach k = 2:
+// the try at k = 1 returns a value below the fraction, probability f
+// whatever the number of tries (the words' PGF try), and the words from
+// k = 2 on are a prefix of those with γ = 1 (Φ/try), so that part is at
+// most yes^w·f·Φ. In all rejectPGF = no·(1 − yes^w)/(1 − yes) +
+// yes^w·f·Φ.
+func rejectPGF(w, f, yes, no, phi float64) float64 {
+	pw := math.Pow(yes, w)
+	return no*(1-pw)/(1-yes) + pw*f*phi
+}
+
+// maxRejectPGF bounds rejectPGF over γ ∈ [lo', hi'] ⊇ [min, max] of
+// γ over a range of |Y| (γ is convex in |Y|: its largest value at an end
+// lo or hi, its least at mid, the point of the range nearest σ²/t),
+// widened by 2^−40 relatively for rounding (γ's float64 error is below
+// 2^−50 relatively where γ ≥ 1 and V < 2^9, far past where the sum over
+// V is cut). On [w, w + 1) rejectPGF
+// increases with f; at f = 1 it is monotone in w (geo + yes^w·(Φ −
+// geo), geo = no/(1 − yes)); so the largest is rejectPGF at hi' if lo'
+// and hi' share w, else at f = 1 and w = ⌊lo'⌋ or ⌊hi'⌋.
+func maxRejectPGF(lo, hi, mid, yes, no, phi float64) float64 {
+	top := max(lo, hi) * (1 + 0x1p-40)
+	bottom := mid * (1 - 0x1p-40)
+	w1, w2 := math.Floor(bottom), math.Floor(top)
+	if w1 == w2 {
+		return rejectPGF(w2, top-w2, yes, no, phi)
+	}
+	return max(rejectPGF(w1, 1, yes, no, phi), rejectPGF(w2, 1, yes, no, phi))
+}
+
+func (g gaussianWords) logPGF(z float64) float64 { return math.Log(g.drawPGF(z)) }
+
+// budget is the least multiple of 8 words B with bound P(W > B) ≤ target.
+func (g gaussianWords) budget(target float64) int {
+	return blockWords(chernoffWords(g.logPGF, target))
+}
+
+// tail bounds P(W > b).
+func (g gaussianWords) tail(b int) float64 { return chernoffTail(b, g.logPGF) }
 
 // wordCache holds a sampler's budget, computed at its first use.
 type wordCache struct {
