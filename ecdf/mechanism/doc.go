@@ -135,8 +135,8 @@
 // then only adds stored values and reads no randomness, so the time a
 // server takes to answer, and in particular its first answers, does not
 // depend on the noise. Creation itself computes a fixed budget of
-// stream words per node (noise.SampleFixed: 136–416 for the discrete
-// Laplace, 720–1256 for the discrete Gaussian, by the public scale)
+// stream words per node (noise.SampleFixed: 136–408 for the discrete
+// Laplace, 448–736 for the discrete Gaussian, by the public scale)
 // whatever the sampler reads of them, so its time does not depend on
 // the noise either, except with probability at most 2^−40 per node that
 // a draw needs more — a bound derived in package noise ("Fixed work";
