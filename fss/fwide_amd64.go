@@ -2,9 +2,9 @@
 
 package fss
 
-// node4Args are the arguments of fieldNode4AVX512; the assembly reads
-// the fields at offsets 0, 8, …, 112. Block rows of component pairs are
-// stride bytes apart.
+// node4Args are the arguments of fieldNode4AVX512 and fieldNode5AVX512;
+// the assembly reads the fields at offsets 0, 8, …, 112. Block rows of
+// component pairs are stride bytes apart.
 type node4Args struct {
 	seeds, pmask, pval, vcw *block
 	cwL, cwR                *block
@@ -28,8 +28,8 @@ func fieldNode4AVX512(a *node4Args) uint64
 //go:noescape
 func fieldNode5AVX512(a *node4Args) uint64
 
-// leaf4Args are the arguments of fieldLeaf4AVX512; the assembly reads the
-// fields at offsets 0, 8, …, 72.
+// leaf4Args are the arguments of fieldLeaf4AVX512 and fieldLeaf5AVX512;
+// the assembly reads the fields at offsets 0, 8, …, 72.
 type leaf4Args struct {
 	seeds, mask, val, final *block
 	out                     *Fp // element at of key 0's staging row

@@ -110,6 +110,30 @@ skip:
 	ADDQ  row, DI            \
 	WVALUES32
 
+// WNODEARGS loads a node kernel's arguments from a+0(FP): SI the seeds,
+// R9 the parent's masks, R11 its values' row 0, R12 VCW's, CX n, BX the
+// row stride, DX the arguments; Z11, Z14, Z15 the constants, Z13 = 0.
+#define WNODEARGS \
+	MOVQ            a+0(FP), DX         \
+	MOVQ            0(DX), SI           \
+	MOVQ            8(DX), R9           \
+	MOVQ            16(DX), R11         \
+	MOVQ            24(DX), R12         \
+	MOVQ            96(DX), CX          \
+	MOVQ            104(DX), BX         \
+	VBROADCASTI32X4 hiMask<>(SB), Z15   \
+	VBROADCASTI32X4 wLowBit<>(SB), Z11  \
+	VPBROADCASTQ    low32<>(SB), Z14    \
+	VPXORQ          Z13, Z13, Z13       \
+	XORQ            R8, R8
+
+// WNODEEND sets AX to not 0 when a word (their largest in Z13) is ≥ p.
+#define WNODEEND \
+	VPBROADCASTQ modulus<>(SB), Z12 \
+	VPCMPUQ      $5, Z12, Z13, K3   \
+	KMOVW        K3, AX             \
+	VZEROUPPER
+
 // func fieldNode4AVX512(a *node4Args) uint64
 //
 // The field walker's step at an inner node for m = 4 and a.n seeds, a
@@ -119,18 +143,7 @@ skip:
 // for j = 0, 1 and the right child's for j = 2, 3. Not 0 when one of
 // those words is ≥ p.
 TEXT ·fieldNode4AVX512(SB), NOSPLIT, $0-16
-	MOVQ            a+0(FP), DX
-	MOVQ            0(DX), SI   // seeds
-	MOVQ            8(DX), R9   // parent masks
-	MOVQ            16(DX), R11 // parent values, row 0
-	MOVQ            24(DX), R12 // VCW, row 0
-	MOVQ            96(DX), CX  // n
-	MOVQ            104(DX), BX // row stride, bytes
-	VBROADCASTI32X4 hiMask<>(SB), Z15
-	VBROADCASTI32X4 wLowBit<>(SB), Z11
-	VPBROADCASTQ    low32<>(SB), Z14
-	VPXORQ          Z13, Z13, Z13
-	XORQ            R8, R8
+	WNODEARGS
 
 node32:
 	CMPQ CX, $32
@@ -151,11 +164,8 @@ node32:
 	JMP  node32
 
 nodeDone:
-	VPBROADCASTQ modulus<>(SB), Z12
-	VPCMPUQ      $5, Z12, Z13, K3
-	KMOVW        K3, AX
-	VZEROUPPER
-	MOVQ         AX, ret+8(FP)
+	WNODEEND
+	MOVQ AX, ret+8(FP)
 	RET
 
 // WCANON(z): z = canonical(z), negated mod p in the lanes of K6 (party 1)
@@ -197,6 +207,35 @@ nodeDone:
 	VEXTRACTI64X4 $1, Z9, (R10)(DX*1)   \
 	LEAQ          (R10)(DX*2), R10
 
+// WLEAFS01 stages the shares of components 0 … 3 of 32 keys from value
+// blocks 0 and 1 (fixed keys 1 and 2, R13 the first's schedule), their σ
+// in Z16…Z23, moving DI on 32 staging rows.
+#define WLEAFS01 \
+	MOVQ      R13, R10         \
+	ENC32                      \
+	VMOVDQA64 Z0, Z24          \
+	VMOVDQA64 Z1, Z25          \
+	VMOVDQA64 Z2, Z26          \
+	VMOVDQA64 Z3, Z27          \
+	VMOVDQA64 Z4, Z28          \
+	VMOVDQA64 Z5, Z29          \
+	VMOVDQA64 Z6, Z30          \
+	VMOVDQA64 Z7, Z31          \
+	LEAQ      176(R13), R10    \
+	ENC32                      \
+	VMOVDQU64 pairLo<>(SB), Z18 \
+	VMOVDQU64 pairHi<>(SB), Z19 \
+	MOVQ      DI, R10          \
+	WLEAF(0, Z24, Z0)          \
+	WLEAF(1, Z25, Z1)          \
+	WLEAF(2, Z26, Z2)          \
+	WLEAF(3, Z27, Z3)          \
+	WLEAF(4, Z28, Z4)          \
+	WLEAF(5, Z29, Z5)          \
+	WLEAF(6, Z30, Z6)          \
+	WLEAF(7, Z31, Z7)          \
+	MOVQ      R10, DI
+
 // func fieldLeaf4AVX512(a *leaf4Args) uint64
 //
 // The field walker's leaf step for m = 4 and a.n seeds, a multiple of
@@ -228,30 +267,7 @@ leaf32:
 	CMPQ      CX, $32
 	JB        leafDone
 	ZSIGMA32
-	MOVQ      R13, R10
-	ENC32
-	VMOVDQA64 Z0, Z24
-	VMOVDQA64 Z1, Z25
-	VMOVDQA64 Z2, Z26
-	VMOVDQA64 Z3, Z27
-	VMOVDQA64 Z4, Z28
-	VMOVDQA64 Z5, Z29
-	VMOVDQA64 Z6, Z30
-	VMOVDQA64 Z7, Z31
-	LEAQ      176(R13), R10
-	ENC32
-	VMOVDQU64 pairLo<>(SB), Z18
-	VMOVDQU64 pairHi<>(SB), Z19
-	MOVQ      DI, R10
-	WLEAF(0, Z24, Z0)
-	WLEAF(1, Z25, Z1)
-	WLEAF(2, Z26, Z2)
-	WLEAF(3, Z27, Z3)
-	WLEAF(4, Z28, Z4)
-	WLEAF(5, Z29, Z5)
-	WLEAF(6, Z30, Z6)
-	WLEAF(7, Z31, Z7)
-	MOVQ      R10, DI
+	WLEAFS01
 	ADDQ      $512, R8
 	SUBQ      $32, CX
 	JMP       leaf32
@@ -342,18 +358,7 @@ leafDone:
 // child's row 1, until their other halves are there. Not 0 when one of
 // the ten value words is ≥ p.
 TEXT ·fieldNode5AVX512(SB), NOSPLIT, $0-16
-	MOVQ            a+0(FP), DX
-	MOVQ            0(DX), SI   // seeds
-	MOVQ            8(DX), R9   // parent masks
-	MOVQ            16(DX), R11 // parent values, row 0
-	MOVQ            24(DX), R12 // VCW, row 0
-	MOVQ            96(DX), CX  // n
-	MOVQ            104(DX), BX // row stride, bytes
-	VBROADCASTI32X4 hiMask<>(SB), Z15
-	VBROADCASTI32X4 wLowBit<>(SB), Z11
-	VPBROADCASTQ    low32<>(SB), Z14
-	VPXORQ          Z13, Z13, Z13
-	XORQ            R8, R8
+	WNODEARGS
 
 node5_32:
 	CMPQ CX, $32
@@ -395,11 +400,8 @@ node5_32:
 	JMP  node5_32
 
 node5Done:
-	VPBROADCASTQ modulus<>(SB), Z12
-	VPCMPUQ      $5, Z12, Z13, K3
-	KMOVW        K3, AX
-	VZEROUPPER
-	MOVQ         AX, ret+8(FP)
+	WNODEEND
+	MOVQ AX, ret+8(FP)
 	RET
 
 // WLEAF4TH(g, z, x): the shares of component 4 of keys 4g … 4g+3 from
@@ -470,30 +472,7 @@ leaf5_32:
 	WLEAF4TH(7, Z7, X7)
 	LEAQ      (R11)(R14*1), AX
 	LEAQ      (R12)(R14*1), BX
-	MOVQ      R13, R10
-	ENC32
-	VMOVDQA64 Z0, Z24
-	VMOVDQA64 Z1, Z25
-	VMOVDQA64 Z2, Z26
-	VMOVDQA64 Z3, Z27
-	VMOVDQA64 Z4, Z28
-	VMOVDQA64 Z5, Z29
-	VMOVDQA64 Z6, Z30
-	VMOVDQA64 Z7, Z31
-	LEAQ      176(R13), R10
-	ENC32
-	VMOVDQU64 pairLo<>(SB), Z18
-	VMOVDQU64 pairHi<>(SB), Z19
-	MOVQ      DI, R10
-	WLEAF(0, Z24, Z0)
-	WLEAF(1, Z25, Z1)
-	WLEAF(2, Z26, Z2)
-	WLEAF(3, Z27, Z3)
-	WLEAF(4, Z28, Z4)
-	WLEAF(5, Z29, Z5)
-	WLEAF(6, Z30, Z6)
-	WLEAF(7, Z31, Z7)
-	MOVQ      R10, DI
+	WLEAFS01
 	ADDQ      $512, R8
 	SUBQ      $32, CX
 	JMP       leaf5_32
