@@ -36,7 +36,7 @@ func accelerations() []accel {
 // takes the kernels it is for (a dispatch that falls back to a slower
 // loop gives the same outputs, so the equality tests cannot see it): the
 // PRG's split of 70 seeds between ZMM, YMM and XMM registers, and the
-// field walker's fused m = 4 path, which takes 64 of 70 keys.
+// field walker's fused path for m = 4 and 5, which takes 64 of 70 keys.
 func TestKernelsDispatched(t *testing.T) {
 	for _, accel := range accelerations() {
 		t.Run(accel.name, func(t *testing.T) {
@@ -46,21 +46,24 @@ func TestKernelsDispatched(t *testing.T) {
 				t.Errorf("70 seeds split at %d, %d, want %v", wide, vaes, want)
 			}
 			fused := accel.name == "avx512+vaes"
-			for _, m := range []int{3, 4} {
+			for _, m := range []int{3, 4, 5, 6} {
 				w := newFieldWalker(3, m, []uint64{0, 1}, false, false)
-				if got := w.wide != nil; got != (fused && m == 4) {
-					t.Errorf("m = %d: fused path %v, want %v", m, got, fused && m == 4)
+				want := fused && (m == 4 || m == 5)
+				if got := w.wide != nil; got != want {
+					t.Errorf("m = %d: fused path %v, want %v", m, got, want)
 				}
-			}
-			keys := make([]*FieldKey, 70)
-			out := make([][]Fp, len(keys))
-			for i := range keys {
-				keys[i], _, _ = GenField(1, []Fp{1, 2, 3, 4}, 3, testRand(uint64(i)))
-				out[i] = make([]Fp, 2*4)
-			}
-			w := newFieldWalker(3, 4, []uint64{0, 1}, false, false)
-			if rest, _ := w.runFused(keys, out); fused && len(rest) != 6 || !fused && len(rest) != 70 {
-				t.Errorf("the fused path left %d of 70 keys", len(rest))
+				if m != 4 && m != 5 {
+					continue
+				}
+				keys := make([]*FieldKey, 70)
+				out := make([][]Fp, len(keys))
+				for i := range keys {
+					keys[i], _, _ = GenField(1, []Fp{1, 2, 3, 4, 5}[:m], 3, testRand(uint64(i)))
+					out[i] = make([]Fp, 2*m)
+				}
+				if rest, _ := w.runFused(keys, out); fused && len(rest) != 6 || !fused && len(rest) != 70 {
+					t.Errorf("m = %d: the fused path left %d of 70 keys", m, len(rest))
+				}
 			}
 		})
 	}

@@ -144,12 +144,13 @@
 // leaf, four keys per instruction on AVX2 (eight on AVX-512 for the step
 // to the children), and a rejected word (checked without branching on the
 // word) sends that key's node through fieldValues. With VAES and AVX-512
-// and m = 4 (the verified reports' shape) the walk is fused instead
-// (fwide.go): one kernel per inner node runs the PRG on 32 keys' seeds
-// and the seed and value steps on the AES output in registers, one per
-// leaf the PRG and the shares, with the path values kept in the PRG's
-// layout (two components per block), so no PRG output is stored and
-// read back. Per point and key the full domain costs about 2 + m + ⌈m/2⌉
+// and m = 4 or 5 (the verified reports' shapes, without and with the
+// probability) the walk is fused instead (fwide.go): one kernel per
+// inner node runs the PRG on 32 keys' seeds and the seed and value steps
+// on the AES output in registers, one per leaf the PRG and the shares,
+// with the path values kept in the PRG's layout (two components per
+// block), so PRG output is stored and read back only where m = 5 splices
+// the right child's components across blocks. Per point and key the full domain costs about 2 + m + ⌈m/2⌉
 // AES blocks, as SumBatch's Z_{2^64} words do.
 //
 // # Stability

@@ -181,7 +181,7 @@ type fieldWalker struct {
 	valOut  [][]block // per value block, per key: the rows of vals
 	staged  [][]Fp    // per key: the shares of up to runLen leaves, in row order
 	runLen  int       // leafRun, or visitRun for visit
-	wide    *wide4    // the fused path for m = 4 (fwide.go); nil: the generic one
+	wide    *wide4    // the fused path for m = 4, 5 (fwide.go); nil: the generic one
 }
 
 // leafRun is the number of consecutive leaves whose shares the walker

@@ -32,6 +32,10 @@ func checkEvalFieldBatch(t *testing.T) {
 		// m = 4 around the fused path's groups of 32 keys, both parties
 		{6, 4, 31, 64, 1, false}, {6, 4, 64, 50, 2, false}, {7, 4, 33, 100, 1, true}, {5, 4, 65, 32, 2, false}, {5, 4, 96, 20, 1, true},
 		{1, 4, 64, 2, 1, false}, {2, 4, 33, 3, 1, true}, {64, 4, 64, 5, 2, false},
+		// m = 5, the fused path's other shape: odd key counts are party 1's
+		{6, 5, 31, 64, 1, false}, {7, 5, 33, 100, 1, false}, {6, 5, 64, 50, 2, false}, {5, 5, 65, 32, 2, true},
+		{7, 5, 70, 90, 1, false}, {5, 5, 96, 20, 1, true}, {2, 5, 33, 3, 1, true}, {64, 5, 64, 5, 2, false},
+		{6, 5, 31, 40, 1, true}, {6, 5, 64, 40, 1, true},
 	} {
 		for _, reverse := range []bool{false, true} {
 			t.Run(fmt.Sprint(tc, reverse), func(t *testing.T) {

@@ -17,7 +17,7 @@ func BenchmarkFieldPrefixes(b *testing.B) {
 	for j := range prefixes {
 		prefixes[j] = j
 	}
-	for _, m := range []int{3, 4} {
+	for _, m := range []int{3, 4, 5} {
 		fk := make([]*FieldKey, keys)
 		zk := make([]*Key, keys)
 		out := make([][]Fp, keys)

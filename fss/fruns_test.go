@@ -20,6 +20,7 @@ func TestFieldPrefixRunsEqualFieldPrefixes(t *testing.T) {
 	}{
 		{1, 4, 3, 1, false}, {7, 4, 5, 1, false}, {16, 5, 9, 2, false}, {17, 4, 70, 2, false},
 		{33, 5, 3, 1, true}, {100, 4, 130, 2, false}, {1024, 4, 2, 1, false}, {1030, 5, 2, 1, true},
+		{100, 5, 70, 2, false}, {70, 5, 33, 1, true}, {1030, 5, 64, 2, false},
 	} {
 		t.Run(fmt.Sprint(tc), func(t *testing.T) {
 			forceResample = tc.resample

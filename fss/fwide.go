@@ -1,12 +1,15 @@
 package fss
 
-// The field walker's fused path for m = 4 components (wide4): on CPUs with
-// VAES and AVX-512 (fwide_amd64.s) one kernel per inner node runs the
-// PRG and the whole value and seed step, and one per leaf the PRG and
-// the shares, with the values taken from the AES output in registers.
-// The walk's state is kept in the PRG's own layout, a pair of components
-// per 128-bit block (fieldState.valB, maskB), so nothing is transposed
-// and no PRG output goes through memory. The fused path takes the
+// The field walker's fused path for m = 4 and m = 5 components (wide4):
+// on CPUs with VAES and AVX-512 (fwide_amd64.s) one kernel per inner node
+// runs the PRG and the whole value and seed step, and one per leaf the
+// PRG and the shares, with the values taken from the AES output in
+// registers. The walk's state is kept in the PRG's own layout, a pair of
+// components per 128-bit block (fieldState.valB, maskB; at m = 5 the
+// third row holds component 4 and a 0), so nothing is transposed. At
+// m = 5 the right child's components straddle the PRG's blocks (words
+// 5 … 9 of H_3 … H_5) and are spliced in registers, with the raw blocks
+// parked in the children's rows in between. The fused path takes the
 // largest multiple of wide4Keys keys of a chunk, the generic one the rest.
 
 // wide4Keys is the number of keys the fused kernels take per group.
@@ -14,17 +17,17 @@ const wide4Keys = 32
 
 // wide4 holds the correction words of a chunk in the fused path's
 // layout; a fieldState's pair q of components of key i is at
-// q·chunkKeys + i of its block rows.
+// q·chunkKeys + i of its block rows, fieldLeafBlocks(m) rows.
 type wide4 struct {
 	keys   int          // keys of the current walk, a multiple of wide4Keys; 0: generic path
 	seedCW [][2][]block // per depth, per side, per key: (sCW_lo | tCW_side, sCW_hi)
-	valCW  [][]block    // per depth: VCW as two rows of component pairs
-	final  []block      // CW^(n+1) as two rows of component pairs
+	valCW  [][]block    // per depth: VCW as rows of component pairs
+	final  []block      // CW^(n+1) as rows of component pairs
 }
 
 // fusedShape reports whether walkers of m components take the fused
-// path: m = 4, on a platform with the kernels.
-func fusedShape(m int) bool { return m == 4 && wide4Accel() }
+// path: m = 4 or 5, on a platform with the kernels.
+func fusedShape(m int) bool { return (m == 4 || m == 5) && wide4Accel() }
 
 // newWide4 gives w the fused path's buffers when it takes that path
 // (fusedShape); otherwise w keeps the generic one.
@@ -32,15 +35,16 @@ func newWide4(w *fieldWalker) {
 	if !fusedShape(w.m) {
 		return
 	}
-	x := &wide4{seedCW: make([][2][]block, w.n), valCW: make([][]block, w.n), final: make([]block, 2*chunkKeys)}
+	rows := fieldLeafBlocks(w.m) * chunkKeys
+	x := &wide4{seedCW: make([][2][]block, w.n), valCW: make([][]block, w.n), final: make([]block, rows)}
 	for d := range x.seedCW {
 		x.seedCW[d] = [2][]block{make([]block, chunkKeys), make([]block, chunkKeys)}
-		x.valCW[d] = make([]block, 2*chunkKeys)
+		x.valCW[d] = make([]block, rows)
 	}
 	for d := range w.state {
 		for side := range w.state[d] {
 			if st := &w.state[d][side]; st.seed != nil {
-				st.maskB, st.valB = make([]block, chunkKeys), make([]block, 2*chunkKeys)
+				st.maskB, st.valB = make([]block, chunkKeys), make([]block, rows)
 			}
 		}
 	}
@@ -81,15 +85,30 @@ func (w *fieldWalker) runWide4(keys []*FieldKey) {
 		k := &keys[i].k
 		t := -uint64(k.party)
 		root.seed[i], root.maskB[i] = k.seed, block{t, t}
-		root.valB[i], root.valB[chunkKeys+i] = block{}, block{}
 		for d := range x.seedCW {
 			cw := k.cw[d*k.stride() : (d+1)*k.stride()]
 			for side := range 2 {
 				x.seedCW[d][side][i] = block{cw[0] | k.tcw[side]>>uint(d)&1, cw[1]}
 			}
-			x.valCW[d][i], x.valCW[d][chunkKeys+i] = block{cw[2], cw[3]}, block{cw[4], cw[5]}
+			pairRows(x.valCW[d], i, cw[2:])
 		}
-		x.final[i], x.final[chunkKeys+i] = block{k.final[0], k.final[1]}, block{k.final[2], k.final[3]}
+		pairRows(root.valB, i, zeroWords[:w.m])
+		pairRows(x.final, i, k.final)
+	}
+}
+
+// zeroWords are the components of a root's path value.
+var zeroWords [5]uint64
+
+// pairRows writes components v of key i to rows of component pairs, a
+// 0 after the last one when there are an odd number of them.
+func pairRows(rows []block, i int, v []uint64) {
+	for q := 0; 2*q < len(v); q++ {
+		b := block{v[2*q]}
+		if 2*q+1 < len(v) {
+			b[1] = v[2*q+1]
+		}
+		rows[q*chunkKeys+i] = b
 	}
 }
 
@@ -98,23 +117,22 @@ func (w *fieldWalker) runWide4(keys []*FieldKey) {
 // the values of the keys with a PRG word ≥ p redone (resample4).
 func (w *fieldWalker) node4(d int, st *fieldState, need [2]bool) {
 	children := &w.state[d+1]
-	if node4Kernel(w.wide, d, st, children, need) != 0 || forceResample {
+	if node4Kernel(w.wide, w.m, d, st, children, need) != 0 || forceResample {
 		w.resample4(d, st, children)
 	}
 }
 
-// resample4 redoes both children's values of the keys whose first eight
+// resample4 redoes both children's values of the keys whose first 2m
 // value words are not all below p (every key under forceResample), with
 // their values from fieldValues.
 func (w *fieldWalker) resample4(d int, st *fieldState, children *[2]fieldState) {
-	const m = 4
-	x := w.wide
+	m, x := w.m, w.wide
 	for i := range x.keys {
 		if !w.rejectedWords(st.seed[i], 2*m) {
 			continue
 		}
-		var vals [2 * m]Fp
-		fieldValues(st.seed[i], m, m, vals[:])
+		var vals [2 * 5]Fp
+		fieldValues(st.seed[i], m, m, vals[:2*m])
 		mk := st.maskB[i][0]
 		for c := range m {
 			at, h := c/2*chunkKeys+i, c%2
@@ -129,8 +147,8 @@ func (w *fieldWalker) resample4(d int, st *fieldState, children *[2]fieldState) 
 // rejectedWords reports whether one of the first words value words of
 // seed s is not below p (always under forceResample).
 func (w *fieldWalker) rejectedWords(s block, words int) bool {
-	var stream [2 * 4]uint64
-	streamWords(s, 1, (words+1)/2, stream[:words])
+	var stream [2 * 5]uint64
+	streamWords(s, 1, (words+1)/2, stream[:])
 	var rej uint64
 	for _, x := range stream[:words] {
 		rej |= rejected(x)
@@ -142,22 +160,21 @@ func (w *fieldWalker) rejectedWords(s block, words int) bool {
 // slot of the staging rows, and redoes those of the keys with a leaf
 // word ≥ p (resampleLeaf4).
 func (w *fieldWalker) leaf4(st *fieldState, slot int) {
-	if leaf4Kernel(w.wide, st, w.staged, slot*4, w.party) != 0 || forceResample {
+	if leaf4Kernel(w.wide, w.m, st, w.staged, slot*w.m, w.party) != 0 || forceResample {
 		w.resampleLeaf4(st, slot)
 	}
 }
 
-// resampleLeaf4 rewrites staged slot for the keys whose four leaf words
+// resampleLeaf4 rewrites staged slot for the keys whose m leaf words
 // are not all below p, with their leaf values from fieldLeaf.
 func (w *fieldWalker) resampleLeaf4(st *fieldState, slot int) {
-	const m = 4
-	x := w.wide
+	m, x := w.m, w.wide
 	for i := range x.keys {
 		if !w.rejectedWords(st.seed[i], m) {
 			continue
 		}
-		var vals [m]Fp
-		fieldLeaf(st.seed[i], vals[:])
+		var vals [5]Fp
+		fieldLeaf(st.seed[i], vals[:m])
 		mk := st.maskB[i][0]
 		for c := range m {
 			at, h := c/2*chunkKeys+i, c%2

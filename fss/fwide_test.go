@@ -9,8 +9,9 @@ import (
 // rejectingSeeds have a PRG word not below p (found by searching 2^33
 // and more seeds; TestFieldWalkResamplesRealRejectedWords checks that
 // they still have it): value word q of a node, 2j or 2j + 1 of H_{1+j}.
-// Words 0 … 3 are also a leaf's at m = 4; word 4, the right child's
-// first, only an inner node's.
+// Words 0 … 3 are also a leaf's at m = 4; word 4 the right child's
+// first at m = 4 and a leaf's at m = 5; words 6 and 9, in the blocks the
+// m = 5 kernel splices (H_4, H_5), only an inner node's at m = 5.
 var rejectingSeeds = []struct {
 	seed block
 	word int
@@ -18,31 +19,34 @@ var rejectingSeeds = []struct {
 	{block{0x2937f5ac8, 0x5eed0f7e1ec7ed}, 3},
 	{block{0x2cc171304, 0x5eed0f7e1ec7ed}, 0},
 	{block{0x2008a5979d6, 0x5eed0f7e1ec7ed}, 4},
+	{block{0x657658416, 0x5eed0f7e1ec7ed}, 6},
+	{block{0x74ebc5602, 0x5eed0f7e1ec7ed}, 9},
 }
 
 // TestFieldWalkResamplesRealRejectedWords checks the field walker, with
 // each acceleration, against EvalField for keys whose walks meet a PRG
 // word ≥ p at the root, at inner nodes and at leaves, on the fused path
 // (keys 0 … 63 of 70 with VAES and AVX-512) and the generic one (keys 64
-// … 69), from real AES output rather than forceResample: without
-// resampling those keys' shares would differ.
+// … 69), at m = 4 and m = 5, from real AES output rather than
+// forceResample: without resampling those keys' shares would differ.
 func TestFieldWalkResamplesRealRejectedWords(t *testing.T) {
 	for i, rs := range rejectingSeeds {
-		var words [8]uint64
-		streamWords(rs.seed, 1, 4, words[:])
+		var words [10]uint64
+		streamWords(rs.seed, 1, 5, words[:])
 		if rejected(words[rs.word]) == 0 {
 			t.Fatalf("seed %d: word %d = %#x is below p", i, rs.word, words[rs.word])
 		}
 	}
-	const n, m, keys = 6, 4, 70
+	const n, keys = 6, 70
 	points := make([]uint64, 1<<n)
 	for x := range points {
 		points[x] = uint64(x)
 	}
 	for _, accel := range accelerations() {
-		for party := range 2 {
+		for _, tc := range []struct{ m, party int }{{4, 0}, {4, 1}, {5, 0}, {5, 1}} {
+			m, party := tc.m, tc.party
 			for si, rs := range rejectingSeeds {
-				t.Run(fmt.Sprintf("%s/party=%d/seed=%d", accel.name, party, si), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s/m=%d/party=%d/seed=%d", accel.name, m, party, si), func(t *testing.T) {
 					defer accel.use()()
 					r := rand.New(testRand(uint64(93 + 2*si + party)))
 					fk := make([]*FieldKey, keys)
