@@ -206,8 +206,8 @@ const visitRun = 32
 // loads from a block's middle.
 const valStride = chunkKeys + 1
 
-// fieldWalkerPools holds idle field walkers per shape [3]int{n, m, fused
-// path or not}: a server evaluates a chunk of keys per call, and a
+// fieldWalkerPools holds idle field walkers per shape
+// (fieldWalkerShape): a server evaluates a chunk of keys per call, and a
 // walker's buffers are several times a key's output.
 var fieldWalkerPools sync.Map
 
@@ -216,10 +216,14 @@ var fieldWalkerPools sync.Map
 // is one. Every field of its state is written before it is read (run,
 // walk, leaf), as when one walker runs chunk after chunk.
 func getFieldWalker(n, m int, points []uint64, reverse bool, visit runVisitor) *fieldWalker {
-	pool, _ := fieldWalkerPools.LoadOrStore(fieldWalkerShape(n, m, visit != nil), new(sync.Pool))
+	runLen := leafRun
+	if visit != nil {
+		runLen = visitRun
+	}
+	pool, _ := fieldWalkerPools.LoadOrStore(fieldWalkerShape(n, m, runLen), new(sync.Pool))
 	w, _ := pool.(*sync.Pool).Get().(*fieldWalker)
 	if w == nil {
-		w = newFieldWalker(n, m, points, reverse, visit != nil)
+		w = newFieldWalker(n, m, points, reverse, runLen)
 	}
 	w.points, w.reverse, w.visit = points, reverse, visit
 	return w
@@ -229,25 +233,25 @@ func getFieldWalker(n, m int, points []uint64, reverse bool, visit runVisitor) *
 // caller's points, outputs and visitor.
 func putFieldWalker(w *fieldWalker) {
 	w.points, w.out, w.visit = nil, nil, nil
-	pool, _ := fieldWalkerPools.Load(fieldWalkerShape(w.n, w.m, w.runLen == visitRun))
+	pool, _ := fieldWalkerPools.Load(fieldWalkerShape(w.n, w.m, w.runLen))
 	pool.(*sync.Pool).Put(w)
 }
 
-// fieldWalkerShape is the pool key of walkers of shape (n, m), visited
-// or not (their run length): whether they have the fused path depends on
-// the accelerations in use.
-func fieldWalkerShape(n, m int, visited bool) [4]int {
-	fused, runLen := 0, leafRun
+// fieldWalkerShape is the pool key of walkers of shape (n, m) staging
+// runs of runLen leaves: whether they have the fused path depends on the
+// accelerations in use.
+func fieldWalkerShape(n, m, runLen int) [4]int {
+	fused := 0
 	if fusedShape(m) {
 		fused = 1
-	}
-	if visited {
-		runLen = visitRun
 	}
 	return [4]int{n, m, fused, runLen}
 }
 
-func newFieldWalker(n, m int, points []uint64, reverse, visited bool) *fieldWalker {
+// newFieldWalker returns a walker of n-bit keys with m components at the
+// points, staging runs of runLen leaves (leafRun, or visitRun for a
+// visitor).
+func newFieldWalker(n, m int, points []uint64, reverse bool, runLen int) *fieldWalker {
 	perKey := func() [][]uint64 {
 		rows := make([][]uint64, m)
 		for c := range rows {
@@ -263,7 +267,7 @@ func newFieldWalker(n, m int, points []uint64, reverse, visited bool) *fieldWalk
 		return st
 	}
 	w := &fieldWalker{
-		n: n, m: m, points: points, reverse: reverse,
+		n: n, m: m, points: points, reverse: reverse, runLen: runLen,
 		state:   make([][2]fieldState, n+1),
 		cw:      make([]levelCW, n),
 		final:   perKey(),
@@ -273,10 +277,6 @@ func newFieldWalker(n, m int, points []uint64, reverse, visited bool) *fieldWalk
 	}
 	for j := range w.valOut {
 		w.valOut[j] = w.vals[j*valStride : (j+1)*valStride]
-	}
-	w.runLen = leafRun
-	if visited {
-		w.runLen = visitRun
 	}
 	staged := make([]Fp, chunkKeys*w.runLen*m)
 	w.staged = make([][]Fp, chunkKeys)
