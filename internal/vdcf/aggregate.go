@@ -3,6 +3,7 @@ package vdcf
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/fedecdf/fedecdf/fss"
 	"github.com/fedecdf/fedecdf/internal/payload"
@@ -24,11 +25,20 @@ type Aggregate struct {
 // Summed is the components a server sums over its accepted reports
 // (NewAggregate's comp): the count and label, and the probability if the
 // scheme's reports carry it.
-func (s *Scheme) Summed() []payload.Component {
+func (s *Scheme) Summed() []payload.Component { return slices.Clone(s.summed()) }
+
+// The components summed (Scheme.summed), shared: never written.
+var (
+	summedCount = []payload.Component{payload.Count, payload.Label}
+	summedProb  = []payload.Component{payload.Count, payload.Label, Probability}
+)
+
+// summed is Summed without a copy, for the walk's per-run work.
+func (s *Scheme) summed() []payload.Component {
 	if s.prob {
-		return []payload.Component{payload.Count, payload.Label, Probability}
+		return summedProb
 	}
-	return []payload.Component{payload.Count, payload.Label}
+	return summedCount
 }
 
 // NewAggregate returns the empty aggregate of the scheme's prefix

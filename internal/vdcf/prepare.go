@@ -105,7 +105,7 @@ type reportRuns struct {
 // and, with nonces, sketching it under its report's challenges.
 func (v *Server) walk(nonces [][NonceSize]byte, shares []*Share) (*walked, error) {
 	m, bins := v.s.Components(), v.s.bins
-	summed := v.s.Summed()
+	summed := v.s.summed()
 	for i, sh := range shares {
 		if sh == nil {
 			return nil, fmt.Errorf("vdcf: share %d is nil", i)

@@ -86,7 +86,7 @@ func (v *Server) addRun(chk *[checks]runCheck, row int, run, prev, summed []fss.
 		lo += k
 	}
 	if summed != nil && kept < n {
-		keep(summed, v.s.bins, row+kept, run[kept*m:], m, v.s.Summed())
+		keep(summed, v.s.bins, row+kept, run[kept*m:], m, v.s.summed())
 	}
 	if rows*tensorCols < n {
 		if rows > 0 {
