@@ -15,6 +15,10 @@ package fss
 // wide4Keys is the number of keys the fused kernels take per group.
 const wide4Keys = 32
 
+// maxFusedComponents is the most components the fused kernels take
+// (fusedShape): the size of the scalar resampling's buffers.
+const maxFusedComponents = 5
+
 // wide4 holds the correction words of a chunk in the fused path's
 // layout; a fieldState's pair q of components of key i is at
 // q·chunkKeys + i of its block rows, fieldLeafBlocks(m) rows.
@@ -27,7 +31,7 @@ type wide4 struct {
 
 // fusedShape reports whether walkers of m components take the fused
 // path: m = 4 or 5, on a platform with the kernels.
-func fusedShape(m int) bool { return (m == 4 || m == 5) && wide4Accel() }
+func fusedShape(m int) bool { return (m == 4 || m == maxFusedComponents) && wide4Accel() }
 
 // newWide4 gives w the fused path's buffers when it takes that path
 // (fusedShape); otherwise w keeps the generic one.
@@ -98,7 +102,7 @@ func (w *fieldWalker) runWide4(keys []*FieldKey) {
 }
 
 // zeroWords are the components of a root's path value.
-var zeroWords [5]uint64
+var zeroWords [maxFusedComponents]uint64
 
 // pairRows writes components v of key i to rows of component pairs, a
 // 0 after the last one when there are an odd number of them.
@@ -131,7 +135,7 @@ func (w *fieldWalker) resample4(d int, st *fieldState, children *[2]fieldState) 
 		if !w.rejectedWords(st.seed[i], 2*m) {
 			continue
 		}
-		var vals [2 * 5]Fp
+		var vals [2 * maxFusedComponents]Fp
 		fieldValues(st.seed[i], m, m, vals[:2*m])
 		mk := st.maskB[i][0]
 		for c := range m {
@@ -147,7 +151,7 @@ func (w *fieldWalker) resample4(d int, st *fieldState, children *[2]fieldState) 
 // rejectedWords reports whether one of the first words value words of
 // seed s is not below p (always under forceResample).
 func (w *fieldWalker) rejectedWords(s block, words int) bool {
-	var stream [2 * 5]uint64
+	var stream [2 * maxFusedComponents]uint64
 	streamWords(s, 1, (words+1)/2, stream[:])
 	var rej uint64
 	for _, x := range stream[:words] {
@@ -173,7 +177,7 @@ func (w *fieldWalker) resampleLeaf4(st *fieldState, slot int) {
 		if !w.rejectedWords(st.seed[i], m) {
 			continue
 		}
-		var vals [5]Fp
+		var vals [maxFusedComponents]Fp
 		fieldLeaf(st.seed[i], vals[:m])
 		mk := st.maskB[i][0]
 		for c := range m {
