@@ -71,14 +71,11 @@ func (s *Server) startHeartbeat() {
 // heartbeat records this process's state.
 func (s *Server) heartbeat() {
 	pr := store.Process{ID: s.procID, Coordinator: s.active.Load() && s.shared.Coordinating(), UploadAddr: s.uploadAddr(), Uploads: s.counters.accepted.Load()}
-	s.asCoordinator(func() []byte { // the host is set before active, and dropped after
-		addrs := make([]string, 0, len(s.host.Addrs()))
-		for _, a := range s.host.Addrs() {
-			addrs = append(addrs, a.String())
-		}
-		pr.Listen = strings.Join(addrs, " ")
-		return nil
-	})
+	var addrs []string
+	for _, a := range s.Addrs() {
+		addrs = append(addrs, a.String())
+	}
+	pr.Listen = strings.Join(addrs, " ")
 	if err := s.shared.Heartbeat(pr, processForget); err != nil {
 		s.log.Debug("recording this process's state", "err", err)
 	}
