@@ -15,10 +15,6 @@ import (
 	"github.com/fedecdf/fedecdf/internal/pgtest"
 )
 
-// restartEnv names the shell command that restarts the test's
-// PostgreSQL cluster (.ci/run sets it to pg_ctl restart -m fast).
-const restartEnv = "FEDECDF_TEST_POSTGRES_RESTART"
-
 // TestServersOnPostgres runs the leader and the helper as `fedecdf
 // server` processes, each on a PostgreSQL schema of its own, and
 // restarts PostgreSQL (pg_ctl restart -m fast) while `fedecdf party
@@ -32,7 +28,7 @@ const restartEnv = "FEDECDF_TEST_POSTGRES_RESTART"
 func TestServersOnPostgres(t *testing.T) {
 	const n, k, concurrency = 200, 40, 4
 	stores := map[string]string{"leader": pgtest.Schema(t), "helper": pgtest.Schema(t)}
-	restart := pgtest.Env(t, restartEnv, "the command restarting the test's PostgreSQL (.ci/run sets it)")
+	restart := pgtest.Restart(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c := newClusterWith(t, ctx, n, clusterOptions{stores: stores, serverArgs: []string{"--log-level", "debug"}})

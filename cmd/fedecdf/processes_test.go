@@ -553,7 +553,7 @@ func TestCoordinatorKilledDuringRelease(t *testing.T) {
 // both hold.
 func TestProcessesPerRoleAcrossPostgresRestart(t *testing.T) {
 	const first, n = 20, 200
-	restart := pgtest.Env(t, restartEnv, "the command restarting the test's PostgreSQL (.ci/run sets it)")
+	restart := pgtest.Restart(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c := newProcessCluster(t, ctx, first)

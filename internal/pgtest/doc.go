@@ -5,4 +5,10 @@
 // not pass with its PostgreSQL half silently left out. .ci/run starts a
 // throwaway cluster and sets the variable; README, "Running a server on
 // PostgreSQL", gives the commands.
+//
+// go test runs packages in parallel processes on one cluster, and a test
+// that restarts it (Restart, FEDECDF_TEST_POSTGRES_RESTART) would cut
+// the connections of every other package's tests: each test using the
+// cluster holds a shared flock on a lock file named after the DSN while
+// it runs, and a restarting test an exclusive one.
 package pgtest

@@ -17,10 +17,14 @@ import (
 const EnvDSN = "FEDECDF_TEST_POSTGRES"
 
 // BaseDSN returns the DSN of FEDECDF_TEST_POSTGRES, skipping t without
-// it (failing it under CI=true).
+// it (failing it under CI=true), and holds the cluster's shared lock
+// until t ends, so that no test of another process restarts it
+// meanwhile (Restart).
 func BaseDSN(t testing.TB) string {
 	t.Helper()
-	return Env(t, EnvDSN, "the PostgreSQL tests did not run (README, \"Running a server on PostgreSQL\", starts a throwaway cluster)")
+	dsn := Env(t, EnvDSN, "the PostgreSQL tests did not run (README, \"Running a server on PostgreSQL\", starts a throwaway cluster)")
+	holdShared(t, dsn)
+	return dsn
 }
 
 // Env returns the environment variable name, skipping t if it is not
