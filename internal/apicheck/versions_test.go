@@ -20,21 +20,46 @@ import (
 // versionRow is a row of ARCHITECTURE.md's table of versioned formats.
 type versionRow struct {
 	contract string
-	pkg      string   // the test cell's package, relative to the module
-	tests    []string // the test cell's test functions
-	ident    string   // the version cell's identifier, "pkg.Name" or "name" of pkg
-	value    string   // its value in parentheses, a Go literal; "" when none
-	labels   []string // the other quoted strings of the version cell
+	pkg      string         // the test cell's package, relative to the module
+	tests    []string       // the test cell's test functions
+	idents   []versionIdent // the version cell's identifiers, in order
+	labels   []string       // the other quoted strings of the version cell
+}
+
+// versionIdent is an identifier a version cell names, and the value it
+// says the identifier has.
+type versionIdent struct {
+	name  string // "pkg.Name", or "name" of the row's package
+	value string // its value in parentheses, a Go literal; "" when none
 }
 
 var (
 	backticked = regexp.MustCompile("`([^`]+)`")
 	quoted     = regexp.MustCompile(`"[^"]*"`)
-	// identValue matches the version cell's first identifier and the
+	// identValue matches an identifier of a version cell and the
 	// literal that opens its parenthesis: `protocol.Version` (11),
-	// `verdictRecordVersion` (3; …), `vdcf.Version` ("fedecdf/vdcf v6").
-	identValue = regexp.MustCompile("^`([A-Za-z_][A-Za-z0-9_.]*)`(?: \\((\"[^\"]*\"|0x[0-9a-fA-F]+|[0-9]+)[;,)])?")
+	// `verdictRecordVersion` (3; …), `vdcf.Version` ("fedecdf/vdcf v6"),
+	// `ErrOldRowKey` for v1.
+	identValue = regexp.MustCompile("`([A-Za-z_][A-Za-z0-9_.]*)`(?: \\((\"[^\"]*\"|0x[0-9a-fA-F]+|[0-9]+)[;,)])?")
 )
+
+// parseVersionCell returns the identifiers a version cell names, each
+// with the value it gives it, and the cell's other quoted strings.
+func parseVersionCell(cell string) ([]versionIdent, []string) {
+	var idents []versionIdent
+	values := map[string]bool{}
+	for _, m := range identValue.FindAllStringSubmatch(cell, -1) {
+		idents = append(idents, versionIdent{name: m[1], value: m[2]})
+		values[m[2]] = true
+	}
+	var labels []string
+	for _, q := range quoted.FindAllString(cell, -1) {
+		if !values[q] {
+			labels = append(labels, q[1:len(q)-1])
+		}
+	}
+	return idents, labels
+}
 
 // versionRows reads the table of versioned formats (the rows after the
 // "| contract | test | version |" header) of ARCHITECTURE.md.
@@ -62,15 +87,7 @@ func versionRows(t *testing.T) []versionRow {
 				r.tests = append(r.tests, m[1])
 			}
 		}
-		version := strings.TrimSpace(cells[2])
-		if m := identValue.FindStringSubmatch(version); m != nil {
-			r.ident, r.value = m[1], m[2]
-		}
-		for _, q := range quoted.FindAllString(version, -1) {
-			if q != r.value {
-				r.labels = append(r.labels, q[1:len(q)-1])
-			}
-		}
+		r.idents, r.labels = parseVersionCell(strings.TrimSpace(cells[2]))
 		rows = append(rows, r)
 	}
 	if len(rows) == 0 {
@@ -96,8 +113,9 @@ func parseFiles(t *testing.T, fset *token.FileSet, dir string, names []string) [
 // value returns the Go value of the package-level name in files, type
 // checked with imp: a constant's value or, for a variable, that of its
 // initialiser when constant or len of a package-level composite literal
-// (store.SchemaVersion = len(migrations)).
-func value(fset *token.FileSet, files []*ast.File, imp types.Importer, name string) (constant.Value, error) {
+// (store.SchemaVersion = len(migrations)). Unless need, a declared
+// identifier of no such value (a sentinel error) is nil and no error.
+func value(fset *token.FileSet, files []*ast.File, imp types.Importer, name string, need bool) (constant.Value, error) {
 	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
 	pkg, err := (&types.Config{Importer: imp}).Check("p", fset, files, info)
 	if err != nil {
@@ -116,6 +134,9 @@ func value(fset *token.FileSet, files []*ast.File, imp types.Importer, name stri
 					return constant.MakeInt64(int64(len(lit.Elts))), nil
 				}
 			}
+		}
+		if !need {
+			return nil, nil
 		}
 		return nil, fmt.Errorf("cannot evaluate the variable %s", name)
 	case nil:
@@ -149,23 +170,56 @@ func initOf(files []*ast.File, name string) ast.Expr {
 	return nil
 }
 
-// checkVersion compares the row's value with that of the identifier in
-// files, parsed into fset (the identifier's package).
-func checkVersion(r versionRow, fset *token.FileSet, files []*ast.File, imp types.Importer) error {
-	name := r.ident[strings.LastIndex(r.ident, ".")+1:]
-	got, err := value(fset, files, imp, name)
-	if err != nil || r.value == "" {
+// checkVersion checks that the identifier id names in files, parsed
+// into fset (the identifier's package), exists and, when the cell gives
+// it a value, has that value.
+func checkVersion(id versionIdent, fset *token.FileSet, files []*ast.File, imp types.Importer) error {
+	name := id.name[strings.LastIndex(id.name, ".")+1:]
+	got, err := value(fset, files, imp, name, id.value != "")
+	if err != nil || id.value == "" {
 		return err
 	}
 	kind := token.INT
-	if strings.HasPrefix(r.value, `"`) {
+	if strings.HasPrefix(id.value, `"`) {
 		kind = token.STRING
 	}
-	want := constant.MakeFromLiteral(r.value, kind, 0)
+	want := constant.MakeFromLiteral(id.value, kind, 0)
 	if got.Kind() != want.Kind() || !constant.Compare(got, token.EQL, want) {
-		return fmt.Errorf("ARCHITECTURE.md says %s is %s, the code says %s", r.ident, r.value, got.ExactString())
+		return fmt.Errorf("ARCHITECTURE.md says %s is %s, the code says %s", id.name, id.value, got.ExactString())
 	}
 	return nil
+}
+
+// checkIdents checks every identifier of r (checkVersion) in the files
+// of its package, which filesOf returns (parsed into fset, named by
+// the identifier's qualifier, "" for the row's package), and that each
+// of r's labels is a string literal of the row's package or of one of
+// the identifiers'. It returns one error per identifier stale or
+// missing, and one for the labels missing.
+func checkIdents(r versionRow, fset *token.FileSet, filesOf func(qualifier string) ([]*ast.File, error), imp types.Importer) []error {
+	var errs []error
+	all, err := filesOf("")
+	if err != nil {
+		return []error{err}
+	}
+	for _, id := range r.idents {
+		q, _, ok := strings.Cut(id.name, ".")
+		if !ok {
+			q = ""
+		}
+		files, err := filesOf(q)
+		if err == nil {
+			err = checkVersion(id, fset, files, imp)
+			all = append(all, files...)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", id.name, err))
+		}
+	}
+	if missing := missingLabels(all, r.labels); len(missing) > 0 {
+		errs = append(errs, fmt.Errorf("no string literal of %s or of its identifiers' packages is %q", r.pkg, missing))
+	}
+	return errs
 }
 
 // missingLabels returns those of labels that no string literal of files
@@ -205,10 +259,11 @@ func testFuncs(files []*ast.File) map[string]bool {
 }
 
 // TestVersionsTableMatchesCode: every row of ARCHITECTURE.md's table of
-// versioned formats names tests that exist in its package, the version
-// constant (or variable) it names exists with the value the row says,
+// versioned formats names tests that exist in its package, every
+// identifier its version cell names (checkIdents: the version constant
+// or variable, and any other) exists with the value the row gives it,
 // and the other strings it quotes (info strings, labels) are string
-// literals of its package or the constant's.
+// literals of its package or of one of those identifiers'.
 func TestVersionsTableMatchesCode(t *testing.T) {
 	all := packages(t)
 	imp := exportImporter(all)
@@ -234,24 +289,22 @@ func TestVersionsTableMatchesCode(t *testing.T) {
 				}
 			}
 			fset := token.NewFileSet()
-			rowFiles, files := parseFiles(t, fset, p.Dir, p.GoFiles), []*ast.File(nil)
-			if q, _, ok := strings.Cut(r.ident, "."); ok {
-				if len(byName[q]) != 1 {
-					t.Fatalf("%s: want one package named %s, have %v", r.ident, q, byName[q])
+			parsed := map[string][]*ast.File{} // by import path, parsed once into fset
+			filesOf := func(q string) ([]*ast.File, error) {
+				pkg := p
+				if q != "" {
+					if len(byName[q]) != 1 {
+						return nil, fmt.Errorf("want one package named %s, have %v", q, byName[q])
+					}
+					pkg = all[module+"/"+byName[q][0]]
 				}
-				p = all[module+"/"+byName[q][0]]
-				files = parseFiles(t, fset, p.Dir, p.GoFiles)
-			} else {
-				files = rowFiles
+				if _, ok := parsed[pkg.ImportPath]; !ok {
+					parsed[pkg.ImportPath] = parseFiles(t, fset, pkg.Dir, pkg.GoFiles)
+				}
+				return parsed[pkg.ImportPath], nil
 			}
-			if missing := missingLabels(append(rowFiles, files...), r.labels); len(missing) > 0 {
-				t.Errorf("no string literal of %s or of %s's package is %q", r.pkg, r.ident, missing)
-			}
-			if r.ident == "" {
-				return
-			}
-			if err := checkVersion(r, fset, files, imp); err != nil {
-				t.Errorf("%s: %v", p.ImportPath, err)
+			for _, err := range checkIdents(r, fset, filesOf, imp) {
+				t.Errorf("%s: %v", r.pkg, err)
 			}
 		})
 	}
@@ -259,20 +312,11 @@ func TestVersionsTableMatchesCode(t *testing.T) {
 
 // TestCheckVersionFindsStale: checkVersion fails on a constant, or a
 // computed variable, whose value differs from the row's, and on an
-// identifier that does not exist; missingLabels finds a label no
-// literal is.
+// identifier that does not exist; a sentinel error named without a
+// value need only exist; missingLabels finds a label no literal is.
 func TestCheckVersionFindsStale(t *testing.T) {
-	const src = `package p
-const Version = 4
-const info = "fedecdf x v2"
-var migrations = []string{"a", "b", "c"}
-var SchemaVersion = len(migrations)`
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "p.go", src, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := []*ast.File{f}
+	files := parseSources(t, fset, map[string]string{"p": stalePkg})["p"]
 	for _, c := range []struct {
 		ident, value string
 		ok           bool
@@ -288,9 +332,11 @@ var SchemaVersion = len(migrations)`
 		{"p.SchemaVersion", "4", false},
 		{"p.Missing", "", false},
 		{"migrations", "3", false},
+		{"ErrOld", "", true},
+		{"ErrOld", "1", false},
 	} {
 		t.Run(c.ident+"="+c.value, func(t *testing.T) {
-			err := checkVersion(versionRow{ident: c.ident, value: c.value}, fset, files, importer.Default())
+			err := checkVersion(versionIdent{name: c.ident, value: c.value}, fset, files, importer.Default())
 			if (err == nil) != c.ok {
 				t.Errorf("checkVersion: %v, want ok %v", err, c.ok)
 			}
@@ -298,5 +344,87 @@ var SchemaVersion = len(migrations)`
 	}
 	if got := missingLabels(files, []string{"fedecdf x v2", "fedecdf x v1"}); !slices.Equal(got, []string{"fedecdf x v1"}) {
 		t.Errorf("missingLabels: %q, want the label no literal is", got)
+	}
+}
+
+// stalePkg and staleQ are the packages p and q of the stale-row tests.
+const (
+	stalePkg = `package p
+import "errors"
+const Version = 4
+const info = "fedecdf x v2"
+var migrations = []string{"a", "b", "c"}
+var SchemaVersion = len(migrations)
+var ErrOld = errors.New("old")`
+	staleQ = `package q
+const FrameVersion = 1
+const frameInfo = "fedecdf q frame v1"`
+)
+
+// parseSources parses one file of source per package name into fset.
+func parseSources(t *testing.T, fset *token.FileSet, srcs map[string]string) map[string][]*ast.File {
+	t.Helper()
+	files := map[string][]*ast.File{}
+	for name, src := range srcs {
+		f, err := parser.ParseFile(fset, name+".go", src, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = []*ast.File{f}
+	}
+	return files
+}
+
+// TestCheckIdentsFindsEveryStaleIdentifier: a version cell is parsed
+// into all the identifiers it names, each with its value, and checkIdents
+// finds any of them stale or missing, the second as the first, and a
+// label that is a literal of none of the row's and identifiers'
+// packages (the row's package is p).
+func TestCheckIdentsFindsEveryStaleIdentifier(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs := parseSources(t, fset, map[string]string{"p": stalePkg, "q": staleQ})
+	filesOf := func(q string) ([]*ast.File, error) {
+		if q == "" {
+			q = "p"
+		}
+		if files, ok := pkgs[q]; ok {
+			return files, nil
+		}
+		return nil, fmt.Errorf("no package %s", q)
+	}
+	for _, c := range []struct {
+		name, cell string
+		idents     int
+		stale      []string // the identifiers, or "labels", each error names
+	}{
+		{"one", "`p.Version` (4)", 1, nil},
+		{"both current", "`p.Version` (4), `q.FrameVersion` (1), info strings (\"fedecdf q frame v1\")", 2, nil},
+		{"first stale", "`p.Version` (5), `q.FrameVersion` (1)", 2, []string{"p.Version"}},
+		{"second stale", "`p.Version` (4), `q.FrameVersion` (2)", 2, []string{"q.FrameVersion"}},
+		{"second stale string", "`info` (\"fedecdf x v2\"), `p.SchemaVersion` (4; 3 still read)", 2, []string{"p.SchemaVersion"}},
+		{"second missing", "`SchemaVersion` (3), `p.Gone` for v1", 2, []string{"p.Gone"}},
+		{"second of no package", "`Version` (4), `r.Version` (4)", 2, []string{"r.Version"}},
+		{"sentinel named second", "labels \"fedecdf x v2\" (`ErrOld` for v1)", 1, nil},
+		{"label of the second's package", "`Version` (4), `q.FrameVersion` (1), \"fedecdf q frame v1\"", 2, nil},
+		{"label of no named package", "`Version` (4), \"fedecdf q frame v1\"", 1, []string{"labels"}},
+		{"both stale", "`p.Version` (3), `q.FrameVersion` (0x2)", 2, []string{"p.Version", "q.FrameVersion"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := versionRow{pkg: "p"}
+			r.idents, r.labels = parseVersionCell(c.cell)
+			if len(r.idents) != c.idents {
+				t.Fatalf("parsed %d identifiers %v, want %d", len(r.idents), r.idents, c.idents)
+			}
+			errs := checkIdents(r, fset, filesOf, importer.Default())
+			if len(errs) != len(c.stale) {
+				t.Fatalf("checkIdents: %v, want one error for each of %q", errs, c.stale)
+			}
+			for k, err := range errs {
+				if want := c.stale[k]; want != "labels" && !strings.HasPrefix(err.Error(), want+": ") ||
+					want == "labels" && !strings.Contains(err.Error(), "no string literal") {
+					t.Errorf("error %d %q, want it about %s", k, err, want)
+				}
+			}
+		})
 	}
 }

@@ -132,7 +132,13 @@
 // Operations. Each server logs one line per event (NewLogger: text or
 // JSON; uploads at DEBUG, a summary of each interval with activity at
 // INFO, refusals at WARN with the reason, failures at ERROR) and keeps
-// its last warnings and errors. The leader checks every
+// its last warnings and errors. A periodic check that fails check after
+// check (the leader's verification of the reports held, refused while
+// a report is; the database, the reading of the reports other
+// processes recorded, their preparation) is warned about when it
+// starts failing and when its error changes, then at most once per
+// ServerConfig.Summary with the number of checks failed since, and its
+// recovery logged once at INFO. The leader checks every
 // ServerConfig.PeerCheck that it reaches the helper, within PeerTimeout,
 // sending the size and digest of its report set; when the sets differ
 // (at most every OrphanCheck), and for every AskStatus, it sends

@@ -2,8 +2,10 @@ package deploy
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -102,5 +104,85 @@ func TestFreshOneServerReportsNotWarned(t *testing.T) {
 		if !strings.Contains(strings.Join(sv.LastErrors, "\n"), warning) {
 			t.Errorf("%s does not warn about a report past the grace: %q", sv.Role, sv.LastErrors)
 		}
+	}
+}
+
+// check is one periodic check of TestRepeatedWarns: at its time, of
+// the warning msg, failed with err (or succeeded if err is "").
+type check struct {
+	at       time.Duration
+	msg, err string
+}
+
+// checks returns n checks of msg every step from start, failed with
+// err ("" succeeded).
+func checks(n int, start, step time.Duration, msg, err string) []check {
+	var cs []check
+	for k := range n {
+		cs = append(cs, check{start + time.Duration(k)*step, msg, err})
+	}
+	return cs
+}
+
+// TestRepeatedWarns: a periodic check failing check after check is
+// warned about when it starts, when its error changes and once per
+// interval (with the failed checks since the last line), and its
+// recovery logged once at INFO with the failed checks; each message is
+// followed apart. The clock is the checks' (no wall clock).
+func TestRepeatedWarns(t *testing.T) {
+	const (
+		every = time.Minute
+		warnA = "level=WARN msg=a err=e1"
+	)
+	for _, c := range []struct {
+		name   string
+		checks []check
+		want   []string
+	}{
+		{"one failure", checks(1, 0, 0, "a", "e1"), []string{warnA}},
+		{"no failure", checks(10, 0, time.Second, "a", ""), nil},
+		{"same error within the interval", checks(100, 0, every/100, "a", "e1"), []string{warnA}},
+		{"once per interval with the count", checks(361, 0, every/120, "a", "e1"), []string{warnA,
+			"level=WARN msg=a err=e1 failed_checks=120 failing_for=1m0s",
+			"level=WARN msg=a err=e1 failed_checks=120 failing_for=2m0s",
+			"level=WARN msg=a err=e1 failed_checks=120 failing_for=3m0s"}},
+		{"changed error at once", append(checks(3, 0, time.Second, "a", "e1"), check{3 * time.Second, "a", "e2"}, check{4 * time.Second, "a", "e2"}),
+			[]string{warnA, "level=WARN msg=a err=e2 failed_checks=3 failing_for=3s"}},
+		{"recovered once", append(checks(5, 0, time.Second, "a", "e1"), checks(3, 5*time.Second, time.Second, "a", "")...),
+			[]string{warnA, "level=INFO msg=\"a again\" failed_checks=5 failing_for=5s"}},
+		{"failing anew after a recovery", []check{{0, "a", "e1"}, {time.Second, "a", ""}, {2 * time.Second, "a", "e1"}, {3 * time.Second, "a", "e1"}},
+			[]string{warnA, "level=INFO msg=\"a again\" failed_checks=1 failing_for=1s", warnA}},
+		{"messages apart", []check{{0, "a", "e1"}, {0, "b", "e1"}, {time.Second, "a", "e1"}, {time.Second, "b", "e1"}, {2 * time.Second, "a", ""}, {2 * time.Second, "b", "e1"}},
+			[]string{warnA, "level=WARN msg=b err=e1", "level=INFO msg=\"a again\" failed_checks=2 failing_for=2s"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			noTime := func(_ []string, a slog.Attr) slog.Attr {
+				if a.Key == slog.TimeKey {
+					return slog.Attr{}
+				}
+				return a
+			}
+			w := newRepeatedWarns(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{ReplaceAttr: noTime})), every)
+			start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			for _, ch := range c.checks {
+				w.now = func() time.Time { return start.Add(ch.at) }
+				if ch.err == "" {
+					w.succeeded(ch.msg, ch.msg+" again")
+				} else {
+					w.failed(ch.msg, errors.New(ch.err))
+				}
+			}
+			got := strings.Split(strings.TrimSpace(buf.String()), "\n")
+			if buf.Len() == 0 {
+				got = nil
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("logged\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(c.want, "\n"))
+			}
+		})
+	}
+	if w := newRepeatedWarns(slog.Default(), -1); w.every != DefaultSummary {
+		t.Errorf("with the summary off, repeated every %v, want DefaultSummary", w.every)
 	}
 }

@@ -69,7 +69,9 @@ func (s *Server) prepare(dataset string, key []byte, p *server.Preparer) {
 			n, err = s.shared.PrepareNext(dataset, prepareBatch, p.Prepare)
 		}
 		if err != nil {
-			s.log.Warn("preparing reports", "err", err)
+			s.warns.failed("preparing reports", err)
+		} else {
+			s.warns.succeeded("preparing reports", "preparing reports again")
 		}
 		if n == prepareBatch {
 			select {
@@ -96,8 +98,11 @@ func (s *Server) prepare(dataset string, key []byte, p *server.Preparer) {
 // reports no process prepares, every second until Close.
 func (s *Server) drainQueue(dataset string) {
 	for {
+		const warn = "emptying the queue of reports to prepare"
 		if err := s.shared.DrainQueue(dataset); err != nil {
-			s.log.Warn("emptying the queue of reports to prepare", "err", err)
+			s.warns.failed(warn, err)
+		} else {
+			s.warns.succeeded(warn, "emptying the queue of reports to prepare again")
 		}
 		select {
 		case <-s.stop:

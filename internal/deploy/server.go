@@ -128,6 +128,7 @@ type Server struct {
 	started   time.Time
 	last      lastErrors
 	connLog   connLog
+	warns     *repeatedWarns // the periodic checks' warnings
 	counters  counters
 	peer      peerView
 	orphans   orphanView
@@ -184,6 +185,7 @@ func startServer(cfg ServerConfig) (*Server, error) {
 	cfg = withOpsDefaults(cfg)
 	s := &Server{cfg: cfg, started: time.Now(), stop: make(chan struct{}), done: make(chan struct{}), cancelOps: func() {}, failed: make(chan error, 1)}
 	s.log = withLastErrors(cfg.Logger, &s.last).With("role", cfg.Role.String())
+	s.warns = newRepeatedWarns(s.log, cfg.Summary)
 	self, peerName, endpoint := manifest.LeaderName, manifest.HelperName, m.Leader
 	if cfg.Role == server.Helper {
 		self, peerName, endpoint = manifest.HelperName, manifest.LeaderName, m.Helper

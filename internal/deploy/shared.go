@@ -177,10 +177,14 @@ func (s *Server) fail(err error) {
 // holdLock checks that the coordinator still holds the database's lock
 // (store.Postgres.Hold), so that it learns of a take-over (run)
 // even with nothing to write, and takes its lock back after the
-// database restarted.
+// database restarted. An unreachable database is warned about as
+// repeatedWarns says.
 func (s *Server) holdLock() {
+	const warn = "the database is not reachable"
 	if err := s.shared.Hold(); err != nil && !errors.Is(err, store.ErrLocked) {
-		s.log.Warn("the database is not reachable", "err", err)
+		s.warns.failed(warn, err)
+	} else {
+		s.warns.succeeded(warn, "the database is reachable again")
 	}
 }
 
@@ -235,10 +239,13 @@ func (s *Server) catchUp() error {
 	return err
 }
 
-// catchUpOrLog is catchUp, logging its failure.
+// catchUpOrLog is catchUp, logging its failure (repeatedWarns).
 func (s *Server) catchUpOrLog() {
+	const warn = "reading the reports other processes recorded"
 	if err := s.catchUp(); err != nil {
-		s.log.Warn("reading the reports other processes recorded", "err", err)
+		s.warns.failed(warn, err)
+	} else {
+		s.warns.succeeded(warn, "reading the reports other processes recorded again")
 	}
 }
 

@@ -11,16 +11,25 @@ import (
 // verifyTimeout bounds one periodic verification run of the leader.
 const verifyTimeout = 10 * time.Minute
 
+// verifyUnfinished is the warning of a periodic verification that did
+// not finish (repeatedWarns: once per summary interval while it fails).
+const verifyUnfinished = "verification of the reports held not finished: it runs again at the next check and before every release"
+
 // verifyReports runs, at the leader, the
 // verification of the reports held and not yet decided with the helper
 // (server.Server.Verify; every release runs it too), and logs the
 // rejections. watchHelper calls it every PeerCheck once the helper
-// agrees on the manifest.
+// agrees on the manifest. A verification that fails check after check
+// (a refused report: ErrUploadChanged) is warned about when it starts,
+// when its error changes and once per summary interval, and its end
+// logged once (repeatedWarns).
 func (s *Server) verifyReports() {
 	ctx, cancel := context.WithTimeout(context.Background(), verifyTimeout)
 	defer cancel()
 	if err := s.srv.Verify(ctx); err != nil {
-		s.log.Warn("verification of the reports held not finished: it runs again at the next check and before every release", "err", err)
+		s.warns.failed(verifyUnfinished, err)
+	} else {
+		s.warns.succeeded(verifyUnfinished, "verification of the reports held finished again")
 	}
 	s.logRejected()
 }
