@@ -159,14 +159,3 @@ func (w *repeatedWarns) succeeded(msg, recovered string) {
 		w.log.Info(recovered, "failed_checks", f.failed, "failing_for", now.Sub(f.since).String())
 	}
 }
-
-// count returns the failed checks of msg's kind since its failure
-// started (0 if it is not failing).
-func (w *repeatedWarns) count(msg string) int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if f := w.failing[msg]; f != nil {
-		return f.failed
-	}
-	return 0
-}

@@ -186,3 +186,14 @@ func TestRepeatedWarns(t *testing.T) {
 		t.Errorf("with the summary off, repeated every %v, want DefaultSummary", w.every)
 	}
 }
+
+// count returns the failed checks of msg's kind since its failure
+// started (0 if it is not failing).
+func (w *repeatedWarns) count(msg string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if f := w.failing[msg]; f != nil {
+		return f.failed
+	}
+	return 0
+}
