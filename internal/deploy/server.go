@@ -125,14 +125,17 @@ type Server struct {
 	done     chan struct{} // closed when watchHelper or awaitTakeOver returns
 	once     sync.Once     // closes stop
 
-	started   time.Time
-	last      lastErrors
-	connLog   connLog
-	warns     *repeatedWarns // the periodic checks' warnings
-	counters  counters
-	peer      peerView
-	orphans   orphanView
-	cancelOps context.CancelFunc // ends the summary and the metrics endpoint
+	started  time.Time
+	last     lastErrors
+	connLog  connLog
+	warns    *repeatedWarns // the periodic checks' warnings
+	counters counters
+	peer     peerView
+	// helperState is the leader's first contact with the helper, as
+	// watchHelper's states log it: watchHelper logs only a change.
+	helperState string
+	orphans     orphanView
+	cancelOps   context.CancelFunc // ends the summary and the metrics endpoint
 	// ops are the coordinator's operations loops (startOps), which
 	// cancelOps ends; loops are the others (heartbeat, preparation).
 	ops, loops sync.WaitGroup
@@ -392,7 +395,17 @@ func (s *Server) firstContact() error {
 		s.log.Info("the helper runs the same manifest")
 		s.resolvePending()
 	}
+	s.helperState = helperState(err)
 	return nil
+}
+
+// helperState names the outcome err of a manifest check with the
+// helper, as watchHelper compares them.
+func helperState(err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return "agreed"
 }
 
 // watchHelper exchanges manifest digests with the helper every
@@ -403,7 +416,7 @@ func (s *Server) firstContact() error {
 func (s *Server) watchHelper(lost <-chan struct{}) bool {
 	t := time.NewTicker(s.cfg.PeerCheck)
 	defer t.Stop()
-	last := ""
+	last := s.helperState
 	for {
 		select {
 		case <-s.stop:
@@ -421,10 +434,7 @@ func (s *Server) watchHelper(lost <-chan struct{}) bool {
 		} else {
 			s.peer.set(err)
 		}
-		state := "agreed"
-		if err != nil {
-			state = err.Error()
-		}
+		state := helperState(err)
 		if state != last {
 			switch {
 			case errors.Is(err, server.ErrManifestMismatch):

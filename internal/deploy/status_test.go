@@ -447,6 +447,36 @@ func TestLeaderWarnsWhenHelperStops(t *testing.T) {
 	logs.waitFor(t, `level=WARN msg="helper not reachable" role=leader err=`, "the stopped helper")
 }
 
+// The leader logs that the helper runs the same manifest once, at its
+// first contact, not again at its first periodic check: watchHelper
+// logs a change only, and starts from what firstContact found.
+func TestLeaderLogsAgreementOnce(t *testing.T) {
+	var logs syncBuffer
+	d := newDeploymentTweaked(t, hugeEpsilon, 1, manifest.UploadDirect, "replace", func(c *ServerConfig) {
+		c.Logger, c.PeerCheck = logs.logger(t, "info"), 10*time.Millisecond
+	})
+	checkedAt := func() time.Time {
+		d.leader.peer.mu.Lock()
+		defer d.leader.peer.mu.Unlock()
+		return d.leader.peer.at
+	}
+	// Each periodic check that reaches the helper sets the peer's time:
+	// wait for two after the first contact's.
+	deadline := time.Now().Add(time.Minute)
+	for at, checks := checkedAt(), 0; checks < 2; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the leader checked the helper %d times in a minute, want 2:\n%s", checks, logs.String())
+		}
+		if now := checkedAt(); now.After(at) {
+			at, checks = now, checks+1
+		}
+	}
+	agreed := regexp.MustCompile(`level=INFO msg="the helper runs the same manifest" role=leader`)
+	if n := len(agreed.FindAllString(logs.String(), -1)); n != 1 {
+		t.Fatalf("the leader logged the helper's agreement %d times, want once:\n%s", n, logs.String())
+	}
+}
+
 // A corrupt leader that tells a purging helper it holds no report at all
 // (a comparison over an empty list) makes it purge only the reports no
 // release includes: every recorded release still answers over its own
