@@ -9,9 +9,12 @@ import (
 // rejectingSeeds have a PRG word not below p (found by searching 2^33
 // and more seeds; TestFieldWalkResamplesRealRejectedWords checks that
 // they still have it): value word q of a node, 2j or 2j + 1 of H_{1+j}.
-// Words 0 … 3 are also a leaf's at m = 4; word 4 the right child's
-// first at m = 4 and a leaf's at m = 5; words 6 and 9, in the blocks the
-// m = 5 kernel splices (H_4, H_5), only an inner node's at m = 5.
+// Words 0 … 3 are also a leaf's at m = 4, 4 … 7 the right child's; word
+// 4 is also a leaf's at m = 5. At an m = 5 inner node the right child's
+// words 5 … 9 straddle H_3 … H_5 and the kernel splices them: 5 and 6,
+// 7 and 8 each make one pair of components, 9 is alone; word 8 is only
+// there. No seed has another of the ten words ≥ p, so that each one
+// tests the resampling of its word alone.
 var rejectingSeeds = []struct {
 	seed block
 	word int
@@ -21,6 +24,9 @@ var rejectingSeeds = []struct {
 	{block{0x2008a5979d6, 0x5eed0f7e1ec7ed}, 4},
 	{block{0x657658416, 0x5eed0f7e1ec7ed}, 6},
 	{block{0x74ebc5602, 0x5eed0f7e1ec7ed}, 9},
+	{block{0xc3975db7e, 0x5eed0f7e1ec7ed}, 5},
+	{block{0xb33c25384, 0x5eed0f7e1ec7ed}, 7},
+	{block{0xa2c19a2dc, 0x5eed0f7e1ec7ed}, 8},
 }
 
 // TestFieldWalkResamplesRealRejectedWords checks the field walker, with
@@ -35,6 +41,11 @@ func TestFieldWalkResamplesRealRejectedWords(t *testing.T) {
 		streamWords(rs.seed, 1, 5, words[:])
 		if rejected(words[rs.word]) == 0 {
 			t.Fatalf("seed %d: word %d = %#x is below p", i, rs.word, words[rs.word])
+		}
+		for q, w := range words {
+			if q != rs.word && rejected(w) != 0 {
+				t.Fatalf("seed %d: word %d = %#x is ≥ p too", i, q, w)
+			}
 		}
 	}
 	const n, keys = 6, 70
