@@ -32,9 +32,10 @@ var rejectingSeeds = []struct {
 // TestFieldWalkResamplesRealRejectedWords checks the field walker, with
 // each acceleration, against EvalField for keys whose walks meet a PRG
 // word ≥ p at the root, at inner nodes and at leaves, on the fused path
-// (keys 0 … 63 of 70 with VAES and AVX-512) and the generic one (keys 64
-// … 69), at m = 4 and m = 5, from real AES output rather than
-// forceResample: without resampling those keys' shares would differ.
+// (keys 0 … 63 of 70 with VAES and AVX-512: an inner node in each group
+// of 32) and the generic one (keys 64 … 69), at m = 4 and m = 5, from
+// real AES output rather than forceResample: without resampling those
+// keys' shares would differ.
 func TestFieldWalkResamplesRealRejectedWords(t *testing.T) {
 	for i, rs := range rejectingSeeds {
 		var words [10]uint64
@@ -65,7 +66,7 @@ func TestFieldWalkResamplesRealRejectedWords(t *testing.T) {
 						fk[i] = randomFieldKey(t, r, n, m, party)
 					}
 					fk[3].k.seed = rs.seed // the root
-					for _, at := range []struct{ key, depth int }{{20, 2}, {37, n}, {65, 3}, {66, n}} {
+					for _, at := range []struct{ key, depth int }{{20, 2}, {37, n}, {50, 2}, {65, 3}, {66, n}} {
 						for !steerToSeed(&fk[at.key].k, at.depth, rs.seed) {
 							fk[at.key] = randomFieldKey(t, r, n, m, party)
 						}
