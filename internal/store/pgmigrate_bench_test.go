@@ -23,8 +23,9 @@ import (
 const migrationBins = 1024
 
 // BenchmarkSchema3Migration measures the migration 3 → 4 of a
-// verified dcf dataset's leader store at 10 000 and 100 000 reports of
-// 1024 bins (TestSchema3PreparationsPreparedAnew is its known answer):
+// verified dcf dataset's leader store at 10 000, 100 000 and 400 000
+// reports of 1024 bins (TestSchema3PreparationsPreparedAnew is its
+// known answer):
 // a schema-3 database whose reports were all prepared (the sketches and
 // folds server.Preparer makes, recorded as schema 3 did: no upload
 // digest) is opened (migrate_s: the open, less reopen_s, an open of the
@@ -38,7 +39,7 @@ const migrationBins = 1024
 // re-preparation shows whether uploads stall. Skipped without
 // FEDECDF_TEST_POSTGRES; go test -bench Schema3Migration -benchtime 1x.
 func BenchmarkSchema3Migration(b *testing.B) {
-	for _, n := range []int{10_000, 100_000} {
+	for _, n := range []int{10_000, 100_000, 400_000} {
 		b.Run(fmt.Sprintf("reports=%d", n), func(b *testing.B) {
 			ids, uploads := migrationReports(b, n)
 			var key [verify.KeySize]byte
