@@ -39,6 +39,7 @@ const migrationBins = 1024
 // re-preparation shows whether uploads stall. Skipped without
 // FEDECDF_TEST_POSTGRES; go test -bench Schema3Migration -benchtime 1x.
 func BenchmarkSchema3Migration(b *testing.B) {
+	pgtest.BaseDSN(b) // skipped before the reports are made
 	for _, n := range []int{10_000, 100_000, 400_000} {
 		b.Run(fmt.Sprintf("reports=%d", n), func(b *testing.B) {
 			ids, uploads := migrationReports(b, n)
@@ -86,7 +87,7 @@ func measureMigration(b *testing.B, ids []payload.ReportID, uploads [][]byte, pr
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchConn(b, fresh, func(ctx context.Context, conn *pgx.Conn) { insertReports(ctx, b, conn, ids, uploads) })
+	withConn(b, fresh, func(ctx context.Context, conn *pgx.Conn) { insertReports(ctx, b, conn, ids, uploads) })
 	vacuum(b, fresh)
 	probe.on(fresh, "fresh")
 	freshPrepare := timed(func() { prepareQueued(b, p, len(ids), prepare) })
@@ -95,7 +96,7 @@ func measureMigration(b *testing.B, ids []payload.ReportID, uploads [][]byte, pr
 
 	// The schema-3 store of the same reports, all prepared as schema 3
 	// left them.
-	benchConn(b, old, func(ctx context.Context, conn *pgx.Conn) {
+	withConn(b, old, func(ctx context.Context, conn *pgx.Conn) {
 		if err := migrateLocked(ctx, conn, migrations[:3]); err != nil {
 			b.Fatal(err)
 		}
@@ -139,21 +140,10 @@ func timed(fn func()) time.Duration {
 	return time.Since(start)
 }
 
-// benchConn runs fn on a new connection to the database of dsn.
-func benchConn(b *testing.B, dsn string, fn func(ctx context.Context, conn *pgx.Conn)) {
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	fn(ctx, conn)
-}
-
 // vacuum vacuums and analyzes the tables of dsn's schema, as
 // autovacuum would have a store long in use.
 func vacuum(b *testing.B, dsn string) {
-	benchConn(b, dsn, func(ctx context.Context, conn *pgx.Conn) {
+	withConn(b, dsn, func(ctx context.Context, conn *pgx.Conn) {
 		if _, err := conn.Exec(ctx, `VACUUM ANALYZE`); err != nil {
 			b.Fatal(err)
 		}
