@@ -328,7 +328,13 @@ func (c *crashCluster) rawHost(key crypto.PrivKey, self transport.PeerID) *p2p.H
 // release creates a release as the analyst and reads its counts.
 func (c *crashCluster) release() (*analyst.ECDF, error) {
 	c.t.Helper()
-	a, err := analyst.NewAnalyst(c.m, c.ids["analyst"], crashTransport)
+	return c.releaseOver(crashTransport)
+}
+
+// releaseOver is release over a transport of config cfg.
+func (c *crashCluster) releaseOver(cfg p2p.Config) (*analyst.ECDF, error) {
+	c.t.Helper()
+	a, err := analyst.NewAnalyst(c.m, c.ids["analyst"], cfg)
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -84,12 +84,14 @@ func TestCoordinatorDemotedStandsBy(t *testing.T) {
 	}
 }
 
-// releaseRetrying is release, retried for 10 s while a take-over may be
-// under way.
+// releaseRetrying is release, retried every half second while a
+// take-over may be under way; the minute allowed is a hang guard, not a
+// threshold (a take-over under load may take longer than the 10 s it
+// used to be given).
 func (c *processCluster) releaseRetrying(t *testing.T) *analyst.ECDF {
 	t.Helper()
 	e, err := c.release()
-	for try := 0; err != nil && try < 20; try++ {
+	for deadline := time.Now().Add(time.Minute); err != nil && time.Now().Before(deadline); {
 		time.Sleep(500 * time.Millisecond)
 		e, err = c.release()
 	}

@@ -117,8 +117,9 @@ func TestStandbyAnswersReads(t *testing.T) {
 
 	c.uploadAll(5) // since the standby built its releases: its status reloads them
 	var coord, standby *analyst.Status
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		// The coordinator reads the reports a standby recorded every half second.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		// The coordinator reads the reports a standby recorded every half
+		// second; the minute is a hang guard (under load 5 s was not).
 		coord, standby = c.statusAt(nil), c.statusAt([]ma.Multiaddr{ma.StringCast(c.query["leader2"])})
 		if dbStatus(standby) == dbStatus(coord) || time.Now().After(deadline) {
 			break

@@ -1,7 +1,6 @@
 package deploy
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -13,23 +12,23 @@ import (
 // TestStandbyIDAndAddrs: two leader processes on one PostgreSQL
 // database. The second, started while the first coordinates, stands by
 // without a coordinator's host: its ID is the role's, its Addrs none
-// (both panicked before). The first is then cut from the database
-// (pg_terminate_backend of its connections) until the second takes the
-// lock: the second coordinates (it listens), and the first, having
-// lost the lock and demoted itself in place, answers ID and Addrs as a
-// standby does, without panicking.
+// (both panicked before). The first is then cut from the database (a
+// pgtest.Partition: its sessions ended, and it cannot log in again)
+// until the second takes the lock: the second coordinates (it
+// listens), and the first, let back, having lost the lock and demoted
+// itself in place, answers ID and Addrs as a standby does, without
+// panicking.
 func TestStandbyIDAndAddrs(t *testing.T) {
 	base, helperDSN := pgtest.Schema(t), pgtest.Schema(t)
-	tag := base[strings.LastIndex(base, "=")+1:] // the schema's own name
-	named := func(process string) string { return base + "&application_name=" + tag + process }
+	first := pgtest.NewPartition(t, base)
 	const takeOver = 50 * time.Millisecond
 	d := newDeploymentTweaked(t, hugeEpsilon, 1, manifest.UploadDirect, "replace", func(c *ServerConfig) {
 		c.Store, c.TakeOver = helperDSN, takeOver
 		if c.Role == server.Leader {
-			c.Store = named("1")
+			c.Store = first.DSN
 		}
 	})
-	standby, err := d.startWith(server.Leader, d.m, ServerConfig{Store: named("2"), UploadListen: "127.0.0.1:0", TakeOver: takeOver})
+	standby, err := d.startWith(server.Leader, d.m, ServerConfig{Store: base, UploadListen: "127.0.0.1:0", TakeOver: takeOver})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,14 +42,15 @@ func TestStandbyIDAndAddrs(t *testing.T) {
 	if id, addrs := d.leader.ID(), d.leader.Addrs(); id != d.leaderID.PeerID || len(addrs) == 0 {
 		t.Fatalf("the coordinator: ID %v, addresses %v", id, addrs)
 	}
-	for deadline := time.Now().Add(60 * time.Second); len(standby.Addrs()) == 0; time.Sleep(100 * time.Millisecond) {
+	// Ended sessions alone, the first reconnected and took its lock back
+	// before the second tried, under load: cut, it cannot.
+	first.Cut(t)
+	for deadline := time.Now().Add(60 * time.Second); len(standby.Addrs()) == 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the second process did not take over within 60 s of cutting the first from the database")
 		}
-		// The first reconnects and takes its lock back, unless the
-		// second tries first: cut it until the second does.
-		pgtest.Exec(t, base, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '`+tag+`1'`)
 	}
+	first.Heal(t)
 	for deadline := time.Now().Add(60 * time.Second); len(d.leader.Addrs()) != 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the first process did not demote itself within 60 s of the take-over")

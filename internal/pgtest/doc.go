@@ -11,4 +11,9 @@
 // the connections of every other package's tests: each test using the
 // cluster holds a shared flock on a lock file named after the DSN while
 // it runs, and a restarting test an exclusive one.
+//
+// A test that cuts one live process from the database (a coordinator,
+// for a standby to take over) does so with a Partition, a login role of
+// that process's own that it cannot log in as while cut: ending its
+// sessions alone lets it reconnect first, a race the load decides.
 package pgtest

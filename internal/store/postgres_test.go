@@ -110,7 +110,7 @@ func schemaVersion(t *testing.T, dsn string) (v int) {
 	return v
 }
 
-func withConn(t *testing.T, dsn string, fn func(ctx context.Context, conn *pgx.Conn)) {
+func withConn(t testing.TB, dsn string, fn func(ctx context.Context, conn *pgx.Conn)) {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dsn)
