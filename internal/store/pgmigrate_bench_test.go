@@ -36,7 +36,8 @@ const migrationBins = 1024
 // same run. A probe records a report of another dataset every
 // millisecond or so, one transaction each, as a group commit does: its
 // slowest write during the fresh preparation, the migration and the
-// re-preparation shows whether uploads stall. Skipped without
+// re-preparation shows whether uploads stall. Last, purged reports are
+// deleted (purge_ms/report). Skipped without
 // FEDECDF_TEST_POSTGRES; go test -bench Schema3Migration -benchtime 1x.
 func BenchmarkSchema3Migration(b *testing.B) {
 	pgtest.BaseDSN(b) // skipped before the reports are made
@@ -122,15 +123,36 @@ func measureMigration(b *testing.B, ids []payload.ReportID, uploads [][]byte, pr
 	reprepare := timed(func() { prepareQueued(b, q, len(ids), prepare) })
 	probe.off()
 	q.Close()
+	purge := timed(func() { deleteSpread(b, old, ids, purged) })
 
 	b.ReportMetric(freshPrepare.Seconds(), "fresh_prepare_s")
 	b.ReportMetric((open - reopen).Seconds(), "migrate_s")
 	b.ReportMetric(reopen.Seconds(), "reopen_s")
 	b.ReportMetric(reprepare.Seconds(), "reprepare_s")
 	b.ReportMetric(reprepare.Seconds()/freshPrepare.Seconds(), "reprepare/fresh")
+	b.ReportMetric(purge.Seconds()*1000/purged, "purge_ms/report")
 	for _, phase := range []string{"fresh", "migration", "re-preparation"} {
 		b.ReportMetric(probe.slowest[phase].Seconds()*1000, "probe_max_ms_"+phase)
 	}
+}
+
+// purged is how many reports measureMigration deletes at the end, each
+// of another fold: a purge's cost per report (the trigger
+// fedecdf_unprepare takes the report's fold apart).
+const purged = 20
+
+// deleteSpread deletes k of the reports ids of dataset d, spread evenly
+// over them, in one transaction, as a purge does.
+func deleteSpread(b *testing.B, dsn string, ids []payload.ReportID, k int) {
+	gone := make([][]byte, k)
+	for i := range gone {
+		gone[i] = ids[i*len(ids)/k][:]
+	}
+	withConn(b, dsn, func(ctx context.Context, conn *pgx.Conn) {
+		if _, err := conn.Exec(ctx, `DELETE FROM fedecdf_reports WHERE dataset = 'd' AND id = ANY($1)`, gone); err != nil {
+			b.Fatal(err)
+		}
+	})
 }
 
 // timed returns how long fn took.
