@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -97,6 +98,48 @@ func TestPostgresSchemaMigrations(t *testing.T) {
 	}
 	if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "format [99]") {
 		t.Errorf("another format: %v; want ErrFormat naming the format", err)
+	}
+}
+
+// TestMigrationOutlastsOpTimeout: a schema migration longer than the
+// bound of one operation (opTimeout; a step sleeping past it stands for
+// one rewriting millions of reports) completes on open, within
+// migrateTimeout; past migrateTimeout the open fails, naming the step,
+// and the database stays at its version.
+func TestMigrationOutlastsOpTimeout(t *testing.T) {
+	pgtest.BaseDSN(t)
+	op, mig, steps := opTimeout, migrateTimeout, migrations
+	t.Cleanup(func() { opTimeout, migrateTimeout, migrations = op, mig, steps })
+	opTimeout = 100 * time.Millisecond
+	migrations = append(steps[:len(steps):len(steps)], `SELECT pg_sleep(0.3)`)
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration
+		version int // after the open
+	}{
+		{"within migrateTimeout", time.Minute, len(steps) + 1},
+		{"past migrateTimeout", 150 * time.Millisecond, len(steps)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			migrateTimeout = tc.timeout
+			dsn := pgtest.Schema(t)
+			withConn(t, dsn, func(ctx context.Context, conn *pgx.Conn) {
+				if err := migrateLocked(ctx, conn, steps); err != nil {
+					t.Fatal(err)
+				}
+			})
+			s, err := OpenPostgres(dsn, "")
+			if err == nil {
+				s.Close()
+			}
+			want := fmt.Sprintf("schema migration to version %d", len(steps)+1)
+			if done := tc.version > len(steps); done != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
+				t.Errorf("open: %v; want success %v, else an error naming %q", err, done, want)
+			}
+			if v := schemaVersion(t, dsn); v != tc.version {
+				t.Errorf("schema version %d after the open, want %d", v, tc.version)
+			}
+		})
 	}
 }
 

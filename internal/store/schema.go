@@ -136,17 +136,20 @@ var migrations = []string{
 // number of migrations.
 var SchemaVersion = len(migrations)
 
-// migrate brings the database of conn to SchemaVersion under an
-// advisory lock (so that two processes starting at once migrate it
-// once), and refuses a newer schema (ErrSchema) or another record
-// format (ErrFormat).
-func migrate(ctx context.Context, conn *pgx.Conn) error {
+// migrate brings p's database to SchemaVersion on its writing
+// connection under an advisory lock (so that two processes starting at
+// once migrate it once: the second waits), within migrateTimeout, and
+// refuses a newer schema (ErrSchema) or another record format
+// (ErrFormat).
+func (p *Postgres) migrate() error {
+	ctx, cancel := context.WithTimeout(context.Background(), migrateTimeout)
+	defer cancel()
 	const lock = `hashtext('fedecdf migrate ' || current_schema())`
-	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(`+lock+`)`); err != nil {
+	if _, err := p.conn.Exec(ctx, `SELECT pg_advisory_lock(`+lock+`)`); err != nil {
 		return err
 	}
-	err := migrateLocked(ctx, conn, migrations)
-	_, uerr := conn.Exec(ctx, `SELECT pg_advisory_unlock(`+lock+`)`)
+	err := migrateLocked(ctx, p.conn, migrations)
+	_, uerr := p.conn.Exec(ctx, `SELECT pg_advisory_unlock(`+lock+`)`)
 	return errors.Join(err, uerr)
 }
 
