@@ -271,7 +271,8 @@ func (v *verified) hold(role Role, m *protocol.Upload) (duplicate bool, err erro
 
 // rederive counts again a report accepted before a restart, from its
 // replayed upload (scheme.rederive), or the output derived from it
-// ahead (PrepareReplay).
+// ahead (PrepareReplay). The caller (hold) checked m against the digest
+// its verdict record keeps (checkAccepted), which counted then keeps.
 func (v *verified) rederive(m *protocol.Upload) error {
 	out, ok := v.rederived[m.Report]
 	delete(v.rederived, m.Report)
@@ -285,9 +286,13 @@ func (v *verified) rederive(m *protocol.Upload) error {
 	if err := v.scheme.add(m.Report, out); err != nil {
 		return fmt.Errorf("report %v, accepted before a restart: %w", m.Report, err)
 	}
+	digest, ok := v.accepted[m.Report]
+	if !ok { // a verdict record of version 2 keeps no digest
+		digest = uploadDigest(m)
+	}
 	delete(v.restore, m.Report)
 	delete(v.accepted, m.Report)
-	v.counted[m.Report] = uploadDigest(m)
+	v.counted[m.Report] = digest
 	return nil
 }
 
