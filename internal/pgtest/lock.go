@@ -22,9 +22,8 @@ const EnvRestart = "FEDECDF_TEST_POSTGRES_RESTART"
 // tests' shared hold, or the restarting test's exclusive one.
 var clusterLock struct {
 	sync.Mutex
-	f         *os.File
-	n         int
-	exclusive bool
+	f *os.File
+	n int
 }
 
 // lockPath is the lock file of the cluster of dsn.
@@ -38,7 +37,7 @@ func holdShared(t testing.TB, dsn string) {
 	l := &clusterLock
 	l.Lock()
 	defer l.Unlock()
-	if l.n == 0 && !l.exclusive {
+	if l.n == 0 {
 		l.f = openLock(t, dsn)
 		lockFile(t, l.f, false)
 	}
@@ -46,7 +45,7 @@ func holdShared(t testing.TB, dsn string) {
 	t.Cleanup(func() {
 		l.Lock()
 		defer l.Unlock()
-		if l.n--; l.n == 0 && !l.exclusive {
+		if l.n--; l.n == 0 {
 			l.f.Close() // releases the lock
 			l.f = nil
 		}
@@ -56,29 +55,22 @@ func holdShared(t testing.TB, dsn string) {
 // Restart returns the command restarting the test cluster
 // (FEDECDF_TEST_POSTGRES_RESTART; skipping t without it, failing it
 // under CI=true), having taken the cluster's exclusive lock for the
-// rest of t: no other test process uses the cluster until t ends.
+// rest of t: no other test process uses the cluster until t ends. The
+// lock file is open: t holds the shared lock (BaseDSN), which the
+// exclusive one converts, and back at t's end (its cleanup runs before
+// BaseDSN's, which releases it).
 func Restart(t testing.TB) string {
 	t.Helper()
 	cmd := Env(t, EnvRestart, "the command restarting the test's PostgreSQL (.ci/run sets it)")
-	dsn := BaseDSN(t)
+	BaseDSN(t)
 	l := &clusterLock
 	l.Lock()
 	defer l.Unlock()
-	if l.f == nil {
-		l.f = openLock(t, dsn)
-	}
 	lockFile(t, l.f, true)
-	l.exclusive = true
 	t.Cleanup(func() {
 		l.Lock()
 		defer l.Unlock()
-		l.exclusive = false
-		if l.n > 0 {
-			lockFile(t, l.f, false)
-			return
-		}
-		l.f.Close()
-		l.f = nil
+		lockFile(t, l.f, false)
 	})
 	return cmd
 }
