@@ -8,9 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/payload"
-	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/internal/store"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/server"
@@ -49,20 +47,11 @@ func testFoldedThenAccepted(t *testing.T, edit bool) {
 	seed[0] = 0x32
 	x := party.Instance{Score: 0.05, Label: 1}
 	folded := d.verifiedKeysFrom(id, x, rand.NewChaCha8(seed))
-	if err := upload(d.newParty(), manifest.LeaderName, &protocol.Upload{Dataset: d.m.Dataset, Report: id, Share: folded.Shares[0]}); err != nil {
-		t.Fatal(err)
-	}
-	waitPG(t, leaderDB, fmt.Sprintf(`SELECT count(*) FROM fedecdf_prepared WHERE id = '\x%x' AND fold IS NOT NULL`, id[:]), 1)
-	addrs := d.stopBoth()
+	var edited []byte
 	if edit {
-		other := d.verifiedKeysFrom(id, party.Instance{Score: 0.95, Label: 1}, rand.NewChaCha8(seed))
-		replaceUpload(t, leaderDB, d.m.Dataset, &protocol.Upload{Dataset: d.m.Dataset, Report: id, Share: other.Shares[0]})
+		edited = d.verifiedKeysFrom(id, party.Instance{Score: 0.95, Label: 1}, rand.NewChaCha8(seed)).Shares[0]
 	}
-	d.helper = d.start(server.Helper, addrs[server.Helper])
-	d.leader = d.start(server.Leader, addrs[server.Leader])
-	if err := upload(d.newParty(), manifest.HelperName, &protocol.Upload{Dataset: d.m.Dataset, Report: id, Share: folded.Shares[1]}); err != nil {
-		t.Fatal(err)
-	}
+	foldEditRestart(t, d, leaderDB, id, [2][]byte{folded.Shares[0], folded.Shares[1]}, edited)
 	e, err := d.analyst().ECDF(context.Background())
 	if !edit {
 		if err != nil {
@@ -74,13 +63,12 @@ func testFoldedThenAccepted(t *testing.T, edit bool) {
 	if !errors.Is(err, server.ErrUploadChanged) || !strings.Contains(err.Error(), id.String()) {
 		t.Fatalf("a release while a folded upload was edited before its verification: %v (answer %v); want a refusal with %q naming report %v", err, e, server.ErrUploadChanged, id)
 	}
-	addrs = d.stopBoth()
+	addrs := d.stopBoth()
 	for _, dsn := range dsns {
 		if _, err := store.QuarantineBackend(dsn, "", d.m.Dataset, []payload.ReportID{id}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	d.helper = d.start(server.Helper, addrs[server.Helper])
-	d.leader = d.start(server.Leader, addrs[server.Leader])
+	d.startBoth(addrs)
 	checkExact(t, d.query(), plainCounts(t, d.m, inst))
 }

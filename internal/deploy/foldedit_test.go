@@ -47,7 +47,7 @@ func testFoldedUploadEdited(t *testing.T, edit bool) {
 	if err := upload(d.newParty(), manifest.LeaderName, folded); err != nil {
 		t.Fatal(err)
 	}
-	waitPG(t, leaderDB, fmt.Sprintf(`SELECT count(*) FROM fedecdf_prepared WHERE id = '\x%x' AND fold IS NOT NULL`, id[:]), 1)
+	waitFolded(t, leaderDB, id)
 	if edit {
 		other := &protocol.Upload{Dataset: d.m.Dataset, Report: id, Share: share(party.Instance{Score: 0.95, Label: 0})}
 		replaceUpload(t, leaderDB, d.m.Dataset, other)
@@ -68,8 +68,7 @@ func testFoldedUploadEdited(t *testing.T, edit bool) {
 	if _, err := store.QuarantineBackend(leaderDB, "", d.m.Dataset, []payload.ReportID{id}); err != nil {
 		t.Fatal(err)
 	}
-	d.helper = d.start(server.Helper, addrs[server.Helper])
-	d.leader = d.start(server.Leader, addrs[server.Leader])
+	d.startBoth(addrs)
 	checkExact(t, d.query(), plainCounts(t, d.m, inst))
 }
 
@@ -79,10 +78,37 @@ func testFoldedUploadEdited(t *testing.T, edit bool) {
 // with the schemas by role.
 func newFoldingDeployment(t *testing.T, inst []party.Instance) (*deployment, map[server.Role]string) {
 	t.Helper()
-	dsns := map[server.Role]string{server.Leader: pgtest.Schema(t), server.Helper: pgtest.Schema(t)}
-	d := newDeploymentTweaked(t, hugeEpsilon, 1, manifest.UploadDirect, "replace", func(c *ServerConfig) { c.Store = dsns[c.Role] })
+	d, dsns := newPostgresDeployment(t, nil)
 	d.submitAll(inst)
 	return d, dsns
+}
+
+// waitFolded waits until the processes storing in the schema of dsn
+// folded report id.
+func waitFolded(t *testing.T, dsn string, id payload.ReportID) {
+	t.Helper()
+	waitPG(t, dsn, fmt.Sprintf(`SELECT count(*) FROM fedecdf_prepared WHERE id = '\x%x' AND fold IS NOT NULL`, id[:]), 1)
+}
+
+// foldEditRestart uploads the leader's share of report id to the
+// leader only and waits until it is folded there (leaderDB); with both
+// servers stopped, it replaces that stored upload by the share edited
+// (if not nil), restarts both, and uploads the helper's share to the
+// helper: the leader then holds the edited upload of a folded report.
+func foldEditRestart(t *testing.T, d *deployment, leaderDB string, id payload.ReportID, shares [2][]byte, edited []byte) {
+	t.Helper()
+	if err := upload(d.newParty(), manifest.LeaderName, &protocol.Upload{Dataset: d.m.Dataset, Report: id, Share: shares[0]}); err != nil {
+		t.Fatal(err)
+	}
+	waitFolded(t, leaderDB, id)
+	addrs := d.stopBoth()
+	if edited != nil {
+		replaceUpload(t, leaderDB, d.m.Dataset, &protocol.Upload{Dataset: d.m.Dataset, Report: id, Share: edited})
+	}
+	d.startBoth(addrs)
+	if err := upload(d.newParty(), manifest.HelperName, &protocol.Upload{Dataset: d.m.Dataset, Report: id, Share: shares[1]}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // replaceUpload replaces, in the database of dsn, the stored upload of

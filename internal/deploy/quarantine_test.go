@@ -30,12 +30,26 @@ var damageStores = []string{"bbolt", "postgres"}
 func newDamageDeployment(t *testing.T, kind string) (*deployment, map[server.Role]string) {
 	t.Helper()
 	if kind == "postgres" {
-		dsns := map[server.Role]string{server.Leader: pgtest.Schema(t), server.Helper: pgtest.Schema(t)}
-		d := newDeploymentTweaked(t, hugeEpsilon, 1, manifest.UploadDirect, "replace", func(c *ServerConfig) { c.Store = dsns[c.Role] })
-		return d, dsns
+		return newPostgresDeployment(t, nil)
 	}
 	d := newDeployment(t, hugeEpsilon, 1)
 	return d, map[server.Role]string{server.Leader: filepath.Join(d.dir, "leader.db"), server.Helper: filepath.Join(d.dir, "helper.db")}
+}
+
+// newPostgresDeployment starts a deployment whose servers each store in
+// a PostgreSQL schema of their own, tweak (if not nil) applied to each
+// server's configuration after its store is set, and returns it with
+// the schemas by role.
+func newPostgresDeployment(t *testing.T, tweak func(*ServerConfig)) (*deployment, map[server.Role]string) {
+	t.Helper()
+	dsns := map[server.Role]string{server.Leader: pgtest.Schema(t), server.Helper: pgtest.Schema(t)}
+	d := newDeploymentTweaked(t, hugeEpsilon, 1, manifest.UploadDirect, "replace", func(c *ServerConfig) {
+		c.Store = dsns[c.Role]
+		if tweak != nil {
+			tweak(c)
+		}
+	})
+	return d, dsns
 }
 
 // storedUploads returns each server's stored upload of report id.
@@ -78,6 +92,13 @@ func (d *deployment) stopBoth() map[server.Role]string {
 	return addrs
 }
 
+// startBoth starts the helper and then the leader again at addrs
+// (stopBoth's).
+func (d *deployment) startBoth(addrs map[server.Role]string) {
+	d.helper = d.start(server.Helper, addrs[server.Helper])
+	d.leader = d.start(server.Leader, addrs[server.Leader])
+}
+
 // checkQuarantined starts both servers again at addrs, a report of the
 // release old quarantined in their stores, and checks what package
 // server's doc states: old is refused rather than answered over
@@ -85,8 +106,7 @@ func (d *deployment) stopBoth() map[server.Role]string {
 // the kept reports.
 func (d *deployment) checkQuarantined(addrs map[server.Role]string, old payload.ReleaseID, kept int64) {
 	d.t.Helper()
-	d.helper = d.start(server.Helper, addrs[server.Helper])
-	d.leader = d.start(server.Leader, addrs[server.Leader])
+	d.startBoth(addrs)
 	if _, err := d.readRelease(old); !errors.Is(err, server.ErrReportSetChanged) {
 		d.t.Fatalf("reading the release created over the quarantined report: %v, want %q", err, server.ErrReportSetChanged)
 	}

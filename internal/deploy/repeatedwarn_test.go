@@ -1,16 +1,12 @@
 package deploy
 
 import (
-	"fmt"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/fedecdf/fedecdf/internal/deploy/manifest"
 	"github.com/fedecdf/fedecdf/internal/payload"
-	"github.com/fedecdf/fedecdf/internal/pgtest"
-	"github.com/fedecdf/fedecdf/internal/protocol"
 	"github.com/fedecdf/fedecdf/party"
 	"github.com/fedecdf/fedecdf/server"
 )
@@ -25,27 +21,15 @@ import (
 // stays in status's last errors.
 func TestRefusedReportWarnedOnceOnPostgres(t *testing.T) {
 	var logs syncBuffer
-	dsns := map[server.Role]string{server.Leader: pgtest.Schema(t), server.Helper: pgtest.Schema(t)}
-	d := newDeploymentTweaked(t, hugeEpsilon, 1, manifest.UploadDirect, "replace", func(c *ServerConfig) {
-		c.Store, c.Logger, c.PeerCheck, c.Summary = dsns[c.Role], logs.logger(t, "info"), 10*time.Millisecond, time.Hour
+	d, dsns := newPostgresDeployment(t, func(c *ServerConfig) {
+		c.Logger, c.PeerCheck, c.Summary = logs.logger(t, "info"), 10*time.Millisecond, time.Hour
 	})
 	d.submitAll(instances(3, 32))
 	var id payload.ReportID
 	id[0], id[15] = 0x32, 0xf0
 	r := d.verifiedKeysAt(id, party.Instance{Score: 0.05, Label: 1})
-	if err := upload(d.newParty(), manifest.LeaderName, &protocol.Upload{Dataset: d.m.Dataset, Report: id, Share: r.Shares[0]}); err != nil {
-		t.Fatal(err)
-	}
-	leaderDB := dsns[server.Leader]
-	waitPG(t, leaderDB, fmt.Sprintf(`SELECT count(*) FROM fedecdf_prepared WHERE id = '\x%x' AND fold IS NOT NULL`, id[:]), 1)
-	addrs := d.stopBoth()
 	other := d.verifiedKeysAt(id, party.Instance{Score: 0.95, Label: 0}).Shares[0]
-	replaceUpload(t, leaderDB, d.m.Dataset, &protocol.Upload{Dataset: d.m.Dataset, Report: id, Share: other})
-	d.helper = d.start(server.Helper, addrs[server.Helper])
-	d.leader = d.start(server.Leader, addrs[server.Leader])
-	if err := upload(d.newParty(), manifest.HelperName, &protocol.Upload{Dataset: d.m.Dataset, Report: id, Share: r.Shares[1]}); err != nil {
-		t.Fatal(err)
-	}
+	foldEditRestart(t, d, dsns[server.Leader], id, [2][]byte{r.Shares[0], r.Shares[1]}, other)
 	const checks = 30
 	for deadline := time.Now().Add(time.Minute); d.leader.warns.count(verifyUnfinished) < checks; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {

@@ -40,9 +40,7 @@ func waitPG(t *testing.T, dsn, sql string, want int64) {
 // servers finally hold, the new bin and not the old — what one process
 // per role, verifying without preparation, releases.
 func TestPurgedReportRecordedAgainOnPostgres(t *testing.T) {
-	dsns := map[server.Role]string{server.Leader: pgtest.Schema(t), server.Helper: pgtest.Schema(t)}
-	d := newDeploymentTweaked(t, hugeEpsilon, 1, manifest.UploadDirect, "replace", func(c *ServerConfig) {
-		c.Store = dsns[c.Role]
+	d, dsns := newPostgresDeployment(t, func(c *ServerConfig) {
 		if c.Role == server.Leader {
 			c.PurgeAfter = time.Nanosecond
 		}
