@@ -147,6 +147,16 @@ func (w *repeatedWarns) failed(msg string, err error) {
 	w.log.Warn(msg, "err", err, "failed_checks", n, "failing_for", now.Sub(since).String())
 }
 
+// check records the outcome err of a check of msg's kind: failed if
+// err is not nil, else succeeded, logging recovered if it was failing.
+func (w *repeatedWarns) check(msg, recovered string, err error) {
+	if err != nil {
+		w.failed(msg, err)
+		return
+	}
+	w.succeeded(msg, recovered)
+}
+
 // succeeded records a check of msg's kind that succeeded: if it was
 // failing, it logs recovered at INFO with the number of failed checks.
 func (w *repeatedWarns) succeeded(msg, recovered string) {

@@ -68,11 +68,7 @@ func (s *Server) prepare(dataset string, key []byte, p *server.Preparer) {
 		if agreed {
 			n, err = s.shared.PrepareNext(dataset, prepareBatch, p.Prepare)
 		}
-		if err != nil {
-			s.warns.failed("preparing reports", err)
-		} else {
-			s.warns.succeeded("preparing reports", "preparing reports again")
-		}
+		s.warns.check("preparing reports", "preparing reports again", err)
 		if n == prepareBatch {
 			select {
 			case <-s.stop:
@@ -98,12 +94,7 @@ func (s *Server) prepare(dataset string, key []byte, p *server.Preparer) {
 // reports no process prepares, every second until Close.
 func (s *Server) drainQueue(dataset string) {
 	for {
-		const warn = "emptying the queue of reports to prepare"
-		if err := s.shared.DrainQueue(dataset); err != nil {
-			s.warns.failed(warn, err)
-		} else {
-			s.warns.succeeded(warn, "emptying the queue of reports to prepare again")
-		}
+		s.warns.check("emptying the queue of reports to prepare", "emptying the queue of reports to prepare again", s.shared.DrainQueue(dataset))
 		select {
 		case <-s.stop:
 			return

@@ -180,12 +180,11 @@ func (s *Server) fail(err error) {
 // database restarted. An unreachable database is warned about as
 // repeatedWarns says.
 func (s *Server) holdLock() {
-	const warn = "the database is not reachable"
-	if err := s.shared.Hold(); err != nil && !errors.Is(err, store.ErrLocked) {
-		s.warns.failed(warn, err)
-	} else {
-		s.warns.succeeded(warn, "the database is reachable again")
+	err := s.shared.Hold()
+	if errors.Is(err, store.ErrLocked) { // lost to another process: run demotes this one
+		err = nil
 	}
+	s.warns.check("the database is not reachable", "the database is reachable again", err)
 }
 
 // ingest records the upload pt (checked by the sealed frame's
@@ -241,12 +240,7 @@ func (s *Server) catchUp() error {
 
 // catchUpOrLog is catchUp, logging its failure (repeatedWarns).
 func (s *Server) catchUpOrLog() {
-	const warn = "reading the reports other processes recorded"
-	if err := s.catchUp(); err != nil {
-		s.warns.failed(warn, err)
-	} else {
-		s.warns.succeeded(warn, "reading the reports other processes recorded again")
-	}
+	s.warns.check("reading the reports other processes recorded", "reading the reports other processes recorded again", s.catchUp())
 }
 
 // readNew feeds the server the shared store's reports since the cursor,

@@ -26,11 +26,7 @@ const verifyUnfinished = "verification of the reports held not finished: it runs
 func (s *Server) verifyReports() {
 	ctx, cancel := context.WithTimeout(context.Background(), verifyTimeout)
 	defer cancel()
-	if err := s.srv.Verify(ctx); err != nil {
-		s.warns.failed(verifyUnfinished, err)
-	} else {
-		s.warns.succeeded(verifyUnfinished, "verification of the reports held finished again")
-	}
+	s.warns.check(verifyUnfinished, "verification of the reports held finished again", s.srv.Verify(ctx))
 	s.logRejected()
 }
 
