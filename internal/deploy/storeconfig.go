@@ -99,7 +99,7 @@ func (s *Server) checkStoreConfig() error {
 	}
 	if !found {
 		if n, err := s.store.NumReports(want.Dataset); err == nil && n > 0 {
-			s.log.Warn("the store has reports but no configuration record (written by an earlier fedecdf): recording this manifest's, which must be the one the store was started with", "store", s.cfg.Store, "reports", n)
+			s.log.Warn("the store has reports but no configuration record (written by an earlier fedecdf): recording this manifest's, which must be the one the store was started with", "store", store.Name(s.cfg.Store), "reports", n)
 		}
 		return s.store.SetConfig(b)
 	}
@@ -124,7 +124,7 @@ func (s *Server) checkStoreConfig() error {
 		return err
 	}
 	released = released || spent.Epsilon > 0 || spent.Delta > 0
-	attrs := []any{"store", s.cfg.Store, "changes", describeChanges(ch), "reports", reports, "released", released}
+	attrs := []any{"store", store.Name(s.cfg.Store), "changes", describeChanges(ch), "reports", reports, "released", released}
 	switch {
 	case reports == 0 && !released:
 		s.log.Info("the store holds nothing yet: recording the manifest's configuration", attrs...)
@@ -133,7 +133,7 @@ func (s *Server) checkStoreConfig() error {
 	case len(ch) == 1 && ch[0].field == "mechanism.neighbours":
 		s.log.Warn("the neighbouring relation changed before any release", attrs...)
 	default:
-		return fmt.Errorf("%s: %w: %s; the store %s holds %d reports of dataset %q (released: %v), which mean something else under the new values: start the server on the manifest the store was created under, or on a new store file (the parties upload again); nothing in the store was changed", s.name, ErrStoreConfig, describeChanges(ch), s.cfg.Store, reports, old.Dataset, released)
+		return fmt.Errorf("%s: %w: %s; the store %s holds %d reports of dataset %q (released: %v), which mean something else under the new values: start the server on the manifest the store was created under, or on a new store file (the parties upload again); nothing in the store was changed", s.name, ErrStoreConfig, describeChanges(ch), store.Name(s.cfg.Store), reports, old.Dataset, released)
 	}
 	return s.store.SetConfig(b)
 }
@@ -158,7 +158,7 @@ func (s *Server) checkBudget(want ledger.Budget) error {
 	attrs := []any{"dataset", name, "old_epsilon", old.Epsilon, "old_delta", old.Delta, "new_epsilon", want.Epsilon, "new_delta", want.Delta, "spent_epsilon", spent.Epsilon, "spent_delta", spent.Delta}
 	switch {
 	case found && spent != (ledger.Budget{}) && !s.cfg.AcceptBudgetChange:
-		return fmt.Errorf("%s: dataset %q: %w: the manifest's total budget ε=%g, δ=%g is not the ε=%g, δ=%g the ledger in %s has spent ε=%g, δ=%g under", s.name, name, ErrBudgetChanged, want.Epsilon, want.Delta, old.Epsilon, old.Delta, s.cfg.Store, spent.Epsilon, spent.Delta)
+		return fmt.Errorf("%s: dataset %q: %w: the manifest's total budget ε=%g, δ=%g is not the ε=%g, δ=%g the ledger in %s has spent ε=%g, δ=%g under", s.name, name, ErrBudgetChanged, want.Epsilon, want.Delta, old.Epsilon, old.Delta, store.Name(s.cfg.Store), spent.Epsilon, spent.Delta)
 	case found && spent != (ledger.Budget{}):
 		s.log.Warn("total budget changed by --accept-budget-change", attrs...)
 	case found:
