@@ -123,16 +123,22 @@ func (p *prepared) sketches(ups []*protocol.Upload) (ready []*protocol.Upload, s
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	for _, up := range ups {
+	changed := make([]error, len(ups)) // each a hash of its encoding: on every core
+	parallel(len(ups), func(i int) {
+		if _, ok := got[ups[i].Report]; ok {
+			changed[i] = p.preparedUpload(ups[i], digests)
+		}
+	})
+	for i, up := range ups {
 		s, ok := got[up.Report]
-		if !ok {
+		switch {
+		case !ok:
 			unready = append(unready, up.Report)
-			continue
+		case changed[i] != nil:
+			return nil, nil, nil, changed[i]
+		default:
+			ready, sk = append(ready, up), append(sk, s)
 		}
-		if err := p.preparedUpload(up, digests); err != nil {
-			return nil, nil, nil, err
-		}
-		ready, sk = append(ready, up), append(sk, s)
 	}
 	return ready, sk, unready, nil
 }
