@@ -41,9 +41,16 @@ func sumBins(folds [][]byte) []uint64 {
 // and returns how many it prepared.
 func prepareAll(t *testing.T, p *Postgres, batch int) int {
 	t.Helper()
+	return prepareWith(t, p, batch, binFold)
+}
+
+// prepareWith is prepareAll with prepare, as one process's preparation
+// loop runs it until the queue is empty.
+func prepareWith(t testing.TB, p *Postgres, batch int, prepare Prepare) int {
+	t.Helper()
 	total := 0
 	for {
-		n, err := p.PrepareNext("d", batch, binFold)
+		n, err := p.PrepareNext("d", batch, prepare)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -215,15 +215,7 @@ func prepareSchema3(ctx context.Context, b *testing.B, conn *pgx.Conn, ids []pay
 // prepareQueued runs one process's preparation loop until the queue of
 // dataset d is empty, and checks that the folds hold every report.
 func prepareQueued(b *testing.B, p *Postgres, n int, prepare Prepare) {
-	for {
-		got, err := p.PrepareNext("d", 256, prepare)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if got == 0 {
-			break
-		}
-	}
+	prepareWith(b, p, 256, prepare)
 	if _, folded, err := p.Folds("d"); err != nil || len(folded) != n {
 		b.Fatalf("after the preparation: %d reports folded (%v), want %d", len(folded), err, n)
 	}
