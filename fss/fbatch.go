@@ -223,7 +223,7 @@ func getFieldWalker(n, m int, points []uint64, reverse bool, visit runVisitor) *
 	pool, _ := fieldWalkerPools.LoadOrStore(fieldWalkerShape(n, m, runLen), new(sync.Pool))
 	w, _ := pool.(*sync.Pool).Get().(*fieldWalker)
 	if w == nil {
-		w = newFieldWalker(n, m, points, reverse, runLen)
+		w = newFieldWalker(n, m, runLen)
 	}
 	w.points, w.reverse, w.visit = points, reverse, visit
 	return w
@@ -248,10 +248,10 @@ func fieldWalkerShape(n, m, runLen int) [4]int {
 	return [4]int{n, m, fused, runLen}
 }
 
-// newFieldWalker returns a walker of n-bit keys with m components at the
-// points, staging runs of runLen leaves (leafRun, or visitRun for a
-// visitor).
-func newFieldWalker(n, m int, points []uint64, reverse bool, runLen int) *fieldWalker {
+// newFieldWalker returns a walker of n-bit keys with m components,
+// staging runs of runLen leaves (leafRun, or visitRun for a visitor);
+// its points are set by getFieldWalker.
+func newFieldWalker(n, m, runLen int) *fieldWalker {
 	perKey := func() [][]uint64 {
 		rows := make([][]uint64, m)
 		for c := range rows {
@@ -267,7 +267,7 @@ func newFieldWalker(n, m int, points []uint64, reverse bool, runLen int) *fieldW
 		return st
 	}
 	w := &fieldWalker{
-		n: n, m: m, points: points, reverse: reverse, runLen: runLen,
+		n: n, m: m, runLen: runLen,
 		state:   make([][2]fieldState, n+1),
 		cw:      make([]levelCW, n),
 		final:   perKey(),
