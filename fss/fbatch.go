@@ -220,8 +220,7 @@ func getFieldWalker(n, m int, points []uint64, reverse bool, visit runVisitor) *
 	if visit != nil {
 		runLen = visitRun
 	}
-	pool, _ := fieldWalkerPools.LoadOrStore(fieldWalkerShape(n, m, runLen), new(sync.Pool))
-	w, _ := pool.(*sync.Pool).Get().(*fieldWalker)
+	w, _ := poolOf(&fieldWalkerPools, fieldWalkerShape(n, m, runLen)).Get().(*fieldWalker)
 	if w == nil {
 		w = newFieldWalker(n, m, runLen)
 	}
@@ -233,8 +232,7 @@ func getFieldWalker(n, m int, points []uint64, reverse bool, visit runVisitor) *
 // caller's points, outputs and visitor.
 func putFieldWalker(w *fieldWalker) {
 	w.points, w.out, w.visit = nil, nil, nil
-	pool, _ := fieldWalkerPools.Load(fieldWalkerShape(w.n, w.m, w.runLen))
-	pool.(*sync.Pool).Put(w)
+	poolOf(&fieldWalkerPools, fieldWalkerShape(w.n, w.m, w.runLen)).Put(w)
 }
 
 // fieldWalkerShape is the pool key of walkers of shape (n, m) staging
