@@ -85,6 +85,7 @@ func (w *fieldWalker) fused() bool { return w.wide != nil && w.wide.keys > 0 }
 func (w *fieldWalker) runWide4(keys []*FieldKey) {
 	x, root := w.wide, &w.state[0][0]
 	x.keys = len(keys)
+	clear(root.valB) // the root's path values are 0
 	for i := range x.keys {
 		k := &keys[i].k
 		t := -uint64(k.party)
@@ -96,13 +97,9 @@ func (w *fieldWalker) runWide4(keys []*FieldKey) {
 			}
 			pairRows(x.valCW[d], i, cw[2:])
 		}
-		pairRows(root.valB, i, zeroWords[:w.m])
 		pairRows(x.final, i, k.final)
 	}
 }
-
-// zeroWords are the components of a root's path value.
-var zeroWords [maxFusedComponents]uint64
 
 // pairRows writes components v of key i to rows of component pairs, a
 // 0 after the last one when there are an odd number of them.
