@@ -47,7 +47,8 @@ func TestKernelsDispatched(t *testing.T) {
 			}
 			fused := accel.name == "avx512+vaes"
 			for _, m := range []int{3, 4, 5, 6} {
-				w := newFieldWalker(3, m, []uint64{0, 1}, false, leafRun)
+				w := newFieldWalker(3, m, leafRun)
+				w.points = []uint64{0, 1}
 				want := fused && (m == 4 || m == 5)
 				if got := w.wide != nil; got != want {
 					t.Errorf("m = %d: fused path %v, want %v", m, got, want)

@@ -207,14 +207,21 @@ type walker struct {
 // queries reuse their buffers.
 var walkerPools sync.Map
 
+// poolOf returns the sync.Pool stored under key in pools, storing a new
+// one when there is none. It loads first, so that only the first calls
+// for a key allocate a pool, not every call.
+func poolOf(pools *sync.Map, key any) *sync.Pool {
+	if pool, ok := pools.Load(key); ok {
+		return pool.(*sync.Pool)
+	}
+	pool, _ := pools.LoadOrStore(key, new(sync.Pool))
+	return pool.(*sync.Pool)
+}
+
 // getWalker returns a walker for keys of shape (n, m) at the points, with
 // a zero accumulator.
 func getWalker(n, m int, points []uint64) *walker {
-	pool, ok := walkerPools.Load([2]int{n, m})
-	if !ok {
-		pool, _ = walkerPools.LoadOrStore([2]int{n, m}, new(sync.Pool))
-	}
-	w, _ := pool.(*sync.Pool).Get().(*walker)
+	w, _ := poolOf(&walkerPools, [2]int{n, m}).Get().(*walker)
 	if w == nil {
 		w = newWalker(n, m)
 	}
@@ -232,8 +239,7 @@ func getWalker(n, m int, points []uint64) *walker {
 // points.
 func putWalker(w *walker) {
 	w.points = nil
-	pool, _ := walkerPools.Load([2]int{w.n, w.m})
-	pool.(*sync.Pool).Put(w)
+	poolOf(&walkerPools, [2]int{w.n, w.m}).Put(w)
 }
 
 func newWalker(n, m int) *walker {

@@ -220,10 +220,9 @@ func getFieldWalker(n, m int, points []uint64, reverse bool, visit runVisitor) *
 	if visit != nil {
 		runLen = visitRun
 	}
-	pool, _ := fieldWalkerPools.LoadOrStore(fieldWalkerShape(n, m, runLen), new(sync.Pool))
-	w, _ := pool.(*sync.Pool).Get().(*fieldWalker)
+	w, _ := poolOf(&fieldWalkerPools, fieldWalkerShape(n, m, runLen)).Get().(*fieldWalker)
 	if w == nil {
-		w = newFieldWalker(n, m, points, reverse, runLen)
+		w = newFieldWalker(n, m, runLen)
 	}
 	w.points, w.reverse, w.visit = points, reverse, visit
 	return w
@@ -233,8 +232,7 @@ func getFieldWalker(n, m int, points []uint64, reverse bool, visit runVisitor) *
 // caller's points, outputs and visitor.
 func putFieldWalker(w *fieldWalker) {
 	w.points, w.out, w.visit = nil, nil, nil
-	pool, _ := fieldWalkerPools.Load(fieldWalkerShape(w.n, w.m, w.runLen))
-	pool.(*sync.Pool).Put(w)
+	poolOf(&fieldWalkerPools, fieldWalkerShape(w.n, w.m, w.runLen)).Put(w)
 }
 
 // fieldWalkerShape is the pool key of walkers of shape (n, m) staging
@@ -248,10 +246,10 @@ func fieldWalkerShape(n, m, runLen int) [4]int {
 	return [4]int{n, m, fused, runLen}
 }
 
-// newFieldWalker returns a walker of n-bit keys with m components at the
-// points, staging runs of runLen leaves (leafRun, or visitRun for a
-// visitor).
-func newFieldWalker(n, m int, points []uint64, reverse bool, runLen int) *fieldWalker {
+// newFieldWalker returns a walker of n-bit keys with m components,
+// staging runs of runLen leaves (leafRun, or visitRun for a visitor);
+// its points are set by getFieldWalker.
+func newFieldWalker(n, m, runLen int) *fieldWalker {
 	perKey := func() [][]uint64 {
 		rows := make([][]uint64, m)
 		for c := range rows {
@@ -267,7 +265,7 @@ func newFieldWalker(n, m int, points []uint64, reverse bool, runLen int) *fieldW
 		return st
 	}
 	w := &fieldWalker{
-		n: n, m: m, points: points, reverse: reverse, runLen: runLen,
+		n: n, m: m, runLen: runLen,
 		state:   make([][2]fieldState, n+1),
 		cw:      make([]levelCW, n),
 		final:   perKey(),

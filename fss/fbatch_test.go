@@ -67,11 +67,20 @@ func checkEvalFieldBatchCase(t *testing.T, r *rand.Rand, tc fieldBatchCase, reve
 		}
 		keys = append(keys, [2]*FieldKey{k0, k1}[tc.keys%2])
 	}
+	checkAgainstEvalField(t, keys, points, reverse, tc.workers)
+}
+
+// checkAgainstEvalField checks evalFieldBatch of keys at points, on
+// workers goroutines, against EvalField, with point j at row
+// len(points)−1−j when reverse is set.
+func checkAgainstEvalField(t *testing.T, keys []*FieldKey, points []uint64, reverse bool, workers int) {
+	t.Helper()
+	m := keys[0].Components()
 	out := make([][]Fp, len(keys))
 	for i := range out {
-		out[i] = make([]Fp, len(points)*tc.m)
+		out[i] = make([]Fp, len(points)*m)
 	}
-	if err := evalFieldBatch(keys, points, out, nil, reverse, tc.workers); err != nil {
+	if err := evalFieldBatch(keys, points, out, nil, reverse, workers); err != nil {
 		t.Fatal(err)
 	}
 	for i, k := range keys {
@@ -82,7 +91,7 @@ func checkEvalFieldBatchCase(t *testing.T, r *rand.Rand, tc fieldBatchCase, reve
 				row = len(points) - 1 - j
 			}
 			for c := range want {
-				if got := out[i][row*tc.m+c]; got != want[c] {
+				if got := out[i][row*m+c]; got != want[c] {
 					t.Fatalf("key %d x=%d component %d: batch %d, EvalField %d", i, x, c, got, want[c])
 				}
 			}

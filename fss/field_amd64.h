@@ -1,7 +1,7 @@
-// Constants of the field walker's vector loops (walk_amd64.s and
-// fwide_amd64.s), each file its own copy: F_p's modulus p = 2^64 − 2^32 + 1
-// and 2^32 − 1 ≡ 2^64, broadcast from 64 bits, and the index vectors that
-// gather four components of two keys.
+// Constants and macros of the field walker's vector loops (walk_amd64.s
+// and fwide_amd64.s), each file its own copy: F_p's modulus
+// p = 2^64 − 2^32 + 1 and 2^32 − 1 ≡ 2^64, broadcast from 64 bits, and the
+// index vectors that gather four components of two keys.
 DATA low32<>+0(SB)/8, $0x00000000ffffffff
 GLOBL low32<>(SB), RODATA|NOPTR, $8
 DATA modulus<>+0(SB)/8, $0xffffffff00000001
@@ -29,3 +29,18 @@ DATA pairHi<>+40(SB)/8, $7
 DATA pairHi<>+48(SB)/8, $14
 DATA pairHi<>+56(SB)/8, $15
 GLOBL pairHi<>(SB), RODATA|NOPTR, $64
+
+// ADDP512(x, a): a = addP(a, x): a + x, plus 2^32 − 1 (Z14) in the lanes
+// where the addition carried (a + x <u x); clobbers K2.
+#define ADDP512(x, a) \
+	VPADDQ  x, a, a      \
+	VPCMPUQ $1, x, a, K2 \
+	VPADDQ  Z14, a, K2, a
+
+// CANON512(z): z = canonical(z), negated mod p in the lanes of K6 (party
+// 1) that are not 0; Z12 = p; clobbers K3, K5.
+#define CANON512(z) \
+	VPCMPUQ  $5, Z12, z, K3 \
+	VPSUBQ   Z12, z, K3, z  \
+	VPTESTMQ z, z, K6, K5   \
+	VPSUBQ   z, Z12, K5, z

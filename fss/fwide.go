@@ -85,6 +85,7 @@ func (w *fieldWalker) fused() bool { return w.wide != nil && w.wide.keys > 0 }
 func (w *fieldWalker) runWide4(keys []*FieldKey) {
 	x, root := w.wide, &w.state[0][0]
 	x.keys = len(keys)
+	clear(root.valB) // the root's path values are 0
 	for i := range x.keys {
 		k := &keys[i].k
 		t := -uint64(k.party)
@@ -96,13 +97,9 @@ func (w *fieldWalker) runWide4(keys []*FieldKey) {
 			}
 			pairRows(x.valCW[d], i, cw[2:])
 		}
-		pairRows(root.valB, i, zeroWords[:w.m])
 		pairRows(x.final, i, k.final)
 	}
 }
-
-// zeroWords are the components of a root's path value.
-var zeroWords [maxFusedComponents]uint64
 
 // pairRows writes components v of key i to rows of component pairs, a
 // 0 after the last one when there are an odd number of them.
@@ -117,8 +114,9 @@ func pairRows(rows []block, i int, v []uint64) {
 }
 
 // node4 is the fused step at the inner node at depth d with state st:
-// the wanted children's seeds and masks, both children's values, and
-// the values of the keys with a PRG word ≥ p redone (resample4).
+// the wanted children's seeds and masks and both children's values, all
+// of the group's values redone (resample4) when a key has a value word
+// ≥ p.
 func (w *fieldWalker) node4(d int, st *fieldState, need [2]bool) {
 	children := &w.state[d+1]
 	if node4Kernel(w.wide, w.m, d, st, children, need) != 0 || forceResample {
@@ -126,15 +124,15 @@ func (w *fieldWalker) node4(d int, st *fieldState, need [2]bool) {
 	}
 }
 
-// resample4 redoes both children's values of the keys whose first 2m
-// value words are not all below p (every key under forceResample), with
-// their values from fieldValues.
+// resample4 redoes both children's values of every key of the group,
+// with their values from fieldValues. It runs only when a key's first
+// 2m value words are not all below p (or under forceResample); for the
+// keys whose words are, fieldValues gives the kernel's own words, so
+// their values are rewritten unchanged, and no key's stream is computed
+// just to find out whether it needs redoing.
 func (w *fieldWalker) resample4(d int, st *fieldState, children *[2]fieldState) {
 	m, x := w.m, w.wide
 	for i := range x.keys {
-		if !w.rejectedWords(st.seed[i], 2*m) {
-			continue
-		}
 		var vals [2 * maxFusedComponents]Fp
 		fieldValues(st.seed[i], m, m, vals[:2*m])
 		mk := st.maskB[i][0]
@@ -148,35 +146,23 @@ func (w *fieldWalker) resample4(d int, st *fieldState, children *[2]fieldState) 
 	}
 }
 
-// rejectedWords reports whether one of the first words value words of
-// seed s is not below p (always under forceResample).
-func (w *fieldWalker) rejectedWords(s block, words int) bool {
-	var stream [2 * maxFusedComponents]uint64
-	streamWords(s, 1, (words+1)/2, stream[:])
-	var rej uint64
-	for _, x := range stream[:words] {
-		rej |= rejected(x)
-	}
-	return rej != 0 || forceResample
-}
-
 // leaf4 stages the shares of every key at the leaf with state st in
-// slot of the staging rows, and redoes those of the keys with a leaf
-// word ≥ p (resampleLeaf4).
+// slot of the staging rows, all of the group's redone (resampleLeaf4)
+// when a key has a leaf word ≥ p.
 func (w *fieldWalker) leaf4(st *fieldState, slot int) {
 	if leaf4Kernel(w.wide, w.m, st, w.staged, slot*w.m, w.party) != 0 || forceResample {
 		w.resampleLeaf4(st, slot)
 	}
 }
 
-// resampleLeaf4 rewrites staged slot for the keys whose m leaf words
-// are not all below p, with their leaf values from fieldLeaf.
+// resampleLeaf4 rewrites staged slot for every key of the group, with
+// their leaf values from fieldLeaf. It runs only when a key's m leaf
+// words are not all below p (or under forceResample); for the keys
+// whose words are, fieldLeaf gives the kernel's own words, so their
+// shares are rewritten unchanged.
 func (w *fieldWalker) resampleLeaf4(st *fieldState, slot int) {
 	m, x := w.m, w.wide
 	for i := range x.keys {
-		if !w.rejectedWords(st.seed[i], m) {
-			continue
-		}
 		var vals [maxFusedComponents]Fp
 		fieldLeaf(st.seed[i], vals[:m])
 		mk := st.maskB[i][0]

@@ -16,13 +16,6 @@ DATA wLowBit<>+0(SB)/8, $1
 DATA wLowBit<>+8(SB)/8, $0
 GLOBL wLowBit<>(SB), RODATA|NOPTR, $16
 
-// WADDP(x, a): a = addP(a, x): a + x, plus 2^32 − 1 (Z14) in the lanes
-// where the addition carried (a + x <u x).
-#define WADDP(x, a) \
-	VPADDQ  x, a, a      \
-	VPCMPUQ $1, x, a, K2 \
-	VPADDQ  Z14, a, K2, a
-
 // WCHILD(g, z): from the child seed blocks z of keys 4g … 4g+3, the
 // corrected seeds (z ⊕ cw & mask, least significant bit cleared) to
 // (DI) and their control bits as masks of both words to (R13); AX = the
@@ -69,7 +62,7 @@ skip:
 	VMOVDQU64 (g*64)(pv)(R8*1), z  \
 	VMOVDQU64 (g*64)(vc)(R8*1), Z9 \
 	VPANDQ    (g*64)(R9)(R8*1), Z9, Z9 \
-	WADDP(Z9, z)
+	ADDP512(Z9, z)
 
 #define WBASES(pv, vc) \
 	WBASE(0, pv, vc, Z24) \
@@ -86,7 +79,7 @@ skip:
 // the row at DI; Z13 = the largest word so far.
 #define WVALUE(g, z, b) \
 	VPMAXUQ   z, Z13, Z13          \
-	WADDP(b, z)                    \
+	ADDP512(b, z)                  \
 	VMOVDQU64 z, (g*64)(DI)(R8*1)
 
 #define WVALUES32 \
@@ -168,14 +161,6 @@ nodeDone:
 	MOVQ AX, ret+8(FP)
 	RET
 
-// WCANON(z): z = canonical(z), negated mod p in the lanes of K6 (party 1)
-// that are not 0; Z12 = p.
-#define WCANON(z) \
-	VPCMPUQ  $5, Z12, z, K3 \
-	VPSUBQ   Z12, z, K3, z  \
-	VPTESTMQ z, z, K6, K5   \
-	VPSUBQ   z, Z12, K5, z
-
 // WLEAF(g, a, b): the shares of keys 4g … 4g+3 from their leaf words a
 // (components 0, 1) and b (2, 3): canonical(addP(addP(path value, word),
 // final & mask)), negated for party 1, each key's four to its staging
@@ -187,15 +172,15 @@ nodeDone:
 	VPMAXUQ       b, Z13, Z13           \
 	VMOVDQU64     (g*64)(R9)(R8*1), Z9  \
 	VMOVDQU64     (g*64)(R11)(R8*1), Z10 \
-	WADDP(Z10, a)                       \
+	ADDP512(Z10, a)                     \
 	VPANDQ        (g*64)(R12)(R8*1), Z9, Z10 \
-	WADDP(Z10, a)                       \
-	WCANON(a)                           \
+	ADDP512(Z10, a)                     \
+	CANON512(a)                         \
 	VMOVDQU64     (g*64)(AX)(R8*1), Z10 \
-	WADDP(Z10, b)                       \
+	ADDP512(Z10, b)                     \
 	VPANDQ        (g*64)(BX)(R8*1), Z9, Z10 \
-	WADDP(Z10, b)                       \
-	WCANON(b)                           \
+	ADDP512(Z10, b)                     \
+	CANON512(b)                         \
 	VMOVDQA64     Z18, Z10              \
 	VPERMI2Q      b, a, Z10             \
 	VMOVDQA64     Z19, Z9               \
@@ -308,7 +293,7 @@ leafDone:
 	VPMAXUQ   z, Z13, Z13              \
 	VMOVDQU64 (g*64)(AX)(R8*1), Z9     \
 	VSHUFPD   $0x55, z, Z9, Z10        \
-	WADDP(b, Z10)                      \
+	ADDP512(b, Z10)                    \
 	VMOVDQU64 Z10, (g*64)(R13)(R8*1)
 
 #define WSPLICE32 \
@@ -328,10 +313,10 @@ leafDone:
 #define WLAST(g, z, b) \
 	VPSHUFD   $0xee, z, Z10                \
 	VPANDNQ   Z10, Z15, Z10                \
-	WADDP(b, Z10)                          \
+	ADDP512(b, Z10)                        \
 	VMOVDQU64 Z10, (g*64)(R13)(R8*1)       \
 	VPANDNQ   (g*64)(DI)(R8*1), Z15, Z10   \
-	WADDP(b, Z10)                          \
+	ADDP512(b, Z10)                        \
 	VMOVDQU64 Z10, (g*64)(DI)(R8*1)
 
 #define WLAST32 \
@@ -413,10 +398,10 @@ node5Done:
 	VPMAXUQ        z, Z13, K4, Z13           \
 	VMOVDQU64      (g*64)(R9)(R8*1), Z9      \
 	VMOVDQU64      (g*64)(AX)(R8*1), Z10     \
-	WADDP(Z10, z)                            \
+	ADDP512(Z10, z)                          \
 	VPANDQ         (g*64)(BX)(R8*1), Z9, Z10 \
-	WADDP(Z10, z)                            \
-	WCANON(z)                                \
+	ADDP512(Z10, z)                          \
+	CANON512(z)                              \
 	VMOVQ          x, 32(R10)                \
 	VEXTRACTI32X4  $1, z, X9                 \
 	VMOVQ          X9, 32(R10)(DX*1)         \

@@ -71,7 +71,7 @@ func TestFieldWalkResamplesRealRejectedWords(t *testing.T) {
 							fk[at.key] = randomFieldKey(t, r, n, m, party)
 						}
 					}
-					checkAgainstEvalField(t, fk, points)
+					checkAgainstEvalField(t, fk, points, false, 1)
 				})
 			}
 		}
@@ -109,28 +109,4 @@ func steerToSeed(k *Key, depth int, target block) bool {
 	cw := k.cw[(depth-1)*k.stride():]
 	cw[0], cw[1] = (out[0][0]^target[0])&^1, out[0][1]^target[1]
 	return true
-}
-
-// checkAgainstEvalField checks evalFieldBatch of keys at points against
-// EvalField, on one goroutine.
-func checkAgainstEvalField(t *testing.T, keys []*FieldKey, points []uint64) {
-	t.Helper()
-	m := keys[0].Components()
-	out := make([][]Fp, len(keys))
-	for i := range out {
-		out[i] = make([]Fp, len(points)*m)
-	}
-	if err := evalFieldBatch(keys, points, out, nil, false, 1); err != nil {
-		t.Fatal(err)
-	}
-	for i, k := range keys {
-		for j, x := range points {
-			want, _ := EvalField(k, x)
-			for c := range want {
-				if got := out[i][j*m+c]; got != want[c] {
-					t.Fatalf("key %d x=%d component %d: batch %d, EvalField %d", i, x, c, got, want[c])
-				}
-			}
-		}
-	}
 }

@@ -120,7 +120,7 @@ func runAccel(a prgNodeArgs, seeds, left, right, vals []block) {
 // accelSplit returns how runAccel splits n seeds: the first wide on VAES
 // over ZMM registers, those up to vaes over YMM ones, the rest on AES-NI.
 func accelSplit(n int) (wide, vaes int) {
-	if useVAES && useAVX512 {
+	if wide4Accel() { // VAES on ZMM registers, as the fused kernels
 		wide = n &^ 31
 	}
 	vaes = wide

@@ -296,13 +296,6 @@ DATA evenWords<>+48(SB)/8, $12
 DATA evenWords<>+56(SB)/8, $14
 GLOBL evenWords<>(SB), RODATA|NOPTR, $64
 
-// ADDP512(x, a): a = addP(a, x): a + x, plus 2^32 − 1 (Z14) in the lanes
-// where the addition carried (a + x <u x).
-#define ADDP512(x, a) \
-	VPADDQ  x, a, a      \
-	VPCMPUQ $1, x, a, K2 \
-	VPADDQ  Z14, a, K2, a
-
 // WORDS512(ptr, z): z = the words at ptr, ptr + 16, …, ptr + 112 (one word
 // of each of eight blocks; reads 8 bytes past the last).
 #define WORDS512(ptr, z) \
@@ -377,10 +370,7 @@ both8Done:
 	MOVQ      c8(SI), SI         \
 	VPANDQ    (SI)(R8*1), Z6, Z5 \
 	ADDP512(Z5, z)               \
-	VPCMPUQ   $5, Z12, z, K3     \
-	VPSUBQ    Z12, z, K3, z      \
-	VPTESTMQ  z, z, K6, K5       \
-	VPSUBQ    z, Z12, K5, z
+	CANON512(z)
 
 // STORE2(z, lo, hi): the low 32 bytes of z to element a.at of output
 // vector lo (byte offset of its slice header from BX), the high 32 to hi.
