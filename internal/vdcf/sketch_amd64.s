@@ -218,10 +218,6 @@ addedLazy:
 	VZEROUPPER
 	RET
 
-// lo32 is 2^32 − 1, the low half of a word.
-DATA lo32<>+0(SB)/8, $0xffffffff
-GLOBL lo32<>(SB), RODATA|NOPTR, $8
-
 // func squareAVX512(dst, src *fss.Fp, n int)
 //
 // For n elements (a multiple of 8) of F_p, sets dst[i] = src[i]² mod p,
@@ -232,7 +228,7 @@ TEXT ·squareAVX512(SB), NOSPLIT, $0-24
 	MOVQ         dst+0(FP), DI
 	MOVQ         src+8(FP), SI
 	MOVQ         n+16(FP), CX
-	VPBROADCASTQ lo32<>(SB), Z30
+	VPBROADCASTQ twoTo32m1<>(SB), Z30 // 2^32 − 1, the low half of a word
 	VPBROADCASTQ modulus<>(SB), Z29
 	VPTERNLOGQ   $0xff, Z28, Z28, Z28 // −1 in every lane
 	TESTQ        CX, CX
