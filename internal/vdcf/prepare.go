@@ -148,7 +148,7 @@ func (v *Server) walk(nonces [][NonceSize]byte, shares []*Share) (*walked, error
 		copy(r.prev[:], run[(n-1)*m:])
 	}
 	if err := v.s.dom.FieldPrefixRuns(keys, visit); err != nil {
-		v.walks.Put(w)
+		v.release(w)
 		return nil, fmt.Errorf("vdcf: %w", err)
 	}
 	return w, nil
