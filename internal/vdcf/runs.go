@@ -136,7 +136,6 @@ func keep(dst []fss.Fp, bins, row int, run []fss.Fp, m int, summed []payload.Com
 // count apart.
 func (v *Server) sketchOfRuns(rc *runCheck) sketch {
 	rc.acc.drain(v.s.Components(), &rc.cols)
-	rc.rows = 0
 	c, cols := rc.coef, &rc.cols
 	s := sketch{
 		x: []fss.Fp{cols.dot(sumCount, &c.beta), cols.dot(sumLabel, &c.beta), cols.dot(sumMAC, &c.beta)},
