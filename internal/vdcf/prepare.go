@@ -47,7 +47,6 @@ func (v *Server) PrepareAll(nonces [][NonceSize]byte, shares []*Share) ([]Prepar
 		for k := range sks {
 			sks[k] = v.sketchOfRuns(&r.chk[k])
 			sks[k].total = total
-			r.coef[k].alpha, r.coef[k].alpha2 = nil, nil // the buffer goes back to the pool
 		}
 		p, msg := v.start(nonces[i], sh, r.coef, sks)
 		out[i] = Prepared{Pending: p, Message: msg, Summed: r.summed}

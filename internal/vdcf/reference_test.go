@@ -91,9 +91,6 @@ func (v *Server) Prepare(nonce [NonceSize]byte, sh *Share, prefixes []fss.Fp) (*
 	defer v.bufs.Put(sc)
 	coef := v.challenges(nonce, sc)
 	sks := v.sketches(prefixes, &coef)
-	for k := range coef {
-		coef[k].alpha, coef[k].alpha2 = nil, nil // the buffer goes back to the pool
-	}
 	p, msg := v.start(nonce, sh, coef, sks)
 	return p, msg, nil
 }
