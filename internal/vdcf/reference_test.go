@@ -95,15 +95,17 @@ func (v *Server) Prepare(nonce [NonceSize]byte, sh *Share, prefixes []fss.Fp) (*
 	return p, msg, nil
 }
 
-// addVector adds a whole prefix vector (bins × Scheme.Components
-// elements) to the sums of a, component by component: the reference of
-// Aggregate.AddSummed of its summed components.
-func addVector(a *Aggregate, vec []fss.Fp) {
-	vec = vec[:a.bins*a.m]
-	for k, c := range a.comp {
-		sum := a.sum[k*a.bins : (k+1)*a.bins]
+// addVector adds a whole prefix vector of the scheme s (bins ×
+// Scheme.Components elements) to the sums of a, an aggregate of s over
+// the components comp (NewAggregate), component by component: the
+// reference of Aggregate.AddSummed of its summed components.
+func addVector(s *Scheme, comp []payload.Component, a *Aggregate, vec []fss.Fp) {
+	m := s.Components()
+	vec = vec[:s.bins*m]
+	for k, c := range comp {
+		sum := a.sum[k*s.bins : (k+1)*s.bins]
 		for j := range sum {
-			sum[j] = fss.AddLazy(sum[j], vec[j*a.m+c])
+			sum[j] = fss.AddLazy(sum[j], vec[j*m+int(c)])
 		}
 	}
 }
