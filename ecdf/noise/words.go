@@ -222,11 +222,7 @@ func (l laplaceWords) failPGF(z float64) float64 {
 // drawPGF bounds E[z^W] of one draw, renewalPGF of roundPGF and
 // failPGF.
 func (l laplaceWords) drawPGF(z float64) float64 {
-	f := l.failPGF(z)
-	if f >= 1 || math.IsNaN(f) {
-		return math.Inf(1)
-	}
-	return renewalPGF(l.roundPGF(z), f)
+	return renewalPGF(l.roundPGF(z), l.failPGF(z))
 }
 
 // renewalPGF bounds E[z^W] for the words W of independent rounds until

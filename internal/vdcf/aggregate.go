@@ -16,10 +16,8 @@ import (
 // and made canonical when read; eight per instruction on AVX-512
 // (addLazyAccel).
 type Aggregate struct {
-	m    int   // components of a prefix vector
-	bins int   // prefixes
-	comp []int // the components summed
-	sum  []uint64
+	bins int      // prefixes
+	sum  []uint64 // component k's prefix j at k·bins + j
 }
 
 // Summed is the components a server sums over its accepted reports
@@ -44,14 +42,12 @@ func (s *Scheme) summed() []payload.Component {
 // NewAggregate returns the empty aggregate of the scheme's prefix
 // vectors over the components comp, each one the scheme's reports carry.
 func (s *Scheme) NewAggregate(comp []payload.Component) (*Aggregate, error) {
-	a := &Aggregate{m: s.Components(), bins: s.bins, sum: make([]uint64, len(comp)*s.bins)}
 	for _, c := range comp {
-		if int(c) >= a.m || c == payload.Probability && !s.prob { // component 3 is then the second MAC
-			return nil, fmt.Errorf("vdcf: component %v is not carried by this scheme's reports (%d components)", c, a.m)
+		if int(c) >= s.Components() || c == payload.Probability && !s.prob { // component 3 is then the second MAC
+			return nil, fmt.Errorf("vdcf: component %v is not carried by this scheme's reports (%d components)", c, s.Components())
 		}
-		a.comp = append(a.comp, int(c))
 	}
-	return a, nil
+	return &Aggregate{bins: s.bins, sum: make([]uint64, len(comp)*s.bins)}, nil
 }
 
 // AddSummed adds a vector of the aggregate's components laid out as its
@@ -61,7 +57,7 @@ func (s *Scheme) NewAggregate(comp []payload.Component) (*Aggregate, error) {
 // changes nothing.
 func (a *Aggregate) AddSummed(vec []fss.Fp) error {
 	if len(vec) != len(a.sum) {
-		return fmt.Errorf("vdcf: summed vector of %d elements, want %d components × %d bins", len(vec), len(a.comp), a.bins)
+		return fmt.Errorf("vdcf: summed vector of %d elements, want %d components × %d bins", len(vec), len(a.sum)/a.bins, a.bins)
 	}
 	done := addLazyAccel(a.sum, vec)
 	for i := done; i < len(vec); i++ {
@@ -92,7 +88,7 @@ func (a *Aggregate) Encode() []byte {
 func (a *Aggregate) AddEncoded(b []byte) error {
 	xs := make([]fss.Fp, len(a.sum))
 	if err := readElements(b, xs); err != nil {
-		return fmt.Errorf("vdcf: encoded aggregate of %d components × %d bins: %w", len(a.comp), a.bins, err)
+		return fmt.Errorf("vdcf: encoded aggregate of %d components × %d bins: %w", len(a.sum)/a.bins, a.bins, err)
 	}
 	return a.AddSummed(xs)
 }

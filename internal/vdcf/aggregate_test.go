@@ -53,7 +53,7 @@ func aggregateMatches(t *testing.T, f *fixture, comp []payload.Component, elem f
 			vec[i] = elem(f)
 			want[i] = want[i].Add(vec[i])
 		}
-		addVector(agg, vec)
+		addVector(f.s, comp, agg, vec)
 	}
 	for k, c := range comp {
 		for j := range bins {

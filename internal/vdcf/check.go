@@ -189,6 +189,7 @@ func (v *Server) start(nonce [NonceSize]byte, sh *Share, coef [checks]coefficien
 	for k := range p.chk {
 		ch := &p.chk[k]
 		ch.coef, ch.sk = coef[k], sks[k]
+		ch.coef.alpha, ch.coef.alpha2 = nil, nil // sketched: their buffer goes back to the pool
 		c := p.corr[k*v.s.blockLen() : (k+1)*v.s.blockLen()]
 		ch.corr = c
 		ch.open = append(make([]fss.Fp, 0, v.s.openings()),

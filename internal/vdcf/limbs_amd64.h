@@ -1,5 +1,5 @@
-// The field's constants, limb arithmetic and the lane sums' loads and
-// stores, shared by the package's AVX-512 IFMA kernels (sketch_amd64.s,
+// The field's constants, limb arithmetic, first differences, the summed
+// components' stores and the lane sums' loads and stores, shared by the package's AVX-512 IFMA kernels (sketch_amd64.s,
 // tensor5_amd64.s; each includes its own file-local copy of the
 // constants). Z31 holds 2^52 − 1 in every lane.
 
@@ -32,6 +32,26 @@ GLOBL twoTo32m1<>(SB), RODATA|NOPTR, $8
 	VPMADD52LUQ b0, a1, z1               \
 	VPMADD52HUQ b0, a1, z2               \
 	VPMADD52LUQ b1, a1, z2
+
+// DIFF(cur, prev, d): d = the first differences P(j) − P(j − 1) mod p
+// of the eight prefixes of one component in cur, P(j − 1) of the first
+// from the last lane of prev, which then takes cur's values; a
+// difference that borrows (P(j) below P(j − 1), both below p) gets p
+// back. K1 is clobbered.
+#define DIFF(cur, prev, d) \
+	VALIGNQ     $7, prev, cur, d        \
+	VPCMPUQ     $1, d, cur, K1          \
+	VPSUBQ      d, cur, d               \
+	VPADDQ.BCST modulus<>(SB), d, K1, d \
+	VMOVDQA64   cur, prev
+
+// KEEP(x, at): store x (eight prefixes of one component) at `at`, then
+// the next eight; NOKEEP: nothing, for a kernel's `keep` argument.
+#define KEEP(x, at) \
+	VMOVDQU64 x, (at) \
+	ADDQ      $64, at
+
+#define NOKEEP
 
 // LOAD_ACC loads the accumulators Z0–Z11 from DX, 64 bytes each;
 // STORE_ACC stores them there.

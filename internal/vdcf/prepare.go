@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	"github.com/fedecdf/fedecdf/fss"
-	"github.com/fedecdf/fedecdf/internal/payload"
 )
 
 // Prepared is one report's preparation (Server.PrepareAll): its pending
@@ -43,11 +42,11 @@ func (v *Server) PrepareAll(nonces [][NonceSize]byte, shares []*Share) ([]Prepar
 	out := make([]Prepared, len(shares))
 	for i, sh := range shares {
 		r := &w.reports[i]
+		total := r.summed[v.s.bins-1] // the count (Scheme.Summed()[0]) at the highest prefix
 		var sks [checks]sketch
 		for k := range sks {
 			sks[k] = v.sketchOfRuns(&r.chk[k])
-			sks[k].total = r.total
-			r.coef[k].alpha, r.coef[k].alpha2 = nil, nil // the buffer goes back to the pool
+			sks[k].total = total
 		}
 		p, msg := v.start(nonces[i], sh, r.coef, sks)
 		out[i] = Prepared{Pending: p, Message: msg, Summed: r.summed}
@@ -90,14 +89,12 @@ type walked struct {
 }
 
 // reportRuns is one report's state in a walk: its checks' challenges
-// and sketches taking shape, the last prefix of the run before, its
-// total count (the count at the highest prefix), and its summed
-// components' prefixes.
+// and sketches taking shape, the last prefix of the run before and its
+// summed components' prefixes.
 type reportRuns struct {
 	coef   [checks]coefficients
 	chk    [checks]runCheck
 	prev   [5]fss.Fp
-	total  fss.Fp
 	summed []fss.Fp
 }
 
@@ -148,12 +145,9 @@ func (v *Server) walk(nonces [][NonceSize]byte, shares []*Share) (*walked, error
 			keepRun(r.summed, bins, row, run, m, summed)
 		}
 		copy(r.prev[:], run[(n-1)*m:])
-		if row+n == bins {
-			r.total = run[(n-1)*m+int(payload.Count)]
-		}
 	}
 	if err := v.s.dom.FieldPrefixRuns(keys, visit); err != nil {
-		v.walks.Put(w)
+		v.release(w)
 		return nil, fmt.Errorf("vdcf: %w", err)
 	}
 	return w, nil

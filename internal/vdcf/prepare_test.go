@@ -142,7 +142,7 @@ func summedMatches(t *testing.T, s *Scheme, summed, vec []fss.Fp) {
 	}
 	a, _ := s.NewAggregate(comp)
 	b, _ := s.NewAggregate(comp)
-	addVector(a, vec)
+	addVector(s, comp, a, vec)
 	if err := b.AddSummed(summed); err != nil {
 		t.Fatal(err)
 	}

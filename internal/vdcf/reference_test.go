@@ -91,22 +91,21 @@ func (v *Server) Prepare(nonce [NonceSize]byte, sh *Share, prefixes []fss.Fp) (*
 	defer v.bufs.Put(sc)
 	coef := v.challenges(nonce, sc)
 	sks := v.sketches(prefixes, &coef)
-	for k := range coef {
-		coef[k].alpha, coef[k].alpha2 = nil, nil // the buffer goes back to the pool
-	}
 	p, msg := v.start(nonce, sh, coef, sks)
 	return p, msg, nil
 }
 
-// addVector adds a whole prefix vector (bins × Scheme.Components
-// elements) to the sums of a, component by component: the reference of
-// Aggregate.AddSummed of its summed components.
-func addVector(a *Aggregate, vec []fss.Fp) {
-	vec = vec[:a.bins*a.m]
-	for k, c := range a.comp {
-		sum := a.sum[k*a.bins : (k+1)*a.bins]
+// addVector adds a whole prefix vector of the scheme s (bins ×
+// Scheme.Components elements) to the sums of a, an aggregate of s over
+// the components comp (NewAggregate), component by component: the
+// reference of Aggregate.AddSummed of its summed components.
+func addVector(s *Scheme, comp []payload.Component, a *Aggregate, vec []fss.Fp) {
+	m := s.Components()
+	vec = vec[:s.bins*m]
+	for k, c := range comp {
+		sum := a.sum[k*s.bins : (k+1)*s.bins]
 		for j := range sum {
-			sum[j] = fss.AddLazy(sum[j], vec[j*a.m+c])
+			sum[j] = fss.AddLazy(sum[j], vec[j*m+int(c)])
 		}
 	}
 }

@@ -62,10 +62,6 @@ func (v *Server) Resketch(nonce [NonceSize]byte, sh *Share, sk []byte) (*Pending
 	}
 	sc := v.bufs.Get().(*scratch)
 	defer v.bufs.Put(sc)
-	coef := v.challenges(nonce, sc)
-	for k := range coef {
-		coef[k].alpha, coef[k].alpha2 = nil, nil // the buffer goes back to the pool
-	}
-	p, msg := v.start(nonce, sh, coef, sks)
+	p, msg := v.start(nonce, sh, v.challenges(nonce, sc), sks)
 	return p, msg, nil
 }

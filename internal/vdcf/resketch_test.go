@@ -194,8 +194,8 @@ func TestAggregateEncodedSplits(t *testing.T) {
 			for i := range vec {
 				vec[i] = fss.Fp(fss.Modulus - 1 - f.r.Uint64N(3))
 			}
-			addVector(whole, vec)
-			addVector(fold, vec)
+			addVector(f.s, comp, whole, vec)
+			addVector(f.s, comp, fold, vec)
 		}
 		if err := summed.AddEncoded(fold.Encode()); err != nil {
 			t.Fatal(err)
@@ -209,7 +209,7 @@ func TestAggregateEncodedSplits(t *testing.T) {
 	for i := range vec {
 		vec[i] = fss.Fp(i)
 	}
-	addVector(one, vec)
+	addVector(f.s, comp, one, vec)
 	h := sha256.Sum256(one.Encode())
 	if got, want := hex.EncodeToString(h[:]), "ff4791ff42d2c065c669f7643de14cabc8c4a94a7863e4fc37811044d1846f5d"; got != want {
 		t.Errorf("encoding hashes %s, want %s", got, want)

@@ -48,7 +48,8 @@ func (v *Server) comps(mac int) [sumLen]int {
 // components (Scheme.Summed) there, component k's prefix j at k·N + j.
 // Whole rows of the challenge tensor go to the IFMA kernel where the CPU
 // has it, both checks and the copy in one call per block of rows that
-// keeps its lane sums from overflowing, the rest to the scalar loops.
+// keeps its lane sums from overflowing, the rest to the scalar loops
+// (the copy's to keepRun).
 func (v *Server) addRun(chk *[checks]runCheck, row int, run, prev, summed []fss.Fp) {
 	m := v.s.Components()
 	n := len(run) / m
@@ -56,7 +57,6 @@ func (v *Server) addRun(chk *[checks]runCheck, row int, run, prev, summed []fss.
 	if row%tensorCols == 0 {
 		rows = n / tensorCols
 	}
-	kept := 0 // prefixes whose summed components the kernel kept
 	for lo := 0; lo < rows; {
 		k := min(tensorBlock, rows-lo)
 		if chk[0].rows+k > tensorBlock {
@@ -72,21 +72,18 @@ func (v *Server) addRun(chk *[checks]runCheck, row int, run, prev, summed []fss.
 		if summed != nil {
 			out = keepAt(summed, v.s.bins, row+tensorCols*lo, m)
 		}
-		ok, keptRows := tensorKernel(run[m*tensorCols*lo:], prev, chk, row/tensorCols+lo, k, m, out)
-		if !ok {
+		if ok, _ := tensorKernel(run[m*tensorCols*lo:], prev, chk, row/tensorCols+lo, k, m, out); !ok {
 			rows = 0
 			break
-		}
-		if keptRows {
-			kept += k * tensorCols
 		}
 		for c := range chk {
 			chk[c].rows += k
 		}
 		lo += k
 	}
-	if summed != nil && kept < n {
-		keep(summed, v.s.bins, row+kept, run[kept*m:], m, v.s.summed())
+	if summed != nil { // the kernel kept the whole rows it took
+		kept := rows * tensorCols
+		keepRun(summed, v.s.bins, row+kept, run[kept*m:], m, v.s.summed())
 	}
 	if rows*tensorCols < n {
 		if rows > 0 {
@@ -139,7 +136,6 @@ func keep(dst []fss.Fp, bins, row int, run []fss.Fp, m int, summed []payload.Com
 // count apart.
 func (v *Server) sketchOfRuns(rc *runCheck) sketch {
 	rc.acc.drain(v.s.Components(), &rc.cols)
-	rc.rows = 0
 	c, cols := rc.coef, &rc.cols
 	s := sketch{
 		x: []fss.Fp{cols.dot(sumCount, &c.beta), cols.dot(sumLabel, &c.beta), cols.dot(sumMAC, &c.beta)},

@@ -32,17 +32,6 @@ INDEX(idx4C3, 3, 7, 11, 15, 0, 0, 0, 0)
 	VINSERTI64X4 $1, Y24, dst, dst
 
 
-// DIFF(prev): Z23 = the first differences P(j) − P(j − 1) mod p of the
-// eight prefixes of one component in Z22, P(j − 1) of the first from
-// the last lane of prev, which then takes Z22's values; a difference
-// that borrows (P(j) below P(j − 1), both below p) gets p back.
-#define DIFF(prev) \
-	VALIGNQ     $7, prev, Z22, Z23           \
-	VPCMPUQ     $1, Z23, Z22, K1             \
-	VPSUBQ      Z23, Z22, Z23                \
-	VPADDQ.BCST modulus<>(SB), Z23, K1, Z23  \
-	VMOVDQA64   Z22, prev
-
 // LOAD4 loads the row of eight prefixes at SI (four components each) to
 // Z15–Z18.
 #define LOAD4 \
@@ -61,10 +50,10 @@ INDEX(idx4C3, 3, 7, 11, 15, 0, 0, 0, 0)
 	LIMBS(Z29, Z29, Z30)
 
 // SUM4(prev, z0, z1, z2): z0 + 2^52·z1 + 2^104·z2 += α_h·ΔZ22, the
-// first differences of the component gathered in Z22 (DIFF), whose
+// first differences of the component gathered in Z22 (DIFF to Z23), whose
 // limbs stay in Z25, Z26.
 #define SUM4(prev, z0, z1, z2) \
-	DIFF(prev)                 \
+	DIFF(Z22, prev, Z23)       \
 	LIMBS(Z23, Z25, Z26)       \
 	PRODUCT(Z27, Z28, Z25, Z26, z0, z1, z2)
 
@@ -84,14 +73,6 @@ INDEX(idx4C3, 3, 7, 11, 15, 0, 0, 0, 0)
 	ADDQ         $256, SI             \
 	ADDQ         $8, DI               \
 	ADDQ         $8, R8
-
-// KEEP(at): store Z22 (eight prefixes of one component) at `at`, then
-// the next eight.
-#define KEEP(at) \
-	VMOVDQU64 Z22, (at) \
-	ADDQ      $64, at
-
-#define NOKEEP
 
 // func tensor4IFMA(p *fss.Fp, prev *[4]fss.Fp, alpha0, alpha20, alpha1, alpha21 *fss.Fp, rows int, acc0, acc1 *[12][8]uint64, count, label *fss.Fp)
 //
@@ -127,7 +108,7 @@ TEXT ·tensor4IFMA(SB), NOSPLIT, $0-88
 
 firstKept:
 	ROW4
-	CHECK4(KEEP(R9), KEEP(R10))
+	CHECK4(KEEP(Z22, R9), KEEP(Z22, R10))
 	DECQ         CX
 	JNZ          firstKept
 	JMP          second
@@ -175,9 +156,9 @@ TEXT ·keep4AVX512(SB), NOSPLIT, $0-32
 keep4:
 	LOAD4
 	GATHER4(Z19, Z22)
-	KEEP(R9)
+	KEEP(Z22, R9)
 	GATHER4(Z20, Z22)
-	KEEP(R10)
+	KEEP(Z22, R10)
 	ADDQ      $256, SI
 	DECQ      CX
 	JNZ       keep4
@@ -218,10 +199,6 @@ addedLazy:
 	VZEROUPPER
 	RET
 
-// lo32 is 2^32 − 1, the low half of a word.
-DATA lo32<>+0(SB)/8, $0xffffffff
-GLOBL lo32<>(SB), RODATA|NOPTR, $8
-
 // func squareAVX512(dst, src *fss.Fp, n int)
 //
 // For n elements (a multiple of 8) of F_p, sets dst[i] = src[i]² mod p,
@@ -232,7 +209,7 @@ TEXT ·squareAVX512(SB), NOSPLIT, $0-24
 	MOVQ         dst+0(FP), DI
 	MOVQ         src+8(FP), SI
 	MOVQ         n+16(FP), CX
-	VPBROADCASTQ lo32<>(SB), Z30
+	VPBROADCASTQ twoTo32m1<>(SB), Z30 // 2^32 − 1, the low half of a word
 	VPBROADCASTQ modulus<>(SB), Z29
 	VPTERNLOGQ   $0xff, Z28, Z28, Z28 // −1 in every lane
 	TESTQ        CX, CX

@@ -71,36 +71,17 @@ keep5:
 	VZEROUPPER
 	RET
 
-// DIFF5(cur, prev, lo, hi): lo + 2^52·hi = the first differences
-// P(j) − P(j − 1) mod p of the eight prefixes of one component in cur,
-// P(j − 1) of the first from the last lane of prev, which then takes
-// cur's values; a difference that borrows gets p back.
-#define DIFF5(cur, prev, lo, hi) \
-	VALIGNQ     $7, prev, cur, lo         \
-	VPCMPUQ     $1, lo, cur, K1           \
-	VPSUBQ      lo, cur, lo               \
-	VPADDQ.BCST modulus<>(SB), lo, K1, lo \
-	VMOVDQA64   cur, prev                 \
-	LIMBS(lo, lo, hi)
-
 // COMP5(i1, i2, i3, i4, prev, lo, hi, keep): gathers one component of
 // the row at SI to Z5 (GATHER5), then `keep`, and stores the limbs of
-// its first differences (DIFF5, the row before's in prev) at lo(DI)
+// its first differences (DIFF, the row before's in prev) at lo(DI)
 // and hi(DI).
 #define COMP5(i1, i2, i3, i4, prev, lo, hi, keep) \
 	GATHER5(i1, i2, i3, i4, Z5) \
 	keep                        \
-	DIFF5(Z5, prev, Z6, Z7)     \
+	DIFF(Z5, prev, Z6)          \
+	LIMBS(Z6, Z6, Z7)           \
 	VMOVDQU64 Z6, lo(DI)        \
 	VMOVDQU64 Z7, hi(DI)
-
-// KEEPZ5(at): store Z5 (eight prefixes of one component) at `at`, then
-// the next eight.
-#define KEEPZ5(at) \
-	VMOVDQU64 Z5, (at) \
-	ADDQ      $64, at
-
-#define NOKEEP5
 
 // DIFFS5(keepCount, keepLabel, keepProb) transposes the row of eight
 // prefixes at SI into its five components (permutations in Z8–Z27,
@@ -111,9 +92,9 @@ keep5:
 #define DIFFS5(keepCount, keepLabel, keepProb) \
 	COMP5(Z8, Z9, Z10, Z11, Z0, 0, 64, keepCount)      \
 	COMP5(Z12, Z13, Z14, Z15, Z1, 128, 192, keepLabel) \
-	COMP5(Z16, Z17, Z18, Z19, Z2, 256, 320, NOKEEP5)   \
+	COMP5(Z16, Z17, Z18, Z19, Z2, 256, 320, NOKEEP)    \
 	COMP5(Z20, Z21, Z22, Z23, Z3, 384, 448, keepProb)  \
-	COMP5(Z24, Z25, Z26, Z27, Z4, 512, 576, NOKEEP5)   \
+	COMP5(Z24, Z25, Z26, Z27, Z4, 512, 576, NOKEEP)    \
 	ADDQ $320, SI                                       \
 	ADDQ $640, DI
 
@@ -214,13 +195,13 @@ TEXT ·tensor5IFMA(SB), 0, $2560-104
 	JZ           diffs5
 
 diffsKept5:
-	DIFFS5(KEEPZ5(R9), KEEPZ5(R10), KEEPZ5(R11))
+	DIFFS5(KEEP(Z5, R9), KEEP(Z5, R10), KEEP(Z5, R11))
 	DECQ CX
 	JNZ  diffsKept5
 	JMP  sums5
 
 diffs5:
-	DIFFS5(NOKEEP5, NOKEEP5, NOKEEP5)
+	DIFFS5(NOKEEP, NOKEEP, NOKEEP)
 	DECQ CX
 	JNZ  diffs5
 
