@@ -94,15 +94,18 @@ func TestCalibratedInstance(t *testing.T) {
 }
 
 // The Hosmer–Lemeshow cell of the grid: on calibrated data the
-// noise-aware test (grid plan) rejects at most 0.05 + 2 s.e. of
-// hlCellRuns data sets (a true 0.10 passes with probability about 0.3 %)
-// with the cell's relation and servers, so that the release's stated
-// noise law (twoServers.servers) is the one drawn.
+// noise-aware test (grid plan) rejects at most 0.05 + 3 s.e. of
+// hlCellRuns data sets, with the cell's relation and servers, so that
+// the release's stated noise law (twoServers.servers) is the one drawn.
+// The servers' noise comes from crypto/rand, so the count varies from
+// run to run: by the binomial law, a true level 0.05 fails a cell
+// (65 or more of 900) with probability 0.23 %, and a true 0.10 — a
+// factor-2 mistake — passes it with probability 0.16 %.
 func TestCIHosmerTypeI(t *testing.T) {
 	if testing.Short() {
-		t.Skip("rejection rate over 300 data sets per cell")
+		t.Skip("rejection rate over 900 data sets per cell")
 	}
-	const hlCellRuns, n, eps, draws = 300, 500, 1.0, 39
+	const hlCellRuns, n, eps, draws = 900, 500, 1.0, 39
 	hg, err := ecdf.NewLinearGrid(0, 1, hlBins)
 	if err != nil {
 		t.Fatal(err)
@@ -126,8 +129,8 @@ func TestCIHosmerTypeI(t *testing.T) {
 			}
 			rate, se := float64(rejected)/hlCellRuns, math.Sqrt(0.05*0.95/hlCellRuns)
 			t.Logf("%s: rejected %d of %d", c.id(), rejected, hlCellRuns)
-			if rate > 0.05+2*se {
-				t.Errorf("type-I error %.3f, want ≤ %.3f", rate, 0.05+2*se)
+			if rate > 0.05+3*se {
+				t.Errorf("type-I error %.3f, want ≤ %.3f", rate, 0.05+3*se)
 			}
 		})
 	}
